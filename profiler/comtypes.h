@@ -45,6 +45,7 @@ typedef const WCHAR *LPCWSTR;
 typedef char *LPSTR;
 typedef const char *LPCSTR;
 typedef void *LPVOID;
+typedef void *PVOID;
 typedef const void *LPCVOID;
 typedef void *HANDLE;
 typedef void *HMODULE;

@@ -1,0 +1,318 @@
+package gen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// CallbackSlot is one method of the callback vtable after IUnknown's three.
+type CallbackSlot struct {
+	Index   int
+	Version int
+	Iface   *Interface
+	Plan    *Plan
+	Special string // "initialize", "initializeForAttach", "shutdown" or ""
+}
+
+var specialCallbacks = map[string]string{
+	"Initialize":          "initialize",
+	"InitializeForAttach": "initializeForAttach",
+	"Shutdown":            "shutdown",
+}
+
+// callbackVersion extracts N from ICorProfilerCallbackN (1 for none).
+func interfaceVersion(name, base string) int {
+	s := strings.TrimPrefix(name, base)
+	if s == "" {
+		return 1
+	}
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// goCallbackSignature returns the parameters and results of the user-facing
+// Go method for a callback.
+func goCallbackSignature(s *CallbackSlot) (params, results []jen.Code) {
+	switch s.Special {
+	case "initialize":
+		return []jen.Code{jen.Id("info").Op("*").Id("Info")}, []jen.Code{jen.Error()}
+	case "initializeForAttach":
+		return []jen.Code{jen.Id("info").Op("*").Id("Info"), jen.Id("clientData").Index().Byte()}, []jen.Code{jen.Error()}
+	}
+	for _, in := range s.Plan.Inputs {
+		params = append(params, jen.Id(in.GoName).Add(goParamType(in, false)))
+	}
+	for _, out := range s.Plan.Outputs {
+		results = append(results, goResultType(out))
+	}
+	results = append(results, jen.Error())
+	return params, results
+}
+
+// emitCallbacksGo writes the Go side of the callback interfaces: one Go
+// interface per version, the no-op Base, the binding struct, the slot table
+// and the cgo exports the C thunks call.
+func emitCallbacksGo(f *jen.File, slots []*CallbackSlot, maxVersion int) {
+	byVersion := map[int][]*CallbackSlot{}
+	for _, s := range slots {
+		byVersion[s.Version] = append(byVersion[s.Version], s)
+	}
+	for v := 1; v <= maxVersion; v++ {
+		name := callbackGoName(v)
+		var members []jen.Code
+		if v > 1 {
+			members = append(members, jen.Id(callbackGoName(v-1)))
+		}
+		for _, s := range byVersion[v] {
+			params, results := goCallbackSignature(s)
+			members = append(members, jen.Comment(fmt.Sprintf("%s is %s::%s.", s.Plan.M.Name, s.Iface.Name, s.Plan.M.Name)))
+			members = append(members, jen.Id(s.Plan.M.Name).Params(params...).Params(results...))
+		}
+		f.Commentf("%s is the Go form of %s (IID %s): implement it, usually by embedding Base and overriding what you need.", name, ifaceNameForVersion(slots, v), ifaceIIDForVersion(slots, v))
+		f.Type().Id(name).Interface(members...)
+		f.Line()
+	}
+
+	f.Comment("Base implements every callback as a no-op that returns nil. Embed it in")
+	f.Comment("your profiler type and override only the callbacks you need: methods")
+	f.Comment("promoted from Base are answered in C and never enter Go.")
+	f.Type().Id("Base").Struct()
+	f.Line()
+	for _, s := range slots {
+		params, results := goCallbackSignature(s)
+		var ret []jen.Code
+		for range s.Plan.Outputs {
+			ret = append(ret, jen.Id("zero"+fmt.Sprint(len(ret))))
+		}
+		var named []jen.Code
+		for i, out := range s.Plan.Outputs {
+			if s.Special != "" {
+				break
+			}
+			named = append(named, jen.Id(fmt.Sprintf("zero%d", i)).Add(goResultType(out)))
+		}
+		// Unnamed parameters: Base ignores them.
+		for i := range params {
+			params[i] = jen.Id("_").Add(paramTypeOnly(s, i))
+		}
+		if len(named) > 0 {
+			named = append(named, jen.Id("err").Error())
+			f.Func().Params(jen.Id("Base")).Id(s.Plan.M.Name).Params(params...).Params(named...).Block(jen.Return())
+		} else {
+			f.Func().Params(jen.Id("Base")).Id(s.Plan.M.Name).Params(params...).Params(results...).Block(jen.Return(jen.Nil()))
+		}
+	}
+	f.Line()
+
+	var fields []jen.Code
+	var binds []jen.Code
+	for v := 1; v <= maxVersion; v++ {
+		fields = append(fields, jen.Id(fmt.Sprintf("cb%d", v)).Id(callbackGoName(v)))
+		binds = append(binds, jen.Id("c").Dot(fmt.Sprintf("cb%d", v)).Op(",").Id("_").Op("=").Id("impl").Assert(jen.Id(callbackGoName(v))))
+	}
+	f.Comment("callbacks holds the user's implementation once per interface version it satisfies.")
+	f.Type().Id("callbacks").Struct(fields...)
+	f.Line()
+	f.Comment("bind records impl under every callback version it implements.")
+	f.Func().Params(jen.Id("c").Op("*").Id("callbacks")).Id("bind").Params(jen.Id("impl").Id("Callback")).Block(binds...)
+	f.Line()
+
+	var rows []jen.Code
+	for _, s := range slots {
+		rows = append(rows, jen.Values(jen.Lit(s.Plan.M.Name), jen.Lit(s.Version)))
+	}
+	f.Comment("callbackMethods names each callback vtable slot (after IUnknown) and its interface version.")
+	f.Var().Id("callbackMethods").Op("=").Index(jen.Lit(len(slots))).Struct(
+		jen.Id("Name").String(), jen.Id("Version").Int()).Values(rows...)
+	f.Line()
+
+	for _, s := range slots {
+		emitCallbackExport(f, s)
+	}
+}
+
+func paramTypeOnly(s *CallbackSlot, i int) *jen.Statement {
+	switch s.Special {
+	case "initialize":
+		return jen.Op("*").Id("Info")
+	case "initializeForAttach":
+		if i == 0 {
+			return jen.Op("*").Id("Info")
+		}
+		return jen.Index().Byte()
+	}
+	return goParamType(s.Plan.Inputs[i], false)
+}
+
+func callbackGoName(v int) string {
+	if v == 1 {
+		return "Callback"
+	}
+	return fmt.Sprintf("Callback%d", v)
+}
+
+func ifaceNameForVersion(slots []*CallbackSlot, v int) string {
+	for _, s := range slots {
+		if s.Version == v {
+			return s.Iface.Name
+		}
+	}
+	return ""
+}
+
+func ifaceIIDForVersion(slots []*CallbackSlot, v int) string {
+	for _, s := range slots {
+		if s.Version == v {
+			return s.Iface.IID.String()
+		}
+	}
+	return ""
+}
+
+func exportName(m *Method) string { return "clrprofGo" + m.Name }
+
+// exportParamType is the cgo type of a raw C argument in an export: scalars
+// keep their C type, pointers become unsafe.Pointer.
+func exportParamType(pp *PlannedParam) *jen.Statement {
+	if pp.T.Indirections() > 0 || pp.P.Type.Indirections() > 0 {
+		return jen.Qual("unsafe", "Pointer")
+	}
+	return cType(pp.T.Name)
+}
+
+func emitCallbackExport(f *jen.File, s *CallbackSlot) {
+	m := s.Plan.M
+	params := []jen.Code{jen.Id("h").Qual("C", "uintptr_t")}
+	for _, pp := range s.Plan.Params {
+		params = append(params, jen.Id("a_"+LocalName(pp.P.Name)).Add(exportParamType(pp)))
+	}
+	var body []jen.Code
+	body = append(body,
+		jen.Id("d").Op(":=").Id("dispatcherOf").Call(jen.Uintptr().Call(jen.Id("h"))),
+		jen.If(jen.Id("d").Op("==").Nil()).Block(jen.Return(jen.Lit(0))),
+		jen.Defer().Id("d").Dot("recoverTo").Call(jen.Lit(m.Name), jen.Op("&").Id("hr")),
+	)
+	arg := func(pp *PlannedParam) jen.Code {
+		a := jen.Id("a_" + LocalName(pp.P.Name))
+		switch pp.Role {
+		case RoleIn:
+			return fromC(pp, a, false)
+		case RoleInGUID:
+			return jen.Qual(cgoutilPkg, "GUIDAt").Call(a)
+		case RoleInString:
+			return jen.Qual(cgoutilPkg, "UTF16Z").Call(a)
+		case RoleInWString:
+			return jen.Qual(cgoutilPkg, "UTF16").Call(a, jen.Int().Call(jen.Id("a_"+LocalName(pp.Count.P.Name))))
+		case RoleInBytes:
+			return jen.Qual(cgoutilPkg, "Bytes").Call(a, jen.Int().Call(jen.Id("a_"+LocalName(pp.Count.P.Name))))
+		case RoleInSlice:
+			n := jen.Int().Call(jen.Id("a_" + LocalName(pp.Count.P.Name)))
+			if pp.Elem.Kind == KindBool {
+				return jen.Qual(cgoutilPkg, "Bools").Call(a, n)
+			}
+			return jen.Qual(cgoutilPkg, "Slice").Types(pp.Elem.Code()).Call(a, n)
+		case RoleInIface:
+			return jen.Id("borrow" + ifaceGoName(pp)).Call(a)
+		}
+		return jen.Uintptr().Call(a)
+	}
+	switch s.Special {
+	case "initialize":
+		body = append(body, jen.Return(jen.Qual("C", "HRESULT").Call(jen.Id("toHRESULT").Call(jen.Id("d").Dot("initialize").Call(jen.Id("a_"+LocalName(m.Params[0].Name)))))))
+	case "initializeForAttach":
+		body = append(body, jen.Return(jen.Qual("C", "HRESULT").Call(jen.Id("toHRESULT").Call(jen.Id("d").Dot("initializeForAttach").Call(
+			jen.Id("a_"+LocalName(m.Params[0].Name)),
+			jen.Qual(cgoutilPkg, "Bytes").Call(jen.Id("a_"+LocalName(m.Params[1].Name)), jen.Int().Call(jen.Id("a_"+LocalName(m.Params[2].Name)))))))))
+	case "shutdown":
+		body = append(body, jen.Return(jen.Qual("C", "HRESULT").Call(jen.Id("toHRESULT").Call(jen.Id("d").Dot("shutdown").Call()))))
+	default:
+		var callArgs []jen.Code
+		for _, in := range s.Plan.Inputs {
+			callArgs = append(callArgs, arg(in))
+		}
+		target := jen.Id("d").Dot(fmt.Sprintf("cb%d", s.Version))
+		body = append(body, jen.If(target.Clone().Op("==").Nil()).Block(jen.Return(jen.Lit(0))))
+		call := target.Clone().Dot(m.Name).Call(callArgs...)
+		if len(s.Plan.Outputs) == 0 {
+			body = append(body, jen.Return(jen.Qual("C", "HRESULT").Call(jen.Id("toHRESULT").Call(call))))
+		} else {
+			var lhs []jen.Code
+			for i := range s.Plan.Outputs {
+				lhs = append(lhs, jen.Id(fmt.Sprintf("r%d", i)))
+			}
+			lhs = append(lhs, jen.Id("err"))
+			body = append(body, jen.List(lhs...).Op(":=").Add(call))
+			body = append(body, jen.If(jen.Id("err").Op("!=").Nil()).Block(
+				jen.Return(jen.Qual("C", "HRESULT").Call(jen.Id("toHRESULT").Call(jen.Id("err"))))))
+			for i, out := range s.Plan.Outputs {
+				a := "a_" + LocalName(out.P.Name)
+				v := jen.Id(fmt.Sprintf("r%d", i))
+				var cv jen.Code = cType(out.T.Name).Call(v)
+				if out.Elem.Kind == KindBool {
+					cv = cType(out.T.Name).Call(jen.Qual(cgoutilPkg, "Bool").Call(v))
+				}
+				body = append(body, jen.If(jen.Id(a).Op("!=").Nil()).Block(
+					jen.Op("*").Parens(jen.Op("*").Add(cType(out.T.Name))).Call(jen.Id(a)).Op("=").Add(cv)))
+			}
+			body = append(body, jen.Return(jen.Lit(0)))
+		}
+	}
+	f.Comment("//export " + exportName(m))
+	f.Func().Id(exportName(m)).Params(params...).Params(jen.Id("hr").Qual("C", "HRESULT")).Block(body...)
+	f.Line()
+}
+
+// emitCallbacksC writes the C vtable of the callback object: IUnknown slots
+// forward to the hand-written shim, every other slot answers S_OK in C unless
+// the user implements it, in which case it enters Go through the guard.
+func emitCallbacksC(cmdline string, top *Interface, slots []*CallbackSlot, allCallbackIfaces []*Interface, infoIfaces []*Interface) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "// Code generated by comgen. DO NOT EDIT.\n// %s\n\n#include \"shim.h\"\n#include \"_cgo_export.h\"\n\n", cmdline)
+	self := top.Name + " *self"
+	fmt.Fprintf(&b, "static HRESULT STDMETHODCALLTYPE clrprof_cb_QueryInterface(%s, REFIID riid, void **ppv) {\n    return clrprof_QueryInterface(self, riid, ppv);\n}\n", self)
+	fmt.Fprintf(&b, "static ULONG STDMETHODCALLTYPE clrprof_cb_AddRef(%s) {\n    return clrprof_AddRef(self);\n}\n", self)
+	fmt.Fprintf(&b, "static ULONG STDMETHODCALLTYPE clrprof_cb_Release(%s) {\n    return clrprof_Release(self);\n}\n\n", self)
+	for _, s := range slots {
+		m := s.Plan.M
+		var args []string
+		for _, pp := range s.Plan.Params {
+			if pp.T.Indirections() > 0 || pp.P.Type.Indirections() > 0 {
+				args = append(args, "(void *)"+pp.P.Name)
+			} else {
+				args = append(args, pp.P.Name)
+			}
+		}
+		fmt.Fprintf(&b, "static HRESULT STDMETHODCALLTYPE clrprof_cb_%s(%s) {\n", m.Name, cParams(m.Params, self))
+		fmt.Fprintf(&b, "    if (!clrprof_impl[CLRPROF_CB_%s]) return S_OK;\n", m.Name)
+		b.WriteString("    clrprof_guard g;\n    clrprof_go_enter(&g);\n")
+		fmt.Fprintf(&b, "    HRESULT hr = %s(((clrprof_object *)self)->handle%s);\n", exportName(m), prefixComma(strings.Join(args, ", ")))
+		b.WriteString("    clrprof_go_leave(&g);\n    return hr;\n}\n")
+	}
+	fmt.Fprintf(&b, "\nconst %sVtbl clrprof_callback_vtbl = {\n", top.Name)
+	b.WriteString("    clrprof_cb_QueryInterface,\n    clrprof_cb_AddRef,\n    clrprof_cb_Release,\n")
+	for _, s := range slots {
+		fmt.Fprintf(&b, "    clrprof_cb_%s,\n", s.Plan.M.Name)
+	}
+	b.WriteString("};\n\n")
+	writeIIDTable(&b, "clrprof_callback_iids", allCallbackIfaces)
+	writeIIDTable(&b, "clrprof_info_iids", infoIfaces)
+	return []byte(b.String())
+}
+
+func writeIIDTable(b *strings.Builder, name string, ifaces []*Interface) {
+	fmt.Fprintf(b, "const GUID %s[] = {\n", name)
+	for _, it := range ifaces {
+		u := it.IID
+		fmt.Fprintf(b, "    {0x%02x%02x%02x%02x, 0x%02x%02x, 0x%02x%02x, {0x%02x, 0x%02x, 0x%02x, 0x%02x, 0x%02x, 0x%02x, 0x%02x, 0x%02x}}, // %s\n",
+			u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15], it.Name)
+	}
+	fmt.Fprintf(b, "};\nconst int %s_count = %d;\n\n", strings.TrimSuffix(name, "s"), len(ifaces))
+}

@@ -1,0 +1,178 @@
+package gen
+
+import (
+	"fmt"
+	"math/bits"
+	"sort"
+
+	"github.com/dave/jennifer/jen"
+)
+
+const enumfmtPkg = "github.com/clrprof/clrprof/internal/enumfmt"
+
+// isFlagEnum reports whether an enum is a set of bit flags: at least three
+// single-bit values, and every value zero, a single bit, or a union of the
+// single bits present.
+func isFlagEnum(e *Enum) bool {
+	var all uint64
+	single := 0
+	for _, v := range e.Values {
+		if v.Value > 0 && bits.OnesCount64(uint64(v.Value)) == 1 {
+			all |= uint64(v.Value)
+			single++
+		}
+	}
+	if single < 3 {
+		return false
+	}
+	for _, v := range e.Values {
+		if v.Value < 0 || uint64(v.Value)&^all != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// emitEnums writes each enum as a named Go type with typed constants and a
+// String method. It returns an error on Go name collisions.
+func emitEnums(f *jen.File, tm *TypeMapper, enums []*Enum, used map[string]string) error {
+	for _, e := range enums {
+		goType := tm.goTypeName(e.Name)
+		if prev, ok := used[goType]; ok {
+			return errorf(e.Pos, "Go name %s of enum %s collides with %s", goType, e.Name, prev)
+		}
+		used[goType] = e.Name
+		basic := enumBasic(e)
+		f.Commentf("%s is %s.", goType, e.Name)
+		f.Type().Id(goType).Id(basic)
+		var consts []jen.Code
+		var names []jen.Code
+		seenVal := map[int64]bool{}
+		for _, v := range e.Values {
+			gn := tm.goTypeName(v.Name)
+			if prev, ok := used[gn]; ok {
+				gn = goType + gn
+				if prev2, ok := used[gn]; ok {
+					return errorf(v.Pos, "Go name %s of %s collides with %s and %s", gn, v.Name, prev, prev2)
+				}
+			}
+			used[gn] = v.Name
+			var val *jen.Statement
+			if basic == "uint32" {
+				val = jen.Lit(int(uint32(v.Value)))
+			} else {
+				val = jen.Lit(int(int32(v.Value)))
+			}
+			consts = append(consts, jen.Comment(fmt.Sprintf("%s is %s.", gn, v.Name)), jen.Id(gn).Id(goType).Op("=").Add(val))
+			if !seenVal[v.Value] {
+				seenVal[v.Value] = true
+				names = append(names, jen.Values(jen.Lit(uint64(uint32(v.Value))), jen.Lit(gn)))
+			}
+		}
+		f.Const().Defs(consts...)
+		f.Line()
+		flags := isFlagEnum(e)
+		tbl := "names" + goType
+		f.Var().Id(tbl).Op("=").Index().Qual(enumfmtPkg, "Name").Values(names...)
+		f.Commentf("String returns the constant's Go name%s.", map[bool]string{true: ", or the names of its flags joined by |", false: ""}[flags])
+		f.Func().Params(jen.Id("v").Id(goType)).Id("String").Params().String().Block(
+			jen.Return(jen.Qual(enumfmtPkg, "Format").Call(jen.Uint64().Call(jen.Uint32().Call(jen.Id("v"))), jen.Id(tbl), jen.Lit(flags), jen.Lit(goType))))
+		f.Line()
+	}
+	return nil
+}
+
+// emitIDs writes the named scalar types (FunctionID and friends).
+func emitIDs(f *jen.File, tm *TypeMapper, tds []*Typedef, used map[string]string) error {
+	for _, td := range tds {
+		if !tm.IDs[td.Name] {
+			continue
+		}
+		goName := tm.goTypeName(td.Name)
+		if prev, ok := used[goName]; ok {
+			return errorf(td.Pos, "Go name %s of %s collides with %s", goName, td.Name, prev)
+		}
+		used[goName] = td.Name
+		basic := basicNumbers[tm.U.Resolve(TypeRef{Name: td.Name}).Name]
+		f.Commentf("%s is the runtime's %s (%s).", goName, td.Name, td.Type.Name)
+		f.Type().Id(goName).Id(basic)
+	}
+	f.Line()
+	return nil
+}
+
+// structFieldType maps a C struct field to a layout-identical Go type.
+func structFieldType(tm *TypeMapper, t TypeRef) *jen.Statement {
+	nt := tm.Norm(t)
+	var base *jen.Statement
+	if nt.Ptr > 0 {
+		base = jen.Uintptr()
+	} else {
+		ti := tm.Info(nt.Name)
+		switch ti.Kind {
+		case KindBool:
+			base = jen.Int32()
+		case KindGUID:
+			base = jen.Qual(cgoutilPkg, "GUID")
+		case KindIface, KindFunc, KindVoidPtr, KindUnknown, KindVoid:
+			base = jen.Uintptr()
+		default:
+			base = ti.Code()
+		}
+	}
+	if nt.Array {
+		return jen.Index(jen.Id(nt.ArrayLen)).Add(base)
+	}
+	return base
+}
+
+// emitStructs writes layout-identical Go mirrors of C structs, each with a
+// compile-time check that its size equals the C size.
+func emitStructs(f *jen.File, tm *TypeMapper, structs []*Struct, used map[string]string) error {
+	var checks []jen.Code
+	for _, s := range structs {
+		if s.Union || s.Name == "" {
+			continue
+		}
+		goName := tm.goTypeName(s.Name)
+		if prev, ok := used[goName]; ok {
+			return errorf(s.Pos, "Go name %s of struct %s collides with %s", goName, s.Name, prev)
+		}
+		used[goName] = s.Name
+		var fields []jen.Code
+		for _, fl := range s.Fields {
+			fields = append(fields, jen.Id(ExportedName(fl.Name)).Add(structFieldType(tm, fl.Type)))
+		}
+		f.Commentf("%s mirrors the C struct %s.", goName, s.Name)
+		f.Type().Id(goName).Struct(fields...)
+		f.Line()
+		checks = append(checks, jen.Id("_").Op("=").Index(jen.Lit(1)).Struct().Values().Index(
+			jen.Qual("unsafe", "Sizeof").Call(jen.Qual("C", s.Name).Values()).Op("-").Qual("unsafe", "Sizeof").Call(jen.Id(goName).Values())))
+		checks = append(checks, jen.Id("_").Op("=").Index(jen.Lit(1)).Struct().Values().Index(
+			jen.Qual("unsafe", "Sizeof").Call(jen.Id(goName).Values()).Op("-").Qual("unsafe", "Sizeof").Call(jen.Qual("C", s.Name).Values())))
+	}
+	if len(checks) > 0 {
+		f.Comment("The mirrors above must have exactly the size of their C structs;")
+		f.Comment("a mismatch is a compile error here.")
+		f.Func().Id("_").Params().Block(checks...)
+	}
+	return nil
+}
+
+// emitIIDs writes one uuid.UUID variable per interface.
+func emitIIDs(f *jen.File, ifaces []*Interface, prefix string) {
+	sorted := append([]*Interface(nil), ifaces...)
+	sort.SliceStable(sorted, func(i, j int) bool { return false })
+	var defs []jen.Code
+	for _, it := range sorted {
+		var vals []jen.Code
+		for _, b := range it.IID {
+			vals = append(vals, jen.Lit(int(b)))
+		}
+		name := "IID" + InterfaceGoName(it.Name)
+		defs = append(defs, jen.Comment(fmt.Sprintf("%s is the IID of %s, %s.", name, it.Name, it.IID)),
+			jen.Id(name).Op("=").Qual(uuidPkg, "UUID").Values(vals...))
+	}
+	f.Var().Defs(defs...)
+	f.Line()
+}

@@ -1,0 +1,33 @@
+package gen
+
+import "testing"
+
+func TestNames(t *testing.T) {
+	for _, c := range []struct{ f func(string) string; in, want string }{
+		{ExportedName, "COR_PRF_MONITOR_JIT_COMPILATION", "CorPrfMonitorJITCompilation"},
+		{TypeName, "COR_PRF_MONITOR", "Monitor"},
+		{TypeName, "COR_PRF_GC_ROOT_KIND", "GCRootKind"},
+		{TypeName, "CorElementType", "ElementType"},
+		{TypeName, "COR_PRF_CODEGEN_FLAGS", "CodegenFlags"},
+		{LocalName, "functionId", "functionID"},
+		{LocalName, "fIsSafeToBlock", "fIsSafeToBlock"},
+		{LocalName, "type", "type_"},
+		{LocalName, "pICorProfilerInfoUnk", "pICorProfilerInfoUnk"},
+		{ResultName, "pClassId", "ClassID"},
+		{ResultName, "pdwTypeDefFlags", "TypeDefFlags"},
+		{ResultName, "ppMethodHeader", "MethodHeader"},
+		{ResultName, "szName", "Name"},
+		{ResultName, "pbHookFunction", "HookFunction"},
+		{ResultName, "ptkExtends", "Extends"},
+		{ResultName, "typeArgs", "TypeArgs"},
+		{ExportedName, "JITCompilationStarted", "JITCompilationStarted"},
+		{ExportedName, "GetILFunctionBody", "GetILFunctionBody"},
+		{ExportedName, "ReJITCompilationStarted", "ReJITCompilationStarted"},
+		{InterfaceGoName, "ICorProfilerFunctionControl", "FunctionControl"},
+		{InterfaceGoName, "IMetaDataImport2", "Import2"},
+	} {
+		if got := c.f(c.in); got != c.want {
+			t.Errorf("%s → %s, want %s", c.in, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package gen
+
+import (
+	"bufio"
+	"bytes"
+	"strings"
+)
+
+// Overlay is what the project says about its inputs that the inputs cannot:
+// parameter mappings the IDL leaves implicit, and Go names.
+//
+// The text form has one rule a line; '#' starts a comment:
+//
+//	param Interface.Method paramName size_is=EXPR length_is=EXPR role=raw
+//	type  CName GoName
+type Overlay struct {
+	Params map[string]map[string]ParamRule // "Interface.Method" → param → rule
+	Types  map[string]string               // C type name → Go type name
+}
+
+// ParseOverlay reads the overlay's text form.
+func ParseOverlay(name string, src []byte) (*Overlay, error) {
+	o := &Overlay{Params: map[string]map[string]ParamRule{}, Types: map[string]string{}}
+	sc := bufio.NewScanner(bytes.NewReader(src))
+	line := 0
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		fields := strings.Fields(text)
+		if len(fields) == 0 {
+			continue
+		}
+		pos := Pos{File: name, Line: line, Col: 1}
+		switch fields[0] {
+		case "param":
+			if len(fields) < 4 {
+				return nil, errorf(pos, "param needs Interface.Method, a parameter name and at least one setting")
+			}
+			var r ParamRule
+			for _, kv := range fields[3:] {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || v == "" {
+					return nil, errorf(pos, "setting %q is not key=value", kv)
+				}
+				switch k {
+				case "size_is":
+					r.SizeIs = v
+				case "length_is":
+					r.LengthIs = v
+				case "role":
+					if v != "raw" {
+						return nil, errorf(pos, "unknown role %q", v)
+					}
+					r.Role = v
+				default:
+					return nil, errorf(pos, "unknown setting %q", k)
+				}
+			}
+			if o.Params[fields[1]] == nil {
+				o.Params[fields[1]] = map[string]ParamRule{}
+			}
+			o.Params[fields[1]][fields[2]] = r
+		case "type":
+			if len(fields) != 3 {
+				return nil, errorf(pos, "type needs a C name and a Go name")
+			}
+			o.Types[fields[1]] = fields[2]
+		default:
+			return nil, errorf(pos, "unknown rule %q", fields[0])
+		}
+	}
+	return o, sc.Err()
+}

@@ -1,0 +1,410 @@
+package gen
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+)
+
+const profilerPkg = "github.com/clrprof/clrprof/profiler"
+
+// Stats counts what was read and emitted.
+type Stats struct {
+	Interfaces, Methods, Enums, EnumValues, Structs, Consts, HRESULTs int
+	CallbackSlots, WrappedMethods, RawParams                         int
+}
+
+func (s Stats) String() string {
+	return fmt.Sprintf("interfaces=%d methods=%d enums=%d enum_values=%d structs=%d consts=%d hresults=%d callback_slots=%d wrapped_methods=%d raw_params=%d",
+		s.Interfaces, s.Methods, s.Enums, s.EnumValues, s.Structs, s.Consts, s.HRESULTs, s.CallbackSlots, s.WrappedMethods, s.RawParams)
+}
+
+// profilerMapper builds the type mapper for package profiler.
+func profilerMapper(u *Universe, prof *File, ov *Overlay) *TypeMapper {
+	tm := &TypeMapper{U: u, Pkg: profilerPkg, IDs: map[string]bool{}, Tokens: map[string]bool{}, Renames: ov.Types}
+	for _, td := range prof.Typedefs {
+		if strings.HasPrefix(td.Name, "md") && td.Type.Ptr == 0 {
+			tm.Tokens[td.Name] = true
+			continue
+		}
+		r := u.Resolve(TypeRef{Name: td.Name})
+		if r.Ptr == 0 && !r.Array && (r.Name == "UINT_PTR" || r.Name == "UINT64") {
+			tm.IDs[td.Name] = true
+		}
+	}
+	tm.Tokens["mdToken"] = true
+	return tm
+}
+
+// GenerateProfiler emits package profiler from corprof.idl (and the HRESULTs
+// of corerror.h when given). Keys of the result are file names in profiler/.
+func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, st *Stats) (map[string][]byte, error) {
+	u := NewUniverse(prof)
+	tm := profilerMapper(u, prof, ov)
+	out := map[string][]byte{}
+
+	var callbacks, infos, others []*Interface
+	for _, it := range prof.Interfaces {
+		switch {
+		case interfaceVersion(it.Name, "ICorProfilerCallback") > 0:
+			callbacks = append(callbacks, it)
+		case interfaceVersion(it.Name, "ICorProfilerInfo") > 0:
+			infos = append(infos, it)
+		default:
+			others = append(others, it)
+		}
+		st.Interfaces++
+		st.Methods += len(it.Methods)
+	}
+	sort.SliceStable(callbacks, func(i, j int) bool {
+		return interfaceVersion(callbacks[i].Name, "ICorProfilerCallback") < interfaceVersion(callbacks[j].Name, "ICorProfilerCallback")
+	})
+	sort.SliceStable(infos, func(i, j int) bool {
+		return interfaceVersion(infos[i].Name, "ICorProfilerInfo") < interfaceVersion(infos[j].Name, "ICorProfilerInfo")
+	})
+	if len(callbacks) == 0 || len(infos) == 0 {
+		return nil, fmt.Errorf("%s: no ICorProfilerCallback or ICorProfilerInfo interfaces", prof.Name)
+	}
+	for i, it := range callbacks {
+		if interfaceVersion(it.Name, "ICorProfilerCallback") != i+1 {
+			return nil, errorf(it.Pos, "callback interface versions are not contiguous at %s", it.Name)
+		}
+	}
+	for i, it := range infos {
+		if interfaceVersion(it.Name, "ICorProfilerInfo") != i+1 {
+			return nil, errorf(it.Pos, "info interface versions are not contiguous at %s", it.Name)
+		}
+	}
+	top := callbacks[len(callbacks)-1]
+
+	// Callback slots.
+	var slots []*CallbackSlot
+	for _, it := range callbacks {
+		v := interfaceVersion(it.Name, "ICorProfilerCallback")
+		for _, m := range it.Methods {
+			pl, err := planMethod(tm, it, m, true, ov.Params[it.Name+"."+m.Name])
+			if err != nil {
+				return nil, err
+			}
+			st.RawParams += pl.Raw
+			slots = append(slots, &CallbackSlot{Index: len(slots), Version: v, Iface: it, Plan: pl, Special: specialCallbacks[m.Name]})
+		}
+	}
+	st.CallbackSlots = len(slots)
+
+	// corprof_gen.h
+	hdr, err := CHeader(cmdline, "CLRPROF_CORPROF_GEN_H", u, []*File{prof}, func(b *bytes.Buffer) {
+		fmt.Fprintf(b, "#define CLRPROF_CALLBACK_SLOTS %d\n", len(slots))
+		fmt.Fprintf(b, "#define CLRPROF_INFO_VERSIONS %d\n", len(infos))
+		fmt.Fprintf(b, "#define CLRPROF_CALLBACK_VERSIONS %d\n\nenum {\n", len(callbacks))
+		for _, s := range slots {
+			fmt.Fprintf(b, "    CLRPROF_CB_%s = %d,\n", s.Plan.M.Name, s.Index)
+		}
+		b.WriteString("};\n\n")
+		fmt.Fprintf(b, "extern const %sVtbl clrprof_callback_vtbl;\n", top.Name)
+		fmt.Fprintf(b, "extern const GUID clrprof_callback_iids[%d];\nextern const int clrprof_callback_iid_count;\n", len(callbacks))
+		fmt.Fprintf(b, "extern const GUID clrprof_info_iids[%d];\nextern const int clrprof_info_iid_count;\n", len(infos))
+	})
+	if err != nil {
+		return nil, err
+	}
+	out["corprof_gen.h"] = hdr
+	out["thunks_gen.h"] = CThunks(cmdline, "CLRPROF_THUNKS_GEN_H", "corprof_gen.h", append(append([]*Interface(nil), infos...), others...))
+	out["callbacks_gen.c"] = emitCallbacksC(cmdline, top, slots, callbacks, infos)
+
+	// types_gen.go
+	used := map[string]string{}
+	tf := newGoFile("profiler", cmdline, `#include "corprof_gen.h"`)
+	if err := emitIDs(tf, tm, prof.Typedefs, used); err != nil {
+		return nil, err
+	}
+	if err := emitEnums(tf, tm, prof.Enums, used); err != nil {
+		return nil, err
+	}
+	for _, e := range prof.Enums {
+		st.Enums++
+		st.EnumValues += len(e.Values)
+	}
+	if err := emitStructs(tf, tm, prof.Structs, used); err != nil {
+		return nil, err
+	}
+	for _, s := range prof.Structs {
+		if !s.Union {
+			st.Structs++
+		}
+	}
+	emitIIDs(tf, prof.Interfaces, "")
+	if out["types_gen.go"], err = render(tf); err != nil {
+		return nil, err
+	}
+
+	// callbacks_gen.go
+	cf := newGoFile("profiler", cmdline, `#include "corprof_gen.h"`)
+	emitCallbacksGo(cf, slots, len(callbacks))
+	if out["callbacks_gen.go"], err = render(cf); err != nil {
+		return nil, err
+	}
+
+	// info_gen.go: Info and the other interfaces.
+	wf := newGoFile("profiler", cmdline, `#include "thunks_gen.h"`)
+	emitInfoType(wf, infos)
+	resultNames := map[string]string{}
+	for _, it := range infos {
+		v := interfaceVersion(it.Name, "ICorProfilerInfo")
+		for _, m := range it.Methods {
+			pl, err := planMethod(tm, it, m, false, ov.Params[it.Name+"."+m.Name])
+			if err != nil {
+				return nil, err
+			}
+			st.RawParams += pl.Raw
+			st.WrappedMethods++
+			rn, err := resultTypeName(wf, pl, "", resultNames, it)
+			if err != nil {
+				return nil, err
+			}
+			emitWrapperMethod(wf, pl, WrapperOpts{
+				Recv:       "Info",
+				Self:       jen.Id("self"),
+				Guard:      infoGuard(v, it.Name, m.Name, len(pl.Outputs) > 0),
+				CIface:     it.Name,
+				Thunk:      thunkName(it, m),
+				ResultName: rn,
+				Doc:        fmt.Sprintf("%s calls %s::%s.", m.Name, it.Name, m.Name),
+			})
+		}
+	}
+	for _, it := range others {
+		emitIfaceType(wf, it)
+		methods, err := u.AllMethods(it)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range methods {
+			pl, err := planMethod(tm, it, m, false, ov.Params[it.Name+"."+m.Name])
+			if err != nil {
+				return nil, err
+			}
+			st.RawParams += pl.Raw
+			st.WrappedMethods++
+			rn, err := resultTypeName(wf, pl, InterfaceGoName(it.Name), resultNames, it)
+			if err != nil {
+				return nil, err
+			}
+			hres := m.Ret.Name == "HRESULT"
+			emitWrapperMethod(wf, pl, WrapperOpts{
+				Recv:       InterfaceGoName(it.Name),
+				Self:       jen.Id("x").Dot("p"),
+				Guard:      objectGuard(hres, len(pl.Outputs) > 0, it.Name),
+				CIface:     it.Name,
+				Thunk:      thunkName(it, m),
+				ResultName: rn,
+				Doc:        fmt.Sprintf("%s calls %s::%s.", m.Name, it.Name, m.Name),
+			})
+		}
+	}
+	if out["info_gen.go"], err = render(wf); err != nil {
+		return nil, err
+	}
+
+	// hresult_gen.go
+	hf := newGoFile("profiler", cmdline, "")
+	n := emitHRESULTs(hf, errs)
+	st.HRESULTs += n
+	if out["hresult_gen.go"], err = render(hf); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func infoGuard(version int, iface, method string, hasRes bool) []jen.Code {
+	ret := []jen.Code{jen.Id("notAvailable").Call(jen.Lit(iface+"::"+method), jen.Lit(version), jen.Id("x").Dot("Version").Call())}
+	if hasRes {
+		ret = append([]jen.Code{jen.Id("res")}, ret...)
+	}
+	return []jen.Code{
+		jen.Id("self").Op(":=").Id("x").Dot("ptr").Call(jen.Lit(version)),
+		jen.If(jen.Id("self").Op("==").Nil()).Block(jen.Return(ret...)),
+	}
+}
+
+func objectGuard(hresult, hasRes bool, iface string) []jen.Code {
+	if !hresult {
+		return nil
+	}
+	ret := []jen.Code{jen.Id("errNilObject").Call(jen.Lit(iface))}
+	if hasRes {
+		ret = append([]jen.Code{jen.Id("res")}, ret...)
+	}
+	return []jen.Code{jen.If(jen.Id("x").Op("==").Nil().Op("||").Id("x").Dot("p").Op("==").Nil()).Block(jen.Return(ret...))}
+}
+
+// resultTypeName declares the struct type for a method with several outputs.
+func resultTypeName(f *jen.File, pl *Plan, prefix string, used map[string]string, it *Interface) (string, error) {
+	if len(pl.Outputs) < 2 {
+		return "", nil
+	}
+	name := prefix + strings.TrimPrefix(pl.M.Name, "Get") + "Result"
+	if prev, ok := used[name]; ok {
+		return "", errorf(pl.M.Pos, "result type %s of %s.%s collides with %s", name, it.Name, pl.M.Name, prev)
+	}
+	used[name] = it.Name + "." + pl.M.Name
+	var fields []jen.Code
+	for _, o := range pl.Outputs {
+		fields = append(fields, jen.Id(o.GoName).Add(goResultType(o)))
+	}
+	f.Commentf("%s holds the outputs of %s::%s.", name, it.Name, pl.M.Name)
+	f.Type().Id(name).Struct(fields...)
+	f.Line()
+	return name, nil
+}
+
+// emitInfoType writes the Info type: one interface pointer per
+// ICorProfilerInfoN version the runtime answered.
+func emitInfoType(f *jen.File, infos []*Interface) {
+	n := len(infos)
+	f.Comment("Info is the runtime's ICorProfilerInfo, in every version it supports.")
+	f.Comment("A method of a version the runtime lacks returns an error matching")
+	f.Comment("ErrNotSupported instead of calling into the runtime.")
+	f.Type().Id("Info").Struct(
+		jen.Id("p").Index(jen.Lit(n+1)).Qual("unsafe", "Pointer"),
+		jen.Id("version").Int(),
+	)
+	f.Line()
+	f.Comment("newInfo queries unk for every ICorProfilerInfoN.")
+	f.Func().Id("newInfo").Params(jen.Id("unk").Qual("unsafe", "Pointer")).Params(jen.Op("*").Id("Info"), jen.Error()).Block(
+		jen.If(jen.Id("unk").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Id("E_POINTER"))),
+		jen.Id("x").Op(":=").Op("&").Id("Info").Values(),
+		jen.For(jen.Id("v").Op(":=").Lit(1), jen.Id("v").Op("<=").Lit(n), jen.Id("v").Op("++")).Block(
+			jen.Var().Id("out").Qual("unsafe", "Pointer"),
+			jen.Id("hr").Op(":=").Qual("C", "clrprof_QueryInterface").Call(jen.Id("unk"), jen.Op("&").Qual("C", "clrprof_info_iids").Index(jen.Id("v").Op("-").Lit(1)), jen.Op("&").Id("out")),
+			jen.If(jen.Id("hr").Op(">=").Lit(0).Op("&&").Id("out").Op("!=").Nil()).Block(
+				jen.Id("x").Dot("p").Index(jen.Id("v")).Op("=").Id("out"),
+				jen.Id("x").Dot("version").Op("=").Id("v"),
+			),
+		),
+		jen.If(jen.Id("x").Dot("p").Index(jen.Lit(1)).Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Id("E_NOINTERFACE"))),
+		jen.Return(jen.Id("x"), jen.Nil()),
+	)
+	f.Line()
+	f.Comment("Version is the highest ICorProfilerInfoN the runtime supports.")
+	f.Func().Params(jen.Id("x").Op("*").Id("Info")).Id("Version").Params().Int().Block(
+		jen.If(jen.Id("x").Op("==").Nil()).Block(jen.Return(jen.Lit(0))),
+		jen.Return(jen.Id("x").Dot("version")))
+	f.Line()
+	f.Comment("ptr returns the ICorProfilerInfoN pointer, or nil when unsupported.")
+	f.Func().Params(jen.Id("x").Op("*").Id("Info")).Id("ptr").Params(jen.Id("v").Int()).Qual("unsafe", "Pointer").Block(
+		jen.If(jen.Id("x").Op("==").Nil().Op("||").Id("v").Op("<").Lit(1).Op("||").Id("v").Op(">").Lit(n)).Block(jen.Return(jen.Nil())),
+		jen.Return(jen.Id("x").Dot("p").Index(jen.Id("v"))))
+	f.Line()
+	f.Comment("release drops the references newInfo took.")
+	f.Func().Params(jen.Id("x").Op("*").Id("Info")).Id("release").Params().Block(
+		jen.If(jen.Id("x").Op("==").Nil()).Block(jen.Return()),
+		jen.For(jen.Id("v").Op(":=").Range().Id("x").Dot("p")).Block(
+			jen.If(jen.Id("x").Dot("p").Index(jen.Id("v")).Op("!=").Nil()).Block(
+				jen.Qual("C", "clrprof_ReleaseRef").Call(jen.Id("x").Dot("p").Index(jen.Id("v"))),
+				jen.Id("x").Dot("p").Index(jen.Id("v")).Op("=").Nil(),
+			)),
+		jen.Id("x").Dot("version").Op("=").Lit(0))
+	f.Line()
+}
+
+// emitIfaceType writes a wrapper type for a COM interface other than the
+// callbacks and Info, with owning and borrowing constructors.
+func emitIfaceType(f *jen.File, it *Interface) {
+	name := InterfaceGoName(it.Name)
+	f.Commentf("%s wraps %s. Values returned by the runtime from a call are owned", name, it.Name)
+	f.Comment("and must be released with Release; values passed into callbacks are")
+	f.Comment("borrowed and valid only during the callback.")
+	f.Type().Id(name).Struct(jen.Id("p").Qual("unsafe", "Pointer"), jen.Id("owned").Bool())
+	f.Line()
+	f.Func().Id("own"+name).Params(jen.Id("p").Qual("unsafe", "Pointer")).Op("*").Id(name).Block(
+		jen.If(jen.Id("p").Op("==").Nil()).Block(jen.Return(jen.Nil())),
+		jen.Return(jen.Op("&").Id(name).Values(jen.Dict{jen.Id("p"): jen.Id("p"), jen.Id("owned"): jen.True()})))
+	f.Func().Id("borrow"+name).Params(jen.Id("p").Qual("unsafe", "Pointer")).Op("*").Id(name).Block(
+		jen.If(jen.Id("p").Op("==").Nil()).Block(jen.Return(jen.Nil())),
+		jen.Return(jen.Op("&").Id(name).Values(jen.Dict{jen.Id("p"): jen.Id("p")})))
+	f.Func().Params(jen.Id("x").Op("*").Id(name)).Id("raw").Params().Qual("unsafe", "Pointer").Block(
+		jen.If(jen.Id("x").Op("==").Nil()).Block(jen.Return(jen.Nil())),
+		jen.Return(jen.Id("x").Dot("p")))
+	f.Comment("Release drops the reference held by an owned value; it does nothing for")
+	f.Comment("borrowed values and is safe to call twice.")
+	f.Func().Params(jen.Id("x").Op("*").Id(name)).Id("Release").Params().Block(
+		jen.If(jen.Id("x").Op("==").Nil().Op("||").Id("x").Dot("p").Op("==").Nil().Op("||").Op("!").Id("x").Dot("owned")).Block(jen.Return()),
+		jen.Qual("C", "clrprof_ReleaseRef").Call(jen.Id("x").Dot("p")),
+		jen.Id("x").Dot("p").Op("=").Nil())
+	f.Line()
+}
+
+func newGoFile(pkg, cmdline, preamble string) *jen.File {
+	f := jen.NewFile(pkg)
+	f.HeaderComment("Code generated by comgen. DO NOT EDIT.")
+	f.HeaderComment(cmdline)
+	if preamble != "" {
+		f.CgoPreamble(preamble)
+	}
+	f.ImportName(cgoutilPkg, "cgoutil")
+	f.ImportName(enumfmtPkg, "enumfmt")
+	f.ImportName(uuidPkg, "uuid")
+	f.ImportName(tokenPkg, "metadata")
+	return f
+}
+
+func render(f *jen.File) ([]byte, error) {
+	var b bytes.Buffer
+	if err := f.Render(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// emitHRESULTs writes the HRESULT type's named values.
+func emitHRESULTs(f *jen.File, errs *File) int {
+	common := []struct {
+		name string
+		v    uint32
+	}{
+		{"S_OK", 0}, {"S_FALSE", 1}, {"E_NOTIMPL", 0x80004001}, {"E_NOINTERFACE", 0x80004002},
+		{"E_POINTER", 0x80004003}, {"E_ABORT", 0x80004004}, {"E_FAIL", 0x80004005}, {"E_UNEXPECTED", 0x8000FFFF},
+		{"E_ACCESSDENIED", 0x80070005}, {"E_OUTOFMEMORY", 0x8007000E}, {"E_INVALIDARG", 0x80070057},
+		{"CLASS_E_NOAGGREGATION", 0x80040110}, {"CLASS_E_CLASSNOTAVAILABLE", 0x80040111},
+	}
+	seen := map[string]bool{}
+	var defs []jen.Code
+	var names []jen.Code
+	seenVal := map[int32]bool{}
+	add := func(name string, v int32, doc string) {
+		if seen[name] {
+			return
+		}
+		seen[name] = true
+		defs = append(defs, jen.Comment(doc), jen.Id(name).Id("HRESULT").Op("=").Lit(int(v)))
+		if !seenVal[v] {
+			seenVal[v] = true
+			names = append(names, jen.Id(name).Op(":").Lit(name))
+		}
+	}
+	for _, c := range common {
+		add(c.name, int32(c.v), fmt.Sprintf("%s is the COM status %#08x.", c.name, c.v))
+	}
+	n := 0
+	if errs != nil {
+		for _, c := range errs.Consts {
+			if c.Kind != ConstInt {
+				continue
+			}
+			n++
+			add(c.Name, int32(c.Value), fmt.Sprintf("%s is %#08x from %s.", c.Name, uint32(c.Value), errs.Name))
+		}
+	}
+	f.Comment("HRESULT is a COM status code. Negative values are failures; HRESULT")
+	f.Comment("implements error, and its named values work with errors.Is.")
+	f.Type().Id("HRESULT").Int32()
+	f.Line()
+	f.Const().Defs(defs...)
+	f.Line()
+	f.Var().Id("hresultNames").Op("=").Map(jen.Id("HRESULT")).String().Values(names...)
+	return n
+}
