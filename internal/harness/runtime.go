@@ -1,0 +1,341 @@
+package harness
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Runtime is one CoreCLR runtime: a `dotnet` host and one
+// Microsoft.NETCore.App version it can run.
+type Runtime struct {
+	// Name is short and usable as a test name: "netcore2.0.0",
+	// "netcore3.1.23", "net8.0.4", or "system-net8.0.11" for a system dotnet.
+	Name string
+	// Version is the Microsoft.NETCore.App version, e.g. "3.1.23".
+	Version string
+	// Major, Minor and Patch are Version's numbers.
+	Major, Minor, Patch int
+	// DotnetPath is the host executable.
+	DotnetPath string
+	// Dir is the directory holding the host (and host/, shared/).
+	Dir string
+	// FrameworkDir is Dir/shared/Microsoft.NETCore.App/<Version>: where
+	// libcoreclr.so and the framework assemblies are.
+	FrameworkDir string
+	// Source says where the runtime came from: "system" or, for a cached
+	// runtime, "<registry> <package> <version>".
+	Source string
+}
+
+// AtLeast reports whether the runtime's version is at least major.minor.
+func (rt Runtime) AtLeast(major, minor int) bool {
+	return rt.Major > major || (rt.Major == major && rt.Minor >= minor)
+}
+
+func (rt Runtime) String() string {
+	return fmt.Sprintf("%s (Microsoft.NETCore.App %s from %s, %s)", rt.Name, rt.Version, rt.Source, rt.DotnetPath)
+}
+
+const frameworkName = "Microsoft.NETCore.App"
+
+// ModuleRoot returns the root directory of this module (the directory of
+// the go.mod declaring github.com/clrprof/clrprof), searched upwards from the
+// working directory.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		data, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		if err == nil && bytes.Contains(data, []byte("module github.com/clrprof/clrprof\n")) {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("harness: no go.mod of github.com/clrprof/clrprof above %s", dir)
+		}
+	}
+}
+
+// CacheDir returns the harness cache directory: $CLRPROF_CACHE, or
+// $HOME/.cache/clrprof (the same default scripts/setup.sh uses).
+func CacheDir() string {
+	if d := os.Getenv("CLRPROF_CACHE"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return filepath.Join(os.TempDir(), "clrprof-cache")
+	}
+	return filepath.Join(home, ".cache", "clrprof")
+}
+
+var (
+	rtMu       sync.Mutex
+	rtDone     bool
+	rtCached   []Runtime
+	rtErr      error
+	setupMu    sync.Mutex
+	setupRan   bool
+	setupError error
+)
+
+// Runtimes returns every usable runtime: those of a system dotnet on PATH
+// and those in the cache, oldest version first, system ones last. It runs
+// scripts/setup.sh (at most once per process) when none is found or when the
+// script changed since it last completed. The result is computed once per
+// process.
+func Runtimes() ([]Runtime, error) {
+	rtMu.Lock()
+	defer rtMu.Unlock()
+	if !rtDone {
+		rtCached, rtErr = findRuntimes()
+		rtDone = true
+	}
+	return append([]Runtime(nil), rtCached...), rtErr
+}
+
+func findRuntimes() ([]Runtime, error) {
+	if reason := setupStale(); reason != "" {
+		if err := ensureSetup(reason); err != nil {
+			return nil, err
+		}
+	}
+	rts := discover()
+	if len(rts) == 0 {
+		if err := ensureSetup("no CoreCLR runtime found"); err != nil {
+			return nil, err
+		}
+		rts = discover()
+	}
+	if len(rts) == 0 {
+		return nil, fmt.Errorf("harness: no CoreCLR runtime found (no dotnet on PATH, none in %s); run scripts/setup.sh", filepath.Join(CacheDir(), "runtimes"))
+	}
+	if f := os.Getenv("CLRPROF_RUNTIMES"); f != "" {
+		var keep []Runtime
+		for _, rt := range rts {
+			for _, p := range strings.Split(f, ",") {
+				if p = strings.TrimSpace(p); p != "" && strings.HasPrefix(rt.Name, p) {
+					keep = append(keep, rt)
+					break
+				}
+			}
+		}
+		if len(keep) == 0 {
+			var names []string
+			for _, rt := range rts {
+				names = append(names, rt.Name)
+			}
+			return nil, fmt.Errorf("harness: CLRPROF_RUNTIMES=%q matches none of %s", f, strings.Join(names, ", "))
+		}
+		rts = keep
+	}
+	return rts, nil
+}
+
+// discover lists the runtimes present now, without installing anything.
+func discover() []Runtime {
+	var rts []Runtime
+	seen := map[string]bool{}
+	// The cache first: runtimes/<registry>-<package>-<version>/.
+	dirs, _ := filepath.Glob(filepath.Join(CacheDir(), "runtimes", "*", "dotnet"))
+	sort.Strings(dirs)
+	for _, host := range dirs {
+		dir := filepath.Dir(host)
+		if strings.HasPrefix(filepath.Base(dir), ".") {
+			continue
+		}
+		source := filepath.Base(dir)
+		if b, err := os.ReadFile(filepath.Join(dir, ".clrprof-source")); err == nil {
+			source = strings.TrimSpace(string(b))
+		}
+		for _, rt := range runtimesIn(host, source, "") {
+			if !seen[rt.Name] {
+				seen[rt.Name] = true
+				rts = append(rts, rt)
+			}
+		}
+	}
+	sortRuntimes(rts)
+	// Then a system dotnet, unless it is one of the cached ones.
+	if p, err := exec.LookPath("dotnet"); err == nil {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		cached := false
+		for _, rt := range rts {
+			if rt.DotnetPath == p {
+				cached = true
+			}
+		}
+		if !cached {
+			sys := runtimesIn(p, "system", "system-")
+			sortRuntimes(sys)
+			rts = append(rts, sys...)
+		}
+	}
+	return rts
+}
+
+func runtimesIn(host, source, prefix string) []Runtime {
+	if fi, err := os.Stat(host); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return nil
+	}
+	dir := filepath.Dir(host)
+	vdirs, _ := filepath.Glob(filepath.Join(dir, "shared", frameworkName, "*", "libcoreclr.so"))
+	var rts []Runtime
+	for _, lib := range vdirs {
+		fw := filepath.Dir(lib)
+		v := filepath.Base(fw)
+		major, minor, patch, ok := parseVersion(v)
+		if !ok {
+			continue
+		}
+		kind := "net"
+		if major < 5 {
+			kind = "netcore"
+		}
+		rts = append(rts, Runtime{
+			Name:         prefix + kind + v,
+			Version:      v,
+			Major:        major,
+			Minor:        minor,
+			Patch:        patch,
+			DotnetPath:   host,
+			Dir:          dir,
+			FrameworkDir: fw,
+			Source:       source,
+		})
+	}
+	return rts
+}
+
+func parseVersion(v string) (major, minor, patch int, ok bool) {
+	core, _, _ := strings.Cut(v, "-")
+	parts := strings.Split(core, ".")
+	if len(parts) != 3 {
+		return 0, 0, 0, false
+	}
+	var n [3]int
+	for i, p := range parts {
+		x, err := strconv.Atoi(p)
+		if err != nil {
+			return 0, 0, 0, false
+		}
+		n[i] = x
+	}
+	return n[0], n[1], n[2], true
+}
+
+func sortRuntimes(rts []Runtime) {
+	sort.SliceStable(rts, func(i, j int) bool {
+		a, b := rts[i], rts[j]
+		if a.Major != b.Major {
+			return a.Major < b.Major
+		}
+		if a.Minor != b.Minor {
+			return a.Minor < b.Minor
+		}
+		if a.Patch != b.Patch {
+			return a.Patch < b.Patch
+		}
+		return a.Version < b.Version
+	})
+}
+
+// setupStale returns why scripts/setup.sh should run before discovery, or ""
+// if it need not: it has not completed since it last changed.
+func setupStale() string {
+	if os.Getenv("CLRPROF_SKIP_SETUP") != "" {
+		return ""
+	}
+	script, err := setupScript()
+	if err != nil {
+		return ""
+	}
+	data, err := os.ReadFile(script)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	stamp, err := os.ReadFile(filepath.Join(CacheDir(), "setup.stamp"))
+	if err != nil {
+		return "scripts/setup.sh has not completed on this machine"
+	}
+	if strings.TrimSpace(string(stamp)) != hex.EncodeToString(sum[:]) {
+		return "scripts/setup.sh changed since it last completed"
+	}
+	return ""
+}
+
+func setupScript() (string, error) {
+	root, err := ModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "scripts", "setup.sh"), nil
+}
+
+// ensureSetup runs scripts/setup.sh unless it already ran in this process,
+// and returns its error (the same one every time).
+func ensureSetup(reason string) error {
+	setupMu.Lock()
+	defer setupMu.Unlock()
+	if setupRan {
+		return setupError
+	}
+	setupRan = true
+	if os.Getenv("CLRPROF_SKIP_SETUP") != "" {
+		setupError = fmt.Errorf("harness: %s, and CLRPROF_SKIP_SETUP is set; run scripts/setup.sh", reason)
+		return setupError
+	}
+	script, err := setupScript()
+	if err != nil {
+		setupError = fmt.Errorf("harness: %s; cannot find scripts/setup.sh: %v", reason, err)
+		return setupError
+	}
+	fmt.Fprintf(os.Stderr, "harness: %s: running %s\n", reason, script)
+	start := time.Now()
+	cmd := exec.Command("bash", script)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	if err := cmd.Run(); err != nil {
+		setupError = fmt.Errorf("harness: %s; %s failed (%v); run it by hand to fix:\n%s", reason, script, err, out.String())
+		return setupError
+	}
+	fmt.Fprintf(os.Stderr, "harness: %s done in %v\n%s", script, time.Since(start).Round(time.Millisecond), out.String())
+	return nil
+}
+
+// ForEachRuntime runs fn as a subtest named after each runtime, on every
+// runtime [Runtimes] returns, and logs which runtime it is. It fails t (it
+// does not skip) when no runtime is available.
+func ForEachRuntime(t *testing.T, fn func(t *testing.T, rt Runtime)) {
+	t.Helper()
+	rts, err := Runtimes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rts) == 0 {
+		t.Fatal(errors.New("harness: no runtime available; run scripts/setup.sh"))
+	}
+	for _, rt := range rts {
+		t.Run(rt.Name, func(t *testing.T) {
+			t.Logf("runtime %s", rt)
+			fn(t, rt)
+		})
+	}
+}
