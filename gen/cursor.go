@@ -206,7 +206,7 @@ func (c *cursor) typeRef() (TypeRef, error) {
 // isMultiWordType reports whether next continues a multi-word C type such as
 // "unsigned long" or "long long".
 func isMultiWordType(words []string, next string) bool {
-	prim := map[string]bool{"unsigned": true, "signed": true, "long": true, "short": true, "int": true, "char": true, "__int64": true, "__int32": true, "double": true}
+	prim := map[string]bool{"unsigned": true, "signed": true, "long": true, "short": true, "int": true, "char": true, "__int64": true, "__int32": true, "__int16": true, "__int8": true, "double": true}
 	for _, w := range words {
 		if !prim[w] {
 			return false

@@ -236,7 +236,7 @@ func emitWrapperMethod(f *jen.File, pl *Plan, o WrapperOpts) {
 			}
 			args = append(args, asDeclared(pp.P, jen.Qual("unsafe", "SliceData").Call(src)))
 		case RoleInIface:
-			args = append(args, asDeclared(pp.P, jen.Id(pp.GoName).Dot("raw").Call()))
+			args = append(args, asDeclared(pp.P, jen.Id(pp.GoName).Dot("Raw").Call()))
 		case RoleEnumHandle:
 			args = append(args, asDeclared(pp.P, jen.Id(pp.GoName)))
 		case RoleInPtr, RoleRaw:
@@ -304,7 +304,7 @@ func emitWrapperMethod(f *jen.File, pl *Plan, o WrapperOpts) {
 			jen.For(jen.Id("attempt").Op(":=").Lit(0), jen.Empty(), jen.Id("attempt").Op("++")).Block(
 				append([]jen.Code{
 					jen.Id("hr").Op("=").Add(call),
-					jen.If(jen.Id("attempt").Op("==").Lit(2).Op("||").Op("!").Parens(jen.Id("hr").Op(">=").Lit(0).Op("||").Id("hr").Op("==").Id("hrInsufficientBuffer")).Op("||").Op("!").Parens(cond)).Block(jen.Break()),
+					jen.If(jen.Id("attempt").Op("==").Lit(2).Op("||").Op("!").Parens(jen.Id("hr").Op(">=").Lit(0).Op("||").Id("hr").Op("==").Qual(comPkg, "InsufficientBuffer")).Op("||").Op("!").Parens(cond)).Block(jen.Break()),
 				}, grow...)...,
 			))
 	case hresult:
@@ -316,7 +316,7 @@ func emitWrapperMethod(f *jen.File, pl *Plan, o WrapperOpts) {
 	}
 	if hresult {
 		body = append(body, jen.If(jen.Id("hr").Op("<").Lit(0)).Block(
-			jen.Return(retList(zero, jen.Id("HRESULT").Call(jen.Id("hr")))...)))
+			jen.Return(retList(zero, jen.Qual(comPkg, "HRESULT").Call(jen.Id("hr")))...)))
 	}
 	for _, out := range pl.Outputs {
 		n := LocalName(out.P.Name)

@@ -16,6 +16,10 @@ type Env struct {
 	Defined func(name string) bool
 	// UnknownIsZero makes unknown identifiers evaluate to 0, as in #if.
 	UnknownIsZero bool
+	// IsType reports whether a name is a type name, so that "(name)" before
+	// an operand is a cast (needed for lower-case typedef names such as
+	// mdTypeDef); nil leaves casts to the built-in heuristic.
+	IsType func(name string) bool
 }
 
 // EvalTokens evaluates a C integer constant expression. Casts to a type name,
@@ -279,6 +283,9 @@ func (ev *evaluator) castEnd() (int, bool) {
 }
 
 func isCastTypeName(name string, env Env) bool {
+	if env.IsType != nil && env.IsType(name) {
+		return true
+	}
 	switch name {
 	case "unsigned", "signed", "int", "long", "short", "char", "const":
 		return true

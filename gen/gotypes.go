@@ -38,6 +38,8 @@ var basicNumbers = map[string]string{
 	"UINT_PTR": "uintptr", "ULONG_PTR": "uintptr", "SIZE_T": "uintptr", "DWORD_PTR": "uintptr",
 	"INT_PTR": "int", "LONG_PTR": "int", "SSIZE_T": "int",
 	"float": "float32", "double": "float64",
+	"uint8_t": "uint8", "int8_t": "int8", "uint16_t": "uint16", "int16_t": "int16", "uint32_t": "uint32",
+	"int32_t": "int32", "uint64_t": "uint64", "int64_t": "int64", "uintptr_t": "uintptr", "size_t": "uintptr",
 }
 
 // TypeInfo is the Go view of a C type name at pointer depth zero.

@@ -125,9 +125,11 @@ type Enum struct {
 
 // Field is a member of a struct or union.
 type Field struct {
-	Name string
-	Type TypeRef
-	Pos  Pos
+	Name   string
+	Type   TypeRef
+	Bits   int     // bit-field width ("unsigned Kind : 8"); 0 when not a bit-field
+	Nested *Struct // a struct or union type declared in place; Name is "" for an anonymous member
+	Pos    Pos
 }
 
 // Struct is a C struct or union.

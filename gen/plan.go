@@ -155,7 +155,9 @@ func planMethod(tm *TypeMapper, it *Interface, m *Method, callback bool, rules m
 			pp.Role = RoleInString
 		case p.Dir == DirIn && ind == 1 && pp.Elem.Kind == KindGUID:
 			pp.Role = RoleInGUID
-		case p.Dir == DirIn && ind == 1 && pp.Elem.Kind == KindIface:
+		case ind == 1 && pp.Elem.Kind == KindIface && !pp.T.Array:
+			// An interface pointer (not pointer-to-pointer) is always an
+			// argument, whatever direction a header's heuristics gave it.
 			pp.Role = RoleInIface
 		case p.Dir == DirIn && ind >= 1:
 			pp.Role = RoleInPtr

@@ -211,9 +211,13 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, st *Stats) 
 
 	// hresult_gen.go
 	hf := newGoFile("profiler", cmdline, "")
-	n := emitHRESULTs(hf, errs)
+	nf := newGoFile("com", cmdline, "")
+	n := emitHRESULTs(hf, nf, errs)
 	st.HRESULTs += n
 	if out["hresult_gen.go"], err = render(hf); err != nil {
+		return nil, err
+	}
+	if out["../internal/com/names_gen.go"], err = render(nf); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -326,7 +330,9 @@ func emitIfaceType(f *jen.File, it *Interface) {
 	f.Func().Id("borrow"+name).Params(jen.Id("p").Qual("unsafe", "Pointer")).Op("*").Id(name).Block(
 		jen.If(jen.Id("p").Op("==").Nil()).Block(jen.Return(jen.Nil())),
 		jen.Return(jen.Op("&").Id(name).Values(jen.Dict{jen.Id("p"): jen.Id("p")})))
-	f.Func().Params(jen.Id("x").Op("*").Id(name)).Id("raw").Params().Qual("unsafe", "Pointer").Block(
+	f.Comment("Raw returns the COM interface pointer (nil for a nil value), for passing")
+	f.Comment("to code outside this package; it does not add a reference.")
+	f.Func().Params(jen.Id("x").Op("*").Id(name)).Id("Raw").Params().Qual("unsafe", "Pointer").Block(
 		jen.If(jen.Id("x").Op("==").Nil()).Block(jen.Return(jen.Nil())),
 		jen.Return(jen.Id("x").Dot("p")))
 	f.Comment("Release drops the reference held by an owned value; it does nothing for")
@@ -360,8 +366,9 @@ func render(f *jen.File) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// emitHRESULTs writes the HRESULT type's named values.
-func emitHRESULTs(f *jen.File, errs *File) int {
+// emitHRESULTs writes the named HRESULT values: the alias and constants in
+// the package (f), and the name table in internal/com (nf).
+func emitHRESULTs(f, nf *jen.File, errs *File) int {
 	common := []struct {
 		name string
 		v    uint32
@@ -383,7 +390,7 @@ func emitHRESULTs(f *jen.File, errs *File) int {
 		defs = append(defs, jen.Comment(doc), jen.Id(name).Id("HRESULT").Op("=").Lit(int(v)))
 		if !seenVal[v] {
 			seenVal[v] = true
-			names = append(names, jen.Id(name).Op(":").Lit(name))
+			names = append(names, jen.Lit(int(v)).Op(":").Lit(name))
 		}
 	}
 	for _, c := range common {
@@ -401,10 +408,11 @@ func emitHRESULTs(f *jen.File, errs *File) int {
 	}
 	f.Comment("HRESULT is a COM status code. Negative values are failures; HRESULT")
 	f.Comment("implements error, and its named values work with errors.Is.")
-	f.Type().Id("HRESULT").Int32()
+	f.Type().Id("HRESULT").Op("=").Qual(comPkg, "HRESULT")
 	f.Line()
 	f.Const().Defs(defs...)
-	f.Line()
-	f.Var().Id("hresultNames").Op("=").Map(jen.Id("HRESULT")).String().Values(names...)
+	nf.Var().Id("names").Op("=").Map(jen.Id("HRESULT")).String().Values(names...)
 	return n
 }
+
+const comPkg = "github.com/clrprof/clrprof/internal/com"

@@ -87,6 +87,11 @@ struct IClassFactory {
     const IClassFactoryVtbl *lpVtbl;
 };
 
+// Interfaces and types that the metadata interfaces only pass by pointer.
+typedef struct IStream IStream;
+typedef struct ITypeInfo ITypeInfo;
+typedef struct VARIANT VARIANT;
+
 #define S_OK ((HRESULT)0)
 #define S_FALSE ((HRESULT)1)
 #define E_NOTIMPL ((HRESULT)0x80004001)

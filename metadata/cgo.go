@@ -1,0 +1,4 @@
+package metadata
+
+// #cgo CFLAGS: -I${SRCDIR}/../internal/include -Wall -Wno-unused-function
+import "C"

@@ -1,0 +1,24 @@
+package metadata
+
+import (
+	"unsafe"
+
+	"github.com/clrprof/clrprof/internal/com"
+)
+
+// HRESULT is the COM status code that failed calls return as their error;
+// it is the same type as profiler.HRESULT.
+type HRESULT = com.HRESULT
+
+// Unknown wraps an IUnknown pointer. Owned values must be released.
+type Unknown = com.Unknown
+
+// EnumHandle is the runtime's HCORENUM: the state of an enumeration across
+// calls of an Enum method. Pass the address of a zero EnumHandle to the
+// first call and close it with the interface's CloseEnum when done.
+type EnumHandle uintptr
+
+func ownUnknown(p unsafe.Pointer) *Unknown    { return com.OwnUnknown(p) }
+func borrowUnknown(p unsafe.Pointer) *Unknown { return com.BorrowUnknown(p) }
+
+func errNilObject(iface string) error { return com.NilObject(iface) }
