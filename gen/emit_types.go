@@ -66,7 +66,7 @@ func emitEnums(f *jen.File, tm *TypeMapper, enums []*Enum, used map[string]strin
 			consts = append(consts, jen.Comment(fmt.Sprintf("%s is %s.", gn, v.Name)), jen.Id(gn).Id(goType).Op("=").Add(val))
 			if !seenVal[v.Value] {
 				seenVal[v.Value] = true
-				names = append(names, jen.Values(jen.Lit(uint64(uint32(v.Value))), jen.Lit(gn)))
+				names = append(names, jen.Values(jen.Dict{jen.Id("V"): jen.Lit(uint64(uint32(v.Value))), jen.Id("N"): jen.Lit(gn)}))
 			}
 		}
 		f.Const().Defs(consts...)

@@ -20,7 +20,10 @@ const (
 	ImageDirectoryEntryComheader ReplacesGeneralNumericDefines = 14
 )
 
-var namesReplacesGeneralNumericDefines = []enumfmt.Name{{uint64(0xe), "ImageDirectoryEntryComheader"}}
+var namesReplacesGeneralNumericDefines = []enumfmt.Name{{
+	N: "ImageDirectoryEntryComheader",
+	V: uint64(0xe),
+}}
 
 // String returns the constant's Go name.
 func (v ReplacesGeneralNumericDefines) String() string {
@@ -77,7 +80,40 @@ const (
 	MaxPackageName ReplacesCorHdrNumericDefines = 1024
 )
 
-var namesReplacesCorHdrNumericDefines = []enumfmt.Name{{uint64(0x1), "ComimageFlagsIlonly"}, {uint64(0x2), "ComimageFlags32bitrequired"}, {uint64(0x4), "ComimageFlagsILLibrary"}, {uint64(0x8), "ComimageFlagsStrongnamesigned"}, {uint64(0x10), "ComimageFlagsNativeEntrypoint"}, {uint64(0x10000), "ComimageFlagsTrackdebugdata"}, {uint64(0x20000), "ComimageFlags32bitpreferred"}, {uint64(0x5), "VersionMinor"}, {uint64(0xff), "IlmethodSectSmallMaxDatasize"}, {uint64(0x20), "ImageCorEatjThunkSize"}, {uint64(0x400), "MaxClassName"}}
+var namesReplacesCorHdrNumericDefines = []enumfmt.Name{{
+	N: "ComimageFlagsIlonly",
+	V: uint64(0x1),
+}, {
+	N: "ComimageFlags32bitrequired",
+	V: uint64(0x2),
+}, {
+	N: "ComimageFlagsILLibrary",
+	V: uint64(0x4),
+}, {
+	N: "ComimageFlagsStrongnamesigned",
+	V: uint64(0x8),
+}, {
+	N: "ComimageFlagsNativeEntrypoint",
+	V: uint64(0x10),
+}, {
+	N: "ComimageFlagsTrackdebugdata",
+	V: uint64(0x10000),
+}, {
+	N: "ComimageFlags32bitpreferred",
+	V: uint64(0x20000),
+}, {
+	N: "VersionMinor",
+	V: uint64(0x5),
+}, {
+	N: "IlmethodSectSmallMaxDatasize",
+	V: uint64(0xff),
+}, {
+	N: "ImageCorEatjThunkSize",
+	V: uint64(0x20),
+}, {
+	N: "MaxClassName",
+	V: uint64(0x400),
+}}
 
 // String returns the constant's Go name.
 func (v ReplacesCorHdrNumericDefines) String() string {
@@ -156,7 +192,88 @@ const (
 	TdHasSecurity TypeAttr = 262144
 )
 
-var namesTypeAttr = []enumfmt.Name{{uint64(0x7), "TdVisibilityMask"}, {uint64(0x0), "TdNotPublic"}, {uint64(0x1), "TdPublic"}, {uint64(0x2), "TdNestedPublic"}, {uint64(0x3), "TdNestedPrivate"}, {uint64(0x4), "TdNestedFamily"}, {uint64(0x5), "TdNestedAssembly"}, {uint64(0x6), "TdNestedFamAndAssem"}, {uint64(0x18), "TdLayoutMask"}, {uint64(0x8), "TdSequentialLayout"}, {uint64(0x10), "TdExplicitLayout"}, {uint64(0x20), "TdClassSemanticsMask"}, {uint64(0x80), "TdAbstract"}, {uint64(0x100), "TdSealed"}, {uint64(0x400), "TdSpecialName"}, {uint64(0x1000), "TdImport"}, {uint64(0x2000), "TdSerializable"}, {uint64(0x4000), "TdWindowsRuntime"}, {uint64(0x30000), "TdStringFormatMask"}, {uint64(0x10000), "TdUnicodeClass"}, {uint64(0x20000), "TdAutoClass"}, {uint64(0xc00000), "TdCustomFormatMask"}, {uint64(0x100000), "TdBeforeFieldInit"}, {uint64(0x200000), "TdForwarder"}, {uint64(0x40800), "TdReservedMask"}, {uint64(0x800), "TdRtSpecialName"}, {uint64(0x40000), "TdHasSecurity"}}
+var namesTypeAttr = []enumfmt.Name{{
+	N: "TdVisibilityMask",
+	V: uint64(0x7),
+}, {
+	N: "TdNotPublic",
+	V: uint64(0x0),
+}, {
+	N: "TdPublic",
+	V: uint64(0x1),
+}, {
+	N: "TdNestedPublic",
+	V: uint64(0x2),
+}, {
+	N: "TdNestedPrivate",
+	V: uint64(0x3),
+}, {
+	N: "TdNestedFamily",
+	V: uint64(0x4),
+}, {
+	N: "TdNestedAssembly",
+	V: uint64(0x5),
+}, {
+	N: "TdNestedFamAndAssem",
+	V: uint64(0x6),
+}, {
+	N: "TdLayoutMask",
+	V: uint64(0x18),
+}, {
+	N: "TdSequentialLayout",
+	V: uint64(0x8),
+}, {
+	N: "TdExplicitLayout",
+	V: uint64(0x10),
+}, {
+	N: "TdClassSemanticsMask",
+	V: uint64(0x20),
+}, {
+	N: "TdAbstract",
+	V: uint64(0x80),
+}, {
+	N: "TdSealed",
+	V: uint64(0x100),
+}, {
+	N: "TdSpecialName",
+	V: uint64(0x400),
+}, {
+	N: "TdImport",
+	V: uint64(0x1000),
+}, {
+	N: "TdSerializable",
+	V: uint64(0x2000),
+}, {
+	N: "TdWindowsRuntime",
+	V: uint64(0x4000),
+}, {
+	N: "TdStringFormatMask",
+	V: uint64(0x30000),
+}, {
+	N: "TdUnicodeClass",
+	V: uint64(0x10000),
+}, {
+	N: "TdAutoClass",
+	V: uint64(0x20000),
+}, {
+	N: "TdCustomFormatMask",
+	V: uint64(0xc00000),
+}, {
+	N: "TdBeforeFieldInit",
+	V: uint64(0x100000),
+}, {
+	N: "TdForwarder",
+	V: uint64(0x200000),
+}, {
+	N: "TdReservedMask",
+	V: uint64(0x40800),
+}, {
+	N: "TdRtSpecialName",
+	V: uint64(0x800),
+}, {
+	N: "TdHasSecurity",
+	V: uint64(0x40000),
+}}
 
 // String returns the constant's Go name.
 func (v TypeAttr) String() string {
@@ -217,7 +334,73 @@ const (
 	MDRequireSecObject MethodAttr = 32768
 )
 
-var namesMethodAttr = []enumfmt.Name{{uint64(0x7), "MDMemberAccessMask"}, {uint64(0x0), "MDPrivateScope"}, {uint64(0x1), "MDPrivate"}, {uint64(0x2), "MDFamAndAssem"}, {uint64(0x3), "MDAssem"}, {uint64(0x4), "MDFamily"}, {uint64(0x5), "MDFamOrAssem"}, {uint64(0x6), "MDPublic"}, {uint64(0x10), "MDStatic"}, {uint64(0x20), "MDFinal"}, {uint64(0x40), "MDVirtual"}, {uint64(0x80), "MDHideBySig"}, {uint64(0x100), "MDVtableLayoutMask"}, {uint64(0x200), "MDCheckAccessOnOverride"}, {uint64(0x400), "MDAbstract"}, {uint64(0x800), "MDSpecialName"}, {uint64(0x2000), "MDPinvokeImpl"}, {uint64(0x8), "MDUnmanagedExport"}, {uint64(0xd000), "MDReservedMask"}, {uint64(0x1000), "MDRtSpecialName"}, {uint64(0x4000), "MDHasSecurity"}, {uint64(0x8000), "MDRequireSecObject"}}
+var namesMethodAttr = []enumfmt.Name{{
+	N: "MDMemberAccessMask",
+	V: uint64(0x7),
+}, {
+	N: "MDPrivateScope",
+	V: uint64(0x0),
+}, {
+	N: "MDPrivate",
+	V: uint64(0x1),
+}, {
+	N: "MDFamAndAssem",
+	V: uint64(0x2),
+}, {
+	N: "MDAssem",
+	V: uint64(0x3),
+}, {
+	N: "MDFamily",
+	V: uint64(0x4),
+}, {
+	N: "MDFamOrAssem",
+	V: uint64(0x5),
+}, {
+	N: "MDPublic",
+	V: uint64(0x6),
+}, {
+	N: "MDStatic",
+	V: uint64(0x10),
+}, {
+	N: "MDFinal",
+	V: uint64(0x20),
+}, {
+	N: "MDVirtual",
+	V: uint64(0x40),
+}, {
+	N: "MDHideBySig",
+	V: uint64(0x80),
+}, {
+	N: "MDVtableLayoutMask",
+	V: uint64(0x100),
+}, {
+	N: "MDCheckAccessOnOverride",
+	V: uint64(0x200),
+}, {
+	N: "MDAbstract",
+	V: uint64(0x400),
+}, {
+	N: "MDSpecialName",
+	V: uint64(0x800),
+}, {
+	N: "MDPinvokeImpl",
+	V: uint64(0x2000),
+}, {
+	N: "MDUnmanagedExport",
+	V: uint64(0x8),
+}, {
+	N: "MDReservedMask",
+	V: uint64(0xd000),
+}, {
+	N: "MDRtSpecialName",
+	V: uint64(0x1000),
+}, {
+	N: "MDHasSecurity",
+	V: uint64(0x4000),
+}, {
+	N: "MDRequireSecObject",
+	V: uint64(0x8000),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v MethodAttr) String() string {
@@ -268,7 +451,64 @@ const (
 	FdHasFieldRVA FieldAttr = 256
 )
 
-var namesFieldAttr = []enumfmt.Name{{uint64(0x7), "FdFieldAccessMask"}, {uint64(0x0), "FdPrivateScope"}, {uint64(0x1), "FdPrivate"}, {uint64(0x2), "FdFamAndAssem"}, {uint64(0x3), "FdAssembly"}, {uint64(0x4), "FdFamily"}, {uint64(0x5), "FdFamOrAssem"}, {uint64(0x6), "FdPublic"}, {uint64(0x10), "FdStatic"}, {uint64(0x20), "FdInitOnly"}, {uint64(0x40), "FdLiteral"}, {uint64(0x80), "FdNotSerialized"}, {uint64(0x200), "FdSpecialName"}, {uint64(0x2000), "FdPinvokeImpl"}, {uint64(0x9500), "FdReservedMask"}, {uint64(0x400), "FdRtSpecialName"}, {uint64(0x1000), "FdHasFieldMarshal"}, {uint64(0x8000), "FdHasDefault"}, {uint64(0x100), "FdHasFieldRVA"}}
+var namesFieldAttr = []enumfmt.Name{{
+	N: "FdFieldAccessMask",
+	V: uint64(0x7),
+}, {
+	N: "FdPrivateScope",
+	V: uint64(0x0),
+}, {
+	N: "FdPrivate",
+	V: uint64(0x1),
+}, {
+	N: "FdFamAndAssem",
+	V: uint64(0x2),
+}, {
+	N: "FdAssembly",
+	V: uint64(0x3),
+}, {
+	N: "FdFamily",
+	V: uint64(0x4),
+}, {
+	N: "FdFamOrAssem",
+	V: uint64(0x5),
+}, {
+	N: "FdPublic",
+	V: uint64(0x6),
+}, {
+	N: "FdStatic",
+	V: uint64(0x10),
+}, {
+	N: "FdInitOnly",
+	V: uint64(0x20),
+}, {
+	N: "FdLiteral",
+	V: uint64(0x40),
+}, {
+	N: "FdNotSerialized",
+	V: uint64(0x80),
+}, {
+	N: "FdSpecialName",
+	V: uint64(0x200),
+}, {
+	N: "FdPinvokeImpl",
+	V: uint64(0x2000),
+}, {
+	N: "FdReservedMask",
+	V: uint64(0x9500),
+}, {
+	N: "FdRtSpecialName",
+	V: uint64(0x400),
+}, {
+	N: "FdHasFieldMarshal",
+	V: uint64(0x1000),
+}, {
+	N: "FdHasDefault",
+	V: uint64(0x8000),
+}, {
+	N: "FdHasFieldRVA",
+	V: uint64(0x100),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v FieldAttr) String() string {
@@ -295,7 +535,28 @@ const (
 	PdUnused ParamAttr = 53216
 )
 
-var namesParamAttr = []enumfmt.Name{{uint64(0x1), "PdIn"}, {uint64(0x2), "PdOut"}, {uint64(0x10), "PdOptional"}, {uint64(0xf000), "PdReservedMask"}, {uint64(0x1000), "PdHasDefault"}, {uint64(0x2000), "PdHasFieldMarshal"}, {uint64(0xcfe0), "PdUnused"}}
+var namesParamAttr = []enumfmt.Name{{
+	N: "PdIn",
+	V: uint64(0x1),
+}, {
+	N: "PdOut",
+	V: uint64(0x2),
+}, {
+	N: "PdOptional",
+	V: uint64(0x10),
+}, {
+	N: "PdReservedMask",
+	V: uint64(0xf000),
+}, {
+	N: "PdHasDefault",
+	V: uint64(0x1000),
+}, {
+	N: "PdHasFieldMarshal",
+	V: uint64(0x2000),
+}, {
+	N: "PdUnused",
+	V: uint64(0xcfe0),
+}}
 
 // String returns the constant's Go name.
 func (v ParamAttr) String() string {
@@ -318,7 +579,22 @@ const (
 	PrUnused PropertyAttr = 59903
 )
 
-var namesPropertyAttr = []enumfmt.Name{{uint64(0x200), "PrSpecialName"}, {uint64(0xf400), "PrReservedMask"}, {uint64(0x400), "PrRtSpecialName"}, {uint64(0x1000), "PrHasDefault"}, {uint64(0xe9ff), "PrUnused"}}
+var namesPropertyAttr = []enumfmt.Name{{
+	N: "PrSpecialName",
+	V: uint64(0x200),
+}, {
+	N: "PrReservedMask",
+	V: uint64(0xf400),
+}, {
+	N: "PrRtSpecialName",
+	V: uint64(0x400),
+}, {
+	N: "PrHasDefault",
+	V: uint64(0x1000),
+}, {
+	N: "PrUnused",
+	V: uint64(0xe9ff),
+}}
 
 // String returns the constant's Go name.
 func (v PropertyAttr) String() string {
@@ -337,7 +613,13 @@ const (
 	EvRtSpecialName EventAttr = 1024
 )
 
-var namesEventAttr = []enumfmt.Name{{uint64(0x200), "EvSpecialName"}, {uint64(0x400), "EvReservedMask"}}
+var namesEventAttr = []enumfmt.Name{{
+	N: "EvSpecialName",
+	V: uint64(0x200),
+}, {
+	N: "EvReservedMask",
+	V: uint64(0x400),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v EventAttr) String() string {
@@ -362,7 +644,25 @@ const (
 	MsFire MethodSemanticsAttr = 32
 )
 
-var namesMethodSemanticsAttr = []enumfmt.Name{{uint64(0x1), "MsSetter"}, {uint64(0x2), "MsGetter"}, {uint64(0x4), "MsOther"}, {uint64(0x8), "MsAddOn"}, {uint64(0x10), "MsRemoveOn"}, {uint64(0x20), "MsFire"}}
+var namesMethodSemanticsAttr = []enumfmt.Name{{
+	N: "MsSetter",
+	V: uint64(0x1),
+}, {
+	N: "MsGetter",
+	V: uint64(0x2),
+}, {
+	N: "MsOther",
+	V: uint64(0x4),
+}, {
+	N: "MsAddOn",
+	V: uint64(0x8),
+}, {
+	N: "MsRemoveOn",
+	V: uint64(0x10),
+}, {
+	N: "MsFire",
+	V: uint64(0x20),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v MethodSemanticsAttr) String() string {
@@ -411,7 +711,58 @@ const (
 	DclMaximumValue DeclSecurity = 15
 )
 
-var namesDeclSecurity = []enumfmt.Name{{uint64(0x1f), "DclActionMask"}, {uint64(0x0), "DclActionNil"}, {uint64(0x1), "DclRequest"}, {uint64(0x2), "DclDemand"}, {uint64(0x3), "DclAssert"}, {uint64(0x4), "DclDeny"}, {uint64(0x5), "DclPermitOnly"}, {uint64(0x6), "DclLinktimeCheck"}, {uint64(0x7), "DclInheritanceCheck"}, {uint64(0x8), "DclRequestMinimum"}, {uint64(0x9), "DclRequestOptional"}, {uint64(0xa), "DclRequestRefuse"}, {uint64(0xb), "DclPrejitGrant"}, {uint64(0xc), "DclPrejitDenied"}, {uint64(0xd), "DclNonCasDemand"}, {uint64(0xe), "DclNonCasLinkDemand"}, {uint64(0xf), "DclNonCasInheritance"}}
+var namesDeclSecurity = []enumfmt.Name{{
+	N: "DclActionMask",
+	V: uint64(0x1f),
+}, {
+	N: "DclActionNil",
+	V: uint64(0x0),
+}, {
+	N: "DclRequest",
+	V: uint64(0x1),
+}, {
+	N: "DclDemand",
+	V: uint64(0x2),
+}, {
+	N: "DclAssert",
+	V: uint64(0x3),
+}, {
+	N: "DclDeny",
+	V: uint64(0x4),
+}, {
+	N: "DclPermitOnly",
+	V: uint64(0x5),
+}, {
+	N: "DclLinktimeCheck",
+	V: uint64(0x6),
+}, {
+	N: "DclInheritanceCheck",
+	V: uint64(0x7),
+}, {
+	N: "DclRequestMinimum",
+	V: uint64(0x8),
+}, {
+	N: "DclRequestOptional",
+	V: uint64(0x9),
+}, {
+	N: "DclRequestRefuse",
+	V: uint64(0xa),
+}, {
+	N: "DclPrejitGrant",
+	V: uint64(0xb),
+}, {
+	N: "DclPrejitDenied",
+	V: uint64(0xc),
+}, {
+	N: "DclNonCasDemand",
+	V: uint64(0xd),
+}, {
+	N: "DclNonCasLinkDemand",
+	V: uint64(0xe),
+}, {
+	N: "DclNonCasInheritance",
+	V: uint64(0xf),
+}}
 
 // String returns the constant's Go name.
 func (v DeclSecurity) String() string {
@@ -460,7 +811,52 @@ const (
 	MiMaxMethodImplVal MethodImpl = 65535
 )
 
-var namesMethodImpl = []enumfmt.Name{{uint64(0x3), "MiCodeTypeMask"}, {uint64(0x0), "MiIL"}, {uint64(0x1), "MiNative"}, {uint64(0x2), "MiOptil"}, {uint64(0x4), "MiManagedMask"}, {uint64(0x10), "MiForwardRef"}, {uint64(0x80), "MiPreserveSig"}, {uint64(0x1000), "MiInternalCall"}, {uint64(0x20), "MiSynchronized"}, {uint64(0x8), "MiNoInlining"}, {uint64(0x100), "MiAggressiveInlining"}, {uint64(0x40), "MiNoOptimization"}, {uint64(0x200), "MiAggressiveOptimization"}, {uint64(0x13fc), "MiUserMask"}, {uint64(0xffff), "MiMaxMethodImplVal"}}
+var namesMethodImpl = []enumfmt.Name{{
+	N: "MiCodeTypeMask",
+	V: uint64(0x3),
+}, {
+	N: "MiIL",
+	V: uint64(0x0),
+}, {
+	N: "MiNative",
+	V: uint64(0x1),
+}, {
+	N: "MiOptil",
+	V: uint64(0x2),
+}, {
+	N: "MiManagedMask",
+	V: uint64(0x4),
+}, {
+	N: "MiForwardRef",
+	V: uint64(0x10),
+}, {
+	N: "MiPreserveSig",
+	V: uint64(0x80),
+}, {
+	N: "MiInternalCall",
+	V: uint64(0x1000),
+}, {
+	N: "MiSynchronized",
+	V: uint64(0x20),
+}, {
+	N: "MiNoInlining",
+	V: uint64(0x8),
+}, {
+	N: "MiAggressiveInlining",
+	V: uint64(0x100),
+}, {
+	N: "MiNoOptimization",
+	V: uint64(0x40),
+}, {
+	N: "MiAggressiveOptimization",
+	V: uint64(0x200),
+}, {
+	N: "MiUserMask",
+	V: uint64(0x13fc),
+}, {
+	N: "MiMaxMethodImplVal",
+	V: uint64(0xffff),
+}}
 
 // String returns the constant's Go name.
 func (v MethodImpl) String() string {
@@ -517,7 +913,64 @@ const (
 	PmMaxValue PinvokeMap = 65535
 )
 
-var namesPinvokeMap = []enumfmt.Name{{uint64(0x1), "PmNoMangle"}, {uint64(0x6), "PmCharSetMask"}, {uint64(0x0), "PmCharSetNotSpec"}, {uint64(0x2), "PmCharSetAnsi"}, {uint64(0x4), "PmCharSetUnicode"}, {uint64(0x10), "PmBestFitEnabled"}, {uint64(0x20), "PmBestFitDisabled"}, {uint64(0x30), "PmBestFitMask"}, {uint64(0x1000), "PmThrowOnUnmappableCharEnabled"}, {uint64(0x2000), "PmThrowOnUnmappableCharDisabled"}, {uint64(0x3000), "PmThrowOnUnmappableCharMask"}, {uint64(0x40), "PmSupportsLastError"}, {uint64(0x700), "PmCallConvMask"}, {uint64(0x100), "PmCallConvWinapi"}, {uint64(0x200), "PmCallConvCdecl"}, {uint64(0x300), "PmCallConvStdcall"}, {uint64(0x400), "PmCallConvThiscall"}, {uint64(0x500), "PmCallConvFastcall"}, {uint64(0xffff), "PmMaxValue"}}
+var namesPinvokeMap = []enumfmt.Name{{
+	N: "PmNoMangle",
+	V: uint64(0x1),
+}, {
+	N: "PmCharSetMask",
+	V: uint64(0x6),
+}, {
+	N: "PmCharSetNotSpec",
+	V: uint64(0x0),
+}, {
+	N: "PmCharSetAnsi",
+	V: uint64(0x2),
+}, {
+	N: "PmCharSetUnicode",
+	V: uint64(0x4),
+}, {
+	N: "PmBestFitEnabled",
+	V: uint64(0x10),
+}, {
+	N: "PmBestFitDisabled",
+	V: uint64(0x20),
+}, {
+	N: "PmBestFitMask",
+	V: uint64(0x30),
+}, {
+	N: "PmThrowOnUnmappableCharEnabled",
+	V: uint64(0x1000),
+}, {
+	N: "PmThrowOnUnmappableCharDisabled",
+	V: uint64(0x2000),
+}, {
+	N: "PmThrowOnUnmappableCharMask",
+	V: uint64(0x3000),
+}, {
+	N: "PmSupportsLastError",
+	V: uint64(0x40),
+}, {
+	N: "PmCallConvMask",
+	V: uint64(0x700),
+}, {
+	N: "PmCallConvWinapi",
+	V: uint64(0x100),
+}, {
+	N: "PmCallConvCdecl",
+	V: uint64(0x200),
+}, {
+	N: "PmCallConvStdcall",
+	V: uint64(0x300),
+}, {
+	N: "PmCallConvThiscall",
+	V: uint64(0x400),
+}, {
+	N: "PmCallConvFastcall",
+	V: uint64(0x500),
+}, {
+	N: "PmMaxValue",
+	V: uint64(0xffff),
+}}
 
 // String returns the constant's Go name.
 func (v PinvokeMap) String() string {
@@ -570,7 +1023,61 @@ const (
 	AfContentTypeMask AssemblyFlags = 3584
 )
 
-var namesAssemblyFlags = []enumfmt.Name{{uint64(0x1), "AfPublicKey"}, {uint64(0x0), "AfPaNone"}, {uint64(0x10), "AfPaMsil"}, {uint64(0x20), "AfPaX86"}, {uint64(0x30), "AfPaIa64"}, {uint64(0x40), "AfPaAmd64"}, {uint64(0x50), "AfPaArm"}, {uint64(0x60), "AfPaArm64"}, {uint64(0x70), "AfPaNoPlatform"}, {uint64(0x80), "AfPaSpecified"}, {uint64(0xf0), "AfPaFullMask"}, {uint64(0x4), "AfPaShift"}, {uint64(0x8000), "AfEnableJiTcompileTracking"}, {uint64(0x4000), "AfDisableJiTcompileOptimizer"}, {uint64(0xc000), "AfDebuggableAttributeMask"}, {uint64(0x100), "AfRetargetable"}, {uint64(0x200), "AfContentTypeWindowsRuntime"}, {uint64(0xe00), "AfContentTypeMask"}}
+var namesAssemblyFlags = []enumfmt.Name{{
+	N: "AfPublicKey",
+	V: uint64(0x1),
+}, {
+	N: "AfPaNone",
+	V: uint64(0x0),
+}, {
+	N: "AfPaMsil",
+	V: uint64(0x10),
+}, {
+	N: "AfPaX86",
+	V: uint64(0x20),
+}, {
+	N: "AfPaIa64",
+	V: uint64(0x30),
+}, {
+	N: "AfPaAmd64",
+	V: uint64(0x40),
+}, {
+	N: "AfPaArm",
+	V: uint64(0x50),
+}, {
+	N: "AfPaArm64",
+	V: uint64(0x60),
+}, {
+	N: "AfPaNoPlatform",
+	V: uint64(0x70),
+}, {
+	N: "AfPaSpecified",
+	V: uint64(0x80),
+}, {
+	N: "AfPaFullMask",
+	V: uint64(0xf0),
+}, {
+	N: "AfPaShift",
+	V: uint64(0x4),
+}, {
+	N: "AfEnableJiTcompileTracking",
+	V: uint64(0x8000),
+}, {
+	N: "AfDisableJiTcompileOptimizer",
+	V: uint64(0x4000),
+}, {
+	N: "AfDebuggableAttributeMask",
+	V: uint64(0xc000),
+}, {
+	N: "AfRetargetable",
+	V: uint64(0x100),
+}, {
+	N: "AfContentTypeWindowsRuntime",
+	V: uint64(0x200),
+}, {
+	N: "AfContentTypeMask",
+	V: uint64(0xe00),
+}}
 
 // String returns the constant's Go name.
 func (v AssemblyFlags) String() string {
@@ -589,7 +1096,16 @@ const (
 	MrPrivate ManifestResourceFlags = 2
 )
 
-var namesManifestResourceFlags = []enumfmt.Name{{uint64(0x7), "MrVisibilityMask"}, {uint64(0x1), "MrPublic"}, {uint64(0x2), "MrPrivate"}}
+var namesManifestResourceFlags = []enumfmt.Name{{
+	N: "MrVisibilityMask",
+	V: uint64(0x7),
+}, {
+	N: "MrPublic",
+	V: uint64(0x1),
+}, {
+	N: "MrPrivate",
+	V: uint64(0x2),
+}}
 
 // String returns the constant's Go name.
 func (v ManifestResourceFlags) String() string {
@@ -606,7 +1122,13 @@ const (
 	FfContainsNoMetaData FileFlags = 1
 )
 
-var namesFileFlags = []enumfmt.Name{{uint64(0x0), "FfContainsMetaData"}, {uint64(0x1), "FfContainsNoMetaData"}}
+var namesFileFlags = []enumfmt.Name{{
+	N: "FfContainsMetaData",
+	V: uint64(0x0),
+}, {
+	N: "FfContainsNoMetaData",
+	V: uint64(0x1),
+}}
 
 // String returns the constant's Go name.
 func (v FileFlags) String() string {
@@ -631,7 +1153,25 @@ const (
 	Pe32BitPreferred PEKind = 16
 )
 
-var namesPEKind = []enumfmt.Name{{uint64(0x0), "PENot"}, {uint64(0x1), "PEILonly"}, {uint64(0x2), "Pe32BitRequired"}, {uint64(0x4), "Pe32Plus"}, {uint64(0x8), "Pe32Unmanaged"}, {uint64(0x10), "Pe32BitPreferred"}}
+var namesPEKind = []enumfmt.Name{{
+	N: "PENot",
+	V: uint64(0x0),
+}, {
+	N: "PEILonly",
+	V: uint64(0x1),
+}, {
+	N: "Pe32BitRequired",
+	V: uint64(0x2),
+}, {
+	N: "Pe32Plus",
+	V: uint64(0x4),
+}, {
+	N: "Pe32Unmanaged",
+	V: uint64(0x8),
+}, {
+	N: "Pe32BitPreferred",
+	V: uint64(0x10),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v PEKind) String() string {
@@ -662,7 +1202,31 @@ const (
 	GpDefaultConstructorConstraint GenericParamAttr = 16
 )
 
-var namesGenericParamAttr = []enumfmt.Name{{uint64(0x3), "GpVarianceMask"}, {uint64(0x0), "GpNonVariant"}, {uint64(0x1), "GpCovariant"}, {uint64(0x2), "GpContravariant"}, {uint64(0x1c), "GpSpecialConstraintMask"}, {uint64(0x4), "GpReferenceTypeConstraint"}, {uint64(0x8), "GpNotNullableValueTypeConstraint"}, {uint64(0x10), "GpDefaultConstructorConstraint"}}
+var namesGenericParamAttr = []enumfmt.Name{{
+	N: "GpVarianceMask",
+	V: uint64(0x3),
+}, {
+	N: "GpNonVariant",
+	V: uint64(0x0),
+}, {
+	N: "GpCovariant",
+	V: uint64(0x1),
+}, {
+	N: "GpContravariant",
+	V: uint64(0x2),
+}, {
+	N: "GpSpecialConstraintMask",
+	V: uint64(0x1c),
+}, {
+	N: "GpReferenceTypeConstraint",
+	V: uint64(0x4),
+}, {
+	N: "GpNotNullableValueTypeConstraint",
+	V: uint64(0x8),
+}, {
+	N: "GpDefaultConstructorConstraint",
+	V: uint64(0x10),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v GenericParamAttr) String() string {
@@ -747,7 +1311,115 @@ const (
 	ElementTypePinned ElementType = 69
 )
 
-var namesElementType = []enumfmt.Name{{uint64(0x0), "ElementTypeEnd"}, {uint64(0x1), "ElementTypeVoid"}, {uint64(0x2), "ElementTypeBoolean"}, {uint64(0x3), "ElementTypeChar"}, {uint64(0x4), "ElementTypeI1"}, {uint64(0x5), "ElementTypeU1"}, {uint64(0x6), "ElementTypeI2"}, {uint64(0x7), "ElementTypeU2"}, {uint64(0x8), "ElementTypeI4"}, {uint64(0x9), "ElementTypeU4"}, {uint64(0xa), "ElementTypeI8"}, {uint64(0xb), "ElementTypeU8"}, {uint64(0xc), "ElementTypeR4"}, {uint64(0xd), "ElementTypeR8"}, {uint64(0xe), "ElementTypeString"}, {uint64(0xf), "ElementTypePtr"}, {uint64(0x10), "ElementTypeByref"}, {uint64(0x11), "ElementTypeValuetype"}, {uint64(0x12), "ElementTypeClass"}, {uint64(0x13), "ElementTypeVar"}, {uint64(0x14), "ElementTypeArray"}, {uint64(0x15), "ElementTypeGenericinst"}, {uint64(0x16), "ElementTypeTypedbyref"}, {uint64(0x18), "ElementTypeI"}, {uint64(0x19), "ElementTypeU"}, {uint64(0x1b), "ElementTypeFnptr"}, {uint64(0x1c), "ElementTypeObject"}, {uint64(0x1d), "ElementTypeSzarray"}, {uint64(0x1e), "ElementTypeMvar"}, {uint64(0x1f), "ElementTypeCmodReqd"}, {uint64(0x20), "ElementTypeCmodOpt"}, {uint64(0x21), "ElementTypeInternal"}, {uint64(0x22), "ElementTypeMax"}, {uint64(0x40), "ElementTypeModifier"}, {uint64(0x41), "ElementTypeSentinel"}, {uint64(0x45), "ElementTypePinned"}}
+var namesElementType = []enumfmt.Name{{
+	N: "ElementTypeEnd",
+	V: uint64(0x0),
+}, {
+	N: "ElementTypeVoid",
+	V: uint64(0x1),
+}, {
+	N: "ElementTypeBoolean",
+	V: uint64(0x2),
+}, {
+	N: "ElementTypeChar",
+	V: uint64(0x3),
+}, {
+	N: "ElementTypeI1",
+	V: uint64(0x4),
+}, {
+	N: "ElementTypeU1",
+	V: uint64(0x5),
+}, {
+	N: "ElementTypeI2",
+	V: uint64(0x6),
+}, {
+	N: "ElementTypeU2",
+	V: uint64(0x7),
+}, {
+	N: "ElementTypeI4",
+	V: uint64(0x8),
+}, {
+	N: "ElementTypeU4",
+	V: uint64(0x9),
+}, {
+	N: "ElementTypeI8",
+	V: uint64(0xa),
+}, {
+	N: "ElementTypeU8",
+	V: uint64(0xb),
+}, {
+	N: "ElementTypeR4",
+	V: uint64(0xc),
+}, {
+	N: "ElementTypeR8",
+	V: uint64(0xd),
+}, {
+	N: "ElementTypeString",
+	V: uint64(0xe),
+}, {
+	N: "ElementTypePtr",
+	V: uint64(0xf),
+}, {
+	N: "ElementTypeByref",
+	V: uint64(0x10),
+}, {
+	N: "ElementTypeValuetype",
+	V: uint64(0x11),
+}, {
+	N: "ElementTypeClass",
+	V: uint64(0x12),
+}, {
+	N: "ElementTypeVar",
+	V: uint64(0x13),
+}, {
+	N: "ElementTypeArray",
+	V: uint64(0x14),
+}, {
+	N: "ElementTypeGenericinst",
+	V: uint64(0x15),
+}, {
+	N: "ElementTypeTypedbyref",
+	V: uint64(0x16),
+}, {
+	N: "ElementTypeI",
+	V: uint64(0x18),
+}, {
+	N: "ElementTypeU",
+	V: uint64(0x19),
+}, {
+	N: "ElementTypeFnptr",
+	V: uint64(0x1b),
+}, {
+	N: "ElementTypeObject",
+	V: uint64(0x1c),
+}, {
+	N: "ElementTypeSzarray",
+	V: uint64(0x1d),
+}, {
+	N: "ElementTypeMvar",
+	V: uint64(0x1e),
+}, {
+	N: "ElementTypeCmodReqd",
+	V: uint64(0x1f),
+}, {
+	N: "ElementTypeCmodOpt",
+	V: uint64(0x20),
+}, {
+	N: "ElementTypeInternal",
+	V: uint64(0x21),
+}, {
+	N: "ElementTypeMax",
+	V: uint64(0x22),
+}, {
+	N: "ElementTypeModifier",
+	V: uint64(0x40),
+}, {
+	N: "ElementTypeSentinel",
+	V: uint64(0x41),
+}, {
+	N: "ElementTypePinned",
+	V: uint64(0x45),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v ElementType) String() string {
@@ -800,7 +1472,67 @@ const (
 	SerializationTypeEnum SerializationType = 85
 )
 
-var namesSerializationType = []enumfmt.Name{{uint64(0x0), "SerializationTypeUndefined"}, {uint64(0x2), "SerializationTypeBoolean"}, {uint64(0x3), "SerializationTypeChar"}, {uint64(0x4), "SerializationTypeI1"}, {uint64(0x5), "SerializationTypeU1"}, {uint64(0x6), "SerializationTypeI2"}, {uint64(0x7), "SerializationTypeU2"}, {uint64(0x8), "SerializationTypeI4"}, {uint64(0x9), "SerializationTypeU4"}, {uint64(0xa), "SerializationTypeI8"}, {uint64(0xb), "SerializationTypeU8"}, {uint64(0xc), "SerializationTypeR4"}, {uint64(0xd), "SerializationTypeR8"}, {uint64(0xe), "SerializationTypeString"}, {uint64(0x1d), "SerializationTypeSzarray"}, {uint64(0x50), "SerializationTypeType"}, {uint64(0x51), "SerializationTypeTaggedObject"}, {uint64(0x53), "SerializationTypeField"}, {uint64(0x54), "SerializationTypeProperty"}, {uint64(0x55), "SerializationTypeEnum"}}
+var namesSerializationType = []enumfmt.Name{{
+	N: "SerializationTypeUndefined",
+	V: uint64(0x0),
+}, {
+	N: "SerializationTypeBoolean",
+	V: uint64(0x2),
+}, {
+	N: "SerializationTypeChar",
+	V: uint64(0x3),
+}, {
+	N: "SerializationTypeI1",
+	V: uint64(0x4),
+}, {
+	N: "SerializationTypeU1",
+	V: uint64(0x5),
+}, {
+	N: "SerializationTypeI2",
+	V: uint64(0x6),
+}, {
+	N: "SerializationTypeU2",
+	V: uint64(0x7),
+}, {
+	N: "SerializationTypeI4",
+	V: uint64(0x8),
+}, {
+	N: "SerializationTypeU4",
+	V: uint64(0x9),
+}, {
+	N: "SerializationTypeI8",
+	V: uint64(0xa),
+}, {
+	N: "SerializationTypeU8",
+	V: uint64(0xb),
+}, {
+	N: "SerializationTypeR4",
+	V: uint64(0xc),
+}, {
+	N: "SerializationTypeR8",
+	V: uint64(0xd),
+}, {
+	N: "SerializationTypeString",
+	V: uint64(0xe),
+}, {
+	N: "SerializationTypeSzarray",
+	V: uint64(0x1d),
+}, {
+	N: "SerializationTypeType",
+	V: uint64(0x50),
+}, {
+	N: "SerializationTypeTaggedObject",
+	V: uint64(0x51),
+}, {
+	N: "SerializationTypeField",
+	V: uint64(0x53),
+}, {
+	N: "SerializationTypeProperty",
+	V: uint64(0x54),
+}, {
+	N: "SerializationTypeEnum",
+	V: uint64(0x55),
+}}
 
 // String returns the constant's Go name.
 func (v SerializationType) String() string {
@@ -821,7 +1553,19 @@ const (
 	ImageCeeUnmanagedCallconvFastcall UnmanagedCallingConvention = 4
 )
 
-var namesUnmanagedCallingConvention = []enumfmt.Name{{uint64(0x1), "ImageCeeUnmanagedCallconvC"}, {uint64(0x2), "ImageCeeUnmanagedCallconvStdcall"}, {uint64(0x3), "ImageCeeUnmanagedCallconvThiscall"}, {uint64(0x4), "ImageCeeUnmanagedCallconvFastcall"}}
+var namesUnmanagedCallingConvention = []enumfmt.Name{{
+	N: "ImageCeeUnmanagedCallconvC",
+	V: uint64(0x1),
+}, {
+	N: "ImageCeeUnmanagedCallconvStdcall",
+	V: uint64(0x2),
+}, {
+	N: "ImageCeeUnmanagedCallconvThiscall",
+	V: uint64(0x3),
+}, {
+	N: "ImageCeeUnmanagedCallconvFastcall",
+	V: uint64(0x4),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v UnmanagedCallingConvention) String() string {
@@ -868,7 +1612,58 @@ const (
 	ImageCeeCsCallconvGeneric CallingConvention = 16
 )
 
-var namesCallingConvention = []enumfmt.Name{{uint64(0x0), "ImageCeeCsCallconvDefault"}, {uint64(0x1), "ImageCeeCsCallconvC"}, {uint64(0x2), "ImageCeeCsCallconvStdcall"}, {uint64(0x3), "ImageCeeCsCallconvThiscall"}, {uint64(0x4), "ImageCeeCsCallconvFastcall"}, {uint64(0x5), "ImageCeeCsCallconvVararg"}, {uint64(0x6), "ImageCeeCsCallconvField"}, {uint64(0x7), "ImageCeeCsCallconvLocalSig"}, {uint64(0x8), "ImageCeeCsCallconvProperty"}, {uint64(0x9), "ImageCeeCsCallconvUnmanaged"}, {uint64(0xa), "ImageCeeCsCallconvGenericinst"}, {uint64(0xb), "ImageCeeCsCallconvNativevararg"}, {uint64(0xc), "ImageCeeCsCallconvMax"}, {uint64(0xf), "ImageCeeCsCallconvMask"}, {uint64(0x20), "ImageCeeCsCallconvHasthis"}, {uint64(0x40), "ImageCeeCsCallconvExplicitthis"}, {uint64(0x10), "ImageCeeCsCallconvGeneric"}}
+var namesCallingConvention = []enumfmt.Name{{
+	N: "ImageCeeCsCallconvDefault",
+	V: uint64(0x0),
+}, {
+	N: "ImageCeeCsCallconvC",
+	V: uint64(0x1),
+}, {
+	N: "ImageCeeCsCallconvStdcall",
+	V: uint64(0x2),
+}, {
+	N: "ImageCeeCsCallconvThiscall",
+	V: uint64(0x3),
+}, {
+	N: "ImageCeeCsCallconvFastcall",
+	V: uint64(0x4),
+}, {
+	N: "ImageCeeCsCallconvVararg",
+	V: uint64(0x5),
+}, {
+	N: "ImageCeeCsCallconvField",
+	V: uint64(0x6),
+}, {
+	N: "ImageCeeCsCallconvLocalSig",
+	V: uint64(0x7),
+}, {
+	N: "ImageCeeCsCallconvProperty",
+	V: uint64(0x8),
+}, {
+	N: "ImageCeeCsCallconvUnmanaged",
+	V: uint64(0x9),
+}, {
+	N: "ImageCeeCsCallconvGenericinst",
+	V: uint64(0xa),
+}, {
+	N: "ImageCeeCsCallconvNativevararg",
+	V: uint64(0xb),
+}, {
+	N: "ImageCeeCsCallconvMax",
+	V: uint64(0xc),
+}, {
+	N: "ImageCeeCsCallconvMask",
+	V: uint64(0xf),
+}, {
+	N: "ImageCeeCsCallconvHasthis",
+	V: uint64(0x20),
+}, {
+	N: "ImageCeeCsCallconvExplicitthis",
+	V: uint64(0x40),
+}, {
+	N: "ImageCeeCsCallconvGeneric",
+	V: uint64(0x10),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v CallingConvention) String() string {
@@ -903,7 +1698,40 @@ const (
 	ImageCeeCsByvalue ArgType = 10
 )
 
-var namesArgType = []enumfmt.Name{{uint64(0x0), "ImageCeeCsEnd"}, {uint64(0x1), "ImageCeeCsVoid"}, {uint64(0x2), "ImageCeeCsI4"}, {uint64(0x3), "ImageCeeCsI8"}, {uint64(0x4), "ImageCeeCsR4"}, {uint64(0x5), "ImageCeeCsR8"}, {uint64(0x6), "ImageCeeCsPtr"}, {uint64(0x7), "ImageCeeCsObject"}, {uint64(0x8), "ImageCeeCsStruct4"}, {uint64(0x9), "ImageCeeCsStruct32"}, {uint64(0xa), "ImageCeeCsByvalue"}}
+var namesArgType = []enumfmt.Name{{
+	N: "ImageCeeCsEnd",
+	V: uint64(0x0),
+}, {
+	N: "ImageCeeCsVoid",
+	V: uint64(0x1),
+}, {
+	N: "ImageCeeCsI4",
+	V: uint64(0x2),
+}, {
+	N: "ImageCeeCsI8",
+	V: uint64(0x3),
+}, {
+	N: "ImageCeeCsR4",
+	V: uint64(0x4),
+}, {
+	N: "ImageCeeCsR8",
+	V: uint64(0x5),
+}, {
+	N: "ImageCeeCsPtr",
+	V: uint64(0x6),
+}, {
+	N: "ImageCeeCsObject",
+	V: uint64(0x7),
+}, {
+	N: "ImageCeeCsStruct4",
+	V: uint64(0x8),
+}, {
+	N: "ImageCeeCsStruct32",
+	V: uint64(0x9),
+}, {
+	N: "ImageCeeCsByvalue",
+	V: uint64(0xa),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v ArgType) String() string {
@@ -1012,7 +1840,151 @@ const (
 	NativeTypeMax NativeType = 80
 )
 
-var namesNativeType = []enumfmt.Name{{uint64(0x0), "NativeTypeEnd"}, {uint64(0x1), "NativeTypeVoid"}, {uint64(0x2), "NativeTypeBoolean"}, {uint64(0x3), "NativeTypeI1"}, {uint64(0x4), "NativeTypeU1"}, {uint64(0x5), "NativeTypeI2"}, {uint64(0x6), "NativeTypeU2"}, {uint64(0x7), "NativeTypeI4"}, {uint64(0x8), "NativeTypeU4"}, {uint64(0x9), "NativeTypeI8"}, {uint64(0xa), "NativeTypeU8"}, {uint64(0xb), "NativeTypeR4"}, {uint64(0xc), "NativeTypeR8"}, {uint64(0xd), "NativeTypeSyschar"}, {uint64(0xe), "NativeTypeVariant"}, {uint64(0xf), "NativeTypeCurrency"}, {uint64(0x10), "NativeTypePtr"}, {uint64(0x11), "NativeTypeDecimal"}, {uint64(0x12), "NativeTypeDate"}, {uint64(0x13), "NativeTypeBstr"}, {uint64(0x14), "NativeTypeLpstr"}, {uint64(0x15), "NativeTypeLpwstr"}, {uint64(0x16), "NativeTypeLptstr"}, {uint64(0x17), "NativeTypeFixedsysstring"}, {uint64(0x18), "NativeTypeObjectref"}, {uint64(0x19), "NativeTypeIunknown"}, {uint64(0x1a), "NativeTypeIdispatch"}, {uint64(0x1b), "NativeTypeStruct"}, {uint64(0x1c), "NativeTypeIntf"}, {uint64(0x1d), "NativeTypeSafearray"}, {uint64(0x1e), "NativeTypeFixedarray"}, {uint64(0x1f), "NativeTypeInt"}, {uint64(0x20), "NativeTypeUint"}, {uint64(0x21), "NativeTypeNestedstruct"}, {uint64(0x22), "NativeTypeByvalstr"}, {uint64(0x23), "NativeTypeAnsibstr"}, {uint64(0x24), "NativeTypeTbstr"}, {uint64(0x25), "NativeTypeVariantbool"}, {uint64(0x26), "NativeTypeFunc"}, {uint64(0x28), "NativeTypeAsany"}, {uint64(0x2a), "NativeTypeArray"}, {uint64(0x2b), "NativeTypeLpstruct"}, {uint64(0x2c), "NativeTypeCustommarshaler"}, {uint64(0x2d), "NativeTypeError"}, {uint64(0x2e), "NativeTypeIinspectable"}, {uint64(0x2f), "NativeTypeHstring"}, {uint64(0x30), "NativeTypeLputf8str"}, {uint64(0x50), "NativeTypeMax"}}
+var namesNativeType = []enumfmt.Name{{
+	N: "NativeTypeEnd",
+	V: uint64(0x0),
+}, {
+	N: "NativeTypeVoid",
+	V: uint64(0x1),
+}, {
+	N: "NativeTypeBoolean",
+	V: uint64(0x2),
+}, {
+	N: "NativeTypeI1",
+	V: uint64(0x3),
+}, {
+	N: "NativeTypeU1",
+	V: uint64(0x4),
+}, {
+	N: "NativeTypeI2",
+	V: uint64(0x5),
+}, {
+	N: "NativeTypeU2",
+	V: uint64(0x6),
+}, {
+	N: "NativeTypeI4",
+	V: uint64(0x7),
+}, {
+	N: "NativeTypeU4",
+	V: uint64(0x8),
+}, {
+	N: "NativeTypeI8",
+	V: uint64(0x9),
+}, {
+	N: "NativeTypeU8",
+	V: uint64(0xa),
+}, {
+	N: "NativeTypeR4",
+	V: uint64(0xb),
+}, {
+	N: "NativeTypeR8",
+	V: uint64(0xc),
+}, {
+	N: "NativeTypeSyschar",
+	V: uint64(0xd),
+}, {
+	N: "NativeTypeVariant",
+	V: uint64(0xe),
+}, {
+	N: "NativeTypeCurrency",
+	V: uint64(0xf),
+}, {
+	N: "NativeTypePtr",
+	V: uint64(0x10),
+}, {
+	N: "NativeTypeDecimal",
+	V: uint64(0x11),
+}, {
+	N: "NativeTypeDate",
+	V: uint64(0x12),
+}, {
+	N: "NativeTypeBstr",
+	V: uint64(0x13),
+}, {
+	N: "NativeTypeLpstr",
+	V: uint64(0x14),
+}, {
+	N: "NativeTypeLpwstr",
+	V: uint64(0x15),
+}, {
+	N: "NativeTypeLptstr",
+	V: uint64(0x16),
+}, {
+	N: "NativeTypeFixedsysstring",
+	V: uint64(0x17),
+}, {
+	N: "NativeTypeObjectref",
+	V: uint64(0x18),
+}, {
+	N: "NativeTypeIunknown",
+	V: uint64(0x19),
+}, {
+	N: "NativeTypeIdispatch",
+	V: uint64(0x1a),
+}, {
+	N: "NativeTypeStruct",
+	V: uint64(0x1b),
+}, {
+	N: "NativeTypeIntf",
+	V: uint64(0x1c),
+}, {
+	N: "NativeTypeSafearray",
+	V: uint64(0x1d),
+}, {
+	N: "NativeTypeFixedarray",
+	V: uint64(0x1e),
+}, {
+	N: "NativeTypeInt",
+	V: uint64(0x1f),
+}, {
+	N: "NativeTypeUint",
+	V: uint64(0x20),
+}, {
+	N: "NativeTypeNestedstruct",
+	V: uint64(0x21),
+}, {
+	N: "NativeTypeByvalstr",
+	V: uint64(0x22),
+}, {
+	N: "NativeTypeAnsibstr",
+	V: uint64(0x23),
+}, {
+	N: "NativeTypeTbstr",
+	V: uint64(0x24),
+}, {
+	N: "NativeTypeVariantbool",
+	V: uint64(0x25),
+}, {
+	N: "NativeTypeFunc",
+	V: uint64(0x26),
+}, {
+	N: "NativeTypeAsany",
+	V: uint64(0x28),
+}, {
+	N: "NativeTypeArray",
+	V: uint64(0x2a),
+}, {
+	N: "NativeTypeLpstruct",
+	V: uint64(0x2b),
+}, {
+	N: "NativeTypeCustommarshaler",
+	V: uint64(0x2c),
+}, {
+	N: "NativeTypeError",
+	V: uint64(0x2d),
+}, {
+	N: "NativeTypeIinspectable",
+	V: uint64(0x2e),
+}, {
+	N: "NativeTypeHstring",
+	V: uint64(0x2f),
+}, {
+	N: "NativeTypeLputf8str",
+	V: uint64(0x30),
+}, {
+	N: "NativeTypeMax",
+	V: uint64(0x50),
+}}
 
 // String returns the constant's Go name.
 func (v NativeType) String() string {
@@ -1037,7 +2009,25 @@ const (
 	ILMethodSectMoreSects ILMethodSect = 128
 )
 
-var namesILMethodSect = []enumfmt.Name{{uint64(0x0), "ILMethodSectReserved"}, {uint64(0x1), "ILMethodSectEHTable"}, {uint64(0x2), "ILMethodSectOptILTable"}, {uint64(0x3f), "ILMethodSectKindMask"}, {uint64(0x40), "ILMethodSectFatFormat"}, {uint64(0x80), "ILMethodSectMoreSects"}}
+var namesILMethodSect = []enumfmt.Name{{
+	N: "ILMethodSectReserved",
+	V: uint64(0x0),
+}, {
+	N: "ILMethodSectEHTable",
+	V: uint64(0x1),
+}, {
+	N: "ILMethodSectOptILTable",
+	V: uint64(0x2),
+}, {
+	N: "ILMethodSectKindMask",
+	V: uint64(0x3f),
+}, {
+	N: "ILMethodSectFatFormat",
+	V: uint64(0x40),
+}, {
+	N: "ILMethodSectMoreSects",
+	V: uint64(0x80),
+}}
 
 // String returns the constant's Go name.
 func (v ILMethodSect) String() string {
@@ -1064,7 +2054,22 @@ const (
 	IlexceptionClauseDuplicated ExceptionFlag = 8
 )
 
-var namesExceptionFlag = []enumfmt.Name{{uint64(0x0), "IlexceptionClauseNone"}, {uint64(0x1), "IlexceptionClauseFilter"}, {uint64(0x2), "IlexceptionClauseFinally"}, {uint64(0x4), "IlexceptionClauseFault"}, {uint64(0x8), "IlexceptionClauseDuplicated"}}
+var namesExceptionFlag = []enumfmt.Name{{
+	N: "IlexceptionClauseNone",
+	V: uint64(0x0),
+}, {
+	N: "IlexceptionClauseFilter",
+	V: uint64(0x1),
+}, {
+	N: "IlexceptionClauseFinally",
+	V: uint64(0x2),
+}, {
+	N: "IlexceptionClauseFault",
+	V: uint64(0x4),
+}, {
+	N: "IlexceptionClauseDuplicated",
+	V: uint64(0x8),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v ExceptionFlag) String() string {
@@ -1095,7 +2100,31 @@ const (
 	ILMethodTinyFormat1 ILMethodFlags = 6
 )
 
-var namesILMethodFlags = []enumfmt.Name{{uint64(0x10), "ILMethodInitLocals"}, {uint64(0x8), "ILMethodMoreSects"}, {uint64(0x40), "ILMethodCompressedIL"}, {uint64(0x3), "ILMethodFormatShift"}, {uint64(0x7), "ILMethodFormatMask"}, {uint64(0x2), "ILMethodTinyFormat"}, {uint64(0x0), "ILMethodSmallFormat"}, {uint64(0x6), "ILMethodTinyFormat1"}}
+var namesILMethodFlags = []enumfmt.Name{{
+	N: "ILMethodInitLocals",
+	V: uint64(0x10),
+}, {
+	N: "ILMethodMoreSects",
+	V: uint64(0x8),
+}, {
+	N: "ILMethodCompressedIL",
+	V: uint64(0x40),
+}, {
+	N: "ILMethodFormatShift",
+	V: uint64(0x3),
+}, {
+	N: "ILMethodFormatMask",
+	V: uint64(0x7),
+}, {
+	N: "ILMethodTinyFormat",
+	V: uint64(0x2),
+}, {
+	N: "ILMethodSmallFormat",
+	V: uint64(0x0),
+}, {
+	N: "ILMethodTinyFormat1",
+	V: uint64(0x6),
+}}
 
 // String returns the constant's Go name.
 func (v ILMethodFlags) String() string {
@@ -1162,7 +2191,85 @@ const (
 	MDDupDefault CheckDuplicatesFor = 1058840
 )
 
-var namesCheckDuplicatesFor = []enumfmt.Name{{uint64(0xffffffff), "MDDupAll"}, {uint64(0x0), "MDNoDupChecks"}, {uint64(0x1), "MDDupTypeDef"}, {uint64(0x2), "MDDupInterfaceImpl"}, {uint64(0x4), "MDDupMethodDef"}, {uint64(0x8), "MDDupTypeRef"}, {uint64(0x10), "MDDupMemberRef"}, {uint64(0x20), "MDDupCustomAttribute"}, {uint64(0x40), "MDDupParamDef"}, {uint64(0x80), "MDDupPermission"}, {uint64(0x100), "MDDupProperty"}, {uint64(0x200), "MDDupEvent"}, {uint64(0x400), "MDDupFieldDef"}, {uint64(0x800), "MDDupSignature"}, {uint64(0x1000), "MDDupModuleRef"}, {uint64(0x2000), "MDDupTypeSpec"}, {uint64(0x4000), "MDDupImplMap"}, {uint64(0x8000), "MDDupAssemblyRef"}, {uint64(0x10000), "MDDupFile"}, {uint64(0x20000), "MDDupExportedType"}, {uint64(0x40000), "MDDupManifestResource"}, {uint64(0x80000), "MDDupGenericParam"}, {uint64(0x100000), "MDDupMethodSpec"}, {uint64(0x200000), "MDDupGenericParamConstraint"}, {uint64(0x10000000), "MDDupAssembly"}, {uint64(0x102818), "MDDupDefault"}}
+var namesCheckDuplicatesFor = []enumfmt.Name{{
+	N: "MDDupAll",
+	V: uint64(0xffffffff),
+}, {
+	N: "MDNoDupChecks",
+	V: uint64(0x0),
+}, {
+	N: "MDDupTypeDef",
+	V: uint64(0x1),
+}, {
+	N: "MDDupInterfaceImpl",
+	V: uint64(0x2),
+}, {
+	N: "MDDupMethodDef",
+	V: uint64(0x4),
+}, {
+	N: "MDDupTypeRef",
+	V: uint64(0x8),
+}, {
+	N: "MDDupMemberRef",
+	V: uint64(0x10),
+}, {
+	N: "MDDupCustomAttribute",
+	V: uint64(0x20),
+}, {
+	N: "MDDupParamDef",
+	V: uint64(0x40),
+}, {
+	N: "MDDupPermission",
+	V: uint64(0x80),
+}, {
+	N: "MDDupProperty",
+	V: uint64(0x100),
+}, {
+	N: "MDDupEvent",
+	V: uint64(0x200),
+}, {
+	N: "MDDupFieldDef",
+	V: uint64(0x400),
+}, {
+	N: "MDDupSignature",
+	V: uint64(0x800),
+}, {
+	N: "MDDupModuleRef",
+	V: uint64(0x1000),
+}, {
+	N: "MDDupTypeSpec",
+	V: uint64(0x2000),
+}, {
+	N: "MDDupImplMap",
+	V: uint64(0x4000),
+}, {
+	N: "MDDupAssemblyRef",
+	V: uint64(0x8000),
+}, {
+	N: "MDDupFile",
+	V: uint64(0x10000),
+}, {
+	N: "MDDupExportedType",
+	V: uint64(0x20000),
+}, {
+	N: "MDDupManifestResource",
+	V: uint64(0x40000),
+}, {
+	N: "MDDupGenericParam",
+	V: uint64(0x80000),
+}, {
+	N: "MDDupMethodSpec",
+	V: uint64(0x100000),
+}, {
+	N: "MDDupGenericParamConstraint",
+	V: uint64(0x200000),
+}, {
+	N: "MDDupAssembly",
+	V: uint64(0x10000000),
+}, {
+	N: "MDDupDefault",
+	V: uint64(0x102818),
+}}
 
 // String returns the constant's Go name.
 func (v CheckDuplicatesFor) String() string {
@@ -1185,7 +2292,22 @@ const (
 	MDMemberRefToDef RefToDefCheck = 2
 )
 
-var namesRefToDefCheck = []enumfmt.Name{{uint64(0x3), "MDRefToDefDefault"}, {uint64(0xffffffff), "MDRefToDefAll"}, {uint64(0x0), "MDRefToDefNone"}, {uint64(0x1), "MDTypeRefToDef"}, {uint64(0x2), "MDMemberRefToDef"}}
+var namesRefToDefCheck = []enumfmt.Name{{
+	N: "MDRefToDefDefault",
+	V: uint64(0x3),
+}, {
+	N: "MDRefToDefAll",
+	V: uint64(0xffffffff),
+}, {
+	N: "MDRefToDefNone",
+	V: uint64(0x0),
+}, {
+	N: "MDTypeRefToDef",
+	V: uint64(0x1),
+}, {
+	N: "MDMemberRefToDef",
+	V: uint64(0x2),
+}}
 
 // String returns the constant's Go name.
 func (v RefToDefCheck) String() string {
@@ -1244,7 +2366,76 @@ const (
 	MDNotifyResource NotificationForTokenMovement = 134217728
 )
 
-var namesNotificationForTokenMovement = []enumfmt.Name{{uint64(0xf), "MDNotifyDefault"}, {uint64(0xffffffff), "MDNotifyAll"}, {uint64(0x0), "MDNotifyNone"}, {uint64(0x1), "MDNotifyMethodDef"}, {uint64(0x2), "MDNotifyMemberRef"}, {uint64(0x4), "MDNotifyFieldDef"}, {uint64(0x8), "MDNotifyTypeRef"}, {uint64(0x10), "MDNotifyTypeDef"}, {uint64(0x20), "MDNotifyParamDef"}, {uint64(0x40), "MDNotifyInterfaceImpl"}, {uint64(0x80), "MDNotifyProperty"}, {uint64(0x100), "MDNotifyEvent"}, {uint64(0x200), "MDNotifySignature"}, {uint64(0x400), "MDNotifyTypeSpec"}, {uint64(0x800), "MDNotifyCustomAttribute"}, {uint64(0x1000), "MDNotifySecurityValue"}, {uint64(0x2000), "MDNotifyPermission"}, {uint64(0x4000), "MDNotifyModuleRef"}, {uint64(0x8000), "MDNotifyNameSpace"}, {uint64(0x1000000), "MDNotifyAssemblyRef"}, {uint64(0x2000000), "MDNotifyFile"}, {uint64(0x4000000), "MDNotifyExportedType"}, {uint64(0x8000000), "MDNotifyResource"}}
+var namesNotificationForTokenMovement = []enumfmt.Name{{
+	N: "MDNotifyDefault",
+	V: uint64(0xf),
+}, {
+	N: "MDNotifyAll",
+	V: uint64(0xffffffff),
+}, {
+	N: "MDNotifyNone",
+	V: uint64(0x0),
+}, {
+	N: "MDNotifyMethodDef",
+	V: uint64(0x1),
+}, {
+	N: "MDNotifyMemberRef",
+	V: uint64(0x2),
+}, {
+	N: "MDNotifyFieldDef",
+	V: uint64(0x4),
+}, {
+	N: "MDNotifyTypeRef",
+	V: uint64(0x8),
+}, {
+	N: "MDNotifyTypeDef",
+	V: uint64(0x10),
+}, {
+	N: "MDNotifyParamDef",
+	V: uint64(0x20),
+}, {
+	N: "MDNotifyInterfaceImpl",
+	V: uint64(0x40),
+}, {
+	N: "MDNotifyProperty",
+	V: uint64(0x80),
+}, {
+	N: "MDNotifyEvent",
+	V: uint64(0x100),
+}, {
+	N: "MDNotifySignature",
+	V: uint64(0x200),
+}, {
+	N: "MDNotifyTypeSpec",
+	V: uint64(0x400),
+}, {
+	N: "MDNotifyCustomAttribute",
+	V: uint64(0x800),
+}, {
+	N: "MDNotifySecurityValue",
+	V: uint64(0x1000),
+}, {
+	N: "MDNotifyPermission",
+	V: uint64(0x2000),
+}, {
+	N: "MDNotifyModuleRef",
+	V: uint64(0x4000),
+}, {
+	N: "MDNotifyNameSpace",
+	V: uint64(0x8000),
+}, {
+	N: "MDNotifyAssemblyRef",
+	V: uint64(0x1000000),
+}, {
+	N: "MDNotifyFile",
+	V: uint64(0x2000000),
+}, {
+	N: "MDNotifyExportedType",
+	V: uint64(0x4000000),
+}, {
+	N: "MDNotifyResource",
+	V: uint64(0x8000000),
+}}
 
 // String returns the constant's Go name.
 func (v NotificationForTokenMovement) String() string {
@@ -1273,7 +2464,25 @@ const (
 	MDUpdateMask SetEnc = 7
 )
 
-var namesSetEnc = []enumfmt.Name{{uint64(0x1), "MDSetEncOn"}, {uint64(0x2), "MDSetEncOff"}, {uint64(0x3), "MDUpdateExtension"}, {uint64(0x4), "MDUpdateIncremental"}, {uint64(0x5), "MDUpdateDelta"}, {uint64(0x7), "MDUpdateMask"}}
+var namesSetEnc = []enumfmt.Name{{
+	N: "MDSetEncOn",
+	V: uint64(0x1),
+}, {
+	N: "MDSetEncOff",
+	V: uint64(0x2),
+}, {
+	N: "MDUpdateExtension",
+	V: uint64(0x3),
+}, {
+	N: "MDUpdateIncremental",
+	V: uint64(0x4),
+}, {
+	N: "MDUpdateDelta",
+	V: uint64(0x5),
+}, {
+	N: "MDUpdateMask",
+	V: uint64(0x7),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v SetEnc) String() string {
@@ -1302,7 +2511,28 @@ const (
 	MDEventOutOfOrder ErrorIfEmitOutOfOrder = 16
 )
 
-var namesErrorIfEmitOutOfOrder = []enumfmt.Name{{uint64(0x0), "MDErrorOutOfOrderDefault"}, {uint64(0xffffffff), "MDErrorOutOfOrderAll"}, {uint64(0x1), "MDMethodOutOfOrder"}, {uint64(0x2), "MDFieldOutOfOrder"}, {uint64(0x4), "MDParamOutOfOrder"}, {uint64(0x8), "MDPropertyOutOfOrder"}, {uint64(0x10), "MDEventOutOfOrder"}}
+var namesErrorIfEmitOutOfOrder = []enumfmt.Name{{
+	N: "MDErrorOutOfOrderDefault",
+	V: uint64(0x0),
+}, {
+	N: "MDErrorOutOfOrderAll",
+	V: uint64(0xffffffff),
+}, {
+	N: "MDMethodOutOfOrder",
+	V: uint64(0x1),
+}, {
+	N: "MDFieldOutOfOrder",
+	V: uint64(0x2),
+}, {
+	N: "MDParamOutOfOrder",
+	V: uint64(0x4),
+}, {
+	N: "MDPropertyOutOfOrder",
+	V: uint64(0x8),
+}, {
+	N: "MDEventOutOfOrder",
+	V: uint64(0x10),
+}}
 
 // String returns the constant's Go name.
 func (v ErrorIfEmitOutOfOrder) String() string {
@@ -1333,7 +2563,34 @@ const (
 	MDImportOptionAllExportedTypes ImportOptions = 64
 )
 
-var namesImportOptions = []enumfmt.Name{{uint64(0x0), "MDImportOptionDefault"}, {uint64(0xffffffff), "MDImportOptionAll"}, {uint64(0x1), "MDImportOptionAllTypeDefs"}, {uint64(0x2), "MDImportOptionAllMethodDefs"}, {uint64(0x4), "MDImportOptionAllFieldDefs"}, {uint64(0x8), "MDImportOptionAllProperties"}, {uint64(0x10), "MDImportOptionAllEvents"}, {uint64(0x20), "MDImportOptionAllCustomAttributes"}, {uint64(0x40), "MDImportOptionAllExportedTypes"}}
+var namesImportOptions = []enumfmt.Name{{
+	N: "MDImportOptionDefault",
+	V: uint64(0x0),
+}, {
+	N: "MDImportOptionAll",
+	V: uint64(0xffffffff),
+}, {
+	N: "MDImportOptionAllTypeDefs",
+	V: uint64(0x1),
+}, {
+	N: "MDImportOptionAllMethodDefs",
+	V: uint64(0x2),
+}, {
+	N: "MDImportOptionAllFieldDefs",
+	V: uint64(0x4),
+}, {
+	N: "MDImportOptionAllProperties",
+	V: uint64(0x8),
+}, {
+	N: "MDImportOptionAllEvents",
+	V: uint64(0x10),
+}, {
+	N: "MDImportOptionAllCustomAttributes",
+	V: uint64(0x20),
+}, {
+	N: "MDImportOptionAllExportedTypes",
+	V: uint64(0x40),
+}}
 
 // String returns the constant's Go name.
 func (v ImportOptions) String() string {
@@ -1352,7 +2609,13 @@ const (
 	MDThreadSafetyOn ThreadSafetyOptions = 1
 )
 
-var namesThreadSafetyOptions = []enumfmt.Name{{uint64(0x0), "MDThreadSafetyDefault"}, {uint64(0x1), "MDThreadSafetyOn"}}
+var namesThreadSafetyOptions = []enumfmt.Name{{
+	N: "MDThreadSafetyDefault",
+	V: uint64(0x0),
+}, {
+	N: "MDThreadSafetyOn",
+	V: uint64(0x1),
+}}
 
 // String returns the constant's Go name.
 func (v ThreadSafetyOptions) String() string {
@@ -1369,7 +2632,13 @@ const (
 	MDNetModule LinkerOptions = 1
 )
 
-var namesLinkerOptions = []enumfmt.Name{{uint64(0x0), "MDAssembly"}, {uint64(0x1), "MDNetModule"}}
+var namesLinkerOptions = []enumfmt.Name{{
+	N: "MDAssembly",
+	V: uint64(0x0),
+}, {
+	N: "MDNetModule",
+	V: uint64(0x1),
+}}
 
 // String returns the constant's Go name.
 func (v LinkerOptions) String() string {
@@ -1392,7 +2661,22 @@ const (
 	MergeExportedTypes MergeFlags = 8
 )
 
-var namesMergeFlags = []enumfmt.Name{{uint64(0x0), "MergeFlagsNone"}, {uint64(0x1), "MergeManifest"}, {uint64(0x2), "DropMemberRefCAs"}, {uint64(0x4), "NoDupCheck"}, {uint64(0x8), "MergeExportedTypes"}}
+var namesMergeFlags = []enumfmt.Name{{
+	N: "MergeFlagsNone",
+	V: uint64(0x0),
+}, {
+	N: "MergeManifest",
+	V: uint64(0x1),
+}, {
+	N: "DropMemberRefCAs",
+	V: uint64(0x2),
+}, {
+	N: "NoDupCheck",
+	V: uint64(0x4),
+}, {
+	N: "MergeExportedTypes",
+	V: uint64(0x8),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v MergeFlags) String() string {
@@ -1411,7 +2695,16 @@ const (
 	MDPreserveLocalMemberRef LocalRefPreservation = 2
 )
 
-var namesLocalRefPreservation = []enumfmt.Name{{uint64(0x0), "MDPreserveLocalRefsNone"}, {uint64(0x1), "MDPreserveLocalTypeRef"}, {uint64(0x2), "MDPreserveLocalMemberRef"}}
+var namesLocalRefPreservation = []enumfmt.Name{{
+	N: "MDPreserveLocalRefsNone",
+	V: uint64(0x0),
+}, {
+	N: "MDPreserveLocalTypeRef",
+	V: uint64(0x1),
+}, {
+	N: "MDPreserveLocalMemberRef",
+	V: uint64(0x2),
+}}
 
 // String returns the constant's Go name.
 func (v LocalRefPreservation) String() string {
@@ -1480,7 +2773,91 @@ const (
 	MdtBaseType TokenType = 1912602624
 )
 
-var namesTokenType = []enumfmt.Name{{uint64(0x0), "MdtModule"}, {uint64(0x1000000), "MdtTypeRef"}, {uint64(0x2000000), "MdtTypeDef"}, {uint64(0x4000000), "MdtFieldDef"}, {uint64(0x6000000), "MdtMethodDef"}, {uint64(0x8000000), "MdtParamDef"}, {uint64(0x9000000), "MdtInterfaceImpl"}, {uint64(0xa000000), "MdtMemberRef"}, {uint64(0xc000000), "MdtCustomAttribute"}, {uint64(0xe000000), "MdtPermission"}, {uint64(0x11000000), "MdtSignature"}, {uint64(0x14000000), "MdtEvent"}, {uint64(0x17000000), "MdtProperty"}, {uint64(0x19000000), "MdtMethodImpl"}, {uint64(0x1a000000), "MdtModuleRef"}, {uint64(0x1b000000), "MdtTypeSpec"}, {uint64(0x20000000), "MdtAssembly"}, {uint64(0x23000000), "MdtAssemblyRef"}, {uint64(0x26000000), "MdtFile"}, {uint64(0x27000000), "MdtExportedType"}, {uint64(0x28000000), "MdtManifestResource"}, {uint64(0x29000000), "MdtNestedClass"}, {uint64(0x2a000000), "MdtGenericParam"}, {uint64(0x2b000000), "MdtMethodSpec"}, {uint64(0x2c000000), "MdtGenericParamConstraint"}, {uint64(0x70000000), "MdtString"}, {uint64(0x71000000), "MdtName"}, {uint64(0x72000000), "MdtBaseType"}}
+var namesTokenType = []enumfmt.Name{{
+	N: "MdtModule",
+	V: uint64(0x0),
+}, {
+	N: "MdtTypeRef",
+	V: uint64(0x1000000),
+}, {
+	N: "MdtTypeDef",
+	V: uint64(0x2000000),
+}, {
+	N: "MdtFieldDef",
+	V: uint64(0x4000000),
+}, {
+	N: "MdtMethodDef",
+	V: uint64(0x6000000),
+}, {
+	N: "MdtParamDef",
+	V: uint64(0x8000000),
+}, {
+	N: "MdtInterfaceImpl",
+	V: uint64(0x9000000),
+}, {
+	N: "MdtMemberRef",
+	V: uint64(0xa000000),
+}, {
+	N: "MdtCustomAttribute",
+	V: uint64(0xc000000),
+}, {
+	N: "MdtPermission",
+	V: uint64(0xe000000),
+}, {
+	N: "MdtSignature",
+	V: uint64(0x11000000),
+}, {
+	N: "MdtEvent",
+	V: uint64(0x14000000),
+}, {
+	N: "MdtProperty",
+	V: uint64(0x17000000),
+}, {
+	N: "MdtMethodImpl",
+	V: uint64(0x19000000),
+}, {
+	N: "MdtModuleRef",
+	V: uint64(0x1a000000),
+}, {
+	N: "MdtTypeSpec",
+	V: uint64(0x1b000000),
+}, {
+	N: "MdtAssembly",
+	V: uint64(0x20000000),
+}, {
+	N: "MdtAssemblyRef",
+	V: uint64(0x23000000),
+}, {
+	N: "MdtFile",
+	V: uint64(0x26000000),
+}, {
+	N: "MdtExportedType",
+	V: uint64(0x27000000),
+}, {
+	N: "MdtManifestResource",
+	V: uint64(0x28000000),
+}, {
+	N: "MdtNestedClass",
+	V: uint64(0x29000000),
+}, {
+	N: "MdtGenericParam",
+	V: uint64(0x2a000000),
+}, {
+	N: "MdtMethodSpec",
+	V: uint64(0x2b000000),
+}, {
+	N: "MdtGenericParamConstraint",
+	V: uint64(0x2c000000),
+}, {
+	N: "MdtString",
+	V: uint64(0x70000000),
+}, {
+	N: "MdtName",
+	V: uint64(0x71000000),
+}, {
+	N: "MdtBaseType",
+	V: uint64(0x72000000),
+}}
 
 // String returns the constant's Go name.
 func (v TokenType) String() string {
@@ -1517,7 +2894,40 @@ const (
 	OfReserved OpenFlags = 4294963008
 )
 
-var namesOpenFlags = []enumfmt.Name{{uint64(0x0), "OfRead"}, {uint64(0x1), "OfWrite"}, {uint64(0x2), "OfCopyMemory"}, {uint64(0x10), "OfReadOnly"}, {uint64(0x20), "OfTakeOwnership"}, {uint64(0x80), "OfNoTypeLib"}, {uint64(0x1000), "OfNoTransform"}, {uint64(0x100), "OfReserved1"}, {uint64(0x200), "OfReserved2"}, {uint64(0x400), "OfReserved3"}, {uint64(0xffffef40), "OfReserved"}}
+var namesOpenFlags = []enumfmt.Name{{
+	N: "OfRead",
+	V: uint64(0x0),
+}, {
+	N: "OfWrite",
+	V: uint64(0x1),
+}, {
+	N: "OfCopyMemory",
+	V: uint64(0x2),
+}, {
+	N: "OfReadOnly",
+	V: uint64(0x10),
+}, {
+	N: "OfTakeOwnership",
+	V: uint64(0x20),
+}, {
+	N: "OfNoTypeLib",
+	V: uint64(0x80),
+}, {
+	N: "OfNoTransform",
+	V: uint64(0x1000),
+}, {
+	N: "OfReserved1",
+	V: uint64(0x100),
+}, {
+	N: "OfReserved2",
+	V: uint64(0x200),
+}, {
+	N: "OfReserved3",
+	V: uint64(0x400),
+}, {
+	N: "OfReserved",
+	V: uint64(0xffffef40),
+}}
 
 // String returns the constant's Go name.
 func (v OpenFlags) String() string {
@@ -1534,7 +2944,13 @@ const (
 	FmExecutableImage FileMapping = 1
 )
 
-var namesFileMapping = []enumfmt.Name{{uint64(0x0), "FmFlat"}, {uint64(0x1), "FmExecutableImage"}}
+var namesFileMapping = []enumfmt.Name{{
+	N: "FmFlat",
+	V: uint64(0x0),
+}, {
+	N: "FmExecutableImage",
+	V: uint64(0x1),
+}}
 
 // String returns the constant's Go name.
 func (v FileMapping) String() string {
@@ -1579,7 +2995,55 @@ const (
 	CatClassMembers AttributeTargets = 6140
 )
 
-var namesAttributeTargets = []enumfmt.Name{{uint64(0x1), "CatAssembly"}, {uint64(0x2), "CatModule"}, {uint64(0x4), "CatClass"}, {uint64(0x8), "CatStruct"}, {uint64(0x10), "CatEnum"}, {uint64(0x20), "CatConstructor"}, {uint64(0x40), "CatMethod"}, {uint64(0x80), "CatProperty"}, {uint64(0x100), "CatField"}, {uint64(0x200), "CatEvent"}, {uint64(0x400), "CatInterface"}, {uint64(0x800), "CatParameter"}, {uint64(0x1000), "CatDelegate"}, {uint64(0x4000), "CatGenericParameter"}, {uint64(0x5fff), "CatAll"}, {uint64(0x17fc), "CatClassMembers"}}
+var namesAttributeTargets = []enumfmt.Name{{
+	N: "CatAssembly",
+	V: uint64(0x1),
+}, {
+	N: "CatModule",
+	V: uint64(0x2),
+}, {
+	N: "CatClass",
+	V: uint64(0x4),
+}, {
+	N: "CatStruct",
+	V: uint64(0x8),
+}, {
+	N: "CatEnum",
+	V: uint64(0x10),
+}, {
+	N: "CatConstructor",
+	V: uint64(0x20),
+}, {
+	N: "CatMethod",
+	V: uint64(0x40),
+}, {
+	N: "CatProperty",
+	V: uint64(0x80),
+}, {
+	N: "CatField",
+	V: uint64(0x100),
+}, {
+	N: "CatEvent",
+	V: uint64(0x200),
+}, {
+	N: "CatInterface",
+	V: uint64(0x400),
+}, {
+	N: "CatParameter",
+	V: uint64(0x800),
+}, {
+	N: "CatDelegate",
+	V: uint64(0x1000),
+}, {
+	N: "CatGenericParameter",
+	V: uint64(0x4000),
+}, {
+	N: "CatAll",
+	V: uint64(0x5fff),
+}, {
+	N: "CatClassMembers",
+	V: uint64(0x17fc),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v AttributeTargets) String() string {
@@ -1594,7 +3058,10 @@ const (
 	CompilationRelaxationsNoStringInterning CompilationRelaxationEnum = 8
 )
 
-var namesCompilationRelaxationEnum = []enumfmt.Name{{uint64(0x8), "CompilationRelaxationsNoStringInterning"}}
+var namesCompilationRelaxationEnum = []enumfmt.Name{{
+	N: "CompilationRelaxationsNoStringInterning",
+	V: uint64(0x8),
+}}
 
 // String returns the constant's Go name.
 func (v CompilationRelaxationEnum) String() string {
@@ -1615,7 +3082,19 @@ const (
 	NGenNever NGenHintEnum = 3
 )
 
-var namesNGenHintEnum = []enumfmt.Name{{uint64(0x0), "NGenDefault"}, {uint64(0x1), "NGenEager"}, {uint64(0x2), "NGenLazy"}, {uint64(0x3), "NGenNever"}}
+var namesNGenHintEnum = []enumfmt.Name{{
+	N: "NGenDefault",
+	V: uint64(0x0),
+}, {
+	N: "NGenEager",
+	V: uint64(0x1),
+}, {
+	N: "NGenLazy",
+	V: uint64(0x2),
+}, {
+	N: "NGenNever",
+	V: uint64(0x3),
+}}
 
 // String returns the constant's Go name.
 func (v NGenHintEnum) String() string {
@@ -1636,7 +3115,19 @@ const (
 	LoadNever LoadHintEnum = 3
 )
 
-var namesLoadHintEnum = []enumfmt.Name{{uint64(0x0), "LoadDefault"}, {uint64(0x1), "LoadAlways"}, {uint64(0x2), "LoadSometimes"}, {uint64(0x3), "LoadNever"}}
+var namesLoadHintEnum = []enumfmt.Name{{
+	N: "LoadDefault",
+	V: uint64(0x0),
+}, {
+	N: "LoadAlways",
+	V: uint64(0x1),
+}, {
+	N: "LoadSometimes",
+	V: uint64(0x2),
+}, {
+	N: "LoadNever",
+	V: uint64(0x3),
+}}
 
 // String returns the constant's Go name.
 func (v LoadHintEnum) String() string {
@@ -1655,7 +3146,16 @@ const (
 	CssDiscardTransientCAs SaveSize = 2
 )
 
-var namesSaveSize = []enumfmt.Name{{uint64(0x0), "CssAccurate"}, {uint64(0x1), "CssQuick"}, {uint64(0x2), "CssDiscardTransientCAs"}}
+var namesSaveSize = []enumfmt.Name{{
+	N: "CssAccurate",
+	V: uint64(0x0),
+}, {
+	N: "CssQuick",
+	V: uint64(0x1),
+}, {
+	N: "CssDiscardTransientCAs",
+	V: uint64(0x2),
+}}
 
 // String returns the constant's Go name.
 func (v SaveSize) String() string {
@@ -1672,7 +3172,13 @@ const (
 	NtaReserved NativeTypeArrayFlags = 65534
 )
 
-var namesNativeTypeArrayFlags = []enumfmt.Name{{uint64(0x1), "NtaSizeParamIndexSpecified"}, {uint64(0xfffe), "NtaReserved"}}
+var namesNativeTypeArrayFlags = []enumfmt.Name{{
+	N: "NtaSizeParamIndexSpecified",
+	V: uint64(0x1),
+}, {
+	N: "NtaReserved",
+	V: uint64(0xfffe),
+}}
 
 // String returns the constant's Go name.
 func (v NativeTypeArrayFlags) String() string {
@@ -1695,7 +3201,22 @@ const (
 	CorinfoHfaElemVector128 InfoHfaElemType = 4
 )
 
-var namesInfoHfaElemType = []enumfmt.Name{{uint64(0x0), "CorinfoHfaElemNone"}, {uint64(0x1), "CorinfoHfaElemFloat"}, {uint64(0x2), "CorinfoHfaElemDouble"}, {uint64(0x3), "CorinfoHfaElemVector64"}, {uint64(0x4), "CorinfoHfaElemVector128"}}
+var namesInfoHfaElemType = []enumfmt.Name{{
+	N: "CorinfoHfaElemNone",
+	V: uint64(0x0),
+}, {
+	N: "CorinfoHfaElemFloat",
+	V: uint64(0x1),
+}, {
+	N: "CorinfoHfaElemDouble",
+	V: uint64(0x2),
+}, {
+	N: "CorinfoHfaElemVector64",
+	V: uint64(0x3),
+}, {
+	N: "CorinfoHfaElemVector128",
+	V: uint64(0x4),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v InfoHfaElemType) String() string {

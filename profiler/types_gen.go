@@ -73,7 +73,16 @@ const (
 	Epilog DebugILToNativeMappingTypes = -3
 )
 
-var namesDebugILToNativeMappingTypes = []enumfmt.Name{{uint64(0xffffffff), "NoMapping"}, {uint64(0xfffffffe), "Prolog"}, {uint64(0xfffffffd), "Epilog"}}
+var namesDebugILToNativeMappingTypes = []enumfmt.Name{{
+	N: "NoMapping",
+	V: uint64(0xffffffff),
+}, {
+	N: "Prolog",
+	V: uint64(0xfffffffe),
+}, {
+	N: "Epilog",
+	V: uint64(0xfffffffd),
+}}
 
 // String returns the constant's Go name.
 func (v DebugILToNativeMappingTypes) String() string {
@@ -92,7 +101,16 @@ const (
 	SnapshotX86Optimized SnapshotInfo = 2
 )
 
-var namesSnapshotInfo = []enumfmt.Name{{uint64(0x0), "SnapshotDefault"}, {uint64(0x1), "SnapshotRegisterContext"}, {uint64(0x2), "SnapshotX86Optimized"}}
+var namesSnapshotInfo = []enumfmt.Name{{
+	N: "SnapshotDefault",
+	V: uint64(0x0),
+}, {
+	N: "SnapshotRegisterContext",
+	V: uint64(0x1),
+}, {
+	N: "SnapshotX86Optimized",
+	V: uint64(0x2),
+}}
 
 // String returns the constant's Go name.
 func (v SnapshotInfo) String() string {
@@ -115,7 +133,22 @@ const (
 	FieldRVAStatic StaticType = 8
 )
 
-var namesStaticType = []enumfmt.Name{{uint64(0x0), "FieldNotAStatic"}, {uint64(0x1), "FieldAppDomainStatic"}, {uint64(0x2), "FieldThreadStatic"}, {uint64(0x4), "FieldContextStatic"}, {uint64(0x8), "FieldRVAStatic"}}
+var namesStaticType = []enumfmt.Name{{
+	N: "FieldNotAStatic",
+	V: uint64(0x0),
+}, {
+	N: "FieldAppDomainStatic",
+	V: uint64(0x1),
+}, {
+	N: "FieldThreadStatic",
+	V: uint64(0x2),
+}, {
+	N: "FieldContextStatic",
+	V: uint64(0x4),
+}, {
+	N: "FieldRVAStatic",
+	V: uint64(0x8),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v StaticType) String() string {
@@ -206,7 +239,124 @@ const (
 	MonitorImmutable Monitor = 4002991104
 )
 
-var namesMonitor = []enumfmt.Name{{uint64(0x0), "MonitorNone"}, {uint64(0x1), "MonitorFunctionUnloads"}, {uint64(0x2), "MonitorClassLoads"}, {uint64(0x4), "MonitorModuleLoads"}, {uint64(0x8), "MonitorAssemblyLoads"}, {uint64(0x10), "MonitorAppdomainLoads"}, {uint64(0x20), "MonitorJITCompilation"}, {uint64(0x40), "MonitorExceptions"}, {uint64(0x80), "MonitorGC"}, {uint64(0x100), "MonitorObjectAllocated"}, {uint64(0x200), "MonitorThreads"}, {uint64(0x400), "MonitorRemoting"}, {uint64(0x800), "MonitorCodeTransitions"}, {uint64(0x1000), "MonitorEnterleave"}, {uint64(0x2000), "MonitorCCW"}, {uint64(0x4400), "MonitorRemotingCookie"}, {uint64(0x8400), "MonitorRemotingAsync"}, {uint64(0x10000), "MonitorSuspends"}, {uint64(0x20000), "MonitorCacheSearches"}, {uint64(0x40000), "EnableReJIT"}, {uint64(0x80000), "EnableInprocDebugging"}, {uint64(0x100000), "EnableJITMaps"}, {uint64(0x200000), "DisableInlining"}, {uint64(0x400000), "DisableOptimizations"}, {uint64(0x800000), "EnableObjectAllocated"}, {uint64(0x1000000), "MonitorCLRExceptions"}, {uint64(0x107ffff), "MonitorAll"}, {uint64(0x2000000), "EnableFunctionArgs"}, {uint64(0x4000000), "EnableFunctionRetval"}, {uint64(0x8000000), "EnableFrameInfo"}, {uint64(0x10000000), "EnableStackSnapshot"}, {uint64(0x20000000), "UseProfileImages"}, {uint64(0x40000000), "DisableTransparencyChecksUnderFullTrust"}, {uint64(0x80000000), "DisableAllNGenImages"}, {uint64(0x8fffffff), "All"}, {uint64(0x20001800), "RequireProfileImage"}, {uint64(0x106502fe), "AllowableAfterAttach"}, {uint64(0xb1e32b7f), "AllowableNotificationProfiler"}, {uint64(0xee98cc00), "MonitorImmutable"}}
+var namesMonitor = []enumfmt.Name{{
+	N: "MonitorNone",
+	V: uint64(0x0),
+}, {
+	N: "MonitorFunctionUnloads",
+	V: uint64(0x1),
+}, {
+	N: "MonitorClassLoads",
+	V: uint64(0x2),
+}, {
+	N: "MonitorModuleLoads",
+	V: uint64(0x4),
+}, {
+	N: "MonitorAssemblyLoads",
+	V: uint64(0x8),
+}, {
+	N: "MonitorAppdomainLoads",
+	V: uint64(0x10),
+}, {
+	N: "MonitorJITCompilation",
+	V: uint64(0x20),
+}, {
+	N: "MonitorExceptions",
+	V: uint64(0x40),
+}, {
+	N: "MonitorGC",
+	V: uint64(0x80),
+}, {
+	N: "MonitorObjectAllocated",
+	V: uint64(0x100),
+}, {
+	N: "MonitorThreads",
+	V: uint64(0x200),
+}, {
+	N: "MonitorRemoting",
+	V: uint64(0x400),
+}, {
+	N: "MonitorCodeTransitions",
+	V: uint64(0x800),
+}, {
+	N: "MonitorEnterleave",
+	V: uint64(0x1000),
+}, {
+	N: "MonitorCCW",
+	V: uint64(0x2000),
+}, {
+	N: "MonitorRemotingCookie",
+	V: uint64(0x4400),
+}, {
+	N: "MonitorRemotingAsync",
+	V: uint64(0x8400),
+}, {
+	N: "MonitorSuspends",
+	V: uint64(0x10000),
+}, {
+	N: "MonitorCacheSearches",
+	V: uint64(0x20000),
+}, {
+	N: "EnableReJIT",
+	V: uint64(0x40000),
+}, {
+	N: "EnableInprocDebugging",
+	V: uint64(0x80000),
+}, {
+	N: "EnableJITMaps",
+	V: uint64(0x100000),
+}, {
+	N: "DisableInlining",
+	V: uint64(0x200000),
+}, {
+	N: "DisableOptimizations",
+	V: uint64(0x400000),
+}, {
+	N: "EnableObjectAllocated",
+	V: uint64(0x800000),
+}, {
+	N: "MonitorCLRExceptions",
+	V: uint64(0x1000000),
+}, {
+	N: "MonitorAll",
+	V: uint64(0x107ffff),
+}, {
+	N: "EnableFunctionArgs",
+	V: uint64(0x2000000),
+}, {
+	N: "EnableFunctionRetval",
+	V: uint64(0x4000000),
+}, {
+	N: "EnableFrameInfo",
+	V: uint64(0x8000000),
+}, {
+	N: "EnableStackSnapshot",
+	V: uint64(0x10000000),
+}, {
+	N: "UseProfileImages",
+	V: uint64(0x20000000),
+}, {
+	N: "DisableTransparencyChecksUnderFullTrust",
+	V: uint64(0x40000000),
+}, {
+	N: "DisableAllNGenImages",
+	V: uint64(0x80000000),
+}, {
+	N: "All",
+	V: uint64(0x8fffffff),
+}, {
+	N: "RequireProfileImage",
+	V: uint64(0x20001800),
+}, {
+	N: "AllowableAfterAttach",
+	V: uint64(0x106502fe),
+}, {
+	N: "AllowableNotificationProfiler",
+	V: uint64(0xb1e32b7f),
+}, {
+	N: "MonitorImmutable",
+	V: uint64(0xee98cc00),
+}}
 
 // String returns the constant's Go name.
 func (v Monitor) String() string {
@@ -247,7 +397,43 @@ const (
 	HighMonitorImmutable HighMonitor = 8
 )
 
-var namesHighMonitor = []enumfmt.Name{{uint64(0x0), "HighMonitorNone"}, {uint64(0x1), "HighAddAssemblyReferences"}, {uint64(0x2), "HighInMemorySymbolsUpdated"}, {uint64(0x4), "HighMonitorDynamicFunctionUnloads"}, {uint64(0x8), "HighDisableTieredCompilation"}, {uint64(0x10), "HighBasicGC"}, {uint64(0x20), "HighMonitorGCMovedObjects"}, {uint64(0x40), "HighMonitorLargeobjectAllocated"}, {uint64(0x80), "HighMonitorEventPipe"}, {uint64(0x100), "HighMonitorPinnedobjectAllocated"}, {uint64(0xf6), "HighAllowableAfterAttach"}, {uint64(0xfe), "HighAllowableNotificationProfiler"}}
+var namesHighMonitor = []enumfmt.Name{{
+	N: "HighMonitorNone",
+	V: uint64(0x0),
+}, {
+	N: "HighAddAssemblyReferences",
+	V: uint64(0x1),
+}, {
+	N: "HighInMemorySymbolsUpdated",
+	V: uint64(0x2),
+}, {
+	N: "HighMonitorDynamicFunctionUnloads",
+	V: uint64(0x4),
+}, {
+	N: "HighDisableTieredCompilation",
+	V: uint64(0x8),
+}, {
+	N: "HighBasicGC",
+	V: uint64(0x10),
+}, {
+	N: "HighMonitorGCMovedObjects",
+	V: uint64(0x20),
+}, {
+	N: "HighMonitorLargeobjectAllocated",
+	V: uint64(0x40),
+}, {
+	N: "HighMonitorEventPipe",
+	V: uint64(0x80),
+}, {
+	N: "HighMonitorPinnedobjectAllocated",
+	V: uint64(0x100),
+}, {
+	N: "HighAllowableAfterAttach",
+	V: uint64(0xf6),
+}, {
+	N: "HighAllowableNotificationProfiler",
+	V: uint64(0xfe),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v HighMonitor) String() string {
@@ -266,7 +452,16 @@ const (
 	ProfilerGlobalModule Misc = 4294967295
 )
 
-var namesMisc = []enumfmt.Name{{uint64(0xfffffffd), "ProfilerParentUnknown"}, {uint64(0xfffffffe), "ProfilerGlobalClass"}, {uint64(0xffffffff), "ProfilerGlobalModule"}}
+var namesMisc = []enumfmt.Name{{
+	N: "ProfilerParentUnknown",
+	V: uint64(0xfffffffd),
+}, {
+	N: "ProfilerGlobalClass",
+	V: uint64(0xfffffffe),
+}, {
+	N: "ProfilerGlobalModule",
+	V: uint64(0xffffffff),
+}}
 
 // String returns the constant's Go name.
 func (v Misc) String() string {
@@ -283,7 +478,13 @@ const (
 	CachedFunctionNotFound JITCache = 1
 )
 
-var namesJITCache = []enumfmt.Name{{uint64(0x0), "CachedFunctionFound"}, {uint64(0x1), "CachedFunctionNotFound"}}
+var namesJITCache = []enumfmt.Name{{
+	N: "CachedFunctionFound",
+	V: uint64(0x0),
+}, {
+	N: "CachedFunctionNotFound",
+	V: uint64(0x1),
+}}
 
 // String returns the constant's Go name.
 func (v JITCache) String() string {
@@ -300,7 +501,13 @@ const (
 	TransitionReturn TransitionReason = 1
 )
 
-var namesTransitionReason = []enumfmt.Name{{uint64(0x0), "TransitionCall"}, {uint64(0x1), "TransitionReturn"}}
+var namesTransitionReason = []enumfmt.Name{{
+	N: "TransitionCall",
+	V: uint64(0x0),
+}, {
+	N: "TransitionReturn",
+	V: uint64(0x1),
+}}
 
 // String returns the constant's Go name.
 func (v TransitionReason) String() string {
@@ -331,7 +538,34 @@ const (
 	SuspendForProfiler SuspendReason = 9
 )
 
-var namesSuspendReason = []enumfmt.Name{{uint64(0x0), "SuspendOther"}, {uint64(0x1), "SuspendForGC"}, {uint64(0x2), "SuspendForAppdomainShutdown"}, {uint64(0x3), "SuspendForCodePitching"}, {uint64(0x4), "SuspendForShutdown"}, {uint64(0x6), "SuspendForInprocDebugger"}, {uint64(0x7), "SuspendForGCPrep"}, {uint64(0x8), "SuspendForReJIT"}, {uint64(0x9), "SuspendForProfiler"}}
+var namesSuspendReason = []enumfmt.Name{{
+	N: "SuspendOther",
+	V: uint64(0x0),
+}, {
+	N: "SuspendForGC",
+	V: uint64(0x1),
+}, {
+	N: "SuspendForAppdomainShutdown",
+	V: uint64(0x2),
+}, {
+	N: "SuspendForCodePitching",
+	V: uint64(0x3),
+}, {
+	N: "SuspendForShutdown",
+	V: uint64(0x4),
+}, {
+	N: "SuspendForInprocDebugger",
+	V: uint64(0x6),
+}, {
+	N: "SuspendForGCPrep",
+	V: uint64(0x7),
+}, {
+	N: "SuspendForReJIT",
+	V: uint64(0x8),
+}, {
+	N: "SuspendForProfiler",
+	V: uint64(0x9),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v SuspendReason) String() string {
@@ -348,7 +582,13 @@ const (
 	CoreCLR RuntimeType = 2
 )
 
-var namesRuntimeType = []enumfmt.Name{{uint64(0x1), "DesktopCLR"}, {uint64(0x2), "CoreCLR"}}
+var namesRuntimeType = []enumfmt.Name{{
+	N: "DesktopCLR",
+	V: uint64(0x1),
+}, {
+	N: "CoreCLR",
+	V: uint64(0x2),
+}}
 
 // String returns the constant's Go name.
 func (v RuntimeType) String() string {
@@ -365,7 +605,13 @@ const (
 	ReJITInliningCallbacks ReJITFlags = 2
 )
 
-var namesReJITFlags = []enumfmt.Name{{uint64(0x1), "ReJITBlockInlining"}, {uint64(0x2), "ReJITInliningCallbacks"}}
+var namesReJITFlags = []enumfmt.Name{{
+	N: "ReJITBlockInlining",
+	V: uint64(0x1),
+}, {
+	N: "ReJITInliningCallbacks",
+	V: uint64(0x2),
+}}
 
 // String returns the constant's Go name.
 func (v ReJITFlags) String() string {
@@ -414,7 +660,61 @@ const (
 	EventpipeArray EventpipeParamType = 19
 )
 
-var namesEventpipeParamType = []enumfmt.Name{{uint64(0x1), "EventpipeObject"}, {uint64(0x3), "EventpipeBoolean"}, {uint64(0x4), "EventpipeChar"}, {uint64(0x5), "EventpipeSbyte"}, {uint64(0x6), "EventpipeByte"}, {uint64(0x7), "EventpipeInt16"}, {uint64(0x8), "EventpipeUint16"}, {uint64(0x9), "EventpipeInt32"}, {uint64(0xa), "EventpipeUint32"}, {uint64(0xb), "EventpipeInt64"}, {uint64(0xc), "EventpipeUint64"}, {uint64(0xd), "EventpipeSingle"}, {uint64(0xe), "EventpipeDouble"}, {uint64(0xf), "EventpipeDecimal"}, {uint64(0x10), "EventpipeDatetime"}, {uint64(0x11), "EventpipeGUID"}, {uint64(0x12), "EventpipeString"}, {uint64(0x13), "EventpipeArray"}}
+var namesEventpipeParamType = []enumfmt.Name{{
+	N: "EventpipeObject",
+	V: uint64(0x1),
+}, {
+	N: "EventpipeBoolean",
+	V: uint64(0x3),
+}, {
+	N: "EventpipeChar",
+	V: uint64(0x4),
+}, {
+	N: "EventpipeSbyte",
+	V: uint64(0x5),
+}, {
+	N: "EventpipeByte",
+	V: uint64(0x6),
+}, {
+	N: "EventpipeInt16",
+	V: uint64(0x7),
+}, {
+	N: "EventpipeUint16",
+	V: uint64(0x8),
+}, {
+	N: "EventpipeInt32",
+	V: uint64(0x9),
+}, {
+	N: "EventpipeUint32",
+	V: uint64(0xa),
+}, {
+	N: "EventpipeInt64",
+	V: uint64(0xb),
+}, {
+	N: "EventpipeUint64",
+	V: uint64(0xc),
+}, {
+	N: "EventpipeSingle",
+	V: uint64(0xd),
+}, {
+	N: "EventpipeDouble",
+	V: uint64(0xe),
+}, {
+	N: "EventpipeDecimal",
+	V: uint64(0xf),
+}, {
+	N: "EventpipeDatetime",
+	V: uint64(0x10),
+}, {
+	N: "EventpipeGUID",
+	V: uint64(0x11),
+}, {
+	N: "EventpipeString",
+	V: uint64(0x12),
+}, {
+	N: "EventpipeArray",
+	V: uint64(0x13),
+}}
 
 // String returns the constant's Go name.
 func (v EventpipeParamType) String() string {
@@ -439,7 +739,25 @@ const (
 	EventpipeVerbose EventpipeLevel = 5
 )
 
-var namesEventpipeLevel = []enumfmt.Name{{uint64(0x0), "EventpipeLogalways"}, {uint64(0x1), "EventpipeCritical"}, {uint64(0x2), "EventpipeError"}, {uint64(0x3), "EventpipeWarning"}, {uint64(0x4), "EventpipeInformational"}, {uint64(0x5), "EventpipeVerbose"}}
+var namesEventpipeLevel = []enumfmt.Name{{
+	N: "EventpipeLogalways",
+	V: uint64(0x0),
+}, {
+	N: "EventpipeCritical",
+	V: uint64(0x1),
+}, {
+	N: "EventpipeError",
+	V: uint64(0x2),
+}, {
+	N: "EventpipeWarning",
+	V: uint64(0x3),
+}, {
+	N: "EventpipeInformational",
+	V: uint64(0x4),
+}, {
+	N: "EventpipeVerbose",
+	V: uint64(0x5),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v EventpipeLevel) String() string {
@@ -458,7 +776,16 @@ const (
 	HandleTypePinned HandleType = 3
 )
 
-var namesHandleType = []enumfmt.Name{{uint64(0x1), "HandleTypeWeak"}, {uint64(0x2), "HandleTypeStrong"}, {uint64(0x3), "HandleTypePinned"}}
+var namesHandleType = []enumfmt.Name{{
+	N: "HandleTypeWeak",
+	V: uint64(0x1),
+}, {
+	N: "HandleTypeStrong",
+	V: uint64(0x2),
+}, {
+	N: "HandleTypePinned",
+	V: uint64(0x3),
+}}
 
 // String returns the constant's Go name.
 func (v HandleType) String() string {
@@ -479,7 +806,19 @@ const (
 	GCRootOther GCRootKind = 0
 )
 
-var namesGCRootKind = []enumfmt.Name{{uint64(0x1), "GCRootStack"}, {uint64(0x2), "GCRootFinalizer"}, {uint64(0x3), "GCRootHandle"}, {uint64(0x0), "GCRootOther"}}
+var namesGCRootKind = []enumfmt.Name{{
+	N: "GCRootStack",
+	V: uint64(0x1),
+}, {
+	N: "GCRootFinalizer",
+	V: uint64(0x2),
+}, {
+	N: "GCRootHandle",
+	V: uint64(0x3),
+}, {
+	N: "GCRootOther",
+	V: uint64(0x0),
+}}
 
 // String returns the constant's Go name.
 func (v GCRootKind) String() string {
@@ -500,7 +839,19 @@ const (
 	GCRootRefcounted GCRootFlags = 8
 )
 
-var namesGCRootFlags = []enumfmt.Name{{uint64(0x1), "GCRootPinning"}, {uint64(0x2), "GCRootWeakref"}, {uint64(0x4), "GCRootInterior"}, {uint64(0x8), "GCRootRefcounted"}}
+var namesGCRootFlags = []enumfmt.Name{{
+	N: "GCRootPinning",
+	V: uint64(0x1),
+}, {
+	N: "GCRootWeakref",
+	V: uint64(0x2),
+}, {
+	N: "GCRootInterior",
+	V: uint64(0x4),
+}, {
+	N: "GCRootRefcounted",
+	V: uint64(0x8),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v GCRootFlags) String() string {
@@ -515,7 +866,10 @@ const (
 	FinalizerCritical FinalizerFlags = 1
 )
 
-var namesFinalizerFlags = []enumfmt.Name{{uint64(0x1), "FinalizerCritical"}}
+var namesFinalizerFlags = []enumfmt.Name{{
+	N: "FinalizerCritical",
+	V: uint64(0x1),
+}}
 
 // String returns the constant's Go name.
 func (v FinalizerFlags) String() string {
@@ -538,7 +892,22 @@ const (
 	GCPinnedObjectHeap GCGeneration = 4
 )
 
-var namesGCGeneration = []enumfmt.Name{{uint64(0x0), "GCGen0"}, {uint64(0x1), "GCGen1"}, {uint64(0x2), "GCGen2"}, {uint64(0x3), "GCLargeObjectHeap"}, {uint64(0x4), "GCPinnedObjectHeap"}}
+var namesGCGeneration = []enumfmt.Name{{
+	N: "GCGen0",
+	V: uint64(0x0),
+}, {
+	N: "GCGen1",
+	V: uint64(0x1),
+}, {
+	N: "GCGen2",
+	V: uint64(0x2),
+}, {
+	N: "GCLargeObjectHeap",
+	V: uint64(0x3),
+}, {
+	N: "GCPinnedObjectHeap",
+	V: uint64(0x4),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v GCGeneration) String() string {
@@ -559,7 +928,19 @@ const (
 	ClauseFinally ClauseType = 3
 )
 
-var namesClauseType = []enumfmt.Name{{uint64(0x0), "ClauseNone"}, {uint64(0x1), "ClauseFilter"}, {uint64(0x2), "ClauseCatch"}, {uint64(0x3), "ClauseFinally"}}
+var namesClauseType = []enumfmt.Name{{
+	N: "ClauseNone",
+	V: uint64(0x0),
+}, {
+	N: "ClauseFilter",
+	V: uint64(0x1),
+}, {
+	N: "ClauseCatch",
+	V: uint64(0x2),
+}, {
+	N: "ClauseFinally",
+	V: uint64(0x3),
+}}
 
 // String returns the constant's Go name.
 func (v ClauseType) String() string {
@@ -576,7 +957,13 @@ const (
 	GCOther GCReason = 0
 )
 
-var namesGCReason = []enumfmt.Name{{uint64(0x1), "GCInduced"}, {uint64(0x0), "GCOther"}}
+var namesGCReason = []enumfmt.Name{{
+	N: "GCInduced",
+	V: uint64(0x1),
+}, {
+	N: "GCOther",
+	V: uint64(0x0),
+}}
 
 // String returns the constant's Go name.
 func (v GCReason) String() string {
@@ -603,7 +990,28 @@ const (
 	ModuleWindowsRuntime ModuleFlags = 64
 )
 
-var namesModuleFlags = []enumfmt.Name{{uint64(0x1), "ModuleDisk"}, {uint64(0x2), "ModuleNGen"}, {uint64(0x4), "ModuleDynamic"}, {uint64(0x8), "ModuleCollectible"}, {uint64(0x10), "ModuleResource"}, {uint64(0x20), "ModuleFlatLayout"}, {uint64(0x40), "ModuleWindowsRuntime"}}
+var namesModuleFlags = []enumfmt.Name{{
+	N: "ModuleDisk",
+	V: uint64(0x1),
+}, {
+	N: "ModuleNGen",
+	V: uint64(0x2),
+}, {
+	N: "ModuleDynamic",
+	V: uint64(0x4),
+}, {
+	N: "ModuleCollectible",
+	V: uint64(0x8),
+}, {
+	N: "ModuleResource",
+	V: uint64(0x10),
+}, {
+	N: "ModuleFlatLayout",
+	V: uint64(0x20),
+}, {
+	N: "ModuleWindowsRuntime",
+	V: uint64(0x40),
+}}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
 func (v ModuleFlags) String() string {
@@ -622,7 +1030,16 @@ const (
 	CodegenDebugInfo CodegenFlags = 3
 )
 
-var namesCodegenFlags = []enumfmt.Name{{uint64(0x1), "CodegenDisableInlining"}, {uint64(0x2), "CodegenDisableAllOptimizations"}, {uint64(0x3), "CodegenDebugInfo"}}
+var namesCodegenFlags = []enumfmt.Name{{
+	N: "CodegenDisableInlining",
+	V: uint64(0x1),
+}, {
+	N: "CodegenDisableAllOptimizations",
+	V: uint64(0x2),
+}, {
+	N: "CodegenDebugInfo",
+	V: uint64(0x3),
+}}
 
 // String returns the constant's Go name.
 func (v CodegenFlags) String() string {
