@@ -1,0 +1,146 @@
+package profiler
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime/cgo"
+	"runtime/debug"
+	"sync/atomic"
+	"unsafe"
+)
+
+// A dispatcher is the Go side of one profiler object handed to the runtime.
+// The C object holds a cgo.Handle to it; the generated exports find it with
+// dispatcherOf and call the user's callbacks through the embedded callbacks.
+type dispatcher struct {
+	callbacks
+	reg  *registration
+	info *Info
+	// done is set once Shutdown has run (or Initialize failed): callbacks
+	// that still arrive are answered S_OK without reaching the user.
+	done atomic.Bool
+}
+
+func newDispatcher(r *registration) *dispatcher {
+	d := &dispatcher{reg: r}
+	d.bind(r.impl)
+	return d
+}
+
+// dispatcherOf returns the live dispatcher behind handle h, or nil if h is
+// not (or no longer) a dispatcher handle or the dispatcher is shut down.
+func dispatcherOf(h uintptr) *dispatcher {
+	d := lookupDispatcher(h)
+	if d == nil || d.done.Load() {
+		return nil
+	}
+	return d
+}
+
+// lookupDispatcher is dispatcherOf without the shutdown check. A deleted
+// handle makes cgo.Handle.Value panic; handle values are never reused, so a
+// stale one simply finds nothing.
+func lookupDispatcher(h uintptr) (d *dispatcher) {
+	if h == 0 {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			d = nil
+		}
+	}()
+	d, _ = cgo.Handle(h).Value().(*dispatcher)
+	return d
+}
+
+// recoverTo is deferred by every generated callback export: a panic in the
+// user's callback is logged with its stack and turned into E_FAIL for the
+// runtime instead of reaching C.
+//
+// runtime.Goexit cannot be stopped this way: Goexit is not a panic, it runs
+// the deferred calls (so recover sees nil) and then the Go runtime aborts the
+// process with "runtime.Goexit called in a thread that was not created by the
+// Go runtime", because the goroutine belongs to a runtime thread that called
+// into Go. See the package documentation.
+func (d *dispatcher) recoverTo(method string, hr *C.HRESULT) {
+	if r := recover(); r != nil {
+		*hr = C.HRESULT(E_FAIL)
+		reportPanic(method, r, debug.Stack())
+	}
+}
+
+// reportPanic logs a recovered panic. A panic while logging (a broken
+// handler, say) is swallowed: nothing may reach C.
+func reportPanic(where string, r any, stack []byte) {
+	defer func() { _ = recover() }()
+	logger().Error("panic in "+where+"; recovered, returning E_FAIL to the runtime",
+		"callback", where, "panic", fmt.Sprint(r), "stack", string(stack))
+}
+
+// callUser runs a user callback, turning a panic into E_FAIL.
+func callUser(method string, fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			reportPanic(method, r, debug.Stack())
+			err = E_FAIL
+		}
+	}()
+	return fn()
+}
+
+// initialize handles ICorProfilerCallback::Initialize: it wraps the
+// runtime's info object and calls the user's Initialize. An error makes the
+// runtime drop the profiler; the dispatcher is then done.
+func (d *dispatcher) initialize(unk unsafe.Pointer) error {
+	return d.start("Initialize", unk, func(info *Info) error { return d.cb1.Initialize(info) })
+}
+
+// initializeForAttach handles ICorProfilerCallback3::InitializeForAttach.
+// A profiler that does not implement InitializeForAttach refuses to attach
+// (CORPROF_E_PROFILER_NOT_ATTACHABLE) rather than run uninitialised.
+func (d *dispatcher) initializeForAttach(unk unsafe.Pointer, clientData []byte) error {
+	slot := slotOf("InitializeForAttach")
+	if d.cb3 == nil || slot < 0 || !d.reg.implemented[slot] {
+		d.done.Store(true)
+		logger().Warn("a runtime asked to attach this profiler, which does not implement InitializeForAttach; refusing")
+		return CORPROF_E_PROFILER_NOT_ATTACHABLE
+	}
+	return d.start("InitializeForAttach", unk, func(info *Info) error { return d.cb3.InitializeForAttach(info, clientData) })
+}
+
+func (d *dispatcher) start(method string, unk unsafe.Pointer, call func(*Info) error) error {
+	info, err := newInfo(unk)
+	if err != nil {
+		d.done.Store(true)
+		logger().Error(method+": the runtime offers no ICorProfilerInfo; profiler disabled", "err", err)
+		return err
+	}
+	d.info = info
+	logger().Info(method, "clsid", guidString(d.reg.clsid), "type", fmt.Sprintf("%T", d.reg.impl), "infoVersion", info.Version())
+	if err := callUser(method, func() error { return call(info) }); err != nil {
+		d.done.Store(true)
+		logger().Warn(method+" returned an error; the runtime will not use this profiler", "err", err)
+		return err
+	}
+	return nil
+}
+
+// shutdown handles ICorProfilerCallback::Shutdown: the user's Shutdown runs,
+// then (even if it panicked) the dispatcher is done and every callback slot
+// is answered in C from now on.
+func (d *dispatcher) shutdown() error {
+	defer d.stop()
+	return callUser("Shutdown", d.cb1.Shutdown)
+}
+
+func (d *dispatcher) stop() {
+	d.done.Store(true)
+	for slot := range callbackMethods {
+		setImpl(slot, false)
+	}
+	logger().Debug("shut down")
+}

@@ -1,0 +1,337 @@
+package profiler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/uuid"
+)
+
+// An Option configures Register.
+type Option func(*options)
+
+type options struct {
+	logger *slog.Logger
+}
+
+// WithLogger makes the package log through l instead of the default logger
+// (stderr, or CLRPROF_LOG_FILE, at CLRPROF_LOG_LEVEL). A nil l is ignored.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.logger = l }
+}
+
+// registration is what Register stored: one per process.
+type registration struct {
+	clsid uuid.UUID
+	impl  Callback
+	// implemented[slot] reports whether impl really implements the callback
+	// at that slot (see implementedSlots).
+	implemented []bool
+}
+
+var (
+	registerMu sync.Mutex
+	registered atomic.Pointer[registration]
+)
+
+// Callbacks that always reach Go, whatever the user implements: the
+// dispatcher has work to do in them.
+var alwaysGo = map[string]bool{
+	"Initialize":          true,
+	"Shutdown":            true,
+	"InitializeForAttach": true,
+}
+
+// Register makes impl the profiler of this shared library, answering to the
+// class ID clsid ("xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", with or without
+// braces), which is what CORECLR_PROFILER must name. Call it once, from an
+// init function of the main package.
+//
+// Only the callbacks impl really implements reach Go: a method impl gets
+// from an embedded Base is answered S_OK by the C shim without a transition
+// into Go. Initialize and Shutdown are always delivered.
+//
+// Register never panics; it returns (and logs) an error for a malformed
+// CLSID, a nil impl, or a second call.
+func Register(clsid string, impl Callback, opts ...Option) (err error) {
+	var o options
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("clrprof: Register: internal error: %v", r)
+		}
+		if err != nil {
+			log := o.logger
+			if log == nil {
+				log = logger()
+			}
+			log.Error("Register failed; the runtime will not load this profiler", "err", err)
+		}
+	}()
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	log := o.logger
+	if log == nil {
+		log = logger()
+	}
+
+	id, err := parseCLSID(clsid)
+	if err != nil {
+		return err
+	}
+	if impl == nil {
+		return errors.New("clrprof: Register: impl is nil")
+	}
+	if v := reflect.ValueOf(impl); v.Kind() == reflect.Pointer && v.IsNil() {
+		return fmt.Errorf("clrprof: Register: impl is a nil %v", v.Type())
+	}
+
+	registerMu.Lock()
+	defer registerMu.Unlock()
+	if prev := registered.Load(); prev != nil {
+		return fmt.Errorf("clrprof: Register: a profiler is already registered (CLSID {%s}, %T); Register may be called once", strings.ToUpper(prev.clsid.String()), prev.impl)
+	}
+	implemented, warnings := implementedSlots(impl)
+	if o.logger != nil {
+		userLogger.Store(o.logger)
+	}
+	r := &registration{clsid: id, impl: impl, implemented: implemented}
+	registered.Store(r)
+	applyImplemented(implemented)
+
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+	if log.Enabled(context.Background(), slog.LevelDebug) {
+		var names []string
+		for slot, on := range implemented {
+			if on {
+				names = append(names, callbackMethods[slot].Name)
+			}
+		}
+		log.Debug("registered", "clsid", "{"+strings.ToUpper(id.String())+"}", "type", fmt.Sprintf("%T", impl), "implements", strings.Join(names, ","))
+	}
+	return nil
+}
+
+// applyImplemented tells the C shim which callbacks call into Go.
+func applyImplemented(implemented []bool) {
+	for slot, on := range implemented {
+		setImpl(slot, on || alwaysGo[callbackMethods[slot].Name])
+	}
+}
+
+// parseCLSID accepts a GUID with or without braces.
+func parseCLSID(s string) (uuid.UUID, error) {
+	t := strings.TrimSpace(s)
+	if strings.HasPrefix(t, "{") != strings.HasSuffix(t, "}") {
+		return uuid.UUID{}, fmt.Errorf("clrprof: Register: invalid CLSID %q: unbalanced braces", s)
+	}
+	t = strings.TrimSuffix(strings.TrimPrefix(t, "{"), "}")
+	if len(t) != 36 {
+		return uuid.UUID{}, fmt.Errorf("clrprof: Register: invalid CLSID %q: want xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", s)
+	}
+	id, err := uuid.Parse(t)
+	if err != nil {
+		return uuid.UUID{}, fmt.Errorf("clrprof: Register: invalid CLSID %q: %w", s, err)
+	}
+	return id, nil
+}
+
+// implementedSlots decides, for every callback slot, whether impl really
+// implements that callback, and returns warnings about methods that look
+// like callbacks but cannot be called.
+//
+// A callback of ICorProfilerCallbackN is implemented when impl satisfies
+// CallbackN and the method is not the one promoted from Base: it is declared
+// on impl's type itself (value or pointer receiver), or promoted from some
+// other embedded type that declares it (even if that type embeds Base too),
+// or promoted from an embedded interface (whose dynamic value decides, so we
+// must call it).
+func implementedSlots(impl Callback) (implemented []bool, warnings []string) {
+	var c callbacks
+	c.bind(impl)
+	t := reflect.TypeOf(impl)
+	implemented = make([]bool, len(callbackMethods))
+	cv := reflect.ValueOf(&c).Elem()
+	for slot, m := range callbackMethods {
+		field := cv.FieldByName("cb" + strconv.Itoa(m.Version))
+		if !field.IsValid() {
+			continue
+		}
+		if field.IsNil() {
+			if w := signatureWarning(t, field.Type(), m.Name, m.Version); w != "" {
+				warnings = append(warnings, w)
+			}
+			continue
+		}
+		if _, ok := t.MethodByName(m.Name); !ok {
+			continue
+		}
+		implemented[slot] = declaringType(t, m.Name, 0) != baseType
+	}
+	return implemented, warnings
+}
+
+// signatureWarning explains why a method named like a callback of version
+// version is not called: t has it with a signature other than iface's.
+func signatureWarning(t, iface reflect.Type, name string, version int) string {
+	m, ok := t.MethodByName(name)
+	if !ok {
+		return ""
+	}
+	want, ok := iface.MethodByName(name)
+	if !ok || sameSignature(m.Type, want.Type) {
+		return ""
+	}
+	got := m.Type
+	in := make([]string, 0, got.NumIn())
+	for i := 1; i < got.NumIn(); i++ { // skip the receiver
+		in = append(in, got.In(i).String())
+	}
+	out := make([]string, 0, got.NumOut())
+	for i := 0; i < got.NumOut(); i++ {
+		out = append(out, got.Out(i).String())
+	}
+	return fmt.Sprintf("%v.%s has signature func(%s) (%s), want %v: %v does not implement Callback%s, so no callback of ICorProfilerCallback%s or later reaches it",
+		t, name, strings.Join(in, ", "), strings.Join(out, ", "), want.Type, t, versionSuffix(version), versionSuffix(version))
+}
+
+// sameSignature compares a method type (receiver first) with an interface
+// method type (no receiver).
+func sameSignature(method, iface reflect.Type) bool {
+	if method.NumIn() != iface.NumIn()+1 || method.NumOut() != iface.NumOut() || method.IsVariadic() != iface.IsVariadic() {
+		return false
+	}
+	for i := 0; i < iface.NumIn(); i++ {
+		if method.In(i+1) != iface.In(i) {
+			return false
+		}
+	}
+	for i := 0; i < iface.NumOut(); i++ {
+		if method.Out(i) != iface.Out(i) {
+			return false
+		}
+	}
+	return true
+}
+
+var baseType = reflect.TypeFor[Base]()
+
+// maxEmbedDepth bounds the walk through embedded fields (a struct can embed
+// a pointer to itself).
+const maxEmbedDepth = 32
+
+// declaringType returns the type whose method name is the one t's method
+// set holds: t itself (or its element type) if declared there, else the
+// declaring type reached through embedded fields. An embedded interface type
+// is returned as is. nil means it could not be traced.
+func declaringType(t reflect.Type, name string, depth int) reflect.Type {
+	if depth > maxEmbedDepth {
+		return nil
+	}
+	st := t
+	if st.Kind() == reflect.Pointer {
+		st = st.Elem()
+	}
+	if st.Kind() == reflect.Interface || st.Kind() != reflect.Struct || declaresDirectly(st, name) {
+		// Only struct types have promoted methods.
+		return st
+	}
+	var best reflect.Type
+	bestDepth := -1
+	for i := 0; i < st.NumField(); i++ {
+		f := st.Field(i)
+		if !f.Anonymous {
+			continue
+		}
+		if d := methodDepth(f.Type, name, depth+1); d >= 0 && (bestDepth < 0 || d < bestDepth) {
+			best, bestDepth = f.Type, d
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return declaringType(best, name, depth+1)
+}
+
+// methodDepth returns how many embedding levels below t the method name is
+// declared (0: on t itself), or -1 if t does not have it.
+func methodDepth(t reflect.Type, name string, depth int) int {
+	if depth > maxEmbedDepth {
+		return -1
+	}
+	st := t
+	if st.Kind() == reflect.Pointer {
+		st = st.Elem()
+	}
+	if st.Kind() == reflect.Interface {
+		if _, ok := st.MethodByName(name); ok {
+			return 0
+		}
+		return -1
+	}
+	_, okv := st.MethodByName(name)
+	_, okp := reflect.PointerTo(st).MethodByName(name)
+	if !okv && !okp {
+		return -1
+	}
+	if st.Kind() != reflect.Struct || declaresDirectly(st, name) {
+		return 0
+	}
+	best := -1
+	for i := 0; i < st.NumField(); i++ {
+		f := st.Field(i)
+		if !f.Anonymous {
+			continue
+		}
+		if d := methodDepth(f.Type, name, depth+1); d >= 0 && (best < 0 || d+1 < best) {
+			best = d + 1
+		}
+	}
+	return best
+}
+
+// declaresDirectly reports whether the non-pointer type t declares method
+// name itself, with a value or a pointer receiver. The compiler implements a
+// promoted method (and the pointer-receiver form of a value method) with a
+// generated wrapper whose position is "<autogenerated>"; a declared method
+// has a real source position.
+func declaresDirectly(t reflect.Type, name string) bool {
+	if m, ok := t.MethodByName(name); ok && !isWrapper(m) {
+		return true
+	}
+	if m, ok := reflect.PointerTo(t).MethodByName(name); ok && !isWrapper(m) {
+		return true
+	}
+	return false
+}
+
+func isWrapper(m reflect.Method) bool {
+	f := runtime.FuncForPC(m.Func.Pointer())
+	if f == nil {
+		return false // cannot tell: count it as declared (the safe answer)
+	}
+	file, _ := f.FileLine(f.Entry())
+	return file == "<autogenerated>"
+}
+
+// slotOf returns the slot of the callback method name, or -1.
+func slotOf(name string) int {
+	for slot, m := range callbackMethods {
+		if m.Name == name {
+			return slot
+		}
+	}
+	return -1
+}

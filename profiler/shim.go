@@ -1,0 +1,299 @@
+package profiler
+
+/*
+#cgo LDFLAGS: -ldl
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"runtime/cgo"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/google/uuid"
+)
+
+// This file holds every Go function the hand-written C shim calls (the
+// generated callback exports live in callbacks_gen.go). Each one recovers
+// panics: nothing may unwind into C.
+
+// recoverExport is deferred by the exports below: it logs a panic and runs
+// onPanic (which sets the export's failure result).
+func recoverExport(where string, onPanic func()) {
+	if r := recover(); r != nil {
+		reportPanic(where, r, debug.Stack())
+		if onPanic != nil {
+			onPanic()
+		}
+	}
+}
+
+// clrprofGoMatchCLSID is called by DllGetClassObject (its first call into Go
+// also waits for the Go runtime to finish initialising). It reports whether
+// req, the class the runtime asks for (have is 0 if it passed none), is the
+// CLSID given to Register, and logs why not.
+//
+//export clrprofGoMatchCLSID
+func clrprofGoMatchCLSID(req *C.GUID, have C.int) (ok C.int) {
+	defer recoverExport("DllGetClassObject", func() { ok = 0 })
+	logLoadOnce()
+	r := registered.Load()
+	if r == nil {
+		logger().Error("DllGetClassObject: no profiler registered; call profiler.Register from an init function of the main package")
+		return 0
+	}
+	if have == 0 {
+		logger().Warn("DllGetClassObject: the runtime passed no CLSID")
+		return 0
+	}
+	got := guidToUUID(req)
+	if got != r.clsid {
+		logger().Warn("DllGetClassObject: the runtime asked for a class this library does not provide; check CORECLR_PROFILER",
+			"requested", guidString(got), "registered", guidString(r.clsid))
+		return 0
+	}
+	logger().Debug("DllGetClassObject", "clsid", guidString(got))
+	return 1
+}
+
+var loadLogged atomic.Bool
+
+func logLoadOnce() {
+	if loadLogged.CompareAndSwap(false, true) {
+		info, _ := debug.ReadBuildInfo()
+		mod := ""
+		if info != nil {
+			mod = info.Main.Path
+		}
+		logger().Debug("loaded", "go", runtime.Version(), "main", mod, "gomaxprocs", runtime.GOMAXPROCS(0))
+	}
+}
+
+// clrprofGoNewObject is called by the class factory's CreateInstance: it
+// makes a dispatcher for the registered profiler and returns its handle, or
+// 0 if nothing is registered.
+//
+//export clrprofGoNewObject
+func clrprofGoNewObject() (h C.uintptr_t) {
+	defer recoverExport("CreateInstance", func() { h = 0 })
+	r := registered.Load()
+	if r == nil {
+		logger().Error("CreateInstance: no profiler registered")
+		return 0
+	}
+	d := newDispatcher(r)
+	h = C.uintptr_t(cgo.NewHandle(d))
+	logger().Debug("profiler object created", "handle", uintptr(h))
+	return h
+}
+
+// clrprofGoObjectReleased is called when the runtime releases the last
+// reference to a profiler object: the handle is deleted.
+//
+//export clrprofGoObjectReleased
+func clrprofGoObjectReleased(h C.uintptr_t) {
+	defer recoverExport("Release", nil)
+	if lookupDispatcher(uintptr(h)) == nil {
+		logger().Warn("Release: unknown profiler object handle", "handle", uintptr(h))
+		return
+	}
+	cgo.Handle(h).Delete()
+	logger().Debug("profiler object released", "handle", uintptr(h))
+}
+
+// SignalRecord is what the signal audit saw for one signal that had a
+// handler other than SIG_DFL when the runtime first asked for the profiler.
+type signalRecord struct {
+	Sig      int
+	Ignored  bool    // SIG_IGN
+	Flags    int     // sa_flags as found
+	NewFlags int     // sa_flags after the audit (== Flags if unchanged)
+	Action   int     // C.CLRPROF_SIG_*
+	Errno    int     // of a failed sigaction
+	Own      bool    // the handler lies in this library (the Go runtime's)
+	Handler  uintptr // handler address
+	Owner    string  // file of the handler (dladdr)
+	Symbol   string  // nearest symbol (dladdr)
+}
+
+var lastAudit atomic.Pointer[[]signalRecord]
+
+// clrprofGoSignalAudit receives the records of the signal audit (run once,
+// from the first DllGetClassObject) and logs them: at INFO what was
+// changed, at DEBUG every handler seen, at WARN anything unexpected.
+//
+//export clrprofGoSignalAudit
+func clrprofGoSignalAudit(recs *C.clrprof_sigrec, n C.int, activation C.int) {
+	defer recoverExport("signal audit", nil)
+	out := copySigrecs(recs, int(n))
+	lastAudit.Store(&out)
+	logSignalAudit(out, int(activation))
+}
+
+func copySigrecs(recs *C.clrprof_sigrec, n int) []signalRecord {
+	if recs == nil || n <= 0 {
+		return nil
+	}
+	out := make([]signalRecord, 0, n)
+	for _, r := range unsafe.Slice(recs, n) {
+		out = append(out, signalRecord{
+			Sig:      int(r.sig),
+			Ignored:  r.kind == 1,
+			Flags:    int(r.flags),
+			NewFlags: int(r.new_flags),
+			Action:   int(r.action),
+			Errno:    int(r.err),
+			Own:      r.own != 0,
+			Handler:  uintptr(r.handler),
+			Owner:    C.GoString(&r.owner[0]),
+			Symbol:   C.GoString(&r.symbol[0]),
+		})
+	}
+	return out
+}
+
+func logSignalAudit(recs []signalRecord, activation int) {
+	log := logger()
+	sawActivation := false
+	var onstack []string
+	for _, r := range recs {
+		attrs := []any{"signal", signalName(r.Sig, activation), "handler", handlerString(r), "flags", saFlagsString(r.Flags)}
+		if r.Sig == activation && !r.Ignored {
+			sawActivation = true
+		}
+		switch r.Action {
+		case C.CLRPROF_SIG_RESTORED:
+			log.Info("signal audit: gave the runtime's activation handler its flags back (cleared the SA_ONSTACK the Go runtime added)",
+				append(attrs, "newFlags", saFlagsString(r.NewFlags))...)
+			continue
+		case C.CLRPROF_SIG_FAILED:
+			log.Error("signal audit: could not clear SA_ONSTACK on the runtime's activation handler; GC suspension may run it on the small alternate signal stack",
+				append(attrs, "errno", r.Errno)...)
+			continue
+		case C.CLRPROF_SIG_SKIPPED:
+			log.Warn("signal audit: the activation signal is handled by this library itself; left alone", attrs...)
+			continue
+		}
+		if !r.Ignored && !r.Own && r.Flags&int(C.clrprof_sa_onstack()) != 0 {
+			onstack = append(onstack, signalName(r.Sig, activation))
+		}
+		log.Debug("signal audit: seen", attrs...)
+	}
+	if !sawActivation {
+		log.Info("signal audit: no handler for the activation signal", "signal", signalName(activation, activation))
+	}
+	log.Debug("signal audit: done", "handlers", len(recs), "foreignWithSA_ONSTACK", strings.Join(onstack, ","))
+}
+
+func handlerString(r signalRecord) string {
+	if r.Ignored {
+		return "SIG_IGN"
+	}
+	s := fmt.Sprintf("%#x", r.Handler)
+	if r.Symbol != "" {
+		s += " " + r.Symbol
+	}
+	if r.Owner != "" {
+		s += " in " + r.Owner
+	}
+	if r.Own {
+		s += " (this library)"
+	}
+	return s
+}
+
+// saFlagsString renders sa_flags symbolically (Linux values).
+func saFlagsString(f int) string {
+	names := []struct {
+		bit  int
+		name string
+	}{
+		{0x00000001, "SA_NOCLDSTOP"},
+		{0x00000002, "SA_NOCLDWAIT"},
+		{0x00000004, "SA_SIGINFO"},
+		{0x04000000, "SA_RESTORER"},
+		{0x08000000, "SA_ONSTACK"},
+		{0x10000000, "SA_RESTART"},
+		{0x40000000, "SA_NODEFER"},
+		{-0x80000000, "SA_RESETHAND"},
+	}
+	var parts []string
+	rest := f
+	for _, n := range names {
+		if f&n.bit != 0 {
+			parts = append(parts, n.name)
+			rest &^= n.bit
+		}
+	}
+	if rest != 0 || len(parts) == 0 {
+		parts = append(parts, fmt.Sprintf("%#x", uint32(rest)))
+	}
+	return strings.Join(parts, "|")
+}
+
+var signalNames = [...]string{
+	1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
+	8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",
+	14: "SIGALRM", 15: "SIGTERM", 16: "SIGSTKFLT", 17: "SIGCHLD", 18: "SIGCONT", 19: "SIGSTOP",
+	20: "SIGTSTP", 21: "SIGTTIN", 22: "SIGTTOU", 23: "SIGURG", 24: "SIGXCPU", 25: "SIGXFSZ",
+	26: "SIGVTALRM", 27: "SIGPROF", 28: "SIGWINCH", 29: "SIGIO", 30: "SIGPWR", 31: "SIGSYS",
+}
+
+// signalName names sig; real-time signals are named relative to rtmin
+// (SIGRTMIN as the C library defines it).
+func signalName(sig, rtmin int) string {
+	if sig > 0 && sig < len(signalNames) && signalNames[sig] != "" {
+		return signalNames[sig]
+	}
+	if sig == rtmin {
+		return fmt.Sprintf("SIGRTMIN(%d)", sig)
+	}
+	if sig > rtmin {
+		return fmt.Sprintf("SIGRTMIN+%d(%d)", sig-rtmin, sig)
+	}
+	return fmt.Sprintf("signal %d", sig)
+}
+
+// setImpl tells the C thunk of slot whether to call into Go.
+func setImpl(slot int, on bool) {
+	v := C.int(0)
+	if on {
+		v = 1
+	}
+	C.clrprof_set_impl(C.int(slot), v)
+}
+
+func getImpl(slot int) bool { return C.clrprof_get_impl(C.int(slot)) != 0 }
+
+// guidToUUID and uuidToGUID convert between the COM GUID layout
+// ({uint32, uint16, uint16, uint8[8]}, little-endian fields on x64) and the
+// RFC 4122 byte order used by the textual form.
+func guidToUUID(g *C.GUID) uuid.UUID {
+	var u uuid.UUID
+	binary.BigEndian.PutUint32(u[0:4], uint32(g.Data1))
+	binary.BigEndian.PutUint16(u[4:6], uint16(g.Data2))
+	binary.BigEndian.PutUint16(u[6:8], uint16(g.Data3))
+	for i := range 8 {
+		u[8+i] = byte(g.Data4[i])
+	}
+	return u
+}
+
+func uuidToGUID(u uuid.UUID) C.GUID {
+	var g C.GUID
+	g.Data1 = C.uint32_t(binary.BigEndian.Uint32(u[0:4]))
+	g.Data2 = C.uint16_t(binary.BigEndian.Uint16(u[4:6]))
+	g.Data3 = C.uint16_t(binary.BigEndian.Uint16(u[6:8]))
+	for i := range 8 {
+		g.Data4[i] = C.uint8_t(u[8+i])
+	}
+	return g
+}
+
+func guidString(u uuid.UUID) string { return "{" + strings.ToUpper(u.String()) + "}" }

@@ -1,0 +1,123 @@
+// The hand-written half of the C shim: the COM object layout, IUnknown, the
+// per-callback "implemented" table, the guard that brackets every C->Go call,
+// and the signal audit. The generated half (corprof_gen.h, callbacks_gen.c)
+// holds the interface types and the callback vtable.
+//
+// This header is copied into _cgo_export.h (shim.go has //export functions
+// and includes it), so it must hold declarations only.
+#ifndef CLRPROF_SHIM_H
+#define CLRPROF_SHIM_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "corprof_gen.h"
+
+// Everything the shim declares is internal to the shared library except
+// DllGetClassObject and DllCanUnloadNow, which say so explicitly.
+#pragma GCC visibility push(hidden)
+
+// clrprof_object is the profiler object handed to the runtime: a COM object
+// in C memory. handle is a runtime/cgo.Handle value leading to the Go
+// dispatcher; C memory never holds a Go pointer.
+typedef struct clrprof_object {
+	const void *lpVtbl;
+	volatile int32_t refs;
+	uintptr_t handle;
+} clrprof_object;
+
+// clrprof_impl[slot] is 1 when the callback at that slot (vtable index - 3)
+// must call into Go, 0 when the C thunk answers S_OK by itself. Written by
+// Go (clrprof_set_impl), read by the generated thunks.
+extern volatile uint8_t clrprof_impl[CLRPROF_CALLBACK_SLOTS];
+void clrprof_set_impl(int slot, int on);
+int clrprof_get_impl(int slot);
+
+// clrprof_guard brackets a C->Go call made on a runtime thread:
+// clrprof_go_enter blocks the CoreCLR activation signal (SIGRTMIN) on the
+// calling thread, clrprof_go_leave restores the mask the thread had, so a
+// pending activation is delivered only after Go has returned, on the
+// thread's own stack.
+typedef struct clrprof_guard {
+	sigset_t old;
+	int restore;
+} clrprof_guard;
+void clrprof_go_enter(clrprof_guard *g);
+void clrprof_go_leave(clrprof_guard *g);
+
+// IUnknown of clrprof_object: QueryInterface answers IUnknown and every
+// ICorProfilerCallbackN IID; the last Release tells Go to delete the handle
+// and frees the object.
+HRESULT STDMETHODCALLTYPE clrprof_QueryInterface(void *self, REFIID riid, void **ppv);
+ULONG STDMETHODCALLTYPE clrprof_AddRef(void *self);
+ULONG STDMETHODCALLTYPE clrprof_Release(void *self);
+
+// clrprof_new_object creates a profiler object for the Go handle h (one
+// reference) and queries it for riid. It is the class factory's
+// CreateInstance without the aggregation check; exposed for tests.
+HRESULT clrprof_new_object(uintptr_t h, REFIID riid, void **ppv);
+
+// The COM entry points exported from the shared library.
+__attribute__((visibility("default"))) HRESULT STDMETHODCALLTYPE DllGetClassObject(REFCLSID rclsid, REFIID riid, void **ppv);
+__attribute__((visibility("default"))) HRESULT STDMETHODCALLTYPE DllCanUnloadNow(void);
+
+// What the signal audit saw for one signal that has a handler other than
+// SIG_DFL. kind: 1 SIG_IGN, 2 a function. flags/new_flags: sa_flags before
+// and after the audit. action: see CLRPROF_SIG_*. err: errno of a failed
+// sigaction, else 0. owner/symbol: dladdr of the handler ("" if unknown).
+enum {
+	CLRPROF_SIG_SEEN = 0,      // recorded, left alone
+	CLRPROF_SIG_RESTORED = 1,  // SA_ONSTACK cleared (activation signal)
+	CLRPROF_SIG_FAILED = 2,    // wanted to clear SA_ONSTACK, sigaction failed
+	CLRPROF_SIG_SKIPPED = 3,   // activation handler lies in this library (Go's); left alone
+};
+typedef struct clrprof_sigrec {
+	int sig;
+	int kind;
+	int flags;
+	int new_flags;
+	int action;
+	int err;
+	int own;           // handler lies in this shared library (Go's)
+	uintptr_t handler;
+	char owner[128];
+	char symbol[64];
+} clrprof_sigrec;
+
+// clrprof_signal_audit runs the audit once per process (later calls do
+// nothing) and reports to Go. Must be called after the Go runtime is up.
+void clrprof_signal_audit(void);
+
+// clrprof_audit_signals does the work of one audit into recs (at most max
+// records) and returns the number recorded; activation is the signal whose
+// SA_ONSTACK is cleared. skip_own leaves alone a handler that lies in this
+// shared library. Exposed for tests.
+int clrprof_audit_signals(int activation, int skip_own, clrprof_sigrec *recs, int max);
+
+// Helpers for Go code and tests.
+int clrprof_sigrtmin(void);
+int clrprof_sa_onstack(void);
+int clrprof_sig_flags(int sig);
+int clrprof_sig_blocked(int sig);
+int clrprof_test_swap_handler(int sig, int flags);
+int clrprof_test_restore_handler(int sig);
+
+// Test hooks (see the end of shim.c).
+void *clrprof_test_fake_info(int versions);
+int clrprof_test_fake_refs(void *info);
+void clrprof_test_free(void *p);
+const GUID *clrprof_test_callback_iid(int i);
+const GUID *clrprof_test_iid_iunknown(void);
+HRESULT clrprof_test_create(const GUID *clsid, const GUID *iid, int aggregate, void **obj);
+HRESULT clrprof_test_qi(void *obj, const GUID *iid, void **out);
+ULONG clrprof_test_addref(void *obj);
+ULONG clrprof_test_release(void *obj);
+HRESULT clrprof_test_initialize(void *obj, void *info);
+HRESULT clrprof_test_shutdown(void *obj);
+HRESULT clrprof_test_jit_started(void *obj, uintptr_t fid);
+HRESULT clrprof_test_module_loaded(void *obj, uintptr_t mid);
+HRESULT clrprof_test_initialize_for_attach(void *obj, void *info, const void *data, unsigned n);
+
+#pragma GCC visibility pop
+
+#endif
