@@ -285,6 +285,7 @@ type constEnv struct {
 	builtin  func(name string, args []int64) (int64, bool)
 	fallback func(name string) (int64, bool)
 	calls    int
+	limited  bool // an expansion was refused by maxMacroDepth or maxMacroCalls
 }
 
 func newConstEnv() *constEnv {
@@ -320,8 +321,11 @@ func (e *constEnv) env(params map[string]int64, depth int) Env {
 
 func (e *constEnv) call(name string, args []int64, depth int) (int64, bool) {
 	if m := e.macros[name]; m != nil {
-		if depth >= maxMacroDepth || e.calls >= maxMacroCalls || m.LexErr != nil ||
-			len(m.Params) != len(args) || len(m.Params) > maxMacroParams || len(m.Toks) == 0 {
+		if depth >= maxMacroDepth || e.calls >= maxMacroCalls {
+			e.limited = true
+			return 0, false
+		}
+		if m.LexErr != nil || len(m.Params) != len(args) || len(m.Params) > maxMacroParams || len(m.Toks) == 0 {
 			return 0, false
 		}
 		e.calls++

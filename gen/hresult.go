@@ -59,10 +59,15 @@ func ParseErrorHeader(name string, src []byte) (f *File, err error) {
 		if len(d.Toks) == 0 {
 			continue // include guards and other markers
 		}
+		ev.limited = false
 		v, err := EvalTokens(d.Toks, ev.env(nil, 0))
 		if err != nil {
 			e := withPos(err, d.BodyPos).(*Error)
-			return nil, &Error{Pos: e.Pos, Msg: d.Name + " is not an HRESULT: " + e.Msg}
+			msg := e.Msg
+			if ev.limited {
+				msg = "macro expansion too deep or too long"
+			}
+			return nil, &Error{Pos: e.Pos, Msg: d.Name + " is not an HRESULT: " + msg}
 		}
 		if v < math.MinInt32 || v > math.MaxUint32 {
 			return nil, errorf(d.BodyPos, "%s = %#x does not fit in 32 bits", d.Name, v)

@@ -23,6 +23,7 @@ var hresultErrorCases = []errorCase{
 	{"redefined", "#define A EMAKEHR(0x1)\n#define A EMAKEHR(0x2)\n", "2:9", "redefined"},
 	{"wrong arity", "#define EMAKEHR(val) MAKE_HRESULT(1, 0x13, val)\n#define A EMAKEHR(1, 2)\n", "2:11", "unknown macro EMAKEHR"},
 	{"endif", "#define A 1\n#endif\n", "2:1", "#endif without #if"},
+	{"recursive", "#define EMAKEHR(val) EMAKEHR(val)\n#define A EMAKEHR(1)\n", "2:11", "macro expansion too deep"},
 	{"continued", "#define A \\\n   (0x80131500 + \\\n    )\n", "3:5", "A is not an HRESULT"},
 }
 
