@@ -325,6 +325,28 @@ func (p *idlParser) param(index int) (*Param, error) {
 			prm.Retval = true
 		case "unique", "optional", "ptr":
 			prm.Optional = true
+		case "annotation":
+			// A SAL annotation in a string: _Out_writes_to_(cap, len),
+			// _In_reads_opt_(count) and the like.
+			if len(a.Args) == 1 {
+				sal := strings.Trim(a.Args[0], `"`)
+				name, rest, ok := strings.Cut(sal, "(")
+				if ok && strings.HasSuffix(rest, ")") {
+					args := strings.Split(strings.TrimSuffix(rest, ")"), ",")
+					for i := range args {
+						args[i] = strings.ReplaceAll(strings.TrimSpace(args[i]), " ", "")
+					}
+					if len(args) >= 1 && args[0] != "" {
+						prm.SizeIs = args[0]
+					}
+					if len(args) >= 2 {
+						prm.LengthIs = args[1]
+					}
+				}
+				if strings.Contains(name, "_opt_") {
+					prm.Optional = true
+				}
+			}
 		case "size_is", "length_is":
 			if len(a.Args) < 1 {
 				return nil, errorf(a.Pos, "%s needs an argument", a.Name)

@@ -159,7 +159,7 @@ type Callback interface {
 type Callback2 interface {
 	Callback
 	// ThreadNameChanged is ICorProfilerCallback2::ThreadNameChanged.
-	ThreadNameChanged(threadID ThreadID, cchName uint32, name uintptr) error
+	ThreadNameChanged(threadID ThreadID, name string) error
 	// GarbageCollectionStarted is ICorProfilerCallback2::GarbageCollectionStarted.
 	GarbageCollectionStarted(generationCollected []bool, reason GCReason) error
 	// SurvivingReferences is ICorProfilerCallback2::SurvivingReferences.
@@ -469,7 +469,7 @@ func (Base) ExceptionCLRCatcherFound() error {
 func (Base) ExceptionCLRCatcherExecute() error {
 	return nil
 }
-func (Base) ThreadNameChanged(_ ThreadID, _ uint32, _ uintptr) error {
+func (Base) ThreadNameChanged(_ ThreadID, _ string) error {
 	return nil
 }
 func (Base) GarbageCollectionStarted(_ []bool, _ GCReason) error {
@@ -1499,7 +1499,7 @@ func clrprofGoThreadNameChanged(h C.uintptr_t, a_threadID C.ThreadID, a_cchName 
 	if d.cb2 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb2.ThreadNameChanged(ThreadID(a_threadID), uint32(a_cchName), uintptr(a_name))))
+	return C.HRESULT(toHRESULT(d.cb2.ThreadNameChanged(ThreadID(a_threadID), cgoutil.UTF16(a_name, int(a_cchName)))))
 }
 
 //export clrprofGoGarbageCollectionStarted
