@@ -1,0 +1,132 @@
+// Package profiler writes .NET CoreCLR profilers in Go.
+//
+// A profiler is a Go main package built as a C shared library. CoreCLR
+// loads it at startup when the environment asks for it, and calls it back
+// through the ICorProfilerCallback interfaces; the profiler queries and
+// steers the runtime through ICorProfilerInfo. This package is the whole
+// COM layer: the user's package never imports "C".
+//
+// # Writing a profiler
+//
+// Embed [Base] (every callback, answering S_OK), override the callbacks you
+// need, and register the type from an init function:
+//
+//	package main
+//
+//	import "github.com/clrprof/clrprof/profiler"
+//
+//	type prof struct {
+//		profiler.Base
+//		info *profiler.Info
+//	}
+//
+//	func (p *prof) Initialize(info *profiler.Info) error {
+//		p.info = info
+//		return info.SetEventMask(uint32(profiler.MonitorJITCompilation))
+//	}
+//
+//	func (p *prof) JITCompilationStarted(id profiler.FunctionID, safeToBlock bool) error {
+//		// ...
+//		return nil
+//	}
+//
+//	func init() {
+//		profiler.Register("{5C2E9F41-7A3B-4D8E-9C16-2F0B8A4D6E73}", &prof{})
+//	}
+//
+//	func main() {}
+//
+// The interfaces [Callback], [Callback2] ... [Callback11] mirror
+// ICorProfilerCallback .. ICorProfilerCallback11; a type gets the methods of
+// all of them from Base. Method names are the runtime's, parameters are Go
+// types (IDs, bool, string, slices).
+//
+// Only callbacks that the type really implements reach Go. [Register]
+// looks at the type once: a method promoted from the embedded Base is
+// answered S_OK by the C shim without entering Go at all; a method declared
+// on the type (value or pointer receiver), or promoted from any other
+// embedded type, is delivered. Initialize and Shutdown are always
+// delivered. If a method has the right name but the wrong signature, the
+// type no longer satisfies that CallbackN interface, none of its callbacks
+// (nor those of later versions) are delivered, and Register logs a warning
+// naming the method.
+//
+// A callback returns an error: nil is S_OK for the runtime, an [HRESULT]
+// anywhere in the error's chain (errors.As) is returned as is, and any other
+// error is E_FAIL. Returning an error from Initialize makes the runtime run
+// the application without the profiler. Info methods return HRESULT errors,
+// which compare with errors.Is (errors.Is(err, profiler.CORPROF_E_...)); a
+// method of an ICorProfilerInfoN newer than the runtime's fails with an
+// error matching [ErrNotAvailable] (and E_NOINTERFACE). [Info.Version] is
+// the highest ICorProfilerInfoN the runtime implements.
+//
+// # Building and running
+//
+//	go build -buildmode=c-shared -o libprof.so .
+//
+//	CORECLR_ENABLE_PROFILING=1 \
+//	CORECLR_PROFILER={5C2E9F41-7A3B-4D8E-9C16-2F0B8A4D6E73} \
+//	CORECLR_PROFILER_PATH=$PWD/libprof.so \
+//	dotnet app.dll
+//
+// (.NET 5 and later also accept the DOTNET_ prefix.) CORECLR_PROFILER must
+// name the CLSID given to Register; when it does not, the library logs a
+// warning with both values and the runtime runs without a profiler. The
+// library exports DllGetClassObject and DllCanUnloadNow, and is never
+// unloaded. Linux x64 with glibc only.
+//
+// # Logging
+//
+// The package logs with log/slog, never on the application's stdout. By
+// default records go to stderr, prefixed "clrprof: ", at level WARN. The
+// environment changes that:
+//
+//	CLRPROF_LOG_LEVEL  debug, info, warn (default), error or off
+//	CLRPROF_LOG_FILE   append to this file instead of stderr
+//
+// A bad value is reported in a warning and the default used. [WithLogger]
+// replaces all of this with the caller's logger. At DEBUG the library logs
+// its load, the callbacks the type implements and what the signal audit
+// (below) saw; at INFO, Initialize with the runtime's ICorProfilerInfo
+// version and any change made to signal handlers.
+//
+// # Safety rules
+//
+// The profiler runs inside someone else's process; the SDK keeps a failing
+// profiler from taking the application down where it can:
+//
+//   - A panic in a callback is recovered, logged with its stack, and the
+//     runtime sees E_FAIL (in Initialize: the profiler is not used). Panics
+//     in goroutines the profiler starts itself are not recovered by anyone
+//     and end the process, as in any Go program: recover in them.
+//   - runtime.Goexit (and so testing's FailNow, or log.Fatal's cousins that
+//     exit the goroutine) inside a callback cannot be recovered: the callback
+//     runs on a runtime thread that called into Go, and the Go runtime aborts
+//     the whole process ("runtime.Goexit called in a thread that was not
+//     created by the Go runtime"). Never call it from a callback. os.Exit and
+//     log.Fatal end the application too.
+//   - Register, and every entry point the runtime calls, never panic and
+//     never call os.Exit.
+//   - Package initialisation does nothing but Register: no goroutines, no
+//     I/O. The Go runtime starts while the runtime is loading the library.
+//   - After Shutdown, callbacks that still arrive are answered S_OK in C and
+//     never reach the profiler. Do not use the Info after Shutdown returns.
+//   - Some callbacks (allocations, exceptions, GC, thread suspension) run
+//     while the runtime cannot collect garbage: keep them short, never block
+//     on a lock that a goroutine holds while it calls into the runtime.
+//   - Copy data that the runtime passes in callbacks before keeping it; the
+//     SDK's conversions already copy strings and slices.
+//
+// # Signals
+//
+// A Go runtime loaded into a CoreCLR process changes CoreCLR's signal
+// handlers: it adds SA_ONSTACK to every handler it does not own. For
+// CoreCLR's GC-suspension activation signal (SIGRTMIN) that moves the handler
+// onto the thread's small alternate signal stack. The first time the runtime
+// asks the library for its class factory, the library audits the process's
+// signal handlers: it clears that SA_ONSTACK again on the activation
+// handler (keeping its handler, mask and other flags), and records every
+// other handler, which it leaves alone. While a runtime thread runs Go code
+// in a callback, the activation signal is blocked on that thread, so it
+// is delivered only after the callback returns, on the thread's own stack.
+package profiler
