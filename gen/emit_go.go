@@ -148,12 +148,12 @@ func goResultType(pp *PlannedParam) *jen.Statement {
 
 // WrapperOpts parameterises emitWrapperMethod.
 type WrapperOpts struct {
-	Recv       string          // receiver type name
-	Self       *jen.Statement  // expression of the C interface pointer (unsafe.Pointer)
-	Guard      []jen.Code      // statements before the call (availability checks)
-	CIface     string          // C interface type that declares the method
-	Thunk      string          // C thunk name
-	ResultName string          // name of the result struct type, when several outputs
+	Recv       string         // receiver type name
+	Self       *jen.Statement // expression of the C interface pointer (unsafe.Pointer)
+	Guard      []jen.Code     // statements before the call (availability checks)
+	CIface     string         // C interface type that declares the method
+	Thunk      string         // C thunk name
+	ResultName string         // name of the result struct type, when several outputs
 	Doc        string
 }
 
@@ -330,10 +330,10 @@ func emitWrapperMethod(f *jen.File, pl *Plan, o WrapperOpts) {
 			val = fromC(out, jen.Id("o_"+n), true)
 		case RoleOutString:
 			l := "l_" + LocalName(out.Len.P.Name)
-			val = jen.Qual(cgoutilPkg, "DecodeUTF16").Call(jen.Id("b_" + n).Index(jen.Empty(), jen.Min(jen.Int().Call(jen.Id(l)), jen.Len(jen.Id("b_"+n)))))
+			val = jen.Qual(cgoutilPkg, "DecodeUTF16").Call(jen.Id("b_"+n).Index(jen.Empty(), jen.Min(jen.Int().Call(jen.Id(l)), jen.Len(jen.Id("b_"+n)))))
 		case RoleOutSlice:
 			l := "l_" + LocalName(out.Len.P.Name)
-			val = jen.Id("b_" + n).Index(jen.Empty(), jen.Min(jen.Int().Call(jen.Id(l)), jen.Len(jen.Id("b_"+n))))
+			val = jen.Id("b_"+n).Index(jen.Empty(), jen.Min(jen.Int().Call(jen.Id(l)), jen.Len(jen.Id("b_"+n))))
 		case RoleOutBlob:
 			l := "l_" + LocalName(out.Len.P.Name)
 			val = jen.Qual(cgoutilPkg, "Bytes").Call(jen.Qual("unsafe", "Pointer").Call(jen.Id("o_"+n)), jen.Int().Call(jen.Id(l)))

@@ -3,7 +3,10 @@ package gen
 import "testing"
 
 func TestNames(t *testing.T) {
-	for _, c := range []struct{ f func(string) string; in, want string }{
+	for _, c := range []struct {
+		f        func(string) string
+		in, want string
+	}{
 		{ExportedName, "COR_PRF_MONITOR_JIT_COMPILATION", "CorPrfMonitorJITCompilation"},
 		{TypeName, "COR_PRF_MONITOR", "Monitor"},
 		{TypeName, "COR_PRF_GC_ROOT_KIND", "GCRootKind"},

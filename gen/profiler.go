@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+	"golang.org/x/tools/imports"
 )
 
 const profilerPkg = "github.com/clrprof/clrprof/profiler"
@@ -14,7 +15,7 @@ const profilerPkg = "github.com/clrprof/clrprof/profiler"
 // Stats counts what was read and emitted.
 type Stats struct {
 	Interfaces, Methods, Enums, EnumValues, Structs, Consts, HRESULTs int
-	CallbackSlots, WrappedMethods, RawParams                         int
+	CallbackSlots, WrappedMethods, RawParams                          int
 }
 
 func (s Stats) String() string {
@@ -358,12 +359,14 @@ func newGoFile(pkg, cmdline, preamble string) *jen.File {
 	return f
 }
 
+// render formats a file through jennifer and then x/tools' imports, which
+// groups and sorts the import block the way gofmt users expect.
 func render(f *jen.File) ([]byte, error) {
 	var b bytes.Buffer
 	if err := f.Render(&b); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	return imports.Process("gen.go", b.Bytes(), &imports.Options{Comments: true, TabIndent: true, TabWidth: 8, FormatOnly: true})
 }
 
 // emitHRESULTs writes the named HRESULT values: the alias and constants in

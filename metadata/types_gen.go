@@ -4,9 +4,10 @@
 package metadata
 
 import (
+	"unsafe"
+
 	"github.com/clrprof/clrprof/internal/enumfmt"
 	"github.com/google/uuid"
-	"unsafe"
 )
 
 // #include "cor_gen.h"

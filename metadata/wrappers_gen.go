@@ -4,10 +4,11 @@
 package metadata
 
 import (
+	"unsafe"
+
 	"github.com/clrprof/clrprof/internal/cgoutil"
 	com "github.com/clrprof/clrprof/internal/com"
 	"github.com/google/uuid"
-	"unsafe"
 )
 
 // #include "thunks_gen.h"

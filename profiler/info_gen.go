@@ -4,11 +4,12 @@
 package profiler
 
 import (
+	"unsafe"
+
 	"github.com/clrprof/clrprof/internal/cgoutil"
 	com "github.com/clrprof/clrprof/internal/com"
 	"github.com/clrprof/clrprof/metadata"
 	"github.com/google/uuid"
-	"unsafe"
 )
 
 // #include "thunks_gen.h"

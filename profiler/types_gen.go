@@ -4,10 +4,11 @@
 package profiler
 
 import (
+	"unsafe"
+
 	"github.com/clrprof/clrprof/internal/enumfmt"
 	"github.com/clrprof/clrprof/metadata"
 	"github.com/google/uuid"
-	"unsafe"
 )
 
 // #include "corprof_gen.h"
