@@ -1,0 +1,55 @@
+// Command countprof is the profiler of package profiler's integration
+// tests: it asks for module loads and JIT compilations, counts them, and
+// prints the counts to stderr at Shutdown.
+//
+// COUNTPROF_MISBEHAVE selects a fault in the first JITCompilationStarted:
+// "panic" panics, "goexit" calls runtime.Goexit.
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/clrprof/clrprof/profiler"
+)
+
+type countprof struct {
+	profiler.Base
+	modules, jits atomic.Int64
+	misbehave     string
+}
+
+func (p *countprof) Initialize(info *profiler.Info) error {
+	fmt.Fprintf(os.Stderr, "countprof: Initialize info=%d\n", info.Version())
+	return info.SetEventMask(uint32(profiler.MonitorModuleLoads | profiler.MonitorJITCompilation))
+}
+
+func (p *countprof) ModuleLoadFinished(profiler.ModuleID, profiler.HRESULT) error {
+	p.modules.Add(1)
+	return nil
+}
+
+func (p *countprof) JITCompilationStarted(profiler.FunctionID, bool) error {
+	if p.jits.Add(1) == 1 {
+		switch p.misbehave {
+		case "panic":
+			panic("countprof: deliberate panic in JITCompilationStarted")
+		case "goexit":
+			runtime.Goexit()
+		}
+	}
+	return nil
+}
+
+func (p *countprof) Shutdown() error {
+	fmt.Fprintf(os.Stderr, "countprof: Shutdown modules=%d jits=%d\n", p.modules.Load(), p.jits.Load())
+	return nil
+}
+
+func init() {
+	profiler.Register("{7D3A4B12-9E1F-4C6B-8A2D-3F5E6C7B8A91}", &countprof{misbehave: os.Getenv("COUNTPROF_MISBEHAVE")})
+}
+
+func main() {}
