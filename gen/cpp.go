@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -677,7 +678,7 @@ func (p *cParser) param(index int) (*Param, error) {
 	if c.peek().Kind == TokIdent {
 		prm.Name = c.next().Text
 	} else {
-		prm.Name = "p" + itoa(index)
+		prm.Name = "p" + strconv.Itoa(index)
 	}
 	if err := c.arraySuffix(&t); err != nil {
 		return nil, err

@@ -3,7 +3,6 @@ package gen
 import (
 	"fmt"
 	"math/bits"
-	"sort"
 
 	"github.com/dave/jennifer/jen"
 )
@@ -114,7 +113,7 @@ func structFieldType(tm *TypeMapper, t TypeRef) *jen.Statement {
 			base = jen.Int32()
 		case KindGUID:
 			base = jen.Qual(cgoutilPkg, "GUID")
-		case KindIface, KindFunc, KindVoidPtr, KindUnknown, KindVoid:
+		case KindIface, KindFunc, KindUnknown, KindVoid:
 			base = jen.Uintptr()
 		default:
 			base = ti.Code()
@@ -160,11 +159,9 @@ func emitStructs(f *jen.File, tm *TypeMapper, structs []*Struct, used map[string
 }
 
 // emitIIDs writes one uuid.UUID variable per interface.
-func emitIIDs(f *jen.File, ifaces []*Interface, prefix string) {
-	sorted := append([]*Interface(nil), ifaces...)
-	sort.SliceStable(sorted, func(i, j int) bool { return false })
+func emitIIDs(f *jen.File, ifaces []*Interface) {
 	var defs []jen.Code
-	for _, it := range sorted {
+	for _, it := range ifaces {
 		var vals []jen.Code
 		for _, b := range it.IID {
 			vals = append(vals, jen.Lit(int(b)))

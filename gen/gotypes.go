@@ -23,7 +23,6 @@ const (
 	KindHRESULT // HRESULT
 	KindWCHAR   // UTF-16 code unit
 	KindFunc    // function types: C function pointers
-	KindVoidPtr // void*
 )
 
 var basicNumbers = map[string]string{
@@ -62,7 +61,7 @@ func (ti TypeInfo) Code() *jen.Statement {
 		return jen.Bool()
 	case KindGUID:
 		return jen.Qual("github.com/google/uuid", "UUID")
-	case KindVoidPtr, KindFunc:
+	case KindFunc:
 		return jen.Qual("unsafe", "Pointer")
 	}
 	if ti.GoPkg != "" {
@@ -191,7 +190,7 @@ var builtinPointers = map[string]TypeRef{
 // opaqueHandles are pointer typedefs kept by name: Go sees them as handles.
 var opaqueHandles = map[string]bool{"HCORENUM": true}
 
-// cNameOf returns the spelling of a C type for use in generated C code.
+// cTypeString returns the spelling of a C type for use in generated C code.
 func cTypeString(t TypeRef) string {
 	s := t.Name
 	if t.Const {

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -309,7 +310,7 @@ func (p *idlParser) param(index int) (*Param, error) {
 	if c.peek().Kind == TokIdent {
 		prm.Name = c.next().Text
 	} else {
-		prm.Name = "p" + itoa(index)
+		prm.Name = "p" + strconv.Itoa(index)
 	}
 	if err := c.arraySuffix(&prm.Type); err != nil {
 		return nil, err
@@ -367,18 +368,6 @@ func (p *idlParser) param(index int) (*Param, error) {
 		prm.Dir = DirIn
 	}
 	return prm, nil
-}
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b []byte
-	for i > 0 {
-		b = append([]byte{byte('0' + i%10)}, b...)
-		i /= 10
-	}
-	return string(b)
 }
 
 // typedef parses what follows the typedef keyword.

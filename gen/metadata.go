@@ -96,7 +96,7 @@ func GenerateMetadata(cmdline string, cor, corhdr *File, ov *Overlay, st *Stats)
 			st.Structs++
 		}
 	}
-	emitIIDs(tf, cor.Interfaces, "")
+	emitIIDs(tf, cor.Interfaces)
 	if out["types_gen.go"], err = render(tf); err != nil {
 		return nil, err
 	}

@@ -122,8 +122,8 @@ func ResultName(s string) string {
 func hungarian(prefix string) bool {
 	switch prefix {
 	case "p", "pp", "pc", "pcb", "pcch", "pch", "pdw", "pb", "pf", "pi", "pul", "pus", "psz", "pwsz", "ptk",
-		"pmd", "pn", "pv", "ppv", "ppb", "pch_", "sz", "wsz", "r", "rg", "pul_", "pbo", "pu", "pt", "ptd",
-		"ptr", "pmb", "pmr", "pl", "pcb_", "pdw_", "pcv", "pcch_", "ul", "dw", "b", "f", "c", "cb", "cch", "ppsz":
+		"pmd", "pn", "pv", "ppv", "ppb", "sz", "wsz", "r", "rg", "pbo", "pu", "pt", "ptd",
+		"ptr", "pmb", "pmr", "pl", "pcv", "ul", "dw", "b", "f", "c", "cb", "cch", "ppsz":
 		return true
 	}
 	return false

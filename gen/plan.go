@@ -237,5 +237,5 @@ func planMethod(tm *TypeMapper, it *Interface, m *Method, callback bool, rules m
 
 func blobLenName(n string) bool {
 	return strings.HasPrefix(n, "pcb") || strings.HasPrefix(n, "pcch") || strings.HasPrefix(n, "pcSig") ||
-		strings.HasPrefix(n, "pSize") || strings.HasPrefix(n, "pul") || strings.HasPrefix(n, "pcch")
+		strings.HasPrefix(n, "pSize") || strings.HasPrefix(n, "pul")
 }

@@ -137,7 +137,7 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, st *Stats) 
 			st.Structs++
 		}
 	}
-	emitIIDs(tf, prof.Interfaces, "")
+	emitIIDs(tf, prof.Interfaces)
 	if out["types_gen.go"], err = render(tf); err != nil {
 		return nil, err
 	}

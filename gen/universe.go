@@ -1,9 +1,6 @@
 package gen
 
-import (
-	"fmt"
-	"sort"
-)
+import "sort"
 
 // Universe is the merged view of several parsed files: every named
 // declaration, looked up by name.
@@ -126,17 +123,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// interfaceChain returns the named interfaces in input order.
-func (u *Universe) orderedInterfaces(names []string) ([]*Interface, error) {
-	var out []*Interface
-	for _, n := range names {
-		it, ok := u.Interfaces[n]
-		if !ok {
-			return nil, fmt.Errorf("interface %s not found in the inputs", n)
-		}
-		out = append(out, it)
-	}
-	return out, nil
 }

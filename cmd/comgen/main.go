@@ -16,7 +16,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/clrprof/clrprof/gen"
 	"github.com/clrprof/clrprof/internal/fetch"
@@ -58,7 +57,9 @@ func run(args []string) int {
 		}
 		return 1
 	}
-	out, err := gen.Generate(inputs, "comgen "+strings.Join(cmdlineArgs(args), " "))
+	// The recorded command line omits -idl and -root so that the output does
+	// not depend on where the inputs live.
+	out, err := gen.Generate(inputs, "comgen -w")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "comgen:", err)
 		return 1
@@ -85,12 +86,6 @@ func run(args []string) int {
 		return 1
 	}
 	return 0
-}
-
-// cmdlineArgs keeps the flags that change the output's meaning out of the
-// recorded command line, so the headers do not depend on where inputs live.
-func cmdlineArgs(args []string) []string {
-	return []string{"-w"}
 }
 
 func runFetch(args []string) int {
