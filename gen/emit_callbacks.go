@@ -220,7 +220,7 @@ func emitCallbackExport(f *jen.File, s *CallbackSlot) {
 			}
 			return jen.Qual(cgoutilPkg, "Slice").Types(pp.Elem.Code()).Call(a, n)
 		case RoleInIface:
-			return jen.Id("borrow" + ifaceGoName(pp)).Call(a)
+			return wrapIface(pp, false, a)
 		}
 		return jen.Uintptr().Call(a)
 	}

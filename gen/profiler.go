@@ -239,7 +239,7 @@ func objectGuard(hresult, hasRes bool, iface string) []jen.Code {
 	if !hresult {
 		return nil
 	}
-	ret := []jen.Code{jen.Id("errNilObject").Call(jen.Lit(iface))}
+	ret := []jen.Code{jen.Qual(comPkg, "NilObject").Call(jen.Lit(iface))}
 	if hasRes {
 		ret = append([]jen.Code{jen.Id("res")}, ret...)
 	}
@@ -270,6 +270,10 @@ func resultTypeName(f *jen.File, pl *Plan, prefix string, used map[string]string
 // ICorProfilerInfoN version the runtime answered.
 func emitInfoType(f *jen.File, infos []*Interface) {
 	n := len(infos)
+	var iids []jen.Code
+	for _, it := range infos {
+		iids = append(iids, jen.Id("IID"+InterfaceGoName(it.Name)))
+	}
 	f.Comment("Info is the runtime's ICorProfilerInfo, in every version it supports.")
 	f.Comment("A method of a version the runtime lacks returns an error matching")
 	f.Comment("ErrNotSupported instead of calling into the runtime.")
@@ -282,10 +286,10 @@ func emitInfoType(f *jen.File, infos []*Interface) {
 	f.Func().Id("newInfo").Params(jen.Id("unk").Qual("unsafe", "Pointer")).Params(jen.Op("*").Id("Info"), jen.Error()).Block(
 		jen.If(jen.Id("unk").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Id("E_POINTER"))),
 		jen.Id("x").Op(":=").Op("&").Id("Info").Values(),
-		jen.For(jen.Id("v").Op(":=").Lit(1), jen.Id("v").Op("<=").Lit(n), jen.Id("v").Op("++")).Block(
-			jen.Var().Id("out").Qual("unsafe", "Pointer"),
-			jen.Id("hr").Op(":=").Qual("C", "clrprof_QueryInterface").Call(jen.Id("unk"), jen.Op("&").Qual("C", "clrprof_info_iids").Index(jen.Id("v").Op("-").Lit(1)), jen.Op("&").Id("out")),
-			jen.If(jen.Id("hr").Op(">=").Lit(0).Op("&&").Id("out").Op("!=").Nil()).Block(
+		jen.For(jen.List(jen.Id("i"), jen.Id("iid")).Op(":=").Range().Index().Qual(uuidPkg, "UUID").Values(iids...)).Block(
+			jen.Id("v").Op(":=").Id("i").Op("+").Lit(1),
+			jen.List(jen.Id("out"), jen.Id("err")).Op(":=").Qual(comPkg, "QueryRaw").Call(jen.Id("unk"), jen.Id("iid")),
+			jen.If(jen.Id("err").Op("==").Nil().Op("&&").Id("out").Op("!=").Nil()).Block(
 				jen.Id("x").Dot("p").Index(jen.Id("v")).Op("=").Id("out"),
 				jen.Id("x").Dot("version").Op("=").Id("v"),
 			),
@@ -309,7 +313,7 @@ func emitInfoType(f *jen.File, infos []*Interface) {
 		jen.If(jen.Id("x").Op("==").Nil()).Block(jen.Return()),
 		jen.For(jen.Id("v").Op(":=").Range().Id("x").Dot("p")).Block(
 			jen.If(jen.Id("x").Dot("p").Index(jen.Id("v")).Op("!=").Nil()).Block(
-				jen.Qual("C", "clrprof_ReleaseRef").Call(jen.Id("x").Dot("p").Index(jen.Id("v"))),
+				jen.Qual(comPkg, "ReleaseRaw").Call(jen.Id("x").Dot("p").Index(jen.Id("v"))),
 				jen.Id("x").Dot("p").Index(jen.Id("v")).Op("=").Nil(),
 			)),
 		jen.Id("x").Dot("version").Op("=").Lit(0))
@@ -340,7 +344,7 @@ func emitIfaceType(f *jen.File, it *Interface) {
 	f.Comment("borrowed values and is safe to call twice.")
 	f.Func().Params(jen.Id("x").Op("*").Id(name)).Id("Release").Params().Block(
 		jen.If(jen.Id("x").Op("==").Nil().Op("||").Id("x").Dot("p").Op("==").Nil().Op("||").Op("!").Id("x").Dot("owned")).Block(jen.Return()),
-		jen.Qual("C", "clrprof_ReleaseRef").Call(jen.Id("x").Dot("p")),
+		jen.Qual(comPkg, "ReleaseRaw").Call(jen.Id("x").Dot("p")),
 		jen.Id("x").Dot("p").Op("=").Nil())
 	f.Line()
 }

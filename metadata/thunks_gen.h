@@ -6,15 +6,6 @@
 
 #include "cor_gen.h"
 
-static inline HRESULT clrprof_QueryInterface(void *self, const GUID *iid, void **out) {
-    return ((IUnknown *)self)->lpVtbl->QueryInterface((IUnknown *)self, iid, out);
-}
-static inline ULONG clrprof_AddRef(void *self) {
-    return ((IUnknown *)self)->lpVtbl->AddRef((IUnknown *)self);
-}
-static inline ULONG clrprof_ReleaseRef(void *self) {
-    return ((IUnknown *)self)->lpVtbl->Release((IUnknown *)self);
-}
 static inline HRESULT clrprof_IMetaDataError_OnError(IMetaDataError *self, HRESULT hrError, mdToken token) {
     return self->lpVtbl->OnError(self, hrError, token);
 }

@@ -1,10 +1,6 @@
 package metadata
 
-import (
-	"unsafe"
-
-	"github.com/clrprof/clrprof/internal/com"
-)
+import "github.com/clrprof/clrprof/internal/com"
 
 // HRESULT is the COM status code that failed calls return as their error;
 // it is the same type as profiler.HRESULT.
@@ -17,8 +13,3 @@ type Unknown = com.Unknown
 // calls of an Enum method. Pass the address of a zero EnumHandle to the
 // first call and close it with the interface's CloseEnum when done.
 type EnumHandle uintptr
-
-func ownUnknown(p unsafe.Pointer) *Unknown    { return com.OwnUnknown(p) }
-func borrowUnknown(p unsafe.Pointer) *Unknown { return com.BorrowUnknown(p) }
-
-func errNilObject(iface string) error { return com.NilObject(iface) }

@@ -53,14 +53,14 @@ func (x *Error) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
 // OnError calls IMetaDataError::OnError.
 func (x *Error) OnError(hrError HRESULT, token Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataError")
+		return com.NilObject("IMetaDataError")
 	}
 	hr := C.clrprof_IMetaDataError_OnError((*C.IMetaDataError)(x.p), C.HRESULT(hrError), C.mdToken(token))
 	if hr < 0 {
@@ -108,14 +108,14 @@ func (x *MapToken) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
 // Map calls IMapToken::Map.
 func (x *MapToken) Map(tkImp Token, tkEmit Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMapToken")
+		return com.NilObject("IMapToken")
 	}
 	hr := C.clrprof_IMapToken_Map((*C.IMapToken)(x.p), C.mdToken(tkImp), C.mdToken(tkEmit))
 	if hr < 0 {
@@ -163,7 +163,7 @@ func (x *Dispenser) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
@@ -171,7 +171,7 @@ func (x *Dispenser) Release() {
 func (x *Dispenser) DefineScope(rclsid uuid.UUID, dwCreateFlags uint32, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataDispenser")
+		return res, com.NilObject("IMetaDataDispenser")
 	}
 	g_rclsid := cgoutil.ToGUID(rclsid)
 	g_riid := cgoutil.ToGUID(riid)
@@ -180,7 +180,7 @@ func (x *Dispenser) DefineScope(rclsid uuid.UUID, dwCreateFlags uint32, riid uui
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = ownUnknown(unsafe.Pointer(o_ppIUnk))
+	res = com.OwnUnknown(unsafe.Pointer(o_ppIUnk))
 	return res, nil
 }
 
@@ -188,7 +188,7 @@ func (x *Dispenser) DefineScope(rclsid uuid.UUID, dwCreateFlags uint32, riid uui
 func (x *Dispenser) OpenScope(szScope string, dwOpenFlags uint32, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataDispenser")
+		return res, com.NilObject("IMetaDataDispenser")
 	}
 	s_szScope := cgoutil.EncodeUTF16Z(szScope)
 	g_riid := cgoutil.ToGUID(riid)
@@ -197,7 +197,7 @@ func (x *Dispenser) OpenScope(szScope string, dwOpenFlags uint32, riid uuid.UUID
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = ownUnknown(unsafe.Pointer(o_ppIUnk))
+	res = com.OwnUnknown(unsafe.Pointer(o_ppIUnk))
 	return res, nil
 }
 
@@ -205,7 +205,7 @@ func (x *Dispenser) OpenScope(szScope string, dwOpenFlags uint32, riid uuid.UUID
 func (x *Dispenser) OpenScopeOnMemory(pData unsafe.Pointer, cbData uint32, dwOpenFlags uint32, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataDispenser")
+		return res, com.NilObject("IMetaDataDispenser")
 	}
 	g_riid := cgoutil.ToGUID(riid)
 	var o_ppIUnk *C.IUnknown
@@ -213,7 +213,7 @@ func (x *Dispenser) OpenScopeOnMemory(pData unsafe.Pointer, cbData uint32, dwOpe
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = ownUnknown(unsafe.Pointer(o_ppIUnk))
+	res = com.OwnUnknown(unsafe.Pointer(o_ppIUnk))
 	return res, nil
 }
 
@@ -256,14 +256,14 @@ func (x *Emit) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
 // SetModuleProps calls IMetaDataEmit::SetModuleProps.
 func (x *Emit) SetModuleProps(szName string) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	hr := C.clrprof_IMetaDataEmit_SetModuleProps((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])))
@@ -276,7 +276,7 @@ func (x *Emit) SetModuleProps(szName string) error {
 // Save calls IMetaDataEmit::Save.
 func (x *Emit) Save(szFile string, dwSaveFlags uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	s_szFile := cgoutil.EncodeUTF16Z(szFile)
 	hr := C.clrprof_IMetaDataEmit_Save((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szFile[0])), C.DWORD(dwSaveFlags))
@@ -289,7 +289,7 @@ func (x *Emit) Save(szFile string, dwSaveFlags uint32) error {
 // SaveToStream calls IMetaDataEmit::SaveToStream.
 func (x *Emit) SaveToStream(pIStream unsafe.Pointer, dwSaveFlags uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_SaveToStream((*C.IMetaDataEmit)(x.p), (*C.IStream)(unsafe.Pointer(pIStream)), C.DWORD(dwSaveFlags))
 	if hr < 0 {
@@ -302,7 +302,7 @@ func (x *Emit) SaveToStream(pIStream unsafe.Pointer, dwSaveFlags uint32) error {
 func (x *Emit) GetSaveSize(fSave SaveSize) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pdwSaveSize C.DWORD
 	hr := C.clrprof_IMetaDataEmit_GetSaveSize((*C.IMetaDataEmit)(x.p), C.CorSaveSize(fSave), (*C.DWORD)(unsafe.Pointer(&o_pdwSaveSize)))
@@ -317,7 +317,7 @@ func (x *Emit) GetSaveSize(fSave SaveSize) (uint32, error) {
 func (x *Emit) DefineTypeDef(szTypeDef string, dwTypeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szTypeDef := cgoutil.EncodeUTF16Z(szTypeDef)
 	var o_ptd C.mdTypeDef
@@ -333,7 +333,7 @@ func (x *Emit) DefineTypeDef(szTypeDef string, dwTypeDefFlags uint32, tkExtends 
 func (x *Emit) DefineNestedType(szTypeDef string, dwTypeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szTypeDef := cgoutil.EncodeUTF16Z(szTypeDef)
 	var o_ptd C.mdTypeDef
@@ -348,7 +348,7 @@ func (x *Emit) DefineNestedType(szTypeDef string, dwTypeDefFlags uint32, tkExten
 // SetHandler calls IMetaDataEmit::SetHandler.
 func (x *Emit) SetHandler(pUnk *Unknown) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetHandler((*C.IMetaDataEmit)(x.p), (*C.IUnknown)(unsafe.Pointer(pUnk.Raw())))
 	if hr < 0 {
@@ -361,7 +361,7 @@ func (x *Emit) SetHandler(pUnk *Unknown) error {
 func (x *Emit) DefineMethod(td Token, szName string, dwMethodFlags uint32, pvSigBlob unsafe.Pointer, cbSigBlob uint32, ulCodeRVA uint32, dwImplFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmd C.mdMethodDef
@@ -376,7 +376,7 @@ func (x *Emit) DefineMethod(td Token, szName string, dwMethodFlags uint32, pvSig
 // DefineMethodImpl calls IMetaDataEmit::DefineMethodImpl.
 func (x *Emit) DefineMethodImpl(td Token, tkBody Token, tkDecl Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_DefineMethodImpl((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.mdToken(tkBody), C.mdToken(tkDecl))
 	if hr < 0 {
@@ -389,7 +389,7 @@ func (x *Emit) DefineMethodImpl(td Token, tkBody Token, tkDecl Token) error {
 func (x *Emit) DefineTypeRefByName(tkResolutionScope Token, szName string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_ptr C.mdTypeRef
@@ -405,7 +405,7 @@ func (x *Emit) DefineTypeRefByName(tkResolutionScope Token, szName string) (Toke
 func (x *Emit) DefineImportType(pAssemImport *AssemblyImport, pbHashValue unsafe.Pointer, cbHashValue uint32, pImport *Import, tdImport Token, pAssemEmit *AssemblyEmit) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_ptr C.mdTypeRef
 	hr := C.clrprof_IMetaDataEmit_DefineImportType((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(pAssemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(pbHashValue)), C.ULONG(cbHashValue), (*C.IMetaDataImport)(unsafe.Pointer(pImport.Raw())), C.mdTypeDef(tdImport), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(pAssemEmit.Raw())), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
@@ -420,7 +420,7 @@ func (x *Emit) DefineImportType(pAssemImport *AssemblyImport, pbHashValue unsafe
 func (x *Emit) DefineMemberRef(tkImport Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmr C.mdMemberRef
@@ -436,7 +436,7 @@ func (x *Emit) DefineMemberRef(tkImport Token, szName string, pvSigBlob unsafe.P
 func (x *Emit) DefineImportMember(pAssemImport *AssemblyImport, pbHashValue unsafe.Pointer, cbHashValue uint32, pImport *Import, mbMember Token, pAssemEmit *AssemblyEmit, tkParent Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pmr C.mdMemberRef
 	hr := C.clrprof_IMetaDataEmit_DefineImportMember((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(pAssemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(pbHashValue)), C.ULONG(cbHashValue), (*C.IMetaDataImport)(unsafe.Pointer(pImport.Raw())), C.mdToken(mbMember), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(pAssemEmit.Raw())), C.mdToken(tkParent), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
@@ -451,7 +451,7 @@ func (x *Emit) DefineImportMember(pAssemImport *AssemblyImport, pbHashValue unsa
 func (x *Emit) DefineEvent(td Token, szEvent string, dwEventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szEvent := cgoutil.EncodeUTF16Z(szEvent)
 	var o_pmdEvent C.mdEvent
@@ -466,7 +466,7 @@ func (x *Emit) DefineEvent(td Token, szEvent string, dwEventFlags uint32, tkEven
 // SetClassLayout calls IMetaDataEmit::SetClassLayout.
 func (x *Emit) SetClassLayout(td Token, dwPackSize uint32, rFieldOffsets unsafe.Pointer, ulClassSize uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetClassLayout((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.DWORD(dwPackSize), (*C.COR_FIELD_OFFSET)(unsafe.Pointer(rFieldOffsets)), C.ULONG(ulClassSize))
 	if hr < 0 {
@@ -478,7 +478,7 @@ func (x *Emit) SetClassLayout(td Token, dwPackSize uint32, rFieldOffsets unsafe.
 // DeleteClassLayout calls IMetaDataEmit::DeleteClassLayout.
 func (x *Emit) DeleteClassLayout(td Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_DeleteClassLayout((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td))
 	if hr < 0 {
@@ -490,7 +490,7 @@ func (x *Emit) DeleteClassLayout(td Token) error {
 // SetFieldMarshal calls IMetaDataEmit::SetFieldMarshal.
 func (x *Emit) SetFieldMarshal(tk Token, pvNativeType unsafe.Pointer, cbNativeType uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetFieldMarshal((*C.IMetaDataEmit)(x.p), C.mdToken(tk), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvNativeType)), C.ULONG(cbNativeType))
 	if hr < 0 {
@@ -502,7 +502,7 @@ func (x *Emit) SetFieldMarshal(tk Token, pvNativeType unsafe.Pointer, cbNativeTy
 // DeleteFieldMarshal calls IMetaDataEmit::DeleteFieldMarshal.
 func (x *Emit) DeleteFieldMarshal(tk Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_DeleteFieldMarshal((*C.IMetaDataEmit)(x.p), C.mdToken(tk))
 	if hr < 0 {
@@ -515,7 +515,7 @@ func (x *Emit) DeleteFieldMarshal(tk Token) error {
 func (x *Emit) DefinePermissionSet(tk Token, dwAction uint32, pvPermission unsafe.Pointer, cbPermission uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_ppm C.mdPermission
 	hr := C.clrprof_IMetaDataEmit_DefinePermissionSet((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(dwAction), (unsafe.Pointer)(unsafe.Pointer(pvPermission)), C.ULONG(cbPermission), (*C.mdPermission)(unsafe.Pointer(&o_ppm)))
@@ -529,7 +529,7 @@ func (x *Emit) DefinePermissionSet(tk Token, dwAction uint32, pvPermission unsaf
 // SetRVA calls IMetaDataEmit::SetRVA.
 func (x *Emit) SetRVA(md Token, ulRVA uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetRVA((*C.IMetaDataEmit)(x.p), C.mdMethodDef(md), C.ULONG(ulRVA))
 	if hr < 0 {
@@ -542,7 +542,7 @@ func (x *Emit) SetRVA(md Token, ulRVA uint32) error {
 func (x *Emit) GetTokenFromSig(pvSig unsafe.Pointer, cbSig uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pmsig C.mdSignature
 	hr := C.clrprof_IMetaDataEmit_GetTokenFromSig((*C.IMetaDataEmit)(x.p), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSig)), C.ULONG(cbSig), (*C.mdSignature)(unsafe.Pointer(&o_pmsig)))
@@ -557,7 +557,7 @@ func (x *Emit) GetTokenFromSig(pvSig unsafe.Pointer, cbSig uint32) (Token, error
 func (x *Emit) DefineModuleRef(szName string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmur C.mdModuleRef
@@ -572,7 +572,7 @@ func (x *Emit) DefineModuleRef(szName string) (Token, error) {
 // SetParent calls IMetaDataEmit::SetParent.
 func (x *Emit) SetParent(mr Token, tk Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetParent((*C.IMetaDataEmit)(x.p), C.mdMemberRef(mr), C.mdToken(tk))
 	if hr < 0 {
@@ -585,7 +585,7 @@ func (x *Emit) SetParent(mr Token, tk Token) error {
 func (x *Emit) GetTokenFromTypeSpec(pvSig unsafe.Pointer, cbSig uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_ptypespec C.mdTypeSpec
 	hr := C.clrprof_IMetaDataEmit_GetTokenFromTypeSpec((*C.IMetaDataEmit)(x.p), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSig)), C.ULONG(cbSig), (*C.mdTypeSpec)(unsafe.Pointer(&o_ptypespec)))
@@ -599,7 +599,7 @@ func (x *Emit) GetTokenFromTypeSpec(pvSig unsafe.Pointer, cbSig uint32) (Token, 
 // SaveToMemory calls IMetaDataEmit::SaveToMemory.
 func (x *Emit) SaveToMemory(pbData unsafe.Pointer, cbData uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_SaveToMemory((*C.IMetaDataEmit)(x.p), (unsafe.Pointer)(unsafe.Pointer(pbData)), C.ULONG(cbData))
 	if hr < 0 {
@@ -612,7 +612,7 @@ func (x *Emit) SaveToMemory(pbData unsafe.Pointer, cbData uint32) error {
 func (x *Emit) DefineUserString(szString string, cchString uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szString := cgoutil.EncodeUTF16Z(szString)
 	var o_pstk C.mdString
@@ -627,7 +627,7 @@ func (x *Emit) DefineUserString(szString string, cchString uint32) (Token, error
 // DeleteToken calls IMetaDataEmit::DeleteToken.
 func (x *Emit) DeleteToken(tkObj Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_DeleteToken((*C.IMetaDataEmit)(x.p), C.mdToken(tkObj))
 	if hr < 0 {
@@ -639,7 +639,7 @@ func (x *Emit) DeleteToken(tkObj Token) error {
 // SetMethodProps calls IMetaDataEmit::SetMethodProps.
 func (x *Emit) SetMethodProps(md Token, dwMethodFlags uint32, ulCodeRVA uint32, dwImplFlags uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetMethodProps((*C.IMetaDataEmit)(x.p), C.mdMethodDef(md), C.DWORD(dwMethodFlags), C.ULONG(ulCodeRVA), C.DWORD(dwImplFlags))
 	if hr < 0 {
@@ -651,7 +651,7 @@ func (x *Emit) SetMethodProps(md Token, dwMethodFlags uint32, ulCodeRVA uint32, 
 // SetTypeDefProps calls IMetaDataEmit::SetTypeDefProps.
 func (x *Emit) SetTypeDefProps(td Token, dwTypeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetTypeDefProps((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.DWORD(dwTypeDefFlags), C.mdToken(tkExtends), (*C.mdToken)(unsafe.Pointer(rtkImplements)))
 	if hr < 0 {
@@ -663,7 +663,7 @@ func (x *Emit) SetTypeDefProps(td Token, dwTypeDefFlags uint32, tkExtends Token,
 // SetEventProps calls IMetaDataEmit::SetEventProps.
 func (x *Emit) SetEventProps(ev Token, dwEventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetEventProps((*C.IMetaDataEmit)(x.p), C.mdEvent(ev), C.DWORD(dwEventFlags), C.mdToken(tkEventType), C.mdMethodDef(mdAddOn), C.mdMethodDef(mdRemoveOn), C.mdMethodDef(mdFire), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)))
 	if hr < 0 {
@@ -676,7 +676,7 @@ func (x *Emit) SetEventProps(ev Token, dwEventFlags uint32, tkEventType Token, m
 func (x *Emit) SetPermissionSetProps(tk Token, dwAction uint32, pvPermission unsafe.Pointer, cbPermission uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_ppm C.mdPermission
 	hr := C.clrprof_IMetaDataEmit_SetPermissionSetProps((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(dwAction), (unsafe.Pointer)(unsafe.Pointer(pvPermission)), C.ULONG(cbPermission), (*C.mdPermission)(unsafe.Pointer(&o_ppm)))
@@ -690,7 +690,7 @@ func (x *Emit) SetPermissionSetProps(tk Token, dwAction uint32, pvPermission uns
 // DefinePinvokeMap calls IMetaDataEmit::DefinePinvokeMap.
 func (x *Emit) DefinePinvokeMap(tk Token, dwMappingFlags uint32, szImportName string, mrImportDll Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	s_szImportName := cgoutil.EncodeUTF16Z(szImportName)
 	hr := C.clrprof_IMetaDataEmit_DefinePinvokeMap((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(dwMappingFlags), (C.LPCWSTR)(unsafe.Pointer(&s_szImportName[0])), C.mdModuleRef(mrImportDll))
@@ -703,7 +703,7 @@ func (x *Emit) DefinePinvokeMap(tk Token, dwMappingFlags uint32, szImportName st
 // SetPinvokeMap calls IMetaDataEmit::SetPinvokeMap.
 func (x *Emit) SetPinvokeMap(tk Token, dwMappingFlags uint32, szImportName string, mrImportDll Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	s_szImportName := cgoutil.EncodeUTF16Z(szImportName)
 	hr := C.clrprof_IMetaDataEmit_SetPinvokeMap((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(dwMappingFlags), (C.LPCWSTR)(unsafe.Pointer(&s_szImportName[0])), C.mdModuleRef(mrImportDll))
@@ -716,7 +716,7 @@ func (x *Emit) SetPinvokeMap(tk Token, dwMappingFlags uint32, szImportName strin
 // DeletePinvokeMap calls IMetaDataEmit::DeletePinvokeMap.
 func (x *Emit) DeletePinvokeMap(tk Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_DeletePinvokeMap((*C.IMetaDataEmit)(x.p), C.mdToken(tk))
 	if hr < 0 {
@@ -729,7 +729,7 @@ func (x *Emit) DeletePinvokeMap(tk Token) error {
 func (x *Emit) DefineCustomAttribute(tkOwner Token, tkCtor Token, pCustomAttribute unsafe.Pointer, cbCustomAttribute uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pcv C.mdCustomAttribute
 	hr := C.clrprof_IMetaDataEmit_DefineCustomAttribute((*C.IMetaDataEmit)(x.p), C.mdToken(tkOwner), C.mdToken(tkCtor), (unsafe.Pointer)(unsafe.Pointer(pCustomAttribute)), C.ULONG(cbCustomAttribute), (*C.mdCustomAttribute)(unsafe.Pointer(&o_pcv)))
@@ -743,7 +743,7 @@ func (x *Emit) DefineCustomAttribute(tkOwner Token, tkCtor Token, pCustomAttribu
 // SetCustomAttributeValue calls IMetaDataEmit::SetCustomAttributeValue.
 func (x *Emit) SetCustomAttributeValue(pcv Token, pCustomAttribute unsafe.Pointer, cbCustomAttribute uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetCustomAttributeValue((*C.IMetaDataEmit)(x.p), C.mdCustomAttribute(pcv), (unsafe.Pointer)(unsafe.Pointer(pCustomAttribute)), C.ULONG(cbCustomAttribute))
 	if hr < 0 {
@@ -756,7 +756,7 @@ func (x *Emit) SetCustomAttributeValue(pcv Token, pCustomAttribute unsafe.Pointe
 func (x *Emit) DefineField(td Token, szName string, dwFieldFlags uint32, pvSigBlob unsafe.Pointer, cbSigBlob uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmd C.mdFieldDef
@@ -772,7 +772,7 @@ func (x *Emit) DefineField(td Token, szName string, dwFieldFlags uint32, pvSigBl
 func (x *Emit) DefineProperty(td Token, szProperty string, dwPropFlags uint32, pvSig unsafe.Pointer, cbSig uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szProperty := cgoutil.EncodeUTF16Z(szProperty)
 	var o_pmdProp C.mdProperty
@@ -788,7 +788,7 @@ func (x *Emit) DefineProperty(td Token, szProperty string, dwPropFlags uint32, p
 func (x *Emit) DefineParam(md Token, ulParamSeq uint32, szName string, dwParamFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_ppd C.mdParamDef
@@ -803,7 +803,7 @@ func (x *Emit) DefineParam(md Token, ulParamSeq uint32, szName string, dwParamFl
 // SetFieldProps calls IMetaDataEmit::SetFieldProps.
 func (x *Emit) SetFieldProps(fd Token, dwFieldFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetFieldProps((*C.IMetaDataEmit)(x.p), C.mdFieldDef(fd), C.DWORD(dwFieldFlags), C.DWORD(dwCPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(pValue)), C.ULONG(cchValue))
 	if hr < 0 {
@@ -815,7 +815,7 @@ func (x *Emit) SetFieldProps(fd Token, dwFieldFlags uint32, dwCPlusTypeFlag uint
 // SetPropertyProps calls IMetaDataEmit::SetPropertyProps.
 func (x *Emit) SetPropertyProps(pr Token, dwPropFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetPropertyProps((*C.IMetaDataEmit)(x.p), C.mdProperty(pr), C.DWORD(dwPropFlags), C.DWORD(dwCPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(pValue)), C.ULONG(cchValue), C.mdMethodDef(mdSetter), C.mdMethodDef(mdGetter), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)))
 	if hr < 0 {
@@ -827,7 +827,7 @@ func (x *Emit) SetPropertyProps(pr Token, dwPropFlags uint32, dwCPlusTypeFlag ui
 // SetParamProps calls IMetaDataEmit::SetParamProps.
 func (x *Emit) SetParamProps(pd Token, szName string, dwParamFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	hr := C.clrprof_IMetaDataEmit_SetParamProps((*C.IMetaDataEmit)(x.p), C.mdParamDef(pd), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(dwParamFlags), C.DWORD(dwCPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(pValue)), C.ULONG(cchValue))
@@ -841,7 +841,7 @@ func (x *Emit) SetParamProps(pd Token, szName string, dwParamFlags uint32, dwCPl
 func (x *Emit) DefineSecurityAttributeSet(tkObj Token, rSecAttrs unsafe.Pointer, cSecAttrs uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pulErrorAttr C.ULONG
 	hr := C.clrprof_IMetaDataEmit_DefineSecurityAttributeSet((*C.IMetaDataEmit)(x.p), C.mdToken(tkObj), (*C.COR_SECATTR)(unsafe.Pointer(rSecAttrs)), C.ULONG(cSecAttrs), (*C.ULONG)(unsafe.Pointer(&o_pulErrorAttr)))
@@ -855,7 +855,7 @@ func (x *Emit) DefineSecurityAttributeSet(tkObj Token, rSecAttrs unsafe.Pointer,
 // ApplyEditAndContinue calls IMetaDataEmit::ApplyEditAndContinue.
 func (x *Emit) ApplyEditAndContinue(pImport *Unknown) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_ApplyEditAndContinue((*C.IMetaDataEmit)(x.p), (*C.IUnknown)(unsafe.Pointer(pImport.Raw())))
 	if hr < 0 {
@@ -868,7 +868,7 @@ func (x *Emit) ApplyEditAndContinue(pImport *Unknown) error {
 func (x *Emit) TranslateSigWithScope(pAssemImport *AssemblyImport, pbHashValue unsafe.Pointer, cbHashValue uint32, import_ *Import, pbSigBlob unsafe.Pointer, cbSigBlob uint32, pAssemEmit *AssemblyEmit, emit *Emit, pvTranslatedSig unsafe.Pointer, cbTranslatedSigMax uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit")
+		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pcbTranslatedSig C.ULONG
 	hr := C.clrprof_IMetaDataEmit_TranslateSigWithScope((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(pAssemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(pbHashValue)), C.ULONG(cbHashValue), (*C.IMetaDataImport)(unsafe.Pointer(import_.Raw())), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pbSigBlob)), C.ULONG(cbSigBlob), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(pAssemEmit.Raw())), (*C.IMetaDataEmit)(unsafe.Pointer(emit.Raw())), (C.PCOR_SIGNATURE)(unsafe.Pointer(pvTranslatedSig)), C.ULONG(cbTranslatedSigMax), (*C.ULONG)(unsafe.Pointer(&o_pcbTranslatedSig)))
@@ -882,7 +882,7 @@ func (x *Emit) TranslateSigWithScope(pAssemImport *AssemblyImport, pbHashValue u
 // SetMethodImplFlags calls IMetaDataEmit::SetMethodImplFlags.
 func (x *Emit) SetMethodImplFlags(md Token, dwImplFlags uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetMethodImplFlags((*C.IMetaDataEmit)(x.p), C.mdMethodDef(md), C.DWORD(dwImplFlags))
 	if hr < 0 {
@@ -894,7 +894,7 @@ func (x *Emit) SetMethodImplFlags(md Token, dwImplFlags uint32) error {
 // SetFieldRVA calls IMetaDataEmit::SetFieldRVA.
 func (x *Emit) SetFieldRVA(fd Token, ulRVA uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetFieldRVA((*C.IMetaDataEmit)(x.p), C.mdFieldDef(fd), C.ULONG(ulRVA))
 	if hr < 0 {
@@ -906,7 +906,7 @@ func (x *Emit) SetFieldRVA(fd Token, ulRVA uint32) error {
 // Merge calls IMetaDataEmit::Merge.
 func (x *Emit) Merge(pImport *Import, pHostMapToken *MapToken, pHandler *Unknown) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_Merge((*C.IMetaDataEmit)(x.p), (*C.IMetaDataImport)(unsafe.Pointer(pImport.Raw())), (*C.IMapToken)(unsafe.Pointer(pHostMapToken.Raw())), (*C.IUnknown)(unsafe.Pointer(pHandler.Raw())))
 	if hr < 0 {
@@ -918,7 +918,7 @@ func (x *Emit) Merge(pImport *Import, pHostMapToken *MapToken, pHandler *Unknown
 // MergeEnd calls IMetaDataEmit::MergeEnd.
 func (x *Emit) MergeEnd() error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit")
+		return com.NilObject("IMetaDataEmit")
 	}
 	hr := C.clrprof_IMetaDataEmit_MergeEnd((*C.IMetaDataEmit)(x.p))
 	if hr < 0 {
@@ -966,14 +966,14 @@ func (x *Emit2) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
 // SetModuleProps calls IMetaDataEmit::SetModuleProps.
 func (x *Emit2) SetModuleProps(szName string) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	hr := C.clrprof_IMetaDataEmit_SetModuleProps((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])))
@@ -986,7 +986,7 @@ func (x *Emit2) SetModuleProps(szName string) error {
 // Save calls IMetaDataEmit::Save.
 func (x *Emit2) Save(szFile string, dwSaveFlags uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	s_szFile := cgoutil.EncodeUTF16Z(szFile)
 	hr := C.clrprof_IMetaDataEmit_Save((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szFile[0])), C.DWORD(dwSaveFlags))
@@ -999,7 +999,7 @@ func (x *Emit2) Save(szFile string, dwSaveFlags uint32) error {
 // SaveToStream calls IMetaDataEmit::SaveToStream.
 func (x *Emit2) SaveToStream(pIStream unsafe.Pointer, dwSaveFlags uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_SaveToStream((*C.IMetaDataEmit)(x.p), (*C.IStream)(unsafe.Pointer(pIStream)), C.DWORD(dwSaveFlags))
 	if hr < 0 {
@@ -1012,7 +1012,7 @@ func (x *Emit2) SaveToStream(pIStream unsafe.Pointer, dwSaveFlags uint32) error 
 func (x *Emit2) GetSaveSize(fSave SaveSize) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	var o_pdwSaveSize C.DWORD
 	hr := C.clrprof_IMetaDataEmit_GetSaveSize((*C.IMetaDataEmit)(x.p), C.CorSaveSize(fSave), (*C.DWORD)(unsafe.Pointer(&o_pdwSaveSize)))
@@ -1027,7 +1027,7 @@ func (x *Emit2) GetSaveSize(fSave SaveSize) (uint32, error) {
 func (x *Emit2) DefineTypeDef(szTypeDef string, dwTypeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	s_szTypeDef := cgoutil.EncodeUTF16Z(szTypeDef)
 	var o_ptd C.mdTypeDef
@@ -1043,7 +1043,7 @@ func (x *Emit2) DefineTypeDef(szTypeDef string, dwTypeDefFlags uint32, tkExtends
 func (x *Emit2) DefineNestedType(szTypeDef string, dwTypeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	s_szTypeDef := cgoutil.EncodeUTF16Z(szTypeDef)
 	var o_ptd C.mdTypeDef
@@ -1058,7 +1058,7 @@ func (x *Emit2) DefineNestedType(szTypeDef string, dwTypeDefFlags uint32, tkExte
 // SetHandler calls IMetaDataEmit::SetHandler.
 func (x *Emit2) SetHandler(pUnk *Unknown) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetHandler((*C.IMetaDataEmit)(x.p), (*C.IUnknown)(unsafe.Pointer(pUnk.Raw())))
 	if hr < 0 {
@@ -1071,7 +1071,7 @@ func (x *Emit2) SetHandler(pUnk *Unknown) error {
 func (x *Emit2) DefineMethod(td Token, szName string, dwMethodFlags uint32, pvSigBlob unsafe.Pointer, cbSigBlob uint32, ulCodeRVA uint32, dwImplFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmd C.mdMethodDef
@@ -1086,7 +1086,7 @@ func (x *Emit2) DefineMethod(td Token, szName string, dwMethodFlags uint32, pvSi
 // DefineMethodImpl calls IMetaDataEmit::DefineMethodImpl.
 func (x *Emit2) DefineMethodImpl(td Token, tkBody Token, tkDecl Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_DefineMethodImpl((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.mdToken(tkBody), C.mdToken(tkDecl))
 	if hr < 0 {
@@ -1099,7 +1099,7 @@ func (x *Emit2) DefineMethodImpl(td Token, tkBody Token, tkDecl Token) error {
 func (x *Emit2) DefineTypeRefByName(tkResolutionScope Token, szName string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_ptr C.mdTypeRef
@@ -1115,7 +1115,7 @@ func (x *Emit2) DefineTypeRefByName(tkResolutionScope Token, szName string) (Tok
 func (x *Emit2) DefineImportType(pAssemImport *AssemblyImport, pbHashValue unsafe.Pointer, cbHashValue uint32, pImport *Import, tdImport Token, pAssemEmit *AssemblyEmit) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	var o_ptr C.mdTypeRef
 	hr := C.clrprof_IMetaDataEmit_DefineImportType((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(pAssemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(pbHashValue)), C.ULONG(cbHashValue), (*C.IMetaDataImport)(unsafe.Pointer(pImport.Raw())), C.mdTypeDef(tdImport), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(pAssemEmit.Raw())), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
@@ -1130,7 +1130,7 @@ func (x *Emit2) DefineImportType(pAssemImport *AssemblyImport, pbHashValue unsaf
 func (x *Emit2) DefineMemberRef(tkImport Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmr C.mdMemberRef
@@ -1146,7 +1146,7 @@ func (x *Emit2) DefineMemberRef(tkImport Token, szName string, pvSigBlob unsafe.
 func (x *Emit2) DefineImportMember(pAssemImport *AssemblyImport, pbHashValue unsafe.Pointer, cbHashValue uint32, pImport *Import, mbMember Token, pAssemEmit *AssemblyEmit, tkParent Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	var o_pmr C.mdMemberRef
 	hr := C.clrprof_IMetaDataEmit_DefineImportMember((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(pAssemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(pbHashValue)), C.ULONG(cbHashValue), (*C.IMetaDataImport)(unsafe.Pointer(pImport.Raw())), C.mdToken(mbMember), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(pAssemEmit.Raw())), C.mdToken(tkParent), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
@@ -1161,7 +1161,7 @@ func (x *Emit2) DefineImportMember(pAssemImport *AssemblyImport, pbHashValue uns
 func (x *Emit2) DefineEvent(td Token, szEvent string, dwEventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	s_szEvent := cgoutil.EncodeUTF16Z(szEvent)
 	var o_pmdEvent C.mdEvent
@@ -1176,7 +1176,7 @@ func (x *Emit2) DefineEvent(td Token, szEvent string, dwEventFlags uint32, tkEve
 // SetClassLayout calls IMetaDataEmit::SetClassLayout.
 func (x *Emit2) SetClassLayout(td Token, dwPackSize uint32, rFieldOffsets unsafe.Pointer, ulClassSize uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetClassLayout((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.DWORD(dwPackSize), (*C.COR_FIELD_OFFSET)(unsafe.Pointer(rFieldOffsets)), C.ULONG(ulClassSize))
 	if hr < 0 {
@@ -1188,7 +1188,7 @@ func (x *Emit2) SetClassLayout(td Token, dwPackSize uint32, rFieldOffsets unsafe
 // DeleteClassLayout calls IMetaDataEmit::DeleteClassLayout.
 func (x *Emit2) DeleteClassLayout(td Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_DeleteClassLayout((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td))
 	if hr < 0 {
@@ -1200,7 +1200,7 @@ func (x *Emit2) DeleteClassLayout(td Token) error {
 // SetFieldMarshal calls IMetaDataEmit::SetFieldMarshal.
 func (x *Emit2) SetFieldMarshal(tk Token, pvNativeType unsafe.Pointer, cbNativeType uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetFieldMarshal((*C.IMetaDataEmit)(x.p), C.mdToken(tk), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvNativeType)), C.ULONG(cbNativeType))
 	if hr < 0 {
@@ -1212,7 +1212,7 @@ func (x *Emit2) SetFieldMarshal(tk Token, pvNativeType unsafe.Pointer, cbNativeT
 // DeleteFieldMarshal calls IMetaDataEmit::DeleteFieldMarshal.
 func (x *Emit2) DeleteFieldMarshal(tk Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_DeleteFieldMarshal((*C.IMetaDataEmit)(x.p), C.mdToken(tk))
 	if hr < 0 {
@@ -1225,7 +1225,7 @@ func (x *Emit2) DeleteFieldMarshal(tk Token) error {
 func (x *Emit2) DefinePermissionSet(tk Token, dwAction uint32, pvPermission unsafe.Pointer, cbPermission uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	var o_ppm C.mdPermission
 	hr := C.clrprof_IMetaDataEmit_DefinePermissionSet((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(dwAction), (unsafe.Pointer)(unsafe.Pointer(pvPermission)), C.ULONG(cbPermission), (*C.mdPermission)(unsafe.Pointer(&o_ppm)))
@@ -1239,7 +1239,7 @@ func (x *Emit2) DefinePermissionSet(tk Token, dwAction uint32, pvPermission unsa
 // SetRVA calls IMetaDataEmit::SetRVA.
 func (x *Emit2) SetRVA(md Token, ulRVA uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetRVA((*C.IMetaDataEmit)(x.p), C.mdMethodDef(md), C.ULONG(ulRVA))
 	if hr < 0 {
@@ -1252,7 +1252,7 @@ func (x *Emit2) SetRVA(md Token, ulRVA uint32) error {
 func (x *Emit2) GetTokenFromSig(pvSig unsafe.Pointer, cbSig uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	var o_pmsig C.mdSignature
 	hr := C.clrprof_IMetaDataEmit_GetTokenFromSig((*C.IMetaDataEmit)(x.p), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSig)), C.ULONG(cbSig), (*C.mdSignature)(unsafe.Pointer(&o_pmsig)))
@@ -1267,7 +1267,7 @@ func (x *Emit2) GetTokenFromSig(pvSig unsafe.Pointer, cbSig uint32) (Token, erro
 func (x *Emit2) DefineModuleRef(szName string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmur C.mdModuleRef
@@ -1282,7 +1282,7 @@ func (x *Emit2) DefineModuleRef(szName string) (Token, error) {
 // SetParent calls IMetaDataEmit::SetParent.
 func (x *Emit2) SetParent(mr Token, tk Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetParent((*C.IMetaDataEmit)(x.p), C.mdMemberRef(mr), C.mdToken(tk))
 	if hr < 0 {
@@ -1295,7 +1295,7 @@ func (x *Emit2) SetParent(mr Token, tk Token) error {
 func (x *Emit2) GetTokenFromTypeSpec(pvSig unsafe.Pointer, cbSig uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	var o_ptypespec C.mdTypeSpec
 	hr := C.clrprof_IMetaDataEmit_GetTokenFromTypeSpec((*C.IMetaDataEmit)(x.p), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSig)), C.ULONG(cbSig), (*C.mdTypeSpec)(unsafe.Pointer(&o_ptypespec)))
@@ -1309,7 +1309,7 @@ func (x *Emit2) GetTokenFromTypeSpec(pvSig unsafe.Pointer, cbSig uint32) (Token,
 // SaveToMemory calls IMetaDataEmit::SaveToMemory.
 func (x *Emit2) SaveToMemory(pbData unsafe.Pointer, cbData uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_SaveToMemory((*C.IMetaDataEmit)(x.p), (unsafe.Pointer)(unsafe.Pointer(pbData)), C.ULONG(cbData))
 	if hr < 0 {
@@ -1322,7 +1322,7 @@ func (x *Emit2) SaveToMemory(pbData unsafe.Pointer, cbData uint32) error {
 func (x *Emit2) DefineUserString(szString string, cchString uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	s_szString := cgoutil.EncodeUTF16Z(szString)
 	var o_pstk C.mdString
@@ -1337,7 +1337,7 @@ func (x *Emit2) DefineUserString(szString string, cchString uint32) (Token, erro
 // DeleteToken calls IMetaDataEmit::DeleteToken.
 func (x *Emit2) DeleteToken(tkObj Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_DeleteToken((*C.IMetaDataEmit)(x.p), C.mdToken(tkObj))
 	if hr < 0 {
@@ -1349,7 +1349,7 @@ func (x *Emit2) DeleteToken(tkObj Token) error {
 // SetMethodProps calls IMetaDataEmit::SetMethodProps.
 func (x *Emit2) SetMethodProps(md Token, dwMethodFlags uint32, ulCodeRVA uint32, dwImplFlags uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetMethodProps((*C.IMetaDataEmit)(x.p), C.mdMethodDef(md), C.DWORD(dwMethodFlags), C.ULONG(ulCodeRVA), C.DWORD(dwImplFlags))
 	if hr < 0 {
@@ -1361,7 +1361,7 @@ func (x *Emit2) SetMethodProps(md Token, dwMethodFlags uint32, ulCodeRVA uint32,
 // SetTypeDefProps calls IMetaDataEmit::SetTypeDefProps.
 func (x *Emit2) SetTypeDefProps(td Token, dwTypeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetTypeDefProps((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.DWORD(dwTypeDefFlags), C.mdToken(tkExtends), (*C.mdToken)(unsafe.Pointer(rtkImplements)))
 	if hr < 0 {
@@ -1373,7 +1373,7 @@ func (x *Emit2) SetTypeDefProps(td Token, dwTypeDefFlags uint32, tkExtends Token
 // SetEventProps calls IMetaDataEmit::SetEventProps.
 func (x *Emit2) SetEventProps(ev Token, dwEventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetEventProps((*C.IMetaDataEmit)(x.p), C.mdEvent(ev), C.DWORD(dwEventFlags), C.mdToken(tkEventType), C.mdMethodDef(mdAddOn), C.mdMethodDef(mdRemoveOn), C.mdMethodDef(mdFire), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)))
 	if hr < 0 {
@@ -1386,7 +1386,7 @@ func (x *Emit2) SetEventProps(ev Token, dwEventFlags uint32, tkEventType Token, 
 func (x *Emit2) SetPermissionSetProps(tk Token, dwAction uint32, pvPermission unsafe.Pointer, cbPermission uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	var o_ppm C.mdPermission
 	hr := C.clrprof_IMetaDataEmit_SetPermissionSetProps((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(dwAction), (unsafe.Pointer)(unsafe.Pointer(pvPermission)), C.ULONG(cbPermission), (*C.mdPermission)(unsafe.Pointer(&o_ppm)))
@@ -1400,7 +1400,7 @@ func (x *Emit2) SetPermissionSetProps(tk Token, dwAction uint32, pvPermission un
 // DefinePinvokeMap calls IMetaDataEmit::DefinePinvokeMap.
 func (x *Emit2) DefinePinvokeMap(tk Token, dwMappingFlags uint32, szImportName string, mrImportDll Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	s_szImportName := cgoutil.EncodeUTF16Z(szImportName)
 	hr := C.clrprof_IMetaDataEmit_DefinePinvokeMap((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(dwMappingFlags), (C.LPCWSTR)(unsafe.Pointer(&s_szImportName[0])), C.mdModuleRef(mrImportDll))
@@ -1413,7 +1413,7 @@ func (x *Emit2) DefinePinvokeMap(tk Token, dwMappingFlags uint32, szImportName s
 // SetPinvokeMap calls IMetaDataEmit::SetPinvokeMap.
 func (x *Emit2) SetPinvokeMap(tk Token, dwMappingFlags uint32, szImportName string, mrImportDll Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	s_szImportName := cgoutil.EncodeUTF16Z(szImportName)
 	hr := C.clrprof_IMetaDataEmit_SetPinvokeMap((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(dwMappingFlags), (C.LPCWSTR)(unsafe.Pointer(&s_szImportName[0])), C.mdModuleRef(mrImportDll))
@@ -1426,7 +1426,7 @@ func (x *Emit2) SetPinvokeMap(tk Token, dwMappingFlags uint32, szImportName stri
 // DeletePinvokeMap calls IMetaDataEmit::DeletePinvokeMap.
 func (x *Emit2) DeletePinvokeMap(tk Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_DeletePinvokeMap((*C.IMetaDataEmit)(x.p), C.mdToken(tk))
 	if hr < 0 {
@@ -1439,7 +1439,7 @@ func (x *Emit2) DeletePinvokeMap(tk Token) error {
 func (x *Emit2) DefineCustomAttribute(tkOwner Token, tkCtor Token, pCustomAttribute unsafe.Pointer, cbCustomAttribute uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	var o_pcv C.mdCustomAttribute
 	hr := C.clrprof_IMetaDataEmit_DefineCustomAttribute((*C.IMetaDataEmit)(x.p), C.mdToken(tkOwner), C.mdToken(tkCtor), (unsafe.Pointer)(unsafe.Pointer(pCustomAttribute)), C.ULONG(cbCustomAttribute), (*C.mdCustomAttribute)(unsafe.Pointer(&o_pcv)))
@@ -1453,7 +1453,7 @@ func (x *Emit2) DefineCustomAttribute(tkOwner Token, tkCtor Token, pCustomAttrib
 // SetCustomAttributeValue calls IMetaDataEmit::SetCustomAttributeValue.
 func (x *Emit2) SetCustomAttributeValue(pcv Token, pCustomAttribute unsafe.Pointer, cbCustomAttribute uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetCustomAttributeValue((*C.IMetaDataEmit)(x.p), C.mdCustomAttribute(pcv), (unsafe.Pointer)(unsafe.Pointer(pCustomAttribute)), C.ULONG(cbCustomAttribute))
 	if hr < 0 {
@@ -1466,7 +1466,7 @@ func (x *Emit2) SetCustomAttributeValue(pcv Token, pCustomAttribute unsafe.Point
 func (x *Emit2) DefineField(td Token, szName string, dwFieldFlags uint32, pvSigBlob unsafe.Pointer, cbSigBlob uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmd C.mdFieldDef
@@ -1482,7 +1482,7 @@ func (x *Emit2) DefineField(td Token, szName string, dwFieldFlags uint32, pvSigB
 func (x *Emit2) DefineProperty(td Token, szProperty string, dwPropFlags uint32, pvSig unsafe.Pointer, cbSig uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	s_szProperty := cgoutil.EncodeUTF16Z(szProperty)
 	var o_pmdProp C.mdProperty
@@ -1498,7 +1498,7 @@ func (x *Emit2) DefineProperty(td Token, szProperty string, dwPropFlags uint32, 
 func (x *Emit2) DefineParam(md Token, ulParamSeq uint32, szName string, dwParamFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_ppd C.mdParamDef
@@ -1513,7 +1513,7 @@ func (x *Emit2) DefineParam(md Token, ulParamSeq uint32, szName string, dwParamF
 // SetFieldProps calls IMetaDataEmit::SetFieldProps.
 func (x *Emit2) SetFieldProps(fd Token, dwFieldFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetFieldProps((*C.IMetaDataEmit)(x.p), C.mdFieldDef(fd), C.DWORD(dwFieldFlags), C.DWORD(dwCPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(pValue)), C.ULONG(cchValue))
 	if hr < 0 {
@@ -1525,7 +1525,7 @@ func (x *Emit2) SetFieldProps(fd Token, dwFieldFlags uint32, dwCPlusTypeFlag uin
 // SetPropertyProps calls IMetaDataEmit::SetPropertyProps.
 func (x *Emit2) SetPropertyProps(pr Token, dwPropFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetPropertyProps((*C.IMetaDataEmit)(x.p), C.mdProperty(pr), C.DWORD(dwPropFlags), C.DWORD(dwCPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(pValue)), C.ULONG(cchValue), C.mdMethodDef(mdSetter), C.mdMethodDef(mdGetter), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)))
 	if hr < 0 {
@@ -1537,7 +1537,7 @@ func (x *Emit2) SetPropertyProps(pr Token, dwPropFlags uint32, dwCPlusTypeFlag u
 // SetParamProps calls IMetaDataEmit::SetParamProps.
 func (x *Emit2) SetParamProps(pd Token, szName string, dwParamFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	hr := C.clrprof_IMetaDataEmit_SetParamProps((*C.IMetaDataEmit)(x.p), C.mdParamDef(pd), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(dwParamFlags), C.DWORD(dwCPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(pValue)), C.ULONG(cchValue))
@@ -1551,7 +1551,7 @@ func (x *Emit2) SetParamProps(pd Token, szName string, dwParamFlags uint32, dwCP
 func (x *Emit2) DefineSecurityAttributeSet(tkObj Token, rSecAttrs unsafe.Pointer, cSecAttrs uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	var o_pulErrorAttr C.ULONG
 	hr := C.clrprof_IMetaDataEmit_DefineSecurityAttributeSet((*C.IMetaDataEmit)(x.p), C.mdToken(tkObj), (*C.COR_SECATTR)(unsafe.Pointer(rSecAttrs)), C.ULONG(cSecAttrs), (*C.ULONG)(unsafe.Pointer(&o_pulErrorAttr)))
@@ -1565,7 +1565,7 @@ func (x *Emit2) DefineSecurityAttributeSet(tkObj Token, rSecAttrs unsafe.Pointer
 // ApplyEditAndContinue calls IMetaDataEmit::ApplyEditAndContinue.
 func (x *Emit2) ApplyEditAndContinue(pImport *Unknown) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_ApplyEditAndContinue((*C.IMetaDataEmit)(x.p), (*C.IUnknown)(unsafe.Pointer(pImport.Raw())))
 	if hr < 0 {
@@ -1578,7 +1578,7 @@ func (x *Emit2) ApplyEditAndContinue(pImport *Unknown) error {
 func (x *Emit2) TranslateSigWithScope(pAssemImport *AssemblyImport, pbHashValue unsafe.Pointer, cbHashValue uint32, import_ *Import, pbSigBlob unsafe.Pointer, cbSigBlob uint32, pAssemEmit *AssemblyEmit, emit *Emit, pvTranslatedSig unsafe.Pointer, cbTranslatedSigMax uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	var o_pcbTranslatedSig C.ULONG
 	hr := C.clrprof_IMetaDataEmit_TranslateSigWithScope((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(pAssemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(pbHashValue)), C.ULONG(cbHashValue), (*C.IMetaDataImport)(unsafe.Pointer(import_.Raw())), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pbSigBlob)), C.ULONG(cbSigBlob), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(pAssemEmit.Raw())), (*C.IMetaDataEmit)(unsafe.Pointer(emit.Raw())), (C.PCOR_SIGNATURE)(unsafe.Pointer(pvTranslatedSig)), C.ULONG(cbTranslatedSigMax), (*C.ULONG)(unsafe.Pointer(&o_pcbTranslatedSig)))
@@ -1592,7 +1592,7 @@ func (x *Emit2) TranslateSigWithScope(pAssemImport *AssemblyImport, pbHashValue 
 // SetMethodImplFlags calls IMetaDataEmit::SetMethodImplFlags.
 func (x *Emit2) SetMethodImplFlags(md Token, dwImplFlags uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetMethodImplFlags((*C.IMetaDataEmit)(x.p), C.mdMethodDef(md), C.DWORD(dwImplFlags))
 	if hr < 0 {
@@ -1604,7 +1604,7 @@ func (x *Emit2) SetMethodImplFlags(md Token, dwImplFlags uint32) error {
 // SetFieldRVA calls IMetaDataEmit::SetFieldRVA.
 func (x *Emit2) SetFieldRVA(fd Token, ulRVA uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_SetFieldRVA((*C.IMetaDataEmit)(x.p), C.mdFieldDef(fd), C.ULONG(ulRVA))
 	if hr < 0 {
@@ -1616,7 +1616,7 @@ func (x *Emit2) SetFieldRVA(fd Token, ulRVA uint32) error {
 // Merge calls IMetaDataEmit::Merge.
 func (x *Emit2) Merge(pImport *Import, pHostMapToken *MapToken, pHandler *Unknown) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_Merge((*C.IMetaDataEmit)(x.p), (*C.IMetaDataImport)(unsafe.Pointer(pImport.Raw())), (*C.IMapToken)(unsafe.Pointer(pHostMapToken.Raw())), (*C.IUnknown)(unsafe.Pointer(pHandler.Raw())))
 	if hr < 0 {
@@ -1628,7 +1628,7 @@ func (x *Emit2) Merge(pImport *Import, pHostMapToken *MapToken, pHandler *Unknow
 // MergeEnd calls IMetaDataEmit::MergeEnd.
 func (x *Emit2) MergeEnd() error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit_MergeEnd((*C.IMetaDataEmit)(x.p))
 	if hr < 0 {
@@ -1641,7 +1641,7 @@ func (x *Emit2) MergeEnd() error {
 func (x *Emit2) DefineMethodSpec(tkParent Token, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	var o_pmi C.mdMethodSpec
 	hr := C.clrprof_IMetaDataEmit2_DefineMethodSpec((*C.IMetaDataEmit2)(x.p), C.mdToken(tkParent), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSigBlob)), C.ULONG(cbSigBlob), (*C.mdMethodSpec)(unsafe.Pointer(&o_pmi)))
@@ -1656,7 +1656,7 @@ func (x *Emit2) DefineMethodSpec(tkParent Token, pvSigBlob unsafe.Pointer, cbSig
 func (x *Emit2) GetDeltaSaveSize(fSave SaveSize) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	var o_pdwSaveSize C.DWORD
 	hr := C.clrprof_IMetaDataEmit2_GetDeltaSaveSize((*C.IMetaDataEmit2)(x.p), C.CorSaveSize(fSave), (*C.DWORD)(unsafe.Pointer(&o_pdwSaveSize)))
@@ -1670,7 +1670,7 @@ func (x *Emit2) GetDeltaSaveSize(fSave SaveSize) (uint32, error) {
 // SaveDelta calls IMetaDataEmit2::SaveDelta.
 func (x *Emit2) SaveDelta(szFile string, dwSaveFlags uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	s_szFile := cgoutil.EncodeUTF16Z(szFile)
 	hr := C.clrprof_IMetaDataEmit2_SaveDelta((*C.IMetaDataEmit2)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szFile[0])), C.DWORD(dwSaveFlags))
@@ -1683,7 +1683,7 @@ func (x *Emit2) SaveDelta(szFile string, dwSaveFlags uint32) error {
 // SaveDeltaToStream calls IMetaDataEmit2::SaveDeltaToStream.
 func (x *Emit2) SaveDeltaToStream(pIStream unsafe.Pointer, dwSaveFlags uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit2_SaveDeltaToStream((*C.IMetaDataEmit2)(x.p), (*C.IStream)(unsafe.Pointer(pIStream)), C.DWORD(dwSaveFlags))
 	if hr < 0 {
@@ -1695,7 +1695,7 @@ func (x *Emit2) SaveDeltaToStream(pIStream unsafe.Pointer, dwSaveFlags uint32) e
 // SaveDeltaToMemory calls IMetaDataEmit2::SaveDeltaToMemory.
 func (x *Emit2) SaveDeltaToMemory(pbData unsafe.Pointer, cbData uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit2_SaveDeltaToMemory((*C.IMetaDataEmit2)(x.p), (unsafe.Pointer)(unsafe.Pointer(pbData)), C.ULONG(cbData))
 	if hr < 0 {
@@ -1708,7 +1708,7 @@ func (x *Emit2) SaveDeltaToMemory(pbData unsafe.Pointer, cbData uint32) error {
 func (x *Emit2) DefineGenericParam(tk Token, ulParamSeq uint32, dwParamFlags uint32, szname string, reserved uint32, rtkConstraints unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataEmit2")
+		return res, com.NilObject("IMetaDataEmit2")
 	}
 	s_szname := cgoutil.EncodeUTF16Z(szname)
 	var o_pgp C.mdGenericParam
@@ -1723,7 +1723,7 @@ func (x *Emit2) DefineGenericParam(tk Token, ulParamSeq uint32, dwParamFlags uin
 // SetGenericParamProps calls IMetaDataEmit2::SetGenericParamProps.
 func (x *Emit2) SetGenericParamProps(gp Token, dwParamFlags uint32, szName string, reserved uint32, rtkConstraints unsafe.Pointer) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	hr := C.clrprof_IMetaDataEmit2_SetGenericParamProps((*C.IMetaDataEmit2)(x.p), C.mdGenericParam(gp), C.DWORD(dwParamFlags), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(reserved), (*C.mdToken)(unsafe.Pointer(rtkConstraints)))
@@ -1736,7 +1736,7 @@ func (x *Emit2) SetGenericParamProps(gp Token, dwParamFlags uint32, szName strin
 // ResetENCLog calls IMetaDataEmit2::ResetENCLog.
 func (x *Emit2) ResetENCLog() error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataEmit2")
+		return com.NilObject("IMetaDataEmit2")
 	}
 	hr := C.clrprof_IMetaDataEmit2_ResetENCLog((*C.IMetaDataEmit2)(x.p))
 	if hr < 0 {
@@ -1784,7 +1784,7 @@ func (x *Import) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
@@ -1797,7 +1797,7 @@ func (x *Import) CloseEnum(hEnum unsafe.Pointer) {
 func (x *Import) CountEnum(hEnum unsafe.Pointer) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pulCount C.ULONG
 	hr := C.clrprof_IMetaDataImport_CountEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(hEnum), (*C.ULONG)(unsafe.Pointer(&o_pulCount)))
@@ -1811,7 +1811,7 @@ func (x *Import) CountEnum(hEnum unsafe.Pointer) (uint32, error) {
 // ResetEnum calls IMetaDataImport::ResetEnum.
 func (x *Import) ResetEnum(hEnum unsafe.Pointer, ulPos uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataImport")
+		return com.NilObject("IMetaDataImport")
 	}
 	hr := C.clrprof_IMetaDataImport_ResetEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(hEnum), C.ULONG(ulPos))
 	if hr < 0 {
@@ -1824,7 +1824,7 @@ func (x *Import) ResetEnum(hEnum unsafe.Pointer, ulPos uint32) error {
 func (x *Import) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rTypeDefs := make([]Token, 32)
 	var l_pcTypeDefs C.ULONG
@@ -1849,7 +1849,7 @@ func (x *Import) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rImpls := make([]Token, 32)
 	var l_pcImpls C.ULONG
@@ -1874,7 +1874,7 @@ func (x *Import) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, erro
 func (x *Import) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rTypeRefs := make([]Token, 32)
 	var l_pcTypeRefs C.ULONG
@@ -1899,7 +1899,7 @@ func (x *Import) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import) FindTypeDefByName(szTypeDef string, tkEnclosingClass Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	s_szTypeDef := cgoutil.EncodeUTF16Z(szTypeDef)
 	var o_ptd C.mdTypeDef
@@ -1921,7 +1921,7 @@ type ImportScopePropsResult struct {
 func (x *Import) GetScopeProps() (ImportScopePropsResult, error) {
 	var res ImportScopePropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_szName := make([]uint16, 256)
 	var l_pchName C.ULONG
@@ -1948,7 +1948,7 @@ func (x *Import) GetScopeProps() (ImportScopePropsResult, error) {
 func (x *Import) GetModuleFromScope() (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pmd C.mdModule
 	hr := C.clrprof_IMetaDataImport_GetModuleFromScope((*C.IMetaDataImport)(x.p), (*C.mdModule)(unsafe.Pointer(&o_pmd)))
@@ -1970,7 +1970,7 @@ type ImportTypeDefPropsResult struct {
 func (x *Import) GetTypeDefProps(td Token) (ImportTypeDefPropsResult, error) {
 	var res ImportTypeDefPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_szTypeDef := make([]uint16, 256)
 	var l_pchTypeDef C.ULONG
@@ -2005,7 +2005,7 @@ type ImportInterfaceImplPropsResult struct {
 func (x *Import) GetInterfaceImplProps(iiImpl Token) (ImportInterfaceImplPropsResult, error) {
 	var res ImportInterfaceImplPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pClass C.mdTypeDef
 	var o_ptkIface C.mdToken
@@ -2028,7 +2028,7 @@ type ImportTypeRefPropsResult struct {
 func (x *Import) GetTypeRefProps(tr Token) (ImportTypeRefPropsResult, error) {
 	var res ImportTypeRefPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_ptkResolutionScope C.mdToken
 	b_szName := make([]uint16, 256)
@@ -2061,7 +2061,7 @@ type ImportResolveTypeRefResult struct {
 func (x *Import) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefResult, error) {
 	var res ImportResolveTypeRefResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	g_riid := cgoutil.ToGUID(riid)
 	var o_ppIScope *C.IUnknown
@@ -2070,7 +2070,7 @@ func (x *Import) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefR
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res.IScope = ownUnknown(unsafe.Pointer(o_ppIScope))
+	res.IScope = com.OwnUnknown(unsafe.Pointer(o_ppIScope))
 	res.Ptd = Token(o_ptd)
 	return res, nil
 }
@@ -2079,7 +2079,7 @@ func (x *Import) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefR
 func (x *Import) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rMembers := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -2104,7 +2104,7 @@ func (x *Import) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 func (x *Import) EnumMembersWithName(phEnum *EnumHandle, cl Token, szName string) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	b_rMembers := make([]Token, 32)
@@ -2130,7 +2130,7 @@ func (x *Import) EnumMembersWithName(phEnum *EnumHandle, cl Token, szName string
 func (x *Import) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rMethods := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -2155,7 +2155,7 @@ func (x *Import) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 func (x *Import) EnumMethodsWithName(phEnum *EnumHandle, cl Token, szName string) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	b_rMethods := make([]Token, 32)
@@ -2181,7 +2181,7 @@ func (x *Import) EnumMethodsWithName(phEnum *EnumHandle, cl Token, szName string
 func (x *Import) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rFields := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -2206,7 +2206,7 @@ func (x *Import) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 func (x *Import) EnumFieldsWithName(phEnum *EnumHandle, cl Token, szName string) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	b_rFields := make([]Token, 32)
@@ -2232,7 +2232,7 @@ func (x *Import) EnumFieldsWithName(phEnum *EnumHandle, cl Token, szName string)
 func (x *Import) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rParams := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -2257,7 +2257,7 @@ func (x *Import) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 func (x *Import) EnumMemberRefs(phEnum *EnumHandle, tkParent Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rMemberRefs := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -2282,7 +2282,7 @@ func (x *Import) EnumMemberRefs(phEnum *EnumHandle, tkParent Token) ([]Token, er
 func (x *Import) EnumMethodImpls(phEnum *EnumHandle, td Token, rMethodBody unsafe.Pointer) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rMethodDecl := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -2307,7 +2307,7 @@ func (x *Import) EnumMethodImpls(phEnum *EnumHandle, td Token, rMethodBody unsaf
 func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, dwActions uint32) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rPermission := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -2332,7 +2332,7 @@ func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, dwActions uint
 func (x *Import) FindMember(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmb C.mdToken
@@ -2348,7 +2348,7 @@ func (x *Import) FindMember(td Token, szName string, pvSigBlob unsafe.Pointer, c
 func (x *Import) FindMethod(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmb C.mdMethodDef
@@ -2364,7 +2364,7 @@ func (x *Import) FindMethod(td Token, szName string, pvSigBlob unsafe.Pointer, c
 func (x *Import) FindField(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmb C.mdFieldDef
@@ -2380,7 +2380,7 @@ func (x *Import) FindField(td Token, szName string, pvSigBlob unsafe.Pointer, cb
 func (x *Import) FindMemberRef(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmr C.mdMemberRef
@@ -2406,7 +2406,7 @@ type ImportMethodPropsResult struct {
 func (x *Import) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
 	var res ImportMethodPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pClass C.mdTypeDef
 	b_szMethod := make([]uint16, 256)
@@ -2449,7 +2449,7 @@ type ImportMemberRefPropsResult struct {
 func (x *Import) GetMemberRefProps(mr Token, ppvSigBlob unsafe.Pointer) (ImportMemberRefPropsResult, error) {
 	var res ImportMemberRefPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_ptk C.mdToken
 	b_szMember := make([]uint16, 256)
@@ -2478,7 +2478,7 @@ func (x *Import) GetMemberRefProps(mr Token, ppvSigBlob unsafe.Pointer) (ImportM
 func (x *Import) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rProperties := make([]Token, 32)
 	var l_pcProperties C.ULONG
@@ -2503,7 +2503,7 @@ func (x *Import) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
 func (x *Import) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rEvents := make([]Token, 32)
 	var l_pcEvents C.ULONG
@@ -2540,7 +2540,7 @@ type ImportEventPropsResult struct {
 func (x *Import) GetEventProps(ev Token, szEvent string, cchEvent uint32) (ImportEventPropsResult, error) {
 	var res ImportEventPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pClass C.mdTypeDef
 	s_szEvent := cgoutil.EncodeUTF16Z(szEvent)
@@ -2580,7 +2580,7 @@ func (x *Import) GetEventProps(ev Token, szEvent string, cchEvent uint32) (Impor
 func (x *Import) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rEventProp := make([]Token, 32)
 	var l_pcEventProp C.ULONG
@@ -2605,7 +2605,7 @@ func (x *Import) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, err
 func (x *Import) GetMethodSemantics(mb Token, tkEventProp Token) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pdwSemanticsFlags C.DWORD
 	hr := C.clrprof_IMetaDataImport_GetMethodSemantics((*C.IMetaDataImport)(x.p), C.mdMethodDef(mb), C.mdToken(tkEventProp), (*C.DWORD)(unsafe.Pointer(&o_pdwSemanticsFlags)))
@@ -2627,7 +2627,7 @@ type ImportClassLayoutResult struct {
 func (x *Import) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 	var res ImportClassLayoutResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pdwPackSize C.DWORD
 	b_rFieldOffset := make([]FieldOffset, 32)
@@ -2656,7 +2656,7 @@ func (x *Import) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 func (x *Import) GetFieldMarshal(tk Token) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_ppvNativeType *C.COR_SIGNATURE
 	var l_pcbNativeType C.ULONG
@@ -2678,7 +2678,7 @@ type ImportRVAResult struct {
 func (x *Import) GetRVA(tk Token) (ImportRVAResult, error) {
 	var res ImportRVAResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pulCodeRVA C.ULONG
 	var o_pdwImplFlags C.DWORD
@@ -2701,7 +2701,7 @@ type ImportPermissionSetPropsResult struct {
 func (x *Import) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
 	var res ImportPermissionSetPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pdwAction C.DWORD
 	var o_ppvPermission unsafe.Pointer
@@ -2719,7 +2719,7 @@ func (x *Import) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult
 func (x *Import) GetSigFromToken(mdSig Token) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_ppvSig *C.COR_SIGNATURE
 	var l_pcbSig C.ULONG
@@ -2735,7 +2735,7 @@ func (x *Import) GetSigFromToken(mdSig Token) ([]byte, error) {
 func (x *Import) GetModuleRefProps(mur Token) (string, error) {
 	var res string
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_szName := make([]uint16, 256)
 	var l_pchName C.ULONG
@@ -2760,7 +2760,7 @@ func (x *Import) GetModuleRefProps(mur Token) (string, error) {
 func (x *Import) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rModuleRefs := make([]Token, 32)
 	var l_pcModuleRefs C.ULONG
@@ -2785,7 +2785,7 @@ func (x *Import) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import) GetTypeSpecFromToken(typespec Token) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_ppvSig *C.COR_SIGNATURE
 	var l_pcbSig C.ULONG
@@ -2800,7 +2800,7 @@ func (x *Import) GetTypeSpecFromToken(typespec Token) ([]byte, error) {
 // GetNameFromToken calls IMetaDataImport::GetNameFromToken.
 func (x *Import) GetNameFromToken(tk Token, pszUTF8NamePtr unsafe.Pointer) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataImport")
+		return com.NilObject("IMetaDataImport")
 	}
 	hr := C.clrprof_IMetaDataImport_GetNameFromToken((*C.IMetaDataImport)(x.p), C.mdToken(tk), (*C.MDUTF8CSTR)(unsafe.Pointer(pszUTF8NamePtr)))
 	if hr < 0 {
@@ -2813,7 +2813,7 @@ func (x *Import) GetNameFromToken(tk Token, pszUTF8NamePtr unsafe.Pointer) error
 func (x *Import) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rMethods := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -2838,7 +2838,7 @@ func (x *Import) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import) GetUserString(stk Token) (string, error) {
 	var res string
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_szString := make([]uint16, 256)
 	var l_pchString C.ULONG
@@ -2870,7 +2870,7 @@ type ImportPinvokeMapResult struct {
 func (x *Import) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 	var res ImportPinvokeMapResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pdwMappingFlags C.DWORD
 	b_szImportName := make([]uint16, 256)
@@ -2899,7 +2899,7 @@ func (x *Import) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 func (x *Import) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rSignatures := make([]Token, 32)
 	var l_pcSignatures C.ULONG
@@ -2924,7 +2924,7 @@ func (x *Import) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rTypeSpecs := make([]Token, 32)
 	var l_pcTypeSpecs C.ULONG
@@ -2949,7 +2949,7 @@ func (x *Import) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rStrings := make([]Token, 32)
 	var l_pcStrings C.ULONG
@@ -2974,7 +2974,7 @@ func (x *Import) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import) GetParamForMethodIndex(md Token, ulParamSeq uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_ppd C.mdParamDef
 	hr := C.clrprof_IMetaDataImport_GetParamForMethodIndex((*C.IMetaDataImport)(x.p), C.mdMethodDef(md), C.ULONG(ulParamSeq), (*C.mdParamDef)(unsafe.Pointer(&o_ppd)))
@@ -2989,7 +2989,7 @@ func (x *Import) GetParamForMethodIndex(md Token, ulParamSeq uint32) (Token, err
 func (x *Import) EnumCustomAttributes(phEnum *EnumHandle, tk Token, tkType Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	b_rCustomAttributes := make([]Token, 32)
 	var l_pcCustomAttributes C.ULONG
@@ -3021,7 +3021,7 @@ type ImportCustomAttributePropsResult struct {
 func (x *Import) GetCustomAttributeProps(cv Token) (ImportCustomAttributePropsResult, error) {
 	var res ImportCustomAttributePropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_ptkObj C.mdToken
 	var o_ptkType C.mdToken
@@ -3041,7 +3041,7 @@ func (x *Import) GetCustomAttributeProps(cv Token) (ImportCustomAttributePropsRe
 func (x *Import) FindTypeRef(tkResolutionScope Token, szName string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_ptr C.mdTypeRef
@@ -3069,7 +3069,7 @@ type ImportMemberPropsResult struct {
 func (x *Import) GetMemberProps(mb Token) (ImportMemberPropsResult, error) {
 	var res ImportMemberPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pClass C.mdTypeDef
 	b_szMember := make([]uint16, 256)
@@ -3120,7 +3120,7 @@ type ImportFieldPropsResult struct {
 func (x *Import) GetFieldProps(mb Token) (ImportFieldPropsResult, error) {
 	var res ImportFieldPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pClass C.mdTypeDef
 	b_szField := make([]uint16, 256)
@@ -3170,7 +3170,7 @@ type ImportPropertyPropsResult struct {
 func (x *Import) GetPropertyProps(prop Token, szProperty string, cchProperty uint32, ppvSig unsafe.Pointer) (ImportPropertyPropsResult, error) {
 	var res ImportPropertyPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pClass C.mdTypeDef
 	s_szProperty := cgoutil.EncodeUTF16Z(szProperty)
@@ -3223,7 +3223,7 @@ type ImportParamPropsResult struct {
 func (x *Import) GetParamProps(tk Token) (ImportParamPropsResult, error) {
 	var res ImportParamPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pmd C.mdMethodDef
 	var o_pulSequence C.ULONG
@@ -3259,7 +3259,7 @@ func (x *Import) GetParamProps(tk Token) (ImportParamPropsResult, error) {
 func (x *Import) GetCustomAttributeByName(tkObj Token, szName string) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_ppData unsafe.Pointer
@@ -3282,7 +3282,7 @@ func (x *Import) IsValidToken(tk Token) bool {
 func (x *Import) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_ptdEnclosingClass C.mdTypeDef
 	hr := C.clrprof_IMetaDataImport_GetNestedClassProps((*C.IMetaDataImport)(x.p), C.mdTypeDef(tdNestedClass), (*C.mdTypeDef)(unsafe.Pointer(&o_ptdEnclosingClass)))
@@ -3297,7 +3297,7 @@ func (x *Import) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 func (x *Import) GetNativeCallConvFromSig(pvSig unsafe.Pointer, cbSig uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pCallConv C.ULONG
 	hr := C.clrprof_IMetaDataImport_GetNativeCallConvFromSig((*C.IMetaDataImport)(x.p), (unsafe.Pointer)(unsafe.Pointer(pvSig)), C.ULONG(cbSig), (*C.ULONG)(unsafe.Pointer(&o_pCallConv)))
@@ -3312,7 +3312,7 @@ func (x *Import) GetNativeCallConvFromSig(pvSig unsafe.Pointer, cbSig uint32) (u
 func (x *Import) IsGlobal(pd Token) (int32, error) {
 	var res int32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport")
+		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pbGlobal C.int
 	hr := C.clrprof_IMetaDataImport_IsGlobal((*C.IMetaDataImport)(x.p), C.mdToken(pd), (*C.int)(unsafe.Pointer(&o_pbGlobal)))
@@ -3362,7 +3362,7 @@ func (x *Import2) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
@@ -3375,7 +3375,7 @@ func (x *Import2) CloseEnum(hEnum unsafe.Pointer) {
 func (x *Import2) CountEnum(hEnum unsafe.Pointer) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_pulCount C.ULONG
 	hr := C.clrprof_IMetaDataImport_CountEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(hEnum), (*C.ULONG)(unsafe.Pointer(&o_pulCount)))
@@ -3389,7 +3389,7 @@ func (x *Import2) CountEnum(hEnum unsafe.Pointer) (uint32, error) {
 // ResetEnum calls IMetaDataImport::ResetEnum.
 func (x *Import2) ResetEnum(hEnum unsafe.Pointer, ulPos uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataImport2")
+		return com.NilObject("IMetaDataImport2")
 	}
 	hr := C.clrprof_IMetaDataImport_ResetEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(hEnum), C.ULONG(ulPos))
 	if hr < 0 {
@@ -3402,7 +3402,7 @@ func (x *Import2) ResetEnum(hEnum unsafe.Pointer, ulPos uint32) error {
 func (x *Import2) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rTypeDefs := make([]Token, 32)
 	var l_pcTypeDefs C.ULONG
@@ -3427,7 +3427,7 @@ func (x *Import2) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import2) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rImpls := make([]Token, 32)
 	var l_pcImpls C.ULONG
@@ -3452,7 +3452,7 @@ func (x *Import2) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, err
 func (x *Import2) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rTypeRefs := make([]Token, 32)
 	var l_pcTypeRefs C.ULONG
@@ -3477,7 +3477,7 @@ func (x *Import2) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import2) FindTypeDefByName(szTypeDef string, tkEnclosingClass Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	s_szTypeDef := cgoutil.EncodeUTF16Z(szTypeDef)
 	var o_ptd C.mdTypeDef
@@ -3499,7 +3499,7 @@ type Import2ScopePropsResult struct {
 func (x *Import2) GetScopeProps() (Import2ScopePropsResult, error) {
 	var res Import2ScopePropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_szName := make([]uint16, 256)
 	var l_pchName C.ULONG
@@ -3526,7 +3526,7 @@ func (x *Import2) GetScopeProps() (Import2ScopePropsResult, error) {
 func (x *Import2) GetModuleFromScope() (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_pmd C.mdModule
 	hr := C.clrprof_IMetaDataImport_GetModuleFromScope((*C.IMetaDataImport)(x.p), (*C.mdModule)(unsafe.Pointer(&o_pmd)))
@@ -3548,7 +3548,7 @@ type Import2TypeDefPropsResult struct {
 func (x *Import2) GetTypeDefProps(td Token) (Import2TypeDefPropsResult, error) {
 	var res Import2TypeDefPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_szTypeDef := make([]uint16, 256)
 	var l_pchTypeDef C.ULONG
@@ -3583,7 +3583,7 @@ type Import2InterfaceImplPropsResult struct {
 func (x *Import2) GetInterfaceImplProps(iiImpl Token) (Import2InterfaceImplPropsResult, error) {
 	var res Import2InterfaceImplPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_pClass C.mdTypeDef
 	var o_ptkIface C.mdToken
@@ -3606,7 +3606,7 @@ type Import2TypeRefPropsResult struct {
 func (x *Import2) GetTypeRefProps(tr Token) (Import2TypeRefPropsResult, error) {
 	var res Import2TypeRefPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_ptkResolutionScope C.mdToken
 	b_szName := make([]uint16, 256)
@@ -3639,7 +3639,7 @@ type Import2ResolveTypeRefResult struct {
 func (x *Import2) ResolveTypeRef(tr Token, riid uuid.UUID) (Import2ResolveTypeRefResult, error) {
 	var res Import2ResolveTypeRefResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	g_riid := cgoutil.ToGUID(riid)
 	var o_ppIScope *C.IUnknown
@@ -3648,7 +3648,7 @@ func (x *Import2) ResolveTypeRef(tr Token, riid uuid.UUID) (Import2ResolveTypeRe
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res.IScope = ownUnknown(unsafe.Pointer(o_ppIScope))
+	res.IScope = com.OwnUnknown(unsafe.Pointer(o_ppIScope))
 	res.Ptd = Token(o_ptd)
 	return res, nil
 }
@@ -3657,7 +3657,7 @@ func (x *Import2) ResolveTypeRef(tr Token, riid uuid.UUID) (Import2ResolveTypeRe
 func (x *Import2) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rMembers := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -3682,7 +3682,7 @@ func (x *Import2) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 func (x *Import2) EnumMembersWithName(phEnum *EnumHandle, cl Token, szName string) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	b_rMembers := make([]Token, 32)
@@ -3708,7 +3708,7 @@ func (x *Import2) EnumMembersWithName(phEnum *EnumHandle, cl Token, szName strin
 func (x *Import2) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rMethods := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -3733,7 +3733,7 @@ func (x *Import2) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 func (x *Import2) EnumMethodsWithName(phEnum *EnumHandle, cl Token, szName string) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	b_rMethods := make([]Token, 32)
@@ -3759,7 +3759,7 @@ func (x *Import2) EnumMethodsWithName(phEnum *EnumHandle, cl Token, szName strin
 func (x *Import2) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rFields := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -3784,7 +3784,7 @@ func (x *Import2) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 func (x *Import2) EnumFieldsWithName(phEnum *EnumHandle, cl Token, szName string) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	b_rFields := make([]Token, 32)
@@ -3810,7 +3810,7 @@ func (x *Import2) EnumFieldsWithName(phEnum *EnumHandle, cl Token, szName string
 func (x *Import2) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rParams := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -3835,7 +3835,7 @@ func (x *Import2) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 func (x *Import2) EnumMemberRefs(phEnum *EnumHandle, tkParent Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rMemberRefs := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -3860,7 +3860,7 @@ func (x *Import2) EnumMemberRefs(phEnum *EnumHandle, tkParent Token) ([]Token, e
 func (x *Import2) EnumMethodImpls(phEnum *EnumHandle, td Token, rMethodBody unsafe.Pointer) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rMethodDecl := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -3885,7 +3885,7 @@ func (x *Import2) EnumMethodImpls(phEnum *EnumHandle, td Token, rMethodBody unsa
 func (x *Import2) EnumPermissionSets(phEnum *EnumHandle, tk Token, dwActions uint32) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rPermission := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -3910,7 +3910,7 @@ func (x *Import2) EnumPermissionSets(phEnum *EnumHandle, tk Token, dwActions uin
 func (x *Import2) FindMember(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmb C.mdToken
@@ -3926,7 +3926,7 @@ func (x *Import2) FindMember(td Token, szName string, pvSigBlob unsafe.Pointer, 
 func (x *Import2) FindMethod(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmb C.mdMethodDef
@@ -3942,7 +3942,7 @@ func (x *Import2) FindMethod(td Token, szName string, pvSigBlob unsafe.Pointer, 
 func (x *Import2) FindField(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmb C.mdFieldDef
@@ -3958,7 +3958,7 @@ func (x *Import2) FindField(td Token, szName string, pvSigBlob unsafe.Pointer, c
 func (x *Import2) FindMemberRef(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmr C.mdMemberRef
@@ -3984,7 +3984,7 @@ type Import2MethodPropsResult struct {
 func (x *Import2) GetMethodProps(mb Token) (Import2MethodPropsResult, error) {
 	var res Import2MethodPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_pClass C.mdTypeDef
 	b_szMethod := make([]uint16, 256)
@@ -4027,7 +4027,7 @@ type Import2MemberRefPropsResult struct {
 func (x *Import2) GetMemberRefProps(mr Token, ppvSigBlob unsafe.Pointer) (Import2MemberRefPropsResult, error) {
 	var res Import2MemberRefPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_ptk C.mdToken
 	b_szMember := make([]uint16, 256)
@@ -4056,7 +4056,7 @@ func (x *Import2) GetMemberRefProps(mr Token, ppvSigBlob unsafe.Pointer) (Import
 func (x *Import2) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rProperties := make([]Token, 32)
 	var l_pcProperties C.ULONG
@@ -4081,7 +4081,7 @@ func (x *Import2) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) 
 func (x *Import2) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rEvents := make([]Token, 32)
 	var l_pcEvents C.ULONG
@@ -4118,7 +4118,7 @@ type Import2EventPropsResult struct {
 func (x *Import2) GetEventProps(ev Token, szEvent string, cchEvent uint32) (Import2EventPropsResult, error) {
 	var res Import2EventPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_pClass C.mdTypeDef
 	s_szEvent := cgoutil.EncodeUTF16Z(szEvent)
@@ -4158,7 +4158,7 @@ func (x *Import2) GetEventProps(ev Token, szEvent string, cchEvent uint32) (Impo
 func (x *Import2) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rEventProp := make([]Token, 32)
 	var l_pcEventProp C.ULONG
@@ -4183,7 +4183,7 @@ func (x *Import2) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, er
 func (x *Import2) GetMethodSemantics(mb Token, tkEventProp Token) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_pdwSemanticsFlags C.DWORD
 	hr := C.clrprof_IMetaDataImport_GetMethodSemantics((*C.IMetaDataImport)(x.p), C.mdMethodDef(mb), C.mdToken(tkEventProp), (*C.DWORD)(unsafe.Pointer(&o_pdwSemanticsFlags)))
@@ -4205,7 +4205,7 @@ type Import2ClassLayoutResult struct {
 func (x *Import2) GetClassLayout(td Token) (Import2ClassLayoutResult, error) {
 	var res Import2ClassLayoutResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_pdwPackSize C.DWORD
 	b_rFieldOffset := make([]FieldOffset, 32)
@@ -4234,7 +4234,7 @@ func (x *Import2) GetClassLayout(td Token) (Import2ClassLayoutResult, error) {
 func (x *Import2) GetFieldMarshal(tk Token) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_ppvNativeType *C.COR_SIGNATURE
 	var l_pcbNativeType C.ULONG
@@ -4256,7 +4256,7 @@ type Import2RVAResult struct {
 func (x *Import2) GetRVA(tk Token) (Import2RVAResult, error) {
 	var res Import2RVAResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_pulCodeRVA C.ULONG
 	var o_pdwImplFlags C.DWORD
@@ -4279,7 +4279,7 @@ type Import2PermissionSetPropsResult struct {
 func (x *Import2) GetPermissionSetProps(pm Token) (Import2PermissionSetPropsResult, error) {
 	var res Import2PermissionSetPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_pdwAction C.DWORD
 	var o_ppvPermission unsafe.Pointer
@@ -4297,7 +4297,7 @@ func (x *Import2) GetPermissionSetProps(pm Token) (Import2PermissionSetPropsResu
 func (x *Import2) GetSigFromToken(mdSig Token) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_ppvSig *C.COR_SIGNATURE
 	var l_pcbSig C.ULONG
@@ -4313,7 +4313,7 @@ func (x *Import2) GetSigFromToken(mdSig Token) ([]byte, error) {
 func (x *Import2) GetModuleRefProps(mur Token) (string, error) {
 	var res string
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_szName := make([]uint16, 256)
 	var l_pchName C.ULONG
@@ -4338,7 +4338,7 @@ func (x *Import2) GetModuleRefProps(mur Token) (string, error) {
 func (x *Import2) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rModuleRefs := make([]Token, 32)
 	var l_pcModuleRefs C.ULONG
@@ -4363,7 +4363,7 @@ func (x *Import2) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import2) GetTypeSpecFromToken(typespec Token) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_ppvSig *C.COR_SIGNATURE
 	var l_pcbSig C.ULONG
@@ -4378,7 +4378,7 @@ func (x *Import2) GetTypeSpecFromToken(typespec Token) ([]byte, error) {
 // GetNameFromToken calls IMetaDataImport::GetNameFromToken.
 func (x *Import2) GetNameFromToken(tk Token, pszUTF8NamePtr unsafe.Pointer) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataImport2")
+		return com.NilObject("IMetaDataImport2")
 	}
 	hr := C.clrprof_IMetaDataImport_GetNameFromToken((*C.IMetaDataImport)(x.p), C.mdToken(tk), (*C.MDUTF8CSTR)(unsafe.Pointer(pszUTF8NamePtr)))
 	if hr < 0 {
@@ -4391,7 +4391,7 @@ func (x *Import2) GetNameFromToken(tk Token, pszUTF8NamePtr unsafe.Pointer) erro
 func (x *Import2) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rMethods := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -4416,7 +4416,7 @@ func (x *Import2) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import2) GetUserString(stk Token) (string, error) {
 	var res string
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_szString := make([]uint16, 256)
 	var l_pchString C.ULONG
@@ -4448,7 +4448,7 @@ type Import2PinvokeMapResult struct {
 func (x *Import2) GetPinvokeMap(tk Token) (Import2PinvokeMapResult, error) {
 	var res Import2PinvokeMapResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_pdwMappingFlags C.DWORD
 	b_szImportName := make([]uint16, 256)
@@ -4477,7 +4477,7 @@ func (x *Import2) GetPinvokeMap(tk Token) (Import2PinvokeMapResult, error) {
 func (x *Import2) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rSignatures := make([]Token, 32)
 	var l_pcSignatures C.ULONG
@@ -4502,7 +4502,7 @@ func (x *Import2) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import2) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rTypeSpecs := make([]Token, 32)
 	var l_pcTypeSpecs C.ULONG
@@ -4527,7 +4527,7 @@ func (x *Import2) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import2) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rStrings := make([]Token, 32)
 	var l_pcStrings C.ULONG
@@ -4552,7 +4552,7 @@ func (x *Import2) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import2) GetParamForMethodIndex(md Token, ulParamSeq uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_ppd C.mdParamDef
 	hr := C.clrprof_IMetaDataImport_GetParamForMethodIndex((*C.IMetaDataImport)(x.p), C.mdMethodDef(md), C.ULONG(ulParamSeq), (*C.mdParamDef)(unsafe.Pointer(&o_ppd)))
@@ -4567,7 +4567,7 @@ func (x *Import2) GetParamForMethodIndex(md Token, ulParamSeq uint32) (Token, er
 func (x *Import2) EnumCustomAttributes(phEnum *EnumHandle, tk Token, tkType Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rCustomAttributes := make([]Token, 32)
 	var l_pcCustomAttributes C.ULONG
@@ -4599,7 +4599,7 @@ type Import2CustomAttributePropsResult struct {
 func (x *Import2) GetCustomAttributeProps(cv Token) (Import2CustomAttributePropsResult, error) {
 	var res Import2CustomAttributePropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_ptkObj C.mdToken
 	var o_ptkType C.mdToken
@@ -4619,7 +4619,7 @@ func (x *Import2) GetCustomAttributeProps(cv Token) (Import2CustomAttributeProps
 func (x *Import2) FindTypeRef(tkResolutionScope Token, szName string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_ptr C.mdTypeRef
@@ -4647,7 +4647,7 @@ type Import2MemberPropsResult struct {
 func (x *Import2) GetMemberProps(mb Token) (Import2MemberPropsResult, error) {
 	var res Import2MemberPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_pClass C.mdTypeDef
 	b_szMember := make([]uint16, 256)
@@ -4698,7 +4698,7 @@ type Import2FieldPropsResult struct {
 func (x *Import2) GetFieldProps(mb Token) (Import2FieldPropsResult, error) {
 	var res Import2FieldPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_pClass C.mdTypeDef
 	b_szField := make([]uint16, 256)
@@ -4748,7 +4748,7 @@ type Import2PropertyPropsResult struct {
 func (x *Import2) GetPropertyProps(prop Token, szProperty string, cchProperty uint32, ppvSig unsafe.Pointer) (Import2PropertyPropsResult, error) {
 	var res Import2PropertyPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_pClass C.mdTypeDef
 	s_szProperty := cgoutil.EncodeUTF16Z(szProperty)
@@ -4801,7 +4801,7 @@ type Import2ParamPropsResult struct {
 func (x *Import2) GetParamProps(tk Token) (Import2ParamPropsResult, error) {
 	var res Import2ParamPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_pmd C.mdMethodDef
 	var o_pulSequence C.ULONG
@@ -4837,7 +4837,7 @@ func (x *Import2) GetParamProps(tk Token) (Import2ParamPropsResult, error) {
 func (x *Import2) GetCustomAttributeByName(tkObj Token, szName string) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_ppData unsafe.Pointer
@@ -4860,7 +4860,7 @@ func (x *Import2) IsValidToken(tk Token) bool {
 func (x *Import2) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_ptdEnclosingClass C.mdTypeDef
 	hr := C.clrprof_IMetaDataImport_GetNestedClassProps((*C.IMetaDataImport)(x.p), C.mdTypeDef(tdNestedClass), (*C.mdTypeDef)(unsafe.Pointer(&o_ptdEnclosingClass)))
@@ -4875,7 +4875,7 @@ func (x *Import2) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 func (x *Import2) GetNativeCallConvFromSig(pvSig unsafe.Pointer, cbSig uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_pCallConv C.ULONG
 	hr := C.clrprof_IMetaDataImport_GetNativeCallConvFromSig((*C.IMetaDataImport)(x.p), (unsafe.Pointer)(unsafe.Pointer(pvSig)), C.ULONG(cbSig), (*C.ULONG)(unsafe.Pointer(&o_pCallConv)))
@@ -4890,7 +4890,7 @@ func (x *Import2) GetNativeCallConvFromSig(pvSig unsafe.Pointer, cbSig uint32) (
 func (x *Import2) IsGlobal(pd Token) (int32, error) {
 	var res int32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_pbGlobal C.int
 	hr := C.clrprof_IMetaDataImport_IsGlobal((*C.IMetaDataImport)(x.p), C.mdToken(pd), (*C.int)(unsafe.Pointer(&o_pbGlobal)))
@@ -4905,7 +4905,7 @@ func (x *Import2) IsGlobal(pd Token) (int32, error) {
 func (x *Import2) EnumGenericParams(phEnum *EnumHandle, tk Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rGenericParams := make([]Token, 32)
 	var l_pcGenericParams C.ULONG
@@ -4939,7 +4939,7 @@ type Import2GenericParamPropsResult struct {
 func (x *Import2) GetGenericParamProps(gp Token) (Import2GenericParamPropsResult, error) {
 	var res Import2GenericParamPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_pulParamSeq C.ULONG
 	var o_pdwParamFlags C.DWORD
@@ -4978,7 +4978,7 @@ type Import2MethodSpecPropsResult struct {
 func (x *Import2) GetMethodSpecProps(mi Token) (Import2MethodSpecPropsResult, error) {
 	var res Import2MethodSpecPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_tkParent C.mdToken
 	var o_ppvSigBlob *C.COR_SIGNATURE
@@ -4996,7 +4996,7 @@ func (x *Import2) GetMethodSpecProps(mi Token) (Import2MethodSpecPropsResult, er
 func (x *Import2) EnumGenericParamConstraints(phEnum *EnumHandle, tk Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rGenericParamConstraints := make([]Token, 32)
 	var l_pcGenericParamConstraints C.ULONG
@@ -5027,7 +5027,7 @@ type Import2GenericParamConstraintPropsResult struct {
 func (x *Import2) GetGenericParamConstraintProps(gpc Token) (Import2GenericParamConstraintPropsResult, error) {
 	var res Import2GenericParamConstraintPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_ptGenericParam C.mdGenericParam
 	var o_ptkConstraintType C.mdToken
@@ -5050,7 +5050,7 @@ type Import2PEKindResult struct {
 func (x *Import2) GetPEKind() (Import2PEKindResult, error) {
 	var res Import2PEKindResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	var o_pdwPEKind C.DWORD
 	var o_pdwMAchine C.DWORD
@@ -5067,7 +5067,7 @@ func (x *Import2) GetPEKind() (Import2PEKindResult, error) {
 func (x *Import2) GetVersionString() (string, error) {
 	var res string
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_pwzBuf := make([]uint16, 256)
 	var l_pccBufSize C.DWORD
@@ -5092,7 +5092,7 @@ func (x *Import2) GetVersionString() (string, error) {
 func (x *Import2) EnumMethodSpecs(phEnum *EnumHandle, tk Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataImport2")
+		return res, com.NilObject("IMetaDataImport2")
 	}
 	b_rMethodSpecs := make([]Token, 32)
 	var l_pcMethodSpecs C.ULONG
@@ -5152,14 +5152,14 @@ func (x *Filter) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
 // UnmarkAll calls IMetaDataFilter::UnmarkAll.
 func (x *Filter) UnmarkAll() error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataFilter")
+		return com.NilObject("IMetaDataFilter")
 	}
 	hr := C.clrprof_IMetaDataFilter_UnmarkAll((*C.IMetaDataFilter)(x.p))
 	if hr < 0 {
@@ -5171,7 +5171,7 @@ func (x *Filter) UnmarkAll() error {
 // MarkToken calls IMetaDataFilter::MarkToken.
 func (x *Filter) MarkToken(tk Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataFilter")
+		return com.NilObject("IMetaDataFilter")
 	}
 	hr := C.clrprof_IMetaDataFilter_MarkToken((*C.IMetaDataFilter)(x.p), C.mdToken(tk))
 	if hr < 0 {
@@ -5184,7 +5184,7 @@ func (x *Filter) MarkToken(tk Token) error {
 func (x *Filter) IsTokenMarked(tk Token) (bool, error) {
 	var res bool
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataFilter")
+		return res, com.NilObject("IMetaDataFilter")
 	}
 	var o_pIsMarked C.BOOL
 	hr := C.clrprof_IMetaDataFilter_IsTokenMarked((*C.IMetaDataFilter)(x.p), C.mdToken(tk), (*C.BOOL)(unsafe.Pointer(&o_pIsMarked)))
@@ -5234,14 +5234,14 @@ func (x *HostFilter) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
 // MarkToken calls IHostFilter::MarkToken.
 func (x *HostFilter) MarkToken(tk Token) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IHostFilter")
+		return com.NilObject("IHostFilter")
 	}
 	hr := C.clrprof_IHostFilter_MarkToken((*C.IHostFilter)(x.p), C.mdToken(tk))
 	if hr < 0 {
@@ -5289,7 +5289,7 @@ func (x *AssemblyEmit) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
@@ -5297,7 +5297,7 @@ func (x *AssemblyEmit) Release() {
 func (x *AssemblyEmit) DefineAssembly(pbPublicKey unsafe.Pointer, cbPublicKey uint32, ulHashAlgID uint32, szName string, pMetaData unsafe.Pointer, dwAssemblyFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataAssemblyEmit")
+		return res, com.NilObject("IMetaDataAssemblyEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pma C.mdAssembly
@@ -5313,7 +5313,7 @@ func (x *AssemblyEmit) DefineAssembly(pbPublicKey unsafe.Pointer, cbPublicKey ui
 func (x *AssemblyEmit) DefineAssemblyRef(pbPublicKeyOrToken unsafe.Pointer, cbPublicKeyOrToken uint32, szName string, pMetaData unsafe.Pointer, pbHashValue unsafe.Pointer, cbHashValue uint32, dwAssemblyRefFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataAssemblyEmit")
+		return res, com.NilObject("IMetaDataAssemblyEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmdar C.mdAssemblyRef
@@ -5329,7 +5329,7 @@ func (x *AssemblyEmit) DefineAssemblyRef(pbPublicKeyOrToken unsafe.Pointer, cbPu
 func (x *AssemblyEmit) DefineFile(szName string, pbHashValue unsafe.Pointer, cbHashValue uint32, dwFileFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataAssemblyEmit")
+		return res, com.NilObject("IMetaDataAssemblyEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmdf C.mdFile
@@ -5345,7 +5345,7 @@ func (x *AssemblyEmit) DefineFile(szName string, pbHashValue unsafe.Pointer, cbH
 func (x *AssemblyEmit) DefineExportedType(szName string, tkImplementation Token, tkTypeDef Token, dwExportedTypeFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataAssemblyEmit")
+		return res, com.NilObject("IMetaDataAssemblyEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmdct C.mdExportedType
@@ -5361,7 +5361,7 @@ func (x *AssemblyEmit) DefineExportedType(szName string, tkImplementation Token,
 func (x *AssemblyEmit) DefineManifestResource(szName string, tkImplementation Token, dwOffset uint32, dwResourceFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataAssemblyEmit")
+		return res, com.NilObject("IMetaDataAssemblyEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_pmdmr C.mdManifestResource
@@ -5376,7 +5376,7 @@ func (x *AssemblyEmit) DefineManifestResource(szName string, tkImplementation To
 // SetAssemblyProps calls IMetaDataAssemblyEmit::SetAssemblyProps.
 func (x *AssemblyEmit) SetAssemblyProps(pma Token, pbPublicKey unsafe.Pointer, cbPublicKey uint32, ulHashAlgID uint32, szName string, pMetaData unsafe.Pointer, dwAssemblyFlags uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataAssemblyEmit")
+		return com.NilObject("IMetaDataAssemblyEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	hr := C.clrprof_IMetaDataAssemblyEmit_SetAssemblyProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdAssembly(pma), (unsafe.Pointer)(unsafe.Pointer(pbPublicKey)), C.ULONG(cbPublicKey), C.ULONG(ulHashAlgID), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.ASSEMBLYMETADATA)(unsafe.Pointer(pMetaData)), C.DWORD(dwAssemblyFlags))
@@ -5389,7 +5389,7 @@ func (x *AssemblyEmit) SetAssemblyProps(pma Token, pbPublicKey unsafe.Pointer, c
 // SetAssemblyRefProps calls IMetaDataAssemblyEmit::SetAssemblyRefProps.
 func (x *AssemblyEmit) SetAssemblyRefProps(ar Token, pbPublicKeyOrToken unsafe.Pointer, cbPublicKeyOrToken uint32, szName string, pMetaData unsafe.Pointer, pbHashValue unsafe.Pointer, cbHashValue uint32, dwAssemblyRefFlags uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataAssemblyEmit")
+		return com.NilObject("IMetaDataAssemblyEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	hr := C.clrprof_IMetaDataAssemblyEmit_SetAssemblyRefProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdAssemblyRef(ar), (unsafe.Pointer)(unsafe.Pointer(pbPublicKeyOrToken)), C.ULONG(cbPublicKeyOrToken), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.ASSEMBLYMETADATA)(unsafe.Pointer(pMetaData)), (unsafe.Pointer)(unsafe.Pointer(pbHashValue)), C.ULONG(cbHashValue), C.DWORD(dwAssemblyRefFlags))
@@ -5402,7 +5402,7 @@ func (x *AssemblyEmit) SetAssemblyRefProps(ar Token, pbPublicKeyOrToken unsafe.P
 // SetFileProps calls IMetaDataAssemblyEmit::SetFileProps.
 func (x *AssemblyEmit) SetFileProps(file Token, pbHashValue unsafe.Pointer, cbHashValue uint32, dwFileFlags uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataAssemblyEmit")
+		return com.NilObject("IMetaDataAssemblyEmit")
 	}
 	hr := C.clrprof_IMetaDataAssemblyEmit_SetFileProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdFile(file), (unsafe.Pointer)(unsafe.Pointer(pbHashValue)), C.ULONG(cbHashValue), C.DWORD(dwFileFlags))
 	if hr < 0 {
@@ -5414,7 +5414,7 @@ func (x *AssemblyEmit) SetFileProps(file Token, pbHashValue unsafe.Pointer, cbHa
 // SetExportedTypeProps calls IMetaDataAssemblyEmit::SetExportedTypeProps.
 func (x *AssemblyEmit) SetExportedTypeProps(ct Token, tkImplementation Token, tkTypeDef Token, dwExportedTypeFlags uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataAssemblyEmit")
+		return com.NilObject("IMetaDataAssemblyEmit")
 	}
 	hr := C.clrprof_IMetaDataAssemblyEmit_SetExportedTypeProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdExportedType(ct), C.mdToken(tkImplementation), C.mdTypeDef(tkTypeDef), C.DWORD(dwExportedTypeFlags))
 	if hr < 0 {
@@ -5426,7 +5426,7 @@ func (x *AssemblyEmit) SetExportedTypeProps(ct Token, tkImplementation Token, tk
 // SetManifestResourceProps calls IMetaDataAssemblyEmit::SetManifestResourceProps.
 func (x *AssemblyEmit) SetManifestResourceProps(mr Token, tkImplementation Token, dwOffset uint32, dwResourceFlags uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataAssemblyEmit")
+		return com.NilObject("IMetaDataAssemblyEmit")
 	}
 	hr := C.clrprof_IMetaDataAssemblyEmit_SetManifestResourceProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdManifestResource(mr), C.mdToken(tkImplementation), C.DWORD(dwOffset), C.DWORD(dwResourceFlags))
 	if hr < 0 {
@@ -5474,7 +5474,7 @@ func (x *AssemblyImport) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
@@ -5491,7 +5491,7 @@ type AssemblyImportAssemblyPropsResult struct {
 func (x *AssemblyImport) GetAssemblyProps(mda Token) (AssemblyImportAssemblyPropsResult, error) {
 	var res AssemblyImportAssemblyPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataAssemblyImport")
+		return res, com.NilObject("IMetaDataAssemblyImport")
 	}
 	var o_ppbPublicKey unsafe.Pointer
 	var l_pcbPublicKey C.ULONG
@@ -5534,7 +5534,7 @@ type AssemblyImportAssemblyRefPropsResult struct {
 func (x *AssemblyImport) GetAssemblyRefProps(mdar Token) (AssemblyImportAssemblyRefPropsResult, error) {
 	var res AssemblyImportAssemblyRefPropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataAssemblyImport")
+		return res, com.NilObject("IMetaDataAssemblyImport")
 	}
 	var o_ppbPublicKeyOrToken unsafe.Pointer
 	var l_pcbPublicKeyOrToken C.ULONG
@@ -5576,7 +5576,7 @@ type AssemblyImportFilePropsResult struct {
 func (x *AssemblyImport) GetFileProps(mdf Token) (AssemblyImportFilePropsResult, error) {
 	var res AssemblyImportFilePropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataAssemblyImport")
+		return res, com.NilObject("IMetaDataAssemblyImport")
 	}
 	b_szName := make([]uint16, 256)
 	var l_pchName C.ULONG
@@ -5614,7 +5614,7 @@ type AssemblyImportExportedTypePropsResult struct {
 func (x *AssemblyImport) GetExportedTypeProps(mdct Token) (AssemblyImportExportedTypePropsResult, error) {
 	var res AssemblyImportExportedTypePropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataAssemblyImport")
+		return res, com.NilObject("IMetaDataAssemblyImport")
 	}
 	b_szName := make([]uint16, 256)
 	var l_pchName C.ULONG
@@ -5653,7 +5653,7 @@ type AssemblyImportManifestResourcePropsResult struct {
 func (x *AssemblyImport) GetManifestResourceProps(mdmr Token) (AssemblyImportManifestResourcePropsResult, error) {
 	var res AssemblyImportManifestResourcePropsResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataAssemblyImport")
+		return res, com.NilObject("IMetaDataAssemblyImport")
 	}
 	b_szName := make([]uint16, 256)
 	var l_pchName C.ULONG
@@ -5684,7 +5684,7 @@ func (x *AssemblyImport) GetManifestResourceProps(mdmr Token) (AssemblyImportMan
 func (x *AssemblyImport) EnumAssemblyRefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataAssemblyImport")
+		return res, com.NilObject("IMetaDataAssemblyImport")
 	}
 	b_rAssemblyRefs := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -5709,7 +5709,7 @@ func (x *AssemblyImport) EnumAssemblyRefs(phEnum *EnumHandle) ([]Token, error) {
 func (x *AssemblyImport) EnumFiles(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataAssemblyImport")
+		return res, com.NilObject("IMetaDataAssemblyImport")
 	}
 	b_rFiles := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -5734,7 +5734,7 @@ func (x *AssemblyImport) EnumFiles(phEnum *EnumHandle) ([]Token, error) {
 func (x *AssemblyImport) EnumExportedTypes(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataAssemblyImport")
+		return res, com.NilObject("IMetaDataAssemblyImport")
 	}
 	b_rExportedTypes := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -5759,7 +5759,7 @@ func (x *AssemblyImport) EnumExportedTypes(phEnum *EnumHandle) ([]Token, error) 
 func (x *AssemblyImport) EnumManifestResources(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataAssemblyImport")
+		return res, com.NilObject("IMetaDataAssemblyImport")
 	}
 	b_rManifestResources := make([]Token, 32)
 	var l_pcTokens C.ULONG
@@ -5784,7 +5784,7 @@ func (x *AssemblyImport) EnumManifestResources(phEnum *EnumHandle) ([]Token, err
 func (x *AssemblyImport) GetAssemblyFromScope() (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataAssemblyImport")
+		return res, com.NilObject("IMetaDataAssemblyImport")
 	}
 	var o_ptkAssembly C.mdAssembly
 	hr := C.clrprof_IMetaDataAssemblyImport_GetAssemblyFromScope((*C.IMetaDataAssemblyImport)(x.p), (*C.mdAssembly)(unsafe.Pointer(&o_ptkAssembly)))
@@ -5799,7 +5799,7 @@ func (x *AssemblyImport) GetAssemblyFromScope() (Token, error) {
 func (x *AssemblyImport) FindExportedTypeByName(szName string, mdtExportedType Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataAssemblyImport")
+		return res, com.NilObject("IMetaDataAssemblyImport")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_ptkExportedType C.mdExportedType
@@ -5815,7 +5815,7 @@ func (x *AssemblyImport) FindExportedTypeByName(szName string, mdtExportedType T
 func (x *AssemblyImport) FindManifestResourceByName(szName string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataAssemblyImport")
+		return res, com.NilObject("IMetaDataAssemblyImport")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(szName)
 	var o_ptkManifestResource C.mdManifestResource
@@ -5836,7 +5836,7 @@ func (x *AssemblyImport) CloseEnum(hEnum unsafe.Pointer) {
 func (x *AssemblyImport) FindAssembliesByName(szAppBase string, szPrivateBin string, szAssemblyName string, ppIUnk unsafe.Pointer, cMax uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataAssemblyImport")
+		return res, com.NilObject("IMetaDataAssemblyImport")
 	}
 	s_szAppBase := cgoutil.EncodeUTF16Z(szAppBase)
 	s_szPrivateBin := cgoutil.EncodeUTF16Z(szPrivateBin)
@@ -5889,14 +5889,14 @@ func (x *Validate) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
 // ValidatorInit calls IMetaDataValidate::ValidatorInit.
 func (x *Validate) ValidatorInit(dwModuleType uint32, pUnk *Unknown) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataValidate")
+		return com.NilObject("IMetaDataValidate")
 	}
 	hr := C.clrprof_IMetaDataValidate_ValidatorInit((*C.IMetaDataValidate)(x.p), C.DWORD(dwModuleType), (*C.IUnknown)(unsafe.Pointer(pUnk.Raw())))
 	if hr < 0 {
@@ -5908,7 +5908,7 @@ func (x *Validate) ValidatorInit(dwModuleType uint32, pUnk *Unknown) error {
 // ValidateMetaData calls IMetaDataValidate::ValidateMetaData.
 func (x *Validate) ValidateMetaData() error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataValidate")
+		return com.NilObject("IMetaDataValidate")
 	}
 	hr := C.clrprof_IMetaDataValidate_ValidateMetaData((*C.IMetaDataValidate)(x.p))
 	if hr < 0 {
@@ -5956,7 +5956,7 @@ func (x *DispenserEx) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
@@ -5964,7 +5964,7 @@ func (x *DispenserEx) Release() {
 func (x *DispenserEx) DefineScope(rclsid uuid.UUID, dwCreateFlags uint32, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataDispenserEx")
+		return res, com.NilObject("IMetaDataDispenserEx")
 	}
 	g_rclsid := cgoutil.ToGUID(rclsid)
 	g_riid := cgoutil.ToGUID(riid)
@@ -5973,7 +5973,7 @@ func (x *DispenserEx) DefineScope(rclsid uuid.UUID, dwCreateFlags uint32, riid u
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = ownUnknown(unsafe.Pointer(o_ppIUnk))
+	res = com.OwnUnknown(unsafe.Pointer(o_ppIUnk))
 	return res, nil
 }
 
@@ -5981,7 +5981,7 @@ func (x *DispenserEx) DefineScope(rclsid uuid.UUID, dwCreateFlags uint32, riid u
 func (x *DispenserEx) OpenScope(szScope string, dwOpenFlags uint32, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataDispenserEx")
+		return res, com.NilObject("IMetaDataDispenserEx")
 	}
 	s_szScope := cgoutil.EncodeUTF16Z(szScope)
 	g_riid := cgoutil.ToGUID(riid)
@@ -5990,7 +5990,7 @@ func (x *DispenserEx) OpenScope(szScope string, dwOpenFlags uint32, riid uuid.UU
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = ownUnknown(unsafe.Pointer(o_ppIUnk))
+	res = com.OwnUnknown(unsafe.Pointer(o_ppIUnk))
 	return res, nil
 }
 
@@ -5998,7 +5998,7 @@ func (x *DispenserEx) OpenScope(szScope string, dwOpenFlags uint32, riid uuid.UU
 func (x *DispenserEx) OpenScopeOnMemory(pData unsafe.Pointer, cbData uint32, dwOpenFlags uint32, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataDispenserEx")
+		return res, com.NilObject("IMetaDataDispenserEx")
 	}
 	g_riid := cgoutil.ToGUID(riid)
 	var o_ppIUnk *C.IUnknown
@@ -6006,14 +6006,14 @@ func (x *DispenserEx) OpenScopeOnMemory(pData unsafe.Pointer, cbData uint32, dwO
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = ownUnknown(unsafe.Pointer(o_ppIUnk))
+	res = com.OwnUnknown(unsafe.Pointer(o_ppIUnk))
 	return res, nil
 }
 
 // SetOption calls IMetaDataDispenserEx::SetOption.
 func (x *DispenserEx) SetOption(optionid uuid.UUID, value unsafe.Pointer) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataDispenserEx")
+		return com.NilObject("IMetaDataDispenserEx")
 	}
 	g_optionid := cgoutil.ToGUID(optionid)
 	hr := C.clrprof_IMetaDataDispenserEx_SetOption((*C.IMetaDataDispenserEx)(x.p), (C.REFGUID)(unsafe.Pointer(&g_optionid)), (*C.VARIANT)(unsafe.Pointer(value)))
@@ -6026,7 +6026,7 @@ func (x *DispenserEx) SetOption(optionid uuid.UUID, value unsafe.Pointer) error 
 // GetOption calls IMetaDataDispenserEx::GetOption.
 func (x *DispenserEx) GetOption(optionid uuid.UUID, pvalue unsafe.Pointer) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataDispenserEx")
+		return com.NilObject("IMetaDataDispenserEx")
 	}
 	g_optionid := cgoutil.ToGUID(optionid)
 	hr := C.clrprof_IMetaDataDispenserEx_GetOption((*C.IMetaDataDispenserEx)(x.p), (C.REFGUID)(unsafe.Pointer(&g_optionid)), (*C.VARIANT)(unsafe.Pointer(pvalue)))
@@ -6040,7 +6040,7 @@ func (x *DispenserEx) GetOption(optionid uuid.UUID, pvalue unsafe.Pointer) error
 func (x *DispenserEx) OpenScopeOnITypeInfo(pIti unsafe.Pointer, dwOpenFlags uint32, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataDispenserEx")
+		return res, com.NilObject("IMetaDataDispenserEx")
 	}
 	g_riid := cgoutil.ToGUID(riid)
 	var o_ppIUnk *C.IUnknown
@@ -6048,7 +6048,7 @@ func (x *DispenserEx) OpenScopeOnITypeInfo(pIti unsafe.Pointer, dwOpenFlags uint
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = ownUnknown(unsafe.Pointer(o_ppIUnk))
+	res = com.OwnUnknown(unsafe.Pointer(o_ppIUnk))
 	return res, nil
 }
 
@@ -6056,7 +6056,7 @@ func (x *DispenserEx) OpenScopeOnITypeInfo(pIti unsafe.Pointer, dwOpenFlags uint
 func (x *DispenserEx) GetCORSystemDirectory() (string, error) {
 	var res string
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataDispenserEx")
+		return res, com.NilObject("IMetaDataDispenserEx")
 	}
 	b_szBuffer := make([]uint16, 256)
 	var l_pchBuffer C.DWORD
@@ -6081,7 +6081,7 @@ func (x *DispenserEx) GetCORSystemDirectory() (string, error) {
 func (x *DispenserEx) FindAssembly(szAppBase string, szPrivateBin string, szGlobalBin string, szAssemblyName string, szName string, cchName uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataDispenserEx")
+		return res, com.NilObject("IMetaDataDispenserEx")
 	}
 	s_szAppBase := cgoutil.EncodeUTF16Z(szAppBase)
 	s_szPrivateBin := cgoutil.EncodeUTF16Z(szPrivateBin)
@@ -6101,7 +6101,7 @@ func (x *DispenserEx) FindAssembly(szAppBase string, szPrivateBin string, szGlob
 func (x *DispenserEx) FindAssemblyModule(szAppBase string, szPrivateBin string, szGlobalBin string, szAssemblyName string, szModuleName string) (string, error) {
 	var res string
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataDispenserEx")
+		return res, com.NilObject("IMetaDataDispenserEx")
 	}
 	s_szAppBase := cgoutil.EncodeUTF16Z(szAppBase)
 	s_szPrivateBin := cgoutil.EncodeUTF16Z(szPrivateBin)
@@ -6166,7 +6166,7 @@ func (x *Tables) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
@@ -6174,7 +6174,7 @@ func (x *Tables) Release() {
 func (x *Tables) GetStringHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables")
+		return res, com.NilObject("IMetaDataTables")
 	}
 	var o_pcbStrings C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetStringHeapSize((*C.IMetaDataTables)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcbStrings)))
@@ -6189,7 +6189,7 @@ func (x *Tables) GetStringHeapSize() (uint32, error) {
 func (x *Tables) GetBlobHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables")
+		return res, com.NilObject("IMetaDataTables")
 	}
 	var o_pcbBlobs C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetBlobHeapSize((*C.IMetaDataTables)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcbBlobs)))
@@ -6204,7 +6204,7 @@ func (x *Tables) GetBlobHeapSize() (uint32, error) {
 func (x *Tables) GetGuidHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables")
+		return res, com.NilObject("IMetaDataTables")
 	}
 	var o_pcbGuids C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetGuidHeapSize((*C.IMetaDataTables)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcbGuids)))
@@ -6219,7 +6219,7 @@ func (x *Tables) GetGuidHeapSize() (uint32, error) {
 func (x *Tables) GetUserStringHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables")
+		return res, com.NilObject("IMetaDataTables")
 	}
 	var o_pcbBlobs C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetUserStringHeapSize((*C.IMetaDataTables)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcbBlobs)))
@@ -6234,7 +6234,7 @@ func (x *Tables) GetUserStringHeapSize() (uint32, error) {
 func (x *Tables) GetNumTables() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables")
+		return res, com.NilObject("IMetaDataTables")
 	}
 	var o_pcTables C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetNumTables((*C.IMetaDataTables)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcTables)))
@@ -6249,7 +6249,7 @@ func (x *Tables) GetNumTables() (uint32, error) {
 func (x *Tables) GetTableIndex(token uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables")
+		return res, com.NilObject("IMetaDataTables")
 	}
 	var o_pixTbl C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetTableIndex((*C.IMetaDataTables)(x.p), C.ULONG(token), (*C.ULONG)(unsafe.Pointer(&o_pixTbl)))
@@ -6272,7 +6272,7 @@ type TablesTableInfoResult struct {
 func (x *Tables) GetTableInfo(ixTbl uint32, ppName unsafe.Pointer) (TablesTableInfoResult, error) {
 	var res TablesTableInfoResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables")
+		return res, com.NilObject("IMetaDataTables")
 	}
 	var o_pcbRow C.ULONG
 	var o_pcRows C.ULONG
@@ -6300,7 +6300,7 @@ type TablesColumnInfoResult struct {
 func (x *Tables) GetColumnInfo(ixTbl uint32, ixCol uint32, ppName unsafe.Pointer) (TablesColumnInfoResult, error) {
 	var res TablesColumnInfoResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables")
+		return res, com.NilObject("IMetaDataTables")
 	}
 	var o_poCol C.ULONG
 	var o_pcbCol C.ULONG
@@ -6319,7 +6319,7 @@ func (x *Tables) GetColumnInfo(ixTbl uint32, ixCol uint32, ppName unsafe.Pointer
 func (x *Tables) GetCodedTokenInfo(ixCdTkn uint32, ppTokens unsafe.Pointer, ppName unsafe.Pointer) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables")
+		return res, com.NilObject("IMetaDataTables")
 	}
 	var o_pcTokens C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetCodedTokenInfo((*C.IMetaDataTables)(x.p), C.ULONG(ixCdTkn), (*C.ULONG)(unsafe.Pointer(&o_pcTokens)), (**C.ULONG)(unsafe.Pointer(ppTokens)), (**C.char)(unsafe.Pointer(ppName)))
@@ -6334,7 +6334,7 @@ func (x *Tables) GetCodedTokenInfo(ixCdTkn uint32, ppTokens unsafe.Pointer, ppNa
 func (x *Tables) GetRow(ixTbl uint32, rid uint32) (uintptr, error) {
 	var res uintptr
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables")
+		return res, com.NilObject("IMetaDataTables")
 	}
 	var o_ppRow unsafe.Pointer
 	hr := C.clrprof_IMetaDataTables_GetRow((*C.IMetaDataTables)(x.p), C.ULONG(ixTbl), C.ULONG(rid), (*unsafe.Pointer)(unsafe.Pointer(&o_ppRow)))
@@ -6349,7 +6349,7 @@ func (x *Tables) GetRow(ixTbl uint32, rid uint32) (uintptr, error) {
 func (x *Tables) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables")
+		return res, com.NilObject("IMetaDataTables")
 	}
 	var o_pVal C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetColumn((*C.IMetaDataTables)(x.p), C.ULONG(ixTbl), C.ULONG(ixCol), C.ULONG(rid), (*C.ULONG)(unsafe.Pointer(&o_pVal)))
@@ -6363,7 +6363,7 @@ func (x *Tables) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, erro
 // GetString calls IMetaDataTables::GetString.
 func (x *Tables) GetString(ixString uint32, ppString unsafe.Pointer) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataTables")
+		return com.NilObject("IMetaDataTables")
 	}
 	hr := C.clrprof_IMetaDataTables_GetString((*C.IMetaDataTables)(x.p), C.ULONG(ixString), (**C.char)(unsafe.Pointer(ppString)))
 	if hr < 0 {
@@ -6382,7 +6382,7 @@ type TablesBlobResult struct {
 func (x *Tables) GetBlob(ixBlob uint32) (TablesBlobResult, error) {
 	var res TablesBlobResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables")
+		return res, com.NilObject("IMetaDataTables")
 	}
 	var o_pcbData C.ULONG
 	var o_ppData unsafe.Pointer
@@ -6398,7 +6398,7 @@ func (x *Tables) GetBlob(ixBlob uint32) (TablesBlobResult, error) {
 // GetGuid calls IMetaDataTables::GetGuid.
 func (x *Tables) GetGuid(ixGUID uint32, ppGUID unsafe.Pointer) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataTables")
+		return com.NilObject("IMetaDataTables")
 	}
 	hr := C.clrprof_IMetaDataTables_GetGuid((*C.IMetaDataTables)(x.p), C.ULONG(ixGUID), (**C.GUID)(unsafe.Pointer(ppGUID)))
 	if hr < 0 {
@@ -6417,7 +6417,7 @@ type TablesUserStringResult struct {
 func (x *Tables) GetUserString(ixUserString uint32) (TablesUserStringResult, error) {
 	var res TablesUserStringResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables")
+		return res, com.NilObject("IMetaDataTables")
 	}
 	var o_pcbData C.ULONG
 	var o_ppData unsafe.Pointer
@@ -6434,7 +6434,7 @@ func (x *Tables) GetUserString(ixUserString uint32) (TablesUserStringResult, err
 func (x *Tables) GetNextString(ixString uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables")
+		return res, com.NilObject("IMetaDataTables")
 	}
 	var o_pNext C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetNextString((*C.IMetaDataTables)(x.p), C.ULONG(ixString), (*C.ULONG)(unsafe.Pointer(&o_pNext)))
@@ -6449,7 +6449,7 @@ func (x *Tables) GetNextString(ixString uint32) (uint32, error) {
 func (x *Tables) GetNextBlob(ixBlob uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables")
+		return res, com.NilObject("IMetaDataTables")
 	}
 	var o_pNext C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetNextBlob((*C.IMetaDataTables)(x.p), C.ULONG(ixBlob), (*C.ULONG)(unsafe.Pointer(&o_pNext)))
@@ -6464,7 +6464,7 @@ func (x *Tables) GetNextBlob(ixBlob uint32) (uint32, error) {
 func (x *Tables) GetNextGuid(ixGUID uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables")
+		return res, com.NilObject("IMetaDataTables")
 	}
 	var o_pNext C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetNextGuid((*C.IMetaDataTables)(x.p), C.ULONG(ixGUID), (*C.ULONG)(unsafe.Pointer(&o_pNext)))
@@ -6479,7 +6479,7 @@ func (x *Tables) GetNextGuid(ixGUID uint32) (uint32, error) {
 func (x *Tables) GetNextUserString(ixUserString uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables")
+		return res, com.NilObject("IMetaDataTables")
 	}
 	var o_pNext C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetNextUserString((*C.IMetaDataTables)(x.p), C.ULONG(ixUserString), (*C.ULONG)(unsafe.Pointer(&o_pNext)))
@@ -6529,7 +6529,7 @@ func (x *Tables2) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
@@ -6537,7 +6537,7 @@ func (x *Tables2) Release() {
 func (x *Tables2) GetStringHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_pcbStrings C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetStringHeapSize((*C.IMetaDataTables)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcbStrings)))
@@ -6552,7 +6552,7 @@ func (x *Tables2) GetStringHeapSize() (uint32, error) {
 func (x *Tables2) GetBlobHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_pcbBlobs C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetBlobHeapSize((*C.IMetaDataTables)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcbBlobs)))
@@ -6567,7 +6567,7 @@ func (x *Tables2) GetBlobHeapSize() (uint32, error) {
 func (x *Tables2) GetGuidHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_pcbGuids C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetGuidHeapSize((*C.IMetaDataTables)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcbGuids)))
@@ -6582,7 +6582,7 @@ func (x *Tables2) GetGuidHeapSize() (uint32, error) {
 func (x *Tables2) GetUserStringHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_pcbBlobs C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetUserStringHeapSize((*C.IMetaDataTables)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcbBlobs)))
@@ -6597,7 +6597,7 @@ func (x *Tables2) GetUserStringHeapSize() (uint32, error) {
 func (x *Tables2) GetNumTables() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_pcTables C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetNumTables((*C.IMetaDataTables)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcTables)))
@@ -6612,7 +6612,7 @@ func (x *Tables2) GetNumTables() (uint32, error) {
 func (x *Tables2) GetTableIndex(token uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_pixTbl C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetTableIndex((*C.IMetaDataTables)(x.p), C.ULONG(token), (*C.ULONG)(unsafe.Pointer(&o_pixTbl)))
@@ -6635,7 +6635,7 @@ type Tables2TableInfoResult struct {
 func (x *Tables2) GetTableInfo(ixTbl uint32, ppName unsafe.Pointer) (Tables2TableInfoResult, error) {
 	var res Tables2TableInfoResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_pcbRow C.ULONG
 	var o_pcRows C.ULONG
@@ -6663,7 +6663,7 @@ type Tables2ColumnInfoResult struct {
 func (x *Tables2) GetColumnInfo(ixTbl uint32, ixCol uint32, ppName unsafe.Pointer) (Tables2ColumnInfoResult, error) {
 	var res Tables2ColumnInfoResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_poCol C.ULONG
 	var o_pcbCol C.ULONG
@@ -6682,7 +6682,7 @@ func (x *Tables2) GetColumnInfo(ixTbl uint32, ixCol uint32, ppName unsafe.Pointe
 func (x *Tables2) GetCodedTokenInfo(ixCdTkn uint32, ppTokens unsafe.Pointer, ppName unsafe.Pointer) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_pcTokens C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetCodedTokenInfo((*C.IMetaDataTables)(x.p), C.ULONG(ixCdTkn), (*C.ULONG)(unsafe.Pointer(&o_pcTokens)), (**C.ULONG)(unsafe.Pointer(ppTokens)), (**C.char)(unsafe.Pointer(ppName)))
@@ -6697,7 +6697,7 @@ func (x *Tables2) GetCodedTokenInfo(ixCdTkn uint32, ppTokens unsafe.Pointer, ppN
 func (x *Tables2) GetRow(ixTbl uint32, rid uint32) (uintptr, error) {
 	var res uintptr
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_ppRow unsafe.Pointer
 	hr := C.clrprof_IMetaDataTables_GetRow((*C.IMetaDataTables)(x.p), C.ULONG(ixTbl), C.ULONG(rid), (*unsafe.Pointer)(unsafe.Pointer(&o_ppRow)))
@@ -6712,7 +6712,7 @@ func (x *Tables2) GetRow(ixTbl uint32, rid uint32) (uintptr, error) {
 func (x *Tables2) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_pVal C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetColumn((*C.IMetaDataTables)(x.p), C.ULONG(ixTbl), C.ULONG(ixCol), C.ULONG(rid), (*C.ULONG)(unsafe.Pointer(&o_pVal)))
@@ -6726,7 +6726,7 @@ func (x *Tables2) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, err
 // GetString calls IMetaDataTables::GetString.
 func (x *Tables2) GetString(ixString uint32, ppString unsafe.Pointer) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataTables2")
+		return com.NilObject("IMetaDataTables2")
 	}
 	hr := C.clrprof_IMetaDataTables_GetString((*C.IMetaDataTables)(x.p), C.ULONG(ixString), (**C.char)(unsafe.Pointer(ppString)))
 	if hr < 0 {
@@ -6745,7 +6745,7 @@ type Tables2BlobResult struct {
 func (x *Tables2) GetBlob(ixBlob uint32) (Tables2BlobResult, error) {
 	var res Tables2BlobResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_pcbData C.ULONG
 	var o_ppData unsafe.Pointer
@@ -6761,7 +6761,7 @@ func (x *Tables2) GetBlob(ixBlob uint32) (Tables2BlobResult, error) {
 // GetGuid calls IMetaDataTables::GetGuid.
 func (x *Tables2) GetGuid(ixGUID uint32, ppGUID unsafe.Pointer) error {
 	if x == nil || x.p == nil {
-		return errNilObject("IMetaDataTables2")
+		return com.NilObject("IMetaDataTables2")
 	}
 	hr := C.clrprof_IMetaDataTables_GetGuid((*C.IMetaDataTables)(x.p), C.ULONG(ixGUID), (**C.GUID)(unsafe.Pointer(ppGUID)))
 	if hr < 0 {
@@ -6780,7 +6780,7 @@ type Tables2UserStringResult struct {
 func (x *Tables2) GetUserString(ixUserString uint32) (Tables2UserStringResult, error) {
 	var res Tables2UserStringResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_pcbData C.ULONG
 	var o_ppData unsafe.Pointer
@@ -6797,7 +6797,7 @@ func (x *Tables2) GetUserString(ixUserString uint32) (Tables2UserStringResult, e
 func (x *Tables2) GetNextString(ixString uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_pNext C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetNextString((*C.IMetaDataTables)(x.p), C.ULONG(ixString), (*C.ULONG)(unsafe.Pointer(&o_pNext)))
@@ -6812,7 +6812,7 @@ func (x *Tables2) GetNextString(ixString uint32) (uint32, error) {
 func (x *Tables2) GetNextBlob(ixBlob uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_pNext C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetNextBlob((*C.IMetaDataTables)(x.p), C.ULONG(ixBlob), (*C.ULONG)(unsafe.Pointer(&o_pNext)))
@@ -6827,7 +6827,7 @@ func (x *Tables2) GetNextBlob(ixBlob uint32) (uint32, error) {
 func (x *Tables2) GetNextGuid(ixGUID uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_pNext C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetNextGuid((*C.IMetaDataTables)(x.p), C.ULONG(ixGUID), (*C.ULONG)(unsafe.Pointer(&o_pNext)))
@@ -6842,7 +6842,7 @@ func (x *Tables2) GetNextGuid(ixGUID uint32) (uint32, error) {
 func (x *Tables2) GetNextUserString(ixUserString uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_pNext C.ULONG
 	hr := C.clrprof_IMetaDataTables_GetNextUserString((*C.IMetaDataTables)(x.p), C.ULONG(ixUserString), (*C.ULONG)(unsafe.Pointer(&o_pNext)))
@@ -6857,7 +6857,7 @@ func (x *Tables2) GetNextUserString(ixUserString uint32) (uint32, error) {
 func (x *Tables2) GetMetaDataStorage() ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_ppvMD unsafe.Pointer
 	var l_pcbMD C.ULONG
@@ -6873,7 +6873,7 @@ func (x *Tables2) GetMetaDataStorage() ([]byte, error) {
 func (x *Tables2) GetMetaDataStreamInfo(ix uint32, ppchName unsafe.Pointer) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataTables2")
+		return res, com.NilObject("IMetaDataTables2")
 	}
 	var o_ppv unsafe.Pointer
 	var l_pcb C.ULONG
@@ -6924,7 +6924,7 @@ func (x *Info) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
@@ -6938,7 +6938,7 @@ type InfoFileMappingResult struct {
 func (x *Info) GetFileMapping() (InfoFileMappingResult, error) {
 	var res InfoFileMappingResult
 	if x == nil || x.p == nil {
-		return res, errNilObject("IMetaDataInfo")
+		return res, com.NilObject("IMetaDataInfo")
 	}
 	var o_ppvData unsafe.Pointer
 	var l_pcbData C.ULONGLONG

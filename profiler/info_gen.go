@@ -29,10 +29,10 @@ func newInfo(unk unsafe.Pointer) (*Info, error) {
 		return nil, E_POINTER
 	}
 	x := &Info{}
-	for v := 1; v <= 15; v++ {
-		var out unsafe.Pointer
-		hr := C.clrprof_QueryInterface(unk, &C.clrprof_info_iids[v-1], &out)
-		if hr >= 0 && out != nil {
+	for i, iid := range []uuid.UUID{IIDInfo, IIDInfo2, IIDInfo3, IIDInfo4, IIDInfo5, IIDInfo6, IIDInfo7, IIDInfo8, IIDInfo9, IIDInfo10, IIDInfo11, IIDInfo12, IIDInfo13, IIDInfo14, IIDInfo15} {
+		v := i + 1
+		out, err := com.QueryRaw(unk, iid)
+		if err == nil && out != nil {
 			x.p[v] = out
 			x.version = v
 		}
@@ -66,7 +66,7 @@ func (x *Info) release() {
 	}
 	for v := range x.p {
 		if x.p[v] != nil {
-			C.clrprof_ReleaseRef(x.p[v])
+			com.ReleaseRaw(x.p[v])
 			x.p[v] = nil
 		}
 	}
@@ -367,7 +367,7 @@ func (x *Info) GetTokenAndMetaDataFromFunction(functionID FunctionID, riid uuid.
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res.Import = ownUnknown(unsafe.Pointer(o_ppImport))
+	res.Import = com.OwnUnknown(unsafe.Pointer(o_ppImport))
 	res.Token = metadata.Token(o_pToken)
 	return res, nil
 }
@@ -419,7 +419,7 @@ func (x *Info) GetModuleMetaData(moduleID ModuleID, dwOpenFlags uint32, riid uui
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = ownUnknown(unsafe.Pointer(o_ppOut))
+	res = com.OwnUnknown(unsafe.Pointer(o_ppOut))
 	return res, nil
 }
 
@@ -591,7 +591,7 @@ func (x *Info) GetInprocInspectionInterface() (*Unknown, error) {
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = ownUnknown(unsafe.Pointer(o_ppicd))
+	res = com.OwnUnknown(unsafe.Pointer(o_ppicd))
 	return res, nil
 }
 
@@ -607,7 +607,7 @@ func (x *Info) GetInprocInspectionIThisThread() (*Unknown, error) {
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = ownUnknown(unsafe.Pointer(o_ppicd))
+	res = com.OwnUnknown(unsafe.Pointer(o_ppicd))
 	return res, nil
 }
 
@@ -2197,14 +2197,14 @@ func (x *ObjectEnum) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
 // Skip calls ICorProfilerObjectEnum::Skip.
 func (x *ObjectEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("ICorProfilerObjectEnum")
+		return com.NilObject("ICorProfilerObjectEnum")
 	}
 	hr := C.clrprof_ICorProfilerObjectEnum_Skip((*C.ICorProfilerObjectEnum)(x.p), C.ULONG(celt))
 	if hr < 0 {
@@ -2216,7 +2216,7 @@ func (x *ObjectEnum) Skip(celt uint32) error {
 // Reset calls ICorProfilerObjectEnum::Reset.
 func (x *ObjectEnum) Reset() error {
 	if x == nil || x.p == nil {
-		return errNilObject("ICorProfilerObjectEnum")
+		return com.NilObject("ICorProfilerObjectEnum")
 	}
 	hr := C.clrprof_ICorProfilerObjectEnum_Reset((*C.ICorProfilerObjectEnum)(x.p))
 	if hr < 0 {
@@ -2229,7 +2229,7 @@ func (x *ObjectEnum) Reset() error {
 func (x *ObjectEnum) Clone() (*ObjectEnum, error) {
 	var res *ObjectEnum
 	if x == nil || x.p == nil {
-		return res, errNilObject("ICorProfilerObjectEnum")
+		return res, com.NilObject("ICorProfilerObjectEnum")
 	}
 	var o_ppEnum *C.ICorProfilerObjectEnum
 	hr := C.clrprof_ICorProfilerObjectEnum_Clone((*C.ICorProfilerObjectEnum)(x.p), (**C.ICorProfilerObjectEnum)(unsafe.Pointer(&o_ppEnum)))
@@ -2244,7 +2244,7 @@ func (x *ObjectEnum) Clone() (*ObjectEnum, error) {
 func (x *ObjectEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("ICorProfilerObjectEnum")
+		return res, com.NilObject("ICorProfilerObjectEnum")
 	}
 	var o_pcelt C.ULONG
 	hr := C.clrprof_ICorProfilerObjectEnum_GetCount((*C.ICorProfilerObjectEnum)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcelt)))
@@ -2259,7 +2259,7 @@ func (x *ObjectEnum) GetCount() (uint32, error) {
 func (x *ObjectEnum) Next() ([]ObjectID, error) {
 	var res []ObjectID
 	if x == nil || x.p == nil {
-		return res, errNilObject("ICorProfilerObjectEnum")
+		return res, com.NilObject("ICorProfilerObjectEnum")
 	}
 	b_objects := make([]ObjectID, 32)
 	var l_pceltFetched C.ULONG
@@ -2319,14 +2319,14 @@ func (x *FunctionEnum) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
 // Skip calls ICorProfilerFunctionEnum::Skip.
 func (x *FunctionEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("ICorProfilerFunctionEnum")
+		return com.NilObject("ICorProfilerFunctionEnum")
 	}
 	hr := C.clrprof_ICorProfilerFunctionEnum_Skip((*C.ICorProfilerFunctionEnum)(x.p), C.ULONG(celt))
 	if hr < 0 {
@@ -2338,7 +2338,7 @@ func (x *FunctionEnum) Skip(celt uint32) error {
 // Reset calls ICorProfilerFunctionEnum::Reset.
 func (x *FunctionEnum) Reset() error {
 	if x == nil || x.p == nil {
-		return errNilObject("ICorProfilerFunctionEnum")
+		return com.NilObject("ICorProfilerFunctionEnum")
 	}
 	hr := C.clrprof_ICorProfilerFunctionEnum_Reset((*C.ICorProfilerFunctionEnum)(x.p))
 	if hr < 0 {
@@ -2351,7 +2351,7 @@ func (x *FunctionEnum) Reset() error {
 func (x *FunctionEnum) Clone() (*FunctionEnum, error) {
 	var res *FunctionEnum
 	if x == nil || x.p == nil {
-		return res, errNilObject("ICorProfilerFunctionEnum")
+		return res, com.NilObject("ICorProfilerFunctionEnum")
 	}
 	var o_ppEnum *C.ICorProfilerFunctionEnum
 	hr := C.clrprof_ICorProfilerFunctionEnum_Clone((*C.ICorProfilerFunctionEnum)(x.p), (**C.ICorProfilerFunctionEnum)(unsafe.Pointer(&o_ppEnum)))
@@ -2366,7 +2366,7 @@ func (x *FunctionEnum) Clone() (*FunctionEnum, error) {
 func (x *FunctionEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("ICorProfilerFunctionEnum")
+		return res, com.NilObject("ICorProfilerFunctionEnum")
 	}
 	var o_pcelt C.ULONG
 	hr := C.clrprof_ICorProfilerFunctionEnum_GetCount((*C.ICorProfilerFunctionEnum)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcelt)))
@@ -2381,7 +2381,7 @@ func (x *FunctionEnum) GetCount() (uint32, error) {
 func (x *FunctionEnum) Next() ([]Function, error) {
 	var res []Function
 	if x == nil || x.p == nil {
-		return res, errNilObject("ICorProfilerFunctionEnum")
+		return res, com.NilObject("ICorProfilerFunctionEnum")
 	}
 	b_ids := make([]Function, 32)
 	var l_pceltFetched C.ULONG
@@ -2441,14 +2441,14 @@ func (x *ModuleEnum) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
 // Skip calls ICorProfilerModuleEnum::Skip.
 func (x *ModuleEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("ICorProfilerModuleEnum")
+		return com.NilObject("ICorProfilerModuleEnum")
 	}
 	hr := C.clrprof_ICorProfilerModuleEnum_Skip((*C.ICorProfilerModuleEnum)(x.p), C.ULONG(celt))
 	if hr < 0 {
@@ -2460,7 +2460,7 @@ func (x *ModuleEnum) Skip(celt uint32) error {
 // Reset calls ICorProfilerModuleEnum::Reset.
 func (x *ModuleEnum) Reset() error {
 	if x == nil || x.p == nil {
-		return errNilObject("ICorProfilerModuleEnum")
+		return com.NilObject("ICorProfilerModuleEnum")
 	}
 	hr := C.clrprof_ICorProfilerModuleEnum_Reset((*C.ICorProfilerModuleEnum)(x.p))
 	if hr < 0 {
@@ -2473,7 +2473,7 @@ func (x *ModuleEnum) Reset() error {
 func (x *ModuleEnum) Clone() (*ModuleEnum, error) {
 	var res *ModuleEnum
 	if x == nil || x.p == nil {
-		return res, errNilObject("ICorProfilerModuleEnum")
+		return res, com.NilObject("ICorProfilerModuleEnum")
 	}
 	var o_ppEnum *C.ICorProfilerModuleEnum
 	hr := C.clrprof_ICorProfilerModuleEnum_Clone((*C.ICorProfilerModuleEnum)(x.p), (**C.ICorProfilerModuleEnum)(unsafe.Pointer(&o_ppEnum)))
@@ -2488,7 +2488,7 @@ func (x *ModuleEnum) Clone() (*ModuleEnum, error) {
 func (x *ModuleEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("ICorProfilerModuleEnum")
+		return res, com.NilObject("ICorProfilerModuleEnum")
 	}
 	var o_pcelt C.ULONG
 	hr := C.clrprof_ICorProfilerModuleEnum_GetCount((*C.ICorProfilerModuleEnum)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcelt)))
@@ -2503,7 +2503,7 @@ func (x *ModuleEnum) GetCount() (uint32, error) {
 func (x *ModuleEnum) Next() ([]ModuleID, error) {
 	var res []ModuleID
 	if x == nil || x.p == nil {
-		return res, errNilObject("ICorProfilerModuleEnum")
+		return res, com.NilObject("ICorProfilerModuleEnum")
 	}
 	b_ids := make([]ModuleID, 32)
 	var l_pceltFetched C.ULONG
@@ -2563,7 +2563,7 @@ func (x *MethodMalloc) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
@@ -2612,14 +2612,14 @@ func (x *FunctionControl) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
 // SetCodegenFlags calls ICorProfilerFunctionControl::SetCodegenFlags.
 func (x *FunctionControl) SetCodegenFlags(flags uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("ICorProfilerFunctionControl")
+		return com.NilObject("ICorProfilerFunctionControl")
 	}
 	hr := C.clrprof_ICorProfilerFunctionControl_SetCodegenFlags((*C.ICorProfilerFunctionControl)(x.p), C.DWORD(flags))
 	if hr < 0 {
@@ -2631,7 +2631,7 @@ func (x *FunctionControl) SetCodegenFlags(flags uint32) error {
 // SetILFunctionBody calls ICorProfilerFunctionControl::SetILFunctionBody.
 func (x *FunctionControl) SetILFunctionBody(pbNewILMethodHeader []byte) error {
 	if x == nil || x.p == nil {
-		return errNilObject("ICorProfilerFunctionControl")
+		return com.NilObject("ICorProfilerFunctionControl")
 	}
 	hr := C.clrprof_ICorProfilerFunctionControl_SetILFunctionBody((*C.ICorProfilerFunctionControl)(x.p), C.ULONG(len(pbNewILMethodHeader)), (C.LPCBYTE)(unsafe.Pointer(unsafe.SliceData(pbNewILMethodHeader))))
 	if hr < 0 {
@@ -2643,7 +2643,7 @@ func (x *FunctionControl) SetILFunctionBody(pbNewILMethodHeader []byte) error {
 // SetILInstrumentedCodeMap calls ICorProfilerFunctionControl::SetILInstrumentedCodeMap.
 func (x *FunctionControl) SetILInstrumentedCodeMap(rgILMapEntries []ILMap) error {
 	if x == nil || x.p == nil {
-		return errNilObject("ICorProfilerFunctionControl")
+		return com.NilObject("ICorProfilerFunctionControl")
 	}
 	hr := C.clrprof_ICorProfilerFunctionControl_SetILInstrumentedCodeMap((*C.ICorProfilerFunctionControl)(x.p), C.ULONG(len(rgILMapEntries)), (*C.COR_IL_MAP)(unsafe.Pointer(unsafe.SliceData(rgILMapEntries))))
 	if hr < 0 {
@@ -2691,14 +2691,14 @@ func (x *MethodEnum) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
 // Skip calls ICorProfilerMethodEnum::Skip.
 func (x *MethodEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("ICorProfilerMethodEnum")
+		return com.NilObject("ICorProfilerMethodEnum")
 	}
 	hr := C.clrprof_ICorProfilerMethodEnum_Skip((*C.ICorProfilerMethodEnum)(x.p), C.ULONG(celt))
 	if hr < 0 {
@@ -2710,7 +2710,7 @@ func (x *MethodEnum) Skip(celt uint32) error {
 // Reset calls ICorProfilerMethodEnum::Reset.
 func (x *MethodEnum) Reset() error {
 	if x == nil || x.p == nil {
-		return errNilObject("ICorProfilerMethodEnum")
+		return com.NilObject("ICorProfilerMethodEnum")
 	}
 	hr := C.clrprof_ICorProfilerMethodEnum_Reset((*C.ICorProfilerMethodEnum)(x.p))
 	if hr < 0 {
@@ -2723,7 +2723,7 @@ func (x *MethodEnum) Reset() error {
 func (x *MethodEnum) Clone() (*MethodEnum, error) {
 	var res *MethodEnum
 	if x == nil || x.p == nil {
-		return res, errNilObject("ICorProfilerMethodEnum")
+		return res, com.NilObject("ICorProfilerMethodEnum")
 	}
 	var o_ppEnum *C.ICorProfilerMethodEnum
 	hr := C.clrprof_ICorProfilerMethodEnum_Clone((*C.ICorProfilerMethodEnum)(x.p), (**C.ICorProfilerMethodEnum)(unsafe.Pointer(&o_ppEnum)))
@@ -2738,7 +2738,7 @@ func (x *MethodEnum) Clone() (*MethodEnum, error) {
 func (x *MethodEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("ICorProfilerMethodEnum")
+		return res, com.NilObject("ICorProfilerMethodEnum")
 	}
 	var o_pcelt C.ULONG
 	hr := C.clrprof_ICorProfilerMethodEnum_GetCount((*C.ICorProfilerMethodEnum)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcelt)))
@@ -2753,7 +2753,7 @@ func (x *MethodEnum) GetCount() (uint32, error) {
 func (x *MethodEnum) Next() ([]Method, error) {
 	var res []Method
 	if x == nil || x.p == nil {
-		return res, errNilObject("ICorProfilerMethodEnum")
+		return res, com.NilObject("ICorProfilerMethodEnum")
 	}
 	b_elements := make([]Method, 32)
 	var l_pceltFetched C.ULONG
@@ -2813,14 +2813,14 @@ func (x *ThreadEnum) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
 // Skip calls ICorProfilerThreadEnum::Skip.
 func (x *ThreadEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
-		return errNilObject("ICorProfilerThreadEnum")
+		return com.NilObject("ICorProfilerThreadEnum")
 	}
 	hr := C.clrprof_ICorProfilerThreadEnum_Skip((*C.ICorProfilerThreadEnum)(x.p), C.ULONG(celt))
 	if hr < 0 {
@@ -2832,7 +2832,7 @@ func (x *ThreadEnum) Skip(celt uint32) error {
 // Reset calls ICorProfilerThreadEnum::Reset.
 func (x *ThreadEnum) Reset() error {
 	if x == nil || x.p == nil {
-		return errNilObject("ICorProfilerThreadEnum")
+		return com.NilObject("ICorProfilerThreadEnum")
 	}
 	hr := C.clrprof_ICorProfilerThreadEnum_Reset((*C.ICorProfilerThreadEnum)(x.p))
 	if hr < 0 {
@@ -2845,7 +2845,7 @@ func (x *ThreadEnum) Reset() error {
 func (x *ThreadEnum) Clone() (*ThreadEnum, error) {
 	var res *ThreadEnum
 	if x == nil || x.p == nil {
-		return res, errNilObject("ICorProfilerThreadEnum")
+		return res, com.NilObject("ICorProfilerThreadEnum")
 	}
 	var o_ppEnum *C.ICorProfilerThreadEnum
 	hr := C.clrprof_ICorProfilerThreadEnum_Clone((*C.ICorProfilerThreadEnum)(x.p), (**C.ICorProfilerThreadEnum)(unsafe.Pointer(&o_ppEnum)))
@@ -2860,7 +2860,7 @@ func (x *ThreadEnum) Clone() (*ThreadEnum, error) {
 func (x *ThreadEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
-		return res, errNilObject("ICorProfilerThreadEnum")
+		return res, com.NilObject("ICorProfilerThreadEnum")
 	}
 	var o_pcelt C.ULONG
 	hr := C.clrprof_ICorProfilerThreadEnum_GetCount((*C.ICorProfilerThreadEnum)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcelt)))
@@ -2875,7 +2875,7 @@ func (x *ThreadEnum) GetCount() (uint32, error) {
 func (x *ThreadEnum) Next() ([]ThreadID, error) {
 	var res []ThreadID
 	if x == nil || x.p == nil {
-		return res, errNilObject("ICorProfilerThreadEnum")
+		return res, com.NilObject("ICorProfilerThreadEnum")
 	}
 	b_ids := make([]ThreadID, 32)
 	var l_pceltFetched C.ULONG
@@ -2935,14 +2935,14 @@ func (x *AssemblyReferenceProvider) Release() {
 	if x == nil || x.p == nil || !x.owned {
 		return
 	}
-	C.clrprof_ReleaseRef(x.p)
+	com.ReleaseRaw(x.p)
 	x.p = nil
 }
 
 // AddAssemblyReference calls ICorProfilerAssemblyReferenceProvider::AddAssemblyReference.
 func (x *AssemblyReferenceProvider) AddAssemblyReference(pAssemblyRefInfo unsafe.Pointer) error {
 	if x == nil || x.p == nil {
-		return errNilObject("ICorProfilerAssemblyReferenceProvider")
+		return com.NilObject("ICorProfilerAssemblyReferenceProvider")
 	}
 	hr := C.clrprof_ICorProfilerAssemblyReferenceProvider_AddAssemblyReference((*C.ICorProfilerAssemblyReferenceProvider)(x.p), (*C.COR_PRF_ASSEMBLY_REFERENCE_INFO)(unsafe.Pointer(pAssemblyRefInfo)))
 	if hr < 0 {

@@ -6,15 +6,6 @@
 
 #include "corprof_gen.h"
 
-static inline HRESULT clrprof_QueryInterface(void *self, const GUID *iid, void **out) {
-    return ((IUnknown *)self)->lpVtbl->QueryInterface((IUnknown *)self, iid, out);
-}
-static inline ULONG clrprof_AddRef(void *self) {
-    return ((IUnknown *)self)->lpVtbl->AddRef((IUnknown *)self);
-}
-static inline ULONG clrprof_ReleaseRef(void *self) {
-    return ((IUnknown *)self)->lpVtbl->Release((IUnknown *)self);
-}
 static inline HRESULT clrprof_ICorProfilerInfo_GetClassFromObject(ICorProfilerInfo *self, ObjectID objectId, ClassID * pClassId) {
     return self->lpVtbl->GetClassFromObject(self, objectId, pClassId);
 }

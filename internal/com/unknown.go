@@ -54,9 +54,18 @@ func (x *Unknown) QueryInterface(iid uuid.UUID) (unsafe.Pointer, error) {
 	if x == nil || x.p == nil {
 		return nil, NilObject("IUnknown")
 	}
+	return QueryRaw(x.p, iid)
+}
+
+// QueryRaw asks the COM object p for interface iid; the pointer returned
+// holds a new reference.
+func QueryRaw(p unsafe.Pointer, iid uuid.UUID) (unsafe.Pointer, error) {
+	if p == nil {
+		return nil, NilObject("IUnknown")
+	}
 	g := cgoutil.ToGUID(iid)
 	var out unsafe.Pointer
-	hr := C.com_qi(x.p, (*C.GUID)(unsafe.Pointer(&g)), &out)
+	hr := C.com_qi(p, (*C.GUID)(unsafe.Pointer(&g)), &out)
 	if hr < 0 {
 		return nil, HRESULT(hr)
 	}
