@@ -373,6 +373,39 @@ func emitWrapperMethod(f *jen.File, pl *Plan, o WrapperOpts) {
 	f.Line()
 }
 
+// emitForwarder writes a method of a derived wrapper that calls the same
+// method of its embedded base through base(), keeping nil receivers safe.
+func emitForwarder(f *jen.File, pl *Plan, recv, resultName string) {
+	var params, args []jen.Code
+	for _, in := range pl.Inputs {
+		params = append(params, jen.Id(in.GoName).Add(goParamType(in, true)))
+		args = append(args, jen.Id(in.GoName))
+	}
+	var results []jen.Code
+	switch {
+	case len(pl.Outputs) > 1:
+		results = append(results, jen.Id(resultName))
+	case len(pl.Outputs) == 1:
+		results = append(results, goResultType(pl.Outputs[0]))
+	}
+	hresult := pl.M.Ret.Name == "HRESULT" && pl.M.Ret.Ptr == 0
+	if hresult {
+		results = append(results, jen.Error())
+	} else if pl.M.Ret.Name != "void" && len(pl.Outputs) == 0 {
+		if pl.M.Ret.Ptr > 0 {
+			results = append(results, jen.Uintptr())
+		} else {
+			results = append(results, TypeInfoFor(pl.M.Ret.Name).Code())
+		}
+	}
+	call := jen.Id("x").Dot("base").Call().Dot(pl.M.Name).Call(args...)
+	body := jen.Return(call)
+	if len(results) == 0 {
+		body = call
+	}
+	f.Func().Params(jen.Id("x").Op("*").Id(recv)).Id(pl.M.Name).Params(params...).Params(results...).Block(body)
+}
+
 func goBufElem(b *PlannedParam) *jen.Statement {
 	if b.Role == RoleOutString {
 		return jen.Uint16()

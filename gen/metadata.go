@@ -107,22 +107,13 @@ func GenerateMetadata(cmdline string, cor, corhdr *File, ov *Overlay, st *Stats)
 		st.Interfaces++
 		st.Methods += len(it.Methods)
 		emitIfaceType(wf, it)
-		methods, err := u.AllMethods(it)
-		if err != nil {
-			return nil, err
-		}
-		// Methods are emitted on the interface that declares them, with
-		// inherited ones forwarded through the same vtable prefix.
-		for _, m := range methods {
-			owner := declaringInterface(u, it, m)
-			pl, err := planMethod(tm, owner, m, false, ov.Params[owner.Name+"."+m.Name])
+		for _, m := range it.Methods {
+			pl, err := planMethod(tm, it, m, false, ov.Params[it.Name+"."+m.Name])
 			if err != nil {
 				return nil, err
 			}
-			if owner == it {
-				st.WrappedMethods++
-				st.RawParams += pl.Raw
-			}
+			st.WrappedMethods++
+			st.RawParams += pl.Raw
 			rn, err := resultTypeName(wf, pl, InterfaceGoName(it.Name), resultNames, it)
 			if err != nil {
 				return nil, err
@@ -131,33 +122,33 @@ func GenerateMetadata(cmdline string, cor, corhdr *File, ov *Overlay, st *Stats)
 				Recv:       InterfaceGoName(it.Name),
 				Self:       jen.Id("x").Dot("p"),
 				Guard:      objectGuard(m.Ret.Name == "HRESULT", len(pl.Outputs) > 0, it.Name),
-				CIface:     owner.Name,
-				Thunk:      thunkName(owner, m),
+				CIface:     it.Name,
+				Thunk:      thunkName(it, m),
 				ResultName: rn,
-				Doc:        fmt.Sprintf("%s calls %s::%s.", m.Name, owner.Name, m.Name),
+				Doc:        fmt.Sprintf("%s calls %s::%s.", m.Name, it.Name, m.Name),
 			})
+		}
+		// Inherited methods forward to the embedded base wrapper.
+		if it.Base != "" && it.Base != "IUnknown" {
+			base := u.Interfaces[it.Base]
+			inherited, err := u.AllMethods(base)
+			if err != nil {
+				return nil, err
+			}
+			for _, m := range inherited {
+				pl, err := planMethod(tm, base, m, false, ov.Params[base.Name+"."+m.Name])
+				if err != nil {
+					return nil, err
+				}
+				emitForwarder(wf, pl, InterfaceGoName(it.Name), resultNames[m.Name+"@"+base.Name])
+			}
+			wf.Line()
 		}
 	}
 	if out["wrappers_gen.go"], err = render(wf); err != nil {
 		return nil, err
 	}
 	return out, nil
-}
-
-// declaringInterface finds the interface in it's inheritance chain that
-// declares m.
-func declaringInterface(u *Universe, it *Interface, m *Method) *Interface {
-	for x := it; x != nil; x = u.Interfaces[x.Base] {
-		for _, mm := range x.Methods {
-			if mm == m {
-				return x
-			}
-		}
-		if x.Base == "" || x.Base == "IUnknown" {
-			break
-		}
-	}
-	return it
 }
 
 // neededDecls returns the names of the typedefs, structs, enums and function

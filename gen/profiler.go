@@ -179,11 +179,7 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, st *Stats) 
 	}
 	for _, it := range others {
 		emitIfaceType(wf, it)
-		methods, err := u.AllMethods(it)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range methods {
+		for _, m := range it.Methods {
 			pl, err := planMethod(tm, it, m, false, ov.Params[it.Name+"."+m.Name])
 			if err != nil {
 				return nil, err
@@ -256,6 +252,7 @@ func resultTypeName(f *jen.File, pl *Plan, prefix string, used map[string]string
 		return "", errorf(pl.M.Pos, "result type %s of %s.%s collides with %s", name, it.Name, pl.M.Name, prev)
 	}
 	used[name] = it.Name + "." + pl.M.Name
+	used[pl.M.Name+"@"+it.Name] = name // lets forwarders of derived wrappers name it
 	var fields []jen.Code
 	for _, o := range pl.Outputs {
 		fields = append(fields, jen.Id(o.GoName).Add(goResultType(o)))
@@ -321,20 +318,46 @@ func emitInfoType(f *jen.File, infos []*Interface) {
 }
 
 // emitIfaceType writes a wrapper type for a COM interface other than the
-// callbacks and Info, with owning and borrowing constructors.
+// callbacks and Info, with owning and borrowing constructors. An interface
+// derived from another (IMetaDataImport2 : IMetaDataImport) embeds its base's
+// wrapper, so the inherited methods, Raw and Release are promoted from it.
 func emitIfaceType(f *jen.File, it *Interface) {
 	name := InterfaceGoName(it.Name)
+	derived := it.Base != "" && it.Base != "IUnknown"
 	f.Commentf("%s wraps %s. Values returned by the runtime from a call are owned", name, it.Name)
 	f.Comment("and must be released with Release; values passed into callbacks are")
 	f.Comment("borrowed and valid only during the callback.")
-	f.Type().Id(name).Struct(jen.Id("p").Qual("unsafe", "Pointer"), jen.Id("owned").Bool())
+	build := func(owned bool) *jen.Statement {
+		fields := jen.Dict{jen.Id("p"): jen.Id("p")}
+		if owned {
+			fields[jen.Id("owned")] = jen.True()
+		}
+		if derived {
+			return jen.Op("&").Id(name).Values(jen.Id(InterfaceGoName(it.Base)).Values(fields))
+		}
+		return jen.Op("&").Id(name).Values(fields)
+	}
+	if derived {
+		f.Type().Id(name).Struct(jen.Id(InterfaceGoName(it.Base)))
+	} else {
+		f.Type().Id(name).Struct(jen.Id("p").Qual("unsafe", "Pointer"), jen.Id("owned").Bool())
+	}
 	f.Line()
 	f.Func().Id("own"+name).Params(jen.Id("p").Qual("unsafe", "Pointer")).Op("*").Id(name).Block(
 		jen.If(jen.Id("p").Op("==").Nil()).Block(jen.Return(jen.Nil())),
-		jen.Return(jen.Op("&").Id(name).Values(jen.Dict{jen.Id("p"): jen.Id("p"), jen.Id("owned"): jen.True()})))
+		jen.Return(build(true)))
 	f.Func().Id("borrow"+name).Params(jen.Id("p").Qual("unsafe", "Pointer")).Op("*").Id(name).Block(
 		jen.If(jen.Id("p").Op("==").Nil()).Block(jen.Return(jen.Nil())),
-		jen.Return(jen.Op("&").Id(name).Values(jen.Dict{jen.Id("p"): jen.Id("p")})))
+		jen.Return(build(false)))
+	if derived {
+		f.Comment("base returns the embedded base wrapper, nil for a nil value, so that")
+		f.Comment("inherited methods called on nil answer with an error like the others.")
+		f.Func().Params(jen.Id("x").Op("*").Id(name)).Id("base").Params().Op("*").Id(InterfaceGoName(it.Base)).Block(
+			jen.If(jen.Id("x").Op("==").Nil()).Block(jen.Return(jen.Nil())),
+			jen.Return(jen.Op("&").Id("x").Dot(InterfaceGoName(it.Base))))
+		f.Line()
+		return
+	}
 	f.Comment("Raw returns the COM interface pointer (nil for a nil value), for passing")
 	f.Comment("to code outside this package; it does not add a reference.")
 	f.Func().Params(jen.Id("x").Op("*").Id(name)).Id("Raw").Params().Qual("unsafe", "Pointer").Block(

@@ -931,710 +931,32 @@ func (x *Emit) MergeEnd() error {
 // and must be released with Release; values passed into callbacks are
 // borrowed and valid only during the callback.
 type Emit2 struct {
-	p     unsafe.Pointer
-	owned bool
+	Emit
 }
 
 func ownEmit2(p unsafe.Pointer) *Emit2 {
 	if p == nil {
 		return nil
 	}
-	return &Emit2{
+	return &Emit2{Emit{
 		owned: true,
 		p:     p,
-	}
+	}}
 }
 func borrowEmit2(p unsafe.Pointer) *Emit2 {
 	if p == nil {
 		return nil
 	}
-	return &Emit2{p: p}
+	return &Emit2{Emit{p: p}}
 }
 
-// Raw returns the COM interface pointer (nil for a nil value), for passing
-// to code outside this package; it does not add a reference.
-func (x *Emit2) Raw() unsafe.Pointer {
+// base returns the embedded base wrapper, nil for a nil value, so that
+// inherited methods called on nil answer with an error like the others.
+func (x *Emit2) base() *Emit {
 	if x == nil {
 		return nil
 	}
-	return x.p
-}
-
-// Release drops the reference held by an owned value; it does nothing for
-// borrowed values and is safe to call twice.
-func (x *Emit2) Release() {
-	if x == nil || x.p == nil || !x.owned {
-		return
-	}
-	com.ReleaseRaw(x.p)
-	x.p = nil
-}
-
-// SetModuleProps calls IMetaDataEmit::SetModuleProps.
-func (x *Emit2) SetModuleProps(szName string) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	hr := C.clrprof_IMetaDataEmit_SetModuleProps((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// Save calls IMetaDataEmit::Save.
-func (x *Emit2) Save(szFile string, dwSaveFlags uint32) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	s_szFile := cgoutil.EncodeUTF16Z(szFile)
-	hr := C.clrprof_IMetaDataEmit_Save((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szFile[0])), C.DWORD(dwSaveFlags))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// SaveToStream calls IMetaDataEmit::SaveToStream.
-func (x *Emit2) SaveToStream(pIStream unsafe.Pointer, dwSaveFlags uint32) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_SaveToStream((*C.IMetaDataEmit)(x.p), (*C.IStream)(unsafe.Pointer(pIStream)), C.DWORD(dwSaveFlags))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// GetSaveSize calls IMetaDataEmit::GetSaveSize.
-func (x *Emit2) GetSaveSize(fSave SaveSize) (uint32, error) {
-	var res uint32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	var o_pdwSaveSize C.DWORD
-	hr := C.clrprof_IMetaDataEmit_GetSaveSize((*C.IMetaDataEmit)(x.p), C.CorSaveSize(fSave), (*C.DWORD)(unsafe.Pointer(&o_pdwSaveSize)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uint32(o_pdwSaveSize)
-	return res, nil
-}
-
-// DefineTypeDef calls IMetaDataEmit::DefineTypeDef.
-func (x *Emit2) DefineTypeDef(szTypeDef string, dwTypeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	s_szTypeDef := cgoutil.EncodeUTF16Z(szTypeDef)
-	var o_ptd C.mdTypeDef
-	hr := C.clrprof_IMetaDataEmit_DefineTypeDef((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.DWORD(dwTypeDefFlags), C.mdToken(tkExtends), (*C.mdToken)(unsafe.Pointer(rtkImplements)), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_ptd)
-	return res, nil
-}
-
-// DefineNestedType calls IMetaDataEmit::DefineNestedType.
-func (x *Emit2) DefineNestedType(szTypeDef string, dwTypeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	s_szTypeDef := cgoutil.EncodeUTF16Z(szTypeDef)
-	var o_ptd C.mdTypeDef
-	hr := C.clrprof_IMetaDataEmit_DefineNestedType((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.DWORD(dwTypeDefFlags), C.mdToken(tkExtends), (*C.mdToken)(unsafe.Pointer(rtkImplements)), C.mdTypeDef(tdEncloser), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_ptd)
-	return res, nil
-}
-
-// SetHandler calls IMetaDataEmit::SetHandler.
-func (x *Emit2) SetHandler(pUnk *Unknown) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_SetHandler((*C.IMetaDataEmit)(x.p), (*C.IUnknown)(unsafe.Pointer(pUnk.Raw())))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// DefineMethod calls IMetaDataEmit::DefineMethod.
-func (x *Emit2) DefineMethod(td Token, szName string, dwMethodFlags uint32, pvSigBlob unsafe.Pointer, cbSigBlob uint32, ulCodeRVA uint32, dwImplFlags uint32) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	var o_pmd C.mdMethodDef
-	hr := C.clrprof_IMetaDataEmit_DefineMethod((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(dwMethodFlags), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSigBlob)), C.ULONG(cbSigBlob), C.ULONG(ulCodeRVA), C.DWORD(dwImplFlags), (*C.mdMethodDef)(unsafe.Pointer(&o_pmd)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_pmd)
-	return res, nil
-}
-
-// DefineMethodImpl calls IMetaDataEmit::DefineMethodImpl.
-func (x *Emit2) DefineMethodImpl(td Token, tkBody Token, tkDecl Token) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_DefineMethodImpl((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.mdToken(tkBody), C.mdToken(tkDecl))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// DefineTypeRefByName calls IMetaDataEmit::DefineTypeRefByName.
-func (x *Emit2) DefineTypeRefByName(tkResolutionScope Token, szName string) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	var o_ptr C.mdTypeRef
-	hr := C.clrprof_IMetaDataEmit_DefineTypeRefByName((*C.IMetaDataEmit)(x.p), C.mdToken(tkResolutionScope), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_ptr)
-	return res, nil
-}
-
-// DefineImportType calls IMetaDataEmit::DefineImportType.
-func (x *Emit2) DefineImportType(pAssemImport *AssemblyImport, pbHashValue unsafe.Pointer, cbHashValue uint32, pImport *Import, tdImport Token, pAssemEmit *AssemblyEmit) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	var o_ptr C.mdTypeRef
-	hr := C.clrprof_IMetaDataEmit_DefineImportType((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(pAssemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(pbHashValue)), C.ULONG(cbHashValue), (*C.IMetaDataImport)(unsafe.Pointer(pImport.Raw())), C.mdTypeDef(tdImport), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(pAssemEmit.Raw())), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_ptr)
-	return res, nil
-}
-
-// DefineMemberRef calls IMetaDataEmit::DefineMemberRef.
-func (x *Emit2) DefineMemberRef(tkImport Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	var o_pmr C.mdMemberRef
-	hr := C.clrprof_IMetaDataEmit_DefineMemberRef((*C.IMetaDataEmit)(x.p), C.mdToken(tkImport), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSigBlob)), C.ULONG(cbSigBlob), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_pmr)
-	return res, nil
-}
-
-// DefineImportMember calls IMetaDataEmit::DefineImportMember.
-func (x *Emit2) DefineImportMember(pAssemImport *AssemblyImport, pbHashValue unsafe.Pointer, cbHashValue uint32, pImport *Import, mbMember Token, pAssemEmit *AssemblyEmit, tkParent Token) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	var o_pmr C.mdMemberRef
-	hr := C.clrprof_IMetaDataEmit_DefineImportMember((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(pAssemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(pbHashValue)), C.ULONG(cbHashValue), (*C.IMetaDataImport)(unsafe.Pointer(pImport.Raw())), C.mdToken(mbMember), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(pAssemEmit.Raw())), C.mdToken(tkParent), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_pmr)
-	return res, nil
-}
-
-// DefineEvent calls IMetaDataEmit::DefineEvent.
-func (x *Emit2) DefineEvent(td Token, szEvent string, dwEventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	s_szEvent := cgoutil.EncodeUTF16Z(szEvent)
-	var o_pmdEvent C.mdEvent
-	hr := C.clrprof_IMetaDataEmit_DefineEvent((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szEvent[0])), C.DWORD(dwEventFlags), C.mdToken(tkEventType), C.mdMethodDef(mdAddOn), C.mdMethodDef(mdRemoveOn), C.mdMethodDef(mdFire), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)), (*C.mdEvent)(unsafe.Pointer(&o_pmdEvent)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_pmdEvent)
-	return res, nil
-}
-
-// SetClassLayout calls IMetaDataEmit::SetClassLayout.
-func (x *Emit2) SetClassLayout(td Token, dwPackSize uint32, rFieldOffsets unsafe.Pointer, ulClassSize uint32) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_SetClassLayout((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.DWORD(dwPackSize), (*C.COR_FIELD_OFFSET)(unsafe.Pointer(rFieldOffsets)), C.ULONG(ulClassSize))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// DeleteClassLayout calls IMetaDataEmit::DeleteClassLayout.
-func (x *Emit2) DeleteClassLayout(td Token) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_DeleteClassLayout((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// SetFieldMarshal calls IMetaDataEmit::SetFieldMarshal.
-func (x *Emit2) SetFieldMarshal(tk Token, pvNativeType unsafe.Pointer, cbNativeType uint32) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_SetFieldMarshal((*C.IMetaDataEmit)(x.p), C.mdToken(tk), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvNativeType)), C.ULONG(cbNativeType))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// DeleteFieldMarshal calls IMetaDataEmit::DeleteFieldMarshal.
-func (x *Emit2) DeleteFieldMarshal(tk Token) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_DeleteFieldMarshal((*C.IMetaDataEmit)(x.p), C.mdToken(tk))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// DefinePermissionSet calls IMetaDataEmit::DefinePermissionSet.
-func (x *Emit2) DefinePermissionSet(tk Token, dwAction uint32, pvPermission unsafe.Pointer, cbPermission uint32) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	var o_ppm C.mdPermission
-	hr := C.clrprof_IMetaDataEmit_DefinePermissionSet((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(dwAction), (unsafe.Pointer)(unsafe.Pointer(pvPermission)), C.ULONG(cbPermission), (*C.mdPermission)(unsafe.Pointer(&o_ppm)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_ppm)
-	return res, nil
-}
-
-// SetRVA calls IMetaDataEmit::SetRVA.
-func (x *Emit2) SetRVA(md Token, ulRVA uint32) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_SetRVA((*C.IMetaDataEmit)(x.p), C.mdMethodDef(md), C.ULONG(ulRVA))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// GetTokenFromSig calls IMetaDataEmit::GetTokenFromSig.
-func (x *Emit2) GetTokenFromSig(pvSig unsafe.Pointer, cbSig uint32) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	var o_pmsig C.mdSignature
-	hr := C.clrprof_IMetaDataEmit_GetTokenFromSig((*C.IMetaDataEmit)(x.p), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSig)), C.ULONG(cbSig), (*C.mdSignature)(unsafe.Pointer(&o_pmsig)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_pmsig)
-	return res, nil
-}
-
-// DefineModuleRef calls IMetaDataEmit::DefineModuleRef.
-func (x *Emit2) DefineModuleRef(szName string) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	var o_pmur C.mdModuleRef
-	hr := C.clrprof_IMetaDataEmit_DefineModuleRef((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.mdModuleRef)(unsafe.Pointer(&o_pmur)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_pmur)
-	return res, nil
-}
-
-// SetParent calls IMetaDataEmit::SetParent.
-func (x *Emit2) SetParent(mr Token, tk Token) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_SetParent((*C.IMetaDataEmit)(x.p), C.mdMemberRef(mr), C.mdToken(tk))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// GetTokenFromTypeSpec calls IMetaDataEmit::GetTokenFromTypeSpec.
-func (x *Emit2) GetTokenFromTypeSpec(pvSig unsafe.Pointer, cbSig uint32) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	var o_ptypespec C.mdTypeSpec
-	hr := C.clrprof_IMetaDataEmit_GetTokenFromTypeSpec((*C.IMetaDataEmit)(x.p), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSig)), C.ULONG(cbSig), (*C.mdTypeSpec)(unsafe.Pointer(&o_ptypespec)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_ptypespec)
-	return res, nil
-}
-
-// SaveToMemory calls IMetaDataEmit::SaveToMemory.
-func (x *Emit2) SaveToMemory(pbData unsafe.Pointer, cbData uint32) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_SaveToMemory((*C.IMetaDataEmit)(x.p), (unsafe.Pointer)(unsafe.Pointer(pbData)), C.ULONG(cbData))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// DefineUserString calls IMetaDataEmit::DefineUserString.
-func (x *Emit2) DefineUserString(szString string, cchString uint32) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	s_szString := cgoutil.EncodeUTF16Z(szString)
-	var o_pstk C.mdString
-	hr := C.clrprof_IMetaDataEmit_DefineUserString((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szString[0])), C.ULONG(cchString), (*C.mdString)(unsafe.Pointer(&o_pstk)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_pstk)
-	return res, nil
-}
-
-// DeleteToken calls IMetaDataEmit::DeleteToken.
-func (x *Emit2) DeleteToken(tkObj Token) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_DeleteToken((*C.IMetaDataEmit)(x.p), C.mdToken(tkObj))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// SetMethodProps calls IMetaDataEmit::SetMethodProps.
-func (x *Emit2) SetMethodProps(md Token, dwMethodFlags uint32, ulCodeRVA uint32, dwImplFlags uint32) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_SetMethodProps((*C.IMetaDataEmit)(x.p), C.mdMethodDef(md), C.DWORD(dwMethodFlags), C.ULONG(ulCodeRVA), C.DWORD(dwImplFlags))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// SetTypeDefProps calls IMetaDataEmit::SetTypeDefProps.
-func (x *Emit2) SetTypeDefProps(td Token, dwTypeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_SetTypeDefProps((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.DWORD(dwTypeDefFlags), C.mdToken(tkExtends), (*C.mdToken)(unsafe.Pointer(rtkImplements)))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// SetEventProps calls IMetaDataEmit::SetEventProps.
-func (x *Emit2) SetEventProps(ev Token, dwEventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_SetEventProps((*C.IMetaDataEmit)(x.p), C.mdEvent(ev), C.DWORD(dwEventFlags), C.mdToken(tkEventType), C.mdMethodDef(mdAddOn), C.mdMethodDef(mdRemoveOn), C.mdMethodDef(mdFire), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// SetPermissionSetProps calls IMetaDataEmit::SetPermissionSetProps.
-func (x *Emit2) SetPermissionSetProps(tk Token, dwAction uint32, pvPermission unsafe.Pointer, cbPermission uint32) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	var o_ppm C.mdPermission
-	hr := C.clrprof_IMetaDataEmit_SetPermissionSetProps((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(dwAction), (unsafe.Pointer)(unsafe.Pointer(pvPermission)), C.ULONG(cbPermission), (*C.mdPermission)(unsafe.Pointer(&o_ppm)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_ppm)
-	return res, nil
-}
-
-// DefinePinvokeMap calls IMetaDataEmit::DefinePinvokeMap.
-func (x *Emit2) DefinePinvokeMap(tk Token, dwMappingFlags uint32, szImportName string, mrImportDll Token) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	s_szImportName := cgoutil.EncodeUTF16Z(szImportName)
-	hr := C.clrprof_IMetaDataEmit_DefinePinvokeMap((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(dwMappingFlags), (C.LPCWSTR)(unsafe.Pointer(&s_szImportName[0])), C.mdModuleRef(mrImportDll))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// SetPinvokeMap calls IMetaDataEmit::SetPinvokeMap.
-func (x *Emit2) SetPinvokeMap(tk Token, dwMappingFlags uint32, szImportName string, mrImportDll Token) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	s_szImportName := cgoutil.EncodeUTF16Z(szImportName)
-	hr := C.clrprof_IMetaDataEmit_SetPinvokeMap((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(dwMappingFlags), (C.LPCWSTR)(unsafe.Pointer(&s_szImportName[0])), C.mdModuleRef(mrImportDll))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// DeletePinvokeMap calls IMetaDataEmit::DeletePinvokeMap.
-func (x *Emit2) DeletePinvokeMap(tk Token) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_DeletePinvokeMap((*C.IMetaDataEmit)(x.p), C.mdToken(tk))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// DefineCustomAttribute calls IMetaDataEmit::DefineCustomAttribute.
-func (x *Emit2) DefineCustomAttribute(tkOwner Token, tkCtor Token, pCustomAttribute unsafe.Pointer, cbCustomAttribute uint32) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	var o_pcv C.mdCustomAttribute
-	hr := C.clrprof_IMetaDataEmit_DefineCustomAttribute((*C.IMetaDataEmit)(x.p), C.mdToken(tkOwner), C.mdToken(tkCtor), (unsafe.Pointer)(unsafe.Pointer(pCustomAttribute)), C.ULONG(cbCustomAttribute), (*C.mdCustomAttribute)(unsafe.Pointer(&o_pcv)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_pcv)
-	return res, nil
-}
-
-// SetCustomAttributeValue calls IMetaDataEmit::SetCustomAttributeValue.
-func (x *Emit2) SetCustomAttributeValue(pcv Token, pCustomAttribute unsafe.Pointer, cbCustomAttribute uint32) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_SetCustomAttributeValue((*C.IMetaDataEmit)(x.p), C.mdCustomAttribute(pcv), (unsafe.Pointer)(unsafe.Pointer(pCustomAttribute)), C.ULONG(cbCustomAttribute))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// DefineField calls IMetaDataEmit::DefineField.
-func (x *Emit2) DefineField(td Token, szName string, dwFieldFlags uint32, pvSigBlob unsafe.Pointer, cbSigBlob uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	var o_pmd C.mdFieldDef
-	hr := C.clrprof_IMetaDataEmit_DefineField((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(dwFieldFlags), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSigBlob)), C.ULONG(cbSigBlob), C.DWORD(dwCPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(pValue)), C.ULONG(cchValue), (*C.mdFieldDef)(unsafe.Pointer(&o_pmd)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_pmd)
-	return res, nil
-}
-
-// DefineProperty calls IMetaDataEmit::DefineProperty.
-func (x *Emit2) DefineProperty(td Token, szProperty string, dwPropFlags uint32, pvSig unsafe.Pointer, cbSig uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	s_szProperty := cgoutil.EncodeUTF16Z(szProperty)
-	var o_pmdProp C.mdProperty
-	hr := C.clrprof_IMetaDataEmit_DefineProperty((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szProperty[0])), C.DWORD(dwPropFlags), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSig)), C.ULONG(cbSig), C.DWORD(dwCPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(pValue)), C.ULONG(cchValue), C.mdMethodDef(mdSetter), C.mdMethodDef(mdGetter), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)), (*C.mdProperty)(unsafe.Pointer(&o_pmdProp)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_pmdProp)
-	return res, nil
-}
-
-// DefineParam calls IMetaDataEmit::DefineParam.
-func (x *Emit2) DefineParam(md Token, ulParamSeq uint32, szName string, dwParamFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	var o_ppd C.mdParamDef
-	hr := C.clrprof_IMetaDataEmit_DefineParam((*C.IMetaDataEmit)(x.p), C.mdMethodDef(md), C.ULONG(ulParamSeq), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(dwParamFlags), C.DWORD(dwCPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(pValue)), C.ULONG(cchValue), (*C.mdParamDef)(unsafe.Pointer(&o_ppd)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_ppd)
-	return res, nil
-}
-
-// SetFieldProps calls IMetaDataEmit::SetFieldProps.
-func (x *Emit2) SetFieldProps(fd Token, dwFieldFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_SetFieldProps((*C.IMetaDataEmit)(x.p), C.mdFieldDef(fd), C.DWORD(dwFieldFlags), C.DWORD(dwCPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(pValue)), C.ULONG(cchValue))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// SetPropertyProps calls IMetaDataEmit::SetPropertyProps.
-func (x *Emit2) SetPropertyProps(pr Token, dwPropFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_SetPropertyProps((*C.IMetaDataEmit)(x.p), C.mdProperty(pr), C.DWORD(dwPropFlags), C.DWORD(dwCPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(pValue)), C.ULONG(cchValue), C.mdMethodDef(mdSetter), C.mdMethodDef(mdGetter), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// SetParamProps calls IMetaDataEmit::SetParamProps.
-func (x *Emit2) SetParamProps(pd Token, szName string, dwParamFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	hr := C.clrprof_IMetaDataEmit_SetParamProps((*C.IMetaDataEmit)(x.p), C.mdParamDef(pd), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(dwParamFlags), C.DWORD(dwCPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(pValue)), C.ULONG(cchValue))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// DefineSecurityAttributeSet calls IMetaDataEmit::DefineSecurityAttributeSet.
-func (x *Emit2) DefineSecurityAttributeSet(tkObj Token, rSecAttrs unsafe.Pointer, cSecAttrs uint32) (uint32, error) {
-	var res uint32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	var o_pulErrorAttr C.ULONG
-	hr := C.clrprof_IMetaDataEmit_DefineSecurityAttributeSet((*C.IMetaDataEmit)(x.p), C.mdToken(tkObj), (*C.COR_SECATTR)(unsafe.Pointer(rSecAttrs)), C.ULONG(cSecAttrs), (*C.ULONG)(unsafe.Pointer(&o_pulErrorAttr)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uint32(o_pulErrorAttr)
-	return res, nil
-}
-
-// ApplyEditAndContinue calls IMetaDataEmit::ApplyEditAndContinue.
-func (x *Emit2) ApplyEditAndContinue(pImport *Unknown) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_ApplyEditAndContinue((*C.IMetaDataEmit)(x.p), (*C.IUnknown)(unsafe.Pointer(pImport.Raw())))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// TranslateSigWithScope calls IMetaDataEmit::TranslateSigWithScope.
-func (x *Emit2) TranslateSigWithScope(pAssemImport *AssemblyImport, pbHashValue unsafe.Pointer, cbHashValue uint32, import_ *Import, pbSigBlob unsafe.Pointer, cbSigBlob uint32, pAssemEmit *AssemblyEmit, emit *Emit, pvTranslatedSig unsafe.Pointer, cbTranslatedSigMax uint32) (uint32, error) {
-	var res uint32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataEmit2")
-	}
-	var o_pcbTranslatedSig C.ULONG
-	hr := C.clrprof_IMetaDataEmit_TranslateSigWithScope((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(pAssemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(pbHashValue)), C.ULONG(cbHashValue), (*C.IMetaDataImport)(unsafe.Pointer(import_.Raw())), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pbSigBlob)), C.ULONG(cbSigBlob), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(pAssemEmit.Raw())), (*C.IMetaDataEmit)(unsafe.Pointer(emit.Raw())), (C.PCOR_SIGNATURE)(unsafe.Pointer(pvTranslatedSig)), C.ULONG(cbTranslatedSigMax), (*C.ULONG)(unsafe.Pointer(&o_pcbTranslatedSig)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uint32(o_pcbTranslatedSig)
-	return res, nil
-}
-
-// SetMethodImplFlags calls IMetaDataEmit::SetMethodImplFlags.
-func (x *Emit2) SetMethodImplFlags(md Token, dwImplFlags uint32) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_SetMethodImplFlags((*C.IMetaDataEmit)(x.p), C.mdMethodDef(md), C.DWORD(dwImplFlags))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// SetFieldRVA calls IMetaDataEmit::SetFieldRVA.
-func (x *Emit2) SetFieldRVA(fd Token, ulRVA uint32) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_SetFieldRVA((*C.IMetaDataEmit)(x.p), C.mdFieldDef(fd), C.ULONG(ulRVA))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// Merge calls IMetaDataEmit::Merge.
-func (x *Emit2) Merge(pImport *Import, pHostMapToken *MapToken, pHandler *Unknown) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_Merge((*C.IMetaDataEmit)(x.p), (*C.IMetaDataImport)(unsafe.Pointer(pImport.Raw())), (*C.IMapToken)(unsafe.Pointer(pHostMapToken.Raw())), (*C.IUnknown)(unsafe.Pointer(pHandler.Raw())))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// MergeEnd calls IMetaDataEmit::MergeEnd.
-func (x *Emit2) MergeEnd() error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataEmit2")
-	}
-	hr := C.clrprof_IMetaDataEmit_MergeEnd((*C.IMetaDataEmit)(x.p))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
+	return &x.Emit
 }
 
 // DefineMethodSpec calls IMetaDataEmit2::DefineMethodSpec.
@@ -1743,6 +1065,154 @@ func (x *Emit2) ResetENCLog() error {
 		return com.HRESULT(hr)
 	}
 	return nil
+}
+
+func (x *Emit2) SetModuleProps(szName string) error {
+	return x.base().SetModuleProps(szName)
+}
+func (x *Emit2) Save(szFile string, dwSaveFlags uint32) error {
+	return x.base().Save(szFile, dwSaveFlags)
+}
+func (x *Emit2) SaveToStream(pIStream unsafe.Pointer, dwSaveFlags uint32) error {
+	return x.base().SaveToStream(pIStream, dwSaveFlags)
+}
+func (x *Emit2) GetSaveSize(fSave SaveSize) (uint32, error) {
+	return x.base().GetSaveSize(fSave)
+}
+func (x *Emit2) DefineTypeDef(szTypeDef string, dwTypeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) (Token, error) {
+	return x.base().DefineTypeDef(szTypeDef, dwTypeDefFlags, tkExtends, rtkImplements)
+}
+func (x *Emit2) DefineNestedType(szTypeDef string, dwTypeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
+	return x.base().DefineNestedType(szTypeDef, dwTypeDefFlags, tkExtends, rtkImplements, tdEncloser)
+}
+func (x *Emit2) SetHandler(pUnk *Unknown) error {
+	return x.base().SetHandler(pUnk)
+}
+func (x *Emit2) DefineMethod(td Token, szName string, dwMethodFlags uint32, pvSigBlob unsafe.Pointer, cbSigBlob uint32, ulCodeRVA uint32, dwImplFlags uint32) (Token, error) {
+	return x.base().DefineMethod(td, szName, dwMethodFlags, pvSigBlob, cbSigBlob, ulCodeRVA, dwImplFlags)
+}
+func (x *Emit2) DefineMethodImpl(td Token, tkBody Token, tkDecl Token) error {
+	return x.base().DefineMethodImpl(td, tkBody, tkDecl)
+}
+func (x *Emit2) DefineTypeRefByName(tkResolutionScope Token, szName string) (Token, error) {
+	return x.base().DefineTypeRefByName(tkResolutionScope, szName)
+}
+func (x *Emit2) DefineImportType(pAssemImport *AssemblyImport, pbHashValue unsafe.Pointer, cbHashValue uint32, pImport *Import, tdImport Token, pAssemEmit *AssemblyEmit) (Token, error) {
+	return x.base().DefineImportType(pAssemImport, pbHashValue, cbHashValue, pImport, tdImport, pAssemEmit)
+}
+func (x *Emit2) DefineMemberRef(tkImport Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
+	return x.base().DefineMemberRef(tkImport, szName, pvSigBlob, cbSigBlob)
+}
+func (x *Emit2) DefineImportMember(pAssemImport *AssemblyImport, pbHashValue unsafe.Pointer, cbHashValue uint32, pImport *Import, mbMember Token, pAssemEmit *AssemblyEmit, tkParent Token) (Token, error) {
+	return x.base().DefineImportMember(pAssemImport, pbHashValue, cbHashValue, pImport, mbMember, pAssemEmit, tkParent)
+}
+func (x *Emit2) DefineEvent(td Token, szEvent string, dwEventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
+	return x.base().DefineEvent(td, szEvent, dwEventFlags, tkEventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
+}
+func (x *Emit2) SetClassLayout(td Token, dwPackSize uint32, rFieldOffsets unsafe.Pointer, ulClassSize uint32) error {
+	return x.base().SetClassLayout(td, dwPackSize, rFieldOffsets, ulClassSize)
+}
+func (x *Emit2) DeleteClassLayout(td Token) error {
+	return x.base().DeleteClassLayout(td)
+}
+func (x *Emit2) SetFieldMarshal(tk Token, pvNativeType unsafe.Pointer, cbNativeType uint32) error {
+	return x.base().SetFieldMarshal(tk, pvNativeType, cbNativeType)
+}
+func (x *Emit2) DeleteFieldMarshal(tk Token) error {
+	return x.base().DeleteFieldMarshal(tk)
+}
+func (x *Emit2) DefinePermissionSet(tk Token, dwAction uint32, pvPermission unsafe.Pointer, cbPermission uint32) (Token, error) {
+	return x.base().DefinePermissionSet(tk, dwAction, pvPermission, cbPermission)
+}
+func (x *Emit2) SetRVA(md Token, ulRVA uint32) error {
+	return x.base().SetRVA(md, ulRVA)
+}
+func (x *Emit2) GetTokenFromSig(pvSig unsafe.Pointer, cbSig uint32) (Token, error) {
+	return x.base().GetTokenFromSig(pvSig, cbSig)
+}
+func (x *Emit2) DefineModuleRef(szName string) (Token, error) {
+	return x.base().DefineModuleRef(szName)
+}
+func (x *Emit2) SetParent(mr Token, tk Token) error {
+	return x.base().SetParent(mr, tk)
+}
+func (x *Emit2) GetTokenFromTypeSpec(pvSig unsafe.Pointer, cbSig uint32) (Token, error) {
+	return x.base().GetTokenFromTypeSpec(pvSig, cbSig)
+}
+func (x *Emit2) SaveToMemory(pbData unsafe.Pointer, cbData uint32) error {
+	return x.base().SaveToMemory(pbData, cbData)
+}
+func (x *Emit2) DefineUserString(szString string, cchString uint32) (Token, error) {
+	return x.base().DefineUserString(szString, cchString)
+}
+func (x *Emit2) DeleteToken(tkObj Token) error {
+	return x.base().DeleteToken(tkObj)
+}
+func (x *Emit2) SetMethodProps(md Token, dwMethodFlags uint32, ulCodeRVA uint32, dwImplFlags uint32) error {
+	return x.base().SetMethodProps(md, dwMethodFlags, ulCodeRVA, dwImplFlags)
+}
+func (x *Emit2) SetTypeDefProps(td Token, dwTypeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) error {
+	return x.base().SetTypeDefProps(td, dwTypeDefFlags, tkExtends, rtkImplements)
+}
+func (x *Emit2) SetEventProps(ev Token, dwEventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
+	return x.base().SetEventProps(ev, dwEventFlags, tkEventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
+}
+func (x *Emit2) SetPermissionSetProps(tk Token, dwAction uint32, pvPermission unsafe.Pointer, cbPermission uint32) (Token, error) {
+	return x.base().SetPermissionSetProps(tk, dwAction, pvPermission, cbPermission)
+}
+func (x *Emit2) DefinePinvokeMap(tk Token, dwMappingFlags uint32, szImportName string, mrImportDll Token) error {
+	return x.base().DefinePinvokeMap(tk, dwMappingFlags, szImportName, mrImportDll)
+}
+func (x *Emit2) SetPinvokeMap(tk Token, dwMappingFlags uint32, szImportName string, mrImportDll Token) error {
+	return x.base().SetPinvokeMap(tk, dwMappingFlags, szImportName, mrImportDll)
+}
+func (x *Emit2) DeletePinvokeMap(tk Token) error {
+	return x.base().DeletePinvokeMap(tk)
+}
+func (x *Emit2) DefineCustomAttribute(tkOwner Token, tkCtor Token, pCustomAttribute unsafe.Pointer, cbCustomAttribute uint32) (Token, error) {
+	return x.base().DefineCustomAttribute(tkOwner, tkCtor, pCustomAttribute, cbCustomAttribute)
+}
+func (x *Emit2) SetCustomAttributeValue(pcv Token, pCustomAttribute unsafe.Pointer, cbCustomAttribute uint32) error {
+	return x.base().SetCustomAttributeValue(pcv, pCustomAttribute, cbCustomAttribute)
+}
+func (x *Emit2) DefineField(td Token, szName string, dwFieldFlags uint32, pvSigBlob unsafe.Pointer, cbSigBlob uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) (Token, error) {
+	return x.base().DefineField(td, szName, dwFieldFlags, pvSigBlob, cbSigBlob, dwCPlusTypeFlag, pValue, cchValue)
+}
+func (x *Emit2) DefineProperty(td Token, szProperty string, dwPropFlags uint32, pvSig unsafe.Pointer, cbSig uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
+	return x.base().DefineProperty(td, szProperty, dwPropFlags, pvSig, cbSig, dwCPlusTypeFlag, pValue, cchValue, mdSetter, mdGetter, rmdOtherMethods)
+}
+func (x *Emit2) DefineParam(md Token, ulParamSeq uint32, szName string, dwParamFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) (Token, error) {
+	return x.base().DefineParam(md, ulParamSeq, szName, dwParamFlags, dwCPlusTypeFlag, pValue, cchValue)
+}
+func (x *Emit2) SetFieldProps(fd Token, dwFieldFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) error {
+	return x.base().SetFieldProps(fd, dwFieldFlags, dwCPlusTypeFlag, pValue, cchValue)
+}
+func (x *Emit2) SetPropertyProps(pr Token, dwPropFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) error {
+	return x.base().SetPropertyProps(pr, dwPropFlags, dwCPlusTypeFlag, pValue, cchValue, mdSetter, mdGetter, rmdOtherMethods)
+}
+func (x *Emit2) SetParamProps(pd Token, szName string, dwParamFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) error {
+	return x.base().SetParamProps(pd, szName, dwParamFlags, dwCPlusTypeFlag, pValue, cchValue)
+}
+func (x *Emit2) DefineSecurityAttributeSet(tkObj Token, rSecAttrs unsafe.Pointer, cSecAttrs uint32) (uint32, error) {
+	return x.base().DefineSecurityAttributeSet(tkObj, rSecAttrs, cSecAttrs)
+}
+func (x *Emit2) ApplyEditAndContinue(pImport *Unknown) error {
+	return x.base().ApplyEditAndContinue(pImport)
+}
+func (x *Emit2) TranslateSigWithScope(pAssemImport *AssemblyImport, pbHashValue unsafe.Pointer, cbHashValue uint32, import_ *Import, pbSigBlob unsafe.Pointer, cbSigBlob uint32, pAssemEmit *AssemblyEmit, emit *Emit, pvTranslatedSig unsafe.Pointer, cbTranslatedSigMax uint32) (uint32, error) {
+	return x.base().TranslateSigWithScope(pAssemImport, pbHashValue, cbHashValue, import_, pbSigBlob, cbSigBlob, pAssemEmit, emit, pvTranslatedSig, cbTranslatedSigMax)
+}
+func (x *Emit2) SetMethodImplFlags(md Token, dwImplFlags uint32) error {
+	return x.base().SetMethodImplFlags(md, dwImplFlags)
+}
+func (x *Emit2) SetFieldRVA(fd Token, ulRVA uint32) error {
+	return x.base().SetFieldRVA(fd, ulRVA)
+}
+func (x *Emit2) Merge(pImport *Import, pHostMapToken *MapToken, pHandler *Unknown) error {
+	return x.base().Merge(pImport, pHostMapToken, pHandler)
+}
+func (x *Emit2) MergeEnd() error {
+	return x.base().MergeEnd()
 }
 
 // Import wraps IMetaDataImport. Values returned by the runtime from a call are owned
@@ -3327,1578 +2797,32 @@ func (x *Import) IsGlobal(pd Token) (int32, error) {
 // and must be released with Release; values passed into callbacks are
 // borrowed and valid only during the callback.
 type Import2 struct {
-	p     unsafe.Pointer
-	owned bool
+	Import
 }
 
 func ownImport2(p unsafe.Pointer) *Import2 {
 	if p == nil {
 		return nil
 	}
-	return &Import2{
+	return &Import2{Import{
 		owned: true,
 		p:     p,
-	}
+	}}
 }
 func borrowImport2(p unsafe.Pointer) *Import2 {
 	if p == nil {
 		return nil
 	}
-	return &Import2{p: p}
+	return &Import2{Import{p: p}}
 }
 
-// Raw returns the COM interface pointer (nil for a nil value), for passing
-// to code outside this package; it does not add a reference.
-func (x *Import2) Raw() unsafe.Pointer {
+// base returns the embedded base wrapper, nil for a nil value, so that
+// inherited methods called on nil answer with an error like the others.
+func (x *Import2) base() *Import {
 	if x == nil {
 		return nil
 	}
-	return x.p
-}
-
-// Release drops the reference held by an owned value; it does nothing for
-// borrowed values and is safe to call twice.
-func (x *Import2) Release() {
-	if x == nil || x.p == nil || !x.owned {
-		return
-	}
-	com.ReleaseRaw(x.p)
-	x.p = nil
-}
-
-// CloseEnum calls IMetaDataImport::CloseEnum.
-func (x *Import2) CloseEnum(hEnum unsafe.Pointer) {
-	C.clrprof_IMetaDataImport_CloseEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(hEnum))
-}
-
-// CountEnum calls IMetaDataImport::CountEnum.
-func (x *Import2) CountEnum(hEnum unsafe.Pointer) (uint32, error) {
-	var res uint32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_pulCount C.ULONG
-	hr := C.clrprof_IMetaDataImport_CountEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(hEnum), (*C.ULONG)(unsafe.Pointer(&o_pulCount)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uint32(o_pulCount)
-	return res, nil
-}
-
-// ResetEnum calls IMetaDataImport::ResetEnum.
-func (x *Import2) ResetEnum(hEnum unsafe.Pointer, ulPos uint32) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataImport2")
-	}
-	hr := C.clrprof_IMetaDataImport_ResetEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(hEnum), C.ULONG(ulPos))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// EnumTypeDefs calls IMetaDataImport::EnumTypeDefs.
-func (x *Import2) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rTypeDefs := make([]Token, 32)
-	var l_pcTypeDefs C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumTypeDefs((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), (*C.mdTypeDef)(unsafe.Pointer(&b_rTypeDefs[0])), C.ULONG(len(b_rTypeDefs)), (*C.ULONG)(unsafe.Pointer(&l_pcTypeDefs)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTypeDefs) > len(b_rTypeDefs)) {
-			break
-		}
-		if int(l_pcTypeDefs) > len(b_rTypeDefs) {
-			b_rTypeDefs = make([]Token, int(l_pcTypeDefs))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rTypeDefs[:min(int(l_pcTypeDefs), len(b_rTypeDefs))]
-	return res, nil
-}
-
-// EnumInterfaceImpls calls IMetaDataImport::EnumInterfaceImpls.
-func (x *Import2) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rImpls := make([]Token, 32)
-	var l_pcImpls C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumInterfaceImpls((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdTypeDef(td), (*C.mdInterfaceImpl)(unsafe.Pointer(&b_rImpls[0])), C.ULONG(len(b_rImpls)), (*C.ULONG)(unsafe.Pointer(&l_pcImpls)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcImpls) > len(b_rImpls)) {
-			break
-		}
-		if int(l_pcImpls) > len(b_rImpls) {
-			b_rImpls = make([]Token, int(l_pcImpls))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rImpls[:min(int(l_pcImpls), len(b_rImpls))]
-	return res, nil
-}
-
-// EnumTypeRefs calls IMetaDataImport::EnumTypeRefs.
-func (x *Import2) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rTypeRefs := make([]Token, 32)
-	var l_pcTypeRefs C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumTypeRefs((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), (*C.mdTypeRef)(unsafe.Pointer(&b_rTypeRefs[0])), C.ULONG(len(b_rTypeRefs)), (*C.ULONG)(unsafe.Pointer(&l_pcTypeRefs)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTypeRefs) > len(b_rTypeRefs)) {
-			break
-		}
-		if int(l_pcTypeRefs) > len(b_rTypeRefs) {
-			b_rTypeRefs = make([]Token, int(l_pcTypeRefs))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rTypeRefs[:min(int(l_pcTypeRefs), len(b_rTypeRefs))]
-	return res, nil
-}
-
-// FindTypeDefByName calls IMetaDataImport::FindTypeDefByName.
-func (x *Import2) FindTypeDefByName(szTypeDef string, tkEnclosingClass Token) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	s_szTypeDef := cgoutil.EncodeUTF16Z(szTypeDef)
-	var o_ptd C.mdTypeDef
-	hr := C.clrprof_IMetaDataImport_FindTypeDefByName((*C.IMetaDataImport)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.mdToken(tkEnclosingClass), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_ptd)
-	return res, nil
-}
-
-// Import2ScopePropsResult holds the outputs of IMetaDataImport2::GetScopeProps.
-type Import2ScopePropsResult struct {
-	Name  string
-	Pmvid uuid.UUID
-}
-
-// GetScopeProps calls IMetaDataImport::GetScopeProps.
-func (x *Import2) GetScopeProps() (Import2ScopePropsResult, error) {
-	var res Import2ScopePropsResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_szName := make([]uint16, 256)
-	var l_pchName C.ULONG
-	var o_pmvid C.GUID
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetScopeProps((*C.IMetaDataImport)(x.p), (C.LPWSTR)(unsafe.Pointer(&b_szName[0])), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pchName)), (*C.GUID)(unsafe.Pointer(&o_pmvid)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchName) > len(b_szName)) {
-			break
-		}
-		if int(l_pchName) > len(b_szName) {
-			b_szName = make([]uint16, int(l_pchName))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pchName), len(b_szName))])
-	res.Pmvid = cgoutil.FromGUID(*(*cgoutil.GUID)(unsafe.Pointer(&o_pmvid)))
-	return res, nil
-}
-
-// GetModuleFromScope calls IMetaDataImport::GetModuleFromScope.
-func (x *Import2) GetModuleFromScope() (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_pmd C.mdModule
-	hr := C.clrprof_IMetaDataImport_GetModuleFromScope((*C.IMetaDataImport)(x.p), (*C.mdModule)(unsafe.Pointer(&o_pmd)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_pmd)
-	return res, nil
-}
-
-// Import2TypeDefPropsResult holds the outputs of IMetaDataImport2::GetTypeDefProps.
-type Import2TypeDefPropsResult struct {
-	TypeDef      string
-	TypeDefFlags uint32
-	Extends      Token
-}
-
-// GetTypeDefProps calls IMetaDataImport::GetTypeDefProps.
-func (x *Import2) GetTypeDefProps(td Token) (Import2TypeDefPropsResult, error) {
-	var res Import2TypeDefPropsResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_szTypeDef := make([]uint16, 256)
-	var l_pchTypeDef C.ULONG
-	var o_pdwTypeDefFlags C.DWORD
-	var o_ptkExtends C.mdToken
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetTypeDefProps((*C.IMetaDataImport)(x.p), C.mdTypeDef(td), (C.LPWSTR)(unsafe.Pointer(&b_szTypeDef[0])), C.ULONG(len(b_szTypeDef)), (*C.ULONG)(unsafe.Pointer(&l_pchTypeDef)), (*C.DWORD)(unsafe.Pointer(&o_pdwTypeDefFlags)), (*C.mdToken)(unsafe.Pointer(&o_ptkExtends)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchTypeDef) > len(b_szTypeDef)) {
-			break
-		}
-		if int(l_pchTypeDef) > len(b_szTypeDef) {
-			b_szTypeDef = make([]uint16, int(l_pchTypeDef))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.TypeDef = cgoutil.DecodeUTF16(b_szTypeDef[:min(int(l_pchTypeDef), len(b_szTypeDef))])
-	res.TypeDefFlags = uint32(o_pdwTypeDefFlags)
-	res.Extends = Token(o_ptkExtends)
-	return res, nil
-}
-
-// Import2InterfaceImplPropsResult holds the outputs of IMetaDataImport2::GetInterfaceImplProps.
-type Import2InterfaceImplPropsResult struct {
-	Class Token
-	Iface Token
-}
-
-// GetInterfaceImplProps calls IMetaDataImport::GetInterfaceImplProps.
-func (x *Import2) GetInterfaceImplProps(iiImpl Token) (Import2InterfaceImplPropsResult, error) {
-	var res Import2InterfaceImplPropsResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_pClass C.mdTypeDef
-	var o_ptkIface C.mdToken
-	hr := C.clrprof_IMetaDataImport_GetInterfaceImplProps((*C.IMetaDataImport)(x.p), C.mdInterfaceImpl(iiImpl), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (*C.mdToken)(unsafe.Pointer(&o_ptkIface)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.Class = Token(o_pClass)
-	res.Iface = Token(o_ptkIface)
-	return res, nil
-}
-
-// Import2TypeRefPropsResult holds the outputs of IMetaDataImport2::GetTypeRefProps.
-type Import2TypeRefPropsResult struct {
-	ResolutionScope Token
-	Name            string
-}
-
-// GetTypeRefProps calls IMetaDataImport::GetTypeRefProps.
-func (x *Import2) GetTypeRefProps(tr Token) (Import2TypeRefPropsResult, error) {
-	var res Import2TypeRefPropsResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_ptkResolutionScope C.mdToken
-	b_szName := make([]uint16, 256)
-	var l_pchName C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetTypeRefProps((*C.IMetaDataImport)(x.p), C.mdTypeRef(tr), (*C.mdToken)(unsafe.Pointer(&o_ptkResolutionScope)), (C.LPWSTR)(unsafe.Pointer(&b_szName[0])), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pchName)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchName) > len(b_szName)) {
-			break
-		}
-		if int(l_pchName) > len(b_szName) {
-			b_szName = make([]uint16, int(l_pchName))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.ResolutionScope = Token(o_ptkResolutionScope)
-	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pchName), len(b_szName))])
-	return res, nil
-}
-
-// Import2ResolveTypeRefResult holds the outputs of IMetaDataImport2::ResolveTypeRef.
-type Import2ResolveTypeRefResult struct {
-	IScope *Unknown
-	Ptd    Token
-}
-
-// ResolveTypeRef calls IMetaDataImport::ResolveTypeRef.
-func (x *Import2) ResolveTypeRef(tr Token, riid uuid.UUID) (Import2ResolveTypeRefResult, error) {
-	var res Import2ResolveTypeRefResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	g_riid := cgoutil.ToGUID(riid)
-	var o_ppIScope *C.IUnknown
-	var o_ptd C.mdTypeDef
-	hr := C.clrprof_IMetaDataImport_ResolveTypeRef((*C.IMetaDataImport)(x.p), C.mdTypeRef(tr), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppIScope)), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.IScope = com.OwnUnknown(unsafe.Pointer(o_ppIScope))
-	res.Ptd = Token(o_ptd)
-	return res, nil
-}
-
-// EnumMembers calls IMetaDataImport::EnumMembers.
-func (x *Import2) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rMembers := make([]Token, 32)
-	var l_pcTokens C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumMembers((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdTypeDef(cl), (*C.mdToken)(unsafe.Pointer(&b_rMembers[0])), C.ULONG(len(b_rMembers)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTokens) > len(b_rMembers)) {
-			break
-		}
-		if int(l_pcTokens) > len(b_rMembers) {
-			b_rMembers = make([]Token, int(l_pcTokens))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rMembers[:min(int(l_pcTokens), len(b_rMembers))]
-	return res, nil
-}
-
-// EnumMembersWithName calls IMetaDataImport::EnumMembersWithName.
-func (x *Import2) EnumMembersWithName(phEnum *EnumHandle, cl Token, szName string) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	b_rMembers := make([]Token, 32)
-	var l_pcTokens C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumMembersWithName((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdTypeDef(cl), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.mdToken)(unsafe.Pointer(&b_rMembers[0])), C.ULONG(len(b_rMembers)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTokens) > len(b_rMembers)) {
-			break
-		}
-		if int(l_pcTokens) > len(b_rMembers) {
-			b_rMembers = make([]Token, int(l_pcTokens))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rMembers[:min(int(l_pcTokens), len(b_rMembers))]
-	return res, nil
-}
-
-// EnumMethods calls IMetaDataImport::EnumMethods.
-func (x *Import2) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rMethods := make([]Token, 32)
-	var l_pcTokens C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumMethods((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdTypeDef(cl), (*C.mdMethodDef)(unsafe.Pointer(&b_rMethods[0])), C.ULONG(len(b_rMethods)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTokens) > len(b_rMethods)) {
-			break
-		}
-		if int(l_pcTokens) > len(b_rMethods) {
-			b_rMethods = make([]Token, int(l_pcTokens))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rMethods[:min(int(l_pcTokens), len(b_rMethods))]
-	return res, nil
-}
-
-// EnumMethodsWithName calls IMetaDataImport::EnumMethodsWithName.
-func (x *Import2) EnumMethodsWithName(phEnum *EnumHandle, cl Token, szName string) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	b_rMethods := make([]Token, 32)
-	var l_pcTokens C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumMethodsWithName((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdTypeDef(cl), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.mdMethodDef)(unsafe.Pointer(&b_rMethods[0])), C.ULONG(len(b_rMethods)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTokens) > len(b_rMethods)) {
-			break
-		}
-		if int(l_pcTokens) > len(b_rMethods) {
-			b_rMethods = make([]Token, int(l_pcTokens))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rMethods[:min(int(l_pcTokens), len(b_rMethods))]
-	return res, nil
-}
-
-// EnumFields calls IMetaDataImport::EnumFields.
-func (x *Import2) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rFields := make([]Token, 32)
-	var l_pcTokens C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumFields((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdTypeDef(cl), (*C.mdFieldDef)(unsafe.Pointer(&b_rFields[0])), C.ULONG(len(b_rFields)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTokens) > len(b_rFields)) {
-			break
-		}
-		if int(l_pcTokens) > len(b_rFields) {
-			b_rFields = make([]Token, int(l_pcTokens))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rFields[:min(int(l_pcTokens), len(b_rFields))]
-	return res, nil
-}
-
-// EnumFieldsWithName calls IMetaDataImport::EnumFieldsWithName.
-func (x *Import2) EnumFieldsWithName(phEnum *EnumHandle, cl Token, szName string) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	b_rFields := make([]Token, 32)
-	var l_pcTokens C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumFieldsWithName((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdTypeDef(cl), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.mdFieldDef)(unsafe.Pointer(&b_rFields[0])), C.ULONG(len(b_rFields)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTokens) > len(b_rFields)) {
-			break
-		}
-		if int(l_pcTokens) > len(b_rFields) {
-			b_rFields = make([]Token, int(l_pcTokens))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rFields[:min(int(l_pcTokens), len(b_rFields))]
-	return res, nil
-}
-
-// EnumParams calls IMetaDataImport::EnumParams.
-func (x *Import2) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rParams := make([]Token, 32)
-	var l_pcTokens C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumParams((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdMethodDef(mb), (*C.mdParamDef)(unsafe.Pointer(&b_rParams[0])), C.ULONG(len(b_rParams)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTokens) > len(b_rParams)) {
-			break
-		}
-		if int(l_pcTokens) > len(b_rParams) {
-			b_rParams = make([]Token, int(l_pcTokens))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rParams[:min(int(l_pcTokens), len(b_rParams))]
-	return res, nil
-}
-
-// EnumMemberRefs calls IMetaDataImport::EnumMemberRefs.
-func (x *Import2) EnumMemberRefs(phEnum *EnumHandle, tkParent Token) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rMemberRefs := make([]Token, 32)
-	var l_pcTokens C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumMemberRefs((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdToken(tkParent), (*C.mdMemberRef)(unsafe.Pointer(&b_rMemberRefs[0])), C.ULONG(len(b_rMemberRefs)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTokens) > len(b_rMemberRefs)) {
-			break
-		}
-		if int(l_pcTokens) > len(b_rMemberRefs) {
-			b_rMemberRefs = make([]Token, int(l_pcTokens))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rMemberRefs[:min(int(l_pcTokens), len(b_rMemberRefs))]
-	return res, nil
-}
-
-// EnumMethodImpls calls IMetaDataImport::EnumMethodImpls.
-func (x *Import2) EnumMethodImpls(phEnum *EnumHandle, td Token, rMethodBody unsafe.Pointer) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rMethodDecl := make([]Token, 32)
-	var l_pcTokens C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumMethodImpls((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdTypeDef(td), (*C.mdToken)(unsafe.Pointer(rMethodBody)), (*C.mdToken)(unsafe.Pointer(&b_rMethodDecl[0])), C.ULONG(len(b_rMethodDecl)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTokens) > len(b_rMethodDecl)) {
-			break
-		}
-		if int(l_pcTokens) > len(b_rMethodDecl) {
-			b_rMethodDecl = make([]Token, int(l_pcTokens))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rMethodDecl[:min(int(l_pcTokens), len(b_rMethodDecl))]
-	return res, nil
-}
-
-// EnumPermissionSets calls IMetaDataImport::EnumPermissionSets.
-func (x *Import2) EnumPermissionSets(phEnum *EnumHandle, tk Token, dwActions uint32) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rPermission := make([]Token, 32)
-	var l_pcTokens C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumPermissionSets((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdToken(tk), C.DWORD(dwActions), (*C.mdPermission)(unsafe.Pointer(&b_rPermission[0])), C.ULONG(len(b_rPermission)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTokens) > len(b_rPermission)) {
-			break
-		}
-		if int(l_pcTokens) > len(b_rPermission) {
-			b_rPermission = make([]Token, int(l_pcTokens))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rPermission[:min(int(l_pcTokens), len(b_rPermission))]
-	return res, nil
-}
-
-// FindMember calls IMetaDataImport::FindMember.
-func (x *Import2) FindMember(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	var o_pmb C.mdToken
-	hr := C.clrprof_IMetaDataImport_FindMember((*C.IMetaDataImport)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSigBlob)), C.ULONG(cbSigBlob), (*C.mdToken)(unsafe.Pointer(&o_pmb)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_pmb)
-	return res, nil
-}
-
-// FindMethod calls IMetaDataImport::FindMethod.
-func (x *Import2) FindMethod(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	var o_pmb C.mdMethodDef
-	hr := C.clrprof_IMetaDataImport_FindMethod((*C.IMetaDataImport)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSigBlob)), C.ULONG(cbSigBlob), (*C.mdMethodDef)(unsafe.Pointer(&o_pmb)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_pmb)
-	return res, nil
-}
-
-// FindField calls IMetaDataImport::FindField.
-func (x *Import2) FindField(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	var o_pmb C.mdFieldDef
-	hr := C.clrprof_IMetaDataImport_FindField((*C.IMetaDataImport)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSigBlob)), C.ULONG(cbSigBlob), (*C.mdFieldDef)(unsafe.Pointer(&o_pmb)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_pmb)
-	return res, nil
-}
-
-// FindMemberRef calls IMetaDataImport::FindMemberRef.
-func (x *Import2) FindMemberRef(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	var o_pmr C.mdMemberRef
-	hr := C.clrprof_IMetaDataImport_FindMemberRef((*C.IMetaDataImport)(x.p), C.mdTypeRef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSigBlob)), C.ULONG(cbSigBlob), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_pmr)
-	return res, nil
-}
-
-// Import2MethodPropsResult holds the outputs of IMetaDataImport2::GetMethodProps.
-type Import2MethodPropsResult struct {
-	Class     Token
-	Method    string
-	Attr      uint32
-	SigBlob   []byte
-	CodeRVA   uint32
-	ImplFlags uint32
-}
-
-// GetMethodProps calls IMetaDataImport::GetMethodProps.
-func (x *Import2) GetMethodProps(mb Token) (Import2MethodPropsResult, error) {
-	var res Import2MethodPropsResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_pClass C.mdTypeDef
-	b_szMethod := make([]uint16, 256)
-	var l_pchMethod C.ULONG
-	var o_pdwAttr C.DWORD
-	var o_ppvSigBlob *C.COR_SIGNATURE
-	var l_pcbSigBlob C.ULONG
-	var o_pulCodeRVA C.ULONG
-	var o_pdwImplFlags C.DWORD
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetMethodProps((*C.IMetaDataImport)(x.p), C.mdMethodDef(mb), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPWSTR)(unsafe.Pointer(&b_szMethod[0])), C.ULONG(len(b_szMethod)), (*C.ULONG)(unsafe.Pointer(&l_pchMethod)), (*C.DWORD)(unsafe.Pointer(&o_pdwAttr)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSigBlob)), (*C.ULONG)(unsafe.Pointer(&l_pcbSigBlob)), (*C.ULONG)(unsafe.Pointer(&o_pulCodeRVA)), (*C.DWORD)(unsafe.Pointer(&o_pdwImplFlags)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchMethod) > len(b_szMethod)) {
-			break
-		}
-		if int(l_pchMethod) > len(b_szMethod) {
-			b_szMethod = make([]uint16, int(l_pchMethod))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.Class = Token(o_pClass)
-	res.Method = cgoutil.DecodeUTF16(b_szMethod[:min(int(l_pchMethod), len(b_szMethod))])
-	res.Attr = uint32(o_pdwAttr)
-	res.SigBlob = cgoutil.Bytes(unsafe.Pointer(o_ppvSigBlob), int(l_pcbSigBlob))
-	res.CodeRVA = uint32(o_pulCodeRVA)
-	res.ImplFlags = uint32(o_pdwImplFlags)
-	return res, nil
-}
-
-// Import2MemberRefPropsResult holds the outputs of IMetaDataImport2::GetMemberRefProps.
-type Import2MemberRefPropsResult struct {
-	Ptk    Token
-	Member string
-	Sig    uint32
-}
-
-// GetMemberRefProps calls IMetaDataImport::GetMemberRefProps.
-func (x *Import2) GetMemberRefProps(mr Token, ppvSigBlob unsafe.Pointer) (Import2MemberRefPropsResult, error) {
-	var res Import2MemberRefPropsResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_ptk C.mdToken
-	b_szMember := make([]uint16, 256)
-	var l_pchMember C.ULONG
-	var o_pbSig C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetMemberRefProps((*C.IMetaDataImport)(x.p), C.mdMemberRef(mr), (*C.mdToken)(unsafe.Pointer(&o_ptk)), (C.LPWSTR)(unsafe.Pointer(&b_szMember[0])), C.ULONG(len(b_szMember)), (*C.ULONG)(unsafe.Pointer(&l_pchMember)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(ppvSigBlob)), (*C.ULONG)(unsafe.Pointer(&o_pbSig)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchMember) > len(b_szMember)) {
-			break
-		}
-		if int(l_pchMember) > len(b_szMember) {
-			b_szMember = make([]uint16, int(l_pchMember))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.Ptk = Token(o_ptk)
-	res.Member = cgoutil.DecodeUTF16(b_szMember[:min(int(l_pchMember), len(b_szMember))])
-	res.Sig = uint32(o_pbSig)
-	return res, nil
-}
-
-// EnumProperties calls IMetaDataImport::EnumProperties.
-func (x *Import2) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rProperties := make([]Token, 32)
-	var l_pcProperties C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumProperties((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdTypeDef(td), (*C.mdProperty)(unsafe.Pointer(&b_rProperties[0])), C.ULONG(len(b_rProperties)), (*C.ULONG)(unsafe.Pointer(&l_pcProperties)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcProperties) > len(b_rProperties)) {
-			break
-		}
-		if int(l_pcProperties) > len(b_rProperties) {
-			b_rProperties = make([]Token, int(l_pcProperties))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rProperties[:min(int(l_pcProperties), len(b_rProperties))]
-	return res, nil
-}
-
-// EnumEvents calls IMetaDataImport::EnumEvents.
-func (x *Import2) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rEvents := make([]Token, 32)
-	var l_pcEvents C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumEvents((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdTypeDef(td), (*C.mdEvent)(unsafe.Pointer(&b_rEvents[0])), C.ULONG(len(b_rEvents)), (*C.ULONG)(unsafe.Pointer(&l_pcEvents)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcEvents) > len(b_rEvents)) {
-			break
-		}
-		if int(l_pcEvents) > len(b_rEvents) {
-			b_rEvents = make([]Token, int(l_pcEvents))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rEvents[:min(int(l_pcEvents), len(b_rEvents))]
-	return res, nil
-}
-
-// Import2EventPropsResult holds the outputs of IMetaDataImport2::GetEventProps.
-type Import2EventPropsResult struct {
-	Class          Token
-	Event          uint32
-	EventFlags     uint32
-	EventType      Token
-	AddOn          Token
-	RemoveOn       Token
-	Fire           Token
-	RmdOtherMethod []Token
-}
-
-// GetEventProps calls IMetaDataImport::GetEventProps.
-func (x *Import2) GetEventProps(ev Token, szEvent string, cchEvent uint32) (Import2EventPropsResult, error) {
-	var res Import2EventPropsResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_pClass C.mdTypeDef
-	s_szEvent := cgoutil.EncodeUTF16Z(szEvent)
-	var o_pchEvent C.ULONG
-	var o_pdwEventFlags C.DWORD
-	var o_ptkEventType C.mdToken
-	var o_pmdAddOn C.mdMethodDef
-	var o_pmdRemoveOn C.mdMethodDef
-	var o_pmdFire C.mdMethodDef
-	b_rmdOtherMethod := make([]Token, 32)
-	var l_pcOtherMethod C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetEventProps((*C.IMetaDataImport)(x.p), C.mdEvent(ev), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPCWSTR)(unsafe.Pointer(&s_szEvent[0])), C.ULONG(cchEvent), (*C.ULONG)(unsafe.Pointer(&o_pchEvent)), (*C.DWORD)(unsafe.Pointer(&o_pdwEventFlags)), (*C.mdToken)(unsafe.Pointer(&o_ptkEventType)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdAddOn)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdRemoveOn)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdFire)), (*C.mdMethodDef)(unsafe.Pointer(&b_rmdOtherMethod[0])), C.ULONG(len(b_rmdOtherMethod)), (*C.ULONG)(unsafe.Pointer(&l_pcOtherMethod)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcOtherMethod) > len(b_rmdOtherMethod)) {
-			break
-		}
-		if int(l_pcOtherMethod) > len(b_rmdOtherMethod) {
-			b_rmdOtherMethod = make([]Token, int(l_pcOtherMethod))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.Class = Token(o_pClass)
-	res.Event = uint32(o_pchEvent)
-	res.EventFlags = uint32(o_pdwEventFlags)
-	res.EventType = Token(o_ptkEventType)
-	res.AddOn = Token(o_pmdAddOn)
-	res.RemoveOn = Token(o_pmdRemoveOn)
-	res.Fire = Token(o_pmdFire)
-	res.RmdOtherMethod = b_rmdOtherMethod[:min(int(l_pcOtherMethod), len(b_rmdOtherMethod))]
-	return res, nil
-}
-
-// EnumMethodSemantics calls IMetaDataImport::EnumMethodSemantics.
-func (x *Import2) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rEventProp := make([]Token, 32)
-	var l_pcEventProp C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumMethodSemantics((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdMethodDef(mb), (*C.mdToken)(unsafe.Pointer(&b_rEventProp[0])), C.ULONG(len(b_rEventProp)), (*C.ULONG)(unsafe.Pointer(&l_pcEventProp)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcEventProp) > len(b_rEventProp)) {
-			break
-		}
-		if int(l_pcEventProp) > len(b_rEventProp) {
-			b_rEventProp = make([]Token, int(l_pcEventProp))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rEventProp[:min(int(l_pcEventProp), len(b_rEventProp))]
-	return res, nil
-}
-
-// GetMethodSemantics calls IMetaDataImport::GetMethodSemantics.
-func (x *Import2) GetMethodSemantics(mb Token, tkEventProp Token) (uint32, error) {
-	var res uint32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_pdwSemanticsFlags C.DWORD
-	hr := C.clrprof_IMetaDataImport_GetMethodSemantics((*C.IMetaDataImport)(x.p), C.mdMethodDef(mb), C.mdToken(tkEventProp), (*C.DWORD)(unsafe.Pointer(&o_pdwSemanticsFlags)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uint32(o_pdwSemanticsFlags)
-	return res, nil
-}
-
-// Import2ClassLayoutResult holds the outputs of IMetaDataImport2::GetClassLayout.
-type Import2ClassLayoutResult struct {
-	PackSize    uint32
-	FieldOffset []FieldOffset
-	ClassSize   uint32
-}
-
-// GetClassLayout calls IMetaDataImport::GetClassLayout.
-func (x *Import2) GetClassLayout(td Token) (Import2ClassLayoutResult, error) {
-	var res Import2ClassLayoutResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_pdwPackSize C.DWORD
-	b_rFieldOffset := make([]FieldOffset, 32)
-	var l_pcFieldOffset C.ULONG
-	var o_pulClassSize C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetClassLayout((*C.IMetaDataImport)(x.p), C.mdTypeDef(td), (*C.DWORD)(unsafe.Pointer(&o_pdwPackSize)), (*C.COR_FIELD_OFFSET)(unsafe.Pointer(&b_rFieldOffset[0])), C.ULONG(len(b_rFieldOffset)), (*C.ULONG)(unsafe.Pointer(&l_pcFieldOffset)), (*C.ULONG)(unsafe.Pointer(&o_pulClassSize)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcFieldOffset) > len(b_rFieldOffset)) {
-			break
-		}
-		if int(l_pcFieldOffset) > len(b_rFieldOffset) {
-			b_rFieldOffset = make([]FieldOffset, int(l_pcFieldOffset))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.PackSize = uint32(o_pdwPackSize)
-	res.FieldOffset = b_rFieldOffset[:min(int(l_pcFieldOffset), len(b_rFieldOffset))]
-	res.ClassSize = uint32(o_pulClassSize)
-	return res, nil
-}
-
-// GetFieldMarshal calls IMetaDataImport::GetFieldMarshal.
-func (x *Import2) GetFieldMarshal(tk Token) ([]byte, error) {
-	var res []byte
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_ppvNativeType *C.COR_SIGNATURE
-	var l_pcbNativeType C.ULONG
-	hr := C.clrprof_IMetaDataImport_GetFieldMarshal((*C.IMetaDataImport)(x.p), C.mdToken(tk), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvNativeType)), (*C.ULONG)(unsafe.Pointer(&l_pcbNativeType)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = cgoutil.Bytes(unsafe.Pointer(o_ppvNativeType), int(l_pcbNativeType))
-	return res, nil
-}
-
-// Import2RVAResult holds the outputs of IMetaDataImport2::GetRVA.
-type Import2RVAResult struct {
-	CodeRVA   uint32
-	ImplFlags uint32
-}
-
-// GetRVA calls IMetaDataImport::GetRVA.
-func (x *Import2) GetRVA(tk Token) (Import2RVAResult, error) {
-	var res Import2RVAResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_pulCodeRVA C.ULONG
-	var o_pdwImplFlags C.DWORD
-	hr := C.clrprof_IMetaDataImport_GetRVA((*C.IMetaDataImport)(x.p), C.mdToken(tk), (*C.ULONG)(unsafe.Pointer(&o_pulCodeRVA)), (*C.DWORD)(unsafe.Pointer(&o_pdwImplFlags)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.CodeRVA = uint32(o_pulCodeRVA)
-	res.ImplFlags = uint32(o_pdwImplFlags)
-	return res, nil
-}
-
-// Import2PermissionSetPropsResult holds the outputs of IMetaDataImport2::GetPermissionSetProps.
-type Import2PermissionSetPropsResult struct {
-	Action     uint32
-	Permission []byte
-}
-
-// GetPermissionSetProps calls IMetaDataImport::GetPermissionSetProps.
-func (x *Import2) GetPermissionSetProps(pm Token) (Import2PermissionSetPropsResult, error) {
-	var res Import2PermissionSetPropsResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_pdwAction C.DWORD
-	var o_ppvPermission unsafe.Pointer
-	var l_pcbPermission C.ULONG
-	hr := C.clrprof_IMetaDataImport_GetPermissionSetProps((*C.IMetaDataImport)(x.p), C.mdPermission(pm), (*C.DWORD)(unsafe.Pointer(&o_pdwAction)), (*unsafe.Pointer)(unsafe.Pointer(&o_ppvPermission)), (*C.ULONG)(unsafe.Pointer(&l_pcbPermission)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.Action = uint32(o_pdwAction)
-	res.Permission = cgoutil.Bytes(unsafe.Pointer(o_ppvPermission), int(l_pcbPermission))
-	return res, nil
-}
-
-// GetSigFromToken calls IMetaDataImport::GetSigFromToken.
-func (x *Import2) GetSigFromToken(mdSig Token) ([]byte, error) {
-	var res []byte
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_ppvSig *C.COR_SIGNATURE
-	var l_pcbSig C.ULONG
-	hr := C.clrprof_IMetaDataImport_GetSigFromToken((*C.IMetaDataImport)(x.p), C.mdSignature(mdSig), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSig)), (*C.ULONG)(unsafe.Pointer(&l_pcbSig)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = cgoutil.Bytes(unsafe.Pointer(o_ppvSig), int(l_pcbSig))
-	return res, nil
-}
-
-// GetModuleRefProps calls IMetaDataImport::GetModuleRefProps.
-func (x *Import2) GetModuleRefProps(mur Token) (string, error) {
-	var res string
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_szName := make([]uint16, 256)
-	var l_pchName C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetModuleRefProps((*C.IMetaDataImport)(x.p), C.mdModuleRef(mur), (C.LPWSTR)(unsafe.Pointer(&b_szName[0])), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pchName)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchName) > len(b_szName)) {
-			break
-		}
-		if int(l_pchName) > len(b_szName) {
-			b_szName = make([]uint16, int(l_pchName))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = cgoutil.DecodeUTF16(b_szName[:min(int(l_pchName), len(b_szName))])
-	return res, nil
-}
-
-// EnumModuleRefs calls IMetaDataImport::EnumModuleRefs.
-func (x *Import2) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rModuleRefs := make([]Token, 32)
-	var l_pcModuleRefs C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumModuleRefs((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), (*C.mdModuleRef)(unsafe.Pointer(&b_rModuleRefs[0])), C.ULONG(len(b_rModuleRefs)), (*C.ULONG)(unsafe.Pointer(&l_pcModuleRefs)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcModuleRefs) > len(b_rModuleRefs)) {
-			break
-		}
-		if int(l_pcModuleRefs) > len(b_rModuleRefs) {
-			b_rModuleRefs = make([]Token, int(l_pcModuleRefs))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rModuleRefs[:min(int(l_pcModuleRefs), len(b_rModuleRefs))]
-	return res, nil
-}
-
-// GetTypeSpecFromToken calls IMetaDataImport::GetTypeSpecFromToken.
-func (x *Import2) GetTypeSpecFromToken(typespec Token) ([]byte, error) {
-	var res []byte
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_ppvSig *C.COR_SIGNATURE
-	var l_pcbSig C.ULONG
-	hr := C.clrprof_IMetaDataImport_GetTypeSpecFromToken((*C.IMetaDataImport)(x.p), C.mdTypeSpec(typespec), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSig)), (*C.ULONG)(unsafe.Pointer(&l_pcbSig)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = cgoutil.Bytes(unsafe.Pointer(o_ppvSig), int(l_pcbSig))
-	return res, nil
-}
-
-// GetNameFromToken calls IMetaDataImport::GetNameFromToken.
-func (x *Import2) GetNameFromToken(tk Token, pszUTF8NamePtr unsafe.Pointer) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataImport2")
-	}
-	hr := C.clrprof_IMetaDataImport_GetNameFromToken((*C.IMetaDataImport)(x.p), C.mdToken(tk), (*C.MDUTF8CSTR)(unsafe.Pointer(pszUTF8NamePtr)))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// EnumUnresolvedMethods calls IMetaDataImport::EnumUnresolvedMethods.
-func (x *Import2) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rMethods := make([]Token, 32)
-	var l_pcTokens C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumUnresolvedMethods((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), (*C.mdToken)(unsafe.Pointer(&b_rMethods[0])), C.ULONG(len(b_rMethods)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTokens) > len(b_rMethods)) {
-			break
-		}
-		if int(l_pcTokens) > len(b_rMethods) {
-			b_rMethods = make([]Token, int(l_pcTokens))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rMethods[:min(int(l_pcTokens), len(b_rMethods))]
-	return res, nil
-}
-
-// GetUserString calls IMetaDataImport::GetUserString.
-func (x *Import2) GetUserString(stk Token) (string, error) {
-	var res string
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_szString := make([]uint16, 256)
-	var l_pchString C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetUserString((*C.IMetaDataImport)(x.p), C.mdString(stk), (C.LPWSTR)(unsafe.Pointer(&b_szString[0])), C.ULONG(len(b_szString)), (*C.ULONG)(unsafe.Pointer(&l_pchString)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchString) > len(b_szString)) {
-			break
-		}
-		if int(l_pchString) > len(b_szString) {
-			b_szString = make([]uint16, int(l_pchString))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = cgoutil.DecodeUTF16(b_szString[:min(int(l_pchString), len(b_szString))])
-	return res, nil
-}
-
-// Import2PinvokeMapResult holds the outputs of IMetaDataImport2::GetPinvokeMap.
-type Import2PinvokeMapResult struct {
-	MappingFlags uint32
-	ImportName   string
-	ImportDll    Token
-}
-
-// GetPinvokeMap calls IMetaDataImport::GetPinvokeMap.
-func (x *Import2) GetPinvokeMap(tk Token) (Import2PinvokeMapResult, error) {
-	var res Import2PinvokeMapResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_pdwMappingFlags C.DWORD
-	b_szImportName := make([]uint16, 256)
-	var l_pchImportName C.ULONG
-	var o_pmrImportDll C.mdModuleRef
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetPinvokeMap((*C.IMetaDataImport)(x.p), C.mdToken(tk), (*C.DWORD)(unsafe.Pointer(&o_pdwMappingFlags)), (C.LPWSTR)(unsafe.Pointer(&b_szImportName[0])), C.ULONG(len(b_szImportName)), (*C.ULONG)(unsafe.Pointer(&l_pchImportName)), (*C.mdModuleRef)(unsafe.Pointer(&o_pmrImportDll)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchImportName) > len(b_szImportName)) {
-			break
-		}
-		if int(l_pchImportName) > len(b_szImportName) {
-			b_szImportName = make([]uint16, int(l_pchImportName))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.MappingFlags = uint32(o_pdwMappingFlags)
-	res.ImportName = cgoutil.DecodeUTF16(b_szImportName[:min(int(l_pchImportName), len(b_szImportName))])
-	res.ImportDll = Token(o_pmrImportDll)
-	return res, nil
-}
-
-// EnumSignatures calls IMetaDataImport::EnumSignatures.
-func (x *Import2) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rSignatures := make([]Token, 32)
-	var l_pcSignatures C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumSignatures((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), (*C.mdSignature)(unsafe.Pointer(&b_rSignatures[0])), C.ULONG(len(b_rSignatures)), (*C.ULONG)(unsafe.Pointer(&l_pcSignatures)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcSignatures) > len(b_rSignatures)) {
-			break
-		}
-		if int(l_pcSignatures) > len(b_rSignatures) {
-			b_rSignatures = make([]Token, int(l_pcSignatures))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rSignatures[:min(int(l_pcSignatures), len(b_rSignatures))]
-	return res, nil
-}
-
-// EnumTypeSpecs calls IMetaDataImport::EnumTypeSpecs.
-func (x *Import2) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rTypeSpecs := make([]Token, 32)
-	var l_pcTypeSpecs C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumTypeSpecs((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), (*C.mdTypeSpec)(unsafe.Pointer(&b_rTypeSpecs[0])), C.ULONG(len(b_rTypeSpecs)), (*C.ULONG)(unsafe.Pointer(&l_pcTypeSpecs)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTypeSpecs) > len(b_rTypeSpecs)) {
-			break
-		}
-		if int(l_pcTypeSpecs) > len(b_rTypeSpecs) {
-			b_rTypeSpecs = make([]Token, int(l_pcTypeSpecs))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rTypeSpecs[:min(int(l_pcTypeSpecs), len(b_rTypeSpecs))]
-	return res, nil
-}
-
-// EnumUserStrings calls IMetaDataImport::EnumUserStrings.
-func (x *Import2) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rStrings := make([]Token, 32)
-	var l_pcStrings C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumUserStrings((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), (*C.mdString)(unsafe.Pointer(&b_rStrings[0])), C.ULONG(len(b_rStrings)), (*C.ULONG)(unsafe.Pointer(&l_pcStrings)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcStrings) > len(b_rStrings)) {
-			break
-		}
-		if int(l_pcStrings) > len(b_rStrings) {
-			b_rStrings = make([]Token, int(l_pcStrings))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rStrings[:min(int(l_pcStrings), len(b_rStrings))]
-	return res, nil
-}
-
-// GetParamForMethodIndex calls IMetaDataImport::GetParamForMethodIndex.
-func (x *Import2) GetParamForMethodIndex(md Token, ulParamSeq uint32) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_ppd C.mdParamDef
-	hr := C.clrprof_IMetaDataImport_GetParamForMethodIndex((*C.IMetaDataImport)(x.p), C.mdMethodDef(md), C.ULONG(ulParamSeq), (*C.mdParamDef)(unsafe.Pointer(&o_ppd)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_ppd)
-	return res, nil
-}
-
-// EnumCustomAttributes calls IMetaDataImport::EnumCustomAttributes.
-func (x *Import2) EnumCustomAttributes(phEnum *EnumHandle, tk Token, tkType Token) ([]Token, error) {
-	var res []Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	b_rCustomAttributes := make([]Token, 32)
-	var l_pcCustomAttributes C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumCustomAttributes((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdToken(tk), C.mdToken(tkType), (*C.mdCustomAttribute)(unsafe.Pointer(&b_rCustomAttributes[0])), C.ULONG(len(b_rCustomAttributes)), (*C.ULONG)(unsafe.Pointer(&l_pcCustomAttributes)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcCustomAttributes) > len(b_rCustomAttributes)) {
-			break
-		}
-		if int(l_pcCustomAttributes) > len(b_rCustomAttributes) {
-			b_rCustomAttributes = make([]Token, int(l_pcCustomAttributes))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = b_rCustomAttributes[:min(int(l_pcCustomAttributes), len(b_rCustomAttributes))]
-	return res, nil
-}
-
-// Import2CustomAttributePropsResult holds the outputs of IMetaDataImport2::GetCustomAttributeProps.
-type Import2CustomAttributePropsResult struct {
-	Obj  Token
-	Type Token
-	Blob []byte
-}
-
-// GetCustomAttributeProps calls IMetaDataImport::GetCustomAttributeProps.
-func (x *Import2) GetCustomAttributeProps(cv Token) (Import2CustomAttributePropsResult, error) {
-	var res Import2CustomAttributePropsResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_ptkObj C.mdToken
-	var o_ptkType C.mdToken
-	var o_ppBlob unsafe.Pointer
-	var l_pcbSize C.ULONG
-	hr := C.clrprof_IMetaDataImport_GetCustomAttributeProps((*C.IMetaDataImport)(x.p), C.mdCustomAttribute(cv), (*C.mdToken)(unsafe.Pointer(&o_ptkObj)), (*C.mdToken)(unsafe.Pointer(&o_ptkType)), (*unsafe.Pointer)(unsafe.Pointer(&o_ppBlob)), (*C.ULONG)(unsafe.Pointer(&l_pcbSize)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.Obj = Token(o_ptkObj)
-	res.Type = Token(o_ptkType)
-	res.Blob = cgoutil.Bytes(unsafe.Pointer(o_ppBlob), int(l_pcbSize))
-	return res, nil
-}
-
-// FindTypeRef calls IMetaDataImport::FindTypeRef.
-func (x *Import2) FindTypeRef(tkResolutionScope Token, szName string) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	var o_ptr C.mdTypeRef
-	hr := C.clrprof_IMetaDataImport_FindTypeRef((*C.IMetaDataImport)(x.p), C.mdToken(tkResolutionScope), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_ptr)
-	return res, nil
-}
-
-// Import2MemberPropsResult holds the outputs of IMetaDataImport2::GetMemberProps.
-type Import2MemberPropsResult struct {
-	Class         Token
-	Member        string
-	Attr          uint32
-	SigBlob       []byte
-	CodeRVA       uint32
-	ImplFlags     uint32
-	CPlusTypeFlag uint32
-	Value         []byte
-}
-
-// GetMemberProps calls IMetaDataImport::GetMemberProps.
-func (x *Import2) GetMemberProps(mb Token) (Import2MemberPropsResult, error) {
-	var res Import2MemberPropsResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_pClass C.mdTypeDef
-	b_szMember := make([]uint16, 256)
-	var l_pchMember C.ULONG
-	var o_pdwAttr C.DWORD
-	var o_ppvSigBlob *C.COR_SIGNATURE
-	var l_pcbSigBlob C.ULONG
-	var o_pulCodeRVA C.ULONG
-	var o_pdwImplFlags C.DWORD
-	var o_pdwCPlusTypeFlag C.DWORD
-	var o_ppValue unsafe.Pointer
-	var l_pcchValue C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetMemberProps((*C.IMetaDataImport)(x.p), C.mdToken(mb), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPWSTR)(unsafe.Pointer(&b_szMember[0])), C.ULONG(len(b_szMember)), (*C.ULONG)(unsafe.Pointer(&l_pchMember)), (*C.DWORD)(unsafe.Pointer(&o_pdwAttr)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSigBlob)), (*C.ULONG)(unsafe.Pointer(&l_pcbSigBlob)), (*C.ULONG)(unsafe.Pointer(&o_pulCodeRVA)), (*C.DWORD)(unsafe.Pointer(&o_pdwImplFlags)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppValue)), (*C.ULONG)(unsafe.Pointer(&l_pcchValue)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchMember) > len(b_szMember)) {
-			break
-		}
-		if int(l_pchMember) > len(b_szMember) {
-			b_szMember = make([]uint16, int(l_pchMember))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.Class = Token(o_pClass)
-	res.Member = cgoutil.DecodeUTF16(b_szMember[:min(int(l_pchMember), len(b_szMember))])
-	res.Attr = uint32(o_pdwAttr)
-	res.SigBlob = cgoutil.Bytes(unsafe.Pointer(o_ppvSigBlob), int(l_pcbSigBlob))
-	res.CodeRVA = uint32(o_pulCodeRVA)
-	res.ImplFlags = uint32(o_pdwImplFlags)
-	res.CPlusTypeFlag = uint32(o_pdwCPlusTypeFlag)
-	res.Value = cgoutil.Bytes(unsafe.Pointer(o_ppValue), int(l_pcchValue))
-	return res, nil
-}
-
-// Import2FieldPropsResult holds the outputs of IMetaDataImport2::GetFieldProps.
-type Import2FieldPropsResult struct {
-	Class         Token
-	Field         string
-	Attr          uint32
-	SigBlob       []byte
-	CPlusTypeFlag uint32
-	Value         []byte
-}
-
-// GetFieldProps calls IMetaDataImport::GetFieldProps.
-func (x *Import2) GetFieldProps(mb Token) (Import2FieldPropsResult, error) {
-	var res Import2FieldPropsResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_pClass C.mdTypeDef
-	b_szField := make([]uint16, 256)
-	var l_pchField C.ULONG
-	var o_pdwAttr C.DWORD
-	var o_ppvSigBlob *C.COR_SIGNATURE
-	var l_pcbSigBlob C.ULONG
-	var o_pdwCPlusTypeFlag C.DWORD
-	var o_ppValue unsafe.Pointer
-	var l_pcchValue C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetFieldProps((*C.IMetaDataImport)(x.p), C.mdFieldDef(mb), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPWSTR)(unsafe.Pointer(&b_szField[0])), C.ULONG(len(b_szField)), (*C.ULONG)(unsafe.Pointer(&l_pchField)), (*C.DWORD)(unsafe.Pointer(&o_pdwAttr)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSigBlob)), (*C.ULONG)(unsafe.Pointer(&l_pcbSigBlob)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppValue)), (*C.ULONG)(unsafe.Pointer(&l_pcchValue)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchField) > len(b_szField)) {
-			break
-		}
-		if int(l_pchField) > len(b_szField) {
-			b_szField = make([]uint16, int(l_pchField))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.Class = Token(o_pClass)
-	res.Field = cgoutil.DecodeUTF16(b_szField[:min(int(l_pchField), len(b_szField))])
-	res.Attr = uint32(o_pdwAttr)
-	res.SigBlob = cgoutil.Bytes(unsafe.Pointer(o_ppvSigBlob), int(l_pcbSigBlob))
-	res.CPlusTypeFlag = uint32(o_pdwCPlusTypeFlag)
-	res.Value = cgoutil.Bytes(unsafe.Pointer(o_ppValue), int(l_pcchValue))
-	return res, nil
-}
-
-// Import2PropertyPropsResult holds the outputs of IMetaDataImport2::GetPropertyProps.
-type Import2PropertyPropsResult struct {
-	Class          Token
-	Property       uint32
-	PropFlags      uint32
-	Sig            uint32
-	CPlusTypeFlag  uint32
-	DefaultValue   []byte
-	Setter         Token
-	Getter         Token
-	RmdOtherMethod []Token
-}
-
-// GetPropertyProps calls IMetaDataImport::GetPropertyProps.
-func (x *Import2) GetPropertyProps(prop Token, szProperty string, cchProperty uint32, ppvSig unsafe.Pointer) (Import2PropertyPropsResult, error) {
-	var res Import2PropertyPropsResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_pClass C.mdTypeDef
-	s_szProperty := cgoutil.EncodeUTF16Z(szProperty)
-	var o_pchProperty C.ULONG
-	var o_pdwPropFlags C.DWORD
-	var o_pbSig C.ULONG
-	var o_pdwCPlusTypeFlag C.DWORD
-	var o_ppDefaultValue unsafe.Pointer
-	var l_pcchDefaultValue C.ULONG
-	var o_pmdSetter C.mdMethodDef
-	var o_pmdGetter C.mdMethodDef
-	b_rmdOtherMethod := make([]Token, 32)
-	var l_pcOtherMethod C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetPropertyProps((*C.IMetaDataImport)(x.p), C.mdProperty(prop), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPCWSTR)(unsafe.Pointer(&s_szProperty[0])), C.ULONG(cchProperty), (*C.ULONG)(unsafe.Pointer(&o_pchProperty)), (*C.DWORD)(unsafe.Pointer(&o_pdwPropFlags)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(ppvSig)), (*C.ULONG)(unsafe.Pointer(&o_pbSig)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppDefaultValue)), (*C.ULONG)(unsafe.Pointer(&l_pcchDefaultValue)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdSetter)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdGetter)), (*C.mdMethodDef)(unsafe.Pointer(&b_rmdOtherMethod[0])), C.ULONG(len(b_rmdOtherMethod)), (*C.ULONG)(unsafe.Pointer(&l_pcOtherMethod)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcOtherMethod) > len(b_rmdOtherMethod)) {
-			break
-		}
-		if int(l_pcOtherMethod) > len(b_rmdOtherMethod) {
-			b_rmdOtherMethod = make([]Token, int(l_pcOtherMethod))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.Class = Token(o_pClass)
-	res.Property = uint32(o_pchProperty)
-	res.PropFlags = uint32(o_pdwPropFlags)
-	res.Sig = uint32(o_pbSig)
-	res.CPlusTypeFlag = uint32(o_pdwCPlusTypeFlag)
-	res.DefaultValue = cgoutil.Bytes(unsafe.Pointer(o_ppDefaultValue), int(l_pcchDefaultValue))
-	res.Setter = Token(o_pmdSetter)
-	res.Getter = Token(o_pmdGetter)
-	res.RmdOtherMethod = b_rmdOtherMethod[:min(int(l_pcOtherMethod), len(b_rmdOtherMethod))]
-	return res, nil
-}
-
-// Import2ParamPropsResult holds the outputs of IMetaDataImport2::GetParamProps.
-type Import2ParamPropsResult struct {
-	Pmd           Token
-	Sequence      uint32
-	Name          string
-	Attr          uint32
-	CPlusTypeFlag uint32
-	Value         []byte
-}
-
-// GetParamProps calls IMetaDataImport::GetParamProps.
-func (x *Import2) GetParamProps(tk Token) (Import2ParamPropsResult, error) {
-	var res Import2ParamPropsResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_pmd C.mdMethodDef
-	var o_pulSequence C.ULONG
-	b_szName := make([]uint16, 256)
-	var l_pchName C.ULONG
-	var o_pdwAttr C.DWORD
-	var o_pdwCPlusTypeFlag C.DWORD
-	var o_ppValue unsafe.Pointer
-	var l_pcchValue C.ULONG
-	var hr C.HRESULT
-	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetParamProps((*C.IMetaDataImport)(x.p), C.mdParamDef(tk), (*C.mdMethodDef)(unsafe.Pointer(&o_pmd)), (*C.ULONG)(unsafe.Pointer(&o_pulSequence)), (C.LPWSTR)(unsafe.Pointer(&b_szName[0])), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pchName)), (*C.DWORD)(unsafe.Pointer(&o_pdwAttr)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppValue)), (*C.ULONG)(unsafe.Pointer(&l_pcchValue)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchName) > len(b_szName)) {
-			break
-		}
-		if int(l_pchName) > len(b_szName) {
-			b_szName = make([]uint16, int(l_pchName))
-		}
-	}
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.Pmd = Token(o_pmd)
-	res.Sequence = uint32(o_pulSequence)
-	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pchName), len(b_szName))])
-	res.Attr = uint32(o_pdwAttr)
-	res.CPlusTypeFlag = uint32(o_pdwCPlusTypeFlag)
-	res.Value = cgoutil.Bytes(unsafe.Pointer(o_ppValue), int(l_pcchValue))
-	return res, nil
-}
-
-// GetCustomAttributeByName calls IMetaDataImport::GetCustomAttributeByName.
-func (x *Import2) GetCustomAttributeByName(tkObj Token, szName string) ([]byte, error) {
-	var res []byte
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	var o_ppData unsafe.Pointer
-	var l_pcbData C.ULONG
-	hr := C.clrprof_IMetaDataImport_GetCustomAttributeByName((*C.IMetaDataImport)(x.p), C.mdToken(tkObj), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*unsafe.Pointer)(unsafe.Pointer(&o_ppData)), (*C.ULONG)(unsafe.Pointer(&l_pcbData)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = cgoutil.Bytes(unsafe.Pointer(o_ppData), int(l_pcbData))
-	return res, nil
-}
-
-// IsValidToken calls IMetaDataImport::IsValidToken.
-func (x *Import2) IsValidToken(tk Token) bool {
-	ret := C.clrprof_IMetaDataImport_IsValidToken((*C.IMetaDataImport)(x.p), C.mdToken(tk))
-	return ret != 0
-}
-
-// GetNestedClassProps calls IMetaDataImport::GetNestedClassProps.
-func (x *Import2) GetNestedClassProps(tdNestedClass Token) (Token, error) {
-	var res Token
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_ptdEnclosingClass C.mdTypeDef
-	hr := C.clrprof_IMetaDataImport_GetNestedClassProps((*C.IMetaDataImport)(x.p), C.mdTypeDef(tdNestedClass), (*C.mdTypeDef)(unsafe.Pointer(&o_ptdEnclosingClass)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = Token(o_ptdEnclosingClass)
-	return res, nil
-}
-
-// GetNativeCallConvFromSig calls IMetaDataImport::GetNativeCallConvFromSig.
-func (x *Import2) GetNativeCallConvFromSig(pvSig unsafe.Pointer, cbSig uint32) (uint32, error) {
-	var res uint32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_pCallConv C.ULONG
-	hr := C.clrprof_IMetaDataImport_GetNativeCallConvFromSig((*C.IMetaDataImport)(x.p), (unsafe.Pointer)(unsafe.Pointer(pvSig)), C.ULONG(cbSig), (*C.ULONG)(unsafe.Pointer(&o_pCallConv)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uint32(o_pCallConv)
-	return res, nil
-}
-
-// IsGlobal calls IMetaDataImport::IsGlobal.
-func (x *Import2) IsGlobal(pd Token) (int32, error) {
-	var res int32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport2")
-	}
-	var o_pbGlobal C.int
-	hr := C.clrprof_IMetaDataImport_IsGlobal((*C.IMetaDataImport)(x.p), C.mdToken(pd), (*C.int)(unsafe.Pointer(&o_pbGlobal)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = int32(o_pbGlobal)
-	return res, nil
+	return &x.Import
 }
 
 // EnumGenericParams calls IMetaDataImport2::EnumGenericParams.
@@ -5111,6 +3035,193 @@ func (x *Import2) EnumMethodSpecs(phEnum *EnumHandle, tk Token) ([]Token, error)
 	}
 	res = b_rMethodSpecs[:min(int(l_pcMethodSpecs), len(b_rMethodSpecs))]
 	return res, nil
+}
+
+func (x *Import2) CloseEnum(hEnum unsafe.Pointer) {
+	x.base().CloseEnum(hEnum)
+}
+func (x *Import2) CountEnum(hEnum unsafe.Pointer) (uint32, error) {
+	return x.base().CountEnum(hEnum)
+}
+func (x *Import2) ResetEnum(hEnum unsafe.Pointer, ulPos uint32) error {
+	return x.base().ResetEnum(hEnum, ulPos)
+}
+func (x *Import2) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
+	return x.base().EnumTypeDefs(phEnum)
+}
+func (x *Import2) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, error) {
+	return x.base().EnumInterfaceImpls(phEnum, td)
+}
+func (x *Import2) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
+	return x.base().EnumTypeRefs(phEnum)
+}
+func (x *Import2) FindTypeDefByName(szTypeDef string, tkEnclosingClass Token) (Token, error) {
+	return x.base().FindTypeDefByName(szTypeDef, tkEnclosingClass)
+}
+func (x *Import2) GetScopeProps() (ImportScopePropsResult, error) {
+	return x.base().GetScopeProps()
+}
+func (x *Import2) GetModuleFromScope() (Token, error) {
+	return x.base().GetModuleFromScope()
+}
+func (x *Import2) GetTypeDefProps(td Token) (ImportTypeDefPropsResult, error) {
+	return x.base().GetTypeDefProps(td)
+}
+func (x *Import2) GetInterfaceImplProps(iiImpl Token) (ImportInterfaceImplPropsResult, error) {
+	return x.base().GetInterfaceImplProps(iiImpl)
+}
+func (x *Import2) GetTypeRefProps(tr Token) (ImportTypeRefPropsResult, error) {
+	return x.base().GetTypeRefProps(tr)
+}
+func (x *Import2) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefResult, error) {
+	return x.base().ResolveTypeRef(tr, riid)
+}
+func (x *Import2) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
+	return x.base().EnumMembers(phEnum, cl)
+}
+func (x *Import2) EnumMembersWithName(phEnum *EnumHandle, cl Token, szName string) ([]Token, error) {
+	return x.base().EnumMembersWithName(phEnum, cl, szName)
+}
+func (x *Import2) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
+	return x.base().EnumMethods(phEnum, cl)
+}
+func (x *Import2) EnumMethodsWithName(phEnum *EnumHandle, cl Token, szName string) ([]Token, error) {
+	return x.base().EnumMethodsWithName(phEnum, cl, szName)
+}
+func (x *Import2) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
+	return x.base().EnumFields(phEnum, cl)
+}
+func (x *Import2) EnumFieldsWithName(phEnum *EnumHandle, cl Token, szName string) ([]Token, error) {
+	return x.base().EnumFieldsWithName(phEnum, cl, szName)
+}
+func (x *Import2) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
+	return x.base().EnumParams(phEnum, mb)
+}
+func (x *Import2) EnumMemberRefs(phEnum *EnumHandle, tkParent Token) ([]Token, error) {
+	return x.base().EnumMemberRefs(phEnum, tkParent)
+}
+func (x *Import2) EnumMethodImpls(phEnum *EnumHandle, td Token, rMethodBody unsafe.Pointer) ([]Token, error) {
+	return x.base().EnumMethodImpls(phEnum, td, rMethodBody)
+}
+func (x *Import2) EnumPermissionSets(phEnum *EnumHandle, tk Token, dwActions uint32) ([]Token, error) {
+	return x.base().EnumPermissionSets(phEnum, tk, dwActions)
+}
+func (x *Import2) FindMember(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
+	return x.base().FindMember(td, szName, pvSigBlob, cbSigBlob)
+}
+func (x *Import2) FindMethod(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
+	return x.base().FindMethod(td, szName, pvSigBlob, cbSigBlob)
+}
+func (x *Import2) FindField(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
+	return x.base().FindField(td, szName, pvSigBlob, cbSigBlob)
+}
+func (x *Import2) FindMemberRef(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
+	return x.base().FindMemberRef(td, szName, pvSigBlob, cbSigBlob)
+}
+func (x *Import2) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
+	return x.base().GetMethodProps(mb)
+}
+func (x *Import2) GetMemberRefProps(mr Token, ppvSigBlob unsafe.Pointer) (ImportMemberRefPropsResult, error) {
+	return x.base().GetMemberRefProps(mr, ppvSigBlob)
+}
+func (x *Import2) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
+	return x.base().EnumProperties(phEnum, td)
+}
+func (x *Import2) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
+	return x.base().EnumEvents(phEnum, td)
+}
+func (x *Import2) GetEventProps(ev Token, szEvent string, cchEvent uint32) (ImportEventPropsResult, error) {
+	return x.base().GetEventProps(ev, szEvent, cchEvent)
+}
+func (x *Import2) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, error) {
+	return x.base().EnumMethodSemantics(phEnum, mb)
+}
+func (x *Import2) GetMethodSemantics(mb Token, tkEventProp Token) (uint32, error) {
+	return x.base().GetMethodSemantics(mb, tkEventProp)
+}
+func (x *Import2) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
+	return x.base().GetClassLayout(td)
+}
+func (x *Import2) GetFieldMarshal(tk Token) ([]byte, error) {
+	return x.base().GetFieldMarshal(tk)
+}
+func (x *Import2) GetRVA(tk Token) (ImportRVAResult, error) {
+	return x.base().GetRVA(tk)
+}
+func (x *Import2) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
+	return x.base().GetPermissionSetProps(pm)
+}
+func (x *Import2) GetSigFromToken(mdSig Token) ([]byte, error) {
+	return x.base().GetSigFromToken(mdSig)
+}
+func (x *Import2) GetModuleRefProps(mur Token) (string, error) {
+	return x.base().GetModuleRefProps(mur)
+}
+func (x *Import2) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
+	return x.base().EnumModuleRefs(phEnum)
+}
+func (x *Import2) GetTypeSpecFromToken(typespec Token) ([]byte, error) {
+	return x.base().GetTypeSpecFromToken(typespec)
+}
+func (x *Import2) GetNameFromToken(tk Token, pszUTF8NamePtr unsafe.Pointer) error {
+	return x.base().GetNameFromToken(tk, pszUTF8NamePtr)
+}
+func (x *Import2) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
+	return x.base().EnumUnresolvedMethods(phEnum)
+}
+func (x *Import2) GetUserString(stk Token) (string, error) {
+	return x.base().GetUserString(stk)
+}
+func (x *Import2) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
+	return x.base().GetPinvokeMap(tk)
+}
+func (x *Import2) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
+	return x.base().EnumSignatures(phEnum)
+}
+func (x *Import2) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
+	return x.base().EnumTypeSpecs(phEnum)
+}
+func (x *Import2) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
+	return x.base().EnumUserStrings(phEnum)
+}
+func (x *Import2) GetParamForMethodIndex(md Token, ulParamSeq uint32) (Token, error) {
+	return x.base().GetParamForMethodIndex(md, ulParamSeq)
+}
+func (x *Import2) EnumCustomAttributes(phEnum *EnumHandle, tk Token, tkType Token) ([]Token, error) {
+	return x.base().EnumCustomAttributes(phEnum, tk, tkType)
+}
+func (x *Import2) GetCustomAttributeProps(cv Token) (ImportCustomAttributePropsResult, error) {
+	return x.base().GetCustomAttributeProps(cv)
+}
+func (x *Import2) FindTypeRef(tkResolutionScope Token, szName string) (Token, error) {
+	return x.base().FindTypeRef(tkResolutionScope, szName)
+}
+func (x *Import2) GetMemberProps(mb Token) (ImportMemberPropsResult, error) {
+	return x.base().GetMemberProps(mb)
+}
+func (x *Import2) GetFieldProps(mb Token) (ImportFieldPropsResult, error) {
+	return x.base().GetFieldProps(mb)
+}
+func (x *Import2) GetPropertyProps(prop Token, szProperty string, cchProperty uint32, ppvSig unsafe.Pointer) (ImportPropertyPropsResult, error) {
+	return x.base().GetPropertyProps(prop, szProperty, cchProperty, ppvSig)
+}
+func (x *Import2) GetParamProps(tk Token) (ImportParamPropsResult, error) {
+	return x.base().GetParamProps(tk)
+}
+func (x *Import2) GetCustomAttributeByName(tkObj Token, szName string) ([]byte, error) {
+	return x.base().GetCustomAttributeByName(tkObj, szName)
+}
+func (x *Import2) IsValidToken(tk Token) bool {
+	return x.base().IsValidToken(tk)
+}
+func (x *Import2) GetNestedClassProps(tdNestedClass Token) (Token, error) {
+	return x.base().GetNestedClassProps(tdNestedClass)
+}
+func (x *Import2) GetNativeCallConvFromSig(pvSig unsafe.Pointer, cbSig uint32) (uint32, error) {
+	return x.base().GetNativeCallConvFromSig(pvSig, cbSig)
+}
+func (x *Import2) IsGlobal(pd Token) (int32, error) {
+	return x.base().IsGlobal(pd)
 }
 
 // Filter wraps IMetaDataFilter. Values returned by the runtime from a call are owned
@@ -5921,93 +4032,32 @@ func (x *Validate) ValidateMetaData() error {
 // and must be released with Release; values passed into callbacks are
 // borrowed and valid only during the callback.
 type DispenserEx struct {
-	p     unsafe.Pointer
-	owned bool
+	Dispenser
 }
 
 func ownDispenserEx(p unsafe.Pointer) *DispenserEx {
 	if p == nil {
 		return nil
 	}
-	return &DispenserEx{
+	return &DispenserEx{Dispenser{
 		owned: true,
 		p:     p,
-	}
+	}}
 }
 func borrowDispenserEx(p unsafe.Pointer) *DispenserEx {
 	if p == nil {
 		return nil
 	}
-	return &DispenserEx{p: p}
+	return &DispenserEx{Dispenser{p: p}}
 }
 
-// Raw returns the COM interface pointer (nil for a nil value), for passing
-// to code outside this package; it does not add a reference.
-func (x *DispenserEx) Raw() unsafe.Pointer {
+// base returns the embedded base wrapper, nil for a nil value, so that
+// inherited methods called on nil answer with an error like the others.
+func (x *DispenserEx) base() *Dispenser {
 	if x == nil {
 		return nil
 	}
-	return x.p
-}
-
-// Release drops the reference held by an owned value; it does nothing for
-// borrowed values and is safe to call twice.
-func (x *DispenserEx) Release() {
-	if x == nil || x.p == nil || !x.owned {
-		return
-	}
-	com.ReleaseRaw(x.p)
-	x.p = nil
-}
-
-// DefineScope calls IMetaDataDispenser::DefineScope.
-func (x *DispenserEx) DefineScope(rclsid uuid.UUID, dwCreateFlags uint32, riid uuid.UUID) (*Unknown, error) {
-	var res *Unknown
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataDispenserEx")
-	}
-	g_rclsid := cgoutil.ToGUID(rclsid)
-	g_riid := cgoutil.ToGUID(riid)
-	var o_ppIUnk *C.IUnknown
-	hr := C.clrprof_IMetaDataDispenser_DefineScope((*C.IMetaDataDispenser)(x.p), (C.REFCLSID)(unsafe.Pointer(&g_rclsid)), C.DWORD(dwCreateFlags), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppIUnk)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = com.OwnUnknown(unsafe.Pointer(o_ppIUnk))
-	return res, nil
-}
-
-// OpenScope calls IMetaDataDispenser::OpenScope.
-func (x *DispenserEx) OpenScope(szScope string, dwOpenFlags uint32, riid uuid.UUID) (*Unknown, error) {
-	var res *Unknown
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataDispenserEx")
-	}
-	s_szScope := cgoutil.EncodeUTF16Z(szScope)
-	g_riid := cgoutil.ToGUID(riid)
-	var o_ppIUnk *C.IUnknown
-	hr := C.clrprof_IMetaDataDispenser_OpenScope((*C.IMetaDataDispenser)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szScope[0])), C.DWORD(dwOpenFlags), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppIUnk)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = com.OwnUnknown(unsafe.Pointer(o_ppIUnk))
-	return res, nil
-}
-
-// OpenScopeOnMemory calls IMetaDataDispenser::OpenScopeOnMemory.
-func (x *DispenserEx) OpenScopeOnMemory(pData unsafe.Pointer, cbData uint32, dwOpenFlags uint32, riid uuid.UUID) (*Unknown, error) {
-	var res *Unknown
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataDispenserEx")
-	}
-	g_riid := cgoutil.ToGUID(riid)
-	var o_ppIUnk *C.IUnknown
-	hr := C.clrprof_IMetaDataDispenser_OpenScopeOnMemory((*C.IMetaDataDispenser)(x.p), (C.LPCVOID)(unsafe.Pointer(pData)), C.ULONG(cbData), C.DWORD(dwOpenFlags), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppIUnk)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = com.OwnUnknown(unsafe.Pointer(o_ppIUnk))
-	return res, nil
+	return &x.Dispenser
 }
 
 // SetOption calls IMetaDataDispenserEx::SetOption.
@@ -6125,6 +4175,16 @@ func (x *DispenserEx) FindAssemblyModule(szAppBase string, szPrivateBin string, 
 	}
 	res = cgoutil.DecodeUTF16(b_szName[:min(int(l_pcName), len(b_szName))])
 	return res, nil
+}
+
+func (x *DispenserEx) DefineScope(rclsid uuid.UUID, dwCreateFlags uint32, riid uuid.UUID) (*Unknown, error) {
+	return x.base().DefineScope(rclsid, dwCreateFlags, riid)
+}
+func (x *DispenserEx) OpenScope(szScope string, dwOpenFlags uint32, riid uuid.UUID) (*Unknown, error) {
+	return x.base().OpenScope(szScope, dwOpenFlags, riid)
+}
+func (x *DispenserEx) OpenScopeOnMemory(pData unsafe.Pointer, cbData uint32, dwOpenFlags uint32, riid uuid.UUID) (*Unknown, error) {
+	return x.base().OpenScopeOnMemory(pData, cbData, dwOpenFlags, riid)
 }
 
 // Tables wraps IMetaDataTables. Values returned by the runtime from a call are owned
@@ -6494,363 +4554,32 @@ func (x *Tables) GetNextUserString(ixUserString uint32) (uint32, error) {
 // and must be released with Release; values passed into callbacks are
 // borrowed and valid only during the callback.
 type Tables2 struct {
-	p     unsafe.Pointer
-	owned bool
+	Tables
 }
 
 func ownTables2(p unsafe.Pointer) *Tables2 {
 	if p == nil {
 		return nil
 	}
-	return &Tables2{
+	return &Tables2{Tables{
 		owned: true,
 		p:     p,
-	}
+	}}
 }
 func borrowTables2(p unsafe.Pointer) *Tables2 {
 	if p == nil {
 		return nil
 	}
-	return &Tables2{p: p}
+	return &Tables2{Tables{p: p}}
 }
 
-// Raw returns the COM interface pointer (nil for a nil value), for passing
-// to code outside this package; it does not add a reference.
-func (x *Tables2) Raw() unsafe.Pointer {
+// base returns the embedded base wrapper, nil for a nil value, so that
+// inherited methods called on nil answer with an error like the others.
+func (x *Tables2) base() *Tables {
 	if x == nil {
 		return nil
 	}
-	return x.p
-}
-
-// Release drops the reference held by an owned value; it does nothing for
-// borrowed values and is safe to call twice.
-func (x *Tables2) Release() {
-	if x == nil || x.p == nil || !x.owned {
-		return
-	}
-	com.ReleaseRaw(x.p)
-	x.p = nil
-}
-
-// GetStringHeapSize calls IMetaDataTables::GetStringHeapSize.
-func (x *Tables2) GetStringHeapSize() (uint32, error) {
-	var res uint32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataTables2")
-	}
-	var o_pcbStrings C.ULONG
-	hr := C.clrprof_IMetaDataTables_GetStringHeapSize((*C.IMetaDataTables)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcbStrings)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uint32(o_pcbStrings)
-	return res, nil
-}
-
-// GetBlobHeapSize calls IMetaDataTables::GetBlobHeapSize.
-func (x *Tables2) GetBlobHeapSize() (uint32, error) {
-	var res uint32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataTables2")
-	}
-	var o_pcbBlobs C.ULONG
-	hr := C.clrprof_IMetaDataTables_GetBlobHeapSize((*C.IMetaDataTables)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcbBlobs)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uint32(o_pcbBlobs)
-	return res, nil
-}
-
-// GetGuidHeapSize calls IMetaDataTables::GetGuidHeapSize.
-func (x *Tables2) GetGuidHeapSize() (uint32, error) {
-	var res uint32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataTables2")
-	}
-	var o_pcbGuids C.ULONG
-	hr := C.clrprof_IMetaDataTables_GetGuidHeapSize((*C.IMetaDataTables)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcbGuids)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uint32(o_pcbGuids)
-	return res, nil
-}
-
-// GetUserStringHeapSize calls IMetaDataTables::GetUserStringHeapSize.
-func (x *Tables2) GetUserStringHeapSize() (uint32, error) {
-	var res uint32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataTables2")
-	}
-	var o_pcbBlobs C.ULONG
-	hr := C.clrprof_IMetaDataTables_GetUserStringHeapSize((*C.IMetaDataTables)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcbBlobs)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uint32(o_pcbBlobs)
-	return res, nil
-}
-
-// GetNumTables calls IMetaDataTables::GetNumTables.
-func (x *Tables2) GetNumTables() (uint32, error) {
-	var res uint32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataTables2")
-	}
-	var o_pcTables C.ULONG
-	hr := C.clrprof_IMetaDataTables_GetNumTables((*C.IMetaDataTables)(x.p), (*C.ULONG)(unsafe.Pointer(&o_pcTables)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uint32(o_pcTables)
-	return res, nil
-}
-
-// GetTableIndex calls IMetaDataTables::GetTableIndex.
-func (x *Tables2) GetTableIndex(token uint32) (uint32, error) {
-	var res uint32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataTables2")
-	}
-	var o_pixTbl C.ULONG
-	hr := C.clrprof_IMetaDataTables_GetTableIndex((*C.IMetaDataTables)(x.p), C.ULONG(token), (*C.ULONG)(unsafe.Pointer(&o_pixTbl)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uint32(o_pixTbl)
-	return res, nil
-}
-
-// Tables2TableInfoResult holds the outputs of IMetaDataTables2::GetTableInfo.
-type Tables2TableInfoResult struct {
-	Row  uint32
-	Rows uint32
-	Cols uint32
-	Key  uint32
-}
-
-// GetTableInfo calls IMetaDataTables::GetTableInfo.
-func (x *Tables2) GetTableInfo(ixTbl uint32, ppName unsafe.Pointer) (Tables2TableInfoResult, error) {
-	var res Tables2TableInfoResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataTables2")
-	}
-	var o_pcbRow C.ULONG
-	var o_pcRows C.ULONG
-	var o_pcCols C.ULONG
-	var o_piKey C.ULONG
-	hr := C.clrprof_IMetaDataTables_GetTableInfo((*C.IMetaDataTables)(x.p), C.ULONG(ixTbl), (*C.ULONG)(unsafe.Pointer(&o_pcbRow)), (*C.ULONG)(unsafe.Pointer(&o_pcRows)), (*C.ULONG)(unsafe.Pointer(&o_pcCols)), (*C.ULONG)(unsafe.Pointer(&o_piKey)), (**C.char)(unsafe.Pointer(ppName)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.Row = uint32(o_pcbRow)
-	res.Rows = uint32(o_pcRows)
-	res.Cols = uint32(o_pcCols)
-	res.Key = uint32(o_piKey)
-	return res, nil
-}
-
-// Tables2ColumnInfoResult holds the outputs of IMetaDataTables2::GetColumnInfo.
-type Tables2ColumnInfoResult struct {
-	PoCol uint32
-	Col   uint32
-	Type  uint32
-}
-
-// GetColumnInfo calls IMetaDataTables::GetColumnInfo.
-func (x *Tables2) GetColumnInfo(ixTbl uint32, ixCol uint32, ppName unsafe.Pointer) (Tables2ColumnInfoResult, error) {
-	var res Tables2ColumnInfoResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataTables2")
-	}
-	var o_poCol C.ULONG
-	var o_pcbCol C.ULONG
-	var o_pType C.ULONG
-	hr := C.clrprof_IMetaDataTables_GetColumnInfo((*C.IMetaDataTables)(x.p), C.ULONG(ixTbl), C.ULONG(ixCol), (*C.ULONG)(unsafe.Pointer(&o_poCol)), (*C.ULONG)(unsafe.Pointer(&o_pcbCol)), (*C.ULONG)(unsafe.Pointer(&o_pType)), (**C.char)(unsafe.Pointer(ppName)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.PoCol = uint32(o_poCol)
-	res.Col = uint32(o_pcbCol)
-	res.Type = uint32(o_pType)
-	return res, nil
-}
-
-// GetCodedTokenInfo calls IMetaDataTables::GetCodedTokenInfo.
-func (x *Tables2) GetCodedTokenInfo(ixCdTkn uint32, ppTokens unsafe.Pointer, ppName unsafe.Pointer) (uint32, error) {
-	var res uint32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataTables2")
-	}
-	var o_pcTokens C.ULONG
-	hr := C.clrprof_IMetaDataTables_GetCodedTokenInfo((*C.IMetaDataTables)(x.p), C.ULONG(ixCdTkn), (*C.ULONG)(unsafe.Pointer(&o_pcTokens)), (**C.ULONG)(unsafe.Pointer(ppTokens)), (**C.char)(unsafe.Pointer(ppName)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uint32(o_pcTokens)
-	return res, nil
-}
-
-// GetRow calls IMetaDataTables::GetRow.
-func (x *Tables2) GetRow(ixTbl uint32, rid uint32) (uintptr, error) {
-	var res uintptr
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataTables2")
-	}
-	var o_ppRow unsafe.Pointer
-	hr := C.clrprof_IMetaDataTables_GetRow((*C.IMetaDataTables)(x.p), C.ULONG(ixTbl), C.ULONG(rid), (*unsafe.Pointer)(unsafe.Pointer(&o_ppRow)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uintptr(o_ppRow)
-	return res, nil
-}
-
-// GetColumn calls IMetaDataTables::GetColumn.
-func (x *Tables2) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, error) {
-	var res uint32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataTables2")
-	}
-	var o_pVal C.ULONG
-	hr := C.clrprof_IMetaDataTables_GetColumn((*C.IMetaDataTables)(x.p), C.ULONG(ixTbl), C.ULONG(ixCol), C.ULONG(rid), (*C.ULONG)(unsafe.Pointer(&o_pVal)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uint32(o_pVal)
-	return res, nil
-}
-
-// GetString calls IMetaDataTables::GetString.
-func (x *Tables2) GetString(ixString uint32, ppString unsafe.Pointer) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataTables2")
-	}
-	hr := C.clrprof_IMetaDataTables_GetString((*C.IMetaDataTables)(x.p), C.ULONG(ixString), (**C.char)(unsafe.Pointer(ppString)))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// Tables2BlobResult holds the outputs of IMetaDataTables2::GetBlob.
-type Tables2BlobResult struct {
-	Data  uint32
-	Data2 uintptr
-}
-
-// GetBlob calls IMetaDataTables::GetBlob.
-func (x *Tables2) GetBlob(ixBlob uint32) (Tables2BlobResult, error) {
-	var res Tables2BlobResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataTables2")
-	}
-	var o_pcbData C.ULONG
-	var o_ppData unsafe.Pointer
-	hr := C.clrprof_IMetaDataTables_GetBlob((*C.IMetaDataTables)(x.p), C.ULONG(ixBlob), (*C.ULONG)(unsafe.Pointer(&o_pcbData)), (*unsafe.Pointer)(unsafe.Pointer(&o_ppData)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.Data = uint32(o_pcbData)
-	res.Data2 = uintptr(o_ppData)
-	return res, nil
-}
-
-// GetGuid calls IMetaDataTables::GetGuid.
-func (x *Tables2) GetGuid(ixGUID uint32, ppGUID unsafe.Pointer) error {
-	if x == nil || x.p == nil {
-		return com.NilObject("IMetaDataTables2")
-	}
-	hr := C.clrprof_IMetaDataTables_GetGuid((*C.IMetaDataTables)(x.p), C.ULONG(ixGUID), (**C.GUID)(unsafe.Pointer(ppGUID)))
-	if hr < 0 {
-		return com.HRESULT(hr)
-	}
-	return nil
-}
-
-// Tables2UserStringResult holds the outputs of IMetaDataTables2::GetUserString.
-type Tables2UserStringResult struct {
-	Data  uint32
-	Data2 uintptr
-}
-
-// GetUserString calls IMetaDataTables::GetUserString.
-func (x *Tables2) GetUserString(ixUserString uint32) (Tables2UserStringResult, error) {
-	var res Tables2UserStringResult
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataTables2")
-	}
-	var o_pcbData C.ULONG
-	var o_ppData unsafe.Pointer
-	hr := C.clrprof_IMetaDataTables_GetUserString((*C.IMetaDataTables)(x.p), C.ULONG(ixUserString), (*C.ULONG)(unsafe.Pointer(&o_pcbData)), (*unsafe.Pointer)(unsafe.Pointer(&o_ppData)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res.Data = uint32(o_pcbData)
-	res.Data2 = uintptr(o_ppData)
-	return res, nil
-}
-
-// GetNextString calls IMetaDataTables::GetNextString.
-func (x *Tables2) GetNextString(ixString uint32) (uint32, error) {
-	var res uint32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataTables2")
-	}
-	var o_pNext C.ULONG
-	hr := C.clrprof_IMetaDataTables_GetNextString((*C.IMetaDataTables)(x.p), C.ULONG(ixString), (*C.ULONG)(unsafe.Pointer(&o_pNext)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uint32(o_pNext)
-	return res, nil
-}
-
-// GetNextBlob calls IMetaDataTables::GetNextBlob.
-func (x *Tables2) GetNextBlob(ixBlob uint32) (uint32, error) {
-	var res uint32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataTables2")
-	}
-	var o_pNext C.ULONG
-	hr := C.clrprof_IMetaDataTables_GetNextBlob((*C.IMetaDataTables)(x.p), C.ULONG(ixBlob), (*C.ULONG)(unsafe.Pointer(&o_pNext)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uint32(o_pNext)
-	return res, nil
-}
-
-// GetNextGuid calls IMetaDataTables::GetNextGuid.
-func (x *Tables2) GetNextGuid(ixGUID uint32) (uint32, error) {
-	var res uint32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataTables2")
-	}
-	var o_pNext C.ULONG
-	hr := C.clrprof_IMetaDataTables_GetNextGuid((*C.IMetaDataTables)(x.p), C.ULONG(ixGUID), (*C.ULONG)(unsafe.Pointer(&o_pNext)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uint32(o_pNext)
-	return res, nil
-}
-
-// GetNextUserString calls IMetaDataTables::GetNextUserString.
-func (x *Tables2) GetNextUserString(ixUserString uint32) (uint32, error) {
-	var res uint32
-	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataTables2")
-	}
-	var o_pNext C.ULONG
-	hr := C.clrprof_IMetaDataTables_GetNextUserString((*C.IMetaDataTables)(x.p), C.ULONG(ixUserString), (*C.ULONG)(unsafe.Pointer(&o_pNext)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	res = uint32(o_pNext)
-	return res, nil
+	return &x.Tables
 }
 
 // GetMetaDataStorage calls IMetaDataTables2::GetMetaDataStorage.
@@ -6883,6 +4612,64 @@ func (x *Tables2) GetMetaDataStreamInfo(ix uint32, ppchName unsafe.Pointer) ([]b
 	}
 	res = cgoutil.Bytes(unsafe.Pointer(o_ppv), int(l_pcb))
 	return res, nil
+}
+
+func (x *Tables2) GetStringHeapSize() (uint32, error) {
+	return x.base().GetStringHeapSize()
+}
+func (x *Tables2) GetBlobHeapSize() (uint32, error) {
+	return x.base().GetBlobHeapSize()
+}
+func (x *Tables2) GetGuidHeapSize() (uint32, error) {
+	return x.base().GetGuidHeapSize()
+}
+func (x *Tables2) GetUserStringHeapSize() (uint32, error) {
+	return x.base().GetUserStringHeapSize()
+}
+func (x *Tables2) GetNumTables() (uint32, error) {
+	return x.base().GetNumTables()
+}
+func (x *Tables2) GetTableIndex(token uint32) (uint32, error) {
+	return x.base().GetTableIndex(token)
+}
+func (x *Tables2) GetTableInfo(ixTbl uint32, ppName unsafe.Pointer) (TablesTableInfoResult, error) {
+	return x.base().GetTableInfo(ixTbl, ppName)
+}
+func (x *Tables2) GetColumnInfo(ixTbl uint32, ixCol uint32, ppName unsafe.Pointer) (TablesColumnInfoResult, error) {
+	return x.base().GetColumnInfo(ixTbl, ixCol, ppName)
+}
+func (x *Tables2) GetCodedTokenInfo(ixCdTkn uint32, ppTokens unsafe.Pointer, ppName unsafe.Pointer) (uint32, error) {
+	return x.base().GetCodedTokenInfo(ixCdTkn, ppTokens, ppName)
+}
+func (x *Tables2) GetRow(ixTbl uint32, rid uint32) (uintptr, error) {
+	return x.base().GetRow(ixTbl, rid)
+}
+func (x *Tables2) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, error) {
+	return x.base().GetColumn(ixTbl, ixCol, rid)
+}
+func (x *Tables2) GetString(ixString uint32, ppString unsafe.Pointer) error {
+	return x.base().GetString(ixString, ppString)
+}
+func (x *Tables2) GetBlob(ixBlob uint32) (TablesBlobResult, error) {
+	return x.base().GetBlob(ixBlob)
+}
+func (x *Tables2) GetGuid(ixGUID uint32, ppGUID unsafe.Pointer) error {
+	return x.base().GetGuid(ixGUID, ppGUID)
+}
+func (x *Tables2) GetUserString(ixUserString uint32) (TablesUserStringResult, error) {
+	return x.base().GetUserString(ixUserString)
+}
+func (x *Tables2) GetNextString(ixString uint32) (uint32, error) {
+	return x.base().GetNextString(ixString)
+}
+func (x *Tables2) GetNextBlob(ixBlob uint32) (uint32, error) {
+	return x.base().GetNextBlob(ixBlob)
+}
+func (x *Tables2) GetNextGuid(ixGUID uint32) (uint32, error) {
+	return x.base().GetNextGuid(ixGUID)
+}
+func (x *Tables2) GetNextUserString(ixUserString uint32) (uint32, error) {
+	return x.base().GetNextUserString(ixUserString)
 }
 
 // Info wraps IMetaDataInfo. Values returned by the runtime from a call are owned
