@@ -126,8 +126,10 @@ func structFieldType(tm *TypeMapper, t TypeRef) *jen.Statement {
 }
 
 // emitStructs writes layout-identical Go mirrors of C structs, each with a
-// compile-time check that its size equals the C size.
-func emitStructs(f *jen.File, tm *TypeMapper, structs []*Struct, used map[string]string) error {
+// compile-time check that its size equals the C size. Structs named in
+// aliases are declared by package metadata (corprof.idl repeats cor.h's) and
+// become aliases of its mirror, so each C struct has one Go type.
+func emitStructs(f *jen.File, tm *TypeMapper, structs []*Struct, used map[string]string, aliases map[string]bool) error {
 	var checks []jen.Code
 	for _, s := range structs {
 		if s.Union || s.Name == "" {
@@ -138,13 +140,19 @@ func emitStructs(f *jen.File, tm *TypeMapper, structs []*Struct, used map[string
 			return errorf(s.Pos, "Go name %s of struct %s collides with %s", goName, s.Name, prev)
 		}
 		used[goName] = s.Name
-		var fields []jen.Code
-		for _, fl := range s.Fields {
-			fields = append(fields, jen.Id(ExportedName(fl.Name)).Add(structFieldType(tm, fl.Type)))
+		if aliases[s.Name] {
+			f.Commentf("%s is the C struct %s, as package metadata declares it.", goName, s.Name)
+			f.Type().Id(goName).Op("=").Qual(tokenPkg, goName)
+			f.Line()
+		} else {
+			var fields []jen.Code
+			for _, fl := range s.Fields {
+				fields = append(fields, jen.Id(ExportedName(fl.Name)).Add(structFieldType(tm, fl.Type)))
+			}
+			f.Commentf("%s mirrors the C struct %s.", goName, s.Name)
+			f.Type().Id(goName).Struct(fields...)
+			f.Line()
 		}
-		f.Commentf("%s mirrors the C struct %s.", goName, s.Name)
-		f.Type().Id(goName).Struct(fields...)
-		f.Line()
 		checks = append(checks, jen.Id("_").Op("=").Index(jen.Lit(1)).Struct().Values().Index(
 			jen.Qual("unsafe", "Sizeof").Call(jen.Qual("C", s.Name).Values()).Op("-").Qual("unsafe", "Sizeof").Call(jen.Id(goName).Values())))
 		checks = append(checks, jen.Id("_").Op("=").Index(jen.Lit(1)).Struct().Values().Index(

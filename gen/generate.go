@@ -79,7 +79,7 @@ func Generate(in *Inputs, cmdline string) (*Output, error) {
 		return nil, err
 	}
 	out := &Output{Files: map[string][]byte{}}
-	prof, err := GenerateProfiler(cmdline, in.Corprof, in.Corerror, ov, &out.Stats)
+	prof, err := GenerateProfiler(cmdline, in.Corprof, in.Corerror, ov, MetadataStructs(in.Cor, in.Corhdr), &out.Stats)
 	if err != nil {
 		return nil, err
 	}

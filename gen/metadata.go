@@ -88,7 +88,7 @@ func GenerateMetadata(cmdline string, cor, corhdr *File, ov *Overlay, st *Stats)
 	for _, f := range hfiles {
 		structs = append(structs, f.Structs...)
 	}
-	if err := emitStructs(tf, tm, structs, used); err != nil {
+	if err := emitStructs(tf, tm, structs, used, nil); err != nil {
 		return nil, err
 	}
 	for _, s := range structs {
@@ -149,6 +149,19 @@ func GenerateMetadata(cmdline string, cor, corhdr *File, ov *Overlay, st *Stats)
 		return nil, err
 	}
 	return out, nil
+}
+
+// MetadataStructs names the structs that GenerateMetadata mirrors in Go.
+func MetadataStructs(cor, corhdr *File) map[string]bool {
+	u := NewUniverse(corhdr, cor)
+	need := neededDecls(u, cor.Interfaces)
+	out := map[string]bool{}
+	for name := range need {
+		if s, ok := u.Structs[name]; ok && !s.Union {
+			out[name] = true
+		}
+	}
+	return out
 }
 
 // neededDecls returns the names of the typedefs, structs, enums and function

@@ -42,7 +42,8 @@ func profilerMapper(u *Universe, prof *File, ov *Overlay) *TypeMapper {
 
 // GenerateProfiler emits package profiler from corprof.idl (and the HRESULTs
 // of corerror.h when given). Keys of the result are file names in profiler/.
-func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, st *Stats) (map[string][]byte, error) {
+// Structs named in shared are declared by package metadata and aliased here.
+func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[string]bool, st *Stats) (map[string][]byte, error) {
 	u := NewUniverse(prof)
 	tm := profilerMapper(u, prof, ov)
 	out := map[string][]byte{}
@@ -129,7 +130,7 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, st *Stats) 
 		st.Enums++
 		st.EnumValues += len(e.Values)
 	}
-	if err := emitStructs(tf, tm, prof.Structs, used); err != nil {
+	if err := emitStructs(tf, tm, prof.Structs, used, shared); err != nil {
 		return nil, err
 	}
 	for _, s := range prof.Structs {

@@ -3298,15 +3298,15 @@ type Secattr struct {
 	CbCustomAttribute uint32
 }
 
-// Osinfo mirrors the C struct OSINFO.
-type Osinfo struct {
+// OSInfo mirrors the C struct OSINFO.
+type OSInfo struct {
 	DwOSPlatformID   uint32
 	DwOSMajorVersion uint32
 	DwOSMinorVersion uint32
 }
 
-// Assemblymetadata mirrors the C struct ASSEMBLYMETADATA.
-type Assemblymetadata struct {
+// AssemblyMetadata mirrors the C struct ASSEMBLYMETADATA.
+type AssemblyMetadata struct {
 	UsMajorVersion   uint16
 	UsMinorVersion   uint16
 	UsBuildNumber    uint16
@@ -3326,10 +3326,10 @@ func _() {
 	_ = [1]struct{}{}[unsafe.Sizeof(FieldOffset{})-unsafe.Sizeof(C.COR_FIELD_OFFSET{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_SECATTR{})-unsafe.Sizeof(Secattr{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(Secattr{})-unsafe.Sizeof(C.COR_SECATTR{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.OSINFO{})-unsafe.Sizeof(Osinfo{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(Osinfo{})-unsafe.Sizeof(C.OSINFO{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.ASSEMBLYMETADATA{})-unsafe.Sizeof(Assemblymetadata{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(Assemblymetadata{})-unsafe.Sizeof(C.ASSEMBLYMETADATA{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.OSINFO{})-unsafe.Sizeof(OSInfo{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(OSInfo{})-unsafe.Sizeof(C.OSINFO{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.ASSEMBLYMETADATA{})-unsafe.Sizeof(AssemblyMetadata{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(AssemblyMetadata{})-unsafe.Sizeof(C.ASSEMBLYMETADATA{})]
 }
 
 var (

@@ -3594,7 +3594,7 @@ type AssemblyImportAssemblyPropsResult struct {
 	PublicKey     []byte
 	HashAlgID     uint32
 	Name          string
-	MetaData      Assemblymetadata
+	MetaData      AssemblyMetadata
 	AssemblyFlags uint32
 }
 
@@ -3627,7 +3627,7 @@ func (x *AssemblyImport) GetAssemblyProps(mda Token) (AssemblyImportAssemblyProp
 	res.PublicKey = cgoutil.Bytes(unsafe.Pointer(o_ppbPublicKey), int(l_pcbPublicKey))
 	res.HashAlgID = uint32(o_pulHashAlgID)
 	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pchName), len(b_szName))])
-	res.MetaData = *(*Assemblymetadata)(unsafe.Pointer(&o_pMetaData))
+	res.MetaData = *(*AssemblyMetadata)(unsafe.Pointer(&o_pMetaData))
 	res.AssemblyFlags = uint32(o_pdwAssemblyFlags)
 	return res, nil
 }
@@ -3636,7 +3636,7 @@ func (x *AssemblyImport) GetAssemblyProps(mda Token) (AssemblyImportAssemblyProp
 type AssemblyImportAssemblyRefPropsResult struct {
 	PublicKeyOrToken []byte
 	Name             string
-	MetaData         Assemblymetadata
+	MetaData         AssemblyMetadata
 	HashValue        []byte
 	AssemblyRefFlags uint32
 }
@@ -3670,7 +3670,7 @@ func (x *AssemblyImport) GetAssemblyRefProps(mdar Token) (AssemblyImportAssembly
 	}
 	res.PublicKeyOrToken = cgoutil.Bytes(unsafe.Pointer(o_ppbPublicKeyOrToken), int(l_pcbPublicKeyOrToken))
 	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pchName), len(b_szName))])
-	res.MetaData = *(*Assemblymetadata)(unsafe.Pointer(&o_pMetaData))
+	res.MetaData = *(*AssemblyMetadata)(unsafe.Pointer(&o_pMetaData))
 	res.HashValue = cgoutil.Bytes(unsafe.Pointer(o_ppbHashValue), int(l_pcbHashValue))
 	res.AssemblyRefFlags = uint32(o_pdwAssemblyRefFlags)
 	return res, nil

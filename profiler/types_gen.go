@@ -1047,26 +1047,11 @@ func (v CodegenFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesCodegenFlags, false, "CodegenFlags")
 }
 
-// Osinfo mirrors the C struct OSINFO.
-type Osinfo struct {
-	DwOSPlatformID   uint32
-	DwOSMajorVersion uint32
-	DwOSMinorVersion uint32
-}
+// OSInfo is the C struct OSINFO, as package metadata declares it.
+type OSInfo = metadata.OSInfo
 
-// Assemblymetadata mirrors the C struct ASSEMBLYMETADATA.
-type Assemblymetadata struct {
-	UsMajorVersion   uint16
-	UsMinorVersion   uint16
-	UsBuildNumber    uint16
-	UsRevisionNumber uint16
-	SZLocale         uintptr
-	CbLocale         uint32
-	RProcessor       uintptr
-	UlProcessor      uint32
-	ROS              uintptr
-	UlOS             uint32
-}
+// AssemblyMetadata is the C struct ASSEMBLYMETADATA, as package metadata declares it.
+type AssemblyMetadata = metadata.AssemblyMetadata
 
 // ILMap mirrors the C struct COR_IL_MAP.
 type ILMap struct {
@@ -1082,11 +1067,8 @@ type DebugILToNativeMap struct {
 	NativeEndOffset   uint32
 }
 
-// FieldOffset mirrors the C struct COR_FIELD_OFFSET.
-type FieldOffset struct {
-	RidOfField metadata.Token
-	UlOffset   uint32
-}
+// FieldOffset is the C struct COR_FIELD_OFFSET, as package metadata declares it.
+type FieldOffset = metadata.FieldOffset
 
 // FunctionArgumentRange mirrors the C struct COR_PRF_FUNCTION_ARGUMENT_RANGE.
 type FunctionArgumentRange struct {
@@ -1185,10 +1167,10 @@ type ExClauseInfo struct {
 // The mirrors above must have exactly the size of their C structs;
 // a mismatch is a compile error here.
 func _() {
-	_ = [1]struct{}{}[unsafe.Sizeof(C.OSINFO{})-unsafe.Sizeof(Osinfo{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(Osinfo{})-unsafe.Sizeof(C.OSINFO{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.ASSEMBLYMETADATA{})-unsafe.Sizeof(Assemblymetadata{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(Assemblymetadata{})-unsafe.Sizeof(C.ASSEMBLYMETADATA{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.OSINFO{})-unsafe.Sizeof(OSInfo{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(OSInfo{})-unsafe.Sizeof(C.OSINFO{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.ASSEMBLYMETADATA{})-unsafe.Sizeof(AssemblyMetadata{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(AssemblyMetadata{})-unsafe.Sizeof(C.ASSEMBLYMETADATA{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_IL_MAP{})-unsafe.Sizeof(ILMap{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(ILMap{})-unsafe.Sizeof(C.COR_IL_MAP{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_DEBUG_IL_TO_NATIVE_MAP{})-unsafe.Sizeof(DebugILToNativeMap{})]
