@@ -60,9 +60,11 @@ type cParser struct {
 	enumerators map[string]Pos
 	guids       map[string]*GUID
 	ifaces      map[string]*Interface
+	midl        bool // MIDL rules: report declarations it cannot parse instead of skipping them; unattributed parameters are [in]
 }
 
-func parseCHeader(name string, src []byte, predefined map[string]int64) (*File, error) {
+// newCParser preprocesses src and returns a parser positioned at its start.
+func newCParser(name string, src []byte, predefined map[string]int64) (*cParser, error) {
 	toks, err := Lex(name, src)
 	if err != nil {
 		return nil, err
@@ -81,6 +83,14 @@ func parseCHeader(name string, src []byte, predefined map[string]int64) (*File, 
 		ifaces:      map[string]*Interface{},
 	}
 	p.c = newCursor(dropAttributeWords(pp.Tokens))
+	return p, nil
+}
+
+func parseCHeader(name string, src []byte, predefined map[string]int64) (*File, error) {
+	p, err := newCParser(name, src, predefined)
+	if err != nil {
+		return nil, err
+	}
 	if err := p.top(); err != nil {
 		return nil, err
 	}
@@ -698,6 +708,9 @@ func (p *cParser) param(index int) (*Param, error) {
 		prm.Dir = sal.dir
 	} else {
 		prm.Dir = defaultDir(t)
+		if p.midl {
+			prm.Dir = DirIn
+		}
 	}
 	return prm, nil
 }
@@ -970,9 +983,14 @@ func (p *cParser) addTypes(names ...string) {
 
 // typedef parses a typedef, or skips it when it is not plain C.
 func (p *cParser) typedef() error {
+	start := p.c.next()
+	return p.typedefRest(start, p.c.i-1)
+}
+
+// typedefRest parses a typedef after its keyword (start); save is where the
+// declaration began, for skipping it.
+func (p *cParser) typedefRest(start Token, save int) error {
 	c := p.c
-	start := c.next()
-	save := c.i - 1
 	if c.isIdent("enum") && p.enumHasBody() {
 		return p.enumDecl(start, true) // enum syntax errors are errors
 	}
@@ -984,6 +1002,9 @@ func (p *cParser) typedef() error {
 		err = p.plainTypedef(start)
 	}
 	if err != nil {
+		if p.midl {
+			return err
+		}
 		// Not plain C: skip the whole declaration.
 		c.i = save
 		return p.skipDecl()

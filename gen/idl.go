@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -12,27 +13,22 @@ import (
 // types, forward declarations, import and cpp_quote (both ignored), and
 // preprocessor conditionals.
 func ParseIDL(name string, src []byte) (*File, error) {
-	toks, err := Lex(name, src)
+	cp, err := newCParser(name, src, nil)
 	if err != nil {
 		return nil, err
 	}
-	pp, err := Preprocess(toks, nil)
-	if err != nil {
-		return nil, err
-	}
-	p := &idlParser{c: newCursor(pp.Tokens), f: &File{Name: name}, enumVals: map[string]int64{}}
-	for _, d := range pp.Defines {
-		if d.Func || d.Body == "" {
-			continue
-		}
-		if v, err := EvalString(d.Pos, d.Body, Env{Ident: p.lookup}); err == nil {
-			p.f.Consts = append(p.f.Consts, &Const{Name: d.Name, Value: v, Expr: d.Body, Source: name, Pos: d.Pos})
-		}
-	}
+	cp.midl = true
+	p := &idlParser{c: cp.c, f: cp.f, cp: cp}
 	for !p.c.atEOF() {
+		if err := cp.flushDefines(p.c.peek().Pos); err != nil {
+			return nil, err
+		}
 		if err := p.topLevel(); err != nil {
 			return nil, err
 		}
+	}
+	if err := cp.flushDefines(Pos{Line: math.MaxInt}); err != nil {
+		return nil, err
 	}
 	return p.f, nil
 }
@@ -40,15 +36,13 @@ func ParseIDL(name string, src []byte) (*File, error) {
 // maxIDLItems caps the number of members a single block may declare.
 const maxIDLItems = 100000
 
+// idlParser reads what is MIDL-specific (attribute lists, interface blocks,
+// import, cpp_quote) and hands C declarations to the shared C parser, which
+// works on the same cursor and file.
 type idlParser struct {
-	c        *cursor
-	f        *File
-	enumVals map[string]int64
-}
-
-func (p *idlParser) lookup(n string) (int64, bool) {
-	v, ok := p.enumVals[n]
-	return v, ok
+	c  *cursor
+	f  *File
+	cp *cParser
 }
 
 func (p *idlParser) topLevel() error {
@@ -74,8 +68,14 @@ func (p *idlParser) topLevel() error {
 		_, err := c.expectPunct(";")
 		return err
 	case t.Kind == TokIdent && t.Text == "typedef":
-		c.next()
-		return p.typedef()
+		save := c.i
+		start := c.next()
+		if c.isPunct("[") {
+			if _, err := p.attributes(); err != nil {
+				return err
+			}
+		}
+		return p.cp.typedefRest(start, save)
 	case t.Kind == TokPunct && t.Text == "[":
 		attrs, err := p.attributes()
 		if err != nil {
@@ -90,32 +90,7 @@ func (p *idlParser) topLevel() error {
 	case t.Kind == TokIdent && (t.Text == "enum" || t.Text == "struct" || t.Text == "union"):
 		// A forward declaration ("enum CorElementType;") or a tagged
 		// definition without typedef.
-		kw := c.next().Text
-		tag, err := c.expectIdent()
-		if err != nil {
-			return err
-		}
-		if c.acceptPunct(";") {
-			return nil
-		}
-		switch kw {
-		case "enum":
-			e, err := p.enumBody(tag.Text, tag.Pos)
-			if err != nil {
-				return err
-			}
-			e.Name = tag.Text
-			p.f.Enums = append(p.f.Enums, e)
-		default:
-			s, err := p.structBody(kw == "union", tag.Text, tag.Pos, 0)
-			if err != nil {
-				return err
-			}
-			s.Name = tag.Text
-			p.f.Structs = append(p.f.Structs, s)
-		}
-		_, err = c.expectPunct(";")
-		return err
+		return p.cp.decl()
 	}
 	return errorf(t.Pos, "unexpected %s at top level", t)
 }
@@ -368,259 +343,4 @@ func (p *idlParser) param(index int) (*Param, error) {
 		prm.Dir = DirIn
 	}
 	return prm, nil
-}
-
-// typedef parses what follows the typedef keyword.
-func (p *idlParser) typedef() error {
-	c := p.c
-	start := c.peek()
-	if c.isPunct("[") {
-		if _, err := p.attributes(); err != nil {
-			return err
-		}
-	}
-	// typedef struct/union/enum [tag] { ... } Name [, *PName];
-	if (c.isIdent("struct") || c.isIdent("union") || c.isIdent("enum")) &&
-		(c.peekAt(1).Kind == TokPunct && c.peekAt(1).Text == "{" ||
-			c.peekAt(1).Kind == TokIdent && c.peekAt(2).Kind == TokPunct && c.peekAt(2).Text == "{") {
-		kw := c.next().Text
-		tag := ""
-		if c.peek().Kind == TokIdent {
-			tag = c.next().Text
-		}
-		var names []string
-		var err error
-		switch kw {
-		case "enum":
-			var e *Enum
-			if e, err = p.enumBody(tag, start.Pos); err != nil {
-				return err
-			}
-			if names, err = p.declNames(); err != nil {
-				return err
-			}
-			e.Name = firstOr(names, tag)
-			p.f.Enums = append(p.f.Enums, e)
-		default:
-			var s *Struct
-			if s, err = p.structBody(kw == "union", tag, start.Pos, 0); err != nil {
-				return err
-			}
-			if names, err = p.declNames(); err != nil {
-				return err
-			}
-			s.Name = firstOr(names, tag)
-			p.f.Structs = append(p.f.Structs, s)
-		}
-		return nil
-	}
-	// Function types: RET [CALLCONV] NAME ( params ); or RET CALLCONV (* NAME)(params);
-	// A leading calling convention is allowed too (STDMETHODCALLTYPE void F(...)).
-	for c.isIdent("STDMETHODCALLTYPE") || c.isIdent("__stdcall") {
-		c.next()
-	}
-	t, err := c.typeRef()
-	if err != nil {
-		return err
-	}
-	for c.isIdent("STDMETHODCALLTYPE") || c.isIdent("__stdcall") {
-		c.next()
-	}
-	if c.isPunct("(") && c.peekAt(1).Kind == TokPunct && c.peekAt(1).Text == "*" {
-		c.next()
-		c.next()
-		nameTok, err := c.expectIdent()
-		if err != nil {
-			return err
-		}
-		if _, err := c.expectPunct(")"); err != nil {
-			return err
-		}
-		params, err := p.params()
-		if err != nil {
-			return err
-		}
-		p.f.FuncTypes = append(p.f.FuncTypes, &FuncType{Name: nameTok.Text, Ret: t, Pointer: true, Params: params, Source: p.f.Name, Pos: start.Pos})
-		_, err = c.expectPunct(";")
-		return err
-	}
-	nameTok, err := c.expectIdent()
-	if err != nil {
-		return err
-	}
-	if c.isPunct("(") {
-		params, err := p.params()
-		if err != nil {
-			return err
-		}
-		p.f.FuncTypes = append(p.f.FuncTypes, &FuncType{Name: nameTok.Text, Ret: t, Params: params, Source: p.f.Name, Pos: start.Pos})
-		_, err = c.expectPunct(";")
-		return err
-	}
-	// Scalar typedef, possibly with further declarators: typedef T A, *PA;
-	for {
-		td := &Typedef{Name: nameTok.Text, Type: t, Source: p.f.Name, Pos: nameTok.Pos}
-		if err := c.arraySuffix(&td.Type); err != nil {
-			return err
-		}
-		p.f.Typedefs = append(p.f.Typedefs, td)
-		if !c.acceptPunct(",") {
-			break
-		}
-		extra := TypeRef{Name: t.Name, Const: t.Const, Ptr: t.Ptr}
-		for c.acceptPunct("*") {
-			extra.Ptr++
-		}
-		if nameTok, err = c.expectIdent(); err != nil {
-			return err
-		}
-		t = extra
-	}
-	_, err = c.expectPunct(";")
-	return err
-}
-
-// declNames parses "Name [, *PName ...] ;" after a struct/enum body and
-// records pointer aliases as typedefs of the first name.
-func (p *idlParser) declNames() ([]string, error) {
-	c := p.c
-	var names []string
-	for !c.acceptPunct(";") {
-		ptr := 0
-		for c.acceptPunct("*") {
-			ptr++
-		}
-		n, err := c.expectIdent()
-		if err != nil {
-			return nil, err
-		}
-		if ptr > 0 && len(names) > 0 {
-			p.f.Typedefs = append(p.f.Typedefs, &Typedef{Name: n.Text, Type: TypeRef{Name: names[0], Ptr: ptr}, Source: p.f.Name, Pos: n.Pos})
-		}
-		names = append(names, n.Text)
-		if !c.acceptPunct(",") && !c.isPunct(";") {
-			return nil, errorf(c.peek().Pos, "expected ',' or ';' after typedef name, found %s", c.peek())
-		}
-	}
-	return names, nil
-}
-
-func firstOr(names []string, def string) string {
-	if len(names) > 0 {
-		return names[0]
-	}
-	return def
-}
-
-func (p *idlParser) enumBody(tag string, pos Pos) (*Enum, error) {
-	c := p.c
-	if _, err := c.expectPunct("{"); err != nil {
-		return nil, err
-	}
-	e := &Enum{Tag: tag, Source: p.f.Name, Pos: pos}
-	next := int64(0)
-	for !c.acceptPunct("}") {
-		nameTok, err := c.expectIdent()
-		if err != nil {
-			return nil, err
-		}
-		v := &EnumValue{Name: nameTok.Text, Pos: nameTok.Pos, Value: next}
-		if c.acceptPunct("=") {
-			expr, err := c.collectUntil(",", "}")
-			if err != nil {
-				return nil, err
-			}
-			if len(expr) == 0 {
-				return nil, errorf(nameTok.Pos, "missing value for %s", nameTok.Text)
-			}
-			v.Expr = joinTokens(expr)
-			if v.Value, err = EvalTokens(expr, Env{Ident: p.lookup}); err != nil {
-				return nil, err
-			}
-		}
-		p.enumVals[v.Name] = v.Value
-		next = v.Value + 1
-		e.Values = append(e.Values, v)
-		if len(e.Values) > maxIDLItems {
-			return nil, errorf(nameTok.Pos, "too many enumerators")
-		}
-		if !c.acceptPunct(",") && !c.isPunct("}") {
-			return nil, errorf(c.peek().Pos, "expected ',' or '}' in enum, found %s", c.peek())
-		}
-	}
-	return e, nil
-}
-
-const maxStructDepth = 16
-
-func (p *idlParser) structBody(union bool, tag string, pos Pos, depth int) (*Struct, error) {
-	c := p.c
-	if depth > maxStructDepth {
-		return nil, errorf(pos, "structs nested too deeply")
-	}
-	if _, err := c.expectPunct("{"); err != nil {
-		return nil, err
-	}
-	s := &Struct{Tag: tag, Union: union, Source: p.f.Name, Pos: pos}
-	for !c.acceptPunct("}") {
-		if c.atEOF() {
-			return nil, errorf(pos, "struct is not closed")
-		}
-		if c.isPunct("[") {
-			if _, err := p.attributes(); err != nil {
-				return nil, err
-			}
-		}
-		fpos := c.peek().Pos
-		if (c.isIdent("struct") || c.isIdent("union")) && (c.peekAt(1).Text == "{" || c.peekAt(2).Text == "{") {
-			kw := c.next().Text
-			innerTag := ""
-			if c.peek().Kind == TokIdent {
-				innerTag = c.next().Text
-			}
-			inner, err := p.structBody(kw == "union", innerTag, fpos, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			name := ""
-			if c.peek().Kind == TokIdent {
-				name = c.next().Text
-			}
-			inner.Name = innerTag
-			p.f.Structs = append(p.f.Structs, inner)
-			s.Fields = append(s.Fields, &Field{Name: name, Type: TypeRef{Name: innerTag}, Pos: fpos})
-			if _, err := c.expectPunct(";"); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		t, err := c.typeRef()
-		if err != nil {
-			return nil, err
-		}
-		for {
-			ft := t
-			for c.acceptPunct("*") {
-				ft.Ptr++
-			}
-			nameTok, err := c.expectIdent()
-			if err != nil {
-				return nil, err
-			}
-			if err := c.arraySuffix(&ft); err != nil {
-				return nil, err
-			}
-			s.Fields = append(s.Fields, &Field{Name: nameTok.Text, Type: ft, Pos: nameTok.Pos})
-			if len(s.Fields) > maxIDLItems {
-				return nil, errorf(nameTok.Pos, "too many fields")
-			}
-			if !c.acceptPunct(",") {
-				break
-			}
-		}
-		if _, err := c.expectPunct(";"); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
 }
