@@ -1,9 +1,9 @@
 package gen
 
 import (
-	"bufio"
-	"bytes"
 	"strings"
+
+	"github.com/clrprof/clrprof/idl"
 )
 
 // Overlay is what the project says about its inputs that the inputs cannot:
@@ -21,19 +21,9 @@ type Overlay struct {
 // ParseOverlay reads the overlay's text form.
 func ParseOverlay(name string, src []byte) (*Overlay, error) {
 	o := &Overlay{Params: map[string]map[string]ParamRule{}, Types: map[string]string{}}
-	sc := bufio.NewScanner(bytes.NewReader(src))
-	line := 0
-	for sc.Scan() {
-		line++
-		text := sc.Text()
-		if i := strings.IndexByte(text, '#'); i >= 0 {
-			text = text[:i]
-		}
-		fields := strings.Fields(text)
-		if len(fields) == 0 {
-			continue
-		}
-		pos := Pos{File: name, Line: line, Col: 1}
+	for _, rec := range idl.Records(src) {
+		fields := rec.Fields
+		pos := Pos{File: name, Line: rec.Line, Col: 1}
 		switch fields[0] {
 		case "param":
 			if len(fields) < 4 {
@@ -72,5 +62,5 @@ func ParseOverlay(name string, src []byte) (*Overlay, error) {
 			return nil, errorf(pos, "unknown rule %q", fields[0])
 		}
 	}
-	return o, sc.Err()
+	return o, nil
 }

@@ -3,7 +3,10 @@
 // mapping rules the upstream definitions cannot express.
 package idl
 
-import _ "embed"
+import (
+	_ "embed"
+	"strings"
+)
 
 // Manifest is manifest.txt: one pinned upstream file a line.
 //
@@ -14,3 +17,24 @@ var Manifest []byte
 //
 //go:embed overlay.txt
 var Overlay []byte
+
+// Record is one non-empty line of manifest.txt or overlay.txt: its 1-based
+// line number and its white-space separated fields, '#' comments removed.
+type Record struct {
+	Line   int
+	Fields []string
+}
+
+// Records splits a file of this package's text formats into records.
+func Records(src []byte) []Record {
+	var out []Record
+	for i, text := range strings.Split(string(src), "\n") {
+		if j := strings.IndexByte(text, '#'); j >= 0 {
+			text = text[:j]
+		}
+		if f := strings.Fields(text); len(f) > 0 {
+			out = append(out, Record{Line: i + 1, Fields: f})
+		}
+	}
+	return out
+}

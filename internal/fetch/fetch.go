@@ -3,8 +3,6 @@
 package fetch
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -26,18 +24,8 @@ type Entry struct {
 // Manifest parses idl/manifest.txt.
 func Manifest(src []byte) ([]Entry, error) {
 	var out []Entry
-	sc := bufio.NewScanner(bytes.NewReader(src))
-	line := 0
-	for sc.Scan() {
-		line++
-		text := sc.Text()
-		if i := strings.IndexByte(text, '#'); i >= 0 {
-			text = text[:i]
-		}
-		f := strings.Fields(text)
-		if len(f) == 0 {
-			continue
-		}
+	for _, rec := range idl.Records(src) {
+		f, line := rec.Fields, rec.Line
 		if len(f) != 6 {
 			return nil, fmt.Errorf("manifest.txt:%d: want 6 fields (set file repo path commit sha256), have %d", line, len(f))
 		}
@@ -46,7 +34,7 @@ func Manifest(src []byte) ([]Entry, error) {
 		}
 		out = append(out, Entry{f[0], f[1], f[2], f[3], f[4], f[5]})
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // BaseURL is where raw files are fetched from: BaseURL/repo/commit/path.
