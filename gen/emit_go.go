@@ -38,11 +38,6 @@ func cPointee(t TypeRef) *jen.Statement {
 	return jen.Op(strings.Repeat("*", ind-1)).Add(cType(t.Name))
 }
 
-// cPtrType is the cgo type of the pointer parameter itself (*C.T, **C.T).
-func cPtrType(t TypeRef) *jen.Statement {
-	return jen.Op("*").Add(cPointee(t))
-}
-
 // declaredCType is the cgo type of a parameter exactly as the C thunk
 // declares it (typedef names kept), so arguments can be converted to it.
 func declaredCType(p *Param) *jen.Statement {

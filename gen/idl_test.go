@@ -38,7 +38,7 @@ func TestParseIDLGolden(t *testing.T) {
 	it := f.Interface("IWidgetInfo")
 	roles := map[string]Role{}
 	for _, m := range it.Methods {
-		pl, err := planMethod(tm, it, m, false, nil)
+		pl, err := planMethod(tm, m, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func FuzzParseIDL(f *testing.F) {
 				continue
 			}
 			for _, m := range it.Methods {
-				if _, err := planMethod(tm, it, m, false, nil); err != nil {
+				if _, err := planMethod(tm, m, false, nil); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -108,7 +108,7 @@ func GenerateMetadata(cmdline string, cor, corhdr *File, ov *Overlay, st *Stats)
 		st.Methods += len(it.Methods)
 		emitIfaceType(wf, it)
 		for _, m := range it.Methods {
-			pl, err := planMethod(tm, it, m, false, ov.Params[it.Name+"."+m.Name])
+			pl, err := planMethod(tm, m, false, ov.Params[it.Name+"."+m.Name])
 			if err != nil {
 				return nil, err
 			}
@@ -136,7 +136,7 @@ func GenerateMetadata(cmdline string, cor, corhdr *File, ov *Overlay, st *Stats)
 				return nil, err
 			}
 			for _, m := range inherited {
-				pl, err := planMethod(tm, base, m, false, ov.Params[base.Name+"."+m.Name])
+				pl, err := planMethod(tm, m, false, ov.Params[base.Name+"."+m.Name])
 				if err != nil {
 					return nil, err
 				}

@@ -57,7 +57,7 @@ type ParamRule struct {
 
 // planMethod decides the Go shape of m. callback is true for methods the
 // runtime calls (ICorProfilerCallbackN), false for methods Go calls.
-func planMethod(tm *TypeMapper, it *Interface, m *Method, callback bool, rules map[string]ParamRule) (*Plan, error) {
+func planMethod(tm *TypeMapper, m *Method, callback bool, rules map[string]ParamRule) (*Plan, error) {
 	pl := &Plan{M: m}
 	byName := map[string]*PlannedParam{}
 	for _, p := range m.Params {

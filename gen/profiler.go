@@ -87,7 +87,7 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 	for _, it := range callbacks {
 		v := interfaceVersion(it.Name, "ICorProfilerCallback")
 		for _, m := range it.Methods {
-			pl, err := planMethod(tm, it, m, true, ov.Params[it.Name+"."+m.Name])
+			pl, err := planMethod(tm, m, true, ov.Params[it.Name+"."+m.Name])
 			if err != nil {
 				return nil, err
 			}
@@ -157,7 +157,7 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 	for _, it := range infos {
 		v := interfaceVersion(it.Name, "ICorProfilerInfo")
 		for _, m := range it.Methods {
-			pl, err := planMethod(tm, it, m, false, ov.Params[it.Name+"."+m.Name])
+			pl, err := planMethod(tm, m, false, ov.Params[it.Name+"."+m.Name])
 			if err != nil {
 				return nil, err
 			}
@@ -181,7 +181,7 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 	for _, it := range others {
 		emitIfaceType(wf, it)
 		for _, m := range it.Methods {
-			pl, err := planMethod(tm, it, m, false, ov.Params[it.Name+"."+m.Name])
+			pl, err := planMethod(tm, m, false, ov.Params[it.Name+"."+m.Name])
 			if err != nil {
 				return nil, err
 			}

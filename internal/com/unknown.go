@@ -5,7 +5,6 @@ package com
 // static HRESULT com_qi(void *self, const GUID *iid, void **out) {
 //     return ((IUnknown *)self)->lpVtbl->QueryInterface((IUnknown *)self, iid, out);
 // }
-// static ULONG com_addref(void *self) { return ((IUnknown *)self)->lpVtbl->AddRef((IUnknown *)self); }
 // static ULONG com_release(void *self) { return ((IUnknown *)self)->lpVtbl->Release((IUnknown *)self); }
 import "C"
 
@@ -79,13 +78,6 @@ func (x *Unknown) Release() {
 	}
 	C.com_release(x.p)
 	x.p = nil
-}
-
-// AddRef adds a reference to the raw pointer p.
-func AddRef(p unsafe.Pointer) {
-	if p != nil {
-		C.com_addref(p)
-	}
 }
 
 // ReleaseRaw drops a reference on the raw pointer p.
