@@ -106,9 +106,11 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 			fmt.Fprintf(b, "    CLRPROF_CB_%s = %d,\n", s.Plan.M.Name, s.Index)
 		}
 		b.WriteString("};\n\n")
+		b.WriteString("// Internal to the profiler library: not exported from the .so.\n#pragma GCC visibility push(hidden)\n")
 		fmt.Fprintf(b, "extern const %sVtbl clrprof_callback_vtbl;\n", top.Name)
 		fmt.Fprintf(b, "extern const GUID clrprof_callback_iids[%d];\nextern const int clrprof_callback_iid_count;\n", len(callbacks))
 		fmt.Fprintf(b, "extern const GUID clrprof_info_iids[%d];\nextern const int clrprof_info_iid_count;\n", len(infos))
+		b.WriteString("#pragma GCC visibility pop\n")
 	})
 	if err != nil {
 		return nil, err

@@ -2882,10 +2882,13 @@ enum {
     CLRPROF_CB_LoadAsNotificationOnly = 94,
 };
 
+// Internal to the profiler library: not exported from the .so.
+#pragma GCC visibility push(hidden)
 extern const ICorProfilerCallback11Vtbl clrprof_callback_vtbl;
 extern const GUID clrprof_callback_iids[11];
 extern const int clrprof_callback_iid_count;
 extern const GUID clrprof_info_iids[15];
 extern const int clrprof_info_iid_count;
+#pragma GCC visibility pop
 
 #endif // CLRPROF_CORPROF_GEN_H
