@@ -3,6 +3,7 @@ package gen
 import (
 	"bytes"
 	"fmt"
+	"github.com/google/uuid"
 	"sort"
 	"strings"
 
@@ -352,6 +353,15 @@ func emitIfaceType(f *jen.File, it *Interface) {
 	f.Func().Id("borrow"+name).Params(jen.Id("p").Qual("unsafe", "Pointer")).Op("*").Id(name).Block(
 		jen.If(jen.Id("p").Op("==").Nil()).Block(jen.Return(jen.Nil())),
 		jen.Return(build(false)))
+	if it.IID != uuid.Nil {
+		f.Commentf("Query%s asks obj (an Unknown or any interface wrapper) for %s.", name, it.Name)
+		f.Comment("The result holds its own reference: release it with Release.")
+		f.Func().Id("Query"+name).Params(jen.Id("obj").Id("Object")).Params(jen.Op("*").Id(name), jen.Error()).Block(
+			jen.If(jen.Id("obj").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Qual(comPkg, "NilObject").Call(jen.Lit("IUnknown")))),
+			jen.List(jen.Id("p"), jen.Err()).Op(":=").Qual(comPkg, "QueryRaw").Call(jen.Id("obj").Dot("Raw").Call(), jen.Id("IID"+name)),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+			jen.Return(jen.Id("own"+name).Call(jen.Id("p")), jen.Nil()))
+	}
 	if derived {
 		f.Comment("base returns the embedded base wrapper, nil for a nil value, so that")
 		f.Comment("inherited methods called on nil answer with an error like the others.")

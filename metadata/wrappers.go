@@ -13,3 +13,7 @@ type Unknown = com.Unknown
 // calls of an Enum method. Pass the address of a zero EnumHandle to the
 // first call and close it with the interface's CloseEnum when done.
 type EnumHandle uintptr
+
+// Object is any wrapper of a COM pointer (Unknown and every interface
+// wrapper); the Query functions accept one.
+type Object = com.Object

@@ -38,6 +38,19 @@ func borrowError(p unsafe.Pointer) *Error {
 	return &Error{p: p}
 }
 
+// QueryError asks obj (an Unknown or any interface wrapper) for IMetaDataError.
+// The result holds its own reference: release it with Release.
+func QueryError(obj Object) (*Error, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDError)
+	if err != nil {
+		return nil, err
+	}
+	return ownError(p), nil
+}
+
 // Raw returns the COM interface pointer (nil for a nil value), for passing
 // to code outside this package; it does not add a reference.
 func (x *Error) Raw() unsafe.Pointer {
@@ -93,6 +106,19 @@ func borrowMapToken(p unsafe.Pointer) *MapToken {
 	return &MapToken{p: p}
 }
 
+// QueryMapToken asks obj (an Unknown or any interface wrapper) for IMapToken.
+// The result holds its own reference: release it with Release.
+func QueryMapToken(obj Object) (*MapToken, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDMapToken)
+	if err != nil {
+		return nil, err
+	}
+	return ownMapToken(p), nil
+}
+
 // Raw returns the COM interface pointer (nil for a nil value), for passing
 // to code outside this package; it does not add a reference.
 func (x *MapToken) Raw() unsafe.Pointer {
@@ -146,6 +172,19 @@ func borrowDispenser(p unsafe.Pointer) *Dispenser {
 		return nil
 	}
 	return &Dispenser{p: p}
+}
+
+// QueryDispenser asks obj (an Unknown or any interface wrapper) for IMetaDataDispenser.
+// The result holds its own reference: release it with Release.
+func QueryDispenser(obj Object) (*Dispenser, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDDispenser)
+	if err != nil {
+		return nil, err
+	}
+	return ownDispenser(p), nil
 }
 
 // Raw returns the COM interface pointer (nil for a nil value), for passing
@@ -239,6 +278,19 @@ func borrowEmit(p unsafe.Pointer) *Emit {
 		return nil
 	}
 	return &Emit{p: p}
+}
+
+// QueryEmit asks obj (an Unknown or any interface wrapper) for IMetaDataEmit.
+// The result holds its own reference: release it with Release.
+func QueryEmit(obj Object) (*Emit, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDEmit)
+	if err != nil {
+		return nil, err
+	}
+	return ownEmit(p), nil
 }
 
 // Raw returns the COM interface pointer (nil for a nil value), for passing
@@ -950,6 +1002,19 @@ func borrowEmit2(p unsafe.Pointer) *Emit2 {
 	return &Emit2{Emit{p: p}}
 }
 
+// QueryEmit2 asks obj (an Unknown or any interface wrapper) for IMetaDataEmit2.
+// The result holds its own reference: release it with Release.
+func QueryEmit2(obj Object) (*Emit2, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDEmit2)
+	if err != nil {
+		return nil, err
+	}
+	return ownEmit2(p), nil
+}
+
 // base returns the embedded base wrapper, nil for a nil value, so that
 // inherited methods called on nil answer with an error like the others.
 func (x *Emit2) base() *Emit {
@@ -1237,6 +1302,19 @@ func borrowImport(p unsafe.Pointer) *Import {
 		return nil
 	}
 	return &Import{p: p}
+}
+
+// QueryImport asks obj (an Unknown or any interface wrapper) for IMetaDataImport.
+// The result holds its own reference: release it with Release.
+func QueryImport(obj Object) (*Import, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDImport)
+	if err != nil {
+		return nil, err
+	}
+	return ownImport(p), nil
 }
 
 // Raw returns the COM interface pointer (nil for a nil value), for passing
@@ -2816,6 +2894,19 @@ func borrowImport2(p unsafe.Pointer) *Import2 {
 	return &Import2{Import{p: p}}
 }
 
+// QueryImport2 asks obj (an Unknown or any interface wrapper) for IMetaDataImport2.
+// The result holds its own reference: release it with Release.
+func QueryImport2(obj Object) (*Import2, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDImport2)
+	if err != nil {
+		return nil, err
+	}
+	return ownImport2(p), nil
+}
+
 // base returns the embedded base wrapper, nil for a nil value, so that
 // inherited methods called on nil answer with an error like the others.
 func (x *Import2) base() *Import {
@@ -3248,6 +3339,19 @@ func borrowFilter(p unsafe.Pointer) *Filter {
 	return &Filter{p: p}
 }
 
+// QueryFilter asks obj (an Unknown or any interface wrapper) for IMetaDataFilter.
+// The result holds its own reference: release it with Release.
+func QueryFilter(obj Object) (*Filter, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDFilter)
+	if err != nil {
+		return nil, err
+	}
+	return ownFilter(p), nil
+}
+
 // Raw returns the COM interface pointer (nil for a nil value), for passing
 // to code outside this package; it does not add a reference.
 func (x *Filter) Raw() unsafe.Pointer {
@@ -3330,6 +3434,19 @@ func borrowHostFilter(p unsafe.Pointer) *HostFilter {
 	return &HostFilter{p: p}
 }
 
+// QueryHostFilter asks obj (an Unknown or any interface wrapper) for IHostFilter.
+// The result holds its own reference: release it with Release.
+func QueryHostFilter(obj Object) (*HostFilter, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDHostFilter)
+	if err != nil {
+		return nil, err
+	}
+	return ownHostFilter(p), nil
+}
+
 // Raw returns the COM interface pointer (nil for a nil value), for passing
 // to code outside this package; it does not add a reference.
 func (x *HostFilter) Raw() unsafe.Pointer {
@@ -3383,6 +3500,19 @@ func borrowAssemblyEmit(p unsafe.Pointer) *AssemblyEmit {
 		return nil
 	}
 	return &AssemblyEmit{p: p}
+}
+
+// QueryAssemblyEmit asks obj (an Unknown or any interface wrapper) for IMetaDataAssemblyEmit.
+// The result holds its own reference: release it with Release.
+func QueryAssemblyEmit(obj Object) (*AssemblyEmit, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDAssemblyEmit)
+	if err != nil {
+		return nil, err
+	}
+	return ownAssemblyEmit(p), nil
 }
 
 // Raw returns the COM interface pointer (nil for a nil value), for passing
@@ -3568,6 +3698,19 @@ func borrowAssemblyImport(p unsafe.Pointer) *AssemblyImport {
 		return nil
 	}
 	return &AssemblyImport{p: p}
+}
+
+// QueryAssemblyImport asks obj (an Unknown or any interface wrapper) for IMetaDataAssemblyImport.
+// The result holds its own reference: release it with Release.
+func QueryAssemblyImport(obj Object) (*AssemblyImport, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDAssemblyImport)
+	if err != nil {
+		return nil, err
+	}
+	return ownAssemblyImport(p), nil
 }
 
 // Raw returns the COM interface pointer (nil for a nil value), for passing
@@ -3985,6 +4128,19 @@ func borrowValidate(p unsafe.Pointer) *Validate {
 	return &Validate{p: p}
 }
 
+// QueryValidate asks obj (an Unknown or any interface wrapper) for IMetaDataValidate.
+// The result holds its own reference: release it with Release.
+func QueryValidate(obj Object) (*Validate, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDValidate)
+	if err != nil {
+		return nil, err
+	}
+	return ownValidate(p), nil
+}
+
 // Raw returns the COM interface pointer (nil for a nil value), for passing
 // to code outside this package; it does not add a reference.
 func (x *Validate) Raw() unsafe.Pointer {
@@ -4049,6 +4205,19 @@ func borrowDispenserEx(p unsafe.Pointer) *DispenserEx {
 		return nil
 	}
 	return &DispenserEx{Dispenser{p: p}}
+}
+
+// QueryDispenserEx asks obj (an Unknown or any interface wrapper) for IMetaDataDispenserEx.
+// The result holds its own reference: release it with Release.
+func QueryDispenserEx(obj Object) (*DispenserEx, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDDispenserEx)
+	if err != nil {
+		return nil, err
+	}
+	return ownDispenserEx(p), nil
 }
 
 // base returns the embedded base wrapper, nil for a nil value, so that
@@ -4209,6 +4378,19 @@ func borrowTables(p unsafe.Pointer) *Tables {
 		return nil
 	}
 	return &Tables{p: p}
+}
+
+// QueryTables asks obj (an Unknown or any interface wrapper) for IMetaDataTables.
+// The result holds its own reference: release it with Release.
+func QueryTables(obj Object) (*Tables, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDTables)
+	if err != nil {
+		return nil, err
+	}
+	return ownTables(p), nil
 }
 
 // Raw returns the COM interface pointer (nil for a nil value), for passing
@@ -4573,6 +4755,19 @@ func borrowTables2(p unsafe.Pointer) *Tables2 {
 	return &Tables2{Tables{p: p}}
 }
 
+// QueryTables2 asks obj (an Unknown or any interface wrapper) for IMetaDataTables2.
+// The result holds its own reference: release it with Release.
+func QueryTables2(obj Object) (*Tables2, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDTables2)
+	if err != nil {
+		return nil, err
+	}
+	return ownTables2(p), nil
+}
+
 // base returns the embedded base wrapper, nil for a nil value, so that
 // inherited methods called on nil answer with an error like the others.
 func (x *Tables2) base() *Tables {
@@ -4694,6 +4889,19 @@ func borrowInfo(p unsafe.Pointer) *Info {
 		return nil
 	}
 	return &Info{p: p}
+}
+
+// QueryInfo asks obj (an Unknown or any interface wrapper) for IMetaDataInfo.
+// The result holds its own reference: release it with Release.
+func QueryInfo(obj Object) (*Info, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDInfo)
+	if err != nil {
+		return nil, err
+	}
+	return ownInfo(p), nil
 }
 
 // Raw returns the COM interface pointer (nil for a nil value), for passing

@@ -2182,6 +2182,19 @@ func borrowObjectEnum(p unsafe.Pointer) *ObjectEnum {
 	return &ObjectEnum{p: p}
 }
 
+// QueryObjectEnum asks obj (an Unknown or any interface wrapper) for ICorProfilerObjectEnum.
+// The result holds its own reference: release it with Release.
+func QueryObjectEnum(obj Object) (*ObjectEnum, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDObjectEnum)
+	if err != nil {
+		return nil, err
+	}
+	return ownObjectEnum(p), nil
+}
+
 // Raw returns the COM interface pointer (nil for a nil value), for passing
 // to code outside this package; it does not add a reference.
 func (x *ObjectEnum) Raw() unsafe.Pointer {
@@ -2302,6 +2315,19 @@ func borrowFunctionEnum(p unsafe.Pointer) *FunctionEnum {
 		return nil
 	}
 	return &FunctionEnum{p: p}
+}
+
+// QueryFunctionEnum asks obj (an Unknown or any interface wrapper) for ICorProfilerFunctionEnum.
+// The result holds its own reference: release it with Release.
+func QueryFunctionEnum(obj Object) (*FunctionEnum, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDFunctionEnum)
+	if err != nil {
+		return nil, err
+	}
+	return ownFunctionEnum(p), nil
 }
 
 // Raw returns the COM interface pointer (nil for a nil value), for passing
@@ -2426,6 +2452,19 @@ func borrowModuleEnum(p unsafe.Pointer) *ModuleEnum {
 	return &ModuleEnum{p: p}
 }
 
+// QueryModuleEnum asks obj (an Unknown or any interface wrapper) for ICorProfilerModuleEnum.
+// The result holds its own reference: release it with Release.
+func QueryModuleEnum(obj Object) (*ModuleEnum, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDModuleEnum)
+	if err != nil {
+		return nil, err
+	}
+	return ownModuleEnum(p), nil
+}
+
 // Raw returns the COM interface pointer (nil for a nil value), for passing
 // to code outside this package; it does not add a reference.
 func (x *ModuleEnum) Raw() unsafe.Pointer {
@@ -2548,6 +2587,19 @@ func borrowMethodMalloc(p unsafe.Pointer) *MethodMalloc {
 	return &MethodMalloc{p: p}
 }
 
+// QueryMethodMalloc asks obj (an Unknown or any interface wrapper) for IMethodMalloc.
+// The result holds its own reference: release it with Release.
+func QueryMethodMalloc(obj Object) (*MethodMalloc, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDMethodMalloc)
+	if err != nil {
+		return nil, err
+	}
+	return ownMethodMalloc(p), nil
+}
+
 // Raw returns the COM interface pointer (nil for a nil value), for passing
 // to code outside this package; it does not add a reference.
 func (x *MethodMalloc) Raw() unsafe.Pointer {
@@ -2595,6 +2647,19 @@ func borrowFunctionControl(p unsafe.Pointer) *FunctionControl {
 		return nil
 	}
 	return &FunctionControl{p: p}
+}
+
+// QueryFunctionControl asks obj (an Unknown or any interface wrapper) for ICorProfilerFunctionControl.
+// The result holds its own reference: release it with Release.
+func QueryFunctionControl(obj Object) (*FunctionControl, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDFunctionControl)
+	if err != nil {
+		return nil, err
+	}
+	return ownFunctionControl(p), nil
 }
 
 // Raw returns the COM interface pointer (nil for a nil value), for passing
@@ -2674,6 +2739,19 @@ func borrowMethodEnum(p unsafe.Pointer) *MethodEnum {
 		return nil
 	}
 	return &MethodEnum{p: p}
+}
+
+// QueryMethodEnum asks obj (an Unknown or any interface wrapper) for ICorProfilerMethodEnum.
+// The result holds its own reference: release it with Release.
+func QueryMethodEnum(obj Object) (*MethodEnum, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDMethodEnum)
+	if err != nil {
+		return nil, err
+	}
+	return ownMethodEnum(p), nil
 }
 
 // Raw returns the COM interface pointer (nil for a nil value), for passing
@@ -2798,6 +2876,19 @@ func borrowThreadEnum(p unsafe.Pointer) *ThreadEnum {
 	return &ThreadEnum{p: p}
 }
 
+// QueryThreadEnum asks obj (an Unknown or any interface wrapper) for ICorProfilerThreadEnum.
+// The result holds its own reference: release it with Release.
+func QueryThreadEnum(obj Object) (*ThreadEnum, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDThreadEnum)
+	if err != nil {
+		return nil, err
+	}
+	return ownThreadEnum(p), nil
+}
+
 // Raw returns the COM interface pointer (nil for a nil value), for passing
 // to code outside this package; it does not add a reference.
 func (x *ThreadEnum) Raw() unsafe.Pointer {
@@ -2918,6 +3009,19 @@ func borrowAssemblyReferenceProvider(p unsafe.Pointer) *AssemblyReferenceProvide
 		return nil
 	}
 	return &AssemblyReferenceProvider{p: p}
+}
+
+// QueryAssemblyReferenceProvider asks obj (an Unknown or any interface wrapper) for ICorProfilerAssemblyReferenceProvider.
+// The result holds its own reference: release it with Release.
+func QueryAssemblyReferenceProvider(obj Object) (*AssemblyReferenceProvider, error) {
+	if obj == nil {
+		return nil, com.NilObject("IUnknown")
+	}
+	p, err := com.QueryRaw(obj.Raw(), IIDAssemblyReferenceProvider)
+	if err != nil {
+		return nil, err
+	}
+	return ownAssemblyReferenceProvider(p), nil
 }
 
 // Raw returns the COM interface pointer (nil for a nil value), for passing

@@ -91,3 +91,9 @@ func ReleaseRaw(p unsafe.Pointer) {
 func NilObject(iface string) error {
 	return fmt.Errorf("clrprof: %s method called on a nil or released object: %w", iface, HRESULT(-2147467261)) // E_POINTER
 }
+
+// Object is any wrapper of a COM pointer: Unknown and every generated
+// interface wrapper.
+type Object interface {
+	Raw() unsafe.Pointer
+}
