@@ -11,7 +11,7 @@ import (
 //
 // The text form has one rule a line; '#' starts a comment:
 //
-//	param Interface.Method paramName size_is=EXPR length_is=EXPR role=raw
+//	param Interface.Method paramName size_is=EXPR length_is=EXPR role=raw as=CTYPE
 //	type  CName GoName
 type Overlay struct {
 	Params map[string]map[string]ParamRule // "Interface.Method" → param → rule
@@ -40,6 +40,8 @@ func ParseOverlay(name string, src []byte) (*Overlay, error) {
 					r.SizeIs = v
 				case "length_is":
 					r.LengthIs = v
+				case "as":
+					r.As = v
 				case "role":
 					if v != "raw" {
 						return nil, errorf(pos, "unknown role %q", v)

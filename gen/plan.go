@@ -53,6 +53,7 @@ type ParamRule struct {
 	SizeIs   string
 	LengthIs string
 	Role     string // "raw" forces RoleRaw
+	As       string // C type whose Go type the parameter takes (a DWORD of flags as their enum)
 }
 
 // planMethod decides the Go shape of m. callback is true for methods the
@@ -76,6 +77,13 @@ func planMethod(tm *TypeMapper, m *Method, callback bool, rules map[string]Param
 			}
 		}
 		pp.Elem = tm.Info(pp.T.Name)
+		if r, ok := rules[p.Name]; ok && r.As != "" {
+			as := tm.Info(r.As)
+			if as.Kind == KindUnknown {
+				return nil, fmt.Errorf("overlay: %s: as=%s is not a known type", p.Name, r.As)
+			}
+			pp.Elem = as
+		}
 		pl.Params = append(pl.Params, pp)
 		byName[p.Name] = pp
 	}

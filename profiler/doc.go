@@ -22,7 +22,7 @@
 //
 //	func (p *prof) Initialize(info *profiler.Info) error {
 //		p.info = info
-//		return info.SetEventMask(uint32(profiler.MonitorJITCompilation))
+//		return info.SetEventMask(profiler.MonitorJITCompilation)
 //	}
 //
 //	func (p *prof) JITCompilationStarted(id profiler.FunctionID, safeToBlock bool) error {

@@ -122,8 +122,8 @@ func (x *Info) GetCodeInfo(functionID FunctionID, pStart unsafe.Pointer) (uint32
 }
 
 // GetEventMask calls ICorProfilerInfo::GetEventMask.
-func (x *Info) GetEventMask() (uint32, error) {
-	var res uint32
+func (x *Info) GetEventMask() (Monitor, error) {
+	var res Monitor
 	self := x.ptr(1)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo::GetEventMask", 1, x.Version())
@@ -133,7 +133,7 @@ func (x *Info) GetEventMask() (uint32, error) {
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = uint32(o_pdwEvents)
+	res = Monitor(o_pdwEvents)
 	return res, nil
 }
 
@@ -309,7 +309,7 @@ func (x *Info) GetFunctionInfo(functionID FunctionID) (FunctionInfoResult, error
 }
 
 // SetEventMask calls ICorProfilerInfo::SetEventMask.
-func (x *Info) SetEventMask(dwEvents uint32) error {
+func (x *Info) SetEventMask(dwEvents Monitor) error {
 	self := x.ptr(1)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo::SetEventMask", 1, x.Version())
@@ -1579,8 +1579,8 @@ func (x *Info) GetObjectSize2(objectID ObjectID) (uintptr, error) {
 
 // EventMask2Result holds the outputs of ICorProfilerInfo5::GetEventMask2.
 type EventMask2Result struct {
-	EventsLow  uint32
-	EventsHigh uint32
+	EventsLow  Monitor
+	EventsHigh HighMonitor
 }
 
 // GetEventMask2 calls ICorProfilerInfo5::GetEventMask2.
@@ -1596,13 +1596,13 @@ func (x *Info) GetEventMask2() (EventMask2Result, error) {
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res.EventsLow = uint32(o_pdwEventsLow)
-	res.EventsHigh = uint32(o_pdwEventsHigh)
+	res.EventsLow = Monitor(o_pdwEventsLow)
+	res.EventsHigh = HighMonitor(o_pdwEventsHigh)
 	return res, nil
 }
 
 // SetEventMask2 calls ICorProfilerInfo5::SetEventMask2.
-func (x *Info) SetEventMask2(dwEventsLow uint32, dwEventsHigh uint32) error {
+func (x *Info) SetEventMask2(dwEventsLow Monitor, dwEventsHigh HighMonitor) error {
 	self := x.ptr(5)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo5::SetEventMask2", 5, x.Version())

@@ -23,7 +23,7 @@ type countprof struct {
 
 func (p *countprof) Initialize(info *profiler.Info) error {
 	fmt.Fprintf(os.Stderr, "countprof: Initialize info=%d\n", info.Version())
-	return info.SetEventMask(uint32(profiler.MonitorModuleLoads | profiler.MonitorJITCompilation))
+	return info.SetEventMask(profiler.MonitorModuleLoads | profiler.MonitorJITCompilation)
 }
 
 func (p *countprof) ModuleLoadFinished(profiler.ModuleID, profiler.HRESULT) error {
