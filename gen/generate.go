@@ -34,6 +34,7 @@ type Inputs struct {
 	Cor      *File
 	Corhdr   *File
 	Corerror *File
+	Opcodes  []*OpcodeDef // opcode.def
 }
 
 // ReadInputs reads and parses the input files in dir.
@@ -57,6 +58,13 @@ func ReadInputs(dir string) (*Inputs, error) {
 		return nil, err
 	}
 	if in.Corerror, err = read("corerror.h", ParseErrorHeader); err != nil {
+		return nil, err
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "opcode.def"))
+	if err != nil {
+		return nil, err
+	}
+	if in.Opcodes, err = ParseOpcodes("opcode.def", src); err != nil {
 		return nil, err
 	}
 	return &in, nil
@@ -93,6 +101,9 @@ func Generate(in *Inputs, cmdline string) (*Output, error) {
 	for k, v := range md {
 		out.Files["metadata/"+k] = v
 	}
+	if out.Files["ilrw/opcodes_gen.go"], err = GenerateOpcodes(cmdline, in.Opcodes); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -107,7 +118,7 @@ func (o *Output) Diff(root string) ([]string, error) {
 			diffs = append(diffs, p)
 		}
 	}
-	for _, dir := range []string{"profiler", "metadata", "internal/com"} {
+	for _, dir := range []string{"profiler", "metadata", "internal/com", "ilrw"} {
 		matches, _ := filepath.Glob(filepath.Join(root, dir, "*_gen.*"))
 		for _, m := range matches {
 			rel, _ := filepath.Rel(root, m)

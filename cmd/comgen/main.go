@@ -1,5 +1,6 @@
 // Command comgen generates clrprof's COM bindings (packages profiler and
-// metadata) from the runtime's interface definitions.
+// metadata) from the runtime's interface definitions, and package ilrw's
+// opcode table from opcode.def.
 //
 // Usage:
 //
@@ -30,7 +31,7 @@ func run(args []string) int {
 		return runFetch(args[1:])
 	}
 	fs := flag.NewFlagSet("comgen", flag.ContinueOnError)
-	dir := fs.String("idl", "", "directory holding corprof.idl, cor.h, corhdr.h and corerror.h (default $CLRPROF_IDL, then the fetch cache)")
+	dir := fs.String("idl", "", "directory holding corprof.idl, cor.h, corhdr.h, corerror.h and opcode.def (default $CLRPROF_IDL, then the fetch cache)")
 	write := fs.Bool("w", false, "write the generated files instead of reporting differences")
 	stats := fs.Bool("stats", false, "print how many interfaces, methods, enums and constants were read and emitted")
 	root := fs.String("root", ".", "module root to write into or compare with")
