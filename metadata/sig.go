@@ -1,0 +1,381 @@
+package metadata
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// sigReader is a cursor over a signature blob with a sticky error.
+type sigReader struct {
+	b     []byte
+	off   int
+	depth int
+	err   error
+}
+
+func (r *sigReader) fail(off int, kind error, format string, args ...any) {
+	if r.err == nil {
+		r.err = &SigError{Offset: off, Err: kind, Detail: fmt.Sprintf(format, args...)}
+	}
+}
+
+func (r *sigReader) byte1(what string) byte {
+	if r.err != nil {
+		return 0
+	}
+	if r.off >= len(r.b) {
+		r.fail(r.off, ErrSigTruncated, "want %s, blob ends", what)
+		return 0
+	}
+	c := r.b[r.off]
+	r.off++
+	return c
+}
+
+func (r *sigReader) peek() (byte, bool) {
+	if r.err != nil || r.off >= len(r.b) {
+		return 0, false
+	}
+	return r.b[r.off], true
+}
+
+// uncompressed reads a compressed unsigned integer (II.23.2) and returns it
+// with the number of bits its encoding holds (7, 14 or 29).
+func (r *sigReader) uncompressed(what string) (uint32, uint) {
+	if r.err != nil {
+		return 0, 0
+	}
+	start := r.off
+	c := r.byte1(what)
+	if r.err != nil {
+		return 0, 0
+	}
+	switch {
+	case c&0x80 == 0:
+		return uint32(c), 7
+	case c&0xC0 == 0x80:
+		if len(r.b)-r.off < 1 {
+			r.fail(start, ErrSigTruncated, "%s: two-byte compressed integer cut short", what)
+			return 0, 0
+		}
+		v := uint32(c&0x3F)<<8 | uint32(r.b[r.off])
+		r.off++
+		return v, 14
+	case c&0xE0 == 0xC0:
+		if len(r.b)-r.off < 3 {
+			r.fail(start, ErrSigTruncated, "%s: four-byte compressed integer cut short", what)
+			return 0, 0
+		}
+		v := uint32(c&0x1F)<<24 | uint32(r.b[r.off])<<16 | uint32(r.b[r.off+1])<<8 | uint32(r.b[r.off+2])
+		r.off += 3
+		return v, 29
+	}
+	r.fail(start, ErrSigMalformed, "%s: bad compressed integer lead byte 0x%02x", what, c)
+	return 0, 0
+}
+
+func (r *sigReader) uint(what string) uint32 {
+	v, _ := r.uncompressed(what)
+	return v
+}
+
+// count reads a compressed count and checks it against MaxSigCount and
+// against what the rest of the blob can hold (each item takes at least
+// minBytes).
+func (r *sigReader) count(what string, minBytes int) int {
+	start := r.off
+	v := r.uint(what)
+	if r.err != nil {
+		return 0
+	}
+	if v > MaxSigCount {
+		r.fail(start, ErrSigLimit, "%s %d > %d", what, v, MaxSigCount)
+		return 0
+	}
+	if minBytes > 0 && int(v)*minBytes > len(r.b)-r.off {
+		r.fail(start, ErrSigTruncated, "%s %d, only %d bytes left", what, v, len(r.b)-r.off)
+		return 0
+	}
+	return int(v)
+}
+
+// signedInt reads a compressed signed integer (II.23.2: the sign bit is
+// rotated into the least significant bit).
+func (r *sigReader) signedInt(what string) int32 {
+	u, bits := r.uncompressed(what)
+	if r.err != nil {
+		return 0
+	}
+	v := int32(u >> 1)
+	if u&1 != 0 {
+		v -= 1 << (bits - 1)
+	}
+	return v
+}
+
+// typeDefOrRef reads a TypeDefOrRefOrSpecEncoded token (II.23.2.8).
+func (r *sigReader) typeDefOrRef(what string) Token {
+	start := r.off
+	v := r.uint(what)
+	if r.err != nil {
+		return 0
+	}
+	var table TokenType
+	switch v & 3 {
+	case 0:
+		table = MdtTypeDef
+	case 1:
+		table = MdtTypeRef
+	case 2:
+		table = MdtTypeSpec
+	default:
+		r.fail(start, ErrSigMalformed, "%s: coded token with tag 3", what)
+		return 0
+	}
+	return Token(uint32(table) | v>>2)
+}
+
+func (r *sigReader) enter() bool {
+	r.depth++
+	if r.depth > MaxSigDepth {
+		r.fail(r.off, ErrSigLimit, "types nested deeper than %d", MaxSigDepth)
+		return false
+	}
+	return true
+}
+
+func (r *sigReader) leave() { r.depth-- }
+
+// typ reads one Type, including custom-modifier, PINNED, BYREF and
+// TYPEDBYREF forms (the decoder accepts them wherever a type may appear;
+// which positions make sense is the runtime's business).
+func (r *sigReader) typ() *Type {
+	if r.err != nil || !r.enter() {
+		return nil
+	}
+	defer r.leave()
+	start := r.off
+	k := ElementType(r.byte1("element type"))
+	if r.err != nil {
+		return nil
+	}
+	t := &Type{Kind: k}
+	switch {
+	case k.IsPrimitive():
+	case k == ElementTypeClass || k == ElementTypeValuetype:
+		t.Token = r.typeDefOrRef("class token")
+	case k == ElementTypeVar || k == ElementTypeMvar:
+		t.Index = r.uint("generic parameter number")
+	case k == ElementTypePtr || k == ElementTypeByref || k == ElementTypeSzarray || k == ElementTypePinned:
+		t.Elem = r.typ()
+	case k == ElementTypeCmodReqd || k == ElementTypeCmodOpt:
+		t.Token = r.typeDefOrRef("modifier token")
+		t.Elem = r.typ()
+	case k == ElementTypeArray:
+		t.Elem = r.typ()
+		rankAt := r.off
+		t.Shape.Rank = r.uint("array rank")
+		if r.err == nil && t.Shape.Rank > MaxArrayRank {
+			r.fail(rankAt, ErrSigLimit, "array rank %d > %d", t.Shape.Rank, MaxArrayRank)
+		}
+		n := r.count("array size count", 1)
+		if r.err == nil && n > int(t.Shape.Rank) {
+			r.fail(rankAt, ErrSigMalformed, "%d sizes for rank %d", n, t.Shape.Rank)
+		}
+		for i := 0; i < n && r.err == nil; i++ {
+			t.Shape.Sizes = append(t.Shape.Sizes, r.uint("array size"))
+		}
+		n = r.count("array lower bound count", 1)
+		if r.err == nil && n > int(t.Shape.Rank) {
+			r.fail(rankAt, ErrSigMalformed, "%d lower bounds for rank %d", n, t.Shape.Rank)
+		}
+		for i := 0; i < n && r.err == nil; i++ {
+			t.Shape.LoBounds = append(t.Shape.LoBounds, r.signedInt("array lower bound"))
+		}
+	case k == ElementTypeGenericinst:
+		gAt := r.off
+		g := ElementType(r.byte1("CLASS or VALUETYPE after GENERICINST"))
+		if r.err == nil && g != ElementTypeClass && g != ElementTypeValuetype {
+			r.fail(gAt, ErrSigMalformed, "GENERICINST of element type 0x%02x, want CLASS or VALUETYPE", byte(g))
+		}
+		t.Elem = &Type{Kind: g, Token: r.typeDefOrRef("generic type token")}
+		n := r.count("generic argument count", 1)
+		if r.err == nil && n == 0 {
+			r.fail(gAt, ErrSigMalformed, "GENERICINST without arguments")
+		}
+		for i := 0; i < n && r.err == nil; i++ {
+			t.Args = append(t.Args, r.typ())
+		}
+	case k == ElementTypeFnptr:
+		t.Method = r.method(true)
+	case k == ElementTypeInternal:
+		if len(r.b)-r.off < 8 {
+			r.fail(r.off, ErrSigTruncated, "INTERNAL needs an 8-byte type handle")
+			return nil
+		}
+		t.Handle = binary.LittleEndian.Uint64(r.b[r.off:])
+		r.off += 8
+	case k == ElementTypeSentinel:
+		r.fail(start, ErrSigMalformed, "SENTINEL outside a method's parameter list")
+	default:
+		r.fail(start, ErrSigMalformed, "unknown element type 0x%02x", byte(k))
+	}
+	if r.err != nil {
+		return nil
+	}
+	return t
+}
+
+// method reads a MethodDefSig, MethodRefSig, StandAloneMethodSig or
+// PropertySig starting at its calling-convention byte.
+func (r *sigReader) method(inType bool) *MethodSig {
+	start := r.off
+	cc := CallingConvention(r.byte1("calling convention"))
+	if r.err != nil {
+		return nil
+	}
+	s := &MethodSig{CallConv: cc}
+	switch kind := s.Kind(); {
+	case kind == ImageCeeCsCallconvField || kind == ImageCeeCsCallconvLocalSig || kind == ImageCeeCsCallconvGenericinst:
+		r.fail(start, ErrSigMalformed, "calling convention 0x%02x is not a method's", byte(cc))
+		return nil
+	case kind == ImageCeeCsCallconvProperty && inType:
+		r.fail(start, ErrSigMalformed, "function pointer with a property's calling convention")
+		return nil
+	case kind > ImageCeeCsCallconvNativevararg:
+		r.fail(start, ErrSigMalformed, "unknown calling convention 0x%02x", byte(cc))
+		return nil
+	}
+	if cc&^(ImageCeeCsCallconvMask|ImageCeeCsCallconvHasthis|ImageCeeCsCallconvExplicitthis|ImageCeeCsCallconvGeneric) != 0 {
+		r.fail(start, ErrSigMalformed, "unknown calling convention flags 0x%02x", byte(cc))
+		return nil
+	}
+	if s.Generic() {
+		s.GenericParams = r.uint("generic parameter count")
+	}
+	n := r.count("parameter count", 1)
+	s.Return = r.typ()
+	for i := 0; i < n && r.err == nil; i++ {
+		if c, ok := r.peek(); ok && ElementType(c) == ElementTypeSentinel {
+			if s.VarArgs != nil || s.Kind() == ImageCeeCsCallconvProperty {
+				r.fail(r.off, ErrSigMalformed, "misplaced SENTINEL")
+				return nil
+			}
+			r.off++
+			s.VarArgs = make([]*Type, 0, n-i)
+		}
+		p := r.typ()
+		if s.VarArgs != nil {
+			s.VarArgs = append(s.VarArgs, p)
+		} else {
+			s.Params = append(s.Params, p)
+		}
+	}
+	if r.err != nil {
+		return nil
+	}
+	return s
+}
+
+func (r *sigReader) end() {
+	if r.err == nil && r.off != len(r.b) {
+		r.fail(r.off, ErrSigMalformed, "%d bytes after the signature", len(r.b)-r.off)
+	}
+}
+
+// ParseMethodSig decodes a method signature: MethodDefSig, MethodRefSig
+// (with a vararg sentinel), StandAloneMethodSig, or a PropertySig.
+func ParseMethodSig(b []byte) (*MethodSig, error) {
+	r := &sigReader{b: b}
+	s := r.method(false)
+	r.end()
+	if r.err != nil {
+		return nil, r.err
+	}
+	return s, nil
+}
+
+// ParseFieldSig decodes a field signature (leading byte 0x06).
+func ParseFieldSig(b []byte) (*FieldSig, error) {
+	r := &sigReader{b: b}
+	if c := r.byte1("FIELD"); r.err == nil && CallingConvention(c) != ImageCeeCsCallconvField {
+		r.fail(0, ErrSigMalformed, "first byte 0x%02x, want FIELD (0x06)", c)
+	}
+	s := &FieldSig{Type: r.typ()}
+	r.end()
+	if r.err != nil {
+		return nil, r.err
+	}
+	return s, nil
+}
+
+// ParseLocalVarSig decodes a local-variable signature (leading byte 0x07).
+func ParseLocalVarSig(b []byte) (*LocalVarSig, error) {
+	r := &sigReader{b: b}
+	if c := r.byte1("LOCAL_SIG"); r.err == nil && CallingConvention(c) != ImageCeeCsCallconvLocalSig {
+		r.fail(0, ErrSigMalformed, "first byte 0x%02x, want LOCAL_SIG (0x07)", c)
+	}
+	n := r.count("local count", 1)
+	s := &LocalVarSig{Locals: make([]*Type, 0, n)}
+	for i := 0; i < n && r.err == nil; i++ {
+		s.Locals = append(s.Locals, r.typ())
+	}
+	r.end()
+	if r.err != nil {
+		return nil, r.err
+	}
+	return s, nil
+}
+
+// ParseMethodSpec decodes a method instantiation (leading byte 0x0A).
+func ParseMethodSpec(b []byte) (*MethodSpecSig, error) {
+	r := &sigReader{b: b}
+	if c := r.byte1("GENERICINST"); r.err == nil && CallingConvention(c) != ImageCeeCsCallconvGenericinst {
+		r.fail(0, ErrSigMalformed, "first byte 0x%02x, want GENERICINST (0x0a)", c)
+	}
+	n := r.count("generic argument count", 1)
+	if r.err == nil && n == 0 {
+		r.fail(1, ErrSigMalformed, "method instantiation without arguments")
+	}
+	s := &MethodSpecSig{Args: make([]*Type, 0, n)}
+	for i := 0; i < n && r.err == nil; i++ {
+		s.Args = append(s.Args, r.typ())
+	}
+	r.end()
+	if r.err != nil {
+		return nil, r.err
+	}
+	return s, nil
+}
+
+// ParseTypeSpec decodes a TypeSpec blob (II.23.2.14): a single type.
+func ParseTypeSpec(b []byte) (*Type, error) {
+	r := &sigReader{b: b}
+	t := r.typ()
+	r.end()
+	if r.err != nil {
+		return nil, r.err
+	}
+	return t, nil
+}
+
+// ParseSignature decodes any signature blob found behind a MethodDef,
+// MemberRef, Field, Property, StandAloneSig or MethodSpec token, choosing
+// the grammar by its first byte: FIELD gives a *FieldSig, LOCAL_SIG a
+// *LocalVarSig, GENERICINST a *MethodSpecSig, anything else a *MethodSig.
+// (A TypeSpec blob starts with an element type instead: use
+// [ParseTypeSpec].)
+func ParseSignature(b []byte) (Signature, error) {
+	if len(b) == 0 {
+		return nil, &SigError{Offset: 0, Err: ErrSigTruncated, Detail: "empty signature"}
+	}
+	switch CallingConvention(b[0]) & ImageCeeCsCallconvMask {
+	case ImageCeeCsCallconvField:
+		return ParseFieldSig(b)
+	case ImageCeeCsCallconvLocalSig:
+		return ParseLocalVarSig(b)
+	case ImageCeeCsCallconvGenericinst:
+		return ParseMethodSpec(b)
+	}
+	return ParseMethodSig(b)
+}
