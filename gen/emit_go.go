@@ -125,6 +125,9 @@ func goParamType(pp *PlannedParam, wrapper bool) *jen.Statement {
 	case RoleInIface:
 		return jen.Op("*").Id(ifaceGoName(pp))
 	case RoleEnumHandle:
+		if pp.T.Indirections() == 0 {
+			return jen.Id("EnumHandle")
+		}
 		return jen.Op("*").Id("EnumHandle")
 	}
 	if wrapper {
@@ -245,6 +248,11 @@ func emitWrapperMethod(f *jen.File, pl *Plan, o WrapperOpts) {
 		case RoleInIface:
 			args = append(args, asDeclared(pp.P, jen.Id(pp.GoName).Dot("Raw").Call()))
 		case RoleEnumHandle:
+			if pp.T.Indirections() == 0 {
+				// The handle's bits, reinterpreted as the C pointer they are.
+				args = append(args, jen.Op("*").Parens(jen.Op("*").Add(cType(pp.T.Name))).Call(jen.Qual("unsafe", "Pointer").Call(jen.Op("&").Id(pp.GoName))))
+				break
+			}
 			args = append(args, asDeclared(pp.P, jen.Id(pp.GoName)))
 		case RoleInPtr, RoleRaw:
 			if pp.T.Indirections() == 0 {

@@ -121,7 +121,7 @@ func GenerateMetadata(cmdline string, cor, corhdr *File, ov *Overlay, st *Stats)
 			emitWrapperMethod(wf, pl, WrapperOpts{
 				Recv:       InterfaceGoName(it.Name),
 				Self:       jen.Id("x").Dot("p"),
-				Guard:      objectGuard(m.Ret.Name == "HRESULT", len(pl.Outputs) > 0, it.Name),
+				Guard:      objectGuard(m.Ret, len(pl.Outputs) > 0, it.Name),
 				CIface:     it.Name,
 				Thunk:      thunkName(it, m),
 				ResultName: rn,

@@ -25,7 +25,7 @@ const (
 	RoleOutBlob                // T** plus a byte count: []byte result (copied)
 	RoleOutBlobLen             // hidden: the byte count of a blob
 	RoleRaw                    // anything else: unsafe.Pointer argument
-	RoleEnumHandle             // HCORENUM*: the caller's enumeration handle
+	RoleEnumHandle             // HCORENUM* (*EnumHandle) or HCORENUM (EnumHandle): an enumeration
 )
 
 // PlannedParam is one parameter with its mapping decision.
@@ -125,7 +125,7 @@ func planMethod(tm *TypeMapper, m *Method, callback bool, rules map[string]Param
 		p, t := pp.P, pp.T
 		ind := t.Indirections()
 		switch {
-		case t.Name == "HCORENUM" && ind == 1:
+		case t.Name == "HCORENUM" && (ind == 1 || ind == 0):
 			pp.Role = RoleEnumHandle
 		case p.Dir == DirIn && ind == 0:
 			if pp.Elem.Kind == KindUnknown || pp.Elem.Kind == KindVoid || pp.Elem.Kind == KindStruct {

@@ -194,11 +194,10 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 			if err != nil {
 				return nil, err
 			}
-			hres := m.Ret.Name == "HRESULT"
 			emitWrapperMethod(wf, pl, WrapperOpts{
 				Recv:       InterfaceGoName(it.Name),
 				Self:       jen.Id("x").Dot("p"),
-				Guard:      objectGuard(hres, len(pl.Outputs) > 0, it.Name),
+				Guard:      objectGuard(m.Ret, len(pl.Outputs) > 0, it.Name),
 				CIface:     it.Name,
 				Thunk:      thunkName(it, m),
 				ResultName: rn,
@@ -235,15 +234,25 @@ func infoGuard(version int, iface, method string, hasRes bool) []jen.Code {
 	}
 }
 
-func objectGuard(hresult, hasRes bool, iface string) []jen.Code {
-	if !hresult {
-		return nil
+// objectGuard answers a method called on a nil or released wrapper: an
+// error for HRESULT methods, the zero value (or nothing) for the others.
+func objectGuard(ret TypeRef, hasRes bool, iface string) []jen.Code {
+	var vals []jen.Code
+	switch {
+	case ret.Name == "HRESULT" && ret.Ptr == 0:
+		vals = append(vals, jen.Qual(comPkg, "NilObject").Call(jen.Lit(iface)))
+		if hasRes {
+			vals = append([]jen.Code{jen.Id("res")}, vals...)
+		}
+	case hasRes:
+		vals = []jen.Code{jen.Id("res")}
+	case ret.Name == "void" && ret.Ptr == 0:
+	case ret.Ptr == 0 && TypeInfoFor(ret.Name).Kind == KindBool:
+		vals = []jen.Code{jen.False()}
+	default:
+		vals = []jen.Code{jen.Lit(0)}
 	}
-	ret := []jen.Code{jen.Qual(comPkg, "NilObject").Call(jen.Lit(iface))}
-	if hasRes {
-		ret = append([]jen.Code{jen.Id("res")}, ret...)
-	}
-	return []jen.Code{jen.If(jen.Id("x").Op("==").Nil().Op("||").Id("x").Dot("p").Op("==").Nil()).Block(jen.Return(ret...))}
+	return []jen.Code{jen.If(jen.Id("x").Op("==").Nil().Op("||").Id("x").Dot("p").Op("==").Nil()).Block(jen.Return(vals...))}
 }
 
 // resultTypeName declares the struct type for a method with several outputs.

@@ -1337,18 +1337,21 @@ func (x *Import) Release() {
 }
 
 // CloseEnum calls IMetaDataImport::CloseEnum.
-func (x *Import) CloseEnum(hEnum unsafe.Pointer) {
-	C.clrprof_IMetaDataImport_CloseEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(hEnum))
+func (x *Import) CloseEnum(hEnum EnumHandle) {
+	if x == nil || x.p == nil {
+		return
+	}
+	C.clrprof_IMetaDataImport_CloseEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(unsafe.Pointer(&hEnum)))
 }
 
 // CountEnum calls IMetaDataImport::CountEnum.
-func (x *Import) CountEnum(hEnum unsafe.Pointer) (uint32, error) {
+func (x *Import) CountEnum(hEnum EnumHandle) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pulCount C.ULONG
-	hr := C.clrprof_IMetaDataImport_CountEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(hEnum), (*C.ULONG)(unsafe.Pointer(&o_pulCount)))
+	hr := C.clrprof_IMetaDataImport_CountEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(unsafe.Pointer(&hEnum)), (*C.ULONG)(unsafe.Pointer(&o_pulCount)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1357,11 +1360,11 @@ func (x *Import) CountEnum(hEnum unsafe.Pointer) (uint32, error) {
 }
 
 // ResetEnum calls IMetaDataImport::ResetEnum.
-func (x *Import) ResetEnum(hEnum unsafe.Pointer, ulPos uint32) error {
+func (x *Import) ResetEnum(hEnum EnumHandle, ulPos uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataImport")
 	}
-	hr := C.clrprof_IMetaDataImport_ResetEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(hEnum), C.ULONG(ulPos))
+	hr := C.clrprof_IMetaDataImport_ResetEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(unsafe.Pointer(&hEnum)), C.ULONG(ulPos))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -2822,6 +2825,9 @@ func (x *Import) GetCustomAttributeByName(tkObj Token, szName string) ([]byte, e
 
 // IsValidToken calls IMetaDataImport::IsValidToken.
 func (x *Import) IsValidToken(tk Token) bool {
+	if x == nil || x.p == nil {
+		return false
+	}
 	ret := C.clrprof_IMetaDataImport_IsValidToken((*C.IMetaDataImport)(x.p), C.mdToken(tk))
 	return ret != 0
 }
@@ -3128,13 +3134,13 @@ func (x *Import2) EnumMethodSpecs(phEnum *EnumHandle, tk Token) ([]Token, error)
 	return res, nil
 }
 
-func (x *Import2) CloseEnum(hEnum unsafe.Pointer) {
+func (x *Import2) CloseEnum(hEnum EnumHandle) {
 	x.base().CloseEnum(hEnum)
 }
-func (x *Import2) CountEnum(hEnum unsafe.Pointer) (uint32, error) {
+func (x *Import2) CountEnum(hEnum EnumHandle) (uint32, error) {
 	return x.base().CountEnum(hEnum)
 }
-func (x *Import2) ResetEnum(hEnum unsafe.Pointer, ulPos uint32) error {
+func (x *Import2) ResetEnum(hEnum EnumHandle, ulPos uint32) error {
 	return x.base().ResetEnum(hEnum, ulPos)
 }
 func (x *Import2) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
@@ -4082,8 +4088,11 @@ func (x *AssemblyImport) FindManifestResourceByName(szName string) (Token, error
 }
 
 // CloseEnum calls IMetaDataAssemblyImport::CloseEnum.
-func (x *AssemblyImport) CloseEnum(hEnum unsafe.Pointer) {
-	C.clrprof_IMetaDataAssemblyImport_CloseEnum((*C.IMetaDataAssemblyImport)(x.p), *(*C.HCORENUM)(hEnum))
+func (x *AssemblyImport) CloseEnum(hEnum EnumHandle) {
+	if x == nil || x.p == nil {
+		return
+	}
+	C.clrprof_IMetaDataAssemblyImport_CloseEnum((*C.IMetaDataAssemblyImport)(x.p), *(*C.HCORENUM)(unsafe.Pointer(&hEnum)))
 }
 
 // FindAssembliesByName calls IMetaDataAssemblyImport::FindAssembliesByName.

@@ -2621,6 +2621,9 @@ func (x *MethodMalloc) Release() {
 
 // Alloc calls IMethodMalloc::Alloc.
 func (x *MethodMalloc) Alloc(cb uint32) uintptr {
+	if x == nil || x.p == nil {
+		return 0
+	}
 	ret := C.clrprof_IMethodMalloc_Alloc((*C.IMethodMalloc)(x.p), C.ULONG(cb))
 	return uintptr(ret)
 }
