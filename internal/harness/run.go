@@ -77,12 +77,52 @@ type Result struct {
 // for the environment it sets.
 func Run(t testing.TB, rt Runtime, app string, opts RunOptions) Result {
 	t.Helper()
+	cmd, timeout := command(t, "harness.Run", rt, app, opts)
+	res := Result{Runtime: rt, Args: cmd.Args}
+	cmd.Stdin = strings.NewReader(opts.Stdin)
+	var stdout, stderr capBuffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("harness.Run: %v", err)
+	}
+	pgid := cmd.Process.Pid
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timer := time.NewTimer(timeout)
+	var waitErr error
+	select {
+	case waitErr = <-done:
+		timer.Stop()
+	case <-timer.C:
+		res.TimedOut = true
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		waitErr = <-done
+	}
+	res.Duration = time.Since(start)
+	// Leftover children of the program (same group) go too.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+
+	res.Stdout, res.Stderr = stdout.String(), stderr.String()
+	setExit(t, "harness.Run", &res, cmd.ProcessState, waitErr)
+	t.Logf("ran on %s: %s %s -> %s in %v", rt.Name, filepath.Base(app), strings.Join(opts.Args, " "), res.Status(), res.Duration.Round(time.Millisecond))
+	return res
+}
+
+// command prepares `dotnet exec` of app on rt as [Run] describes (runtime
+// config, environment, working directory, own process group) and returns it
+// with the run's timeout. Standard streams are left to the caller. Errors
+// fail the test, prefixed with who.
+func command(t testing.TB, who string, rt Runtime, app string, opts RunOptions) (*exec.Cmd, time.Duration) {
+	t.Helper()
 	appAbs, err := filepath.Abs(app)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(appAbs); err != nil {
-		t.Fatalf("harness.Run: %v", err)
+		t.Fatalf("%s: %v", who, err)
 	}
 	tmp := t.TempDir()
 
@@ -107,14 +147,14 @@ func Run(t testing.TB, rt Runtime, app string, opts RunOptions) Result {
 	env := runEnv(opts)
 	if opts.ProfilerPath != "" {
 		if opts.ProfilerCLSID == "" {
-			t.Fatal("harness.Run: ProfilerPath without ProfilerCLSID")
+			t.Fatalf("%s: ProfilerPath without ProfilerCLSID", who)
 		}
 		lib, err := filepath.Abs(opts.ProfilerPath)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(lib); err != nil {
-			t.Fatalf("harness.Run: profiler: %v", err)
+			t.Fatalf("%s: profiler: %v", who, err)
 		}
 		for _, p := range []string{"CORECLR_", "DOTNET_"} {
 			env = append(env, p+"ENABLE_PROFILING=1", p+"PROFILER="+opts.ProfilerCLSID, p+"PROFILER_PATH="+lib)
@@ -149,49 +189,32 @@ func Run(t testing.TB, rt Runtime, app string, opts RunOptions) Result {
 	}
 
 	args := append([]string{"exec", "--runtimeconfig", rcPath, appAbs}, opts.Args...)
-	res := Result{Runtime: rt, Args: append([]string{rt.DotnetPath}, args...)}
 	cmd := exec.Command(rt.DotnetPath, args...)
 	cmd.Dir = dir
 	cmd.Env = env
-	cmd.Stdin = strings.NewReader(opts.Stdin)
-	var stdout, stderr capBuffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// If something outside the group still holds the pipes, do not wait
 	// for it forever.
 	cmd.WaitDelay = 10 * time.Second
+	return cmd, timeout
+}
 
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("harness.Run: %v", err)
-	}
-	pgid := cmd.Process.Pid
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	timer := time.NewTimer(timeout)
-	var waitErr error
-	select {
-	case waitErr = <-done:
-		timer.Stop()
-	case <-timer.C:
-		res.TimedOut = true
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		waitErr = <-done
-	}
-	res.Duration = time.Since(start)
-	// Leftover children of the program (same group) go too.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-
-	res.Stdout, res.Stderr = stdout.String(), stderr.String()
-	ps := cmd.ProcessState
+// setExit records in res how the process ended (ps), failing the test if it
+// never started; waitErr is what Wait returned.
+func setExit(t testing.TB, who string, res *Result, ps *os.ProcessState, waitErr error) {
+	t.Helper()
 	if ps == nil {
-		t.Fatalf("harness.Run: %v", waitErr)
+		t.Fatalf("%s: %v", who, waitErr)
 	}
 	var exitErr *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
-		t.Logf("harness.Run: wait: %v", waitErr)
+		t.Logf("%s: wait: %v", who, waitErr)
 	}
+	exitFields(res, ps)
+}
+
+// exitFields sets res's ExitCode, Signaled, Signal and CoreDumped from ps.
+func exitFields(res *Result, ps *os.ProcessState) {
 	ws, _ := ps.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {
 		res.Signaled, res.Signal, res.ExitCode = true, ws.Signal(), -1
@@ -199,8 +222,6 @@ func Run(t testing.TB, rt Runtime, app string, opts RunOptions) Result {
 	} else {
 		res.ExitCode = ws.ExitStatus()
 	}
-	t.Logf("ran on %s: %s %s -> %s in %v", rt.Name, filepath.Base(appAbs), strings.Join(opts.Args, " "), res.Status(), res.Duration.Round(time.Millisecond))
-	return res
 }
 
 // runEnv is the inherited environment without any variable that steers the
