@@ -132,6 +132,10 @@ func (r *sigReader) typeDefOrRef(what string) Token {
 		r.fail(start, ErrSigMalformed, "%s: coded token with tag 3", what)
 		return 0
 	}
+	if v>>2 > 0xFFFFFF {
+		r.fail(start, ErrSigMalformed, "%s: row %#x does not fit a token", what, v>>2)
+		return 0
+	}
 	return Token(uint32(table) | v>>2)
 }
 

@@ -1,0 +1,633 @@
+package metadata
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"crypto/sha1"
+	"github.com/clrprof/clrprof/internal/cgoutil"
+
+	com "github.com/clrprof/clrprof/internal/com"
+)
+
+// The idiomatic layer over IMetaDataImport2, IMetaDataAssemblyImport and
+// IMetaDataEmit2: whole enumerations as slices, properties as structs with
+// names split into namespace and name, signatures as blobs ready for the
+// Parse functions. Every method answers a nil receiver with an error.
+
+// recordNotFound is CLDB_E_RECORD_NOTFOUND, the answer of the Find methods
+// for a name that is not there.
+const recordNotFound = com.HRESULT(-2146234064)
+
+// ErrNotFound matches the error of lookups (FindTypeDefByName, FindTypeRef,
+// ...) that found nothing: errors.Is(err, metadata.ErrNotFound). It is the
+// runtime's CLDB_E_RECORD_NOTFOUND.
+var ErrNotFound error = recordNotFound
+
+// maxEnum bounds how many tokens an enumeration collects (the token space
+// has 2^24 rows per table).
+const maxEnum = 1 << 24
+
+// enumAll runs an Enum method to its end and closes the enumeration.
+func enumAll(closeEnum func(EnumHandle), next func(*EnumHandle) ([]Token, error)) ([]Token, error) {
+	var h EnumHandle
+	defer func() {
+		if h != 0 {
+			closeEnum(h)
+		}
+	}()
+	var all []Token
+	for {
+		batch, err := next(&h)
+		if err != nil {
+			return all, err
+		}
+		if len(batch) == 0 {
+			return all, nil
+		}
+		all = append(all, batch...)
+		if len(all) > maxEnum {
+			return all, fmt.Errorf("metadata: enumeration of more than %d tokens", maxEnum)
+		}
+	}
+}
+
+func nilImport2() error { return com.NilObject("IMetaDataImport2") }
+
+func (x *Import2) enum(next func(*EnumHandle) ([]Token, error)) ([]Token, error) {
+	if x == nil || x.p == nil {
+		return nil, nilImport2()
+	}
+	return enumAll(x.Import.CloseEnum, next)
+}
+
+// TypeDefs returns every TypeDef of the module except <Module>.
+func (x *Import2) TypeDefs() ([]Token, error) { return x.enum(x.base().EnumTypeDefs) }
+
+// TypeRefs returns every TypeRef.
+func (x *Import2) TypeRefs() ([]Token, error) { return x.enum(x.base().EnumTypeRefs) }
+
+// TypeSpecs returns every TypeSpec.
+func (x *Import2) TypeSpecs() ([]Token, error) { return x.enum(x.base().EnumTypeSpecs) }
+
+// ModuleRefs returns every ModuleRef.
+func (x *Import2) ModuleRefs() ([]Token, error) { return x.enum(x.base().EnumModuleRefs) }
+
+// Signatures returns every StandAloneSig (local-variable and call-site
+// signatures).
+func (x *Import2) Signatures() ([]Token, error) { return x.enum(x.base().EnumSignatures) }
+
+// UserStrings returns every user string.
+func (x *Import2) UserStrings() ([]Token, error) { return x.enum(x.base().EnumUserStrings) }
+
+// Methods returns the methods of a TypeDef (0: the global functions).
+func (x *Import2) Methods(td Token) ([]Token, error) {
+	return x.enum(func(h *EnumHandle) ([]Token, error) { return x.base().EnumMethods(h, td) })
+}
+
+// MethodsWithName returns the methods of a TypeDef with the given name.
+func (x *Import2) MethodsWithName(td Token, name string) ([]Token, error) {
+	return x.enum(func(h *EnumHandle) ([]Token, error) { return x.base().EnumMethodsWithName(h, td, name) })
+}
+
+// Fields returns the fields of a TypeDef (0: the global fields).
+func (x *Import2) Fields(td Token) ([]Token, error) {
+	return x.enum(func(h *EnumHandle) ([]Token, error) { return x.base().EnumFields(h, td) })
+}
+
+// Properties returns the properties of a TypeDef.
+func (x *Import2) Properties(td Token) ([]Token, error) {
+	return x.enum(func(h *EnumHandle) ([]Token, error) { return x.base().EnumProperties(h, td) })
+}
+
+// Events returns the events of a TypeDef.
+func (x *Import2) Events(td Token) ([]Token, error) {
+	return x.enum(func(h *EnumHandle) ([]Token, error) { return x.base().EnumEvents(h, td) })
+}
+
+// Params returns the Param rows of a MethodDef.
+func (x *Import2) Params(md Token) ([]Token, error) {
+	return x.enum(func(h *EnumHandle) ([]Token, error) { return x.base().EnumParams(h, md) })
+}
+
+// InterfaceImpls returns the InterfaceImpl rows of a TypeDef.
+func (x *Import2) InterfaceImpls(td Token) ([]Token, error) {
+	return x.enum(func(h *EnumHandle) ([]Token, error) { return x.base().EnumInterfaceImpls(h, td) })
+}
+
+// MemberRefs returns the MemberRefs whose parent is tk (a TypeRef,
+// TypeSpec, ModuleRef, MethodDef or TypeDef).
+func (x *Import2) MemberRefs(parent Token) ([]Token, error) {
+	return x.enum(func(h *EnumHandle) ([]Token, error) { return x.base().EnumMemberRefs(h, parent) })
+}
+
+// CustomAttributes returns the custom attributes on tk whose constructor
+// belongs to attrType (0: all of them; tk 0: every custom attribute of the
+// module).
+func (x *Import2) CustomAttributes(tk, attrType Token) ([]Token, error) {
+	return x.enum(func(h *EnumHandle) ([]Token, error) { return x.base().EnumCustomAttributes(h, tk, attrType) })
+}
+
+// GenericParams returns the generic parameters of a TypeDef or MethodDef,
+// in order.
+func (x *Import2) GenericParams(owner Token) ([]Token, error) {
+	return x.enum(func(h *EnumHandle) ([]Token, error) { return x.EnumGenericParams(h, owner) })
+}
+
+// MethodSpecs returns the MethodSpecs of a MethodDef or MemberRef (0: all
+// of the module's).
+func (x *Import2) MethodSpecs(tk Token) ([]Token, error) {
+	return x.enum(func(h *EnumHandle) ([]Token, error) { return x.EnumMethodSpecs(h, tk) })
+}
+
+// AllMemberRefs returns every MemberRef of the module. There is no
+// enumeration of them all; the MemberRef table's rows are numbered 1..n, so
+// this walks them until IsValidToken says no.
+func (x *Import2) AllMemberRefs() ([]Token, error) { return x.allRows(MdtMemberRef) }
+
+// AllMethodSpecs returns every MethodSpec of the module.
+func (x *Import2) AllMethodSpecs() ([]Token, error) { return x.allRows(MdtMethodSpec) }
+
+func (x *Import2) allRows(table TokenType) ([]Token, error) {
+	if x == nil || x.p == nil {
+		return nil, nilImport2()
+	}
+	var out []Token
+	for rid := uint32(1); rid < 1<<24; rid++ {
+		tk := Token(uint32(table) | rid)
+		if !x.IsValidToken(tk) {
+			break
+		}
+		out = append(out, tk)
+	}
+	return out, nil
+}
+
+// SplitTypeName splits a full type name at its last dot into namespace and
+// name ("System.Collections.Generic.List`1" → "System.Collections.Generic",
+// "List`1").
+func SplitTypeName(full string) (namespace, name string) {
+	if i := strings.LastIndexByte(full, '.'); i >= 0 {
+		return full[:i], full[i+1:]
+	}
+	return "", full
+}
+
+// JoinTypeName is the inverse of SplitTypeName.
+func JoinTypeName(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "." + name
+}
+
+// TypeDefInfo describes a TypeDef.
+type TypeDefInfo struct {
+	Token     Token
+	Namespace string // empty for nested types
+	Name      string
+	Flags     TypeAttr
+	Extends   Token // base type: TypeDef, TypeRef, TypeSpec or nil
+	Enclosing Token // enclosing TypeDef of a nested type, else 0
+}
+
+// IsNested reports whether the type is nested in another.
+func (t TypeDefInfo) IsNested() bool { return !t.Enclosing.IsNil() }
+
+// TypeDef returns the properties of a TypeDef.
+func (x *Import2) TypeDef(td Token) (TypeDefInfo, error) {
+	r, err := x.base().GetTypeDefProps(td)
+	if err != nil {
+		return TypeDefInfo{}, err
+	}
+	info := TypeDefInfo{Token: td, Flags: TypeAttr(r.TypeDefFlags), Extends: r.Extends}
+	info.Namespace, info.Name = SplitTypeName(r.TypeDef)
+	if TypeAttr(r.TypeDefFlags)&TdVisibilityMask >= TdNestedPublic {
+		enc, err := x.GetNestedClassProps(td)
+		if err != nil {
+			return info, fmt.Errorf("metadata: enclosing type of %v: %w", td, err)
+		}
+		info.Enclosing = enc
+	}
+	return info, nil
+}
+
+// TypeRefInfo describes a TypeRef.
+type TypeRefInfo struct {
+	Token     Token
+	Scope     Token // ResolutionScope: AssemblyRef, ModuleRef, Module or (nested) TypeRef
+	Namespace string
+	Name      string
+}
+
+// TypeRef returns the properties of a TypeRef.
+func (x *Import2) TypeRef(tr Token) (TypeRefInfo, error) {
+	r, err := x.base().GetTypeRefProps(tr)
+	if err != nil {
+		return TypeRefInfo{}, err
+	}
+	info := TypeRefInfo{Token: tr, Scope: r.ResolutionScope}
+	info.Namespace, info.Name = SplitTypeName(r.Name)
+	return info, nil
+}
+
+// MethodInfo describes a MethodDef.
+type MethodInfo struct {
+	Token     Token
+	Class     Token
+	Name      string
+	Flags     MethodAttr
+	Sig       []byte
+	RVA       uint32
+	ImplFlags MethodImpl
+}
+
+// Method returns the properties of a MethodDef.
+func (x *Import2) Method(md Token) (MethodInfo, error) {
+	r, err := x.base().GetMethodProps(md)
+	if err != nil {
+		return MethodInfo{}, err
+	}
+	return MethodInfo{Token: md, Class: r.Class, Name: r.Method, Flags: MethodAttr(r.Attr), Sig: r.SigBlob,
+		RVA: r.CodeRVA, ImplFlags: MethodImpl(r.ImplFlags)}, nil
+}
+
+// FieldInfo describes a FieldDef.
+type FieldInfo struct {
+	Token       Token
+	Class       Token
+	Name        string
+	Flags       FieldAttr
+	Sig         []byte
+	DefaultType ElementType
+	Default     []byte
+}
+
+// Field returns the properties of a FieldDef.
+func (x *Import2) Field(fd Token) (FieldInfo, error) {
+	r, err := x.base().GetFieldProps(fd)
+	if err != nil {
+		return FieldInfo{}, err
+	}
+	return FieldInfo{Token: fd, Class: r.Class, Name: r.Field, Flags: FieldAttr(r.Attr), Sig: r.SigBlob,
+		DefaultType: ElementType(r.CPlusTypeFlag), Default: r.Value}, nil
+}
+
+// Property returns the properties of a Property row.
+func (x *Import2) Property(prop Token) (PropertyInfo, error) {
+	if x == nil {
+		return PropertyInfo{}, nilImport2()
+	}
+	return x.Import.propertyRaw(prop)
+}
+
+// Event returns the properties of an Event row.
+func (x *Import2) Event(ev Token) (EventInfo, error) {
+	if x == nil {
+		return EventInfo{}, nilImport2()
+	}
+	return x.Import.eventRaw(ev)
+}
+
+// ParamInfo describes a Param row.
+type ParamInfo struct {
+	Token    Token
+	Method   Token
+	Sequence uint32 // 0 is the return value, 1 the first parameter
+	Name     string
+	Flags    ParamAttr
+}
+
+// Param returns the properties of a Param row.
+func (x *Import2) Param(pd Token) (ParamInfo, error) {
+	r, err := x.base().GetParamProps(pd)
+	if err != nil {
+		return ParamInfo{}, err
+	}
+	return ParamInfo{Token: pd, Method: r.Pmd, Sequence: r.Sequence, Name: r.Name, Flags: ParamAttr(r.Attr)}, nil
+}
+
+// MemberRefInfo describes a MemberRef.
+type MemberRefInfo struct {
+	Token  Token
+	Parent Token // TypeRef, TypeDef, TypeSpec, ModuleRef or MethodDef
+	Name   string
+	Sig    []byte // a method or field signature
+}
+
+// MemberRef returns the properties of a MemberRef.
+func (x *Import2) MemberRef(mr Token) (MemberRefInfo, error) {
+	if x == nil {
+		return MemberRefInfo{}, nilImport2()
+	}
+	p, name, sig, err := x.Import.memberRefRaw(mr)
+	if err != nil {
+		return MemberRefInfo{}, err
+	}
+	return MemberRefInfo{Token: mr, Parent: p, Name: name, Sig: sig}, nil
+}
+
+// MethodSpecInfo describes a MethodSpec.
+type MethodSpecInfo struct {
+	Token  Token
+	Method Token // the generic MethodDef or MemberRef
+	Sig    []byte
+}
+
+// MethodSpec returns the properties of a MethodSpec.
+func (x *Import2) MethodSpec(ms Token) (MethodSpecInfo, error) {
+	r, err := x.GetMethodSpecProps(ms)
+	if err != nil {
+		return MethodSpecInfo{}, err
+	}
+	return MethodSpecInfo{Token: ms, Method: r.TkParent, Sig: r.SigBlob}, nil
+}
+
+// TypeSpec returns the signature blob of a TypeSpec.
+func (x *Import2) TypeSpec(ts Token) ([]byte, error) { return x.base().GetTypeSpecFromToken(ts) }
+
+// StandAloneSig returns the signature blob of a StandAloneSig.
+func (x *Import2) StandAloneSig(sig Token) ([]byte, error) { return x.base().GetSigFromToken(sig) }
+
+// UserString returns the text of a user string (an ldstr operand).
+func (x *Import2) UserString(tk Token) (string, error) { return x.base().GetUserString(tk) }
+
+// GenericParamInfo describes a generic parameter.
+type GenericParamInfo struct {
+	Token Token
+	Index uint32
+	Flags GenericParamAttr
+	Owner Token // TypeDef or MethodDef
+	Name  string
+}
+
+// GenericParam returns the properties of a GenericParam row.
+func (x *Import2) GenericParam(gp Token) (GenericParamInfo, error) {
+	r, err := x.GetGenericParamProps(gp)
+	if err != nil {
+		return GenericParamInfo{}, err
+	}
+	return GenericParamInfo{Token: gp, Index: r.ParamSeq, Flags: GenericParamAttr(r.ParamFlags), Owner: r.Owner, Name: r.Wzname}, nil
+}
+
+// GenericParamNames returns the names of the generic parameters of a
+// TypeDef or MethodDef, by index.
+func (x *Import2) GenericParamNames(owner Token) ([]string, error) {
+	gps, err := x.GenericParams(owner)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(gps))
+	for _, gp := range gps {
+		info, err := x.GenericParam(gp)
+		if err != nil {
+			return nil, err
+		}
+		if int(info.Index) < len(names) {
+			names[info.Index] = info.Name
+		}
+	}
+	return names, nil
+}
+
+// CustomAttributeInfo describes a custom attribute.
+type CustomAttributeInfo struct {
+	Token Token
+	Owner Token
+	Ctor  Token // the attribute's constructor: MethodDef or MemberRef
+	Value []byte
+}
+
+// CustomAttribute returns the properties of a CustomAttribute row.
+func (x *Import2) CustomAttribute(ca Token) (CustomAttributeInfo, error) {
+	r, err := x.base().GetCustomAttributeProps(ca)
+	if err != nil {
+		return CustomAttributeInfo{}, err
+	}
+	return CustomAttributeInfo{Token: ca, Owner: r.Obj, Ctor: r.Type, Value: r.Blob}, nil
+}
+
+// CustomAttributeByName returns the value blob of the attribute named
+// fullName ("System.ObsoleteAttribute") on tk, and whether there is one.
+func (x *Import2) CustomAttributeByName(tk Token, fullName string) ([]byte, bool, error) {
+	if x == nil || x.p == nil {
+		return nil, false, nilImport2()
+	}
+	v, err := x.base().GetCustomAttributeByName(tk, fullName)
+	if err != nil {
+		return nil, false, err
+	}
+	// S_FALSE (not found) leaves the data pointer NULL; a present attribute
+	// always has at least its prolog.
+	return v, len(v) > 0, nil
+}
+
+// FindTypeDef finds a TypeDef by namespace-qualified name ("A.B.C"), or a
+// nested type by simple name within enclosing (a TypeDef; 0 for top-level
+// types). It fails with an error matching ErrNotFound when there is none.
+func (x *Import2) FindTypeDef(fullName string, enclosing Token) (Token, error) {
+	return x.base().FindTypeDefByName(fullName, enclosing)
+}
+
+// Version is an assembly version.
+type Version struct{ Major, Minor, Build, Revision uint16 }
+
+func (v Version) String() string {
+	return fmt.Sprintf("%d.%d.%d.%d", v.Major, v.Minor, v.Build, v.Revision)
+}
+
+// Less orders versions.
+func (v Version) Less(w Version) bool {
+	if v.Major != w.Major {
+		return v.Major < w.Major
+	}
+	if v.Minor != w.Minor {
+		return v.Minor < w.Minor
+	}
+	if v.Build != w.Build {
+		return v.Build < w.Build
+	}
+	return v.Revision < w.Revision
+}
+
+func versionOf(m AssemblyMetadata) Version {
+	return Version{m.UsMajorVersion, m.UsMinorVersion, m.UsBuildNumber, m.UsRevisionNumber}
+}
+
+// AssemblyInfo describes the assembly (manifest) of a module.
+type AssemblyInfo struct {
+	Token     Token
+	Name      string
+	Version   Version
+	PublicKey []byte
+	Flags     AssemblyFlags
+}
+
+// afPublicKey is the AssemblyRef flag saying PublicKeyOrToken holds a full
+// public key rather than its token.
+const afPublicKey = 0x0001
+
+// PublicKeyToken returns the token of the assembly's public key (nil when
+// it has none).
+func (a AssemblyInfo) PublicKeyToken() []byte { return PublicKeyToken(a.PublicKey) }
+
+// Assembly returns the properties of the module's assembly.
+func (x *AssemblyImport) Assembly() (AssemblyInfo, error) {
+	tk, err := x.GetAssemblyFromScope()
+	if err != nil {
+		return AssemblyInfo{}, err
+	}
+	r, err := x.GetAssemblyProps(tk)
+	if err != nil {
+		return AssemblyInfo{}, err
+	}
+	return AssemblyInfo{Token: tk, Name: r.Name, Version: versionOf(r.MetaData), PublicKey: r.PublicKey,
+		Flags: AssemblyFlags(r.AssemblyFlags)}, nil
+}
+
+// AssemblyRefInfo describes an AssemblyRef.
+type AssemblyRefInfo struct {
+	Token   Token
+	Name    string
+	Version Version
+	// PublicKeyOrToken is the full key when Flags has the PublicKey bit
+	// (0x0001), else the 8-byte token (or empty).
+	PublicKeyOrToken []byte
+	Flags            AssemblyFlags
+}
+
+// PublicKeyToken returns the reference's public key token (nil when it
+// names none).
+func (a AssemblyRefInfo) PublicKeyToken() []byte {
+	if a.Flags&afPublicKey != 0 {
+		return PublicKeyToken(a.PublicKeyOrToken)
+	}
+	if len(a.PublicKeyOrToken) == 0 {
+		return nil
+	}
+	return a.PublicKeyOrToken
+}
+
+// AssemblyRef returns the properties of an AssemblyRef.
+func (x *AssemblyImport) AssemblyRef(ar Token) (AssemblyRefInfo, error) {
+	r, err := x.GetAssemblyRefProps(ar)
+	if err != nil {
+		return AssemblyRefInfo{}, err
+	}
+	return AssemblyRefInfo{Token: ar, Name: r.Name, Version: versionOf(r.MetaData), PublicKeyOrToken: r.PublicKeyOrToken,
+		Flags: AssemblyFlags(r.AssemblyRefFlags)}, nil
+}
+
+func (x *AssemblyImport) enum(next func(*EnumHandle) ([]Token, error)) ([]Token, error) {
+	if x == nil || x.p == nil {
+		return nil, com.NilObject("IMetaDataAssemblyImport")
+	}
+	return enumAll(x.CloseEnum, next)
+}
+
+// AssemblyRefs returns every AssemblyRef.
+func (x *AssemblyImport) AssemblyRefs() ([]Token, error) { return x.enum(x.EnumAssemblyRefs) }
+
+// ExportedTypes returns every ExportedType (type forwarders among them).
+func (x *AssemblyImport) ExportedTypes() ([]Token, error) { return x.enum(x.EnumExportedTypes) }
+
+// ExportedTypeInfo describes an ExportedType.
+type ExportedTypeInfo struct {
+	Token     Token
+	Namespace string
+	Name      string
+	// Implementation is where the type lives: an AssemblyRef (a type
+	// forwarder), a File, or the ExportedType of the enclosing type.
+	Implementation Token
+	TypeDefHint    Token
+	Flags          TypeAttr
+}
+
+// ExportedType returns the properties of an ExportedType.
+func (x *AssemblyImport) ExportedType(et Token) (ExportedTypeInfo, error) {
+	r, err := x.GetExportedTypeProps(et)
+	if err != nil {
+		return ExportedTypeInfo{}, err
+	}
+	info := ExportedTypeInfo{Token: et, Implementation: r.Implementation, TypeDefHint: r.TypeDef, Flags: TypeAttr(r.ExportedTypeFlags)}
+	info.Namespace, info.Name = SplitTypeName(r.Name)
+	return info, nil
+}
+
+// Emit helpers: blobs and strings instead of pointer and length pairs.
+
+func sigPtr(b []byte) (unsafe.Pointer, uint32, error) {
+	if len(b) == 0 {
+		return nil, 0, errors.New("metadata: empty signature")
+	}
+	return unsafe.Pointer(&b[0]), uint32(len(b)), nil
+}
+
+// DefineMemberRefSig defines (or finds) a MemberRef to name with signature
+// sig on parent (TypeRef, TypeDef, TypeSpec, ModuleRef or MethodDef).
+func (x *Emit2) DefineMemberRefSig(parent Token, name string, sig []byte) (Token, error) {
+	p, n, err := sigPtr(sig)
+	if err != nil {
+		return 0, err
+	}
+	return x.DefineMemberRef(parent, name, p, n)
+}
+
+// DefineMethodSpecSig defines (or finds) the instantiation of a generic
+// method (MethodDef or MemberRef) with the MethodSpec blob sig.
+func (x *Emit2) DefineMethodSpecSig(method Token, sig []byte) (Token, error) {
+	p, n, err := sigPtr(sig)
+	if err != nil {
+		return 0, err
+	}
+	return x.DefineMethodSpec(method, p, n)
+}
+
+// TokenFromSig returns a StandAloneSig token for a signature blob (a
+// local-variable signature, or a method signature for calli).
+func (x *Emit2) TokenFromSig(sig []byte) (Token, error) {
+	p, n, err := sigPtr(sig)
+	if err != nil {
+		return 0, err
+	}
+	return x.GetTokenFromSig(p, n)
+}
+
+// TokenFromTypeSpec returns a TypeSpec token for a TypeSpec blob.
+func (x *Emit2) TokenFromTypeSpec(sig []byte) (Token, error) {
+	p, n, err := sigPtr(sig)
+	if err != nil {
+		return 0, err
+	}
+	return x.GetTokenFromTypeSpec(p, n)
+}
+
+// DefineString defines a user string (for ldstr) and returns its token.
+func (x *Emit2) DefineString(s string) (Token, error) {
+	return x.DefineUserString(s, uint32(len(encodeUTF16Len(s))))
+}
+
+// DefineTypeRef defines (or finds) a TypeRef to namespace.name in scope (an
+// AssemblyRef, ModuleRef, or a TypeRef for a nested type).
+func (x *Emit2) DefineTypeRef(scope Token, namespace, name string) (Token, error) {
+	return x.DefineTypeRefByName(scope, JoinTypeName(namespace, name))
+}
+
+func encodeUTF16Len(s string) []uint16 { return cgoutil.EncodeUTF16(s) }
+
+// PublicKeyToken computes the token of a public key: the last eight bytes
+// of its SHA-1 hash, in reverse order (ECMA-335 II.6.2.1.3). It returns nil
+// for an empty key.
+func PublicKeyToken(key []byte) []byte {
+	if len(key) == 0 {
+		return nil
+	}
+	h := sha1.Sum(key)
+	tok := make([]byte, 8)
+	for i := range tok {
+		tok[i] = h[len(h)-1-i]
+	}
+	return tok
+}

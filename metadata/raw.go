@@ -1,0 +1,184 @@
+package metadata
+
+// Hand-written calls for the methods whose generated wrappers cannot hand
+// back a signature blob or a name (their out-parameters are a pointer to
+// the runtime's blob plus a length, or an output name buffer declared
+// const).
+
+import (
+	"unsafe"
+
+	"github.com/clrprof/clrprof/internal/cgoutil"
+	com "github.com/clrprof/clrprof/internal/com"
+)
+
+// #include "thunks_gen.h"
+import "C"
+
+// nameBuf is the first size tried for names; longer names are fetched again
+// with the size the runtime reports.
+const nameBuf = 256
+
+// maxNameLen bounds the buffers grown on the runtime's say-so.
+const maxNameLen = 1 << 20
+
+func growName(need C.ULONG, buf []uint16) ([]uint16, bool) {
+	if int(need) <= len(buf) || need > maxNameLen {
+		return buf, false
+	}
+	return make([]uint16, int(need)), true
+}
+
+func trimName(buf []uint16, n C.ULONG) string {
+	l := min(int(n), len(buf))
+	if l > 0 && buf[l-1] == 0 {
+		l--
+	}
+	return cgoutil.DecodeUTF16(buf[:l])
+}
+
+// memberRefRaw is IMetaDataImport::GetMemberRefProps with the signature.
+func (x *Import) memberRefRaw(mr Token) (parent Token, name string, sig []byte, err error) {
+	if x == nil || x.p == nil {
+		return 0, "", nil, com.NilObject("IMetaDataImport")
+	}
+	buf := make([]uint16, nameBuf)
+	for {
+		var tk C.mdToken
+		var n, cb C.ULONG
+		var p C.PCCOR_SIGNATURE
+		hr := C.clrprof_IMetaDataImport_GetMemberRefProps((*C.IMetaDataImport)(x.p), C.mdMemberRef(mr), &tk,
+			(C.LPWSTR)(unsafe.Pointer(&buf[0])), C.ULONG(len(buf)), &n, &p, &cb)
+		if hr < 0 && hr != com.InsufficientBuffer {
+			return 0, "", nil, com.HRESULT(hr)
+		}
+		var grown bool
+		if buf, grown = growName(n, buf); grown {
+			continue
+		}
+		return Token(tk), trimName(buf, n), cgoutil.Bytes(unsafe.Pointer(p), int(cb)), nil
+	}
+}
+
+// PropertyInfo is what [Import2.Property] returns.
+type PropertyInfo struct {
+	Class          Token
+	Name           string
+	Flags          PropertyAttr
+	Sig            []byte
+	DefaultType    ElementType // ELEMENT_TYPE of the default value (0 if none)
+	Default        []byte
+	Setter, Getter Token
+	Other          []Token
+}
+
+// propertyRaw is IMetaDataImport::GetPropertyProps with name and signature.
+func (x *Import) propertyRaw(prop Token) (PropertyInfo, error) {
+	var res PropertyInfo
+	if x == nil || x.p == nil {
+		return res, com.NilObject("IMetaDataImport")
+	}
+	buf := make([]uint16, nameBuf)
+	other := make([]Token, 16)
+	for attempt := 0; ; attempt++ {
+		var class C.mdTypeDef
+		var n, cb, cbDef, nOther C.ULONG
+		var flags, cplus C.DWORD
+		var sig C.PCCOR_SIGNATURE
+		var def C.UVCP_CONSTANT
+		var setter, getter C.mdMethodDef
+		hr := C.clrprof_IMetaDataImport_GetPropertyProps((*C.IMetaDataImport)(x.p), C.mdProperty(prop), &class,
+			(C.LPCWSTR)(unsafe.Pointer(&buf[0])), C.ULONG(len(buf)), &n, &flags, &sig, &cb, &cplus, &def, &cbDef,
+			&setter, &getter, (*C.mdMethodDef)(unsafe.Pointer(&other[0])), C.ULONG(len(other)), &nOther)
+		if hr < 0 && hr != com.InsufficientBuffer {
+			return res, com.HRESULT(hr)
+		}
+		var grown bool
+		buf, grown = growName(n, buf)
+		if int(nOther) > len(other) && nOther < maxNameLen {
+			other, grown = make([]Token, int(nOther)), true
+		}
+		if grown && attempt < 3 {
+			continue
+		}
+		res.Class = Token(class)
+		res.Name = trimName(buf, n)
+		res.Flags = PropertyAttr(flags)
+		res.Sig = cgoutil.Bytes(unsafe.Pointer(sig), int(cb))
+		res.DefaultType = ElementType(cplus)
+		res.Default = constantBytes(unsafe.Pointer(def), ElementType(cplus), int(cbDef))
+		res.Setter, res.Getter = Token(setter), Token(getter)
+		res.Other = append([]Token(nil), other[:min(int(nOther), len(other))]...)
+		return res, nil
+	}
+}
+
+// EventInfo is what [Import2.Event] returns.
+type EventInfo struct {
+	Class                 Token
+	Name                  string
+	Flags                 EventAttr
+	Type                  Token
+	AddOn, RemoveOn, Fire Token
+	Other                 []Token
+}
+
+// eventRaw is IMetaDataImport::GetEventProps with the name.
+func (x *Import) eventRaw(ev Token) (EventInfo, error) {
+	var res EventInfo
+	if x == nil || x.p == nil {
+		return res, com.NilObject("IMetaDataImport")
+	}
+	buf := make([]uint16, nameBuf)
+	other := make([]Token, 16)
+	for attempt := 0; ; attempt++ {
+		var class C.mdTypeDef
+		var n, nOther C.ULONG
+		var flags C.DWORD
+		var typ C.mdToken
+		var add, remove, fire C.mdMethodDef
+		hr := C.clrprof_IMetaDataImport_GetEventProps((*C.IMetaDataImport)(x.p), C.mdEvent(ev), &class,
+			(C.LPCWSTR)(unsafe.Pointer(&buf[0])), C.ULONG(len(buf)), &n, &flags, &typ, &add, &remove, &fire,
+			(*C.mdMethodDef)(unsafe.Pointer(&other[0])), C.ULONG(len(other)), &nOther)
+		if hr < 0 && hr != com.InsufficientBuffer {
+			return res, com.HRESULT(hr)
+		}
+		var grown bool
+		buf, grown = growName(n, buf)
+		if int(nOther) > len(other) && nOther < maxNameLen {
+			other, grown = make([]Token, int(nOther)), true
+		}
+		if grown && attempt < 3 {
+			continue
+		}
+		res.Class, res.Name, res.Flags, res.Type = Token(class), trimName(buf, n), EventAttr(flags), Token(typ)
+		res.AddOn, res.RemoveOn, res.Fire = Token(add), Token(remove), Token(fire)
+		res.Other = append([]Token(nil), other[:min(int(nOther), len(other))]...)
+		return res, nil
+	}
+}
+
+// constantBytes copies a constant's value: the runtime reports the length
+// of string constants in characters and of others not at all.
+func constantBytes(p unsafe.Pointer, k ElementType, n int) []byte {
+	if p == nil {
+		return nil
+	}
+	switch k {
+	case ElementTypeString:
+		return cgoutil.Bytes(p, 2*n)
+	case ElementTypeBoolean, ElementTypeI1, ElementTypeU1:
+		n = 1
+	case ElementTypeChar, ElementTypeI2, ElementTypeU2:
+		n = 2
+	case ElementTypeI4, ElementTypeU4, ElementTypeR4:
+		n = 4
+	case ElementTypeI8, ElementTypeU8, ElementTypeR8:
+		n = 8
+	case ElementTypeClass:
+		n = 4 // a null reference: four zero bytes
+	default:
+		return nil
+	}
+	return cgoutil.Bytes(p, n)
+}
