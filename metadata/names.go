@@ -1,0 +1,637 @@
+package metadata
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Name formatting.
+//
+// Names look like C# with ILAsm's primitive names in signatures:
+//
+//	Namespace.Outer+Nested<int,string>.Method<float>(int32, string[])
+//
+// Types are namespace-qualified; a nested type follows its enclosing type
+// after '+'. The type arguments of the named type and method (its
+// instantiation) use C# keywords for built-in types (int, string, float),
+// like the runtime-ID names of package profiler; types inside a signature
+// (parameters, fields, locals) use ILAsm's names (int32, string,
+// float32, native int, typedref). Arrays are T[], T[,], T[0...,2...5] for
+// bounded ones; pointers T*, byrefs T&; custom modifiers follow the type
+// ("int32 modreq(System.Runtime.CompilerServices.IsVolatile)"); pinned
+// locals end in " pinned". Generic parameters are named when the context
+// knows them (T, U) and written !0 / !!0 otherwise.
+
+// ilasmNames are ILAsm's names of the primitive element types.
+var ilasmNames = map[ElementType]string{
+	ElementTypeVoid: "void", ElementTypeBoolean: "bool", ElementTypeChar: "char",
+	ElementTypeI1: "int8", ElementTypeU1: "uint8", ElementTypeI2: "int16", ElementTypeU2: "uint16",
+	ElementTypeI4: "int32", ElementTypeU4: "uint32", ElementTypeI8: "int64", ElementTypeU8: "uint64",
+	ElementTypeR4: "float32", ElementTypeR8: "float64", ElementTypeString: "string", ElementTypeObject: "object",
+	ElementTypeI: "native int", ElementTypeU: "native uint", ElementTypeTypedbyref: "typedref",
+}
+
+// csharpNames are C#'s keywords for the primitive element types.
+var csharpNames = map[ElementType]string{
+	ElementTypeVoid: "void", ElementTypeBoolean: "bool", ElementTypeChar: "char",
+	ElementTypeI1: "sbyte", ElementTypeU1: "byte", ElementTypeI2: "short", ElementTypeU2: "ushort",
+	ElementTypeI4: "int", ElementTypeU4: "uint", ElementTypeI8: "long", ElementTypeU8: "ulong",
+	ElementTypeR4: "float", ElementTypeR8: "double", ElementTypeString: "string", ElementTypeObject: "object",
+	ElementTypeI: "nint", ElementTypeU: "nuint", ElementTypeTypedbyref: "TypedReference",
+}
+
+// systemTypes maps the System types that have an element type of their own.
+var systemTypes = map[string]ElementType{
+	"System.Void": ElementTypeVoid, "System.Boolean": ElementTypeBoolean, "System.Char": ElementTypeChar,
+	"System.SByte": ElementTypeI1, "System.Byte": ElementTypeU1, "System.Int16": ElementTypeI2,
+	"System.UInt16": ElementTypeU2, "System.Int32": ElementTypeI4, "System.UInt32": ElementTypeU4,
+	"System.Int64": ElementTypeI8, "System.UInt64": ElementTypeU8, "System.Single": ElementTypeR4,
+	"System.Double": ElementTypeR8, "System.String": ElementTypeString, "System.Object": ElementTypeObject,
+	"System.IntPtr": ElementTypeI, "System.UIntPtr": ElementTypeU, "System.TypedReference": ElementTypeTypedbyref,
+}
+
+// Style chooses the names of built-in types.
+type Style int
+
+const (
+	// ILAsm names built-in types int32, string, float32, native int.
+	ILAsm Style = iota
+	// CSharp names them int, string, float, nint.
+	CSharp
+)
+
+// PrimitiveName returns the name of a primitive element type in a style
+// ("" when k is not primitive).
+func PrimitiveName(k ElementType, s Style) string {
+	if s == CSharp {
+		return csharpNames[k]
+	}
+	return ilasmNames[k]
+}
+
+// BuiltinName returns the style's name for a System type that has an
+// element type of its own ("System.Int32" → "int32" or "int"), and fullName
+// unchanged otherwise.
+func BuiltinName(fullName string, s Style) string {
+	if k, ok := systemTypes[fullName]; ok {
+		return PrimitiveName(k, s)
+	}
+	return fullName
+}
+
+// GenericContext says how generic parameters are written: TypeArgs[i] for
+// !i and MethodArgs[i] for !!i (parameter names like "T", or the names of
+// an instantiation's arguments). Missing entries print as !i and !!i.
+type GenericContext struct {
+	TypeArgs   []string
+	MethodArgs []string
+}
+
+func (c *GenericContext) arg(mvar bool, i uint32) string {
+	var list []string
+	prefix := "!"
+	if c != nil {
+		list = c.TypeArgs
+	}
+	if mvar {
+		prefix = "!!"
+		list = nil
+		if c != nil {
+			list = c.MethodArgs
+		}
+	}
+	if int(i) < len(list) && list[i] != "" {
+		return list[i]
+	}
+	return prefix + strconv.FormatUint(uint64(i), 10)
+}
+
+// maxNameLen bounds a formatted name (a TypeSpec may nest generic
+// instantiations whose names double at each level).
+const maxFormatted = 1 << 16
+
+// TypeDefName returns the name of a TypeDef: "Namespace.Outer+Nested".
+func (x *Import2) TypeDefName(td Token) (string, error) {
+	var parts []string
+	for depth := 0; ; depth++ {
+		if depth > MaxSigDepth {
+			return "", fmt.Errorf("metadata: type %v: nesting deeper than %d", td, MaxSigDepth)
+		}
+		info, err := x.TypeDef(td)
+		if err != nil {
+			return "", fmt.Errorf("metadata: type %v: %w", td, err)
+		}
+		parts = append(parts, JoinTypeName(info.Namespace, info.Name))
+		if !info.IsNested() {
+			break
+		}
+		td = info.Enclosing
+	}
+	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
+		parts[i], parts[j] = parts[j], parts[i]
+	}
+	return strings.Join(parts, "+"), nil
+}
+
+// TypeRefName returns the name of a TypeRef, with its enclosing TypeRefs
+// for a nested type: "Namespace.Outer+Nested".
+func (x *Import2) TypeRefName(tr Token) (string, error) {
+	var parts []string
+	for depth := 0; ; depth++ {
+		if depth > MaxSigDepth {
+			return "", fmt.Errorf("metadata: type reference %v: nesting deeper than %d", tr, MaxSigDepth)
+		}
+		info, err := x.TypeRef(tr)
+		if err != nil {
+			return "", fmt.Errorf("metadata: type reference %v: %w", tr, err)
+		}
+		parts = append(parts, JoinTypeName(info.Namespace, info.Name))
+		if TokenType(info.Scope.Table()) != MdtTypeRef || info.Scope.IsNil() {
+			break
+		}
+		tr = info.Scope
+	}
+	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
+		parts[i], parts[j] = parts[j], parts[i]
+	}
+	return strings.Join(parts, "+"), nil
+}
+
+// TypeName returns the name of a TypeDef, TypeRef or TypeSpec (the latter
+// formatted from its signature in ILAsm style).
+func (x *Import2) TypeName(tk Token, ctx *GenericContext) (string, error) {
+	return x.typeTokenName(tk, ctx, ILAsm, 0)
+}
+
+func (x *Import2) typeTokenName(tk Token, ctx *GenericContext, s Style, depth int) (string, error) {
+	switch TokenType(tk.Table()) {
+	case MdtTypeDef:
+		return x.TypeDefName(tk)
+	case MdtTypeRef:
+		return x.TypeRefName(tk)
+	case MdtTypeSpec:
+		if depth > MaxSigDepth {
+			return "", fmt.Errorf("metadata: type spec %v: nesting deeper than %d", tk, MaxSigDepth)
+		}
+		blob, err := x.TypeSpec(tk)
+		if err != nil {
+			return "", fmt.Errorf("metadata: type spec %v: %w", tk, err)
+		}
+		t, err := ParseTypeSpec(blob)
+		if err != nil {
+			return "", fmt.Errorf("metadata: type spec %v: %w", tk, err)
+		}
+		return x.formatType(t, ctx, s, depth+1)
+	}
+	return "", fmt.Errorf("metadata: %v is not a type token", tk)
+}
+
+// FormatType formats a signature type with the module's token names.
+func (x *Import2) FormatType(t *Type, ctx *GenericContext, s Style) (string, error) {
+	return x.formatType(t, ctx, s, 0)
+}
+
+func (x *Import2) formatType(t *Type, ctx *GenericContext, s Style, depth int) (string, error) {
+	var b strings.Builder
+	if err := x.writeType(&b, t, ctx, s, depth); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+func (x *Import2) writeType(b *strings.Builder, t *Type, ctx *GenericContext, s Style, depth int) error {
+	if t == nil {
+		return fmt.Errorf("metadata: nil type")
+	}
+	if depth > 2*MaxSigDepth {
+		return fmt.Errorf("metadata: type nested deeper than %d", 2*MaxSigDepth)
+	}
+	if b.Len() > maxFormatted {
+		return fmt.Errorf("metadata: name longer than %d bytes", maxFormatted)
+	}
+	k := t.Kind
+	switch {
+	case k.IsPrimitive():
+		b.WriteString(PrimitiveName(k, s))
+	case k == ElementTypeClass || k == ElementTypeValuetype:
+		n, err := x.typeTokenName(t.Token, ctx, s, depth)
+		if err != nil {
+			return err
+		}
+		b.WriteString(BuiltinName(n, s))
+	case k == ElementTypeVar || k == ElementTypeMvar:
+		b.WriteString(ctx.arg(k == ElementTypeMvar, t.Index))
+	case k == ElementTypePtr || k == ElementTypeByref || k == ElementTypeSzarray:
+		if err := x.writeType(b, t.Elem, ctx, s, depth+1); err != nil {
+			return err
+		}
+		b.WriteString(map[ElementType]string{ElementTypePtr: "*", ElementTypeByref: "&", ElementTypeSzarray: "[]"}[k])
+	case k == ElementTypePinned:
+		if err := x.writeType(b, t.Elem, ctx, s, depth+1); err != nil {
+			return err
+		}
+		b.WriteString(" pinned")
+	case k == ElementTypeCmodReqd || k == ElementTypeCmodOpt:
+		if err := x.writeType(b, t.Elem, ctx, s, depth+1); err != nil {
+			return err
+		}
+		n, err := x.typeTokenName(t.Token, ctx, s, depth+1)
+		if err != nil {
+			return err
+		}
+		if k == ElementTypeCmodReqd {
+			b.WriteString(" modreq(")
+		} else {
+			b.WriteString(" modopt(")
+		}
+		b.WriteString(n)
+		b.WriteByte(')')
+	case k == ElementTypeArray:
+		if err := x.writeType(b, t.Elem, ctx, s, depth+1); err != nil {
+			return err
+		}
+		b.WriteString(FormatArrayShape(t.Shape))
+	case k == ElementTypeGenericinst:
+		if t.Elem == nil {
+			return fmt.Errorf("metadata: GENERICINST without a generic type")
+		}
+		n, err := x.typeTokenName(t.Elem.Token, ctx, s, depth+1)
+		if err != nil {
+			return err
+		}
+		b.WriteString(StripArity(n))
+		b.WriteByte('<')
+		for i, a := range t.Args {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := x.writeType(b, a, ctx, s, depth+1); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('>')
+	case k == ElementTypeFnptr:
+		if t.Method == nil {
+			return fmt.Errorf("metadata: FNPTR without a signature")
+		}
+		b.WriteString("method ")
+		if err := x.writeType(b, t.Method.Return, ctx, s, depth+1); err != nil {
+			return err
+		}
+		b.WriteString(" *")
+		if err := x.writeParams(b, t.Method, ctx, s, depth+1); err != nil {
+			return err
+		}
+	case k == ElementTypeInternal:
+		fmt.Fprintf(b, "internal(%#x)", t.Handle)
+	default:
+		return fmt.Errorf("metadata: cannot name element type 0x%02x", byte(k))
+	}
+	return nil
+}
+
+// FormatArrayShape writes an array's brackets: [,] for rank 2 without
+// bounds, [0...,2...5] with lower bounds and sizes.
+func FormatArrayShape(s ArrayShape) string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := 0; i < int(s.Rank); i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		lo, hasLo := int64(0), i < len(s.LoBounds)
+		if hasLo {
+			lo = int64(s.LoBounds[i])
+		}
+		switch {
+		case i < len(s.Sizes):
+			fmt.Fprintf(&b, "%d...%d", lo, lo+int64(s.Sizes[i])-1)
+		case hasLo:
+			fmt.Fprintf(&b, "%d...", lo)
+		}
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// StripArity removes the `n suffix of a generic type's name ("List`1" →
+// "List"), in every nesting level.
+func StripArity(name string) string {
+	if !strings.Contains(name, "`") {
+		return name
+	}
+	parts := strings.Split(name, "+")
+	for i, p := range parts {
+		if j := strings.LastIndexByte(p, '`'); j >= 0 {
+			if _, err := strconv.Atoi(p[j+1:]); err == nil {
+				parts[i] = p[:j]
+			}
+		}
+	}
+	return strings.Join(parts, "+")
+}
+
+func (x *Import2) writeParams(b *strings.Builder, m *MethodSig, ctx *GenericContext, s Style, depth int) error {
+	b.WriteByte('(')
+	for i, p := range m.Params {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if err := x.writeType(b, p, ctx, s, depth); err != nil {
+			return err
+		}
+	}
+	if len(m.VarArgs) > 0 {
+		if len(m.Params) > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("...")
+		for _, p := range m.VarArgs {
+			b.WriteString(", ")
+			if err := x.writeType(b, p, ctx, s, depth); err != nil {
+				return err
+			}
+		}
+	} else if m.Kind() == ImageCeeCsCallconvVararg {
+		if len(m.Params) > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("...")
+	}
+	b.WriteByte(')')
+	return nil
+}
+
+// FormatParams formats a method signature's parameter list in ILAsm style:
+// "(int32, string[])".
+func (x *Import2) FormatParams(m *MethodSig, ctx *GenericContext) (string, error) {
+	var b strings.Builder
+	if err := x.writeParams(&b, m, ctx, ILAsm, 0); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// TypeDefDisplayName returns a TypeDef's name with its type arguments:
+// "Ns.Outer+Nested<int,string>". args are the names of the arguments
+// (already formatted); with nil args an open generic type shows its
+// parameter names ("Dictionary<TKey,TValue>"). For a nested type inside a
+// generic type the arguments are shared out by arity along the nesting
+// chain ("Outer<int>+Inner<string>").
+func (x *Import2) TypeDefDisplayName(td Token, args []string) (string, error) {
+	var chain []Token
+	for depth := 0; ; depth++ {
+		if depth > MaxSigDepth {
+			return "", fmt.Errorf("metadata: type %v: nesting deeper than %d", td, MaxSigDepth)
+		}
+		chain = append(chain, td)
+		info, err := x.TypeDef(td)
+		if err != nil {
+			return "", fmt.Errorf("metadata: type %v: %w", td, err)
+		}
+		if !info.IsNested() {
+			break
+		}
+		td = info.Enclosing
+	}
+	if args == nil {
+		names, err := x.GenericParamNames(chain[0])
+		if err != nil {
+			return "", err
+		}
+		args = names
+	}
+	var b strings.Builder
+	used := 0
+	for i := len(chain) - 1; i >= 0; i-- {
+		info, err := x.TypeDef(chain[i])
+		if err != nil {
+			return "", err
+		}
+		if i != len(chain)-1 {
+			b.WriteByte('+')
+		}
+		name := info.Name
+		arity := 0
+		if j := strings.LastIndexByte(name, '`'); j >= 0 {
+			if n, err := strconv.Atoi(name[j+1:]); err == nil && n >= 0 {
+				name, arity = name[:j], n
+			}
+		}
+		b.WriteString(JoinTypeName(info.Namespace, name))
+		// C# compilers name a nested type's arity by its own parameters
+		// only; its GenericParam rows repeat the enclosing type's first.
+		end := used + arity
+		if i == 0 {
+			end = len(args)
+		}
+		if end > len(args) {
+			end = len(args)
+		}
+		if end > used {
+			b.WriteByte('<')
+			b.WriteString(strings.Join(args[used:end], ","))
+			b.WriteByte('>')
+		}
+		used = end
+	}
+	return b.String(), nil
+}
+
+// MethodName returns the name of a MethodDef, MemberRef or MethodSpec in
+// the form Namespace.Type<T>.Method<U>(int32, string[]). For a MethodDef
+// the generic parameters are shown by name; for a MemberRef whose parent
+// is a TypeSpec and for a MethodSpec, the instantiation's arguments are
+// shown (C# keywords) and substituted in the parameters.
+func (x *Import2) MethodName(tk Token) (string, error) {
+	switch TokenType(tk.Table()) {
+	case MdtMethodDef:
+		m, err := x.Method(tk)
+		if err != nil {
+			return "", fmt.Errorf("metadata: method %v: %w", tk, err)
+		}
+		typeParams, err := x.GenericParamNames(m.Class)
+		if err != nil {
+			return "", err
+		}
+		methodParams, err := x.GenericParamNames(tk)
+		if err != nil {
+			return "", err
+		}
+		owner, err := x.TypeDefDisplayName(m.Class, typeParams)
+		if err != nil {
+			return "", err
+		}
+		return x.methodName(owner, m.Name, m.Sig, methodParams, &GenericContext{TypeArgs: typeParams, MethodArgs: methodParams})
+	case MdtMemberRef:
+		return x.memberRefName(tk, nil)
+	case MdtMethodSpec:
+		ms, err := x.MethodSpec(tk)
+		if err != nil {
+			return "", fmt.Errorf("metadata: method spec %v: %w", tk, err)
+		}
+		spec, err := ParseMethodSpec(ms.Sig)
+		if err != nil {
+			return "", fmt.Errorf("metadata: method spec %v: %w", tk, err)
+		}
+		if TokenType(ms.Method.Table()) == MdtMemberRef {
+			return x.memberRefName(ms.Method, spec.Args)
+		}
+		m, err := x.Method(ms.Method)
+		if err != nil {
+			return "", err
+		}
+		typeParams, err := x.GenericParamNames(m.Class)
+		if err != nil {
+			return "", err
+		}
+		owner, err := x.TypeDefDisplayName(m.Class, typeParams)
+		if err != nil {
+			return "", err
+		}
+		ctx := &GenericContext{TypeArgs: typeParams}
+		margs, err := x.formatArgs(spec.Args, ctx, CSharp)
+		if err != nil {
+			return "", err
+		}
+		ctx.MethodArgs, err = x.formatArgs(spec.Args, ctx, ILAsm)
+		if err != nil {
+			return "", err
+		}
+		return x.methodName(owner, m.Name, m.Sig, margs, ctx)
+	}
+	return "", fmt.Errorf("metadata: %v is not a method token", tk)
+}
+
+func (x *Import2) formatArgs(args []*Type, ctx *GenericContext, s Style) ([]string, error) {
+	out := make([]string, len(args))
+	for i, a := range args {
+		n, err := x.FormatType(a, ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+func (x *Import2) memberRefName(mr Token, methodArgs []*Type) (string, error) {
+	ref, err := x.MemberRef(mr)
+	if err != nil {
+		return "", fmt.Errorf("metadata: member reference %v: %w", mr, err)
+	}
+	ctx := &GenericContext{}
+	var owner string
+	switch TokenType(ref.Parent.Table()) {
+	case MdtTypeSpec:
+		blob, err := x.TypeSpec(ref.Parent)
+		if err != nil {
+			return "", err
+		}
+		t, err := ParseTypeSpec(blob)
+		if err != nil {
+			return "", fmt.Errorf("metadata: parent %v of %v: %w", ref.Parent, mr, err)
+		}
+		if t.Kind == ElementTypeGenericinst && t.Elem != nil {
+			if ctx.TypeArgs, err = x.formatArgs(t.Args, nil, ILAsm); err != nil {
+				return "", err
+			}
+			cs, err := x.formatArgs(t.Args, nil, CSharp)
+			if err != nil {
+				return "", err
+			}
+			n, err := x.typeTokenName(t.Elem.Token, nil, CSharp, 0)
+			if err != nil {
+				return "", err
+			}
+			owner = StripArity(n) + "<" + strings.Join(cs, ",") + ">"
+		} else if owner, err = x.formatType(t, nil, ILAsm, 0); err != nil {
+			return "", err
+		}
+	case MdtTypeDef, MdtTypeRef:
+		if owner, err = x.typeTokenName(ref.Parent, nil, ILAsm, 0); err != nil {
+			return "", err
+		}
+		owner = StripArity(owner)
+	case MdtMethodDef:
+		return x.MethodName(ref.Parent)
+	default:
+		owner = fmt.Sprintf("[%v]", ref.Parent)
+	}
+	var margs []string
+	if methodArgs != nil {
+		if margs, err = x.formatArgs(methodArgs, ctx, CSharp); err != nil {
+			return "", err
+		}
+		if ctx.MethodArgs, err = x.formatArgs(methodArgs, ctx, ILAsm); err != nil {
+			return "", err
+		}
+	}
+	if len(ref.Sig) > 0 && CallingConvention(ref.Sig[0])&ImageCeeCsCallconvMask == ImageCeeCsCallconvField {
+		return owner + "." + ref.Name, nil
+	}
+	return x.methodName(owner, ref.Name, ref.Sig, margs, ctx)
+}
+
+// methodName joins owner, name, the method's type arguments and its
+// parameter list.
+func (x *Import2) methodName(owner, name string, sig []byte, typeArgs []string, ctx *GenericContext) (string, error) {
+	m, err := ParseMethodSig(sig)
+	if err != nil {
+		return "", fmt.Errorf("metadata: signature of %s.%s: %w", owner, name, err)
+	}
+	var b strings.Builder
+	b.WriteString(owner)
+	b.WriteByte('.')
+	b.WriteString(name)
+	if len(typeArgs) > 0 {
+		b.WriteByte('<')
+		b.WriteString(strings.Join(typeArgs, ","))
+		b.WriteByte('>')
+	} else if m.Generic() && m.GenericParams > 0 {
+		b.WriteByte('<')
+		for i := uint32(0); i < m.GenericParams && i < MaxSigCount; i++ {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(ctx.arg(true, i))
+		}
+		b.WriteByte('>')
+	}
+	if err := x.writeParams(&b, m, ctx, ILAsm, 0); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// FieldName returns "Namespace.Type.Field" for a FieldDef.
+func (x *Import2) FieldName(fd Token) (string, error) {
+	f, err := x.Field(fd)
+	if err != nil {
+		return "", fmt.Errorf("metadata: field %v: %w", fd, err)
+	}
+	owner, err := x.TypeDefDisplayName(f.Class, nil)
+	if err != nil {
+		return "", err
+	}
+	return owner + "." + f.Name, nil
+}
+
+// FieldTypeName returns the type of a FieldDef in ILAsm style, with its
+// custom modifiers ("int32 modreq(System.Runtime.CompilerServices.IsVolatile)").
+func (x *Import2) FieldTypeName(fd Token) (string, error) {
+	f, err := x.Field(fd)
+	if err != nil {
+		return "", fmt.Errorf("metadata: field %v: %w", fd, err)
+	}
+	sig, err := ParseFieldSig(f.Sig)
+	if err != nil {
+		return "", fmt.Errorf("metadata: field %v: %w", fd, err)
+	}
+	typeParams, err := x.GenericParamNames(f.Class)
+	if err != nil {
+		return "", err
+	}
+	return x.FormatType(sig.Type, &GenericContext{TypeArgs: typeParams}, ILAsm)
+}
