@@ -1,0 +1,60 @@
+package ilrw
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/clrprof/clrprof/metadata"
+)
+
+// FuzzDecode: decoding arbitrary bytes never panics; a body that decodes
+// encodes, and decode→encode is stable from then on; the stack analysis
+// and the dump never panic either.
+func FuzzDecode(f *testing.F) {
+	f.Add(tinyAdd)
+	f.Add(fatCatch)
+	f.Add([]byte{4<<2 | 2, 0x2B, 0x01, 0x00, 0x2A})
+	f.Add([]byte{5<<2 | 2, 0x45, 0x01, 0x00, 0x00, 0x00})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := Decode(data)
+		if err != nil {
+			return
+		}
+		b.Dump(nil)
+		b.ComputeMaxStack(anyCall{})
+		out, err := b.Encode()
+		if err != nil {
+			t.Fatalf("decoded body does not encode: %v", err)
+		}
+		b2, err := Decode(out)
+		if err != nil {
+			t.Fatalf("encoded body does not decode: %v\n%x", err, out)
+		}
+		out2, err := b2.Encode()
+		if err != nil || !bytes.Equal(out, out2) {
+			t.Fatalf("unstable: %v\n%x\n%x", err, out, out2)
+		}
+	})
+}
+
+// anyCall answers every call site with one parameter and a result.
+type anyCall struct{}
+
+func (anyCall) CallSite(metadata.Token) (CallSite, error) {
+	return CallSite{Params: 1, ReturnsValue: true}, nil
+}
+
+// FuzzParseMethodSig: signatures never panic the parser.
+func FuzzParseMethodSig(f *testing.F) {
+	f.Add([]byte{0x20, 0x02, 0x08, 0x0e, 0x1c})
+	f.Add([]byte{0x10, 0x01, 0x01, 0x1e, 0x00, 0x1d, 0x1e, 0x00})
+	f.Add([]byte{0x00, 0x01, 0x01, 0x14, 0x08, 0x02, 0x01, 0x05, 0x01, 0x00})
+	f.Fuzz(func(t *testing.T, sig []byte) {
+		s, err := ParseMethodSig(sig)
+		if err == nil {
+			s.ReturnsVoid()
+			classifyType(s.Return)
+		}
+		AppendLocals(sig, TypeInt32)
+	})
+}

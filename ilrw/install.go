@@ -1,0 +1,286 @@
+package ilrw
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/clrprof/clrprof/metadata"
+	"github.com/clrprof/clrprof/profiler"
+)
+
+// Method is a method whose body a Rewriter is offering for rewriting.
+type Method struct {
+	Info     *profiler.Info
+	ModuleID profiler.ModuleID
+	Token    metadata.Token // the MethodDef
+	Module   *Module        // writable, valid during the Rewrite call
+	Body     *Body          // the original body; edit it in place
+	ReJIT    bool           // true in GetReJITParameters, false at first JIT
+}
+
+// Sig returns the method's signature.
+func (m *Method) Sig() (MethodSig, error) { return m.Module.MethodSig(m.Token) }
+
+// Name returns "Type::Method".
+func (m *Method) Name() string { return m.Module.TokenName(m.Token) }
+
+// RewriteFunc edits m.Body and reports whether it changed it; a method it
+// returns false for keeps its IL.
+type RewriteFunc func(m *Method) (bool, error)
+
+type methodKey struct {
+	module profiler.ModuleID
+	token  metadata.Token
+}
+
+// Rewriter installs rewritten method bodies: at first JIT compilation
+// (call its JITCompilationStarted from the profiler's callback) and
+// through ReJIT (call its GetReJITParameters from the callback, and
+// RequestReJIT / RequestRevert from any goroutine). The event mask must
+// include MonitorJITCompilation for the first, and MonitorEnableRejit at
+// Initialize for the second.
+//
+// A method definition is rewritten once per way of installing it and the
+// result cached by (module, MethodDef): every instantiation of a generic
+// method, which the runtime compiles separately, gets the same IL, and a
+// method is never rewritten twice over. MaxStack of every rewritten body is
+// recomputed by ComputeMaxStack.
+type Rewriter struct {
+	info    *profiler.Info
+	rewrite RewriteFunc
+
+	mu      sync.Mutex
+	jitted  map[methodKey]bool   // first-JIT decisions made
+	rejit   map[methodKey][]byte // bodies for ReJIT, by request
+	rejitFn map[methodKey]RewriteFunc
+	stats   Stats
+
+	reqOnce sync.Once
+	reqs    chan func()
+}
+
+// Stats counts what a Rewriter did.
+type Stats struct {
+	Rewritten int // bodies installed at first JIT
+	Skipped   int // methods the RewriteFunc left alone
+	ReJITted  int // bodies handed to GetReJITParameters
+	Errors    int // methods that failed (and kept their IL)
+	Widened   int // short branches widened to long ones
+}
+
+// NewRewriter returns a Rewriter that applies rewrite at first JIT.
+// rewrite may be nil if only ReJIT is used.
+func NewRewriter(info *profiler.Info, rewrite RewriteFunc) *Rewriter {
+	return &Rewriter{info: info, rewrite: rewrite, jitted: map[methodKey]bool{},
+		rejit: map[methodKey][]byte{}, rejitFn: map[methodKey]RewriteFunc{}}
+}
+
+// Stats returns the counts so far.
+func (r *Rewriter) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats
+}
+
+func (r *Rewriter) count(f func(*Stats)) {
+	r.mu.Lock()
+	f(&r.stats)
+	r.mu.Unlock()
+}
+
+// JITCompilationStarted rewrites the function's method at its first
+// compilation. Errors are returned (and counted); the method then keeps
+// its original IL.
+func (r *Rewriter) JITCompilationStarted(f profiler.FunctionID) error {
+	if r.rewrite == nil {
+		return nil
+	}
+	fi, err := r.info.GetFunctionInfo(f)
+	if err != nil {
+		return err
+	}
+	k := methodKey{fi.ModuleID, fi.Token}
+	r.mu.Lock()
+	seen := r.jitted[k]
+	r.jitted[k] = true
+	r.mu.Unlock()
+	if seen {
+		// Another instantiation of a method already handled: the runtime
+		// keeps the body set for the definition.
+		return nil
+	}
+	body, changed, err := r.build(k, r.rewrite, false)
+	if err != nil {
+		r.count(func(s *Stats) { s.Errors++ })
+		return err
+	}
+	if !changed {
+		r.count(func(s *Stats) { s.Skipped++ })
+		return nil
+	}
+	if err := r.info.SetILBody(k.module, k.token, body); err != nil {
+		r.count(func(s *Stats) { s.Errors++ })
+		return fmt.Errorf("ilrw: installing %v: %w", k.token, err)
+	}
+	r.count(func(s *Stats) { s.Rewritten++ })
+	return nil
+}
+
+// build decodes the method's current IL, runs rw, and encodes the result.
+func (r *Rewriter) build(k methodKey, rw RewriteFunc, rejit bool) ([]byte, bool, error) {
+	il, err := r.info.GetILFunctionBody(k.module, k.token)
+	if err != nil {
+		return nil, false, fmt.Errorf("ilrw: IL of %v: %w", k.token, err)
+	}
+	b, err := Decode(il)
+	if err != nil {
+		return nil, false, fmt.Errorf("ilrw: %v: %w", k.token, err)
+	}
+	mod, err := OpenModule(r.info, k.module, true)
+	if err != nil {
+		return nil, false, err
+	}
+	defer mod.Release()
+	m := &Method{Info: r.info, ModuleID: k.module, Token: k.token, Module: mod, Body: b, ReJIT: rejit}
+	changed, err := rw(m)
+	if err != nil || !changed {
+		return nil, false, err
+	}
+	if _, err := b.ComputeMaxStack(mod); err != nil {
+		return nil, false, fmt.Errorf("ilrw: %s: %w", m.Name(), err)
+	}
+	shorts := countShort(b)
+	out, err := b.Encode()
+	if err != nil {
+		return nil, false, fmt.Errorf("ilrw: %s: %w", m.Name(), err)
+	}
+	if w := shorts - countShort(b); w > 0 {
+		r.count(func(s *Stats) { s.Widened += w })
+	}
+	return out, true, nil
+}
+
+func countShort(b *Body) int {
+	n := 0
+	for _, in := range b.Instructions {
+		if in.Op.Operand() == ShortInlineBrTarget {
+			n++
+		}
+	}
+	return n
+}
+
+// requests runs fn on the Rewriter's own OS thread, one that never runs
+// managed code, as RequestReJIT and RequestRevert require; it waits for
+// fn to finish. Do not call it from a profiler callback.
+func (r *Rewriter) request(fn func() error) error {
+	r.reqOnce.Do(func() {
+		r.reqs = make(chan func())
+		go func() {
+			runtime.LockOSThread() // never unlocked: this thread serves requests only
+			for f := range r.reqs {
+				f()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	r.reqs <- func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- fmt.Errorf("ilrw: panic in a ReJIT request: %v", p)
+			}
+		}()
+		done <- fn()
+	}
+	return <-done
+}
+
+// RequestReJIT asks the runtime to recompile methods with the IL that rw
+// makes of their original bodies; the new code is used from their next
+// call on. It returns once the runtime accepted the request. Call it from
+// a goroutine of your own, never from inside a callback.
+func (r *Rewriter) RequestReJIT(module profiler.ModuleID, methods []metadata.Token, rw RewriteFunc) error {
+	if rw == nil {
+		return errors.New("ilrw: RequestReJIT without a RewriteFunc")
+	}
+	r.mu.Lock()
+	for _, t := range methods {
+		k := methodKey{module, t}
+		r.rejitFn[k] = rw
+		delete(r.rejit, k) // a new request rebuilds the body
+	}
+	r.mu.Unlock()
+	mods := make([]profiler.ModuleID, len(methods))
+	for i := range mods {
+		mods[i] = module
+	}
+	return r.request(func() error { return r.info.RequestReJIT(mods, methods) })
+}
+
+// RequestRevert asks the runtime to go back to the methods' original code
+// (from their next call). Like RequestReJIT, call it from a goroutine.
+func (r *Rewriter) RequestRevert(module profiler.ModuleID, methods []metadata.Token) error {
+	mods := make([]profiler.ModuleID, len(methods))
+	for i := range mods {
+		mods[i] = module
+	}
+	status := make([]profiler.HRESULT, len(methods))
+	err := r.request(func() error {
+		if len(methods) == 0 {
+			return nil
+		}
+		return r.info.RequestRevert(mods, methods, unsafe.Pointer(&status[0]))
+	})
+	if err != nil {
+		return err
+	}
+	for i, s := range status {
+		if s < 0 {
+			return fmt.Errorf("ilrw: reverting %v: %w", methods[i], s)
+		}
+	}
+	r.mu.Lock()
+	for _, t := range methods {
+		delete(r.rejit, methodKey{module, t})
+		delete(r.rejitFn, methodKey{module, t})
+	}
+	r.mu.Unlock()
+	return nil
+}
+
+// GetReJITParameters hands the runtime the rewritten body of a method
+// being recompiled after RequestReJIT. The body is built once per request
+// and reused if the runtime asks again.
+func (r *Rewriter) GetReJITParameters(module profiler.ModuleID, method metadata.Token, fc *profiler.FunctionControl) error {
+	k := methodKey{module, method}
+	r.mu.Lock()
+	body, ok := r.rejit[k]
+	rw := r.rejitFn[k]
+	r.mu.Unlock()
+	if !ok {
+		if rw == nil {
+			return fmt.Errorf("ilrw: GetReJITParameters for %v, which was not requested", method)
+		}
+		b, changed, err := r.build(k, rw, true)
+		if err != nil {
+			r.count(func(s *Stats) { s.Errors++ })
+			return err
+		}
+		if !changed {
+			return nil // recompiled with the original IL
+		}
+		body = b
+		r.mu.Lock()
+		r.rejit[k] = body
+		r.mu.Unlock()
+	}
+	if err := fc.SetILFunctionBody(body); err != nil {
+		r.count(func(s *Stats) { s.Errors++ })
+		return fmt.Errorf("ilrw: SetILFunctionBody for %v: %w", method, err)
+	}
+	r.count(func(s *Stats) { s.ReJITted++ })
+	return nil
+}

@@ -1,0 +1,333 @@
+package ilrw
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf16"
+	"unsafe"
+
+	"github.com/clrprof/clrprof/metadata"
+	"github.com/clrprof/clrprof/profiler"
+)
+
+// Module is the metadata of one loaded module as the rewriter needs it:
+// method signatures for the stack analysis (it is a Resolver), token names
+// for dumps (a Namer), and, when opened writable, new tokens for
+// signatures, strings and type specs. Not safe for concurrent use.
+type Module struct {
+	ID     profiler.ModuleID
+	Import *metadata.Import2
+	Emit   *metadata.Emit2 // nil when opened read-only
+
+	sigs map[metadata.Token]MethodSig
+}
+
+// OpenModule opens a module's metadata; writable also opens it for
+// emitting new tokens. Release it when done.
+func OpenModule(info *profiler.Info, id profiler.ModuleID, writable bool) (*Module, error) {
+	m := &Module{ID: id}
+	if !writable {
+		imp, err := info.ModuleImport(id)
+		if err != nil {
+			return nil, err
+		}
+		m.Import = imp
+		return m, nil
+	}
+	emit, err := info.ModuleEmit(id)
+	if err != nil {
+		return nil, err
+	}
+	imp, err := metadata.QueryImport2(emit)
+	if err != nil {
+		emit.Release()
+		return nil, fmt.Errorf("ilrw: module %#x: import interface: %w", uint64(id), err)
+	}
+	m.Import, m.Emit = imp, emit
+	return m, nil
+}
+
+// Release releases the metadata interfaces.
+func (m *Module) Release() {
+	if m == nil {
+		return
+	}
+	m.Import.Release()
+	m.Emit.Release()
+}
+
+// MethodSig returns the signature of a MethodDef, MemberRef (the parent's
+// signature for a MethodSpec) or StandAloneSig.
+func (m *Module) MethodSig(tok metadata.Token) (MethodSig, error) {
+	if s, ok := m.sigs[tok]; ok {
+		return s, nil
+	}
+	blob, err := m.methodSigBlob(tok, 0)
+	if err != nil {
+		return MethodSig{}, err
+	}
+	s, err := ParseMethodSig(blob)
+	if err != nil {
+		return MethodSig{}, fmt.Errorf("signature of %v: %w", tok, err)
+	}
+	s.Return = append([]byte(nil), s.Return...)
+	if m.sigs == nil {
+		m.sigs = map[metadata.Token]MethodSig{}
+	}
+	m.sigs[tok] = s
+	return s, nil
+}
+
+// Token tables.
+const (
+	tabTypeRef    = 0x01
+	tabTypeDef    = 0x02
+	tabField      = 0x04
+	tabMethodDef  = 0x06
+	tabMemberRef  = 0x0a
+	tabModuleRef  = 0x1a
+	tabStandAlone = 0x11
+	tabTypeSpec   = 0x1b
+	tabMethodSpec = 0x2b
+	tabString     = 0x70
+)
+
+func (m *Module) methodSigBlob(tok metadata.Token, depth int) ([]byte, error) {
+	switch table(tok) {
+	case tabMethodDef:
+		p, err := m.Import.GetMethodProps(tok)
+		if err != nil {
+			return nil, fmt.Errorf("GetMethodProps(%v): %w", tok, err)
+		}
+		return p.SigBlob, nil
+	case tabMemberRef:
+		_, sig, err := m.memberRef(tok)
+		return sig, err
+	case tabMethodSpec:
+		if depth > 0 {
+			break
+		}
+		p, err := m.Import.GetMethodSpecProps(tok)
+		if err != nil {
+			return nil, fmt.Errorf("GetMethodSpecProps(%v): %w", tok, err)
+		}
+		return m.methodSigBlob(p.TkParent, depth+1)
+	case tabStandAlone:
+		sig, err := m.Import.GetSigFromToken(tok)
+		if err != nil {
+			return nil, fmt.Errorf("GetSigFromToken(%v): %w", tok, err)
+		}
+		return sig, nil
+	}
+	return nil, fmt.Errorf("ilrw: %v is not a method or signature token", tok)
+}
+
+func (m *Module) memberRef(tok metadata.Token) (metadata.ImportMemberRefPropsResult, []byte, error) {
+	var p *byte
+	r, err := m.Import.GetMemberRefProps(tok, unsafe.Pointer(&p))
+	if err != nil {
+		return r, nil, fmt.Errorf("GetMemberRefProps(%v): %w", tok, err)
+	}
+	if p == nil || r.Sig == 0 {
+		return r, nil, nil
+	}
+	return r, append([]byte(nil), unsafe.Slice(p, r.Sig)...), nil
+}
+
+// CallSite implements Resolver.
+func (m *Module) CallSite(tok metadata.Token) (CallSite, error) {
+	s, err := m.MethodSig(tok)
+	if err != nil {
+		return CallSite{}, err
+	}
+	return CallSite{Params: s.Params, HasThis: s.HasThis(), ReturnsValue: !s.ReturnsVoid()}, nil
+}
+
+// LocalSig returns the blob of a local variable signature token (nil for 0).
+func (m *Module) LocalSig(tok metadata.Token) ([]byte, error) {
+	if tok == 0 {
+		return nil, nil
+	}
+	return m.Import.GetSigFromToken(tok)
+}
+
+func (m *Module) writable() error {
+	if m.Emit == nil {
+		return fmt.Errorf("ilrw: module %#x was opened read-only", uint64(m.ID))
+	}
+	return nil
+}
+
+// SigToken returns the StandAloneSig token of a signature blob, defining
+// it if needed.
+func (m *Module) SigToken(sig []byte) (metadata.Token, error) {
+	if err := m.writable(); err != nil {
+		return 0, err
+	}
+	if len(sig) == 0 {
+		return 0, fmt.Errorf("ilrw: empty signature")
+	}
+	return m.Emit.GetTokenFromSig(unsafe.Pointer(&sig[0]), uint32(len(sig)))
+}
+
+// TypeSpec returns the TypeSpec token of an encoded type.
+func (m *Module) TypeSpec(t []byte) (metadata.Token, error) {
+	if err := m.writable(); err != nil {
+		return 0, err
+	}
+	if len(t) == 0 {
+		return 0, fmt.Errorf("ilrw: empty type")
+	}
+	return m.Emit.GetTokenFromTypeSpec(unsafe.Pointer(&t[0]), uint32(len(t)))
+}
+
+// UserString returns a user string token (for ldstr) holding s.
+func (m *Module) UserString(s string) (metadata.Token, error) {
+	if err := m.writable(); err != nil {
+		return 0, err
+	}
+	return m.Emit.DefineUserString(s, uint32(len(utf16.Encode([]rune(s)))))
+}
+
+// AddLocals appends locals of the given encoded types to the body's local
+// signature, stores the new signature's token in b.LocalVarSig and returns
+// the index of the first new local.
+func (m *Module) AddLocals(b *Body, types ...[]byte) (int, error) {
+	old, err := m.LocalSig(b.LocalVarSig)
+	if err != nil {
+		return 0, fmt.Errorf("ilrw: locals of the body (%v): %w", b.LocalVarSig, err)
+	}
+	sig, first, err := AppendLocals(old, types...)
+	if err != nil {
+		return 0, err
+	}
+	tok, err := m.SigToken(sig)
+	if err != nil {
+		return 0, err
+	}
+	b.LocalVarSig = tok
+	return first, nil
+}
+
+// FindMethod finds a method by type name (namespace-qualified, nested
+// types as Outer/Inner... not supported) and method name; the first
+// overload found wins.
+func (m *Module) FindMethod(typeName, method string) (metadata.Token, error) {
+	td, err := m.Import.FindTypeDefByName(typeName, 0)
+	if err != nil {
+		return 0, fmt.Errorf("ilrw: type %s: %w", typeName, err)
+	}
+	tok, err := m.Import.FindMethod(td, method, nil, 0)
+	if err != nil {
+		return 0, fmt.Errorf("ilrw: method %s.%s: %w", typeName, method, err)
+	}
+	return tok, nil
+}
+
+// TokenName implements Namer: a readable name for a token, e.g.
+// "System.Console::WriteLine", "\"hello\"", "int32[]"; on failure the
+// token in hex.
+func (m *Module) TokenName(tok metadata.Token) string {
+	n, err := m.tokenName(tok, 0)
+	if err != nil || n == "" {
+		return tok.String()
+	}
+	return n
+}
+
+func (m *Module) tokenName(tok metadata.Token, depth int) (string, error) {
+	if depth > 4 {
+		return tok.String(), nil
+	}
+	switch table(tok) {
+	case tabTypeDef:
+		p, err := m.Import.GetTypeDefProps(tok)
+		if err != nil {
+			return "", err
+		}
+		if outer, err := m.Import.GetNestedClassProps(tok); err == nil && !outer.IsNil() {
+			o, _ := m.tokenName(outer, depth+1)
+			return o + "/" + p.TypeDef, nil
+		}
+		return p.TypeDef, nil
+	case tabTypeRef:
+		p, err := m.Import.GetTypeRefProps(tok)
+		if err != nil {
+			return "", err
+		}
+		if table(p.ResolutionScope) == tabTypeRef {
+			o, _ := m.tokenName(p.ResolutionScope, depth+1)
+			return o + "/" + p.Name, nil
+		}
+		return p.Name, nil
+	case tabTypeSpec:
+		sig, err := m.Import.GetTypeSpecFromToken(tok)
+		if err != nil {
+			return "", err
+		}
+		return "typespec(" + hexBytes(sig) + ")", nil
+	case tabMethodDef:
+		p, err := m.Import.GetMethodProps(tok)
+		if err != nil {
+			return "", err
+		}
+		c, _ := m.tokenName(p.Class, depth+1)
+		return c + "::" + p.Method, nil
+	case tabField:
+		p, err := m.Import.GetFieldProps(tok)
+		if err != nil {
+			return "", err
+		}
+		c, _ := m.tokenName(p.Class, depth+1)
+		return c + "::" + p.Field, nil
+	case tabMemberRef:
+		p, _, err := m.memberRef(tok)
+		if err != nil {
+			return "", err
+		}
+		c, _ := m.tokenName(p.Ptk, depth+1)
+		return c + "::" + p.Member, nil
+	case tabMethodSpec:
+		p, err := m.Import.GetMethodSpecProps(tok)
+		if err != nil {
+			return "", err
+		}
+		c, _ := m.tokenName(p.TkParent, depth+1)
+		return c + "<" + hexBytes(p.SigBlob) + ">", nil
+	case tabModuleRef:
+		return m.Import.GetModuleRefProps(tok)
+	case tabString:
+		s, err := m.Import.GetUserString(tok)
+		if err != nil {
+			return "", err
+		}
+		return quoteIL(s), nil
+	case tabStandAlone:
+		sig, err := m.Import.GetSigFromToken(tok)
+		if err != nil {
+			return "", err
+		}
+		return "sig(" + hexBytes(sig) + ")", nil
+	}
+	return "", fmt.Errorf("no name for %v", tok)
+}
+
+func hexBytes(b []byte) string {
+	var sb strings.Builder
+	for i, c := range b {
+		if i > 0 {
+			sb.WriteByte(' ')
+		}
+		fmt.Fprintf(&sb, "%02x", c)
+	}
+	return sb.String()
+}
+
+// quoteIL quotes a string for a dump, cutting long ones.
+func quoteIL(s string) string {
+	r := []rune(s)
+	if len(r) > 60 {
+		return fmt.Sprintf("%q...", string(r[:60]))
+	}
+	return fmt.Sprintf("%q", s)
+}
