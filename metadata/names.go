@@ -256,21 +256,19 @@ func (x *Import2) writeType(b *strings.Builder, t *Type, ctx *GenericContext, s 
 		if t.Elem == nil {
 			return fmt.Errorf("metadata: GENERICINST without a generic type")
 		}
-		n, err := x.typeTokenName(t.Elem.Token, ctx, s, depth+1)
+		args := make([]string, len(t.Args))
+		for i, a := range t.Args {
+			n, err := x.formatType(a, ctx, s, depth+1)
+			if err != nil {
+				return err
+			}
+			args[i] = n
+		}
+		n, err := x.typeDisplayName(t.Elem.Token, args)
 		if err != nil {
 			return err
 		}
-		b.WriteString(StripArity(n))
-		b.WriteByte('<')
-		for i, a := range t.Args {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := x.writeType(b, a, ctx, s, depth+1); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('>')
+		b.WriteString(n)
 	case k == ElementTypeFnptr:
 		if t.Method == nil {
 			return fmt.Errorf("metadata: FNPTR without a signature")
@@ -292,7 +290,8 @@ func (x *Import2) writeType(b *strings.Builder, t *Type, ctx *GenericContext, s 
 }
 
 // FormatArrayShape writes an array's brackets: [,] for rank 2 without
-// bounds, [0...,2...5] with lower bounds and sizes.
+// sizes (a lower bound of 0 is the default and not shown), [0...3,2...]
+// with sizes and other lower bounds.
 func FormatArrayShape(s ArrayShape) string {
 	var b strings.Builder
 	b.WriteByte('[')
@@ -307,7 +306,7 @@ func FormatArrayShape(s ArrayShape) string {
 		switch {
 		case i < len(s.Sizes):
 			fmt.Fprintf(&b, "%d...%d", lo, lo+int64(s.Sizes[i])-1)
-		case hasLo:
+		case hasLo && lo != 0:
 			fmt.Fprintf(&b, "%d...", lo)
 		}
 	}
@@ -375,58 +374,88 @@ func (x *Import2) FormatParams(m *MethodSig, ctx *GenericContext) (string, error
 
 // TypeDefDisplayName returns a TypeDef's name with its type arguments:
 // "Ns.Outer+Nested<int,string>". args are the names of the arguments
-// (already formatted); with nil args an open generic type shows its
-// parameter names ("Dictionary<TKey,TValue>"). For a nested type inside a
-// generic type the arguments are shared out by arity along the nesting
-// chain ("Outer<int>+Inner<string>").
+// (already formatted); with nil args a generic type shows its parameter
+// names ("Dictionary<TKey,TValue>"). For a type nested in a generic type
+// the arguments are shared out along the nesting chain by the arity in
+// each name ("Outer`1+Inner`1" with int, string gives
+// "Outer<int>+Inner<string>"), the innermost type taking what is left.
 func (x *Import2) TypeDefDisplayName(td Token, args []string) (string, error) {
-	var chain []Token
-	for depth := 0; ; depth++ {
-		if depth > MaxSigDepth {
-			return "", fmt.Errorf("metadata: type %v: nesting deeper than %d", td, MaxSigDepth)
-		}
-		chain = append(chain, td)
-		info, err := x.TypeDef(td)
-		if err != nil {
-			return "", fmt.Errorf("metadata: type %v: %w", td, err)
-		}
-		if !info.IsNested() {
-			break
-		}
-		td = info.Enclosing
-	}
 	if args == nil {
-		names, err := x.GenericParamNames(chain[0])
+		names, err := x.GenericParamNames(td)
 		if err != nil {
 			return "", err
 		}
 		args = names
 	}
+	var chain []string
+	for depth := 0; ; depth++ {
+		if depth > MaxSigDepth {
+			return "", fmt.Errorf("metadata: type %v: nesting deeper than %d", td, MaxSigDepth)
+		}
+		info, err := x.TypeDef(td)
+		if err != nil {
+			return "", fmt.Errorf("metadata: type %v: %w", td, err)
+		}
+		chain = append(chain, JoinTypeName(info.Namespace, info.Name))
+		if !info.IsNested() {
+			break
+		}
+		td = info.Enclosing
+	}
+	return distributeArgs(chain, args), nil
+}
+
+// typeRefDisplayName is TypeDefDisplayName for a TypeRef.
+func (x *Import2) typeRefDisplayName(tr Token, args []string) (string, error) {
+	var chain []string
+	for depth := 0; ; depth++ {
+		if depth > MaxSigDepth {
+			return "", fmt.Errorf("metadata: type reference %v: nesting deeper than %d", tr, MaxSigDepth)
+		}
+		info, err := x.TypeRef(tr)
+		if err != nil {
+			return "", fmt.Errorf("metadata: type reference %v: %w", tr, err)
+		}
+		chain = append(chain, JoinTypeName(info.Namespace, info.Name))
+		if TokenType(info.Scope.Table()) != MdtTypeRef || info.Scope.IsNil() {
+			break
+		}
+		tr = info.Scope
+	}
+	return distributeArgs(chain, args), nil
+}
+
+// typeDisplayName names a TypeDef or TypeRef instantiated with args (for a
+// TypeSpec, args are ignored: it carries its own).
+func (x *Import2) typeDisplayName(tk Token, args []string) (string, error) {
+	switch TokenType(tk.Table()) {
+	case MdtTypeDef:
+		return x.TypeDefDisplayName(tk, args)
+	case MdtTypeRef:
+		return x.typeRefDisplayName(tk, args)
+	}
+	return x.typeTokenName(tk, nil, ILAsm, 0)
+}
+
+// distributeArgs joins a nesting chain (innermost first, names with their
+// `n arity suffixes) into "Outer<a>+Inner<b>".
+func distributeArgs(chain []string, args []string) string {
 	var b strings.Builder
 	used := 0
 	for i := len(chain) - 1; i >= 0; i-- {
-		info, err := x.TypeDef(chain[i])
-		if err != nil {
-			return "", err
-		}
 		if i != len(chain)-1 {
 			b.WriteByte('+')
 		}
-		name := info.Name
+		name := chain[i]
 		arity := 0
 		if j := strings.LastIndexByte(name, '`'); j >= 0 {
 			if n, err := strconv.Atoi(name[j+1:]); err == nil && n >= 0 {
 				name, arity = name[:j], n
 			}
 		}
-		b.WriteString(JoinTypeName(info.Namespace, name))
-		// C# compilers name a nested type's arity by its own parameters
-		// only; its GenericParam rows repeat the enclosing type's first.
-		end := used + arity
+		b.WriteString(name)
+		end := min(used+arity, len(args))
 		if i == 0 {
-			end = len(args)
-		}
-		if end > len(args) {
 			end = len(args)
 		}
 		if end > used {
@@ -434,9 +463,9 @@ func (x *Import2) TypeDefDisplayName(td Token, args []string) (string, error) {
 			b.WriteString(strings.Join(args[used:end], ","))
 			b.WriteByte('>')
 		}
-		used = end
+		used = max(used, end)
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 // MethodName returns the name of a MethodDef, MemberRef or MethodSpec in
@@ -541,11 +570,9 @@ func (x *Import2) memberRefName(mr Token, methodArgs []*Type) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			n, err := x.typeTokenName(t.Elem.Token, nil, CSharp, 0)
-			if err != nil {
+			if owner, err = x.typeDisplayName(t.Elem.Token, cs); err != nil {
 				return "", err
 			}
-			owner = StripArity(n) + "<" + strings.Join(cs, ",") + ">"
 		} else if owner, err = x.formatType(t, nil, ILAsm, 0); err != nil {
 			return "", err
 		}

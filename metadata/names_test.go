@@ -20,12 +20,27 @@ func TestFormatHelpers(t *testing.T) {
 	}{
 		{ArrayShape{Rank: 1}, "[]"},
 		{ArrayShape{Rank: 2}, "[,]"},
-		{ArrayShape{Rank: 2, LoBounds: []int32{0, 0}}, "[0...,0...]"},
+		{ArrayShape{Rank: 2, LoBounds: []int32{0, 0}}, "[,]"},
+		{ArrayShape{Rank: 2, LoBounds: []int32{1, 0}}, "[1...,]"},
 		{ArrayShape{Rank: 2, Sizes: []uint32{4}, LoBounds: []int32{0, 2}}, "[0...3,2...]"},
 		{ArrayShape{Rank: 1, Sizes: []uint32{5}, LoBounds: []int32{-2}}, "[-2...2]"},
 	} {
 		if got := FormatArrayShape(c.s); got != c.want {
 			t.Errorf("FormatArrayShape(%+v) = %q, want %q", c.s, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		chain, args []string
+		want        string
+	}{
+		{[]string{"Inner`1", "Ns.Outer`1"}, []string{"int", "string"}, "Ns.Outer<int>+Inner<string>"},
+		{[]string{"Enumerator", "Ns.Dictionary`2"}, []string{"K", "V"}, "Ns.Dictionary<K,V>+Enumerator"},
+		{[]string{"Plain", "Outer`1"}, []string{"long"}, "Outer<long>+Plain"},
+		{[]string{"List`1"}, nil, "List"},
+		{[]string{"Odd`1"}, []string{"a", "b"}, "Odd<a,b>"},
+	} {
+		if got := distributeArgs(c.chain, c.args); got != c.want {
+			t.Errorf("distributeArgs(%q, %q) = %q, want %q", c.chain, c.args, got, c.want)
 		}
 	}
 	if BuiltinName("System.Int32", ILAsm) != "int32" || BuiltinName("System.Int32", CSharp) != "int" ||

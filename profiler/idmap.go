@@ -337,3 +337,21 @@ func (m *IDMap) AppDomainShutdownStarted(id AppDomainID) error {
 	}
 	return nil
 }
+
+// ModuleCounts returns how many classes and functions of a module the map
+// holds.
+func (m *IDMap) ModuleCounts(module ModuleID) (classes, functions int) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, c := range m.classes {
+		if c.Module == module {
+			classes++
+		}
+	}
+	for _, f := range m.functions {
+		if f.Module == module {
+			functions++
+		}
+	}
+	return classes, functions
+}

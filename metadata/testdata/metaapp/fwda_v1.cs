@@ -1,0 +1,6 @@
+// fwda.dll as the app was compiled against: it defines Fwd.Moved itself.
+namespace Fwd {
+	public class Moved {
+		public string Hello() { return "v1"; }
+	}
+}

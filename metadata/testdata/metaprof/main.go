@@ -1,0 +1,513 @@
+// Command metaprof is the profiler of package metadata's integration tests.
+// It prints, on stderr, lines starting "metaprof: ":
+//
+//   - for every module that loads: how many signatures of each kind it
+//     decoded and re-encoded byte-identical, and any that did not;
+//   - for the test app's module (metaapp.exe): the token-based names of its
+//     methods, fields, method specs and member refs;
+//   - for every function of the app the JIT compiles: its runtime name;
+//   - when the app throws in Gen.Shared: the names of the frames on the
+//     stack with and without their COR_PRF_FRAME_INFO;
+//   - at the app's Checkpoint: how each TypeRef of the app's modules
+//     resolved;
+//   - when alclib.dll unloads: what the ID map held for it before and after;
+//   - at Shutdown: the signature totals.
+package main
+
+/*
+#include <stdint.h>
+extern int32_t metaprofFrame(uintptr_t funcID, uintptr_t frameInfo);
+static int32_t metaprof_snapshot_cb(uintptr_t funcID, uintptr_t ip, uintptr_t frameInfo,
+		uint32_t contextSize, uint8_t *context, void *clientData) {
+	return metaprofFrame(funcID, frameInfo);
+}
+static void *metaprof_snapshot_fn(void) { return (void *)metaprof_snapshot_cb; }
+*/
+import "C"
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/clrprof/clrprof/metadata"
+	"github.com/clrprof/clrprof/profiler"
+)
+
+// kinds of signatures counted, in print order.
+var kinds = []string{"method", "field", "property", "local", "standalone-method", "memberref-method", "memberref-field", "typespec", "methodspec"}
+
+type counts map[string]int
+
+type metaprof struct {
+	profiler.Base
+	info *profiler.Info
+	ids  *profiler.IDMap
+
+	mu       sync.Mutex
+	total    counts
+	failures int
+	appMods  map[profiler.ModuleID]string
+	alcMods  map[profiler.ModuleID]string
+	alcSeen  map[profiler.FunctionID]bool
+	frames   []string
+	inSnap   bool
+}
+
+func (p *metaprof) logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "metaprof: "+format+"\n", args...)
+}
+
+func (p *metaprof) Initialize(info *profiler.Info) error {
+	p.info = info
+	p.ids = profiler.NewIDMap(info)
+	p.total = counts{}
+	p.appMods = map[profiler.ModuleID]string{}
+	p.alcMods = map[profiler.ModuleID]string{}
+	p.alcSeen = map[profiler.FunctionID]bool{}
+	return info.SetEventMask(profiler.MonitorModuleLoads | profiler.MonitorClassLoads | profiler.MonitorJITCompilation |
+		profiler.MonitorAppdomainLoads | profiler.MonitorExceptions | profiler.EnableStackSnapshot | profiler.EnableFrameInfo)
+}
+
+func (p *metaprof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) error {
+	if hr < 0 {
+		return nil
+	}
+	e, err := p.ids.AddModule(m)
+	if err != nil {
+		p.logf("module %#x: %v", uint64(m), err)
+		return nil
+	}
+	base := filepath.Base(e.Name)
+	imp, err := p.info.ModuleImport(m)
+	if err != nil {
+		p.logf("module %s: no metadata: %v", base, err)
+		return nil
+	}
+	defer imp.Release()
+	c, bad := checkSignatures(imp)
+	p.mu.Lock()
+	for k, v := range c {
+		p.total[k] += v
+	}
+	p.failures += len(bad)
+	switch strings.ToLower(base) {
+	case "metaapp.exe", "fwda.dll", "fwdb.dll":
+		p.appMods[m] = base
+	case "alclib.dll":
+		p.alcMods[m] = base
+	}
+	p.mu.Unlock()
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, c[k]))
+	}
+	p.logf("sigs %s: %s failures=%d", base, strings.Join(parts, " "), len(bad))
+	for i, b := range bad {
+		if i == 20 {
+			p.logf("sig failure: ... %d more", len(bad)-i)
+			break
+		}
+		p.logf("sig failure in %s: %s", base, b)
+	}
+	if strings.EqualFold(base, "metaapp.exe") {
+		p.printTokenNames(imp)
+	}
+	return nil
+}
+
+// roundTrip decodes blob with parse and checks that it encodes back to the
+// same bytes.
+func roundTrip[S interface{ Encode() ([]byte, error) }](blob []byte, parse func([]byte) (S, error)) error {
+	s, err := parse(blob)
+	if err != nil {
+		return err
+	}
+	enc, err := s.Encode()
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(enc, blob) {
+		return fmt.Errorf("re-encoded as %x", enc)
+	}
+	return nil
+}
+
+// checkSignatures decodes and re-encodes every signature of a module.
+func checkSignatures(imp *metadata.Import2) (counts, []string) {
+	c := counts{}
+	var bad []string
+	check := func(kind string, tk metadata.Token, blob []byte, err error, rt func([]byte) error) {
+		if err == nil {
+			err = rt(blob)
+		}
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("%s %v %x: %v", kind, tk, blob, err))
+			return
+		}
+		c[kind]++
+	}
+	methodRT := func(b []byte) error { return roundTrip(b, metadata.ParseMethodSig) }
+	tds, err := imp.TypeDefs()
+	if err != nil {
+		bad = append(bad, fmt.Sprintf("TypeDefs: %v", err))
+	}
+	for _, td := range append([]metadata.Token{0x02000001}, tds...) {
+		mds, err := imp.Methods(td)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("Methods(%v): %v", td, err))
+		}
+		for _, md := range mds {
+			m, err := imp.Method(md)
+			check("method", md, m.Sig, err, methodRT)
+		}
+		fds, err := imp.Fields(td)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("Fields(%v): %v", td, err))
+		}
+		for _, fd := range fds {
+			f, err := imp.Field(fd)
+			check("field", fd, f.Sig, err, func(b []byte) error { return roundTrip(b, metadata.ParseFieldSig) })
+		}
+		props, err := imp.Properties(td)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("Properties(%v): %v", td, err))
+		}
+		for _, pr := range props {
+			info, err := imp.Property(pr)
+			check("property", pr, info.Sig, err, methodRT)
+		}
+	}
+	sigs, err := imp.Signatures()
+	if err != nil {
+		bad = append(bad, fmt.Sprintf("Signatures: %v", err))
+	}
+	for _, st := range sigs {
+		blob, err := imp.StandAloneSig(st)
+		kind := "standalone-method"
+		if len(blob) > 0 && metadata.CallingConvention(blob[0]) == metadata.ImageCeeCsCallconvLocalSig {
+			kind = "local"
+		}
+		check(kind, st, blob, err, func(b []byte) error { return roundTrip(b, metadata.ParseSignature) })
+	}
+	mrs, err := imp.AllMemberRefs()
+	if err != nil {
+		bad = append(bad, fmt.Sprintf("MemberRefs: %v", err))
+	}
+	for _, mr := range mrs {
+		info, err := imp.MemberRef(mr)
+		kind := "memberref-method"
+		if len(info.Sig) > 0 && metadata.CallingConvention(info.Sig[0]) == metadata.ImageCeeCsCallconvField {
+			kind = "memberref-field"
+		}
+		check(kind, mr, info.Sig, err, func(b []byte) error { return roundTrip(b, metadata.ParseSignature) })
+	}
+	tss, err := imp.TypeSpecs()
+	if err != nil {
+		bad = append(bad, fmt.Sprintf("TypeSpecs: %v", err))
+	}
+	for _, ts := range tss {
+		blob, err := imp.TypeSpec(ts)
+		check("typespec", ts, blob, err, func(b []byte) error { return roundTrip(b, metadata.ParseTypeSpec) })
+	}
+	mss, err := imp.AllMethodSpecs()
+	if err != nil {
+		bad = append(bad, fmt.Sprintf("MethodSpecs: %v", err))
+	}
+	for _, ms := range mss {
+		info, err := imp.MethodSpec(ms)
+		check("methodspec", ms, info.Sig, err, func(b []byte) error { return roundTrip(b, metadata.ParseMethodSpec) })
+	}
+	return c, bad
+}
+
+// printTokenNames prints the metadata names of the app's members.
+func (p *metaprof) printTokenNames(imp *metadata.Import2) {
+	tds, _ := imp.TypeDefs()
+	for _, td := range tds {
+		tn, err := imp.TypeDefName(td)
+		if err != nil || !strings.HasPrefix(tn, "Meta.Test.") {
+			continue
+		}
+		mds, _ := imp.Methods(td)
+		for _, md := range mds {
+			n, err := imp.MethodName(md)
+			p.logf("token method: %s%s", n, errSuffix(err))
+		}
+		fds, _ := imp.Fields(td)
+		for _, fd := range fds {
+			n, err := imp.FieldName(fd)
+			t, err2 := imp.FieldTypeName(fd)
+			p.logf("token field: %s : %s%s", n, t, errSuffix(errors.Join(err, err2)))
+		}
+	}
+	mss, _ := imp.AllMethodSpecs()
+	for _, ms := range mss {
+		n, err := imp.MethodName(ms)
+		p.logf("token methodspec: %s%s", n, errSuffix(err))
+	}
+	mrs, _ := imp.AllMemberRefs()
+	for _, mr := range mrs {
+		info, err := imp.MemberRef(mr)
+		if err != nil || metadata.TokenType(info.Parent.Table()) != metadata.MdtTypeSpec {
+			continue
+		}
+		n, err := imp.MethodName(mr)
+		p.logf("token memberref: %s%s", n, errSuffix(err))
+	}
+}
+
+func errSuffix(err error) string {
+	if err == nil {
+		return ""
+	}
+	return " ERROR " + err.Error()
+}
+
+func (p *metaprof) ClassLoadFinished(c profiler.ClassID, hr profiler.HRESULT) error {
+	_ = p.ids.ClassLoadFinished(c, hr) // arrays have no TypeDef: not an error here
+	return nil
+}
+
+func (p *metaprof) isApp(m profiler.ModuleID) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n, ok := p.appMods[m]; ok {
+		return n, true
+	}
+	n, ok := p.alcMods[m]
+	return n, ok
+}
+
+func (p *metaprof) JITCompilationStarted(f profiler.FunctionID, _ bool) error {
+	e, err := p.ids.AddFunction(f)
+	if err != nil {
+		return nil
+	}
+	if _, ok := p.isApp(e.Module); !ok {
+		return nil
+	}
+	name, err := p.info.FunctionFullName(f, 0)
+	p.logf("jit: %s%s", name, errSuffix(err))
+	switch {
+	case strings.HasPrefix(name, "Meta.Test.Program.Checkpoint("):
+		p.resolveTypeRefs()
+	case strings.HasPrefix(name, "Meta.Test.Program.AfterUnload("):
+		p.reportAlc("after-unload")
+	}
+	return nil
+}
+
+func (p *metaprof) ExceptionThrown(profiler.ObjectID) error {
+	p.mu.Lock()
+	if p.inSnap {
+		p.mu.Unlock()
+		return nil
+	}
+	p.inSnap = true
+	p.frames = nil
+	p.mu.Unlock()
+	current = p
+	err := p.info.DoStackSnapshot(0, C.metaprof_snapshot_fn(), uint32(profiler.SnapshotDefault), nil, nil)
+	current = nil
+	p.mu.Lock()
+	frames := p.frames
+	p.inSnap = false
+	p.mu.Unlock()
+	if err != nil {
+		p.logf("snapshot: %v", err)
+		return nil
+	}
+	for _, f := range frames {
+		p.logf("%s", f)
+	}
+	return nil
+}
+
+// current is the profiler during a stack snapshot (one at a time).
+var current *metaprof
+
+//export metaprofFrame
+func metaprofFrame(funcID, frameInfo C.uintptr_t) (hr C.int32_t) {
+	defer func() {
+		if r := recover(); r != nil {
+			hr = 0
+		}
+	}()
+	p := current
+	if p == nil || funcID == 0 {
+		return 0
+	}
+	f := profiler.FunctionID(funcID)
+	fi, err := p.info.GetFunctionInfo2(f, 0)
+	if err != nil {
+		return 0
+	}
+	if _, ok := p.isApp(fi.ModuleID); !ok {
+		return 0
+	}
+	with, err1 := p.info.FunctionFullName(f, profiler.FrameInfo(frameInfo))
+	without, err2 := p.info.FunctionFullName(f, 0)
+	line := fmt.Sprintf("frame: %s%s | without frame info: %s%s", with, errSuffix(err1), without, errSuffix(err2))
+	p.mu.Lock()
+	p.frames = append(p.frames, line)
+	p.mu.Unlock()
+	return 0
+}
+
+// resolveTypeRefs resolves every TypeRef of the app's modules.
+func (p *metaprof) resolveTypeRefs() {
+	r := profiler.NewTypeResolver(p.info)
+	p.mu.Lock()
+	mods := make([]profiler.ModuleID, 0, len(p.appMods))
+	for m := range p.appMods {
+		mods = append(mods, m)
+	}
+	p.mu.Unlock()
+	sort.Slice(mods, func(i, j int) bool { return mods[i] < mods[j] })
+	resolved, notLoaded, failed := 0, 0, 0
+	for _, m := range mods {
+		base, _ := p.isApp(m)
+		imp, err := p.info.ModuleImport(m)
+		if err != nil {
+			p.logf("typeref: %s: %v", base, err)
+			failed++
+			continue
+		}
+		trs, _ := imp.TypeRefs()
+		for _, tr := range trs {
+			want, err := imp.TypeRefName(tr)
+			if err != nil {
+				p.logf("typeref: %s %v: %v", base, tr, err)
+				failed++
+				continue
+			}
+			loc, err := r.Resolve(m, tr)
+			if errors.Is(err, profiler.ErrTypeRefUnresolved) && strings.Contains(err.Error(), "not loaded") {
+				notLoaded++
+				p.logf("typeref: %s %s -> not loaded (%v)", base, want, err)
+				continue
+			}
+			if err != nil {
+				failed++
+				p.logf("typeref: %s %s -> ERROR %v", base, want, err)
+				continue
+			}
+			got, where := p.defName(loc)
+			if got != want {
+				failed++
+				p.logf("typeref: %s %s -> %s in %s: WRONG NAME", base, want, got, where)
+				continue
+			}
+			resolved++
+			p.logf("typeref: %s %s -> %s %v", base, want, where, loc.TypeDef)
+		}
+		imp.Release()
+	}
+	p.logf("typerefs: resolved=%d notloaded=%d failed=%d", resolved, notLoaded, failed)
+}
+
+func (p *metaprof) defName(loc profiler.TypeLocation) (string, string) {
+	e, ok := p.ids.Module(loc.Module)
+	where := fmt.Sprintf("module %#x", uint64(loc.Module))
+	if ok {
+		where = filepath.Base(e.Name)
+	}
+	imp, err := p.info.ModuleImport(loc.Module)
+	if err != nil {
+		return "", where
+	}
+	defer imp.Release()
+	n, _ := imp.TypeDefName(loc.TypeDef)
+	return n, where
+}
+
+// reportAlc prints what the ID map holds for alclib.dll.
+func (p *metaprof) reportAlc(when string) {
+	p.mu.Lock()
+	mods := make([]profiler.ModuleID, 0, len(p.alcMods))
+	for m := range p.alcMods {
+		mods = append(mods, m)
+	}
+	seen := len(p.alcSeen)
+	stale := 0
+	for f := range p.alcSeen {
+		if _, ok := p.ids.Function(f); ok {
+			stale++
+		}
+	}
+	p.mu.Unlock()
+	for _, m := range mods {
+		_, known := p.ids.Module(m)
+		c, f := p.ids.ModuleCounts(m)
+		p.logf("idmap %s: alclib module known=%v classes=%d functions=%d", when, known, c, f)
+	}
+	p.logf("idmap %s: alclib functions seen=%d still mapped=%d", when, seen, stale)
+}
+
+func (p *metaprof) ModuleUnloadStarted(m profiler.ModuleID) error {
+	base, ok := p.isApp(m)
+	if ok && base == "alclib.dll" {
+		c, f := p.ids.ModuleCounts(m)
+		p.mu.Lock()
+		for _, fid := range p.functionsOf(m) {
+			p.alcSeen[fid] = true
+		}
+		p.mu.Unlock()
+		p.logf("idmap unload: alclib module before: classes=%d functions=%d", c, f)
+	}
+	_ = p.ids.ModuleUnloadStarted(m)
+	if ok && base == "alclib.dll" {
+		c, f := p.ids.ModuleCounts(m)
+		_, known := p.ids.Module(m)
+		p.logf("idmap unload: alclib module after: known=%v classes=%d functions=%d", known, c, f)
+	}
+	return nil
+}
+
+// functionsOf lists the mapped functions of a module's methods (p.mu held).
+func (p *metaprof) functionsOf(m profiler.ModuleID) []profiler.FunctionID {
+	imp, err := p.info.ModuleImport(m)
+	if err != nil {
+		return nil
+	}
+	defer imp.Release()
+	var out []profiler.FunctionID
+	tds, _ := imp.TypeDefs()
+	for _, td := range tds {
+		mds, _ := imp.Methods(td)
+		for _, md := range mds {
+			out = append(out, p.ids.FunctionsOf(m, md)...)
+		}
+	}
+	return out
+}
+
+func (p *metaprof) ClassUnloadStarted(c profiler.ClassID) error { return p.ids.ClassUnloadStarted(c) }
+
+func (p *metaprof) AppDomainShutdownStarted(a profiler.AppDomainID) error {
+	return p.ids.AppDomainShutdownStarted(a)
+}
+
+func (p *metaprof) Shutdown() error {
+	p.reportAlc("shutdown")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, p.total[k]))
+	}
+	p.logf("sigs total: %s failures=%d", strings.Join(parts, " "), p.failures)
+	return nil
+}
+
+func init() {
+	profiler.Register("{3F0E2C9A-61B4-4E57-9D2B-7A1C5E8F4B60}", &metaprof{})
+}
+
+func main() {}
