@@ -1,6 +1,3 @@
-// Package metadata reads and writes the ECMA-335 metadata of loaded modules
-// through the runtime's IMetaDataImport/Emit interfaces: tokens, their
-// properties and signatures.
 package metadata
 
 import "fmt"
