@@ -75,7 +75,7 @@ func TestProfilerLoadsOnEveryRuntime(t *testing.T) {
 		// Every runtime here installs its activation handler (SIGRTMIN)
 		// before it loads the profiler; the Go runtime added SA_ONSTACK to
 		// it, and the audit took it off again (newFlags is read back).
-		restored := regexp.MustCompile(`msg="signal audit: gave the runtime's activation handler its flags back[^"]*" signal=SIGRTMIN\(\d+\) handler="[^"]*libcoreclr\.so" flags=\S*SA_ONSTACK\S* newFlags=(\S+)`)
+		restored := regexp.MustCompile(`msg="signal audit: gave a handler its flags back[^"]*" signal=SIGRTMIN\(\d+\) handler="[^"]*libcoreclr\.so" flags=\S*SA_ONSTACK\S* newFlags=(\S+)`)
 		m := restored.FindStringSubmatch(res.Stderr)
 		if m == nil {
 			t.Fatalf("no restoration of SIGRTMIN's flags logged:\n%s", res.Describe())
@@ -83,6 +83,17 @@ func TestProfilerLoadsOnEveryRuntime(t *testing.T) {
 		if strings.Contains(m[1], "SA_ONSTACK") || !strings.Contains(m[1], "SA_SIGINFO") || !strings.Contains(m[1], "SA_RESTART") {
 			t.Errorf("SIGRTMIN flags after the audit: %s", m[1])
 		}
+		// SIGFPE and SIGBUS are CoreCLR's again, with its own flags (no
+		// SA_ONSTACK); SIGSEGV goes through the router.
+		for _, sig := range []string{"SIGFPE", "SIGBUS"} {
+			re := regexp.MustCompile(`msg="signal audit: gave the signal back[^"]*" signal=` + sig + ` handler="[^"]*libcoreclr\.so" flags=\S+ newFlags=(\S+)`)
+			if m := re.FindStringSubmatch(res.Stderr); m == nil {
+				t.Errorf("no reclaiming of %s logged", sig)
+			} else if strings.Contains(m[1], "SA_ONSTACK") {
+				t.Errorf("%s flags after the audit: %s", sig, m[1])
+			}
+		}
+		res.MustStderrContain(t, `msg="signal audit: routed the signal`)
 	})
 }
 
@@ -103,26 +114,37 @@ func TestProfilerWrongCLSID(t *testing.T) {
 	})
 }
 
+// A callback that panics, or faults in a way Go turns into a panic (a nil
+// dereference is a SIGSEGV in Go code and must reach Go's handler through
+// the SIGSEGV router; an integer division by zero is checked by Go), is
+// recovered and logged, and the app completes.
 func TestProfilerPanickingCallback(t *testing.T) {
 	lib := countprof(t)
 	a := app(t)
+	faults := []struct{ mode, msg string }{
+		{"panic", "deliberate panic in JITCompilationStarted"},
+		{"nil", "invalid memory address or nil pointer dereference"},
+		{"divide", "integer divide by zero"},
+	}
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
-		res := harness.Run(t, rt, a, harness.RunOptions{
-			ProfilerPath:  lib,
-			ProfilerCLSID: countprofCLSID,
-			Env:           []string{"COUNTPROF_MISBEHAVE=panic"},
-		})
-		checkApp(t, res)
-		res.MustStderrContain(t,
-			"level=ERROR",
-			"panic in JITCompilationStarted",
-			"deliberate panic in JITCompilationStarted",
-			"main.(*countprof).JITCompilationStarted", // the stack
-		)
-		// The profiler kept working after the panic.
-		_, jits := shutdownCounts(t, res)
-		if jits < 10 {
-			t.Errorf("only %d JIT callbacks after the panic", jits)
+		for _, f := range faults {
+			res := harness.Run(t, rt, a, harness.RunOptions{
+				ProfilerPath:  lib,
+				ProfilerCLSID: countprofCLSID,
+				Env:           []string{"COUNTPROF_MISBEHAVE=" + f.mode},
+			})
+			checkApp(t, res)
+			res.MustStderrContain(t,
+				"level=ERROR",
+				"panic in JITCompilationStarted",
+				f.msg,
+				"main.(*countprof).JITCompilationStarted", // the stack
+			)
+			// The profiler kept working after the panic.
+			_, jits := shutdownCounts(t, res)
+			if jits < 10 {
+				t.Errorf("%s: only %d JIT callbacks after the panic", f.mode, jits)
+			}
 		}
 	})
 }

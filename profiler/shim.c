@@ -2,11 +2,13 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 
 #include "shim.h"
 #include "_cgo_export.h"
@@ -242,6 +244,92 @@ static void fill_owner(clrprof_sigrec *r, const void *addr, const void *self_bas
 	r->own = info.dli_fbase != NULL && info.dli_fbase == self_base;
 }
 
+// The signal actions as they were before the Go runtime started. Priority
+// constructors run before the unprioritised .init_array entry that starts
+// the Go runtime, so this sees the host's handlers (CoreCLR's PAL installs
+// them long before it loads a profiler).
+static struct sigaction pre_go[NSIG];
+static unsigned char pre_go_valid[NSIG];
+
+__attribute__((constructor(101))) static void clrprof_snapshot_signals(void) {
+	for (int sig = 1; sig < NSIG; sig++) {
+		pre_go_valid[sig] = sigaction(sig, NULL, &pre_go[sig]) == 0;
+	}
+}
+
+static const void *handler_of(const struct sigaction *sa) {
+	return (sa->sa_flags & SA_SIGINFO) ? (const void *)sa->sa_sigaction : (const void *)sa->sa_handler;
+}
+
+// ---- SIGSEGV router ----
+//
+// Go's SIGSEGV handler forwards faults outside Go (a managed
+// NullReferenceException) to CoreCLR's handler, but it runs with nearly
+// every signal blocked (its sa_mask), and CoreCLR does not return from that
+// handler: it unwinds out of it to the managed catch, leaving the thread
+// with that mask. The next hardware exception of the thread (a
+// DivideByZeroException's SIGFPE) is then blocked, and the kernel kills the
+// process. The router takes SIGSEGV with CoreCLR's own mask and flags and
+// hands a fault to Go's handler only when it happened in this library's
+// code; every other fault goes straight to CoreCLR, as without Go.
+
+#define CLRPROF_MAX_TEXT 8
+static uintptr_t self_text[CLRPROF_MAX_TEXT][2];
+static int self_text_n;
+static struct sigaction go_segv, host_segv;
+
+static int find_self_text(struct dl_phdr_info *info, size_t size, void *data) {
+	(void)size;
+	const void *base = data;
+	int mine = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (void *)(info->dlpi_addr + ph->p_vaddr - ph->p_offset) == base) {
+			mine = 1;
+		}
+	}
+	if (!mine) {
+		return 0;
+	}
+	for (int i = 0; i < info->dlpi_phnum && self_text_n < CLRPROF_MAX_TEXT; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			self_text[self_text_n][0] = info->dlpi_addr + ph->p_vaddr;
+			self_text[self_text_n][1] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+			self_text_n++;
+		}
+	}
+	return 1;
+}
+
+static int pc_in_self(uintptr_t pc) {
+	for (int i = 0; i < self_text_n; i++) {
+		if (pc >= self_text[i][0] && pc < self_text[i][1]) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void segv_router(int sig, siginfo_t *info, void *ctx) {
+	ucontext_t *uc = ctx;
+	uintptr_t pc = uc != NULL ? (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] : 0;
+	if (pc_in_self(pc)) {
+		// Go's handler expects its own mask; it returns (after redirecting a
+		// Go fault to a panic) or does not return at all.
+		sigset_t old;
+		pthread_sigmask(SIG_SETMASK, &go_segv.sa_mask, &old);
+		go_segv.sa_sigaction(sig, info, ctx);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return;
+	}
+	if (host_segv.sa_flags & SA_SIGINFO) {
+		host_segv.sa_sigaction(sig, info, ctx);
+	} else {
+		host_segv.sa_handler(sig);
+	}
+}
+
 int clrprof_audit_signals(int activation, int skip_own, clrprof_sigrec *recs, int max) {
 	Dl_info self;
 	const void *self_base = NULL;
@@ -254,7 +342,7 @@ int clrprof_audit_signals(int activation, int skip_own, clrprof_sigrec *recs, in
 		if (sigaction(sig, NULL, &sa) != 0) {
 			continue;
 		}
-		const void *h = (sa.sa_flags & SA_SIGINFO) ? (const void *)sa.sa_sigaction : (const void *)sa.sa_handler;
+		const void *h = handler_of(&sa);
 		if (sa.sa_handler == SIG_DFL) {
 			continue;
 		}
@@ -270,17 +358,48 @@ int clrprof_audit_signals(int activation, int skip_own, clrprof_sigrec *recs, in
 		r->kind = 2;
 		r->handler = (uintptr_t)h;
 		fill_owner(r, h, self_base);
-		if (sig != activation || !(sa.sa_flags & SA_ONSTACK)) {
-			continue;
-		}
-		if (skip_own && r->own) {
-			r->action = CLRPROF_SIG_SKIPPED;
-			continue;
-		}
-		// Give the activation handler its own flags back: the same handler,
-		// mask and flags, without the SA_ONSTACK the Go runtime added.
+		const struct sigaction *pre = pre_go_valid[sig] ? &pre_go[sig] : NULL;
+		int pre_is_func = pre != NULL && pre->sa_handler != SIG_DFL && pre->sa_handler != SIG_IGN;
 		struct sigaction na = sa;
-		na.sa_flags &= ~SA_ONSTACK;
+		int pre_own = 0;
+		if (pre_is_func) {
+			clrprof_sigrec prer;
+			memset(&prer, 0, sizeof prer);
+			fill_owner(&prer, handler_of(pre), self_base);
+			pre_own = prer.own;
+		}
+		if ((sig == SIGFPE || sig == SIGBUS) && r->own && pre_is_func && !pre_own) {
+			// Give the signal back to the host: its handler, mask and flags.
+			na = *pre;
+			r->action = CLRPROF_SIG_RECLAIMED;
+		} else if (sig == SIGSEGV && r->own && pre_is_func && !pre_own && (void *)h != (void *)segv_router) {
+			self_text_n = 0;
+			dl_iterate_phdr(find_self_text, (void *)self_base);
+			if (self_text_n == 0 || !(sa.sa_flags & SA_SIGINFO)) {
+				continue;
+			}
+			go_segv = sa;
+			host_segv = *pre;
+			na = *pre;
+			na.sa_sigaction = segv_router;
+			na.sa_flags |= SA_SIGINFO | SA_ONSTACK;
+			r->action = CLRPROF_SIG_ROUTED;
+		} else if (sa.sa_flags & SA_ONSTACK) {
+			int added_by_go = pre_is_func && handler_of(pre) == h && !(pre->sa_flags & SA_ONSTACK);
+			if (sig != activation && !added_by_go) {
+				continue;
+			}
+			if (skip_own && r->own) {
+				r->action = CLRPROF_SIG_SKIPPED;
+				continue;
+			}
+			// The same handler, mask and flags, without the SA_ONSTACK the Go
+			// runtime added.
+			na.sa_flags &= ~SA_ONSTACK;
+			r->action = CLRPROF_SIG_RESTORED;
+		} else {
+			continue;
+		}
 		if (sigaction(sig, &na, NULL) != 0) {
 			r->action = CLRPROF_SIG_FAILED;
 			r->err = errno;
@@ -289,8 +408,11 @@ int clrprof_audit_signals(int activation, int skip_own, clrprof_sigrec *recs, in
 		struct sigaction now;
 		if (sigaction(sig, NULL, &now) == 0) {
 			r->new_flags = now.sa_flags;
+			if (r->action == CLRPROF_SIG_RECLAIMED || r->action == CLRPROF_SIG_ROUTED) {
+				fill_owner(r, handler_of(&now), self_base);
+				r->handler = (uintptr_t)handler_of(&now);
+			}
 		}
-		r->action = CLRPROF_SIG_RESTORED;
 	}
 	return n;
 }

@@ -169,11 +169,19 @@ func logSignalAudit(recs []signalRecord, activation int) {
 		}
 		switch r.Action {
 		case C.CLRPROF_SIG_RESTORED:
-			log.Info("signal audit: gave the runtime's activation handler its flags back (cleared the SA_ONSTACK the Go runtime added)",
+			log.Info("signal audit: gave a handler its flags back (cleared the SA_ONSTACK the Go runtime added)",
+				append(attrs, "newFlags", saFlagsString(r.NewFlags))...)
+			continue
+		case C.CLRPROF_SIG_RECLAIMED:
+			log.Info("signal audit: gave the signal back to the runtime's handler (Go forwards it from its alternate signal stack with most signals blocked)",
+				append(attrs, "newFlags", saFlagsString(r.NewFlags))...)
+			continue
+		case C.CLRPROF_SIG_ROUTED:
+			log.Info("signal audit: routed the signal: faults in this library to Go's handler, all others straight to the runtime's with its own mask",
 				append(attrs, "newFlags", saFlagsString(r.NewFlags))...)
 			continue
 		case C.CLRPROF_SIG_FAILED:
-			log.Error("signal audit: could not clear SA_ONSTACK on the runtime's activation handler; GC suspension may run it on the small alternate signal stack",
+			log.Error("signal audit: could not give a handler its flags back; it may run on the small alternate signal stack",
 				append(attrs, "errno", r.Errno)...)
 			continue
 		case C.CLRPROF_SIG_SKIPPED:

@@ -70,6 +70,8 @@ enum {
 	CLRPROF_SIG_RESTORED = 1,  // SA_ONSTACK cleared (activation signal)
 	CLRPROF_SIG_FAILED = 2,    // wanted to clear SA_ONSTACK, sigaction failed
 	CLRPROF_SIG_SKIPPED = 3,   // activation handler lies in this library (Go's); left alone
+	CLRPROF_SIG_RECLAIMED = 4, // SIGFPE/SIGBUS: the runtime's own handler and flags reinstalled over Go's
+	CLRPROF_SIG_ROUTED = 5,    // SIGSEGV: the router (faults in this library to Go, others to the runtime)
 };
 typedef struct clrprof_sigrec {
 	int sig;
@@ -89,9 +91,19 @@ typedef struct clrprof_sigrec {
 void clrprof_signal_audit(void);
 
 // clrprof_audit_signals does the work of one audit into recs (at most max
-// records) and returns the number recorded; activation is the signal whose
-// SA_ONSTACK is cleared. skip_own leaves alone a handler that lies in this
-// shared library. Exposed for tests.
+// records) and returns the number recorded. It compares every handler with
+// the snapshot taken before the Go runtime started (a constructor that runs
+// ahead of the Go runtime's own): a handler that is still the one from
+// before, but now has the SA_ONSTACK the Go runtime added, gets its old
+// flags back; SIGFPE and SIGBUS, which Go took over and would forward from
+// its alternate signal stack with its wide signal mask (CoreCLR's handlers
+// cannot dispatch a managed exception from there; Go code never raises
+// SIGFPE, it checks divisors), get the runtime's handlers back; SIGSEGV,
+// which Go needs for its own nil-pointer panics, gets a router (see
+// shim.c). activation is a signal whose
+// SA_ONSTACK is cleared even without a snapshot (tests swap a handler in
+// after start-up). skip_own leaves alone a handler that lies in this shared
+// library. Exposed for tests.
 int clrprof_audit_signals(int activation, int skip_own, clrprof_sigrec *recs, int max);
 
 // Helpers for Go code and tests.

@@ -425,7 +425,7 @@ func TestSignalAudit(t *testing.T) {
 	// Logged at INFO as a restoration.
 	logs := captureLog(t)
 	logSignalAudit(recs, sig)
-	if !strings.Contains(logs.String(), "gave the runtime's activation handler its flags back") {
+	if !strings.Contains(logs.String(), "gave a handler its flags back") {
 		t.Errorf("restoration not logged:\n%s", logs)
 	}
 

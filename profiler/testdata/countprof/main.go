@@ -3,7 +3,9 @@
 // prints the counts to stderr at Shutdown.
 //
 // COUNTPROF_MISBEHAVE selects a fault in the first JITCompilationStarted:
-// "panic" panics, "goexit" calls runtime.Goexit.
+// "panic" panics, "nil" dereferences a nil pointer (a SIGSEGV in Go code,
+// which Go turns into a panic), "divide" divides by zero (Go checks the
+// divisor and panics), "goexit" calls runtime.Goexit.
 package main
 
 import (
@@ -36,6 +38,12 @@ func (p *countprof) JITCompilationStarted(profiler.FunctionID, bool) error {
 		switch p.misbehave {
 		case "panic":
 			panic("countprof: deliberate panic in JITCompilationStarted")
+		case "nil":
+			var p *countprof
+			_ = p.misbehave
+		case "divide":
+			zero := len(p.misbehave) - len("divide")
+			fmt.Fprintln(os.Stderr, 1/zero)
 		case "goexit":
 			runtime.Goexit()
 		}

@@ -1,0 +1,134 @@
+package profiler_test
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/clrprof/clrprof/internal/harness"
+)
+
+const eventprofCLSID = "{3B9F6A21-5C4D-4E8F-A1B2-7C6D5E4F3A29}"
+
+// eventsApp compiles testdata/events: the app and the EvLib library it
+// loads, in one directory.
+func eventsApp(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	lib := harness.CompileCS(t, []string{"testdata/events/lib.cs"}, dir, harness.Library(), harness.OutName("EvLib.dll"))
+	return harness.CompileCS(t, []string{"testdata/events/events.cs"}, dir, harness.Reference(lib), harness.OutName("EvApp.exe"))
+}
+
+var eventLineRe = regexp.MustCompile(`(?m)^eventprof: (\w+) (\S+) (\d+)$`)
+var totalsRe = regexp.MustCompile(`(?m)^eventprof: totals (.*)$`)
+
+// eventCounts parses eventprof's Shutdown report: "kind name" → count, and
+// the totals line.
+func eventCounts(t *testing.T, res harness.Result) (map[string]int, string) {
+	t.Helper()
+	tot := totalsRe.FindStringSubmatch(res.Stderr)
+	if tot == nil {
+		t.Fatalf("no eventprof totals:\n%s", res.Describe())
+	}
+	got := map[string]int{}
+	for _, m := range eventLineRe.FindAllStringSubmatch(res.Stderr, -1) {
+		n, _ := strconv.Atoi(m[3])
+		got[m[1]+" "+m[2]] = n
+	}
+	return got, tot[1]
+}
+
+// TestCallbackCounts checks, on every runtime, that module, assembly,
+// class-load, JIT and exception callbacks arrive exactly as often as the app
+// does the corresponding thing, and that names resolve inside them.
+func TestCallbackCounts(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./profiler/testdata/eventprof")
+	app := eventsApp(t)
+	want := map[string]int{
+		"module EvApp": 1, "module EvLib": 1,
+		"assembly EvApp": 1, "assembly EvLib": 1,
+		"class EvLib.Loaded1": 1, "class EvLib.Loaded2": 1, "class EvLib.Loaded3": 1,
+		"class Ev.Marker": 1,
+		"throw Ev.Marker": 5,
+		"catch Ev.Program.Counts": 5,
+	}
+	for i := 1; i <= 7; i++ {
+		want[fmt.Sprintf("jit Ev.Jitted.M%d", i)] = 1
+	}
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: eventprofCLSID, Args: []string{"counts"}})
+		res.MustSucceed(t)
+		res.MustStdoutContain(t, "counts: sum=")
+		res.MustStderrNotContain(t, "eventprof: error", "level=ERROR", "level=WARN")
+		got, totals := eventCounts(t, res)
+		t.Logf("%s: %s", rt.Name, totals)
+		for k, n := range want {
+			if got[k] != n {
+				t.Errorf("%s: %q seen %d times, want %d", rt.Name, k, got[k], n)
+			}
+		}
+		if t.Failed() {
+			t.Logf("all named events: %v", got)
+		}
+	})
+}
+
+// TestExceptionStorm throws and catches NullReferenceException (SIGSEGV)
+// and DivideByZeroException (SIGFPE) on 8 threads with allocation and
+// GC.Collect pressure, with exception callbacks delivered to Go on every
+// throwing thread, and again with exception events off (the throwing
+// threads then do not enter Go for them). Every exception must be caught
+// and counted.
+func TestExceptionStorm(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./profiler/testdata/eventprof")
+	app := eventsApp(t)
+	const perThread = 2000
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		for _, exc := range []string{"1", "0"} {
+			res := harness.Run(t, rt, app, harness.RunOptions{
+				ProfilerPath: lib, ProfilerCLSID: eventprofCLSID,
+				Args: []string{"storm", strconv.Itoa(perThread)},
+				Env:  []string{"EVENTPROF_EXCEPTIONS=" + exc},
+			})
+			res.MustSucceed(t)
+			caught := fmt.Sprintf("caught=%d want=%d", 2*8*perThread, 2*8*perThread)
+			res.MustStdoutContain(t, caught)
+			got, totals := eventCounts(t, res)
+			t.Logf("%s (exception events %s): %s; %s", rt.Name, exc, caught, totals)
+			if exc == "1" {
+				nre, dbz := got["throw System.NullReferenceException"], got["throw System.DivideByZeroException"]
+				if nre != 8*perThread || dbz != 8*perThread {
+					t.Errorf("%s: ExceptionThrown saw %d NullReferenceException and %d DivideByZeroException, want %d each", rt.Name, nre, dbz, 8*perThread)
+				}
+			}
+		}
+	})
+}
+
+// TestStackOverflowUnchanged: a managed stack overflow ends the process the
+// same way with and without the profiler.
+func TestStackOverflowUnchanged(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./profiler/testdata/eventprof")
+	app := eventsApp(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		plain := harness.Run(t, rt, app, harness.RunOptions{Args: []string{"overflow"}})
+		prof := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: eventprofCLSID, Args: []string{"overflow"}})
+		t.Logf("%s: without profiler: %s; with: %s", rt.Name, plain.Status(), prof.Status())
+		if plain.Succeeded() {
+			t.Fatalf("the overflow did not end the process:\n%s", plain.Describe())
+		}
+		if plain.Signaled != prof.Signaled || plain.Signal != prof.Signal || plain.ExitCode != prof.ExitCode {
+			t.Errorf("%s: with the profiler the process ended with %s, without it %s\n%s", rt.Name, prof.Status(), plain.Status(), prof.Describe())
+		}
+		for _, r := range []harness.Result{plain, prof} {
+			r.MustStdoutContain(t, "overflow: start")
+		}
+		if strings.Contains(plain.Stderr, "Stack overflow") != strings.Contains(prof.Stderr, "Stack overflow") {
+			t.Errorf("%s: the runtime's stack overflow message differs:\nwithout:\n%s\nwith:\n%s", rt.Name, plain.Stderr, prof.Stderr)
+		}
+		_ = syscall.SIGABRT
+	})
+}

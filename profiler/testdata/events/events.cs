@@ -1,0 +1,115 @@
+// The app of the callback-count and exception tests. Each mode does a known
+// amount of work that eventprof can count by name:
+//
+//   counts    loads EvLib (1 assembly, 1 module, classes EvLib.Loaded1..3),
+//             JIT-compiles Ev.Jitted.M1..M7 once each, throws and catches
+//             Ev.Marker exactly 5 times;
+//   storm N   8 threads each throw and catch N NullReferenceExceptions and
+//             N DivideByZeroExceptions (both are hardware faults: SIGSEGV
+//             and SIGFPE) with allocation pressure, while a ninth thread
+//             calls GC.Collect in a loop;
+//   overflow  unbounded recursion: a managed stack overflow.
+using System;
+using System.Runtime.CompilerServices;
+using System.Threading;
+
+namespace Ev
+{
+    public class Marker : Exception { public Marker(int i) : base("marker " + i) { } }
+
+    public class Node { public Node Next; public int Value; }
+
+    public static class Jitted
+    {
+        [MethodImpl(MethodImplOptions.NoInlining)] public static int M1(int x) { return x + 1; }
+        [MethodImpl(MethodImplOptions.NoInlining)] public static int M2(int x) { return x * 2; }
+        [MethodImpl(MethodImplOptions.NoInlining)] public static int M3(int x) { return x - 3; }
+        [MethodImpl(MethodImplOptions.NoInlining)] public static int M4(int x) { return x ^ 4; }
+        [MethodImpl(MethodImplOptions.NoInlining)] public static int M5(int x) { return x | 5; }
+        [MethodImpl(MethodImplOptions.NoInlining)] public static int M6(int x) { return x & 6; }
+        [MethodImpl(MethodImplOptions.NoInlining)] public static int M7(int x) { return x % 7; }
+    }
+
+    public static class Program
+    {
+        static volatile int zero;
+        static volatile Node nothing;
+        static long caught;
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static int LoadLib()
+        {
+            return new EvLib.Loaded1().V + new EvLib.Loaded2().V + new EvLib.Loaded3().V;
+        }
+
+        static int Counts()
+        {
+            int sum = LoadLib();
+            sum += Jitted.M1(1) + Jitted.M2(2) + Jitted.M3(3) + Jitted.M4(4) + Jitted.M5(5) + Jitted.M6(6) + Jitted.M7(7);
+            int markers = 0;
+            for (int i = 0; i < 5; i++)
+            {
+                try { throw new Marker(i); }
+                catch (Marker) { markers++; }
+            }
+            Console.WriteLine("counts: sum=" + sum + " markers=" + markers);
+            return 0;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static int Deref() { return nothing.Value; }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static int Divide(int x) { return x / zero; }
+
+        static void StormThread(int n)
+        {
+            var keep = new Node[64];
+            for (int i = 0; i < n; i++)
+            {
+                try { Deref(); }
+                catch (NullReferenceException) { Interlocked.Increment(ref caught); }
+                try { Divide(i); }
+                catch (DivideByZeroException) { Interlocked.Increment(ref caught); }
+                keep[i % keep.Length] = new Node { Value = i, Next = new Node() };
+            }
+        }
+
+        static int Storm(int n)
+        {
+            var threads = new Thread[8];
+            for (int t = 0; t < threads.Length; t++)
+            {
+                threads[t] = new Thread(() => StormThread(n));
+                threads[t].Start();
+            }
+            bool done = false;
+            var gc = new Thread(() => { while (!Volatile.Read(ref done)) { GC.Collect(); Thread.Sleep(1); } });
+            gc.Start();
+            foreach (var th in threads) th.Join();
+            Volatile.Write(ref done, true);
+            gc.Join();
+            Console.WriteLine("storm: caught=" + Interlocked.Read(ref caught) + " want=" + (2L * n * threads.Length));
+            return Interlocked.Read(ref caught) == 2L * n * threads.Length ? 0 : 1;
+        }
+
+        [MethodImpl(MethodImplOptions.NoInlining)]
+        static int Recurse(int depth) { return Recurse(depth + 1) + 1; }
+
+        public static int Main(string[] args)
+        {
+            string mode = args.Length > 0 ? args[0] : "counts";
+            switch (mode)
+            {
+                case "counts": return Counts();
+                case "storm": return Storm(args.Length > 1 ? int.Parse(args[1]) : 1000);
+                case "overflow":
+                    Console.WriteLine("overflow: start");
+                    Console.Out.Flush();
+                    return Recurse(0);
+            }
+            Console.WriteLine("unknown mode " + mode);
+            return 2;
+        }
+    }
+}
