@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clrprof/clrprof/diag"
+	"github.com/clrprof/clrprof/internal/harness"
+	"github.com/clrprof/clrprof/profiler"
+)
+
+func TestParseConfig(t *testing.T) {
+	c, err := parseConfig([]byte(" seconds=0.5  out=/tmp/x top=3 "))
+	if err != nil || c.duration != 500*time.Millisecond || c.out != "/tmp/x" || c.top != 3 {
+		t.Fatalf("%+v %v", c, err)
+	}
+	if c, err := parseConfig(nil); err != nil || c.duration != 10*time.Second || c.top != 20 || c.out != "" {
+		t.Fatalf("defaults: %+v %v", c, err)
+	}
+	for _, bad := range []string{"seconds", "seconds=0", "seconds=x", "seconds=-1", "top=-2", "colour=red"} {
+		if _, err := parseConfig([]byte(bad)); err == nil || !strings.HasPrefix(err.Error(), "attachjit: ") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+func TestWriteReport(t *testing.T) {
+	var b bytes.Buffer
+	writeReport(&b, 7, "detached", 1500*time.Millisecond, 6, map[string]int{"A.x": 1, "B.y": 3, "A.w": 1, "C.z": 1}, 2)
+	want := "attachjit: pid 7, detached after 1.5s: 6 JIT compilations of 4 methods\n" +
+		"       3  B.y\n" +
+		"       1  A.w\n" +
+		"  ... 2 more\n"
+	if b.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// The sample attached to the busy test app of package diag for a second,
+// twice, with profiler.Attach: each time it detaches by itself and writes
+// its report, and the app runs on.
+func TestAttachJIT(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./sample/attachjit")
+	app := harness.CompileCS(t, []string{"../../diag/testdata/attachapp/app.cs"}, "")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		p := harness.Start(t, rt, app, harness.RunOptions{Timeout: 2 * time.Minute})
+		if err := p.WaitStdout("ready\n", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if !rt.AtLeast(3, 0) {
+			err := profiler.Attach(ctx, p.Pid, CLSID, lib, []byte("seconds=1"))
+			t.Logf("%s: %v", rt.Name, err)
+			if !errors.Is(err, diag.ErrNotSupported) {
+				t.Fatalf("attach on %s: %v, want diag.ErrNotSupported", rt.Name, err)
+			}
+		} else {
+			for round := 1; round <= 2; round++ {
+				out := filepath.Join(t.TempDir(), "report.txt")
+				start := time.Now()
+				if err := profiler.Attach(ctx, p.Pid, CLSID, lib, []byte("seconds=1 top=1000 out="+out)); err != nil {
+					t.Fatal(err)
+				}
+				// Something new to compile while it watches.
+				if err := p.WriteLine("phase " + strconv.Itoa(round)); err != nil {
+					t.Fatal(err)
+				}
+				report := waitFile(t, out, time.Minute)
+				t.Logf("round %d, report after %v:\n%s", round, time.Since(start).Round(time.Millisecond), head(report, 8))
+				m := regexp.MustCompile(`^attachjit: pid (\d+), detached after (\S+)s: (\d+) JIT compilations of (\d+) methods\n`).FindStringSubmatch(report)
+				if m == nil || m[1] != strconv.Itoa(p.Pid) {
+					t.Fatalf("report:\n%s", report)
+				}
+				if secs, _ := strconv.ParseFloat(m[2], 64); secs < 1 {
+					t.Errorf("detached after %ss, before the second it was given", m[2])
+				}
+				if n, _ := strconv.Atoi(m[4]); n < 1 {
+					t.Errorf("no methods in the report")
+				}
+				// The method the app compiled while it watched, once.
+				if want := "       1  App.Phase" + strconv.Itoa(round) + "Work\n"; !strings.Contains(report, want) {
+					t.Errorf("report lacks %q", want)
+				}
+			}
+		}
+		if err := p.WriteLine("ping"); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.WaitStdout("pong ", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.WriteLine("quit"); err != nil {
+			t.Fatal(err)
+		}
+		res := p.Wait()
+		res.MustSucceed(t)
+		res.MustStdoutContain(t, "app done\n")
+		res.MustStderrNotContain(t, "panic", "refused")
+	})
+}
+
+// waitFile waits until path exists and ends with a newline, and returns it.
+func waitFile(t *testing.T, path string, timeout time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && bytes.HasSuffix(b, []byte("\n")) {
+			time.Sleep(50 * time.Millisecond) // let the writer finish
+			b, _ = os.ReadFile(path)
+			return string(b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no report in %s after %v", path, timeout)
+	return ""
+}
+
+// head returns the first n lines of s.
+func head(s string, n int) string {
+	lines := strings.SplitAfter(s, "\n")
+	if len(lines) > n {
+		lines = append(lines[:n], "...\n")
+	}
+	return strings.Join(lines, "")
+}
