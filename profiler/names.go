@@ -2,7 +2,6 @@ package profiler
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/clrprof/clrprof/metadata"
@@ -151,77 +150,9 @@ func (x *Info) writeTypeArgs(b *strings.Builder, ids []ClassID, depth int) error
 }
 
 // typeDefName formats a TypeDef with its enclosing types ("Outer+Inner")
-// and distributes args over them: each type takes as many arguments as its
-// name's arity suffix ("`2") says, outermost first, the way the runtime
-// lists them. With no args (the runtime did not say which instantiation),
-// generic types show their parameters' names ("List<T>").
+// and its type arguments shared out along the nesting chain by arity (see
+// metadata's TypeDefDisplayName); with no args, generic types show their
+// parameters' names ("List<T>").
 func typeDefName(imp *metadata.Import2, td metadata.Token, args []string) (string, error) {
-	if args == nil {
-		args = genericParamNames(imp, td)
-	}
-	var chain []string
-	for depth := 0; ; depth++ {
-		if depth > maxNameDepth {
-			return "", fmt.Errorf("clrprof: type %v: nesting deeper than %d", td, maxNameDepth)
-		}
-		p, err := imp.GetTypeDefProps(td)
-		if err != nil {
-			return "", fmt.Errorf("clrprof: type %v: %w", td, err)
-		}
-		chain = append(chain, p.TypeDef)
-		if p.TypeDefFlags&0x7 < 2 { // visibility NotPublic or Public: not nested
-			break
-		}
-		outer, err := imp.GetNestedClassProps(td)
-		if err != nil {
-			return "", fmt.Errorf("clrprof: enclosing type of %v: %w", td, err)
-		}
-		td = outer
-	}
-	var b strings.Builder
-	for i := len(chain) - 1; i >= 0; i-- {
-		if i < len(chain)-1 {
-			b.WriteByte('+')
-		}
-		name := chain[i]
-		n := 0
-		if j := strings.LastIndexByte(name, '`'); j >= 0 && len(args) > 0 {
-			if v, err := strconv.Atoi(name[j+1:]); err == nil && v > 0 {
-				name, n = name[:j], v
-			}
-		}
-		b.WriteString(name)
-		if n > 0 {
-			if n > len(args) {
-				n = len(args)
-			}
-			b.WriteByte('<')
-			b.WriteString(strings.Join(args[:n], ","))
-			b.WriteByte('>')
-			args = args[n:]
-		}
-	}
-	return b.String(), nil
-}
-
-// genericParamNames lists the names of a TypeDef's generic parameters in
-// order, or nil if it has none or they cannot be read.
-func genericParamNames(imp *metadata.Import2, td metadata.Token) []string {
-	var h metadata.EnumHandle
-	params, err := imp.EnumGenericParams(&h, td)
-	if h != 0 {
-		imp.CloseEnum(h)
-	}
-	if err != nil || len(params) == 0 {
-		return nil
-	}
-	names := make([]string, len(params))
-	for _, gp := range params {
-		p, err := imp.GetGenericParamProps(gp)
-		if err != nil || int(p.ParamSeq) >= len(names) {
-			return nil
-		}
-		names[p.ParamSeq] = p.Wzname
-	}
-	return names
+	return imp.TypeDefDisplayName(td, args)
 }
