@@ -71,6 +71,14 @@
 // after) to stderr. Each output is capped at 64 MiB (its first and last
 // 32 MiB are kept).
 //
+// [Start] starts a program the same way but returns at once, with its pid
+// (the .NET process itself): a test can write lines to its stdin
+// ([Proc.WriteLine]), wait for text on its stdout or stderr
+// ([Proc.WaitStdout], [Proc.WaitStderr]), act on the process meanwhile (for
+// instance attach a profiler to it), and finally [Proc.Wait] for a
+// [Result]. The timeout runs from the start; a program the test leaves
+// running is killed when the test ends.
+//
 // Every integration test runs on every runtime:
 //
 //	func TestSomething(t *testing.T) {
