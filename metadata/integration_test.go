@@ -302,3 +302,34 @@ func TestIDMapDropsUnloadedIDs(t *testing.T) {
 		}
 	})
 }
+
+// TestMetadataAPI: the property readers and emit helpers on the app's real
+// metadata.
+func TestMetadataAPI(t *testing.T) {
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		r := runMeta(t, rt)
+		mustHaveLines(t, r, []string{
+			"api: event Changed type=System.EventHandler add=add_Changed remove=remove_Changed",
+			"api: param 1 key out=false",
+			"api: param 2 value out=true",
+			"api: Legacy ObsoleteAttribute found=true blob=01000a6f6c64207368617065730000",
+			"api: custom attribute on Legacy: System.ObsoleteAttribute..ctor(string) value=01000a6f6c64207368617065730000",
+			"api: property Value get=get_Value set=set_Value",
+			"api: assembly metaapp 0.0.0.0",
+			"api: assembly ref mscorlib 4.0.0.0 token=b77a5c561934e089",
+			"api: assembly ref fwda 0.0.0.0 token=",
+			"api: defined member ref System.Console.WriteLine(string)",
+			"api: defined method spec Meta.Test.Gen.Id<long[]>(int64[])",
+			"api: defined local signature (int32, System.Console) same bytes=true",
+			"api: defined type spec System.Console<int32>",
+			`api: defined user string "héllo, wörld ✓"`,
+		})
+		us := r.with("api: user strings=")
+		if len(us) != 1 || !strings.HasSuffix(us[0], `has "forwarded: "=true`) {
+			t.Errorf("user strings: %q", us)
+		}
+		for _, l := range r.with("api: ") {
+			t.Logf("%s", l)
+		}
+	})
+}

@@ -30,7 +30,13 @@ namespace Meta.Test {
 		}
 	}
 
+	[Obsolete("old shapes")]
+	public class Legacy {
+		public int Value { get; set; }
+	}
+
 	public unsafe class Shapes {
+		public event EventHandler Changed;
 		public volatile int Flag;
 		public static volatile string Name;
 		public int[,] Grid;
@@ -128,6 +134,7 @@ namespace Meta.Test {
 			sum += Shapes.Cells(new int[2, 3], new int[][] { new int[1] }, null);
 			var sh = new Shapes();
 			sh.Flag = 1;
+			sh.Changed += (o, e) => { };
 			Shapes.Name = "n";
 			sum += sh.Flag;
 			Console.WriteLine("forwarded: " + new Fwd.Moved().Hello());

@@ -117,6 +117,7 @@ func (p *metaprof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) 
 	}
 	if strings.EqualFold(base, "metaapp.exe") {
 		p.printTokenNames(imp)
+		p.apiChecks(m, imp)
 	}
 	return nil
 }
@@ -259,6 +260,192 @@ func (p *metaprof) printTokenNames(imp *metadata.Import2) {
 		}
 		n, err := imp.MethodName(mr)
 		p.logf("token memberref: %s%s", n, errSuffix(err))
+	}
+}
+
+// apiChecks exercises the property readers not used above and the emit
+// helpers, printing "api: " lines.
+func (p *metaprof) apiChecks(m profiler.ModuleID, imp *metadata.Import2) {
+	fail := func(what string, err error) { p.logf("api: %s ERROR %v", what, err) }
+	shapes, err := imp.FindTypeDef("Meta.Test.Shapes", 0)
+	if err != nil {
+		fail("FindTypeDef", err)
+		return
+	}
+	if _, err := imp.FindTypeDef("Meta.Test.NoSuchType", 0); !errors.Is(err, metadata.ErrNotFound) {
+		fail("FindTypeDef of a missing type", err)
+	}
+	evs, err := imp.Events(shapes)
+	for _, ev := range evs {
+		e, err := imp.Event(ev)
+		if err != nil {
+			fail("Event", err)
+			continue
+		}
+		add, _ := imp.Method(e.AddOn)
+		remove, _ := imp.Method(e.RemoveOn)
+		typ, _ := imp.TypeName(e.Type, nil)
+		p.logf("api: event %s type=%s add=%s remove=%s", e.Name, typ, add.Name, remove.Name)
+	}
+	if err != nil {
+		fail("Events", err)
+	}
+	tryGet, err := imp.MethodsWithName(shapes, "TryGet")
+	if err != nil || len(tryGet) != 1 {
+		fail("MethodsWithName", err)
+		return
+	}
+	params, err := imp.Params(tryGet[0])
+	for _, pd := range params {
+		pi, err := imp.Param(pd)
+		if err != nil {
+			fail("Param", err)
+			continue
+		}
+		p.logf("api: param %d %s out=%v", pi.Sequence, pi.Name, pi.Flags&metadata.PdOut != 0)
+	}
+	if err != nil {
+		fail("Params", err)
+	}
+	legacy, err := imp.FindTypeDef("Meta.Test.Legacy", 0)
+	if err != nil {
+		fail("FindTypeDef Legacy", err)
+		return
+	}
+	v, ok, err := imp.CustomAttributeByName(legacy, "System.ObsoleteAttribute")
+	p.logf("api: Legacy ObsoleteAttribute found=%v blob=%x%s", ok, v, errSuffix(err))
+	cas, err := imp.CustomAttributes(legacy, 0)
+	for _, ca := range cas {
+		info, err := imp.CustomAttribute(ca)
+		if err != nil {
+			fail("CustomAttribute", err)
+			continue
+		}
+		ctor, err := imp.MethodName(info.Ctor)
+		p.logf("api: custom attribute on Legacy: %s value=%x%s", ctor, info.Value, errSuffix(err))
+	}
+	if err != nil {
+		fail("CustomAttributes", err)
+	}
+	props, _ := imp.Properties(legacy)
+	for _, pr := range props {
+		info, err := imp.Property(pr)
+		getter, _ := imp.Method(info.Getter)
+		setter, _ := imp.Method(info.Setter)
+		p.logf("api: property %s get=%s set=%s%s", info.Name, getter.Name, setter.Name, errSuffix(err))
+	}
+	asm, err := metadata.QueryAssemblyImport(imp)
+	if err != nil {
+		fail("QueryAssemblyImport", err)
+		return
+	}
+	defer asm.Release()
+	self, err := asm.Assembly()
+	p.logf("api: assembly %s %v%s", self.Name, self.Version, errSuffix(err))
+	refs, _ := asm.AssemblyRefs()
+	var mscorlib metadata.Token
+	for _, ar := range refs {
+		info, err := asm.AssemblyRef(ar)
+		if err != nil {
+			fail("AssemblyRef", err)
+			continue
+		}
+		p.logf("api: assembly ref %s %v token=%x", info.Name, info.Version, info.PublicKeyToken())
+		if info.Name == "mscorlib" {
+			mscorlib = ar
+		}
+	}
+	strs, _ := imp.UserStrings()
+	found := false
+	for _, us := range strs {
+		if s, err := imp.UserString(us); err == nil && s == "forwarded: " {
+			found = true
+		}
+	}
+	p.logf("api: user strings=%d has %q=%v", len(strs), "forwarded: ", found)
+
+	// Emit: new references, an instantiation, a signature and a string,
+	// read back through the import interface.
+	emit, err := p.info.ModuleEmit(m)
+	if err != nil {
+		fail("ModuleEmit", err)
+		return
+	}
+	defer emit.Release()
+	console, err := emit.DefineTypeRef(mscorlib, "System", "Console")
+	if err != nil {
+		fail("DefineTypeRef", err)
+		return
+	}
+	writeLine := &metadata.MethodSig{Return: metadata.Primitive(metadata.ElementTypeVoid),
+		Params: []*metadata.Type{metadata.Primitive(metadata.ElementTypeString)}}
+	blob, _ := writeLine.Encode()
+	mr, err := emit.DefineMemberRefSig(console, "WriteLine", blob)
+	if err != nil {
+		fail("DefineMemberRefSig", err)
+		return
+	}
+	n, err := imp.MethodName(mr)
+	p.logf("api: defined member ref %s%s", n, errSuffix(err))
+	gen, err := imp.FindTypeDef("Meta.Test.Gen", 0)
+	if err != nil {
+		fail("FindTypeDef Gen", err)
+		return
+	}
+	id, err := imp.MethodsWithName(gen, "Id")
+	if err != nil || len(id) != 1 {
+		fail("MethodsWithName Id", err)
+		return
+	}
+	spec := &metadata.MethodSpecSig{Args: []*metadata.Type{metadata.SZArrayOf(metadata.Primitive(metadata.ElementTypeI8))}}
+	blob, _ = spec.Encode()
+	ms, err := emit.DefineMethodSpecSig(id[0], blob)
+	if err != nil {
+		fail("DefineMethodSpecSig", err)
+		return
+	}
+	n, err = imp.MethodName(ms)
+	p.logf("api: defined method spec %s%s", n, errSuffix(err))
+	locals := &metadata.LocalVarSig{Locals: []*metadata.Type{metadata.Primitive(metadata.ElementTypeI4), metadata.ClassType(console)}}
+	blob, _ = locals.Encode()
+	st, err := emit.TokenFromSig(blob)
+	if err != nil {
+		fail("TokenFromSig", err)
+		return
+	}
+	back, err := imp.StandAloneSig(st)
+	if err == nil {
+		var sig *metadata.LocalVarSig
+		if sig, err = metadata.ParseLocalVarSig(back); err == nil {
+			var names []string
+			for _, l := range sig.Locals {
+				s, _ := imp.FormatType(l, nil, metadata.ILAsm)
+				names = append(names, s)
+			}
+			p.logf("api: defined local signature (%s) same bytes=%v", strings.Join(names, ", "), bytes.Equal(back, blob))
+		}
+	}
+	if err != nil {
+		fail("StandAloneSig", err)
+	}
+	ts := metadata.GenericInst(metadata.ClassType(console), metadata.Primitive(metadata.ElementTypeI4))
+	blob, _ = ts.Encode()
+	tst, err := emit.TokenFromTypeSpec(blob)
+	if err == nil {
+		n, err = imp.TypeName(tst, nil)
+		p.logf("api: defined type spec %s", n)
+	}
+	if err != nil {
+		fail("TokenFromTypeSpec", err)
+	}
+	us, err := emit.DefineString("héllo, wörld ✓")
+	if err == nil {
+		var s string
+		s, err = imp.UserString(us)
+		p.logf("api: defined user string %q", s)
+	}
+	if err != nil {
+		fail("DefineString", err)
 	}
 }
 
