@@ -20,6 +20,9 @@ import (
 // The CLSID testdata/attachprof registers.
 const attachprofCLSID = "9F1C2B7A-4E3D-4A6B-8C5D-1E2F3A4B5C6D"
 
+// The CLSID profiler/testdata/countprof registers.
+const countprofCLSID = "7D3A4B12-9E1F-4C6B-8A2D-3F5E6C7B8A91"
+
 const waitLong = time.Minute
 
 func attachprof(t *testing.T) string {
@@ -184,19 +187,30 @@ func TestAttachDetachOnEveryRuntime(t *testing.T) {
 	})
 }
 
-// Every event mask flag alone, set by an attached profiler: the runtime's
-// verdict must agree with profiler.CheckAttachMask, and SetAttachEventMask
-// names what is not allowed.
+// A profiler without InitializeForAttach is refused; every event mask flag
+// alone, set by an attached profiler: the runtime's verdict must agree with
+// profiler.CheckAttachMask, and SetAttachEventMask names what is not
+// allowed.
 func TestAttachEventMask(t *testing.T) {
 	lib := attachprof(t)
 	app := attachApp(t)
+	// profiler/testdata/countprof implements Initialize only.
+	countprof := harness.BuildProfiler(t, "./profiler/testdata/countprof")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
 		if !rt.AtLeast(3, 0) {
 			t.Skipf("no attach on .NET Core %s (TestAttachDetachOnEveryRuntime checks the error)", rt.Version)
 		}
 		p, _ := startApp(t, rt, app)
 
-		_, err := attach(t, p.Pid, request(lib, "badmask"))
+		// A clrprof profiler without InitializeForAttach is not attachable.
+		_, err := attach(t, p.Pid, diag.AttachRequest{CLSID: uuid.MustParse(countprofCLSID), ProfilerPath: countprof})
+		t.Logf("attach of a profiler without InitializeForAttach: %v", err)
+		if !errors.Is(err, diag.ErrRefused) || !errors.Is(err, profiler.CORPROF_E_PROFILER_NOT_ATTACHABLE) {
+			t.Fatalf("attach of countprof: %v, want ErrRefused and CORPROF_E_PROFILER_NOT_ATTACHABLE", err)
+		}
+		must(t, p.WaitStderr("does not implement InitializeForAttach; refusing", waitLong))
+
+		_, err = attach(t, p.Pid, request(lib, "badmask"))
 		t.Logf("attach with a disallowed mask: %v", err)
 		if !errors.Is(err, diag.ErrRefused) || !errors.Is(err, profiler.CORPROF_E_UNSUPPORTED_FOR_ATTACHING_PROFILER) {
 			t.Fatalf("attach with a disallowed mask: %v, want ErrRefused and CORPROF_E_UNSUPPORTED_FOR_ATTACHING_PROFILER", err)
