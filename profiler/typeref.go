@@ -182,18 +182,29 @@ func (r *TypeResolver) findNested(outer TypeLocation, name string) (TypeLocation
 }
 
 // candidates returns the loaded modules of the assembly named by ar, best
-// match first: same public key token and version, then same token, then
-// same name.
+// match first (see rankModules).
 func (r *TypeResolver) candidates(ar metadata.AssemblyRefInfo) ([]ModuleID, error) {
 	mods, err := r.modules()
 	if err != nil {
 		return nil, err
 	}
+	asms := make([]*moduleAssembly, len(mods))
+	for i, m := range mods {
+		asms[i] = r.assemblyOf(m)
+	}
+	return rankModules(ar, mods, asms), nil
+}
+
+// rankModules keeps the modules whose assembly has ar's name (ignoring
+// case) and orders them by how well they match: same public key token and
+// version first, then same public key token, then the name alone; the
+// runtime's order within each group.
+func rankModules(ar metadata.AssemblyRefInfo, mods []ModuleID, asms []*moduleAssembly) []ModuleID {
 	pkt := ar.PublicKeyToken()
 	var best [3][]ModuleID
-	for _, m := range mods {
-		a := r.assemblyOf(m)
-		if !a.ok || !strings.EqualFold(a.name, ar.Name) {
+	for i, m := range mods {
+		a := asms[i]
+		if a == nil || !a.ok || !strings.EqualFold(a.name, ar.Name) {
 			continue
 		}
 		switch {
@@ -205,7 +216,7 @@ func (r *TypeResolver) candidates(ar metadata.AssemblyRefInfo) ([]ModuleID, erro
 			best[2] = append(best[2], m)
 		}
 	}
-	return append(append(best[0], best[1]...), best[2]...), nil
+	return append(append(best[0], best[1]...), best[2]...)
 }
 
 func (r *TypeResolver) findInAssembly(ar metadata.AssemblyRefInfo, full string, depth int) (TypeLocation, error) {
