@@ -410,3 +410,26 @@ func TestLdcAndLocals(t *testing.T) {
 		}
 	}
 }
+
+func TestShortenBranches(t *testing.T) {
+	ret, mid, top := I(OpRet), I(OpNop), I(OpNop)
+	// top: nop; br ret (over 200 bytes: stays long); brtrue top (short);
+	// br mid (over 10 bytes: short); 10 nops; mid: nop; 190 nops; ret.
+	code := []*Instruction{top, IBranch(OpBr, ret), IBranch(OpBrtrue, top), IBranch(OpBr, mid)}
+	code = append(code, nops(10)...)
+	code = append(code, mid)
+	code = append(code, nops(190)...)
+	b := &Body{Instructions: append(code, ret)}
+	n, err := b.ShortenBranches()
+	if err != nil || n != 2 {
+		t.Fatalf("%d shortened (%v), want 2", n, err)
+	}
+	if b.Instructions[1].Op != OpBr || b.Instructions[2].Op != OpBrtrueS || b.Instructions[3].Op != OpBrS {
+		t.Fatalf("%s", ops(b)[:40])
+	}
+	before := len(mustEncode(t, b))
+	b2, out := roundTrip(t, b)
+	if len(out) != before || b2.Instructions[3].Target != b2.Instructions[14] || b2.Instructions[1].Target != b2.Instructions[len(b2.Instructions)-1] {
+		t.Error("targets or size changed")
+	}
+}

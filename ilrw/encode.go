@@ -219,3 +219,44 @@ func (in *Instruction) appendTo(out []byte) []byte {
 	}
 	return out
 }
+
+// ShortenBranches turns long branches whose target is within reach of the
+// short form into short ones (br → br.s), as optimising compilers emit
+// them, and returns how many it changed. Encode widens them again if later
+// edits move their targets out of reach.
+func (b *Body) ShortenBranches() (int, error) {
+	idx, err := b.index()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for {
+		if _, err := b.layout(idx); err != nil {
+			return n, err
+		}
+		changed := false
+		for _, in := range b.Instructions {
+			if in.Op.Operand() != InlineBrTarget {
+				continue
+			}
+			s := in.Op.Short()
+			if s == in.Op {
+				continue
+			}
+			// Shrinking code only brings instructions closer, so a branch
+			// that fits now still fits after this pass.
+			d := in.Target.Offset - (in.Offset + in.Op.Size() + 1)
+			if in.Target.Offset > in.Offset {
+				d = in.Target.Offset - (in.Offset + in.Size())
+			}
+			if d >= -128 && d <= 127 {
+				in.Op = s
+				n++
+				changed = true
+			}
+		}
+		if !changed {
+			return n, nil
+		}
+	}
+}

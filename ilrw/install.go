@@ -16,7 +16,7 @@ type Method struct {
 	Info     *profiler.Info
 	ModuleID profiler.ModuleID
 	Token    metadata.Token // the MethodDef
-	Module   *Module        // writable, valid during the Rewrite call
+	Module   *Module        // valid during the RewriteFunc call; opened writable on demand
 	Body     *Body          // the original body; edit it in place
 	ReJIT    bool           // true in GetReJITParameters, false at first JIT
 }
@@ -139,7 +139,7 @@ func (r *Rewriter) build(k methodKey, rw RewriteFunc, rejit bool) ([]byte, bool,
 	if err != nil {
 		return nil, false, fmt.Errorf("ilrw: %v: %w", k.token, err)
 	}
-	mod, err := OpenModule(r.info, k.module, true)
+	mod, err := OpenModule(r.info, k.module, false)
 	if err != nil {
 		return nil, false, err
 	}

@@ -12,38 +12,36 @@ import (
 
 // Module is the metadata of one loaded module as the rewriter needs it:
 // method signatures for the stack analysis (it is a Resolver), token names
-// for dumps (a Namer), and, when opened writable, new tokens for
-// signatures, strings and type specs. Not safe for concurrent use.
+// for dumps (a Namer), and new tokens for signatures, strings and type
+// specs. Not safe for concurrent use.
 type Module struct {
 	ID     profiler.ModuleID
 	Import *metadata.Import2
-	Emit   *metadata.Emit2 // nil when opened read-only
+	// Emit is nil until the first method that defines a token: opening a
+	// module's metadata for writing costs the runtime a conversion, so a
+	// module is only opened writable when a rewrite needs it.
+	Emit *metadata.Emit2
 
+	info *profiler.Info
 	sigs map[metadata.Token]MethodSig
 }
 
-// OpenModule opens a module's metadata; writable also opens it for
-// emitting new tokens. Release it when done.
+// OpenModule opens a module's metadata for reading (and for writing when
+// writable is set, else on the first definition of a token). Release it
+// when done.
 func OpenModule(info *profiler.Info, id profiler.ModuleID, writable bool) (*Module, error) {
-	m := &Module{ID: id}
-	if !writable {
-		imp, err := info.ModuleImport(id)
-		if err != nil {
+	m := &Module{ID: id, info: info}
+	if writable {
+		if err := m.writable(); err != nil {
 			return nil, err
 		}
-		m.Import = imp
 		return m, nil
 	}
-	emit, err := info.ModuleEmit(id)
+	imp, err := info.ModuleImport(id)
 	if err != nil {
 		return nil, err
 	}
-	imp, err := metadata.QueryImport2(emit)
-	if err != nil {
-		emit.Release()
-		return nil, fmt.Errorf("ilrw: module %#x: import interface: %w", uint64(id), err)
-	}
-	m.Import, m.Emit = imp, emit
+	m.Import = imp
 	return m, nil
 }
 
@@ -52,8 +50,14 @@ func (m *Module) Release() {
 	if m == nil {
 		return
 	}
-	m.Import.Release()
-	m.Emit.Release()
+	if m.Import != nil {
+		m.Import.Release()
+		m.Import = nil
+	}
+	if m.Emit != nil {
+		m.Emit.Release()
+		m.Emit = nil
+	}
 }
 
 // MethodSig returns the signature of a MethodDef, MemberRef (the parent's
@@ -151,10 +155,28 @@ func (m *Module) LocalSig(tok metadata.Token) ([]byte, error) {
 	return m.Import.GetSigFromToken(tok)
 }
 
+// writable opens the module for writing if it is not yet, and reads it
+// through the writable scope from then on, so that new tokens resolve.
 func (m *Module) writable() error {
-	if m.Emit == nil {
-		return fmt.Errorf("ilrw: module %#x was opened read-only", uint64(m.ID))
+	if m.Emit != nil {
+		return nil
 	}
+	if m.info == nil {
+		return fmt.Errorf("ilrw: module %#x cannot be opened for writing", uint64(m.ID))
+	}
+	emit, err := m.info.ModuleEmit(m.ID)
+	if err != nil {
+		return err
+	}
+	imp, err := metadata.QueryImport2(emit)
+	if err != nil {
+		emit.Release()
+		return fmt.Errorf("ilrw: module %#x: import interface: %w", uint64(m.ID), err)
+	}
+	if m.Import != nil {
+		m.Import.Release()
+	}
+	m.Import, m.Emit = imp, emit
 	return nil
 }
 
