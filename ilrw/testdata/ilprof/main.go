@@ -48,7 +48,7 @@ type prof struct {
 
 type rtStats struct {
 	bodies, bytes, tiny, fat, eh, clauses, mismatches, decodeErrors int
-	stackEqual, stackLower, stackHigher, stackErrors, dumpTokens  int
+	stackEqual, stackLower, stackHigher, stackErrors, dumpTokens    int
 }
 
 func logf(format string, args ...any) {
