@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"fmt"
+	"os"
 	"runtime/cgo"
 	"runtime/debug"
 	"sync/atomic"
@@ -121,6 +122,11 @@ func (d *dispatcher) start(method string, unk unsafe.Pointer, call func(*Info) e
 	}
 	d.info = info
 	logger().Info(method, "clsid", guidString(d.reg.clsid), "type", fmt.Sprintf("%T", d.reg.impl), "infoVersion", info.Version())
+	for _, v := range []string{"CLRPROF_SIGNAL_GUARD", "CLRPROF_SIGNAL_AUDIT"} {
+		if os.Getenv(v) == "0" {
+			logger().Warn(v + "=0: a signal-safety measure is off (a diagnostic setting; the host may crash under GC suspension)")
+		}
+	}
 	if err := callUser(method, func() error { return call(info) }); err != nil {
 		d.done.Store(true)
 		logger().Warn(method+" returned an error; the runtime will not use this profiler", "err", err)

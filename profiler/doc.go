@@ -120,13 +120,31 @@
 // # Signals
 //
 // A Go runtime loaded into a CoreCLR process changes CoreCLR's signal
-// handlers: it adds SA_ONSTACK to every handler it does not own. For
-// CoreCLR's GC-suspension activation signal (SIGRTMIN) that moves the handler
-// onto the thread's small alternate signal stack. The first time the runtime
-// asks the library for its class factory, the library audits the process's
-// signal handlers: it clears that SA_ONSTACK again on the activation
-// handler (keeping its handler, mask and other flags), and records every
-// other handler, which it leaves alone. While a runtime thread runs Go code
-// in a callback, the activation signal is blocked on that thread, so it
-// is delivered only after the callback returns, on the thread's own stack.
+// handling, and the library undoes what breaks it. Before the Go runtime
+// starts (a C constructor that runs ahead of it), the library takes a
+// snapshot of the process's signal handlers. The first time the runtime asks
+// for the class factory, it audits them against that snapshot:
+//
+//   - Every handler the Go runtime found installed got SA_ONSTACK added;
+//     the audit clears it again (handler, mask and other flags unchanged).
+//     For CoreCLR's GC-suspension activation signal (SIGRTMIN) this keeps
+//     the handler off the thread's small alternate signal stack.
+//   - SIGFPE and SIGBUS, which the Go runtime took over and would forward
+//     to CoreCLR from its alternate stack with nearly every signal blocked,
+//     go back to CoreCLR's handlers. (Go code never raises SIGFPE: integer
+//     division checks its divisor.)
+//   - SIGSEGV, which Go needs for its own nil-pointer panics, gets a small
+//     router: a fault in this library's code goes to Go's handler, any
+//     other (a managed NullReferenceException) straight to CoreCLR's, with
+//     CoreCLR's signal mask. Through Go's handler, CoreCLR would unwind out
+//     of a handler that had blocked every signal, leaving them blocked, and
+//     the thread's next DivideByZeroException would kill the process.
+//
+// While a runtime thread runs Go code in a callback, the activation signal is
+// blocked on that thread, so it is delivered only after the callback returns,
+// on the thread's own stack.
+//
+// CLRPROF_SIGNAL_AUDIT=0 and CLRPROF_SIGNAL_GUARD=0 turn the audit and the
+// blocking off; they exist to show what these measures prevent (the stress
+// tests) and what they cost (the benchmarks), never for production.
 package profiler

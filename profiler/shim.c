@@ -39,7 +39,22 @@ int clrprof_get_impl(int slot) {
 
 // ---- guard around C->Go calls ----
 
+// Diagnostics only: CLRPROF_SIGNAL_GUARD=0 turns the guard off and
+// CLRPROF_SIGNAL_AUDIT=0 the signal audit, so that stress tests can show
+// what they prevent and benchmarks can measure what they cost. Read once,
+// before the Go runtime starts.
+static int guard_off, audit_off;
+
+static int env_is_zero(const char *name) {
+	const char *v = getenv(name);
+	return v != NULL && strcmp(v, "0") == 0;
+}
+
 void clrprof_go_enter(clrprof_guard *g) {
+	if (guard_off) {
+		g->restore = 0;
+		return;
+	}
 	sigset_t block;
 	sigemptyset(&block);
 	sigaddset(&block, SIGRTMIN);
@@ -252,6 +267,8 @@ static struct sigaction pre_go[NSIG];
 static unsigned char pre_go_valid[NSIG];
 
 __attribute__((constructor(101))) static void clrprof_snapshot_signals(void) {
+	guard_off = env_is_zero("CLRPROF_SIGNAL_GUARD");
+	audit_off = env_is_zero("CLRPROF_SIGNAL_AUDIT");
 	for (int sig = 1; sig < NSIG; sig++) {
 		pre_go_valid[sig] = sigaction(sig, NULL, &pre_go[sig]) == 0;
 	}
@@ -422,6 +439,9 @@ static int audit_count;
 static pthread_once_t audit_once = PTHREAD_ONCE_INIT;
 
 static void audit_run(void) {
+	if (audit_off) {
+		return;
+	}
 	audit_count = clrprof_audit_signals(SIGRTMIN, 1, audit_recs, NSIG);
 	clrprof_guard g;
 	clrprof_go_enter(&g);

@@ -8,6 +8,10 @@
 //             N DivideByZeroExceptions (both are hardware faults: SIGSEGV
 //             and SIGFPE) with allocation pressure, while a ninth thread
 //             calls GC.Collect in a loop;
+//   gcstorm S 8 threads allocate, throw and catch NullReferenceException
+//             and DivideByZeroException for S seconds (default 2) while a
+//             ninth thread calls GC.Collect in a loop: the workload of the
+//             signal storm tests;
 //   overflow  unbounded recursion: a managed stack overflow.
 using System;
 using System.Runtime.CompilerServices;
@@ -93,6 +97,34 @@ namespace Ev
             return Interlocked.Read(ref caught) == 2L * n * threads.Length ? 0 : 1;
         }
 
+        static int GCStorm(double seconds)
+        {
+            var until = DateTime.UtcNow.AddSeconds(seconds);
+            long rounds = 0;
+            var threads = new Thread[8];
+            for (int t = 0; t < threads.Length; t++)
+            {
+                threads[t] = new Thread(() =>
+                {
+                    while (DateTime.UtcNow < until)
+                    {
+                        StormThread(50);
+                        Interlocked.Increment(ref rounds);
+                    }
+                });
+                threads[t].Start();
+            }
+            bool done = false;
+            long collections = 0;
+            var gc = new Thread(() => { while (!Volatile.Read(ref done)) { GC.Collect(); collections++; } });
+            gc.Start();
+            foreach (var th in threads) th.Join();
+            Volatile.Write(ref done, true);
+            gc.Join();
+            Console.WriteLine("gcstorm: rounds=" + rounds + " caught=" + Interlocked.Read(ref caught) + " collections=" + collections);
+            return 0;
+        }
+
         [MethodImpl(MethodImplOptions.NoInlining)]
         static int Recurse(int depth) { return Recurse(depth + 1) + 1; }
 
@@ -103,6 +135,7 @@ namespace Ev
             {
                 case "counts": return Counts();
                 case "storm": return Storm(args.Length > 1 ? int.Parse(args[1]) : 1000);
+                case "gcstorm": return GCStorm(args.Length > 1 ? double.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : 2);
                 case "overflow":
                     Console.WriteLine("overflow: start");
                     Console.Out.Flush();

@@ -1,0 +1,99 @@
+package profiler_test
+
+import (
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clrprof/clrprof/internal/harness"
+)
+
+const stormprofCLSID = "{6E1D8C47-2B9A-4F3E-8D5C-1A7B9E2F4C60}"
+
+var stormRe = regexp.MustCompile(`(?m)^stormprof: signals=(\d+) threads=(\d+) allocations=(\d+) exceptions=(\d+)$`)
+
+// stormSeconds is how long each storm runs: CLRPROF_STORM_SECONDS (the
+// reliability suite sets a longer one), default 2.
+func stormSeconds(t *testing.T) string {
+	if v := os.Getenv("CLRPROF_STORM_SECONDS"); v != "" {
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			t.Fatalf("CLRPROF_STORM_SECONDS=%q: %v", v, err)
+		}
+		return v
+	}
+	return "2"
+}
+
+func runStorm(t *testing.T, rt harness.Runtime, lib, app string, env ...string) harness.Result {
+	t.Helper()
+	return harness.Run(t, rt, app, harness.RunOptions{
+		ProfilerPath: lib, ProfilerCLSID: stormprofCLSID,
+		Args:    []string{"gcstorm", stormSeconds(t)},
+		Env:     env,
+		Timeout: 3 * time.Minute,
+	})
+}
+
+// TestSignalStorm is the reproducer of golang/go#78883 and
+// dotnet/runtime#127320 on every runtime: 8 threads allocate and throw
+// (ObjectAllocated and ExceptionThrown handled synchronously in Go: threads
+// in cooperative-mode callbacks running Go code), a ninth calls GC.Collect
+// in a loop, and the profiler sends SIGRTMIN, the runtime's GC-suspension
+// activation signal, with tgkill to every thread it has seen, every 10µs.
+// With the SDK's signal measures the app must complete every time.
+func TestSignalStorm(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./profiler/testdata/stormprof")
+	app := eventsApp(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		res := runStorm(t, rt, lib, app)
+		res.MustSucceed(t)
+		res.MustStdoutContain(t, "gcstorm: rounds=")
+		m := stormRe.FindStringSubmatch(res.Stderr)
+		if m == nil {
+			t.Fatalf("no stormprof report:\n%s", res.Describe())
+		}
+		signals, _ := strconv.Atoi(m[1])
+		allocs, _ := strconv.Atoi(m[3])
+		t.Logf("%s: %s; %s; crashes: 0", rt.Name, strings.TrimSpace(m[0]), strings.TrimSpace(res.StdoutLines()[len(res.StdoutLines())-1]))
+		if signals < 1000 || allocs < 1000 {
+			t.Errorf("%s: the storm was too weak to prove anything: %d signals, %d allocations", rt.Name, signals, allocs)
+		}
+	})
+}
+
+// TestSignalStormWithoutMeasures runs the same storm with the SDK's signal
+// measures turned off (CLRPROF_SIGNAL_GUARD=0: SIGRTMIN is not blocked
+// while Go runs in a callback; CLRPROF_SIGNAL_AUDIT=0: the handlers keep
+// what the Go runtime did to them) and logs what happens on each runtime. It
+// shows that the measures are needed: at least one runtime must crash in
+// one of the two settings (each tried at most twice).
+func TestSignalStormWithoutMeasures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash demonstration; not in -short")
+	}
+	lib := harness.BuildProfiler(t, "./profiler/testdata/stormprof")
+	app := eventsApp(t)
+	crashes := 0
+	var summary []string
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		for _, knob := range []string{"CLRPROF_SIGNAL_GUARD=0", "CLRPROF_SIGNAL_AUDIT=0"} {
+			outcome := "survived 2 runs"
+			for attempt := 1; attempt <= 2; attempt++ {
+				res := runStorm(t, rt, lib, app, knob)
+				if !res.Succeeded() {
+					outcome = "crashed (" + res.Status() + ") in run " + strconv.Itoa(attempt)
+					crashes++
+					break
+				}
+			}
+			summary = append(summary, rt.Name+" with "+knob+": "+outcome)
+		}
+	})
+	t.Logf("without the signal measures:\n  %s", strings.Join(summary, "\n  "))
+	if crashes == 0 && len(summary) > 0 {
+		t.Errorf("no runtime crashed without the signal measures: this test no longer shows that they are needed")
+	}
+}

@@ -1,0 +1,107 @@
+// Command stormprof is the profiler of the signal storm tests (risks.md
+// item 1, after golang/go#78883): it handles ObjectAllocated and
+// ExceptionThrown synchronously in Go (cooperative-mode callbacks: the
+// runtime cannot suspend the thread for a GC while they run), remembers the
+// OS thread of each, and from Initialize to Shutdown a goroutine sends the
+// runtime's GC-suspension activation signal (SIGRTMIN) with tgkill to every
+// thread it has seen, every STORMPROF_INTERVAL (default 10µs). At Shutdown
+// it prints what it did:
+//
+//	stormprof: signals=N threads=T allocations=A exceptions=E
+package main
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/clrprof/clrprof/profiler"
+)
+
+// sigrtmin is glibc's SIGRTMIN on Linux (the kernel's 32 and 33 are taken by
+// the threading library).
+const sigrtmin = syscall.Signal(34)
+
+type stormprof struct {
+	profiler.Base
+	threads     sync.Map // tid → struct{}
+	nthreads    atomic.Int64
+	allocations atomic.Int64
+	exceptions  atomic.Int64
+	signals     atomic.Int64
+	stop        chan struct{}
+	done        chan struct{}
+}
+
+func (p *stormprof) Initialize(info *profiler.Info) error {
+	interval := 10 * time.Microsecond
+	if v := os.Getenv("STORMPROF_INTERVAL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return err
+		}
+		interval = d
+	}
+	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	go p.storm(interval)
+	return info.SetEventMask(profiler.EnableObjectAllocated | profiler.MonitorObjectAllocated | profiler.MonitorExceptions)
+}
+
+func (p *stormprof) seen() {
+	tid := syscall.Gettid()
+	if _, loaded := p.threads.LoadOrStore(tid, struct{}{}); !loaded {
+		p.nthreads.Add(1)
+	}
+}
+
+func (p *stormprof) ObjectAllocated(profiler.ObjectID, profiler.ClassID) error {
+	p.allocations.Add(1)
+	p.seen()
+	return nil
+}
+
+func (p *stormprof) ExceptionThrown(profiler.ObjectID) error {
+	p.exceptions.Add(1)
+	p.seen()
+	return nil
+}
+
+func (p *stormprof) storm(interval time.Duration) {
+	defer close(p.done)
+	pid := os.Getpid()
+	for {
+		select {
+		case <-p.stop:
+			return
+		default:
+		}
+		p.threads.Range(func(k, _ any) bool {
+			// A thread that has exited is simply gone (ESRCH).
+			if syscall.Tgkill(pid, k.(int), sigrtmin) == nil {
+				p.signals.Add(1)
+			}
+			return true
+		})
+		time.Sleep(interval)
+	}
+}
+
+func (p *stormprof) Shutdown() error {
+	close(p.stop)
+	select {
+	case <-p.done:
+	case <-time.After(2 * time.Second):
+	}
+	fmt.Fprintf(os.Stderr, "stormprof: signals=%d threads=%d allocations=%d exceptions=%d\n",
+		p.signals.Load(), p.nthreads.Load(), p.allocations.Load(), p.exceptions.Load())
+	return nil
+}
+
+func init() {
+	profiler.Register("{6E1D8C47-2B9A-4F3E-8D5C-1A7B9E2F4C60}", &stormprof{})
+}
+
+func main() {}
