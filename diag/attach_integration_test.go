@@ -244,3 +244,53 @@ func TestAttachEventMask(t *testing.T) {
 		finish(t, p)
 	})
 }
+
+// Attach and detach many times in a row on one process: every cycle works,
+// and the app runs on. Logs the cycle time and the target's resident set
+// before and after.
+func TestAttachDetachRepeatedly(t *testing.T) {
+	const cycles = 20
+	lib := attachprof(t)
+	app := attachApp(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		if !rt.AtLeast(3, 0) {
+			t.Skipf("no attach on .NET Core %s", rt.Version)
+		}
+		p, _ := startApp(t, rt, app)
+		// The first attach loads the library (and a Go runtime) for good.
+		_, err := attach(t, p.Pid, request(lib, "after=10ms"))
+		must(t, err)
+		must(t, p.WaitStderr("ProfilerDetachSucceeded n=1 ", waitLong))
+		rss0 := rss(t, p.Pid)
+		start := time.Now()
+		for i := 2; i <= cycles+1; i++ {
+			_, err := attach(t, p.Pid, request(lib, "after=10ms"))
+			must(t, err)
+			must(t, p.WaitStderr(fmt.Sprintf("ProfilerDetachSucceeded n=%d ", i), waitLong))
+		}
+		per := time.Since(start) / cycles
+		rss1 := rss(t, p.Pid)
+		t.Logf("%s: %d attach/detach cycles, %v each; VmRSS %d kB -> %d kB", rt.Name, cycles, per.Round(time.Millisecond), rss0, rss1)
+		command(t, p, "phase 4", "phase 4 done: four1-four2-four3\n")
+		res := finish(t, p)
+		if n := strings.Count(res.Stderr, "RequestDetach n="); n != cycles+1 {
+			t.Errorf("%d detach requests, want %d", n, cycles+1)
+		}
+	})
+}
+
+// rss returns the VmRSS of pid in kB.
+func rss(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no VmRSS in %s", b)
+	}
+	n := 0
+	fmt.Sscan(string(m[1]), &n)
+	return n
+}

@@ -124,7 +124,9 @@ const answerGrace = 30 * time.Second
 // most Timeout plus 30 seconds.
 //
 // Errors are *Error values matching ErrProcessNotFound, ErrNotSupported,
-// ErrTimeout or ErrRefused; a refusal carries the runtime's HRESULT.
+// ErrTimeout or ErrRefused; a refusal carries the runtime's HRESULT. If the
+// context ends while the runtime is already attaching, the client stops
+// waiting but the profiler may still end up attached.
 func Attach(ctx context.Context, pid int, req AttachRequest) error {
 	sock, err := SocketPath(pid)
 	if err != nil {

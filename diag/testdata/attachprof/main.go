@@ -12,6 +12,7 @@
 //	badmask   ask for MonitorEnterleave with SetAttachEventMask, report the
 //	          errors, and refuse to attach with that error
 //	fail      refuse to attach (InitializeForAttach returns E_ACCESSDENIED)
+//	after=D   also ask to be detached D (a Go duration) after attaching
 package main
 
 import (
@@ -92,6 +93,19 @@ func (p *attachprof) InitializeForAttach(info *profiler.Info, clientData []byte)
 	if err := info.SetAttachEventMask(profiler.MonitorJITCompilation, 0); err != nil {
 		logf("SetAttachEventMask: %v", err)
 		return err
+	}
+	for _, m := range mode {
+		if v, ok := strings.CutPrefix(m, "after="); ok {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return err
+			}
+			time.AfterFunc(d, func() {
+				if s.detached.CompareAndSwap(false, true) {
+					logf("RequestDetach n=%d: %v", s.n, <-info.RequestDetach(10*time.Millisecond))
+				}
+			})
+		}
 	}
 	return nil
 }
