@@ -23,8 +23,9 @@
 // with errors.Is, and carry the runtime's HRESULT, which compares with the
 // profiler package's constants.
 //
-// The package is pure Go apart from the HRESULT names it shares with the
-// profiler package; command clrattach is its command-line front end, and
+// The package needs no cgo (it builds with CGO_ENABLED=0; it shares the
+// HRESULT type and names of package internal/com with the profiler
+// package). Command clrattach is its command-line front end, and
 // profiler.Attach wraps it for programs that already use the profiler
 // package.
 package diag
