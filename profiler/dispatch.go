@@ -114,6 +114,11 @@ func (d *dispatcher) initializeForAttach(unk unsafe.Pointer, clientData []byte) 
 }
 
 func (d *dispatcher) start(method string, unk unsafe.Pointer, call func(*Info) error) error {
+	if err := environmentError(); err != nil {
+		d.done.Store(true)
+		logger().Error(method+": declining to profile this process; the application runs without the profiler", "err", err)
+		return E_FAIL
+	}
 	info, err := newInfo(unk)
 	if err != nil {
 		d.done.Store(true)

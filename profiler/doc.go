@@ -117,6 +117,20 @@
 //   - Copy data that the runtime passes in callbacks before keeping it; the
 //     SDK's conversions already copy strings and slices.
 //
+// # Environment
+//
+// When the library is loaded, before its Go runtime starts, it checks the
+// process: a C library other than glibc (Go's c-shared mode needs glibc), or
+// another Go runtime already loaded (another Go shared library; two Go
+// runtimes in one process are unsupported), makes Initialize fail with a
+// logged error, so the runtime runs the application without the profiler.
+//
+// The application's GOGC, GOMEMLIMIT, GOMAXPROCS and GOTRACEBACK are meant
+// for someone else: Register puts the profiler's Go runtime back to Go's
+// defaults (logged at INFO), unless it is given [WithGoEnvironment]. GODEBUG
+// is read when the Go runtime starts and cannot be undone; it is reported in
+// a warning.
+//
 // # Signals
 //
 // A Go runtime loaded into a CoreCLR process changes CoreCLR's signal

@@ -19,7 +19,8 @@ import (
 type Option func(*options)
 
 type options struct {
-	logger *slog.Logger
+	logger      *slog.Logger
+	followGoEnv bool
 }
 
 // WithLogger makes the package log through l instead of the default logger
@@ -108,6 +109,9 @@ func Register(clsid string, impl Callback, opts ...Option) (err error) {
 	r := &registration{clsid: id, impl: impl, implemented: implemented}
 	registered.Store(r)
 	applyImplemented(implemented)
+	if !o.followGoEnv {
+		resetGoSettings(log)
+	}
 
 	for _, w := range warnings {
 		log.Warn(w)

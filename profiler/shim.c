@@ -117,12 +117,36 @@ ULONG STDMETHODCALLTYPE clrprof_Release(void *self) {
 	return (ULONG)n;
 }
 
+// The vtable the profiler objects use: a writable copy of the generated
+// one, so that C fast paths can take over single slots.
+static ICorProfilerCallback11Vtbl live_vtbl;
+_Static_assert(sizeof(ICorProfilerCallback11Vtbl) == (CLRPROF_CALLBACK_SLOTS + 3) * sizeof(void *), "vtable is not one pointer per slot");
+static pthread_once_t live_once = PTHREAD_ONCE_INIT;
+
+static void live_vtbl_init(void) {
+	live_vtbl = clrprof_callback_vtbl;
+}
+
+int clrprof_callback_override(int slot, const void *fn, const void **orig) {
+	if (slot < 0 || slot >= CLRPROF_CALLBACK_SLOTS || fn == NULL) {
+		return -1;
+	}
+	pthread_once(&live_once, live_vtbl_init);
+	const void *volatile *slots = (const void *volatile *)&live_vtbl;
+	if (orig != NULL) {
+		*orig = ((const void *const *)&clrprof_callback_vtbl)[slot + 3];
+	}
+	__atomic_store_n((const void **)&slots[slot + 3], fn, __ATOMIC_RELEASE);
+	return 0;
+}
+
 HRESULT clrprof_new_object(uintptr_t h, REFIID riid, void **ppv) {
 	clrprof_object *o = calloc(1, sizeof *o);
 	if (o == NULL) {
 		return E_OUTOFMEMORY;
 	}
-	o->lpVtbl = &clrprof_callback_vtbl;
+	pthread_once(&live_once, live_vtbl_init);
+	o->lpVtbl = &live_vtbl;
 	o->refs = 1;
 	o->handle = h;
 	HRESULT hr = clrprof_QueryInterface(o, riid, ppv);
@@ -266,12 +290,53 @@ static void fill_owner(clrprof_sigrec *r, const void *addr, const void *self_bas
 static struct sigaction pre_go[NSIG];
 static unsigned char pre_go_valid[NSIG];
 
+// ---- environment checks, made before the Go runtime starts ----
+
+static int env_glibc = -1;      // 1 glibc, 0 another C library
+static char env_other_go[256];  // path of another object with a Go runtime, "" if none
+
+static int find_other_go(struct dl_phdr_info *info, size_t size, void *data) {
+	(void)size;
+	(void)data;
+	const char *name = info->dlpi_name;
+	if (name == NULL || name[0] == '\0') {
+		return 0; // the main program: a Go program does not host CoreCLR
+	}
+	Dl_info self;
+	if (dladdr((const void *)&find_other_go, &self) != 0 &&
+	    ((void *)info->dlpi_addr == self.dli_fbase || (self.dli_fname != NULL && strcmp(self.dli_fname, name) == 0))) {
+		return 0;
+	}
+	void *h = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+	if (h == NULL) {
+		return 0;
+	}
+	// Every cgo-enabled Go runtime exports x_cgo_init from its C half.
+	int found = dlsym(h, "x_cgo_init") != NULL;
+	dlclose(h);
+	if (found) {
+		snprintf(env_other_go, sizeof env_other_go, "%s", name);
+		return 1;
+	}
+	return 0;
+}
+
+static void check_environment(void) {
+	env_glibc = dlsym(RTLD_DEFAULT, "gnu_get_libc_version") != NULL;
+	env_other_go[0] = '\0';
+	dl_iterate_phdr(find_other_go, NULL);
+}
+
+int clrprof_env_glibc(void) { return env_glibc; }
+const char *clrprof_env_other_go(void) { return env_other_go; }
+
 __attribute__((constructor(101))) static void clrprof_snapshot_signals(void) {
 	guard_off = env_is_zero("CLRPROF_SIGNAL_GUARD");
 	audit_off = env_is_zero("CLRPROF_SIGNAL_AUDIT");
 	for (int sig = 1; sig < NSIG; sig++) {
 		pre_go_valid[sig] = sigaction(sig, NULL, &pre_go[sig]) == 0;
 	}
+	check_environment();
 }
 
 static const void *handler_of(const struct sigaction *sa) {

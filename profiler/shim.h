@@ -57,6 +57,15 @@ ULONG STDMETHODCALLTYPE clrprof_Release(void *self);
 // CreateInstance without the aggregation check; exposed for tests.
 HRESULT clrprof_new_object(uintptr_t h, REFIID riid, void **ppv);
 
+// clrprof_callback_override makes the profiler objects answer the callback
+// at slot (vtable index - 3) with fn instead of the generated thunk, and
+// stores the generated thunk in *orig (fn may chain to it). For C fast
+// paths (allocation and exception-unwind recording) that must not enter
+// Go; call it before the runtime can deliver that callback (in
+// Initialize, before the event mask enables it). Returns 0, or -1 for a
+// bad slot.
+int clrprof_callback_override(int slot, const void *fn, const void **orig);
+
 // The COM entry points exported from the shared library.
 __attribute__((visibility("default"))) HRESULT STDMETHODCALLTYPE DllGetClassObject(REFCLSID rclsid, REFIID riid, void **ppv);
 __attribute__((visibility("default"))) HRESULT STDMETHODCALLTYPE DllCanUnloadNow(void);
@@ -105,6 +114,12 @@ void clrprof_signal_audit(void);
 // after start-up). skip_own leaves alone a handler that lies in this shared
 // library. Exposed for tests.
 int clrprof_audit_signals(int activation, int skip_own, clrprof_sigrec *recs, int max);
+
+// What the library found when it was loaded, before its Go runtime started:
+// whether the C library is glibc (1) or not (0), and the path of another
+// shared object in the process that carries a Go runtime ("" if none).
+int clrprof_env_glibc(void);
+const char *clrprof_env_other_go(void);
 
 // Helpers for Go code and tests.
 int clrprof_sigrtmin(void);

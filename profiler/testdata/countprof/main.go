@@ -2,6 +2,10 @@
 // tests: it asks for module loads and JIT compilations, counts them, and
 // prints the counts to stderr at Shutdown.
 //
+// COUNTPROF_GOENV=follow registers with profiler.WithGoEnvironment. At
+// Initialize it prints the Go runtime's GC percent, GOMAXPROCS and memory
+// limit.
+//
 // COUNTPROF_MISBEHAVE selects a fault in the first JITCompilationStarted:
 // "panic" panics, "nil" dereferences a nil pointer (a SIGSEGV in Go code,
 // which Go turns into a panic), "divide" divides by zero (Go checks the
@@ -12,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 
 	"github.com/clrprof/clrprof/profiler"
@@ -25,6 +30,9 @@ type countprof struct {
 
 func (p *countprof) Initialize(info *profiler.Info) error {
 	fmt.Fprintf(os.Stderr, "countprof: Initialize info=%d\n", info.Version())
+	gc := debug.SetGCPercent(100)
+	debug.SetGCPercent(gc)
+	fmt.Fprintf(os.Stderr, "countprof: go gcpercent=%d maxprocs=%d memlimit=%d\n", gc, runtime.GOMAXPROCS(0), debug.SetMemoryLimit(-1))
 	return info.SetEventMask(profiler.MonitorModuleLoads | profiler.MonitorJITCompilation)
 }
 
@@ -57,7 +65,11 @@ func (p *countprof) Shutdown() error {
 }
 
 func init() {
-	profiler.Register("{7D3A4B12-9E1F-4C6B-8A2D-3F5E6C7B8A91}", &countprof{misbehave: os.Getenv("COUNTPROF_MISBEHAVE")})
+	var opts []profiler.Option
+	if os.Getenv("COUNTPROF_GOENV") == "follow" {
+		opts = append(opts, profiler.WithGoEnvironment())
+	}
+	profiler.Register("{7D3A4B12-9E1F-4C6B-8A2D-3F5E6C7B8A91}", &countprof{misbehave: os.Getenv("COUNTPROF_MISBEHAVE")}, opts...)
 }
 
 func main() {}
