@@ -74,7 +74,7 @@ func TestRoundTripEveryJITCompiledBody(t *testing.T) {
 		t.Logf("%s: %d bodies, %d IL bytes (%d tiny, %d fat, %d with %d EH clauses), %d mismatches, %d decode errors; max stack equal %d, lower %d, higher %d, errors %d; %d named member tokens in dumps",
 			rt.Name, s["bodies"], s["bytes"], s["tiny"], s["fat"], s["withEH"], s["clauses"], s["mismatches"], s["decodeErrors"],
 			ms["equal"], ms["lower"], ms["higher"], ms["errors"], ms["dumpTokens"])
-		if s["bodies"] < 1000 {
+		if s["bodies"] < 2000 {
 			t.Errorf("only %d bodies compiled; is ReadyToRun off?", s["bodies"])
 		}
 		if s["mismatches"] != 0 || s["decodeErrors"] != 0 {

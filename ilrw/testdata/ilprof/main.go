@@ -5,7 +5,8 @@
 //	roundtrip  decode and re-encode the body of every method compiled,
 //	           recompute its max stack, dump it with token names; print
 //	           counts at Shutdown (and the dump of the method named by
-//	           ILPROF_DUMP).
+//	           ILPROF_DUMP); ILPROF_SAVE names a directory to save a few
+//	           real bodies in (seeds for the fuzz tests).
 //	rewrite    add entry and exit hooks (class Hooks of the test app) to
 //	           every method of namespace Subjects, ticks before the calls
 //	           of loops, and replace calls of Subjects.Greeter::Original.
@@ -36,6 +37,7 @@ type prof struct {
 	modules map[profiler.ModuleID]*ilrw.Module
 	seen    map[[2]uint64]bool
 	rt      rtStats
+	saved   int
 	notes   []string
 
 	// rewrite mode
@@ -147,6 +149,11 @@ func (p *prof) roundTrip(f profiler.FunctionID) error {
 	if len(b.Clauses) > 0 {
 		p.rt.eh++
 		p.rt.clauses += len(b.Clauses)
+	}
+	if dir := os.Getenv("ILPROF_SAVE"); dir != "" && p.saved < 40 && (len(b.Clauses) > 0 || strings.Contains(b.Dump(nil), "switch")) {
+		// Real bodies with EH sections or switches, as fuzzing seeds.
+		os.WriteFile(fmt.Sprintf("%s/body%02d", dir, p.saved), il, 0o644)
+		p.saved++
 	}
 	out, err := b.Encode()
 	if err != nil || !bytes.Equal(out, il) {

@@ -9,6 +9,8 @@ using System.Globalization;
 using System.IO;
 using System.Numerics;
 using System.Linq;
+using System.Linq.Expressions;
+using System.Reflection;
 using System.Text;
 using System.Text.RegularExpressions;
 using System.Threading;
@@ -110,6 +112,75 @@ static class Workload
         var lookup = Enumerable.Range(0, 30).ToLookup(i => i % 4);
         sb.Append(lookup[2].Aggregate((a, b) => a + b)).Append(Enumerable.Range(0, 10).Zip(Enumerable.Range(5, 10), (a, b) => a * b).SkipWhile(x => x < 20).First());
         sb.Append(string.Compare("abc", "ABD", StringComparison.OrdinalIgnoreCase)).Append(char.IsLetterOrDigit('x')).Append("a,b;c".Split(new[] { ',', ';' }, StringSplitOptions.RemoveEmptyEntries).Length);
+        sb.Append(Even()).Append('\n');
+        sb.Append(Compiled()).Append('\n');
+        return sb.ToString();
+    }
+
+    // Compiled regular expressions and expression trees run the
+    // framework's own code generators: many more methods.
+    static string Compiled()
+    {
+        var sb = new StringBuilder();
+        var re = new Regex(@"^(?<user>[a-z0-9._%+-]+)@(?<host>[a-z0-9.-]+\.[a-z]{2,})$", RegexOptions.Compiled | RegexOptions.IgnoreCase);
+        foreach (var addr in new[] { "a.b@example.com", "bad@", "X_Y@host.org" })
+        {
+            var m = re.Match(addr);
+            sb.Append(m.Success ? m.Groups["host"].Value : "-").Append(',');
+        }
+        var x = Expression.Parameter(typeof(int), "x");
+        var y = Expression.Parameter(typeof(int), "y");
+        var body = Expression.Condition(Expression.GreaterThan(x, y), Expression.Multiply(x, Expression.Constant(2)), Expression.Add(y, Expression.Constant(3)));
+        var f = Expression.Lambda<Func<int, int, int>>(body, x, y).Compile();
+        sb.Append(f(5, 2)).Append(f(1, 9)).Append(',');
+        Expression<Func<Item, bool>> pred = it => it.Price > 10 && it.Name.StartsWith("item1");
+        var items = Enumerable.Range(0, 30).Select(i => new Item { Name = "item" + i, Price = i }).ToList();
+        sb.Append(items.Count(pred.Compile())).Append(',');
+        var mi = typeof(Workload).GetMethod("Helper", BindingFlags.NonPublic | BindingFlags.Static);
+        sb.Append(mi.Invoke(null, new object[] { 20 })).Append(',');
+        var made = (Item)Activator.CreateInstance(typeof(Item));
+        sb.Append(made.GetType().GetFields().Select(fi => fi.Name).OrderBy(n => n, StringComparer.Ordinal).Aggregate((p, q) => p + q));
+        return sb.ToString();
+    }
+
+    static int Helper(int v) { return v + 1; }
+
+    static async Task<string> DelayedAsync(CancellationToken ct)
+    {
+        await Task.Delay(1, ct);
+        await Task.Yield();
+        return "delayed";
+    }
+
+    static string Even()
+    {
+        var sb = new StringBuilder();
+        try { throw new InvalidOperationException("for the stack trace"); }
+        catch (Exception e) { sb.Append(e.ToString().Contains("Even") ? "trace;" : "notrace;"); }
+        var tl = new ThreadLocal<int>(() => 7);
+        var sem = new SemaphoreSlim(2);
+        var lockObj = new object();
+        int shared = 0;
+        var threads = Enumerable.Range(0, 4).Select(i => new Thread(() => { sem.Wait(); lock (lockObj) shared += tl.Value; sem.Release(); })).ToList();
+        threads.ForEach(th => th.Start());
+        threads.ForEach(th => th.Join());
+        sb.Append(shared).Append(';');
+        using (var cts = new CancellationTokenSource()) sb.Append(DelayedAsync(cts.Token).Result).Append(';');
+        var list = Enumerable.Range(0, 50).Reverse().ToList();
+        list.RemoveAll(x => x % 5 == 0);
+        list.Sort();
+        sb.Append(list.BinarySearch(21)).Append(list.ConvertAll(x => x.ToString()).FindAll(x => x.Length > 1).Count).Append(list.TrueForAll(x => x >= 0)).Append(';');
+        var a = new[] { 1, 2, 3, 4, 5 }; var b = new[] { 4, 5, 6 };
+        sb.Append(string.Join("", a.Union(b))).Append(string.Join("", a.Except(b))).Append(string.Join("", a.Intersect(b))).Append(a.Concat(b).Reverse().TakeWhile(x => x > 3).Count()).Append(a.All(x => x > 0)).Append(a.Any(x => x > 4)).Append(a.Contains(3)).Append(';');
+        sb.Append(a.Select(x => (long)x).Sum()).Append(a.Select(x => (double)x).Average()).Append(a.Select(x => (decimal)x).Max()).Append(a.Min()).Append(a.Skip(1).Take(2).Last()).Append(a.ElementAt(2)).Append(a.DefaultIfEmpty().First()).Append(';');
+        var byLen = new Dictionary<string, int>(StringComparer.OrdinalIgnoreCase) { { "A", 1 } };
+        sb.Append(byLen.ContainsKey("a")).Append(Array.ConvertAll(a, x => x * 2).Sum()).Append(Array.IndexOf(a, 3)).Append(Array.Find(a, x => x > 3)).Append(';');
+        sb.AppendFormat(CultureInfo.InvariantCulture, "{0:D5}-{1:0.###}-{2:X}-{3,-6}|", 42, Math.PI, 255L, "x");
+        sb.Append(char.ToUpperInvariant('q')).Append("MiXeD".ToLower()).Append(" trim ".Trim()).Append("abc".IndexOf('c')).Append("a-b-c".LastIndexOf('-')).Append("abc".StartsWith("ab", StringComparison.Ordinal)).Append("x".PadRight(3, '_')).Append(';');
+        sb.Append(Encoding.Unicode.GetByteCount("abc")).Append(Encoding.ASCII.GetString(new byte[] { 65, 66 })).Append(Convert.FromBase64String("QUJD").Length).Append(Convert.ToInt32("ff", 16)).Append(Convert.ToString(10, 2)).Append(';');
+        sb.Append(Path.Combine("a", "b", "c.txt")).Append(Path.GetExtension("x.tar.gz")).Append(Path.GetFileNameWithoutExtension("/p/q.r")).Append(';');
+        sb.Append(TimeSpan.Parse("01:02:03", CultureInfo.InvariantCulture).TotalSeconds).Append(DateTimeOffset.FromUnixTimeSeconds(1000000000).Year).Append(';');
+        sb.Append(Nullable.Compare<int>(1, null)).Append(new KeyValuePair<int, string>(1, "kv").Value).Append(EqualityComparer<string>.Default.Equals("a", "a")).Append(Comparer<int>.Default.Compare(1, 2));
         return sb.ToString();
     }
 }
