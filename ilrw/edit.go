@@ -3,6 +3,7 @@ package ilrw
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/clrprof/clrprof/metadata"
 )
@@ -123,18 +124,24 @@ func (b *Body) Remove(in *Instruction) error {
 	if i+1 < len(b.Instructions) {
 		next = b.Instructions[i+1]
 	}
-	for _, x := range b.Instructions {
-		if x.Target == in {
-			if next == nil {
+	if next == nil {
+		for _, x := range b.Instructions {
+			if x.Target == in || slices.Contains(x.Targets, in) {
 				return fmt.Errorf("ilrw: Remove: the last instruction is a branch target")
 			}
+		}
+	}
+	for _, c := range b.Clauses {
+		if next == nil && (c.TryStart == in || c.HandlerStart == in || c.FilterStart == in) {
+			return fmt.Errorf("ilrw: Remove: an exception region would start past the end")
+		}
+	}
+	for _, x := range b.Instructions {
+		if x.Target == in {
 			x.Target = next
 		}
 		for k, t := range x.Targets {
 			if t == in {
-				if next == nil {
-					return fmt.Errorf("ilrw: Remove: the last instruction is a switch target")
-				}
 				x.Targets[k] = next
 			}
 		}
@@ -144,9 +151,6 @@ func (b *Body) Remove(in *Instruction) error {
 			if *p == in {
 				*p = next
 			}
-		}
-		if c.TryStart == nil || c.HandlerStart == nil || (c.Kind == ClauseFilter && c.FilterStart == nil) {
-			return fmt.Errorf("ilrw: Remove: an exception region would start past the end")
 		}
 	}
 	b.Instructions = append(b.Instructions[:i], b.Instructions[i+1:]...)

@@ -120,7 +120,21 @@ func (b *Body) index() (map[*Instruction]int, error) {
 		idx[in] = i
 	}
 	for i, in := range b.Instructions {
-		switch in.Op.Operand() {
+		switch k := in.Op.Operand(); k {
+		case ShortInlineVar, InlineVar, ShortInlineI:
+			lo, hi := int64(0), int64(0xFF)
+			if k == InlineVar {
+				hi = 0xFFFF
+			} else if k == ShortInlineI {
+				lo, hi = -128, 127
+			}
+			if in.Int < lo || in.Int > hi {
+				return nil, fmt.Errorf("ilrw: instruction %d (%s): operand %d out of range [%d, %d]", i, in.Op, in.Int, lo, hi)
+			}
+		case InlineI:
+			if in.Int < -1<<31 || in.Int > 1<<31-1 {
+				return nil, fmt.Errorf("ilrw: instruction %d (%s): operand %d out of int32 range", i, in.Op, in.Int)
+			}
 		case ShortInlineBrTarget, InlineBrTarget:
 			if _, ok := idx[in.Target]; !ok {
 				return nil, fmt.Errorf("ilrw: instruction %d (%s): branch target is not in the body", i, in.Op)

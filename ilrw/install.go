@@ -41,7 +41,10 @@ type methodKey struct {
 // through ReJIT (call its GetReJITParameters from the callback, and
 // RequestReJIT / RequestRevert from any goroutine). The event mask must
 // include MonitorJITCompilation for the first, and MonitorEnableRejit at
-// Initialize for the second.
+// Initialize for the second. A method the JIT inlines into its callers is
+// not compiled on its own and escapes a first-JIT rewrite: add
+// DisableInlining to the event mask (or refuse those inlinings in
+// JITInlining) when every call must see the new body.
 //
 // A method definition is rewritten once per way of installing it and the
 // result cached by (module, MethodDef): every instantiation of a generic
@@ -102,7 +105,18 @@ func (r *Rewriter) JITCompilationStarted(f profiler.FunctionID) error {
 	if err != nil {
 		return err
 	}
-	k := methodKey{fi.ModuleID, fi.Token}
+	return r.Rewrite(fi.ModuleID, fi.Token)
+}
+
+// Rewrite rewrites a method before its first compilation, e.g. from
+// ModuleLoadFinished for methods known in advance (JITCompilationStarted
+// calls it for each function compiled). A method already handled is left
+// alone.
+func (r *Rewriter) Rewrite(module profiler.ModuleID, method metadata.Token) error {
+	if r.rewrite == nil {
+		return nil
+	}
+	k := methodKey{module, method}
 	r.mu.Lock()
 	seen := r.jitted[k]
 	r.jitted[k] = true
