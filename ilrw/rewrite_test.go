@@ -37,11 +37,11 @@ func TestWrapExit(t *testing.T) {
 	const hook = 0x06000010
 	// int32 Add(int32, int32) as a tiny body, and the catch body (void).
 	for _, c := range []struct {
-		name   string
-		body   []byte
-		sig    []byte
-		ret    int // rets in the body
-		boxed  bool
+		name  string
+		body  []byte
+		sig   []byte
+		ret   int // rets in the body
+		boxed bool
 	}{
 		{"tiny int32", tinyAdd, []byte{0x00, 0x02, 0x08, 0x08, 0x08}, 1, true},
 		{"fat string", fatCatch, []byte{0x00, 0x00, 0x0e}, 1, false},
