@@ -12,6 +12,10 @@
 //             and DivideByZeroException for S seconds (default 2) while a
 //             ninth thread calls GC.Collect in a loop: the workload of the
 //             signal storm tests;
+//   churn N   N short-lived threads (64 at a time), each throwing and
+//             catching one exception (a callback into the profiler on a new
+//             thread), printing the process's resident memory and thread
+//             count after the first tenth and at the end;
 //   overflow  unbounded recursion: a managed stack overflow.
 using System;
 using System.Runtime.CompilerServices;
@@ -125,6 +129,49 @@ namespace Ev
             return 0;
         }
 
+        static string ProcStatus()
+        {
+            string rss = "?", threads = "?";
+            foreach (var line in System.IO.File.ReadAllLines("/proc/self/status"))
+            {
+                if (line.StartsWith("VmRSS:")) rss = line.Substring(6).Trim().Split(' ')[0];
+                if (line.StartsWith("Threads:")) threads = line.Substring(8).Trim();
+            }
+            return "rsskb=" + rss + " threads=" + threads;
+        }
+
+        static int Churn(int n)
+        {
+            int done = 0;
+            var batch = new Thread[64];
+            while (done < n)
+            {
+                int k = Math.Min(batch.Length, n - done);
+                for (int i = 0; i < k; i++)
+                {
+                    batch[i] = new Thread(() =>
+                    {
+                        try { throw new Marker(0); }
+                        catch (Marker) { Interlocked.Increment(ref caught); }
+                    });
+                    batch[i].Start();
+                }
+                for (int i = 0; i < k; i++) batch[i].Join();
+                int before = done;
+                done += k;
+                if (before < n / 10 && done >= n / 10)
+                {
+                    GC.Collect();
+                    Console.WriteLine("churn: after " + done + " threads: " + ProcStatus());
+                }
+            }
+            GC.Collect();
+            Thread.Sleep(200);
+            Console.WriteLine("churn: after " + done + " threads: " + ProcStatus());
+            Console.WriteLine("churn: caught=" + Interlocked.Read(ref caught));
+            return 0;
+        }
+
         [MethodImpl(MethodImplOptions.NoInlining)]
         static int Recurse(int depth) { return Recurse(depth + 1) + 1; }
 
@@ -136,6 +183,7 @@ namespace Ev
                 case "counts": return Counts();
                 case "storm": return Storm(args.Length > 1 ? int.Parse(args[1]) : 1000);
                 case "gcstorm": return GCStorm(args.Length > 1 ? double.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : 2);
+                case "churn": return Churn(args.Length > 1 ? int.Parse(args[1]) : 100000);
                 case "overflow":
                     Console.WriteLine("overflow: start");
                     Console.Out.Flush();
