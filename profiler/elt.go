@@ -1,0 +1,316 @@
+package profiler
+
+/*
+#include "elt.h"
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ELTKind says which hook recorded an event.
+type ELTKind uint8
+
+const (
+	// ELTEnter: the function was entered.
+	ELTEnter ELTKind = 1
+	// ELTLeave: the function returned.
+	ELTLeave ELTKind = 2
+	// ELTTailcall: the function left by a tail call (no ELTLeave follows
+	// for it; the callee's ELTEnter does).
+	ELTTailcall ELTKind = 3
+	// ELTUnwind: an exception unwound the function's frame (no ELTLeave
+	// follows for it). Recorded only with ELTOptions.Unwinds.
+	ELTUnwind ELTKind = 4
+)
+
+func (k ELTKind) String() string {
+	switch k {
+	case ELTEnter:
+		return "enter"
+	case ELTLeave:
+		return "leave"
+	case ELTTailcall:
+		return "tailcall"
+	case ELTUnwind:
+		return "unwind"
+	}
+	return fmt.Sprintf("ELTKind(%d)", uint8(k))
+}
+
+// ELTEvent is one recorded hook call.
+type ELTEvent struct {
+	Function FunctionID
+	Kind     ELTKind
+	// Time is when the hook ran, on the monotonic clock, since the
+	// recorder started (converted from the CPU's time-stamp counter).
+	Time time.Duration
+}
+
+// ELTBatch is what the fast path hands the user: the events one thread
+// recorded since the last batch, in order.
+type ELTBatch struct {
+	Thread ThreadRef
+	// Events is valid only until the callback returns; copy what you keep.
+	Events []ELTEvent
+	// Dropped counts events this thread lost since its last batch because
+	// its buffer was full (make BufferEvents larger or Interval shorter).
+	Dropped uint64
+}
+
+// ELTOptions configures [Info.EnableELT].
+type ELTOptions struct {
+	// Batch receives the recorded events, one thread's batch at a time, on
+	// a single goroutine of the SDK (never on a runtime thread). Required.
+	Batch func(ELTBatch)
+	// Filter, when set, is asked once per function, when the runtime
+	// compiles it, whether its hooks are wanted (FunctionIDMapper2). nil
+	// hooks every function.
+	Filter func(FunctionID) bool
+	// Unwinds records ELTUnwind events for frames that an exception
+	// unwinds (it adds MonitorExceptions to the event mask and answers
+	// ExceptionUnwindFunctionEnter/Leave in C; a profiler that implements
+	// those callbacks still receives them).
+	Unwinds bool
+	// BufferEvents is each thread's buffer size in events (16 bytes each),
+	// rounded up to a power of two; default 1<<16.
+	BufferEvents int
+	// Interval is how often the buffers are drained; default 10ms.
+	Interval time.Duration
+}
+
+// ELTStats counts what a recorder saw.
+type ELTStats struct {
+	Events  uint64 // delivered in batches
+	Dropped uint64 // lost to full buffers
+	Threads int    // per-thread buffers allocated
+}
+
+// ELTRecorder is the running fast-path recorder; see [Info.EnableELT].
+type ELTRecorder struct {
+	opts    ELTOptions
+	rings   *ringSet
+	clock   *tscClock
+	events  []ELTEvent
+	stop    chan struct{}
+	done    chan struct{}
+	closed  sync.Once
+	nEvents atomic.Uint64
+	nDrop   atomic.Uint64
+}
+
+// eltState is process-wide: the runtime takes one set of hooks.
+var eltState struct {
+	mu       sync.Mutex
+	enabled  bool
+	filter   atomic.Pointer[func(FunctionID) bool]
+	call     atomic.Pointer[func(*ELTCall)]
+	callInfo atomic.Pointer[Info]
+}
+
+// EnableELT installs the fast-path enter/leave/tailcall hooks
+// (SetEnterLeaveFunctionHooks3) and starts recording. Call it from
+// Initialize: it adds MonitorEnterleave (and MonitorExceptions with
+// Unwinds) to the event mask, which the runtime accepts only there.
+//
+// The hooks are assembly stubs that JIT'd code calls directly: each event
+// (function ID, kind, time-stamp counter) is appended to the calling
+// thread's buffer in C memory, with no lock, no call into Go and no system
+// call, and every register the method's arguments or return value live in
+// is preserved. A goroutine drains the buffers every Interval and calls
+// Batch. Call [ELTRecorder.Close] from Shutdown for a final flush; hooks
+// that fire after Close record nothing.
+//
+// Counting rules: every ELTEnter of a function is matched, on the same
+// thread, by exactly one of ELTLeave (it returned), ELTTailcall (it left
+// by a tail call), or ELTUnwind (an exception unwound it; recorded only
+// with Unwinds: without it such frames have no matching event). Methods
+// the runtime did not JIT (ReadyToRun/NGEN images) and methods inlined into
+// their callers have no hooks; add DisableInlining (and, for framework
+// code, DisableAllNGenImages) to the event mask to see them.
+//
+// CLRPROF_ELT_SLOW=1 in the environment makes every event take the
+// stubs' full-save path (a diagnostic for register-preservation tests).
+func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
+	if opts.Batch == nil {
+		return nil, errors.New("clrprof: EnableELT: ELTOptions.Batch is nil")
+	}
+	if opts.Interval < 0 {
+		return nil, fmt.Errorf("clrprof: EnableELT: negative Interval %v", opts.Interval)
+	}
+	if opts.Interval == 0 {
+		opts.Interval = 10 * time.Millisecond
+	}
+	if opts.BufferEvents == 0 {
+		opts.BufferEvents = 1 << 16
+	}
+	if x.ptr(3) == nil {
+		return nil, notAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3", 3, x.Version())
+	}
+	eltState.mu.Lock()
+	defer eltState.mu.Unlock()
+	if eltState.enabled {
+		return nil, errors.New("clrprof: EnableELT: enter/leave hooks are already installed (the runtime takes one set per process)")
+	}
+	if opts.BufferEvents < 0 || opts.BufferEvents > maxRingSlots {
+		return nil, fmt.Errorf("clrprof: EnableELT: BufferEvents %d: want 1..%d", opts.BufferEvents, maxRingSlots)
+	}
+	if rc := C.clrprof_elt_setup(C.uint64_t(opts.BufferEvents), x.ptr(1)); rc != 0 {
+		return nil, fmt.Errorf("clrprof: EnableELT: per-thread buffers: errno %d", int(rc))
+	}
+	if os.Getenv("CLRPROF_ELT_SLOW") == "1" {
+		C.clrprof_elt_force_slow = 1
+		logger().Warn("CLRPROF_ELT_SLOW=1: every enter/leave event takes the slow path (a diagnostic setting)")
+	}
+	if err := x.installMapper(opts.Filter); err != nil {
+		return nil, err
+	}
+	if err := x.SetEnterLeaveFunctionHooks3(C.clrprof_elt_hook(0), C.clrprof_elt_hook(1), C.clrprof_elt_hook(2)); err != nil {
+		return nil, fmt.Errorf("clrprof: EnableELT: SetEnterLeaveFunctionHooks3: %w", err)
+	}
+	add := MonitorEnterleave
+	if opts.Unwinds {
+		if C.clrprof_elt_record_unwinds() != 0 {
+			return nil, errors.New("clrprof: EnableELT: cannot take over the exception unwind callbacks")
+		}
+		add |= MonitorExceptions
+	}
+	if err := x.addEventMask(add); err != nil {
+		return nil, fmt.Errorf("clrprof: EnableELT: %w", err)
+	}
+	r := &ELTRecorder{
+		opts:  opts,
+		rings: &ringSet{s: &C.clrprof_elt_set, dropped: map[*C.clrprof_ring]uint64{}},
+		clock: newTSCClock(),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	eltState.enabled = true
+	C.clrprof_elt_on = 1
+	go r.loop()
+	return r, nil
+}
+
+// addEventMask ORs add into the runtime's event mask.
+func (x *Info) addEventMask(add Monitor) error {
+	m, err := x.GetEventMask()
+	if err != nil {
+		return fmt.Errorf("GetEventMask: %w", err)
+	}
+	if err := x.SetEventMask(m | add); err != nil {
+		return fmt.Errorf("SetEventMask(%v): %w", m|add, err)
+	}
+	return nil
+}
+
+// installMapper sets the function ID mapper when there is a filter.
+func (x *Info) installMapper(filter func(FunctionID) bool) error {
+	if filter == nil {
+		eltState.filter.Store(nil)
+		return nil
+	}
+	eltState.filter.Store(&filter)
+	var err error
+	if x.ptr(3) != nil {
+		err = x.SetFunctionIDMapper2(C.clrprof_elt_mapper2(), nil)
+	} else {
+		err = x.SetFunctionIDMapper(C.clrprof_elt_mapper1())
+	}
+	if err != nil {
+		return fmt.Errorf("clrprof: SetFunctionIDMapper: %w", err)
+	}
+	return nil
+}
+
+// clrprofGoELTFilter answers the function ID mapper: 1 to hook f.
+//
+//export clrprofGoELTFilter
+func clrprofGoELTFilter(f C.uintptr_t) (on C.int) {
+	defer recoverExport("FunctionIDMapper", func() { on = 1 })
+	fp := eltState.filter.Load()
+	if fp == nil || (*fp)(FunctionID(f)) {
+		return 1
+	}
+	return 0
+}
+
+func (r *ELTRecorder) loop() {
+	defer close(r.done)
+	t := time.NewTicker(r.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.drain()
+		}
+	}
+}
+
+// drain delivers what every ring holds; it returns the events delivered.
+func (r *ELTRecorder) drain() (n int) {
+	defer func() {
+		if p := recover(); p != nil {
+			reportPanic("ELT batch callback", p, debug.Stack())
+		}
+	}()
+	r.clock.sample()
+	tsc0, rate := r.clock.params()
+	return r.rings.drain(maxRingSlots, func(v *ringView) int {
+		ev := r.events[:0]
+		for _, s := range v.slots {
+			ev = append(ev, ELTEvent{
+				Function: FunctionID(s[0]),
+				Kind:     ELTKind(s[1] >> C.CLRPROF_ELT_KIND_SHIFT),
+				Time:     tscToNS(s[1]&(1<<C.CLRPROF_ELT_KIND_SHIFT-1), tsc0, rate),
+			})
+		}
+		r.events = ev
+		r.nEvents.Add(uint64(len(ev)))
+		r.nDrop.Add(v.dropped)
+		r.opts.Batch(ELTBatch{Thread: v.thread, Events: ev, Dropped: v.dropped})
+		return len(v.slots)
+	})
+}
+
+// Flush drains the buffers now, on the calling goroutine (never call it
+// from a hook or a cooperative-mode callback).
+func (r *ELTRecorder) Flush() {
+	r.drain()
+}
+
+// Stats returns the counts so far.
+func (r *ELTRecorder) Stats() ELTStats {
+	return ELTStats{Events: r.nEvents.Load(), Dropped: r.nDrop.Load(), Threads: r.rings.rings()}
+}
+
+// Close stops recording (hooks that still fire record nothing), stops the
+// draining goroutine and delivers what the buffers still hold. Call it from
+// Shutdown. It is safe to call more than once.
+func (r *ELTRecorder) Close() error {
+	r.closed.Do(func() {
+		C.clrprof_elt_on = 0
+		close(r.stop)
+		<-r.done
+		// A hook that was past the gate when it closed finishes within
+		// nanoseconds; a short pause lets it publish.
+		time.Sleep(time.Millisecond)
+		for i := 0; i < 4 && r.drain() > 0; i++ {
+		}
+	})
+	return nil
+}
+
+// tscToNS converts a time-stamp counter reading.
+func tscToNS(t, tsc0 uint64, rate float64) time.Duration {
+	return time.Duration(float64(int64(t-tsc0)) * rate)
+}

@@ -1,0 +1,53 @@
+package profiler
+
+import (
+	"runtime"
+	"testing"
+)
+
+// The fast-path stubs preserve every general-purpose register but %rsp
+// and %rbp (which the call itself uses) and %xmm0-%xmm15, on the fast path
+// (a ring exists) and on the full-save slow path (first event of a thread,
+// or forced), and record the events they were called for.
+func TestELTStubsPreserveRegisters(t *testing.T) {
+	rs, err := testELTSetup(1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("xsave area: %d bytes (0 = fxsave)", testXSaveSize())
+	defer testELTGate(false, false)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	kinds := []ELTKind{ELTEnter, ELTLeave, ELTTailcall}
+	var want []ELTEvent
+	for _, slow := range []bool{false, true, false} {
+		testELTGate(true, slow)
+		for which, k := range kinds {
+			id := uint64(0x1000 + len(want))
+			if bad := testELTCall(which, id); bad != 0 {
+				t.Errorf("%v (slow=%v) changed registers, mask %#x", k, slow, bad)
+			}
+			want = append(want, ELTEvent{Function: FunctionID(id), Kind: k})
+		}
+	}
+	// A closed gate records nothing and still preserves registers.
+	testELTGate(false, false)
+	if bad := testELTCall(0, 0xdead); bad != 0 {
+		t.Errorf("closed gate changed registers, mask %#x", bad)
+	}
+	var got []ELTEvent
+	rs.drain(1<<20, func(v *ringView) int {
+		for _, s := range v.slots {
+			got = append(got, ELTEvent{Function: FunctionID(s[0]), Kind: ELTKind(s[1] >> 61)})
+		}
+		return len(v.slots)
+	})
+	if len(got) != len(want) {
+		t.Fatalf("recorded %d events, want %d: %v", len(got), len(want), got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("event %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

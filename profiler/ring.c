@@ -1,0 +1,160 @@
+// Per-thread event rings; see ring.h.
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ring.h"
+#include "shim.h"
+
+static void ring_thread_exit(void *p) {
+	clrprof_ring *r = p;
+	if (r == NULL) {
+		return;
+	}
+	if (r->tls_slot != NULL && *r->tls_slot == r) {
+		*r->tls_slot = NULL;
+	}
+	__atomic_store_n(&r->state, CLRPROF_RING_DEAD, __ATOMIC_RELEASE);
+}
+
+int clrprof_ringset_init(clrprof_ringset *s, uint64_t slots, void *info) {
+	uint64_t n = 64;
+	while (n < slots && n < ((uint64_t)1 << 30)) {
+		n <<= 1;
+	}
+	s->slots = n;
+	s->info = info;
+	if (!s->key_ok) {
+		pthread_key_t k;
+		int err = pthread_key_create(&k, ring_thread_exit);
+		if (err != 0) {
+			return err;
+		}
+		s->key = (unsigned)k;
+		s->key_ok = 1;
+	}
+	return 0;
+}
+
+static uint64_t current_managed_tid(clrprof_ringset *s) {
+	ICorProfilerInfo *info = s->info;
+	if (info == NULL) {
+		return 0;
+	}
+	ThreadID t = 0;
+	if (info->lpVtbl->GetCurrentThreadID(info, &t) < 0) {
+		return 0;
+	}
+	return (uint64_t)t;
+}
+
+static void claim(clrprof_ring *r, clrprof_ringset *s, clrprof_ring **tls) {
+	r->os_tid = (uint32_t)syscall(SYS_gettid);
+	r->managed_tid = current_managed_tid(s);
+	r->tail_cache = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	r->tls_slot = tls;
+	memset(r->aux, 0, sizeof r->aux);
+	__atomic_add_fetch(&r->generation, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->state, CLRPROF_RING_LIVE, __ATOMIC_RELEASE);
+	*tls = r;
+	if (s->key_ok) {
+		pthread_setspecific((pthread_key_t)s->key, r);
+	}
+}
+
+clrprof_ring *clrprof_ring_acquire(clrprof_ringset *s, clrprof_ring **tls) {
+	if (s->slots == 0) {
+		return NULL;
+	}
+	// A ring left by an exited thread and drained since.
+	for (clrprof_ring *r = __atomic_load_n(&s->list, __ATOMIC_ACQUIRE); r != NULL; r = r->next) {
+		int32_t want = CLRPROF_RING_FREE;
+		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == CLRPROF_RING_FREE &&
+		    __atomic_compare_exchange_n(&r->state, &want, CLRPROF_RING_LIVE, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			claim(r, s, tls);
+			return r;
+		}
+	}
+	clrprof_ring *r = NULL;
+	if (posix_memalign((void **)&r, 64, sizeof *r) != 0) {
+		__atomic_add_fetch(&s->lost, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	memset(r, 0, sizeof *r);
+	r->slots = calloc(s->slots, 2 * sizeof(uint64_t));
+	if (r->slots == NULL) {
+		free(r);
+		__atomic_add_fetch(&s->lost, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	r->mask = s->slots - 1;
+	r->set = s;
+	claim(r, s, tls);
+	clrprof_ring *head = __atomic_load_n(&s->list, __ATOMIC_ACQUIRE);
+	do {
+		r->next = head;
+	} while (!__atomic_compare_exchange_n(&s->list, &head, r, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	__atomic_add_fetch(&s->rings, 1, __ATOMIC_RELAXED);
+	return r;
+}
+
+clrprof_ring *clrprof_ring_first(clrprof_ringset *s) {
+	return __atomic_load_n(&s->list, __ATOMIC_ACQUIRE);
+}
+
+// ---- test helpers ----
+
+struct test_arg {
+	clrprof_ringset *s;
+	int events;
+	int id;
+};
+
+static __thread clrprof_ring *test_ring;
+
+static void *test_thread(void *p) {
+	struct test_arg *a = p;
+	for (int i = 0; i < a->events; i++) {
+		clrprof_ring *r = test_ring;
+		if (r == NULL && (r = clrprof_ring_acquire(a->s, &test_ring)) == NULL) {
+			continue;
+		}
+		uint64_t idx;
+		uint64_t *slot = clrprof_ring_reserve(r, 1, &idx);
+		if (slot == NULL) {
+			// Full: give the consumer a moment, as a busy thread would by
+			// doing other work, and count the loss.
+			sched_yield();
+			continue;
+		}
+		slot[0] = (uint64_t)a->id;
+		slot[1] = (uint64_t)i;
+		clrprof_ring_publish(r, 1);
+	}
+	return NULL;
+}
+
+int clrprof_ring_test_threads(clrprof_ringset *s, int n, int events) {
+	if (n <= 0 || n > 256) {
+		return EINVAL;
+	}
+	pthread_t th[256];
+	struct test_arg args[256];
+	for (int i = 0; i < n; i++) {
+		args[i].s = s;
+		args[i].events = events;
+		args[i].id = i + 1;
+		if (pthread_create(&th[i], NULL, test_thread, &args[i]) != 0) {
+			n = i;
+			break;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+	}
+	return 0;
+}

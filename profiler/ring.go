@@ -1,0 +1,165 @@
+package profiler
+
+/*
+#include <stdlib.h>
+#include "ring.h"
+
+static clrprof_ringset *clrprof_ringset_new(void) { return calloc(1, sizeof(clrprof_ringset)); }
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// ThreadRef names the runtime thread a batch of recorded events came from.
+type ThreadRef struct {
+	// OSThreadID is the thread's Linux thread ID (gettid).
+	OSThreadID uint32
+	// ManagedThreadID is the runtime's ThreadID of the thread, or 0 when
+	// the runtime did not know the thread when it first recorded.
+	ManagedThreadID ThreadID
+}
+
+// A ringSet is the Go view of a C clrprof_ringset: it walks the rings and
+// drains them. Only one goroutine drains a set at a time (mu).
+type ringSet struct {
+	s   *C.clrprof_ringset
+	mu  sync.Mutex
+	buf [][2]uint64
+	// dropped per ring as last reported, to report increments
+	dropped map[*C.clrprof_ring]uint64
+}
+
+// maxRingSlots bounds the per-thread buffer size users may ask for.
+const maxRingSlots = 1 << 24
+
+func newRingSet(slots int, info unsafe.Pointer) (*ringSet, error) {
+	if slots < 0 || slots > maxRingSlots {
+		return nil, fmt.Errorf("clrprof: per-thread buffer of %d events: want 0 (default) .. %d", slots, maxRingSlots)
+	}
+	s := C.clrprof_ringset_new()
+	if s == nil {
+		return nil, E_OUTOFMEMORY
+	}
+	if rc := C.clrprof_ringset_init(s, C.uint64_t(slots), info); rc != 0 {
+		C.free(unsafe.Pointer(s))
+		return nil, fmt.Errorf("clrprof: per-thread buffers: pthread_key_create: errno %d", int(rc))
+	}
+	return &ringSet{s: s, dropped: map[*C.clrprof_ring]uint64{}}, nil
+}
+
+// ringView is what drain hands its callback for one ring: the thread and
+// the slots read (valid until the callback returns).
+type ringView struct {
+	thread  ThreadRef
+	slots   [][2]uint64
+	dropped uint64 // events this ring dropped since the last report
+}
+
+func u64(p *C.uint64_t) *uint64 { return (*uint64)(unsafe.Pointer(p)) }
+
+// drain reads every ring once, at most max slots per ring (records never
+// straddle a drain: keep decides how many of the slots read were
+// consumed, so a multi-slot record cut short stays for the next drain),
+// and returns the number of slots consumed.
+func (rs *ringSet) drain(max int, fn func(v *ringView) (keep int)) int {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	total := 0
+	for r := (*C.clrprof_ring)(atomicLoadPointer(unsafe.Pointer(&rs.s.list))); r != nil; r = r.next {
+		state := atomic.LoadInt32((*int32)(unsafe.Pointer(&r.state)))
+		if state == C.CLRPROF_RING_FREE {
+			continue
+		}
+		tailp, headp := u64(&r.tail), u64(&r.head)
+		tail := atomic.LoadUint64(tailp)
+		head := atomic.LoadUint64(headp)
+		n := int(head - tail)
+		if n > max {
+			n = max
+		}
+		v := ringView{thread: ThreadRef{OSThreadID: uint32(r.os_tid), ManagedThreadID: ThreadID(atomic.LoadUint64(u64(&r.managed_tid)))}}
+		d := atomic.LoadUint64(u64(&r.dropped))
+		if prev := rs.dropped[r]; d != prev {
+			v.dropped = d - prev
+			rs.dropped[r] = d
+		}
+		if n == 0 && v.dropped == 0 {
+			if state == C.CLRPROF_RING_DEAD {
+				atomic.StoreInt32((*int32)(unsafe.Pointer(&r.state)), C.CLRPROF_RING_FREE)
+			}
+			continue
+		}
+		if cap(rs.buf) < n {
+			rs.buf = make([][2]uint64, n)
+		}
+		buf := rs.buf[:n]
+		mask := uint64(r.mask)
+		slots := unsafe.Slice((*[2]uint64)(unsafe.Pointer(r.slots)), mask+1)
+		for i := range buf {
+			buf[i] = slots[(tail+uint64(i))&mask]
+		}
+		v.slots = buf
+		keep := fn(&v)
+		if keep < 0 || keep > n {
+			keep = n
+		}
+		atomic.StoreUint64(tailp, tail+uint64(keep))
+		total += keep
+	}
+	return total
+}
+
+// threads is the number of rings allocated so far.
+func (rs *ringSet) rings() int { return int(atomic.LoadUint64(u64(&rs.s.rings))) }
+
+// lost is the number of events lost because no ring could be allocated.
+func (rs *ringSet) lost() uint64 { return atomic.LoadUint64(u64(&rs.s.lost)) }
+
+func atomicLoadPointer(p unsafe.Pointer) unsafe.Pointer {
+	return atomic.LoadPointer((*unsafe.Pointer)(p))
+}
+
+// tscClock converts time-stamp counter readings to nanoseconds since the
+// clock was made, calibrating against Go's monotonic clock: every call to
+// sample refines the rate over a longer baseline.
+type tscClock struct {
+	mu       sync.Mutex
+	start    time.Time
+	tsc0     uint64
+	rate     float64 // ns per tick
+}
+
+func newTSCClock() *tscClock {
+	c := &tscClock{start: time.Now(), tsc0: uint64(C.clrprof_tsc()), rate: 1}
+	// A first estimate over a short spin so that the earliest batches are
+	// already close.
+	for time.Since(c.start) < time.Millisecond {
+	}
+	c.sample()
+	return c
+}
+
+// sample takes a (tsc, monotonic) pair and updates the rate.
+func (c *tscClock) sample() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	mono := time.Since(c.start)
+	t := uint64(C.clrprof_tsc())
+	if t > c.tsc0 && mono > 0 {
+		c.rate = float64(mono) / float64(t-c.tsc0)
+	}
+}
+
+// params returns the reading at the start and the current rate (ns per
+// tick), for converting a batch.
+func (c *tscClock) params() (tsc0 uint64, rate float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tsc0, c.rate
+}

@@ -1,0 +1,114 @@
+// Per-thread event rings: the C side of the SDK's hot-path recording (ELT
+// hooks, allocations). Each runtime thread that records gets its own ring
+// of fixed-size slots (two 64-bit words) in C memory; it is the only
+// producer, and one Go goroutine is the only consumer. The producer never
+// blocks and takes no lock: when its ring is full the event is counted as
+// dropped. A ring whose thread has exited is reused by a new thread once
+// the consumer has drained it.
+#ifndef CLRPROF_RING_H
+#define CLRPROF_RING_H
+
+#include <stdint.h>
+
+#pragma GCC visibility push(hidden)
+
+enum {
+	CLRPROF_RING_LIVE = 1, // owned by a running thread
+	CLRPROF_RING_DEAD = 2, // its thread exited; the consumer drains it
+	CLRPROF_RING_FREE = 3, // dead and drained: a new thread may claim it
+};
+
+struct clrprof_ringset;
+
+// The field offsets are used by elt_linux_amd64.S (CLRPROF_RING_OFF_*).
+typedef struct clrprof_ring {
+	volatile uint64_t head;       // 0: next slot the producer writes
+	uint64_t tail_cache;          // 8: the producer's last view of tail
+	uint64_t mask;                // 16: slots - 1
+	uint64_t *slots;              // 24: 2*slots words
+	volatile uint64_t dropped;    // 32: events lost to a full ring
+	uint64_t pad0[3];
+	volatile uint64_t tail;       // 64: next slot the consumer reads
+	uint64_t pad1[7];
+	volatile int32_t state;       // CLRPROF_RING_*
+	uint32_t os_tid;              // gettid() of the owner
+	volatile uint64_t managed_tid; // the runtime's ThreadID of the owner (0 unknown)
+	volatile uint64_t generation; // incremented at every claim
+	struct clrprof_ring **tls_slot; // the owner's thread-local pointer to this ring
+	struct clrprof_ringset *set;
+	struct clrprof_ring *next;     // in the set's list (never removed)
+	uint64_t aux[4];               // per-thread state of the recorder (e.g. sampling)
+} clrprof_ring;
+
+#define CLRPROF_RING_OFF_HEAD 0
+#define CLRPROF_RING_OFF_TAILCACHE 8
+#define CLRPROF_RING_OFF_MASK 16
+#define CLRPROF_RING_OFF_SLOTS 24
+#define CLRPROF_RING_OFF_DROPPED 32
+#define CLRPROF_RING_OFF_TAIL 64
+
+typedef struct clrprof_ringset {
+	clrprof_ring *volatile list;
+	uint64_t slots;          // per ring, a power of two
+	volatile uint64_t rings; // rings allocated
+	volatile uint64_t lost;  // events lost because no ring could be allocated
+	void *info;              // ICorProfilerInfo* for GetCurrentThreadID, or NULL
+	unsigned key;            // pthread key whose destructor marks a ring dead
+	int key_ok;
+} clrprof_ringset;
+
+// clrprof_ringset_init prepares s for rings of `slots` slots (rounded up
+// to a power of two, at least 64). Returns 0 or an errno value.
+int clrprof_ringset_init(clrprof_ringset *s, uint64_t slots, void *info);
+
+// clrprof_ring_acquire returns a ring for the calling thread (claiming a
+// free one or allocating a new one) and stores it in *tls, or NULL if
+// memory is short.
+clrprof_ring *clrprof_ring_acquire(clrprof_ringset *s, clrprof_ring **tls);
+
+// clrprof_ring_reserve returns the first of n consecutive free slots of r
+// (wrapping is the caller's business through the mask), or NULL (and
+// counts one dropped event) when the ring has no room; publish with
+// clrprof_ring_publish(r, n).
+static inline uint64_t *clrprof_ring_reserve(clrprof_ring *r, uint64_t n, uint64_t *index) {
+	uint64_t h = r->head;
+	uint64_t cap = r->mask + 1;
+	if (h + n - r->tail_cache > cap) {
+		r->tail_cache = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (h + n - r->tail_cache > cap) {
+			__atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
+			return NULL;
+		}
+	}
+	*index = h;
+	return &r->slots[2 * (h & r->mask)];
+}
+
+static inline void clrprof_ring_publish(clrprof_ring *r, uint64_t n) {
+	__atomic_store_n(&r->head, r->head + n, __ATOMIC_RELEASE);
+}
+
+static inline uint64_t *clrprof_ring_slot(clrprof_ring *r, uint64_t index) {
+	return &r->slots[2 * (index & r->mask)];
+}
+
+// clrprof_tsc reads the time-stamp counter (converted to nanoseconds by
+// Go).
+static inline uint64_t clrprof_tsc(void) {
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+// clrprof_ring_walk_next is the consumer's list walk (Go reads the fields
+// itself; this exists for the C tests).
+clrprof_ring *clrprof_ring_first(clrprof_ringset *s);
+
+// Test helpers: run fn(arg) on n new pthreads, each recording `events`
+// two-word events (a, i) into s through its own thread-local pointer, and
+// join them.
+int clrprof_ring_test_threads(clrprof_ringset *s, int n, int events);
+
+#pragma GCC visibility pop
+
+#endif
