@@ -228,8 +228,12 @@ func TestReJIT(t *testing.T) {
 			ProfilerCLSID: ilprofCLSID,
 			Env:           []string{"ILPROF_MODE=rejit"},
 		})
-		t.Logf("%s:\n%s", rt.Name, res.Describe())
 		res.MustSucceed(t)
+		for _, l := range res.StderrLines() {
+			if strings.HasPrefix(l, "ilprof: ") {
+				t.Logf("%s: %s", rt.Name, l)
+			}
+		}
 		res.MustStdoutContain(t, "before: hello\n", "after rejit: rewritten by ReJIT\n", "after revert: hello\n", "app done\n")
 		res.MustStderrContain(t, "ilprof: RequestReJIT: <nil>", "ilprof: RequestRevert: <nil>")
 		s := ints(t, res, "ilprof: rewriter ")
