@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clrprof/clrprof/internal/harness"
 )
@@ -127,6 +128,32 @@ func TestStackOverflowUnchanged(t *testing.T) {
 		}
 		if strings.Contains(plain.Stderr, "Stack overflow") != strings.Contains(prof.Stderr, "Stack overflow") {
 			t.Errorf("%s: the runtime's stack overflow message differs:\nwithout:\n%s\nwith:\n%s", rt.Name, plain.Stderr, prof.Stderr)
+		}
+	})
+}
+
+// TestShutdownRace: background threads keep throwing and allocating while
+// the runtime shuts down; the profiler's Shutdown takes 200 ms, so
+// exception callbacks arrive during it, and after it (those the SDK answers
+// in C). The process must exit normally and promptly on every runtime.
+func TestShutdownRace(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./profiler/testdata/eventprof")
+	app := eventsApp(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		for i := 0; i < 3; i++ {
+			res := harness.Run(t, rt, app, harness.RunOptions{
+				ProfilerPath: lib, ProfilerCLSID: eventprofCLSID,
+				Args:    []string{"shutdown"},
+				Env:     []string{"EVENTPROF_SLOW_SHUTDOWN=200ms"},
+				Timeout: time.Minute,
+			})
+			res.MustSucceed(t)
+			res.MustStdoutContain(t, "shutdown: main returns")
+			_, totals := eventCounts(t, res)
+			t.Logf("%s run %d: exit after %v; %s", rt.Name, i+1, res.Duration.Round(time.Millisecond), totals)
+			if res.Duration > 20*time.Second {
+				t.Errorf("%s: exit took %v", rt.Name, res.Duration)
+			}
 		}
 	})
 }

@@ -10,7 +10,9 @@
 //	...
 //	eventprof: totals modules=.. assemblies=.. classes=.. jits=.. throws=.. catches=..
 //
-// EVENTPROF_EXCEPTIONS=0 leaves exception events out of the mask.
+// EVENTPROF_EXCEPTIONS=0 leaves exception events out of the mask;
+// EVENTPROF_SLOW_SHUTDOWN=<duration> makes Shutdown wait that long first
+// (events that arrive meanwhile and afterwards are counted as late).
 package main
 
 import (
@@ -21,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/clrprof/clrprof/profiler"
 )
@@ -34,6 +37,9 @@ type eventprof struct {
 	errors map[string]int
 
 	modules, assemblies, classes, jits, throws, catches atomic.Int64
+
+	shuttingDown atomic.Bool
+	late         atomic.Int64 // events delivered while Shutdown runs
 }
 
 func (p *eventprof) Initialize(info *profiler.Info) error {
@@ -88,6 +94,9 @@ func (p *eventprof) JITCompilationFinished(f profiler.FunctionID, hr profiler.HR
 
 func (p *eventprof) ExceptionThrown(o profiler.ObjectID) error {
 	p.throws.Add(1)
+	if p.shuttingDown.Load() {
+		p.late.Add(1)
+	}
 	c, err := p.info.GetClassFromObject(o)
 	name := ""
 	if err == nil {
@@ -105,6 +114,10 @@ func (p *eventprof) ExceptionCatcherEnter(f profiler.FunctionID, o profiler.Obje
 }
 
 func (p *eventprof) Shutdown() error {
+	if d, err := time.ParseDuration(os.Getenv("EVENTPROF_SLOW_SHUTDOWN")); err == nil {
+		p.shuttingDown.Store(true)
+		time.Sleep(d)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var lines []string
@@ -115,8 +128,8 @@ func (p *eventprof) Shutdown() error {
 		lines = append(lines, fmt.Sprintf("eventprof: error %s (%d times)", k, n))
 	}
 	sort.Strings(lines)
-	lines = append(lines, fmt.Sprintf("eventprof: totals modules=%d assemblies=%d classes=%d jits=%d throws=%d catches=%d",
-		p.modules.Load(), p.assemblies.Load(), p.classes.Load(), p.jits.Load(), p.throws.Load(), p.catches.Load()))
+	lines = append(lines, fmt.Sprintf("eventprof: totals modules=%d assemblies=%d classes=%d jits=%d throws=%d catches=%d late=%d",
+		p.modules.Load(), p.assemblies.Load(), p.classes.Load(), p.jits.Load(), p.throws.Load(), p.catches.Load(), p.late.Load()))
 	fmt.Fprintln(os.Stderr, strings.Join(lines, "\n"))
 	return nil
 }

@@ -16,6 +16,10 @@
 //             catching one exception (a callback into the profiler on a new
 //             thread), printing the process's resident memory and thread
 //             count after the first tenth and at the end;
+//   shutdown  8 background threads throw, catch (Ev.Marker) and allocate
+//             without end;
+//             Main returns after 300 ms, so the runtime shuts down (and
+//             calls the profiler's Shutdown) while they still raise events;
 //   overflow  unbounded recursion: a managed stack overflow.
 using System;
 using System.Runtime.CompilerServices;
@@ -172,6 +176,32 @@ namespace Ev
             return 0;
         }
 
+        static int ShutdownRace()
+        {
+            for (int t = 0; t < 8; t++)
+            {
+                // Software exceptions only: .NET Core 2.x itself dies at
+                // shutdown now and then when a background thread takes a
+                // hardware fault (NullReference, DivideByZero) after the
+                // runtime has started shutting down, profiler or not.
+                var th = new Thread(() =>
+                {
+                    var keep = new Node[64];
+                    for (int i = 0; ; i++)
+                    {
+                        try { throw new Marker(i); }
+                        catch (Marker) { Interlocked.Increment(ref caught); }
+                        keep[i % keep.Length] = new Node { Value = i };
+                    }
+                });
+                th.IsBackground = true;
+                th.Start();
+            }
+            Thread.Sleep(300);
+            Console.WriteLine("shutdown: main returns with caught=" + Interlocked.Read(ref caught));
+            return 0;
+        }
+
         [MethodImpl(MethodImplOptions.NoInlining)]
         static int Recurse(int depth) { return Recurse(depth + 1) + 1; }
 
@@ -184,6 +214,7 @@ namespace Ev
                 case "storm": return Storm(args.Length > 1 ? int.Parse(args[1]) : 1000);
                 case "gcstorm": return GCStorm(args.Length > 1 ? double.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture) : 2);
                 case "churn": return Churn(args.Length > 1 ? int.Parse(args[1]) : 100000);
+                case "shutdown": return ShutdownRace();
                 case "overflow":
                     Console.WriteLine("overflow: start");
                     Console.Out.Flush();
