@@ -1,0 +1,723 @@
+/*
+ * cref: the C reference profiler of the benchmarks. Plain C, plain vtables,
+ * no runtime of its own: the floor for in-process dispatch that the Go
+ * profilers of bench/prof are measured against. Each mode does the same
+ * work as the Go profiler it is compared with.
+ *
+ * CREF_MODE selects what it does (default "idle"):
+ *
+ *   idle     Initialize and Shutdown only; no events.
+ *   unimpl   the event mask of bench/prof/idle's "unimpl" mode (module,
+ *            class, assembly, JIT, thread, exception, GC, suspension and
+ *            allocation callbacks, ...): every callback answered S_OK.
+ *   alloc    ObjectAllocated: the object's size (ICorProfilerInfo::
+ *            GetObjectSize) and class are recorded as a fixed-size event in
+ *            a per-thread buffer; full buffers go to a consumer thread that
+ *            sums them per class.
+ *   exc      ExceptionThrown: one atomic counter.
+ *   elt      enter/leave/tailcall hooks (SetEnterLeaveFunctionHooks3):
+ *            assembly stubs save the registers the JIT expects preserved and
+ *            call C, which records (function, kind, timestamp) in the same
+ *            per-thread buffers; the consumer counts enters and leaves.
+ *   sample   a thread wakes ~99 times a second, suspends the runtime
+ *            (ICorProfilerInfo10::SuspendRuntime), walks every managed
+ *            thread's stack with DoStackSnapshot recording each frame's
+ *            function ID, and resumes it. Needs ICorProfilerInfo10
+ *            (.NET Core 3.0+); fails Initialize otherwise.
+ *
+ * On Shutdown it prints one line on stderr: "cref: Shutdown mode=M" with
+ * the counts of what it saw, so that a benchmark can check that the
+ * profiler really ran.
+ *
+ * Slot numbers count IUnknown's three and follow the MIDL vtable order of
+ * the interfaces named; GUIDs are the interfaces' IIDs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef int32_t HRESULT;
+typedef uint32_t ULONG;
+typedef uintptr_t ID;
+
+typedef struct {
+    uint32_t d1;
+    uint16_t d2;
+    uint16_t d3;
+    uint8_t d4[8];
+} GUID;
+
+#define S_OK ((HRESULT)0)
+#define E_FAIL ((HRESULT)0x80004005)
+#define E_NOINTERFACE ((HRESULT)0x80004002)
+#define E_POINTER ((HRESULT)0x80004003)
+#define CLASS_E_NOAGGREGATION ((HRESULT)0x80040110)
+#define CLASS_E_CLASSNOTAVAILABLE ((HRESULT)0x80040111)
+
+/* COR_PRF_MONITOR bits. */
+#define PRF_FUNCTION_UNLOADS 0x1u
+#define PRF_CLASS_LOADS 0x2u
+#define PRF_MODULE_LOADS 0x4u
+#define PRF_ASSEMBLY_LOADS 0x8u
+#define PRF_APPDOMAIN_LOADS 0x10u
+#define PRF_JIT_COMPILATION 0x20u
+#define PRF_EXCEPTIONS 0x40u
+#define PRF_GC 0x80u
+#define PRF_OBJECT_ALLOCATED 0x100u
+#define PRF_THREADS 0x200u
+#define PRF_ENTERLEAVE 0x1000u
+#define PRF_SUSPENDS 0x10000u
+#define PRF_CACHE_SEARCHES 0x20000u
+#define PRF_ENABLE_OBJECT_ALLOCATED 0x800000u
+#define PRF_CLR_EXCEPTIONS 0x1000000u
+#define PRF_ENABLE_STACK_SNAPSHOT 0x10000000u
+
+/* The "unimpl" mask; bench/prof/idle uses the same bits. */
+#define UNIMPL_MASK                                                                                        \
+    (PRF_FUNCTION_UNLOADS | PRF_CLASS_LOADS | PRF_MODULE_LOADS | PRF_ASSEMBLY_LOADS | PRF_APPDOMAIN_LOADS | \
+     PRF_JIT_COMPILATION | PRF_EXCEPTIONS | PRF_GC | PRF_OBJECT_ALLOCATED | PRF_THREADS | PRF_SUSPENDS |    \
+     PRF_CACHE_SEARCHES | PRF_ENABLE_OBJECT_ALLOCATED | PRF_CLR_EXCEPTIONS)
+
+/* {3B8F2A61-5D4C-4E97-A1B2-7C6D5E4F3A28} */
+static const GUID CREF_CLSID = {0x3B8F2A61, 0x5D4C, 0x4E97, {0xA1, 0xB2, 0x7C, 0x6D, 0x5E, 0x4F, 0x3A, 0x28}};
+
+static const GUID IID_IUnknown = {0x00000000, 0x0000, 0x0000, {0xC0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x46}};
+static const GUID IID_IClassFactory = {0x00000001, 0x0000, 0x0000, {0xC0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x46}};
+
+/* ICorProfilerCallback .. ICorProfilerCallback11. */
+static const GUID callback_iids[11] = {
+    {0x176FBED1, 0xA55C, 0x4796, {0x98, 0xCA, 0xA9, 0xDA, 0x0E, 0xF8, 0x83, 0xE7}},
+    {0x8A8CC829, 0xCCF2, 0x49FE, {0xBB, 0xAE, 0x0F, 0x02, 0x22, 0x28, 0x07, 0x1A}},
+    {0x4FD2ED52, 0x7731, 0x4B8D, {0x94, 0x69, 0x03, 0xD2, 0xCC, 0x30, 0x86, 0xC5}},
+    {0x7B63B2E3, 0x107D, 0x4D48, {0xB2, 0xF6, 0xF6, 0x1E, 0x22, 0x94, 0x70, 0xD2}},
+    {0x8DFBA405, 0x8C9F, 0x45F8, {0xBF, 0xFA, 0x83, 0xB1, 0x4C, 0xEF, 0x78, 0xB5}},
+    {0xFC13DF4B, 0x4448, 0x4F4F, {0x95, 0x0C, 0xBA, 0x8D, 0x19, 0xD0, 0x0C, 0x36}},
+    {0xF76A2DBA, 0x1D52, 0x4539, {0x86, 0x6C, 0x2A, 0xA5, 0x18, 0xF9, 0xEF, 0xC3}},
+    {0x5BED9B15, 0xC079, 0x4D47, {0xBF, 0xE2, 0x21, 0x5A, 0x14, 0x0C, 0x07, 0xE0}},
+    {0x27583EC3, 0xC8F5, 0x482F, {0x80, 0x52, 0x19, 0x4B, 0x8C, 0xE4, 0x70, 0x5A}},
+    {0xCEC5B60E, 0xC69C, 0x495F, {0x87, 0xF6, 0x84, 0xD2, 0x8E, 0xE1, 0x6F, 0xFB}},
+    {0x42350846, 0xAAED, 0x47F7, {0xB1, 0x28, 0xFD, 0x0C, 0x98, 0x88, 0x1C, 0xDE}},
+};
+
+static const GUID IID_ICorProfilerInfo3 = {0xB555ED4F, 0x452A, 0x4E54, {0x8B, 0x39, 0xB5, 0x36, 0x0B, 0xAD, 0x32, 0xA0}};
+static const GUID IID_ICorProfilerInfo10 = {0x2F1B5152, 0xC869, 0x40C9, {0xAA, 0x5F, 0x3A, 0xBE, 0x02, 0x6B, 0xD7, 0x20}};
+
+enum {
+    SLOT_QUERY_INTERFACE = 0,
+    SLOT_ADD_REF = 1,
+    SLOT_RELEASE = 2,
+    /* ICorProfilerCallback11 */
+    CB_INITIALIZE = 3,
+    CB_SHUTDOWN = 4,
+    CB_OBJECT_ALLOCATED = 50,
+    CB_EXCEPTION_THROWN = 54,
+    CB_SLOT_COUNT = 98,
+    /* ICorProfilerInfo .. ICorProfilerInfo10 */
+    INFO_GET_OBJECT_SIZE = 10,
+    INFO_SET_EVENT_MASK = 16,
+    INFO_DO_STACK_SNAPSHOT = 36,
+    INFO_SET_ELT_HOOKS3 = 61,
+    INFO_ENUM_THREADS = 71,
+    INFO_SUSPEND_RUNTIME = 97,
+    INFO_RESUME_RUNTIME = 98,
+    /* ICorProfilerThreadEnum */
+    THREADENUM_NEXT = 7,
+    /* IClassFactory */
+    CF_CREATE_INSTANCE = 3,
+    CF_LOCK_SERVER = 4,
+    CF_SLOT_COUNT = 5,
+};
+
+typedef struct {
+    void *const *vtbl;
+} comobj;
+
+typedef HRESULT (*qi_fn)(comobj *, const GUID *, void **);
+typedef ULONG (*release_fn)(comobj *);
+typedef HRESULT (*set_event_mask_fn)(comobj *, uint32_t);
+typedef HRESULT (*get_object_size_fn)(comobj *, ID, ULONG *);
+typedef HRESULT (*set_elt3_fn)(comobj *, void *, void *, void *);
+typedef HRESULT (*enum_threads_fn)(comobj *, comobj **);
+typedef HRESULT (*thread_next_fn)(comobj *, ULONG, ID *, ULONG *);
+typedef HRESULT (*suspend_fn)(comobj *);
+typedef HRESULT (*snapshot_cb)(ID, uintptr_t, ID, uint32_t, uint8_t *, void *);
+typedef HRESULT (*do_snapshot_fn)(comobj *, ID, snapshot_cb, uint32_t, void *, uint8_t *, uint32_t);
+
+#define CALL(obj, slot, type) ((type)((obj)->vtbl[slot]))
+
+static void say(const char *fmt, ...) {
+    char buf[512];
+    int n;
+    va_list ap;
+    memcpy(buf, "cref: ", 6);
+    va_start(ap, fmt);
+    n = vsnprintf(buf + 6, sizeof buf - 7, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        return;
+    }
+    n += 6;
+    if (n > (int)sizeof buf - 1) {
+        n = (int)sizeof buf - 1;
+    }
+    buf[n++] = '\n';
+    if (write(2, buf, (size_t)n) < 0) {
+        /* nothing to do */
+    }
+}
+
+static int guid_eq(const GUID *a, const GUID *b) { return memcmp(a, b, sizeof(GUID)) == 0; }
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- state ---- */
+
+enum { MODE_IDLE, MODE_UNIMPL, MODE_ALLOC, MODE_EXC, MODE_ELT, MODE_SAMPLE };
+static const char *mode_names[] = {"idle", "unimpl", "alloc", "exc", "elt", "sample"};
+static int mode;
+static comobj *info;   /* ICorProfilerInfo3 or later, kept until the end */
+static comobj *info10; /* sample mode only */
+static volatile int shut_down;
+
+/* ---- per-thread event buffers and their consumer ---- */
+
+/* A fixed-size event: a function or class ID and a second word (the
+ * timestamp with the kind in its low two bits, or the object size). */
+typedef struct {
+    uint64_t id;
+    uint64_t word;
+} event;
+
+enum { EVBUF_CAP = 4096 };
+
+typedef struct evbuf {
+    struct evbuf *next;
+    uint32_t n;
+    event ev[EVBUF_CAP];
+} evbuf;
+
+static pthread_mutex_t lists_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t lists_cv = PTHREAD_COND_INITIALIZER;
+static evbuf *full_list;
+static evbuf *free_list;
+static long buffers_allocated;
+static __thread evbuf *my_buf __attribute__((tls_model("initial-exec")));
+
+/* Totals the consumer computed. */
+static uint64_t consumed_events;
+static uint64_t consumed_enters, consumed_leaves, consumed_tailcalls;
+static uint64_t consumed_bytes;
+
+/* Per-class allocation table (consumer side only, so unlocked). */
+enum { CLASS_TABLE = 8192 };
+static struct {
+    uint64_t cls, count, bytes;
+} class_table[CLASS_TABLE];
+static long classes_seen;
+
+static evbuf *take_free(void) {
+    evbuf *b;
+    pthread_mutex_lock(&lists_mu);
+    b = free_list;
+    if (b != NULL) {
+        free_list = b->next;
+    } else {
+        buffers_allocated++;
+    }
+    pthread_mutex_unlock(&lists_mu);
+    if (b == NULL) {
+        b = malloc(sizeof *b);
+        if (b == NULL) {
+            return NULL;
+        }
+    }
+    b->n = 0;
+    b->next = NULL;
+    return b;
+}
+
+/* Hands a full buffer to the consumer and returns an empty one. */
+static evbuf *swap_full(evbuf *b) {
+    pthread_mutex_lock(&lists_mu);
+    b->next = full_list;
+    full_list = b;
+    pthread_cond_signal(&lists_cv);
+    pthread_mutex_unlock(&lists_mu);
+    return take_free();
+}
+
+static inline void record(uint64_t id, uint64_t word) {
+    evbuf *b = my_buf;
+    if (__builtin_expect(b == NULL || b->n == EVBUF_CAP, 0)) {
+        b = (b == NULL) ? take_free() : swap_full(b);
+        my_buf = b;
+        if (b == NULL) {
+            return;
+        }
+    }
+    b->ev[b->n].id = id;
+    b->ev[b->n].word = word;
+    b->n++;
+}
+
+static void consume(evbuf *b) {
+    uint32_t i;
+    for (i = 0; i < b->n; i++) {
+        const event *e = &b->ev[i];
+        if (mode == MODE_ELT) {
+            switch (e->word & 3) {
+            case 0:
+                consumed_enters++;
+                break;
+            case 1:
+                consumed_leaves++;
+                break;
+            default:
+                consumed_tailcalls++;
+                break;
+            }
+        } else {
+            uint64_t h = (e->id >> 3) * 0x9E3779B97F4A7C15ull;
+            uint32_t k = (uint32_t)(h >> 51) & (CLASS_TABLE - 1), probes;
+            for (probes = 0; probes < CLASS_TABLE; probes++, k = (k + 1) & (CLASS_TABLE - 1)) {
+                if (class_table[k].cls == e->id) {
+                    break;
+                }
+                if (class_table[k].cls == 0) {
+                    class_table[k].cls = e->id;
+                    classes_seen++;
+                    break;
+                }
+            }
+            if (probes < CLASS_TABLE) {
+                class_table[k].count++;
+                class_table[k].bytes += e->word;
+            }
+            consumed_bytes += e->word;
+        }
+    }
+    consumed_events += b->n;
+}
+
+static pthread_t consumer_thread;
+static int consumer_started;
+static int consumer_stop;
+
+static void *consumer_main(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&lists_mu);
+    for (;;) {
+        evbuf *list, *next;
+        while (full_list == NULL && !consumer_stop) {
+            pthread_cond_wait(&lists_cv, &lists_mu);
+        }
+        list = full_list;
+        full_list = NULL;
+        if (list == NULL && consumer_stop) {
+            break;
+        }
+        pthread_mutex_unlock(&lists_mu);
+        for (; list != NULL; list = next) {
+            next = list->next;
+            consume(list);
+            pthread_mutex_lock(&lists_mu);
+            list->next = free_list;
+            free_list = list;
+            pthread_mutex_unlock(&lists_mu);
+        }
+        pthread_mutex_lock(&lists_mu);
+    }
+    pthread_mutex_unlock(&lists_mu);
+    return NULL;
+}
+
+/* ---- ELT hooks ---- */
+
+void cref_enter_c(uint64_t fid) { record(fid, now_ns() << 2); }
+void cref_leave_c(uint64_t fid) { record(fid, (now_ns() << 2) | 1); }
+void cref_tailcall_c(uint64_t fid) { record(fid, (now_ns() << 2) | 2); }
+
+/* The JIT calls the hooks with the function ID (or client ID) in rdi and
+ * expects every argument and return register back unchanged: save rax,
+ * rcx, rdx, rsi, rdi, r8-r11 and xmm0-xmm7 around the C call. On entry rsp
+ * is 8 mod 16; push rbp makes it 0, and the frame below is a multiple of
+ * 16, so the C function is called with an aligned stack. */
+#define ELT_STUB(name, target)                 \
+    __asm__(".text\n"                          \
+            ".p2align 4\n"                     \
+            ".globl " #name "\n"               \
+            ".hidden " #name "\n"              \
+            ".type " #name ", @function\n" #name ":\n" \
+            "  push %rbp\n"                    \
+            "  mov %rsp, %rbp\n"               \
+            "  sub $208, %rsp\n"               \
+            "  mov %rax, 0(%rsp)\n"            \
+            "  mov %rcx, 8(%rsp)\n"            \
+            "  mov %rdx, 16(%rsp)\n"           \
+            "  mov %rsi, 24(%rsp)\n"           \
+            "  mov %rdi, 32(%rsp)\n"           \
+            "  mov %r8, 40(%rsp)\n"            \
+            "  mov %r9, 48(%rsp)\n"            \
+            "  mov %r10, 56(%rsp)\n"           \
+            "  mov %r11, 64(%rsp)\n"           \
+            "  movdqu %xmm0, 80(%rsp)\n"       \
+            "  movdqu %xmm1, 96(%rsp)\n"       \
+            "  movdqu %xmm2, 112(%rsp)\n"      \
+            "  movdqu %xmm3, 128(%rsp)\n"      \
+            "  movdqu %xmm4, 144(%rsp)\n"      \
+            "  movdqu %xmm5, 160(%rsp)\n"      \
+            "  movdqu %xmm6, 176(%rsp)\n"      \
+            "  movdqu %xmm7, 192(%rsp)\n"      \
+            "  call " #target "\n"             \
+            "  movdqu 192(%rsp), %xmm7\n"      \
+            "  movdqu 176(%rsp), %xmm6\n"      \
+            "  movdqu 160(%rsp), %xmm5\n"      \
+            "  movdqu 144(%rsp), %xmm4\n"      \
+            "  movdqu 128(%rsp), %xmm3\n"      \
+            "  movdqu 112(%rsp), %xmm2\n"      \
+            "  movdqu 96(%rsp), %xmm1\n"       \
+            "  movdqu 80(%rsp), %xmm0\n"       \
+            "  mov 64(%rsp), %r11\n"           \
+            "  mov 56(%rsp), %r10\n"           \
+            "  mov 48(%rsp), %r9\n"            \
+            "  mov 40(%rsp), %r8\n"            \
+            "  mov 32(%rsp), %rdi\n"           \
+            "  mov 24(%rsp), %rsi\n"           \
+            "  mov 16(%rsp), %rdx\n"           \
+            "  mov 8(%rsp), %rcx\n"            \
+            "  mov 0(%rsp), %rax\n"            \
+            "  leave\n"                        \
+            "  ret\n"                          \
+            ".size " #name ", .-" #name "\n")
+
+ELT_STUB(cref_enter_stub, cref_enter_c);
+ELT_STUB(cref_leave_stub, cref_leave_c);
+ELT_STUB(cref_tailcall_stub, cref_tailcall_c);
+void cref_enter_stub(void);
+void cref_leave_stub(void);
+void cref_tailcall_stub(void);
+
+/* ---- sampling ---- */
+
+enum { SAMPLE_HZ = 99, MAX_THREADS = 256, SAMPLE_FRAMES = 1 << 16 };
+static pthread_t sampler_thread;
+static int sampler_started;
+static uint64_t samples, frames, walk_errors, ticks;
+static ID frame_ring[SAMPLE_FRAMES];
+
+static HRESULT frame_cb(ID func, uintptr_t ip, ID frame_info, uint32_t ctx_size, uint8_t *ctx, void *data) {
+    (void)ip;
+    (void)frame_info;
+    (void)ctx_size;
+    (void)ctx;
+    (void)data;
+    frame_ring[frames & (SAMPLE_FRAMES - 1)] = func;
+    frames++;
+    return S_OK;
+}
+
+static void *sampler_main(void *arg) {
+    const uint64_t period = 1000000000ull / SAMPLE_HZ;
+    uint64_t next = now_ns() + period;
+    (void)arg;
+    while (!__atomic_load_n(&shut_down, __ATOMIC_ACQUIRE)) {
+        struct timespec ts;
+        comobj *e = NULL;
+        ID threads[MAX_THREADS];
+        ULONG n = 0, i;
+        ts.tv_sec = (time_t)(next / 1000000000u);
+        ts.tv_nsec = (long)(next % 1000000000u);
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+        }
+        next += period;
+        if (__atomic_load_n(&shut_down, __ATOMIC_ACQUIRE)) {
+            break;
+        }
+        ticks++;
+        if (CALL(info10, INFO_SUSPEND_RUNTIME, suspend_fn)(info10) != S_OK) {
+            walk_errors++;
+            continue;
+        }
+        if (CALL(info10, INFO_ENUM_THREADS, enum_threads_fn)(info10, &e) == S_OK && e != NULL) {
+            CALL(e, THREADENUM_NEXT, thread_next_fn)(e, MAX_THREADS, threads, &n);
+            CALL(e, SLOT_RELEASE, release_fn)(e);
+        }
+        for (i = 0; i < n; i++) {
+            HRESULT hr = CALL(info10, INFO_DO_STACK_SNAPSHOT, do_snapshot_fn)(info10, threads[i], frame_cb, 0, NULL, NULL, 0);
+            if (hr == S_OK) {
+                samples++;
+            } else {
+                walk_errors++;
+            }
+        }
+        CALL(info10, INFO_RESUME_RUNTIME, suspend_fn)(info10);
+    }
+    return NULL;
+}
+
+/* ---- callbacks ---- */
+
+static void *profiler_vtbl[CB_SLOT_COUNT];
+static comobj profiler_obj = {profiler_vtbl};
+static int profiler_refs;
+static uint64_t exceptions_seen;
+static uint64_t allocations_seen;
+
+static HRESULT prof_query_interface(comobj *self, const GUID *riid, void **ppv) {
+    int i;
+    if (ppv == NULL) {
+        return E_POINTER;
+    }
+    *ppv = NULL;
+    if (riid == NULL) {
+        return E_POINTER;
+    }
+    if (guid_eq(riid, &IID_IUnknown)) {
+        *ppv = self;
+        __atomic_add_fetch(&profiler_refs, 1, __ATOMIC_RELAXED);
+        return S_OK;
+    }
+    for (i = 0; i < 11; i++) {
+        if (guid_eq(riid, &callback_iids[i])) {
+            *ppv = self;
+            __atomic_add_fetch(&profiler_refs, 1, __ATOMIC_RELAXED);
+            return S_OK;
+        }
+    }
+    return E_NOINTERFACE;
+}
+
+static ULONG prof_add_ref(comobj *self) {
+    (void)self;
+    return (ULONG)__atomic_add_fetch(&profiler_refs, 1, __ATOMIC_RELAXED);
+}
+
+static ULONG prof_release(comobj *self) {
+    (void)self;
+    return (ULONG)__atomic_sub_fetch(&profiler_refs, 1, __ATOMIC_RELAXED);
+}
+
+static HRESULT prof_object_allocated(comobj *self, ID object, ID cls) {
+    ULONG size = 0;
+    (void)self;
+    CALL(info, INFO_GET_OBJECT_SIZE, get_object_size_fn)(info, object, &size);
+    record(cls, size);
+    __atomic_add_fetch(&allocations_seen, 1, __ATOMIC_RELAXED);
+    return S_OK;
+}
+
+static HRESULT prof_exception_thrown(comobj *self, ID object) {
+    (void)self;
+    (void)object;
+    __atomic_add_fetch(&exceptions_seen, 1, __ATOMIC_RELAXED);
+    return S_OK;
+}
+
+static HRESULT prof_initialize(comobj *self, comobj *unk) {
+    const char *m = getenv("CREF_MODE");
+    uint32_t mask = 0;
+    HRESULT hr;
+    void *p = NULL;
+    int i;
+    (void)self;
+    mode = -1;
+    if (m == NULL || *m == '\0') {
+        m = "idle";
+    }
+    for (i = 0; i < (int)(sizeof mode_names / sizeof mode_names[0]); i++) {
+        if (strcmp(m, mode_names[i]) == 0) {
+            mode = i;
+        }
+    }
+    if (mode < 0) {
+        say("unknown CREF_MODE %s", m);
+        return E_FAIL;
+    }
+    if (unk == NULL || CALL(unk, SLOT_QUERY_INTERFACE, qi_fn)(unk, &IID_ICorProfilerInfo3, &p) != S_OK || p == NULL) {
+        say("no ICorProfilerInfo3");
+        return E_FAIL;
+    }
+    info = (comobj *)p;
+    switch (mode) {
+    case MODE_IDLE:
+        break;
+    case MODE_UNIMPL:
+        mask = UNIMPL_MASK;
+        break;
+    case MODE_ALLOC:
+        mask = PRF_OBJECT_ALLOCATED | PRF_ENABLE_OBJECT_ALLOCATED;
+        break;
+    case MODE_EXC:
+        mask = PRF_EXCEPTIONS;
+        break;
+    case MODE_ELT:
+        hr = CALL(info, INFO_SET_ELT_HOOKS3, set_elt3_fn)(info, (void *)cref_enter_stub, (void *)cref_leave_stub,
+                                                           (void *)cref_tailcall_stub);
+        if (hr != S_OK) {
+            say("SetEnterLeaveFunctionHooks3 failed hr=0x%08X", (uint32_t)hr);
+            return hr;
+        }
+        mask = PRF_ENTERLEAVE;
+        break;
+    case MODE_SAMPLE:
+        p = NULL;
+        if (CALL(unk, SLOT_QUERY_INTERFACE, qi_fn)(unk, &IID_ICorProfilerInfo10, &p) != S_OK || p == NULL) {
+            say("sample mode needs ICorProfilerInfo10");
+            return E_NOINTERFACE;
+        }
+        info10 = (comobj *)p;
+        mask = PRF_ENABLE_STACK_SNAPSHOT;
+        break;
+    }
+    if (mask != 0) {
+        hr = CALL(info, INFO_SET_EVENT_MASK, set_event_mask_fn)(info, mask);
+        if (hr != S_OK) {
+            say("SetEventMask(0x%08X) failed hr=0x%08X", mask, (uint32_t)hr);
+            return hr;
+        }
+    }
+    if (mode == MODE_ALLOC || mode == MODE_ELT) {
+        if (pthread_create(&consumer_thread, NULL, consumer_main, NULL) == 0) {
+            consumer_started = 1;
+        }
+    }
+    if (mode == MODE_SAMPLE) {
+        if (pthread_create(&sampler_thread, NULL, sampler_main, NULL) == 0) {
+            sampler_started = 1;
+        }
+    }
+    say("Initialize mode=%s", mode_names[mode]);
+    return S_OK;
+}
+
+static HRESULT prof_shutdown(comobj *self) {
+    (void)self;
+    __atomic_store_n(&shut_down, 1, __ATOMIC_RELEASE);
+    if (sampler_started) {
+        pthread_join(sampler_thread, NULL);
+    }
+    if (consumer_started) {
+        pthread_mutex_lock(&lists_mu);
+        consumer_stop = 1;
+        pthread_cond_signal(&lists_cv);
+        pthread_mutex_unlock(&lists_mu);
+        pthread_join(consumer_thread, NULL);
+    }
+    switch (mode) {
+    case MODE_ALLOC:
+        say("Shutdown mode=alloc allocations=%llu consumed=%llu bytes=%llu classes=%ld buffers=%ld",
+            (unsigned long long)allocations_seen, (unsigned long long)consumed_events,
+            (unsigned long long)consumed_bytes, classes_seen, buffers_allocated);
+        break;
+    case MODE_ELT:
+        say("Shutdown mode=elt enters=%llu leaves=%llu tailcalls=%llu buffers=%ld", (unsigned long long)consumed_enters,
+            (unsigned long long)consumed_leaves, (unsigned long long)consumed_tailcalls, buffers_allocated);
+        break;
+    case MODE_EXC:
+        say("Shutdown mode=exc exceptions=%llu", (unsigned long long)exceptions_seen);
+        break;
+    case MODE_SAMPLE:
+        say("Shutdown mode=sample ticks=%llu samples=%llu frames=%llu errors=%llu", (unsigned long long)ticks,
+            (unsigned long long)samples, (unsigned long long)frames, (unsigned long long)walk_errors);
+        break;
+    default:
+        say("Shutdown mode=%s", mode_names[mode]);
+    }
+    return S_OK;
+}
+
+static HRESULT prof_ok(comobj *self) {
+    (void)self;
+    return S_OK;
+}
+
+/* ---- class factory ---- */
+
+static void *factory_vtbl[CF_SLOT_COUNT];
+static comobj factory_obj = {factory_vtbl};
+
+static HRESULT cf_query_interface(comobj *self, const GUID *riid, void **ppv) {
+    if (ppv == NULL) {
+        return E_POINTER;
+    }
+    if (riid != NULL && (guid_eq(riid, &IID_IUnknown) || guid_eq(riid, &IID_IClassFactory))) {
+        *ppv = self;
+        return S_OK;
+    }
+    *ppv = NULL;
+    return E_NOINTERFACE;
+}
+
+static ULONG cf_add_ref(comobj *self) {
+    (void)self;
+    return 2;
+}
+
+static ULONG cf_release(comobj *self) {
+    (void)self;
+    return 1;
+}
+
+static HRESULT cf_create_instance(comobj *self, comobj *outer, const GUID *riid, void **ppv) {
+    (void)self;
+    if (ppv == NULL) {
+        return E_POINTER;
+    }
+    *ppv = NULL;
+    if (outer != NULL) {
+        return CLASS_E_NOAGGREGATION;
+    }
+    return prof_query_interface(&profiler_obj, riid, ppv);
+}
+
+static HRESULT cf_lock_server(comobj *self, int lock) {
+    (void)self;
+    (void)lock;
+    return S_OK;
+}
+
+__attribute__((constructor)) static void cref_init_vtables(void) {
+    int i;
+    for (i = 0; i < CB_SLOT_COUNT; i++) {
+        profiler_vtbl[i] = (void *)prof_ok;
+    }
+    profiler_vtbl[SLOT_QUERY_INTERFACE] = (void *)prof_query_interface;
+    profiler_vtbl[SLOT_ADD_REF] = (void *)prof_add_ref;
+    profiler_vtbl[SLOT_RELEASE] = (void *)prof_release;
+    profiler_vtbl[CB_INITIALIZE] = (void *)prof_initialize;
+    profiler_vtbl[CB_SHUTDOWN] = (void *)prof_shutdown;
+    profiler_vtbl[CB_OBJECT_ALLOCATED] = (void *)prof_object_allocated;
+    profiler_vtbl[CB_EXCEPTION_THROWN] = (void *)prof_exception_thrown;
+
+    factory_vtbl[SLOT_QUERY_INTERFACE] = (void *)cf_query_interface;
+    factory_vtbl[SLOT_ADD_REF] = (void *)cf_add_ref;
+    factory_vtbl[SLOT_RELEASE] = (void *)cf_release;
+    factory_vtbl[CF_CREATE_INSTANCE] = (void *)cf_create_instance;
+    factory_vtbl[CF_LOCK_SERVER] = (void *)cf_lock_server;
+}
+
+EXPORT HRESULT DllGetClassObject(const GUID *rclsid, const GUID *riid, void **ppv) {
+    if (ppv == NULL || rclsid == NULL || riid == NULL) {
+        return E_POINTER;
+    }
+    *ppv = NULL;
+    if (!guid_eq(rclsid, &CREF_CLSID)) {
+        return CLASS_E_CLASSNOTAVAILABLE;
+    }
+    return cf_query_interface(&factory_obj, riid, ppv);
+}
+
+EXPORT HRESULT DllCanUnloadNow(void) { return 1; /* S_FALSE: never unload */ }

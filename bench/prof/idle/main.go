@@ -1,0 +1,63 @@
+// Command idle is the Go profiler of the benchmarks' "idle" and "unimpl"
+// rows. It implements Initialize and Shutdown only, so every other callback
+// is answered S_OK by the SDK's C shim without entering Go.
+//
+// BENCH_MODE selects the event mask (the same bits as bench/cref's mode of
+// the same name):
+//
+//	idle    (default) no events at all: the cost of loading a Go profiler;
+//	unimpl  module, class, assembly, app domain, JIT, thread, exception,
+//	        GC, suspension, cache search and allocation callbacks, none of
+//	        them implemented: the cost of callbacks answered in C.
+//
+// At Shutdown it prints "goidle: Shutdown mode=M" on stderr.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/clrprof/clrprof/profiler"
+)
+
+// unimplMask is bench/cref's UNIMPL_MASK.
+const unimplMask = profiler.MonitorFunctionUnloads | profiler.MonitorClassLoads | profiler.MonitorModuleLoads |
+	profiler.MonitorAssemblyLoads | profiler.MonitorAppdomainLoads | profiler.MonitorJITCompilation |
+	profiler.MonitorExceptions | profiler.MonitorGC | profiler.MonitorObjectAllocated | profiler.MonitorThreads |
+	profiler.MonitorSuspends | profiler.MonitorCacheSearches | profiler.EnableObjectAllocated |
+	profiler.MonitorCLRExceptions
+
+type idle struct {
+	profiler.Base
+	mode string
+}
+
+func (p *idle) Initialize(info *profiler.Info) error {
+	p.mode = os.Getenv("BENCH_MODE")
+	if p.mode == "" {
+		p.mode = "idle"
+	}
+	var err error
+	switch p.mode {
+	case "idle":
+	case "unimpl":
+		err = info.SetEventMask(unimplMask)
+	default:
+		err = fmt.Errorf("goidle: unknown BENCH_MODE %q", p.mode)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "goidle: %v\n", err)
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "goidle: Initialize mode=%s\n", p.mode)
+	return nil
+}
+
+func (p *idle) Shutdown() error {
+	fmt.Fprintf(os.Stderr, "goidle: Shutdown mode=%s\n", p.mode)
+	return nil
+}
+
+func init() { profiler.Register("{9C4E7A12-3B5D-4F68-8E91-2A7C6B5D4E30}", &idle{}) }
+
+func main() {}

@@ -1,0 +1,379 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Run is one process: its wall time, CPU time (user + system, from the
+// child's rusage) and peak resident set size (ru_maxrss).
+type Run struct {
+	Wall   time.Duration `json:"wall"`
+	CPU    time.Duration `json:"cpu"`
+	MaxRSS int64         `json:"maxrss"` // bytes
+}
+
+// Row is one (runtime, workload, configuration) cell of a benchmark run.
+type Row struct {
+	Runtime  string `json:"runtime"`
+	Workload string `json:"workload"`
+	Config   string `json:"config"`
+	// Ref is the configuration of the C reference this row is compared
+	// with ("" for none and for the C rows themselves).
+	Ref string `json:"ref,omitempty"`
+	// Informational rows are reported but never checked against targets
+	// or flagged as regressions.
+	Informational bool `json:"informational,omitempty"`
+	// Runs are the measured processes, in the order they ran.
+	Runs []Run `json:"runs,omitempty"`
+	// Counts is what the profiler reported at Shutdown.
+	Counts string `json:"counts,omitempty"`
+	// Skipped says why the row has no runs on this runtime.
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// Median returns the row's median wall time, CPU time and peak RSS (each
+// taken separately).
+func (r *Row) Median() Run {
+	var w, c []time.Duration
+	var m []int64
+	for _, x := range r.Runs {
+		w = append(w, x.Wall)
+		c = append(c, x.CPU)
+		m = append(m, x.MaxRSS)
+	}
+	return Run{Wall: median(w), CPU: median(c), MaxRSS: median(m)}
+}
+
+// Spread is the relative half-range of the middle runs' wall times: half of
+// (third quartile - first quartile) over the median, a robust measure of the
+// row's noise (0 with fewer than 3 runs).
+func (r *Row) Spread() float64 {
+	if len(r.Runs) < 3 {
+		return 0
+	}
+	var w []float64
+	for _, x := range r.Runs {
+		w = append(w, float64(x.Wall))
+	}
+	sort.Float64s(w)
+	q1, q3 := quantile(w, 0.25), quantile(w, 0.75)
+	med := quantile(w, 0.5)
+	if med == 0 {
+		return 0
+	}
+	return (q3 - q1) / 2 / med
+}
+
+func median[T int64 | time.Duration](xs []T) T {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// quantile interpolates linearly in sorted xs.
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	pos := q * float64(len(xs)-1)
+	lo := int(math.Floor(pos))
+	hi := int(math.Ceil(pos))
+	return xs[lo] + (xs[hi]-xs[lo])*(pos-float64(lo))
+}
+
+// Throughput is one Go benchmark of the decoders.
+type Throughput struct {
+	Name        string  `json:"name"`
+	Items       int     `json:"items"` // bodies or signatures per op
+	Bytes       int64   `json:"bytes"` // bytes per op
+	MBPerSec    float64 `json:"mbPerSec"`
+	ItemsPerSec float64 `json:"itemsPerSec"`
+	AllocsPer   float64 `json:"allocsPerItem"`
+	BytesPer    float64 `json:"bytesPerItem"` // heap bytes allocated per item
+	Mismatches  int     `json:"mismatches"`
+	Source      string  `json:"source"` // where the corpus came from
+}
+
+// Machine describes where a report was measured.
+type Machine struct {
+	CPU       string `json:"cpu"`
+	Cores     int    `json:"cores"`
+	Kernel    string `json:"kernel"`
+	MemTotal  string `json:"memTotal"`
+	LoadStart string `json:"loadStart"` // /proc/loadavg when the run started
+	LoadEnd   string `json:"loadEnd"`
+	Go        string `json:"go"`
+	GCC       string `json:"gcc"`
+	MCS       string `json:"mcs"`
+}
+
+// RuntimeInfo names one runtime a report covers.
+type RuntimeInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Source  string `json:"source"`
+}
+
+// Report is a whole benchmark run.
+type Report struct {
+	Date       string        `json:"date"` // UTC, RFC 3339
+	Commit     string        `json:"commit"`
+	Quick      bool          `json:"quick"`
+	Reps       int           `json:"reps"`
+	Duration   time.Duration `json:"duration"`
+	Machine    Machine       `json:"machine"`
+	Runtimes   []RuntimeInfo `json:"runtimes"`
+	Workloads  []Workload    `json:"workloads"`
+	Configs    []ConfigInfo  `json:"configs"`
+	Rows       []Row         `json:"rows"`
+	Throughput []Throughput  `json:"throughput"`
+}
+
+// Workload describes one C# workload as it was run.
+type Workload struct {
+	Name string `json:"name"`
+	Args string `json:"args"`
+	What string `json:"what"`
+}
+
+// ConfigInfo describes one profiler configuration.
+type ConfigInfo struct {
+	Name string `json:"name"`
+	What string `json:"what"`
+}
+
+// Row returns the row of (runtime, workload, config), or nil.
+func (r *Report) Row(runtime, workload, config string) *Row {
+	for i := range r.Rows {
+		x := &r.Rows[i]
+		if x.Runtime == runtime && x.Workload == workload && x.Config == config {
+			return x
+		}
+	}
+	return nil
+}
+
+// Ratio is a row's median over another row's median (wall or CPU time);
+// ok is false when either row has no runs.
+func Ratio(a, b *Row, cpu bool) (float64, bool) {
+	if a == nil || b == nil || len(a.Runs) == 0 || len(b.Runs) == 0 {
+		return 0, false
+	}
+	ma, mb := a.Median(), b.Median()
+	x, y := ma.Wall, mb.Wall
+	if cpu {
+		x, y = ma.CPU, mb.CPU
+	}
+	if y <= 0 {
+		return 0, false
+	}
+	return float64(x) / float64(y), true
+}
+
+// MarshalReport encodes r as indented JSON.
+func MarshalReport(r *Report) ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// UnmarshalReport decodes what MarshalReport wrote.
+func UnmarshalReport(data []byte) (*Report, error) {
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("bench: results: %w", err)
+	}
+	return &r, nil
+}
+
+// Regression is a row whose ratio got worse than in the previous report.
+type Regression struct {
+	Runtime, Workload, Config string
+	Against                   string // "none" or the C reference
+	Metric                    string // "wall" or "cpu"
+	Before, After             float64
+}
+
+func (g Regression) String() string {
+	return fmt.Sprintf("%s %s %s: %s ratio vs %s %.3f → %.3f (%+.1f%%)", g.Runtime, g.Workload, g.Config,
+		g.Metric, g.Against, g.Before, g.After, 100*(g.After/g.Before-1))
+}
+
+// RegressionTolerance is how much worse (relative) a ratio may get before it
+// is flagged, at least; a row's own noise (Spread of it and of the row it
+// is compared with, doubled) raises it.
+const RegressionTolerance = 0.10
+
+// Compare flags the rows of cur whose ratio against no profiler or against
+// their C reference (wall and CPU time) grew by more than the tolerance
+// since prev. Ratios, not absolute times, are compared, so a busier or
+// quieter machine matters less; informational rows are skipped.
+func Compare(prev, cur *Report) []Regression {
+	var out []Regression
+	for i := range cur.Rows {
+		row := &cur.Rows[i]
+		if row.Config == "none" || row.Informational || len(row.Runs) == 0 {
+			continue
+		}
+		old := prev.Row(row.Runtime, row.Workload, row.Config)
+		if old == nil || len(old.Runs) == 0 {
+			continue
+		}
+		against := []string{"none"}
+		if row.Ref != "" {
+			against = append(against, row.Ref)
+		}
+		for _, a := range against {
+			base, oldBase := cur.Row(row.Runtime, row.Workload, a), prev.Row(row.Runtime, row.Workload, a)
+			if base == nil || oldBase == nil {
+				continue
+			}
+			tol := max(RegressionTolerance, 2*(row.Spread()+base.Spread()))
+			for _, cpu := range []bool{false, true} {
+				after, ok1 := Ratio(row, base, cpu)
+				before, ok2 := Ratio(old, oldBase, cpu)
+				if !ok1 || !ok2 || before <= 0 {
+					continue
+				}
+				if after > before*(1+tol) {
+					m := "wall"
+					if cpu {
+						m = "cpu"
+					}
+					out = append(out, Regression{row.Runtime, row.Workload, row.Config, a, m, before, after})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Target is one goal of the benchmark issue, checked per runtime.
+type Target struct {
+	// Name says what is promised.
+	Name     string
+	Workload string
+	Config   string
+	// Against is "none" or "ref" (the row's C reference).
+	Against string
+	// Metric is "wall" or "cpu" (ratio), "wall-delta" (milliseconds over)
+	// or "rss-delta" (MiB over).
+	Metric string
+	Limit  float64
+}
+
+// Targets are the goals of the benchmark issue. Rows that do not exist in
+// a report (a fast path not built yet, a runtime without the API) are
+// reported as not measured.
+var Targets = []Target{
+	{"idle: start-up overhead (ms)", "empty", "go-idle", "none", "wall-delta", 5},
+	{"idle: start-up overhead, JIT-heavy (ms)", "startup", "go-idle", "none", "wall-delta", 5},
+	{"idle: CPU-bound steady state (wall ratio)", "cpu", "go-idle", "none", "wall", 1.01},
+	{"idle: CPU-bound steady state (CPU ratio)", "cpu", "go-idle", "none", "cpu", 1.01},
+	{"idle: peak RSS (MiB over)", "cpu", "go-idle", "none", "rss-delta", 15},
+	{"unimplemented callbacks: allocation storm vs C", "alloc", "go-unimpl", "ref", "wall", 1.03},
+	{"unimplemented callbacks: exceptions vs C", "exceptions", "go-unimpl", "ref", "wall", 1.03},
+	{"unimplemented callbacks: JIT-heavy start-up vs C", "startup", "go-unimpl", "ref", "wall", 1.03},
+	{"allocations, C fast path vs C", "alloc", "go-alloc-fast", "ref", "wall", 1.10},
+	{"allocations, synchronous Go handler (guarded) vs C", "alloc", "go-alloc-sync", "ref", "wall", 1.5},
+	{"ELT fast path vs C", "calls", "go-elt-fast", "ref", "wall", 1.25},
+	{"CPU sampling ~100 Hz vs no profiler", "cpu", "go-sample", "none", "wall", 1.03},
+}
+
+// Outcome is a target checked on one runtime.
+type Outcome struct {
+	Target   Target
+	Runtime  string
+	Measured float64
+	OK       bool   // measured
+	Met      bool   // within the limit
+	Note     string // why not measured, or the noise
+}
+
+// Check evaluates every target on every runtime of r.
+func Check(r *Report) []Outcome {
+	var out []Outcome
+	for _, t := range Targets {
+		for _, rt := range r.Runtimes {
+			o := Outcome{Target: t, Runtime: rt.Name}
+			row := r.Row(rt.Name, t.Workload, t.Config)
+			switch {
+			case row == nil:
+				o.Note = "no such row in this run"
+			case row.Skipped != "":
+				o.Note = row.Skipped
+			case len(row.Runs) == 0:
+				o.Note = "no runs"
+			}
+			if o.Note != "" {
+				out = append(out, o)
+				continue
+			}
+			base := r.Row(rt.Name, t.Workload, "none")
+			if t.Against == "ref" {
+				base = r.Row(rt.Name, t.Workload, row.Ref)
+			}
+			if base == nil || len(base.Runs) == 0 {
+				o.Note = "no baseline row"
+				out = append(out, o)
+				continue
+			}
+			m, b := row.Median(), base.Median()
+			switch t.Metric {
+			case "wall", "cpu":
+				o.Measured, o.OK = Ratio(row, base, t.Metric == "cpu")
+			case "wall-delta":
+				o.Measured, o.OK = float64(m.Wall-b.Wall)/float64(time.Millisecond), true
+			case "rss-delta":
+				o.Measured, o.OK = float64(m.MaxRSS-b.MaxRSS)/(1<<20), true
+			}
+			o.Met = o.OK && o.Measured <= t.Limit
+			o.Note = fmt.Sprintf("noise ±%.1f%% / ±%.1f%%", 100*row.Spread(), 100*base.Spread())
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// formatting helpers shared by the markdown writer
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= 10*time.Second:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	case d >= time.Second:
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	default:
+		return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
+	}
+}
+
+func fmtMiB(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
+
+func fmtRatio(x float64, ok bool) string {
+	if !ok {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", x)
+}
+
+// mdEscape keeps a table cell on one line and its pipes literal.
+func mdEscape(s string) string {
+	s = strings.ReplaceAll(s, "|", "\\|")
+	return strings.ReplaceAll(s, "\n", " ")
+}

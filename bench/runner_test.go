@@ -1,0 +1,553 @@
+//go:build benchrun
+
+// The benchmark runner: `task bench` (or `go test -tags benchrun -run
+// '^TestBench$' -timeout 0 -v ./bench/ -args [-quick] [flags]`). It is a
+// test only to reuse internal/harness; the build tag keeps it out of `go
+// test ./...`.
+
+package bench_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clrprof/clrprof/bench"
+	"github.com/clrprof/clrprof/internal/harness"
+)
+
+var (
+	flagQuick      = flag.Bool("quick", false, "small workloads and 3 runs: a few minutes (also CLRPROF_BENCH_QUICK=1)")
+	flagRuns       = flag.Int("runs", 0, "measured runs per configuration (default 7; 3 with -quick)")
+	flagOut        = flag.String("out", "", "markdown report to write (default ../docs/benchmarks.md; none with -quick)")
+	flagJSON       = flag.String("json", "", "results file to write (default results.json; none with -quick)")
+	flagOnly       = flag.String("only", "", "comma-separated workloads to run (default all)")
+	flagThroughput = flag.Bool("throughput", true, "measure IL and signature decoding throughput")
+)
+
+// A lib is a profiler library the runner builds.
+type lib struct {
+	name, clsid string
+	build       func(t *testing.T) string
+	path        string
+}
+
+// A config is one profiler configuration of a benchmark row.
+type config struct {
+	name string
+	lib  string // "" for no profiler
+	env  []string
+	ref  string // the C reference config it is compared with
+	what string
+	// shutdown is the start of the Shutdown line the profiler must print.
+	shutdown string
+	// nonzero are counts of that line that must be positive, or the
+	// profiler did nothing here and the row is skipped.
+	nonzero []string
+	// need says why the config cannot run on rt ("" if it can).
+	need          func(rt harness.Runtime) string
+	informational bool
+}
+
+type workload struct {
+	name, src       string
+	args, quickArgs []string
+	noR2R           bool
+	refs            []string
+	stdout          string // what a successful run prints
+	configs         []string
+	what            string
+}
+
+func needInfo10(rt harness.Runtime) string {
+	if !rt.AtLeast(3, 0) {
+		return "needs ICorProfilerInfo10 (SuspendRuntime), .NET Core 3.0+"
+	}
+	return ""
+}
+
+var configs = []config{
+	{name: "none", what: "no profiler"},
+	{name: "c-idle", lib: "cref", env: []string{"CREF_MODE=idle"}, shutdown: "cref: Shutdown mode=idle",
+		what: "C reference: Initialize/Shutdown only"},
+	{name: "go-idle", lib: "goidle", env: []string{"BENCH_MODE=idle"}, ref: "c-idle", shutdown: "goidle: Shutdown mode=idle",
+		what: "clrprof (bench/prof/idle): Initialize/Shutdown only"},
+	{name: "c-unimpl", lib: "cref", env: []string{"CREF_MODE=unimpl"}, shutdown: "cref: Shutdown mode=unimpl",
+		what: "C reference: a wide event mask (loads, JIT, threads, exceptions, GC, suspensions, allocations), every callback answering S_OK"},
+	{name: "go-unimpl", lib: "goidle", env: []string{"BENCH_MODE=unimpl"}, ref: "c-unimpl", shutdown: "goidle: Shutdown mode=unimpl",
+		what: "clrprof: the same mask, no callback implemented: the SDK answers them in C"},
+	{name: "c-alloc", lib: "cref", env: []string{"CREF_MODE=alloc"}, shutdown: "cref: Shutdown mode=alloc", nonzero: []string{"allocations"},
+		what: "C reference: ObjectAllocated records (class, GetObjectSize) in a per-thread buffer; a consumer thread sums per class"},
+	{name: "go-alloc-sync", lib: "gosync", env: []string{"BENCH_MODE=alloc"}, ref: "c-alloc", shutdown: "gosync: Shutdown mode=alloc", nonzero: []string{"allocations"},
+		what: "clrprof (bench/prof/sync): ObjectAllocated handled synchronously in Go (GetObjectSize, per-class lock-free table), with the SDK's signal guard"},
+	{name: "go-alloc-sync-noguard", lib: "gosync", env: []string{"BENCH_MODE=alloc", "CLRPROF_SIGNAL_GUARD=0"}, ref: "c-alloc",
+		shutdown: "gosync: Shutdown mode=alloc", nonzero: []string{"allocations"}, informational: true,
+		what: "the same without the signal guard (CLRPROF_SIGNAL_GUARD=0): NOT safe (risks.md item 1), for comparison only"},
+	{name: "c-exc", lib: "cref", env: []string{"CREF_MODE=exc"}, shutdown: "cref: Shutdown mode=exc", nonzero: []string{"exceptions"},
+		what: "C reference: ExceptionThrown counts"},
+	{name: "go-exc-sync", lib: "gosync", env: []string{"BENCH_MODE=exc"}, ref: "c-exc", shutdown: "gosync: Shutdown mode=exc", nonzero: []string{"exceptions"},
+		what: "clrprof: ExceptionThrown handled synchronously in Go (one atomic counter), with the signal guard"},
+	{name: "c-elt", lib: "cref", env: []string{"CREF_MODE=elt"}, shutdown: "cref: Shutdown mode=elt", nonzero: []string{"enters"},
+		what: "C reference: SetEnterLeaveFunctionHooks3 with register-saving assembly stubs calling C, which records (function, kind, timestamp) in per-thread buffers drained by a consumer thread"},
+	{name: "c-sample", lib: "cref", env: []string{"CREF_MODE=sample"}, shutdown: "cref: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
+		what: "C reference: a C thread at 99 Hz: SuspendRuntime, DoStackSnapshot of every managed thread, ResumeRuntime"},
+	{name: "go-sample", lib: "gosample", ref: "c-sample", shutdown: "gosample: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
+		what: "clrprof (bench/prof/sample): the same from a goroutine locked to its thread, through Info (frame callback in C)"},
+}
+
+var workloads = []workload{
+	{name: "empty", src: "workloads/empty.cs", stdout: "empty: ok",
+		configs: []string{"none", "c-idle", "go-idle"},
+		what:    "the smallest app: process start-up and shutdown"},
+	{name: "startup", src: "workloads/startup.cs", noR2R: true, refs: []string{"System.Core.dll"}, stdout: "startup: n=",
+		configs: []string{"none", "c-idle", "go-idle", "c-unimpl", "go-unimpl"},
+		what:    "JIT-heavy start-up with ReadyToRun disabled: collections, sorting, formatting, parsing, encoding, reflection, LINQ, tasks"},
+	{name: "cpu", src: "workloads/cpu.cs", args: []string{"120"}, quickArgs: []string{"30"}, stdout: "cpu: primes=",
+		configs: []string{"none", "c-idle", "go-idle", "c-sample", "go-sample"},
+		what:    "CPU-bound loop (sieve and series) on one thread, no allocation in the loop"},
+	{name: "alloc", src: "workloads/alloc.cs", args: []string{"1000000", "4"}, quickArgs: []string{"250000", "4"}, stdout: "alloc: objects=",
+		configs: []string{"none", "c-unimpl", "go-unimpl", "c-alloc", "go-alloc-sync", "go-alloc-sync-noguard"},
+		what:    "allocation storm: 4 threads each allocating N small objects and arrays"},
+	{name: "calls", src: "workloads/calls.cs", args: []string{"3", "30"}, quickArgs: []string{"2", "27"}, stdout: "calls: fib=",
+		configs: []string{"none", "c-elt"},
+		what:    "call-heavy: recursive Fib and tight calls to small non-inlined methods (int, double and struct arguments)"},
+	{name: "exceptions", src: "workloads/exceptions.cs", args: []string{"10000", "4"}, quickArgs: []string{"2500", "4"}, stdout: "exceptions: caught=",
+		configs: []string{"none", "c-unimpl", "go-unimpl", "c-exc", "go-exc-sync"},
+		what:    "4 threads throwing and catching through 3 frames with finally blocks, a third of them NullReferenceException"},
+}
+
+func findConfig(name string) *config {
+	for i := range configs {
+		if configs[i].name == name {
+			return &configs[i]
+		}
+	}
+	return nil
+}
+
+var shutdownRe = regexp.MustCompile(`(?m)^(?:cref|go[a-z]+): Shutdown (.*)$`)
+
+// counts parses "k=v k=v" into a map.
+func counts(s string) map[string]int64 {
+	m := map[string]int64{}
+	for _, f := range strings.Fields(s) {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			m[k] = n
+		}
+	}
+	return m
+}
+
+type outcome struct {
+	run    bench.Run
+	counts string
+	err    string
+}
+
+// runOnce runs app once with c and measures it.
+func runOnce(t *testing.T, rt harness.Runtime, app string, w *workload, c *config, libs map[string]*lib, quick bool) outcome {
+	opts := harness.RunOptions{
+		Args:              w.args,
+		DisableReadyToRun: w.noR2R,
+		Env:               c.env,
+		Timeout:           10 * time.Minute,
+	}
+	if quick && w.quickArgs != nil {
+		opts.Args = w.quickArgs
+	}
+	if c.lib != "" {
+		l := libs[c.lib]
+		opts.ProfilerPath, opts.ProfilerCLSID = l.path, l.clsid
+	}
+	cmd, timeout := harness.Command(t, rt, app, opts)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return outcome{err: err.Error()}
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-done:
+	case <-time.After(timeout):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		return outcome{err: "timed out"}
+	}
+	wall := time.Since(start)
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	var o outcome
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		o.run = bench.Run{
+			Wall:   wall,
+			CPU:    time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
+			MaxRSS: ru.Maxrss * 1024,
+		}
+	}
+	tail := func(s string) string {
+		if len(s) > 2000 {
+			s = "..." + s[len(s)-2000:]
+		}
+		return s
+	}
+	if werr != nil || !strings.Contains(stdout.String(), w.stdout) {
+		o.err = fmt.Sprintf("%v\nstdout: %s\nstderr: %s", werr, tail(stdout.String()), tail(stderr.String()))
+		return o
+	}
+	if c.shutdown != "" {
+		m := shutdownRe.FindString(stderr.String())
+		if !strings.HasPrefix(m, c.shutdown) {
+			o.err = fmt.Sprintf("no %q line on stderr:\n%s", c.shutdown, tail(stderr.String()))
+			return o
+		}
+		o.counts = strings.TrimSpace(strings.TrimPrefix(m, c.shutdown))
+	}
+	return o
+}
+
+func TestBench(t *testing.T) {
+	began := time.Now()
+	quick := *flagQuick || os.Getenv("CLRPROF_BENCH_QUICK") == "1"
+	reps := *flagRuns
+	if reps <= 0 {
+		reps = 7
+		if quick {
+			reps = 3
+		}
+	}
+	outMD, outJSON := *flagOut, *flagJSON
+	if !quick {
+		if outMD == "" {
+			outMD = "../docs/benchmarks.md"
+		}
+		if outJSON == "" {
+			outJSON = "results.json"
+		}
+	}
+	rts, err := harness.Runtimes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rts) == 0 {
+		t.Fatal("no runtime; run scripts/setup.sh")
+	}
+	rep := &bench.Report{
+		Date:    began.UTC().Format(time.RFC3339),
+		Commit:  gitOut("rev-parse", "--short", "HEAD"),
+		Quick:   quick,
+		Reps:    reps,
+		Machine: machine(),
+	}
+	for _, rt := range rts {
+		rep.Runtimes = append(rep.Runtimes, bench.RuntimeInfo{Name: rt.Name, Version: rt.Version, Source: rt.Source})
+	}
+
+	// Build everything.
+	libs := map[string]*lib{
+		"cref": {clsid: "{3B8F2A61-5D4C-4E97-A1B2-7C6D5E4F3A28}", build: func(t *testing.T) string {
+			return harness.BuildCShared(t, []string{"cref/cref.c"}, "-pthread", "-Wall")
+		}},
+		"goidle":   {clsid: "{9C4E7A12-3B5D-4F68-8E91-2A7C6B5D4E30}", build: goLib("./bench/prof/idle")},
+		"gosync":   {clsid: "{5A8D3F27-6C1E-4B94-9D02-7E3F8A6C1B45}", build: goLib("./bench/prof/sync")},
+		"gosample": {clsid: "{2D7B9E54-8A3C-4F16-B7E0-5C9D1A3F6B82}", build: goLib("./bench/prof/sample")},
+	}
+	var only []string
+	if *flagOnly != "" {
+		only = strings.Split(*flagOnly, ",")
+	}
+	var ws []*workload
+	for i := range workloads {
+		if only == nil || slices.Contains(only, workloads[i].name) {
+			ws = append(ws, &workloads[i])
+		}
+	}
+	needLib := map[string]bool{}
+	for _, w := range ws {
+		for _, cn := range w.configs {
+			if c := findConfig(cn); c == nil {
+				t.Fatalf("workload %s: unknown config %s", w.name, cn)
+			} else if c.lib != "" {
+				needLib[c.lib] = true
+			}
+		}
+	}
+	for name, l := range libs {
+		if needLib[name] {
+			start := time.Now()
+			l.path = l.build(t)
+			fmt.Printf("built %s in %v\n", filepath.Base(l.path), time.Since(start).Round(time.Millisecond))
+		}
+	}
+	apps := map[string]string{}
+	for _, w := range ws {
+		opts := []harness.CSOption{harness.Optimize()}
+		if len(w.refs) > 0 {
+			opts = append(opts, harness.Reference(w.refs...))
+		}
+		apps[w.name] = harness.CompileCS(t, []string{w.src}, "", opts...)
+		args := w.args
+		if quick && w.quickArgs != nil {
+			args = w.quickArgs
+		}
+		what := w.what
+		if w.noR2R {
+			what += " (COMPlus_ReadyToRun=0, COMPlus_ZapDisable=1)"
+		}
+		rep.Workloads = append(rep.Workloads, bench.Workload{Name: w.name, Args: strings.Join(args, " "), What: what})
+	}
+	seen := map[string]bool{}
+	for _, w := range ws {
+		for _, cn := range w.configs {
+			if !seen[cn] {
+				seen[cn] = true
+				rep.Configs = append(rep.Configs, bench.ConfigInfo{Name: cn, What: findConfig(cn).what})
+			}
+		}
+	}
+
+	// Measure: per runtime and workload, every configuration once per
+	// round (the first round is a discarded warm-up), in an order rotated
+	// each round.
+	for _, rt := range rts {
+		for _, w := range ws {
+			var cs []*config
+			rows := map[string]*bench.Row{}
+			for _, cn := range w.configs {
+				c := findConfig(cn)
+				row := &bench.Row{Runtime: rt.Name, Workload: w.name, Config: c.name, Ref: c.ref, Informational: c.informational}
+				rows[cn] = row
+				if c.need != nil {
+					if why := c.need(rt); why != "" {
+						row.Skipped = why
+						continue
+					}
+				}
+				cs = append(cs, c)
+			}
+			for round := 0; round <= reps; round++ {
+				for i := range cs {
+					c := cs[(i+round)%len(cs)]
+					row := rows[c.name]
+					if row.Skipped != "" {
+						continue
+					}
+					o := runOnce(t, rt, apps[w.name], w, c, libs, quick)
+					if o.err != "" {
+						t.Errorf("%s %s %s: %s", rt.Name, w.name, c.name, o.err)
+						row.Skipped = "failed: " + firstLine(o.err)
+						row.Runs = nil
+						continue
+					}
+					if round == 0 {
+						cm := counts(o.counts)
+						for _, k := range c.nonzero {
+							if cm[k] <= 0 {
+								row.Skipped = fmt.Sprintf("the profiler saw nothing here (%s)", o.counts)
+							}
+						}
+						fmt.Printf("%-14s %-10s %-22s warm-up %8s  %s\n", rt.Name, w.name, c.name, fmtD(o.run.Wall), o.counts)
+						continue
+					}
+					row.Runs = append(row.Runs, o.run)
+					row.Counts = o.counts
+				}
+			}
+			for _, cn := range w.configs {
+				row := rows[cn]
+				rep.Rows = append(rep.Rows, *row)
+				if row.Skipped != "" {
+					fmt.Printf("%-14s %-10s %-22s skipped: %s\n", rt.Name, w.name, cn, row.Skipped)
+					continue
+				}
+				m := row.Median()
+				fmt.Printf("%-14s %-10s %-22s wall %8s  cpu %8s  rss %4d MiB  ±%.1f%%\n", rt.Name, w.name, cn, fmtD(m.Wall), fmtD(m.CPU), m.MaxRSS>>20, 100*row.Spread())
+			}
+		}
+	}
+
+	if *flagThroughput {
+		rep.Throughput = throughput(t, rts[len(rts)-1])
+	}
+	rep.Machine.LoadEnd = loadavg()
+	rep.Duration = time.Since(began).Round(time.Second)
+
+	// Targets, regressions, report.
+	outcomes := bench.Check(rep)
+	for _, o := range outcomes {
+		if !o.OK {
+			continue
+		}
+		status := "met"
+		if !o.Met {
+			status = "MISSED"
+		}
+		fmt.Printf("target %-55s %-14s %8.3f (limit %.2f) %s\n", o.Target.Name, o.Runtime, o.Measured, o.Target.Limit, status)
+	}
+	var regs []bench.Regression
+	prevNote := ""
+	if data := gitOut("show", "HEAD:bench/results.json"); data != "" {
+		prev, err := bench.UnmarshalReport([]byte(data))
+		if err != nil {
+			t.Errorf("last committed results: %v", err)
+		} else {
+			regs = bench.Compare(prev, rep)
+			prevNote = fmt.Sprintf("the results committed in bench/results.json (measured %s at commit %s)", prev.Date, prev.Commit)
+			for _, g := range regs {
+				fmt.Printf("REGRESSION %s\n", g)
+			}
+			fmt.Printf("regression check against %s: %d flagged\n", prevNote, len(regs))
+		}
+	}
+	notes, _ := os.ReadFile("notes.md")
+	md := bench.Markdown(rep, outcomes, regs, prevNote, string(notes))
+	if outMD != "" {
+		if err := os.WriteFile(outMD, []byte(md), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("wrote %s\n", outMD)
+	} else {
+		fmt.Print(md)
+	}
+	if outJSON != "" {
+		data, err := bench.MarshalReport(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(outJSON, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("wrote %s\n", outJSON)
+	}
+}
+
+func goLib(pkg string) func(t *testing.T) string {
+	return func(t *testing.T) string { return harness.BuildProfiler(t, pkg) }
+}
+
+// throughput collects a corpus on rt and runs the decoder benchmarks.
+func throughput(t *testing.T, rt harness.Runtime) []bench.Throughput {
+	c, err := collectCorpus(t, rt)
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	source := fmt.Sprintf("%s, startup workload, ReadyToRun disabled", rt.Name)
+	var out []bench.Throughput
+	for _, b := range []struct {
+		name  string
+		fn    func(*testing.B, *bench.Corpus)
+		items int
+		bytes int64
+		unit  string
+		mism  int
+	}{
+		{"IL round trip (ilrw.Decode + Body.Encode)", bench.BenchILRoundTrip, len(c.Bodies), c.Bytes(bench.KindBody), "body", bench.CheckRoundTrip(c)},
+		{"signature decoding (metadata.ParseMethodSig, ParseLocalVarSig)", bench.BenchSigDecode, len(c.MethodSigs) + len(c.LocalSigs),
+			c.Bytes(bench.KindMethodSig) + c.Bytes(bench.KindLocalSig), "sig", 0},
+	} {
+		r := testing.Benchmark(func(tb *testing.B) { b.fn(tb, c) })
+		if r.N == 0 {
+			t.Errorf("%s: benchmark did not run", b.name)
+			continue
+		}
+		secs := r.T.Seconds()
+		tp := bench.Throughput{
+			Name: b.name, Items: b.items, Bytes: b.bytes, Source: source, Mismatches: b.mism,
+			MBPerSec:    float64(r.Bytes) * float64(r.N) / secs / 1e6,
+			ItemsPerSec: float64(b.items) * float64(r.N) / secs,
+			AllocsPer:   r.Extra["allocs/"+b.unit],
+			BytesPer:    float64(r.MemBytes) / float64(r.N) / float64(max(b.items, 1)),
+		}
+		out = append(out, tp)
+		fmt.Printf("throughput %-60s %8.1f MB/s %10.0f %ss/s %6.1f allocs/%s (corpus: %d items, %d bytes)\n",
+			b.name, tp.MBPerSec, tp.ItemsPerSec, b.unit, tp.AllocsPer, b.unit, b.items, b.bytes)
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+func fmtD(d time.Duration) string { return d.Round(time.Millisecond).String() }
+
+func gitOut(args ...string) string {
+	root, err := harness.ModuleRoot()
+	if err != nil {
+		return ""
+	}
+	cmd := exec.Command("git", args...)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func machine() bench.Machine {
+	m := bench.Machine{Cores: runtime.NumCPU(), Go: runtime.Version(), LoadStart: loadavg()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "MemTotal:") {
+				f := strings.Fields(l)
+				if len(f) >= 2 {
+					if kb, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+						m.MemTotal = fmt.Sprintf("%.1f GiB", float64(kb)/(1<<20))
+					}
+				}
+			}
+		}
+	}
+	first := func(name string, args ...string) string {
+		out, err := exec.Command(name, args...).Output()
+		if err != nil {
+			return name + " (unknown version)"
+		}
+		return firstLine(strings.TrimSpace(string(out)))
+	}
+	m.GCC = first("gcc", "--version")
+	m.MCS = first("mcs", "--version")
+	return m
+}

@@ -1,0 +1,119 @@
+package bench
+
+import (
+	"bytes"
+	"runtime"
+	"testing"
+
+	"github.com/clrprof/clrprof/ilrw"
+	"github.com/clrprof/clrprof/metadata"
+)
+
+// CheckRoundTrip decodes and re-encodes every body of c once and returns
+// how many did not come back byte for byte (a decoding error counts too).
+func CheckRoundTrip(c *Corpus) (mismatches int) {
+	for _, data := range c.Bodies {
+		body, err := ilrw.Decode(data)
+		if err != nil {
+			mismatches++
+			continue
+		}
+		out, err := body.Encode()
+		if err != nil || !bytes.Equal(out, data) {
+			mismatches++
+		}
+	}
+	return mismatches
+}
+
+// BenchILRoundTrip measures ilrw.Decode followed by Body.Encode over every
+// IL body of c. One op is one pass over the whole corpus; b.SetBytes makes
+// the reported MB/s IL bytes decoded and encoded per second. It reports the
+// allocations per body ("allocs/body") and the bodies per second.
+func BenchILRoundTrip(b *testing.B, c *Corpus) {
+	if len(c.Bodies) == 0 {
+		b.Skip("no IL bodies in the corpus")
+	}
+	b.SetBytes(c.Bytes(KindBody))
+	b.ReportAllocs()
+	var failures int
+	before := mallocs()
+	b.ResetTimer()
+	for b.Loop() {
+		for _, data := range c.Bodies {
+			body, err := ilrw.Decode(data)
+			if err != nil {
+				failures++
+				continue
+			}
+			if _, err := body.Encode(); err != nil {
+				failures++
+			}
+		}
+	}
+	b.StopTimer()
+	reportPerItem(b, len(c.Bodies), "body", before)
+	if failures > 0 {
+		b.Errorf("%d bodies failed to decode or encode", failures)
+	}
+}
+
+// BenchSigDecode measures metadata.ParseMethodSig over every method
+// signature and metadata.ParseLocalVarSig over every local-variable
+// signature of c. One op is one pass; MB/s is signature bytes per second.
+// It reports allocations per signature ("allocs/sig").
+func BenchSigDecode(b *testing.B, c *Corpus) {
+	n := len(c.MethodSigs) + len(c.LocalSigs)
+	if n == 0 {
+		b.Skip("no signatures in the corpus")
+	}
+	b.SetBytes(c.Bytes(KindMethodSig) + c.Bytes(KindLocalSig))
+	b.ReportAllocs()
+	var failures int
+	before := mallocs()
+	b.ResetTimer()
+	for b.Loop() {
+		for _, s := range c.MethodSigs {
+			if _, err := metadata.ParseMethodSig(s); err != nil {
+				failures++
+			}
+		}
+		for _, s := range c.LocalSigs {
+			if _, err := metadata.ParseLocalVarSig(s); err != nil {
+				failures++
+			}
+		}
+	}
+	b.StopTimer()
+	reportPerItem(b, n, "sig", before)
+	if failures > 0 {
+		b.Errorf("%d signatures failed to decode", failures)
+	}
+}
+
+// mallocs is the number of heap allocations so far.
+func mallocs() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs
+}
+
+// reportPerItem adds allocs/<unit> and <unit>s/s metrics for n items per
+// op, given the allocation count before the timed loop.
+func reportPerItem(b *testing.B, n int, unit string, before uint64) {
+	if b.N == 0 || n == 0 {
+		return
+	}
+	items := float64(b.N) * float64(n)
+	b.ReportMetric(float64(mallocs()-before)/items, "allocs/"+unit)
+	if el := b.Elapsed(); el > 0 {
+		b.ReportMetric(items/el.Seconds(), plural(unit)+"/s")
+	}
+}
+
+func plural(unit string) string {
+	if unit == "body" {
+		return "bodies"
+	}
+	return unit + "s"
+}
