@@ -100,6 +100,8 @@ var configs = []config{
 		what: "clrprof: ExceptionThrown handled synchronously in Go (one atomic counter), with the signal guard"},
 	{name: "c-elt", lib: "cref", env: []string{"CREF_MODE=elt"}, shutdown: "cref: Shutdown mode=elt", nonzero: []string{"enters"},
 		what: "C reference: SetEnterLeaveFunctionHooks3 with register-saving assembly stubs calling C, which records (function, kind, timestamp) in per-thread buffers drained by a consumer thread"},
+	{name: "go-elt-fast", lib: "goelt", ref: "c-elt", shutdown: "goelt: Shutdown mode=elt", nonzero: []string{"enters"},
+		what: "clrprof (bench/prof/elt): the SDK's ELT fast path (Info.EnableELT: assembly stubs recording into per-thread rings in C, drained by a goroutine every 1 ms, 1<<20 events per thread so that nothing is dropped); the Batch callback counts events by kind"},
 	{name: "c-sample", lib: "cref", env: []string{"CREF_MODE=sample"}, shutdown: "cref: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
 		what: "C reference: a C thread at 99 Hz: SuspendRuntime, DoStackSnapshot of every managed thread, ResumeRuntime"},
 	{name: "go-sample", lib: "gosample", ref: "c-sample", shutdown: "gosample: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
@@ -120,7 +122,7 @@ var workloads = []workload{
 		configs: []string{"none", "c-unimpl", "go-unimpl", "c-alloc", "go-alloc-sync", "go-alloc-sync-noguard"},
 		what:    "allocation storm: 4 threads each allocating N small objects and arrays"},
 	{name: "calls", src: "workloads/calls.cs", args: []string{"3", "30"}, quickArgs: []string{"2", "27"}, stdout: "calls: fib=",
-		configs: []string{"none", "c-elt"},
+		configs: []string{"none", "c-elt", "go-elt-fast"},
 		what:    "call-heavy: recursive Fib and tight calls to small non-inlined methods (int, double and struct arguments)"},
 	{name: "exceptions", src: "workloads/exceptions.cs", args: []string{"10000", "4"}, quickArgs: []string{"2500", "4"}, stdout: "exceptions: caught=",
 		configs: []string{"none", "c-unimpl", "go-unimpl", "c-exc", "go-exc-sync"},
@@ -266,6 +268,7 @@ func TestBench(t *testing.T) {
 		}},
 		"goidle":   {clsid: "{9C4E7A12-3B5D-4F68-8E91-2A7C6B5D4E30}", build: goLib("./bench/prof/idle")},
 		"gosync":   {clsid: "{5A8D3F27-6C1E-4B94-9D02-7E3F8A6C1B45}", build: goLib("./bench/prof/sync")},
+		"goelt":    {clsid: "{4E9A2C71-6B3D-4F85-9A1E-8C2D7B5F3E06}", build: goLib("./bench/prof/elt")},
 		"gosample": {clsid: "{2D7B9E54-8A3C-4F16-B7E0-5C9D1A3F6B82}", build: goLib("./bench/prof/sample")},
 	}
 	var only []string

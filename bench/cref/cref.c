@@ -17,8 +17,8 @@
  *   exc      ExceptionThrown: one atomic counter.
  *   elt      enter/leave/tailcall hooks (SetEnterLeaveFunctionHooks3):
  *            assembly stubs save the registers the JIT expects preserved and
- *            call C, which records (function, kind, timestamp) in the same
- *            per-thread buffers; the consumer counts enters and leaves.
+ *            call C, which records (function, kind, time-stamp counter) in
+ *            the same per-thread buffers; the consumer counts enters and leaves.
  *   sample   a thread wakes ~99 times a second, suspends the runtime
  *            (ICorProfilerInfo10::SuspendRuntime), walks every managed
  *            thread's stack with DoStackSnapshot recording each frame's
@@ -346,9 +346,10 @@ static void *consumer_main(void *arg) {
 
 /* ---- ELT hooks ---- */
 
-void cref_enter_c(uint64_t fid) { record(fid, now_ns() << 2); }
-void cref_leave_c(uint64_t fid) { record(fid, (now_ns() << 2) | 1); }
-void cref_tailcall_c(uint64_t fid) { record(fid, (now_ns() << 2) | 2); }
+/* Timestamps are the CPU's time-stamp counter, as in the SDK's recorder. */
+void cref_enter_c(uint64_t fid) { record(fid, __builtin_ia32_rdtsc() << 2); }
+void cref_leave_c(uint64_t fid) { record(fid, (__builtin_ia32_rdtsc() << 2) | 1); }
+void cref_tailcall_c(uint64_t fid) { record(fid, (__builtin_ia32_rdtsc() << 2) | 2); }
 
 /* The JIT calls the hooks with the function ID (or client ID) in rdi and
  * expects every argument and return register back unchanged: save rax,
