@@ -271,8 +271,8 @@ type Target struct {
 	Config   string
 	// Against is "none" or "ref" (the row's C reference).
 	Against string
-	// Metric is "wall" or "cpu" (ratio), "wall-delta" (milliseconds over)
-	// or "rss-delta" (MiB over).
+	// Metric is "wall" or "cpu" (ratio), "wall-delta" or "cpu-delta"
+	// (milliseconds over) or "rss-delta" (MiB over).
 	Metric string
 	Limit  float64
 }
@@ -282,7 +282,9 @@ type Target struct {
 // reported as not measured.
 var Targets = []Target{
 	{"idle: start-up overhead (ms)", "empty", "go-idle", "none", "wall-delta", 5},
+	{"idle: start-up overhead, CPU time (ms)", "empty", "go-idle", "none", "cpu-delta", 5},
 	{"idle: start-up overhead, JIT-heavy (ms)", "startup", "go-idle", "none", "wall-delta", 5},
+	{"idle: start-up overhead, JIT-heavy, CPU time (ms)", "startup", "go-idle", "none", "cpu-delta", 5},
 	{"idle: CPU-bound steady state (wall ratio)", "cpu", "go-idle", "none", "wall", 1.01},
 	{"idle: CPU-bound steady state (CPU ratio)", "cpu", "go-idle", "none", "cpu", 1.01},
 	{"idle: peak RSS (MiB over)", "cpu", "go-idle", "none", "rss-delta", 15},
@@ -339,15 +341,33 @@ func Check(r *Report) []Outcome {
 				o.Measured, o.OK = Ratio(row, base, t.Metric == "cpu")
 			case "wall-delta":
 				o.Measured, o.OK = float64(m.Wall-b.Wall)/float64(time.Millisecond), true
+			case "cpu-delta":
+				o.Measured, o.OK = float64(m.CPU-b.CPU)/float64(time.Millisecond), true
 			case "rss-delta":
 				o.Measured, o.OK = float64(m.MaxRSS-b.MaxRSS)/(1<<20), true
 			}
 			o.Met = o.OK && o.Measured <= t.Limit
 			o.Note = fmt.Sprintf("noise ±%.1f%% / ±%.1f%%", 100*row.Spread(), 100*base.Spread())
+			if d := countOf(row.Counts, "dropped"); d > 0 {
+				o.Note += fmt.Sprintf("; the recorder dropped %d events in the last run", d)
+			}
 			out = append(out, o)
 		}
 	}
 	return out
+}
+
+// countOf returns the value of key in a "k=v k=v" count line (0 if absent).
+func countOf(counts, key string) int64 {
+	for _, f := range strings.Fields(counts) {
+		if k, v, ok := strings.Cut(f, "="); ok && k == key {
+			var n int64
+			if _, err := fmt.Sscan(v, &n); err == nil {
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 // formatting helpers shared by the markdown writer

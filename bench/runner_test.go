@@ -29,7 +29,7 @@ import (
 
 var (
 	flagQuick      = flag.Bool("quick", false, "small workloads and 3 runs: a few minutes (also CLRPROF_BENCH_QUICK=1)")
-	flagRuns       = flag.Int("runs", 0, "measured runs per configuration (default 7; 3 with -quick)")
+	flagRuns       = flag.Int("runs", 0, "measured runs per configuration (default 5; 3 with -quick)")
 	flagOut        = flag.String("out", "", "markdown report to write (default ../docs/benchmarks.md; none with -quick)")
 	flagJSON       = flag.String("json", "", "results file to write (default results.json; none with -quick)")
 	flagOnly       = flag.String("only", "", "comma-separated workloads to run (default all)")
@@ -66,6 +66,7 @@ type workload struct {
 	noR2R           bool
 	refs            []string
 	stdout          string // what a successful run prints
+	repsFactor      int    // runs this many times the default (cheap workloads)
 	configs         []string
 	what            string
 }
@@ -109,22 +110,22 @@ var configs = []config{
 }
 
 var workloads = []workload{
-	{name: "empty", src: "workloads/empty.cs", stdout: "empty: ok",
+	{name: "empty", src: "workloads/empty.cs", stdout: "empty: ok", repsFactor: 3,
 		configs: []string{"none", "c-idle", "go-idle"},
 		what:    "the smallest app: process start-up and shutdown"},
 	{name: "startup", src: "workloads/startup.cs", noR2R: true, refs: []string{"System.Core.dll"}, stdout: "startup: n=",
 		configs: []string{"none", "c-idle", "go-idle", "c-unimpl", "go-unimpl"},
 		what:    "JIT-heavy start-up with ReadyToRun disabled: collections, sorting, formatting, parsing, encoding, reflection, LINQ, tasks"},
-	{name: "cpu", src: "workloads/cpu.cs", args: []string{"120"}, quickArgs: []string{"30"}, stdout: "cpu: primes=",
+	{name: "cpu", src: "workloads/cpu.cs", args: []string{"60"}, quickArgs: []string{"30"}, stdout: "cpu: primes=",
 		configs: []string{"none", "c-idle", "go-idle", "c-sample", "go-sample"},
 		what:    "CPU-bound loop (sieve and series) on one thread, no allocation in the loop"},
-	{name: "alloc", src: "workloads/alloc.cs", args: []string{"1000000", "4"}, quickArgs: []string{"250000", "4"}, stdout: "alloc: objects=",
+	{name: "alloc", src: "workloads/alloc.cs", args: []string{"500000", "4"}, quickArgs: []string{"250000", "4"}, stdout: "alloc: objects=",
 		configs: []string{"none", "c-unimpl", "go-unimpl", "c-alloc", "go-alloc-sync", "go-alloc-sync-noguard"},
 		what:    "allocation storm: 4 threads each allocating N small objects and arrays"},
-	{name: "calls", src: "workloads/calls.cs", args: []string{"3", "30"}, quickArgs: []string{"2", "27"}, stdout: "calls: fib=",
+	{name: "calls", src: "workloads/calls.cs", args: []string{"3", "28"}, quickArgs: []string{"2", "27"}, stdout: "calls: fib=",
 		configs: []string{"none", "c-elt", "go-elt-fast"},
 		what:    "call-heavy: recursive Fib and tight calls to small non-inlined methods (int, double and struct arguments)"},
-	{name: "exceptions", src: "workloads/exceptions.cs", args: []string{"10000", "4"}, quickArgs: []string{"2500", "4"}, stdout: "exceptions: caught=",
+	{name: "exceptions", src: "workloads/exceptions.cs", args: []string{"5000", "4"}, quickArgs: []string{"2500", "4"}, stdout: "exceptions: caught=",
 		configs: []string{"none", "c-unimpl", "go-unimpl", "c-exc", "go-exc-sync"},
 		what:    "4 threads throwing and catching through 3 frames with finally blocks, a third of them NullReferenceException"},
 }
@@ -229,7 +230,7 @@ func TestBench(t *testing.T) {
 	quick := *flagQuick || os.Getenv("CLRPROF_BENCH_QUICK") == "1"
 	reps := *flagRuns
 	if reps <= 0 {
-		reps = 7
+		reps = 5
 		if quick {
 			reps = 3
 		}
@@ -344,7 +345,8 @@ func TestBench(t *testing.T) {
 				}
 				cs = append(cs, c)
 			}
-			for round := 0; round <= reps; round++ {
+			wreps := reps * max(w.repsFactor, 1)
+			for round := 0; round <= wreps; round++ {
 				for i := range cs {
 					c := cs[(i+round)%len(cs)]
 					row := rows[c.name]
@@ -421,6 +423,9 @@ func TestBench(t *testing.T) {
 	notes, _ := os.ReadFile("notes.md")
 	md := bench.Markdown(rep, outcomes, regs, prevNote, string(notes))
 	if outMD != "" {
+		if err := os.MkdirAll(filepath.Dir(outMD), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(outMD, []byte(md), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -492,13 +497,18 @@ func firstLine(s string) string {
 
 func fmtD(d time.Duration) string { return d.Round(time.Millisecond).String() }
 
+// gitOut runs git in this package's real directory (it may be reached
+// through a symlink from a snapshot of the tree).
 func gitOut(args ...string) string {
-	root, err := harness.ModuleRoot()
+	wd, err := os.Getwd()
 	if err != nil {
 		return ""
 	}
+	if real, err := filepath.EvalSymlinks(wd); err == nil {
+		wd = real
+	}
 	cmd := exec.Command("git", args...)
-	cmd.Dir = root
+	cmd.Dir = wd
 	out, err := cmd.Output()
 	if err != nil {
 		return ""
