@@ -106,27 +106,8 @@ func GenerateMetadata(cmdline string, cor, corhdr *File, ov *Overlay, st *Stats)
 	for _, it := range cor.Interfaces {
 		st.Interfaces++
 		st.Methods += len(it.Methods)
-		emitIfaceType(wf, it)
-		for _, m := range it.Methods {
-			pl, err := planMethod(tm, m, false, ov.Params[it.Name+"."+m.Name])
-			if err != nil {
-				return nil, err
-			}
-			st.WrappedMethods++
-			st.RawParams += pl.Raw
-			rn, err := resultTypeName(wf, pl, InterfaceGoName(it.Name), resultNames, it)
-			if err != nil {
-				return nil, err
-			}
-			emitWrapperMethod(wf, pl, WrapperOpts{
-				Recv:       InterfaceGoName(it.Name),
-				Self:       jen.Id("x").Dot("p"),
-				Guard:      objectGuard(m.Ret, len(pl.Outputs) > 0, it.Name),
-				CIface:     it.Name,
-				Thunk:      thunkName(it, m),
-				ResultName: rn,
-				Doc:        fmt.Sprintf("%s calls %s::%s.", m.Name, it.Name, m.Name),
-			})
+		if err := emitObjectWrapper(wf, tm, it, ov, st, resultNames); err != nil {
+			return nil, err
 		}
 		// Inherited methods forward to the embedded base wrapper.
 		if it.Base != "" && it.Base != "IUnknown" {

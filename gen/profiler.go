@@ -182,27 +182,8 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 		}
 	}
 	for _, it := range others {
-		emitIfaceType(wf, it)
-		for _, m := range it.Methods {
-			pl, err := planMethod(tm, m, false, ov.Params[it.Name+"."+m.Name])
-			if err != nil {
-				return nil, err
-			}
-			st.RawParams += pl.Raw
-			st.WrappedMethods++
-			rn, err := resultTypeName(wf, pl, InterfaceGoName(it.Name), resultNames, it)
-			if err != nil {
-				return nil, err
-			}
-			emitWrapperMethod(wf, pl, WrapperOpts{
-				Recv:       InterfaceGoName(it.Name),
-				Self:       jen.Id("x").Dot("p"),
-				Guard:      objectGuard(m.Ret, len(pl.Outputs) > 0, it.Name),
-				CIface:     it.Name,
-				Thunk:      thunkName(it, m),
-				ResultName: rn,
-				Doc:        fmt.Sprintf("%s calls %s::%s.", m.Name, it.Name, m.Name),
-			})
+		if err := emitObjectWrapper(wf, tm, it, ov, st, resultNames); err != nil {
+			return nil, err
 		}
 	}
 	if out["info_gen.go"], err = render(wf); err != nil {
@@ -328,6 +309,34 @@ func emitInfoType(f *jen.File, infos []*Interface) {
 			)),
 		jen.Id("x").Dot("version").Op("=").Lit(0))
 	f.Line()
+}
+
+// emitObjectWrapper writes the wrapper type of a COM interface (other than
+// the callbacks and Info) and a Go method for each of its own methods.
+func emitObjectWrapper(wf *jen.File, tm *TypeMapper, it *Interface, ov *Overlay, st *Stats, resultNames map[string]string) error {
+	emitIfaceType(wf, it)
+	for _, m := range it.Methods {
+		pl, err := planMethod(tm, m, false, ov.Params[it.Name+"."+m.Name])
+		if err != nil {
+			return err
+		}
+		st.RawParams += pl.Raw
+		st.WrappedMethods++
+		rn, err := resultTypeName(wf, pl, InterfaceGoName(it.Name), resultNames, it)
+		if err != nil {
+			return err
+		}
+		emitWrapperMethod(wf, pl, WrapperOpts{
+			Recv:       InterfaceGoName(it.Name),
+			Self:       jen.Id("x").Dot("p"),
+			Guard:      objectGuard(m.Ret, len(pl.Outputs) > 0, it.Name),
+			CIface:     it.Name,
+			Thunk:      thunkName(it, m),
+			ResultName: rn,
+			Doc:        fmt.Sprintf("%s calls %s::%s.", m.Name, it.Name, m.Name),
+		})
+	}
+	return nil
 }
 
 // emitIfaceType writes a wrapper type for a COM interface other than the
