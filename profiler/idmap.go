@@ -3,7 +3,11 @@ package profiler
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/clrprof/clrprof/metadata"
 )
@@ -31,11 +35,26 @@ type ClassEntry struct {
 
 // FunctionEntry is what an [IDMap] knows about a function.
 type FunctionEntry struct {
-	ID     FunctionID
-	Module ModuleID
-	Token  metadata.Token // the MethodDef
-	Class  ClassID        // may be 0 (shared generic code seen without frame info)
+	ID       FunctionID
+	Module   ModuleID
+	Token    metadata.Token // the MethodDef
+	Class    ClassID        // may be 0 (shared generic code seen without frame info)
+	TypeArgs []ClassID      // the method's own type arguments
 }
+
+// deps is what a class or function stands on: the classes it is built
+// from (type arguments, array element types, a function's class and
+// method type arguments — recursively) and their modules. Framework code
+// instantiated over an unloaded assembly's types (List<T[]>,
+// Array.IndexOf<T>) goes away with that assembly although its own module
+// stays.
+type deps struct {
+	modules []ModuleID
+	classes []ClassID
+}
+
+// maxDepDepth bounds the walk through nested type arguments.
+const maxDepDepth = 16
 
 type modTok struct {
 	m  ModuleID
@@ -46,8 +65,19 @@ type modTok struct {
 // reverse lookups, and forgets them when the runtime says they are gone:
 // ModuleUnloadStarted drops a module with its classes and functions,
 // ClassUnloadStarted a class with its functions, AppDomainShutdownStarted
-// every module of the domain. Lookups only ever return IDs that are still
-// valid, so nothing stale is handed back to the runtime.
+// every module of the domain. With a class go the classes and functions
+// built on it, wherever their code lives: List<T>, List<T[]> and
+// Array.IndexOf<T> leave with T's collectible assembly. Lookups only ever
+// return IDs that are still valid, so nothing stale is handed back to the
+// runtime.
+//
+// An ID a lookup returns can go stale right after it is returned when
+// another thread is unloading its module. To hand an ID to the runtime
+// outside a callback about that ID (from a goroutine, or from a callback
+// about something else), do it inside [IDMap.UseClass],
+// [IDMap.UseFunction] or [IDMap.UseModule]: the unload callback that would
+// drop the ID waits until the use is over, so the runtime cannot free what
+// the ID points to while it is in use.
 //
 // Feed it from your callbacks (the method names are the callbacks'):
 //
@@ -67,6 +97,15 @@ type IDMap struct {
 	functions map[FunctionID]FunctionEntry
 	classOf   map[modTok]map[ClassID]struct{}
 	funcOf    map[modTok]map[FunctionID]struct{}
+	classDeps map[ClassID]deps
+	funcDeps  map[FunctionID]deps
+
+	// Uses in progress, counted per epoch; a drop moves the epoch on and
+	// waits for the previous one's uses to end (see enter and quiesce).
+	// Uses never block, so they nest and never wait for a drop.
+	epoch  atomic.Uint64
+	inUse  [2]atomic.Int64
+	dropMu sync.Mutex // one quiesce at a time
 }
 
 // NewIDMap returns an empty map that asks info about the IDs it is given.
@@ -78,8 +117,34 @@ func NewIDMap(info *Info) *IDMap {
 		functions: map[FunctionID]FunctionEntry{},
 		classOf:   map[modTok]map[ClassID]struct{}{},
 		funcOf:    map[modTok]map[FunctionID]struct{}{},
+		classDeps: map[ClassID]deps{},
+		funcDeps:  map[FunctionID]deps{},
 	}
 }
+
+// addDeps adds class c and what it stands on to d: its module and,
+// recursively, its type arguments; for an array, its element type.
+func (m *IDMap) addDeps(d *deps, c ClassID, depth int) {
+	if c == 0 || depth > maxDepDepth || slices.Contains(d.classes, c) {
+		return
+	}
+	d.classes = append(d.classes, c)
+	if ci, err := m.info.GetClassIDInfo2(c); err == nil {
+		if ci.ModuleID != 0 && !slices.Contains(d.modules, ci.ModuleID) {
+			d.modules = append(d.modules, ci.ModuleID)
+		}
+		for _, a := range ci.TypeArgs {
+			m.addDeps(d, a, depth+1)
+		}
+		return
+	}
+	if ai, err := m.info.IsArrayClass(c); err == nil && ai.Rank > 0 {
+		m.addDeps(d, ai.BaseClassID, depth+1)
+	}
+}
+
+func (d deps) hasModule(id ModuleID) bool { return slices.Contains(d.modules, id) }
+func (d deps) hasClass(id ClassID) bool   { return slices.Contains(d.classes, id) }
 
 // AddModule records a loaded module.
 func (m *IDMap) AddModule(id ModuleID) (ModuleEntry, error) {
@@ -109,8 +174,13 @@ func (m *IDMap) AddClass(id ClassID) (ClassEntry, error) {
 	if err := m.ensureModule(ci.ModuleID); err != nil {
 		return e, err
 	}
+	var d deps
+	for _, a := range ci.TypeArgs {
+		m.addDeps(&d, a, 1)
+	}
 	m.mu.Lock()
 	m.classes[id] = e
+	m.classDeps[id] = d
 	if e.Module != 0 {
 		addTo(m.classOf, modTok{e.Module, e.Token}, id)
 	}
@@ -124,12 +194,18 @@ func (m *IDMap) AddFunction(id FunctionID) (FunctionEntry, error) {
 	if err != nil {
 		return FunctionEntry{}, fmt.Errorf("clrprof: function %#x: %w", uint64(id), err)
 	}
-	e := FunctionEntry{ID: id, Module: fi.ModuleID, Token: fi.Token, Class: fi.ClassID}
+	e := FunctionEntry{ID: id, Module: fi.ModuleID, Token: fi.Token, Class: fi.ClassID, TypeArgs: append([]ClassID(nil), fi.TypeArgs...)}
 	if err := m.ensureModule(fi.ModuleID); err != nil {
 		return e, err
 	}
+	var d deps
+	m.addDeps(&d, fi.ClassID, 1)
+	for _, a := range fi.TypeArgs {
+		m.addDeps(&d, a, 1)
+	}
 	m.mu.Lock()
 	m.functions[id] = e
+	m.funcDeps[id] = d
 	addTo(m.funcOf, modTok{e.Module, e.Token}, id)
 	m.mu.Unlock()
 	return e, nil
@@ -191,6 +267,82 @@ func (m *IDMap) Function(id FunctionID) (FunctionEntry, bool) {
 	return e, ok
 }
 
+// enter registers a use in the current epoch and returns its slot.
+func (m *IDMap) enter() int {
+	for {
+		e := m.epoch.Load()
+		slot := int(e & 1)
+		m.inUse[slot].Add(1)
+		if m.epoch.Load() == e {
+			return slot
+		}
+		m.inUse[slot].Add(-1)
+	}
+}
+
+func (m *IDMap) leave(slot int) { m.inUse[slot].Add(-1) }
+
+// quiesce waits until every use that began before it was called has ended.
+// Called after entries were removed (under mu), it guarantees that nobody
+// still holds them: uses that begin later do not find them.
+func (m *IDMap) quiesce() {
+	m.dropMu.Lock()
+	defer m.dropMu.Unlock()
+	slot := int(m.epoch.Add(1)-1) & 1
+	warned := false
+	start := time.Now()
+	for spins := 0; m.inUse[slot].Load() != 0; spins++ {
+		if spins < 100 {
+			runtime.Gosched()
+			continue
+		}
+		if !warned && time.Since(start) > 2*time.Second {
+			warned = true
+			logger().Warn("clrprof: an unload callback is waiting for an IDMap use to end (a Use function that blocks holds up the runtime)")
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
+}
+
+// UseClass calls f with the class's entry if the map holds the class, and
+// until f returns keeps the class from being dropped — and so holds up the
+// runtime's unload of it, whose callback drops it. Without the class it
+// returns an error matching ErrUnknownID and does not call f; otherwise
+// it returns f's error. f should be short (the unload waits for it) and
+// must not call the map's unload methods (it would wait for itself); it may
+// look things up and call the other Use methods.
+func (m *IDMap) UseClass(id ClassID, f func(ClassEntry) error) error {
+	slot := m.enter()
+	defer m.leave(slot)
+	e, ok := m.Class(id)
+	if !ok {
+		return fmt.Errorf("clrprof: class %#x: %w", uint64(id), ErrUnknownID)
+	}
+	return f(e)
+}
+
+// UseFunction is [IDMap.UseClass] for a function.
+func (m *IDMap) UseFunction(id FunctionID, f func(FunctionEntry) error) error {
+	slot := m.enter()
+	defer m.leave(slot)
+	e, ok := m.Function(id)
+	if !ok {
+		return fmt.Errorf("clrprof: function %#x: %w", uint64(id), ErrUnknownID)
+	}
+	return f(e)
+}
+
+// UseModule is [IDMap.UseClass] for a module.
+func (m *IDMap) UseModule(id ModuleID, f func(ModuleEntry) error) error {
+	slot := m.enter()
+	defer m.leave(slot)
+	e, ok := m.Module(id)
+	if !ok {
+		return fmt.Errorf("clrprof: module %#x: %w", uint64(id), ErrUnknownID)
+	}
+	return f(e)
+}
+
 // ClassesOf returns the loaded classes of a TypeDef (one per
 // instantiation of a generic type).
 func (m *IDMap) ClassesOf(module ModuleID, td metadata.Token) []ClassID {
@@ -221,6 +373,8 @@ func (m *IDMap) FunctionsOf(module ModuleID, md metadata.Token) []FunctionID {
 // unloaded module). It fails with an error matching ErrUnknownID
 // otherwise.
 func (m *IDMap) ClassFromToken(module ModuleID, td metadata.Token) (ClassID, error) {
+	slot := m.enter() // the module must not unload between the check and the call
+	defer m.leave(slot)
 	m.mu.RLock()
 	_, modOK := m.modules[module]
 	var found ClassID
@@ -271,27 +425,38 @@ func (m *IDMap) JITCompilationStarted(id FunctionID, _ bool) error {
 	return err
 }
 
-// ModuleUnloadStarted drops the module, its classes and its functions.
+// ModuleUnloadStarted drops the module, its classes and its functions,
+// then waits for uses in progress (see [IDMap.UseClass]) to end.
 func (m *IDMap) ModuleUnloadStarted(id ModuleID) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.dropModuleLocked(id)
+	m.mu.Unlock()
+	m.quiesce()
 	return nil
 }
 
 func (m *IDMap) dropModuleLocked(id ModuleID) {
 	delete(m.modules, id)
 	for cid, c := range m.classes {
-		if c.Module == id {
+		if c.Module == id || m.classDeps[cid].hasModule(id) {
 			m.dropClassLocked(cid)
 		}
 	}
 	for fid, f := range m.functions {
-		if f.Module == id {
-			delete(m.functions, fid)
-			removeFrom(m.funcOf, modTok{f.Module, f.Token}, fid)
+		if f.Module == id || m.funcDeps[fid].hasModule(id) {
+			m.dropFunctionLocked(fid)
 		}
 	}
+}
+
+func (m *IDMap) dropFunctionLocked(id FunctionID) {
+	f, ok := m.functions[id]
+	if !ok {
+		return
+	}
+	delete(m.functions, id)
+	delete(m.funcDeps, id)
+	removeFrom(m.funcOf, modTok{f.Module, f.Token}, id)
 }
 
 func (m *IDMap) dropClassLocked(id ClassID) {
@@ -300,41 +465,43 @@ func (m *IDMap) dropClassLocked(id ClassID) {
 		return
 	}
 	delete(m.classes, id)
+	delete(m.classDeps, id)
 	removeFrom(m.classOf, modTok{c.Module, c.Token}, id)
 	for fid, f := range m.functions {
-		if f.Class == id {
-			delete(m.functions, fid)
-			removeFrom(m.funcOf, modTok{f.Module, f.Token}, fid)
+		if f.Class == id || slices.Contains(f.TypeArgs, id) || m.funcDeps[fid].hasClass(id) {
+			m.dropFunctionLocked(fid)
 		}
 	}
-	// A class instantiated over the dropped one goes with it.
+	// A class instantiated over the dropped one (or over an array of it)
+	// goes with it.
 	for oid, o := range m.classes {
-		for _, a := range o.TypeArgs {
-			if a == id {
-				m.dropClassLocked(oid)
-				break
-			}
+		if slices.Contains(o.TypeArgs, id) || m.classDeps[oid].hasClass(id) {
+			m.dropClassLocked(oid)
 		}
 	}
 }
 
-// ClassUnloadStarted drops the class and its functions.
+// ClassUnloadStarted drops the class and its functions, then waits for
+// uses in progress to end.
 func (m *IDMap) ClassUnloadStarted(id ClassID) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.dropClassLocked(id)
+	m.mu.Unlock()
+	m.quiesce()
 	return nil
 }
 
-// AppDomainShutdownStarted drops every module of the domain.
+// AppDomainShutdownStarted drops every module of the domain, then waits
+// for uses in progress to end.
 func (m *IDMap) AppDomainShutdownStarted(id AppDomainID) error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	for mid, e := range m.modules {
 		if e.AppDomain == id {
 			m.dropModuleLocked(mid)
 		}
 	}
+	m.mu.Unlock()
+	m.quiesce()
 	return nil
 }
 
