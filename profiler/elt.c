@@ -175,7 +175,8 @@ __attribute__((constructor)) static void init_sentinels(void) {
 __attribute__((visibility("hidden"))) void clrprof_elt_test_check(const uint64_t *dump, uint64_t id, uint64_t *bad) {
 	uint64_t b = 0;
 	for (int i = 0; i < 13; i++) {
-		if (dump[i] != clrprof_elt_sentinels[i]) {
+		uint64_t want = i == 11 ? id : clrprof_elt_sentinels[i]; // %r14 holds the ID
+		if (dump[i] != want) {
 			b |= 1ULL << i;
 		}
 	}

@@ -213,8 +213,8 @@ func (x *Info) addEventMask(add Monitor) error {
 
 // installMapper sets the function ID mapper when there is a filter.
 func (x *Info) installMapper(filter func(FunctionID) bool) error {
+	eltState.filter.Store(nil)
 	if filter == nil {
-		eltState.filter.Store(nil)
 		return nil
 	}
 	eltState.filter.Store(&filter)
@@ -230,13 +230,24 @@ func (x *Info) installMapper(filter func(FunctionID) bool) error {
 	return nil
 }
 
+// callFilter runs the user's filter; a panic hooks the function.
+func callFilter(fn func(FunctionID) bool, id FunctionID) (on bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			reportPanic("ELT filter", p, debug.Stack())
+			on = true
+		}
+	}()
+	return fn(id)
+}
+
 // clrprofGoELTFilter answers the function ID mapper: 1 to hook f.
 //
 //export clrprofGoELTFilter
 func clrprofGoELTFilter(f C.uintptr_t) (on C.int) {
 	defer recoverExport("FunctionIDMapper", func() { on = 1 })
 	fp := eltState.filter.Load()
-	if fp == nil || (*fp)(FunctionID(f)) {
+	if fp == nil || callFilter(*fp, FunctionID(f)) {
 		return 1
 	}
 	return 0
@@ -263,7 +274,6 @@ func (r *ELTRecorder) drain() (n int) {
 			reportPanic("ELT batch callback", p, debug.Stack())
 		}
 	}()
-	r.clock.sample()
 	tsc0, rate := r.clock.params()
 	return r.rings.drain(maxRingSlots, func(v *ringView) int {
 		ev := r.events[:0]
@@ -277,7 +287,9 @@ func (r *ELTRecorder) drain() (n int) {
 		r.events = ev
 		r.nEvents.Add(uint64(len(ev)))
 		r.nDrop.Add(v.dropped)
-		r.opts.Batch(ELTBatch{Thread: v.thread, Events: ev, Dropped: v.dropped})
+		if len(ev) > 0 || v.dropped > 0 {
+			r.opts.Batch(ELTBatch{Thread: v.thread, Events: ev, Dropped: v.dropped})
+		}
 		return len(v.slots)
 	})
 }

@@ -65,9 +65,6 @@ func (x *Info) EnableELTWithInfo(opts ELTCallOptions) error {
 	if err := x.installMapper(opts.Filter); err != nil {
 		return err
 	}
-	if err := x.SetEnterLeaveFunctionHooks3WithInfo(C.clrprof_elt_info_hook(0), C.clrprof_elt_info_hook(1), C.clrprof_elt_info_hook(2)); err != nil {
-		return fmt.Errorf("clrprof: EnableELTWithInfo: SetEnterLeaveFunctionHooks3WithInfo: %w", err)
-	}
 	add := MonitorEnterleave
 	if opts.Args {
 		add |= EnableFunctionArgs
@@ -80,6 +77,9 @@ func (x *Info) EnableELTWithInfo(opts ELTCallOptions) error {
 	}
 	if err := x.addEventMask(add); err != nil {
 		return fmt.Errorf("clrprof: EnableELTWithInfo: %w", err)
+	}
+	if err := x.SetEnterLeaveFunctionHooks3WithInfo(C.clrprof_elt_info_hook(0), C.clrprof_elt_info_hook(1), C.clrprof_elt_info_hook(2)); err != nil {
+		return fmt.Errorf("clrprof: EnableELTWithInfo: SetEnterLeaveFunctionHooks3WithInfo: %w", err)
 	}
 	call := opts.Call
 	eltState.call.Store(&call)
@@ -116,7 +116,8 @@ func clrprofGoELTCall(f C.uintptr_t, elt C.uintptr_t, kind C.int) {
 func (c *ELTCall) Frame() (FrameInfo, error) {
 	switch c.Kind {
 	case ELTEnter:
-		return c.info.GetFunctionEnter3Info(c.Function, c.elt, nil, nil)
+		fr, _, err := c.enterInfo()
+		return fr, err
 	case ELTLeave:
 		r, err := c.info.GetFunctionLeave3Info(c.Function, c.elt)
 		return r.FrameInfo, err
@@ -136,35 +137,45 @@ func (c *ELTCall) Args() ([]Arg, error) {
 	if c.Kind != ELTEnter {
 		return nil, fmt.Errorf("clrprof: ELTCall.Args: only on enter, not %v", c.Kind)
 	}
+	_, args, err := c.enterInfo()
+	return args, err
+}
+
+// enterInfo calls GetFunctionEnter3Info twice: for the size, then for the
+// frame and the ranges.
+func (c *ELTCall) enterInfo() (FrameInfo, []Arg, error) {
 	var size uint32
-	_, err := c.info.GetFunctionEnter3Info(c.Function, c.elt, unsafe.Pointer(&size), nil)
+	fr, err := c.info.GetFunctionEnter3Info(c.Function, c.elt, unsafe.Pointer(&size), nil)
 	if err != nil && !errors.Is(err, com.HRESULT(com.InsufficientBuffer)) {
-		return nil, fmt.Errorf("clrprof: GetFunctionEnter3Info: %w", err)
+		return 0, nil, fmt.Errorf("clrprof: GetFunctionEnter3Info: %w", err)
 	}
 	if size == 0 {
-		return nil, nil
+		return fr, nil, nil
 	}
 	if size > maxArgInfo {
-		return nil, fmt.Errorf("clrprof: GetFunctionEnter3Info: argument info of %d bytes", size)
+		return 0, nil, fmt.Errorf("clrprof: GetFunctionEnter3Info: argument info of %d bytes", size)
 	}
-	// Room for the header and the ranges, 8-byte aligned.
 	buf := make([]uint64, (int(size)+7)/8)
-	if _, err := c.info.GetFunctionEnter3Info(c.Function, c.elt, unsafe.Pointer(&size), unsafe.Pointer(&buf[0])); err != nil {
-		return nil, fmt.Errorf("clrprof: GetFunctionEnter3Info: %w", err)
+	fr, err = c.info.GetFunctionEnter3Info(c.Function, c.elt, unsafe.Pointer(&size), unsafe.Pointer(&buf[0]))
+	if err != nil {
+		return 0, nil, fmt.Errorf("clrprof: GetFunctionEnter3Info: %w", err)
 	}
 	ai := (*FunctionArgumentInfo)(unsafe.Pointer(&buf[0]))
 	n := int(ai.NumRanges)
 	rangeSize := int(unsafe.Sizeof(FunctionArgumentRange{}))
 	off := int(unsafe.Offsetof(ai.Ranges))
-	if off+n*rangeSize > len(buf)*8 {
-		return nil, fmt.Errorf("clrprof: GetFunctionEnter3Info: %d ranges do not fit %d bytes", n, size)
+	if n < 0 || off+n*rangeSize > len(buf)*8 {
+		return 0, nil, fmt.Errorf("clrprof: GetFunctionEnter3Info: %d ranges do not fit %d bytes", n, size)
+	}
+	if n == 0 {
+		return fr, nil, nil
 	}
 	ranges := unsafe.Slice((*FunctionArgumentRange)(unsafe.Pointer(&ai.Ranges[0])), n)
 	args := make([]Arg, 0, n)
 	for _, r := range ranges {
 		args = append(args, readArg(r))
 	}
-	return args, nil
+	return fr, args, nil
 }
 
 // Return returns the return value range of a leave call (empty for a void
@@ -260,4 +271,3 @@ func (a Arg) Object() (ObjectID, error) {
 	}
 	return ObjectID(binary.LittleEndian.Uint64(b)), nil
 }
-

@@ -1,8 +1,12 @@
 // The fast-path enter/leave/tailcall hooks (SetEnterLeaveFunctionHooks3).
 //
-// JIT'd code calls these straight from a method's prolog and epilog with
-// the function ID (or the mapper's client ID) in %rdi, while the method's
-// arguments (enter) or return value (leave) sit in registers. A stub must
+// JIT'd code calls these straight from a method's prolog and epilog, not
+// by the C calling convention: on Unix x64 the enter hook gets the function
+// ID (or the mapper's client ID) in %r14 (the caller's stack pointer in
+// %r15), because the method's arguments occupy the argument registers; the
+// leave and tail-call hooks get it in %rdi (observed on .NET Core 2.1, 3.1
+// and .NET 8). The method's arguments (enter) or return value (leave) sit
+// in registers meanwhile. A stub must
 // therefore leave every register as it found it. The fast path touches
 // only %rax, %rcx, %rdx and %r11, which it saves on the stack, and the
 // flags; it appends one 16-byte event (id, kind|tsc) to the calling
@@ -23,7 +27,7 @@
 
 	.text
 
-.macro ELT_STUB name, kind
+.macro ELT_STUB name, kind, idreg
 	.globl \name
 	.hidden \name
 	.type \name, @function
@@ -56,7 +60,7 @@
 	andq	OFF_MASK(%r11), %rdx
 	shlq	$4, %rdx
 	addq	OFF_SLOTS(%r11), %rdx
-	movq	%rdi, 0(%rdx)
+	movq	\idreg, 0(%rdx)
 	movq	%rax, 8(%rdx)
 	incq	%rcx
 	movq	%rcx, OFF_HEAD(%r11)	// publish (x86 stores are release)
@@ -83,17 +87,20 @@
 	popq	%rcx
 	popq	%rax
 7:
+	pushq	%rdi
 	pushq	%rsi
+	movq	\idreg, %rdi
 	movabsq	$\kind, %rsi
 	call	clrprof_elt_full_save
 	popq	%rsi
+	popq	%rdi
 	ret
 	.size \name, .-\name
 .endm
 
-ELT_STUB clrprof_elt_enter3, 0x2000000000000000
-ELT_STUB clrprof_elt_leave3, 0x4000000000000000
-ELT_STUB clrprof_elt_tailcall3, 0x6000000000000000
+ELT_STUB clrprof_elt_enter3, 0x2000000000000000, %r14
+ELT_STUB clrprof_elt_leave3, 0x4000000000000000, %rdi
+ELT_STUB clrprof_elt_tailcall3, 0x6000000000000000, %rdi
 
 // clrprof_elt_full_save: %rdi id, %rsi kind (the caller saved %rsi).
 // Saves everything else, calls clrprof_elt_slow(id, kind), restores.
@@ -159,7 +166,9 @@ clrprof_elt_full_save:
 // int clrprof_elt_test_call(int which, uint64_t id, uint64_t *bad)
 //
 // Calls hook `which` (0 enter, 1 leave, 2 tailcall) as JIT'd code would,
-// with %rdi = id and a sentinel in every other general-purpose register
+// with %rdi = %r14 = id (leave and tail calls pass the ID in %rdi, enter
+// in %r14, as the JIT does on Unix) and a sentinel in every other
+// general-purpose register
 // (but %rsp, %rbp) and in %xmm0-%xmm15 (clrprof_elt_sentinels), then
 // dumps the registers and lets C compare (clrprof_elt_test_check).
 	.globl clrprof_elt_test_call
@@ -217,7 +226,7 @@ clrprof_elt_test_call:
 	movq	64(%rax), %r11
 	movq	72(%rax), %r12
 	movq	80(%rax), %r13
-	movq	88(%rax), %r14
+	movq	-64(%rbp), %r14	// the enter hook's ID register
 	movq	96(%rax), %r15
 	movq	-64(%rbp), %rdi
 	movq	0(%rax), %rax

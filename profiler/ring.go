@@ -126,40 +126,27 @@ func atomicLoadPointer(p unsafe.Pointer) unsafe.Pointer {
 }
 
 // tscClock converts time-stamp counter readings to nanoseconds since the
-// clock was made, calibrating against Go's monotonic clock: every call to
-// sample refines the rate over a longer baseline.
+// clock was made. The rate is measured once, against Go's monotonic clock
+// over a 2ms spin, and then fixed, so that conversions are monotonic (the
+// CPUs here have an invariant TSC: constant_tsc, nonstop_tsc).
 type tscClock struct {
-	mu       sync.Mutex
-	start    time.Time
-	tsc0     uint64
-	rate     float64 // ns per tick
+	tsc0 uint64
+	rate float64 // ns per tick
 }
 
 func newTSCClock() *tscClock {
-	c := &tscClock{start: time.Now(), tsc0: uint64(C.clrprof_tsc()), rate: 1}
-	// A first estimate over a short spin so that the earliest batches are
-	// already close.
-	for time.Since(c.start) < time.Millisecond {
+	start := time.Now()
+	t0 := uint64(C.clrprof_tsc())
+	for time.Since(start) < 2*time.Millisecond {
 	}
-	c.sample()
+	t1 := uint64(C.clrprof_tsc())
+	mono := time.Since(start)
+	c := &tscClock{tsc0: t0, rate: 1}
+	if t1 > t0 {
+		c.rate = float64(mono) / float64(t1-t0)
+	}
 	return c
 }
 
-// sample takes a (tsc, monotonic) pair and updates the rate.
-func (c *tscClock) sample() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	mono := time.Since(c.start)
-	t := uint64(C.clrprof_tsc())
-	if t > c.tsc0 && mono > 0 {
-		c.rate = float64(mono) / float64(t-c.tsc0)
-	}
-}
-
-// params returns the reading at the start and the current rate (ns per
-// tick), for converting a batch.
-func (c *tscClock) params() (tsc0 uint64, rate float64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.tsc0, c.rate
-}
+// params returns the reading at the start and the rate (ns per tick).
+func (c *tscClock) params() (tsc0 uint64, rate float64) { return c.tsc0, c.rate }

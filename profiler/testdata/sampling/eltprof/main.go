@@ -1,0 +1,218 @@
+// Command eltprof is the profiler of the ELT integration tests. Modes
+// (ELTPROF_MODE):
+//
+//	fast  (default) the fast-path hooks (Info.EnableELT); at Shutdown it
+//	      prints, for every hooked function whose name starts with "Elt.",
+//	      "eltprof: fn=NAME enter=N leave=N tail=N unwind=N", then
+//	      "eltprof: stats events=N dropped=N threads=N order=N backwards=N"
+//	      (order: events that do not fit a per-thread shadow stack;
+//	      backwards: timestamps that decrease within a thread);
+//	info  the WithInfo hooks: prints the decoded arguments of
+//	      Elt.Info.Args and the return values of Elt.Info.Args/Ret;
+//	idle  loads and does nothing (a baseline).
+//
+// ELTPROF_FILTER=PREFIX hooks only functions whose name starts with PREFIX
+// (through the function ID mapper); ELTPROF_UNWINDS=1 records unwinds;
+// ELTPROF_TRACE=1 prints every event; ELTPROF_BUFFER=N sets the
+// per-thread buffer size in events.
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/clrprof/clrprof/profiler"
+)
+
+type counts struct{ enter, leave, tail, unwind int }
+
+type frame struct {
+	f profiler.FunctionID
+}
+
+type eltprof struct {
+	profiler.Base
+	info  *profiler.Info
+	rec   *profiler.ELTRecorder
+	mu    sync.Mutex
+	names map[profiler.FunctionID]string
+	byFn  map[profiler.FunctionID]*counts
+	stack map[uint32][]frame
+	last  map[uint32]time.Duration
+	order int
+	back  int
+}
+
+func (p *eltprof) name(f profiler.FunctionID) string {
+	p.mu.Lock()
+	n, ok := p.names[f]
+	p.mu.Unlock()
+	if ok {
+		return n
+	}
+	n, err := p.info.FunctionName(f)
+	if err != nil {
+		n = fmt.Sprintf("?%#x", f)
+	}
+	p.mu.Lock()
+	p.names[f] = n
+	p.mu.Unlock()
+	return n
+}
+
+func (p *eltprof) filter() func(profiler.FunctionID) bool {
+	prefix := os.Getenv("ELTPROF_FILTER")
+	if prefix == "" {
+		return nil
+	}
+	return func(f profiler.FunctionID) bool {
+		return strings.HasPrefix(p.name(f), prefix)
+	}
+}
+
+func (p *eltprof) Initialize(info *profiler.Info) error {
+	p.info = info
+	p.names = map[profiler.FunctionID]string{}
+	p.byFn = map[profiler.FunctionID]*counts{}
+	p.stack = map[uint32][]frame{}
+	p.last = map[uint32]time.Duration{}
+	switch os.Getenv("ELTPROF_MODE") {
+	case "idle":
+		return nil
+	case "info":
+		return info.EnableELTWithInfo(profiler.ELTCallOptions{
+			Call:   p.call,
+			Filter: p.filter(),
+			Args:   true,
+			Return: true,
+			Frame:  true,
+		})
+	}
+	buf, _ := strconv.Atoi(os.Getenv("ELTPROF_BUFFER"))
+	rec, err := info.EnableELT(profiler.ELTOptions{
+		BufferEvents: buf,
+		Batch:        p.batch,
+		Filter:       p.filter(),
+		Unwinds:      os.Getenv("ELTPROF_UNWINDS") == "1",
+	})
+	if err != nil {
+		return err
+	}
+	p.rec = rec
+	return nil
+}
+
+func (p *eltprof) batch(b profiler.ELTBatch) {
+	tid := b.Thread.OSThreadID
+	st := p.stack[tid]
+	if os.Getenv("ELTPROF_TRACE") == "1" {
+		for _, e := range b.Events {
+			fmt.Fprintf(os.Stderr, "eltprof: ev %d %v %#x %v\n", tid, e.Kind, e.Function, e.Time)
+		}
+	}
+	for _, e := range b.Events {
+		c := p.byFn[e.Function]
+		if c == nil {
+			c = &counts{}
+			p.byFn[e.Function] = c
+		}
+		if last, ok := p.last[tid]; ok && e.Time < last {
+			p.back++
+		}
+		p.last[tid] = e.Time
+		switch e.Kind {
+		case profiler.ELTEnter:
+			c.enter++
+			st = append(st, frame{e.Function})
+		case profiler.ELTLeave, profiler.ELTTailcall, profiler.ELTUnwind:
+			switch e.Kind {
+			case profiler.ELTLeave:
+				c.leave++
+			case profiler.ELTTailcall:
+				c.tail++
+			default:
+				c.unwind++
+			}
+			if len(st) > 0 && st[len(st)-1].f == e.Function {
+				st = st[:len(st)-1]
+			} else if e.Kind != profiler.ELTUnwind {
+				// An unwind of a frame without hooks is expected; any
+				// other mismatch is an ordering error.
+				p.order++
+			}
+		}
+	}
+	p.stack[tid] = st
+}
+
+func (p *eltprof) call(c *profiler.ELTCall) {
+	name := p.name(c.Function)
+	switch {
+	case c.Kind == profiler.ELTEnter && name == "Elt.Info.Args":
+		args, err := c.Args()
+		if err != nil || len(args) != 5 {
+			fmt.Fprintf(os.Stderr, "eltprof: args error %v (%d)\n", err, len(args))
+			return
+		}
+		a, e1 := args[0].Int32()
+		b, e2 := args[1].Float64()
+		f, e3 := args[2].Float32()
+		d, e4 := args[3].Int64()
+		e, e5 := args[4].Bool()
+		fmt.Fprintf(os.Stderr, "eltprof: args %s %d %v %v %d %v errs=%v\n", name, a, b, f, d, e, firstErr(e1, e2, e3, e4, e5))
+		if fr, err := c.Frame(); err != nil || fr == 0 {
+			fmt.Fprintf(os.Stderr, "eltprof: frame error %v\n", err)
+		}
+	case c.Kind == profiler.ELTLeave && name == "Elt.Info.Args":
+		r, err := c.Return()
+		v, err2 := r.Int64()
+		fmt.Fprintf(os.Stderr, "eltprof: ret %s %d errs=%v\n", name, v, firstErr(err, err2))
+	case c.Kind == profiler.ELTLeave && name == "Elt.Info.Ret":
+		r, err := c.Return()
+		v, err2 := r.Float64()
+		fmt.Fprintf(os.Stderr, "eltprof: ret %s %v errs=%v\n", name, v, firstErr(err, err2))
+	}
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func (p *eltprof) Shutdown() error {
+	if p.rec == nil {
+		profiler.DisableELTWithInfo()
+		return nil
+	}
+	p.rec.Close()
+	var lines []string
+	for f, c := range p.byFn {
+		n := p.name(f)
+		if strings.HasPrefix(n, "Elt.") {
+			lines = append(lines, fmt.Sprintf("eltprof: fn=%s enter=%d leave=%d tail=%d unwind=%d", n, c.enter, c.leave, c.tail, c.unwind))
+		}
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(os.Stderr, l)
+	}
+	s := p.rec.Stats()
+	fmt.Fprintf(os.Stderr, "eltprof: stats events=%d dropped=%d threads=%d order=%d backwards=%d functions=%d\n",
+		s.Events, s.Dropped, s.Threads, p.order, p.back, len(p.byFn))
+	return nil
+}
+
+func init() {
+	profiler.Register("{3F6A2E10-8C4B-4D7E-9A15-6B2C8D0E4F71}", &eltprof{})
+}
+
+func main() {}
