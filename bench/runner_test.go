@@ -33,6 +33,7 @@ var (
 	flagOut        = flag.String("out", "", "markdown report to write (default ../docs/benchmarks.md; none with -quick)")
 	flagJSON       = flag.String("json", "", "results file to write (default results.json; none with -quick)")
 	flagOnly       = flag.String("only", "", "comma-separated workloads to run (default all)")
+	flagRender     = flag.String("render", "", "only re-render the markdown (-out) from this results file, e.g. after editing notes.md")
 	flagThroughput = flag.Bool("throughput", true, "measure IL and signature decoding throughput")
 )
 
@@ -226,6 +227,10 @@ func runOnce(t *testing.T, rt harness.Runtime, app string, w *workload, c *confi
 }
 
 func TestBench(t *testing.T) {
+	if *flagRender != "" {
+		render(t)
+		return
+	}
 	began := time.Now()
 	quick := *flagQuick || os.Getenv("CLRPROF_BENCH_QUICK") == "1"
 	reps := *flagRuns
@@ -393,7 +398,12 @@ func TestBench(t *testing.T) {
 	rep.Machine.LoadEnd = loadavg()
 	rep.Duration = time.Since(began).Round(time.Second)
 
-	// Targets, regressions, report.
+	finish(t, rep, outMD, outJSON)
+}
+
+// finish checks the targets, compares with the last committed results and
+// writes the report.
+func finish(t *testing.T, rep *bench.Report, outMD, outJSON string) {
 	outcomes := bench.Check(rep)
 	for _, o := range outcomes {
 		if !o.OK {
@@ -409,9 +419,12 @@ func TestBench(t *testing.T) {
 	prevNote := ""
 	if data := gitOut("show", "HEAD:bench/results.json"); data != "" {
 		prev, err := bench.UnmarshalReport([]byte(data))
-		if err != nil {
+		switch {
+		case err != nil:
 			t.Errorf("last committed results: %v", err)
-		} else {
+		case prev.Date == rep.Date:
+			// Re-rendering the committed results: nothing to compare.
+		default:
 			regs = bench.Compare(prev, rep)
 			prevNote = fmt.Sprintf("the results committed in bench/results.json (measured %s at commit %s)", prev.Date, prev.Commit)
 			for _, g := range regs {
@@ -443,6 +456,23 @@ func TestBench(t *testing.T) {
 		}
 		fmt.Printf("wrote %s\n", outJSON)
 	}
+}
+
+// render re-renders the markdown from a saved results file.
+func render(t *testing.T) {
+	data, err := os.ReadFile(*flagRender)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := bench.UnmarshalReport(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := *flagOut
+	if out == "" {
+		out = "../docs/benchmarks.md"
+	}
+	finish(t, rep, out, "")
 }
 
 func goLib(pkg string) func(t *testing.T) string {

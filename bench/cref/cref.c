@@ -583,6 +583,14 @@ static HRESULT prof_initialize(comobj *self, comobj *unk) {
         mask = PRF_ENABLE_STACK_SNAPSHOT;
         break;
     }
+    /* Only the mode's own callbacks do work; in every other mode (unimpl
+     * included) they stay prof_ok. */
+    if (mode == MODE_ALLOC) {
+        profiler_vtbl[CB_OBJECT_ALLOCATED] = (void *)prof_object_allocated;
+    }
+    if (mode == MODE_EXC) {
+        profiler_vtbl[CB_EXCEPTION_THROWN] = (void *)prof_exception_thrown;
+    }
     if (mask != 0) {
         hr = CALL(info, INFO_SET_EVENT_MASK, set_event_mask_fn)(info, mask);
         if (hr != S_OK) {
@@ -700,8 +708,6 @@ __attribute__((constructor)) static void cref_init_vtables(void) {
     profiler_vtbl[SLOT_RELEASE] = (void *)prof_release;
     profiler_vtbl[CB_INITIALIZE] = (void *)prof_initialize;
     profiler_vtbl[CB_SHUTDOWN] = (void *)prof_shutdown;
-    profiler_vtbl[CB_OBJECT_ALLOCATED] = (void *)prof_object_allocated;
-    profiler_vtbl[CB_EXCEPTION_THROWN] = (void *)prof_exception_thrown;
 
     factory_vtbl[SLOT_QUERY_INTERFACE] = (void *)cf_query_interface;
     factory_vtbl[SLOT_ADD_REF] = (void *)cf_add_ref;
