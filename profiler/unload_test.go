@@ -143,13 +143,14 @@ func TestALCUnloadCycles(t *testing.T) {
 		_, plainRSS := alcAppFigures(t, plain)
 		tot := alcTotals(t, res)
 		un := alcUnloads(res)
-		t.Logf("%s: cycles=%d collected=%d in %v; IDs tracked=%d dropped=%d (of the unloaded modules: %d); uses=%d (in callbacks %d, from the sweeping goroutine %d in %d sweeps), runtime calls=%d, refused=%d (of dead IDs: %d), stale uses=%d, dead IDs left in the map=%d; class unload callbacks=%d; map at exit %d/%d/%d modules/classes/functions; RSS start %d KiB, after cycle 1 %d KiB, end %d KiB (%+d KiB over %d cycles)",
+		t.Logf("%s: cycles=%d collected=%d in %v; IDs tracked=%d dropped=%d (of the unloaded modules: %d); uses=%d (in callbacks %d, from the sweeping goroutine %d in %d sweeps), runtime calls=%d (%d of them while an unload callback ran), refused=%d (of dead IDs: %d), stale uses=%d, dead IDs left in the map=%d; class unload callbacks=%d; map at exit %d/%d/%d modules/classes/functions; RSS start %d KiB, after cycle 1 %d KiB, end %d KiB (%+d KiB over %d cycles)",
 			rt.Name, cycles, collected, res.Duration.Round(time.Millisecond), tot["tracked"], tot["dropped"], tot["killed"],
-			tot["uses"], tot["callback_uses"], tot["sweep_uses"], tot["sweeps"], tot["calls"], tot["refused"], tot["refused_dead"], tot["stale"], tot["leaked"],
+			tot["uses"], tot["callback_uses"], tot["sweep_uses"], tot["sweeps"], tot["calls"], tot["overlap"], tot["refused"], tot["refused_dead"], tot["stale"], tot["leaked"],
 			tot["classunloads"], tot["map.0"], tot["map.1"], tot["map.2"],
 			rss["start"], rss["warm"], rss["end"], rss["end"]-rss["warm"], cycles-1)
 		t.Logf("%s: without the profiler: RSS start %d KiB, after cycle 1 %d KiB, end %d KiB (%+d KiB) in %v",
 			rt.Name, plainRSS["start"], plainRSS["warm"], plainRSS["end"], plainRSS["end"]-plainRSS["warm"], plain.Duration.Round(time.Millisecond))
+		t.Logf("%s: the profiler's Go heap at exit: %d KiB in use, %d KiB from the OS", rt.Name, tot["goheapkb"], tot["gosyskb"])
 		if grow, base := rss["end"]-rss["warm"], plainRSS["end"]-plainRSS["warm"]; grow > max(base, 0)+8*1024 {
 			t.Errorf("RSS grew %d KiB over the cycles with the profiler, %d KiB without", grow, base)
 		}

@@ -4,8 +4,9 @@
 // JITCompilationFinished) in a profiler.IDMap and keeps handing them back
 // to the runtime — GetModuleInfo, GetClassIDInfo2, GetFunctionInfo2 — from
 // inside every such callback (the most recent IDs and those of the last
-// unload) and from a goroutine that sweeps every ID ever seen, over and
-// over, on threads the runtime does not know. Each use goes through the
+// unload) and from a goroutine that sweeps, over and over, on threads the
+// runtime does not know, every ID seen that is alive or died in one of the
+// last three unloads. Each use goes through the
 // map (IDMap.UseClass and friends): the map decides whether the ID may
 // still be used.
 //
@@ -32,6 +33,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -109,7 +111,9 @@ func (r *record) with(k kind, id uint64, f func()) bool {
 	return true
 }
 
-// seenIDs is every ID ever reported, per kind, in order of first report.
+// seenIDs is every ID reported, per kind, in order of first report, less
+// those that died more than keepDead unloads ago (so that the profiler's
+// own bookkeeping does not grow with the cycles).
 type seenIDs struct {
 	mu  sync.Mutex
 	ids [nKinds][]uint64
@@ -141,6 +145,32 @@ func (s *seenIDs) last(k kind, n int) []uint64 {
 
 func (s *seenIDs) all(k kind) []uint64 { return s.last(k, int(^uint(0)>>1)) }
 
+// forget drops the given IDs unless keep says otherwise.
+func (s *seenIDs) forget(k kind, ids []uint64, keep func(uint64) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, id := range ids {
+		if s.set[k][id] && !keep(id) {
+			delete(s.set[k], id)
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	l := s.ids[k][:0]
+	for _, id := range s.ids[k] {
+		if s.set[k][id] {
+			l = append(l, id)
+		}
+	}
+	s.ids[k] = l
+}
+
+// keepDead is how many unloads' dead IDs stay in the sweeps.
+const keepDead = 3
+
 type alcprof struct {
 	profiler.Base
 	info   *profiler.Info
@@ -151,7 +181,8 @@ type alcprof struct {
 
 	mu        sync.Mutex
 	alcMods   map[profiler.ModuleID]bool
-	lastDead  [nKinds][]uint64 // the IDs the last unload killed
+	lastDead  [nKinds][]uint64   // the IDs the last unload killed
+	deadQ     [][nKinds][]uint64 // the IDs the last keepDead unloads killed
 	staleLogs int
 	names     map[uint64]string // names of classes and functions that depend on AlcColl.dll, for the stale lines
 
@@ -161,6 +192,7 @@ type alcprof struct {
 	callErrors                                              [nKinds]atomic.Int64
 	callbackUses, sweepUses, sweeps, classUnloads, notAfter atomic.Int64
 	killed                                                  atomic.Int64
+	unloading, overlap                                      atomic.Int64 // unload callbacks in progress; runtime calls made meanwhile
 
 	stop chan struct{}
 	done chan struct{}
@@ -239,6 +271,9 @@ func (p *alcprof) use(k kind, id uint64) (refused bool) {
 func (p *alcprof) touch(k kind, id uint64) {
 	ok := p.rec.with(k, id, func() {
 		p.calls.Add(1)
+		if p.unloading.Load() != 0 {
+			p.overlap.Add(1)
+		}
 		var err error
 		switch k {
 		case kModule:
@@ -399,6 +434,8 @@ func (p *alcprof) ModuleUnloadStarted(m profiler.ModuleID) error {
 	alc := p.alcMods[m]
 	delete(p.alcMods, m)
 	p.mu.Unlock()
+	p.unloading.Add(1)
+	defer p.unloading.Add(-1)
 	heldC, heldF := p.ids.ModuleCounts(m)
 	m0, c0, f0 := p.ids.Counts()
 	_ = p.ids.ModuleUnloadStarted(m) // drops, and waits for uses in progress
@@ -423,7 +460,30 @@ func (p *alcprof) ModuleUnloadStarted(m profiler.ModuleID) error {
 	}
 	p.mu.Lock()
 	p.lastDead = dead
+	p.deadQ = append(p.deadQ, dead)
+	var old [nKinds][]uint64
+	prune := len(p.deadQ) > keepDead
+	if prune {
+		old = p.deadQ[0]
+		p.deadQ = p.deadQ[1:]
+		for k := range nKinds {
+			for _, id := range old[k] {
+				delete(p.names, id)
+			}
+		}
+	}
 	p.mu.Unlock()
+	if prune {
+		// A value the runtime has handed out again since is alive: keep it.
+		for k := range nKinds {
+			p.seen.forget(k, old[k], func(id uint64) bool {
+				p.rec.mu.RLock()
+				defer p.rec.mu.RUnlock()
+				_, alive := p.rec.live[k][id]
+				return alive
+			})
+		}
+	}
 	if !alc {
 		p.unloadsOther.Add(1)
 		p.logf("unload of another module %#x: dead=%d", uint64(m), n)
@@ -452,8 +512,9 @@ func (p *alcprof) Shutdown() error {
 		p.logf("sweeper did not stop")
 	}
 	mods, classes, funcs := p.ids.Counts()
-	// What the map still holds that the record knows to be dead.
-	leaked := 0
+	// What the map still holds that the record knows to be dead: the map's
+	// size less the live IDs it holds (every live ID is among the seen).
+	heldAlive := 0
 	for k := range nKinds {
 		for _, id := range p.seen.all(k) {
 			var held bool
@@ -468,20 +529,23 @@ func (p *alcprof) Shutdown() error {
 			p.rec.mu.RLock()
 			_, alive := p.rec.live[k][id]
 			p.rec.mu.RUnlock()
-			if held && !alive {
-				leaked++
+			if held && alive {
+				heldAlive++
 			}
 		}
 	}
+	leaked := mods + classes + funcs - heldAlive
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
 	p.logf("totals alcloads=%d alcunloads=%d otherunloads=%d tracked=%d adderrors=%d dropped=%d killed=%d "+
 		"uses=%d calls=%d refused=%d refused_dead=%d stale=%d callerrors=%d/%d/%d "+
-		"callback_uses=%d sweep_uses=%d sweeps=%d classunloads=%d notdropped=%d map=%d/%d/%d leaked=%d bypass=%v",
+		"callback_uses=%d sweep_uses=%d sweeps=%d classunloads=%d notdropped=%d map=%d/%d/%d leaked=%d overlap=%d goheapkb=%d gosyskb=%d bypass=%v",
 		p.alcLoads.Load(), p.alcUnloads.Load(), p.unloadsOther.Load(), p.tracked.Load(), p.addErrors.Load(),
 		p.dropped.Load(), p.killed.Load(),
 		p.uses.Load(), p.calls.Load(), p.refused.Load(), p.refusedDead.Load(), p.stale.Load(),
 		p.callErrors[kModule].Load(), p.callErrors[kClass].Load(), p.callErrors[kFunction].Load(),
 		p.callbackUses.Load(), p.sweepUses.Load(), p.sweeps.Load(), p.classUnloads.Load(), p.notAfter.Load(),
-		mods, classes, funcs, leaked, p.bypass)
+		mods, classes, funcs, leaked, p.overlap.Load(), ms.HeapAlloc>>10, ms.Sys>>10, p.bypass)
 	return nil
 }
 
