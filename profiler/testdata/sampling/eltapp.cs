@@ -13,6 +13,8 @@
 //                Elt.Info.Ret(21) (for the WithInfo hooks);
 //   spin S       spends S seconds in Elt.Hot.Spin (a CPU-bound loop),
 //                with a little time in Elt.Hot.Cold;
+// Every mode ends with "cpu_ms=N" (the process's CPU time) and "app done".
+//
 //   alloc S      for S seconds allocates in Elt.Alloc.Heavy (many byte[64]
 //                and Elt.Alloc.Big objects) and a little in Elt.Alloc.Light.
 using System;
@@ -232,6 +234,7 @@ namespace Elt
                 case "alloc": Alloc.Run(arg == "" ? 2.0 : double.Parse(arg, System.Globalization.CultureInfo.InvariantCulture)); break;
                 default: Console.WriteLine("unknown mode " + mode); return 2;
             }
+            Console.WriteLine("cpu_ms=" + (long)Process.GetCurrentProcess().TotalProcessorTime.TotalMilliseconds);
             Console.WriteLine("app done");
             return 0;
         }

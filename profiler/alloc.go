@@ -1,0 +1,241 @@
+package profiler
+
+/*
+#cgo LDFLAGS: -lm
+#include "alloc.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// AllocEvent is one recorded allocation.
+type AllocEvent struct {
+	Class ClassID
+	Size  uint64 // bytes (GetObjectSize; objects of 4 GiB and more read 0)
+}
+
+// AllocSample is an allocation whose stack was taken (see
+// AllocOptions.SampleBytes).
+type AllocSample struct {
+	Class ClassID
+	Size  uint64
+	// Stack is the allocating thread's managed stack, innermost first; 0
+	// stands for native frames.
+	Stack []FunctionID
+}
+
+// AllocBatch is what the allocation recorder hands the user: one thread's
+// allocations since its last batch.
+type AllocBatch struct {
+	Thread ThreadRef
+	// Events holds every allocation, in order; valid until the callback
+	// returns.
+	Events []AllocEvent
+	// Samples holds the sampled allocations with their stacks (each is
+	// also in Events); the slices are the callback's to keep.
+	Samples []AllocSample
+	// Dropped counts records lost to a full buffer since the last batch.
+	Dropped uint64
+}
+
+// AllocOptions configures [Info.EnableAllocationRecording].
+type AllocOptions struct {
+	// Batch receives the records on a goroutine of the SDK. Required.
+	Batch func(AllocBatch)
+	// SampleBytes is the mean number of bytes a thread allocates between
+	// two stack samples (a Poisson process, as in Go's heap profiler: an
+	// allocation of s bytes is sampled with probability 1-exp(-s/mean); see
+	// AllocSampleWeight). 0 takes no stacks.
+	SampleBytes int
+	// MaxDepth is the number of frames per sampled stack (default 64, at
+	// most 256).
+	MaxDepth int
+	// BufferEvents is each thread's buffer size in 16-byte slots (a stack
+	// sample takes 1 + depth/2), rounded up to a power of two; default
+	// 1<<17.
+	BufferEvents int
+	// Interval is how often the buffers are drained; default 10ms.
+	Interval time.Duration
+}
+
+// AllocStats counts what an allocation recorder delivered.
+type AllocStats struct {
+	Events, Samples, Dropped uint64
+	Threads                  int
+}
+
+// AllocRecorder is the running allocation recorder.
+type AllocRecorder struct {
+	opts    AllocOptions
+	rings   *ringSet
+	events  []AllocEvent
+	stop    chan struct{}
+	done    chan struct{}
+	closed  sync.Once
+	nEvents atomic.Uint64
+	nSample atomic.Uint64
+	nDrop   atomic.Uint64
+}
+
+var allocEnabled atomic.Bool
+
+// EnableAllocationRecording records every object allocation in C: the
+// SDK answers ObjectAllocated itself, without entering Go, appending the
+// class and size (GetObjectSize) to the allocating thread's buffer, and
+// for sampled allocations (SampleBytes) the thread's stack
+// (DoStackSnapshot of the current thread). A goroutine drains the buffers
+// every Interval and calls Batch. If the profiler also implements
+// ObjectAllocated, it is still called, after the recording.
+//
+// Call it from Initialize: it adds EnableObjectAllocated and
+// MonitorObjectAllocated (and EnableStackSnapshot with SampleBytes) to the
+// event mask, which the runtime accepts only there. Call
+// [AllocRecorder.Close] from Shutdown. Once per process.
+func (x *Info) EnableAllocationRecording(opts AllocOptions) (*AllocRecorder, error) {
+	if opts.Batch == nil {
+		return nil, errors.New("clrprof: EnableAllocationRecording: AllocOptions.Batch is nil")
+	}
+	if opts.SampleBytes < 0 || opts.Interval < 0 || opts.MaxDepth < 0 || opts.MaxDepth > 256 || opts.BufferEvents < 0 || opts.BufferEvents > maxRingSlots {
+		return nil, fmt.Errorf("clrprof: EnableAllocationRecording: bad options (SampleBytes %d, MaxDepth %d (at most 256), BufferEvents %d (at most %d), Interval %v)",
+			opts.SampleBytes, opts.MaxDepth, opts.BufferEvents, maxRingSlots, opts.Interval)
+	}
+	if opts.MaxDepth == 0 {
+		opts.MaxDepth = 64
+	}
+	if opts.BufferEvents == 0 {
+		opts.BufferEvents = 1 << 17
+	}
+	if opts.Interval == 0 {
+		opts.Interval = 10 * time.Millisecond
+	}
+	p := x.ptr(2)
+	if p == nil {
+		return nil, notAvailable("ICorProfilerInfo2", 2, x.Version())
+	}
+	if !allocEnabled.CompareAndSwap(false, true) {
+		return nil, errors.New("clrprof: EnableAllocationRecording: already enabled in this process")
+	}
+	if C.clrprof_alloc_enable(p, C.uint64_t(opts.BufferEvents), C.uint64_t(opts.SampleBytes), C.int(opts.MaxDepth)) != 0 {
+		return nil, errors.New("clrprof: EnableAllocationRecording: cannot set up the allocation hook")
+	}
+	add := EnableObjectAllocated | MonitorObjectAllocated
+	if opts.SampleBytes > 0 {
+		add |= EnableStackSnapshot
+	}
+	if err := x.addEventMask(add); err != nil {
+		C.clrprof_alloc_stop()
+		return nil, fmt.Errorf("clrprof: EnableAllocationRecording: %w", err)
+	}
+	r := &AllocRecorder{
+		opts:  opts,
+		rings: &ringSet{s: &C.clrprof_alloc_set, dropped: map[*C.clrprof_ring]uint64{}},
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	go r.loop()
+	return r, nil
+}
+
+// AllocSampleWeight is the number of allocations a sampled allocation of
+// size bytes stands for, with SampleBytes mean: 1/(1-exp(-size/mean)).
+func AllocSampleWeight(size uint64, mean int) float64 {
+	if mean <= 0 {
+		return 1
+	}
+	if size == 0 {
+		size = 1
+	}
+	p := -math.Expm1(-float64(size) / float64(mean))
+	if p <= 0 {
+		return 1
+	}
+	return 1 / p
+}
+
+func (r *AllocRecorder) loop() {
+	defer close(r.done)
+	t := time.NewTicker(r.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.drain()
+		}
+	}
+}
+
+func (r *AllocRecorder) drain() (n int) {
+	defer func() {
+		if p := recover(); p != nil {
+			reportPanic("allocation batch callback", p, debug.Stack())
+		}
+	}()
+	return r.rings.drain(maxRingSlots, func(v *ringView) int {
+		ev := r.events[:0]
+		var samples []AllocSample
+		i := 0
+		for i < len(v.slots) {
+			s := v.slots[i]
+			if s[0]&C.CLRPROF_ALLOC_SAMPLE == 0 {
+				ev = append(ev, AllocEvent{Class: ClassID(s[0]), Size: s[1]})
+				i++
+				continue
+			}
+			depth := int(s[1] >> C.CLRPROF_ALLOC_DEPTH_SHIFT)
+			need := 1 + (depth+1)/2
+			if i+need > len(v.slots) {
+				break // cannot happen (records are published whole); keep for the next drain
+			}
+			stack := make([]FunctionID, 0, depth)
+			for k := 0; k < depth; k++ {
+				stack = append(stack, FunctionID(v.slots[i+1+k/2][k%2]))
+			}
+			samples = append(samples, AllocSample{
+				Class: ClassID(s[0] &^ C.CLRPROF_ALLOC_SAMPLE),
+				Size:  s[1] & (1<<C.CLRPROF_ALLOC_DEPTH_SHIFT - 1),
+				Stack: stack,
+			})
+			i += need
+		}
+		r.events = ev
+		r.nEvents.Add(uint64(len(ev)))
+		r.nSample.Add(uint64(len(samples)))
+		r.nDrop.Add(v.dropped)
+		if len(ev) > 0 || len(samples) > 0 || v.dropped > 0 {
+			r.opts.Batch(AllocBatch{Thread: v.thread, Events: ev, Samples: samples, Dropped: v.dropped})
+		}
+		return i
+	})
+}
+
+// Flush drains the buffers now, on the calling goroutine.
+func (r *AllocRecorder) Flush() { r.drain() }
+
+// Stats returns the counts so far.
+func (r *AllocRecorder) Stats() AllocStats {
+	return AllocStats{Events: r.nEvents.Load(), Samples: r.nSample.Load(), Dropped: r.nDrop.Load(), Threads: r.rings.rings()}
+}
+
+// Close stops recording (allocations are still answered in C, without
+// recording), stops the goroutine and delivers what the buffers hold.
+func (r *AllocRecorder) Close() error {
+	r.closed.Do(func() {
+		C.clrprof_alloc_stop()
+		close(r.stop)
+		<-r.done
+		time.Sleep(time.Millisecond)
+		for i := 0; i < 4 && r.drain() > 0; i++ {
+		}
+	})
+	return nil
+}

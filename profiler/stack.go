@@ -1,0 +1,175 @@
+package profiler
+
+/*
+#include "stack.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"runtime/cgo"
+	"unsafe"
+)
+
+// StackFrame is one frame of a stack snapshot, innermost first. Function
+// is 0 for a run of native (unmanaged) frames.
+type StackFrame struct {
+	Function FunctionID
+	IP       uintptr
+	// Frame is the frame info for generic instantiations
+	// ([Info.FunctionFullName]); valid only inside a WalkStack callback,
+	// 0 in StackTrace results.
+	Frame FrameInfo
+}
+
+// ThreadStack is one thread's stack in a [Info.SnapshotAllThreads] result.
+type ThreadStack struct {
+	Thread     ThreadID
+	OSThreadID uint32 // 0 if the runtime did not say
+	Frames     []StackFrame
+	Truncated  bool  // deeper frames were cut off at the limit
+	Err        error // the snapshot of this thread failed
+}
+
+// maxStackDepth bounds one snapshot.
+const maxStackDepth = 4096
+
+// StackTrace walks a thread's managed stack (DoStackSnapshot) and returns up
+// to max frames, innermost first, collected in C without a Go callback per
+// frame. thread 0 is the calling thread, which is always allowed (from a
+// callback, say). Another thread can be walked only while it is stopped:
+// on Linux, between [Info.SuspendRuntime] and [Info.ResumeRuntime]
+// (ICorProfilerInfo10, .NET Core 3.0 and later; see SnapshotAllThreads).
+// Requires EnableStackSnapshot in the event mask. A stack deeper than max
+// is cut off, and the error is nil.
+func (x *Info) StackTrace(thread ThreadID, max int) ([]StackFrame, error) {
+	frames, _, err := x.stackTrace(thread, max)
+	return frames, err
+}
+
+func (x *Info) stackTrace(thread ThreadID, max int) ([]StackFrame, bool, error) {
+	p := x.ptr(2)
+	if p == nil {
+		return nil, false, notAvailable("ICorProfilerInfo2::DoStackSnapshot", 2, x.Version())
+	}
+	if max <= 0 || max > maxStackDepth {
+		return nil, false, fmt.Errorf("clrprof: StackTrace: max %d: want 1..%d", max, maxStackDepth)
+	}
+	buf := make([]uintptr, 2*max)
+	var n, more C.int
+	hr := C.clrprof_stack_collect(p, C.uintptr_t(thread), (*C.uintptr_t)(unsafe.Pointer(&buf[0])), (*C.uintptr_t)(unsafe.Pointer(&buf[max])), C.int(max), &n, &more)
+	if hr < 0 && !(more != 0 && HRESULT(hr) == CORPROF_E_STACKSNAPSHOT_ABORTED) {
+		return nil, false, fmt.Errorf("clrprof: DoStackSnapshot: %w", HRESULT(hr))
+	}
+	frames := make([]StackFrame, int(n))
+	for i := range frames {
+		frames[i] = StackFrame{Function: FunctionID(buf[i]), IP: buf[max+i]}
+	}
+	return frames, more != 0, nil
+}
+
+// WalkStack walks a thread's managed stack (see StackTrace for which
+// threads), calling fn for every frame, innermost first, while the frame
+// info is valid; fn returning false stops the walk (without an error).
+// fn runs on the calling goroutine, inside the runtime's stack walk: it
+// must not call back into DoStackSnapshot or block.
+func (x *Info) WalkStack(thread ThreadID, fn func(StackFrame) bool) error {
+	p := x.ptr(2)
+	if p == nil {
+		return notAvailable("ICorProfilerInfo2::DoStackSnapshot", 2, x.Version())
+	}
+	if fn == nil {
+		return errors.New("clrprof: WalkStack: nil callback")
+	}
+	w := &stackWalk{fn: fn}
+	h := cgo.NewHandle(w)
+	defer h.Delete()
+	hr := C.clrprof_stack_walk(p, C.uintptr_t(thread), C.uintptr_t(h))
+	if w.panicked != nil {
+		return fmt.Errorf("clrprof: WalkStack: callback panicked: %v", w.panicked)
+	}
+	if hr < 0 && !(w.stopped && HRESULT(hr) == CORPROF_E_STACKSNAPSHOT_ABORTED) {
+		return fmt.Errorf("clrprof: DoStackSnapshot: %w", HRESULT(hr))
+	}
+	return nil
+}
+
+type stackWalk struct {
+	fn       func(StackFrame) bool
+	stopped  bool
+	panicked any
+}
+
+// clrprofGoStackFrame is WalkStack's per-frame callback: 1 to go on.
+//
+//export clrprofGoStackFrame
+func clrprofGoStackFrame(h C.uintptr_t, f, ip, frame C.uintptr_t) (goOn C.int) {
+	var w *stackWalk
+	defer func() {
+		if r := recover(); r != nil {
+			if w != nil {
+				w.panicked = r
+				w.stopped = true
+			}
+			goOn = 0
+		}
+	}()
+	w = cgo.Handle(h).Value().(*stackWalk)
+	if !w.fn(StackFrame{Function: FunctionID(f), IP: uintptr(ip), Frame: FrameInfo(frame)}) {
+		w.stopped = true
+		return 0
+	}
+	return 1
+}
+
+// SnapshotAllThreads suspends the runtime (SuspendRuntime), takes the
+// stack of every managed thread (EnumThreads, then StackTrace with max
+// frames each), and resumes it (ResumeRuntime, also after a failure). It
+// needs ICorProfilerInfo10 (.NET Core 3.0 and later): on older runtimes it
+// returns an error matching ErrNotAvailable, and only the calling thread's
+// stack can be taken. Call it from a goroutine of your own, never from a
+// callback, and do not hold locks that callbacks take (the runtime waits
+// for threads in cooperative-mode callbacks before it is suspended).
+func (x *Info) SnapshotAllThreads(max int) ([]ThreadStack, error) {
+	if x.ptr(10) == nil {
+		return nil, notAvailable("ICorProfilerInfo10::SuspendRuntime", 10, x.Version())
+	}
+	if max <= 0 || max > maxStackDepth {
+		return nil, fmt.Errorf("clrprof: SnapshotAllThreads: max %d: want 1..%d", max, maxStackDepth)
+	}
+	if err := x.SuspendRuntime(); err != nil {
+		return nil, fmt.Errorf("clrprof: SuspendRuntime: %w", err)
+	}
+	stacks, err := x.allStacks(max)
+	if rerr := x.ResumeRuntime(); rerr != nil && err == nil {
+		err = fmt.Errorf("clrprof: ResumeRuntime: %w", rerr)
+	}
+	return stacks, err
+}
+
+func (x *Info) allStacks(max int) ([]ThreadStack, error) {
+	en, err := x.EnumThreads()
+	if err != nil {
+		return nil, fmt.Errorf("clrprof: EnumThreads: %w", err)
+	}
+	defer en.Release()
+	var out []ThreadStack
+	for {
+		ids, err := en.Next()
+		if err != nil {
+			return out, fmt.Errorf("clrprof: EnumThreads: %w", err)
+		}
+		if len(ids) == 0 {
+			return out, nil
+		}
+		for _, t := range ids {
+			ts := ThreadStack{Thread: t}
+			if os, err := x.GetThreadInfo(t); err == nil {
+				ts.OSThreadID = os
+			}
+			ts.Frames, ts.Truncated, ts.Err = x.stackTrace(t, max)
+			out = append(out, ts)
+		}
+	}
+}
