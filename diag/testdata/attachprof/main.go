@@ -12,7 +12,8 @@
 //	badmask   ask for MonitorEnterleave with SetAttachEventMask, report the
 //	          errors, and refuse to attach with that error
 //	fail      refuse to attach (InitializeForAttach returns E_ACCESSDENIED)
-//	after=D   also ask to be detached D (a Go duration) after attaching
+//	after=D   also ask to be detached D (a Go duration) after
+//	          ProfilerAttachComplete
 package main
 
 import (
@@ -40,6 +41,7 @@ type session struct {
 	info     *profiler.Info
 	jits     atomic.Int64
 	detached atomic.Bool
+	after    time.Duration // detach this long after ProfilerAttachComplete
 	mu       sync.Mutex
 	seen     []string // Phase*/DetachMarker* methods compiled
 }
@@ -100,11 +102,7 @@ func (p *attachprof) InitializeForAttach(info *profiler.Info, clientData []byte)
 			if err != nil {
 				return err
 			}
-			time.AfterFunc(d, func() {
-				if s.detached.CompareAndSwap(false, true) {
-					logf("RequestDetach n=%d: %v", s.n, <-info.RequestDetach(10*time.Millisecond))
-				}
-			})
+			s.after = d
 		}
 	}
 	return nil
@@ -160,8 +158,17 @@ func (p *attachprof) session() *session {
 }
 
 func (p *attachprof) ProfilerAttachComplete() error {
-	if s := p.session(); s != nil {
-		logf("ProfilerAttachComplete n=%d", s.n)
+	s := p.session()
+	if s == nil {
+		return nil
+	}
+	logf("ProfilerAttachComplete n=%d", s.n)
+	if s.after > 0 {
+		time.AfterFunc(s.after, func() {
+			if s.detached.CompareAndSwap(false, true) {
+				logf("RequestDetach n=%d: %v", s.n, <-s.info.RequestDetach(10*time.Millisecond))
+			}
+		})
 	}
 	return nil
 }
