@@ -196,8 +196,7 @@ func (x *Info) SetAttachEventMask(low Monitor, high HighMonitor) error {
 // On .NET Core 3.1 a detach the runtime accepted occasionally never
 // completes (seen about once in 30 to 60 quick attach/detach cycles in this
 // SDK's tests; never on .NET 8): ProfilerDetachSucceeded does not come, no
-// further callbacks arrive, the process runs on and exits normally, and a
-// new attach is refused with CORPROF_E_PROFILER_ALREADY_ACTIVE.
+// further callbacks arrive, and the process runs on and exits normally.
 //
 // Detaching fails with CORPROF_E_IMMUTABLE_FLAGS_SET or
 // CORPROF_E_IRREVERSIBLE_INSTRUMENTATION_PRESENT when the profiler set
