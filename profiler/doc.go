@@ -131,6 +131,36 @@
 // is read when the Go runtime starts and cannot be undone; it is reported in
 // a warning.
 //
+// # Hot paths: enter/leave hooks, allocations, stacks
+//
+// Events that come by the million, in cooperative mode, never enter Go one
+// at a time: the SDK records them in C into per-thread buffers (no lock,
+// no system call, no Go transition per event) and a goroutine of the SDK
+// drains them every few milliseconds and hands the profiler batches.
+//
+//   - [Info.EnableELT]: the fast-path enter/leave/tailcall hooks
+//     (SetEnterLeaveFunctionHooks3) are assembly stubs that preserve every
+//     register; batches of (function, kind, time) per thread; an optional
+//     filter (function ID mapper) chooses the hooked functions; unwinds by
+//     exceptions can be recorded too. [Info.EnableELTWithInfo] is the
+//     WithInfo path: a synchronous Go callback per call with the arguments
+//     and return value ([ELTCall.Args], [ELTCall.Return]).
+//   - [Info.EnableAllocationRecording]: ObjectAllocated answered in C
+//     (class and size of every allocation, Poisson-sampled stacks).
+//   - [Info.StackTrace] and [Info.WalkStack]: DoStackSnapshot of the
+//     current thread (from a callback), or of any thread while the runtime
+//     is suspended; [Info.SnapshotAllThreads] suspends, walks every managed
+//     thread and resumes (ICorProfilerInfo10: .NET Core 3.0 and later).
+//
+// What the runtimes here do: .NET Core 2.0 on Linux accepts the ELT hooks
+// but never calls them; .NET Core 2.1 calls them, but its argument ranges
+// (WithInfo) do not hold the arguments (return values are right); 2.x has
+// no SuspendRuntime, so only current-thread snapshots. On Unix x64 the JIT
+// passes the enter hook its function ID in %r14, not %rdi. Buffers that
+// fill faster than they drain drop events and say how many (Dropped).
+// sample/cpuprof, sample/allocprof and sample/calltrace are complete
+// profilers built on these.
+//
 // # Signals
 //
 // A Go runtime loaded into a CoreCLR process changes CoreCLR's signal
