@@ -45,6 +45,10 @@
 // MethodDef), so that every instantiation of a generic method receives the
 // same IL.
 //
+// Signatures are package metadata's: [Module.MethodSig] decodes a called
+// method's with metadata.ParseMethodSig, [CallSiteOf] tells what a call
+// does to the stack, and locals are *metadata.Type trees.
+//
 // Decoders never panic on malformed input: they return a [*FormatError]
-// (bodies) or [*SigError] (signatures) with the byte offset.
+// (bodies) or a *metadata.SigError (signatures) with the byte offset.
 package ilrw

@@ -43,18 +43,3 @@ type anyCall struct{}
 func (anyCall) CallSite(metadata.Token) (CallSite, error) {
 	return CallSite{Params: 1, ReturnsValue: true}, nil
 }
-
-// FuzzParseMethodSig: signatures never panic the parser.
-func FuzzParseMethodSig(f *testing.F) {
-	f.Add([]byte{0x20, 0x02, 0x08, 0x0e, 0x1c})
-	f.Add([]byte{0x10, 0x01, 0x01, 0x1e, 0x00, 0x1d, 0x1e, 0x00})
-	f.Add([]byte{0x00, 0x01, 0x01, 0x14, 0x08, 0x02, 0x01, 0x05, 0x01, 0x00})
-	f.Fuzz(func(t *testing.T, sig []byte) {
-		s, err := ParseMethodSig(sig)
-		if err == nil {
-			s.ReturnsVoid()
-			classifyType(s.Return)
-		}
-		AppendLocals(sig, TypeInt32)
-	})
-}

@@ -22,7 +22,7 @@ type Method struct {
 }
 
 // Sig returns the method's signature.
-func (m *Method) Sig() (MethodSig, error) { return m.Module.MethodSig(m.Token) }
+func (m *Method) Sig() (*metadata.MethodSig, error) { return m.Module.MethodSig(m.Token) }
 
 // Name returns "Type::Method".
 func (m *Method) Name() string { return m.Module.TokenName(m.Token) }

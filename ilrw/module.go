@@ -23,7 +23,7 @@ type Module struct {
 	Emit *metadata.Emit2
 
 	info *profiler.Info
-	sigs map[metadata.Token]MethodSig
+	sigs map[metadata.Token]*metadata.MethodSig
 }
 
 // OpenModule opens a module's metadata for reading (and for writing when
@@ -61,26 +61,32 @@ func (m *Module) Release() {
 }
 
 // MethodSig returns the signature of a MethodDef, MemberRef (the parent's
-// signature for a MethodSpec) or StandAloneSig.
-func (m *Module) MethodSig(tok metadata.Token) (MethodSig, error) {
+// signature for a MethodSpec) or StandAloneSig. The module keeps it for the
+// next call: do not modify it.
+func (m *Module) MethodSig(tok metadata.Token) (*metadata.MethodSig, error) {
 	if s, ok := m.sigs[tok]; ok {
 		return s, nil
 	}
 	blob, err := m.methodSigBlob(tok, 0)
 	if err != nil {
-		return MethodSig{}, err
+		return nil, err
 	}
-	s, err := ParseMethodSig(blob)
+	s, err := metadata.ParseMethodSig(blob)
+	if err == nil && s.Kind() == metadata.ImageCeeCsCallconvProperty {
+		err = &metadata.SigError{Offset: 0, Err: metadata.ErrSigMalformed, Detail: "a property's signature, not a method's"}
+	}
 	if err != nil {
-		return MethodSig{}, fmt.Errorf("signature of %v: %w", tok, err)
+		return nil, fmt.Errorf("signature of %v: %w", tok, err)
 	}
-	s.Return = append([]byte(nil), s.Return...)
 	if m.sigs == nil {
-		m.sigs = map[metadata.Token]MethodSig{}
+		m.sigs = map[metadata.Token]*metadata.MethodSig{}
 	}
 	m.sigs[tok] = s
 	return s, nil
 }
+
+// table returns a token's table number (0x06 for a MethodDef).
+func table(t metadata.Token) uint32 { return uint32(t) >> 24 }
 
 // Token tables.
 const (
@@ -144,7 +150,7 @@ func (m *Module) CallSite(tok metadata.Token) (CallSite, error) {
 	if err != nil {
 		return CallSite{}, err
 	}
-	return CallSite{Params: s.Params, HasThis: s.HasThis(), ReturnsValue: !s.ReturnsVoid()}, nil
+	return CallSiteOf(s), nil
 }
 
 // LocalSig returns the blob of a local variable signature token (nil for 0).
@@ -211,15 +217,15 @@ func (m *Module) UserString(s string) (metadata.Token, error) {
 	return m.Emit.DefineUserString(s, uint32(len(utf16.Encode([]rune(s)))))
 }
 
-// AddLocals appends locals of the given encoded types to the body's local
-// signature, stores the new signature's token in b.LocalVarSig and returns
-// the index of the first new local.
-func (m *Module) AddLocals(b *Body, types ...[]byte) (int, error) {
+// AddLocals appends locals of the given types to the body's local
+// signature (see metadata.AppendLocals), stores the new signature's token
+// in b.LocalVarSig and returns the index of the first new local.
+func (m *Module) AddLocals(b *Body, types ...*metadata.Type) (int, error) {
 	old, err := m.LocalSig(b.LocalVarSig)
 	if err != nil {
 		return 0, fmt.Errorf("ilrw: locals of the body (%v): %w", b.LocalVarSig, err)
 	}
-	sig, first, err := AppendLocals(old, types...)
+	sig, first, err := metadata.AppendLocals(old, types...)
 	if err != nil {
 		return 0, err
 	}

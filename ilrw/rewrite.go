@@ -33,7 +33,7 @@ func (b *Body) ReplaceCalls(old, repl metadata.Token) int {
 // (opened writable) is one.
 type Emitter interface {
 	// AddLocals appends locals to b's signature (see Module.AddLocals).
-	AddLocals(b *Body, types ...[]byte) (int, error)
+	AddLocals(b *Body, types ...*metadata.Type) (int, error)
 	// TypeSpec returns the TypeSpec token of an encoded type.
 	TypeSpec(t []byte) (metadata.Token, error)
 }
@@ -44,8 +44,8 @@ type Exit struct {
 	// for a void method. In the finally block it holds the value being
 	// returned, or its default when an exception is leaving the method.
 	ReturnLocal int
-	// ReturnType is the encoded return type (nil for void).
-	ReturnType []byte
+	// ReturnType is the return type (nil for void).
+	ReturnType *metadata.Type
 }
 
 // LoadReturnAsObject returns instructions that push the return value as an
@@ -63,23 +63,16 @@ func (e Exit) LoadReturnAsObject(m Emitter) ([]*Instruction, error) {
 	case ref:
 		return []*Instruction{LdLoc(e.ReturnLocal)}, nil
 	}
-	spec, err := m.TypeSpec(stripMods(e.ReturnType))
+	inner, _, _ := e.ReturnType.Unwrap() // the type spec without custom modifiers
+	blob, err := inner.Encode()
+	if err != nil {
+		return nil, err
+	}
+	spec, err := m.TypeSpec(blob)
 	if err != nil {
 		return nil, err
 	}
 	return []*Instruction{LdLoc(e.ReturnLocal), IToken(OpBox, spec)}, nil
-}
-
-// stripMods drops leading custom modifiers from an encoded type.
-func stripMods(t []byte) []byte {
-	r := &sigReader{b: t}
-	for r.pos < len(t) && (t[r.pos] == etCModOpt || t[r.pos] == etCModReqd) {
-		r.pos++
-		if _, err := r.uint(); err != nil {
-			return t
-		}
-	}
-	return t[r.pos:]
 }
 
 // LdLoc returns the shortest load of local i.
@@ -112,12 +105,12 @@ func StLoc(i int) *Instruction {
 // the return value is. sig is the signature of the method being rewritten;
 // m (writable) receives the new local signature. InitLocals is set, so the
 // return local reads as its default on the exceptional path.
-func (b *Body) WrapExit(m Emitter, sig MethodSig, hook func(Exit) ([]*Instruction, error)) error {
+func (b *Body) WrapExit(m Emitter, sig *metadata.MethodSig, hook func(Exit) ([]*Instruction, error)) error {
 	if len(b.Instructions) == 0 {
 		return fmt.Errorf("ilrw: WrapExit: empty body")
 	}
 	ex := Exit{ReturnLocal: -1}
-	if !sig.ReturnsVoid() {
+	if !returnsVoid(sig.Return) {
 		ex.ReturnType = sig.Return
 		i, err := m.AddLocals(b, sig.Return)
 		if err != nil {

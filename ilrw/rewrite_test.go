@@ -14,12 +14,12 @@ type fakeEmitter struct {
 	specs  [][]byte
 }
 
-func (f *fakeEmitter) AddLocals(b *Body, types ...[]byte) (int, error) {
+func (f *fakeEmitter) AddLocals(b *Body, types ...*metadata.Type) (int, error) {
 	var old []byte
 	if b.LocalVarSig != 0 {
 		old = f.locals[b.LocalVarSig.RID()-1]
 	}
-	sig, first, err := AppendLocals(old, types...)
+	sig, first, err := metadata.AppendLocals(old, types...)
 	if err != nil {
 		return 0, err
 	}
@@ -53,7 +53,7 @@ func TestWrapExit(t *testing.T) {
 			if b.LocalVarSig != 0 {
 				f.locals = [][]byte{{0x07, 0x01, 0x08}} // the catch body's int32 local
 			}
-			sig, err := ParseMethodSig(c.sig)
+			sig, err := metadata.ParseMethodSig(c.sig)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,14 +75,18 @@ func TestWrapExit(t *testing.T) {
 			if strings.Count(d, ": ret\n") != 1 || strings.Count(d, ": leave IL_") < c.ret {
 				t.Errorf("want one ret and a leave for each old one:\n%s", d)
 			}
-			if sig.ReturnsVoid() {
+			if returnsVoid(sig.Return) {
 				if ex.ReturnLocal != -1 || !strings.Contains(d, "ldnull") {
 					t.Errorf("void: local %d\n%s", ex.ReturnLocal, d)
 				}
 			} else {
-				n, _ := LocalCount(f.locals[len(f.locals)-1])
-				if ex.ReturnLocal != n-1 || !bytes.Equal(ex.ReturnType, sig.Return) {
-					t.Errorf("return local %d of %d, type %x", ex.ReturnLocal, n, ex.ReturnType)
+				locals, err := metadata.ParseLocalVarSig(f.locals[len(f.locals)-1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := len(locals.Locals)
+				if ex.ReturnLocal != n-1 || ex.ReturnType != sig.Return || !locals.Locals[n-1].Equal(sig.Return) {
+					t.Errorf("return local %d of %d, type %+v", ex.ReturnLocal, n, ex.ReturnType)
 				}
 			}
 			if c.boxed != (len(f.specs) == 1 && strings.Contains(d, "box 0x1b000001")) {
@@ -105,7 +109,7 @@ func TestWrapExit(t *testing.T) {
 func TestWrapExitDropsTailPrefix(t *testing.T) {
 	f := &fakeEmitter{}
 	b := &Body{Instructions: []*Instruction{I(OpTail), IToken(OpCall, 0x06000001), I(OpRet)}}
-	sig, _ := ParseMethodSig([]byte{0x00, 0x00, 0x01})
+	sig, _ := metadata.ParseMethodSig([]byte{0x00, 0x00, 0x01})
 	if err := b.WrapExit(f, sig, func(Exit) ([]*Instruction, error) { return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +145,14 @@ func TestLoadReturnAsObject(t *testing.T) {
 		{[]byte{0x20, 0x09, 0x08}, "ldloc.0 box"},         // modopt int32
 		{[]byte{0x10, 0x08}, "ldnull"},                    // int32&
 		{[]byte{0x15, 0x12, 0x09, 0x01, 0x08}, "ldloc.0"}, // class G<int32>
+		{[]byte{0x45, 0x08}, "ldnull"},                    // pinned int32
+		{[]byte{0x16}, "ldnull"},                          // typedref
 	} {
-		ins, err := Exit{ReturnLocal: 0, ReturnType: c.typ}.LoadReturnAsObject(f)
+		typ, err := metadata.ParseTypeSpec(c.typ)
+		if err != nil {
+			t.Fatalf("%x: %v", c.typ, err)
+		}
+		ins, err := Exit{ReturnLocal: 0, ReturnType: typ}.LoadReturnAsObject(f)
 		if err != nil {
 			t.Fatal(err)
 		}

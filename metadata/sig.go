@@ -287,80 +287,69 @@ func (r *sigReader) end() {
 	}
 }
 
-// ParseMethodSig decodes a method signature: MethodDefSig, MethodRefSig
-// (with a vararg sentinel), StandAloneMethodSig, or a PropertySig.
-func ParseMethodSig(b []byte) (*MethodSig, error) {
-	r := &sigReader{b: b}
-	s := r.method(false)
+// done checks that the whole blob was read and returns v, or the first
+// error met.
+func done[T any](r *sigReader, v *T) (*T, error) {
 	r.end()
 	if r.err != nil {
 		return nil, r.err
 	}
-	return s, nil
+	return v, nil
+}
+
+// lead reads a signature's first byte, which must be cc.
+func (r *sigReader) lead(cc CallingConvention, name string) {
+	if c := r.byte1(name); r.err == nil && CallingConvention(c) != cc {
+		r.fail(0, ErrSigMalformed, "first byte 0x%02x, want %s (0x%02x)", c, name, byte(cc))
+	}
+}
+
+// types reads a compressed count and that many types.
+func (r *sigReader) types(what string) []*Type {
+	n := r.count(what, 1)
+	ts := make([]*Type, 0, n)
+	for i := 0; i < n && r.err == nil; i++ {
+		ts = append(ts, r.typ())
+	}
+	return ts
+}
+
+// ParseMethodSig decodes a method signature: MethodDefSig, MethodRefSig
+// (with a vararg sentinel), StandAloneMethodSig, or a PropertySig.
+func ParseMethodSig(b []byte) (*MethodSig, error) {
+	r := &sigReader{b: b}
+	return done(r, r.method(false))
 }
 
 // ParseFieldSig decodes a field signature (leading byte 0x06).
 func ParseFieldSig(b []byte) (*FieldSig, error) {
 	r := &sigReader{b: b}
-	if c := r.byte1("FIELD"); r.err == nil && CallingConvention(c) != ImageCeeCsCallconvField {
-		r.fail(0, ErrSigMalformed, "first byte 0x%02x, want FIELD (0x06)", c)
-	}
-	s := &FieldSig{Type: r.typ()}
-	r.end()
-	if r.err != nil {
-		return nil, r.err
-	}
-	return s, nil
+	r.lead(ImageCeeCsCallconvField, "FIELD")
+	return done(r, &FieldSig{Type: r.typ()})
 }
 
 // ParseLocalVarSig decodes a local-variable signature (leading byte 0x07).
 func ParseLocalVarSig(b []byte) (*LocalVarSig, error) {
 	r := &sigReader{b: b}
-	if c := r.byte1("LOCAL_SIG"); r.err == nil && CallingConvention(c) != ImageCeeCsCallconvLocalSig {
-		r.fail(0, ErrSigMalformed, "first byte 0x%02x, want LOCAL_SIG (0x07)", c)
-	}
-	n := r.count("local count", 1)
-	s := &LocalVarSig{Locals: make([]*Type, 0, n)}
-	for i := 0; i < n && r.err == nil; i++ {
-		s.Locals = append(s.Locals, r.typ())
-	}
-	r.end()
-	if r.err != nil {
-		return nil, r.err
-	}
-	return s, nil
+	r.lead(ImageCeeCsCallconvLocalSig, "LOCAL_SIG")
+	return done(r, &LocalVarSig{Locals: r.types("local count")})
 }
 
 // ParseMethodSpec decodes a method instantiation (leading byte 0x0A).
 func ParseMethodSpec(b []byte) (*MethodSpecSig, error) {
 	r := &sigReader{b: b}
-	if c := r.byte1("GENERICINST"); r.err == nil && CallingConvention(c) != ImageCeeCsCallconvGenericinst {
-		r.fail(0, ErrSigMalformed, "first byte 0x%02x, want GENERICINST (0x0a)", c)
-	}
-	n := r.count("generic argument count", 1)
-	if r.err == nil && n == 0 {
+	r.lead(ImageCeeCsCallconvGenericinst, "GENERICINST")
+	s := &MethodSpecSig{Args: r.types("generic argument count")}
+	if r.err == nil && len(s.Args) == 0 {
 		r.fail(1, ErrSigMalformed, "method instantiation without arguments")
 	}
-	s := &MethodSpecSig{Args: make([]*Type, 0, n)}
-	for i := 0; i < n && r.err == nil; i++ {
-		s.Args = append(s.Args, r.typ())
-	}
-	r.end()
-	if r.err != nil {
-		return nil, r.err
-	}
-	return s, nil
+	return done(r, s)
 }
 
 // ParseTypeSpec decodes a TypeSpec blob (II.23.2.14): a single type.
 func ParseTypeSpec(b []byte) (*Type, error) {
 	r := &sigReader{b: b}
-	t := r.typ()
-	r.end()
-	if r.err != nil {
-		return nil, r.err
-	}
-	return t, nil
+	return done(r, r.typ())
 }
 
 // ParseSignature decodes any signature blob found behind a MethodDef,

@@ -225,6 +225,66 @@ func TestEncodeErrors(t *testing.T) {
 	}
 }
 
+func TestAppendLocals(t *testing.T) {
+	i4, obj := Primitive(ElementTypeI4), Primitive(ElementTypeObject)
+	// No locals yet.
+	sig, first, err := AppendLocals(nil, i4, obj)
+	if err != nil || first != 0 || !bytes.Equal(sig, []byte{0x07, 0x02, 0x08, 0x1c}) {
+		t.Fatalf("%x %d %v", sig, first, err)
+	}
+	// Two existing locals (string, valuetype TypeRef 3) keep their bytes;
+	// what follows them is dropped.
+	sig, first, err = AppendLocals([]byte{0x07, 0x02, 0x0e, 0x11, 0x0d, 0xAA}, Primitive(ElementTypeI8), ValueType(0x01000003))
+	if err != nil || first != 2 || !bytes.Equal(sig, []byte{0x07, 0x04, 0x0e, 0x11, 0x0d, 0x0a, 0x11, 0x0d}) {
+		t.Fatalf("%x %d %v", sig, first, err)
+	}
+	// Crossing 127 locals widens the compressed count.
+	old := append([]byte{0x07, 0x7F}, bytes.Repeat([]byte{0x08}, 127)...)
+	sig, first, err = AppendLocals(old, Primitive(ElementTypeBoolean))
+	if err != nil || first != 127 || !bytes.Equal(sig[:3], []byte{0x07, 0x80, 0x80}) || len(sig) != 3+128 || sig[len(sig)-1] != 0x02 {
+		t.Fatalf("%x... %d %v", sig[:4], first, err)
+	}
+	// And crossing 0x3FFF widens it again.
+	old = append([]byte{0x07, 0xBF, 0xFE}, bytes.Repeat([]byte{0x08}, 0x3FFE)...)
+	sig, first, err = AppendLocals(old, i4, i4)
+	if err != nil || first != 0x3FFE || !bytes.Equal(sig[:5], []byte{0x07, 0xC0, 0x00, 0x40, 0x00}) || len(sig) != 5+0x4000 {
+		t.Fatalf("%x... %d %v", sig[:5], first, err)
+	}
+	for name, c := range map[string]struct {
+		sig  []byte
+		typ  *Type
+		kind error
+		off  int
+	}{
+		"not locals":  {[]byte{0x06, 0x08}, i4, ErrSigMalformed, 0},
+		"bad type":    {nil, &Type{Kind: 0x77}, ErrSigEncode, 3},
+		"nil type":    {[]byte{0x07, 0x01, 0x08}, nil, ErrSigEncode, 3},
+		"truncated":   {[]byte{0x07, 0x02, 0x08}, i4, ErrSigTruncated, 1},
+		"bad local":   {[]byte{0x07, 0x01, 0x77}, i4, ErrSigMalformed, 2},
+		"too many":    {append([]byte{0x07, 0xC0, 0x00, 0xFF, 0xFE}, bytes.Repeat([]byte{0x08}, 0xFFFE)...), i4, ErrSigEncode, 1},
+		"count limit": {[]byte{0x07, 0xC0, 0x01, 0x00, 0x00}, i4, ErrSigLimit, 1},
+	} {
+		sig, _, err := AppendLocals(c.sig, c.typ)
+		var se *SigError
+		if !errors.As(err, &se) || !errors.Is(err, c.kind) || se.Offset != c.off {
+			t.Errorf("%s: %x, %v; want %v at byte %d", name, sig, err, c.kind, c.off)
+		}
+	}
+}
+
+// checkAppendLocals appends a local to b: when that succeeds, the result is
+// a local-variable signature with the new local last.
+func checkAppendLocals(t *testing.T, b []byte) {
+	sig, first, err := AppendLocals(b, Primitive(ElementTypeI4))
+	if err != nil {
+		return
+	}
+	s, err := ParseLocalVarSig(sig)
+	if err != nil || len(s.Locals) != first+1 || s.Locals[first].Kind != ElementTypeI4 {
+		t.Fatalf("%x: appended %x (first %d), which decodes as %v, %v", b, sig, first, s, err)
+	}
+}
+
 // checkRoundTrip decodes b with parse; when that succeeds, encoding must
 // succeed, the encoding must decode to the same tree, and encode again to
 // the same bytes.
@@ -262,6 +322,7 @@ func FuzzParseSignature(f *testing.F) {
 	f.Add([]byte{0x00, 0x02, 0x01, 0x41, 0x08})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkRoundTrip(t, b, ParseSignature, sigEqual)
+		checkAppendLocals(t, b)
 	})
 }
 

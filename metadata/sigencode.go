@@ -290,3 +290,44 @@ func (t *Type) Encode() ([]byte, error) {
 	w.typ(t)
 	return w.result()
 }
+
+// maxLocals is the most locals a method can have (ldloc and stloc take an
+// index below 0xFFFF).
+const maxLocals = 0xFFFE
+
+// AppendLocals returns the local-variable signature sig with locals of the
+// given types added after the ones it declares, and the index of the first
+// new local. A nil or empty sig stands for a method without locals. The
+// existing locals keep their bytes as they are; anything after the last of
+// them is dropped.
+func AppendLocals(sig []byte, types ...*Type) ([]byte, int, error) {
+	var old []byte
+	n := 0
+	if len(sig) > 0 {
+		r := &sigReader{b: sig}
+		r.lead(ImageCeeCsCallconvLocalSig, "LOCAL_SIG")
+		n = r.count("local count", 1)
+		start := r.off
+		for i := 0; i < n && r.err == nil; i++ {
+			r.typ()
+		}
+		if r.err != nil {
+			return nil, 0, r.err
+		}
+		old = sig[start:r.off]
+	}
+	w := &sigWriter{b: []byte{byte(ImageCeeCsCallconvLocalSig)}}
+	if total := n + len(types); total > maxLocals {
+		w.fail("%d locals > %d", total, maxLocals)
+	}
+	w.count(n+len(types), "locals")
+	w.b = append(w.b, old...)
+	for _, t := range types {
+		w.typ(t)
+	}
+	out, err := w.result()
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, n, nil
+}
