@@ -13,13 +13,16 @@ type CallbackSlot struct {
 	Version int
 	Iface   *Interface
 	Plan    *Plan
-	Special string // "initialize", "initializeForAttach", "shutdown" or ""
+	Special string // "initialize", "initializeForAttach", "shutdown", "detachSucceeded" or ""
 }
 
 var specialCallbacks = map[string]string{
 	"Initialize":          "initialize",
 	"InitializeForAttach": "initializeForAttach",
 	"Shutdown":            "shutdown",
+	// After a detach the runtime never calls the profiler again: the
+	// dispatcher lets go of its Info.
+	"ProfilerDetachSucceeded": "detachSucceeded",
 }
 
 // callbackVersion extracts N from ICorProfilerCallbackN (1 for none).
@@ -231,8 +234,8 @@ func emitCallbackExport(f *jen.File, s *CallbackSlot) {
 		body = append(body, jen.Return(jen.Qual("C", "HRESULT").Call(jen.Id("toHRESULT").Call(jen.Id("d").Dot("initializeForAttach").Call(
 			jen.Id("a_"+LocalName(m.Params[0].Name)),
 			jen.Qual(cgoutilPkg, "Bytes").Call(jen.Id("a_"+LocalName(m.Params[1].Name)), jen.Int().Call(jen.Id("a_"+LocalName(m.Params[2].Name)))))))))
-	case "shutdown":
-		body = append(body, jen.Return(jen.Qual("C", "HRESULT").Call(jen.Id("toHRESULT").Call(jen.Id("d").Dot("shutdown").Call()))))
+	case "shutdown", "detachSucceeded":
+		body = append(body, jen.Return(jen.Qual("C", "HRESULT").Call(jen.Id("toHRESULT").Call(jen.Id("d").Dot(s.Special).Call()))))
 	default:
 		var callArgs []jen.Code
 		for _, in := range s.Plan.Inputs {

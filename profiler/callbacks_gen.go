@@ -1624,10 +1624,7 @@ func clrprofGoProfilerDetachSucceeded(h C.uintptr_t) (hr C.HRESULT) {
 		return 0
 	}
 	defer d.recoverTo("ProfilerDetachSucceeded", &hr)
-	if d.cb3 == nil {
-		return 0
-	}
-	return C.HRESULT(toHRESULT(d.cb3.ProfilerDetachSucceeded()))
+	return C.HRESULT(toHRESULT(d.detachSucceeded()))
 }
 
 //export clrprofGoReJITCompilationStarted

@@ -148,6 +148,26 @@ func (d *dispatcher) shutdown() error {
 	return callUser("Shutdown", d.cb1.Shutdown)
 }
 
+// detachSucceeded handles ICorProfilerCallback3::ProfilerDetachSucceeded:
+// the user's callback runs if implemented, then the dispatcher is done and
+// releases the runtime's info interfaces, which it must not touch any more.
+// The user's Info answers every later call with an error. Unlike Shutdown,
+// the callback table stays as it is: the profiler may be attached again,
+// and the new object must reach Go.
+func (d *dispatcher) detachSucceeded() error {
+	defer func() {
+		d.done.Store(true)
+		if d.info != nil {
+			d.info.release()
+		}
+	}()
+	slot := slotOf("ProfilerDetachSucceeded")
+	if d.cb3 == nil || slot < 0 || !d.reg.implemented[slot] {
+		return nil
+	}
+	return callUser("ProfilerDetachSucceeded", d.cb3.ProfilerDetachSucceeded)
+}
+
 func (d *dispatcher) stop() {
 	d.done.Store(true)
 	for slot := range callbackMethods {

@@ -49,6 +49,8 @@ var alwaysGo = map[string]bool{
 	"Initialize":          true,
 	"Shutdown":            true,
 	"InitializeForAttach": true,
+	// The dispatcher releases its Info after a detach.
+	"ProfilerDetachSucceeded": true,
 }
 
 // Register makes impl the profiler of this shared library, answering to the
