@@ -29,36 +29,66 @@ const maxNameDepth = 32
 // shared between reference-type instantiations reports System.__Canon for
 // those arguments.
 func (x *Info) FunctionName(f FunctionID) (string, error) {
-	fi, err := x.GetFunctionInfo2(f, 0)
+	fn, err := x.functionParts(f, 0)
 	if err != nil {
-		return "", fmt.Errorf("clrprof: function %#x: %w", uint64(f), err)
+		return "", err
+	}
+	defer fn.imp.Release()
+	var class string
+	if fn.ClassID != 0 {
+		class, err = x.className(fn.ClassID, 0)
+	} else {
+		class, err = fn.imp.TypeDefDisplayName(fn.method.Class, nil)
+	}
+	if err != nil {
+		return "", err
+	}
+	args, err := x.typeArgNames(fn.TypeArgs, 0)
+	if err != nil {
+		return "", err
+	}
+	return methodName(class, fn.method.Name, args), nil
+}
+
+// funcParts is what a function's names are made of: what GetFunctionInfo2
+// reports, the metadata of its module and its method's properties.
+type funcParts struct {
+	FunctionInfo2Result
+	imp    *metadata.Import2 // release when done
+	method metadata.MethodInfo
+}
+
+// functionParts looks up a function's method (frame as for
+// GetFunctionInfo2).
+func (x *Info) functionParts(f FunctionID, frame FrameInfo) (funcParts, error) {
+	fi, err := x.GetFunctionInfo2(f, frame)
+	if err != nil {
+		return funcParts{}, fmt.Errorf("clrprof: function %#x: %w", uint64(f), err)
 	}
 	imp, err := x.ModuleImport(fi.ModuleID)
 	if err != nil {
-		return "", err
+		return funcParts{}, err
 	}
-	defer imp.Release()
-	mp, err := imp.GetMethodProps(fi.Token)
+	m, err := imp.Method(fi.Token)
 	if err != nil {
-		return "", fmt.Errorf("clrprof: method %v of function %#x: %w", fi.Token, uint64(f), err)
+		imp.Release()
+		return funcParts{}, fmt.Errorf("clrprof: method %v of function %#x: %w", fi.Token, uint64(f), err)
 	}
-	var class string
-	if fi.ClassID != 0 {
-		class, err = x.className(fi.ClassID, 0)
-	} else {
-		class, err = typeDefName(imp, mp.Class, nil)
-	}
-	if err != nil {
-		return "", err
-	}
+	return funcParts{fi, imp, m}, nil
+}
+
+// methodName joins "Owner.Method<args>".
+func methodName(owner, method string, args []string) string {
 	var b strings.Builder
-	b.WriteString(class)
+	b.WriteString(owner)
 	b.WriteByte('.')
-	b.WriteString(mp.Method)
-	if err := x.writeTypeArgs(&b, fi.TypeArgs, 0); err != nil {
-		return "", err
+	b.WriteString(method)
+	if len(args) > 0 {
+		b.WriteByte('<')
+		b.WriteString(strings.Join(args, ","))
+		b.WriteByte('>')
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 // ClassName returns the name of a loaded class with its type arguments:
@@ -88,27 +118,42 @@ func (x *Info) className(c ClassID, depth int) (string, error) {
 		return "", err
 	}
 	defer imp.Release()
-	args := make([]string, len(ci.TypeArgs))
-	for i, a := range ci.TypeArgs {
-		if args[i], err = x.className(a, depth+1); err != nil {
-			return "", err
-		}
-		if k, ok := keywords[args[i]]; ok {
-			args[i] = k
+	args, err := x.typeArgNames(ci.TypeArgs, depth)
+	if err != nil {
+		return "", err
+	}
+	// TypeDefDisplayName shares args out along the nesting chain by arity;
+	// they are not nil, so a type without them shows no parameter names.
+	return imp.TypeDefDisplayName(ci.TypeDefToken, args)
+}
+
+// typeArgName names a class used as a type argument or array element
+// type at depth, built-in types by their C# keywords.
+func (x *Info) typeArgName(c ClassID, depth int) (string, error) {
+	n, err := x.className(c, depth+1)
+	if k, ok := keywords[n]; ok {
+		n = k
+	}
+	return n, err
+}
+
+// typeArgNames names type arguments with typeArgName (never nil).
+func (x *Info) typeArgNames(ids []ClassID, depth int) ([]string, error) {
+	names := make([]string, len(ids))
+	for i, a := range ids {
+		var err error
+		if names[i], err = x.typeArgName(a, depth); err != nil {
+			return nil, err
 		}
 	}
-	return typeDefName(imp, ci.TypeDefToken, args)
+	return names, nil
 }
 
 // elementName names an array's element type: a class, or a primitive that
 // has no ClassID of its own.
 func (x *Info) elementName(et metadata.ElementType, c ClassID, depth int) (string, error) {
 	if c != 0 {
-		n, err := x.className(c, depth+1)
-		if k, ok := keywords[n]; ok {
-			n = k
-		}
-		return n, err
+		return x.typeArgName(c, depth)
 	}
 	if n, ok := primitiveNames[et]; ok {
 		return n, nil
@@ -125,34 +170,4 @@ var primitiveNames = map[metadata.ElementType]string{
 	metadata.ElementTypeR4: "float", metadata.ElementTypeR8: "double",
 	metadata.ElementTypeI: "nint", metadata.ElementTypeU: "nuint",
 	metadata.ElementTypeString: "string", metadata.ElementTypeObject: "object",
-}
-
-func (x *Info) writeTypeArgs(b *strings.Builder, ids []ClassID, depth int) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	b.WriteByte('<')
-	for i, a := range ids {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		n, err := x.className(a, depth+1)
-		if err != nil {
-			return err
-		}
-		if k, ok := keywords[n]; ok {
-			n = k
-		}
-		b.WriteString(n)
-	}
-	b.WriteByte('>')
-	return nil
-}
-
-// typeDefName formats a TypeDef with its enclosing types ("Outer+Inner")
-// and its type arguments shared out along the nesting chain by arity (see
-// metadata's TypeDefDisplayName); with no args, generic types show their
-// parameters' names ("List<T>").
-func typeDefName(imp *metadata.Import2, td metadata.Token, args []string) (string, error) {
-	return imp.TypeDefDisplayName(td, args)
 }

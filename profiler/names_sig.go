@@ -2,7 +2,6 @@ package profiler
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/clrprof/clrprof/metadata"
 )
@@ -20,19 +19,12 @@ import (
 // keywords; parameter types use ILAsm's names, with the instantiation's
 // arguments substituted for the generic parameters.
 func (x *Info) FunctionFullName(f FunctionID, frame FrameInfo) (string, error) {
-	fi, err := x.GetFunctionInfo2(f, frame)
-	if err != nil {
-		return "", fmt.Errorf("clrprof: function %#x: %w", uint64(f), err)
-	}
-	imp, err := x.ModuleImport(fi.ModuleID)
+	fn, err := x.functionParts(f, frame)
 	if err != nil {
 		return "", err
 	}
-	defer imp.Release()
-	m, err := imp.Method(fi.Token)
-	if err != nil {
-		return "", fmt.Errorf("clrprof: method %v of function %#x: %w", fi.Token, uint64(f), err)
-	}
+	defer fn.imp.Release()
+	fi, imp, m := fn.FunctionInfo2Result, fn.imp, fn.method
 	sig, err := metadata.ParseMethodSig(m.Sig)
 	if err != nil {
 		return "", fmt.Errorf("clrprof: signature of method %v: %w", fi.Token, err)
@@ -72,21 +64,11 @@ func (x *Info) FunctionFullName(f FunctionID, frame FrameInfo) (string, error) {
 		}
 		ctx.MethodArgs = cs
 	}
-	var b strings.Builder
-	b.WriteString(owner)
-	b.WriteByte('.')
-	b.WriteString(m.Name)
-	if len(cs) > 0 {
-		b.WriteByte('<')
-		b.WriteString(strings.Join(cs, ","))
-		b.WriteByte('>')
-	}
 	params, err := imp.FormatParams(sig, ctx)
 	if err != nil {
 		return "", err
 	}
-	b.WriteString(params)
-	return b.String(), nil
+	return methodName(owner, m.Name, cs) + params, nil
 }
 
 // argNames names runtime type arguments twice: with C# keywords (for the
