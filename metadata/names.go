@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -113,49 +114,61 @@ const maxFormatted = 1 << 16
 
 // TypeDefName returns the name of a TypeDef: "Namespace.Outer+Nested".
 func (x *Import2) TypeDefName(td Token) (string, error) {
-	var parts []string
-	for depth := 0; ; depth++ {
-		if depth > MaxSigDepth {
-			return "", fmt.Errorf("metadata: type %v: nesting deeper than %d", td, MaxSigDepth)
-		}
-		info, err := x.TypeDef(td)
-		if err != nil {
-			return "", fmt.Errorf("metadata: type %v: %w", td, err)
-		}
-		parts = append(parts, JoinTypeName(info.Namespace, info.Name))
-		if !info.IsNested() {
-			break
-		}
-		td = info.Enclosing
-	}
-	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
-		parts[i], parts[j] = parts[j], parts[i]
-	}
-	return strings.Join(parts, "+"), nil
+	return joinChain(x.typeDefChain(td))
 }
 
 // TypeRefName returns the name of a TypeRef, with its enclosing TypeRefs
 // for a nested type: "Namespace.Outer+Nested".
 func (x *Import2) TypeRefName(tr Token) (string, error) {
-	var parts []string
+	return joinChain(x.typeRefChain(tr))
+}
+
+// nestingChain returns the names of a type and of the types it is nested
+// in, innermost first, with their `n arity suffixes. step names one type
+// and tells whether it is nested in outer.
+func nestingChain(what string, tk Token, step func(Token) (name string, outer Token, nested bool, err error)) ([]string, error) {
+	var chain []string
 	for depth := 0; ; depth++ {
 		if depth > MaxSigDepth {
-			return "", fmt.Errorf("metadata: type reference %v: nesting deeper than %d", tr, MaxSigDepth)
+			return nil, fmt.Errorf("metadata: %s %v: nesting deeper than %d", what, tk, MaxSigDepth)
 		}
-		info, err := x.TypeRef(tr)
+		name, outer, nested, err := step(tk)
 		if err != nil {
-			return "", fmt.Errorf("metadata: type reference %v: %w", tr, err)
+			return nil, fmt.Errorf("metadata: %s %v: %w", what, tk, err)
 		}
-		parts = append(parts, JoinTypeName(info.Namespace, info.Name))
-		if TokenType(info.Scope.Table()) != MdtTypeRef || info.Scope.IsNil() {
-			break
+		chain = append(chain, name)
+		if !nested {
+			return chain, nil
 		}
-		tr = info.Scope
+		tk = outer
 	}
-	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
-		parts[i], parts[j] = parts[j], parts[i]
+}
+
+// typeDefChain is the nesting chain of a TypeDef.
+func (x *Import2) typeDefChain(td Token) ([]string, error) {
+	return nestingChain("type", td, func(td Token) (string, Token, bool, error) {
+		info, err := x.TypeDef(td)
+		return JoinTypeName(info.Namespace, info.Name), info.Enclosing, info.IsNested(), err
+	})
+}
+
+// typeRefChain is the nesting chain of a TypeRef: its resolution scope is
+// the enclosing type when that is a TypeRef.
+func (x *Import2) typeRefChain(tr Token) ([]string, error) {
+	return nestingChain("type reference", tr, func(tr Token) (string, Token, bool, error) {
+		info, err := x.TypeRef(tr)
+		nested := TokenType(info.Scope.Table()) == MdtTypeRef && !info.Scope.IsNil()
+		return JoinTypeName(info.Namespace, info.Name), info.Scope, nested, err
+	})
+}
+
+// joinChain joins a nesting chain into "Outer+Inner".
+func joinChain(chain []string, err error) (string, error) {
+	if err != nil {
+		return "", err
 	}
-	return strings.Join(parts, "+"), nil
+	slices.Reverse(chain)
+	return strings.Join(chain, "+"), nil
 }
 
 // TypeName returns the name of a TypeDef, TypeRef or TypeSpec (the latter
@@ -387,40 +400,9 @@ func (x *Import2) TypeDefDisplayName(td Token, args []string) (string, error) {
 		}
 		args = names
 	}
-	var chain []string
-	for depth := 0; ; depth++ {
-		if depth > MaxSigDepth {
-			return "", fmt.Errorf("metadata: type %v: nesting deeper than %d", td, MaxSigDepth)
-		}
-		info, err := x.TypeDef(td)
-		if err != nil {
-			return "", fmt.Errorf("metadata: type %v: %w", td, err)
-		}
-		chain = append(chain, JoinTypeName(info.Namespace, info.Name))
-		if !info.IsNested() {
-			break
-		}
-		td = info.Enclosing
-	}
-	return distributeArgs(chain, args), nil
-}
-
-// typeRefDisplayName is TypeDefDisplayName for a TypeRef.
-func (x *Import2) typeRefDisplayName(tr Token, args []string) (string, error) {
-	var chain []string
-	for depth := 0; ; depth++ {
-		if depth > MaxSigDepth {
-			return "", fmt.Errorf("metadata: type reference %v: nesting deeper than %d", tr, MaxSigDepth)
-		}
-		info, err := x.TypeRef(tr)
-		if err != nil {
-			return "", fmt.Errorf("metadata: type reference %v: %w", tr, err)
-		}
-		chain = append(chain, JoinTypeName(info.Namespace, info.Name))
-		if TokenType(info.Scope.Table()) != MdtTypeRef || info.Scope.IsNil() {
-			break
-		}
-		tr = info.Scope
+	chain, err := x.typeDefChain(td)
+	if err != nil {
+		return "", err
 	}
 	return distributeArgs(chain, args), nil
 }
@@ -432,7 +414,11 @@ func (x *Import2) typeDisplayName(tk Token, args []string) (string, error) {
 	case MdtTypeDef:
 		return x.TypeDefDisplayName(tk, args)
 	case MdtTypeRef:
-		return x.typeRefDisplayName(tk, args)
+		chain, err := x.typeRefChain(tk)
+		if err != nil {
+			return "", err
+		}
+		return distributeArgs(chain, args), nil
 	}
 	return x.typeTokenName(tk, nil, ILAsm, 0)
 }
@@ -476,19 +462,11 @@ func distributeArgs(chain []string, args []string) string {
 func (x *Import2) MethodName(tk Token) (string, error) {
 	switch TokenType(tk.Table()) {
 	case MdtMethodDef:
-		m, err := x.Method(tk)
-		if err != nil {
-			return "", fmt.Errorf("metadata: method %v: %w", tk, err)
-		}
-		typeParams, err := x.GenericParamNames(m.Class)
+		m, typeParams, owner, err := x.methodDefOwner(tk)
 		if err != nil {
 			return "", err
 		}
 		methodParams, err := x.GenericParamNames(tk)
-		if err != nil {
-			return "", err
-		}
-		owner, err := x.TypeDefDisplayName(m.Class, typeParams)
 		if err != nil {
 			return "", err
 		}
@@ -507,30 +485,45 @@ func (x *Import2) MethodName(tk Token) (string, error) {
 		if TokenType(ms.Method.Table()) == MdtMemberRef {
 			return x.memberRefName(ms.Method, spec.Args)
 		}
-		m, err := x.Method(ms.Method)
-		if err != nil {
-			return "", err
-		}
-		typeParams, err := x.GenericParamNames(m.Class)
-		if err != nil {
-			return "", err
-		}
-		owner, err := x.TypeDefDisplayName(m.Class, typeParams)
+		m, typeParams, owner, err := x.methodDefOwner(ms.Method)
 		if err != nil {
 			return "", err
 		}
 		ctx := &GenericContext{TypeArgs: typeParams}
-		margs, err := x.formatArgs(spec.Args, ctx, CSharp)
+		margs, il, err := x.argNames(spec.Args, ctx)
 		if err != nil {
 			return "", err
 		}
-		ctx.MethodArgs, err = x.formatArgs(spec.Args, ctx, ILAsm)
-		if err != nil {
-			return "", err
-		}
+		ctx.MethodArgs = il
 		return x.methodName(owner, m.Name, m.Sig, margs, ctx)
 	}
 	return "", fmt.Errorf("metadata: %v is not a method token", tk)
+}
+
+// methodDefOwner returns a MethodDef's properties, the names of its type's
+// generic parameters and the type's name with them.
+func (x *Import2) methodDefOwner(md Token) (m MethodInfo, typeParams []string, owner string, err error) {
+	if m, err = x.Method(md); err != nil {
+		return m, nil, "", fmt.Errorf("metadata: method %v: %w", md, err)
+	}
+	if typeParams, err = x.GenericParamNames(m.Class); err != nil {
+		return m, nil, "", err
+	}
+	owner, err = x.TypeDefDisplayName(m.Class, typeParams)
+	return m, typeParams, owner, err
+}
+
+// argNames formats type arguments twice: with C# keywords for an
+// instantiation's arguments and with ILAsm's names for substituting them
+// in parameters.
+func (x *Import2) argNames(args []*Type, ctx *GenericContext) (cs, il []string, err error) {
+	if cs, err = x.formatArgs(args, ctx, CSharp); err != nil {
+		return nil, nil, err
+	}
+	if il, err = x.formatArgs(args, ctx, ILAsm); err != nil {
+		return nil, nil, err
+	}
+	return cs, il, nil
 }
 
 func (x *Import2) formatArgs(args []*Type, ctx *GenericContext, s Style) ([]string, error) {
@@ -563,13 +556,11 @@ func (x *Import2) memberRefName(mr Token, methodArgs []*Type) (string, error) {
 			return "", fmt.Errorf("metadata: parent %v of %v: %w", ref.Parent, mr, err)
 		}
 		if t.Kind == ElementTypeGenericinst && t.Elem != nil {
-			if ctx.TypeArgs, err = x.formatArgs(t.Args, nil, ILAsm); err != nil {
-				return "", err
-			}
-			cs, err := x.formatArgs(t.Args, nil, CSharp)
+			cs, il, err := x.argNames(t.Args, nil)
 			if err != nil {
 				return "", err
 			}
+			ctx.TypeArgs = il
 			if owner, err = x.typeDisplayName(t.Elem.Token, cs); err != nil {
 				return "", err
 			}
@@ -588,10 +579,7 @@ func (x *Import2) memberRefName(mr Token, methodArgs []*Type) (string, error) {
 	}
 	var margs []string
 	if methodArgs != nil {
-		if margs, err = x.formatArgs(methodArgs, ctx, CSharp); err != nil {
-			return "", err
-		}
-		if ctx.MethodArgs, err = x.formatArgs(methodArgs, ctx, ILAsm); err != nil {
+		if margs, ctx.MethodArgs, err = x.argNames(methodArgs, ctx); err != nil {
 			return "", err
 		}
 	}

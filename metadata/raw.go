@@ -37,6 +37,30 @@ func trimName(buf []uint16, n C.ULONG) string {
 	return cgoutil.DecodeUTF16(buf[:l])
 }
 
+// withNameAndOthers calls get with a buffer for a name and one for a list
+// of method tokens, and again with bigger ones (at most three times more)
+// while the lengths it reports do not fit. It returns the name and the
+// tokens of the last call.
+func withNameAndOthers(get func(name []uint16, others []Token) (n, nOthers C.ULONG, hr C.HRESULT)) (string, []Token, error) {
+	buf := make([]uint16, nameBuf)
+	other := make([]Token, 16)
+	for attempt := 0; ; attempt++ {
+		n, nOther, hr := get(buf, other)
+		if hr < 0 && hr != com.InsufficientBuffer {
+			return "", nil, com.HRESULT(hr)
+		}
+		var grown bool
+		buf, grown = growName(n, buf)
+		if int(nOther) > len(other) && nOther < maxNameLen {
+			other, grown = make([]Token, int(nOther)), true
+		}
+		if grown && attempt < 3 {
+			continue
+		}
+		return trimName(buf, n), append([]Token(nil), other[:min(int(nOther), len(other))]...), nil
+	}
+}
+
 // memberRefRaw is IMetaDataImport::GetMemberRefProps with the signature.
 func (x *Import) memberRefRaw(mr Token) (parent Token, name string, sig []byte, err error) {
 	if x == nil || x.p == nil {
@@ -74,43 +98,29 @@ type PropertyInfo struct {
 
 // propertyRaw is IMetaDataImport::GetPropertyProps with name and signature.
 func (x *Import) propertyRaw(prop Token) (PropertyInfo, error) {
-	var res PropertyInfo
 	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport")
+		return PropertyInfo{}, com.NilObject("IMetaDataImport")
 	}
-	buf := make([]uint16, nameBuf)
-	other := make([]Token, 16)
-	for attempt := 0; ; attempt++ {
-		var class C.mdTypeDef
-		var n, cb, cbDef, nOther C.ULONG
-		var flags, cplus C.DWORD
-		var sig C.PCCOR_SIGNATURE
-		var def C.UVCP_CONSTANT
-		var setter, getter C.mdMethodDef
-		hr := C.clrprof_IMetaDataImport_GetPropertyProps((*C.IMetaDataImport)(x.p), C.mdProperty(prop), &class,
+	var class C.mdTypeDef
+	var cb, cbDef C.ULONG
+	var flags, cplus C.DWORD
+	var sig C.PCCOR_SIGNATURE
+	var def C.UVCP_CONSTANT
+	var setter, getter C.mdMethodDef
+	name, other, err := withNameAndOthers(func(buf []uint16, other []Token) (n, nOther C.ULONG, hr C.HRESULT) {
+		hr = C.clrprof_IMetaDataImport_GetPropertyProps((*C.IMetaDataImport)(x.p), C.mdProperty(prop), &class,
 			(C.LPCWSTR)(unsafe.Pointer(&buf[0])), C.ULONG(len(buf)), &n, &flags, &sig, &cb, &cplus, &def, &cbDef,
 			&setter, &getter, (*C.mdMethodDef)(unsafe.Pointer(&other[0])), C.ULONG(len(other)), &nOther)
-		if hr < 0 && hr != com.InsufficientBuffer {
-			return res, com.HRESULT(hr)
-		}
-		var grown bool
-		buf, grown = growName(n, buf)
-		if int(nOther) > len(other) && nOther < maxNameLen {
-			other, grown = make([]Token, int(nOther)), true
-		}
-		if grown && attempt < 3 {
-			continue
-		}
-		res.Class = Token(class)
-		res.Name = trimName(buf, n)
-		res.Flags = PropertyAttr(flags)
-		res.Sig = cgoutil.Bytes(unsafe.Pointer(sig), int(cb))
-		res.DefaultType = ElementType(cplus)
-		res.Default = constantBytes(unsafe.Pointer(def), ElementType(cplus), int(cbDef))
-		res.Setter, res.Getter = Token(setter), Token(getter)
-		res.Other = append([]Token(nil), other[:min(int(nOther), len(other))]...)
-		return res, nil
+		return n, nOther, hr
+	})
+	if err != nil {
+		return PropertyInfo{}, err
 	}
+	return PropertyInfo{
+		Class: Token(class), Name: name, Flags: PropertyAttr(flags), Sig: cgoutil.Bytes(unsafe.Pointer(sig), int(cb)),
+		DefaultType: ElementType(cplus), Default: constantBytes(unsafe.Pointer(def), ElementType(cplus), int(cbDef)),
+		Setter: Token(setter), Getter: Token(getter), Other: other,
+	}, nil
 }
 
 // EventInfo is what [Import2.Event] returns.
@@ -125,37 +135,26 @@ type EventInfo struct {
 
 // eventRaw is IMetaDataImport::GetEventProps with the name.
 func (x *Import) eventRaw(ev Token) (EventInfo, error) {
-	var res EventInfo
 	if x == nil || x.p == nil {
-		return res, com.NilObject("IMetaDataImport")
+		return EventInfo{}, com.NilObject("IMetaDataImport")
 	}
-	buf := make([]uint16, nameBuf)
-	other := make([]Token, 16)
-	for attempt := 0; ; attempt++ {
-		var class C.mdTypeDef
-		var n, nOther C.ULONG
-		var flags C.DWORD
-		var typ C.mdToken
-		var add, remove, fire C.mdMethodDef
-		hr := C.clrprof_IMetaDataImport_GetEventProps((*C.IMetaDataImport)(x.p), C.mdEvent(ev), &class,
+	var class C.mdTypeDef
+	var flags C.DWORD
+	var typ C.mdToken
+	var add, remove, fire C.mdMethodDef
+	name, other, err := withNameAndOthers(func(buf []uint16, other []Token) (n, nOther C.ULONG, hr C.HRESULT) {
+		hr = C.clrprof_IMetaDataImport_GetEventProps((*C.IMetaDataImport)(x.p), C.mdEvent(ev), &class,
 			(C.LPCWSTR)(unsafe.Pointer(&buf[0])), C.ULONG(len(buf)), &n, &flags, &typ, &add, &remove, &fire,
 			(*C.mdMethodDef)(unsafe.Pointer(&other[0])), C.ULONG(len(other)), &nOther)
-		if hr < 0 && hr != com.InsufficientBuffer {
-			return res, com.HRESULT(hr)
-		}
-		var grown bool
-		buf, grown = growName(n, buf)
-		if int(nOther) > len(other) && nOther < maxNameLen {
-			other, grown = make([]Token, int(nOther)), true
-		}
-		if grown && attempt < 3 {
-			continue
-		}
-		res.Class, res.Name, res.Flags, res.Type = Token(class), trimName(buf, n), EventAttr(flags), Token(typ)
-		res.AddOn, res.RemoveOn, res.Fire = Token(add), Token(remove), Token(fire)
-		res.Other = append([]Token(nil), other[:min(int(nOther), len(other))]...)
-		return res, nil
+		return n, nOther, hr
+	})
+	if err != nil {
+		return EventInfo{}, err
 	}
+	return EventInfo{
+		Class: Token(class), Name: name, Flags: EventAttr(flags), Type: Token(typ),
+		AddOn: Token(add), RemoveOn: Token(remove), Fire: Token(fire), Other: other,
+	}, nil
 }
 
 // constantBytes copies a constant's value: the runtime reports the length
