@@ -18,7 +18,16 @@
  *   elt      enter/leave/tailcall hooks (SetEnterLeaveFunctionHooks3):
  *            assembly stubs save the registers the JIT expects preserved and
  *            call C, which records (function, kind, time-stamp counter) in
- *            the same per-thread buffers; the consumer counts enters and leaves.
+ *            the same per-thread buffers; the consumer counts the events by
+ *            kind and pairs every leave or tailcall with its thread's
+ *            enters (a shadow stack of function IDs), which shows that the
+ *            IDs recorded are real.
+ *
+ * The buffers are unbounded: a thread whose buffer is full hands it to the
+ * consumer and takes an empty one (malloc'd if none is free), so nothing is
+ * dropped unless malloc fails ("lost" counts that). At Shutdown the hooks
+ * stop recording, and the consumer drains the full buffers and then every
+ * thread's partly filled one.
  *   sample   a thread wakes ~99 times a second, suspends the runtime
  *            (ICorProfilerInfo10::SuspendRuntime), walks every managed
  *            thread's stack with DoStackSnapshot recording each frame's
@@ -203,23 +212,43 @@ typedef struct {
 
 enum { EVBUF_CAP = 4096 };
 
+struct tstate;
+
 typedef struct evbuf {
     struct evbuf *next;
+    struct tstate *owner; /* the thread that filled it */
     uint32_t n;
     event ev[EVBUF_CAP];
 } evbuf;
+
+/* Per-thread state: the buffer being filled and the events the thread
+ * lost because malloc failed (no shared counter on the hot path); the
+ * shadow stack belongs to the consumer. */
+typedef struct tstate {
+    struct tstate *next; /* in all_threads */
+    evbuf *cur;
+    uint64_t lost;
+    uint64_t *stack;
+    uint32_t depth, cap;
+} tstate;
 
 static pthread_mutex_t lists_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t lists_cv = PTHREAD_COND_INITIALIZER;
 static evbuf *full_list;
 static evbuf *free_list;
 static long buffers_allocated;
+static tstate *all_threads; /* under lists_mu */
 static __thread evbuf *my_buf __attribute__((tls_model("initial-exec")));
+static __thread tstate *my_state __attribute__((tls_model("initial-exec")));
 
 /* Totals the consumer computed. */
 static uint64_t consumed_events;
 static uint64_t consumed_enters, consumed_leaves, consumed_tailcalls;
 static uint64_t consumed_bytes;
+/* ELT pairing: leaves and tailcalls that matched the top of their thread's
+ * shadow stack (or a frame at most PAIR_SEARCH below it, the frames above
+ * counted as unwound), and those that matched nothing. */
+static uint64_t paired, unpaired, unwound, stack_overflows;
 
 /* Per-class allocation table (consumer side only, so unlocked). */
 enum { CLASS_TABLE = 8192 };
@@ -228,7 +257,7 @@ static struct {
 } class_table[CLASS_TABLE];
 static long classes_seen;
 
-static evbuf *take_free(void) {
+static evbuf *take_free(tstate *ts) {
     evbuf *b;
     pthread_mutex_lock(&lists_mu);
     b = free_list;
@@ -246,47 +275,113 @@ static evbuf *take_free(void) {
     }
     b->n = 0;
     b->next = NULL;
+    b->owner = ts;
     return b;
 }
 
 /* Hands a full buffer to the consumer and returns an empty one. */
-static evbuf *swap_full(evbuf *b) {
+static evbuf *swap_full(tstate *ts, evbuf *b) {
     pthread_mutex_lock(&lists_mu);
     b->next = full_list;
     full_list = b;
     pthread_cond_signal(&lists_cv);
     pthread_mutex_unlock(&lists_mu);
-    return take_free();
+    return take_free(ts);
+}
+
+/* The slow path of record: the thread's first event, or a full buffer. */
+static __attribute__((noinline)) evbuf *next_buf(evbuf *b) {
+    tstate *ts = my_state;
+    if (ts == NULL) {
+        ts = calloc(1, sizeof *ts);
+        if (ts == NULL) {
+            return NULL;
+        }
+        pthread_mutex_lock(&lists_mu);
+        ts->next = all_threads;
+        all_threads = ts;
+        pthread_mutex_unlock(&lists_mu);
+        my_state = ts;
+    }
+    b = (b == NULL) ? take_free(ts) : swap_full(ts, b);
+    __atomic_store_n(&ts->cur, b, __ATOMIC_RELEASE);
+    my_buf = b;
+    return b;
 }
 
 static inline void record(uint64_t id, uint64_t word) {
     evbuf *b = my_buf;
+    if (__builtin_expect(shut_down, 0)) {
+        return;
+    }
     if (__builtin_expect(b == NULL || b->n == EVBUF_CAP, 0)) {
-        b = (b == NULL) ? take_free() : swap_full(b);
-        my_buf = b;
+        b = next_buf(b);
         if (b == NULL) {
+            if (my_state != NULL) {
+                my_state->lost++;
+            }
             return;
         }
     }
     b->ev[b->n].id = id;
     b->ev[b->n].word = word;
-    b->n++;
+    /* Release: the Shutdown flush reads n from another thread. */
+    __atomic_store_n(&b->n, b->n + 1, __ATOMIC_RELEASE);
+}
+
+enum { PAIR_SEARCH = 64, STACK_MAX = 1 << 16 };
+
+/* Pairs a leave or tailcall of fid with the owner's innermost enter. */
+static void pair(tstate *ts, uint64_t fid) {
+    uint32_t k, lim;
+    if (ts->depth > 0 && ts->stack[ts->depth - 1] == fid) {
+        ts->depth--;
+        paired++;
+        return;
+    }
+    lim = ts->depth < PAIR_SEARCH ? ts->depth : PAIR_SEARCH;
+    for (k = 1; k < lim; k++) {
+        if (ts->stack[ts->depth - 1 - k] == fid) {
+            unwound += k;
+            ts->depth -= k + 1;
+            paired++;
+            return;
+        }
+    }
+    unpaired++;
+}
+
+static void push(tstate *ts, uint64_t fid) {
+    if (ts->depth == ts->cap) {
+        uint32_t ncap = ts->cap ? 2 * ts->cap : 256;
+        uint64_t *ns;
+        if (ncap > STACK_MAX || (ns = realloc(ts->stack, ncap * sizeof *ns)) == NULL) {
+            stack_overflows++;
+            return;
+        }
+        ts->stack = ns;
+        ts->cap = ncap;
+    }
+    ts->stack[ts->depth++] = fid;
 }
 
 static void consume(evbuf *b) {
-    uint32_t i;
-    for (i = 0; i < b->n; i++) {
+    uint32_t i, n = __atomic_load_n(&b->n, __ATOMIC_ACQUIRE);
+    for (i = 0; i < n; i++) {
         const event *e = &b->ev[i];
         if (mode == MODE_ELT) {
             switch (e->word & 3) {
             case 0:
                 consumed_enters++;
+                push(b->owner, e->id);
                 break;
             case 1:
                 consumed_leaves++;
+                pair(b->owner, e->id);
                 break;
             default:
                 consumed_tailcalls++;
+                pair(b->owner, e->id);
                 break;
             }
         } else {
@@ -309,7 +404,7 @@ static void consume(evbuf *b) {
             consumed_bytes += e->word;
         }
     }
-    consumed_events += b->n;
+    consumed_events += n;
 }
 
 static pthread_t consumer_thread;
@@ -330,6 +425,17 @@ static void *consumer_main(void *arg) {
             break;
         }
         pthread_mutex_unlock(&lists_mu);
+        /* The list is last-in first; reverse it so that each thread's
+         * buffers are consumed in the order they were filled. */
+        {
+            evbuf *rev = NULL;
+            for (; list != NULL; list = next) {
+                next = list->next;
+                list->next = rev;
+                rev = list;
+            }
+            list = rev;
+        }
         for (; list != NULL; list = next) {
             next = list->next;
             consume(list);
@@ -351,12 +457,17 @@ void cref_enter_c(uint64_t fid) { record(fid, __builtin_ia32_rdtsc() << 2); }
 void cref_leave_c(uint64_t fid) { record(fid, (__builtin_ia32_rdtsc() << 2) | 1); }
 void cref_tailcall_c(uint64_t fid) { record(fid, (__builtin_ia32_rdtsc() << 2) | 2); }
 
-/* The JIT calls the hooks with the function ID (or client ID) in rdi and
- * expects every argument and return register back unchanged: save rax,
- * rcx, rdx, rsi, rdi, r8-r11 and xmm0-xmm7 around the C call. On entry rsp
- * is 8 mod 16; push rbp makes it 0, and the frame below is a multiple of
- * 16, so the C function is called with an aligned stack. */
-#define ELT_STUB(name, target)                 \
+/* The JIT calls the hooks straight from a method's prolog and epilog, not
+ * by the C convention: on Unix x64 the enter hook gets the function ID (or
+ * client ID) in r14, since the method's arguments occupy the argument
+ * registers, and the leave and tailcall hooks get it in rdi (as the SDK's
+ * stubs read it, profiler/elt_linux_amd64.S). The JIT expects every
+ * argument and return register back unchanged: save rax, rcx, rdx, rsi,
+ * rdi, r8-r11 and xmm0-xmm7 around the C call, which gets the ID in rdi
+ * (r14 is callee-saved, so C leaves it alone). On entry rsp is 8 mod 16;
+ * push rbp makes it 0, and the frame below is a multiple of 16, so the C
+ * function is called with an aligned stack. */
+#define ELT_STUB(name, target, idreg)          \
     __asm__(".text\n"                          \
             ".p2align 4\n"                     \
             ".globl " #name "\n"               \
@@ -382,6 +493,7 @@ void cref_tailcall_c(uint64_t fid) { record(fid, (__builtin_ia32_rdtsc() << 2) |
             "  movdqu %xmm5, 160(%rsp)\n"      \
             "  movdqu %xmm6, 176(%rsp)\n"      \
             "  movdqu %xmm7, 192(%rsp)\n"      \
+            "  mov " idreg ", %rdi\n"          \
             "  call " #target "\n"             \
             "  movdqu 192(%rsp), %xmm7\n"      \
             "  movdqu 176(%rsp), %xmm6\n"      \
@@ -404,9 +516,9 @@ void cref_tailcall_c(uint64_t fid) { record(fid, (__builtin_ia32_rdtsc() << 2) |
             "  ret\n"                          \
             ".size " #name ", .-" #name "\n")
 
-ELT_STUB(cref_enter_stub, cref_enter_c);
-ELT_STUB(cref_leave_stub, cref_leave_c);
-ELT_STUB(cref_tailcall_stub, cref_tailcall_c);
+ELT_STUB(cref_enter_stub, cref_enter_c, "%r14");
+ELT_STUB(cref_leave_stub, cref_leave_c, "%rdi");
+ELT_STUB(cref_tailcall_stub, cref_tailcall_c, "%rdi");
 void cref_enter_stub(void);
 void cref_leave_stub(void);
 void cref_tailcall_stub(void);
@@ -475,7 +587,6 @@ static void *profiler_vtbl[CB_SLOT_COUNT];
 static comobj profiler_obj = {profiler_vtbl};
 static int profiler_refs;
 static uint64_t exceptions_seen;
-static uint64_t allocations_seen;
 
 static HRESULT prof_query_interface(comobj *self, const GUID *riid, void **ppv) {
     int i;
@@ -516,7 +627,6 @@ static HRESULT prof_object_allocated(comobj *self, ID object, ID cls) {
     (void)self;
     CALL(info, INFO_GET_OBJECT_SIZE, get_object_size_fn)(info, object, &size);
     record(cls, size);
-    __atomic_add_fetch(&allocations_seen, 1, __ATOMIC_RELAXED);
     return S_OK;
 }
 
@@ -613,27 +723,46 @@ static HRESULT prof_initialize(comobj *self, comobj *unk) {
 }
 
 static HRESULT prof_shutdown(comobj *self) {
+    uint64_t lost = 0, open = 0;
+    tstate *ts;
     (void)self;
     __atomic_store_n(&shut_down, 1, __ATOMIC_RELEASE);
     if (sampler_started) {
         pthread_join(sampler_thread, NULL);
     }
     if (consumer_started) {
+        struct timespec pause = {0, 1000000};
+        /* A hook past the shut_down check finishes within nanoseconds. */
+        nanosleep(&pause, NULL);
         pthread_mutex_lock(&lists_mu);
         consumer_stop = 1;
         pthread_cond_signal(&lists_cv);
         pthread_mutex_unlock(&lists_mu);
         pthread_join(consumer_thread, NULL);
+        /* The consumer has drained every full buffer; now the partly
+         * filled ones. */
+        for (ts = all_threads; ts != NULL; ts = ts->next) {
+            evbuf *b = __atomic_load_n(&ts->cur, __ATOMIC_ACQUIRE);
+            if (b != NULL) {
+                consume(b);
+            }
+            lost += ts->lost;
+            open += ts->depth;
+        }
     }
     switch (mode) {
     case MODE_ALLOC:
-        say("Shutdown mode=alloc allocations=%llu consumed=%llu bytes=%llu classes=%ld buffers=%ld",
-            (unsigned long long)allocations_seen, (unsigned long long)consumed_events,
+        say("Shutdown mode=alloc allocations=%llu consumed=%llu lost=%llu bytes=%llu classes=%ld buffers=%ld",
+            (unsigned long long)(consumed_events + lost), (unsigned long long)consumed_events, (unsigned long long)lost,
             (unsigned long long)consumed_bytes, classes_seen, buffers_allocated);
         break;
     case MODE_ELT:
-        say("Shutdown mode=elt enters=%llu leaves=%llu tailcalls=%llu buffers=%ld", (unsigned long long)consumed_enters,
-            (unsigned long long)consumed_leaves, (unsigned long long)consumed_tailcalls, buffers_allocated);
+        say("Shutdown mode=elt enters=%llu leaves=%llu tailcalls=%llu paired=%llu unpaired=%llu unwound=%llu open=%llu "
+            "overflows=%llu lost=%llu buffers=%ld",
+            (unsigned long long)consumed_enters, (unsigned long long)consumed_leaves,
+            (unsigned long long)consumed_tailcalls, (unsigned long long)paired, (unsigned long long)unpaired,
+            (unsigned long long)unwound, (unsigned long long)open, (unsigned long long)stack_overflows,
+            (unsigned long long)lost, buffers_allocated);
         break;
     case MODE_EXC:
         say("Shutdown mode=exc exceptions=%llu", (unsigned long long)exceptions_seen);
