@@ -197,3 +197,82 @@ func TestAddUnknownKind(t *testing.T) {
 		t.Errorf("Add(7) = %v", err)
 	}
 }
+
+func countRuns(counts ...string) []Run {
+	var rs []Run
+	for _, c := range counts {
+		rs = append(rs, Run{Wall: 100 * time.Millisecond, CPU: 50 * time.Millisecond, MaxRSS: 1 << 20, Counts: c})
+	}
+	return rs
+}
+
+func TestValidity(t *testing.T) {
+	ref := &Row{Runs: countRuns("allocations=1000 lost=0", "allocations=1000 lost=0")}
+	v := Validity{Zero: []string{"dropped", "unpaired"}, MatchRef: []string{"allocations"}}
+	for _, tc := range []struct {
+		name string
+		runs []Run
+		ref  *Row
+		want string // "" valid, else a substring of the reason
+	}{
+		{"all good", countRuns("allocations=1000 dropped=0", "allocations=1000 dropped=0"), ref, ""},
+		{"within tolerance", countRuns("allocations=1000 dropped=0"), &Row{Runs: countRuns("allocations=100000")}, "allocations=1000 in run 1, the C reference counted 100000"},
+		{"tiny difference", countRuns("allocations=99999"), &Row{Runs: countRuns("allocations=100000")}, ""},
+		{"dropped", countRuns("allocations=1000 dropped=0", "allocations=990 dropped=10"), ref, "1 of 2 runs did not do the whole work (dropped=10 in run 2)"},
+		{"unpaired", countRuns("allocations=1000 unpaired=3"), ref, "unpaired=3 in run 1"},
+		{"short", countRuns("allocations=900", "allocations=900"), ref, "2 of 2 runs did not do the whole work (allocations=900 in run 1, the C reference counted 1000)"},
+		{"missing count", countRuns("dropped=0"), ref, "allocations=0 in run 1"},
+		{"no reference", countRuns("allocations=1000"), nil, "no C reference run"},
+		{"reference without the count", countRuns("allocations=1000"), &Row{Runs: countRuns("lost=0")}, "the C reference reported no allocations"},
+	} {
+		got := v.Check(&Row{Runs: tc.runs}, tc.ref)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: Check = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if got := (Validity{}).Check(&Row{Runs: countRuns("dropped=5")}, nil); got != "" {
+		t.Errorf("empty Validity: %q", got)
+	}
+}
+
+func TestCheckInvalid(t *testing.T) {
+	r := report(150, 150, 150)
+	r.Rows[2].Invalid = "1 of 3 runs did not do the whole work (dropped=7 in run 2)"
+	r.Rows = append(r.Rows,
+		Row{Runtime: "rt", Workload: "calls", Config: "none", Runs: runs(10, 10, 10)},
+		Row{Runtime: "rt", Workload: "calls", Config: "go-elt-fast", Ref: "c-elt2", Runs: runs(20, 20, 20)},
+		Row{Runtime: "rt", Workload: "calls", Config: "c-elt2", Runs: runs(20, 20, 20), Invalid: "1 of 3 runs did not do the whole work (unpaired=9 in run 1)"},
+		// An older report: no Invalid, but drops in the counts.
+		Row{Runtime: "rt", Workload: "cpu", Config: "none", Runs: runs(10, 10, 10)},
+		Row{Runtime: "rt", Workload: "cpu", Config: "go-sample", Runs: runs(10, 10, 10), Counts: "samples=5 dropped=2"},
+	)
+	got := map[string]Outcome{}
+	for _, o := range Check(r) {
+		got[o.Target.Name] = o
+	}
+	// Fast enough, but invalid: never met.
+	if o := got["allocations, synchronous Go handler (guarded) vs C"]; !o.OK || o.Met || !strings.Contains(o.Invalid, "dropped=7") {
+		t.Errorf("invalid row: %+v", o)
+	}
+	if o := got["ELT fast path vs C"]; !o.OK || o.Met || !strings.Contains(o.Invalid, "its baseline c-elt2: ") {
+		t.Errorf("invalid baseline: %+v", o)
+	}
+	if o := got["CPU sampling ~100 Hz vs no profiler"]; o.Met || !strings.Contains(o.Invalid, "dropped 2 events") {
+		t.Errorf("drops in an older report: %+v", o)
+	}
+	r.Workloads = []Workload{{Name: "alloc"}, {Name: "calls"}, {Name: "cpu"}}
+	md := Markdown(r, Check(r), nil, "", "")
+	for _, want := range []string{
+		"| cpu | go-sample (**invalid**) | 10 ms | 5 ms | 10 MiB | 1.00× | 1.00× | – | – | ±0.0% | invalid: the recorder dropped 2 events in the last run; last run: samples=5 dropped=2 |",
+		"| 0.750× | 1.500× | **invalid**: 1 of 3 runs did not do the whole work (dropped=7 in run 2) |",
+		"| alloc | go-alloc-sync (**invalid**) |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	// Invalid rows are not compared for regressions.
+	if regs := Compare(report(100, 100, 100), r); len(regs) != 0 {
+		t.Errorf("an invalid row was compared: %v", regs)
+	}
+}

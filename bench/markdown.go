@@ -41,7 +41,9 @@ func Markdown(r *Report, outcomes []Outcome, regs []Regression, prevNote, notes 
 		meas, res := "–", "not measured: "+o.Note
 		if o.OK {
 			meas = fmtMeasure(o.Target.Metric, o.Measured)
-			if o.Met {
+			if o.Invalid != "" {
+				res = "**invalid**: " + o.Invalid
+			} else if o.Met {
 				res = "met"
 			} else {
 				res = "**missed** by " + fmtMiss(o.Target, o.Measured)
@@ -70,6 +72,11 @@ func Markdown(r *Report, outcomes []Outcome, regs []Regression, prevNote, notes 
 				if row.Informational {
 					name += " (informational)"
 				}
+				saw := row.Counts
+				if why := invalid(row); why != "" {
+					name += " (**invalid**)"
+					saw = "invalid: " + why + "; last run: " + saw
+				}
 				if row.Skipped != "" {
 					p("| %s | %s | – | – | – | – | – | – | – | – | skipped: %s |\n", w.Name, name, mdEscape(row.Skipped))
 					continue
@@ -90,7 +97,7 @@ func Markdown(r *Report, outcomes []Outcome, regs []Regression, prevNote, notes 
 					okwn, okcn = false, false
 				}
 				p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | ±%.1f%% | %s |\n", w.Name, name, fmtDur(md.Wall), fmtDur(md.CPU), fmtMiB(md.MaxRSS),
-					fmtRatio(wn, okwn), fmtRatio(cn, okcn), fmtRatio(wc, okwc), fmtRatio(cc, okcc), 100*row.Spread(), mdEscape(row.Counts))
+					fmtRatio(wn, okwn), fmtRatio(cn, okcn), fmtRatio(wc, okwc), fmtRatio(cc, okcc), 100*row.Spread(), mdEscape(saw))
 			}
 		}
 		p("\n")

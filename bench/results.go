@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -16,6 +17,8 @@ type Run struct {
 	Wall   time.Duration `json:"wall"`
 	CPU    time.Duration `json:"cpu"`
 	MaxRSS int64         `json:"maxrss"` // bytes
+	// Counts is what the profiler reported at Shutdown ("k=v k=v").
+	Counts string `json:"counts,omitempty"`
 }
 
 // Row is one (runtime, workload, configuration) cell of a benchmark run.
@@ -31,10 +34,84 @@ type Row struct {
 	Informational bool `json:"informational,omitempty"`
 	// Runs are the measured processes, in the order they ran.
 	Runs []Run `json:"runs,omitempty"`
-	// Counts is what the profiler reported at Shutdown.
+	// Counts is what the profiler reported at Shutdown in the last run.
 	Counts string `json:"counts,omitempty"`
 	// Skipped says why the row has no runs on this runtime.
 	Skipped string `json:"skipped,omitempty"`
+	// Invalid says why the row's runs do not measure the work they were
+	// meant to (events dropped, counts that disagree with the C
+	// reference; see Validity): it is reported, but never met a target.
+	Invalid string `json:"invalid,omitempty"`
+}
+
+// Validity says what a configuration's Shutdown counts must show for its
+// runs to measure the whole work.
+type Validity struct {
+	// Zero are counts that must be 0 in every run: events dropped or lost,
+	// leaves that pair with no enter.
+	Zero []string
+	// MatchRef are counts that must equal, within MatchTolerance, the same
+	// count of the row's C reference (its last run): allocations recorded,
+	// functions entered.
+	MatchRef []string
+}
+
+// MatchTolerance is the relative difference allowed between a count and
+// the C reference's (Validity.MatchRef): the workloads are deterministic,
+// but a runtime's own background work can add a few events.
+const MatchTolerance = 1e-4
+
+// Check returns why row's runs are invalid, or "" if they are not. ref is
+// the row's C reference (for MatchRef).
+func (v Validity) Check(row, ref *Row) string {
+	bad, first := 0, ""
+	for i, r := range row.Runs {
+		why := ""
+		for _, k := range v.Zero {
+			if n, _ := countOf(r.Counts, k); n != 0 {
+				why = fmt.Sprintf("%s=%d in run %d", k, n, i+1)
+				break
+			}
+		}
+		for _, k := range v.MatchRef {
+			if why != "" {
+				break
+			}
+			if ref == nil || len(ref.Runs) == 0 {
+				return fmt.Sprintf("no C reference run to check %s against", k)
+			}
+			want, ok := countOf(ref.Runs[len(ref.Runs)-1].Counts, k)
+			if !ok {
+				return fmt.Sprintf("the C reference reported no %s", k)
+			}
+			got, ok := countOf(r.Counts, k)
+			if !ok || math.Abs(float64(got-want)) > MatchTolerance*math.Abs(float64(want)) {
+				why = fmt.Sprintf("%s=%d in run %d, the C reference counted %d", k, got, i+1, want)
+			}
+		}
+		if why != "" {
+			bad++
+			if first == "" {
+				first = why
+			}
+		}
+	}
+	if bad == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d runs did not do the whole work (%s)", bad, len(row.Runs), first)
+}
+
+// invalid is why row does not count: its Invalid, or, in reports made
+// before rows were validated, the drops its last run reported.
+func invalid(row *Row) string {
+	if row.Invalid != "" {
+		return row.Invalid
+	}
+	if d, _ := countOf(row.Counts, "dropped"); d > 0 {
+		return fmt.Sprintf("the recorder dropped %d events in the last run", d)
+	}
+	return ""
 }
 
 // Median returns the row's median wall time, CPU time and peak RSS (each
@@ -227,11 +304,11 @@ func Compare(prev, cur *Report) []Regression {
 	var out []Regression
 	for i := range cur.Rows {
 		row := &cur.Rows[i]
-		if row.Config == "none" || row.Informational || len(row.Runs) == 0 {
+		if row.Config == "none" || row.Informational || len(row.Runs) == 0 || invalid(row) != "" {
 			continue
 		}
 		old := prev.Row(row.Runtime, row.Workload, row.Config)
-		if old == nil || len(old.Runs) == 0 {
+		if old == nil || len(old.Runs) == 0 || invalid(old) != "" {
 			continue
 		}
 		against := []string{"none"}
@@ -240,7 +317,7 @@ func Compare(prev, cur *Report) []Regression {
 		}
 		for _, a := range against {
 			base, oldBase := cur.Row(row.Runtime, row.Workload, a), prev.Row(row.Runtime, row.Workload, a)
-			if base == nil || oldBase == nil {
+			if base == nil || oldBase == nil || invalid(base) != "" || invalid(oldBase) != "" {
 				continue
 			}
 			tol := max(RegressionTolerance, 2*(row.Spread()+base.Spread()))
@@ -303,8 +380,11 @@ type Outcome struct {
 	Runtime  string
 	Measured float64
 	OK       bool   // measured
-	Met      bool   // within the limit
+	Met      bool   // within the limit, and valid
 	Note     string // why not measured, or the noise
+	// Invalid says why the measurement does not count (the row or its
+	// baseline did not do the whole work; see Validity): never met.
+	Invalid string
 }
 
 // Check evaluates every target on every runtime of r.
@@ -346,28 +426,30 @@ func Check(r *Report) []Outcome {
 			case "rss-delta":
 				o.Measured, o.OK = float64(m.MaxRSS-b.MaxRSS)/(1<<20), true
 			}
-			o.Met = o.OK && o.Measured <= t.Limit
 			o.Note = fmt.Sprintf("noise ±%.1f%% / ±%.1f%%", 100*row.Spread(), 100*base.Spread())
-			if d := countOf(row.Counts, "dropped"); d > 0 {
-				o.Note += fmt.Sprintf("; the recorder dropped %d events in the last run", d)
+			if why := invalid(row); why != "" {
+				o.Invalid = why
+			} else if why := invalid(base); why != "" {
+				o.Invalid = "its baseline " + base.Config + ": " + why
 			}
+			o.Met = o.OK && o.Invalid == "" && o.Measured <= t.Limit
 			out = append(out, o)
 		}
 	}
 	return out
 }
 
-// countOf returns the value of key in a "k=v k=v" count line (0 if absent).
-func countOf(counts, key string) int64 {
+// countOf returns the value of key in a "k=v k=v" count line (0, false if
+// absent).
+func countOf(counts, key string) (int64, bool) {
 	for _, f := range strings.Fields(counts) {
 		if k, v, ok := strings.Cut(f, "="); ok && k == key {
-			var n int64
-			if _, err := fmt.Sscan(v, &n); err == nil {
-				return n
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				return n, true
 			}
 		}
 	}
-	return 0
+	return 0, false
 }
 
 // formatting helpers shared by the markdown writer

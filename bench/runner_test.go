@@ -56,6 +56,9 @@ type config struct {
 	// nonzero are counts of that line that must be positive, or the
 	// profiler did nothing here and the row is skipped.
 	nonzero []string
+	// valid says what the Shutdown counts of a run must show for the row
+	// to count (nothing dropped, counts equal to the C reference's).
+	valid bench.Validity
 	// need says why the config cannot run on rt ("" if it can).
 	need          func(rt harness.Runtime) string
 	informational bool
@@ -90,20 +93,29 @@ var configs = []config{
 	{name: "go-unimpl", lib: "goidle", env: []string{"BENCH_MODE=unimpl"}, ref: "c-unimpl", shutdown: "goidle: Shutdown mode=unimpl",
 		what: "clrprof: the same mask, no callback implemented: the SDK answers them in C"},
 	{name: "c-alloc", lib: "cref", env: []string{"CREF_MODE=alloc"}, shutdown: "cref: Shutdown mode=alloc", nonzero: []string{"allocations"},
-		what: "C reference: ObjectAllocated records (class, GetObjectSize) in a per-thread buffer; a consumer thread sums per class"},
+		valid: bench.Validity{Zero: []string{"lost"}},
+		what:  "C reference: ObjectAllocated records (class, GetObjectSize) in a per-thread buffer (unbounded: a full buffer goes to the consumer and the thread takes another); a consumer thread sums per class"},
+	{name: "go-alloc-fast", lib: "goalloc", ref: "c-alloc", shutdown: "goalloc: Shutdown mode=alloc", nonzero: []string{"allocations"},
+		valid: bench.Validity{Zero: []string{"dropped"}, MatchRef: []string{"allocations"}},
+		what:  "clrprof (bench/prof/alloc): the SDK's allocation fast path (Info.EnableAllocationRecording, no stacks: ObjectAllocated answered in C, class and GetObjectSize into per-thread rings of 1<<20 events, drained by a goroutine every 1 ms); the Batch callback sums per class in Go. Invalid if it dropped anything or recorded another number of allocations than c-alloc"},
 	{name: "go-alloc-sync", lib: "gosync", env: []string{"BENCH_MODE=alloc"}, ref: "c-alloc", shutdown: "gosync: Shutdown mode=alloc", nonzero: []string{"allocations"},
-		what: "clrprof (bench/prof/sync): ObjectAllocated handled synchronously in Go (GetObjectSize, per-class lock-free table), with the SDK's signal guard"},
+		valid: bench.Validity{Zero: []string{"sizeErrors"}, MatchRef: []string{"allocations"}},
+		what:  "clrprof (bench/prof/sync): ObjectAllocated handled synchronously in Go (GetObjectSize, per-class lock-free table), with the SDK's signal guard"},
 	{name: "go-alloc-sync-noguard", lib: "gosync", env: []string{"BENCH_MODE=alloc", "CLRPROF_SIGNAL_GUARD=0"}, ref: "c-alloc",
 		shutdown: "gosync: Shutdown mode=alloc", nonzero: []string{"allocations"}, informational: true,
-		what: "the same without the signal guard (CLRPROF_SIGNAL_GUARD=0): NOT safe (risks.md item 1), for comparison only"},
+		valid: bench.Validity{Zero: []string{"sizeErrors"}, MatchRef: []string{"allocations"}},
+		what:  "the same without the signal guard (CLRPROF_SIGNAL_GUARD=0): NOT safe (risks.md item 1), for comparison only"},
 	{name: "c-exc", lib: "cref", env: []string{"CREF_MODE=exc"}, shutdown: "cref: Shutdown mode=exc", nonzero: []string{"exceptions"},
 		what: "C reference: ExceptionThrown counts"},
 	{name: "go-exc-sync", lib: "gosync", env: []string{"BENCH_MODE=exc"}, ref: "c-exc", shutdown: "gosync: Shutdown mode=exc", nonzero: []string{"exceptions"},
-		what: "clrprof: ExceptionThrown handled synchronously in Go (one atomic counter), with the signal guard"},
+		valid: bench.Validity{MatchRef: []string{"exceptions"}},
+		what:  "clrprof: ExceptionThrown handled synchronously in Go (one atomic counter), with the signal guard"},
 	{name: "c-elt", lib: "cref", env: []string{"CREF_MODE=elt"}, shutdown: "cref: Shutdown mode=elt", nonzero: []string{"enters"},
-		what: "C reference: SetEnterLeaveFunctionHooks3 with register-saving assembly stubs calling C, which records (function, kind, timestamp) in per-thread buffers drained by a consumer thread"},
+		valid: bench.Validity{Zero: []string{"lost", "unpaired", "overflows"}},
+		what:  "C reference: SetEnterLeaveFunctionHooks3 with register-saving assembly stubs calling C (function ID from r14 on enter, rdi on leave and tailcall), which records (function, kind, timestamp) in per-thread buffers (unbounded, as for c-alloc); a consumer thread counts the events by kind and pairs each leave or tailcall with its thread's enters on a shadow stack. Invalid if any leave pairs with no enter"},
 	{name: "go-elt-fast", lib: "goelt", ref: "c-elt", shutdown: "goelt: Shutdown mode=elt", nonzero: []string{"enters"},
-		what: "clrprof (bench/prof/elt): the SDK's ELT fast path (Info.EnableELT: assembly stubs recording into per-thread rings in C, drained by a goroutine every 1 ms, 1<<20 events per thread so that nothing is dropped); the Batch callback counts events by kind"},
+		valid: bench.Validity{Zero: []string{"dropped", "unpaired", "overflows"}, MatchRef: []string{"enters"}},
+		what:  "clrprof (bench/prof/elt): the SDK's ELT fast path (Info.EnableELT: assembly stubs recording into per-thread rings in C, drained by a goroutine every 1 ms; rings of 1<<24 events, the largest the SDK allows, so that the call storm fits even when the goroutine falls behind); the Batch callback does c-elt's consumer work in Go. Invalid if it dropped anything, a leave paired with no enter, or it saw another number of enters than c-elt"},
 	{name: "c-sample", lib: "cref", env: []string{"CREF_MODE=sample"}, shutdown: "cref: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
 		what: "C reference: a C thread at 99 Hz: SuspendRuntime, DoStackSnapshot of every managed thread, ResumeRuntime"},
 	{name: "go-sample", lib: "gosample", ref: "c-sample", shutdown: "gosample: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
@@ -121,7 +133,7 @@ var workloads = []workload{
 		configs: []string{"none", "c-idle", "go-idle", "c-sample", "go-sample"},
 		what:    "CPU-bound loop (sieve and series) on one thread, no allocation in the loop"},
 	{name: "alloc", src: "workloads/alloc.cs", args: []string{"500000", "4"}, quickArgs: []string{"250000", "4"}, stdout: "alloc: objects=",
-		configs: []string{"none", "c-unimpl", "go-unimpl", "c-alloc", "go-alloc-sync", "go-alloc-sync-noguard"},
+		configs: []string{"none", "c-unimpl", "go-unimpl", "c-alloc", "go-alloc-fast", "go-alloc-sync", "go-alloc-sync-noguard"},
 		what:    "allocation storm: 4 threads each allocating N small objects and arrays"},
 	{name: "calls", src: "workloads/calls.cs", args: []string{"3", "28"}, quickArgs: []string{"2", "27"}, stdout: "calls: fib=",
 		configs: []string{"none", "c-elt", "go-elt-fast"},
@@ -222,6 +234,7 @@ func runOnce(t *testing.T, rt harness.Runtime, app string, w *workload, c *confi
 			return o
 		}
 		o.counts = strings.TrimSpace(strings.TrimPrefix(m, c.shutdown))
+		o.run.Counts = o.counts
 	}
 	return o
 }
@@ -275,6 +288,7 @@ func TestBench(t *testing.T) {
 		"goidle":   {clsid: "{9C4E7A12-3B5D-4F68-8E91-2A7C6B5D4E30}", build: goLib("./bench/prof/idle")},
 		"gosync":   {clsid: "{5A8D3F27-6C1E-4B94-9D02-7E3F8A6C1B45}", build: goLib("./bench/prof/sync")},
 		"goelt":    {clsid: "{4E9A2C71-6B3D-4F85-9A1E-8C2D7B5F3E06}", build: goLib("./bench/prof/elt")},
+		"goalloc":  {clsid: "{8B3E5D19-7A2C-4F60-9E84-1D6C3B7A5F92}", build: goLib("./bench/prof/alloc")},
 		"gosample": {clsid: "{2D7B9E54-8A3C-4F16-B7E0-5C9D1A3F6B82}", build: goLib("./bench/prof/sample")},
 	}
 	var only []string
@@ -379,6 +393,18 @@ func TestBench(t *testing.T) {
 					row.Counts = o.counts
 				}
 			}
+			// The references first: a row is checked against its
+			// reference's counts.
+			for _, cn := range w.configs {
+				if row := rows[cn]; row.Ref == "" && row.Skipped == "" {
+					row.Invalid = findConfig(cn).valid.Check(row, nil)
+				}
+			}
+			for _, cn := range w.configs {
+				if row := rows[cn]; row.Ref != "" && row.Skipped == "" {
+					row.Invalid = findConfig(cn).valid.Check(row, rows[row.Ref])
+				}
+			}
 			for _, cn := range w.configs {
 				row := rows[cn]
 				rep.Rows = append(rep.Rows, *row)
@@ -388,6 +414,9 @@ func TestBench(t *testing.T) {
 				}
 				m := row.Median()
 				fmt.Printf("%-14s %-10s %-22s wall %8s  cpu %8s  rss %4d MiB  ±%.1f%%\n", rt.Name, w.name, cn, fmtD(m.Wall), fmtD(m.CPU), m.MaxRSS>>20, 100*row.Spread())
+				if row.Invalid != "" {
+					fmt.Printf("%-14s %-10s %-22s INVALID: %s\n", rt.Name, w.name, cn, row.Invalid)
+				}
 			}
 		}
 	}
@@ -410,7 +439,10 @@ func finish(t *testing.T, rep *bench.Report, outMD, outJSON string) {
 			continue
 		}
 		status := "met"
-		if !o.Met {
+		switch {
+		case o.Invalid != "":
+			status = "INVALID: " + o.Invalid
+		case !o.Met:
 			status = "MISSED"
 		}
 		fmt.Printf("target %-55s %-14s %8.3f (limit %.2f) %s\n", o.Target.Name, o.Runtime, o.Measured, o.Target.Limit, status)

@@ -1,12 +1,24 @@
 // Command elt is the Go profiler of the benchmarks' ELT fast-path row: it
 // records every enter, leave and tailcall through the SDK's fast path
 // (Info.EnableELT: assembly stubs appending to per-thread buffers in C,
-// drained by the SDK on a goroutine) and counts the events by kind in its
-// Batch callback, the same work bench/cref's elt mode does in C.
+// drained by the SDK on a goroutine), and its Batch callback does the same
+// work as bench/cref's elt mode does in C: it counts the events by kind and
+// pairs every leave or tailcall with its thread's enters on a shadow stack
+// of function IDs (which shows that the IDs recorded are real).
+//
+// The SDK's buffers are bounded: when a thread's buffer is full, events
+// are dropped and counted (bench/cref's buffers grow instead). The row
+// uses the largest buffers the SDK allows (1<<24 events, 256 MiB of
+// address space per recording thread, touched only as far as the backlog
+// reaches) drained every millisecond, so that the benchmark's call storm
+// fits even when the draining goroutine falls behind; the runner reports a
+// run that dropped anything as invalid. BENCH_ELT_EVENTS and
+// BENCH_ELT_INTERVAL override the two settings.
 //
 // At Shutdown it closes the recorder (a final flush) and prints
 // "goelt: Shutdown mode=elt enters=E leaves=L tailcalls=T unwinds=U
-// dropped=D" on stderr.
+// paired=P unpaired=X unwound=W open=O overflows=F dropped=D batches=B
+// threads=N" on stderr.
 package main
 
 import (
@@ -18,34 +30,72 @@ import (
 	"github.com/clrprof/clrprof/profiler"
 )
 
+// Pairing limits, as in bench/cref: a leave may close a frame at most
+// pairSearch frames below the top (the frames above it were unwound), and
+// a shadow stack holds at most stackMax frames.
+const (
+	pairSearch = 64
+	stackMax   = 1 << 16
+)
+
 type eltprof struct {
 	profiler.Base
-	rec                                *profiler.ELTRecorder
-	enters, leaves, tailcalls, unwinds uint64 // touched only by Batch
-	dropped                            uint64
+	rec *profiler.ELTRecorder
+	// Touched only by batch (one goroutine).
+	enters, leaves, tailcalls, unwinds  uint64
+	paired, unpaired, unwound, overflow uint64
+	dropped, batches                    uint64
+	stacks                              map[uint32][]profiler.FunctionID
 }
 
 func (p *eltprof) batch(b profiler.ELTBatch) {
+	p.batches++
 	p.dropped += b.Dropped
+	st := p.stacks[b.Thread.OSThreadID]
 	for _, e := range b.Events {
 		switch e.Kind {
 		case profiler.ELTEnter:
 			p.enters++
-		case profiler.ELTLeave:
-			p.leaves++
-		case profiler.ELTTailcall:
-			p.tailcalls++
+			if len(st) == stackMax {
+				p.overflow++
+				continue
+			}
+			st = append(st, e.Function)
+		case profiler.ELTLeave, profiler.ELTTailcall:
+			if e.Kind == profiler.ELTLeave {
+				p.leaves++
+			} else {
+				p.tailcalls++
+			}
+			st = p.pair(st, e.Function)
 		default:
 			p.unwinds++
 		}
 	}
+	p.stacks[b.Thread.OSThreadID] = st
+}
+
+// pair closes the innermost frame of f on st.
+func (p *eltprof) pair(st []profiler.FunctionID, f profiler.FunctionID) []profiler.FunctionID {
+	n := len(st)
+	if n > 0 && st[n-1] == f {
+		p.paired++
+		return st[:n-1]
+	}
+	for k := 1; k < min(n, pairSearch); k++ {
+		if st[n-1-k] == f {
+			p.unwound += uint64(k)
+			p.paired++
+			return st[:n-1-k]
+		}
+	}
+	p.unpaired++
+	return st
 }
 
 func (p *eltprof) Initialize(info *profiler.Info) error {
-	// Buffers large enough, drained often enough, that a call storm loses
-	// nothing (bench/cref never drops): 1<<20 events (16 MiB) per thread,
-	// drained every millisecond. BENCH_ELT_EVENTS and BENCH_ELT_INTERVAL override.
-	opts := profiler.ELTOptions{Batch: p.batch, BufferEvents: 1 << 20, Interval: time.Millisecond}
+	p.stacks = map[uint32][]profiler.FunctionID{}
+	opts := profiler.ELTOptions{Batch: p.batch, BufferEvents: 1 << 24, Interval: time.Millisecond}
 	if v := os.Getenv("BENCH_ELT_EVENTS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -71,13 +121,19 @@ func (p *eltprof) Initialize(info *profiler.Info) error {
 }
 
 func (p *eltprof) Shutdown() error {
+	threads := 0
 	if p.rec != nil {
 		if err := p.rec.Close(); err != nil {
 			fmt.Fprintf(os.Stderr, "goelt: Close: %v\n", err)
 		}
+		threads = p.rec.Stats().Threads
 	}
-	fmt.Fprintf(os.Stderr, "goelt: Shutdown mode=elt enters=%d leaves=%d tailcalls=%d unwinds=%d dropped=%d\n",
-		p.enters, p.leaves, p.tailcalls, p.unwinds, p.dropped)
+	open := 0
+	for _, st := range p.stacks {
+		open += len(st)
+	}
+	fmt.Fprintf(os.Stderr, "goelt: Shutdown mode=elt enters=%d leaves=%d tailcalls=%d unwinds=%d paired=%d unpaired=%d unwound=%d open=%d overflows=%d dropped=%d batches=%d threads=%d\n",
+		p.enters, p.leaves, p.tailcalls, p.unwinds, p.paired, p.unpaired, p.unwound, open, p.overflow, p.dropped, p.batches, threads)
 	return nil
 }
 
