@@ -13,10 +13,16 @@
 //     kind of work (CREF_MODE=idle, unimpl, alloc, exc, elt, sample).
 //   - prof/: the Go profilers under test, each a main package built with
 //     -buildmode=c-shared: idle (Initialize/Shutdown only, or a wide event
-//     mask with no callback implemented), sync (synchronous Go
-//     ObjectAllocated and ExceptionThrown handlers), sample (a 99 Hz
-//     sampler), corpus (collects IL bodies and signatures for the decoder
-//     benchmarks).
+//     mask with no callback implemented), alloc (the SDK's allocation fast
+//     path, Info.EnableAllocationRecording), sync (synchronous Go
+//     ObjectAllocated and ExceptionThrown handlers), elt (the SDK's ELT
+//     fast path, Info.EnableELT), sample (a 99 Hz sampler), corpus
+//     (collects IL bodies and signatures for the decoder benchmarks).
+//     Each prints its counts at Shutdown, as cref does, and the runner
+//     checks them ([Validity]): a row whose profiler dropped events, paired
+//     a leave with no enter, or counted another number of allocations or
+//     enters than the C reference is reported as invalid, not as a target
+//     met.
 //   - runner_test.go: the runner, behind the benchrun build tag so that
 //     `go test ./...` never runs it. `task bench` builds everything, runs
 //     each (workload × profiler configuration) several times, interleaved,
