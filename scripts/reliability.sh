@@ -12,5 +12,5 @@ export CLRPROF_STORM_SECONDS="${STORM_SECONDS:-30}"
 export CLRPROF_CHURN_THREADS="${CHURN_THREADS:-100000}"
 export CLRPROF_ALC_CYCLES="${ALC_CYCLES:-200}"
 go test -count=1 -timeout 90m -v \
-	-run 'TestSignalStorm|TestExceptionStorm|TestStackOverflowUnchanged|TestThreadChurn|TestShutdownRace|TestUnload|TestProfilerPanickingCallback|TestDeclinesBesideAnotherGoRuntime|TestGoEnvironmentNotFollowed' \
+	-run 'TestSignalStorm|TestExceptionStorm|TestStackOverflowUnchanged|TestThreadChurn|TestShutdownRace|TestALCUnloadCycles|TestProfilerPanickingCallback|TestDeclinesBesideAnotherGoRuntime|TestGoEnvironmentNotFollowed' \
 	./profiler 2>&1 | tee bin/reliability.log | grep -E '^(=== RUN|--- |    --- |ok|FAIL|PASS)|(storm|churn|events|unload|environment)_test.go:[0-9]+: (net|without|[A-Za-z0-9.]+ run)'
