@@ -140,7 +140,7 @@ func (x *Info) EnableAllocationRecording(opts AllocOptions) (*AllocRecorder, err
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
-	go r.loop()
+	go drainEvery(r.opts.Interval, r.stop, r.done, r.drain)
 	return r, nil
 }
 
@@ -158,20 +158,6 @@ func AllocSampleWeight(size uint64, mean int) float64 {
 		return 1
 	}
 	return 1 / p
-}
-
-func (r *AllocRecorder) loop() {
-	defer close(r.done)
-	t := time.NewTicker(r.opts.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-r.stop:
-			return
-		case <-t.C:
-			r.drain()
-		}
-	}
 }
 
 func (r *AllocRecorder) drain() (n int) {

@@ -195,7 +195,7 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 	}
 	eltState.enabled = true
 	C.clrprof_elt_on = 1
-	go r.loop()
+	go drainEvery(r.opts.Interval, r.stop, r.done, r.drain)
 	return r, nil
 }
 
@@ -251,20 +251,6 @@ func clrprofGoELTFilter(f C.uintptr_t) (on C.int) {
 		return 1
 	}
 	return 0
-}
-
-func (r *ELTRecorder) loop() {
-	defer close(r.done)
-	t := time.NewTicker(r.opts.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-r.stop:
-			return
-		case <-t.C:
-			r.drain()
-		}
-	}
 }
 
 // drain delivers what every ring holds; it returns the events delivered.

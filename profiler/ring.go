@@ -150,3 +150,19 @@ func newTSCClock() *tscClock {
 
 // params returns the reading at the start and the rate (ns per tick).
 func (c *tscClock) params() (tsc0 uint64, rate float64) { return c.tsc0, c.rate }
+
+// drainEvery calls drain every interval until stop is closed, then closes
+// done: the goroutine behind each recorder.
+func drainEvery(interval time.Duration, stop <-chan struct{}, done chan<- struct{}, drain func() int) {
+	defer close(done)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			drain()
+		}
+	}
+}
