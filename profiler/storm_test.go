@@ -27,14 +27,20 @@ func stormSeconds(t *testing.T) string {
 	return "2"
 }
 
-func runStorm(t *testing.T, rt harness.Runtime, lib, app string, env ...string) harness.Result {
+func runStorm(t *testing.T, rt harness.Runtime, lib, app string, timeout time.Duration, env ...string) harness.Result {
 	t.Helper()
 	return harness.Run(t, rt, app, harness.RunOptions{
 		ProfilerPath: lib, ProfilerCLSID: stormprofCLSID,
 		Args:    []string{"gcstorm", stormSeconds(t)},
 		Env:     env,
-		Timeout: 3 * time.Minute,
+		Timeout: timeout,
 	})
+}
+
+// stormTimeout allows a storm run its duration plus slack.
+func stormTimeout(t *testing.T, slack time.Duration) time.Duration {
+	s, _ := strconv.ParseFloat(stormSeconds(t), 64)
+	return time.Duration(s*float64(time.Second)) + slack
 }
 
 // TestSignalStorm is the reproducer of golang/go#78883 and
@@ -48,7 +54,7 @@ func TestSignalStorm(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/stormprof")
 	app := eventsApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
-		res := runStorm(t, rt, lib, app)
+		res := runStorm(t, rt, lib, app, stormTimeout(t, 3*time.Minute))
 		res.MustSucceed(t)
 		res.MustStdoutContain(t, "gcstorm: rounds=")
 		m := stormRe.FindStringSubmatch(res.Stderr)
@@ -68,8 +74,8 @@ func TestSignalStorm(t *testing.T) {
 // measures turned off (CLRPROF_SIGNAL_GUARD=0: SIGRTMIN is not blocked
 // while Go runs in a callback; CLRPROF_SIGNAL_AUDIT=0: the handlers keep
 // what the Go runtime did to them) and logs what happens on each runtime. It
-// shows that the measures are needed: at least one runtime must crash in
-// one of the two settings (each tried at most twice).
+// shows that the measures are needed: at least one runtime must crash (or
+// hang) in one of the two settings (each tried at most twice).
 func TestSignalStormWithoutMeasures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash demonstration; not in -short")
@@ -82,7 +88,9 @@ func TestSignalStormWithoutMeasures(t *testing.T) {
 		for _, knob := range []string{"CLRPROF_SIGNAL_GUARD=0", "CLRPROF_SIGNAL_AUDIT=0"} {
 			outcome := "survived 2 runs"
 			for attempt := 1; attempt <= 2; attempt++ {
-				res := runStorm(t, rt, lib, app, knob)
+				// A run that hangs (GC suspension never completing) is
+				// killed after 30 s of slack and counts as a failure too.
+				res := runStorm(t, rt, lib, app, stormTimeout(t, 30*time.Second), knob)
 				if !res.Succeeded() {
 					outcome = "crashed (" + res.Status() + ") in run " + strconv.Itoa(attempt)
 					crashes++
