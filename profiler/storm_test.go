@@ -13,7 +13,7 @@ import (
 
 const stormprofCLSID = "{6E1D8C47-2B9A-4F3E-8D5C-1A7B9E2F4C60}"
 
-var stormRe = regexp.MustCompile(`(?m)^stormprof: signals=(\d+) threads=(\d+) allocations=(\d+) exceptions=(\d+)$`)
+var stormRe = regexp.MustCompile(`(?m)^stormprof: signals=(\d+) threads=(\d+) allocations=(\d+) exceptions=(\d+) throttled=(\d+)$`)
 
 // stormSeconds is how long each storm runs: CLRPROF_STORM_SECONDS (the
 // reliability suite sets a longer one), default 2.

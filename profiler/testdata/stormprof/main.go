@@ -7,12 +7,14 @@
 // thread it has seen, every STORMPROF_INTERVAL (default 10µs). At Shutdown
 // it prints what it did:
 //
-//	stormprof: signals=N threads=T allocations=A exceptions=E
+//	stormprof: signals=N threads=T allocations=A exceptions=E throttled=R
 package main
 
 import (
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -32,6 +34,7 @@ type stormprof struct {
 	allocations atomic.Int64
 	exceptions  atomic.Int64
 	signals     atomic.Int64
+	throttled   atomic.Int64 // rounds skipped because maxQueued signals were queued
 	stop        chan struct{}
 	done        chan struct{}
 }
@@ -69,6 +72,31 @@ func (p *stormprof) ExceptionThrown(profiler.ObjectID) error {
 	return nil
 }
 
+// maxQueued bounds the real-time signals queued for this user: SIGRTMIN is
+// blocked while a thread runs Go code in a callback, and signals sent to it
+// meanwhile queue up. Left unbounded, the storm would fill the user's
+// RLIMIT_SIGPENDING queue, after which the runtime's own activation signals
+// (and those of every other process of the user) fail to be sent and GC
+// suspension stalls: a test artefact, not what CoreCLR does (it has at most
+// one activation in flight per thread).
+const maxQueued = 512
+
+// queuedSignals reads the user's queued signal count ("SigQ: n/limit").
+func queuedSignals() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigQ:"); ok {
+			n, _, _ := strings.Cut(strings.TrimSpace(v), "/")
+			q, _ := strconv.Atoi(n)
+			return q
+		}
+	}
+	return 0
+}
+
 func (p *stormprof) storm(interval time.Duration) {
 	defer close(p.done)
 	pid := os.Getpid()
@@ -77,6 +105,11 @@ func (p *stormprof) storm(interval time.Duration) {
 		case <-p.stop:
 			return
 		default:
+		}
+		if queuedSignals() > maxQueued {
+			p.throttled.Add(1)
+			time.Sleep(interval)
+			continue
 		}
 		p.threads.Range(func(k, _ any) bool {
 			// A thread that has exited is simply gone (ESRCH).
@@ -95,8 +128,8 @@ func (p *stormprof) Shutdown() error {
 	case <-p.done:
 	case <-time.After(2 * time.Second):
 	}
-	fmt.Fprintf(os.Stderr, "stormprof: signals=%d threads=%d allocations=%d exceptions=%d\n",
-		p.signals.Load(), p.nthreads.Load(), p.allocations.Load(), p.exceptions.Load())
+	fmt.Fprintf(os.Stderr, "stormprof: signals=%d threads=%d allocations=%d exceptions=%d throttled=%d\n",
+		p.signals.Load(), p.nthreads.Load(), p.allocations.Load(), p.exceptions.Load(), p.throttled.Load())
 	return nil
 }
 
