@@ -283,7 +283,7 @@ func TestBench(t *testing.T) {
 	// Build everything.
 	libs := map[string]*lib{
 		"cref": {clsid: "{3B8F2A61-5D4C-4E97-A1B2-7C6D5E4F3A28}", build: func(t *testing.T) string {
-			return harness.BuildCShared(t, []string{"cref/cref.c"}, "-pthread", "-Wall")
+			return harness.BuildCShared(t, []string{"cref/cref.c"}, "-I../internal/include", "-pthread", "-Wall")
 		}},
 		"goidle":   {clsid: "{9C4E7A12-3B5D-4F68-8E91-2A7C6B5D4E30}", build: goLib("./bench/prof/idle")},
 		"gosync":   {clsid: "{5A8D3F27-6C1E-4B94-9D02-7E3F8A6C1B45}", build: goLib("./bench/prof/sync")},

@@ -42,35 +42,15 @@
  * the interfaces named; GUIDs are the interfaces' IIDs.
  */
 #define _GNU_SOURCE
+#define CPROFILER_LOG_PREFIX "cref: "
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#define EXPORT __attribute__((visibility("default")))
+#include "cprofiler.h"
 
-typedef int32_t HRESULT;
-typedef uint32_t ULONG;
 typedef uintptr_t ID;
-
-typedef struct {
-    uint32_t d1;
-    uint16_t d2;
-    uint16_t d3;
-    uint8_t d4[8];
-} GUID;
-
-#define S_OK ((HRESULT)0)
-#define E_FAIL ((HRESULT)0x80004005)
-#define E_NOINTERFACE ((HRESULT)0x80004002)
-#define E_POINTER ((HRESULT)0x80004003)
-#define CLASS_E_NOAGGREGATION ((HRESULT)0x80040110)
-#define CLASS_E_CLASSNOTAVAILABLE ((HRESULT)0x80040111)
 
 /* COR_PRF_MONITOR bits. */
 #define PRF_FUNCTION_UNLOADS 0x1u
@@ -99,31 +79,7 @@ typedef struct {
 /* {3B8F2A61-5D4C-4E97-A1B2-7C6D5E4F3A28} */
 static const GUID CREF_CLSID = {0x3B8F2A61, 0x5D4C, 0x4E97, {0xA1, 0xB2, 0x7C, 0x6D, 0x5E, 0x4F, 0x3A, 0x28}};
 
-static const GUID IID_IUnknown = {0x00000000, 0x0000, 0x0000, {0xC0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x46}};
-static const GUID IID_IClassFactory = {0x00000001, 0x0000, 0x0000, {0xC0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x46}};
-
-/* ICorProfilerCallback .. ICorProfilerCallback11. */
-static const GUID callback_iids[11] = {
-    {0x176FBED1, 0xA55C, 0x4796, {0x98, 0xCA, 0xA9, 0xDA, 0x0E, 0xF8, 0x83, 0xE7}},
-    {0x8A8CC829, 0xCCF2, 0x49FE, {0xBB, 0xAE, 0x0F, 0x02, 0x22, 0x28, 0x07, 0x1A}},
-    {0x4FD2ED52, 0x7731, 0x4B8D, {0x94, 0x69, 0x03, 0xD2, 0xCC, 0x30, 0x86, 0xC5}},
-    {0x7B63B2E3, 0x107D, 0x4D48, {0xB2, 0xF6, 0xF6, 0x1E, 0x22, 0x94, 0x70, 0xD2}},
-    {0x8DFBA405, 0x8C9F, 0x45F8, {0xBF, 0xFA, 0x83, 0xB1, 0x4C, 0xEF, 0x78, 0xB5}},
-    {0xFC13DF4B, 0x4448, 0x4F4F, {0x95, 0x0C, 0xBA, 0x8D, 0x19, 0xD0, 0x0C, 0x36}},
-    {0xF76A2DBA, 0x1D52, 0x4539, {0x86, 0x6C, 0x2A, 0xA5, 0x18, 0xF9, 0xEF, 0xC3}},
-    {0x5BED9B15, 0xC079, 0x4D47, {0xBF, 0xE2, 0x21, 0x5A, 0x14, 0x0C, 0x07, 0xE0}},
-    {0x27583EC3, 0xC8F5, 0x482F, {0x80, 0x52, 0x19, 0x4B, 0x8C, 0xE4, 0x70, 0x5A}},
-    {0xCEC5B60E, 0xC69C, 0x495F, {0x87, 0xF6, 0x84, 0xD2, 0x8E, 0xE1, 0x6F, 0xFB}},
-    {0x42350846, 0xAAED, 0x47F7, {0xB1, 0x28, 0xFD, 0x0C, 0x98, 0x88, 0x1C, 0xDE}},
-};
-
-static const GUID IID_ICorProfilerInfo3 = {0xB555ED4F, 0x452A, 0x4E54, {0x8B, 0x39, 0xB5, 0x36, 0x0B, 0xAD, 0x32, 0xA0}};
-static const GUID IID_ICorProfilerInfo10 = {0x2F1B5152, 0xC869, 0x40C9, {0xAA, 0x5F, 0x3A, 0xBE, 0x02, 0x6B, 0xD7, 0x20}};
-
 enum {
-    SLOT_QUERY_INTERFACE = 0,
-    SLOT_ADD_REF = 1,
-    SLOT_RELEASE = 2,
     /* ICorProfilerCallback11 */
     CB_INITIALIZE = 3,
     CB_SHUTDOWN = 4,
@@ -140,19 +96,8 @@ enum {
     INFO_RESUME_RUNTIME = 98,
     /* ICorProfilerThreadEnum */
     THREADENUM_NEXT = 7,
-    /* IClassFactory */
-    CF_CREATE_INSTANCE = 3,
-    CF_LOCK_SERVER = 4,
-    CF_SLOT_COUNT = 5,
 };
 
-typedef struct {
-    void *const *vtbl;
-} comobj;
-
-typedef HRESULT (*qi_fn)(comobj *, const GUID *, void **);
-typedef ULONG (*release_fn)(comobj *);
-typedef HRESULT (*set_event_mask_fn)(comobj *, uint32_t);
 typedef HRESULT (*get_object_size_fn)(comobj *, ID, ULONG *);
 typedef HRESULT (*set_elt3_fn)(comobj *, void *, void *, void *);
 typedef HRESULT (*enum_threads_fn)(comobj *, comobj **);
@@ -163,28 +108,7 @@ typedef HRESULT (*do_snapshot_fn)(comobj *, ID, snapshot_cb, uint32_t, void *, u
 
 #define CALL(obj, slot, type) ((type)((obj)->vtbl[slot]))
 
-static void say(const char *fmt, ...) {
-    char buf[512];
-    int n;
-    va_list ap;
-    memcpy(buf, "cref: ", 6);
-    va_start(ap, fmt);
-    n = vsnprintf(buf + 6, sizeof buf - 7, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-        return;
-    }
-    n += 6;
-    if (n > (int)sizeof buf - 1) {
-        n = (int)sizeof buf - 1;
-    }
-    buf[n++] = '\n';
-    if (write(2, buf, (size_t)n) < 0) {
-        /* nothing to do */
-    }
-}
 
-static int guid_eq(const GUID *a, const GUID *b) { return memcmp(a, b, sizeof(GUID)) == 0; }
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -657,7 +581,7 @@ static HRESULT prof_initialize(comobj *self, comobj *unk) {
         say("unknown CREF_MODE %s", m);
         return E_FAIL;
     }
-    if (unk == NULL || CALL(unk, SLOT_QUERY_INTERFACE, qi_fn)(unk, &IID_ICorProfilerInfo3, &p) != S_OK || p == NULL) {
+    if (unk == NULL || CALL(unk, SLOT_QUERY_INTERFACE, qi_fn)(unk, &info_iids[2], &p) != S_OK || p == NULL) {
         say("no ICorProfilerInfo3");
         return E_FAIL;
     }
@@ -685,7 +609,7 @@ static HRESULT prof_initialize(comobj *self, comobj *unk) {
         break;
     case MODE_SAMPLE:
         p = NULL;
-        if (CALL(unk, SLOT_QUERY_INTERFACE, qi_fn)(unk, &IID_ICorProfilerInfo10, &p) != S_OK || p == NULL) {
+        if (CALL(unk, SLOT_QUERY_INTERFACE, qi_fn)(unk, &info_iids[9], &p) != S_OK || p == NULL) {
             say("sample mode needs ICorProfilerInfo10");
             return E_NOINTERFACE;
         }
@@ -784,31 +708,6 @@ static HRESULT prof_ok(comobj *self) {
 
 /* ---- class factory ---- */
 
-static void *factory_vtbl[CF_SLOT_COUNT];
-static comobj factory_obj = {factory_vtbl};
-
-static HRESULT cf_query_interface(comobj *self, const GUID *riid, void **ppv) {
-    if (ppv == NULL) {
-        return E_POINTER;
-    }
-    if (riid != NULL && (guid_eq(riid, &IID_IUnknown) || guid_eq(riid, &IID_IClassFactory))) {
-        *ppv = self;
-        return S_OK;
-    }
-    *ppv = NULL;
-    return E_NOINTERFACE;
-}
-
-static ULONG cf_add_ref(comobj *self) {
-    (void)self;
-    return 2;
-}
-
-static ULONG cf_release(comobj *self) {
-    (void)self;
-    return 1;
-}
-
 static HRESULT cf_create_instance(comobj *self, comobj *outer, const GUID *riid, void **ppv) {
     (void)self;
     if (ppv == NULL) {
@@ -819,12 +718,6 @@ static HRESULT cf_create_instance(comobj *self, comobj *outer, const GUID *riid,
         return CLASS_E_NOAGGREGATION;
     }
     return prof_query_interface(&profiler_obj, riid, ppv);
-}
-
-static HRESULT cf_lock_server(comobj *self, int lock) {
-    (void)self;
-    (void)lock;
-    return S_OK;
 }
 
 __attribute__((constructor)) static void cref_init_vtables(void) {
@@ -838,11 +731,7 @@ __attribute__((constructor)) static void cref_init_vtables(void) {
     profiler_vtbl[CB_INITIALIZE] = (void *)prof_initialize;
     profiler_vtbl[CB_SHUTDOWN] = (void *)prof_shutdown;
 
-    factory_vtbl[SLOT_QUERY_INTERFACE] = (void *)cf_query_interface;
-    factory_vtbl[SLOT_ADD_REF] = (void *)cf_add_ref;
-    factory_vtbl[SLOT_RELEASE] = (void *)cf_release;
-    factory_vtbl[CF_CREATE_INSTANCE] = (void *)cf_create_instance;
-    factory_vtbl[CF_LOCK_SERVER] = (void *)cf_lock_server;
+    cprofiler_init_factory(cf_create_instance);
 }
 
 EXPORT HRESULT DllGetClassObject(const GUID *rclsid, const GUID *riid, void **ppv) {

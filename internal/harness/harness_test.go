@@ -244,7 +244,7 @@ func processGone(pid int) bool {
 // buildCProf compiles testdata/cprof/cprof.c, warnings as errors.
 func buildCProf(t *testing.T) string {
 	t.Helper()
-	return harness.BuildCShared(t, []string{"testdata/cprof/cprof.c"}, "-Wall", "-Wextra", "-Werror", "-fvisibility=hidden")
+	return harness.BuildCShared(t, []string{"testdata/cprof/cprof.c"}, "-I../include", "-Wall", "-Wextra", "-Werror", "-fvisibility=hidden")
 }
 
 var cprofLine = regexp.MustCompile(`(?m)^cprof: (.*)$`)

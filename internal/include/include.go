@@ -1,3 +1,6 @@
 // Package include holds the C headers shared by the cgo packages of clrprof
-// (profiler, metadata); they add this directory to their include path.
+// (profiler, metadata), which add this directory to their include path:
+// comtypes.h, the PAL base types. cprofiler.h is the scaffolding of the
+// hand-written C profilers of the tests and benchmarks
+// (internal/harness/testdata/cprof, bench/cref).
 package include
