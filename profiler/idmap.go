@@ -312,33 +312,26 @@ func (m *IDMap) quiesce() {
 // must not call the map's unload methods (it would wait for itself); it may
 // look things up and call the other Use methods.
 func (m *IDMap) UseClass(id ClassID, f func(ClassEntry) error) error {
-	slot := m.enter()
-	defer m.leave(slot)
-	e, ok := m.Class(id)
-	if !ok {
-		return fmt.Errorf("clrprof: class %#x: %w", uint64(id), ErrUnknownID)
-	}
-	return f(e)
+	return use(m, "class", id, m.Class, f)
 }
 
 // UseFunction is [IDMap.UseClass] for a function.
 func (m *IDMap) UseFunction(id FunctionID, f func(FunctionEntry) error) error {
-	slot := m.enter()
-	defer m.leave(slot)
-	e, ok := m.Function(id)
-	if !ok {
-		return fmt.Errorf("clrprof: function %#x: %w", uint64(id), ErrUnknownID)
-	}
-	return f(e)
+	return use(m, "function", id, m.Function, f)
 }
 
 // UseModule is [IDMap.UseClass] for a module.
 func (m *IDMap) UseModule(id ModuleID, f func(ModuleEntry) error) error {
+	return use(m, "module", id, m.Module, f)
+}
+
+// use holds off unloads while it looks id up and calls f with its entry.
+func use[ID ~uintptr, E any](m *IDMap, kind string, id ID, lookup func(ID) (E, bool), f func(E) error) error {
 	slot := m.enter()
 	defer m.leave(slot)
-	e, ok := m.Module(id)
+	e, ok := lookup(id)
 	if !ok {
-		return fmt.Errorf("clrprof: module %#x: %w", uint64(id), ErrUnknownID)
+		return fmt.Errorf("clrprof: %s %#x: %w", kind, uint64(id), ErrUnknownID)
 	}
 	return f(e)
 }
