@@ -381,6 +381,21 @@ func TestCProfilerCrashIsReported(t *testing.T) {
 		if strings.Contains(res.Stdout, "hello") {
 			t.Fatalf("app ran after the profiler crashed:\n%s", res.Describe())
 		}
+		// The crash left evidence: a kept core and gdb's backtrace of
+		// the crashing thread, naming the function that faulted.
+		if strings.HasPrefix(harness.CorePattern(), "|") {
+			t.Skipf("core_pattern pipes cores elsewhere (%s): no core to read here", harness.CorePattern())
+		}
+		if !res.CoreDumped || res.Core == "" {
+			t.Fatalf("no core kept (dumped=%v, core=%q):\n%s", res.CoreDumped, res.Core, res.Describe())
+		}
+		if _, err := os.Stat(res.Core); err != nil {
+			t.Fatalf("kept core: %v", err)
+		}
+		if !strings.Contains(res.Backtrace, "prof_initialize") || !strings.Contains(res.Describe(), "crash evidence") {
+			t.Fatalf("the backtrace does not name the faulting function:\n%s", res.Describe())
+		}
+		_ = os.Remove(res.Core)
 	})
 }
 

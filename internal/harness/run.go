@@ -46,6 +46,10 @@ type RunOptions struct {
 	Dir string
 	// Stdin is the program's standard input (default: empty).
 	Stdin string
+	// ExpectCrash says the run is meant to crash (a demonstration of what
+	// happens without a safety measure): its core, if any, is deleted
+	// instead of kept and read with gdb.
+	ExpectCrash bool
 }
 
 // Result is how a run ended and what it printed.
@@ -64,6 +68,11 @@ type Result struct {
 	Signal   syscall.Signal
 	// CoreDumped is true when the kernel wrote a core file.
 	CoreDumped bool
+	// Core is where the core file was kept (under <cache>/cores/), and
+	// Backtrace what gdb said about it (every thread's backtrace, the
+	// signal, the profiler's signal audit), or why there is none. Both are
+	// set only for runs that a signal ended.
+	Core, Backtrace string
 	// TimedOut is true when the run was killed because its timeout expired.
 	TimedOut bool
 	// Duration is the wall time from start to exit.
@@ -107,6 +116,7 @@ func Run(t testing.TB, rt Runtime, app string, opts RunOptions) Result {
 
 	res.Stdout, res.Stderr = stdout.String(), stderr.String()
 	setExit(t, "harness.Run", &res, cmd.ProcessState, waitErr)
+	collectCrash(t, &res, rt.DotnetPath, pgid, cmd.Dir, start, opts)
 	t.Logf("ran on %s: %s %s -> %s in %v", rt.Name, filepath.Base(app), strings.Join(opts.Args, " "), res.Status(), res.Duration.Round(time.Millisecond))
 	return res
 }
@@ -188,6 +198,7 @@ func command(t testing.TB, who string, rt Runtime, app string, opts RunOptions) 
 		}
 	}
 
+	enableCores()
 	args := append([]string{"exec", "--runtimeconfig", rcPath, appAbs}, opts.Args...)
 	cmd := exec.Command(rt.DotnetPath, args...)
 	cmd.Dir = dir
@@ -269,6 +280,9 @@ func (r Result) Describe() string {
 	fmt.Fprintf(&b, "status:  %s after %v\n", r.Status(), r.Duration.Round(time.Millisecond))
 	fmt.Fprintf(&b, "--- stdout (last 40 lines) ---\n%s", tail(r.Stdout, 40))
 	fmt.Fprintf(&b, "--- stderr (last 40 lines) ---\n%s", tail(r.Stderr, 40))
+	if r.Backtrace != "" {
+		fmt.Fprintf(&b, "--- crash evidence (core: %s) ---\n%s\n", r.Core, strings.TrimRight(r.Backtrace, "\n"))
+	}
 	return b.String()
 }
 

@@ -67,6 +67,10 @@ func Start(t testing.TB, rt Runtime, app string, opts RunOptions) *Proc {
 		p.result = &Result{Runtime: rt, Args: p.args, Duration: time.Since(p.started)}
 		if ps := cmd.ProcessState; ps != nil {
 			exitFields(p.result, ps)
+			p.mu.Lock()
+			p.result.TimedOut = p.killed
+			p.mu.Unlock()
+			collectCrash(t, p.result, rt.DotnetPath, p.Pid, cmd.Dir, p.started, opts)
 		} else {
 			p.result.ExitCode, p.startErr = -1, p.waitErr
 		}
