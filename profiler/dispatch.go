@@ -173,5 +173,7 @@ func (d *dispatcher) stop() {
 	for slot := range callbackMethods {
 		setImpl(slot, false)
 	}
-	logger().Debug("shut down")
+	st := segvCounts()
+	logger().Info("shut down", "sigsegvOnPrivateStack", st.private, "sigsegvReturned", st.returned,
+		"sigsegvOnAltStack", st.alt, "sigsegvReasserted", st.reasserts)
 }

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include "shim.h"
 #include "_cgo_export.h"
@@ -39,18 +41,22 @@ int clrprof_get_impl(int slot) {
 
 // ---- guard around C->Go calls ----
 
-// Diagnostics only: CLRPROF_SIGNAL_GUARD=0 turns the guard off and
-// CLRPROF_SIGNAL_AUDIT=0 the signal audit, so that stress tests can show
-// what they prevent and benchmarks can measure what they cost. Read once,
-// before the Go runtime starts.
-static int guard_off, audit_off;
+// Diagnostics only: CLRPROF_SIGNAL_GUARD=0 turns the guard off,
+// CLRPROF_SIGNAL_AUDIT=0 the signal audit and CLRPROF_SEGV_PRIVATE_STACK=0
+// the SIGSEGV router's private stack, so that stress tests can show what
+// they prevent and benchmarks can measure what they cost. Read once, before
+// the Go runtime starts.
+static int guard_off, audit_off, private_stack_off;
 
 static int env_is_zero(const char *name) {
 	const char *v = getenv(name);
 	return v != NULL && strcmp(v, "0") == 0;
 }
 
+static void segv_stack_ensure(void);
+
 void clrprof_go_enter(clrprof_guard *g) {
+	segv_stack_ensure();
 	if (guard_off) {
 		g->restore = 0;
 		return;
@@ -333,6 +339,7 @@ const char *clrprof_env_other_go(void) { return env_other_go; }
 __attribute__((constructor(101))) static void clrprof_snapshot_signals(void) {
 	guard_off = env_is_zero("CLRPROF_SIGNAL_GUARD");
 	audit_off = env_is_zero("CLRPROF_SIGNAL_AUDIT");
+	private_stack_off = env_is_zero("CLRPROF_SEGV_PRIVATE_STACK");
 	for (int sig = 1; sig < NSIG; sig++) {
 		pre_go_valid[sig] = sigaction(sig, NULL, &pre_go[sig]) == 0;
 	}
@@ -393,9 +400,240 @@ static int pc_in_self(uintptr_t pc) {
 	return 0;
 }
 
+// ---- the host's SIGSEGV handler on a stack of its own ----
+//
+// CoreCLR's SIGSEGV handler runs on the thread's alternate signal stack
+// (SA_ONSTACK, so that it can report a stack overflow), keeps its frames
+// there (a return point holding a whole CONTEXT, and the kernel's signal
+// frame with the faulting context), and runs the exception dispatch on the
+// thread's own stack; when the dispatch returns, it jumps back into those
+// frames and returns from the signal. While it runs on the thread's stack,
+// the alternate stack is not "in use" as far as the kernel can tell, so any
+// other SA_ONSTACK signal is delivered at its top, over CoreCLR's live
+// frames. CoreCLR blocks its own activation signal there for exactly that
+// reason, but the Go runtime's signals also use the alternate stack (which
+// Go adopts as its signal stack on the threads that call into Go): SIGURG,
+// which Go sends to preempt a goroutine running in a callback, and Go's own
+// SIGSEGV/SIGPIPE when Go code in a callback faults or writes to a closed
+// pipe. Seen as "*** stack smashing detected ***" (a SIGURG frame, then
+// Go's handler frames, over CoreCLR's sigsegv_handler frame, found in the
+// core of a crashed signal storm run; docs/reliability.md).
+//
+// So the router does not let the host handler keep anything on the
+// alternate stack: it copies the kernel's signal frame (context, signal
+// information, extended register state) to a stack of the thread's own,
+// calls the host handler there with the copies, and, if the handler returns,
+// returns from the signal with rt_sigreturn on the copy. Whatever lands on
+// the alternate stack meanwhile overwrites nothing that is still needed.
+//
+// The stack is mapped the first time a thread calls into Go (the only
+// threads the Go runtime ever signals or runs Go code on) and unmapped when
+// the thread exits. A thread without one (it never called into Go) runs the
+// host handler where it always did.
+
+#define SEGV_STACK_SIZE (128 * 1024)
+
+static __thread char *segv_stack __attribute__((tls_model("initial-exec")));
+static pthread_key_t segv_stack_key;
+static pthread_once_t segv_stack_once = PTHREAD_ONCE_INIT;
+static int segv_stack_key_ok;
+static size_t segv_page;
+
+// Counters for the tests: signals the router ran on the private stack, how
+// many of those the host handler returned from (the rest it left for the
+// managed exception dispatch), and signals it ran on the alternate stack
+// (no private stack on that thread, or a frame it could not copy).
+static uint64_t segv_private_runs, segv_altstack_runs, segv_private_returns;
+// How often the router was put back on top of a SIGSEGV handler installed
+// over it (.NET Core 2.0's JIT: once).
+static uint64_t segv_reasserts;
+
+static void segv_stack_free(void *base) {
+	if (base != NULL && base != (void *)-1) {
+		munmap(base, SEGV_STACK_SIZE + segv_page);
+	}
+	segv_stack = NULL;
+}
+
+static void segv_stack_key_init(void) {
+	segv_page = (size_t)sysconf(_SC_PAGESIZE);
+	segv_stack_key_ok = pthread_key_create(&segv_stack_key, segv_stack_free) == 0;
+}
+
+static int segv_reassert(void);
+static void segv_router(int sig, siginfo_t *info, void *ctx);
+
+static void segv_stack_ensure(void) {
+	if (__builtin_expect(segv_stack != NULL, 1)) {
+		return;
+	}
+	// A thread's first call into Go: also a cheap moment to make sure no
+	// SIGSEGV handler was installed over the router since the audit.
+	segv_reassert();
+	pthread_once(&segv_stack_once, segv_stack_key_init);
+	if (!segv_stack_key_ok) {
+		segv_stack = (char *)-1;
+		return;
+	}
+	char *base = mmap(NULL, SEGV_STACK_SIZE + segv_page, PROT_READ | PROT_WRITE,
+	                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (base == MAP_FAILED) {
+		segv_stack = (char *)-1;
+		return;
+	}
+	// A guard page below, so an overflow faults instead of writing on.
+	mprotect(base, segv_page, PROT_NONE);
+	if (pthread_setspecific(segv_stack_key, base) != 0) {
+		munmap(base, SEGV_STACK_SIZE + segv_page);
+		segv_stack = (char *)-1;
+		return;
+	}
+	segv_stack = base;
+}
+
+// Assembly (shim_linux_amd64.S): call fn(sig, info, ctx) with the stack
+// pointer at sp, and return from a signal whose context is uc.
+void clrprof_call_on_stack(void (*fn)(int, siginfo_t *, void *), int sig, siginfo_t *info, void *ctx, void *sp);
+__attribute__((noreturn)) void clrprof_sigreturn(void *uc);
+
+// The x86-64 extended state header: fpstate+464 holds magic1 and the size
+// of the whole saved area (with the trailing magic2).
+#define FP_MAGIC1 0x46505853U
+#define FP_SW_OFF 464
+
+static size_t fpstate_size(const void *fp) {
+	uint32_t magic, size;
+	memcpy(&magic, (const char *)fp + FP_SW_OFF, 4);
+	memcpy(&size, (const char *)fp + FP_SW_OFF + 4, 4);
+	if (magic == FP_MAGIC1 && size >= 512 && size <= 64 * 1024) {
+		return size;
+	}
+	return 512;
+}
+
+static void run_host_segv(void (*handler)(int, siginfo_t *, void *), int sig, siginfo_t *info, void *ctx) {
+	ucontext_t *uc = ctx;
+	char *stack = segv_stack;
+	if (stack == NULL || stack == (char *)-1 || uc == NULL || info == NULL || private_stack_off) {
+		__atomic_add_fetch(&segv_altstack_runs, 1, __ATOMIC_RELAXED);
+		handler(sig, info, ctx);
+		return;
+	}
+	// The kernel's frame: the return address slot, the context, the signal
+	// information after it, the extended state (64-byte aligned) above.
+	char *src = (char *)uc - sizeof(void *);
+	char *end = (char *)info + sizeof(siginfo_t);
+	char *fp = (char *)uc->uc_mcontext.fpregs;
+	if (fp != NULL) {
+		if (fp < src || fp - src > 64 * 1024) {
+			__atomic_add_fetch(&segv_altstack_runs, 1, __ATOMIC_RELAXED);
+			handler(sig, info, ctx);
+			return;
+		}
+		if (fp + fpstate_size(fp) > end) {
+			end = fp + fpstate_size(fp);
+		}
+	}
+	if ((char *)info < (char *)uc || (char *)info - (char *)uc > 4096) {
+		__atomic_add_fetch(&segv_altstack_runs, 1, __ATOMIC_RELAXED);
+		handler(sig, info, ctx);
+		return;
+	}
+	size_t len = (size_t)(end - src);
+	char *lo = stack + segv_page;
+	char *top = lo + SEGV_STACK_SIZE;
+	// A fault while the host handler runs on this stack (the interrupted
+	// stack pointer is on it) nests below the live frames, as the kernel
+	// nests signals on the alternate stack; otherwise start at the top.
+	uintptr_t isp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	if (isp > (uintptr_t)lo && isp <= (uintptr_t)top) {
+		top = (char *)isp - 128;
+	}
+	// Keep the copy's offset within 64 bytes, so the extended state stays
+	// aligned as xrstor needs.
+	char *dst = (char *)(((uintptr_t)top - len - 256) & ~(uintptr_t)63) + ((uintptr_t)src & 63);
+	if (dst - lo < 16 * 1024) {
+		__atomic_add_fetch(&segv_altstack_runs, 1, __ATOMIC_RELAXED);
+		handler(sig, info, ctx);
+		return;
+	}
+	memcpy(dst, src, len);
+	ptrdiff_t delta = dst - src;
+	ucontext_t *nuc = (ucontext_t *)((char *)uc + delta);
+	siginfo_t *ninfo = (siginfo_t *)((char *)info + delta);
+	if (fp != NULL) {
+		nuc->uc_mcontext.fpregs = (void *)(fp + delta);
+	}
+	__atomic_add_fetch(&segv_private_runs, 1, __ATOMIC_RELAXED);
+	clrprof_call_on_stack(handler, sig, ninfo, nuc, dst - 64);
+	// The handler returned: resume from the (possibly updated) copy.
+	__atomic_add_fetch(&segv_private_returns, 1, __ATOMIC_RELAXED);
+	clrprof_sigreturn(nuc);
+}
+
+void clrprof_segv_counts(uint64_t *private_runs, uint64_t *private_returns, uint64_t *altstack_runs, uint64_t *reasserts) {
+	*reasserts = __atomic_load_n(&segv_reasserts, __ATOMIC_RELAXED);
+	*private_runs = __atomic_load_n(&segv_private_runs, __ATOMIC_RELAXED);
+	*private_returns = __atomic_load_n(&segv_private_returns, __ATOMIC_RELAXED);
+	*altstack_runs = __atomic_load_n(&segv_altstack_runs, __ATOMIC_RELAXED);
+}
+
+// in_segv_stack reports whether p lies on this thread's private handler
+// stack.
+static int in_segv_stack(const void *p) {
+	char *stack = segv_stack;
+	return stack != NULL && stack != (char *)-1 && (const char *)p >= stack && (const char *)p < stack + segv_page + SEGV_STACK_SIZE;
+}
+
+// A SIGSEGV handler installed over the router after the audit (.NET Core
+// 2.0's JIT carries a PAL of its own, which installs one when the JIT
+// loads, after the profiler; it runs on the alternate stack too, and chains
+// to the handler it found: the router) is moved under the router: the
+// router takes the signal first again and runs the newcomer on the private
+// stack; when the newcomer chains back, the router sees the frame it copied
+// (the signal information lies on its private stack) and goes on to the
+// host's handler.
+static struct sigaction router_action, outer_segv;
+static int have_outer_segv;
+
+// segv_reassert puts the router back on top when another SIGSEGV handler
+// was installed over it, keeping the newcomer as the next in line (it
+// chains to the router, which it found installed). It reports whether it
+// did. Only sigaction: safe in a signal handler.
+static int segv_reassert(void) {
+	if (router_action.sa_sigaction != segv_router || __atomic_load_n(&have_outer_segv, __ATOMIC_ACQUIRE)) {
+		return 0;
+	}
+	struct sigaction cur;
+	if (sigaction(SIGSEGV, NULL, &cur) != 0 || !(cur.sa_flags & SA_SIGINFO) ||
+	    cur.sa_sigaction == segv_router || cur.sa_sigaction == NULL) {
+		return 0;
+	}
+	int expected = 0;
+	if (!__atomic_compare_exchange_n(&have_outer_segv, &expected, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		return 0; // another thread is at it
+	}
+	outer_segv = cur;
+	__atomic_store_n(&have_outer_segv, 1, __ATOMIC_RELEASE);
+	sigaction(SIGSEGV, &router_action, NULL);
+	__atomic_add_fetch(&segv_reasserts, 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
 static void segv_router(int sig, siginfo_t *info, void *ctx) {
 	ucontext_t *uc = ctx;
 	uintptr_t pc = uc != NULL ? (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] : 0;
+	if (in_segv_stack(info)) {
+		// Chained back from a handler the router runs on its stack.
+		host_segv.sa_sigaction(sig, info, ctx);
+		return;
+	}
+	if (segv_reassert() && !pc_in_self(pc)) {
+		// Called by a handler installed over the router: this signal
+		// went through it already; on to the host's handler.
+		run_host_segv(host_segv.sa_sigaction, sig, info, ctx);
+		return;
+	}
 	if (pc_in_self(pc)) {
 		// Go's handler expects its own mask; it returns (after redirecting a
 		// Go fault to a panic) or does not return at all.
@@ -405,8 +643,10 @@ static void segv_router(int sig, siginfo_t *info, void *ctx) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		return;
 	}
-	if (host_segv.sa_flags & SA_SIGINFO) {
-		host_segv.sa_sigaction(sig, info, ctx);
+	if (__atomic_load_n(&have_outer_segv, __ATOMIC_ACQUIRE) == 1) {
+		run_host_segv(outer_segv.sa_sigaction, sig, info, ctx);
+	} else if (host_segv.sa_flags & SA_SIGINFO) {
+		run_host_segv(host_segv.sa_sigaction, sig, info, ctx);
 	} else {
 		host_segv.sa_handler(sig);
 	}
@@ -465,6 +705,7 @@ int clrprof_audit_signals(int activation, int skip_own, clrprof_sigrec *recs, in
 			na = *pre;
 			na.sa_sigaction = segv_router;
 			na.sa_flags |= SA_SIGINFO | SA_ONSTACK;
+			router_action = na;
 			r->action = CLRPROF_SIG_ROUTED;
 		} else if (sa.sa_flags & SA_ONSTACK) {
 			int added_by_go = pre_is_func && handler_of(pre) == h && !(pre->sa_flags & SA_ONSTACK);
@@ -545,6 +786,77 @@ int clrprof_test_restore_handler(int sig) {
 		return -1;
 	}
 	return sigaction(sig, &test_saved[sig], NULL);
+}
+
+// The private-stack round trip of the SIGSEGV router, without a runtime:
+// the router (installed here for the duration) hands a fault in this
+// function to a stand-in host handler, which must run on the private stack
+// with the copied frame, clobbers a vector register, changes a general
+// register and skips the faulting instruction, and returns; the thread
+// must resume with the changed register and its own vector register, i.e.
+// from the copied frame through rt_sigreturn.
+static volatile int test_segv_result;
+
+static void test_segv_host(int sig, siginfo_t *info, void *ctx) {
+	(void)sig;
+	ucontext_t *uc = ctx;
+	char probe;
+	int r = 1;
+	if (!in_segv_stack(&probe)) {
+		r = -1; // not running on the private stack
+	} else if (!in_segv_stack(uc) || !in_segv_stack(info)) {
+		r = -2; // not given the copied frame
+	} else if (uc->uc_mcontext.fpregs != NULL && (!in_segv_stack(uc->uc_mcontext.fpregs) || ((uintptr_t)uc->uc_mcontext.fpregs & 63) != 0)) {
+		r = -3; // extended state not copied, or misaligned
+	} else if (info->si_addr != NULL) {
+		r = -4;
+	}
+	__asm__ volatile("pxor %%xmm1, %%xmm1" ::: "xmm1");
+	uc->uc_mcontext.gregs[REG_RIP] += 3; // movq (%rax), %rbx
+	uc->uc_mcontext.gregs[REG_RCX] = 0x5eed;
+	test_segv_result = r;
+}
+
+int clrprof_test_segv_roundtrip(uint64_t *rcx_out, uint64_t *xmm_out) {
+	segv_stack_ensure();
+	if (segv_stack == NULL || segv_stack == (char *)-1) {
+		return -10;
+	}
+	struct sigaction act, saved_act;
+	struct sigaction saved_host = host_segv, saved_router = router_action;
+	int saved_outer = have_outer_segv, saved_text = self_text_n;
+	memset(&act, 0, sizeof act);
+	act.sa_sigaction = segv_router;
+	act.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigemptyset(&act.sa_mask);
+	host_segv = act;
+	host_segv.sa_sigaction = test_segv_host;
+	router_action = act;
+	have_outer_segv = 0;
+	self_text_n = 0;
+	test_segv_result = 0;
+	if (sigaction(SIGSEGV, &act, &saved_act) != 0) {
+		return -11;
+	}
+	uint64_t rcx, xmm;
+	__asm__ volatile(
+	    "movabsq $0x4142434445464748, %%rdx\n\t"
+	    "movq %%rdx, %%xmm1\n\t"
+	    "xorl %%eax, %%eax\n\t"
+	    "xorl %%ecx, %%ecx\n\t"
+	    "movq (%%rax), %%rbx\n\t"
+	    "movq %%xmm1, %%rdx\n\t"
+	    : "=c"(rcx), "=d"(xmm)
+	    :
+	    : "rax", "rbx", "xmm1", "memory");
+	sigaction(SIGSEGV, &saved_act, NULL);
+	host_segv = saved_host;
+	router_action = saved_router;
+	have_outer_segv = saved_outer;
+	self_text_n = saved_text;
+	*rcx_out = rcx;
+	*xmm_out = xmm;
+	return test_segv_result;
 }
 
 // ---- test hooks: drive the shim from Go tests as the runtime would ----

@@ -305,3 +305,19 @@ func uuidToGUID(u uuid.UUID) C.GUID {
 }
 
 func guidString(u uuid.UUID) string { return "{" + strings.ToUpper(u.String()) + "}" }
+
+// segvStats is what the signal router did with SIGSEGV (managed
+// NullReferenceExceptions, mostly): how many it handed to the runtime's
+// handler on the thread's private handler stack, how many of those the
+// handler returned from (the rest ended in the managed exception
+// dispatch), how many on the alternate signal stack (threads that never
+// called into Go, or a frame it could not copy), and how often it put itself
+// back on top of a handler installed over it. See "the host's SIGSEGV
+// handler on a stack of its own" in shim.c.
+type segvStats struct{ private, returned, alt, reasserts uint64 }
+
+func segvCounts() segvStats {
+	var p, r, a, re C.uint64_t
+	C.clrprof_segv_counts(&p, &r, &a, &re)
+	return segvStats{uint64(p), uint64(r), uint64(a), uint64(re)}
+}

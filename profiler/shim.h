@@ -126,8 +126,14 @@ int clrprof_sigrtmin(void);
 int clrprof_sa_onstack(void);
 int clrprof_sig_flags(int sig);
 int clrprof_sig_blocked(int sig);
+// clrprof_segv_counts reports how many SIGSEGVs the router handed to the
+// host handler on the private stack (and how many of those it returned
+// from), how many on the alternate stack, and how often the router put
+// itself back on top of a SIGSEGV handler installed over it.
+void clrprof_segv_counts(uint64_t *private_runs, uint64_t *private_returns, uint64_t *altstack_runs, uint64_t *reasserts);
 int clrprof_test_swap_handler(int sig, int flags);
 int clrprof_test_restore_handler(int sig);
+int clrprof_test_segv_roundtrip(uint64_t *rcx_out, uint64_t *xmm_out);
 
 // Test hooks (see the end of shim.c).
 void *clrprof_test_fake_info(int versions);

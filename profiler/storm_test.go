@@ -29,12 +29,36 @@ func stormSeconds(t *testing.T) string {
 
 func runStorm(t *testing.T, rt harness.Runtime, lib, app string, timeout time.Duration, env ...string) harness.Result {
 	t.Helper()
+	return runStormOpts(t, rt, lib, app, timeout, false, env...)
+}
+
+func runStormOpts(t *testing.T, rt harness.Runtime, lib, app string, timeout time.Duration, expectCrash bool, env ...string) harness.Result {
+	t.Helper()
 	return harness.Run(t, rt, app, harness.RunOptions{
+		ExpectCrash: expectCrash,
 		ProfilerPath: lib, ProfilerCLSID: stormprofCLSID,
-		Args:    []string{"gcstorm", stormSeconds(t)},
-		Env:     env,
+		Args: []string{"gcstorm", stormSeconds(t)},
+		// Both the runtime's activation signal and the Go runtime's
+		// preemption signal (SIGURG, which Go's handler takes on the
+		// alternate signal stack); info logging for the router's counts.
+		Env:     append([]string{"STORMPROF_SIGNALS=rtmin,urg", "CLRPROF_LOG_LEVEL=info"}, env...),
 		Timeout: timeout,
 	})
+}
+
+var routerRe = regexp.MustCompile(`msg="shut down" sigsegvOnPrivateStack=(\d+) sigsegvReturned=(\d+) sigsegvOnAltStack=(\d+) sigsegvReasserted=(\d+)`)
+
+// routerCounts reads the SIGSEGV router's counts from the SDK's shutdown
+// log line: faults handed to the runtime on the private stack, returned
+// from, on the alternate stack, and re-assertions over a newer handler.
+func routerCounts(t *testing.T, res harness.Result) (private, returned, alt, reasserted int) {
+	t.Helper()
+	m := routerRe.FindStringSubmatch(res.Stderr)
+	if m == nil {
+		t.Fatalf("no shutdown line with the router's counts:\n%s", res.Describe())
+	}
+	n := func(s string) int { v, _ := strconv.Atoi(s); return v }
+	return n(m[1]), n(m[2]), n(m[3]), n(m[4])
 }
 
 // stormTimeout allows a storm run its duration plus slack.
@@ -63,9 +87,18 @@ func TestSignalStorm(t *testing.T) {
 		}
 		signals, _ := strconv.Atoi(m[1])
 		allocs, _ := strconv.Atoi(m[3])
-		t.Logf("%s: %s; %s; crashes: 0", rt.Name, strings.TrimSpace(m[0]), strings.TrimSpace(res.StdoutLines()[len(res.StdoutLines())-1]))
+		exceptions, _ := strconv.Atoi(m[4])
+		private, returned, alt, reasserted := routerCounts(t, res)
+		t.Logf("%s: %s; %s; router: %d faults on the private stack (%d returned), %d on the alternate stack, %d re-assertions; crashes: 0",
+			rt.Name, strings.TrimSpace(m[0]), strings.TrimSpace(res.StdoutLines()[len(res.StdoutLines())-1]), private, returned, alt, reasserted)
 		if signals < 1000 || allocs < 1000 {
 			t.Errorf("%s: the storm was too weak to prove anything: %d signals, %d allocations", rt.Name, signals, allocs)
+		}
+		// Every NullReferenceException of the storm threads (each of which
+		// called into Go before its first one) went through the private
+		// stack: half the exceptions the profiler saw are NREs.
+		if private < exceptions/2 || alt != 0 {
+			t.Errorf("%s: %d faults on the private stack and %d on the alternate stack for %d exceptions: the storm's NullReferenceExceptions did not all take the private stack", rt.Name, private, alt, exceptions)
 		}
 	})
 }
@@ -73,27 +106,34 @@ func TestSignalStorm(t *testing.T) {
 // TestSignalStormWithoutMeasures runs the same storm with the SDK's signal
 // measures turned off (CLRPROF_SIGNAL_GUARD=0: SIGRTMIN is not blocked
 // while Go runs in a callback; CLRPROF_SIGNAL_AUDIT=0: the handlers keep
-// what the Go runtime did to them) and logs what happens on each runtime. It
-// shows that the measures are needed: at least one runtime must crash (or
-// hang) in one of the two settings (each tried at most twice).
+// what the Go runtime did to them; CLRPROF_SEGV_PRIVATE_STACK=0: the
+// runtime's SIGSEGV handler keeps its frames on the alternate signal stack,
+// where SIGURG lands) and logs what happens on each runtime. It shows that
+// the measures are needed: at least one runtime must crash (or hang) in one
+// of the settings (each tried at most twice), and without the private stack
+// every runtime must.
 func TestSignalStormWithoutMeasures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash demonstration; not in -short")
 	}
 	lib := harness.BuildProfiler(t, "./profiler/testdata/stormprof")
 	app := eventsApp(t)
-	crashes := 0
+	crashes, privateCrashes, runtimes := 0, 0, 0
 	var summary []string
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
-		for _, knob := range []string{"CLRPROF_SIGNAL_GUARD=0", "CLRPROF_SIGNAL_AUDIT=0"} {
+		runtimes++
+		for _, knob := range []string{"CLRPROF_SIGNAL_GUARD=0", "CLRPROF_SIGNAL_AUDIT=0", "CLRPROF_SEGV_PRIVATE_STACK=0"} {
 			outcome := "survived 2 runs"
 			for attempt := 1; attempt <= 2; attempt++ {
 				// A run that hangs (GC suspension never completing) is
 				// killed after 30 s of slack and counts as a failure too.
-				res := runStorm(t, rt, lib, app, stormTimeout(t, 30*time.Second), knob)
+				res := runStormOpts(t, rt, lib, app, stormTimeout(t, 30*time.Second), true, knob)
 				if !res.Succeeded() {
 					outcome = "crashed (" + res.Status() + ") in run " + strconv.Itoa(attempt)
 					crashes++
+					if knob == "CLRPROF_SEGV_PRIVATE_STACK=0" {
+						privateCrashes++
+					}
 					break
 				}
 			}
@@ -103,5 +143,8 @@ func TestSignalStormWithoutMeasures(t *testing.T) {
 	t.Logf("without the signal measures:\n  %s", strings.Join(summary, "\n  "))
 	if crashes == 0 && len(summary) > 0 {
 		t.Errorf("no runtime crashed without the signal measures: this test no longer shows that they are needed")
+	}
+	if privateCrashes < runtimes {
+		t.Errorf("without the private SIGSEGV stack only %d of %d runtimes crashed under the SIGURG storm: this test no longer shows that it is needed", privateCrashes, runtimes)
 	}
 }

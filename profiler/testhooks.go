@@ -98,6 +98,14 @@ func testSwapHandler(sig, flags int) int {
 }
 func testRestoreHandler(sig int) int { return int(C.clrprof_test_restore_handler(C.int(sig))) }
 
+// testSegvRoundTrip faults once under the SIGSEGV router with a stand-in
+// host handler; see clrprof_test_segv_roundtrip.
+func testSegvRoundTrip() (result int, rcx, xmm uint64) {
+	var r, x C.uint64_t
+	res := C.clrprof_test_segv_roundtrip(&r, &x)
+	return int(res), uint64(r), uint64(x)
+}
+
 // testAudit runs one audit of the current process (without the once-only
 // guard and without skipping this binary's own handlers) and returns what
 // it saw.

@@ -13,6 +13,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,22 @@ type stormprof struct {
 	throttled   atomic.Int64 // rounds skipped because maxQueued signals were queued
 	stop        chan struct{}
 	done        chan struct{}
+	// goAlloc is how many bytes each callback allocates on the Go heap
+	// (STORMPROF_GOALLOC, default 0): with it, and the runtime.GC loop
+	// STORMPROF_GOGC=1 starts, the Go runtime collects often and preempts
+	// goroutines running in callbacks, as a profiler that allocates does.
+	goAlloc int
+	// sigs are the signals the storm sends each thread each round
+	// (STORMPROF_SIGNALS: a comma-separated list of "rtmin" and "urg",
+	// default rtmin). SIGURG is the Go runtime's preemption signal, which
+	// runs Go's handler on the thread's alternate signal stack.
+	sigs []syscall.Signal
+	// spin is how many iterations of a call-free loop each callback runs
+	// (STORMPROF_SPIN, default 0): a callback that runs long enough to be
+	// preempted by a signal (Go's async preemption) rather than at a
+	// function call.
+	spin int
+	sink atomic.Pointer[[]byte]
 }
 
 func (p *stormprof) Initialize(info *profiler.Info) error {
@@ -48,12 +65,64 @@ func (p *stormprof) Initialize(info *profiler.Info) error {
 		}
 		interval = d
 	}
+	if v := os.Getenv("STORMPROF_GOALLOC"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return err
+		}
+		p.goAlloc = n
+	}
+	p.sigs = []syscall.Signal{sigrtmin}
+	if v := os.Getenv("STORMPROF_SIGNALS"); v != "" {
+		p.sigs = nil
+		for _, name := range strings.Split(v, ",") {
+			switch name {
+			case "rtmin":
+				p.sigs = append(p.sigs, sigrtmin)
+			case "urg":
+				p.sigs = append(p.sigs, syscall.SIGURG)
+			default:
+				return fmt.Errorf("STORMPROF_SIGNALS: unknown signal %q", name)
+			}
+		}
+	}
+	if v := os.Getenv("STORMPROF_SPIN"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return err
+		}
+		p.spin = n
+	}
 	p.stop, p.done = make(chan struct{}), make(chan struct{})
 	go p.storm(interval)
+	if os.Getenv("STORMPROF_GOGC") == "1" {
+		go func() {
+			for {
+				select {
+				case <-p.stop:
+					return
+				default:
+				}
+				runtime.GC()
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
 	return info.SetEventMask(profiler.EnableObjectAllocated | profiler.MonitorObjectAllocated | profiler.MonitorExceptions)
 }
 
 func (p *stormprof) seen() {
+	if p.goAlloc > 0 {
+		b := make([]byte, p.goAlloc)
+		p.sink.Store(&b)
+	}
+	if p.spin > 0 {
+		x := uint64(p.spin)
+		for i := 0; i < p.spin; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+		spinSink.Store(x)
+	}
 	tid := syscall.Gettid()
 	if _, loaded := p.threads.LoadOrStore(tid, struct{}{}); !loaded {
 		p.nthreads.Add(1)
@@ -71,6 +140,8 @@ func (p *stormprof) ExceptionThrown(profiler.ObjectID) error {
 	p.seen()
 	return nil
 }
+
+var spinSink atomic.Uint64
 
 // maxQueued bounds the real-time signals queued for this user: SIGRTMIN is
 // blocked while a thread runs Go code in a callback, and signals sent to it
@@ -113,8 +184,10 @@ func (p *stormprof) storm(interval time.Duration) {
 		}
 		p.threads.Range(func(k, _ any) bool {
 			// A thread that has exited is simply gone (ESRCH).
-			if syscall.Tgkill(pid, k.(int), sigrtmin) == nil {
-				p.signals.Add(1)
+			for _, sig := range p.sigs {
+				if syscall.Tgkill(pid, k.(int), sig) == nil {
+					p.signals.Add(1)
+				}
 			}
 			return true
 		})
