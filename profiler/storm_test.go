@@ -35,7 +35,7 @@ func runStorm(t *testing.T, rt harness.Runtime, lib, app string, timeout time.Du
 func runStormOpts(t *testing.T, rt harness.Runtime, lib, app string, timeout time.Duration, expectCrash bool, env ...string) harness.Result {
 	t.Helper()
 	return harness.Run(t, rt, app, harness.RunOptions{
-		ExpectCrash: expectCrash,
+		ExpectCrash:  expectCrash,
 		ProfilerPath: lib, ProfilerCLSID: stormprofCLSID,
 		Args: []string{"gcstorm", stormSeconds(t)},
 		// Both the runtime's activation signal and the Go runtime's
