@@ -183,12 +183,26 @@
 //     CoreCLR's signal mask. Through Go's handler, CoreCLR would unwind out
 //     of a handler that had blocked every signal, leaving them blocked, and
 //     the thread's next DivideByZeroException would kill the process.
+//     The router also runs CoreCLR's handler on a stack of the thread's
+//     own (mapped at the thread's first call into Go, 128 KiB, unmapped
+//     when the thread exits) with a copy of the kernel's signal frame.
+//     CoreCLR's handler keeps live frames on the alternate signal stack
+//     while it dispatches the exception on the thread's stack; the Go
+//     runtime shares that alternate stack, and its own signals (SIGURG,
+//     sent to preempt a goroutine running in a callback) would land on top
+//     of those frames. A handler installed over the router later (.NET
+//     Core 2.0's JIT brings one) is moved under it.
 //
 // While a runtime thread runs Go code in a callback, the activation signal is
 // blocked on that thread, so it is delivered only after the callback returns,
 // on the thread's own stack.
 //
-// CLRPROF_SIGNAL_AUDIT=0 and CLRPROF_SIGNAL_GUARD=0 turn the audit and the
-// blocking off; they exist to show what these measures prevent (the stress
+// At Shutdown, with CLRPROF_LOG_LEVEL=info, the library logs what the
+// router did (faults handed to the runtime on the private stack and on the
+// alternate stack).
+//
+// CLRPROF_SIGNAL_AUDIT=0, CLRPROF_SIGNAL_GUARD=0 and
+// CLRPROF_SEGV_PRIVATE_STACK=0 turn the audit, the blocking and the private
+// stack off; they exist to show what these measures prevent (the stress
 // tests) and what they cost (the benchmarks), never for production.
 package profiler

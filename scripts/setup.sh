@@ -98,6 +98,8 @@ for entry in "${NATIVE_LIBS[@]}"; do
 	have_lib "$lib" || missing+=("$pkg")
 done
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
+# gdb: the harness reads the cores of crashed runs with it.
+command -v gdb >/dev/null 2>&1 || missing+=(gdb)
 if [ "${#missing[@]}" -gt 0 ]; then
 	apt_install "${missing[@]}"
 fi
