@@ -443,7 +443,9 @@ static size_t segv_page;
 // many of those the host handler returned from (the rest it left for the
 // managed exception dispatch), and signals it ran on the alternate stack
 // (no private stack on that thread, or a frame it could not copy).
-static uint64_t segv_private_runs, segv_altstack_runs, segv_private_returns;
+static uint64_t segv_private_runs, segv_altstack_runs;
+// Counted by the assembly, hence not static.
+__attribute__((visibility("hidden"))) uint64_t clrprof_segv_private_returns;
 // How often the router was put back on top of a SIGSEGV handler installed
 // over it (.NET Core 2.0's JIT: once).
 static uint64_t segv_reasserts;
@@ -492,9 +494,9 @@ static void segv_stack_ensure(void) {
 }
 
 // Assembly (shim_linux_amd64.S): call fn(sig, info, ctx) with the stack
-// pointer at sp, and return from a signal whose context is uc.
-void clrprof_call_on_stack(void (*fn)(int, siginfo_t *, void *), int sig, siginfo_t *info, void *ctx, void *sp);
-__attribute__((noreturn)) void clrprof_sigreturn(void *uc);
+// pointer at sp and, if it returns, return from the signal whose frame is
+// at ctx, without coming back here.
+__attribute__((noreturn)) void clrprof_run_handler_on_stack(void (*fn)(int, siginfo_t *, void *), int sig, siginfo_t *info, void *ctx, void *sp);
 
 // The x86-64 extended state header: fpstate+464 holds magic1 and the size
 // of the whole saved area (with the trailing magic2).
@@ -565,16 +567,15 @@ static void run_host_segv(void (*handler)(int, siginfo_t *, void *), int sig, si
 		nuc->uc_mcontext.fpregs = (void *)(fp + delta);
 	}
 	__atomic_add_fetch(&segv_private_runs, 1, __ATOMIC_RELAXED);
-	clrprof_call_on_stack(handler, sig, ninfo, nuc, dst - 64);
-	// The handler returned: resume from the (possibly updated) copy.
-	__atomic_add_fetch(&segv_private_returns, 1, __ATOMIC_RELAXED);
-	clrprof_sigreturn(nuc);
+	// If the handler returns, the thread resumes from the (possibly updated)
+	// copy; nothing on the alternate stack is used again.
+	clrprof_run_handler_on_stack(handler, sig, ninfo, nuc, dst - 64);
 }
 
 void clrprof_segv_counts(uint64_t *private_runs, uint64_t *private_returns, uint64_t *altstack_runs, uint64_t *reasserts) {
 	*reasserts = __atomic_load_n(&segv_reasserts, __ATOMIC_RELAXED);
 	*private_runs = __atomic_load_n(&segv_private_runs, __ATOMIC_RELAXED);
-	*private_returns = __atomic_load_n(&segv_private_returns, __ATOMIC_RELAXED);
+	*private_returns = __atomic_load_n(&clrprof_segv_private_returns, __ATOMIC_RELAXED);
 	*altstack_runs = __atomic_load_n(&segv_altstack_runs, __ATOMIC_RELAXED);
 }
 
@@ -791,10 +792,11 @@ int clrprof_test_restore_handler(int sig) {
 // The private-stack round trip of the SIGSEGV router, without a runtime:
 // the router (installed here for the duration) hands a fault in this
 // function to a stand-in host handler, which must run on the private stack
-// with the copied frame, clobbers a vector register, changes a general
-// register and skips the faulting instruction, and returns; the thread
-// must resume with the changed register and its own vector register, i.e.
-// from the copied frame through rt_sigreturn.
+// with the copied frame, clobbers a vector register and the top of the
+// alternate stack, changes a general register and skips the faulting
+// instruction, and returns; the thread must resume with the changed
+// register and its own vector register, i.e. from the copied frame through
+// rt_sigreturn, using nothing left on the alternate stack.
 static volatile int test_segv_result;
 
 static void test_segv_host(int sig, siginfo_t *info, void *ctx) {
@@ -812,6 +814,15 @@ static void test_segv_host(int sig, siginfo_t *info, void *ctx) {
 		r = -4;
 	}
 	__asm__ volatile("pxor %%xmm1, %%xmm1" ::: "xmm1");
+	// What a SIGURG arriving now would do: overwrite the top of the
+	// alternate stack, where the kernel's frame and the router's frames
+	// are. The thread must resume all the same.
+	stack_t ss;
+	if (sigaltstack(NULL, &ss) == 0 && !(ss.ss_flags & SS_DISABLE) && ss.ss_size >= 8192) {
+		memset((char *)ss.ss_sp + ss.ss_size - 8192, 0xA5, 8192);
+	} else if (r == 1) {
+		r = -5; // no alternate stack to overwrite
+	}
 	uc->uc_mcontext.gregs[REG_RIP] += 3; // movq (%rax), %rbx
 	uc->uc_mcontext.gregs[REG_RCX] = 0x5eed;
 	test_segv_result = r;
