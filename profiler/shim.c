@@ -513,11 +513,32 @@ static size_t fpstate_size(const void *fp) {
 	return 512;
 }
 
+// The router marks the signal information it hands to a handler in the
+// tail padding of siginfo_t (which the kernel clears for every signal), so
+// that when a handler next in line (.NET Core 2.x's JIT) chains back to the
+// router, the router knows it has seen this signal already and goes on to
+// the host's handler instead of starting over.
+#define SEGV_MARK_OFF (sizeof(siginfo_t) - sizeof(uint64_t))
+static const uint64_t segv_mark = 0x5345475652545243ULL;
+
+static void segv_set_mark(siginfo_t *info) {
+	memcpy((char *)info + SEGV_MARK_OFF, &segv_mark, sizeof segv_mark);
+}
+
+static int segv_marked(const siginfo_t *info) {
+	uint64_t v;
+	memcpy(&v, (const char *)info + SEGV_MARK_OFF, sizeof v);
+	return v == segv_mark;
+}
+
 static void run_host_segv(void (*handler)(int, siginfo_t *, void *), int sig, siginfo_t *info, void *ctx) {
 	ucontext_t *uc = ctx;
 	char *stack = segv_stack;
 	if (stack == NULL || stack == (char *)-1 || uc == NULL || info == NULL || private_stack_off) {
 		__atomic_add_fetch(&segv_altstack_runs, 1, __ATOMIC_RELAXED);
+		if (info != NULL) {
+			segv_set_mark(info);
+		}
 		handler(sig, info, ctx);
 		return;
 	}
@@ -538,6 +559,9 @@ static void run_host_segv(void (*handler)(int, siginfo_t *, void *), int sig, si
 	}
 	if ((char *)info < (char *)uc || (char *)info - (char *)uc > 4096) {
 		__atomic_add_fetch(&segv_altstack_runs, 1, __ATOMIC_RELAXED);
+		if (info != NULL) {
+			segv_set_mark(info);
+		}
 		handler(sig, info, ctx);
 		return;
 	}
@@ -556,6 +580,9 @@ static void run_host_segv(void (*handler)(int, siginfo_t *, void *), int sig, si
 	char *dst = (char *)(((uintptr_t)top - len - 256) & ~(uintptr_t)63) + ((uintptr_t)src & 63);
 	if (dst - lo < 16 * 1024) {
 		__atomic_add_fetch(&segv_altstack_runs, 1, __ATOMIC_RELAXED);
+		if (info != NULL) {
+			segv_set_mark(info);
+		}
 		handler(sig, info, ctx);
 		return;
 	}
@@ -566,6 +593,7 @@ static void run_host_segv(void (*handler)(int, siginfo_t *, void *), int sig, si
 	if (fp != NULL) {
 		nuc->uc_mcontext.fpregs = (void *)(fp + delta);
 	}
+	segv_set_mark(ninfo);
 	__atomic_add_fetch(&segv_private_runs, 1, __ATOMIC_RELAXED);
 	// If the handler returns, the thread resumes from the (possibly updated)
 	// copy; nothing on the alternate stack is used again.
@@ -591,9 +619,8 @@ static int in_segv_stack(const void *p) {
 // loads, after the profiler; it runs on the alternate stack too, and chains
 // to the handler it found: the router) is moved under the router: the
 // router takes the signal first again and runs the newcomer on the private
-// stack; when the newcomer chains back, the router sees the frame it copied
-// (the signal information lies on its private stack) and goes on to the
-// host's handler.
+// stack; when the newcomer chains back, the router sees its mark in the
+// signal information and goes on to the host's handler.
 static struct sigaction router_action, outer_segv;
 static int have_outer_segv;
 
@@ -624,8 +651,8 @@ static int segv_reassert(void) {
 static void segv_router(int sig, siginfo_t *info, void *ctx) {
 	ucontext_t *uc = ctx;
 	uintptr_t pc = uc != NULL ? (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] : 0;
-	if (in_segv_stack(info)) {
-		// Chained back from a handler the router runs on its stack.
+	if (info != NULL && segv_marked(info)) {
+		// Chained back from a handler the router called.
 		host_segv.sa_sigaction(sig, info, ctx);
 		return;
 	}
