@@ -122,9 +122,9 @@ func keepCore(core, testName, rtName string) string {
 }
 
 // gdbReport runs gdb in batch mode over core of the program exe and returns
-// what it printed: the signal, every thread's backtrace, and the profiler's
-// signal audit (audit_recs in libraries built on package profiler) when
-// profilerLib is set. It is bounded to two minutes.
+// what it printed: the signal, every thread's backtrace, and, when
+// profilerLib is set, the profiler's signal audit (audit_recs in libraries
+// built on package profiler) and its SIGSEGV router's state. It is bounded to two minutes.
 func gdbReport(exe, core, profilerLib string) string {
 	gdb, err := exec.LookPath("gdb")
 	if err != nil {
@@ -144,7 +144,10 @@ func gdbReport(exe, core, profilerLib string) string {
 	}
 	if profilerLib != "" {
 		args = append(args, "-ex", "echo === profiler signal audit ===\\n",
-			"-ex", "p audit_count", "-ex", "p/x audit_recs[0]@audit_count")
+			"-ex", "p audit_count", "-ex", "p/x audit_recs[0]@audit_count",
+			"-ex", "echo === SIGSEGV router (private stack of the crashing thread, counts) ===\\n",
+			"-ex", "p/x segv_stack", "-ex", "p segv_private_runs", "-ex", "p clrprof_segv_private_returns",
+			"-ex", "p segv_altstack_runs", "-ex", "p segv_reasserts", "-ex", "p have_outer_segv")
 	}
 	args = append(args, exe, core)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
