@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/cgo"
+	"time"
 	"unsafe"
 )
 
@@ -125,7 +126,12 @@ func clrprofGoStackFrame(h C.uintptr_t, f, ip, frame C.uintptr_t) (goOn C.int) {
 
 // SnapshotAllThreads suspends the runtime (SuspendRuntime), takes the
 // stack of every managed thread (EnumThreads, then StackTrace with max
-// frames each), and resumes it (ResumeRuntime, also after a failure). It
+// frames each), and resumes it (ResumeRuntime, also after a failure). While
+// a garbage collection has the runtime suspended, SuspendRuntime fails with
+// CORPROF_E_SUSPENSION_IN_PROGRESS; SnapshotAllThreads retries for up to
+// about 5 ms before it returns that error (wrapped: test it with
+// errors.Is), so a sampler that counts its failed ticks by cause sees only
+// the suspensions that lasted longer. It
 // needs ICorProfilerInfo10 (.NET Core 3.0 and later): on older runtimes it
 // returns an error matching ErrNotAvailable, and only the calling thread's
 // stack can be taken. Call it from a goroutine of your own, never from a
@@ -138,7 +144,7 @@ func (x *Info) SnapshotAllThreads(max int) ([]ThreadStack, error) {
 	if max <= 0 || max > maxStackDepth {
 		return nil, fmt.Errorf("clrprof: SnapshotAllThreads: max %d: want 1..%d", max, maxStackDepth)
 	}
-	if err := x.SuspendRuntime(); err != nil {
+	if err := x.suspendRetrying(); err != nil {
 		return nil, fmt.Errorf("clrprof: SuspendRuntime: %w", err)
 	}
 	stacks, err := x.allStacks(max)
@@ -146,6 +152,26 @@ func (x *Info) SnapshotAllThreads(max int) ([]ThreadStack, error) {
 		err = fmt.Errorf("clrprof: ResumeRuntime: %w", rerr)
 	}
 	return stacks, err
+}
+
+// While the runtime is suspended for something else (a garbage collection,
+// mostly), SuspendRuntime fails with CORPROF_E_SUSPENSION_IN_PROGRESS;
+// SnapshotAllThreads then tries again, up to suspendRetries times,
+// suspendRetryDelay apart (a collection suspends the runtime for
+// milliseconds at most on the workloads measured here).
+const (
+	suspendRetries    = 20
+	suspendRetryDelay = 250 * time.Microsecond
+)
+
+func (x *Info) suspendRetrying() error {
+	for try := 0; ; try++ {
+		err := x.SuspendRuntime()
+		if err == nil || !errors.Is(err, CORPROF_E_SUSPENSION_IN_PROGRESS) || try == suspendRetries {
+			return err
+		}
+		time.Sleep(suspendRetryDelay)
+	}
 }
 
 func (x *Info) allStacks(max int) ([]ThreadStack, error) {

@@ -37,6 +37,8 @@ func cpuPerRound(t *testing.T, res harness.Result) float64 {
 // package, and print with `go tool pprof -top`. The overhead is measured
 // as the app's throughput (rounds of work in a fixed time) against a run
 // without the profiler, interleaved, and logged.
+var failuresRe = regexp.MustCompile(`^cpuprof: ticks=(\d+) failures=(\d+)( \(.*\))?$`)
+
 func TestCPUProfile(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/cpuprof")
 	app := harness.CompileCS(t, []string{"../../profiler/testdata/sampling/eltapp.cs"}, "")
@@ -69,6 +71,18 @@ func TestCPUProfile(t *testing.T) {
 		prof, err := profile.Parse(f)
 		if err != nil {
 			t.Fatalf("parse: %v", err)
+		}
+		// The profile says how many ticks took no snapshot, and why, as
+		// the stderr report does.
+		var comment string
+		for _, c := range prof.Comments {
+			if strings.HasPrefix(c, "cpuprof: ticks=") {
+				comment = c
+			}
+		}
+		m := failuresRe.FindStringSubmatch(comment)
+		if m == nil || !strings.Contains(res.Stderr, strings.TrimPrefix(comment, "cpuprof: ")) {
+			t.Fatalf("profile comment %q does not report the ticks and failures of the stderr report:\n%s", comment, res.Stderr)
 		}
 		var total, spin int64
 		for _, s := range prof.Sample {

@@ -29,8 +29,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,7 +62,7 @@ type cpuprof struct {
 	lastCPU    map[uint32]int64
 	ticks      int
 	spent      time.Duration // inside SnapshotAllThreads
-	failures   int
+	failures   map[string]int // failed ticks by cause
 	start      time.Time
 	once       sync.Once
 }
@@ -98,6 +100,7 @@ func (p *cpuprof) Initialize(info *profiler.Info) error {
 		return err
 	}
 	p.stacks = map[string]*stackAgg{}
+	p.failures = map[string]int{}
 	p.lastCPU = map[uint32]int64{}
 	p.stop, p.done = make(chan struct{}), make(chan struct{})
 	p.start = time.Now()
@@ -144,7 +147,7 @@ func (p *cpuprof) tick() {
 	p.spent += time.Since(t0)
 	p.ticks++
 	if err != nil {
-		p.failures++
+		p.failures[failureCause(err)]++
 		return
 	}
 	for _, ts := range stacks {
@@ -176,6 +179,35 @@ func (p *cpuprof) tick() {
 	}
 }
 
+// failureCause names why a tick failed, for the report.
+func failureCause(err error) string {
+	switch {
+	case errors.Is(err, profiler.CORPROF_E_SUSPENSION_IN_PROGRESS):
+		return "suspension-in-progress"
+	case errors.Is(err, profiler.CORPROF_E_UNSUPPORTED_CALL_SEQUENCE):
+		return "unsupported-call-sequence"
+	case errors.Is(err, profiler.CORPROF_E_RUNTIME_UNINITIALIZED):
+		return "runtime-uninitialized"
+	default:
+		return err.Error()
+	}
+}
+
+// failureReport is "failures=N" and, when N > 0, the count of each cause.
+func (p *cpuprof) failureReport() string {
+	total := 0
+	causes := make([]string, 0, len(p.failures))
+	for c, n := range p.failures {
+		total += n
+		causes = append(causes, fmt.Sprintf("%s:%d", c, n))
+	}
+	sort.Strings(causes)
+	if total == 0 {
+		return "failures=0"
+	}
+	return fmt.Sprintf("failures=%d (%s)", total, strings.Join(causes, ", "))
+}
+
 // build turns the aggregated stacks into a pprof profile.
 func (p *cpuprof) build() *profile.Profile {
 	prof := &profile.Profile{
@@ -184,6 +216,8 @@ func (p *cpuprof) build() *profile.Profile {
 		Period:        int64(time.Second) / int64(p.hz),
 		TimeNanos:     p.start.UnixNano(),
 		DurationNanos: int64(time.Since(p.start)),
+		// What the samples leave out: ticks that took no snapshot.
+		Comments: []string{fmt.Sprintf("cpuprof: ticks=%d %s", p.ticks, p.failureReport())},
 	}
 	funcs := map[profiler.FunctionID]*profile.Function{}
 	locs := map[profiler.FunctionID]*profile.Location{}
@@ -239,8 +273,8 @@ func (p *cpuprof) Shutdown() error {
 		samples += s.Value[0]
 	}
 	elapsed := time.Since(p.start)
-	fmt.Fprintf(os.Stderr, "cpuprof: wrote %s samples=%d stacks=%d ticks=%d failures=%d sampling=%v of %v (%.2f%%)\n",
-		p.out, samples, len(prof.Sample), p.ticks, p.failures, p.spent.Round(time.Microsecond), elapsed.Round(time.Millisecond),
+	fmt.Fprintf(os.Stderr, "cpuprof: wrote %s samples=%d stacks=%d ticks=%d %s sampling=%v of %v (%.2f%%)\n",
+		p.out, samples, len(prof.Sample), p.ticks, p.failureReport(), p.spent.Round(time.Microsecond), elapsed.Round(time.Millisecond),
 		100*p.spent.Seconds()/elapsed.Seconds())
 	return nil
 }
