@@ -61,7 +61,7 @@ type cpuprof struct {
 	stacks     map[string]*stackAgg
 	lastCPU    map[uint32]int64
 	ticks      int
-	spent      time.Duration // inside SnapshotAllThreads
+	spent      time.Duration  // inside SnapshotAllThreads
 	failures   map[string]int // failed ticks by cause
 	start      time.Time
 	once       sync.Once
