@@ -110,7 +110,7 @@ func TestSignalStorm(t *testing.T) {
 // runtime's SIGSEGV handler keeps its frames on the alternate signal stack,
 // where SIGURG lands) and logs what happens on each runtime. It shows that
 // the measures are needed: at least one runtime must crash (or hang) in one
-// of the settings (each tried at most twice), and without the private stack
+// of the settings (each tried at most three times), and without the private stack
 // every runtime must.
 func TestSignalStormWithoutMeasures(t *testing.T) {
 	if testing.Short() {
@@ -123,8 +123,8 @@ func TestSignalStormWithoutMeasures(t *testing.T) {
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
 		runtimes++
 		for _, knob := range []string{"CLRPROF_SIGNAL_GUARD=0", "CLRPROF_SIGNAL_AUDIT=0", "CLRPROF_SEGV_PRIVATE_STACK=0"} {
-			outcome := "survived 2 runs"
-			for attempt := 1; attempt <= 2; attempt++ {
+			outcome := "survived 3 runs"
+			for attempt := 1; attempt <= 3; attempt++ {
 				// A run that hangs (GC suspension never completing) is
 				// killed after 30 s of slack and counts as a failure too.
 				res := runStormOpts(t, rt, lib, app, stormTimeout(t, 30*time.Second), true, knob)
