@@ -55,6 +55,12 @@ func benchCorpus(b *testing.B) *bench.Corpus {
 	return corpusShared
 }
 
+func BenchmarkILDecode(b *testing.B) { bench.BenchILDecode(b, benchCorpus(b)) }
+
+func BenchmarkILEncode(b *testing.B) { bench.BenchILEncode(b, benchCorpus(b)) }
+
 func BenchmarkILRoundTrip(b *testing.B) { bench.BenchILRoundTrip(b, benchCorpus(b)) }
 
 func BenchmarkSigDecode(b *testing.B) { bench.BenchSigDecode(b, benchCorpus(b)) }
+
+func BenchmarkSigEncode(b *testing.B) { bench.BenchSigEncode(b, benchCorpus(b)) }
