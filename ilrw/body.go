@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/clrprof/clrprof/metadata"
 )
@@ -57,8 +58,8 @@ func formatErr(off int, format string, args ...any) error {
 // edits keep them attached to the code they name.
 type Instruction struct {
 	Op      Opcode
-	Int     int64
 	Token   metadata.Token
+	Int     int64
 	Target  *Instruction
 	Targets []*Instruction
 
@@ -192,8 +193,9 @@ func Decode(data []byte) (*Body, error) {
 	default:
 		return nil, formatErr(0, "header byte %#x is neither tiny nor fat", data[0])
 	}
-	byOffset, err := b.decodeCode(code, codeStart)
-	if err != nil {
+	d := decoder{code: code, base: codeStart}
+	defer d.release()
+	if err := b.decodeCode(&d); err != nil {
 		return nil, err
 	}
 	pos := codeStart + len(code)
@@ -207,7 +209,6 @@ func Decode(data []byte) (*Body, error) {
 			return nil, formatErr(pos, "unsupported section kind %#x", kind)
 		}
 		more = kind&sectMoreSects != 0
-		var n int
 		if kind&sectFatFormat != 0 {
 			if pos+4 > len(data) {
 				return nil, formatErr(pos, "fat section header truncated")
@@ -217,14 +218,18 @@ func Decode(data []byte) (*Body, error) {
 				return nil, formatErr(pos, "fat EH section size %d does not fit %d bytes", size, len(data)-pos)
 			}
 			b.FatClauses = true
-			n = (size - 4) / 24
-			for i := range n {
+			n := (size - 4) / 24
+			if len(b.Clauses)+n > maxClauses {
+				return nil, formatErr(pos, "more than %d exception clauses", maxClauses)
+			}
+			cs := b.growClauses(n)
+			for i := range cs {
 				p := pos + 4 + 24*i
 				c := data[p : p+24]
-				if err := b.addClause(byOffset, p, binary.LittleEndian.Uint32(c),
+				if err := d.clause(&cs[i], p, binary.LittleEndian.Uint32(c),
 					binary.LittleEndian.Uint32(c[4:]), binary.LittleEndian.Uint32(c[8:]),
 					binary.LittleEndian.Uint32(c[12:]), binary.LittleEndian.Uint32(c[16:]),
-					binary.LittleEndian.Uint32(c[20:]), len(code)); err != nil {
+					binary.LittleEndian.Uint32(c[20:])); err != nil {
 					return nil, err
 				}
 			}
@@ -237,55 +242,160 @@ func Decode(data []byte) (*Body, error) {
 			if size < 4 || pos+size > len(data) {
 				return nil, formatErr(pos, "small EH section size %d does not fit %d bytes", size, len(data)-pos)
 			}
-			n = (size - 4) / 12
-			for i := range n {
+			n := (size - 4) / 12
+			if len(b.Clauses)+n > maxClauses {
+				return nil, formatErr(pos, "more than %d exception clauses", maxClauses)
+			}
+			cs := b.growClauses(n)
+			for i := range cs {
 				p := pos + 4 + 12*i
 				c := data[p : p+12]
-				if err := b.addClause(byOffset, p, uint32(binary.LittleEndian.Uint16(c)),
+				if err := d.clause(&cs[i], p, uint32(binary.LittleEndian.Uint16(c)),
 					uint32(binary.LittleEndian.Uint16(c[2:])), uint32(c[4]),
 					uint32(binary.LittleEndian.Uint16(c[5:])), uint32(c[7]),
-					binary.LittleEndian.Uint32(c[8:]), len(code)); err != nil {
+					binary.LittleEndian.Uint32(c[8:])); err != nil {
 					return nil, err
 				}
 			}
 			pos += size
 		}
-		if len(b.Clauses) > maxClauses {
-			return nil, formatErr(pos, "more than %d exception clauses", maxClauses)
-		}
 	}
 	return b, nil
 }
 
-// decodeCode reads the instruction stream and resolves branch targets; it
-// returns the instructions by code offset (for the EH clauses).
-func (b *Body) decodeCode(code []byte, base int) (map[int]*Instruction, error) {
-	byOffset := make(map[int]*Instruction)
-	type fix struct {
-		in      *Instruction
-		targets []int
+// growClauses appends n clauses, allocated together, to b.Clauses and
+// returns them to be filled in.
+func (b *Body) growClauses(n int) []Clause {
+	if n == 0 {
+		return nil
 	}
-	var fixes []fix
+	cs := make([]Clause, n)
+	if b.Clauses == nil {
+		b.Clauses = make([]*Clause, 0, n)
+	}
+	for i := range cs {
+		b.Clauses = append(b.Clauses, &cs[i])
+	}
+	return cs
+}
+
+// decoder holds what decoding a body's code needs beyond the body: the
+// code and where it starts in the body (for error offsets), and at, which
+// maps each code offset to 1 + the index of the instruction starting
+// there (0: none).
+type decoder struct {
+	code  []byte
+	base  int
+	at    []int32
+	insts []*Instruction
+	pool  *[]int32
+}
+
+// offsetTables recycles decoder.at between bodies.
+var offsetTables = sync.Pool{New: func() any { return new([]int32) }}
+
+// maxPooledTable is the largest table returned to offsetTables (code
+// offsets); larger ones are left to the garbage collector.
+const maxPooledTable = 1 << 16
+
+func (d *decoder) table(n int) []int32 {
+	d.pool = offsetTables.Get().(*[]int32)
+	t := *d.pool
+	if cap(t) < n {
+		t = make([]int32, n)
+	} else {
+		t = t[:n]
+		clear(t)
+	}
+	*d.pool = t
+	return t
+}
+
+func (d *decoder) release() {
+	if d.pool == nil {
+		return
+	}
+	if cap(*d.pool) <= maxPooledTable {
+		offsetTables.Put(d.pool)
+	}
+	d.pool, d.at = nil, nil
+}
+
+// instAt returns the instruction starting at code offset off, or nil.
+func (d *decoder) instAt(off int64) *Instruction {
+	if off < 0 || off >= int64(len(d.at)) || d.at[off] == 0 {
+		return nil
+	}
+	return d.insts[d.at[off]-1]
+}
+
+// decodeCode reads the instruction stream in two passes: the first finds
+// where each instruction starts, checks opcodes and operand lengths and
+// counts instructions and switch targets; the second allocates them all
+// at once and fills them in, resolving branch targets by code offset.
+func (b *Body) decodeCode(d *decoder) error {
+	code := d.code
+	d.at = d.table(len(code))
+	n, nTargets := 0, 0
 	for pc := 0; pc < len(code); {
 		start := pc
 		op := Opcode(code[pc])
 		pc++
 		if op == 0xFE {
 			if pc >= len(code) {
-				return nil, formatErr(base+start, "two-byte opcode truncated")
+				return formatErr(d.base+start, "two-byte opcode truncated")
 			}
 			op = 0xFE00 | Opcode(code[pc])
 			pc++
 		}
-		if !op.Valid() {
-			return nil, formatErr(base+start, "invalid opcode %#x", uint16(op))
+		info := op.info()
+		if info.name == "" {
+			return formatErr(d.base+start, "invalid opcode %#x", uint16(op))
 		}
-		in := &Instruction{Op: op, Offset: start}
+		k := info.operand
+		size := k.Size()
+		if size > len(code)-pc {
+			return formatErr(d.base+start, "%s: operand past the end of the code", op)
+		}
+		if k == InlineSwitch {
+			c := binary.LittleEndian.Uint32(code[pc:])
+			if uint64(c)*4 > uint64(len(code)-pc-4) {
+				return formatErr(d.base+start, "switch with %d targets past the end of the code", c)
+			}
+			nTargets += int(c)
+			size += 4 * int(c)
+		}
+		pc += size
+		n++
+		d.at[start] = int32(n)
+	}
+	if n == 0 {
+		return nil
+	}
+	insts := make([]Instruction, n)
+	ptrs := make([]*Instruction, n)
+	for i := range insts {
+		ptrs[i] = &insts[i]
+	}
+	d.insts = ptrs
+	var targets []*Instruction
+	if nTargets > 0 {
+		targets = make([]*Instruction, nTargets)
+	}
+	pc := 0
+	for i := range insts {
+		in := &insts[i]
+		start := pc
+		op := Opcode(code[pc])
+		pc++
+		if op == 0xFE {
+			op = 0xFE00 | Opcode(code[pc])
+			pc++
+		}
+		in.Op, in.Offset = op, start
 		k := op.Operand()
-		if pc+k.Size() > len(code) {
-			return nil, formatErr(base+start, "%s: operand past the end of the code", op)
-		}
 		o := code[pc:]
+		var target int64
 		switch k {
 		case InlineNone:
 		case ShortInlineVar:
@@ -301,56 +411,51 @@ func (b *Body) decodeCode(code []byte, base int) (map[int]*Instruction, error) {
 		case InlineI8, InlineR:
 			in.Int = int64(binary.LittleEndian.Uint64(o))
 		case ShortInlineBrTarget:
-			fixes = append(fixes, fix{in, []int{pc + 1 + int(int8(o[0]))}})
+			target = int64(pc+1) + int64(int8(o[0]))
 		case InlineBrTarget:
-			fixes = append(fixes, fix{in, []int{pc + 4 + int(int32(binary.LittleEndian.Uint32(o)))}})
+			target = int64(pc+4) + int64(int32(binary.LittleEndian.Uint32(o)))
 		case InlineSwitch:
-			n := binary.LittleEndian.Uint32(o)
-			if uint64(n)*4 > uint64(len(code)-pc-4) {
-				return nil, formatErr(base+start, "switch with %d targets past the end of the code", n)
+			c := int(binary.LittleEndian.Uint32(o))
+			end := int64(pc + 4 + 4*c)
+			ts := targets[:c:c]
+			targets = targets[c:]
+			for j := range ts {
+				t := end + int64(int32(binary.LittleEndian.Uint32(o[4+4*j:])))
+				if ts[j] = d.instAt(t); ts[j] == nil {
+					return formatErr(d.base+start, "%s: target %#x is not an instruction", op, t)
+				}
 			}
-			end := pc + 4 + 4*int(n)
-			t := make([]int, n)
-			for i := range t {
-				t[i] = end + int(int32(binary.LittleEndian.Uint32(o[4+4*i:])))
-			}
-			fixes = append(fixes, fix{in, t})
-			pc = end - 4 // the count is added below
+			in.Targets = ts
+			pc += 4 * c
 		default: // tokens
 			in.Token = metadata.Token(binary.LittleEndian.Uint32(o))
 		}
-		pc += k.Size()
-		byOffset[start] = in
-		b.Instructions = append(b.Instructions, in)
-	}
-	for _, f := range fixes {
-		ts := make([]*Instruction, len(f.targets))
-		for i, t := range f.targets {
-			ts[i] = byOffset[t]
-			if ts[i] == nil {
-				return nil, formatErr(base+f.in.Offset, "%s: target %#x is not an instruction", f.in.Op, t)
+		if k == ShortInlineBrTarget || k == InlineBrTarget {
+			if in.Target = d.instAt(target); in.Target == nil {
+				return formatErr(d.base+start, "%s: target %#x is not an instruction", op, target)
 			}
 		}
-		if f.in.Op.Operand() == InlineSwitch {
-			f.in.Targets = ts
-		} else {
-			f.in.Target = ts[0]
-		}
+		pc += k.Size()
 	}
-	return byOffset, nil
+	b.Instructions = ptrs
+	return nil
 }
 
-func (b *Body) addClause(byOffset map[int]*Instruction, at int, flags, tryOff, tryLen, hOff, hLen, last uint32, codeSize int) error {
+// clause fills in c from the fields of an EH clause found at byte at.
+func (d *decoder) clause(c *Clause, at int, flags, tryOff, tryLen, hOff, hLen, last uint32) error {
+	codeSize := uint64(len(d.code))
 	at2 := func(off uint64, end bool, what string) (*Instruction, error) {
-		if end && off == uint64(codeSize) {
+		if end && off == codeSize {
 			return nil, nil
 		}
-		if in := byOffset[int(off)]; in != nil && off < uint64(codeSize) {
-			return in, nil
+		if off < codeSize {
+			if in := d.instAt(int64(off)); in != nil {
+				return in, nil
+			}
 		}
 		return nil, formatErr(at, "exception clause: %s %#x is not an instruction boundary", what, off)
 	}
-	c := &Clause{Kind: ClauseKind(flags)}
+	c.Kind = ClauseKind(flags)
 	var err error
 	switch c.Kind {
 	case ClauseCatch, ClauseFilter, ClauseFinally, ClauseFault:
@@ -379,6 +484,5 @@ func (b *Body) addClause(byOffset map[int]*Instruction, at int, flags, tryOff, t
 	default:
 		c.Extra = last
 	}
-	b.Clauses = append(b.Clauses, c)
 	return nil
 }

@@ -45,17 +45,16 @@ func (k OperandKind) String() string {
 // Size is the operand's size in bytes; for InlineSwitch, the size of the
 // count alone.
 func (k OperandKind) Size() int {
-	switch k {
-	case InlineNone:
-		return 0
-	case ShortInlineVar, ShortInlineI, ShortInlineBrTarget:
-		return 1
-	case InlineVar:
-		return 2
-	case InlineI8, InlineR:
-		return 8
+	if int(k) < len(operandSizes) {
+		return int(operandSizes[k])
 	}
 	return 4
+}
+
+var operandSizes = [...]uint8{
+	InlineNone: 0, ShortInlineVar: 1, InlineVar: 2, ShortInlineI: 1, InlineI: 4, InlineI8: 8, ShortInlineR: 4, InlineR: 8,
+	ShortInlineBrTarget: 1, InlineBrTarget: 4, InlineMethod: 4, InlineField: 4, InlineType: 4, InlineTok: 4, InlineString: 4,
+	InlineSig: 4, InlineSwitch: 4,
 }
 
 // IsToken reports whether the operand is a metadata token.
