@@ -5,12 +5,46 @@ import (
 	"fmt"
 )
 
-// sigReader is a cursor over a signature blob with a sticky error.
+// sigReader is a cursor over a signature blob with a sticky error. It
+// takes the Type nodes it decodes from a slab allocated at the first
+// node, sized by how many of the bytes left could start one.
 type sigReader struct {
 	b     []byte
 	off   int
 	depth int
 	err   error
+	slab  []Type
+}
+
+// startsType marks the bytes that can begin a Type node: every node
+// begins with its element type, so their count in the rest of a blob
+// bounds the number of nodes still to decode.
+var startsType = func() (t [256]bool) {
+	for k := ElementTypeVoid; k <= ElementTypeInternal; k++ {
+		t[k] = true
+	}
+	t[ElementTypePinned] = true
+	return t
+}()
+
+// maxSlab caps the nodes of one slab, so that a long blob that fails
+// early does not cost a slab for all its bytes.
+const maxSlab = 256
+
+// newType returns a zeroed node from the slab for the node starting at
+// byte at.
+func (r *sigReader) newType(at int) *Type {
+	if len(r.slab) == cap(r.slab) {
+		n := 0
+		for _, c := range r.b[at:] {
+			if startsType[c] {
+				n++
+			}
+		}
+		r.slab = make([]Type, 0, min(max(n, 1), maxSlab))
+	}
+	r.slab = r.slab[:len(r.slab)+1]
+	return &r.slab[len(r.slab)-1]
 }
 
 func (r *sigReader) fail(off int, kind error, format string, args ...any) {
@@ -157,13 +191,24 @@ func (r *sigReader) typ() *Type {
 	if r.err != nil || !r.enter() {
 		return nil
 	}
-	defer r.leave()
+	t := r.typeBody()
+	r.leave()
+	return t
+}
+
+func (r *sigReader) typeBody() *Type {
 	start := r.off
-	k := ElementType(r.byte1("element type"))
-	if r.err != nil {
+	if r.off >= len(r.b) {
+		r.fail(r.off, ErrSigTruncated, "want element type, blob ends")
 		return nil
 	}
-	t := &Type{Kind: k}
+	k := ElementType(r.b[r.off])
+	r.off++
+	t := r.newType(start)
+	t.Kind = k
+	if k.IsPrimitive() {
+		return t
+	}
 	switch {
 	case k.IsPrimitive():
 	case k == ElementTypeClass || k == ElementTypeValuetype:
@@ -178,23 +223,30 @@ func (r *sigReader) typ() *Type {
 	case k == ElementTypeArray:
 		t.Elem = r.typ()
 		rankAt := r.off
-		t.Shape.Rank = r.uint("array rank")
-		if r.err == nil && t.Shape.Rank > MaxArrayRank {
-			r.fail(rankAt, ErrSigLimit, "array rank %d > %d", t.Shape.Rank, MaxArrayRank)
+		sh := &ArrayShape{Rank: r.uint("array rank")}
+		t.Shape = sh
+		if r.err == nil && sh.Rank > MaxArrayRank {
+			r.fail(rankAt, ErrSigLimit, "array rank %d > %d", sh.Rank, MaxArrayRank)
 		}
 		n := r.count("array size count", 1)
-		if r.err == nil && n > int(t.Shape.Rank) {
-			r.fail(rankAt, ErrSigMalformed, "%d sizes for rank %d", n, t.Shape.Rank)
+		if r.err == nil && n > int(sh.Rank) {
+			r.fail(rankAt, ErrSigMalformed, "%d sizes for rank %d", n, sh.Rank)
+		}
+		if r.err == nil && n > 0 {
+			sh.Sizes = make([]uint32, 0, n)
 		}
 		for i := 0; i < n && r.err == nil; i++ {
-			t.Shape.Sizes = append(t.Shape.Sizes, r.uint("array size"))
+			sh.Sizes = append(sh.Sizes, r.uint("array size"))
 		}
 		n = r.count("array lower bound count", 1)
-		if r.err == nil && n > int(t.Shape.Rank) {
-			r.fail(rankAt, ErrSigMalformed, "%d lower bounds for rank %d", n, t.Shape.Rank)
+		if r.err == nil && n > int(sh.Rank) {
+			r.fail(rankAt, ErrSigMalformed, "%d lower bounds for rank %d", n, sh.Rank)
+		}
+		if r.err == nil && n > 0 {
+			sh.LoBounds = make([]int32, 0, n)
 		}
 		for i := 0; i < n && r.err == nil; i++ {
-			t.Shape.LoBounds = append(t.Shape.LoBounds, r.signedInt("array lower bound"))
+			sh.LoBounds = append(sh.LoBounds, r.signedInt("array lower bound"))
 		}
 	case k == ElementTypeGenericinst:
 		gAt := r.off
@@ -202,10 +254,19 @@ func (r *sigReader) typ() *Type {
 		if r.err == nil && g != ElementTypeClass && g != ElementTypeValuetype {
 			r.fail(gAt, ErrSigMalformed, "GENERICINST of element type 0x%02x, want CLASS or VALUETYPE", byte(g))
 		}
-		t.Elem = &Type{Kind: g, Token: r.typeDefOrRef("generic type token")}
+		if r.err != nil {
+			return nil
+		}
+		gt := r.newType(gAt)
+		gt.Kind = g
+		gt.Token = r.typeDefOrRef("generic type token")
+		t.Elem = gt
 		n := r.count("generic argument count", 1)
 		if r.err == nil && n == 0 {
 			r.fail(gAt, ErrSigMalformed, "GENERICINST without arguments")
+		}
+		if r.err == nil {
+			t.Args = make([]*Type, 0, n)
 		}
 		for i := 0; i < n && r.err == nil; i++ {
 			t.Args = append(t.Args, r.typ())
@@ -259,22 +320,36 @@ func (r *sigReader) method(inType bool) *MethodSig {
 	}
 	n := r.count("parameter count", 1)
 	s.Return = r.typ()
+	if r.err != nil || n == 0 {
+		return s.orNil(r)
+	}
+	// Params and VarArgs share one array, split at the sentinel.
+	ps := make([]*Type, 0, n)
+	sentinel := -1
 	for i := 0; i < n && r.err == nil; i++ {
 		if c, ok := r.peek(); ok && ElementType(c) == ElementTypeSentinel {
-			if s.VarArgs != nil || s.Kind() == ImageCeeCsCallconvProperty {
+			if sentinel >= 0 || s.Kind() == ImageCeeCsCallconvProperty {
 				r.fail(r.off, ErrSigMalformed, "misplaced SENTINEL")
 				return nil
 			}
 			r.off++
-			s.VarArgs = make([]*Type, 0, n-i)
+			sentinel = i
 		}
-		p := r.typ()
-		if s.VarArgs != nil {
-			s.VarArgs = append(s.VarArgs, p)
-		} else {
-			s.Params = append(s.Params, p)
-		}
+		ps = append(ps, r.typ())
 	}
+	switch {
+	case sentinel < 0:
+		s.Params = ps
+	case sentinel > 0:
+		s.Params, s.VarArgs = ps[:sentinel:sentinel], ps[sentinel:]
+	default:
+		s.VarArgs = ps
+	}
+	return s.orNil(r)
+}
+
+// orNil returns s, or nil once r has failed.
+func (s *MethodSig) orNil(r *sigReader) *MethodSig {
 	if r.err != nil {
 		return nil
 	}
@@ -307,6 +382,9 @@ func (r *sigReader) lead(cc CallingConvention, name string) {
 // types reads a compressed count and that many types.
 func (r *sigReader) types(what string) []*Type {
 	n := r.count(what, 1)
+	if r.err != nil {
+		return nil
+	}
 	ts := make([]*Type, 0, n)
 	for i := 0; i < n && r.err == nil; i++ {
 		ts = append(ts, r.typ())

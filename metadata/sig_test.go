@@ -105,7 +105,7 @@ func sigCases() []sigCase {
 		{"field of List<int>", "06" + "15" + "12" + "0d" + "01" + "08",
 			&FieldSig{Type: GenericInst(ClassType(0x01000003), i4)}},
 		{"field int32[0...,2..5]", "06" + "14" + "08" + "02" + "01" + "04" + "02" + "00" + "04",
-			&FieldSig{Type: &Type{Kind: ElementTypeArray, Elem: i4, Shape: ArrayShape{Rank: 2, Sizes: []uint32{4}, LoBounds: []int32{0, 2}}}}},
+			&FieldSig{Type: &Type{Kind: ElementTypeArray, Elem: i4, Shape: &ArrayShape{Rank: 2, Sizes: []uint32{4}, LoBounds: []int32{0, 2}}}}},
 		{"field method pointer", "06" + "1b" + "000108" + "0f01",
 			&FieldSig{Type: &Type{Kind: ElementTypeFnptr, Method: &MethodSig{Return: i4, Params: []*Type{PtrTo(Primitive(ElementTypeVoid))}}}}},
 		{"locals", "07" + "04" + "45" + "10" + "05" + "16" + "20" + "49" + "1c" + "11" + "14",
@@ -205,11 +205,11 @@ func TestEncodeErrors(t *testing.T) {
 		"bad token":        &FieldSig{Type: ClassType(0x06000001)},
 		"bad genericinst":  &FieldSig{Type: GenericInst(Primitive(ElementTypeI4), Primitive(ElementTypeI4))},
 		"no args":          &MethodSpecSig{},
-		"big rank":         &FieldSig{Type: &Type{Kind: ElementTypeArray, Elem: Primitive(ElementTypeI4), Shape: ArrayShape{Rank: 99}}},
+		"big rank":         &FieldSig{Type: &Type{Kind: ElementTypeArray, Elem: Primitive(ElementTypeI4), Shape: &ArrayShape{Rank: 99}}},
 		"unknown kind":     &FieldSig{Type: &Type{Kind: 0x17}},
 		"generic no flag":  &MethodSig{GenericParams: 1, Return: Primitive(ElementTypeVoid)},
 		"fnptr no method":  &FieldSig{Type: &Type{Kind: ElementTypeFnptr}},
-		"bound range":      &FieldSig{Type: &Type{Kind: ElementTypeArray, Elem: Primitive(ElementTypeI4), Shape: ArrayShape{Rank: 1, LoBounds: []int32{1 << 29}}}},
+		"bound range":      &FieldSig{Type: &Type{Kind: ElementTypeArray, Elem: Primitive(ElementTypeI4), Shape: &ArrayShape{Rank: 1, LoBounds: []int32{1 << 29}}}},
 		"call conv > byte": &MethodSig{CallConv: 0x100, Return: Primitive(ElementTypeVoid)},
 	} {
 		if b, err := s.Encode(); !errors.Is(err, ErrSigEncode) {
