@@ -299,7 +299,9 @@ func (r *sigReader) method(inType bool) *MethodSig {
 	if r.err != nil {
 		return nil
 	}
-	s := &MethodSig{CallConv: cc}
+	blk := new(methodSigBlock)
+	s := &blk.sig
+	s.CallConv = cc
 	switch kind := s.Kind(); {
 	case kind == ImageCeeCsCallconvField || kind == ImageCeeCsCallconvLocalSig || kind == ImageCeeCsCallconvGenericinst:
 		r.fail(start, ErrSigMalformed, "calling convention 0x%02x is not a method's", byte(cc))
@@ -324,7 +326,12 @@ func (r *sigReader) method(inType bool) *MethodSig {
 		return s.orNil(r)
 	}
 	// Params and VarArgs share one array, split at the sentinel.
-	ps := make([]*Type, 0, n)
+	var ps []*Type
+	if n <= len(blk.params) {
+		ps = blk.params[:0:n]
+	} else {
+		ps = make([]*Type, 0, n)
+	}
 	sentinel := -1
 	for i := 0; i < n && r.err == nil; i++ {
 		if c, ok := r.peek(); ok && ElementType(c) == ElementTypeSentinel {
@@ -346,6 +353,23 @@ func (r *sigReader) method(inType bool) *MethodSig {
 		s.VarArgs = ps
 	}
 	return s.orNil(r)
+}
+
+// inlineTypes is how many parameters or locals a decoded signature holds
+// in the allocation of the signature itself.
+const inlineTypes = 4
+
+// methodSigBlock is a MethodSig with room for its first parameters, so
+// that a signature with few takes one allocation for both.
+type methodSigBlock struct {
+	sig    MethodSig
+	params [inlineTypes]*Type
+}
+
+// localVarSigBlock is the same for a LocalVarSig.
+type localVarSigBlock struct {
+	sig    LocalVarSig
+	locals [inlineTypes]*Type
 }
 
 // orNil returns s, or nil once r has failed.
@@ -380,12 +404,20 @@ func (r *sigReader) lead(cc CallingConvention, name string) {
 }
 
 // types reads a compressed count and that many types.
-func (r *sigReader) types(what string) []*Type {
+func (r *sigReader) types(what string) []*Type { return r.typesInto(nil, what) }
+
+// typesInto is types, into room if the count fits it.
+func (r *sigReader) typesInto(room []*Type, what string) []*Type {
 	n := r.count(what, 1)
 	if r.err != nil {
 		return nil
 	}
-	ts := make([]*Type, 0, n)
+	var ts []*Type
+	if n <= cap(room) {
+		ts = room[:0:n]
+	} else {
+		ts = make([]*Type, 0, n)
+	}
 	for i := 0; i < n && r.err == nil; i++ {
 		ts = append(ts, r.typ())
 	}
@@ -410,7 +442,9 @@ func ParseFieldSig(b []byte) (*FieldSig, error) {
 func ParseLocalVarSig(b []byte) (*LocalVarSig, error) {
 	r := &sigReader{b: b}
 	r.lead(ImageCeeCsCallconvLocalSig, "LOCAL_SIG")
-	return done(r, &LocalVarSig{Locals: r.types("local count")})
+	blk := new(localVarSigBlock)
+	blk.sig.Locals = r.typesInto(blk.locals[:0], "local count")
+	return done(r, &blk.sig)
 }
 
 // ParseMethodSpec decodes a method instantiation (leading byte 0x0A).
