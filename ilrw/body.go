@@ -70,11 +70,14 @@ type Instruction struct {
 
 // Size is the encoded size of the instruction with its current opcode.
 func (in *Instruction) Size() int {
-	n := in.Op.Size() + in.Op.Operand().Size()
-	if in.Op.Operand() == InlineSwitch {
-		n += 4 * len(in.Targets)
+	f := in.Op.fact()
+	if f.operand == InlineSwitch {
+		return int(f.size) + 4*len(in.Targets)
 	}
-	return n
+	if f.size == 0 { // not an opcode: as its bytes would be written
+		return in.Op.Size() + in.Op.Operand().Size()
+	}
+	return int(f.size)
 }
 
 // F32 returns a ShortInlineR operand.
@@ -348,12 +351,12 @@ func (b *Body) decodeCode(d *decoder) error {
 			op = 0xFE00 | Opcode(code[pc])
 			pc++
 		}
-		info := op.info()
-		if info.name == "" {
+		f := op.fact()
+		if f.size == 0 {
 			return formatErr(d.base+start, "invalid opcode %#x", uint16(op))
 		}
-		k := info.operand
-		size := k.Size()
+		k := f.operand
+		size := int(f.size) - (pc - start)
 		if size > len(code)-pc {
 			return formatErr(d.base+start, "%s: operand past the end of the code", op)
 		}
@@ -393,9 +396,11 @@ func (b *Body) decodeCode(d *decoder) error {
 			pc++
 		}
 		in.Op, in.Offset = op, start
-		k := op.Operand()
+		f := op.fact()
+		k := f.operand
 		o := code[pc:]
 		var target int64
+		extra := 0
 		switch k {
 		case InlineNone:
 		case ShortInlineVar:
@@ -426,7 +431,7 @@ func (b *Body) decodeCode(d *decoder) error {
 				}
 			}
 			in.Targets = ts
-			pc += 4 * c
+			extra = 4 * c
 		default: // tokens
 			in.Token = metadata.Token(binary.LittleEndian.Uint32(o))
 		}
@@ -435,7 +440,7 @@ func (b *Body) decodeCode(d *decoder) error {
 				return formatErr(d.base+start, "%s: target %#x is not an instruction", op, target)
 			}
 		}
-		pc += k.Size()
+		pc = start + int(f.size) + extra
 	}
 	b.Instructions = ptrs
 	return nil

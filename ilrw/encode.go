@@ -215,12 +215,32 @@ var errTooLarge = errors.New("ilrw: code too large")
 func (b *Body) layout() (int, error) {
 	ins := b.Instructions
 	off := 0
+	branches, short := false, false
 	for i, in := range ins {
-		if err := checkInstruction(i, in); err != nil {
-			return 0, err
+		if in == nil {
+			return 0, checkInstruction(i, in)
+		}
+		f := in.Op.fact()
+		size := int(f.size)
+		switch f.operand {
+		case InlineNone:
+			if f.size == 0 {
+				return 0, checkInstruction(i, in)
+			}
+		case ShortInlineBrTarget:
+			branches, short = true, true
+		case InlineBrTarget:
+			branches = true
+		case InlineSwitch:
+			branches = true
+			size += 4 * len(in.Targets)
+		case ShortInlineVar, InlineVar, ShortInlineI, InlineI:
+			if err := checkInstruction(i, in); err != nil {
+				return 0, err
+			}
 		}
 		in.Offset = off
-		off += in.Size()
+		off += size
 		if off > maxCodeSize {
 			return 0, errTooLarge
 		}
@@ -236,13 +256,15 @@ func (b *Body) layout() (int, error) {
 			return 0, err
 		}
 	}
-	if err := b.checkTargets(b.contains); err != nil {
-		return 0, err
+	if branches || len(b.Clauses) > 0 {
+		if err := b.checkTargets(b.contains); err != nil {
+			return 0, err
+		}
 	}
-	for {
+	for short {
 		widened := false
 		for _, in := range ins {
-			if in.Op.Operand() != ShortInlineBrTarget {
+			if in.Op.fact().operand != ShortInlineBrTarget {
 				continue
 			}
 			d := in.Target.Offset - (in.Offset + in.Size())
@@ -256,7 +278,7 @@ func (b *Body) layout() (int, error) {
 			}
 		}
 		if !widened {
-			return off, nil
+			break
 		}
 		off = 0
 		for _, in := range ins {
@@ -267,6 +289,7 @@ func (b *Body) layout() (int, error) {
 			}
 		}
 	}
+	return off, nil
 }
 
 // contains reports whether t is one of the instructions, whose offsets
@@ -294,8 +317,9 @@ func (in *Instruction) appendTo(out []byte) []byte {
 	} else {
 		out = append(out, byte(in.Op))
 	}
-	end := in.Offset + in.Size()
-	switch in.Op.Operand() {
+	f := in.Op.fact()
+	end := in.Offset + int(f.size)
+	switch f.operand {
 	case InlineNone:
 	case ShortInlineVar, ShortInlineI:
 		out = append(out, byte(in.Int))
@@ -310,6 +334,7 @@ func (in *Instruction) appendTo(out []byte) []byte {
 	case InlineBrTarget:
 		out = binary.LittleEndian.AppendUint32(out, uint32(int32(in.Target.Offset-end)))
 	case InlineSwitch:
+		end += 4 * len(in.Targets)
 		out = binary.LittleEndian.AppendUint32(out, uint32(len(in.Targets)))
 		for _, t := range in.Targets {
 			out = binary.LittleEndian.AppendUint32(out, uint32(int32(t.Offset-end)))

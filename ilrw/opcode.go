@@ -114,6 +114,43 @@ func (o Opcode) info() *opInfo {
 
 var noOp opInfo
 
+// opFact is what encoding and decoding need of an opcode, packed small:
+// its operand kind and its encoded size with the operand (for a switch,
+// without the targets). size 0 marks an invalid opcode.
+type opFact struct {
+	operand OperandKind
+	size    uint8
+}
+
+// opFacts holds the facts of the one-byte opcodes at their byte and of
+// the two-byte ones at 256 + their second byte; built from the generated
+// tables.
+var opFacts = func() (f [512]opFact) {
+	for i := range oneByteOps {
+		if in := &oneByteOps[i]; in.name != "" {
+			f[i] = opFact{in.operand, uint8(1 + in.operand.Size())}
+		}
+	}
+	for i := range twoByteOps {
+		if in := &twoByteOps[i]; in.name != "" {
+			f[256+i] = opFact{in.operand, uint8(2 + in.operand.Size())}
+		}
+	}
+	return f
+}()
+
+// fact returns o's facts (size 0 when o is not an opcode).
+func (o Opcode) fact() opFact {
+	i := uint(o)
+	if i > 0xFF {
+		if i&0xFF00 != 0xFE00 {
+			return opFact{}
+		}
+		i = 256 + i&0xFF
+	}
+	return opFacts[i]
+}
+
 // Valid reports whether o is an instruction of the opcode table.
 func (o Opcode) Valid() bool { return o.info().name != "" }
 
