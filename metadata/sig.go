@@ -14,6 +14,7 @@ type sigReader struct {
 	depth int
 	err   error
 	slab  []Type
+	ptrs  []*Type // the same for the lists of nodes
 }
 
 // startsType marks the bytes that can begin a Type node: every node
@@ -31,17 +32,36 @@ var startsType = func() (t [256]bool) {
 // early does not cost a slab for all its bytes.
 const maxSlab = 256
 
+// typeList returns an empty list with room for n nodes, from the slab of
+// pointers; at is where its first node starts. A list's capacity is its
+// count, so that appending to it never writes over the next one.
+func (r *sigReader) typeList(at, n int) []*Type {
+	if cap(r.ptrs)-len(r.ptrs) < n {
+		r.ptrs = make([]*Type, 0, max(n, r.bound(at)))
+	}
+	l := r.ptrs[len(r.ptrs) : len(r.ptrs) : len(r.ptrs)+n]
+	r.ptrs = r.ptrs[:len(r.ptrs)+n]
+	return l
+}
+
+// bound returns how many of the bytes from at on could start a node
+// (each node, and each place in a list of nodes, takes one), at least 1
+// and at most maxSlab.
+func (r *sigReader) bound(at int) int {
+	n := 0
+	for _, c := range r.b[at:] {
+		if startsType[c] {
+			n++
+		}
+	}
+	return min(max(n, 1), maxSlab)
+}
+
 // newType returns a zeroed node from the slab for the node starting at
 // byte at.
 func (r *sigReader) newType(at int) *Type {
 	if len(r.slab) == cap(r.slab) {
-		n := 0
-		for _, c := range r.b[at:] {
-			if startsType[c] {
-				n++
-			}
-		}
-		r.slab = make([]Type, 0, min(max(n, 1), maxSlab))
+		r.slab = make([]Type, 0, r.bound(at))
 	}
 	r.slab = r.slab[:len(r.slab)+1]
 	return &r.slab[len(r.slab)-1]
@@ -266,7 +286,7 @@ func (r *sigReader) typeBody() *Type {
 			r.fail(gAt, ErrSigMalformed, "GENERICINST without arguments")
 		}
 		if r.err == nil {
-			t.Args = make([]*Type, 0, n)
+			t.Args = r.typeList(r.off, n)
 		}
 		for i := 0; i < n && r.err == nil; i++ {
 			t.Args = append(t.Args, r.typ())
@@ -330,7 +350,7 @@ func (r *sigReader) method(inType bool) *MethodSig {
 	if n <= len(blk.params) {
 		ps = blk.params[:0:n]
 	} else {
-		ps = make([]*Type, 0, n)
+		ps = r.typeList(r.off, n)
 	}
 	sentinel := -1
 	for i := 0; i < n && r.err == nil; i++ {
@@ -416,7 +436,7 @@ func (r *sigReader) typesInto(room []*Type, what string) []*Type {
 	if n <= cap(room) {
 		ts = room[:0:n]
 	} else {
-		ts = make([]*Type, 0, n)
+		ts = r.typeList(r.off, n)
 	}
 	for i := 0; i < n && r.err == nil; i++ {
 		ts = append(ts, r.typ())
