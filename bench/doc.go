@@ -39,7 +39,8 @@
 // result model and its statistics ([Row.Median], [Row.Spread], [Ratio]),
 // the targets, the regression check, the report writer, and the decoder
 // throughput benchmarks ([BenchILDecode], [BenchILEncode],
-// [BenchILRoundTrip], [BenchSigDecode], [BenchSigEncode]) over a
-// [Corpus] collected from a real runtime. `go test -bench . ./bench`
-// collects a corpus by itself (or reads CLRPROF_BENCH_CORPUS) and runs them.
+// [BenchILRoundTrip], [BenchILRoundTripReuse], [BenchSigDecode],
+// [BenchSigEncode]) over a [Corpus] collected from a real runtime.
+// `go test -bench . ./bench` collects a corpus by itself (or reads
+// CLRPROF_BENCH_CORPUS) and runs them.
 package bench

@@ -118,6 +118,39 @@ func BenchILRoundTrip(b *testing.B, c *Corpus) {
 	}
 }
 
+// BenchILRoundTripReuse is [BenchILRoundTrip] through the reusing API a
+// loop that does not keep its bodies can take: one ilrw.Decoder for every
+// body and Body.AppendEncode into one buffer.
+func BenchILRoundTripReuse(b *testing.B, c *Corpus) {
+	if len(c.Bodies) == 0 {
+		b.Skip("no IL bodies in the corpus")
+	}
+	b.SetBytes(c.Bytes(KindBody))
+	b.ReportAllocs()
+	var failures int
+	var dec ilrw.Decoder
+	var buf []byte
+	before := mallocs()
+	b.ResetTimer()
+	for b.Loop() {
+		for _, data := range c.Bodies {
+			body, err := dec.Decode(data)
+			if err != nil {
+				failures++
+				continue
+			}
+			if buf, err = body.AppendEncode(buf[:0]); err != nil {
+				failures++
+			}
+		}
+	}
+	b.StopTimer()
+	reportPerItem(b, len(c.Bodies), "body", before)
+	if failures > 0 {
+		b.Errorf("%d bodies failed to decode or encode", failures)
+	}
+}
+
 // BenchSigDecode measures metadata.ParseMethodSig over every method
 // signature and metadata.ParseLocalVarSig over every local-variable
 // signature of c. One op is one pass; MB/s is signature bytes per second.

@@ -61,6 +61,8 @@ func BenchmarkILEncode(b *testing.B) { bench.BenchILEncode(b, benchCorpus(b)) }
 
 func BenchmarkILRoundTrip(b *testing.B) { bench.BenchILRoundTrip(b, benchCorpus(b)) }
 
+func BenchmarkILRoundTripReuse(b *testing.B) { bench.BenchILRoundTripReuse(b, benchCorpus(b)) }
+
 func BenchmarkSigDecode(b *testing.B) { bench.BenchSigDecode(b, benchCorpus(b)) }
 
 func BenchmarkSigEncode(b *testing.B) { bench.BenchSigEncode(b, benchCorpus(b)) }

@@ -158,10 +158,47 @@ func (b *Body) InitLocals() bool { return b.Flags&FlagInitLocals != 0 }
 // returned by GetILFunctionBody or found at a method's RVA. Trailing bytes
 // after the last section are ignored.
 func Decode(data []byte) (*Body, error) {
-	if len(data) == 0 {
-		return nil, formatErr(0, "empty body")
-	}
 	b := &Body{}
+	if err := decode(b, data, nil); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// A Decoder decodes method bodies into memory it keeps from one call to
+// the next, for loops that decode, look at or edit, and re-encode one body
+// at a time: the [*Body] that Decode returns, with its instructions and
+// clauses, is valid until the next call of Decode on the same Decoder and
+// must not be kept beyond it (use the function [Decode] for bodies that
+// outlive the loop). Instructions added by edits are the caller's own and
+// are not reused. The zero Decoder is ready to use; a Decoder must not be
+// used by two goroutines at once.
+type Decoder struct {
+	body    Body
+	insts   []Instruction
+	ptrs    []*Instruction
+	targets []*Instruction
+	clauses []Clause
+	cptrs   []*Clause
+	at      []int32
+}
+
+// Decode is the function [Decode] into the Decoder's memory.
+func (dec *Decoder) Decode(data []byte) (*Body, error) {
+	dec.body = Body{}
+	dec.clauses = dec.clauses[:0]
+	if err := decode(&dec.body, data, dec); err != nil {
+		return nil, err
+	}
+	return &dec.body, nil
+}
+
+// decode fills in b from data, taking memory from reuse when it is not
+// nil.
+func decode(b *Body, data []byte, reuse *Decoder) error {
+	if len(data) == 0 {
+		return formatErr(0, "empty body")
+	}
 	var code []byte
 	var codeStart int
 	more := false
@@ -169,18 +206,18 @@ func Decode(data []byte) (*Body, error) {
 	case flagTinyFormat:
 		size := int(data[0] >> 2)
 		if 1+size > len(data) {
-			return nil, formatErr(0, "tiny header: code size %d past the end (%d bytes)", size, len(data))
+			return formatErr(0, "tiny header: code size %d past the end (%d bytes)", size, len(data))
 		}
 		b.MaxStack = 8
 		codeStart = 1
 		code = data[1 : 1+size]
 	case flagFatFormat:
 		if len(data) < 12 {
-			return nil, formatErr(0, "fat header truncated (%d bytes)", len(data))
+			return formatErr(0, "fat header truncated (%d bytes)", len(data))
 		}
 		fl := binary.LittleEndian.Uint16(data)
 		if hs := int(fl>>12) * 4; hs != 12 {
-			return nil, formatErr(1, "fat header size %d, want 12", hs)
+			return formatErr(1, "fat header size %d, want 12", hs)
 		}
 		b.Fat = true
 		b.Flags = fl & 0x0FFF &^ (flagFatFormat | flagMoreSects)
@@ -189,43 +226,43 @@ func Decode(data []byte) (*Body, error) {
 		size := binary.LittleEndian.Uint32(data[4:])
 		b.LocalVarSig = metadata.Token(binary.LittleEndian.Uint32(data[8:]))
 		if size > maxCodeSize || 12+int(size) > len(data) {
-			return nil, formatErr(4, "code size %d past the end (%d bytes)", size, len(data))
+			return formatErr(4, "code size %d past the end (%d bytes)", size, len(data))
 		}
 		codeStart = 12
 		code = data[12 : 12+int(size)]
 	default:
-		return nil, formatErr(0, "header byte %#x is neither tiny nor fat", data[0])
+		return formatErr(0, "header byte %#x is neither tiny nor fat", data[0])
 	}
-	d := decoder{code: code, base: codeStart}
+	d := decoder{code: code, base: codeStart, reuse: reuse}
 	defer d.release()
 	if err := b.decodeCode(&d); err != nil {
-		return nil, err
+		return err
 	}
 	pos := codeStart + len(code)
 	for more {
 		pos = (pos + 3) &^ 3
 		if pos >= len(data) {
-			return nil, formatErr(pos, "section header past the end")
+			return formatErr(pos, "section header past the end")
 		}
 		kind := data[pos]
 		if kind&sectEHTable == 0 || kind&sectOptILTab != 0 {
-			return nil, formatErr(pos, "unsupported section kind %#x", kind)
+			return formatErr(pos, "unsupported section kind %#x", kind)
 		}
 		more = kind&sectMoreSects != 0
 		if kind&sectFatFormat != 0 {
 			if pos+4 > len(data) {
-				return nil, formatErr(pos, "fat section header truncated")
+				return formatErr(pos, "fat section header truncated")
 			}
 			size := int(binary.LittleEndian.Uint32(data[pos:]) >> 8)
 			if size < 4 || pos+size > len(data) || (size-4)%24 != 0 {
-				return nil, formatErr(pos, "fat EH section size %d does not fit %d bytes", size, len(data)-pos)
+				return formatErr(pos, "fat EH section size %d does not fit %d bytes", size, len(data)-pos)
 			}
 			b.FatClauses = true
 			n := (size - 4) / 24
 			if len(b.Clauses)+n > maxClauses {
-				return nil, formatErr(pos, "more than %d exception clauses", maxClauses)
+				return formatErr(pos, "more than %d exception clauses", maxClauses)
 			}
-			cs := b.growClauses(n)
+			cs := d.growClauses(b, n)
 			for i := range cs {
 				p := pos + 4 + 24*i
 				c := data[p : p+24]
@@ -233,23 +270,23 @@ func Decode(data []byte) (*Body, error) {
 					binary.LittleEndian.Uint32(c[4:]), binary.LittleEndian.Uint32(c[8:]),
 					binary.LittleEndian.Uint32(c[12:]), binary.LittleEndian.Uint32(c[16:]),
 					binary.LittleEndian.Uint32(c[20:])); err != nil {
-					return nil, err
+					return err
 				}
 			}
 			pos += size
 		} else {
 			if pos+4 > len(data) {
-				return nil, formatErr(pos, "small section header truncated")
+				return formatErr(pos, "small section header truncated")
 			}
 			size := int(data[pos+1])
 			if size < 4 || pos+size > len(data) {
-				return nil, formatErr(pos, "small EH section size %d does not fit %d bytes", size, len(data)-pos)
+				return formatErr(pos, "small EH section size %d does not fit %d bytes", size, len(data)-pos)
 			}
 			n := (size - 4) / 12
 			if len(b.Clauses)+n > maxClauses {
-				return nil, formatErr(pos, "more than %d exception clauses", maxClauses)
+				return formatErr(pos, "more than %d exception clauses", maxClauses)
 			}
-			cs := b.growClauses(n)
+			cs := d.growClauses(b, n)
 			for i := range cs {
 				p := pos + 4 + 12*i
 				c := data[p : p+12]
@@ -257,20 +294,38 @@ func Decode(data []byte) (*Body, error) {
 					uint32(binary.LittleEndian.Uint16(c[2:])), uint32(c[4]),
 					uint32(binary.LittleEndian.Uint16(c[5:])), uint32(c[7]),
 					binary.LittleEndian.Uint32(c[8:])); err != nil {
-					return nil, err
+					return err
 				}
 			}
 			pos += size
 		}
 	}
-	return b, nil
+	return nil
 }
 
-// growClauses appends n clauses, allocated together, to b.Clauses and
-// returns them to be filled in.
-func (b *Body) growClauses(n int) []Clause {
+// growClauses appends n zeroed clauses, allocated together, to b.Clauses
+// and returns them to be filled in.
+func (d *decoder) growClauses(b *Body, n int) []Clause {
 	if n == 0 {
 		return nil
+	}
+	if r := d.reuse; r != nil {
+		if len(r.clauses) == 0 && n > cap(r.clauses) {
+			r.clauses = make([]Clause, 0, max(n, 2*cap(r.clauses)))
+			r.cptrs = make([]*Clause, 0, cap(r.clauses))
+		}
+		if len(r.clauses)+n <= cap(r.clauses) {
+			cs := r.clauses[len(r.clauses) : len(r.clauses)+n]
+			clear(cs)
+			r.clauses = r.clauses[:len(r.clauses)+n]
+			if b.Clauses == nil {
+				b.Clauses = r.cptrs[:0]
+			}
+			for i := range cs {
+				b.Clauses = append(b.Clauses, &cs[i])
+			}
+			return cs
+		}
 	}
 	cs := make([]Clause, n)
 	if b.Clauses == nil {
@@ -292,6 +347,7 @@ type decoder struct {
 	at    []int32
 	insts []*Instruction
 	pool  *[]int32
+	reuse *Decoder // nil: allocate afresh
 }
 
 // offsetTables recycles decoder.at between bodies.
@@ -302,6 +358,14 @@ var offsetTables = sync.Pool{New: func() any { return new([]int32) }}
 const maxPooledTable = 1 << 16
 
 func (d *decoder) table(n int) []int32 {
+	if r := d.reuse; r != nil {
+		if cap(r.at) < n {
+			r.at = make([]int32, n)
+		}
+		r.at = r.at[:n]
+		clear(r.at)
+		return r.at
+	}
 	d.pool = offsetTables.Get().(*[]int32)
 	t := *d.pool
 	if cap(t) < n {
@@ -375,16 +439,29 @@ func (b *Body) decodeCode(d *decoder) error {
 	if n == 0 {
 		return nil
 	}
-	insts := make([]Instruction, n)
-	ptrs := make([]*Instruction, n)
+	var insts []Instruction
+	var ptrs, targets []*Instruction
+	if r := d.reuse; r != nil {
+		if cap(r.insts) < n {
+			r.insts = make([]Instruction, n)
+			r.ptrs = make([]*Instruction, n)
+		}
+		if cap(r.targets) < nTargets {
+			r.targets = make([]*Instruction, nTargets)
+		}
+		insts, ptrs, targets = r.insts[:n:n], r.ptrs[:n:n], r.targets[:nTargets]
+		clear(insts)
+	} else {
+		insts = make([]Instruction, n)
+		ptrs = make([]*Instruction, n)
+		if nTargets > 0 {
+			targets = make([]*Instruction, nTargets)
+		}
+	}
 	for i := range insts {
 		ptrs[i] = &insts[i]
 	}
 	d.insts = ptrs
-	var targets []*Instruction
-	if nTargets > 0 {
-		targets = make([]*Instruction, nTargets)
-	}
 	pc := 0
 	for i := range insts {
 		in := &insts[i]

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Encode renders the body: header, code and exception section. It widens
@@ -12,17 +13,22 @@ import (
 // records each instruction's new Offset. MaxStack is written as it is: call
 // ComputeMaxStack after edits. An unmodified decoded body encodes to the
 // bytes it was decoded from.
-func (b *Body) Encode() ([]byte, error) {
+func (b *Body) Encode() ([]byte, error) { return b.AppendEncode(nil) }
+
+// AppendEncode is [Body.Encode] appending to dst (which may be a buffer
+// reused from one body to the next) and returning the extended slice; dst
+// is returned unchanged with the error.
+func (b *Body) AppendEncode(dst []byte) ([]byte, error) {
 	codeSize, err := b.layout()
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	// The exception section: check the clauses and choose its format.
 	fat := b.FatClauses || 4+12*len(b.Clauses) > 0xFF
 	for i, c := range b.Clauses {
 		r, err := c.region(i, codeSize)
 		if err != nil {
-			return nil, err
+			return dst, err
 		}
 		if r.tryOff > 0xFFFF || r.hOff > 0xFFFF || r.tryLen > 0xFF || r.hLen > 0xFF {
 			fat = true
@@ -40,7 +46,7 @@ func (b *Body) Encode() ([]byte, error) {
 			size += 12 * len(b.Clauses)
 		}
 	}
-	out := make([]byte, 0, size)
+	out := slices.Grow(dst, size)
 	if tiny {
 		out = append(out, byte(codeSize<<2)|flagTinyFormat)
 	} else {
@@ -61,7 +67,7 @@ func (b *Body) Encode() ([]byte, error) {
 		return out, nil
 	}
 	// Exception section, 4-byte aligned.
-	for len(out)%4 != 0 {
+	for (len(out)-len(dst))%4 != 0 {
 		out = append(out, 0)
 	}
 	if fat {
