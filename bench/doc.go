@@ -40,7 +40,8 @@
 // the targets, the regression check, the report writer, and the decoder
 // throughput benchmarks ([BenchILDecode], [BenchILEncode],
 // [BenchILRoundTrip], [BenchILRoundTripReuse], [BenchSigDecode],
-// [BenchSigEncode]) over a [Corpus] collected from a real runtime.
+// [BenchSigDecodeReuse], [BenchSigEncode]) over a [Corpus] collected from
+// a real runtime.
 // `go test -bench . ./bench` collects a corpus by itself (or reads
 // CLRPROF_BENCH_CORPUS) and runs them.
 package bench

@@ -184,6 +184,38 @@ func BenchSigDecode(b *testing.B, c *Corpus) {
 	}
 }
 
+// BenchSigDecodeReuse is [BenchSigDecode] through one metadata.SigDecoder,
+// which decodes each signature into memory kept from the one before.
+func BenchSigDecodeReuse(b *testing.B, c *Corpus) {
+	n := len(c.MethodSigs) + len(c.LocalSigs)
+	if n == 0 {
+		b.Skip("no signatures in the corpus")
+	}
+	b.SetBytes(c.Bytes(KindMethodSig) + c.Bytes(KindLocalSig))
+	b.ReportAllocs()
+	var failures int
+	var d metadata.SigDecoder
+	before := mallocs()
+	b.ResetTimer()
+	for b.Loop() {
+		for _, s := range c.MethodSigs {
+			if _, err := d.ParseMethodSig(s); err != nil {
+				failures++
+			}
+		}
+		for _, s := range c.LocalSigs {
+			if _, err := d.ParseLocalVarSig(s); err != nil {
+				failures++
+			}
+		}
+	}
+	b.StopTimer()
+	reportPerItem(b, n, "sig", before)
+	if failures > 0 {
+		b.Errorf("%d signatures failed to decode", failures)
+	}
+}
+
 // BenchSigEncode measures Encode over every signature of c, decoded once
 // before the timer starts. MB/s is signature bytes encoded per second.
 func BenchSigEncode(b *testing.B, c *Corpus) {

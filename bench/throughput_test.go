@@ -65,4 +65,6 @@ func BenchmarkILRoundTripReuse(b *testing.B) { bench.BenchILRoundTripReuse(b, be
 
 func BenchmarkSigDecode(b *testing.B) { bench.BenchSigDecode(b, benchCorpus(b)) }
 
+func BenchmarkSigDecodeReuse(b *testing.B) { bench.BenchSigDecodeReuse(b, benchCorpus(b)) }
+
 func BenchmarkSigEncode(b *testing.B) { bench.BenchSigEncode(b, benchCorpus(b)) }

@@ -14,7 +14,8 @@ type sigReader struct {
 	depth int
 	err   error
 	slab  []Type
-	ptrs  []*Type // the same for the lists of nodes
+	ptrs  []*Type     // the same for the lists of nodes
+	reuse *SigDecoder // nil: allocate afresh
 }
 
 // startsType marks the bytes that can begin a Type node: every node
@@ -37,7 +38,10 @@ const maxSlab = 256
 // count, so that appending to it never writes over the next one.
 func (r *sigReader) typeList(at, n int) []*Type {
 	if cap(r.ptrs)-len(r.ptrs) < n {
-		r.ptrs = make([]*Type, 0, max(n, r.bound(at)))
+		r.ptrs = make([]*Type, 0, max(n, r.bound(at), 2*cap(r.ptrs)))
+		if r.reuse != nil {
+			r.reuse.ptrs = r.ptrs
+		}
 	}
 	l := r.ptrs[len(r.ptrs) : len(r.ptrs) : len(r.ptrs)+n]
 	r.ptrs = r.ptrs[:len(r.ptrs)+n]
@@ -61,10 +65,19 @@ func (r *sigReader) bound(at int) int {
 // byte at.
 func (r *sigReader) newType(at int) *Type {
 	if len(r.slab) == cap(r.slab) {
-		r.slab = make([]Type, 0, r.bound(at))
+		if r.reuse == nil {
+			r.slab = make([]Type, 0, r.bound(at))
+		} else {
+			r.slab = make([]Type, 0, max(r.bound(at), 2*cap(r.slab)))
+			r.reuse.slab = r.slab
+		}
 	}
 	r.slab = r.slab[:len(r.slab)+1]
-	return &r.slab[len(r.slab)-1]
+	t := &r.slab[len(r.slab)-1]
+	if r.reuse != nil {
+		*t = Type{}
+	}
+	return t
 }
 
 func (r *sigReader) fail(off int, kind error, format string, args ...any) {
@@ -319,7 +332,13 @@ func (r *sigReader) method(inType bool) *MethodSig {
 	if r.err != nil {
 		return nil
 	}
-	blk := new(methodSigBlock)
+	var blk *methodSigBlock
+	if r.reuse != nil && !inType {
+		blk = &r.reuse.method
+		*blk = methodSigBlock{}
+	} else {
+		blk = new(methodSigBlock)
+	}
 	s := &blk.sig
 	s.CallConv = cc
 	switch kind := s.Kind(); {
@@ -465,6 +484,41 @@ func ParseLocalVarSig(b []byte) (*LocalVarSig, error) {
 	blk := new(localVarSigBlock)
 	blk.sig.Locals = r.typesInto(blk.locals[:0], "local count")
 	return done(r, &blk.sig)
+}
+
+// A SigDecoder decodes signatures into memory it keeps from one call to
+// the next, for loops that look at one signature at a time: the
+// signature a method returns, with all its nodes and lists, is valid
+// until the next call on the same SigDecoder and must not be kept beyond
+// it (use the functions [ParseMethodSig] and [ParseLocalVarSig] for
+// signatures that outlive the loop). The zero SigDecoder is ready to use;
+// a SigDecoder must not be used by two goroutines at once.
+type SigDecoder struct {
+	slab   []Type
+	ptrs   []*Type
+	method methodSigBlock
+	local  localVarSigBlock
+}
+
+func (d *SigDecoder) reader(b []byte) sigReader {
+	return sigReader{b: b, reuse: d, slab: d.slab[:0], ptrs: d.ptrs[:0]}
+}
+
+// ParseMethodSig is the function [ParseMethodSig] into the SigDecoder's
+// memory.
+func (d *SigDecoder) ParseMethodSig(b []byte) (*MethodSig, error) {
+	r := d.reader(b)
+	return done(&r, r.method(false))
+}
+
+// ParseLocalVarSig is the function [ParseLocalVarSig] into the
+// SigDecoder's memory.
+func (d *SigDecoder) ParseLocalVarSig(b []byte) (*LocalVarSig, error) {
+	r := d.reader(b)
+	r.lead(ImageCeeCsCallconvLocalSig, "LOCAL_SIG")
+	d.local = localVarSigBlock{}
+	d.local.sig.Locals = r.typesInto(d.local.locals[:0], "local count")
+	return done(&r, &d.local.sig)
 }
 
 // ParseMethodSpec decodes a method instantiation (leading byte 0x0A).

@@ -320,10 +320,52 @@ func FuzzParseSignature(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte{0x00, 0x02, 0x01, 0x41, 0x08})
+	var d SigDecoder // reused across inputs, as a loop would
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkRoundTrip(t, b, ParseSignature, sigEqual)
 		checkAppendLocals(t, b)
+		checkSigDecoder(t, &d, b)
 	})
+}
+
+// checkSigDecoder checks that d decodes b as ParseMethodSig and
+// ParseLocalVarSig do, whatever it decoded before.
+func checkSigDecoder(t *testing.T, d *SigDecoder, b []byte) {
+	t.Helper()
+	m, err := ParseMethodSig(b)
+	dm, derr := d.ParseMethodSig(b)
+	if (err == nil) != (derr == nil) || (err != nil && err.Error() != derr.Error()) || (err == nil && !m.Equal(dm)) {
+		t.Fatalf("%x: SigDecoder.ParseMethodSig gives %#v, %v; ParseMethodSig %#v, %v", b, dm, derr, m, err)
+	}
+	l, err := ParseLocalVarSig(b)
+	dl, derr := d.ParseLocalVarSig(b)
+	if (err == nil) != (derr == nil) || (err != nil && err.Error() != derr.Error()) || (err == nil && !typesEqual(l.Locals, dl.Locals)) {
+		t.Fatalf("%x: SigDecoder.ParseLocalVarSig gives %#v, %v; ParseLocalVarSig %#v, %v", b, dl, derr, l, err)
+	}
+}
+
+func TestSigDecoderReuse(t *testing.T) {
+	var d SigDecoder
+	var blobs [][]byte
+	for _, c := range sigCases() {
+		b, _ := hex.DecodeString(c.hex)
+		blobs = append(blobs, b)
+	}
+	// Locals beyond those held inline, and a method signature with many
+	// parameters, so that the slabs grow.
+	blobs = append(blobs, []byte{0x07, 0x06, 0x08, 0x0E, 0x1D, 0x08, 0x15, 0x12, 0x05, 0x02, 0x08, 0x0E, 0x1C, 0x0F, 0x01})
+	blobs = append(blobs, []byte{0x00, 0x06, 0x01, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08})
+	if l, err := ParseLocalVarSig(blobs[len(blobs)-2]); err != nil || len(l.Locals) != 6 {
+		t.Fatalf("locals: %v", err)
+	}
+	if m, err := ParseMethodSig(blobs[len(blobs)-1]); err != nil || len(m.Params) != 6 {
+		t.Fatalf("method: %v", err)
+	}
+	for round := 0; round < 2; round++ {
+		for _, b := range blobs {
+			checkSigDecoder(t, &d, b)
+		}
+	}
 }
 
 func FuzzParseTypeSpec(f *testing.F) {
