@@ -50,15 +50,18 @@ func (r *sigReader) typeList(at, n int) []*Type {
 
 // bound returns how many of the bytes from at on could start a node
 // (each node, and each place in a list of nodes, takes one), at least 1
-// and at most maxSlab.
+// and at most maxSlab. It stops reading at the maxSlab-th, so that the
+// slabs of a long signature cost one pass over it in all.
 func (r *sigReader) bound(at int) int {
 	n := 0
 	for _, c := range r.b[at:] {
 		if startsType[c] {
-			n++
+			if n++; n == maxSlab {
+				break
+			}
 		}
 	}
-	return min(max(n, 1), maxSlab)
+	return max(n, 1)
 }
 
 // newType returns a zeroed node from the slab for the node starting at

@@ -399,3 +399,24 @@ func FuzzCompressed(f *testing.F) {
 		}
 	})
 }
+
+// TestLongLocalSig decodes the most locals a signature may hold, which
+// takes many slabs of nodes and lists.
+func TestLongLocalSig(t *testing.T) {
+	b := []byte{0x07, 0xC0, 0x00, 0xFF, 0xFF}
+	for i := 0; i < MaxSigCount; i++ {
+		b = append(b, byte(ElementTypeI4+ElementType(i%2)))
+	}
+	var d SigDecoder
+	for _, parse := range []func([]byte) (*LocalVarSig, error){ParseLocalVarSig, d.ParseLocalVarSig, d.ParseLocalVarSig} {
+		s, err := parse(b)
+		if err != nil || len(s.Locals) != MaxSigCount {
+			t.Fatalf("%v", err)
+		}
+		for i, l := range s.Locals {
+			if want := ElementTypeI4 + ElementType(i%2); l.Kind != want || (i > 0 && l == s.Locals[i-1]) {
+				t.Fatalf("local %d: %v, want %v", i, l.Kind, want)
+			}
+		}
+	}
+}
