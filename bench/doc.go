@@ -38,7 +38,10 @@
 // This package holds what the runner and the Go benchmarks share: the
 // result model and its statistics ([Row.Median], [Row.Spread], [Ratio]),
 // the targets, the regression check, the report writer, and the decoder
-// throughput benchmarks ([BenchILRoundTrip], [BenchSigDecode]) over a
-// [Corpus] collected from a real runtime. `go test -bench . ./bench`
-// collects a corpus by itself (or reads CLRPROF_BENCH_CORPUS) and runs them.
+// throughput benchmarks ([BenchILDecode], [BenchILEncode],
+// [BenchILRoundTrip], [BenchILRoundTripReuse], [BenchSigDecode],
+// [BenchSigDecodeReuse], [BenchSigEncode]) over a [Corpus] collected from
+// a real runtime.
+// `go test -bench . ./bench` collects a corpus by itself (or reads
+// CLRPROF_BENCH_CORPUS) and runs them.
 package bench

@@ -519,6 +519,8 @@ func throughput(t *testing.T, rt harness.Runtime) []bench.Throughput {
 		return nil
 	}
 	source := fmt.Sprintf("%s, startup workload, ReadyToRun disabled", rt.Name)
+	mism := bench.CheckRoundTrip(c)
+	sigs, sigBytes := len(c.MethodSigs)+len(c.LocalSigs), c.Bytes(bench.KindMethodSig)+c.Bytes(bench.KindLocalSig)
 	var out []bench.Throughput
 	for _, b := range []struct {
 		name  string
@@ -528,9 +530,13 @@ func throughput(t *testing.T, rt harness.Runtime) []bench.Throughput {
 		unit  string
 		mism  int
 	}{
-		{"IL round trip (ilrw.Decode + Body.Encode)", bench.BenchILRoundTrip, len(c.Bodies), c.Bytes(bench.KindBody), "body", bench.CheckRoundTrip(c)},
-		{"signature decoding (metadata.ParseMethodSig, ParseLocalVarSig)", bench.BenchSigDecode, len(c.MethodSigs) + len(c.LocalSigs),
-			c.Bytes(bench.KindMethodSig) + c.Bytes(bench.KindLocalSig), "sig", 0},
+		{"IL decoding (ilrw.Decode)", bench.BenchILDecode, len(c.Bodies), c.Bytes(bench.KindBody), "body", 0},
+		{"IL encoding (Body.Encode)", bench.BenchILEncode, len(c.Bodies), c.Bytes(bench.KindBody), "body", 0},
+		{"IL round trip (ilrw.Decode + Body.Encode)", bench.BenchILRoundTrip, len(c.Bodies), c.Bytes(bench.KindBody), "body", mism},
+		{"IL round trip, reused memory (ilrw.Decoder + Body.AppendEncode)", bench.BenchILRoundTripReuse, len(c.Bodies), c.Bytes(bench.KindBody), "body", mism},
+		{"signature decoding (metadata.ParseMethodSig, ParseLocalVarSig)", bench.BenchSigDecode, sigs, sigBytes, "sig", 0},
+		{"signature decoding, reused memory (metadata.SigDecoder)", bench.BenchSigDecodeReuse, sigs, sigBytes, "sig", 0},
+		{"signature encoding (MethodSig.Encode, LocalVarSig.Encode)", bench.BenchSigEncode, sigs, sigBytes, "sig", 0},
 	} {
 		r := testing.Benchmark(func(tb *testing.B) { b.fn(tb, c) })
 		if r.N == 0 {

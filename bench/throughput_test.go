@@ -55,6 +55,16 @@ func benchCorpus(b *testing.B) *bench.Corpus {
 	return corpusShared
 }
 
+func BenchmarkILDecode(b *testing.B) { bench.BenchILDecode(b, benchCorpus(b)) }
+
+func BenchmarkILEncode(b *testing.B) { bench.BenchILEncode(b, benchCorpus(b)) }
+
 func BenchmarkILRoundTrip(b *testing.B) { bench.BenchILRoundTrip(b, benchCorpus(b)) }
 
+func BenchmarkILRoundTripReuse(b *testing.B) { bench.BenchILRoundTripReuse(b, benchCorpus(b)) }
+
 func BenchmarkSigDecode(b *testing.B) { bench.BenchSigDecode(b, benchCorpus(b)) }
+
+func BenchmarkSigDecodeReuse(b *testing.B) { bench.BenchSigDecodeReuse(b, benchCorpus(b)) }
+
+func BenchmarkSigEncode(b *testing.B) { bench.BenchSigEncode(b, benchCorpus(b)) }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/clrprof/clrprof/metadata"
 )
@@ -57,8 +58,8 @@ func formatErr(off int, format string, args ...any) error {
 // edits keep them attached to the code they name.
 type Instruction struct {
 	Op      Opcode
-	Int     int64
 	Token   metadata.Token
+	Int     int64
 	Target  *Instruction
 	Targets []*Instruction
 
@@ -69,11 +70,14 @@ type Instruction struct {
 
 // Size is the encoded size of the instruction with its current opcode.
 func (in *Instruction) Size() int {
-	n := in.Op.Size() + in.Op.Operand().Size()
-	if in.Op.Operand() == InlineSwitch {
-		n += 4 * len(in.Targets)
+	f := in.Op.fact()
+	if f.operand == InlineSwitch {
+		return int(f.size) + 4*len(in.Targets)
 	}
-	return n
+	if f.size == 0 { // not an opcode: as its bytes would be written
+		return in.Op.Size() + in.Op.Operand().Size()
+	}
+	return int(f.size)
 }
 
 // F32 returns a ShortInlineR operand.
@@ -154,10 +158,47 @@ func (b *Body) InitLocals() bool { return b.Flags&FlagInitLocals != 0 }
 // returned by GetILFunctionBody or found at a method's RVA. Trailing bytes
 // after the last section are ignored.
 func Decode(data []byte) (*Body, error) {
-	if len(data) == 0 {
-		return nil, formatErr(0, "empty body")
-	}
 	b := &Body{}
+	if err := decode(b, data, nil); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// A Decoder decodes method bodies into memory it keeps from one call to
+// the next, for loops that decode, look at or edit, and re-encode one body
+// at a time: the [*Body] that Decode returns, with its instructions and
+// clauses, is valid until the next call of Decode on the same Decoder and
+// must not be kept beyond it (use the function [Decode] for bodies that
+// outlive the loop). Instructions added by edits are the caller's own and
+// are not reused. The zero Decoder is ready to use; a Decoder must not be
+// used by two goroutines at once.
+type Decoder struct {
+	body    Body
+	insts   []Instruction
+	ptrs    []*Instruction
+	targets []*Instruction
+	clauses []Clause
+	cptrs   []*Clause
+	at      []int32
+}
+
+// Decode is the function [Decode] into the Decoder's memory.
+func (dec *Decoder) Decode(data []byte) (*Body, error) {
+	dec.body = Body{}
+	dec.clauses = dec.clauses[:0]
+	if err := decode(&dec.body, data, dec); err != nil {
+		return nil, err
+	}
+	return &dec.body, nil
+}
+
+// decode fills in b from data, taking memory from reuse when it is not
+// nil.
+func decode(b *Body, data []byte, reuse *Decoder) error {
+	if len(data) == 0 {
+		return formatErr(0, "empty body")
+	}
 	var code []byte
 	var codeStart int
 	more := false
@@ -165,18 +206,18 @@ func Decode(data []byte) (*Body, error) {
 	case flagTinyFormat:
 		size := int(data[0] >> 2)
 		if 1+size > len(data) {
-			return nil, formatErr(0, "tiny header: code size %d past the end (%d bytes)", size, len(data))
+			return formatErr(0, "tiny header: code size %d past the end (%d bytes)", size, len(data))
 		}
 		b.MaxStack = 8
 		codeStart = 1
 		code = data[1 : 1+size]
 	case flagFatFormat:
 		if len(data) < 12 {
-			return nil, formatErr(0, "fat header truncated (%d bytes)", len(data))
+			return formatErr(0, "fat header truncated (%d bytes)", len(data))
 		}
 		fl := binary.LittleEndian.Uint16(data)
 		if hs := int(fl>>12) * 4; hs != 12 {
-			return nil, formatErr(1, "fat header size %d, want 12", hs)
+			return formatErr(1, "fat header size %d, want 12", hs)
 		}
 		b.Fat = true
 		b.Flags = fl & 0x0FFF &^ (flagFatFormat | flagMoreSects)
@@ -185,107 +226,258 @@ func Decode(data []byte) (*Body, error) {
 		size := binary.LittleEndian.Uint32(data[4:])
 		b.LocalVarSig = metadata.Token(binary.LittleEndian.Uint32(data[8:]))
 		if size > maxCodeSize || 12+int(size) > len(data) {
-			return nil, formatErr(4, "code size %d past the end (%d bytes)", size, len(data))
+			return formatErr(4, "code size %d past the end (%d bytes)", size, len(data))
 		}
 		codeStart = 12
 		code = data[12 : 12+int(size)]
 	default:
-		return nil, formatErr(0, "header byte %#x is neither tiny nor fat", data[0])
+		return formatErr(0, "header byte %#x is neither tiny nor fat", data[0])
 	}
-	byOffset, err := b.decodeCode(code, codeStart)
-	if err != nil {
-		return nil, err
+	d := decoder{code: code, base: codeStart, reuse: reuse}
+	defer d.release()
+	if err := b.decodeCode(&d); err != nil {
+		return err
 	}
 	pos := codeStart + len(code)
 	for more {
 		pos = (pos + 3) &^ 3
 		if pos >= len(data) {
-			return nil, formatErr(pos, "section header past the end")
+			return formatErr(pos, "section header past the end")
 		}
 		kind := data[pos]
 		if kind&sectEHTable == 0 || kind&sectOptILTab != 0 {
-			return nil, formatErr(pos, "unsupported section kind %#x", kind)
+			return formatErr(pos, "unsupported section kind %#x", kind)
 		}
 		more = kind&sectMoreSects != 0
-		var n int
 		if kind&sectFatFormat != 0 {
 			if pos+4 > len(data) {
-				return nil, formatErr(pos, "fat section header truncated")
+				return formatErr(pos, "fat section header truncated")
 			}
 			size := int(binary.LittleEndian.Uint32(data[pos:]) >> 8)
 			if size < 4 || pos+size > len(data) || (size-4)%24 != 0 {
-				return nil, formatErr(pos, "fat EH section size %d does not fit %d bytes", size, len(data)-pos)
+				return formatErr(pos, "fat EH section size %d does not fit %d bytes", size, len(data)-pos)
 			}
 			b.FatClauses = true
-			n = (size - 4) / 24
-			for i := range n {
+			n := (size - 4) / 24
+			if len(b.Clauses)+n > maxClauses {
+				return formatErr(pos, "more than %d exception clauses", maxClauses)
+			}
+			cs := d.growClauses(b, n)
+			for i := range cs {
 				p := pos + 4 + 24*i
 				c := data[p : p+24]
-				if err := b.addClause(byOffset, p, binary.LittleEndian.Uint32(c),
+				if err := d.clause(&cs[i], p, binary.LittleEndian.Uint32(c),
 					binary.LittleEndian.Uint32(c[4:]), binary.LittleEndian.Uint32(c[8:]),
 					binary.LittleEndian.Uint32(c[12:]), binary.LittleEndian.Uint32(c[16:]),
-					binary.LittleEndian.Uint32(c[20:]), len(code)); err != nil {
-					return nil, err
+					binary.LittleEndian.Uint32(c[20:])); err != nil {
+					return err
 				}
 			}
 			pos += size
 		} else {
 			if pos+4 > len(data) {
-				return nil, formatErr(pos, "small section header truncated")
+				return formatErr(pos, "small section header truncated")
 			}
 			size := int(data[pos+1])
 			if size < 4 || pos+size > len(data) {
-				return nil, formatErr(pos, "small EH section size %d does not fit %d bytes", size, len(data)-pos)
+				return formatErr(pos, "small EH section size %d does not fit %d bytes", size, len(data)-pos)
 			}
-			n = (size - 4) / 12
-			for i := range n {
+			n := (size - 4) / 12
+			if len(b.Clauses)+n > maxClauses {
+				return formatErr(pos, "more than %d exception clauses", maxClauses)
+			}
+			cs := d.growClauses(b, n)
+			for i := range cs {
 				p := pos + 4 + 12*i
 				c := data[p : p+12]
-				if err := b.addClause(byOffset, p, uint32(binary.LittleEndian.Uint16(c)),
+				if err := d.clause(&cs[i], p, uint32(binary.LittleEndian.Uint16(c)),
 					uint32(binary.LittleEndian.Uint16(c[2:])), uint32(c[4]),
 					uint32(binary.LittleEndian.Uint16(c[5:])), uint32(c[7]),
-					binary.LittleEndian.Uint32(c[8:]), len(code)); err != nil {
-					return nil, err
+					binary.LittleEndian.Uint32(c[8:])); err != nil {
+					return err
 				}
 			}
 			pos += size
 		}
-		if len(b.Clauses) > maxClauses {
-			return nil, formatErr(pos, "more than %d exception clauses", maxClauses)
-		}
 	}
-	return b, nil
+	return nil
 }
 
-// decodeCode reads the instruction stream and resolves branch targets; it
-// returns the instructions by code offset (for the EH clauses).
-func (b *Body) decodeCode(code []byte, base int) (map[int]*Instruction, error) {
-	byOffset := make(map[int]*Instruction)
-	type fix struct {
-		in      *Instruction
-		targets []int
+// growClauses appends n zeroed clauses, allocated together, to b.Clauses
+// and returns them to be filled in.
+func (d *decoder) growClauses(b *Body, n int) []Clause {
+	if n == 0 {
+		return nil
 	}
-	var fixes []fix
+	if r := d.reuse; r != nil {
+		if len(r.clauses) == 0 && n > cap(r.clauses) {
+			r.clauses = make([]Clause, 0, max(n, 2*cap(r.clauses)))
+			r.cptrs = make([]*Clause, 0, cap(r.clauses))
+		}
+		if len(r.clauses)+n <= cap(r.clauses) {
+			cs := r.clauses[len(r.clauses) : len(r.clauses)+n]
+			clear(cs)
+			r.clauses = r.clauses[:len(r.clauses)+n]
+			if b.Clauses == nil {
+				b.Clauses = r.cptrs[:0]
+			}
+			for i := range cs {
+				b.Clauses = append(b.Clauses, &cs[i])
+			}
+			return cs
+		}
+	}
+	cs := make([]Clause, n)
+	if b.Clauses == nil {
+		b.Clauses = make([]*Clause, 0, n)
+	}
+	for i := range cs {
+		b.Clauses = append(b.Clauses, &cs[i])
+	}
+	return cs
+}
+
+// decoder holds what decoding a body's code needs beyond the body: the
+// code and where it starts in the body (for error offsets), and at, which
+// maps each code offset to 1 + the index of the instruction starting
+// there (0: none).
+type decoder struct {
+	code  []byte
+	base  int
+	at    []int32
+	insts []*Instruction
+	pool  *[]int32
+	reuse *Decoder // nil: allocate afresh
+}
+
+// offsetTables recycles decoder.at between bodies.
+var offsetTables = sync.Pool{New: func() any { return new([]int32) }}
+
+// maxPooledTable is the largest table returned to offsetTables (code
+// offsets); larger ones are left to the garbage collector.
+const maxPooledTable = 1 << 16
+
+func (d *decoder) table(n int) []int32 {
+	if r := d.reuse; r != nil {
+		if cap(r.at) < n {
+			r.at = make([]int32, n)
+		}
+		r.at = r.at[:n]
+		clear(r.at)
+		return r.at
+	}
+	d.pool = offsetTables.Get().(*[]int32)
+	t := *d.pool
+	if cap(t) < n {
+		t = make([]int32, n)
+	} else {
+		t = t[:n]
+		clear(t)
+	}
+	*d.pool = t
+	return t
+}
+
+func (d *decoder) release() {
+	if d.pool == nil {
+		return
+	}
+	if cap(*d.pool) <= maxPooledTable {
+		offsetTables.Put(d.pool)
+	}
+	d.pool, d.at = nil, nil
+}
+
+// instAt returns the instruction starting at code offset off, or nil.
+func (d *decoder) instAt(off int64) *Instruction {
+	if off < 0 || off >= int64(len(d.at)) || d.at[off] == 0 {
+		return nil
+	}
+	return d.insts[d.at[off]-1]
+}
+
+// decodeCode reads the instruction stream in two passes: the first finds
+// where each instruction starts, checks opcodes and operand lengths and
+// counts instructions and switch targets; the second allocates them all
+// at once and fills them in, resolving branch targets by code offset.
+func (b *Body) decodeCode(d *decoder) error {
+	code := d.code
+	d.at = d.table(len(code))
+	n, nTargets := 0, 0
 	for pc := 0; pc < len(code); {
 		start := pc
 		op := Opcode(code[pc])
 		pc++
 		if op == 0xFE {
 			if pc >= len(code) {
-				return nil, formatErr(base+start, "two-byte opcode truncated")
+				return formatErr(d.base+start, "two-byte opcode truncated")
 			}
 			op = 0xFE00 | Opcode(code[pc])
 			pc++
 		}
-		if !op.Valid() {
-			return nil, formatErr(base+start, "invalid opcode %#x", uint16(op))
+		f := op.fact()
+		if f.size == 0 {
+			return formatErr(d.base+start, "invalid opcode %#x", uint16(op))
 		}
-		in := &Instruction{Op: op, Offset: start}
-		k := op.Operand()
-		if pc+k.Size() > len(code) {
-			return nil, formatErr(base+start, "%s: operand past the end of the code", op)
+		k := f.operand
+		size := int(f.size) - (pc - start)
+		if size > len(code)-pc {
+			return formatErr(d.base+start, "%s: operand past the end of the code", op)
 		}
+		if k == InlineSwitch {
+			c := binary.LittleEndian.Uint32(code[pc:])
+			if uint64(c)*4 > uint64(len(code)-pc-4) {
+				return formatErr(d.base+start, "switch with %d targets past the end of the code", c)
+			}
+			nTargets += int(c)
+			size += 4 * int(c)
+		}
+		pc += size
+		n++
+		d.at[start] = int32(n)
+	}
+	if n == 0 {
+		return nil
+	}
+	var insts []Instruction
+	var ptrs, targets []*Instruction
+	if r := d.reuse; r != nil {
+		if cap(r.insts) < n {
+			r.insts = make([]Instruction, n)
+			r.ptrs = make([]*Instruction, n)
+		}
+		if cap(r.targets) < nTargets {
+			r.targets = make([]*Instruction, nTargets)
+		}
+		insts, ptrs, targets = r.insts[:n:n], r.ptrs[:n:n], r.targets[:nTargets]
+		clear(insts)
+	} else {
+		insts = make([]Instruction, n)
+		ptrs = make([]*Instruction, n)
+		if nTargets > 0 {
+			targets = make([]*Instruction, nTargets)
+		}
+	}
+	for i := range insts {
+		ptrs[i] = &insts[i]
+	}
+	d.insts = ptrs
+	pc := 0
+	for i := range insts {
+		in := &insts[i]
+		start := pc
+		op := Opcode(code[pc])
+		pc++
+		if op == 0xFE {
+			op = 0xFE00 | Opcode(code[pc])
+			pc++
+		}
+		in.Op, in.Offset = op, start
+		f := op.fact()
+		k := f.operand
 		o := code[pc:]
+		var target int64
+		extra := 0
 		switch k {
 		case InlineNone:
 		case ShortInlineVar:
@@ -301,56 +493,51 @@ func (b *Body) decodeCode(code []byte, base int) (map[int]*Instruction, error) {
 		case InlineI8, InlineR:
 			in.Int = int64(binary.LittleEndian.Uint64(o))
 		case ShortInlineBrTarget:
-			fixes = append(fixes, fix{in, []int{pc + 1 + int(int8(o[0]))}})
+			target = int64(pc+1) + int64(int8(o[0]))
 		case InlineBrTarget:
-			fixes = append(fixes, fix{in, []int{pc + 4 + int(int32(binary.LittleEndian.Uint32(o)))}})
+			target = int64(pc+4) + int64(int32(binary.LittleEndian.Uint32(o)))
 		case InlineSwitch:
-			n := binary.LittleEndian.Uint32(o)
-			if uint64(n)*4 > uint64(len(code)-pc-4) {
-				return nil, formatErr(base+start, "switch with %d targets past the end of the code", n)
+			c := int(binary.LittleEndian.Uint32(o))
+			end := int64(pc + 4 + 4*c)
+			ts := targets[:c:c]
+			targets = targets[c:]
+			for j := range ts {
+				t := end + int64(int32(binary.LittleEndian.Uint32(o[4+4*j:])))
+				if ts[j] = d.instAt(t); ts[j] == nil {
+					return formatErr(d.base+start, "%s: target %#x is not an instruction", op, t)
+				}
 			}
-			end := pc + 4 + 4*int(n)
-			t := make([]int, n)
-			for i := range t {
-				t[i] = end + int(int32(binary.LittleEndian.Uint32(o[4+4*i:])))
-			}
-			fixes = append(fixes, fix{in, t})
-			pc = end - 4 // the count is added below
+			in.Targets = ts
+			extra = 4 * c
 		default: // tokens
 			in.Token = metadata.Token(binary.LittleEndian.Uint32(o))
 		}
-		pc += k.Size()
-		byOffset[start] = in
-		b.Instructions = append(b.Instructions, in)
-	}
-	for _, f := range fixes {
-		ts := make([]*Instruction, len(f.targets))
-		for i, t := range f.targets {
-			ts[i] = byOffset[t]
-			if ts[i] == nil {
-				return nil, formatErr(base+f.in.Offset, "%s: target %#x is not an instruction", f.in.Op, t)
+		if k == ShortInlineBrTarget || k == InlineBrTarget {
+			if in.Target = d.instAt(target); in.Target == nil {
+				return formatErr(d.base+start, "%s: target %#x is not an instruction", op, target)
 			}
 		}
-		if f.in.Op.Operand() == InlineSwitch {
-			f.in.Targets = ts
-		} else {
-			f.in.Target = ts[0]
-		}
+		pc = start + int(f.size) + extra
 	}
-	return byOffset, nil
+	b.Instructions = ptrs
+	return nil
 }
 
-func (b *Body) addClause(byOffset map[int]*Instruction, at int, flags, tryOff, tryLen, hOff, hLen, last uint32, codeSize int) error {
+// clause fills in c from the fields of an EH clause found at byte at.
+func (d *decoder) clause(c *Clause, at int, flags, tryOff, tryLen, hOff, hLen, last uint32) error {
+	codeSize := uint64(len(d.code))
 	at2 := func(off uint64, end bool, what string) (*Instruction, error) {
-		if end && off == uint64(codeSize) {
+		if end && off == codeSize {
 			return nil, nil
 		}
-		if in := byOffset[int(off)]; in != nil && off < uint64(codeSize) {
-			return in, nil
+		if off < codeSize {
+			if in := d.instAt(int64(off)); in != nil {
+				return in, nil
+			}
 		}
 		return nil, formatErr(at, "exception clause: %s %#x is not an instruction boundary", what, off)
 	}
-	c := &Clause{Kind: ClauseKind(flags)}
+	c.Kind = ClauseKind(flags)
 	var err error
 	switch c.Kind {
 	case ClauseCatch, ClauseFilter, ClauseFinally, ClauseFault:
@@ -379,6 +566,5 @@ func (b *Body) addClause(byOffset map[int]*Instruction, at int, flags, tryOff, t
 	default:
 		c.Extra = last
 	}
-	b.Clauses = append(b.Clauses, c)
 	return nil
 }

@@ -433,3 +433,44 @@ func TestShortenBranches(t *testing.T) {
 		t.Error("targets or size changed")
 	}
 }
+
+// TestDecoderReuse decodes bodies of different shapes one after another
+// with one Decoder, and checks each is what Decode gives (same encoding,
+// same dump) whatever came before; and that AppendEncode appends.
+func TestDecoderReuse(t *testing.T) {
+	// A fat body with two small EH sections of one clause each (a try/catch
+	// and a try/finally over the same code), and a switch.
+	twoSects := []byte{
+		0x0B, 0x30, 0x02, 0x00, 0x0C, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+		0x45, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xDE, 0x00, 0x2A,
+		0x81, 0x10, 0x00, 0x00,
+		0x00, 0x00, 0x00, 0x00, 0x09, 0x09, 0x00, 0x02, 0x01, 0x00, 0x00, 0x01,
+		0x01, 0x10, 0x00, 0x00,
+		0x02, 0x00, 0x00, 0x00, 0x09, 0x09, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00,
+	}
+	if _, err := Decode(twoSects); err != nil {
+		t.Fatalf("twoSects does not decode: %v", err)
+	}
+	var dec Decoder
+	var buf []byte
+	for i, data := range [][]byte{fatCatch, tinyAdd, twoSects, fatCatch, {0x02}, twoSects, tinyAdd, fatCatch} {
+		want := mustDecode(t, data)
+		got, err := dec.Decode(data)
+		if err != nil {
+			t.Fatalf("body %d: %v", i, err)
+		}
+		if g, w := got.Dump(nil), want.Dump(nil); g != w {
+			t.Errorf("body %d: decoded\n%s\nwant\n%s", i, g, w)
+		}
+		// (Two sections are re-encoded as one.)
+		enc := mustEncode(t, want)
+		prefix := []byte{0xAA, 0xBB, 0xCC}
+		buf, err = got.AppendEncode(append(buf[:0], prefix...))
+		if err != nil || !bytes.Equal(buf[:3], prefix) || !bytes.Equal(buf[3:], enc) {
+			t.Errorf("body %d: AppendEncode gave %x, %v; want %x after %x", i, buf, err, enc, prefix)
+		}
+		if _, err := dec.Decode([]byte{0x03}); err == nil {
+			t.Fatal("a bad body decodes")
+		}
+	}
+}

@@ -9,7 +9,11 @@
 // table, [Opcode] and its Op* constants, is generated from the runtime's
 // opcode.def by cmd/comgen) and the small or fat exception handling
 // sections. [Body.Encode] writes it back; a body that was not changed
-// encodes to exactly the bytes it was decoded from.
+// encodes to exactly the bytes it was decoded from. A body's instructions
+// are allocated together; a loop that decodes, edits and re-encodes one
+// body at a time and keeps none can use a [Decoder], which reuses its
+// memory from one body to the next, and [Body.AppendEncode], which
+// appends to a buffer the caller reuses.
 //
 // Branch targets ([Instruction].Target, Targets for switch) and exception
 // regions ([Clause]) point at instructions, not offsets, so edits keep them

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Encode renders the body: header, code and exception section. It widens
@@ -12,31 +13,51 @@ import (
 // records each instruction's new Offset. MaxStack is written as it is: call
 // ComputeMaxStack after edits. An unmodified decoded body encodes to the
 // bytes it was decoded from.
-func (b *Body) Encode() ([]byte, error) {
-	idx, err := b.index()
+func (b *Body) Encode() ([]byte, error) { return b.AppendEncode(nil) }
+
+// AppendEncode is [Body.Encode] appending to dst (which may be a buffer
+// reused from one body to the next) and returning the extended slice; dst
+// is returned unchanged with the error.
+func (b *Body) AppendEncode(dst []byte) ([]byte, error) {
+	codeSize, err := b.layout()
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
-	codeSize, err := b.layout(idx)
-	if err != nil {
-		return nil, err
+	// The exception section: check the clauses and choose its format.
+	fat := b.FatClauses || 4+12*len(b.Clauses) > 0xFF
+	for i, c := range b.Clauses {
+		r, err := c.region(i, codeSize)
+		if err != nil {
+			return dst, err
+		}
+		if r.tryOff > 0xFFFF || r.hOff > 0xFFFF || r.tryLen > 0xFF || r.hLen > 0xFF {
+			fat = true
+		}
 	}
 	// Header.
 	tiny := !b.Fat && codeSize < 64 && b.MaxStack <= 8 && b.LocalVarSig == 0 && len(b.Clauses) == 0 && b.Flags == 0
-	var out []byte
+	size := 1 + codeSize
+	if !tiny {
+		size = 12 + codeSize
+	}
+	if len(b.Clauses) > 0 {
+		size = (size+3)&^3 + 4 + 12*len(b.Clauses)
+		if fat {
+			size += 12 * len(b.Clauses)
+		}
+	}
+	out := slices.Grow(dst, size)
 	if tiny {
-		out = make([]byte, 1, 1+codeSize)
-		out[0] = byte(codeSize<<2) | flagTinyFormat
+		out = append(out, byte(codeSize<<2)|flagTinyFormat)
 	} else {
-		out = make([]byte, 12, 12+codeSize)
 		fl := b.Flags&0x0FFF&^(flagFatFormat|flagMoreSects) | flagFatFormat | 3<<12
 		if len(b.Clauses) > 0 {
 			fl |= flagMoreSects
 		}
-		binary.LittleEndian.PutUint16(out, fl)
-		binary.LittleEndian.PutUint16(out[2:], b.MaxStack)
-		binary.LittleEndian.PutUint32(out[4:], uint32(codeSize))
-		binary.LittleEndian.PutUint32(out[8:], uint32(b.LocalVarSig))
+		out = binary.LittleEndian.AppendUint16(out, fl)
+		out = binary.LittleEndian.AppendUint16(out, b.MaxStack)
+		out = binary.LittleEndian.AppendUint32(out, uint32(codeSize))
+		out = binary.LittleEndian.AppendUint32(out, uint32(b.LocalVarSig))
 	}
 	// Code.
 	for _, in := range b.Instructions {
@@ -46,53 +67,25 @@ func (b *Body) Encode() ([]byte, error) {
 		return out, nil
 	}
 	// Exception section, 4-byte aligned.
-	for len(out)%4 != 0 {
+	for (len(out)-len(dst))%4 != 0 {
 		out = append(out, 0)
 	}
-	type region struct{ tryOff, tryLen, hOff, hLen, last uint32 }
-	rs := make([]region, len(b.Clauses))
-	fat := b.FatClauses || 4+12*len(b.Clauses) > 0xFF
-	for i, c := range b.Clauses {
-		off := func(in *Instruction) uint32 {
-			if in == nil {
-				return uint32(codeSize)
-			}
-			return uint32(in.Offset)
-		}
-		r := region{tryOff: off(c.TryStart), hOff: off(c.HandlerStart)}
-		te, he := off(c.TryEnd), off(c.HandlerEnd)
-		if te < r.tryOff || he < r.hOff {
-			return nil, fmt.Errorf("ilrw: exception clause %d: a region ends before it starts", i)
-		}
-		r.tryLen, r.hLen = te-r.tryOff, he-r.hOff
-		switch c.Kind {
-		case ClauseCatch:
-			r.last = uint32(c.ClassToken)
-		case ClauseFilter:
-			if c.FilterStart == nil {
-				return nil, fmt.Errorf("ilrw: exception clause %d: filter without FilterStart", i)
-			}
-			r.last = off(c.FilterStart)
-		default:
-			r.last = c.Extra
-		}
-		if r.tryOff > 0xFFFF || r.hOff > 0xFFFF || r.tryLen > 0xFF || r.hLen > 0xFF {
-			fat = true
-		}
-		rs[i] = r
-	}
 	if fat {
-		size := 4 + 24*len(rs)
-		out = binary.LittleEndian.AppendUint32(out, uint32(size)<<8|sectEHTable|sectFatFormat)
-		for i, r := range rs {
-			for _, v := range []uint32{uint32(b.Clauses[i].Kind), r.tryOff, r.tryLen, r.hOff, r.hLen, r.last} {
-				out = binary.LittleEndian.AppendUint32(out, v)
-			}
+		out = binary.LittleEndian.AppendUint32(out, uint32(4+24*len(b.Clauses))<<8|sectEHTable|sectFatFormat)
+		for i, c := range b.Clauses {
+			r, _ := c.region(i, codeSize)
+			out = binary.LittleEndian.AppendUint32(out, uint32(c.Kind))
+			out = binary.LittleEndian.AppendUint32(out, r.tryOff)
+			out = binary.LittleEndian.AppendUint32(out, r.tryLen)
+			out = binary.LittleEndian.AppendUint32(out, r.hOff)
+			out = binary.LittleEndian.AppendUint32(out, r.hLen)
+			out = binary.LittleEndian.AppendUint32(out, r.last)
 		}
 	} else {
-		out = append(out, sectEHTable, byte(4+12*len(rs)), 0, 0)
-		for i, r := range rs {
-			out = binary.LittleEndian.AppendUint16(out, uint16(b.Clauses[i].Kind))
+		out = append(out, sectEHTable, byte(4+12*len(b.Clauses)), 0, 0)
+		for i, c := range b.Clauses {
+			r, _ := c.region(i, codeSize)
+			out = binary.LittleEndian.AppendUint16(out, uint16(c.Kind))
 			out = binary.LittleEndian.AppendUint16(out, uint16(r.tryOff))
 			out = append(out, byte(r.tryLen))
 			out = binary.LittleEndian.AppendUint16(out, uint16(r.hOff))
@@ -103,87 +96,181 @@ func (b *Body) Encode() ([]byte, error) {
 	return out, nil
 }
 
+// region is a clause's fields as encoded.
+type region struct{ tryOff, tryLen, hOff, hLen, last uint32 }
+
+// region returns clause i's offsets and lengths, once layout has placed
+// the code (codeSize bytes) and checked its boundaries.
+func (c *Clause) region(i, codeSize int) (region, error) {
+	off := func(in *Instruction) uint32 {
+		if in == nil {
+			return uint32(codeSize)
+		}
+		return uint32(in.Offset)
+	}
+	r := region{tryOff: off(c.TryStart), hOff: off(c.HandlerStart)}
+	te, he := off(c.TryEnd), off(c.HandlerEnd)
+	if te < r.tryOff || he < r.hOff {
+		return r, fmt.Errorf("ilrw: exception clause %d: a region ends before it starts", i)
+	}
+	r.tryLen, r.hLen = te-r.tryOff, he-r.hOff
+	switch c.Kind {
+	case ClauseCatch:
+		r.last = uint32(c.ClassToken)
+	case ClauseFilter:
+		if c.FilterStart == nil {
+			return r, fmt.Errorf("ilrw: exception clause %d: filter without FilterStart", i)
+		}
+		r.last = off(c.FilterStart)
+	default:
+		r.last = c.Extra
+	}
+	return r, nil
+}
+
 // index maps each instruction to its position and checks that every
-// branch target and clause boundary is an instruction of the body.
+// branch target and clause boundary is an instruction of the body (for
+// the stack analysis; Encode checks the same without a map, see layout).
 func (b *Body) index() (map[*Instruction]int, error) {
 	idx := make(map[*Instruction]int, len(b.Instructions))
 	for i, in := range b.Instructions {
-		if in == nil {
-			return nil, fmt.Errorf("ilrw: instruction %d is nil", i)
+		if err := checkInstruction(i, in); err != nil {
+			return nil, err
 		}
 		if _, dup := idx[in]; dup {
 			return nil, fmt.Errorf("ilrw: instruction %d (%s) appears twice in the body", i, in.Op)
 		}
-		if !in.Op.Valid() {
-			return nil, fmt.Errorf("ilrw: instruction %d: invalid opcode %#x", i, uint16(in.Op))
-		}
 		idx[in] = i
 	}
-	for i, in := range b.Instructions {
-		switch k := in.Op.Operand(); k {
-		case ShortInlineVar, InlineVar, ShortInlineI:
-			lo, hi := int64(0), int64(0xFF)
-			if k == InlineVar {
-				hi = 0xFFFF
-			} else if k == ShortInlineI {
-				lo, hi = -128, 127
-			}
-			if in.Int < lo || in.Int > hi {
-				return nil, fmt.Errorf("ilrw: instruction %d (%s): operand %d out of range [%d, %d]", i, in.Op, in.Int, lo, hi)
-			}
-		case InlineI:
-			if in.Int < -1<<31 || in.Int > 1<<31-1 {
-				return nil, fmt.Errorf("ilrw: instruction %d (%s): operand %d out of int32 range", i, in.Op, in.Int)
-			}
+	err := b.checkTargets(func(in *Instruction) bool {
+		_, ok := idx[in]
+		return ok
+	})
+	if err != nil {
+		return nil, err
+	}
+	return idx, nil
+}
+
+// checkInstruction checks instruction i on its own: not nil, a valid
+// opcode, an immediate operand in range.
+func checkInstruction(i int, in *Instruction) error {
+	if in == nil {
+		return fmt.Errorf("ilrw: instruction %d is nil", i)
+	}
+	if !in.Op.Valid() {
+		return fmt.Errorf("ilrw: instruction %d: invalid opcode %#x", i, uint16(in.Op))
+	}
+	switch k := in.Op.Operand(); k {
+	case ShortInlineVar, InlineVar, ShortInlineI:
+		lo, hi := int64(0), int64(0xFF)
+		if k == InlineVar {
+			hi = 0xFFFF
+		} else if k == ShortInlineI {
+			lo, hi = -128, 127
+		}
+		if in.Int < lo || in.Int > hi {
+			return fmt.Errorf("ilrw: instruction %d (%s): operand %d out of range [%d, %d]", i, in.Op, in.Int, lo, hi)
+		}
+	case InlineI:
+		if in.Int < -1<<31 || in.Int > 1<<31-1 {
+			return fmt.Errorf("ilrw: instruction %d (%s): operand %d out of int32 range", i, in.Op, in.Int)
+		}
+	}
+	return nil
+}
+
+// checkTargets checks that every branch target and clause boundary is
+// an instruction of the body, as told by in.
+func (b *Body) checkTargets(in func(*Instruction) bool) error {
+	for i, ins := range b.Instructions {
+		switch ins.Op.Operand() {
 		case ShortInlineBrTarget, InlineBrTarget:
-			if _, ok := idx[in.Target]; !ok {
-				return nil, fmt.Errorf("ilrw: instruction %d (%s): branch target is not in the body", i, in.Op)
+			if !in(ins.Target) {
+				return fmt.Errorf("ilrw: instruction %d (%s): branch target is not in the body", i, ins.Op)
 			}
 		case InlineSwitch:
-			for _, t := range in.Targets {
-				if _, ok := idx[t]; !ok {
-					return nil, fmt.Errorf("ilrw: instruction %d (switch): a target is not in the body", i)
+			for _, t := range ins.Targets {
+				if !in(t) {
+					return fmt.Errorf("ilrw: instruction %d (switch): a target is not in the body", i)
 				}
 			}
 		}
 	}
 	for i, c := range b.Clauses {
-		for _, p := range []struct {
-			in       *Instruction
-			nilMeans string // "" if nil is not allowed
-		}{{c.TryStart, ""}, {c.TryEnd, "end"}, {c.HandlerStart, ""}, {c.HandlerEnd, "end"}, {c.FilterStart, "none"}} {
-			if p.in == nil {
-				if p.nilMeans == "" {
-					return nil, fmt.Errorf("ilrw: exception clause %d: missing start", i)
-				}
-				continue
-			}
-			if _, ok := idx[p.in]; !ok {
-				return nil, fmt.Errorf("ilrw: exception clause %d: a boundary is not in the body", i)
+		if c.TryStart == nil || c.HandlerStart == nil {
+			return fmt.Errorf("ilrw: exception clause %d: missing start", i)
+		}
+		for _, p := range [...]*Instruction{c.TryStart, c.TryEnd, c.HandlerStart, c.HandlerEnd, c.FilterStart} {
+			if p != nil && !in(p) {
+				return fmt.Errorf("ilrw: exception clause %d: a boundary is not in the body", i)
 			}
 		}
 	}
-	return idx, nil
+	return nil
 }
 
 // errTooLarge is returned for bodies whose code does not fit 32 bits.
 var errTooLarge = errors.New("ilrw: code too large")
 
-// layout assigns offsets, widening short branches until every target
-// fits, and returns the code size.
-func (b *Body) layout(idx map[*Instruction]int) (int, error) {
-	for {
-		off := 0
-		for _, in := range b.Instructions {
-			in.Offset = off
-			off += in.Size()
-			if off > maxCodeSize {
-				return 0, errTooLarge
+// layout checks the body and assigns offsets, widening short branches
+// until every target fits, and returns the code size. It needs no map:
+// offsets grow strictly along a body without repeated instructions, so
+// an instruction is in the body when the one found at its offset by
+// binary search is itself.
+func (b *Body) layout() (int, error) {
+	ins := b.Instructions
+	off := 0
+	branches, short := false, false
+	for i, in := range ins {
+		if in == nil {
+			return 0, checkInstruction(i, in)
+		}
+		f := in.Op.fact()
+		size := int(f.size)
+		switch f.operand {
+		case InlineNone:
+			if f.size == 0 {
+				return 0, checkInstruction(i, in)
+			}
+		case ShortInlineBrTarget:
+			branches, short = true, true
+		case InlineBrTarget:
+			branches = true
+		case InlineSwitch:
+			branches = true
+			size += 4 * len(in.Targets)
+		case ShortInlineVar, InlineVar, ShortInlineI, InlineI:
+			if err := checkInstruction(i, in); err != nil {
+				return 0, err
 			}
 		}
+		in.Offset = off
+		off += size
+		if off > maxCodeSize {
+			return 0, errTooLarge
+		}
+	}
+	// An instruction listed twice carries the offset of its last place,
+	// which breaks the strict order somewhere between its two places.
+	for i := 1; i < len(ins); i++ {
+		if ins[i].Offset <= ins[i-1].Offset {
+			_, err := b.index() // names the repeated instruction
+			if err == nil {
+				err = fmt.Errorf("ilrw: instruction %d (%s) appears twice in the body", i, ins[i].Op)
+			}
+			return 0, err
+		}
+	}
+	if branches || len(b.Clauses) > 0 {
+		if err := b.checkTargets(b.contains); err != nil {
+			return 0, err
+		}
+	}
+	for short {
 		widened := false
-		for _, in := range b.Instructions {
-			if in.Op.Operand() != ShortInlineBrTarget {
+		for _, in := range ins {
+			if in.Op.fact().operand != ShortInlineBrTarget {
 				continue
 			}
 			d := in.Target.Offset - (in.Offset + in.Size())
@@ -197,9 +284,37 @@ func (b *Body) layout(idx map[*Instruction]int) (int, error) {
 			}
 		}
 		if !widened {
-			return off, nil
+			break
+		}
+		off = 0
+		for _, in := range ins {
+			in.Offset = off
+			off += in.Size()
+			if off > maxCodeSize {
+				return 0, errTooLarge
+			}
 		}
 	}
+	return off, nil
+}
+
+// contains reports whether t is one of the instructions, whose offsets
+// layout has just assigned.
+func (b *Body) contains(t *Instruction) bool {
+	if t == nil {
+		return false
+	}
+	ins := b.Instructions
+	lo, hi := 0, len(ins)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ins[m].Offset < t.Offset {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo < len(ins) && ins[lo] == t
 }
 
 func (in *Instruction) appendTo(out []byte) []byte {
@@ -208,8 +323,9 @@ func (in *Instruction) appendTo(out []byte) []byte {
 	} else {
 		out = append(out, byte(in.Op))
 	}
-	end := in.Offset + in.Size()
-	switch in.Op.Operand() {
+	f := in.Op.fact()
+	end := in.Offset + int(f.size)
+	switch f.operand {
 	case InlineNone:
 	case ShortInlineVar, ShortInlineI:
 		out = append(out, byte(in.Int))
@@ -224,6 +340,7 @@ func (in *Instruction) appendTo(out []byte) []byte {
 	case InlineBrTarget:
 		out = binary.LittleEndian.AppendUint32(out, uint32(int32(in.Target.Offset-end)))
 	case InlineSwitch:
+		end += 4 * len(in.Targets)
 		out = binary.LittleEndian.AppendUint32(out, uint32(len(in.Targets)))
 		for _, t := range in.Targets {
 			out = binary.LittleEndian.AppendUint32(out, uint32(int32(t.Offset-end)))
@@ -239,13 +356,9 @@ func (in *Instruction) appendTo(out []byte) []byte {
 // them, and returns how many it changed. Encode widens them again if later
 // edits move their targets out of reach.
 func (b *Body) ShortenBranches() (int, error) {
-	idx, err := b.index()
-	if err != nil {
-		return 0, err
-	}
 	n := 0
 	for {
-		if _, err := b.layout(idx); err != nil {
+		if _, err := b.layout(); err != nil {
 			return n, err
 		}
 		changed := false

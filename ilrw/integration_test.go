@@ -80,6 +80,9 @@ func TestRoundTripEveryJITCompiledBody(t *testing.T) {
 		if s["mismatches"] != 0 || s["decodeErrors"] != 0 {
 			t.Errorf("%d mismatches, %d decode errors:\n%s", s["mismatches"], s["decodeErrors"], notes(res))
 		}
+		if n, ok := s["reuseMismatches"]; !ok || n != 0 {
+			t.Errorf("through ilrw.Decoder and AppendEncode: %d mismatches (reported: %v):\n%s", n, ok, notes(res))
+		}
 		if s["withEH"] == 0 || s["tiny"] == 0 || s["fat"] == 0 {
 			t.Errorf("the sample lacks a kind of body: %v", s)
 		}

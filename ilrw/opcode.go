@@ -45,17 +45,16 @@ func (k OperandKind) String() string {
 // Size is the operand's size in bytes; for InlineSwitch, the size of the
 // count alone.
 func (k OperandKind) Size() int {
-	switch k {
-	case InlineNone:
-		return 0
-	case ShortInlineVar, ShortInlineI, ShortInlineBrTarget:
-		return 1
-	case InlineVar:
-		return 2
-	case InlineI8, InlineR:
-		return 8
+	if int(k) < len(operandSizes) {
+		return int(operandSizes[k])
 	}
 	return 4
+}
+
+var operandSizes = [...]uint8{
+	InlineNone: 0, ShortInlineVar: 1, InlineVar: 2, ShortInlineI: 1, InlineI: 4, InlineI8: 8, ShortInlineR: 4, InlineR: 8,
+	ShortInlineBrTarget: 1, InlineBrTarget: 4, InlineMethod: 4, InlineField: 4, InlineType: 4, InlineTok: 4, InlineString: 4,
+	InlineSig: 4, InlineSwitch: 4,
 }
 
 // IsToken reports whether the operand is a metadata token.
@@ -114,6 +113,43 @@ func (o Opcode) info() *opInfo {
 }
 
 var noOp opInfo
+
+// opFact is what encoding and decoding need of an opcode, packed small:
+// its operand kind and its encoded size with the operand (for a switch,
+// without the targets). size 0 marks an invalid opcode.
+type opFact struct {
+	operand OperandKind
+	size    uint8
+}
+
+// opFacts holds the facts of the one-byte opcodes at their byte and of
+// the two-byte ones at 256 + their second byte; built from the generated
+// tables.
+var opFacts = func() (f [512]opFact) {
+	for i := range oneByteOps {
+		if in := &oneByteOps[i]; in.name != "" {
+			f[i] = opFact{in.operand, uint8(1 + in.operand.Size())}
+		}
+	}
+	for i := range twoByteOps {
+		if in := &twoByteOps[i]; in.name != "" {
+			f[256+i] = opFact{in.operand, uint8(2 + in.operand.Size())}
+		}
+	}
+	return f
+}()
+
+// fact returns o's facts (size 0 when o is not an opcode).
+func (o Opcode) fact() opFact {
+	i := uint(o)
+	if i > 0xFF {
+		if i&0xFF00 != 0xFE00 {
+			return opFact{}
+		}
+		i = 256 + i&0xFF
+	}
+	return opFacts[i]
+}
 
 // Valid reports whether o is an instruction of the opcode table.
 func (o Opcode) Valid() bool { return o.info().name != "" }

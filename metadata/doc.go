@@ -27,7 +27,10 @@
 // never panics: a malformed blob gives a [*SigError] with the byte offset
 // (errors.Is with ErrSigTruncated, ErrSigMalformed or ErrSigLimit);
 // nesting is capped at [MaxSigDepth], counts at [MaxSigCount], array ranks
-// at [MaxArrayRank]. The compressed-integer and coded-token helpers
+// at [MaxArrayRank]. A decoded signature takes a few allocations (its
+// nodes share one); a loop that looks at one signature at a time and keeps
+// none can decode through a [SigDecoder], which reuses its memory from one
+// signature to the next. The compressed-integer and coded-token helpers
 // (AppendCompressed, ReadCompressed, AppendCompressedSigned,
 // AppendTypeDefOrRef, ...) are exported for IL rewriters.
 //

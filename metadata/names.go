@@ -264,7 +264,11 @@ func (x *Import2) writeType(b *strings.Builder, t *Type, ctx *GenericContext, s 
 		if err := x.writeType(b, t.Elem, ctx, s, depth+1); err != nil {
 			return err
 		}
-		b.WriteString(FormatArrayShape(t.Shape))
+		var shape ArrayShape
+		if t.Shape != nil {
+			shape = *t.Shape
+		}
+		b.WriteString(FormatArrayShape(shape))
 	case k == ElementTypeGenericinst:
 		if t.Elem == nil {
 			return fmt.Errorf("metadata: GENERICINST without a generic type")

@@ -5,12 +5,82 @@ import (
 	"fmt"
 )
 
-// sigReader is a cursor over a signature blob with a sticky error.
+// sigReader is a cursor over a signature blob with a sticky error. It
+// takes the Type nodes it decodes from a slab allocated at the first
+// node, sized by how many of the bytes left could start one.
 type sigReader struct {
 	b     []byte
 	off   int
 	depth int
 	err   error
+	slab  []Type
+	ptrs  []*Type     // the same for the lists of nodes
+	reuse *SigDecoder // nil: allocate afresh
+}
+
+// startsType marks the bytes that can begin a Type node: every node
+// begins with its element type, so their count in the rest of a blob
+// bounds the number of nodes still to decode.
+var startsType = func() (t [256]bool) {
+	for k := ElementTypeVoid; k <= ElementTypeInternal; k++ {
+		t[k] = true
+	}
+	t[ElementTypePinned] = true
+	return t
+}()
+
+// maxSlab caps the nodes of one slab, so that a long blob that fails
+// early does not cost a slab for all its bytes.
+const maxSlab = 256
+
+// typeList returns an empty list with room for n nodes, from the slab of
+// pointers; at is where its first node starts. A list's capacity is its
+// count, so that appending to it never writes over the next one.
+func (r *sigReader) typeList(at, n int) []*Type {
+	if cap(r.ptrs)-len(r.ptrs) < n {
+		r.ptrs = make([]*Type, 0, max(n, r.bound(at), 2*cap(r.ptrs)))
+		if r.reuse != nil {
+			r.reuse.ptrs = r.ptrs
+		}
+	}
+	l := r.ptrs[len(r.ptrs) : len(r.ptrs) : len(r.ptrs)+n]
+	r.ptrs = r.ptrs[:len(r.ptrs)+n]
+	return l
+}
+
+// bound returns how many of the bytes from at on could start a node
+// (each node, and each place in a list of nodes, takes one), at least 1
+// and at most maxSlab. It stops reading at the maxSlab-th, so that the
+// slabs of a long signature cost one pass over it in all.
+func (r *sigReader) bound(at int) int {
+	n := 0
+	for _, c := range r.b[at:] {
+		if startsType[c] {
+			if n++; n == maxSlab {
+				break
+			}
+		}
+	}
+	return max(n, 1)
+}
+
+// newType returns a zeroed node from the slab for the node starting at
+// byte at.
+func (r *sigReader) newType(at int) *Type {
+	if len(r.slab) == cap(r.slab) {
+		if r.reuse == nil {
+			r.slab = make([]Type, 0, r.bound(at))
+		} else {
+			r.slab = make([]Type, 0, max(r.bound(at), 2*cap(r.slab)))
+			r.reuse.slab = r.slab
+		}
+	}
+	r.slab = r.slab[:len(r.slab)+1]
+	t := &r.slab[len(r.slab)-1]
+	if r.reuse != nil {
+		*t = Type{}
+	}
+	return t
 }
 
 func (r *sigReader) fail(off int, kind error, format string, args ...any) {
@@ -157,13 +227,24 @@ func (r *sigReader) typ() *Type {
 	if r.err != nil || !r.enter() {
 		return nil
 	}
-	defer r.leave()
+	t := r.typeBody()
+	r.leave()
+	return t
+}
+
+func (r *sigReader) typeBody() *Type {
 	start := r.off
-	k := ElementType(r.byte1("element type"))
-	if r.err != nil {
+	if r.off >= len(r.b) {
+		r.fail(r.off, ErrSigTruncated, "want element type, blob ends")
 		return nil
 	}
-	t := &Type{Kind: k}
+	k := ElementType(r.b[r.off])
+	r.off++
+	t := r.newType(start)
+	t.Kind = k
+	if k.IsPrimitive() {
+		return t
+	}
 	switch {
 	case k.IsPrimitive():
 	case k == ElementTypeClass || k == ElementTypeValuetype:
@@ -178,23 +259,30 @@ func (r *sigReader) typ() *Type {
 	case k == ElementTypeArray:
 		t.Elem = r.typ()
 		rankAt := r.off
-		t.Shape.Rank = r.uint("array rank")
-		if r.err == nil && t.Shape.Rank > MaxArrayRank {
-			r.fail(rankAt, ErrSigLimit, "array rank %d > %d", t.Shape.Rank, MaxArrayRank)
+		sh := &ArrayShape{Rank: r.uint("array rank")}
+		t.Shape = sh
+		if r.err == nil && sh.Rank > MaxArrayRank {
+			r.fail(rankAt, ErrSigLimit, "array rank %d > %d", sh.Rank, MaxArrayRank)
 		}
 		n := r.count("array size count", 1)
-		if r.err == nil && n > int(t.Shape.Rank) {
-			r.fail(rankAt, ErrSigMalformed, "%d sizes for rank %d", n, t.Shape.Rank)
+		if r.err == nil && n > int(sh.Rank) {
+			r.fail(rankAt, ErrSigMalformed, "%d sizes for rank %d", n, sh.Rank)
+		}
+		if r.err == nil && n > 0 {
+			sh.Sizes = make([]uint32, 0, n)
 		}
 		for i := 0; i < n && r.err == nil; i++ {
-			t.Shape.Sizes = append(t.Shape.Sizes, r.uint("array size"))
+			sh.Sizes = append(sh.Sizes, r.uint("array size"))
 		}
 		n = r.count("array lower bound count", 1)
-		if r.err == nil && n > int(t.Shape.Rank) {
-			r.fail(rankAt, ErrSigMalformed, "%d lower bounds for rank %d", n, t.Shape.Rank)
+		if r.err == nil && n > int(sh.Rank) {
+			r.fail(rankAt, ErrSigMalformed, "%d lower bounds for rank %d", n, sh.Rank)
+		}
+		if r.err == nil && n > 0 {
+			sh.LoBounds = make([]int32, 0, n)
 		}
 		for i := 0; i < n && r.err == nil; i++ {
-			t.Shape.LoBounds = append(t.Shape.LoBounds, r.signedInt("array lower bound"))
+			sh.LoBounds = append(sh.LoBounds, r.signedInt("array lower bound"))
 		}
 	case k == ElementTypeGenericinst:
 		gAt := r.off
@@ -202,10 +290,19 @@ func (r *sigReader) typ() *Type {
 		if r.err == nil && g != ElementTypeClass && g != ElementTypeValuetype {
 			r.fail(gAt, ErrSigMalformed, "GENERICINST of element type 0x%02x, want CLASS or VALUETYPE", byte(g))
 		}
-		t.Elem = &Type{Kind: g, Token: r.typeDefOrRef("generic type token")}
+		if r.err != nil {
+			return nil
+		}
+		gt := r.newType(gAt)
+		gt.Kind = g
+		gt.Token = r.typeDefOrRef("generic type token")
+		t.Elem = gt
 		n := r.count("generic argument count", 1)
 		if r.err == nil && n == 0 {
 			r.fail(gAt, ErrSigMalformed, "GENERICINST without arguments")
+		}
+		if r.err == nil {
+			t.Args = r.typeList(r.off, n)
 		}
 		for i := 0; i < n && r.err == nil; i++ {
 			t.Args = append(t.Args, r.typ())
@@ -238,7 +335,15 @@ func (r *sigReader) method(inType bool) *MethodSig {
 	if r.err != nil {
 		return nil
 	}
-	s := &MethodSig{CallConv: cc}
+	var blk *methodSigBlock
+	if r.reuse != nil && !inType {
+		blk = &r.reuse.method
+		*blk = methodSigBlock{}
+	} else {
+		blk = new(methodSigBlock)
+	}
+	s := &blk.sig
+	s.CallConv = cc
 	switch kind := s.Kind(); {
 	case kind == ImageCeeCsCallconvField || kind == ImageCeeCsCallconvLocalSig || kind == ImageCeeCsCallconvGenericinst:
 		r.fail(start, ErrSigMalformed, "calling convention 0x%02x is not a method's", byte(cc))
@@ -259,22 +364,58 @@ func (r *sigReader) method(inType bool) *MethodSig {
 	}
 	n := r.count("parameter count", 1)
 	s.Return = r.typ()
+	if r.err != nil || n == 0 {
+		return s.orNil(r)
+	}
+	// Params and VarArgs share one array, split at the sentinel.
+	var ps []*Type
+	if n <= len(blk.params) {
+		ps = blk.params[:0:n]
+	} else {
+		ps = r.typeList(r.off, n)
+	}
+	sentinel := -1
 	for i := 0; i < n && r.err == nil; i++ {
 		if c, ok := r.peek(); ok && ElementType(c) == ElementTypeSentinel {
-			if s.VarArgs != nil || s.Kind() == ImageCeeCsCallconvProperty {
+			if sentinel >= 0 || s.Kind() == ImageCeeCsCallconvProperty {
 				r.fail(r.off, ErrSigMalformed, "misplaced SENTINEL")
 				return nil
 			}
 			r.off++
-			s.VarArgs = make([]*Type, 0, n-i)
+			sentinel = i
 		}
-		p := r.typ()
-		if s.VarArgs != nil {
-			s.VarArgs = append(s.VarArgs, p)
-		} else {
-			s.Params = append(s.Params, p)
-		}
+		ps = append(ps, r.typ())
 	}
+	switch {
+	case sentinel < 0:
+		s.Params = ps
+	case sentinel > 0:
+		s.Params, s.VarArgs = ps[:sentinel:sentinel], ps[sentinel:]
+	default:
+		s.VarArgs = ps
+	}
+	return s.orNil(r)
+}
+
+// inlineTypes is how many parameters or locals a decoded signature holds
+// in the allocation of the signature itself.
+const inlineTypes = 4
+
+// methodSigBlock is a MethodSig with room for its first parameters, so
+// that a signature with few takes one allocation for both.
+type methodSigBlock struct {
+	sig    MethodSig
+	params [inlineTypes]*Type
+}
+
+// localVarSigBlock is the same for a LocalVarSig.
+type localVarSigBlock struct {
+	sig    LocalVarSig
+	locals [inlineTypes]*Type
+}
+
+// orNil returns s, or nil once r has failed.
+func (s *MethodSig) orNil(r *sigReader) *MethodSig {
 	if r.err != nil {
 		return nil
 	}
@@ -305,9 +446,20 @@ func (r *sigReader) lead(cc CallingConvention, name string) {
 }
 
 // types reads a compressed count and that many types.
-func (r *sigReader) types(what string) []*Type {
+func (r *sigReader) types(what string) []*Type { return r.typesInto(nil, what) }
+
+// typesInto is types, into room if the count fits it.
+func (r *sigReader) typesInto(room []*Type, what string) []*Type {
 	n := r.count(what, 1)
-	ts := make([]*Type, 0, n)
+	if r.err != nil {
+		return nil
+	}
+	var ts []*Type
+	if n <= cap(room) {
+		ts = room[:0:n]
+	} else {
+		ts = r.typeList(r.off, n)
+	}
 	for i := 0; i < n && r.err == nil; i++ {
 		ts = append(ts, r.typ())
 	}
@@ -332,7 +484,44 @@ func ParseFieldSig(b []byte) (*FieldSig, error) {
 func ParseLocalVarSig(b []byte) (*LocalVarSig, error) {
 	r := &sigReader{b: b}
 	r.lead(ImageCeeCsCallconvLocalSig, "LOCAL_SIG")
-	return done(r, &LocalVarSig{Locals: r.types("local count")})
+	blk := new(localVarSigBlock)
+	blk.sig.Locals = r.typesInto(blk.locals[:0], "local count")
+	return done(r, &blk.sig)
+}
+
+// A SigDecoder decodes signatures into memory it keeps from one call to
+// the next, for loops that look at one signature at a time: the
+// signature a method returns, with all its nodes and lists, is valid
+// until the next call on the same SigDecoder and must not be kept beyond
+// it (use the functions [ParseMethodSig] and [ParseLocalVarSig] for
+// signatures that outlive the loop). The zero SigDecoder is ready to use;
+// a SigDecoder must not be used by two goroutines at once.
+type SigDecoder struct {
+	slab   []Type
+	ptrs   []*Type
+	method methodSigBlock
+	local  localVarSigBlock
+}
+
+func (d *SigDecoder) reader(b []byte) sigReader {
+	return sigReader{b: b, reuse: d, slab: d.slab[:0], ptrs: d.ptrs[:0]}
+}
+
+// ParseMethodSig is the function [ParseMethodSig] into the SigDecoder's
+// memory.
+func (d *SigDecoder) ParseMethodSig(b []byte) (*MethodSig, error) {
+	r := d.reader(b)
+	return done(&r, r.method(false))
+}
+
+// ParseLocalVarSig is the function [ParseLocalVarSig] into the
+// SigDecoder's memory.
+func (d *SigDecoder) ParseLocalVarSig(b []byte) (*LocalVarSig, error) {
+	r := d.reader(b)
+	r.lead(ImageCeeCsCallconvLocalSig, "LOCAL_SIG")
+	d.local = localVarSigBlock{}
+	d.local.sig.Locals = r.typesInto(d.local.locals[:0], "local count")
+	return done(&r, &d.local.sig)
 }
 
 // ParseMethodSpec decodes a method instantiation (leading byte 0x0A).

@@ -105,7 +105,7 @@ func sigCases() []sigCase {
 		{"field of List<int>", "06" + "15" + "12" + "0d" + "01" + "08",
 			&FieldSig{Type: GenericInst(ClassType(0x01000003), i4)}},
 		{"field int32[0...,2..5]", "06" + "14" + "08" + "02" + "01" + "04" + "02" + "00" + "04",
-			&FieldSig{Type: &Type{Kind: ElementTypeArray, Elem: i4, Shape: ArrayShape{Rank: 2, Sizes: []uint32{4}, LoBounds: []int32{0, 2}}}}},
+			&FieldSig{Type: &Type{Kind: ElementTypeArray, Elem: i4, Shape: &ArrayShape{Rank: 2, Sizes: []uint32{4}, LoBounds: []int32{0, 2}}}}},
 		{"field method pointer", "06" + "1b" + "000108" + "0f01",
 			&FieldSig{Type: &Type{Kind: ElementTypeFnptr, Method: &MethodSig{Return: i4, Params: []*Type{PtrTo(Primitive(ElementTypeVoid))}}}}},
 		{"locals", "07" + "04" + "45" + "10" + "05" + "16" + "20" + "49" + "1c" + "11" + "14",
@@ -205,11 +205,11 @@ func TestEncodeErrors(t *testing.T) {
 		"bad token":        &FieldSig{Type: ClassType(0x06000001)},
 		"bad genericinst":  &FieldSig{Type: GenericInst(Primitive(ElementTypeI4), Primitive(ElementTypeI4))},
 		"no args":          &MethodSpecSig{},
-		"big rank":         &FieldSig{Type: &Type{Kind: ElementTypeArray, Elem: Primitive(ElementTypeI4), Shape: ArrayShape{Rank: 99}}},
+		"big rank":         &FieldSig{Type: &Type{Kind: ElementTypeArray, Elem: Primitive(ElementTypeI4), Shape: &ArrayShape{Rank: 99}}},
 		"unknown kind":     &FieldSig{Type: &Type{Kind: 0x17}},
 		"generic no flag":  &MethodSig{GenericParams: 1, Return: Primitive(ElementTypeVoid)},
 		"fnptr no method":  &FieldSig{Type: &Type{Kind: ElementTypeFnptr}},
-		"bound range":      &FieldSig{Type: &Type{Kind: ElementTypeArray, Elem: Primitive(ElementTypeI4), Shape: ArrayShape{Rank: 1, LoBounds: []int32{1 << 29}}}},
+		"bound range":      &FieldSig{Type: &Type{Kind: ElementTypeArray, Elem: Primitive(ElementTypeI4), Shape: &ArrayShape{Rank: 1, LoBounds: []int32{1 << 29}}}},
 		"call conv > byte": &MethodSig{CallConv: 0x100, Return: Primitive(ElementTypeVoid)},
 	} {
 		if b, err := s.Encode(); !errors.Is(err, ErrSigEncode) {
@@ -320,10 +320,52 @@ func FuzzParseSignature(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte{0x00, 0x02, 0x01, 0x41, 0x08})
+	var d SigDecoder // reused across inputs, as a loop would
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkRoundTrip(t, b, ParseSignature, sigEqual)
 		checkAppendLocals(t, b)
+		checkSigDecoder(t, &d, b)
 	})
+}
+
+// checkSigDecoder checks that d decodes b as ParseMethodSig and
+// ParseLocalVarSig do, whatever it decoded before.
+func checkSigDecoder(t *testing.T, d *SigDecoder, b []byte) {
+	t.Helper()
+	m, err := ParseMethodSig(b)
+	dm, derr := d.ParseMethodSig(b)
+	if (err == nil) != (derr == nil) || (err != nil && err.Error() != derr.Error()) || (err == nil && !m.Equal(dm)) {
+		t.Fatalf("%x: SigDecoder.ParseMethodSig gives %#v, %v; ParseMethodSig %#v, %v", b, dm, derr, m, err)
+	}
+	l, err := ParseLocalVarSig(b)
+	dl, derr := d.ParseLocalVarSig(b)
+	if (err == nil) != (derr == nil) || (err != nil && err.Error() != derr.Error()) || (err == nil && !typesEqual(l.Locals, dl.Locals)) {
+		t.Fatalf("%x: SigDecoder.ParseLocalVarSig gives %#v, %v; ParseLocalVarSig %#v, %v", b, dl, derr, l, err)
+	}
+}
+
+func TestSigDecoderReuse(t *testing.T) {
+	var d SigDecoder
+	var blobs [][]byte
+	for _, c := range sigCases() {
+		b, _ := hex.DecodeString(c.hex)
+		blobs = append(blobs, b)
+	}
+	// Locals beyond those held inline, and a method signature with many
+	// parameters, so that the slabs grow.
+	blobs = append(blobs, []byte{0x07, 0x06, 0x08, 0x0E, 0x1D, 0x08, 0x15, 0x12, 0x05, 0x02, 0x08, 0x0E, 0x1C, 0x0F, 0x01})
+	blobs = append(blobs, []byte{0x00, 0x06, 0x01, 0x08, 0x08, 0x08, 0x08, 0x08, 0x08})
+	if l, err := ParseLocalVarSig(blobs[len(blobs)-2]); err != nil || len(l.Locals) != 6 {
+		t.Fatalf("locals: %v", err)
+	}
+	if m, err := ParseMethodSig(blobs[len(blobs)-1]); err != nil || len(m.Params) != 6 {
+		t.Fatalf("method: %v", err)
+	}
+	for round := 0; round < 2; round++ {
+		for _, b := range blobs {
+			checkSigDecoder(t, &d, b)
+		}
+	}
 }
 
 func FuzzParseTypeSpec(f *testing.F) {
@@ -356,4 +398,25 @@ func FuzzCompressed(f *testing.F) {
 			t.Fatalf("%d: %v", s, err)
 		}
 	})
+}
+
+// TestLongLocalSig decodes the most locals a signature may hold, which
+// takes many slabs of nodes and lists.
+func TestLongLocalSig(t *testing.T) {
+	b := []byte{0x07, 0xC0, 0x00, 0xFF, 0xFF}
+	for i := 0; i < MaxSigCount; i++ {
+		b = append(b, byte(ElementTypeI4+ElementType(i%2)))
+	}
+	var d SigDecoder
+	for _, parse := range []func([]byte) (*LocalVarSig, error){ParseLocalVarSig, d.ParseLocalVarSig, d.ParseLocalVarSig} {
+		s, err := parse(b)
+		if err != nil || len(s.Locals) != MaxSigCount {
+			t.Fatalf("%v", err)
+		}
+		for i, l := range s.Locals {
+			if want := ElementTypeI4 + ElementType(i%2); l.Kind != want || (i > 0 && l == s.Locals[i-1]) {
+				t.Fatalf("local %d: %v, want %v", i, l.Kind, want)
+			}
+		}
+	}
 }

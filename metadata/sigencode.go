@@ -154,7 +154,10 @@ func (w *sigWriter) typ(t *Type) {
 		w.typ(t.Elem)
 	case k == ElementTypeArray:
 		w.typ(t.Elem)
-		s := t.Shape
+		var s ArrayShape
+		if t.Shape != nil {
+			s = *t.Shape
+		}
 		if s.Rank > MaxArrayRank || len(s.Sizes) > int(s.Rank) || len(s.LoBounds) > int(s.Rank) {
 			w.fail("array shape rank %d with %d sizes and %d bounds", s.Rank, len(s.Sizes), len(s.LoBounds))
 			return

@@ -14,7 +14,7 @@ import (
 //   - Class, Valuetype: Token (a TypeDef, TypeRef or TypeSpec);
 //   - Var, Mvar: Index, the generic parameter's number;
 //   - Ptr, Byref, Szarray, Pinned: Elem;
-//   - Array: Elem and Shape;
+//   - Array: Elem and Shape (nil reads as rank 0, no sizes, no bounds);
 //   - Genericinst: Elem (the generic type itself, a Class or Valuetype
 //     node) and Args;
 //   - CmodReqd, CmodOpt: Token (the modifier type) and Elem (the type it
@@ -29,7 +29,7 @@ type Type struct {
 	Index  uint32
 	Elem   *Type
 	Args   []*Type
-	Shape  ArrayShape
+	Shape  *ArrayShape
 	Method *MethodSig
 	Handle uint64
 }
@@ -183,18 +183,31 @@ func (t *Type) Equal(u *Type) bool {
 		return t == u
 	}
 	if t.Kind != u.Kind || t.Token != u.Token || t.Index != u.Index || t.Handle != u.Handle ||
-		!t.Elem.Equal(u.Elem) || !typesEqual(t.Args, u.Args) || !t.Method.Equal(u.Method) ||
-		t.Shape.Rank != u.Shape.Rank || len(t.Shape.Sizes) != len(u.Shape.Sizes) ||
-		len(t.Shape.LoBounds) != len(u.Shape.LoBounds) {
+		!t.Elem.Equal(u.Elem) || !typesEqual(t.Args, u.Args) || !t.Method.Equal(u.Method) {
 		return false
 	}
-	for i := range t.Shape.Sizes {
-		if t.Shape.Sizes[i] != u.Shape.Sizes[i] {
+	return t.Shape.equal(u.Shape)
+}
+
+// equal compares two shapes, nil being the zero shape.
+func (s *ArrayShape) equal(o *ArrayShape) bool {
+	var zero ArrayShape
+	if s == nil {
+		s = &zero
+	}
+	if o == nil {
+		o = &zero
+	}
+	if s.Rank != o.Rank || len(s.Sizes) != len(o.Sizes) || len(s.LoBounds) != len(o.LoBounds) {
+		return false
+	}
+	for i := range s.Sizes {
+		if s.Sizes[i] != o.Sizes[i] {
 			return false
 		}
 	}
-	for i := range t.Shape.LoBounds {
-		if t.Shape.LoBounds[i] != u.Shape.LoBounds[i] {
+	for i := range s.LoBounds {
+		if s.LoBounds[i] != o.LoBounds[i] {
 			return false
 		}
 	}

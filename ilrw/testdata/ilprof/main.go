@@ -2,8 +2,10 @@
 // reports on stderr, lines starting "ilprof: ". ILPROF_MODE selects what
 // it does:
 //
-//	roundtrip  decode and re-encode the body of every method compiled,
-//	           recompute its max stack, dump it with token names; print
+//	roundtrip  decode and re-encode the body of every method compiled
+//	           (with Decode and Encode, and again with one reused
+//	           Decoder and AppendEncode), recompute its max stack, dump
+//	           it with token names; print
 //	           counts at Shutdown (and the dump of the method named by
 //	           ILPROF_DUMP); ILPROF_SAVE names a directory to save a few
 //	           real bodies in (seeds for the fuzz tests).
@@ -38,6 +40,8 @@ type prof struct {
 	seen    map[[2]uint64]bool
 	rt      rtStats
 	saved   int
+	dec     ilrw.Decoder // reused for every body, under mu
+	buf     []byte
 	notes   []string
 
 	// rewrite mode
@@ -50,6 +54,7 @@ type prof struct {
 
 type rtStats struct {
 	bodies, bytes, tiny, fat, eh, clauses, mismatches, decodeErrors int
+	reuseMismatches                                                 int // ilrw.Decoder + AppendEncode
 	stackEqual, stackLower, stackHigher, stackErrors, dumpTokens    int
 }
 
@@ -159,6 +164,14 @@ func (p *prof) roundTrip(f profiler.FunctionID) error {
 	if err != nil || !bytes.Equal(out, il) {
 		p.rt.mismatches++
 		p.note("mismatch %s: %v\n  in  %x\n  out %x", mod.TokenName(fi.Token), err, il, out)
+	}
+	// The same through the reusing API, whose memory held the last body.
+	if rb, err := p.dec.Decode(il); err != nil {
+		p.rt.reuseMismatches++
+		p.note("Decoder.Decode %s: %v", mod.TokenName(fi.Token), err)
+	} else if p.buf, err = rb.AppendEncode(p.buf[:0]); err != nil || !bytes.Equal(p.buf, il) {
+		p.rt.reuseMismatches++
+		p.note("reuse mismatch %s: %v\n  in  %x\n  out %x", mod.TokenName(fi.Token), err, il, p.buf)
 	}
 	orig := int(b.MaxStack)
 	n, err := b.ComputeMaxStack(mod)
@@ -330,8 +343,8 @@ func (p *prof) Shutdown() error {
 	switch p.mode {
 	case "roundtrip":
 		s := p.rt
-		logf("roundtrip bodies=%d bytes=%d tiny=%d fat=%d withEH=%d clauses=%d mismatches=%d decodeErrors=%d",
-			s.bodies, s.bytes, s.tiny, s.fat, s.eh, s.clauses, s.mismatches, s.decodeErrors)
+		logf("roundtrip bodies=%d bytes=%d tiny=%d fat=%d withEH=%d clauses=%d mismatches=%d decodeErrors=%d reuseMismatches=%d",
+			s.bodies, s.bytes, s.tiny, s.fat, s.eh, s.clauses, s.mismatches, s.decodeErrors, s.reuseMismatches)
 		logf("maxstack equal=%d lower=%d higher=%d errors=%d dumpTokens=%d", s.stackEqual, s.stackLower, s.stackHigher, s.stackErrors, s.dumpTokens)
 	case "rewrite", "rejit":
 		s := p.rw.Stats()

@@ -153,7 +153,18 @@ func checkSignatures(imp *metadata.Import2) (counts, []string) {
 		}
 		c[kind]++
 	}
-	methodRT := func(b []byte) error { return roundTrip(b, metadata.ParseMethodSig) }
+	// Method and local signatures are decoded a second time through one
+	// reused SigDecoder, whose memory held the signature before.
+	var dec metadata.SigDecoder
+	methodRT := func(b []byte) error {
+		if err := roundTrip(b, metadata.ParseMethodSig); err != nil {
+			return err
+		}
+		if err := roundTrip(b, dec.ParseMethodSig); err != nil {
+			return fmt.Errorf("through a SigDecoder: %w", err)
+		}
+		return nil
+	}
 	tds, err := imp.TypeDefs()
 	if err != nil {
 		bad = append(bad, fmt.Sprintf("TypeDefs: %v", err))
@@ -194,7 +205,15 @@ func checkSignatures(imp *metadata.Import2) (counts, []string) {
 		if len(blob) > 0 && metadata.CallingConvention(blob[0]) == metadata.ImageCeeCsCallconvLocalSig {
 			kind = "local"
 		}
-		check(kind, st, blob, err, func(b []byte) error { return roundTrip(b, metadata.ParseSignature) })
+		check(kind, st, blob, err, func(b []byte) error {
+			if err := roundTrip(b, metadata.ParseSignature); err != nil || kind != "local" {
+				return err
+			}
+			if err := roundTrip(b, dec.ParseLocalVarSig); err != nil {
+				return fmt.Errorf("through a SigDecoder: %w", err)
+			}
+			return nil
+		})
 	}
 	mrs, err := imp.AllMemberRefs()
 	if err != nil {
