@@ -204,7 +204,7 @@ func TestMCSSoak(t *testing.T) {
 	}
 	var ran []string
 	for _, r := range rts {
-		res := harness.Run(t, r, app, harness.RunOptions{Timeout: 2 * time.Minute})
+		res := harness.Run(t, r, app, harness.RunOptions{Timeout: timeout})
 		if !res.Succeeded() || res.Stdout != prog.Expected || res.Stderr != "" {
 			t.Errorf("the compiled program on %s: want exit 0 and\n%s\ngot:\n%s", r.Name, prog.Expected, res.Describe())
 			continue
