@@ -263,8 +263,10 @@ func attachCompile(t *testing.T, rt harness.Runtime, prog Program, clrattach, li
 		time.Sleep(10 * time.Millisecond)
 	}
 	socketAfter := time.Since(start)
-	// The socket exists before the runtime can take a profiler: until then
-	// it answers CORPROF_E_NOT_YET_AVAILABLE, and clrattach is run again.
+	// The socket exists before the runtime can take a profiler: until the
+	// GC heap is initialized, SetEventMask (in attachjit's
+	// InitializeForAttach) fails with CORPROF_E_NOT_YET_AVAILABLE and the
+	// runtime refuses the attach with it. Then clrattach is run again.
 	var out []byte
 	tries := 0
 	for {
