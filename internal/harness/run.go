@@ -77,6 +77,10 @@ type Result struct {
 	TimedOut bool
 	// Duration is the wall time from start to exit.
 	Duration time.Duration
+	// MaxRSS is the process's peak resident set size in bytes, and CPU its
+	// user plus system time, both from its rusage (zero if unknown).
+	MaxRSS int64
+	CPU    time.Duration
 }
 
 // Run runs the .NET program app on rt with `dotnet exec --runtimeconfig`,
@@ -224,8 +228,13 @@ func setExit(t testing.TB, who string, res *Result, ps *os.ProcessState, waitErr
 	exitFields(res, ps)
 }
 
-// exitFields sets res's ExitCode, Signaled, Signal and CoreDumped from ps.
+// exitFields sets res's ExitCode, Signaled, Signal, CoreDumped, MaxRSS and
+// CPU from ps.
 func exitFields(res *Result, ps *os.ProcessState) {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		res.MaxRSS = ru.Maxrss * 1024 // kilobytes on Linux
+	}
+	res.CPU = ps.UserTime() + ps.SystemTime()
 	ws, _ := ps.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {
 		res.Signaled, res.Signal, res.ExitCode = true, ws.Signal(), -1
