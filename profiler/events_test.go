@@ -114,8 +114,9 @@ func TestStackOverflowUnchanged(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/eventprof")
 	app := eventsApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
-		plain := harness.Run(t, rt, app, harness.RunOptions{Args: []string{"overflow"}})
-		prof := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: eventprofCLSID, Args: []string{"overflow"}})
+		// Expected crashes: no core read with gdb (ExpectCrash).
+		plain := harness.Run(t, rt, app, harness.RunOptions{Args: []string{"overflow"}, ExpectCrash: true})
+		prof := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: eventprofCLSID, Args: []string{"overflow"}, ExpectCrash: true})
 		t.Logf("%s: without profiler: %s; with: %s", rt.Name, plain.Status(), prof.Status())
 		if plain.Succeeded() {
 			t.Fatalf("the overflow did not end the process:\n%s", plain.Describe())

@@ -159,6 +159,7 @@ func TestProfilerGoexitInCallbackAbortsProcess(t *testing.T) {
 			ProfilerPath:  lib,
 			ProfilerCLSID: countprofCLSID,
 			Env:           []string{"COUNTPROF_MISBEHAVE=goexit"},
+			ExpectCrash:   true,
 		})
 		if res.Succeeded() {
 			t.Fatalf("the app survived runtime.Goexit in a callback; update the documentation:\n%s", res.Describe())

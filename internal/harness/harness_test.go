@@ -179,7 +179,7 @@ func TestExitCodeAndStdin(t *testing.T) {
 func TestUnhandledExceptionAborts(t *testing.T) {
 	app := behaveApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
-		res := harness.Run(t, rt, app, harness.RunOptions{Args: []string{"throw"}})
+		res := harness.Run(t, rt, app, harness.RunOptions{Args: []string{"throw"}, ExpectCrash: true})
 		res.MustSignal(t, syscall.SIGABRT)
 		res.MustStdoutContain(t, "throwing")
 		// 2.x says "Unhandled Exception:", 3.0+ "Unhandled exception.".
@@ -188,7 +188,7 @@ func TestUnhandledExceptionAborts(t *testing.T) {
 			t.Fatalf("no unhandled-exception report:\n%s", res.Describe())
 		}
 
-		res = harness.Run(t, rt, app, harness.RunOptions{Args: []string{"failfast"}})
+		res = harness.Run(t, rt, app, harness.RunOptions{Args: []string{"failfast"}, ExpectCrash: true})
 		res.MustSignal(t, syscall.SIGABRT)
 		res.MustStderrContain(t, "behave: failfast")
 	})
