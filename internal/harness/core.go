@@ -131,6 +131,7 @@ func gdbReport(exe, core, profilerLib string) string {
 		return "gdb not found (scripts/setup.sh installs it): " + err.Error()
 	}
 	args := []string{"-batch", "-nx", "-q",
+		"-iex", "set auto-load python-scripts off",
 		"-ex", "set pagination off",
 		"-ex", "set print frame-arguments none",
 		"-ex", "echo === signal ===\\n",
@@ -153,7 +154,17 @@ func gdbReport(exe, core, profilerLib string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, gdb, args...).CombinedOutput()
-	s := string(out)
+	// Drop gdb's chatter: one line per thread it found, and warnings
+	// about sections and scripts that say nothing about the crash.
+	var kept []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "[New LWP ") || strings.HasPrefix(line, "warning: Section `.reg") ||
+			strings.HasPrefix(line, "warning: Can't open file") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		kept = append(kept, line)
+	}
+	s := strings.Join(kept, "\n")
 	if err != nil {
 		s += "\n(gdb: " + err.Error() + ")"
 	}
