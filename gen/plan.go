@@ -221,7 +221,7 @@ func planMethod(tm *TypeMapper, m *Method, callback bool, rules map[string]Param
 			if pp.Role == RoleRaw {
 				pl.Raw++
 			}
-			pp.GoName = LocalName(pp.P.Name)
+			pp.GoName = ParamName(pp.P.Name)
 			pl.Inputs = append(pl.Inputs, pp)
 		}
 	}
@@ -235,8 +235,9 @@ func planMethod(tm *TypeMapper, m *Method, callback bool, rules map[string]Param
 	}
 	seenIn := map[string]bool{}
 	for _, in := range pl.Inputs {
-		for seenIn[in.GoName] {
-			in.GoName += "_"
+		base := in.GoName
+		for i := 2; seenIn[in.GoName]; i++ {
+			in.GoName = fmt.Sprintf("%s%d", base, i)
 		}
 		seenIn[in.GoName] = true
 	}

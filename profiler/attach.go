@@ -64,7 +64,7 @@ const (
 	attachAllowedLow10 = attachAllowedLow | DisableInlining | DisableOptimizations
 	// attachAllowedHigh is the .NET Core 3.x set.
 	attachAllowedHigh = HighInMemorySymbolsUpdated | HighMonitorDynamicFunctionUnloads | HighBasicGC |
-		HighMonitorGCMovedObjects | HighMonitorLargeobjectAllocated
+		HighMonitorGCMovedObjects | HighMonitorLargeObjectAllocated
 	// .NET 5 adds HighMonitorEventPipe.
 	attachAllowedHigh5 = attachAllowedHigh | HighMonitorEventPipe
 )

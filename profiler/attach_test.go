@@ -49,19 +49,19 @@ func TestCheckAttachMask(t *testing.T) {
 	if err := CheckAttachMask(3, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	err := CheckAttachMask(8, MonitorJITCompilation|MonitorEnterleave|EnableObjectAllocated, HighMonitorEventPipe|HighDisableTieredCompilation)
+	err := CheckAttachMask(8, MonitorJITCompilation|MonitorEnterLeave|EnableObjectAllocated, HighMonitorEventPipe|HighDisableTieredCompilation)
 	var me *AttachMaskError
 	if !errors.As(err, &me) {
 		t.Fatalf("%v", err)
 	}
-	if me.Low != MonitorEnterleave|EnableObjectAllocated || me.High != HighDisableTieredCompilation || me.Major != 8 {
+	if me.Low != MonitorEnterLeave|EnableObjectAllocated || me.High != HighDisableTieredCompilation || me.Major != 8 {
 		t.Errorf("%+v", me)
 	}
 	if !errors.Is(err, CORPROF_E_UNSUPPORTED_FOR_ATTACHING_PROFILER) {
 		t.Error("does not match CORPROF_E_UNSUPPORTED_FOR_ATTACHING_PROFILER")
 	}
 	msg := err.Error()
-	for _, want := range []string{"may not set MonitorEnterleave|EnableObjectAllocated|HighDisableTieredCompilation on this runtime (.NET 8)", "allowed after attach: MonitorClassLoads|", "|HighMonitorEventPipe:", "CORPROF_E_UNSUPPORTED_FOR_ATTACHING_PROFILER"} {
+	for _, want := range []string{"may not set MonitorEnterLeave|EnableObjectAllocated|HighDisableTieredCompilation on this runtime (.NET 8)", "allowed after attach: MonitorClassLoads|", "|HighMonitorEventPipe:", "CORPROF_E_UNSUPPORTED_FOR_ATTACHING_PROFILER"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q lacks %q", msg, want)
 		}

@@ -57,9 +57,9 @@ type Callback interface {
 	// FunctionUnloadStarted is ICorProfilerCallback::FunctionUnloadStarted.
 	FunctionUnloadStarted(functionID FunctionID) error
 	// JITCompilationStarted is ICorProfilerCallback::JITCompilationStarted.
-	JITCompilationStarted(functionID FunctionID, fIsSafeToBlock bool) error
+	JITCompilationStarted(functionID FunctionID, isSafeToBlock bool) error
 	// JITCompilationFinished is ICorProfilerCallback::JITCompilationFinished.
-	JITCompilationFinished(functionID FunctionID, hrStatus HRESULT, fIsSafeToBlock bool) error
+	JITCompilationFinished(functionID FunctionID, hrStatus HRESULT, isSafeToBlock bool) error
 	// JITCachedFunctionSearchStarted is ICorProfilerCallback::JITCachedFunctionSearchStarted.
 	JITCachedFunctionSearchStarted(functionID FunctionID) (bool, error)
 	// JITCachedFunctionSearchFinished is ICorProfilerCallback::JITCachedFunctionSearchFinished.
@@ -77,19 +77,19 @@ type Callback interface {
 	// RemotingClientInvocationStarted is ICorProfilerCallback::RemotingClientInvocationStarted.
 	RemotingClientInvocationStarted() error
 	// RemotingClientSendingMessage is ICorProfilerCallback::RemotingClientSendingMessage.
-	RemotingClientSendingMessage(pCookie uuid.UUID, fIsAsync bool) error
+	RemotingClientSendingMessage(cookie uuid.UUID, isAsync bool) error
 	// RemotingClientReceivingReply is ICorProfilerCallback::RemotingClientReceivingReply.
-	RemotingClientReceivingReply(pCookie uuid.UUID, fIsAsync bool) error
+	RemotingClientReceivingReply(cookie uuid.UUID, isAsync bool) error
 	// RemotingClientInvocationFinished is ICorProfilerCallback::RemotingClientInvocationFinished.
 	RemotingClientInvocationFinished() error
 	// RemotingServerReceivingMessage is ICorProfilerCallback::RemotingServerReceivingMessage.
-	RemotingServerReceivingMessage(pCookie uuid.UUID, fIsAsync bool) error
+	RemotingServerReceivingMessage(cookie uuid.UUID, isAsync bool) error
 	// RemotingServerInvocationStarted is ICorProfilerCallback::RemotingServerInvocationStarted.
 	RemotingServerInvocationStarted() error
 	// RemotingServerInvocationReturned is ICorProfilerCallback::RemotingServerInvocationReturned.
 	RemotingServerInvocationReturned() error
 	// RemotingServerSendingReply is ICorProfilerCallback::RemotingServerSendingReply.
-	RemotingServerSendingReply(pCookie uuid.UUID, fIsAsync bool) error
+	RemotingServerSendingReply(cookie uuid.UUID, isAsync bool) error
 	// UnmanagedToManagedTransition is ICorProfilerCallback::UnmanagedToManagedTransition.
 	UnmanagedToManagedTransition(functionID FunctionID, reason TransitionReason) error
 	// ManagedToUnmanagedTransition is ICorProfilerCallback::ManagedToUnmanagedTransition.
@@ -109,11 +109,11 @@ type Callback interface {
 	// RuntimeThreadResumed is ICorProfilerCallback::RuntimeThreadResumed.
 	RuntimeThreadResumed(threadID ThreadID) error
 	// MovedReferences is ICorProfilerCallback::MovedReferences.
-	MovedReferences(oldObjectIDRangeStart []ObjectID, newObjectIDRangeStart []ObjectID, cObjectIDRangeLength []uint32) error
+	MovedReferences(oldObjectIDRangeStart []ObjectID, newObjectIDRangeStart []ObjectID, objectIDRangeLength []uint32) error
 	// ObjectAllocated is ICorProfilerCallback::ObjectAllocated.
 	ObjectAllocated(objectID ObjectID, classID ClassID) error
 	// ObjectsAllocatedByClass is ICorProfilerCallback::ObjectsAllocatedByClass.
-	ObjectsAllocatedByClass(classIDs []ClassID, cObjects []uint32) error
+	ObjectsAllocatedByClass(classIDs []ClassID, objects []uint32) error
 	// ObjectReferences is ICorProfilerCallback::ObjectReferences.
 	ObjectReferences(objectID ObjectID, classID ClassID, objectRefIDs []ObjectID) error
 	// RootReferences is ICorProfilerCallback::RootReferences.
@@ -147,9 +147,9 @@ type Callback interface {
 	// ExceptionCatcherLeave is ICorProfilerCallback::ExceptionCatcherLeave.
 	ExceptionCatcherLeave() error
 	// COMClassicVTableCreated is ICorProfilerCallback::COMClassicVTableCreated.
-	COMClassicVTableCreated(wrappedClassID ClassID, implementedIID uuid.UUID, pVTable uintptr, cSlots uint32) error
+	COMClassicVTableCreated(wrappedClassID ClassID, implementedIID uuid.UUID, vTable uintptr, slots uint32) error
 	// COMClassicVTableDestroyed is ICorProfilerCallback::COMClassicVTableDestroyed.
-	COMClassicVTableDestroyed(wrappedClassID ClassID, implementedIID uuid.UUID, pVTable uintptr) error
+	COMClassicVTableDestroyed(wrappedClassID ClassID, implementedIID uuid.UUID, vTable uintptr) error
 	// ExceptionCLRCatcherFound is ICorProfilerCallback::ExceptionCLRCatcherFound.
 	ExceptionCLRCatcherFound() error
 	// ExceptionCLRCatcherExecute is ICorProfilerCallback::ExceptionCLRCatcherExecute.
@@ -164,7 +164,7 @@ type Callback2 interface {
 	// GarbageCollectionStarted is ICorProfilerCallback2::GarbageCollectionStarted.
 	GarbageCollectionStarted(generationCollected []bool, reason GCReason) error
 	// SurvivingReferences is ICorProfilerCallback2::SurvivingReferences.
-	SurvivingReferences(objectIDRangeStart []ObjectID, cObjectIDRangeLength []uint32) error
+	SurvivingReferences(objectIDRangeStart []ObjectID, objectIDRangeLength []uint32) error
 	// GarbageCollectionFinished is ICorProfilerCallback2::GarbageCollectionFinished.
 	GarbageCollectionFinished() error
 	// FinalizeableObjectQueued is ICorProfilerCallback2::FinalizeableObjectQueued.
@@ -192,17 +192,17 @@ type Callback3 interface {
 type Callback4 interface {
 	Callback3
 	// ReJITCompilationStarted is ICorProfilerCallback4::ReJITCompilationStarted.
-	ReJITCompilationStarted(functionID FunctionID, rejitID ReJitid, fIsSafeToBlock bool) error
+	ReJITCompilationStarted(functionID FunctionID, rejitID ReJITID, isSafeToBlock bool) error
 	// GetReJITParameters is ICorProfilerCallback4::GetReJITParameters.
-	GetReJITParameters(moduleID ModuleID, methodID metadata.Token, pFunctionControl *FunctionControl) error
+	GetReJITParameters(moduleID ModuleID, methodID metadata.Token, functionControl *FunctionControl) error
 	// ReJITCompilationFinished is ICorProfilerCallback4::ReJITCompilationFinished.
-	ReJITCompilationFinished(functionID FunctionID, rejitID ReJitid, hrStatus HRESULT, fIsSafeToBlock bool) error
+	ReJITCompilationFinished(functionID FunctionID, rejitID ReJITID, hrStatus HRESULT, isSafeToBlock bool) error
 	// ReJITError is ICorProfilerCallback4::ReJITError.
 	ReJITError(moduleID ModuleID, methodID metadata.Token, functionID FunctionID, hrStatus HRESULT) error
 	// MovedReferences2 is ICorProfilerCallback4::MovedReferences2.
-	MovedReferences2(oldObjectIDRangeStart []ObjectID, newObjectIDRangeStart []ObjectID, cObjectIDRangeLength []uintptr) error
+	MovedReferences2(oldObjectIDRangeStart []ObjectID, newObjectIDRangeStart []ObjectID, objectIDRangeLength []uintptr) error
 	// SurvivingReferences2 is ICorProfilerCallback4::SurvivingReferences2.
-	SurvivingReferences2(objectIDRangeStart []ObjectID, cObjectIDRangeLength []uintptr) error
+	SurvivingReferences2(objectIDRangeStart []ObjectID, objectIDRangeLength []uintptr) error
 }
 
 // Callback5 is the Go form of ICorProfilerCallback5 (IID 8dfba405-8c9f-45f8-bffa-83b14cef78b5): implement it, usually by embedding Base and overriding what you need.
@@ -216,7 +216,7 @@ type Callback5 interface {
 type Callback6 interface {
 	Callback5
 	// GetAssemblyReferences is ICorProfilerCallback6::GetAssemblyReferences.
-	GetAssemblyReferences(wszAssemblyPath string, pAsmRefProvider *AssemblyReferenceProvider) error
+	GetAssemblyReferences(assemblyPath string, asmRefProvider *AssemblyReferenceProvider) error
 }
 
 // Callback7 is the Go form of ICorProfilerCallback7 (IID f76a2dba-1d52-4539-866c-2aa518f9efc3): implement it, usually by embedding Base and overriding what you need.
@@ -230,9 +230,9 @@ type Callback7 interface {
 type Callback8 interface {
 	Callback7
 	// DynamicMethodJITCompilationStarted is ICorProfilerCallback8::DynamicMethodJITCompilationStarted.
-	DynamicMethodJITCompilationStarted(functionID FunctionID, fIsSafeToBlock bool, pILHeader uintptr, cbILHeader uint32) error
+	DynamicMethodJITCompilationStarted(functionID FunctionID, isSafeToBlock bool, ilHeader uintptr, ilHeader2 uint32) error
 	// DynamicMethodJITCompilationFinished is ICorProfilerCallback8::DynamicMethodJITCompilationFinished.
-	DynamicMethodJITCompilationFinished(functionID FunctionID, hrStatus HRESULT, fIsSafeToBlock bool) error
+	DynamicMethodJITCompilationFinished(functionID FunctionID, hrStatus HRESULT, isSafeToBlock bool) error
 }
 
 // Callback9 is the Go form of ICorProfilerCallback9 (IID 27583ec3-c8f5-482f-8052-194b8ce4705a): implement it, usually by embedding Base and overriding what you need.
@@ -246,7 +246,7 @@ type Callback9 interface {
 type Callback10 interface {
 	Callback9
 	// EventPipeEventDelivered is ICorProfilerCallback10::EventPipeEventDelivered.
-	EventPipeEventDelivered(provider EventPipeProvider, eventID uint32, eventVersion uint32, metadataBlob []byte, eventData []byte, pActivityID uuid.UUID, pRelatedActivityID uuid.UUID, eventThread ThreadID, stackFrames []uintptr) error
+	EventPipeEventDelivered(provider EventPipeProvider, eventID uint32, eventVersion uint32, metadataBlob []byte, eventData []byte, activityID uuid.UUID, relatedActivityID uuid.UUID, eventThread ThreadID, stackFrames []uintptr) error
 	// EventPipeProviderCreated is ICorProfilerCallback10::EventPipeProviderCreated.
 	EventPipeProviderCreated(provider EventPipeProvider) error
 }
@@ -255,7 +255,7 @@ type Callback10 interface {
 type Callback11 interface {
 	Callback10
 	// LoadAsNotificationOnly is ICorProfilerCallback11::LoadAsNotificationOnly.
-	LoadAsNotificationOnly(pbNotificationOnly uintptr) error
+	LoadAsNotificationOnly(notificationOnly uintptr) error
 }
 
 // Base implements every callback as a no-op that returns nil. Embed it in
@@ -503,13 +503,13 @@ func (Base) ProfilerAttachComplete() error {
 func (Base) ProfilerDetachSucceeded() error {
 	return nil
 }
-func (Base) ReJITCompilationStarted(_ FunctionID, _ ReJitid, _ bool) error {
+func (Base) ReJITCompilationStarted(_ FunctionID, _ ReJITID, _ bool) error {
 	return nil
 }
 func (Base) GetReJITParameters(_ ModuleID, _ metadata.Token, _ *FunctionControl) error {
 	return nil
 }
-func (Base) ReJITCompilationFinished(_ FunctionID, _ ReJitid, _ HRESULT, _ bool) error {
+func (Base) ReJITCompilationFinished(_ FunctionID, _ ReJITID, _ HRESULT, _ bool) error {
 	return nil
 }
 func (Base) ReJITError(_ ModuleID, _ metadata.Token, _ FunctionID, _ HRESULT) error {
@@ -1637,7 +1637,7 @@ func clrprofGoReJITCompilationStarted(h C.uintptr_t, a_functionID C.FunctionID, 
 	if d.cb4 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb4.ReJITCompilationStarted(FunctionID(a_functionID), ReJitid(a_rejitID), a_fIsSafeToBlock != 0)))
+	return C.HRESULT(toHRESULT(d.cb4.ReJITCompilationStarted(FunctionID(a_functionID), ReJITID(a_rejitID), a_fIsSafeToBlock != 0)))
 }
 
 //export clrprofGoGetReJITParameters
@@ -1663,7 +1663,7 @@ func clrprofGoReJITCompilationFinished(h C.uintptr_t, a_functionID C.FunctionID,
 	if d.cb4 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb4.ReJITCompilationFinished(FunctionID(a_functionID), ReJitid(a_rejitID), HRESULT(a_hrStatus), a_fIsSafeToBlock != 0)))
+	return C.HRESULT(toHRESULT(d.cb4.ReJITCompilationFinished(FunctionID(a_functionID), ReJITID(a_rejitID), HRESULT(a_hrStatus), a_fIsSafeToBlock != 0)))
 }
 
 //export clrprofGoReJITError

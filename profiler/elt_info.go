@@ -29,7 +29,7 @@ type ELTCallOptions struct {
 	// Filter, when set, chooses the functions to hook (as in ELTOptions).
 	Filter func(FunctionID) bool
 	// Args asks for the argument ranges (EnableFunctionArgs), Return for
-	// the return value range (EnableFunctionRetval), Frame for the frame
+	// the return value range (EnableFunctionRetVal), Frame for the frame
 	// info of generic instantiations (EnableFrameInfo).
 	Args, Return, Frame bool
 }
@@ -65,12 +65,12 @@ func (x *Info) EnableELTWithInfo(opts ELTCallOptions) error {
 	if err := x.installMapper(opts.Filter); err != nil {
 		return err
 	}
-	add := MonitorEnterleave
+	add := MonitorEnterLeave
 	if opts.Args {
 		add |= EnableFunctionArgs
 	}
 	if opts.Return {
-		add |= EnableFunctionRetval
+		add |= EnableFunctionRetVal
 	}
 	if opts.Frame {
 		add |= EnableFrameInfo
@@ -188,7 +188,7 @@ func (c *ELTCall) Return() (Arg, error) {
 	if err != nil {
 		return Arg{}, fmt.Errorf("clrprof: GetFunctionLeave3Info: %w", err)
 	}
-	return readArg(r.RetvalRange), nil
+	return readArg(r.RetValRange), nil
 }
 
 // maxArgBytes bounds one copied range.

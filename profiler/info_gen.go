@@ -106,14 +106,14 @@ func (x *Info) GetClassFromToken(moduleID ModuleID, typeDef metadata.Token) (Cla
 }
 
 // GetCodeInfo calls ICorProfilerInfo::GetCodeInfo.
-func (x *Info) GetCodeInfo(functionID FunctionID, pStart unsafe.Pointer) (uint32, error) {
+func (x *Info) GetCodeInfo(functionID FunctionID, start unsafe.Pointer) (uint32, error) {
 	var res uint32
 	self := x.ptr(1)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo::GetCodeInfo", 1, x.Version())
 	}
 	var o_pcSize C.ULONG
-	hr := C.clrprof_ICorProfilerInfo_GetCodeInfo((*C.ICorProfilerInfo)(self), C.FunctionID(functionID), (*C.LPCBYTE)(unsafe.Pointer(pStart)), (*C.ULONG)(unsafe.Pointer(&o_pcSize)))
+	hr := C.clrprof_ICorProfilerInfo_GetCodeInfo((*C.ICorProfilerInfo)(self), C.FunctionID(functionID), (*C.LPCBYTE)(unsafe.Pointer(start)), (*C.ULONG)(unsafe.Pointer(&o_pcSize)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -309,12 +309,12 @@ func (x *Info) GetFunctionInfo(functionID FunctionID) (FunctionInfoResult, error
 }
 
 // SetEventMask calls ICorProfilerInfo::SetEventMask.
-func (x *Info) SetEventMask(dwEvents Monitor) error {
+func (x *Info) SetEventMask(events Monitor) error {
 	self := x.ptr(1)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo::SetEventMask", 1, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo_SetEventMask((*C.ICorProfilerInfo)(self), C.DWORD(dwEvents))
+	hr := C.clrprof_ICorProfilerInfo_SetEventMask((*C.ICorProfilerInfo)(self), C.DWORD(events))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -322,12 +322,12 @@ func (x *Info) SetEventMask(dwEvents Monitor) error {
 }
 
 // SetEnterLeaveFunctionHooks calls ICorProfilerInfo::SetEnterLeaveFunctionHooks.
-func (x *Info) SetEnterLeaveFunctionHooks(pFuncEnter unsafe.Pointer, pFuncLeave unsafe.Pointer, pFuncTailcall unsafe.Pointer) error {
+func (x *Info) SetEnterLeaveFunctionHooks(funcEnter unsafe.Pointer, funcLeave unsafe.Pointer, funcTailcall unsafe.Pointer) error {
 	self := x.ptr(1)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo::SetEnterLeaveFunctionHooks", 1, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo_SetEnterLeaveFunctionHooks((*C.ICorProfilerInfo)(self), (*C.FunctionEnter)(unsafe.Pointer(pFuncEnter)), (*C.FunctionLeave)(unsafe.Pointer(pFuncLeave)), (*C.FunctionTailcall)(unsafe.Pointer(pFuncTailcall)))
+	hr := C.clrprof_ICorProfilerInfo_SetEnterLeaveFunctionHooks((*C.ICorProfilerInfo)(self), (*C.FunctionEnter)(unsafe.Pointer(funcEnter)), (*C.FunctionLeave)(unsafe.Pointer(funcLeave)), (*C.FunctionTailcall)(unsafe.Pointer(funcTailcall)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -335,12 +335,12 @@ func (x *Info) SetEnterLeaveFunctionHooks(pFuncEnter unsafe.Pointer, pFuncLeave 
 }
 
 // SetFunctionIDMapper calls ICorProfilerInfo::SetFunctionIDMapper.
-func (x *Info) SetFunctionIDMapper(pFunc unsafe.Pointer) error {
+func (x *Info) SetFunctionIDMapper(fn unsafe.Pointer) error {
 	self := x.ptr(1)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo::SetFunctionIDMapper", 1, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo_SetFunctionIDMapper((*C.ICorProfilerInfo)(self), (*C.FunctionIDMapper)(unsafe.Pointer(pFunc)))
+	hr := C.clrprof_ICorProfilerInfo_SetFunctionIDMapper((*C.ICorProfilerInfo)(self), (*C.FunctionIDMapper)(unsafe.Pointer(fn)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -379,7 +379,7 @@ type ModuleInfoResult struct {
 }
 
 // GetModuleInfo calls ICorProfilerInfo::GetModuleInfo.
-func (x *Info) GetModuleInfo(moduleID ModuleID, ppBaseLoadAddress unsafe.Pointer) (ModuleInfoResult, error) {
+func (x *Info) GetModuleInfo(moduleID ModuleID, baseLoadAddress unsafe.Pointer) (ModuleInfoResult, error) {
 	var res ModuleInfoResult
 	self := x.ptr(1)
 	if self == nil {
@@ -390,7 +390,7 @@ func (x *Info) GetModuleInfo(moduleID ModuleID, ppBaseLoadAddress unsafe.Pointer
 	var o_pAssemblyID C.AssemblyID
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_ICorProfilerInfo_GetModuleInfo((*C.ICorProfilerInfo)(self), C.ModuleID(moduleID), (*C.LPCBYTE)(unsafe.Pointer(ppBaseLoadAddress)), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pcchName)), (*C.WCHAR)(unsafe.Pointer(&b_szName[0])), (*C.AssemblyID)(unsafe.Pointer(&o_pAssemblyID)))
+		hr = C.clrprof_ICorProfilerInfo_GetModuleInfo((*C.ICorProfilerInfo)(self), C.ModuleID(moduleID), (*C.LPCBYTE)(unsafe.Pointer(baseLoadAddress)), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pcchName)), (*C.WCHAR)(unsafe.Pointer(&b_szName[0])), (*C.AssemblyID)(unsafe.Pointer(&o_pAssemblyID)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcchName) > len(b_szName)) {
 			break
 		}
@@ -407,7 +407,7 @@ func (x *Info) GetModuleInfo(moduleID ModuleID, ppBaseLoadAddress unsafe.Pointer
 }
 
 // GetModuleMetaData calls ICorProfilerInfo::GetModuleMetaData.
-func (x *Info) GetModuleMetaData(moduleID ModuleID, dwOpenFlags uint32, riid uuid.UUID) (*Unknown, error) {
+func (x *Info) GetModuleMetaData(moduleID ModuleID, openFlags uint32, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	self := x.ptr(1)
 	if self == nil {
@@ -415,7 +415,7 @@ func (x *Info) GetModuleMetaData(moduleID ModuleID, dwOpenFlags uint32, riid uui
 	}
 	g_riid := cgoutil.ToGUID(riid)
 	var o_ppOut *C.IUnknown
-	hr := C.clrprof_ICorProfilerInfo_GetModuleMetaData((*C.ICorProfilerInfo)(self), C.ModuleID(moduleID), C.DWORD(dwOpenFlags), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppOut)))
+	hr := C.clrprof_ICorProfilerInfo_GetModuleMetaData((*C.ICorProfilerInfo)(self), C.ModuleID(moduleID), C.DWORD(openFlags), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppOut)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -457,12 +457,12 @@ func (x *Info) GetILFunctionBodyAllocator(moduleID ModuleID) (*MethodMalloc, err
 }
 
 // SetILFunctionBody calls ICorProfilerInfo::SetILFunctionBody.
-func (x *Info) SetILFunctionBody(moduleID ModuleID, methodid metadata.Token, pbNewILMethodHeader unsafe.Pointer) error {
+func (x *Info) SetILFunctionBody(moduleID ModuleID, methodid metadata.Token, newILMethodHeader unsafe.Pointer) error {
 	self := x.ptr(1)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo::SetILFunctionBody", 1, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo_SetILFunctionBody((*C.ICorProfilerInfo)(self), C.ModuleID(moduleID), C.mdMethodDef(methodid), (C.LPCBYTE)(unsafe.Pointer(pbNewILMethodHeader)))
+	hr := C.clrprof_ICorProfilerInfo_SetILFunctionBody((*C.ICorProfilerInfo)(self), C.ModuleID(moduleID), C.mdMethodDef(methodid), (C.LPCBYTE)(unsafe.Pointer(newILMethodHeader)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -567,12 +567,12 @@ func (x *Info) ForceGC() error {
 }
 
 // SetILInstrumentedCodeMap calls ICorProfilerInfo::SetILInstrumentedCodeMap.
-func (x *Info) SetILInstrumentedCodeMap(functionID FunctionID, fStartJIT bool, rgILMapEntries []ILMap) error {
+func (x *Info) SetILInstrumentedCodeMap(functionID FunctionID, startJIT bool, ilMapEntries []ILMap) error {
 	self := x.ptr(1)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo::SetILInstrumentedCodeMap", 1, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo_SetILInstrumentedCodeMap((*C.ICorProfilerInfo)(self), C.FunctionID(functionID), C.BOOL(cgoutil.Bool(fStartJIT)), C.ULONG(len(rgILMapEntries)), (*C.COR_IL_MAP)(unsafe.Pointer(unsafe.SliceData(rgILMapEntries))))
+	hr := C.clrprof_ICorProfilerInfo_SetILInstrumentedCodeMap((*C.ICorProfilerInfo)(self), C.FunctionID(functionID), C.BOOL(cgoutil.Bool(startJIT)), C.ULONG(len(ilMapEntries)), (*C.COR_IL_MAP)(unsafe.Pointer(unsafe.SliceData(ilMapEntries))))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -628,14 +628,14 @@ func (x *Info) GetThreadContext(threadID ThreadID) (ContextID, error) {
 }
 
 // BeginInprocDebugging calls ICorProfilerInfo::BeginInprocDebugging.
-func (x *Info) BeginInprocDebugging(fThisThreadOnly bool) (uint32, error) {
+func (x *Info) BeginInprocDebugging(thisThreadOnly bool) (uint32, error) {
 	var res uint32
 	self := x.ptr(1)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo::BeginInprocDebugging", 1, x.Version())
 	}
 	var o_pdwProfilerContext C.DWORD
-	hr := C.clrprof_ICorProfilerInfo_BeginInprocDebugging((*C.ICorProfilerInfo)(self), C.BOOL(cgoutil.Bool(fThisThreadOnly)), (*C.DWORD)(unsafe.Pointer(&o_pdwProfilerContext)))
+	hr := C.clrprof_ICorProfilerInfo_BeginInprocDebugging((*C.ICorProfilerInfo)(self), C.BOOL(cgoutil.Bool(thisThreadOnly)), (*C.DWORD)(unsafe.Pointer(&o_pdwProfilerContext)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -644,12 +644,12 @@ func (x *Info) BeginInprocDebugging(fThisThreadOnly bool) (uint32, error) {
 }
 
 // EndInprocDebugging calls ICorProfilerInfo::EndInprocDebugging.
-func (x *Info) EndInprocDebugging(dwProfilerContext uint32) error {
+func (x *Info) EndInprocDebugging(profilerContext uint32) error {
 	self := x.ptr(1)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo::EndInprocDebugging", 1, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo_EndInprocDebugging((*C.ICorProfilerInfo)(self), C.DWORD(dwProfilerContext))
+	hr := C.clrprof_ICorProfilerInfo_EndInprocDebugging((*C.ICorProfilerInfo)(self), C.DWORD(profilerContext))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -696,12 +696,12 @@ func (x *Info) DoStackSnapshot(thread ThreadID, callback unsafe.Pointer, infoFla
 }
 
 // SetEnterLeaveFunctionHooks2 calls ICorProfilerInfo2::SetEnterLeaveFunctionHooks2.
-func (x *Info) SetEnterLeaveFunctionHooks2(pFuncEnter unsafe.Pointer, pFuncLeave unsafe.Pointer, pFuncTailcall unsafe.Pointer) error {
+func (x *Info) SetEnterLeaveFunctionHooks2(funcEnter unsafe.Pointer, funcLeave unsafe.Pointer, funcTailcall unsafe.Pointer) error {
 	self := x.ptr(2)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo2::SetEnterLeaveFunctionHooks2", 2, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo2_SetEnterLeaveFunctionHooks2((*C.ICorProfilerInfo2)(self), (*C.FunctionEnter2)(unsafe.Pointer(pFuncEnter)), (*C.FunctionLeave2)(unsafe.Pointer(pFuncLeave)), (*C.FunctionTailcall2)(unsafe.Pointer(pFuncTailcall)))
+	hr := C.clrprof_ICorProfilerInfo2_SetEnterLeaveFunctionHooks2((*C.ICorProfilerInfo2)(self), (*C.FunctionEnter2)(unsafe.Pointer(funcEnter)), (*C.FunctionLeave2)(unsafe.Pointer(funcLeave)), (*C.FunctionTailcall2)(unsafe.Pointer(funcTailcall)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -782,7 +782,7 @@ type ClassLayoutResult struct {
 }
 
 // GetClassLayout calls ICorProfilerInfo2::GetClassLayout.
-func (x *Info) GetClassLayout(classID ClassID, rFieldOffset unsafe.Pointer, cFieldOffset uint32) (ClassLayoutResult, error) {
+func (x *Info) GetClassLayout(classID ClassID, fieldOffset unsafe.Pointer, fieldOffset2 uint32) (ClassLayoutResult, error) {
 	var res ClassLayoutResult
 	self := x.ptr(2)
 	if self == nil {
@@ -790,7 +790,7 @@ func (x *Info) GetClassLayout(classID ClassID, rFieldOffset unsafe.Pointer, cFie
 	}
 	var o_pcFieldOffset C.ULONG
 	var o_pulClassSize C.ULONG
-	hr := C.clrprof_ICorProfilerInfo2_GetClassLayout((*C.ICorProfilerInfo2)(self), C.ClassID(classID), (*C.COR_FIELD_OFFSET)(unsafe.Pointer(rFieldOffset)), C.ULONG(cFieldOffset), (*C.ULONG)(unsafe.Pointer(&o_pcFieldOffset)), (*C.ULONG)(unsafe.Pointer(&o_pulClassSize)))
+	hr := C.clrprof_ICorProfilerInfo2_GetClassLayout((*C.ICorProfilerInfo2)(self), C.ClassID(classID), (*C.COR_FIELD_OFFSET)(unsafe.Pointer(fieldOffset)), C.ULONG(fieldOffset2), (*C.ULONG)(unsafe.Pointer(&o_pcFieldOffset)), (*C.ULONG)(unsafe.Pointer(&o_pulClassSize)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -914,12 +914,12 @@ func (x *Info) EnumModuleFrozenObjects(moduleID ModuleID) (*ObjectEnum, error) {
 }
 
 // GetArrayObjectInfo calls ICorProfilerInfo2::GetArrayObjectInfo.
-func (x *Info) GetArrayObjectInfo(objectID ObjectID, cDimensions uint32, pDimensionSizes unsafe.Pointer, pDimensionLowerBounds unsafe.Pointer, ppData unsafe.Pointer) error {
+func (x *Info) GetArrayObjectInfo(objectID ObjectID, dimensions uint32, dimensionSizes unsafe.Pointer, dimensionLowerBounds unsafe.Pointer, data unsafe.Pointer) error {
 	self := x.ptr(2)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo2::GetArrayObjectInfo", 2, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo2_GetArrayObjectInfo((*C.ICorProfilerInfo2)(self), C.ObjectID(objectID), C.ULONG32(cDimensions), (*C.ULONG32)(unsafe.Pointer(pDimensionSizes)), (*C.int)(unsafe.Pointer(pDimensionLowerBounds)), (**C.BYTE)(unsafe.Pointer(ppData)))
+	hr := C.clrprof_ICorProfilerInfo2_GetArrayObjectInfo((*C.ICorProfilerInfo2)(self), C.ObjectID(objectID), C.ULONG32(dimensions), (*C.ULONG32)(unsafe.Pointer(dimensionSizes)), (*C.int)(unsafe.Pointer(dimensionLowerBounds)), (**C.BYTE)(unsafe.Pointer(data)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -1113,12 +1113,12 @@ func (x *Info) EnumJITedFunctions() (*FunctionEnum, error) {
 }
 
 // RequestProfilerDetach calls ICorProfilerInfo3::RequestProfilerDetach.
-func (x *Info) RequestProfilerDetach(dwExpectedCompletionMilliseconds uint32) error {
+func (x *Info) RequestProfilerDetach(expectedCompletionMilliseconds uint32) error {
 	self := x.ptr(3)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo3::RequestProfilerDetach", 3, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo3_RequestProfilerDetach((*C.ICorProfilerInfo3)(self), C.DWORD(dwExpectedCompletionMilliseconds))
+	hr := C.clrprof_ICorProfilerInfo3_RequestProfilerDetach((*C.ICorProfilerInfo3)(self), C.DWORD(expectedCompletionMilliseconds))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -1126,12 +1126,12 @@ func (x *Info) RequestProfilerDetach(dwExpectedCompletionMilliseconds uint32) er
 }
 
 // SetFunctionIDMapper2 calls ICorProfilerInfo3::SetFunctionIDMapper2.
-func (x *Info) SetFunctionIDMapper2(pFunc unsafe.Pointer, clientData unsafe.Pointer) error {
+func (x *Info) SetFunctionIDMapper2(fn unsafe.Pointer, clientData unsafe.Pointer) error {
 	self := x.ptr(3)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo3::SetFunctionIDMapper2", 3, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo3_SetFunctionIDMapper2((*C.ICorProfilerInfo3)(self), (*C.FunctionIDMapper2)(unsafe.Pointer(pFunc)), (unsafe.Pointer)(unsafe.Pointer(clientData)))
+	hr := C.clrprof_ICorProfilerInfo3_SetFunctionIDMapper2((*C.ICorProfilerInfo3)(self), (*C.FunctionIDMapper2)(unsafe.Pointer(fn)), (unsafe.Pointer)(unsafe.Pointer(clientData)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -1163,12 +1163,12 @@ func (x *Info) GetStringLayout2() (StringLayout2Result, error) {
 }
 
 // SetEnterLeaveFunctionHooks3 calls ICorProfilerInfo3::SetEnterLeaveFunctionHooks3.
-func (x *Info) SetEnterLeaveFunctionHooks3(pFuncEnter3 unsafe.Pointer, pFuncLeave3 unsafe.Pointer, pFuncTailcall3 unsafe.Pointer) error {
+func (x *Info) SetEnterLeaveFunctionHooks3(funcEnter3 unsafe.Pointer, funcLeave3 unsafe.Pointer, funcTailcall3 unsafe.Pointer) error {
 	self := x.ptr(3)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3", 3, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo3_SetEnterLeaveFunctionHooks3((*C.ICorProfilerInfo3)(self), (*C.FunctionEnter3)(unsafe.Pointer(pFuncEnter3)), (*C.FunctionLeave3)(unsafe.Pointer(pFuncLeave3)), (*C.FunctionTailcall3)(unsafe.Pointer(pFuncTailcall3)))
+	hr := C.clrprof_ICorProfilerInfo3_SetEnterLeaveFunctionHooks3((*C.ICorProfilerInfo3)(self), (*C.FunctionEnter3)(unsafe.Pointer(funcEnter3)), (*C.FunctionLeave3)(unsafe.Pointer(funcLeave3)), (*C.FunctionTailcall3)(unsafe.Pointer(funcTailcall3)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -1176,12 +1176,12 @@ func (x *Info) SetEnterLeaveFunctionHooks3(pFuncEnter3 unsafe.Pointer, pFuncLeav
 }
 
 // SetEnterLeaveFunctionHooks3WithInfo calls ICorProfilerInfo3::SetEnterLeaveFunctionHooks3WithInfo.
-func (x *Info) SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo unsafe.Pointer, pFuncLeave3WithInfo unsafe.Pointer, pFuncTailcall3WithInfo unsafe.Pointer) error {
+func (x *Info) SetEnterLeaveFunctionHooks3WithInfo(funcEnter3WithInfo unsafe.Pointer, funcLeave3WithInfo unsafe.Pointer, funcTailcall3WithInfo unsafe.Pointer) error {
 	self := x.ptr(3)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3WithInfo", 3, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo3_SetEnterLeaveFunctionHooks3WithInfo((*C.ICorProfilerInfo3)(self), (*C.FunctionEnter3WithInfo)(unsafe.Pointer(pFuncEnter3WithInfo)), (*C.FunctionLeave3WithInfo)(unsafe.Pointer(pFuncLeave3WithInfo)), (*C.FunctionTailcall3WithInfo)(unsafe.Pointer(pFuncTailcall3WithInfo)))
+	hr := C.clrprof_ICorProfilerInfo3_SetEnterLeaveFunctionHooks3WithInfo((*C.ICorProfilerInfo3)(self), (*C.FunctionEnter3WithInfo)(unsafe.Pointer(funcEnter3WithInfo)), (*C.FunctionLeave3WithInfo)(unsafe.Pointer(funcLeave3WithInfo)), (*C.FunctionTailcall3WithInfo)(unsafe.Pointer(funcTailcall3WithInfo)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -1189,14 +1189,14 @@ func (x *Info) SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo unsafe.Po
 }
 
 // GetFunctionEnter3Info calls ICorProfilerInfo3::GetFunctionEnter3Info.
-func (x *Info) GetFunctionEnter3Info(functionID FunctionID, eltInfo ELTInfo, pcbArgumentInfo unsafe.Pointer, pArgumentInfo unsafe.Pointer) (FrameInfo, error) {
+func (x *Info) GetFunctionEnter3Info(functionID FunctionID, eltInfo ELTInfo, argumentInfo unsafe.Pointer, argumentInfo2 unsafe.Pointer) (FrameInfo, error) {
 	var res FrameInfo
 	self := x.ptr(3)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo3::GetFunctionEnter3Info", 3, x.Version())
 	}
 	var o_pFrameInfo C.COR_PRF_FRAME_INFO
-	hr := C.clrprof_ICorProfilerInfo3_GetFunctionEnter3Info((*C.ICorProfilerInfo3)(self), C.FunctionID(functionID), C.COR_PRF_ELT_INFO(eltInfo), (*C.COR_PRF_FRAME_INFO)(unsafe.Pointer(&o_pFrameInfo)), (*C.ULONG)(unsafe.Pointer(pcbArgumentInfo)), (*C.COR_PRF_FUNCTION_ARGUMENT_INFO)(unsafe.Pointer(pArgumentInfo)))
+	hr := C.clrprof_ICorProfilerInfo3_GetFunctionEnter3Info((*C.ICorProfilerInfo3)(self), C.FunctionID(functionID), C.COR_PRF_ELT_INFO(eltInfo), (*C.COR_PRF_FRAME_INFO)(unsafe.Pointer(&o_pFrameInfo)), (*C.ULONG)(unsafe.Pointer(argumentInfo)), (*C.COR_PRF_FUNCTION_ARGUMENT_INFO)(unsafe.Pointer(argumentInfo2)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1207,7 +1207,7 @@ func (x *Info) GetFunctionEnter3Info(functionID FunctionID, eltInfo ELTInfo, pcb
 // FunctionLeave3InfoResult holds the outputs of ICorProfilerInfo3::GetFunctionLeave3Info.
 type FunctionLeave3InfoResult struct {
 	FrameInfo   FrameInfo
-	RetvalRange FunctionArgumentRange
+	RetValRange FunctionArgumentRange
 }
 
 // GetFunctionLeave3Info calls ICorProfilerInfo3::GetFunctionLeave3Info.
@@ -1218,13 +1218,13 @@ func (x *Info) GetFunctionLeave3Info(functionID FunctionID, eltInfo ELTInfo) (Fu
 		return res, notAvailable("ICorProfilerInfo3::GetFunctionLeave3Info", 3, x.Version())
 	}
 	var o_pFrameInfo C.COR_PRF_FRAME_INFO
-	var o_pRetvalRange C.COR_PRF_FUNCTION_ARGUMENT_RANGE
-	hr := C.clrprof_ICorProfilerInfo3_GetFunctionLeave3Info((*C.ICorProfilerInfo3)(self), C.FunctionID(functionID), C.COR_PRF_ELT_INFO(eltInfo), (*C.COR_PRF_FRAME_INFO)(unsafe.Pointer(&o_pFrameInfo)), (*C.COR_PRF_FUNCTION_ARGUMENT_RANGE)(unsafe.Pointer(&o_pRetvalRange)))
+	var o_pRetValRange C.COR_PRF_FUNCTION_ARGUMENT_RANGE
+	hr := C.clrprof_ICorProfilerInfo3_GetFunctionLeave3Info((*C.ICorProfilerInfo3)(self), C.FunctionID(functionID), C.COR_PRF_ELT_INFO(eltInfo), (*C.COR_PRF_FRAME_INFO)(unsafe.Pointer(&o_pFrameInfo)), (*C.COR_PRF_FUNCTION_ARGUMENT_RANGE)(unsafe.Pointer(&o_pRetValRange)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
 	res.FrameInfo = FrameInfo(o_pFrameInfo)
-	res.RetvalRange = *(*FunctionArgumentRange)(unsafe.Pointer(&o_pRetvalRange))
+	res.RetValRange = *(*FunctionArgumentRange)(unsafe.Pointer(&o_pRetValRange))
 	return res, nil
 }
 
@@ -1359,7 +1359,7 @@ type ModuleInfo2Result struct {
 }
 
 // GetModuleInfo2 calls ICorProfilerInfo3::GetModuleInfo2.
-func (x *Info) GetModuleInfo2(moduleID ModuleID, ppBaseLoadAddress unsafe.Pointer) (ModuleInfo2Result, error) {
+func (x *Info) GetModuleInfo2(moduleID ModuleID, baseLoadAddress unsafe.Pointer) (ModuleInfo2Result, error) {
 	var res ModuleInfo2Result
 	self := x.ptr(3)
 	if self == nil {
@@ -1371,7 +1371,7 @@ func (x *Info) GetModuleInfo2(moduleID ModuleID, ppBaseLoadAddress unsafe.Pointe
 	var o_pdwModuleFlags C.DWORD
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_ICorProfilerInfo3_GetModuleInfo2((*C.ICorProfilerInfo3)(self), C.ModuleID(moduleID), (*C.LPCBYTE)(unsafe.Pointer(ppBaseLoadAddress)), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pcchName)), (*C.WCHAR)(unsafe.Pointer(&b_szName[0])), (*C.AssemblyID)(unsafe.Pointer(&o_pAssemblyID)), (*C.DWORD)(unsafe.Pointer(&o_pdwModuleFlags)))
+		hr = C.clrprof_ICorProfilerInfo3_GetModuleInfo2((*C.ICorProfilerInfo3)(self), C.ModuleID(moduleID), (*C.LPCBYTE)(unsafe.Pointer(baseLoadAddress)), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pcchName)), (*C.WCHAR)(unsafe.Pointer(&b_szName[0])), (*C.AssemblyID)(unsafe.Pointer(&o_pAssemblyID)), (*C.DWORD)(unsafe.Pointer(&o_pdwModuleFlags)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcchName) > len(b_szName)) {
 			break
 		}
@@ -1444,7 +1444,7 @@ func (x *Info) RequestRevert(moduleIDs []ModuleID, methodIDs []metadata.Token, s
 }
 
 // GetCodeInfo3 calls ICorProfilerInfo4::GetCodeInfo3.
-func (x *Info) GetCodeInfo3(functionID FunctionID, reJITID ReJitid) ([]CodeInfo, error) {
+func (x *Info) GetCodeInfo3(functionID FunctionID, reJITID ReJITID) ([]CodeInfo, error) {
 	var res []CodeInfo
 	self := x.ptr(4)
 	if self == nil {
@@ -1472,7 +1472,7 @@ func (x *Info) GetCodeInfo3(functionID FunctionID, reJITID ReJitid) ([]CodeInfo,
 // FunctionFromIP2Result holds the outputs of ICorProfilerInfo4::GetFunctionFromIP2.
 type FunctionFromIP2Result struct {
 	FunctionID FunctionID
-	ReJITID    ReJitid
+	ReJITID    ReJITID
 }
 
 // GetFunctionFromIP2 calls ICorProfilerInfo4::GetFunctionFromIP2.
@@ -1489,19 +1489,19 @@ func (x *Info) GetFunctionFromIP2(ip unsafe.Pointer) (FunctionFromIP2Result, err
 		return res, com.HRESULT(hr)
 	}
 	res.FunctionID = FunctionID(o_pFunctionID)
-	res.ReJITID = ReJitid(o_pReJITID)
+	res.ReJITID = ReJITID(o_pReJITID)
 	return res, nil
 }
 
 // GetReJITIDs calls ICorProfilerInfo4::GetReJITIDs.
-func (x *Info) GetReJITIDs(functionID FunctionID) ([]ReJitid, error) {
-	var res []ReJitid
+func (x *Info) GetReJITIDs(functionID FunctionID) ([]ReJITID, error) {
+	var res []ReJITID
 	self := x.ptr(4)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo4::GetReJITIDs", 4, x.Version())
 	}
 	var l_pcReJITIDs C.ULONG
-	b_reJITIDs := make([]ReJitid, 32)
+	b_reJITIDs := make([]ReJITID, 32)
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
 		hr = C.clrprof_ICorProfilerInfo4_GetReJITIDs((*C.ICorProfilerInfo4)(self), C.FunctionID(functionID), C.ULONG(len(b_reJITIDs)), (*C.ULONG)(unsafe.Pointer(&l_pcReJITIDs)), (*C.ReJITID)(unsafe.Pointer(&b_reJITIDs[0])))
@@ -1509,7 +1509,7 @@ func (x *Info) GetReJITIDs(functionID FunctionID) ([]ReJitid, error) {
 			break
 		}
 		if int(l_pcReJITIDs) > len(b_reJITIDs) {
-			b_reJITIDs = make([]ReJitid, int(l_pcReJITIDs))
+			b_reJITIDs = make([]ReJITID, int(l_pcReJITIDs))
 		}
 	}
 	if hr < 0 {
@@ -1520,7 +1520,7 @@ func (x *Info) GetReJITIDs(functionID FunctionID) ([]ReJitid, error) {
 }
 
 // GetILToNativeMapping2 calls ICorProfilerInfo4::GetILToNativeMapping2.
-func (x *Info) GetILToNativeMapping2(functionID FunctionID, reJITID ReJitid) ([]DebugILToNativeMap, error) {
+func (x *Info) GetILToNativeMapping2(functionID FunctionID, reJITID ReJITID) ([]DebugILToNativeMap, error) {
 	var res []DebugILToNativeMap
 	self := x.ptr(4)
 	if self == nil {
@@ -1602,12 +1602,12 @@ func (x *Info) GetEventMask2() (EventMask2Result, error) {
 }
 
 // SetEventMask2 calls ICorProfilerInfo5::SetEventMask2.
-func (x *Info) SetEventMask2(dwEventsLow Monitor, dwEventsHigh HighMonitor) error {
+func (x *Info) SetEventMask2(eventsLow Monitor, eventsHigh HighMonitor) error {
 	self := x.ptr(5)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo5::SetEventMask2", 5, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo5_SetEventMask2((*C.ICorProfilerInfo5)(self), C.DWORD(dwEventsLow), C.DWORD(dwEventsHigh))
+	hr := C.clrprof_ICorProfilerInfo5_SetEventMask2((*C.ICorProfilerInfo5)(self), C.DWORD(eventsLow), C.DWORD(eventsHigh))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -1710,7 +1710,7 @@ func (x *Info) IsFunctionDynamic(functionID FunctionID) (bool, error) {
 // FunctionFromIP3Result holds the outputs of ICorProfilerInfo8::GetFunctionFromIP3.
 type FunctionFromIP3Result struct {
 	FunctionID FunctionID
-	ReJITID    ReJitid
+	ReJITID    ReJITID
 }
 
 // GetFunctionFromIP3 calls ICorProfilerInfo8::GetFunctionFromIP3.
@@ -1727,7 +1727,7 @@ func (x *Info) GetFunctionFromIP3(ip unsafe.Pointer) (FunctionFromIP3Result, err
 		return res, com.HRESULT(hr)
 	}
 	res.FunctionID = FunctionID(o_functionID)
-	res.ReJITID = ReJitid(o_pReJITID)
+	res.ReJITID = ReJITID(o_pReJITID)
 	return res, nil
 }
 
@@ -1739,7 +1739,7 @@ type DynamicFunctionInfoResult struct {
 }
 
 // GetDynamicFunctionInfo calls ICorProfilerInfo8::GetDynamicFunctionInfo.
-func (x *Info) GetDynamicFunctionInfo(functionID FunctionID, ppvSig unsafe.Pointer) (DynamicFunctionInfoResult, error) {
+func (x *Info) GetDynamicFunctionInfo(functionID FunctionID, sig unsafe.Pointer) (DynamicFunctionInfoResult, error) {
 	var res DynamicFunctionInfoResult
 	self := x.ptr(8)
 	if self == nil {
@@ -1751,7 +1751,7 @@ func (x *Info) GetDynamicFunctionInfo(functionID FunctionID, ppvSig unsafe.Point
 	b_wszName := make([]uint16, 256)
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_ICorProfilerInfo8_GetDynamicFunctionInfo((*C.ICorProfilerInfo8)(self), C.FunctionID(functionID), (*C.ModuleID)(unsafe.Pointer(&o_moduleID)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(ppvSig)), (*C.ULONG)(unsafe.Pointer(&o_pbSig)), C.ULONG(len(b_wszName)), (*C.ULONG)(unsafe.Pointer(&l_pcchName)), (*C.WCHAR)(unsafe.Pointer(&b_wszName[0])))
+		hr = C.clrprof_ICorProfilerInfo8_GetDynamicFunctionInfo((*C.ICorProfilerInfo8)(self), C.FunctionID(functionID), (*C.ModuleID)(unsafe.Pointer(&o_moduleID)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(sig)), (*C.ULONG)(unsafe.Pointer(&o_pbSig)), C.ULONG(len(b_wszName)), (*C.ULONG)(unsafe.Pointer(&l_pcchName)), (*C.WCHAR)(unsafe.Pointer(&b_wszName[0])))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcchName) > len(b_wszName)) {
 			break
 		}
@@ -1769,12 +1769,12 @@ func (x *Info) GetDynamicFunctionInfo(functionID FunctionID, ppvSig unsafe.Point
 }
 
 // GetNativeCodeStartAddresses calls ICorProfilerInfo9::GetNativeCodeStartAddresses.
-func (x *Info) GetNativeCodeStartAddresses(functionID FunctionID, reJITID ReJitid, cCodeStartAddresses uint32, pcCodeStartAddresses unsafe.Pointer, codeStartAddresses unsafe.Pointer) error {
+func (x *Info) GetNativeCodeStartAddresses(functionID FunctionID, reJITID ReJITID, codeStartAddresses uint32, codeStartAddresses2 unsafe.Pointer, codeStartAddresses3 unsafe.Pointer) error {
 	self := x.ptr(9)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo9::GetNativeCodeStartAddresses", 9, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo9_GetNativeCodeStartAddresses((*C.ICorProfilerInfo9)(self), C.FunctionID(functionID), C.ReJITID(reJITID), C.ULONG32(cCodeStartAddresses), (*C.ULONG32)(unsafe.Pointer(pcCodeStartAddresses)), (*C.UINT_PTR)(unsafe.Pointer(codeStartAddresses)))
+	hr := C.clrprof_ICorProfilerInfo9_GetNativeCodeStartAddresses((*C.ICorProfilerInfo9)(self), C.FunctionID(functionID), C.ReJITID(reJITID), C.ULONG32(codeStartAddresses), (*C.ULONG32)(unsafe.Pointer(codeStartAddresses2)), (*C.UINT_PTR)(unsafe.Pointer(codeStartAddresses3)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -1782,12 +1782,12 @@ func (x *Info) GetNativeCodeStartAddresses(functionID FunctionID, reJITID ReJiti
 }
 
 // GetILToNativeMapping3 calls ICorProfilerInfo9::GetILToNativeMapping3.
-func (x *Info) GetILToNativeMapping3(pNativeCodeStartAddress uintptr, cMap uint32, pcMap unsafe.Pointer, map_ unsafe.Pointer) error {
+func (x *Info) GetILToNativeMapping3(nativeCodeStartAddress uintptr, m uint32, m2 unsafe.Pointer, m3 unsafe.Pointer) error {
 	self := x.ptr(9)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo9::GetILToNativeMapping3", 9, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo9_GetILToNativeMapping3((*C.ICorProfilerInfo9)(self), C.UINT_PTR(pNativeCodeStartAddress), C.ULONG32(cMap), (*C.ULONG32)(unsafe.Pointer(pcMap)), (*C.COR_DEBUG_IL_TO_NATIVE_MAP)(unsafe.Pointer(map_)))
+	hr := C.clrprof_ICorProfilerInfo9_GetILToNativeMapping3((*C.ICorProfilerInfo9)(self), C.UINT_PTR(nativeCodeStartAddress), C.ULONG32(m), (*C.ULONG32)(unsafe.Pointer(m2)), (*C.COR_DEBUG_IL_TO_NATIVE_MAP)(unsafe.Pointer(m3)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -1795,12 +1795,12 @@ func (x *Info) GetILToNativeMapping3(pNativeCodeStartAddress uintptr, cMap uint3
 }
 
 // GetCodeInfo4 calls ICorProfilerInfo9::GetCodeInfo4.
-func (x *Info) GetCodeInfo4(pNativeCodeStartAddress uintptr, cCodeInfos uint32, pcCodeInfos unsafe.Pointer, codeInfos unsafe.Pointer) error {
+func (x *Info) GetCodeInfo4(nativeCodeStartAddress uintptr, codeInfos uint32, codeInfos2 unsafe.Pointer, codeInfos3 unsafe.Pointer) error {
 	self := x.ptr(9)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo9::GetCodeInfo4", 9, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo9_GetCodeInfo4((*C.ICorProfilerInfo9)(self), C.UINT_PTR(pNativeCodeStartAddress), C.ULONG32(cCodeInfos), (*C.ULONG32)(unsafe.Pointer(pcCodeInfos)), (*C.COR_PRF_CODE_INFO)(unsafe.Pointer(codeInfos)))
+	hr := C.clrprof_ICorProfilerInfo9_GetCodeInfo4((*C.ICorProfilerInfo9)(self), C.UINT_PTR(nativeCodeStartAddress), C.ULONG32(codeInfos), (*C.ULONG32)(unsafe.Pointer(codeInfos2)), (*C.COR_PRF_CODE_INFO)(unsafe.Pointer(codeInfos3)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -1821,12 +1821,12 @@ func (x *Info) EnumerateObjectReferences(objectID ObjectID, callback unsafe.Poin
 }
 
 // IsFrozenObject calls ICorProfilerInfo10::IsFrozenObject.
-func (x *Info) IsFrozenObject(objectID ObjectID, pbFrozen unsafe.Pointer) error {
+func (x *Info) IsFrozenObject(objectID ObjectID, frozen unsafe.Pointer) error {
 	self := x.ptr(10)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo10::IsFrozenObject", 10, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo10_IsFrozenObject((*C.ICorProfilerInfo10)(self), C.ObjectID(objectID), (*C.BOOL)(unsafe.Pointer(pbFrozen)))
+	hr := C.clrprof_ICorProfilerInfo10_IsFrozenObject((*C.ICorProfilerInfo10)(self), C.ObjectID(objectID), (*C.BOOL)(unsafe.Pointer(frozen)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -1834,12 +1834,12 @@ func (x *Info) IsFrozenObject(objectID ObjectID, pbFrozen unsafe.Pointer) error 
 }
 
 // GetLOHObjectSizeThreshold calls ICorProfilerInfo10::GetLOHObjectSizeThreshold.
-func (x *Info) GetLOHObjectSizeThreshold(pThreshold unsafe.Pointer) error {
+func (x *Info) GetLOHObjectSizeThreshold(threshold unsafe.Pointer) error {
 	self := x.ptr(10)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo10::GetLOHObjectSizeThreshold", 10, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo10_GetLOHObjectSizeThreshold((*C.ICorProfilerInfo10)(self), (*C.DWORD)(unsafe.Pointer(pThreshold)))
+	hr := C.clrprof_ICorProfilerInfo10_GetLOHObjectSizeThreshold((*C.ICorProfilerInfo10)(self), (*C.DWORD)(unsafe.Pointer(threshold)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -1847,12 +1847,12 @@ func (x *Info) GetLOHObjectSizeThreshold(pThreshold unsafe.Pointer) error {
 }
 
 // RequestReJITWithInliners calls ICorProfilerInfo10::RequestReJITWithInliners.
-func (x *Info) RequestReJITWithInliners(dwReJITFlags uint32, moduleIDs []ModuleID, methodIDs []metadata.Token) error {
+func (x *Info) RequestReJITWithInliners(rejitFlags uint32, moduleIDs []ModuleID, methodIDs []metadata.Token) error {
 	self := x.ptr(10)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo10::RequestReJITWithInliners", 10, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo10_RequestReJITWithInliners((*C.ICorProfilerInfo10)(self), C.DWORD(dwReJITFlags), C.ULONG(len(moduleIDs)), (*C.ModuleID)(unsafe.Pointer(unsafe.SliceData(moduleIDs))), (*C.mdMethodDef)(unsafe.Pointer(unsafe.SliceData(methodIDs))))
+	hr := C.clrprof_ICorProfilerInfo10_RequestReJITWithInliners((*C.ICorProfilerInfo10)(self), C.DWORD(rejitFlags), C.ULONG(len(moduleIDs)), (*C.ModuleID)(unsafe.Pointer(unsafe.SliceData(moduleIDs))), (*C.mdMethodDef)(unsafe.Pointer(unsafe.SliceData(methodIDs))))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -1886,13 +1886,13 @@ func (x *Info) ResumeRuntime() error {
 }
 
 // GetEnvironmentVariable calls ICorProfilerInfo11::GetEnvironmentVariable.
-func (x *Info) GetEnvironmentVariable(szName string) (string, error) {
+func (x *Info) GetEnvironmentVariable(name string) (string, error) {
 	var res string
 	self := x.ptr(11)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo11::GetEnvironmentVariable", 11, x.Version())
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var l_pcchValue C.ULONG
 	b_szValue := make([]uint16, 256)
 	var hr C.HRESULT
@@ -1913,13 +1913,13 @@ func (x *Info) GetEnvironmentVariable(szName string) (string, error) {
 }
 
 // SetEnvironmentVariable calls ICorProfilerInfo11::SetEnvironmentVariable.
-func (x *Info) SetEnvironmentVariable(szName string, szValue string) error {
+func (x *Info) SetEnvironmentVariable(name string, value string) error {
 	self := x.ptr(11)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo11::SetEnvironmentVariable", 11, x.Version())
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	s_szValue := cgoutil.EncodeUTF16Z(szValue)
+	s_szName := cgoutil.EncodeUTF16Z(name)
+	s_szValue := cgoutil.EncodeUTF16Z(value)
 	hr := C.clrprof_ICorProfilerInfo11_SetEnvironmentVariable((*C.ICorProfilerInfo11)(self), (*C.WCHAR)(unsafe.Pointer(&s_szName[0])), (*C.WCHAR)(unsafe.Pointer(&s_szValue[0])))
 	if hr < 0 {
 		return com.HRESULT(hr)
@@ -1928,14 +1928,14 @@ func (x *Info) SetEnvironmentVariable(szName string, szValue string) error {
 }
 
 // EventPipeStartSession calls ICorProfilerInfo12::EventPipeStartSession.
-func (x *Info) EventPipeStartSession(pProviderConfigs []EventpipeProviderConfig, requestRundown bool) (EventPipeSession, error) {
+func (x *Info) EventPipeStartSession(providerConfigs []EventPipeProviderConfig, requestRundown bool) (EventPipeSession, error) {
 	var res EventPipeSession
 	self := x.ptr(12)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo12::EventPipeStartSession", 12, x.Version())
 	}
 	var o_pSession C.EVENTPIPE_SESSION
-	hr := C.clrprof_ICorProfilerInfo12_EventPipeStartSession((*C.ICorProfilerInfo12)(self), C.UINT32(len(pProviderConfigs)), (*C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG)(unsafe.Pointer(unsafe.SliceData(pProviderConfigs))), C.BOOL(cgoutil.Bool(requestRundown)), (*C.EVENTPIPE_SESSION)(unsafe.Pointer(&o_pSession)))
+	hr := C.clrprof_ICorProfilerInfo12_EventPipeStartSession((*C.ICorProfilerInfo12)(self), C.UINT32(len(providerConfigs)), (*C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG)(unsafe.Pointer(unsafe.SliceData(providerConfigs))), C.BOOL(cgoutil.Bool(requestRundown)), (*C.EVENTPIPE_SESSION)(unsafe.Pointer(&o_pSession)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -2013,7 +2013,7 @@ func (x *Info) EventPipeGetProviderInfo(provider EventPipeProvider) (string, err
 }
 
 // EventPipeDefineEvent calls ICorProfilerInfo12::EventPipeDefineEvent.
-func (x *Info) EventPipeDefineEvent(provider EventPipeProvider, eventName string, eventID uint32, keywords uint64, eventVersion uint32, level uint32, opcode uint8, needStack bool, pParamDescs []EventpipeParamDesc) (EventPipeEvent, error) {
+func (x *Info) EventPipeDefineEvent(provider EventPipeProvider, eventName string, eventID uint32, keywords uint64, eventVersion uint32, level uint32, opcode uint8, needStack bool, paramDescs []EventPipeParamDesc) (EventPipeEvent, error) {
 	var res EventPipeEvent
 	self := x.ptr(12)
 	if self == nil {
@@ -2021,7 +2021,7 @@ func (x *Info) EventPipeDefineEvent(provider EventPipeProvider, eventName string
 	}
 	s_eventName := cgoutil.EncodeUTF16Z(eventName)
 	var o_pEvent C.EVENTPIPE_EVENT
-	hr := C.clrprof_ICorProfilerInfo12_EventPipeDefineEvent((*C.ICorProfilerInfo12)(self), C.EVENTPIPE_PROVIDER(provider), (*C.WCHAR)(unsafe.Pointer(&s_eventName[0])), C.UINT32(eventID), C.UINT64(keywords), C.UINT32(eventVersion), C.UINT32(level), C.UINT8(opcode), C.BOOL(cgoutil.Bool(needStack)), C.UINT32(len(pParamDescs)), (*C.COR_PRF_EVENTPIPE_PARAM_DESC)(unsafe.Pointer(unsafe.SliceData(pParamDescs))), (*C.EVENTPIPE_EVENT)(unsafe.Pointer(&o_pEvent)))
+	hr := C.clrprof_ICorProfilerInfo12_EventPipeDefineEvent((*C.ICorProfilerInfo12)(self), C.EVENTPIPE_PROVIDER(provider), (*C.WCHAR)(unsafe.Pointer(&s_eventName[0])), C.UINT32(eventID), C.UINT64(keywords), C.UINT32(eventVersion), C.UINT32(level), C.UINT8(opcode), C.BOOL(cgoutil.Bool(needStack)), C.UINT32(len(paramDescs)), (*C.COR_PRF_EVENTPIPE_PARAM_DESC)(unsafe.Pointer(unsafe.SliceData(paramDescs))), (*C.EVENTPIPE_EVENT)(unsafe.Pointer(&o_pEvent)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -2030,13 +2030,13 @@ func (x *Info) EventPipeDefineEvent(provider EventPipeProvider, eventName string
 }
 
 // EventPipeWriteEvent calls ICorProfilerInfo12::EventPipeWriteEvent.
-func (x *Info) EventPipeWriteEvent(event EventPipeEvent, data []EventData, pActivityID uuid.UUID, pRelatedActivityID uuid.UUID) error {
+func (x *Info) EventPipeWriteEvent(event EventPipeEvent, data []EventData, activityID uuid.UUID, relatedActivityID uuid.UUID) error {
 	self := x.ptr(12)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo12::EventPipeWriteEvent", 12, x.Version())
 	}
-	g_pActivityID := cgoutil.ToGUID(pActivityID)
-	g_pRelatedActivityID := cgoutil.ToGUID(pRelatedActivityID)
+	g_pActivityID := cgoutil.ToGUID(activityID)
+	g_pRelatedActivityID := cgoutil.ToGUID(relatedActivityID)
 	hr := C.clrprof_ICorProfilerInfo12_EventPipeWriteEvent((*C.ICorProfilerInfo12)(self), C.EVENTPIPE_EVENT(event), C.UINT32(len(data)), (*C.COR_PRF_EVENT_DATA)(unsafe.Pointer(unsafe.SliceData(data))), (C.LPCGUID)(unsafe.Pointer(&g_pActivityID)), (C.LPCGUID)(unsafe.Pointer(&g_pRelatedActivityID)))
 	if hr < 0 {
 		return com.HRESULT(hr)
@@ -2045,12 +2045,12 @@ func (x *Info) EventPipeWriteEvent(event EventPipeEvent, data []EventData, pActi
 }
 
 // CreateHandle calls ICorProfilerInfo13::CreateHandle.
-func (x *Info) CreateHandle(object ObjectID, type_ HandleType, pHandle unsafe.Pointer) error {
+func (x *Info) CreateHandle(object ObjectID, typ HandleType, handle unsafe.Pointer) error {
 	self := x.ptr(13)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo13::CreateHandle", 13, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo13_CreateHandle((*C.ICorProfilerInfo13)(self), C.ObjectID(object), C.COR_PRF_HANDLE_TYPE(type_), (*C.ObjectHandleID)(unsafe.Pointer(pHandle)))
+	hr := C.clrprof_ICorProfilerInfo13_CreateHandle((*C.ICorProfilerInfo13)(self), C.ObjectID(object), C.COR_PRF_HANDLE_TYPE(typ), (*C.ObjectHandleID)(unsafe.Pointer(handle)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -2103,14 +2103,14 @@ func (x *Info) EnumerateNonGCObjects() (*ObjectEnum, error) {
 }
 
 // GetNonGCHeapBounds calls ICorProfilerInfo14::GetNonGCHeapBounds.
-func (x *Info) GetNonGCHeapBounds() ([]NongcHeapRange, error) {
-	var res []NongcHeapRange
+func (x *Info) GetNonGCHeapBounds() ([]NonGCHeapRange, error) {
+	var res []NonGCHeapRange
 	self := x.ptr(14)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo14::GetNonGCHeapBounds", 14, x.Version())
 	}
 	var l_pcObjectRanges C.ULONG
-	b_ranges := make([]NongcHeapRange, 32)
+	b_ranges := make([]NonGCHeapRange, 32)
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
 		hr = C.clrprof_ICorProfilerInfo14_GetNonGCHeapBounds((*C.ICorProfilerInfo14)(self), C.ULONG(len(b_ranges)), (*C.ULONG)(unsafe.Pointer(&l_pcObjectRanges)), (*C.COR_PRF_NONGC_HEAP_RANGE)(unsafe.Pointer(&b_ranges[0])))
@@ -2118,7 +2118,7 @@ func (x *Info) GetNonGCHeapBounds() ([]NongcHeapRange, error) {
 			break
 		}
 		if int(l_pcObjectRanges) > len(b_ranges) {
-			b_ranges = make([]NongcHeapRange, int(l_pcObjectRanges))
+			b_ranges = make([]NonGCHeapRange, int(l_pcObjectRanges))
 		}
 	}
 	if hr < 0 {
@@ -2129,7 +2129,7 @@ func (x *Info) GetNonGCHeapBounds() ([]NongcHeapRange, error) {
 }
 
 // EventPipeCreateProvider2 calls ICorProfilerInfo14::EventPipeCreateProvider2.
-func (x *Info) EventPipeCreateProvider2(providerName string, pCallback unsafe.Pointer) (EventPipeProvider, error) {
+func (x *Info) EventPipeCreateProvider2(providerName string, callback unsafe.Pointer) (EventPipeProvider, error) {
 	var res EventPipeProvider
 	self := x.ptr(14)
 	if self == nil {
@@ -2137,7 +2137,7 @@ func (x *Info) EventPipeCreateProvider2(providerName string, pCallback unsafe.Po
 	}
 	s_providerName := cgoutil.EncodeUTF16Z(providerName)
 	var o_pProvider C.EVENTPIPE_PROVIDER
-	hr := C.clrprof_ICorProfilerInfo14_EventPipeCreateProvider2((*C.ICorProfilerInfo14)(self), (*C.WCHAR)(unsafe.Pointer(&s_providerName[0])), (*C.EventPipeProviderCallback)(unsafe.Pointer(pCallback)), (*C.EVENTPIPE_PROVIDER)(unsafe.Pointer(&o_pProvider)))
+	hr := C.clrprof_ICorProfilerInfo14_EventPipeCreateProvider2((*C.ICorProfilerInfo14)(self), (*C.WCHAR)(unsafe.Pointer(&s_providerName[0])), (*C.EventPipeProviderCallback)(unsafe.Pointer(callback)), (*C.EVENTPIPE_PROVIDER)(unsafe.Pointer(&o_pProvider)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -2697,11 +2697,11 @@ func (x *FunctionControl) SetCodegenFlags(flags uint32) error {
 }
 
 // SetILFunctionBody calls ICorProfilerFunctionControl::SetILFunctionBody.
-func (x *FunctionControl) SetILFunctionBody(pbNewILMethodHeader []byte) error {
+func (x *FunctionControl) SetILFunctionBody(newILMethodHeader []byte) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionControl")
 	}
-	hr := C.clrprof_ICorProfilerFunctionControl_SetILFunctionBody((*C.ICorProfilerFunctionControl)(x.p), C.ULONG(len(pbNewILMethodHeader)), (C.LPCBYTE)(unsafe.Pointer(unsafe.SliceData(pbNewILMethodHeader))))
+	hr := C.clrprof_ICorProfilerFunctionControl_SetILFunctionBody((*C.ICorProfilerFunctionControl)(x.p), C.ULONG(len(newILMethodHeader)), (C.LPCBYTE)(unsafe.Pointer(unsafe.SliceData(newILMethodHeader))))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -2709,11 +2709,11 @@ func (x *FunctionControl) SetILFunctionBody(pbNewILMethodHeader []byte) error {
 }
 
 // SetILInstrumentedCodeMap calls ICorProfilerFunctionControl::SetILInstrumentedCodeMap.
-func (x *FunctionControl) SetILInstrumentedCodeMap(rgILMapEntries []ILMap) error {
+func (x *FunctionControl) SetILInstrumentedCodeMap(ilMapEntries []ILMap) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionControl")
 	}
-	hr := C.clrprof_ICorProfilerFunctionControl_SetILInstrumentedCodeMap((*C.ICorProfilerFunctionControl)(x.p), C.ULONG(len(rgILMapEntries)), (*C.COR_IL_MAP)(unsafe.Pointer(unsafe.SliceData(rgILMapEntries))))
+	hr := C.clrprof_ICorProfilerFunctionControl_SetILInstrumentedCodeMap((*C.ICorProfilerFunctionControl)(x.p), C.ULONG(len(ilMapEntries)), (*C.COR_IL_MAP)(unsafe.Pointer(unsafe.SliceData(ilMapEntries))))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -3047,11 +3047,11 @@ func (x *AssemblyReferenceProvider) Release() {
 }
 
 // AddAssemblyReference calls ICorProfilerAssemblyReferenceProvider::AddAssemblyReference.
-func (x *AssemblyReferenceProvider) AddAssemblyReference(pAssemblyRefInfo unsafe.Pointer) error {
+func (x *AssemblyReferenceProvider) AddAssemblyReference(assemblyRefInfo unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerAssemblyReferenceProvider")
 	}
-	hr := C.clrprof_ICorProfilerAssemblyReferenceProvider_AddAssemblyReference((*C.ICorProfilerAssemblyReferenceProvider)(x.p), (*C.COR_PRF_ASSEMBLY_REFERENCE_INFO)(unsafe.Pointer(pAssemblyRefInfo)))
+	hr := C.clrprof_ICorProfilerAssemblyReferenceProvider_AddAssemblyReference((*C.ICorProfilerAssemblyReferenceProvider)(x.p), (*C.COR_PRF_ASSEMBLY_REFERENCE_INFO)(unsafe.Pointer(assemblyRefInfo)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}

@@ -1,0 +1,196 @@
+// Package apicheck holds a test over the exported API of the SDK's packages:
+// no unsafe.Pointer and no uintptr in an exported signature, except on the
+// allowlist below, each entry with its reason.
+package apicheck
+
+import (
+	"fmt"
+	"go/types"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/go/packages"
+)
+
+// checked are the packages a profiler author programs against.
+var checked = []string{
+	"github.com/clrprof/clrprof/profiler",
+	"github.com/clrprof/clrprof/metadata",
+	"github.com/clrprof/clrprof/ilrw",
+}
+
+// allowlist names the exported places (as reported by raw) where an
+// unsafe.Pointer or uintptr stays, and why.
+var allowlist = map[string]string{}
+
+func load(t *testing.T) []*packages.Package {
+	t.Helper()
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedTypes | packages.NeedTypesInfo | packages.NeedSyntax, Dir: "../.."}
+	pkgs, err := packages.Load(cfg, checked...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pkgs {
+		for _, e := range p.Errors {
+			t.Fatalf("%s: %v", p.PkgPath, e)
+		}
+	}
+	return pkgs
+}
+
+// rawIn reports whether t mentions unsafe.Pointer or uintptr (unnamed, or
+// through an alias), looking through pointers, slices, arrays, maps,
+// channels, signatures and unnamed structs but not into named types.
+func rawIn(t types.Type, depth int) bool {
+	if depth > 8 {
+		return false
+	}
+	switch t := types.Unalias(t).(type) {
+	case *types.Basic:
+		return t.Kind() == types.UnsafePointer || t.Kind() == types.Uintptr
+	case *types.Pointer:
+		return rawIn(t.Elem(), depth+1)
+	case *types.Slice:
+		return rawIn(t.Elem(), depth+1)
+	case *types.Array:
+		return rawIn(t.Elem(), depth+1)
+	case *types.Map:
+		return rawIn(t.Key(), depth+1) || rawIn(t.Elem(), depth+1)
+	case *types.Chan:
+		return rawIn(t.Elem(), depth+1)
+	case *types.Signature:
+		return rawInTuple(t.Params(), depth) || rawInTuple(t.Results(), depth)
+	case *types.Struct:
+		for i := 0; i < t.NumFields(); i++ {
+			if t.Field(i).Exported() && rawIn(t.Field(i).Type(), depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func rawInTuple(tu *types.Tuple, depth int) bool {
+	for i := 0; i < tu.Len(); i++ {
+		if rawIn(tu.At(i).Type(), depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// surface lists every exported identifier of pkg (package-level names,
+// exported methods and exported struct fields of exported types) and, in
+// raw, those whose type shows an unsafe.Pointer or uintptr.
+func surface(pkg *types.Package) (ids, raw []string) {
+	sc := pkg.Scope()
+	short := pkg.Name()
+	for _, name := range sc.Names() {
+		obj := sc.Lookup(name)
+		if !obj.Exported() {
+			continue
+		}
+		id := short + "." + name
+		ids = append(ids, id)
+		switch o := obj.(type) {
+		case *types.Func:
+			if rawIn(o.Type(), 0) {
+				raw = append(raw, id)
+			}
+		case *types.Var:
+			if rawIn(o.Type(), 0) {
+				raw = append(raw, id)
+			}
+		case *types.TypeName:
+			if o.IsAlias() {
+				if rawIn(o.Type(), 0) {
+					raw = append(raw, id)
+				}
+				continue
+			}
+			named, ok := o.Type().(*types.Named)
+			if !ok {
+				continue
+			}
+			// A named type whose underlying type is raw (type X uintptr) is
+			// a named address or handle: that is what the API wants.
+			if st, ok := named.Underlying().(*types.Struct); ok {
+				for i := 0; i < st.NumFields(); i++ {
+					f := st.Field(i)
+					if !f.Exported() || f.Embedded() {
+						continue
+					}
+					fid := id + "." + f.Name()
+					ids = append(ids, fid)
+					if rawIn(f.Type(), 0) {
+						raw = append(raw, fid)
+					}
+				}
+			}
+			if it, ok := named.Underlying().(*types.Interface); ok {
+				for i := 0; i < it.NumExplicitMethods(); i++ {
+					m := it.ExplicitMethod(i)
+					mid := id + "." + m.Name()
+					ids = append(ids, mid)
+					if rawIn(m.Type(), 0) {
+						raw = append(raw, mid)
+					}
+				}
+			}
+			for i := 0; i < named.NumMethods(); i++ {
+				m := named.Method(i)
+				if !m.Exported() {
+					continue
+				}
+				mid := id + "." + m.Name()
+				ids = append(ids, mid)
+				if rawIn(m.Type(), 0) {
+					raw = append(raw, mid)
+				}
+			}
+		}
+	}
+	sort.Strings(ids)
+	sort.Strings(raw)
+	return ids, raw
+}
+
+// TestNoRawPointersInAPI fails on any exported signature, field or
+// variable of profiler, metadata or ilrw that shows an unsafe.Pointer or a
+// uintptr and is not on the allowlist.
+func TestNoRawPointersInAPI(t *testing.T) {
+	used := map[string]bool{}
+	total := 0
+	for _, p := range load(t) {
+		ids, raw := surface(p.Types)
+		total += len(raw)
+		t.Logf("%s: %d exported identifiers, %d with unsafe.Pointer/uintptr", p.PkgPath, len(ids), len(raw))
+		for _, r := range raw {
+			if _, ok := allowlist[r]; ok {
+				used[r] = true
+				continue
+			}
+			t.Errorf("%s: unsafe.Pointer or uintptr in the exported API (give it a Go type, or allowlist it with a reason)", r)
+		}
+	}
+	for k := range allowlist {
+		if !used[k] {
+			t.Errorf("allowlist entry %s matches nothing: remove it", k)
+		}
+	}
+	if path := os.Getenv("CLRPROF_APICHECK_DUMP"); path != "" {
+		var b strings.Builder
+		for _, p := range load(t) {
+			ids, raw := surface(p.Types)
+			fmt.Fprintf(&b, "# %s ids=%d raw=%d\n", p.PkgPath, len(ids), len(raw))
+			for _, r := range raw {
+				fmt.Fprintln(&b, "raw", r)
+			}
+		}
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
