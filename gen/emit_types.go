@@ -93,6 +93,9 @@ func emitIDs(f *jen.File, tm *TypeMapper, tds []*Typedef, used map[string]string
 		}
 		used[goName] = td.Name
 		basic := basicNumbers[tm.U.Resolve(TypeRef{Name: td.Name}).Name]
+		if basic == "" {
+			basic = "uintptr" // a pointer typedef (pointerIDs)
+		}
 		f.Commentf("%s is the runtime's %s (%s).", goName, td.Name, td.Type.Name)
 		f.Type().Id(goName).Id(basic)
 	}
@@ -105,7 +108,7 @@ func structFieldType(tm *TypeMapper, t TypeRef) *jen.Statement {
 	nt := tm.Norm(t)
 	var base *jen.Statement
 	if nt.Ptr > 0 {
-		base = jen.Uintptr()
+		base = tm.addressInfo("void").Code()
 	} else {
 		ti := tm.Info(nt.Name)
 		switch ti.Kind {
@@ -114,7 +117,7 @@ func structFieldType(tm *TypeMapper, t TypeRef) *jen.Statement {
 		case KindGUID:
 			base = jen.Qual(cgoutilPkg, "GUID")
 		case KindIface, KindFunc, KindUnknown, KindVoid:
-			base = jen.Uintptr()
+			base = tm.addressInfo(nt.Name).Code()
 		default:
 			base = ti.Code()
 		}

@@ -11,7 +11,13 @@ import (
 //
 // The text form has one rule a line; '#' starts a comment:
 //
-//	param Interface.Method paramName size_is=EXPR length_is=EXPR role=raw as=CTYPE
+//	param Interface.Method paramName size_is=EXPR length_is=EXPR role=ROLE as=CTYPE
+//
+// Roles: raw keeps the parameter as the C pointer (the method stays
+// unexported); out makes a pointer the header does not mark [out] a result;
+// addr passes a pointer to runtime memory (an IP, a code address, a buffer
+// the runtime allocated) as an Address; hidden passes zero and leaves the
+// parameter out of the Go signature (reserved and unused parameters).
 //	type  CName GoName
 type Overlay struct {
 	Params map[string]map[string]ParamRule // "Interface.Method" → param → rule
@@ -43,7 +49,7 @@ func ParseOverlay(name string, src []byte) (*Overlay, error) {
 				case "as":
 					r.As = v
 				case "role":
-					if v != "raw" {
+					if v != "raw" && v != "out" && v != "addr" && v != "hidden" {
 						return nil, errorf(pos, "unknown role %q", v)
 					}
 					r.Role = v

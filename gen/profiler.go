@@ -24,6 +24,10 @@ func (s Stats) String() string {
 		s.Interfaces, s.Methods, s.Enums, s.EnumValues, s.Structs, s.Consts, s.HRESULTs, s.CallbackSlots, s.WrappedMethods, s.RawParams)
 }
 
+// pointerIDs are pointer typedefs that Go treats as opaque named values
+// (like the UINT_PTR IDs) rather than pointers.
+var pointerIDs = []string{"ObjectHandleID"}
+
 // profilerMapper builds the type mapper for package profiler.
 func profilerMapper(u *Universe, prof *File, ov *Overlay) *TypeMapper {
 	tm := &TypeMapper{U: u, Pkg: profilerPkg, IDs: map[string]bool{}, Tokens: map[string]bool{}, Renames: ov.Types}
@@ -38,6 +42,12 @@ func profilerMapper(u *Universe, prof *File, ov *Overlay) *TypeMapper {
 		}
 	}
 	tm.Tokens["mdToken"] = true
+	// Handles typed as pointers in C are opaque values in Go.
+	for _, h := range pointerIDs {
+		if _, ok := u.Typedefs[h]; ok {
+			tm.IDs[h] = true
+		}
+	}
 	return tm
 }
 
@@ -177,7 +187,8 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 				CIface:     it.Name,
 				Thunk:      thunkName(it, m),
 				ResultName: rn,
-				Doc:        fmt.Sprintf("%s calls %s::%s.", m.Name, it.Name, m.Name),
+				Doc:        infoDoc(pl, it),
+				Partial:    true,
 			})
 		}
 	}
@@ -202,6 +213,15 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 		return nil, err
 	}
 	return out, nil
+}
+
+// infoDoc is the doc comment of a generated Info method.
+func infoDoc(pl *Plan, it *Interface) string {
+	d := fmt.Sprintf("%s calls %s::%s.", pl.GoName(), it.Name, pl.M.Name)
+	if len(pl.Outputs) > 0 && pl.M.Ret.Name == "HRESULT" && pl.M.Ret.Ptr == 0 {
+		d += "\nWhen the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer\nis not known yet), the outputs it did fill are returned with that error."
+	}
+	return d
 }
 
 func infoGuard(version int, iface, method string, hasRes bool) []jen.Code {
@@ -333,7 +353,7 @@ func emitObjectWrapper(wf *jen.File, tm *TypeMapper, it *Interface, ov *Overlay,
 			CIface:     it.Name,
 			Thunk:      thunkName(it, m),
 			ResultName: rn,
-			Doc:        fmt.Sprintf("%s calls %s::%s.", m.Name, it.Name, m.Name),
+			Doc:        fmt.Sprintf("%s calls %s::%s.", pl.GoName(), it.Name, m.Name),
 		})
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"unsafe"
 
 	"github.com/clrprof/clrprof/metadata"
 	"github.com/clrprof/clrprof/profiler"
@@ -135,7 +134,7 @@ func (r *Rewriter) Rewrite(module profiler.ModuleID, method metadata.Token) erro
 		r.count(func(s *Stats) { s.Skipped++ })
 		return nil
 	}
-	if err := r.info.SetILBody(k.module, k.token, body); err != nil {
+	if err := r.info.SetILFunctionBody(k.module, k.token, body); err != nil {
 		r.count(func(s *Stats) { s.Errors++ })
 		return fmt.Errorf("ilrw: installing %v: %w", k.token, err)
 	}
@@ -241,12 +240,11 @@ func (r *Rewriter) RequestRevert(module profiler.ModuleID, methods []metadata.To
 	for i := range mods {
 		mods[i] = module
 	}
-	status := make([]profiler.HRESULT, len(methods))
+	var status []profiler.HRESULT
 	err := r.request(func() error {
-		if len(methods) == 0 {
-			return nil
-		}
-		return r.info.RequestRevert(mods, methods, unsafe.Pointer(&status[0]))
+		var err error
+		status, err = r.info.RequestRevert(mods, methods)
+		return err
 	})
 	if err != nil {
 		return err

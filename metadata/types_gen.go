@@ -3294,7 +3294,7 @@ type FieldOffset struct {
 // Secattr mirrors the C struct COR_SECATTR.
 type Secattr struct {
 	TkCtor            Token
-	PCustomAttribute  uintptr
+	PCustomAttribute  Address
 	CbCustomAttribute uint32
 }
 
@@ -3311,11 +3311,11 @@ type AssemblyMetadata struct {
 	UsMinorVersion   uint16
 	UsBuildNumber    uint16
 	UsRevisionNumber uint16
-	SZLocale         uintptr
+	SZLocale         Address
 	CbLocale         uint32
-	RProcessor       uintptr
+	RProcessor       Address
 	UlProcessor      uint32
-	ROS              uintptr
+	ROS              Address
 	UlOS             uint32
 }
 

@@ -224,7 +224,7 @@ func (x *Dispenser) DefineScope(rclsid uuid.UUID, createFlags uint32, riid uuid.
 }
 
 // OpenScope calls IMetaDataDispenser::OpenScope.
-func (x *Dispenser) OpenScope(scope string, openFlags uint32, riid uuid.UUID) (*Unknown, error) {
+func (x *Dispenser) OpenScope(scope string, openFlags OpenFlags, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataDispenser")
@@ -240,8 +240,8 @@ func (x *Dispenser) OpenScope(scope string, openFlags uint32, riid uuid.UUID) (*
 	return res, nil
 }
 
-// OpenScopeOnMemory calls IMetaDataDispenser::OpenScopeOnMemory.
-func (x *Dispenser) OpenScopeOnMemory(data unsafe.Pointer, data2 uint32, openFlags uint32, riid uuid.UUID) (*Unknown, error) {
+// openScopeOnMemory calls IMetaDataDispenser::OpenScopeOnMemory.
+func (x *Dispenser) openScopeOnMemory(data unsafe.Pointer, data2 uint32, openFlags uint32, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataDispenser")
@@ -338,8 +338,8 @@ func (x *Emit) Save(file string, saveFlags uint32) error {
 	return nil
 }
 
-// SaveToStream calls IMetaDataEmit::SaveToStream.
-func (x *Emit) SaveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
+// saveToStream calls IMetaDataEmit::SaveToStream.
+func (x *Emit) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
@@ -365,8 +365,8 @@ func (x *Emit) GetSaveSize(save SaveSize) (uint32, error) {
 	return res, nil
 }
 
-// DefineTypeDef calls IMetaDataEmit::DefineTypeDef.
-func (x *Emit) DefineTypeDef(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) (Token, error) {
+// defineTypeDef calls IMetaDataEmit::DefineTypeDef.
+func (x *Emit) defineTypeDef(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
@@ -381,8 +381,8 @@ func (x *Emit) DefineTypeDef(typeDef string, typeDefFlags uint32, tkExtends Toke
 	return res, nil
 }
 
-// DefineNestedType calls IMetaDataEmit::DefineNestedType.
-func (x *Emit) DefineNestedType(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
+// defineNestedType calls IMetaDataEmit::DefineNestedType.
+func (x *Emit) defineNestedType(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
@@ -410,14 +410,14 @@ func (x *Emit) SetHandler(unk *Unknown) error {
 }
 
 // DefineMethod calls IMetaDataEmit::DefineMethod.
-func (x *Emit) DefineMethod(td Token, name string, methodFlags uint32, sigBlob unsafe.Pointer, sigBlob2 uint32, codeRVA uint32, implFlags uint32) (Token, error) {
+func (x *Emit) DefineMethod(td Token, name string, methodFlags uint32, sigBlob []byte, codeRVA uint32, implFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmd C.mdMethodDef
-	hr := C.clrprof_IMetaDataEmit_DefineMethod((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(methodFlags), (C.PCCOR_SIGNATURE)(unsafe.Pointer(sigBlob)), C.ULONG(sigBlob2), C.ULONG(codeRVA), C.DWORD(implFlags), (*C.mdMethodDef)(unsafe.Pointer(&o_pmd)))
+	hr := C.clrprof_IMetaDataEmit_DefineMethod((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(methodFlags), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), C.ULONG(codeRVA), C.DWORD(implFlags), (*C.mdMethodDef)(unsafe.Pointer(&o_pmd)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -454,13 +454,13 @@ func (x *Emit) DefineTypeRefByName(tkResolutionScope Token, name string) (Token,
 }
 
 // DefineImportType calls IMetaDataEmit::DefineImportType.
-func (x *Emit) DefineImportType(assemImport *AssemblyImport, hashValue unsafe.Pointer, hashValue2 uint32, importArg *Import, tdImport Token, assemEmit *AssemblyEmit) (Token, error) {
+func (x *Emit) DefineImportType(assemImport *AssemblyImport, hashValue []byte, importArg *Import, tdImport Token, assemEmit *AssemblyEmit) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_ptr C.mdTypeRef
-	hr := C.clrprof_IMetaDataEmit_DefineImportType((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(assemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(hashValue)), C.ULONG(hashValue2), (*C.IMetaDataImport)(unsafe.Pointer(importArg.Raw())), C.mdTypeDef(tdImport), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(assemEmit.Raw())), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
+	hr := C.clrprof_IMetaDataEmit_DefineImportType((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(assemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(hashValue))), C.ULONG(len(hashValue)), (*C.IMetaDataImport)(unsafe.Pointer(importArg.Raw())), C.mdTypeDef(tdImport), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(assemEmit.Raw())), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -469,14 +469,14 @@ func (x *Emit) DefineImportType(assemImport *AssemblyImport, hashValue unsafe.Po
 }
 
 // DefineMemberRef calls IMetaDataEmit::DefineMemberRef.
-func (x *Emit) DefineMemberRef(tkImport Token, name string, sigBlob unsafe.Pointer, sigBlob2 uint32) (Token, error) {
+func (x *Emit) DefineMemberRef(tkImport Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmr C.mdMemberRef
-	hr := C.clrprof_IMetaDataEmit_DefineMemberRef((*C.IMetaDataEmit)(x.p), C.mdToken(tkImport), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(sigBlob)), C.ULONG(sigBlob2), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
+	hr := C.clrprof_IMetaDataEmit_DefineMemberRef((*C.IMetaDataEmit)(x.p), C.mdToken(tkImport), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -485,13 +485,13 @@ func (x *Emit) DefineMemberRef(tkImport Token, name string, sigBlob unsafe.Point
 }
 
 // DefineImportMember calls IMetaDataEmit::DefineImportMember.
-func (x *Emit) DefineImportMember(assemImport *AssemblyImport, hashValue unsafe.Pointer, hashValue2 uint32, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, tkParent Token) (Token, error) {
+func (x *Emit) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, tkParent Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pmr C.mdMemberRef
-	hr := C.clrprof_IMetaDataEmit_DefineImportMember((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(assemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(hashValue)), C.ULONG(hashValue2), (*C.IMetaDataImport)(unsafe.Pointer(importArg.Raw())), C.mdToken(mbMember), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(assemEmit.Raw())), C.mdToken(tkParent), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
+	hr := C.clrprof_IMetaDataEmit_DefineImportMember((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(assemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(hashValue))), C.ULONG(len(hashValue)), (*C.IMetaDataImport)(unsafe.Pointer(importArg.Raw())), C.mdToken(mbMember), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(assemEmit.Raw())), C.mdToken(tkParent), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -499,8 +499,8 @@ func (x *Emit) DefineImportMember(assemImport *AssemblyImport, hashValue unsafe.
 	return res, nil
 }
 
-// DefineEvent calls IMetaDataEmit::DefineEvent.
-func (x *Emit) DefineEvent(td Token, event string, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
+// defineEvent calls IMetaDataEmit::DefineEvent.
+func (x *Emit) defineEvent(td Token, event string, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
@@ -515,8 +515,8 @@ func (x *Emit) DefineEvent(td Token, event string, eventFlags uint32, tkEventTyp
 	return res, nil
 }
 
-// SetClassLayout calls IMetaDataEmit::SetClassLayout.
-func (x *Emit) SetClassLayout(td Token, packSize uint32, fieldOffsets unsafe.Pointer, classSize uint32) error {
+// setClassLayout calls IMetaDataEmit::SetClassLayout.
+func (x *Emit) setClassLayout(td Token, packSize uint32, fieldOffsets unsafe.Pointer, classSize uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
@@ -540,11 +540,11 @@ func (x *Emit) DeleteClassLayout(td Token) error {
 }
 
 // SetFieldMarshal calls IMetaDataEmit::SetFieldMarshal.
-func (x *Emit) SetFieldMarshal(tk Token, nativeType unsafe.Pointer, nativeType2 uint32) error {
+func (x *Emit) SetFieldMarshal(tk Token, nativeType []byte) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SetFieldMarshal((*C.IMetaDataEmit)(x.p), C.mdToken(tk), (C.PCCOR_SIGNATURE)(unsafe.Pointer(nativeType)), C.ULONG(nativeType2))
+	hr := C.clrprof_IMetaDataEmit_SetFieldMarshal((*C.IMetaDataEmit)(x.p), C.mdToken(tk), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(nativeType))), C.ULONG(len(nativeType)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -564,13 +564,13 @@ func (x *Emit) DeleteFieldMarshal(tk Token) error {
 }
 
 // DefinePermissionSet calls IMetaDataEmit::DefinePermissionSet.
-func (x *Emit) DefinePermissionSet(tk Token, action uint32, permission unsafe.Pointer, permission2 uint32) (Token, error) {
+func (x *Emit) DefinePermissionSet(tk Token, action uint32, permission []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_ppm C.mdPermission
-	hr := C.clrprof_IMetaDataEmit_DefinePermissionSet((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(action), (unsafe.Pointer)(unsafe.Pointer(permission)), C.ULONG(permission2), (*C.mdPermission)(unsafe.Pointer(&o_ppm)))
+	hr := C.clrprof_IMetaDataEmit_DefinePermissionSet((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(action), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(permission))), C.ULONG(len(permission)), (*C.mdPermission)(unsafe.Pointer(&o_ppm)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -591,13 +591,13 @@ func (x *Emit) SetRVA(md Token, rva uint32) error {
 }
 
 // GetTokenFromSig calls IMetaDataEmit::GetTokenFromSig.
-func (x *Emit) GetTokenFromSig(sig unsafe.Pointer, sig2 uint32) (Token, error) {
+func (x *Emit) GetTokenFromSig(sig []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pmsig C.mdSignature
-	hr := C.clrprof_IMetaDataEmit_GetTokenFromSig((*C.IMetaDataEmit)(x.p), (C.PCCOR_SIGNATURE)(unsafe.Pointer(sig)), C.ULONG(sig2), (*C.mdSignature)(unsafe.Pointer(&o_pmsig)))
+	hr := C.clrprof_IMetaDataEmit_GetTokenFromSig((*C.IMetaDataEmit)(x.p), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sig))), C.ULONG(len(sig)), (*C.mdSignature)(unsafe.Pointer(&o_pmsig)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -634,13 +634,13 @@ func (x *Emit) SetParent(mr Token, tk Token) error {
 }
 
 // GetTokenFromTypeSpec calls IMetaDataEmit::GetTokenFromTypeSpec.
-func (x *Emit) GetTokenFromTypeSpec(sig unsafe.Pointer, sig2 uint32) (Token, error) {
+func (x *Emit) GetTokenFromTypeSpec(sig []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_ptypespec C.mdTypeSpec
-	hr := C.clrprof_IMetaDataEmit_GetTokenFromTypeSpec((*C.IMetaDataEmit)(x.p), (C.PCCOR_SIGNATURE)(unsafe.Pointer(sig)), C.ULONG(sig2), (*C.mdTypeSpec)(unsafe.Pointer(&o_ptypespec)))
+	hr := C.clrprof_IMetaDataEmit_GetTokenFromTypeSpec((*C.IMetaDataEmit)(x.p), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sig))), C.ULONG(len(sig)), (*C.mdTypeSpec)(unsafe.Pointer(&o_ptypespec)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -648,8 +648,8 @@ func (x *Emit) GetTokenFromTypeSpec(sig unsafe.Pointer, sig2 uint32) (Token, err
 	return res, nil
 }
 
-// SaveToMemory calls IMetaDataEmit::SaveToMemory.
-func (x *Emit) SaveToMemory(data unsafe.Pointer, data2 uint32) error {
+// saveToMemory calls IMetaDataEmit::SaveToMemory.
+func (x *Emit) saveToMemory(data unsafe.Pointer, data2 uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
@@ -700,8 +700,8 @@ func (x *Emit) SetMethodProps(md Token, methodFlags uint32, codeRVA uint32, impl
 	return nil
 }
 
-// SetTypeDefProps calls IMetaDataEmit::SetTypeDefProps.
-func (x *Emit) SetTypeDefProps(td Token, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) error {
+// setTypeDefProps calls IMetaDataEmit::SetTypeDefProps.
+func (x *Emit) setTypeDefProps(td Token, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
@@ -712,8 +712,8 @@ func (x *Emit) SetTypeDefProps(td Token, typeDefFlags uint32, tkExtends Token, r
 	return nil
 }
 
-// SetEventProps calls IMetaDataEmit::SetEventProps.
-func (x *Emit) SetEventProps(ev Token, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
+// setEventProps calls IMetaDataEmit::SetEventProps.
+func (x *Emit) setEventProps(ev Token, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
@@ -725,13 +725,13 @@ func (x *Emit) SetEventProps(ev Token, eventFlags uint32, tkEventType Token, mdA
 }
 
 // SetPermissionSetProps calls IMetaDataEmit::SetPermissionSetProps.
-func (x *Emit) SetPermissionSetProps(tk Token, action uint32, permission unsafe.Pointer, permission2 uint32) (Token, error) {
+func (x *Emit) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_ppm C.mdPermission
-	hr := C.clrprof_IMetaDataEmit_SetPermissionSetProps((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(action), (unsafe.Pointer)(unsafe.Pointer(permission)), C.ULONG(permission2), (*C.mdPermission)(unsafe.Pointer(&o_ppm)))
+	hr := C.clrprof_IMetaDataEmit_SetPermissionSetProps((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(action), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(permission))), C.ULONG(len(permission)), (*C.mdPermission)(unsafe.Pointer(&o_ppm)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -778,13 +778,13 @@ func (x *Emit) DeletePinvokeMap(tk Token) error {
 }
 
 // DefineCustomAttribute calls IMetaDataEmit::DefineCustomAttribute.
-func (x *Emit) DefineCustomAttribute(tkOwner Token, tkCtor Token, customAttribute unsafe.Pointer, customAttribute2 uint32) (Token, error) {
+func (x *Emit) DefineCustomAttribute(tkOwner Token, tkCtor Token, customAttribute []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pcv C.mdCustomAttribute
-	hr := C.clrprof_IMetaDataEmit_DefineCustomAttribute((*C.IMetaDataEmit)(x.p), C.mdToken(tkOwner), C.mdToken(tkCtor), (unsafe.Pointer)(unsafe.Pointer(customAttribute)), C.ULONG(customAttribute2), (*C.mdCustomAttribute)(unsafe.Pointer(&o_pcv)))
+	hr := C.clrprof_IMetaDataEmit_DefineCustomAttribute((*C.IMetaDataEmit)(x.p), C.mdToken(tkOwner), C.mdToken(tkCtor), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(customAttribute))), C.ULONG(len(customAttribute)), (*C.mdCustomAttribute)(unsafe.Pointer(&o_pcv)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -793,26 +793,26 @@ func (x *Emit) DefineCustomAttribute(tkOwner Token, tkCtor Token, customAttribut
 }
 
 // SetCustomAttributeValue calls IMetaDataEmit::SetCustomAttributeValue.
-func (x *Emit) SetCustomAttributeValue(pcv Token, customAttribute unsafe.Pointer, customAttribute2 uint32) error {
+func (x *Emit) SetCustomAttributeValue(pcv Token, customAttribute []byte) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SetCustomAttributeValue((*C.IMetaDataEmit)(x.p), C.mdCustomAttribute(pcv), (unsafe.Pointer)(unsafe.Pointer(customAttribute)), C.ULONG(customAttribute2))
+	hr := C.clrprof_IMetaDataEmit_SetCustomAttributeValue((*C.IMetaDataEmit)(x.p), C.mdCustomAttribute(pcv), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(customAttribute))), C.ULONG(len(customAttribute)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// DefineField calls IMetaDataEmit::DefineField.
-func (x *Emit) DefineField(td Token, name string, fieldFlags uint32, sigBlob unsafe.Pointer, sigBlob2 uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) (Token, error) {
+// defineField calls IMetaDataEmit::DefineField.
+func (x *Emit) defineField(td Token, name string, fieldFlags uint32, sigBlob []byte, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmd C.mdFieldDef
-	hr := C.clrprof_IMetaDataEmit_DefineField((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(fieldFlags), (C.PCCOR_SIGNATURE)(unsafe.Pointer(sigBlob)), C.ULONG(sigBlob2), C.DWORD(cPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(value)), C.ULONG(value2), (*C.mdFieldDef)(unsafe.Pointer(&o_pmd)))
+	hr := C.clrprof_IMetaDataEmit_DefineField((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(fieldFlags), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), C.DWORD(cPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(value)), C.ULONG(value2), (*C.mdFieldDef)(unsafe.Pointer(&o_pmd)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -820,15 +820,15 @@ func (x *Emit) DefineField(td Token, name string, fieldFlags uint32, sigBlob uns
 	return res, nil
 }
 
-// DefineProperty calls IMetaDataEmit::DefineProperty.
-func (x *Emit) DefineProperty(td Token, property string, propFlags uint32, sig unsafe.Pointer, sig2 uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
+// defineProperty calls IMetaDataEmit::DefineProperty.
+func (x *Emit) defineProperty(td Token, property string, propFlags uint32, sig []byte, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szProperty := cgoutil.EncodeUTF16Z(property)
 	var o_pmdProp C.mdProperty
-	hr := C.clrprof_IMetaDataEmit_DefineProperty((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szProperty[0])), C.DWORD(propFlags), (C.PCCOR_SIGNATURE)(unsafe.Pointer(sig)), C.ULONG(sig2), C.DWORD(cPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(value)), C.ULONG(value2), C.mdMethodDef(mdSetter), C.mdMethodDef(mdGetter), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)), (*C.mdProperty)(unsafe.Pointer(&o_pmdProp)))
+	hr := C.clrprof_IMetaDataEmit_DefineProperty((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szProperty[0])), C.DWORD(propFlags), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sig))), C.ULONG(len(sig)), C.DWORD(cPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(value)), C.ULONG(value2), C.mdMethodDef(mdSetter), C.mdMethodDef(mdGetter), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)), (*C.mdProperty)(unsafe.Pointer(&o_pmdProp)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -836,8 +836,8 @@ func (x *Emit) DefineProperty(td Token, property string, propFlags uint32, sig u
 	return res, nil
 }
 
-// DefineParam calls IMetaDataEmit::DefineParam.
-func (x *Emit) DefineParam(md Token, paramSeq uint32, name string, paramFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) (Token, error) {
+// defineParam calls IMetaDataEmit::DefineParam.
+func (x *Emit) defineParam(md Token, paramSeq uint32, name string, paramFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
@@ -852,8 +852,8 @@ func (x *Emit) DefineParam(md Token, paramSeq uint32, name string, paramFlags ui
 	return res, nil
 }
 
-// SetFieldProps calls IMetaDataEmit::SetFieldProps.
-func (x *Emit) SetFieldProps(fd Token, fieldFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) error {
+// setFieldProps calls IMetaDataEmit::SetFieldProps.
+func (x *Emit) setFieldProps(fd Token, fieldFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
@@ -864,8 +864,8 @@ func (x *Emit) SetFieldProps(fd Token, fieldFlags uint32, cPlusTypeFlag uint32, 
 	return nil
 }
 
-// SetPropertyProps calls IMetaDataEmit::SetPropertyProps.
-func (x *Emit) SetPropertyProps(pr Token, propFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) error {
+// setPropertyProps calls IMetaDataEmit::SetPropertyProps.
+func (x *Emit) setPropertyProps(pr Token, propFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
@@ -876,8 +876,8 @@ func (x *Emit) SetPropertyProps(pr Token, propFlags uint32, cPlusTypeFlag uint32
 	return nil
 }
 
-// SetParamProps calls IMetaDataEmit::SetParamProps.
-func (x *Emit) SetParamProps(pd Token, name string, paramFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) error {
+// setParamProps calls IMetaDataEmit::SetParamProps.
+func (x *Emit) setParamProps(pd Token, name string, paramFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
@@ -889,8 +889,8 @@ func (x *Emit) SetParamProps(pd Token, name string, paramFlags uint32, cPlusType
 	return nil
 }
 
-// DefineSecurityAttributeSet calls IMetaDataEmit::DefineSecurityAttributeSet.
-func (x *Emit) DefineSecurityAttributeSet(tkObj Token, secAttrs unsafe.Pointer, secAttrs2 uint32) (uint32, error) {
+// defineSecurityAttributeSet calls IMetaDataEmit::DefineSecurityAttributeSet.
+func (x *Emit) defineSecurityAttributeSet(tkObj Token, secAttrs unsafe.Pointer, secAttrs2 uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
@@ -917,13 +917,13 @@ func (x *Emit) ApplyEditAndContinue(importArg *Unknown) error {
 }
 
 // TranslateSigWithScope calls IMetaDataEmit::TranslateSigWithScope.
-func (x *Emit) TranslateSigWithScope(assemImport *AssemblyImport, hashValue unsafe.Pointer, hashValue2 uint32, importArg *Import, sigBlob unsafe.Pointer, sigBlob2 uint32, assemEmit *AssemblyEmit, emit *Emit, translatedSig unsafe.Pointer, translatedSigMax uint32) (uint32, error) {
+func (x *Emit) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []byte, importArg *Import, sigBlob []byte, assemEmit *AssemblyEmit, emit *Emit, translatedSig []byte) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pcbTranslatedSig C.ULONG
-	hr := C.clrprof_IMetaDataEmit_TranslateSigWithScope((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(assemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(hashValue)), C.ULONG(hashValue2), (*C.IMetaDataImport)(unsafe.Pointer(importArg.Raw())), (C.PCCOR_SIGNATURE)(unsafe.Pointer(sigBlob)), C.ULONG(sigBlob2), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(assemEmit.Raw())), (*C.IMetaDataEmit)(unsafe.Pointer(emit.Raw())), (C.PCOR_SIGNATURE)(unsafe.Pointer(translatedSig)), C.ULONG(translatedSigMax), (*C.ULONG)(unsafe.Pointer(&o_pcbTranslatedSig)))
+	hr := C.clrprof_IMetaDataEmit_TranslateSigWithScope((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(assemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(hashValue))), C.ULONG(len(hashValue)), (*C.IMetaDataImport)(unsafe.Pointer(importArg.Raw())), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(assemEmit.Raw())), (*C.IMetaDataEmit)(unsafe.Pointer(emit.Raw())), (C.PCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(translatedSig))), C.ULONG(len(translatedSig)), (*C.ULONG)(unsafe.Pointer(&o_pcbTranslatedSig)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1025,13 +1025,13 @@ func (x *Emit2) base() *Emit {
 }
 
 // DefineMethodSpec calls IMetaDataEmit2::DefineMethodSpec.
-func (x *Emit2) DefineMethodSpec(tkParent Token, sigBlob unsafe.Pointer, sigBlob2 uint32) (Token, error) {
+func (x *Emit2) DefineMethodSpec(tkParent Token, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit2")
 	}
 	var o_pmi C.mdMethodSpec
-	hr := C.clrprof_IMetaDataEmit2_DefineMethodSpec((*C.IMetaDataEmit2)(x.p), C.mdToken(tkParent), (C.PCCOR_SIGNATURE)(unsafe.Pointer(sigBlob)), C.ULONG(sigBlob2), (*C.mdMethodSpec)(unsafe.Pointer(&o_pmi)))
+	hr := C.clrprof_IMetaDataEmit2_DefineMethodSpec((*C.IMetaDataEmit2)(x.p), C.mdToken(tkParent), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdMethodSpec)(unsafe.Pointer(&o_pmi)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1067,8 +1067,8 @@ func (x *Emit2) SaveDelta(file string, saveFlags uint32) error {
 	return nil
 }
 
-// SaveDeltaToStream calls IMetaDataEmit2::SaveDeltaToStream.
-func (x *Emit2) SaveDeltaToStream(iStream unsafe.Pointer, saveFlags uint32) error {
+// saveDeltaToStream calls IMetaDataEmit2::SaveDeltaToStream.
+func (x *Emit2) saveDeltaToStream(iStream unsafe.Pointer, saveFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit2")
 	}
@@ -1079,8 +1079,8 @@ func (x *Emit2) SaveDeltaToStream(iStream unsafe.Pointer, saveFlags uint32) erro
 	return nil
 }
 
-// SaveDeltaToMemory calls IMetaDataEmit2::SaveDeltaToMemory.
-func (x *Emit2) SaveDeltaToMemory(data unsafe.Pointer, data2 uint32) error {
+// saveDeltaToMemory calls IMetaDataEmit2::SaveDeltaToMemory.
+func (x *Emit2) saveDeltaToMemory(data unsafe.Pointer, data2 uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit2")
 	}
@@ -1091,8 +1091,8 @@ func (x *Emit2) SaveDeltaToMemory(data unsafe.Pointer, data2 uint32) error {
 	return nil
 }
 
-// DefineGenericParam calls IMetaDataEmit2::DefineGenericParam.
-func (x *Emit2) DefineGenericParam(tk Token, paramSeq uint32, paramFlags uint32, szname string, reserved uint32, rtkConstraints unsafe.Pointer) (Token, error) {
+// defineGenericParam calls IMetaDataEmit2::DefineGenericParam.
+func (x *Emit2) defineGenericParam(tk Token, paramSeq uint32, paramFlags uint32, szname string, reserved uint32, rtkConstraints unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit2")
@@ -1107,8 +1107,8 @@ func (x *Emit2) DefineGenericParam(tk Token, paramSeq uint32, paramFlags uint32,
 	return res, nil
 }
 
-// SetGenericParamProps calls IMetaDataEmit2::SetGenericParamProps.
-func (x *Emit2) SetGenericParamProps(gp Token, paramFlags uint32, name string, reserved uint32, rtkConstraints unsafe.Pointer) error {
+// setGenericParamProps calls IMetaDataEmit2::SetGenericParamProps.
+func (x *Emit2) setGenericParamProps(gp Token, paramFlags uint32, name string, reserved uint32, rtkConstraints unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit2")
 	}
@@ -1138,23 +1138,23 @@ func (x *Emit2) SetModuleProps(name string) error {
 func (x *Emit2) Save(file string, saveFlags uint32) error {
 	return x.base().Save(file, saveFlags)
 }
-func (x *Emit2) SaveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
-	return x.base().SaveToStream(iStream, saveFlags)
+func (x *Emit2) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
+	return x.base().saveToStream(iStream, saveFlags)
 }
 func (x *Emit2) GetSaveSize(save SaveSize) (uint32, error) {
 	return x.base().GetSaveSize(save)
 }
-func (x *Emit2) DefineTypeDef(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) (Token, error) {
-	return x.base().DefineTypeDef(typeDef, typeDefFlags, tkExtends, rtkImplements)
+func (x *Emit2) defineTypeDef(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) (Token, error) {
+	return x.base().defineTypeDef(typeDef, typeDefFlags, tkExtends, rtkImplements)
 }
-func (x *Emit2) DefineNestedType(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
-	return x.base().DefineNestedType(typeDef, typeDefFlags, tkExtends, rtkImplements, tdEncloser)
+func (x *Emit2) defineNestedType(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
+	return x.base().defineNestedType(typeDef, typeDefFlags, tkExtends, rtkImplements, tdEncloser)
 }
 func (x *Emit2) SetHandler(unk *Unknown) error {
 	return x.base().SetHandler(unk)
 }
-func (x *Emit2) DefineMethod(td Token, name string, methodFlags uint32, sigBlob unsafe.Pointer, sigBlob2 uint32, codeRVA uint32, implFlags uint32) (Token, error) {
-	return x.base().DefineMethod(td, name, methodFlags, sigBlob, sigBlob2, codeRVA, implFlags)
+func (x *Emit2) DefineMethod(td Token, name string, methodFlags uint32, sigBlob []byte, codeRVA uint32, implFlags uint32) (Token, error) {
+	return x.base().DefineMethod(td, name, methodFlags, sigBlob, codeRVA, implFlags)
 }
 func (x *Emit2) DefineMethodImpl(td Token, tkBody Token, tkDecl Token) error {
 	return x.base().DefineMethodImpl(td, tkBody, tkDecl)
@@ -1162,38 +1162,38 @@ func (x *Emit2) DefineMethodImpl(td Token, tkBody Token, tkDecl Token) error {
 func (x *Emit2) DefineTypeRefByName(tkResolutionScope Token, name string) (Token, error) {
 	return x.base().DefineTypeRefByName(tkResolutionScope, name)
 }
-func (x *Emit2) DefineImportType(assemImport *AssemblyImport, hashValue unsafe.Pointer, hashValue2 uint32, importArg *Import, tdImport Token, assemEmit *AssemblyEmit) (Token, error) {
-	return x.base().DefineImportType(assemImport, hashValue, hashValue2, importArg, tdImport, assemEmit)
+func (x *Emit2) DefineImportType(assemImport *AssemblyImport, hashValue []byte, importArg *Import, tdImport Token, assemEmit *AssemblyEmit) (Token, error) {
+	return x.base().DefineImportType(assemImport, hashValue, importArg, tdImport, assemEmit)
 }
-func (x *Emit2) DefineMemberRef(tkImport Token, name string, sigBlob unsafe.Pointer, sigBlob2 uint32) (Token, error) {
-	return x.base().DefineMemberRef(tkImport, name, sigBlob, sigBlob2)
+func (x *Emit2) DefineMemberRef(tkImport Token, name string, sigBlob []byte) (Token, error) {
+	return x.base().DefineMemberRef(tkImport, name, sigBlob)
 }
-func (x *Emit2) DefineImportMember(assemImport *AssemblyImport, hashValue unsafe.Pointer, hashValue2 uint32, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, tkParent Token) (Token, error) {
-	return x.base().DefineImportMember(assemImport, hashValue, hashValue2, importArg, mbMember, assemEmit, tkParent)
+func (x *Emit2) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, tkParent Token) (Token, error) {
+	return x.base().DefineImportMember(assemImport, hashValue, importArg, mbMember, assemEmit, tkParent)
 }
-func (x *Emit2) DefineEvent(td Token, event string, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
-	return x.base().DefineEvent(td, event, eventFlags, tkEventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
+func (x *Emit2) defineEvent(td Token, event string, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
+	return x.base().defineEvent(td, event, eventFlags, tkEventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
 }
-func (x *Emit2) SetClassLayout(td Token, packSize uint32, fieldOffsets unsafe.Pointer, classSize uint32) error {
-	return x.base().SetClassLayout(td, packSize, fieldOffsets, classSize)
+func (x *Emit2) setClassLayout(td Token, packSize uint32, fieldOffsets unsafe.Pointer, classSize uint32) error {
+	return x.base().setClassLayout(td, packSize, fieldOffsets, classSize)
 }
 func (x *Emit2) DeleteClassLayout(td Token) error {
 	return x.base().DeleteClassLayout(td)
 }
-func (x *Emit2) SetFieldMarshal(tk Token, nativeType unsafe.Pointer, nativeType2 uint32) error {
-	return x.base().SetFieldMarshal(tk, nativeType, nativeType2)
+func (x *Emit2) SetFieldMarshal(tk Token, nativeType []byte) error {
+	return x.base().SetFieldMarshal(tk, nativeType)
 }
 func (x *Emit2) DeleteFieldMarshal(tk Token) error {
 	return x.base().DeleteFieldMarshal(tk)
 }
-func (x *Emit2) DefinePermissionSet(tk Token, action uint32, permission unsafe.Pointer, permission2 uint32) (Token, error) {
-	return x.base().DefinePermissionSet(tk, action, permission, permission2)
+func (x *Emit2) DefinePermissionSet(tk Token, action uint32, permission []byte) (Token, error) {
+	return x.base().DefinePermissionSet(tk, action, permission)
 }
 func (x *Emit2) SetRVA(md Token, rva uint32) error {
 	return x.base().SetRVA(md, rva)
 }
-func (x *Emit2) GetTokenFromSig(sig unsafe.Pointer, sig2 uint32) (Token, error) {
-	return x.base().GetTokenFromSig(sig, sig2)
+func (x *Emit2) GetTokenFromSig(sig []byte) (Token, error) {
+	return x.base().GetTokenFromSig(sig)
 }
 func (x *Emit2) DefineModuleRef(name string) (Token, error) {
 	return x.base().DefineModuleRef(name)
@@ -1201,11 +1201,11 @@ func (x *Emit2) DefineModuleRef(name string) (Token, error) {
 func (x *Emit2) SetParent(mr Token, tk Token) error {
 	return x.base().SetParent(mr, tk)
 }
-func (x *Emit2) GetTokenFromTypeSpec(sig unsafe.Pointer, sig2 uint32) (Token, error) {
-	return x.base().GetTokenFromTypeSpec(sig, sig2)
+func (x *Emit2) GetTokenFromTypeSpec(sig []byte) (Token, error) {
+	return x.base().GetTokenFromTypeSpec(sig)
 }
-func (x *Emit2) SaveToMemory(data unsafe.Pointer, data2 uint32) error {
-	return x.base().SaveToMemory(data, data2)
+func (x *Emit2) saveToMemory(data unsafe.Pointer, data2 uint32) error {
+	return x.base().saveToMemory(data, data2)
 }
 func (x *Emit2) DefineUserString(str string, str2 uint32) (Token, error) {
 	return x.base().DefineUserString(str, str2)
@@ -1216,14 +1216,14 @@ func (x *Emit2) DeleteToken(tkObj Token) error {
 func (x *Emit2) SetMethodProps(md Token, methodFlags uint32, codeRVA uint32, implFlags uint32) error {
 	return x.base().SetMethodProps(md, methodFlags, codeRVA, implFlags)
 }
-func (x *Emit2) SetTypeDefProps(td Token, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) error {
-	return x.base().SetTypeDefProps(td, typeDefFlags, tkExtends, rtkImplements)
+func (x *Emit2) setTypeDefProps(td Token, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) error {
+	return x.base().setTypeDefProps(td, typeDefFlags, tkExtends, rtkImplements)
 }
-func (x *Emit2) SetEventProps(ev Token, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
-	return x.base().SetEventProps(ev, eventFlags, tkEventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
+func (x *Emit2) setEventProps(ev Token, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
+	return x.base().setEventProps(ev, eventFlags, tkEventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
 }
-func (x *Emit2) SetPermissionSetProps(tk Token, action uint32, permission unsafe.Pointer, permission2 uint32) (Token, error) {
-	return x.base().SetPermissionSetProps(tk, action, permission, permission2)
+func (x *Emit2) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
+	return x.base().SetPermissionSetProps(tk, action, permission)
 }
 func (x *Emit2) DefinePinvokeMap(tk Token, mappingFlags uint32, importName string, mrImportDll Token) error {
 	return x.base().DefinePinvokeMap(tk, mappingFlags, importName, mrImportDll)
@@ -1234,38 +1234,38 @@ func (x *Emit2) SetPinvokeMap(tk Token, mappingFlags uint32, importName string, 
 func (x *Emit2) DeletePinvokeMap(tk Token) error {
 	return x.base().DeletePinvokeMap(tk)
 }
-func (x *Emit2) DefineCustomAttribute(tkOwner Token, tkCtor Token, customAttribute unsafe.Pointer, customAttribute2 uint32) (Token, error) {
-	return x.base().DefineCustomAttribute(tkOwner, tkCtor, customAttribute, customAttribute2)
+func (x *Emit2) DefineCustomAttribute(tkOwner Token, tkCtor Token, customAttribute []byte) (Token, error) {
+	return x.base().DefineCustomAttribute(tkOwner, tkCtor, customAttribute)
 }
-func (x *Emit2) SetCustomAttributeValue(pcv Token, customAttribute unsafe.Pointer, customAttribute2 uint32) error {
-	return x.base().SetCustomAttributeValue(pcv, customAttribute, customAttribute2)
+func (x *Emit2) SetCustomAttributeValue(pcv Token, customAttribute []byte) error {
+	return x.base().SetCustomAttributeValue(pcv, customAttribute)
 }
-func (x *Emit2) DefineField(td Token, name string, fieldFlags uint32, sigBlob unsafe.Pointer, sigBlob2 uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) (Token, error) {
-	return x.base().DefineField(td, name, fieldFlags, sigBlob, sigBlob2, cPlusTypeFlag, value, value2)
+func (x *Emit2) defineField(td Token, name string, fieldFlags uint32, sigBlob []byte, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) (Token, error) {
+	return x.base().defineField(td, name, fieldFlags, sigBlob, cPlusTypeFlag, value, value2)
 }
-func (x *Emit2) DefineProperty(td Token, property string, propFlags uint32, sig unsafe.Pointer, sig2 uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
-	return x.base().DefineProperty(td, property, propFlags, sig, sig2, cPlusTypeFlag, value, value2, mdSetter, mdGetter, rmdOtherMethods)
+func (x *Emit2) defineProperty(td Token, property string, propFlags uint32, sig []byte, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
+	return x.base().defineProperty(td, property, propFlags, sig, cPlusTypeFlag, value, value2, mdSetter, mdGetter, rmdOtherMethods)
 }
-func (x *Emit2) DefineParam(md Token, paramSeq uint32, name string, paramFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) (Token, error) {
-	return x.base().DefineParam(md, paramSeq, name, paramFlags, cPlusTypeFlag, value, value2)
+func (x *Emit2) defineParam(md Token, paramSeq uint32, name string, paramFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) (Token, error) {
+	return x.base().defineParam(md, paramSeq, name, paramFlags, cPlusTypeFlag, value, value2)
 }
-func (x *Emit2) SetFieldProps(fd Token, fieldFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) error {
-	return x.base().SetFieldProps(fd, fieldFlags, cPlusTypeFlag, value, value2)
+func (x *Emit2) setFieldProps(fd Token, fieldFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) error {
+	return x.base().setFieldProps(fd, fieldFlags, cPlusTypeFlag, value, value2)
 }
-func (x *Emit2) SetPropertyProps(pr Token, propFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) error {
-	return x.base().SetPropertyProps(pr, propFlags, cPlusTypeFlag, value, value2, mdSetter, mdGetter, rmdOtherMethods)
+func (x *Emit2) setPropertyProps(pr Token, propFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) error {
+	return x.base().setPropertyProps(pr, propFlags, cPlusTypeFlag, value, value2, mdSetter, mdGetter, rmdOtherMethods)
 }
-func (x *Emit2) SetParamProps(pd Token, name string, paramFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) error {
-	return x.base().SetParamProps(pd, name, paramFlags, cPlusTypeFlag, value, value2)
+func (x *Emit2) setParamProps(pd Token, name string, paramFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) error {
+	return x.base().setParamProps(pd, name, paramFlags, cPlusTypeFlag, value, value2)
 }
-func (x *Emit2) DefineSecurityAttributeSet(tkObj Token, secAttrs unsafe.Pointer, secAttrs2 uint32) (uint32, error) {
-	return x.base().DefineSecurityAttributeSet(tkObj, secAttrs, secAttrs2)
+func (x *Emit2) defineSecurityAttributeSet(tkObj Token, secAttrs unsafe.Pointer, secAttrs2 uint32) (uint32, error) {
+	return x.base().defineSecurityAttributeSet(tkObj, secAttrs, secAttrs2)
 }
 func (x *Emit2) ApplyEditAndContinue(importArg *Unknown) error {
 	return x.base().ApplyEditAndContinue(importArg)
 }
-func (x *Emit2) TranslateSigWithScope(assemImport *AssemblyImport, hashValue unsafe.Pointer, hashValue2 uint32, importArg *Import, sigBlob unsafe.Pointer, sigBlob2 uint32, assemEmit *AssemblyEmit, emit *Emit, translatedSig unsafe.Pointer, translatedSigMax uint32) (uint32, error) {
-	return x.base().TranslateSigWithScope(assemImport, hashValue, hashValue2, importArg, sigBlob, sigBlob2, assemEmit, emit, translatedSig, translatedSigMax)
+func (x *Emit2) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []byte, importArg *Import, sigBlob []byte, assemEmit *AssemblyEmit, emit *Emit, translatedSig []byte) (uint32, error) {
+	return x.base().TranslateSigWithScope(assemImport, hashValue, importArg, sigBlob, assemEmit, emit, translatedSig)
 }
 func (x *Emit2) SetMethodImplFlags(md Token, implFlags uint32) error {
 	return x.base().SetMethodImplFlags(md, implFlags)
@@ -1829,8 +1829,8 @@ func (x *Import) EnumMemberRefs(phEnum *EnumHandle, tkParent Token) ([]Token, er
 	return res, nil
 }
 
-// EnumMethodImpls calls IMetaDataImport::EnumMethodImpls.
-func (x *Import) EnumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsafe.Pointer) ([]Token, error) {
+// enumMethodImpls calls IMetaDataImport::EnumMethodImpls.
+func (x *Import) enumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsafe.Pointer) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -1880,14 +1880,14 @@ func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32
 }
 
 // FindMember calls IMetaDataImport::FindMember.
-func (x *Import) FindMember(td Token, name string, sigBlob unsafe.Pointer, sigBlob2 uint32) (Token, error) {
+func (x *Import) FindMember(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmb C.mdToken
-	hr := C.clrprof_IMetaDataImport_FindMember((*C.IMetaDataImport)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(sigBlob)), C.ULONG(sigBlob2), (*C.mdToken)(unsafe.Pointer(&o_pmb)))
+	hr := C.clrprof_IMetaDataImport_FindMember((*C.IMetaDataImport)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdToken)(unsafe.Pointer(&o_pmb)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1896,14 +1896,14 @@ func (x *Import) FindMember(td Token, name string, sigBlob unsafe.Pointer, sigBl
 }
 
 // FindMethod calls IMetaDataImport::FindMethod.
-func (x *Import) FindMethod(td Token, name string, sigBlob unsafe.Pointer, sigBlob2 uint32) (Token, error) {
+func (x *Import) FindMethod(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmb C.mdMethodDef
-	hr := C.clrprof_IMetaDataImport_FindMethod((*C.IMetaDataImport)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(sigBlob)), C.ULONG(sigBlob2), (*C.mdMethodDef)(unsafe.Pointer(&o_pmb)))
+	hr := C.clrprof_IMetaDataImport_FindMethod((*C.IMetaDataImport)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmb)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1912,14 +1912,14 @@ func (x *Import) FindMethod(td Token, name string, sigBlob unsafe.Pointer, sigBl
 }
 
 // FindField calls IMetaDataImport::FindField.
-func (x *Import) FindField(td Token, name string, sigBlob unsafe.Pointer, sigBlob2 uint32) (Token, error) {
+func (x *Import) FindField(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmb C.mdFieldDef
-	hr := C.clrprof_IMetaDataImport_FindField((*C.IMetaDataImport)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(sigBlob)), C.ULONG(sigBlob2), (*C.mdFieldDef)(unsafe.Pointer(&o_pmb)))
+	hr := C.clrprof_IMetaDataImport_FindField((*C.IMetaDataImport)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdFieldDef)(unsafe.Pointer(&o_pmb)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1928,14 +1928,14 @@ func (x *Import) FindField(td Token, name string, sigBlob unsafe.Pointer, sigBlo
 }
 
 // FindMemberRef calls IMetaDataImport::FindMemberRef.
-func (x *Import) FindMemberRef(td Token, name string, sigBlob unsafe.Pointer, sigBlob2 uint32) (Token, error) {
+func (x *Import) FindMemberRef(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmr C.mdMemberRef
-	hr := C.clrprof_IMetaDataImport_FindMemberRef((*C.IMetaDataImport)(x.p), C.mdTypeRef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(sigBlob)), C.ULONG(sigBlob2), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
+	hr := C.clrprof_IMetaDataImport_FindMemberRef((*C.IMetaDataImport)(x.p), C.mdTypeRef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1991,13 +1991,13 @@ func (x *Import) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
 
 // ImportMemberRefPropsResult holds the outputs of IMetaDataImport::GetMemberRefProps.
 type ImportMemberRefPropsResult struct {
-	Ptk    Token
-	Member string
-	Sig    uint32
+	Ptk     Token
+	Member  string
+	SigBlob []byte
 }
 
 // GetMemberRefProps calls IMetaDataImport::GetMemberRefProps.
-func (x *Import) GetMemberRefProps(mr Token, sigBlob unsafe.Pointer) (ImportMemberRefPropsResult, error) {
+func (x *Import) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error) {
 	var res ImportMemberRefPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2005,10 +2005,11 @@ func (x *Import) GetMemberRefProps(mr Token, sigBlob unsafe.Pointer) (ImportMemb
 	var o_ptk C.mdToken
 	b_szMember := make([]uint16, 256)
 	var l_pchMember C.ULONG
-	var o_pbSig C.ULONG
+	var o_ppvSigBlob *C.COR_SIGNATURE
+	var l_pbSig C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetMemberRefProps((*C.IMetaDataImport)(x.p), C.mdMemberRef(mr), (*C.mdToken)(unsafe.Pointer(&o_ptk)), (C.LPWSTR)(unsafe.Pointer(&b_szMember[0])), C.ULONG(len(b_szMember)), (*C.ULONG)(unsafe.Pointer(&l_pchMember)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(sigBlob)), (*C.ULONG)(unsafe.Pointer(&o_pbSig)))
+		hr = C.clrprof_IMetaDataImport_GetMemberRefProps((*C.IMetaDataImport)(x.p), C.mdMemberRef(mr), (*C.mdToken)(unsafe.Pointer(&o_ptk)), (C.LPWSTR)(unsafe.Pointer(&b_szMember[0])), C.ULONG(len(b_szMember)), (*C.ULONG)(unsafe.Pointer(&l_pchMember)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSigBlob)), (*C.ULONG)(unsafe.Pointer(&l_pbSig)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchMember) > len(b_szMember)) {
 			break
 		}
@@ -2021,7 +2022,7 @@ func (x *Import) GetMemberRefProps(mr Token, sigBlob unsafe.Pointer) (ImportMemb
 	}
 	res.Ptk = Token(o_ptk)
 	res.Member = cgoutil.DecodeUTF16(b_szMember[:min(int(l_pchMember), len(b_szMember))])
-	res.Sig = uint32(o_pbSig)
+	res.SigBlob = cgoutil.Bytes(unsafe.Pointer(o_ppvSigBlob), int(l_pbSig))
 	return res, nil
 }
 
@@ -2248,8 +2249,8 @@ type ImportPermissionSetPropsResult struct {
 	Permission []byte
 }
 
-// GetPermissionSetProps calls IMetaDataImport::GetPermissionSetProps.
-func (x *Import) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
+// getPermissionSetProps calls IMetaDataImport::GetPermissionSetProps.
+func (x *Import) getPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
 	var res ImportPermissionSetPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2348,8 +2349,8 @@ func (x *Import) GetTypeSpecFromToken(typespec Token) ([]byte, error) {
 	return res, nil
 }
 
-// GetNameFromToken calls IMetaDataImport::GetNameFromToken.
-func (x *Import) GetNameFromToken(tk Token, utf8NamePtr unsafe.Pointer) error {
+// getNameFromToken calls IMetaDataImport::GetNameFromToken.
+func (x *Import) getNameFromToken(tk Token, utf8NamePtr unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataImport")
 	}
@@ -2568,8 +2569,8 @@ type ImportCustomAttributePropsResult struct {
 	Blob []byte
 }
 
-// GetCustomAttributeProps calls IMetaDataImport::GetCustomAttributeProps.
-func (x *Import) GetCustomAttributeProps(cv Token) (ImportCustomAttributePropsResult, error) {
+// getCustomAttributeProps calls IMetaDataImport::GetCustomAttributeProps.
+func (x *Import) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsResult, error) {
 	var res ImportCustomAttributePropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2616,8 +2617,8 @@ type ImportMemberPropsResult struct {
 	Value         []byte
 }
 
-// GetMemberProps calls IMetaDataImport::GetMemberProps.
-func (x *Import) GetMemberProps(mb Token) (ImportMemberPropsResult, error) {
+// getMemberProps calls IMetaDataImport::GetMemberProps.
+func (x *Import) getMemberProps(mb Token) (ImportMemberPropsResult, error) {
 	var res ImportMemberPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2667,8 +2668,8 @@ type ImportFieldPropsResult struct {
 	Value         []byte
 }
 
-// GetFieldProps calls IMetaDataImport::GetFieldProps.
-func (x *Import) GetFieldProps(mb Token) (ImportFieldPropsResult, error) {
+// getFieldProps calls IMetaDataImport::GetFieldProps.
+func (x *Import) getFieldProps(mb Token) (ImportFieldPropsResult, error) {
 	var res ImportFieldPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2709,7 +2710,7 @@ type ImportPropertyPropsResult struct {
 	Class          Token
 	Property       uint32
 	PropFlags      uint32
-	Sig            uint32
+	Sig            []byte
 	CPlusTypeFlag  uint32
 	DefaultValue   []byte
 	Setter         Token
@@ -2717,8 +2718,8 @@ type ImportPropertyPropsResult struct {
 	RmdOtherMethod []Token
 }
 
-// GetPropertyProps calls IMetaDataImport::GetPropertyProps.
-func (x *Import) GetPropertyProps(prop Token, property string, property2 uint32, sig unsafe.Pointer) (ImportPropertyPropsResult, error) {
+// getPropertyProps calls IMetaDataImport::GetPropertyProps.
+func (x *Import) getPropertyProps(prop Token, property string, property2 uint32) (ImportPropertyPropsResult, error) {
 	var res ImportPropertyPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2727,7 +2728,8 @@ func (x *Import) GetPropertyProps(prop Token, property string, property2 uint32,
 	s_szProperty := cgoutil.EncodeUTF16Z(property)
 	var o_pchProperty C.ULONG
 	var o_pdwPropFlags C.DWORD
-	var o_pbSig C.ULONG
+	var o_ppvSig *C.COR_SIGNATURE
+	var l_pbSig C.ULONG
 	var o_pdwCPlusTypeFlag C.DWORD
 	var o_ppDefaultValue unsafe.Pointer
 	var l_pcchDefaultValue C.ULONG
@@ -2737,7 +2739,7 @@ func (x *Import) GetPropertyProps(prop Token, property string, property2 uint32,
 	var l_pcOtherMethod C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetPropertyProps((*C.IMetaDataImport)(x.p), C.mdProperty(prop), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPCWSTR)(unsafe.Pointer(&s_szProperty[0])), C.ULONG(property2), (*C.ULONG)(unsafe.Pointer(&o_pchProperty)), (*C.DWORD)(unsafe.Pointer(&o_pdwPropFlags)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(sig)), (*C.ULONG)(unsafe.Pointer(&o_pbSig)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppDefaultValue)), (*C.ULONG)(unsafe.Pointer(&l_pcchDefaultValue)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdSetter)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdGetter)), (*C.mdMethodDef)(unsafe.Pointer(&b_rmdOtherMethod[0])), C.ULONG(len(b_rmdOtherMethod)), (*C.ULONG)(unsafe.Pointer(&l_pcOtherMethod)))
+		hr = C.clrprof_IMetaDataImport_GetPropertyProps((*C.IMetaDataImport)(x.p), C.mdProperty(prop), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPCWSTR)(unsafe.Pointer(&s_szProperty[0])), C.ULONG(property2), (*C.ULONG)(unsafe.Pointer(&o_pchProperty)), (*C.DWORD)(unsafe.Pointer(&o_pdwPropFlags)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSig)), (*C.ULONG)(unsafe.Pointer(&l_pbSig)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppDefaultValue)), (*C.ULONG)(unsafe.Pointer(&l_pcchDefaultValue)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdSetter)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdGetter)), (*C.mdMethodDef)(unsafe.Pointer(&b_rmdOtherMethod[0])), C.ULONG(len(b_rmdOtherMethod)), (*C.ULONG)(unsafe.Pointer(&l_pcOtherMethod)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcOtherMethod) > len(b_rmdOtherMethod)) {
 			break
 		}
@@ -2751,7 +2753,7 @@ func (x *Import) GetPropertyProps(prop Token, property string, property2 uint32,
 	res.Class = Token(o_pClass)
 	res.Property = uint32(o_pchProperty)
 	res.PropFlags = uint32(o_pdwPropFlags)
-	res.Sig = uint32(o_pbSig)
+	res.Sig = cgoutil.Bytes(unsafe.Pointer(o_ppvSig), int(l_pbSig))
 	res.CPlusTypeFlag = uint32(o_pdwCPlusTypeFlag)
 	res.DefaultValue = cgoutil.Bytes(unsafe.Pointer(o_ppDefaultValue), int(l_pcchDefaultValue))
 	res.Setter = Token(o_pmdSetter)
@@ -2770,8 +2772,8 @@ type ImportParamPropsResult struct {
 	Value         []byte
 }
 
-// GetParamProps calls IMetaDataImport::GetParamProps.
-func (x *Import) GetParamProps(tk Token) (ImportParamPropsResult, error) {
+// getParamProps calls IMetaDataImport::GetParamProps.
+func (x *Import) getParamProps(tk Token) (ImportParamPropsResult, error) {
 	var res ImportParamPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2806,8 +2808,8 @@ func (x *Import) GetParamProps(tk Token) (ImportParamPropsResult, error) {
 	return res, nil
 }
 
-// GetCustomAttributeByName calls IMetaDataImport::GetCustomAttributeByName.
-func (x *Import) GetCustomAttributeByName(tkObj Token, name string) ([]byte, error) {
+// getCustomAttributeByName calls IMetaDataImport::GetCustomAttributeByName.
+func (x *Import) getCustomAttributeByName(tkObj Token, name string) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2848,13 +2850,13 @@ func (x *Import) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 }
 
 // GetNativeCallConvFromSig calls IMetaDataImport::GetNativeCallConvFromSig.
-func (x *Import) GetNativeCallConvFromSig(sig unsafe.Pointer, sig2 uint32) (uint32, error) {
+func (x *Import) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pCallConv C.ULONG
-	hr := C.clrprof_IMetaDataImport_GetNativeCallConvFromSig((*C.IMetaDataImport)(x.p), (unsafe.Pointer)(unsafe.Pointer(sig)), C.ULONG(sig2), (*C.ULONG)(unsafe.Pointer(&o_pCallConv)))
+	hr := C.clrprof_IMetaDataImport_GetNativeCallConvFromSig((*C.IMetaDataImport)(x.p), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(sig))), C.ULONG(len(sig)), (*C.ULONG)(unsafe.Pointer(&o_pCallConv)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -3197,29 +3199,29 @@ func (x *Import2) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 func (x *Import2) EnumMemberRefs(phEnum *EnumHandle, tkParent Token) ([]Token, error) {
 	return x.base().EnumMemberRefs(phEnum, tkParent)
 }
-func (x *Import2) EnumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsafe.Pointer) ([]Token, error) {
-	return x.base().EnumMethodImpls(phEnum, td, methodBody)
+func (x *Import2) enumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsafe.Pointer) ([]Token, error) {
+	return x.base().enumMethodImpls(phEnum, td, methodBody)
 }
 func (x *Import2) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32) ([]Token, error) {
 	return x.base().EnumPermissionSets(phEnum, tk, actions)
 }
-func (x *Import2) FindMember(td Token, name string, sigBlob unsafe.Pointer, sigBlob2 uint32) (Token, error) {
-	return x.base().FindMember(td, name, sigBlob, sigBlob2)
+func (x *Import2) FindMember(td Token, name string, sigBlob []byte) (Token, error) {
+	return x.base().FindMember(td, name, sigBlob)
 }
-func (x *Import2) FindMethod(td Token, name string, sigBlob unsafe.Pointer, sigBlob2 uint32) (Token, error) {
-	return x.base().FindMethod(td, name, sigBlob, sigBlob2)
+func (x *Import2) FindMethod(td Token, name string, sigBlob []byte) (Token, error) {
+	return x.base().FindMethod(td, name, sigBlob)
 }
-func (x *Import2) FindField(td Token, name string, sigBlob unsafe.Pointer, sigBlob2 uint32) (Token, error) {
-	return x.base().FindField(td, name, sigBlob, sigBlob2)
+func (x *Import2) FindField(td Token, name string, sigBlob []byte) (Token, error) {
+	return x.base().FindField(td, name, sigBlob)
 }
-func (x *Import2) FindMemberRef(td Token, name string, sigBlob unsafe.Pointer, sigBlob2 uint32) (Token, error) {
-	return x.base().FindMemberRef(td, name, sigBlob, sigBlob2)
+func (x *Import2) FindMemberRef(td Token, name string, sigBlob []byte) (Token, error) {
+	return x.base().FindMemberRef(td, name, sigBlob)
 }
 func (x *Import2) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
 	return x.base().GetMethodProps(mb)
 }
-func (x *Import2) GetMemberRefProps(mr Token, sigBlob unsafe.Pointer) (ImportMemberRefPropsResult, error) {
-	return x.base().GetMemberRefProps(mr, sigBlob)
+func (x *Import2) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error) {
+	return x.base().GetMemberRefProps(mr)
 }
 func (x *Import2) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
 	return x.base().EnumProperties(phEnum, td)
@@ -3245,8 +3247,8 @@ func (x *Import2) GetFieldMarshal(tk Token) ([]byte, error) {
 func (x *Import2) GetRVA(tk Token) (ImportRVAResult, error) {
 	return x.base().GetRVA(tk)
 }
-func (x *Import2) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
-	return x.base().GetPermissionSetProps(pm)
+func (x *Import2) getPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
+	return x.base().getPermissionSetProps(pm)
 }
 func (x *Import2) GetSigFromToken(mdSig Token) ([]byte, error) {
 	return x.base().GetSigFromToken(mdSig)
@@ -3260,8 +3262,8 @@ func (x *Import2) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import2) GetTypeSpecFromToken(typespec Token) ([]byte, error) {
 	return x.base().GetTypeSpecFromToken(typespec)
 }
-func (x *Import2) GetNameFromToken(tk Token, utf8NamePtr unsafe.Pointer) error {
-	return x.base().GetNameFromToken(tk, utf8NamePtr)
+func (x *Import2) getNameFromToken(tk Token, utf8NamePtr unsafe.Pointer) error {
+	return x.base().getNameFromToken(tk, utf8NamePtr)
 }
 func (x *Import2) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumUnresolvedMethods(phEnum)
@@ -3287,26 +3289,26 @@ func (x *Import2) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, erro
 func (x *Import2) EnumCustomAttributes(phEnum *EnumHandle, tk Token, tkType Token) ([]Token, error) {
 	return x.base().EnumCustomAttributes(phEnum, tk, tkType)
 }
-func (x *Import2) GetCustomAttributeProps(cv Token) (ImportCustomAttributePropsResult, error) {
-	return x.base().GetCustomAttributeProps(cv)
+func (x *Import2) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsResult, error) {
+	return x.base().getCustomAttributeProps(cv)
 }
 func (x *Import2) FindTypeRef(tkResolutionScope Token, name string) (Token, error) {
 	return x.base().FindTypeRef(tkResolutionScope, name)
 }
-func (x *Import2) GetMemberProps(mb Token) (ImportMemberPropsResult, error) {
-	return x.base().GetMemberProps(mb)
+func (x *Import2) getMemberProps(mb Token) (ImportMemberPropsResult, error) {
+	return x.base().getMemberProps(mb)
 }
-func (x *Import2) GetFieldProps(mb Token) (ImportFieldPropsResult, error) {
-	return x.base().GetFieldProps(mb)
+func (x *Import2) getFieldProps(mb Token) (ImportFieldPropsResult, error) {
+	return x.base().getFieldProps(mb)
 }
-func (x *Import2) GetPropertyProps(prop Token, property string, property2 uint32, sig unsafe.Pointer) (ImportPropertyPropsResult, error) {
-	return x.base().GetPropertyProps(prop, property, property2, sig)
+func (x *Import2) getPropertyProps(prop Token, property string, property2 uint32) (ImportPropertyPropsResult, error) {
+	return x.base().getPropertyProps(prop, property, property2)
 }
-func (x *Import2) GetParamProps(tk Token) (ImportParamPropsResult, error) {
-	return x.base().GetParamProps(tk)
+func (x *Import2) getParamProps(tk Token) (ImportParamPropsResult, error) {
+	return x.base().getParamProps(tk)
 }
-func (x *Import2) GetCustomAttributeByName(tkObj Token, name string) ([]byte, error) {
-	return x.base().GetCustomAttributeByName(tkObj, name)
+func (x *Import2) getCustomAttributeByName(tkObj Token, name string) ([]byte, error) {
+	return x.base().getCustomAttributeByName(tkObj, name)
 }
 func (x *Import2) IsValidToken(tk Token) bool {
 	return x.base().IsValidToken(tk)
@@ -3314,8 +3316,8 @@ func (x *Import2) IsValidToken(tk Token) bool {
 func (x *Import2) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 	return x.base().GetNestedClassProps(tdNestedClass)
 }
-func (x *Import2) GetNativeCallConvFromSig(sig unsafe.Pointer, sig2 uint32) (uint32, error) {
-	return x.base().GetNativeCallConvFromSig(sig, sig2)
+func (x *Import2) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
+	return x.base().GetNativeCallConvFromSig(sig)
 }
 func (x *Import2) IsGlobal(pd Token) (int32, error) {
 	return x.base().IsGlobal(pd)
@@ -3540,15 +3542,15 @@ func (x *AssemblyEmit) Release() {
 	x.p = nil
 }
 
-// DefineAssembly calls IMetaDataAssemblyEmit::DefineAssembly.
-func (x *AssemblyEmit) DefineAssembly(publicKey unsafe.Pointer, publicKey2 uint32, hashAlgID uint32, name string, metaData unsafe.Pointer, assemblyFlags uint32) (Token, error) {
+// defineAssembly calls IMetaDataAssemblyEmit::DefineAssembly.
+func (x *AssemblyEmit) defineAssembly(publicKey []byte, hashAlgID uint32, name string, metaData unsafe.Pointer, assemblyFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pma C.mdAssembly
-	hr := C.clrprof_IMetaDataAssemblyEmit_DefineAssembly((*C.IMetaDataAssemblyEmit)(x.p), (unsafe.Pointer)(unsafe.Pointer(publicKey)), C.ULONG(publicKey2), C.ULONG(hashAlgID), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.ASSEMBLYMETADATA)(unsafe.Pointer(metaData)), C.DWORD(assemblyFlags), (*C.mdAssembly)(unsafe.Pointer(&o_pma)))
+	hr := C.clrprof_IMetaDataAssemblyEmit_DefineAssembly((*C.IMetaDataAssemblyEmit)(x.p), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(publicKey))), C.ULONG(len(publicKey)), C.ULONG(hashAlgID), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.ASSEMBLYMETADATA)(unsafe.Pointer(metaData)), C.DWORD(assemblyFlags), (*C.mdAssembly)(unsafe.Pointer(&o_pma)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -3556,15 +3558,15 @@ func (x *AssemblyEmit) DefineAssembly(publicKey unsafe.Pointer, publicKey2 uint3
 	return res, nil
 }
 
-// DefineAssemblyRef calls IMetaDataAssemblyEmit::DefineAssemblyRef.
-func (x *AssemblyEmit) DefineAssemblyRef(publicKeyOrToken unsafe.Pointer, publicKeyOrToken2 uint32, name string, metaData unsafe.Pointer, hashValue unsafe.Pointer, hashValue2 uint32, assemblyRefFlags uint32) (Token, error) {
+// defineAssemblyRef calls IMetaDataAssemblyEmit::DefineAssemblyRef.
+func (x *AssemblyEmit) defineAssemblyRef(publicKeyOrToken []byte, name string, metaData unsafe.Pointer, hashValue []byte, assemblyRefFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmdar C.mdAssemblyRef
-	hr := C.clrprof_IMetaDataAssemblyEmit_DefineAssemblyRef((*C.IMetaDataAssemblyEmit)(x.p), (unsafe.Pointer)(unsafe.Pointer(publicKeyOrToken)), C.ULONG(publicKeyOrToken2), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.ASSEMBLYMETADATA)(unsafe.Pointer(metaData)), (unsafe.Pointer)(unsafe.Pointer(hashValue)), C.ULONG(hashValue2), C.DWORD(assemblyRefFlags), (*C.mdAssemblyRef)(unsafe.Pointer(&o_pmdar)))
+	hr := C.clrprof_IMetaDataAssemblyEmit_DefineAssemblyRef((*C.IMetaDataAssemblyEmit)(x.p), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(publicKeyOrToken))), C.ULONG(len(publicKeyOrToken)), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.ASSEMBLYMETADATA)(unsafe.Pointer(metaData)), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(hashValue))), C.ULONG(len(hashValue)), C.DWORD(assemblyRefFlags), (*C.mdAssemblyRef)(unsafe.Pointer(&o_pmdar)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -3573,14 +3575,14 @@ func (x *AssemblyEmit) DefineAssemblyRef(publicKeyOrToken unsafe.Pointer, public
 }
 
 // DefineFile calls IMetaDataAssemblyEmit::DefineFile.
-func (x *AssemblyEmit) DefineFile(name string, hashValue unsafe.Pointer, hashValue2 uint32, fileFlags uint32) (Token, error) {
+func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmdf C.mdFile
-	hr := C.clrprof_IMetaDataAssemblyEmit_DefineFile((*C.IMetaDataAssemblyEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (unsafe.Pointer)(unsafe.Pointer(hashValue)), C.ULONG(hashValue2), C.DWORD(fileFlags), (*C.mdFile)(unsafe.Pointer(&o_pmdf)))
+	hr := C.clrprof_IMetaDataAssemblyEmit_DefineFile((*C.IMetaDataAssemblyEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(hashValue))), C.ULONG(len(hashValue)), C.DWORD(fileFlags), (*C.mdFile)(unsafe.Pointer(&o_pmdf)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -3620,26 +3622,26 @@ func (x *AssemblyEmit) DefineManifestResource(name string, tkImplementation Toke
 	return res, nil
 }
 
-// SetAssemblyProps calls IMetaDataAssemblyEmit::SetAssemblyProps.
-func (x *AssemblyEmit) SetAssemblyProps(pma Token, publicKey unsafe.Pointer, publicKey2 uint32, hashAlgID uint32, name string, metaData unsafe.Pointer, assemblyFlags uint32) error {
+// setAssemblyProps calls IMetaDataAssemblyEmit::SetAssemblyProps.
+func (x *AssemblyEmit) setAssemblyProps(pma Token, publicKey []byte, hashAlgID uint32, name string, metaData unsafe.Pointer, assemblyFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
-	hr := C.clrprof_IMetaDataAssemblyEmit_SetAssemblyProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdAssembly(pma), (unsafe.Pointer)(unsafe.Pointer(publicKey)), C.ULONG(publicKey2), C.ULONG(hashAlgID), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.ASSEMBLYMETADATA)(unsafe.Pointer(metaData)), C.DWORD(assemblyFlags))
+	hr := C.clrprof_IMetaDataAssemblyEmit_SetAssemblyProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdAssembly(pma), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(publicKey))), C.ULONG(len(publicKey)), C.ULONG(hashAlgID), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.ASSEMBLYMETADATA)(unsafe.Pointer(metaData)), C.DWORD(assemblyFlags))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// SetAssemblyRefProps calls IMetaDataAssemblyEmit::SetAssemblyRefProps.
-func (x *AssemblyEmit) SetAssemblyRefProps(ar Token, publicKeyOrToken unsafe.Pointer, publicKeyOrToken2 uint32, name string, metaData unsafe.Pointer, hashValue unsafe.Pointer, hashValue2 uint32, assemblyRefFlags uint32) error {
+// setAssemblyRefProps calls IMetaDataAssemblyEmit::SetAssemblyRefProps.
+func (x *AssemblyEmit) setAssemblyRefProps(ar Token, publicKeyOrToken []byte, name string, metaData unsafe.Pointer, hashValue []byte, assemblyRefFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
-	hr := C.clrprof_IMetaDataAssemblyEmit_SetAssemblyRefProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdAssemblyRef(ar), (unsafe.Pointer)(unsafe.Pointer(publicKeyOrToken)), C.ULONG(publicKeyOrToken2), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.ASSEMBLYMETADATA)(unsafe.Pointer(metaData)), (unsafe.Pointer)(unsafe.Pointer(hashValue)), C.ULONG(hashValue2), C.DWORD(assemblyRefFlags))
+	hr := C.clrprof_IMetaDataAssemblyEmit_SetAssemblyRefProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdAssemblyRef(ar), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(publicKeyOrToken))), C.ULONG(len(publicKeyOrToken)), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.ASSEMBLYMETADATA)(unsafe.Pointer(metaData)), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(hashValue))), C.ULONG(len(hashValue)), C.DWORD(assemblyRefFlags))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -3647,11 +3649,11 @@ func (x *AssemblyEmit) SetAssemblyRefProps(ar Token, publicKeyOrToken unsafe.Poi
 }
 
 // SetFileProps calls IMetaDataAssemblyEmit::SetFileProps.
-func (x *AssemblyEmit) SetFileProps(file Token, hashValue unsafe.Pointer, hashValue2 uint32, fileFlags uint32) error {
+func (x *AssemblyEmit) SetFileProps(file Token, hashValue []byte, fileFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
 	}
-	hr := C.clrprof_IMetaDataAssemblyEmit_SetFileProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdFile(file), (unsafe.Pointer)(unsafe.Pointer(hashValue)), C.ULONG(hashValue2), C.DWORD(fileFlags))
+	hr := C.clrprof_IMetaDataAssemblyEmit_SetFileProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdFile(file), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(hashValue))), C.ULONG(len(hashValue)), C.DWORD(fileFlags))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -3747,8 +3749,8 @@ type AssemblyImportAssemblyPropsResult struct {
 	AssemblyFlags uint32
 }
 
-// GetAssemblyProps calls IMetaDataAssemblyImport::GetAssemblyProps.
-func (x *AssemblyImport) GetAssemblyProps(mda Token) (AssemblyImportAssemblyPropsResult, error) {
+// getAssemblyProps calls IMetaDataAssemblyImport::GetAssemblyProps.
+func (x *AssemblyImport) getAssemblyProps(mda Token) (AssemblyImportAssemblyPropsResult, error) {
 	var res AssemblyImportAssemblyPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyImport")
@@ -3790,8 +3792,8 @@ type AssemblyImportAssemblyRefPropsResult struct {
 	AssemblyRefFlags uint32
 }
 
-// GetAssemblyRefProps calls IMetaDataAssemblyImport::GetAssemblyRefProps.
-func (x *AssemblyImport) GetAssemblyRefProps(mdar Token) (AssemblyImportAssemblyRefPropsResult, error) {
+// getAssemblyRefProps calls IMetaDataAssemblyImport::GetAssemblyRefProps.
+func (x *AssemblyImport) getAssemblyRefProps(mdar Token) (AssemblyImportAssemblyRefPropsResult, error) {
 	var res AssemblyImportAssemblyRefPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyImport")
@@ -3832,8 +3834,8 @@ type AssemblyImportFilePropsResult struct {
 	FileFlags uint32
 }
 
-// GetFileProps calls IMetaDataAssemblyImport::GetFileProps.
-func (x *AssemblyImport) GetFileProps(mdf Token) (AssemblyImportFilePropsResult, error) {
+// getFileProps calls IMetaDataAssemblyImport::GetFileProps.
+func (x *AssemblyImport) getFileProps(mdf Token) (AssemblyImportFilePropsResult, error) {
 	var res AssemblyImportFilePropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyImport")
@@ -4095,8 +4097,8 @@ func (x *AssemblyImport) CloseEnum(hEnum EnumHandle) {
 	C.clrprof_IMetaDataAssemblyImport_CloseEnum((*C.IMetaDataAssemblyImport)(x.p), *(*C.HCORENUM)(unsafe.Pointer(&hEnum)))
 }
 
-// FindAssembliesByName calls IMetaDataAssemblyImport::FindAssembliesByName.
-func (x *AssemblyImport) FindAssembliesByName(appBase string, privateBin string, assemblyName string, iUnk unsafe.Pointer, maxArg uint32) (uint32, error) {
+// findAssembliesByName calls IMetaDataAssemblyImport::FindAssembliesByName.
+func (x *AssemblyImport) findAssembliesByName(appBase string, privateBin string, assemblyName string, iUnk unsafe.Pointer, maxArg uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyImport")
@@ -4238,8 +4240,8 @@ func (x *DispenserEx) base() *Dispenser {
 	return &x.Dispenser
 }
 
-// SetOption calls IMetaDataDispenserEx::SetOption.
-func (x *DispenserEx) SetOption(optionid uuid.UUID, value unsafe.Pointer) error {
+// setOption calls IMetaDataDispenserEx::SetOption.
+func (x *DispenserEx) setOption(optionid uuid.UUID, value unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataDispenserEx")
 	}
@@ -4251,8 +4253,8 @@ func (x *DispenserEx) SetOption(optionid uuid.UUID, value unsafe.Pointer) error 
 	return nil
 }
 
-// GetOption calls IMetaDataDispenserEx::GetOption.
-func (x *DispenserEx) GetOption(optionid uuid.UUID, pvalue unsafe.Pointer) error {
+// getOption calls IMetaDataDispenserEx::GetOption.
+func (x *DispenserEx) getOption(optionid uuid.UUID, pvalue unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataDispenserEx")
 	}
@@ -4264,8 +4266,8 @@ func (x *DispenserEx) GetOption(optionid uuid.UUID, pvalue unsafe.Pointer) error
 	return nil
 }
 
-// OpenScopeOnITypeInfo calls IMetaDataDispenserEx::OpenScopeOnITypeInfo.
-func (x *DispenserEx) OpenScopeOnITypeInfo(iti unsafe.Pointer, openFlags uint32, riid uuid.UUID) (*Unknown, error) {
+// openScopeOnITypeInfo calls IMetaDataDispenserEx::OpenScopeOnITypeInfo.
+func (x *DispenserEx) openScopeOnITypeInfo(iti unsafe.Pointer, openFlags uint32, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataDispenserEx")
@@ -4358,11 +4360,11 @@ func (x *DispenserEx) FindAssemblyModule(appBase string, privateBin string, glob
 func (x *DispenserEx) DefineScope(rclsid uuid.UUID, createFlags uint32, riid uuid.UUID) (*Unknown, error) {
 	return x.base().DefineScope(rclsid, createFlags, riid)
 }
-func (x *DispenserEx) OpenScope(scope string, openFlags uint32, riid uuid.UUID) (*Unknown, error) {
+func (x *DispenserEx) OpenScope(scope string, openFlags OpenFlags, riid uuid.UUID) (*Unknown, error) {
 	return x.base().OpenScope(scope, openFlags, riid)
 }
-func (x *DispenserEx) OpenScopeOnMemory(data unsafe.Pointer, data2 uint32, openFlags uint32, riid uuid.UUID) (*Unknown, error) {
-	return x.base().OpenScopeOnMemory(data, data2, openFlags, riid)
+func (x *DispenserEx) openScopeOnMemory(data unsafe.Pointer, data2 uint32, openFlags uint32, riid uuid.UUID) (*Unknown, error) {
+	return x.base().openScopeOnMemory(data, data2, openFlags, riid)
 }
 
 // Tables wraps IMetaDataTables. Values returned by the runtime from a call are owned
@@ -4519,8 +4521,8 @@ type TablesTableInfoResult struct {
 	Key  uint32
 }
 
-// GetTableInfo calls IMetaDataTables::GetTableInfo.
-func (x *Tables) GetTableInfo(ixTbl uint32, name unsafe.Pointer) (TablesTableInfoResult, error) {
+// getTableInfo calls IMetaDataTables::GetTableInfo.
+func (x *Tables) getTableInfo(ixTbl uint32, name unsafe.Pointer) (TablesTableInfoResult, error) {
 	var res TablesTableInfoResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables")
@@ -4547,8 +4549,8 @@ type TablesColumnInfoResult struct {
 	Type  uint32
 }
 
-// GetColumnInfo calls IMetaDataTables::GetColumnInfo.
-func (x *Tables) GetColumnInfo(ixTbl uint32, ixCol uint32, name unsafe.Pointer) (TablesColumnInfoResult, error) {
+// getColumnInfo calls IMetaDataTables::GetColumnInfo.
+func (x *Tables) getColumnInfo(ixTbl uint32, ixCol uint32, name unsafe.Pointer) (TablesColumnInfoResult, error) {
 	var res TablesColumnInfoResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables")
@@ -4566,8 +4568,8 @@ func (x *Tables) GetColumnInfo(ixTbl uint32, ixCol uint32, name unsafe.Pointer) 
 	return res, nil
 }
 
-// GetCodedTokenInfo calls IMetaDataTables::GetCodedTokenInfo.
-func (x *Tables) GetCodedTokenInfo(ixCdTkn uint32, tokens unsafe.Pointer, name unsafe.Pointer) (uint32, error) {
+// getCodedTokenInfo calls IMetaDataTables::GetCodedTokenInfo.
+func (x *Tables) getCodedTokenInfo(ixCdTkn uint32, tokens unsafe.Pointer, name unsafe.Pointer) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables")
@@ -4582,8 +4584,8 @@ func (x *Tables) GetCodedTokenInfo(ixCdTkn uint32, tokens unsafe.Pointer, name u
 }
 
 // GetRow calls IMetaDataTables::GetRow.
-func (x *Tables) GetRow(ixTbl uint32, rid uint32) (uintptr, error) {
-	var res uintptr
+func (x *Tables) GetRow(ixTbl uint32, rid uint32) (Address, error) {
+	var res Address
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables")
 	}
@@ -4592,7 +4594,7 @@ func (x *Tables) GetRow(ixTbl uint32, rid uint32) (uintptr, error) {
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = uintptr(o_ppRow)
+	res = Address(unsafe.Pointer(o_ppRow))
 	return res, nil
 }
 
@@ -4611,8 +4613,8 @@ func (x *Tables) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, erro
 	return res, nil
 }
 
-// GetString calls IMetaDataTables::GetString.
-func (x *Tables) GetString(ixString uint32, str unsafe.Pointer) error {
+// getString calls IMetaDataTables::GetString.
+func (x *Tables) getString(ixString uint32, str unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataTables")
 	}
@@ -4623,31 +4625,24 @@ func (x *Tables) GetString(ixString uint32, str unsafe.Pointer) error {
 	return nil
 }
 
-// TablesBlobResult holds the outputs of IMetaDataTables::GetBlob.
-type TablesBlobResult struct {
-	Data  uint32
-	Data2 uintptr
-}
-
-// GetBlob calls IMetaDataTables::GetBlob.
-func (x *Tables) GetBlob(ixBlob uint32) (TablesBlobResult, error) {
-	var res TablesBlobResult
+// getBlob calls IMetaDataTables::GetBlob.
+func (x *Tables) getBlob(ixBlob uint32) ([]byte, error) {
+	var res []byte
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables")
 	}
-	var o_pcbData C.ULONG
+	var l_pcbData C.ULONG
 	var o_ppData unsafe.Pointer
-	hr := C.clrprof_IMetaDataTables_GetBlob((*C.IMetaDataTables)(x.p), C.ULONG(ixBlob), (*C.ULONG)(unsafe.Pointer(&o_pcbData)), (*unsafe.Pointer)(unsafe.Pointer(&o_ppData)))
+	hr := C.clrprof_IMetaDataTables_GetBlob((*C.IMetaDataTables)(x.p), C.ULONG(ixBlob), (*C.ULONG)(unsafe.Pointer(&l_pcbData)), (*unsafe.Pointer)(unsafe.Pointer(&o_ppData)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res.Data = uint32(o_pcbData)
-	res.Data2 = uintptr(o_ppData)
+	res = cgoutil.Bytes(unsafe.Pointer(o_ppData), int(l_pcbData))
 	return res, nil
 }
 
-// GetGuid calls IMetaDataTables::GetGuid.
-func (x *Tables) GetGuid(ixGUID uint32, guid unsafe.Pointer) error {
+// getGuid calls IMetaDataTables::GetGuid.
+func (x *Tables) getGuid(ixGUID uint32, guid unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataTables")
 	}
@@ -4658,26 +4653,19 @@ func (x *Tables) GetGuid(ixGUID uint32, guid unsafe.Pointer) error {
 	return nil
 }
 
-// TablesUserStringResult holds the outputs of IMetaDataTables::GetUserString.
-type TablesUserStringResult struct {
-	Data  uint32
-	Data2 uintptr
-}
-
-// GetUserString calls IMetaDataTables::GetUserString.
-func (x *Tables) GetUserString(ixUserString uint32) (TablesUserStringResult, error) {
-	var res TablesUserStringResult
+// getUserString calls IMetaDataTables::GetUserString.
+func (x *Tables) getUserString(ixUserString uint32) ([]byte, error) {
+	var res []byte
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables")
 	}
-	var o_pcbData C.ULONG
+	var l_pcbData C.ULONG
 	var o_ppData unsafe.Pointer
-	hr := C.clrprof_IMetaDataTables_GetUserString((*C.IMetaDataTables)(x.p), C.ULONG(ixUserString), (*C.ULONG)(unsafe.Pointer(&o_pcbData)), (*unsafe.Pointer)(unsafe.Pointer(&o_ppData)))
+	hr := C.clrprof_IMetaDataTables_GetUserString((*C.IMetaDataTables)(x.p), C.ULONG(ixUserString), (*C.ULONG)(unsafe.Pointer(&l_pcbData)), (*unsafe.Pointer)(unsafe.Pointer(&o_ppData)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res.Data = uint32(o_pcbData)
-	res.Data2 = uintptr(o_ppData)
+	res = cgoutil.Bytes(unsafe.Pointer(o_ppData), int(l_pcbData))
 	return res, nil
 }
 
@@ -4786,8 +4774,8 @@ func (x *Tables2) base() *Tables {
 	return &x.Tables
 }
 
-// GetMetaDataStorage calls IMetaDataTables2::GetMetaDataStorage.
-func (x *Tables2) GetMetaDataStorage() ([]byte, error) {
+// getMetaDataStorage calls IMetaDataTables2::GetMetaDataStorage.
+func (x *Tables2) getMetaDataStorage() ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables2")
@@ -4802,8 +4790,8 @@ func (x *Tables2) GetMetaDataStorage() ([]byte, error) {
 	return res, nil
 }
 
-// GetMetaDataStreamInfo calls IMetaDataTables2::GetMetaDataStreamInfo.
-func (x *Tables2) GetMetaDataStreamInfo(ix uint32, ppchName unsafe.Pointer) ([]byte, error) {
+// getMetaDataStreamInfo calls IMetaDataTables2::GetMetaDataStreamInfo.
+func (x *Tables2) getMetaDataStreamInfo(ix uint32, ppchName unsafe.Pointer) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables2")
@@ -4836,32 +4824,32 @@ func (x *Tables2) GetNumTables() (uint32, error) {
 func (x *Tables2) GetTableIndex(token uint32) (uint32, error) {
 	return x.base().GetTableIndex(token)
 }
-func (x *Tables2) GetTableInfo(ixTbl uint32, name unsafe.Pointer) (TablesTableInfoResult, error) {
-	return x.base().GetTableInfo(ixTbl, name)
+func (x *Tables2) getTableInfo(ixTbl uint32, name unsafe.Pointer) (TablesTableInfoResult, error) {
+	return x.base().getTableInfo(ixTbl, name)
 }
-func (x *Tables2) GetColumnInfo(ixTbl uint32, ixCol uint32, name unsafe.Pointer) (TablesColumnInfoResult, error) {
-	return x.base().GetColumnInfo(ixTbl, ixCol, name)
+func (x *Tables2) getColumnInfo(ixTbl uint32, ixCol uint32, name unsafe.Pointer) (TablesColumnInfoResult, error) {
+	return x.base().getColumnInfo(ixTbl, ixCol, name)
 }
-func (x *Tables2) GetCodedTokenInfo(ixCdTkn uint32, tokens unsafe.Pointer, name unsafe.Pointer) (uint32, error) {
-	return x.base().GetCodedTokenInfo(ixCdTkn, tokens, name)
+func (x *Tables2) getCodedTokenInfo(ixCdTkn uint32, tokens unsafe.Pointer, name unsafe.Pointer) (uint32, error) {
+	return x.base().getCodedTokenInfo(ixCdTkn, tokens, name)
 }
-func (x *Tables2) GetRow(ixTbl uint32, rid uint32) (uintptr, error) {
+func (x *Tables2) GetRow(ixTbl uint32, rid uint32) (Address, error) {
 	return x.base().GetRow(ixTbl, rid)
 }
 func (x *Tables2) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, error) {
 	return x.base().GetColumn(ixTbl, ixCol, rid)
 }
-func (x *Tables2) GetString(ixString uint32, str unsafe.Pointer) error {
-	return x.base().GetString(ixString, str)
+func (x *Tables2) getString(ixString uint32, str unsafe.Pointer) error {
+	return x.base().getString(ixString, str)
 }
-func (x *Tables2) GetBlob(ixBlob uint32) (TablesBlobResult, error) {
-	return x.base().GetBlob(ixBlob)
+func (x *Tables2) getBlob(ixBlob uint32) ([]byte, error) {
+	return x.base().getBlob(ixBlob)
 }
-func (x *Tables2) GetGuid(ixGUID uint32, guid unsafe.Pointer) error {
-	return x.base().GetGuid(ixGUID, guid)
+func (x *Tables2) getGuid(ixGUID uint32, guid unsafe.Pointer) error {
+	return x.base().getGuid(ixGUID, guid)
 }
-func (x *Tables2) GetUserString(ixUserString uint32) (TablesUserStringResult, error) {
-	return x.base().GetUserString(ixUserString)
+func (x *Tables2) getUserString(ixUserString uint32) ([]byte, error) {
+	return x.base().getUserString(ixUserString)
 }
 func (x *Tables2) GetNextString(ixString uint32) (uint32, error) {
 	return x.base().GetNextString(ixString)
@@ -4938,8 +4926,8 @@ type InfoFileMappingResult struct {
 	MappingType uint32
 }
 
-// GetFileMapping calls IMetaDataInfo::GetFileMapping.
-func (x *Info) GetFileMapping() (InfoFileMappingResult, error) {
+// getFileMapping calls IMetaDataInfo::GetFileMapping.
+func (x *Info) getFileMapping() (InfoFileMappingResult, error) {
 	var res InfoFileMappingResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataInfo")

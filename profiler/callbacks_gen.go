@@ -131,9 +131,9 @@ type Callback interface {
 	// ExceptionSearchCatcherFound is ICorProfilerCallback::ExceptionSearchCatcherFound.
 	ExceptionSearchCatcherFound(functionID FunctionID) error
 	// ExceptionOSHandlerEnter is ICorProfilerCallback::ExceptionOSHandlerEnter.
-	ExceptionOSHandlerEnter(unused uintptr) error
+	ExceptionOSHandlerEnter() error
 	// ExceptionOSHandlerLeave is ICorProfilerCallback::ExceptionOSHandlerLeave.
-	ExceptionOSHandlerLeave(unused uintptr) error
+	ExceptionOSHandlerLeave() error
 	// ExceptionUnwindFunctionEnter is ICorProfilerCallback::ExceptionUnwindFunctionEnter.
 	ExceptionUnwindFunctionEnter(functionID FunctionID) error
 	// ExceptionUnwindFunctionLeave is ICorProfilerCallback::ExceptionUnwindFunctionLeave.
@@ -147,9 +147,9 @@ type Callback interface {
 	// ExceptionCatcherLeave is ICorProfilerCallback::ExceptionCatcherLeave.
 	ExceptionCatcherLeave() error
 	// COMClassicVTableCreated is ICorProfilerCallback::COMClassicVTableCreated.
-	COMClassicVTableCreated(wrappedClassID ClassID, implementedIID uuid.UUID, vTable uintptr, slots uint32) error
+	COMClassicVTableCreated(wrappedClassID ClassID, implementedIID uuid.UUID, vTable metadata.Address, slots uint32) error
 	// COMClassicVTableDestroyed is ICorProfilerCallback::COMClassicVTableDestroyed.
-	COMClassicVTableDestroyed(wrappedClassID ClassID, implementedIID uuid.UUID, vTable uintptr) error
+	COMClassicVTableDestroyed(wrappedClassID ClassID, implementedIID uuid.UUID, vTable metadata.Address) error
 	// ExceptionCLRCatcherFound is ICorProfilerCallback::ExceptionCLRCatcherFound.
 	ExceptionCLRCatcherFound() error
 	// ExceptionCLRCatcherExecute is ICorProfilerCallback::ExceptionCLRCatcherExecute.
@@ -170,7 +170,7 @@ type Callback2 interface {
 	// FinalizeableObjectQueued is ICorProfilerCallback2::FinalizeableObjectQueued.
 	FinalizeableObjectQueued(finalizerFlags uint32, objectID ObjectID) error
 	// RootReferences2 is ICorProfilerCallback2::RootReferences2.
-	RootReferences2(rootRefIDs []ObjectID, rootKinds []GCRootKind, rootFlags []GCRootFlags, rootIDs []uintptr) error
+	RootReferences2(rootRefIDs []ObjectID, rootKinds []GCRootKind, rootFlags []GCRootFlags, rootIDs []metadata.Address) error
 	// HandleCreated is ICorProfilerCallback2::HandleCreated.
 	HandleCreated(handleID GCHandleID, initialObjectID ObjectID) error
 	// HandleDestroyed is ICorProfilerCallback2::HandleDestroyed.
@@ -200,9 +200,9 @@ type Callback4 interface {
 	// ReJITError is ICorProfilerCallback4::ReJITError.
 	ReJITError(moduleID ModuleID, methodID metadata.Token, functionID FunctionID, hrStatus HRESULT) error
 	// MovedReferences2 is ICorProfilerCallback4::MovedReferences2.
-	MovedReferences2(oldObjectIDRangeStart []ObjectID, newObjectIDRangeStart []ObjectID, objectIDRangeLength []uintptr) error
+	MovedReferences2(oldObjectIDRangeStart []ObjectID, newObjectIDRangeStart []ObjectID, objectIDRangeLength []uint64) error
 	// SurvivingReferences2 is ICorProfilerCallback4::SurvivingReferences2.
-	SurvivingReferences2(objectIDRangeStart []ObjectID, objectIDRangeLength []uintptr) error
+	SurvivingReferences2(objectIDRangeStart []ObjectID, objectIDRangeLength []uint64) error
 }
 
 // Callback5 is the Go form of ICorProfilerCallback5 (IID 8dfba405-8c9f-45f8-bffa-83b14cef78b5): implement it, usually by embedding Base and overriding what you need.
@@ -230,7 +230,7 @@ type Callback7 interface {
 type Callback8 interface {
 	Callback7
 	// DynamicMethodJITCompilationStarted is ICorProfilerCallback8::DynamicMethodJITCompilationStarted.
-	DynamicMethodJITCompilationStarted(functionID FunctionID, isSafeToBlock bool, ilHeader uintptr, ilHeader2 uint32) error
+	DynamicMethodJITCompilationStarted(functionID FunctionID, isSafeToBlock bool, ilHeader []byte) error
 	// DynamicMethodJITCompilationFinished is ICorProfilerCallback8::DynamicMethodJITCompilationFinished.
 	DynamicMethodJITCompilationFinished(functionID FunctionID, hrStatus HRESULT, isSafeToBlock bool) error
 }
@@ -246,7 +246,7 @@ type Callback9 interface {
 type Callback10 interface {
 	Callback9
 	// EventPipeEventDelivered is ICorProfilerCallback10::EventPipeEventDelivered.
-	EventPipeEventDelivered(provider EventPipeProvider, eventID uint32, eventVersion uint32, metadataBlob []byte, eventData []byte, activityID uuid.UUID, relatedActivityID uuid.UUID, eventThread ThreadID, stackFrames []uintptr) error
+	EventPipeEventDelivered(provider EventPipeProvider, eventID uint32, eventVersion uint32, metadataBlob []byte, eventData []byte, activityID uuid.UUID, relatedActivityID uuid.UUID, eventThread ThreadID, stackFrames []metadata.Address) error
 	// EventPipeProviderCreated is ICorProfilerCallback10::EventPipeProviderCreated.
 	EventPipeProviderCreated(provider EventPipeProvider) error
 }
@@ -255,7 +255,7 @@ type Callback10 interface {
 type Callback11 interface {
 	Callback10
 	// LoadAsNotificationOnly is ICorProfilerCallback11::LoadAsNotificationOnly.
-	LoadAsNotificationOnly(notificationOnly uintptr) error
+	LoadAsNotificationOnly() (bool, error)
 }
 
 // Base implements every callback as a no-op that returns nil. Embed it in
@@ -434,10 +434,10 @@ func (Base) ExceptionSearchFilterLeave() error {
 func (Base) ExceptionSearchCatcherFound(_ FunctionID) error {
 	return nil
 }
-func (Base) ExceptionOSHandlerEnter(_ uintptr) error {
+func (Base) ExceptionOSHandlerEnter() error {
 	return nil
 }
-func (Base) ExceptionOSHandlerLeave(_ uintptr) error {
+func (Base) ExceptionOSHandlerLeave() error {
 	return nil
 }
 func (Base) ExceptionUnwindFunctionEnter(_ FunctionID) error {
@@ -458,10 +458,10 @@ func (Base) ExceptionCatcherEnter(_ FunctionID, _ ObjectID) error {
 func (Base) ExceptionCatcherLeave() error {
 	return nil
 }
-func (Base) COMClassicVTableCreated(_ ClassID, _ uuid.UUID, _ uintptr, _ uint32) error {
+func (Base) COMClassicVTableCreated(_ ClassID, _ uuid.UUID, _ metadata.Address, _ uint32) error {
 	return nil
 }
-func (Base) COMClassicVTableDestroyed(_ ClassID, _ uuid.UUID, _ uintptr) error {
+func (Base) COMClassicVTableDestroyed(_ ClassID, _ uuid.UUID, _ metadata.Address) error {
 	return nil
 }
 func (Base) ExceptionCLRCatcherFound() error {
@@ -485,7 +485,7 @@ func (Base) GarbageCollectionFinished() error {
 func (Base) FinalizeableObjectQueued(_ uint32, _ ObjectID) error {
 	return nil
 }
-func (Base) RootReferences2(_ []ObjectID, _ []GCRootKind, _ []GCRootFlags, _ []uintptr) error {
+func (Base) RootReferences2(_ []ObjectID, _ []GCRootKind, _ []GCRootFlags, _ []metadata.Address) error {
 	return nil
 }
 func (Base) HandleCreated(_ GCHandleID, _ ObjectID) error {
@@ -515,10 +515,10 @@ func (Base) ReJITCompilationFinished(_ FunctionID, _ ReJITID, _ HRESULT, _ bool)
 func (Base) ReJITError(_ ModuleID, _ metadata.Token, _ FunctionID, _ HRESULT) error {
 	return nil
 }
-func (Base) MovedReferences2(_ []ObjectID, _ []ObjectID, _ []uintptr) error {
+func (Base) MovedReferences2(_ []ObjectID, _ []ObjectID, _ []uint64) error {
 	return nil
 }
-func (Base) SurvivingReferences2(_ []ObjectID, _ []uintptr) error {
+func (Base) SurvivingReferences2(_ []ObjectID, _ []uint64) error {
 	return nil
 }
 func (Base) ConditionalWeakTableElementReferences(_ []ObjectID, _ []ObjectID, _ []GCHandleID) error {
@@ -530,7 +530,7 @@ func (Base) GetAssemblyReferences(_ string, _ *AssemblyReferenceProvider) error 
 func (Base) ModuleInMemorySymbolsUpdated(_ ModuleID) error {
 	return nil
 }
-func (Base) DynamicMethodJITCompilationStarted(_ FunctionID, _ bool, _ uintptr, _ uint32) error {
+func (Base) DynamicMethodJITCompilationStarted(_ FunctionID, _ bool, _ []byte) error {
 	return nil
 }
 func (Base) DynamicMethodJITCompilationFinished(_ FunctionID, _ HRESULT, _ bool) error {
@@ -539,14 +539,14 @@ func (Base) DynamicMethodJITCompilationFinished(_ FunctionID, _ HRESULT, _ bool)
 func (Base) DynamicMethodUnloaded(_ FunctionID) error {
 	return nil
 }
-func (Base) EventPipeEventDelivered(_ EventPipeProvider, _ uint32, _ uint32, _ []byte, _ []byte, _ uuid.UUID, _ uuid.UUID, _ ThreadID, _ []uintptr) error {
+func (Base) EventPipeEventDelivered(_ EventPipeProvider, _ uint32, _ uint32, _ []byte, _ []byte, _ uuid.UUID, _ uuid.UUID, _ ThreadID, _ []metadata.Address) error {
 	return nil
 }
 func (Base) EventPipeProviderCreated(_ EventPipeProvider) error {
 	return nil
 }
-func (Base) LoadAsNotificationOnly(_ uintptr) error {
-	return nil
+func (Base) LoadAsNotificationOnly() (zero0 bool, err error) {
+	return
 }
 
 // callbacks holds the user's implementation once per interface version it satisfies.
@@ -1344,7 +1344,7 @@ func clrprofGoExceptionOSHandlerEnter(h C.uintptr_t, a_unused C.UINT_PTR) (hr C.
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionOSHandlerEnter(uintptr(a_unused))))
+	return C.HRESULT(toHRESULT(d.cb1.ExceptionOSHandlerEnter()))
 }
 
 //export clrprofGoExceptionOSHandlerLeave
@@ -1357,7 +1357,7 @@ func clrprofGoExceptionOSHandlerLeave(h C.uintptr_t, a_unused C.UINT_PTR) (hr C.
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionOSHandlerLeave(uintptr(a_unused))))
+	return C.HRESULT(toHRESULT(d.cb1.ExceptionOSHandlerLeave()))
 }
 
 //export clrprofGoExceptionUnwindFunctionEnter
@@ -1448,7 +1448,7 @@ func clrprofGoCOMClassicVTableCreated(h C.uintptr_t, a_wrappedClassID C.ClassID,
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.COMClassicVTableCreated(ClassID(a_wrappedClassID), cgoutil.GUIDAt(a_implementedIID), uintptr(a_pVTable), uint32(a_cSlots))))
+	return C.HRESULT(toHRESULT(d.cb1.COMClassicVTableCreated(ClassID(a_wrappedClassID), cgoutil.GUIDAt(a_implementedIID), metadata.Address(a_pVTable), uint32(a_cSlots))))
 }
 
 //export clrprofGoCOMClassicVTableDestroyed
@@ -1461,7 +1461,7 @@ func clrprofGoCOMClassicVTableDestroyed(h C.uintptr_t, a_wrappedClassID C.ClassI
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.COMClassicVTableDestroyed(ClassID(a_wrappedClassID), cgoutil.GUIDAt(a_implementedIID), uintptr(a_pVTable))))
+	return C.HRESULT(toHRESULT(d.cb1.COMClassicVTableDestroyed(ClassID(a_wrappedClassID), cgoutil.GUIDAt(a_implementedIID), metadata.Address(a_pVTable))))
 }
 
 //export clrprofGoExceptionCLRCatcherFound
@@ -1565,7 +1565,7 @@ func clrprofGoRootReferences2(h C.uintptr_t, a_cRootRefs C.ULONG, a_rootRefIDs u
 	if d.cb2 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb2.RootReferences2(cgoutil.Slice[ObjectID](a_rootRefIDs, int(a_cRootRefs)), cgoutil.Slice[GCRootKind](a_rootKinds, int(a_cRootRefs)), cgoutil.Slice[GCRootFlags](a_rootFlags, int(a_cRootRefs)), cgoutil.Slice[uintptr](a_rootIDs, int(a_cRootRefs)))))
+	return C.HRESULT(toHRESULT(d.cb2.RootReferences2(cgoutil.Slice[ObjectID](a_rootRefIDs, int(a_cRootRefs)), cgoutil.Slice[GCRootKind](a_rootKinds, int(a_cRootRefs)), cgoutil.Slice[GCRootFlags](a_rootFlags, int(a_cRootRefs)), cgoutil.Slice[metadata.Address](a_rootIDs, int(a_cRootRefs)))))
 }
 
 //export clrprofGoHandleCreated
@@ -1689,7 +1689,7 @@ func clrprofGoMovedReferences2(h C.uintptr_t, a_cMovedObjectIDRanges C.ULONG, a_
 	if d.cb4 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb4.MovedReferences2(cgoutil.Slice[ObjectID](a_oldObjectIDRangeStart, int(a_cMovedObjectIDRanges)), cgoutil.Slice[ObjectID](a_newObjectIDRangeStart, int(a_cMovedObjectIDRanges)), cgoutil.Slice[uintptr](a_cObjectIDRangeLength, int(a_cMovedObjectIDRanges)))))
+	return C.HRESULT(toHRESULT(d.cb4.MovedReferences2(cgoutil.Slice[ObjectID](a_oldObjectIDRangeStart, int(a_cMovedObjectIDRanges)), cgoutil.Slice[ObjectID](a_newObjectIDRangeStart, int(a_cMovedObjectIDRanges)), cgoutil.Slice[uint64](a_cObjectIDRangeLength, int(a_cMovedObjectIDRanges)))))
 }
 
 //export clrprofGoSurvivingReferences2
@@ -1702,7 +1702,7 @@ func clrprofGoSurvivingReferences2(h C.uintptr_t, a_cSurvivingObjectIDRanges C.U
 	if d.cb4 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb4.SurvivingReferences2(cgoutil.Slice[ObjectID](a_objectIDRangeStart, int(a_cSurvivingObjectIDRanges)), cgoutil.Slice[uintptr](a_cObjectIDRangeLength, int(a_cSurvivingObjectIDRanges)))))
+	return C.HRESULT(toHRESULT(d.cb4.SurvivingReferences2(cgoutil.Slice[ObjectID](a_objectIDRangeStart, int(a_cSurvivingObjectIDRanges)), cgoutil.Slice[uint64](a_cObjectIDRangeLength, int(a_cSurvivingObjectIDRanges)))))
 }
 
 //export clrprofGoConditionalWeakTableElementReferences
@@ -1754,7 +1754,7 @@ func clrprofGoDynamicMethodJITCompilationStarted(h C.uintptr_t, a_functionID C.F
 	if d.cb8 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb8.DynamicMethodJITCompilationStarted(FunctionID(a_functionID), a_fIsSafeToBlock != 0, uintptr(a_pILHeader), uint32(a_cbILHeader))))
+	return C.HRESULT(toHRESULT(d.cb8.DynamicMethodJITCompilationStarted(FunctionID(a_functionID), a_fIsSafeToBlock != 0, cgoutil.Bytes(a_pILHeader, int(a_cbILHeader)))))
 }
 
 //export clrprofGoDynamicMethodJITCompilationFinished
@@ -1793,7 +1793,7 @@ func clrprofGoEventPipeEventDelivered(h C.uintptr_t, a_provider C.EVENTPIPE_PROV
 	if d.cb10 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb10.EventPipeEventDelivered(EventPipeProvider(a_provider), uint32(a_eventID), uint32(a_eventVersion), cgoutil.Bytes(a_metadataBlob, int(a_cbMetadataBlob)), cgoutil.Bytes(a_eventData, int(a_cbEventData)), cgoutil.GUIDAt(a_pActivityID), cgoutil.GUIDAt(a_pRelatedActivityID), ThreadID(a_eventThread), cgoutil.Slice[uintptr](a_stackFrames, int(a_numStackFrames)))))
+	return C.HRESULT(toHRESULT(d.cb10.EventPipeEventDelivered(EventPipeProvider(a_provider), uint32(a_eventID), uint32(a_eventVersion), cgoutil.Bytes(a_metadataBlob, int(a_cbMetadataBlob)), cgoutil.Bytes(a_eventData, int(a_cbEventData)), cgoutil.GUIDAt(a_pActivityID), cgoutil.GUIDAt(a_pRelatedActivityID), ThreadID(a_eventThread), cgoutil.Slice[metadata.Address](a_stackFrames, int(a_numStackFrames)))))
 }
 
 //export clrprofGoEventPipeProviderCreated
@@ -1819,5 +1819,12 @@ func clrprofGoLoadAsNotificationOnly(h C.uintptr_t, a_pbNotificationOnly unsafe.
 	if d.cb11 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb11.LoadAsNotificationOnly(uintptr(a_pbNotificationOnly))))
+	r0, err := d.cb11.LoadAsNotificationOnly()
+	if err != nil {
+		return C.HRESULT(toHRESULT(err))
+	}
+	if a_pbNotificationOnly != nil {
+		*(*C.BOOL)(a_pbNotificationOnly) = C.BOOL(cgoutil.Bool(r0))
+	}
+	return 0
 }

@@ -173,7 +173,7 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 	if err := x.installMapper(opts.Filter); err != nil {
 		return nil, err
 	}
-	if err := x.SetEnterLeaveFunctionHooks3(C.clrprof_elt_hook(0), C.clrprof_elt_hook(1), C.clrprof_elt_hook(2)); err != nil {
+	if err := x.setEnterLeaveFunctionHooks3(C.clrprof_elt_hook(0), C.clrprof_elt_hook(1), C.clrprof_elt_hook(2)); err != nil {
 		return nil, fmt.Errorf("clrprof: EnableELT: SetEnterLeaveFunctionHooks3: %w", err)
 	}
 	add := MonitorEnterLeave
@@ -220,9 +220,9 @@ func (x *Info) installMapper(filter func(FunctionID) bool) error {
 	eltState.filter.Store(&filter)
 	var err error
 	if x.ptr(3) != nil {
-		err = x.SetFunctionIDMapper2(C.clrprof_elt_mapper2(), nil)
+		err = x.setFunctionIDMapper2(C.clrprof_elt_mapper2(), nil)
 	} else {
-		err = x.SetFunctionIDMapper(C.clrprof_elt_mapper1())
+		err = x.setFunctionIDMapper(C.clrprof_elt_mapper1())
 	}
 	if err != nil {
 		return fmt.Errorf("clrprof: SetFunctionIDMapper: %w", err)

@@ -148,7 +148,7 @@ func (d deps) hasClass(id ClassID) bool   { return slices.Contains(d.classes, id
 
 // AddModule records a loaded module.
 func (m *IDMap) AddModule(id ModuleID) (ModuleEntry, error) {
-	mi, err := m.info.GetModuleInfo(id, nil)
+	mi, err := m.info.GetModuleInfo(id)
 	if err != nil {
 		return ModuleEntry{}, fmt.Errorf("clrprof: module %#x: %w", uint64(id), err)
 	}

@@ -62,6 +62,9 @@ type EventPipeEvent uintptr
 // EventPipeSession is the runtime's EVENTPIPE_SESSION (UINT64).
 type EventPipeSession uint64
 
+// ObjectHandle is the runtime's ObjectHandleID (void).
+type ObjectHandle uintptr
+
 // DebugILToNativeMappingTypes is CorDebugIlToNativeMappingTypes.
 type DebugILToNativeMappingTypes int32
 
@@ -1072,7 +1075,7 @@ type FieldOffset = metadata.FieldOffset
 
 // FunctionArgumentRange mirrors the C struct COR_PRF_FUNCTION_ARGUMENT_RANGE.
 type FunctionArgumentRange struct {
-	StartAddress uintptr
+	StartAddress metadata.Address
 	Length       uint32
 }
 
@@ -1085,8 +1088,8 @@ type FunctionArgumentInfo struct {
 
 // CodeInfo mirrors the C struct COR_PRF_CODE_INFO.
 type CodeInfo struct {
-	StartAddress uintptr
-	Size         uintptr
+	StartAddress metadata.Address
+	Size         uint64
 }
 
 // Function mirrors the C struct COR_PRF_FUNCTION.
@@ -1097,11 +1100,11 @@ type Function struct {
 
 // AssemblyReferenceInfo mirrors the C struct COR_PRF_ASSEMBLY_REFERENCE_INFO.
 type AssemblyReferenceInfo struct {
-	PbPublicKeyOrToken uintptr
+	PbPublicKeyOrToken metadata.Address
 	CbPublicKeyOrToken uint32
-	SZName             uintptr
-	PMetaData          uintptr
-	PbHashValue        uintptr
+	SZName             metadata.Address
+	PMetaData          metadata.Address
+	PbHashValue        metadata.Address
 	CbHashValue        uint32
 	DwAssemblyRefFlags uint32
 }
@@ -1114,17 +1117,17 @@ type Method struct {
 
 // EventPipeProviderConfig mirrors the C struct COR_PRF_EVENTPIPE_PROVIDER_CONFIG.
 type EventPipeProviderConfig struct {
-	ProviderName uintptr
+	ProviderName metadata.Address
 	Keywords     uint64
 	LoggingLevel uint32
-	FilterData   uintptr
+	FilterData   metadata.Address
 }
 
 // EventPipeParamDesc mirrors the C struct COR_PRF_EVENTPIPE_PARAM_DESC.
 type EventPipeParamDesc struct {
 	Type        uint32
 	ElementType uint32
-	Name        uintptr
+	Name        metadata.Address
 }
 
 // EventData mirrors the C struct COR_PRF_EVENT_DATA.
@@ -1145,23 +1148,23 @@ type FilterData struct {
 type GCGenerationRange struct {
 	Generation          GCGeneration
 	RangeStart          ObjectID
-	RangeLength         uintptr
-	RangeLengthReserved uintptr
+	RangeLength         metadata.Address
+	RangeLengthReserved metadata.Address
 }
 
 // NonGCHeapRange mirrors the C struct COR_PRF_NONGC_HEAP_RANGE.
 type NonGCHeapRange struct {
 	RangeStart          ObjectID
-	RangeLength         uintptr
-	RangeLengthReserved uintptr
+	RangeLength         metadata.Address
+	RangeLengthReserved metadata.Address
 }
 
 // ExClauseInfo mirrors the C struct COR_PRF_EX_CLAUSE_INFO.
 type ExClauseInfo struct {
 	ClauseType         ClauseType
-	ProgramCounter     uintptr
-	FramePointer       uintptr
-	ShadowStackPointer uintptr
+	ProgramCounter     metadata.Address
+	FramePointer       metadata.Address
+	ShadowStackPointer metadata.Address
 }
 
 // The mirrors above must have exactly the size of their C structs;

@@ -380,9 +380,9 @@ func (p *metaprof) apiChecks(m profiler.ModuleID, imp *metadata.Import2) {
 	writeLine := &metadata.MethodSig{Return: metadata.Primitive(metadata.ElementTypeVoid),
 		Params: []*metadata.Type{metadata.Primitive(metadata.ElementTypeString)}}
 	blob, _ := writeLine.Encode()
-	mr, err := emit.DefineMemberRefSig(console, "WriteLine", blob)
+	mr, err := emit.DefineMemberRef(console, "WriteLine", blob)
 	if err != nil {
-		fail("DefineMemberRefSig", err)
+		fail("DefineMemberRef", err)
 		return
 	}
 	n, err := imp.MethodName(mr)
@@ -399,18 +399,18 @@ func (p *metaprof) apiChecks(m profiler.ModuleID, imp *metadata.Import2) {
 	}
 	spec := &metadata.MethodSpecSig{Args: []*metadata.Type{metadata.SZArrayOf(metadata.Primitive(metadata.ElementTypeI8))}}
 	blob, _ = spec.Encode()
-	ms, err := emit.DefineMethodSpecSig(id[0], blob)
+	ms, err := emit.DefineMethodSpec(id[0], blob)
 	if err != nil {
-		fail("DefineMethodSpecSig", err)
+		fail("DefineMethodSpec", err)
 		return
 	}
 	n, err = imp.MethodName(ms)
 	p.logf("api: defined method spec %s%s", n, errSuffix(err))
 	locals := &metadata.LocalVarSig{Locals: []*metadata.Type{metadata.Primitive(metadata.ElementTypeI4), metadata.ClassType(console)}}
 	blob, _ = locals.Encode()
-	st, err := emit.TokenFromSig(blob)
+	st, err := emit.GetTokenFromSig(blob)
 	if err != nil {
-		fail("TokenFromSig", err)
+		fail("GetTokenFromSig", err)
 		return
 	}
 	back, err := imp.StandAloneSig(st)
@@ -430,13 +430,13 @@ func (p *metaprof) apiChecks(m profiler.ModuleID, imp *metadata.Import2) {
 	}
 	ts := metadata.GenericInst(metadata.ClassType(console), metadata.Primitive(metadata.ElementTypeI4))
 	blob, _ = ts.Encode()
-	tst, err := emit.TokenFromTypeSpec(blob)
+	tst, err := emit.GetTokenFromTypeSpec(blob)
 	if err == nil {
 		n, err = imp.TypeName(tst, nil)
 		p.logf("api: defined type spec %s", n)
 	}
 	if err != nil {
-		fail("TokenFromTypeSpec", err)
+		fail("GetTokenFromTypeSpec", err)
 	}
 	us, err := emit.DefineString("héllo, wörld ✓")
 	if err == nil {
