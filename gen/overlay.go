@@ -18,6 +18,7 @@ import (
 // addr passes a pointer to runtime memory (an IP, a code address, a buffer
 // the runtime allocated) as an Address; hidden passes zero and leaves the
 // parameter out of the Go signature (reserved and unused parameters).
+//
 //	type  CName GoName
 type Overlay struct {
 	Params map[string]map[string]ParamRule // "Interface.Method" → param → rule
