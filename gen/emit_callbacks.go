@@ -226,7 +226,7 @@ func emitCallbackExport(f *jen.File, s *CallbackSlot) {
 			return wrapIface(pp, false, a)
 		}
 		if pp.P.Type.Indirections() > 0 || pp.T.Indirections() > 0 {
-			return jen.Qual(tokenPkg, "Address").Call(a)
+			return jen.Id("Address").Call(a)
 		}
 		return jen.Uintptr().Call(a)
 	}

@@ -150,7 +150,7 @@ func goParamType(pp *PlannedParam, wrapper bool) *jen.Statement {
 		return jen.Qual("unsafe", "Pointer")
 	}
 	// A pointer the runtime hands a callback: an address in its memory.
-	return jen.Qual(tokenPkg, "Address")
+	return jen.Id("Address") // callbacks live in package profiler
 }
 
 func ifaceGoName(pp *PlannedParam) string {
@@ -218,10 +218,28 @@ func emitWrapperMethod(f *jen.File, pl *Plan, o WrapperOpts) {
 			retInfo = TypeInfoFor(pl.M.Ret.Name)
 		}
 	}
+	sfalse := hresult && pl.SFalse
+	if sfalse {
+		results = append(results, jen.Bool())
+	}
 	if hresult {
 		results = append(results, jen.Error())
 	} else if pl.M.Ret.Name != "void" && len(pl.Outputs) == 0 {
 		results = append(results, retInfo.Code())
+	}
+	retList := func(zero *jen.Statement, err *jen.Statement) []jen.Code {
+		var l []jen.Code
+		if zero != nil {
+			l = append(l, zero)
+		}
+		if sfalse {
+			if err.GoString() == "nil" {
+				l = append(l, jen.Id("hr").Op("==").Lit(0))
+			} else {
+				l = append(l, jen.False())
+			}
+		}
+		return append(l, err)
 	}
 
 	var body []jen.Code
@@ -438,6 +456,9 @@ func emitForwarder(f *jen.File, pl *Plan, recv, resultName string) {
 		results = append(results, goResultType(pl.Outputs[0]))
 	}
 	hresult := pl.M.Ret.Name == "HRESULT" && pl.M.Ret.Ptr == 0
+	if hresult && pl.SFalse {
+		results = append(results, jen.Bool())
+	}
 	if hresult {
 		results = append(results, jen.Error())
 	} else if pl.M.Ret.Name != "void" && len(pl.Outputs) == 0 {

@@ -30,7 +30,7 @@ const (
 // (aliased as profiler.Address) rather than uintptr or unsafe.Pointer.
 func (m *TypeMapper) addressInfo(cname string) TypeInfo {
 	ti := TypeInfo{Kind: KindAddr, CName: cname, GoName: "Address", GoBasic: "uintptr"}
-	if m.Pkg != tokenPkg {
+	if m.Pkg != tokenPkg && m.Pkg != profilerPkg { // profiler.Address aliases it
 		ti.GoPkg = tokenPkg
 	}
 	return ti

@@ -20,14 +20,19 @@ import (
 // parameter out of the Go signature (reserved and unused parameters).
 //
 //	type  CName GoName
+//	method Interface.Method sfalse
 type Overlay struct {
 	Params map[string]map[string]ParamRule // "Interface.Method" → param → rule
 	Types  map[string]string               // C type name → Go type name
+	// SFalse names methods ("Interface.Method") whose S_FALSE is an answer
+	// ("no", "not an array"): the Go method returns it as a bool before the
+	// error, true for S_OK.
+	SFalse map[string]bool
 }
 
 // ParseOverlay reads the overlay's text form.
 func ParseOverlay(name string, src []byte) (*Overlay, error) {
-	o := &Overlay{Params: map[string]map[string]ParamRule{}, Types: map[string]string{}}
+	o := &Overlay{Params: map[string]map[string]ParamRule{}, Types: map[string]string{}, SFalse: map[string]bool{}}
 	for _, rec := range idl.Records(src) {
 		fields := rec.Fields
 		pos := Pos{File: name, Line: rec.Line, Col: 1}
@@ -62,6 +67,11 @@ func ParseOverlay(name string, src []byte) (*Overlay, error) {
 				o.Params[fields[1]] = map[string]ParamRule{}
 			}
 			o.Params[fields[1]][fields[2]] = r
+		case "method":
+			if len(fields) != 3 || fields[2] != "sfalse" {
+				return nil, errorf(pos, "method needs Interface.Method and sfalse")
+			}
+			o.SFalse[fields[1]] = true
 		case "type":
 			if len(fields) != 3 {
 				return nil, errorf(pos, "type needs a C name and a Go name")

@@ -49,6 +49,7 @@ type Plan struct {
 	Outputs []*PlannedParam // Go results in order (before error)
 	Raw     int             // parameters left as unsafe.Pointer
 	Addr    TypeInfo        // the Go address type (for pointer return values)
+	SFalse  bool            // S_FALSE is an answer: a bool result before the error
 }
 
 // Exported reports whether the method's Go form shows only Go types (no

@@ -174,6 +174,7 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 			if err != nil {
 				return nil, err
 			}
+			pl.SFalse = ov.SFalse[it.Name+"."+m.Name]
 			st.RawParams += pl.Raw
 			st.WrappedMethods++
 			rn, err := resultTypeName(wf, pl, "", resultNames, it)
@@ -183,7 +184,7 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 			emitWrapperMethod(wf, pl, WrapperOpts{
 				Recv:       "Info",
 				Self:       jen.Id("self"),
-				Guard:      infoGuard(v, it.Name, m.Name, len(pl.Outputs) > 0),
+				Guard:      infoGuard(v, it.Name, m.Name, len(pl.Outputs) > 0, pl.SFalse),
 				CIface:     it.Name,
 				Thunk:      thunkName(it, m),
 				ResultName: rn,
@@ -224,8 +225,11 @@ func infoDoc(pl *Plan, it *Interface) string {
 	return d
 }
 
-func infoGuard(version int, iface, method string, hasRes bool) []jen.Code {
+func infoGuard(version int, iface, method string, hasRes, sfalse bool) []jen.Code {
 	ret := []jen.Code{jen.Id("notAvailable").Call(jen.Lit(iface+"::"+method), jen.Lit(version), jen.Id("x").Dot("Version").Call())}
+	if sfalse {
+		ret = append([]jen.Code{jen.False()}, ret...)
+	}
 	if hasRes {
 		ret = append([]jen.Code{jen.Id("res")}, ret...)
 	}
@@ -287,7 +291,7 @@ func emitInfoType(f *jen.File, infos []*Interface) {
 	}
 	f.Comment("Info is the runtime's ICorProfilerInfo, in every version it supports.")
 	f.Comment("A method of a version the runtime lacks returns an error matching")
-	f.Comment("ErrNotSupported instead of calling into the runtime.")
+	f.Comment("ErrNotAvailable instead of calling into the runtime.")
 	f.Type().Id("Info").Struct(
 		jen.Id("p").Index(jen.Lit(n+1)).Qual("unsafe", "Pointer"),
 		jen.Id("version").Int(),

@@ -39,7 +39,7 @@ type methodKey struct {
 // (call its JITCompilationStarted from the profiler's callback) and
 // through ReJIT (call its GetReJITParameters from the callback, and
 // RequestReJIT / RequestRevert from any goroutine). The event mask must
-// include MonitorJITCompilation for the first, and MonitorEnableRejit at
+// include MonitorJITCompilation for the first, and EnableReJIT at
 // Initialize for the second. A method the JIT inlines into its callers is
 // not compiled on its own and escapes a first-JIT rewrite: add
 // DisableInlining to the event mask (or refuse those inlinings in

@@ -147,9 +147,9 @@ type Callback interface {
 	// ExceptionCatcherLeave is ICorProfilerCallback::ExceptionCatcherLeave.
 	ExceptionCatcherLeave() error
 	// COMClassicVTableCreated is ICorProfilerCallback::COMClassicVTableCreated.
-	COMClassicVTableCreated(wrappedClassID ClassID, implementedIID uuid.UUID, vTable metadata.Address, slots uint32) error
+	COMClassicVTableCreated(wrappedClassID ClassID, implementedIID uuid.UUID, vTable Address, slots uint32) error
 	// COMClassicVTableDestroyed is ICorProfilerCallback::COMClassicVTableDestroyed.
-	COMClassicVTableDestroyed(wrappedClassID ClassID, implementedIID uuid.UUID, vTable metadata.Address) error
+	COMClassicVTableDestroyed(wrappedClassID ClassID, implementedIID uuid.UUID, vTable Address) error
 	// ExceptionCLRCatcherFound is ICorProfilerCallback::ExceptionCLRCatcherFound.
 	ExceptionCLRCatcherFound() error
 	// ExceptionCLRCatcherExecute is ICorProfilerCallback::ExceptionCLRCatcherExecute.
@@ -170,7 +170,7 @@ type Callback2 interface {
 	// FinalizeableObjectQueued is ICorProfilerCallback2::FinalizeableObjectQueued.
 	FinalizeableObjectQueued(finalizerFlags uint32, objectID ObjectID) error
 	// RootReferences2 is ICorProfilerCallback2::RootReferences2.
-	RootReferences2(rootRefIDs []ObjectID, rootKinds []GCRootKind, rootFlags []GCRootFlags, rootIDs []metadata.Address) error
+	RootReferences2(rootRefIDs []ObjectID, rootKinds []GCRootKind, rootFlags []GCRootFlags, rootIDs []Address) error
 	// HandleCreated is ICorProfilerCallback2::HandleCreated.
 	HandleCreated(handleID GCHandleID, initialObjectID ObjectID) error
 	// HandleDestroyed is ICorProfilerCallback2::HandleDestroyed.
@@ -246,7 +246,7 @@ type Callback9 interface {
 type Callback10 interface {
 	Callback9
 	// EventPipeEventDelivered is ICorProfilerCallback10::EventPipeEventDelivered.
-	EventPipeEventDelivered(provider EventPipeProvider, eventID uint32, eventVersion uint32, metadataBlob []byte, eventData []byte, activityID uuid.UUID, relatedActivityID uuid.UUID, eventThread ThreadID, stackFrames []metadata.Address) error
+	EventPipeEventDelivered(provider EventPipeProvider, eventID uint32, eventVersion uint32, metadataBlob []byte, eventData []byte, activityID uuid.UUID, relatedActivityID uuid.UUID, eventThread ThreadID, stackFrames []Address) error
 	// EventPipeProviderCreated is ICorProfilerCallback10::EventPipeProviderCreated.
 	EventPipeProviderCreated(provider EventPipeProvider) error
 }
@@ -458,10 +458,10 @@ func (Base) ExceptionCatcherEnter(_ FunctionID, _ ObjectID) error {
 func (Base) ExceptionCatcherLeave() error {
 	return nil
 }
-func (Base) COMClassicVTableCreated(_ ClassID, _ uuid.UUID, _ metadata.Address, _ uint32) error {
+func (Base) COMClassicVTableCreated(_ ClassID, _ uuid.UUID, _ Address, _ uint32) error {
 	return nil
 }
-func (Base) COMClassicVTableDestroyed(_ ClassID, _ uuid.UUID, _ metadata.Address) error {
+func (Base) COMClassicVTableDestroyed(_ ClassID, _ uuid.UUID, _ Address) error {
 	return nil
 }
 func (Base) ExceptionCLRCatcherFound() error {
@@ -485,7 +485,7 @@ func (Base) GarbageCollectionFinished() error {
 func (Base) FinalizeableObjectQueued(_ uint32, _ ObjectID) error {
 	return nil
 }
-func (Base) RootReferences2(_ []ObjectID, _ []GCRootKind, _ []GCRootFlags, _ []metadata.Address) error {
+func (Base) RootReferences2(_ []ObjectID, _ []GCRootKind, _ []GCRootFlags, _ []Address) error {
 	return nil
 }
 func (Base) HandleCreated(_ GCHandleID, _ ObjectID) error {
@@ -539,7 +539,7 @@ func (Base) DynamicMethodJITCompilationFinished(_ FunctionID, _ HRESULT, _ bool)
 func (Base) DynamicMethodUnloaded(_ FunctionID) error {
 	return nil
 }
-func (Base) EventPipeEventDelivered(_ EventPipeProvider, _ uint32, _ uint32, _ []byte, _ []byte, _ uuid.UUID, _ uuid.UUID, _ ThreadID, _ []metadata.Address) error {
+func (Base) EventPipeEventDelivered(_ EventPipeProvider, _ uint32, _ uint32, _ []byte, _ []byte, _ uuid.UUID, _ uuid.UUID, _ ThreadID, _ []Address) error {
 	return nil
 }
 func (Base) EventPipeProviderCreated(_ EventPipeProvider) error {
@@ -1448,7 +1448,7 @@ func clrprofGoCOMClassicVTableCreated(h C.uintptr_t, a_wrappedClassID C.ClassID,
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.COMClassicVTableCreated(ClassID(a_wrappedClassID), cgoutil.GUIDAt(a_implementedIID), metadata.Address(a_pVTable), uint32(a_cSlots))))
+	return C.HRESULT(toHRESULT(d.cb1.COMClassicVTableCreated(ClassID(a_wrappedClassID), cgoutil.GUIDAt(a_implementedIID), Address(a_pVTable), uint32(a_cSlots))))
 }
 
 //export clrprofGoCOMClassicVTableDestroyed
@@ -1461,7 +1461,7 @@ func clrprofGoCOMClassicVTableDestroyed(h C.uintptr_t, a_wrappedClassID C.ClassI
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.COMClassicVTableDestroyed(ClassID(a_wrappedClassID), cgoutil.GUIDAt(a_implementedIID), metadata.Address(a_pVTable))))
+	return C.HRESULT(toHRESULT(d.cb1.COMClassicVTableDestroyed(ClassID(a_wrappedClassID), cgoutil.GUIDAt(a_implementedIID), Address(a_pVTable))))
 }
 
 //export clrprofGoExceptionCLRCatcherFound
@@ -1565,7 +1565,7 @@ func clrprofGoRootReferences2(h C.uintptr_t, a_cRootRefs C.ULONG, a_rootRefIDs u
 	if d.cb2 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb2.RootReferences2(cgoutil.Slice[ObjectID](a_rootRefIDs, int(a_cRootRefs)), cgoutil.Slice[GCRootKind](a_rootKinds, int(a_cRootRefs)), cgoutil.Slice[GCRootFlags](a_rootFlags, int(a_cRootRefs)), cgoutil.Slice[metadata.Address](a_rootIDs, int(a_cRootRefs)))))
+	return C.HRESULT(toHRESULT(d.cb2.RootReferences2(cgoutil.Slice[ObjectID](a_rootRefIDs, int(a_cRootRefs)), cgoutil.Slice[GCRootKind](a_rootKinds, int(a_cRootRefs)), cgoutil.Slice[GCRootFlags](a_rootFlags, int(a_cRootRefs)), cgoutil.Slice[Address](a_rootIDs, int(a_cRootRefs)))))
 }
 
 //export clrprofGoHandleCreated
@@ -1793,7 +1793,7 @@ func clrprofGoEventPipeEventDelivered(h C.uintptr_t, a_provider C.EVENTPIPE_PROV
 	if d.cb10 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb10.EventPipeEventDelivered(EventPipeProvider(a_provider), uint32(a_eventID), uint32(a_eventVersion), cgoutil.Bytes(a_metadataBlob, int(a_cbMetadataBlob)), cgoutil.Bytes(a_eventData, int(a_cbEventData)), cgoutil.GUIDAt(a_pActivityID), cgoutil.GUIDAt(a_pRelatedActivityID), ThreadID(a_eventThread), cgoutil.Slice[metadata.Address](a_stackFrames, int(a_numStackFrames)))))
+	return C.HRESULT(toHRESULT(d.cb10.EventPipeEventDelivered(EventPipeProvider(a_provider), uint32(a_eventID), uint32(a_eventVersion), cgoutil.Bytes(a_metadataBlob, int(a_cbMetadataBlob)), cgoutil.Bytes(a_eventData, int(a_cbEventData)), cgoutil.GUIDAt(a_pActivityID), cgoutil.GUIDAt(a_pRelatedActivityID), ThreadID(a_eventThread), cgoutil.Slice[Address](a_stackFrames, int(a_numStackFrames)))))
 }
 
 //export clrprofGoEventPipeProviderCreated

@@ -138,7 +138,7 @@ func (m *IDMap) addDeps(d *deps, c ClassID, depth int) {
 		}
 		return
 	}
-	if ai, err := m.info.IsArrayClass(c); err == nil && ai.Rank > 0 {
+	if ai, isArray, err := m.info.IsArrayClass(c); err == nil && isArray {
 		m.addDeps(d, ai.BaseClassID, depth+1)
 	}
 }

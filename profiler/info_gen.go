@@ -17,7 +17,7 @@ import "C"
 
 // Info is the runtime's ICorProfilerInfo, in every version it supports.
 // A method of a version the runtime lacks returns an error matching
-// ErrNotSupported instead of calling into the runtime.
+// ErrNotAvailable instead of calling into the runtime.
 type Info struct {
 	p       [16]unsafe.Pointer
 	version int
@@ -121,7 +121,7 @@ func (x *Info) GetClassFromToken(moduleID ModuleID, typeDef metadata.Token) (Cla
 
 // CodeInfoResult holds the outputs of ICorProfilerInfo::GetCodeInfo.
 type CodeInfoResult struct {
-	Start metadata.Address
+	Start Address
 	Size  uint32
 }
 
@@ -142,7 +142,7 @@ func (x *Info) GetCodeInfo(functionID FunctionID) (CodeInfoResult, error) {
 	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
-	res.Start = metadata.Address(unsafe.Pointer(o_pStart))
+	res.Start = Address(unsafe.Pointer(o_pStart))
 	res.Size = uint32(o_pcSize)
 	if hr < 0 {
 		return res, com.HRESULT(hr)
@@ -178,7 +178,7 @@ GetFunctionFromIP calls ICorProfilerInfo::GetFunctionFromIP.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
-func (x *Info) GetFunctionFromIP(ip metadata.Address) (FunctionID, error) {
+func (x *Info) GetFunctionFromIP(ip Address) (FunctionID, error) {
 	var res FunctionID
 	self := x.ptr(1)
 	if self == nil {
@@ -267,26 +267,26 @@ IsArrayClass calls ICorProfilerInfo::IsArrayClass.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
-func (x *Info) IsArrayClass(classID ClassID) (IsArrayClassResult, error) {
+func (x *Info) IsArrayClass(classID ClassID) (IsArrayClassResult, bool, error) {
 	var res IsArrayClassResult
 	self := x.ptr(1)
 	if self == nil {
-		return res, notAvailable("ICorProfilerInfo::IsArrayClass", 1, x.Version())
+		return res, false, notAvailable("ICorProfilerInfo::IsArrayClass", 1, x.Version())
 	}
 	var o_pBaseElemType C.CorElementType
 	var o_pBaseClassID C.ClassID
 	var o_pcRank C.ULONG
 	hr := C.clrprof_ICorProfilerInfo_IsArrayClass((*C.ICorProfilerInfo)(self), C.ClassID(classID), (*C.CorElementType)(unsafe.Pointer(&o_pBaseElemType)), (*C.ClassID)(unsafe.Pointer(&o_pBaseClassID)), (*C.ULONG)(unsafe.Pointer(&o_pcRank)))
 	if hr < 0 && hr != -2146233519 {
-		return res, com.HRESULT(hr)
+		return res, false, com.HRESULT(hr)
 	}
 	res.BaseElemType = uint32(o_pBaseElemType)
 	res.BaseClassID = ClassID(o_pBaseClassID)
 	res.Rank = uint32(o_pcRank)
 	if hr < 0 {
-		return res, com.HRESULT(hr)
+		return res, false, com.HRESULT(hr)
 	}
-	return res, nil
+	return res, hr == 0, nil
 }
 
 /*
@@ -473,7 +473,7 @@ func (x *Info) GetTokenAndMetaDataFromFunction(functionID FunctionID, riid uuid.
 
 // ModuleInfoResult holds the outputs of ICorProfilerInfo::GetModuleInfo.
 type ModuleInfoResult struct {
-	BaseLoadAddress metadata.Address
+	BaseLoadAddress Address
 	Name            string
 	AssemblyID      AssemblyID
 }
@@ -506,7 +506,7 @@ func (x *Info) GetModuleInfo(moduleID ModuleID) (ModuleInfoResult, error) {
 	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
-	res.BaseLoadAddress = metadata.Address(unsafe.Pointer(o_ppBaseLoadAddress))
+	res.BaseLoadAddress = Address(unsafe.Pointer(o_ppBaseLoadAddress))
 	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pcchName), len(b_szName))])
 	res.AssemblyID = AssemblyID(o_pAssemblyID)
 	if hr < 0 {
@@ -1153,8 +1153,8 @@ getArrayObjectInfo calls ICorProfilerInfo2::GetArrayObjectInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
-func (x *Info) getArrayObjectInfo(objectID ObjectID, dimensions uint32, dimensionSizes unsafe.Pointer, dimensionLowerBounds unsafe.Pointer) (metadata.Address, error) {
-	var res metadata.Address
+func (x *Info) getArrayObjectInfo(objectID ObjectID, dimensions uint32, dimensionSizes unsafe.Pointer, dimensionLowerBounds unsafe.Pointer) (Address, error) {
+	var res Address
 	self := x.ptr(2)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo2::GetArrayObjectInfo", 2, x.Version())
@@ -1164,7 +1164,7 @@ func (x *Info) getArrayObjectInfo(objectID ObjectID, dimensions uint32, dimensio
 	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
-	res = metadata.Address(unsafe.Pointer(o_ppData))
+	res = Address(unsafe.Pointer(o_ppData))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1222,8 +1222,8 @@ GetRVAStaticAddress calls ICorProfilerInfo2::GetRVAStaticAddress.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
-func (x *Info) GetRVAStaticAddress(classID ClassID, fieldToken metadata.Token) (metadata.Address, error) {
-	var res metadata.Address
+func (x *Info) GetRVAStaticAddress(classID ClassID, fieldToken metadata.Token) (Address, error) {
+	var res Address
 	self := x.ptr(2)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo2::GetRVAStaticAddress", 2, x.Version())
@@ -1233,7 +1233,7 @@ func (x *Info) GetRVAStaticAddress(classID ClassID, fieldToken metadata.Token) (
 	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
-	res = metadata.Address(unsafe.Pointer(o_ppAddress))
+	res = Address(unsafe.Pointer(o_ppAddress))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1245,8 +1245,8 @@ GetAppDomainStaticAddress calls ICorProfilerInfo2::GetAppDomainStaticAddress.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
-func (x *Info) GetAppDomainStaticAddress(classID ClassID, fieldToken metadata.Token, appDomainID AppDomainID) (metadata.Address, error) {
-	var res metadata.Address
+func (x *Info) GetAppDomainStaticAddress(classID ClassID, fieldToken metadata.Token, appDomainID AppDomainID) (Address, error) {
+	var res Address
 	self := x.ptr(2)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo2::GetAppDomainStaticAddress", 2, x.Version())
@@ -1256,7 +1256,7 @@ func (x *Info) GetAppDomainStaticAddress(classID ClassID, fieldToken metadata.To
 	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
-	res = metadata.Address(unsafe.Pointer(o_ppAddress))
+	res = Address(unsafe.Pointer(o_ppAddress))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1268,8 +1268,8 @@ GetThreadStaticAddress calls ICorProfilerInfo2::GetThreadStaticAddress.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
-func (x *Info) GetThreadStaticAddress(classID ClassID, fieldToken metadata.Token, threadID ThreadID) (metadata.Address, error) {
-	var res metadata.Address
+func (x *Info) GetThreadStaticAddress(classID ClassID, fieldToken metadata.Token, threadID ThreadID) (Address, error) {
+	var res Address
 	self := x.ptr(2)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo2::GetThreadStaticAddress", 2, x.Version())
@@ -1279,7 +1279,7 @@ func (x *Info) GetThreadStaticAddress(classID ClassID, fieldToken metadata.Token
 	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
-	res = metadata.Address(unsafe.Pointer(o_ppAddress))
+	res = Address(unsafe.Pointer(o_ppAddress))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1291,8 +1291,8 @@ GetContextStaticAddress calls ICorProfilerInfo2::GetContextStaticAddress.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
-func (x *Info) GetContextStaticAddress(classID ClassID, fieldToken metadata.Token, contextID ContextID) (metadata.Address, error) {
-	var res metadata.Address
+func (x *Info) GetContextStaticAddress(classID ClassID, fieldToken metadata.Token, contextID ContextID) (Address, error) {
+	var res Address
 	self := x.ptr(2)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo2::GetContextStaticAddress", 2, x.Version())
@@ -1302,7 +1302,7 @@ func (x *Info) GetContextStaticAddress(classID ClassID, fieldToken metadata.Toke
 	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
-	res = metadata.Address(unsafe.Pointer(o_ppAddress))
+	res = Address(unsafe.Pointer(o_ppAddress))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1393,22 +1393,22 @@ GetNotifiedExceptionClauseInfo calls ICorProfilerInfo2::GetNotifiedExceptionClau
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
-func (x *Info) GetNotifiedExceptionClauseInfo() (ExClauseInfo, error) {
+func (x *Info) GetNotifiedExceptionClauseInfo() (ExClauseInfo, bool, error) {
 	var res ExClauseInfo
 	self := x.ptr(2)
 	if self == nil {
-		return res, notAvailable("ICorProfilerInfo2::GetNotifiedExceptionClauseInfo", 2, x.Version())
+		return res, false, notAvailable("ICorProfilerInfo2::GetNotifiedExceptionClauseInfo", 2, x.Version())
 	}
 	var o_pinfo C.COR_PRF_EX_CLAUSE_INFO
 	hr := C.clrprof_ICorProfilerInfo2_GetNotifiedExceptionClauseInfo((*C.ICorProfilerInfo2)(self), (*C.COR_PRF_EX_CLAUSE_INFO)(unsafe.Pointer(&o_pinfo)))
 	if hr < 0 && hr != -2146233519 {
-		return res, com.HRESULT(hr)
+		return res, false, com.HRESULT(hr)
 	}
 	res = *(*ExClauseInfo)(unsafe.Pointer(&o_pinfo))
 	if hr < 0 {
-		return res, com.HRESULT(hr)
+		return res, false, com.HRESULT(hr)
 	}
-	return res, nil
+	return res, hr == 0, nil
 }
 
 /*
@@ -1678,8 +1678,8 @@ GetThreadStaticAddress2 calls ICorProfilerInfo3::GetThreadStaticAddress2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
-func (x *Info) GetThreadStaticAddress2(classID ClassID, fieldToken metadata.Token, appDomainID AppDomainID, threadID ThreadID) (metadata.Address, error) {
-	var res metadata.Address
+func (x *Info) GetThreadStaticAddress2(classID ClassID, fieldToken metadata.Token, appDomainID AppDomainID, threadID ThreadID) (Address, error) {
+	var res Address
 	self := x.ptr(3)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo3::GetThreadStaticAddress2", 3, x.Version())
@@ -1689,7 +1689,7 @@ func (x *Info) GetThreadStaticAddress2(classID ClassID, fieldToken metadata.Toke
 	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
-	res = metadata.Address(unsafe.Pointer(o_ppAddress))
+	res = Address(unsafe.Pointer(o_ppAddress))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1731,7 +1731,7 @@ func (x *Info) GetAppDomainsContainingModule(moduleID ModuleID) ([]AppDomainID, 
 
 // ModuleInfo2Result holds the outputs of ICorProfilerInfo3::GetModuleInfo2.
 type ModuleInfo2Result struct {
-	BaseLoadAddress metadata.Address
+	BaseLoadAddress Address
 	Name            string
 	AssemblyID      AssemblyID
 	ModuleFlags     ModuleFlags
@@ -1766,7 +1766,7 @@ func (x *Info) GetModuleInfo2(moduleID ModuleID) (ModuleInfo2Result, error) {
 	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
-	res.BaseLoadAddress = metadata.Address(unsafe.Pointer(o_ppBaseLoadAddress))
+	res.BaseLoadAddress = Address(unsafe.Pointer(o_ppBaseLoadAddress))
 	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pcchName), len(b_szName))])
 	res.AssemblyID = AssemblyID(o_pAssemblyID)
 	res.ModuleFlags = ModuleFlags(o_pdwModuleFlags)
@@ -2260,14 +2260,14 @@ GetNativeCodeStartAddresses calls ICorProfilerInfo9::GetNativeCodeStartAddresses
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
-func (x *Info) GetNativeCodeStartAddresses(functionID FunctionID, reJITID ReJITID) ([]metadata.Address, error) {
-	var res []metadata.Address
+func (x *Info) GetNativeCodeStartAddresses(functionID FunctionID, reJITID ReJITID) ([]Address, error) {
+	var res []Address
 	self := x.ptr(9)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo9::GetNativeCodeStartAddresses", 9, x.Version())
 	}
 	var l_pcCodeStartAddresses C.ULONG32
-	b_codeStartAddresses := make([]metadata.Address, 32)
+	b_codeStartAddresses := make([]Address, 32)
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
 		hr = C.clrprof_ICorProfilerInfo9_GetNativeCodeStartAddresses((*C.ICorProfilerInfo9)(self), C.FunctionID(functionID), C.ReJITID(reJITID), C.ULONG32(len(b_codeStartAddresses)), (*C.ULONG32)(unsafe.Pointer(&l_pcCodeStartAddresses)), (*C.UINT_PTR)(unsafe.Pointer(&b_codeStartAddresses[0])))
@@ -2275,7 +2275,7 @@ func (x *Info) GetNativeCodeStartAddresses(functionID FunctionID, reJITID ReJITI
 			break
 		}
 		if int(l_pcCodeStartAddresses) > len(b_codeStartAddresses) {
-			b_codeStartAddresses = make([]metadata.Address, int(l_pcCodeStartAddresses))
+			b_codeStartAddresses = make([]Address, int(l_pcCodeStartAddresses))
 		}
 	}
 	if hr < 0 && hr != -2146233519 {
@@ -2293,7 +2293,7 @@ GetILToNativeMapping3 calls ICorProfilerInfo9::GetILToNativeMapping3.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
-func (x *Info) GetILToNativeMapping3(nativeCodeStartAddress metadata.Address) ([]DebugILToNativeMap, error) {
+func (x *Info) GetILToNativeMapping3(nativeCodeStartAddress Address) ([]DebugILToNativeMap, error) {
 	var res []DebugILToNativeMap
 	self := x.ptr(9)
 	if self == nil {
@@ -2326,7 +2326,7 @@ GetCodeInfo4 calls ICorProfilerInfo9::GetCodeInfo4.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
-func (x *Info) GetCodeInfo4(nativeCodeStartAddress metadata.Address) ([]CodeInfo, error) {
+func (x *Info) GetCodeInfo4(nativeCodeStartAddress Address) ([]CodeInfo, error) {
 	var res []CodeInfo
 	self := x.ptr(9)
 	if self == nil {

@@ -102,7 +102,7 @@ func (x *Info) className(c ClassID, depth int) (string, error) {
 	if depth > maxNameDepth {
 		return "", fmt.Errorf("clrprof: class %#x: type arguments nested deeper than %d", uint64(c), maxNameDepth)
 	}
-	if arr, err := x.IsArrayClass(c); err == nil && arr.Rank > 0 {
+	if arr, isArray, err := x.IsArrayClass(c); err == nil && isArray && arr.Rank > 0 {
 		elem, err := x.elementName(metadata.ElementType(arr.BaseElemType), arr.BaseClassID, depth)
 		if err != nil {
 			return "", err

@@ -1075,7 +1075,7 @@ type FieldOffset = metadata.FieldOffset
 
 // FunctionArgumentRange mirrors the C struct COR_PRF_FUNCTION_ARGUMENT_RANGE.
 type FunctionArgumentRange struct {
-	StartAddress metadata.Address
+	StartAddress Address
 	Length       uint32
 }
 
@@ -1088,7 +1088,7 @@ type FunctionArgumentInfo struct {
 
 // CodeInfo mirrors the C struct COR_PRF_CODE_INFO.
 type CodeInfo struct {
-	StartAddress metadata.Address
+	StartAddress Address
 	Size         uint64
 }
 
@@ -1100,11 +1100,11 @@ type Function struct {
 
 // AssemblyReferenceInfo mirrors the C struct COR_PRF_ASSEMBLY_REFERENCE_INFO.
 type AssemblyReferenceInfo struct {
-	PbPublicKeyOrToken metadata.Address
+	PbPublicKeyOrToken Address
 	CbPublicKeyOrToken uint32
-	SZName             metadata.Address
-	PMetaData          metadata.Address
-	PbHashValue        metadata.Address
+	SZName             Address
+	PMetaData          Address
+	PbHashValue        Address
 	CbHashValue        uint32
 	DwAssemblyRefFlags uint32
 }
@@ -1117,17 +1117,17 @@ type Method struct {
 
 // EventPipeProviderConfig mirrors the C struct COR_PRF_EVENTPIPE_PROVIDER_CONFIG.
 type EventPipeProviderConfig struct {
-	ProviderName metadata.Address
+	ProviderName Address
 	Keywords     uint64
 	LoggingLevel uint32
-	FilterData   metadata.Address
+	FilterData   Address
 }
 
 // EventPipeParamDesc mirrors the C struct COR_PRF_EVENTPIPE_PARAM_DESC.
 type EventPipeParamDesc struct {
 	Type        uint32
 	ElementType uint32
-	Name        metadata.Address
+	Name        Address
 }
 
 // EventData mirrors the C struct COR_PRF_EVENT_DATA.
@@ -1148,23 +1148,23 @@ type FilterData struct {
 type GCGenerationRange struct {
 	Generation          GCGeneration
 	RangeStart          ObjectID
-	RangeLength         metadata.Address
-	RangeLengthReserved metadata.Address
+	RangeLength         Address
+	RangeLengthReserved Address
 }
 
 // NonGCHeapRange mirrors the C struct COR_PRF_NONGC_HEAP_RANGE.
 type NonGCHeapRange struct {
 	RangeStart          ObjectID
-	RangeLength         metadata.Address
-	RangeLengthReserved metadata.Address
+	RangeLength         Address
+	RangeLengthReserved Address
 }
 
 // ExClauseInfo mirrors the C struct COR_PRF_EX_CLAUSE_INFO.
 type ExClauseInfo struct {
 	ClauseType         ClauseType
-	ProgramCounter     metadata.Address
-	FramePointer       metadata.Address
-	ShadowStackPointer metadata.Address
+	ProgramCounter     Address
+	FramePointer       Address
+	ShadowStackPointer Address
 }
 
 // The mirrors above must have exactly the size of their C structs;
