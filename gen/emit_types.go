@@ -132,7 +132,10 @@ func structFieldType(tm *TypeMapper, t TypeRef) *jen.Statement {
 // compile-time check that its size equals the C size. Structs named in
 // aliases are declared by package metadata (corprof.idl repeats cor.h's) and
 // become aliases of its mirror, so each C struct has one Go type.
-func emitStructs(f *jen.File, tm *TypeMapper, structs []*Struct, used map[string]string, aliases map[string]bool) error {
+//
+// The checks need cgo: they go to checkFile, which may be f itself or a
+// separate cgo file so that f builds without cgo.
+func emitStructs(f, checkFile *jen.File, tm *TypeMapper, structs []*Struct, used map[string]string, aliases map[string]bool) error {
 	var checks []jen.Code
 	for _, s := range structs {
 		if s.Union || s.Name == "" {
@@ -162,9 +165,9 @@ func emitStructs(f *jen.File, tm *TypeMapper, structs []*Struct, used map[string
 			jen.Qual("unsafe", "Sizeof").Call(jen.Id(goName).Values()).Op("-").Qual("unsafe", "Sizeof").Call(jen.Qual("C", s.Name).Values())))
 	}
 	if len(checks) > 0 {
-		f.Comment("The mirrors above must have exactly the size of their C structs;")
-		f.Comment("a mismatch is a compile error here.")
-		f.Func().Id("_").Params().Block(checks...)
+		checkFile.Comment("The Go mirrors of the C structs must have exactly the size of their C")
+		checkFile.Comment("structs; a mismatch is a compile error here.")
+		checkFile.Func().Id("_").Params().Block(checks...)
 	}
 	return nil
 }

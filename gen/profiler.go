@@ -143,7 +143,7 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 		st.Enums++
 		st.EnumValues += len(e.Values)
 	}
-	if err := emitStructs(tf, tm, prof.Structs, used, shared); err != nil {
+	if err := emitStructs(tf, tf, tm, prof.Structs, used, shared); err != nil {
 		return nil, err
 	}
 	for _, s := range prof.Structs {

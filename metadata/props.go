@@ -1,10 +1,10 @@
+//go:build cgo
+
 package metadata
 
 import (
 	"fmt"
-	"strings"
 
-	"crypto/sha1"
 	"github.com/clrprof/clrprof/internal/cgoutil"
 
 	com "github.com/clrprof/clrprof/internal/com"
@@ -161,24 +161,6 @@ func (x *Import2) allRows(table TokenType) ([]Token, error) {
 		out = append(out, tk)
 	}
 	return out, nil
-}
-
-// SplitTypeName splits a full type name at its last dot into namespace and
-// name ("System.Collections.Generic.List`1" → "System.Collections.Generic",
-// "List`1").
-func SplitTypeName(full string) (namespace, name string) {
-	if i := strings.LastIndexByte(full, '.'); i >= 0 {
-		return full[:i], full[i+1:]
-	}
-	return "", full
-}
-
-// JoinTypeName is the inverse of SplitTypeName.
-func JoinTypeName(namespace, name string) string {
-	if namespace == "" {
-		return name
-	}
-	return namespace + "." + name
 }
 
 // TypeDefInfo describes a TypeDef.
@@ -568,18 +550,3 @@ func (x *Emit2) DefineTypeRef(scope Token, namespace, name string) (Token, error
 }
 
 func encodeUTF16Len(s string) []uint16 { return cgoutil.EncodeUTF16(s) }
-
-// PublicKeyToken computes the token of a public key: the last eight bytes
-// of its SHA-1 hash, in reverse order (ECMA-335 II.6.2.1.3). It returns nil
-// for an empty key.
-func PublicKeyToken(key []byte) []byte {
-	if len(key) == 0 {
-		return nil
-	}
-	h := sha1.Sum(key)
-	tok := make([]byte, 8)
-	for i := range tok {
-		tok[i] = h[len(h)-1-i]
-	}
-	return tok
-}

@@ -1167,8 +1167,8 @@ type ExClauseInfo struct {
 	ShadowStackPointer Address
 }
 
-// The mirrors above must have exactly the size of their C structs;
-// a mismatch is a compile error here.
+// The Go mirrors of the C structs must have exactly the size of their C
+// structs; a mismatch is a compile error here.
 func _() {
 	_ = [1]struct{}{}[unsafe.Sizeof(C.OSINFO{})-unsafe.Sizeof(OSInfo{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(OSInfo{})-unsafe.Sizeof(C.OSINFO{})]

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"go/types"
 	"os"
+	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -252,4 +253,23 @@ func TestRawInFindsRawTypes(t *testing.T) {
 			t.Errorf("rawIn(%s) = %v, want %v", c.name, got, c.want)
 		}
 	}
+}
+
+// TestPureCodeWithoutCgo builds and runs the unit tests and fuzz seeds of
+// the pure parts of metadata (signature codec, names) and ilrw (IL body
+// codec) with CGO_ENABLED=0: the runtime-bound parts (COM wrappers,
+// install, ReJIT, Module) are the files built only with cgo.
+func TestPureCodeWithoutCgo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	cmd := exec.Command("go", "test", "-count=1", "-run", "Test|Fuzz|Example",
+		"github.com/clrprof/clrprof/metadata", "github.com/clrprof/clrprof/ilrw")
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("CGO_ENABLED=0 go test metadata ilrw: %v\n%s", err, out)
+	}
+	t.Logf("CGO_ENABLED=0:\n%s", out)
 }
