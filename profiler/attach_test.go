@@ -1,12 +1,9 @@
 package profiler
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/clrprof/clrprof/diag"
 )
 
 // The allowed sets are the runtime's; diag's integration test
@@ -84,17 +81,6 @@ func TestRuntimeMajor(t *testing.T) {
 		if got := runtimeMajor(tc.ri); got != tc.want {
 			t.Errorf("%+v: %d, want %d", tc.ri, got, tc.want)
 		}
-	}
-}
-
-func TestAttachArguments(t *testing.T) {
-	err := Attach(context.Background(), 1, "not-a-clsid", "/x.so", nil)
-	if err == nil || !strings.Contains(err.Error(), `invalid CLSID "not-a-clsid"`) {
-		t.Errorf("bad CLSID: %v", err)
-	}
-	err = Attach(context.Background(), 1<<30, "{9F1C2B7A-4E3D-4A6B-8C5D-1E2F3A4B5C6D}", "/x.so", nil)
-	if !errors.Is(err, diag.ErrProcessNotFound) {
-		t.Errorf("missing process: %v", err)
 	}
 }
 
