@@ -72,6 +72,11 @@ func TestIdiomaticAPI(t *testing.T) {
 			}
 		}
 
+		if !strings.Contains(res.Stderr, "apiprof: parts class=App method=Work args=0 name=App.Work\n") ||
+			!strings.Contains(res.Stderr, "apiprof: parts class=App method=Main args=0 name=App.Main\n") {
+			t.Errorf("FunctionNameParts: no class=App method=Work / Main lines:\n%s", res.Describe())
+		}
+
 		h := apiHandleRe.FindStringSubmatch(res.Stderr)
 		if h == nil {
 			t.Fatalf("no handle line:\n%s", res.Describe())

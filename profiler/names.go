@@ -29,25 +29,44 @@ const maxNameDepth = 32
 // shared between reference-type instantiations reports System.__Canon for
 // those arguments.
 func (x *Info) FunctionName(f FunctionID) (string, error) {
+	p, err := x.FunctionNameParts(f)
+	if err != nil {
+		return "", err
+	}
+	return methodName(p.Class, p.Method, p.MethodArgs), nil
+}
+
+// NameParts are the parts FunctionName joins: the declaring class as
+// ClassName formats it (with its type arguments), the bare method name,
+// and the method's own type arguments.
+type NameParts struct {
+	ClassID    ClassID  // the declaring class, 0 when the runtime did not say
+	Class      string   // "Namespace.Outer+Nested<int>"
+	Method     string   // "Work", ".ctor"
+	MethodArgs []string // type arguments of a generic method: ["float"]
+}
+
+// FunctionNameParts returns the declaring class and the bare method name
+// of a function (see FunctionName for how they are formatted).
+func (x *Info) FunctionNameParts(f FunctionID) (NameParts, error) {
 	fn, err := x.functionParts(f, 0)
 	if err != nil {
-		return "", err
+		return NameParts{}, err
 	}
 	defer fn.imp.Release()
-	var class string
+	p := NameParts{ClassID: fn.ClassID, Method: fn.method.Name}
 	if fn.ClassID != 0 {
-		class, err = x.className(fn.ClassID, 0)
+		p.Class, err = x.className(fn.ClassID, 0)
 	} else {
-		class, err = fn.imp.TypeDefDisplayName(fn.method.Class, nil)
+		p.Class, err = fn.imp.TypeDefDisplayName(fn.method.Class, nil)
 	}
 	if err != nil {
-		return "", err
+		return NameParts{}, err
 	}
-	args, err := x.typeArgNames(fn.TypeArgs, 0)
-	if err != nil {
-		return "", err
+	if p.MethodArgs, err = x.typeArgNames(fn.TypeArgs, 0); err != nil {
+		return NameParts{}, err
 	}
-	return methodName(class, fn.method.Name, args), nil
+	return p, nil
 }
 
 // funcParts is what a function's names are made of: what GetFunctionInfo2

@@ -108,6 +108,15 @@ func (p *apiprof) ObjectAllocated(obj profiler.ObjectID, cls profiler.ClassID) e
 	return nil
 }
 
+func (p *apiprof) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
+	parts, err := p.info.FunctionNameParts(f)
+	if err == nil && parts.Class == "App" {
+		name, _ := p.info.FunctionName(f)
+		fmt.Fprintf(os.Stderr, "apiprof: parts class=%s method=%s args=%d name=%s\n", parts.Class, parts.Method, len(parts.MethodArgs), name)
+	}
+	return nil
+}
+
 func (p *apiprof) JITCompilationFinished(f profiler.FunctionID, hr profiler.HRESULT, safe bool) error {
 	p.mu.Lock()
 	prev := p.prevFn
