@@ -25,9 +25,15 @@ const maxNameDepth = 32
 // FunctionName returns the name of a function as the runtime knows it:
 // "Namespace.Class.Method", with the type arguments of a generic class or
 // method instantiation when the runtime reports them
-// ("MyClass<int>.Foo<float>"); built-in types use their C# keywords. Code
-// shared between reference-type instantiations reports System.__Canon for
-// those arguments.
+// ("MyClass<int>.Foo<float>"); built-in types use their C# keywords.
+//
+// For shared generic code the name is only as exact as what the runtime
+// reports without a frame: a shared generic method shows System.__Canon
+// for its reference-type arguments (Foo<System.__Canon>), and a method of a
+// generic class whose code is shared, for which the runtime reports no
+// ClassID, shows the class with its formal type parameters (Pair<A,B>), even
+// when some real arguments are value types. FunctionFullName with a frame
+// from a stack walk or an ELT hook names the exact instantiation.
 func (x *Info) FunctionName(f FunctionID) (string, error) {
 	p, err := x.FunctionNameParts(f)
 	if err != nil {
