@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/clrprof/clrprof/idl"
@@ -82,4 +83,38 @@ func ParseOverlay(name string, src []byte) (*Overlay, error) {
 		}
 	}
 	return o, nil
+}
+
+// Check reports rules that name no method or parameter of the inputs' interfaces
+// (a misspelt or misplaced rule would otherwise be ignored silently).
+func (o *Overlay) Check(files ...*File) error {
+	params := map[string]map[string]bool{} // "Interface.Method" → parameter names
+	for _, f := range files {
+		for _, it := range f.Interfaces {
+			for _, m := range it.Methods {
+				ps := map[string]bool{}
+				for _, p := range m.Params {
+					ps[p.Name] = true
+				}
+				params[it.Name+"."+m.Name] = ps
+			}
+		}
+	}
+	for _, key := range sortedKeys(o.Params) {
+		ps, ok := params[key]
+		if !ok {
+			return fmt.Errorf("idl/overlay.txt: param rule for %s: no such interface method", key)
+		}
+		for _, name := range sortedKeys(o.Params[key]) {
+			if !ps[name] {
+				return fmt.Errorf("idl/overlay.txt: param rule for %s: no parameter %s", key, name)
+			}
+		}
+	}
+	for _, key := range sortedKeys(o.SFalse) {
+		if _, ok := params[key]; !ok {
+			return fmt.Errorf("idl/overlay.txt: method rule for %s: no such interface method", key)
+		}
+	}
+	return nil
 }

@@ -1878,11 +1878,11 @@ type FunctionFromIP2Result struct {
 }
 
 /*
-getFunctionFromIP2 calls ICorProfilerInfo4::GetFunctionFromIP2.
+GetFunctionFromIP2 calls ICorProfilerInfo4::GetFunctionFromIP2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
-func (x *Info) getFunctionFromIP2(ip unsafe.Pointer) (FunctionFromIP2Result, error) {
+func (x *Info) GetFunctionFromIP2(ip Address) (FunctionFromIP2Result, error) {
 	var res FunctionFromIP2Result
 	self := x.ptr(4)
 	if self == nil {
@@ -1890,7 +1890,7 @@ func (x *Info) getFunctionFromIP2(ip unsafe.Pointer) (FunctionFromIP2Result, err
 	}
 	var o_pFunctionID C.FunctionID
 	var o_pReJITID C.ReJITID
-	hr := C.clrprof_ICorProfilerInfo4_GetFunctionFromIP2((*C.ICorProfilerInfo4)(self), (C.LPCBYTE)(unsafe.Pointer(ip)), (*C.FunctionID)(unsafe.Pointer(&o_pFunctionID)), (*C.ReJITID)(unsafe.Pointer(&o_pReJITID)))
+	hr := C.clrprof_ICorProfilerInfo4_GetFunctionFromIP2((*C.ICorProfilerInfo4)(self), *(*C.LPCBYTE)(unsafe.Pointer(&ip)), (*C.FunctionID)(unsafe.Pointer(&o_pFunctionID)), (*C.ReJITID)(unsafe.Pointer(&o_pReJITID)))
 	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
@@ -2186,11 +2186,11 @@ type FunctionFromIP3Result struct {
 }
 
 /*
-getFunctionFromIP3 calls ICorProfilerInfo8::GetFunctionFromIP3.
+GetFunctionFromIP3 calls ICorProfilerInfo8::GetFunctionFromIP3.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
-func (x *Info) getFunctionFromIP3(ip unsafe.Pointer) (FunctionFromIP3Result, error) {
+func (x *Info) GetFunctionFromIP3(ip Address) (FunctionFromIP3Result, error) {
 	var res FunctionFromIP3Result
 	self := x.ptr(8)
 	if self == nil {
@@ -2198,7 +2198,7 @@ func (x *Info) getFunctionFromIP3(ip unsafe.Pointer) (FunctionFromIP3Result, err
 	}
 	var o_functionID C.FunctionID
 	var o_pReJITID C.ReJITID
-	hr := C.clrprof_ICorProfilerInfo8_GetFunctionFromIP3((*C.ICorProfilerInfo8)(self), (C.LPCBYTE)(unsafe.Pointer(ip)), (*C.FunctionID)(unsafe.Pointer(&o_functionID)), (*C.ReJITID)(unsafe.Pointer(&o_pReJITID)))
+	hr := C.clrprof_ICorProfilerInfo8_GetFunctionFromIP3((*C.ICorProfilerInfo8)(self), *(*C.LPCBYTE)(unsafe.Pointer(&ip)), (*C.FunctionID)(unsafe.Pointer(&o_functionID)), (*C.ReJITID)(unsafe.Pointer(&o_pReJITID)))
 	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
