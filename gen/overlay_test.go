@@ -6,15 +6,19 @@ import (
 )
 
 func TestOverlayCheckRejectsUnknownTargets(t *testing.T) {
-	f := &File{Interfaces: []*Interface{{Name: "ICorProfilerInfo4", Methods: []*Method{
-		{Name: "GetFunctionFromIP2", Params: []*Param{{Name: "ip"}, {Name: "pFunctionId"}}},
-	}}}}
+	f := &File{Interfaces: []*Interface{
+		{Name: "ICorProfilerInfo2", Methods: []*Method{{Name: "GetClassIDInfo2"}}},
+		{Name: "ICorProfilerInfo4", Methods: []*Method{
+			{Name: "GetFunctionFromIP2", Params: []*Param{{Name: "ip"}, {Name: "pFunctionId"}}},
+		}},
+	}}
 	for _, c := range []struct{ src, want string }{
 		{"param ICorProfilerInfo4.GetFunctionFromIP2 ip role=addr\n", ""},
 		{"param ICorProfilerInfo2.GetFunctionFromIP2 ip role=addr\n", "no such interface method"},
 		{"param ICorProfilerInfo4.GetFunctionFromIP2 pIP role=addr\n", "no parameter pIP"},
 		{"method ICorProfilerInfo4.GetFunctionFromIP2 sfalse\n", ""},
-		{"method ICorProfilerInfo.IsArrayClass sfalse\n", "no such interface method"},
+		{"method ICorProfilerInfo4.IsArrayClass sfalse\n", "no such interface method"},
+		{"param ICorProfilerCallback11.LoadAsNotificationOnly pbNotificationOnly role=out\n", ""}, // not in these inputs
 	} {
 		ov, err := ParseOverlay("overlay.txt", []byte(c.src))
 		if err != nil {
