@@ -55,22 +55,21 @@ type NameParts struct {
 // FunctionNameParts returns the declaring class and the bare method name
 // of a function (see FunctionName for how they are formatted).
 func (x *Info) FunctionNameParts(f FunctionID) (NameParts, error) {
-	n := x.newNamer()
-	defer n.close()
-	fn, err := n.functionParts(f, 0)
+	fn, err := x.functionParts(f, 0)
 	if err != nil {
 		return NameParts{}, err
 	}
+	defer fn.imp.Release()
 	p := NameParts{ClassID: fn.ClassID, Method: fn.method.Name}
 	if fn.ClassID != 0 {
-		p.Class, err = n.className(fn.ClassID, 0)
+		p.Class, err = x.className(fn.ClassID, 0)
 	} else {
 		p.Class, err = fn.imp.TypeDefDisplayName(fn.method.Class, nil)
 	}
 	if err != nil {
 		return NameParts{}, err
 	}
-	if p.MethodArgs, err = n.typeArgNames(fn.TypeArgs, 0); err != nil {
+	if p.MethodArgs, err = x.typeArgNames(fn.TypeArgs, 0); err != nil {
 		return NameParts{}, err
 	}
 	return p, nil
@@ -80,23 +79,24 @@ func (x *Info) FunctionNameParts(f FunctionID) (NameParts, error) {
 // reports, the metadata of its module and its method's properties.
 type funcParts struct {
 	FunctionInfo2Result
-	imp    *metadata.Import2 // owned by the namer
+	imp    *metadata.Import2 // release when done
 	method metadata.MethodInfo
 }
 
 // functionParts looks up a function's method (frame as for
 // GetFunctionInfo2).
-func (n *namer) functionParts(f FunctionID, frame FrameInfo) (funcParts, error) {
-	fi, err := n.x.GetFunctionInfo2(f, frame)
+func (x *Info) functionParts(f FunctionID, frame FrameInfo) (funcParts, error) {
+	fi, err := x.GetFunctionInfo2(f, frame)
 	if err != nil {
 		return funcParts{}, fmt.Errorf("clrprof: function %#x: %w", uint64(f), err)
 	}
-	imp, err := n.importOf(fi.ModuleID)
+	imp, err := x.ModuleImport(fi.ModuleID)
 	if err != nil {
 		return funcParts{}, err
 	}
 	m, err := imp.Method(fi.Token)
 	if err != nil {
+		imp.Release()
 		return funcParts{}, fmt.Errorf("clrprof: method %v of function %#x: %w", fi.Token, uint64(f), err)
 	}
 	return funcParts{fi, imp, m}, nil
@@ -120,65 +120,30 @@ func methodName(owner, method string, args []string) string {
 // "System.Collections.Generic.Dictionary<string,int>", "Outer+Nested",
 // "int[]", "string[,]".
 func (x *Info) ClassName(c ClassID) (string, error) {
-	n := x.newNamer()
-	defer n.close()
-	return n.className(c, 0)
+	return x.className(c, 0)
 }
 
-// namer formats the names of one call, opening the metadata of each module
-// it meets once (a function's name needs its module's metadata, and that
-// of each type argument's module) and releasing them all at the end.
-type namer struct {
-	x       *Info
-	imports map[ModuleID]*metadata.Import2
-}
-
-func (x *Info) newNamer() *namer { return &namer{x: x} }
-
-// importOf returns the metadata reader of module m, owned by the namer.
-func (n *namer) importOf(m ModuleID) (*metadata.Import2, error) {
-	if imp, ok := n.imports[m]; ok {
-		return imp, nil
-	}
-	imp, err := n.x.ModuleImport(m)
-	if err != nil {
-		return nil, err
-	}
-	if n.imports == nil {
-		n.imports = map[ModuleID]*metadata.Import2{}
-	}
-	n.imports[m] = imp
-	return imp, nil
-}
-
-// close releases the readers importOf opened.
-func (n *namer) close() {
-	for m, imp := range n.imports {
-		imp.Release()
-		delete(n.imports, m)
-	}
-}
-
-func (n *namer) className(c ClassID, depth int) (string, error) {
+func (x *Info) className(c ClassID, depth int) (string, error) {
 	if depth > maxNameDepth {
 		return "", fmt.Errorf("clrprof: class %#x: type arguments nested deeper than %d", uint64(c), maxNameDepth)
 	}
-	if arr, isArray, err := n.x.IsArrayClass(c); err == nil && isArray && arr.Rank > 0 {
-		elem, err := n.elementName(metadata.ElementType(arr.BaseElemType), arr.BaseClassID, depth)
+	if arr, isArray, err := x.IsArrayClass(c); err == nil && isArray && arr.Rank > 0 {
+		elem, err := x.elementName(metadata.ElementType(arr.BaseElemType), arr.BaseClassID, depth)
 		if err != nil {
 			return "", err
 		}
 		return elem + "[" + strings.Repeat(",", int(arr.Rank)-1) + "]", nil
 	}
-	ci, err := n.x.GetClassIDInfo2(c)
+	ci, err := x.GetClassIDInfo2(c)
 	if err != nil {
 		return "", fmt.Errorf("clrprof: class %#x: %w", uint64(c), err)
 	}
-	imp, err := n.importOf(ci.ModuleID)
+	imp, err := x.ModuleImport(ci.ModuleID)
 	if err != nil {
 		return "", err
 	}
-	args, err := n.typeArgNames(ci.TypeArgs, depth)
+	defer imp.Release()
+	args, err := x.typeArgNames(ci.TypeArgs, depth)
 	if err != nil {
 		return "", err
 	}
@@ -189,20 +154,20 @@ func (n *namer) className(c ClassID, depth int) (string, error) {
 
 // typeArgName names a class used as a type argument or array element
 // type at depth, built-in types by their C# keywords.
-func (n *namer) typeArgName(c ClassID, depth int) (string, error) {
-	name, err := n.className(c, depth+1)
-	if k, ok := keywords[name]; ok {
-		name = k
+func (x *Info) typeArgName(c ClassID, depth int) (string, error) {
+	n, err := x.className(c, depth+1)
+	if k, ok := keywords[n]; ok {
+		n = k
 	}
-	return name, err
+	return n, err
 }
 
 // typeArgNames names type arguments with typeArgName (never nil).
-func (n *namer) typeArgNames(ids []ClassID, depth int) ([]string, error) {
+func (x *Info) typeArgNames(ids []ClassID, depth int) ([]string, error) {
 	names := make([]string, len(ids))
 	for i, a := range ids {
 		var err error
-		if names[i], err = n.typeArgName(a, depth); err != nil {
+		if names[i], err = x.typeArgName(a, depth); err != nil {
 			return nil, err
 		}
 	}
@@ -211,9 +176,9 @@ func (n *namer) typeArgNames(ids []ClassID, depth int) ([]string, error) {
 
 // elementName names an array's element type: a class, or a primitive that
 // has no ClassID of its own.
-func (n *namer) elementName(et metadata.ElementType, c ClassID, depth int) (string, error) {
+func (x *Info) elementName(et metadata.ElementType, c ClassID, depth int) (string, error) {
 	if c != 0 {
-		return n.typeArgName(c, depth)
+		return x.typeArgName(c, depth)
 	}
 	if n, ok := primitiveNames[et]; ok {
 		return n, nil

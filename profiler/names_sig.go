@@ -19,12 +19,11 @@ import (
 // keywords; parameter types use ILAsm's names, with the instantiation's
 // arguments substituted for the generic parameters.
 func (x *Info) FunctionFullName(f FunctionID, frame FrameInfo) (string, error) {
-	n := x.newNamer()
-	defer n.close()
-	fn, err := n.functionParts(f, frame)
+	fn, err := x.functionParts(f, frame)
 	if err != nil {
 		return "", err
 	}
+	defer fn.imp.Release()
 	fi, imp, m := fn.FunctionInfo2Result, fn.imp, fn.method
 	sig, err := metadata.ParseMethodSig(m.Sig)
 	if err != nil {
@@ -37,7 +36,7 @@ func (x *Info) FunctionFullName(f FunctionID, frame FrameInfo) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("clrprof: class %#x: %w", uint64(fi.ClassID), err)
 		}
-		cs, il, err := n.argNames(ci.TypeArgs)
+		cs, il, err := x.argNames(ci.TypeArgs)
 		if err != nil {
 			return "", err
 		}
@@ -54,7 +53,7 @@ func (x *Info) FunctionFullName(f FunctionID, frame FrameInfo) (string, error) {
 			return "", err
 		}
 	}
-	cs, il, err := n.argNames(fi.TypeArgs)
+	cs, il, err := x.argNames(fi.TypeArgs)
 	if err != nil {
 		return "", err
 	}
@@ -74,14 +73,14 @@ func (x *Info) FunctionFullName(f FunctionID, frame FrameInfo) (string, error) {
 
 // argNames names runtime type arguments twice: with C# keywords (for the
 // instantiation) and with ILAsm's names (for parameters).
-func (n *namer) argNames(ids []ClassID) (cs, il []string, err error) {
+func (x *Info) argNames(ids []ClassID) (cs, il []string, err error) {
 	for _, id := range ids {
-		name, err := n.className(id, 1)
+		n, err := x.className(id, 1)
 		if err != nil {
 			return nil, nil, err
 		}
-		cs = append(cs, metadata.BuiltinName(name, metadata.CSharp))
-		il = append(il, metadata.BuiltinName(name, metadata.ILAsm))
+		cs = append(cs, metadata.BuiltinName(n, metadata.CSharp))
+		il = append(il, metadata.BuiltinName(n, metadata.ILAsm))
 	}
 	return cs, il, nil
 }
