@@ -238,8 +238,8 @@ func TestAttachEventMask(t *testing.T) {
 		must(t, p.WaitStderr("badmask: SetEventMask:", waitLong))
 		stderr := p.Stderr()
 		for _, want := range []string{
-			"badmask: SetAttachEventMask: clrprof: a profiler attached to a running process may not set MonitorEnterleave on this runtime",
-			"badmask: is=true as=true low=MonitorEnterleave",
+			"badmask: SetAttachEventMask: clrprof: a profiler attached to a running process may not set MonitorEnterLeave on this runtime",
+			"badmask: is=true as=true low=MonitorEnterLeave",
 			"badmask: SetEventMask: CORPROF_E_UNSUPPORTED_FOR_ATTACHING_PROFILER",
 		} {
 			if !strings.Contains(stderr, want) {

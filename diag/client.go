@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/clrprof/clrprof/internal/com"
+	"github.com/clrprof/clrprof/internal/guid"
 )
 
 // HRESULT is a COM status code; it implements error, and is the same type
@@ -271,4 +272,17 @@ func sameMountNamespace(pid int) bool {
 	self, err1 := os.Readlink(filepath.Join(procRoot, "self", "ns", "mnt"))
 	other, err2 := os.Readlink(filepath.Join(procRoot, strconv.Itoa(pid), "ns", "mnt"))
 	return err1 != nil || err2 != nil || self == other
+}
+
+// AttachProfiler is Attach for the common case: the profiler's CLSID as
+// text (braces optional, as profiler.Register takes it), its library path
+// and the client data its InitializeForAttach receives, with the default
+// attach timeout. This package is the trigger side: it does not link the
+// profiler runtime (package profiler and its cgo shim).
+func AttachProfiler(ctx context.Context, pid int, clsid, path string, clientData []byte) error {
+	id, err := guid.Parse(clsid)
+	if err != nil {
+		return fmt.Errorf("diag: AttachProfiler: CLSID: %w", err)
+	}
+	return Attach(ctx, pid, AttachRequest{CLSID: id, ProfilerPath: path, ClientData: clientData})
 }

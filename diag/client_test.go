@@ -239,3 +239,14 @@ func TestAttachSocketFailures(t *testing.T) {
 		t.Errorf("missing library: %v, want fs.ErrNotExist", err)
 	}
 }
+
+func TestAttachProfilerArguments(t *testing.T) {
+	err := AttachProfiler(context.Background(), 1, "not-a-clsid", "/x.so", nil)
+	if err == nil || !strings.Contains(err.Error(), `invalid GUID "not-a-clsid"`) {
+		t.Errorf("bad CLSID: %v", err)
+	}
+	err = AttachProfiler(context.Background(), 1<<30, "{9F1C2B7A-4E3D-4A6B-8C5D-1E2F3A4B5C6D}", "/x.so", nil)
+	if !errors.Is(err, ErrProcessNotFound) {
+		t.Errorf("missing process: %v", err)
+	}
+}

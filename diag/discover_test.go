@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -132,6 +133,22 @@ func TestNoSocketReason(t *testing.T) {
 		}
 		if !errors.Is(err, ErrNotSupported) || !strings.Contains(err.Error(), want) {
 			t.Errorf("pid %d: %v, want %q", pid, err, want)
+		}
+	}
+}
+
+// TestDiagDoesNotLinkTheProfiler: the trigger side stays free of the
+// profiler runtime (package profiler, its cgo shim) and of cgo.
+func TestDiagDoesNotLinkTheProfiler(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "github.com/clrprof/clrprof/diag")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("CGO_ENABLED=0 go list -deps diag: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if dep == "github.com/clrprof/clrprof/profiler" || dep == "github.com/clrprof/clrprof/metadata" || dep == "runtime/cgo" {
+			t.Errorf("diag depends on %s", dep)
 		}
 	}
 }

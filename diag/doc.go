@@ -25,7 +25,7 @@
 //
 // The package needs no cgo (it builds with CGO_ENABLED=0; it shares the
 // HRESULT type and names of package internal/com with the profiler
-// package). Command clrattach is its command-line front end, and
-// profiler.Attach wraps it for programs that already use the profiler
-// package.
+// package), and it never links package profiler or its cgo shim: a
+// trigger program stays a plain Go program. Command clrattach is its
+// command-line front end; AttachProfiler takes the CLSID as text.
 package diag

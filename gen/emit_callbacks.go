@@ -225,6 +225,9 @@ func emitCallbackExport(f *jen.File, s *CallbackSlot) {
 		case RoleInIface:
 			return wrapIface(pp, false, a)
 		}
+		if pp.P.Type.Indirections() > 0 || pp.T.Indirections() > 0 {
+			return jen.Id("Address").Call(a)
+		}
 		return jen.Uintptr().Call(a)
 	}
 	switch s.Special {

@@ -96,6 +96,14 @@ func fromC(pp *PlannedParam, v *jen.Statement, owned bool) *jen.Statement {
 		return wrapIface(pp, owned, jen.Qual("unsafe", "Pointer").Call(v))
 	case KindVoid:
 		return jen.Uintptr().Call(v)
+	case KindID:
+		if pp.Elem.PtrTypedef {
+			return pp.Elem.Code().Call(jen.Qual("unsafe", "Pointer").Call(v))
+		}
+	case KindAddr:
+		if pp.T.Indirections() >= 2 {
+			return pp.Elem.Code().Call(jen.Qual("unsafe", "Pointer").Call(v))
+		}
 	}
 	return pp.Elem.Code().Call(v)
 }
@@ -104,6 +112,9 @@ func fromC(pp *PlannedParam, v *jen.Statement, owned bool) *jen.Statement {
 func toC(ti TypeInfo, cname string, v *jen.Statement) *jen.Statement {
 	if ti.Kind == KindBool {
 		return cType(cname).Call(jen.Qual(cgoutilPkg, "Bool").Call(v))
+	}
+	if ti.PtrTypedef {
+		return jen.Op("*").Parens(jen.Op("*").Add(cType(cname))).Call(jen.Qual("unsafe", "Pointer").Call(jen.Op("&").Add(v)))
 	}
 	return cType(cname).Call(v)
 }
@@ -124,16 +135,22 @@ func goParamType(pp *PlannedParam, wrapper bool) *jen.Statement {
 		return jen.Index().Byte()
 	case RoleInIface:
 		return jen.Op("*").Id(ifaceGoName(pp))
+	case RoleInAddr:
+		return pp.Elem.Code()
 	case RoleEnumHandle:
 		if pp.T.Indirections() == 0 {
 			return jen.Id("EnumHandle")
 		}
 		return jen.Op("*").Id("EnumHandle")
 	}
-	if wrapper {
+	if wrapper || pp.P.Type.Indirections() == 0 && pp.T.Indirections() == 0 {
+		if !wrapper {
+			return jen.Uintptr()
+		}
 		return jen.Qual("unsafe", "Pointer")
 	}
-	return jen.Uintptr()
+	// A pointer the runtime hands a callback: an address in its memory.
+	return jen.Id("Address") // callbacks live in package profiler
 }
 
 func ifaceGoName(pp *PlannedParam) string {
@@ -165,7 +182,14 @@ type WrapperOpts struct {
 	Thunk      string         // C thunk name
 	ResultName string         // name of the result struct type, when several outputs
 	Doc        string
+	// Partial: on CORPROF_E_DATAINCOMPLETE the outputs the runtime did fill
+	// are returned together with the error (the profiling API's "part of
+	// the answer is not known yet", as inside ModuleLoadStarted).
+	Partial bool
 }
+
+// dataIncomplete is CORPROF_E_DATAINCOMPLETE.
+const dataIncomplete = -2146233519
 
 // emitWrapperMethod emits an exported Go method that calls a COM method
 // through its C thunk and maps parameters according to the plan.
@@ -188,16 +212,34 @@ func emitWrapperMethod(f *jen.File, pl *Plan, o WrapperOpts) {
 	}
 	var retInfo TypeInfo
 	if !hresult && pl.M.Ret.Name != "void" {
-		retInfo = TypeInfo{Kind: KindNumber, GoName: "uintptr"}
+		retInfo = pl.Addr
 		if pl.M.Ret.Ptr == 0 {
 			// BOOL, ULONG and friends
 			retInfo = TypeInfoFor(pl.M.Ret.Name)
 		}
 	}
+	sfalse := hresult && pl.SFalse
+	if sfalse {
+		results = append(results, jen.Bool())
+	}
 	if hresult {
 		results = append(results, jen.Error())
 	} else if pl.M.Ret.Name != "void" && len(pl.Outputs) == 0 {
 		results = append(results, retInfo.Code())
+	}
+	retList := func(zero *jen.Statement, err *jen.Statement) []jen.Code {
+		var l []jen.Code
+		if zero != nil {
+			l = append(l, zero)
+		}
+		if sfalse {
+			if err.GoString() == "nil" {
+				l = append(l, jen.Id("hr").Op("==").Lit(0))
+			} else {
+				l = append(l, jen.False())
+			}
+		}
+		return append(l, err)
 	}
 
 	var body []jen.Code
@@ -247,6 +289,16 @@ func emitWrapperMethod(f *jen.File, pl *Plan, o WrapperOpts) {
 			args = append(args, asDeclared(pp.P, jen.Qual("unsafe", "SliceData").Call(src)))
 		case RoleInIface:
 			args = append(args, asDeclared(pp.P, jen.Id(pp.GoName).Dot("Raw").Call()))
+		case RoleInAddr:
+			// The address's bits, reinterpreted as the C pointer they are
+			// (runtime memory, never Go memory).
+			args = append(args, jen.Op("*").Parens(jen.Op("*").Add(declaredCType(pp.P))).Call(jen.Qual("unsafe", "Pointer").Call(jen.Op("&").Id(pp.GoName))))
+		case RoleHidden:
+			if pp.P.Type.Indirections() > 0 || pp.T.Indirections() > 0 {
+				args = append(args, jen.Nil())
+			} else {
+				args = append(args, cType(pp.T.Name).Call(jen.Lit(0)))
+			}
 		case RoleEnumHandle:
 			if pp.T.Indirections() == 0 {
 				// The handle's bits, reinterpreted as the C pointer they are.
@@ -315,11 +367,15 @@ func emitWrapperMethod(f *jen.File, pl *Plan, o WrapperOpts) {
 			grow = append(grow, jen.If(jen.Int().Call(jen.Id(l)).Op(">").Len(jen.Id("b_"+n))).Block(
 				jen.Id("b_"+n).Op("=").Make(jen.Index().Add(goBufElem(b)), jen.Int().Call(jen.Id(l)))))
 		}
+		retryable := jen.Id("hr").Op(">=").Lit(0).Op("||").Id("hr").Op("==").Qual(comPkg, "InsufficientBuffer")
+		if o.Partial {
+			retryable = retryable.Op("||").Id("hr").Op("==").Lit(dataIncomplete)
+		}
 		body = append(body, jen.Var().Id("hr").Qual("C", "HRESULT"),
 			jen.For(jen.Id("attempt").Op(":=").Lit(0), jen.Empty(), jen.Id("attempt").Op("++")).Block(
 				append([]jen.Code{
 					jen.Id("hr").Op("=").Add(call),
-					jen.If(jen.Id("attempt").Op("==").Lit(2).Op("||").Op("!").Parens(jen.Id("hr").Op(">=").Lit(0).Op("||").Id("hr").Op("==").Qual(comPkg, "InsufficientBuffer")).Op("||").Op("!").Parens(cond)).Block(jen.Break()),
+					jen.If(jen.Id("attempt").Op("==").Lit(2).Op("||").Op("!").Parens(retryable).Op("||").Op("!").Parens(cond)).Block(jen.Break()),
 				}, grow...)...,
 			))
 	case hresult:
@@ -329,7 +385,11 @@ func emitWrapperMethod(f *jen.File, pl *Plan, o WrapperOpts) {
 	default:
 		body = append(body, jen.Id("ret").Op(":=").Add(call))
 	}
-	if hresult {
+	partial := hresult && o.Partial && len(pl.Outputs) > 0
+	if partial {
+		body = append(body, jen.If(jen.Id("hr").Op("<").Lit(0).Op("&&").Id("hr").Op("!=").Lit(dataIncomplete)).Block(
+			jen.Return(retList(zero, jen.Qual(comPkg, "HRESULT").Call(jen.Id("hr")))...)))
+	} else if hresult {
 		body = append(body, jen.If(jen.Id("hr").Op("<").Lit(0)).Block(
 			jen.Return(retList(zero, jen.Qual(comPkg, "HRESULT").Call(jen.Id("hr")))...)))
 	}
@@ -355,6 +415,10 @@ func emitWrapperMethod(f *jen.File, pl *Plan, o WrapperOpts) {
 		}
 		body = append(body, dst.Op("=").Add(val))
 	}
+	if partial {
+		body = append(body, jen.If(jen.Id("hr").Op("<").Lit(0)).Block(
+			jen.Return(retList(zero, jen.Qual(comPkg, "HRESULT").Call(jen.Id("hr")))...)))
+	}
 	switch {
 	case hresult:
 		body = append(body, jen.Return(retList(zero, jen.Nil())...))
@@ -364,7 +428,7 @@ func emitWrapperMethod(f *jen.File, pl *Plan, o WrapperOpts) {
 		if retInfo.Kind == KindBool {
 			body = append(body, jen.Return(jen.Id("ret").Op("!=").Lit(0)))
 		} else if pl.M.Ret.Ptr > 0 {
-			body = append(body, jen.Return(jen.Uintptr().Call(jen.Qual("unsafe", "Pointer").Call(jen.Id("ret")))))
+			body = append(body, jen.Return(retInfo.Code().Call(jen.Qual("unsafe", "Pointer").Call(jen.Id("ret")))))
 		} else {
 			body = append(body, jen.Return(retInfo.Code().Call(jen.Id("ret"))))
 		}
@@ -372,7 +436,7 @@ func emitWrapperMethod(f *jen.File, pl *Plan, o WrapperOpts) {
 	if o.Doc != "" {
 		f.Comment(o.Doc)
 	}
-	f.Func().Params(jen.Id("x").Op("*").Id(o.Recv)).Id(pl.M.Name).Params(params...).Params(results...).Block(body...)
+	f.Func().Params(jen.Id("x").Op("*").Id(o.Recv)).Id(pl.GoName()).Params(params...).Params(results...).Block(body...)
 	f.Line()
 }
 
@@ -392,21 +456,24 @@ func emitForwarder(f *jen.File, pl *Plan, recv, resultName string) {
 		results = append(results, goResultType(pl.Outputs[0]))
 	}
 	hresult := pl.M.Ret.Name == "HRESULT" && pl.M.Ret.Ptr == 0
+	if hresult && pl.SFalse {
+		results = append(results, jen.Bool())
+	}
 	if hresult {
 		results = append(results, jen.Error())
 	} else if pl.M.Ret.Name != "void" && len(pl.Outputs) == 0 {
 		if pl.M.Ret.Ptr > 0 {
-			results = append(results, jen.Uintptr())
+			results = append(results, pl.Addr.Code())
 		} else {
 			results = append(results, TypeInfoFor(pl.M.Ret.Name).Code())
 		}
 	}
-	call := jen.Id("x").Dot("base").Call().Dot(pl.M.Name).Call(args...)
+	call := jen.Id("x").Dot("base").Call().Dot(pl.GoName()).Call(args...)
 	body := jen.Return(call)
 	if len(results) == 0 {
 		body = call
 	}
-	f.Func().Params(jen.Id("x").Op("*").Id(recv)).Id(pl.M.Name).Params(params...).Params(results...).Block(body)
+	f.Func().Params(jen.Id("x").Op("*").Id(recv)).Id(pl.GoName()).Params(params...).Params(results...).Block(body)
 }
 
 func goBufElem(b *PlannedParam) *jen.Statement {

@@ -93,6 +93,9 @@ func emitIDs(f *jen.File, tm *TypeMapper, tds []*Typedef, used map[string]string
 		}
 		used[goName] = td.Name
 		basic := basicNumbers[tm.U.Resolve(TypeRef{Name: td.Name}).Name]
+		if basic == "" {
+			basic = "uintptr" // a pointer typedef (pointerIDs)
+		}
 		f.Commentf("%s is the runtime's %s (%s).", goName, td.Name, td.Type.Name)
 		f.Type().Id(goName).Id(basic)
 	}
@@ -105,7 +108,7 @@ func structFieldType(tm *TypeMapper, t TypeRef) *jen.Statement {
 	nt := tm.Norm(t)
 	var base *jen.Statement
 	if nt.Ptr > 0 {
-		base = jen.Uintptr()
+		base = tm.addressInfo("void").Code()
 	} else {
 		ti := tm.Info(nt.Name)
 		switch ti.Kind {
@@ -114,7 +117,7 @@ func structFieldType(tm *TypeMapper, t TypeRef) *jen.Statement {
 		case KindGUID:
 			base = jen.Qual(cgoutilPkg, "GUID")
 		case KindIface, KindFunc, KindUnknown, KindVoid:
-			base = jen.Uintptr()
+			base = tm.addressInfo(nt.Name).Code()
 		default:
 			base = ti.Code()
 		}
@@ -129,7 +132,10 @@ func structFieldType(tm *TypeMapper, t TypeRef) *jen.Statement {
 // compile-time check that its size equals the C size. Structs named in
 // aliases are declared by package metadata (corprof.idl repeats cor.h's) and
 // become aliases of its mirror, so each C struct has one Go type.
-func emitStructs(f *jen.File, tm *TypeMapper, structs []*Struct, used map[string]string, aliases map[string]bool) error {
+//
+// The checks need cgo: they go to checkFile, which may be f itself or a
+// separate cgo file so that f builds without cgo.
+func emitStructs(f, checkFile *jen.File, tm *TypeMapper, structs []*Struct, used map[string]string, aliases map[string]bool) error {
 	var checks []jen.Code
 	for _, s := range structs {
 		if s.Union || s.Name == "" {
@@ -159,9 +165,9 @@ func emitStructs(f *jen.File, tm *TypeMapper, structs []*Struct, used map[string
 			jen.Qual("unsafe", "Sizeof").Call(jen.Id(goName).Values()).Op("-").Qual("unsafe", "Sizeof").Call(jen.Qual("C", s.Name).Values())))
 	}
 	if len(checks) > 0 {
-		f.Comment("The mirrors above must have exactly the size of their C structs;")
-		f.Comment("a mismatch is a compile error here.")
-		f.Func().Id("_").Params().Block(checks...)
+		checkFile.Comment("The Go mirrors of the C structs must have exactly the size of their C")
+		checkFile.Comment("structs; a mismatch is a compile error here.")
+		checkFile.Func().Id("_").Params().Block(checks...)
 	}
 	return nil
 }

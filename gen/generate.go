@@ -94,6 +94,9 @@ func Generate(in *Inputs, cmdline string) (*Output, error) {
 	for k, v := range prof {
 		out.Files[filepath.ToSlash(filepath.Clean("profiler/"+k))] = v
 	}
+	if err := ov.Check(in.Corprof, in.Cor); err != nil {
+		return nil, err
+	}
 	md, err := GenerateMetadata(cmdline, in.Cor, in.Corhdr, ov, &out.Stats)
 	if err != nil {
 		return nil, err

@@ -23,7 +23,18 @@ const (
 	KindHRESULT // HRESULT
 	KindWCHAR   // UTF-16 code unit
 	KindFunc    // function types: C function pointers
+	KindAddr    // an address in the process (UINT_PTR, a pointer to runtime memory): metadata.Address
 )
+
+// addressInfo is the Go view of an address: the named type metadata.Address
+// (aliased as profiler.Address) rather than uintptr or unsafe.Pointer.
+func (m *TypeMapper) addressInfo(cname string) TypeInfo {
+	ti := TypeInfo{Kind: KindAddr, CName: cname, GoName: "Address", GoBasic: "uintptr"}
+	if m.Pkg != tokenPkg && m.Pkg != profilerPkg { // profiler.Address aliases it
+		ti.GoPkg = tokenPkg
+	}
+	return ti
+}
 
 var basicNumbers = map[string]string{
 	"BYTE": "uint8", "UINT8": "uint8", "UCHAR": "uint8", "unsigned char": "uint8", "COR_SIGNATURE": "uint8",
@@ -34,11 +45,11 @@ var basicNumbers = map[string]string{
 	"LONG": "int32", "INT": "int32", "INT32": "int32", "LONG32": "int32", "int": "int32", "long": "int32",
 	"ULONGLONG": "uint64", "UINT64": "uint64", "ULONG64": "uint64", "unsigned __int64": "uint64", "DWORD64": "uint64",
 	"LONGLONG": "int64", "INT64": "int64", "__int64": "int64", "long long": "int64",
-	"UINT_PTR": "uintptr", "ULONG_PTR": "uintptr", "SIZE_T": "uintptr", "DWORD_PTR": "uintptr",
+	"UINT_PTR": "uintptr", "ULONG_PTR": "uintptr", "SIZE_T": "uint64", "DWORD_PTR": "uintptr",
 	"INT_PTR": "int", "LONG_PTR": "int", "SSIZE_T": "int",
 	"float": "float32", "double": "float64",
 	"uint8_t": "uint8", "int8_t": "int8", "uint16_t": "uint16", "int16_t": "int16", "uint32_t": "uint32",
-	"int32_t": "int32", "uint64_t": "uint64", "int64_t": "int64", "uintptr_t": "uintptr", "size_t": "uintptr",
+	"int32_t": "int32", "uint64_t": "uint64", "int64_t": "int64", "uintptr_t": "uintptr", "size_t": "uint64",
 }
 
 // TypeInfo is the Go view of a C type name at pointer depth zero.
@@ -52,6 +63,9 @@ type TypeInfo struct {
 	Struct  *Struct
 	Func    *FuncType
 	GoBasic string // underlying Go basic type for numbers, IDs and enums
+	// PtrTypedef marks an ID whose C type is a pointer typedef: converted to
+	// C by reinterpreting its bits, never by a uintptr→pointer conversion.
+	PtrTypedef bool
 }
 
 // Code returns the jennifer reference to the Go type.
@@ -103,8 +117,14 @@ func (m *TypeMapper) Info(name string) TypeInfo {
 				ti.GoPkg = tokenPkg
 			}
 			return ti
+		case name == "UINT_PTR" || name == "ULONG_PTR" || name == "DWORD_PTR":
+			return m.addressInfo(name)
 		case m.IDs[name]:
-			return TypeInfo{Kind: KindID, CName: name, GoName: m.goTypeName(name), GoBasic: basicNumbers[m.U.Resolve(TypeRef{Name: name}).Name]}
+			r := m.U.Resolve(TypeRef{Name: name})
+			if r.Ptr > 0 {
+				return TypeInfo{Kind: KindID, CName: name, GoName: m.goTypeName(name), GoBasic: "uintptr", PtrTypedef: true}
+			}
+			return TypeInfo{Kind: KindID, CName: name, GoName: m.goTypeName(name), GoBasic: basicNumbers[r.Name]}
 		}
 		if it, ok := m.U.Interfaces[name]; ok {
 			return TypeInfo{Kind: KindIface, CName: name, GoName: InterfaceGoName(name), Iface: it}

@@ -59,7 +59,10 @@ func GenerateMetadata(cmdline string, cor, corhdr *File, ov *Overlay, st *Stats)
 	out["thunks_gen.h"] = CThunks(cmdline, "CLRPROF_MD_THUNKS_GEN_H", "cor_gen.h", cor.Interfaces)
 
 	used := map[string]string{"Token": "mdToken", "EnumHandle": "HCORENUM", "HRESULT": "HRESULT", "Unknown": "IUnknown"}
-	tf := newGoFile("metadata", cmdline, `#include "cor_gen.h"`)
+	// types_gen.go is pure Go (the signature codec and names build without
+	// cgo); the struct size checks, which need cgo, go to sizes_gen.go.
+	tf := newGoFile("metadata", cmdline, "")
+	sf := newGoFile("metadata", cmdline, `#include "cor_gen.h"`)
 	if err := emitEnums(tf, tm, corhdr.Enums, used); err != nil {
 		return nil, err
 	}
@@ -88,7 +91,7 @@ func GenerateMetadata(cmdline string, cor, corhdr *File, ov *Overlay, st *Stats)
 	for _, f := range hfiles {
 		structs = append(structs, f.Structs...)
 	}
-	if err := emitStructs(tf, tm, structs, used, nil); err != nil {
+	if err := emitStructs(tf, sf, tm, structs, used, nil); err != nil {
 		return nil, err
 	}
 	for _, s := range structs {
@@ -98,6 +101,9 @@ func GenerateMetadata(cmdline string, cor, corhdr *File, ov *Overlay, st *Stats)
 	}
 	emitIIDs(tf, cor.Interfaces)
 	if out["types_gen.go"], err = render(tf); err != nil {
+		return nil, err
+	}
+	if out["sizes_gen.go"], err = render(sf); err != nil {
 		return nil, err
 	}
 

@@ -13,6 +13,10 @@ var initialisms = map[string]string{
 	"ngen": "NGen", "rejit": "ReJIT", "ip": "IP", "rva": "RVA", "utf8": "UTF8", "guid": "GUID",
 	"iid": "IID", "mvid": "MVID", "ui": "UI", "os": "OS", "eh": "EH", "tls": "TLS", "sz": "SZ",
 	"tbl": "Tbl", "r2r": "R2R", "nt": "NT", "pe": "PE", "md": "MD",
+	// Words the C names run together, and runs of capitals that are two words.
+	"rejitid": "ReJITID", "jitid": "JITID", "enterleave": "EnterLeave", "nongc": "NonGC",
+	"eventpipe": "EventPipe", "largeobject": "LargeObject", "pinnedobject": "PinnedObject",
+	"sbyte": "SByte", "retval": "RetVal", "inproc": "InProc",
 }
 
 // splitWords splits a C identifier at underscores and lower→upper case
@@ -95,6 +99,50 @@ func LocalName(s string) string {
 		out += "_"
 	}
 	return out
+}
+
+// ParamName converts a C parameter name to the Go parameter name a user
+// reads: the Hungarian prefix is dropped like ResultName does
+// (fIsSafeToBlock → isSafeToBlock, szName → name, dwMethodFlags →
+// methodFlags) and names Go reserves are replaced (type → typ).
+func ParamName(s string) string {
+	i := 0
+	for i < len(s) && unicode.IsLower(rune(s[i])) {
+		i++
+	}
+	if i > 0 && i < len(s) && unicode.IsUpper(rune(s[i])) && hungarian(s[:i]) {
+		s = s[i:]
+	}
+	var n string
+	if ini, ok := initialisms[strings.ToLower(s)]; ok && ini == s {
+		n = strings.ToLower(s) // IDs → ids
+	} else {
+		words := splitWords(s)
+		if len(words) == 0 {
+			return "x"
+		}
+		var b strings.Builder
+		b.WriteString(strings.ToLower(goWord(words[0])))
+		for _, w := range words[1:] {
+			b.WriteString(goWord(w))
+		}
+		n = b.String()
+	}
+	if n == "" || !unicode.IsLetter([]rune(n)[0]) {
+		n = "x" + n
+	}
+	if alt, ok := paramAlternatives[n]; ok {
+		return alt
+	}
+	if token.IsKeyword(n) || predeclared[n] {
+		return n + "Arg"
+	}
+	return n
+}
+
+var paramAlternatives = map[string]string{
+	"type": "typ", "func": "fn", "len": "length", "cap": "capacity", "string": "str", "map": "m",
+	"range": "rng", "select": "sel", "interface": "iface", "default": "def", "new": "newValue",
 }
 
 var predeclared = map[string]bool{

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/clrprof/clrprof/idl"
@@ -11,16 +12,28 @@ import (
 //
 // The text form has one rule a line; '#' starts a comment:
 //
-//	param Interface.Method paramName size_is=EXPR length_is=EXPR role=raw as=CTYPE
+//	param Interface.Method paramName size_is=EXPR length_is=EXPR role=ROLE as=CTYPE
+//
+// Roles: raw keeps the parameter as the C pointer (the method stays
+// unexported); out makes a pointer the header does not mark [out] a result;
+// addr passes a pointer to runtime memory (an IP, a code address, a buffer
+// the runtime allocated) as an Address; hidden passes zero and leaves the
+// parameter out of the Go signature (reserved and unused parameters).
+//
 //	type  CName GoName
+//	method Interface.Method sfalse
 type Overlay struct {
 	Params map[string]map[string]ParamRule // "Interface.Method" → param → rule
 	Types  map[string]string               // C type name → Go type name
+	// SFalse names methods ("Interface.Method") whose S_FALSE is an answer
+	// ("no", "not an array"): the Go method returns it as a bool before the
+	// error, true for S_OK.
+	SFalse map[string]bool
 }
 
 // ParseOverlay reads the overlay's text form.
 func ParseOverlay(name string, src []byte) (*Overlay, error) {
-	o := &Overlay{Params: map[string]map[string]ParamRule{}, Types: map[string]string{}}
+	o := &Overlay{Params: map[string]map[string]ParamRule{}, Types: map[string]string{}, SFalse: map[string]bool{}}
 	for _, rec := range idl.Records(src) {
 		fields := rec.Fields
 		pos := Pos{File: name, Line: rec.Line, Col: 1}
@@ -43,7 +56,7 @@ func ParseOverlay(name string, src []byte) (*Overlay, error) {
 				case "as":
 					r.As = v
 				case "role":
-					if v != "raw" {
+					if v != "raw" && v != "out" && v != "addr" && v != "hidden" {
 						return nil, errorf(pos, "unknown role %q", v)
 					}
 					r.Role = v
@@ -55,6 +68,11 @@ func ParseOverlay(name string, src []byte) (*Overlay, error) {
 				o.Params[fields[1]] = map[string]ParamRule{}
 			}
 			o.Params[fields[1]][fields[2]] = r
+		case "method":
+			if len(fields) != 3 || fields[2] != "sfalse" {
+				return nil, errorf(pos, "method needs Interface.Method and sfalse")
+			}
+			o.SFalse[fields[1]] = true
 		case "type":
 			if len(fields) != 3 {
 				return nil, errorf(pos, "type needs a C name and a Go name")
@@ -65,4 +83,45 @@ func ParseOverlay(name string, src []byte) (*Overlay, error) {
 		}
 	}
 	return o, nil
+}
+
+// Check reports rules that name a method or parameter the inputs'
+// interfaces lack (a misspelt or misplaced rule would otherwise be ignored
+// silently). A rule for an interface the inputs do not declare at all is
+// accepted: older inputs (the .NET Core 3.1 ABI) lack the newer interfaces.
+func (o *Overlay) Check(files ...*File) error {
+	params := map[string]map[string]bool{} // "Interface.Method" → parameter names
+	ifaces := map[string]bool{}
+	for _, f := range files {
+		for _, it := range f.Interfaces {
+			ifaces[it.Name] = true
+			for _, m := range it.Methods {
+				ps := map[string]bool{}
+				for _, p := range m.Params {
+					ps[p.Name] = true
+				}
+				params[it.Name+"."+m.Name] = ps
+			}
+		}
+	}
+	for _, key := range sortedKeys(o.Params) {
+		ps, ok := params[key]
+		if !ok && !ifaces[strings.SplitN(key, ".", 2)[0]] {
+			continue
+		}
+		if !ok {
+			return fmt.Errorf("idl/overlay.txt: param rule for %s: no such interface method", key)
+		}
+		for _, name := range sortedKeys(o.Params[key]) {
+			if !ps[name] {
+				return fmt.Errorf("idl/overlay.txt: param rule for %s: no parameter %s", key, name)
+			}
+		}
+	}
+	for _, key := range sortedKeys(o.SFalse) {
+		if _, ok := params[key]; !ok && ifaces[strings.SplitN(key, ".", 2)[0]] {
+			return fmt.Errorf("idl/overlay.txt: method rule for %s: no such interface method", key)
+		}
+	}
+	return nil
 }

@@ -26,6 +26,8 @@ const (
 	RoleOutBlobLen             // hidden: the byte count of a blob
 	RoleRaw                    // anything else: unsafe.Pointer argument
 	RoleEnumHandle             // HCORENUM* (*EnumHandle) or HCORENUM (EnumHandle): an enumeration
+	RoleInAddr                 // pointer to runtime memory passed as an Address (overlay role=addr)
+	RoleHidden                 // reserved parameter: zero, not in the Go signature (overlay role=hidden)
 )
 
 // PlannedParam is one parameter with its mapping decision.
@@ -46,6 +48,39 @@ type Plan struct {
 	Inputs  []*PlannedParam // Go arguments in order
 	Outputs []*PlannedParam // Go results in order (before error)
 	Raw     int             // parameters left as unsafe.Pointer
+	Addr    TypeInfo        // the Go address type (for pointer return values)
+	SFalse  bool            // S_FALSE is an answer: a bool result before the error
+}
+
+// Exported reports whether the method's Go form shows only Go types (no
+// unsafe.Pointer, no uintptr, no C function pointer): only such methods are
+// exported; the others stay unexported raw calls under a lower-case name,
+// for hand-written idiomatic methods to build on.
+func (pl *Plan) Exported() bool {
+	for _, in := range pl.Inputs {
+		if in.Role == RoleRaw || in.Role == RoleInPtr || in.Elem.Kind == KindFunc || in.Elem.GoName == "uintptr" ||
+			in.Elem.Kind == KindVoid && in.Role != RoleInBytes {
+			return false
+		}
+	}
+	for _, o := range pl.Outputs {
+		if o.Elem.Kind == KindVoid || o.Elem.Kind == KindFunc || o.Elem.GoName == "uintptr" {
+			return false
+		}
+	}
+	if r := pl.M.Ret; r.Name != "HRESULT" && r.Name != "void" && len(pl.Outputs) == 0 && TypeInfoFor(r.Name).GoName == "uintptr" {
+		return false // a pointer returned by value (IMethodMalloc::Alloc)
+	}
+	return true
+}
+
+// GoName is the method's Go name: the C name when Exported, else the C name
+// with a lower-case first letter.
+func (pl *Plan) GoName() string {
+	if pl.Exported() {
+		return pl.M.Name
+	}
+	return strings.ToLower(pl.M.Name[:1]) + pl.M.Name[1:]
 }
 
 // ParamRule is an overlay rule for one parameter.
@@ -59,7 +94,7 @@ type ParamRule struct {
 // planMethod decides the Go shape of m. callback is true for methods the
 // runtime calls (ICorProfilerCallbackN), false for methods Go calls.
 func planMethod(tm *TypeMapper, m *Method, callback bool, rules map[string]ParamRule) (*Plan, error) {
-	pl := &Plan{M: m}
+	pl := &Plan{M: m, Addr: tm.addressInfo("void")}
 	byName := map[string]*PlannedParam{}
 	for _, p := range m.Params {
 		pp := &PlannedParam{P: p, T: tm.Norm(p.Type)}
@@ -72,8 +107,15 @@ func planMethod(tm *TypeMapper, m *Method, callback bool, rules map[string]Param
 				cp.LengthIs = r.LengthIs
 			}
 			pp.P = &cp
-			if r.Role == "raw" {
+			switch r.Role {
+			case "raw":
 				pp.Role = RoleRaw
+			case "addr":
+				pp.Role = RoleInAddr
+			case "hidden":
+				pp.Role = RoleHidden
+			case "out":
+				cp.Dir = DirOut
 			}
 		}
 		pp.Elem = tm.Info(pp.T.Name)
@@ -113,13 +155,31 @@ func planMethod(tm *TypeMapper, m *Method, callback bool, rules map[string]Param
 			}
 		}
 	}
+	// A byte blob passed in as "[in] const BYTE/void *pX, [in] ULONG cbX"
+	// without size_is (cor.h's signatures and attribute values): []byte.
+	for i, pp := range pl.Params {
+		p := pp.P
+		if p.Dir != DirIn || p.SizeIs != "" || pp.Role != 0 || pp.T.Indirections() != 1 || pp.T.Array || i+1 >= len(pl.Params) ||
+			(pp.Elem.Kind != KindVoid && pp.Elem.GoBasic != "uint8") {
+			continue
+		}
+		c := pl.Params[i+1]
+		if c.P.Dir == DirIn && c.T.Indirections() == 0 && c.Elem.Kind == KindNumber && strings.HasPrefix(c.P.Name, "cb") {
+			cp := *p
+			cp.SizeIs = c.P.Name
+			pp.P = &cp
+		}
+	}
 	ref := func(expr string) (*PlannedParam, bool) {
 		deref := strings.HasPrefix(expr, "*")
 		q, ok := byName[strings.TrimPrefix(expr, "*")]
 		return q, ok && (deref == (q != nil && q.P.Dir != DirIn))
 	}
 	for i, pp := range pl.Params {
-		if pp.Role == RoleRaw || pp.Role == RoleCount || pp.Role == RoleOutLen || pp.Role == RoleOutBlobLen {
+		if pp.Role == RoleRaw || pp.Role == RoleCount || pp.Role == RoleOutLen || pp.Role == RoleOutBlobLen || pp.Role == RoleInAddr || pp.Role == RoleHidden {
+			if pp.Role == RoleInAddr {
+				pp.Elem = tm.addressInfo(pp.T.Name)
+			}
 			continue
 		}
 		p, t := pp.P, pp.T
@@ -148,13 +208,15 @@ func planMethod(tm *TypeMapper, m *Method, callback bool, rules map[string]Param
 			switch pp.Elem.Kind {
 			case KindWCHAR:
 				pp.Role = RoleInWString
+			case KindVoid:
+				pp.Role = RoleInBytes
 			case KindNumber:
 				if pp.Elem.GoBasic == "uint8" {
 					pp.Role = RoleInBytes
 				} else {
 					pp.Role = RoleInSlice
 				}
-			case KindID, KindToken, KindEnum, KindBool, KindStruct, KindHRESULT:
+			case KindID, KindToken, KindEnum, KindBool, KindStruct, KindHRESULT, KindAddr:
 				pp.Role = RoleInSlice
 			default:
 				pp.Role = RoleRaw
@@ -181,7 +243,7 @@ func planMethod(tm *TypeMapper, m *Method, callback bool, rules map[string]Param
 			switch pp.Elem.Kind {
 			case KindWCHAR:
 				pp.Role = RoleOutString
-			case KindNumber, KindID, KindToken, KindEnum, KindStruct, KindHRESULT:
+			case KindNumber, KindID, KindToken, KindEnum, KindStruct, KindHRESULT, KindAddr:
 				pp.Role = RoleOutSlice
 			default:
 				pp.Role = RoleRaw
@@ -192,6 +254,13 @@ func planMethod(tm *TypeMapper, m *Method, callback bool, rules map[string]Param
 			pp.Role = RoleOutBlob
 			pp.Len = pl.Params[i+1]
 			pp.Len.Role = RoleOutBlobLen
+		case p.Dir == DirOut && ind == 2 && !pp.T.Array && (pp.Elem.Kind == KindVoid || pp.Elem.GoBasic == "uint8") &&
+			i > 0 && pl.Params[i-1].P.Dir == DirOut && pl.Params[i-1].T.Indirections() == 1 &&
+			pl.Params[i-1].Elem.Kind == KindNumber && pl.Params[i-1].Role == RoleOut && blobLenName(pl.Params[i-1].P.Name):
+			// [out] ULONG *pcbData, [out] const void **ppData: the length first.
+			pp.Role = RoleOutBlob
+			pp.Len = pl.Params[i-1]
+			pp.Len.Role = RoleOutBlobLen
 		case (p.Dir == DirOut || p.Retval) && ind == 1 && !pp.T.Array:
 			switch pp.Elem.Kind {
 			case KindUnknown, KindVoid, KindFunc:
@@ -201,8 +270,10 @@ func planMethod(tm *TypeMapper, m *Method, callback bool, rules map[string]Param
 			}
 		case (p.Dir == DirOut || p.Retval) && ind == 2 && !pp.T.Array && pp.Elem.Kind == KindIface:
 			pp.Role = RoleOut
-		case (p.Dir == DirOut || p.Retval) && ind == 2 && !pp.T.Array && pp.Elem.Kind == KindVoid:
-			pp.Role = RoleOut // void**: an address result (uintptr)
+		case (p.Dir == DirOut || p.Retval) && ind == 2 && !pp.T.Array && (pp.Elem.Kind == KindVoid || pp.Elem.GoBasic == "uint8"):
+			// void**, BYTE**: the address of runtime memory.
+			pp.Role = RoleOut
+			pp.Elem = tm.addressInfo(pp.T.Name)
 		default:
 			pp.Role = RoleRaw
 		}
@@ -212,7 +283,7 @@ func planMethod(tm *TypeMapper, m *Method, callback bool, rules map[string]Param
 	}
 	for _, pp := range pl.Params {
 		switch pp.Role {
-		case RoleCount, RoleOutLen, RoleOutBlobLen:
+		case RoleCount, RoleOutLen, RoleOutBlobLen, RoleHidden:
 			continue
 		case RoleOut, RoleOutString, RoleOutSlice, RoleOutBlob:
 			pp.GoName = ResultName(pp.P.Name)
@@ -221,7 +292,7 @@ func planMethod(tm *TypeMapper, m *Method, callback bool, rules map[string]Param
 			if pp.Role == RoleRaw {
 				pl.Raw++
 			}
-			pp.GoName = LocalName(pp.P.Name)
+			pp.GoName = ParamName(pp.P.Name)
 			pl.Inputs = append(pl.Inputs, pp)
 		}
 	}
@@ -235,8 +306,9 @@ func planMethod(tm *TypeMapper, m *Method, callback bool, rules map[string]Param
 	}
 	seenIn := map[string]bool{}
 	for _, in := range pl.Inputs {
-		for seenIn[in.GoName] {
-			in.GoName += "_"
+		base := in.GoName
+		for i := 2; seenIn[in.GoName]; i++ {
+			in.GoName = fmt.Sprintf("%s%d", base, i)
 		}
 		seenIn[in.GoName] = true
 	}
@@ -245,5 +317,5 @@ func planMethod(tm *TypeMapper, m *Method, callback bool, rules map[string]Param
 
 func blobLenName(n string) bool {
 	return strings.HasPrefix(n, "pcb") || strings.HasPrefix(n, "pcch") || strings.HasPrefix(n, "pcSig") ||
-		strings.HasPrefix(n, "pSize") || strings.HasPrefix(n, "pul")
+		strings.HasPrefix(n, "pSize") || strings.HasPrefix(n, "pul") || n == "pbSig"
 }

@@ -24,6 +24,10 @@ func (s Stats) String() string {
 		s.Interfaces, s.Methods, s.Enums, s.EnumValues, s.Structs, s.Consts, s.HRESULTs, s.CallbackSlots, s.WrappedMethods, s.RawParams)
 }
 
+// pointerIDs are pointer typedefs that Go treats as opaque named values
+// (like the UINT_PTR IDs) rather than pointers.
+var pointerIDs = []string{"ObjectHandleID"}
+
 // profilerMapper builds the type mapper for package profiler.
 func profilerMapper(u *Universe, prof *File, ov *Overlay) *TypeMapper {
 	tm := &TypeMapper{U: u, Pkg: profilerPkg, IDs: map[string]bool{}, Tokens: map[string]bool{}, Renames: ov.Types}
@@ -38,6 +42,12 @@ func profilerMapper(u *Universe, prof *File, ov *Overlay) *TypeMapper {
 		}
 	}
 	tm.Tokens["mdToken"] = true
+	// Handles typed as pointers in C are opaque values in Go.
+	for _, h := range pointerIDs {
+		if _, ok := u.Typedefs[h]; ok {
+			tm.IDs[h] = true
+		}
+	}
 	return tm
 }
 
@@ -133,7 +143,7 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 		st.Enums++
 		st.EnumValues += len(e.Values)
 	}
-	if err := emitStructs(tf, tm, prof.Structs, used, shared); err != nil {
+	if err := emitStructs(tf, tf, tm, prof.Structs, used, shared); err != nil {
 		return nil, err
 	}
 	for _, s := range prof.Structs {
@@ -164,6 +174,7 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 			if err != nil {
 				return nil, err
 			}
+			pl.SFalse = ov.SFalse[it.Name+"."+m.Name]
 			st.RawParams += pl.Raw
 			st.WrappedMethods++
 			rn, err := resultTypeName(wf, pl, "", resultNames, it)
@@ -173,11 +184,12 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 			emitWrapperMethod(wf, pl, WrapperOpts{
 				Recv:       "Info",
 				Self:       jen.Id("self"),
-				Guard:      infoGuard(v, it.Name, m.Name, len(pl.Outputs) > 0),
+				Guard:      infoGuard(v, it.Name, m.Name, len(pl.Outputs) > 0, pl.SFalse),
 				CIface:     it.Name,
 				Thunk:      thunkName(it, m),
 				ResultName: rn,
-				Doc:        fmt.Sprintf("%s calls %s::%s.", m.Name, it.Name, m.Name),
+				Doc:        infoDoc(pl, it),
+				Partial:    true,
 			})
 		}
 	}
@@ -204,8 +216,20 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 	return out, nil
 }
 
-func infoGuard(version int, iface, method string, hasRes bool) []jen.Code {
+// infoDoc is the doc comment of a generated Info method.
+func infoDoc(pl *Plan, it *Interface) string {
+	d := fmt.Sprintf("%s calls %s::%s.", pl.GoName(), it.Name, pl.M.Name)
+	if len(pl.Outputs) > 0 && pl.M.Ret.Name == "HRESULT" && pl.M.Ret.Ptr == 0 {
+		d += "\nWhen the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer\nis not known yet), the outputs it did fill are returned with that error."
+	}
+	return d
+}
+
+func infoGuard(version int, iface, method string, hasRes, sfalse bool) []jen.Code {
 	ret := []jen.Code{jen.Id("notAvailable").Call(jen.Lit(iface+"::"+method), jen.Lit(version), jen.Id("x").Dot("Version").Call())}
+	if sfalse {
+		ret = append([]jen.Code{jen.False()}, ret...)
+	}
 	if hasRes {
 		ret = append([]jen.Code{jen.Id("res")}, ret...)
 	}
@@ -267,7 +291,7 @@ func emitInfoType(f *jen.File, infos []*Interface) {
 	}
 	f.Comment("Info is the runtime's ICorProfilerInfo, in every version it supports.")
 	f.Comment("A method of a version the runtime lacks returns an error matching")
-	f.Comment("ErrNotSupported instead of calling into the runtime.")
+	f.Comment("ErrNotAvailable instead of calling into the runtime.")
 	f.Type().Id("Info").Struct(
 		jen.Id("p").Index(jen.Lit(n+1)).Qual("unsafe", "Pointer"),
 		jen.Id("version").Int(),
@@ -333,7 +357,7 @@ func emitObjectWrapper(wf *jen.File, tm *TypeMapper, it *Interface, ov *Overlay,
 			CIface:     it.Name,
 			Thunk:      thunkName(it, m),
 			ResultName: rn,
-			Doc:        fmt.Sprintf("%s calls %s::%s.", m.Name, it.Name, m.Name),
+			Doc:        fmt.Sprintf("%s calls %s::%s.", pl.GoName(), it.Name, m.Name),
 		})
 	}
 	return nil

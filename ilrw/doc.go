@@ -42,7 +42,7 @@
 // A [Rewriter] runs a [RewriteFunc] over methods and installs the result:
 // from the profiler's JITCompilationStarted callback before the first
 // compilation (IMethodMalloc + SetILFunctionBody, see
-// profiler.Info.SetILBody), and through ReJIT: RequestReJIT and
+// profiler.Info.SetILFunctionBody), and through ReJIT: RequestReJIT and
 // RequestRevert from a goroutine (they run on a dedicated OS thread that
 // never runs managed code), with the body supplied in GetReJITParameters.
 // A method definition is rewritten once and the result cached by (module,

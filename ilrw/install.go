@@ -1,3 +1,5 @@
+//go:build cgo
+
 package ilrw
 
 import (
@@ -5,7 +7,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"unsafe"
 
 	"github.com/clrprof/clrprof/metadata"
 	"github.com/clrprof/clrprof/profiler"
@@ -40,7 +41,7 @@ type methodKey struct {
 // (call its JITCompilationStarted from the profiler's callback) and
 // through ReJIT (call its GetReJITParameters from the callback, and
 // RequestReJIT / RequestRevert from any goroutine). The event mask must
-// include MonitorJITCompilation for the first, and MonitorEnableRejit at
+// include MonitorJITCompilation for the first, and EnableReJIT at
 // Initialize for the second. A method the JIT inlines into its callers is
 // not compiled on its own and escapes a first-JIT rewrite: add
 // DisableInlining to the event mask (or refuse those inlinings in
@@ -135,7 +136,7 @@ func (r *Rewriter) Rewrite(module profiler.ModuleID, method metadata.Token) erro
 		r.count(func(s *Stats) { s.Skipped++ })
 		return nil
 	}
-	if err := r.info.SetILBody(k.module, k.token, body); err != nil {
+	if err := r.info.SetILFunctionBody(k.module, k.token, body); err != nil {
 		r.count(func(s *Stats) { s.Errors++ })
 		return fmt.Errorf("ilrw: installing %v: %w", k.token, err)
 	}
@@ -241,12 +242,11 @@ func (r *Rewriter) RequestRevert(module profiler.ModuleID, methods []metadata.To
 	for i := range mods {
 		mods[i] = module
 	}
-	status := make([]profiler.HRESULT, len(methods))
+	var status []profiler.HRESULT
 	err := r.request(func() error {
-		if len(methods) == 0 {
-			return nil
-		}
-		return r.info.RequestRevert(mods, methods, unsafe.Pointer(&status[0]))
+		var err error
+		status, err = r.info.RequestRevert(mods, methods)
+		return err
 	})
 	if err != nil {
 		return err

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package ilrw_test
 
 import (

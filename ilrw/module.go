@@ -1,10 +1,11 @@
+//go:build cgo
+
 package ilrw
 
 import (
 	"fmt"
 	"strings"
 	"unicode/utf16"
-	"unsafe"
 
 	"github.com/clrprof/clrprof/metadata"
 	"github.com/clrprof/clrprof/profiler"
@@ -133,15 +134,11 @@ func (m *Module) methodSigBlob(tok metadata.Token, depth int) ([]byte, error) {
 }
 
 func (m *Module) memberRef(tok metadata.Token) (metadata.ImportMemberRefPropsResult, []byte, error) {
-	var p *byte
-	r, err := m.Import.GetMemberRefProps(tok, unsafe.Pointer(&p))
+	r, err := m.Import.GetMemberRefProps(tok)
 	if err != nil {
 		return r, nil, fmt.Errorf("GetMemberRefProps(%v): %w", tok, err)
 	}
-	if p == nil || r.Sig == 0 {
-		return r, nil, nil
-	}
-	return r, append([]byte(nil), unsafe.Slice(p, r.Sig)...), nil
+	return r, r.SigBlob, nil
 }
 
 // CallSite implements Resolver.
@@ -195,7 +192,7 @@ func (m *Module) SigToken(sig []byte) (metadata.Token, error) {
 	if len(sig) == 0 {
 		return 0, fmt.Errorf("ilrw: empty signature")
 	}
-	return m.Emit.GetTokenFromSig(unsafe.Pointer(&sig[0]), uint32(len(sig)))
+	return m.Emit.GetTokenFromSig(sig)
 }
 
 // TypeSpec returns the TypeSpec token of an encoded type.
@@ -206,7 +203,7 @@ func (m *Module) TypeSpec(t []byte) (metadata.Token, error) {
 	if len(t) == 0 {
 		return 0, fmt.Errorf("ilrw: empty type")
 	}
-	return m.Emit.GetTokenFromTypeSpec(unsafe.Pointer(&t[0]), uint32(len(t)))
+	return m.Emit.GetTokenFromTypeSpec(t)
 }
 
 // UserString returns a user string token (for ldstr) holding s.
@@ -245,7 +242,7 @@ func (m *Module) FindMethod(typeName, method string) (metadata.Token, error) {
 	if err != nil {
 		return 0, fmt.Errorf("ilrw: type %s: %w", typeName, err)
 	}
-	tok, err := m.Import.FindMethod(td, method, nil, 0)
+	tok, err := m.Import.FindMethod(td, method, nil)
 	if err != nil {
 		return 0, fmt.Errorf("ilrw: method %s.%s: %w", typeName, method, err)
 	}
@@ -302,12 +299,12 @@ func (m *Module) tokenName(tok metadata.Token, depth int) (string, error) {
 		c, _ := m.tokenName(p.Class, depth+1)
 		return c + "::" + p.Method, nil
 	case tabField:
-		p, err := m.Import.GetFieldProps(tok)
+		p, err := m.Import.Field(tok)
 		if err != nil {
 			return "", err
 		}
 		c, _ := m.tokenName(p.Class, depth+1)
-		return c + "::" + p.Field, nil
+		return c + "::" + p.Name, nil
 	case tabMemberRef:
 		p, _, err := m.memberRef(tok)
 		if err != nil {

@@ -13,7 +13,7 @@
 // Field, Property, Event, Param, MemberRef, MethodSpec, TypeSpec,
 // StandAloneSig, GenericParam, CustomAttribute, UserString. [AssemblyImport]
 // has Assembly, AssemblyRef(s) and ExportedType(s); [Emit2] has
-// DefineMemberRefSig, DefineMethodSpecSig, TokenFromSig, TokenFromTypeSpec,
+// DefineMemberRef, DefineMethodSpec, GetTokenFromSig, GetTokenFromTypeSpec,
 // DefineString and DefineTypeRef, which take blobs and strings.
 //
 // # Signatures

@@ -1,12 +1,10 @@
+//go:build cgo
+
 package metadata
 
 import (
-	"errors"
 	"fmt"
-	"strings"
-	"unsafe"
 
-	"crypto/sha1"
 	"github.com/clrprof/clrprof/internal/cgoutil"
 
 	com "github.com/clrprof/clrprof/internal/com"
@@ -165,24 +163,6 @@ func (x *Import2) allRows(table TokenType) ([]Token, error) {
 	return out, nil
 }
 
-// SplitTypeName splits a full type name at its last dot into namespace and
-// name ("System.Collections.Generic.List`1" → "System.Collections.Generic",
-// "List`1").
-func SplitTypeName(full string) (namespace, name string) {
-	if i := strings.LastIndexByte(full, '.'); i >= 0 {
-		return full[:i], full[i+1:]
-	}
-	return "", full
-}
-
-// JoinTypeName is the inverse of SplitTypeName.
-func JoinTypeName(namespace, name string) string {
-	if namespace == "" {
-		return name
-	}
-	return namespace + "." + name
-}
-
 // TypeDefInfo describes a TypeDef.
 type TypeDefInfo struct {
 	Token     Token
@@ -267,7 +247,7 @@ type FieldInfo struct {
 
 // Field returns the properties of a FieldDef.
 func (x *Import2) Field(fd Token) (FieldInfo, error) {
-	r, err := x.base().GetFieldProps(fd)
+	r, err := x.base().getFieldProps(fd)
 	if err != nil {
 		return FieldInfo{}, err
 	}
@@ -302,7 +282,7 @@ type ParamInfo struct {
 
 // Param returns the properties of a Param row.
 func (x *Import2) Param(pd Token) (ParamInfo, error) {
-	r, err := x.base().GetParamProps(pd)
+	r, err := x.base().getParamProps(pd)
 	if err != nil {
 		return ParamInfo{}, err
 	}
@@ -402,7 +382,7 @@ type CustomAttributeInfo struct {
 
 // CustomAttribute returns the properties of a CustomAttribute row.
 func (x *Import2) CustomAttribute(ca Token) (CustomAttributeInfo, error) {
-	r, err := x.base().GetCustomAttributeProps(ca)
+	r, err := x.base().getCustomAttributeProps(ca)
 	if err != nil {
 		return CustomAttributeInfo{}, err
 	}
@@ -415,7 +395,7 @@ func (x *Import2) CustomAttributeByName(tk Token, fullName string) ([]byte, bool
 	if x == nil || x.p == nil {
 		return nil, false, nilImport2()
 	}
-	v, err := x.base().GetCustomAttributeByName(tk, fullName)
+	v, err := x.base().getCustomAttributeByName(tk, fullName)
 	if err != nil {
 		return nil, false, err
 	}
@@ -479,7 +459,7 @@ func (x *AssemblyImport) Assembly() (AssemblyInfo, error) {
 	if err != nil {
 		return AssemblyInfo{}, err
 	}
-	r, err := x.GetAssemblyProps(tk)
+	r, err := x.getAssemblyProps(tk)
 	if err != nil {
 		return AssemblyInfo{}, err
 	}
@@ -512,7 +492,7 @@ func (a AssemblyRefInfo) PublicKeyToken() []byte {
 
 // AssemblyRef returns the properties of an AssemblyRef.
 func (x *AssemblyImport) AssemblyRef(ar Token) (AssemblyRefInfo, error) {
-	r, err := x.GetAssemblyRefProps(ar)
+	r, err := x.getAssemblyRefProps(ar)
 	if err != nil {
 		return AssemblyRefInfo{}, err
 	}
@@ -558,52 +538,6 @@ func (x *AssemblyImport) ExportedType(et Token) (ExportedTypeInfo, error) {
 
 // Emit helpers: blobs and strings instead of pointer and length pairs.
 
-func sigPtr(b []byte) (unsafe.Pointer, uint32, error) {
-	if len(b) == 0 {
-		return nil, 0, errors.New("metadata: empty signature")
-	}
-	return unsafe.Pointer(&b[0]), uint32(len(b)), nil
-}
-
-// DefineMemberRefSig defines (or finds) a MemberRef to name with signature
-// sig on parent (TypeRef, TypeDef, TypeSpec, ModuleRef or MethodDef).
-func (x *Emit2) DefineMemberRefSig(parent Token, name string, sig []byte) (Token, error) {
-	p, n, err := sigPtr(sig)
-	if err != nil {
-		return 0, err
-	}
-	return x.DefineMemberRef(parent, name, p, n)
-}
-
-// DefineMethodSpecSig defines (or finds) the instantiation of a generic
-// method (MethodDef or MemberRef) with the MethodSpec blob sig.
-func (x *Emit2) DefineMethodSpecSig(method Token, sig []byte) (Token, error) {
-	p, n, err := sigPtr(sig)
-	if err != nil {
-		return 0, err
-	}
-	return x.DefineMethodSpec(method, p, n)
-}
-
-// TokenFromSig returns a StandAloneSig token for a signature blob (a
-// local-variable signature, or a method signature for calli).
-func (x *Emit2) TokenFromSig(sig []byte) (Token, error) {
-	p, n, err := sigPtr(sig)
-	if err != nil {
-		return 0, err
-	}
-	return x.GetTokenFromSig(p, n)
-}
-
-// TokenFromTypeSpec returns a TypeSpec token for a TypeSpec blob.
-func (x *Emit2) TokenFromTypeSpec(sig []byte) (Token, error) {
-	p, n, err := sigPtr(sig)
-	if err != nil {
-		return 0, err
-	}
-	return x.GetTokenFromTypeSpec(p, n)
-}
-
 // DefineString defines a user string (for ldstr) and returns its token.
 func (x *Emit2) DefineString(s string) (Token, error) {
 	return x.DefineUserString(s, uint32(len(encodeUTF16Len(s))))
@@ -616,18 +550,3 @@ func (x *Emit2) DefineTypeRef(scope Token, namespace, name string) (Token, error
 }
 
 func encodeUTF16Len(s string) []uint16 { return cgoutil.EncodeUTF16(s) }
-
-// PublicKeyToken computes the token of a public key: the last eight bytes
-// of its SHA-1 hash, in reverse order (ECMA-335 II.6.2.1.3). It returns nil
-// for an empty key.
-func PublicKeyToken(key []byte) []byte {
-	if len(key) == 0 {
-		return nil
-	}
-	h := sha1.Sum(key)
-	tok := make([]byte, 8)
-	for i := range tok {
-		tok[i] = h[len(h)-1-i]
-	}
-	return tok
-}

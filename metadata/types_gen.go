@@ -4,14 +4,9 @@
 package metadata
 
 import (
-	"unsafe"
-
 	"github.com/clrprof/clrprof/internal/enumfmt"
 	"github.com/google/uuid"
 )
-
-// #include "cor_gen.h"
-import "C"
 
 // ReplacesGeneralNumericDefines is ReplacesGeneralNumericDefines.
 type ReplacesGeneralNumericDefines uint32
@@ -3294,7 +3289,7 @@ type FieldOffset struct {
 // Secattr mirrors the C struct COR_SECATTR.
 type Secattr struct {
 	TkCtor            Token
-	PCustomAttribute  uintptr
+	PCustomAttribute  Address
 	CbCustomAttribute uint32
 }
 
@@ -3311,25 +3306,12 @@ type AssemblyMetadata struct {
 	UsMinorVersion   uint16
 	UsBuildNumber    uint16
 	UsRevisionNumber uint16
-	SZLocale         uintptr
+	SZLocale         Address
 	CbLocale         uint32
-	RProcessor       uintptr
+	RProcessor       Address
 	UlProcessor      uint32
-	ROS              uintptr
+	ROS              Address
 	UlOS             uint32
-}
-
-// The mirrors above must have exactly the size of their C structs;
-// a mismatch is a compile error here.
-func _() {
-	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_FIELD_OFFSET{})-unsafe.Sizeof(FieldOffset{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(FieldOffset{})-unsafe.Sizeof(C.COR_FIELD_OFFSET{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_SECATTR{})-unsafe.Sizeof(Secattr{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(Secattr{})-unsafe.Sizeof(C.COR_SECATTR{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.OSINFO{})-unsafe.Sizeof(OSInfo{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(OSInfo{})-unsafe.Sizeof(C.OSINFO{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.ASSEMBLYMETADATA{})-unsafe.Sizeof(AssemblyMetadata{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(AssemblyMetadata{})-unsafe.Sizeof(C.ASSEMBLYMETADATA{})]
 }
 
 var (

@@ -6,14 +6,7 @@ import "github.com/clrprof/clrprof/internal/com"
 // it is the same type as profiler.HRESULT.
 type HRESULT = com.HRESULT
 
-// Unknown wraps an IUnknown pointer. Owned values must be released.
-type Unknown = com.Unknown
-
 // EnumHandle is the runtime's HCORENUM: the state of an enumeration across
 // calls of an Enum method. Pass the address of a zero EnumHandle to the
 // first call and close it with the interface's CloseEnum when done.
 type EnumHandle uintptr
-
-// Object is any wrapper of a COM pointer (Unknown and every interface
-// wrapper); the Query functions accept one.
-type Object = com.Object

@@ -207,7 +207,7 @@ func (x *Dispenser) Release() {
 }
 
 // DefineScope calls IMetaDataDispenser::DefineScope.
-func (x *Dispenser) DefineScope(rclsid uuid.UUID, dwCreateFlags uint32, riid uuid.UUID) (*Unknown, error) {
+func (x *Dispenser) DefineScope(rclsid uuid.UUID, createFlags uint32, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataDispenser")
@@ -215,7 +215,7 @@ func (x *Dispenser) DefineScope(rclsid uuid.UUID, dwCreateFlags uint32, riid uui
 	g_rclsid := cgoutil.ToGUID(rclsid)
 	g_riid := cgoutil.ToGUID(riid)
 	var o_ppIUnk *C.IUnknown
-	hr := C.clrprof_IMetaDataDispenser_DefineScope((*C.IMetaDataDispenser)(x.p), (C.REFCLSID)(unsafe.Pointer(&g_rclsid)), C.DWORD(dwCreateFlags), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppIUnk)))
+	hr := C.clrprof_IMetaDataDispenser_DefineScope((*C.IMetaDataDispenser)(x.p), (C.REFCLSID)(unsafe.Pointer(&g_rclsid)), C.DWORD(createFlags), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppIUnk)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -224,15 +224,15 @@ func (x *Dispenser) DefineScope(rclsid uuid.UUID, dwCreateFlags uint32, riid uui
 }
 
 // OpenScope calls IMetaDataDispenser::OpenScope.
-func (x *Dispenser) OpenScope(szScope string, dwOpenFlags uint32, riid uuid.UUID) (*Unknown, error) {
+func (x *Dispenser) OpenScope(scope string, openFlags OpenFlags, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataDispenser")
 	}
-	s_szScope := cgoutil.EncodeUTF16Z(szScope)
+	s_szScope := cgoutil.EncodeUTF16Z(scope)
 	g_riid := cgoutil.ToGUID(riid)
 	var o_ppIUnk *C.IUnknown
-	hr := C.clrprof_IMetaDataDispenser_OpenScope((*C.IMetaDataDispenser)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szScope[0])), C.DWORD(dwOpenFlags), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppIUnk)))
+	hr := C.clrprof_IMetaDataDispenser_OpenScope((*C.IMetaDataDispenser)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szScope[0])), C.DWORD(openFlags), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppIUnk)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -240,15 +240,15 @@ func (x *Dispenser) OpenScope(szScope string, dwOpenFlags uint32, riid uuid.UUID
 	return res, nil
 }
 
-// OpenScopeOnMemory calls IMetaDataDispenser::OpenScopeOnMemory.
-func (x *Dispenser) OpenScopeOnMemory(pData unsafe.Pointer, cbData uint32, dwOpenFlags uint32, riid uuid.UUID) (*Unknown, error) {
+// openScopeOnMemory calls IMetaDataDispenser::OpenScopeOnMemory.
+func (x *Dispenser) openScopeOnMemory(data unsafe.Pointer, data2 uint32, openFlags uint32, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataDispenser")
 	}
 	g_riid := cgoutil.ToGUID(riid)
 	var o_ppIUnk *C.IUnknown
-	hr := C.clrprof_IMetaDataDispenser_OpenScopeOnMemory((*C.IMetaDataDispenser)(x.p), (C.LPCVOID)(unsafe.Pointer(pData)), C.ULONG(cbData), C.DWORD(dwOpenFlags), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppIUnk)))
+	hr := C.clrprof_IMetaDataDispenser_OpenScopeOnMemory((*C.IMetaDataDispenser)(x.p), (C.LPCVOID)(unsafe.Pointer(data)), C.ULONG(data2), C.DWORD(openFlags), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppIUnk)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -313,11 +313,11 @@ func (x *Emit) Release() {
 }
 
 // SetModuleProps calls IMetaDataEmit::SetModuleProps.
-func (x *Emit) SetModuleProps(szName string) error {
+func (x *Emit) SetModuleProps(name string) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	hr := C.clrprof_IMetaDataEmit_SetModuleProps((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])))
 	if hr < 0 {
 		return com.HRESULT(hr)
@@ -326,24 +326,24 @@ func (x *Emit) SetModuleProps(szName string) error {
 }
 
 // Save calls IMetaDataEmit::Save.
-func (x *Emit) Save(szFile string, dwSaveFlags uint32) error {
+func (x *Emit) Save(file string, saveFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	s_szFile := cgoutil.EncodeUTF16Z(szFile)
-	hr := C.clrprof_IMetaDataEmit_Save((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szFile[0])), C.DWORD(dwSaveFlags))
+	s_szFile := cgoutil.EncodeUTF16Z(file)
+	hr := C.clrprof_IMetaDataEmit_Save((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szFile[0])), C.DWORD(saveFlags))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// SaveToStream calls IMetaDataEmit::SaveToStream.
-func (x *Emit) SaveToStream(pIStream unsafe.Pointer, dwSaveFlags uint32) error {
+// saveToStream calls IMetaDataEmit::SaveToStream.
+func (x *Emit) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SaveToStream((*C.IMetaDataEmit)(x.p), (*C.IStream)(unsafe.Pointer(pIStream)), C.DWORD(dwSaveFlags))
+	hr := C.clrprof_IMetaDataEmit_SaveToStream((*C.IMetaDataEmit)(x.p), (*C.IStream)(unsafe.Pointer(iStream)), C.DWORD(saveFlags))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -351,13 +351,13 @@ func (x *Emit) SaveToStream(pIStream unsafe.Pointer, dwSaveFlags uint32) error {
 }
 
 // GetSaveSize calls IMetaDataEmit::GetSaveSize.
-func (x *Emit) GetSaveSize(fSave SaveSize) (uint32, error) {
+func (x *Emit) GetSaveSize(save SaveSize) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pdwSaveSize C.DWORD
-	hr := C.clrprof_IMetaDataEmit_GetSaveSize((*C.IMetaDataEmit)(x.p), C.CorSaveSize(fSave), (*C.DWORD)(unsafe.Pointer(&o_pdwSaveSize)))
+	hr := C.clrprof_IMetaDataEmit_GetSaveSize((*C.IMetaDataEmit)(x.p), C.CorSaveSize(save), (*C.DWORD)(unsafe.Pointer(&o_pdwSaveSize)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -365,15 +365,15 @@ func (x *Emit) GetSaveSize(fSave SaveSize) (uint32, error) {
 	return res, nil
 }
 
-// DefineTypeDef calls IMetaDataEmit::DefineTypeDef.
-func (x *Emit) DefineTypeDef(szTypeDef string, dwTypeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) (Token, error) {
+// defineTypeDef calls IMetaDataEmit::DefineTypeDef.
+func (x *Emit) defineTypeDef(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
-	s_szTypeDef := cgoutil.EncodeUTF16Z(szTypeDef)
+	s_szTypeDef := cgoutil.EncodeUTF16Z(typeDef)
 	var o_ptd C.mdTypeDef
-	hr := C.clrprof_IMetaDataEmit_DefineTypeDef((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.DWORD(dwTypeDefFlags), C.mdToken(tkExtends), (*C.mdToken)(unsafe.Pointer(rtkImplements)), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
+	hr := C.clrprof_IMetaDataEmit_DefineTypeDef((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.DWORD(typeDefFlags), C.mdToken(tkExtends), (*C.mdToken)(unsafe.Pointer(rtkImplements)), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -381,15 +381,15 @@ func (x *Emit) DefineTypeDef(szTypeDef string, dwTypeDefFlags uint32, tkExtends 
 	return res, nil
 }
 
-// DefineNestedType calls IMetaDataEmit::DefineNestedType.
-func (x *Emit) DefineNestedType(szTypeDef string, dwTypeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
+// defineNestedType calls IMetaDataEmit::DefineNestedType.
+func (x *Emit) defineNestedType(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
-	s_szTypeDef := cgoutil.EncodeUTF16Z(szTypeDef)
+	s_szTypeDef := cgoutil.EncodeUTF16Z(typeDef)
 	var o_ptd C.mdTypeDef
-	hr := C.clrprof_IMetaDataEmit_DefineNestedType((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.DWORD(dwTypeDefFlags), C.mdToken(tkExtends), (*C.mdToken)(unsafe.Pointer(rtkImplements)), C.mdTypeDef(tdEncloser), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
+	hr := C.clrprof_IMetaDataEmit_DefineNestedType((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.DWORD(typeDefFlags), C.mdToken(tkExtends), (*C.mdToken)(unsafe.Pointer(rtkImplements)), C.mdTypeDef(tdEncloser), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -398,11 +398,11 @@ func (x *Emit) DefineNestedType(szTypeDef string, dwTypeDefFlags uint32, tkExten
 }
 
 // SetHandler calls IMetaDataEmit::SetHandler.
-func (x *Emit) SetHandler(pUnk *Unknown) error {
+func (x *Emit) SetHandler(unk *Unknown) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SetHandler((*C.IMetaDataEmit)(x.p), (*C.IUnknown)(unsafe.Pointer(pUnk.Raw())))
+	hr := C.clrprof_IMetaDataEmit_SetHandler((*C.IMetaDataEmit)(x.p), (*C.IUnknown)(unsafe.Pointer(unk.Raw())))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -410,14 +410,14 @@ func (x *Emit) SetHandler(pUnk *Unknown) error {
 }
 
 // DefineMethod calls IMetaDataEmit::DefineMethod.
-func (x *Emit) DefineMethod(td Token, szName string, dwMethodFlags uint32, pvSigBlob unsafe.Pointer, cbSigBlob uint32, ulCodeRVA uint32, dwImplFlags uint32) (Token, error) {
+func (x *Emit) DefineMethod(td Token, name string, methodFlags uint32, sigBlob []byte, codeRVA uint32, implFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmd C.mdMethodDef
-	hr := C.clrprof_IMetaDataEmit_DefineMethod((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(dwMethodFlags), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSigBlob)), C.ULONG(cbSigBlob), C.ULONG(ulCodeRVA), C.DWORD(dwImplFlags), (*C.mdMethodDef)(unsafe.Pointer(&o_pmd)))
+	hr := C.clrprof_IMetaDataEmit_DefineMethod((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(methodFlags), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), C.ULONG(codeRVA), C.DWORD(implFlags), (*C.mdMethodDef)(unsafe.Pointer(&o_pmd)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -438,12 +438,12 @@ func (x *Emit) DefineMethodImpl(td Token, tkBody Token, tkDecl Token) error {
 }
 
 // DefineTypeRefByName calls IMetaDataEmit::DefineTypeRefByName.
-func (x *Emit) DefineTypeRefByName(tkResolutionScope Token, szName string) (Token, error) {
+func (x *Emit) DefineTypeRefByName(tkResolutionScope Token, name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_ptr C.mdTypeRef
 	hr := C.clrprof_IMetaDataEmit_DefineTypeRefByName((*C.IMetaDataEmit)(x.p), C.mdToken(tkResolutionScope), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
 	if hr < 0 {
@@ -454,13 +454,13 @@ func (x *Emit) DefineTypeRefByName(tkResolutionScope Token, szName string) (Toke
 }
 
 // DefineImportType calls IMetaDataEmit::DefineImportType.
-func (x *Emit) DefineImportType(pAssemImport *AssemblyImport, pbHashValue unsafe.Pointer, cbHashValue uint32, pImport *Import, tdImport Token, pAssemEmit *AssemblyEmit) (Token, error) {
+func (x *Emit) DefineImportType(assemImport *AssemblyImport, hashValue []byte, importArg *Import, tdImport Token, assemEmit *AssemblyEmit) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_ptr C.mdTypeRef
-	hr := C.clrprof_IMetaDataEmit_DefineImportType((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(pAssemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(pbHashValue)), C.ULONG(cbHashValue), (*C.IMetaDataImport)(unsafe.Pointer(pImport.Raw())), C.mdTypeDef(tdImport), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(pAssemEmit.Raw())), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
+	hr := C.clrprof_IMetaDataEmit_DefineImportType((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(assemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(hashValue))), C.ULONG(len(hashValue)), (*C.IMetaDataImport)(unsafe.Pointer(importArg.Raw())), C.mdTypeDef(tdImport), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(assemEmit.Raw())), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -469,14 +469,14 @@ func (x *Emit) DefineImportType(pAssemImport *AssemblyImport, pbHashValue unsafe
 }
 
 // DefineMemberRef calls IMetaDataEmit::DefineMemberRef.
-func (x *Emit) DefineMemberRef(tkImport Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
+func (x *Emit) DefineMemberRef(tkImport Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmr C.mdMemberRef
-	hr := C.clrprof_IMetaDataEmit_DefineMemberRef((*C.IMetaDataEmit)(x.p), C.mdToken(tkImport), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSigBlob)), C.ULONG(cbSigBlob), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
+	hr := C.clrprof_IMetaDataEmit_DefineMemberRef((*C.IMetaDataEmit)(x.p), C.mdToken(tkImport), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -485,13 +485,13 @@ func (x *Emit) DefineMemberRef(tkImport Token, szName string, pvSigBlob unsafe.P
 }
 
 // DefineImportMember calls IMetaDataEmit::DefineImportMember.
-func (x *Emit) DefineImportMember(pAssemImport *AssemblyImport, pbHashValue unsafe.Pointer, cbHashValue uint32, pImport *Import, mbMember Token, pAssemEmit *AssemblyEmit, tkParent Token) (Token, error) {
+func (x *Emit) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, tkParent Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pmr C.mdMemberRef
-	hr := C.clrprof_IMetaDataEmit_DefineImportMember((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(pAssemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(pbHashValue)), C.ULONG(cbHashValue), (*C.IMetaDataImport)(unsafe.Pointer(pImport.Raw())), C.mdToken(mbMember), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(pAssemEmit.Raw())), C.mdToken(tkParent), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
+	hr := C.clrprof_IMetaDataEmit_DefineImportMember((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(assemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(hashValue))), C.ULONG(len(hashValue)), (*C.IMetaDataImport)(unsafe.Pointer(importArg.Raw())), C.mdToken(mbMember), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(assemEmit.Raw())), C.mdToken(tkParent), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -499,15 +499,15 @@ func (x *Emit) DefineImportMember(pAssemImport *AssemblyImport, pbHashValue unsa
 	return res, nil
 }
 
-// DefineEvent calls IMetaDataEmit::DefineEvent.
-func (x *Emit) DefineEvent(td Token, szEvent string, dwEventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
+// defineEvent calls IMetaDataEmit::DefineEvent.
+func (x *Emit) defineEvent(td Token, event string, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
-	s_szEvent := cgoutil.EncodeUTF16Z(szEvent)
+	s_szEvent := cgoutil.EncodeUTF16Z(event)
 	var o_pmdEvent C.mdEvent
-	hr := C.clrprof_IMetaDataEmit_DefineEvent((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szEvent[0])), C.DWORD(dwEventFlags), C.mdToken(tkEventType), C.mdMethodDef(mdAddOn), C.mdMethodDef(mdRemoveOn), C.mdMethodDef(mdFire), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)), (*C.mdEvent)(unsafe.Pointer(&o_pmdEvent)))
+	hr := C.clrprof_IMetaDataEmit_DefineEvent((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szEvent[0])), C.DWORD(eventFlags), C.mdToken(tkEventType), C.mdMethodDef(mdAddOn), C.mdMethodDef(mdRemoveOn), C.mdMethodDef(mdFire), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)), (*C.mdEvent)(unsafe.Pointer(&o_pmdEvent)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -515,12 +515,12 @@ func (x *Emit) DefineEvent(td Token, szEvent string, dwEventFlags uint32, tkEven
 	return res, nil
 }
 
-// SetClassLayout calls IMetaDataEmit::SetClassLayout.
-func (x *Emit) SetClassLayout(td Token, dwPackSize uint32, rFieldOffsets unsafe.Pointer, ulClassSize uint32) error {
+// setClassLayout calls IMetaDataEmit::SetClassLayout.
+func (x *Emit) setClassLayout(td Token, packSize uint32, fieldOffsets unsafe.Pointer, classSize uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SetClassLayout((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.DWORD(dwPackSize), (*C.COR_FIELD_OFFSET)(unsafe.Pointer(rFieldOffsets)), C.ULONG(ulClassSize))
+	hr := C.clrprof_IMetaDataEmit_SetClassLayout((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.DWORD(packSize), (*C.COR_FIELD_OFFSET)(unsafe.Pointer(fieldOffsets)), C.ULONG(classSize))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -540,11 +540,11 @@ func (x *Emit) DeleteClassLayout(td Token) error {
 }
 
 // SetFieldMarshal calls IMetaDataEmit::SetFieldMarshal.
-func (x *Emit) SetFieldMarshal(tk Token, pvNativeType unsafe.Pointer, cbNativeType uint32) error {
+func (x *Emit) SetFieldMarshal(tk Token, nativeType []byte) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SetFieldMarshal((*C.IMetaDataEmit)(x.p), C.mdToken(tk), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvNativeType)), C.ULONG(cbNativeType))
+	hr := C.clrprof_IMetaDataEmit_SetFieldMarshal((*C.IMetaDataEmit)(x.p), C.mdToken(tk), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(nativeType))), C.ULONG(len(nativeType)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -564,13 +564,13 @@ func (x *Emit) DeleteFieldMarshal(tk Token) error {
 }
 
 // DefinePermissionSet calls IMetaDataEmit::DefinePermissionSet.
-func (x *Emit) DefinePermissionSet(tk Token, dwAction uint32, pvPermission unsafe.Pointer, cbPermission uint32) (Token, error) {
+func (x *Emit) DefinePermissionSet(tk Token, action uint32, permission []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_ppm C.mdPermission
-	hr := C.clrprof_IMetaDataEmit_DefinePermissionSet((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(dwAction), (unsafe.Pointer)(unsafe.Pointer(pvPermission)), C.ULONG(cbPermission), (*C.mdPermission)(unsafe.Pointer(&o_ppm)))
+	hr := C.clrprof_IMetaDataEmit_DefinePermissionSet((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(action), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(permission))), C.ULONG(len(permission)), (*C.mdPermission)(unsafe.Pointer(&o_ppm)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -579,11 +579,11 @@ func (x *Emit) DefinePermissionSet(tk Token, dwAction uint32, pvPermission unsaf
 }
 
 // SetRVA calls IMetaDataEmit::SetRVA.
-func (x *Emit) SetRVA(md Token, ulRVA uint32) error {
+func (x *Emit) SetRVA(md Token, rva uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SetRVA((*C.IMetaDataEmit)(x.p), C.mdMethodDef(md), C.ULONG(ulRVA))
+	hr := C.clrprof_IMetaDataEmit_SetRVA((*C.IMetaDataEmit)(x.p), C.mdMethodDef(md), C.ULONG(rva))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -591,13 +591,13 @@ func (x *Emit) SetRVA(md Token, ulRVA uint32) error {
 }
 
 // GetTokenFromSig calls IMetaDataEmit::GetTokenFromSig.
-func (x *Emit) GetTokenFromSig(pvSig unsafe.Pointer, cbSig uint32) (Token, error) {
+func (x *Emit) GetTokenFromSig(sig []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pmsig C.mdSignature
-	hr := C.clrprof_IMetaDataEmit_GetTokenFromSig((*C.IMetaDataEmit)(x.p), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSig)), C.ULONG(cbSig), (*C.mdSignature)(unsafe.Pointer(&o_pmsig)))
+	hr := C.clrprof_IMetaDataEmit_GetTokenFromSig((*C.IMetaDataEmit)(x.p), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sig))), C.ULONG(len(sig)), (*C.mdSignature)(unsafe.Pointer(&o_pmsig)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -606,12 +606,12 @@ func (x *Emit) GetTokenFromSig(pvSig unsafe.Pointer, cbSig uint32) (Token, error
 }
 
 // DefineModuleRef calls IMetaDataEmit::DefineModuleRef.
-func (x *Emit) DefineModuleRef(szName string) (Token, error) {
+func (x *Emit) DefineModuleRef(name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmur C.mdModuleRef
 	hr := C.clrprof_IMetaDataEmit_DefineModuleRef((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.mdModuleRef)(unsafe.Pointer(&o_pmur)))
 	if hr < 0 {
@@ -634,13 +634,13 @@ func (x *Emit) SetParent(mr Token, tk Token) error {
 }
 
 // GetTokenFromTypeSpec calls IMetaDataEmit::GetTokenFromTypeSpec.
-func (x *Emit) GetTokenFromTypeSpec(pvSig unsafe.Pointer, cbSig uint32) (Token, error) {
+func (x *Emit) GetTokenFromTypeSpec(sig []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_ptypespec C.mdTypeSpec
-	hr := C.clrprof_IMetaDataEmit_GetTokenFromTypeSpec((*C.IMetaDataEmit)(x.p), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSig)), C.ULONG(cbSig), (*C.mdTypeSpec)(unsafe.Pointer(&o_ptypespec)))
+	hr := C.clrprof_IMetaDataEmit_GetTokenFromTypeSpec((*C.IMetaDataEmit)(x.p), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sig))), C.ULONG(len(sig)), (*C.mdTypeSpec)(unsafe.Pointer(&o_ptypespec)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -648,12 +648,12 @@ func (x *Emit) GetTokenFromTypeSpec(pvSig unsafe.Pointer, cbSig uint32) (Token, 
 	return res, nil
 }
 
-// SaveToMemory calls IMetaDataEmit::SaveToMemory.
-func (x *Emit) SaveToMemory(pbData unsafe.Pointer, cbData uint32) error {
+// saveToMemory calls IMetaDataEmit::SaveToMemory.
+func (x *Emit) saveToMemory(data unsafe.Pointer, data2 uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SaveToMemory((*C.IMetaDataEmit)(x.p), (unsafe.Pointer)(unsafe.Pointer(pbData)), C.ULONG(cbData))
+	hr := C.clrprof_IMetaDataEmit_SaveToMemory((*C.IMetaDataEmit)(x.p), (unsafe.Pointer)(unsafe.Pointer(data)), C.ULONG(data2))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -661,14 +661,14 @@ func (x *Emit) SaveToMemory(pbData unsafe.Pointer, cbData uint32) error {
 }
 
 // DefineUserString calls IMetaDataEmit::DefineUserString.
-func (x *Emit) DefineUserString(szString string, cchString uint32) (Token, error) {
+func (x *Emit) DefineUserString(str string, str2 uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
-	s_szString := cgoutil.EncodeUTF16Z(szString)
+	s_szString := cgoutil.EncodeUTF16Z(str)
 	var o_pstk C.mdString
-	hr := C.clrprof_IMetaDataEmit_DefineUserString((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szString[0])), C.ULONG(cchString), (*C.mdString)(unsafe.Pointer(&o_pstk)))
+	hr := C.clrprof_IMetaDataEmit_DefineUserString((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szString[0])), C.ULONG(str2), (*C.mdString)(unsafe.Pointer(&o_pstk)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -689,35 +689,35 @@ func (x *Emit) DeleteToken(tkObj Token) error {
 }
 
 // SetMethodProps calls IMetaDataEmit::SetMethodProps.
-func (x *Emit) SetMethodProps(md Token, dwMethodFlags uint32, ulCodeRVA uint32, dwImplFlags uint32) error {
+func (x *Emit) SetMethodProps(md Token, methodFlags uint32, codeRVA uint32, implFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SetMethodProps((*C.IMetaDataEmit)(x.p), C.mdMethodDef(md), C.DWORD(dwMethodFlags), C.ULONG(ulCodeRVA), C.DWORD(dwImplFlags))
+	hr := C.clrprof_IMetaDataEmit_SetMethodProps((*C.IMetaDataEmit)(x.p), C.mdMethodDef(md), C.DWORD(methodFlags), C.ULONG(codeRVA), C.DWORD(implFlags))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// SetTypeDefProps calls IMetaDataEmit::SetTypeDefProps.
-func (x *Emit) SetTypeDefProps(td Token, dwTypeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) error {
+// setTypeDefProps calls IMetaDataEmit::SetTypeDefProps.
+func (x *Emit) setTypeDefProps(td Token, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SetTypeDefProps((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.DWORD(dwTypeDefFlags), C.mdToken(tkExtends), (*C.mdToken)(unsafe.Pointer(rtkImplements)))
+	hr := C.clrprof_IMetaDataEmit_SetTypeDefProps((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.DWORD(typeDefFlags), C.mdToken(tkExtends), (*C.mdToken)(unsafe.Pointer(rtkImplements)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// SetEventProps calls IMetaDataEmit::SetEventProps.
-func (x *Emit) SetEventProps(ev Token, dwEventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
+// setEventProps calls IMetaDataEmit::SetEventProps.
+func (x *Emit) setEventProps(ev Token, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SetEventProps((*C.IMetaDataEmit)(x.p), C.mdEvent(ev), C.DWORD(dwEventFlags), C.mdToken(tkEventType), C.mdMethodDef(mdAddOn), C.mdMethodDef(mdRemoveOn), C.mdMethodDef(mdFire), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)))
+	hr := C.clrprof_IMetaDataEmit_SetEventProps((*C.IMetaDataEmit)(x.p), C.mdEvent(ev), C.DWORD(eventFlags), C.mdToken(tkEventType), C.mdMethodDef(mdAddOn), C.mdMethodDef(mdRemoveOn), C.mdMethodDef(mdFire), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -725,13 +725,13 @@ func (x *Emit) SetEventProps(ev Token, dwEventFlags uint32, tkEventType Token, m
 }
 
 // SetPermissionSetProps calls IMetaDataEmit::SetPermissionSetProps.
-func (x *Emit) SetPermissionSetProps(tk Token, dwAction uint32, pvPermission unsafe.Pointer, cbPermission uint32) (Token, error) {
+func (x *Emit) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_ppm C.mdPermission
-	hr := C.clrprof_IMetaDataEmit_SetPermissionSetProps((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(dwAction), (unsafe.Pointer)(unsafe.Pointer(pvPermission)), C.ULONG(cbPermission), (*C.mdPermission)(unsafe.Pointer(&o_ppm)))
+	hr := C.clrprof_IMetaDataEmit_SetPermissionSetProps((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(action), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(permission))), C.ULONG(len(permission)), (*C.mdPermission)(unsafe.Pointer(&o_ppm)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -740,12 +740,12 @@ func (x *Emit) SetPermissionSetProps(tk Token, dwAction uint32, pvPermission uns
 }
 
 // DefinePinvokeMap calls IMetaDataEmit::DefinePinvokeMap.
-func (x *Emit) DefinePinvokeMap(tk Token, dwMappingFlags uint32, szImportName string, mrImportDll Token) error {
+func (x *Emit) DefinePinvokeMap(tk Token, mappingFlags uint32, importName string, mrImportDll Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	s_szImportName := cgoutil.EncodeUTF16Z(szImportName)
-	hr := C.clrprof_IMetaDataEmit_DefinePinvokeMap((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(dwMappingFlags), (C.LPCWSTR)(unsafe.Pointer(&s_szImportName[0])), C.mdModuleRef(mrImportDll))
+	s_szImportName := cgoutil.EncodeUTF16Z(importName)
+	hr := C.clrprof_IMetaDataEmit_DefinePinvokeMap((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(mappingFlags), (C.LPCWSTR)(unsafe.Pointer(&s_szImportName[0])), C.mdModuleRef(mrImportDll))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -753,12 +753,12 @@ func (x *Emit) DefinePinvokeMap(tk Token, dwMappingFlags uint32, szImportName st
 }
 
 // SetPinvokeMap calls IMetaDataEmit::SetPinvokeMap.
-func (x *Emit) SetPinvokeMap(tk Token, dwMappingFlags uint32, szImportName string, mrImportDll Token) error {
+func (x *Emit) SetPinvokeMap(tk Token, mappingFlags uint32, importName string, mrImportDll Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	s_szImportName := cgoutil.EncodeUTF16Z(szImportName)
-	hr := C.clrprof_IMetaDataEmit_SetPinvokeMap((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(dwMappingFlags), (C.LPCWSTR)(unsafe.Pointer(&s_szImportName[0])), C.mdModuleRef(mrImportDll))
+	s_szImportName := cgoutil.EncodeUTF16Z(importName)
+	hr := C.clrprof_IMetaDataEmit_SetPinvokeMap((*C.IMetaDataEmit)(x.p), C.mdToken(tk), C.DWORD(mappingFlags), (C.LPCWSTR)(unsafe.Pointer(&s_szImportName[0])), C.mdModuleRef(mrImportDll))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -778,13 +778,13 @@ func (x *Emit) DeletePinvokeMap(tk Token) error {
 }
 
 // DefineCustomAttribute calls IMetaDataEmit::DefineCustomAttribute.
-func (x *Emit) DefineCustomAttribute(tkOwner Token, tkCtor Token, pCustomAttribute unsafe.Pointer, cbCustomAttribute uint32) (Token, error) {
+func (x *Emit) DefineCustomAttribute(tkOwner Token, tkCtor Token, customAttribute []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pcv C.mdCustomAttribute
-	hr := C.clrprof_IMetaDataEmit_DefineCustomAttribute((*C.IMetaDataEmit)(x.p), C.mdToken(tkOwner), C.mdToken(tkCtor), (unsafe.Pointer)(unsafe.Pointer(pCustomAttribute)), C.ULONG(cbCustomAttribute), (*C.mdCustomAttribute)(unsafe.Pointer(&o_pcv)))
+	hr := C.clrprof_IMetaDataEmit_DefineCustomAttribute((*C.IMetaDataEmit)(x.p), C.mdToken(tkOwner), C.mdToken(tkCtor), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(customAttribute))), C.ULONG(len(customAttribute)), (*C.mdCustomAttribute)(unsafe.Pointer(&o_pcv)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -793,26 +793,26 @@ func (x *Emit) DefineCustomAttribute(tkOwner Token, tkCtor Token, pCustomAttribu
 }
 
 // SetCustomAttributeValue calls IMetaDataEmit::SetCustomAttributeValue.
-func (x *Emit) SetCustomAttributeValue(pcv Token, pCustomAttribute unsafe.Pointer, cbCustomAttribute uint32) error {
+func (x *Emit) SetCustomAttributeValue(pcv Token, customAttribute []byte) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SetCustomAttributeValue((*C.IMetaDataEmit)(x.p), C.mdCustomAttribute(pcv), (unsafe.Pointer)(unsafe.Pointer(pCustomAttribute)), C.ULONG(cbCustomAttribute))
+	hr := C.clrprof_IMetaDataEmit_SetCustomAttributeValue((*C.IMetaDataEmit)(x.p), C.mdCustomAttribute(pcv), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(customAttribute))), C.ULONG(len(customAttribute)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// DefineField calls IMetaDataEmit::DefineField.
-func (x *Emit) DefineField(td Token, szName string, dwFieldFlags uint32, pvSigBlob unsafe.Pointer, cbSigBlob uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) (Token, error) {
+// defineField calls IMetaDataEmit::DefineField.
+func (x *Emit) defineField(td Token, name string, fieldFlags uint32, sigBlob []byte, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmd C.mdFieldDef
-	hr := C.clrprof_IMetaDataEmit_DefineField((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(dwFieldFlags), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSigBlob)), C.ULONG(cbSigBlob), C.DWORD(dwCPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(pValue)), C.ULONG(cchValue), (*C.mdFieldDef)(unsafe.Pointer(&o_pmd)))
+	hr := C.clrprof_IMetaDataEmit_DefineField((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(fieldFlags), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), C.DWORD(cPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(value)), C.ULONG(value2), (*C.mdFieldDef)(unsafe.Pointer(&o_pmd)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -820,15 +820,15 @@ func (x *Emit) DefineField(td Token, szName string, dwFieldFlags uint32, pvSigBl
 	return res, nil
 }
 
-// DefineProperty calls IMetaDataEmit::DefineProperty.
-func (x *Emit) DefineProperty(td Token, szProperty string, dwPropFlags uint32, pvSig unsafe.Pointer, cbSig uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
+// defineProperty calls IMetaDataEmit::DefineProperty.
+func (x *Emit) defineProperty(td Token, property string, propFlags uint32, sig []byte, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
-	s_szProperty := cgoutil.EncodeUTF16Z(szProperty)
+	s_szProperty := cgoutil.EncodeUTF16Z(property)
 	var o_pmdProp C.mdProperty
-	hr := C.clrprof_IMetaDataEmit_DefineProperty((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szProperty[0])), C.DWORD(dwPropFlags), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSig)), C.ULONG(cbSig), C.DWORD(dwCPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(pValue)), C.ULONG(cchValue), C.mdMethodDef(mdSetter), C.mdMethodDef(mdGetter), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)), (*C.mdProperty)(unsafe.Pointer(&o_pmdProp)))
+	hr := C.clrprof_IMetaDataEmit_DefineProperty((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szProperty[0])), C.DWORD(propFlags), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sig))), C.ULONG(len(sig)), C.DWORD(cPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(value)), C.ULONG(value2), C.mdMethodDef(mdSetter), C.mdMethodDef(mdGetter), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)), (*C.mdProperty)(unsafe.Pointer(&o_pmdProp)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -836,15 +836,15 @@ func (x *Emit) DefineProperty(td Token, szProperty string, dwPropFlags uint32, p
 	return res, nil
 }
 
-// DefineParam calls IMetaDataEmit::DefineParam.
-func (x *Emit) DefineParam(md Token, ulParamSeq uint32, szName string, dwParamFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) (Token, error) {
+// defineParam calls IMetaDataEmit::DefineParam.
+func (x *Emit) defineParam(md Token, paramSeq uint32, name string, paramFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_ppd C.mdParamDef
-	hr := C.clrprof_IMetaDataEmit_DefineParam((*C.IMetaDataEmit)(x.p), C.mdMethodDef(md), C.ULONG(ulParamSeq), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(dwParamFlags), C.DWORD(dwCPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(pValue)), C.ULONG(cchValue), (*C.mdParamDef)(unsafe.Pointer(&o_ppd)))
+	hr := C.clrprof_IMetaDataEmit_DefineParam((*C.IMetaDataEmit)(x.p), C.mdMethodDef(md), C.ULONG(paramSeq), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(paramFlags), C.DWORD(cPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(value)), C.ULONG(value2), (*C.mdParamDef)(unsafe.Pointer(&o_ppd)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -852,51 +852,51 @@ func (x *Emit) DefineParam(md Token, ulParamSeq uint32, szName string, dwParamFl
 	return res, nil
 }
 
-// SetFieldProps calls IMetaDataEmit::SetFieldProps.
-func (x *Emit) SetFieldProps(fd Token, dwFieldFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) error {
+// setFieldProps calls IMetaDataEmit::SetFieldProps.
+func (x *Emit) setFieldProps(fd Token, fieldFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SetFieldProps((*C.IMetaDataEmit)(x.p), C.mdFieldDef(fd), C.DWORD(dwFieldFlags), C.DWORD(dwCPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(pValue)), C.ULONG(cchValue))
+	hr := C.clrprof_IMetaDataEmit_SetFieldProps((*C.IMetaDataEmit)(x.p), C.mdFieldDef(fd), C.DWORD(fieldFlags), C.DWORD(cPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(value)), C.ULONG(value2))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// SetPropertyProps calls IMetaDataEmit::SetPropertyProps.
-func (x *Emit) SetPropertyProps(pr Token, dwPropFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) error {
+// setPropertyProps calls IMetaDataEmit::SetPropertyProps.
+func (x *Emit) setPropertyProps(pr Token, propFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SetPropertyProps((*C.IMetaDataEmit)(x.p), C.mdProperty(pr), C.DWORD(dwPropFlags), C.DWORD(dwCPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(pValue)), C.ULONG(cchValue), C.mdMethodDef(mdSetter), C.mdMethodDef(mdGetter), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)))
+	hr := C.clrprof_IMetaDataEmit_SetPropertyProps((*C.IMetaDataEmit)(x.p), C.mdProperty(pr), C.DWORD(propFlags), C.DWORD(cPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(value)), C.ULONG(value2), C.mdMethodDef(mdSetter), C.mdMethodDef(mdGetter), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// SetParamProps calls IMetaDataEmit::SetParamProps.
-func (x *Emit) SetParamProps(pd Token, szName string, dwParamFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) error {
+// setParamProps calls IMetaDataEmit::SetParamProps.
+func (x *Emit) setParamProps(pd Token, name string, paramFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	hr := C.clrprof_IMetaDataEmit_SetParamProps((*C.IMetaDataEmit)(x.p), C.mdParamDef(pd), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(dwParamFlags), C.DWORD(dwCPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(pValue)), C.ULONG(cchValue))
+	s_szName := cgoutil.EncodeUTF16Z(name)
+	hr := C.clrprof_IMetaDataEmit_SetParamProps((*C.IMetaDataEmit)(x.p), C.mdParamDef(pd), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(paramFlags), C.DWORD(cPlusTypeFlag), (unsafe.Pointer)(unsafe.Pointer(value)), C.ULONG(value2))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// DefineSecurityAttributeSet calls IMetaDataEmit::DefineSecurityAttributeSet.
-func (x *Emit) DefineSecurityAttributeSet(tkObj Token, rSecAttrs unsafe.Pointer, cSecAttrs uint32) (uint32, error) {
+// defineSecurityAttributeSet calls IMetaDataEmit::DefineSecurityAttributeSet.
+func (x *Emit) defineSecurityAttributeSet(tkObj Token, secAttrs unsafe.Pointer, secAttrs2 uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pulErrorAttr C.ULONG
-	hr := C.clrprof_IMetaDataEmit_DefineSecurityAttributeSet((*C.IMetaDataEmit)(x.p), C.mdToken(tkObj), (*C.COR_SECATTR)(unsafe.Pointer(rSecAttrs)), C.ULONG(cSecAttrs), (*C.ULONG)(unsafe.Pointer(&o_pulErrorAttr)))
+	hr := C.clrprof_IMetaDataEmit_DefineSecurityAttributeSet((*C.IMetaDataEmit)(x.p), C.mdToken(tkObj), (*C.COR_SECATTR)(unsafe.Pointer(secAttrs)), C.ULONG(secAttrs2), (*C.ULONG)(unsafe.Pointer(&o_pulErrorAttr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -905,11 +905,11 @@ func (x *Emit) DefineSecurityAttributeSet(tkObj Token, rSecAttrs unsafe.Pointer,
 }
 
 // ApplyEditAndContinue calls IMetaDataEmit::ApplyEditAndContinue.
-func (x *Emit) ApplyEditAndContinue(pImport *Unknown) error {
+func (x *Emit) ApplyEditAndContinue(importArg *Unknown) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_ApplyEditAndContinue((*C.IMetaDataEmit)(x.p), (*C.IUnknown)(unsafe.Pointer(pImport.Raw())))
+	hr := C.clrprof_IMetaDataEmit_ApplyEditAndContinue((*C.IMetaDataEmit)(x.p), (*C.IUnknown)(unsafe.Pointer(importArg.Raw())))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -917,13 +917,13 @@ func (x *Emit) ApplyEditAndContinue(pImport *Unknown) error {
 }
 
 // TranslateSigWithScope calls IMetaDataEmit::TranslateSigWithScope.
-func (x *Emit) TranslateSigWithScope(pAssemImport *AssemblyImport, pbHashValue unsafe.Pointer, cbHashValue uint32, import_ *Import, pbSigBlob unsafe.Pointer, cbSigBlob uint32, pAssemEmit *AssemblyEmit, emit *Emit, pvTranslatedSig unsafe.Pointer, cbTranslatedSigMax uint32) (uint32, error) {
+func (x *Emit) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []byte, importArg *Import, sigBlob []byte, assemEmit *AssemblyEmit, emit *Emit, translatedSig []byte) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pcbTranslatedSig C.ULONG
-	hr := C.clrprof_IMetaDataEmit_TranslateSigWithScope((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(pAssemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(pbHashValue)), C.ULONG(cbHashValue), (*C.IMetaDataImport)(unsafe.Pointer(import_.Raw())), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pbSigBlob)), C.ULONG(cbSigBlob), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(pAssemEmit.Raw())), (*C.IMetaDataEmit)(unsafe.Pointer(emit.Raw())), (C.PCOR_SIGNATURE)(unsafe.Pointer(pvTranslatedSig)), C.ULONG(cbTranslatedSigMax), (*C.ULONG)(unsafe.Pointer(&o_pcbTranslatedSig)))
+	hr := C.clrprof_IMetaDataEmit_TranslateSigWithScope((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(assemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(hashValue))), C.ULONG(len(hashValue)), (*C.IMetaDataImport)(unsafe.Pointer(importArg.Raw())), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(assemEmit.Raw())), (*C.IMetaDataEmit)(unsafe.Pointer(emit.Raw())), (C.PCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(translatedSig))), C.ULONG(len(translatedSig)), (*C.ULONG)(unsafe.Pointer(&o_pcbTranslatedSig)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -932,11 +932,11 @@ func (x *Emit) TranslateSigWithScope(pAssemImport *AssemblyImport, pbHashValue u
 }
 
 // SetMethodImplFlags calls IMetaDataEmit::SetMethodImplFlags.
-func (x *Emit) SetMethodImplFlags(md Token, dwImplFlags uint32) error {
+func (x *Emit) SetMethodImplFlags(md Token, implFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SetMethodImplFlags((*C.IMetaDataEmit)(x.p), C.mdMethodDef(md), C.DWORD(dwImplFlags))
+	hr := C.clrprof_IMetaDataEmit_SetMethodImplFlags((*C.IMetaDataEmit)(x.p), C.mdMethodDef(md), C.DWORD(implFlags))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -944,11 +944,11 @@ func (x *Emit) SetMethodImplFlags(md Token, dwImplFlags uint32) error {
 }
 
 // SetFieldRVA calls IMetaDataEmit::SetFieldRVA.
-func (x *Emit) SetFieldRVA(fd Token, ulRVA uint32) error {
+func (x *Emit) SetFieldRVA(fd Token, rva uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SetFieldRVA((*C.IMetaDataEmit)(x.p), C.mdFieldDef(fd), C.ULONG(ulRVA))
+	hr := C.clrprof_IMetaDataEmit_SetFieldRVA((*C.IMetaDataEmit)(x.p), C.mdFieldDef(fd), C.ULONG(rva))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -956,11 +956,11 @@ func (x *Emit) SetFieldRVA(fd Token, ulRVA uint32) error {
 }
 
 // Merge calls IMetaDataEmit::Merge.
-func (x *Emit) Merge(pImport *Import, pHostMapToken *MapToken, pHandler *Unknown) error {
+func (x *Emit) Merge(importArg *Import, hostMapToken *MapToken, handler *Unknown) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_Merge((*C.IMetaDataEmit)(x.p), (*C.IMetaDataImport)(unsafe.Pointer(pImport.Raw())), (*C.IMapToken)(unsafe.Pointer(pHostMapToken.Raw())), (*C.IUnknown)(unsafe.Pointer(pHandler.Raw())))
+	hr := C.clrprof_IMetaDataEmit_Merge((*C.IMetaDataEmit)(x.p), (*C.IMetaDataImport)(unsafe.Pointer(importArg.Raw())), (*C.IMapToken)(unsafe.Pointer(hostMapToken.Raw())), (*C.IUnknown)(unsafe.Pointer(handler.Raw())))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -1025,13 +1025,13 @@ func (x *Emit2) base() *Emit {
 }
 
 // DefineMethodSpec calls IMetaDataEmit2::DefineMethodSpec.
-func (x *Emit2) DefineMethodSpec(tkParent Token, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
+func (x *Emit2) DefineMethodSpec(tkParent Token, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit2")
 	}
 	var o_pmi C.mdMethodSpec
-	hr := C.clrprof_IMetaDataEmit2_DefineMethodSpec((*C.IMetaDataEmit2)(x.p), C.mdToken(tkParent), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSigBlob)), C.ULONG(cbSigBlob), (*C.mdMethodSpec)(unsafe.Pointer(&o_pmi)))
+	hr := C.clrprof_IMetaDataEmit2_DefineMethodSpec((*C.IMetaDataEmit2)(x.p), C.mdToken(tkParent), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdMethodSpec)(unsafe.Pointer(&o_pmi)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1040,13 +1040,13 @@ func (x *Emit2) DefineMethodSpec(tkParent Token, pvSigBlob unsafe.Pointer, cbSig
 }
 
 // GetDeltaSaveSize calls IMetaDataEmit2::GetDeltaSaveSize.
-func (x *Emit2) GetDeltaSaveSize(fSave SaveSize) (uint32, error) {
+func (x *Emit2) GetDeltaSaveSize(save SaveSize) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit2")
 	}
 	var o_pdwSaveSize C.DWORD
-	hr := C.clrprof_IMetaDataEmit2_GetDeltaSaveSize((*C.IMetaDataEmit2)(x.p), C.CorSaveSize(fSave), (*C.DWORD)(unsafe.Pointer(&o_pdwSaveSize)))
+	hr := C.clrprof_IMetaDataEmit2_GetDeltaSaveSize((*C.IMetaDataEmit2)(x.p), C.CorSaveSize(save), (*C.DWORD)(unsafe.Pointer(&o_pdwSaveSize)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1055,51 +1055,51 @@ func (x *Emit2) GetDeltaSaveSize(fSave SaveSize) (uint32, error) {
 }
 
 // SaveDelta calls IMetaDataEmit2::SaveDelta.
-func (x *Emit2) SaveDelta(szFile string, dwSaveFlags uint32) error {
+func (x *Emit2) SaveDelta(file string, saveFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit2")
 	}
-	s_szFile := cgoutil.EncodeUTF16Z(szFile)
-	hr := C.clrprof_IMetaDataEmit2_SaveDelta((*C.IMetaDataEmit2)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szFile[0])), C.DWORD(dwSaveFlags))
+	s_szFile := cgoutil.EncodeUTF16Z(file)
+	hr := C.clrprof_IMetaDataEmit2_SaveDelta((*C.IMetaDataEmit2)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szFile[0])), C.DWORD(saveFlags))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// SaveDeltaToStream calls IMetaDataEmit2::SaveDeltaToStream.
-func (x *Emit2) SaveDeltaToStream(pIStream unsafe.Pointer, dwSaveFlags uint32) error {
+// saveDeltaToStream calls IMetaDataEmit2::SaveDeltaToStream.
+func (x *Emit2) saveDeltaToStream(iStream unsafe.Pointer, saveFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit2")
 	}
-	hr := C.clrprof_IMetaDataEmit2_SaveDeltaToStream((*C.IMetaDataEmit2)(x.p), (*C.IStream)(unsafe.Pointer(pIStream)), C.DWORD(dwSaveFlags))
+	hr := C.clrprof_IMetaDataEmit2_SaveDeltaToStream((*C.IMetaDataEmit2)(x.p), (*C.IStream)(unsafe.Pointer(iStream)), C.DWORD(saveFlags))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// SaveDeltaToMemory calls IMetaDataEmit2::SaveDeltaToMemory.
-func (x *Emit2) SaveDeltaToMemory(pbData unsafe.Pointer, cbData uint32) error {
+// saveDeltaToMemory calls IMetaDataEmit2::SaveDeltaToMemory.
+func (x *Emit2) saveDeltaToMemory(data unsafe.Pointer, data2 uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit2")
 	}
-	hr := C.clrprof_IMetaDataEmit2_SaveDeltaToMemory((*C.IMetaDataEmit2)(x.p), (unsafe.Pointer)(unsafe.Pointer(pbData)), C.ULONG(cbData))
+	hr := C.clrprof_IMetaDataEmit2_SaveDeltaToMemory((*C.IMetaDataEmit2)(x.p), (unsafe.Pointer)(unsafe.Pointer(data)), C.ULONG(data2))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// DefineGenericParam calls IMetaDataEmit2::DefineGenericParam.
-func (x *Emit2) DefineGenericParam(tk Token, ulParamSeq uint32, dwParamFlags uint32, szname string, reserved uint32, rtkConstraints unsafe.Pointer) (Token, error) {
+// defineGenericParam calls IMetaDataEmit2::DefineGenericParam.
+func (x *Emit2) defineGenericParam(tk Token, paramSeq uint32, paramFlags uint32, szname string, reserved uint32, rtkConstraints unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit2")
 	}
 	s_szname := cgoutil.EncodeUTF16Z(szname)
 	var o_pgp C.mdGenericParam
-	hr := C.clrprof_IMetaDataEmit2_DefineGenericParam((*C.IMetaDataEmit2)(x.p), C.mdToken(tk), C.ULONG(ulParamSeq), C.DWORD(dwParamFlags), (C.LPCWSTR)(unsafe.Pointer(&s_szname[0])), C.DWORD(reserved), (*C.mdToken)(unsafe.Pointer(rtkConstraints)), (*C.mdGenericParam)(unsafe.Pointer(&o_pgp)))
+	hr := C.clrprof_IMetaDataEmit2_DefineGenericParam((*C.IMetaDataEmit2)(x.p), C.mdToken(tk), C.ULONG(paramSeq), C.DWORD(paramFlags), (C.LPCWSTR)(unsafe.Pointer(&s_szname[0])), C.DWORD(reserved), (*C.mdToken)(unsafe.Pointer(rtkConstraints)), (*C.mdGenericParam)(unsafe.Pointer(&o_pgp)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1107,13 +1107,13 @@ func (x *Emit2) DefineGenericParam(tk Token, ulParamSeq uint32, dwParamFlags uin
 	return res, nil
 }
 
-// SetGenericParamProps calls IMetaDataEmit2::SetGenericParamProps.
-func (x *Emit2) SetGenericParamProps(gp Token, dwParamFlags uint32, szName string, reserved uint32, rtkConstraints unsafe.Pointer) error {
+// setGenericParamProps calls IMetaDataEmit2::SetGenericParamProps.
+func (x *Emit2) setGenericParamProps(gp Token, paramFlags uint32, name string, reserved uint32, rtkConstraints unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit2")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	hr := C.clrprof_IMetaDataEmit2_SetGenericParamProps((*C.IMetaDataEmit2)(x.p), C.mdGenericParam(gp), C.DWORD(dwParamFlags), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(reserved), (*C.mdToken)(unsafe.Pointer(rtkConstraints)))
+	s_szName := cgoutil.EncodeUTF16Z(name)
+	hr := C.clrprof_IMetaDataEmit2_SetGenericParamProps((*C.IMetaDataEmit2)(x.p), C.mdGenericParam(gp), C.DWORD(paramFlags), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.DWORD(reserved), (*C.mdToken)(unsafe.Pointer(rtkConstraints)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -1132,149 +1132,149 @@ func (x *Emit2) ResetENCLog() error {
 	return nil
 }
 
-func (x *Emit2) SetModuleProps(szName string) error {
-	return x.base().SetModuleProps(szName)
+func (x *Emit2) SetModuleProps(name string) error {
+	return x.base().SetModuleProps(name)
 }
-func (x *Emit2) Save(szFile string, dwSaveFlags uint32) error {
-	return x.base().Save(szFile, dwSaveFlags)
+func (x *Emit2) Save(file string, saveFlags uint32) error {
+	return x.base().Save(file, saveFlags)
 }
-func (x *Emit2) SaveToStream(pIStream unsafe.Pointer, dwSaveFlags uint32) error {
-	return x.base().SaveToStream(pIStream, dwSaveFlags)
+func (x *Emit2) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
+	return x.base().saveToStream(iStream, saveFlags)
 }
-func (x *Emit2) GetSaveSize(fSave SaveSize) (uint32, error) {
-	return x.base().GetSaveSize(fSave)
+func (x *Emit2) GetSaveSize(save SaveSize) (uint32, error) {
+	return x.base().GetSaveSize(save)
 }
-func (x *Emit2) DefineTypeDef(szTypeDef string, dwTypeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) (Token, error) {
-	return x.base().DefineTypeDef(szTypeDef, dwTypeDefFlags, tkExtends, rtkImplements)
+func (x *Emit2) defineTypeDef(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) (Token, error) {
+	return x.base().defineTypeDef(typeDef, typeDefFlags, tkExtends, rtkImplements)
 }
-func (x *Emit2) DefineNestedType(szTypeDef string, dwTypeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
-	return x.base().DefineNestedType(szTypeDef, dwTypeDefFlags, tkExtends, rtkImplements, tdEncloser)
+func (x *Emit2) defineNestedType(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
+	return x.base().defineNestedType(typeDef, typeDefFlags, tkExtends, rtkImplements, tdEncloser)
 }
-func (x *Emit2) SetHandler(pUnk *Unknown) error {
-	return x.base().SetHandler(pUnk)
+func (x *Emit2) SetHandler(unk *Unknown) error {
+	return x.base().SetHandler(unk)
 }
-func (x *Emit2) DefineMethod(td Token, szName string, dwMethodFlags uint32, pvSigBlob unsafe.Pointer, cbSigBlob uint32, ulCodeRVA uint32, dwImplFlags uint32) (Token, error) {
-	return x.base().DefineMethod(td, szName, dwMethodFlags, pvSigBlob, cbSigBlob, ulCodeRVA, dwImplFlags)
+func (x *Emit2) DefineMethod(td Token, name string, methodFlags uint32, sigBlob []byte, codeRVA uint32, implFlags uint32) (Token, error) {
+	return x.base().DefineMethod(td, name, methodFlags, sigBlob, codeRVA, implFlags)
 }
 func (x *Emit2) DefineMethodImpl(td Token, tkBody Token, tkDecl Token) error {
 	return x.base().DefineMethodImpl(td, tkBody, tkDecl)
 }
-func (x *Emit2) DefineTypeRefByName(tkResolutionScope Token, szName string) (Token, error) {
-	return x.base().DefineTypeRefByName(tkResolutionScope, szName)
+func (x *Emit2) DefineTypeRefByName(tkResolutionScope Token, name string) (Token, error) {
+	return x.base().DefineTypeRefByName(tkResolutionScope, name)
 }
-func (x *Emit2) DefineImportType(pAssemImport *AssemblyImport, pbHashValue unsafe.Pointer, cbHashValue uint32, pImport *Import, tdImport Token, pAssemEmit *AssemblyEmit) (Token, error) {
-	return x.base().DefineImportType(pAssemImport, pbHashValue, cbHashValue, pImport, tdImport, pAssemEmit)
+func (x *Emit2) DefineImportType(assemImport *AssemblyImport, hashValue []byte, importArg *Import, tdImport Token, assemEmit *AssemblyEmit) (Token, error) {
+	return x.base().DefineImportType(assemImport, hashValue, importArg, tdImport, assemEmit)
 }
-func (x *Emit2) DefineMemberRef(tkImport Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
-	return x.base().DefineMemberRef(tkImport, szName, pvSigBlob, cbSigBlob)
+func (x *Emit2) DefineMemberRef(tkImport Token, name string, sigBlob []byte) (Token, error) {
+	return x.base().DefineMemberRef(tkImport, name, sigBlob)
 }
-func (x *Emit2) DefineImportMember(pAssemImport *AssemblyImport, pbHashValue unsafe.Pointer, cbHashValue uint32, pImport *Import, mbMember Token, pAssemEmit *AssemblyEmit, tkParent Token) (Token, error) {
-	return x.base().DefineImportMember(pAssemImport, pbHashValue, cbHashValue, pImport, mbMember, pAssemEmit, tkParent)
+func (x *Emit2) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, tkParent Token) (Token, error) {
+	return x.base().DefineImportMember(assemImport, hashValue, importArg, mbMember, assemEmit, tkParent)
 }
-func (x *Emit2) DefineEvent(td Token, szEvent string, dwEventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
-	return x.base().DefineEvent(td, szEvent, dwEventFlags, tkEventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
+func (x *Emit2) defineEvent(td Token, event string, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
+	return x.base().defineEvent(td, event, eventFlags, tkEventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
 }
-func (x *Emit2) SetClassLayout(td Token, dwPackSize uint32, rFieldOffsets unsafe.Pointer, ulClassSize uint32) error {
-	return x.base().SetClassLayout(td, dwPackSize, rFieldOffsets, ulClassSize)
+func (x *Emit2) setClassLayout(td Token, packSize uint32, fieldOffsets unsafe.Pointer, classSize uint32) error {
+	return x.base().setClassLayout(td, packSize, fieldOffsets, classSize)
 }
 func (x *Emit2) DeleteClassLayout(td Token) error {
 	return x.base().DeleteClassLayout(td)
 }
-func (x *Emit2) SetFieldMarshal(tk Token, pvNativeType unsafe.Pointer, cbNativeType uint32) error {
-	return x.base().SetFieldMarshal(tk, pvNativeType, cbNativeType)
+func (x *Emit2) SetFieldMarshal(tk Token, nativeType []byte) error {
+	return x.base().SetFieldMarshal(tk, nativeType)
 }
 func (x *Emit2) DeleteFieldMarshal(tk Token) error {
 	return x.base().DeleteFieldMarshal(tk)
 }
-func (x *Emit2) DefinePermissionSet(tk Token, dwAction uint32, pvPermission unsafe.Pointer, cbPermission uint32) (Token, error) {
-	return x.base().DefinePermissionSet(tk, dwAction, pvPermission, cbPermission)
+func (x *Emit2) DefinePermissionSet(tk Token, action uint32, permission []byte) (Token, error) {
+	return x.base().DefinePermissionSet(tk, action, permission)
 }
-func (x *Emit2) SetRVA(md Token, ulRVA uint32) error {
-	return x.base().SetRVA(md, ulRVA)
+func (x *Emit2) SetRVA(md Token, rva uint32) error {
+	return x.base().SetRVA(md, rva)
 }
-func (x *Emit2) GetTokenFromSig(pvSig unsafe.Pointer, cbSig uint32) (Token, error) {
-	return x.base().GetTokenFromSig(pvSig, cbSig)
+func (x *Emit2) GetTokenFromSig(sig []byte) (Token, error) {
+	return x.base().GetTokenFromSig(sig)
 }
-func (x *Emit2) DefineModuleRef(szName string) (Token, error) {
-	return x.base().DefineModuleRef(szName)
+func (x *Emit2) DefineModuleRef(name string) (Token, error) {
+	return x.base().DefineModuleRef(name)
 }
 func (x *Emit2) SetParent(mr Token, tk Token) error {
 	return x.base().SetParent(mr, tk)
 }
-func (x *Emit2) GetTokenFromTypeSpec(pvSig unsafe.Pointer, cbSig uint32) (Token, error) {
-	return x.base().GetTokenFromTypeSpec(pvSig, cbSig)
+func (x *Emit2) GetTokenFromTypeSpec(sig []byte) (Token, error) {
+	return x.base().GetTokenFromTypeSpec(sig)
 }
-func (x *Emit2) SaveToMemory(pbData unsafe.Pointer, cbData uint32) error {
-	return x.base().SaveToMemory(pbData, cbData)
+func (x *Emit2) saveToMemory(data unsafe.Pointer, data2 uint32) error {
+	return x.base().saveToMemory(data, data2)
 }
-func (x *Emit2) DefineUserString(szString string, cchString uint32) (Token, error) {
-	return x.base().DefineUserString(szString, cchString)
+func (x *Emit2) DefineUserString(str string, str2 uint32) (Token, error) {
+	return x.base().DefineUserString(str, str2)
 }
 func (x *Emit2) DeleteToken(tkObj Token) error {
 	return x.base().DeleteToken(tkObj)
 }
-func (x *Emit2) SetMethodProps(md Token, dwMethodFlags uint32, ulCodeRVA uint32, dwImplFlags uint32) error {
-	return x.base().SetMethodProps(md, dwMethodFlags, ulCodeRVA, dwImplFlags)
+func (x *Emit2) SetMethodProps(md Token, methodFlags uint32, codeRVA uint32, implFlags uint32) error {
+	return x.base().SetMethodProps(md, methodFlags, codeRVA, implFlags)
 }
-func (x *Emit2) SetTypeDefProps(td Token, dwTypeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) error {
-	return x.base().SetTypeDefProps(td, dwTypeDefFlags, tkExtends, rtkImplements)
+func (x *Emit2) setTypeDefProps(td Token, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) error {
+	return x.base().setTypeDefProps(td, typeDefFlags, tkExtends, rtkImplements)
 }
-func (x *Emit2) SetEventProps(ev Token, dwEventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
-	return x.base().SetEventProps(ev, dwEventFlags, tkEventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
+func (x *Emit2) setEventProps(ev Token, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
+	return x.base().setEventProps(ev, eventFlags, tkEventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
 }
-func (x *Emit2) SetPermissionSetProps(tk Token, dwAction uint32, pvPermission unsafe.Pointer, cbPermission uint32) (Token, error) {
-	return x.base().SetPermissionSetProps(tk, dwAction, pvPermission, cbPermission)
+func (x *Emit2) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
+	return x.base().SetPermissionSetProps(tk, action, permission)
 }
-func (x *Emit2) DefinePinvokeMap(tk Token, dwMappingFlags uint32, szImportName string, mrImportDll Token) error {
-	return x.base().DefinePinvokeMap(tk, dwMappingFlags, szImportName, mrImportDll)
+func (x *Emit2) DefinePinvokeMap(tk Token, mappingFlags uint32, importName string, mrImportDll Token) error {
+	return x.base().DefinePinvokeMap(tk, mappingFlags, importName, mrImportDll)
 }
-func (x *Emit2) SetPinvokeMap(tk Token, dwMappingFlags uint32, szImportName string, mrImportDll Token) error {
-	return x.base().SetPinvokeMap(tk, dwMappingFlags, szImportName, mrImportDll)
+func (x *Emit2) SetPinvokeMap(tk Token, mappingFlags uint32, importName string, mrImportDll Token) error {
+	return x.base().SetPinvokeMap(tk, mappingFlags, importName, mrImportDll)
 }
 func (x *Emit2) DeletePinvokeMap(tk Token) error {
 	return x.base().DeletePinvokeMap(tk)
 }
-func (x *Emit2) DefineCustomAttribute(tkOwner Token, tkCtor Token, pCustomAttribute unsafe.Pointer, cbCustomAttribute uint32) (Token, error) {
-	return x.base().DefineCustomAttribute(tkOwner, tkCtor, pCustomAttribute, cbCustomAttribute)
+func (x *Emit2) DefineCustomAttribute(tkOwner Token, tkCtor Token, customAttribute []byte) (Token, error) {
+	return x.base().DefineCustomAttribute(tkOwner, tkCtor, customAttribute)
 }
-func (x *Emit2) SetCustomAttributeValue(pcv Token, pCustomAttribute unsafe.Pointer, cbCustomAttribute uint32) error {
-	return x.base().SetCustomAttributeValue(pcv, pCustomAttribute, cbCustomAttribute)
+func (x *Emit2) SetCustomAttributeValue(pcv Token, customAttribute []byte) error {
+	return x.base().SetCustomAttributeValue(pcv, customAttribute)
 }
-func (x *Emit2) DefineField(td Token, szName string, dwFieldFlags uint32, pvSigBlob unsafe.Pointer, cbSigBlob uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) (Token, error) {
-	return x.base().DefineField(td, szName, dwFieldFlags, pvSigBlob, cbSigBlob, dwCPlusTypeFlag, pValue, cchValue)
+func (x *Emit2) defineField(td Token, name string, fieldFlags uint32, sigBlob []byte, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) (Token, error) {
+	return x.base().defineField(td, name, fieldFlags, sigBlob, cPlusTypeFlag, value, value2)
 }
-func (x *Emit2) DefineProperty(td Token, szProperty string, dwPropFlags uint32, pvSig unsafe.Pointer, cbSig uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
-	return x.base().DefineProperty(td, szProperty, dwPropFlags, pvSig, cbSig, dwCPlusTypeFlag, pValue, cchValue, mdSetter, mdGetter, rmdOtherMethods)
+func (x *Emit2) defineProperty(td Token, property string, propFlags uint32, sig []byte, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
+	return x.base().defineProperty(td, property, propFlags, sig, cPlusTypeFlag, value, value2, mdSetter, mdGetter, rmdOtherMethods)
 }
-func (x *Emit2) DefineParam(md Token, ulParamSeq uint32, szName string, dwParamFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) (Token, error) {
-	return x.base().DefineParam(md, ulParamSeq, szName, dwParamFlags, dwCPlusTypeFlag, pValue, cchValue)
+func (x *Emit2) defineParam(md Token, paramSeq uint32, name string, paramFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) (Token, error) {
+	return x.base().defineParam(md, paramSeq, name, paramFlags, cPlusTypeFlag, value, value2)
 }
-func (x *Emit2) SetFieldProps(fd Token, dwFieldFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) error {
-	return x.base().SetFieldProps(fd, dwFieldFlags, dwCPlusTypeFlag, pValue, cchValue)
+func (x *Emit2) setFieldProps(fd Token, fieldFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) error {
+	return x.base().setFieldProps(fd, fieldFlags, cPlusTypeFlag, value, value2)
 }
-func (x *Emit2) SetPropertyProps(pr Token, dwPropFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) error {
-	return x.base().SetPropertyProps(pr, dwPropFlags, dwCPlusTypeFlag, pValue, cchValue, mdSetter, mdGetter, rmdOtherMethods)
+func (x *Emit2) setPropertyProps(pr Token, propFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32, mdSetter Token, mdGetter Token, rmdOtherMethods unsafe.Pointer) error {
+	return x.base().setPropertyProps(pr, propFlags, cPlusTypeFlag, value, value2, mdSetter, mdGetter, rmdOtherMethods)
 }
-func (x *Emit2) SetParamProps(pd Token, szName string, dwParamFlags uint32, dwCPlusTypeFlag uint32, pValue unsafe.Pointer, cchValue uint32) error {
-	return x.base().SetParamProps(pd, szName, dwParamFlags, dwCPlusTypeFlag, pValue, cchValue)
+func (x *Emit2) setParamProps(pd Token, name string, paramFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) error {
+	return x.base().setParamProps(pd, name, paramFlags, cPlusTypeFlag, value, value2)
 }
-func (x *Emit2) DefineSecurityAttributeSet(tkObj Token, rSecAttrs unsafe.Pointer, cSecAttrs uint32) (uint32, error) {
-	return x.base().DefineSecurityAttributeSet(tkObj, rSecAttrs, cSecAttrs)
+func (x *Emit2) defineSecurityAttributeSet(tkObj Token, secAttrs unsafe.Pointer, secAttrs2 uint32) (uint32, error) {
+	return x.base().defineSecurityAttributeSet(tkObj, secAttrs, secAttrs2)
 }
-func (x *Emit2) ApplyEditAndContinue(pImport *Unknown) error {
-	return x.base().ApplyEditAndContinue(pImport)
+func (x *Emit2) ApplyEditAndContinue(importArg *Unknown) error {
+	return x.base().ApplyEditAndContinue(importArg)
 }
-func (x *Emit2) TranslateSigWithScope(pAssemImport *AssemblyImport, pbHashValue unsafe.Pointer, cbHashValue uint32, import_ *Import, pbSigBlob unsafe.Pointer, cbSigBlob uint32, pAssemEmit *AssemblyEmit, emit *Emit, pvTranslatedSig unsafe.Pointer, cbTranslatedSigMax uint32) (uint32, error) {
-	return x.base().TranslateSigWithScope(pAssemImport, pbHashValue, cbHashValue, import_, pbSigBlob, cbSigBlob, pAssemEmit, emit, pvTranslatedSig, cbTranslatedSigMax)
+func (x *Emit2) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []byte, importArg *Import, sigBlob []byte, assemEmit *AssemblyEmit, emit *Emit, translatedSig []byte) (uint32, error) {
+	return x.base().TranslateSigWithScope(assemImport, hashValue, importArg, sigBlob, assemEmit, emit, translatedSig)
 }
-func (x *Emit2) SetMethodImplFlags(md Token, dwImplFlags uint32) error {
-	return x.base().SetMethodImplFlags(md, dwImplFlags)
+func (x *Emit2) SetMethodImplFlags(md Token, implFlags uint32) error {
+	return x.base().SetMethodImplFlags(md, implFlags)
 }
-func (x *Emit2) SetFieldRVA(fd Token, ulRVA uint32) error {
-	return x.base().SetFieldRVA(fd, ulRVA)
+func (x *Emit2) SetFieldRVA(fd Token, rva uint32) error {
+	return x.base().SetFieldRVA(fd, rva)
 }
-func (x *Emit2) Merge(pImport *Import, pHostMapToken *MapToken, pHandler *Unknown) error {
-	return x.base().Merge(pImport, pHostMapToken, pHandler)
+func (x *Emit2) Merge(importArg *Import, hostMapToken *MapToken, handler *Unknown) error {
+	return x.base().Merge(importArg, hostMapToken, handler)
 }
 func (x *Emit2) MergeEnd() error {
 	return x.base().MergeEnd()
@@ -1360,11 +1360,11 @@ func (x *Import) CountEnum(hEnum EnumHandle) (uint32, error) {
 }
 
 // ResetEnum calls IMetaDataImport::ResetEnum.
-func (x *Import) ResetEnum(hEnum EnumHandle, ulPos uint32) error {
+func (x *Import) ResetEnum(hEnum EnumHandle, pos uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataImport")
 	}
-	hr := C.clrprof_IMetaDataImport_ResetEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(unsafe.Pointer(&hEnum)), C.ULONG(ulPos))
+	hr := C.clrprof_IMetaDataImport_ResetEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(unsafe.Pointer(&hEnum)), C.ULONG(pos))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -1447,12 +1447,12 @@ func (x *Import) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 }
 
 // FindTypeDefByName calls IMetaDataImport::FindTypeDefByName.
-func (x *Import) FindTypeDefByName(szTypeDef string, tkEnclosingClass Token) (Token, error) {
+func (x *Import) FindTypeDefByName(typeDef string, tkEnclosingClass Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
-	s_szTypeDef := cgoutil.EncodeUTF16Z(szTypeDef)
+	s_szTypeDef := cgoutil.EncodeUTF16Z(typeDef)
 	var o_ptd C.mdTypeDef
 	hr := C.clrprof_IMetaDataImport_FindTypeDefByName((*C.IMetaDataImport)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.mdToken(tkEnclosingClass), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
 	if hr < 0 {
@@ -1652,12 +1652,12 @@ func (x *Import) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 }
 
 // EnumMembersWithName calls IMetaDataImport::EnumMembersWithName.
-func (x *Import) EnumMembersWithName(phEnum *EnumHandle, cl Token, szName string) ([]Token, error) {
+func (x *Import) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	b_rMembers := make([]Token, 32)
 	var l_pcTokens C.ULONG
 	var hr C.HRESULT
@@ -1703,12 +1703,12 @@ func (x *Import) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 }
 
 // EnumMethodsWithName calls IMetaDataImport::EnumMethodsWithName.
-func (x *Import) EnumMethodsWithName(phEnum *EnumHandle, cl Token, szName string) ([]Token, error) {
+func (x *Import) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	b_rMethods := make([]Token, 32)
 	var l_pcTokens C.ULONG
 	var hr C.HRESULT
@@ -1754,12 +1754,12 @@ func (x *Import) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 }
 
 // EnumFieldsWithName calls IMetaDataImport::EnumFieldsWithName.
-func (x *Import) EnumFieldsWithName(phEnum *EnumHandle, cl Token, szName string) ([]Token, error) {
+func (x *Import) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	b_rFields := make([]Token, 32)
 	var l_pcTokens C.ULONG
 	var hr C.HRESULT
@@ -1829,8 +1829,8 @@ func (x *Import) EnumMemberRefs(phEnum *EnumHandle, tkParent Token) ([]Token, er
 	return res, nil
 }
 
-// EnumMethodImpls calls IMetaDataImport::EnumMethodImpls.
-func (x *Import) EnumMethodImpls(phEnum *EnumHandle, td Token, rMethodBody unsafe.Pointer) ([]Token, error) {
+// enumMethodImpls calls IMetaDataImport::EnumMethodImpls.
+func (x *Import) enumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsafe.Pointer) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -1839,7 +1839,7 @@ func (x *Import) EnumMethodImpls(phEnum *EnumHandle, td Token, rMethodBody unsaf
 	var l_pcTokens C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumMethodImpls((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdTypeDef(td), (*C.mdToken)(unsafe.Pointer(rMethodBody)), (*C.mdToken)(unsafe.Pointer(&b_rMethodDecl[0])), C.ULONG(len(b_rMethodDecl)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
+		hr = C.clrprof_IMetaDataImport_EnumMethodImpls((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdTypeDef(td), (*C.mdToken)(unsafe.Pointer(methodBody)), (*C.mdToken)(unsafe.Pointer(&b_rMethodDecl[0])), C.ULONG(len(b_rMethodDecl)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTokens) > len(b_rMethodDecl)) {
 			break
 		}
@@ -1855,7 +1855,7 @@ func (x *Import) EnumMethodImpls(phEnum *EnumHandle, td Token, rMethodBody unsaf
 }
 
 // EnumPermissionSets calls IMetaDataImport::EnumPermissionSets.
-func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, dwActions uint32) ([]Token, error) {
+func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -1864,7 +1864,7 @@ func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, dwActions uint
 	var l_pcTokens C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumPermissionSets((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdToken(tk), C.DWORD(dwActions), (*C.mdPermission)(unsafe.Pointer(&b_rPermission[0])), C.ULONG(len(b_rPermission)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
+		hr = C.clrprof_IMetaDataImport_EnumPermissionSets((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdToken(tk), C.DWORD(actions), (*C.mdPermission)(unsafe.Pointer(&b_rPermission[0])), C.ULONG(len(b_rPermission)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTokens) > len(b_rPermission)) {
 			break
 		}
@@ -1880,14 +1880,14 @@ func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, dwActions uint
 }
 
 // FindMember calls IMetaDataImport::FindMember.
-func (x *Import) FindMember(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
+func (x *Import) FindMember(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmb C.mdToken
-	hr := C.clrprof_IMetaDataImport_FindMember((*C.IMetaDataImport)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSigBlob)), C.ULONG(cbSigBlob), (*C.mdToken)(unsafe.Pointer(&o_pmb)))
+	hr := C.clrprof_IMetaDataImport_FindMember((*C.IMetaDataImport)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdToken)(unsafe.Pointer(&o_pmb)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1896,14 +1896,14 @@ func (x *Import) FindMember(td Token, szName string, pvSigBlob unsafe.Pointer, c
 }
 
 // FindMethod calls IMetaDataImport::FindMethod.
-func (x *Import) FindMethod(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
+func (x *Import) FindMethod(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmb C.mdMethodDef
-	hr := C.clrprof_IMetaDataImport_FindMethod((*C.IMetaDataImport)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSigBlob)), C.ULONG(cbSigBlob), (*C.mdMethodDef)(unsafe.Pointer(&o_pmb)))
+	hr := C.clrprof_IMetaDataImport_FindMethod((*C.IMetaDataImport)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmb)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1912,14 +1912,14 @@ func (x *Import) FindMethod(td Token, szName string, pvSigBlob unsafe.Pointer, c
 }
 
 // FindField calls IMetaDataImport::FindField.
-func (x *Import) FindField(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
+func (x *Import) FindField(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmb C.mdFieldDef
-	hr := C.clrprof_IMetaDataImport_FindField((*C.IMetaDataImport)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSigBlob)), C.ULONG(cbSigBlob), (*C.mdFieldDef)(unsafe.Pointer(&o_pmb)))
+	hr := C.clrprof_IMetaDataImport_FindField((*C.IMetaDataImport)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdFieldDef)(unsafe.Pointer(&o_pmb)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1928,14 +1928,14 @@ func (x *Import) FindField(td Token, szName string, pvSigBlob unsafe.Pointer, cb
 }
 
 // FindMemberRef calls IMetaDataImport::FindMemberRef.
-func (x *Import) FindMemberRef(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
+func (x *Import) FindMemberRef(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmr C.mdMemberRef
-	hr := C.clrprof_IMetaDataImport_FindMemberRef((*C.IMetaDataImport)(x.p), C.mdTypeRef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(pvSigBlob)), C.ULONG(cbSigBlob), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
+	hr := C.clrprof_IMetaDataImport_FindMemberRef((*C.IMetaDataImport)(x.p), C.mdTypeRef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1991,13 +1991,13 @@ func (x *Import) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
 
 // ImportMemberRefPropsResult holds the outputs of IMetaDataImport::GetMemberRefProps.
 type ImportMemberRefPropsResult struct {
-	Ptk    Token
-	Member string
-	Sig    uint32
+	Ptk     Token
+	Member  string
+	SigBlob []byte
 }
 
 // GetMemberRefProps calls IMetaDataImport::GetMemberRefProps.
-func (x *Import) GetMemberRefProps(mr Token, ppvSigBlob unsafe.Pointer) (ImportMemberRefPropsResult, error) {
+func (x *Import) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error) {
 	var res ImportMemberRefPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2005,10 +2005,11 @@ func (x *Import) GetMemberRefProps(mr Token, ppvSigBlob unsafe.Pointer) (ImportM
 	var o_ptk C.mdToken
 	b_szMember := make([]uint16, 256)
 	var l_pchMember C.ULONG
-	var o_pbSig C.ULONG
+	var o_ppvSigBlob *C.COR_SIGNATURE
+	var l_pbSig C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetMemberRefProps((*C.IMetaDataImport)(x.p), C.mdMemberRef(mr), (*C.mdToken)(unsafe.Pointer(&o_ptk)), (C.LPWSTR)(unsafe.Pointer(&b_szMember[0])), C.ULONG(len(b_szMember)), (*C.ULONG)(unsafe.Pointer(&l_pchMember)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(ppvSigBlob)), (*C.ULONG)(unsafe.Pointer(&o_pbSig)))
+		hr = C.clrprof_IMetaDataImport_GetMemberRefProps((*C.IMetaDataImport)(x.p), C.mdMemberRef(mr), (*C.mdToken)(unsafe.Pointer(&o_ptk)), (C.LPWSTR)(unsafe.Pointer(&b_szMember[0])), C.ULONG(len(b_szMember)), (*C.ULONG)(unsafe.Pointer(&l_pchMember)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSigBlob)), (*C.ULONG)(unsafe.Pointer(&l_pbSig)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchMember) > len(b_szMember)) {
 			break
 		}
@@ -2021,7 +2022,7 @@ func (x *Import) GetMemberRefProps(mr Token, ppvSigBlob unsafe.Pointer) (ImportM
 	}
 	res.Ptk = Token(o_ptk)
 	res.Member = cgoutil.DecodeUTF16(b_szMember[:min(int(l_pchMember), len(b_szMember))])
-	res.Sig = uint32(o_pbSig)
+	res.SigBlob = cgoutil.Bytes(unsafe.Pointer(o_ppvSigBlob), int(l_pbSig))
 	return res, nil
 }
 
@@ -2088,13 +2089,13 @@ type ImportEventPropsResult struct {
 }
 
 // GetEventProps calls IMetaDataImport::GetEventProps.
-func (x *Import) GetEventProps(ev Token, szEvent string, cchEvent uint32) (ImportEventPropsResult, error) {
+func (x *Import) GetEventProps(ev Token, event string, event2 uint32) (ImportEventPropsResult, error) {
 	var res ImportEventPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pClass C.mdTypeDef
-	s_szEvent := cgoutil.EncodeUTF16Z(szEvent)
+	s_szEvent := cgoutil.EncodeUTF16Z(event)
 	var o_pchEvent C.ULONG
 	var o_pdwEventFlags C.DWORD
 	var o_ptkEventType C.mdToken
@@ -2105,7 +2106,7 @@ func (x *Import) GetEventProps(ev Token, szEvent string, cchEvent uint32) (Impor
 	var l_pcOtherMethod C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetEventProps((*C.IMetaDataImport)(x.p), C.mdEvent(ev), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPCWSTR)(unsafe.Pointer(&s_szEvent[0])), C.ULONG(cchEvent), (*C.ULONG)(unsafe.Pointer(&o_pchEvent)), (*C.DWORD)(unsafe.Pointer(&o_pdwEventFlags)), (*C.mdToken)(unsafe.Pointer(&o_ptkEventType)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdAddOn)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdRemoveOn)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdFire)), (*C.mdMethodDef)(unsafe.Pointer(&b_rmdOtherMethod[0])), C.ULONG(len(b_rmdOtherMethod)), (*C.ULONG)(unsafe.Pointer(&l_pcOtherMethod)))
+		hr = C.clrprof_IMetaDataImport_GetEventProps((*C.IMetaDataImport)(x.p), C.mdEvent(ev), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPCWSTR)(unsafe.Pointer(&s_szEvent[0])), C.ULONG(event2), (*C.ULONG)(unsafe.Pointer(&o_pchEvent)), (*C.DWORD)(unsafe.Pointer(&o_pdwEventFlags)), (*C.mdToken)(unsafe.Pointer(&o_ptkEventType)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdAddOn)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdRemoveOn)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdFire)), (*C.mdMethodDef)(unsafe.Pointer(&b_rmdOtherMethod[0])), C.ULONG(len(b_rmdOtherMethod)), (*C.ULONG)(unsafe.Pointer(&l_pcOtherMethod)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcOtherMethod) > len(b_rmdOtherMethod)) {
 			break
 		}
@@ -2248,8 +2249,8 @@ type ImportPermissionSetPropsResult struct {
 	Permission []byte
 }
 
-// GetPermissionSetProps calls IMetaDataImport::GetPermissionSetProps.
-func (x *Import) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
+// getPermissionSetProps calls IMetaDataImport::GetPermissionSetProps.
+func (x *Import) getPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
 	var res ImportPermissionSetPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2348,12 +2349,12 @@ func (x *Import) GetTypeSpecFromToken(typespec Token) ([]byte, error) {
 	return res, nil
 }
 
-// GetNameFromToken calls IMetaDataImport::GetNameFromToken.
-func (x *Import) GetNameFromToken(tk Token, pszUTF8NamePtr unsafe.Pointer) error {
+// getNameFromToken calls IMetaDataImport::GetNameFromToken.
+func (x *Import) getNameFromToken(tk Token, utf8NamePtr unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataImport")
 	}
-	hr := C.clrprof_IMetaDataImport_GetNameFromToken((*C.IMetaDataImport)(x.p), C.mdToken(tk), (*C.MDUTF8CSTR)(unsafe.Pointer(pszUTF8NamePtr)))
+	hr := C.clrprof_IMetaDataImport_GetNameFromToken((*C.IMetaDataImport)(x.p), C.mdToken(tk), (*C.MDUTF8CSTR)(unsafe.Pointer(utf8NamePtr)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -2522,13 +2523,13 @@ func (x *Import) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 }
 
 // GetParamForMethodIndex calls IMetaDataImport::GetParamForMethodIndex.
-func (x *Import) GetParamForMethodIndex(md Token, ulParamSeq uint32) (Token, error) {
+func (x *Import) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_ppd C.mdParamDef
-	hr := C.clrprof_IMetaDataImport_GetParamForMethodIndex((*C.IMetaDataImport)(x.p), C.mdMethodDef(md), C.ULONG(ulParamSeq), (*C.mdParamDef)(unsafe.Pointer(&o_ppd)))
+	hr := C.clrprof_IMetaDataImport_GetParamForMethodIndex((*C.IMetaDataImport)(x.p), C.mdMethodDef(md), C.ULONG(paramSeq), (*C.mdParamDef)(unsafe.Pointer(&o_ppd)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -2568,8 +2569,8 @@ type ImportCustomAttributePropsResult struct {
 	Blob []byte
 }
 
-// GetCustomAttributeProps calls IMetaDataImport::GetCustomAttributeProps.
-func (x *Import) GetCustomAttributeProps(cv Token) (ImportCustomAttributePropsResult, error) {
+// getCustomAttributeProps calls IMetaDataImport::GetCustomAttributeProps.
+func (x *Import) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsResult, error) {
 	var res ImportCustomAttributePropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2589,12 +2590,12 @@ func (x *Import) GetCustomAttributeProps(cv Token) (ImportCustomAttributePropsRe
 }
 
 // FindTypeRef calls IMetaDataImport::FindTypeRef.
-func (x *Import) FindTypeRef(tkResolutionScope Token, szName string) (Token, error) {
+func (x *Import) FindTypeRef(tkResolutionScope Token, name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_ptr C.mdTypeRef
 	hr := C.clrprof_IMetaDataImport_FindTypeRef((*C.IMetaDataImport)(x.p), C.mdToken(tkResolutionScope), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
 	if hr < 0 {
@@ -2616,8 +2617,8 @@ type ImportMemberPropsResult struct {
 	Value         []byte
 }
 
-// GetMemberProps calls IMetaDataImport::GetMemberProps.
-func (x *Import) GetMemberProps(mb Token) (ImportMemberPropsResult, error) {
+// getMemberProps calls IMetaDataImport::GetMemberProps.
+func (x *Import) getMemberProps(mb Token) (ImportMemberPropsResult, error) {
 	var res ImportMemberPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2667,8 +2668,8 @@ type ImportFieldPropsResult struct {
 	Value         []byte
 }
 
-// GetFieldProps calls IMetaDataImport::GetFieldProps.
-func (x *Import) GetFieldProps(mb Token) (ImportFieldPropsResult, error) {
+// getFieldProps calls IMetaDataImport::GetFieldProps.
+func (x *Import) getFieldProps(mb Token) (ImportFieldPropsResult, error) {
 	var res ImportFieldPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2709,7 +2710,7 @@ type ImportPropertyPropsResult struct {
 	Class          Token
 	Property       uint32
 	PropFlags      uint32
-	Sig            uint32
+	Sig            []byte
 	CPlusTypeFlag  uint32
 	DefaultValue   []byte
 	Setter         Token
@@ -2717,17 +2718,18 @@ type ImportPropertyPropsResult struct {
 	RmdOtherMethod []Token
 }
 
-// GetPropertyProps calls IMetaDataImport::GetPropertyProps.
-func (x *Import) GetPropertyProps(prop Token, szProperty string, cchProperty uint32, ppvSig unsafe.Pointer) (ImportPropertyPropsResult, error) {
+// getPropertyProps calls IMetaDataImport::GetPropertyProps.
+func (x *Import) getPropertyProps(prop Token, property string, property2 uint32) (ImportPropertyPropsResult, error) {
 	var res ImportPropertyPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pClass C.mdTypeDef
-	s_szProperty := cgoutil.EncodeUTF16Z(szProperty)
+	s_szProperty := cgoutil.EncodeUTF16Z(property)
 	var o_pchProperty C.ULONG
 	var o_pdwPropFlags C.DWORD
-	var o_pbSig C.ULONG
+	var o_ppvSig *C.COR_SIGNATURE
+	var l_pbSig C.ULONG
 	var o_pdwCPlusTypeFlag C.DWORD
 	var o_ppDefaultValue unsafe.Pointer
 	var l_pcchDefaultValue C.ULONG
@@ -2737,7 +2739,7 @@ func (x *Import) GetPropertyProps(prop Token, szProperty string, cchProperty uin
 	var l_pcOtherMethod C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetPropertyProps((*C.IMetaDataImport)(x.p), C.mdProperty(prop), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPCWSTR)(unsafe.Pointer(&s_szProperty[0])), C.ULONG(cchProperty), (*C.ULONG)(unsafe.Pointer(&o_pchProperty)), (*C.DWORD)(unsafe.Pointer(&o_pdwPropFlags)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(ppvSig)), (*C.ULONG)(unsafe.Pointer(&o_pbSig)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppDefaultValue)), (*C.ULONG)(unsafe.Pointer(&l_pcchDefaultValue)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdSetter)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdGetter)), (*C.mdMethodDef)(unsafe.Pointer(&b_rmdOtherMethod[0])), C.ULONG(len(b_rmdOtherMethod)), (*C.ULONG)(unsafe.Pointer(&l_pcOtherMethod)))
+		hr = C.clrprof_IMetaDataImport_GetPropertyProps((*C.IMetaDataImport)(x.p), C.mdProperty(prop), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPCWSTR)(unsafe.Pointer(&s_szProperty[0])), C.ULONG(property2), (*C.ULONG)(unsafe.Pointer(&o_pchProperty)), (*C.DWORD)(unsafe.Pointer(&o_pdwPropFlags)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSig)), (*C.ULONG)(unsafe.Pointer(&l_pbSig)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppDefaultValue)), (*C.ULONG)(unsafe.Pointer(&l_pcchDefaultValue)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdSetter)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdGetter)), (*C.mdMethodDef)(unsafe.Pointer(&b_rmdOtherMethod[0])), C.ULONG(len(b_rmdOtherMethod)), (*C.ULONG)(unsafe.Pointer(&l_pcOtherMethod)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcOtherMethod) > len(b_rmdOtherMethod)) {
 			break
 		}
@@ -2751,7 +2753,7 @@ func (x *Import) GetPropertyProps(prop Token, szProperty string, cchProperty uin
 	res.Class = Token(o_pClass)
 	res.Property = uint32(o_pchProperty)
 	res.PropFlags = uint32(o_pdwPropFlags)
-	res.Sig = uint32(o_pbSig)
+	res.Sig = cgoutil.Bytes(unsafe.Pointer(o_ppvSig), int(l_pbSig))
 	res.CPlusTypeFlag = uint32(o_pdwCPlusTypeFlag)
 	res.DefaultValue = cgoutil.Bytes(unsafe.Pointer(o_ppDefaultValue), int(l_pcchDefaultValue))
 	res.Setter = Token(o_pmdSetter)
@@ -2770,8 +2772,8 @@ type ImportParamPropsResult struct {
 	Value         []byte
 }
 
-// GetParamProps calls IMetaDataImport::GetParamProps.
-func (x *Import) GetParamProps(tk Token) (ImportParamPropsResult, error) {
+// getParamProps calls IMetaDataImport::GetParamProps.
+func (x *Import) getParamProps(tk Token) (ImportParamPropsResult, error) {
 	var res ImportParamPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2806,13 +2808,13 @@ func (x *Import) GetParamProps(tk Token) (ImportParamPropsResult, error) {
 	return res, nil
 }
 
-// GetCustomAttributeByName calls IMetaDataImport::GetCustomAttributeByName.
-func (x *Import) GetCustomAttributeByName(tkObj Token, szName string) ([]byte, error) {
+// getCustomAttributeByName calls IMetaDataImport::GetCustomAttributeByName.
+func (x *Import) getCustomAttributeByName(tkObj Token, name string) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_ppData unsafe.Pointer
 	var l_pcbData C.ULONG
 	hr := C.clrprof_IMetaDataImport_GetCustomAttributeByName((*C.IMetaDataImport)(x.p), C.mdToken(tkObj), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*unsafe.Pointer)(unsafe.Pointer(&o_ppData)), (*C.ULONG)(unsafe.Pointer(&l_pcbData)))
@@ -2848,13 +2850,13 @@ func (x *Import) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 }
 
 // GetNativeCallConvFromSig calls IMetaDataImport::GetNativeCallConvFromSig.
-func (x *Import) GetNativeCallConvFromSig(pvSig unsafe.Pointer, cbSig uint32) (uint32, error) {
+func (x *Import) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pCallConv C.ULONG
-	hr := C.clrprof_IMetaDataImport_GetNativeCallConvFromSig((*C.IMetaDataImport)(x.p), (unsafe.Pointer)(unsafe.Pointer(pvSig)), C.ULONG(cbSig), (*C.ULONG)(unsafe.Pointer(&o_pCallConv)))
+	hr := C.clrprof_IMetaDataImport_GetNativeCallConvFromSig((*C.IMetaDataImport)(x.p), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(sig))), C.ULONG(len(sig)), (*C.ULONG)(unsafe.Pointer(&o_pCallConv)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -3140,8 +3142,8 @@ func (x *Import2) CloseEnum(hEnum EnumHandle) {
 func (x *Import2) CountEnum(hEnum EnumHandle) (uint32, error) {
 	return x.base().CountEnum(hEnum)
 }
-func (x *Import2) ResetEnum(hEnum EnumHandle, ulPos uint32) error {
-	return x.base().ResetEnum(hEnum, ulPos)
+func (x *Import2) ResetEnum(hEnum EnumHandle, pos uint32) error {
+	return x.base().ResetEnum(hEnum, pos)
 }
 func (x *Import2) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumTypeDefs(phEnum)
@@ -3152,8 +3154,8 @@ func (x *Import2) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, err
 func (x *Import2) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumTypeRefs(phEnum)
 }
-func (x *Import2) FindTypeDefByName(szTypeDef string, tkEnclosingClass Token) (Token, error) {
-	return x.base().FindTypeDefByName(szTypeDef, tkEnclosingClass)
+func (x *Import2) FindTypeDefByName(typeDef string, tkEnclosingClass Token) (Token, error) {
+	return x.base().FindTypeDefByName(typeDef, tkEnclosingClass)
 }
 func (x *Import2) GetScopeProps() (ImportScopePropsResult, error) {
 	return x.base().GetScopeProps()
@@ -3176,20 +3178,20 @@ func (x *Import2) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRef
 func (x *Import2) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return x.base().EnumMembers(phEnum, cl)
 }
-func (x *Import2) EnumMembersWithName(phEnum *EnumHandle, cl Token, szName string) ([]Token, error) {
-	return x.base().EnumMembersWithName(phEnum, cl, szName)
+func (x *Import2) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
+	return x.base().EnumMembersWithName(phEnum, cl, name)
 }
 func (x *Import2) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return x.base().EnumMethods(phEnum, cl)
 }
-func (x *Import2) EnumMethodsWithName(phEnum *EnumHandle, cl Token, szName string) ([]Token, error) {
-	return x.base().EnumMethodsWithName(phEnum, cl, szName)
+func (x *Import2) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
+	return x.base().EnumMethodsWithName(phEnum, cl, name)
 }
 func (x *Import2) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return x.base().EnumFields(phEnum, cl)
 }
-func (x *Import2) EnumFieldsWithName(phEnum *EnumHandle, cl Token, szName string) ([]Token, error) {
-	return x.base().EnumFieldsWithName(phEnum, cl, szName)
+func (x *Import2) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
+	return x.base().EnumFieldsWithName(phEnum, cl, name)
 }
 func (x *Import2) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	return x.base().EnumParams(phEnum, mb)
@@ -3197,29 +3199,29 @@ func (x *Import2) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 func (x *Import2) EnumMemberRefs(phEnum *EnumHandle, tkParent Token) ([]Token, error) {
 	return x.base().EnumMemberRefs(phEnum, tkParent)
 }
-func (x *Import2) EnumMethodImpls(phEnum *EnumHandle, td Token, rMethodBody unsafe.Pointer) ([]Token, error) {
-	return x.base().EnumMethodImpls(phEnum, td, rMethodBody)
+func (x *Import2) enumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsafe.Pointer) ([]Token, error) {
+	return x.base().enumMethodImpls(phEnum, td, methodBody)
 }
-func (x *Import2) EnumPermissionSets(phEnum *EnumHandle, tk Token, dwActions uint32) ([]Token, error) {
-	return x.base().EnumPermissionSets(phEnum, tk, dwActions)
+func (x *Import2) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32) ([]Token, error) {
+	return x.base().EnumPermissionSets(phEnum, tk, actions)
 }
-func (x *Import2) FindMember(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
-	return x.base().FindMember(td, szName, pvSigBlob, cbSigBlob)
+func (x *Import2) FindMember(td Token, name string, sigBlob []byte) (Token, error) {
+	return x.base().FindMember(td, name, sigBlob)
 }
-func (x *Import2) FindMethod(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
-	return x.base().FindMethod(td, szName, pvSigBlob, cbSigBlob)
+func (x *Import2) FindMethod(td Token, name string, sigBlob []byte) (Token, error) {
+	return x.base().FindMethod(td, name, sigBlob)
 }
-func (x *Import2) FindField(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
-	return x.base().FindField(td, szName, pvSigBlob, cbSigBlob)
+func (x *Import2) FindField(td Token, name string, sigBlob []byte) (Token, error) {
+	return x.base().FindField(td, name, sigBlob)
 }
-func (x *Import2) FindMemberRef(td Token, szName string, pvSigBlob unsafe.Pointer, cbSigBlob uint32) (Token, error) {
-	return x.base().FindMemberRef(td, szName, pvSigBlob, cbSigBlob)
+func (x *Import2) FindMemberRef(td Token, name string, sigBlob []byte) (Token, error) {
+	return x.base().FindMemberRef(td, name, sigBlob)
 }
 func (x *Import2) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
 	return x.base().GetMethodProps(mb)
 }
-func (x *Import2) GetMemberRefProps(mr Token, ppvSigBlob unsafe.Pointer) (ImportMemberRefPropsResult, error) {
-	return x.base().GetMemberRefProps(mr, ppvSigBlob)
+func (x *Import2) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error) {
+	return x.base().GetMemberRefProps(mr)
 }
 func (x *Import2) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
 	return x.base().EnumProperties(phEnum, td)
@@ -3227,8 +3229,8 @@ func (x *Import2) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) 
 func (x *Import2) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
 	return x.base().EnumEvents(phEnum, td)
 }
-func (x *Import2) GetEventProps(ev Token, szEvent string, cchEvent uint32) (ImportEventPropsResult, error) {
-	return x.base().GetEventProps(ev, szEvent, cchEvent)
+func (x *Import2) GetEventProps(ev Token, event string, event2 uint32) (ImportEventPropsResult, error) {
+	return x.base().GetEventProps(ev, event, event2)
 }
 func (x *Import2) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	return x.base().EnumMethodSemantics(phEnum, mb)
@@ -3245,8 +3247,8 @@ func (x *Import2) GetFieldMarshal(tk Token) ([]byte, error) {
 func (x *Import2) GetRVA(tk Token) (ImportRVAResult, error) {
 	return x.base().GetRVA(tk)
 }
-func (x *Import2) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
-	return x.base().GetPermissionSetProps(pm)
+func (x *Import2) getPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
+	return x.base().getPermissionSetProps(pm)
 }
 func (x *Import2) GetSigFromToken(mdSig Token) ([]byte, error) {
 	return x.base().GetSigFromToken(mdSig)
@@ -3260,8 +3262,8 @@ func (x *Import2) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import2) GetTypeSpecFromToken(typespec Token) ([]byte, error) {
 	return x.base().GetTypeSpecFromToken(typespec)
 }
-func (x *Import2) GetNameFromToken(tk Token, pszUTF8NamePtr unsafe.Pointer) error {
-	return x.base().GetNameFromToken(tk, pszUTF8NamePtr)
+func (x *Import2) getNameFromToken(tk Token, utf8NamePtr unsafe.Pointer) error {
+	return x.base().getNameFromToken(tk, utf8NamePtr)
 }
 func (x *Import2) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumUnresolvedMethods(phEnum)
@@ -3281,32 +3283,32 @@ func (x *Import2) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import2) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumUserStrings(phEnum)
 }
-func (x *Import2) GetParamForMethodIndex(md Token, ulParamSeq uint32) (Token, error) {
-	return x.base().GetParamForMethodIndex(md, ulParamSeq)
+func (x *Import2) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error) {
+	return x.base().GetParamForMethodIndex(md, paramSeq)
 }
 func (x *Import2) EnumCustomAttributes(phEnum *EnumHandle, tk Token, tkType Token) ([]Token, error) {
 	return x.base().EnumCustomAttributes(phEnum, tk, tkType)
 }
-func (x *Import2) GetCustomAttributeProps(cv Token) (ImportCustomAttributePropsResult, error) {
-	return x.base().GetCustomAttributeProps(cv)
+func (x *Import2) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsResult, error) {
+	return x.base().getCustomAttributeProps(cv)
 }
-func (x *Import2) FindTypeRef(tkResolutionScope Token, szName string) (Token, error) {
-	return x.base().FindTypeRef(tkResolutionScope, szName)
+func (x *Import2) FindTypeRef(tkResolutionScope Token, name string) (Token, error) {
+	return x.base().FindTypeRef(tkResolutionScope, name)
 }
-func (x *Import2) GetMemberProps(mb Token) (ImportMemberPropsResult, error) {
-	return x.base().GetMemberProps(mb)
+func (x *Import2) getMemberProps(mb Token) (ImportMemberPropsResult, error) {
+	return x.base().getMemberProps(mb)
 }
-func (x *Import2) GetFieldProps(mb Token) (ImportFieldPropsResult, error) {
-	return x.base().GetFieldProps(mb)
+func (x *Import2) getFieldProps(mb Token) (ImportFieldPropsResult, error) {
+	return x.base().getFieldProps(mb)
 }
-func (x *Import2) GetPropertyProps(prop Token, szProperty string, cchProperty uint32, ppvSig unsafe.Pointer) (ImportPropertyPropsResult, error) {
-	return x.base().GetPropertyProps(prop, szProperty, cchProperty, ppvSig)
+func (x *Import2) getPropertyProps(prop Token, property string, property2 uint32) (ImportPropertyPropsResult, error) {
+	return x.base().getPropertyProps(prop, property, property2)
 }
-func (x *Import2) GetParamProps(tk Token) (ImportParamPropsResult, error) {
-	return x.base().GetParamProps(tk)
+func (x *Import2) getParamProps(tk Token) (ImportParamPropsResult, error) {
+	return x.base().getParamProps(tk)
 }
-func (x *Import2) GetCustomAttributeByName(tkObj Token, szName string) ([]byte, error) {
-	return x.base().GetCustomAttributeByName(tkObj, szName)
+func (x *Import2) getCustomAttributeByName(tkObj Token, name string) ([]byte, error) {
+	return x.base().getCustomAttributeByName(tkObj, name)
 }
 func (x *Import2) IsValidToken(tk Token) bool {
 	return x.base().IsValidToken(tk)
@@ -3314,8 +3316,8 @@ func (x *Import2) IsValidToken(tk Token) bool {
 func (x *Import2) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 	return x.base().GetNestedClassProps(tdNestedClass)
 }
-func (x *Import2) GetNativeCallConvFromSig(pvSig unsafe.Pointer, cbSig uint32) (uint32, error) {
-	return x.base().GetNativeCallConvFromSig(pvSig, cbSig)
+func (x *Import2) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
+	return x.base().GetNativeCallConvFromSig(sig)
 }
 func (x *Import2) IsGlobal(pd Token) (int32, error) {
 	return x.base().IsGlobal(pd)
@@ -3540,15 +3542,15 @@ func (x *AssemblyEmit) Release() {
 	x.p = nil
 }
 
-// DefineAssembly calls IMetaDataAssemblyEmit::DefineAssembly.
-func (x *AssemblyEmit) DefineAssembly(pbPublicKey unsafe.Pointer, cbPublicKey uint32, ulHashAlgID uint32, szName string, pMetaData unsafe.Pointer, dwAssemblyFlags uint32) (Token, error) {
+// defineAssembly calls IMetaDataAssemblyEmit::DefineAssembly.
+func (x *AssemblyEmit) defineAssembly(publicKey []byte, hashAlgID uint32, name string, metaData unsafe.Pointer, assemblyFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyEmit")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pma C.mdAssembly
-	hr := C.clrprof_IMetaDataAssemblyEmit_DefineAssembly((*C.IMetaDataAssemblyEmit)(x.p), (unsafe.Pointer)(unsafe.Pointer(pbPublicKey)), C.ULONG(cbPublicKey), C.ULONG(ulHashAlgID), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.ASSEMBLYMETADATA)(unsafe.Pointer(pMetaData)), C.DWORD(dwAssemblyFlags), (*C.mdAssembly)(unsafe.Pointer(&o_pma)))
+	hr := C.clrprof_IMetaDataAssemblyEmit_DefineAssembly((*C.IMetaDataAssemblyEmit)(x.p), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(publicKey))), C.ULONG(len(publicKey)), C.ULONG(hashAlgID), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.ASSEMBLYMETADATA)(unsafe.Pointer(metaData)), C.DWORD(assemblyFlags), (*C.mdAssembly)(unsafe.Pointer(&o_pma)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -3556,15 +3558,15 @@ func (x *AssemblyEmit) DefineAssembly(pbPublicKey unsafe.Pointer, cbPublicKey ui
 	return res, nil
 }
 
-// DefineAssemblyRef calls IMetaDataAssemblyEmit::DefineAssemblyRef.
-func (x *AssemblyEmit) DefineAssemblyRef(pbPublicKeyOrToken unsafe.Pointer, cbPublicKeyOrToken uint32, szName string, pMetaData unsafe.Pointer, pbHashValue unsafe.Pointer, cbHashValue uint32, dwAssemblyRefFlags uint32) (Token, error) {
+// defineAssemblyRef calls IMetaDataAssemblyEmit::DefineAssemblyRef.
+func (x *AssemblyEmit) defineAssemblyRef(publicKeyOrToken []byte, name string, metaData unsafe.Pointer, hashValue []byte, assemblyRefFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyEmit")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmdar C.mdAssemblyRef
-	hr := C.clrprof_IMetaDataAssemblyEmit_DefineAssemblyRef((*C.IMetaDataAssemblyEmit)(x.p), (unsafe.Pointer)(unsafe.Pointer(pbPublicKeyOrToken)), C.ULONG(cbPublicKeyOrToken), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.ASSEMBLYMETADATA)(unsafe.Pointer(pMetaData)), (unsafe.Pointer)(unsafe.Pointer(pbHashValue)), C.ULONG(cbHashValue), C.DWORD(dwAssemblyRefFlags), (*C.mdAssemblyRef)(unsafe.Pointer(&o_pmdar)))
+	hr := C.clrprof_IMetaDataAssemblyEmit_DefineAssemblyRef((*C.IMetaDataAssemblyEmit)(x.p), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(publicKeyOrToken))), C.ULONG(len(publicKeyOrToken)), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.ASSEMBLYMETADATA)(unsafe.Pointer(metaData)), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(hashValue))), C.ULONG(len(hashValue)), C.DWORD(assemblyRefFlags), (*C.mdAssemblyRef)(unsafe.Pointer(&o_pmdar)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -3573,14 +3575,14 @@ func (x *AssemblyEmit) DefineAssemblyRef(pbPublicKeyOrToken unsafe.Pointer, cbPu
 }
 
 // DefineFile calls IMetaDataAssemblyEmit::DefineFile.
-func (x *AssemblyEmit) DefineFile(szName string, pbHashValue unsafe.Pointer, cbHashValue uint32, dwFileFlags uint32) (Token, error) {
+func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyEmit")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmdf C.mdFile
-	hr := C.clrprof_IMetaDataAssemblyEmit_DefineFile((*C.IMetaDataAssemblyEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (unsafe.Pointer)(unsafe.Pointer(pbHashValue)), C.ULONG(cbHashValue), C.DWORD(dwFileFlags), (*C.mdFile)(unsafe.Pointer(&o_pmdf)))
+	hr := C.clrprof_IMetaDataAssemblyEmit_DefineFile((*C.IMetaDataAssemblyEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(hashValue))), C.ULONG(len(hashValue)), C.DWORD(fileFlags), (*C.mdFile)(unsafe.Pointer(&o_pmdf)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -3589,14 +3591,14 @@ func (x *AssemblyEmit) DefineFile(szName string, pbHashValue unsafe.Pointer, cbH
 }
 
 // DefineExportedType calls IMetaDataAssemblyEmit::DefineExportedType.
-func (x *AssemblyEmit) DefineExportedType(szName string, tkImplementation Token, tkTypeDef Token, dwExportedTypeFlags uint32) (Token, error) {
+func (x *AssemblyEmit) DefineExportedType(name string, tkImplementation Token, tkTypeDef Token, exportedTypeFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyEmit")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmdct C.mdExportedType
-	hr := C.clrprof_IMetaDataAssemblyEmit_DefineExportedType((*C.IMetaDataAssemblyEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.mdToken(tkImplementation), C.mdTypeDef(tkTypeDef), C.DWORD(dwExportedTypeFlags), (*C.mdExportedType)(unsafe.Pointer(&o_pmdct)))
+	hr := C.clrprof_IMetaDataAssemblyEmit_DefineExportedType((*C.IMetaDataAssemblyEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.mdToken(tkImplementation), C.mdTypeDef(tkTypeDef), C.DWORD(exportedTypeFlags), (*C.mdExportedType)(unsafe.Pointer(&o_pmdct)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -3605,14 +3607,14 @@ func (x *AssemblyEmit) DefineExportedType(szName string, tkImplementation Token,
 }
 
 // DefineManifestResource calls IMetaDataAssemblyEmit::DefineManifestResource.
-func (x *AssemblyEmit) DefineManifestResource(szName string, tkImplementation Token, dwOffset uint32, dwResourceFlags uint32) (Token, error) {
+func (x *AssemblyEmit) DefineManifestResource(name string, tkImplementation Token, offset uint32, resourceFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyEmit")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmdmr C.mdManifestResource
-	hr := C.clrprof_IMetaDataAssemblyEmit_DefineManifestResource((*C.IMetaDataAssemblyEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.mdToken(tkImplementation), C.DWORD(dwOffset), C.DWORD(dwResourceFlags), (*C.mdManifestResource)(unsafe.Pointer(&o_pmdmr)))
+	hr := C.clrprof_IMetaDataAssemblyEmit_DefineManifestResource((*C.IMetaDataAssemblyEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.mdToken(tkImplementation), C.DWORD(offset), C.DWORD(resourceFlags), (*C.mdManifestResource)(unsafe.Pointer(&o_pmdmr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -3620,26 +3622,26 @@ func (x *AssemblyEmit) DefineManifestResource(szName string, tkImplementation To
 	return res, nil
 }
 
-// SetAssemblyProps calls IMetaDataAssemblyEmit::SetAssemblyProps.
-func (x *AssemblyEmit) SetAssemblyProps(pma Token, pbPublicKey unsafe.Pointer, cbPublicKey uint32, ulHashAlgID uint32, szName string, pMetaData unsafe.Pointer, dwAssemblyFlags uint32) error {
+// setAssemblyProps calls IMetaDataAssemblyEmit::SetAssemblyProps.
+func (x *AssemblyEmit) setAssemblyProps(pma Token, publicKey []byte, hashAlgID uint32, name string, metaData unsafe.Pointer, assemblyFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	hr := C.clrprof_IMetaDataAssemblyEmit_SetAssemblyProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdAssembly(pma), (unsafe.Pointer)(unsafe.Pointer(pbPublicKey)), C.ULONG(cbPublicKey), C.ULONG(ulHashAlgID), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.ASSEMBLYMETADATA)(unsafe.Pointer(pMetaData)), C.DWORD(dwAssemblyFlags))
+	s_szName := cgoutil.EncodeUTF16Z(name)
+	hr := C.clrprof_IMetaDataAssemblyEmit_SetAssemblyProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdAssembly(pma), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(publicKey))), C.ULONG(len(publicKey)), C.ULONG(hashAlgID), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.ASSEMBLYMETADATA)(unsafe.Pointer(metaData)), C.DWORD(assemblyFlags))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// SetAssemblyRefProps calls IMetaDataAssemblyEmit::SetAssemblyRefProps.
-func (x *AssemblyEmit) SetAssemblyRefProps(ar Token, pbPublicKeyOrToken unsafe.Pointer, cbPublicKeyOrToken uint32, szName string, pMetaData unsafe.Pointer, pbHashValue unsafe.Pointer, cbHashValue uint32, dwAssemblyRefFlags uint32) error {
+// setAssemblyRefProps calls IMetaDataAssemblyEmit::SetAssemblyRefProps.
+func (x *AssemblyEmit) setAssemblyRefProps(ar Token, publicKeyOrToken []byte, name string, metaData unsafe.Pointer, hashValue []byte, assemblyRefFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	hr := C.clrprof_IMetaDataAssemblyEmit_SetAssemblyRefProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdAssemblyRef(ar), (unsafe.Pointer)(unsafe.Pointer(pbPublicKeyOrToken)), C.ULONG(cbPublicKeyOrToken), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.ASSEMBLYMETADATA)(unsafe.Pointer(pMetaData)), (unsafe.Pointer)(unsafe.Pointer(pbHashValue)), C.ULONG(cbHashValue), C.DWORD(dwAssemblyRefFlags))
+	s_szName := cgoutil.EncodeUTF16Z(name)
+	hr := C.clrprof_IMetaDataAssemblyEmit_SetAssemblyRefProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdAssemblyRef(ar), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(publicKeyOrToken))), C.ULONG(len(publicKeyOrToken)), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.ASSEMBLYMETADATA)(unsafe.Pointer(metaData)), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(hashValue))), C.ULONG(len(hashValue)), C.DWORD(assemblyRefFlags))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -3647,11 +3649,11 @@ func (x *AssemblyEmit) SetAssemblyRefProps(ar Token, pbPublicKeyOrToken unsafe.P
 }
 
 // SetFileProps calls IMetaDataAssemblyEmit::SetFileProps.
-func (x *AssemblyEmit) SetFileProps(file Token, pbHashValue unsafe.Pointer, cbHashValue uint32, dwFileFlags uint32) error {
+func (x *AssemblyEmit) SetFileProps(file Token, hashValue []byte, fileFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
 	}
-	hr := C.clrprof_IMetaDataAssemblyEmit_SetFileProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdFile(file), (unsafe.Pointer)(unsafe.Pointer(pbHashValue)), C.ULONG(cbHashValue), C.DWORD(dwFileFlags))
+	hr := C.clrprof_IMetaDataAssemblyEmit_SetFileProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdFile(file), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(hashValue))), C.ULONG(len(hashValue)), C.DWORD(fileFlags))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -3659,11 +3661,11 @@ func (x *AssemblyEmit) SetFileProps(file Token, pbHashValue unsafe.Pointer, cbHa
 }
 
 // SetExportedTypeProps calls IMetaDataAssemblyEmit::SetExportedTypeProps.
-func (x *AssemblyEmit) SetExportedTypeProps(ct Token, tkImplementation Token, tkTypeDef Token, dwExportedTypeFlags uint32) error {
+func (x *AssemblyEmit) SetExportedTypeProps(ct Token, tkImplementation Token, tkTypeDef Token, exportedTypeFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
 	}
-	hr := C.clrprof_IMetaDataAssemblyEmit_SetExportedTypeProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdExportedType(ct), C.mdToken(tkImplementation), C.mdTypeDef(tkTypeDef), C.DWORD(dwExportedTypeFlags))
+	hr := C.clrprof_IMetaDataAssemblyEmit_SetExportedTypeProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdExportedType(ct), C.mdToken(tkImplementation), C.mdTypeDef(tkTypeDef), C.DWORD(exportedTypeFlags))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -3671,11 +3673,11 @@ func (x *AssemblyEmit) SetExportedTypeProps(ct Token, tkImplementation Token, tk
 }
 
 // SetManifestResourceProps calls IMetaDataAssemblyEmit::SetManifestResourceProps.
-func (x *AssemblyEmit) SetManifestResourceProps(mr Token, tkImplementation Token, dwOffset uint32, dwResourceFlags uint32) error {
+func (x *AssemblyEmit) SetManifestResourceProps(mr Token, tkImplementation Token, offset uint32, resourceFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
 	}
-	hr := C.clrprof_IMetaDataAssemblyEmit_SetManifestResourceProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdManifestResource(mr), C.mdToken(tkImplementation), C.DWORD(dwOffset), C.DWORD(dwResourceFlags))
+	hr := C.clrprof_IMetaDataAssemblyEmit_SetManifestResourceProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdManifestResource(mr), C.mdToken(tkImplementation), C.DWORD(offset), C.DWORD(resourceFlags))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -3747,8 +3749,8 @@ type AssemblyImportAssemblyPropsResult struct {
 	AssemblyFlags uint32
 }
 
-// GetAssemblyProps calls IMetaDataAssemblyImport::GetAssemblyProps.
-func (x *AssemblyImport) GetAssemblyProps(mda Token) (AssemblyImportAssemblyPropsResult, error) {
+// getAssemblyProps calls IMetaDataAssemblyImport::GetAssemblyProps.
+func (x *AssemblyImport) getAssemblyProps(mda Token) (AssemblyImportAssemblyPropsResult, error) {
 	var res AssemblyImportAssemblyPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyImport")
@@ -3790,8 +3792,8 @@ type AssemblyImportAssemblyRefPropsResult struct {
 	AssemblyRefFlags uint32
 }
 
-// GetAssemblyRefProps calls IMetaDataAssemblyImport::GetAssemblyRefProps.
-func (x *AssemblyImport) GetAssemblyRefProps(mdar Token) (AssemblyImportAssemblyRefPropsResult, error) {
+// getAssemblyRefProps calls IMetaDataAssemblyImport::GetAssemblyRefProps.
+func (x *AssemblyImport) getAssemblyRefProps(mdar Token) (AssemblyImportAssemblyRefPropsResult, error) {
 	var res AssemblyImportAssemblyRefPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyImport")
@@ -3832,8 +3834,8 @@ type AssemblyImportFilePropsResult struct {
 	FileFlags uint32
 }
 
-// GetFileProps calls IMetaDataAssemblyImport::GetFileProps.
-func (x *AssemblyImport) GetFileProps(mdf Token) (AssemblyImportFilePropsResult, error) {
+// getFileProps calls IMetaDataAssemblyImport::GetFileProps.
+func (x *AssemblyImport) getFileProps(mdf Token) (AssemblyImportFilePropsResult, error) {
 	var res AssemblyImportFilePropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyImport")
@@ -4056,12 +4058,12 @@ func (x *AssemblyImport) GetAssemblyFromScope() (Token, error) {
 }
 
 // FindExportedTypeByName calls IMetaDataAssemblyImport::FindExportedTypeByName.
-func (x *AssemblyImport) FindExportedTypeByName(szName string, mdtExportedType Token) (Token, error) {
+func (x *AssemblyImport) FindExportedTypeByName(name string, mdtExportedType Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyImport")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_ptkExportedType C.mdExportedType
 	hr := C.clrprof_IMetaDataAssemblyImport_FindExportedTypeByName((*C.IMetaDataAssemblyImport)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.mdToken(mdtExportedType), (*C.mdExportedType)(unsafe.Pointer(&o_ptkExportedType)))
 	if hr < 0 {
@@ -4072,12 +4074,12 @@ func (x *AssemblyImport) FindExportedTypeByName(szName string, mdtExportedType T
 }
 
 // FindManifestResourceByName calls IMetaDataAssemblyImport::FindManifestResourceByName.
-func (x *AssemblyImport) FindManifestResourceByName(szName string) (Token, error) {
+func (x *AssemblyImport) FindManifestResourceByName(name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyImport")
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_ptkManifestResource C.mdManifestResource
 	hr := C.clrprof_IMetaDataAssemblyImport_FindManifestResourceByName((*C.IMetaDataAssemblyImport)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.mdManifestResource)(unsafe.Pointer(&o_ptkManifestResource)))
 	if hr < 0 {
@@ -4095,17 +4097,17 @@ func (x *AssemblyImport) CloseEnum(hEnum EnumHandle) {
 	C.clrprof_IMetaDataAssemblyImport_CloseEnum((*C.IMetaDataAssemblyImport)(x.p), *(*C.HCORENUM)(unsafe.Pointer(&hEnum)))
 }
 
-// FindAssembliesByName calls IMetaDataAssemblyImport::FindAssembliesByName.
-func (x *AssemblyImport) FindAssembliesByName(szAppBase string, szPrivateBin string, szAssemblyName string, ppIUnk unsafe.Pointer, cMax uint32) (uint32, error) {
+// findAssembliesByName calls IMetaDataAssemblyImport::FindAssembliesByName.
+func (x *AssemblyImport) findAssembliesByName(appBase string, privateBin string, assemblyName string, iUnk unsafe.Pointer, maxArg uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyImport")
 	}
-	s_szAppBase := cgoutil.EncodeUTF16Z(szAppBase)
-	s_szPrivateBin := cgoutil.EncodeUTF16Z(szPrivateBin)
-	s_szAssemblyName := cgoutil.EncodeUTF16Z(szAssemblyName)
+	s_szAppBase := cgoutil.EncodeUTF16Z(appBase)
+	s_szPrivateBin := cgoutil.EncodeUTF16Z(privateBin)
+	s_szAssemblyName := cgoutil.EncodeUTF16Z(assemblyName)
 	var o_pcAssemblies C.ULONG
-	hr := C.clrprof_IMetaDataAssemblyImport_FindAssembliesByName((*C.IMetaDataAssemblyImport)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szAppBase[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szPrivateBin[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szAssemblyName[0])), (**C.IUnknown)(unsafe.Pointer(ppIUnk)), C.ULONG(cMax), (*C.ULONG)(unsafe.Pointer(&o_pcAssemblies)))
+	hr := C.clrprof_IMetaDataAssemblyImport_FindAssembliesByName((*C.IMetaDataAssemblyImport)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szAppBase[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szPrivateBin[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szAssemblyName[0])), (**C.IUnknown)(unsafe.Pointer(iUnk)), C.ULONG(maxArg), (*C.ULONG)(unsafe.Pointer(&o_pcAssemblies)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -4170,11 +4172,11 @@ func (x *Validate) Release() {
 }
 
 // ValidatorInit calls IMetaDataValidate::ValidatorInit.
-func (x *Validate) ValidatorInit(dwModuleType uint32, pUnk *Unknown) error {
+func (x *Validate) ValidatorInit(moduleType uint32, unk *Unknown) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataValidate")
 	}
-	hr := C.clrprof_IMetaDataValidate_ValidatorInit((*C.IMetaDataValidate)(x.p), C.DWORD(dwModuleType), (*C.IUnknown)(unsafe.Pointer(pUnk.Raw())))
+	hr := C.clrprof_IMetaDataValidate_ValidatorInit((*C.IMetaDataValidate)(x.p), C.DWORD(moduleType), (*C.IUnknown)(unsafe.Pointer(unk.Raw())))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -4238,8 +4240,8 @@ func (x *DispenserEx) base() *Dispenser {
 	return &x.Dispenser
 }
 
-// SetOption calls IMetaDataDispenserEx::SetOption.
-func (x *DispenserEx) SetOption(optionid uuid.UUID, value unsafe.Pointer) error {
+// setOption calls IMetaDataDispenserEx::SetOption.
+func (x *DispenserEx) setOption(optionid uuid.UUID, value unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataDispenserEx")
 	}
@@ -4251,8 +4253,8 @@ func (x *DispenserEx) SetOption(optionid uuid.UUID, value unsafe.Pointer) error 
 	return nil
 }
 
-// GetOption calls IMetaDataDispenserEx::GetOption.
-func (x *DispenserEx) GetOption(optionid uuid.UUID, pvalue unsafe.Pointer) error {
+// getOption calls IMetaDataDispenserEx::GetOption.
+func (x *DispenserEx) getOption(optionid uuid.UUID, pvalue unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataDispenserEx")
 	}
@@ -4264,15 +4266,15 @@ func (x *DispenserEx) GetOption(optionid uuid.UUID, pvalue unsafe.Pointer) error
 	return nil
 }
 
-// OpenScopeOnITypeInfo calls IMetaDataDispenserEx::OpenScopeOnITypeInfo.
-func (x *DispenserEx) OpenScopeOnITypeInfo(pIti unsafe.Pointer, dwOpenFlags uint32, riid uuid.UUID) (*Unknown, error) {
+// openScopeOnITypeInfo calls IMetaDataDispenserEx::OpenScopeOnITypeInfo.
+func (x *DispenserEx) openScopeOnITypeInfo(iti unsafe.Pointer, openFlags uint32, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataDispenserEx")
 	}
 	g_riid := cgoutil.ToGUID(riid)
 	var o_ppIUnk *C.IUnknown
-	hr := C.clrprof_IMetaDataDispenserEx_OpenScopeOnITypeInfo((*C.IMetaDataDispenserEx)(x.p), (*C.ITypeInfo)(unsafe.Pointer(pIti)), C.DWORD(dwOpenFlags), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppIUnk)))
+	hr := C.clrprof_IMetaDataDispenserEx_OpenScopeOnITypeInfo((*C.IMetaDataDispenserEx)(x.p), (*C.ITypeInfo)(unsafe.Pointer(iti)), C.DWORD(openFlags), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppIUnk)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -4306,18 +4308,18 @@ func (x *DispenserEx) GetCORSystemDirectory() (string, error) {
 }
 
 // FindAssembly calls IMetaDataDispenserEx::FindAssembly.
-func (x *DispenserEx) FindAssembly(szAppBase string, szPrivateBin string, szGlobalBin string, szAssemblyName string, szName string, cchName uint32) (uint32, error) {
+func (x *DispenserEx) FindAssembly(appBase string, privateBin string, globalBin string, assemblyName string, name string, name2 uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataDispenserEx")
 	}
-	s_szAppBase := cgoutil.EncodeUTF16Z(szAppBase)
-	s_szPrivateBin := cgoutil.EncodeUTF16Z(szPrivateBin)
-	s_szGlobalBin := cgoutil.EncodeUTF16Z(szGlobalBin)
-	s_szAssemblyName := cgoutil.EncodeUTF16Z(szAssemblyName)
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szAppBase := cgoutil.EncodeUTF16Z(appBase)
+	s_szPrivateBin := cgoutil.EncodeUTF16Z(privateBin)
+	s_szGlobalBin := cgoutil.EncodeUTF16Z(globalBin)
+	s_szAssemblyName := cgoutil.EncodeUTF16Z(assemblyName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pcName C.ULONG
-	hr := C.clrprof_IMetaDataDispenserEx_FindAssembly((*C.IMetaDataDispenserEx)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szAppBase[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szPrivateBin[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szGlobalBin[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szAssemblyName[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.ULONG(cchName), (*C.ULONG)(unsafe.Pointer(&o_pcName)))
+	hr := C.clrprof_IMetaDataDispenserEx_FindAssembly((*C.IMetaDataDispenserEx)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szAppBase[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szPrivateBin[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szGlobalBin[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szAssemblyName[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.ULONG(name2), (*C.ULONG)(unsafe.Pointer(&o_pcName)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -4326,16 +4328,16 @@ func (x *DispenserEx) FindAssembly(szAppBase string, szPrivateBin string, szGlob
 }
 
 // FindAssemblyModule calls IMetaDataDispenserEx::FindAssemblyModule.
-func (x *DispenserEx) FindAssemblyModule(szAppBase string, szPrivateBin string, szGlobalBin string, szAssemblyName string, szModuleName string) (string, error) {
+func (x *DispenserEx) FindAssemblyModule(appBase string, privateBin string, globalBin string, assemblyName string, moduleName string) (string, error) {
 	var res string
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataDispenserEx")
 	}
-	s_szAppBase := cgoutil.EncodeUTF16Z(szAppBase)
-	s_szPrivateBin := cgoutil.EncodeUTF16Z(szPrivateBin)
-	s_szGlobalBin := cgoutil.EncodeUTF16Z(szGlobalBin)
-	s_szAssemblyName := cgoutil.EncodeUTF16Z(szAssemblyName)
-	s_szModuleName := cgoutil.EncodeUTF16Z(szModuleName)
+	s_szAppBase := cgoutil.EncodeUTF16Z(appBase)
+	s_szPrivateBin := cgoutil.EncodeUTF16Z(privateBin)
+	s_szGlobalBin := cgoutil.EncodeUTF16Z(globalBin)
+	s_szAssemblyName := cgoutil.EncodeUTF16Z(assemblyName)
+	s_szModuleName := cgoutil.EncodeUTF16Z(moduleName)
 	b_szName := make([]uint16, 256)
 	var l_pcName C.ULONG
 	var hr C.HRESULT
@@ -4355,14 +4357,14 @@ func (x *DispenserEx) FindAssemblyModule(szAppBase string, szPrivateBin string, 
 	return res, nil
 }
 
-func (x *DispenserEx) DefineScope(rclsid uuid.UUID, dwCreateFlags uint32, riid uuid.UUID) (*Unknown, error) {
-	return x.base().DefineScope(rclsid, dwCreateFlags, riid)
+func (x *DispenserEx) DefineScope(rclsid uuid.UUID, createFlags uint32, riid uuid.UUID) (*Unknown, error) {
+	return x.base().DefineScope(rclsid, createFlags, riid)
 }
-func (x *DispenserEx) OpenScope(szScope string, dwOpenFlags uint32, riid uuid.UUID) (*Unknown, error) {
-	return x.base().OpenScope(szScope, dwOpenFlags, riid)
+func (x *DispenserEx) OpenScope(scope string, openFlags OpenFlags, riid uuid.UUID) (*Unknown, error) {
+	return x.base().OpenScope(scope, openFlags, riid)
 }
-func (x *DispenserEx) OpenScopeOnMemory(pData unsafe.Pointer, cbData uint32, dwOpenFlags uint32, riid uuid.UUID) (*Unknown, error) {
-	return x.base().OpenScopeOnMemory(pData, cbData, dwOpenFlags, riid)
+func (x *DispenserEx) openScopeOnMemory(data unsafe.Pointer, data2 uint32, openFlags uint32, riid uuid.UUID) (*Unknown, error) {
+	return x.base().openScopeOnMemory(data, data2, openFlags, riid)
 }
 
 // Tables wraps IMetaDataTables. Values returned by the runtime from a call are owned
@@ -4519,8 +4521,8 @@ type TablesTableInfoResult struct {
 	Key  uint32
 }
 
-// GetTableInfo calls IMetaDataTables::GetTableInfo.
-func (x *Tables) GetTableInfo(ixTbl uint32, ppName unsafe.Pointer) (TablesTableInfoResult, error) {
+// getTableInfo calls IMetaDataTables::GetTableInfo.
+func (x *Tables) getTableInfo(ixTbl uint32, name unsafe.Pointer) (TablesTableInfoResult, error) {
 	var res TablesTableInfoResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables")
@@ -4529,7 +4531,7 @@ func (x *Tables) GetTableInfo(ixTbl uint32, ppName unsafe.Pointer) (TablesTableI
 	var o_pcRows C.ULONG
 	var o_pcCols C.ULONG
 	var o_piKey C.ULONG
-	hr := C.clrprof_IMetaDataTables_GetTableInfo((*C.IMetaDataTables)(x.p), C.ULONG(ixTbl), (*C.ULONG)(unsafe.Pointer(&o_pcbRow)), (*C.ULONG)(unsafe.Pointer(&o_pcRows)), (*C.ULONG)(unsafe.Pointer(&o_pcCols)), (*C.ULONG)(unsafe.Pointer(&o_piKey)), (**C.char)(unsafe.Pointer(ppName)))
+	hr := C.clrprof_IMetaDataTables_GetTableInfo((*C.IMetaDataTables)(x.p), C.ULONG(ixTbl), (*C.ULONG)(unsafe.Pointer(&o_pcbRow)), (*C.ULONG)(unsafe.Pointer(&o_pcRows)), (*C.ULONG)(unsafe.Pointer(&o_pcCols)), (*C.ULONG)(unsafe.Pointer(&o_piKey)), (**C.char)(unsafe.Pointer(name)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -4547,8 +4549,8 @@ type TablesColumnInfoResult struct {
 	Type  uint32
 }
 
-// GetColumnInfo calls IMetaDataTables::GetColumnInfo.
-func (x *Tables) GetColumnInfo(ixTbl uint32, ixCol uint32, ppName unsafe.Pointer) (TablesColumnInfoResult, error) {
+// getColumnInfo calls IMetaDataTables::GetColumnInfo.
+func (x *Tables) getColumnInfo(ixTbl uint32, ixCol uint32, name unsafe.Pointer) (TablesColumnInfoResult, error) {
 	var res TablesColumnInfoResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables")
@@ -4556,7 +4558,7 @@ func (x *Tables) GetColumnInfo(ixTbl uint32, ixCol uint32, ppName unsafe.Pointer
 	var o_poCol C.ULONG
 	var o_pcbCol C.ULONG
 	var o_pType C.ULONG
-	hr := C.clrprof_IMetaDataTables_GetColumnInfo((*C.IMetaDataTables)(x.p), C.ULONG(ixTbl), C.ULONG(ixCol), (*C.ULONG)(unsafe.Pointer(&o_poCol)), (*C.ULONG)(unsafe.Pointer(&o_pcbCol)), (*C.ULONG)(unsafe.Pointer(&o_pType)), (**C.char)(unsafe.Pointer(ppName)))
+	hr := C.clrprof_IMetaDataTables_GetColumnInfo((*C.IMetaDataTables)(x.p), C.ULONG(ixTbl), C.ULONG(ixCol), (*C.ULONG)(unsafe.Pointer(&o_poCol)), (*C.ULONG)(unsafe.Pointer(&o_pcbCol)), (*C.ULONG)(unsafe.Pointer(&o_pType)), (**C.char)(unsafe.Pointer(name)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -4566,14 +4568,14 @@ func (x *Tables) GetColumnInfo(ixTbl uint32, ixCol uint32, ppName unsafe.Pointer
 	return res, nil
 }
 
-// GetCodedTokenInfo calls IMetaDataTables::GetCodedTokenInfo.
-func (x *Tables) GetCodedTokenInfo(ixCdTkn uint32, ppTokens unsafe.Pointer, ppName unsafe.Pointer) (uint32, error) {
+// getCodedTokenInfo calls IMetaDataTables::GetCodedTokenInfo.
+func (x *Tables) getCodedTokenInfo(ixCdTkn uint32, tokens unsafe.Pointer, name unsafe.Pointer) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables")
 	}
 	var o_pcTokens C.ULONG
-	hr := C.clrprof_IMetaDataTables_GetCodedTokenInfo((*C.IMetaDataTables)(x.p), C.ULONG(ixCdTkn), (*C.ULONG)(unsafe.Pointer(&o_pcTokens)), (**C.ULONG)(unsafe.Pointer(ppTokens)), (**C.char)(unsafe.Pointer(ppName)))
+	hr := C.clrprof_IMetaDataTables_GetCodedTokenInfo((*C.IMetaDataTables)(x.p), C.ULONG(ixCdTkn), (*C.ULONG)(unsafe.Pointer(&o_pcTokens)), (**C.ULONG)(unsafe.Pointer(tokens)), (**C.char)(unsafe.Pointer(name)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -4582,8 +4584,8 @@ func (x *Tables) GetCodedTokenInfo(ixCdTkn uint32, ppTokens unsafe.Pointer, ppNa
 }
 
 // GetRow calls IMetaDataTables::GetRow.
-func (x *Tables) GetRow(ixTbl uint32, rid uint32) (uintptr, error) {
-	var res uintptr
+func (x *Tables) GetRow(ixTbl uint32, rid uint32) (Address, error) {
+	var res Address
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables")
 	}
@@ -4592,7 +4594,7 @@ func (x *Tables) GetRow(ixTbl uint32, rid uint32) (uintptr, error) {
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = uintptr(o_ppRow)
+	res = Address(unsafe.Pointer(o_ppRow))
 	return res, nil
 }
 
@@ -4611,73 +4613,59 @@ func (x *Tables) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, erro
 	return res, nil
 }
 
-// GetString calls IMetaDataTables::GetString.
-func (x *Tables) GetString(ixString uint32, ppString unsafe.Pointer) error {
+// getString calls IMetaDataTables::GetString.
+func (x *Tables) getString(ixString uint32, str unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataTables")
 	}
-	hr := C.clrprof_IMetaDataTables_GetString((*C.IMetaDataTables)(x.p), C.ULONG(ixString), (**C.char)(unsafe.Pointer(ppString)))
+	hr := C.clrprof_IMetaDataTables_GetString((*C.IMetaDataTables)(x.p), C.ULONG(ixString), (**C.char)(unsafe.Pointer(str)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// TablesBlobResult holds the outputs of IMetaDataTables::GetBlob.
-type TablesBlobResult struct {
-	Data  uint32
-	Data2 uintptr
-}
-
-// GetBlob calls IMetaDataTables::GetBlob.
-func (x *Tables) GetBlob(ixBlob uint32) (TablesBlobResult, error) {
-	var res TablesBlobResult
+// getBlob calls IMetaDataTables::GetBlob.
+func (x *Tables) getBlob(ixBlob uint32) ([]byte, error) {
+	var res []byte
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables")
 	}
-	var o_pcbData C.ULONG
+	var l_pcbData C.ULONG
 	var o_ppData unsafe.Pointer
-	hr := C.clrprof_IMetaDataTables_GetBlob((*C.IMetaDataTables)(x.p), C.ULONG(ixBlob), (*C.ULONG)(unsafe.Pointer(&o_pcbData)), (*unsafe.Pointer)(unsafe.Pointer(&o_ppData)))
+	hr := C.clrprof_IMetaDataTables_GetBlob((*C.IMetaDataTables)(x.p), C.ULONG(ixBlob), (*C.ULONG)(unsafe.Pointer(&l_pcbData)), (*unsafe.Pointer)(unsafe.Pointer(&o_ppData)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res.Data = uint32(o_pcbData)
-	res.Data2 = uintptr(o_ppData)
+	res = cgoutil.Bytes(unsafe.Pointer(o_ppData), int(l_pcbData))
 	return res, nil
 }
 
-// GetGuid calls IMetaDataTables::GetGuid.
-func (x *Tables) GetGuid(ixGUID uint32, ppGUID unsafe.Pointer) error {
+// getGuid calls IMetaDataTables::GetGuid.
+func (x *Tables) getGuid(ixGUID uint32, guid unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataTables")
 	}
-	hr := C.clrprof_IMetaDataTables_GetGuid((*C.IMetaDataTables)(x.p), C.ULONG(ixGUID), (**C.GUID)(unsafe.Pointer(ppGUID)))
+	hr := C.clrprof_IMetaDataTables_GetGuid((*C.IMetaDataTables)(x.p), C.ULONG(ixGUID), (**C.GUID)(unsafe.Pointer(guid)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// TablesUserStringResult holds the outputs of IMetaDataTables::GetUserString.
-type TablesUserStringResult struct {
-	Data  uint32
-	Data2 uintptr
-}
-
-// GetUserString calls IMetaDataTables::GetUserString.
-func (x *Tables) GetUserString(ixUserString uint32) (TablesUserStringResult, error) {
-	var res TablesUserStringResult
+// getUserString calls IMetaDataTables::GetUserString.
+func (x *Tables) getUserString(ixUserString uint32) ([]byte, error) {
+	var res []byte
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables")
 	}
-	var o_pcbData C.ULONG
+	var l_pcbData C.ULONG
 	var o_ppData unsafe.Pointer
-	hr := C.clrprof_IMetaDataTables_GetUserString((*C.IMetaDataTables)(x.p), C.ULONG(ixUserString), (*C.ULONG)(unsafe.Pointer(&o_pcbData)), (*unsafe.Pointer)(unsafe.Pointer(&o_ppData)))
+	hr := C.clrprof_IMetaDataTables_GetUserString((*C.IMetaDataTables)(x.p), C.ULONG(ixUserString), (*C.ULONG)(unsafe.Pointer(&l_pcbData)), (*unsafe.Pointer)(unsafe.Pointer(&o_ppData)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res.Data = uint32(o_pcbData)
-	res.Data2 = uintptr(o_ppData)
+	res = cgoutil.Bytes(unsafe.Pointer(o_ppData), int(l_pcbData))
 	return res, nil
 }
 
@@ -4786,8 +4774,8 @@ func (x *Tables2) base() *Tables {
 	return &x.Tables
 }
 
-// GetMetaDataStorage calls IMetaDataTables2::GetMetaDataStorage.
-func (x *Tables2) GetMetaDataStorage() ([]byte, error) {
+// getMetaDataStorage calls IMetaDataTables2::GetMetaDataStorage.
+func (x *Tables2) getMetaDataStorage() ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables2")
@@ -4802,8 +4790,8 @@ func (x *Tables2) GetMetaDataStorage() ([]byte, error) {
 	return res, nil
 }
 
-// GetMetaDataStreamInfo calls IMetaDataTables2::GetMetaDataStreamInfo.
-func (x *Tables2) GetMetaDataStreamInfo(ix uint32, ppchName unsafe.Pointer) ([]byte, error) {
+// getMetaDataStreamInfo calls IMetaDataTables2::GetMetaDataStreamInfo.
+func (x *Tables2) getMetaDataStreamInfo(ix uint32, ppchName unsafe.Pointer) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables2")
@@ -4836,32 +4824,32 @@ func (x *Tables2) GetNumTables() (uint32, error) {
 func (x *Tables2) GetTableIndex(token uint32) (uint32, error) {
 	return x.base().GetTableIndex(token)
 }
-func (x *Tables2) GetTableInfo(ixTbl uint32, ppName unsafe.Pointer) (TablesTableInfoResult, error) {
-	return x.base().GetTableInfo(ixTbl, ppName)
+func (x *Tables2) getTableInfo(ixTbl uint32, name unsafe.Pointer) (TablesTableInfoResult, error) {
+	return x.base().getTableInfo(ixTbl, name)
 }
-func (x *Tables2) GetColumnInfo(ixTbl uint32, ixCol uint32, ppName unsafe.Pointer) (TablesColumnInfoResult, error) {
-	return x.base().GetColumnInfo(ixTbl, ixCol, ppName)
+func (x *Tables2) getColumnInfo(ixTbl uint32, ixCol uint32, name unsafe.Pointer) (TablesColumnInfoResult, error) {
+	return x.base().getColumnInfo(ixTbl, ixCol, name)
 }
-func (x *Tables2) GetCodedTokenInfo(ixCdTkn uint32, ppTokens unsafe.Pointer, ppName unsafe.Pointer) (uint32, error) {
-	return x.base().GetCodedTokenInfo(ixCdTkn, ppTokens, ppName)
+func (x *Tables2) getCodedTokenInfo(ixCdTkn uint32, tokens unsafe.Pointer, name unsafe.Pointer) (uint32, error) {
+	return x.base().getCodedTokenInfo(ixCdTkn, tokens, name)
 }
-func (x *Tables2) GetRow(ixTbl uint32, rid uint32) (uintptr, error) {
+func (x *Tables2) GetRow(ixTbl uint32, rid uint32) (Address, error) {
 	return x.base().GetRow(ixTbl, rid)
 }
 func (x *Tables2) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, error) {
 	return x.base().GetColumn(ixTbl, ixCol, rid)
 }
-func (x *Tables2) GetString(ixString uint32, ppString unsafe.Pointer) error {
-	return x.base().GetString(ixString, ppString)
+func (x *Tables2) getString(ixString uint32, str unsafe.Pointer) error {
+	return x.base().getString(ixString, str)
 }
-func (x *Tables2) GetBlob(ixBlob uint32) (TablesBlobResult, error) {
-	return x.base().GetBlob(ixBlob)
+func (x *Tables2) getBlob(ixBlob uint32) ([]byte, error) {
+	return x.base().getBlob(ixBlob)
 }
-func (x *Tables2) GetGuid(ixGUID uint32, ppGUID unsafe.Pointer) error {
-	return x.base().GetGuid(ixGUID, ppGUID)
+func (x *Tables2) getGuid(ixGUID uint32, guid unsafe.Pointer) error {
+	return x.base().getGuid(ixGUID, guid)
 }
-func (x *Tables2) GetUserString(ixUserString uint32) (TablesUserStringResult, error) {
-	return x.base().GetUserString(ixUserString)
+func (x *Tables2) getUserString(ixUserString uint32) ([]byte, error) {
+	return x.base().getUserString(ixUserString)
 }
 func (x *Tables2) GetNextString(ixString uint32) (uint32, error) {
 	return x.base().GetNextString(ixString)
@@ -4938,8 +4926,8 @@ type InfoFileMappingResult struct {
 	MappingType uint32
 }
 
-// GetFileMapping calls IMetaDataInfo::GetFileMapping.
-func (x *Info) GetFileMapping() (InfoFileMappingResult, error) {
+// getFileMapping calls IMetaDataInfo::GetFileMapping.
+func (x *Info) getFileMapping() (InfoFileMappingResult, error) {
 	var res InfoFileMappingResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataInfo")

@@ -1,22 +1,20 @@
 package profiler
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/bits"
 	"runtime/debug"
 	"strings"
 	"time"
-
-	"github.com/clrprof/clrprof/diag"
 )
 
 // Attaching and detaching
 //
 // Since .NET Core 3.0 a profiler can be loaded into a running process and
 // leave it again. The trigger (another process: command clrattach, or a
-// program calling Attach) sends the runtime the library's path, the CLSID
+// program calling diag.AttachProfiler, which does not link this package)
+// sends the runtime the library's path, the CLSID
 // and some client data over the diagnostics socket. The runtime loads the
 // library and calls InitializeForAttach(info, clientData) instead of
 // Initialize; a profiler that does not implement it refuses to attach.
@@ -34,24 +32,6 @@ import (
 // calling InitializeForAttach again on a fresh Info. Do not use an Info
 // after ProfilerDetachSucceeded: the runtime has freed it.
 
-// Attach asks the .NET runtime of process pid (.NET Core 3.0 or later) to
-// load the profiler library at path, registered with clsid, and to pass
-// clientData to its InitializeForAttach. It returns when the runtime says
-// the profiler is attached, or with an error that matches
-// diag.ErrProcessNotFound, diag.ErrNotSupported, diag.ErrTimeout or
-// diag.ErrRefused (then also the runtime's HRESULT: errors.Is(err,
-// CORPROF_E_PROFILER_ALREADY_ACTIVE)). The context bounds the exchange; the
-// runtime's own attach timeout is diag.DefaultAttachTimeout (use
-// diag.Attach to choose it). Attach is for the trigger process; it does
-// not need Register.
-func Attach(ctx context.Context, pid int, clsid, path string, clientData []byte) error {
-	id, err := parseCLSID(clsid)
-	if err != nil {
-		return fmt.Errorf("clrprof: Attach: invalid CLSID %q: want xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (braces optional)", clsid)
-	}
-	return diag.Attach(ctx, pid, diag.AttachRequest{CLSID: id, ProfilerPath: path, ClientData: clientData})
-}
-
 // Event mask flags an attached profiler may set, by runtime version. The
 // runtime checks every SetEventMask of a profiler that was attached against
 // its COR_PRF_ALLOWABLE_AFTER_ATTACH and COR_PRF_HIGH_ALLOWABLE_AFTER_ATTACH.
@@ -64,7 +44,7 @@ const (
 	attachAllowedLow10 = attachAllowedLow | DisableInlining | DisableOptimizations
 	// attachAllowedHigh is the .NET Core 3.x set.
 	attachAllowedHigh = HighInMemorySymbolsUpdated | HighMonitorDynamicFunctionUnloads | HighBasicGC |
-		HighMonitorGCMovedObjects | HighMonitorLargeobjectAllocated
+		HighMonitorGCMovedObjects | HighMonitorLargeObjectAllocated
 	// .NET 5 adds HighMonitorEventPipe.
 	attachAllowedHigh5 = attachAllowedHigh | HighMonitorEventPipe
 )

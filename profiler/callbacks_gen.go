@@ -57,9 +57,9 @@ type Callback interface {
 	// FunctionUnloadStarted is ICorProfilerCallback::FunctionUnloadStarted.
 	FunctionUnloadStarted(functionID FunctionID) error
 	// JITCompilationStarted is ICorProfilerCallback::JITCompilationStarted.
-	JITCompilationStarted(functionID FunctionID, fIsSafeToBlock bool) error
+	JITCompilationStarted(functionID FunctionID, isSafeToBlock bool) error
 	// JITCompilationFinished is ICorProfilerCallback::JITCompilationFinished.
-	JITCompilationFinished(functionID FunctionID, hrStatus HRESULT, fIsSafeToBlock bool) error
+	JITCompilationFinished(functionID FunctionID, hrStatus HRESULT, isSafeToBlock bool) error
 	// JITCachedFunctionSearchStarted is ICorProfilerCallback::JITCachedFunctionSearchStarted.
 	JITCachedFunctionSearchStarted(functionID FunctionID) (bool, error)
 	// JITCachedFunctionSearchFinished is ICorProfilerCallback::JITCachedFunctionSearchFinished.
@@ -77,19 +77,19 @@ type Callback interface {
 	// RemotingClientInvocationStarted is ICorProfilerCallback::RemotingClientInvocationStarted.
 	RemotingClientInvocationStarted() error
 	// RemotingClientSendingMessage is ICorProfilerCallback::RemotingClientSendingMessage.
-	RemotingClientSendingMessage(pCookie uuid.UUID, fIsAsync bool) error
+	RemotingClientSendingMessage(cookie uuid.UUID, isAsync bool) error
 	// RemotingClientReceivingReply is ICorProfilerCallback::RemotingClientReceivingReply.
-	RemotingClientReceivingReply(pCookie uuid.UUID, fIsAsync bool) error
+	RemotingClientReceivingReply(cookie uuid.UUID, isAsync bool) error
 	// RemotingClientInvocationFinished is ICorProfilerCallback::RemotingClientInvocationFinished.
 	RemotingClientInvocationFinished() error
 	// RemotingServerReceivingMessage is ICorProfilerCallback::RemotingServerReceivingMessage.
-	RemotingServerReceivingMessage(pCookie uuid.UUID, fIsAsync bool) error
+	RemotingServerReceivingMessage(cookie uuid.UUID, isAsync bool) error
 	// RemotingServerInvocationStarted is ICorProfilerCallback::RemotingServerInvocationStarted.
 	RemotingServerInvocationStarted() error
 	// RemotingServerInvocationReturned is ICorProfilerCallback::RemotingServerInvocationReturned.
 	RemotingServerInvocationReturned() error
 	// RemotingServerSendingReply is ICorProfilerCallback::RemotingServerSendingReply.
-	RemotingServerSendingReply(pCookie uuid.UUID, fIsAsync bool) error
+	RemotingServerSendingReply(cookie uuid.UUID, isAsync bool) error
 	// UnmanagedToManagedTransition is ICorProfilerCallback::UnmanagedToManagedTransition.
 	UnmanagedToManagedTransition(functionID FunctionID, reason TransitionReason) error
 	// ManagedToUnmanagedTransition is ICorProfilerCallback::ManagedToUnmanagedTransition.
@@ -109,11 +109,11 @@ type Callback interface {
 	// RuntimeThreadResumed is ICorProfilerCallback::RuntimeThreadResumed.
 	RuntimeThreadResumed(threadID ThreadID) error
 	// MovedReferences is ICorProfilerCallback::MovedReferences.
-	MovedReferences(oldObjectIDRangeStart []ObjectID, newObjectIDRangeStart []ObjectID, cObjectIDRangeLength []uint32) error
+	MovedReferences(oldObjectIDRangeStart []ObjectID, newObjectIDRangeStart []ObjectID, objectIDRangeLength []uint32) error
 	// ObjectAllocated is ICorProfilerCallback::ObjectAllocated.
 	ObjectAllocated(objectID ObjectID, classID ClassID) error
 	// ObjectsAllocatedByClass is ICorProfilerCallback::ObjectsAllocatedByClass.
-	ObjectsAllocatedByClass(classIDs []ClassID, cObjects []uint32) error
+	ObjectsAllocatedByClass(classIDs []ClassID, objects []uint32) error
 	// ObjectReferences is ICorProfilerCallback::ObjectReferences.
 	ObjectReferences(objectID ObjectID, classID ClassID, objectRefIDs []ObjectID) error
 	// RootReferences is ICorProfilerCallback::RootReferences.
@@ -131,9 +131,9 @@ type Callback interface {
 	// ExceptionSearchCatcherFound is ICorProfilerCallback::ExceptionSearchCatcherFound.
 	ExceptionSearchCatcherFound(functionID FunctionID) error
 	// ExceptionOSHandlerEnter is ICorProfilerCallback::ExceptionOSHandlerEnter.
-	ExceptionOSHandlerEnter(unused uintptr) error
+	ExceptionOSHandlerEnter() error
 	// ExceptionOSHandlerLeave is ICorProfilerCallback::ExceptionOSHandlerLeave.
-	ExceptionOSHandlerLeave(unused uintptr) error
+	ExceptionOSHandlerLeave() error
 	// ExceptionUnwindFunctionEnter is ICorProfilerCallback::ExceptionUnwindFunctionEnter.
 	ExceptionUnwindFunctionEnter(functionID FunctionID) error
 	// ExceptionUnwindFunctionLeave is ICorProfilerCallback::ExceptionUnwindFunctionLeave.
@@ -147,9 +147,9 @@ type Callback interface {
 	// ExceptionCatcherLeave is ICorProfilerCallback::ExceptionCatcherLeave.
 	ExceptionCatcherLeave() error
 	// COMClassicVTableCreated is ICorProfilerCallback::COMClassicVTableCreated.
-	COMClassicVTableCreated(wrappedClassID ClassID, implementedIID uuid.UUID, pVTable uintptr, cSlots uint32) error
+	COMClassicVTableCreated(wrappedClassID ClassID, implementedIID uuid.UUID, vTable Address, slots uint32) error
 	// COMClassicVTableDestroyed is ICorProfilerCallback::COMClassicVTableDestroyed.
-	COMClassicVTableDestroyed(wrappedClassID ClassID, implementedIID uuid.UUID, pVTable uintptr) error
+	COMClassicVTableDestroyed(wrappedClassID ClassID, implementedIID uuid.UUID, vTable Address) error
 	// ExceptionCLRCatcherFound is ICorProfilerCallback::ExceptionCLRCatcherFound.
 	ExceptionCLRCatcherFound() error
 	// ExceptionCLRCatcherExecute is ICorProfilerCallback::ExceptionCLRCatcherExecute.
@@ -164,13 +164,13 @@ type Callback2 interface {
 	// GarbageCollectionStarted is ICorProfilerCallback2::GarbageCollectionStarted.
 	GarbageCollectionStarted(generationCollected []bool, reason GCReason) error
 	// SurvivingReferences is ICorProfilerCallback2::SurvivingReferences.
-	SurvivingReferences(objectIDRangeStart []ObjectID, cObjectIDRangeLength []uint32) error
+	SurvivingReferences(objectIDRangeStart []ObjectID, objectIDRangeLength []uint32) error
 	// GarbageCollectionFinished is ICorProfilerCallback2::GarbageCollectionFinished.
 	GarbageCollectionFinished() error
 	// FinalizeableObjectQueued is ICorProfilerCallback2::FinalizeableObjectQueued.
 	FinalizeableObjectQueued(finalizerFlags uint32, objectID ObjectID) error
 	// RootReferences2 is ICorProfilerCallback2::RootReferences2.
-	RootReferences2(rootRefIDs []ObjectID, rootKinds []GCRootKind, rootFlags []GCRootFlags, rootIDs []uintptr) error
+	RootReferences2(rootRefIDs []ObjectID, rootKinds []GCRootKind, rootFlags []GCRootFlags, rootIDs []Address) error
 	// HandleCreated is ICorProfilerCallback2::HandleCreated.
 	HandleCreated(handleID GCHandleID, initialObjectID ObjectID) error
 	// HandleDestroyed is ICorProfilerCallback2::HandleDestroyed.
@@ -192,17 +192,17 @@ type Callback3 interface {
 type Callback4 interface {
 	Callback3
 	// ReJITCompilationStarted is ICorProfilerCallback4::ReJITCompilationStarted.
-	ReJITCompilationStarted(functionID FunctionID, rejitID ReJitid, fIsSafeToBlock bool) error
+	ReJITCompilationStarted(functionID FunctionID, rejitID ReJITID, isSafeToBlock bool) error
 	// GetReJITParameters is ICorProfilerCallback4::GetReJITParameters.
-	GetReJITParameters(moduleID ModuleID, methodID metadata.Token, pFunctionControl *FunctionControl) error
+	GetReJITParameters(moduleID ModuleID, methodID metadata.Token, functionControl *FunctionControl) error
 	// ReJITCompilationFinished is ICorProfilerCallback4::ReJITCompilationFinished.
-	ReJITCompilationFinished(functionID FunctionID, rejitID ReJitid, hrStatus HRESULT, fIsSafeToBlock bool) error
+	ReJITCompilationFinished(functionID FunctionID, rejitID ReJITID, hrStatus HRESULT, isSafeToBlock bool) error
 	// ReJITError is ICorProfilerCallback4::ReJITError.
 	ReJITError(moduleID ModuleID, methodID metadata.Token, functionID FunctionID, hrStatus HRESULT) error
 	// MovedReferences2 is ICorProfilerCallback4::MovedReferences2.
-	MovedReferences2(oldObjectIDRangeStart []ObjectID, newObjectIDRangeStart []ObjectID, cObjectIDRangeLength []uintptr) error
+	MovedReferences2(oldObjectIDRangeStart []ObjectID, newObjectIDRangeStart []ObjectID, objectIDRangeLength []uint64) error
 	// SurvivingReferences2 is ICorProfilerCallback4::SurvivingReferences2.
-	SurvivingReferences2(objectIDRangeStart []ObjectID, cObjectIDRangeLength []uintptr) error
+	SurvivingReferences2(objectIDRangeStart []ObjectID, objectIDRangeLength []uint64) error
 }
 
 // Callback5 is the Go form of ICorProfilerCallback5 (IID 8dfba405-8c9f-45f8-bffa-83b14cef78b5): implement it, usually by embedding Base and overriding what you need.
@@ -216,7 +216,7 @@ type Callback5 interface {
 type Callback6 interface {
 	Callback5
 	// GetAssemblyReferences is ICorProfilerCallback6::GetAssemblyReferences.
-	GetAssemblyReferences(wszAssemblyPath string, pAsmRefProvider *AssemblyReferenceProvider) error
+	GetAssemblyReferences(assemblyPath string, asmRefProvider *AssemblyReferenceProvider) error
 }
 
 // Callback7 is the Go form of ICorProfilerCallback7 (IID f76a2dba-1d52-4539-866c-2aa518f9efc3): implement it, usually by embedding Base and overriding what you need.
@@ -230,9 +230,9 @@ type Callback7 interface {
 type Callback8 interface {
 	Callback7
 	// DynamicMethodJITCompilationStarted is ICorProfilerCallback8::DynamicMethodJITCompilationStarted.
-	DynamicMethodJITCompilationStarted(functionID FunctionID, fIsSafeToBlock bool, pILHeader uintptr, cbILHeader uint32) error
+	DynamicMethodJITCompilationStarted(functionID FunctionID, isSafeToBlock bool, ilHeader []byte) error
 	// DynamicMethodJITCompilationFinished is ICorProfilerCallback8::DynamicMethodJITCompilationFinished.
-	DynamicMethodJITCompilationFinished(functionID FunctionID, hrStatus HRESULT, fIsSafeToBlock bool) error
+	DynamicMethodJITCompilationFinished(functionID FunctionID, hrStatus HRESULT, isSafeToBlock bool) error
 }
 
 // Callback9 is the Go form of ICorProfilerCallback9 (IID 27583ec3-c8f5-482f-8052-194b8ce4705a): implement it, usually by embedding Base and overriding what you need.
@@ -246,7 +246,7 @@ type Callback9 interface {
 type Callback10 interface {
 	Callback9
 	// EventPipeEventDelivered is ICorProfilerCallback10::EventPipeEventDelivered.
-	EventPipeEventDelivered(provider EventPipeProvider, eventID uint32, eventVersion uint32, metadataBlob []byte, eventData []byte, pActivityID uuid.UUID, pRelatedActivityID uuid.UUID, eventThread ThreadID, stackFrames []uintptr) error
+	EventPipeEventDelivered(provider EventPipeProvider, eventID uint32, eventVersion uint32, metadataBlob []byte, eventData []byte, activityID uuid.UUID, relatedActivityID uuid.UUID, eventThread ThreadID, stackFrames []Address) error
 	// EventPipeProviderCreated is ICorProfilerCallback10::EventPipeProviderCreated.
 	EventPipeProviderCreated(provider EventPipeProvider) error
 }
@@ -255,7 +255,7 @@ type Callback10 interface {
 type Callback11 interface {
 	Callback10
 	// LoadAsNotificationOnly is ICorProfilerCallback11::LoadAsNotificationOnly.
-	LoadAsNotificationOnly(pbNotificationOnly uintptr) error
+	LoadAsNotificationOnly() (bool, error)
 }
 
 // Base implements every callback as a no-op that returns nil. Embed it in
@@ -434,10 +434,10 @@ func (Base) ExceptionSearchFilterLeave() error {
 func (Base) ExceptionSearchCatcherFound(_ FunctionID) error {
 	return nil
 }
-func (Base) ExceptionOSHandlerEnter(_ uintptr) error {
+func (Base) ExceptionOSHandlerEnter() error {
 	return nil
 }
-func (Base) ExceptionOSHandlerLeave(_ uintptr) error {
+func (Base) ExceptionOSHandlerLeave() error {
 	return nil
 }
 func (Base) ExceptionUnwindFunctionEnter(_ FunctionID) error {
@@ -458,10 +458,10 @@ func (Base) ExceptionCatcherEnter(_ FunctionID, _ ObjectID) error {
 func (Base) ExceptionCatcherLeave() error {
 	return nil
 }
-func (Base) COMClassicVTableCreated(_ ClassID, _ uuid.UUID, _ uintptr, _ uint32) error {
+func (Base) COMClassicVTableCreated(_ ClassID, _ uuid.UUID, _ Address, _ uint32) error {
 	return nil
 }
-func (Base) COMClassicVTableDestroyed(_ ClassID, _ uuid.UUID, _ uintptr) error {
+func (Base) COMClassicVTableDestroyed(_ ClassID, _ uuid.UUID, _ Address) error {
 	return nil
 }
 func (Base) ExceptionCLRCatcherFound() error {
@@ -485,7 +485,7 @@ func (Base) GarbageCollectionFinished() error {
 func (Base) FinalizeableObjectQueued(_ uint32, _ ObjectID) error {
 	return nil
 }
-func (Base) RootReferences2(_ []ObjectID, _ []GCRootKind, _ []GCRootFlags, _ []uintptr) error {
+func (Base) RootReferences2(_ []ObjectID, _ []GCRootKind, _ []GCRootFlags, _ []Address) error {
 	return nil
 }
 func (Base) HandleCreated(_ GCHandleID, _ ObjectID) error {
@@ -503,22 +503,22 @@ func (Base) ProfilerAttachComplete() error {
 func (Base) ProfilerDetachSucceeded() error {
 	return nil
 }
-func (Base) ReJITCompilationStarted(_ FunctionID, _ ReJitid, _ bool) error {
+func (Base) ReJITCompilationStarted(_ FunctionID, _ ReJITID, _ bool) error {
 	return nil
 }
 func (Base) GetReJITParameters(_ ModuleID, _ metadata.Token, _ *FunctionControl) error {
 	return nil
 }
-func (Base) ReJITCompilationFinished(_ FunctionID, _ ReJitid, _ HRESULT, _ bool) error {
+func (Base) ReJITCompilationFinished(_ FunctionID, _ ReJITID, _ HRESULT, _ bool) error {
 	return nil
 }
 func (Base) ReJITError(_ ModuleID, _ metadata.Token, _ FunctionID, _ HRESULT) error {
 	return nil
 }
-func (Base) MovedReferences2(_ []ObjectID, _ []ObjectID, _ []uintptr) error {
+func (Base) MovedReferences2(_ []ObjectID, _ []ObjectID, _ []uint64) error {
 	return nil
 }
-func (Base) SurvivingReferences2(_ []ObjectID, _ []uintptr) error {
+func (Base) SurvivingReferences2(_ []ObjectID, _ []uint64) error {
 	return nil
 }
 func (Base) ConditionalWeakTableElementReferences(_ []ObjectID, _ []ObjectID, _ []GCHandleID) error {
@@ -530,7 +530,7 @@ func (Base) GetAssemblyReferences(_ string, _ *AssemblyReferenceProvider) error 
 func (Base) ModuleInMemorySymbolsUpdated(_ ModuleID) error {
 	return nil
 }
-func (Base) DynamicMethodJITCompilationStarted(_ FunctionID, _ bool, _ uintptr, _ uint32) error {
+func (Base) DynamicMethodJITCompilationStarted(_ FunctionID, _ bool, _ []byte) error {
 	return nil
 }
 func (Base) DynamicMethodJITCompilationFinished(_ FunctionID, _ HRESULT, _ bool) error {
@@ -539,14 +539,14 @@ func (Base) DynamicMethodJITCompilationFinished(_ FunctionID, _ HRESULT, _ bool)
 func (Base) DynamicMethodUnloaded(_ FunctionID) error {
 	return nil
 }
-func (Base) EventPipeEventDelivered(_ EventPipeProvider, _ uint32, _ uint32, _ []byte, _ []byte, _ uuid.UUID, _ uuid.UUID, _ ThreadID, _ []uintptr) error {
+func (Base) EventPipeEventDelivered(_ EventPipeProvider, _ uint32, _ uint32, _ []byte, _ []byte, _ uuid.UUID, _ uuid.UUID, _ ThreadID, _ []Address) error {
 	return nil
 }
 func (Base) EventPipeProviderCreated(_ EventPipeProvider) error {
 	return nil
 }
-func (Base) LoadAsNotificationOnly(_ uintptr) error {
-	return nil
+func (Base) LoadAsNotificationOnly() (zero0 bool, err error) {
+	return
 }
 
 // callbacks holds the user's implementation once per interface version it satisfies.
@@ -1344,7 +1344,7 @@ func clrprofGoExceptionOSHandlerEnter(h C.uintptr_t, a_unused C.UINT_PTR) (hr C.
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionOSHandlerEnter(uintptr(a_unused))))
+	return C.HRESULT(toHRESULT(d.cb1.ExceptionOSHandlerEnter()))
 }
 
 //export clrprofGoExceptionOSHandlerLeave
@@ -1357,7 +1357,7 @@ func clrprofGoExceptionOSHandlerLeave(h C.uintptr_t, a_unused C.UINT_PTR) (hr C.
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionOSHandlerLeave(uintptr(a_unused))))
+	return C.HRESULT(toHRESULT(d.cb1.ExceptionOSHandlerLeave()))
 }
 
 //export clrprofGoExceptionUnwindFunctionEnter
@@ -1448,7 +1448,7 @@ func clrprofGoCOMClassicVTableCreated(h C.uintptr_t, a_wrappedClassID C.ClassID,
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.COMClassicVTableCreated(ClassID(a_wrappedClassID), cgoutil.GUIDAt(a_implementedIID), uintptr(a_pVTable), uint32(a_cSlots))))
+	return C.HRESULT(toHRESULT(d.cb1.COMClassicVTableCreated(ClassID(a_wrappedClassID), cgoutil.GUIDAt(a_implementedIID), Address(a_pVTable), uint32(a_cSlots))))
 }
 
 //export clrprofGoCOMClassicVTableDestroyed
@@ -1461,7 +1461,7 @@ func clrprofGoCOMClassicVTableDestroyed(h C.uintptr_t, a_wrappedClassID C.ClassI
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.COMClassicVTableDestroyed(ClassID(a_wrappedClassID), cgoutil.GUIDAt(a_implementedIID), uintptr(a_pVTable))))
+	return C.HRESULT(toHRESULT(d.cb1.COMClassicVTableDestroyed(ClassID(a_wrappedClassID), cgoutil.GUIDAt(a_implementedIID), Address(a_pVTable))))
 }
 
 //export clrprofGoExceptionCLRCatcherFound
@@ -1565,7 +1565,7 @@ func clrprofGoRootReferences2(h C.uintptr_t, a_cRootRefs C.ULONG, a_rootRefIDs u
 	if d.cb2 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb2.RootReferences2(cgoutil.Slice[ObjectID](a_rootRefIDs, int(a_cRootRefs)), cgoutil.Slice[GCRootKind](a_rootKinds, int(a_cRootRefs)), cgoutil.Slice[GCRootFlags](a_rootFlags, int(a_cRootRefs)), cgoutil.Slice[uintptr](a_rootIDs, int(a_cRootRefs)))))
+	return C.HRESULT(toHRESULT(d.cb2.RootReferences2(cgoutil.Slice[ObjectID](a_rootRefIDs, int(a_cRootRefs)), cgoutil.Slice[GCRootKind](a_rootKinds, int(a_cRootRefs)), cgoutil.Slice[GCRootFlags](a_rootFlags, int(a_cRootRefs)), cgoutil.Slice[Address](a_rootIDs, int(a_cRootRefs)))))
 }
 
 //export clrprofGoHandleCreated
@@ -1637,7 +1637,7 @@ func clrprofGoReJITCompilationStarted(h C.uintptr_t, a_functionID C.FunctionID, 
 	if d.cb4 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb4.ReJITCompilationStarted(FunctionID(a_functionID), ReJitid(a_rejitID), a_fIsSafeToBlock != 0)))
+	return C.HRESULT(toHRESULT(d.cb4.ReJITCompilationStarted(FunctionID(a_functionID), ReJITID(a_rejitID), a_fIsSafeToBlock != 0)))
 }
 
 //export clrprofGoGetReJITParameters
@@ -1663,7 +1663,7 @@ func clrprofGoReJITCompilationFinished(h C.uintptr_t, a_functionID C.FunctionID,
 	if d.cb4 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb4.ReJITCompilationFinished(FunctionID(a_functionID), ReJitid(a_rejitID), HRESULT(a_hrStatus), a_fIsSafeToBlock != 0)))
+	return C.HRESULT(toHRESULT(d.cb4.ReJITCompilationFinished(FunctionID(a_functionID), ReJITID(a_rejitID), HRESULT(a_hrStatus), a_fIsSafeToBlock != 0)))
 }
 
 //export clrprofGoReJITError
@@ -1689,7 +1689,7 @@ func clrprofGoMovedReferences2(h C.uintptr_t, a_cMovedObjectIDRanges C.ULONG, a_
 	if d.cb4 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb4.MovedReferences2(cgoutil.Slice[ObjectID](a_oldObjectIDRangeStart, int(a_cMovedObjectIDRanges)), cgoutil.Slice[ObjectID](a_newObjectIDRangeStart, int(a_cMovedObjectIDRanges)), cgoutil.Slice[uintptr](a_cObjectIDRangeLength, int(a_cMovedObjectIDRanges)))))
+	return C.HRESULT(toHRESULT(d.cb4.MovedReferences2(cgoutil.Slice[ObjectID](a_oldObjectIDRangeStart, int(a_cMovedObjectIDRanges)), cgoutil.Slice[ObjectID](a_newObjectIDRangeStart, int(a_cMovedObjectIDRanges)), cgoutil.Slice[uint64](a_cObjectIDRangeLength, int(a_cMovedObjectIDRanges)))))
 }
 
 //export clrprofGoSurvivingReferences2
@@ -1702,7 +1702,7 @@ func clrprofGoSurvivingReferences2(h C.uintptr_t, a_cSurvivingObjectIDRanges C.U
 	if d.cb4 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb4.SurvivingReferences2(cgoutil.Slice[ObjectID](a_objectIDRangeStart, int(a_cSurvivingObjectIDRanges)), cgoutil.Slice[uintptr](a_cObjectIDRangeLength, int(a_cSurvivingObjectIDRanges)))))
+	return C.HRESULT(toHRESULT(d.cb4.SurvivingReferences2(cgoutil.Slice[ObjectID](a_objectIDRangeStart, int(a_cSurvivingObjectIDRanges)), cgoutil.Slice[uint64](a_cObjectIDRangeLength, int(a_cSurvivingObjectIDRanges)))))
 }
 
 //export clrprofGoConditionalWeakTableElementReferences
@@ -1754,7 +1754,7 @@ func clrprofGoDynamicMethodJITCompilationStarted(h C.uintptr_t, a_functionID C.F
 	if d.cb8 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb8.DynamicMethodJITCompilationStarted(FunctionID(a_functionID), a_fIsSafeToBlock != 0, uintptr(a_pILHeader), uint32(a_cbILHeader))))
+	return C.HRESULT(toHRESULT(d.cb8.DynamicMethodJITCompilationStarted(FunctionID(a_functionID), a_fIsSafeToBlock != 0, cgoutil.Bytes(a_pILHeader, int(a_cbILHeader)))))
 }
 
 //export clrprofGoDynamicMethodJITCompilationFinished
@@ -1793,7 +1793,7 @@ func clrprofGoEventPipeEventDelivered(h C.uintptr_t, a_provider C.EVENTPIPE_PROV
 	if d.cb10 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb10.EventPipeEventDelivered(EventPipeProvider(a_provider), uint32(a_eventID), uint32(a_eventVersion), cgoutil.Bytes(a_metadataBlob, int(a_cbMetadataBlob)), cgoutil.Bytes(a_eventData, int(a_cbEventData)), cgoutil.GUIDAt(a_pActivityID), cgoutil.GUIDAt(a_pRelatedActivityID), ThreadID(a_eventThread), cgoutil.Slice[uintptr](a_stackFrames, int(a_numStackFrames)))))
+	return C.HRESULT(toHRESULT(d.cb10.EventPipeEventDelivered(EventPipeProvider(a_provider), uint32(a_eventID), uint32(a_eventVersion), cgoutil.Bytes(a_metadataBlob, int(a_cbMetadataBlob)), cgoutil.Bytes(a_eventData, int(a_cbEventData)), cgoutil.GUIDAt(a_pActivityID), cgoutil.GUIDAt(a_pRelatedActivityID), ThreadID(a_eventThread), cgoutil.Slice[Address](a_stackFrames, int(a_numStackFrames)))))
 }
 
 //export clrprofGoEventPipeProviderCreated
@@ -1819,5 +1819,12 @@ func clrprofGoLoadAsNotificationOnly(h C.uintptr_t, a_pbNotificationOnly unsafe.
 	if d.cb11 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb11.LoadAsNotificationOnly(uintptr(a_pbNotificationOnly))))
+	r0, err := d.cb11.LoadAsNotificationOnly()
+	if err != nil {
+		return C.HRESULT(toHRESULT(err))
+	}
+	if a_pbNotificationOnly != nil {
+		*(*C.BOOL)(a_pbNotificationOnly) = C.BOOL(cgoutil.Bool(r0))
+	}
+	return 0
 }

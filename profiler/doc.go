@@ -60,6 +60,24 @@
 // error matching [ErrNotAvailable] (and E_NOINTERFACE). [Info.Version] is
 // the highest ICorProfilerInfoN the runtime implements.
 //
+// # Info methods: Go types in and out
+//
+// Every exported method of [Info] (and of the other wrappers) takes and
+// returns Go types: out-parameters are results (several of them in a
+// Result struct), buffers are strings and slices, an S_FALSE that means
+// "no" is a bool before the error ([Info.IsArrayClass]), flags are their
+// named types, handles are named values ([ObjectHandle] from
+// [Info.CreateHandle]) and addresses in the process are [Address]. When the
+// runtime answers CORPROF_E_DATAINCOMPLETE ("part of this is not known
+// yet", as for a module's assembly inside ModuleLoadStarted), the outputs it
+// did fill are returned together with that error; [Info.ModuleInfoOf] asks
+// for chosen outputs only. The raw COM calls whose parameters are C
+// pointers (callbacks, client data, caller-filled arrays) are not exported;
+// the SDK builds the idiomatic methods ([Info.StackTrace], [Info.EnableELT],
+// [Info.SetILFunctionBody], [Info.RequestRevert], ...) on them. The one
+// escape hatch is each wrapper's Raw method: the COM interface pointer, for
+// C code of your own.
+//
 // # Building and running
 //
 //	go build -buildmode=c-shared -o libprof.so .

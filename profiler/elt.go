@@ -118,7 +118,7 @@ var eltState struct {
 
 // EnableELT installs the fast-path enter/leave/tailcall hooks
 // (SetEnterLeaveFunctionHooks3) and starts recording. Call it from
-// Initialize: it adds MonitorEnterleave (and MonitorExceptions with
+// Initialize: it adds MonitorEnterLeave (and MonitorExceptions with
 // Unwinds) to the event mask, which the runtime accepts only there.
 //
 // The hooks are assembly stubs that JIT'd code calls directly: each event
@@ -173,10 +173,10 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 	if err := x.installMapper(opts.Filter); err != nil {
 		return nil, err
 	}
-	if err := x.SetEnterLeaveFunctionHooks3(C.clrprof_elt_hook(0), C.clrprof_elt_hook(1), C.clrprof_elt_hook(2)); err != nil {
+	if err := x.setEnterLeaveFunctionHooks3(C.clrprof_elt_hook(0), C.clrprof_elt_hook(1), C.clrprof_elt_hook(2)); err != nil {
 		return nil, fmt.Errorf("clrprof: EnableELT: SetEnterLeaveFunctionHooks3: %w", err)
 	}
-	add := MonitorEnterleave
+	add := MonitorEnterLeave
 	if opts.Unwinds {
 		if C.clrprof_elt_record_unwinds() != 0 {
 			return nil, errors.New("clrprof: EnableELT: cannot take over the exception unwind callbacks")
@@ -220,9 +220,9 @@ func (x *Info) installMapper(filter func(FunctionID) bool) error {
 	eltState.filter.Store(&filter)
 	var err error
 	if x.ptr(3) != nil {
-		err = x.SetFunctionIDMapper2(C.clrprof_elt_mapper2(), nil)
+		err = x.setFunctionIDMapper2(C.clrprof_elt_mapper2(), nil)
 	} else {
-		err = x.SetFunctionIDMapper(C.clrprof_elt_mapper1())
+		err = x.setFunctionIDMapper(C.clrprof_elt_mapper1())
 	}
 	if err != nil {
 		return fmt.Errorf("clrprof: SetFunctionIDMapper: %w", err)

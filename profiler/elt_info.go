@@ -29,7 +29,7 @@ type ELTCallOptions struct {
 	// Filter, when set, chooses the functions to hook (as in ELTOptions).
 	Filter func(FunctionID) bool
 	// Args asks for the argument ranges (EnableFunctionArgs), Return for
-	// the return value range (EnableFunctionRetval), Frame for the frame
+	// the return value range (EnableFunctionRetVal), Frame for the frame
 	// info of generic instantiations (EnableFrameInfo).
 	Args, Return, Frame bool
 }
@@ -65,12 +65,12 @@ func (x *Info) EnableELTWithInfo(opts ELTCallOptions) error {
 	if err := x.installMapper(opts.Filter); err != nil {
 		return err
 	}
-	add := MonitorEnterleave
+	add := MonitorEnterLeave
 	if opts.Args {
 		add |= EnableFunctionArgs
 	}
 	if opts.Return {
-		add |= EnableFunctionRetval
+		add |= EnableFunctionRetVal
 	}
 	if opts.Frame {
 		add |= EnableFrameInfo
@@ -78,7 +78,7 @@ func (x *Info) EnableELTWithInfo(opts ELTCallOptions) error {
 	if err := x.addEventMask(add); err != nil {
 		return fmt.Errorf("clrprof: EnableELTWithInfo: %w", err)
 	}
-	if err := x.SetEnterLeaveFunctionHooks3WithInfo(C.clrprof_elt_info_hook(0), C.clrprof_elt_info_hook(1), C.clrprof_elt_info_hook(2)); err != nil {
+	if err := x.setEnterLeaveFunctionHooks3WithInfo(C.clrprof_elt_info_hook(0), C.clrprof_elt_info_hook(1), C.clrprof_elt_info_hook(2)); err != nil {
 		return fmt.Errorf("clrprof: EnableELTWithInfo: SetEnterLeaveFunctionHooks3WithInfo: %w", err)
 	}
 	call := opts.Call
@@ -145,7 +145,7 @@ func (c *ELTCall) Args() ([]Arg, error) {
 // frame and the ranges.
 func (c *ELTCall) enterInfo() (FrameInfo, []Arg, error) {
 	var size uint32
-	fr, err := c.info.GetFunctionEnter3Info(c.Function, c.elt, unsafe.Pointer(&size), nil)
+	fr, err := c.info.getFunctionEnter3Info(c.Function, c.elt, unsafe.Pointer(&size), nil)
 	if err != nil && !errors.Is(err, com.HRESULT(com.InsufficientBuffer)) {
 		return 0, nil, fmt.Errorf("clrprof: GetFunctionEnter3Info: %w", err)
 	}
@@ -156,7 +156,7 @@ func (c *ELTCall) enterInfo() (FrameInfo, []Arg, error) {
 		return 0, nil, fmt.Errorf("clrprof: GetFunctionEnter3Info: argument info of %d bytes", size)
 	}
 	buf := make([]uint64, (int(size)+7)/8)
-	fr, err = c.info.GetFunctionEnter3Info(c.Function, c.elt, unsafe.Pointer(&size), unsafe.Pointer(&buf[0]))
+	fr, err = c.info.getFunctionEnter3Info(c.Function, c.elt, unsafe.Pointer(&size), unsafe.Pointer(&buf[0]))
 	if err != nil {
 		return 0, nil, fmt.Errorf("clrprof: GetFunctionEnter3Info: %w", err)
 	}
@@ -188,7 +188,7 @@ func (c *ELTCall) Return() (Arg, error) {
 	if err != nil {
 		return Arg{}, fmt.Errorf("clrprof: GetFunctionLeave3Info: %w", err)
 	}
-	return readArg(r.RetvalRange), nil
+	return readArg(r.RetValRange), nil
 }
 
 // maxArgBytes bounds one copied range.
@@ -207,7 +207,7 @@ func readArg(r FunctionArgumentRange) Arg {
 // address it had in the frame and a copy of its bytes. The typed readers
 // fail unless the size matches the type.
 type Arg struct {
-	Addr uintptr
+	Addr Address
 	Data []byte
 }
 

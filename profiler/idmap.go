@@ -138,7 +138,7 @@ func (m *IDMap) addDeps(d *deps, c ClassID, depth int) {
 		}
 		return
 	}
-	if ai, err := m.info.IsArrayClass(c); err == nil && ai.Rank > 0 {
+	if ai, isArray, err := m.info.IsArrayClass(c); err == nil && isArray {
 		m.addDeps(d, ai.BaseClassID, depth+1)
 	}
 }
@@ -148,7 +148,7 @@ func (d deps) hasClass(id ClassID) bool   { return slices.Contains(d.classes, id
 
 // AddModule records a loaded module.
 func (m *IDMap) AddModule(id ModuleID) (ModuleEntry, error) {
-	mi, err := m.info.GetModuleInfo(id, nil)
+	mi, err := m.info.GetModuleInfo(id)
 	if err != nil {
 		return ModuleEntry{}, fmt.Errorf("clrprof: module %#x: %w", uint64(id), err)
 	}

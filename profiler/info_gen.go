@@ -17,7 +17,7 @@ import "C"
 
 // Info is the runtime's ICorProfilerInfo, in every version it supports.
 // A method of a version the runtime lacks returns an error matching
-// ErrNotSupported instead of calling into the runtime.
+// ErrNotAvailable instead of calling into the runtime.
 type Info struct {
 	p       [16]unsafe.Pointer
 	version int
@@ -73,7 +73,11 @@ func (x *Info) release() {
 	x.version = 0
 }
 
-// GetClassFromObject calls ICorProfilerInfo::GetClassFromObject.
+/*
+GetClassFromObject calls ICorProfilerInfo::GetClassFromObject.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetClassFromObject(objectID ObjectID) (ClassID, error) {
 	var res ClassID
 	self := x.ptr(1)
@@ -82,14 +86,21 @@ func (x *Info) GetClassFromObject(objectID ObjectID) (ClassID, error) {
 	}
 	var o_pClassID C.ClassID
 	hr := C.clrprof_ICorProfilerInfo_GetClassFromObject((*C.ICorProfilerInfo)(self), C.ObjectID(objectID), (*C.ClassID)(unsafe.Pointer(&o_pClassID)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = ClassID(o_pClassID)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetClassFromToken calls ICorProfilerInfo::GetClassFromToken.
+/*
+GetClassFromToken calls ICorProfilerInfo::GetClassFromToken.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetClassFromToken(moduleID ModuleID, typeDef metadata.Token) (ClassID, error) {
 	var res ClassID
 	self := x.ptr(1)
@@ -98,30 +109,52 @@ func (x *Info) GetClassFromToken(moduleID ModuleID, typeDef metadata.Token) (Cla
 	}
 	var o_pClassID C.ClassID
 	hr := C.clrprof_ICorProfilerInfo_GetClassFromToken((*C.ICorProfilerInfo)(self), C.ModuleID(moduleID), C.mdTypeDef(typeDef), (*C.ClassID)(unsafe.Pointer(&o_pClassID)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = ClassID(o_pClassID)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetCodeInfo calls ICorProfilerInfo::GetCodeInfo.
-func (x *Info) GetCodeInfo(functionID FunctionID, pStart unsafe.Pointer) (uint32, error) {
-	var res uint32
+// CodeInfoResult holds the outputs of ICorProfilerInfo::GetCodeInfo.
+type CodeInfoResult struct {
+	Start Address
+	Size  uint32
+}
+
+/*
+GetCodeInfo calls ICorProfilerInfo::GetCodeInfo.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetCodeInfo(functionID FunctionID) (CodeInfoResult, error) {
+	var res CodeInfoResult
 	self := x.ptr(1)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo::GetCodeInfo", 1, x.Version())
 	}
+	var o_pStart *C.BYTE
 	var o_pcSize C.ULONG
-	hr := C.clrprof_ICorProfilerInfo_GetCodeInfo((*C.ICorProfilerInfo)(self), C.FunctionID(functionID), (*C.LPCBYTE)(unsafe.Pointer(pStart)), (*C.ULONG)(unsafe.Pointer(&o_pcSize)))
+	hr := C.clrprof_ICorProfilerInfo_GetCodeInfo((*C.ICorProfilerInfo)(self), C.FunctionID(functionID), (*C.LPCBYTE)(unsafe.Pointer(&o_pStart)), (*C.ULONG)(unsafe.Pointer(&o_pcSize)))
+	if hr < 0 && hr != -2146233519 {
+		return res, com.HRESULT(hr)
+	}
+	res.Start = Address(unsafe.Pointer(o_pStart))
+	res.Size = uint32(o_pcSize)
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = uint32(o_pcSize)
 	return res, nil
 }
 
-// GetEventMask calls ICorProfilerInfo::GetEventMask.
+/*
+GetEventMask calls ICorProfilerInfo::GetEventMask.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetEventMask() (Monitor, error) {
 	var res Monitor
 	self := x.ptr(1)
@@ -130,30 +163,44 @@ func (x *Info) GetEventMask() (Monitor, error) {
 	}
 	var o_pdwEvents C.DWORD
 	hr := C.clrprof_ICorProfilerInfo_GetEventMask((*C.ICorProfilerInfo)(self), (*C.DWORD)(unsafe.Pointer(&o_pdwEvents)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = Monitor(o_pdwEvents)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetFunctionFromIP calls ICorProfilerInfo::GetFunctionFromIP.
-func (x *Info) GetFunctionFromIP(ip unsafe.Pointer) (FunctionID, error) {
+/*
+GetFunctionFromIP calls ICorProfilerInfo::GetFunctionFromIP.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetFunctionFromIP(ip Address) (FunctionID, error) {
 	var res FunctionID
 	self := x.ptr(1)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo::GetFunctionFromIP", 1, x.Version())
 	}
 	var o_pFunctionID C.FunctionID
-	hr := C.clrprof_ICorProfilerInfo_GetFunctionFromIP((*C.ICorProfilerInfo)(self), (C.LPCBYTE)(unsafe.Pointer(ip)), (*C.FunctionID)(unsafe.Pointer(&o_pFunctionID)))
-	if hr < 0 {
+	hr := C.clrprof_ICorProfilerInfo_GetFunctionFromIP((*C.ICorProfilerInfo)(self), *(*C.LPCBYTE)(unsafe.Pointer(&ip)), (*C.FunctionID)(unsafe.Pointer(&o_pFunctionID)))
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = FunctionID(o_pFunctionID)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetFunctionFromToken calls ICorProfilerInfo::GetFunctionFromToken.
+/*
+GetFunctionFromToken calls ICorProfilerInfo::GetFunctionFromToken.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetFunctionFromToken(moduleID ModuleID, token metadata.Token) (FunctionID, error) {
 	var res FunctionID
 	self := x.ptr(1)
@@ -162,15 +209,18 @@ func (x *Info) GetFunctionFromToken(moduleID ModuleID, token metadata.Token) (Fu
 	}
 	var o_pFunctionID C.FunctionID
 	hr := C.clrprof_ICorProfilerInfo_GetFunctionFromToken((*C.ICorProfilerInfo)(self), C.ModuleID(moduleID), C.mdToken(token), (*C.FunctionID)(unsafe.Pointer(&o_pFunctionID)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = FunctionID(o_pFunctionID)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetHandleFromThread calls ICorProfilerInfo::GetHandleFromThread.
-func (x *Info) GetHandleFromThread(threadID ThreadID, phThread unsafe.Pointer) error {
+// getHandleFromThread calls ICorProfilerInfo::GetHandleFromThread.
+func (x *Info) getHandleFromThread(threadID ThreadID, phThread unsafe.Pointer) error {
 	self := x.ptr(1)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo::GetHandleFromThread", 1, x.Version())
@@ -182,7 +232,11 @@ func (x *Info) GetHandleFromThread(threadID ThreadID, phThread unsafe.Pointer) e
 	return nil
 }
 
-// GetObjectSize calls ICorProfilerInfo::GetObjectSize.
+/*
+GetObjectSize calls ICorProfilerInfo::GetObjectSize.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetObjectSize(objectID ObjectID) (uint32, error) {
 	var res uint32
 	self := x.ptr(1)
@@ -191,10 +245,13 @@ func (x *Info) GetObjectSize(objectID ObjectID) (uint32, error) {
 	}
 	var o_pcSize C.ULONG
 	hr := C.clrprof_ICorProfilerInfo_GetObjectSize((*C.ICorProfilerInfo)(self), C.ObjectID(objectID), (*C.ULONG)(unsafe.Pointer(&o_pcSize)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = uint32(o_pcSize)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
@@ -205,27 +262,38 @@ type IsArrayClassResult struct {
 	Rank         uint32
 }
 
-// IsArrayClass calls ICorProfilerInfo::IsArrayClass.
-func (x *Info) IsArrayClass(classID ClassID) (IsArrayClassResult, error) {
+/*
+IsArrayClass calls ICorProfilerInfo::IsArrayClass.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) IsArrayClass(classID ClassID) (IsArrayClassResult, bool, error) {
 	var res IsArrayClassResult
 	self := x.ptr(1)
 	if self == nil {
-		return res, notAvailable("ICorProfilerInfo::IsArrayClass", 1, x.Version())
+		return res, false, notAvailable("ICorProfilerInfo::IsArrayClass", 1, x.Version())
 	}
 	var o_pBaseElemType C.CorElementType
 	var o_pBaseClassID C.ClassID
 	var o_pcRank C.ULONG
 	hr := C.clrprof_ICorProfilerInfo_IsArrayClass((*C.ICorProfilerInfo)(self), C.ClassID(classID), (*C.CorElementType)(unsafe.Pointer(&o_pBaseElemType)), (*C.ClassID)(unsafe.Pointer(&o_pBaseClassID)), (*C.ULONG)(unsafe.Pointer(&o_pcRank)))
-	if hr < 0 {
-		return res, com.HRESULT(hr)
+	if hr < 0 && hr != -2146233519 {
+		return res, false, com.HRESULT(hr)
 	}
 	res.BaseElemType = uint32(o_pBaseElemType)
 	res.BaseClassID = ClassID(o_pBaseClassID)
 	res.Rank = uint32(o_pcRank)
-	return res, nil
+	if hr < 0 {
+		return res, false, com.HRESULT(hr)
+	}
+	return res, hr == 0, nil
 }
 
-// GetThreadInfo calls ICorProfilerInfo::GetThreadInfo.
+/*
+GetThreadInfo calls ICorProfilerInfo::GetThreadInfo.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetThreadInfo(threadID ThreadID) (uint32, error) {
 	var res uint32
 	self := x.ptr(1)
@@ -234,14 +302,21 @@ func (x *Info) GetThreadInfo(threadID ThreadID) (uint32, error) {
 	}
 	var o_pdwWin32ThreadID C.DWORD
 	hr := C.clrprof_ICorProfilerInfo_GetThreadInfo((*C.ICorProfilerInfo)(self), C.ThreadID(threadID), (*C.DWORD)(unsafe.Pointer(&o_pdwWin32ThreadID)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = uint32(o_pdwWin32ThreadID)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetCurrentThreadID calls ICorProfilerInfo::GetCurrentThreadID.
+/*
+GetCurrentThreadID calls ICorProfilerInfo::GetCurrentThreadID.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetCurrentThreadID() (ThreadID, error) {
 	var res ThreadID
 	self := x.ptr(1)
@@ -250,10 +325,13 @@ func (x *Info) GetCurrentThreadID() (ThreadID, error) {
 	}
 	var o_pThreadID C.ThreadID
 	hr := C.clrprof_ICorProfilerInfo_GetCurrentThreadID((*C.ICorProfilerInfo)(self), (*C.ThreadID)(unsafe.Pointer(&o_pThreadID)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = ThreadID(o_pThreadID)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
@@ -263,7 +341,11 @@ type ClassIDInfoResult struct {
 	TypeDefToken metadata.Token
 }
 
-// GetClassIDInfo calls ICorProfilerInfo::GetClassIDInfo.
+/*
+GetClassIDInfo calls ICorProfilerInfo::GetClassIDInfo.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetClassIDInfo(classID ClassID) (ClassIDInfoResult, error) {
 	var res ClassIDInfoResult
 	self := x.ptr(1)
@@ -273,11 +355,14 @@ func (x *Info) GetClassIDInfo(classID ClassID) (ClassIDInfoResult, error) {
 	var o_pModuleID C.ModuleID
 	var o_pTypeDefToken C.mdTypeDef
 	hr := C.clrprof_ICorProfilerInfo_GetClassIDInfo((*C.ICorProfilerInfo)(self), C.ClassID(classID), (*C.ModuleID)(unsafe.Pointer(&o_pModuleID)), (*C.mdTypeDef)(unsafe.Pointer(&o_pTypeDefToken)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res.ModuleID = ModuleID(o_pModuleID)
 	res.TypeDefToken = metadata.Token(o_pTypeDefToken)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
@@ -288,7 +373,11 @@ type FunctionInfoResult struct {
 	Token    metadata.Token
 }
 
-// GetFunctionInfo calls ICorProfilerInfo::GetFunctionInfo.
+/*
+GetFunctionInfo calls ICorProfilerInfo::GetFunctionInfo.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetFunctionInfo(functionID FunctionID) (FunctionInfoResult, error) {
 	var res FunctionInfoResult
 	self := x.ptr(1)
@@ -299,48 +388,51 @@ func (x *Info) GetFunctionInfo(functionID FunctionID) (FunctionInfoResult, error
 	var o_pModuleID C.ModuleID
 	var o_pToken C.mdToken
 	hr := C.clrprof_ICorProfilerInfo_GetFunctionInfo((*C.ICorProfilerInfo)(self), C.FunctionID(functionID), (*C.ClassID)(unsafe.Pointer(&o_pClassID)), (*C.ModuleID)(unsafe.Pointer(&o_pModuleID)), (*C.mdToken)(unsafe.Pointer(&o_pToken)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res.ClassID = ClassID(o_pClassID)
 	res.ModuleID = ModuleID(o_pModuleID)
 	res.Token = metadata.Token(o_pToken)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
 // SetEventMask calls ICorProfilerInfo::SetEventMask.
-func (x *Info) SetEventMask(dwEvents Monitor) error {
+func (x *Info) SetEventMask(events Monitor) error {
 	self := x.ptr(1)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo::SetEventMask", 1, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo_SetEventMask((*C.ICorProfilerInfo)(self), C.DWORD(dwEvents))
+	hr := C.clrprof_ICorProfilerInfo_SetEventMask((*C.ICorProfilerInfo)(self), C.DWORD(events))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// SetEnterLeaveFunctionHooks calls ICorProfilerInfo::SetEnterLeaveFunctionHooks.
-func (x *Info) SetEnterLeaveFunctionHooks(pFuncEnter unsafe.Pointer, pFuncLeave unsafe.Pointer, pFuncTailcall unsafe.Pointer) error {
+// setEnterLeaveFunctionHooks calls ICorProfilerInfo::SetEnterLeaveFunctionHooks.
+func (x *Info) setEnterLeaveFunctionHooks(funcEnter unsafe.Pointer, funcLeave unsafe.Pointer, funcTailcall unsafe.Pointer) error {
 	self := x.ptr(1)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo::SetEnterLeaveFunctionHooks", 1, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo_SetEnterLeaveFunctionHooks((*C.ICorProfilerInfo)(self), (*C.FunctionEnter)(unsafe.Pointer(pFuncEnter)), (*C.FunctionLeave)(unsafe.Pointer(pFuncLeave)), (*C.FunctionTailcall)(unsafe.Pointer(pFuncTailcall)))
+	hr := C.clrprof_ICorProfilerInfo_SetEnterLeaveFunctionHooks((*C.ICorProfilerInfo)(self), (*C.FunctionEnter)(unsafe.Pointer(funcEnter)), (*C.FunctionLeave)(unsafe.Pointer(funcLeave)), (*C.FunctionTailcall)(unsafe.Pointer(funcTailcall)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// SetFunctionIDMapper calls ICorProfilerInfo::SetFunctionIDMapper.
-func (x *Info) SetFunctionIDMapper(pFunc unsafe.Pointer) error {
+// setFunctionIDMapper calls ICorProfilerInfo::SetFunctionIDMapper.
+func (x *Info) setFunctionIDMapper(fn unsafe.Pointer) error {
 	self := x.ptr(1)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo::SetFunctionIDMapper", 1, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo_SetFunctionIDMapper((*C.ICorProfilerInfo)(self), (*C.FunctionIDMapper)(unsafe.Pointer(pFunc)))
+	hr := C.clrprof_ICorProfilerInfo_SetFunctionIDMapper((*C.ICorProfilerInfo)(self), (*C.FunctionIDMapper)(unsafe.Pointer(fn)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -353,7 +445,11 @@ type TokenAndMetaDataFromFunctionResult struct {
 	Token  metadata.Token
 }
 
-// GetTokenAndMetaDataFromFunction calls ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
+/*
+GetTokenAndMetaDataFromFunction calls ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetTokenAndMetaDataFromFunction(functionID FunctionID, riid uuid.UUID) (TokenAndMetaDataFromFunctionResult, error) {
 	var res TokenAndMetaDataFromFunctionResult
 	self := x.ptr(1)
@@ -364,50 +460,67 @@ func (x *Info) GetTokenAndMetaDataFromFunction(functionID FunctionID, riid uuid.
 	var o_ppImport *C.IUnknown
 	var o_pToken C.mdToken
 	hr := C.clrprof_ICorProfilerInfo_GetTokenAndMetaDataFromFunction((*C.ICorProfilerInfo)(self), C.FunctionID(functionID), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppImport)), (*C.mdToken)(unsafe.Pointer(&o_pToken)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res.Import = com.OwnUnknown(unsafe.Pointer(o_ppImport))
 	res.Token = metadata.Token(o_pToken)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
 // ModuleInfoResult holds the outputs of ICorProfilerInfo::GetModuleInfo.
 type ModuleInfoResult struct {
-	Name       string
-	AssemblyID AssemblyID
+	BaseLoadAddress Address
+	Name            string
+	AssemblyID      AssemblyID
 }
 
-// GetModuleInfo calls ICorProfilerInfo::GetModuleInfo.
-func (x *Info) GetModuleInfo(moduleID ModuleID, ppBaseLoadAddress unsafe.Pointer) (ModuleInfoResult, error) {
+/*
+GetModuleInfo calls ICorProfilerInfo::GetModuleInfo.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetModuleInfo(moduleID ModuleID) (ModuleInfoResult, error) {
 	var res ModuleInfoResult
 	self := x.ptr(1)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo::GetModuleInfo", 1, x.Version())
 	}
+	var o_ppBaseLoadAddress *C.BYTE
 	var l_pcchName C.ULONG
 	b_szName := make([]uint16, 256)
 	var o_pAssemblyID C.AssemblyID
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_ICorProfilerInfo_GetModuleInfo((*C.ICorProfilerInfo)(self), C.ModuleID(moduleID), (*C.LPCBYTE)(unsafe.Pointer(ppBaseLoadAddress)), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pcchName)), (*C.WCHAR)(unsafe.Pointer(&b_szName[0])), (*C.AssemblyID)(unsafe.Pointer(&o_pAssemblyID)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcchName) > len(b_szName)) {
+		hr = C.clrprof_ICorProfilerInfo_GetModuleInfo((*C.ICorProfilerInfo)(self), C.ModuleID(moduleID), (*C.LPCBYTE)(unsafe.Pointer(&o_ppBaseLoadAddress)), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pcchName)), (*C.WCHAR)(unsafe.Pointer(&b_szName[0])), (*C.AssemblyID)(unsafe.Pointer(&o_pAssemblyID)))
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcchName) > len(b_szName)) {
 			break
 		}
 		if int(l_pcchName) > len(b_szName) {
 			b_szName = make([]uint16, int(l_pcchName))
 		}
 	}
+	if hr < 0 && hr != -2146233519 {
+		return res, com.HRESULT(hr)
+	}
+	res.BaseLoadAddress = Address(unsafe.Pointer(o_ppBaseLoadAddress))
+	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pcchName), len(b_szName))])
+	res.AssemblyID = AssemblyID(o_pAssemblyID)
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pcchName), len(b_szName))])
-	res.AssemblyID = AssemblyID(o_pAssemblyID)
 	return res, nil
 }
 
-// GetModuleMetaData calls ICorProfilerInfo::GetModuleMetaData.
-func (x *Info) GetModuleMetaData(moduleID ModuleID, dwOpenFlags uint32, riid uuid.UUID) (*Unknown, error) {
+/*
+GetModuleMetaData calls ICorProfilerInfo::GetModuleMetaData.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetModuleMetaData(moduleID ModuleID, openFlags uint32, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	self := x.ptr(1)
 	if self == nil {
@@ -415,15 +528,22 @@ func (x *Info) GetModuleMetaData(moduleID ModuleID, dwOpenFlags uint32, riid uui
 	}
 	g_riid := cgoutil.ToGUID(riid)
 	var o_ppOut *C.IUnknown
-	hr := C.clrprof_ICorProfilerInfo_GetModuleMetaData((*C.ICorProfilerInfo)(self), C.ModuleID(moduleID), C.DWORD(dwOpenFlags), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppOut)))
-	if hr < 0 {
+	hr := C.clrprof_ICorProfilerInfo_GetModuleMetaData((*C.ICorProfilerInfo)(self), C.ModuleID(moduleID), C.DWORD(openFlags), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppOut)))
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = com.OwnUnknown(unsafe.Pointer(o_ppOut))
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetILFunctionBody calls ICorProfilerInfo::GetILFunctionBody.
+/*
+GetILFunctionBody calls ICorProfilerInfo::GetILFunctionBody.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetILFunctionBody(moduleID ModuleID, methodID metadata.Token) ([]byte, error) {
 	var res []byte
 	self := x.ptr(1)
@@ -433,14 +553,21 @@ func (x *Info) GetILFunctionBody(moduleID ModuleID, methodID metadata.Token) ([]
 	var o_ppMethodHeader *C.BYTE
 	var l_pcbMethodSize C.ULONG
 	hr := C.clrprof_ICorProfilerInfo_GetILFunctionBody((*C.ICorProfilerInfo)(self), C.ModuleID(moduleID), C.mdMethodDef(methodID), (*C.LPCBYTE)(unsafe.Pointer(&o_ppMethodHeader)), (*C.ULONG)(unsafe.Pointer(&l_pcbMethodSize)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = cgoutil.Bytes(unsafe.Pointer(o_ppMethodHeader), int(l_pcbMethodSize))
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetILFunctionBodyAllocator calls ICorProfilerInfo::GetILFunctionBodyAllocator.
+/*
+GetILFunctionBodyAllocator calls ICorProfilerInfo::GetILFunctionBodyAllocator.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetILFunctionBodyAllocator(moduleID ModuleID) (*MethodMalloc, error) {
 	var res *MethodMalloc
 	self := x.ptr(1)
@@ -449,20 +576,23 @@ func (x *Info) GetILFunctionBodyAllocator(moduleID ModuleID) (*MethodMalloc, err
 	}
 	var o_ppMalloc *C.IMethodMalloc
 	hr := C.clrprof_ICorProfilerInfo_GetILFunctionBodyAllocator((*C.ICorProfilerInfo)(self), C.ModuleID(moduleID), (**C.IMethodMalloc)(unsafe.Pointer(&o_ppMalloc)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = ownMethodMalloc(unsafe.Pointer(o_ppMalloc))
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// SetILFunctionBody calls ICorProfilerInfo::SetILFunctionBody.
-func (x *Info) SetILFunctionBody(moduleID ModuleID, methodid metadata.Token, pbNewILMethodHeader unsafe.Pointer) error {
+// setILFunctionBody calls ICorProfilerInfo::SetILFunctionBody.
+func (x *Info) setILFunctionBody(moduleID ModuleID, methodid metadata.Token, newILMethodHeader unsafe.Pointer) error {
 	self := x.ptr(1)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo::SetILFunctionBody", 1, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo_SetILFunctionBody((*C.ICorProfilerInfo)(self), C.ModuleID(moduleID), C.mdMethodDef(methodid), (C.LPCBYTE)(unsafe.Pointer(pbNewILMethodHeader)))
+	hr := C.clrprof_ICorProfilerInfo_SetILFunctionBody((*C.ICorProfilerInfo)(self), C.ModuleID(moduleID), C.mdMethodDef(methodid), (C.LPCBYTE)(unsafe.Pointer(newILMethodHeader)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -475,7 +605,11 @@ type AppDomainInfoResult struct {
 	ProcessID ProcessID
 }
 
-// GetAppDomainInfo calls ICorProfilerInfo::GetAppDomainInfo.
+/*
+GetAppDomainInfo calls ICorProfilerInfo::GetAppDomainInfo.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetAppDomainInfo(appDomainID AppDomainID) (AppDomainInfoResult, error) {
 	var res AppDomainInfoResult
 	self := x.ptr(1)
@@ -488,18 +622,21 @@ func (x *Info) GetAppDomainInfo(appDomainID AppDomainID) (AppDomainInfoResult, e
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
 		hr = C.clrprof_ICorProfilerInfo_GetAppDomainInfo((*C.ICorProfilerInfo)(self), C.AppDomainID(appDomainID), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pcchName)), (*C.WCHAR)(unsafe.Pointer(&b_szName[0])), (*C.ProcessID)(unsafe.Pointer(&o_pProcessID)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcchName) > len(b_szName)) {
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcchName) > len(b_szName)) {
 			break
 		}
 		if int(l_pcchName) > len(b_szName) {
 			b_szName = make([]uint16, int(l_pcchName))
 		}
 	}
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pcchName), len(b_szName))])
 	res.ProcessID = ProcessID(o_pProcessID)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
@@ -510,7 +647,11 @@ type AssemblyInfoResult struct {
 	ModuleID    ModuleID
 }
 
-// GetAssemblyInfo calls ICorProfilerInfo::GetAssemblyInfo.
+/*
+GetAssemblyInfo calls ICorProfilerInfo::GetAssemblyInfo.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetAssemblyInfo(assemblyID AssemblyID) (AssemblyInfoResult, error) {
 	var res AssemblyInfoResult
 	self := x.ptr(1)
@@ -524,19 +665,22 @@ func (x *Info) GetAssemblyInfo(assemblyID AssemblyID) (AssemblyInfoResult, error
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
 		hr = C.clrprof_ICorProfilerInfo_GetAssemblyInfo((*C.ICorProfilerInfo)(self), C.AssemblyID(assemblyID), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pcchName)), (*C.WCHAR)(unsafe.Pointer(&b_szName[0])), (*C.AppDomainID)(unsafe.Pointer(&o_pAppDomainID)), (*C.ModuleID)(unsafe.Pointer(&o_pModuleID)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcchName) > len(b_szName)) {
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcchName) > len(b_szName)) {
 			break
 		}
 		if int(l_pcchName) > len(b_szName) {
 			b_szName = make([]uint16, int(l_pcchName))
 		}
 	}
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pcchName), len(b_szName))])
 	res.AppDomainID = AppDomainID(o_pAppDomainID)
 	res.ModuleID = ModuleID(o_pModuleID)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
@@ -567,19 +711,23 @@ func (x *Info) ForceGC() error {
 }
 
 // SetILInstrumentedCodeMap calls ICorProfilerInfo::SetILInstrumentedCodeMap.
-func (x *Info) SetILInstrumentedCodeMap(functionID FunctionID, fStartJIT bool, rgILMapEntries []ILMap) error {
+func (x *Info) SetILInstrumentedCodeMap(functionID FunctionID, startJIT bool, ilMapEntries []ILMap) error {
 	self := x.ptr(1)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo::SetILInstrumentedCodeMap", 1, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo_SetILInstrumentedCodeMap((*C.ICorProfilerInfo)(self), C.FunctionID(functionID), C.BOOL(cgoutil.Bool(fStartJIT)), C.ULONG(len(rgILMapEntries)), (*C.COR_IL_MAP)(unsafe.Pointer(unsafe.SliceData(rgILMapEntries))))
+	hr := C.clrprof_ICorProfilerInfo_SetILInstrumentedCodeMap((*C.ICorProfilerInfo)(self), C.FunctionID(functionID), C.BOOL(cgoutil.Bool(startJIT)), C.ULONG(len(ilMapEntries)), (*C.COR_IL_MAP)(unsafe.Pointer(unsafe.SliceData(ilMapEntries))))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// GetInprocInspectionInterface calls ICorProfilerInfo::GetInprocInspectionInterface.
+/*
+GetInprocInspectionInterface calls ICorProfilerInfo::GetInprocInspectionInterface.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetInprocInspectionInterface() (*Unknown, error) {
 	var res *Unknown
 	self := x.ptr(1)
@@ -588,14 +736,21 @@ func (x *Info) GetInprocInspectionInterface() (*Unknown, error) {
 	}
 	var o_ppicd *C.IUnknown
 	hr := C.clrprof_ICorProfilerInfo_GetInprocInspectionInterface((*C.ICorProfilerInfo)(self), (**C.IUnknown)(unsafe.Pointer(&o_ppicd)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = com.OwnUnknown(unsafe.Pointer(o_ppicd))
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetInprocInspectionIThisThread calls ICorProfilerInfo::GetInprocInspectionIThisThread.
+/*
+GetInprocInspectionIThisThread calls ICorProfilerInfo::GetInprocInspectionIThisThread.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetInprocInspectionIThisThread() (*Unknown, error) {
 	var res *Unknown
 	self := x.ptr(1)
@@ -604,14 +759,21 @@ func (x *Info) GetInprocInspectionIThisThread() (*Unknown, error) {
 	}
 	var o_ppicd *C.IUnknown
 	hr := C.clrprof_ICorProfilerInfo_GetInprocInspectionIThisThread((*C.ICorProfilerInfo)(self), (**C.IUnknown)(unsafe.Pointer(&o_ppicd)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = com.OwnUnknown(unsafe.Pointer(o_ppicd))
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetThreadContext calls ICorProfilerInfo::GetThreadContext.
+/*
+GetThreadContext calls ICorProfilerInfo::GetThreadContext.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetThreadContext(threadID ThreadID) (ContextID, error) {
 	var res ContextID
 	self := x.ptr(1)
@@ -620,43 +782,57 @@ func (x *Info) GetThreadContext(threadID ThreadID) (ContextID, error) {
 	}
 	var o_pContextID C.ContextID
 	hr := C.clrprof_ICorProfilerInfo_GetThreadContext((*C.ICorProfilerInfo)(self), C.ThreadID(threadID), (*C.ContextID)(unsafe.Pointer(&o_pContextID)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = ContextID(o_pContextID)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// BeginInprocDebugging calls ICorProfilerInfo::BeginInprocDebugging.
-func (x *Info) BeginInprocDebugging(fThisThreadOnly bool) (uint32, error) {
+/*
+BeginInprocDebugging calls ICorProfilerInfo::BeginInprocDebugging.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) BeginInprocDebugging(thisThreadOnly bool) (uint32, error) {
 	var res uint32
 	self := x.ptr(1)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo::BeginInprocDebugging", 1, x.Version())
 	}
 	var o_pdwProfilerContext C.DWORD
-	hr := C.clrprof_ICorProfilerInfo_BeginInprocDebugging((*C.ICorProfilerInfo)(self), C.BOOL(cgoutil.Bool(fThisThreadOnly)), (*C.DWORD)(unsafe.Pointer(&o_pdwProfilerContext)))
-	if hr < 0 {
+	hr := C.clrprof_ICorProfilerInfo_BeginInprocDebugging((*C.ICorProfilerInfo)(self), C.BOOL(cgoutil.Bool(thisThreadOnly)), (*C.DWORD)(unsafe.Pointer(&o_pdwProfilerContext)))
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = uint32(o_pdwProfilerContext)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
 // EndInprocDebugging calls ICorProfilerInfo::EndInprocDebugging.
-func (x *Info) EndInprocDebugging(dwProfilerContext uint32) error {
+func (x *Info) EndInprocDebugging(profilerContext uint32) error {
 	self := x.ptr(1)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo::EndInprocDebugging", 1, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo_EndInprocDebugging((*C.ICorProfilerInfo)(self), C.DWORD(dwProfilerContext))
+	hr := C.clrprof_ICorProfilerInfo_EndInprocDebugging((*C.ICorProfilerInfo)(self), C.DWORD(profilerContext))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// GetILToNativeMapping calls ICorProfilerInfo::GetILToNativeMapping.
+/*
+GetILToNativeMapping calls ICorProfilerInfo::GetILToNativeMapping.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetILToNativeMapping(functionID FunctionID) ([]DebugILToNativeMap, error) {
 	var res []DebugILToNativeMap
 	self := x.ptr(1)
@@ -668,22 +844,25 @@ func (x *Info) GetILToNativeMapping(functionID FunctionID) ([]DebugILToNativeMap
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
 		hr = C.clrprof_ICorProfilerInfo_GetILToNativeMapping((*C.ICorProfilerInfo)(self), C.FunctionID(functionID), C.ULONG32(len(b_map_)), (*C.ULONG32)(unsafe.Pointer(&l_pcMap)), (*C.COR_DEBUG_IL_TO_NATIVE_MAP)(unsafe.Pointer(&b_map_[0])))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcMap) > len(b_map_)) {
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcMap) > len(b_map_)) {
 			break
 		}
 		if int(l_pcMap) > len(b_map_) {
 			b_map_ = make([]DebugILToNativeMap, int(l_pcMap))
 		}
 	}
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = b_map_[:min(int(l_pcMap), len(b_map_))]
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// DoStackSnapshot calls ICorProfilerInfo2::DoStackSnapshot.
-func (x *Info) DoStackSnapshot(thread ThreadID, callback unsafe.Pointer, infoFlags uint32, clientData unsafe.Pointer, context []byte) error {
+// doStackSnapshot calls ICorProfilerInfo2::DoStackSnapshot.
+func (x *Info) doStackSnapshot(thread ThreadID, callback unsafe.Pointer, infoFlags uint32, clientData unsafe.Pointer, context []byte) error {
 	self := x.ptr(2)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo2::DoStackSnapshot", 2, x.Version())
@@ -695,13 +874,13 @@ func (x *Info) DoStackSnapshot(thread ThreadID, callback unsafe.Pointer, infoFla
 	return nil
 }
 
-// SetEnterLeaveFunctionHooks2 calls ICorProfilerInfo2::SetEnterLeaveFunctionHooks2.
-func (x *Info) SetEnterLeaveFunctionHooks2(pFuncEnter unsafe.Pointer, pFuncLeave unsafe.Pointer, pFuncTailcall unsafe.Pointer) error {
+// setEnterLeaveFunctionHooks2 calls ICorProfilerInfo2::SetEnterLeaveFunctionHooks2.
+func (x *Info) setEnterLeaveFunctionHooks2(funcEnter unsafe.Pointer, funcLeave unsafe.Pointer, funcTailcall unsafe.Pointer) error {
 	self := x.ptr(2)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo2::SetEnterLeaveFunctionHooks2", 2, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo2_SetEnterLeaveFunctionHooks2((*C.ICorProfilerInfo2)(self), (*C.FunctionEnter2)(unsafe.Pointer(pFuncEnter)), (*C.FunctionLeave2)(unsafe.Pointer(pFuncLeave)), (*C.FunctionTailcall2)(unsafe.Pointer(pFuncTailcall)))
+	hr := C.clrprof_ICorProfilerInfo2_SetEnterLeaveFunctionHooks2((*C.ICorProfilerInfo2)(self), (*C.FunctionEnter2)(unsafe.Pointer(funcEnter)), (*C.FunctionLeave2)(unsafe.Pointer(funcLeave)), (*C.FunctionTailcall2)(unsafe.Pointer(funcTailcall)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -716,7 +895,11 @@ type FunctionInfo2Result struct {
 	TypeArgs []ClassID
 }
 
-// GetFunctionInfo2 calls ICorProfilerInfo2::GetFunctionInfo2.
+/*
+GetFunctionInfo2 calls ICorProfilerInfo2::GetFunctionInfo2.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetFunctionInfo2(funcID FunctionID, frameInfo FrameInfo) (FunctionInfo2Result, error) {
 	var res FunctionInfo2Result
 	self := x.ptr(2)
@@ -731,20 +914,23 @@ func (x *Info) GetFunctionInfo2(funcID FunctionID, frameInfo FrameInfo) (Functio
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
 		hr = C.clrprof_ICorProfilerInfo2_GetFunctionInfo2((*C.ICorProfilerInfo2)(self), C.FunctionID(funcID), C.COR_PRF_FRAME_INFO(frameInfo), (*C.ClassID)(unsafe.Pointer(&o_pClassID)), (*C.ModuleID)(unsafe.Pointer(&o_pModuleID)), (*C.mdToken)(unsafe.Pointer(&o_pToken)), C.ULONG32(len(b_typeArgs)), (*C.ULONG32)(unsafe.Pointer(&l_pcTypeArgs)), (*C.ClassID)(unsafe.Pointer(&b_typeArgs[0])))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTypeArgs) > len(b_typeArgs)) {
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcTypeArgs) > len(b_typeArgs)) {
 			break
 		}
 		if int(l_pcTypeArgs) > len(b_typeArgs) {
 			b_typeArgs = make([]ClassID, int(l_pcTypeArgs))
 		}
 	}
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res.ClassID = ClassID(o_pClassID)
 	res.ModuleID = ModuleID(o_pModuleID)
 	res.Token = metadata.Token(o_pToken)
 	res.TypeArgs = b_typeArgs[:min(int(l_pcTypeArgs), len(b_typeArgs))]
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
@@ -755,7 +941,11 @@ type StringLayoutResult struct {
 	BufferOffset       uint32
 }
 
-// GetStringLayout calls ICorProfilerInfo2::GetStringLayout.
+/*
+GetStringLayout calls ICorProfilerInfo2::GetStringLayout.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetStringLayout() (StringLayoutResult, error) {
 	var res StringLayoutResult
 	self := x.ptr(2)
@@ -766,12 +956,15 @@ func (x *Info) GetStringLayout() (StringLayoutResult, error) {
 	var o_pStringLengthOffset C.ULONG
 	var o_pBufferOffset C.ULONG
 	hr := C.clrprof_ICorProfilerInfo2_GetStringLayout((*C.ICorProfilerInfo2)(self), (*C.ULONG)(unsafe.Pointer(&o_pBufferLengthOffset)), (*C.ULONG)(unsafe.Pointer(&o_pStringLengthOffset)), (*C.ULONG)(unsafe.Pointer(&o_pBufferOffset)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res.BufferLengthOffset = uint32(o_pBufferLengthOffset)
 	res.StringLengthOffset = uint32(o_pStringLengthOffset)
 	res.BufferOffset = uint32(o_pBufferOffset)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
@@ -781,8 +974,12 @@ type ClassLayoutResult struct {
 	ClassSize   uint32
 }
 
-// GetClassLayout calls ICorProfilerInfo2::GetClassLayout.
-func (x *Info) GetClassLayout(classID ClassID, rFieldOffset unsafe.Pointer, cFieldOffset uint32) (ClassLayoutResult, error) {
+/*
+getClassLayout calls ICorProfilerInfo2::GetClassLayout.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) getClassLayout(classID ClassID, fieldOffset unsafe.Pointer, fieldOffset2 uint32) (ClassLayoutResult, error) {
 	var res ClassLayoutResult
 	self := x.ptr(2)
 	if self == nil {
@@ -790,12 +987,15 @@ func (x *Info) GetClassLayout(classID ClassID, rFieldOffset unsafe.Pointer, cFie
 	}
 	var o_pcFieldOffset C.ULONG
 	var o_pulClassSize C.ULONG
-	hr := C.clrprof_ICorProfilerInfo2_GetClassLayout((*C.ICorProfilerInfo2)(self), C.ClassID(classID), (*C.COR_FIELD_OFFSET)(unsafe.Pointer(rFieldOffset)), C.ULONG(cFieldOffset), (*C.ULONG)(unsafe.Pointer(&o_pcFieldOffset)), (*C.ULONG)(unsafe.Pointer(&o_pulClassSize)))
-	if hr < 0 {
+	hr := C.clrprof_ICorProfilerInfo2_GetClassLayout((*C.ICorProfilerInfo2)(self), C.ClassID(classID), (*C.COR_FIELD_OFFSET)(unsafe.Pointer(fieldOffset)), C.ULONG(fieldOffset2), (*C.ULONG)(unsafe.Pointer(&o_pcFieldOffset)), (*C.ULONG)(unsafe.Pointer(&o_pulClassSize)))
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res.FieldOffset = uint32(o_pcFieldOffset)
 	res.ClassSize = uint32(o_pulClassSize)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
@@ -807,7 +1007,11 @@ type ClassIDInfo2Result struct {
 	TypeArgs      []ClassID
 }
 
-// GetClassIDInfo2 calls ICorProfilerInfo2::GetClassIDInfo2.
+/*
+GetClassIDInfo2 calls ICorProfilerInfo2::GetClassIDInfo2.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetClassIDInfo2(classID ClassID) (ClassIDInfo2Result, error) {
 	var res ClassIDInfo2Result
 	self := x.ptr(2)
@@ -822,24 +1026,31 @@ func (x *Info) GetClassIDInfo2(classID ClassID) (ClassIDInfo2Result, error) {
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
 		hr = C.clrprof_ICorProfilerInfo2_GetClassIDInfo2((*C.ICorProfilerInfo2)(self), C.ClassID(classID), (*C.ModuleID)(unsafe.Pointer(&o_pModuleID)), (*C.mdTypeDef)(unsafe.Pointer(&o_pTypeDefToken)), (*C.ClassID)(unsafe.Pointer(&o_pParentClassID)), C.ULONG32(len(b_typeArgs)), (*C.ULONG32)(unsafe.Pointer(&l_pcNumTypeArgs)), (*C.ClassID)(unsafe.Pointer(&b_typeArgs[0])))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcNumTypeArgs) > len(b_typeArgs)) {
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcNumTypeArgs) > len(b_typeArgs)) {
 			break
 		}
 		if int(l_pcNumTypeArgs) > len(b_typeArgs) {
 			b_typeArgs = make([]ClassID, int(l_pcNumTypeArgs))
 		}
 	}
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res.ModuleID = ModuleID(o_pModuleID)
 	res.TypeDefToken = metadata.Token(o_pTypeDefToken)
 	res.ParentClassID = ClassID(o_pParentClassID)
 	res.TypeArgs = b_typeArgs[:min(int(l_pcNumTypeArgs), len(b_typeArgs))]
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetCodeInfo2 calls ICorProfilerInfo2::GetCodeInfo2.
+/*
+GetCodeInfo2 calls ICorProfilerInfo2::GetCodeInfo2.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetCodeInfo2(functionID FunctionID) ([]CodeInfo, error) {
 	var res []CodeInfo
 	self := x.ptr(2)
@@ -851,21 +1062,28 @@ func (x *Info) GetCodeInfo2(functionID FunctionID) ([]CodeInfo, error) {
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
 		hr = C.clrprof_ICorProfilerInfo2_GetCodeInfo2((*C.ICorProfilerInfo2)(self), C.FunctionID(functionID), C.ULONG32(len(b_codeInfos)), (*C.ULONG32)(unsafe.Pointer(&l_pcCodeInfos)), (*C.COR_PRF_CODE_INFO)(unsafe.Pointer(&b_codeInfos[0])))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcCodeInfos) > len(b_codeInfos)) {
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcCodeInfos) > len(b_codeInfos)) {
 			break
 		}
 		if int(l_pcCodeInfos) > len(b_codeInfos) {
 			b_codeInfos = make([]CodeInfo, int(l_pcCodeInfos))
 		}
 	}
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = b_codeInfos[:min(int(l_pcCodeInfos), len(b_codeInfos))]
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetClassFromTokenAndTypeArgs calls ICorProfilerInfo2::GetClassFromTokenAndTypeArgs.
+/*
+GetClassFromTokenAndTypeArgs calls ICorProfilerInfo2::GetClassFromTokenAndTypeArgs.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetClassFromTokenAndTypeArgs(moduleID ModuleID, typeDef metadata.Token, typeArgs []ClassID) (ClassID, error) {
 	var res ClassID
 	self := x.ptr(2)
@@ -874,14 +1092,21 @@ func (x *Info) GetClassFromTokenAndTypeArgs(moduleID ModuleID, typeDef metadata.
 	}
 	var o_pClassID C.ClassID
 	hr := C.clrprof_ICorProfilerInfo2_GetClassFromTokenAndTypeArgs((*C.ICorProfilerInfo2)(self), C.ModuleID(moduleID), C.mdTypeDef(typeDef), C.ULONG32(len(typeArgs)), (*C.ClassID)(unsafe.Pointer(unsafe.SliceData(typeArgs))), (*C.ClassID)(unsafe.Pointer(&o_pClassID)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = ClassID(o_pClassID)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetFunctionFromTokenAndTypeArgs calls ICorProfilerInfo2::GetFunctionFromTokenAndTypeArgs.
+/*
+GetFunctionFromTokenAndTypeArgs calls ICorProfilerInfo2::GetFunctionFromTokenAndTypeArgs.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetFunctionFromTokenAndTypeArgs(moduleID ModuleID, funcDef metadata.Token, classID ClassID, typeArgs []ClassID) (FunctionID, error) {
 	var res FunctionID
 	self := x.ptr(2)
@@ -890,14 +1115,21 @@ func (x *Info) GetFunctionFromTokenAndTypeArgs(moduleID ModuleID, funcDef metada
 	}
 	var o_pFunctionID C.FunctionID
 	hr := C.clrprof_ICorProfilerInfo2_GetFunctionFromTokenAndTypeArgs((*C.ICorProfilerInfo2)(self), C.ModuleID(moduleID), C.mdMethodDef(funcDef), C.ClassID(classID), C.ULONG32(len(typeArgs)), (*C.ClassID)(unsafe.Pointer(unsafe.SliceData(typeArgs))), (*C.FunctionID)(unsafe.Pointer(&o_pFunctionID)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = FunctionID(o_pFunctionID)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// EnumModuleFrozenObjects calls ICorProfilerInfo2::EnumModuleFrozenObjects.
+/*
+EnumModuleFrozenObjects calls ICorProfilerInfo2::EnumModuleFrozenObjects.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) EnumModuleFrozenObjects(moduleID ModuleID) (*ObjectEnum, error) {
 	var res *ObjectEnum
 	self := x.ptr(2)
@@ -906,27 +1138,44 @@ func (x *Info) EnumModuleFrozenObjects(moduleID ModuleID) (*ObjectEnum, error) {
 	}
 	var o_ppEnum *C.ICorProfilerObjectEnum
 	hr := C.clrprof_ICorProfilerInfo2_EnumModuleFrozenObjects((*C.ICorProfilerInfo2)(self), C.ModuleID(moduleID), (**C.ICorProfilerObjectEnum)(unsafe.Pointer(&o_ppEnum)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = ownObjectEnum(unsafe.Pointer(o_ppEnum))
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetArrayObjectInfo calls ICorProfilerInfo2::GetArrayObjectInfo.
-func (x *Info) GetArrayObjectInfo(objectID ObjectID, cDimensions uint32, pDimensionSizes unsafe.Pointer, pDimensionLowerBounds unsafe.Pointer, ppData unsafe.Pointer) error {
+/*
+getArrayObjectInfo calls ICorProfilerInfo2::GetArrayObjectInfo.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) getArrayObjectInfo(objectID ObjectID, dimensions uint32, dimensionSizes unsafe.Pointer, dimensionLowerBounds unsafe.Pointer) (Address, error) {
+	var res Address
 	self := x.ptr(2)
 	if self == nil {
-		return notAvailable("ICorProfilerInfo2::GetArrayObjectInfo", 2, x.Version())
+		return res, notAvailable("ICorProfilerInfo2::GetArrayObjectInfo", 2, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo2_GetArrayObjectInfo((*C.ICorProfilerInfo2)(self), C.ObjectID(objectID), C.ULONG32(cDimensions), (*C.ULONG32)(unsafe.Pointer(pDimensionSizes)), (*C.int)(unsafe.Pointer(pDimensionLowerBounds)), (**C.BYTE)(unsafe.Pointer(ppData)))
+	var o_ppData *C.BYTE
+	hr := C.clrprof_ICorProfilerInfo2_GetArrayObjectInfo((*C.ICorProfilerInfo2)(self), C.ObjectID(objectID), C.ULONG32(dimensions), (*C.ULONG32)(unsafe.Pointer(dimensionSizes)), (*C.int)(unsafe.Pointer(dimensionLowerBounds)), (**C.BYTE)(unsafe.Pointer(&o_ppData)))
+	if hr < 0 && hr != -2146233519 {
+		return res, com.HRESULT(hr)
+	}
+	res = Address(unsafe.Pointer(o_ppData))
 	if hr < 0 {
-		return com.HRESULT(hr)
+		return res, com.HRESULT(hr)
 	}
-	return nil
+	return res, nil
 }
 
-// GetBoxClassLayout calls ICorProfilerInfo2::GetBoxClassLayout.
+/*
+GetBoxClassLayout calls ICorProfilerInfo2::GetBoxClassLayout.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetBoxClassLayout(classID ClassID) (uint32, error) {
 	var res uint32
 	self := x.ptr(2)
@@ -935,14 +1184,21 @@ func (x *Info) GetBoxClassLayout(classID ClassID) (uint32, error) {
 	}
 	var o_pBufferOffset C.ULONG32
 	hr := C.clrprof_ICorProfilerInfo2_GetBoxClassLayout((*C.ICorProfilerInfo2)(self), C.ClassID(classID), (*C.ULONG32)(unsafe.Pointer(&o_pBufferOffset)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = uint32(o_pBufferOffset)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetThreadAppDomain calls ICorProfilerInfo2::GetThreadAppDomain.
+/*
+GetThreadAppDomain calls ICorProfilerInfo2::GetThreadAppDomain.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetThreadAppDomain(threadID ThreadID) (AppDomainID, error) {
 	var res AppDomainID
 	self := x.ptr(2)
@@ -951,78 +1207,113 @@ func (x *Info) GetThreadAppDomain(threadID ThreadID) (AppDomainID, error) {
 	}
 	var o_pAppDomainID C.AppDomainID
 	hr := C.clrprof_ICorProfilerInfo2_GetThreadAppDomain((*C.ICorProfilerInfo2)(self), C.ThreadID(threadID), (*C.AppDomainID)(unsafe.Pointer(&o_pAppDomainID)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = AppDomainID(o_pAppDomainID)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetRVAStaticAddress calls ICorProfilerInfo2::GetRVAStaticAddress.
-func (x *Info) GetRVAStaticAddress(classID ClassID, fieldToken metadata.Token) (uintptr, error) {
-	var res uintptr
+/*
+GetRVAStaticAddress calls ICorProfilerInfo2::GetRVAStaticAddress.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetRVAStaticAddress(classID ClassID, fieldToken metadata.Token) (Address, error) {
+	var res Address
 	self := x.ptr(2)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo2::GetRVAStaticAddress", 2, x.Version())
 	}
 	var o_ppAddress unsafe.Pointer
 	hr := C.clrprof_ICorProfilerInfo2_GetRVAStaticAddress((*C.ICorProfilerInfo2)(self), C.ClassID(classID), C.mdFieldDef(fieldToken), (*unsafe.Pointer)(unsafe.Pointer(&o_ppAddress)))
+	if hr < 0 && hr != -2146233519 {
+		return res, com.HRESULT(hr)
+	}
+	res = Address(unsafe.Pointer(o_ppAddress))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = uintptr(o_ppAddress)
 	return res, nil
 }
 
-// GetAppDomainStaticAddress calls ICorProfilerInfo2::GetAppDomainStaticAddress.
-func (x *Info) GetAppDomainStaticAddress(classID ClassID, fieldToken metadata.Token, appDomainID AppDomainID) (uintptr, error) {
-	var res uintptr
+/*
+GetAppDomainStaticAddress calls ICorProfilerInfo2::GetAppDomainStaticAddress.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetAppDomainStaticAddress(classID ClassID, fieldToken metadata.Token, appDomainID AppDomainID) (Address, error) {
+	var res Address
 	self := x.ptr(2)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo2::GetAppDomainStaticAddress", 2, x.Version())
 	}
 	var o_ppAddress unsafe.Pointer
 	hr := C.clrprof_ICorProfilerInfo2_GetAppDomainStaticAddress((*C.ICorProfilerInfo2)(self), C.ClassID(classID), C.mdFieldDef(fieldToken), C.AppDomainID(appDomainID), (*unsafe.Pointer)(unsafe.Pointer(&o_ppAddress)))
+	if hr < 0 && hr != -2146233519 {
+		return res, com.HRESULT(hr)
+	}
+	res = Address(unsafe.Pointer(o_ppAddress))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = uintptr(o_ppAddress)
 	return res, nil
 }
 
-// GetThreadStaticAddress calls ICorProfilerInfo2::GetThreadStaticAddress.
-func (x *Info) GetThreadStaticAddress(classID ClassID, fieldToken metadata.Token, threadID ThreadID) (uintptr, error) {
-	var res uintptr
+/*
+GetThreadStaticAddress calls ICorProfilerInfo2::GetThreadStaticAddress.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetThreadStaticAddress(classID ClassID, fieldToken metadata.Token, threadID ThreadID) (Address, error) {
+	var res Address
 	self := x.ptr(2)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo2::GetThreadStaticAddress", 2, x.Version())
 	}
 	var o_ppAddress unsafe.Pointer
 	hr := C.clrprof_ICorProfilerInfo2_GetThreadStaticAddress((*C.ICorProfilerInfo2)(self), C.ClassID(classID), C.mdFieldDef(fieldToken), C.ThreadID(threadID), (*unsafe.Pointer)(unsafe.Pointer(&o_ppAddress)))
+	if hr < 0 && hr != -2146233519 {
+		return res, com.HRESULT(hr)
+	}
+	res = Address(unsafe.Pointer(o_ppAddress))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = uintptr(o_ppAddress)
 	return res, nil
 }
 
-// GetContextStaticAddress calls ICorProfilerInfo2::GetContextStaticAddress.
-func (x *Info) GetContextStaticAddress(classID ClassID, fieldToken metadata.Token, contextID ContextID) (uintptr, error) {
-	var res uintptr
+/*
+GetContextStaticAddress calls ICorProfilerInfo2::GetContextStaticAddress.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetContextStaticAddress(classID ClassID, fieldToken metadata.Token, contextID ContextID) (Address, error) {
+	var res Address
 	self := x.ptr(2)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo2::GetContextStaticAddress", 2, x.Version())
 	}
 	var o_ppAddress unsafe.Pointer
 	hr := C.clrprof_ICorProfilerInfo2_GetContextStaticAddress((*C.ICorProfilerInfo2)(self), C.ClassID(classID), C.mdFieldDef(fieldToken), C.ContextID(contextID), (*unsafe.Pointer)(unsafe.Pointer(&o_ppAddress)))
+	if hr < 0 && hr != -2146233519 {
+		return res, com.HRESULT(hr)
+	}
+	res = Address(unsafe.Pointer(o_ppAddress))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = uintptr(o_ppAddress)
 	return res, nil
 }
 
-// GetStaticFieldInfo calls ICorProfilerInfo2::GetStaticFieldInfo.
+/*
+GetStaticFieldInfo calls ICorProfilerInfo2::GetStaticFieldInfo.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetStaticFieldInfo(classID ClassID, fieldToken metadata.Token) (StaticType, error) {
 	var res StaticType
 	self := x.ptr(2)
@@ -1031,14 +1322,21 @@ func (x *Info) GetStaticFieldInfo(classID ClassID, fieldToken metadata.Token) (S
 	}
 	var o_pFieldInfo C.COR_PRF_STATIC_TYPE
 	hr := C.clrprof_ICorProfilerInfo2_GetStaticFieldInfo((*C.ICorProfilerInfo2)(self), C.ClassID(classID), C.mdFieldDef(fieldToken), (*C.COR_PRF_STATIC_TYPE)(unsafe.Pointer(&o_pFieldInfo)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = StaticType(o_pFieldInfo)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetGenerationBounds calls ICorProfilerInfo2::GetGenerationBounds.
+/*
+GetGenerationBounds calls ICorProfilerInfo2::GetGenerationBounds.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetGenerationBounds() ([]GCGenerationRange, error) {
 	var res []GCGenerationRange
 	self := x.ptr(2)
@@ -1050,21 +1348,28 @@ func (x *Info) GetGenerationBounds() ([]GCGenerationRange, error) {
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
 		hr = C.clrprof_ICorProfilerInfo2_GetGenerationBounds((*C.ICorProfilerInfo2)(self), C.ULONG(len(b_ranges)), (*C.ULONG)(unsafe.Pointer(&l_pcObjectRanges)), (*C.COR_PRF_GC_GENERATION_RANGE)(unsafe.Pointer(&b_ranges[0])))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcObjectRanges) > len(b_ranges)) {
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcObjectRanges) > len(b_ranges)) {
 			break
 		}
 		if int(l_pcObjectRanges) > len(b_ranges) {
 			b_ranges = make([]GCGenerationRange, int(l_pcObjectRanges))
 		}
 	}
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = b_ranges[:min(int(l_pcObjectRanges), len(b_ranges))]
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetObjectGeneration calls ICorProfilerInfo2::GetObjectGeneration.
+/*
+GetObjectGeneration calls ICorProfilerInfo2::GetObjectGeneration.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetObjectGeneration(objectID ObjectID) (GCGenerationRange, error) {
 	var res GCGenerationRange
 	self := x.ptr(2)
@@ -1073,30 +1378,44 @@ func (x *Info) GetObjectGeneration(objectID ObjectID) (GCGenerationRange, error)
 	}
 	var o_range_ C.COR_PRF_GC_GENERATION_RANGE
 	hr := C.clrprof_ICorProfilerInfo2_GetObjectGeneration((*C.ICorProfilerInfo2)(self), C.ObjectID(objectID), (*C.COR_PRF_GC_GENERATION_RANGE)(unsafe.Pointer(&o_range_)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = *(*GCGenerationRange)(unsafe.Pointer(&o_range_))
-	return res, nil
-}
-
-// GetNotifiedExceptionClauseInfo calls ICorProfilerInfo2::GetNotifiedExceptionClauseInfo.
-func (x *Info) GetNotifiedExceptionClauseInfo() (ExClauseInfo, error) {
-	var res ExClauseInfo
-	self := x.ptr(2)
-	if self == nil {
-		return res, notAvailable("ICorProfilerInfo2::GetNotifiedExceptionClauseInfo", 2, x.Version())
-	}
-	var o_pinfo C.COR_PRF_EX_CLAUSE_INFO
-	hr := C.clrprof_ICorProfilerInfo2_GetNotifiedExceptionClauseInfo((*C.ICorProfilerInfo2)(self), (*C.COR_PRF_EX_CLAUSE_INFO)(unsafe.Pointer(&o_pinfo)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = *(*ExClauseInfo)(unsafe.Pointer(&o_pinfo))
 	return res, nil
 }
 
-// EnumJITedFunctions calls ICorProfilerInfo3::EnumJITedFunctions.
+/*
+GetNotifiedExceptionClauseInfo calls ICorProfilerInfo2::GetNotifiedExceptionClauseInfo.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetNotifiedExceptionClauseInfo() (ExClauseInfo, bool, error) {
+	var res ExClauseInfo
+	self := x.ptr(2)
+	if self == nil {
+		return res, false, notAvailable("ICorProfilerInfo2::GetNotifiedExceptionClauseInfo", 2, x.Version())
+	}
+	var o_pinfo C.COR_PRF_EX_CLAUSE_INFO
+	hr := C.clrprof_ICorProfilerInfo2_GetNotifiedExceptionClauseInfo((*C.ICorProfilerInfo2)(self), (*C.COR_PRF_EX_CLAUSE_INFO)(unsafe.Pointer(&o_pinfo)))
+	if hr < 0 && hr != -2146233519 {
+		return res, false, com.HRESULT(hr)
+	}
+	res = *(*ExClauseInfo)(unsafe.Pointer(&o_pinfo))
+	if hr < 0 {
+		return res, false, com.HRESULT(hr)
+	}
+	return res, hr == 0, nil
+}
+
+/*
+EnumJITedFunctions calls ICorProfilerInfo3::EnumJITedFunctions.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) EnumJITedFunctions() (*FunctionEnum, error) {
 	var res *FunctionEnum
 	self := x.ptr(3)
@@ -1105,33 +1424,36 @@ func (x *Info) EnumJITedFunctions() (*FunctionEnum, error) {
 	}
 	var o_ppEnum *C.ICorProfilerFunctionEnum
 	hr := C.clrprof_ICorProfilerInfo3_EnumJITedFunctions((*C.ICorProfilerInfo3)(self), (**C.ICorProfilerFunctionEnum)(unsafe.Pointer(&o_ppEnum)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = ownFunctionEnum(unsafe.Pointer(o_ppEnum))
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
 // RequestProfilerDetach calls ICorProfilerInfo3::RequestProfilerDetach.
-func (x *Info) RequestProfilerDetach(dwExpectedCompletionMilliseconds uint32) error {
+func (x *Info) RequestProfilerDetach(expectedCompletionMilliseconds uint32) error {
 	self := x.ptr(3)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo3::RequestProfilerDetach", 3, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo3_RequestProfilerDetach((*C.ICorProfilerInfo3)(self), C.DWORD(dwExpectedCompletionMilliseconds))
+	hr := C.clrprof_ICorProfilerInfo3_RequestProfilerDetach((*C.ICorProfilerInfo3)(self), C.DWORD(expectedCompletionMilliseconds))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// SetFunctionIDMapper2 calls ICorProfilerInfo3::SetFunctionIDMapper2.
-func (x *Info) SetFunctionIDMapper2(pFunc unsafe.Pointer, clientData unsafe.Pointer) error {
+// setFunctionIDMapper2 calls ICorProfilerInfo3::SetFunctionIDMapper2.
+func (x *Info) setFunctionIDMapper2(fn unsafe.Pointer, clientData unsafe.Pointer) error {
 	self := x.ptr(3)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo3::SetFunctionIDMapper2", 3, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo3_SetFunctionIDMapper2((*C.ICorProfilerInfo3)(self), (*C.FunctionIDMapper2)(unsafe.Pointer(pFunc)), (unsafe.Pointer)(unsafe.Pointer(clientData)))
+	hr := C.clrprof_ICorProfilerInfo3_SetFunctionIDMapper2((*C.ICorProfilerInfo3)(self), (*C.FunctionIDMapper2)(unsafe.Pointer(fn)), (unsafe.Pointer)(unsafe.Pointer(clientData)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -1144,7 +1466,11 @@ type StringLayout2Result struct {
 	BufferOffset       uint32
 }
 
-// GetStringLayout2 calls ICorProfilerInfo3::GetStringLayout2.
+/*
+GetStringLayout2 calls ICorProfilerInfo3::GetStringLayout2.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetStringLayout2() (StringLayout2Result, error) {
 	var res StringLayout2Result
 	self := x.ptr(3)
@@ -1154,63 +1480,77 @@ func (x *Info) GetStringLayout2() (StringLayout2Result, error) {
 	var o_pStringLengthOffset C.ULONG
 	var o_pBufferOffset C.ULONG
 	hr := C.clrprof_ICorProfilerInfo3_GetStringLayout2((*C.ICorProfilerInfo3)(self), (*C.ULONG)(unsafe.Pointer(&o_pStringLengthOffset)), (*C.ULONG)(unsafe.Pointer(&o_pBufferOffset)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res.StringLengthOffset = uint32(o_pStringLengthOffset)
 	res.BufferOffset = uint32(o_pBufferOffset)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// SetEnterLeaveFunctionHooks3 calls ICorProfilerInfo3::SetEnterLeaveFunctionHooks3.
-func (x *Info) SetEnterLeaveFunctionHooks3(pFuncEnter3 unsafe.Pointer, pFuncLeave3 unsafe.Pointer, pFuncTailcall3 unsafe.Pointer) error {
+// setEnterLeaveFunctionHooks3 calls ICorProfilerInfo3::SetEnterLeaveFunctionHooks3.
+func (x *Info) setEnterLeaveFunctionHooks3(funcEnter3 unsafe.Pointer, funcLeave3 unsafe.Pointer, funcTailcall3 unsafe.Pointer) error {
 	self := x.ptr(3)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3", 3, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo3_SetEnterLeaveFunctionHooks3((*C.ICorProfilerInfo3)(self), (*C.FunctionEnter3)(unsafe.Pointer(pFuncEnter3)), (*C.FunctionLeave3)(unsafe.Pointer(pFuncLeave3)), (*C.FunctionTailcall3)(unsafe.Pointer(pFuncTailcall3)))
+	hr := C.clrprof_ICorProfilerInfo3_SetEnterLeaveFunctionHooks3((*C.ICorProfilerInfo3)(self), (*C.FunctionEnter3)(unsafe.Pointer(funcEnter3)), (*C.FunctionLeave3)(unsafe.Pointer(funcLeave3)), (*C.FunctionTailcall3)(unsafe.Pointer(funcTailcall3)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// SetEnterLeaveFunctionHooks3WithInfo calls ICorProfilerInfo3::SetEnterLeaveFunctionHooks3WithInfo.
-func (x *Info) SetEnterLeaveFunctionHooks3WithInfo(pFuncEnter3WithInfo unsafe.Pointer, pFuncLeave3WithInfo unsafe.Pointer, pFuncTailcall3WithInfo unsafe.Pointer) error {
+// setEnterLeaveFunctionHooks3WithInfo calls ICorProfilerInfo3::SetEnterLeaveFunctionHooks3WithInfo.
+func (x *Info) setEnterLeaveFunctionHooks3WithInfo(funcEnter3WithInfo unsafe.Pointer, funcLeave3WithInfo unsafe.Pointer, funcTailcall3WithInfo unsafe.Pointer) error {
 	self := x.ptr(3)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3WithInfo", 3, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo3_SetEnterLeaveFunctionHooks3WithInfo((*C.ICorProfilerInfo3)(self), (*C.FunctionEnter3WithInfo)(unsafe.Pointer(pFuncEnter3WithInfo)), (*C.FunctionLeave3WithInfo)(unsafe.Pointer(pFuncLeave3WithInfo)), (*C.FunctionTailcall3WithInfo)(unsafe.Pointer(pFuncTailcall3WithInfo)))
+	hr := C.clrprof_ICorProfilerInfo3_SetEnterLeaveFunctionHooks3WithInfo((*C.ICorProfilerInfo3)(self), (*C.FunctionEnter3WithInfo)(unsafe.Pointer(funcEnter3WithInfo)), (*C.FunctionLeave3WithInfo)(unsafe.Pointer(funcLeave3WithInfo)), (*C.FunctionTailcall3WithInfo)(unsafe.Pointer(funcTailcall3WithInfo)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// GetFunctionEnter3Info calls ICorProfilerInfo3::GetFunctionEnter3Info.
-func (x *Info) GetFunctionEnter3Info(functionID FunctionID, eltInfo ELTInfo, pcbArgumentInfo unsafe.Pointer, pArgumentInfo unsafe.Pointer) (FrameInfo, error) {
+/*
+getFunctionEnter3Info calls ICorProfilerInfo3::GetFunctionEnter3Info.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) getFunctionEnter3Info(functionID FunctionID, eltInfo ELTInfo, argumentInfo unsafe.Pointer, argumentInfo2 unsafe.Pointer) (FrameInfo, error) {
 	var res FrameInfo
 	self := x.ptr(3)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo3::GetFunctionEnter3Info", 3, x.Version())
 	}
 	var o_pFrameInfo C.COR_PRF_FRAME_INFO
-	hr := C.clrprof_ICorProfilerInfo3_GetFunctionEnter3Info((*C.ICorProfilerInfo3)(self), C.FunctionID(functionID), C.COR_PRF_ELT_INFO(eltInfo), (*C.COR_PRF_FRAME_INFO)(unsafe.Pointer(&o_pFrameInfo)), (*C.ULONG)(unsafe.Pointer(pcbArgumentInfo)), (*C.COR_PRF_FUNCTION_ARGUMENT_INFO)(unsafe.Pointer(pArgumentInfo)))
-	if hr < 0 {
+	hr := C.clrprof_ICorProfilerInfo3_GetFunctionEnter3Info((*C.ICorProfilerInfo3)(self), C.FunctionID(functionID), C.COR_PRF_ELT_INFO(eltInfo), (*C.COR_PRF_FRAME_INFO)(unsafe.Pointer(&o_pFrameInfo)), (*C.ULONG)(unsafe.Pointer(argumentInfo)), (*C.COR_PRF_FUNCTION_ARGUMENT_INFO)(unsafe.Pointer(argumentInfo2)))
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = FrameInfo(o_pFrameInfo)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
 // FunctionLeave3InfoResult holds the outputs of ICorProfilerInfo3::GetFunctionLeave3Info.
 type FunctionLeave3InfoResult struct {
 	FrameInfo   FrameInfo
-	RetvalRange FunctionArgumentRange
+	RetValRange FunctionArgumentRange
 }
 
-// GetFunctionLeave3Info calls ICorProfilerInfo3::GetFunctionLeave3Info.
+/*
+GetFunctionLeave3Info calls ICorProfilerInfo3::GetFunctionLeave3Info.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetFunctionLeave3Info(functionID FunctionID, eltInfo ELTInfo) (FunctionLeave3InfoResult, error) {
 	var res FunctionLeave3InfoResult
 	self := x.ptr(3)
@@ -1218,17 +1558,24 @@ func (x *Info) GetFunctionLeave3Info(functionID FunctionID, eltInfo ELTInfo) (Fu
 		return res, notAvailable("ICorProfilerInfo3::GetFunctionLeave3Info", 3, x.Version())
 	}
 	var o_pFrameInfo C.COR_PRF_FRAME_INFO
-	var o_pRetvalRange C.COR_PRF_FUNCTION_ARGUMENT_RANGE
-	hr := C.clrprof_ICorProfilerInfo3_GetFunctionLeave3Info((*C.ICorProfilerInfo3)(self), C.FunctionID(functionID), C.COR_PRF_ELT_INFO(eltInfo), (*C.COR_PRF_FRAME_INFO)(unsafe.Pointer(&o_pFrameInfo)), (*C.COR_PRF_FUNCTION_ARGUMENT_RANGE)(unsafe.Pointer(&o_pRetvalRange)))
-	if hr < 0 {
+	var o_pRetValRange C.COR_PRF_FUNCTION_ARGUMENT_RANGE
+	hr := C.clrprof_ICorProfilerInfo3_GetFunctionLeave3Info((*C.ICorProfilerInfo3)(self), C.FunctionID(functionID), C.COR_PRF_ELT_INFO(eltInfo), (*C.COR_PRF_FRAME_INFO)(unsafe.Pointer(&o_pFrameInfo)), (*C.COR_PRF_FUNCTION_ARGUMENT_RANGE)(unsafe.Pointer(&o_pRetValRange)))
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res.FrameInfo = FrameInfo(o_pFrameInfo)
-	res.RetvalRange = *(*FunctionArgumentRange)(unsafe.Pointer(&o_pRetvalRange))
+	res.RetValRange = *(*FunctionArgumentRange)(unsafe.Pointer(&o_pRetValRange))
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetFunctionTailcall3Info calls ICorProfilerInfo3::GetFunctionTailcall3Info.
+/*
+GetFunctionTailcall3Info calls ICorProfilerInfo3::GetFunctionTailcall3Info.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetFunctionTailcall3Info(functionID FunctionID, eltInfo ELTInfo) (FrameInfo, error) {
 	var res FrameInfo
 	self := x.ptr(3)
@@ -1237,14 +1584,21 @@ func (x *Info) GetFunctionTailcall3Info(functionID FunctionID, eltInfo ELTInfo) 
 	}
 	var o_pFrameInfo C.COR_PRF_FRAME_INFO
 	hr := C.clrprof_ICorProfilerInfo3_GetFunctionTailcall3Info((*C.ICorProfilerInfo3)(self), C.FunctionID(functionID), C.COR_PRF_ELT_INFO(eltInfo), (*C.COR_PRF_FRAME_INFO)(unsafe.Pointer(&o_pFrameInfo)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = FrameInfo(o_pFrameInfo)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// EnumModules calls ICorProfilerInfo3::EnumModules.
+/*
+EnumModules calls ICorProfilerInfo3::EnumModules.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) EnumModules() (*ModuleEnum, error) {
 	var res *ModuleEnum
 	self := x.ptr(3)
@@ -1253,10 +1607,13 @@ func (x *Info) EnumModules() (*ModuleEnum, error) {
 	}
 	var o_ppEnum *C.ICorProfilerModuleEnum
 	hr := C.clrprof_ICorProfilerInfo3_EnumModules((*C.ICorProfilerInfo3)(self), (**C.ICorProfilerModuleEnum)(unsafe.Pointer(&o_ppEnum)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = ownModuleEnum(unsafe.Pointer(o_ppEnum))
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
@@ -1271,7 +1628,11 @@ type RuntimeInformationResult struct {
 	VersionString string
 }
 
-// GetRuntimeInformation calls ICorProfilerInfo3::GetRuntimeInformation.
+/*
+GetRuntimeInformation calls ICorProfilerInfo3::GetRuntimeInformation.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetRuntimeInformation() (RuntimeInformationResult, error) {
 	var res RuntimeInformationResult
 	self := x.ptr(3)
@@ -1289,14 +1650,14 @@ func (x *Info) GetRuntimeInformation() (RuntimeInformationResult, error) {
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
 		hr = C.clrprof_ICorProfilerInfo3_GetRuntimeInformation((*C.ICorProfilerInfo3)(self), (*C.USHORT)(unsafe.Pointer(&o_pCLRInstanceID)), (*C.COR_PRF_RUNTIME_TYPE)(unsafe.Pointer(&o_pRuntimeType)), (*C.USHORT)(unsafe.Pointer(&o_pMajorVersion)), (*C.USHORT)(unsafe.Pointer(&o_pMinorVersion)), (*C.USHORT)(unsafe.Pointer(&o_pBuildNumber)), (*C.USHORT)(unsafe.Pointer(&o_pQfeVersion)), C.ULONG(len(b_szVersionString)), (*C.ULONG)(unsafe.Pointer(&l_pcchVersionString)), (*C.WCHAR)(unsafe.Pointer(&b_szVersionString[0])))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcchVersionString) > len(b_szVersionString)) {
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcchVersionString) > len(b_szVersionString)) {
 			break
 		}
 		if int(l_pcchVersionString) > len(b_szVersionString) {
 			b_szVersionString = make([]uint16, int(l_pcchVersionString))
 		}
 	}
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res.CLRInstanceID = uint16(o_pCLRInstanceID)
@@ -1306,26 +1667,40 @@ func (x *Info) GetRuntimeInformation() (RuntimeInformationResult, error) {
 	res.BuildNumber = uint16(o_pBuildNumber)
 	res.QfeVersion = uint16(o_pQfeVersion)
 	res.VersionString = cgoutil.DecodeUTF16(b_szVersionString[:min(int(l_pcchVersionString), len(b_szVersionString))])
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetThreadStaticAddress2 calls ICorProfilerInfo3::GetThreadStaticAddress2.
-func (x *Info) GetThreadStaticAddress2(classID ClassID, fieldToken metadata.Token, appDomainID AppDomainID, threadID ThreadID) (uintptr, error) {
-	var res uintptr
+/*
+GetThreadStaticAddress2 calls ICorProfilerInfo3::GetThreadStaticAddress2.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetThreadStaticAddress2(classID ClassID, fieldToken metadata.Token, appDomainID AppDomainID, threadID ThreadID) (Address, error) {
+	var res Address
 	self := x.ptr(3)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo3::GetThreadStaticAddress2", 3, x.Version())
 	}
 	var o_ppAddress unsafe.Pointer
 	hr := C.clrprof_ICorProfilerInfo3_GetThreadStaticAddress2((*C.ICorProfilerInfo3)(self), C.ClassID(classID), C.mdFieldDef(fieldToken), C.AppDomainID(appDomainID), C.ThreadID(threadID), (*unsafe.Pointer)(unsafe.Pointer(&o_ppAddress)))
+	if hr < 0 && hr != -2146233519 {
+		return res, com.HRESULT(hr)
+	}
+	res = Address(unsafe.Pointer(o_ppAddress))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = uintptr(o_ppAddress)
 	return res, nil
 }
 
-// GetAppDomainsContainingModule calls ICorProfilerInfo3::GetAppDomainsContainingModule.
+/*
+GetAppDomainsContainingModule calls ICorProfilerInfo3::GetAppDomainsContainingModule.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetAppDomainsContainingModule(moduleID ModuleID) ([]AppDomainID, error) {
 	var res []AppDomainID
 	self := x.ptr(3)
@@ -1337,58 +1712,75 @@ func (x *Info) GetAppDomainsContainingModule(moduleID ModuleID) ([]AppDomainID, 
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
 		hr = C.clrprof_ICorProfilerInfo3_GetAppDomainsContainingModule((*C.ICorProfilerInfo3)(self), C.ModuleID(moduleID), C.ULONG32(len(b_appDomainIDs)), (*C.ULONG32)(unsafe.Pointer(&l_pcAppDomainIDs)), (*C.AppDomainID)(unsafe.Pointer(&b_appDomainIDs[0])))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcAppDomainIDs) > len(b_appDomainIDs)) {
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcAppDomainIDs) > len(b_appDomainIDs)) {
 			break
 		}
 		if int(l_pcAppDomainIDs) > len(b_appDomainIDs) {
 			b_appDomainIDs = make([]AppDomainID, int(l_pcAppDomainIDs))
 		}
 	}
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = b_appDomainIDs[:min(int(l_pcAppDomainIDs), len(b_appDomainIDs))]
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
 // ModuleInfo2Result holds the outputs of ICorProfilerInfo3::GetModuleInfo2.
 type ModuleInfo2Result struct {
-	Name        string
-	AssemblyID  AssemblyID
-	ModuleFlags uint32
+	BaseLoadAddress Address
+	Name            string
+	AssemblyID      AssemblyID
+	ModuleFlags     ModuleFlags
 }
 
-// GetModuleInfo2 calls ICorProfilerInfo3::GetModuleInfo2.
-func (x *Info) GetModuleInfo2(moduleID ModuleID, ppBaseLoadAddress unsafe.Pointer) (ModuleInfo2Result, error) {
+/*
+GetModuleInfo2 calls ICorProfilerInfo3::GetModuleInfo2.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetModuleInfo2(moduleID ModuleID) (ModuleInfo2Result, error) {
 	var res ModuleInfo2Result
 	self := x.ptr(3)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo3::GetModuleInfo2", 3, x.Version())
 	}
+	var o_ppBaseLoadAddress *C.BYTE
 	var l_pcchName C.ULONG
 	b_szName := make([]uint16, 256)
 	var o_pAssemblyID C.AssemblyID
 	var o_pdwModuleFlags C.DWORD
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_ICorProfilerInfo3_GetModuleInfo2((*C.ICorProfilerInfo3)(self), C.ModuleID(moduleID), (*C.LPCBYTE)(unsafe.Pointer(ppBaseLoadAddress)), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pcchName)), (*C.WCHAR)(unsafe.Pointer(&b_szName[0])), (*C.AssemblyID)(unsafe.Pointer(&o_pAssemblyID)), (*C.DWORD)(unsafe.Pointer(&o_pdwModuleFlags)))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcchName) > len(b_szName)) {
+		hr = C.clrprof_ICorProfilerInfo3_GetModuleInfo2((*C.ICorProfilerInfo3)(self), C.ModuleID(moduleID), (*C.LPCBYTE)(unsafe.Pointer(&o_ppBaseLoadAddress)), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pcchName)), (*C.WCHAR)(unsafe.Pointer(&b_szName[0])), (*C.AssemblyID)(unsafe.Pointer(&o_pAssemblyID)), (*C.DWORD)(unsafe.Pointer(&o_pdwModuleFlags)))
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcchName) > len(b_szName)) {
 			break
 		}
 		if int(l_pcchName) > len(b_szName) {
 			b_szName = make([]uint16, int(l_pcchName))
 		}
 	}
+	if hr < 0 && hr != -2146233519 {
+		return res, com.HRESULT(hr)
+	}
+	res.BaseLoadAddress = Address(unsafe.Pointer(o_ppBaseLoadAddress))
+	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pcchName), len(b_szName))])
+	res.AssemblyID = AssemblyID(o_pAssemblyID)
+	res.ModuleFlags = ModuleFlags(o_pdwModuleFlags)
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pcchName), len(b_szName))])
-	res.AssemblyID = AssemblyID(o_pAssemblyID)
-	res.ModuleFlags = uint32(o_pdwModuleFlags)
 	return res, nil
 }
 
-// EnumThreads calls ICorProfilerInfo4::EnumThreads.
+/*
+EnumThreads calls ICorProfilerInfo4::EnumThreads.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) EnumThreads() (*ThreadEnum, error) {
 	var res *ThreadEnum
 	self := x.ptr(4)
@@ -1397,10 +1789,13 @@ func (x *Info) EnumThreads() (*ThreadEnum, error) {
 	}
 	var o_ppEnum *C.ICorProfilerThreadEnum
 	hr := C.clrprof_ICorProfilerInfo4_EnumThreads((*C.ICorProfilerInfo4)(self), (**C.ICorProfilerThreadEnum)(unsafe.Pointer(&o_ppEnum)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = ownThreadEnum(unsafe.Pointer(o_ppEnum))
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
@@ -1430,8 +1825,8 @@ func (x *Info) RequestReJIT(moduleIDs []ModuleID, methodIDs []metadata.Token) er
 	return nil
 }
 
-// RequestRevert calls ICorProfilerInfo4::RequestRevert.
-func (x *Info) RequestRevert(moduleIDs []ModuleID, methodIDs []metadata.Token, status unsafe.Pointer) error {
+// requestRevert calls ICorProfilerInfo4::RequestRevert.
+func (x *Info) requestRevert(moduleIDs []ModuleID, methodIDs []metadata.Token, status unsafe.Pointer) error {
 	self := x.ptr(4)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo4::RequestRevert", 4, x.Version())
@@ -1443,8 +1838,12 @@ func (x *Info) RequestRevert(moduleIDs []ModuleID, methodIDs []metadata.Token, s
 	return nil
 }
 
-// GetCodeInfo3 calls ICorProfilerInfo4::GetCodeInfo3.
-func (x *Info) GetCodeInfo3(functionID FunctionID, reJITID ReJitid) ([]CodeInfo, error) {
+/*
+GetCodeInfo3 calls ICorProfilerInfo4::GetCodeInfo3.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetCodeInfo3(functionID FunctionID, reJITID ReJITID) ([]CodeInfo, error) {
 	var res []CodeInfo
 	self := x.ptr(4)
 	if self == nil {
@@ -1455,28 +1854,35 @@ func (x *Info) GetCodeInfo3(functionID FunctionID, reJITID ReJitid) ([]CodeInfo,
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
 		hr = C.clrprof_ICorProfilerInfo4_GetCodeInfo3((*C.ICorProfilerInfo4)(self), C.FunctionID(functionID), C.ReJITID(reJITID), C.ULONG32(len(b_codeInfos)), (*C.ULONG32)(unsafe.Pointer(&l_pcCodeInfos)), (*C.COR_PRF_CODE_INFO)(unsafe.Pointer(&b_codeInfos[0])))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcCodeInfos) > len(b_codeInfos)) {
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcCodeInfos) > len(b_codeInfos)) {
 			break
 		}
 		if int(l_pcCodeInfos) > len(b_codeInfos) {
 			b_codeInfos = make([]CodeInfo, int(l_pcCodeInfos))
 		}
 	}
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = b_codeInfos[:min(int(l_pcCodeInfos), len(b_codeInfos))]
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
 // FunctionFromIP2Result holds the outputs of ICorProfilerInfo4::GetFunctionFromIP2.
 type FunctionFromIP2Result struct {
 	FunctionID FunctionID
-	ReJITID    ReJitid
+	ReJITID    ReJITID
 }
 
-// GetFunctionFromIP2 calls ICorProfilerInfo4::GetFunctionFromIP2.
-func (x *Info) GetFunctionFromIP2(ip unsafe.Pointer) (FunctionFromIP2Result, error) {
+/*
+GetFunctionFromIP2 calls ICorProfilerInfo4::GetFunctionFromIP2.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetFunctionFromIP2(ip Address) (FunctionFromIP2Result, error) {
 	var res FunctionFromIP2Result
 	self := x.ptr(4)
 	if self == nil {
@@ -1484,43 +1890,57 @@ func (x *Info) GetFunctionFromIP2(ip unsafe.Pointer) (FunctionFromIP2Result, err
 	}
 	var o_pFunctionID C.FunctionID
 	var o_pReJITID C.ReJITID
-	hr := C.clrprof_ICorProfilerInfo4_GetFunctionFromIP2((*C.ICorProfilerInfo4)(self), (C.LPCBYTE)(unsafe.Pointer(ip)), (*C.FunctionID)(unsafe.Pointer(&o_pFunctionID)), (*C.ReJITID)(unsafe.Pointer(&o_pReJITID)))
-	if hr < 0 {
+	hr := C.clrprof_ICorProfilerInfo4_GetFunctionFromIP2((*C.ICorProfilerInfo4)(self), *(*C.LPCBYTE)(unsafe.Pointer(&ip)), (*C.FunctionID)(unsafe.Pointer(&o_pFunctionID)), (*C.ReJITID)(unsafe.Pointer(&o_pReJITID)))
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res.FunctionID = FunctionID(o_pFunctionID)
-	res.ReJITID = ReJitid(o_pReJITID)
+	res.ReJITID = ReJITID(o_pReJITID)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetReJITIDs calls ICorProfilerInfo4::GetReJITIDs.
-func (x *Info) GetReJITIDs(functionID FunctionID) ([]ReJitid, error) {
-	var res []ReJitid
+/*
+GetReJITIDs calls ICorProfilerInfo4::GetReJITIDs.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetReJITIDs(functionID FunctionID) ([]ReJITID, error) {
+	var res []ReJITID
 	self := x.ptr(4)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo4::GetReJITIDs", 4, x.Version())
 	}
 	var l_pcReJITIDs C.ULONG
-	b_reJITIDs := make([]ReJitid, 32)
+	b_reJITIDs := make([]ReJITID, 32)
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
 		hr = C.clrprof_ICorProfilerInfo4_GetReJITIDs((*C.ICorProfilerInfo4)(self), C.FunctionID(functionID), C.ULONG(len(b_reJITIDs)), (*C.ULONG)(unsafe.Pointer(&l_pcReJITIDs)), (*C.ReJITID)(unsafe.Pointer(&b_reJITIDs[0])))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcReJITIDs) > len(b_reJITIDs)) {
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcReJITIDs) > len(b_reJITIDs)) {
 			break
 		}
 		if int(l_pcReJITIDs) > len(b_reJITIDs) {
-			b_reJITIDs = make([]ReJitid, int(l_pcReJITIDs))
+			b_reJITIDs = make([]ReJITID, int(l_pcReJITIDs))
 		}
 	}
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = b_reJITIDs[:min(int(l_pcReJITIDs), len(b_reJITIDs))]
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetILToNativeMapping2 calls ICorProfilerInfo4::GetILToNativeMapping2.
-func (x *Info) GetILToNativeMapping2(functionID FunctionID, reJITID ReJitid) ([]DebugILToNativeMap, error) {
+/*
+GetILToNativeMapping2 calls ICorProfilerInfo4::GetILToNativeMapping2.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetILToNativeMapping2(functionID FunctionID, reJITID ReJITID) ([]DebugILToNativeMap, error) {
 	var res []DebugILToNativeMap
 	self := x.ptr(4)
 	if self == nil {
@@ -1531,21 +1951,28 @@ func (x *Info) GetILToNativeMapping2(functionID FunctionID, reJITID ReJitid) ([]
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
 		hr = C.clrprof_ICorProfilerInfo4_GetILToNativeMapping2((*C.ICorProfilerInfo4)(self), C.FunctionID(functionID), C.ReJITID(reJITID), C.ULONG32(len(b_map_)), (*C.ULONG32)(unsafe.Pointer(&l_pcMap)), (*C.COR_DEBUG_IL_TO_NATIVE_MAP)(unsafe.Pointer(&b_map_[0])))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcMap) > len(b_map_)) {
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcMap) > len(b_map_)) {
 			break
 		}
 		if int(l_pcMap) > len(b_map_) {
 			b_map_ = make([]DebugILToNativeMap, int(l_pcMap))
 		}
 	}
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = b_map_[:min(int(l_pcMap), len(b_map_))]
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// EnumJITedFunctions2 calls ICorProfilerInfo4::EnumJITedFunctions2.
+/*
+EnumJITedFunctions2 calls ICorProfilerInfo4::EnumJITedFunctions2.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) EnumJITedFunctions2() (*FunctionEnum, error) {
 	var res *FunctionEnum
 	self := x.ptr(4)
@@ -1554,26 +1981,36 @@ func (x *Info) EnumJITedFunctions2() (*FunctionEnum, error) {
 	}
 	var o_ppEnum *C.ICorProfilerFunctionEnum
 	hr := C.clrprof_ICorProfilerInfo4_EnumJITedFunctions2((*C.ICorProfilerInfo4)(self), (**C.ICorProfilerFunctionEnum)(unsafe.Pointer(&o_ppEnum)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = ownFunctionEnum(unsafe.Pointer(o_ppEnum))
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetObjectSize2 calls ICorProfilerInfo4::GetObjectSize2.
-func (x *Info) GetObjectSize2(objectID ObjectID) (uintptr, error) {
-	var res uintptr
+/*
+GetObjectSize2 calls ICorProfilerInfo4::GetObjectSize2.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetObjectSize2(objectID ObjectID) (uint64, error) {
+	var res uint64
 	self := x.ptr(4)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo4::GetObjectSize2", 4, x.Version())
 	}
 	var o_pcSize C.SIZE_T
 	hr := C.clrprof_ICorProfilerInfo4_GetObjectSize2((*C.ICorProfilerInfo4)(self), C.ObjectID(objectID), (*C.SIZE_T)(unsafe.Pointer(&o_pcSize)))
+	if hr < 0 && hr != -2146233519 {
+		return res, com.HRESULT(hr)
+	}
+	res = uint64(o_pcSize)
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = uintptr(o_pcSize)
 	return res, nil
 }
 
@@ -1583,7 +2020,11 @@ type EventMask2Result struct {
 	EventsHigh HighMonitor
 }
 
-// GetEventMask2 calls ICorProfilerInfo5::GetEventMask2.
+/*
+GetEventMask2 calls ICorProfilerInfo5::GetEventMask2.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetEventMask2() (EventMask2Result, error) {
 	var res EventMask2Result
 	self := x.ptr(5)
@@ -1593,21 +2034,24 @@ func (x *Info) GetEventMask2() (EventMask2Result, error) {
 	var o_pdwEventsLow C.DWORD
 	var o_pdwEventsHigh C.DWORD
 	hr := C.clrprof_ICorProfilerInfo5_GetEventMask2((*C.ICorProfilerInfo5)(self), (*C.DWORD)(unsafe.Pointer(&o_pdwEventsLow)), (*C.DWORD)(unsafe.Pointer(&o_pdwEventsHigh)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res.EventsLow = Monitor(o_pdwEventsLow)
 	res.EventsHigh = HighMonitor(o_pdwEventsHigh)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
 // SetEventMask2 calls ICorProfilerInfo5::SetEventMask2.
-func (x *Info) SetEventMask2(dwEventsLow Monitor, dwEventsHigh HighMonitor) error {
+func (x *Info) SetEventMask2(eventsLow Monitor, eventsHigh HighMonitor) error {
 	self := x.ptr(5)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo5::SetEventMask2", 5, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo5_SetEventMask2((*C.ICorProfilerInfo5)(self), C.DWORD(dwEventsLow), C.DWORD(dwEventsHigh))
+	hr := C.clrprof_ICorProfilerInfo5_SetEventMask2((*C.ICorProfilerInfo5)(self), C.DWORD(eventsLow), C.DWORD(eventsHigh))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -1620,7 +2064,11 @@ type EnumNgenModuleMethodsInliningThisMethodResult struct {
 	Enum           *MethodEnum
 }
 
-// EnumNgenModuleMethodsInliningThisMethod calls ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
+/*
+EnumNgenModuleMethodsInliningThisMethod calls ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) EnumNgenModuleMethodsInliningThisMethod(inlinersModuleID ModuleID, inlineeModuleID ModuleID, inlineeMethodID metadata.Token) (EnumNgenModuleMethodsInliningThisMethodResult, error) {
 	var res EnumNgenModuleMethodsInliningThisMethodResult
 	self := x.ptr(6)
@@ -1630,11 +2078,14 @@ func (x *Info) EnumNgenModuleMethodsInliningThisMethod(inlinersModuleID ModuleID
 	var o_incompleteData C.BOOL
 	var o_ppEnum *C.ICorProfilerMethodEnum
 	hr := C.clrprof_ICorProfilerInfo6_EnumNgenModuleMethodsInliningThisMethod((*C.ICorProfilerInfo6)(self), C.ModuleID(inlinersModuleID), C.ModuleID(inlineeModuleID), C.mdMethodDef(inlineeMethodID), (*C.BOOL)(unsafe.Pointer(&o_incompleteData)), (**C.ICorProfilerMethodEnum)(unsafe.Pointer(&o_ppEnum)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res.IncompleteData = o_incompleteData != 0
 	res.Enum = ownMethodEnum(unsafe.Pointer(o_ppEnum))
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
@@ -1651,7 +2102,11 @@ func (x *Info) ApplyMetaData(moduleID ModuleID) error {
 	return nil
 }
 
-// GetInMemorySymbolsLength calls ICorProfilerInfo7::GetInMemorySymbolsLength.
+/*
+GetInMemorySymbolsLength calls ICorProfilerInfo7::GetInMemorySymbolsLength.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) GetInMemorySymbolsLength(moduleID ModuleID) (uint32, error) {
 	var res uint32
 	self := x.ptr(7)
@@ -1660,10 +2115,13 @@ func (x *Info) GetInMemorySymbolsLength(moduleID ModuleID) (uint32, error) {
 	}
 	var o_pCountSymbolBytes C.DWORD
 	hr := C.clrprof_ICorProfilerInfo7_GetInMemorySymbolsLength((*C.ICorProfilerInfo7)(self), C.ModuleID(moduleID), (*C.DWORD)(unsafe.Pointer(&o_pCountSymbolBytes)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = uint32(o_pCountSymbolBytes)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
@@ -1673,7 +2131,11 @@ type ReadInMemorySymbolsResult struct {
 	CountSymbolBytesRead uint32
 }
 
-// ReadInMemorySymbols calls ICorProfilerInfo7::ReadInMemorySymbols.
+/*
+ReadInMemorySymbols calls ICorProfilerInfo7::ReadInMemorySymbols.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) ReadInMemorySymbols(moduleID ModuleID, symbolsReadOffset uint32, countSymbolBytes uint32) (ReadInMemorySymbolsResult, error) {
 	var res ReadInMemorySymbolsResult
 	self := x.ptr(7)
@@ -1683,15 +2145,22 @@ func (x *Info) ReadInMemorySymbols(moduleID ModuleID, symbolsReadOffset uint32, 
 	var o_pSymbolBytes C.BYTE
 	var o_pCountSymbolBytesRead C.DWORD
 	hr := C.clrprof_ICorProfilerInfo7_ReadInMemorySymbols((*C.ICorProfilerInfo7)(self), C.ModuleID(moduleID), C.DWORD(symbolsReadOffset), (*C.BYTE)(unsafe.Pointer(&o_pSymbolBytes)), C.DWORD(countSymbolBytes), (*C.DWORD)(unsafe.Pointer(&o_pCountSymbolBytesRead)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res.SymbolBytes = uint8(o_pSymbolBytes)
 	res.CountSymbolBytesRead = uint32(o_pCountSymbolBytesRead)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// IsFunctionDynamic calls ICorProfilerInfo8::IsFunctionDynamic.
+/*
+IsFunctionDynamic calls ICorProfilerInfo8::IsFunctionDynamic.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) IsFunctionDynamic(functionID FunctionID) (bool, error) {
 	var res bool
 	self := x.ptr(8)
@@ -1700,21 +2169,28 @@ func (x *Info) IsFunctionDynamic(functionID FunctionID) (bool, error) {
 	}
 	var o_isDynamic C.BOOL
 	hr := C.clrprof_ICorProfilerInfo8_IsFunctionDynamic((*C.ICorProfilerInfo8)(self), C.FunctionID(functionID), (*C.BOOL)(unsafe.Pointer(&o_isDynamic)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = o_isDynamic != 0
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
 // FunctionFromIP3Result holds the outputs of ICorProfilerInfo8::GetFunctionFromIP3.
 type FunctionFromIP3Result struct {
 	FunctionID FunctionID
-	ReJITID    ReJitid
+	ReJITID    ReJITID
 }
 
-// GetFunctionFromIP3 calls ICorProfilerInfo8::GetFunctionFromIP3.
-func (x *Info) GetFunctionFromIP3(ip unsafe.Pointer) (FunctionFromIP3Result, error) {
+/*
+GetFunctionFromIP3 calls ICorProfilerInfo8::GetFunctionFromIP3.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetFunctionFromIP3(ip Address) (FunctionFromIP3Result, error) {
 	var res FunctionFromIP3Result
 	self := x.ptr(8)
 	if self == nil {
@@ -1722,93 +2198,164 @@ func (x *Info) GetFunctionFromIP3(ip unsafe.Pointer) (FunctionFromIP3Result, err
 	}
 	var o_functionID C.FunctionID
 	var o_pReJITID C.ReJITID
-	hr := C.clrprof_ICorProfilerInfo8_GetFunctionFromIP3((*C.ICorProfilerInfo8)(self), (C.LPCBYTE)(unsafe.Pointer(ip)), (*C.FunctionID)(unsafe.Pointer(&o_functionID)), (*C.ReJITID)(unsafe.Pointer(&o_pReJITID)))
-	if hr < 0 {
+	hr := C.clrprof_ICorProfilerInfo8_GetFunctionFromIP3((*C.ICorProfilerInfo8)(self), *(*C.LPCBYTE)(unsafe.Pointer(&ip)), (*C.FunctionID)(unsafe.Pointer(&o_functionID)), (*C.ReJITID)(unsafe.Pointer(&o_pReJITID)))
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res.FunctionID = FunctionID(o_functionID)
-	res.ReJITID = ReJitid(o_pReJITID)
+	res.ReJITID = ReJITID(o_pReJITID)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
 // DynamicFunctionInfoResult holds the outputs of ICorProfilerInfo8::GetDynamicFunctionInfo.
 type DynamicFunctionInfoResult struct {
 	ModuleID ModuleID
-	Sig      uint32
+	Sig      []byte
 	Name     string
 }
 
-// GetDynamicFunctionInfo calls ICorProfilerInfo8::GetDynamicFunctionInfo.
-func (x *Info) GetDynamicFunctionInfo(functionID FunctionID, ppvSig unsafe.Pointer) (DynamicFunctionInfoResult, error) {
+/*
+GetDynamicFunctionInfo calls ICorProfilerInfo8::GetDynamicFunctionInfo.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetDynamicFunctionInfo(functionID FunctionID) (DynamicFunctionInfoResult, error) {
 	var res DynamicFunctionInfoResult
 	self := x.ptr(8)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo8::GetDynamicFunctionInfo", 8, x.Version())
 	}
 	var o_moduleID C.ModuleID
-	var o_pbSig C.ULONG
+	var o_ppvSig *C.COR_SIGNATURE
+	var l_pbSig C.ULONG
 	var l_pcchName C.ULONG
 	b_wszName := make([]uint16, 256)
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_ICorProfilerInfo8_GetDynamicFunctionInfo((*C.ICorProfilerInfo8)(self), C.FunctionID(functionID), (*C.ModuleID)(unsafe.Pointer(&o_moduleID)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(ppvSig)), (*C.ULONG)(unsafe.Pointer(&o_pbSig)), C.ULONG(len(b_wszName)), (*C.ULONG)(unsafe.Pointer(&l_pcchName)), (*C.WCHAR)(unsafe.Pointer(&b_wszName[0])))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcchName) > len(b_wszName)) {
+		hr = C.clrprof_ICorProfilerInfo8_GetDynamicFunctionInfo((*C.ICorProfilerInfo8)(self), C.FunctionID(functionID), (*C.ModuleID)(unsafe.Pointer(&o_moduleID)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSig)), (*C.ULONG)(unsafe.Pointer(&l_pbSig)), C.ULONG(len(b_wszName)), (*C.ULONG)(unsafe.Pointer(&l_pcchName)), (*C.WCHAR)(unsafe.Pointer(&b_wszName[0])))
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcchName) > len(b_wszName)) {
 			break
 		}
 		if int(l_pcchName) > len(b_wszName) {
 			b_wszName = make([]uint16, int(l_pcchName))
 		}
 	}
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res.ModuleID = ModuleID(o_moduleID)
-	res.Sig = uint32(o_pbSig)
+	res.Sig = cgoutil.Bytes(unsafe.Pointer(o_ppvSig), int(l_pbSig))
 	res.Name = cgoutil.DecodeUTF16(b_wszName[:min(int(l_pcchName), len(b_wszName))])
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetNativeCodeStartAddresses calls ICorProfilerInfo9::GetNativeCodeStartAddresses.
-func (x *Info) GetNativeCodeStartAddresses(functionID FunctionID, reJITID ReJitid, cCodeStartAddresses uint32, pcCodeStartAddresses unsafe.Pointer, codeStartAddresses unsafe.Pointer) error {
+/*
+GetNativeCodeStartAddresses calls ICorProfilerInfo9::GetNativeCodeStartAddresses.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetNativeCodeStartAddresses(functionID FunctionID, reJITID ReJITID) ([]Address, error) {
+	var res []Address
 	self := x.ptr(9)
 	if self == nil {
-		return notAvailable("ICorProfilerInfo9::GetNativeCodeStartAddresses", 9, x.Version())
+		return res, notAvailable("ICorProfilerInfo9::GetNativeCodeStartAddresses", 9, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo9_GetNativeCodeStartAddresses((*C.ICorProfilerInfo9)(self), C.FunctionID(functionID), C.ReJITID(reJITID), C.ULONG32(cCodeStartAddresses), (*C.ULONG32)(unsafe.Pointer(pcCodeStartAddresses)), (*C.UINT_PTR)(unsafe.Pointer(codeStartAddresses)))
+	var l_pcCodeStartAddresses C.ULONG32
+	b_codeStartAddresses := make([]Address, 32)
+	var hr C.HRESULT
+	for attempt := 0; ; attempt++ {
+		hr = C.clrprof_ICorProfilerInfo9_GetNativeCodeStartAddresses((*C.ICorProfilerInfo9)(self), C.FunctionID(functionID), C.ReJITID(reJITID), C.ULONG32(len(b_codeStartAddresses)), (*C.ULONG32)(unsafe.Pointer(&l_pcCodeStartAddresses)), (*C.UINT_PTR)(unsafe.Pointer(&b_codeStartAddresses[0])))
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcCodeStartAddresses) > len(b_codeStartAddresses)) {
+			break
+		}
+		if int(l_pcCodeStartAddresses) > len(b_codeStartAddresses) {
+			b_codeStartAddresses = make([]Address, int(l_pcCodeStartAddresses))
+		}
+	}
+	if hr < 0 && hr != -2146233519 {
+		return res, com.HRESULT(hr)
+	}
+	res = b_codeStartAddresses[:min(int(l_pcCodeStartAddresses), len(b_codeStartAddresses))]
 	if hr < 0 {
-		return com.HRESULT(hr)
+		return res, com.HRESULT(hr)
 	}
-	return nil
+	return res, nil
 }
 
-// GetILToNativeMapping3 calls ICorProfilerInfo9::GetILToNativeMapping3.
-func (x *Info) GetILToNativeMapping3(pNativeCodeStartAddress uintptr, cMap uint32, pcMap unsafe.Pointer, map_ unsafe.Pointer) error {
+/*
+GetILToNativeMapping3 calls ICorProfilerInfo9::GetILToNativeMapping3.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetILToNativeMapping3(nativeCodeStartAddress Address) ([]DebugILToNativeMap, error) {
+	var res []DebugILToNativeMap
 	self := x.ptr(9)
 	if self == nil {
-		return notAvailable("ICorProfilerInfo9::GetILToNativeMapping3", 9, x.Version())
+		return res, notAvailable("ICorProfilerInfo9::GetILToNativeMapping3", 9, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo9_GetILToNativeMapping3((*C.ICorProfilerInfo9)(self), C.UINT_PTR(pNativeCodeStartAddress), C.ULONG32(cMap), (*C.ULONG32)(unsafe.Pointer(pcMap)), (*C.COR_DEBUG_IL_TO_NATIVE_MAP)(unsafe.Pointer(map_)))
+	var l_pcMap C.ULONG32
+	b_map_ := make([]DebugILToNativeMap, 32)
+	var hr C.HRESULT
+	for attempt := 0; ; attempt++ {
+		hr = C.clrprof_ICorProfilerInfo9_GetILToNativeMapping3((*C.ICorProfilerInfo9)(self), C.UINT_PTR(nativeCodeStartAddress), C.ULONG32(len(b_map_)), (*C.ULONG32)(unsafe.Pointer(&l_pcMap)), (*C.COR_DEBUG_IL_TO_NATIVE_MAP)(unsafe.Pointer(&b_map_[0])))
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcMap) > len(b_map_)) {
+			break
+		}
+		if int(l_pcMap) > len(b_map_) {
+			b_map_ = make([]DebugILToNativeMap, int(l_pcMap))
+		}
+	}
+	if hr < 0 && hr != -2146233519 {
+		return res, com.HRESULT(hr)
+	}
+	res = b_map_[:min(int(l_pcMap), len(b_map_))]
 	if hr < 0 {
-		return com.HRESULT(hr)
+		return res, com.HRESULT(hr)
 	}
-	return nil
+	return res, nil
 }
 
-// GetCodeInfo4 calls ICorProfilerInfo9::GetCodeInfo4.
-func (x *Info) GetCodeInfo4(pNativeCodeStartAddress uintptr, cCodeInfos uint32, pcCodeInfos unsafe.Pointer, codeInfos unsafe.Pointer) error {
+/*
+GetCodeInfo4 calls ICorProfilerInfo9::GetCodeInfo4.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetCodeInfo4(nativeCodeStartAddress Address) ([]CodeInfo, error) {
+	var res []CodeInfo
 	self := x.ptr(9)
 	if self == nil {
-		return notAvailable("ICorProfilerInfo9::GetCodeInfo4", 9, x.Version())
+		return res, notAvailable("ICorProfilerInfo9::GetCodeInfo4", 9, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo9_GetCodeInfo4((*C.ICorProfilerInfo9)(self), C.UINT_PTR(pNativeCodeStartAddress), C.ULONG32(cCodeInfos), (*C.ULONG32)(unsafe.Pointer(pcCodeInfos)), (*C.COR_PRF_CODE_INFO)(unsafe.Pointer(codeInfos)))
+	var l_pcCodeInfos C.ULONG32
+	b_codeInfos := make([]CodeInfo, 32)
+	var hr C.HRESULT
+	for attempt := 0; ; attempt++ {
+		hr = C.clrprof_ICorProfilerInfo9_GetCodeInfo4((*C.ICorProfilerInfo9)(self), C.UINT_PTR(nativeCodeStartAddress), C.ULONG32(len(b_codeInfos)), (*C.ULONG32)(unsafe.Pointer(&l_pcCodeInfos)), (*C.COR_PRF_CODE_INFO)(unsafe.Pointer(&b_codeInfos[0])))
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcCodeInfos) > len(b_codeInfos)) {
+			break
+		}
+		if int(l_pcCodeInfos) > len(b_codeInfos) {
+			b_codeInfos = make([]CodeInfo, int(l_pcCodeInfos))
+		}
+	}
+	if hr < 0 && hr != -2146233519 {
+		return res, com.HRESULT(hr)
+	}
+	res = b_codeInfos[:min(int(l_pcCodeInfos), len(b_codeInfos))]
 	if hr < 0 {
-		return com.HRESULT(hr)
+		return res, com.HRESULT(hr)
 	}
-	return nil
+	return res, nil
 }
 
-// EnumerateObjectReferences calls ICorProfilerInfo10::EnumerateObjectReferences.
-func (x *Info) EnumerateObjectReferences(objectID ObjectID, callback unsafe.Pointer, clientData unsafe.Pointer) error {
+// enumerateObjectReferences calls ICorProfilerInfo10::EnumerateObjectReferences.
+func (x *Info) enumerateObjectReferences(objectID ObjectID, callback unsafe.Pointer, clientData unsafe.Pointer) error {
 	self := x.ptr(10)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo10::EnumerateObjectReferences", 10, x.Version())
@@ -1820,39 +2367,59 @@ func (x *Info) EnumerateObjectReferences(objectID ObjectID, callback unsafe.Poin
 	return nil
 }
 
-// IsFrozenObject calls ICorProfilerInfo10::IsFrozenObject.
-func (x *Info) IsFrozenObject(objectID ObjectID, pbFrozen unsafe.Pointer) error {
+/*
+IsFrozenObject calls ICorProfilerInfo10::IsFrozenObject.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) IsFrozenObject(objectID ObjectID) (bool, error) {
+	var res bool
 	self := x.ptr(10)
 	if self == nil {
-		return notAvailable("ICorProfilerInfo10::IsFrozenObject", 10, x.Version())
+		return res, notAvailable("ICorProfilerInfo10::IsFrozenObject", 10, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo10_IsFrozenObject((*C.ICorProfilerInfo10)(self), C.ObjectID(objectID), (*C.BOOL)(unsafe.Pointer(pbFrozen)))
+	var o_pbFrozen C.BOOL
+	hr := C.clrprof_ICorProfilerInfo10_IsFrozenObject((*C.ICorProfilerInfo10)(self), C.ObjectID(objectID), (*C.BOOL)(unsafe.Pointer(&o_pbFrozen)))
+	if hr < 0 && hr != -2146233519 {
+		return res, com.HRESULT(hr)
+	}
+	res = o_pbFrozen != 0
 	if hr < 0 {
-		return com.HRESULT(hr)
+		return res, com.HRESULT(hr)
 	}
-	return nil
+	return res, nil
 }
 
-// GetLOHObjectSizeThreshold calls ICorProfilerInfo10::GetLOHObjectSizeThreshold.
-func (x *Info) GetLOHObjectSizeThreshold(pThreshold unsafe.Pointer) error {
+/*
+GetLOHObjectSizeThreshold calls ICorProfilerInfo10::GetLOHObjectSizeThreshold.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetLOHObjectSizeThreshold() (uint32, error) {
+	var res uint32
 	self := x.ptr(10)
 	if self == nil {
-		return notAvailable("ICorProfilerInfo10::GetLOHObjectSizeThreshold", 10, x.Version())
+		return res, notAvailable("ICorProfilerInfo10::GetLOHObjectSizeThreshold", 10, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo10_GetLOHObjectSizeThreshold((*C.ICorProfilerInfo10)(self), (*C.DWORD)(unsafe.Pointer(pThreshold)))
+	var o_pThreshold C.DWORD
+	hr := C.clrprof_ICorProfilerInfo10_GetLOHObjectSizeThreshold((*C.ICorProfilerInfo10)(self), (*C.DWORD)(unsafe.Pointer(&o_pThreshold)))
+	if hr < 0 && hr != -2146233519 {
+		return res, com.HRESULT(hr)
+	}
+	res = uint32(o_pThreshold)
 	if hr < 0 {
-		return com.HRESULT(hr)
+		return res, com.HRESULT(hr)
 	}
-	return nil
+	return res, nil
 }
 
 // RequestReJITWithInliners calls ICorProfilerInfo10::RequestReJITWithInliners.
-func (x *Info) RequestReJITWithInliners(dwReJITFlags uint32, moduleIDs []ModuleID, methodIDs []metadata.Token) error {
+func (x *Info) RequestReJITWithInliners(rejitFlags ReJITFlags, moduleIDs []ModuleID, methodIDs []metadata.Token) error {
 	self := x.ptr(10)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo10::RequestReJITWithInliners", 10, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo10_RequestReJITWithInliners((*C.ICorProfilerInfo10)(self), C.DWORD(dwReJITFlags), C.ULONG(len(moduleIDs)), (*C.ModuleID)(unsafe.Pointer(unsafe.SliceData(moduleIDs))), (*C.mdMethodDef)(unsafe.Pointer(unsafe.SliceData(methodIDs))))
+	hr := C.clrprof_ICorProfilerInfo10_RequestReJITWithInliners((*C.ICorProfilerInfo10)(self), C.DWORD(rejitFlags), C.ULONG(len(moduleIDs)), (*C.ModuleID)(unsafe.Pointer(unsafe.SliceData(moduleIDs))), (*C.mdMethodDef)(unsafe.Pointer(unsafe.SliceData(methodIDs))))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -1885,41 +2452,48 @@ func (x *Info) ResumeRuntime() error {
 	return nil
 }
 
-// GetEnvironmentVariable calls ICorProfilerInfo11::GetEnvironmentVariable.
-func (x *Info) GetEnvironmentVariable(szName string) (string, error) {
+/*
+GetEnvironmentVariable calls ICorProfilerInfo11::GetEnvironmentVariable.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetEnvironmentVariable(name string) (string, error) {
 	var res string
 	self := x.ptr(11)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo11::GetEnvironmentVariable", 11, x.Version())
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
+	s_szName := cgoutil.EncodeUTF16Z(name)
 	var l_pcchValue C.ULONG
 	b_szValue := make([]uint16, 256)
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
 		hr = C.clrprof_ICorProfilerInfo11_GetEnvironmentVariable((*C.ICorProfilerInfo11)(self), (*C.WCHAR)(unsafe.Pointer(&s_szName[0])), C.ULONG(len(b_szValue)), (*C.ULONG)(unsafe.Pointer(&l_pcchValue)), (*C.WCHAR)(unsafe.Pointer(&b_szValue[0])))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcchValue) > len(b_szValue)) {
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcchValue) > len(b_szValue)) {
 			break
 		}
 		if int(l_pcchValue) > len(b_szValue) {
 			b_szValue = make([]uint16, int(l_pcchValue))
 		}
 	}
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = cgoutil.DecodeUTF16(b_szValue[:min(int(l_pcchValue), len(b_szValue))])
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
 // SetEnvironmentVariable calls ICorProfilerInfo11::SetEnvironmentVariable.
-func (x *Info) SetEnvironmentVariable(szName string, szValue string) error {
+func (x *Info) SetEnvironmentVariable(name string, value string) error {
 	self := x.ptr(11)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo11::SetEnvironmentVariable", 11, x.Version())
 	}
-	s_szName := cgoutil.EncodeUTF16Z(szName)
-	s_szValue := cgoutil.EncodeUTF16Z(szValue)
+	s_szName := cgoutil.EncodeUTF16Z(name)
+	s_szValue := cgoutil.EncodeUTF16Z(value)
 	hr := C.clrprof_ICorProfilerInfo11_SetEnvironmentVariable((*C.ICorProfilerInfo11)(self), (*C.WCHAR)(unsafe.Pointer(&s_szName[0])), (*C.WCHAR)(unsafe.Pointer(&s_szValue[0])))
 	if hr < 0 {
 		return com.HRESULT(hr)
@@ -1927,24 +2501,31 @@ func (x *Info) SetEnvironmentVariable(szName string, szValue string) error {
 	return nil
 }
 
-// EventPipeStartSession calls ICorProfilerInfo12::EventPipeStartSession.
-func (x *Info) EventPipeStartSession(pProviderConfigs []EventpipeProviderConfig, requestRundown bool) (EventPipeSession, error) {
+/*
+EventPipeStartSession calls ICorProfilerInfo12::EventPipeStartSession.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) EventPipeStartSession(providerConfigs []EventPipeProviderConfig, requestRundown bool) (EventPipeSession, error) {
 	var res EventPipeSession
 	self := x.ptr(12)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo12::EventPipeStartSession", 12, x.Version())
 	}
 	var o_pSession C.EVENTPIPE_SESSION
-	hr := C.clrprof_ICorProfilerInfo12_EventPipeStartSession((*C.ICorProfilerInfo12)(self), C.UINT32(len(pProviderConfigs)), (*C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG)(unsafe.Pointer(unsafe.SliceData(pProviderConfigs))), C.BOOL(cgoutil.Bool(requestRundown)), (*C.EVENTPIPE_SESSION)(unsafe.Pointer(&o_pSession)))
-	if hr < 0 {
+	hr := C.clrprof_ICorProfilerInfo12_EventPipeStartSession((*C.ICorProfilerInfo12)(self), C.UINT32(len(providerConfigs)), (*C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG)(unsafe.Pointer(unsafe.SliceData(providerConfigs))), C.BOOL(cgoutil.Bool(requestRundown)), (*C.EVENTPIPE_SESSION)(unsafe.Pointer(&o_pSession)))
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = EventPipeSession(o_pSession)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// EventPipeAddProviderToSession calls ICorProfilerInfo12::EventPipeAddProviderToSession.
-func (x *Info) EventPipeAddProviderToSession(session EventPipeSession, providerConfig unsafe.Pointer) error {
+// eventPipeAddProviderToSession calls ICorProfilerInfo12::EventPipeAddProviderToSession.
+func (x *Info) eventPipeAddProviderToSession(session EventPipeSession, providerConfig unsafe.Pointer) error {
 	self := x.ptr(12)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo12::EventPipeAddProviderToSession", 12, x.Version())
@@ -1969,7 +2550,11 @@ func (x *Info) EventPipeStopSession(session EventPipeSession) error {
 	return nil
 }
 
-// EventPipeCreateProvider calls ICorProfilerInfo12::EventPipeCreateProvider.
+/*
+EventPipeCreateProvider calls ICorProfilerInfo12::EventPipeCreateProvider.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) EventPipeCreateProvider(providerName string) (EventPipeProvider, error) {
 	var res EventPipeProvider
 	self := x.ptr(12)
@@ -1979,14 +2564,21 @@ func (x *Info) EventPipeCreateProvider(providerName string) (EventPipeProvider, 
 	s_providerName := cgoutil.EncodeUTF16Z(providerName)
 	var o_pProvider C.EVENTPIPE_PROVIDER
 	hr := C.clrprof_ICorProfilerInfo12_EventPipeCreateProvider((*C.ICorProfilerInfo12)(self), (*C.WCHAR)(unsafe.Pointer(&s_providerName[0])), (*C.EVENTPIPE_PROVIDER)(unsafe.Pointer(&o_pProvider)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = EventPipeProvider(o_pProvider)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// EventPipeGetProviderInfo calls ICorProfilerInfo12::EventPipeGetProviderInfo.
+/*
+EventPipeGetProviderInfo calls ICorProfilerInfo12::EventPipeGetProviderInfo.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) EventPipeGetProviderInfo(provider EventPipeProvider) (string, error) {
 	var res string
 	self := x.ptr(12)
@@ -1998,22 +2590,29 @@ func (x *Info) EventPipeGetProviderInfo(provider EventPipeProvider) (string, err
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
 		hr = C.clrprof_ICorProfilerInfo12_EventPipeGetProviderInfo((*C.ICorProfilerInfo12)(self), C.EVENTPIPE_PROVIDER(provider), C.ULONG(len(b_providerName)), (*C.ULONG)(unsafe.Pointer(&l_pcchName)), (*C.WCHAR)(unsafe.Pointer(&b_providerName[0])))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcchName) > len(b_providerName)) {
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcchName) > len(b_providerName)) {
 			break
 		}
 		if int(l_pcchName) > len(b_providerName) {
 			b_providerName = make([]uint16, int(l_pcchName))
 		}
 	}
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = cgoutil.DecodeUTF16(b_providerName[:min(int(l_pcchName), len(b_providerName))])
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// EventPipeDefineEvent calls ICorProfilerInfo12::EventPipeDefineEvent.
-func (x *Info) EventPipeDefineEvent(provider EventPipeProvider, eventName string, eventID uint32, keywords uint64, eventVersion uint32, level uint32, opcode uint8, needStack bool, pParamDescs []EventpipeParamDesc) (EventPipeEvent, error) {
+/*
+EventPipeDefineEvent calls ICorProfilerInfo12::EventPipeDefineEvent.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) EventPipeDefineEvent(provider EventPipeProvider, eventName string, eventID uint32, keywords uint64, eventVersion uint32, level uint32, opcode uint8, needStack bool, paramDescs []EventPipeParamDesc) (EventPipeEvent, error) {
 	var res EventPipeEvent
 	self := x.ptr(12)
 	if self == nil {
@@ -2021,22 +2620,25 @@ func (x *Info) EventPipeDefineEvent(provider EventPipeProvider, eventName string
 	}
 	s_eventName := cgoutil.EncodeUTF16Z(eventName)
 	var o_pEvent C.EVENTPIPE_EVENT
-	hr := C.clrprof_ICorProfilerInfo12_EventPipeDefineEvent((*C.ICorProfilerInfo12)(self), C.EVENTPIPE_PROVIDER(provider), (*C.WCHAR)(unsafe.Pointer(&s_eventName[0])), C.UINT32(eventID), C.UINT64(keywords), C.UINT32(eventVersion), C.UINT32(level), C.UINT8(opcode), C.BOOL(cgoutil.Bool(needStack)), C.UINT32(len(pParamDescs)), (*C.COR_PRF_EVENTPIPE_PARAM_DESC)(unsafe.Pointer(unsafe.SliceData(pParamDescs))), (*C.EVENTPIPE_EVENT)(unsafe.Pointer(&o_pEvent)))
-	if hr < 0 {
+	hr := C.clrprof_ICorProfilerInfo12_EventPipeDefineEvent((*C.ICorProfilerInfo12)(self), C.EVENTPIPE_PROVIDER(provider), (*C.WCHAR)(unsafe.Pointer(&s_eventName[0])), C.UINT32(eventID), C.UINT64(keywords), C.UINT32(eventVersion), C.UINT32(level), C.UINT8(opcode), C.BOOL(cgoutil.Bool(needStack)), C.UINT32(len(paramDescs)), (*C.COR_PRF_EVENTPIPE_PARAM_DESC)(unsafe.Pointer(unsafe.SliceData(paramDescs))), (*C.EVENTPIPE_EVENT)(unsafe.Pointer(&o_pEvent)))
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = EventPipeEvent(o_pEvent)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
 // EventPipeWriteEvent calls ICorProfilerInfo12::EventPipeWriteEvent.
-func (x *Info) EventPipeWriteEvent(event EventPipeEvent, data []EventData, pActivityID uuid.UUID, pRelatedActivityID uuid.UUID) error {
+func (x *Info) EventPipeWriteEvent(event EventPipeEvent, data []EventData, activityID uuid.UUID, relatedActivityID uuid.UUID) error {
 	self := x.ptr(12)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo12::EventPipeWriteEvent", 12, x.Version())
 	}
-	g_pActivityID := cgoutil.ToGUID(pActivityID)
-	g_pRelatedActivityID := cgoutil.ToGUID(pRelatedActivityID)
+	g_pActivityID := cgoutil.ToGUID(activityID)
+	g_pRelatedActivityID := cgoutil.ToGUID(relatedActivityID)
 	hr := C.clrprof_ICorProfilerInfo12_EventPipeWriteEvent((*C.ICorProfilerInfo12)(self), C.EVENTPIPE_EVENT(event), C.UINT32(len(data)), (*C.COR_PRF_EVENT_DATA)(unsafe.Pointer(unsafe.SliceData(data))), (C.LPCGUID)(unsafe.Pointer(&g_pActivityID)), (C.LPCGUID)(unsafe.Pointer(&g_pRelatedActivityID)))
 	if hr < 0 {
 		return com.HRESULT(hr)
@@ -2044,49 +2646,70 @@ func (x *Info) EventPipeWriteEvent(event EventPipeEvent, data []EventData, pActi
 	return nil
 }
 
-// CreateHandle calls ICorProfilerInfo13::CreateHandle.
-func (x *Info) CreateHandle(object ObjectID, type_ HandleType, pHandle unsafe.Pointer) error {
+/*
+CreateHandle calls ICorProfilerInfo13::CreateHandle.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) CreateHandle(object ObjectID, typ HandleType) (ObjectHandle, error) {
+	var res ObjectHandle
 	self := x.ptr(13)
 	if self == nil {
-		return notAvailable("ICorProfilerInfo13::CreateHandle", 13, x.Version())
+		return res, notAvailable("ICorProfilerInfo13::CreateHandle", 13, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo13_CreateHandle((*C.ICorProfilerInfo13)(self), C.ObjectID(object), C.COR_PRF_HANDLE_TYPE(type_), (*C.ObjectHandleID)(unsafe.Pointer(pHandle)))
+	var o_pHandle C.ObjectHandleID
+	hr := C.clrprof_ICorProfilerInfo13_CreateHandle((*C.ICorProfilerInfo13)(self), C.ObjectID(object), C.COR_PRF_HANDLE_TYPE(typ), (*C.ObjectHandleID)(unsafe.Pointer(&o_pHandle)))
+	if hr < 0 && hr != -2146233519 {
+		return res, com.HRESULT(hr)
+	}
+	res = ObjectHandle(unsafe.Pointer(o_pHandle))
 	if hr < 0 {
-		return com.HRESULT(hr)
+		return res, com.HRESULT(hr)
 	}
-	return nil
+	return res, nil
 }
 
 // DestroyHandle calls ICorProfilerInfo13::DestroyHandle.
-func (x *Info) DestroyHandle(handle unsafe.Pointer) error {
+func (x *Info) DestroyHandle(handle ObjectHandle) error {
 	self := x.ptr(13)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo13::DestroyHandle", 13, x.Version())
 	}
-	hr := C.clrprof_ICorProfilerInfo13_DestroyHandle((*C.ICorProfilerInfo13)(self), (C.ObjectHandleID)(unsafe.Pointer(handle)))
+	hr := C.clrprof_ICorProfilerInfo13_DestroyHandle((*C.ICorProfilerInfo13)(self), *(*C.ObjectHandleID)(unsafe.Pointer(&handle)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// GetObjectIDFromHandle calls ICorProfilerInfo13::GetObjectIDFromHandle.
-func (x *Info) GetObjectIDFromHandle(handle unsafe.Pointer) (ObjectID, error) {
+/*
+GetObjectIDFromHandle calls ICorProfilerInfo13::GetObjectIDFromHandle.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetObjectIDFromHandle(handle ObjectHandle) (ObjectID, error) {
 	var res ObjectID
 	self := x.ptr(13)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo13::GetObjectIDFromHandle", 13, x.Version())
 	}
 	var o_pObject C.ObjectID
-	hr := C.clrprof_ICorProfilerInfo13_GetObjectIDFromHandle((*C.ICorProfilerInfo13)(self), (C.ObjectHandleID)(unsafe.Pointer(handle)), (*C.ObjectID)(unsafe.Pointer(&o_pObject)))
-	if hr < 0 {
+	hr := C.clrprof_ICorProfilerInfo13_GetObjectIDFromHandle((*C.ICorProfilerInfo13)(self), *(*C.ObjectHandleID)(unsafe.Pointer(&handle)), (*C.ObjectID)(unsafe.Pointer(&o_pObject)))
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = ObjectID(o_pObject)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// EnumerateNonGCObjects calls ICorProfilerInfo14::EnumerateNonGCObjects.
+/*
+EnumerateNonGCObjects calls ICorProfilerInfo14::EnumerateNonGCObjects.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
 func (x *Info) EnumerateNonGCObjects() (*ObjectEnum, error) {
 	var res *ObjectEnum
 	self := x.ptr(14)
@@ -2095,41 +2718,55 @@ func (x *Info) EnumerateNonGCObjects() (*ObjectEnum, error) {
 	}
 	var o_ppEnum *C.ICorProfilerObjectEnum
 	hr := C.clrprof_ICorProfilerInfo14_EnumerateNonGCObjects((*C.ICorProfilerInfo14)(self), (**C.ICorProfilerObjectEnum)(unsafe.Pointer(&o_ppEnum)))
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = ownObjectEnum(unsafe.Pointer(o_ppEnum))
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// GetNonGCHeapBounds calls ICorProfilerInfo14::GetNonGCHeapBounds.
-func (x *Info) GetNonGCHeapBounds() ([]NongcHeapRange, error) {
-	var res []NongcHeapRange
+/*
+GetNonGCHeapBounds calls ICorProfilerInfo14::GetNonGCHeapBounds.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) GetNonGCHeapBounds() ([]NonGCHeapRange, error) {
+	var res []NonGCHeapRange
 	self := x.ptr(14)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo14::GetNonGCHeapBounds", 14, x.Version())
 	}
 	var l_pcObjectRanges C.ULONG
-	b_ranges := make([]NongcHeapRange, 32)
+	b_ranges := make([]NonGCHeapRange, 32)
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
 		hr = C.clrprof_ICorProfilerInfo14_GetNonGCHeapBounds((*C.ICorProfilerInfo14)(self), C.ULONG(len(b_ranges)), (*C.ULONG)(unsafe.Pointer(&l_pcObjectRanges)), (*C.COR_PRF_NONGC_HEAP_RANGE)(unsafe.Pointer(&b_ranges[0])))
-		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcObjectRanges) > len(b_ranges)) {
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer || hr == -2146233519) || !(int(l_pcObjectRanges) > len(b_ranges)) {
 			break
 		}
 		if int(l_pcObjectRanges) > len(b_ranges) {
-			b_ranges = make([]NongcHeapRange, int(l_pcObjectRanges))
+			b_ranges = make([]NonGCHeapRange, int(l_pcObjectRanges))
 		}
 	}
-	if hr < 0 {
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = b_ranges[:min(int(l_pcObjectRanges), len(b_ranges))]
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// EventPipeCreateProvider2 calls ICorProfilerInfo14::EventPipeCreateProvider2.
-func (x *Info) EventPipeCreateProvider2(providerName string, pCallback unsafe.Pointer) (EventPipeProvider, error) {
+/*
+eventPipeCreateProvider2 calls ICorProfilerInfo14::EventPipeCreateProvider2.
+When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+is not known yet), the outputs it did fill are returned with that error.
+*/
+func (x *Info) eventPipeCreateProvider2(providerName string, callback unsafe.Pointer) (EventPipeProvider, error) {
 	var res EventPipeProvider
 	self := x.ptr(14)
 	if self == nil {
@@ -2137,16 +2774,19 @@ func (x *Info) EventPipeCreateProvider2(providerName string, pCallback unsafe.Po
 	}
 	s_providerName := cgoutil.EncodeUTF16Z(providerName)
 	var o_pProvider C.EVENTPIPE_PROVIDER
-	hr := C.clrprof_ICorProfilerInfo14_EventPipeCreateProvider2((*C.ICorProfilerInfo14)(self), (*C.WCHAR)(unsafe.Pointer(&s_providerName[0])), (*C.EventPipeProviderCallback)(unsafe.Pointer(pCallback)), (*C.EVENTPIPE_PROVIDER)(unsafe.Pointer(&o_pProvider)))
-	if hr < 0 {
+	hr := C.clrprof_ICorProfilerInfo14_EventPipeCreateProvider2((*C.ICorProfilerInfo14)(self), (*C.WCHAR)(unsafe.Pointer(&s_providerName[0])), (*C.EventPipeProviderCallback)(unsafe.Pointer(callback)), (*C.EVENTPIPE_PROVIDER)(unsafe.Pointer(&o_pProvider)))
+	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
 	res = EventPipeProvider(o_pProvider)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
 	return res, nil
 }
 
-// EnumerateGCHeapObjects calls ICorProfilerInfo15::EnumerateGCHeapObjects.
-func (x *Info) EnumerateGCHeapObjects(callback unsafe.Pointer, callbackState unsafe.Pointer) error {
+// enumerateGCHeapObjects calls ICorProfilerInfo15::EnumerateGCHeapObjects.
+func (x *Info) enumerateGCHeapObjects(callback unsafe.Pointer, callbackState unsafe.Pointer) error {
 	self := x.ptr(15)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo15::EnumerateGCHeapObjects", 15, x.Version())
@@ -2619,8 +3259,8 @@ func (x *MethodMalloc) Release() {
 	x.p = nil
 }
 
-// Alloc calls IMethodMalloc::Alloc.
-func (x *MethodMalloc) Alloc(cb uint32) uintptr {
+// alloc calls IMethodMalloc::Alloc.
+func (x *MethodMalloc) alloc(cb uint32) uintptr {
 	if x == nil || x.p == nil {
 		return 0
 	}
@@ -2697,11 +3337,11 @@ func (x *FunctionControl) SetCodegenFlags(flags uint32) error {
 }
 
 // SetILFunctionBody calls ICorProfilerFunctionControl::SetILFunctionBody.
-func (x *FunctionControl) SetILFunctionBody(pbNewILMethodHeader []byte) error {
+func (x *FunctionControl) SetILFunctionBody(newILMethodHeader []byte) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionControl")
 	}
-	hr := C.clrprof_ICorProfilerFunctionControl_SetILFunctionBody((*C.ICorProfilerFunctionControl)(x.p), C.ULONG(len(pbNewILMethodHeader)), (C.LPCBYTE)(unsafe.Pointer(unsafe.SliceData(pbNewILMethodHeader))))
+	hr := C.clrprof_ICorProfilerFunctionControl_SetILFunctionBody((*C.ICorProfilerFunctionControl)(x.p), C.ULONG(len(newILMethodHeader)), (C.LPCBYTE)(unsafe.Pointer(unsafe.SliceData(newILMethodHeader))))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -2709,11 +3349,11 @@ func (x *FunctionControl) SetILFunctionBody(pbNewILMethodHeader []byte) error {
 }
 
 // SetILInstrumentedCodeMap calls ICorProfilerFunctionControl::SetILInstrumentedCodeMap.
-func (x *FunctionControl) SetILInstrumentedCodeMap(rgILMapEntries []ILMap) error {
+func (x *FunctionControl) SetILInstrumentedCodeMap(ilMapEntries []ILMap) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionControl")
 	}
-	hr := C.clrprof_ICorProfilerFunctionControl_SetILInstrumentedCodeMap((*C.ICorProfilerFunctionControl)(x.p), C.ULONG(len(rgILMapEntries)), (*C.COR_IL_MAP)(unsafe.Pointer(unsafe.SliceData(rgILMapEntries))))
+	hr := C.clrprof_ICorProfilerFunctionControl_SetILInstrumentedCodeMap((*C.ICorProfilerFunctionControl)(x.p), C.ULONG(len(ilMapEntries)), (*C.COR_IL_MAP)(unsafe.Pointer(unsafe.SliceData(ilMapEntries))))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -3046,12 +3686,12 @@ func (x *AssemblyReferenceProvider) Release() {
 	x.p = nil
 }
 
-// AddAssemblyReference calls ICorProfilerAssemblyReferenceProvider::AddAssemblyReference.
-func (x *AssemblyReferenceProvider) AddAssemblyReference(pAssemblyRefInfo unsafe.Pointer) error {
+// addAssemblyReference calls ICorProfilerAssemblyReferenceProvider::AddAssemblyReference.
+func (x *AssemblyReferenceProvider) addAssemblyReference(assemblyRefInfo unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerAssemblyReferenceProvider")
 	}
-	hr := C.clrprof_ICorProfilerAssemblyReferenceProvider_AddAssemblyReference((*C.ICorProfilerAssemblyReferenceProvider)(x.p), (*C.COR_PRF_ASSEMBLY_REFERENCE_INFO)(unsafe.Pointer(pAssemblyRefInfo)))
+	hr := C.clrprof_ICorProfilerAssemblyReferenceProvider_AddAssemblyReference((*C.ICorProfilerAssemblyReferenceProvider)(x.p), (*C.COR_PRF_ASSEMBLY_REFERENCE_INFO)(unsafe.Pointer(assemblyRefInfo)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}

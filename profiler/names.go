@@ -25,29 +25,54 @@ const maxNameDepth = 32
 // FunctionName returns the name of a function as the runtime knows it:
 // "Namespace.Class.Method", with the type arguments of a generic class or
 // method instantiation when the runtime reports them
-// ("MyClass<int>.Foo<float>"); built-in types use their C# keywords. Code
-// shared between reference-type instantiations reports System.__Canon for
-// those arguments.
+// ("MyClass<int>.Foo<float>"); built-in types use their C# keywords.
+//
+// For shared generic code the name is only as exact as what the runtime
+// reports without a frame: a shared generic method shows System.__Canon
+// for its reference-type arguments (Foo<System.__Canon>), and a method of a
+// generic class whose code is shared, for which the runtime reports no
+// ClassID, shows the class with its formal type parameters (Pair<A,B>), even
+// when some real arguments are value types. FunctionFullName with a frame
+// from a stack walk or an ELT hook names the exact instantiation.
 func (x *Info) FunctionName(f FunctionID) (string, error) {
+	p, err := x.FunctionNameParts(f)
+	if err != nil {
+		return "", err
+	}
+	return methodName(p.Class, p.Method, p.MethodArgs), nil
+}
+
+// NameParts are the parts FunctionName joins: the declaring class as
+// ClassName formats it (with its type arguments), the bare method name,
+// and the method's own type arguments.
+type NameParts struct {
+	ClassID    ClassID  // the declaring class, 0 when the runtime did not say
+	Class      string   // "Namespace.Outer+Nested<int>"
+	Method     string   // "Work", ".ctor"
+	MethodArgs []string // type arguments of a generic method: ["float"]
+}
+
+// FunctionNameParts returns the declaring class and the bare method name
+// of a function (see FunctionName for how they are formatted).
+func (x *Info) FunctionNameParts(f FunctionID) (NameParts, error) {
 	fn, err := x.functionParts(f, 0)
 	if err != nil {
-		return "", err
+		return NameParts{}, err
 	}
 	defer fn.imp.Release()
-	var class string
+	p := NameParts{ClassID: fn.ClassID, Method: fn.method.Name}
 	if fn.ClassID != 0 {
-		class, err = x.className(fn.ClassID, 0)
+		p.Class, err = x.className(fn.ClassID, 0)
 	} else {
-		class, err = fn.imp.TypeDefDisplayName(fn.method.Class, nil)
+		p.Class, err = fn.imp.TypeDefDisplayName(fn.method.Class, nil)
 	}
 	if err != nil {
-		return "", err
+		return NameParts{}, err
 	}
-	args, err := x.typeArgNames(fn.TypeArgs, 0)
-	if err != nil {
-		return "", err
+	if p.MethodArgs, err = x.typeArgNames(fn.TypeArgs, 0); err != nil {
+		return NameParts{}, err
 	}
-	return methodName(class, fn.method.Name, args), nil
+	return p, nil
 }
 
 // funcParts is what a function's names are made of: what GetFunctionInfo2
@@ -102,7 +127,7 @@ func (x *Info) className(c ClassID, depth int) (string, error) {
 	if depth > maxNameDepth {
 		return "", fmt.Errorf("clrprof: class %#x: type arguments nested deeper than %d", uint64(c), maxNameDepth)
 	}
-	if arr, err := x.IsArrayClass(c); err == nil && arr.Rank > 0 {
+	if arr, isArray, err := x.IsArrayClass(c); err == nil && isArray && arr.Rank > 0 {
 		elem, err := x.elementName(metadata.ElementType(arr.BaseElemType), arr.BaseClassID, depth)
 		if err != nil {
 			return "", err

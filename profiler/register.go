@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/clrprof/clrprof/internal/guid"
 	"log/slog"
 	"reflect"
 	"runtime"
@@ -139,20 +140,20 @@ func applyImplemented(implemented []bool) {
 
 // parseCLSID accepts a GUID with or without braces.
 func parseCLSID(s string) (uuid.UUID, error) {
-	t := strings.TrimSpace(s)
-	if strings.HasPrefix(t, "{") != strings.HasSuffix(t, "}") {
-		return uuid.UUID{}, fmt.Errorf("clrprof: Register: invalid CLSID %q: unbalanced braces", s)
-	}
-	t = strings.TrimSuffix(strings.TrimPrefix(t, "{"), "}")
-	if len(t) != 36 {
-		return uuid.UUID{}, fmt.Errorf("clrprof: Register: invalid CLSID %q: want xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", s)
-	}
-	id, err := uuid.Parse(t)
+	id, err := guid.Parse(s)
 	if err != nil {
-		return uuid.UUID{}, fmt.Errorf("clrprof: Register: invalid CLSID %q: %w", s, err)
+		return uuid.UUID{}, fmt.Errorf("clrprof: Register: invalid CLSID %q (%w)", s, err)
 	}
 	return id, nil
 }
+
+// ParseGUID reads a GUID (a CLSID, an IID) in registry form, with or
+// without braces: "{8A5D2C3E-1F4B-4E6A-9D7C-0B3E5F1A2C4D}".
+func ParseGUID(s string) (uuid.UUID, error) { return guid.Parse(s) }
+
+// FormatGUID writes a GUID in registry form, upper case in braces, as
+// CORECLR_PROFILER expects it.
+func FormatGUID(u uuid.UUID) string { return guid.Format(u) }
 
 // implementedSlots decides, for every callback slot, whether impl really
 // implements that callback, and returns warnings about methods that look

@@ -17,7 +17,7 @@ import (
 // is 0 for a run of native (unmanaged) frames.
 type StackFrame struct {
 	Function FunctionID
-	IP       uintptr
+	IP       Address
 	// Frame is the frame info for generic instantiations
 	// ([Info.FunctionFullName]); valid only inside a WalkStack callback,
 	// 0 in StackTrace results.
@@ -65,7 +65,7 @@ func (x *Info) stackTrace(thread ThreadID, max int) ([]StackFrame, bool, error) 
 	}
 	frames := make([]StackFrame, int(n))
 	for i := range frames {
-		frames[i] = StackFrame{Function: FunctionID(buf[i]), IP: buf[max+i]}
+		frames[i] = StackFrame{Function: FunctionID(buf[i]), IP: Address(buf[max+i])}
 	}
 	return frames, more != 0, nil
 }
@@ -117,7 +117,7 @@ func clrprofGoStackFrame(h C.uintptr_t, f, ip, frame C.uintptr_t) (goOn C.int) {
 		}
 	}()
 	w = cgo.Handle(h).Value().(*stackWalk)
-	if !w.fn(StackFrame{Function: FunctionID(f), IP: uintptr(ip), Frame: FrameInfo(frame)}) {
+	if !w.fn(StackFrame{Function: FunctionID(f), IP: Address(ip), Frame: FrameInfo(frame)}) {
 		w.stopped = true
 		return 0
 	}

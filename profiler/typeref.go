@@ -241,7 +241,7 @@ func (r *TypeResolver) findInAssembly(ar metadata.AssemblyRefInfo, full string, 
 }
 
 func (r *TypeResolver) findInAssemblyOf(m ModuleID, full string) (TypeLocation, error) {
-	mi, err := r.info.GetModuleInfo(m, nil)
+	mi, err := r.info.GetModuleInfo(m)
 	if err != nil {
 		return TypeLocation{}, err
 	}
@@ -250,7 +250,7 @@ func (r *TypeResolver) findInAssemblyOf(m ModuleID, full string) (TypeLocation, 
 		return TypeLocation{}, err
 	}
 	for _, o := range mods {
-		oi, err := r.info.GetModuleInfo(o, nil)
+		oi, err := r.info.GetModuleInfo(o)
 		if err != nil || oi.AssemblyID != mi.AssemblyID || o == m {
 			continue
 		}

@@ -47,8 +47,8 @@ type GCHandleID uintptr
 // ELTInfo is the runtime's COR_PRF_ELT_INFO (UINT_PTR).
 type ELTInfo uintptr
 
-// ReJitid is the runtime's ReJITID (UINT_PTR).
-type ReJitid uintptr
+// ReJITID is the runtime's ReJITID (UINT_PTR).
+type ReJITID uintptr
 
 // FrameInfo is the runtime's COR_PRF_FRAME_INFO (UINT_PTR).
 type FrameInfo uintptr
@@ -61,6 +61,9 @@ type EventPipeEvent uintptr
 
 // EventPipeSession is the runtime's EVENTPIPE_SESSION (UINT64).
 type EventPipeSession uint64
+
+// ObjectHandle is the runtime's ObjectHandleID (void).
+type ObjectHandle uintptr
 
 // DebugILToNativeMappingTypes is CorDebugIlToNativeMappingTypes.
 type DebugILToNativeMappingTypes int32
@@ -186,8 +189,8 @@ const (
 	MonitorRemoting Monitor = 1024
 	// MonitorCodeTransitions is COR_PRF_MONITOR_CODE_TRANSITIONS.
 	MonitorCodeTransitions Monitor = 2048
-	// MonitorEnterleave is COR_PRF_MONITOR_ENTERLEAVE.
-	MonitorEnterleave Monitor = 4096
+	// MonitorEnterLeave is COR_PRF_MONITOR_ENTERLEAVE.
+	MonitorEnterLeave Monitor = 4096
 	// MonitorCCW is COR_PRF_MONITOR_CCW.
 	MonitorCCW Monitor = 8192
 	// MonitorRemotingCookie is COR_PRF_MONITOR_REMOTING_COOKIE.
@@ -200,8 +203,8 @@ const (
 	MonitorCacheSearches Monitor = 131072
 	// EnableReJIT is COR_PRF_ENABLE_REJIT.
 	EnableReJIT Monitor = 262144
-	// EnableInprocDebugging is COR_PRF_ENABLE_INPROC_DEBUGGING.
-	EnableInprocDebugging Monitor = 524288
+	// EnableInProcDebugging is COR_PRF_ENABLE_INPROC_DEBUGGING.
+	EnableInProcDebugging Monitor = 524288
 	// EnableJITMaps is COR_PRF_ENABLE_JIT_MAPS.
 	EnableJITMaps Monitor = 1048576
 	// DisableInlining is COR_PRF_DISABLE_INLINING.
@@ -216,8 +219,8 @@ const (
 	MonitorAll Monitor = 17301503
 	// EnableFunctionArgs is COR_PRF_ENABLE_FUNCTION_ARGS.
 	EnableFunctionArgs Monitor = 33554432
-	// EnableFunctionRetval is COR_PRF_ENABLE_FUNCTION_RETVAL.
-	EnableFunctionRetval Monitor = 67108864
+	// EnableFunctionRetVal is COR_PRF_ENABLE_FUNCTION_RETVAL.
+	EnableFunctionRetVal Monitor = 67108864
 	// EnableFrameInfo is COR_PRF_ENABLE_FRAME_INFO.
 	EnableFrameInfo Monitor = 134217728
 	// EnableStackSnapshot is COR_PRF_ENABLE_STACK_SNAPSHOT.
@@ -228,8 +231,8 @@ const (
 	DisableTransparencyChecksUnderFullTrust Monitor = 1073741824
 	// DisableAllNGenImages is COR_PRF_DISABLE_ALL_NGEN_IMAGES.
 	DisableAllNGenImages Monitor = 2147483648
-	// All is COR_PRF_ALL.
-	All Monitor = 2415919103
+	// MonitorMonitorAll is COR_PRF_ALL.
+	MonitorMonitorAll Monitor = 2415919103
 	// RequireProfileImage is COR_PRF_REQUIRE_PROFILE_IMAGE.
 	RequireProfileImage Monitor = 536877056
 	// AllowableAfterAttach is COR_PRF_ALLOWABLE_AFTER_ATTACH.
@@ -280,7 +283,7 @@ var namesMonitor = []enumfmt.Name{{
 	N: "MonitorCodeTransitions",
 	V: uint64(0x800),
 }, {
-	N: "MonitorEnterleave",
+	N: "MonitorEnterLeave",
 	V: uint64(0x1000),
 }, {
 	N: "MonitorCCW",
@@ -301,7 +304,7 @@ var namesMonitor = []enumfmt.Name{{
 	N: "EnableReJIT",
 	V: uint64(0x40000),
 }, {
-	N: "EnableInprocDebugging",
+	N: "EnableInProcDebugging",
 	V: uint64(0x80000),
 }, {
 	N: "EnableJITMaps",
@@ -325,7 +328,7 @@ var namesMonitor = []enumfmt.Name{{
 	N: "EnableFunctionArgs",
 	V: uint64(0x2000000),
 }, {
-	N: "EnableFunctionRetval",
+	N: "EnableFunctionRetVal",
 	V: uint64(0x4000000),
 }, {
 	N: "EnableFrameInfo",
@@ -343,7 +346,7 @@ var namesMonitor = []enumfmt.Name{{
 	N: "DisableAllNGenImages",
 	V: uint64(0x80000000),
 }, {
-	N: "All",
+	N: "MonitorMonitorAll",
 	V: uint64(0x8fffffff),
 }, {
 	N: "RequireProfileImage",
@@ -384,12 +387,12 @@ const (
 	HighMonitorGCMovedObjects HighMonitor = 32
 	// HighRequireProfileImage is COR_PRF_HIGH_REQUIRE_PROFILE_IMAGE.
 	HighRequireProfileImage HighMonitor = 0
-	// HighMonitorLargeobjectAllocated is COR_PRF_HIGH_MONITOR_LARGEOBJECT_ALLOCATED.
-	HighMonitorLargeobjectAllocated HighMonitor = 64
+	// HighMonitorLargeObjectAllocated is COR_PRF_HIGH_MONITOR_LARGEOBJECT_ALLOCATED.
+	HighMonitorLargeObjectAllocated HighMonitor = 64
 	// HighMonitorEventPipe is COR_PRF_HIGH_MONITOR_EVENT_PIPE.
 	HighMonitorEventPipe HighMonitor = 128
-	// HighMonitorPinnedobjectAllocated is COR_PRF_HIGH_MONITOR_PINNEDOBJECT_ALLOCATED.
-	HighMonitorPinnedobjectAllocated HighMonitor = 256
+	// HighMonitorPinnedObjectAllocated is COR_PRF_HIGH_MONITOR_PINNEDOBJECT_ALLOCATED.
+	HighMonitorPinnedObjectAllocated HighMonitor = 256
 	// HighAllowableAfterAttach is COR_PRF_HIGH_ALLOWABLE_AFTER_ATTACH.
 	HighAllowableAfterAttach HighMonitor = 246
 	// HighAllowableNotificationProfiler is COR_PRF_HIGH_ALLOWABLE_NOTIFICATION_PROFILER.
@@ -420,13 +423,13 @@ var namesHighMonitor = []enumfmt.Name{{
 	N: "HighMonitorGCMovedObjects",
 	V: uint64(0x20),
 }, {
-	N: "HighMonitorLargeobjectAllocated",
+	N: "HighMonitorLargeObjectAllocated",
 	V: uint64(0x40),
 }, {
 	N: "HighMonitorEventPipe",
 	V: uint64(0x80),
 }, {
-	N: "HighMonitorPinnedobjectAllocated",
+	N: "HighMonitorPinnedObjectAllocated",
 	V: uint64(0x100),
 }, {
 	N: "HighAllowableAfterAttach",
@@ -529,8 +532,8 @@ const (
 	SuspendForCodePitching SuspendReason = 3
 	// SuspendForShutdown is COR_PRF_SUSPEND_FOR_SHUTDOWN.
 	SuspendForShutdown SuspendReason = 4
-	// SuspendForInprocDebugger is COR_PRF_SUSPEND_FOR_INPROC_DEBUGGER.
-	SuspendForInprocDebugger SuspendReason = 6
+	// SuspendForInProcDebugger is COR_PRF_SUSPEND_FOR_INPROC_DEBUGGER.
+	SuspendForInProcDebugger SuspendReason = 6
 	// SuspendForGCPrep is COR_PRF_SUSPEND_FOR_GC_PREP.
 	SuspendForGCPrep SuspendReason = 7
 	// SuspendForReJIT is COR_PRF_SUSPEND_FOR_REJIT.
@@ -555,7 +558,7 @@ var namesSuspendReason = []enumfmt.Name{{
 	N: "SuspendForShutdown",
 	V: uint64(0x4),
 }, {
-	N: "SuspendForInprocDebugger",
+	N: "SuspendForInProcDebugger",
 	V: uint64(0x6),
 }, {
 	N: "SuspendForGCPrep",
@@ -619,150 +622,150 @@ func (v ReJITFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesReJITFlags, false, "ReJITFlags")
 }
 
-// EventpipeParamType is COR_PRF_EVENTPIPE_PARAM_TYPE.
-type EventpipeParamType uint32
+// EventPipeParamType is COR_PRF_EVENTPIPE_PARAM_TYPE.
+type EventPipeParamType uint32
 
 const (
-	// EventpipeObject is COR_PRF_EVENTPIPE_OBJECT.
-	EventpipeObject EventpipeParamType = 1
-	// EventpipeBoolean is COR_PRF_EVENTPIPE_BOOLEAN.
-	EventpipeBoolean EventpipeParamType = 3
-	// EventpipeChar is COR_PRF_EVENTPIPE_CHAR.
-	EventpipeChar EventpipeParamType = 4
-	// EventpipeSbyte is COR_PRF_EVENTPIPE_SBYTE.
-	EventpipeSbyte EventpipeParamType = 5
-	// EventpipeByte is COR_PRF_EVENTPIPE_BYTE.
-	EventpipeByte EventpipeParamType = 6
-	// EventpipeInt16 is COR_PRF_EVENTPIPE_INT16.
-	EventpipeInt16 EventpipeParamType = 7
-	// EventpipeUint16 is COR_PRF_EVENTPIPE_UINT16.
-	EventpipeUint16 EventpipeParamType = 8
-	// EventpipeInt32 is COR_PRF_EVENTPIPE_INT32.
-	EventpipeInt32 EventpipeParamType = 9
-	// EventpipeUint32 is COR_PRF_EVENTPIPE_UINT32.
-	EventpipeUint32 EventpipeParamType = 10
-	// EventpipeInt64 is COR_PRF_EVENTPIPE_INT64.
-	EventpipeInt64 EventpipeParamType = 11
-	// EventpipeUint64 is COR_PRF_EVENTPIPE_UINT64.
-	EventpipeUint64 EventpipeParamType = 12
-	// EventpipeSingle is COR_PRF_EVENTPIPE_SINGLE.
-	EventpipeSingle EventpipeParamType = 13
-	// EventpipeDouble is COR_PRF_EVENTPIPE_DOUBLE.
-	EventpipeDouble EventpipeParamType = 14
-	// EventpipeDecimal is COR_PRF_EVENTPIPE_DECIMAL.
-	EventpipeDecimal EventpipeParamType = 15
-	// EventpipeDatetime is COR_PRF_EVENTPIPE_DATETIME.
-	EventpipeDatetime EventpipeParamType = 16
-	// EventpipeGUID is COR_PRF_EVENTPIPE_GUID.
-	EventpipeGUID EventpipeParamType = 17
-	// EventpipeString is COR_PRF_EVENTPIPE_STRING.
-	EventpipeString EventpipeParamType = 18
-	// EventpipeArray is COR_PRF_EVENTPIPE_ARRAY.
-	EventpipeArray EventpipeParamType = 19
+	// EventPipeObject is COR_PRF_EVENTPIPE_OBJECT.
+	EventPipeObject EventPipeParamType = 1
+	// EventPipeBoolean is COR_PRF_EVENTPIPE_BOOLEAN.
+	EventPipeBoolean EventPipeParamType = 3
+	// EventPipeChar is COR_PRF_EVENTPIPE_CHAR.
+	EventPipeChar EventPipeParamType = 4
+	// EventPipeSByte is COR_PRF_EVENTPIPE_SBYTE.
+	EventPipeSByte EventPipeParamType = 5
+	// EventPipeByte is COR_PRF_EVENTPIPE_BYTE.
+	EventPipeByte EventPipeParamType = 6
+	// EventPipeInt16 is COR_PRF_EVENTPIPE_INT16.
+	EventPipeInt16 EventPipeParamType = 7
+	// EventPipeUint16 is COR_PRF_EVENTPIPE_UINT16.
+	EventPipeUint16 EventPipeParamType = 8
+	// EventPipeInt32 is COR_PRF_EVENTPIPE_INT32.
+	EventPipeInt32 EventPipeParamType = 9
+	// EventPipeUint32 is COR_PRF_EVENTPIPE_UINT32.
+	EventPipeUint32 EventPipeParamType = 10
+	// EventPipeInt64 is COR_PRF_EVENTPIPE_INT64.
+	EventPipeInt64 EventPipeParamType = 11
+	// EventPipeUint64 is COR_PRF_EVENTPIPE_UINT64.
+	EventPipeUint64 EventPipeParamType = 12
+	// EventPipeSingle is COR_PRF_EVENTPIPE_SINGLE.
+	EventPipeSingle EventPipeParamType = 13
+	// EventPipeDouble is COR_PRF_EVENTPIPE_DOUBLE.
+	EventPipeDouble EventPipeParamType = 14
+	// EventPipeDecimal is COR_PRF_EVENTPIPE_DECIMAL.
+	EventPipeDecimal EventPipeParamType = 15
+	// EventPipeDatetime is COR_PRF_EVENTPIPE_DATETIME.
+	EventPipeDatetime EventPipeParamType = 16
+	// EventPipeGUID is COR_PRF_EVENTPIPE_GUID.
+	EventPipeGUID EventPipeParamType = 17
+	// EventPipeString is COR_PRF_EVENTPIPE_STRING.
+	EventPipeString EventPipeParamType = 18
+	// EventPipeArray is COR_PRF_EVENTPIPE_ARRAY.
+	EventPipeArray EventPipeParamType = 19
 )
 
-var namesEventpipeParamType = []enumfmt.Name{{
-	N: "EventpipeObject",
+var namesEventPipeParamType = []enumfmt.Name{{
+	N: "EventPipeObject",
 	V: uint64(0x1),
 }, {
-	N: "EventpipeBoolean",
+	N: "EventPipeBoolean",
 	V: uint64(0x3),
 }, {
-	N: "EventpipeChar",
+	N: "EventPipeChar",
 	V: uint64(0x4),
 }, {
-	N: "EventpipeSbyte",
+	N: "EventPipeSByte",
 	V: uint64(0x5),
 }, {
-	N: "EventpipeByte",
+	N: "EventPipeByte",
 	V: uint64(0x6),
 }, {
-	N: "EventpipeInt16",
+	N: "EventPipeInt16",
 	V: uint64(0x7),
 }, {
-	N: "EventpipeUint16",
+	N: "EventPipeUint16",
 	V: uint64(0x8),
 }, {
-	N: "EventpipeInt32",
+	N: "EventPipeInt32",
 	V: uint64(0x9),
 }, {
-	N: "EventpipeUint32",
+	N: "EventPipeUint32",
 	V: uint64(0xa),
 }, {
-	N: "EventpipeInt64",
+	N: "EventPipeInt64",
 	V: uint64(0xb),
 }, {
-	N: "EventpipeUint64",
+	N: "EventPipeUint64",
 	V: uint64(0xc),
 }, {
-	N: "EventpipeSingle",
+	N: "EventPipeSingle",
 	V: uint64(0xd),
 }, {
-	N: "EventpipeDouble",
+	N: "EventPipeDouble",
 	V: uint64(0xe),
 }, {
-	N: "EventpipeDecimal",
+	N: "EventPipeDecimal",
 	V: uint64(0xf),
 }, {
-	N: "EventpipeDatetime",
+	N: "EventPipeDatetime",
 	V: uint64(0x10),
 }, {
-	N: "EventpipeGUID",
+	N: "EventPipeGUID",
 	V: uint64(0x11),
 }, {
-	N: "EventpipeString",
+	N: "EventPipeString",
 	V: uint64(0x12),
 }, {
-	N: "EventpipeArray",
+	N: "EventPipeArray",
 	V: uint64(0x13),
 }}
 
 // String returns the constant's Go name.
-func (v EventpipeParamType) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesEventpipeParamType, false, "EventpipeParamType")
+func (v EventPipeParamType) String() string {
+	return enumfmt.Format(uint64(uint32(v)), namesEventPipeParamType, false, "EventPipeParamType")
 }
 
-// EventpipeLevel is COR_PRF_EVENTPIPE_LEVEL.
-type EventpipeLevel uint32
+// EventPipeLevel is COR_PRF_EVENTPIPE_LEVEL.
+type EventPipeLevel uint32
 
 const (
-	// EventpipeLogalways is COR_PRF_EVENTPIPE_LOGALWAYS.
-	EventpipeLogalways EventpipeLevel = 0
-	// EventpipeCritical is COR_PRF_EVENTPIPE_CRITICAL.
-	EventpipeCritical EventpipeLevel = 1
-	// EventpipeError is COR_PRF_EVENTPIPE_ERROR.
-	EventpipeError EventpipeLevel = 2
-	// EventpipeWarning is COR_PRF_EVENTPIPE_WARNING.
-	EventpipeWarning EventpipeLevel = 3
-	// EventpipeInformational is COR_PRF_EVENTPIPE_INFORMATIONAL.
-	EventpipeInformational EventpipeLevel = 4
-	// EventpipeVerbose is COR_PRF_EVENTPIPE_VERBOSE.
-	EventpipeVerbose EventpipeLevel = 5
+	// EventPipeLogalways is COR_PRF_EVENTPIPE_LOGALWAYS.
+	EventPipeLogalways EventPipeLevel = 0
+	// EventPipeCritical is COR_PRF_EVENTPIPE_CRITICAL.
+	EventPipeCritical EventPipeLevel = 1
+	// EventPipeError is COR_PRF_EVENTPIPE_ERROR.
+	EventPipeError EventPipeLevel = 2
+	// EventPipeWarning is COR_PRF_EVENTPIPE_WARNING.
+	EventPipeWarning EventPipeLevel = 3
+	// EventPipeInformational is COR_PRF_EVENTPIPE_INFORMATIONAL.
+	EventPipeInformational EventPipeLevel = 4
+	// EventPipeVerbose is COR_PRF_EVENTPIPE_VERBOSE.
+	EventPipeVerbose EventPipeLevel = 5
 )
 
-var namesEventpipeLevel = []enumfmt.Name{{
-	N: "EventpipeLogalways",
+var namesEventPipeLevel = []enumfmt.Name{{
+	N: "EventPipeLogalways",
 	V: uint64(0x0),
 }, {
-	N: "EventpipeCritical",
+	N: "EventPipeCritical",
 	V: uint64(0x1),
 }, {
-	N: "EventpipeError",
+	N: "EventPipeError",
 	V: uint64(0x2),
 }, {
-	N: "EventpipeWarning",
+	N: "EventPipeWarning",
 	V: uint64(0x3),
 }, {
-	N: "EventpipeInformational",
+	N: "EventPipeInformational",
 	V: uint64(0x4),
 }, {
-	N: "EventpipeVerbose",
+	N: "EventPipeVerbose",
 	V: uint64(0x5),
 }}
 
 // String returns the constant's Go name, or the names of its flags joined by |.
-func (v EventpipeLevel) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesEventpipeLevel, true, "EventpipeLevel")
+func (v EventPipeLevel) String() string {
+	return enumfmt.Format(uint64(uint32(v)), namesEventPipeLevel, true, "EventPipeLevel")
 }
 
 // HandleType is COR_PRF_HANDLE_TYPE.
@@ -1072,7 +1075,7 @@ type FieldOffset = metadata.FieldOffset
 
 // FunctionArgumentRange mirrors the C struct COR_PRF_FUNCTION_ARGUMENT_RANGE.
 type FunctionArgumentRange struct {
-	StartAddress uintptr
+	StartAddress Address
 	Length       uint32
 }
 
@@ -1085,23 +1088,23 @@ type FunctionArgumentInfo struct {
 
 // CodeInfo mirrors the C struct COR_PRF_CODE_INFO.
 type CodeInfo struct {
-	StartAddress uintptr
-	Size         uintptr
+	StartAddress Address
+	Size         uint64
 }
 
 // Function mirrors the C struct COR_PRF_FUNCTION.
 type Function struct {
 	FunctionID FunctionID
-	ReJITID    ReJitid
+	ReJITID    ReJITID
 }
 
 // AssemblyReferenceInfo mirrors the C struct COR_PRF_ASSEMBLY_REFERENCE_INFO.
 type AssemblyReferenceInfo struct {
-	PbPublicKeyOrToken uintptr
+	PbPublicKeyOrToken Address
 	CbPublicKeyOrToken uint32
-	SZName             uintptr
-	PMetaData          uintptr
-	PbHashValue        uintptr
+	SZName             Address
+	PMetaData          Address
+	PbHashValue        Address
 	CbHashValue        uint32
 	DwAssemblyRefFlags uint32
 }
@@ -1112,19 +1115,19 @@ type Method struct {
 	MethodID metadata.Token
 }
 
-// EventpipeProviderConfig mirrors the C struct COR_PRF_EVENTPIPE_PROVIDER_CONFIG.
-type EventpipeProviderConfig struct {
-	ProviderName uintptr
+// EventPipeProviderConfig mirrors the C struct COR_PRF_EVENTPIPE_PROVIDER_CONFIG.
+type EventPipeProviderConfig struct {
+	ProviderName Address
 	Keywords     uint64
 	LoggingLevel uint32
-	FilterData   uintptr
+	FilterData   Address
 }
 
-// EventpipeParamDesc mirrors the C struct COR_PRF_EVENTPIPE_PARAM_DESC.
-type EventpipeParamDesc struct {
+// EventPipeParamDesc mirrors the C struct COR_PRF_EVENTPIPE_PARAM_DESC.
+type EventPipeParamDesc struct {
 	Type        uint32
 	ElementType uint32
-	Name        uintptr
+	Name        Address
 }
 
 // EventData mirrors the C struct COR_PRF_EVENT_DATA.
@@ -1145,27 +1148,27 @@ type FilterData struct {
 type GCGenerationRange struct {
 	Generation          GCGeneration
 	RangeStart          ObjectID
-	RangeLength         uintptr
-	RangeLengthReserved uintptr
+	RangeLength         Address
+	RangeLengthReserved Address
 }
 
-// NongcHeapRange mirrors the C struct COR_PRF_NONGC_HEAP_RANGE.
-type NongcHeapRange struct {
+// NonGCHeapRange mirrors the C struct COR_PRF_NONGC_HEAP_RANGE.
+type NonGCHeapRange struct {
 	RangeStart          ObjectID
-	RangeLength         uintptr
-	RangeLengthReserved uintptr
+	RangeLength         Address
+	RangeLengthReserved Address
 }
 
 // ExClauseInfo mirrors the C struct COR_PRF_EX_CLAUSE_INFO.
 type ExClauseInfo struct {
 	ClauseType         ClauseType
-	ProgramCounter     uintptr
-	FramePointer       uintptr
-	ShadowStackPointer uintptr
+	ProgramCounter     Address
+	FramePointer       Address
+	ShadowStackPointer Address
 }
 
-// The mirrors above must have exactly the size of their C structs;
-// a mismatch is a compile error here.
+// The Go mirrors of the C structs must have exactly the size of their C
+// structs; a mismatch is a compile error here.
 func _() {
 	_ = [1]struct{}{}[unsafe.Sizeof(C.OSINFO{})-unsafe.Sizeof(OSInfo{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(OSInfo{})-unsafe.Sizeof(C.OSINFO{})]
@@ -1189,18 +1192,18 @@ func _() {
 	_ = [1]struct{}{}[unsafe.Sizeof(AssemblyReferenceInfo{})-unsafe.Sizeof(C.COR_PRF_ASSEMBLY_REFERENCE_INFO{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_METHOD{})-unsafe.Sizeof(Method{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(Method{})-unsafe.Sizeof(C.COR_PRF_METHOD{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG{})-unsafe.Sizeof(EventpipeProviderConfig{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(EventpipeProviderConfig{})-unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PARAM_DESC{})-unsafe.Sizeof(EventpipeParamDesc{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(EventpipeParamDesc{})-unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PARAM_DESC{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG{})-unsafe.Sizeof(EventPipeProviderConfig{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(EventPipeProviderConfig{})-unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PARAM_DESC{})-unsafe.Sizeof(EventPipeParamDesc{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(EventPipeParamDesc{})-unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PARAM_DESC{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_EVENT_DATA{})-unsafe.Sizeof(EventData{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(EventData{})-unsafe.Sizeof(C.COR_PRF_EVENT_DATA{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_FILTER_DATA{})-unsafe.Sizeof(FilterData{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(FilterData{})-unsafe.Sizeof(C.COR_PRF_FILTER_DATA{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_GC_GENERATION_RANGE{})-unsafe.Sizeof(GCGenerationRange{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(GCGenerationRange{})-unsafe.Sizeof(C.COR_PRF_GC_GENERATION_RANGE{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_NONGC_HEAP_RANGE{})-unsafe.Sizeof(NongcHeapRange{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(NongcHeapRange{})-unsafe.Sizeof(C.COR_PRF_NONGC_HEAP_RANGE{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_NONGC_HEAP_RANGE{})-unsafe.Sizeof(NonGCHeapRange{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(NonGCHeapRange{})-unsafe.Sizeof(C.COR_PRF_NONGC_HEAP_RANGE{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_EX_CLAUSE_INFO{})-unsafe.Sizeof(ExClauseInfo{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(ExClauseInfo{})-unsafe.Sizeof(C.COR_PRF_EX_CLAUSE_INFO{})]
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/clrprof/clrprof/diag"
 	"github.com/clrprof/clrprof/internal/harness"
-	"github.com/clrprof/clrprof/profiler"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -45,7 +44,7 @@ func TestWriteReport(t *testing.T) {
 }
 
 // The sample attached to the busy test app of package diag for a second,
-// twice, with profiler.Attach: each time it detaches by itself and writes
+// twice, with diag.AttachProfiler: each time it detaches by itself and writes
 // its report, and the app runs on.
 func TestAttachJIT(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/attachjit")
@@ -58,7 +57,7 @@ func TestAttachJIT(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if !rt.AtLeast(3, 0) {
-			err := profiler.Attach(ctx, p.Pid, CLSID, lib, []byte("seconds=1"))
+			err := diag.AttachProfiler(ctx, p.Pid, CLSID, lib, []byte("seconds=1"))
 			t.Logf("%s: %v", rt.Name, err)
 			if !errors.Is(err, diag.ErrNotSupported) {
 				t.Fatalf("attach on %s: %v, want diag.ErrNotSupported", rt.Name, err)
@@ -67,7 +66,7 @@ func TestAttachJIT(t *testing.T) {
 			for round := 1; round <= 2; round++ {
 				out := filepath.Join(t.TempDir(), "report.txt")
 				start := time.Now()
-				if err := profiler.Attach(ctx, p.Pid, CLSID, lib, []byte("seconds=1 top=1000 out="+out)); err != nil {
+				if err := diag.AttachProfiler(ctx, p.Pid, CLSID, lib, []byte("seconds=1 top=1000 out="+out)); err != nil {
 					t.Fatal(err)
 				}
 				// Something new to compile while it watches.

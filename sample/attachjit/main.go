@@ -9,7 +9,7 @@
 //	go run ./cmd/clrattach -pid $PID -clsid {3B8E1D6F-2C4A-4F9B-A7E5-6D0C9B8A7F21} \
 //		-path libattachjit.so -data "seconds=5 out=/tmp/jit.txt"
 //
-// (or call profiler.Attach from a program). The client data is a list of
+// (or call diag.AttachProfiler from a program). The client data is a list of
 // key=value words:
 //
 //	seconds=N   how long to collect (default 10; fractions allowed)

@@ -79,7 +79,7 @@ func (p *ilcount) framework(m profiler.ModuleID) bool {
 		return s
 	}
 	skip := true
-	if mi, err := p.info.GetModuleInfo(m, nil); err == nil {
+	if mi, err := p.info.GetModuleInfo(m); err == nil {
 		if ai, err := p.info.GetAssemblyInfo(mi.AssemblyID); err == nil {
 			n := ai.Name
 			skip = n == "mscorlib" || n == "netstandard" || strings.HasPrefix(n, "System") || strings.HasPrefix(n, "Microsoft")

@@ -2,10 +2,10 @@
 // goroutine, locked to its OS thread (a thread that never runs managed
 // code), wakes about 99 times a second, suspends the runtime
 // (Info.SuspendRuntime, ICorProfilerInfo10: .NET Core 3.0 and later), walks
-// every managed thread's stack with Info.DoStackSnapshot and resumes it,
-// the same work bench/cref's sample mode does on a C thread. The per-frame
-// callback is C (it records the function ID in a ring, in C memory), so a
-// walk costs one cgo call per thread.
+// every managed thread's stack with Info.StackTrace (DoStackSnapshot with a
+// C per-frame callback inside the SDK) and resumes it, the same work
+// bench/cref's sample mode does on a C thread; the function IDs go into a
+// ring in C memory, so a walk costs two cgo calls per thread.
 //
 // At Shutdown it prints "gosample: Shutdown mode=sample ticks=T samples=S
 // frames=F errors=E" on stderr.
@@ -22,15 +22,12 @@ typedef struct {
 	uintptr_t ring[SAMPLE_FRAMES];
 } sample_state;
 
-static int32_t sample_frame(uintptr_t func, uintptr_t ip, uintptr_t frame_info, uint32_t ctx_size, uint8_t *ctx, void *data) {
-	sample_state *s = (sample_state *)data;
-	(void)ip; (void)frame_info; (void)ctx_size; (void)ctx;
-	s->ring[s->frames & (SAMPLE_FRAMES - 1)] = func;
-	s->frames++;
-	return 0;
+static void sample_record(sample_state *s, const uintptr_t *frames, int n, int stride) {
+	for (int i = 0; i < n; i++) {
+		s->ring[s->frames & (SAMPLE_FRAMES - 1)] = frames[i * stride];
+		s->frames++;
+	}
 }
-
-static void *sample_frame_fn(void) { return (void *)sample_frame; }
 static sample_state *sample_new(void) { return (sample_state *)calloc(1, sizeof(sample_state)); }
 */
 import "C"
@@ -47,6 +44,9 @@ import (
 )
 
 const hz = 99
+
+// sampleDepth bounds one stack walk.
+const sampleDepth = 512
 
 type sampler struct {
 	profiler.Base
@@ -108,7 +108,10 @@ func (p *sampler) loop() {
 			e.Release()
 			if err == nil {
 				for _, t := range threads {
-					if p.info.DoStackSnapshot(t, C.sample_frame_fn(), 0, unsafe.Pointer(p.state), nil) == nil {
+					if fr, err := p.info.StackTrace(t, sampleDepth); err == nil {
+						// Record the function IDs in the C ring, as the C
+						// reference's per-frame callback does.
+						C.sample_record(p.state, (*C.uintptr_t)(unsafe.Pointer(unsafe.SliceData(fr))), C.int(len(fr)), C.int(unsafe.Sizeof(fr[0])/unsafe.Sizeof(fr[0].IP)))
 						p.samples++
 					} else {
 						p.errs++

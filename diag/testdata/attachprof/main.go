@@ -9,7 +9,7 @@
 //	          DetachMarker* is compiled, ask to be detached
 //	probe     try every event mask flag alone with SetEventMask and compare
 //	          the runtime's verdict with profiler.CheckAttachMask
-//	badmask   ask for MonitorEnterleave with SetAttachEventMask, report the
+//	badmask   ask for MonitorEnterLeave with SetAttachEventMask, report the
 //	          errors, and refuse to attach with that error
 //	fail      refuse to attach (InitializeForAttach returns E_ACCESSDENIED)
 //	after=D   also ask to be detached D (a Go duration) after
@@ -79,11 +79,11 @@ func (p *attachprof) InitializeForAttach(info *profiler.Info, clientData []byte)
 		logf("refusing to attach")
 		return profiler.E_ACCESSDENIED
 	case has("badmask"):
-		err := info.SetAttachEventMask(profiler.MonitorJITCompilation|profiler.MonitorEnterleave, 0)
+		err := info.SetAttachEventMask(profiler.MonitorJITCompilation|profiler.MonitorEnterLeave, 0)
 		var me *profiler.AttachMaskError
 		logf("badmask: SetAttachEventMask: %v", err)
 		logf("badmask: is=%v as=%v low=%v", errors.Is(err, profiler.CORPROF_E_UNSUPPORTED_FOR_ATTACHING_PROFILER), errors.As(err, &me), me.Low)
-		logf("badmask: SetEventMask: %v", info.SetEventMask(profiler.MonitorJITCompilation|profiler.MonitorEnterleave))
+		logf("badmask: SetEventMask: %v", info.SetEventMask(profiler.MonitorJITCompilation|profiler.MonitorEnterLeave))
 		return err
 	case has("probe"):
 		probe(info, major)

@@ -14,17 +14,6 @@
 //   - at Shutdown: the signature totals.
 package main
 
-/*
-#include <stdint.h>
-extern int32_t metaprofFrame(uintptr_t funcID, uintptr_t frameInfo);
-static int32_t metaprof_snapshot_cb(uintptr_t funcID, uintptr_t ip, uintptr_t frameInfo,
-		uint32_t contextSize, uint8_t *context, void *clientData) {
-	return metaprofFrame(funcID, frameInfo);
-}
-static void *metaprof_snapshot_fn(void) { return (void *)metaprof_snapshot_cb; }
-*/
-import "C"
-
 import (
 	"bytes"
 	"errors"
@@ -399,9 +388,9 @@ func (p *metaprof) apiChecks(m profiler.ModuleID, imp *metadata.Import2) {
 	writeLine := &metadata.MethodSig{Return: metadata.Primitive(metadata.ElementTypeVoid),
 		Params: []*metadata.Type{metadata.Primitive(metadata.ElementTypeString)}}
 	blob, _ := writeLine.Encode()
-	mr, err := emit.DefineMemberRefSig(console, "WriteLine", blob)
+	mr, err := emit.DefineMemberRef(console, "WriteLine", blob)
 	if err != nil {
-		fail("DefineMemberRefSig", err)
+		fail("DefineMemberRef", err)
 		return
 	}
 	n, err := imp.MethodName(mr)
@@ -418,18 +407,18 @@ func (p *metaprof) apiChecks(m profiler.ModuleID, imp *metadata.Import2) {
 	}
 	spec := &metadata.MethodSpecSig{Args: []*metadata.Type{metadata.SZArrayOf(metadata.Primitive(metadata.ElementTypeI8))}}
 	blob, _ = spec.Encode()
-	ms, err := emit.DefineMethodSpecSig(id[0], blob)
+	ms, err := emit.DefineMethodSpec(id[0], blob)
 	if err != nil {
-		fail("DefineMethodSpecSig", err)
+		fail("DefineMethodSpec", err)
 		return
 	}
 	n, err = imp.MethodName(ms)
 	p.logf("api: defined method spec %s%s", n, errSuffix(err))
 	locals := &metadata.LocalVarSig{Locals: []*metadata.Type{metadata.Primitive(metadata.ElementTypeI4), metadata.ClassType(console)}}
 	blob, _ = locals.Encode()
-	st, err := emit.TokenFromSig(blob)
+	st, err := emit.GetTokenFromSig(blob)
 	if err != nil {
-		fail("TokenFromSig", err)
+		fail("GetTokenFromSig", err)
 		return
 	}
 	back, err := imp.StandAloneSig(st)
@@ -449,13 +438,13 @@ func (p *metaprof) apiChecks(m profiler.ModuleID, imp *metadata.Import2) {
 	}
 	ts := metadata.GenericInst(metadata.ClassType(console), metadata.Primitive(metadata.ElementTypeI4))
 	blob, _ = ts.Encode()
-	tst, err := emit.TokenFromTypeSpec(blob)
+	tst, err := emit.GetTokenFromTypeSpec(blob)
 	if err == nil {
 		n, err = imp.TypeName(tst, nil)
 		p.logf("api: defined type spec %s", n)
 	}
 	if err != nil {
-		fail("TokenFromTypeSpec", err)
+		fail("GetTokenFromTypeSpec", err)
 	}
 	us, err := emit.DefineString("héllo, wörld ✓")
 	if err == nil {
@@ -518,9 +507,10 @@ func (p *metaprof) ExceptionThrown(profiler.ObjectID) error {
 	p.inSnap = true
 	p.frames = nil
 	p.mu.Unlock()
-	current = p
-	err := p.info.DoStackSnapshot(0, C.metaprof_snapshot_fn(), uint32(profiler.SnapshotDefault), nil, nil)
-	current = nil
+	err := p.info.WalkStack(0, func(fr profiler.StackFrame) bool {
+		p.frame(fr.Function, fr.Frame)
+		return true
+	})
 	p.mu.Lock()
 	frames := p.frames
 	p.inSnap = false
@@ -535,35 +525,25 @@ func (p *metaprof) ExceptionThrown(profiler.ObjectID) error {
 	return nil
 }
 
-// current is the profiler during a stack snapshot (one at a time).
-var current *metaprof
-
-//export metaprofFrame
-func metaprofFrame(funcID, frameInfo C.uintptr_t) (hr C.int32_t) {
-	defer func() {
-		if r := recover(); r != nil {
-			hr = 0
-		}
-	}()
-	p := current
-	if p == nil || funcID == 0 {
-		return 0
+// frame records the names of one frame of the app, with and without its
+// frame info.
+func (p *metaprof) frame(f profiler.FunctionID, frameInfo profiler.FrameInfo) {
+	if f == 0 {
+		return
 	}
-	f := profiler.FunctionID(funcID)
 	fi, err := p.info.GetFunctionInfo2(f, 0)
 	if err != nil {
-		return 0
+		return
 	}
 	if _, ok := p.isApp(fi.ModuleID); !ok {
-		return 0
+		return
 	}
-	with, err1 := p.info.FunctionFullName(f, profiler.FrameInfo(frameInfo))
+	with, err1 := p.info.FunctionFullName(f, frameInfo)
 	without, err2 := p.info.FunctionFullName(f, 0)
 	line := fmt.Sprintf("frame: %s%s | without frame info: %s%s", with, errSuffix(err1), without, errSuffix(err2))
 	p.mu.Lock()
 	p.frames = append(p.frames, line)
 	p.mu.Unlock()
-	return 0
 }
 
 // resolveTypeRefs resolves every TypeRef of the app's modules.

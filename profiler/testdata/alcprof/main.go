@@ -277,7 +277,7 @@ func (p *alcprof) touch(k kind, id uint64) {
 		var err error
 		switch k {
 		case kModule:
-			_, err = p.info.GetModuleInfo(profiler.ModuleID(id), nil)
+			_, err = p.info.GetModuleInfo(profiler.ModuleID(id))
 		case kClass:
 			_, err = p.info.GetClassIDInfo2(profiler.ClassID(id))
 		case kFunction:
@@ -330,7 +330,7 @@ func (p *alcprof) classDeps(c profiler.ClassID, depth int, deps map[profiler.Mod
 		}
 		return
 	}
-	if ai, err := p.info.IsArrayClass(c); err == nil && ai.Rank > 0 {
+	if ai, isArray, err := p.info.IsArrayClass(c); err == nil && isArray {
 		p.classDeps(ai.BaseClassID, depth+1, deps)
 	}
 }

@@ -66,7 +66,7 @@ func (p *eventprof) note(kind, name string, err error) {
 
 func (p *eventprof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) error {
 	p.modules.Add(1)
-	mi, err := p.info.GetModuleInfo(m, nil)
+	mi, err := p.info.GetModuleInfo(m)
 	p.note("module", strings.TrimSuffix(filepath.Base(mi.Name), filepath.Ext(mi.Name)), err)
 	return nil
 }

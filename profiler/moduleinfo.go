@@ -1,0 +1,91 @@
+package profiler
+
+import (
+	"unsafe"
+
+	"github.com/clrprof/clrprof/internal/cgoutil"
+	com "github.com/clrprof/clrprof/internal/com"
+)
+
+// #include "thunks_gen.h"
+import "C"
+
+// ModuleFields selects the outputs ModuleInfoOf asks the runtime for.
+type ModuleFields uint8
+
+const (
+	ModuleFieldBase     ModuleFields = 1 << iota // BaseLoadAddress
+	ModuleFieldName                              // Name (the file name)
+	ModuleFieldAssembly                          // AssemblyID
+	ModuleFieldFlags                             // ModuleFlags
+
+	ModuleFieldsAll = ModuleFieldBase | ModuleFieldName | ModuleFieldAssembly | ModuleFieldFlags
+)
+
+// maxModuleName bounds the name buffer grown on the runtime's say-so.
+const maxModuleName = 1 << 16
+
+// ModuleInfoOf calls ICorProfilerInfo3::GetModuleInfo2 asking only for the
+// outputs in fields (the others are passed as NULL and left zero in the
+// result). Inside ModuleLoadStarted the runtime does not know a module's
+// assembly yet: asking for ModuleFieldAssembly there makes it answer
+// CORPROF_E_DATAINCOMPLETE (the other outputs are still returned, with that
+// error), and some runtimes (.NET Core 2.1, 3.1) crash when asked for the
+// module flags or base address that early; ask for ModuleFieldName alone
+// there.
+func (x *Info) ModuleInfoOf(m ModuleID, fields ModuleFields) (ModuleInfo2Result, error) {
+	var res ModuleInfo2Result
+	self := x.ptr(3)
+	if self == nil {
+		return res, notAvailable("ICorProfilerInfo3::GetModuleInfo2", 3, x.Version())
+	}
+	var base *C.BYTE
+	var asm C.AssemblyID
+	var flags C.DWORD
+	var nameLen C.ULONG
+	pBase, pAsm, pFlags := (*C.LPCBYTE)(nil), (*C.AssemblyID)(nil), (*C.DWORD)(nil)
+	if fields&ModuleFieldBase != 0 {
+		pBase = (*C.LPCBYTE)(unsafe.Pointer(&base))
+	}
+	if fields&ModuleFieldAssembly != 0 {
+		pAsm = &asm
+	}
+	if fields&ModuleFieldFlags != 0 {
+		pFlags = &flags
+	}
+	var buf []uint16
+	if fields&ModuleFieldName != 0 {
+		buf = make([]uint16, 256)
+	}
+	var hr C.HRESULT
+	for attempt := 0; ; attempt++ {
+		var pName *C.WCHAR
+		if len(buf) > 0 {
+			pName = (*C.WCHAR)(unsafe.Pointer(&buf[0]))
+		}
+		hr = C.clrprof_ICorProfilerInfo3_GetModuleInfo2((*C.ICorProfilerInfo3)(self), C.ModuleID(m), pBase,
+			C.ULONG(len(buf)), &nameLen, pName, pAsm, pFlags)
+		if attempt == 2 || buf == nil || int(nameLen) <= len(buf) || nameLen > maxModuleName ||
+			!(hr >= 0 || hr == com.InsufficientBuffer || hr == C.HRESULT(CORPROF_E_DATAINCOMPLETE)) {
+			break
+		}
+		buf = make([]uint16, int(nameLen))
+	}
+	if hr < 0 && hr != C.HRESULT(CORPROF_E_DATAINCOMPLETE) {
+		return res, com.HRESULT(hr)
+	}
+	res.BaseLoadAddress = Address(unsafe.Pointer(base))
+	if buf != nil {
+		n := min(int(nameLen), len(buf))
+		if n > 0 && buf[n-1] == 0 {
+			n--
+		}
+		res.Name = cgoutil.DecodeUTF16(buf[:n])
+	}
+	res.AssemblyID = AssemblyID(asm)
+	res.ModuleFlags = ModuleFlags(flags)
+	if hr < 0 {
+		return res, com.HRESULT(hr)
+	}
+	return res, nil
+}
