@@ -21,7 +21,12 @@ import (
 // parameter out of the Go signature (reserved and unused parameters).
 //
 //	type  CName GoName
-//	method Interface.Method sfalse
+//	method Interface.Method sfalse|handwritten
+//
+// sfalse: S_FALSE is an answer (see SFalse); handwritten: the generated call
+// stays unexported under a lower-case name, and a hand-written method with
+// the good name replaces it (it must guard against something the runtime
+// does that the IDL cannot say).
 type Overlay struct {
 	Params map[string]map[string]ParamRule // "Interface.Method" → param → rule
 	Types  map[string]string               // C type name → Go type name
@@ -29,11 +34,13 @@ type Overlay struct {
 	// ("no", "not an array"): the Go method returns it as a bool before the
 	// error, true for S_OK.
 	SFalse map[string]bool
+	// HandWritten names methods whose exported form is written by hand.
+	HandWritten map[string]bool
 }
 
 // ParseOverlay reads the overlay's text form.
 func ParseOverlay(name string, src []byte) (*Overlay, error) {
-	o := &Overlay{Params: map[string]map[string]ParamRule{}, Types: map[string]string{}, SFalse: map[string]bool{}}
+	o := &Overlay{Params: map[string]map[string]ParamRule{}, Types: map[string]string{}, SFalse: map[string]bool{}, HandWritten: map[string]bool{}}
 	for _, rec := range idl.Records(src) {
 		fields := rec.Fields
 		pos := Pos{File: name, Line: rec.Line, Col: 1}
@@ -69,10 +76,14 @@ func ParseOverlay(name string, src []byte) (*Overlay, error) {
 			}
 			o.Params[fields[1]][fields[2]] = r
 		case "method":
-			if len(fields) != 3 || fields[2] != "sfalse" {
-				return nil, errorf(pos, "method needs Interface.Method and sfalse")
+			if len(fields) != 3 || (fields[2] != "sfalse" && fields[2] != "handwritten") {
+				return nil, errorf(pos, "method needs Interface.Method and sfalse or handwritten")
 			}
-			o.SFalse[fields[1]] = true
+			if fields[2] == "sfalse" {
+				o.SFalse[fields[1]] = true
+			} else {
+				o.HandWritten[fields[1]] = true
+			}
 		case "type":
 			if len(fields) != 3 {
 				return nil, errorf(pos, "type needs a C name and a Go name")
@@ -118,9 +129,11 @@ func (o *Overlay) Check(files ...*File) error {
 			}
 		}
 	}
-	for _, key := range sortedKeys(o.SFalse) {
-		if _, ok := params[key]; !ok && ifaces[strings.SplitN(key, ".", 2)[0]] {
-			return fmt.Errorf("idl/overlay.txt: method rule for %s: no such interface method", key)
+	for _, m := range []map[string]bool{o.SFalse, o.HandWritten} {
+		for _, key := range sortedKeys(m) {
+			if _, ok := params[key]; !ok && ifaces[strings.SplitN(key, ".", 2)[0]] {
+				return fmt.Errorf("idl/overlay.txt: method rule for %s: no such interface method", key)
+			}
 		}
 	}
 	return nil

@@ -50,6 +50,9 @@ type Plan struct {
 	Raw     int             // parameters left as unsafe.Pointer
 	Addr    TypeInfo        // the Go address type (for pointer return values)
 	SFalse  bool            // S_FALSE is an answer: a bool result before the error
+	// HandWritten: the overlay says a hand-written method replaces the
+	// generated one, which stays unexported.
+	HandWritten bool
 }
 
 // Exported reports whether the method's Go form shows only Go types (no
@@ -57,6 +60,9 @@ type Plan struct {
 // exported; the others stay unexported raw calls under a lower-case name,
 // for hand-written idiomatic methods to build on.
 func (pl *Plan) Exported() bool {
+	if pl.HandWritten {
+		return false
+	}
 	for _, in := range pl.Inputs {
 		if in.Role == RoleRaw || in.Role == RoleInPtr || in.Elem.Kind == KindFunc || in.Elem.GoName == "uintptr" ||
 			in.Elem.Kind == KindVoid && in.Role != RoleInBytes {

@@ -175,6 +175,7 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 				return nil, err
 			}
 			pl.SFalse = ov.SFalse[it.Name+"."+m.Name]
+			pl.HandWritten = ov.HandWritten[it.Name+"."+m.Name]
 			st.RawParams += pl.Raw
 			st.WrappedMethods++
 			rn, err := resultTypeName(wf, pl, "", resultNames, it)

@@ -1738,11 +1738,11 @@ type ModuleInfo2Result struct {
 }
 
 /*
-GetModuleInfo2 calls ICorProfilerInfo3::GetModuleInfo2.
+getModuleInfo2 calls ICorProfilerInfo3::GetModuleInfo2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
-func (x *Info) GetModuleInfo2(moduleID ModuleID) (ModuleInfo2Result, error) {
+func (x *Info) getModuleInfo2(moduleID ModuleID) (ModuleInfo2Result, error) {
 	var res ModuleInfo2Result
 	self := x.ptr(3)
 	if self == nil {

@@ -1,6 +1,7 @@
 package profiler
 
 import (
+	"sync"
 	"unsafe"
 
 	"github.com/clrprof/clrprof/internal/cgoutil"
@@ -30,14 +31,28 @@ const maxModuleName = 1 << 16
 // result). Inside ModuleLoadStarted the runtime does not know a module's
 // assembly yet: asking for ModuleFieldAssembly there makes it answer
 // CORPROF_E_DATAINCOMPLETE (the other outputs are still returned, with that
-// error), and some runtimes (.NET Core 2.1, 3.1) crash when asked for the
-// module flags or base address that early; ask for ModuleFieldName alone
-// there.
+// error). Some runtimes (.NET Core 2.1 and 3.1) crash when asked for the
+// module flags or base address that early: on runtimes before .NET 8,
+// ModuleInfoOf first asks whether the module has finished loading and, if
+// it has not, leaves those two out (zero in the result) and returns the
+// rest with CORPROF_E_DATAINCOMPLETE.
 func (x *Info) ModuleInfoOf(m ModuleID, fields ModuleFields) (ModuleInfo2Result, error) {
 	var res ModuleInfo2Result
 	self := x.ptr(3)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo3::GetModuleInfo2", 3, x.Version())
+	}
+	withheld := ModuleFields(0)
+	if fields&(ModuleFieldBase|ModuleFieldFlags) != 0 && x.moduleEarlyFieldsUnsafe() {
+		// Ask first whether the runtime has finished loading the module
+		// (it knows the assembly only then); until it has, leave out what
+		// would crash it.
+		var asm C.AssemblyID
+		hr := C.clrprof_ICorProfilerInfo3_GetModuleInfo2((*C.ICorProfilerInfo3)(self), C.ModuleID(m), nil, 0, nil, nil, &asm, nil)
+		if hr == C.HRESULT(CORPROF_E_DATAINCOMPLETE) {
+			withheld = fields & (ModuleFieldBase | ModuleFieldFlags)
+			fields &^= withheld
+		}
 	}
 	var base *C.BYTE
 	var asm C.AssemblyID
@@ -87,5 +102,36 @@ func (x *Info) ModuleInfoOf(m ModuleID, fields ModuleFields) (ModuleInfo2Result,
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
+	if withheld != 0 {
+		return res, CORPROF_E_DATAINCOMPLETE
+	}
 	return res, nil
+}
+
+// GetModuleInfo2 is ModuleInfoOf with every output (ModuleFieldsAll): the
+// module's base address, file name, assembly and flags. Inside
+// ModuleLoadStarted some of them are not known yet: see ModuleInfoOf.
+func (x *Info) GetModuleInfo2(m ModuleID) (ModuleInfo2Result, error) {
+	return x.ModuleInfoOf(m, ModuleFieldsAll)
+}
+
+// moduleEarlyFieldsUnsafe reports whether the runtime may crash when asked
+// for a module's base address or flags before it has finished loading the
+// module (inside ModuleLoadStarted): .NET Core 2.1 and 3.1 dereference an
+// image layout that does not exist yet (seen as SIGSEGV in
+// ProfToEEInterfaceImpl::GetModuleInfo2). .NET 8 answers. Runtimes before
+// .NET 5 all report the CLR version 4.0.30319, so 2.0 (which answers too)
+// cannot be told apart; it, and the untested .NET 5 to 7, are treated as
+// affected. One runtime per process: the answer is kept.
+func (x *Info) moduleEarlyFieldsUnsafe() bool {
+	moduleEarly.once.Do(func() {
+		major, err := x.RuntimeMajor()
+		moduleEarly.unsafe = err != nil || major < 8
+	})
+	return moduleEarly.unsafe
+}
+
+var moduleEarly struct {
+	once   sync.Once
+	unsafe bool
 }

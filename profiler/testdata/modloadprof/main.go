@@ -1,10 +1,12 @@
-// Command modloadprof is the profiler of TestModuleLoadStartedError: in
-// ModuleLoadStarted it asks GetModuleInfo2 about the module (the runtime
-// answers CORPROF_E_DATAINCOMPLETE there on some runtimes) and, when
-// MODLOADPROF_RETURN=error, returns that error to the runtime. At Shutdown
-// it prints what it saw:
+// Command modloadprof is the profiler of TestModuleInfoInModuleLoadStarted:
+// in ModuleLoadStarted it asks GetModuleInfo2 for everything about the
+// module (base address, name, assembly, flags: .NET Core 2.1 and 3.1 crash
+// when asked for the base address or flags that early unless the SDK holds
+// them back), and, when MODLOADPROF_RETURN=error, returns the error it got
+// to the runtime. In ModuleLoadFinished it asks again. At Shutdown it prints
+// what it saw:
 //
-//	modloadprof: started=N incomplete=I otherErrors=E returned=R
+//	modloadprof: started=N incomplete=I named=M otherErrors=E returned=R finished=F complete=C
 package main
 
 import (
@@ -18,9 +20,10 @@ import (
 
 type modloadprof struct {
 	profiler.Base
-	info                                 *profiler.Info
-	started, incomplete, other, returned atomic.Int64
-	returnErrors                         bool
+	info                                        *profiler.Info
+	started, incomplete, named, other, returned atomic.Int64
+	finished, complete                          atomic.Int64
+	returnErrors                                bool
 }
 
 func (p *modloadprof) Initialize(info *profiler.Info) error {
@@ -31,13 +34,17 @@ func (p *modloadprof) Initialize(info *profiler.Info) error {
 
 func (p *modloadprof) ModuleLoadStarted(m profiler.ModuleID) error {
 	p.started.Add(1)
-	_, err := p.info.GetModuleInfo2(m, nil)
+	res, err := p.info.GetModuleInfo2(m)
 	switch {
 	case err == nil:
 	case errors.Is(err, profiler.CORPROF_E_DATAINCOMPLETE):
 		p.incomplete.Add(1)
 	default:
 		p.other.Add(1)
+		fmt.Fprintf(os.Stderr, "modloadprof: ModuleLoadStarted: %v\n", err)
+	}
+	if res.Name != "" {
+		p.named.Add(1)
 	}
 	if err != nil && p.returnErrors {
 		p.returned.Add(1)
@@ -46,9 +53,20 @@ func (p *modloadprof) ModuleLoadStarted(m profiler.ModuleID) error {
 	return nil
 }
 
+func (p *modloadprof) ModuleLoadFinished(m profiler.ModuleID, status profiler.HRESULT) error {
+	p.finished.Add(1)
+	res, err := p.info.GetModuleInfo2(m)
+	if err == nil && res.Name != "" && res.AssemblyID != 0 && res.BaseLoadAddress != 0 {
+		p.complete.Add(1)
+	} else {
+		fmt.Fprintf(os.Stderr, "modloadprof: ModuleLoadFinished: %+v %v\n", res, err)
+	}
+	return nil
+}
+
 func (p *modloadprof) Shutdown() error {
-	fmt.Fprintf(os.Stderr, "modloadprof: started=%d incomplete=%d otherErrors=%d returned=%d\n",
-		p.started.Load(), p.incomplete.Load(), p.other.Load(), p.returned.Load())
+	fmt.Fprintf(os.Stderr, "modloadprof: started=%d incomplete=%d named=%d otherErrors=%d returned=%d finished=%d complete=%d\n",
+		p.started.Load(), p.incomplete.Load(), p.named.Load(), p.other.Load(), p.returned.Load(), p.finished.Load(), p.complete.Load())
 	return nil
 }
 
