@@ -155,6 +155,9 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 	if x.ptr(3) == nil {
 		return nil, notAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3", 3, x.Version())
 	}
+	if err := x.eltCalled("EnableELT"); err != nil {
+		return nil, err
+	}
 	eltState.mu.Lock()
 	defer eltState.mu.Unlock()
 	if eltState.enabled {
@@ -197,6 +200,18 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 	C.clrprof_elt_on = 1
 	go drainEvery(r.opts.Interval, r.stop, r.done, r.drain)
 	return r, nil
+}
+
+// eltCalled returns an error matching ErrNotAvailable on runtimes whose
+// JIT-compiled code never calls the enter/leave hooks on Linux: .NET Core
+// 2.0 (ICorProfilerInfo8 at most) accepts the hooks and the event mask, and
+// then calls no hook at all (seen here: zero events from every test app), so
+// recording there would silently record nothing.
+func (x *Info) eltCalled(who string) error {
+	if v := x.Version(); v <= 8 {
+		return fmt.Errorf("clrprof: %s: %w: this runtime (ICorProfilerInfo%d at most: .NET Core 2.0) accepts enter/leave hooks but its JIT-compiled code never calls them on Linux, so nothing would be recorded", who, ErrNotAvailable, v)
+	}
+	return nil
 }
 
 // addEventMask ORs add into the runtime's event mask.

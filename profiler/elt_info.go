@@ -57,6 +57,9 @@ func (x *Info) EnableELTWithInfo(opts ELTCallOptions) error {
 	if x.ptr(3) == nil {
 		return notAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3WithInfo", 3, x.Version())
 	}
+	if err := x.eltCalled("EnableELTWithInfo"); err != nil {
+		return err
+	}
 	eltState.mu.Lock()
 	defer eltState.mu.Unlock()
 	if eltState.enabled {

@@ -50,7 +50,8 @@ func parseELT(t *testing.T, res harness.Result) eltReport {
 
 // eltUnsupported reports runtimes that never call the ELT hooks on Linux:
 // .NET Core 2.0 accepts SetEnterLeaveFunctionHooks3(WithInfo) and the
-// event mask but JIT'd code calls no hook (observed here: zero events).
+// event mask but JIT'd code calls no hook (observed here: zero events), so
+// EnableELT and EnableELTWithInfo refuse it with ErrNotAvailable.
 func eltUnsupported(rt harness.Runtime) bool { return rt.Major == 2 && rt.Minor == 0 }
 
 // checkBalance: every function's enters are matched by leaves, tail calls
@@ -98,14 +99,14 @@ func TestELTFastPathCounts(t *testing.T) {
 			})
 			res.MustSucceed(t)
 			res.MustStdoutContain(t, "regs: ok\n", "calls: "+strconv.Itoa(run.n)+"\n", "app done\n")
+			if eltUnsupported(rt) {
+				// The SDK says so instead of recording nothing; the
+				// application runs on without the profiler.
+				res.MustStderrContain(t, "eltprof: unsupported: ", "never calls them")
+				t.Skipf("%s: the runtime calls no ELT hook on Linux; EnableELT says so; app results unaffected", rt.Name)
+			}
 			r := parseELT(t, res)
 			t.Logf("%s %s: events=%d threads=%d functions=%d", rt.Name, run.name, r.events, r.threads, r.functions)
-			if eltUnsupported(rt) {
-				if r.events != 0 {
-					t.Errorf("%s records ELT events now (%d): update eltUnsupported", rt.Name, r.events)
-				}
-				t.Skipf("%s: the runtime calls no ELT hook on Linux (0 events); app results unaffected", rt.Name)
-			}
 			for _, k := range known {
 				c := r.fns["Elt.Known."+k]
 				if c.enter != run.n || c.leave != run.n || c.tail != 0 || c.unwind != 0 {

@@ -17,6 +17,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -84,6 +85,11 @@ func (p *calltrace) Initialize(info *profiler.Info) error {
 		}
 	}
 	rec, err := info.EnableELT(profiler.ELTOptions{Batch: p.batch, Filter: filter, Unwinds: true, BufferEvents: 1 << 18})
+	if errors.Is(err, profiler.ErrNotAvailable) {
+		// Say so, and let the application run without the profiler.
+		fmt.Fprintf(os.Stderr, "calltrace: unsupported: %v\n", err)
+		return err
+	}
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -85,13 +86,13 @@ func (p *eltprof) Initialize(info *profiler.Info) error {
 	case "idle":
 		return nil
 	case "info":
-		return info.EnableELTWithInfo(profiler.ELTCallOptions{
+		return unsupported(info.EnableELTWithInfo(profiler.ELTCallOptions{
 			Call:   p.call,
 			Filter: p.filter(),
 			Args:   true,
 			Return: true,
 			Frame:  true,
-		})
+		}))
 	}
 	buf, _ := strconv.Atoi(os.Getenv("ELTPROF_BUFFER"))
 	rec, err := info.EnableELT(profiler.ELTOptions{
@@ -101,7 +102,7 @@ func (p *eltprof) Initialize(info *profiler.Info) error {
 		Unwinds:      os.Getenv("ELTPROF_UNWINDS") == "1",
 	})
 	if err != nil {
-		return err
+		return unsupported(err)
 	}
 	p.rec = rec
 	return nil
@@ -216,3 +217,12 @@ func init() {
 }
 
 func main() {}
+
+// unsupported reports an ErrNotAvailable from enabling the hooks on stderr
+// ("eltprof: unsupported: ...") and returns err.
+func unsupported(err error) error {
+	if errors.Is(err, profiler.ErrNotAvailable) {
+		fmt.Fprintf(os.Stderr, "eltprof: unsupported: %v\n", err)
+	}
+	return err
+}
