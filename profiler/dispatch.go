@@ -145,7 +145,30 @@ func (d *dispatcher) start(method string, unk unsafe.Pointer, call func(*Info) e
 // is answered in C from now on.
 func (d *dispatcher) shutdown() error {
 	defer d.stop()
-	return callUser("Shutdown", d.cb1.Shutdown)
+	err := callUser("Shutdown", d.cb1.Shutdown)
+	d.quiesce()
+	return err
+}
+
+// quiesce clears every event the runtime lets a profiler turn off, once
+// the user's Shutdown has returned: the runtime tears its profiler
+// interface down right after Shutdown while other threads may still be
+// raising callbacks, and .NET Core 2.0 then calls through the callback
+// pointer it has just cleared (a NULL dereference in
+// EEToProfInterfaceImpl::ExceptionSearchCatcherFound and friends, seen in
+// TestShutdownRace's cores). With the events off, the runtime's threads
+// check the mask and stop calling.
+func (d *dispatcher) quiesce() {
+	if d.info == nil {
+		return
+	}
+	m, err := d.info.GetEventMask()
+	if err != nil || m&^MonitorImmutable == 0 {
+		return
+	}
+	if err := d.info.SetEventMask(m & MonitorImmutable); err != nil {
+		logger().Debug("shutdown: could not clear the event mask", "err", err)
+	}
 }
 
 // detachSucceeded handles ICorProfilerCallback3::ProfilerDetachSucceeded:
