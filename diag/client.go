@@ -189,7 +189,15 @@ func attach(ctx context.Context, pid int, sock string, req AttachRequest) error 
 			if pid != 0 && !processExists(pid) {
 				kind = ErrProcessNotFound
 			}
-			return fail(kind, 0, "nobody listens on the diagnostics socket (a leftover of an ended process?)", err)
+			why := "nobody listens on the diagnostics socket (a leftover of an ended process?)"
+			if pid != 0 && kind == ErrNotSupported {
+				// A leftover socket of an earlier process with the same
+				// pid: say what the target itself runs.
+				if too, old := tooOldForAttach(coreclrOf(pid)); old {
+					why += "; " + too
+				}
+			}
+			return fail(kind, 0, why, err)
 		default:
 			return fail(nil, 0, "connecting to the diagnostics socket", err)
 		}

@@ -143,6 +143,32 @@ func findSocket(pid int, key string, dirs []string) string {
 	return cands[0].path
 }
 
+// tooOldForAttach says whether the libcoreclr.so at path lib (its directory
+// names the runtime version) is older than .NET Core 3.0, and so has no
+// profiler attach, and says so.
+func tooOldForAttach(lib string) (string, bool) {
+	version := filepath.Base(filepath.Dir(lib))
+	if major, ok := leadingInt(version); ok && major < 3 {
+		return fmt.Sprintf("it runs .NET Core %s (%s), and profiler attach needs .NET Core 3.0 or later", version, lib), true
+	}
+	return "", false
+}
+
+// coreclrOf returns the path of the libcoreclr.so process pid has loaded,
+// or "".
+func coreclrOf(pid int) string {
+	maps, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "maps"))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(maps), "\n") {
+		if i := strings.Index(line, "/"); i >= 0 && strings.HasSuffix(line, "/libcoreclr.so") {
+			return line[i:]
+		}
+	}
+	return ""
+}
+
 // noSocketReason explains why pid has no diagnostics socket, as far as
 // its memory map and environment tell.
 func noSocketReason(pid int, dirs []string) string {
@@ -161,9 +187,8 @@ func noSocketReason(pid int, dirs []string) string {
 	if lib == "" {
 		return where + "; it has not loaded libcoreclr.so: not a .NET (CoreCLR) process, or one still starting"
 	}
-	version := filepath.Base(filepath.Dir(lib))
-	if major, ok := leadingInt(version); ok && major < 3 {
-		return fmt.Sprintf("%s; it runs .NET Core %s (%s), and profiler attach needs .NET Core 3.0 or later", where, version, lib)
+	if why, old := tooOldForAttach(lib); old {
+		return where + "; " + why
 	}
 	if env, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "environ")); err == nil {
 		for _, kv := range strings.Split(string(env), "\x00") {

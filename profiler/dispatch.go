@@ -11,6 +11,7 @@ import (
 	"runtime/cgo"
 	"runtime/debug"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -156,8 +157,10 @@ func (d *dispatcher) shutdown() error {
 // raising callbacks, and .NET Core 2.0 then calls through the callback
 // pointer it has just cleared (a NULL dereference in
 // EEToProfInterfaceImpl::ExceptionSearchCatcherFound and friends, seen in
-// TestShutdownRace's cores). With the events off, the runtime's threads
-// check the mask and stop calling.
+// TestShutdownRace's cores; .NET Core 2.1 too, more rarely). With the
+// events off, the runtime's threads check the mask and stop calling. A
+// thread the scheduler stops between its check and its call for longer than
+// quiesceDrain can still hit the runtime's bug; the SDK cannot close that.
 func (d *dispatcher) quiesce() {
 	if d.info == nil {
 		return
@@ -168,8 +171,15 @@ func (d *dispatcher) quiesce() {
 	}
 	if err := d.info.SetEventMask(m & MonitorImmutable); err != nil {
 		logger().Debug("shutdown: could not clear the event mask", "err", err)
+		return
 	}
+	// A thread that checked the mask just before it changed is about to
+	// call; let it, while the interface is still there.
+	time.Sleep(quiesceDrain)
 }
+
+// quiesceDrain is how long Shutdown waits after turning the events off.
+const quiesceDrain = 20 * time.Millisecond
 
 // detachSucceeded handles ICorProfilerCallback3::ProfilerDetachSucceeded:
 // the user's callback runs if implemented, then the dispatcher is done and

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -108,6 +109,19 @@ func TestExceptionStorm(t *testing.T) {
 	})
 }
 
+// knownShutdownRaceCrash reports a run that .NET Core 2.x's shutdown race
+// ended: SIGSEGV, after main returned, with the crashing thread in one of
+// the runtime's exception callback wrappers (which dereference the callback
+// pointer the runtime cleared at shutdown), nothing of the SDK's on top.
+func knownShutdownRaceCrash(rt harness.Runtime, res harness.Result) bool {
+	if rt.Major != 2 || !res.Signaled || res.Signal != syscall.SIGSEGV || !strings.Contains(res.Stdout, "shutdown: main returns") {
+		return false
+	}
+	_, crashing, _ := strings.Cut(res.Backtrace, "=== crashing thread ===")
+	first, _, _ := strings.Cut(strings.TrimLeft(crashing, "\n"), "\n")
+	return strings.HasPrefix(first, "#0 ") && strings.Contains(first, "EEToProfInterfaceImpl::Exception")
+}
+
 // TestStackOverflowUnchanged: a managed stack overflow ends the process the
 // same way with and without the profiler.
 func TestStackOverflowUnchanged(t *testing.T) {
@@ -148,6 +162,13 @@ func TestShutdownRace(t *testing.T) {
 				Env:     []string{"EVENTPROF_SLOW_SHUTDOWN=200ms"},
 				Timeout: time.Minute,
 			})
+			if knownShutdownRaceCrash(rt, res) {
+				// .NET Core 2.x's own race (docs/reliability.md): the
+				// SDK narrows it (events off after Shutdown) but cannot
+				// close it. Anything else fails.
+				t.Logf("KNOWN .NET Core 2.x SHUTDOWN RACE in run %d: the runtime called an exception callback through the pointer it had cleared at shutdown:\n%s", i+1, res.Backtrace)
+				continue
+			}
 			res.MustSucceed(t)
 			res.MustStdoutContain(t, "shutdown: main returns")
 			_, totals := eventCounts(t, res)
@@ -157,4 +178,30 @@ func TestShutdownRace(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestKnownShutdownRaceCrash checks the matcher against the report of a
+// real crash (CI, netcore2.1.30) and against near misses.
+func TestKnownShutdownRaceCrash(t *testing.T) {
+	rt := harness.Runtime{Name: "netcore2.1.30", Major: 2, Minor: 1}
+	bt := "=== signal ===\n$1 = {si_signo = 11}\n=== crashing thread ===\n" +
+		"#0  0x00007f889b5cc86d in EEToProfInterfaceImpl::ExceptionCatcherEnter(unsigned long, unsigned long) () from /x/libcoreclr.so\n" +
+		"#1  0x00007f889b68a1c6 in ExceptionTracker::MakeCallbacksRelatedToHandler(...) () from /x/libcoreclr.so\n"
+	crash := harness.Result{Signaled: true, Signal: syscall.SIGSEGV, Stdout: "shutdown: main returns with caught=17395\n", Backtrace: bt}
+	if !knownShutdownRaceCrash(rt, crash) {
+		t.Errorf("the CI crash is not recognised")
+	}
+	for name, r := range map[string]harness.Result{
+		"abort":        {Signaled: true, Signal: syscall.SIGABRT, Stdout: crash.Stdout, Backtrace: bt},
+		"before main":  {Signaled: true, Signal: syscall.SIGSEGV, Backtrace: bt},
+		"in the SDK":   {Signaled: true, Signal: syscall.SIGSEGV, Stdout: crash.Stdout, Backtrace: "=== crashing thread ===\n#0  0x1 in clrprof_cb_ExceptionCatcherEnter () from /x/lib.so\n#1  0x2 in EEToProfInterfaceImpl::ExceptionCatcherEnter () from /x/libcoreclr.so\n"},
+		"no backtrace": {Signaled: true, Signal: syscall.SIGSEGV, Stdout: crash.Stdout},
+	} {
+		if knownShutdownRaceCrash(rt, r) {
+			t.Errorf("%s: taken for the known runtime race", name)
+		}
+	}
+	if knownShutdownRaceCrash(harness.Runtime{Name: "net8.0.4", Major: 8}, crash) {
+		t.Errorf("net8: taken for the known .NET Core 2.x race")
+	}
 }
