@@ -531,15 +531,22 @@ static int segv_marked(const siginfo_t *info) {
 	return v == segv_mark;
 }
 
+// run_host_here runs the host handler where the router runs (the alternate
+// stack), as without the private stack, marking the signal information so
+// that a handler chaining back is recognised.
+static void run_host_here(void (*handler)(int, siginfo_t *, void *), int sig, siginfo_t *info, void *ctx) {
+	__atomic_add_fetch(&segv_altstack_runs, 1, __ATOMIC_RELAXED);
+	if (info != NULL) {
+		segv_set_mark(info);
+	}
+	handler(sig, info, ctx);
+}
+
 static void run_host_segv(void (*handler)(int, siginfo_t *, void *), int sig, siginfo_t *info, void *ctx) {
 	ucontext_t *uc = ctx;
 	char *stack = segv_stack;
 	if (stack == NULL || stack == (char *)-1 || uc == NULL || info == NULL || private_stack_off) {
-		__atomic_add_fetch(&segv_altstack_runs, 1, __ATOMIC_RELAXED);
-		if (info != NULL) {
-			segv_set_mark(info);
-		}
-		handler(sig, info, ctx);
+		run_host_here(handler, sig, info, ctx);
 		return;
 	}
 	// The kernel's frame: the return address slot, the context, the signal
@@ -549,8 +556,7 @@ static void run_host_segv(void (*handler)(int, siginfo_t *, void *), int sig, si
 	char *fp = (char *)uc->uc_mcontext.fpregs;
 	if (fp != NULL) {
 		if (fp < src || fp - src > 64 * 1024) {
-			__atomic_add_fetch(&segv_altstack_runs, 1, __ATOMIC_RELAXED);
-			handler(sig, info, ctx);
+			run_host_here(handler, sig, info, ctx);
 			return;
 		}
 		if (fp + fpstate_size(fp) > end) {
@@ -558,11 +564,7 @@ static void run_host_segv(void (*handler)(int, siginfo_t *, void *), int sig, si
 		}
 	}
 	if ((char *)info < (char *)uc || (char *)info - (char *)uc > 4096) {
-		__atomic_add_fetch(&segv_altstack_runs, 1, __ATOMIC_RELAXED);
-		if (info != NULL) {
-			segv_set_mark(info);
-		}
-		handler(sig, info, ctx);
+		run_host_here(handler, sig, info, ctx);
 		return;
 	}
 	size_t len = (size_t)(end - src);
@@ -579,11 +581,7 @@ static void run_host_segv(void (*handler)(int, siginfo_t *, void *), int sig, si
 	// aligned as xrstor needs.
 	char *dst = (char *)(((uintptr_t)top - len - 256) & ~(uintptr_t)63) + ((uintptr_t)src & 63);
 	if (dst - lo < 16 * 1024) {
-		__atomic_add_fetch(&segv_altstack_runs, 1, __ATOMIC_RELAXED);
-		if (info != NULL) {
-			segv_set_mark(info);
-		}
-		handler(sig, info, ctx);
+		run_host_here(handler, sig, info, ctx);
 		return;
 	}
 	memcpy(dst, src, len);

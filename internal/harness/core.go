@@ -40,8 +40,9 @@ func enableCores() {
 	})
 }
 
-// corePattern is the kernel's core_pattern, "" when unreadable.
-func readCorePattern() string {
+// CorePattern is the kernel's core_pattern ("" when unreadable): where the
+// cores of crashed runs go.
+func CorePattern() string {
 	b, err := os.ReadFile("/proc/sys/kernel/core_pattern")
 	if err != nil {
 		return ""
@@ -183,7 +184,7 @@ func collectCrash(t interface{ Name() string }, res *Result, exe string, pid int
 		return
 	}
 	if opts.ExpectCrash {
-		if core, _ := findCore(readCorePattern(), dir, pid, start); core != "" {
+		if core, _ := findCore(CorePattern(), dir, pid, start); core != "" {
 			_ = os.Remove(core)
 		}
 		return
@@ -191,10 +192,10 @@ func collectCrash(t interface{ Name() string }, res *Result, exe string, pid int
 	if !res.CoreDumped {
 		var lim syscall.Rlimit
 		_ = syscall.Getrlimit(syscall.RLIMIT_CORE, &lim)
-		res.Backtrace = fmt.Sprintf("(no core dumped: RLIMIT_CORE %d, core_pattern %q)", lim.Cur, readCorePattern())
+		res.Backtrace = fmt.Sprintf("(no core dumped: RLIMIT_CORE %d, core_pattern %q)", lim.Cur, CorePattern())
 		return
 	}
-	core, note := findCore(readCorePattern(), dir, pid, start)
+	core, note := findCore(CorePattern(), dir, pid, start)
 	if core == "" {
 		res.Backtrace = "(" + note + ")"
 		return
@@ -202,7 +203,3 @@ func collectCrash(t interface{ Name() string }, res *Result, exe string, pid int
 	res.Core = keepCore(core, t.Name(), res.Runtime.Name)
 	res.Backtrace = gdbReport(exe, res.Core, opts.ProfilerPath)
 }
-
-// CorePattern is the kernel's core_pattern ("" when unreadable): where the
-// cores of crashed runs go.
-func CorePattern() string { return readCorePattern() }
