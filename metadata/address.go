@@ -12,3 +12,14 @@ type Address uintptr
 
 // String formats the address in hexadecimal.
 func (a Address) String() string { return fmt.Sprintf("%#x", uintptr(a)) }
+
+// Format makes the integer verbs (%x, %X, %d, %o, %b, with their flags)
+// format the number, as for any integer; %v and %s give String.
+func (a Address) Format(f fmt.State, verb rune) {
+	switch verb {
+	case 'x', 'X', 'd', 'o', 'O', 'b', 'c', 'U':
+		fmt.Fprintf(f, fmt.FormatString(f, verb), uintptr(a))
+	default:
+		fmt.Fprint(f, a.String())
+	}
+}
