@@ -70,7 +70,7 @@ func (p *gcbasic) GarbageCollectionStarted(collected []bool, reason profiler.GCR
 	}
 	gen1 := 0
 	for _, r := range ranges {
-		if r.Generation < 0 || r.Generation > 4 {
+		if r.Generation > profiler.GCPinnedObjectHeap {
 			check.Failf("generation bounds: invalid generation %d", r.Generation)
 			continue
 		}

@@ -1,0 +1,31 @@
+package conformance
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/clrprof/clrprof/internal/harness"
+)
+
+func init() {
+	register(&scenario{
+		Name:          "gc",
+		Upstream:      "gc/gc.cs, native/gcprofiler",
+		UpstreamLines: 0,
+		CLSID:         "{BCD8186F-1EEC-47E9-AFA7-396F879382C3}",
+		Check: func(t *testing.T, rt harness.Runtime, res harness.Result) {
+			for _, l := range res.StdoutLines() {
+				if strings.Contains(l, "collections;") {
+					t.Log(l)
+				}
+			}
+			// The pinned object heap (and with it upstream's check) exists
+			// from .NET 5; the profiler and the app must agree on that.
+			if rt.Major >= 5 {
+				res.MustStdoutContain(t, "pinned object heap: true", "pinned heap: True;")
+			} else {
+				res.MustStdoutContain(t, "pinned object heap: false", "pinned heap: False;")
+			}
+		},
+	})
+}
