@@ -11,7 +11,7 @@ func init() {
 	register(&scenario{
 		Name:          "classload",
 		Upstream:      "unittest/classload.cs, unittest/unloadlibrary.cs, native/classload",
-		UpstreamLines: 0,
+		UpstreamLines: 158,
 		CLSID:         "{A1B2C3D4-E5F6-7890-1234-56789ABCDEF0}",
 		NotApplicable: func(rt harness.Runtime) string {
 			if rt.Major < 3 {

@@ -11,7 +11,7 @@ func init() {
 	register(&scenario{
 		Name:          "gc",
 		Upstream:      "gc/gc.cs, native/gcprofiler",
-		UpstreamLines: 0,
+		UpstreamLines: 180,
 		CLSID:         "{BCD8186F-1EEC-47E9-AFA7-396F879382C3}",
 		Check: func(t *testing.T, rt harness.Runtime, res harness.Result) {
 			logLines(t, res, "collections;")

@@ -10,7 +10,7 @@ func init() {
 	register(&scenario{
 		Name:          "gcallocate",
 		Upstream:      "gc/gcallocate.cs, native/gcallocateprofiler",
-		UpstreamLines: 0,
+		UpstreamLines: 99,
 		CLSID:         "{55B9554D-6115-45A2-BE1E-C80F7FA35369}",
 		NotApplicable: func(rt harness.Runtime) string {
 			if rt.Major < 3 {

@@ -11,7 +11,7 @@ func init() {
 	register(&scenario{
 		Name:          "gcbasic",
 		Upstream:      "gc/gcbasic.cs, native/gcbasicprofiler",
-		UpstreamLines: 0,
+		UpstreamLines: 172,
 		CLSID:         "{A040B953-EDE7-42D9-9077-AA69BB2BE024}",
 		NotApplicable: func(rt harness.Runtime) string {
 			if rt.Major < 3 {

@@ -10,7 +10,7 @@ func init() {
 	register(&scenario{
 		Name:          "handles",
 		Upstream:      "handles/handles.cs, native/handlesprofiler",
-		UpstreamLines: 0,
+		UpstreamLines: 325,
 		CLSID:         "{A0F96622-522D-4654-AA56-BF421E79B210}",
 		NotApplicable: func(rt harness.Runtime) string {
 			if rt.Major < 7 {

@@ -10,7 +10,7 @@ func init() {
 	register(&scenario{
 		Name:          "nongcheap",
 		Upstream:      "gc/nongcheap.cs, native/nongcheap",
-		UpstreamLines: 0,
+		UpstreamLines: 273,
 		CLSID:         "{EF0D191C-3FC7-4311-88AF-E474CBEB2859}",
 		NotApplicable: func(rt harness.Runtime) string {
 			if rt.Major < 8 {
