@@ -15,8 +15,8 @@ func init() {
 		CLSID:         "{A040B953-EDE7-42D9-9077-AA69BB2BE024}",
 		NotApplicable: func(rt harness.Runtime) string {
 			if rt.Major < 3 {
-				return "COR_PRF_HIGH_BASIC_GC was added in .NET Core 3.0 (dotnet/coreclr#22866); " +
-					"2.x accepts the bit in SetEventMask2 and never calls the GC callbacks for it"
+				return "COR_PRF_HIGH_BASIC_GC was added in .NET Core 3.0 (dotnet/coreclr#22866): " +
+					"2.x accepts the flag and never calls the GC callbacks for it (the SDK's SetEventMask2 refuses it there with ErrNotAvailable)"
 			}
 			return ""
 		},

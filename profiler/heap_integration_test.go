@@ -22,7 +22,10 @@ const heapprofCLSID = "{6B0E3F7A-2C41-4D9B-8E15-A37C9D0F5B21}"
 //     non-null references as the GC's ObjectReferences callback, for every
 //     HeapNode; ErrNotAvailable before;
 //   - EnumerateGCHeapObjects (ICorProfilerInfo15, .NET 10): ErrNotAvailable
-//     on the runtimes installed here.
+//     on the runtimes installed here;
+//   - SetEventMask2 refuses, with ErrNotAvailable, high flags newer than
+//     the runtime (HighBasicGC before 3.0, HighMonitorEventPipe before 5,
+//     HighMonitorPinnedObjectAllocated before 6) and sets them otherwise.
 func TestHeapAPI(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/heapprof")
 	a := harness.CompileCS(t, []string{"testdata/heap/heap.cs"}, "")
@@ -61,6 +64,19 @@ func TestHeapAPI(t *testing.T) {
 			line(`refs same=0 differ=0 nonnull=0 err=.* notavailable=true`)
 		}
 		line(`heapwalk err=.* notavailable=true`)
+
+		// SetEventMask2 refuses the high flags the runtime does not know
+		// (which it would accept and ignore).
+		for _, f := range []struct {
+			name  string
+			since int
+		}{{"HighBasicGC", 3}, {"HighMonitorEventPipe", 5}, {"HighMonitorPinnedObjectAllocated", 6}} {
+			if rt.Major >= f.since {
+				line(`mask ` + f.name + ` err=<nil> notavailable=false`)
+			} else {
+				line(`mask ` + f.name + ` err=clrprof: SetEventMask2: ` + f.name + ` not available on this runtime \(needs .*\) notavailable=true`)
+			}
+		}
 	})
 }
 

@@ -12,6 +12,8 @@
 //     for every HeapNode the ObjectReferences callback reported, whether
 //     EnumerateObjectReferences (ICorProfilerInfo10) gave the same non-null
 //     references;
+//   - "mask F err=E notavailable=B" from SetEventMask2(0, F) in Initialize,
+//     for three high flags of different ages;
 //   - "heapwalk err=E notavailable=B" from EnumerateGCHeapObjects at
 //     Shutdown (ICorProfilerInfo15 only).
 package main
@@ -40,7 +42,12 @@ type heapprof struct {
 func (p *heapprof) Initialize(info *profiler.Info) error {
 	p.info = info
 	p.arrays = map[string]bool{}
-	return info.SetEventMask(profiler.MonitorObjectAllocated | profiler.EnableObjectAllocated | profiler.MonitorGC)
+	// SetEventMask2 refuses high flags newer than the runtime.
+	for _, f := range []profiler.HighMonitor{profiler.HighBasicGC, profiler.HighMonitorEventPipe, profiler.HighMonitorPinnedObjectAllocated} {
+		err := info.SetEventMask2(0, f)
+		fmt.Fprintf(os.Stderr, "heapprof: mask %v err=%v notavailable=%v\n", f, err, errors.Is(err, profiler.ErrNotAvailable))
+	}
+	return info.SetEventMask2(profiler.MonitorObjectAllocated|profiler.EnableObjectAllocated|profiler.MonitorGC, 0)
 }
 
 func (p *heapprof) ObjectAllocated(obj profiler.ObjectID, class profiler.ClassID) error {
