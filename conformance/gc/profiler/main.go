@@ -14,6 +14,10 @@
 //   - every range of MovedReferences2 (new addresses) and
 //     SurvivingReferences2 lies inside one generation range, has a non-zero
 //     length, and the old ranges of one collection do not overlap.
+//
+// And inside ObjectReferences, on runtimes with ICorProfilerInfo10 (.NET
+// Core 3.0 and later), EnumerateObjectReferences must give every walked
+// object the same non-null references as the callback.
 package main
 
 import (
@@ -42,6 +46,7 @@ type gcprof struct {
 	pohRefs, pohRoots int
 	checkedObjects    int
 	checkedRanges     int
+	enumerated        int
 }
 
 func (p *gcprof) Initialize(info *profiler.Info) error {
@@ -73,14 +78,41 @@ func (p *gcprof) GarbageCollectionStarted(collected []bool, reason profiler.GCRe
 }
 
 func (p *gcprof) ObjectReferences(obj profiler.ObjectID, class profiler.ClassID, refs []profiler.ObjectID) error {
+	var enumerated []profiler.ObjectID
+	var enumErr error
+	if p.info.Version() >= 10 {
+		enumerated, enumErr = p.info.EnumerateObjectReferences(obj)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.walked = append(p.walked, obj)
+	n := len(p.refs)
 	for _, r := range refs {
 		if r != 0 {
 			p.refs = append(p.refs, r)
 		}
 	}
+	if p.info.Version() < 10 {
+		return nil
+	}
+	if enumErr != nil {
+		check.Failf("EnumerateObjectReferences(%#x): %v", uint64(obj), enumErr)
+		return nil
+	}
+	want := slices.Clone(p.refs[n:])
+	var got []profiler.ObjectID
+	for _, r := range enumerated {
+		if r != 0 {
+			got = append(got, r)
+		}
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(want, got) {
+		check.Failf("object %#x: ObjectReferences gave %d non-null references, EnumerateObjectReferences %d, or other ones", uint64(obj), len(want), len(got))
+		return nil
+	}
+	p.enumerated++
 	return nil
 }
 
@@ -203,9 +235,11 @@ func (p *gcprof) Shutdown() error {
 		final = "no walked object or moved/surviving range was checked"
 	case p.pinnedHeap && (p.pohRoots == 0 || p.pohRefs == 0):
 		final = "no pinned object heap objects among the root or object references"
+	case p.info.Version() >= 10 && p.enumerated == 0:
+		final = "no object's references compared with EnumerateObjectReferences"
 	}
-	check.Logf("%d collections; %d walked objects and %d moved/surviving ranges inside the generation bounds; pinned heap objects: %d in root references, %d in object references",
-		p.finishes.Load(), p.checkedObjects, p.checkedRanges, p.pohRoots, p.pohRefs)
+	check.Logf("%d collections; %d walked objects and %d moved/surviving ranges inside the generation bounds; pinned heap objects: %d in root references, %d in object references; references of %d objects the same by EnumerateObjectReferences",
+		p.finishes.Load(), p.checkedObjects, p.checkedRanges, p.pohRoots, p.pohRefs, p.enumerated)
 	check.Done(final)
 	return nil
 }
