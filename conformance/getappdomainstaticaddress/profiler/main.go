@@ -29,6 +29,7 @@ type staticaddr struct {
 	info *profiler.Info
 
 	jitted                                   atomic.Int64
+	shutdown                                 atomic.Bool
 	gcRequests                               chan struct{}
 	collections, collectible, nonCollectible atomic.Int64
 
@@ -60,6 +61,9 @@ func (p *staticaddr) forceGCs() {
 	for range p.gcRequests {
 		if p.jitted.Load() == 0 {
 			continue // no managed code runs yet
+		}
+		if p.shutdown.Load() {
+			return // the Info is not to be used after Shutdown
 		}
 		if err := p.info.ForceGC(); err != nil {
 			check.Failf("ForceGC: %v", err)
@@ -228,6 +232,7 @@ func (p *staticaddr) GarbageCollectionFinished() error {
 }
 
 func (p *staticaddr) Shutdown() error {
+	p.shutdown.Store(true)
 	check.Logf("%d collections; static addresses: %d in the collectible library, %d elsewhere",
 		p.collections.Load(), p.collectible.Load(), p.nonCollectible.Load())
 	var final []string
