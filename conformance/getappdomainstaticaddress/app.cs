@@ -2,15 +2,19 @@
 // UnloadLibrary.dll (the classload scenario's library; its path is the
 // first argument) into a collectible AssemblyLoadContext (.NET Core 3.0 and
 // later; reached by reflection because mcs compiles against Mono's
-// mscorlib), makes one UnloadLibrary.TestClass, unloads the context, and
-// sleeps three seconds while the profiler forces collections and reads
-// static field addresses.
+// mscorlib), makes one UnloadLibrary.TestClass and unloads the context.
+// Unlike upstream's app, which then only sleeps three seconds (so whether
+// the library is really unloaded while the profiler looks depends on
+// timing), it collects until the context is gone and a few times more, so
+// that the profiler's collections always run both before and after the
+// unload; then it sleeps three seconds as upstream.
 using System;
 using System.Reflection;
 using System.Threading;
 
 static class StaticAddressApp {
-    static void LoadAndUnload(string path) {
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    static WeakReference LoadAndUnload(string path) {
         Type alcType = typeof(object).Assembly.GetType("System.Runtime.Loader.AssemblyLoadContext");
         object alc = alcType.GetConstructor(new Type[] { typeof(string), typeof(bool) })
             .Invoke(new object[] { "Collectible", true });
@@ -18,10 +22,20 @@ static class StaticAddressApp {
         object instance = Activator.CreateInstance(asm.GetType("UnloadLibrary.TestClass"));
         Console.WriteLine(instance.GetHashCode());
         alcType.GetMethod("Unload").Invoke(alc, null);
+        return new WeakReference(alc);
     }
 
     static int Main(string[] args) {
-        LoadAndUnload(args[0]);
+        WeakReference alc = LoadAndUnload(args[0]);
+        for (int i = 0; i < 100 && alc.IsAlive; i++) {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+        for (int i = 0; i < 3; i++) {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+        Console.WriteLine("context collected: {0}", !alc.IsAlive);
         Thread.Sleep(3000);
         Console.WriteLine("app done");
         return 100;
