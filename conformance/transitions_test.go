@@ -57,6 +57,11 @@ type transitionsVariant struct {
 // and runs each variant in its own process. The result of the last run is
 // returned for the common checks; the others are checked here.
 func runTransitions(variants ...transitionsVariant) func(t *testing.T, rt harness.Runtime, app, lib string, sc *scenario) harness.Result {
+	return runTransitionsWith(nil, variants...)
+}
+
+// runTransitionsWith is runTransitions with extra environment variables.
+func runTransitionsWith(env []string, variants ...transitionsVariant) func(t *testing.T, rt harness.Runtime, app, lib string, sc *scenario) harness.Result {
 	return func(t *testing.T, rt harness.Runtime, app, lib string, sc *scenario) harness.Result {
 		native := harness.BuildCShared(t, []string{filepath.Join("transitions", "native.c")}, "-Wall", "-Werror", "-fvisibility=hidden")
 		dir := t.TempDir()
@@ -69,11 +74,11 @@ func runTransitions(variants ...transitionsVariant) func(t *testing.T, rt harnes
 				ProfilerPath:  lib,
 				ProfilerCLSID: sc.CLSID,
 				Args:          []string{v.arg},
-				Env: []string{
+				Env: append([]string{
 					"LD_LIBRARY_PATH=" + dir,
 					"TRANSITIONS_PINVOKE=" + v.pinvoke,
 					"TRANSITIONS_REVERSE=" + v.reverse,
-				},
+				}, env...),
 			})
 			res.MustStdoutContain(t, fmt.Sprintf("native DoPInvoke: the callback returned %d\n", v.returned))
 			if i < len(variants)-1 {
