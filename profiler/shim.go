@@ -99,12 +99,14 @@ func clrprofGoNewObject() (h C.uintptr_t) {
 //export clrprofGoObjectReleased
 func clrprofGoObjectReleased(h C.uintptr_t) {
 	defer recoverExport("Release", nil)
-	if lookupDispatcher(uintptr(h)) == nil {
+	d := lookupDispatcher(uintptr(h))
+	if d == nil {
 		logger().Warn("Release: unknown profiler object handle", "handle", uintptr(h))
 		return
 	}
 	cgo.Handle(h).Delete()
 	logger().Debug("profiler object released", "handle", uintptr(h))
+	notifyReleased(d)
 }
 
 // SignalRecord is what the signal audit saw for one signal that had a
