@@ -21,10 +21,10 @@ type Releaser interface {
 // notifyReleased calls the profiler's Released, if it has one, once the
 // runtime released the object behind d.
 func notifyReleased(d *dispatcher) {
-	if d == nil || d.reg == nil {
+	if d == nil {
 		return
 	}
-	r, ok := d.reg.impl.(Releaser)
+	r, ok := d.impl.(Releaser)
 	if !ok {
 		return
 	}

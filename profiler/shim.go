@@ -87,7 +87,11 @@ func clrprofGoNewObject() (h C.uintptr_t) {
 		logger().Error("CreateInstance: no profiler registered")
 		return 0
 	}
-	d := newDispatcher(r)
+	d, err := newDispatcher(r)
+	if err != nil {
+		logger().Error("CreateInstance: no profiler object", "err", err)
+		return 0
+	}
 	h = C.uintptr_t(cgo.NewHandle(d))
 	logger().Debug("profiler object created", "handle", uintptr(h))
 	return h
