@@ -19,7 +19,7 @@ func init() {
 			case rt.Major < 3:
 				return "collectible AssemblyLoadContexts are new in .NET Core 3.0"
 			case rt.Major < 8:
-				return "an unloaded context's assemblies get AssemblyUnloadFinished but never AssemblyUnloadStarted (observed on 3.1: 0 started, 2 finished; dotnet/runtime#86178, fixed for .NET 8)"
+				return "an unloaded context's assemblies get AssemblyUnloadFinished but never AssemblyUnloadStarted (observed on 3.1: 0 started, 2 finished; dotnet/runtime#86178; 8.0.4 reports both)"
 			}
 			return ""
 		},
