@@ -12,7 +12,7 @@ func init() {
 	register(&scenario{
 		Name:          "assembly",
 		Upstream:      "assembly/ALCTest.cs, native/assemblyprofiler",
-		UpstreamLines: 0,
+		UpstreamLines: 77,
 		CLSID:         "{5D9F3A12-7E4B-4C86-B2A1-9F0E6D3C8B15}",
 		NotApplicable: func(rt harness.Runtime) string {
 			switch {

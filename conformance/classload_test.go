@@ -11,7 +11,7 @@ func init() {
 	register(&scenario{
 		Name:          "classload",
 		Upstream:      "unittest/classload.cs, native/classload",
-		UpstreamLines: 0,
+		UpstreamLines: 158,
 		CLSID:         "{3B8E1F6A-4C2D-4B97-8E05-A1D6C9F3B713}",
 		NotApplicable: func(rt harness.Runtime) string {
 			switch {

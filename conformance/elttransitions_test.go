@@ -6,7 +6,7 @@ func init() {
 	register(&scenario{
 		Name:          "elttransitions",
 		Upstream:      "elttransitions/elttransitions.cs, native/elttransitions",
-		UpstreamLines: 0,
+		UpstreamLines: 225,
 		App:           []string{"../transitions/app.cs"},
 		CLSID:         "{B4E81D27-6C3A-4F90-8E15-9D2A7C6B3E05}",
 		NotApplicable: func(rt harness.Runtime) string {

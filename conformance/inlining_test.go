@@ -6,7 +6,7 @@ func init() {
 	register(&scenario{
 		Name:          "inlining",
 		Upstream:      "unittest/inlining.cs, native/inlining",
-		UpstreamLines: 0,
+		UpstreamLines: 210,
 		CLSID:         "{9A5C3E17-2B8D-4F61-B7A4-0E6D8C1F2B07}",
 		CSOptions:     []harness.CSOption{harness.Optimize()},
 		// As upstream (ProfileeOptions.OptimizationSensitive): the first,

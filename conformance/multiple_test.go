@@ -19,7 +19,7 @@ func init() {
 	register(&scenario{
 		Name:          "multipledetach",
 		Upstream:      "multiple/multiple.cs, native/multiple",
-		UpstreamLines: 0,
+		UpstreamLines: 127,
 		App:           []string{"../multiple/app.cs"},
 		Profiler:      "../multiple/profiler",
 		CLSID:         "{6F2B8D41-9C3E-4A57-B1D8-7E4F2A9C5B12}",
@@ -39,7 +39,7 @@ func init() {
 	register(&scenario{
 		Name:          "multiple",
 		Upstream:      "multiple/multiple.cs (without the detaches), native/multiple",
-		UpstreamLines: 0,
+		UpstreamLines: 127,
 		CLSID:         "{6F2B8D41-9C3E-4A57-B1D8-7E4F2A9C5B12}",
 		NotApplicable: func(rt harness.Runtime) string {
 			if rt.Major < 5 {

@@ -13,7 +13,7 @@ func init() {
 	register(&scenario{
 		Name:          "releaseondetach",
 		Upstream:      "unittest/releaseondetach.cs, native/releaseondetach",
-		UpstreamLines: 0,
+		UpstreamLines: 196,
 		CLSID:         "{E1A4C7B3-8D25-4F6E-A9B0-3C7D5E2F8A10}",
 		NotApplicable: func(rt harness.Runtime) string {
 			if rt.Major < 3 {

@@ -17,7 +17,7 @@ func init() {
 	register(&scenario{
 		Name:          "transitions",
 		Upstream:      "transitions/transitions.cs (delegate variants), native/transitions",
-		UpstreamLines: 0,
+		UpstreamLines: 165,
 		CLSID:         "{8C3B6F0E-2D4A-4E59-B1C7-3A9E5D7F1B02}",
 		Run: runTransitions(
 			transitionsVariant{"BlittableToDelegate", "DoPInvoke", "Invoke", 26},
@@ -27,7 +27,7 @@ func init() {
 	register(&scenario{
 		Name:          "transitionsuco",
 		Upstream:      "transitions/transitions.cs (UnmanagedCallersOnly variants), native/transitions",
-		UpstreamLines: 0,
+		UpstreamLines: 165,
 		App:           []string{"../transitions/app.cs"},
 		Profiler:      "../transitions/profiler",
 		CLSID:         "{8C3B6F0E-2D4A-4E59-B1C7-3A9E5D7F1B02}",
