@@ -12,7 +12,7 @@ func init() {
 	register(&scenario{
 		Name:          "eltenter",
 		Upstream:      "elt/slowpatheltenter.cs, native/eltprofiler",
-		UpstreamLines: 0,
+		UpstreamLines: 788,
 		App:           []string{"../elt/app.cs"},
 		Profiler:      "../elt/profiler",
 		CLSID:         "{3F1C2E7A-9B54-4D08-A6E3-7C21B0D9E403}",
@@ -30,7 +30,7 @@ func init() {
 	register(&scenario{
 		Name:          "eltleave",
 		Upstream:      "elt/slowpatheltleave.cs, native/eltprofiler",
-		UpstreamLines: 0,
+		UpstreamLines: 788,
 		App:           []string{"../elt/app.cs"},
 		Profiler:      "../elt/profiler",
 		CLSID:         "{3F1C2E7A-9B54-4D08-A6E3-7C21B0D9E403}",

@@ -11,7 +11,7 @@ func init() {
 	register(&scenario{
 		Name:          "getappdomainstaticaddress",
 		Upstream:      "unittest/getappdomainstaticaddress.cs, native/getappdomainstaticaddress",
-		UpstreamLines: 0,
+		UpstreamLines: 641,
 		CLSID:         "{4C7E2A95-3F6B-4D18-9E2C-5A8B1D3F6E08}",
 		NotApplicable: func(rt harness.Runtime) string {
 			switch {

@@ -6,7 +6,7 @@ func init() {
 	register(&scenario{
 		Name:          "rejit",
 		Upstream:      "rejit/rejit.cs, native/rejitprofiler",
-		UpstreamLines: 0,
+		UpstreamLines: 588,
 		CLSID:         "{7D3B9E21-5A4C-4F83-8B06-1E9C2D4A7F09}",
 		CSOptions:     []harness.CSOption{harness.Optimize()},
 		// As upstream (ProfileeOptions.OptimizationSensitive).
