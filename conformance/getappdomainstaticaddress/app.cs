@@ -1,43 +1,36 @@
-// The app of the getappdomainstaticaddress scenario: it loads
-// UnloadLibrary.dll (the classload scenario's library; its path is the
-// first argument) into a collectible AssemblyLoadContext (.NET Core 3.0 and
-// later; reached by reflection because mcs compiles against Mono's
-// mscorlib), makes one UnloadLibrary.TestClass and unloads the context.
-// Unlike upstream's app, which then only sleeps three seconds (so whether
-// the library is really unloaded while the profiler looks depends on
-// timing), it collects until the context is gone and a few times more, so
-// that the profiler's collections always run both before and after the
-// unload; then it sleeps three seconds as upstream.
+// The app of the getappdomainstaticaddress scenario: loads the library
+// given as its argument into a collectible AssemblyLoadContext (reached by
+// reflection: mcs builds against Mono's mscorlib, which lacks the type),
+// creates an instance of one of its classes, unloads the context, and
+// collects for a while so that the profiler sees the library's classes
+// before and during their unloading.
 using System;
 using System.Reflection;
+using System.Runtime.CompilerServices;
 using System.Threading;
 
-static class StaticAddressApp {
-    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
-    static WeakReference LoadAndUnload(string path) {
+static class StaticsApp {
+    static int nonCollectible = 7;
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    static void LoadCollectible(string path) {
         Type alcType = typeof(object).Assembly.GetType("System.Runtime.Loader.AssemblyLoadContext");
-        object alc = alcType.GetConstructor(new Type[] { typeof(string), typeof(bool) })
-            .Invoke(new object[] { "Collectible", true });
+        ConstructorInfo ctor = alcType.GetConstructor(new Type[] { typeof(string), typeof(bool) });
+        object alc = ctor.Invoke(new object[] { "Collectible", true });
         var asm = (Assembly)alcType.GetMethod("LoadFromAssemblyPath").Invoke(alc, new object[] { path });
-        object instance = Activator.CreateInstance(asm.GetType("UnloadLibrary.TestClass"));
-        Console.WriteLine(instance.GetHashCode());
+        object instance = Activator.CreateInstance(asm.GetType("ConfUnloadLib.TestClass"));
+        Console.WriteLine("instance hash {0}", instance.GetHashCode());
         alcType.GetMethod("Unload").Invoke(alc, null);
-        return new WeakReference(alc);
     }
 
     static int Main(string[] args) {
-        WeakReference alc = LoadAndUnload(args[0]);
-        for (int i = 0; i < 100 && alc.IsAlive; i++) {
+        LoadCollectible(args[0]);
+        for (int i = 0; i < 20; i++) {
             GC.Collect();
             GC.WaitForPendingFinalizers();
+            Thread.Sleep(50);
         }
-        for (int i = 0; i < 3; i++) {
-            GC.Collect();
-            GC.WaitForPendingFinalizers();
-        }
-        Console.WriteLine("context collected: {0}", !alc.IsAlive);
-        Thread.Sleep(3000);
-        Console.WriteLine("app done");
+        Console.WriteLine("non-collectible static {0}", nonCollectible);
         return 100;
     }
 }

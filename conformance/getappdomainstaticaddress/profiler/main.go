@@ -1,21 +1,19 @@
-// Command profiler is the getappdomainstaticaddress scenario's profiler. It
-// remembers every class that finishes loading (arrays aside) with the
-// AppDomain of the thread that loaded it, and forgets it when the class, its
-// module, or the module of one of its type arguments unloads. A goroutine
-// of its own forces a collection (ForceGC) after every module load and
-// unload, once managed code runs. At the end of every collection, for every
-// remembered class, it reads the class's fields from its module's metadata
-// and asks GetAppDomainStaticAddress for every AppDomain static field
-// (GetStaticFieldInfo): that must succeed, or answer CORPROF_E_DATAINCOMPLETE
-// (not initialised yet). At shutdown there must have been no failure, a
-// collection, and addresses of statics both in the collectible library
-// (UnloadLibrary.dll) and elsewhere.
+// Command profiler is the getappdomainstaticaddress scenario's profiler:
+// it remembers every non-array class loaded (with the app domain of the
+// thread that loaded it) and forgets those whose module or type arguments
+// unload; after every collection it asks, for each remembered class, the
+// static field info of its static fields and the address of every app
+// domain static. No call may fail (CORPROF_E_DATAINCOMPLETE, for a class or
+// module not ready or going away, is allowed), and addresses must come back
+// for statics of the collectible library as well as of other modules. A
+// goroutine forces a collection after each module load and unload, as
+// upstream's helper thread does.
 package main
 
 import (
 	"errors"
+	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -24,46 +22,51 @@ import (
 	"github.com/clrprof/clrprof/profiler"
 )
 
-type staticaddr struct {
+// collectibleLib is the file name of the library the app loads into a
+// collectible context.
+const collectibleLib = "ConfUnloadLib.dll"
+
+type statics struct {
 	profiler.Base
 	info *profiler.Info
 
-	jitted                                   atomic.Int64
-	shutdown                                 atomic.Bool
-	gcRequests                               chan struct{}
-	collections, collectible, nonCollectible atomic.Int64
+	jitted                      atomic.Int64
+	gcs                         chan struct{}
+	collectible, nonCollectible atomic.Int64
+	gcsChecked                  atomic.Int64
 
 	mu      sync.Mutex
 	classes map[profiler.ClassID]profiler.AppDomainID
 }
 
-func (p *staticaddr) Initialize(info *profiler.Info) error {
+func (p *statics) Initialize(info *profiler.Info) error {
 	p.info = info
 	p.classes = map[profiler.ClassID]profiler.AppDomainID{}
-	p.gcRequests = make(chan struct{}, 1)
-	err := info.SetEventMask2(profiler.MonitorGC|profiler.MonitorClassLoads|profiler.MonitorModuleLoads|
-		profiler.MonitorJITCompilation|profiler.DisableAllNGenImages, 0)
+	p.gcs = make(chan struct{}, 1)
+	err := info.SetEventMask(profiler.MonitorGC | profiler.MonitorClassLoads | profiler.MonitorModuleLoads |
+		profiler.MonitorJITCompilation | profiler.DisableAllNGenImages)
 	if err != nil {
-		check.Failf("SetEventMask2: %v", err)
+		check.Failf("SetEventMask: %v", err)
 		return err
 	}
-	go p.forceGCs()
+	go p.collector()
 	return nil
 }
 
-// forceGCs runs on a thread of its own, which never runs managed code, as
-// ForceGC wants.
-func (p *staticaddr) forceGCs() {
+// collector forces a collection each time it is asked to, once managed code
+// runs, from a thread of its own that the runtime does not run code on.
+func (p *statics) collector() {
 	runtime.LockOSThread()
-	if err := p.info.InitializeCurrentThread(); err != nil {
-		check.Failf("InitializeCurrentThread: %v", err)
-	}
-	for range p.gcRequests {
+	initialized := false
+	for range p.gcs {
 		if p.jitted.Load() == 0 {
-			continue // no managed code runs yet
+			continue
 		}
-		if p.shutdown.Load() {
-			return // the Info is not to be used after Shutdown
+		if !initialized {
+			if err := p.info.InitializeCurrentThread(); err != nil {
+				check.Failf("InitializeCurrentThread: %v", err)
+			}
+			initialized = true
 		}
 		if err := p.info.ForceGC(); err != nil {
 			check.Failf("ForceGC: %v", err)
@@ -71,183 +74,169 @@ func (p *staticaddr) forceGCs() {
 	}
 }
 
-func (p *staticaddr) requestGC() {
+func (p *statics) askGC() {
 	select {
-	case p.gcRequests <- struct{}{}:
+	case p.gcs <- struct{}{}:
 	default: // one is pending already
 	}
 }
 
-func (p *staticaddr) JITCompilationFinished(f profiler.FunctionID, status profiler.HRESULT, safeToBlock bool) error {
+func (p *statics) JITCompilationFinished(profiler.FunctionID, profiler.HRESULT, bool) error {
 	p.jitted.Add(1)
 	return nil
 }
 
-func (p *staticaddr) ModuleLoadFinished(m profiler.ModuleID, status profiler.HRESULT) error {
-	if _, err := p.info.ModuleInfoOf(m, profiler.ModuleFieldName); err != nil {
-		check.Failf("GetModuleInfo2 in ModuleLoadFinished: %v", err)
+func (p *statics) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) error {
+	if _, err := p.info.GetModuleInfo2(m); err != nil {
+		check.Failf("GetModuleInfo2(%#x): %v", m, err)
 	}
-	p.requestGC()
+	p.askGC()
 	return nil
 }
 
-func (p *staticaddr) ModuleUnloadStarted(m profiler.ModuleID) error {
-	p.requestGC()
+func (p *statics) ModuleUnloadStarted(m profiler.ModuleID) error {
+	p.askGC()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for class := range p.classes {
-		ci, err := p.info.GetClassIDInfo2(class)
-		if err != nil && !errors.Is(err, profiler.CORPROF_E_DATAINCOMPLETE) {
-			check.Failf("GetClassIDInfo2 in ModuleUnloadStarted: %v", err)
-			return nil
+	for c := range p.classes {
+		ci, err := p.info.GetClassIDInfo2(c)
+		if err != nil {
+			check.Failf("GetClassIDInfo2(%#x) at module unload: %v", c, err)
+			delete(p.classes, c)
+			continue
 		}
 		gone := ci.ModuleID == m
-		for _, arg := range ci.TypeArgs {
-			argInfo, err := p.info.GetClassIDInfo(arg)
-			if err != nil {
-				check.Failf("GetClassIDInfo of a type argument: %v", err)
-				return nil
+		for _, a := range ci.TypeArgs {
+			if am, err := p.info.GetClassIDInfo(a); err == nil && am.ModuleID == m {
+				gone = true
 			}
-			gone = gone || argInfo.ModuleID == m
 		}
 		if gone {
-			delete(p.classes, class)
+			delete(p.classes, c)
 		}
 	}
 	return nil
 }
 
-func (p *staticaddr) ClassLoadFinished(class profiler.ClassID, status profiler.HRESULT) error {
-	if _, isArray, err := p.info.IsArrayClass(class); err == nil && isArray {
+func (p *statics) ClassLoadFinished(c profiler.ClassID, hr profiler.HRESULT) error {
+	if _, isArray, err := p.info.IsArrayClass(c); err != nil || isArray {
 		return nil
 	}
-	thread, err := p.info.GetCurrentThreadID()
+	t, err := p.info.GetCurrentThreadID()
 	if err != nil {
 		check.Failf("GetCurrentThreadID: %v", err)
 		return nil
 	}
-	ad, err := p.info.GetThreadAppDomain(thread)
+	ad, err := p.info.GetThreadAppDomain(t)
 	if err != nil {
-		check.Failf("GetThreadAppDomain(%#x): %v", uint64(thread), err)
+		check.Failf("GetThreadAppDomain(%#x): %v", t, err)
 		return nil
 	}
-	if _, err := p.info.GetClassIDInfo2(class); err != nil && !errors.Is(err, profiler.CORPROF_E_DATAINCOMPLETE) {
-		check.Failf("GetClassIDInfo2 in ClassLoadFinished: %v", err)
-	}
 	p.mu.Lock()
-	p.classes[class] = ad
+	p.classes[c] = ad
 	p.mu.Unlock()
 	return nil
 }
 
-func (p *staticaddr) ClassUnloadStarted(class profiler.ClassID) error {
-	gone, err := p.info.GetClassIDInfo2(class)
-	if err != nil && !errors.Is(err, profiler.CORPROF_E_DATAINCOMPLETE) {
-		check.Failf("GetClassIDInfo2 in ClassUnloadStarted: %v", err)
-	}
+func (p *statics) ClassUnloadStarted(c profiler.ClassID) error {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	for c := range p.classes {
-		if c == class {
-			delete(p.classes, c)
-			continue
-		}
-		// Other instantiations of the same generic class go with it.
-		if ci, err := p.info.GetClassIDInfo2(c); err == nil && ci.TypeDefToken == gone.TypeDefToken && ci.ModuleID == gone.ModuleID {
-			delete(p.classes, c)
-		}
-	}
+	delete(p.classes, c)
+	p.mu.Unlock()
 	return nil
 }
 
-func (p *staticaddr) GarbageCollectionFinished() error {
+func incomplete(err error) bool { return errors.Is(err, profiler.CORPROF_E_DATAINCOMPLETE) }
+
+func (p *statics) GarbageCollectionFinished() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	imports := map[profiler.ModuleID]*metadata.Import2{}
 	defer func() {
 		for _, imp := range imports {
-			imp.Release()
+			if imp != nil {
+				imp.Release()
+			}
 		}
 	}()
-	collectible := map[profiler.ModuleID]bool{}
-	for class, ad := range p.classes {
-		ci, err := p.info.GetClassIDInfo2(class)
-		if errors.Is(err, profiler.CORPROF_E_DATAINCOMPLETE) {
-			continue // still loading: cannot be inspected yet
-		}
-		if err != nil {
-			check.Failf("GetClassIDInfo2(%#x): %v", uint64(class), err)
+	for c, ad := range p.classes {
+		ci, err := p.info.GetClassIDInfo2(c)
+		if incomplete(err) {
 			continue
 		}
-		imp, ok := imports[ci.ModuleID]
-		if !ok {
+		if err != nil {
+			check.Failf("GetClassIDInfo2(%#x): %v", c, err)
+			continue
+		}
+		imp, seen := imports[ci.ModuleID]
+		if !seen {
 			imp, err = p.info.ModuleImport(ci.ModuleID)
-			if errors.Is(err, profiler.CORPROF_E_DATAINCOMPLETE) {
-				continue // the module is unloading
+			if err != nil && !incomplete(err) {
+				check.Failf("ModuleImport(%#x): %v", ci.ModuleID, err)
 			}
-			if err != nil {
-				check.Failf("metadata of module %#x: %v", uint64(ci.ModuleID), err)
-				continue
-			}
-			imports[ci.ModuleID] = imp
-			mi, err := p.info.ModuleInfoOf(ci.ModuleID, profiler.ModuleFieldName)
-			collectible[ci.ModuleID] = err == nil && strings.HasSuffix(strings.ToLower(mi.Name), "unloadlibrary.dll")
+			imports[ci.ModuleID] = imp // nil when the module is going away
+		}
+		if imp == nil {
+			continue
 		}
 		fields, err := imp.Fields(ci.TypeDefToken)
 		if err != nil {
-			check.Failf("fields of %#x: %v", uint32(ci.TypeDefToken), err)
+			check.Failf("Fields(%v): %v", ci.TypeDefToken, err)
 			continue
 		}
 		for _, fd := range fields {
 			f, err := imp.Field(fd)
 			if err != nil {
-				check.Failf("field %#x: %v", uint32(fd), err)
+				check.Failf("Field(%v): %v", fd, err)
 				continue
 			}
 			if f.Flags&metadata.FdStatic == 0 || f.Flags&metadata.FdLiteral != 0 {
 				continue
 			}
-			kind, err := p.info.GetStaticFieldInfo(class, fd)
+			kind, err := p.info.GetStaticFieldInfo(c, fd)
 			if err != nil {
-				check.Failf("GetStaticFieldInfo(%s): %v", f.Name, err)
+				check.Failf("GetStaticFieldInfo(%#x, %s): %v", c, f.Name, err)
 				continue
 			}
 			if kind&profiler.FieldAppDomainStatic == 0 {
 				continue
 			}
-			_, err = p.info.GetAppDomainStaticAddress(class, fd, ad)
+			_, err = p.info.GetAppDomainStaticAddress(c, fd, ad)
 			switch {
-			case errors.Is(err, profiler.CORPROF_E_DATAINCOMPLETE):
+			case incomplete(err):
 			case err != nil:
-				check.Failf("GetAppDomainStaticAddress(%s): %v", f.Name, err)
-			case collectible[ci.ModuleID]:
-				p.collectible.Add(1)
+				check.Failf("GetAppDomainStaticAddress(%#x, %s): %v", c, f.Name, err)
 			default:
-				p.nonCollectible.Add(1)
+				if mi, err := p.info.GetModuleInfo(ci.ModuleID); err == nil && filepath.Base(mi.Name) == collectibleLib {
+					p.collectible.Add(1)
+				} else {
+					p.nonCollectible.Add(1)
+				}
 			}
 		}
 	}
-	p.collections.Add(1)
+	p.gcsChecked.Add(1)
 	return nil
 }
 
-func (p *staticaddr) Shutdown() error {
-	p.shutdown.Store(true)
-	check.Logf("%d collections; static addresses: %d in the collectible library, %d elsewhere",
-		p.collections.Load(), p.collectible.Load(), p.nonCollectible.Load())
+func (p *statics) Shutdown() error {
 	var final []string
-	if p.collections.Load() == 0 {
-		final = append(final, "no collection")
+	if p.gcsChecked.Load() == 0 {
+		final = append(final, "no collection finished")
 	}
-	if p.collectible.Load() == 0 || p.nonCollectible.Load() == 0 {
-		final = append(final, "want static addresses both in the collectible library and elsewhere")
+	if p.collectible.Load() == 0 {
+		final = append(final, "no app domain static of the collectible library got an address")
 	}
+	if p.nonCollectible.Load() == 0 {
+		final = append(final, "no app domain static of another module got an address")
+	}
+	check.Logf("getappdomainstaticaddress: %d collections checked, %d collectible and %d other static addresses",
+		p.gcsChecked.Load(), p.collectible.Load(), p.nonCollectible.Load())
 	check.Done(final...)
 	return nil
 }
 
 func init() {
-	profiler.Register("{604D76F0-2AF2-48E0-B196-80C972F6AFB7}", &staticaddr{})
+	profiler.Register("{4C7E2A95-3F6B-4D18-9E2C-5A8B1D3F6E08}", &statics{})
 }
 
 func main() {}
