@@ -1,7 +1,13 @@
 // Enter/leave/tailcall hooks: the C half (the fast-path stubs are in
 // elt_linux_amd64.S); see elt.go.
+#define _GNU_SOURCE
 #include <cpuid.h>
+#include <errno.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "elt.h"
 #include "shim.h"
@@ -12,8 +18,14 @@ __thread clrprof_ring *clrprof_elt_ring __attribute__((tls_model("initial-exec")
 volatile uint8_t clrprof_elt_on;
 volatile uint8_t clrprof_elt_force_slow;
 uint64_t clrprof_elt_xsave_size;
+volatile uint8_t clrprof_elt_filtered;
+volatile uint8_t clrprof_elt_wake;
+int clrprof_elt_wake_fd = -1;
+volatile uint64_t clrprof_elt_wait_ns;
+volatile uint8_t clrprof_elt_stalled;
+volatile uint64_t clrprof_elt_waits;
 
-static uint64_t xsave_size(void) {
+uint64_t clrprof_xsave_size(void) {
 	unsigned a, b, c, d;
 	if (!__get_cpuid(1, &a, &b, &c, &d)) {
 		return 0;
@@ -32,26 +44,98 @@ static uint64_t xsave_size(void) {
 }
 
 int clrprof_elt_setup(uint64_t slots, void *info) {
-	clrprof_elt_xsave_size = xsave_size();
+	clrprof_elt_xsave_size = clrprof_xsave_size();
 	return clrprof_ringset_init(&clrprof_elt_set, slots, info);
+}
+
+int clrprof_elt_wake_init(void) {
+	if (clrprof_elt_wake_fd < 0) {
+		clrprof_elt_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	}
+	return clrprof_elt_wake_fd < 0 ? errno : 0;
+}
+
+// wake_consumer wakes the draining goroutine if it sleeps.
+static void wake_consumer(void) {
+	uint8_t one = 1;
+	if (__atomic_load_n(&clrprof_elt_wake, __ATOMIC_ACQUIRE) &&
+	    __atomic_compare_exchange_n(&clrprof_elt_wake, &one, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+	    clrprof_elt_wake_fd >= 0) {
+		uint64_t v = 1;
+		ssize_t n = write(clrprof_elt_wake_fd, &v, sizeof v);
+		(void)n;
+	}
+}
+
+static uint64_t mono_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+// record_waiting appends one event to r, waiting while the ring is full
+// as long as the consumer makes progress (at most clrprof_elt_wait_ns
+// without progress); an event that cannot wait is dropped and counted.
+static void record_waiting(clrprof_ring *r, uint64_t id, uint64_t kind) {
+	uint64_t cap = r->mask + 1;
+	uint64_t h = r->head;
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	uint64_t since = 0;
+	int waited = 0;
+	for (;;) {
+		r->tail_cache = tail;
+		if (h - tail < cap) {
+			uint64_t *s = clrprof_ring_slot(r, h);
+			s[0] = id;
+			s[1] = clrprof_tsc() | kind;
+			clrprof_ring_publish(r, 1);
+			if (waited) {
+				__atomic_add_fetch(&clrprof_elt_waits, 1, __ATOMIC_RELAXED);
+			}
+			return;
+		}
+		uint64_t limit = clrprof_elt_wait_ns;
+		if (!clrprof_elt_on || limit == 0 || clrprof_elt_stalled) {
+			break;
+		}
+		wake_consumer();
+		uint64_t now = mono_ns();
+		if (since == 0) {
+			since = now;
+		} else if (now - since > limit) {
+			__atomic_store_n(&clrprof_elt_stalled, 1, __ATOMIC_RELEASE);
+			break;
+		}
+		waited = 1;
+		// Let the consumer run (this machine may have fewer cores than
+		// busy threads).
+		struct timespec ts = {0, 20000};
+		nanosleep(&ts, NULL);
+		uint64_t t2 = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (t2 != tail) {
+			tail = t2;
+			since = 0;
+		}
+	}
+	__atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
 }
 
 void clrprof_elt_slow(uint64_t id, uint64_t kind) {
 	if (!clrprof_elt_on) {
 		return;
 	}
+	if (clrprof_elt_counting) {
+		clrprof_cnt_slow(id, kind);
+		return;
+	}
 	clrprof_ring *r = clrprof_elt_ring;
 	if (r == NULL && (r = clrprof_ring_acquire(&clrprof_elt_set, &clrprof_elt_ring)) == NULL) {
 		return;
 	}
-	uint64_t idx;
-	uint64_t *s = clrprof_ring_reserve(r, 1, &idx);
-	if (s == NULL) {
-		return;
+	if (r->head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) > r->thresh) {
+		wake_consumer();
 	}
-	s[0] = id;
-	s[1] = clrprof_tsc() | kind;
-	clrprof_ring_publish(r, 1);
+	record_waiting(r, id, kind);
 }
 
 // ---- WithInfo hooks: called through the runtime's own register-saving
@@ -115,10 +199,13 @@ void *clrprof_elt_info_hook(int which) {
 
 static UINT_PTR STDMETHODCALLTYPE mapper2(FunctionID f, void *data, BOOL *hook) {
 	(void)data;
-	clrprof_guard g;
-	clrprof_go_enter(&g);
-	int on = clrprofGoELTFilter(f);
-	clrprof_go_leave(&g);
+	int on = 1;
+	if (clrprof_elt_filtered) {
+		clrprof_guard g;
+		clrprof_go_enter(&g);
+		on = clrprofGoELTFilter(f);
+		clrprof_go_leave(&g);
+	}
 	if (hook != NULL) {
 		*hook = on ? 1 : 0;
 	}

@@ -70,6 +70,8 @@ type ELTBatch struct {
 type ELTOptions struct {
 	// Batch receives the recorded events, one thread's batch at a time, on
 	// a single goroutine of the SDK (never on a runtime thread). Required.
+	// A batch holds at most ChunkEvents events; a thread's events arrive in
+	// order, split over as many batches as needed.
 	Batch func(ELTBatch)
 	// Filter, when set, is asked once per function, when the runtime
 	// compiles it, whether its hooks are wanted (FunctionIDMapper2). nil
@@ -81,17 +83,42 @@ type ELTOptions struct {
 	// those callbacks still receives them).
 	Unwinds bool
 	// BufferEvents is each thread's buffer size in events (16 bytes each),
-	// rounded up to a power of two; default 1<<16.
+	// rounded up to a power of two; default 1<<16 (1 MiB).
 	BufferEvents int
-	// Interval is how often the buffers are drained; default 10ms.
+	// MaxMemory bounds the buffers of all threads together, in bytes
+	// (default 64 MiB): at most MaxMemory / (16*BufferEvents) threads
+	// record at a time (a buffer whose thread has exited is reused); the
+	// events of a thread beyond that are lost and counted in
+	// ELTStats.Lost.
+	MaxMemory int
+	// Interval is how often the buffers are drained when the application
+	// is quiet; default 10ms. A thread whose buffer is half full wakes the
+	// draining goroutine at once.
 	Interval time.Duration
+	// ChunkEvents is the most events handed to Batch at once (the drain
+	// reuses one buffer of this size); default 4096.
+	ChunkEvents int
+	// FullWait is how long a thread whose buffer is full waits for the
+	// draining goroutine to make room before it drops the event (counted
+	// in ELTBatch.Dropped and ELTStats.Dropped, and logged). The wait
+	// ends as soon as there is room; it restarts whenever the drain makes
+	// progress, so it bounds only a stalled drain (a Batch callback that
+	// blocks). The thread waits in the hook, in cooperative mode: the
+	// runtime cannot collect garbage meanwhile. Default 50ms; negative:
+	// never wait (drop at once when full).
+	FullWait time.Duration
 }
 
 // ELTStats counts what a recorder saw.
 type ELTStats struct {
 	Events  uint64 // delivered in batches
-	Dropped uint64 // lost to full buffers
-	Threads int    // per-thread buffers allocated
+	Dropped uint64 // lost to full buffers (the drain did not make room within FullWait)
+	// Lost counts events of threads that got no buffer (MaxMemory in use
+	// by other threads, or no memory).
+	Lost uint64
+	// Waited counts events whose thread waited for room in its buffer.
+	Waited  uint64
+	Threads int // per-thread buffers allocated
 }
 
 // ELTRecorder is the running fast-path recorder; see [Info.EnableELT].
@@ -100,11 +127,13 @@ type ELTRecorder struct {
 	rings   *ringSet
 	clock   *tscClock
 	events  []ELTEvent
+	wake    *os.File
 	stop    chan struct{}
 	done    chan struct{}
 	closed  sync.Once
 	nEvents atomic.Uint64
 	nDrop   atomic.Uint64
+	warned  atomic.Bool
 }
 
 // eltState is process-wide: the runtime takes one set of hooks.
@@ -152,6 +181,15 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 	if opts.BufferEvents == 0 {
 		opts.BufferEvents = 1 << 16
 	}
+	if opts.MaxMemory == 0 {
+		opts.MaxMemory = 64 << 20
+	}
+	if opts.ChunkEvents <= 0 {
+		opts.ChunkEvents = 4096
+	}
+	if opts.FullWait == 0 {
+		opts.FullWait = 50 * time.Millisecond
+	}
 	if x.ptr(3) == nil {
 		return nil, notAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3", 3, x.Version())
 	}
@@ -168,6 +206,20 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 	}
 	if rc := C.clrprof_elt_setup(C.uint64_t(opts.BufferEvents), x.ptr(1)); rc != 0 {
 		return nil, fmt.Errorf("clrprof: EnableELT: per-thread buffers: errno %d", int(rc))
+	}
+	ringBytes := 16 * int(C.clrprof_elt_set.slots)
+	if opts.MaxMemory < ringBytes {
+		return nil, fmt.Errorf("clrprof: EnableELT: MaxMemory %d is less than one thread's buffer (%d bytes)", opts.MaxMemory, ringBytes)
+	}
+	C.clrprof_elt_set.max_rings = C.uint64_t(opts.MaxMemory / ringBytes)
+	C.clrprof_elt_set.thresh = C.clrprof_elt_set.slots / 2
+	if opts.FullWait > 0 {
+		C.clrprof_elt_wait_ns = C.uint64_t(opts.FullWait)
+	} else {
+		C.clrprof_elt_wait_ns = 0
+	}
+	if rc := C.clrprof_elt_wake_init(); rc != 0 {
+		return nil, fmt.Errorf("clrprof: EnableELT: eventfd: errno %d", int(rc))
 	}
 	if os.Getenv("CLRPROF_ELT_SLOW") == "1" {
 		C.clrprof_elt_force_slow = 1
@@ -190,15 +242,17 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 		return nil, fmt.Errorf("clrprof: EnableELT: %w", err)
 	}
 	r := &ELTRecorder{
-		opts:  opts,
-		rings: &ringSet{s: &C.clrprof_elt_set, dropped: map[*C.clrprof_ring]uint64{}},
-		clock: newTSCClock(),
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
+		opts:   opts,
+		rings:  &ringSet{s: &C.clrprof_elt_set, dropped: map[*C.clrprof_ring]uint64{}},
+		clock:  newTSCClock(),
+		events: make([]ELTEvent, 0, opts.ChunkEvents),
+		wake:   eltWake(),
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
 	}
 	eltState.enabled = true
 	C.clrprof_elt_on = 1
-	go drainEvery(r.opts.Interval, r.stop, r.done, r.drain)
+	go r.loop()
 	return r, nil
 }
 
@@ -209,7 +263,9 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 // recording there would silently record nothing.
 func (x *Info) eltCalled(who string) error {
 	if v := x.Version(); v <= 8 {
-		return fmt.Errorf("clrprof: %s: %w: this runtime (ICorProfilerInfo%d at most: .NET Core 2.0) accepts enter/leave hooks but its JIT-compiled code never calls them on Linux, so nothing would be recorded", who, ErrNotAvailable, v)
+		err := fmt.Errorf("clrprof: %s: %w: this runtime (ICorProfilerInfo%d at most: .NET Core 2.0) accepts enter/leave hooks but its JIT-compiled code never calls them on Linux, so nothing would be recorded", who, ErrNotAvailable, v)
+		logger().Warn(err.Error())
+		return err
 	}
 	return nil
 }
@@ -229,10 +285,12 @@ func (x *Info) addEventMask(add Monitor) error {
 // installMapper sets the function ID mapper when there is a filter.
 func (x *Info) installMapper(filter func(FunctionID) bool) error {
 	eltState.filter.Store(nil)
+	C.clrprof_elt_filtered = 0
 	if filter == nil {
 		return nil
 	}
 	eltState.filter.Store(&filter)
+	C.clrprof_elt_filtered = 1
 	var err error
 	if x.ptr(3) != nil {
 		err = x.setFunctionIDMapper2(C.clrprof_elt_mapper2(), nil)
@@ -268,31 +326,88 @@ func clrprofGoELTFilter(f C.uintptr_t) (on C.int) {
 	return 0
 }
 
-// drain delivers what every ring holds; it returns the events delivered.
-func (r *ELTRecorder) drain() (n int) {
+// loop drains the buffers until Close: at once again while a drain finds
+// much to do, else after sleeping Interval (or until a thread whose buffer
+// is half full wakes it).
+func (r *ELTRecorder) loop() {
+	defer close(r.done)
+	var b [8]byte
+	for {
+		select {
+		case <-r.stop:
+			return
+		default:
+		}
+		if busy := r.drain(); busy {
+			continue
+		}
+		C.clrprof_elt_wake = 1
+		_ = r.wake.SetReadDeadline(time.Now().Add(r.opts.Interval))
+		_, _ = r.wake.Read(b[:])
+		C.clrprof_elt_wake = 0
+	}
+}
+
+// eltWakeFile is the eventfd the hooks wake the drain with (one per
+// process, never closed: the C side keeps its number).
+var eltWakeFile struct {
+	once sync.Once
+	f    *os.File
+}
+
+func eltWake() *os.File {
+	eltWakeFile.once.Do(func() {
+		eltWakeFile.f = os.NewFile(uintptr(C.clrprof_elt_wake_fd), "clrprof-elt-wake")
+	})
+	return eltWakeFile.f
+}
+
+// drain delivers what every ring holds, at most ChunkEvents per batch over
+// one reused buffer; it reports whether any ring still held more than
+// half its capacity when it was read (another drain is due at once).
+func (r *ELTRecorder) drain() (busy bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			reportPanic("ELT batch callback", p, debug.Stack())
 		}
 	}()
 	tsc0, rate := r.clock.params()
-	return r.rings.drain(maxRingSlots, func(v *ringView) int {
-		ev := r.events[:0]
-		for _, s := range v.slots {
-			ev = append(ev, ELTEvent{
-				Function: FunctionID(s[0]),
-				Kind:     ELTKind(s[1] >> C.CLRPROF_ELT_KIND_SHIFT),
-				Time:     tscToNS(s[1]&(1<<C.CLRPROF_ELT_KIND_SHIFT-1), tsc0, rate),
-			})
+	half := int(C.clrprof_elt_set.slots / 2)
+	C.clrprof_elt_stalled = 0
+	for {
+		more := false
+		r.rings.drainDirect(r.opts.ChunkEvents, func(v *ringView, backlog int) {
+			if backlog > half {
+				busy = true
+			}
+			if backlog > len(v.slots) {
+				more = true
+			}
+			ev := r.events[:0]
+			for _, s := range v.slots {
+				ev = append(ev, ELTEvent{
+					Function: FunctionID(s[0]),
+					Kind:     ELTKind(s[1] >> C.CLRPROF_ELT_KIND_SHIFT),
+					Time:     tscToNS(s[1]&(1<<C.CLRPROF_ELT_KIND_SHIFT-1), tsc0, rate),
+				})
+			}
+			r.events = ev
+			r.nEvents.Add(uint64(len(ev)))
+			if v.dropped > 0 {
+				r.nDrop.Add(v.dropped)
+				if r.warned.CompareAndSwap(false, true) {
+					logger().Warn("clrprof: ELT recorder: events dropped: a thread's buffer stayed full longer than FullWait (a slow Batch callback?); raise ELTOptions.BufferEvents or FullWait, make Batch cheaper, or count in C with Info.EnableCallCounts",
+						"dropped", v.dropped, "thread", v.thread.OSThreadID)
+				}
+			}
+			if len(ev) > 0 || v.dropped > 0 {
+				r.opts.Batch(ELTBatch{Thread: v.thread, Events: ev, Dropped: v.dropped})
+			}
+		})
+		if !more {
+			return busy
 		}
-		r.events = ev
-		r.nEvents.Add(uint64(len(ev)))
-		r.nDrop.Add(v.dropped)
-		if len(ev) > 0 || v.dropped > 0 {
-			r.opts.Batch(ELTBatch{Thread: v.thread, Events: ev, Dropped: v.dropped})
-		}
-		return len(v.slots)
-	})
+	}
 }
 
 // Flush drains the buffers now, on the calling goroutine (never call it
@@ -303,7 +418,8 @@ func (r *ELTRecorder) Flush() {
 
 // Stats returns the counts so far.
 func (r *ELTRecorder) Stats() ELTStats {
-	return ELTStats{Events: r.nEvents.Load(), Dropped: r.nDrop.Load(), Threads: r.rings.rings()}
+	return ELTStats{Events: r.nEvents.Load(), Dropped: r.nDrop.Load(), Lost: r.rings.lost(),
+		Waited: uint64(atomic.LoadUint64(u64(&C.clrprof_elt_waits))), Threads: r.rings.rings()}
 }
 
 // Close stops recording (hooks that still fire record nothing), stops the
@@ -313,11 +429,15 @@ func (r *ELTRecorder) Close() error {
 	r.closed.Do(func() {
 		C.clrprof_elt_on = 0
 		close(r.stop)
+		_ = r.wake.SetReadDeadline(time.Now()) // ends a sleeping loop at once
 		<-r.done
 		// A hook that was past the gate when it closed finishes within
 		// nanoseconds; a short pause lets it publish.
 		time.Sleep(time.Millisecond)
-		for i := 0; i < 4 && r.drain() > 0; i++ {
+		r.drain()
+		if st := r.Stats(); st.Dropped > 0 || st.Lost > 0 {
+			logger().Warn("clrprof: ELT recorder: not every event was delivered", "events", st.Events, "dropped", st.Dropped, "lost", st.Lost,
+				"hint", "raise ELTOptions.BufferEvents, FullWait or MaxMemory, or count in C with Info.EnableCallCounts")
 		}
 	})
 	return nil

@@ -66,6 +66,15 @@ static void claim(clrprof_ring *r, clrprof_ringset *s, clrprof_ring **tls) {
 	}
 }
 
+// ring_unreserve gives back the count taken for a ring that could not be
+// allocated.
+static void ring_unreserve(clrprof_ringset *s) {
+	if (s->max_rings != 0) {
+		__atomic_sub_fetch(&s->rings, 1, __ATOMIC_RELAXED);
+	}
+	__atomic_add_fetch(&s->lost, 1, __ATOMIC_RELAXED);
+}
+
 clrprof_ring *clrprof_ring_acquire(clrprof_ringset *s, clrprof_ring **tls) {
 	if (s->slots == 0) {
 		return NULL;
@@ -79,26 +88,35 @@ clrprof_ring *clrprof_ring_acquire(clrprof_ringset *s, clrprof_ring **tls) {
 			return r;
 		}
 	}
+	if (s->max_rings != 0 && __atomic_add_fetch(&s->rings, 1, __ATOMIC_RELAXED) > s->max_rings) {
+		__atomic_sub_fetch(&s->rings, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&s->refused, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&s->lost, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
 	clrprof_ring *r = NULL;
 	if (posix_memalign((void **)&r, 64, sizeof *r) != 0) {
-		__atomic_add_fetch(&s->lost, 1, __ATOMIC_RELAXED);
+		ring_unreserve(s);
 		return NULL;
 	}
 	memset(r, 0, sizeof *r);
 	r->slots = calloc(s->slots, 2 * sizeof(uint64_t));
 	if (r->slots == NULL) {
 		free(r);
-		__atomic_add_fetch(&s->lost, 1, __ATOMIC_RELAXED);
+		ring_unreserve(s);
 		return NULL;
 	}
 	r->mask = s->slots - 1;
+	r->thresh = s->thresh != 0 && s->thresh < r->mask ? s->thresh : r->mask;
 	r->set = s;
 	claim(r, s, tls);
 	clrprof_ring *head = __atomic_load_n(&s->list, __ATOMIC_ACQUIRE);
 	do {
 		r->next = head;
 	} while (!__atomic_compare_exchange_n(&s->list, &head, r, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
-	__atomic_add_fetch(&s->rings, 1, __ATOMIC_RELAXED);
+	if (s->max_rings == 0) {
+		__atomic_add_fetch(&s->rings, 1, __ATOMIC_RELAXED);
+	}
 	return r;
 }
 

@@ -115,6 +115,50 @@ func (rs *ringSet) drain(max int, fn func(v *ringView) (keep int)) int {
 	return total
 }
 
+// drainDirect reads every ring once, at most max slots per ring, handing
+// fn the slots in place (in C memory, valid until fn returns; split where
+// the ring wraps) and the ring's backlog when read; every slot handed is
+// consumed. For one-slot records only.
+func (rs *ringSet) drainDirect(max int, fn func(v *ringView, backlog int)) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for r := (*C.clrprof_ring)(atomicLoadPointer(unsafe.Pointer(&rs.s.list))); r != nil; r = r.next {
+		state := atomic.LoadInt32((*int32)(unsafe.Pointer(&r.state)))
+		if state == C.CLRPROF_RING_FREE {
+			continue
+		}
+		tailp, headp := u64(&r.tail), u64(&r.head)
+		tail := atomic.LoadUint64(tailp)
+		head := atomic.LoadUint64(headp)
+		backlog := int(head - tail)
+		v := ringView{thread: ThreadRef{OSThreadID: uint32(r.os_tid), ManagedThreadID: ThreadID(atomic.LoadUint64(u64(&r.managed_tid)))}}
+		d := atomic.LoadUint64(u64(&r.dropped))
+		if prev := rs.dropped[r]; d != prev {
+			v.dropped = d - prev
+			rs.dropped[r] = d
+		}
+		if backlog == 0 && v.dropped == 0 {
+			if state == C.CLRPROF_RING_DEAD {
+				atomic.StoreInt32((*int32)(unsafe.Pointer(&r.state)), C.CLRPROF_RING_FREE)
+			}
+			continue
+		}
+		n := min(backlog, max)
+		mask := uint64(r.mask)
+		slots := unsafe.Slice((*[2]uint64)(unsafe.Pointer(r.slots)), mask+1)
+		start := tail & mask
+		first := min(uint64(n), mask+1-start)
+		v.slots = slots[start : start+first]
+		fn(&v, backlog)
+		if rest := uint64(n) - first; rest > 0 {
+			v.dropped = 0
+			v.slots = slots[:rest]
+			fn(&v, backlog-int(first))
+		}
+		atomic.StoreUint64(tailp, tail+uint64(n))
+	}
+}
+
 // threads is the number of rings allocated so far.
 func (rs *ringSet) rings() int { return int(atomic.LoadUint64(u64(&rs.s.rings))) }
 

@@ -27,7 +27,8 @@ typedef struct clrprof_ring {
 	uint64_t mask;                // 16: slots - 1
 	uint64_t *slots;              // 24: 2*slots words
 	volatile uint64_t dropped;    // 32: events lost to a full ring
-	uint64_t pad0[3];
+	uint64_t thresh;              // 40: the ELT stubs' fast path ends past this fill level
+	uint64_t pad0[2];
 	volatile uint64_t tail;       // 64: next slot the consumer reads
 	uint64_t pad1[7];
 	volatile int32_t state;       // CLRPROF_RING_*
@@ -45,6 +46,7 @@ typedef struct clrprof_ring {
 #define CLRPROF_RING_OFF_MASK 16
 #define CLRPROF_RING_OFF_SLOTS 24
 #define CLRPROF_RING_OFF_DROPPED 32
+#define CLRPROF_RING_OFF_THRESH 40
 #define CLRPROF_RING_OFF_TAIL 64
 
 typedef struct clrprof_ringset {
@@ -52,6 +54,9 @@ typedef struct clrprof_ringset {
 	uint64_t slots;          // per ring, a power of two
 	volatile uint64_t rings; // rings allocated
 	volatile uint64_t lost;  // events lost because no ring could be allocated
+	volatile uint64_t refused; // events lost (also in lost) because max_rings were in use
+	uint64_t max_rings;      // 0: no limit
+	uint64_t thresh;         // fill level that ends the stubs' fast path (0: full)
 	void *info;              // ICorProfilerInfo* for GetCurrentThreadID, or NULL
 	unsigned key;            // pthread key whose destructor marks a ring dead
 	int key_ok;
