@@ -228,7 +228,8 @@ clrprof_elt_full_save:
 
 // int clrprof_elt_test_call(int which, uint64_t id, uint64_t *bad)
 //
-// Calls hook `which` (0 enter, 1 leave, 2 tailcall) as JIT'd code would,
+// Calls hook `which` (0 enter, 1 leave, 2 tailcall; 3-5 the same
+// counting hooks) as JIT'd code would,
 // with %rdi = %r14 = id (leave and tail calls pass the ID in %rdi, enter
 // in %r14, as the JIT does on Unix) and a sentinel in every other
 // general-purpose register
@@ -252,6 +253,12 @@ clrprof_elt_test_call:
 	je	11f
 	cmpl	$2, %edi
 	je	12f
+	cmpl	$3, %edi
+	je	14f
+	cmpl	$4, %edi
+	je	15f
+	cmpl	$5, %edi
+	je	16f
 	leaq	clrprof_elt_enter3(%rip), %rax
 	jmp	13f
 11:
@@ -259,6 +266,15 @@ clrprof_elt_test_call:
 	jmp	13f
 12:
 	leaq	clrprof_elt_tailcall3(%rip), %rax
+	jmp	13f
+14:
+	leaq	clrprof_cnt_enter3(%rip), %rax
+	jmp	13f
+15:
+	leaq	clrprof_cnt_leave3(%rip), %rax
+	jmp	13f
+16:
+	leaq	clrprof_cnt_tailcall3(%rip), %rax
 13:
 	pushq	%rax		// the hook, at -56(%rbp)
 	pushq	%rsi		// id, at -64(%rbp); %rsp is 16-byte aligned

@@ -51,3 +51,39 @@ func TestELTStubsPreserveRegisters(t *testing.T) {
 		}
 	}
 }
+
+// The counting stubs preserve the same registers, on the slow path (the
+// thread's first event) and the fast path, and count.
+func TestCountStubsPreserveRegisters(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	const f = 0x7f0012345678
+	idx := testCountSetup(f)
+	if idx == 0 {
+		t.Fatal("the mapper gave no index")
+	}
+	defer testCountOff()
+	defer testELTGate(false, false)
+	cc := &CallCounter{clock: newTSCClock()}
+	for _, slow := range []bool{false, true, false} {
+		testELTGate(true, slow)
+		for _, which := range []int{3, 4, 3, 5} { // enter, leave, enter, tailcall
+			if bad := testELTCall(which, idx); bad != 0 {
+				t.Errorf("counting hook %d (slow=%v) changed registers, mask %#x", which, slow, bad)
+			}
+		}
+	}
+	testELTGate(false, false)
+	var calls uint64
+	for _, c := range cc.Snapshot() {
+		if c.Function == f {
+			calls += c.Calls
+		}
+	}
+	if calls != 6 {
+		t.Errorf("%d calls counted, want 6", calls)
+	}
+	if s := cc.Stats(); s.Unmatched != 0 || s.Lost != 0 || s.Unmapped != 0 {
+		t.Errorf("stats %+v", s)
+	}
+}

@@ -55,6 +55,11 @@ static struct {
 	int key_ok;
 	pthread_mutex_t mu; // allocation of function pages
 	uint64_t *volatile funcs[CNT_PAGES];
+	// FunctionID -> index, under mu: the runtime calls the mapper again for
+	// another code version of a function (tiering, OSR), whose hooks must
+	// find the same counter.
+	uint64_t *map_keys, *map_vals;
+	uint64_t map_cap, map_len;
 	volatile uint64_t nfuncs; // next index (0 is never used)
 	volatile uint64_t unhooked; // functions refused: the table is full
 	volatile uint64_t lost; // events lost: no memory for a thread or page
@@ -287,6 +292,75 @@ void clrprof_cnt_slow(uint64_t id, uint64_t kind) {
 
 // ---- the function ID mapper: numbers the functions ----
 
+static uint64_t map_hash(uint64_t f, uint64_t cap) { return ((f >> 3) * 0x9E3779B97F4A7C15ULL) >> 20 & (cap - 1); }
+
+// map_find returns f's index, or 0 (under cnt.mu).
+static uint64_t map_find(uint64_t f) {
+	if (cnt.map_cap == 0) {
+		return 0;
+	}
+	for (uint64_t k = map_hash(f, cnt.map_cap);; k = (k + 1) & (cnt.map_cap - 1)) {
+		if (cnt.map_keys[k] == f) {
+			return cnt.map_vals[k];
+		}
+		if (cnt.map_keys[k] == 0) {
+			return 0;
+		}
+	}
+}
+
+static int map_put(uint64_t *keys, uint64_t *vals, uint64_t cap, uint64_t f, uint64_t idx) {
+	for (uint64_t k = map_hash(f, cap);; k = (k + 1) & (cap - 1)) {
+		if (keys[k] == 0) {
+			keys[k] = f;
+			vals[k] = idx;
+			return 0;
+		}
+	}
+}
+
+// map_new gives f the next index (under cnt.mu); 0 if the table is full
+// or memory short.
+static uint64_t map_new(uint64_t f) {
+	uint64_t idx = cnt.nfuncs;
+	if (idx >= CLRPROF_CNT_MAX_FUNCS) {
+		return 0;
+	}
+	if (2 * (cnt.map_len + 1) > cnt.map_cap) {
+		uint64_t ncap = cnt.map_cap ? 2 * cnt.map_cap : 4096;
+		uint64_t *nk = calloc(ncap, sizeof *nk), *nv = calloc(ncap, sizeof *nv);
+		if (nk == NULL || nv == NULL) {
+			free(nk);
+			free(nv);
+			return 0;
+		}
+		for (uint64_t i = 0; i < cnt.map_cap; i++) {
+			if (cnt.map_keys[i] != 0) {
+				map_put(nk, nv, ncap, cnt.map_keys[i], cnt.map_vals[i]);
+			}
+		}
+		free(cnt.map_keys);
+		free(cnt.map_vals);
+		__atomic_add_fetch(&cnt.bytes, (ncap - cnt.map_cap) * 2 * sizeof(uint64_t), __ATOMIC_RELAXED);
+		cnt.map_keys = nk;
+		cnt.map_vals = nv;
+		cnt.map_cap = ncap;
+	}
+	uint64_t *pg = cnt.funcs[idx >> CNT_PAGE_SHIFT];
+	if (pg == NULL) {
+		if ((pg = calloc(CNT_PAGE, sizeof(uint64_t))) == NULL) {
+			return 0;
+		}
+		__atomic_add_fetch(&cnt.bytes, CNT_PAGE * sizeof(uint64_t), __ATOMIC_RELAXED);
+		__atomic_store_n(&cnt.funcs[idx >> CNT_PAGE_SHIFT], pg, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&pg[idx & (CNT_PAGE - 1)], f, __ATOMIC_RELEASE);
+	map_put(cnt.map_keys, cnt.map_vals, cnt.map_cap, f, idx);
+	cnt.map_len++;
+	__atomic_store_n(&cnt.nfuncs, idx + 1, __ATOMIC_RELEASE);
+	return idx;
+}
+
 static UINT_PTR STDMETHODCALLTYPE cnt_mapper(FunctionID f, void *data, BOOL *hook) {
 	(void)data;
 	int on = 1;
@@ -302,32 +376,19 @@ static UINT_PTR STDMETHODCALLTYPE cnt_mapper(FunctionID f, void *data, BOOL *hoo
 		}
 		return f;
 	}
-	uint64_t idx = __atomic_fetch_add(&cnt.nfuncs, 1, __ATOMIC_RELAXED);
-	if (idx >= CLRPROF_CNT_MAX_FUNCS) {
+	pthread_mutex_lock(&cnt.mu);
+	uint64_t idx = map_find(f);
+	if (idx == 0) {
+		idx = map_new(f);
+	}
+	pthread_mutex_unlock(&cnt.mu);
+	if (idx == 0) {
 		__atomic_add_fetch(&cnt.unhooked, 1, __ATOMIC_RELAXED);
 		if (hook != NULL) {
 			*hook = 0;
 		}
 		return f;
 	}
-	uint64_t *pg = __atomic_load_n(&cnt.funcs[idx >> CNT_PAGE_SHIFT], __ATOMIC_ACQUIRE);
-	if (pg == NULL) {
-		pthread_mutex_lock(&cnt.mu);
-		pg = cnt.funcs[idx >> CNT_PAGE_SHIFT];
-		if (pg == NULL && (pg = calloc(CNT_PAGE, sizeof(uint64_t))) != NULL) {
-			__atomic_add_fetch(&cnt.bytes, CNT_PAGE * sizeof(uint64_t), __ATOMIC_RELAXED);
-			__atomic_store_n(&cnt.funcs[idx >> CNT_PAGE_SHIFT], pg, __ATOMIC_RELEASE);
-		}
-		pthread_mutex_unlock(&cnt.mu);
-		if (pg == NULL) {
-			__atomic_add_fetch(&cnt.unhooked, 1, __ATOMIC_RELAXED);
-			if (hook != NULL) {
-				*hook = 0;
-			}
-			return f;
-		}
-	}
-	__atomic_store_n(&pg[idx & (CNT_PAGE - 1)], (uint64_t)f, __ATOMIC_RELEASE);
 	if (hook != NULL) {
 		*hook = 1;
 	}
