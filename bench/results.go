@@ -369,8 +369,13 @@ var Targets = []Target{
 	{"unimplemented callbacks: exceptions vs C", "exceptions", "go-unimpl", "ref", "wall", 1.03},
 	{"unimplemented callbacks: JIT-heavy start-up vs C", "startup", "go-unimpl", "ref", "wall", 1.03},
 	{"allocations, C fast path vs C", "alloc", "go-alloc-fast", "ref", "wall", 1.10},
-	{"allocations, synchronous Go handler (guarded) vs C", "alloc", "go-alloc-sync", "ref", "wall", 1.5},
+	{"allocations, C fast path vs C, CPU time", "alloc", "go-alloc-fast", "ref", "cpu", 1.10},
+	{"allocations, synchronous Go handler (guarded) vs C", "alloc", "go-alloc-sync", "ref", "wall", 3},
 	{"ELT fast path vs C", "calls", "go-elt-fast", "ref", "wall", 1.25},
+	{"ELT fast path vs C, CPU time", "calls", "go-elt-fast", "ref", "cpu", 1.25},
+	{"ELT fast path: peak RSS over C (MiB)", "calls", "go-elt-fast", "ref", "rss-delta", 64},
+	{"ELT call counting in C vs C", "calls", "go-elt-count", "ref", "wall", 1.25},
+	{"ELT call counting in C vs C, CPU time", "calls", "go-elt-count", "ref", "cpu", 1.25},
 	{"CPU sampling ~100 Hz vs no profiler", "cpu", "go-sample", "none", "wall", 1.03},
 }
 

@@ -141,6 +141,9 @@ func TestMCSSoak(t *testing.T) {
 	alloc := run("allocprof", "allocprof: ", harness.RunOptions{ProfilerPath: libs["allocprof"], ProfilerCLSID: allocprofCLSID, Env: []string{"ALLOCPROF_OUT=" + allocFile}})
 	ctFile := filepath.Join(out, "calltrace.txt")
 	ct := run("calltrace", "calltrace: ", harness.RunOptions{ProfilerPath: libs["calltrace"], ProfilerCLSID: calltraceCLSID, Env: []string{"CALLTRACE_OUT=" + ctFile}})
+	ctNoInlineFile := filepath.Join(out, "calltrace-noinline.txt")
+	ctNoInline := run("calltrace (no inlining)", "calltrace: ", harness.RunOptions{ProfilerPath: libs["calltrace"], ProfilerCLSID: calltraceCLSID,
+		Env: []string{"CALLTRACE_OUT=" + ctNoInlineFile, "CALLTRACE_NOINLINE=1", "DOTNET_TailCallLoopOpt=0"}})
 	attachReport := filepath.Join(out, "attachjit.txt")
 	att := attachCompile(t, rt, prog, clrattach, libs["attachjit"], attachReport, timeout)
 	base2 := run("baseline again", "", harness.RunOptions{})
@@ -157,7 +160,7 @@ func TestMCSSoak(t *testing.T) {
 	}
 	t.Logf("baseline: exit 0, %d-byte assembly, stdout %q, %d stderr lines, identical twice", len(base1.assembly), strings.TrimSpace(base1.res.Stdout), strings.Count(base1.stderr, "\n"))
 
-	profiled := []compile{jit, il, cpu, alloc, ct, att}
+	profiled := []compile{jit, il, cpu, alloc, ct, ctNoInline, att}
 	for _, c := range profiled {
 		if !c.res.Succeeded() {
 			t.Errorf("%s: mcs did not succeed:\n%s", c.name, c.res.Describe())
@@ -193,7 +196,8 @@ func TestMCSSoak(t *testing.T) {
 	checkILCount(t, ilFile, jitNames)
 	checkPprof(t, "cpuprof", cpuFile, cpu.profLines)
 	checkPprof(t, "allocprof", allocFile, alloc.profLines)
-	checkCalltrace(t, ct.profLines, ctFile, ilFile)
+	checkCalltrace(t, ct.profLines, ctFile, ilFile, false)
+	checkCalltrace(t, ctNoInline.profLines, ctNoInlineFile, ilFile, true)
 	checkAttachReport(t, attachReport, att)
 
 	// The compiled program runs on every runtime and prints what the
@@ -499,7 +503,10 @@ func checkPprof(t *testing.T, name, file string, lines []string) {
 // allowed difference: a method the JIT inlined somewhere in calltrace's
 // run (calltrace lists them) may have fewer calls, since inlined calls have
 // no hooks.
-func checkCalltrace(t *testing.T, lines []string, ctFile, ilFile string) {
+//
+// With noInline (CALLTRACE_NOINLINE=1, as in ilcount's run) there is no
+// such allowance: every count must be equal.
+func checkCalltrace(t *testing.T, lines []string, ctFile, ilFile string, noInline bool) {
 	t.Helper()
 	t.Logf("calltrace said:\n%s", strings.Join(lines, "\n"))
 	var m []string
@@ -580,15 +587,15 @@ func checkCalltrace(t *testing.T, lines []string, ctFile, ilFile string) {
 		switch {
 		case c == i:
 			same++
-		case inlined[n] && c < i:
+		case !noInline && inlined[n] && c < i:
 			lowerInlined++
 		default:
 			bad = append(bad, fmt.Sprintf("%s: calltrace %d, ilcount %d (inlined: %v)", n, c, i, inlined[n]))
 		}
 	}
 	slices.Sort(bad)
-	t.Logf("calltrace vs ilcount over %d mcs.exe methods (by normalized name): %d equal, %d fewer in calltrace and inlined there (%d methods inlined somewhere), %d differ; %d calls counted by calltrace, %d by ilcount",
-		len(names), same, lowerInlined, len(inlined), len(bad), ctCalls, ilCalls)
+	t.Logf("calltrace (no inlining: %v) vs ilcount over %d mcs.exe methods (by normalized name): %d equal, %d fewer in calltrace and inlined there (%d methods inlined somewhere), %d differ; %d calls counted by calltrace, %d by ilcount",
+		noInline, len(names), same, lowerInlined, len(inlined), len(bad), ctCalls, ilCalls)
 	if len(bad) > 0 {
 		t.Errorf("calltrace and ilcount disagree on %d mcs.exe methods, e.g.:\n%s", len(bad), strings.Join(bad[:min(len(bad), 20)], "\n"))
 	}
