@@ -97,9 +97,11 @@ type CallCounter struct {
 // Call it from Initialize. It adds MonitorEnterLeave and MonitorExceptions
 // to the event mask; only one of EnableELT, EnableELTWithInfo and
 // EnableCallCounts can be used in a process. Methods the runtime did not
-// JIT (ReadyToRun images) and calls inlined by the JIT have no hooks, so
-// they are not counted; implement JITInlining to learn which functions
-// were inlined, or add DisableInlining to the event mask. It needs
+// JIT (ReadyToRun images), calls inlined by the JIT, and recursive calls
+// in tail position that the JIT compiled as a jump (unless the runtime
+// runs with DOTNET_TailCallLoopOpt=0) have no hooks, so they are not
+// counted; implement JITInlining to learn which functions were inlined,
+// or add DisableInlining to the event mask. It needs
 // ICorProfilerInfo3 and a runtime whose JIT'd code calls the hooks (not
 // .NET Core 2.0: ErrNotAvailable, also logged).
 func (x *Info) EnableCallCounts(opts CallCountOptions) (*CallCounter, error) {

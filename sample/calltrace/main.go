@@ -21,7 +21,12 @@
 // a lower bound: "calltrace: inlined=N functions were inlined at some call
 // sites (their inlined calls are not counted)", and in CALLTRACE_OUT one
 // "inlined NAME" line each. CALLTRACE_NOINLINE=1 turns inlining off
-// (DisableInlining) so that every call is counted.
+// (DisableInlining). The JIT also compiles a method's recursive call in
+// tail position as a jump back to its start, without hooks; the runtime
+// setting DOTNET_TailCallLoopOpt=0 turns that off, and calltrace says so
+// when it is not set. With both, every call of a JIT-compiled method is
+// counted (the mcs soak checks this against sample/ilcount, method by
+// method).
 //
 // If any call could not be counted (lost, refused or unmapped are not 0)
 // it says so in a "calltrace: WARNING" line with what to change.
@@ -143,6 +148,9 @@ func (p *calltrace) Shutdown() error {
 		total, len(snap), st.Threads, st.Lost, st.Refused, st.Unmapped, st.Overflow, st.Unmatched, st.Unwound, st.Unwinds, len(inlined), st.MemoryBytes)
 	if len(inlined) > 0 {
 		fmt.Fprintf(os.Stderr, "calltrace: inlined=%d functions were inlined at some call sites (their inlined calls are not counted; CALLTRACE_NOINLINE=1 counts every call)\n", len(inlined))
+	}
+	if os.Getenv("DOTNET_TailCallLoopOpt") != "0" && os.Getenv("COMPlus_TailCallLoopOpt") != "0" {
+		fmt.Fprintf(os.Stderr, "calltrace: note: recursive calls in tail position that the JIT compiled as loops have no hooks and are not counted; DOTNET_TailCallLoopOpt=0 makes the JIT call them\n")
 	}
 	if st.Lost > 0 || st.Refused > 0 || st.Unmapped > 0 {
 		fmt.Fprintf(os.Stderr, "calltrace: WARNING: not every call was counted: %d calls lost (no memory for a thread's counters), %d functions without hooks (the function table was full), %d calls with an unknown ID; the counts above are lower bounds\n",
