@@ -101,10 +101,10 @@ var configs = []config{
 	{name: "go-alloc-sync", lib: "gosync", env: []string{"BENCH_MODE=alloc"}, ref: "c-alloc", shutdown: "gosync: Shutdown mode=alloc", nonzero: []string{"allocations"},
 		valid: bench.Validity{Zero: []string{"sizeErrors"}, MatchRef: []string{"allocations"}},
 		what:  "clrprof (bench/prof/sync): ObjectAllocated handled synchronously in Go (GetObjectSize, per-class lock-free table), with the SDK's signal guard"},
-	{name: "go-alloc-sync-noguard", lib: "gosync", env: []string{"BENCH_MODE=alloc", "CLRPROF_SIGNAL_GUARD=0"}, ref: "c-alloc",
+	{name: "go-alloc-sync-noguard", lib: "gosyncdiag", env: []string{"BENCH_MODE=alloc", "CLRPROF_SIGNAL_GUARD=0"}, ref: "c-alloc",
 		shutdown: "gosync: Shutdown mode=alloc", nonzero: []string{"allocations"}, informational: true,
 		valid: bench.Validity{Zero: []string{"sizeErrors"}, MatchRef: []string{"allocations"}},
-		what:  "the same without the signal guard (CLRPROF_SIGNAL_GUARD=0): NOT safe (risks.md item 1), for comparison only"},
+		what:  "the same without the signal guard (CLRPROF_SIGNAL_GUARD=0, a switch compiled only into test builds: this library is built with the clrprof_testhooks tag): NOT safe (risks.md item 1), for comparison only"},
 	{name: "c-exc", lib: "cref", env: []string{"CREF_MODE=exc"}, shutdown: "cref: Shutdown mode=exc", nonzero: []string{"exceptions"},
 		what: "C reference: ExceptionThrown counts"},
 	{name: "go-exc-sync", lib: "gosync", env: []string{"BENCH_MODE=exc"}, ref: "c-exc", shutdown: "gosync: Shutdown mode=exc", nonzero: []string{"exceptions"},
@@ -288,8 +288,13 @@ func TestBench(t *testing.T) {
 		"cref": {clsid: "{3B8F2A61-5D4C-4E97-A1B2-7C6D5E4F3A28}", build: func(t *testing.T) string {
 			return harness.BuildCShared(t, []string{"cref/cref.c"}, "-I../internal/include", "-pthread", "-Wall")
 		}},
-		"goidle":   {clsid: "{9C4E7A12-3B5D-4F68-8E91-2A7C6B5D4E30}", build: goLib("./bench/prof/idle")},
-		"gosync":   {clsid: "{5A8D3F27-6C1E-4B94-9D02-7E3F8A6C1B45}", build: goLib("./bench/prof/sync")},
+		"goidle": {clsid: "{9C4E7A12-3B5D-4F68-8E91-2A7C6B5D4E30}", build: goLib("./bench/prof/idle")},
+		"gosync": {clsid: "{5A8D3F27-6C1E-4B94-9D02-7E3F8A6C1B45}", build: goLib("./bench/prof/sync")},
+		"gosyncdiag": {clsid: "{5A8D3F27-6C1E-4B94-9D02-7E3F8A6C1B45}", build: func(t *testing.T) string {
+			// The diagnostic switch CLRPROF_SIGNAL_GUARD=0 exists only in
+			// test builds.
+			return harness.BuildProfiler(t, "./bench/prof/sync", harness.BuildTags(harness.TestHooksTag))
+		}},
 		"goelt":    {clsid: "{4E9A2C71-6B3D-4F85-9A1E-8C2D7B5F3E06}", build: goLib("./bench/prof/elt")},
 		"goalloc":  {clsid: "{8B3E5D19-7A2C-4F60-9E84-1D6C3B7A5F92}", build: goLib("./bench/prof/alloc")},
 		"gosample": {clsid: "{2D7B9E54-8A3C-4F16-B7E0-5C9D1A3F6B82}", build: goLib("./bench/prof/sample")},

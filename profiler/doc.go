@@ -222,5 +222,7 @@
 // CLRPROF_SIGNAL_AUDIT=0, CLRPROF_SIGNAL_GUARD=0 and
 // CLRPROF_SEGV_PRIVATE_STACK=0 turn the audit, the blocking and the private
 // stack off; they exist to show what these measures prevent (the stress
-// tests) and what they cost (the benchmarks), never for production.
+// tests) and what they cost (the benchmarks), never for production: they
+// are compiled only into builds with the tag clrprof_testhooks (with the
+// SDK's C test hooks), and a profiler built without it ignores them.
 package profiler

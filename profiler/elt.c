@@ -246,6 +246,7 @@ int clrprof_elt_record_unwinds(void) {
 	return clrprof_callback_override(CLRPROF_CB_ExceptionUnwindFunctionLeave, (const void *)unwind_leave, &orig_unwind_leave);
 }
 
+#ifdef CLRPROF_TESTHOOKS
 // ---- register test ----
 
 // The sentinels clrprof_elt_test_call loads: 16 general-purpose slots
@@ -277,3 +278,5 @@ __attribute__((visibility("hidden"))) void clrprof_elt_test_check(const uint64_t
 	}
 	*bad = b;
 }
+
+#endif // CLRPROF_TESTHOOKS

@@ -166,8 +166,9 @@ var eltState struct {
 // their callers have no hooks; add DisableInlining (and, for framework
 // code, DisableAllNGenImages) to the event mask to see them.
 //
-// CLRPROF_ELT_SLOW=1 in the environment makes every event take the
-// stubs' full-save path (a diagnostic for register-preservation tests).
+// In test builds only (build tag clrprof_testhooks), CLRPROF_ELT_SLOW=1
+// in the environment makes every event take the stubs' full-save path (a
+// diagnostic for register-preservation tests).
 func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 	if opts.Batch == nil {
 		return nil, errors.New("clrprof: EnableELT: ELTOptions.Batch is nil")
@@ -221,7 +222,7 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 	if rc := C.clrprof_elt_wake_init(); rc != 0 {
 		return nil, fmt.Errorf("clrprof: EnableELT: eventfd: errno %d", int(rc))
 	}
-	if os.Getenv("CLRPROF_ELT_SLOW") == "1" {
+	if diagnostics && os.Getenv("CLRPROF_ELT_SLOW") == "1" {
 		C.clrprof_elt_force_slow = 1
 		logger().Warn("CLRPROF_ELT_SLOW=1: every enter/leave event takes the slow path (a diagnostic setting)")
 	}

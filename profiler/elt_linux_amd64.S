@@ -226,6 +226,7 @@ clrprof_elt_full_save:
 	ret
 	.size clrprof_elt_full_save, .-clrprof_elt_full_save
 
+#ifdef CLRPROF_TESTHOOKS
 // int clrprof_elt_test_call(int which, uint64_t id, uint64_t *bad)
 //
 // Calls hook `which` (0 enter, 1 leave, 2 tailcall; 3-5 the same
@@ -357,5 +358,7 @@ clrprof_elt_test_call:
 	popq	%rbp
 	ret
 	.size clrprof_elt_test_call, .-clrprof_elt_test_call
+
+#endif // CLRPROF_TESTHOOKS
 
 	.section .note.GNU-stack,"",@progbits

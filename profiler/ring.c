@@ -124,6 +124,7 @@ clrprof_ring *clrprof_ring_first(clrprof_ringset *s) {
 	return __atomic_load_n(&s->list, __ATOMIC_ACQUIRE);
 }
 
+#ifdef CLRPROF_TESTHOOKS
 // ---- test helpers ----
 
 struct test_arg {
@@ -176,3 +177,5 @@ int clrprof_ring_test_threads(clrprof_ringset *s, int n, int events) {
 	}
 	return 0;
 }
+
+#endif // CLRPROF_TESTHOOKS
