@@ -75,6 +75,13 @@ type workload struct {
 	what            string
 }
 
+func needELT(rt harness.Runtime) string {
+	if rt.Major == 2 && rt.Minor == 0 {
+		return "the runtime never calls the ELT hooks on Linux (the SDK refuses with ErrNotAvailable and logs why)"
+	}
+	return ""
+}
+
 func needInfo10(rt harness.Runtime) string {
 	if !rt.AtLeast(3, 0) {
 		return "needs ICorProfilerInfo10 (SuspendRuntime), .NET Core 3.0+"
@@ -110,13 +117,13 @@ var configs = []config{
 	{name: "go-exc-sync", lib: "gosync", env: []string{"BENCH_MODE=exc"}, ref: "c-exc", shutdown: "gosync: Shutdown mode=exc", nonzero: []string{"exceptions"},
 		valid: bench.Validity{MatchRef: []string{"exceptions"}},
 		what:  "clrprof: ExceptionThrown handled synchronously in Go (one atomic counter), with the signal guard"},
-	{name: "c-elt", lib: "cref", env: []string{"CREF_MODE=elt"}, shutdown: "cref: Shutdown mode=elt", nonzero: []string{"enters"},
+	{name: "c-elt", lib: "cref", env: []string{"CREF_MODE=elt"}, shutdown: "cref: Shutdown mode=elt", nonzero: []string{"enters"}, need: needELT,
 		valid: bench.Validity{Zero: []string{"lost", "unpaired", "overflows"}},
 		what:  "C reference: SetEnterLeaveFunctionHooks3 with register-saving assembly stubs calling C (function ID from r14 on enter, rdi on leave and tailcall), which records (function, kind, timestamp) in per-thread buffers (unbounded, as for c-alloc); a consumer thread counts the events by kind and pairs each leave or tailcall with its thread's enters on a shadow stack. Invalid if any leave pairs with no enter"},
-	{name: "go-elt-fast", lib: "goelt", ref: "c-elt", shutdown: "goelt: Shutdown mode=elt", nonzero: []string{"enters"},
+	{name: "go-elt-fast", lib: "goelt", ref: "c-elt", shutdown: "goelt: Shutdown mode=elt", nonzero: []string{"enters"}, need: needELT,
 		valid: bench.Validity{Zero: []string{"dropped", "lost", "unpaired", "overflows"}, MatchRef: []string{"enters"}},
 		what:  "clrprof (bench/prof/elt): the SDK's ELT fast path at its default configuration (Info.EnableELT: assembly stubs recording into per-thread rings in C of 1<<16 events, at most 64 MiB for all threads, drained by a goroutine in chunks of 4096 events over one reused buffer, woken when a ring is half full; a thread whose ring is full waits for the drain instead of dropping); the Batch callback does c-elt's consumer work in Go. Invalid if it dropped or lost anything, a leave paired with no enter, or it saw another number of enters than c-elt"},
-	{name: "go-elt-count", lib: "goelt", env: []string{"BENCH_ELT_MODE=count"}, ref: "c-elt", shutdown: "goelt: Shutdown mode=count", nonzero: []string{"enters"},
+	{name: "go-elt-count", lib: "goelt", env: []string{"BENCH_ELT_MODE=count"}, ref: "c-elt", shutdown: "goelt: Shutdown mode=count", nonzero: []string{"enters"}, need: needELT,
 		valid: bench.Validity{Zero: []string{"dropped", "unpaired", "overflows"}, MatchRef: []string{"enters"}},
 		what:  "clrprof (bench/prof/elt, BENCH_ELT_MODE=count): Info.EnableCallCounts: the hooks count every call per function and keep a shadow stack per thread for inclusive time, in C (no events, nothing to drain); the sum of the counts is compared with c-elt's enters. Invalid if a call was not counted, a leave matched no open call, or the sum differs from c-elt's enters"},
 	{name: "c-sample", lib: "cref", env: []string{"CREF_MODE=sample"}, shutdown: "cref: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,

@@ -104,8 +104,11 @@ type ELTOptions struct {
 	// ends as soon as there is room; it restarts whenever the drain makes
 	// progress, so it bounds only a stalled drain (a Batch callback that
 	// blocks). The thread waits in the hook, in cooperative mode: the
-	// runtime cannot collect garbage meanwhile. Default 50ms; negative:
-	// never wait (drop at once when full).
+	// runtime cannot collect garbage meanwhile. Default 500ms (on a loaded
+	// machine the drain's thread can be off its core for tens of
+	// milliseconds: 50ms dropped events in a benchmark run); negative:
+	// never wait (drop at once when full). After a wait that gave up, no
+	// thread waits until the drain runs again.
 	FullWait time.Duration
 }
 
@@ -189,7 +192,7 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 		opts.ChunkEvents = 4096
 	}
 	if opts.FullWait == 0 {
-		opts.FullWait = 50 * time.Millisecond
+		opts.FullWait = 500 * time.Millisecond
 	}
 	if x.ptr(3) == nil {
 		return nil, notAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3", 3, x.Version())

@@ -14,8 +14,9 @@
 //	      counted function whose name starts with "Elt.", then
 //	      "eltprof: cstats threads=N functions=N refused=N lost=N
 //	      overflow=N unmatched=N unwound=N unwinds=N unmapped=N";
-//	      ELTPROF_STACKS=1 also prints, after the app's "spin" phase has
-//	      run for a while, "eltprof: stack F1<F2<..." for each thread;
+//	      ELTPROF_STACKS=1 also prints "eltprof: stack F1<F2<..." for
+//	      the first thread seen (sampling every 10 ms) inside
+//	      Elt.Hot.Spin;
 //	idle  loads and does nothing (a baseline).
 //
 // ELTPROF_FILTER=PREFIX hooks only functions whose name starts with PREFIX
@@ -207,7 +208,8 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// stacks prints the shadow stacks once a thread is inside Elt.Hot.
+// stacks prints the shadow stack of the first thread seen inside
+// Elt.Hot.Spin (where the app's spin phase spends nearly all its time).
 func (p *eltprof) stacks() {
 	for i := 0; i < 400; i++ {
 		time.Sleep(10 * time.Millisecond)
@@ -217,7 +219,7 @@ func (p *eltprof) stacks() {
 			for _, f := range s.Functions {
 				n := p.name(f)
 				names = append(names, n)
-				hot = hot || strings.HasPrefix(n, "Elt.Hot.")
+				hot = hot || n == "Elt.Hot.Spin"
 			}
 			if hot {
 				fmt.Fprintf(os.Stderr, "eltprof: stack %s\n", strings.Join(names, "<"))
