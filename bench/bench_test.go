@@ -276,3 +276,22 @@ func TestCheckInvalid(t *testing.T) {
 		t.Errorf("an invalid row was compared: %v", regs)
 	}
 }
+
+// The steady-state metrics take each configuration's empty-workload median
+// out: (1058-58)/(1050-50) = 1.0 although the plain ratio is 1058/1050.
+func TestSteadyStateMetric(t *testing.T) {
+	r := report(280, 280, 280)
+	r.Rows = append(r.Rows,
+		Row{Runtime: "rt", Workload: "cpu", Config: "none", Runs: runs(1050, 1050, 1050)},
+		Row{Runtime: "rt", Workload: "cpu", Config: "go-idle", Runs: runs(1058, 1058, 1058)})
+	got := map[string]Outcome{}
+	for _, o := range Check(r) {
+		got[o.Target.Name] = o
+	}
+	if o := got["idle: CPU-bound steady state, start-up taken out (wall ratio)"]; !o.OK || !o.Met || o.Measured != 1.0 {
+		t.Errorf("steady wall: %+v", o)
+	}
+	if o := got["idle: CPU-bound steady state (wall ratio)"]; !o.OK || o.Measured <= 1.0 {
+		t.Errorf("plain wall: %+v", o)
+	}
+}

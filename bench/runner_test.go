@@ -139,7 +139,7 @@ var workloads = []workload{
 	{name: "startup", src: "workloads/startup.cs", noR2R: true, refs: []string{"System.Core.dll"}, stdout: "startup: n=",
 		configs: []string{"none", "c-idle", "go-idle", "c-unimpl", "go-unimpl"},
 		what:    "JIT-heavy start-up with ReadyToRun disabled: collections, sorting, formatting, parsing, encoding, reflection, LINQ, tasks"},
-	{name: "cpu", src: "workloads/cpu.cs", args: []string{"60"}, quickArgs: []string{"30"}, stdout: "cpu: primes=",
+	{name: "cpu", src: "workloads/cpu.cs", args: []string{"200"}, quickArgs: []string{"60"}, stdout: "cpu: primes=",
 		configs: []string{"none", "c-idle", "go-idle", "c-sample", "go-sample"},
 		what:    "CPU-bound loop (sieve and series) on one thread, no allocation in the loop"},
 	{name: "alloc", src: "workloads/alloc.cs", args: []string{"500000", "4"}, quickArgs: []string{"250000", "4"}, stdout: "alloc: objects=",
