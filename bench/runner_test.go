@@ -104,7 +104,7 @@ var configs = []config{
 		what:  "C reference: ObjectAllocated records (class, GetObjectSize) in a per-thread buffer (unbounded: a full buffer goes to the consumer and the thread takes another); a consumer thread sums per class"},
 	{name: "go-alloc-fast", lib: "goalloc", ref: "c-alloc", shutdown: "goalloc: Shutdown mode=alloc", nonzero: []string{"allocations"},
 		valid: bench.Validity{Zero: []string{"dropped"}, MatchRef: []string{"allocations"}},
-		what:  "clrprof (bench/prof/alloc): the SDK's allocation fast path (Info.EnableAllocationRecording, no stacks: ObjectAllocated answered in C, class and GetObjectSize into per-thread rings of 1<<20 events, drained by a goroutine every 1 ms); the Batch callback sums per class in Go. Invalid if it dropped anything or recorded another number of allocations than c-alloc"},
+		what:  "clrprof (bench/prof/alloc): the SDK's allocation fast path at its defaults (Info.EnableAllocationRecording, no stacks: ObjectAllocated answered in C, class and GetObjectSize into per-thread rings of 1<<15 slots, drained by a goroutine woken when a ring is half full; a thread whose ring is full waits for the drain instead of dropping); the Batch callback sums per class in Go. Invalid if it dropped anything or recorded another number of allocations than c-alloc"},
 	{name: "go-alloc-sync", lib: "gosync", env: []string{"BENCH_MODE=alloc"}, ref: "c-alloc", shutdown: "gosync: Shutdown mode=alloc", nonzero: []string{"allocations"},
 		valid: bench.Validity{Zero: []string{"sizeErrors"}, MatchRef: []string{"allocations"}},
 		what:  "clrprof (bench/prof/sync): ObjectAllocated handled synchronously in Go (GetObjectSize, per-class lock-free table), with the SDK's signal guard"},

@@ -19,11 +19,7 @@ volatile uint8_t clrprof_elt_on;
 volatile uint8_t clrprof_elt_force_slow;
 uint64_t clrprof_elt_xsave_size;
 volatile uint8_t clrprof_elt_filtered;
-volatile uint8_t clrprof_elt_wake;
-int clrprof_elt_wake_fd = -1;
-volatile uint64_t clrprof_elt_wait_ns;
-volatile uint8_t clrprof_elt_stalled;
-volatile uint64_t clrprof_elt_waits;
+clrprof_backpressure clrprof_elt_bp;
 
 uint64_t clrprof_xsave_size(void) {
 	unsigned a, b, c, d;
@@ -48,76 +44,16 @@ int clrprof_elt_setup(uint64_t slots, void *info) {
 	return clrprof_ringset_init(&clrprof_elt_set, slots, info);
 }
 
-int clrprof_elt_wake_init(void) {
-	if (clrprof_elt_wake_fd < 0) {
-		clrprof_elt_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	}
-	return clrprof_elt_wake_fd < 0 ? errno : 0;
-}
-
-// wake_consumer wakes the draining goroutine if it sleeps.
-static void wake_consumer(void) {
-	uint8_t one = 1;
-	if (__atomic_load_n(&clrprof_elt_wake, __ATOMIC_ACQUIRE) &&
-	    __atomic_compare_exchange_n(&clrprof_elt_wake, &one, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
-	    clrprof_elt_wake_fd >= 0) {
-		uint64_t v = 1;
-		ssize_t n = write(clrprof_elt_wake_fd, &v, sizeof v);
-		(void)n;
-	}
-}
-
-static uint64_t mono_ns(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-// record_waiting appends one event to r, waiting while the ring is full
-// as long as the consumer makes progress (at most clrprof_elt_wait_ns
-// without progress); an event that cannot wait is dropped and counted.
+// record_waiting appends one event to r, waiting for room (ring.h).
 static void record_waiting(clrprof_ring *r, uint64_t id, uint64_t kind) {
-	uint64_t cap = r->mask + 1;
-	uint64_t h = r->head;
-	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-	uint64_t since = 0;
-	int waited = 0;
-	for (;;) {
-		r->tail_cache = tail;
-		if (h - tail < cap) {
-			uint64_t *s = clrprof_ring_slot(r, h);
-			s[0] = id;
-			s[1] = clrprof_tsc() | kind;
-			clrprof_ring_publish(r, 1);
-			if (waited) {
-				__atomic_add_fetch(&clrprof_elt_waits, 1, __ATOMIC_RELAXED);
-			}
-			return;
-		}
-		uint64_t limit = clrprof_elt_wait_ns;
-		if (!clrprof_elt_on || limit == 0 || clrprof_elt_stalled) {
-			break;
-		}
-		wake_consumer();
-		uint64_t now = mono_ns();
-		if (since == 0) {
-			since = now;
-		} else if (now - since > limit) {
-			__atomic_store_n(&clrprof_elt_stalled, 1, __ATOMIC_RELEASE);
-			break;
-		}
-		waited = 1;
-		// Let the consumer run (this machine may have fewer cores than
-		// busy threads).
-		struct timespec ts = {0, 20000};
-		nanosleep(&ts, NULL);
-		uint64_t t2 = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-		if (t2 != tail) {
-			tail = t2;
-			since = 0;
-		}
+	uint64_t idx;
+	uint64_t *s = clrprof_ring_reserve_wait(&clrprof_elt_bp, r, 1, &idx);
+	if (s == NULL) {
+		return;
 	}
-	__atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
+	s[0] = id;
+	s[1] = clrprof_tsc() | kind;
+	clrprof_ring_publish(r, 1);
 }
 
 void clrprof_elt_slow(uint64_t id, uint64_t kind) {
@@ -131,9 +67,6 @@ void clrprof_elt_slow(uint64_t id, uint64_t kind) {
 	clrprof_ring *r = clrprof_elt_ring;
 	if (r == NULL && (r = clrprof_ring_acquire(&clrprof_elt_set, &clrprof_elt_ring)) == NULL) {
 		return;
-	}
-	if (r->head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) > r->thresh) {
-		wake_consumer();
 	}
 	record_waiting(r, id, kind);
 }

@@ -130,7 +130,6 @@ type ELTRecorder struct {
 	rings   *ringSet
 	clock   *tscClock
 	events  []ELTEvent
-	wake    *os.File
 	stop    chan struct{}
 	done    chan struct{}
 	closed  sync.Once
@@ -217,14 +216,10 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 	}
 	C.clrprof_elt_set.max_rings = C.uint64_t(opts.MaxMemory / ringBytes)
 	C.clrprof_elt_set.thresh = C.clrprof_elt_set.slots / 2
-	if opts.FullWait > 0 {
-		C.clrprof_elt_wait_ns = C.uint64_t(opts.FullWait)
-	} else {
-		C.clrprof_elt_wait_ns = 0
+	if err := eltWaker.init(&C.clrprof_elt_on); err != nil {
+		return nil, fmt.Errorf("clrprof: EnableELT: %w", err)
 	}
-	if rc := C.clrprof_elt_wake_init(); rc != 0 {
-		return nil, fmt.Errorf("clrprof: EnableELT: eventfd: errno %d", int(rc))
-	}
+	eltWaker.setWait(opts.FullWait)
 	if diagnostics && os.Getenv("CLRPROF_ELT_SLOW") == "1" {
 		C.clrprof_elt_force_slow = 1
 		logger().Warn("CLRPROF_ELT_SLOW=1: every enter/leave event takes the slow path (a diagnostic setting)")
@@ -250,13 +245,12 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 		rings:  &ringSet{s: &C.clrprof_elt_set, dropped: map[*C.clrprof_ring]uint64{}},
 		clock:  newTSCClock(),
 		events: make([]ELTEvent, 0, opts.ChunkEvents),
-		wake:   eltWake(),
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
 	}
 	eltState.enabled = true
 	C.clrprof_elt_on = 1
-	go r.loop()
+	go eltWaker.loop(r.opts.Interval, r.stop, r.done, r.drain)
 	return r, nil
 }
 
@@ -330,41 +324,8 @@ func clrprofGoELTFilter(f C.uintptr_t) (on C.int) {
 	return 0
 }
 
-// loop drains the buffers until Close: at once again while a drain finds
-// much to do, else after sleeping Interval (or until a thread whose buffer
-// is half full wakes it).
-func (r *ELTRecorder) loop() {
-	defer close(r.done)
-	var b [8]byte
-	for {
-		select {
-		case <-r.stop:
-			return
-		default:
-		}
-		if busy := r.drain(); busy {
-			continue
-		}
-		C.clrprof_elt_wake = 1
-		_ = r.wake.SetReadDeadline(time.Now().Add(r.opts.Interval))
-		_, _ = r.wake.Read(b[:])
-		C.clrprof_elt_wake = 0
-	}
-}
-
-// eltWakeFile is the eventfd the hooks wake the drain with (one per
-// process, never closed: the C side keeps its number).
-var eltWakeFile struct {
-	once sync.Once
-	f    *os.File
-}
-
-func eltWake() *os.File {
-	eltWakeFile.once.Do(func() {
-		eltWakeFile.f = os.NewFile(uintptr(C.clrprof_elt_wake_fd), "clrprof-elt-wake")
-	})
-	return eltWakeFile.f
-}
+// eltWaker wakes the ELT recorder's drain (see waker).
+var eltWaker = &waker{bp: &C.clrprof_elt_bp}
 
 // drain delivers what every ring holds, at most ChunkEvents per batch over
 // one reused buffer; it reports whether any ring still held more than
@@ -377,7 +338,6 @@ func (r *ELTRecorder) drain() (busy bool) {
 	}()
 	tsc0, rate := r.clock.params()
 	half := int(C.clrprof_elt_set.slots / 2)
-	C.clrprof_elt_stalled = 0
 	for {
 		more := false
 		r.rings.drainDirect(r.opts.ChunkEvents, func(v *ringView, backlog int) {
@@ -423,7 +383,7 @@ func (r *ELTRecorder) Flush() {
 // Stats returns the counts so far.
 func (r *ELTRecorder) Stats() ELTStats {
 	return ELTStats{Events: r.nEvents.Load(), Dropped: r.nDrop.Load(), Lost: r.rings.lost(),
-		Waited: uint64(atomic.LoadUint64(u64(&C.clrprof_elt_waits))), Threads: r.rings.rings()}
+		Waited: eltWaker.waits(), Threads: r.rings.rings()}
 }
 
 // Close stops recording (hooks that still fire record nothing), stops the
@@ -433,7 +393,7 @@ func (r *ELTRecorder) Close() error {
 	r.closed.Do(func() {
 		C.clrprof_elt_on = 0
 		close(r.stop)
-		_ = r.wake.SetReadDeadline(time.Now()) // ends a sleeping loop at once
+		eltWaker.interrupt()
 		<-r.done
 		// A hook that was past the gate when it closed finishes within
 		// nanoseconds; a short pause lets it publish.

@@ -34,19 +34,9 @@ uint64_t clrprof_xsave_size(void);
 // clrprof_elt_filtered: the function ID mapper asks Go's filter.
 extern volatile uint8_t clrprof_elt_filtered;
 
-// Back-pressure of the event recorder: clrprof_elt_wake is set by the
-// draining goroutine while it sleeps (a producer past its ring's threshold
-// then writes clrprof_elt_wake_fd, an eventfd, to wake it);
-// clrprof_elt_wait_ns is how long a producer whose ring is full waits for
-// the consumer to make progress before it drops the event (0: never
-// waits); clrprof_elt_stalled is set when a wait gave up, and cleared by the
-// consumer when it drains again (no producer waits meanwhile).
-extern volatile uint8_t clrprof_elt_wake;
-extern int clrprof_elt_wake_fd;
-extern volatile uint64_t clrprof_elt_wait_ns;
-extern volatile uint8_t clrprof_elt_stalled;
-extern volatile uint64_t clrprof_elt_waits; // events that waited for room
-int clrprof_elt_wake_init(void);
+// Back-pressure of the event recorder (ring.h); the stubs read its wake
+// flag.
+extern clrprof_backpressure clrprof_elt_bp;
 
 // ---- call counting (eltcount.c) ----
 #define CLRPROF_CNT_MAX_FUNCS (1u << 22)

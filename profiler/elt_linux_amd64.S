@@ -86,7 +86,7 @@
 	// woken: the slow path wakes it. Otherwise record.
 	cmpq	OFF_MASK(%r11), %rdx
 	ja	6f
-	cmpb	$0, clrprof_elt_wake(%rip)
+	cmpb	$0, clrprof_elt_bp(%rip)	// .wake
 	jne	6f
 	jmp	4b
 6:

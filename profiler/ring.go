@@ -10,6 +10,7 @@ import "C"
 
 import (
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,6 +60,7 @@ type ringView struct {
 	thread  ThreadRef
 	slots   [][2]uint64
 	dropped uint64 // events this ring dropped since the last report
+	backlog int    // slots the ring held when read
 }
 
 func u64(p *C.uint64_t) *uint64 { return (*uint64)(unsafe.Pointer(p)) }
@@ -80,10 +82,11 @@ func (rs *ringSet) drain(max int, fn func(v *ringView) (keep int)) int {
 		tail := atomic.LoadUint64(tailp)
 		head := atomic.LoadUint64(headp)
 		n := int(head - tail)
+		backlog := n
 		if n > max {
 			n = max
 		}
-		v := ringView{thread: ThreadRef{OSThreadID: uint32(r.os_tid), ManagedThreadID: ThreadID(atomic.LoadUint64(u64(&r.managed_tid)))}}
+		v := ringView{thread: ThreadRef{OSThreadID: uint32(r.os_tid), ManagedThreadID: ThreadID(atomic.LoadUint64(u64(&r.managed_tid)))}, backlog: backlog}
 		d := atomic.LoadUint64(u64(&r.dropped))
 		if prev := rs.dropped[r]; d != prev {
 			v.dropped = d - prev
@@ -194,6 +197,61 @@ func newTSCClock() *tscClock {
 
 // params returns the reading at the start and the rate (ns per tick).
 func (c *tscClock) params() (tsc0 uint64, rate float64) { return c.tsc0, c.rate }
+
+// A waker is the Go side of a C clrprof_backpressure: its eventfd as an
+// *os.File (made once per process and never closed: C keeps the number).
+type waker struct {
+	bp   *C.clrprof_backpressure
+	once sync.Once
+	f    *os.File
+}
+
+// init prepares the eventfd; on is the recorder's gate.
+func (w *waker) init(on *C.uint8_t) error {
+	if rc := C.clrprof_bp_init(w.bp, on); rc != 0 {
+		return fmt.Errorf("eventfd: errno %d", int(rc))
+	}
+	w.once.Do(func() { w.f = os.NewFile(uintptr(w.bp.fd), "clrprof-ring-wake") })
+	return nil
+}
+
+// setWait sets how long a producer waits for room (<0: never).
+func (w *waker) setWait(d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	atomic.StoreUint64(u64(&w.bp.wait_ns), uint64(d))
+}
+
+// waits is the number of records that waited for room.
+func (w *waker) waits() uint64 { return atomic.LoadUint64(u64(&w.bp.waits)) }
+
+// interrupt ends a sleeping loop at once (Close).
+func (w *waker) interrupt() { _ = w.f.SetReadDeadline(time.Now()) }
+
+// loop calls drain until stop is closed, then closes done: again at once
+// while drain reports it is busy, else after sleeping interval or until a
+// producer past its ring's threshold wakes it. Each drain clears the
+// stalled flag (producers wait again).
+func (w *waker) loop(interval time.Duration, stop <-chan struct{}, done chan<- struct{}, drain func() (busy bool)) {
+	defer close(done)
+	var b [8]byte
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		w.bp.stalled = 0
+		if drain() {
+			continue
+		}
+		w.bp.wake = 1
+		_ = w.f.SetReadDeadline(time.Now().Add(interval))
+		_, _ = w.f.Read(b[:])
+		w.bp.wake = 0
+	}
+}
 
 // drainEvery calls drain every interval until stop is closed, then closes
 // done: the goroutine behind each recorder.

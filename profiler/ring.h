@@ -105,6 +105,28 @@ static inline uint64_t clrprof_tsc(void) {
 	return ((uint64_t)hi << 32) | lo;
 }
 
+// Back-pressure between a recorder's producers and its draining goroutine:
+// the goroutine sets wake while it sleeps, and a producer that finds its
+// ring past the threshold (or full) writes the eventfd fd to wake it; a
+// producer whose ring is full waits for room (nanosleep) as long as the
+// consumer makes progress, at most wait_ns without progress, then drops
+// (counted in the ring's dropped) and sets stalled, which makes every
+// producer drop at once until the consumer drains again.
+typedef struct clrprof_backpressure {
+	volatile uint8_t wake;       // offset 0 (read by elt_linux_amd64.S)
+	volatile uint8_t stalled;
+	int fd;                      // eventfd, -1 before clrprof_bp_init
+	volatile uint8_t *on;        // the recorder's gate: no waiting when 0
+	volatile uint64_t wait_ns;   // 0: never wait
+	volatile uint64_t waits;     // records that waited for room
+} clrprof_backpressure;
+
+int clrprof_bp_init(clrprof_backpressure *bp, volatile uint8_t *on);
+void clrprof_bp_wake(clrprof_backpressure *bp);
+// clrprof_ring_reserve_wait is clrprof_ring_reserve with back-pressure:
+// it wakes the consumer past r->thresh and waits while the ring is full.
+uint64_t *clrprof_ring_reserve_wait(clrprof_backpressure *bp, clrprof_ring *r, uint64_t n, uint64_t *index);
+
 // clrprof_ring_walk_next is the consumer's list walk (Go reads the fields
 // itself; this exists for the C tests).
 clrprof_ring *clrprof_ring_first(clrprof_ringset *s);
