@@ -29,9 +29,10 @@ type ThreadRef struct {
 // A ringSet is the Go view of a C clrprof_ringset: it walks the rings and
 // drains them. Only one goroutine drains a set at a time (mu).
 type ringSet struct {
-	s   *C.clrprof_ringset
-	mu  sync.Mutex
-	buf [][2]uint64
+	s    *C.clrprof_ringset
+	mu   sync.Mutex
+	buf  [][2]uint64
+	view ringView // drainDirect's, reused
 	// dropped per ring as last reported, to report increments
 	dropped map[*C.clrprof_ring]uint64
 }
@@ -125,6 +126,7 @@ func (rs *ringSet) drain(max int, fn func(v *ringView) (keep int)) int {
 func (rs *ringSet) drainDirect(max int, fn func(v *ringView, backlog int)) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	v := &rs.view // one view for every ring: nothing allocated per drain
 	for r := (*C.clrprof_ring)(atomicLoadPointer(unsafe.Pointer(&rs.s.list))); r != nil; r = r.next {
 		state := atomic.LoadInt32((*int32)(unsafe.Pointer(&r.state)))
 		if state == C.CLRPROF_RING_FREE {
@@ -134,7 +136,7 @@ func (rs *ringSet) drainDirect(max int, fn func(v *ringView, backlog int)) {
 		tail := atomic.LoadUint64(tailp)
 		head := atomic.LoadUint64(headp)
 		backlog := int(head - tail)
-		v := ringView{thread: ThreadRef{OSThreadID: uint32(r.os_tid), ManagedThreadID: ThreadID(atomic.LoadUint64(u64(&r.managed_tid)))}}
+		*v = ringView{thread: ThreadRef{OSThreadID: uint32(r.os_tid), ManagedThreadID: ThreadID(atomic.LoadUint64(u64(&r.managed_tid)))}}
 		d := atomic.LoadUint64(u64(&r.dropped))
 		if prev := rs.dropped[r]; d != prev {
 			v.dropped = d - prev
@@ -152,12 +154,13 @@ func (rs *ringSet) drainDirect(max int, fn func(v *ringView, backlog int)) {
 		start := tail & mask
 		first := min(uint64(n), mask+1-start)
 		v.slots = slots[start : start+first]
-		fn(&v, backlog)
+		fn(v, backlog)
 		if rest := uint64(n) - first; rest > 0 {
 			v.dropped = 0
 			v.slots = slots[:rest]
-			fn(&v, backlog-int(first))
+			fn(v, backlog-int(first))
 		}
+		v.slots = nil
 		atomic.StoreUint64(tailp, tail+uint64(n))
 	}
 }
