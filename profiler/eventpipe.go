@@ -1,0 +1,217 @@
+package profiler
+
+/*
+#include <stdlib.h>
+#include <string.h>
+#include "corprof_gen.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf16"
+	"unsafe"
+
+	"github.com/google/uuid"
+)
+
+// EventPipeProviderSettings says which events of one provider an EventPipe
+// session receives: its events whose keywords intersect Keywords (0 means
+// every event of the provider) at Level or below.
+type EventPipeProviderSettings struct {
+	// Name is the provider's name, e.g. "Microsoft-Windows-DotNETRuntime"
+	// (clrevents.RuntimeProvider) or an EventSource's name.
+	Name     string
+	Keywords uint64
+	Level    EventPipeLevel
+	// Filter holds key=value arguments passed to the provider's enable
+	// callback (an EventSource's OnEventCommand sees them as arguments);
+	// nil for none.
+	Filter map[string]string
+}
+
+// filterString renders the filter as EventPipe takes it: "k1=v1;k2=v2",
+// keys sorted, with a key or value that holds '=', ';' or '"' quoted.
+func (p EventPipeProviderSettings) filterString() string {
+	if len(p.Filter) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(p.Filter))
+	for k := range p.Filter {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	quote := func(s string) string {
+		if strings.ContainsAny(s, "=;\"") {
+			return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+		}
+		return s
+	}
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		b.WriteString(quote(k) + "=" + quote(p.Filter[k]))
+	}
+	return b.String()
+}
+
+// cMem collects C allocations freed together after a call.
+type cMem []unsafe.Pointer
+
+func (m *cMem) alloc(n int) unsafe.Pointer {
+	p := C.calloc(C.size_t(max(n, 1)), 1)
+	if p == nil {
+		panic("clrprof: out of C memory")
+	}
+	*m = append(*m, p)
+	return p
+}
+
+// utf16z copies s, NUL-terminated, into C memory.
+func (m *cMem) utf16z(s string) *C.WCHAR {
+	u := utf16.Encode([]rune(s))
+	p := m.alloc(2 * (len(u) + 1))
+	dst := unsafe.Slice((*uint16)(p), len(u)+1)
+	copy(dst, u)
+	return (*C.WCHAR)(p)
+}
+
+func (m *cMem) free() {
+	for _, p := range *m {
+		C.free(p)
+	}
+	*m = nil
+}
+
+func (m *cMem) providerConfig(cfg *C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG, p EventPipeProviderSettings) error {
+	if p.Name == "" {
+		return errors.New("clrprof: EventPipe provider settings without a Name")
+	}
+	if p.Level > EventPipeVerbose {
+		return fmt.Errorf("clrprof: EventPipe provider %q: level %d: want EventPipeLogalways..EventPipeVerbose", p.Name, p.Level)
+	}
+	cfg.providerName = m.utf16z(p.Name)
+	cfg.keywords = C.UINT64(p.Keywords)
+	cfg.loggingLevel = C.UINT32(p.Level)
+	if f := p.filterString(); f != "" {
+		cfg.filterData = m.utf16z(f)
+	}
+	return nil
+}
+
+// EventPipeStartSession starts an in-process EventPipe session
+// (ICorProfilerInfo12, .NET 5 and later; on older runtimes the error
+// matches ErrNotAvailable) receiving the events of the given providers.
+// The runtime delivers each event to the profiler's
+// EventPipeEventDelivered (ICorProfilerCallback10), on the thread that
+// raised it, provided the event mask has HighMonitorEventPipe; decode
+// the payloads with package clrevents. With requestRundown the runtime
+// also sends its rundown events when the session stops. Stop it with
+// EventPipeStopSession.
+func (x *Info) EventPipeStartSession(providers []EventPipeProviderSettings, requestRundown bool) (EventPipeSession, error) {
+	if len(providers) == 0 {
+		return 0, errors.New("clrprof: EventPipeStartSession: no providers")
+	}
+	var m cMem
+	defer m.free()
+	size := int(unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG{}))
+	arr := m.alloc(size * len(providers))
+	cfgs := unsafe.Slice((*C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG)(arr), len(providers))
+	for i, p := range providers {
+		if err := m.providerConfig(&cfgs[i], p); err != nil {
+			return 0, err
+		}
+	}
+	return x.eventPipeStartSession(uint32(len(providers)), arr, requestRundown)
+}
+
+// EventPipeAddProviderToSession adds a provider to a running session
+// (ICorProfilerInfo12, .NET 5 and later).
+func (x *Info) EventPipeAddProviderToSession(session EventPipeSession, provider EventPipeProviderSettings) error {
+	var m cMem
+	defer m.free()
+	cfg := (*C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG)(m.alloc(int(unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG{}))))
+	if err := m.providerConfig(cfg, provider); err != nil {
+		return err
+	}
+	return x.eventPipeAddProviderToSession(session, unsafe.Pointer(cfg))
+}
+
+// EventPipeParam describes one parameter of an event defined with
+// EventPipeDefineEvent.
+type EventPipeParam struct {
+	Name string
+	Type EventPipeParamType
+	// ElementType is the type of an array's elements (Type ==
+	// EventPipeArray; the payload holds a UInt16 count, then the elements).
+	ElementType EventPipeParamType
+}
+
+// EventPipeEventDefinition describes an event of a provider created with
+// EventPipeCreateProvider.
+type EventPipeEventDefinition struct {
+	Name      string
+	ID        uint32
+	Keywords  uint64
+	Version   uint32
+	Level     EventPipeLevel
+	Opcode    uint8
+	NeedStack bool // the runtime takes the writing thread's stack with each event
+	Params    []EventPipeParam
+}
+
+// EventPipeDefineEvent defines an event of a provider the profiler created
+// (EventPipeCreateProvider; ICorProfilerInfo12, .NET 5 and later). Write
+// it with EventPipeWriteEvent.
+func (x *Info) EventPipeDefineEvent(provider EventPipeProvider, def EventPipeEventDefinition) (EventPipeEvent, error) {
+	if def.Name == "" {
+		return 0, errors.New("clrprof: EventPipeDefineEvent: the event has no Name")
+	}
+	var m cMem
+	defer m.free()
+	var arr unsafe.Pointer
+	if len(def.Params) > 0 {
+		arr = m.alloc(int(unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PARAM_DESC{})) * len(def.Params))
+		descs := unsafe.Slice((*C.COR_PRF_EVENTPIPE_PARAM_DESC)(arr), len(def.Params))
+		for i, p := range def.Params {
+			if p.Name == "" {
+				return 0, fmt.Errorf("clrprof: EventPipeDefineEvent %q: parameter %d has no Name", def.Name, i)
+			}
+			if (p.Type == EventPipeArray) != (p.ElementType != 0) {
+				return 0, fmt.Errorf("clrprof: EventPipeDefineEvent %q: parameter %q: an ElementType goes with EventPipeArray, and only with it", def.Name, p.Name)
+			}
+			descs[i]._type = C.UINT32(p.Type)
+			descs[i].elementType = C.UINT32(p.ElementType)
+			descs[i].name = m.utf16z(p.Name)
+		}
+	}
+	return x.eventPipeDefineEvent(provider, def.Name, def.ID, def.Keywords, def.Version, uint32(def.Level), def.Opcode, def.NeedStack, uint32(len(def.Params)), arr)
+}
+
+// EventPipeWriteEvent writes an event defined with EventPipeDefineEvent
+// (ICorProfilerInfo12, .NET 5 and later). payload holds the event's
+// parameters in order, laid out as EventPipe reads them (build it with
+// clrevents.Payload); nil for an event without parameters. The IDs are the
+// activity and related activity (the zero UUID for none). The runtime
+// copies the payload before it returns.
+func (x *Info) EventPipeWriteEvent(event EventPipeEvent, payload []byte, activityID, relatedActivityID uuid.UUID) error {
+	if len(payload) > 1<<20 {
+		return fmt.Errorf("clrprof: EventPipeWriteEvent: a payload of %d bytes (at most 1 MiB)", len(payload))
+	}
+	if len(payload) == 0 {
+		return x.eventPipeWriteEvent(event, 0, nil, activityID, relatedActivityID)
+	}
+	var m cMem
+	defer m.free()
+	buf := m.alloc(len(payload))
+	C.memcpy(buf, unsafe.Pointer(&payload[0]), C.size_t(len(payload)))
+	d := (*C.COR_PRF_EVENT_DATA)(m.alloc(int(unsafe.Sizeof(C.COR_PRF_EVENT_DATA{}))))
+	d.ptr = C.UINT64(uintptr(buf))
+	d.size = C.UINT32(len(payload))
+	return x.eventPipeWriteEvent(event, 1, unsafe.Pointer(d), activityID, relatedActivityID)
+}
