@@ -9,12 +9,16 @@
 #pragma GCC visibility push(hidden)
 
 // A stack sample's header slot: word 0 is the class with this bit set,
-// word 1 the size in the low 40 bits and the frame count above; the frames
-// follow, two function IDs per slot.
+// word 1 the size in the low 40 bits and the frame count above; the next
+// slot holds the object ID and the GC epoch it was allocated in
+// (clrprof_alloc_epoch), then the frames follow, two function IDs per slot.
 #define CLRPROF_ALLOC_SAMPLE (1ULL << 63)
 #define CLRPROF_ALLOC_DEPTH_SHIFT 40
 
 extern clrprof_ringset clrprof_alloc_set;
+// The number of garbage collections started, as AllocRecorder.GCStarted
+// counts them.
+extern volatile uint64_t clrprof_alloc_epoch;
 
 // clrprof_alloc_enable takes over ObjectAllocated (chaining to the Go
 // callback if the profiler implements it) and starts recording. info is
@@ -23,6 +27,8 @@ extern clrprof_ringset clrprof_alloc_set;
 // depth the frames per stack (1..256). Returns 0, or -1.
 int clrprof_alloc_enable(void *info, uint64_t slots, uint64_t mean_bytes, int depth);
 void clrprof_alloc_stop(void);
+void clrprof_alloc_gc_started(void);
+uint64_t clrprof_alloc_get_epoch(void);
 
 #pragma GCC visibility pop
 

@@ -1,0 +1,192 @@
+package profiles
+
+import (
+	"sort"
+	"sync"
+
+	"github.com/clrprof/clrprof/profiler"
+)
+
+// LiveHeap tracks the sampled allocations that are still alive, the way
+// Go's heap profile reports in-use space: each sampled object stands for
+// profiler.AllocSampleWeight(size, rate) objects of its size, allocated at
+// its stack, until a garbage collection frees it.
+//
+// Wire it up in the profiler: give Add the Samples of every AllocBatch (of
+// a recorder with SampleBytes = rate), and forward the GC callbacks:
+// GarbageCollectionStarted to GCStarted, MovedReferences(2) to Moved,
+// SurvivingReferences(2) to Surviving, GarbageCollectionFinished to
+// GCFinished (the event mask needs MonitorGC, which also turns off
+// concurrent GC). At each collection LiveHeap asks the runtime the
+// generation of each tracked object (GetObjectGeneration); an object of a
+// collected generation that no moved or surviving range covers is dead.
+// A sample taken before a collection but delivered after it is dropped
+// (its address is no longer the object's) and counted in Stale.
+//
+// At most max objects are tracked; samples past that are counted in Full.
+type LiveHeap struct {
+	info *profiler.Info
+	rec  *profiler.AllocRecorder
+	rate int
+	max  int
+
+	mu     sync.Mutex
+	epoch  uint64
+	objs   map[profiler.ObjectID]*liveObj
+	doomed []*liveObj // of the collected generations, by address
+	inGC   bool
+	stats  LiveHeapStats
+}
+
+type liveObj struct {
+	addr, next profiler.ObjectID
+	class      profiler.ClassID
+	size       uint64
+	stack      []profiler.FunctionID
+	seen       bool
+}
+
+// LiveHeapStats counts what a LiveHeap did.
+type LiveHeapStats struct {
+	Tracked   int   // objects tracked now
+	Added     int64 // samples taken in
+	Freed     int64 // tracked objects found dead
+	Stale     int64 // samples dropped: a collection moved them before they arrived
+	Full      int64 // samples dropped: max objects tracked
+	GenErrors int64 // GetObjectGeneration failures (the object is taken as collected)
+	GCs       int64
+}
+
+// NewLiveHeap returns a LiveHeap for the samples of rec (taken every rate
+// bytes on average), tracking at most max objects.
+func NewLiveHeap(info *profiler.Info, rec *profiler.AllocRecorder, rate, max int) *LiveHeap {
+	return &LiveHeap{info: info, rec: rec, rate: rate, max: max, objs: map[profiler.ObjectID]*liveObj{}}
+}
+
+// Add takes in sampled allocations (AllocBatch.Samples).
+func (h *LiveHeap) Add(samples []profiler.AllocSample) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range samples {
+		switch {
+		case s.Epoch != h.epoch:
+			h.stats.Stale++
+		case len(h.objs) >= h.max:
+			h.stats.Full++
+		default:
+			h.objs[s.Object] = &liveObj{addr: s.Object, class: s.Class, size: s.Size, stack: s.Stack}
+			h.stats.Added++
+		}
+	}
+}
+
+// GCStarted is GarbageCollectionStarted: it delivers the samples still
+// buffered (their addresses are still right), then notes which tracked
+// objects are in the collected generations.
+func (h *LiveHeap) GCStarted(collected []bool) {
+	h.rec.Flush()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.rec.GCStarted()
+	h.epoch++
+	h.stats.GCs++
+	h.inGC = true
+	h.doomed = h.doomed[:0]
+	for _, o := range h.objs {
+		g, err := h.info.GetObjectGeneration(o.addr)
+		if err != nil {
+			h.stats.GenErrors++
+		} else if int(g.Generation) >= len(collected) || !collected[g.Generation] {
+			continue
+		}
+		o.seen, o.next = false, o.addr
+		h.doomed = append(h.doomed, o)
+	}
+	sort.Slice(h.doomed, func(i, j int) bool { return h.doomed[i].addr < h.doomed[j].addr })
+}
+
+// in calls fn for each doomed object in [start, start+n).
+func (h *LiveHeap) in(start profiler.ObjectID, n uint64, fn func(*liveObj)) {
+	i := sort.Search(len(h.doomed), func(i int) bool { return h.doomed[i].addr >= start })
+	for ; i < len(h.doomed) && uint64(h.doomed[i].addr-start) < n; i++ {
+		fn(h.doomed[i])
+	}
+}
+
+// Moved is MovedReferences2 (or MovedReferences, lengths widened): the
+// objects of the ranges survived, at their new addresses.
+func (h *LiveHeap) Moved(oldStarts, newStarts []profiler.ObjectID, lengths []uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := range oldStarts {
+		if i >= len(newStarts) || i >= len(lengths) {
+			break
+		}
+		old, nw := oldStarts[i], newStarts[i]
+		h.in(old, lengths[i], func(o *liveObj) { o.seen, o.next = true, nw+(o.addr-old) })
+	}
+}
+
+// Surviving is SurvivingReferences2 (or SurvivingReferences): the objects
+// of the ranges survived where they are.
+func (h *LiveHeap) Surviving(starts []profiler.ObjectID, lengths []uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := range starts {
+		if i >= len(lengths) {
+			break
+		}
+		h.in(starts[i], lengths[i], func(o *liveObj) { o.seen = true })
+	}
+}
+
+// GCFinished is GarbageCollectionFinished: collected objects no range
+// covered are dead, the others take their new addresses.
+func (h *LiveHeap) GCFinished() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.inGC {
+		return
+	}
+	h.inGC = false
+	for _, o := range h.doomed {
+		delete(h.objs, o.addr)
+	}
+	for _, o := range h.doomed {
+		if !o.seen {
+			h.stats.Freed++
+			continue
+		}
+		o.addr = o.next
+		h.objs[o.addr] = o
+	}
+	h.doomed = h.doomed[:0]
+}
+
+// Stats returns the counts so far.
+func (h *LiveHeap) Stats() LiveHeapStats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.stats
+	s.Tracked = len(h.objs)
+	return s
+}
+
+// LiveHeapTypes are the sample types of a live heap profile, as in Go's:
+// inuse_objects/count and inuse_space/bytes.
+var LiveHeapTypes = []SampleType{{Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"}}
+
+// AddTo adds the live objects to b (a Builder of LiveHeapTypes), scaled
+// to estimates, by allocation stack, with the class as the label "object".
+func (h *LiveHeap) AddTo(b *Builder, names *Names) {
+	h.mu.Lock()
+	objs := make([]liveObj, 0, len(h.objs))
+	for _, o := range h.objs {
+		objs = append(objs, *o)
+	}
+	h.mu.Unlock()
+	for _, o := range objs {
+		w := profiler.AllocSampleWeight(o.size, h.rate)
+		b.Add(o.stack, []Label{{Key: "object", Value: names.Class(o.class)}}, int64(w+0.5), int64(w*float64(o.size)+0.5))
+	}
+}
