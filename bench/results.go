@@ -372,6 +372,8 @@ var Targets = []Target{
 	{"allocations, synchronous Go handler (guarded) vs C", "alloc", "go-alloc-sync", "ref", "wall", 1.5},
 	{"ELT fast path vs C", "calls", "go-elt-fast", "ref", "wall", 1.25},
 	{"CPU sampling ~100 Hz vs no profiler", "cpu", "go-sample", "none", "wall", 1.03},
+	{"continuous profiler (sample/contprof), everything on: CPU-bound vs no profiler", "cpu", "go-contprof", "none", "wall", 1.05},
+	{"continuous profiler (sample/contprof), everything on: allocation storm vs no profiler", "alloc", "go-contprof", "none", "wall", 1.05},
 }
 
 // Outcome is a target checked on one runtime.

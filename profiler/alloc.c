@@ -11,6 +11,7 @@ static __thread clrprof_ring *alloc_ring __attribute__((tls_model("initial-exec"
 static volatile uint8_t alloc_on;
 static ICorProfilerInfo2 *alloc_info;
 static uint64_t alloc_mean;
+static int alloc_samples_only;
 static int alloc_depth;
 static const void *orig_allocated;
 volatile uint64_t clrprof_alloc_epoch;
@@ -74,12 +75,14 @@ static HRESULT STDMETHODCALLTYPE allocated(void *self, ObjectID obj, ClassID cls
 		if (r != NULL) {
 			ULONG size = 0;
 			alloc_info->lpVtbl->GetObjectSize(alloc_info, obj, &size);
-			uint64_t idx;
-			uint64_t *s = clrprof_ring_reserve(r, 1, &idx);
-			if (s != NULL) {
-				s[0] = cls;
-				s[1] = size;
-				clrprof_ring_publish(r, 1);
+			if (!alloc_samples_only) {
+				uint64_t idx;
+				uint64_t *s = clrprof_ring_reserve(r, 1, &idx);
+				if (s != NULL) {
+					s[0] = cls;
+					s[1] = size;
+					clrprof_ring_publish(r, 1);
+				}
 			}
 			if (alloc_mean != 0) {
 				if (r->aux[1] == 0) {
@@ -98,7 +101,7 @@ static HRESULT STDMETHODCALLTYPE allocated(void *self, ObjectID obj, ClassID cls
 	return ((allocated_fn)orig_allocated)(self, obj, cls);
 }
 
-int clrprof_alloc_enable(void *info, uint64_t slots, uint64_t mean_bytes, int depth) {
+int clrprof_alloc_enable(void *info, uint64_t slots, uint64_t mean_bytes, int depth, int samples_only) {
 	if (info == NULL || depth < 1 || depth > MAX_DEPTH) {
 		return -1;
 	}
@@ -108,6 +111,7 @@ int clrprof_alloc_enable(void *info, uint64_t slots, uint64_t mean_bytes, int de
 	alloc_info = info;
 	alloc_mean = mean_bytes;
 	alloc_depth = depth;
+	alloc_samples_only = samples_only;
 	if (clrprof_callback_override(CLRPROF_CB_ObjectAllocated, (const void *)allocated, &orig_allocated) != 0) {
 		return -1;
 	}

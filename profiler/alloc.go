@@ -71,6 +71,11 @@ type AllocOptions struct {
 	BufferEvents int
 	// Interval is how often the buffers are drained; default 10ms.
 	Interval time.Duration
+	// SamplesOnly records only the sampled allocations (Samples), not
+	// every allocation (Events stays empty): for a profiler that needs the
+	// samples alone, such as a live heap profile, it saves the per
+	// allocation record. Needs SampleBytes.
+	SamplesOnly bool
 }
 
 // AllocStats counts what an allocation recorder delivered.
@@ -114,6 +119,9 @@ func (x *Info) EnableAllocationRecording(opts AllocOptions) (*AllocRecorder, err
 		return nil, fmt.Errorf("clrprof: EnableAllocationRecording: bad options (SampleBytes %d, MaxDepth %d (at most 256), BufferEvents %d (at most %d), Interval %v)",
 			opts.SampleBytes, opts.MaxDepth, opts.BufferEvents, maxRingSlots, opts.Interval)
 	}
+	if opts.SamplesOnly && opts.SampleBytes == 0 {
+		return nil, errors.New("clrprof: EnableAllocationRecording: SamplesOnly without SampleBytes records nothing")
+	}
 	if opts.MaxDepth == 0 {
 		opts.MaxDepth = 64
 	}
@@ -130,7 +138,7 @@ func (x *Info) EnableAllocationRecording(opts AllocOptions) (*AllocRecorder, err
 	if !allocEnabled.CompareAndSwap(false, true) {
 		return nil, errors.New("clrprof: EnableAllocationRecording: already enabled in this process")
 	}
-	if C.clrprof_alloc_enable(p, C.uint64_t(opts.BufferEvents), C.uint64_t(opts.SampleBytes), C.int(opts.MaxDepth)) != 0 {
+	if C.clrprof_alloc_enable(p, C.uint64_t(opts.BufferEvents), C.uint64_t(opts.SampleBytes), C.int(opts.MaxDepth), C.int(boolInt(opts.SamplesOnly))) != 0 {
 		return nil, errors.New("clrprof: EnableAllocationRecording: cannot set up the allocation hook")
 	}
 	add := EnableObjectAllocated | MonitorObjectAllocated
@@ -245,4 +253,11 @@ func (r *AllocRecorder) Close() error {
 		}
 	})
 	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

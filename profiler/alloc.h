@@ -24,8 +24,9 @@ extern volatile uint64_t clrprof_alloc_epoch;
 // callback if the profiler implements it) and starts recording. info is
 // the ICorProfilerInfo2 (or later) pointer; mean_bytes the mean number of
 // bytes a thread allocates between two stack samples (0: no stacks);
-// depth the frames per stack (1..256). Returns 0, or -1.
-int clrprof_alloc_enable(void *info, uint64_t slots, uint64_t mean_bytes, int depth);
+// depth the frames per stack (1..256); with samples_only, only the sampled
+// allocations are recorded. Returns 0, or -1.
+int clrprof_alloc_enable(void *info, uint64_t slots, uint64_t mean_bytes, int depth, int samples_only);
 void clrprof_alloc_stop(void);
 void clrprof_alloc_gc_started(void);
 uint64_t clrprof_alloc_get_epoch(void);

@@ -19,6 +19,9 @@
 //	gc.N.pprof          gc_collections/count, gc_pause/nanoseconds: per
 //	                    generation, under the frames "[GC gen N]"
 //
+// At Shutdown it prints "contprof: Shutdown periods=N exceptions=E
+// live_objects=L sampled_allocations=S gcs=G".
+//
 // N counts the periods from 1; the heap profile is a snapshot, the others
 // hold what happened in the period. Every profile's comments name the
 // runtime version, the process (pid and command line) and the period, and
@@ -52,10 +55,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/clrprof/clrprof/clrevents"
@@ -86,11 +89,11 @@ type contprof struct {
 	session                          profiler.EventPipeSession
 	runtimeProvider                  profiler.EventPipeProvider
 
-	mu        sync.Mutex // the sampler's state, failures
+	mu        sync.Mutex // the sampler's state
 	lastCPU   map[uint32]int64
-	ticks     int
-	failures  map[string]int
+	ticks     profiles.Ticks
 	excErrors int
+	excTotal  atomic.Int64
 
 	seq         int
 	periodStart time.Time
@@ -153,7 +156,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	p.heapB = profiles.NewBuilder(profiles.LiveHeapTypes, "inuse_space", p.maxStacks)
 	p.gcB = profiles.NewBuilder(profiles.GCTypes, "gc_pause", p.maxStacks)
 	p.gc = profiles.NewGCStats()
-	p.lastCPU, p.failures = map[uint32]int64{}, map[string]int{}
+	p.lastCPU = map[uint32]int64{}
 
 	low := profiler.MonitorExceptions | profiler.EnableStackSnapshot | profiler.MonitorGC | profiler.MonitorSuspends
 	var high profiler.HighMonitor
@@ -180,8 +183,9 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	p.rec, err = info.EnableAllocationRecording(profiler.AllocOptions{
 		Batch:        func(b profiler.AllocBatch) { p.heap.Add(b.Samples) },
 		SampleBytes:  p.rate,
+		SamplesOnly:  true,
 		MaxDepth:     p.depth,
-		BufferEvents: 1 << 16,
+		BufferEvents: 1 << 14,
 		Interval:     10 * time.Millisecond,
 	})
 	if err != nil {
@@ -226,62 +230,27 @@ func (p *contprof) loop() {
 	}
 }
 
-func threadCPU(tid uint32) (int64, bool) {
-	b, err := os.ReadFile("/proc/self/task/" + strconv.FormatUint(uint64(tid), 10) + "/schedstat")
-	if err != nil {
-		return 0, false
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(f[0], 10, 64)
-	return n, err == nil
-}
-
-func failureCause(err error) string {
-	switch {
-	case errors.Is(err, profiler.CORPROF_E_SUSPENSION_IN_PROGRESS):
-		return "suspension-in-progress"
-	case errors.Is(err, profiler.CORPROF_E_UNSUPPORTED_CALL_SEQUENCE):
-		return "unsupported-call-sequence"
-	case errors.Is(err, profiler.CORPROF_E_RUNTIME_UNINITIALIZED):
-		return "runtime-uninitialized"
-	default:
-		return err.Error()
-	}
-}
-
-func frames(fs []profiler.StackFrame) []profiler.FunctionID {
-	out := make([]profiler.FunctionID, len(fs))
-	for i, f := range fs {
-		out[i] = f.Function
-	}
-	return out
-}
-
 // sample takes one snapshot of every managed thread: a wall sample for
 // each, a CPU sample for those that ran since the last one.
 func (p *contprof) sample() {
 	stacks, err := p.info.SnapshotAllThreads(p.depth)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.ticks++
+	p.ticks.Tick(err)
 	if err != nil {
-		p.failures[failureCause(err)]++
 		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	interval := int64(time.Second) / int64(p.hz)
 	for _, ts := range stacks {
 		if ts.Err != nil || len(ts.Frames) == 0 {
 			continue
 		}
-		st := frames(ts.Frames)
+		st := profiles.Functions(ts.Frames)
 		p.wall.Add(st, nil, 1, interval)
 		if ts.OSThreadID == 0 {
 			continue
 		}
-		cpu, ok := threadCPU(ts.OSThreadID)
+		cpu, ok := profiles.ThreadCPU(ts.OSThreadID)
 		if !ok {
 			continue
 		}
@@ -305,11 +274,8 @@ func (p *contprof) ExceptionThrown(obj profiler.ObjectID) error {
 		p.excErrors++
 		p.mu.Unlock()
 	}
-	fr := make([]profiler.FunctionID, len(st))
-	for i, f := range st {
-		fr[i] = f.Function
-	}
-	p.exc.Add(fr, []profiles.Label{{Key: "exception", Value: typ}}, 1)
+	p.exc.Add(profiles.Functions(st), []profiles.Label{{Key: "exception", Value: typ}}, 1)
+	p.excTotal.Add(1)
 	return nil
 }
 
@@ -371,7 +337,7 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 		// Delivered on the waiting thread: its stack is the contended one.
 		st, err := p.info.StackTrace(0, p.depth)
 		if err == nil {
-			p.contention.Start(thread, frames(st))
+			p.contention.Start(thread, profiles.Functions(st))
 		}
 	case *clrevents.ContentionStop:
 		d := e.DurationNs
@@ -392,25 +358,6 @@ func (p *contprof) comments(kind string) []string {
 		fmt.Sprintf("contprof %s profile; runtime %s; pid %d (%s) %s", kind, p.runtime, os.Getpid(), exe, strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " "))),
 		fmt.Sprintf("period %d: %s, %v", p.seq, p.periodStart.UTC().Format(time.RFC3339), time.Since(p.periodStart).Round(time.Millisecond)),
 	}
-}
-
-// failureReport is "ticks=N failures=M (cause:n, ...)" and resets them.
-func (p *contprof) failureReport() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	total := 0
-	causes := make([]string, 0, len(p.failures))
-	for c, n := range p.failures {
-		total += n
-		causes = append(causes, fmt.Sprintf("%s:%d", c, n))
-	}
-	sort.Strings(causes)
-	s := fmt.Sprintf("ticks=%d failures=%d", p.ticks, total)
-	if total > 0 {
-		s += " (" + strings.Join(causes, ", ") + ")"
-	}
-	p.ticks, p.failures = 0, map[string]int{}
-	return s
 }
 
 // write writes the period's profiles and starts the next period.
@@ -437,7 +384,7 @@ func (p *contprof) write() {
 		written = append(written, fmt.Sprintf("%s=%d", kind, len(prof.Sample)))
 	}
 	if p.info.Version() >= 10 {
-		fr := "sampling: " + p.failureReport()
+		fr := "sampling: " + p.ticks.Report(true)
 		m := meta("cpu", fr)
 		m.PeriodType, m.Period = profiles.SampleType{Type: "cpu", Unit: "nanoseconds"}, int64(time.Second)/int64(p.hz)
 		put("cpu", p.cpu, m)
@@ -481,6 +428,8 @@ func (p *contprof) Shutdown() error {
 		}
 		p.rec.Close()
 		p.write()
+		hs := p.heap.Stats()
+		logf("Shutdown periods=%d exceptions=%d live_objects=%d sampled_allocations=%d gcs=%d", p.seq, p.excTotal.Load(), hs.Tracked, hs.Added, hs.GCs)
 	})
 	return nil
 }
