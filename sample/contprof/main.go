@@ -87,7 +87,7 @@ type contprof struct {
 	contention                       *profiles.Contention
 	gcFromEvents                     bool
 	session                          profiler.EventPipeSession
-	runtimeProvider                  profiler.EventPipeProvider
+	runtimeProvider                  atomic.Uintptr // the runtime's EventPipeProvider, once seen
 
 	mu        sync.Mutex // the sampler's state
 	lastCPU   map[uint32]int64
@@ -320,12 +320,12 @@ func (p *contprof) RuntimeResumeFinished() error {
 
 func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, id, version uint32, _, data []byte,
 	_, _ uuid.UUID, thread profiler.ThreadID, _ []profiler.Address) error {
-	if p.runtimeProvider == 0 {
+	if rp := profiler.EventPipeProvider(p.runtimeProvider.Load()); rp == 0 {
 		if name, err := p.info.EventPipeGetProviderInfo(provider); err != nil || name != clrevents.RuntimeProvider {
 			return nil
 		}
-		p.runtimeProvider = provider
-	} else if provider != p.runtimeProvider {
+		p.runtimeProvider.Store(uintptr(provider))
+	} else if provider != rp {
 		return nil
 	}
 	ev, err := clrevents.DecodeRuntime(id, version, data)
@@ -385,6 +385,7 @@ func (p *contprof) write() {
 	}
 	if p.info.Version() >= 10 {
 		fr := "sampling: " + p.ticks.Report(true)
+		written = append(written, fr)
 		m := meta("cpu", fr)
 		m.PeriodType, m.Period = profiles.SampleType{Type: "cpu", Unit: "nanoseconds"}, int64(time.Second)/int64(p.hz)
 		put("cpu", p.cpu, m)
