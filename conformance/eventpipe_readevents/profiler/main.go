@@ -3,8 +3,9 @@
 // Verbose) from Initialize, and reads the three events the app writes in
 // EventPipeEventDelivered: each is named in its metadata, has the
 // parameters (names and types) of its C# method and the values the app
-// passed; the provider's name comes back from EventPipeGetProviderInfo.
-// Exactly three events must be seen.
+// passed; the provider's name comes back from EventPipeGetProviderInfo, and
+// EventPipeProviderCreated must have announced it. Exactly three events
+// must be seen.
 package main
 
 import (
@@ -24,9 +25,10 @@ type readevents struct {
 	profiler.Base
 	info *profiler.Info
 
-	mu     sync.Mutex
-	names  map[profiler.EventPipeProvider]string
-	events int
+	mu      sync.Mutex
+	names   map[profiler.EventPipeProvider]string
+	events  int
+	created bool // EventPipeProviderCreated named the app's EventSource
 }
 
 func (p *readevents) Initialize(info *profiler.Info) error {
@@ -60,7 +62,13 @@ func (p *readevents) providerName(provider profiler.EventPipeProvider) string {
 }
 
 func (p *readevents) EventPipeProviderCreated(provider profiler.EventPipeProvider) error {
-	check.Logf("provider created: %s", p.providerName(provider))
+	name := p.providerName(provider)
+	check.Logf("provider created: %s", name)
+	if name == sourceName {
+		p.mu.Lock()
+		p.created = true
+		p.mu.Unlock()
+	}
 	return nil
 }
 
@@ -126,13 +134,17 @@ func (p *readevents) EventPipeEventDelivered(provider profiler.EventPipeProvider
 
 func (p *readevents) Shutdown() error {
 	p.mu.Lock()
-	n := p.events
+	n, created := p.events, p.created
 	p.mu.Unlock()
 	final := ""
 	if n != 3 {
 		final = fmt.Sprintf("events validated: %d, want 3", n)
 	}
-	check.Done(final)
+	created2 := ""
+	if !created {
+		created2 = "EventPipeProviderCreated never named " + sourceName
+	}
+	check.Done(final, created2)
 	return nil
 }
 
