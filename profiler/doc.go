@@ -198,11 +198,15 @@
 //
 // What .NET 8.0.4 does here: events reach EventPipeEventDelivered without
 // stack frames (none of the runtime's or the profiler's own events,
-// defined with a stack or not, came with any in the tests), and the
-// metadata of the runtime's own events describes no fields (their layouts
-// are clrevents'). A profiler that wants the stack of an event takes it
-// itself: [Info.StackTrace](0, n) from EventPipeEventDelivered is the
-// raising thread's (sample/contprof does this for lock contention).
+// defined with a stack or not, came with any in the tests). That is the
+// runtime's design: it walks an event's stack when it copies the event
+// into a session buffer, and a profiler's session has no buffer (the event
+// goes straight to the callback with only a stack its writer supplied).
+// The metadata of the runtime's own events describes no fields either
+// (their layouts are clrevents'). A profiler that wants the stack of an
+// event takes it itself: [Info.StackTrace](0, n) from
+// EventPipeEventDelivered is the raising thread's (sample/contprof does
+// this for lock contention).
 //
 // # Signals
 //

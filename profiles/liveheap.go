@@ -13,7 +13,8 @@ import (
 // its stack, until a garbage collection frees it.
 //
 // Wire it up in the profiler: give Add the Samples of every AllocBatch (of
-// a recorder with SampleBytes = rate), and forward the GC callbacks:
+// a recorder with SampleBytes = rate, named by SetRecorder), or AddObject the runtime's
+// allocation ticks, and forward the GC callbacks:
 // GarbageCollectionStarted to GCStarted, MovedReferences(2) to Moved,
 // SurvivingReferences(2) to Surviving, GarbageCollectionFinished to
 // GCFinished (the event mask needs MonitorGC, which also turns off
@@ -41,7 +42,9 @@ type LiveHeap struct {
 type liveObj struct {
 	addr, next profiler.ObjectID
 	class      profiler.ClassID
+	typeName   string // instead of class, when the source named the type
 	size       uint64
+	weight     float64 // how many objects of its size it stands for
 	stack      []profiler.FunctionID
 	seen       bool
 }
@@ -57,10 +60,19 @@ type LiveHeapStats struct {
 	GCs       int64
 }
 
-// NewLiveHeap returns a LiveHeap for the samples of rec (taken every rate
-// bytes on average), tracking at most max objects.
-func NewLiveHeap(info *profiler.Info, rec *profiler.AllocRecorder, rate, max int) *LiveHeap {
-	return &LiveHeap{info: info, rec: rec, rate: rate, max: max, objs: map[profiler.ObjectID]*liveObj{}}
+// NewLiveHeap returns a LiveHeap tracking at most max objects, for
+// samples taken every rate bytes on average (Add) or for AddObject.
+func NewLiveHeap(info *profiler.Info, rate, max int) *LiveHeap {
+	return &LiveHeap{info: info, rate: rate, max: max, objs: map[profiler.ObjectID]*liveObj{}}
+}
+
+// SetRecorder names the allocation recorder whose samples Add takes (with
+// SampleBytes = rate): GCStarted delivers its buffered samples first and
+// moves it to the next epoch. Call it once the recorder is enabled.
+func (h *LiveHeap) SetRecorder(rec *profiler.AllocRecorder) {
+	h.mu.Lock()
+	h.rec = rec
+	h.mu.Unlock()
 }
 
 // Add takes in sampled allocations (AllocBatch.Samples).
@@ -74,20 +86,47 @@ func (h *LiveHeap) Add(samples []profiler.AllocSample) {
 		case len(h.objs) >= h.max:
 			h.stats.Full++
 		default:
-			h.objs[s.Object] = &liveObj{addr: s.Object, class: s.Class, size: s.Size, stack: s.Stack}
+			h.objs[s.Object] = &liveObj{addr: s.Object, class: s.Class, size: s.Size, stack: s.Stack, weight: profiler.AllocSampleWeight(s.Size, h.rate)}
 			h.stats.Added++
 		}
 	}
+}
+
+// AddObject tracks one sampled object reported where it is now, by a
+// source that reports it on the allocating thread before any collection
+// can move it: the runtime's GCAllocationTick event (.NET 5 and later:
+// about every 100 KB allocated, the object that crossed the mark, its
+// address and type name; see clrevents.GCAllocationTick), with the stack
+// the caller took (Info.StackTrace(0, n) in EventPipeEventDelivered). The
+// object stands for weight objects of its size: for an allocation tick,
+// AllocationAmount64 / ObjectSize (the bytes allocated since the previous
+// tick, in objects like it).
+func (h *LiveHeap) AddObject(obj profiler.ObjectID, typeName string, size uint64, weight float64, stack []profiler.FunctionID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.objs) >= h.max {
+		h.stats.Full++
+		return
+	}
+	h.objs[obj] = &liveObj{addr: obj, typeName: typeName, size: size, weight: weight, stack: stack}
+	h.stats.Added++
 }
 
 // GCStarted is GarbageCollectionStarted: it delivers the samples still
 // buffered (their addresses are still right), then notes which tracked
 // objects are in the collected generations.
 func (h *LiveHeap) GCStarted(collected []bool) {
-	h.rec.Flush()
+	h.mu.Lock()
+	rec := h.rec
+	h.mu.Unlock()
+	if rec != nil {
+		rec.Flush()
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.rec.GCStarted()
+	if h.rec != nil {
+		h.rec.GCStarted()
+	}
 	h.epoch++
 	h.stats.GCs++
 	h.inGC = true
@@ -186,7 +225,10 @@ func (h *LiveHeap) AddTo(b *Builder, names *Names) {
 	}
 	h.mu.Unlock()
 	for _, o := range objs {
-		w := profiler.AllocSampleWeight(o.size, h.rate)
-		b.Add(o.stack, []Label{{Key: "object", Value: names.Class(o.class)}}, int64(w+0.5), int64(w*float64(o.size)+0.5))
+		name := o.typeName
+		if name == "" {
+			name = names.Class(o.class)
+		}
+		b.Add(o.stack, []Label{{Key: "object", Value: name}}, int64(o.weight+0.5), int64(o.weight*float64(o.size)+0.5))
 	}
 }

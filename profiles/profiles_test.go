@@ -139,7 +139,7 @@ func TestTicks(t *testing.T) {
 // and are freed otherwise; the others are untouched; a sample of an older
 // epoch is stale.
 func TestLiveHeapRanges(t *testing.T) {
-	h := NewLiveHeap(nil, nil, 1000, 10)
+	h := NewLiveHeap(nil, 1000, 10)
 	h.Add([]profiler.AllocSample{
 		{Object: 100, Size: 10, Class: 1}, {Object: 200, Size: 10, Class: 1},
 		{Object: 300, Size: 10, Class: 1}, {Object: 5000, Size: 10, Class: 1},

@@ -106,7 +106,8 @@ func load(t *testing.T, dir string) map[string][]*profile.Profile {
 // the live heap while its list held it, must be gone from it after the app
 // dropped it and collected; Hot.Sleeper appears in wall time and never in
 // CPU time, which Hot.Spin tops (.NET Core 3.0+); the GC profile has the
-// app's two induced gen 2 collections. Every file parses, names the runtime
+// app's two induced gen 2 collections. The live heap's samples are the
+// runtime's allocation ticks on .NET 5+ and recorded allocations before. Every file parses, names the runtime
 // and the process, and `go tool pprof -top` prints it.
 func TestContprof(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/contprof")
@@ -158,6 +159,13 @@ func TestContprof(t *testing.T) {
 		heaps := profs["heap"]
 		if len(heaps) < 2 {
 			t.Fatalf("%d heap profiles", len(heaps))
+		}
+		src := "from the runtime's allocation ticks"
+		if rt.Major < 5 {
+			src = "allocations sampled every 65536 bytes"
+		}
+		if c := strings.Join(heaps[len(heaps)-1].Comments, "\n"); !strings.Contains(c, src) {
+			t.Errorf("heap profile comments do not say %q:\n%s", src, c)
 		}
 		final := byAppFrame(heaps[len(heaps)-1:], 1)
 		f, v, total := top(final)

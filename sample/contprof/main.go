@@ -14,8 +14,13 @@
 //	                    contended lock, by waiting stack
 //	heap.N.pprof        inuse_objects/count, inuse_space/bytes: sampled
 //	                    allocations still alive, by allocation stack and
-//	                    class (label "object"), estimated as Go's heap
-//	                    profile estimates in-use space
+//	                    class (label "object"), scaled to estimates as Go's
+//	                    heap profile scales in-use space. The samples are the
+//	                    runtime's allocation ticks on .NET 5+ (GCAllocationTick:
+//	                    about every 100 KB, each standing for the bytes
+//	                    allocated since the previous one), and allocations
+//	                    recorded in C every CONTPROF_HEAP_RATE bytes on
+//	                    average (ObjectAllocated) before
 //	gc.N.pprof          gc_collections/count, gc_pause/nanoseconds: per
 //	                    generation, under the frames "[GC gen N]"
 //
@@ -45,7 +50,7 @@
 //	CONTPROF_PERIOD       seconds between writes (default 60, 1..86400)
 //	CONTPROF_HZ           CPU and wall snapshots per second (default 19, 1..1000)
 //	CONTPROF_DEPTH        frames per stack (default 64, 1..256)
-//	CONTPROF_HEAP_RATE    mean bytes between allocation samples (default 524288)
+//	CONTPROF_HEAP_RATE    mean bytes between allocation samples before .NET 5 (default 524288)
 //	CONTPROF_MAX_STACKS   distinct stacks per profile and period (default 10000)
 //	CONTPROF_MAX_OBJECTS  live objects tracked (default 100000)
 package main
@@ -94,6 +99,8 @@ type contprof struct {
 	ticks     profiles.Ticks
 	excErrors int
 	excTotal  atomic.Int64
+	// allocation ticks that gave no live heap sample
+	ticksWithoutObject atomic.Int64
 
 	seq         int
 	periodStart time.Time
@@ -158,13 +165,16 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	p.gc = profiles.NewGCStats()
 	p.lastCPU = map[uint32]int64{}
 
-	low := profiler.MonitorExceptions | profiler.EnableStackSnapshot | profiler.MonitorGC | profiler.MonitorSuspends
+	low := profiler.MonitorExceptions | profiler.EnableStackSnapshot | profiler.MonitorGC
 	var high profiler.HighMonitor
-	// Runtime events: contention (with the waiting stack) and GC pauses.
+	p.heap = profiles.NewLiveHeap(info, p.rate, p.maxObjects)
+	// .NET 5+: the runtime's events give contention (the waiting stack is
+	// taken in the callback), GC pauses, and the live heap's samples
+	// (GCAllocationTick, Verbose), without a callback per allocation.
 	sess, err := info.EventPipeStartSession([]profiler.EventPipeProviderSettings{{
 		Name:     clrevents.RuntimeProvider,
 		Keywords: clrevents.KeywordGC | clrevents.KeywordContention,
-		Level:    profiler.EventPipeInformational,
+		Level:    profiler.EventPipeVerbose,
 	}}, false)
 	switch {
 	case err == nil:
@@ -176,23 +186,30 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	default:
 		logf("contention: EventPipeStartSession: %v", err)
 	}
+	if !p.gcFromEvents {
+		low |= profiler.MonitorSuspends
+	}
 	if err := info.SetEventMask2(low, high); err != nil {
 		logf("SetEventMask2: %v", err)
 		return err
 	}
-	p.rec, err = info.EnableAllocationRecording(profiler.AllocOptions{
-		Batch:        func(b profiler.AllocBatch) { p.heap.Add(b.Samples) },
-		SampleBytes:  p.rate,
-		SamplesOnly:  true,
-		MaxDepth:     p.depth,
-		BufferEvents: 1 << 14,
-		Interval:     10 * time.Millisecond,
-	})
-	if err != nil {
-		logf("heap: %v", err)
-		return err
+	if !p.gcFromEvents {
+		// Before .NET 5: ObjectAllocated answered in C, sampled every
+		// CONTPROF_HEAP_RATE bytes.
+		p.rec, err = info.EnableAllocationRecording(profiler.AllocOptions{
+			Batch:        func(b profiler.AllocBatch) { p.heap.Add(b.Samples) },
+			SampleBytes:  p.rate,
+			SamplesOnly:  true,
+			MaxDepth:     p.depth,
+			BufferEvents: 1 << 14,
+			Interval:     10 * time.Millisecond,
+		})
+		if err != nil {
+			logf("heap: %v", err)
+			return err
+		}
+		p.heap.SetRecorder(p.rec)
 	}
-	p.heap = profiles.NewLiveHeap(info, p.rec, p.rate, p.maxObjects)
 	if info.Version() < 10 {
 		logf("cpu, wall: not available on %s: sampling other threads needs SuspendRuntime (ICorProfilerInfo10, .NET Core 3.0+); the runtime has ICorProfilerInfo%d", p.runtime, info.Version())
 	}
@@ -339,6 +356,19 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 		if err == nil {
 			p.contention.Start(thread, profiles.Functions(st))
 		}
+	case *clrevents.GCAllocationTick:
+		// On the allocating thread: the object is where the event says
+		// until the next collection.
+		if e.Address == 0 || e.ObjectSize == 0 {
+			p.ticksWithoutObject.Add(1) // versions before 4 carry no ObjectSize
+			return nil
+		}
+		st, err := p.info.StackTrace(0, p.depth)
+		if err != nil {
+			p.ticksWithoutObject.Add(1)
+			return nil
+		}
+		p.heap.AddObject(profiler.ObjectID(e.Address), e.TypeName, e.ObjectSize, float64(e.AllocationAmount64)/float64(e.ObjectSize), profiles.Functions(st))
 	case *clrevents.ContentionStop:
 		d := e.DurationNs
 		if e.Version == 0 {
@@ -403,16 +433,22 @@ func (p *contprof) write() {
 	}
 	hs := p.heap.Stats()
 	p.heap.AddTo(p.heapB, p.names)
-	hm := meta("heap", fmt.Sprintf("live objects tracked=%d sampled=%d freed=%d stale=%d dropped-full=%d generation-errors=%d gcs=%d (cumulative)",
-		hs.Tracked, hs.Added, hs.Freed, hs.Stale, hs.Full, hs.GenErrors, hs.GCs))
-	hm.PeriodType, hm.Period = profiles.SampleType{Type: "space", Unit: "bytes"}, int64(p.rate)
-	put("heap", p.heapB, hm)
-	src := "the profiling API's suspension and GC callbacks"
+	src := fmt.Sprintf("allocations sampled every %d bytes on average (ObjectAllocated)", p.rate)
 	if p.gcFromEvents {
-		src = "the runtime's GC events"
+		src = fmt.Sprintf("the runtime's allocation ticks (GCAllocationTick, about every 100 KB; %d ticks gave no sample)", p.ticksWithoutObject.Load())
+	}
+	hm := meta("heap", "from "+src, fmt.Sprintf("live objects tracked=%d sampled=%d freed=%d stale=%d dropped-full=%d generation-errors=%d gcs=%d (cumulative)",
+		hs.Tracked, hs.Added, hs.Freed, hs.Stale, hs.Full, hs.GenErrors, hs.GCs))
+	if !p.gcFromEvents {
+		hm.PeriodType, hm.Period = profiles.SampleType{Type: "space", Unit: "bytes"}, int64(p.rate)
+	}
+	put("heap", p.heapB, hm)
+	gcsrc := "the profiling API's suspension and GC callbacks"
+	if p.gcFromEvents {
+		gcsrc = "the runtime's GC events"
 	}
 	p.gc.AddTo(p.gcB, true)
-	put("gc", p.gcB, meta("gc", "from "+src))
+	put("gc", p.gcB, meta("gc", "from "+gcsrc))
 	logf("wrote period %d to %s: %s", p.seq, p.dir, strings.Join(written, " "))
 	p.periodStart = time.Now()
 }
@@ -427,7 +463,9 @@ func (p *contprof) Shutdown() error {
 		if p.session != 0 {
 			p.info.EventPipeStopSession(p.session)
 		}
-		p.rec.Close()
+		if p.rec != nil {
+			p.rec.Close()
+		}
 		p.write()
 		hs := p.heap.Stats()
 		logf("Shutdown periods=%d exceptions=%d live_objects=%d sampled_allocations=%d gcs=%d", p.seq, p.excTotal.Load(), hs.Tracked, hs.Added, hs.GCs)
