@@ -131,7 +131,12 @@ func (x *Info) EventPipeStartSession(providers []EventPipeProviderSettings, requ
 }
 
 // EventPipeAddProviderToSession adds a provider to a running session
-// (ICorProfilerInfo12, .NET 5 and later).
+// (ICorProfilerInfo12, .NET 5 and later). The runtime adds it to the
+// session's list, which it consults when a provider is created: a provider
+// created after the call (an EventSource the application constructs later)
+// delivers its events to the session, with the filter arguments; one that
+// already exists, such as the runtime's own, is not enabled this way (on
+// .NET 8.0.4 it delivered nothing): name it in EventPipeStartSession.
 func (x *Info) EventPipeAddProviderToSession(session EventPipeSession, provider EventPipeProviderSettings) error {
 	var m cMem
 	defer m.free()

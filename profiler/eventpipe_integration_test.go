@@ -24,8 +24,10 @@ var (
 // contended waits of about the 50 ms the holder sleeps, byte[100]
 // allocation ticks of 128 bytes (aligned). (The runtime's metadata for its own events
 // lists no fields, and 8.0.4 delivers no stack frames to in-process
-// sessions: both are logged.) Before .NET 5 the session call answers
-// ErrNotAvailable.
+// sessions: both are logged.) An EventSource the app creates late, added
+// to the running session with EventPipeAddProviderToSession and filter
+// arguments, delivers its event and saw the arguments. Before .NET 5 the
+// session call answers ErrNotAvailable.
 func TestRuntimeEvents(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/rtevents")
 	app := harness.CompileCS(t, []string{"testdata/rtevents/app.cs"}, "")
@@ -37,7 +39,8 @@ func TestRuntimeEvents(t *testing.T) {
 			res.MustStderrContain(t, "(ErrNotAvailable: true)")
 			return
 		}
-		res.MustStderrContain(t, "rtevents: done mismatches=0 errors=0\n", "rtevents: exception System.InvalidOperationException 5\n")
+		res.MustStderrContain(t, "rtevents: done mismatches=0 errors=0\n", "rtevents: exception System.InvalidOperationException 5\n",
+			"rtevents: late source event [{n 42} {mode test}] <nil>\n")
 		seen := map[string]bool{}
 		for _, m := range rtEventRe.FindAllStringSubmatch(res.Stderr, -1) {
 			seen[m[1]] = true

@@ -1,8 +1,22 @@
 // The app of TestRuntimeEvents: garbage collections of each generation,
 // exceptions thrown and caught, a contended lock, and enough allocation for
-// allocation ticks.
+// allocation ticks; then an EventSource created at the end writes one
+// event, with the filter argument "mode" it was enabled with.
 using System;
+using System.Collections.Generic;
+using System.Diagnostics.Tracing;
 using System.Threading;
+
+[EventSource(Name = "Clrprof-Late-Source")]
+class LateSource : EventSource {
+    public LateSource() : base(EventSourceSettings.EtwSelfDescribingEventFormat) {}
+    public string Mode;
+    protected override void OnEventCommand(EventCommandEventArgs command) {
+        if (command.Arguments != null && command.Arguments.ContainsKey("mode")) Mode = command.Arguments["mode"];
+    }
+    [Event(1)]
+    public void Late(int n, string mode) { WriteEvent(1, n, mode); }
+}
 
 static class RuntimeEventsApp {
     static readonly object Gate = new object();
@@ -34,6 +48,8 @@ static class RuntimeEventsApp {
             a.Start(); b.Start();
             a.Join(); b.Join();
         }
+        var late = new LateSource();
+        late.Late(42, late.Mode ?? "(no filter arguments)");
         Console.WriteLine("app done");
         return 100;
     }

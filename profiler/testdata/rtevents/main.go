@@ -1,6 +1,7 @@
 // Command rtevents is the profiler of TestRuntimeEvents: it starts an
-// EventPipe session on the runtime's provider (GC, contention, exceptions,
-// threading; Verbose) and decodes every event with clrevents.DecodeRuntime.
+// EventPipe session and adds the runtime's provider to it (GC, contention,
+// exceptions, threading; Verbose), then adds the app's EventSource
+// (created later) to it with EventPipeAddProviderToSession and decodes every event with clrevents.DecodeRuntime.
 // Each payload must decode whole, and one byte less must not (every field
 // of the version is read); it records the GC sequence, contention
 // durations and allocation ticks of byte[100] (ObjectSize 128) for the
@@ -44,7 +45,7 @@ func (p *rtevents) Initialize(info *profiler.Info) error {
 	p.info = info
 	p.names = map[profiler.EventPipeProvider]string{}
 	p.counts, p.withStack, p.exceptions = map[string]int{}, map[string]int{}, map[string]int{}
-	_, err := info.EventPipeStartSession([]profiler.EventPipeProviderSettings{{
+	sess, err := info.EventPipeStartSession([]profiler.EventPipeProviderSettings{{
 		Name:     clrevents.RuntimeProvider,
 		Keywords: clrevents.KeywordGC | clrevents.KeywordContention | clrevents.KeywordException | clrevents.KeywordThreading,
 		Level:    profiler.EventPipeVerbose,
@@ -52,6 +53,14 @@ func (p *rtevents) Initialize(info *profiler.Info) error {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "rtevents: EventPipeStartSession: %v (ErrNotAvailable: %v)\n", err, errors.Is(err, profiler.ErrNotAvailable))
 		return nil
+	}
+	// The app's EventSource, created later, is added to the running
+	// session (with filter arguments it receives).
+	err = info.EventPipeAddProviderToSession(sess, profiler.EventPipeProviderSettings{
+		Name: "Clrprof-Late-Source", Level: profiler.EventPipeVerbose, Filter: map[string]string{"mode": "test", "a;b": "x=y"},
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rtevents: EventPipeAddProviderToSession: %v\n", err)
 	}
 	return info.SetEventMask2(0, profiler.HighMonitorEventPipe)
 }
@@ -64,6 +73,13 @@ func (p *rtevents) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 	if !ok {
 		name, _ = p.info.EventPipeGetProviderInfo(provider)
 		p.names[provider] = name
+	}
+	if name == "Clrprof-Late-Source" {
+		if md, err := clrevents.ParseMetadata(meta); err == nil && md.Name == "Late" {
+			vals, err := clrevents.DecodeFields(md.Params, data)
+			fmt.Fprintf(os.Stderr, "rtevents: late source event %v %v\n", vals, err)
+		}
+		return nil
 	}
 	if name != clrevents.RuntimeProvider {
 		return nil
