@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"testing"
 
 	"github.com/clrprof/clrprof/internal/harness"
 )
@@ -21,6 +22,12 @@ func init() {
 		UpstreamLines: 0,
 		CLSID:         "{2726B5B4-3F88-462D-AEC0-4EFDC8D7B921}",
 		NotApplicable: eventPipeNA,
+		Check: func(t *testing.T, rt harness.Runtime, res harness.Result) {
+			if rt.Major >= 8 { // ICorProfilerInfo14: the provider has a callback
+				res.MustStdoutContain(t, "provider callback: enabled=true level=5 any=0xf00000000000 all=0x0\n",
+					"provider callback: enabled=false")
+			}
+		},
 	})
 }
 

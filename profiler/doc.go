@@ -191,8 +191,9 @@
 // Package clrevents parses the metadata, reads self-describing payloads,
 // and decodes the runtime's GC, contention, exception, thread pool and
 // allocation tick events into Go structs by version. A profiler also writes
-// events of its own: [Info.EventPipeCreateProvider],
-// [Info.EventPipeDefineEvent] with an [EventPipeEventDefinition],
+// events of its own: [Info.EventPipeCreateProvider] (or, on .NET 8,
+// [Info.EventPipeCreateProvider2] with a Go callback told when sessions
+// enable or disable it), [Info.EventPipeDefineEvent] with an [EventPipeEventDefinition],
 // [Info.EventPipeWriteEvent] with a payload built by clrevents.Payload.
 // Before .NET 5 these methods fail with ErrNotAvailable.
 //

@@ -4,16 +4,22 @@ package profiler
 #include <stdlib.h>
 #include <string.h>
 #include "corprof_gen.h"
+
+void *clrprof_ep_provider_callback(int slot);
 */
 import "C"
 
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unsafe"
+
+	"github.com/clrprof/clrprof/internal/cgoutil"
 
 	"github.com/google/uuid"
 )
@@ -219,4 +225,100 @@ func (x *Info) EventPipeWriteEvent(event EventPipeEvent, payload []byte, activit
 	d.ptr = C.UINT64(uintptr(buf))
 	d.size = C.UINT32(len(payload))
 	return x.eventPipeWriteEvent(event, 1, unsafe.Pointer(d), activityID, relatedActivityID)
+}
+
+// EventPipeProviderChange is what the runtime tells a provider created with
+// EventPipeCreateProvider2 when a session enables or disables it.
+type EventPipeProviderChange struct {
+	Enabled          bool
+	Level            EventPipeLevel
+	MatchAnyKeywords uint64
+	MatchAllKeywords uint64
+	// SourceID is the ID of the session's source (the zero UUID if the
+	// runtime gave none).
+	SourceID uuid.UUID
+	// Filter is the filter data (the session's filter arguments for this
+	// provider, as the runtime encodes them) and FilterType its type; nil
+	// when there is none.
+	Filter     []byte
+	FilterType uint32
+}
+
+// eventPipeCallbacks are the Go callbacks of the providers created with
+// EventPipeCreateProvider2, by trampoline slot.
+var eventPipeCallbacks struct {
+	mu  sync.Mutex
+	fns [8]func(EventPipeProviderChange)
+}
+
+// EventPipeCreateProvider2 creates a provider, as EventPipeCreateProvider,
+// whose callback fn the runtime calls whenever a session enables or
+// disables it (ICorProfilerInfo14: .NET 8 and later; on older runtimes
+// the error matches ErrNotAvailable). fn runs on the thread that changed
+// the session (inside EventPipeStartSession or EventPipeStopSession when
+// the profiler did it), must not block, and must not start or stop a
+// session. At most 8 providers per process have a callback.
+func (x *Info) EventPipeCreateProvider2(name string, fn func(EventPipeProviderChange)) (EventPipeProvider, error) {
+	if fn == nil {
+		return 0, errors.New("clrprof: EventPipeCreateProvider2: nil callback (use EventPipeCreateProvider)")
+	}
+	if x.ptr(14) == nil {
+		return 0, notAvailable("ICorProfilerInfo14::EventPipeCreateProvider2", 14, x.Version())
+	}
+	cb := &eventPipeCallbacks
+	cb.mu.Lock()
+	slot := -1
+	for i, f := range cb.fns {
+		if f == nil {
+			slot = i
+			break
+		}
+	}
+	if slot < 0 {
+		cb.mu.Unlock()
+		return 0, errors.New("clrprof: EventPipeCreateProvider2: 8 providers with callbacks already")
+	}
+	cb.fns[slot] = fn
+	cb.mu.Unlock()
+	p, err := x.eventPipeCreateProvider2(name, C.clrprof_ep_provider_callback(C.int(slot)))
+	if err != nil {
+		cb.mu.Lock()
+		cb.fns[slot] = nil
+		cb.mu.Unlock()
+	}
+	return p, err
+}
+
+//export clrprofGoEventPipeProviderCallback
+func clrprofGoEventPipeProviderCallback(slot C.int, sourceID *C.uint8_t, enabled C.uint32_t, level C.uint8_t, matchAny, matchAll C.uint64_t,
+	filterPtr unsafe.Pointer, filterSize, filterType C.uint32_t) {
+	defer func() {
+		if r := recover(); r != nil {
+			reportPanic("EventPipe provider callback", r, debug.Stack())
+		}
+	}()
+	cb := &eventPipeCallbacks
+	cb.mu.Lock()
+	var fn func(EventPipeProviderChange)
+	if slot >= 0 && int(slot) < len(cb.fns) {
+		fn = cb.fns[slot]
+	}
+	cb.mu.Unlock()
+	if fn == nil {
+		return
+	}
+	ch := EventPipeProviderChange{
+		Enabled:          enabled != 0,
+		Level:            EventPipeLevel(level),
+		MatchAnyKeywords: uint64(matchAny),
+		MatchAllKeywords: uint64(matchAll),
+		FilterType:       uint32(filterType),
+	}
+	if sourceID != nil {
+		ch.SourceID = cgoutil.GUIDAt(unsafe.Pointer(sourceID))
+	}
+	if filterPtr != nil && filterSize > 0 && filterSize <= 1<<16 {
+		ch.Filter = append([]byte(nil), unsafe.Slice((*byte)(filterPtr), int(filterSize))...)
+	}
+	fn(ch)
 }

@@ -6,7 +6,10 @@
 // with the values 0..9999. The events come back through
 // EventPipeEventDelivered: every one must carry its metadata (name, ID,
 // version, parameter names and types) and the values written, SimpleEvent
-// in order, and the counts must be exact.
+// in order, and the counts must be exact. On .NET 8 and later the provider
+// is created with a callback (EventPipeCreateProvider2), which must be told
+// of the session's enabling and disabling, with the keywords and level the
+// session asked for.
 package main
 
 import (
@@ -59,6 +62,8 @@ type eventpipe struct {
 	mu     sync.Mutex
 	counts map[string]int
 	stacks int // events delivered with stack frames
+
+	sawEnable, sawDisable bool // the provider callback (EventPipeCreateProvider2)
 }
 
 func (p *eventpipe) Initialize(info *profiler.Info) error {
@@ -70,7 +75,14 @@ func (p *eventpipe) Initialize(info *profiler.Info) error {
 		return err
 	}
 	var err error
-	if p.provider, err = info.EventPipeCreateProvider(providerName); err != nil {
+	if info.Version() >= 14 {
+		// .NET 8+: a provider with a callback, told of the session's
+		// enabling and disabling.
+		p.provider, err = info.EventPipeCreateProvider2(providerName, p.providerChanged)
+	} else {
+		p.provider, err = info.EventPipeCreateProvider(providerName)
+	}
+	if err != nil {
 		check.Failf("EventPipeCreateProvider: %v", err)
 		return err
 	}
@@ -91,6 +103,21 @@ func (p *eventpipe) Initialize(info *profiler.Info) error {
 		return err
 	}
 	return nil
+}
+
+// providerChanged checks what the session told the provider: the keywords
+// and level it was started with.
+func (p *eventpipe) providerChanged(c profiler.EventPipeProviderChange) {
+	p.mu.Lock()
+	if c.Enabled {
+		p.sawEnable = true
+	} else {
+		p.sawDisable = true
+	}
+	p.mu.Unlock()
+	check.Logf("provider callback: enabled=%v level=%d any=%#x all=%#x", c.Enabled, c.Level, c.MatchAnyKeywords, c.MatchAllKeywords)
+	check.That(c.MatchAnyKeywords == 0xF00000000000 && c.MatchAllKeywords == 0 && c.Level == profiler.EventPipeVerbose,
+		"provider callback: any=%#x all=%#x level=%d, want 0xf00000000000, 0, 5", c.MatchAnyKeywords, c.MatchAllKeywords, c.Level)
 }
 
 func (p *eventpipe) JITCompilationStarted(f profiler.FunctionID, safeToBlock bool) error {
@@ -225,13 +252,16 @@ func (p *eventpipe) Shutdown() error {
 	// (written from inside JITCompilationStarted) without frames.
 	check.Logf("events delivered with a stack: %d", p.stacks)
 	want := map[string]int{"AllTypesEvent": 1, "ArrayTypeEvent": 1, "EmptyEvent": 10, "SimpleEvent": 10000}
-	final := ""
+	final, callbacks := "", ""
+	if p.info.Version() >= 14 && !(p.sawEnable && p.sawDisable) {
+		callbacks = fmt.Sprintf("provider callback: enable seen %v, disable seen %v; want both", p.sawEnable, p.sawDisable)
+	}
 	if !p.written {
 		final = "TriggerMethod was never compiled: no events written"
 	} else if !reflect.DeepEqual(p.counts, want) {
 		final = fmt.Sprintf("events delivered %v, want %v", p.counts, want)
 	}
-	check.Done(final)
+	check.Done(final, callbacks)
 	return nil
 }
 
