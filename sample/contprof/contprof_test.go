@@ -209,8 +209,11 @@ func TestContprof(t *testing.T) {
 			}
 			cf, cv, ctotal := top(byAppFrame(profs["cpu"], 1))
 			t.Logf("%s: Hot.Sleeper wall %d ms, cpu %d ns; cpu top %s %.0f%%", rt.Name, sleepWall/1e6, sleepCPU, cf, 100*float64(cv)/float64(max(ctotal, 1)))
-			if sleepWall < 1e9 || sleepCPU != 0 {
-				t.Errorf("Hot.Sleeper: wall %d ns (want over 1 s), cpu %d ns (want 0)", sleepWall, sleepCPU)
+			// The sleeper's only CPU time is its start, before it sleeps: a
+			// tick that sees it there and the next one can charge it the
+			// microseconds in between; never more than a millisecond.
+			if sleepWall < 1e9 || sleepCPU > 1e6 {
+				t.Errorf("Hot.Sleeper: wall %d ns (want over 1 s), cpu %d ns (want none, at most 1 ms of thread start)", sleepWall, sleepCPU)
 			}
 			if cf != "Hot.Spin" {
 				t.Errorf("cpu: top %s, want Hot.Spin", cf)

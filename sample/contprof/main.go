@@ -8,6 +8,8 @@
 //	                    time they used (/proc/self/task/TID/schedstat)
 //	wall.N.pprof        samples/count, wall/nanoseconds: every managed
 //	                    thread at every tick, running or waiting, by stack
+//	                    (wall = samples × the tick interval; ticks that took
+//	                    no snapshot are counted in the comments)
 //	exceptions.N.pprof  exceptions/count: exceptions thrown, by throwing
 //	                    stack, with the type as the label "exception"
 //	contention.N.pprof  contentions/count, delay/nanoseconds: waits for a
@@ -258,6 +260,10 @@ func (p *contprof) sample() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	interval := int64(time.Second) / int64(p.hz)
+	// Only the threads of this snapshot are kept: the map does not grow
+	// with threads that are gone.
+	lastCPU := make(map[uint32]int64, len(stacks))
+	defer func() { p.lastCPU = lastCPU }()
 	for _, ts := range stacks {
 		if ts.Err != nil || len(ts.Frames) == 0 {
 			continue
@@ -272,7 +278,7 @@ func (p *contprof) sample() {
 			continue
 		}
 		last, seen := p.lastCPU[ts.OSThreadID]
-		p.lastCPU[ts.OSThreadID] = cpu
+		lastCPU[ts.OSThreadID] = cpu
 		if seen && cpu > last {
 			p.cpu.Add(st, nil, 1, cpu-last)
 		}
