@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"fmt"
 	"sort"
 	"sync"
 
@@ -37,6 +38,39 @@ type LiveHeap struct {
 	doomed []*liveObj // of the collected generations, by address
 	inGC   bool
 	stats  LiveHeapStats
+	weak   map[profiler.ObjectHandle]*liveObj // UseWeakHandles
+}
+
+// UseWeakHandles makes AddObject track each object with a weak handle
+// (Info.CreateHandle, ICorProfilerInfo13: .NET 7 and later) instead of by
+// address: the GC callbacks are not needed (no MonitorGC, whose
+// moved-reference reports cost allocation-heavy code several times its
+// CPU time), and an object is known dead once its handle reads 0, which
+// Sweep (called by AddTo) checks. Call it before the first AddObject; it
+// fails with ErrNotAvailable on older runtimes.
+func (h *LiveHeap) UseWeakHandles() error {
+	if h.info.Version() < 13 {
+		return fmt.Errorf("profiles: LiveHeap.UseWeakHandles: %w (ICorProfilerInfo13::CreateHandle, .NET 7+; the runtime has ICorProfilerInfo%d)", profiler.ErrNotAvailable, h.info.Version())
+	}
+	h.mu.Lock()
+	h.weak = map[profiler.ObjectHandle]*liveObj{}
+	h.mu.Unlock()
+	return nil
+}
+
+// Sweep drops the objects tracked by weak handles that the runtime has
+// collected (their handles read 0), and destroys those handles.
+func (h *LiveHeap) Sweep() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for hd := range h.weak {
+		id, err := h.info.GetObjectIDFromHandle(hd)
+		if err != nil || id == 0 {
+			h.info.DestroyHandle(hd)
+			delete(h.weak, hd)
+			h.stats.Freed++
+		}
+	}
 }
 
 type liveObj struct {
@@ -44,7 +78,8 @@ type liveObj struct {
 	class      profiler.ClassID
 	typeName   string // instead of class, when the source named the type
 	size       uint64
-	weight     float64 // how many objects of its size it stands for
+	weight     float64               // how many objects of its size it stands for
+	handle     profiler.ObjectHandle // a weak handle (UseWeakHandles)
 	stack      []profiler.FunctionID
 	seen       bool
 }
@@ -58,6 +93,9 @@ type LiveHeapStats struct {
 	Full      int64 // samples dropped: max objects tracked
 	GenErrors int64 // GetObjectGeneration failures (the object is taken as collected)
 	GCs       int64
+	// HandleErrors counts objects not tracked: CreateHandle failed
+	// (UseWeakHandles).
+	HandleErrors int64
 }
 
 // NewLiveHeap returns a LiveHeap tracking at most max objects, for
@@ -104,11 +142,22 @@ func (h *LiveHeap) Add(samples []profiler.AllocSample) {
 func (h *LiveHeap) AddObject(obj profiler.ObjectID, typeName string, size uint64, weight float64, stack []profiler.FunctionID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if len(h.objs) >= h.max {
+	if len(h.objs)+len(h.weak) >= h.max {
 		h.stats.Full++
 		return
 	}
-	h.objs[obj] = &liveObj{addr: obj, typeName: typeName, size: size, weight: weight, stack: stack}
+	o := &liveObj{addr: obj, typeName: typeName, size: size, weight: weight, stack: stack}
+	if h.weak != nil {
+		hd, err := h.info.CreateHandle(obj, profiler.HandleTypeWeak)
+		if err != nil || hd == 0 {
+			h.stats.HandleErrors++
+			return
+		}
+		o.handle = hd
+		h.weak[hd] = o
+	} else {
+		h.objs[obj] = o
+	}
 	h.stats.Added++
 }
 
@@ -207,7 +256,7 @@ func (h *LiveHeap) Stats() LiveHeapStats {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s := h.stats
-	s.Tracked = len(h.objs)
+	s.Tracked = len(h.objs) + len(h.weak)
 	return s
 }
 
@@ -218,9 +267,13 @@ var LiveHeapTypes = []SampleType{{Type: "inuse_objects", Unit: "count"}, {Type: 
 // AddTo adds the live objects to b (a Builder of LiveHeapTypes), scaled
 // to estimates, by allocation stack, with the class as the label "object".
 func (h *LiveHeap) AddTo(b *Builder, names *Names) {
+	h.Sweep()
 	h.mu.Lock()
-	objs := make([]liveObj, 0, len(h.objs))
+	objs := make([]liveObj, 0, len(h.objs)+len(h.weak))
 	for _, o := range h.objs {
+		objs = append(objs, *o)
+	}
+	for _, o := range h.weak {
 		objs = append(objs, *o)
 	}
 	h.mu.Unlock()

@@ -245,3 +245,47 @@ func TestContprof(t *testing.T) {
 		}
 	})
 }
+
+var workRe = regexp.MustCompile(`(?s)(spin|alloc): rounds=(\d+).*cpu_ms=(\d+)`)
+
+// The cost of contprof at its default settings, everything on, in the
+// steady state: the process's CPU time per round of work (the SDK's
+// sampling test app, profiler/testdata/sampling/eltapp.cs: a CPU-bound
+// loop for 3 s, an allocation loop for 3 s, the latter also with the live
+// heap off, CONTPROF_HEAP=0) with the profiler and without, interleaved,
+// best of 2 each; logged, never asserted (the machine is shared). task
+// bench measures the same against whole runs.
+func TestContprofOverhead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures")
+	}
+	lib := harness.BuildProfiler(t, "./sample/contprof")
+	app := harness.CompileCS(t, []string{"../../profiler/testdata/sampling/eltapp.cs"}, "")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		for _, c := range []struct{ mode, env string }{{"spin", ""}, {"alloc", ""}, {"alloc", "CONTPROF_HEAP=0"}} {
+			mode := c.mode
+			perRound := func(with bool) float64 {
+				o := harness.RunOptions{Args: []string{mode, "3"}, Env: []string{"COMPlus_TieredCompilation=0", "DOTNET_TieredCompilation=0"}}
+				if with {
+					o.ProfilerPath, o.ProfilerCLSID = lib, clsid
+					o.Env = append(o.Env, "CONTPROF_DIR="+t.TempDir())
+					if c.env != "" {
+						o.Env = append(o.Env, c.env)
+					}
+				}
+				res := harness.Run(t, rt, app, o)
+				res.MustSucceed(t)
+				m := workRe.FindStringSubmatch(res.Stdout)
+				if m == nil {
+					t.Fatalf("no rounds/cpu_ms:\n%s", res.Describe())
+				}
+				r, _ := strconv.Atoi(m[2])
+				cpu, _ := strconv.Atoi(m[3])
+				return float64(cpu) / float64(r)
+			}
+			with, without := perRound(true), perRound(false)
+			with, without = min(with, perRound(true)), min(without, perRound(false))
+			t.Logf("%s %s %s: %.4f ms CPU per round with contprof, %.4f without: ratio %.3f", rt.Name, mode, c.env, with, without, with/without)
+		}
+	})
+}
