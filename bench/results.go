@@ -381,6 +381,8 @@ var Targets = []Target{
 	{"ELT call counting in C vs C", "calls", "go-elt-count", "ref", "wall", 1.25},
 	{"ELT call counting in C vs C, CPU time", "calls", "go-elt-count", "ref", "cpu", 1.25},
 	{"CPU sampling ~100 Hz vs no profiler", "cpu", "go-sample", "none", "wall", 1.03},
+	{"continuous profiler (sample/contprof), everything on: CPU-bound vs no profiler", "cpu", "go-contprof", "none", "wall", 1.05},
+	{"continuous profiler (sample/contprof), everything on: allocation storm vs no profiler", "alloc", "go-contprof", "none", "wall", 1.05},
 }
 
 // Outcome is a target checked on one runtime.

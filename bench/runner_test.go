@@ -128,6 +128,8 @@ var configs = []config{
 		what:  "clrprof (bench/prof/elt, BENCH_ELT_MODE=count): Info.EnableCallCounts: the hooks count every call per function and keep a shadow stack per thread for inclusive time, in C (no events, nothing to drain); the sum of the counts is compared with c-elt's enters. Invalid if a call was not counted, a leave matched no open call, or the sum differs from c-elt's enters"},
 	{name: "c-sample", lib: "cref", env: []string{"CREF_MODE=sample"}, shutdown: "cref: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
 		what: "C reference: a C thread at 99 Hz: SuspendRuntime, DoStackSnapshot of every managed thread, ResumeRuntime"},
+	{name: "go-contprof", lib: "contprof", shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
+		what: "sample/contprof at its default settings, everything on: CPU and wall snapshots at 19 Hz (.NET Core 3.0+), exceptions, lock contention from the runtime's events (.NET 5+), the live heap (.NET 8: the runtime's allocation ticks, a stack and a weak handle each; before .NET 5: allocations recorded in C with a stack every 512 KiB and MonitorGC), GC pauses; profiles written at Shutdown (the period, 60 s, is longer than the run)"},
 	{name: "go-sample", lib: "gosample", ref: "c-sample", shutdown: "gosample: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
 		what: "clrprof (bench/prof/sample): the same from a goroutine locked to its thread, through Info (frame callback in C)"},
 }
@@ -140,10 +142,10 @@ var workloads = []workload{
 		configs: []string{"none", "c-idle", "go-idle", "c-unimpl", "go-unimpl"},
 		what:    "JIT-heavy start-up with ReadyToRun disabled: collections, sorting, formatting, parsing, encoding, reflection, LINQ, tasks"},
 	{name: "cpu", src: "workloads/cpu.cs", args: []string{"200"}, quickArgs: []string{"60"}, stdout: "cpu: primes=",
-		configs: []string{"none", "c-idle", "go-idle", "c-sample", "go-sample"},
+		configs: []string{"none", "c-idle", "go-idle", "c-sample", "go-sample", "go-contprof"},
 		what:    "CPU-bound loop (sieve and series) on one thread, no allocation in the loop"},
 	{name: "alloc", src: "workloads/alloc.cs", args: []string{"500000", "4"}, quickArgs: []string{"250000", "4"}, stdout: "alloc: objects=",
-		configs: []string{"none", "c-unimpl", "go-unimpl", "c-alloc", "go-alloc-fast", "go-alloc-sync", "go-alloc-sync-noguard"},
+		configs: []string{"none", "c-unimpl", "go-unimpl", "c-alloc", "go-alloc-fast", "go-alloc-sync", "go-alloc-sync-noguard", "go-contprof"},
 		what:    "allocation storm: 4 threads each allocating N small objects and arrays"},
 	{name: "calls", src: "workloads/calls.cs", args: []string{"3", "28"}, quickArgs: []string{"2", "27"}, stdout: "calls: fib=",
 		configs: []string{"none", "c-elt", "go-elt-fast", "go-elt-count"},
@@ -162,7 +164,7 @@ func findConfig(name string) *config {
 	return nil
 }
 
-var shutdownRe = regexp.MustCompile(`(?m)^(?:cref|go[a-z]+): Shutdown (.*)$`)
+var shutdownRe = regexp.MustCompile(`(?m)^(?:cref|go[a-z]+|contprof): Shutdown (.*)$`)
 
 // counts parses "k=v k=v" into a map.
 func counts(s string) map[string]int64 {
@@ -305,6 +307,7 @@ func TestBench(t *testing.T) {
 		"goelt":    {clsid: "{4E9A2C71-6B3D-4F85-9A1E-8C2D7B5F3E06}", build: goLib("./bench/prof/elt")},
 		"goalloc":  {clsid: "{8B3E5D19-7A2C-4F60-9E84-1D6C3B7A5F92}", build: goLib("./bench/prof/alloc")},
 		"gosample": {clsid: "{2D7B9E54-8A3C-4F16-B7E0-5C9D1A3F6B82}", build: goLib("./bench/prof/sample")},
+		"contprof": {clsid: "{D3A9F1C5-7B42-4E8D-9C6A-1F5B3E7D2A94}", build: goLib("./sample/contprof")},
 	}
 	var only []string
 	if *flagOnly != "" {

@@ -27,6 +27,13 @@ type AllocEvent struct {
 type AllocSample struct {
 	Class ClassID
 	Size  uint64
+	// Object is the object's ID when it was allocated, and Epoch the
+	// number of [AllocRecorder.GCStarted] calls before the allocation: the
+	// ID stays the object's address until the next garbage collection
+	// (Epoch+1) moves or frees it. A tracker of live objects
+	// (profiles.LiveHeap) takes the samples of the current epoch only.
+	Object ObjectID
+	Epoch  uint64
 	// Stack is the allocating thread's managed stack, innermost first; 0
 	// stands for native frames.
 	Stack []FunctionID
@@ -73,6 +80,11 @@ type AllocOptions struct {
 	// ObjectAllocated, in cooperative mode. Default 500ms; negative: never
 	// wait.
 	FullWait time.Duration
+	// SamplesOnly records only the sampled allocations (Samples), not
+	// every allocation (Events stays empty): for a profiler that needs the
+	// samples alone, such as a live heap profile, it saves the per
+	// allocation record. Needs SampleBytes.
+	SamplesOnly bool
 }
 
 // AllocStats counts what an allocation recorder delivered.
@@ -119,6 +131,9 @@ func (x *Info) EnableAllocationRecording(opts AllocOptions) (*AllocRecorder, err
 		return nil, fmt.Errorf("clrprof: EnableAllocationRecording: bad options (SampleBytes %d, MaxDepth %d (at most 256), BufferEvents %d (at most %d), Interval %v)",
 			opts.SampleBytes, opts.MaxDepth, opts.BufferEvents, maxRingSlots, opts.Interval)
 	}
+	if opts.SamplesOnly && opts.SampleBytes == 0 {
+		return nil, errors.New("clrprof: EnableAllocationRecording: SamplesOnly without SampleBytes records nothing")
+	}
 	if opts.MaxDepth == 0 {
 		opts.MaxDepth = 64
 	}
@@ -138,7 +153,7 @@ func (x *Info) EnableAllocationRecording(opts AllocOptions) (*AllocRecorder, err
 	if !allocEnabled.CompareAndSwap(false, true) {
 		return nil, errors.New("clrprof: EnableAllocationRecording: already enabled in this process")
 	}
-	if C.clrprof_alloc_enable(p, C.uint64_t(opts.BufferEvents), C.uint64_t(opts.SampleBytes), C.int(opts.MaxDepth)) != 0 {
+	if C.clrprof_alloc_enable(p, C.uint64_t(opts.BufferEvents), C.uint64_t(opts.SampleBytes), C.int(opts.MaxDepth), C.int(boolInt(opts.SamplesOnly))) != 0 {
 		return nil, errors.New("clrprof: EnableAllocationRecording: cannot set up the allocation hook")
 	}
 	C.clrprof_alloc_set.thresh = C.clrprof_alloc_set.slots / 2
@@ -210,18 +225,20 @@ func (r *AllocRecorder) drain() (n int) {
 				continue
 			}
 			depth := int(s[1] >> C.CLRPROF_ALLOC_DEPTH_SHIFT)
-			need := 1 + (depth+1)/2
+			need := 2 + (depth+1)/2
 			if i+need > len(v.slots) {
 				break // cannot happen (records are published whole); keep for the next drain
 			}
 			stack := make([]FunctionID, 0, depth)
 			for k := 0; k < depth; k++ {
-				stack = append(stack, FunctionID(v.slots[i+1+k/2][k%2]))
+				stack = append(stack, FunctionID(v.slots[i+2+k/2][k%2]))
 			}
 			samples = append(samples, AllocSample{
-				Class: ClassID(s[0] &^ C.CLRPROF_ALLOC_SAMPLE),
-				Size:  s[1] & (1<<C.CLRPROF_ALLOC_DEPTH_SHIFT - 1),
-				Stack: stack,
+				Class:  ClassID(s[0] &^ C.CLRPROF_ALLOC_SAMPLE),
+				Size:   s[1] & (1<<C.CLRPROF_ALLOC_DEPTH_SHIFT - 1),
+				Object: ObjectID(v.slots[i+1][0]),
+				Epoch:  v.slots[i+1][1],
+				Stack:  stack,
 			})
 			i += need
 		}
@@ -234,6 +251,18 @@ func (r *AllocRecorder) drain() (n int) {
 		}
 		return i
 	})
+}
+
+// GCStarted tells the recorder a garbage collection started: samples
+// taken from now on carry the next Epoch. Call it first thing in
+// GarbageCollectionStarted, then Flush, when you track sampled objects.
+func (r *AllocRecorder) GCStarted() {
+	C.clrprof_alloc_gc_started()
+}
+
+// Epoch is the number of GCStarted calls so far.
+func (r *AllocRecorder) Epoch() uint64 {
+	return uint64(C.clrprof_alloc_get_epoch())
 }
 
 // Flush drains the buffers now, on the calling goroutine.
@@ -257,4 +286,11 @@ func (r *AllocRecorder) Close() error {
 		}
 	})
 	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

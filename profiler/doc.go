@@ -197,6 +197,36 @@
 // sample/cpuprof, sample/allocprof and sample/calltrace are complete
 // profilers built on these.
 //
+// # Runtime events in process (EventPipe)
+//
+// On .NET 5 and later (ICorProfilerInfo12, ICorProfilerCallback10) a
+// profiler reads the runtime's own events, and those of any EventSource,
+// without a tracing tool: [Info.EventPipeStartSession] with typed
+// [EventPipeProviderSettings] (name, keywords, level, filter arguments),
+// HighMonitorEventPipe in the event mask, and the profiler's
+// EventPipeEventDelivered receives each event on the thread that raised
+// it, synchronously, with its metadata and payload (valid during the call).
+// Package clrevents parses the metadata, reads self-describing payloads,
+// and decodes the runtime's GC, contention, exception, thread pool and
+// allocation tick events into Go structs by version. A profiler also writes
+// events of its own: [Info.EventPipeCreateProvider] (or, on .NET 8,
+// [Info.EventPipeCreateProvider2] with a Go callback told when sessions
+// enable or disable it), [Info.EventPipeDefineEvent] with an [EventPipeEventDefinition],
+// [Info.EventPipeWriteEvent] with a payload built by clrevents.Payload.
+// Before .NET 5 these methods fail with ErrNotAvailable.
+//
+// What .NET 8.0.4 does here: events reach EventPipeEventDelivered without
+// stack frames (none of the runtime's or the profiler's own events,
+// defined with a stack or not, came with any in the tests). That is the
+// runtime's design: it walks an event's stack when it copies the event
+// into a session buffer, and a profiler's session has no buffer (the event
+// goes straight to the callback with only a stack its writer supplied).
+// The metadata of the runtime's own events describes no fields either
+// (their layouts are clrevents'). A profiler that wants the stack of an
+// event takes it itself: [Info.StackTrace](0, n) from
+// EventPipeEventDelivered is the raising thread's (sample/contprof does
+// this for lock contention).
+//
 // # Signals
 //
 // A Go runtime loaded into a CoreCLR process changes CoreCLR's signal

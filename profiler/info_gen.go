@@ -2502,18 +2502,18 @@ func (x *Info) SetEnvironmentVariable(name string, value string) error {
 }
 
 /*
-EventPipeStartSession calls ICorProfilerInfo12::EventPipeStartSession.
+eventPipeStartSession calls ICorProfilerInfo12::EventPipeStartSession.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
-func (x *Info) EventPipeStartSession(providerConfigs []EventPipeProviderConfig, requestRundown bool) (EventPipeSession, error) {
+func (x *Info) eventPipeStartSession(providerConfigs uint32, providerConfigs2 unsafe.Pointer, requestRundown bool) (EventPipeSession, error) {
 	var res EventPipeSession
 	self := x.ptr(12)
 	if self == nil {
 		return res, notAvailable("ICorProfilerInfo12::EventPipeStartSession", 12, x.Version())
 	}
 	var o_pSession C.EVENTPIPE_SESSION
-	hr := C.clrprof_ICorProfilerInfo12_EventPipeStartSession((*C.ICorProfilerInfo12)(self), C.UINT32(len(providerConfigs)), (*C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG)(unsafe.Pointer(unsafe.SliceData(providerConfigs))), C.BOOL(cgoutil.Bool(requestRundown)), (*C.EVENTPIPE_SESSION)(unsafe.Pointer(&o_pSession)))
+	hr := C.clrprof_ICorProfilerInfo12_EventPipeStartSession((*C.ICorProfilerInfo12)(self), C.UINT32(providerConfigs), (*C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG)(unsafe.Pointer(providerConfigs2)), C.BOOL(cgoutil.Bool(requestRundown)), (*C.EVENTPIPE_SESSION)(unsafe.Pointer(&o_pSession)))
 	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
@@ -2608,11 +2608,11 @@ func (x *Info) EventPipeGetProviderInfo(provider EventPipeProvider) (string, err
 }
 
 /*
-EventPipeDefineEvent calls ICorProfilerInfo12::EventPipeDefineEvent.
+eventPipeDefineEvent calls ICorProfilerInfo12::EventPipeDefineEvent.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
-func (x *Info) EventPipeDefineEvent(provider EventPipeProvider, eventName string, eventID uint32, keywords uint64, eventVersion uint32, level uint32, opcode uint8, needStack bool, paramDescs []EventPipeParamDesc) (EventPipeEvent, error) {
+func (x *Info) eventPipeDefineEvent(provider EventPipeProvider, eventName string, eventID uint32, keywords uint64, eventVersion uint32, level uint32, opcode uint8, needStack bool, paramDescs uint32, paramDescs2 unsafe.Pointer) (EventPipeEvent, error) {
 	var res EventPipeEvent
 	self := x.ptr(12)
 	if self == nil {
@@ -2620,7 +2620,7 @@ func (x *Info) EventPipeDefineEvent(provider EventPipeProvider, eventName string
 	}
 	s_eventName := cgoutil.EncodeUTF16Z(eventName)
 	var o_pEvent C.EVENTPIPE_EVENT
-	hr := C.clrprof_ICorProfilerInfo12_EventPipeDefineEvent((*C.ICorProfilerInfo12)(self), C.EVENTPIPE_PROVIDER(provider), (*C.WCHAR)(unsafe.Pointer(&s_eventName[0])), C.UINT32(eventID), C.UINT64(keywords), C.UINT32(eventVersion), C.UINT32(level), C.UINT8(opcode), C.BOOL(cgoutil.Bool(needStack)), C.UINT32(len(paramDescs)), (*C.COR_PRF_EVENTPIPE_PARAM_DESC)(unsafe.Pointer(unsafe.SliceData(paramDescs))), (*C.EVENTPIPE_EVENT)(unsafe.Pointer(&o_pEvent)))
+	hr := C.clrprof_ICorProfilerInfo12_EventPipeDefineEvent((*C.ICorProfilerInfo12)(self), C.EVENTPIPE_PROVIDER(provider), (*C.WCHAR)(unsafe.Pointer(&s_eventName[0])), C.UINT32(eventID), C.UINT64(keywords), C.UINT32(eventVersion), C.UINT32(level), C.UINT8(opcode), C.BOOL(cgoutil.Bool(needStack)), C.UINT32(paramDescs), (*C.COR_PRF_EVENTPIPE_PARAM_DESC)(unsafe.Pointer(paramDescs2)), (*C.EVENTPIPE_EVENT)(unsafe.Pointer(&o_pEvent)))
 	if hr < 0 && hr != -2146233519 {
 		return res, com.HRESULT(hr)
 	}
@@ -2631,15 +2631,15 @@ func (x *Info) EventPipeDefineEvent(provider EventPipeProvider, eventName string
 	return res, nil
 }
 
-// EventPipeWriteEvent calls ICorProfilerInfo12::EventPipeWriteEvent.
-func (x *Info) EventPipeWriteEvent(event EventPipeEvent, data []EventData, activityID uuid.UUID, relatedActivityID uuid.UUID) error {
+// eventPipeWriteEvent calls ICorProfilerInfo12::EventPipeWriteEvent.
+func (x *Info) eventPipeWriteEvent(event EventPipeEvent, data uint32, data2 unsafe.Pointer, activityID uuid.UUID, relatedActivityID uuid.UUID) error {
 	self := x.ptr(12)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo12::EventPipeWriteEvent", 12, x.Version())
 	}
 	g_pActivityID := cgoutil.ToGUID(activityID)
 	g_pRelatedActivityID := cgoutil.ToGUID(relatedActivityID)
-	hr := C.clrprof_ICorProfilerInfo12_EventPipeWriteEvent((*C.ICorProfilerInfo12)(self), C.EVENTPIPE_EVENT(event), C.UINT32(len(data)), (*C.COR_PRF_EVENT_DATA)(unsafe.Pointer(unsafe.SliceData(data))), (C.LPCGUID)(unsafe.Pointer(&g_pActivityID)), (C.LPCGUID)(unsafe.Pointer(&g_pRelatedActivityID)))
+	hr := C.clrprof_ICorProfilerInfo12_EventPipeWriteEvent((*C.ICorProfilerInfo12)(self), C.EVENTPIPE_EVENT(event), C.UINT32(data), (*C.COR_PRF_EVENT_DATA)(unsafe.Pointer(data2)), (C.LPCGUID)(unsafe.Pointer(&g_pActivityID)), (C.LPCGUID)(unsafe.Pointer(&g_pRelatedActivityID)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}

@@ -20,6 +20,8 @@ var checked = []string{
 	"github.com/clrprof/clrprof/profiler",
 	"github.com/clrprof/clrprof/metadata",
 	"github.com/clrprof/clrprof/ilrw",
+	"github.com/clrprof/clrprof/clrevents",
+	"github.com/clrprof/clrprof/profiles",
 }
 
 // allowlist names the exported places (as reported by surface) where an
@@ -263,14 +265,14 @@ func TestRawInFindsRawTypes(t *testing.T) {
 
 // TestPureCodeWithoutCgo builds and runs the unit tests and fuzz seeds of
 // the pure parts of metadata (signature codec, names) and ilrw (IL body
-// codec) with CGO_ENABLED=0: the runtime-bound parts (COM wrappers,
+// codec), and clrevents (EventPipe payloads), with CGO_ENABLED=0: the runtime-bound parts (COM wrappers,
 // install, ReJIT, Module) are the files built only with cgo.
 func TestPureCodeWithoutCgo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command")
 	}
 	cmd := exec.Command("go", "test", "-count=1", "-run", "Test|Fuzz|Example",
-		"github.com/clrprof/clrprof/metadata", "github.com/clrprof/clrprof/ilrw")
+		"github.com/clrprof/clrprof/metadata", "github.com/clrprof/clrprof/ilrw", "github.com/clrprof/clrprof/clrevents")
 	cmd.Dir = "../.."
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := cmd.CombinedOutput()

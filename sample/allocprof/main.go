@@ -23,28 +23,15 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/clrprof/clrprof/profiler"
-	"github.com/google/pprof/profile"
+	"github.com/clrprof/clrprof/profiles"
 )
 
 const clsid = "{C4E8A1B7-2F59-4D3C-8E6A-9B0D1F2C3E84}"
 
 type classTotal struct{ objects, bytes uint64 }
-
-type stackKey struct {
-	stack string
-	class profiler.ClassID
-}
-
-type stackAgg struct {
-	frames  []profiler.FunctionID
-	class   profiler.ClassID
-	objects float64
-	bytes   float64
-}
 
 type allocprof struct {
 	profiler.Base
@@ -55,7 +42,8 @@ type allocprof struct {
 	top     int
 	start   time.Time
 	classes map[profiler.ClassID]*classTotal
-	stacks  map[stackKey]*stackAgg
+	stacks  *profiles.Builder
+	names   *profiles.Names
 }
 
 func envInt(name string, def int) (int, error) {
@@ -83,7 +71,8 @@ func (p *allocprof) Initialize(info *profiler.Info) error {
 		p.out = "alloc.pprof"
 	}
 	p.classes = map[profiler.ClassID]*classTotal{}
-	p.stacks = map[stackKey]*stackAgg{}
+	p.names = profiles.NewNames(info)
+	p.stacks = profiles.NewBuilder([]profiles.SampleType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}}, "alloc_space", 1<<20)
 	p.start = time.Now()
 	p.rec, err = info.EnableAllocationRecording(profiler.AllocOptions{
 		Batch:        p.batch,
@@ -105,74 +94,9 @@ func (p *allocprof) batch(b profiler.AllocBatch) {
 		c.bytes += e.Size
 	}
 	for _, s := range b.Samples {
-		var key strings.Builder
-		for _, f := range s.Stack {
-			fmt.Fprintf(&key, "%x,", uintptr(f))
-		}
-		k := stackKey{key.String(), s.Class}
-		a := p.stacks[k]
-		if a == nil {
-			a = &stackAgg{frames: s.Stack, class: s.Class}
-			p.stacks[k] = a
-		}
 		w := profiler.AllocSampleWeight(s.Size, p.rate)
-		a.objects += w
-		a.bytes += w * float64(s.Size)
+		p.stacks.Add(s.Stack, []profiles.Label{{Key: "object", Value: p.names.Class(s.Class)}}, int64(w+0.5), int64(w*float64(s.Size)+0.5))
 	}
-}
-
-func (p *allocprof) className(c profiler.ClassID) string {
-	n, err := p.info.ClassName(c)
-	if err != nil {
-		return fmt.Sprintf("[class %#x]", uintptr(c))
-	}
-	return n
-}
-
-func (p *allocprof) build() *profile.Profile {
-	prof := &profile.Profile{
-		SampleType:        []*profile.ValueType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}},
-		DefaultSampleType: "alloc_space",
-		PeriodType:        &profile.ValueType{Type: "space", Unit: "bytes"},
-		Period:            int64(p.rate),
-		TimeNanos:         p.start.UnixNano(),
-		DurationNanos:     int64(time.Since(p.start)),
-	}
-	locs := map[profiler.FunctionID]*profile.Location{}
-	loc := func(f profiler.FunctionID) *profile.Location {
-		if l := locs[f]; l != nil {
-			return l
-		}
-		name := "[native code]"
-		if f != 0 {
-			if n, err := p.info.FunctionName(f); err == nil {
-				name = n
-			} else {
-				name = fmt.Sprintf("[function %#x]", uintptr(f))
-			}
-		}
-		fn := &profile.Function{ID: uint64(len(prof.Function) + 1), Name: name, SystemName: name}
-		prof.Function = append(prof.Function, fn)
-		l := &profile.Location{ID: uint64(len(prof.Location) + 1), Line: []profile.Line{{Function: fn}}}
-		prof.Location = append(prof.Location, l)
-		locs[f] = l
-		return l
-	}
-	names := map[profiler.ClassID]string{}
-	for _, a := range p.stacks {
-		s := &profile.Sample{Value: []int64{int64(a.objects + 0.5), int64(a.bytes + 0.5)}}
-		for _, f := range a.frames {
-			s.Location = append(s.Location, loc(f))
-		}
-		n, ok := names[a.class]
-		if !ok {
-			n = p.className(a.class)
-			names[a.class] = n
-		}
-		s.Label = map[string][]string{"object": {n}}
-		prof.Sample = append(prof.Sample, s)
-	}
-	return prof
 }
 
 func (p *allocprof) Shutdown() error {
@@ -186,7 +110,7 @@ func (p *allocprof) Shutdown() error {
 	}
 	var rows []row
 	for c, t := range p.classes {
-		rows = append(rows, row{p.className(c), *t})
+		rows = append(rows, row{p.names.Class(c), *t})
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].t.bytes > rows[j].t.bytes })
 	for i, r := range rows {
@@ -196,7 +120,10 @@ func (p *allocprof) Shutdown() error {
 		fmt.Fprintf(os.Stderr, "allocprof: class %s objects=%d bytes=%d\n", r.name, r.t.objects, r.t.bytes)
 	}
 	st := p.rec.Stats()
-	prof := p.build()
+	prof := p.stacks.Build(p.names, profiles.Meta{
+		Start: p.start, Duration: time.Since(p.start),
+		PeriodType: profiles.SampleType{Type: "space", Unit: "bytes"}, Period: int64(p.rate),
+	}, false)
 	f, err := os.Create(p.out)
 	if err == nil {
 		err = prof.Write(f)

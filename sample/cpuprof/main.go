@@ -29,26 +29,17 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/clrprof/clrprof/profiler"
-	"github.com/google/pprof/profile"
+	"github.com/clrprof/clrprof/profiles"
 )
 
 const clsid = "{B1C7E2A4-5D36-4F89-A0B2-7C4D9E1F3A58}"
-
-type stackAgg struct {
-	frames  []profiler.FunctionID
-	samples int64
-	cpu     int64
-}
 
 type cpuprof struct {
 	profiler.Base
@@ -58,11 +49,10 @@ type cpuprof struct {
 	depth int
 
 	stop, done chan struct{}
-	stacks     map[string]*stackAgg
+	stacks     *profiles.Builder
 	lastCPU    map[uint32]int64
-	ticks      int
+	ticks      profiles.Ticks // failed ticks by cause
 	spent      time.Duration  // inside SnapshotAllThreads
-	failures   map[string]int // failed ticks by cause
 	start      time.Time
 	once       sync.Once
 }
@@ -99,8 +89,7 @@ func (p *cpuprof) Initialize(info *profiler.Info) error {
 	if err := info.SetEventMask(profiler.EnableStackSnapshot); err != nil {
 		return err
 	}
-	p.stacks = map[string]*stackAgg{}
-	p.failures = map[string]int{}
+	p.stacks = profiles.NewBuilder([]profiles.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, "", 1<<20)
 	p.lastCPU = map[uint32]int64{}
 	p.stop, p.done = make(chan struct{}), make(chan struct{})
 	p.start = time.Now()
@@ -127,34 +116,19 @@ func (p *cpuprof) loop() {
 	}
 }
 
-// threadCPU reads a thread's time on CPU in nanoseconds.
-func threadCPU(tid uint32) (int64, bool) {
-	b, err := os.ReadFile("/proc/self/task/" + strconv.FormatUint(uint64(tid), 10) + "/schedstat")
-	if err != nil {
-		return 0, false
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(f[0], 10, 64)
-	return n, err == nil
-}
-
 func (p *cpuprof) tick() {
 	t0 := time.Now()
 	stacks, err := p.info.SnapshotAllThreads(p.depth)
 	p.spent += time.Since(t0)
-	p.ticks++
+	p.ticks.Tick(err)
 	if err != nil {
-		p.failures[failureCause(err)]++
 		return
 	}
 	for _, ts := range stacks {
 		if ts.Err != nil || ts.OSThreadID == 0 || len(ts.Frames) == 0 {
 			continue
 		}
-		cpu, ok := threadCPU(ts.OSThreadID)
+		cpu, ok := profiles.ThreadCPU(ts.OSThreadID)
 		if !ok {
 			continue
 		}
@@ -163,92 +137,8 @@ func (p *cpuprof) tick() {
 		if !seen || cpu <= last {
 			continue // first sight, or idle since the last tick
 		}
-		var key strings.Builder
-		frames := make([]profiler.FunctionID, 0, len(ts.Frames))
-		for _, f := range ts.Frames {
-			frames = append(frames, f.Function)
-			fmt.Fprintf(&key, "%x,", uintptr(f.Function))
-		}
-		a := p.stacks[key.String()]
-		if a == nil {
-			a = &stackAgg{frames: frames}
-			p.stacks[key.String()] = a
-		}
-		a.samples++
-		a.cpu += cpu - last
+		p.stacks.Add(profiles.Functions(ts.Frames), nil, 1, cpu-last)
 	}
-}
-
-// failureCause names why a tick failed, for the report.
-func failureCause(err error) string {
-	switch {
-	case errors.Is(err, profiler.CORPROF_E_SUSPENSION_IN_PROGRESS):
-		return "suspension-in-progress"
-	case errors.Is(err, profiler.CORPROF_E_UNSUPPORTED_CALL_SEQUENCE):
-		return "unsupported-call-sequence"
-	case errors.Is(err, profiler.CORPROF_E_RUNTIME_UNINITIALIZED):
-		return "runtime-uninitialized"
-	default:
-		return err.Error()
-	}
-}
-
-// failureReport is "failures=N" and, when N > 0, the count of each cause.
-func (p *cpuprof) failureReport() string {
-	total := 0
-	causes := make([]string, 0, len(p.failures))
-	for c, n := range p.failures {
-		total += n
-		causes = append(causes, fmt.Sprintf("%s:%d", c, n))
-	}
-	sort.Strings(causes)
-	if total == 0 {
-		return "failures=0"
-	}
-	return fmt.Sprintf("failures=%d (%s)", total, strings.Join(causes, ", "))
-}
-
-// build turns the aggregated stacks into a pprof profile.
-func (p *cpuprof) build() *profile.Profile {
-	prof := &profile.Profile{
-		SampleType:    []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
-		PeriodType:    &profile.ValueType{Type: "cpu", Unit: "nanoseconds"},
-		Period:        int64(time.Second) / int64(p.hz),
-		TimeNanos:     p.start.UnixNano(),
-		DurationNanos: int64(time.Since(p.start)),
-		// What the samples leave out: ticks that took no snapshot.
-		Comments: []string{fmt.Sprintf("cpuprof: ticks=%d %s", p.ticks, p.failureReport())},
-	}
-	funcs := map[profiler.FunctionID]*profile.Function{}
-	locs := map[profiler.FunctionID]*profile.Location{}
-	loc := func(f profiler.FunctionID) *profile.Location {
-		if l := locs[f]; l != nil {
-			return l
-		}
-		name := "[native code]"
-		if f != 0 {
-			n, err := p.info.FunctionName(f)
-			if err != nil {
-				n = fmt.Sprintf("[function %#x]", uintptr(f))
-			}
-			name = n
-		}
-		fn := &profile.Function{ID: uint64(len(funcs) + 1), Name: name, SystemName: name}
-		funcs[f] = fn
-		prof.Function = append(prof.Function, fn)
-		l := &profile.Location{ID: uint64(len(locs) + 1), Line: []profile.Line{{Function: fn}}}
-		locs[f] = l
-		prof.Location = append(prof.Location, l)
-		return l
-	}
-	for _, a := range p.stacks {
-		s := &profile.Sample{Value: []int64{a.samples, a.cpu}}
-		for _, f := range a.frames {
-			s.Location = append(s.Location, loc(f))
-		}
-		prof.Sample = append(prof.Sample, s)
-	}
-	return prof
 }
 
 func (p *cpuprof) Shutdown() error {
@@ -257,7 +147,13 @@ func (p *cpuprof) Shutdown() error {
 	}
 	close(p.stop)
 	<-p.done
-	prof := p.build()
+	// What the samples leave out: ticks that took no snapshot.
+	report := p.ticks.Report(false)
+	prof := p.stacks.Build(profiles.NewNames(p.info), profiles.Meta{
+		Start: p.start, Duration: time.Since(p.start),
+		PeriodType: profiles.SampleType{Type: "cpu", Unit: "nanoseconds"}, Period: int64(time.Second) / int64(p.hz),
+		Comments: []string{"cpuprof: " + report},
+	}, false)
 	f, err := os.Create(p.out)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "cpuprof: %v\n", err)
@@ -273,8 +169,8 @@ func (p *cpuprof) Shutdown() error {
 		samples += s.Value[0]
 	}
 	elapsed := time.Since(p.start)
-	fmt.Fprintf(os.Stderr, "cpuprof: wrote %s samples=%d stacks=%d ticks=%d %s sampling=%v of %v (%.2f%%)\n",
-		p.out, samples, len(prof.Sample), p.ticks, p.failureReport(), p.spent.Round(time.Microsecond), elapsed.Round(time.Millisecond),
+	fmt.Fprintf(os.Stderr, "cpuprof: wrote %s samples=%d stacks=%d %s sampling=%v of %v (%.2f%%)\n",
+		p.out, samples, len(prof.Sample), report, p.spent.Round(time.Microsecond), elapsed.Round(time.Millisecond),
 		100*p.spent.Seconds()/elapsed.Seconds())
 	return nil
 }

@@ -1,0 +1,83 @@
+package profiler_test
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/clrprof/clrprof/internal/harness"
+)
+
+var (
+	rtEventRe = regexp.MustCompile(`(?m)^rtevents: event (\w+)/(\d+)/v(\d+) count=(\d+) stacks=(\d+)$`)
+	rtGCsRe   = regexp.MustCompile(`(?m)^rtevents: gcs (.*)$`)
+	rtContRe  = regexp.MustCompile(`(?m)^rtevents: contention ns \[(.*)\]$`)
+)
+
+// The runtime's own events, read in process through EventPipe on .NET 5
+// and later: GCStart, GCEnd, GCHeapStats, the suspension events,
+// GCAllocationTick, ExceptionThrown and contention events all arrive and
+// decode whole (one byte less does not: every field of the runtime's version
+// is read), with the values the app caused: the three induced collections
+// of generations 0, 1 and 2 in order, five InvalidOperationExceptions, five
+// contended waits of about the 50 ms the holder sleeps, byte[100]
+// allocation ticks of 128 bytes (aligned). (The runtime's metadata for its own events
+// lists no fields, and 8.0.4 delivers no stack frames to in-process
+// sessions: both are logged.) An EventSource the app creates late, added
+// to the running session with EventPipeAddProviderToSession and filter
+// arguments, delivers its event and saw the arguments. Before .NET 5 the
+// session call answers ErrNotAvailable.
+func TestRuntimeEvents(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./profiler/testdata/rtevents")
+	app := harness.CompileCS(t, []string{"testdata/rtevents/app.cs"}, "")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: "{5B1E7C3A-9D24-4F6B-8A0E-2C7D4B9F1E63}"})
+		res.MustExit(t, 100)
+		res.MustStdoutContain(t, "app done")
+		if rt.Major < 5 {
+			res.MustStderrContain(t, "(ErrNotAvailable: true)")
+			return
+		}
+		res.MustStderrContain(t, "rtevents: done mismatches=0 errors=0\n", "rtevents: exception System.InvalidOperationException 5\n",
+			"rtevents: late source event [{n 42} {mode test}] <nil>\n")
+		seen := map[string]bool{}
+		for _, m := range rtEventRe.FindAllStringSubmatch(res.Stderr, -1) {
+			seen[m[1]] = true
+		}
+		gcs := rtGCsRe.FindStringSubmatch(res.Stderr)
+		if gcs == nil || !strings.Contains(gcs[1], "/gen0/reason1 end#") || !regexp.MustCompile(`start#(\d+)/gen0/reason1 end#\d+/gen0 start#\d+/gen1/reason1 end#\d+/gen1 start#\d+/gen2/reason1 end#\d+/gen2`).MatchString(gcs[1]) {
+			t.Errorf("the induced collections (reason 1) of gen 0, 1, 2 are not in the GC events: %v", gcs)
+		}
+		cont := rtContRe.FindStringSubmatch(res.Stderr)
+		if cont == nil {
+			t.Fatalf("no contention durations")
+		}
+		n := 0
+		for _, f := range strings.Fields(cont[1]) {
+			ns, err := strconv.ParseFloat(f, 64)
+			if err != nil || ns < 1e6 || ns > 10e9 {
+				t.Errorf("contention duration %q ns: want 1 ms..10 s (the holder sleeps 50 ms)", f)
+			}
+			n++
+		}
+		if n < 5 {
+			t.Errorf("%d contended waits, want at least 5", n)
+		}
+		if !regexp.MustCompile(`(?m)^rtevents: byte\[\] ticks [1-9]`).MatchString(res.Stderr) {
+			t.Errorf("no allocation tick of System.Byte[]")
+		}
+		for _, want := range []string{"GCStart", "GCEnd", "GCHeapStats", "GCSuspendEEBegin", "GCPhase", "GCTriggered", "GCAllocationTick", "ExceptionThrown", "ContentionStart", "ContentionStop"} {
+			if !seen[want] {
+				t.Errorf("no %s event decoded", want)
+			}
+		}
+		var lines []string
+		for _, l := range res.StderrLines() {
+			if strings.HasPrefix(l, "rtevents: event") {
+				lines = append(lines, l)
+			}
+		}
+		t.Logf("%s:\n%s", rt.Name, strings.Join(lines, "\n"))
+	})
+}

@@ -1,0 +1,56 @@
+// The app of TestRuntimeEvents: garbage collections of each generation,
+// exceptions thrown and caught, a contended lock, and enough allocation for
+// allocation ticks; then an EventSource created at the end writes one
+// event, with the filter argument "mode" it was enabled with.
+using System;
+using System.Collections.Generic;
+using System.Diagnostics.Tracing;
+using System.Threading;
+
+[EventSource(Name = "Clrprof-Late-Source")]
+class LateSource : EventSource {
+    public LateSource() : base(EventSourceSettings.EtwSelfDescribingEventFormat) {}
+    public string Mode;
+    protected override void OnEventCommand(EventCommandEventArgs command) {
+        if (command.Arguments != null && command.Arguments.ContainsKey("mode")) Mode = command.Arguments["mode"];
+    }
+    [Event(1)]
+    public void Late(int n, string mode) { WriteEvent(1, n, mode); }
+}
+
+static class RuntimeEventsApp {
+    static readonly object Gate = new object();
+    static object[] keep = new object[1000];
+
+    static void Thrower(int i) {
+        throw new InvalidOperationException("boom " + i);
+    }
+
+    static void HoldLock() {
+        lock (Gate) {
+            Thread.Sleep(50);
+        }
+    }
+
+    static int Main() {
+        for (int i = 0; i < 5; i++) {
+            try { Thrower(i); } catch (InvalidOperationException) {}
+        }
+        for (int i = 0; i < 200000; i++) {
+            keep[i % keep.Length] = new byte[100];
+        }
+        GC.Collect(0);
+        GC.Collect(1);
+        GC.Collect(2);
+        for (int round = 0; round < 5; round++) {
+            var a = new Thread(HoldLock);
+            var b = new Thread(HoldLock);
+            a.Start(); b.Start();
+            a.Join(); b.Join();
+        }
+        var late = new LateSource();
+        late.Late(42, late.Mode ?? "(no filter arguments)");
+        Console.WriteLine("app done");
+        return 100;
+    }
+}

@@ -1,0 +1,168 @@
+package profiles
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/clrprof/clrprof/clrevents"
+	"github.com/clrprof/clrprof/profiler"
+	"github.com/google/pprof/profile"
+)
+
+// names of test frames without a runtime: every ID is pre-resolved.
+func testNames(ids ...profiler.FunctionID) *Names {
+	n := &Names{funcs: map[profiler.FunctionID]string{}, classes: map[profiler.ClassID]string{}}
+	for _, id := range ids {
+		n.funcs[id] = fmt.Sprintf("F%d", id)
+	}
+	return n
+}
+
+func TestBuilderAggregatesAndBounds(t *testing.T) {
+	b := NewBuilder([]SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, "cpu", 2)
+	b.Add([]profiler.FunctionID{1, 2}, nil, 1, 10)
+	b.Add([]profiler.FunctionID{1, 2}, nil, 1, 5)
+	b.Add([]profiler.FunctionID{1, 2}, []Label{{Key: "thread", Value: "7"}}, 1, 1)
+	b.Add([]profiler.FunctionID{3}, nil, 2, 100) // over the bound
+	b.AddNamed([]string{"[GC gen 2]"}, nil, 1, 1)
+	if b.Len() != 3 || b.Overflowed() != 2 {
+		t.Fatalf("Len %d Overflowed %d, want 3 (two stacks and the overflow) and 2", b.Len(), b.Overflowed())
+	}
+	p := b.Build(testNames(0, 1, 2, 3), Meta{Start: time.Unix(100, 0), Duration: time.Second}, true)
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	q, err := profile.Parse(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	var total int64
+	for _, s := range q.Sample {
+		k := ""
+		for _, l := range s.Location {
+			k += l.Line[0].Function.Name + ";"
+		}
+		k += fmt.Sprint(s.Label["thread"])
+		got[k] += s.Value[1]
+		total += s.Value[1]
+	}
+	want := map[string]int64{"F1;F2;[]": 15, "F1;F2;[7]": 1, OverflowFrame + ";[]": 101}
+	if fmt.Sprint(got) != fmt.Sprint(want) || total != 117 {
+		t.Errorf("samples %v, want %v (totals kept: %d)", got, want, total)
+	}
+	if q.DefaultSampleType != "cpu" || len(q.Comments) != 1 {
+		t.Errorf("default %q comments %q", q.DefaultSampleType, q.Comments)
+	}
+	if b.Len() != 0 {
+		t.Errorf("reset left %d samples", b.Len())
+	}
+}
+
+func TestGCStatsFromEvents(t *testing.T) {
+	g := NewGCStats()
+	// A gen 1 collection inside a pause, a background gen 2 outside one,
+	// a suspension for something else.
+	g.Event(&clrevents.GCSuspendEEBegin{Version: 1, Reason: 1})
+	g.Event(&clrevents.GCStart{Version: 2, Depth: 1})
+	time.Sleep(2 * time.Millisecond)
+	g.Event(&clrevents.GCPhase{ID: clrevents.IDGCRestartEEEnd, Version: 1})
+	g.Event(&clrevents.GCStart{Version: 2, Depth: 2, Type: 1})
+	g.Event(&clrevents.GCSuspendEEBegin{Version: 1, Reason: 3})
+	g.Event(&clrevents.GCPhase{ID: clrevents.IDGCRestartEEEnd, Version: 1})
+	b := NewBuilder(GCTypes, "", 10)
+	c := g.AddTo(b, true)
+	if c[1] != 1 || c[2] != 1 || c[0] != 0 {
+		t.Errorf("collections %v", c)
+	}
+	if g.pauses[1] != 0 {
+		t.Errorf("reset left pauses %v", g.pauses)
+	}
+	p := b.Build(testNames(), Meta{}, false)
+	for _, s := range p.Sample {
+		name := s.Location[0].Line[0].Function.Name
+		switch name {
+		case "[GC gen 1]":
+			if s.Value[0] != 1 || s.Value[1] < int64(2*time.Millisecond) {
+				t.Errorf("gen 1: %v, want 1 collection and a pause of 2 ms or more", s.Value)
+			}
+		case "[GC gen 2]":
+			if s.Value[0] != 1 || s.Value[1] != 0 {
+				t.Errorf("gen 2 (background): %v, want 1 collection and no pause", s.Value)
+			}
+		default:
+			t.Errorf("unexpected sample %s", name)
+		}
+	}
+	if OldestCollected([]bool{true, true, false, false}) != 1 || OldestCollected([]bool{true, true, true, true}) != 2 || OldestCollected(nil) != -1 {
+		t.Error("OldestCollected")
+	}
+}
+
+func TestContentionPairs(t *testing.T) {
+	b := NewBuilder(ContentionTypes, "delay", 10)
+	c := NewContention(b)
+	c.Start(1, []profiler.FunctionID{5})
+	c.Stop(2, 100) // no start on thread 2
+	c.Stop(1, 1234)
+	c.Start(1, []profiler.FunctionID{5})
+	c.Stop(1, -1) // version 0: the profiler's clock
+	if c.Unpaired() != 1 {
+		t.Errorf("unpaired %d", c.Unpaired())
+	}
+	p := b.Build(testNames(5), Meta{}, false)
+	if len(p.Sample) != 1 || p.Sample[0].Value[0] != 2 || p.Sample[0].Value[1] < 1234 {
+		t.Errorf("samples %v", p.Sample)
+	}
+}
+
+func TestTicks(t *testing.T) {
+	var k Ticks
+	k.Tick(nil)
+	k.Tick(fmt.Errorf("clrprof: SuspendRuntime: %w", profiler.CORPROF_E_SUSPENSION_IN_PROGRESS))
+	k.Tick(errors.New("boom"))
+	if got := k.Report(true); got != "ticks=3 failures=2 (boom:1, suspension-in-progress:1)" {
+		t.Errorf("report %q", got)
+	}
+	if got := k.Report(false); got != "ticks=0 failures=0" {
+		t.Errorf("after reset %q", got)
+	}
+}
+
+// The range logic of a collection, without a runtime: the tracked objects
+// of the collected generations (doomed, as GCStarted leaves them) survive
+// where a moved or surviving range covers them, at their new addresses,
+// and are freed otherwise; the others are untouched; a sample of an older
+// epoch is stale.
+func TestLiveHeapRanges(t *testing.T) {
+	h := NewLiveHeap(nil, 1000, 10)
+	h.Add([]profiler.AllocSample{
+		{Object: 100, Size: 10, Class: 1}, {Object: 200, Size: 10, Class: 1},
+		{Object: 300, Size: 10, Class: 1}, {Object: 5000, Size: 10, Class: 1},
+	})
+	// What GCStarted does once the runtime said 100, 200 and 300 are in a
+	// collected generation.
+	h.epoch++
+	h.inGC = true
+	h.doomed = []*liveObj{h.objs[100], h.objs[200], h.objs[300]}
+	for _, o := range h.doomed {
+		o.seen, o.next = false, o.addr
+	}
+	h.Moved([]profiler.ObjectID{90, 400}, []profiler.ObjectID{1090, 10}, []uint64{20, 10})
+	h.Surviving([]profiler.ObjectID{195}, []uint64{10})
+	h.GCFinished()
+	h.Add([]profiler.AllocSample{{Object: 777, Size: 10, Epoch: 0}}) // allocated before the collection
+	st := h.Stats()
+	if st.Tracked != 3 || st.Freed != 1 || st.Stale != 1 || st.Added != 4 {
+		t.Errorf("stats %+v, want 3 tracked, 1 freed, 1 stale, 4 added", st)
+	}
+	for _, a := range []profiler.ObjectID{1100, 200, 5000} {
+		if h.objs[a] == nil {
+			t.Errorf("no object at %d: %v", a, h.objs)
+		}
+	}
+}

@@ -1,0 +1,99 @@
+package profiles
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/clrprof/clrprof/profiler"
+)
+
+// ThreadCPU reads how much CPU time, in nanoseconds, a thread of this
+// process has used (/proc/self/task/TID/schedstat); false if it cannot.
+func ThreadCPU(tid uint32) (int64, bool) {
+	b, err := os.ReadFile("/proc/self/task/" + strconv.FormatUint(uint64(tid), 10) + "/schedstat")
+	if err != nil {
+		return 0, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(f[0], 10, 64)
+	return n, err == nil
+}
+
+// FailureCause names why a sampling tick (Info.SnapshotAllThreads)
+// failed: "suspension-in-progress" (a garbage collection held the runtime
+// suspended for longer than SnapshotAllThreads retries),
+// "unsupported-call-sequence", "runtime-uninitialized", or the error's
+// text.
+func FailureCause(err error) string {
+	switch {
+	case errors.Is(err, profiler.CORPROF_E_SUSPENSION_IN_PROGRESS):
+		return "suspension-in-progress"
+	case errors.Is(err, profiler.CORPROF_E_UNSUPPORTED_CALL_SEQUENCE):
+		return "unsupported-call-sequence"
+	case errors.Is(err, profiler.CORPROF_E_RUNTIME_UNINITIALIZED):
+		return "runtime-uninitialized"
+	default:
+		return err.Error()
+	}
+}
+
+// Ticks counts a sampler's ticks and, by cause, the ticks that took no
+// sample, for a sampler's log and its profiles' comments. Safe for
+// concurrent use.
+type Ticks struct {
+	mu     sync.Mutex
+	ticks  int
+	causes map[string]int
+}
+
+// Tick counts one tick; a non-nil err counts it as failed, by cause.
+func (t *Ticks) Tick(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.ticks++
+	if err != nil {
+		if t.causes == nil {
+			t.causes = map[string]int{}
+		}
+		t.causes[FailureCause(err)]++
+	}
+}
+
+// Report is "ticks=N failures=M", with " (cause:n, ...)" when M > 0; with
+// reset the counts start over.
+func (t *Ticks) Report(reset bool) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	total := 0
+	causes := make([]string, 0, len(t.causes))
+	for c, n := range t.causes {
+		total += n
+		causes = append(causes, fmt.Sprintf("%s:%d", c, n))
+	}
+	sort.Strings(causes)
+	s := fmt.Sprintf("ticks=%d failures=%d", t.ticks, total)
+	if total > 0 {
+		s += " (" + strings.Join(causes, ", ") + ")"
+	}
+	if reset {
+		t.ticks, t.causes = 0, nil
+	}
+	return s
+}
+
+// Functions returns the function IDs of a stack's frames.
+func Functions(frames []profiler.StackFrame) []profiler.FunctionID {
+	out := make([]profiler.FunctionID, len(frames))
+	for i, f := range frames {
+		out[i] = f.Function
+	}
+	return out
+}
