@@ -70,6 +70,9 @@ func (pl *Plan) Exported() bool {
 		}
 	}
 	for _, o := range pl.Outputs {
+		if o.Role == RoleOutBlob {
+			continue // a copied []byte whatever the C element type
+		}
 		if o.Elem.Kind == KindVoid || o.Elem.Kind == KindFunc || o.Elem.GoName == "uintptr" {
 			return false
 		}

@@ -345,6 +345,8 @@ func emitObjectWrapper(wf *jen.File, tm *TypeMapper, it *Interface, ov *Overlay,
 		if err != nil {
 			return err
 		}
+		pl.SFalse = ov.SFalse[it.Name+"."+m.Name]
+		pl.HandWritten = ov.HandWritten[it.Name+"."+m.Name]
 		st.RawParams += pl.Raw
 		st.WrappedMethods++
 		rn, err := resultTypeName(wf, pl, InterfaceGoName(it.Name), resultNames, it)

@@ -2249,8 +2249,8 @@ type ImportPermissionSetPropsResult struct {
 	Permission []byte
 }
 
-// getPermissionSetProps calls IMetaDataImport::GetPermissionSetProps.
-func (x *Import) getPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
+// GetPermissionSetProps calls IMetaDataImport::GetPermissionSetProps.
+func (x *Import) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
 	var res ImportPermissionSetPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -3247,8 +3247,8 @@ func (x *Import2) GetFieldMarshal(tk Token) ([]byte, error) {
 func (x *Import2) GetRVA(tk Token) (ImportRVAResult, error) {
 	return x.base().GetRVA(tk)
 }
-func (x *Import2) getPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
-	return x.base().getPermissionSetProps(pm)
+func (x *Import2) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
+	return x.base().GetPermissionSetProps(pm)
 }
 func (x *Import2) GetSigFromToken(mdSig Token) ([]byte, error) {
 	return x.base().GetSigFromToken(mdSig)
@@ -3834,8 +3834,8 @@ type AssemblyImportFilePropsResult struct {
 	FileFlags uint32
 }
 
-// getFileProps calls IMetaDataAssemblyImport::GetFileProps.
-func (x *AssemblyImport) getFileProps(mdf Token) (AssemblyImportFilePropsResult, error) {
+// GetFileProps calls IMetaDataAssemblyImport::GetFileProps.
+func (x *AssemblyImport) GetFileProps(mdf Token) (AssemblyImportFilePropsResult, error) {
 	var res AssemblyImportFilePropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyImport")
@@ -4625,8 +4625,8 @@ func (x *Tables) getString(ixString uint32, str unsafe.Pointer) error {
 	return nil
 }
 
-// getBlob calls IMetaDataTables::GetBlob.
-func (x *Tables) getBlob(ixBlob uint32) ([]byte, error) {
+// GetBlob calls IMetaDataTables::GetBlob.
+func (x *Tables) GetBlob(ixBlob uint32) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables")
@@ -4653,8 +4653,8 @@ func (x *Tables) getGuid(ixGUID uint32, guid unsafe.Pointer) error {
 	return nil
 }
 
-// getUserString calls IMetaDataTables::GetUserString.
-func (x *Tables) getUserString(ixUserString uint32) ([]byte, error) {
+// GetUserString calls IMetaDataTables::GetUserString.
+func (x *Tables) GetUserString(ixUserString uint32) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables")
@@ -4774,8 +4774,8 @@ func (x *Tables2) base() *Tables {
 	return &x.Tables
 }
 
-// getMetaDataStorage calls IMetaDataTables2::GetMetaDataStorage.
-func (x *Tables2) getMetaDataStorage() ([]byte, error) {
+// GetMetaDataStorage calls IMetaDataTables2::GetMetaDataStorage.
+func (x *Tables2) GetMetaDataStorage() ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables2")
@@ -4842,14 +4842,14 @@ func (x *Tables2) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, err
 func (x *Tables2) getString(ixString uint32, str unsafe.Pointer) error {
 	return x.base().getString(ixString, str)
 }
-func (x *Tables2) getBlob(ixBlob uint32) ([]byte, error) {
-	return x.base().getBlob(ixBlob)
+func (x *Tables2) GetBlob(ixBlob uint32) ([]byte, error) {
+	return x.base().GetBlob(ixBlob)
 }
 func (x *Tables2) getGuid(ixGUID uint32, guid unsafe.Pointer) error {
 	return x.base().getGuid(ixGUID, guid)
 }
-func (x *Tables2) getUserString(ixUserString uint32) ([]byte, error) {
-	return x.base().getUserString(ixUserString)
+func (x *Tables2) GetUserString(ixUserString uint32) ([]byte, error) {
+	return x.base().GetUserString(ixUserString)
 }
 func (x *Tables2) GetNextString(ixString uint32) (uint32, error) {
 	return x.base().GetNextString(ixString)
@@ -4926,8 +4926,8 @@ type InfoFileMappingResult struct {
 	MappingType uint32
 }
 
-// getFileMapping calls IMetaDataInfo::GetFileMapping.
-func (x *Info) getFileMapping() (InfoFileMappingResult, error) {
+// GetFileMapping calls IMetaDataInfo::GetFileMapping.
+func (x *Info) GetFileMapping() (InfoFileMappingResult, error) {
 	var res InfoFileMappingResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataInfo")
