@@ -247,12 +247,10 @@ type FieldInfo struct {
 
 // Field returns the properties of a FieldDef.
 func (x *Import2) Field(fd Token) (FieldInfo, error) {
-	r, err := x.base().getFieldProps(fd)
-	if err != nil {
-		return FieldInfo{}, err
+	if x == nil {
+		return FieldInfo{}, nilImport2()
 	}
-	return FieldInfo{Token: fd, Class: r.Class, Name: r.Field, Flags: FieldAttr(r.Attr), Sig: r.SigBlob,
-		DefaultType: ElementType(r.CPlusTypeFlag), Default: r.Value}, nil
+	return x.Import.fieldRaw(fd)
 }
 
 // Property returns the properties of a Property row.

@@ -144,8 +144,9 @@ const maxFound = 64
 
 // FindAssembliesByName asks the runtime for the assemblies of a name
 // under appBase and privateBin (either may be ""), each as an owned
-// AssemblyImport. CoreCLR does not implement the search (it answers
-// E_NOTIMPL); use [Dispenser.OpenAssemblyImport] with a path instead.
+// AssemblyImport. CoreCLR does not implement the search (every runtime
+// from .NET Core 2.0 to .NET 8 answers COR_E_NOTSUPPORTED, seen in
+// TestRuntimeDispenser); use [Dispenser.OpenAssemblyImport] with a path.
 func (x *AssemblyImport) FindAssembliesByName(appBase, privateBin, name string) ([]*AssemblyImport, error) {
 	if x == nil || x.p == nil {
 		return nil, com.NilObject("IMetaDataAssemblyImport")

@@ -229,3 +229,8 @@ func (x *DispenserEx) GetOption(option uuid.UUID) (uint32, error) {
 	}
 	return uint32(v), nil
 }
+
+// CLSIDCorMetaDataRuntime is what [Dispenser.DefineScope] takes to define
+// a new, empty scope of the current metadata format (cor.h's
+// CLSID_CorMetaDataRuntime).
+var CLSIDCorMetaDataRuntime = uuid.MustParse("efea471a-44fd-4862-9292-0c58d46e1f3a")

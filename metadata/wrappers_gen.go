@@ -2614,7 +2614,8 @@ type ImportMemberPropsResult struct {
 	CodeRVA       uint32
 	ImplFlags     uint32
 	CPlusTypeFlag uint32
-	Value         []byte
+	Value         Address
+	Value2        uint32
 }
 
 // getMemberProps calls IMetaDataImport::GetMemberProps.
@@ -2633,10 +2634,10 @@ func (x *Import) getMemberProps(mb Token) (ImportMemberPropsResult, error) {
 	var o_pdwImplFlags C.DWORD
 	var o_pdwCPlusTypeFlag C.DWORD
 	var o_ppValue unsafe.Pointer
-	var l_pcchValue C.ULONG
+	var o_pcchValue C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetMemberProps((*C.IMetaDataImport)(x.p), C.mdToken(mb), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPWSTR)(unsafe.Pointer(&b_szMember[0])), C.ULONG(len(b_szMember)), (*C.ULONG)(unsafe.Pointer(&l_pchMember)), (*C.DWORD)(unsafe.Pointer(&o_pdwAttr)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSigBlob)), (*C.ULONG)(unsafe.Pointer(&l_pcbSigBlob)), (*C.ULONG)(unsafe.Pointer(&o_pulCodeRVA)), (*C.DWORD)(unsafe.Pointer(&o_pdwImplFlags)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppValue)), (*C.ULONG)(unsafe.Pointer(&l_pcchValue)))
+		hr = C.clrprof_IMetaDataImport_GetMemberProps((*C.IMetaDataImport)(x.p), C.mdToken(mb), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPWSTR)(unsafe.Pointer(&b_szMember[0])), C.ULONG(len(b_szMember)), (*C.ULONG)(unsafe.Pointer(&l_pchMember)), (*C.DWORD)(unsafe.Pointer(&o_pdwAttr)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSigBlob)), (*C.ULONG)(unsafe.Pointer(&l_pcbSigBlob)), (*C.ULONG)(unsafe.Pointer(&o_pulCodeRVA)), (*C.DWORD)(unsafe.Pointer(&o_pdwImplFlags)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppValue)), (*C.ULONG)(unsafe.Pointer(&o_pcchValue)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchMember) > len(b_szMember)) {
 			break
 		}
@@ -2654,7 +2655,8 @@ func (x *Import) getMemberProps(mb Token) (ImportMemberPropsResult, error) {
 	res.CodeRVA = uint32(o_pulCodeRVA)
 	res.ImplFlags = uint32(o_pdwImplFlags)
 	res.CPlusTypeFlag = uint32(o_pdwCPlusTypeFlag)
-	res.Value = cgoutil.Bytes(unsafe.Pointer(o_ppValue), int(l_pcchValue))
+	res.Value = Address(unsafe.Pointer(o_ppValue))
+	res.Value2 = uint32(o_pcchValue)
 	return res, nil
 }
 
@@ -2665,7 +2667,8 @@ type ImportFieldPropsResult struct {
 	Attr          uint32
 	SigBlob       []byte
 	CPlusTypeFlag uint32
-	Value         []byte
+	Value         Address
+	Value2        uint32
 }
 
 // getFieldProps calls IMetaDataImport::GetFieldProps.
@@ -2682,10 +2685,10 @@ func (x *Import) getFieldProps(mb Token) (ImportFieldPropsResult, error) {
 	var l_pcbSigBlob C.ULONG
 	var o_pdwCPlusTypeFlag C.DWORD
 	var o_ppValue unsafe.Pointer
-	var l_pcchValue C.ULONG
+	var o_pcchValue C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetFieldProps((*C.IMetaDataImport)(x.p), C.mdFieldDef(mb), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPWSTR)(unsafe.Pointer(&b_szField[0])), C.ULONG(len(b_szField)), (*C.ULONG)(unsafe.Pointer(&l_pchField)), (*C.DWORD)(unsafe.Pointer(&o_pdwAttr)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSigBlob)), (*C.ULONG)(unsafe.Pointer(&l_pcbSigBlob)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppValue)), (*C.ULONG)(unsafe.Pointer(&l_pcchValue)))
+		hr = C.clrprof_IMetaDataImport_GetFieldProps((*C.IMetaDataImport)(x.p), C.mdFieldDef(mb), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPWSTR)(unsafe.Pointer(&b_szField[0])), C.ULONG(len(b_szField)), (*C.ULONG)(unsafe.Pointer(&l_pchField)), (*C.DWORD)(unsafe.Pointer(&o_pdwAttr)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSigBlob)), (*C.ULONG)(unsafe.Pointer(&l_pcbSigBlob)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppValue)), (*C.ULONG)(unsafe.Pointer(&o_pcchValue)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchField) > len(b_szField)) {
 			break
 		}
@@ -2701,7 +2704,8 @@ func (x *Import) getFieldProps(mb Token) (ImportFieldPropsResult, error) {
 	res.Attr = uint32(o_pdwAttr)
 	res.SigBlob = cgoutil.Bytes(unsafe.Pointer(o_ppvSigBlob), int(l_pcbSigBlob))
 	res.CPlusTypeFlag = uint32(o_pdwCPlusTypeFlag)
-	res.Value = cgoutil.Bytes(unsafe.Pointer(o_ppValue), int(l_pcchValue))
+	res.Value = Address(unsafe.Pointer(o_ppValue))
+	res.Value2 = uint32(o_pcchValue)
 	return res, nil
 }
 
@@ -2712,7 +2716,8 @@ type ImportPropertyPropsResult struct {
 	PropFlags      uint32
 	Sig            []byte
 	CPlusTypeFlag  uint32
-	DefaultValue   []byte
+	DefaultValue   Address
+	DefaultValue2  uint32
 	Setter         Token
 	Getter         Token
 	RmdOtherMethod []Token
@@ -2732,14 +2737,14 @@ func (x *Import) getPropertyProps(prop Token, property string, property2 uint32)
 	var l_pbSig C.ULONG
 	var o_pdwCPlusTypeFlag C.DWORD
 	var o_ppDefaultValue unsafe.Pointer
-	var l_pcchDefaultValue C.ULONG
+	var o_pcchDefaultValue C.ULONG
 	var o_pmdSetter C.mdMethodDef
 	var o_pmdGetter C.mdMethodDef
 	b_rmdOtherMethod := make([]Token, 32)
 	var l_pcOtherMethod C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetPropertyProps((*C.IMetaDataImport)(x.p), C.mdProperty(prop), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPCWSTR)(unsafe.Pointer(&s_szProperty[0])), C.ULONG(property2), (*C.ULONG)(unsafe.Pointer(&o_pchProperty)), (*C.DWORD)(unsafe.Pointer(&o_pdwPropFlags)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSig)), (*C.ULONG)(unsafe.Pointer(&l_pbSig)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppDefaultValue)), (*C.ULONG)(unsafe.Pointer(&l_pcchDefaultValue)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdSetter)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdGetter)), (*C.mdMethodDef)(unsafe.Pointer(&b_rmdOtherMethod[0])), C.ULONG(len(b_rmdOtherMethod)), (*C.ULONG)(unsafe.Pointer(&l_pcOtherMethod)))
+		hr = C.clrprof_IMetaDataImport_GetPropertyProps((*C.IMetaDataImport)(x.p), C.mdProperty(prop), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPCWSTR)(unsafe.Pointer(&s_szProperty[0])), C.ULONG(property2), (*C.ULONG)(unsafe.Pointer(&o_pchProperty)), (*C.DWORD)(unsafe.Pointer(&o_pdwPropFlags)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSig)), (*C.ULONG)(unsafe.Pointer(&l_pbSig)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppDefaultValue)), (*C.ULONG)(unsafe.Pointer(&o_pcchDefaultValue)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdSetter)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdGetter)), (*C.mdMethodDef)(unsafe.Pointer(&b_rmdOtherMethod[0])), C.ULONG(len(b_rmdOtherMethod)), (*C.ULONG)(unsafe.Pointer(&l_pcOtherMethod)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcOtherMethod) > len(b_rmdOtherMethod)) {
 			break
 		}
@@ -2755,7 +2760,8 @@ func (x *Import) getPropertyProps(prop Token, property string, property2 uint32)
 	res.PropFlags = uint32(o_pdwPropFlags)
 	res.Sig = cgoutil.Bytes(unsafe.Pointer(o_ppvSig), int(l_pbSig))
 	res.CPlusTypeFlag = uint32(o_pdwCPlusTypeFlag)
-	res.DefaultValue = cgoutil.Bytes(unsafe.Pointer(o_ppDefaultValue), int(l_pcchDefaultValue))
+	res.DefaultValue = Address(unsafe.Pointer(o_ppDefaultValue))
+	res.DefaultValue2 = uint32(o_pcchDefaultValue)
 	res.Setter = Token(o_pmdSetter)
 	res.Getter = Token(o_pmdGetter)
 	res.RmdOtherMethod = b_rmdOtherMethod[:min(int(l_pcOtherMethod), len(b_rmdOtherMethod))]
@@ -2769,7 +2775,8 @@ type ImportParamPropsResult struct {
 	Name          string
 	Attr          uint32
 	CPlusTypeFlag uint32
-	Value         []byte
+	Value         Address
+	Value2        uint32
 }
 
 // getParamProps calls IMetaDataImport::GetParamProps.
@@ -2785,10 +2792,10 @@ func (x *Import) getParamProps(tk Token) (ImportParamPropsResult, error) {
 	var o_pdwAttr C.DWORD
 	var o_pdwCPlusTypeFlag C.DWORD
 	var o_ppValue unsafe.Pointer
-	var l_pcchValue C.ULONG
+	var o_pcchValue C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetParamProps((*C.IMetaDataImport)(x.p), C.mdParamDef(tk), (*C.mdMethodDef)(unsafe.Pointer(&o_pmd)), (*C.ULONG)(unsafe.Pointer(&o_pulSequence)), (C.LPWSTR)(unsafe.Pointer(&b_szName[0])), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pchName)), (*C.DWORD)(unsafe.Pointer(&o_pdwAttr)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppValue)), (*C.ULONG)(unsafe.Pointer(&l_pcchValue)))
+		hr = C.clrprof_IMetaDataImport_GetParamProps((*C.IMetaDataImport)(x.p), C.mdParamDef(tk), (*C.mdMethodDef)(unsafe.Pointer(&o_pmd)), (*C.ULONG)(unsafe.Pointer(&o_pulSequence)), (C.LPWSTR)(unsafe.Pointer(&b_szName[0])), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pchName)), (*C.DWORD)(unsafe.Pointer(&o_pdwAttr)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppValue)), (*C.ULONG)(unsafe.Pointer(&o_pcchValue)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchName) > len(b_szName)) {
 			break
 		}
@@ -2804,7 +2811,8 @@ func (x *Import) getParamProps(tk Token) (ImportParamPropsResult, error) {
 	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pchName), len(b_szName))])
 	res.Attr = uint32(o_pdwAttr)
 	res.CPlusTypeFlag = uint32(o_pdwCPlusTypeFlag)
-	res.Value = cgoutil.Bytes(unsafe.Pointer(o_ppValue), int(l_pcchValue))
+	res.Value = Address(unsafe.Pointer(o_ppValue))
+	res.Value2 = uint32(o_pcchValue)
 	return res, nil
 }
 
