@@ -175,7 +175,7 @@ func emit(d *metadata.DispenserEx) {
 	if fail("typedef", err) {
 		return
 	}
-	i4 := []byte{0x06, byte(metadata.ElementTypeI4)}   // FIELD int32
+	i4 := []byte{0x06, byte(metadata.ElementTypeI4)}      // FIELD int32
 	str := []byte{0x06, byte(metadata.ElementTypeString)} // FIELD string
 	lit := metadata.FdPublic | metadata.FdStatic | metadata.FdLiteral | metadata.FdHasDefault
 	if _, err := e.DefineField(td, "Answer", lit, i4, metadata.Int32Constant(42)); fail("field", err) {
