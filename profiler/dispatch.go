@@ -30,6 +30,9 @@ type dispatcher struct {
 func newDispatcher(r *registration) *dispatcher {
 	d := &dispatcher{reg: r}
 	d.bind(r.impl)
+	if d.cb1 != nil {
+		d.cb1 = unloadHook{Callback: d.cb1, info: func() *Info { return d.info }}
+	}
 	return d
 }
 
@@ -191,6 +194,7 @@ func (d *dispatcher) detachSucceeded() error {
 	defer func() {
 		d.done.Store(true)
 		if d.info != nil {
+			dropImports(d.info)
 			d.info.release()
 		}
 	}()
@@ -203,6 +207,7 @@ func (d *dispatcher) detachSucceeded() error {
 
 func (d *dispatcher) stop() {
 	d.done.Store(true)
+	dropImports(d.info)
 	for slot := range callbackMethods {
 		setImpl(slot, false)
 	}

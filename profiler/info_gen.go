@@ -400,8 +400,8 @@ func (x *Info) GetFunctionInfo(functionID FunctionID) (FunctionInfoResult, error
 	return res, nil
 }
 
-// SetEventMask calls ICorProfilerInfo::SetEventMask.
-func (x *Info) SetEventMask(events Monitor) error {
+// setEventMask calls ICorProfilerInfo::SetEventMask.
+func (x *Info) setEventMask(events Monitor) error {
 	self := x.ptr(1)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo::SetEventMask", 1, x.Version())
@@ -2045,8 +2045,8 @@ func (x *Info) GetEventMask2() (EventMask2Result, error) {
 	return res, nil
 }
 
-// SetEventMask2 calls ICorProfilerInfo5::SetEventMask2.
-func (x *Info) SetEventMask2(eventsLow Monitor, eventsHigh HighMonitor) error {
+// setEventMask2 calls ICorProfilerInfo5::SetEventMask2.
+func (x *Info) setEventMask2(eventsLow Monitor, eventsHigh HighMonitor) error {
 	self := x.ptr(5)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo5::SetEventMask2", 5, x.Version())

@@ -59,7 +59,7 @@ func (x *Info) FunctionNameParts(f FunctionID) (NameParts, error) {
 	if err != nil {
 		return NameParts{}, err
 	}
-	defer fn.imp.Release()
+	defer fn.done()
 	p := NameParts{ClassID: fn.ClassID, Method: fn.method.Name}
 	if fn.ClassID != 0 {
 		p.Class, err = x.className(fn.ClassID, 0)
@@ -79,7 +79,8 @@ func (x *Info) FunctionNameParts(f FunctionID) (NameParts, error) {
 // reports, the metadata of its module and its method's properties.
 type funcParts struct {
 	FunctionInfo2Result
-	imp    *metadata.Import2 // release when done
+	imp    *metadata.Import2 // the module's shared reader: call done when done
+	done   func()
 	method metadata.MethodInfo
 }
 
@@ -90,16 +91,16 @@ func (x *Info) functionParts(f FunctionID, frame FrameInfo) (funcParts, error) {
 	if err != nil {
 		return funcParts{}, fmt.Errorf("clrprof: function %#x: %w", uint64(f), err)
 	}
-	imp, err := x.ModuleImport(fi.ModuleID)
+	imp, done, err := x.sharedModuleImport(fi.ModuleID)
 	if err != nil {
 		return funcParts{}, err
 	}
 	m, err := imp.Method(fi.Token)
 	if err != nil {
-		imp.Release()
+		done()
 		return funcParts{}, fmt.Errorf("clrprof: method %v of function %#x: %w", fi.Token, uint64(f), err)
 	}
-	return funcParts{fi, imp, m}, nil
+	return funcParts{fi, imp, done, m}, nil
 }
 
 // methodName joins "Owner.Method<args>".
@@ -138,11 +139,11 @@ func (x *Info) className(c ClassID, depth int) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("clrprof: class %#x: %w", uint64(c), err)
 	}
-	imp, err := x.ModuleImport(ci.ModuleID)
+	imp, done, err := x.sharedModuleImport(ci.ModuleID)
 	if err != nil {
 		return "", err
 	}
-	defer imp.Release()
+	defer done()
 	args, err := x.typeArgNames(ci.TypeArgs, depth)
 	if err != nil {
 		return "", err

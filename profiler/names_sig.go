@@ -23,7 +23,7 @@ func (x *Info) FunctionFullName(f FunctionID, frame FrameInfo) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer fn.imp.Release()
+	defer fn.done()
 	fi, imp, m := fn.FunctionInfo2Result, fn.imp, fn.method
 	sig, err := metadata.ParseMethodSig(m.Sig)
 	if err != nil {

@@ -52,6 +52,9 @@ var alwaysGo = map[string]bool{
 	"InitializeForAttach": true,
 	// The dispatcher releases its Info after a detach.
 	"ProfilerDetachSucceeded": true,
+	// The dispatcher drops the module's cached metadata reader
+	// (importcache.go); the runtime reports it only with MonitorModuleLoads.
+	"ModuleUnloadStarted": true,
 }
 
 // Register makes impl the profiler of this shared library, answering to the
