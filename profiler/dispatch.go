@@ -195,6 +195,7 @@ func (d *dispatcher) detachSucceeded() error {
 		d.done.Store(true)
 		if d.info != nil {
 			dropImports(d.info)
+			dropCanon(d.info)
 			d.info.release()
 		}
 	}()
@@ -208,6 +209,7 @@ func (d *dispatcher) detachSucceeded() error {
 func (d *dispatcher) stop() {
 	d.done.Store(true)
 	dropImports(d.info)
+	dropCanon(d.info)
 	for slot := range callbackMethods {
 		setImpl(slot, false)
 	}

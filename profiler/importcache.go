@@ -163,6 +163,7 @@ func (x *Info) SetEventMask(events Monitor) error {
 		return err
 	}
 	cacheOf(x).setWatched(events&MonitorModuleLoads != 0)
+	canonOf(x).setWatched(events&MonitorClassLoads != 0)
 	return nil
 }
 
@@ -173,11 +174,13 @@ func (x *Info) SetEventMask2(eventsLow Monitor, eventsHigh HighMonitor) error {
 		return err
 	}
 	cacheOf(x).setWatched(eventsLow&MonitorModuleLoads != 0)
+	canonOf(x).setWatched(eventsLow&MonitorClassLoads != 0)
 	return nil
 }
 
 // unloadHook is the dispatcher's view of the user's Callback: it drops a
-// module's cached reader before the user hears of its unload.
+// module's cached reader before the user hears of its unload, and keeps
+// the canonical instantiations of generic classes (canonical.go).
 type unloadHook struct {
 	Callback
 	info func() *Info
@@ -186,6 +189,23 @@ type unloadHook struct {
 func (u unloadHook) ModuleUnloadStarted(m ModuleID) error {
 	if x := u.info(); x != nil {
 		cacheOf(x).drop(m)
+		canonOf(x).moduleUnloading(m)
 	}
 	return u.Callback.ModuleUnloadStarted(m)
+}
+
+// ClassLoadFinished records canonical instantiations (canonical.go).
+func (u unloadHook) ClassLoadFinished(c ClassID, hr HRESULT) error {
+	if x := u.info(); x != nil && hr >= 0 {
+		x.classLoaded(c)
+	}
+	return u.Callback.ClassLoadFinished(c, hr)
+}
+
+// ClassUnloadStarted forgets a canonical instantiation.
+func (u unloadHook) ClassUnloadStarted(c ClassID) error {
+	if x := u.info(); x != nil {
+		canonOf(x).classUnloading(c)
+	}
+	return u.Callback.ClassUnloadStarted(c)
 }
