@@ -122,7 +122,7 @@ func (m *Module) methodSigBlob(tok metadata.Token, depth int) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("GetMethodSpecProps(%v): %w", tok, err)
 		}
-		return m.methodSigBlob(p.TkParent, depth+1)
+		return m.methodSigBlob(p.Parent, depth+1)
 	case tabStandAlone:
 		sig, err := m.Import.GetSigFromToken(tok)
 		if err != nil {
@@ -317,7 +317,7 @@ func (m *Module) tokenName(tok metadata.Token, depth int) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		c, _ := m.tokenName(p.TkParent, depth+1)
+		c, _ := m.tokenName(p.Parent, depth+1)
 		return c + "<" + hexBytes(p.SigBlob) + ">", nil
 	case tabModuleRef:
 		return m.Import.GetModuleRefProps(tok)

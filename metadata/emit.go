@@ -225,7 +225,7 @@ func (x *Emit2) SetClassLayout(td Token, pack uint32, offsets []FieldOffset, siz
 	}
 	o := make([]FieldOffset, len(offsets)+1)
 	copy(o, offsets)
-	o[len(offsets)].RidOfField = Token(MdtFieldDef) // mdFieldDefNil ends the list
+	o[len(offsets)].Field = Token(MdtFieldDef) // mdFieldDefNil ends the list
 	return x.setClassLayout(td, pack, unsafe.Pointer(&o[0]), size)
 }
 

@@ -284,7 +284,7 @@ func (x *Import2) Param(pd Token) (ParamInfo, error) {
 	if err != nil {
 		return ParamInfo{}, err
 	}
-	return ParamInfo{Token: pd, Method: r.Pmd, Sequence: r.Sequence, Name: r.Name, Flags: ParamAttr(r.Attr)}, nil
+	return ParamInfo{Token: pd, Method: r.Method, Sequence: r.Sequence, Name: r.Name, Flags: ParamAttr(r.Attr)}, nil
 }
 
 // MemberRefInfo describes a MemberRef.
@@ -320,7 +320,7 @@ func (x *Import2) MethodSpec(ms Token) (MethodSpecInfo, error) {
 	if err != nil {
 		return MethodSpecInfo{}, err
 	}
-	return MethodSpecInfo{Token: ms, Method: r.TkParent, Sig: r.SigBlob}, nil
+	return MethodSpecInfo{Token: ms, Method: r.Parent, Sig: r.SigBlob}, nil
 }
 
 // TypeSpec returns the signature blob of a TypeSpec.
@@ -431,7 +431,7 @@ func (v Version) Less(w Version) bool {
 }
 
 func versionOf(m AssemblyMetadata) Version {
-	return Version{m.UsMajorVersion, m.UsMinorVersion, m.UsBuildNumber, m.UsRevisionNumber}
+	return Version{m.MajorVersion, m.MinorVersion, m.BuildNumber, m.RevisionNumber}
 }
 
 // AssemblyInfo describes the assembly (manifest) of a module.

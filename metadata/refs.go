@@ -43,8 +43,8 @@ func (x *AssemblyEmit) DefineAssemblyRef(a AssemblyName, flags AssemblyFlags) (T
 	if a.Name == "" {
 		return 0, errors.New("metadata: DefineAssemblyRef: no name")
 	}
-	md := AssemblyMetadata{UsMajorVersion: a.Version.Major, UsMinorVersion: a.Version.Minor,
-		UsBuildNumber: a.Version.Build, UsRevisionNumber: a.Version.Revision}
+	md := AssemblyMetadata{MajorVersion: a.Version.Major, MinorVersion: a.Version.Minor,
+		BuildNumber: a.Version.Build, RevisionNumber: a.Version.Revision}
 	if a.Culture != "" {
 		// The struct is read by the runtime during the call; the locale
 		// it points to must not be Go memory (a Go pointer inside memory
@@ -53,8 +53,8 @@ func (x *AssemblyEmit) DefineAssemblyRef(a AssemblyName, flags AssemblyFlags) (T
 		p := C.malloc(C.size_t(2 * len(u)))
 		defer C.free(p)
 		C.memcpy(p, unsafe.Pointer(&u[0]), C.size_t(2*len(u)))
-		md.SZLocale = Address(uintptr(p))
-		md.CbLocale = uint32(len(u))
+		md.Locale = Address(uintptr(p))
+		md.LocaleLen = uint32(len(u))
 	}
 	return x.defineAssemblyRef(a.PublicKeyToken, a.Name, unsafe.Pointer(&md), nil, uint32(flags&^afPublicKey))
 }

@@ -139,11 +139,11 @@ func (x *MapToken) Release() {
 }
 
 // Map calls IMapToken::Map.
-func (x *MapToken) Map(tkImp Token, tkEmit Token) error {
+func (x *MapToken) Map(imp Token, emit Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMapToken")
 	}
-	hr := C.clrprof_IMapToken_Map((*C.IMapToken)(x.p), C.mdToken(tkImp), C.mdToken(tkEmit))
+	hr := C.clrprof_IMapToken_Map((*C.IMapToken)(x.p), C.mdToken(imp), C.mdToken(emit))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -366,14 +366,14 @@ func (x *Emit) GetSaveSize(save SaveSize) (uint32, error) {
 }
 
 // defineTypeDef calls IMetaDataEmit::DefineTypeDef.
-func (x *Emit) defineTypeDef(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) (Token, error) {
+func (x *Emit) defineTypeDef(typeDef string, typeDefFlags uint32, extends Token, rtkImplements unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szTypeDef := cgoutil.EncodeUTF16Z(typeDef)
 	var o_ptd C.mdTypeDef
-	hr := C.clrprof_IMetaDataEmit_DefineTypeDef((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.DWORD(typeDefFlags), C.mdToken(tkExtends), (*C.mdToken)(unsafe.Pointer(rtkImplements)), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
+	hr := C.clrprof_IMetaDataEmit_DefineTypeDef((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.DWORD(typeDefFlags), C.mdToken(extends), (*C.mdToken)(unsafe.Pointer(rtkImplements)), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -382,14 +382,14 @@ func (x *Emit) defineTypeDef(typeDef string, typeDefFlags uint32, tkExtends Toke
 }
 
 // defineNestedType calls IMetaDataEmit::DefineNestedType.
-func (x *Emit) defineNestedType(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
+func (x *Emit) defineNestedType(typeDef string, typeDefFlags uint32, extends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szTypeDef := cgoutil.EncodeUTF16Z(typeDef)
 	var o_ptd C.mdTypeDef
-	hr := C.clrprof_IMetaDataEmit_DefineNestedType((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.DWORD(typeDefFlags), C.mdToken(tkExtends), (*C.mdToken)(unsafe.Pointer(rtkImplements)), C.mdTypeDef(tdEncloser), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
+	hr := C.clrprof_IMetaDataEmit_DefineNestedType((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.DWORD(typeDefFlags), C.mdToken(extends), (*C.mdToken)(unsafe.Pointer(rtkImplements)), C.mdTypeDef(tdEncloser), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -426,11 +426,11 @@ func (x *Emit) DefineMethod(td Token, name string, methodFlags uint32, sigBlob [
 }
 
 // DefineMethodImpl calls IMetaDataEmit::DefineMethodImpl.
-func (x *Emit) DefineMethodImpl(td Token, tkBody Token, tkDecl Token) error {
+func (x *Emit) DefineMethodImpl(td Token, body Token, decl Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_DefineMethodImpl((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.mdToken(tkBody), C.mdToken(tkDecl))
+	hr := C.clrprof_IMetaDataEmit_DefineMethodImpl((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.mdToken(body), C.mdToken(decl))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -438,14 +438,14 @@ func (x *Emit) DefineMethodImpl(td Token, tkBody Token, tkDecl Token) error {
 }
 
 // DefineTypeRefByName calls IMetaDataEmit::DefineTypeRefByName.
-func (x *Emit) DefineTypeRefByName(tkResolutionScope Token, name string) (Token, error) {
+func (x *Emit) DefineTypeRefByName(resolutionScope Token, name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_ptr C.mdTypeRef
-	hr := C.clrprof_IMetaDataEmit_DefineTypeRefByName((*C.IMetaDataEmit)(x.p), C.mdToken(tkResolutionScope), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
+	hr := C.clrprof_IMetaDataEmit_DefineTypeRefByName((*C.IMetaDataEmit)(x.p), C.mdToken(resolutionScope), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -469,14 +469,14 @@ func (x *Emit) DefineImportType(assemImport *AssemblyImport, hashValue []byte, i
 }
 
 // DefineMemberRef calls IMetaDataEmit::DefineMemberRef.
-func (x *Emit) DefineMemberRef(tkImport Token, name string, sigBlob []byte) (Token, error) {
+func (x *Emit) DefineMemberRef(importArg Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmr C.mdMemberRef
-	hr := C.clrprof_IMetaDataEmit_DefineMemberRef((*C.IMetaDataEmit)(x.p), C.mdToken(tkImport), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
+	hr := C.clrprof_IMetaDataEmit_DefineMemberRef((*C.IMetaDataEmit)(x.p), C.mdToken(importArg), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -485,13 +485,13 @@ func (x *Emit) DefineMemberRef(tkImport Token, name string, sigBlob []byte) (Tok
 }
 
 // DefineImportMember calls IMetaDataEmit::DefineImportMember.
-func (x *Emit) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, tkParent Token) (Token, error) {
+func (x *Emit) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, parent Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pmr C.mdMemberRef
-	hr := C.clrprof_IMetaDataEmit_DefineImportMember((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(assemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(hashValue))), C.ULONG(len(hashValue)), (*C.IMetaDataImport)(unsafe.Pointer(importArg.Raw())), C.mdToken(mbMember), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(assemEmit.Raw())), C.mdToken(tkParent), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
+	hr := C.clrprof_IMetaDataEmit_DefineImportMember((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(assemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(hashValue))), C.ULONG(len(hashValue)), (*C.IMetaDataImport)(unsafe.Pointer(importArg.Raw())), C.mdToken(mbMember), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(assemEmit.Raw())), C.mdToken(parent), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -500,14 +500,14 @@ func (x *Emit) DefineImportMember(assemImport *AssemblyImport, hashValue []byte,
 }
 
 // defineEvent calls IMetaDataEmit::DefineEvent.
-func (x *Emit) defineEvent(td Token, event string, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
+func (x *Emit) defineEvent(td Token, event string, eventFlags uint32, eventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szEvent := cgoutil.EncodeUTF16Z(event)
 	var o_pmdEvent C.mdEvent
-	hr := C.clrprof_IMetaDataEmit_DefineEvent((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szEvent[0])), C.DWORD(eventFlags), C.mdToken(tkEventType), C.mdMethodDef(mdAddOn), C.mdMethodDef(mdRemoveOn), C.mdMethodDef(mdFire), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)), (*C.mdEvent)(unsafe.Pointer(&o_pmdEvent)))
+	hr := C.clrprof_IMetaDataEmit_DefineEvent((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szEvent[0])), C.DWORD(eventFlags), C.mdToken(eventType), C.mdMethodDef(mdAddOn), C.mdMethodDef(mdRemoveOn), C.mdMethodDef(mdFire), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)), (*C.mdEvent)(unsafe.Pointer(&o_pmdEvent)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -677,11 +677,11 @@ func (x *Emit) DefineUserString(str string, str2 uint32) (Token, error) {
 }
 
 // DeleteToken calls IMetaDataEmit::DeleteToken.
-func (x *Emit) DeleteToken(tkObj Token) error {
+func (x *Emit) DeleteToken(obj Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_DeleteToken((*C.IMetaDataEmit)(x.p), C.mdToken(tkObj))
+	hr := C.clrprof_IMetaDataEmit_DeleteToken((*C.IMetaDataEmit)(x.p), C.mdToken(obj))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -701,11 +701,11 @@ func (x *Emit) SetMethodProps(md Token, methodFlags uint32, codeRVA uint32, impl
 }
 
 // setTypeDefProps calls IMetaDataEmit::SetTypeDefProps.
-func (x *Emit) setTypeDefProps(td Token, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) error {
+func (x *Emit) setTypeDefProps(td Token, typeDefFlags uint32, extends Token, rtkImplements unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SetTypeDefProps((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.DWORD(typeDefFlags), C.mdToken(tkExtends), (*C.mdToken)(unsafe.Pointer(rtkImplements)))
+	hr := C.clrprof_IMetaDataEmit_SetTypeDefProps((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.DWORD(typeDefFlags), C.mdToken(extends), (*C.mdToken)(unsafe.Pointer(rtkImplements)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -713,11 +713,11 @@ func (x *Emit) setTypeDefProps(td Token, typeDefFlags uint32, tkExtends Token, r
 }
 
 // setEventProps calls IMetaDataEmit::SetEventProps.
-func (x *Emit) setEventProps(ev Token, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
+func (x *Emit) setEventProps(ev Token, eventFlags uint32, eventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SetEventProps((*C.IMetaDataEmit)(x.p), C.mdEvent(ev), C.DWORD(eventFlags), C.mdToken(tkEventType), C.mdMethodDef(mdAddOn), C.mdMethodDef(mdRemoveOn), C.mdMethodDef(mdFire), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)))
+	hr := C.clrprof_IMetaDataEmit_SetEventProps((*C.IMetaDataEmit)(x.p), C.mdEvent(ev), C.DWORD(eventFlags), C.mdToken(eventType), C.mdMethodDef(mdAddOn), C.mdMethodDef(mdRemoveOn), C.mdMethodDef(mdFire), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -778,13 +778,13 @@ func (x *Emit) DeletePinvokeMap(tk Token) error {
 }
 
 // DefineCustomAttribute calls IMetaDataEmit::DefineCustomAttribute.
-func (x *Emit) DefineCustomAttribute(tkOwner Token, tkCtor Token, customAttribute []byte) (Token, error) {
+func (x *Emit) DefineCustomAttribute(owner Token, ctor Token, customAttribute []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pcv C.mdCustomAttribute
-	hr := C.clrprof_IMetaDataEmit_DefineCustomAttribute((*C.IMetaDataEmit)(x.p), C.mdToken(tkOwner), C.mdToken(tkCtor), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(customAttribute))), C.ULONG(len(customAttribute)), (*C.mdCustomAttribute)(unsafe.Pointer(&o_pcv)))
+	hr := C.clrprof_IMetaDataEmit_DefineCustomAttribute((*C.IMetaDataEmit)(x.p), C.mdToken(owner), C.mdToken(ctor), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(customAttribute))), C.ULONG(len(customAttribute)), (*C.mdCustomAttribute)(unsafe.Pointer(&o_pcv)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -890,13 +890,13 @@ func (x *Emit) setParamProps(pd Token, name string, paramFlags uint32, cPlusType
 }
 
 // defineSecurityAttributeSet calls IMetaDataEmit::DefineSecurityAttributeSet.
-func (x *Emit) defineSecurityAttributeSet(tkObj Token, secAttrs unsafe.Pointer, secAttrs2 uint32) (uint32, error) {
+func (x *Emit) defineSecurityAttributeSet(obj Token, secAttrs unsafe.Pointer, secAttrs2 uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pulErrorAttr C.ULONG
-	hr := C.clrprof_IMetaDataEmit_DefineSecurityAttributeSet((*C.IMetaDataEmit)(x.p), C.mdToken(tkObj), (*C.COR_SECATTR)(unsafe.Pointer(secAttrs)), C.ULONG(secAttrs2), (*C.ULONG)(unsafe.Pointer(&o_pulErrorAttr)))
+	hr := C.clrprof_IMetaDataEmit_DefineSecurityAttributeSet((*C.IMetaDataEmit)(x.p), C.mdToken(obj), (*C.COR_SECATTR)(unsafe.Pointer(secAttrs)), C.ULONG(secAttrs2), (*C.ULONG)(unsafe.Pointer(&o_pulErrorAttr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1025,13 +1025,13 @@ func (x *Emit2) base() *Emit {
 }
 
 // DefineMethodSpec calls IMetaDataEmit2::DefineMethodSpec.
-func (x *Emit2) DefineMethodSpec(tkParent Token, sigBlob []byte) (Token, error) {
+func (x *Emit2) DefineMethodSpec(parent Token, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit2")
 	}
 	var o_pmi C.mdMethodSpec
-	hr := C.clrprof_IMetaDataEmit2_DefineMethodSpec((*C.IMetaDataEmit2)(x.p), C.mdToken(tkParent), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdMethodSpec)(unsafe.Pointer(&o_pmi)))
+	hr := C.clrprof_IMetaDataEmit2_DefineMethodSpec((*C.IMetaDataEmit2)(x.p), C.mdToken(parent), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdMethodSpec)(unsafe.Pointer(&o_pmi)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1144,11 +1144,11 @@ func (x *Emit2) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
 func (x *Emit2) GetSaveSize(save SaveSize) (uint32, error) {
 	return x.base().GetSaveSize(save)
 }
-func (x *Emit2) defineTypeDef(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) (Token, error) {
-	return x.base().defineTypeDef(typeDef, typeDefFlags, tkExtends, rtkImplements)
+func (x *Emit2) defineTypeDef(typeDef string, typeDefFlags uint32, extends Token, rtkImplements unsafe.Pointer) (Token, error) {
+	return x.base().defineTypeDef(typeDef, typeDefFlags, extends, rtkImplements)
 }
-func (x *Emit2) defineNestedType(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
-	return x.base().defineNestedType(typeDef, typeDefFlags, tkExtends, rtkImplements, tdEncloser)
+func (x *Emit2) defineNestedType(typeDef string, typeDefFlags uint32, extends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
+	return x.base().defineNestedType(typeDef, typeDefFlags, extends, rtkImplements, tdEncloser)
 }
 func (x *Emit2) SetHandler(unk *Unknown) error {
 	return x.base().SetHandler(unk)
@@ -1156,23 +1156,23 @@ func (x *Emit2) SetHandler(unk *Unknown) error {
 func (x *Emit2) DefineMethod(td Token, name string, methodFlags uint32, sigBlob []byte, codeRVA uint32, implFlags uint32) (Token, error) {
 	return x.base().DefineMethod(td, name, methodFlags, sigBlob, codeRVA, implFlags)
 }
-func (x *Emit2) DefineMethodImpl(td Token, tkBody Token, tkDecl Token) error {
-	return x.base().DefineMethodImpl(td, tkBody, tkDecl)
+func (x *Emit2) DefineMethodImpl(td Token, body Token, decl Token) error {
+	return x.base().DefineMethodImpl(td, body, decl)
 }
-func (x *Emit2) DefineTypeRefByName(tkResolutionScope Token, name string) (Token, error) {
-	return x.base().DefineTypeRefByName(tkResolutionScope, name)
+func (x *Emit2) DefineTypeRefByName(resolutionScope Token, name string) (Token, error) {
+	return x.base().DefineTypeRefByName(resolutionScope, name)
 }
 func (x *Emit2) DefineImportType(assemImport *AssemblyImport, hashValue []byte, importArg *Import, tdImport Token, assemEmit *AssemblyEmit) (Token, error) {
 	return x.base().DefineImportType(assemImport, hashValue, importArg, tdImport, assemEmit)
 }
-func (x *Emit2) DefineMemberRef(tkImport Token, name string, sigBlob []byte) (Token, error) {
-	return x.base().DefineMemberRef(tkImport, name, sigBlob)
+func (x *Emit2) DefineMemberRef(importArg Token, name string, sigBlob []byte) (Token, error) {
+	return x.base().DefineMemberRef(importArg, name, sigBlob)
 }
-func (x *Emit2) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, tkParent Token) (Token, error) {
-	return x.base().DefineImportMember(assemImport, hashValue, importArg, mbMember, assemEmit, tkParent)
+func (x *Emit2) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, parent Token) (Token, error) {
+	return x.base().DefineImportMember(assemImport, hashValue, importArg, mbMember, assemEmit, parent)
 }
-func (x *Emit2) defineEvent(td Token, event string, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
-	return x.base().defineEvent(td, event, eventFlags, tkEventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
+func (x *Emit2) defineEvent(td Token, event string, eventFlags uint32, eventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
+	return x.base().defineEvent(td, event, eventFlags, eventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
 }
 func (x *Emit2) setClassLayout(td Token, packSize uint32, fieldOffsets unsafe.Pointer, classSize uint32) error {
 	return x.base().setClassLayout(td, packSize, fieldOffsets, classSize)
@@ -1210,17 +1210,17 @@ func (x *Emit2) saveToMemory(data unsafe.Pointer, data2 uint32) error {
 func (x *Emit2) DefineUserString(str string, str2 uint32) (Token, error) {
 	return x.base().DefineUserString(str, str2)
 }
-func (x *Emit2) DeleteToken(tkObj Token) error {
-	return x.base().DeleteToken(tkObj)
+func (x *Emit2) DeleteToken(obj Token) error {
+	return x.base().DeleteToken(obj)
 }
 func (x *Emit2) SetMethodProps(md Token, methodFlags uint32, codeRVA uint32, implFlags uint32) error {
 	return x.base().SetMethodProps(md, methodFlags, codeRVA, implFlags)
 }
-func (x *Emit2) setTypeDefProps(td Token, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) error {
-	return x.base().setTypeDefProps(td, typeDefFlags, tkExtends, rtkImplements)
+func (x *Emit2) setTypeDefProps(td Token, typeDefFlags uint32, extends Token, rtkImplements unsafe.Pointer) error {
+	return x.base().setTypeDefProps(td, typeDefFlags, extends, rtkImplements)
 }
-func (x *Emit2) setEventProps(ev Token, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
-	return x.base().setEventProps(ev, eventFlags, tkEventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
+func (x *Emit2) setEventProps(ev Token, eventFlags uint32, eventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
+	return x.base().setEventProps(ev, eventFlags, eventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
 }
 func (x *Emit2) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
 	return x.base().SetPermissionSetProps(tk, action, permission)
@@ -1234,8 +1234,8 @@ func (x *Emit2) SetPinvokeMap(tk Token, mappingFlags uint32, importName string, 
 func (x *Emit2) DeletePinvokeMap(tk Token) error {
 	return x.base().DeletePinvokeMap(tk)
 }
-func (x *Emit2) DefineCustomAttribute(tkOwner Token, tkCtor Token, customAttribute []byte) (Token, error) {
-	return x.base().DefineCustomAttribute(tkOwner, tkCtor, customAttribute)
+func (x *Emit2) DefineCustomAttribute(owner Token, ctor Token, customAttribute []byte) (Token, error) {
+	return x.base().DefineCustomAttribute(owner, ctor, customAttribute)
 }
 func (x *Emit2) SetCustomAttributeValue(pcv Token, customAttribute []byte) error {
 	return x.base().SetCustomAttributeValue(pcv, customAttribute)
@@ -1258,8 +1258,8 @@ func (x *Emit2) setPropertyProps(pr Token, propFlags uint32, cPlusTypeFlag uint3
 func (x *Emit2) setParamProps(pd Token, name string, paramFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) error {
 	return x.base().setParamProps(pd, name, paramFlags, cPlusTypeFlag, value, value2)
 }
-func (x *Emit2) defineSecurityAttributeSet(tkObj Token, secAttrs unsafe.Pointer, secAttrs2 uint32) (uint32, error) {
-	return x.base().defineSecurityAttributeSet(tkObj, secAttrs, secAttrs2)
+func (x *Emit2) defineSecurityAttributeSet(obj Token, secAttrs unsafe.Pointer, secAttrs2 uint32) (uint32, error) {
+	return x.base().defineSecurityAttributeSet(obj, secAttrs, secAttrs2)
 }
 func (x *Emit2) ApplyEditAndContinue(importArg *Unknown) error {
 	return x.base().ApplyEditAndContinue(importArg)
@@ -1447,14 +1447,14 @@ func (x *Import) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 }
 
 // FindTypeDefByName calls IMetaDataImport::FindTypeDefByName.
-func (x *Import) FindTypeDefByName(typeDef string, tkEnclosingClass Token) (Token, error) {
+func (x *Import) FindTypeDefByName(typeDef string, enclosingClass Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
 	s_szTypeDef := cgoutil.EncodeUTF16Z(typeDef)
 	var o_ptd C.mdTypeDef
-	hr := C.clrprof_IMetaDataImport_FindTypeDefByName((*C.IMetaDataImport)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.mdToken(tkEnclosingClass), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
+	hr := C.clrprof_IMetaDataImport_FindTypeDefByName((*C.IMetaDataImport)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.mdToken(enclosingClass), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1464,8 +1464,8 @@ func (x *Import) FindTypeDefByName(typeDef string, tkEnclosingClass Token) (Toke
 
 // ImportScopePropsResult holds the outputs of IMetaDataImport::GetScopeProps.
 type ImportScopePropsResult struct {
-	Name  string
-	Pmvid uuid.UUID
+	Name string
+	MVID uuid.UUID
 }
 
 // GetScopeProps calls IMetaDataImport::GetScopeProps.
@@ -1491,7 +1491,7 @@ func (x *Import) GetScopeProps() (ImportScopePropsResult, error) {
 		return res, com.HRESULT(hr)
 	}
 	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pchName), len(b_szName))])
-	res.Pmvid = cgoutil.FromGUID(*(*cgoutil.GUID)(unsafe.Pointer(&o_pmvid)))
+	res.MVID = cgoutil.FromGUID(*(*cgoutil.GUID)(unsafe.Pointer(&o_pmvid)))
 	return res, nil
 }
 
@@ -1805,7 +1805,7 @@ func (x *Import) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 }
 
 // EnumMemberRefs calls IMetaDataImport::EnumMemberRefs.
-func (x *Import) EnumMemberRefs(phEnum *EnumHandle, tkParent Token) ([]Token, error) {
+func (x *Import) EnumMemberRefs(phEnum *EnumHandle, parent Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -1814,7 +1814,7 @@ func (x *Import) EnumMemberRefs(phEnum *EnumHandle, tkParent Token) ([]Token, er
 	var l_pcTokens C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumMemberRefs((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdToken(tkParent), (*C.mdMemberRef)(unsafe.Pointer(&b_rMemberRefs[0])), C.ULONG(len(b_rMemberRefs)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
+		hr = C.clrprof_IMetaDataImport_EnumMemberRefs((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdToken(parent), (*C.mdMemberRef)(unsafe.Pointer(&b_rMemberRefs[0])), C.ULONG(len(b_rMemberRefs)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTokens) > len(b_rMemberRefs)) {
 			break
 		}
@@ -2154,13 +2154,13 @@ func (x *Import) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, err
 }
 
 // GetMethodSemantics calls IMetaDataImport::GetMethodSemantics.
-func (x *Import) GetMethodSemantics(mb Token, tkEventProp Token) (uint32, error) {
+func (x *Import) GetMethodSemantics(mb Token, eventProp Token) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pdwSemanticsFlags C.DWORD
-	hr := C.clrprof_IMetaDataImport_GetMethodSemantics((*C.IMetaDataImport)(x.p), C.mdMethodDef(mb), C.mdToken(tkEventProp), (*C.DWORD)(unsafe.Pointer(&o_pdwSemanticsFlags)))
+	hr := C.clrprof_IMetaDataImport_GetMethodSemantics((*C.IMetaDataImport)(x.p), C.mdMethodDef(mb), C.mdToken(eventProp), (*C.DWORD)(unsafe.Pointer(&o_pdwSemanticsFlags)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -2538,7 +2538,7 @@ func (x *Import) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error
 }
 
 // EnumCustomAttributes calls IMetaDataImport::EnumCustomAttributes.
-func (x *Import) EnumCustomAttributes(phEnum *EnumHandle, tk Token, tkType Token) ([]Token, error) {
+func (x *Import) EnumCustomAttributes(phEnum *EnumHandle, tk Token, typ Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2547,7 +2547,7 @@ func (x *Import) EnumCustomAttributes(phEnum *EnumHandle, tk Token, tkType Token
 	var l_pcCustomAttributes C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumCustomAttributes((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdToken(tk), C.mdToken(tkType), (*C.mdCustomAttribute)(unsafe.Pointer(&b_rCustomAttributes[0])), C.ULONG(len(b_rCustomAttributes)), (*C.ULONG)(unsafe.Pointer(&l_pcCustomAttributes)))
+		hr = C.clrprof_IMetaDataImport_EnumCustomAttributes((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdToken(tk), C.mdToken(typ), (*C.mdCustomAttribute)(unsafe.Pointer(&b_rCustomAttributes[0])), C.ULONG(len(b_rCustomAttributes)), (*C.ULONG)(unsafe.Pointer(&l_pcCustomAttributes)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcCustomAttributes) > len(b_rCustomAttributes)) {
 			break
 		}
@@ -2590,14 +2590,14 @@ func (x *Import) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsRe
 }
 
 // FindTypeRef calls IMetaDataImport::FindTypeRef.
-func (x *Import) FindTypeRef(tkResolutionScope Token, name string) (Token, error) {
+func (x *Import) FindTypeRef(resolutionScope Token, name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_ptr C.mdTypeRef
-	hr := C.clrprof_IMetaDataImport_FindTypeRef((*C.IMetaDataImport)(x.p), C.mdToken(tkResolutionScope), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
+	hr := C.clrprof_IMetaDataImport_FindTypeRef((*C.IMetaDataImport)(x.p), C.mdToken(resolutionScope), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -2770,7 +2770,7 @@ func (x *Import) getPropertyProps(prop Token, property string, property2 uint32)
 
 // ImportParamPropsResult holds the outputs of IMetaDataImport::GetParamProps.
 type ImportParamPropsResult struct {
-	Pmd           Token
+	Method        Token
 	Sequence      uint32
 	Name          string
 	Attr          uint32
@@ -2806,7 +2806,7 @@ func (x *Import) getParamProps(tk Token) (ImportParamPropsResult, error) {
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res.Pmd = Token(o_pmd)
+	res.Method = Token(o_pmd)
 	res.Sequence = uint32(o_pulSequence)
 	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pchName), len(b_szName))])
 	res.Attr = uint32(o_pdwAttr)
@@ -2817,7 +2817,7 @@ func (x *Import) getParamProps(tk Token) (ImportParamPropsResult, error) {
 }
 
 // getCustomAttributeByName calls IMetaDataImport::GetCustomAttributeByName.
-func (x *Import) getCustomAttributeByName(tkObj Token, name string) ([]byte, error) {
+func (x *Import) getCustomAttributeByName(obj Token, name string) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2825,7 +2825,7 @@ func (x *Import) getCustomAttributeByName(tkObj Token, name string) ([]byte, err
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_ppData unsafe.Pointer
 	var l_pcbData C.ULONG
-	hr := C.clrprof_IMetaDataImport_GetCustomAttributeByName((*C.IMetaDataImport)(x.p), C.mdToken(tkObj), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*unsafe.Pointer)(unsafe.Pointer(&o_ppData)), (*C.ULONG)(unsafe.Pointer(&l_pcbData)))
+	hr := C.clrprof_IMetaDataImport_GetCustomAttributeByName((*C.IMetaDataImport)(x.p), C.mdToken(obj), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*unsafe.Pointer)(unsafe.Pointer(&o_ppData)), (*C.ULONG)(unsafe.Pointer(&l_pcbData)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -3001,8 +3001,8 @@ func (x *Import2) GetGenericParamProps(gp Token) (Import2GenericParamPropsResult
 
 // Import2MethodSpecPropsResult holds the outputs of IMetaDataImport2::GetMethodSpecProps.
 type Import2MethodSpecPropsResult struct {
-	TkParent Token
-	SigBlob  []byte
+	Parent  Token
+	SigBlob []byte
 }
 
 // GetMethodSpecProps calls IMetaDataImport2::GetMethodSpecProps.
@@ -3018,7 +3018,7 @@ func (x *Import2) GetMethodSpecProps(mi Token) (Import2MethodSpecPropsResult, er
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res.TkParent = Token(o_tkParent)
+	res.Parent = Token(o_tkParent)
 	res.SigBlob = cgoutil.Bytes(unsafe.Pointer(o_ppvSigBlob), int(l_pcbSigBlob))
 	return res, nil
 }
@@ -3162,8 +3162,8 @@ func (x *Import2) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, err
 func (x *Import2) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumTypeRefs(phEnum)
 }
-func (x *Import2) FindTypeDefByName(typeDef string, tkEnclosingClass Token) (Token, error) {
-	return x.base().FindTypeDefByName(typeDef, tkEnclosingClass)
+func (x *Import2) FindTypeDefByName(typeDef string, enclosingClass Token) (Token, error) {
+	return x.base().FindTypeDefByName(typeDef, enclosingClass)
 }
 func (x *Import2) GetScopeProps() (ImportScopePropsResult, error) {
 	return x.base().GetScopeProps()
@@ -3204,8 +3204,8 @@ func (x *Import2) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) 
 func (x *Import2) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	return x.base().EnumParams(phEnum, mb)
 }
-func (x *Import2) EnumMemberRefs(phEnum *EnumHandle, tkParent Token) ([]Token, error) {
-	return x.base().EnumMemberRefs(phEnum, tkParent)
+func (x *Import2) EnumMemberRefs(phEnum *EnumHandle, parent Token) ([]Token, error) {
+	return x.base().EnumMemberRefs(phEnum, parent)
 }
 func (x *Import2) enumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsafe.Pointer) ([]Token, error) {
 	return x.base().enumMethodImpls(phEnum, td, methodBody)
@@ -3243,8 +3243,8 @@ func (x *Import2) GetEventProps(ev Token, event string, event2 uint32) (ImportEv
 func (x *Import2) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	return x.base().EnumMethodSemantics(phEnum, mb)
 }
-func (x *Import2) GetMethodSemantics(mb Token, tkEventProp Token) (uint32, error) {
-	return x.base().GetMethodSemantics(mb, tkEventProp)
+func (x *Import2) GetMethodSemantics(mb Token, eventProp Token) (uint32, error) {
+	return x.base().GetMethodSemantics(mb, eventProp)
 }
 func (x *Import2) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 	return x.base().GetClassLayout(td)
@@ -3294,14 +3294,14 @@ func (x *Import2) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import2) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error) {
 	return x.base().GetParamForMethodIndex(md, paramSeq)
 }
-func (x *Import2) EnumCustomAttributes(phEnum *EnumHandle, tk Token, tkType Token) ([]Token, error) {
-	return x.base().EnumCustomAttributes(phEnum, tk, tkType)
+func (x *Import2) EnumCustomAttributes(phEnum *EnumHandle, tk Token, typ Token) ([]Token, error) {
+	return x.base().EnumCustomAttributes(phEnum, tk, typ)
 }
 func (x *Import2) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsResult, error) {
 	return x.base().getCustomAttributeProps(cv)
 }
-func (x *Import2) FindTypeRef(tkResolutionScope Token, name string) (Token, error) {
-	return x.base().FindTypeRef(tkResolutionScope, name)
+func (x *Import2) FindTypeRef(resolutionScope Token, name string) (Token, error) {
+	return x.base().FindTypeRef(resolutionScope, name)
 }
 func (x *Import2) getMemberProps(mb Token) (ImportMemberPropsResult, error) {
 	return x.base().getMemberProps(mb)
@@ -3315,8 +3315,8 @@ func (x *Import2) getPropertyProps(prop Token, property string, property2 uint32
 func (x *Import2) getParamProps(tk Token) (ImportParamPropsResult, error) {
 	return x.base().getParamProps(tk)
 }
-func (x *Import2) getCustomAttributeByName(tkObj Token, name string) ([]byte, error) {
-	return x.base().getCustomAttributeByName(tkObj, name)
+func (x *Import2) getCustomAttributeByName(obj Token, name string) ([]byte, error) {
+	return x.base().getCustomAttributeByName(obj, name)
 }
 func (x *Import2) IsValidToken(tk Token) bool {
 	return x.base().IsValidToken(tk)
@@ -3599,14 +3599,14 @@ func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags uint3
 }
 
 // DefineExportedType calls IMetaDataAssemblyEmit::DefineExportedType.
-func (x *AssemblyEmit) DefineExportedType(name string, tkImplementation Token, tkTypeDef Token, exportedTypeFlags uint32) (Token, error) {
+func (x *AssemblyEmit) DefineExportedType(name string, implementation Token, typeDef Token, exportedTypeFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmdct C.mdExportedType
-	hr := C.clrprof_IMetaDataAssemblyEmit_DefineExportedType((*C.IMetaDataAssemblyEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.mdToken(tkImplementation), C.mdTypeDef(tkTypeDef), C.DWORD(exportedTypeFlags), (*C.mdExportedType)(unsafe.Pointer(&o_pmdct)))
+	hr := C.clrprof_IMetaDataAssemblyEmit_DefineExportedType((*C.IMetaDataAssemblyEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.mdToken(implementation), C.mdTypeDef(typeDef), C.DWORD(exportedTypeFlags), (*C.mdExportedType)(unsafe.Pointer(&o_pmdct)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -3615,14 +3615,14 @@ func (x *AssemblyEmit) DefineExportedType(name string, tkImplementation Token, t
 }
 
 // DefineManifestResource calls IMetaDataAssemblyEmit::DefineManifestResource.
-func (x *AssemblyEmit) DefineManifestResource(name string, tkImplementation Token, offset uint32, resourceFlags uint32) (Token, error) {
+func (x *AssemblyEmit) DefineManifestResource(name string, implementation Token, offset uint32, resourceFlags uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmdmr C.mdManifestResource
-	hr := C.clrprof_IMetaDataAssemblyEmit_DefineManifestResource((*C.IMetaDataAssemblyEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.mdToken(tkImplementation), C.DWORD(offset), C.DWORD(resourceFlags), (*C.mdManifestResource)(unsafe.Pointer(&o_pmdmr)))
+	hr := C.clrprof_IMetaDataAssemblyEmit_DefineManifestResource((*C.IMetaDataAssemblyEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.mdToken(implementation), C.DWORD(offset), C.DWORD(resourceFlags), (*C.mdManifestResource)(unsafe.Pointer(&o_pmdmr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -3669,11 +3669,11 @@ func (x *AssemblyEmit) SetFileProps(file Token, hashValue []byte, fileFlags uint
 }
 
 // SetExportedTypeProps calls IMetaDataAssemblyEmit::SetExportedTypeProps.
-func (x *AssemblyEmit) SetExportedTypeProps(ct Token, tkImplementation Token, tkTypeDef Token, exportedTypeFlags uint32) error {
+func (x *AssemblyEmit) SetExportedTypeProps(ct Token, implementation Token, typeDef Token, exportedTypeFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
 	}
-	hr := C.clrprof_IMetaDataAssemblyEmit_SetExportedTypeProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdExportedType(ct), C.mdToken(tkImplementation), C.mdTypeDef(tkTypeDef), C.DWORD(exportedTypeFlags))
+	hr := C.clrprof_IMetaDataAssemblyEmit_SetExportedTypeProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdExportedType(ct), C.mdToken(implementation), C.mdTypeDef(typeDef), C.DWORD(exportedTypeFlags))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -3681,11 +3681,11 @@ func (x *AssemblyEmit) SetExportedTypeProps(ct Token, tkImplementation Token, tk
 }
 
 // SetManifestResourceProps calls IMetaDataAssemblyEmit::SetManifestResourceProps.
-func (x *AssemblyEmit) SetManifestResourceProps(mr Token, tkImplementation Token, offset uint32, resourceFlags uint32) error {
+func (x *AssemblyEmit) SetManifestResourceProps(mr Token, implementation Token, offset uint32, resourceFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
 	}
-	hr := C.clrprof_IMetaDataAssemblyEmit_SetManifestResourceProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdManifestResource(mr), C.mdToken(tkImplementation), C.DWORD(offset), C.DWORD(resourceFlags))
+	hr := C.clrprof_IMetaDataAssemblyEmit_SetManifestResourceProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdManifestResource(mr), C.mdToken(implementation), C.DWORD(offset), C.DWORD(resourceFlags))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}

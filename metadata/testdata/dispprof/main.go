@@ -96,7 +96,7 @@ func readApp(d *metadata.DispenserEx, path string) {
 	logf("coded token 0 name=%s kinds=%v%s", name, kinds, errSuffix(err))
 	g, err := tables.GUID(1)
 	scope, err2 := imp.GetScopeProps()
-	logf("guid 1 equals mvid=%v%s%s", err == nil && err2 == nil && g == scope.Pmvid, errSuffix(err), errSuffix(err2))
+	logf("guid 1 equals mvid=%v%s%s", err == nil && err2 == nil && g == scope.MVID, errSuffix(err), errSuffix(err2))
 	sname, data, err := tables.MetaDataStream(0)
 	logf("stream 0 name=%s bytes>0=%v%s", sname, len(data) > 0, errSuffix(err))
 
@@ -189,7 +189,7 @@ func emit(d *metadata.DispenserEx) {
 	} else {
 		logf("emit bad constant refused: %v", err)
 	}
-	getter, err := e.DefineMethod(td, "get_Size", uint32(metadata.MDPublic|metadata.MDSpecialName|metadata.MDStatic),
+	getter, err := e.DefineMethod(td, "get_Size", uint32(metadata.MdPublic|metadata.MdSpecialName|metadata.MdStatic),
 		[]byte{0x00, 0x01, byte(metadata.ElementTypeI4), byte(metadata.ElementTypeI4)}, 0, 0)
 	if fail("method", err) {
 		return
