@@ -5,7 +5,6 @@ package ilrw
 import (
 	"fmt"
 	"strings"
-	"unicode/utf16"
 
 	"github.com/clrprof/clrprof/metadata"
 	"github.com/clrprof/clrprof/profiler"
@@ -211,7 +210,7 @@ func (m *Module) UserString(s string) (metadata.Token, error) {
 	if err := m.writable(); err != nil {
 		return 0, err
 	}
-	return m.Emit.DefineUserString(s, uint32(len(utf16.Encode([]rune(s)))))
+	return m.Emit.DefineUserString(s)
 }
 
 // AddLocals appends locals of the given types to the body's local

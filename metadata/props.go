@@ -536,11 +536,6 @@ func (x *AssemblyImport) ExportedType(et Token) (ExportedTypeInfo, error) {
 
 // Emit helpers: blobs and strings instead of pointer and length pairs.
 
-// DefineString defines a user string (for ldstr) and returns its token.
-func (x *Emit2) DefineString(s string) (Token, error) {
-	return x.DefineUserString(s, uint32(len(encodeUTF16Len(s))))
-}
-
 // DefineTypeRef defines (or finds) a TypeRef to namespace.name in scope (an
 // AssemblyRef, ModuleRef, or a TypeRef for a nested type).
 func (x *Emit2) DefineTypeRef(scope Token, namespace, name string) (Token, error) {

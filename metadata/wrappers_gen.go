@@ -326,7 +326,7 @@ func (x *Emit) SetModuleProps(name string) error {
 }
 
 // Save calls IMetaDataEmit::Save.
-func (x *Emit) Save(file string, saveFlags uint32) error {
+func (x *Emit) Save(file string, saveFlags SaveSize) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
@@ -410,7 +410,7 @@ func (x *Emit) SetHandler(unk *Unknown) error {
 }
 
 // DefineMethod calls IMetaDataEmit::DefineMethod.
-func (x *Emit) DefineMethod(td Token, name string, methodFlags uint32, sigBlob []byte, codeRVA uint32, implFlags uint32) (Token, error) {
+func (x *Emit) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBlob []byte, codeRVA uint32, implFlags MethodImpl) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
@@ -661,14 +661,14 @@ func (x *Emit) saveToMemory(data unsafe.Pointer, data2 uint32) error {
 }
 
 // DefineUserString calls IMetaDataEmit::DefineUserString.
-func (x *Emit) DefineUserString(str string, str2 uint32) (Token, error) {
+func (x *Emit) DefineUserString(str string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
-	s_szString := cgoutil.EncodeUTF16Z(str)
+	s_szString := cgoutil.EncodeUTF16(str)
 	var o_pstk C.mdString
-	hr := C.clrprof_IMetaDataEmit_DefineUserString((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szString[0])), C.ULONG(str2), (*C.mdString)(unsafe.Pointer(&o_pstk)))
+	hr := C.clrprof_IMetaDataEmit_DefineUserString((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(unsafe.SliceData(s_szString))), C.ULONG(len(s_szString)), (*C.mdString)(unsafe.Pointer(&o_pstk)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -689,7 +689,7 @@ func (x *Emit) DeleteToken(obj Token) error {
 }
 
 // SetMethodProps calls IMetaDataEmit::SetMethodProps.
-func (x *Emit) SetMethodProps(md Token, methodFlags uint32, codeRVA uint32, implFlags uint32) error {
+func (x *Emit) SetMethodProps(md Token, methodFlags MethodAttr, codeRVA uint32, implFlags MethodImpl) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
@@ -740,7 +740,7 @@ func (x *Emit) SetPermissionSetProps(tk Token, action uint32, permission []byte)
 }
 
 // DefinePinvokeMap calls IMetaDataEmit::DefinePinvokeMap.
-func (x *Emit) DefinePinvokeMap(tk Token, mappingFlags uint32, importName string, mrImportDll Token) error {
+func (x *Emit) DefinePinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
@@ -753,7 +753,7 @@ func (x *Emit) DefinePinvokeMap(tk Token, mappingFlags uint32, importName string
 }
 
 // SetPinvokeMap calls IMetaDataEmit::SetPinvokeMap.
-func (x *Emit) SetPinvokeMap(tk Token, mappingFlags uint32, importName string, mrImportDll Token) error {
+func (x *Emit) SetPinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
@@ -932,7 +932,7 @@ func (x *Emit) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []by
 }
 
 // SetMethodImplFlags calls IMetaDataEmit::SetMethodImplFlags.
-func (x *Emit) SetMethodImplFlags(md Token, implFlags uint32) error {
+func (x *Emit) SetMethodImplFlags(md Token, implFlags MethodImpl) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
@@ -1092,7 +1092,7 @@ func (x *Emit2) saveDeltaToMemory(data unsafe.Pointer, data2 uint32) error {
 }
 
 // defineGenericParam calls IMetaDataEmit2::DefineGenericParam.
-func (x *Emit2) defineGenericParam(tk Token, paramSeq uint32, paramFlags uint32, szname string, reserved uint32, rtkConstraints unsafe.Pointer) (Token, error) {
+func (x *Emit2) defineGenericParam(tk Token, paramSeq uint32, paramFlags GenericParamAttr, szname string, reserved uint32, rtkConstraints unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit2")
@@ -1108,7 +1108,7 @@ func (x *Emit2) defineGenericParam(tk Token, paramSeq uint32, paramFlags uint32,
 }
 
 // setGenericParamProps calls IMetaDataEmit2::SetGenericParamProps.
-func (x *Emit2) setGenericParamProps(gp Token, paramFlags uint32, name string, reserved uint32, rtkConstraints unsafe.Pointer) error {
+func (x *Emit2) setGenericParamProps(gp Token, paramFlags GenericParamAttr, name string, reserved uint32, rtkConstraints unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit2")
 	}
@@ -1135,7 +1135,7 @@ func (x *Emit2) ResetENCLog() error {
 func (x *Emit2) SetModuleProps(name string) error {
 	return x.base().SetModuleProps(name)
 }
-func (x *Emit2) Save(file string, saveFlags uint32) error {
+func (x *Emit2) Save(file string, saveFlags SaveSize) error {
 	return x.base().Save(file, saveFlags)
 }
 func (x *Emit2) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
@@ -1153,7 +1153,7 @@ func (x *Emit2) defineNestedType(typeDef string, typeDefFlags uint32, extends To
 func (x *Emit2) SetHandler(unk *Unknown) error {
 	return x.base().SetHandler(unk)
 }
-func (x *Emit2) DefineMethod(td Token, name string, methodFlags uint32, sigBlob []byte, codeRVA uint32, implFlags uint32) (Token, error) {
+func (x *Emit2) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBlob []byte, codeRVA uint32, implFlags MethodImpl) (Token, error) {
 	return x.base().DefineMethod(td, name, methodFlags, sigBlob, codeRVA, implFlags)
 }
 func (x *Emit2) DefineMethodImpl(td Token, body Token, decl Token) error {
@@ -1207,13 +1207,13 @@ func (x *Emit2) GetTokenFromTypeSpec(sig []byte) (Token, error) {
 func (x *Emit2) saveToMemory(data unsafe.Pointer, data2 uint32) error {
 	return x.base().saveToMemory(data, data2)
 }
-func (x *Emit2) DefineUserString(str string, str2 uint32) (Token, error) {
-	return x.base().DefineUserString(str, str2)
+func (x *Emit2) DefineUserString(str string) (Token, error) {
+	return x.base().DefineUserString(str)
 }
 func (x *Emit2) DeleteToken(obj Token) error {
 	return x.base().DeleteToken(obj)
 }
-func (x *Emit2) SetMethodProps(md Token, methodFlags uint32, codeRVA uint32, implFlags uint32) error {
+func (x *Emit2) SetMethodProps(md Token, methodFlags MethodAttr, codeRVA uint32, implFlags MethodImpl) error {
 	return x.base().SetMethodProps(md, methodFlags, codeRVA, implFlags)
 }
 func (x *Emit2) setTypeDefProps(td Token, typeDefFlags uint32, extends Token, rtkImplements unsafe.Pointer) error {
@@ -1225,10 +1225,10 @@ func (x *Emit2) setEventProps(ev Token, eventFlags uint32, eventType Token, mdAd
 func (x *Emit2) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
 	return x.base().SetPermissionSetProps(tk, action, permission)
 }
-func (x *Emit2) DefinePinvokeMap(tk Token, mappingFlags uint32, importName string, mrImportDll Token) error {
+func (x *Emit2) DefinePinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
 	return x.base().DefinePinvokeMap(tk, mappingFlags, importName, mrImportDll)
 }
-func (x *Emit2) SetPinvokeMap(tk Token, mappingFlags uint32, importName string, mrImportDll Token) error {
+func (x *Emit2) SetPinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
 	return x.base().SetPinvokeMap(tk, mappingFlags, importName, mrImportDll)
 }
 func (x *Emit2) DeletePinvokeMap(tk Token) error {
@@ -1267,7 +1267,7 @@ func (x *Emit2) ApplyEditAndContinue(importArg *Unknown) error {
 func (x *Emit2) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []byte, importArg *Import, sigBlob []byte, assemEmit *AssemblyEmit, emit *Emit, translatedSig []byte) (uint32, error) {
 	return x.base().TranslateSigWithScope(assemImport, hashValue, importArg, sigBlob, assemEmit, emit, translatedSig)
 }
-func (x *Emit2) SetMethodImplFlags(md Token, implFlags uint32) error {
+func (x *Emit2) SetMethodImplFlags(md Token, implFlags MethodImpl) error {
 	return x.base().SetMethodImplFlags(md, implFlags)
 }
 func (x *Emit2) SetFieldRVA(fd Token, rva uint32) error {
@@ -1513,7 +1513,7 @@ func (x *Import) GetModuleFromScope() (Token, error) {
 // ImportTypeDefPropsResult holds the outputs of IMetaDataImport::GetTypeDefProps.
 type ImportTypeDefPropsResult struct {
 	TypeDef      string
-	TypeDefFlags uint32
+	TypeDefFlags TypeAttr
 	Extends      Token
 }
 
@@ -1541,7 +1541,7 @@ func (x *Import) GetTypeDefProps(td Token) (ImportTypeDefPropsResult, error) {
 		return res, com.HRESULT(hr)
 	}
 	res.TypeDef = cgoutil.DecodeUTF16(b_szTypeDef[:min(int(l_pchTypeDef), len(b_szTypeDef))])
-	res.TypeDefFlags = uint32(o_pdwTypeDefFlags)
+	res.TypeDefFlags = TypeAttr(o_pdwTypeDefFlags)
 	res.Extends = Token(o_ptkExtends)
 	return res, nil
 }
@@ -2154,8 +2154,8 @@ func (x *Import) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, err
 }
 
 // GetMethodSemantics calls IMetaDataImport::GetMethodSemantics.
-func (x *Import) GetMethodSemantics(mb Token, eventProp Token) (uint32, error) {
-	var res uint32
+func (x *Import) GetMethodSemantics(mb Token, eventProp Token) (MethodSemanticsAttr, error) {
+	var res MethodSemanticsAttr
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
@@ -2164,7 +2164,7 @@ func (x *Import) GetMethodSemantics(mb Token, eventProp Token) (uint32, error) {
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = uint32(o_pdwSemanticsFlags)
+	res = MethodSemanticsAttr(o_pdwSemanticsFlags)
 	return res, nil
 }
 
@@ -2223,7 +2223,7 @@ func (x *Import) GetFieldMarshal(tk Token) ([]byte, error) {
 // ImportRVAResult holds the outputs of IMetaDataImport::GetRVA.
 type ImportRVAResult struct {
 	CodeRVA   uint32
-	ImplFlags uint32
+	ImplFlags MethodImpl
 }
 
 // GetRVA calls IMetaDataImport::GetRVA.
@@ -2239,7 +2239,7 @@ func (x *Import) GetRVA(tk Token) (ImportRVAResult, error) {
 		return res, com.HRESULT(hr)
 	}
 	res.CodeRVA = uint32(o_pulCodeRVA)
-	res.ImplFlags = uint32(o_pdwImplFlags)
+	res.ImplFlags = MethodImpl(o_pdwImplFlags)
 	return res, nil
 }
 
@@ -2413,7 +2413,7 @@ func (x *Import) GetUserString(stk Token) (string, error) {
 
 // ImportPinvokeMapResult holds the outputs of IMetaDataImport::GetPinvokeMap.
 type ImportPinvokeMapResult struct {
-	MappingFlags uint32
+	MappingFlags PinvokeMap
 	ImportName   string
 	ImportDll    Token
 }
@@ -2441,7 +2441,7 @@ func (x *Import) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res.MappingFlags = uint32(o_pdwMappingFlags)
+	res.MappingFlags = PinvokeMap(o_pdwMappingFlags)
 	res.ImportName = cgoutil.DecodeUTF16(b_szImportName[:min(int(l_pchImportName), len(b_szImportName))])
 	res.ImportDll = Token(o_pmrImportDll)
 	return res, nil
@@ -2960,7 +2960,7 @@ func (x *Import2) EnumGenericParams(phEnum *EnumHandle, tk Token) ([]Token, erro
 // Import2GenericParamPropsResult holds the outputs of IMetaDataImport2::GetGenericParamProps.
 type Import2GenericParamPropsResult struct {
 	ParamSeq   uint32
-	ParamFlags uint32
+	ParamFlags GenericParamAttr
 	Owner      Token
 	Reserved   uint32
 	Wzname     string
@@ -2992,7 +2992,7 @@ func (x *Import2) GetGenericParamProps(gp Token) (Import2GenericParamPropsResult
 		return res, com.HRESULT(hr)
 	}
 	res.ParamSeq = uint32(o_pulParamSeq)
-	res.ParamFlags = uint32(o_pdwParamFlags)
+	res.ParamFlags = GenericParamAttr(o_pdwParamFlags)
 	res.Owner = Token(o_ptOwner)
 	res.Reserved = uint32(o_reserved)
 	res.Wzname = cgoutil.DecodeUTF16(b_wzname[:min(int(l_pchName), len(b_wzname))])
@@ -3243,7 +3243,7 @@ func (x *Import2) GetEventProps(ev Token, event string, event2 uint32) (ImportEv
 func (x *Import2) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	return x.base().EnumMethodSemantics(phEnum, mb)
 }
-func (x *Import2) GetMethodSemantics(mb Token, eventProp Token) (uint32, error) {
+func (x *Import2) GetMethodSemantics(mb Token, eventProp Token) (MethodSemanticsAttr, error) {
 	return x.base().GetMethodSemantics(mb, eventProp)
 }
 func (x *Import2) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
@@ -3583,7 +3583,7 @@ func (x *AssemblyEmit) defineAssemblyRef(publicKeyOrToken []byte, name string, m
 }
 
 // DefineFile calls IMetaDataAssemblyEmit::DefineFile.
-func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags uint32) (Token, error) {
+func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags FileFlags) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyEmit")
@@ -3599,7 +3599,7 @@ func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags uint3
 }
 
 // DefineExportedType calls IMetaDataAssemblyEmit::DefineExportedType.
-func (x *AssemblyEmit) DefineExportedType(name string, implementation Token, typeDef Token, exportedTypeFlags uint32) (Token, error) {
+func (x *AssemblyEmit) DefineExportedType(name string, implementation Token, typeDef Token, exportedTypeFlags TypeAttr) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyEmit")
@@ -3615,7 +3615,7 @@ func (x *AssemblyEmit) DefineExportedType(name string, implementation Token, typ
 }
 
 // DefineManifestResource calls IMetaDataAssemblyEmit::DefineManifestResource.
-func (x *AssemblyEmit) DefineManifestResource(name string, implementation Token, offset uint32, resourceFlags uint32) (Token, error) {
+func (x *AssemblyEmit) DefineManifestResource(name string, implementation Token, offset uint32, resourceFlags ManifestResourceFlags) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyEmit")
@@ -3657,7 +3657,7 @@ func (x *AssemblyEmit) setAssemblyRefProps(ar Token, publicKeyOrToken []byte, na
 }
 
 // SetFileProps calls IMetaDataAssemblyEmit::SetFileProps.
-func (x *AssemblyEmit) SetFileProps(file Token, hashValue []byte, fileFlags uint32) error {
+func (x *AssemblyEmit) SetFileProps(file Token, hashValue []byte, fileFlags FileFlags) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
 	}
@@ -3669,7 +3669,7 @@ func (x *AssemblyEmit) SetFileProps(file Token, hashValue []byte, fileFlags uint
 }
 
 // SetExportedTypeProps calls IMetaDataAssemblyEmit::SetExportedTypeProps.
-func (x *AssemblyEmit) SetExportedTypeProps(ct Token, implementation Token, typeDef Token, exportedTypeFlags uint32) error {
+func (x *AssemblyEmit) SetExportedTypeProps(ct Token, implementation Token, typeDef Token, exportedTypeFlags TypeAttr) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
 	}
@@ -3681,7 +3681,7 @@ func (x *AssemblyEmit) SetExportedTypeProps(ct Token, implementation Token, type
 }
 
 // SetManifestResourceProps calls IMetaDataAssemblyEmit::SetManifestResourceProps.
-func (x *AssemblyEmit) SetManifestResourceProps(mr Token, implementation Token, offset uint32, resourceFlags uint32) error {
+func (x *AssemblyEmit) SetManifestResourceProps(mr Token, implementation Token, offset uint32, resourceFlags ManifestResourceFlags) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
 	}
@@ -3839,7 +3839,7 @@ func (x *AssemblyImport) getAssemblyRefProps(mdar Token) (AssemblyImportAssembly
 type AssemblyImportFilePropsResult struct {
 	Name      string
 	HashValue []byte
-	FileFlags uint32
+	FileFlags FileFlags
 }
 
 // GetFileProps calls IMetaDataAssemblyImport::GetFileProps.
@@ -3868,7 +3868,7 @@ func (x *AssemblyImport) GetFileProps(mdf Token) (AssemblyImportFilePropsResult,
 	}
 	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pchName), len(b_szName))])
 	res.HashValue = cgoutil.Bytes(unsafe.Pointer(o_ppbHashValue), int(l_pcbHashValue))
-	res.FileFlags = uint32(o_pdwFileFlags)
+	res.FileFlags = FileFlags(o_pdwFileFlags)
 	return res, nil
 }
 
@@ -3877,7 +3877,7 @@ type AssemblyImportExportedTypePropsResult struct {
 	Name              string
 	Implementation    Token
 	TypeDef           Token
-	ExportedTypeFlags uint32
+	ExportedTypeFlags TypeAttr
 }
 
 // GetExportedTypeProps calls IMetaDataAssemblyImport::GetExportedTypeProps.
@@ -3907,7 +3907,7 @@ func (x *AssemblyImport) GetExportedTypeProps(mdct Token) (AssemblyImportExporte
 	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pchName), len(b_szName))])
 	res.Implementation = Token(o_ptkImplementation)
 	res.TypeDef = Token(o_ptkTypeDef)
-	res.ExportedTypeFlags = uint32(o_pdwExportedTypeFlags)
+	res.ExportedTypeFlags = TypeAttr(o_pdwExportedTypeFlags)
 	return res, nil
 }
 
@@ -3916,7 +3916,7 @@ type AssemblyImportManifestResourcePropsResult struct {
 	Name           string
 	Implementation Token
 	Offset         uint32
-	ResourceFlags  uint32
+	ResourceFlags  ManifestResourceFlags
 }
 
 // GetManifestResourceProps calls IMetaDataAssemblyImport::GetManifestResourceProps.
@@ -3946,7 +3946,7 @@ func (x *AssemblyImport) GetManifestResourceProps(mdmr Token) (AssemblyImportMan
 	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pchName), len(b_szName))])
 	res.Implementation = Token(o_ptkImplementation)
 	res.Offset = uint32(o_pdwOffset)
-	res.ResourceFlags = uint32(o_pdwResourceFlags)
+	res.ResourceFlags = ManifestResourceFlags(o_pdwResourceFlags)
 	return res, nil
 }
 

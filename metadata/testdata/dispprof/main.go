@@ -189,7 +189,7 @@ func emit(d *metadata.DispenserEx) {
 	} else {
 		logf("emit bad constant refused: %v", err)
 	}
-	getter, err := e.DefineMethod(td, "get_Size", uint32(metadata.MdPublic|metadata.MdSpecialName|metadata.MdStatic),
+	getter, err := e.DefineMethod(td, "get_Size", metadata.MdPublic|metadata.MdSpecialName|metadata.MdStatic,
 		[]byte{0x00, 0x01, byte(metadata.ElementTypeI4), byte(metadata.ElementTypeI4)}, 0, 0)
 	if fail("method", err) {
 		return
