@@ -25,12 +25,24 @@ func isFlagEnum(e *Enum) bool {
 	if single < 3 {
 		return false
 	}
+	// Mostly single bits, the rest combinations of them; a combination may
+	// carry a bit no single value names (COR_PRF_MONITOR_REMOTING_COOKIE is
+	// 0x4000 with MONITOR_REMOTING) as long as such values are rare.
+	multi, foreign := 0, 0
 	for _, v := range e.Values {
-		if v.Value < 0 || uint64(v.Value)&^all != 0 {
+		if v.Value < 0 || strings.Contains(strings.ToLower(v.Name), "mask") {
+			// A mask means multi-bit fields (tdVisibilityMask: 3 is
+			// tdNestedPrivate, not tdPublic|tdNestedPublic).
 			return false
 		}
+		if v.Value > 0 && bits.OnesCount64(uint64(v.Value)) > 1 {
+			multi++
+			if uint64(v.Value)&^all != 0 {
+				foreign++
+			}
+		}
 	}
-	return true
+	return foreign == 0 || foreign*4 <= single && multi <= single
 }
 
 // emitEnums writes each enum as a named Go type with typed constants and a

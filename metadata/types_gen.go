@@ -111,9 +111,9 @@ var namesReplacesCorHdrNumericDefines = []enumfmt.Name{{
 	V: uint64(0x400),
 }}
 
-// String returns the constant's Go name.
+// String returns the constant's Go name, or the names of its flags joined by |.
 func (v ReplacesCorHdrNumericDefines) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesReplacesCorHdrNumericDefines, false, "ReplacesCorHdrNumericDefines")
+	return enumfmt.Format(uint64(uint32(v)), namesReplacesCorHdrNumericDefines, true, "ReplacesCorHdrNumericDefines")
 }
 
 // TypeAttr is CorTypeAttr.
@@ -398,9 +398,9 @@ var namesMethodAttr = []enumfmt.Name{{
 	V: uint64(0x8000),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v MethodAttr) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesMethodAttr, true, "MethodAttr")
+	return enumfmt.Format(uint64(uint32(v)), namesMethodAttr, false, "MethodAttr")
 }
 
 // FieldAttr is CorFieldAttr.
@@ -506,9 +506,9 @@ var namesFieldAttr = []enumfmt.Name{{
 	V: uint64(0x100),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v FieldAttr) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesFieldAttr, true, "FieldAttr")
+	return enumfmt.Format(uint64(uint32(v)), namesFieldAttr, false, "FieldAttr")
 }
 
 // ParamAttr is CorParamAttr.
@@ -617,9 +617,9 @@ var namesEventAttr = []enumfmt.Name{{
 	V: uint64(0x400),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v EventAttr) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesEventAttr, true, "EventAttr")
+	return enumfmt.Format(uint64(uint32(v)), namesEventAttr, false, "EventAttr")
 }
 
 // MethodSemanticsAttr is CorMethodSemanticsAttr.
@@ -1224,9 +1224,9 @@ var namesGenericParamAttr = []enumfmt.Name{{
 	V: uint64(0x10),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v GenericParamAttr) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesGenericParamAttr, true, "GenericParamAttr")
+	return enumfmt.Format(uint64(uint32(v)), namesGenericParamAttr, false, "GenericParamAttr")
 }
 
 // ElementType is CorElementType.
@@ -1661,9 +1661,9 @@ var namesCallingConvention = []enumfmt.Name{{
 	V: uint64(0x10),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v CallingConvention) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesCallingConvention, true, "CallingConvention")
+	return enumfmt.Format(uint64(uint32(v)), namesCallingConvention, false, "CallingConvention")
 }
 
 // ArgType is CorArgType.
@@ -2267,9 +2267,9 @@ var namesCheckDuplicatesFor = []enumfmt.Name{{
 	V: uint64(0x102818),
 }}
 
-// String returns the constant's Go name.
+// String returns the constant's Go name, or the names of its flags joined by |.
 func (v CheckDuplicatesFor) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesCheckDuplicatesFor, false, "CheckDuplicatesFor")
+	return enumfmt.Format(uint64(uint32(v)), namesCheckDuplicatesFor, true, "CheckDuplicatesFor")
 }
 
 // RefToDefCheck is CorRefToDefCheck.
@@ -2433,9 +2433,9 @@ var namesNotificationForTokenMovement = []enumfmt.Name{{
 	V: uint64(0x8000000),
 }}
 
-// String returns the constant's Go name.
+// String returns the constant's Go name, or the names of its flags joined by |.
 func (v NotificationForTokenMovement) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesNotificationForTokenMovement, false, "NotificationForTokenMovement")
+	return enumfmt.Format(uint64(uint32(v)), namesNotificationForTokenMovement, true, "NotificationForTokenMovement")
 }
 
 // SetEnc is CorSetENC.
@@ -2480,9 +2480,9 @@ var namesSetEnc = []enumfmt.Name{{
 	V: uint64(0x7),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v SetEnc) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesSetEnc, true, "SetEnc")
+	return enumfmt.Format(uint64(uint32(v)), namesSetEnc, false, "SetEnc")
 }
 
 // ErrorIfEmitOutOfOrder is CorErrorIfEmitOutOfOrder.
@@ -2530,9 +2530,9 @@ var namesErrorIfEmitOutOfOrder = []enumfmt.Name{{
 	V: uint64(0x10),
 }}
 
-// String returns the constant's Go name.
+// String returns the constant's Go name, or the names of its flags joined by |.
 func (v ErrorIfEmitOutOfOrder) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesErrorIfEmitOutOfOrder, false, "ErrorIfEmitOutOfOrder")
+	return enumfmt.Format(uint64(uint32(v)), namesErrorIfEmitOutOfOrder, true, "ErrorIfEmitOutOfOrder")
 }
 
 // ImportOptions is CorImportOptions.
@@ -2588,9 +2588,9 @@ var namesImportOptions = []enumfmt.Name{{
 	V: uint64(0x40),
 }}
 
-// String returns the constant's Go name.
+// String returns the constant's Go name, or the names of its flags joined by |.
 func (v ImportOptions) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesImportOptions, false, "ImportOptions")
+	return enumfmt.Format(uint64(uint32(v)), namesImportOptions, true, "ImportOptions")
 }
 
 // ThreadSafetyOptions is CorThreadSafetyOptions.

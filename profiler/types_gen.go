@@ -362,9 +362,9 @@ var namesMonitor = []enumfmt.Name{{
 	V: uint64(0xee98cc00),
 }}
 
-// String returns the constant's Go name.
+// String returns the constant's Go name, or the names of its flags joined by |.
 func (v Monitor) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesMonitor, false, "Monitor")
+	return enumfmt.Format(uint64(uint32(v)), namesMonitor, true, "Monitor")
 }
 
 // HighMonitor is COR_PRF_HIGH_MONITOR.
