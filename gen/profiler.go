@@ -220,6 +220,9 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 // infoDoc is the doc comment of a generated Info method.
 func infoDoc(pl *Plan, it *Interface) string {
 	d := fmt.Sprintf("%s calls %s::%s.", pl.GoName(), it.Name, pl.M.Name)
+	if pl.Exported() {
+		d = docFor(it.Name, pl.M.Name, fmt.Sprintf("It calls %s::%s.", it.Name, pl.M.Name))
+	}
 	if len(pl.Outputs) > 0 && pl.M.Ret.Name == "HRESULT" && pl.M.Ret.Ptr == 0 {
 		d += "\nWhen the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer\nis not known yet), the outputs it did fill are returned with that error."
 	}
@@ -360,7 +363,7 @@ func emitObjectWrapper(wf *jen.File, tm *TypeMapper, it *Interface, ov *Overlay,
 			CIface:     it.Name,
 			Thunk:      thunkName(it, m),
 			ResultName: rn,
-			Doc:        fmt.Sprintf("%s calls %s::%s.", pl.GoName(), it.Name, m.Name),
+			Doc:        objectDoc(pl, it.Name, m.Name),
 		})
 	}
 	return nil
@@ -504,3 +507,11 @@ func emitHRESULTs(f, nf *jen.File, errs *File) int {
 }
 
 const comPkg = "github.com/clrprof/clrprof/internal/com"
+
+func objectDoc(pl *Plan, iface, method string) string {
+	d := fmt.Sprintf("%s calls %s::%s.", pl.GoName(), iface, method)
+	if pl.Exported() {
+		d = docFor(iface, method, fmt.Sprintf("It calls %s::%s.", iface, method))
+	}
+	return d
+}

@@ -70,7 +70,7 @@ func (x *Error) Release() {
 	x.p = nil
 }
 
-// OnError calls IMetaDataError::OnError.
+// It calls IMetaDataError::OnError.
 func (x *Error) OnError(hrError HRESULT, token Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataError")
@@ -138,7 +138,7 @@ func (x *MapToken) Release() {
 	x.p = nil
 }
 
-// Map calls IMapToken::Map.
+// It calls IMapToken::Map.
 func (x *MapToken) Map(imp Token, emit Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMapToken")
@@ -206,7 +206,7 @@ func (x *Dispenser) Release() {
 	x.p = nil
 }
 
-// DefineScope calls IMetaDataDispenser::DefineScope.
+// It calls IMetaDataDispenser::DefineScope.
 func (x *Dispenser) DefineScope(rclsid uuid.UUID, createFlags uint32, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
@@ -223,7 +223,7 @@ func (x *Dispenser) DefineScope(rclsid uuid.UUID, createFlags uint32, riid uuid.
 	return res, nil
 }
 
-// OpenScope calls IMetaDataDispenser::OpenScope.
+// It calls IMetaDataDispenser::OpenScope.
 func (x *Dispenser) OpenScope(scope string, openFlags OpenFlags, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
@@ -312,7 +312,7 @@ func (x *Emit) Release() {
 	x.p = nil
 }
 
-// SetModuleProps calls IMetaDataEmit::SetModuleProps.
+// It calls IMetaDataEmit::SetModuleProps.
 func (x *Emit) SetModuleProps(name string) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -325,7 +325,7 @@ func (x *Emit) SetModuleProps(name string) error {
 	return nil
 }
 
-// Save calls IMetaDataEmit::Save.
+// It calls IMetaDataEmit::Save.
 func (x *Emit) Save(file string, saveFlags SaveSize) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -350,7 +350,7 @@ func (x *Emit) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
 	return nil
 }
 
-// GetSaveSize calls IMetaDataEmit::GetSaveSize.
+// It calls IMetaDataEmit::GetSaveSize.
 func (x *Emit) GetSaveSize(save SaveSize) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -397,7 +397,7 @@ func (x *Emit) defineNestedType(typeDef string, typeDefFlags uint32, extends Tok
 	return res, nil
 }
 
-// SetHandler calls IMetaDataEmit::SetHandler.
+// It calls IMetaDataEmit::SetHandler.
 func (x *Emit) SetHandler(unk *Unknown) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -409,7 +409,7 @@ func (x *Emit) SetHandler(unk *Unknown) error {
 	return nil
 }
 
-// DefineMethod calls IMetaDataEmit::DefineMethod.
+// It calls IMetaDataEmit::DefineMethod.
 func (x *Emit) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBlob []byte, codeRVA uint32, implFlags MethodImpl) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -425,7 +425,7 @@ func (x *Emit) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBl
 	return res, nil
 }
 
-// DefineMethodImpl calls IMetaDataEmit::DefineMethodImpl.
+// It calls IMetaDataEmit::DefineMethodImpl.
 func (x *Emit) DefineMethodImpl(td Token, body Token, decl Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -437,7 +437,13 @@ func (x *Emit) DefineMethodImpl(td Token, body Token, decl Token) error {
 	return nil
 }
 
-// DefineTypeRefByName calls IMetaDataEmit::DefineTypeRefByName.
+/*
+DefineTypeRefByName defines a TypeRef to a namespace-qualified name in a
+resolution scope (an AssemblyRef, a ModuleRef, or the TypeRef of the
+enclosing type).
+
+It calls IMetaDataEmit::DefineTypeRefByName.
+*/
 func (x *Emit) DefineTypeRefByName(resolutionScope Token, name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -453,7 +459,7 @@ func (x *Emit) DefineTypeRefByName(resolutionScope Token, name string) (Token, e
 	return res, nil
 }
 
-// DefineImportType calls IMetaDataEmit::DefineImportType.
+// It calls IMetaDataEmit::DefineImportType.
 func (x *Emit) DefineImportType(assemImport *AssemblyImport, hashValue []byte, importArg *Import, tdImport Token, assemEmit *AssemblyEmit) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -468,7 +474,13 @@ func (x *Emit) DefineImportType(assemImport *AssemblyImport, hashValue []byte, i
 	return res, nil
 }
 
-// DefineMemberRef calls IMetaDataEmit::DefineMemberRef.
+/*
+DefineMemberRef defines a reference to a method or field of another
+type (a TypeRef, TypeSpec or ModuleRef) with its signature blob, without
+looking for an existing one (Emit2.EnsureMemberRef does).
+
+It calls IMetaDataEmit::DefineMemberRef.
+*/
 func (x *Emit) DefineMemberRef(importArg Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -484,7 +496,7 @@ func (x *Emit) DefineMemberRef(importArg Token, name string, sigBlob []byte) (To
 	return res, nil
 }
 
-// DefineImportMember calls IMetaDataEmit::DefineImportMember.
+// It calls IMetaDataEmit::DefineImportMember.
 func (x *Emit) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, parent Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -527,7 +539,7 @@ func (x *Emit) setClassLayout(td Token, packSize uint32, fieldOffsets unsafe.Poi
 	return nil
 }
 
-// DeleteClassLayout calls IMetaDataEmit::DeleteClassLayout.
+// It calls IMetaDataEmit::DeleteClassLayout.
 func (x *Emit) DeleteClassLayout(td Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -539,7 +551,7 @@ func (x *Emit) DeleteClassLayout(td Token) error {
 	return nil
 }
 
-// SetFieldMarshal calls IMetaDataEmit::SetFieldMarshal.
+// It calls IMetaDataEmit::SetFieldMarshal.
 func (x *Emit) SetFieldMarshal(tk Token, nativeType []byte) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -551,7 +563,7 @@ func (x *Emit) SetFieldMarshal(tk Token, nativeType []byte) error {
 	return nil
 }
 
-// DeleteFieldMarshal calls IMetaDataEmit::DeleteFieldMarshal.
+// It calls IMetaDataEmit::DeleteFieldMarshal.
 func (x *Emit) DeleteFieldMarshal(tk Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -563,7 +575,7 @@ func (x *Emit) DeleteFieldMarshal(tk Token) error {
 	return nil
 }
 
-// DefinePermissionSet calls IMetaDataEmit::DefinePermissionSet.
+// It calls IMetaDataEmit::DefinePermissionSet.
 func (x *Emit) DefinePermissionSet(tk Token, action uint32, permission []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -578,7 +590,7 @@ func (x *Emit) DefinePermissionSet(tk Token, action uint32, permission []byte) (
 	return res, nil
 }
 
-// SetRVA calls IMetaDataEmit::SetRVA.
+// It calls IMetaDataEmit::SetRVA.
 func (x *Emit) SetRVA(md Token, rva uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -590,7 +602,12 @@ func (x *Emit) SetRVA(md Token, rva uint32) error {
 	return nil
 }
 
-// GetTokenFromSig calls IMetaDataEmit::GetTokenFromSig.
+/*
+GetTokenFromSig returns the StandAloneSig token of a signature blob (a
+local-variable or call-site signature), defining it if needed.
+
+It calls IMetaDataEmit::GetTokenFromSig.
+*/
 func (x *Emit) GetTokenFromSig(sig []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -605,7 +622,7 @@ func (x *Emit) GetTokenFromSig(sig []byte) (Token, error) {
 	return res, nil
 }
 
-// DefineModuleRef calls IMetaDataEmit::DefineModuleRef.
+// It calls IMetaDataEmit::DefineModuleRef.
 func (x *Emit) DefineModuleRef(name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -621,7 +638,7 @@ func (x *Emit) DefineModuleRef(name string) (Token, error) {
 	return res, nil
 }
 
-// SetParent calls IMetaDataEmit::SetParent.
+// It calls IMetaDataEmit::SetParent.
 func (x *Emit) SetParent(mr Token, tk Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -633,7 +650,7 @@ func (x *Emit) SetParent(mr Token, tk Token) error {
 	return nil
 }
 
-// GetTokenFromTypeSpec calls IMetaDataEmit::GetTokenFromTypeSpec.
+// It calls IMetaDataEmit::GetTokenFromTypeSpec.
 func (x *Emit) GetTokenFromTypeSpec(sig []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -660,7 +677,11 @@ func (x *Emit) saveToMemory(data unsafe.Pointer, data2 uint32) error {
 	return nil
 }
 
-// DefineUserString calls IMetaDataEmit::DefineUserString.
+/*
+DefineUserString defines a string for ldstr and returns its token.
+
+It calls IMetaDataEmit::DefineUserString.
+*/
 func (x *Emit) DefineUserString(str string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -676,7 +697,7 @@ func (x *Emit) DefineUserString(str string) (Token, error) {
 	return res, nil
 }
 
-// DeleteToken calls IMetaDataEmit::DeleteToken.
+// It calls IMetaDataEmit::DeleteToken.
 func (x *Emit) DeleteToken(obj Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -688,7 +709,7 @@ func (x *Emit) DeleteToken(obj Token) error {
 	return nil
 }
 
-// SetMethodProps calls IMetaDataEmit::SetMethodProps.
+// It calls IMetaDataEmit::SetMethodProps.
 func (x *Emit) SetMethodProps(md Token, methodFlags MethodAttr, codeRVA uint32, implFlags MethodImpl) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -724,7 +745,7 @@ func (x *Emit) setEventProps(ev Token, eventFlags uint32, eventType Token, mdAdd
 	return nil
 }
 
-// SetPermissionSetProps calls IMetaDataEmit::SetPermissionSetProps.
+// It calls IMetaDataEmit::SetPermissionSetProps.
 func (x *Emit) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -739,7 +760,7 @@ func (x *Emit) SetPermissionSetProps(tk Token, action uint32, permission []byte)
 	return res, nil
 }
 
-// DefinePinvokeMap calls IMetaDataEmit::DefinePinvokeMap.
+// It calls IMetaDataEmit::DefinePinvokeMap.
 func (x *Emit) DefinePinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -752,7 +773,7 @@ func (x *Emit) DefinePinvokeMap(tk Token, mappingFlags PinvokeMap, importName st
 	return nil
 }
 
-// SetPinvokeMap calls IMetaDataEmit::SetPinvokeMap.
+// It calls IMetaDataEmit::SetPinvokeMap.
 func (x *Emit) SetPinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -765,7 +786,7 @@ func (x *Emit) SetPinvokeMap(tk Token, mappingFlags PinvokeMap, importName strin
 	return nil
 }
 
-// DeletePinvokeMap calls IMetaDataEmit::DeletePinvokeMap.
+// It calls IMetaDataEmit::DeletePinvokeMap.
 func (x *Emit) DeletePinvokeMap(tk Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -777,7 +798,7 @@ func (x *Emit) DeletePinvokeMap(tk Token) error {
 	return nil
 }
 
-// DefineCustomAttribute calls IMetaDataEmit::DefineCustomAttribute.
+// It calls IMetaDataEmit::DefineCustomAttribute.
 func (x *Emit) DefineCustomAttribute(owner Token, ctor Token, customAttribute []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -792,7 +813,7 @@ func (x *Emit) DefineCustomAttribute(owner Token, ctor Token, customAttribute []
 	return res, nil
 }
 
-// SetCustomAttributeValue calls IMetaDataEmit::SetCustomAttributeValue.
+// It calls IMetaDataEmit::SetCustomAttributeValue.
 func (x *Emit) SetCustomAttributeValue(pcv Token, customAttribute []byte) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -904,7 +925,7 @@ func (x *Emit) defineSecurityAttributeSet(obj Token, secAttrs unsafe.Pointer, se
 	return res, nil
 }
 
-// ApplyEditAndContinue calls IMetaDataEmit::ApplyEditAndContinue.
+// It calls IMetaDataEmit::ApplyEditAndContinue.
 func (x *Emit) ApplyEditAndContinue(importArg *Unknown) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -916,7 +937,7 @@ func (x *Emit) ApplyEditAndContinue(importArg *Unknown) error {
 	return nil
 }
 
-// TranslateSigWithScope calls IMetaDataEmit::TranslateSigWithScope.
+// It calls IMetaDataEmit::TranslateSigWithScope.
 func (x *Emit) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []byte, importArg *Import, sigBlob []byte, assemEmit *AssemblyEmit, emit *Emit, translatedSig []byte) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -931,7 +952,7 @@ func (x *Emit) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []by
 	return res, nil
 }
 
-// SetMethodImplFlags calls IMetaDataEmit::SetMethodImplFlags.
+// It calls IMetaDataEmit::SetMethodImplFlags.
 func (x *Emit) SetMethodImplFlags(md Token, implFlags MethodImpl) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -943,7 +964,7 @@ func (x *Emit) SetMethodImplFlags(md Token, implFlags MethodImpl) error {
 	return nil
 }
 
-// SetFieldRVA calls IMetaDataEmit::SetFieldRVA.
+// It calls IMetaDataEmit::SetFieldRVA.
 func (x *Emit) SetFieldRVA(fd Token, rva uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -955,7 +976,7 @@ func (x *Emit) SetFieldRVA(fd Token, rva uint32) error {
 	return nil
 }
 
-// Merge calls IMetaDataEmit::Merge.
+// It calls IMetaDataEmit::Merge.
 func (x *Emit) Merge(importArg *Import, hostMapToken *MapToken, handler *Unknown) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -967,7 +988,7 @@ func (x *Emit) Merge(importArg *Import, hostMapToken *MapToken, handler *Unknown
 	return nil
 }
 
-// MergeEnd calls IMetaDataEmit::MergeEnd.
+// It calls IMetaDataEmit::MergeEnd.
 func (x *Emit) MergeEnd() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -1024,7 +1045,7 @@ func (x *Emit2) base() *Emit {
 	return &x.Emit
 }
 
-// DefineMethodSpec calls IMetaDataEmit2::DefineMethodSpec.
+// It calls IMetaDataEmit2::DefineMethodSpec.
 func (x *Emit2) DefineMethodSpec(parent Token, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -1039,7 +1060,7 @@ func (x *Emit2) DefineMethodSpec(parent Token, sigBlob []byte) (Token, error) {
 	return res, nil
 }
 
-// GetDeltaSaveSize calls IMetaDataEmit2::GetDeltaSaveSize.
+// It calls IMetaDataEmit2::GetDeltaSaveSize.
 func (x *Emit2) GetDeltaSaveSize(save SaveSize) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -1054,7 +1075,7 @@ func (x *Emit2) GetDeltaSaveSize(save SaveSize) (uint32, error) {
 	return res, nil
 }
 
-// SaveDelta calls IMetaDataEmit2::SaveDelta.
+// It calls IMetaDataEmit2::SaveDelta.
 func (x *Emit2) SaveDelta(file string, saveFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit2")
@@ -1120,7 +1141,7 @@ func (x *Emit2) setGenericParamProps(gp Token, paramFlags GenericParamAttr, name
 	return nil
 }
 
-// ResetENCLog calls IMetaDataEmit2::ResetENCLog.
+// It calls IMetaDataEmit2::ResetENCLog.
 func (x *Emit2) ResetENCLog() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit2")
@@ -1336,7 +1357,7 @@ func (x *Import) Release() {
 	x.p = nil
 }
 
-// CloseEnum calls IMetaDataImport::CloseEnum.
+// It calls IMetaDataImport::CloseEnum.
 func (x *Import) CloseEnum(hEnum EnumHandle) {
 	if x == nil || x.p == nil {
 		return
@@ -1344,7 +1365,7 @@ func (x *Import) CloseEnum(hEnum EnumHandle) {
 	C.clrprof_IMetaDataImport_CloseEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(unsafe.Pointer(&hEnum)))
 }
 
-// CountEnum calls IMetaDataImport::CountEnum.
+// It calls IMetaDataImport::CountEnum.
 func (x *Import) CountEnum(hEnum EnumHandle) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -1359,7 +1380,7 @@ func (x *Import) CountEnum(hEnum EnumHandle) (uint32, error) {
 	return res, nil
 }
 
-// ResetEnum calls IMetaDataImport::ResetEnum.
+// It calls IMetaDataImport::ResetEnum.
 func (x *Import) ResetEnum(hEnum EnumHandle, pos uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataImport")
@@ -1371,7 +1392,7 @@ func (x *Import) ResetEnum(hEnum EnumHandle, pos uint32) error {
 	return nil
 }
 
-// EnumTypeDefs calls IMetaDataImport::EnumTypeDefs.
+// It calls IMetaDataImport::EnumTypeDefs.
 func (x *Import) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1396,7 +1417,7 @@ func (x *Import) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// EnumInterfaceImpls calls IMetaDataImport::EnumInterfaceImpls.
+// It calls IMetaDataImport::EnumInterfaceImpls.
 func (x *Import) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1421,7 +1442,7 @@ func (x *Import) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, erro
 	return res, nil
 }
 
-// EnumTypeRefs calls IMetaDataImport::EnumTypeRefs.
+// It calls IMetaDataImport::EnumTypeRefs.
 func (x *Import) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1446,7 +1467,13 @@ func (x *Import) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// FindTypeDefByName calls IMetaDataImport::FindTypeDefByName.
+/*
+FindTypeDefByName finds a TypeDef by its namespace-qualified name
+("System.String"), nested in enclosingClass (0 for a top-level type); the
+error matches ErrNotFound when there is none.
+
+It calls IMetaDataImport::FindTypeDefByName.
+*/
 func (x *Import) FindTypeDefByName(typeDef string, enclosingClass Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -1468,7 +1495,11 @@ type ImportScopePropsResult struct {
 	MVID uuid.UUID
 }
 
-// GetScopeProps calls IMetaDataImport::GetScopeProps.
+/*
+GetScopeProps returns the module's name and MVID.
+
+It calls IMetaDataImport::GetScopeProps.
+*/
 func (x *Import) GetScopeProps() (ImportScopePropsResult, error) {
 	var res ImportScopePropsResult
 	if x == nil || x.p == nil {
@@ -1495,7 +1526,7 @@ func (x *Import) GetScopeProps() (ImportScopePropsResult, error) {
 	return res, nil
 }
 
-// GetModuleFromScope calls IMetaDataImport::GetModuleFromScope.
+// It calls IMetaDataImport::GetModuleFromScope.
 func (x *Import) GetModuleFromScope() (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -1517,7 +1548,7 @@ type ImportTypeDefPropsResult struct {
 	Extends      Token
 }
 
-// GetTypeDefProps calls IMetaDataImport::GetTypeDefProps.
+// It calls IMetaDataImport::GetTypeDefProps.
 func (x *Import) GetTypeDefProps(td Token) (ImportTypeDefPropsResult, error) {
 	var res ImportTypeDefPropsResult
 	if x == nil || x.p == nil {
@@ -1552,7 +1583,7 @@ type ImportInterfaceImplPropsResult struct {
 	Iface Token
 }
 
-// GetInterfaceImplProps calls IMetaDataImport::GetInterfaceImplProps.
+// It calls IMetaDataImport::GetInterfaceImplProps.
 func (x *Import) GetInterfaceImplProps(iiImpl Token) (ImportInterfaceImplPropsResult, error) {
 	var res ImportInterfaceImplPropsResult
 	if x == nil || x.p == nil {
@@ -1575,7 +1606,7 @@ type ImportTypeRefPropsResult struct {
 	Name            string
 }
 
-// GetTypeRefProps calls IMetaDataImport::GetTypeRefProps.
+// It calls IMetaDataImport::GetTypeRefProps.
 func (x *Import) GetTypeRefProps(tr Token) (ImportTypeRefPropsResult, error) {
 	var res ImportTypeRefPropsResult
 	if x == nil || x.p == nil {
@@ -1608,7 +1639,7 @@ type ImportResolveTypeRefResult struct {
 	Ptd    Token
 }
 
-// ResolveTypeRef calls IMetaDataImport::ResolveTypeRef.
+// It calls IMetaDataImport::ResolveTypeRef.
 func (x *Import) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefResult, error) {
 	var res ImportResolveTypeRefResult
 	if x == nil || x.p == nil {
@@ -1626,7 +1657,7 @@ func (x *Import) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefR
 	return res, nil
 }
 
-// EnumMembers calls IMetaDataImport::EnumMembers.
+// It calls IMetaDataImport::EnumMembers.
 func (x *Import) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1651,7 +1682,7 @@ func (x *Import) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return res, nil
 }
 
-// EnumMembersWithName calls IMetaDataImport::EnumMembersWithName.
+// It calls IMetaDataImport::EnumMembersWithName.
 func (x *Import) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1677,7 +1708,7 @@ func (x *Import) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string) 
 	return res, nil
 }
 
-// EnumMethods calls IMetaDataImport::EnumMethods.
+// It calls IMetaDataImport::EnumMethods.
 func (x *Import) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1702,7 +1733,7 @@ func (x *Import) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return res, nil
 }
 
-// EnumMethodsWithName calls IMetaDataImport::EnumMethodsWithName.
+// It calls IMetaDataImport::EnumMethodsWithName.
 func (x *Import) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1728,7 +1759,7 @@ func (x *Import) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string) 
 	return res, nil
 }
 
-// EnumFields calls IMetaDataImport::EnumFields.
+// It calls IMetaDataImport::EnumFields.
 func (x *Import) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1753,7 +1784,7 @@ func (x *Import) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return res, nil
 }
 
-// EnumFieldsWithName calls IMetaDataImport::EnumFieldsWithName.
+// It calls IMetaDataImport::EnumFieldsWithName.
 func (x *Import) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1779,7 +1810,7 @@ func (x *Import) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) (
 	return res, nil
 }
 
-// EnumParams calls IMetaDataImport::EnumParams.
+// It calls IMetaDataImport::EnumParams.
 func (x *Import) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1804,7 +1835,7 @@ func (x *Import) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	return res, nil
 }
 
-// EnumMemberRefs calls IMetaDataImport::EnumMemberRefs.
+// It calls IMetaDataImport::EnumMemberRefs.
 func (x *Import) EnumMemberRefs(phEnum *EnumHandle, parent Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1854,7 +1885,7 @@ func (x *Import) enumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsafe
 	return res, nil
 }
 
-// EnumPermissionSets calls IMetaDataImport::EnumPermissionSets.
+// It calls IMetaDataImport::EnumPermissionSets.
 func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1879,7 +1910,7 @@ func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32
 	return res, nil
 }
 
-// FindMember calls IMetaDataImport::FindMember.
+// It calls IMetaDataImport::FindMember.
 func (x *Import) FindMember(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -1895,7 +1926,12 @@ func (x *Import) FindMember(td Token, name string, sigBlob []byte) (Token, error
 	return res, nil
 }
 
-// FindMethod calls IMetaDataImport::FindMethod.
+/*
+FindMethod finds a method of td by name and, unless sigBlob is empty,
+signature; the error matches ErrNotFound when there is none.
+
+It calls IMetaDataImport::FindMethod.
+*/
 func (x *Import) FindMethod(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -1911,7 +1947,7 @@ func (x *Import) FindMethod(td Token, name string, sigBlob []byte) (Token, error
 	return res, nil
 }
 
-// FindField calls IMetaDataImport::FindField.
+// It calls IMetaDataImport::FindField.
 func (x *Import) FindField(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -1927,7 +1963,12 @@ func (x *Import) FindField(td Token, name string, sigBlob []byte) (Token, error)
 	return res, nil
 }
 
-// FindMemberRef calls IMetaDataImport::FindMemberRef.
+/*
+FindMemberRef finds the MemberRef of name and, unless sigBlob is empty,
+signature on parent td; Emit2.EnsureMemberRef finds or defines one.
+
+It calls IMetaDataImport::FindMemberRef.
+*/
 func (x *Import) FindMemberRef(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -1953,7 +1994,7 @@ type ImportMethodPropsResult struct {
 	ImplFlags uint32
 }
 
-// GetMethodProps calls IMetaDataImport::GetMethodProps.
+// It calls IMetaDataImport::GetMethodProps.
 func (x *Import) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
 	var res ImportMethodPropsResult
 	if x == nil || x.p == nil {
@@ -1996,7 +2037,7 @@ type ImportMemberRefPropsResult struct {
 	SigBlob []byte
 }
 
-// GetMemberRefProps calls IMetaDataImport::GetMemberRefProps.
+// It calls IMetaDataImport::GetMemberRefProps.
 func (x *Import) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error) {
 	var res ImportMemberRefPropsResult
 	if x == nil || x.p == nil {
@@ -2026,7 +2067,7 @@ func (x *Import) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error)
 	return res, nil
 }
 
-// EnumProperties calls IMetaDataImport::EnumProperties.
+// It calls IMetaDataImport::EnumProperties.
 func (x *Import) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2051,7 +2092,7 @@ func (x *Import) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
 	return res, nil
 }
 
-// EnumEvents calls IMetaDataImport::EnumEvents.
+// It calls IMetaDataImport::EnumEvents.
 func (x *Import) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2088,7 +2129,7 @@ type ImportEventPropsResult struct {
 	RmdOtherMethod []Token
 }
 
-// GetEventProps calls IMetaDataImport::GetEventProps.
+// It calls IMetaDataImport::GetEventProps.
 func (x *Import) GetEventProps(ev Token, event string, event2 uint32) (ImportEventPropsResult, error) {
 	var res ImportEventPropsResult
 	if x == nil || x.p == nil {
@@ -2128,7 +2169,7 @@ func (x *Import) GetEventProps(ev Token, event string, event2 uint32) (ImportEve
 	return res, nil
 }
 
-// EnumMethodSemantics calls IMetaDataImport::EnumMethodSemantics.
+// It calls IMetaDataImport::EnumMethodSemantics.
 func (x *Import) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2153,7 +2194,7 @@ func (x *Import) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, err
 	return res, nil
 }
 
-// GetMethodSemantics calls IMetaDataImport::GetMethodSemantics.
+// It calls IMetaDataImport::GetMethodSemantics.
 func (x *Import) GetMethodSemantics(mb Token, eventProp Token) (MethodSemanticsAttr, error) {
 	var res MethodSemanticsAttr
 	if x == nil || x.p == nil {
@@ -2175,7 +2216,7 @@ type ImportClassLayoutResult struct {
 	ClassSize   uint32
 }
 
-// GetClassLayout calls IMetaDataImport::GetClassLayout.
+// It calls IMetaDataImport::GetClassLayout.
 func (x *Import) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 	var res ImportClassLayoutResult
 	if x == nil || x.p == nil {
@@ -2204,7 +2245,7 @@ func (x *Import) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 	return res, nil
 }
 
-// GetFieldMarshal calls IMetaDataImport::GetFieldMarshal.
+// It calls IMetaDataImport::GetFieldMarshal.
 func (x *Import) GetFieldMarshal(tk Token) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
@@ -2226,7 +2267,7 @@ type ImportRVAResult struct {
 	ImplFlags MethodImpl
 }
 
-// GetRVA calls IMetaDataImport::GetRVA.
+// It calls IMetaDataImport::GetRVA.
 func (x *Import) GetRVA(tk Token) (ImportRVAResult, error) {
 	var res ImportRVAResult
 	if x == nil || x.p == nil {
@@ -2249,7 +2290,7 @@ type ImportPermissionSetPropsResult struct {
 	Permission []byte
 }
 
-// GetPermissionSetProps calls IMetaDataImport::GetPermissionSetProps.
+// It calls IMetaDataImport::GetPermissionSetProps.
 func (x *Import) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
 	var res ImportPermissionSetPropsResult
 	if x == nil || x.p == nil {
@@ -2267,7 +2308,7 @@ func (x *Import) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult
 	return res, nil
 }
 
-// GetSigFromToken calls IMetaDataImport::GetSigFromToken.
+// It calls IMetaDataImport::GetSigFromToken.
 func (x *Import) GetSigFromToken(mdSig Token) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
@@ -2283,7 +2324,7 @@ func (x *Import) GetSigFromToken(mdSig Token) ([]byte, error) {
 	return res, nil
 }
 
-// GetModuleRefProps calls IMetaDataImport::GetModuleRefProps.
+// It calls IMetaDataImport::GetModuleRefProps.
 func (x *Import) GetModuleRefProps(mur Token) (string, error) {
 	var res string
 	if x == nil || x.p == nil {
@@ -2308,7 +2349,7 @@ func (x *Import) GetModuleRefProps(mur Token) (string, error) {
 	return res, nil
 }
 
-// EnumModuleRefs calls IMetaDataImport::EnumModuleRefs.
+// It calls IMetaDataImport::EnumModuleRefs.
 func (x *Import) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2333,7 +2374,7 @@ func (x *Import) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// GetTypeSpecFromToken calls IMetaDataImport::GetTypeSpecFromToken.
+// It calls IMetaDataImport::GetTypeSpecFromToken.
 func (x *Import) GetTypeSpecFromToken(typespec Token) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
@@ -2361,7 +2402,7 @@ func (x *Import) getNameFromToken(tk Token, utf8NamePtr unsafe.Pointer) error {
 	return nil
 }
 
-// EnumUnresolvedMethods calls IMetaDataImport::EnumUnresolvedMethods.
+// It calls IMetaDataImport::EnumUnresolvedMethods.
 func (x *Import) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2386,7 +2427,11 @@ func (x *Import) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// GetUserString calls IMetaDataImport::GetUserString.
+/*
+GetUserString returns the string an ldstr token names.
+
+It calls IMetaDataImport::GetUserString.
+*/
 func (x *Import) GetUserString(stk Token) (string, error) {
 	var res string
 	if x == nil || x.p == nil {
@@ -2418,7 +2463,7 @@ type ImportPinvokeMapResult struct {
 	ImportDll    Token
 }
 
-// GetPinvokeMap calls IMetaDataImport::GetPinvokeMap.
+// It calls IMetaDataImport::GetPinvokeMap.
 func (x *Import) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 	var res ImportPinvokeMapResult
 	if x == nil || x.p == nil {
@@ -2447,7 +2492,7 @@ func (x *Import) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 	return res, nil
 }
 
-// EnumSignatures calls IMetaDataImport::EnumSignatures.
+// It calls IMetaDataImport::EnumSignatures.
 func (x *Import) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2472,7 +2517,7 @@ func (x *Import) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// EnumTypeSpecs calls IMetaDataImport::EnumTypeSpecs.
+// It calls IMetaDataImport::EnumTypeSpecs.
 func (x *Import) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2497,7 +2542,7 @@ func (x *Import) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// EnumUserStrings calls IMetaDataImport::EnumUserStrings.
+// It calls IMetaDataImport::EnumUserStrings.
 func (x *Import) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2522,7 +2567,7 @@ func (x *Import) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// GetParamForMethodIndex calls IMetaDataImport::GetParamForMethodIndex.
+// It calls IMetaDataImport::GetParamForMethodIndex.
 func (x *Import) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -2537,7 +2582,7 @@ func (x *Import) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error
 	return res, nil
 }
 
-// EnumCustomAttributes calls IMetaDataImport::EnumCustomAttributes.
+// It calls IMetaDataImport::EnumCustomAttributes.
 func (x *Import) EnumCustomAttributes(phEnum *EnumHandle, tk Token, typ Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2589,7 +2634,12 @@ func (x *Import) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsRe
 	return res, nil
 }
 
-// FindTypeRef calls IMetaDataImport::FindTypeRef.
+/*
+FindTypeRef finds the TypeRef to a namespace-qualified name in a
+resolution scope; Emit2.EnsureTypeRef finds or defines one.
+
+It calls IMetaDataImport::FindTypeRef.
+*/
 func (x *Import) FindTypeRef(resolutionScope Token, name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -2833,7 +2883,7 @@ func (x *Import) getCustomAttributeByName(obj Token, name string) ([]byte, error
 	return res, nil
 }
 
-// IsValidToken calls IMetaDataImport::IsValidToken.
+// It calls IMetaDataImport::IsValidToken.
 func (x *Import) IsValidToken(tk Token) bool {
 	if x == nil || x.p == nil {
 		return false
@@ -2842,7 +2892,7 @@ func (x *Import) IsValidToken(tk Token) bool {
 	return ret != 0
 }
 
-// GetNestedClassProps calls IMetaDataImport::GetNestedClassProps.
+// It calls IMetaDataImport::GetNestedClassProps.
 func (x *Import) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -2857,7 +2907,7 @@ func (x *Import) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 	return res, nil
 }
 
-// GetNativeCallConvFromSig calls IMetaDataImport::GetNativeCallConvFromSig.
+// It calls IMetaDataImport::GetNativeCallConvFromSig.
 func (x *Import) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -2872,7 +2922,7 @@ func (x *Import) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
 	return res, nil
 }
 
-// IsGlobal calls IMetaDataImport::IsGlobal.
+// It calls IMetaDataImport::IsGlobal.
 func (x *Import) IsGlobal(pd Token) (int32, error) {
 	var res int32
 	if x == nil || x.p == nil {
@@ -2932,7 +2982,7 @@ func (x *Import2) base() *Import {
 	return &x.Import
 }
 
-// EnumGenericParams calls IMetaDataImport2::EnumGenericParams.
+// It calls IMetaDataImport2::EnumGenericParams.
 func (x *Import2) EnumGenericParams(phEnum *EnumHandle, tk Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2966,7 +3016,7 @@ type Import2GenericParamPropsResult struct {
 	Wzname     string
 }
 
-// GetGenericParamProps calls IMetaDataImport2::GetGenericParamProps.
+// It calls IMetaDataImport2::GetGenericParamProps.
 func (x *Import2) GetGenericParamProps(gp Token) (Import2GenericParamPropsResult, error) {
 	var res Import2GenericParamPropsResult
 	if x == nil || x.p == nil {
@@ -3005,7 +3055,7 @@ type Import2MethodSpecPropsResult struct {
 	SigBlob []byte
 }
 
-// GetMethodSpecProps calls IMetaDataImport2::GetMethodSpecProps.
+// It calls IMetaDataImport2::GetMethodSpecProps.
 func (x *Import2) GetMethodSpecProps(mi Token) (Import2MethodSpecPropsResult, error) {
 	var res Import2MethodSpecPropsResult
 	if x == nil || x.p == nil {
@@ -3023,7 +3073,7 @@ func (x *Import2) GetMethodSpecProps(mi Token) (Import2MethodSpecPropsResult, er
 	return res, nil
 }
 
-// EnumGenericParamConstraints calls IMetaDataImport2::EnumGenericParamConstraints.
+// It calls IMetaDataImport2::EnumGenericParamConstraints.
 func (x *Import2) EnumGenericParamConstraints(phEnum *EnumHandle, tk Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -3054,7 +3104,7 @@ type Import2GenericParamConstraintPropsResult struct {
 	ConstraintType Token
 }
 
-// GetGenericParamConstraintProps calls IMetaDataImport2::GetGenericParamConstraintProps.
+// It calls IMetaDataImport2::GetGenericParamConstraintProps.
 func (x *Import2) GetGenericParamConstraintProps(gpc Token) (Import2GenericParamConstraintPropsResult, error) {
 	var res Import2GenericParamConstraintPropsResult
 	if x == nil || x.p == nil {
@@ -3077,7 +3127,7 @@ type Import2PEKindResult struct {
 	MAchine uint32
 }
 
-// GetPEKind calls IMetaDataImport2::GetPEKind.
+// It calls IMetaDataImport2::GetPEKind.
 func (x *Import2) GetPEKind() (Import2PEKindResult, error) {
 	var res Import2PEKindResult
 	if x == nil || x.p == nil {
@@ -3094,7 +3144,7 @@ func (x *Import2) GetPEKind() (Import2PEKindResult, error) {
 	return res, nil
 }
 
-// GetVersionString calls IMetaDataImport2::GetVersionString.
+// It calls IMetaDataImport2::GetVersionString.
 func (x *Import2) GetVersionString() (string, error) {
 	var res string
 	if x == nil || x.p == nil {
@@ -3119,7 +3169,7 @@ func (x *Import2) GetVersionString() (string, error) {
 	return res, nil
 }
 
-// EnumMethodSpecs calls IMetaDataImport2::EnumMethodSpecs.
+// It calls IMetaDataImport2::EnumMethodSpecs.
 func (x *Import2) EnumMethodSpecs(phEnum *EnumHandle, tk Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -3387,7 +3437,7 @@ func (x *Filter) Release() {
 	x.p = nil
 }
 
-// UnmarkAll calls IMetaDataFilter::UnmarkAll.
+// It calls IMetaDataFilter::UnmarkAll.
 func (x *Filter) UnmarkAll() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataFilter")
@@ -3399,7 +3449,7 @@ func (x *Filter) UnmarkAll() error {
 	return nil
 }
 
-// MarkToken calls IMetaDataFilter::MarkToken.
+// It calls IMetaDataFilter::MarkToken.
 func (x *Filter) MarkToken(tk Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataFilter")
@@ -3411,7 +3461,7 @@ func (x *Filter) MarkToken(tk Token) error {
 	return nil
 }
 
-// IsTokenMarked calls IMetaDataFilter::IsTokenMarked.
+// It calls IMetaDataFilter::IsTokenMarked.
 func (x *Filter) IsTokenMarked(tk Token) (bool, error) {
 	var res bool
 	if x == nil || x.p == nil {
@@ -3482,7 +3532,7 @@ func (x *HostFilter) Release() {
 	x.p = nil
 }
 
-// MarkToken calls IHostFilter::MarkToken.
+// It calls IHostFilter::MarkToken.
 func (x *HostFilter) MarkToken(tk Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IHostFilter")
@@ -3582,7 +3632,7 @@ func (x *AssemblyEmit) defineAssemblyRef(publicKeyOrToken []byte, name string, m
 	return res, nil
 }
 
-// DefineFile calls IMetaDataAssemblyEmit::DefineFile.
+// It calls IMetaDataAssemblyEmit::DefineFile.
 func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags FileFlags) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -3598,7 +3648,7 @@ func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags FileF
 	return res, nil
 }
 
-// DefineExportedType calls IMetaDataAssemblyEmit::DefineExportedType.
+// It calls IMetaDataAssemblyEmit::DefineExportedType.
 func (x *AssemblyEmit) DefineExportedType(name string, implementation Token, typeDef Token, exportedTypeFlags TypeAttr) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -3614,7 +3664,7 @@ func (x *AssemblyEmit) DefineExportedType(name string, implementation Token, typ
 	return res, nil
 }
 
-// DefineManifestResource calls IMetaDataAssemblyEmit::DefineManifestResource.
+// It calls IMetaDataAssemblyEmit::DefineManifestResource.
 func (x *AssemblyEmit) DefineManifestResource(name string, implementation Token, offset uint32, resourceFlags ManifestResourceFlags) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -3656,7 +3706,7 @@ func (x *AssemblyEmit) setAssemblyRefProps(ar Token, publicKeyOrToken []byte, na
 	return nil
 }
 
-// SetFileProps calls IMetaDataAssemblyEmit::SetFileProps.
+// It calls IMetaDataAssemblyEmit::SetFileProps.
 func (x *AssemblyEmit) SetFileProps(file Token, hashValue []byte, fileFlags FileFlags) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
@@ -3668,7 +3718,7 @@ func (x *AssemblyEmit) SetFileProps(file Token, hashValue []byte, fileFlags File
 	return nil
 }
 
-// SetExportedTypeProps calls IMetaDataAssemblyEmit::SetExportedTypeProps.
+// It calls IMetaDataAssemblyEmit::SetExportedTypeProps.
 func (x *AssemblyEmit) SetExportedTypeProps(ct Token, implementation Token, typeDef Token, exportedTypeFlags TypeAttr) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
@@ -3680,7 +3730,7 @@ func (x *AssemblyEmit) SetExportedTypeProps(ct Token, implementation Token, type
 	return nil
 }
 
-// SetManifestResourceProps calls IMetaDataAssemblyEmit::SetManifestResourceProps.
+// It calls IMetaDataAssemblyEmit::SetManifestResourceProps.
 func (x *AssemblyEmit) SetManifestResourceProps(mr Token, implementation Token, offset uint32, resourceFlags ManifestResourceFlags) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
@@ -3842,7 +3892,7 @@ type AssemblyImportFilePropsResult struct {
 	FileFlags FileFlags
 }
 
-// GetFileProps calls IMetaDataAssemblyImport::GetFileProps.
+// It calls IMetaDataAssemblyImport::GetFileProps.
 func (x *AssemblyImport) GetFileProps(mdf Token) (AssemblyImportFilePropsResult, error) {
 	var res AssemblyImportFilePropsResult
 	if x == nil || x.p == nil {
@@ -3880,7 +3930,7 @@ type AssemblyImportExportedTypePropsResult struct {
 	ExportedTypeFlags TypeAttr
 }
 
-// GetExportedTypeProps calls IMetaDataAssemblyImport::GetExportedTypeProps.
+// It calls IMetaDataAssemblyImport::GetExportedTypeProps.
 func (x *AssemblyImport) GetExportedTypeProps(mdct Token) (AssemblyImportExportedTypePropsResult, error) {
 	var res AssemblyImportExportedTypePropsResult
 	if x == nil || x.p == nil {
@@ -3919,7 +3969,7 @@ type AssemblyImportManifestResourcePropsResult struct {
 	ResourceFlags  ManifestResourceFlags
 }
 
-// GetManifestResourceProps calls IMetaDataAssemblyImport::GetManifestResourceProps.
+// It calls IMetaDataAssemblyImport::GetManifestResourceProps.
 func (x *AssemblyImport) GetManifestResourceProps(mdmr Token) (AssemblyImportManifestResourcePropsResult, error) {
 	var res AssemblyImportManifestResourcePropsResult
 	if x == nil || x.p == nil {
@@ -3950,7 +4000,7 @@ func (x *AssemblyImport) GetManifestResourceProps(mdmr Token) (AssemblyImportMan
 	return res, nil
 }
 
-// EnumAssemblyRefs calls IMetaDataAssemblyImport::EnumAssemblyRefs.
+// It calls IMetaDataAssemblyImport::EnumAssemblyRefs.
 func (x *AssemblyImport) EnumAssemblyRefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -3975,7 +4025,7 @@ func (x *AssemblyImport) EnumAssemblyRefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// EnumFiles calls IMetaDataAssemblyImport::EnumFiles.
+// It calls IMetaDataAssemblyImport::EnumFiles.
 func (x *AssemblyImport) EnumFiles(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -4000,7 +4050,7 @@ func (x *AssemblyImport) EnumFiles(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// EnumExportedTypes calls IMetaDataAssemblyImport::EnumExportedTypes.
+// It calls IMetaDataAssemblyImport::EnumExportedTypes.
 func (x *AssemblyImport) EnumExportedTypes(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -4025,7 +4075,7 @@ func (x *AssemblyImport) EnumExportedTypes(phEnum *EnumHandle) ([]Token, error) 
 	return res, nil
 }
 
-// EnumManifestResources calls IMetaDataAssemblyImport::EnumManifestResources.
+// It calls IMetaDataAssemblyImport::EnumManifestResources.
 func (x *AssemblyImport) EnumManifestResources(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -4050,7 +4100,7 @@ func (x *AssemblyImport) EnumManifestResources(phEnum *EnumHandle) ([]Token, err
 	return res, nil
 }
 
-// GetAssemblyFromScope calls IMetaDataAssemblyImport::GetAssemblyFromScope.
+// It calls IMetaDataAssemblyImport::GetAssemblyFromScope.
 func (x *AssemblyImport) GetAssemblyFromScope() (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -4065,7 +4115,7 @@ func (x *AssemblyImport) GetAssemblyFromScope() (Token, error) {
 	return res, nil
 }
 
-// FindExportedTypeByName calls IMetaDataAssemblyImport::FindExportedTypeByName.
+// It calls IMetaDataAssemblyImport::FindExportedTypeByName.
 func (x *AssemblyImport) FindExportedTypeByName(name string, mdtExportedType Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -4081,7 +4131,7 @@ func (x *AssemblyImport) FindExportedTypeByName(name string, mdtExportedType Tok
 	return res, nil
 }
 
-// FindManifestResourceByName calls IMetaDataAssemblyImport::FindManifestResourceByName.
+// It calls IMetaDataAssemblyImport::FindManifestResourceByName.
 func (x *AssemblyImport) FindManifestResourceByName(name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -4097,7 +4147,7 @@ func (x *AssemblyImport) FindManifestResourceByName(name string) (Token, error) 
 	return res, nil
 }
 
-// CloseEnum calls IMetaDataAssemblyImport::CloseEnum.
+// It calls IMetaDataAssemblyImport::CloseEnum.
 func (x *AssemblyImport) CloseEnum(hEnum EnumHandle) {
 	if x == nil || x.p == nil {
 		return
@@ -4179,7 +4229,7 @@ func (x *Validate) Release() {
 	x.p = nil
 }
 
-// ValidatorInit calls IMetaDataValidate::ValidatorInit.
+// It calls IMetaDataValidate::ValidatorInit.
 func (x *Validate) ValidatorInit(moduleType uint32, unk *Unknown) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataValidate")
@@ -4191,7 +4241,7 @@ func (x *Validate) ValidatorInit(moduleType uint32, unk *Unknown) error {
 	return nil
 }
 
-// ValidateMetaData calls IMetaDataValidate::ValidateMetaData.
+// It calls IMetaDataValidate::ValidateMetaData.
 func (x *Validate) ValidateMetaData() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataValidate")
@@ -4290,7 +4340,7 @@ func (x *DispenserEx) openScopeOnITypeInfo(iti unsafe.Pointer, openFlags uint32,
 	return res, nil
 }
 
-// GetCORSystemDirectory calls IMetaDataDispenserEx::GetCORSystemDirectory.
+// It calls IMetaDataDispenserEx::GetCORSystemDirectory.
 func (x *DispenserEx) GetCORSystemDirectory() (string, error) {
 	var res string
 	if x == nil || x.p == nil {
@@ -4315,7 +4365,7 @@ func (x *DispenserEx) GetCORSystemDirectory() (string, error) {
 	return res, nil
 }
 
-// FindAssembly calls IMetaDataDispenserEx::FindAssembly.
+// It calls IMetaDataDispenserEx::FindAssembly.
 func (x *DispenserEx) FindAssembly(appBase string, privateBin string, globalBin string, assemblyName string, name string, name2 uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4335,7 +4385,7 @@ func (x *DispenserEx) FindAssembly(appBase string, privateBin string, globalBin 
 	return res, nil
 }
 
-// FindAssemblyModule calls IMetaDataDispenserEx::FindAssemblyModule.
+// It calls IMetaDataDispenserEx::FindAssemblyModule.
 func (x *DispenserEx) FindAssemblyModule(appBase string, privateBin string, globalBin string, assemblyName string, moduleName string) (string, error) {
 	var res string
 	if x == nil || x.p == nil {
@@ -4431,7 +4481,7 @@ func (x *Tables) Release() {
 	x.p = nil
 }
 
-// GetStringHeapSize calls IMetaDataTables::GetStringHeapSize.
+// It calls IMetaDataTables::GetStringHeapSize.
 func (x *Tables) GetStringHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4446,7 +4496,7 @@ func (x *Tables) GetStringHeapSize() (uint32, error) {
 	return res, nil
 }
 
-// GetBlobHeapSize calls IMetaDataTables::GetBlobHeapSize.
+// It calls IMetaDataTables::GetBlobHeapSize.
 func (x *Tables) GetBlobHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4461,7 +4511,7 @@ func (x *Tables) GetBlobHeapSize() (uint32, error) {
 	return res, nil
 }
 
-// GetGuidHeapSize calls IMetaDataTables::GetGuidHeapSize.
+// It calls IMetaDataTables::GetGuidHeapSize.
 func (x *Tables) GetGuidHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4476,7 +4526,7 @@ func (x *Tables) GetGuidHeapSize() (uint32, error) {
 	return res, nil
 }
 
-// GetUserStringHeapSize calls IMetaDataTables::GetUserStringHeapSize.
+// It calls IMetaDataTables::GetUserStringHeapSize.
 func (x *Tables) GetUserStringHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4491,7 +4541,7 @@ func (x *Tables) GetUserStringHeapSize() (uint32, error) {
 	return res, nil
 }
 
-// GetNumTables calls IMetaDataTables::GetNumTables.
+// It calls IMetaDataTables::GetNumTables.
 func (x *Tables) GetNumTables() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4506,7 +4556,7 @@ func (x *Tables) GetNumTables() (uint32, error) {
 	return res, nil
 }
 
-// GetTableIndex calls IMetaDataTables::GetTableIndex.
+// It calls IMetaDataTables::GetTableIndex.
 func (x *Tables) GetTableIndex(token uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4591,7 +4641,7 @@ func (x *Tables) getCodedTokenInfo(ixCdTkn uint32, tokens unsafe.Pointer, name u
 	return res, nil
 }
 
-// GetRow calls IMetaDataTables::GetRow.
+// It calls IMetaDataTables::GetRow.
 func (x *Tables) GetRow(ixTbl uint32, rid uint32) (Address, error) {
 	var res Address
 	if x == nil || x.p == nil {
@@ -4606,7 +4656,7 @@ func (x *Tables) GetRow(ixTbl uint32, rid uint32) (Address, error) {
 	return res, nil
 }
 
-// GetColumn calls IMetaDataTables::GetColumn.
+// It calls IMetaDataTables::GetColumn.
 func (x *Tables) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4633,7 +4683,7 @@ func (x *Tables) getString(ixString uint32, str unsafe.Pointer) error {
 	return nil
 }
 
-// GetBlob calls IMetaDataTables::GetBlob.
+// It calls IMetaDataTables::GetBlob.
 func (x *Tables) GetBlob(ixBlob uint32) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
@@ -4661,7 +4711,7 @@ func (x *Tables) getGuid(ixGUID uint32, guid unsafe.Pointer) error {
 	return nil
 }
 
-// GetUserString calls IMetaDataTables::GetUserString.
+// It calls IMetaDataTables::GetUserString.
 func (x *Tables) GetUserString(ixUserString uint32) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
@@ -4677,7 +4727,7 @@ func (x *Tables) GetUserString(ixUserString uint32) ([]byte, error) {
 	return res, nil
 }
 
-// GetNextString calls IMetaDataTables::GetNextString.
+// It calls IMetaDataTables::GetNextString.
 func (x *Tables) GetNextString(ixString uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4692,7 +4742,7 @@ func (x *Tables) GetNextString(ixString uint32) (uint32, error) {
 	return res, nil
 }
 
-// GetNextBlob calls IMetaDataTables::GetNextBlob.
+// It calls IMetaDataTables::GetNextBlob.
 func (x *Tables) GetNextBlob(ixBlob uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4707,7 +4757,7 @@ func (x *Tables) GetNextBlob(ixBlob uint32) (uint32, error) {
 	return res, nil
 }
 
-// GetNextGuid calls IMetaDataTables::GetNextGuid.
+// It calls IMetaDataTables::GetNextGuid.
 func (x *Tables) GetNextGuid(ixGUID uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4722,7 +4772,7 @@ func (x *Tables) GetNextGuid(ixGUID uint32) (uint32, error) {
 	return res, nil
 }
 
-// GetNextUserString calls IMetaDataTables::GetNextUserString.
+// It calls IMetaDataTables::GetNextUserString.
 func (x *Tables) GetNextUserString(ixUserString uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4782,7 +4832,7 @@ func (x *Tables2) base() *Tables {
 	return &x.Tables
 }
 
-// GetMetaDataStorage calls IMetaDataTables2::GetMetaDataStorage.
+// It calls IMetaDataTables2::GetMetaDataStorage.
 func (x *Tables2) GetMetaDataStorage() ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
@@ -4934,7 +4984,7 @@ type InfoFileMappingResult struct {
 	MappingType uint32
 }
 
-// GetFileMapping calls IMetaDataInfo::GetFileMapping.
+// It calls IMetaDataInfo::GetFileMapping.
 func (x *Info) GetFileMapping() (InfoFileMappingResult, error) {
 	var res InfoFileMappingResult
 	if x == nil || x.p == nil {
