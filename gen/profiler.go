@@ -17,11 +17,16 @@ const profilerPkg = "github.com/clrprof/clrprof/profiler"
 type Stats struct {
 	Interfaces, Methods, Enums, EnumValues, Structs, Consts, HRESULTs int
 	CallbackSlots, WrappedMethods, RawParams                          int
+	// ExportedRawParams counts the raw parameters (C pointers) of the
+	// wrapper methods that are exported; the others are unexported raw
+	// calls hand-written methods build on.
+	ExportedRawParams, ExportedMethods int
 }
 
 func (s Stats) String() string {
-	return fmt.Sprintf("interfaces=%d methods=%d enums=%d enum_values=%d structs=%d consts=%d hresults=%d callback_slots=%d wrapped_methods=%d raw_params=%d",
-		s.Interfaces, s.Methods, s.Enums, s.EnumValues, s.Structs, s.Consts, s.HRESULTs, s.CallbackSlots, s.WrappedMethods, s.RawParams)
+	return fmt.Sprintf("interfaces=%d methods=%d enums=%d enum_values=%d structs=%d consts=%d hresults=%d callback_slots=%d wrapped_methods=%d raw_params=%d exported_methods=%d exported_raw_params=%d",
+		s.Interfaces, s.Methods, s.Enums, s.EnumValues, s.Structs, s.Consts, s.HRESULTs, s.CallbackSlots, s.WrappedMethods, s.RawParams,
+		s.ExportedMethods, s.ExportedRawParams)
 }
 
 // pointerIDs are pointer typedefs that Go treats as opaque named values
@@ -177,6 +182,10 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 			pl.SFalse = ov.SFalse[it.Name+"."+m.Name]
 			pl.HandWritten = ov.HandWritten[it.Name+"."+m.Name]
 			st.RawParams += pl.Raw
+			if pl.Exported() {
+				st.ExportedMethods++
+				st.ExportedRawParams += pl.Raw
+			}
 			st.WrappedMethods++
 			rn, err := resultTypeName(wf, pl, "", resultNames, it)
 			if err != nil {
@@ -351,6 +360,10 @@ func emitObjectWrapper(wf *jen.File, tm *TypeMapper, it *Interface, ov *Overlay,
 		pl.SFalse = ov.SFalse[it.Name+"."+m.Name]
 		pl.HandWritten = ov.HandWritten[it.Name+"."+m.Name]
 		st.RawParams += pl.Raw
+		if pl.Exported() {
+			st.ExportedMethods++
+			st.ExportedRawParams += pl.Raw
+		}
 		st.WrappedMethods++
 		rn, err := resultTypeName(wf, pl, InterfaceGoName(it.Name), resultNames, it)
 		if err != nil {
