@@ -57,6 +57,8 @@ func TestRuntimeDispenser(t *testing.T) {
 			"saved event Changed",
 			"saved param 1 scale in=true",
 			"saved assembly ref System.Runtime 4.0.0.0 token=b03f5f7f11d50a3a",
+			"saved generic params [T]; name from token Thing",
+			"saved assembly Gen 1.2.3.4",
 		} {
 			if !strings.Contains(got, want) {
 				t.Errorf("%s: missing %q", rt.Name, want)

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 )
 
+// #include <string.h>
 // #include "thunks_gen.h"
 import "C"
 
@@ -346,4 +347,61 @@ func (x *Import2) enumMethodImplsN(h *EnumHandle, td Token, decl []Token) ([]Tok
 		return nil, com.HRESULT(hr)
 	}
 	return body[:min(int(n), len(body))], nil
+}
+
+// SaveDeltaToMemory returns the edit-and-continue delta of the scope: what
+// changed since it was opened with the MetaDataSetUpdate option set to
+// MDUpdateDelta.
+func (x *Emit2) SaveDeltaToMemory() ([]byte, error) {
+	if x == nil || x.p == nil {
+		return nil, nilEmit2()
+	}
+	n, err := x.GetDeltaSaveSize(CssAccurate)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 || n > maxImage {
+		return nil, fmt.Errorf("metadata: GetDeltaSaveSize reported %d bytes", n)
+	}
+	buf := make([]byte, n)
+	if err := x.saveDeltaToMemory(unsafe.Pointer(&buf[0]), n); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// DefineGenericParam defines generic parameter number index (from 0) of a
+// TypeDef or MethodDef, with its constraints (TypeDefs, TypeRefs or
+// TypeSpecs).
+func (x *Emit2) DefineGenericParam(owner Token, index uint32, flags GenericParamAttr, name string, constraints []Token) (Token, error) {
+	if x == nil || x.p == nil {
+		return 0, nilEmit2()
+	}
+	return x.defineGenericParam(owner, index, flags, name, 0, nilTerminated(constraints))
+}
+
+// SetGenericParamProps changes a generic parameter's flags, name and
+// constraints.
+func (x *Emit2) SetGenericParamProps(gp Token, flags GenericParamAttr, name string, constraints []Token) error {
+	if x == nil || x.p == nil {
+		return nilEmit2()
+	}
+	return x.setGenericParamProps(gp, flags, name, 0, nilTerminated(constraints))
+}
+
+// NameFromToken returns the simple name (UTF-8 in the metadata) of a
+// TypeDef, TypeRef, MethodDef, FieldDef, MemberRef, ModuleRef or Module
+// token: "String", "WriteLine".
+func (x *Import2) NameFromToken(tk Token) (string, error) {
+	if x == nil || x.p == nil {
+		return "", nilImport2()
+	}
+	var name *C.char
+	if err := x.base().getNameFromToken(tk, unsafe.Pointer(&name)); err != nil {
+		return "", err
+	}
+	if name == nil {
+		return "", nil
+	}
+	return C.GoStringN(name, C.int(C.strnlen(name, maxNameLen))), nil
 }

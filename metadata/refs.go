@@ -43,20 +43,60 @@ func (x *AssemblyEmit) DefineAssemblyRef(a AssemblyName, flags AssemblyFlags) (T
 	if a.Name == "" {
 		return 0, errors.New("metadata: DefineAssemblyRef: no name")
 	}
-	md := AssemblyMetadata{MajorVersion: a.Version.Major, MinorVersion: a.Version.Minor,
-		BuildNumber: a.Version.Build, RevisionNumber: a.Version.Revision}
-	if a.Culture != "" {
-		// The struct is read by the runtime during the call; the locale
-		// it points to must not be Go memory (a Go pointer inside memory
-		// passed to C), so it is copied to C memory.
-		u := append(encodeUTF16Len(a.Culture), 0)
-		p := C.malloc(C.size_t(2 * len(u)))
-		defer C.free(p)
-		C.memcpy(p, unsafe.Pointer(&u[0]), C.size_t(2*len(u)))
-		md.Locale = Address(uintptr(p))
-		md.LocaleLen = uint32(len(u))
-	}
+	md, free := assemblyMetadata(a)
+	defer free()
 	return x.defineAssemblyRef(a.PublicKeyToken, a.Name, unsafe.Pointer(&md), nil, uint32(flags&^afPublicKey))
+}
+
+// assemblyMetadata lays a's version and culture out as ASSEMBLYMETADATA.
+// The struct is read by the runtime during the call; the locale it points
+// to must not be Go memory (a Go pointer inside memory passed to C), so it
+// is copied to C memory, freed by free.
+func assemblyMetadata(a AssemblyName) (md AssemblyMetadata, free func()) {
+	md = AssemblyMetadata{MajorVersion: a.Version.Major, MinorVersion: a.Version.Minor,
+		BuildNumber: a.Version.Build, RevisionNumber: a.Version.Revision}
+	if a.Culture == "" {
+		return md, func() {}
+	}
+	u := append(encodeUTF16Len(a.Culture), 0)
+	p := C.malloc(C.size_t(2 * len(u)))
+	C.memcpy(p, unsafe.Pointer(&u[0]), C.size_t(2*len(u)))
+	md.Locale = Address(uintptr(p))
+	md.LocaleLen = uint32(len(u))
+	return md, func() { C.free(p) }
+}
+
+// SetAssemblyRefProps changes an AssemblyRef (its PublicKeyToken field is
+// the token, never a full key).
+func (x *AssemblyEmit) SetAssemblyRefProps(ar Token, a AssemblyName, flags AssemblyFlags) error {
+	if x == nil || x.p == nil {
+		return com.NilObject("IMetaDataAssemblyEmit")
+	}
+	md, free := assemblyMetadata(a)
+	defer free()
+	return x.setAssemblyRefProps(ar, a.PublicKeyToken, a.Name, unsafe.Pointer(&md), nil, uint32(flags&^afPublicKey))
+}
+
+// DefineAssembly defines the scope's Assembly row (a new scope's manifest):
+// its name, version and culture, the full public key (nil for none) and
+// the hash algorithm (0x8004, SHA1, is what compilers write).
+func (x *AssemblyEmit) DefineAssembly(a AssemblyName, publicKey []byte, hashAlg uint32, flags AssemblyFlags) (Token, error) {
+	if x == nil || x.p == nil {
+		return 0, com.NilObject("IMetaDataAssemblyEmit")
+	}
+	md, free := assemblyMetadata(a)
+	defer free()
+	return x.defineAssembly(publicKey, hashAlg, a.Name, unsafe.Pointer(&md), uint32(flags))
+}
+
+// SetAssemblyProps changes the Assembly row.
+func (x *AssemblyEmit) SetAssemblyProps(asm Token, a AssemblyName, publicKey []byte, hashAlg uint32, flags AssemblyFlags) error {
+	if x == nil || x.p == nil {
+		return com.NilObject("IMetaDataAssemblyEmit")
+	}
+	md, free := assemblyMetadata(a)
+	defer free()
+	return x.setAssemblyProps(asm, publicKey, hashAlg, a.Name, unsafe.Pointer(&md), uint32(flags))
 }
 
 // EnsureAssemblyRef returns the module's AssemblyRef to a, defining it if

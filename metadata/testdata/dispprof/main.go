@@ -203,6 +203,22 @@ func emit(d *metadata.DispenserEx) {
 	if _, err := e.DefineEvent(td, "Changed", metadata.EventDef{Type: object, AddOn: getter}); fail("event", err) {
 		return
 	}
+	box, err := e.DefineTypeDef("Gen.Box`1", metadata.TdPublic|metadata.TdClass, object, nil)
+	if fail("generic typedef", err) {
+		return
+	}
+	if _, err := e.DefineGenericParam(box, 0, 0, "T", nil); fail("generic param", err) {
+		return
+	}
+	ae, err := metadata.QueryAssemblyEmit(e)
+	if fail("assembly emit", err) {
+		return
+	}
+	_, err = ae.DefineAssembly(metadata.AssemblyName{Name: "Gen", Version: metadata.Version{Major: 1, Minor: 2, Build: 3, Revision: 4}, Culture: "en-US"}, nil, 0x8004, 0)
+	ae.Release()
+	if fail("assembly", err) {
+		return
+	}
 	img, err := e.SaveToMemory()
 	if fail("save", err) {
 		return
@@ -260,11 +276,23 @@ func emit(d *metadata.DispenserEx) {
 			logf("saved param %d %s in=%v%s", pi.Sequence, pi.Name, pi.Flags&metadata.PdIn != 0, errSuffix(err))
 		}
 	}
+	if boxTd, err := imp.FindTypeDef("Gen.Box`1", 0); err == nil {
+		names, err := imp.GenericParamNames(boxTd)
+		short, err2 := imp.NameFromToken(back)
+		logf("saved generic params %v; name from token %s%s%s", names, short, errSuffix(err), errSuffix(err2))
+	} else {
+		logf("saved generic type ERROR %v", err)
+	}
 	ai, err := metadata.QueryAssemblyImport(imp)
 	if fail("reopen assembly import", err) {
 		return
 	}
 	defer ai.Release()
+	if asm, err := ai.Assembly(); err == nil {
+		logf("saved assembly %s %v", asm.Name, asm.Version)
+	} else {
+		logf("saved assembly ERROR %v", err)
+	}
 	refs, _ := ai.AssemblyRefs()
 	for _, r := range refs {
 		ri, err := ai.AssemblyRef(r)
