@@ -260,6 +260,8 @@ func refusalHint(c HRESULT) string {
 		return "the profiler asked for something an attached profiler may not do (an event mask flag?)"
 	case "CLASS_E_CLASSNOTAVAILABLE":
 		return "the library does not provide that CLSID"
+	case "CORPROF_E_NOT_YET_AVAILABLE":
+		return "the runtime is still starting (its GC heap is not ready, so the profiler could not set its event mask); try again in a moment"
 	}
 	return "the library could not be loaded, or its InitializeForAttach failed; the target's stderr or profiler log may say more"
 }

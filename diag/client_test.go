@@ -250,3 +250,17 @@ func TestAttachProfilerArguments(t *testing.T) {
 		t.Errorf("missing process: %v", err)
 	}
 }
+
+// A refusal's message says what the code usually means; an attach that came
+// too early says to try again.
+func TestRefusalHint(t *testing.T) {
+	for code, want := range map[HRESULT]string{
+		HRESULT(-2146233509): "try again",               // CORPROF_E_NOT_YET_AVAILABLE
+		HRESULT(-2146233494): "already loaded",          // CORPROF_E_PROFILER_ALREADY_ACTIVE
+		HRESULT(-2147467259): "could not be loaded, or", // E_FAIL
+	} {
+		if got := refusalHint(code); !strings.Contains(got, want) {
+			t.Errorf("refusalHint(%v) = %q, want it to contain %q", code, got, want)
+		}
+	}
+}

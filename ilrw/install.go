@@ -60,7 +60,11 @@ type Rewriter struct {
 	jitted  map[methodKey]bool   // first-JIT decisions made
 	rejit   map[methodKey][]byte // bodies for ReJIT, by request
 	rejitFn map[methodKey]RewriteFunc
-	stats   Stats
+	// inlinerFn rewrites the methods a ReJIT with inliners recompiles
+	// because they inlined a requested one (nil: their original IL).
+	inlinerFn    RewriteFunc
+	withInliners bool
+	stats        Stats
 
 	reqOnce sync.Once
 	reqs    chan func()
@@ -235,6 +239,34 @@ func (r *Rewriter) RequestReJIT(module profiler.ModuleID, methods []metadata.Tok
 	return r.request(func() error { return r.info.RequestReJIT(mods, methods) })
 }
 
+// RequestReJITWithInliners is RequestReJIT through
+// ICorProfilerInfo10::RequestReJITWithInliners (.NET Core 3.0 and later):
+// the runtime also recompiles every method that inlined one of methods, so
+// that no inlined copy of the old body survives. With
+// profiler.ReJITBlockInlining in flags, the recompiled code calls the
+// requested methods instead of inlining them again. The runtime asks
+// GetReJITParameters for those inliners too: inliners rewrites their
+// bodies (nil: they are recompiled with the IL they have). Call it from a
+// goroutine of your own, never from inside a callback.
+func (r *Rewriter) RequestReJITWithInliners(flags profiler.ReJITFlags, module profiler.ModuleID, methods []metadata.Token, rw, inliners RewriteFunc) error {
+	if rw == nil {
+		return errors.New("ilrw: RequestReJITWithInliners without a RewriteFunc")
+	}
+	r.mu.Lock()
+	for _, t := range methods {
+		k := methodKey{module, t}
+		r.rejitFn[k] = rw
+		delete(r.rejit, k)
+	}
+	r.inlinerFn, r.withInliners = inliners, true
+	r.mu.Unlock()
+	mods := make([]profiler.ModuleID, len(methods))
+	for i := range mods {
+		mods[i] = module
+	}
+	return r.request(func() error { return r.info.RequestReJITWithInliners(flags, mods, methods) })
+}
+
 // RequestRevert asks the runtime to go back to the methods' original code
 // (from their next call). Like RequestReJIT, call it from a goroutine.
 func (r *Rewriter) RequestRevert(module profiler.ModuleID, methods []metadata.Token) error {
@@ -273,8 +305,15 @@ func (r *Rewriter) GetReJITParameters(module profiler.ModuleID, method metadata.
 	r.mu.Lock()
 	body, ok := r.rejit[k]
 	rw := r.rejitFn[k]
+	inliner := rw == nil && r.withInliners
+	if inliner {
+		rw = r.inlinerFn
+	}
 	r.mu.Unlock()
 	if !ok {
+		if inliner && rw == nil {
+			return nil // an inliner recompiled with its own IL
+		}
 		if rw == nil {
 			return fmt.Errorf("ilrw: GetReJITParameters for %v, which was not requested", method)
 		}

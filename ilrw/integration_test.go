@@ -247,3 +247,30 @@ func TestReJIT(t *testing.T) {
 		}
 	})
 }
+
+// TestReJITWithInliners rewrites a method that was inlined into its only
+// caller: the new body shows only because the runtime recompiles the caller
+// too (with inlining of the method blocked), and the revert undoes it.
+func TestReJITWithInliners(t *testing.T) {
+	lib := ilprof(t)
+	app := harness.CompileCS(t, []string{"testdata/rejitinl/app.cs"}, "", harness.Optimize())
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		if rt.Major < 3 {
+			t.Skipf("%s: RequestReJITWithInliners is ICorProfilerInfo10, new in .NET Core 3.0", rt.Name)
+		}
+		res := harness.Run(t, rt, app, harness.RunOptions{
+			ProfilerPath:  lib,
+			ProfilerCLSID: ilprofCLSID,
+			// Tier-0 code inlines nothing.
+			Env: []string{"ILPROF_MODE=rejitinl", "COMPlus_TieredCompilation=0", "DOTNET_TieredCompilation=0"},
+		})
+		res.MustSucceed(t)
+		res.MustStdoutContain(t, "before: hello\n", "after rejit: rewritten by ReJIT\n", "after revert: hello\n", "app done\n")
+		res.MustStderrContain(t, "ilprof: RequestReJITWithInliners: <nil>", "ilprof: RequestRevert: <nil>")
+		res.MustStderrNotContain(t, "ReJITError")
+		s := ints(t, res, "ilprof: rewriter ")
+		if s["rejitted"] < 1 || s["errors"] != 0 {
+			t.Errorf("stats %v", s)
+		}
+	})
+}

@@ -21,19 +21,35 @@ import (
 type dispatcher struct {
 	callbacks
 	reg  *registration
+	impl Callback // the value this object dispatches to
+	// live is set while the object counts in liveObjects.
+	live atomic.Bool
 	info *Info
 	// done is set once Shutdown has run (or Initialize failed): callbacks
 	// that still arrive are answered S_OK without reaching the user.
 	done atomic.Bool
 }
 
-func newDispatcher(r *registration) *dispatcher {
-	d := &dispatcher{reg: r}
-	d.bind(r.impl)
+func newDispatcher(r *registration) (*dispatcher, error) {
+	impl, err := r.implFor()
+	if err != nil {
+		return nil, err
+	}
+	d := &dispatcher{reg: r, impl: impl}
+	d.bind(impl)
 	if d.cb1 != nil {
 		d.cb1 = unloadHook{Callback: d.cb1, info: func() *Info { return d.info }}
 	}
-	return d
+	return d, nil
+}
+
+// retire takes the object out of liveObjects and reports whether it was
+// the last live one.
+func (d *dispatcher) retire() (last bool) {
+	if d.live.CompareAndSwap(true, false) {
+		return liveObjects.Add(-1) == 0
+	}
+	return liveObjects.Load() == 0
 }
 
 // dispatcherOf returns the live dispatcher behind handle h, or nil if h is
@@ -130,14 +146,17 @@ func (d *dispatcher) start(method string, unk unsafe.Pointer, call func(*Info) e
 		return err
 	}
 	d.info = info
-	logger().Info(method, "clsid", guidString(d.reg.clsid), "type", fmt.Sprintf("%T", d.reg.impl), "infoVersion", info.Version())
+	logger().Info(method, "clsid", guidString(d.reg.clsid), "type", fmt.Sprintf("%T", d.impl), "infoVersion", info.Version())
 	for _, v := range []string{"CLRPROF_SIGNAL_GUARD", "CLRPROF_SIGNAL_AUDIT"} {
 		if os.Getenv(v) == "0" {
 			logger().Warn(v + "=0: a signal-safety measure is off (a diagnostic setting; the host may crash under GC suspension)")
 		}
 	}
+	d.live.Store(true)
+	liveObjects.Add(1)
 	if err := callUser(method, func() error { return call(info) }); err != nil {
 		d.done.Store(true)
+		d.retire()
 		logger().Warn(method+" returned an error; the runtime will not use this profiler", "err", err)
 		return err
 	}
@@ -193,6 +212,7 @@ const quiesceDrain = 20 * time.Millisecond
 func (d *dispatcher) detachSucceeded() error {
 	defer func() {
 		d.done.Store(true)
+		d.retire()
 		if d.info != nil {
 			dropImports(d.info)
 			dropCanon(d.info)
@@ -210,6 +230,12 @@ func (d *dispatcher) stop() {
 	d.done.Store(true)
 	dropImports(d.info)
 	dropCanon(d.info)
+	if !d.retire() {
+		// Other profiler objects of this library (notification
+		// profilers, RegisterFactory) still receive callbacks.
+		logger().Info("shut down one profiler object; others are live", "live", liveObjects.Load())
+		return
+	}
 	for slot := range callbackMethods {
 		setImpl(slot, false)
 	}

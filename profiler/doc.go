@@ -51,6 +51,15 @@
 // (nor those of later versions) are delivered, and Register logs a warning
 // naming the method.
 //
+// The runtime creates a profiler object each time it loads the library (at
+// start-up, once per entry of the .NET 5+ notification profiler list, once
+// per attach); all of them dispatch to the value given to Register, each
+// with its own Info. [RegisterFactory] gives each object a value of its
+// own. A value implementing [Releaser] learns when the runtime has released
+// its object (after a detach, and on some runtimes at the end of the
+// process). One Go profiler library per process: a second Go library is a
+// second Go runtime, and declines to load.
+//
 // A callback returns an error: nil is S_OK for the runtime, an [HRESULT]
 // anywhere in the error's chain (errors.As) is returned as is, and any other
 // error is E_FAIL. Returning an error from Initialize makes the runtime run

@@ -162,20 +162,16 @@ func (x *Info) SetEventMask(events Monitor) error {
 	if err := x.setEventMask(events); err != nil {
 		return err
 	}
-	cacheOf(x).setWatched(events&MonitorModuleLoads != 0)
-	canonOf(x).setWatched(events&MonitorClassLoads != 0)
+	x.watchMask(events)
 	return nil
 }
 
-// SetEventMask2 sets both halves of the event mask (ICorProfilerInfo5,
-// .NET Core 2.0 and later): Monitor flags and HighMonitor flags.
-func (x *Info) SetEventMask2(eventsLow Monitor, eventsHigh HighMonitor) error {
-	if err := x.setEventMask2(eventsLow, eventsHigh); err != nil {
-		return err
-	}
-	cacheOf(x).setWatched(eventsLow&MonitorModuleLoads != 0)
-	canonOf(x).setWatched(eventsLow&MonitorClassLoads != 0)
-	return nil
+// watchMask tells the caches whether module and class unloads are
+// reported (SetEventMask and SetEventMask2 call it after the runtime took
+// the mask).
+func (x *Info) watchMask(low Monitor) {
+	cacheOf(x).setWatched(low&MonitorModuleLoads != 0)
+	canonOf(x).setWatched(low&MonitorClassLoads != 0)
 }
 
 // unloadHook is the dispatcher's view of the user's Callback: it drops a

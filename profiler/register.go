@@ -2,7 +2,6 @@ package profiler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"github.com/clrprof/clrprof/internal/guid"
 	"log/slog"
@@ -34,6 +33,12 @@ func WithLogger(l *slog.Logger) Option {
 type registration struct {
 	clsid uuid.UUID
 	impl  Callback
+	// newImpl, set by RegisterFactory, makes the value of each profiler
+	// object after the first (which gets impl); implType is impl's type,
+	// which every value must have.
+	newImpl   func() Callback
+	implType  reflect.Type
+	firstUsed atomic.Bool
 	// implemented[slot] reports whether impl really implements the callback
 	// at that slot (see implementedSlots).
 	implemented []bool
@@ -74,10 +79,14 @@ var alwaysGo = map[string]bool{
 // Register never panics; it returns (and logs) an error for a malformed
 // CLSID, a nil impl, or a second call.
 func Register(clsid string, impl Callback, opts ...Option) (err error) {
+	return register("Register", clsid, impl, nil, opts)
+}
+
+func register(who, clsid string, impl Callback, newImpl func() Callback, opts []Option) (err error) {
 	var o options
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("clrprof: Register: internal error: %v", r)
+			err = fmt.Errorf("clrprof: %s: internal error: %v", who, r)
 		}
 		if err != nil {
 			log := o.logger
@@ -101,11 +110,8 @@ func Register(clsid string, impl Callback, opts ...Option) (err error) {
 	if err != nil {
 		return err
 	}
-	if impl == nil {
-		return errors.New("clrprof: Register: impl is nil")
-	}
-	if v := reflect.ValueOf(impl); v.Kind() == reflect.Pointer && v.IsNil() {
-		return fmt.Errorf("clrprof: Register: impl is a nil %v", v.Type())
+	if err := checkImpl(who, impl); err != nil {
+		return err
 	}
 
 	registerMu.Lock()
@@ -117,7 +123,7 @@ func Register(clsid string, impl Callback, opts ...Option) (err error) {
 	if o.logger != nil {
 		userLogger.Store(o.logger)
 	}
-	r := &registration{clsid: id, impl: impl, implemented: implemented}
+	r := &registration{clsid: id, impl: impl, implemented: implemented, newImpl: newImpl, implType: reflect.TypeOf(impl)}
 	registered.Store(r)
 	applyImplemented(implemented)
 	if !o.followGoEnv {
@@ -135,6 +141,17 @@ func Register(clsid string, impl Callback, opts ...Option) (err error) {
 			}
 		}
 		log.Debug("registered", "clsid", "{"+strings.ToUpper(id.String())+"}", "type", fmt.Sprintf("%T", impl), "implements", strings.Join(names, ","))
+	}
+	return nil
+}
+
+// checkImpl refuses a nil profiler value.
+func checkImpl(who string, impl Callback) error {
+	if impl == nil {
+		return fmt.Errorf("clrprof: %s: impl is nil", who)
+	}
+	if v := reflect.ValueOf(impl); v.Kind() == reflect.Pointer && v.IsNil() {
+		return fmt.Errorf("clrprof: %s: impl is a nil %v", who, v.Type())
 	}
 	return nil
 }

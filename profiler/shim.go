@@ -87,7 +87,11 @@ func clrprofGoNewObject() (h C.uintptr_t) {
 		logger().Error("CreateInstance: no profiler registered")
 		return 0
 	}
-	d := newDispatcher(r)
+	d, err := newDispatcher(r)
+	if err != nil {
+		logger().Error("CreateInstance: no profiler object", "err", err)
+		return 0
+	}
 	h = C.uintptr_t(cgo.NewHandle(d))
 	logger().Debug("profiler object created", "handle", uintptr(h))
 	return h
@@ -99,12 +103,14 @@ func clrprofGoNewObject() (h C.uintptr_t) {
 //export clrprofGoObjectReleased
 func clrprofGoObjectReleased(h C.uintptr_t) {
 	defer recoverExport("Release", nil)
-	if lookupDispatcher(uintptr(h)) == nil {
+	d := lookupDispatcher(uintptr(h))
+	if d == nil {
 		logger().Warn("Release: unknown profiler object handle", "handle", uintptr(h))
 		return
 	}
 	cgo.Handle(h).Delete()
 	logger().Debug("profiler object released", "handle", uintptr(h))
+	notifyReleased(d)
 }
 
 // SignalRecord is what the signal audit saw for one signal that had a

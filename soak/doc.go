@@ -43,8 +43,8 @@
 //     where the sample allows it (JITLOG_FILE, ILCOUNT_OUT, CPUPROF_OUT,
 //     ALLOCPROF_OUT);
 //   - with attachjit attached by cmd/clrattach to the running mcs as soon as
-//     the runtime's diagnostics socket exists (it collects for a second and
-//     detaches, or reports at shutdown if mcs ends first). An attach in the
+//     the runtime's diagnostics socket exists (it collects for half a second,
+//     reports and detaches, or reports at shutdown if mcs ends first). An attach in the
 //     first tens of milliseconds may be refused with
 //     CORPROF_E_NOT_YET_AVAILABLE (the GC heap is not initialized yet, so
 //     the profiler's SetEventMask fails); clrattach is then run again;

@@ -238,11 +238,12 @@ func finish(t *testing.T, name, prefix string, res harness.Result, dir string) c
 
 // attachCompile starts mcs without a profiler and attaches attachjit with
 // clrattach as soon as the runtime's diagnostics socket exists, early in
-// the compile: attachjit collects for half a second and detaches. (A
-// compile of the short program takes about 1.2 s on a quiet machine here;
-// with a 1 s collection the detach was still pending when mcs exited, and
-// the runtime then calls neither ProfilerDetachSucceeded nor Shutdown, so
-// attachjit wrote no report: seen in a CI run.)
+// the compile: attachjit collects for half a second, reports and detaches.
+// (A compile of the short program takes about 1.2 s on a quiet machine
+// here. With a 1 s collection the detach was still pending when mcs exited;
+// the runtime then calls neither ProfilerDetachSucceeded nor Shutdown, and
+// attachjit, which then wrote its report at the detach, wrote none: seen in
+// a CI run. It now reports before it asks to detach.)
 func attachCompile(t *testing.T, rt harness.Runtime, prog Program, clrattach, lib, report string, timeout time.Duration) compile {
 	t.Helper()
 	tmp, err := os.MkdirTemp("", "soak")

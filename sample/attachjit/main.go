@@ -18,8 +18,14 @@
 //
 // On runtimes with tiered compilation a method that gets hot is compiled
 // again, optimized: it shows with a count of 2 or more. The report is
-// written when the runtime confirms the detach, or at shutdown if the
-// process ends first. Attaching again later starts a fresh collection.
+// written when the collection time is over, just before the profiler asks
+// the runtime to detach it ("detaching after Ns"), or at shutdown if the
+// process ends first ("the process is exiting after Ns"): a detach can stay
+// pending for a long time (or, on .NET Core 3.1, for ever) and a process
+// that exits meanwhile calls neither ProfilerDetachSucceeded nor Shutdown,
+// so waiting for the detach would lose the report. When the runtime
+// confirms the detach, the profiler prints "attachjit: pid N detached" on
+// the target's stderr. Attaching again later starts a fresh collection.
 package main
 
 import (
@@ -117,8 +123,14 @@ func (p *attachjit) InitializeForAttach(info *profiler.Info, clientData []byte) 
 			}
 		}()
 		time.Sleep(cfg.duration)
+		p.mu.Lock()
+		if p.cur == c {
+			p.cur = nil // count nothing more
+		}
+		p.mu.Unlock()
+		c.report("detaching")
 		if err := <-info.RequestDetach(100 * time.Millisecond); err != nil {
-			fmt.Fprintln(os.Stderr, "attachjit: detach refused; staying attached:", err)
+			fmt.Fprintln(os.Stderr, "attachjit: detach refused; staying attached (without collecting):", err)
 		}
 	}()
 	return nil
@@ -159,13 +171,7 @@ func methodName(info *profiler.Info, f profiler.FunctionID) string {
 }
 
 func (p *attachjit) ProfilerDetachSucceeded() error {
-	p.mu.Lock()
-	c := p.cur
-	p.cur = nil
-	p.mu.Unlock()
-	if c != nil {
-		c.report("detached")
-	}
+	fmt.Fprintf(os.Stderr, "attachjit: pid %d detached\n", os.Getpid())
 	return nil
 }
 

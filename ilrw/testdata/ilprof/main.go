@@ -15,6 +15,9 @@
 //	rejit      when Program::RequestRejit is compiled, ReJIT
 //	           Program::Greeting to return another string; when
 //	           Program::RequestRevert is compiled, revert it.
+//	rejitinl   the same with RequestReJITWithInliners (inlining blocked):
+//	           Program::Greeting is inlined into Program::Caller, which
+//	           the runtime must recompile too (with its own IL).
 package main
 
 import (
@@ -75,7 +78,7 @@ func (p *prof) Initialize(info *profiler.Info) error {
 		// A method inlined into its caller is never compiled on its own, so
 		// it would escape the rewrite.
 		return info.SetEventMask(profiler.MonitorJITCompilation | profiler.DisableInlining)
-	case "rejit":
+	case "rejit", "rejitinl":
 		p.rw = ilrw.NewRewriter(info, nil)
 		return info.SetEventMask(profiler.MonitorJITCompilation | profiler.EnableReJIT)
 	}
@@ -111,7 +114,7 @@ func (p *prof) JITCompilationStarted(f profiler.FunctionID, _ bool) error {
 			p.mu.Unlock()
 		}
 		return nil
-	case "rejit":
+	case "rejit", "rejitinl":
 		return p.rejitTrigger(f)
 	}
 	return nil
@@ -301,22 +304,27 @@ func (p *prof) rejitTrigger(f profiler.FunctionID) error {
 	}
 	switch name {
 	case "Program::RequestRejit":
+		rw := func(m *ilrw.Method) (bool, error) {
+			s, err := m.Module.UserString("rewritten by ReJIT")
+			if err != nil {
+				return false, err
+			}
+			n := 0
+			for _, in := range m.Body.Instructions {
+				if in.Op == ilrw.OpLdstr {
+					in.Token = s
+					n++
+				}
+			}
+			return n > 0, nil
+		}
 		go func() {
-			err := p.rw.RequestReJIT(fi.ModuleID, []metadata.Token{greet}, func(m *ilrw.Method) (bool, error) {
-				s, err := m.Module.UserString("rewritten by ReJIT")
-				if err != nil {
-					return false, err
-				}
-				n := 0
-				for _, in := range m.Body.Instructions {
-					if in.Op == ilrw.OpLdstr {
-						in.Token = s
-						n++
-					}
-				}
-				return n > 0, nil
-			})
-			logf("RequestReJIT: %v", err)
+			if p.mode == "rejitinl" {
+				err := p.rw.RequestReJITWithInliners(profiler.ReJITBlockInlining, fi.ModuleID, []metadata.Token{greet}, rw, nil)
+				logf("RequestReJITWithInliners: %v", err)
+				return
+			}
+			logf("RequestReJIT: %v", p.rw.RequestReJIT(fi.ModuleID, []metadata.Token{greet}, rw))
 		}()
 	case "Program::RequestRevert":
 		go func() {
@@ -346,7 +354,7 @@ func (p *prof) Shutdown() error {
 		logf("roundtrip bodies=%d bytes=%d tiny=%d fat=%d withEH=%d clauses=%d mismatches=%d decodeErrors=%d reuseMismatches=%d",
 			s.bodies, s.bytes, s.tiny, s.fat, s.eh, s.clauses, s.mismatches, s.decodeErrors, s.reuseMismatches)
 		logf("maxstack equal=%d lower=%d higher=%d errors=%d dumpTokens=%d", s.stackEqual, s.stackLower, s.stackHigher, s.stackErrors, s.dumpTokens)
-	case "rewrite", "rejit":
+	case "rewrite", "rejit", "rejitinl":
 		s := p.rw.Stats()
 		logf("rewriter rewritten=%d skipped=%d rejitted=%d errors=%d widened=%d tinyPromoted=%d replaced=%d",
 			s.Rewritten, s.Skipped, s.ReJITted, s.Errors, s.Widened, p.tinyPromoted, p.replaced)
