@@ -72,3 +72,25 @@ func TestSharedGenericNames(t *testing.T) {
 		}
 	})
 }
+
+// TestNameCacheSpeed times FunctionName of one function with the names'
+// metadata cache (MonitorModuleLoads on) and without it, alternating in
+// the same run, on every runtime, and logs the ratio (no timed assertion:
+// the names must agree, the figures are for docs/benchmarks.md).
+func TestNameCacheSpeed(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./profiler/testdata/genprof")
+	app := harness.CompileCS(t, []string{"testdata/generics/app.cs"}, "", harness.OutName("GenApp.exe"))
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: "{6A1B2C3D-4E5F-4071-8293-A4B5C6D7E8F9}",
+			Env: []string{"GENPROF_BENCH=1"}})
+		res.MustSucceed(t)
+		res.MustStderrNotContain(t, "genprof: bench name", "genprof: bench SetEventMask")
+		for _, l := range res.StderrLines() {
+			if strings.HasPrefix(l, "genprof: bench ") {
+				t.Logf("%s: %s", rt.Name, l)
+				return
+			}
+		}
+		t.Fatalf("no bench line:\n%s", res.Describe())
+	})
+}
