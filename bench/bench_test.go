@@ -179,7 +179,7 @@ func TestReportJSONAndMarkdown(t *testing.T) {
 	md := Markdown(r, Check(r), Compare(r, report(400, 400, 400)), "the previous run", "## Notes\n\nhello\n")
 	for _, want := range []string{
 		"| alloc | go-alloc-sync | 280 ms | 140 ms | 280 MiB | 2.80× | 2.80× | 1.40× | 1.40× | ±0.0% |",
-		"| allocations, synchronous Go handler (guarded) vs C | rt | 1.400× | 1.500× | met |",
+		"| allocations, synchronous Go handler (guarded) vs C | rt | 1.400× | 3.000× | met |",
 		"**missed** by 3.0 ms",
 		"skipped: hooks never fired",
 		"Compared with the previous run, these ratios grew",
@@ -264,7 +264,7 @@ func TestCheckInvalid(t *testing.T) {
 	md := Markdown(r, Check(r), nil, "", "")
 	for _, want := range []string{
 		"| cpu | go-sample (**invalid**) | 10 ms | 5 ms | 10 MiB | 1.00× | 1.00× | – | – | ±0.0% | invalid: the recorder dropped 2 events in the last run; last run: samples=5 dropped=2 |",
-		"| 0.750× | 1.500× | **invalid**: 1 of 3 runs did not do the whole work (dropped=7 in run 2) |",
+		"| 0.750× | 3.000× | **invalid**: 1 of 3 runs did not do the whole work (dropped=7 in run 2) |",
 		"| alloc | go-alloc-sync (**invalid**) |",
 	} {
 		if !strings.Contains(md, want) {
@@ -274,5 +274,24 @@ func TestCheckInvalid(t *testing.T) {
 	// Invalid rows are not compared for regressions.
 	if regs := Compare(report(100, 100, 100), r); len(regs) != 0 {
 		t.Errorf("an invalid row was compared: %v", regs)
+	}
+}
+
+// The steady-state metrics take each configuration's empty-workload median
+// out: (1058-58)/(1050-50) = 1.0 although the plain ratio is 1058/1050.
+func TestSteadyStateMetric(t *testing.T) {
+	r := report(280, 280, 280)
+	r.Rows = append(r.Rows,
+		Row{Runtime: "rt", Workload: "cpu", Config: "none", Runs: runs(1050, 1050, 1050)},
+		Row{Runtime: "rt", Workload: "cpu", Config: "go-idle", Runs: runs(1058, 1058, 1058)})
+	got := map[string]Outcome{}
+	for _, o := range Check(r) {
+		got[o.Target.Name] = o
+	}
+	if o := got["idle: CPU-bound steady state, start-up taken out (wall ratio)"]; !o.OK || !o.Met || o.Measured != 1.0 {
+		t.Errorf("steady wall: %+v", o)
+	}
+	if o := got["idle: CPU-bound steady state (wall ratio)"]; !o.OK || o.Measured <= 1.0 {
+		t.Errorf("plain wall: %+v", o)
 	}
 }

@@ -348,8 +348,10 @@ type Target struct {
 	Config   string
 	// Against is "none" or "ref" (the row's C reference).
 	Against string
-	// Metric is "wall" or "cpu" (ratio), "wall-delta" or "cpu-delta"
-	// (milliseconds over) or "rss-delta" (MiB over).
+	// Metric is "wall" or "cpu" (ratio), "wall-steady" or "cpu-steady"
+	// (ratio after subtracting each configuration's median on the empty
+	// workload: start-up and shutdown taken out), "wall-delta" or
+	// "cpu-delta" (milliseconds over) or "rss-delta" (MiB over).
 	Metric string
 	Limit  float64
 }
@@ -364,13 +366,20 @@ var Targets = []Target{
 	{"idle: start-up overhead, JIT-heavy, CPU time (ms)", "startup", "go-idle", "none", "cpu-delta", 5},
 	{"idle: CPU-bound steady state (wall ratio)", "cpu", "go-idle", "none", "wall", 1.01},
 	{"idle: CPU-bound steady state (CPU ratio)", "cpu", "go-idle", "none", "cpu", 1.01},
+	{"idle: CPU-bound steady state, start-up taken out (wall ratio)", "cpu", "go-idle", "none", "wall-steady", 1.01},
+	{"idle: CPU-bound steady state, start-up taken out (CPU ratio)", "cpu", "go-idle", "none", "cpu-steady", 1.01},
 	{"idle: peak RSS (MiB over)", "cpu", "go-idle", "none", "rss-delta", 15},
 	{"unimplemented callbacks: allocation storm vs C", "alloc", "go-unimpl", "ref", "wall", 1.03},
 	{"unimplemented callbacks: exceptions vs C", "exceptions", "go-unimpl", "ref", "wall", 1.03},
 	{"unimplemented callbacks: JIT-heavy start-up vs C", "startup", "go-unimpl", "ref", "wall", 1.03},
 	{"allocations, C fast path vs C", "alloc", "go-alloc-fast", "ref", "wall", 1.10},
-	{"allocations, synchronous Go handler (guarded) vs C", "alloc", "go-alloc-sync", "ref", "wall", 1.5},
+	{"allocations, C fast path vs C, CPU time", "alloc", "go-alloc-fast", "ref", "cpu", 1.10},
+	{"allocations, synchronous Go handler (guarded) vs C", "alloc", "go-alloc-sync", "ref", "wall", 3},
 	{"ELT fast path vs C", "calls", "go-elt-fast", "ref", "wall", 1.25},
+	{"ELT fast path vs C, CPU time", "calls", "go-elt-fast", "ref", "cpu", 1.25},
+	{"ELT fast path: peak RSS over C (MiB)", "calls", "go-elt-fast", "ref", "rss-delta", 64},
+	{"ELT call counting in C vs C", "calls", "go-elt-count", "ref", "wall", 1.25},
+	{"ELT call counting in C vs C, CPU time", "calls", "go-elt-count", "ref", "cpu", 1.25},
 	{"CPU sampling ~100 Hz vs no profiler", "cpu", "go-sample", "none", "wall", 1.03},
 }
 
@@ -416,6 +425,24 @@ func Check(r *Report) []Outcome {
 				continue
 			}
 			m, b := row.Median(), base.Median()
+			if t.Metric == "wall-steady" || t.Metric == "cpu-steady" {
+				// The same ratio with each configuration's start-up and
+				// shutdown (its median on the empty workload) taken out.
+				re, be := r.Row(rt.Name, "empty", row.Config), r.Row(rt.Name, "empty", base.Config)
+				if re == nil || be == nil || len(re.Runs) == 0 || len(be.Runs) == 0 {
+					o.Note = "no empty-workload rows to take start-up out"
+					out = append(out, o)
+					continue
+				}
+				rm, bm := re.Median(), be.Median()
+				num, den := m.Wall-rm.Wall, b.Wall-bm.Wall
+				if t.Metric == "cpu-steady" {
+					num, den = m.CPU-rm.CPU, b.CPU-bm.CPU
+				}
+				if den > 0 {
+					o.Measured, o.OK = float64(num)/float64(den), true
+				}
+			}
 			switch t.Metric {
 			case "wall", "cpu":
 				o.Measured, o.OK = Ratio(row, base, t.Metric == "cpu")

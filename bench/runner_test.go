@@ -75,6 +75,13 @@ type workload struct {
 	what            string
 }
 
+func needELT(rt harness.Runtime) string {
+	if rt.Major == 2 && rt.Minor == 0 {
+		return "the runtime never calls the ELT hooks on Linux (the SDK refuses with ErrNotAvailable and logs why)"
+	}
+	return ""
+}
+
 func needInfo10(rt harness.Runtime) string {
 	if !rt.AtLeast(3, 0) {
 		return "needs ICorProfilerInfo10 (SuspendRuntime), .NET Core 3.0+"
@@ -97,25 +104,28 @@ var configs = []config{
 		what:  "C reference: ObjectAllocated records (class, GetObjectSize) in a per-thread buffer (unbounded: a full buffer goes to the consumer and the thread takes another); a consumer thread sums per class"},
 	{name: "go-alloc-fast", lib: "goalloc", ref: "c-alloc", shutdown: "goalloc: Shutdown mode=alloc", nonzero: []string{"allocations"},
 		valid: bench.Validity{Zero: []string{"dropped"}, MatchRef: []string{"allocations"}},
-		what:  "clrprof (bench/prof/alloc): the SDK's allocation fast path (Info.EnableAllocationRecording, no stacks: ObjectAllocated answered in C, class and GetObjectSize into per-thread rings of 1<<20 events, drained by a goroutine every 1 ms); the Batch callback sums per class in Go. Invalid if it dropped anything or recorded another number of allocations than c-alloc"},
+		what:  "clrprof (bench/prof/alloc): the SDK's allocation fast path at its defaults (Info.EnableAllocationRecording, no stacks: ObjectAllocated answered in C, class and GetObjectSize into per-thread rings of 1<<15 slots, drained by a goroutine woken when a ring is half full; a thread whose ring is full waits for the drain instead of dropping); the Batch callback sums per class in Go. Invalid if it dropped anything or recorded another number of allocations than c-alloc"},
 	{name: "go-alloc-sync", lib: "gosync", env: []string{"BENCH_MODE=alloc"}, ref: "c-alloc", shutdown: "gosync: Shutdown mode=alloc", nonzero: []string{"allocations"},
 		valid: bench.Validity{Zero: []string{"sizeErrors"}, MatchRef: []string{"allocations"}},
 		what:  "clrprof (bench/prof/sync): ObjectAllocated handled synchronously in Go (GetObjectSize, per-class lock-free table), with the SDK's signal guard"},
-	{name: "go-alloc-sync-noguard", lib: "gosync", env: []string{"BENCH_MODE=alloc", "CLRPROF_SIGNAL_GUARD=0"}, ref: "c-alloc",
+	{name: "go-alloc-sync-noguard", lib: "gosyncdiag", env: []string{"BENCH_MODE=alloc", "CLRPROF_SIGNAL_GUARD=0"}, ref: "c-alloc",
 		shutdown: "gosync: Shutdown mode=alloc", nonzero: []string{"allocations"}, informational: true,
 		valid: bench.Validity{Zero: []string{"sizeErrors"}, MatchRef: []string{"allocations"}},
-		what:  "the same without the signal guard (CLRPROF_SIGNAL_GUARD=0): NOT safe (risks.md item 1), for comparison only"},
+		what:  "the same without the signal guard (CLRPROF_SIGNAL_GUARD=0, a switch compiled only into test builds: this library is built with the clrprof_testhooks tag): NOT safe (risks.md item 1), for comparison only"},
 	{name: "c-exc", lib: "cref", env: []string{"CREF_MODE=exc"}, shutdown: "cref: Shutdown mode=exc", nonzero: []string{"exceptions"},
 		what: "C reference: ExceptionThrown counts"},
 	{name: "go-exc-sync", lib: "gosync", env: []string{"BENCH_MODE=exc"}, ref: "c-exc", shutdown: "gosync: Shutdown mode=exc", nonzero: []string{"exceptions"},
 		valid: bench.Validity{MatchRef: []string{"exceptions"}},
 		what:  "clrprof: ExceptionThrown handled synchronously in Go (one atomic counter), with the signal guard"},
-	{name: "c-elt", lib: "cref", env: []string{"CREF_MODE=elt"}, shutdown: "cref: Shutdown mode=elt", nonzero: []string{"enters"},
+	{name: "c-elt", lib: "cref", env: []string{"CREF_MODE=elt"}, shutdown: "cref: Shutdown mode=elt", nonzero: []string{"enters"}, need: needELT,
 		valid: bench.Validity{Zero: []string{"lost", "unpaired", "overflows"}},
 		what:  "C reference: SetEnterLeaveFunctionHooks3 with register-saving assembly stubs calling C (function ID from r14 on enter, rdi on leave and tailcall), which records (function, kind, timestamp) in per-thread buffers (unbounded, as for c-alloc); a consumer thread counts the events by kind and pairs each leave or tailcall with its thread's enters on a shadow stack. Invalid if any leave pairs with no enter"},
-	{name: "go-elt-fast", lib: "goelt", ref: "c-elt", shutdown: "goelt: Shutdown mode=elt", nonzero: []string{"enters"},
+	{name: "go-elt-fast", lib: "goelt", ref: "c-elt", shutdown: "goelt: Shutdown mode=elt", nonzero: []string{"enters"}, need: needELT,
+		valid: bench.Validity{Zero: []string{"dropped", "lost", "unpaired", "overflows"}, MatchRef: []string{"enters"}},
+		what:  "clrprof (bench/prof/elt): the SDK's ELT fast path at its default configuration (Info.EnableELT: assembly stubs recording into per-thread rings in C of 1<<16 events, at most 64 MiB for all threads, drained by a goroutine in chunks of 4096 events over one reused buffer, woken when a ring is half full; a thread whose ring is full waits for the drain instead of dropping); the Batch callback does c-elt's consumer work in Go. Invalid if it dropped or lost anything, a leave paired with no enter, or it saw another number of enters than c-elt"},
+	{name: "go-elt-count", lib: "goelt", env: []string{"BENCH_ELT_MODE=count"}, ref: "c-elt", shutdown: "goelt: Shutdown mode=count", nonzero: []string{"enters"}, need: needELT,
 		valid: bench.Validity{Zero: []string{"dropped", "unpaired", "overflows"}, MatchRef: []string{"enters"}},
-		what:  "clrprof (bench/prof/elt): the SDK's ELT fast path (Info.EnableELT: assembly stubs recording into per-thread rings in C, drained by a goroutine every 1 ms; rings of 1<<24 events, the largest the SDK allows, so that the call storm fits even when the goroutine falls behind); the Batch callback does c-elt's consumer work in Go. Invalid if it dropped anything, a leave paired with no enter, or it saw another number of enters than c-elt"},
+		what:  "clrprof (bench/prof/elt, BENCH_ELT_MODE=count): Info.EnableCallCounts: the hooks count every call per function and keep a shadow stack per thread for inclusive time, in C (no events, nothing to drain); the sum of the counts is compared with c-elt's enters. Invalid if a call was not counted, a leave matched no open call, or the sum differs from c-elt's enters"},
 	{name: "c-sample", lib: "cref", env: []string{"CREF_MODE=sample"}, shutdown: "cref: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
 		what: "C reference: a C thread at 99 Hz: SuspendRuntime, DoStackSnapshot of every managed thread, ResumeRuntime"},
 	{name: "go-sample", lib: "gosample", ref: "c-sample", shutdown: "gosample: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
@@ -129,14 +139,14 @@ var workloads = []workload{
 	{name: "startup", src: "workloads/startup.cs", noR2R: true, refs: []string{"System.Core.dll"}, stdout: "startup: n=",
 		configs: []string{"none", "c-idle", "go-idle", "c-unimpl", "go-unimpl"},
 		what:    "JIT-heavy start-up with ReadyToRun disabled: collections, sorting, formatting, parsing, encoding, reflection, LINQ, tasks"},
-	{name: "cpu", src: "workloads/cpu.cs", args: []string{"60"}, quickArgs: []string{"30"}, stdout: "cpu: primes=",
+	{name: "cpu", src: "workloads/cpu.cs", args: []string{"200"}, quickArgs: []string{"60"}, stdout: "cpu: primes=",
 		configs: []string{"none", "c-idle", "go-idle", "c-sample", "go-sample"},
 		what:    "CPU-bound loop (sieve and series) on one thread, no allocation in the loop"},
 	{name: "alloc", src: "workloads/alloc.cs", args: []string{"500000", "4"}, quickArgs: []string{"250000", "4"}, stdout: "alloc: objects=",
 		configs: []string{"none", "c-unimpl", "go-unimpl", "c-alloc", "go-alloc-fast", "go-alloc-sync", "go-alloc-sync-noguard"},
 		what:    "allocation storm: 4 threads each allocating N small objects and arrays"},
 	{name: "calls", src: "workloads/calls.cs", args: []string{"3", "28"}, quickArgs: []string{"2", "27"}, stdout: "calls: fib=",
-		configs: []string{"none", "c-elt", "go-elt-fast"},
+		configs: []string{"none", "c-elt", "go-elt-fast", "go-elt-count"},
 		what:    "call-heavy: recursive Fib and tight calls to small non-inlined methods (int, double and struct arguments)"},
 	{name: "exceptions", src: "workloads/exceptions.cs", args: []string{"5000", "4"}, quickArgs: []string{"2500", "4"}, stdout: "exceptions: caught=",
 		configs: []string{"none", "c-unimpl", "go-unimpl", "c-exc", "go-exc-sync"},
@@ -285,8 +295,13 @@ func TestBench(t *testing.T) {
 		"cref": {clsid: "{3B8F2A61-5D4C-4E97-A1B2-7C6D5E4F3A28}", build: func(t *testing.T) string {
 			return harness.BuildCShared(t, []string{"cref/cref.c"}, "-I../internal/include", "-pthread", "-Wall")
 		}},
-		"goidle":   {clsid: "{9C4E7A12-3B5D-4F68-8E91-2A7C6B5D4E30}", build: goLib("./bench/prof/idle")},
-		"gosync":   {clsid: "{5A8D3F27-6C1E-4B94-9D02-7E3F8A6C1B45}", build: goLib("./bench/prof/sync")},
+		"goidle": {clsid: "{9C4E7A12-3B5D-4F68-8E91-2A7C6B5D4E30}", build: goLib("./bench/prof/idle")},
+		"gosync": {clsid: "{5A8D3F27-6C1E-4B94-9D02-7E3F8A6C1B45}", build: goLib("./bench/prof/sync")},
+		"gosyncdiag": {clsid: "{5A8D3F27-6C1E-4B94-9D02-7E3F8A6C1B45}", build: func(t *testing.T) string {
+			// The diagnostic switch CLRPROF_SIGNAL_GUARD=0 exists only in
+			// test builds.
+			return harness.BuildProfiler(t, "./bench/prof/sync", harness.BuildTags(harness.TestHooksTag))
+		}},
 		"goelt":    {clsid: "{4E9A2C71-6B3D-4F85-9A1E-8C2D7B5F3E06}", build: goLib("./bench/prof/elt")},
 		"goalloc":  {clsid: "{8B3E5D19-7A2C-4F60-9E84-1D6C3B7A5F92}", build: goLib("./bench/prof/alloc")},
 		"gosample": {clsid: "{2D7B9E54-8A3C-4F16-B7E0-5C9D1A3F6B82}", build: goLib("./bench/prof/sample")},

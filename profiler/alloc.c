@@ -7,6 +7,7 @@
 #include "stack.h"
 
 clrprof_ringset clrprof_alloc_set;
+clrprof_backpressure clrprof_alloc_bp;
 static __thread clrprof_ring *alloc_ring __attribute__((tls_model("initial-exec")));
 static volatile uint8_t alloc_on;
 static ICorProfilerInfo2 *alloc_info;
@@ -47,7 +48,7 @@ static void take_sample(clrprof_ring *r, ClassID cls, uint64_t size) {
 	clrprof_stack_collect(alloc_info, 0, fids, ips, alloc_depth, &n, &more);
 	uint64_t need = 1 + (uint64_t)(n + 1) / 2;
 	uint64_t idx;
-	uint64_t *h = clrprof_ring_reserve(r, need, &idx);
+	uint64_t *h = clrprof_ring_reserve_wait(&clrprof_alloc_bp, r, need, &idx);
 	if (h == NULL) {
 		return;
 	}
@@ -71,7 +72,7 @@ static HRESULT STDMETHODCALLTYPE allocated(void *self, ObjectID obj, ClassID cls
 			ULONG size = 0;
 			alloc_info->lpVtbl->GetObjectSize(alloc_info, obj, &size);
 			uint64_t idx;
-			uint64_t *s = clrprof_ring_reserve(r, 1, &idx);
+			uint64_t *s = clrprof_ring_reserve_wait(&clrprof_alloc_bp, r, 1, &idx);
 			if (s != NULL) {
 				s[0] = cls;
 				s[1] = size;
@@ -110,6 +111,8 @@ int clrprof_alloc_enable(void *info, uint64_t slots, uint64_t mean_bytes, int de
 	alloc_on = 1;
 	return 0;
 }
+
+volatile uint8_t *clrprof_alloc_gate(void) { return &alloc_on; }
 
 void clrprof_alloc_stop(void) {
 	alloc_on = 0;

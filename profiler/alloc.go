@@ -60,16 +60,27 @@ type AllocOptions struct {
 	MaxDepth int
 	// BufferEvents is each thread's buffer size in 16-byte slots (a stack
 	// sample takes 1 + depth/2), rounded up to a power of two; default
-	// 1<<17.
+	// 1<<15 (512 KiB).
 	BufferEvents int
-	// Interval is how often the buffers are drained; default 10ms.
+	// Interval is how often the buffers are drained when the application
+	// is quiet; default 10ms. A thread whose buffer is half full wakes the
+	// draining goroutine at once.
 	Interval time.Duration
+	// FullWait is how long a thread whose buffer is full waits for the
+	// draining goroutine to make room before it drops the record (counted
+	// in Dropped); the wait restarts whenever the drain makes progress, so
+	// it bounds only a stalled drain. The thread waits inside
+	// ObjectAllocated, in cooperative mode. Default 500ms; negative: never
+	// wait.
+	FullWait time.Duration
 }
 
 // AllocStats counts what an allocation recorder delivered.
 type AllocStats struct {
 	Events, Samples, Dropped uint64
-	Threads                  int
+	// Waited counts records whose thread waited for room in its buffer.
+	Waited  uint64
+	Threads int
 }
 
 // AllocRecorder is the running allocation recorder.
@@ -83,6 +94,7 @@ type AllocRecorder struct {
 	nEvents atomic.Uint64
 	nSample atomic.Uint64
 	nDrop   atomic.Uint64
+	busy    atomic.Bool // the last drain left a ring with more than one chunk or half full
 }
 
 var allocEnabled atomic.Bool
@@ -111,10 +123,13 @@ func (x *Info) EnableAllocationRecording(opts AllocOptions) (*AllocRecorder, err
 		opts.MaxDepth = 64
 	}
 	if opts.BufferEvents == 0 {
-		opts.BufferEvents = 1 << 17
+		opts.BufferEvents = 1 << 15
 	}
 	if opts.Interval == 0 {
 		opts.Interval = 10 * time.Millisecond
+	}
+	if opts.FullWait == 0 {
+		opts.FullWait = 500 * time.Millisecond
 	}
 	p := x.ptr(2)
 	if p == nil {
@@ -126,6 +141,12 @@ func (x *Info) EnableAllocationRecording(opts AllocOptions) (*AllocRecorder, err
 	if C.clrprof_alloc_enable(p, C.uint64_t(opts.BufferEvents), C.uint64_t(opts.SampleBytes), C.int(opts.MaxDepth)) != 0 {
 		return nil, errors.New("clrprof: EnableAllocationRecording: cannot set up the allocation hook")
 	}
+	C.clrprof_alloc_set.thresh = C.clrprof_alloc_set.slots / 2
+	if err := allocWaker.init(C.clrprof_alloc_gate()); err != nil {
+		C.clrprof_alloc_stop()
+		return nil, fmt.Errorf("clrprof: EnableAllocationRecording: %w", err)
+	}
+	allocWaker.setWait(opts.FullWait)
 	add := EnableObjectAllocated | MonitorObjectAllocated
 	if opts.SampleBytes > 0 {
 		add |= EnableStackSnapshot
@@ -140,9 +161,15 @@ func (x *Info) EnableAllocationRecording(opts AllocOptions) (*AllocRecorder, err
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
-	go drainEvery(r.opts.Interval, r.stop, r.done, r.drain)
+	go allocWaker.loop(r.opts.Interval, r.stop, r.done, func() bool { return r.drain() > 0 && r.busy.Load() })
 	return r, nil
 }
+
+// allocWaker wakes the allocation recorder's drain (see waker).
+var allocWaker = &waker{bp: &C.clrprof_alloc_bp}
+
+// allocChunk is the most slots the drain copies from a ring at once.
+const allocChunk = 8192
 
 // AllocSampleWeight is the number of allocations a sampled allocation of
 // size bytes stands for, with SampleBytes mean: 1/(1-exp(-size/mean)).
@@ -166,7 +193,12 @@ func (r *AllocRecorder) drain() (n int) {
 			reportPanic("allocation batch callback", p, debug.Stack())
 		}
 	}()
-	return r.rings.drain(maxRingSlots, func(v *ringView) int {
+	half := int(C.clrprof_alloc_set.slots / 2)
+	r.busy.Store(false)
+	return r.rings.drain(allocChunk, func(v *ringView) int {
+		if v.backlog > len(v.slots) || v.backlog > half {
+			r.busy.Store(true)
+		}
 		ev := r.events[:0]
 		var samples []AllocSample
 		i := 0
@@ -218,9 +250,10 @@ func (r *AllocRecorder) Close() error {
 	r.closed.Do(func() {
 		C.clrprof_alloc_stop()
 		close(r.stop)
+		allocWaker.interrupt()
 		<-r.done
 		time.Sleep(time.Millisecond)
-		for i := 0; i < 4 && r.drain() > 0; i++ {
+		for i := 0; i < 1<<20 && r.drain() > 0; i++ {
 		}
 	})
 	return nil

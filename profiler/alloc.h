@@ -23,6 +23,9 @@ extern clrprof_ringset clrprof_alloc_set;
 // depth the frames per stack (1..256). Returns 0, or -1.
 int clrprof_alloc_enable(void *info, uint64_t slots, uint64_t mean_bytes, int depth);
 void clrprof_alloc_stop(void);
+// The recorder's back-pressure (ring.h) and gate.
+extern clrprof_backpressure clrprof_alloc_bp;
+volatile uint8_t *clrprof_alloc_gate(void);
 
 #pragma GCC visibility pop
 

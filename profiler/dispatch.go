@@ -147,8 +147,8 @@ func (d *dispatcher) start(method string, unk unsafe.Pointer, call func(*Info) e
 	}
 	d.info = info
 	logger().Info(method, "clsid", guidString(d.reg.clsid), "type", fmt.Sprintf("%T", d.impl), "infoVersion", info.Version())
-	for _, v := range []string{"CLRPROF_SIGNAL_GUARD", "CLRPROF_SIGNAL_AUDIT"} {
-		if os.Getenv(v) == "0" {
+	for _, v := range []string{"CLRPROF_SIGNAL_GUARD", "CLRPROF_SIGNAL_AUDIT", "CLRPROF_SEGV_PRIVATE_STACK"} {
+		if diagnostics && os.Getenv(v) == "0" {
 			logger().Warn(v + "=0: a signal-safety measure is off (a diagnostic setting; the host may crash under GC suspension)")
 		}
 	}

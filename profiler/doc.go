@@ -169,11 +169,20 @@
 //     (SetEnterLeaveFunctionHooks3) are assembly stubs that preserve every
 //     register; batches of (function, kind, time) per thread; an optional
 //     filter (function ID mapper) chooses the hooked functions; unwinds by
-//     exceptions can be recorded too. [Info.EnableELTWithInfo] is the
-//     WithInfo path: a synchronous Go callback per call with the arguments
-//     and return value ([ELTCall.Args], [ELTCall.Return]).
+//     exceptions can be recorded too. The buffers are bounded (1 MiB per
+//     thread, 64 MiB in all by default); a thread whose buffer is full
+//     waits for the drain (which a half-full buffer wakes) rather than
+//     drop, and what is dropped or lost anyway is counted, reported in
+//     [ELTStats] and logged. [Info.EnableCallCounts] keeps per-function
+//     call counts and inclusive times, and a shadow stack per thread, in C,
+//     without an event per call (nothing to drain or drop): read them with
+//     [CallCounter.Snapshot] and [CallCounter.Stacks].
+//     [Info.EnableELTWithInfo] is the WithInfo path: a synchronous Go
+//     callback per call with the arguments and return value
+//     ([ELTCall.Args], [ELTCall.Return]).
 //   - [Info.EnableAllocationRecording]: ObjectAllocated answered in C
-//     (class and size of every allocation, Poisson-sampled stacks).
+//     (class and size of every allocation, Poisson-sampled stacks), with
+//     the same bounded buffers and back-pressure.
 //   - [Info.StackTrace] and [Info.WalkStack]: DoStackSnapshot of the
 //     current thread (from a callback), or of any thread while the runtime
 //     is suspended; [Info.SnapshotAllThreads] suspends, walks every managed
@@ -231,5 +240,7 @@
 // CLRPROF_SIGNAL_AUDIT=0, CLRPROF_SIGNAL_GUARD=0 and
 // CLRPROF_SEGV_PRIVATE_STACK=0 turn the audit, the blocking and the private
 // stack off; they exist to show what these measures prevent (the stress
-// tests) and what they cost (the benchmarks), never for production.
+// tests) and what they cost (the benchmarks), never for production: they
+// are compiled only into builds with the tag clrprof_testhooks (with the
+// SDK's C test hooks), and a profiler built without it ignores them.
 package profiler

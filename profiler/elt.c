@@ -1,7 +1,13 @@
 // Enter/leave/tailcall hooks: the C half (the fast-path stubs are in
 // elt_linux_amd64.S); see elt.go.
+#define _GNU_SOURCE
 #include <cpuid.h>
+#include <errno.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "elt.h"
 #include "shim.h"
@@ -12,8 +18,10 @@ __thread clrprof_ring *clrprof_elt_ring __attribute__((tls_model("initial-exec")
 volatile uint8_t clrprof_elt_on;
 volatile uint8_t clrprof_elt_force_slow;
 uint64_t clrprof_elt_xsave_size;
+volatile uint8_t clrprof_elt_filtered;
+clrprof_backpressure clrprof_elt_bp;
 
-static uint64_t xsave_size(void) {
+uint64_t clrprof_xsave_size(void) {
 	unsigned a, b, c, d;
 	if (!__get_cpuid(1, &a, &b, &c, &d)) {
 		return 0;
@@ -32,26 +40,35 @@ static uint64_t xsave_size(void) {
 }
 
 int clrprof_elt_setup(uint64_t slots, void *info) {
-	clrprof_elt_xsave_size = xsave_size();
+	clrprof_elt_xsave_size = clrprof_xsave_size();
 	return clrprof_ringset_init(&clrprof_elt_set, slots, info);
 }
 
-void clrprof_elt_slow(uint64_t id, uint64_t kind) {
-	if (!clrprof_elt_on) {
-		return;
-	}
-	clrprof_ring *r = clrprof_elt_ring;
-	if (r == NULL && (r = clrprof_ring_acquire(&clrprof_elt_set, &clrprof_elt_ring)) == NULL) {
-		return;
-	}
+// record_waiting appends one event to r, waiting for room (ring.h).
+static void record_waiting(clrprof_ring *r, uint64_t id, uint64_t kind) {
 	uint64_t idx;
-	uint64_t *s = clrprof_ring_reserve(r, 1, &idx);
+	uint64_t *s = clrprof_ring_reserve_wait(&clrprof_elt_bp, r, 1, &idx);
 	if (s == NULL) {
 		return;
 	}
 	s[0] = id;
 	s[1] = clrprof_tsc() | kind;
 	clrprof_ring_publish(r, 1);
+}
+
+void clrprof_elt_slow(uint64_t id, uint64_t kind) {
+	if (!clrprof_elt_on) {
+		return;
+	}
+	if (clrprof_elt_counting) {
+		clrprof_cnt_slow(id, kind);
+		return;
+	}
+	clrprof_ring *r = clrprof_elt_ring;
+	if (r == NULL && (r = clrprof_ring_acquire(&clrprof_elt_set, &clrprof_elt_ring)) == NULL) {
+		return;
+	}
+	record_waiting(r, id, kind);
 }
 
 // ---- WithInfo hooks: called through the runtime's own register-saving
@@ -115,10 +132,13 @@ void *clrprof_elt_info_hook(int which) {
 
 static UINT_PTR STDMETHODCALLTYPE mapper2(FunctionID f, void *data, BOOL *hook) {
 	(void)data;
-	clrprof_guard g;
-	clrprof_go_enter(&g);
-	int on = clrprofGoELTFilter(f);
-	clrprof_go_leave(&g);
+	int on = 1;
+	if (clrprof_elt_filtered) {
+		clrprof_guard g;
+		clrprof_go_enter(&g);
+		on = clrprofGoELTFilter(f);
+		clrprof_go_leave(&g);
+	}
 	if (hook != NULL) {
 		*hook = on ? 1 : 0;
 	}
@@ -159,6 +179,7 @@ int clrprof_elt_record_unwinds(void) {
 	return clrprof_callback_override(CLRPROF_CB_ExceptionUnwindFunctionLeave, (const void *)unwind_leave, &orig_unwind_leave);
 }
 
+#ifdef CLRPROF_TESTHOOKS
 // ---- register test ----
 
 // The sentinels clrprof_elt_test_call loads: 16 general-purpose slots
@@ -190,3 +211,5 @@ __attribute__((visibility("hidden"))) void clrprof_elt_test_check(const uint64_t
 	}
 	*bad = b;
 }
+
+#endif // CLRPROF_TESTHOOKS

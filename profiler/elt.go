@@ -70,6 +70,8 @@ type ELTBatch struct {
 type ELTOptions struct {
 	// Batch receives the recorded events, one thread's batch at a time, on
 	// a single goroutine of the SDK (never on a runtime thread). Required.
+	// A batch holds at most ChunkEvents events; a thread's events arrive in
+	// order, split over as many batches as needed.
 	Batch func(ELTBatch)
 	// Filter, when set, is asked once per function, when the runtime
 	// compiles it, whether its hooks are wanted (FunctionIDMapper2). nil
@@ -81,17 +83,45 @@ type ELTOptions struct {
 	// those callbacks still receives them).
 	Unwinds bool
 	// BufferEvents is each thread's buffer size in events (16 bytes each),
-	// rounded up to a power of two; default 1<<16.
+	// rounded up to a power of two; default 1<<16 (1 MiB).
 	BufferEvents int
-	// Interval is how often the buffers are drained; default 10ms.
+	// MaxMemory bounds the buffers of all threads together, in bytes
+	// (default 64 MiB): at most MaxMemory / (16*BufferEvents) threads
+	// record at a time (a buffer whose thread has exited is reused); the
+	// events of a thread beyond that are lost and counted in
+	// ELTStats.Lost.
+	MaxMemory int
+	// Interval is how often the buffers are drained when the application
+	// is quiet; default 10ms. A thread whose buffer is half full wakes the
+	// draining goroutine at once.
 	Interval time.Duration
+	// ChunkEvents is the most events handed to Batch at once (the drain
+	// reuses one buffer of this size); default 4096.
+	ChunkEvents int
+	// FullWait is how long a thread whose buffer is full waits for the
+	// draining goroutine to make room before it drops the event (counted
+	// in ELTBatch.Dropped and ELTStats.Dropped, and logged). The wait
+	// ends as soon as there is room; it restarts whenever the drain makes
+	// progress, so it bounds only a stalled drain (a Batch callback that
+	// blocks). The thread waits in the hook, in cooperative mode: the
+	// runtime cannot collect garbage meanwhile. Default 500ms (on a loaded
+	// machine the drain's thread can be off its core for tens of
+	// milliseconds: 50ms dropped events in a benchmark run); negative:
+	// never wait (drop at once when full). After a wait that gave up, no
+	// thread waits until the drain runs again.
+	FullWait time.Duration
 }
 
 // ELTStats counts what a recorder saw.
 type ELTStats struct {
 	Events  uint64 // delivered in batches
-	Dropped uint64 // lost to full buffers
-	Threads int    // per-thread buffers allocated
+	Dropped uint64 // lost to full buffers (the drain did not make room within FullWait)
+	// Lost counts events of threads that got no buffer (MaxMemory in use
+	// by other threads, or no memory).
+	Lost uint64
+	// Waited counts events whose thread waited for room in its buffer.
+	Waited  uint64
+	Threads int // per-thread buffers allocated
 }
 
 // ELTRecorder is the running fast-path recorder; see [Info.EnableELT].
@@ -105,6 +135,7 @@ type ELTRecorder struct {
 	closed  sync.Once
 	nEvents atomic.Uint64
 	nDrop   atomic.Uint64
+	warned  atomic.Bool
 }
 
 // eltState is process-wide: the runtime takes one set of hooks.
@@ -137,8 +168,9 @@ var eltState struct {
 // their callers have no hooks; add DisableInlining (and, for framework
 // code, DisableAllNGenImages) to the event mask to see them.
 //
-// CLRPROF_ELT_SLOW=1 in the environment makes every event take the
-// stubs' full-save path (a diagnostic for register-preservation tests).
+// In test builds only (build tag clrprof_testhooks), CLRPROF_ELT_SLOW=1
+// in the environment makes every event take the stubs' full-save path (a
+// diagnostic for register-preservation tests).
 func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 	if opts.Batch == nil {
 		return nil, errors.New("clrprof: EnableELT: ELTOptions.Batch is nil")
@@ -151,6 +183,15 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 	}
 	if opts.BufferEvents == 0 {
 		opts.BufferEvents = 1 << 16
+	}
+	if opts.MaxMemory == 0 {
+		opts.MaxMemory = 64 << 20
+	}
+	if opts.ChunkEvents <= 0 {
+		opts.ChunkEvents = 4096
+	}
+	if opts.FullWait == 0 {
+		opts.FullWait = 500 * time.Millisecond
 	}
 	if x.ptr(3) == nil {
 		return nil, notAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3", 3, x.Version())
@@ -169,7 +210,17 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 	if rc := C.clrprof_elt_setup(C.uint64_t(opts.BufferEvents), x.ptr(1)); rc != 0 {
 		return nil, fmt.Errorf("clrprof: EnableELT: per-thread buffers: errno %d", int(rc))
 	}
-	if os.Getenv("CLRPROF_ELT_SLOW") == "1" {
+	ringBytes := 16 * int(C.clrprof_elt_set.slots)
+	if opts.MaxMemory < ringBytes {
+		return nil, fmt.Errorf("clrprof: EnableELT: MaxMemory %d is less than one thread's buffer (%d bytes)", opts.MaxMemory, ringBytes)
+	}
+	C.clrprof_elt_set.max_rings = C.uint64_t(opts.MaxMemory / ringBytes)
+	C.clrprof_elt_set.thresh = C.clrprof_elt_set.slots / 2
+	if err := eltWaker.init(&C.clrprof_elt_on); err != nil {
+		return nil, fmt.Errorf("clrprof: EnableELT: %w", err)
+	}
+	eltWaker.setWait(opts.FullWait)
+	if diagnostics && os.Getenv("CLRPROF_ELT_SLOW") == "1" {
 		C.clrprof_elt_force_slow = 1
 		logger().Warn("CLRPROF_ELT_SLOW=1: every enter/leave event takes the slow path (a diagnostic setting)")
 	}
@@ -190,15 +241,16 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 		return nil, fmt.Errorf("clrprof: EnableELT: %w", err)
 	}
 	r := &ELTRecorder{
-		opts:  opts,
-		rings: &ringSet{s: &C.clrprof_elt_set, dropped: map[*C.clrprof_ring]uint64{}},
-		clock: newTSCClock(),
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
+		opts:   opts,
+		rings:  &ringSet{s: &C.clrprof_elt_set, dropped: map[*C.clrprof_ring]uint64{}},
+		clock:  newTSCClock(),
+		events: make([]ELTEvent, 0, opts.ChunkEvents),
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
 	}
 	eltState.enabled = true
 	C.clrprof_elt_on = 1
-	go drainEvery(r.opts.Interval, r.stop, r.done, r.drain)
+	go eltWaker.loop(r.opts.Interval, r.stop, r.done, r.drain)
 	return r, nil
 }
 
@@ -209,7 +261,9 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 // recording there would silently record nothing.
 func (x *Info) eltCalled(who string) error {
 	if v := x.Version(); v <= 8 {
-		return fmt.Errorf("clrprof: %s: %w: this runtime (ICorProfilerInfo%d at most: .NET Core 2.0) accepts enter/leave hooks but its JIT-compiled code never calls them on Linux, so nothing would be recorded", who, ErrNotAvailable, v)
+		err := fmt.Errorf("clrprof: %s: %w: this runtime (ICorProfilerInfo%d at most: .NET Core 2.0) accepts enter/leave hooks but its JIT-compiled code never calls them on Linux, so nothing would be recorded", who, ErrNotAvailable, v)
+		logger().Warn(err.Error())
+		return err
 	}
 	return nil
 }
@@ -229,10 +283,12 @@ func (x *Info) addEventMask(add Monitor) error {
 // installMapper sets the function ID mapper when there is a filter.
 func (x *Info) installMapper(filter func(FunctionID) bool) error {
 	eltState.filter.Store(nil)
+	C.clrprof_elt_filtered = 0
 	if filter == nil {
 		return nil
 	}
 	eltState.filter.Store(&filter)
+	C.clrprof_elt_filtered = 1
 	var err error
 	if x.ptr(3) != nil {
 		err = x.setFunctionIDMapper2(C.clrprof_elt_mapper2(), nil)
@@ -268,31 +324,54 @@ func clrprofGoELTFilter(f C.uintptr_t) (on C.int) {
 	return 0
 }
 
-// drain delivers what every ring holds; it returns the events delivered.
-func (r *ELTRecorder) drain() (n int) {
+// eltWaker wakes the ELT recorder's drain (see waker).
+var eltWaker = &waker{bp: &C.clrprof_elt_bp}
+
+// drain delivers what every ring holds, at most ChunkEvents per batch over
+// one reused buffer; it reports whether any ring still held more than
+// half its capacity when it was read (another drain is due at once).
+func (r *ELTRecorder) drain() (busy bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			reportPanic("ELT batch callback", p, debug.Stack())
 		}
 	}()
 	tsc0, rate := r.clock.params()
-	return r.rings.drain(maxRingSlots, func(v *ringView) int {
-		ev := r.events[:0]
-		for _, s := range v.slots {
-			ev = append(ev, ELTEvent{
-				Function: FunctionID(s[0]),
-				Kind:     ELTKind(s[1] >> C.CLRPROF_ELT_KIND_SHIFT),
-				Time:     tscToNS(s[1]&(1<<C.CLRPROF_ELT_KIND_SHIFT-1), tsc0, rate),
-			})
+	half := int(C.clrprof_elt_set.slots / 2)
+	for {
+		more := false
+		r.rings.drainDirect(r.opts.ChunkEvents, func(v *ringView, backlog int) {
+			if backlog > half {
+				busy = true
+			}
+			if backlog > len(v.slots) {
+				more = true
+			}
+			ev := r.events[:0]
+			for _, s := range v.slots {
+				ev = append(ev, ELTEvent{
+					Function: FunctionID(s[0]),
+					Kind:     ELTKind(s[1] >> C.CLRPROF_ELT_KIND_SHIFT),
+					Time:     tscToNS(s[1]&(1<<C.CLRPROF_ELT_KIND_SHIFT-1), tsc0, rate),
+				})
+			}
+			r.events = ev
+			r.nEvents.Add(uint64(len(ev)))
+			if v.dropped > 0 {
+				r.nDrop.Add(v.dropped)
+				if r.warned.CompareAndSwap(false, true) {
+					logger().Warn("clrprof: ELT recorder: events dropped: a thread's buffer stayed full longer than FullWait (a slow Batch callback?); raise ELTOptions.BufferEvents or FullWait, make Batch cheaper, or count in C with Info.EnableCallCounts",
+						"dropped", v.dropped, "thread", v.thread.OSThreadID)
+				}
+			}
+			if len(ev) > 0 || v.dropped > 0 {
+				r.opts.Batch(ELTBatch{Thread: v.thread, Events: ev, Dropped: v.dropped})
+			}
+		})
+		if !more {
+			return busy
 		}
-		r.events = ev
-		r.nEvents.Add(uint64(len(ev)))
-		r.nDrop.Add(v.dropped)
-		if len(ev) > 0 || v.dropped > 0 {
-			r.opts.Batch(ELTBatch{Thread: v.thread, Events: ev, Dropped: v.dropped})
-		}
-		return len(v.slots)
-	})
+	}
 }
 
 // Flush drains the buffers now, on the calling goroutine (never call it
@@ -303,7 +382,8 @@ func (r *ELTRecorder) Flush() {
 
 // Stats returns the counts so far.
 func (r *ELTRecorder) Stats() ELTStats {
-	return ELTStats{Events: r.nEvents.Load(), Dropped: r.nDrop.Load(), Threads: r.rings.rings()}
+	return ELTStats{Events: r.nEvents.Load(), Dropped: r.nDrop.Load(), Lost: r.rings.lost(),
+		Waited: eltWaker.waits(), Threads: r.rings.rings()}
 }
 
 // Close stops recording (hooks that still fire record nothing), stops the
@@ -313,11 +393,15 @@ func (r *ELTRecorder) Close() error {
 	r.closed.Do(func() {
 		C.clrprof_elt_on = 0
 		close(r.stop)
+		eltWaker.interrupt()
 		<-r.done
 		// A hook that was past the gate when it closed finishes within
 		// nanoseconds; a short pause lets it publish.
 		time.Sleep(time.Millisecond)
-		for i := 0; i < 4 && r.drain() > 0; i++ {
+		r.drain()
+		if st := r.Stats(); st.Dropped > 0 || st.Lost > 0 {
+			logger().Warn("clrprof: ELT recorder: not every event was delivered", "events", st.Events, "dropped", st.Dropped, "lost", st.Lost,
+				"hint", "raise ELTOptions.BufferEvents, FullWait or MaxMemory, or count in C with Info.EnableCallCounts")
 		}
 	})
 	return nil

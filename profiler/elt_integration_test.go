@@ -204,3 +204,80 @@ func TestELTWithInfo(t *testing.T) {
 		res.MustStderrContain(t, args)
 	})
 }
+
+var (
+	countFnRe    = regexp.MustCompile(`(?m)^eltprof: count fn=(\S+) calls=(\d+) incl=(\S+)$`)
+	countStatsRe = regexp.MustCompile(`(?m)^eltprof: cstats threads=(\d+) functions=(\d+) refused=(\d+) lost=(\d+) overflow=(\d+) unmatched=(\d+) unwound=(\d+) unwinds=(\d+) unmapped=(\d+)$`)
+)
+
+// Info.EnableCallCounts counts exactly: the known methods' calls, frames
+// an exception unwinds (closed by the unwind callback, none left to a
+// later leave), explicit tail calls; the shadow stack of a running thread
+// shows its open calls in order.
+func TestCallCounts(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./profiler/testdata/sampling/eltprof")
+	app := samplingApp(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		run := func(args []string, env ...string) (map[string]int, []string) {
+			t.Helper()
+			res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: eltprofCLSID, Args: args,
+				Env: append([]string{"ELTPROF_MODE=count"}, env...)})
+			res.MustSucceed(t)
+			res.MustStdoutContain(t, "app done\n")
+			if eltUnsupported(rt) {
+				res.MustStderrContain(t, "eltprof: unsupported: ", "never calls them", "clrprof: ")
+				t.Skipf("%s: the runtime calls no ELT hook on Linux; EnableCallCounts says so (and logs it)", rt.Name)
+			}
+			calls := map[string]int{}
+			for _, m := range countFnRe.FindAllStringSubmatch(res.Stderr, -1) {
+				calls[m[1]], _ = strconv.Atoi(m[2])
+			}
+			st := countStatsRe.FindStringSubmatch(res.Stderr)
+			if st == nil {
+				t.Fatalf("no cstats line:\n%s", res.Describe())
+			}
+			return calls, st
+		}
+		for _, env := range [][]string{{"ELTPROF_FILTER=Elt."}, nil, {"CLRPROF_ELT_SLOW=1"}} {
+			calls, st := run([]string{"calls", "1000"}, env...)
+			for _, k := range []string{"AddVec", "Doubles", "Floats", "Inst", "IntAdd", "MakeBig", "ManyInts", "Mix", "Smalls"} {
+				if c := calls["Elt.Known."+k]; c != 1000 {
+					t.Errorf("%v: Elt.Known.%s: %d calls, want 1000", env, k, c)
+				}
+			}
+			if c := calls["Elt.Program.Check"]; c != 9000 {
+				t.Errorf("%v: Elt.Program.Check: %d calls, want 9000", env, c)
+			}
+			// refused lost overflow unmatched unwound unwinds unmapped
+			for i, name := range []string{"refused", "lost", "overflow", "unmatched", "unwound", "unwinds", "unmapped"} {
+				if st[3+i] != "0" {
+					t.Errorf("%v: %s=%s, want 0 (%s)", env, name, st[3+i], st[0])
+				}
+			}
+			t.Logf("%s %v: %s", rt.Name, env, st[0])
+		}
+		calls, st := run([]string{"throw", "100"}, "ELTPROF_FILTER=Elt.")
+		if calls["Elt.Thrower.Deep"] != 400 || calls["Elt.Thrower.Catch"] != 100 {
+			t.Errorf("throw: Deep %d Catch %d calls, want 400 and 100", calls["Elt.Thrower.Deep"], calls["Elt.Thrower.Catch"])
+		}
+		if st[6] != "0" || st[7] != "0" || st[8] != "400" {
+			t.Errorf("throw: want unmatched=0 unwound=0 unwinds=400 (every Deep frame closed by its unwind): %s", st[0])
+		}
+		calls, st = run([]string{"tail", "100"}, "ELTPROF_FILTER=Elt.")
+		if calls["Elt.Tail.Entry"] != 100 || calls["Elt.Tail.Target"] != 100 {
+			t.Errorf("tail: Entry %d Target %d calls, want 100 each", calls["Elt.Tail.Entry"], calls["Elt.Tail.Target"])
+		}
+		if st[6] != "0" || st[7] != "0" {
+			t.Errorf("tail: %s", st[0])
+		}
+		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: eltprofCLSID, Args: []string{"spin", "1.5"},
+			Env: []string{"ELTPROF_MODE=count", "ELTPROF_FILTER=Elt.", "ELTPROF_STACKS=1"}})
+		res.MustSucceed(t)
+		m := regexp.MustCompile(`(?m)^eltprof: stack (\S+)$`).FindStringSubmatch(res.Stderr)
+		if m == nil || !regexp.MustCompile(`^Elt\.Program\.Main<Elt\.Hot\.Run<(Elt\.Hot\.Cold<)?Elt\.Hot\.Spin$`).MatchString(m[1]) {
+			t.Errorf("spin: want a shadow stack Main<Run<Spin or Main<Run<Cold<Spin:\n%s", res.Describe())
+		} else {
+			t.Logf("%s: shadow stack while spinning: %s", rt.Name, m[1])
+		}
+	})
+}

@@ -23,6 +23,7 @@
 #define OFF_MASK 16
 #define OFF_SLOTS 24
 #define OFF_DROPPED 32
+#define OFF_THRESH 40
 #define OFF_TAIL 64
 
 	.text
@@ -48,7 +49,7 @@
 	movq	OFF_HEAD(%r11), %rcx
 	movq	%rcx, %rax
 	subq	OFF_TAILCACHE(%r11), %rax
-	cmpq	OFF_MASK(%r11), %rax
+	cmpq	OFF_THRESH(%r11), %rax
 	ja	5f
 4:
 	rdtsc
@@ -72,15 +73,22 @@
 9:
 	ret
 5:
-	// Looks full: read the consumer's tail again.
+	// Past the threshold by the cached tail: read the consumer's tail
+	// again.
 	movq	OFF_TAIL(%r11), %rax
 	movq	%rax, OFF_TAILCACHE(%r11)
 	movq	%rcx, %rdx
 	subq	%rax, %rdx
-	cmpq	OFF_MASK(%r11), %rdx
+	cmpq	OFF_THRESH(%r11), %rdx
 	jbe	4b
-	incq	OFF_DROPPED(%r11)
-	jmp	3b
+	// Still past it. Full: the slow path waits for the consumer (or
+	// counts a drop). Not full, but the consumer sleeps and asked to be
+	// woken: the slow path wakes it. Otherwise record.
+	cmpq	OFF_MASK(%r11), %rdx
+	ja	6f
+	cmpb	$0, clrprof_elt_bp(%rip)	// .wake
+	jne	6f
+	jmp	4b
 6:
 	popq	%r11
 	popq	%rdx
@@ -101,6 +109,61 @@
 ELT_STUB clrprof_elt_enter3, 0x2000000000000000, %r14
 ELT_STUB clrprof_elt_leave3, 0x4000000000000000, %rdi
 ELT_STUB clrprof_elt_tailcall3, 0x6000000000000000, %rdi
+
+// The counting hooks (Info.EnableCallCounts): the work is done in C by
+// clrprof_cnt_hook, which is compiled to use general-purpose registers
+// only and calls nothing, so saving the caller-saved general-purpose
+// registers is enough. When it returns non-zero (the thread's first event,
+// a page of counters to allocate), the event goes through the full-save
+// path to clrprof_elt_slow, which may allocate.
+.macro CNT_STUB name, kind, idreg, idslot
+	.globl \name
+	.hidden \name
+	.type \name, @function
+	.p2align 4
+\name:
+	cmpb	$0, clrprof_elt_on(%rip)
+	je	9f
+	pushq	%rbp
+	movq	%rsp, %rbp
+	pushq	%rax		// -8(%rbp)
+	pushq	%rcx		// -16
+	pushq	%rdx		// -24
+	pushq	%rsi		// -32
+	pushq	%rdi		// -40
+	pushq	%r8		// -48
+	pushq	%r9		// -56
+	pushq	%r10		// -64
+	pushq	%r11		// -72
+	andq	$-16, %rsp
+	movq	\idreg, %rdi
+	movabsq	$\kind, %rsi
+	call	clrprof_cnt_hook
+	testl	%eax, %eax
+	jz	8f
+	movq	\idslot, %rdi
+	movabsq	$\kind, %rsi
+	call	clrprof_elt_full_save
+8:
+	leaq	-72(%rbp), %rsp
+	popq	%r11
+	popq	%r10
+	popq	%r9
+	popq	%r8
+	popq	%rdi
+	popq	%rsi
+	popq	%rdx
+	popq	%rcx
+	popq	%rax
+	popq	%rbp
+9:
+	ret
+	.size \name, .-\name
+.endm
+
+CNT_STUB clrprof_cnt_enter3, 0x2000000000000000, %r14, %r14
+CNT_STUB clrprof_cnt_leave3, 0x4000000000000000, %rdi, -40(%rbp)
+CNT_STUB clrprof_cnt_tailcall3, 0x6000000000000000, %rdi, -40(%rbp)
 
 // clrprof_elt_full_save: %rdi id, %rsi kind (the caller saved %rsi).
 // Saves everything else, calls clrprof_elt_slow(id, kind), restores.
@@ -163,9 +226,11 @@ clrprof_elt_full_save:
 	ret
 	.size clrprof_elt_full_save, .-clrprof_elt_full_save
 
+#ifdef CLRPROF_TESTHOOKS
 // int clrprof_elt_test_call(int which, uint64_t id, uint64_t *bad)
 //
-// Calls hook `which` (0 enter, 1 leave, 2 tailcall) as JIT'd code would,
+// Calls hook `which` (0 enter, 1 leave, 2 tailcall; 3-5 the same
+// counting hooks) as JIT'd code would,
 // with %rdi = %r14 = id (leave and tail calls pass the ID in %rdi, enter
 // in %r14, as the JIT does on Unix) and a sentinel in every other
 // general-purpose register
@@ -189,6 +254,12 @@ clrprof_elt_test_call:
 	je	11f
 	cmpl	$2, %edi
 	je	12f
+	cmpl	$3, %edi
+	je	14f
+	cmpl	$4, %edi
+	je	15f
+	cmpl	$5, %edi
+	je	16f
 	leaq	clrprof_elt_enter3(%rip), %rax
 	jmp	13f
 11:
@@ -196,6 +267,15 @@ clrprof_elt_test_call:
 	jmp	13f
 12:
 	leaq	clrprof_elt_tailcall3(%rip), %rax
+	jmp	13f
+14:
+	leaq	clrprof_cnt_enter3(%rip), %rax
+	jmp	13f
+15:
+	leaq	clrprof_cnt_leave3(%rip), %rax
+	jmp	13f
+16:
+	leaq	clrprof_cnt_tailcall3(%rip), %rax
 13:
 	pushq	%rax		// the hook, at -56(%rbp)
 	pushq	%rsi		// id, at -64(%rbp); %rsp is 16-byte aligned
@@ -278,5 +358,7 @@ clrprof_elt_test_call:
 	popq	%rbp
 	ret
 	.size clrprof_elt_test_call, .-clrprof_elt_test_call
+
+#endif // CLRPROF_TESTHOOKS
 
 	.section .note.GNU-stack,"",@progbits

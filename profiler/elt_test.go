@@ -1,3 +1,5 @@
+//go:build clrprof_testhooks
+
 package profiler
 
 import (
@@ -50,4 +52,89 @@ func TestELTStubsPreserveRegisters(t *testing.T) {
 			t.Errorf("event %d: %+v, want %+v", i, got[i], want[i])
 		}
 	}
+}
+
+// The counting stubs preserve the same registers, on the slow path (the
+// thread's first event) and the fast path, and count.
+func TestCountStubsPreserveRegisters(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	const f = 0x7f0012345678
+	idx := testCountSetup(f)
+	if idx == 0 {
+		t.Fatal("the mapper gave no index")
+	}
+	defer testCountOff()
+	defer testELTGate(false, false)
+	cc := &CallCounter{clock: newTSCClock()}
+	for _, slow := range []bool{false, true, false} {
+		testELTGate(true, slow)
+		for _, which := range []int{3, 4, 3, 5} { // enter, leave, enter, tailcall
+			if bad := testELTCall(which, idx); bad != 0 {
+				t.Errorf("counting hook %d (slow=%v) changed registers, mask %#x", which, slow, bad)
+			}
+		}
+	}
+	testELTGate(false, false)
+	var calls uint64
+	for _, c := range cc.Snapshot() {
+		if c.Function == f {
+			calls += c.Calls
+		}
+	}
+	if calls != 6 {
+		t.Errorf("%d calls counted, want 6", calls)
+	}
+	if s := cc.Stats(); s.Unmatched != 0 || s.Lost != 0 || s.Unmapped != 0 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+// The recorder's drain converts events in place into one reused slice: it
+// allocates nothing per event (at most a constant per drain).
+func TestELTDrainDoesNotAllocatePerEvent(t *testing.T) {
+	rs, err := testELTSetup(1 << 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	testELTGate(true, false)
+	defer testELTGate(false, false)
+	var got int
+	r := &ELTRecorder{
+		opts:   ELTOptions{Batch: func(b ELTBatch) { got += len(b.Events) }, ChunkEvents: 256},
+		rings:  rs,
+		clock:  newTSCClock(),
+		events: make([]ELTEvent, 0, 256),
+	}
+	// (The stubs' ring for this thread may be one an earlier test made
+	// smaller: stay under 1024 slots per round.)
+	const perRun, rounds = 800, 10
+	record := func() {
+		for i := 0; i < perRun/2; i++ {
+			testELTCall(0, 0x1234)
+			testELTCall(1, 0x1234)
+		}
+	}
+	record()
+	r.drain() // the ring exists and is known to the drain
+	got = 0
+	var before, after runtime.MemStats
+	var mallocs uint64
+	for i := 0; i < rounds; i++ {
+		record() // (the test's own calls allocate)
+		runtime.ReadMemStats(&before)
+		r.drain()
+		runtime.ReadMemStats(&after)
+		mallocs += after.Mallocs - before.Mallocs
+	}
+	allocs := float64(mallocs) / rounds
+	if got != rounds*perRun {
+		t.Errorf("delivered %d events, want %d", got, rounds*perRun)
+	}
+	if allocs > 2 {
+		t.Errorf("%.1f allocations per drain of %d events", allocs, perRun)
+	}
+	t.Logf("%.1f allocations per drain of %d events in chunks of 256", allocs, perRun)
 }

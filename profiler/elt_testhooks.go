@@ -1,7 +1,15 @@
+//go:build clrprof_testhooks
+
 package profiler
 
 /*
 #include "elt.h"
+#include "shim.h"
+
+static uint64_t clrprof_test_cnt_map(uint64_t f, BOOL *hook) {
+	typedef UINT_PTR (*mapper)(FunctionID, void *, BOOL *);
+	return (uint64_t)((mapper)clrprof_cnt_mapper2())((FunctionID)f, NULL, hook);
+}
 */
 import "C"
 
@@ -46,3 +54,17 @@ func testELTCall(which int, id uint64) uint64 {
 }
 
 func testXSaveSize() uint64 { return uint64(C.clrprof_elt_xsave_size) }
+
+// testCountSetup prepares the call counter (no runtime) and maps f to a
+// function index, returned; testCountOff turns counting mode off again.
+func testCountSetup(f uint64) (idx uint64) {
+	C.clrprof_cnt_setup(64, nil)
+	var hook C.BOOL
+	idx = uint64(C.clrprof_test_cnt_map(C.uint64_t(f), &hook))
+	if hook == 0 {
+		return 0
+	}
+	return idx
+}
+
+func testCountOff() { C.clrprof_elt_counting = 0 }

@@ -2,6 +2,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -66,6 +69,15 @@ static void claim(clrprof_ring *r, clrprof_ringset *s, clrprof_ring **tls) {
 	}
 }
 
+// ring_unreserve gives back the count taken for a ring that could not be
+// allocated.
+static void ring_unreserve(clrprof_ringset *s) {
+	if (s->max_rings != 0) {
+		__atomic_sub_fetch(&s->rings, 1, __ATOMIC_RELAXED);
+	}
+	__atomic_add_fetch(&s->lost, 1, __ATOMIC_RELAXED);
+}
+
 clrprof_ring *clrprof_ring_acquire(clrprof_ringset *s, clrprof_ring **tls) {
 	if (s->slots == 0) {
 		return NULL;
@@ -79,33 +91,111 @@ clrprof_ring *clrprof_ring_acquire(clrprof_ringset *s, clrprof_ring **tls) {
 			return r;
 		}
 	}
+	if (s->max_rings != 0 && __atomic_add_fetch(&s->rings, 1, __ATOMIC_RELAXED) > s->max_rings) {
+		__atomic_sub_fetch(&s->rings, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&s->refused, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&s->lost, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
 	clrprof_ring *r = NULL;
 	if (posix_memalign((void **)&r, 64, sizeof *r) != 0) {
-		__atomic_add_fetch(&s->lost, 1, __ATOMIC_RELAXED);
+		ring_unreserve(s);
 		return NULL;
 	}
 	memset(r, 0, sizeof *r);
 	r->slots = calloc(s->slots, 2 * sizeof(uint64_t));
 	if (r->slots == NULL) {
 		free(r);
-		__atomic_add_fetch(&s->lost, 1, __ATOMIC_RELAXED);
+		ring_unreserve(s);
 		return NULL;
 	}
 	r->mask = s->slots - 1;
+	r->thresh = s->thresh != 0 && s->thresh < r->mask ? s->thresh : r->mask;
 	r->set = s;
 	claim(r, s, tls);
 	clrprof_ring *head = __atomic_load_n(&s->list, __ATOMIC_ACQUIRE);
 	do {
 		r->next = head;
 	} while (!__atomic_compare_exchange_n(&s->list, &head, r, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
-	__atomic_add_fetch(&s->rings, 1, __ATOMIC_RELAXED);
+	if (s->max_rings == 0) {
+		__atomic_add_fetch(&s->rings, 1, __ATOMIC_RELAXED);
+	}
 	return r;
+}
+
+int clrprof_bp_init(clrprof_backpressure *bp, volatile uint8_t *on) {
+	bp->on = on;
+	if (bp->fd <= 0) {
+		bp->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	}
+	return bp->fd < 0 ? errno : 0;
+}
+
+void clrprof_bp_wake(clrprof_backpressure *bp) {
+	uint8_t one = 1;
+	if (__atomic_load_n(&bp->wake, __ATOMIC_ACQUIRE) &&
+	    __atomic_compare_exchange_n(&bp->wake, &one, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) && bp->fd > 0) {
+		uint64_t v = 1;
+		ssize_t n = write(bp->fd, &v, sizeof v);
+		(void)n;
+	}
+}
+
+static uint64_t mono_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t *clrprof_ring_reserve_wait(clrprof_backpressure *bp, clrprof_ring *r, uint64_t n, uint64_t *index) {
+	uint64_t cap = r->mask + 1;
+	uint64_t h = r->head;
+	uint64_t tail = r->tail_cache;
+	if (h + n - tail > r->thresh) {
+		tail = r->tail_cache = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (h + n - tail > r->thresh) {
+			clrprof_bp_wake(bp);
+		}
+	}
+	uint64_t since = 0;
+	int waited = 0;
+	while (h + n - tail > cap) {
+		uint64_t limit = bp->wait_ns;
+		if (n > cap || (bp->on != NULL && !*bp->on) || limit == 0 || bp->stalled) {
+			__atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
+			return NULL;
+		}
+		clrprof_bp_wake(bp);
+		uint64_t now = mono_ns();
+		if (since == 0) {
+			since = now;
+		} else if (now - since > limit) {
+			__atomic_store_n(&bp->stalled, 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
+			return NULL;
+		}
+		waited = 1;
+		struct timespec ts = {0, 20000};
+		nanosleep(&ts, NULL);
+		uint64_t t2 = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (t2 != tail) {
+			tail = t2;
+			since = 0;
+		}
+		r->tail_cache = tail;
+	}
+	if (waited) {
+		__atomic_add_fetch(&bp->waits, 1, __ATOMIC_RELAXED);
+	}
+	*index = h;
+	return &r->slots[2 * (h & r->mask)];
 }
 
 clrprof_ring *clrprof_ring_first(clrprof_ringset *s) {
 	return __atomic_load_n(&s->list, __ATOMIC_ACQUIRE);
 }
 
+#ifdef CLRPROF_TESTHOOKS
 // ---- test helpers ----
 
 struct test_arg {
@@ -158,3 +248,5 @@ int clrprof_ring_test_threads(clrprof_ringset *s, int n, int events) {
 	}
 	return 0;
 }
+
+#endif // CLRPROF_TESTHOOKS

@@ -10,6 +10,7 @@ import "C"
 
 import (
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,9 +29,10 @@ type ThreadRef struct {
 // A ringSet is the Go view of a C clrprof_ringset: it walks the rings and
 // drains them. Only one goroutine drains a set at a time (mu).
 type ringSet struct {
-	s   *C.clrprof_ringset
-	mu  sync.Mutex
-	buf [][2]uint64
+	s    *C.clrprof_ringset
+	mu   sync.Mutex
+	buf  [][2]uint64
+	view ringView // drainDirect's, reused
 	// dropped per ring as last reported, to report increments
 	dropped map[*C.clrprof_ring]uint64
 }
@@ -59,6 +61,7 @@ type ringView struct {
 	thread  ThreadRef
 	slots   [][2]uint64
 	dropped uint64 // events this ring dropped since the last report
+	backlog int    // slots the ring held when read
 }
 
 func u64(p *C.uint64_t) *uint64 { return (*uint64)(unsafe.Pointer(p)) }
@@ -80,10 +83,11 @@ func (rs *ringSet) drain(max int, fn func(v *ringView) (keep int)) int {
 		tail := atomic.LoadUint64(tailp)
 		head := atomic.LoadUint64(headp)
 		n := int(head - tail)
+		backlog := n
 		if n > max {
 			n = max
 		}
-		v := ringView{thread: ThreadRef{OSThreadID: uint32(r.os_tid), ManagedThreadID: ThreadID(atomic.LoadUint64(u64(&r.managed_tid)))}}
+		v := ringView{thread: ThreadRef{OSThreadID: uint32(r.os_tid), ManagedThreadID: ThreadID(atomic.LoadUint64(u64(&r.managed_tid)))}, backlog: backlog}
 		d := atomic.LoadUint64(u64(&r.dropped))
 		if prev := rs.dropped[r]; d != prev {
 			v.dropped = d - prev
@@ -113,6 +117,52 @@ func (rs *ringSet) drain(max int, fn func(v *ringView) (keep int)) int {
 		total += keep
 	}
 	return total
+}
+
+// drainDirect reads every ring once, at most max slots per ring, handing
+// fn the slots in place (in C memory, valid until fn returns; split where
+// the ring wraps) and the ring's backlog when read; every slot handed is
+// consumed. For one-slot records only.
+func (rs *ringSet) drainDirect(max int, fn func(v *ringView, backlog int)) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	v := &rs.view // one view for every ring: nothing allocated per drain
+	for r := (*C.clrprof_ring)(atomicLoadPointer(unsafe.Pointer(&rs.s.list))); r != nil; r = r.next {
+		state := atomic.LoadInt32((*int32)(unsafe.Pointer(&r.state)))
+		if state == C.CLRPROF_RING_FREE {
+			continue
+		}
+		tailp, headp := u64(&r.tail), u64(&r.head)
+		tail := atomic.LoadUint64(tailp)
+		head := atomic.LoadUint64(headp)
+		backlog := int(head - tail)
+		*v = ringView{thread: ThreadRef{OSThreadID: uint32(r.os_tid), ManagedThreadID: ThreadID(atomic.LoadUint64(u64(&r.managed_tid)))}}
+		d := atomic.LoadUint64(u64(&r.dropped))
+		if prev := rs.dropped[r]; d != prev {
+			v.dropped = d - prev
+			rs.dropped[r] = d
+		}
+		if backlog == 0 && v.dropped == 0 {
+			if state == C.CLRPROF_RING_DEAD {
+				atomic.StoreInt32((*int32)(unsafe.Pointer(&r.state)), C.CLRPROF_RING_FREE)
+			}
+			continue
+		}
+		n := min(backlog, max)
+		mask := uint64(r.mask)
+		slots := unsafe.Slice((*[2]uint64)(unsafe.Pointer(r.slots)), mask+1)
+		start := tail & mask
+		first := min(uint64(n), mask+1-start)
+		v.slots = slots[start : start+first]
+		fn(v, backlog)
+		if rest := uint64(n) - first; rest > 0 {
+			v.dropped = 0
+			v.slots = slots[:rest]
+			fn(v, backlog-int(first))
+		}
+		v.slots = nil
+		atomic.StoreUint64(tailp, tail+uint64(n))
+	}
 }
 
 // threads is the number of rings allocated so far.
@@ -150,6 +200,61 @@ func newTSCClock() *tscClock {
 
 // params returns the reading at the start and the rate (ns per tick).
 func (c *tscClock) params() (tsc0 uint64, rate float64) { return c.tsc0, c.rate }
+
+// A waker is the Go side of a C clrprof_backpressure: its eventfd as an
+// *os.File (made once per process and never closed: C keeps the number).
+type waker struct {
+	bp   *C.clrprof_backpressure
+	once sync.Once
+	f    *os.File
+}
+
+// init prepares the eventfd; on is the recorder's gate.
+func (w *waker) init(on *C.uint8_t) error {
+	if rc := C.clrprof_bp_init(w.bp, on); rc != 0 {
+		return fmt.Errorf("eventfd: errno %d", int(rc))
+	}
+	w.once.Do(func() { w.f = os.NewFile(uintptr(w.bp.fd), "clrprof-ring-wake") })
+	return nil
+}
+
+// setWait sets how long a producer waits for room (<0: never).
+func (w *waker) setWait(d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	atomic.StoreUint64(u64(&w.bp.wait_ns), uint64(d))
+}
+
+// waits is the number of records that waited for room.
+func (w *waker) waits() uint64 { return atomic.LoadUint64(u64(&w.bp.waits)) }
+
+// interrupt ends a sleeping loop at once (Close).
+func (w *waker) interrupt() { _ = w.f.SetReadDeadline(time.Now()) }
+
+// loop calls drain until stop is closed, then closes done: again at once
+// while drain reports it is busy, else after sleeping interval or until a
+// producer past its ring's threshold wakes it. Each drain clears the
+// stalled flag (producers wait again).
+func (w *waker) loop(interval time.Duration, stop <-chan struct{}, done chan<- struct{}, drain func() (busy bool)) {
+	defer close(done)
+	var b [8]byte
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		w.bp.stalled = 0
+		if drain() {
+			continue
+		}
+		w.bp.wake = 1
+		_ = w.f.SetReadDeadline(time.Now().Add(interval))
+		_, _ = w.f.Read(b[:])
+		w.bp.wake = 0
+	}
+}
 
 // drainEvery calls drain every interval until stop is closed, then closes
 // done: the goroutine behind each recorder.

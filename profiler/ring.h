@@ -27,7 +27,8 @@ typedef struct clrprof_ring {
 	uint64_t mask;                // 16: slots - 1
 	uint64_t *slots;              // 24: 2*slots words
 	volatile uint64_t dropped;    // 32: events lost to a full ring
-	uint64_t pad0[3];
+	uint64_t thresh;              // 40: the ELT stubs' fast path ends past this fill level
+	uint64_t pad0[2];
 	volatile uint64_t tail;       // 64: next slot the consumer reads
 	uint64_t pad1[7];
 	volatile int32_t state;       // CLRPROF_RING_*
@@ -45,6 +46,7 @@ typedef struct clrprof_ring {
 #define CLRPROF_RING_OFF_MASK 16
 #define CLRPROF_RING_OFF_SLOTS 24
 #define CLRPROF_RING_OFF_DROPPED 32
+#define CLRPROF_RING_OFF_THRESH 40
 #define CLRPROF_RING_OFF_TAIL 64
 
 typedef struct clrprof_ringset {
@@ -52,6 +54,9 @@ typedef struct clrprof_ringset {
 	uint64_t slots;          // per ring, a power of two
 	volatile uint64_t rings; // rings allocated
 	volatile uint64_t lost;  // events lost because no ring could be allocated
+	volatile uint64_t refused; // events lost (also in lost) because max_rings were in use
+	uint64_t max_rings;      // 0: no limit
+	uint64_t thresh;         // fill level that ends the stubs' fast path (0: full)
 	void *info;              // ICorProfilerInfo* for GetCurrentThreadID, or NULL
 	unsigned key;            // pthread key whose destructor marks a ring dead
 	int key_ok;
@@ -99,6 +104,28 @@ static inline uint64_t clrprof_tsc(void) {
 	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
 }
+
+// Back-pressure between a recorder's producers and its draining goroutine:
+// the goroutine sets wake while it sleeps, and a producer that finds its
+// ring past the threshold (or full) writes the eventfd fd to wake it; a
+// producer whose ring is full waits for room (nanosleep) as long as the
+// consumer makes progress, at most wait_ns without progress, then drops
+// (counted in the ring's dropped) and sets stalled, which makes every
+// producer drop at once until the consumer drains again.
+typedef struct clrprof_backpressure {
+	volatile uint8_t wake;       // offset 0 (read by elt_linux_amd64.S)
+	volatile uint8_t stalled;
+	int fd;                      // eventfd, -1 before clrprof_bp_init
+	volatile uint8_t *on;        // the recorder's gate: no waiting when 0
+	volatile uint64_t wait_ns;   // 0: never wait
+	volatile uint64_t waits;     // records that waited for room
+} clrprof_backpressure;
+
+int clrprof_bp_init(clrprof_backpressure *bp, volatile uint8_t *on);
+void clrprof_bp_wake(clrprof_backpressure *bp);
+// clrprof_ring_reserve_wait is clrprof_ring_reserve with back-pressure:
+// it wakes the consumer past r->thresh and waits while the ring is full.
+uint64_t *clrprof_ring_reserve_wait(clrprof_backpressure *bp, clrprof_ring *r, uint64_t n, uint64_t *index);
 
 // clrprof_ring_walk_next is the consumer's list walk (Go reads the fields
 // itself; this exists for the C tests).

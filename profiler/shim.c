@@ -337,9 +337,13 @@ int clrprof_env_glibc(void) { return env_glibc; }
 const char *clrprof_env_other_go(void) { return env_other_go; }
 
 __attribute__((constructor(101))) static void clrprof_snapshot_signals(void) {
+#ifdef CLRPROF_TESTHOOKS
+	// Diagnostic switches: compiled into test builds only (build tag
+	// clrprof_testhooks), never into a production profiler.
 	guard_off = env_is_zero("CLRPROF_SIGNAL_GUARD");
 	audit_off = env_is_zero("CLRPROF_SIGNAL_AUDIT");
 	private_stack_off = env_is_zero("CLRPROF_SEGV_PRIVATE_STACK");
+#endif
 	for (int sig = 1; sig < NSIG; sig++) {
 		pre_go_valid[sig] = sigaction(sig, NULL, &pre_go[sig]) == 0;
 	}
@@ -785,6 +789,9 @@ void clrprof_signal_audit(void) {
 	pthread_once(&audit_once, audit_run);
 }
 
+#ifdef CLRPROF_TESTHOOKS
+// Test hooks: compiled into test builds only (build tag clrprof_testhooks).
+
 // ---- test helpers: swap a handler in and out without raising anything ----
 
 static struct sigaction test_saved[NSIG];
@@ -1023,3 +1030,5 @@ HRESULT clrprof_test_module_loaded(void *obj, uintptr_t mid) {
 HRESULT clrprof_test_initialize_for_attach(void *obj, void *info, const void *data, unsigned n) {
 	return ((ICorProfilerCallback11 *)obj)->lpVtbl->InitializeForAttach(obj, (IUnknown *)info, (void *)data, n);
 }
+
+#endif // CLRPROF_TESTHOOKS

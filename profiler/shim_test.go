@@ -1,3 +1,5 @@
+//go:build clrprof_testhooks
+
 package profiler
 
 import (

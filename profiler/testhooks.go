@@ -1,6 +1,9 @@
+//go:build clrprof_testhooks
+
 package profiler
 
 /*
+#cgo CFLAGS: -DCLRPROF_TESTHOOKS
 #include <stdlib.h>
 #include "shim.h"
 */

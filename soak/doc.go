@@ -38,7 +38,7 @@
 // working directory with the same relative file names. The test compiles:
 //
 //   - once without a profiler (the baseline);
-//   - under jitlog, ilcount, cpuprof, allocprof and calltrace, each loaded
+//   - under jitlog, ilcount, cpuprof, allocprof and calltrace (twice), each loaded
 //     at startup (CORECLR_PROFILER...), with their reports sent to files
 //     where the sample allows it (JITLOG_FILE, ILCOUNT_OUT, CPUPROF_OUT,
 //     ALLOCPROF_OUT);
@@ -75,9 +75,15 @@
 // run has inlining off, so it compiles at least what jitlog's run
 // compiles); cpuprof's and allocprof's profiles parse with
 // github.com/google/pprof/profile and have samples under mcs.exe frames;
-// calltrace printed its top functions and its summary, with at least a
-// million events (its drop count is logged, not failed: event drops are
-// another issue's subject); attachjit's report names mcs's pid and lists
+// calltrace (which counts in C, Info.EnableCallCounts) printed its top
+// functions and a summary of at least a million calls with nothing lost,
+// refused or unmapped, and its count of every mcs.exe method (CALLTRACE_OUT,
+// summed by normalized name) equals ilcount's, except that a method the JIT
+// inlined somewhere in calltrace's run (calltrace lists them) may have fewer;
+// a second calltrace run with inlining off (CALLTRACE_NOINLINE=1) and
+// DOTNET_TailCallLoopOpt=0 (without which the JIT compiles a recursive call
+// in tail position as a jump, without hooks) must equal ilcount on every
+// method; attachjit's report names mcs's pid and lists
 // mcs.exe methods compiled while it was attached.
 //
 // The wall time, CPU time (user+system, from rusage) and peak RSS of each

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -252,6 +253,10 @@ type buildConfig struct {
 	env   []string
 }
 
+// TestHooksTag is the build tag that compiles the profiler package's test
+// hooks and diagnostic switches into a library (see BuildProfiler).
+const TestHooksTag = "clrprof_testhooks"
+
 // BuildTags adds build tags (go build -tags).
 func BuildTags(tags ...string) BuildOption {
 	return func(c *buildConfig) { c.tags = append(c.tags, tags...) }
@@ -275,11 +280,20 @@ func BuildEnv(kv ...string) BuildOption {
 // package cheap; build once per test and share the library among runtimes.
 // The test's environment is passed through (GOEXPERIMENT=cgocheck2, GOFLAGS,
 // CGO_CFLAGS, ...). The test fails if the build does.
+//
+// A test profiler (a package under a testdata directory) is built with
+// the build tag TestHooksTag, which compiles the SDK's test hooks and
+// diagnostic switches (CLRPROF_SIGNAL_GUARD=0, CLRPROF_ELT_SLOW=1, ...)
+// in; samples and other packages are built as users build them, without
+// it, unless BuildTags asks.
 func BuildProfiler(t testing.TB, pkg string, opts ...BuildOption) string {
 	t.Helper()
 	var cfg buildConfig
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if strings.Contains("/"+filepath.ToSlash(pkg)+"/", "/testdata/") && !slices.Contains(cfg.tags, TestHooksTag) {
+		cfg.tags = append(cfg.tags, TestHooksTag)
 	}
 	root, err := ModuleRoot()
 	if err != nil {

@@ -54,7 +54,7 @@ func TestCallTrace(t *testing.T) {
 				t.Errorf("no line for Elt.Known.%s with 1000 calls:\n%s", k, res.Stderr)
 			}
 		}
-		res.MustStderrContain(t, "dropped=0 ")
+		res.MustStderrContain(t, " lost=0 refused=0 unmapped=0 ")
 		// Overhead, every function hooked, best of 2.
 		const n = 20000
 		with, without := 1<<30, 1<<30

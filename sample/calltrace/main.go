@@ -1,28 +1,52 @@
-// Command calltrace counts calls and measures their latency with the fast
-// enter/leave hooks (Info.EnableELT): every call is recorded in C by an
-// assembly stub into a per-thread buffer, and a goroutine replays the
-// events on per-thread shadow stacks. At Shutdown it prints the functions
-// called most:
+// Command calltrace counts calls and measures their inclusive time with
+// the fast enter/leave hooks, counting in C (Info.EnableCallCounts): each
+// hook finds the function's counter by the number the SDK's function ID
+// mapper gave it, counts the call and keeps a shadow stack per thread; no
+// event is buffered, so none can be dropped however fast the application
+// calls. At Shutdown it prints the functions called most:
 //
 //	calltrace: calls=N total=DUR avg=DUR NAME
-//	calltrace: events=N dropped=N threads=N functions=N
+//	calltrace: summary calls=N functions=N threads=N lost=N refused=N unmapped=N overflow=N unmatched=N unwound=N unwinds=N inlined=N memory=BYTES
 //
-// total is inclusive wall time (callees included). Frames that an
-// exception unwinds end at the unwind; frames that leave by a tail call end
-// at the tail call.
+// calls counts every entry of the function (exact for the functions with
+// hooks); total is inclusive wall time (callees included) of the calls
+// that returned, a recursive call counted once, in its outermost call.
+// Frames that an exception unwinds end at the unwind; frames that leave by
+// a tail call end at the tail call.
+//
+// The JIT inlines small methods into their callers: an inlined call has no
+// hooks, so it is not counted. calltrace does not turn inlining off (that
+// would change the code it measures); it reports, from the JITInlining
+// callback, every function the JIT inlined somewhere, whose count is then
+// a lower bound: "calltrace: inlined=N functions were inlined at some call
+// sites (their inlined calls are not counted)", and in CALLTRACE_OUT one
+// "inlined NAME" line each. CALLTRACE_NOINLINE=1 turns inlining off
+// (DisableInlining). The JIT also compiles a method's recursive call in
+// tail position as a jump back to its start, without hooks; the runtime
+// setting DOTNET_TailCallLoopOpt=0 turns that off, and calltrace says so
+// when it is not set. With both, every call of a JIT-compiled method is
+// counted (the mcs soak checks this against sample/ilcount, method by
+// method).
+//
+// If any call could not be counted (lost, refused or unmapped are not 0)
+// it says so in a "calltrace: WARNING" line with what to change.
 //
 // Environment: CALLTRACE_FILTER (hook only functions whose name starts with
 // this prefix, through the function ID mapper), CALLTRACE_TOP (lines
-// printed, default 20).
+// printed, default 20), CALLTRACE_OUT (a file to write every function's
+// count to: "CALLS TOTAL_NS NAME" lines, then the inlined functions),
+// CALLTRACE_NOINLINE.
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/clrprof/clrprof/profiler"
@@ -30,41 +54,28 @@ import (
 
 const clsid = "{E7A3C5B9-4D21-4F6E-9B8A-1C3D5E7F9A02}"
 
-type fnStats struct {
-	calls int64
-	total time.Duration
-}
-
-type frame struct {
-	f     profiler.FunctionID
-	start time.Duration
-}
-
 type calltrace struct {
 	profiler.Base
-	info   *profiler.Info
-	rec    *profiler.ELTRecorder
-	top    int
-	names  map[profiler.FunctionID]string
-	stats  map[profiler.FunctionID]*fnStats
-	stacks map[uint32][]frame
+	info *profiler.Info
+	cc   *profiler.CallCounter
+	top  int
+
+	mu      sync.Mutex
+	inlined map[profiler.FunctionID]bool
 }
 
 func (p *calltrace) name(f profiler.FunctionID) string {
-	if n, ok := p.names[f]; ok {
-		return n
-	}
 	n, err := p.info.FunctionName(f)
 	if err != nil {
 		n = fmt.Sprintf("[function %#x]", uintptr(f))
 	}
-	p.names[f] = n
 	return n
 }
 
 func (p *calltrace) Initialize(info *profiler.Info) error {
 	p.info = info
 	p.top = 20
+	p.inlined = map[profiler.FunctionID]bool{}
 	if v := os.Getenv("CALLTRACE_TOP"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -72,19 +83,15 @@ func (p *calltrace) Initialize(info *profiler.Info) error {
 		}
 		p.top = n
 	}
-	p.names = map[profiler.FunctionID]string{}
-	p.stats = map[profiler.FunctionID]*fnStats{}
-	p.stacks = map[uint32][]frame{}
 	var filter func(profiler.FunctionID) bool
 	if prefix := os.Getenv("CALLTRACE_FILTER"); prefix != "" {
-		// Called while the runtime compiles a function, on its thread; the
-		// name cache is not shared with the draining goroutine.
+		// Called while the runtime compiles a function, on its thread.
 		filter = func(f profiler.FunctionID) bool {
 			n, err := info.FunctionName(f)
 			return err == nil && strings.HasPrefix(n, prefix)
 		}
 	}
-	rec, err := info.EnableELT(profiler.ELTOptions{Batch: p.batch, Filter: filter, Unwinds: true, BufferEvents: 1 << 18})
+	cc, err := info.EnableCallCounts(profiler.CallCountOptions{Filter: filter})
 	if errors.Is(err, profiler.ErrNotAvailable) {
 		// Say so, and let the application run without the profiler.
 		fmt.Fprintf(os.Stderr, "calltrace: unsupported: %v\n", err)
@@ -93,59 +100,85 @@ func (p *calltrace) Initialize(info *profiler.Info) error {
 	if err != nil {
 		return err
 	}
-	p.rec = rec
-	return nil
+	p.cc = cc
+	// JITInlining needs MonitorJITCompilation.
+	add := profiler.MonitorJITCompilation
+	if os.Getenv("CALLTRACE_NOINLINE") == "1" {
+		add |= profiler.DisableInlining
+	}
+	m, err := info.GetEventMask()
+	if err != nil {
+		return err
+	}
+	return info.SetEventMask(m | add)
 }
 
-func (p *calltrace) batch(b profiler.ELTBatch) {
-	tid := b.Thread.OSThreadID
-	st := p.stacks[tid]
-	for _, e := range b.Events {
-		if e.Kind == profiler.ELTEnter {
-			st = append(st, frame{e.Function, e.Time})
-			continue
-		}
-		// Leave, tail call or unwind: end the top frame if it is this
-		// function (an unwind may name a frame without hooks).
-		if n := len(st); n > 0 && st[n-1].f == e.Function {
-			s := p.stats[e.Function]
-			if s == nil {
-				s = &fnStats{}
-				p.stats[e.Function] = s
-			}
-			s.calls++
-			s.total += e.Time - st[n-1].start
-			st = st[:n-1]
-		}
-	}
-	p.stacks[tid] = st
+// JITInlining records the callee: its inlined calls have no hooks.
+func (p *calltrace) JITInlining(caller, callee profiler.FunctionID) (bool, error) {
+	p.mu.Lock()
+	p.inlined[callee] = true
+	p.mu.Unlock()
+	return true, nil
 }
 
 func (p *calltrace) Shutdown() error {
-	if p.rec == nil {
+	if p.cc == nil {
 		return nil
 	}
-	p.rec.Close()
-	ids := make([]profiler.FunctionID, 0, len(p.stats))
-	for f := range p.stats {
-		ids = append(ids, f)
+	p.cc.Close()
+	snap := p.cc.Snapshot()
+	st := p.cc.Stats()
+	var total uint64
+	for _, f := range snap {
+		total += f.Calls
 	}
-	sort.Slice(ids, func(i, j int) bool {
-		a, b := p.stats[ids[i]], p.stats[ids[j]]
-		if a.calls != b.calls {
-			return a.calls > b.calls
-		}
-		return a.total > b.total
-	})
-	for i, f := range ids {
+	for i, f := range snap {
 		if i >= p.top {
 			break
 		}
-		s := p.stats[f]
-		fmt.Fprintf(os.Stderr, "calltrace: calls=%d total=%v avg=%v %s\n", s.calls, s.total, s.total/time.Duration(s.calls), p.name(f))
+		fmt.Fprintf(os.Stderr, "calltrace: calls=%d total=%v avg=%v %s\n", f.Calls, f.Inclusive, f.Inclusive/time.Duration(f.Calls), p.name(f.Function))
 	}
-	st := p.rec.Stats()
-	fmt.Fprintf(os.Stderr, "calltrace: events=%d dropped=%d threads=%d functions=%d\n", st.Events, st.Dropped, st.Threads, len(p.stats))
+	p.mu.Lock()
+	inlined := make([]profiler.FunctionID, 0, len(p.inlined))
+	for f := range p.inlined {
+		inlined = append(inlined, f)
+	}
+	p.mu.Unlock()
+	fmt.Fprintf(os.Stderr, "calltrace: summary calls=%d functions=%d threads=%d lost=%d refused=%d unmapped=%d overflow=%d unmatched=%d unwound=%d unwinds=%d inlined=%d memory=%d\n",
+		total, len(snap), st.Threads, st.Lost, st.Refused, st.Unmapped, st.Overflow, st.Unmatched, st.Unwound, st.Unwinds, len(inlined), st.MemoryBytes)
+	if len(inlined) > 0 {
+		fmt.Fprintf(os.Stderr, "calltrace: inlined=%d functions were inlined at some call sites (their inlined calls are not counted; CALLTRACE_NOINLINE=1 counts every call)\n", len(inlined))
+	}
+	if os.Getenv("DOTNET_TailCallLoopOpt") != "0" && os.Getenv("COMPlus_TailCallLoopOpt") != "0" {
+		fmt.Fprintf(os.Stderr, "calltrace: note: recursive calls in tail position that the JIT compiled as loops have no hooks and are not counted; DOTNET_TailCallLoopOpt=0 makes the JIT call them\n")
+	}
+	if st.Lost > 0 || st.Refused > 0 || st.Unmapped > 0 {
+		fmt.Fprintf(os.Stderr, "calltrace: WARNING: not every call was counted: %d calls lost (no memory for a thread's counters), %d functions without hooks (the function table was full), %d calls with an unknown ID; the counts above are lower bounds\n",
+			st.Lost, st.Refused, st.Unmapped)
+	}
+	if path := os.Getenv("CALLTRACE_OUT"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		w := bufio.NewWriter(f)
+		for _, c := range snap {
+			fmt.Fprintf(w, "%d %d %s\n", c.Calls, c.Inclusive.Nanoseconds(), p.name(c.Function))
+		}
+		names := make([]string, 0, len(inlined))
+		for _, fn := range inlined {
+			names = append(names, p.name(fn))
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(w, "inlined %s\n", n)
+		}
+		if err := w.Flush(); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
 	return nil
 }
 

@@ -7,11 +7,12 @@
 // (there the consumer is a C thread). No stacks are taken (SampleBytes 0),
 // as cref takes none.
 //
-// The SDK's buffers are bounded and drop what does not fit (counted);
-// bench/cref's grow instead. The row uses 1<<20 events (16 MiB of address
-// space) per allocating thread, drained every millisecond, and the runner
-// reports a run that dropped anything, or that recorded another number of
-// allocations than the C reference counted, as invalid.
+// The SDK's buffers are bounded (bench/cref's grow instead): the row uses
+// the SDK's defaults (1<<15 slots, 512 KiB, per allocating thread; a
+// thread whose buffer is full waits for the draining goroutine, which a
+// half-full buffer wakes, rather than drop), and the runner reports a run
+// that dropped anything, or that recorded another number of allocations
+// than the C reference counted, as invalid.
 // BENCH_ALLOC_EVENTS and BENCH_ALLOC_INTERVAL override the two settings.
 //
 // At Shutdown it closes the recorder (a final flush) and prints
@@ -89,7 +90,7 @@ func envSetting[T any](name string, parse func(string) (T, error), v *T) error {
 }
 
 func (p *allocprof) Initialize(info *profiler.Info) error {
-	opts := profiler.AllocOptions{Batch: p.batch, BufferEvents: 1 << 20, Interval: time.Millisecond}
+	opts := profiler.AllocOptions{Batch: p.batch}
 	if err := envSetting("BENCH_ALLOC_EVENTS", strconv.Atoi, &opts.BufferEvents); err != nil {
 		return err
 	}
@@ -107,15 +108,16 @@ func (p *allocprof) Initialize(info *profiler.Info) error {
 }
 
 func (p *allocprof) Shutdown() error {
-	threads := 0
+	threads, waited := 0, uint64(0)
 	if p.rec != nil {
 		if err := p.rec.Close(); err != nil {
 			fmt.Fprintf(os.Stderr, "goalloc: Close: %v\n", err)
 		}
-		threads = p.rec.Stats().Threads
+		st := p.rec.Stats()
+		threads, waited = st.Threads, st.Waited
 	}
-	fmt.Fprintf(os.Stderr, "goalloc: Shutdown mode=alloc allocations=%d dropped=%d bytes=%d classes=%d tableFull=%d batches=%d threads=%d\n",
-		p.allocations, p.dropped, p.bytes, p.classes, p.full, p.batches, threads)
+	fmt.Fprintf(os.Stderr, "goalloc: Shutdown mode=alloc allocations=%d dropped=%d waited=%d bytes=%d classes=%d tableFull=%d batches=%d threads=%d\n",
+		p.allocations, p.dropped, waited, p.bytes, p.classes, p.full, p.batches, threads)
 	return nil
 }
 

@@ -6,19 +6,24 @@
 // pairs every leave or tailcall with its thread's enters on a shadow stack
 // of function IDs (which shows that the IDs recorded are real).
 //
-// The SDK's buffers are bounded: when a thread's buffer is full, events
-// are dropped and counted (bench/cref's buffers grow instead). The row
-// uses the largest buffers the SDK allows (1<<24 events, 256 MiB of
-// address space per recording thread, touched only as far as the backlog
-// reaches) drained every millisecond, so that the benchmark's call storm
-// fits even when the draining goroutine falls behind; the runner reports a
-// run that dropped anything as invalid. BENCH_ELT_EVENTS and
-// BENCH_ELT_INTERVAL override the two settings.
+// The SDK's buffers are bounded (bench/cref's grow instead): the row uses
+// the SDK's default configuration (1<<16 events, 1 MiB, per thread, at
+// most 64 MiB for all threads; a thread whose buffer is full waits for the
+// draining goroutine, which a half-full buffer wakes, rather than drop);
+// the runner reports a run that dropped anything as invalid.
+// BENCH_ELT_EVENTS and BENCH_ELT_INTERVAL override the buffer size and the
+// drain interval.
 //
 // At Shutdown it closes the recorder (a final flush) and prints
 // "goelt: Shutdown mode=elt enters=E leaves=L tailcalls=T unwinds=U
-// paired=P unpaired=X unwound=W open=O overflows=F dropped=D batches=B
-// threads=N" on stderr.
+// paired=P unpaired=X unwound=W open=O overflows=F dropped=D lost=L
+// waited=W batches=B threads=N" on stderr.
+//
+// BENCH_ELT_MODE=count uses Info.EnableCallCounts instead (the counting is
+// done in C by the hooks, per function, with a shadow stack per thread for
+// inclusive time; no events): it prints "goelt: Shutdown mode=count
+// enters=E functions=F unpaired=U unwound=W overflows=O dropped=L
+// threads=N", enters being the sum of every function's calls.
 package main
 
 import (
@@ -41,6 +46,7 @@ const (
 type eltprof struct {
 	profiler.Base
 	rec *profiler.ELTRecorder
+	cc  *profiler.CallCounter
 	// Touched only by batch (one goroutine).
 	enters, leaves, tailcalls, unwinds  uint64
 	paired, unpaired, unwound, overflow uint64
@@ -95,7 +101,17 @@ func (p *eltprof) pair(st []profiler.FunctionID, f profiler.FunctionID) []profil
 
 func (p *eltprof) Initialize(info *profiler.Info) error {
 	p.stacks = map[uint32][]profiler.FunctionID{}
-	opts := profiler.ELTOptions{Batch: p.batch, BufferEvents: 1 << 24, Interval: time.Millisecond}
+	if os.Getenv("BENCH_ELT_MODE") == "count" {
+		cc, err := info.EnableCallCounts(profiler.CallCountOptions{})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "goelt: %v\n", err)
+			return err
+		}
+		p.cc = cc
+		fmt.Fprintln(os.Stderr, "goelt: Initialize mode=count")
+		return nil
+	}
+	opts := profiler.ELTOptions{Batch: p.batch}
 	if v := os.Getenv("BENCH_ELT_EVENTS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -121,19 +137,31 @@ func (p *eltprof) Initialize(info *profiler.Info) error {
 }
 
 func (p *eltprof) Shutdown() error {
-	threads := 0
+	if p.cc != nil {
+		p.cc.Close()
+		var enters uint64
+		snap := p.cc.Snapshot()
+		for _, f := range snap {
+			enters += f.Calls
+		}
+		s := p.cc.Stats()
+		fmt.Fprintf(os.Stderr, "goelt: Shutdown mode=count enters=%d functions=%d unpaired=%d unwound=%d overflows=%d dropped=%d threads=%d\n",
+			enters, len(snap), s.Unmatched, s.Unwound, s.Overflow, s.Lost+s.Refused+s.Unmapped, s.Threads)
+		return nil
+	}
+	var st profiler.ELTStats
 	if p.rec != nil {
 		if err := p.rec.Close(); err != nil {
 			fmt.Fprintf(os.Stderr, "goelt: Close: %v\n", err)
 		}
-		threads = p.rec.Stats().Threads
+		st = p.rec.Stats()
 	}
 	open := 0
 	for _, st := range p.stacks {
 		open += len(st)
 	}
-	fmt.Fprintf(os.Stderr, "goelt: Shutdown mode=elt enters=%d leaves=%d tailcalls=%d unwinds=%d paired=%d unpaired=%d unwound=%d open=%d overflows=%d dropped=%d batches=%d threads=%d\n",
-		p.enters, p.leaves, p.tailcalls, p.unwinds, p.paired, p.unpaired, p.unwound, open, p.overflow, p.dropped, p.batches, threads)
+	fmt.Fprintf(os.Stderr, "goelt: Shutdown mode=elt enters=%d leaves=%d tailcalls=%d unwinds=%d paired=%d unpaired=%d unwound=%d open=%d overflows=%d dropped=%d lost=%d waited=%d batches=%d threads=%d\n",
+		p.enters, p.leaves, p.tailcalls, p.unwinds, p.paired, p.unpaired, p.unwound, open, p.overflow, p.dropped, st.Lost, st.Waited, p.batches, st.Threads)
 	return nil
 }
 

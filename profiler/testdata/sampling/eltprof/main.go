@@ -9,6 +9,14 @@
 //	      backwards: timestamps that decrease within a thread);
 //	info  the WithInfo hooks: prints the decoded arguments of
 //	      Elt.Info.Args and the return values of Elt.Info.Args/Ret;
+//	count the C call counter (Info.EnableCallCounts); at Shutdown it
+//	      prints "eltprof: count fn=NAME calls=N incl=DUR" for every
+//	      counted function whose name starts with "Elt.", then
+//	      "eltprof: cstats threads=N functions=N refused=N lost=N
+//	      overflow=N unmatched=N unwound=N unwinds=N unmapped=N";
+//	      ELTPROF_STACKS=1 also prints "eltprof: stack F1<F2<..." for
+//	      the first thread seen (sampling every 10 ms) inside
+//	      Elt.Hot.Spin;
 //	idle  loads and does nothing (a baseline).
 //
 // ELTPROF_FILTER=PREFIX hooks only functions whose name starts with PREFIX
@@ -40,6 +48,7 @@ type eltprof struct {
 	profiler.Base
 	info  *profiler.Info
 	rec   *profiler.ELTRecorder
+	cc    *profiler.CallCounter
 	mu    sync.Mutex
 	names map[profiler.FunctionID]string
 	byFn  map[profiler.FunctionID]*counts
@@ -84,6 +93,16 @@ func (p *eltprof) Initialize(info *profiler.Info) error {
 	p.last = map[uint32]time.Duration{}
 	switch os.Getenv("ELTPROF_MODE") {
 	case "idle":
+		return nil
+	case "count":
+		cc, err := info.EnableCallCounts(profiler.CallCountOptions{Filter: p.filter()})
+		if err != nil {
+			return unsupported(err)
+		}
+		p.cc = cc
+		if os.Getenv("ELTPROF_STACKS") == "1" {
+			go p.stacks()
+		}
 		return nil
 	case "info":
 		return unsupported(info.EnableELTWithInfo(profiler.ELTCallOptions{
@@ -189,7 +208,45 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
+// stacks prints the shadow stack of the first thread seen inside
+// Elt.Hot.Spin (where the app's spin phase spends nearly all its time).
+func (p *eltprof) stacks() {
+	for i := 0; i < 400; i++ {
+		time.Sleep(10 * time.Millisecond)
+		for _, s := range p.cc.Stacks(64) {
+			var names []string
+			hot := false
+			for _, f := range s.Functions {
+				n := p.name(f)
+				names = append(names, n)
+				hot = hot || n == "Elt.Hot.Spin"
+			}
+			if hot {
+				fmt.Fprintf(os.Stderr, "eltprof: stack %s\n", strings.Join(names, "<"))
+				return
+			}
+		}
+	}
+}
+
 func (p *eltprof) Shutdown() error {
+	if p.cc != nil {
+		p.cc.Close()
+		var lines []string
+		for _, c := range p.cc.Snapshot() {
+			if n := p.name(c.Function); strings.HasPrefix(n, "Elt.") {
+				lines = append(lines, fmt.Sprintf("eltprof: count fn=%s calls=%d incl=%v", n, c.Calls, c.Inclusive))
+			}
+		}
+		sort.Strings(lines)
+		for _, l := range lines {
+			fmt.Fprintln(os.Stderr, l)
+		}
+		s := p.cc.Stats()
+		fmt.Fprintf(os.Stderr, "eltprof: cstats threads=%d functions=%d refused=%d lost=%d overflow=%d unmatched=%d unwound=%d unwinds=%d unmapped=%d\n",
+			s.Threads, s.Functions, s.Refused, s.Lost, s.Overflow, s.Unmatched, s.Unwound, s.Unwinds, s.Unmapped)
+		return nil
+	}
 	if p.rec == nil {
 		profiler.DisableELTWithInfo()
 		return nil

@@ -1,0 +1,6 @@
+//go:build clrprof_testhooks
+
+package profiler
+
+// diagnostics: see diag_off.go.
+const diagnostics = true
