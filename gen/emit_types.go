@@ -3,6 +3,7 @@ package gen
 import (
 	"fmt"
 	"math/bits"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 )
@@ -24,12 +25,24 @@ func isFlagEnum(e *Enum) bool {
 	if single < 3 {
 		return false
 	}
+	// Mostly single bits, the rest combinations of them; a combination may
+	// carry a bit no single value names (COR_PRF_MONITOR_REMOTING_COOKIE is
+	// 0x4000 with MONITOR_REMOTING) as long as such values are rare.
+	multi, foreign := 0, 0
 	for _, v := range e.Values {
-		if v.Value < 0 || uint64(v.Value)&^all != 0 {
+		if v.Value < 0 || strings.Contains(strings.ToLower(v.Name), "mask") {
+			// A mask means multi-bit fields (tdVisibilityMask: 3 is
+			// tdNestedPrivate, not tdPublic|tdNestedPublic).
 			return false
 		}
+		if v.Value > 0 && bits.OnesCount64(uint64(v.Value)) > 1 {
+			multi++
+			if uint64(v.Value)&^all != 0 {
+				foreign++
+			}
+		}
 	}
-	return true
+	return foreign == 0 || foreign*4 <= single && multi <= single
 }
 
 // emitEnums writes each enum as a named Go type with typed constants and a
@@ -152,8 +165,13 @@ func emitStructs(f, checkFile *jen.File, tm *TypeMapper, structs []*Struct, used
 			f.Line()
 		} else {
 			var fields []jen.Code
-			for _, fl := range s.Fields {
-				fields = append(fields, jen.Id(ExportedName(fl.Name)).Add(structFieldType(tm, fl.Type)))
+			names := structFieldNames(s.Fields)
+			for i, fl := range s.Fields {
+				typ := structFieldType(tm, fl.Type)
+				if lengthField(tm, fl) {
+					typ = jen.Uint64()
+				}
+				fields = append(fields, jen.Id(names[i]).Add(typ))
 			}
 			f.Commentf("%s mirrors the C struct %s.", goName, s.Name)
 			f.Type().Id(goName).Struct(fields...)
@@ -186,4 +204,38 @@ func emitIIDs(f *jen.File, ifaces []*Interface) {
 	}
 	f.Var().Defs(defs...)
 	f.Line()
+}
+
+// structFieldNames names a struct's fields as ResultName names results
+// (without the Hungarian prefix: ulOffset → Offset, szLocale → Locale); a
+// count or byte length whose name would then collide with its data's gets
+// the suffix Len (cbLocale → LocaleLen, ulOS → OSLen).
+func structFieldNames(fields []*Field) []string {
+	names := make([]string, len(fields))
+	seen := map[string]int{}
+	for i, fl := range fields {
+		names[i] = ResultName(fl.Name)
+		seen[names[i]]++
+	}
+	for i, fl := range fields {
+		if seen[names[i]] < 2 {
+			continue
+		}
+		for _, pre := range []string{"cb", "cch", "ul", "c"} {
+			if rest, ok := strings.CutPrefix(fl.Name, pre); ok && rest != "" && rest[0] >= 'A' && rest[0] <= 'Z' {
+				names[i] += "Len"
+				break
+			}
+		}
+	}
+	return names
+}
+
+// lengthField reports a length the C struct keeps in a pointer-sized
+// integer (UINT_PTR rangeLength): a number of bytes, not an address, so a
+// uint64 (the same size on the 64-bit platforms the SDK runs on; the
+// generated size checks hold it to that).
+func lengthField(tm *TypeMapper, fl *Field) bool {
+	nt := tm.Norm(fl.Type)
+	return nt.Ptr == 0 && !nt.Array && tm.Info(nt.Name).Kind == KindAddr && strings.Contains(strings.ToLower(fl.Name), "length")
 }

@@ -127,6 +127,8 @@ func GenerateMetadata(cmdline string, cor, corhdr *File, ov *Overlay, st *Stats)
 				if err != nil {
 					return nil, err
 				}
+				pl.SFalse = ov.SFalse[base.Name+"."+m.Name]
+				pl.HandWritten = ov.HandWritten[base.Name+"."+m.Name]
 				emitForwarder(wf, pl, InterfaceGoName(it.Name), resultNames[m.Name+"@"+base.Name])
 			}
 			wf.Line()

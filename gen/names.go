@@ -157,6 +157,12 @@ var predeclared = map[string]bool{
 // dropping a Hungarian prefix: pClassId → ClassID, pdwFlags → Flags,
 // ppMethodHeader → MethodHeader, szName → Name.
 func ResultName(s string) string {
+	if n, ok := resultNameOverrides[s]; ok {
+		return n
+	}
+	if ini, ok := initialisms[strings.TrimPrefix(s, "p")]; ok && strings.HasPrefix(s, "p") && strings.ToLower(s) == s {
+		return ini // pmvid → MVID
+	}
 	i := 0
 	for i < len(s) && unicode.IsLower(rune(s[i])) {
 		i++
@@ -171,7 +177,7 @@ func hungarian(prefix string) bool {
 	switch prefix {
 	case "p", "pp", "pc", "pcb", "pcch", "pch", "pdw", "pb", "pf", "pi", "pul", "pus", "psz", "pwsz", "ptk",
 		"pmd", "pn", "pv", "ppv", "ppb", "sz", "wsz", "r", "rg", "pbo", "pu", "pt", "ptd",
-		"ptr", "pmb", "pmr", "pl", "pcv", "ul", "dw", "b", "f", "c", "cb", "cch", "ppsz":
+		"ptr", "pmb", "pmr", "pl", "pcv", "ul", "dw", "b", "f", "c", "cb", "cch", "ppsz", "us", "tk":
 		return true
 	}
 	return false
@@ -180,12 +186,27 @@ func hungarian(prefix string) bool {
 // TypeName converts a C type name to an exported Go type name, dropping the
 // COR_PRF_ prefix: COR_PRF_MONITOR → Monitor, COR_PRF_GC_ROOT_KIND → GCRootKind.
 func TypeName(s string) string {
+	// The high event mask's values are named High + what they turn on
+	// (HighBasicGC, HighEventPipe), whether or not the C name spells
+	// MONITOR_ (COR_PRF_HIGH_MONITOR_EVENT_PIPE, COR_PRF_HIGH_BASIC_GC).
+	if rest, ok := strings.CutPrefix(s, "COR_PRF_HIGH_MONITOR_"); ok && rest != "" {
+		s = "COR_PRF_HIGH_" + rest
+	}
 	for _, pre := range []string{"COR_PRF_", "_COR_PRF_", "Cor", "COR_"} {
 		if strings.HasPrefix(s, pre) && len(s) > len(pre) {
 			return ExportedName(s[len(pre):])
 		}
 	}
-	return ExportedName(strings.TrimLeft(s, "_"))
+	s = strings.TrimLeft(s, "_")
+	if w := splitWords(s); len(w) > 1 && len(w[0]) <= 3 && strings.ToLower(w[0]) == w[0] && (w[0] == "md" || initialisms[w[0]] == "") {
+		// A lower-case Hungarian prefix of cor.h's enum values (tdPublic,
+		// fdStatic, mdPublic, pdIn) is the same kind of word for every
+		// enum: capitalised, never read as an initialism (md → Md, like
+		// Td and Fd; MDNotifyAll, upper case in C, stays MD; pe, a real
+		// initialism with no sibling prefixes, stays PE).
+		return strings.ToUpper(w[0][:1]) + w[0][1:] + ExportedName(strings.Join(w[1:], "_"))
+	}
+	return ExportedName(s)
 }
 
 // InterfaceGoName names the Go wrapper of a COM interface:
@@ -198,4 +219,11 @@ func InterfaceGoName(s string) string {
 		}
 	}
 	return s
+}
+
+// resultNameOverrides names outputs and struct fields whose C names say
+// what they are only through a prefix.
+var resultNameOverrides = map[string]string{
+	"pmd":        "Method", // GetParamProps: the method of the parameter
+	"ridOfField": "Field",  // COR_FIELD_OFFSET
 }

@@ -39,6 +39,17 @@ func TestNames(t *testing.T) {
 		{ExportedName, "GetILFunctionBody", "GetILFunctionBody"},
 		{ExportedName, "ReJITCompilationStarted", "ReJITCompilationStarted"},
 		{InterfaceGoName, "ICorProfilerFunctionControl", "FunctionControl"},
+		// One scheme for enum values: the high mask's values are High +
+		// what they turn on; cor.h's lower-case prefixes are words.
+		{TypeName, "COR_PRF_HIGH_MONITOR_LARGEOBJECT_ALLOCATED", "HighLargeObjectAllocated"},
+		{TypeName, "COR_PRF_HIGH_BASIC_GC", "HighBasicGC"},
+		{TypeName, "COR_PRF_HIGH_MONITOR", "HighMonitor"},
+		{TypeName, "mdPublic", "MdPublic"},
+		{TypeName, "tdPublic", "TdPublic"},
+		{TypeName, "MDDupDefault", "MDDupDefault"},
+		{TypeName, "peILonly", "PEILonly"},
+		{ResultName, "pmvid", "MVID"},
+		{ResultName, "usMajorVersion", "MajorVersion"},
 		{InterfaceGoName, "IMetaDataImport2", "Import2"},
 	} {
 		if got := c.f(c.in); got != c.want {

@@ -70,6 +70,9 @@ func (pl *Plan) Exported() bool {
 		}
 	}
 	for _, o := range pl.Outputs {
+		if o.Role == RoleOutBlob {
+			continue // a copied []byte whatever the C element type
+		}
 		if o.Elem.Kind == KindVoid || o.Elem.Kind == KindFunc || o.Elem.GoName == "uintptr" {
 			return false
 		}
@@ -255,13 +258,13 @@ func planMethod(tm *TypeMapper, m *Method, callback bool, rules map[string]Param
 				pp.Role = RoleRaw
 			}
 		case p.Dir == DirOut && ind == 2 && !pp.T.Array && (pp.Elem.Kind == KindVoid || pp.Elem.GoBasic == "uint8") &&
-			i+1 < len(pl.Params) && pl.Params[i+1].P.Dir == DirOut && pl.Params[i+1].T.Indirections() == 1 &&
+			!constantValue(p) && i+1 < len(pl.Params) && pl.Params[i+1].P.Dir == DirOut && pl.Params[i+1].T.Indirections() == 1 &&
 			pl.Params[i+1].Elem.Kind == KindNumber && blobLenName(pl.Params[i+1].P.Name):
 			pp.Role = RoleOutBlob
 			pp.Len = pl.Params[i+1]
 			pp.Len.Role = RoleOutBlobLen
 		case p.Dir == DirOut && ind == 2 && !pp.T.Array && (pp.Elem.Kind == KindVoid || pp.Elem.GoBasic == "uint8") &&
-			i > 0 && pl.Params[i-1].P.Dir == DirOut && pl.Params[i-1].T.Indirections() == 1 &&
+			!constantValue(p) && i > 0 && pl.Params[i-1].P.Dir == DirOut && pl.Params[i-1].T.Indirections() == 1 &&
 			pl.Params[i-1].Elem.Kind == KindNumber && pl.Params[i-1].Role == RoleOut && blobLenName(pl.Params[i-1].P.Name):
 			// [out] ULONG *pcbData, [out] const void **ppData: the length first.
 			pp.Role = RoleOutBlob
@@ -325,3 +328,8 @@ func blobLenName(n string) bool {
 	return strings.HasPrefix(n, "pcb") || strings.HasPrefix(n, "pcch") || strings.HasPrefix(n, "pcSig") ||
 		strings.HasPrefix(n, "pSize") || strings.HasPrefix(n, "pul") || n == "pbSig"
 }
+
+// constantValue reports a metadata constant's value (UVCP_CONSTANT): its
+// length comes in characters for strings and not at all for other types,
+// so it is no byte blob.
+func constantValue(p *Param) bool { return p.Type.Name == "UVCP_CONSTANT" }

@@ -17,11 +17,16 @@ const profilerPkg = "github.com/clrprof/clrprof/profiler"
 type Stats struct {
 	Interfaces, Methods, Enums, EnumValues, Structs, Consts, HRESULTs int
 	CallbackSlots, WrappedMethods, RawParams                          int
+	// ExportedRawParams counts the raw parameters (C pointers) of the
+	// wrapper methods that are exported; the others are unexported raw
+	// calls hand-written methods build on.
+	ExportedRawParams, ExportedMethods int
 }
 
 func (s Stats) String() string {
-	return fmt.Sprintf("interfaces=%d methods=%d enums=%d enum_values=%d structs=%d consts=%d hresults=%d callback_slots=%d wrapped_methods=%d raw_params=%d",
-		s.Interfaces, s.Methods, s.Enums, s.EnumValues, s.Structs, s.Consts, s.HRESULTs, s.CallbackSlots, s.WrappedMethods, s.RawParams)
+	return fmt.Sprintf("interfaces=%d methods=%d enums=%d enum_values=%d structs=%d consts=%d hresults=%d callback_slots=%d wrapped_methods=%d raw_params=%d exported_methods=%d exported_raw_params=%d",
+		s.Interfaces, s.Methods, s.Enums, s.EnumValues, s.Structs, s.Consts, s.HRESULTs, s.CallbackSlots, s.WrappedMethods, s.RawParams,
+		s.ExportedMethods, s.ExportedRawParams)
 }
 
 // pointerIDs are pointer typedefs that Go treats as opaque named values
@@ -177,6 +182,10 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 			pl.SFalse = ov.SFalse[it.Name+"."+m.Name]
 			pl.HandWritten = ov.HandWritten[it.Name+"."+m.Name]
 			st.RawParams += pl.Raw
+			if pl.Exported() {
+				st.ExportedMethods++
+				st.ExportedRawParams += pl.Raw
+			}
 			st.WrappedMethods++
 			rn, err := resultTypeName(wf, pl, "", resultNames, it)
 			if err != nil {
@@ -220,6 +229,9 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 // infoDoc is the doc comment of a generated Info method.
 func infoDoc(pl *Plan, it *Interface) string {
 	d := fmt.Sprintf("%s calls %s::%s.", pl.GoName(), it.Name, pl.M.Name)
+	if pl.Exported() {
+		d = docFor(it.Name, pl.M.Name, fmt.Sprintf("It calls %s::%s.", it.Name, pl.M.Name))
+	}
 	if len(pl.Outputs) > 0 && pl.M.Ret.Name == "HRESULT" && pl.M.Ret.Ptr == 0 {
 		d += "\nWhen the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer\nis not known yet), the outputs it did fill are returned with that error."
 	}
@@ -345,7 +357,13 @@ func emitObjectWrapper(wf *jen.File, tm *TypeMapper, it *Interface, ov *Overlay,
 		if err != nil {
 			return err
 		}
+		pl.SFalse = ov.SFalse[it.Name+"."+m.Name]
+		pl.HandWritten = ov.HandWritten[it.Name+"."+m.Name]
 		st.RawParams += pl.Raw
+		if pl.Exported() {
+			st.ExportedMethods++
+			st.ExportedRawParams += pl.Raw
+		}
 		st.WrappedMethods++
 		rn, err := resultTypeName(wf, pl, InterfaceGoName(it.Name), resultNames, it)
 		if err != nil {
@@ -358,7 +376,7 @@ func emitObjectWrapper(wf *jen.File, tm *TypeMapper, it *Interface, ov *Overlay,
 			CIface:     it.Name,
 			Thunk:      thunkName(it, m),
 			ResultName: rn,
-			Doc:        fmt.Sprintf("%s calls %s::%s.", pl.GoName(), it.Name, m.Name),
+			Doc:        objectDoc(pl, it.Name, m.Name),
 		})
 	}
 	return nil
@@ -502,3 +520,11 @@ func emitHRESULTs(f, nf *jen.File, errs *File) int {
 }
 
 const comPkg = "github.com/clrprof/clrprof/internal/com"
+
+func objectDoc(pl *Plan, iface, method string) string {
+	d := fmt.Sprintf("%s calls %s::%s.", pl.GoName(), iface, method)
+	if pl.Exported() {
+		d = docFor(iface, method, fmt.Sprintf("It calls %s::%s.", iface, method))
+	}
+	return d
+}

@@ -5,7 +5,6 @@ package ilrw
 import (
 	"fmt"
 	"strings"
-	"unicode/utf16"
 
 	"github.com/clrprof/clrprof/metadata"
 	"github.com/clrprof/clrprof/profiler"
@@ -122,7 +121,7 @@ func (m *Module) methodSigBlob(tok metadata.Token, depth int) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("GetMethodSpecProps(%v): %w", tok, err)
 		}
-		return m.methodSigBlob(p.TkParent, depth+1)
+		return m.methodSigBlob(p.Parent, depth+1)
 	case tabStandAlone:
 		sig, err := m.Import.GetSigFromToken(tok)
 		if err != nil {
@@ -211,7 +210,7 @@ func (m *Module) UserString(s string) (metadata.Token, error) {
 	if err := m.writable(); err != nil {
 		return 0, err
 	}
-	return m.Emit.DefineUserString(s, uint32(len(utf16.Encode([]rune(s)))))
+	return m.Emit.DefineUserString(s)
 }
 
 // AddLocals appends locals of the given types to the body's local
@@ -317,7 +316,7 @@ func (m *Module) tokenName(tok metadata.Token, depth int) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		c, _ := m.tokenName(p.TkParent, depth+1)
+		c, _ := m.tokenName(p.Parent, depth+1)
 		return c + "<" + hexBytes(p.SigBlob) + ">", nil
 	case tabModuleRef:
 		return m.Import.GetModuleRefProps(tok)

@@ -14,7 +14,13 @@
 // StandAloneSig, GenericParam, CustomAttribute, UserString. [AssemblyImport]
 // has Assembly, AssemblyRef(s) and ExportedType(s); [Emit2] has
 // DefineMemberRef, DefineMethodSpec, GetTokenFromSig, GetTokenFromTypeSpec,
-// DefineString and DefineTypeRef, which take blobs and strings.
+// DefineUserString and DefineTypeRef, which take blobs and strings;
+// EnsureAssemblyRef, EnsureTypeRef and EnsureMemberRef reuse a module's
+// references to another assembly or define them; DefineTypeDef, DefineField,
+// DefineProperty, DefineEvent, DefineParam and SaveToMemory build new
+// metadata (Go slices for the token lists, a [Constant] for default
+// values). [DispenserEx.OpenImport] opens any assembly file by path (the
+// runtime's dispenser: profiler.MetaDataDispenser).
 //
 // # Signatures
 //

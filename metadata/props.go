@@ -247,12 +247,10 @@ type FieldInfo struct {
 
 // Field returns the properties of a FieldDef.
 func (x *Import2) Field(fd Token) (FieldInfo, error) {
-	r, err := x.base().getFieldProps(fd)
-	if err != nil {
-		return FieldInfo{}, err
+	if x == nil {
+		return FieldInfo{}, nilImport2()
 	}
-	return FieldInfo{Token: fd, Class: r.Class, Name: r.Field, Flags: FieldAttr(r.Attr), Sig: r.SigBlob,
-		DefaultType: ElementType(r.CPlusTypeFlag), Default: r.Value}, nil
+	return x.Import.fieldRaw(fd)
 }
 
 // Property returns the properties of a Property row.
@@ -286,7 +284,7 @@ func (x *Import2) Param(pd Token) (ParamInfo, error) {
 	if err != nil {
 		return ParamInfo{}, err
 	}
-	return ParamInfo{Token: pd, Method: r.Pmd, Sequence: r.Sequence, Name: r.Name, Flags: ParamAttr(r.Attr)}, nil
+	return ParamInfo{Token: pd, Method: r.Method, Sequence: r.Sequence, Name: r.Name, Flags: ParamAttr(r.Attr)}, nil
 }
 
 // MemberRefInfo describes a MemberRef.
@@ -322,7 +320,7 @@ func (x *Import2) MethodSpec(ms Token) (MethodSpecInfo, error) {
 	if err != nil {
 		return MethodSpecInfo{}, err
 	}
-	return MethodSpecInfo{Token: ms, Method: r.TkParent, Sig: r.SigBlob}, nil
+	return MethodSpecInfo{Token: ms, Method: r.Parent, Sig: r.SigBlob}, nil
 }
 
 // TypeSpec returns the signature blob of a TypeSpec.
@@ -433,7 +431,7 @@ func (v Version) Less(w Version) bool {
 }
 
 func versionOf(m AssemblyMetadata) Version {
-	return Version{m.UsMajorVersion, m.UsMinorVersion, m.UsBuildNumber, m.UsRevisionNumber}
+	return Version{m.MajorVersion, m.MinorVersion, m.BuildNumber, m.RevisionNumber}
 }
 
 // AssemblyInfo describes the assembly (manifest) of a module.
@@ -537,11 +535,6 @@ func (x *AssemblyImport) ExportedType(et Token) (ExportedTypeInfo, error) {
 }
 
 // Emit helpers: blobs and strings instead of pointer and length pairs.
-
-// DefineString defines a user string (for ldstr) and returns its token.
-func (x *Emit2) DefineString(s string) (Token, error) {
-	return x.DefineUserString(s, uint32(len(encodeUTF16Len(s))))
-}
 
 // DefineTypeRef defines (or finds) a TypeRef to namespace.name in scope (an
 // AssemblyRef, ModuleRef, or a TypeRef for a nested type).

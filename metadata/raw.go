@@ -181,3 +181,27 @@ func constantBytes(p unsafe.Pointer, k ElementType, n int) []byte {
 	}
 	return cgoutil.Bytes(p, n)
 }
+
+// fieldRaw is IMetaDataImport::GetFieldProps with the name, signature and
+// constant (whose length the runtime gives in characters for strings and
+// not at all for other types).
+func (x *Import) fieldRaw(fd Token) (FieldInfo, error) {
+	if x == nil || x.p == nil {
+		return FieldInfo{}, com.NilObject("IMetaDataImport")
+	}
+	var class C.mdTypeDef
+	var cb, cch C.ULONG
+	var flags, cplus C.DWORD
+	var sig C.PCCOR_SIGNATURE
+	var def C.UVCP_CONSTANT
+	name, _, err := withNameAndOthers(func(buf []uint16, _ []Token) (n, nOther C.ULONG, hr C.HRESULT) {
+		hr = C.clrprof_IMetaDataImport_GetFieldProps((*C.IMetaDataImport)(x.p), C.mdFieldDef(fd), &class,
+			(C.LPWSTR)(unsafe.Pointer(&buf[0])), C.ULONG(len(buf)), &n, &flags, &sig, &cb, &cplus, &def, &cch)
+		return n, 0, hr
+	})
+	if err != nil {
+		return FieldInfo{}, err
+	}
+	return FieldInfo{Token: fd, Class: Token(class), Name: name, Flags: FieldAttr(flags), Sig: cgoutil.Bytes(unsafe.Pointer(sig), int(cb)),
+		DefaultType: ElementType(cplus), Default: constantBytes(unsafe.Pointer(def), ElementType(cplus), int(cch))}, nil
+}

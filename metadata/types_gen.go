@@ -111,9 +111,9 @@ var namesReplacesCorHdrNumericDefines = []enumfmt.Name{{
 	V: uint64(0x400),
 }}
 
-// String returns the constant's Go name.
+// String returns the constant's Go name, or the names of its flags joined by |.
 func (v ReplacesCorHdrNumericDefines) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesReplacesCorHdrNumericDefines, false, "ReplacesCorHdrNumericDefines")
+	return enumfmt.Format(uint64(uint32(v)), namesReplacesCorHdrNumericDefines, true, "ReplacesCorHdrNumericDefines")
 }
 
 // TypeAttr is CorTypeAttr.
@@ -280,127 +280,127 @@ func (v TypeAttr) String() string {
 type MethodAttr uint32
 
 const (
-	// MDMemberAccessMask is mdMemberAccessMask.
-	MDMemberAccessMask MethodAttr = 7
-	// MDPrivateScope is mdPrivateScope.
-	MDPrivateScope MethodAttr = 0
-	// MDPrivate is mdPrivate.
-	MDPrivate MethodAttr = 1
-	// MDFamAndAssem is mdFamANDAssem.
-	MDFamAndAssem MethodAttr = 2
-	// MDAssem is mdAssem.
-	MDAssem MethodAttr = 3
-	// MDFamily is mdFamily.
-	MDFamily MethodAttr = 4
-	// MDFamOrAssem is mdFamORAssem.
-	MDFamOrAssem MethodAttr = 5
-	// MDPublic is mdPublic.
-	MDPublic MethodAttr = 6
-	// MDStatic is mdStatic.
-	MDStatic MethodAttr = 16
-	// MDFinal is mdFinal.
-	MDFinal MethodAttr = 32
-	// MDVirtual is mdVirtual.
-	MDVirtual MethodAttr = 64
-	// MDHideBySig is mdHideBySig.
-	MDHideBySig MethodAttr = 128
-	// MDVtableLayoutMask is mdVtableLayoutMask.
-	MDVtableLayoutMask MethodAttr = 256
-	// MDReuseSlot is mdReuseSlot.
-	MDReuseSlot MethodAttr = 0
-	// MDNewSlot is mdNewSlot.
-	MDNewSlot MethodAttr = 256
-	// MDCheckAccessOnOverride is mdCheckAccessOnOverride.
-	MDCheckAccessOnOverride MethodAttr = 512
-	// MDAbstract is mdAbstract.
-	MDAbstract MethodAttr = 1024
-	// MDSpecialName is mdSpecialName.
-	MDSpecialName MethodAttr = 2048
-	// MDPinvokeImpl is mdPinvokeImpl.
-	MDPinvokeImpl MethodAttr = 8192
-	// MDUnmanagedExport is mdUnmanagedExport.
-	MDUnmanagedExport MethodAttr = 8
-	// MDReservedMask is mdReservedMask.
-	MDReservedMask MethodAttr = 53248
-	// MDRtSpecialName is mdRTSpecialName.
-	MDRtSpecialName MethodAttr = 4096
-	// MDHasSecurity is mdHasSecurity.
-	MDHasSecurity MethodAttr = 16384
-	// MDRequireSecObject is mdRequireSecObject.
-	MDRequireSecObject MethodAttr = 32768
+	// MdMemberAccessMask is mdMemberAccessMask.
+	MdMemberAccessMask MethodAttr = 7
+	// MdPrivateScope is mdPrivateScope.
+	MdPrivateScope MethodAttr = 0
+	// MdPrivate is mdPrivate.
+	MdPrivate MethodAttr = 1
+	// MdFamAndAssem is mdFamANDAssem.
+	MdFamAndAssem MethodAttr = 2
+	// MdAssem is mdAssem.
+	MdAssem MethodAttr = 3
+	// MdFamily is mdFamily.
+	MdFamily MethodAttr = 4
+	// MdFamOrAssem is mdFamORAssem.
+	MdFamOrAssem MethodAttr = 5
+	// MdPublic is mdPublic.
+	MdPublic MethodAttr = 6
+	// MdStatic is mdStatic.
+	MdStatic MethodAttr = 16
+	// MdFinal is mdFinal.
+	MdFinal MethodAttr = 32
+	// MdVirtual is mdVirtual.
+	MdVirtual MethodAttr = 64
+	// MdHideBySig is mdHideBySig.
+	MdHideBySig MethodAttr = 128
+	// MdVtableLayoutMask is mdVtableLayoutMask.
+	MdVtableLayoutMask MethodAttr = 256
+	// MdReuseSlot is mdReuseSlot.
+	MdReuseSlot MethodAttr = 0
+	// MdNewSlot is mdNewSlot.
+	MdNewSlot MethodAttr = 256
+	// MdCheckAccessOnOverride is mdCheckAccessOnOverride.
+	MdCheckAccessOnOverride MethodAttr = 512
+	// MdAbstract is mdAbstract.
+	MdAbstract MethodAttr = 1024
+	// MdSpecialName is mdSpecialName.
+	MdSpecialName MethodAttr = 2048
+	// MdPinvokeImpl is mdPinvokeImpl.
+	MdPinvokeImpl MethodAttr = 8192
+	// MdUnmanagedExport is mdUnmanagedExport.
+	MdUnmanagedExport MethodAttr = 8
+	// MdReservedMask is mdReservedMask.
+	MdReservedMask MethodAttr = 53248
+	// MdRtSpecialName is mdRTSpecialName.
+	MdRtSpecialName MethodAttr = 4096
+	// MdHasSecurity is mdHasSecurity.
+	MdHasSecurity MethodAttr = 16384
+	// MdRequireSecObject is mdRequireSecObject.
+	MdRequireSecObject MethodAttr = 32768
 )
 
 var namesMethodAttr = []enumfmt.Name{{
-	N: "MDMemberAccessMask",
+	N: "MdMemberAccessMask",
 	V: uint64(0x7),
 }, {
-	N: "MDPrivateScope",
+	N: "MdPrivateScope",
 	V: uint64(0x0),
 }, {
-	N: "MDPrivate",
+	N: "MdPrivate",
 	V: uint64(0x1),
 }, {
-	N: "MDFamAndAssem",
+	N: "MdFamAndAssem",
 	V: uint64(0x2),
 }, {
-	N: "MDAssem",
+	N: "MdAssem",
 	V: uint64(0x3),
 }, {
-	N: "MDFamily",
+	N: "MdFamily",
 	V: uint64(0x4),
 }, {
-	N: "MDFamOrAssem",
+	N: "MdFamOrAssem",
 	V: uint64(0x5),
 }, {
-	N: "MDPublic",
+	N: "MdPublic",
 	V: uint64(0x6),
 }, {
-	N: "MDStatic",
+	N: "MdStatic",
 	V: uint64(0x10),
 }, {
-	N: "MDFinal",
+	N: "MdFinal",
 	V: uint64(0x20),
 }, {
-	N: "MDVirtual",
+	N: "MdVirtual",
 	V: uint64(0x40),
 }, {
-	N: "MDHideBySig",
+	N: "MdHideBySig",
 	V: uint64(0x80),
 }, {
-	N: "MDVtableLayoutMask",
+	N: "MdVtableLayoutMask",
 	V: uint64(0x100),
 }, {
-	N: "MDCheckAccessOnOverride",
+	N: "MdCheckAccessOnOverride",
 	V: uint64(0x200),
 }, {
-	N: "MDAbstract",
+	N: "MdAbstract",
 	V: uint64(0x400),
 }, {
-	N: "MDSpecialName",
+	N: "MdSpecialName",
 	V: uint64(0x800),
 }, {
-	N: "MDPinvokeImpl",
+	N: "MdPinvokeImpl",
 	V: uint64(0x2000),
 }, {
-	N: "MDUnmanagedExport",
+	N: "MdUnmanagedExport",
 	V: uint64(0x8),
 }, {
-	N: "MDReservedMask",
+	N: "MdReservedMask",
 	V: uint64(0xd000),
 }, {
-	N: "MDRtSpecialName",
+	N: "MdRtSpecialName",
 	V: uint64(0x1000),
 }, {
-	N: "MDHasSecurity",
+	N: "MdHasSecurity",
 	V: uint64(0x4000),
 }, {
-	N: "MDRequireSecObject",
+	N: "MdRequireSecObject",
 	V: uint64(0x8000),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v MethodAttr) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesMethodAttr, true, "MethodAttr")
+	return enumfmt.Format(uint64(uint32(v)), namesMethodAttr, false, "MethodAttr")
 }
 
 // FieldAttr is CorFieldAttr.
@@ -506,9 +506,9 @@ var namesFieldAttr = []enumfmt.Name{{
 	V: uint64(0x100),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v FieldAttr) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesFieldAttr, true, "FieldAttr")
+	return enumfmt.Format(uint64(uint32(v)), namesFieldAttr, false, "FieldAttr")
 }
 
 // ParamAttr is CorParamAttr.
@@ -617,9 +617,9 @@ var namesEventAttr = []enumfmt.Name{{
 	V: uint64(0x400),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v EventAttr) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesEventAttr, true, "EventAttr")
+	return enumfmt.Format(uint64(uint32(v)), namesEventAttr, false, "EventAttr")
 }
 
 // MethodSemanticsAttr is CorMethodSemanticsAttr.
@@ -1224,9 +1224,9 @@ var namesGenericParamAttr = []enumfmt.Name{{
 	V: uint64(0x10),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v GenericParamAttr) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesGenericParamAttr, true, "GenericParamAttr")
+	return enumfmt.Format(uint64(uint32(v)), namesGenericParamAttr, false, "GenericParamAttr")
 }
 
 // ElementType is CorElementType.
@@ -1661,9 +1661,9 @@ var namesCallingConvention = []enumfmt.Name{{
 	V: uint64(0x10),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v CallingConvention) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesCallingConvention, true, "CallingConvention")
+	return enumfmt.Format(uint64(uint32(v)), namesCallingConvention, false, "CallingConvention")
 }
 
 // ArgType is CorArgType.
@@ -2267,9 +2267,9 @@ var namesCheckDuplicatesFor = []enumfmt.Name{{
 	V: uint64(0x102818),
 }}
 
-// String returns the constant's Go name.
+// String returns the constant's Go name, or the names of its flags joined by |.
 func (v CheckDuplicatesFor) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesCheckDuplicatesFor, false, "CheckDuplicatesFor")
+	return enumfmt.Format(uint64(uint32(v)), namesCheckDuplicatesFor, true, "CheckDuplicatesFor")
 }
 
 // RefToDefCheck is CorRefToDefCheck.
@@ -2433,9 +2433,9 @@ var namesNotificationForTokenMovement = []enumfmt.Name{{
 	V: uint64(0x8000000),
 }}
 
-// String returns the constant's Go name.
+// String returns the constant's Go name, or the names of its flags joined by |.
 func (v NotificationForTokenMovement) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesNotificationForTokenMovement, false, "NotificationForTokenMovement")
+	return enumfmt.Format(uint64(uint32(v)), namesNotificationForTokenMovement, true, "NotificationForTokenMovement")
 }
 
 // SetEnc is CorSetENC.
@@ -2480,9 +2480,9 @@ var namesSetEnc = []enumfmt.Name{{
 	V: uint64(0x7),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v SetEnc) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesSetEnc, true, "SetEnc")
+	return enumfmt.Format(uint64(uint32(v)), namesSetEnc, false, "SetEnc")
 }
 
 // ErrorIfEmitOutOfOrder is CorErrorIfEmitOutOfOrder.
@@ -2530,9 +2530,9 @@ var namesErrorIfEmitOutOfOrder = []enumfmt.Name{{
 	V: uint64(0x10),
 }}
 
-// String returns the constant's Go name.
+// String returns the constant's Go name, or the names of its flags joined by |.
 func (v ErrorIfEmitOutOfOrder) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesErrorIfEmitOutOfOrder, false, "ErrorIfEmitOutOfOrder")
+	return enumfmt.Format(uint64(uint32(v)), namesErrorIfEmitOutOfOrder, true, "ErrorIfEmitOutOfOrder")
 }
 
 // ImportOptions is CorImportOptions.
@@ -2588,9 +2588,9 @@ var namesImportOptions = []enumfmt.Name{{
 	V: uint64(0x40),
 }}
 
-// String returns the constant's Go name.
+// String returns the constant's Go name, or the names of its flags joined by |.
 func (v ImportOptions) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesImportOptions, false, "ImportOptions")
+	return enumfmt.Format(uint64(uint32(v)), namesImportOptions, true, "ImportOptions")
 }
 
 // ThreadSafetyOptions is CorThreadSafetyOptions.
@@ -3282,36 +3282,36 @@ const (
 
 // FieldOffset mirrors the C struct COR_FIELD_OFFSET.
 type FieldOffset struct {
-	RidOfField Token
-	UlOffset   uint32
+	Field  Token
+	Offset uint32
 }
 
 // Secattr mirrors the C struct COR_SECATTR.
 type Secattr struct {
-	TkCtor            Token
-	PCustomAttribute  Address
-	CbCustomAttribute uint32
+	Ctor               Token
+	CustomAttribute    Address
+	CustomAttributeLen uint32
 }
 
 // OSInfo mirrors the C struct OSINFO.
 type OSInfo struct {
-	DwOSPlatformID   uint32
-	DwOSMajorVersion uint32
-	DwOSMinorVersion uint32
+	OSPlatformID   uint32
+	OSMajorVersion uint32
+	OSMinorVersion uint32
 }
 
 // AssemblyMetadata mirrors the C struct ASSEMBLYMETADATA.
 type AssemblyMetadata struct {
-	UsMajorVersion   uint16
-	UsMinorVersion   uint16
-	UsBuildNumber    uint16
-	UsRevisionNumber uint16
-	SZLocale         Address
-	CbLocale         uint32
-	RProcessor       Address
-	UlProcessor      uint32
-	ROS              Address
-	UlOS             uint32
+	MajorVersion   uint16
+	MinorVersion   uint16
+	BuildNumber    uint16
+	RevisionNumber uint16
+	Locale         Address
+	LocaleLen      uint32
+	Processor      Address
+	ProcessorLen   uint32
+	OS             Address
+	OSLen          uint32
 }
 
 var (

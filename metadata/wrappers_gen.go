@@ -70,7 +70,7 @@ func (x *Error) Release() {
 	x.p = nil
 }
 
-// OnError calls IMetaDataError::OnError.
+// It calls IMetaDataError::OnError.
 func (x *Error) OnError(hrError HRESULT, token Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataError")
@@ -138,12 +138,12 @@ func (x *MapToken) Release() {
 	x.p = nil
 }
 
-// Map calls IMapToken::Map.
-func (x *MapToken) Map(tkImp Token, tkEmit Token) error {
+// It calls IMapToken::Map.
+func (x *MapToken) Map(imp Token, emit Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMapToken")
 	}
-	hr := C.clrprof_IMapToken_Map((*C.IMapToken)(x.p), C.mdToken(tkImp), C.mdToken(tkEmit))
+	hr := C.clrprof_IMapToken_Map((*C.IMapToken)(x.p), C.mdToken(imp), C.mdToken(emit))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -206,7 +206,7 @@ func (x *Dispenser) Release() {
 	x.p = nil
 }
 
-// DefineScope calls IMetaDataDispenser::DefineScope.
+// It calls IMetaDataDispenser::DefineScope.
 func (x *Dispenser) DefineScope(rclsid uuid.UUID, createFlags uint32, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
@@ -223,7 +223,7 @@ func (x *Dispenser) DefineScope(rclsid uuid.UUID, createFlags uint32, riid uuid.
 	return res, nil
 }
 
-// OpenScope calls IMetaDataDispenser::OpenScope.
+// It calls IMetaDataDispenser::OpenScope.
 func (x *Dispenser) OpenScope(scope string, openFlags OpenFlags, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
@@ -312,7 +312,7 @@ func (x *Emit) Release() {
 	x.p = nil
 }
 
-// SetModuleProps calls IMetaDataEmit::SetModuleProps.
+// It calls IMetaDataEmit::SetModuleProps.
 func (x *Emit) SetModuleProps(name string) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -325,8 +325,8 @@ func (x *Emit) SetModuleProps(name string) error {
 	return nil
 }
 
-// Save calls IMetaDataEmit::Save.
-func (x *Emit) Save(file string, saveFlags uint32) error {
+// It calls IMetaDataEmit::Save.
+func (x *Emit) Save(file string, saveFlags SaveSize) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
@@ -350,7 +350,7 @@ func (x *Emit) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
 	return nil
 }
 
-// GetSaveSize calls IMetaDataEmit::GetSaveSize.
+// It calls IMetaDataEmit::GetSaveSize.
 func (x *Emit) GetSaveSize(save SaveSize) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -366,14 +366,14 @@ func (x *Emit) GetSaveSize(save SaveSize) (uint32, error) {
 }
 
 // defineTypeDef calls IMetaDataEmit::DefineTypeDef.
-func (x *Emit) defineTypeDef(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) (Token, error) {
+func (x *Emit) defineTypeDef(typeDef string, typeDefFlags uint32, extends Token, rtkImplements unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szTypeDef := cgoutil.EncodeUTF16Z(typeDef)
 	var o_ptd C.mdTypeDef
-	hr := C.clrprof_IMetaDataEmit_DefineTypeDef((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.DWORD(typeDefFlags), C.mdToken(tkExtends), (*C.mdToken)(unsafe.Pointer(rtkImplements)), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
+	hr := C.clrprof_IMetaDataEmit_DefineTypeDef((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.DWORD(typeDefFlags), C.mdToken(extends), (*C.mdToken)(unsafe.Pointer(rtkImplements)), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -382,14 +382,14 @@ func (x *Emit) defineTypeDef(typeDef string, typeDefFlags uint32, tkExtends Toke
 }
 
 // defineNestedType calls IMetaDataEmit::DefineNestedType.
-func (x *Emit) defineNestedType(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
+func (x *Emit) defineNestedType(typeDef string, typeDefFlags uint32, extends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szTypeDef := cgoutil.EncodeUTF16Z(typeDef)
 	var o_ptd C.mdTypeDef
-	hr := C.clrprof_IMetaDataEmit_DefineNestedType((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.DWORD(typeDefFlags), C.mdToken(tkExtends), (*C.mdToken)(unsafe.Pointer(rtkImplements)), C.mdTypeDef(tdEncloser), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
+	hr := C.clrprof_IMetaDataEmit_DefineNestedType((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.DWORD(typeDefFlags), C.mdToken(extends), (*C.mdToken)(unsafe.Pointer(rtkImplements)), C.mdTypeDef(tdEncloser), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -397,7 +397,7 @@ func (x *Emit) defineNestedType(typeDef string, typeDefFlags uint32, tkExtends T
 	return res, nil
 }
 
-// SetHandler calls IMetaDataEmit::SetHandler.
+// It calls IMetaDataEmit::SetHandler.
 func (x *Emit) SetHandler(unk *Unknown) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -409,8 +409,8 @@ func (x *Emit) SetHandler(unk *Unknown) error {
 	return nil
 }
 
-// DefineMethod calls IMetaDataEmit::DefineMethod.
-func (x *Emit) DefineMethod(td Token, name string, methodFlags uint32, sigBlob []byte, codeRVA uint32, implFlags uint32) (Token, error) {
+// It calls IMetaDataEmit::DefineMethod.
+func (x *Emit) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBlob []byte, codeRVA uint32, implFlags MethodImpl) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
@@ -425,27 +425,33 @@ func (x *Emit) DefineMethod(td Token, name string, methodFlags uint32, sigBlob [
 	return res, nil
 }
 
-// DefineMethodImpl calls IMetaDataEmit::DefineMethodImpl.
-func (x *Emit) DefineMethodImpl(td Token, tkBody Token, tkDecl Token) error {
+// It calls IMetaDataEmit::DefineMethodImpl.
+func (x *Emit) DefineMethodImpl(td Token, body Token, decl Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_DefineMethodImpl((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.mdToken(tkBody), C.mdToken(tkDecl))
+	hr := C.clrprof_IMetaDataEmit_DefineMethodImpl((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.mdToken(body), C.mdToken(decl))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// DefineTypeRefByName calls IMetaDataEmit::DefineTypeRefByName.
-func (x *Emit) DefineTypeRefByName(tkResolutionScope Token, name string) (Token, error) {
+/*
+DefineTypeRefByName defines a TypeRef to a namespace-qualified name in a
+resolution scope (an AssemblyRef, a ModuleRef, or the TypeRef of the
+enclosing type).
+
+It calls IMetaDataEmit::DefineTypeRefByName.
+*/
+func (x *Emit) DefineTypeRefByName(resolutionScope Token, name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_ptr C.mdTypeRef
-	hr := C.clrprof_IMetaDataEmit_DefineTypeRefByName((*C.IMetaDataEmit)(x.p), C.mdToken(tkResolutionScope), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
+	hr := C.clrprof_IMetaDataEmit_DefineTypeRefByName((*C.IMetaDataEmit)(x.p), C.mdToken(resolutionScope), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -453,7 +459,7 @@ func (x *Emit) DefineTypeRefByName(tkResolutionScope Token, name string) (Token,
 	return res, nil
 }
 
-// DefineImportType calls IMetaDataEmit::DefineImportType.
+// It calls IMetaDataEmit::DefineImportType.
 func (x *Emit) DefineImportType(assemImport *AssemblyImport, hashValue []byte, importArg *Import, tdImport Token, assemEmit *AssemblyEmit) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -468,15 +474,21 @@ func (x *Emit) DefineImportType(assemImport *AssemblyImport, hashValue []byte, i
 	return res, nil
 }
 
-// DefineMemberRef calls IMetaDataEmit::DefineMemberRef.
-func (x *Emit) DefineMemberRef(tkImport Token, name string, sigBlob []byte) (Token, error) {
+/*
+DefineMemberRef defines a reference to a method or field of another
+type (a TypeRef, TypeSpec or ModuleRef) with its signature blob, without
+looking for an existing one (Emit2.EnsureMemberRef does).
+
+It calls IMetaDataEmit::DefineMemberRef.
+*/
+func (x *Emit) DefineMemberRef(importArg Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmr C.mdMemberRef
-	hr := C.clrprof_IMetaDataEmit_DefineMemberRef((*C.IMetaDataEmit)(x.p), C.mdToken(tkImport), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
+	hr := C.clrprof_IMetaDataEmit_DefineMemberRef((*C.IMetaDataEmit)(x.p), C.mdToken(importArg), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -484,14 +496,14 @@ func (x *Emit) DefineMemberRef(tkImport Token, name string, sigBlob []byte) (Tok
 	return res, nil
 }
 
-// DefineImportMember calls IMetaDataEmit::DefineImportMember.
-func (x *Emit) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, tkParent Token) (Token, error) {
+// It calls IMetaDataEmit::DefineImportMember.
+func (x *Emit) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, parent Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pmr C.mdMemberRef
-	hr := C.clrprof_IMetaDataEmit_DefineImportMember((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(assemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(hashValue))), C.ULONG(len(hashValue)), (*C.IMetaDataImport)(unsafe.Pointer(importArg.Raw())), C.mdToken(mbMember), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(assemEmit.Raw())), C.mdToken(tkParent), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
+	hr := C.clrprof_IMetaDataEmit_DefineImportMember((*C.IMetaDataEmit)(x.p), (*C.IMetaDataAssemblyImport)(unsafe.Pointer(assemImport.Raw())), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(hashValue))), C.ULONG(len(hashValue)), (*C.IMetaDataImport)(unsafe.Pointer(importArg.Raw())), C.mdToken(mbMember), (*C.IMetaDataAssemblyEmit)(unsafe.Pointer(assemEmit.Raw())), C.mdToken(parent), (*C.mdMemberRef)(unsafe.Pointer(&o_pmr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -500,14 +512,14 @@ func (x *Emit) DefineImportMember(assemImport *AssemblyImport, hashValue []byte,
 }
 
 // defineEvent calls IMetaDataEmit::DefineEvent.
-func (x *Emit) defineEvent(td Token, event string, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
+func (x *Emit) defineEvent(td Token, event string, eventFlags uint32, eventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	s_szEvent := cgoutil.EncodeUTF16Z(event)
 	var o_pmdEvent C.mdEvent
-	hr := C.clrprof_IMetaDataEmit_DefineEvent((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szEvent[0])), C.DWORD(eventFlags), C.mdToken(tkEventType), C.mdMethodDef(mdAddOn), C.mdMethodDef(mdRemoveOn), C.mdMethodDef(mdFire), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)), (*C.mdEvent)(unsafe.Pointer(&o_pmdEvent)))
+	hr := C.clrprof_IMetaDataEmit_DefineEvent((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), (C.LPCWSTR)(unsafe.Pointer(&s_szEvent[0])), C.DWORD(eventFlags), C.mdToken(eventType), C.mdMethodDef(mdAddOn), C.mdMethodDef(mdRemoveOn), C.mdMethodDef(mdFire), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)), (*C.mdEvent)(unsafe.Pointer(&o_pmdEvent)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -527,7 +539,7 @@ func (x *Emit) setClassLayout(td Token, packSize uint32, fieldOffsets unsafe.Poi
 	return nil
 }
 
-// DeleteClassLayout calls IMetaDataEmit::DeleteClassLayout.
+// It calls IMetaDataEmit::DeleteClassLayout.
 func (x *Emit) DeleteClassLayout(td Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -539,7 +551,7 @@ func (x *Emit) DeleteClassLayout(td Token) error {
 	return nil
 }
 
-// SetFieldMarshal calls IMetaDataEmit::SetFieldMarshal.
+// It calls IMetaDataEmit::SetFieldMarshal.
 func (x *Emit) SetFieldMarshal(tk Token, nativeType []byte) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -551,7 +563,7 @@ func (x *Emit) SetFieldMarshal(tk Token, nativeType []byte) error {
 	return nil
 }
 
-// DeleteFieldMarshal calls IMetaDataEmit::DeleteFieldMarshal.
+// It calls IMetaDataEmit::DeleteFieldMarshal.
 func (x *Emit) DeleteFieldMarshal(tk Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -563,7 +575,7 @@ func (x *Emit) DeleteFieldMarshal(tk Token) error {
 	return nil
 }
 
-// DefinePermissionSet calls IMetaDataEmit::DefinePermissionSet.
+// It calls IMetaDataEmit::DefinePermissionSet.
 func (x *Emit) DefinePermissionSet(tk Token, action uint32, permission []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -578,7 +590,7 @@ func (x *Emit) DefinePermissionSet(tk Token, action uint32, permission []byte) (
 	return res, nil
 }
 
-// SetRVA calls IMetaDataEmit::SetRVA.
+// It calls IMetaDataEmit::SetRVA.
 func (x *Emit) SetRVA(md Token, rva uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -590,7 +602,12 @@ func (x *Emit) SetRVA(md Token, rva uint32) error {
 	return nil
 }
 
-// GetTokenFromSig calls IMetaDataEmit::GetTokenFromSig.
+/*
+GetTokenFromSig returns the StandAloneSig token of a signature blob (a
+local-variable or call-site signature), defining it if needed.
+
+It calls IMetaDataEmit::GetTokenFromSig.
+*/
 func (x *Emit) GetTokenFromSig(sig []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -605,7 +622,7 @@ func (x *Emit) GetTokenFromSig(sig []byte) (Token, error) {
 	return res, nil
 }
 
-// DefineModuleRef calls IMetaDataEmit::DefineModuleRef.
+// It calls IMetaDataEmit::DefineModuleRef.
 func (x *Emit) DefineModuleRef(name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -621,7 +638,7 @@ func (x *Emit) DefineModuleRef(name string) (Token, error) {
 	return res, nil
 }
 
-// SetParent calls IMetaDataEmit::SetParent.
+// It calls IMetaDataEmit::SetParent.
 func (x *Emit) SetParent(mr Token, tk Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -633,7 +650,7 @@ func (x *Emit) SetParent(mr Token, tk Token) error {
 	return nil
 }
 
-// GetTokenFromTypeSpec calls IMetaDataEmit::GetTokenFromTypeSpec.
+// It calls IMetaDataEmit::GetTokenFromTypeSpec.
 func (x *Emit) GetTokenFromTypeSpec(sig []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -660,15 +677,19 @@ func (x *Emit) saveToMemory(data unsafe.Pointer, data2 uint32) error {
 	return nil
 }
 
-// DefineUserString calls IMetaDataEmit::DefineUserString.
-func (x *Emit) DefineUserString(str string, str2 uint32) (Token, error) {
+/*
+DefineUserString defines a string for ldstr and returns its token.
+
+It calls IMetaDataEmit::DefineUserString.
+*/
+func (x *Emit) DefineUserString(str string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
-	s_szString := cgoutil.EncodeUTF16Z(str)
+	s_szString := cgoutil.EncodeUTF16(str)
 	var o_pstk C.mdString
-	hr := C.clrprof_IMetaDataEmit_DefineUserString((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szString[0])), C.ULONG(str2), (*C.mdString)(unsafe.Pointer(&o_pstk)))
+	hr := C.clrprof_IMetaDataEmit_DefineUserString((*C.IMetaDataEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(unsafe.SliceData(s_szString))), C.ULONG(len(s_szString)), (*C.mdString)(unsafe.Pointer(&o_pstk)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -676,20 +697,20 @@ func (x *Emit) DefineUserString(str string, str2 uint32) (Token, error) {
 	return res, nil
 }
 
-// DeleteToken calls IMetaDataEmit::DeleteToken.
-func (x *Emit) DeleteToken(tkObj Token) error {
+// It calls IMetaDataEmit::DeleteToken.
+func (x *Emit) DeleteToken(obj Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_DeleteToken((*C.IMetaDataEmit)(x.p), C.mdToken(tkObj))
+	hr := C.clrprof_IMetaDataEmit_DeleteToken((*C.IMetaDataEmit)(x.p), C.mdToken(obj))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// SetMethodProps calls IMetaDataEmit::SetMethodProps.
-func (x *Emit) SetMethodProps(md Token, methodFlags uint32, codeRVA uint32, implFlags uint32) error {
+// It calls IMetaDataEmit::SetMethodProps.
+func (x *Emit) SetMethodProps(md Token, methodFlags MethodAttr, codeRVA uint32, implFlags MethodImpl) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
@@ -701,11 +722,11 @@ func (x *Emit) SetMethodProps(md Token, methodFlags uint32, codeRVA uint32, impl
 }
 
 // setTypeDefProps calls IMetaDataEmit::SetTypeDefProps.
-func (x *Emit) setTypeDefProps(td Token, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) error {
+func (x *Emit) setTypeDefProps(td Token, typeDefFlags uint32, extends Token, rtkImplements unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SetTypeDefProps((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.DWORD(typeDefFlags), C.mdToken(tkExtends), (*C.mdToken)(unsafe.Pointer(rtkImplements)))
+	hr := C.clrprof_IMetaDataEmit_SetTypeDefProps((*C.IMetaDataEmit)(x.p), C.mdTypeDef(td), C.DWORD(typeDefFlags), C.mdToken(extends), (*C.mdToken)(unsafe.Pointer(rtkImplements)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -713,18 +734,18 @@ func (x *Emit) setTypeDefProps(td Token, typeDefFlags uint32, tkExtends Token, r
 }
 
 // setEventProps calls IMetaDataEmit::SetEventProps.
-func (x *Emit) setEventProps(ev Token, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
+func (x *Emit) setEventProps(ev Token, eventFlags uint32, eventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
-	hr := C.clrprof_IMetaDataEmit_SetEventProps((*C.IMetaDataEmit)(x.p), C.mdEvent(ev), C.DWORD(eventFlags), C.mdToken(tkEventType), C.mdMethodDef(mdAddOn), C.mdMethodDef(mdRemoveOn), C.mdMethodDef(mdFire), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)))
+	hr := C.clrprof_IMetaDataEmit_SetEventProps((*C.IMetaDataEmit)(x.p), C.mdEvent(ev), C.DWORD(eventFlags), C.mdToken(eventType), C.mdMethodDef(mdAddOn), C.mdMethodDef(mdRemoveOn), C.mdMethodDef(mdFire), (*C.mdMethodDef)(unsafe.Pointer(rmdOtherMethods)))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// SetPermissionSetProps calls IMetaDataEmit::SetPermissionSetProps.
+// It calls IMetaDataEmit::SetPermissionSetProps.
 func (x *Emit) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -739,8 +760,8 @@ func (x *Emit) SetPermissionSetProps(tk Token, action uint32, permission []byte)
 	return res, nil
 }
 
-// DefinePinvokeMap calls IMetaDataEmit::DefinePinvokeMap.
-func (x *Emit) DefinePinvokeMap(tk Token, mappingFlags uint32, importName string, mrImportDll Token) error {
+// It calls IMetaDataEmit::DefinePinvokeMap.
+func (x *Emit) DefinePinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
@@ -752,8 +773,8 @@ func (x *Emit) DefinePinvokeMap(tk Token, mappingFlags uint32, importName string
 	return nil
 }
 
-// SetPinvokeMap calls IMetaDataEmit::SetPinvokeMap.
-func (x *Emit) SetPinvokeMap(tk Token, mappingFlags uint32, importName string, mrImportDll Token) error {
+// It calls IMetaDataEmit::SetPinvokeMap.
+func (x *Emit) SetPinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
@@ -765,7 +786,7 @@ func (x *Emit) SetPinvokeMap(tk Token, mappingFlags uint32, importName string, m
 	return nil
 }
 
-// DeletePinvokeMap calls IMetaDataEmit::DeletePinvokeMap.
+// It calls IMetaDataEmit::DeletePinvokeMap.
 func (x *Emit) DeletePinvokeMap(tk Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -777,14 +798,14 @@ func (x *Emit) DeletePinvokeMap(tk Token) error {
 	return nil
 }
 
-// DefineCustomAttribute calls IMetaDataEmit::DefineCustomAttribute.
-func (x *Emit) DefineCustomAttribute(tkOwner Token, tkCtor Token, customAttribute []byte) (Token, error) {
+// It calls IMetaDataEmit::DefineCustomAttribute.
+func (x *Emit) DefineCustomAttribute(owner Token, ctor Token, customAttribute []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pcv C.mdCustomAttribute
-	hr := C.clrprof_IMetaDataEmit_DefineCustomAttribute((*C.IMetaDataEmit)(x.p), C.mdToken(tkOwner), C.mdToken(tkCtor), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(customAttribute))), C.ULONG(len(customAttribute)), (*C.mdCustomAttribute)(unsafe.Pointer(&o_pcv)))
+	hr := C.clrprof_IMetaDataEmit_DefineCustomAttribute((*C.IMetaDataEmit)(x.p), C.mdToken(owner), C.mdToken(ctor), (unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(customAttribute))), C.ULONG(len(customAttribute)), (*C.mdCustomAttribute)(unsafe.Pointer(&o_pcv)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -792,7 +813,7 @@ func (x *Emit) DefineCustomAttribute(tkOwner Token, tkCtor Token, customAttribut
 	return res, nil
 }
 
-// SetCustomAttributeValue calls IMetaDataEmit::SetCustomAttributeValue.
+// It calls IMetaDataEmit::SetCustomAttributeValue.
 func (x *Emit) SetCustomAttributeValue(pcv Token, customAttribute []byte) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -890,13 +911,13 @@ func (x *Emit) setParamProps(pd Token, name string, paramFlags uint32, cPlusType
 }
 
 // defineSecurityAttributeSet calls IMetaDataEmit::DefineSecurityAttributeSet.
-func (x *Emit) defineSecurityAttributeSet(tkObj Token, secAttrs unsafe.Pointer, secAttrs2 uint32) (uint32, error) {
+func (x *Emit) defineSecurityAttributeSet(obj Token, secAttrs unsafe.Pointer, secAttrs2 uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit")
 	}
 	var o_pulErrorAttr C.ULONG
-	hr := C.clrprof_IMetaDataEmit_DefineSecurityAttributeSet((*C.IMetaDataEmit)(x.p), C.mdToken(tkObj), (*C.COR_SECATTR)(unsafe.Pointer(secAttrs)), C.ULONG(secAttrs2), (*C.ULONG)(unsafe.Pointer(&o_pulErrorAttr)))
+	hr := C.clrprof_IMetaDataEmit_DefineSecurityAttributeSet((*C.IMetaDataEmit)(x.p), C.mdToken(obj), (*C.COR_SECATTR)(unsafe.Pointer(secAttrs)), C.ULONG(secAttrs2), (*C.ULONG)(unsafe.Pointer(&o_pulErrorAttr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -904,7 +925,7 @@ func (x *Emit) defineSecurityAttributeSet(tkObj Token, secAttrs unsafe.Pointer, 
 	return res, nil
 }
 
-// ApplyEditAndContinue calls IMetaDataEmit::ApplyEditAndContinue.
+// It calls IMetaDataEmit::ApplyEditAndContinue.
 func (x *Emit) ApplyEditAndContinue(importArg *Unknown) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -916,7 +937,7 @@ func (x *Emit) ApplyEditAndContinue(importArg *Unknown) error {
 	return nil
 }
 
-// TranslateSigWithScope calls IMetaDataEmit::TranslateSigWithScope.
+// It calls IMetaDataEmit::TranslateSigWithScope.
 func (x *Emit) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []byte, importArg *Import, sigBlob []byte, assemEmit *AssemblyEmit, emit *Emit, translatedSig []byte) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -931,8 +952,8 @@ func (x *Emit) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []by
 	return res, nil
 }
 
-// SetMethodImplFlags calls IMetaDataEmit::SetMethodImplFlags.
-func (x *Emit) SetMethodImplFlags(md Token, implFlags uint32) error {
+// It calls IMetaDataEmit::SetMethodImplFlags.
+func (x *Emit) SetMethodImplFlags(md Token, implFlags MethodImpl) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
 	}
@@ -943,7 +964,7 @@ func (x *Emit) SetMethodImplFlags(md Token, implFlags uint32) error {
 	return nil
 }
 
-// SetFieldRVA calls IMetaDataEmit::SetFieldRVA.
+// It calls IMetaDataEmit::SetFieldRVA.
 func (x *Emit) SetFieldRVA(fd Token, rva uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -955,7 +976,7 @@ func (x *Emit) SetFieldRVA(fd Token, rva uint32) error {
 	return nil
 }
 
-// Merge calls IMetaDataEmit::Merge.
+// It calls IMetaDataEmit::Merge.
 func (x *Emit) Merge(importArg *Import, hostMapToken *MapToken, handler *Unknown) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -967,7 +988,7 @@ func (x *Emit) Merge(importArg *Import, hostMapToken *MapToken, handler *Unknown
 	return nil
 }
 
-// MergeEnd calls IMetaDataEmit::MergeEnd.
+// It calls IMetaDataEmit::MergeEnd.
 func (x *Emit) MergeEnd() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -1024,14 +1045,14 @@ func (x *Emit2) base() *Emit {
 	return &x.Emit
 }
 
-// DefineMethodSpec calls IMetaDataEmit2::DefineMethodSpec.
-func (x *Emit2) DefineMethodSpec(tkParent Token, sigBlob []byte) (Token, error) {
+// It calls IMetaDataEmit2::DefineMethodSpec.
+func (x *Emit2) DefineMethodSpec(parent Token, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit2")
 	}
 	var o_pmi C.mdMethodSpec
-	hr := C.clrprof_IMetaDataEmit2_DefineMethodSpec((*C.IMetaDataEmit2)(x.p), C.mdToken(tkParent), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdMethodSpec)(unsafe.Pointer(&o_pmi)))
+	hr := C.clrprof_IMetaDataEmit2_DefineMethodSpec((*C.IMetaDataEmit2)(x.p), C.mdToken(parent), (C.PCCOR_SIGNATURE)(unsafe.Pointer(unsafe.SliceData(sigBlob))), C.ULONG(len(sigBlob)), (*C.mdMethodSpec)(unsafe.Pointer(&o_pmi)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1039,7 +1060,7 @@ func (x *Emit2) DefineMethodSpec(tkParent Token, sigBlob []byte) (Token, error) 
 	return res, nil
 }
 
-// GetDeltaSaveSize calls IMetaDataEmit2::GetDeltaSaveSize.
+// It calls IMetaDataEmit2::GetDeltaSaveSize.
 func (x *Emit2) GetDeltaSaveSize(save SaveSize) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -1054,7 +1075,7 @@ func (x *Emit2) GetDeltaSaveSize(save SaveSize) (uint32, error) {
 	return res, nil
 }
 
-// SaveDelta calls IMetaDataEmit2::SaveDelta.
+// It calls IMetaDataEmit2::SaveDelta.
 func (x *Emit2) SaveDelta(file string, saveFlags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit2")
@@ -1092,7 +1113,7 @@ func (x *Emit2) saveDeltaToMemory(data unsafe.Pointer, data2 uint32) error {
 }
 
 // defineGenericParam calls IMetaDataEmit2::DefineGenericParam.
-func (x *Emit2) defineGenericParam(tk Token, paramSeq uint32, paramFlags uint32, szname string, reserved uint32, rtkConstraints unsafe.Pointer) (Token, error) {
+func (x *Emit2) defineGenericParam(tk Token, paramSeq uint32, paramFlags GenericParamAttr, szname string, reserved uint32, rtkConstraints unsafe.Pointer) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataEmit2")
@@ -1108,7 +1129,7 @@ func (x *Emit2) defineGenericParam(tk Token, paramSeq uint32, paramFlags uint32,
 }
 
 // setGenericParamProps calls IMetaDataEmit2::SetGenericParamProps.
-func (x *Emit2) setGenericParamProps(gp Token, paramFlags uint32, name string, reserved uint32, rtkConstraints unsafe.Pointer) error {
+func (x *Emit2) setGenericParamProps(gp Token, paramFlags GenericParamAttr, name string, reserved uint32, rtkConstraints unsafe.Pointer) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit2")
 	}
@@ -1120,7 +1141,7 @@ func (x *Emit2) setGenericParamProps(gp Token, paramFlags uint32, name string, r
 	return nil
 }
 
-// ResetENCLog calls IMetaDataEmit2::ResetENCLog.
+// It calls IMetaDataEmit2::ResetENCLog.
 func (x *Emit2) ResetENCLog() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit2")
@@ -1135,7 +1156,7 @@ func (x *Emit2) ResetENCLog() error {
 func (x *Emit2) SetModuleProps(name string) error {
 	return x.base().SetModuleProps(name)
 }
-func (x *Emit2) Save(file string, saveFlags uint32) error {
+func (x *Emit2) Save(file string, saveFlags SaveSize) error {
 	return x.base().Save(file, saveFlags)
 }
 func (x *Emit2) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
@@ -1144,35 +1165,35 @@ func (x *Emit2) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
 func (x *Emit2) GetSaveSize(save SaveSize) (uint32, error) {
 	return x.base().GetSaveSize(save)
 }
-func (x *Emit2) defineTypeDef(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) (Token, error) {
-	return x.base().defineTypeDef(typeDef, typeDefFlags, tkExtends, rtkImplements)
+func (x *Emit2) defineTypeDef(typeDef string, typeDefFlags uint32, extends Token, rtkImplements unsafe.Pointer) (Token, error) {
+	return x.base().defineTypeDef(typeDef, typeDefFlags, extends, rtkImplements)
 }
-func (x *Emit2) defineNestedType(typeDef string, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
-	return x.base().defineNestedType(typeDef, typeDefFlags, tkExtends, rtkImplements, tdEncloser)
+func (x *Emit2) defineNestedType(typeDef string, typeDefFlags uint32, extends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
+	return x.base().defineNestedType(typeDef, typeDefFlags, extends, rtkImplements, tdEncloser)
 }
 func (x *Emit2) SetHandler(unk *Unknown) error {
 	return x.base().SetHandler(unk)
 }
-func (x *Emit2) DefineMethod(td Token, name string, methodFlags uint32, sigBlob []byte, codeRVA uint32, implFlags uint32) (Token, error) {
+func (x *Emit2) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBlob []byte, codeRVA uint32, implFlags MethodImpl) (Token, error) {
 	return x.base().DefineMethod(td, name, methodFlags, sigBlob, codeRVA, implFlags)
 }
-func (x *Emit2) DefineMethodImpl(td Token, tkBody Token, tkDecl Token) error {
-	return x.base().DefineMethodImpl(td, tkBody, tkDecl)
+func (x *Emit2) DefineMethodImpl(td Token, body Token, decl Token) error {
+	return x.base().DefineMethodImpl(td, body, decl)
 }
-func (x *Emit2) DefineTypeRefByName(tkResolutionScope Token, name string) (Token, error) {
-	return x.base().DefineTypeRefByName(tkResolutionScope, name)
+func (x *Emit2) DefineTypeRefByName(resolutionScope Token, name string) (Token, error) {
+	return x.base().DefineTypeRefByName(resolutionScope, name)
 }
 func (x *Emit2) DefineImportType(assemImport *AssemblyImport, hashValue []byte, importArg *Import, tdImport Token, assemEmit *AssemblyEmit) (Token, error) {
 	return x.base().DefineImportType(assemImport, hashValue, importArg, tdImport, assemEmit)
 }
-func (x *Emit2) DefineMemberRef(tkImport Token, name string, sigBlob []byte) (Token, error) {
-	return x.base().DefineMemberRef(tkImport, name, sigBlob)
+func (x *Emit2) DefineMemberRef(importArg Token, name string, sigBlob []byte) (Token, error) {
+	return x.base().DefineMemberRef(importArg, name, sigBlob)
 }
-func (x *Emit2) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, tkParent Token) (Token, error) {
-	return x.base().DefineImportMember(assemImport, hashValue, importArg, mbMember, assemEmit, tkParent)
+func (x *Emit2) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, parent Token) (Token, error) {
+	return x.base().DefineImportMember(assemImport, hashValue, importArg, mbMember, assemEmit, parent)
 }
-func (x *Emit2) defineEvent(td Token, event string, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
-	return x.base().defineEvent(td, event, eventFlags, tkEventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
+func (x *Emit2) defineEvent(td Token, event string, eventFlags uint32, eventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) (Token, error) {
+	return x.base().defineEvent(td, event, eventFlags, eventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
 }
 func (x *Emit2) setClassLayout(td Token, packSize uint32, fieldOffsets unsafe.Pointer, classSize uint32) error {
 	return x.base().setClassLayout(td, packSize, fieldOffsets, classSize)
@@ -1207,35 +1228,35 @@ func (x *Emit2) GetTokenFromTypeSpec(sig []byte) (Token, error) {
 func (x *Emit2) saveToMemory(data unsafe.Pointer, data2 uint32) error {
 	return x.base().saveToMemory(data, data2)
 }
-func (x *Emit2) DefineUserString(str string, str2 uint32) (Token, error) {
-	return x.base().DefineUserString(str, str2)
+func (x *Emit2) DefineUserString(str string) (Token, error) {
+	return x.base().DefineUserString(str)
 }
-func (x *Emit2) DeleteToken(tkObj Token) error {
-	return x.base().DeleteToken(tkObj)
+func (x *Emit2) DeleteToken(obj Token) error {
+	return x.base().DeleteToken(obj)
 }
-func (x *Emit2) SetMethodProps(md Token, methodFlags uint32, codeRVA uint32, implFlags uint32) error {
+func (x *Emit2) SetMethodProps(md Token, methodFlags MethodAttr, codeRVA uint32, implFlags MethodImpl) error {
 	return x.base().SetMethodProps(md, methodFlags, codeRVA, implFlags)
 }
-func (x *Emit2) setTypeDefProps(td Token, typeDefFlags uint32, tkExtends Token, rtkImplements unsafe.Pointer) error {
-	return x.base().setTypeDefProps(td, typeDefFlags, tkExtends, rtkImplements)
+func (x *Emit2) setTypeDefProps(td Token, typeDefFlags uint32, extends Token, rtkImplements unsafe.Pointer) error {
+	return x.base().setTypeDefProps(td, typeDefFlags, extends, rtkImplements)
 }
-func (x *Emit2) setEventProps(ev Token, eventFlags uint32, tkEventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
-	return x.base().setEventProps(ev, eventFlags, tkEventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
+func (x *Emit2) setEventProps(ev Token, eventFlags uint32, eventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
+	return x.base().setEventProps(ev, eventFlags, eventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
 }
 func (x *Emit2) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
 	return x.base().SetPermissionSetProps(tk, action, permission)
 }
-func (x *Emit2) DefinePinvokeMap(tk Token, mappingFlags uint32, importName string, mrImportDll Token) error {
+func (x *Emit2) DefinePinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
 	return x.base().DefinePinvokeMap(tk, mappingFlags, importName, mrImportDll)
 }
-func (x *Emit2) SetPinvokeMap(tk Token, mappingFlags uint32, importName string, mrImportDll Token) error {
+func (x *Emit2) SetPinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
 	return x.base().SetPinvokeMap(tk, mappingFlags, importName, mrImportDll)
 }
 func (x *Emit2) DeletePinvokeMap(tk Token) error {
 	return x.base().DeletePinvokeMap(tk)
 }
-func (x *Emit2) DefineCustomAttribute(tkOwner Token, tkCtor Token, customAttribute []byte) (Token, error) {
-	return x.base().DefineCustomAttribute(tkOwner, tkCtor, customAttribute)
+func (x *Emit2) DefineCustomAttribute(owner Token, ctor Token, customAttribute []byte) (Token, error) {
+	return x.base().DefineCustomAttribute(owner, ctor, customAttribute)
 }
 func (x *Emit2) SetCustomAttributeValue(pcv Token, customAttribute []byte) error {
 	return x.base().SetCustomAttributeValue(pcv, customAttribute)
@@ -1258,8 +1279,8 @@ func (x *Emit2) setPropertyProps(pr Token, propFlags uint32, cPlusTypeFlag uint3
 func (x *Emit2) setParamProps(pd Token, name string, paramFlags uint32, cPlusTypeFlag uint32, value unsafe.Pointer, value2 uint32) error {
 	return x.base().setParamProps(pd, name, paramFlags, cPlusTypeFlag, value, value2)
 }
-func (x *Emit2) defineSecurityAttributeSet(tkObj Token, secAttrs unsafe.Pointer, secAttrs2 uint32) (uint32, error) {
-	return x.base().defineSecurityAttributeSet(tkObj, secAttrs, secAttrs2)
+func (x *Emit2) defineSecurityAttributeSet(obj Token, secAttrs unsafe.Pointer, secAttrs2 uint32) (uint32, error) {
+	return x.base().defineSecurityAttributeSet(obj, secAttrs, secAttrs2)
 }
 func (x *Emit2) ApplyEditAndContinue(importArg *Unknown) error {
 	return x.base().ApplyEditAndContinue(importArg)
@@ -1267,7 +1288,7 @@ func (x *Emit2) ApplyEditAndContinue(importArg *Unknown) error {
 func (x *Emit2) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []byte, importArg *Import, sigBlob []byte, assemEmit *AssemblyEmit, emit *Emit, translatedSig []byte) (uint32, error) {
 	return x.base().TranslateSigWithScope(assemImport, hashValue, importArg, sigBlob, assemEmit, emit, translatedSig)
 }
-func (x *Emit2) SetMethodImplFlags(md Token, implFlags uint32) error {
+func (x *Emit2) SetMethodImplFlags(md Token, implFlags MethodImpl) error {
 	return x.base().SetMethodImplFlags(md, implFlags)
 }
 func (x *Emit2) SetFieldRVA(fd Token, rva uint32) error {
@@ -1336,7 +1357,7 @@ func (x *Import) Release() {
 	x.p = nil
 }
 
-// CloseEnum calls IMetaDataImport::CloseEnum.
+// It calls IMetaDataImport::CloseEnum.
 func (x *Import) CloseEnum(hEnum EnumHandle) {
 	if x == nil || x.p == nil {
 		return
@@ -1344,7 +1365,7 @@ func (x *Import) CloseEnum(hEnum EnumHandle) {
 	C.clrprof_IMetaDataImport_CloseEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(unsafe.Pointer(&hEnum)))
 }
 
-// CountEnum calls IMetaDataImport::CountEnum.
+// It calls IMetaDataImport::CountEnum.
 func (x *Import) CountEnum(hEnum EnumHandle) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -1359,7 +1380,7 @@ func (x *Import) CountEnum(hEnum EnumHandle) (uint32, error) {
 	return res, nil
 }
 
-// ResetEnum calls IMetaDataImport::ResetEnum.
+// It calls IMetaDataImport::ResetEnum.
 func (x *Import) ResetEnum(hEnum EnumHandle, pos uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataImport")
@@ -1371,7 +1392,7 @@ func (x *Import) ResetEnum(hEnum EnumHandle, pos uint32) error {
 	return nil
 }
 
-// EnumTypeDefs calls IMetaDataImport::EnumTypeDefs.
+// It calls IMetaDataImport::EnumTypeDefs.
 func (x *Import) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1396,7 +1417,7 @@ func (x *Import) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// EnumInterfaceImpls calls IMetaDataImport::EnumInterfaceImpls.
+// It calls IMetaDataImport::EnumInterfaceImpls.
 func (x *Import) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1421,7 +1442,7 @@ func (x *Import) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, erro
 	return res, nil
 }
 
-// EnumTypeRefs calls IMetaDataImport::EnumTypeRefs.
+// It calls IMetaDataImport::EnumTypeRefs.
 func (x *Import) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1446,15 +1467,21 @@ func (x *Import) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// FindTypeDefByName calls IMetaDataImport::FindTypeDefByName.
-func (x *Import) FindTypeDefByName(typeDef string, tkEnclosingClass Token) (Token, error) {
+/*
+FindTypeDefByName finds a TypeDef by its namespace-qualified name
+("System.String"), nested in enclosingClass (0 for a top-level type); the
+error matches ErrNotFound when there is none.
+
+It calls IMetaDataImport::FindTypeDefByName.
+*/
+func (x *Import) FindTypeDefByName(typeDef string, enclosingClass Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
 	s_szTypeDef := cgoutil.EncodeUTF16Z(typeDef)
 	var o_ptd C.mdTypeDef
-	hr := C.clrprof_IMetaDataImport_FindTypeDefByName((*C.IMetaDataImport)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.mdToken(tkEnclosingClass), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
+	hr := C.clrprof_IMetaDataImport_FindTypeDefByName((*C.IMetaDataImport)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szTypeDef[0])), C.mdToken(enclosingClass), (*C.mdTypeDef)(unsafe.Pointer(&o_ptd)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -1464,11 +1491,15 @@ func (x *Import) FindTypeDefByName(typeDef string, tkEnclosingClass Token) (Toke
 
 // ImportScopePropsResult holds the outputs of IMetaDataImport::GetScopeProps.
 type ImportScopePropsResult struct {
-	Name  string
-	Pmvid uuid.UUID
+	Name string
+	MVID uuid.UUID
 }
 
-// GetScopeProps calls IMetaDataImport::GetScopeProps.
+/*
+GetScopeProps returns the module's name and MVID.
+
+It calls IMetaDataImport::GetScopeProps.
+*/
 func (x *Import) GetScopeProps() (ImportScopePropsResult, error) {
 	var res ImportScopePropsResult
 	if x == nil || x.p == nil {
@@ -1491,11 +1522,11 @@ func (x *Import) GetScopeProps() (ImportScopePropsResult, error) {
 		return res, com.HRESULT(hr)
 	}
 	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pchName), len(b_szName))])
-	res.Pmvid = cgoutil.FromGUID(*(*cgoutil.GUID)(unsafe.Pointer(&o_pmvid)))
+	res.MVID = cgoutil.FromGUID(*(*cgoutil.GUID)(unsafe.Pointer(&o_pmvid)))
 	return res, nil
 }
 
-// GetModuleFromScope calls IMetaDataImport::GetModuleFromScope.
+// It calls IMetaDataImport::GetModuleFromScope.
 func (x *Import) GetModuleFromScope() (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -1513,11 +1544,11 @@ func (x *Import) GetModuleFromScope() (Token, error) {
 // ImportTypeDefPropsResult holds the outputs of IMetaDataImport::GetTypeDefProps.
 type ImportTypeDefPropsResult struct {
 	TypeDef      string
-	TypeDefFlags uint32
+	TypeDefFlags TypeAttr
 	Extends      Token
 }
 
-// GetTypeDefProps calls IMetaDataImport::GetTypeDefProps.
+// It calls IMetaDataImport::GetTypeDefProps.
 func (x *Import) GetTypeDefProps(td Token) (ImportTypeDefPropsResult, error) {
 	var res ImportTypeDefPropsResult
 	if x == nil || x.p == nil {
@@ -1541,7 +1572,7 @@ func (x *Import) GetTypeDefProps(td Token) (ImportTypeDefPropsResult, error) {
 		return res, com.HRESULT(hr)
 	}
 	res.TypeDef = cgoutil.DecodeUTF16(b_szTypeDef[:min(int(l_pchTypeDef), len(b_szTypeDef))])
-	res.TypeDefFlags = uint32(o_pdwTypeDefFlags)
+	res.TypeDefFlags = TypeAttr(o_pdwTypeDefFlags)
 	res.Extends = Token(o_ptkExtends)
 	return res, nil
 }
@@ -1552,7 +1583,7 @@ type ImportInterfaceImplPropsResult struct {
 	Iface Token
 }
 
-// GetInterfaceImplProps calls IMetaDataImport::GetInterfaceImplProps.
+// It calls IMetaDataImport::GetInterfaceImplProps.
 func (x *Import) GetInterfaceImplProps(iiImpl Token) (ImportInterfaceImplPropsResult, error) {
 	var res ImportInterfaceImplPropsResult
 	if x == nil || x.p == nil {
@@ -1575,7 +1606,7 @@ type ImportTypeRefPropsResult struct {
 	Name            string
 }
 
-// GetTypeRefProps calls IMetaDataImport::GetTypeRefProps.
+// It calls IMetaDataImport::GetTypeRefProps.
 func (x *Import) GetTypeRefProps(tr Token) (ImportTypeRefPropsResult, error) {
 	var res ImportTypeRefPropsResult
 	if x == nil || x.p == nil {
@@ -1608,7 +1639,7 @@ type ImportResolveTypeRefResult struct {
 	Ptd    Token
 }
 
-// ResolveTypeRef calls IMetaDataImport::ResolveTypeRef.
+// It calls IMetaDataImport::ResolveTypeRef.
 func (x *Import) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefResult, error) {
 	var res ImportResolveTypeRefResult
 	if x == nil || x.p == nil {
@@ -1626,7 +1657,7 @@ func (x *Import) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefR
 	return res, nil
 }
 
-// EnumMembers calls IMetaDataImport::EnumMembers.
+// It calls IMetaDataImport::EnumMembers.
 func (x *Import) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1651,7 +1682,7 @@ func (x *Import) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return res, nil
 }
 
-// EnumMembersWithName calls IMetaDataImport::EnumMembersWithName.
+// It calls IMetaDataImport::EnumMembersWithName.
 func (x *Import) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1677,7 +1708,7 @@ func (x *Import) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string) 
 	return res, nil
 }
 
-// EnumMethods calls IMetaDataImport::EnumMethods.
+// It calls IMetaDataImport::EnumMethods.
 func (x *Import) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1702,7 +1733,7 @@ func (x *Import) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return res, nil
 }
 
-// EnumMethodsWithName calls IMetaDataImport::EnumMethodsWithName.
+// It calls IMetaDataImport::EnumMethodsWithName.
 func (x *Import) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1728,7 +1759,7 @@ func (x *Import) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string) 
 	return res, nil
 }
 
-// EnumFields calls IMetaDataImport::EnumFields.
+// It calls IMetaDataImport::EnumFields.
 func (x *Import) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1753,7 +1784,7 @@ func (x *Import) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return res, nil
 }
 
-// EnumFieldsWithName calls IMetaDataImport::EnumFieldsWithName.
+// It calls IMetaDataImport::EnumFieldsWithName.
 func (x *Import) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1779,7 +1810,7 @@ func (x *Import) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) (
 	return res, nil
 }
 
-// EnumParams calls IMetaDataImport::EnumParams.
+// It calls IMetaDataImport::EnumParams.
 func (x *Import) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1804,8 +1835,8 @@ func (x *Import) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	return res, nil
 }
 
-// EnumMemberRefs calls IMetaDataImport::EnumMemberRefs.
-func (x *Import) EnumMemberRefs(phEnum *EnumHandle, tkParent Token) ([]Token, error) {
+// It calls IMetaDataImport::EnumMemberRefs.
+func (x *Import) EnumMemberRefs(phEnum *EnumHandle, parent Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -1814,7 +1845,7 @@ func (x *Import) EnumMemberRefs(phEnum *EnumHandle, tkParent Token) ([]Token, er
 	var l_pcTokens C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumMemberRefs((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdToken(tkParent), (*C.mdMemberRef)(unsafe.Pointer(&b_rMemberRefs[0])), C.ULONG(len(b_rMemberRefs)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
+		hr = C.clrprof_IMetaDataImport_EnumMemberRefs((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdToken(parent), (*C.mdMemberRef)(unsafe.Pointer(&b_rMemberRefs[0])), C.ULONG(len(b_rMemberRefs)), (*C.ULONG)(unsafe.Pointer(&l_pcTokens)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcTokens) > len(b_rMemberRefs)) {
 			break
 		}
@@ -1854,7 +1885,7 @@ func (x *Import) enumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsafe
 	return res, nil
 }
 
-// EnumPermissionSets calls IMetaDataImport::EnumPermissionSets.
+// It calls IMetaDataImport::EnumPermissionSets.
 func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -1879,7 +1910,7 @@ func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32
 	return res, nil
 }
 
-// FindMember calls IMetaDataImport::FindMember.
+// It calls IMetaDataImport::FindMember.
 func (x *Import) FindMember(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -1895,7 +1926,12 @@ func (x *Import) FindMember(td Token, name string, sigBlob []byte) (Token, error
 	return res, nil
 }
 
-// FindMethod calls IMetaDataImport::FindMethod.
+/*
+FindMethod finds a method of td by name and, unless sigBlob is empty,
+signature; the error matches ErrNotFound when there is none.
+
+It calls IMetaDataImport::FindMethod.
+*/
 func (x *Import) FindMethod(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -1911,7 +1947,7 @@ func (x *Import) FindMethod(td Token, name string, sigBlob []byte) (Token, error
 	return res, nil
 }
 
-// FindField calls IMetaDataImport::FindField.
+// It calls IMetaDataImport::FindField.
 func (x *Import) FindField(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -1927,7 +1963,12 @@ func (x *Import) FindField(td Token, name string, sigBlob []byte) (Token, error)
 	return res, nil
 }
 
-// FindMemberRef calls IMetaDataImport::FindMemberRef.
+/*
+FindMemberRef finds the MemberRef of name and, unless sigBlob is empty,
+signature on parent td; Emit2.EnsureMemberRef finds or defines one.
+
+It calls IMetaDataImport::FindMemberRef.
+*/
 func (x *Import) FindMemberRef(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -1953,7 +1994,7 @@ type ImportMethodPropsResult struct {
 	ImplFlags uint32
 }
 
-// GetMethodProps calls IMetaDataImport::GetMethodProps.
+// It calls IMetaDataImport::GetMethodProps.
 func (x *Import) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
 	var res ImportMethodPropsResult
 	if x == nil || x.p == nil {
@@ -1996,7 +2037,7 @@ type ImportMemberRefPropsResult struct {
 	SigBlob []byte
 }
 
-// GetMemberRefProps calls IMetaDataImport::GetMemberRefProps.
+// It calls IMetaDataImport::GetMemberRefProps.
 func (x *Import) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error) {
 	var res ImportMemberRefPropsResult
 	if x == nil || x.p == nil {
@@ -2026,7 +2067,7 @@ func (x *Import) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error)
 	return res, nil
 }
 
-// EnumProperties calls IMetaDataImport::EnumProperties.
+// It calls IMetaDataImport::EnumProperties.
 func (x *Import) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2051,7 +2092,7 @@ func (x *Import) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
 	return res, nil
 }
 
-// EnumEvents calls IMetaDataImport::EnumEvents.
+// It calls IMetaDataImport::EnumEvents.
 func (x *Import) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2088,7 +2129,7 @@ type ImportEventPropsResult struct {
 	RmdOtherMethod []Token
 }
 
-// GetEventProps calls IMetaDataImport::GetEventProps.
+// It calls IMetaDataImport::GetEventProps.
 func (x *Import) GetEventProps(ev Token, event string, event2 uint32) (ImportEventPropsResult, error) {
 	var res ImportEventPropsResult
 	if x == nil || x.p == nil {
@@ -2128,7 +2169,7 @@ func (x *Import) GetEventProps(ev Token, event string, event2 uint32) (ImportEve
 	return res, nil
 }
 
-// EnumMethodSemantics calls IMetaDataImport::EnumMethodSemantics.
+// It calls IMetaDataImport::EnumMethodSemantics.
 func (x *Import) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2153,18 +2194,18 @@ func (x *Import) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, err
 	return res, nil
 }
 
-// GetMethodSemantics calls IMetaDataImport::GetMethodSemantics.
-func (x *Import) GetMethodSemantics(mb Token, tkEventProp Token) (uint32, error) {
-	var res uint32
+// It calls IMetaDataImport::GetMethodSemantics.
+func (x *Import) GetMethodSemantics(mb Token, eventProp Token) (MethodSemanticsAttr, error) {
+	var res MethodSemanticsAttr
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
 	var o_pdwSemanticsFlags C.DWORD
-	hr := C.clrprof_IMetaDataImport_GetMethodSemantics((*C.IMetaDataImport)(x.p), C.mdMethodDef(mb), C.mdToken(tkEventProp), (*C.DWORD)(unsafe.Pointer(&o_pdwSemanticsFlags)))
+	hr := C.clrprof_IMetaDataImport_GetMethodSemantics((*C.IMetaDataImport)(x.p), C.mdMethodDef(mb), C.mdToken(eventProp), (*C.DWORD)(unsafe.Pointer(&o_pdwSemanticsFlags)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = uint32(o_pdwSemanticsFlags)
+	res = MethodSemanticsAttr(o_pdwSemanticsFlags)
 	return res, nil
 }
 
@@ -2175,7 +2216,7 @@ type ImportClassLayoutResult struct {
 	ClassSize   uint32
 }
 
-// GetClassLayout calls IMetaDataImport::GetClassLayout.
+// It calls IMetaDataImport::GetClassLayout.
 func (x *Import) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 	var res ImportClassLayoutResult
 	if x == nil || x.p == nil {
@@ -2204,7 +2245,7 @@ func (x *Import) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 	return res, nil
 }
 
-// GetFieldMarshal calls IMetaDataImport::GetFieldMarshal.
+// It calls IMetaDataImport::GetFieldMarshal.
 func (x *Import) GetFieldMarshal(tk Token) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
@@ -2223,10 +2264,10 @@ func (x *Import) GetFieldMarshal(tk Token) ([]byte, error) {
 // ImportRVAResult holds the outputs of IMetaDataImport::GetRVA.
 type ImportRVAResult struct {
 	CodeRVA   uint32
-	ImplFlags uint32
+	ImplFlags MethodImpl
 }
 
-// GetRVA calls IMetaDataImport::GetRVA.
+// It calls IMetaDataImport::GetRVA.
 func (x *Import) GetRVA(tk Token) (ImportRVAResult, error) {
 	var res ImportRVAResult
 	if x == nil || x.p == nil {
@@ -2239,7 +2280,7 @@ func (x *Import) GetRVA(tk Token) (ImportRVAResult, error) {
 		return res, com.HRESULT(hr)
 	}
 	res.CodeRVA = uint32(o_pulCodeRVA)
-	res.ImplFlags = uint32(o_pdwImplFlags)
+	res.ImplFlags = MethodImpl(o_pdwImplFlags)
 	return res, nil
 }
 
@@ -2249,8 +2290,8 @@ type ImportPermissionSetPropsResult struct {
 	Permission []byte
 }
 
-// getPermissionSetProps calls IMetaDataImport::GetPermissionSetProps.
-func (x *Import) getPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
+// It calls IMetaDataImport::GetPermissionSetProps.
+func (x *Import) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
 	var res ImportPermissionSetPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2267,7 +2308,7 @@ func (x *Import) getPermissionSetProps(pm Token) (ImportPermissionSetPropsResult
 	return res, nil
 }
 
-// GetSigFromToken calls IMetaDataImport::GetSigFromToken.
+// It calls IMetaDataImport::GetSigFromToken.
 func (x *Import) GetSigFromToken(mdSig Token) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
@@ -2283,7 +2324,7 @@ func (x *Import) GetSigFromToken(mdSig Token) ([]byte, error) {
 	return res, nil
 }
 
-// GetModuleRefProps calls IMetaDataImport::GetModuleRefProps.
+// It calls IMetaDataImport::GetModuleRefProps.
 func (x *Import) GetModuleRefProps(mur Token) (string, error) {
 	var res string
 	if x == nil || x.p == nil {
@@ -2308,7 +2349,7 @@ func (x *Import) GetModuleRefProps(mur Token) (string, error) {
 	return res, nil
 }
 
-// EnumModuleRefs calls IMetaDataImport::EnumModuleRefs.
+// It calls IMetaDataImport::EnumModuleRefs.
 func (x *Import) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2333,7 +2374,7 @@ func (x *Import) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// GetTypeSpecFromToken calls IMetaDataImport::GetTypeSpecFromToken.
+// It calls IMetaDataImport::GetTypeSpecFromToken.
 func (x *Import) GetTypeSpecFromToken(typespec Token) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
@@ -2361,7 +2402,7 @@ func (x *Import) getNameFromToken(tk Token, utf8NamePtr unsafe.Pointer) error {
 	return nil
 }
 
-// EnumUnresolvedMethods calls IMetaDataImport::EnumUnresolvedMethods.
+// It calls IMetaDataImport::EnumUnresolvedMethods.
 func (x *Import) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2386,7 +2427,11 @@ func (x *Import) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// GetUserString calls IMetaDataImport::GetUserString.
+/*
+GetUserString returns the string an ldstr token names.
+
+It calls IMetaDataImport::GetUserString.
+*/
 func (x *Import) GetUserString(stk Token) (string, error) {
 	var res string
 	if x == nil || x.p == nil {
@@ -2413,12 +2458,12 @@ func (x *Import) GetUserString(stk Token) (string, error) {
 
 // ImportPinvokeMapResult holds the outputs of IMetaDataImport::GetPinvokeMap.
 type ImportPinvokeMapResult struct {
-	MappingFlags uint32
+	MappingFlags PinvokeMap
 	ImportName   string
 	ImportDll    Token
 }
 
-// GetPinvokeMap calls IMetaDataImport::GetPinvokeMap.
+// It calls IMetaDataImport::GetPinvokeMap.
 func (x *Import) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 	var res ImportPinvokeMapResult
 	if x == nil || x.p == nil {
@@ -2441,13 +2486,13 @@ func (x *Import) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res.MappingFlags = uint32(o_pdwMappingFlags)
+	res.MappingFlags = PinvokeMap(o_pdwMappingFlags)
 	res.ImportName = cgoutil.DecodeUTF16(b_szImportName[:min(int(l_pchImportName), len(b_szImportName))])
 	res.ImportDll = Token(o_pmrImportDll)
 	return res, nil
 }
 
-// EnumSignatures calls IMetaDataImport::EnumSignatures.
+// It calls IMetaDataImport::EnumSignatures.
 func (x *Import) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2472,7 +2517,7 @@ func (x *Import) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// EnumTypeSpecs calls IMetaDataImport::EnumTypeSpecs.
+// It calls IMetaDataImport::EnumTypeSpecs.
 func (x *Import) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2497,7 +2542,7 @@ func (x *Import) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// EnumUserStrings calls IMetaDataImport::EnumUserStrings.
+// It calls IMetaDataImport::EnumUserStrings.
 func (x *Import) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2522,7 +2567,7 @@ func (x *Import) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// GetParamForMethodIndex calls IMetaDataImport::GetParamForMethodIndex.
+// It calls IMetaDataImport::GetParamForMethodIndex.
 func (x *Import) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -2537,8 +2582,8 @@ func (x *Import) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error
 	return res, nil
 }
 
-// EnumCustomAttributes calls IMetaDataImport::EnumCustomAttributes.
-func (x *Import) EnumCustomAttributes(phEnum *EnumHandle, tk Token, tkType Token) ([]Token, error) {
+// It calls IMetaDataImport::EnumCustomAttributes.
+func (x *Import) EnumCustomAttributes(phEnum *EnumHandle, tk Token, typ Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2547,7 +2592,7 @@ func (x *Import) EnumCustomAttributes(phEnum *EnumHandle, tk Token, tkType Token
 	var l_pcCustomAttributes C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_EnumCustomAttributes((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdToken(tk), C.mdToken(tkType), (*C.mdCustomAttribute)(unsafe.Pointer(&b_rCustomAttributes[0])), C.ULONG(len(b_rCustomAttributes)), (*C.ULONG)(unsafe.Pointer(&l_pcCustomAttributes)))
+		hr = C.clrprof_IMetaDataImport_EnumCustomAttributes((*C.IMetaDataImport)(x.p), (*C.HCORENUM)(unsafe.Pointer(phEnum)), C.mdToken(tk), C.mdToken(typ), (*C.mdCustomAttribute)(unsafe.Pointer(&b_rCustomAttributes[0])), C.ULONG(len(b_rCustomAttributes)), (*C.ULONG)(unsafe.Pointer(&l_pcCustomAttributes)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcCustomAttributes) > len(b_rCustomAttributes)) {
 			break
 		}
@@ -2589,15 +2634,20 @@ func (x *Import) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsRe
 	return res, nil
 }
 
-// FindTypeRef calls IMetaDataImport::FindTypeRef.
-func (x *Import) FindTypeRef(tkResolutionScope Token, name string) (Token, error) {
+/*
+FindTypeRef finds the TypeRef to a namespace-qualified name in a
+resolution scope; Emit2.EnsureTypeRef finds or defines one.
+
+It calls IMetaDataImport::FindTypeRef.
+*/
+func (x *Import) FindTypeRef(resolutionScope Token, name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_ptr C.mdTypeRef
-	hr := C.clrprof_IMetaDataImport_FindTypeRef((*C.IMetaDataImport)(x.p), C.mdToken(tkResolutionScope), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
+	hr := C.clrprof_IMetaDataImport_FindTypeRef((*C.IMetaDataImport)(x.p), C.mdToken(resolutionScope), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*C.mdTypeRef)(unsafe.Pointer(&o_ptr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -2614,7 +2664,8 @@ type ImportMemberPropsResult struct {
 	CodeRVA       uint32
 	ImplFlags     uint32
 	CPlusTypeFlag uint32
-	Value         []byte
+	Value         Address
+	Value2        uint32
 }
 
 // getMemberProps calls IMetaDataImport::GetMemberProps.
@@ -2633,10 +2684,10 @@ func (x *Import) getMemberProps(mb Token) (ImportMemberPropsResult, error) {
 	var o_pdwImplFlags C.DWORD
 	var o_pdwCPlusTypeFlag C.DWORD
 	var o_ppValue unsafe.Pointer
-	var l_pcchValue C.ULONG
+	var o_pcchValue C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetMemberProps((*C.IMetaDataImport)(x.p), C.mdToken(mb), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPWSTR)(unsafe.Pointer(&b_szMember[0])), C.ULONG(len(b_szMember)), (*C.ULONG)(unsafe.Pointer(&l_pchMember)), (*C.DWORD)(unsafe.Pointer(&o_pdwAttr)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSigBlob)), (*C.ULONG)(unsafe.Pointer(&l_pcbSigBlob)), (*C.ULONG)(unsafe.Pointer(&o_pulCodeRVA)), (*C.DWORD)(unsafe.Pointer(&o_pdwImplFlags)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppValue)), (*C.ULONG)(unsafe.Pointer(&l_pcchValue)))
+		hr = C.clrprof_IMetaDataImport_GetMemberProps((*C.IMetaDataImport)(x.p), C.mdToken(mb), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPWSTR)(unsafe.Pointer(&b_szMember[0])), C.ULONG(len(b_szMember)), (*C.ULONG)(unsafe.Pointer(&l_pchMember)), (*C.DWORD)(unsafe.Pointer(&o_pdwAttr)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSigBlob)), (*C.ULONG)(unsafe.Pointer(&l_pcbSigBlob)), (*C.ULONG)(unsafe.Pointer(&o_pulCodeRVA)), (*C.DWORD)(unsafe.Pointer(&o_pdwImplFlags)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppValue)), (*C.ULONG)(unsafe.Pointer(&o_pcchValue)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchMember) > len(b_szMember)) {
 			break
 		}
@@ -2654,7 +2705,8 @@ func (x *Import) getMemberProps(mb Token) (ImportMemberPropsResult, error) {
 	res.CodeRVA = uint32(o_pulCodeRVA)
 	res.ImplFlags = uint32(o_pdwImplFlags)
 	res.CPlusTypeFlag = uint32(o_pdwCPlusTypeFlag)
-	res.Value = cgoutil.Bytes(unsafe.Pointer(o_ppValue), int(l_pcchValue))
+	res.Value = Address(unsafe.Pointer(o_ppValue))
+	res.Value2 = uint32(o_pcchValue)
 	return res, nil
 }
 
@@ -2665,7 +2717,8 @@ type ImportFieldPropsResult struct {
 	Attr          uint32
 	SigBlob       []byte
 	CPlusTypeFlag uint32
-	Value         []byte
+	Value         Address
+	Value2        uint32
 }
 
 // getFieldProps calls IMetaDataImport::GetFieldProps.
@@ -2682,10 +2735,10 @@ func (x *Import) getFieldProps(mb Token) (ImportFieldPropsResult, error) {
 	var l_pcbSigBlob C.ULONG
 	var o_pdwCPlusTypeFlag C.DWORD
 	var o_ppValue unsafe.Pointer
-	var l_pcchValue C.ULONG
+	var o_pcchValue C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetFieldProps((*C.IMetaDataImport)(x.p), C.mdFieldDef(mb), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPWSTR)(unsafe.Pointer(&b_szField[0])), C.ULONG(len(b_szField)), (*C.ULONG)(unsafe.Pointer(&l_pchField)), (*C.DWORD)(unsafe.Pointer(&o_pdwAttr)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSigBlob)), (*C.ULONG)(unsafe.Pointer(&l_pcbSigBlob)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppValue)), (*C.ULONG)(unsafe.Pointer(&l_pcchValue)))
+		hr = C.clrprof_IMetaDataImport_GetFieldProps((*C.IMetaDataImport)(x.p), C.mdFieldDef(mb), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPWSTR)(unsafe.Pointer(&b_szField[0])), C.ULONG(len(b_szField)), (*C.ULONG)(unsafe.Pointer(&l_pchField)), (*C.DWORD)(unsafe.Pointer(&o_pdwAttr)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSigBlob)), (*C.ULONG)(unsafe.Pointer(&l_pcbSigBlob)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppValue)), (*C.ULONG)(unsafe.Pointer(&o_pcchValue)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchField) > len(b_szField)) {
 			break
 		}
@@ -2701,7 +2754,8 @@ func (x *Import) getFieldProps(mb Token) (ImportFieldPropsResult, error) {
 	res.Attr = uint32(o_pdwAttr)
 	res.SigBlob = cgoutil.Bytes(unsafe.Pointer(o_ppvSigBlob), int(l_pcbSigBlob))
 	res.CPlusTypeFlag = uint32(o_pdwCPlusTypeFlag)
-	res.Value = cgoutil.Bytes(unsafe.Pointer(o_ppValue), int(l_pcchValue))
+	res.Value = Address(unsafe.Pointer(o_ppValue))
+	res.Value2 = uint32(o_pcchValue)
 	return res, nil
 }
 
@@ -2712,7 +2766,8 @@ type ImportPropertyPropsResult struct {
 	PropFlags      uint32
 	Sig            []byte
 	CPlusTypeFlag  uint32
-	DefaultValue   []byte
+	DefaultValue   Address
+	DefaultValue2  uint32
 	Setter         Token
 	Getter         Token
 	RmdOtherMethod []Token
@@ -2732,14 +2787,14 @@ func (x *Import) getPropertyProps(prop Token, property string, property2 uint32)
 	var l_pbSig C.ULONG
 	var o_pdwCPlusTypeFlag C.DWORD
 	var o_ppDefaultValue unsafe.Pointer
-	var l_pcchDefaultValue C.ULONG
+	var o_pcchDefaultValue C.ULONG
 	var o_pmdSetter C.mdMethodDef
 	var o_pmdGetter C.mdMethodDef
 	b_rmdOtherMethod := make([]Token, 32)
 	var l_pcOtherMethod C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetPropertyProps((*C.IMetaDataImport)(x.p), C.mdProperty(prop), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPCWSTR)(unsafe.Pointer(&s_szProperty[0])), C.ULONG(property2), (*C.ULONG)(unsafe.Pointer(&o_pchProperty)), (*C.DWORD)(unsafe.Pointer(&o_pdwPropFlags)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSig)), (*C.ULONG)(unsafe.Pointer(&l_pbSig)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppDefaultValue)), (*C.ULONG)(unsafe.Pointer(&l_pcchDefaultValue)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdSetter)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdGetter)), (*C.mdMethodDef)(unsafe.Pointer(&b_rmdOtherMethod[0])), C.ULONG(len(b_rmdOtherMethod)), (*C.ULONG)(unsafe.Pointer(&l_pcOtherMethod)))
+		hr = C.clrprof_IMetaDataImport_GetPropertyProps((*C.IMetaDataImport)(x.p), C.mdProperty(prop), (*C.mdTypeDef)(unsafe.Pointer(&o_pClass)), (C.LPCWSTR)(unsafe.Pointer(&s_szProperty[0])), C.ULONG(property2), (*C.ULONG)(unsafe.Pointer(&o_pchProperty)), (*C.DWORD)(unsafe.Pointer(&o_pdwPropFlags)), (*C.PCCOR_SIGNATURE)(unsafe.Pointer(&o_ppvSig)), (*C.ULONG)(unsafe.Pointer(&l_pbSig)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppDefaultValue)), (*C.ULONG)(unsafe.Pointer(&o_pcchDefaultValue)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdSetter)), (*C.mdMethodDef)(unsafe.Pointer(&o_pmdGetter)), (*C.mdMethodDef)(unsafe.Pointer(&b_rmdOtherMethod[0])), C.ULONG(len(b_rmdOtherMethod)), (*C.ULONG)(unsafe.Pointer(&l_pcOtherMethod)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcOtherMethod) > len(b_rmdOtherMethod)) {
 			break
 		}
@@ -2755,7 +2810,8 @@ func (x *Import) getPropertyProps(prop Token, property string, property2 uint32)
 	res.PropFlags = uint32(o_pdwPropFlags)
 	res.Sig = cgoutil.Bytes(unsafe.Pointer(o_ppvSig), int(l_pbSig))
 	res.CPlusTypeFlag = uint32(o_pdwCPlusTypeFlag)
-	res.DefaultValue = cgoutil.Bytes(unsafe.Pointer(o_ppDefaultValue), int(l_pcchDefaultValue))
+	res.DefaultValue = Address(unsafe.Pointer(o_ppDefaultValue))
+	res.DefaultValue2 = uint32(o_pcchDefaultValue)
 	res.Setter = Token(o_pmdSetter)
 	res.Getter = Token(o_pmdGetter)
 	res.RmdOtherMethod = b_rmdOtherMethod[:min(int(l_pcOtherMethod), len(b_rmdOtherMethod))]
@@ -2764,12 +2820,13 @@ func (x *Import) getPropertyProps(prop Token, property string, property2 uint32)
 
 // ImportParamPropsResult holds the outputs of IMetaDataImport::GetParamProps.
 type ImportParamPropsResult struct {
-	Pmd           Token
+	Method        Token
 	Sequence      uint32
 	Name          string
 	Attr          uint32
 	CPlusTypeFlag uint32
-	Value         []byte
+	Value         Address
+	Value2        uint32
 }
 
 // getParamProps calls IMetaDataImport::GetParamProps.
@@ -2785,10 +2842,10 @@ func (x *Import) getParamProps(tk Token) (ImportParamPropsResult, error) {
 	var o_pdwAttr C.DWORD
 	var o_pdwCPlusTypeFlag C.DWORD
 	var o_ppValue unsafe.Pointer
-	var l_pcchValue C.ULONG
+	var o_pcchValue C.ULONG
 	var hr C.HRESULT
 	for attempt := 0; ; attempt++ {
-		hr = C.clrprof_IMetaDataImport_GetParamProps((*C.IMetaDataImport)(x.p), C.mdParamDef(tk), (*C.mdMethodDef)(unsafe.Pointer(&o_pmd)), (*C.ULONG)(unsafe.Pointer(&o_pulSequence)), (C.LPWSTR)(unsafe.Pointer(&b_szName[0])), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pchName)), (*C.DWORD)(unsafe.Pointer(&o_pdwAttr)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppValue)), (*C.ULONG)(unsafe.Pointer(&l_pcchValue)))
+		hr = C.clrprof_IMetaDataImport_GetParamProps((*C.IMetaDataImport)(x.p), C.mdParamDef(tk), (*C.mdMethodDef)(unsafe.Pointer(&o_pmd)), (*C.ULONG)(unsafe.Pointer(&o_pulSequence)), (C.LPWSTR)(unsafe.Pointer(&b_szName[0])), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pchName)), (*C.DWORD)(unsafe.Pointer(&o_pdwAttr)), (*C.DWORD)(unsafe.Pointer(&o_pdwCPlusTypeFlag)), (*C.UVCP_CONSTANT)(unsafe.Pointer(&o_ppValue)), (*C.ULONG)(unsafe.Pointer(&o_pcchValue)))
 		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pchName) > len(b_szName)) {
 			break
 		}
@@ -2799,17 +2856,18 @@ func (x *Import) getParamProps(tk Token) (ImportParamPropsResult, error) {
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res.Pmd = Token(o_pmd)
+	res.Method = Token(o_pmd)
 	res.Sequence = uint32(o_pulSequence)
 	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pchName), len(b_szName))])
 	res.Attr = uint32(o_pdwAttr)
 	res.CPlusTypeFlag = uint32(o_pdwCPlusTypeFlag)
-	res.Value = cgoutil.Bytes(unsafe.Pointer(o_ppValue), int(l_pcchValue))
+	res.Value = Address(unsafe.Pointer(o_ppValue))
+	res.Value2 = uint32(o_pcchValue)
 	return res, nil
 }
 
 // getCustomAttributeByName calls IMetaDataImport::GetCustomAttributeByName.
-func (x *Import) getCustomAttributeByName(tkObj Token, name string) ([]byte, error) {
+func (x *Import) getCustomAttributeByName(obj Token, name string) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2817,7 +2875,7 @@ func (x *Import) getCustomAttributeByName(tkObj Token, name string) ([]byte, err
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_ppData unsafe.Pointer
 	var l_pcbData C.ULONG
-	hr := C.clrprof_IMetaDataImport_GetCustomAttributeByName((*C.IMetaDataImport)(x.p), C.mdToken(tkObj), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*unsafe.Pointer)(unsafe.Pointer(&o_ppData)), (*C.ULONG)(unsafe.Pointer(&l_pcbData)))
+	hr := C.clrprof_IMetaDataImport_GetCustomAttributeByName((*C.IMetaDataImport)(x.p), C.mdToken(obj), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), (*unsafe.Pointer)(unsafe.Pointer(&o_ppData)), (*C.ULONG)(unsafe.Pointer(&l_pcbData)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -2825,7 +2883,7 @@ func (x *Import) getCustomAttributeByName(tkObj Token, name string) ([]byte, err
 	return res, nil
 }
 
-// IsValidToken calls IMetaDataImport::IsValidToken.
+// It calls IMetaDataImport::IsValidToken.
 func (x *Import) IsValidToken(tk Token) bool {
 	if x == nil || x.p == nil {
 		return false
@@ -2834,7 +2892,7 @@ func (x *Import) IsValidToken(tk Token) bool {
 	return ret != 0
 }
 
-// GetNestedClassProps calls IMetaDataImport::GetNestedClassProps.
+// It calls IMetaDataImport::GetNestedClassProps.
 func (x *Import) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -2849,7 +2907,7 @@ func (x *Import) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 	return res, nil
 }
 
-// GetNativeCallConvFromSig calls IMetaDataImport::GetNativeCallConvFromSig.
+// It calls IMetaDataImport::GetNativeCallConvFromSig.
 func (x *Import) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -2864,7 +2922,7 @@ func (x *Import) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
 	return res, nil
 }
 
-// IsGlobal calls IMetaDataImport::IsGlobal.
+// It calls IMetaDataImport::IsGlobal.
 func (x *Import) IsGlobal(pd Token) (int32, error) {
 	var res int32
 	if x == nil || x.p == nil {
@@ -2924,7 +2982,7 @@ func (x *Import2) base() *Import {
 	return &x.Import
 }
 
-// EnumGenericParams calls IMetaDataImport2::EnumGenericParams.
+// It calls IMetaDataImport2::EnumGenericParams.
 func (x *Import2) EnumGenericParams(phEnum *EnumHandle, tk Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2952,13 +3010,13 @@ func (x *Import2) EnumGenericParams(phEnum *EnumHandle, tk Token) ([]Token, erro
 // Import2GenericParamPropsResult holds the outputs of IMetaDataImport2::GetGenericParamProps.
 type Import2GenericParamPropsResult struct {
 	ParamSeq   uint32
-	ParamFlags uint32
+	ParamFlags GenericParamAttr
 	Owner      Token
 	Reserved   uint32
 	Wzname     string
 }
 
-// GetGenericParamProps calls IMetaDataImport2::GetGenericParamProps.
+// It calls IMetaDataImport2::GetGenericParamProps.
 func (x *Import2) GetGenericParamProps(gp Token) (Import2GenericParamPropsResult, error) {
 	var res Import2GenericParamPropsResult
 	if x == nil || x.p == nil {
@@ -2984,7 +3042,7 @@ func (x *Import2) GetGenericParamProps(gp Token) (Import2GenericParamPropsResult
 		return res, com.HRESULT(hr)
 	}
 	res.ParamSeq = uint32(o_pulParamSeq)
-	res.ParamFlags = uint32(o_pdwParamFlags)
+	res.ParamFlags = GenericParamAttr(o_pdwParamFlags)
 	res.Owner = Token(o_ptOwner)
 	res.Reserved = uint32(o_reserved)
 	res.Wzname = cgoutil.DecodeUTF16(b_wzname[:min(int(l_pchName), len(b_wzname))])
@@ -2993,11 +3051,11 @@ func (x *Import2) GetGenericParamProps(gp Token) (Import2GenericParamPropsResult
 
 // Import2MethodSpecPropsResult holds the outputs of IMetaDataImport2::GetMethodSpecProps.
 type Import2MethodSpecPropsResult struct {
-	TkParent Token
-	SigBlob  []byte
+	Parent  Token
+	SigBlob []byte
 }
 
-// GetMethodSpecProps calls IMetaDataImport2::GetMethodSpecProps.
+// It calls IMetaDataImport2::GetMethodSpecProps.
 func (x *Import2) GetMethodSpecProps(mi Token) (Import2MethodSpecPropsResult, error) {
 	var res Import2MethodSpecPropsResult
 	if x == nil || x.p == nil {
@@ -3010,12 +3068,12 @@ func (x *Import2) GetMethodSpecProps(mi Token) (Import2MethodSpecPropsResult, er
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res.TkParent = Token(o_tkParent)
+	res.Parent = Token(o_tkParent)
 	res.SigBlob = cgoutil.Bytes(unsafe.Pointer(o_ppvSigBlob), int(l_pcbSigBlob))
 	return res, nil
 }
 
-// EnumGenericParamConstraints calls IMetaDataImport2::EnumGenericParamConstraints.
+// It calls IMetaDataImport2::EnumGenericParamConstraints.
 func (x *Import2) EnumGenericParamConstraints(phEnum *EnumHandle, tk Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -3046,7 +3104,7 @@ type Import2GenericParamConstraintPropsResult struct {
 	ConstraintType Token
 }
 
-// GetGenericParamConstraintProps calls IMetaDataImport2::GetGenericParamConstraintProps.
+// It calls IMetaDataImport2::GetGenericParamConstraintProps.
 func (x *Import2) GetGenericParamConstraintProps(gpc Token) (Import2GenericParamConstraintPropsResult, error) {
 	var res Import2GenericParamConstraintPropsResult
 	if x == nil || x.p == nil {
@@ -3069,7 +3127,7 @@ type Import2PEKindResult struct {
 	MAchine uint32
 }
 
-// GetPEKind calls IMetaDataImport2::GetPEKind.
+// It calls IMetaDataImport2::GetPEKind.
 func (x *Import2) GetPEKind() (Import2PEKindResult, error) {
 	var res Import2PEKindResult
 	if x == nil || x.p == nil {
@@ -3086,7 +3144,7 @@ func (x *Import2) GetPEKind() (Import2PEKindResult, error) {
 	return res, nil
 }
 
-// GetVersionString calls IMetaDataImport2::GetVersionString.
+// It calls IMetaDataImport2::GetVersionString.
 func (x *Import2) GetVersionString() (string, error) {
 	var res string
 	if x == nil || x.p == nil {
@@ -3111,7 +3169,7 @@ func (x *Import2) GetVersionString() (string, error) {
 	return res, nil
 }
 
-// EnumMethodSpecs calls IMetaDataImport2::EnumMethodSpecs.
+// It calls IMetaDataImport2::EnumMethodSpecs.
 func (x *Import2) EnumMethodSpecs(phEnum *EnumHandle, tk Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -3154,8 +3212,8 @@ func (x *Import2) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, err
 func (x *Import2) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumTypeRefs(phEnum)
 }
-func (x *Import2) FindTypeDefByName(typeDef string, tkEnclosingClass Token) (Token, error) {
-	return x.base().FindTypeDefByName(typeDef, tkEnclosingClass)
+func (x *Import2) FindTypeDefByName(typeDef string, enclosingClass Token) (Token, error) {
+	return x.base().FindTypeDefByName(typeDef, enclosingClass)
 }
 func (x *Import2) GetScopeProps() (ImportScopePropsResult, error) {
 	return x.base().GetScopeProps()
@@ -3196,8 +3254,8 @@ func (x *Import2) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) 
 func (x *Import2) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	return x.base().EnumParams(phEnum, mb)
 }
-func (x *Import2) EnumMemberRefs(phEnum *EnumHandle, tkParent Token) ([]Token, error) {
-	return x.base().EnumMemberRefs(phEnum, tkParent)
+func (x *Import2) EnumMemberRefs(phEnum *EnumHandle, parent Token) ([]Token, error) {
+	return x.base().EnumMemberRefs(phEnum, parent)
 }
 func (x *Import2) enumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsafe.Pointer) ([]Token, error) {
 	return x.base().enumMethodImpls(phEnum, td, methodBody)
@@ -3235,8 +3293,8 @@ func (x *Import2) GetEventProps(ev Token, event string, event2 uint32) (ImportEv
 func (x *Import2) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	return x.base().EnumMethodSemantics(phEnum, mb)
 }
-func (x *Import2) GetMethodSemantics(mb Token, tkEventProp Token) (uint32, error) {
-	return x.base().GetMethodSemantics(mb, tkEventProp)
+func (x *Import2) GetMethodSemantics(mb Token, eventProp Token) (MethodSemanticsAttr, error) {
+	return x.base().GetMethodSemantics(mb, eventProp)
 }
 func (x *Import2) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 	return x.base().GetClassLayout(td)
@@ -3247,8 +3305,8 @@ func (x *Import2) GetFieldMarshal(tk Token) ([]byte, error) {
 func (x *Import2) GetRVA(tk Token) (ImportRVAResult, error) {
 	return x.base().GetRVA(tk)
 }
-func (x *Import2) getPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
-	return x.base().getPermissionSetProps(pm)
+func (x *Import2) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
+	return x.base().GetPermissionSetProps(pm)
 }
 func (x *Import2) GetSigFromToken(mdSig Token) ([]byte, error) {
 	return x.base().GetSigFromToken(mdSig)
@@ -3286,14 +3344,14 @@ func (x *Import2) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 func (x *Import2) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error) {
 	return x.base().GetParamForMethodIndex(md, paramSeq)
 }
-func (x *Import2) EnumCustomAttributes(phEnum *EnumHandle, tk Token, tkType Token) ([]Token, error) {
-	return x.base().EnumCustomAttributes(phEnum, tk, tkType)
+func (x *Import2) EnumCustomAttributes(phEnum *EnumHandle, tk Token, typ Token) ([]Token, error) {
+	return x.base().EnumCustomAttributes(phEnum, tk, typ)
 }
 func (x *Import2) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsResult, error) {
 	return x.base().getCustomAttributeProps(cv)
 }
-func (x *Import2) FindTypeRef(tkResolutionScope Token, name string) (Token, error) {
-	return x.base().FindTypeRef(tkResolutionScope, name)
+func (x *Import2) FindTypeRef(resolutionScope Token, name string) (Token, error) {
+	return x.base().FindTypeRef(resolutionScope, name)
 }
 func (x *Import2) getMemberProps(mb Token) (ImportMemberPropsResult, error) {
 	return x.base().getMemberProps(mb)
@@ -3307,8 +3365,8 @@ func (x *Import2) getPropertyProps(prop Token, property string, property2 uint32
 func (x *Import2) getParamProps(tk Token) (ImportParamPropsResult, error) {
 	return x.base().getParamProps(tk)
 }
-func (x *Import2) getCustomAttributeByName(tkObj Token, name string) ([]byte, error) {
-	return x.base().getCustomAttributeByName(tkObj, name)
+func (x *Import2) getCustomAttributeByName(obj Token, name string) ([]byte, error) {
+	return x.base().getCustomAttributeByName(obj, name)
 }
 func (x *Import2) IsValidToken(tk Token) bool {
 	return x.base().IsValidToken(tk)
@@ -3379,7 +3437,7 @@ func (x *Filter) Release() {
 	x.p = nil
 }
 
-// UnmarkAll calls IMetaDataFilter::UnmarkAll.
+// It calls IMetaDataFilter::UnmarkAll.
 func (x *Filter) UnmarkAll() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataFilter")
@@ -3391,7 +3449,7 @@ func (x *Filter) UnmarkAll() error {
 	return nil
 }
 
-// MarkToken calls IMetaDataFilter::MarkToken.
+// It calls IMetaDataFilter::MarkToken.
 func (x *Filter) MarkToken(tk Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataFilter")
@@ -3403,7 +3461,7 @@ func (x *Filter) MarkToken(tk Token) error {
 	return nil
 }
 
-// IsTokenMarked calls IMetaDataFilter::IsTokenMarked.
+// It calls IMetaDataFilter::IsTokenMarked.
 func (x *Filter) IsTokenMarked(tk Token) (bool, error) {
 	var res bool
 	if x == nil || x.p == nil {
@@ -3474,7 +3532,7 @@ func (x *HostFilter) Release() {
 	x.p = nil
 }
 
-// MarkToken calls IHostFilter::MarkToken.
+// It calls IHostFilter::MarkToken.
 func (x *HostFilter) MarkToken(tk Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IHostFilter")
@@ -3574,8 +3632,8 @@ func (x *AssemblyEmit) defineAssemblyRef(publicKeyOrToken []byte, name string, m
 	return res, nil
 }
 
-// DefineFile calls IMetaDataAssemblyEmit::DefineFile.
-func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags uint32) (Token, error) {
+// It calls IMetaDataAssemblyEmit::DefineFile.
+func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags FileFlags) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyEmit")
@@ -3590,15 +3648,15 @@ func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags uint3
 	return res, nil
 }
 
-// DefineExportedType calls IMetaDataAssemblyEmit::DefineExportedType.
-func (x *AssemblyEmit) DefineExportedType(name string, tkImplementation Token, tkTypeDef Token, exportedTypeFlags uint32) (Token, error) {
+// It calls IMetaDataAssemblyEmit::DefineExportedType.
+func (x *AssemblyEmit) DefineExportedType(name string, implementation Token, typeDef Token, exportedTypeFlags TypeAttr) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmdct C.mdExportedType
-	hr := C.clrprof_IMetaDataAssemblyEmit_DefineExportedType((*C.IMetaDataAssemblyEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.mdToken(tkImplementation), C.mdTypeDef(tkTypeDef), C.DWORD(exportedTypeFlags), (*C.mdExportedType)(unsafe.Pointer(&o_pmdct)))
+	hr := C.clrprof_IMetaDataAssemblyEmit_DefineExportedType((*C.IMetaDataAssemblyEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.mdToken(implementation), C.mdTypeDef(typeDef), C.DWORD(exportedTypeFlags), (*C.mdExportedType)(unsafe.Pointer(&o_pmdct)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -3606,15 +3664,15 @@ func (x *AssemblyEmit) DefineExportedType(name string, tkImplementation Token, t
 	return res, nil
 }
 
-// DefineManifestResource calls IMetaDataAssemblyEmit::DefineManifestResource.
-func (x *AssemblyEmit) DefineManifestResource(name string, tkImplementation Token, offset uint32, resourceFlags uint32) (Token, error) {
+// It calls IMetaDataAssemblyEmit::DefineManifestResource.
+func (x *AssemblyEmit) DefineManifestResource(name string, implementation Token, offset uint32, resourceFlags ManifestResourceFlags) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyEmit")
 	}
 	s_szName := cgoutil.EncodeUTF16Z(name)
 	var o_pmdmr C.mdManifestResource
-	hr := C.clrprof_IMetaDataAssemblyEmit_DefineManifestResource((*C.IMetaDataAssemblyEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.mdToken(tkImplementation), C.DWORD(offset), C.DWORD(resourceFlags), (*C.mdManifestResource)(unsafe.Pointer(&o_pmdmr)))
+	hr := C.clrprof_IMetaDataAssemblyEmit_DefineManifestResource((*C.IMetaDataAssemblyEmit)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.mdToken(implementation), C.DWORD(offset), C.DWORD(resourceFlags), (*C.mdManifestResource)(unsafe.Pointer(&o_pmdmr)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -3648,8 +3706,8 @@ func (x *AssemblyEmit) setAssemblyRefProps(ar Token, publicKeyOrToken []byte, na
 	return nil
 }
 
-// SetFileProps calls IMetaDataAssemblyEmit::SetFileProps.
-func (x *AssemblyEmit) SetFileProps(file Token, hashValue []byte, fileFlags uint32) error {
+// It calls IMetaDataAssemblyEmit::SetFileProps.
+func (x *AssemblyEmit) SetFileProps(file Token, hashValue []byte, fileFlags FileFlags) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
 	}
@@ -3660,24 +3718,24 @@ func (x *AssemblyEmit) SetFileProps(file Token, hashValue []byte, fileFlags uint
 	return nil
 }
 
-// SetExportedTypeProps calls IMetaDataAssemblyEmit::SetExportedTypeProps.
-func (x *AssemblyEmit) SetExportedTypeProps(ct Token, tkImplementation Token, tkTypeDef Token, exportedTypeFlags uint32) error {
+// It calls IMetaDataAssemblyEmit::SetExportedTypeProps.
+func (x *AssemblyEmit) SetExportedTypeProps(ct Token, implementation Token, typeDef Token, exportedTypeFlags TypeAttr) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
 	}
-	hr := C.clrprof_IMetaDataAssemblyEmit_SetExportedTypeProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdExportedType(ct), C.mdToken(tkImplementation), C.mdTypeDef(tkTypeDef), C.DWORD(exportedTypeFlags))
+	hr := C.clrprof_IMetaDataAssemblyEmit_SetExportedTypeProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdExportedType(ct), C.mdToken(implementation), C.mdTypeDef(typeDef), C.DWORD(exportedTypeFlags))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
 	return nil
 }
 
-// SetManifestResourceProps calls IMetaDataAssemblyEmit::SetManifestResourceProps.
-func (x *AssemblyEmit) SetManifestResourceProps(mr Token, tkImplementation Token, offset uint32, resourceFlags uint32) error {
+// It calls IMetaDataAssemblyEmit::SetManifestResourceProps.
+func (x *AssemblyEmit) SetManifestResourceProps(mr Token, implementation Token, offset uint32, resourceFlags ManifestResourceFlags) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
 	}
-	hr := C.clrprof_IMetaDataAssemblyEmit_SetManifestResourceProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdManifestResource(mr), C.mdToken(tkImplementation), C.DWORD(offset), C.DWORD(resourceFlags))
+	hr := C.clrprof_IMetaDataAssemblyEmit_SetManifestResourceProps((*C.IMetaDataAssemblyEmit)(x.p), C.mdManifestResource(mr), C.mdToken(implementation), C.DWORD(offset), C.DWORD(resourceFlags))
 	if hr < 0 {
 		return com.HRESULT(hr)
 	}
@@ -3831,11 +3889,11 @@ func (x *AssemblyImport) getAssemblyRefProps(mdar Token) (AssemblyImportAssembly
 type AssemblyImportFilePropsResult struct {
 	Name      string
 	HashValue []byte
-	FileFlags uint32
+	FileFlags FileFlags
 }
 
-// getFileProps calls IMetaDataAssemblyImport::GetFileProps.
-func (x *AssemblyImport) getFileProps(mdf Token) (AssemblyImportFilePropsResult, error) {
+// It calls IMetaDataAssemblyImport::GetFileProps.
+func (x *AssemblyImport) GetFileProps(mdf Token) (AssemblyImportFilePropsResult, error) {
 	var res AssemblyImportFilePropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataAssemblyImport")
@@ -3860,7 +3918,7 @@ func (x *AssemblyImport) getFileProps(mdf Token) (AssemblyImportFilePropsResult,
 	}
 	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pchName), len(b_szName))])
 	res.HashValue = cgoutil.Bytes(unsafe.Pointer(o_ppbHashValue), int(l_pcbHashValue))
-	res.FileFlags = uint32(o_pdwFileFlags)
+	res.FileFlags = FileFlags(o_pdwFileFlags)
 	return res, nil
 }
 
@@ -3869,10 +3927,10 @@ type AssemblyImportExportedTypePropsResult struct {
 	Name              string
 	Implementation    Token
 	TypeDef           Token
-	ExportedTypeFlags uint32
+	ExportedTypeFlags TypeAttr
 }
 
-// GetExportedTypeProps calls IMetaDataAssemblyImport::GetExportedTypeProps.
+// It calls IMetaDataAssemblyImport::GetExportedTypeProps.
 func (x *AssemblyImport) GetExportedTypeProps(mdct Token) (AssemblyImportExportedTypePropsResult, error) {
 	var res AssemblyImportExportedTypePropsResult
 	if x == nil || x.p == nil {
@@ -3899,7 +3957,7 @@ func (x *AssemblyImport) GetExportedTypeProps(mdct Token) (AssemblyImportExporte
 	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pchName), len(b_szName))])
 	res.Implementation = Token(o_ptkImplementation)
 	res.TypeDef = Token(o_ptkTypeDef)
-	res.ExportedTypeFlags = uint32(o_pdwExportedTypeFlags)
+	res.ExportedTypeFlags = TypeAttr(o_pdwExportedTypeFlags)
 	return res, nil
 }
 
@@ -3908,10 +3966,10 @@ type AssemblyImportManifestResourcePropsResult struct {
 	Name           string
 	Implementation Token
 	Offset         uint32
-	ResourceFlags  uint32
+	ResourceFlags  ManifestResourceFlags
 }
 
-// GetManifestResourceProps calls IMetaDataAssemblyImport::GetManifestResourceProps.
+// It calls IMetaDataAssemblyImport::GetManifestResourceProps.
 func (x *AssemblyImport) GetManifestResourceProps(mdmr Token) (AssemblyImportManifestResourcePropsResult, error) {
 	var res AssemblyImportManifestResourcePropsResult
 	if x == nil || x.p == nil {
@@ -3938,11 +3996,11 @@ func (x *AssemblyImport) GetManifestResourceProps(mdmr Token) (AssemblyImportMan
 	res.Name = cgoutil.DecodeUTF16(b_szName[:min(int(l_pchName), len(b_szName))])
 	res.Implementation = Token(o_ptkImplementation)
 	res.Offset = uint32(o_pdwOffset)
-	res.ResourceFlags = uint32(o_pdwResourceFlags)
+	res.ResourceFlags = ManifestResourceFlags(o_pdwResourceFlags)
 	return res, nil
 }
 
-// EnumAssemblyRefs calls IMetaDataAssemblyImport::EnumAssemblyRefs.
+// It calls IMetaDataAssemblyImport::EnumAssemblyRefs.
 func (x *AssemblyImport) EnumAssemblyRefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -3967,7 +4025,7 @@ func (x *AssemblyImport) EnumAssemblyRefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// EnumFiles calls IMetaDataAssemblyImport::EnumFiles.
+// It calls IMetaDataAssemblyImport::EnumFiles.
 func (x *AssemblyImport) EnumFiles(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -3992,7 +4050,7 @@ func (x *AssemblyImport) EnumFiles(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// EnumExportedTypes calls IMetaDataAssemblyImport::EnumExportedTypes.
+// It calls IMetaDataAssemblyImport::EnumExportedTypes.
 func (x *AssemblyImport) EnumExportedTypes(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -4017,7 +4075,7 @@ func (x *AssemblyImport) EnumExportedTypes(phEnum *EnumHandle) ([]Token, error) 
 	return res, nil
 }
 
-// EnumManifestResources calls IMetaDataAssemblyImport::EnumManifestResources.
+// It calls IMetaDataAssemblyImport::EnumManifestResources.
 func (x *AssemblyImport) EnumManifestResources(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -4042,7 +4100,7 @@ func (x *AssemblyImport) EnumManifestResources(phEnum *EnumHandle) ([]Token, err
 	return res, nil
 }
 
-// GetAssemblyFromScope calls IMetaDataAssemblyImport::GetAssemblyFromScope.
+// It calls IMetaDataAssemblyImport::GetAssemblyFromScope.
 func (x *AssemblyImport) GetAssemblyFromScope() (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -4057,7 +4115,7 @@ func (x *AssemblyImport) GetAssemblyFromScope() (Token, error) {
 	return res, nil
 }
 
-// FindExportedTypeByName calls IMetaDataAssemblyImport::FindExportedTypeByName.
+// It calls IMetaDataAssemblyImport::FindExportedTypeByName.
 func (x *AssemblyImport) FindExportedTypeByName(name string, mdtExportedType Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -4073,7 +4131,7 @@ func (x *AssemblyImport) FindExportedTypeByName(name string, mdtExportedType Tok
 	return res, nil
 }
 
-// FindManifestResourceByName calls IMetaDataAssemblyImport::FindManifestResourceByName.
+// It calls IMetaDataAssemblyImport::FindManifestResourceByName.
 func (x *AssemblyImport) FindManifestResourceByName(name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -4089,7 +4147,7 @@ func (x *AssemblyImport) FindManifestResourceByName(name string) (Token, error) 
 	return res, nil
 }
 
-// CloseEnum calls IMetaDataAssemblyImport::CloseEnum.
+// It calls IMetaDataAssemblyImport::CloseEnum.
 func (x *AssemblyImport) CloseEnum(hEnum EnumHandle) {
 	if x == nil || x.p == nil {
 		return
@@ -4171,7 +4229,7 @@ func (x *Validate) Release() {
 	x.p = nil
 }
 
-// ValidatorInit calls IMetaDataValidate::ValidatorInit.
+// It calls IMetaDataValidate::ValidatorInit.
 func (x *Validate) ValidatorInit(moduleType uint32, unk *Unknown) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataValidate")
@@ -4183,7 +4241,7 @@ func (x *Validate) ValidatorInit(moduleType uint32, unk *Unknown) error {
 	return nil
 }
 
-// ValidateMetaData calls IMetaDataValidate::ValidateMetaData.
+// It calls IMetaDataValidate::ValidateMetaData.
 func (x *Validate) ValidateMetaData() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataValidate")
@@ -4282,7 +4340,7 @@ func (x *DispenserEx) openScopeOnITypeInfo(iti unsafe.Pointer, openFlags uint32,
 	return res, nil
 }
 
-// GetCORSystemDirectory calls IMetaDataDispenserEx::GetCORSystemDirectory.
+// It calls IMetaDataDispenserEx::GetCORSystemDirectory.
 func (x *DispenserEx) GetCORSystemDirectory() (string, error) {
 	var res string
 	if x == nil || x.p == nil {
@@ -4307,7 +4365,7 @@ func (x *DispenserEx) GetCORSystemDirectory() (string, error) {
 	return res, nil
 }
 
-// FindAssembly calls IMetaDataDispenserEx::FindAssembly.
+// It calls IMetaDataDispenserEx::FindAssembly.
 func (x *DispenserEx) FindAssembly(appBase string, privateBin string, globalBin string, assemblyName string, name string, name2 uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4327,7 +4385,7 @@ func (x *DispenserEx) FindAssembly(appBase string, privateBin string, globalBin 
 	return res, nil
 }
 
-// FindAssemblyModule calls IMetaDataDispenserEx::FindAssemblyModule.
+// It calls IMetaDataDispenserEx::FindAssemblyModule.
 func (x *DispenserEx) FindAssemblyModule(appBase string, privateBin string, globalBin string, assemblyName string, moduleName string) (string, error) {
 	var res string
 	if x == nil || x.p == nil {
@@ -4423,7 +4481,7 @@ func (x *Tables) Release() {
 	x.p = nil
 }
 
-// GetStringHeapSize calls IMetaDataTables::GetStringHeapSize.
+// It calls IMetaDataTables::GetStringHeapSize.
 func (x *Tables) GetStringHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4438,7 +4496,7 @@ func (x *Tables) GetStringHeapSize() (uint32, error) {
 	return res, nil
 }
 
-// GetBlobHeapSize calls IMetaDataTables::GetBlobHeapSize.
+// It calls IMetaDataTables::GetBlobHeapSize.
 func (x *Tables) GetBlobHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4453,7 +4511,7 @@ func (x *Tables) GetBlobHeapSize() (uint32, error) {
 	return res, nil
 }
 
-// GetGuidHeapSize calls IMetaDataTables::GetGuidHeapSize.
+// It calls IMetaDataTables::GetGuidHeapSize.
 func (x *Tables) GetGuidHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4468,7 +4526,7 @@ func (x *Tables) GetGuidHeapSize() (uint32, error) {
 	return res, nil
 }
 
-// GetUserStringHeapSize calls IMetaDataTables::GetUserStringHeapSize.
+// It calls IMetaDataTables::GetUserStringHeapSize.
 func (x *Tables) GetUserStringHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4483,7 +4541,7 @@ func (x *Tables) GetUserStringHeapSize() (uint32, error) {
 	return res, nil
 }
 
-// GetNumTables calls IMetaDataTables::GetNumTables.
+// It calls IMetaDataTables::GetNumTables.
 func (x *Tables) GetNumTables() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4498,7 +4556,7 @@ func (x *Tables) GetNumTables() (uint32, error) {
 	return res, nil
 }
 
-// GetTableIndex calls IMetaDataTables::GetTableIndex.
+// It calls IMetaDataTables::GetTableIndex.
 func (x *Tables) GetTableIndex(token uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4583,7 +4641,7 @@ func (x *Tables) getCodedTokenInfo(ixCdTkn uint32, tokens unsafe.Pointer, name u
 	return res, nil
 }
 
-// GetRow calls IMetaDataTables::GetRow.
+// It calls IMetaDataTables::GetRow.
 func (x *Tables) GetRow(ixTbl uint32, rid uint32) (Address, error) {
 	var res Address
 	if x == nil || x.p == nil {
@@ -4598,7 +4656,7 @@ func (x *Tables) GetRow(ixTbl uint32, rid uint32) (Address, error) {
 	return res, nil
 }
 
-// GetColumn calls IMetaDataTables::GetColumn.
+// It calls IMetaDataTables::GetColumn.
 func (x *Tables) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4625,8 +4683,8 @@ func (x *Tables) getString(ixString uint32, str unsafe.Pointer) error {
 	return nil
 }
 
-// getBlob calls IMetaDataTables::GetBlob.
-func (x *Tables) getBlob(ixBlob uint32) ([]byte, error) {
+// It calls IMetaDataTables::GetBlob.
+func (x *Tables) GetBlob(ixBlob uint32) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables")
@@ -4653,8 +4711,8 @@ func (x *Tables) getGuid(ixGUID uint32, guid unsafe.Pointer) error {
 	return nil
 }
 
-// getUserString calls IMetaDataTables::GetUserString.
-func (x *Tables) getUserString(ixUserString uint32) ([]byte, error) {
+// It calls IMetaDataTables::GetUserString.
+func (x *Tables) GetUserString(ixUserString uint32) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables")
@@ -4669,7 +4727,7 @@ func (x *Tables) getUserString(ixUserString uint32) ([]byte, error) {
 	return res, nil
 }
 
-// GetNextString calls IMetaDataTables::GetNextString.
+// It calls IMetaDataTables::GetNextString.
 func (x *Tables) GetNextString(ixString uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4684,7 +4742,7 @@ func (x *Tables) GetNextString(ixString uint32) (uint32, error) {
 	return res, nil
 }
 
-// GetNextBlob calls IMetaDataTables::GetNextBlob.
+// It calls IMetaDataTables::GetNextBlob.
 func (x *Tables) GetNextBlob(ixBlob uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4699,7 +4757,7 @@ func (x *Tables) GetNextBlob(ixBlob uint32) (uint32, error) {
 	return res, nil
 }
 
-// GetNextGuid calls IMetaDataTables::GetNextGuid.
+// It calls IMetaDataTables::GetNextGuid.
 func (x *Tables) GetNextGuid(ixGUID uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4714,7 +4772,7 @@ func (x *Tables) GetNextGuid(ixGUID uint32) (uint32, error) {
 	return res, nil
 }
 
-// GetNextUserString calls IMetaDataTables::GetNextUserString.
+// It calls IMetaDataTables::GetNextUserString.
 func (x *Tables) GetNextUserString(ixUserString uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4774,8 +4832,8 @@ func (x *Tables2) base() *Tables {
 	return &x.Tables
 }
 
-// getMetaDataStorage calls IMetaDataTables2::GetMetaDataStorage.
-func (x *Tables2) getMetaDataStorage() ([]byte, error) {
+// It calls IMetaDataTables2::GetMetaDataStorage.
+func (x *Tables2) GetMetaDataStorage() ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataTables2")
@@ -4842,14 +4900,14 @@ func (x *Tables2) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, err
 func (x *Tables2) getString(ixString uint32, str unsafe.Pointer) error {
 	return x.base().getString(ixString, str)
 }
-func (x *Tables2) getBlob(ixBlob uint32) ([]byte, error) {
-	return x.base().getBlob(ixBlob)
+func (x *Tables2) GetBlob(ixBlob uint32) ([]byte, error) {
+	return x.base().GetBlob(ixBlob)
 }
 func (x *Tables2) getGuid(ixGUID uint32, guid unsafe.Pointer) error {
 	return x.base().getGuid(ixGUID, guid)
 }
-func (x *Tables2) getUserString(ixUserString uint32) ([]byte, error) {
-	return x.base().getUserString(ixUserString)
+func (x *Tables2) GetUserString(ixUserString uint32) ([]byte, error) {
+	return x.base().GetUserString(ixUserString)
 }
 func (x *Tables2) GetNextString(ixString uint32) (uint32, error) {
 	return x.base().GetNextString(ixString)
@@ -4926,8 +4984,8 @@ type InfoFileMappingResult struct {
 	MappingType uint32
 }
 
-// getFileMapping calls IMetaDataInfo::GetFileMapping.
-func (x *Info) getFileMapping() (InfoFileMappingResult, error) {
+// It calls IMetaDataInfo::GetFileMapping.
+func (x *Info) GetFileMapping() (InfoFileMappingResult, error) {
 	var res InfoFileMappingResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataInfo")

@@ -43,10 +43,10 @@ const (
 	// .NET 10 adds DisableInlining and DisableOptimizations.
 	attachAllowedLow10 = attachAllowedLow | DisableInlining | DisableOptimizations
 	// attachAllowedHigh is the .NET Core 3.x set.
-	attachAllowedHigh = HighInMemorySymbolsUpdated | HighMonitorDynamicFunctionUnloads | HighBasicGC |
-		HighMonitorGCMovedObjects | HighMonitorLargeObjectAllocated
-	// .NET 5 adds HighMonitorEventPipe.
-	attachAllowedHigh5 = attachAllowedHigh | HighMonitorEventPipe
+	attachAllowedHigh = HighInMemorySymbolsUpdated | HighDynamicFunctionUnloads | HighBasicGC |
+		HighGCMovedObjects | HighLargeObjectAllocated
+	// .NET 5 adds HighEventPipe.
+	attachAllowedHigh5 = attachAllowedHigh | HighEventPipe
 )
 
 // AttachAllowed returns the event mask flags (ICorProfilerInfo5 high flags

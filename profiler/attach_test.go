@@ -40,13 +40,13 @@ func TestAttachAllowed(t *testing.T) {
 }
 
 func TestCheckAttachMask(t *testing.T) {
-	if err := CheckAttachMask(8, MonitorJITCompilation|MonitorGC|EnableStackSnapshot, HighMonitorEventPipe); err != nil {
+	if err := CheckAttachMask(8, MonitorJITCompilation|MonitorGC|EnableStackSnapshot, HighEventPipe); err != nil {
 		t.Fatal(err)
 	}
 	if err := CheckAttachMask(3, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	err := CheckAttachMask(8, MonitorJITCompilation|MonitorEnterLeave|EnableObjectAllocated, HighMonitorEventPipe|HighDisableTieredCompilation)
+	err := CheckAttachMask(8, MonitorJITCompilation|MonitorEnterLeave|EnableObjectAllocated, HighEventPipe|HighDisableTieredCompilation)
 	var me *AttachMaskError
 	if !errors.As(err, &me) {
 		t.Fatalf("%v", err)
@@ -58,14 +58,14 @@ func TestCheckAttachMask(t *testing.T) {
 		t.Error("does not match CORPROF_E_UNSUPPORTED_FOR_ATTACHING_PROFILER")
 	}
 	msg := err.Error()
-	for _, want := range []string{"may not set MonitorEnterLeave|EnableObjectAllocated|HighDisableTieredCompilation on this runtime (.NET 8)", "allowed after attach: MonitorClassLoads|", "|HighMonitorEventPipe:", "CORPROF_E_UNSUPPORTED_FOR_ATTACHING_PROFILER"} {
+	for _, want := range []string{"may not set MonitorEnterLeave|EnableObjectAllocated|HighDisableTieredCompilation on this runtime (.NET 8)", "allowed after attach: MonitorClassLoads|", "|HighEventPipe:", "CORPROF_E_UNSUPPORTED_FOR_ATTACHING_PROFILER"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message %q lacks %q", msg, want)
 		}
 	}
 	// EventPipe events after attach came with .NET 5.
-	if err := CheckAttachMask(3, 0, HighMonitorEventPipe); err == nil {
-		t.Error(".NET Core 3 allowed HighMonitorEventPipe")
+	if err := CheckAttachMask(3, 0, HighEventPipe); err == nil {
+		t.Error(".NET Core 3 allowed HighEventPipe")
 	}
 }
 

@@ -37,6 +37,9 @@ func newDispatcher(r *registration) (*dispatcher, error) {
 	}
 	d := &dispatcher{reg: r, impl: impl}
 	d.bind(impl)
+	if d.cb1 != nil {
+		d.cb1 = unloadHook{Callback: d.cb1, info: func() *Info { return d.info }}
+	}
 	return d, nil
 }
 
@@ -211,6 +214,8 @@ func (d *dispatcher) detachSucceeded() error {
 		d.done.Store(true)
 		d.retire()
 		if d.info != nil {
+			dropImports(d.info)
+			dropCanon(d.info)
 			d.info.release()
 		}
 	}()
@@ -223,6 +228,8 @@ func (d *dispatcher) detachSucceeded() error {
 
 func (d *dispatcher) stop() {
 	d.done.Store(true)
+	dropImports(d.info)
+	dropCanon(d.info)
 	if !d.retire() {
 		// Other profiler objects of this library (notification
 		// profilers, RegisterFactory) still receive callbacks.

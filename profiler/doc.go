@@ -87,6 +87,18 @@
 // escape hatch is each wrapper's Raw method: the COM interface pointer, for
 // C code of your own.
 //
+// # Names
+//
+// [Info.FunctionName], [Info.FunctionNameParts], [Info.ClassName] and
+// [Info.FunctionFullName] format names from IDs: "Namespace.Outer+Inner<int>.Method<string>".
+// While the event mask has MonitorModuleLoads they share one metadata
+// reader per module (dropped when the module unloads); while it has
+// MonitorClassLoads, shared generic code is named by the canonical
+// instantiation it is (Pair<int,System.__Canon>.Show), otherwise by the
+// class's formal parameters (Pair<A,B>.Show): [Info.FunctionName] says
+// exactly what each case gives. [MetaDataDispenser] opens the metadata of
+// any assembly file through the runtime's own dispenser.
+//
 // # Building and running
 //
 //	go build -buildmode=c-shared -o libprof.so .
@@ -112,7 +124,8 @@
 //	CLRPROF_LOG_FILE   append to this file instead of stderr
 //
 // A bad value is reported in a warning and the default used. [WithLogger]
-// replaces all of this with the caller's logger. At DEBUG the library logs
+// replaces all of this with the caller's logger; [Logger] returns the
+// logger in use, for a profiler's own records. At DEBUG the library logs
 // its load, the callbacks the type implements and what the signal audit
 // (below) saw; at INFO, Initialize with the runtime's ICorProfilerInfo
 // version and any change made to signal handlers.
@@ -203,7 +216,7 @@
 // profiler reads the runtime's own events, and those of any EventSource,
 // without a tracing tool: [Info.EventPipeStartSession] with typed
 // [EventPipeProviderSettings] (name, keywords, level, filter arguments),
-// HighMonitorEventPipe in the event mask, and the profiler's
+// HighEventPipe in the event mask, and the profiler's
 // EventPipeEventDelivered receives each event on the thread that raised
 // it, synchronously, with its metadata and payload (valid during the call).
 // Package clrevents parses the metadata, reads self-describing payloads,

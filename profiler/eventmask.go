@@ -18,10 +18,10 @@ var highFlagsSince = []struct {
 	since string
 }{
 	// COR_PRF_HIGH_BASIC_GC (dotnet/coreclr#22866) and the two after it.
-	{HighBasicGC | HighMonitorGCMovedObjects | HighMonitorLargeObjectAllocated, 10, 0, ".NET Core 3.0"},
-	{HighMonitorEventPipe, 12, 0, ".NET 5"},
+	{HighBasicGC | HighGCMovedObjects | HighLargeObjectAllocated, 10, 0, ".NET Core 3.0"},
+	{HighEventPipe, 12, 0, ".NET 5"},
 	// dotnet/runtime#55448; .NET 6 still implements ICorProfilerInfo12.
-	{HighMonitorPinnedObjectAllocated, 12, 6, ".NET 6"},
+	{HighPinnedObjectAllocated, 12, 6, ".NET 6"},
 }
 
 // EventMaskError is the error of SetEventMask2 for high flags newer than
@@ -50,9 +50,9 @@ func (e *EventMaskError) Unwrap() error { return E_INVALIDARG }
 // never calls the GC callbacks): SetEventMask2 first checks that the
 // runtime knows every high flag in eventsHigh and otherwise returns an
 // *EventMaskError naming them, which matches ErrNotAvailable, without
-// changing the mask. HighBasicGC, HighMonitorGCMovedObjects and
-// HighMonitorLargeObjectAllocated need .NET Core 3.0, HighMonitorEventPipe
-// .NET 5, HighMonitorPinnedObjectAllocated .NET 6.
+// changing the mask. HighBasicGC, HighGCMovedObjects and
+// HighLargeObjectAllocated need .NET Core 3.0, HighEventPipe
+// .NET 5, HighPinnedObjectAllocated .NET 6.
 func (x *Info) SetEventMask2(eventsLow Monitor, eventsHigh HighMonitor) error {
 	if x.ptr(5) == nil {
 		return notAvailable("ICorProfilerInfo5::SetEventMask2", 5, x.Version())
@@ -71,7 +71,11 @@ func (x *Info) SetEventMask2(eventsLow Monitor, eventsHigh HighMonitor) error {
 	if missing != 0 {
 		return &EventMaskError{High: missing, Since: since}
 	}
-	return x.setEventMask2(eventsLow, eventsHigh)
+	if err := x.setEventMask2(eventsLow, eventsHigh); err != nil {
+		return err
+	}
+	x.watchMask(eventsLow)
+	return nil
 }
 
 // knows reports whether the runtime implements ICorProfilerInfo<info> and,

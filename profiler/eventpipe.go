@@ -115,7 +115,7 @@ func (m *cMem) providerConfig(cfg *C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG, p EventP
 // matches ErrNotAvailable) receiving the events of the given providers.
 // The runtime delivers each event to the profiler's
 // EventPipeEventDelivered (ICorProfilerCallback10), on the thread that
-// raised it, provided the event mask has HighMonitorEventPipe; decode
+// raised it, provided the event mask has HighEventPipe; decode
 // the payloads with package clrevents. With requestRundown the runtime
 // also sends its rundown events when the session stops. Stop it with
 // EventPipeStopSession.

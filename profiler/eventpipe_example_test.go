@@ -23,7 +23,7 @@ func (w *gcWatcher) Initialize(info *profiler.Info) error {
 	if err != nil {
 		return err // ErrNotAvailable before .NET 5
 	}
-	return info.SetEventMask2(0, profiler.HighMonitorEventPipe)
+	return info.SetEventMask2(0, profiler.HighEventPipe)
 }
 
 func (w *gcWatcher) EventPipeEventDelivered(provider profiler.EventPipeProvider, eventID, version uint32, metadata, payload []byte,

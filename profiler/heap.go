@@ -72,7 +72,7 @@ func (x *Info) GetClassLayout(class ClassID) (ClassLayout, error) {
 			out.Size = r.ClassSize
 			out.Fields = make([]FieldLayout, r.FieldOffset)
 			for i := range out.Fields {
-				out.Fields[i] = FieldLayout{Field: buf[i].RidOfField, Offset: buf[i].UlOffset}
+				out.Fields[i] = FieldLayout{Field: buf[i].Field, Offset: buf[i].Offset}
 			}
 			return out, nil
 		}

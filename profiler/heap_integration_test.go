@@ -24,8 +24,8 @@ const heapprofCLSID = "{6B0E3F7A-2C41-4D9B-8E15-A37C9D0F5B21}"
 //   - EnumerateGCHeapObjects (ICorProfilerInfo15, .NET 10): ErrNotAvailable
 //     on the runtimes installed here;
 //   - SetEventMask2 refuses, with ErrNotAvailable, high flags newer than
-//     the runtime (HighBasicGC before 3.0, HighMonitorEventPipe before 5,
-//     HighMonitorPinnedObjectAllocated before 6) and sets them otherwise.
+//     the runtime (HighBasicGC before 3.0, HighEventPipe before 5,
+//     HighPinnedObjectAllocated before 6) and sets them otherwise.
 func TestHeapAPI(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/heapprof")
 	a := harness.CompileCS(t, []string{"testdata/heap/heap.cs"}, "")
@@ -70,7 +70,7 @@ func TestHeapAPI(t *testing.T) {
 		for _, f := range []struct {
 			name  string
 			since int
-		}{{"HighBasicGC", 3}, {"HighMonitorEventPipe", 5}, {"HighMonitorPinnedObjectAllocated", 6}} {
+		}{{"HighBasicGC", 3}, {"HighEventPipe", 5}, {"HighPinnedObjectAllocated", 6}} {
 			if rt.Major >= f.since {
 				line(`mask ` + f.name + ` err=<nil> notavailable=false`)
 			} else {

@@ -23,11 +23,11 @@ func TestArrayInfoLen(t *testing.T) {
 }
 
 func TestEventMaskError(t *testing.T) {
-	err := error(&EventMaskError{High: HighBasicGC | HighMonitorLargeObjectAllocated, Since: ".NET Core 3.0"})
+	err := error(&EventMaskError{High: HighBasicGC | HighLargeObjectAllocated, Since: ".NET Core 3.0"})
 	if !errors.Is(err, ErrNotAvailable) || !errors.Is(err, E_INVALIDARG) {
 		t.Errorf("%v: want errors.Is ErrNotAvailable and E_INVALIDARG", err)
 	}
-	for _, want := range []string{"HighBasicGC|HighMonitorLargeObjectAllocated", "not available", ".NET Core 3.0"} {
+	for _, want := range []string{"HighBasicGC|HighLargeObjectAllocated", "not available", ".NET Core 3.0"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q lacks %q", err.Error(), want)
 		}
@@ -47,7 +47,7 @@ func TestHighFlagsSince(t *testing.T) {
 			t.Errorf("group %v: info %d since %q", g.flags, g.info, g.since)
 		}
 	}
-	if want := HighBasicGC | HighMonitorGCMovedObjects | HighMonitorLargeObjectAllocated | HighMonitorEventPipe | HighMonitorPinnedObjectAllocated; seen != want {
+	if want := HighBasicGC | HighGCMovedObjects | HighLargeObjectAllocated | HighEventPipe | HighPinnedObjectAllocated; seen != want {
 		t.Errorf("flags checked %v, want %v", seen, want)
 	}
 }

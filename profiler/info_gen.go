@@ -74,7 +74,10 @@ func (x *Info) release() {
 }
 
 /*
-GetClassFromObject calls ICorProfilerInfo::GetClassFromObject.
+GetClassFromObject returns the class of an object; valid while the
+object does not move (inside the callback that reported it).
+
+It calls ICorProfilerInfo::GetClassFromObject.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -97,7 +100,11 @@ func (x *Info) GetClassFromObject(objectID ObjectID) (ClassID, error) {
 }
 
 /*
-GetClassFromToken calls ICorProfilerInfo::GetClassFromToken.
+GetClassFromToken returns the ClassID of a loaded non-generic TypeDef;
+generic types need GetClassFromTokenAndTypeArgs (which loads the
+instantiation if needed).
+
+It calls ICorProfilerInfo::GetClassFromToken.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -126,7 +133,7 @@ type CodeInfoResult struct {
 }
 
 /*
-GetCodeInfo calls ICorProfilerInfo::GetCodeInfo.
+It calls ICorProfilerInfo::GetCodeInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -151,7 +158,10 @@ func (x *Info) GetCodeInfo(functionID FunctionID) (CodeInfoResult, error) {
 }
 
 /*
-GetEventMask calls ICorProfilerInfo::GetEventMask.
+GetEventMask returns the events the runtime reports to this profiler
+(SetEventMask's low half).
+
+It calls ICorProfilerInfo::GetEventMask.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -174,7 +184,10 @@ func (x *Info) GetEventMask() (Monitor, error) {
 }
 
 /*
-GetFunctionFromIP calls ICorProfilerInfo::GetFunctionFromIP.
+GetFunctionFromIP returns the managed function whose native code holds
+the instruction pointer ip; an error for an address outside managed code.
+
+It calls ICorProfilerInfo::GetFunctionFromIP.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -197,7 +210,11 @@ func (x *Info) GetFunctionFromIP(ip Address) (FunctionID, error) {
 }
 
 /*
-GetFunctionFromToken calls ICorProfilerInfo::GetFunctionFromToken.
+GetFunctionFromToken returns the FunctionID of a non-generic method
+once the runtime has created it; generic methods need
+GetFunctionFromTokenAndTypeArgs.
+
+It calls ICorProfilerInfo::GetFunctionFromToken.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -233,7 +250,7 @@ func (x *Info) getHandleFromThread(threadID ThreadID, phThread unsafe.Pointer) e
 }
 
 /*
-GetObjectSize calls ICorProfilerInfo::GetObjectSize.
+It calls ICorProfilerInfo::GetObjectSize.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -263,7 +280,7 @@ type IsArrayClassResult struct {
 }
 
 /*
-IsArrayClass calls ICorProfilerInfo::IsArrayClass.
+It calls ICorProfilerInfo::IsArrayClass.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -290,7 +307,7 @@ func (x *Info) IsArrayClass(classID ClassID) (IsArrayClassResult, bool, error) {
 }
 
 /*
-GetThreadInfo calls ICorProfilerInfo::GetThreadInfo.
+It calls ICorProfilerInfo::GetThreadInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -313,7 +330,11 @@ func (x *Info) GetThreadInfo(threadID ThreadID) (uint32, error) {
 }
 
 /*
-GetCurrentThreadID calls ICorProfilerInfo::GetCurrentThreadID.
+GetCurrentThreadID returns the runtime's ID of the calling thread; an
+error on a thread the runtime does not know (a goroutine's thread that
+never ran managed code).
+
+It calls ICorProfilerInfo::GetCurrentThreadID.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -342,7 +363,7 @@ type ClassIDInfoResult struct {
 }
 
 /*
-GetClassIDInfo calls ICorProfilerInfo::GetClassIDInfo.
+It calls ICorProfilerInfo::GetClassIDInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -374,7 +395,7 @@ type FunctionInfoResult struct {
 }
 
 /*
-GetFunctionInfo calls ICorProfilerInfo::GetFunctionInfo.
+It calls ICorProfilerInfo::GetFunctionInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -400,8 +421,8 @@ func (x *Info) GetFunctionInfo(functionID FunctionID) (FunctionInfoResult, error
 	return res, nil
 }
 
-// SetEventMask calls ICorProfilerInfo::SetEventMask.
-func (x *Info) SetEventMask(events Monitor) error {
+// setEventMask calls ICorProfilerInfo::SetEventMask.
+func (x *Info) setEventMask(events Monitor) error {
 	self := x.ptr(1)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo::SetEventMask", 1, x.Version())
@@ -446,7 +467,11 @@ type TokenAndMetaDataFromFunctionResult struct {
 }
 
 /*
-GetTokenAndMetaDataFromFunction calls ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
+GetTokenAndMetaDataFromFunction returns a function's MethodDef token and
+its module's metadata as the interface iid; FunctionImport returns the
+typed reader.
+
+It calls ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -479,7 +504,7 @@ type ModuleInfoResult struct {
 }
 
 /*
-GetModuleInfo calls ICorProfilerInfo::GetModuleInfo.
+It calls ICorProfilerInfo::GetModuleInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -516,7 +541,11 @@ func (x *Info) GetModuleInfo(moduleID ModuleID) (ModuleInfoResult, error) {
 }
 
 /*
-GetModuleMetaData calls ICorProfilerInfo::GetModuleMetaData.
+GetModuleMetaData opens a module's metadata as the interface iid
+(metadata.IIDImport2, ...). ModuleImport and ModuleEmit return the typed
+readers and writers; prefer them.
+
+It calls ICorProfilerInfo::GetModuleMetaData.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -540,7 +569,11 @@ func (x *Info) GetModuleMetaData(moduleID ModuleID, openFlags uint32, riid uuid.
 }
 
 /*
-GetILFunctionBody calls ICorProfilerInfo::GetILFunctionBody.
+GetILFunctionBody returns a copy of a method's IL, header included: the
+body its first JIT compiles (the metadata's, or one installed with
+SetILFunctionBody; never a ReJIT body). ilrw.Decode reads it.
+
+It calls ICorProfilerInfo::GetILFunctionBody.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -564,7 +597,7 @@ func (x *Info) GetILFunctionBody(moduleID ModuleID, methodID metadata.Token) ([]
 }
 
 /*
-GetILFunctionBodyAllocator calls ICorProfilerInfo::GetILFunctionBodyAllocator.
+It calls ICorProfilerInfo::GetILFunctionBodyAllocator.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -606,7 +639,7 @@ type AppDomainInfoResult struct {
 }
 
 /*
-GetAppDomainInfo calls ICorProfilerInfo::GetAppDomainInfo.
+It calls ICorProfilerInfo::GetAppDomainInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -648,7 +681,10 @@ type AssemblyInfoResult struct {
 }
 
 /*
-GetAssemblyInfo calls ICorProfilerInfo::GetAssemblyInfo.
+GetAssemblyInfo returns an assembly's name, app domain and manifest
+module.
+
+It calls ICorProfilerInfo::GetAssemblyInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -684,7 +720,7 @@ func (x *Info) GetAssemblyInfo(assemblyID AssemblyID) (AssemblyInfoResult, error
 	return res, nil
 }
 
-// SetFunctionReJIT calls ICorProfilerInfo::SetFunctionReJIT.
+// It calls ICorProfilerInfo::SetFunctionReJIT.
 func (x *Info) SetFunctionReJIT(functionID FunctionID) error {
 	self := x.ptr(1)
 	if self == nil {
@@ -697,7 +733,7 @@ func (x *Info) SetFunctionReJIT(functionID FunctionID) error {
 	return nil
 }
 
-// ForceGC calls ICorProfilerInfo::ForceGC.
+// It calls ICorProfilerInfo::ForceGC.
 func (x *Info) ForceGC() error {
 	self := x.ptr(1)
 	if self == nil {
@@ -710,7 +746,7 @@ func (x *Info) ForceGC() error {
 	return nil
 }
 
-// SetILInstrumentedCodeMap calls ICorProfilerInfo::SetILInstrumentedCodeMap.
+// It calls ICorProfilerInfo::SetILInstrumentedCodeMap.
 func (x *Info) SetILInstrumentedCodeMap(functionID FunctionID, startJIT bool, ilMapEntries []ILMap) error {
 	self := x.ptr(1)
 	if self == nil {
@@ -724,7 +760,7 @@ func (x *Info) SetILInstrumentedCodeMap(functionID FunctionID, startJIT bool, il
 }
 
 /*
-GetInprocInspectionInterface calls ICorProfilerInfo::GetInprocInspectionInterface.
+It calls ICorProfilerInfo::GetInprocInspectionInterface.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -747,7 +783,7 @@ func (x *Info) GetInprocInspectionInterface() (*Unknown, error) {
 }
 
 /*
-GetInprocInspectionIThisThread calls ICorProfilerInfo::GetInprocInspectionIThisThread.
+It calls ICorProfilerInfo::GetInprocInspectionIThisThread.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -770,7 +806,7 @@ func (x *Info) GetInprocInspectionIThisThread() (*Unknown, error) {
 }
 
 /*
-GetThreadContext calls ICorProfilerInfo::GetThreadContext.
+It calls ICorProfilerInfo::GetThreadContext.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -793,7 +829,7 @@ func (x *Info) GetThreadContext(threadID ThreadID) (ContextID, error) {
 }
 
 /*
-BeginInprocDebugging calls ICorProfilerInfo::BeginInprocDebugging.
+It calls ICorProfilerInfo::BeginInprocDebugging.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -815,7 +851,7 @@ func (x *Info) BeginInprocDebugging(thisThreadOnly bool) (uint32, error) {
 	return res, nil
 }
 
-// EndInprocDebugging calls ICorProfilerInfo::EndInprocDebugging.
+// It calls ICorProfilerInfo::EndInprocDebugging.
 func (x *Info) EndInprocDebugging(profilerContext uint32) error {
 	self := x.ptr(1)
 	if self == nil {
@@ -829,7 +865,7 @@ func (x *Info) EndInprocDebugging(profilerContext uint32) error {
 }
 
 /*
-GetILToNativeMapping calls ICorProfilerInfo::GetILToNativeMapping.
+It calls ICorProfilerInfo::GetILToNativeMapping.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -896,7 +932,13 @@ type FunctionInfo2Result struct {
 }
 
 /*
-GetFunctionInfo2 calls ICorProfilerInfo2::GetFunctionInfo2.
+GetFunctionInfo2 says which function a FunctionID is: its class, module,
+MethodDef token and the type arguments of a generic method. For code
+shared by several instantiations the runtime names the class only with
+the frame info of an ELT hook (frameInfo 0 gives ClassID 0 for a shared
+generic class); FunctionName and FunctionFullName format all this.
+
+It calls ICorProfilerInfo2::GetFunctionInfo2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -942,7 +984,7 @@ type StringLayoutResult struct {
 }
 
 /*
-GetStringLayout calls ICorProfilerInfo2::GetStringLayout.
+It calls ICorProfilerInfo2::GetStringLayout.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1008,7 +1050,11 @@ type ClassIDInfo2Result struct {
 }
 
 /*
-GetClassIDInfo2 calls ICorProfilerInfo2::GetClassIDInfo2.
+GetClassIDInfo2 says which class a ClassID is: its module, TypeDef
+token, parent class and type arguments. Arrays have no TypeDef: ask
+IsArrayClass first (ClassName does both).
+
+It calls ICorProfilerInfo2::GetClassIDInfo2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1047,7 +1093,10 @@ func (x *Info) GetClassIDInfo2(classID ClassID) (ClassIDInfo2Result, error) {
 }
 
 /*
-GetCodeInfo2 calls ICorProfilerInfo2::GetCodeInfo2.
+GetCodeInfo2 returns the native code ranges of a function's current
+body (hot and cold parts).
+
+It calls ICorProfilerInfo2::GetCodeInfo2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1080,7 +1129,7 @@ func (x *Info) GetCodeInfo2(functionID FunctionID) ([]CodeInfo, error) {
 }
 
 /*
-GetClassFromTokenAndTypeArgs calls ICorProfilerInfo2::GetClassFromTokenAndTypeArgs.
+It calls ICorProfilerInfo2::GetClassFromTokenAndTypeArgs.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1103,7 +1152,7 @@ func (x *Info) GetClassFromTokenAndTypeArgs(moduleID ModuleID, typeDef metadata.
 }
 
 /*
-GetFunctionFromTokenAndTypeArgs calls ICorProfilerInfo2::GetFunctionFromTokenAndTypeArgs.
+It calls ICorProfilerInfo2::GetFunctionFromTokenAndTypeArgs.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1126,7 +1175,7 @@ func (x *Info) GetFunctionFromTokenAndTypeArgs(moduleID ModuleID, funcDef metada
 }
 
 /*
-EnumModuleFrozenObjects calls ICorProfilerInfo2::EnumModuleFrozenObjects.
+It calls ICorProfilerInfo2::EnumModuleFrozenObjects.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1172,7 +1221,7 @@ func (x *Info) getArrayObjectInfo(objectID ObjectID, dimensions uint32, dimensio
 }
 
 /*
-GetBoxClassLayout calls ICorProfilerInfo2::GetBoxClassLayout.
+It calls ICorProfilerInfo2::GetBoxClassLayout.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1195,7 +1244,7 @@ func (x *Info) GetBoxClassLayout(classID ClassID) (uint32, error) {
 }
 
 /*
-GetThreadAppDomain calls ICorProfilerInfo2::GetThreadAppDomain.
+It calls ICorProfilerInfo2::GetThreadAppDomain.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1218,7 +1267,7 @@ func (x *Info) GetThreadAppDomain(threadID ThreadID) (AppDomainID, error) {
 }
 
 /*
-GetRVAStaticAddress calls ICorProfilerInfo2::GetRVAStaticAddress.
+It calls ICorProfilerInfo2::GetRVAStaticAddress.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1241,7 +1290,7 @@ func (x *Info) GetRVAStaticAddress(classID ClassID, fieldToken metadata.Token) (
 }
 
 /*
-GetAppDomainStaticAddress calls ICorProfilerInfo2::GetAppDomainStaticAddress.
+It calls ICorProfilerInfo2::GetAppDomainStaticAddress.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1264,7 +1313,7 @@ func (x *Info) GetAppDomainStaticAddress(classID ClassID, fieldToken metadata.To
 }
 
 /*
-GetThreadStaticAddress calls ICorProfilerInfo2::GetThreadStaticAddress.
+It calls ICorProfilerInfo2::GetThreadStaticAddress.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1287,7 +1336,7 @@ func (x *Info) GetThreadStaticAddress(classID ClassID, fieldToken metadata.Token
 }
 
 /*
-GetContextStaticAddress calls ICorProfilerInfo2::GetContextStaticAddress.
+It calls ICorProfilerInfo2::GetContextStaticAddress.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1310,7 +1359,7 @@ func (x *Info) GetContextStaticAddress(classID ClassID, fieldToken metadata.Toke
 }
 
 /*
-GetStaticFieldInfo calls ICorProfilerInfo2::GetStaticFieldInfo.
+It calls ICorProfilerInfo2::GetStaticFieldInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1333,7 +1382,7 @@ func (x *Info) GetStaticFieldInfo(classID ClassID, fieldToken metadata.Token) (S
 }
 
 /*
-GetGenerationBounds calls ICorProfilerInfo2::GetGenerationBounds.
+It calls ICorProfilerInfo2::GetGenerationBounds.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1366,7 +1415,7 @@ func (x *Info) GetGenerationBounds() ([]GCGenerationRange, error) {
 }
 
 /*
-GetObjectGeneration calls ICorProfilerInfo2::GetObjectGeneration.
+It calls ICorProfilerInfo2::GetObjectGeneration.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1389,7 +1438,7 @@ func (x *Info) GetObjectGeneration(objectID ObjectID) (GCGenerationRange, error)
 }
 
 /*
-GetNotifiedExceptionClauseInfo calls ICorProfilerInfo2::GetNotifiedExceptionClauseInfo.
+It calls ICorProfilerInfo2::GetNotifiedExceptionClauseInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1412,7 +1461,7 @@ func (x *Info) GetNotifiedExceptionClauseInfo() (ExClauseInfo, bool, error) {
 }
 
 /*
-EnumJITedFunctions calls ICorProfilerInfo3::EnumJITedFunctions.
+It calls ICorProfilerInfo3::EnumJITedFunctions.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1434,7 +1483,7 @@ func (x *Info) EnumJITedFunctions() (*FunctionEnum, error) {
 	return res, nil
 }
 
-// RequestProfilerDetach calls ICorProfilerInfo3::RequestProfilerDetach.
+// It calls ICorProfilerInfo3::RequestProfilerDetach.
 func (x *Info) RequestProfilerDetach(expectedCompletionMilliseconds uint32) error {
 	self := x.ptr(3)
 	if self == nil {
@@ -1467,7 +1516,7 @@ type StringLayout2Result struct {
 }
 
 /*
-GetStringLayout2 calls ICorProfilerInfo3::GetStringLayout2.
+It calls ICorProfilerInfo3::GetStringLayout2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1547,7 +1596,7 @@ type FunctionLeave3InfoResult struct {
 }
 
 /*
-GetFunctionLeave3Info calls ICorProfilerInfo3::GetFunctionLeave3Info.
+It calls ICorProfilerInfo3::GetFunctionLeave3Info.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1572,7 +1621,7 @@ func (x *Info) GetFunctionLeave3Info(functionID FunctionID, eltInfo ELTInfo) (Fu
 }
 
 /*
-GetFunctionTailcall3Info calls ICorProfilerInfo3::GetFunctionTailcall3Info.
+It calls ICorProfilerInfo3::GetFunctionTailcall3Info.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1595,7 +1644,7 @@ func (x *Info) GetFunctionTailcall3Info(functionID FunctionID, eltInfo ELTInfo) 
 }
 
 /*
-EnumModules calls ICorProfilerInfo3::EnumModules.
+It calls ICorProfilerInfo3::EnumModules.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1629,7 +1678,7 @@ type RuntimeInformationResult struct {
 }
 
 /*
-GetRuntimeInformation calls ICorProfilerInfo3::GetRuntimeInformation.
+It calls ICorProfilerInfo3::GetRuntimeInformation.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1674,7 +1723,7 @@ func (x *Info) GetRuntimeInformation() (RuntimeInformationResult, error) {
 }
 
 /*
-GetThreadStaticAddress2 calls ICorProfilerInfo3::GetThreadStaticAddress2.
+It calls ICorProfilerInfo3::GetThreadStaticAddress2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1697,7 +1746,7 @@ func (x *Info) GetThreadStaticAddress2(classID ClassID, fieldToken metadata.Toke
 }
 
 /*
-GetAppDomainsContainingModule calls ICorProfilerInfo3::GetAppDomainsContainingModule.
+It calls ICorProfilerInfo3::GetAppDomainsContainingModule.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1777,7 +1826,7 @@ func (x *Info) getModuleInfo2(moduleID ModuleID) (ModuleInfo2Result, error) {
 }
 
 /*
-EnumThreads calls ICorProfilerInfo4::EnumThreads.
+It calls ICorProfilerInfo4::EnumThreads.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1799,7 +1848,7 @@ func (x *Info) EnumThreads() (*ThreadEnum, error) {
 	return res, nil
 }
 
-// InitializeCurrentThread calls ICorProfilerInfo4::InitializeCurrentThread.
+// It calls ICorProfilerInfo4::InitializeCurrentThread.
 func (x *Info) InitializeCurrentThread() error {
 	self := x.ptr(4)
 	if self == nil {
@@ -1812,7 +1861,7 @@ func (x *Info) InitializeCurrentThread() error {
 	return nil
 }
 
-// RequestReJIT calls ICorProfilerInfo4::RequestReJIT.
+// It calls ICorProfilerInfo4::RequestReJIT.
 func (x *Info) RequestReJIT(moduleIDs []ModuleID, methodIDs []metadata.Token) error {
 	self := x.ptr(4)
 	if self == nil {
@@ -1839,7 +1888,7 @@ func (x *Info) requestRevert(moduleIDs []ModuleID, methodIDs []metadata.Token, s
 }
 
 /*
-GetCodeInfo3 calls ICorProfilerInfo4::GetCodeInfo3.
+It calls ICorProfilerInfo4::GetCodeInfo3.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1878,7 +1927,7 @@ type FunctionFromIP2Result struct {
 }
 
 /*
-GetFunctionFromIP2 calls ICorProfilerInfo4::GetFunctionFromIP2.
+It calls ICorProfilerInfo4::GetFunctionFromIP2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1903,7 +1952,7 @@ func (x *Info) GetFunctionFromIP2(ip Address) (FunctionFromIP2Result, error) {
 }
 
 /*
-GetReJITIDs calls ICorProfilerInfo4::GetReJITIDs.
+It calls ICorProfilerInfo4::GetReJITIDs.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1936,7 +1985,7 @@ func (x *Info) GetReJITIDs(functionID FunctionID) ([]ReJITID, error) {
 }
 
 /*
-GetILToNativeMapping2 calls ICorProfilerInfo4::GetILToNativeMapping2.
+It calls ICorProfilerInfo4::GetILToNativeMapping2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1969,7 +2018,7 @@ func (x *Info) GetILToNativeMapping2(functionID FunctionID, reJITID ReJITID) ([]
 }
 
 /*
-EnumJITedFunctions2 calls ICorProfilerInfo4::EnumJITedFunctions2.
+It calls ICorProfilerInfo4::EnumJITedFunctions2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -1992,7 +2041,10 @@ func (x *Info) EnumJITedFunctions2() (*FunctionEnum, error) {
 }
 
 /*
-GetObjectSize2 calls ICorProfilerInfo4::GetObjectSize2.
+GetObjectSize2 returns an object's size in bytes, arrays and strings
+included.
+
+It calls ICorProfilerInfo4::GetObjectSize2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2021,7 +2073,7 @@ type EventMask2Result struct {
 }
 
 /*
-GetEventMask2 calls ICorProfilerInfo5::GetEventMask2.
+It calls ICorProfilerInfo5::GetEventMask2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2065,7 +2117,7 @@ type EnumNgenModuleMethodsInliningThisMethodResult struct {
 }
 
 /*
-EnumNgenModuleMethodsInliningThisMethod calls ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
+It calls ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2089,7 +2141,7 @@ func (x *Info) EnumNgenModuleMethodsInliningThisMethod(inlinersModuleID ModuleID
 	return res, nil
 }
 
-// ApplyMetaData calls ICorProfilerInfo7::ApplyMetaData.
+// It calls ICorProfilerInfo7::ApplyMetaData.
 func (x *Info) ApplyMetaData(moduleID ModuleID) error {
 	self := x.ptr(7)
 	if self == nil {
@@ -2103,7 +2155,7 @@ func (x *Info) ApplyMetaData(moduleID ModuleID) error {
 }
 
 /*
-GetInMemorySymbolsLength calls ICorProfilerInfo7::GetInMemorySymbolsLength.
+It calls ICorProfilerInfo7::GetInMemorySymbolsLength.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2132,7 +2184,7 @@ type ReadInMemorySymbolsResult struct {
 }
 
 /*
-ReadInMemorySymbols calls ICorProfilerInfo7::ReadInMemorySymbols.
+It calls ICorProfilerInfo7::ReadInMemorySymbols.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2157,7 +2209,7 @@ func (x *Info) ReadInMemorySymbols(moduleID ModuleID, symbolsReadOffset uint32, 
 }
 
 /*
-IsFunctionDynamic calls ICorProfilerInfo8::IsFunctionDynamic.
+It calls ICorProfilerInfo8::IsFunctionDynamic.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2186,7 +2238,7 @@ type FunctionFromIP3Result struct {
 }
 
 /*
-GetFunctionFromIP3 calls ICorProfilerInfo8::GetFunctionFromIP3.
+It calls ICorProfilerInfo8::GetFunctionFromIP3.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2218,7 +2270,7 @@ type DynamicFunctionInfoResult struct {
 }
 
 /*
-GetDynamicFunctionInfo calls ICorProfilerInfo8::GetDynamicFunctionInfo.
+It calls ICorProfilerInfo8::GetDynamicFunctionInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2256,7 +2308,7 @@ func (x *Info) GetDynamicFunctionInfo(functionID FunctionID) (DynamicFunctionInf
 }
 
 /*
-GetNativeCodeStartAddresses calls ICorProfilerInfo9::GetNativeCodeStartAddresses.
+It calls ICorProfilerInfo9::GetNativeCodeStartAddresses.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2289,7 +2341,7 @@ func (x *Info) GetNativeCodeStartAddresses(functionID FunctionID, reJITID ReJITI
 }
 
 /*
-GetILToNativeMapping3 calls ICorProfilerInfo9::GetILToNativeMapping3.
+It calls ICorProfilerInfo9::GetILToNativeMapping3.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2322,7 +2374,7 @@ func (x *Info) GetILToNativeMapping3(nativeCodeStartAddress Address) ([]DebugILT
 }
 
 /*
-GetCodeInfo4 calls ICorProfilerInfo9::GetCodeInfo4.
+It calls ICorProfilerInfo9::GetCodeInfo4.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2368,7 +2420,7 @@ func (x *Info) enumerateObjectReferences(objectID ObjectID, callback unsafe.Poin
 }
 
 /*
-IsFrozenObject calls ICorProfilerInfo10::IsFrozenObject.
+It calls ICorProfilerInfo10::IsFrozenObject.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2391,7 +2443,7 @@ func (x *Info) IsFrozenObject(objectID ObjectID) (bool, error) {
 }
 
 /*
-GetLOHObjectSizeThreshold calls ICorProfilerInfo10::GetLOHObjectSizeThreshold.
+It calls ICorProfilerInfo10::GetLOHObjectSizeThreshold.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2413,7 +2465,7 @@ func (x *Info) GetLOHObjectSizeThreshold() (uint32, error) {
 	return res, nil
 }
 
-// RequestReJITWithInliners calls ICorProfilerInfo10::RequestReJITWithInliners.
+// It calls ICorProfilerInfo10::RequestReJITWithInliners.
 func (x *Info) RequestReJITWithInliners(rejitFlags ReJITFlags, moduleIDs []ModuleID, methodIDs []metadata.Token) error {
 	self := x.ptr(10)
 	if self == nil {
@@ -2426,7 +2478,7 @@ func (x *Info) RequestReJITWithInliners(rejitFlags ReJITFlags, moduleIDs []Modul
 	return nil
 }
 
-// SuspendRuntime calls ICorProfilerInfo10::SuspendRuntime.
+// It calls ICorProfilerInfo10::SuspendRuntime.
 func (x *Info) SuspendRuntime() error {
 	self := x.ptr(10)
 	if self == nil {
@@ -2439,7 +2491,7 @@ func (x *Info) SuspendRuntime() error {
 	return nil
 }
 
-// ResumeRuntime calls ICorProfilerInfo10::ResumeRuntime.
+// It calls ICorProfilerInfo10::ResumeRuntime.
 func (x *Info) ResumeRuntime() error {
 	self := x.ptr(10)
 	if self == nil {
@@ -2453,7 +2505,7 @@ func (x *Info) ResumeRuntime() error {
 }
 
 /*
-GetEnvironmentVariable calls ICorProfilerInfo11::GetEnvironmentVariable.
+It calls ICorProfilerInfo11::GetEnvironmentVariable.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2486,7 +2538,7 @@ func (x *Info) GetEnvironmentVariable(name string) (string, error) {
 	return res, nil
 }
 
-// SetEnvironmentVariable calls ICorProfilerInfo11::SetEnvironmentVariable.
+// It calls ICorProfilerInfo11::SetEnvironmentVariable.
 func (x *Info) SetEnvironmentVariable(name string, value string) error {
 	self := x.ptr(11)
 	if self == nil {
@@ -2537,7 +2589,7 @@ func (x *Info) eventPipeAddProviderToSession(session EventPipeSession, providerC
 	return nil
 }
 
-// EventPipeStopSession calls ICorProfilerInfo12::EventPipeStopSession.
+// It calls ICorProfilerInfo12::EventPipeStopSession.
 func (x *Info) EventPipeStopSession(session EventPipeSession) error {
 	self := x.ptr(12)
 	if self == nil {
@@ -2551,7 +2603,7 @@ func (x *Info) EventPipeStopSession(session EventPipeSession) error {
 }
 
 /*
-EventPipeCreateProvider calls ICorProfilerInfo12::EventPipeCreateProvider.
+It calls ICorProfilerInfo12::EventPipeCreateProvider.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2575,7 +2627,7 @@ func (x *Info) EventPipeCreateProvider(providerName string) (EventPipeProvider, 
 }
 
 /*
-EventPipeGetProviderInfo calls ICorProfilerInfo12::EventPipeGetProviderInfo.
+It calls ICorProfilerInfo12::EventPipeGetProviderInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2647,7 +2699,7 @@ func (x *Info) eventPipeWriteEvent(event EventPipeEvent, data uint32, data2 unsa
 }
 
 /*
-CreateHandle calls ICorProfilerInfo13::CreateHandle.
+It calls ICorProfilerInfo13::CreateHandle.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2669,7 +2721,7 @@ func (x *Info) CreateHandle(object ObjectID, typ HandleType) (ObjectHandle, erro
 	return res, nil
 }
 
-// DestroyHandle calls ICorProfilerInfo13::DestroyHandle.
+// It calls ICorProfilerInfo13::DestroyHandle.
 func (x *Info) DestroyHandle(handle ObjectHandle) error {
 	self := x.ptr(13)
 	if self == nil {
@@ -2683,7 +2735,7 @@ func (x *Info) DestroyHandle(handle ObjectHandle) error {
 }
 
 /*
-GetObjectIDFromHandle calls ICorProfilerInfo13::GetObjectIDFromHandle.
+It calls ICorProfilerInfo13::GetObjectIDFromHandle.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2706,7 +2758,7 @@ func (x *Info) GetObjectIDFromHandle(handle ObjectHandle) (ObjectID, error) {
 }
 
 /*
-EnumerateNonGCObjects calls ICorProfilerInfo14::EnumerateNonGCObjects.
+It calls ICorProfilerInfo14::EnumerateNonGCObjects.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2729,7 +2781,7 @@ func (x *Info) EnumerateNonGCObjects() (*ObjectEnum, error) {
 }
 
 /*
-GetNonGCHeapBounds calls ICorProfilerInfo14::GetNonGCHeapBounds.
+It calls ICorProfilerInfo14::GetNonGCHeapBounds.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
@@ -2854,7 +2906,7 @@ func (x *ObjectEnum) Release() {
 	x.p = nil
 }
 
-// Skip calls ICorProfilerObjectEnum::Skip.
+// It calls ICorProfilerObjectEnum::Skip.
 func (x *ObjectEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerObjectEnum")
@@ -2866,7 +2918,7 @@ func (x *ObjectEnum) Skip(celt uint32) error {
 	return nil
 }
 
-// Reset calls ICorProfilerObjectEnum::Reset.
+// It calls ICorProfilerObjectEnum::Reset.
 func (x *ObjectEnum) Reset() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerObjectEnum")
@@ -2878,7 +2930,7 @@ func (x *ObjectEnum) Reset() error {
 	return nil
 }
 
-// Clone calls ICorProfilerObjectEnum::Clone.
+// It calls ICorProfilerObjectEnum::Clone.
 func (x *ObjectEnum) Clone() (*ObjectEnum, error) {
 	var res *ObjectEnum
 	if x == nil || x.p == nil {
@@ -2893,7 +2945,7 @@ func (x *ObjectEnum) Clone() (*ObjectEnum, error) {
 	return res, nil
 }
 
-// GetCount calls ICorProfilerObjectEnum::GetCount.
+// It calls ICorProfilerObjectEnum::GetCount.
 func (x *ObjectEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -2908,7 +2960,7 @@ func (x *ObjectEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
-// Next calls ICorProfilerObjectEnum::Next.
+// It calls ICorProfilerObjectEnum::Next.
 func (x *ObjectEnum) Next() ([]ObjectID, error) {
 	var res []ObjectID
 	if x == nil || x.p == nil {
@@ -2989,7 +3041,7 @@ func (x *FunctionEnum) Release() {
 	x.p = nil
 }
 
-// Skip calls ICorProfilerFunctionEnum::Skip.
+// It calls ICorProfilerFunctionEnum::Skip.
 func (x *FunctionEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionEnum")
@@ -3001,7 +3053,7 @@ func (x *FunctionEnum) Skip(celt uint32) error {
 	return nil
 }
 
-// Reset calls ICorProfilerFunctionEnum::Reset.
+// It calls ICorProfilerFunctionEnum::Reset.
 func (x *FunctionEnum) Reset() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionEnum")
@@ -3013,7 +3065,7 @@ func (x *FunctionEnum) Reset() error {
 	return nil
 }
 
-// Clone calls ICorProfilerFunctionEnum::Clone.
+// It calls ICorProfilerFunctionEnum::Clone.
 func (x *FunctionEnum) Clone() (*FunctionEnum, error) {
 	var res *FunctionEnum
 	if x == nil || x.p == nil {
@@ -3028,7 +3080,7 @@ func (x *FunctionEnum) Clone() (*FunctionEnum, error) {
 	return res, nil
 }
 
-// GetCount calls ICorProfilerFunctionEnum::GetCount.
+// It calls ICorProfilerFunctionEnum::GetCount.
 func (x *FunctionEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -3043,7 +3095,7 @@ func (x *FunctionEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
-// Next calls ICorProfilerFunctionEnum::Next.
+// It calls ICorProfilerFunctionEnum::Next.
 func (x *FunctionEnum) Next() ([]Function, error) {
 	var res []Function
 	if x == nil || x.p == nil {
@@ -3124,7 +3176,7 @@ func (x *ModuleEnum) Release() {
 	x.p = nil
 }
 
-// Skip calls ICorProfilerModuleEnum::Skip.
+// It calls ICorProfilerModuleEnum::Skip.
 func (x *ModuleEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerModuleEnum")
@@ -3136,7 +3188,7 @@ func (x *ModuleEnum) Skip(celt uint32) error {
 	return nil
 }
 
-// Reset calls ICorProfilerModuleEnum::Reset.
+// It calls ICorProfilerModuleEnum::Reset.
 func (x *ModuleEnum) Reset() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerModuleEnum")
@@ -3148,7 +3200,7 @@ func (x *ModuleEnum) Reset() error {
 	return nil
 }
 
-// Clone calls ICorProfilerModuleEnum::Clone.
+// It calls ICorProfilerModuleEnum::Clone.
 func (x *ModuleEnum) Clone() (*ModuleEnum, error) {
 	var res *ModuleEnum
 	if x == nil || x.p == nil {
@@ -3163,7 +3215,7 @@ func (x *ModuleEnum) Clone() (*ModuleEnum, error) {
 	return res, nil
 }
 
-// GetCount calls ICorProfilerModuleEnum::GetCount.
+// It calls ICorProfilerModuleEnum::GetCount.
 func (x *ModuleEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -3178,7 +3230,7 @@ func (x *ModuleEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
-// Next calls ICorProfilerModuleEnum::Next.
+// It calls ICorProfilerModuleEnum::Next.
 func (x *ModuleEnum) Next() ([]ModuleID, error) {
 	var res []ModuleID
 	if x == nil || x.p == nil {
@@ -3324,7 +3376,7 @@ func (x *FunctionControl) Release() {
 	x.p = nil
 }
 
-// SetCodegenFlags calls ICorProfilerFunctionControl::SetCodegenFlags.
+// It calls ICorProfilerFunctionControl::SetCodegenFlags.
 func (x *FunctionControl) SetCodegenFlags(flags uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionControl")
@@ -3336,7 +3388,7 @@ func (x *FunctionControl) SetCodegenFlags(flags uint32) error {
 	return nil
 }
 
-// SetILFunctionBody calls ICorProfilerFunctionControl::SetILFunctionBody.
+// It calls ICorProfilerFunctionControl::SetILFunctionBody.
 func (x *FunctionControl) SetILFunctionBody(newILMethodHeader []byte) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionControl")
@@ -3348,7 +3400,7 @@ func (x *FunctionControl) SetILFunctionBody(newILMethodHeader []byte) error {
 	return nil
 }
 
-// SetILInstrumentedCodeMap calls ICorProfilerFunctionControl::SetILInstrumentedCodeMap.
+// It calls ICorProfilerFunctionControl::SetILInstrumentedCodeMap.
 func (x *FunctionControl) SetILInstrumentedCodeMap(ilMapEntries []ILMap) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionControl")
@@ -3416,7 +3468,7 @@ func (x *MethodEnum) Release() {
 	x.p = nil
 }
 
-// Skip calls ICorProfilerMethodEnum::Skip.
+// It calls ICorProfilerMethodEnum::Skip.
 func (x *MethodEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerMethodEnum")
@@ -3428,7 +3480,7 @@ func (x *MethodEnum) Skip(celt uint32) error {
 	return nil
 }
 
-// Reset calls ICorProfilerMethodEnum::Reset.
+// It calls ICorProfilerMethodEnum::Reset.
 func (x *MethodEnum) Reset() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerMethodEnum")
@@ -3440,7 +3492,7 @@ func (x *MethodEnum) Reset() error {
 	return nil
 }
 
-// Clone calls ICorProfilerMethodEnum::Clone.
+// It calls ICorProfilerMethodEnum::Clone.
 func (x *MethodEnum) Clone() (*MethodEnum, error) {
 	var res *MethodEnum
 	if x == nil || x.p == nil {
@@ -3455,7 +3507,7 @@ func (x *MethodEnum) Clone() (*MethodEnum, error) {
 	return res, nil
 }
 
-// GetCount calls ICorProfilerMethodEnum::GetCount.
+// It calls ICorProfilerMethodEnum::GetCount.
 func (x *MethodEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -3470,7 +3522,7 @@ func (x *MethodEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
-// Next calls ICorProfilerMethodEnum::Next.
+// It calls ICorProfilerMethodEnum::Next.
 func (x *MethodEnum) Next() ([]Method, error) {
 	var res []Method
 	if x == nil || x.p == nil {
@@ -3551,7 +3603,7 @@ func (x *ThreadEnum) Release() {
 	x.p = nil
 }
 
-// Skip calls ICorProfilerThreadEnum::Skip.
+// It calls ICorProfilerThreadEnum::Skip.
 func (x *ThreadEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerThreadEnum")
@@ -3563,7 +3615,7 @@ func (x *ThreadEnum) Skip(celt uint32) error {
 	return nil
 }
 
-// Reset calls ICorProfilerThreadEnum::Reset.
+// It calls ICorProfilerThreadEnum::Reset.
 func (x *ThreadEnum) Reset() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerThreadEnum")
@@ -3575,7 +3627,7 @@ func (x *ThreadEnum) Reset() error {
 	return nil
 }
 
-// Clone calls ICorProfilerThreadEnum::Clone.
+// It calls ICorProfilerThreadEnum::Clone.
 func (x *ThreadEnum) Clone() (*ThreadEnum, error) {
 	var res *ThreadEnum
 	if x == nil || x.p == nil {
@@ -3590,7 +3642,7 @@ func (x *ThreadEnum) Clone() (*ThreadEnum, error) {
 	return res, nil
 }
 
-// GetCount calls ICorProfilerThreadEnum::GetCount.
+// It calls ICorProfilerThreadEnum::GetCount.
 func (x *ThreadEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -3605,7 +3657,7 @@ func (x *ThreadEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
-// Next calls ICorProfilerThreadEnum::Next.
+// It calls ICorProfilerThreadEnum::Next.
 func (x *ThreadEnum) Next() ([]ThreadID, error) {
 	var res []ThreadID
 	if x == nil || x.p == nil {

@@ -22,6 +22,17 @@ var (
 	defaultLogger *slog.Logger
 )
 
+// Logger returns the logger the SDK writes its own records to: the one
+// given to Register with WithLogger, else the default one (text on stderr,
+// or appended to CLRPROF_LOG_FILE, at CLRPROF_LOG_LEVEL, each line
+// prefixed "clrprof: "). A profiler can log through it too, so that its
+// records and the SDK's go to the same place at the same level:
+//
+//	profiler.Logger().Info("rewrote", "method", name)
+//
+// Never nil. Safe for concurrent use, from any goroutine or callback.
+func Logger() *slog.Logger { return logger() }
+
 // logger returns the logger every part of the package logs through: the one
 // given with WithLogger, else the default one built from the environment.
 // Built lazily so that package initialisation does no I/O.

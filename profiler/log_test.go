@@ -1,6 +1,7 @@
 package profiler
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"os"
@@ -97,5 +98,26 @@ func TestEnvLoggerBadFile(t *testing.T) {
 	out := stderr.String()
 	if !strings.Contains(out, "cannot open log file") || !strings.Contains(out, "logging to stderr") || !strings.Contains(out, "still here") {
 		t.Errorf("stderr:\n%s", out)
+	}
+}
+
+// TestLoggerIsTheSDKs: Logger returns the logger given with WithLogger
+// (what the SDK itself writes to), never nil.
+func TestLoggerIsTheSDKs(t *testing.T) {
+	prev := userLogger.Load()
+	defer userLogger.Store(prev)
+	if Logger() == nil {
+		t.Fatal("Logger() is nil")
+	}
+	var buf bytes.Buffer
+	mine := slog.New(slog.NewTextHandler(&buf, nil))
+	userLogger.Store(mine)
+	if Logger() != mine {
+		t.Fatal("Logger() is not the logger given with WithLogger")
+	}
+	Logger().Info("from the profiler")
+	logger().Info("from the SDK")
+	if out := buf.String(); !strings.Contains(out, "from the profiler") || !strings.Contains(out, "from the SDK") {
+		t.Fatalf("records did not reach the same handler:\n%s", out)
 	}
 }

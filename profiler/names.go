@@ -24,16 +24,30 @@ const maxNameDepth = 32
 
 // FunctionName returns the name of a function as the runtime knows it:
 // "Namespace.Class.Method", with the type arguments of a generic class or
-// method instantiation when the runtime reports them
-// ("MyClass<int>.Foo<float>"); built-in types use their C# keywords.
+// method instantiation ("MyClass<int>.Foo<float>"); built-in types use
+// their C# keywords, nested classes are joined with '+'.
 //
-// For shared generic code the name is only as exact as what the runtime
-// reports without a frame: a shared generic method shows System.__Canon
-// for its reference-type arguments (Foo<System.__Canon>), and a method of a
-// generic class whose code is shared, for which the runtime reports no
-// ClassID, shows the class with its formal type parameters (Pair<A,B>), even
-// when some real arguments are value types. FunctionFullName with a frame
-// from a stack walk or an ELT hook names the exact instantiation.
+// Code the runtime compiles once for several instantiations (shared
+// generic code: every reference-type argument is represented by
+// System.__Canon) is named by the instantiation it really is:
+//
+//   - a generic method whose code is shared shows System.__Canon for its
+//     reference-type arguments: Id<System.__Canon>, Id<int>;
+//   - a method of a generic class whose code is shared shows the class's
+//     canonical instantiation, value-type arguments kept:
+//     Pair<System.__Canon,System.__Canon>.Show for Pair<string,object> and
+//     Pair<object,string>, Pair<int,System.__Canon>.Show for
+//     Pair<int,string>; unshared code is exact (Pair<int,long>.Show). The
+//     runtime names no class for such code (GetFunctionInfo2 reports
+//     ClassID 0), so the SDK finds it among the canonical instantiations
+//     it has seen loaded: only while the event mask has MonitorClassLoads.
+//     Without it, or when the runtime refuses the lookup
+//     (GetFunctionFromTokenAndTypeArgs, which may not be called from every
+//     thread or callback), the class shows its formal type parameters:
+//     Pair<A,B>.Show.
+//
+// FunctionFullName with a frame from an ELT hook (FunctionEnter3WithInfo)
+// names the exact instantiation; a frame from a stack snapshot does not.
 func (x *Info) FunctionName(f FunctionID) (string, error) {
 	p, err := x.FunctionNameParts(f)
 	if err != nil {
@@ -46,7 +60,9 @@ func (x *Info) FunctionName(f FunctionID) (string, error) {
 // ClassName formats it (with its type arguments), the bare method name,
 // and the method's own type arguments.
 type NameParts struct {
-	ClassID    ClassID  // the declaring class, 0 when the runtime did not say
+	// ClassID is the declaring class: for shared code of a generic class,
+	// its canonical instantiation (see FunctionName); 0 when unknown.
+	ClassID    ClassID
 	Class      string   // "Namespace.Outer+Nested<int>"
 	Method     string   // "Work", ".ctor"
 	MethodArgs []string // type arguments of a generic method: ["float"]
@@ -59,7 +75,7 @@ func (x *Info) FunctionNameParts(f FunctionID) (NameParts, error) {
 	if err != nil {
 		return NameParts{}, err
 	}
-	defer fn.imp.Release()
+	defer fn.done()
 	p := NameParts{ClassID: fn.ClassID, Method: fn.method.Name}
 	if fn.ClassID != 0 {
 		p.Class, err = x.className(fn.ClassID, 0)
@@ -79,7 +95,8 @@ func (x *Info) FunctionNameParts(f FunctionID) (NameParts, error) {
 // reports, the metadata of its module and its method's properties.
 type funcParts struct {
 	FunctionInfo2Result
-	imp    *metadata.Import2 // release when done
+	imp    *metadata.Import2 // the module's shared reader: call done when done
+	done   func()
 	method metadata.MethodInfo
 }
 
@@ -90,16 +107,21 @@ func (x *Info) functionParts(f FunctionID, frame FrameInfo) (funcParts, error) {
 	if err != nil {
 		return funcParts{}, fmt.Errorf("clrprof: function %#x: %w", uint64(f), err)
 	}
-	imp, err := x.ModuleImport(fi.ModuleID)
+	imp, done, err := x.sharedModuleImport(fi.ModuleID)
 	if err != nil {
 		return funcParts{}, err
 	}
 	m, err := imp.Method(fi.Token)
 	if err != nil {
-		imp.Release()
+		done()
 		return funcParts{}, fmt.Errorf("clrprof: method %v of function %#x: %w", fi.Token, uint64(f), err)
 	}
-	return funcParts{fi, imp, m}, nil
+	if fi.ClassID == 0 {
+		// Shared code of a generic class: the canonical instantiation it
+		// belongs to, when the SDK knows it (canonical.go).
+		fi.ClassID = x.canonicalClass(f, fi.ModuleID, m.Class, fi.Token, fi.TypeArgs)
+	}
+	return funcParts{fi, imp, done, m}, nil
 }
 
 // methodName joins "Owner.Method<args>".
@@ -138,11 +160,11 @@ func (x *Info) className(c ClassID, depth int) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("clrprof: class %#x: %w", uint64(c), err)
 	}
-	imp, err := x.ModuleImport(ci.ModuleID)
+	imp, done, err := x.sharedModuleImport(ci.ModuleID)
 	if err != nil {
 		return "", err
 	}
-	defer imp.Release()
+	defer done()
 	args, err := x.typeArgNames(ci.TypeArgs, depth)
 	if err != nil {
 		return "", err

@@ -11,19 +11,21 @@ import (
 //
 //	Namespace.Outer+Nested<int,string>.Method<float>(int32, string[])
 //
-// The instantiation is what GetFunctionInfo2 reports for frame: with a
-// COR_PRF_FRAME_INFO of a live frame (from a stack snapshot or an ELT hook
-// with frame info) the runtime can name the exact type arguments of shared
-// generic code; with frame 0 it cannot, and code shared by reference-type
-// instantiations shows System.__Canon for them. Type arguments use C#
-// keywords; parameter types use ILAsm's names, with the instantiation's
-// arguments substituted for the generic parameters.
+// The instantiation is what GetFunctionInfo2 reports for frame: with the
+// COR_PRF_FRAME_INFO of an ELT hook with frame info the runtime names the
+// exact type arguments of shared generic code; with frame 0, or a frame
+// from a stack snapshot, it does not, and shared code is named as
+// FunctionName describes (canonical instantiation, System.__Canon for
+// reference-type arguments, or the formal type parameters when the SDK
+// cannot tell). Type arguments use C# keywords; parameter types use
+// ILAsm's names, with the instantiation's arguments substituted for the
+// generic parameters.
 func (x *Info) FunctionFullName(f FunctionID, frame FrameInfo) (string, error) {
 	fn, err := x.functionParts(f, frame)
 	if err != nil {
 		return "", err
 	}
-	defer fn.imp.Release()
+	defer fn.done()
 	fi, imp, m := fn.FunctionInfo2Result, fn.imp, fn.method
 	sig, err := metadata.ParseMethodSig(m.Sig)
 	if err != nil {

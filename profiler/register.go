@@ -57,6 +57,14 @@ var alwaysGo = map[string]bool{
 	"InitializeForAttach": true,
 	// The dispatcher releases its Info after a detach.
 	"ProfilerDetachSucceeded": true,
+	// The dispatcher drops the module's cached metadata reader
+	// (importcache.go); the runtime reports it only with MonitorModuleLoads.
+	"ModuleUnloadStarted": true,
+	// The dispatcher records the canonical instantiations of generic
+	// classes, for the names of shared code (canonical.go); the runtime
+	// reports them only with MonitorClassLoads.
+	"ClassLoadFinished":  true,
+	"ClassUnloadStarted": true,
 }
 
 // Register makes impl the profiler of this shared library, answering to the

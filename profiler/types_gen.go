@@ -362,47 +362,47 @@ var namesMonitor = []enumfmt.Name{{
 	V: uint64(0xee98cc00),
 }}
 
-// String returns the constant's Go name.
+// String returns the constant's Go name, or the names of its flags joined by |.
 func (v Monitor) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesMonitor, false, "Monitor")
+	return enumfmt.Format(uint64(uint32(v)), namesMonitor, true, "Monitor")
 }
 
 // HighMonitor is COR_PRF_HIGH_MONITOR.
 type HighMonitor uint32
 
 const (
-	// HighMonitorNone is COR_PRF_HIGH_MONITOR_NONE.
-	HighMonitorNone HighMonitor = 0
+	// HighNone is COR_PRF_HIGH_MONITOR_NONE.
+	HighNone HighMonitor = 0
 	// HighAddAssemblyReferences is COR_PRF_HIGH_ADD_ASSEMBLY_REFERENCES.
 	HighAddAssemblyReferences HighMonitor = 1
 	// HighInMemorySymbolsUpdated is COR_PRF_HIGH_IN_MEMORY_SYMBOLS_UPDATED.
 	HighInMemorySymbolsUpdated HighMonitor = 2
-	// HighMonitorDynamicFunctionUnloads is COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS.
-	HighMonitorDynamicFunctionUnloads HighMonitor = 4
+	// HighDynamicFunctionUnloads is COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS.
+	HighDynamicFunctionUnloads HighMonitor = 4
 	// HighDisableTieredCompilation is COR_PRF_HIGH_DISABLE_TIERED_COMPILATION.
 	HighDisableTieredCompilation HighMonitor = 8
 	// HighBasicGC is COR_PRF_HIGH_BASIC_GC.
 	HighBasicGC HighMonitor = 16
-	// HighMonitorGCMovedObjects is COR_PRF_HIGH_MONITOR_GC_MOVED_OBJECTS.
-	HighMonitorGCMovedObjects HighMonitor = 32
+	// HighGCMovedObjects is COR_PRF_HIGH_MONITOR_GC_MOVED_OBJECTS.
+	HighGCMovedObjects HighMonitor = 32
 	// HighRequireProfileImage is COR_PRF_HIGH_REQUIRE_PROFILE_IMAGE.
 	HighRequireProfileImage HighMonitor = 0
-	// HighMonitorLargeObjectAllocated is COR_PRF_HIGH_MONITOR_LARGEOBJECT_ALLOCATED.
-	HighMonitorLargeObjectAllocated HighMonitor = 64
-	// HighMonitorEventPipe is COR_PRF_HIGH_MONITOR_EVENT_PIPE.
-	HighMonitorEventPipe HighMonitor = 128
-	// HighMonitorPinnedObjectAllocated is COR_PRF_HIGH_MONITOR_PINNEDOBJECT_ALLOCATED.
-	HighMonitorPinnedObjectAllocated HighMonitor = 256
+	// HighLargeObjectAllocated is COR_PRF_HIGH_MONITOR_LARGEOBJECT_ALLOCATED.
+	HighLargeObjectAllocated HighMonitor = 64
+	// HighEventPipe is COR_PRF_HIGH_MONITOR_EVENT_PIPE.
+	HighEventPipe HighMonitor = 128
+	// HighPinnedObjectAllocated is COR_PRF_HIGH_MONITOR_PINNEDOBJECT_ALLOCATED.
+	HighPinnedObjectAllocated HighMonitor = 256
 	// HighAllowableAfterAttach is COR_PRF_HIGH_ALLOWABLE_AFTER_ATTACH.
 	HighAllowableAfterAttach HighMonitor = 246
 	// HighAllowableNotificationProfiler is COR_PRF_HIGH_ALLOWABLE_NOTIFICATION_PROFILER.
 	HighAllowableNotificationProfiler HighMonitor = 254
-	// HighMonitorImmutable is COR_PRF_HIGH_MONITOR_IMMUTABLE.
-	HighMonitorImmutable HighMonitor = 8
+	// HighImmutable is COR_PRF_HIGH_MONITOR_IMMUTABLE.
+	HighImmutable HighMonitor = 8
 )
 
 var namesHighMonitor = []enumfmt.Name{{
-	N: "HighMonitorNone",
+	N: "HighNone",
 	V: uint64(0x0),
 }, {
 	N: "HighAddAssemblyReferences",
@@ -411,7 +411,7 @@ var namesHighMonitor = []enumfmt.Name{{
 	N: "HighInMemorySymbolsUpdated",
 	V: uint64(0x2),
 }, {
-	N: "HighMonitorDynamicFunctionUnloads",
+	N: "HighDynamicFunctionUnloads",
 	V: uint64(0x4),
 }, {
 	N: "HighDisableTieredCompilation",
@@ -420,16 +420,16 @@ var namesHighMonitor = []enumfmt.Name{{
 	N: "HighBasicGC",
 	V: uint64(0x10),
 }, {
-	N: "HighMonitorGCMovedObjects",
+	N: "HighGCMovedObjects",
 	V: uint64(0x20),
 }, {
-	N: "HighMonitorLargeObjectAllocated",
+	N: "HighLargeObjectAllocated",
 	V: uint64(0x40),
 }, {
-	N: "HighMonitorEventPipe",
+	N: "HighEventPipe",
 	V: uint64(0x80),
 }, {
-	N: "HighMonitorPinnedObjectAllocated",
+	N: "HighPinnedObjectAllocated",
 	V: uint64(0x100),
 }, {
 	N: "HighAllowableAfterAttach",
@@ -1060,7 +1060,7 @@ type AssemblyMetadata = metadata.AssemblyMetadata
 type ILMap struct {
 	OldOffset uint32
 	NewOffset uint32
-	FAccurate int32
+	Accurate  int32
 }
 
 // DebugILToNativeMap mirrors the C struct COR_DEBUG_IL_TO_NATIVE_MAP.
@@ -1100,13 +1100,13 @@ type Function struct {
 
 // AssemblyReferenceInfo mirrors the C struct COR_PRF_ASSEMBLY_REFERENCE_INFO.
 type AssemblyReferenceInfo struct {
-	PbPublicKeyOrToken Address
-	CbPublicKeyOrToken uint32
-	SZName             Address
-	PMetaData          Address
-	PbHashValue        Address
-	CbHashValue        uint32
-	DwAssemblyRefFlags uint32
+	PublicKeyOrToken    Address
+	PublicKeyOrTokenLen uint32
+	Name                Address
+	MetaData            Address
+	HashValue           Address
+	HashValueLen        uint32
+	AssemblyRefFlags    uint32
 }
 
 // Method mirrors the C struct COR_PRF_METHOD.
@@ -1148,15 +1148,15 @@ type FilterData struct {
 type GCGenerationRange struct {
 	Generation          GCGeneration
 	RangeStart          ObjectID
-	RangeLength         Address
-	RangeLengthReserved Address
+	RangeLength         uint64
+	RangeLengthReserved uint64
 }
 
 // NonGCHeapRange mirrors the C struct COR_PRF_NONGC_HEAP_RANGE.
 type NonGCHeapRange struct {
 	RangeStart          ObjectID
-	RangeLength         Address
-	RangeLengthReserved Address
+	RangeLength         uint64
+	RangeLengthReserved uint64
 }
 
 // ExClauseInfo mirrors the C struct COR_PRF_EX_CLAUSE_INFO.

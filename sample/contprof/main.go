@@ -206,7 +206,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	switch {
 	case err == nil:
 		p.session, p.gcFromEvents = sess, true
-		high |= profiler.HighMonitorEventPipe
+		high |= profiler.HighEventPipe
 		p.contention = profiles.NewContention(p.cont)
 	case errors.Is(err, profiler.ErrNotAvailable):
 		logf("contention: not available on %s: %v", p.runtime, err)

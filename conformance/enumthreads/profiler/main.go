@@ -24,7 +24,7 @@ type enumthreads struct {
 
 func (p *enumthreads) Initialize(info *profiler.Info) error {
 	p.info = info
-	if err := info.SetEventMask2(profiler.MonitorGC|profiler.MonitorSuspends, profiler.HighMonitorNone); err != nil {
+	if err := info.SetEventMask2(profiler.MonitorGC|profiler.MonitorSuspends, profiler.HighNone); err != nil {
 		check.Failf("SetEventMask2: %v", err)
 		return err
 	}

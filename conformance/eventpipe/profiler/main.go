@@ -70,7 +70,7 @@ func (p *eventpipe) Initialize(info *profiler.Info) error {
 	p.info = info
 	p.events = map[string]profiler.EventPipeEvent{}
 	p.counts = map[string]int{}
-	if err := info.SetEventMask2(profiler.MonitorJITCompilation|profiler.MonitorCacheSearches, profiler.HighMonitorEventPipe); err != nil {
+	if err := info.SetEventMask2(profiler.MonitorJITCompilation|profiler.MonitorCacheSearches, profiler.HighEventPipe); err != nil {
 		check.Failf("SetEventMask2: %v", err)
 		return err
 	}

@@ -34,7 +34,7 @@ type readevents struct {
 func (p *readevents) Initialize(info *profiler.Info) error {
 	p.info = info
 	p.names = map[profiler.EventPipeProvider]string{}
-	if err := info.SetEventMask2(0, profiler.HighMonitorEventPipe); err != nil {
+	if err := info.SetEventMask2(0, profiler.HighEventPipe); err != nil {
 		check.Failf("SetEventMask2: %v", err)
 		return err
 	}

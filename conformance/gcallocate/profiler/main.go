@@ -33,9 +33,9 @@ func (p *gcallocate) Initialize(info *profiler.Info) error {
 	}
 	// .NET Core reports 4.0.30319 here; .NET 5 and later their version.
 	p.poh = ri.MajorVersion >= 6
-	high := profiler.HighBasicGC | profiler.HighMonitorLargeObjectAllocated
+	high := profiler.HighBasicGC | profiler.HighLargeObjectAllocated
 	if p.poh {
-		high |= profiler.HighMonitorPinnedObjectAllocated
+		high |= profiler.HighPinnedObjectAllocated
 		check.Logf("heaps: loh+poh")
 	} else {
 		check.Logf("heaps: loh")

@@ -35,7 +35,7 @@ type handles struct {
 func (p *handles) Initialize(info *profiler.Info) error {
 	p.info = info
 	err := info.SetEventMask2(profiler.EnableObjectAllocated|profiler.MonitorObjectAllocated,
-		profiler.HighBasicGC|profiler.HighMonitorLargeObjectAllocated|profiler.HighMonitorPinnedObjectAllocated)
+		profiler.HighBasicGC|profiler.HighLargeObjectAllocated|profiler.HighPinnedObjectAllocated)
 	if err != nil {
 		check.Failf("SetEventMask2: %v", err)
 		return err

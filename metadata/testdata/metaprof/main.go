@@ -446,14 +446,14 @@ func (p *metaprof) apiChecks(m profiler.ModuleID, imp *metadata.Import2) {
 	if err != nil {
 		fail("GetTokenFromTypeSpec", err)
 	}
-	us, err := emit.DefineString("héllo, wörld ✓")
+	us, err := emit.DefineUserString("héllo, wörld ✓")
 	if err == nil {
 		var s string
 		s, err = imp.UserString(us)
 		p.logf("api: defined user string %q", s)
 	}
 	if err != nil {
-		fail("DefineString", err)
+		fail("DefineUserString", err)
 	}
 }
 

@@ -43,7 +43,7 @@ func (p *heapprof) Initialize(info *profiler.Info) error {
 	p.info = info
 	p.arrays = map[string]bool{}
 	// SetEventMask2 refuses high flags newer than the runtime.
-	for _, f := range []profiler.HighMonitor{profiler.HighBasicGC, profiler.HighMonitorEventPipe, profiler.HighMonitorPinnedObjectAllocated} {
+	for _, f := range []profiler.HighMonitor{profiler.HighBasicGC, profiler.HighEventPipe, profiler.HighPinnedObjectAllocated} {
 		err := info.SetEventMask2(0, f)
 		fmt.Fprintf(os.Stderr, "heapprof: mask %v err=%v notavailable=%v\n", f, err, errors.Is(err, profiler.ErrNotAvailable))
 	}

@@ -62,7 +62,7 @@ func (p *rtevents) Initialize(info *profiler.Info) error {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "rtevents: EventPipeAddProviderToSession: %v\n", err)
 	}
-	return info.SetEventMask2(0, profiler.HighMonitorEventPipe)
+	return info.SetEventMask2(0, profiler.HighEventPipe)
 }
 
 func (p *rtevents) EventPipeEventDelivered(provider profiler.EventPipeProvider, id, version uint32, meta, data []byte,
