@@ -92,8 +92,9 @@
 // [Info.FunctionName], [Info.FunctionNameParts], [Info.ClassName] and
 // [Info.FunctionFullName] format names from IDs: "Namespace.Outer+Inner<int>.Method<string>".
 // While the event mask has MonitorModuleLoads they share one metadata
-// reader per module (dropped when the module unloads); while it has
-// MonitorClassLoads, shared generic code is named by the canonical
+// reader per module (dropped when the module unloads); with the Register
+// option WithSharedGenericNames and while the mask has MonitorClassLoads,
+// shared generic code is named by the canonical
 // instantiation it is (Pair<int,System.__Canon>.Show), otherwise by the
 // class's formal parameters (Pair<A,B>.Show): [Info.FunctionName] says
 // exactly what each case gives. [MetaDataDispenser] opens the metadata of

@@ -11,9 +11,10 @@ import (
 // compiles them, for Pair<string,object> and Pair<object,string> (shared
 // code: Pair<__Canon,__Canon>), Pair<int,string> and Pair<string,int>
 // (partly shared), Pair<int,long> (code of its own), and a generic method
-// of a partly shared class. With MonitorClassLoads the SDK names the
-// canonical instantiation each body is; without, the class shows its
-// formal parameters (what FunctionName documents), on every runtime.
+// of a partly shared class. With WithSharedGenericNames and
+// MonitorClassLoads the SDK names the canonical instantiation each body is;
+// without either, the class shows its formal parameters (what FunctionName
+// documents), on every runtime.
 func TestSharedGenericNames(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/genprof")
 	app := harness.CompileCS(t, []string{"testdata/generics/app.cs"}, "", harness.OutName("GenApp.exe"))
@@ -37,8 +38,8 @@ func TestSharedGenericNames(t *testing.T) {
 			env   string
 			want  []string
 			shows int // distinct Show lines
-		}{{"GENPROF_CLASSLOADS=1", withLoads, 4}, {"GENPROF_CLASSLOADS=0", withoutLoads, 2}} {
-			res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid, Env: []string{c.env}})
+		}{{"GENPROF_CLASSLOADS=1", withLoads, 4}, {"GENPROF_CLASSLOADS=0", withoutLoads, 2}, {"GENPROF_CLASSLOADS=1 GENPROF_SHARED_NAMES=0", withoutLoads, 2}} {
+			res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid, Env: strings.Fields(c.env)})
 			res.MustSucceed(t)
 			res.MustStdoutContain(t, "(a, b)\n", "(1, e)\n", "(3, 4)\n", "app done\n")
 			var got []string

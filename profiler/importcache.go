@@ -171,7 +171,7 @@ func (x *Info) SetEventMask(events Monitor) error {
 // the mask).
 func (x *Info) watchMask(low Monitor) {
 	cacheOf(x).setWatched(low&MonitorModuleLoads != 0)
-	canonOf(x).setWatched(low&MonitorClassLoads != 0)
+	canonOf(x).setWatched(low&MonitorClassLoads != 0 && sharedNames())
 }
 
 // unloadHook is the dispatcher's view of the user's Callback: it drops a

@@ -40,8 +40,9 @@ const maxNameDepth = 32
 //     Pair<int,string>; unshared code is exact (Pair<int,long>.Show). The
 //     runtime names no class for such code (GetFunctionInfo2 reports
 //     ClassID 0), so the SDK finds it among the canonical instantiations
-//     it has seen loaded: only while the event mask has MonitorClassLoads.
-//     Without it, or when the runtime refuses the lookup
+//     it has seen loaded: only when Register was given
+//     WithSharedGenericNames and while the event mask has
+//     MonitorClassLoads. Without them, or when the runtime refuses the lookup
 //     (GetFunctionFromTokenAndTypeArgs, which may not be called from every
 //     thread or callback), the class shows its formal type parameters:
 //     Pair<A,B>.Show.

@@ -21,6 +21,28 @@ type Option func(*options)
 type options struct {
 	logger      *slog.Logger
 	followGoEnv bool
+	sharedNames bool
+}
+
+// WithSharedGenericNames makes the names of shared generic class code
+// (Info.FunctionName and friends) the canonical instantiation the code
+// really is (Pair<int,System.__Canon>.Show) instead of the class's formal
+// parameters (Pair<A,B>.Show). The runtime names no class for such code, so
+// the SDK records every canonical instantiation the runtime loads: while the
+// event mask has MonitorClassLoads, every ClassLoadFinished and
+// ClassUnloadStarted then reaches Go and asks the runtime about the class
+// (GetClassIDInfo2), whether or not the profiler implements them. That
+// costs a transition into Go per class load (in the JIT-heavy start-up
+// benchmark, about a fifth more start-up time than a profiler that leaves
+// those callbacks to the C shim), which is why it is not the default.
+func WithSharedGenericNames() Option {
+	return func(o *options) { o.sharedNames = true }
+}
+
+// sharedNames reports whether Register was given WithSharedGenericNames.
+func sharedNames() bool {
+	r := registered.Load()
+	return r != nil && r.sharedNames
 }
 
 // WithLogger makes the package log through l instead of the default logger
@@ -42,6 +64,8 @@ type registration struct {
 	// implemented[slot] reports whether impl really implements the callback
 	// at that slot (see implementedSlots).
 	implemented []bool
+	// sharedNames: WithSharedGenericNames.
+	sharedNames bool
 }
 
 var (
@@ -60,9 +84,13 @@ var alwaysGo = map[string]bool{
 	// The dispatcher drops the module's cached metadata reader
 	// (importcache.go); the runtime reports it only with MonitorModuleLoads.
 	"ModuleUnloadStarted": true,
-	// The dispatcher records the canonical instantiations of generic
-	// classes, for the names of shared code (canonical.go); the runtime
-	// reports them only with MonitorClassLoads.
+}
+
+// Callbacks that reach Go with WithSharedGenericNames: the dispatcher
+// records the canonical instantiations of generic classes, for the names of
+// shared code (canonical.go); the runtime reports them only with
+// MonitorClassLoads.
+var sharedNamesGo = map[string]bool{
 	"ClassLoadFinished":  true,
 	"ClassUnloadStarted": true,
 }
@@ -123,9 +151,9 @@ func register(who, clsid string, impl Callback, newImpl func() Callback, opts []
 	if o.logger != nil {
 		userLogger.Store(o.logger)
 	}
-	r := &registration{clsid: id, impl: impl, implemented: implemented, newImpl: newImpl, implType: reflect.TypeOf(impl)}
+	r := &registration{clsid: id, impl: impl, implemented: implemented, newImpl: newImpl, implType: reflect.TypeOf(impl), sharedNames: o.sharedNames}
 	registered.Store(r)
-	applyImplemented(implemented)
+	applyImplemented(implemented, o.sharedNames)
 	if !o.followGoEnv {
 		resetGoSettings(log)
 	}
@@ -157,9 +185,10 @@ func checkImpl(who string, impl Callback) error {
 }
 
 // applyImplemented tells the C shim which callbacks call into Go.
-func applyImplemented(implemented []bool) {
+func applyImplemented(implemented []bool, sharedNames bool) {
 	for slot, on := range implemented {
-		setImpl(slot, on || alwaysGo[callbackMethods[slot].Name])
+		name := callbackMethods[slot].Name
+		setImpl(slot, on || alwaysGo[name] || (sharedNames && sharedNamesGo[name]))
 	}
 }
 

@@ -693,7 +693,7 @@ func (p *metaprof) Shutdown() error {
 }
 
 func init() {
-	profiler.Register("{3F0E2C9A-61B4-4E57-9D2B-7A1C5E8F4B60}", &metaprof{})
+	profiler.Register("{3F0E2C9A-61B4-4E57-9D2B-7A1C5E8F4B60}", &metaprof{}, profiler.WithSharedGenericNames())
 }
 
 func main() {}

@@ -89,7 +89,11 @@ func (p *prof) bench(f profiler.FunctionID, want string) {
 }
 
 func init() {
-	profiler.Register("{6A1B2C3D-4E5F-4071-8293-A4B5C6D7E8F9}", &prof{})
+	var opts []profiler.Option
+	if os.Getenv("GENPROF_SHARED_NAMES") != "0" {
+		opts = append(opts, profiler.WithSharedGenericNames())
+	}
+	profiler.Register("{6A1B2C3D-4E5F-4071-8293-A4B5C6D7E8F9}", &prof{}, opts...)
 }
 
 func main() {}
