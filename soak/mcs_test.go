@@ -196,8 +196,8 @@ func TestMCSSoak(t *testing.T) {
 	checkILCount(t, ilFile, jitNames)
 	checkPprof(t, "cpuprof", cpuFile, cpu.profLines)
 	checkPprof(t, "allocprof", allocFile, alloc.profLines)
-	checkCalltrace(t, ct.profLines, ctFile, ilFile, false)
-	checkCalltrace(t, ctNoInline.profLines, ctNoInlineFile, ilFile, true)
+	exact := checkCalltrace(t, ctNoInline.profLines, ctNoInlineFile, ilFile, true, nil)
+	checkCalltrace(t, ct.profLines, ctFile, ilFile, false, exact)
 	checkAttachReport(t, attachReport, att)
 
 	// The compiled program runs on every runtime and prints what the
@@ -509,8 +509,16 @@ func checkPprof(t *testing.T, name, file string, lines []string) {
 // DOTNET_TailCallLoopOpt=0, without which the JIT compiles a recursive
 // call in tail position as a jump without hooks: seen for
 // Mono.CSharp.Linq.AQueryClause.get_Tail, 1562 calls counted of 1800)
-// there is no allowance: every count must be equal.
-func checkCalltrace(t *testing.T, lines []string, ctFile, ilFile string, noInline bool) {
+// there is no allowance: every count must be equal. That run's equal
+// methods are returned.
+//
+// At the defaults, the JIT may also turn a method's recursive tail calls
+// into a loop (calltrace prints a note saying so): a method not inlined
+// anywhere may have fewer calls only if it is in exact, the methods the run
+// without those optimisations counted exactly, and only a few of them
+// (seen once in CI: get_Tail, 1797 of 1800, after tier-1 code with the loop
+// replaced tier-0 code with hooks).
+func checkCalltrace(t *testing.T, lines []string, ctFile, ilFile string, noInline bool, exact map[string]bool) map[string]bool {
 	t.Helper()
 	t.Logf("calltrace said:\n%s", strings.Join(lines, "\n"))
 	var m []string
@@ -528,7 +536,7 @@ func checkCalltrace(t *testing.T, lines []string, ctFile, ilFile string, noInlin
 	}
 	if m == nil || top == 0 {
 		t.Errorf("calltrace: no summary or no functions reported")
-		return
+		return nil
 	}
 	calls, _ := strconv.ParseInt(m[1], 10, 64)
 	if calls < 1000000 {
@@ -540,7 +548,7 @@ func checkCalltrace(t *testing.T, lines []string, ctFile, ilFile string, noInlin
 	data, err := os.ReadFile(ctFile)
 	if err != nil {
 		t.Errorf("calltrace: %v", err)
-		return
+		return nil
 	}
 	ct := map[string]int64{}
 	inlined := map[string]bool{}
@@ -564,7 +572,7 @@ func checkCalltrace(t *testing.T, lines []string, ctFile, ilFile string, noInlin
 	ildata, err := os.ReadFile(ilFile)
 	if err != nil {
 		t.Errorf("ilcount: %v", err)
-		return
+		return nil
 	}
 	il := map[string]int64{}
 	for _, f := range ilCountRe.FindAllStringSubmatch(string(ildata), -1) {
@@ -583,7 +591,8 @@ func checkCalltrace(t *testing.T, lines []string, ctFile, ilFile string, noInlin
 	}
 	var same, lowerInlined int
 	var ctCalls, ilCalls int64
-	var bad []string
+	var bad, tailLoops []string
+	equal := map[string]bool{}
 	for n := range names {
 		c, i := ct[n], il[n]
 		ctCalls += c
@@ -591,8 +600,11 @@ func checkCalltrace(t *testing.T, lines []string, ctFile, ilFile string, noInlin
 		switch {
 		case c == i:
 			same++
+			equal[n] = true
 		case !noInline && inlined[n] && c < i:
 			lowerInlined++
+		case !noInline && exact[n] && c < i:
+			tailLoops = append(tailLoops, fmt.Sprintf("%s: calltrace %d, ilcount %d", n, c, i))
 		default:
 			bad = append(bad, fmt.Sprintf("%s: calltrace %d, ilcount %d (inlined: %v)", n, c, i, inlined[n]))
 		}
@@ -603,9 +615,17 @@ func checkCalltrace(t *testing.T, lines []string, ctFile, ilFile string, noInlin
 	if len(bad) > 0 {
 		t.Errorf("calltrace and ilcount disagree on %d mcs.exe methods, e.g.:\n%s", len(bad), strings.Join(bad[:min(len(bad), 20)], "\n"))
 	}
+	if len(tailLoops) > 0 {
+		slices.Sort(tailLoops)
+		t.Logf("calltrace: %d methods not inlined anywhere have fewer calls at the defaults but are exact without the JIT's loop optimisation of recursive tail calls:\n%s", len(tailLoops), strings.Join(tailLoops, "\n"))
+	}
+	if len(tailLoops) > 5 {
+		t.Errorf("calltrace: %d methods explained only by recursive tail calls compiled as loops; expected a few", len(tailLoops))
+	}
 	if same < 1000 {
 		t.Errorf("calltrace and ilcount agree on only %d methods", same)
 	}
+	return equal
 }
 
 // checkAttachReport checks attachjit's report: written (at detach or at
