@@ -378,6 +378,9 @@ func SetStartupProfiler(ctx context.Context, pid int, req StartupRequest) error 
 		var de *Error
 		if errors.As(err, &de) {
 			de.Op = op
+			if why, old := tooOldForStartup(pid); old && de.Kind == ErrNotSupported {
+				de.Detail = why
+			}
 		}
 		return err
 	}
@@ -410,12 +413,26 @@ func SetStartupProfiler(ctx context.Context, pid int, req StartupRequest) error 
 		// An older runtime may not say it does not know the command
 		// (.NET Core 3.1 answers CORDIAGIPC_E_BAD_ENCODING): say what the
 		// target runs.
-		lib := coreclrOf(pid)
-		if major, ok := leadingInt(filepath.Base(filepath.Dir(lib))); ok && major < 6 {
-			return fail(ErrNotSupported, code, fmt.Sprintf("it runs .NET %s (%s), and the StartupProfiler command needs .NET 6 or later", filepath.Base(filepath.Dir(lib)), lib), nil)
+		if why, old := tooOldForStartup(pid); old {
+			return fail(ErrNotSupported, code, why, nil)
 		}
 	}
 	return err
+}
+
+// tooOldForStartup says whether process pid runs a runtime older than .NET
+// 6, which has no StartupProfiler command, and says so.
+func tooOldForStartup(pid int) (string, bool) {
+	lib := coreclrOf(pid)
+	version := filepath.Base(filepath.Dir(lib))
+	if major, ok := leadingInt(version); ok && lib != "" && major < 6 {
+		name := ".NET "
+		if major < 5 {
+			name = ".NET Core "
+		}
+		return fmt.Sprintf("it runs %s%s (%s), and the StartupProfiler command needs .NET 6 or later", name, version, lib), true
+	}
+	return "", false
 }
 
 // SetStartupProfilerCLSID is SetStartupProfiler with the CLSID as text

@@ -51,6 +51,8 @@ func TestReverseStartupProfiler(t *testing.T) {
 			t.Logf("SetStartupProfiler on %s: %v", rt.Name, err)
 			if !errors.Is(err, diag.ErrNotSupported) {
 				t.Errorf("SetStartupProfiler on %s: %v, want ErrNotSupported", rt.Name, err)
+			} else if want := "NET Core " + rt.Version + " "; !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "needs .NET 6") {
+				t.Errorf("error %q does not say the target runs %s and that .NET 6 is needed", err, want)
 			}
 			res := finish(t, p)
 			res.MustStderrNotContain(t, "countprof:")
