@@ -177,13 +177,9 @@ func (l *ReverseListener) Accept(ctx context.Context) (*ReverseConn, error) {
 	fail := func(kind error, detail string, err error) error {
 		return &Error{Op: "accept reverse", Socket: l.path, Kind: kind, Detail: detail, Err: err}
 	}
-	stop := context.AfterFunc(ctx, func() { _ = l.ln.SetDeadline(time.Unix(1, 0)) })
-	if dl, ok := ctx.Deadline(); ok {
-		_ = l.ln.SetDeadline(dl)
-	}
+	undo := interruptOnDone(ctx, l.ln.SetDeadline)
 	c, err := l.ln.AcceptUnix()
-	stop()
-	_ = l.ln.SetDeadline(time.Time{})
+	undo()
 	if err != nil {
 		if ctx.Err() != nil || isTimeout(err) {
 			return nil, fail(ErrTimeout, "waiting for a runtime to connect", err)
@@ -239,13 +235,27 @@ type ReverseConn struct {
 // bind makes the context's end interrupt blocked reads and writes; the
 // returned function undoes it.
 func (c *ReverseConn) bind(ctx context.Context) func() {
-	stop := context.AfterFunc(ctx, func() { _ = c.conn.SetDeadline(time.Unix(1, 0)) })
+	return interruptOnDone(ctx, c.conn.SetDeadline)
+}
+
+// interruptOnDone sets the context's deadline with setDeadline, and a past
+// deadline when the context ends, which interrupts blocked calls. The
+// returned function clears the deadline once no such setting can still
+// happen, so a later call starts afresh.
+func interruptOnDone(ctx context.Context, setDeadline func(time.Time) error) func() {
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		_ = setDeadline(time.Unix(1, 0))
+		close(fired)
+	})
 	if dl, ok := ctx.Deadline(); ok {
-		_ = c.conn.SetDeadline(dl)
+		_ = setDeadline(dl)
 	}
 	return func() {
-		stop()
-		_ = c.conn.SetDeadline(time.Time{})
+		if !stop() {
+			<-fired
+		}
+		_ = setDeadline(time.Time{})
 	}
 }
 

@@ -175,6 +175,15 @@ func TestReverseErrors(t *testing.T) {
 	if !errors.Is(err, ErrTimeout) {
 		t.Errorf("Accept with nobody connecting: %v, want ErrTimeout", err)
 	}
+	// ... and leaves no deadline behind for an Accept without one.
+	nodl, cancelNodl := context.WithCancel(context.Background())
+	fakeRuntime(t, l.Path(), 9, func(c net.Conn) { ReadMessage(c) })
+	if c, err := l.Accept(nodl); err != nil || c.PID != 9 {
+		t.Errorf("Accept after a timed-out Accept: %v", err)
+	} else {
+		c.Close()
+	}
+	cancelNodl()
 
 	// A peer that is not a runtime.
 	go func() {
