@@ -26,23 +26,24 @@ type HRESULT = com.HRESULT
 var (
 	// ErrProcessNotFound: there is no process with that pid.
 	ErrProcessNotFound = errors.New("no such process")
-	// ErrNotSupported: the process cannot take a profiler by attach: no
+	// ErrNotSupported: the process cannot take the command: no
 	// diagnostics socket (a runtime older than .NET Core 3.0, not a .NET
 	// process, diagnostics disabled), or a server that does not know the
-	// command.
-	ErrNotSupported = errors.New("profiler attach not supported by the target")
+	// command (StartupProfiler before .NET 6).
+	ErrNotSupported = errors.New("not supported by the target")
 	// ErrTimeout: the runtime did not answer in time, or gave up waiting
 	// itself (CORPROF_E_TIMEOUT_WAITING_FOR_CONCURRENT_GC).
 	ErrTimeout = errors.New("timed out")
 	// ErrRefused: the runtime answered with a failure: a profiler is
 	// already loaded, the library could not be loaded, the profiler is not
-	// attachable, its InitializeForAttach failed, ...
-	ErrRefused = errors.New("attach refused by the runtime")
+	// attachable, its InitializeForAttach failed, a start-up profiler was
+	// sent to a runtime no longer paused, ...
+	ErrRefused = errors.New("refused by the runtime")
 )
 
 // An Error describes a failed operation of this package.
 type Error struct {
-	Op     string  // "attach", "find socket"
+	Op     string  // "attach", "find socket", "set startup profiler", "accept reverse", ...
 	PID    int     // target process, 0 if only a socket was given
 	Socket string  // the socket used, if one was found
 	Kind   error   // ErrProcessNotFound, ErrNotSupported, ErrTimeout, ErrRefused, or nil
