@@ -119,7 +119,12 @@ func emitCallbacksGo(f *jen.File, slots []*CallbackSlot, maxVersion int) {
 	var binds []jen.Code
 	for v := 1; v <= maxVersion; v++ {
 		fields = append(fields, jen.Id(fmt.Sprintf("cb%d", v)).Id(callbackGoName(v)))
-		binds = append(binds, jen.Id("c").Dot(fmt.Sprintf("cb%d", v)).Op(",").Id("_").Op("=").Id("impl").Assert(jen.Id(callbackGoName(v))))
+		if v == 1 {
+			// impl is a Callback already.
+			binds = append(binds, jen.Id("c").Dot("cb1").Op("=").Id("impl"))
+		} else {
+			binds = append(binds, jen.Id("c").Dot(fmt.Sprintf("cb%d", v)).Op(",").Id("_").Op("=").Id("impl").Assert(jen.Id(callbackGoName(v))))
+		}
 	}
 	f.Comment("callbacks holds the user's implementation once per interface version it satisfies.")
 	f.Type().Id("callbacks").Struct(fields...)

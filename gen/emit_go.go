@@ -483,13 +483,6 @@ func goBufElem(b *PlannedParam) *jen.Statement {
 	return goElemType(b)
 }
 
-func retList(zero *jen.Statement, err *jen.Statement) []jen.Code {
-	if zero != nil {
-		return []jen.Code{zero, err}
-	}
-	return []jen.Code{err}
-}
-
 // countOwner finds the slice or buffer whose count or capacity cp is.
 func countOwner(pl *Plan, cp *PlannedParam) *PlannedParam {
 	for _, pp := range pl.Params {

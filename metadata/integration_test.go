@@ -260,10 +260,7 @@ func TestTypeRefResolution(t *testing.T) {
 				t.Errorf("%s", l)
 			}
 		}
-		var fwd []string
-		for _, l := range r.with("typeref: metaapp.exe Fwd.Moved -> ") {
-			fwd = append(fwd, l)
-		}
+		fwd := r.with("typeref: metaapp.exe Fwd.Moved -> ")
 		if len(fwd) != 1 || !strings.Contains(fwd[0], "-> fwdb.dll ") {
 			t.Errorf("forwarded type: %q", fwd)
 		}

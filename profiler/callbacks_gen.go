@@ -566,7 +566,7 @@ type callbacks struct {
 
 // bind records impl under every callback version it implements.
 func (c *callbacks) bind(impl Callback) {
-	c.cb1, _ = impl.(Callback)
+	c.cb1 = impl
 	c.cb2, _ = impl.(Callback2)
 	c.cb3, _ = impl.(Callback3)
 	c.cb4, _ = impl.(Callback4)

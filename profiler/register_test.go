@@ -53,7 +53,7 @@ type viaInterface struct{ Callback }
 
 type generic[T any] struct {
 	Base
-	n T
+	_ T
 }
 
 func (generic[T]) JITCompilationStarted(FunctionID, bool) error { return nil }

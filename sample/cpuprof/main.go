@@ -32,7 +32,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/clrprof/clrprof/profiler"
@@ -54,7 +53,6 @@ type cpuprof struct {
 	ticks      profiles.Ticks // failed ticks by cause
 	spent      time.Duration  // inside SnapshotAllThreads
 	start      time.Time
-	once       sync.Once
 }
 
 func envInt(name string, def, lo, hi int) (int, error) {
