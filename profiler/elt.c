@@ -130,15 +130,20 @@ void *clrprof_elt_info_hook(int which) {
 
 // ---- function ID mappers: once per function, when it is compiled ----
 
+int clrprof_elt_filter_allows(uintptr_t f) {
+	if (!clrprof_elt_filtered) {
+		return 1;
+	}
+	clrprof_guard g;
+	clrprof_go_enter(&g);
+	int on = clrprofGoELTFilter(f);
+	clrprof_go_leave(&g);
+	return on;
+}
+
 static UINT_PTR STDMETHODCALLTYPE mapper2(FunctionID f, void *data, BOOL *hook) {
 	(void)data;
-	int on = 1;
-	if (clrprof_elt_filtered) {
-		clrprof_guard g;
-		clrprof_go_enter(&g);
-		on = clrprofGoELTFilter(f);
-		clrprof_go_leave(&g);
-	}
+	int on = clrprof_elt_filter_allows(f);
 	if (hook != NULL) {
 		*hook = on ? 1 : 0;
 	}

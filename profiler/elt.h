@@ -33,6 +33,9 @@ uint64_t clrprof_xsave_size(void);
 
 // clrprof_elt_filtered: the function ID mapper asks Go's filter.
 extern volatile uint8_t clrprof_elt_filtered;
+// clrprof_elt_filter_allows asks Go's filter (when one is set) whether f
+// gets hooks; the function ID mappers of elt.c and eltcount.c call it.
+int clrprof_elt_filter_allows(uintptr_t f);
 
 // Back-pressure of the event recorder (ring.h); the stubs read its wake
 // flag.

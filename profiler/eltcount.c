@@ -363,14 +363,7 @@ static uint64_t map_new(uint64_t f) {
 
 static UINT_PTR STDMETHODCALLTYPE cnt_mapper(FunctionID f, void *data, BOOL *hook) {
 	(void)data;
-	int on = 1;
-	if (clrprof_elt_filtered) {
-		clrprof_guard g;
-		clrprof_go_enter(&g);
-		on = clrprofGoELTFilter(f);
-		clrprof_go_leave(&g);
-	}
-	if (!on) {
+	if (!clrprof_elt_filter_allows(f)) {
 		if (hook != NULL) {
 			*hook = 0;
 		}
