@@ -255,19 +255,3 @@ func (w *waker) loop(interval time.Duration, stop <-chan struct{}, done chan<- s
 		w.bp.wake = 0
 	}
 }
-
-// drainEvery calls drain every interval until stop is closed, then closes
-// done: the goroutine behind each recorder.
-func drainEvery(interval time.Duration, stop <-chan struct{}, done chan<- struct{}, drain func() int) {
-	defer close(done)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			drain()
-		}
-	}
-}
