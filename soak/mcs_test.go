@@ -509,8 +509,10 @@ func checkPprof(t *testing.T, name, file string, lines []string) {
 // DOTNET_TailCallLoopOpt=0, without which the JIT compiles a recursive
 // call in tail position as a jump without hooks: seen for
 // Mono.CSharp.Linq.AQueryClause.get_Tail, 1562 calls counted of 1800)
-// there is no allowance: every count must be equal. That run's equal
-// methods are returned.
+// the only allowance is run-to-run variation: at most ten methods whose
+// counts differ by one call or 1% (hash lookups run as often as keys
+// collide, and string hashes are randomized per process). That run's
+// equal methods are returned.
 //
 // At the defaults, the JIT may also turn a method's recursive tail calls
 // into a loop (calltrace prints a note saying so): a method not inlined
@@ -591,7 +593,7 @@ func checkCalltrace(t *testing.T, lines []string, ctFile, ilFile string, noInlin
 	}
 	var same, lowerInlined int
 	var ctCalls, ilCalls int64
-	var bad, tailLoops []string
+	var bad, tailLoops, varied []string
 	equal := map[string]bool{}
 	for n := range names {
 		c, i := ct[n], il[n]
@@ -605,6 +607,13 @@ func checkCalltrace(t *testing.T, lines []string, ctFile, ilFile string, noInlin
 			lowerInlined++
 		case !noInline && exact[n] && c < i:
 			tailLoops = append(tailLoops, fmt.Sprintf("%s: calltrace %d, ilcount %d", n, c, i))
+		case noInline && c != i && abs(c-i) <= max(1, i/100):
+			// The two counts come from two processes: a method called
+			// from hash lookups (Equals of a key type) runs as often as
+			// keys collide, which string hash randomization changes from
+			// one process to the next (seen in CI: TypeName's Equals and
+			// op_Equality, 240 and 248 calls against 239 and 247).
+			varied = append(varied, fmt.Sprintf("%s: calltrace %d, ilcount %d", n, c, i))
 		default:
 			bad = append(bad, fmt.Sprintf("%s: calltrace %d, ilcount %d (inlined: %v)", n, c, i, inlined[n]))
 		}
@@ -618,6 +627,13 @@ func checkCalltrace(t *testing.T, lines []string, ctFile, ilFile string, noInlin
 	if len(tailLoops) > 0 {
 		slices.Sort(tailLoops)
 		t.Logf("calltrace: %d methods not inlined anywhere have fewer calls at the defaults but are exact without the JIT's loop optimisation of recursive tail calls:\n%s", len(tailLoops), strings.Join(tailLoops, "\n"))
+	}
+	if len(varied) > 0 {
+		slices.Sort(varied)
+		t.Logf("calltrace: %d methods differ by at most 1%% (or one call) between the two processes:\n%s", len(varied), strings.Join(varied, "\n"))
+	}
+	if len(varied) > 10 {
+		t.Errorf("calltrace: %d methods differ slightly from ilcount; run-to-run variation explains a few", len(varied))
 	}
 	if len(tailLoops) > 5 {
 		t.Errorf("calltrace: %d methods explained only by recursive tail calls compiled as loops; expected a few", len(tailLoops))
@@ -653,4 +669,11 @@ func checkAttachReport(t *testing.T, file string, c compile) {
 	if mcsMethods == 0 {
 		t.Errorf("attachjit: no mcs.exe method compiled while attached:\n%s", report)
 	}
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
