@@ -57,13 +57,28 @@ func (x *Info) SetEventMask2(eventsLow Monitor, eventsHigh HighMonitor) error {
 	if x.ptr(5) == nil {
 		return notAvailable("ICorProfilerInfo5::SetEventMask2", 5, x.Version())
 	}
+	if err := x.CheckHighEvents(eventsHigh); err != nil {
+		return err
+	}
+	if err := x.setEventMask2(eventsLow, eventsHigh); err != nil {
+		return err
+	}
+	x.watchMask(eventsLow)
+	return nil
+}
+
+// CheckHighEvents reports, without changing the event mask, whether the
+// runtime knows every flag of high: nil, or the *EventMaskError (matching
+// ErrNotAvailable) that SetEventMask2 would return for them. A profiler
+// that can do its work in another way on older runtimes asks first.
+func (x *Info) CheckHighEvents(high HighMonitor) error {
 	var missing HighMonitor
 	since := ""
 	for _, g := range highFlagsSince {
-		if eventsHigh&g.flags == 0 || x.knows(g.info, g.major) {
+		if high&g.flags == 0 || x.knows(g.info, g.major) {
 			continue
 		}
-		missing |= eventsHigh & g.flags
+		missing |= high & g.flags
 		if since == "" {
 			since = g.since
 		}
@@ -71,10 +86,6 @@ func (x *Info) SetEventMask2(eventsLow Monitor, eventsHigh HighMonitor) error {
 	if missing != 0 {
 		return &EventMaskError{High: missing, Since: since}
 	}
-	if err := x.setEventMask2(eventsLow, eventsHigh); err != nil {
-		return err
-	}
-	x.watchMask(eventsLow)
 	return nil
 }
 

@@ -73,8 +73,11 @@ func TestHeapAPI(t *testing.T) {
 		}{{"HighBasicGC", 3}, {"HighEventPipe", 5}, {"HighPinnedObjectAllocated", 6}} {
 			if rt.Major >= f.since {
 				line(`mask ` + f.name + ` err=<nil> notavailable=false`)
+				line(`check ` + f.name + ` err=<nil>`)
 			} else {
 				line(`mask ` + f.name + ` err=clrprof: SetEventMask2: ` + f.name + ` not available on this runtime \(needs .*\) notavailable=true`)
+				// CheckHighEvents asks the same question without setting.
+				line(`check ` + f.name + ` err=clrprof: SetEventMask2: ` + f.name + ` not available on this runtime \(needs .*\)`)
 			}
 		}
 	})

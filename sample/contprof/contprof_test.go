@@ -275,6 +275,11 @@ func TestContprofOverhead(t *testing.T) {
 				}
 				res := harness.Run(t, rt, app, o)
 				res.MustSucceed(t)
+				if with && !strings.Contains(res.Stderr, "contprof: Shutdown") {
+					// The runtime runs the app without a profiler whose
+					// Initialize failed: that ratio would mean nothing.
+					t.Fatalf("contprof (%s) did not profile the run:\n%s", c.env, res.Describe())
+				}
 				m := workRe.FindStringSubmatch(res.Stdout)
 				if m == nil {
 					t.Fatalf("no rounds/cpu_ms:\n%s", res.Describe())

@@ -68,7 +68,8 @@
 //	CONTPROF_HEAP         1 (default): the live heap profile; 0: none, and
 //	                      no MonitorGC (whose moved-references reports and
 //	                      lack of background GC are most of contprof's cost
-//	                      on allocation-heavy code)
+//	                      on allocation-heavy code) except on .NET Core 2.x,
+//	                      where the GC profile's collections need it
 package main
 
 import (
@@ -214,9 +215,14 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		logf("contention: EventPipeStartSession: %v", err)
 	}
 	switch {
-	case !p.heapOn:
+	case !p.heapOn && info.CheckHighEvents(profiler.HighBasicGC) == nil:
 		high |= profiler.HighBasicGC // GarbageCollectionStarted/Finished only
 		logf("heap: off (CONTPROF_HEAP=0)")
+	case !p.heapOn:
+		// .NET Core 2.x: GarbageCollectionStarted, which the GC profile
+		// needs for its generations, comes only with MonitorGC.
+		low |= profiler.MonitorGC
+		logf("heap: off (CONTPROF_HEAP=0); the GC profile still needs MonitorGC on %s (HighBasicGC needs .NET Core 3.0), which also turns concurrent GC off", p.runtime)
 	case p.gcFromEvents && p.heap.UseWeakHandles() == nil:
 		// .NET 7+: sampled objects held by weak handles; no GC callbacks.
 		p.weakHeap = true
@@ -227,7 +233,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		low |= profiler.MonitorSuspends
 	}
 	if err := info.SetEventMask2(low, high); err != nil {
-		logf("SetEventMask2: %v", err)
+		logf("%v", err)
 		return err
 	}
 	if !p.gcFromEvents && p.heapOn {
@@ -446,7 +452,7 @@ func (p *contprof) write() {
 		path := filepath.Join(p.dir, fmt.Sprintf("%s.%d.pprof", kind, p.seq))
 		f, err := os.Create(path)
 		if err == nil {
-			err = prof.Write(f)
+			err = profiles.Write(f, prof)
 			if cerr := f.Close(); err == nil {
 				err = cerr
 			}

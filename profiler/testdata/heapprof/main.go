@@ -44,8 +44,10 @@ func (p *heapprof) Initialize(info *profiler.Info) error {
 	p.arrays = map[string]bool{}
 	// SetEventMask2 refuses high flags newer than the runtime.
 	for _, f := range []profiler.HighMonitor{profiler.HighBasicGC, profiler.HighEventPipe, profiler.HighPinnedObjectAllocated} {
+		check := info.CheckHighEvents(f)
 		err := info.SetEventMask2(0, f)
 		fmt.Fprintf(os.Stderr, "heapprof: mask %v err=%v notavailable=%v\n", f, err, errors.Is(err, profiler.ErrNotAvailable))
+		fmt.Fprintf(os.Stderr, "heapprof: check %v err=%v\n", f, check)
 	}
 	return info.SetEventMask2(profiler.MonitorObjectAllocated|profiler.EnableObjectAllocated|profiler.MonitorGC, 0)
 }
