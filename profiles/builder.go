@@ -1,7 +1,10 @@
 package profiles
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -245,4 +248,32 @@ func (b *Builder) Build(names *Names, m Meta, reset bool) *profile.Profile {
 		p.Sample = append(p.Sample, s)
 	}
 	return p
+}
+
+// gzipWriters holds gzip writers at BestSpeed for Write: a new writer at
+// the default level allocates about a megabyte of compressor state, which
+// a continuous profiler writing several small profiles per period paid on
+// every file (measured: 2-3 ms per file at Shutdown on .NET 8).
+var gzipWriters = sync.Pool{New: func() any {
+	w, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
+	return w
+}}
+
+// Write writes p to w as pprof's gzip-compressed protocol buffer, as
+// [profile.Profile.Write] does, but compressed at gzip.BestSpeed with a
+// reused compressor: the profiles a profiler writes periodically are
+// small, and this keeps writing them from costing the profiled process
+// more than the encoding itself. `go tool pprof` reads either.
+func Write(w io.Writer, p *profile.Profile) error {
+	var buf bytes.Buffer
+	if err := p.WriteUncompressed(&buf); err != nil {
+		return err
+	}
+	zw := gzipWriters.Get().(*gzip.Writer)
+	defer gzipWriters.Put(zw)
+	zw.Reset(w)
+	if _, err := zw.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	return zw.Close()
 }

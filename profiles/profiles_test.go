@@ -166,3 +166,28 @@ func TestLiveHeapRanges(t *testing.T) {
 		}
 	}
 }
+
+// TestWrite checks that Write's output is a pprof file profile.Parse
+// reads back equal, twice in a row (the compressor is reused).
+func TestWrite(t *testing.T) {
+	b := NewBuilder([]SampleType{{Type: "samples", Unit: "count"}}, "", 10)
+	b.AddNamed([]string{"leaf", "root"}, nil, 3)
+	b.AddNamed([]string{"other"}, []Label{{Key: "k", Value: "v"}}, 5)
+	p := b.Build(nil, Meta{Comments: []string{"c"}}, false)
+	for i := 0; i < 2; i++ {
+		var buf bytes.Buffer
+		if err := Write(&buf, p); err != nil {
+			t.Fatal(err)
+		}
+		if b := buf.Bytes(); len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Fatalf("not gzip: % x", b[:min(len(b), 4)])
+		}
+		q, err := profile.Parse(&buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(q.Sample) != 2 || q.Sample[0].Value[0]+q.Sample[1].Value[0] != 8 || len(q.Comments) != 1 {
+			t.Fatalf("read back %d samples, comments %q:\n%v", len(q.Sample), q.Comments, q)
+		}
+	}
+}

@@ -126,7 +126,7 @@ func (p *allocprof) Shutdown() error {
 	}, false)
 	f, err := os.Create(p.out)
 	if err == nil {
-		err = prof.Write(f)
+		err = profiles.Write(f, prof)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}

@@ -158,7 +158,7 @@ func (p *cpuprof) Shutdown() error {
 		return nil
 	}
 	defer f.Close()
-	if err := prof.Write(f); err != nil {
+	if err := profiles.Write(f, prof); err != nil {
 		fmt.Fprintf(os.Stderr, "cpuprof: writing %s: %v\n", p.out, err)
 		return nil
 	}
