@@ -350,7 +350,7 @@ type Target struct {
 	Against string
 	// Metric is "wall" or "cpu" (ratio), "wall-steady" or "cpu-steady"
 	// (ratio after subtracting each configuration's median on the empty
-	// workload: start-up and shutdown taken out), "wall-delta" or
+	// workload, or its StartupOf twin's: start-up and shutdown taken out), "wall-delta" or
 	// "cpu-delta" (milliseconds over) or "rss-delta" (MiB over).
 	Metric string
 	Limit  float64
@@ -374,6 +374,8 @@ var Targets = []Target{
 	{"unimplemented callbacks: JIT-heavy start-up vs C", "startup", "go-unimpl", "ref", "wall", 1.03},
 	{"allocations, C fast path vs C", "alloc", "go-alloc-fast", "ref", "wall", 1.10},
 	{"allocations, C fast path vs C, CPU time", "alloc", "go-alloc-fast", "ref", "cpu", 1.10},
+	{"allocations, C fast path vs C, start-up taken out", "alloc", "go-alloc-fast", "ref", "wall-steady", 1.10},
+	{"allocations, C fast path vs C, start-up taken out, CPU time", "alloc", "go-alloc-fast", "ref", "cpu-steady", 1.10},
 	{"allocations, synchronous Go handler (guarded) vs C", "alloc", "go-alloc-sync", "ref", "wall", 3},
 	{"ELT fast path vs C", "calls", "go-elt-fast", "ref", "wall", 1.25},
 	{"ELT fast path vs C, CPU time", "calls", "go-elt-fast", "ref", "cpu", 1.25},
@@ -383,6 +385,30 @@ var Targets = []Target{
 	{"CPU sampling ~100 Hz vs no profiler", "cpu", "go-sample", "none", "wall", 1.03},
 	{"continuous profiler (sample/contprof), everything on: CPU-bound vs no profiler", "cpu", "go-contprof", "none", "wall", 1.05},
 	{"continuous profiler (sample/contprof), everything on: allocation storm vs no profiler", "alloc", "go-contprof", "none", "wall", 1.05},
+	{"continuous profiler (sample/contprof), everything on: CPU-bound vs no profiler, start-up taken out", "cpu", "go-contprof", "none", "wall-steady", 1.05},
+	{"continuous profiler (sample/contprof), everything on: allocation storm vs no profiler, start-up taken out", "alloc", "go-contprof", "none", "wall-steady", 1.05},
+	{"continuous profiler (sample/contprof), everything on: allocation storm vs no profiler, start-up taken out, CPU time", "alloc", "go-contprof", "none", "cpu-steady", 1.05},
+	{"continuous profiler (sample/contprof), live heap off: allocation storm vs no profiler, start-up taken out", "alloc", "go-contprof-noheap", "none", "wall-steady", 1.05},
+}
+
+// startupOf names, for a configuration with no row of its own on the
+// empty workload, the configuration whose empty-workload median stands for
+// its start-up and shutdown: the idle profiler of the same language.
+var startupOf = map[string]string{
+	"go-alloc-fast": "go-idle",
+	"c-alloc":       "c-idle",
+	// contprof without the live heap starts and shuts down as contprof.
+	"go-contprof-noheap": "go-contprof",
+}
+
+// StartupOf is the configuration whose median on the empty workload is
+// taken out of config's for the "start-up taken out" metrics: config itself
+// where it runs on the empty workload, else its idle twin.
+func StartupOf(config string) string {
+	if s, ok := startupOf[config]; ok {
+		return s
+	}
+	return config
 }
 
 // Outcome is a target checked on one runtime.
@@ -430,7 +456,7 @@ func Check(r *Report) []Outcome {
 			if t.Metric == "wall-steady" || t.Metric == "cpu-steady" {
 				// The same ratio with each configuration's start-up and
 				// shutdown (its median on the empty workload) taken out.
-				re, be := r.Row(rt.Name, "empty", row.Config), r.Row(rt.Name, "empty", base.Config)
+				re, be := r.Row(rt.Name, "empty", StartupOf(row.Config)), r.Row(rt.Name, "empty", StartupOf(base.Config))
 				if re == nil || be == nil || len(re.Runs) == 0 || len(be.Runs) == 0 {
 					o.Note = "no empty-workload rows to take start-up out"
 					out = append(out, o)

@@ -130,13 +130,15 @@ var configs = []config{
 		what: "C reference: a C thread at 99 Hz: SuspendRuntime, DoStackSnapshot of every managed thread, ResumeRuntime"},
 	{name: "go-contprof", lib: "contprof", shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
 		what: "sample/contprof at its default settings, everything on: CPU and wall snapshots at 19 Hz (.NET Core 3.0+), exceptions, lock contention from the runtime's events (.NET 5+), the live heap (.NET 8: the runtime's allocation ticks, a stack and a weak handle each; before .NET 5: allocations recorded in C with a stack every 512 KiB and MonitorGC), GC pauses; profiles written at Shutdown (the period, 60 s, is longer than the run)"},
+	{name: "go-contprof-noheap", lib: "contprof", env: []string{"CONTPROF_HEAP=0"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
+		what: "sample/contprof with everything on but the live heap (CONTPROF_HEAP=0): no allocation sampling, no MonitorGC (before .NET 5 the live heap needs ObjectAllocated, which by itself puts every allocation on the runtime's slow path: compare c-unimpl with none)"},
 	{name: "go-sample", lib: "gosample", ref: "c-sample", shutdown: "gosample: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
 		what: "clrprof (bench/prof/sample): the same from a goroutine locked to its thread, through Info (frame callback in C)"},
 }
 
 var workloads = []workload{
 	{name: "empty", src: "workloads/empty.cs", stdout: "empty: ok", repsFactor: 3,
-		configs: []string{"none", "c-idle", "go-idle"},
+		configs: []string{"none", "c-idle", "go-idle", "go-contprof"},
 		what:    "the smallest app: process start-up and shutdown"},
 	{name: "startup", src: "workloads/startup.cs", noR2R: true, refs: []string{"System.Core.dll"}, stdout: "startup: n=",
 		configs: []string{"none", "c-idle", "go-idle", "c-unimpl", "go-unimpl"},
@@ -145,7 +147,7 @@ var workloads = []workload{
 		configs: []string{"none", "c-idle", "go-idle", "c-sample", "go-sample", "go-contprof"},
 		what:    "CPU-bound loop (sieve and series) on one thread, no allocation in the loop"},
 	{name: "alloc", src: "workloads/alloc.cs", args: []string{"500000", "4"}, quickArgs: []string{"250000", "4"}, stdout: "alloc: objects=",
-		configs: []string{"none", "c-unimpl", "go-unimpl", "c-alloc", "go-alloc-fast", "go-alloc-sync", "go-alloc-sync-noguard", "go-contprof"},
+		configs: []string{"none", "c-unimpl", "go-unimpl", "c-alloc", "go-alloc-fast", "go-alloc-sync", "go-alloc-sync-noguard", "go-contprof", "go-contprof-noheap"},
 		what:    "allocation storm: 4 threads each allocating N small objects and arrays"},
 	{name: "calls", src: "workloads/calls.cs", args: []string{"3", "28"}, quickArgs: []string{"2", "27"}, stdout: "calls: fib=",
 		configs: []string{"none", "c-elt", "go-elt-fast", "go-elt-count"},
