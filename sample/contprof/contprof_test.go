@@ -294,3 +294,55 @@ func TestContprofOverhead(t *testing.T) {
 		}
 	})
 }
+
+// At the default CONTPROF_HEAP_RATE (512 KiB) contprof keeps about one
+// allocation tick in five on .NET 5+, each standing for the bytes of the
+// ticks it stands in for: the live heap must still be dominated by
+// Hot.Retain with an estimate near its 16 MB, and the comments must say
+// how many ticks were kept.
+func TestContprofHeapDefaultRate(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./sample/contprof")
+	app := harness.CompileCS(t, []string{"testdata/hotspots.cs"}, "")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		if rt.Major < 5 {
+			t.Skipf("the runtime's allocation ticks reach a profiler from .NET 5 (EventPipe in process); %s samples in C (TestContprof)", rt.Name)
+		}
+		dir := t.TempDir()
+		res := harness.Run(t, rt, app, harness.RunOptions{
+			ProfilerPath: lib, ProfilerCLSID: clsid,
+			Env: []string{"CONTPROF_DIR=" + dir, "CONTPROF_PERIOD=1"},
+		})
+		res.MustSucceed(t)
+		heaps := load(t, dir)["heap"]
+		if len(heaps) == 0 {
+			t.Fatalf("no heap profile:\n%s", res.Describe())
+		}
+		last := heaps[len(heaps)-1]
+		c := strings.Join(last.Comments, "\n")
+		m := regexp.MustCompile(`one kept every 524288 bytes on average: (\d+) of (\d+) kept`).FindStringSubmatch(c)
+		if m == nil {
+			t.Fatalf("heap comments do not say which ticks were kept:\n%s", c)
+		}
+		kept, seen := atoi(t, m[1]), atoi(t, m[2])
+		t.Logf("%s: %d of %d allocation ticks kept", rt.Name, kept, seen)
+		// About one in five (100 KB ticks, 512 KiB mean gap).
+		if kept == 0 || kept*2 > seen {
+			t.Errorf("%d of %d ticks kept, want about one in five", kept, seen)
+		}
+		final := byAppFrame([]*profile.Profile{last}, 1)
+		f, v, total := top(final)
+		t.Logf("%s: final live heap %d KB: %v", rt.Name, total>>10, final)
+		if f != "Hot.Retain" || 2*v <= total || v < 8<<20 || v > 32<<20 {
+			t.Errorf("final live heap: top %s with %d of %d bytes, want Hot.Retain with most, about 16 MB", f, v, total)
+		}
+	})
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%q: %v", s, err)
+	}
+	return n
+}

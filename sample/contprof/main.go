@@ -19,8 +19,9 @@
 //	                    class (label "object"), scaled to estimates as Go's
 //	                    heap profile scales in-use space. The samples are the
 //	                    runtime's allocation ticks on .NET 5+ (GCAllocationTick:
-//	                    about every 100 KB, each standing for the bytes
-//	                    allocated since the previous one), and allocations
+//	                    about every 100 KB; one kept every CONTPROF_HEAP_RATE
+//	                    bytes on average, standing for the bytes allocated
+//	                    since the previous kept one), and allocations
 //	                    recorded in C every CONTPROF_HEAP_RATE bytes on
 //	                    average (ObjectAllocated) before; they are followed
 //	                    by weak handles on .NET 7+ (dead once the handle
@@ -46,11 +47,17 @@
 // start ("contprof: contention: not available on .NET Core 3.1.23: ...").
 //
 // What it costs (TestContprofOverhead, CPU time per round of work, on a
-// shared machine): a CPU-bound loop 1.01-1.06x; an allocation storm (20 000
-// small objects per round) 1.6x on .NET 8 and 8-11x before .NET 5 with the
-// live heap on (before .NET 5 every allocation is answered in C and
-// MonitorGC makes every collection report its moved objects), 1.0-1.1x
-// with CONTPROF_HEAP=0.
+// shared machine): a CPU-bound loop 1.01-1.06x; an allocation storm (about
+// 3 GB/s of byte[64] on .NET 8, so some 30 000 allocation ticks a second,
+// every one delivered to the profiler on the allocating thread) 1.3-1.45x
+// on .NET 8 (1.6-1.75x when every tick was sampled) and 8-11x before .NET
+// 5 with the live heap on (before .NET 5 every allocation is answered in C
+// and MonitorGC makes every collection report its moved objects), 1.0-1.1x
+// with CONTPROF_HEAP=0 from .NET Core 3.0 (on 2.x the GC profile still
+// needs MonitorGC: about 4x there). The CPU and wall snapshots suspend the
+// runtime CONTPROF_HZ times a second; with more busy threads than cores
+// each suspension waits for every thread to be scheduled and reach a safe
+// point (0.5-50 ms measured on 2 cores with 4 allocating threads).
 //
 // Memory is bounded: CONTPROF_MAX_STACKS distinct stacks per profile and
 // period (default 10000; more are summed under "[stack table full]"),
@@ -62,7 +69,7 @@
 //	CONTPROF_PERIOD       seconds between writes (default 60, 1..86400)
 //	CONTPROF_HZ           CPU and wall snapshots per second (default 19, 1..1000)
 //	CONTPROF_DEPTH        frames per stack (default 64, 1..256)
-//	CONTPROF_HEAP_RATE    mean bytes between allocation samples before .NET 5 (default 524288)
+//	CONTPROF_HEAP_RATE    mean bytes between live heap samples (default 524288)
 //	CONTPROF_MAX_STACKS   distinct stacks per profile and period (default 10000)
 //	CONTPROF_MAX_OBJECTS  live objects tracked (default 100000)
 //	CONTPROF_HEAP         1 (default): the live heap profile; 0: none, and
@@ -75,6 +82,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -120,6 +128,8 @@ type contprof struct {
 	excTotal  atomic.Int64
 	// allocation ticks that gave no live heap sample
 	ticksWithoutObject atomic.Int64
+	// which allocation ticks become live heap samples (.NET 5+)
+	ticks2 tickSampler
 
 	seq         int
 	periodStart time.Time
@@ -192,6 +202,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	low := profiler.MonitorExceptions | profiler.EnableStackSnapshot
 	var high profiler.HighMonitor
 	p.heap = profiles.NewLiveHeap(info, p.rate, p.maxObjects)
+	p.ticks2.init(p.rate)
 	// .NET 5+: the runtime's events give contention (the waiting stack is
 	// taken in the callback), GC pauses, and the live heap's samples
 	// (GCAllocationTick, Verbose), without a callback per allocation.
@@ -413,12 +424,16 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 			p.ticksWithoutObject.Add(1) // versions before 4 carry no ObjectSize
 			return nil
 		}
+		bytes, keep := p.ticks2.Keep(e.AllocationAmount64)
+		if !keep {
+			return nil
+		}
 		st, err := p.info.StackTrace(0, p.depth)
 		if err != nil {
 			p.ticksWithoutObject.Add(1)
 			return nil
 		}
-		p.heap.AddObject(profiler.ObjectID(e.Address), e.TypeName, e.ObjectSize, float64(e.AllocationAmount64)/float64(e.ObjectSize), profiles.Functions(st))
+		p.heap.AddObject(profiler.ObjectID(e.Address), e.TypeName, e.ObjectSize, float64(bytes)/float64(e.ObjectSize), profiles.Functions(st))
 	case *clrevents.ContentionStop:
 		d := e.DurationNs
 		if e.Version == 0 {
@@ -429,6 +444,66 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 		p.gc.Event(ev)
 	}
 	return nil
+}
+
+// tickSampler picks the allocation ticks that become live heap samples:
+// the runtime sends one about every 100 KB allocated, and on
+// allocation-heavy code every one of them (a stack, a weak handle, a
+// tracked object) was most of contprof's cost. A tick is kept when the
+// bytes the ticks report since the last kept one pass an exponentially
+// distributed gap of mean CONTPROF_HEAP_RATE (as the C recorder samples
+// allocations before .NET 5); the kept one then stands for all of those
+// bytes, so the live heap's estimate stays unbiased. With a rate at or
+// well below the runtime's interval nearly every tick is kept.
+type tickSampler struct {
+	mu         sync.Mutex
+	mean       float64
+	gap        float64 // bytes until the next kept tick
+	pending    uint64  // bytes of the ticks since the last kept one
+	rnd        uint64
+	seen, kept int64
+}
+
+func (t *tickSampler) init(mean int) {
+	t.mean = float64(mean)
+	t.rnd = uint64(time.Now().UnixNano()) | 1
+	t.gap = t.next()
+}
+
+// next is an exponentially distributed gap of mean t.mean (xorshift).
+func (t *tickSampler) next() float64 {
+	t.rnd ^= t.rnd << 13
+	t.rnd ^= t.rnd >> 7
+	t.rnd ^= t.rnd << 17
+	u := (float64(t.rnd>>11) + 1) / (1 << 53) // (0, 1]
+	return -math.Log(u) * t.mean
+}
+
+// Keep counts a tick reporting amount bytes and says whether it is kept,
+// with the bytes it stands for.
+func (t *tickSampler) Keep(amount uint64) (uint64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.seen++
+	t.pending += amount
+	t.gap -= float64(amount)
+	if t.gap > 0 {
+		return 0, false
+	}
+	b := t.pending
+	t.pending = 0
+	for t.gap <= 0 {
+		t.gap += t.next()
+	}
+	t.kept++
+	return b, true
+}
+
+// Counts are the ticks seen and kept so far.
+func (t *tickSampler) Counts() (seen, kept int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.seen, t.kept
 }
 
 func (p *contprof) comments(kind string) []string {
@@ -487,7 +562,8 @@ func (p *contprof) write() {
 	hs := p.heap.Stats()
 	src := fmt.Sprintf("allocations sampled every %d bytes on average (ObjectAllocated)", p.rate)
 	if p.gcFromEvents {
-		src = fmt.Sprintf("the runtime's allocation ticks (GCAllocationTick, about every 100 KB; %d ticks gave no sample)", p.ticksWithoutObject.Load())
+		seen, kept := p.ticks2.Counts()
+		src = fmt.Sprintf("the runtime's allocation ticks (GCAllocationTick, about every 100 KB; one kept every %d bytes on average: %d of %d kept; %d ticks gave no sample)", p.rate, kept, seen, p.ticksWithoutObject.Load())
 	}
 	if p.weakHeap {
 		src += ", objects held by weak handles"
