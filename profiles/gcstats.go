@@ -27,6 +27,25 @@ type GCStats struct {
 	pauses      [maxGen + 1]int64 // ns
 	pauseCount  [maxGen + 1]int64
 	background  int64 // collections that started outside a pause
+	// suspensions only (WithoutGenerations): pauses for GC whose
+	// collection was not reported
+	noGen                   bool
+	unknownCount, unknownNs int64
+}
+
+// UnknownGenerationFrame is the pseudo-frame under which a GCStats fed
+// suspensions only (WithoutGenerations) puts its pauses.
+const UnknownGenerationFrame = "[GC, generation not reported]"
+
+// WithoutGenerations makes g count every suspension for GC as one
+// collection of unknown generation (under UnknownGenerationFrame), for
+// a profiler that sees the runtime's suspensions but not its collections:
+// on .NET Core 2.x GarbageCollectionStarted needs MonitorGC, which turns
+// concurrent GC off and reports every moved object.
+func (g *GCStats) WithoutGenerations() {
+	g.mu.Lock()
+	g.noGen = true
+	g.mu.Unlock()
 }
 
 const maxGen = 4 // 0, 1, 2, LOH (3), POH (4)
@@ -70,6 +89,11 @@ func (g *GCStats) Resumed() {
 	}
 	g.suspended = false
 	gen := g.gen
+	if gen < 0 && g.noGen {
+		g.unknownCount++
+		g.unknownNs += int64(time.Since(g.suspendedAt))
+		return
+	}
 	if gen < 0 {
 		return // a suspension for GC without a collection seen in it
 	}
@@ -115,10 +139,15 @@ var GCTypes = []SampleType{{Type: "gc_collections", Unit: "count"}, {Type: "gc_p
 func (g *GCStats) AddTo(b *Builder, reset bool) (collections [maxGen + 1]int64) {
 	g.mu.Lock()
 	c, p := g.collections, g.pauses
+	uc, un := g.unknownCount, g.unknownNs
 	if reset {
 		g.collections, g.pauses, g.pauseCount = [maxGen + 1]int64{}, [maxGen + 1]int64{}, [maxGen + 1]int64{}
+		g.unknownCount, g.unknownNs = 0, 0
 	}
 	g.mu.Unlock()
+	if uc > 0 {
+		b.AddNamed([]string{UnknownGenerationFrame}, nil, uc, un)
+	}
 	for gen := range c {
 		if c[gen] > 0 || p[gen] > 0 {
 			b.AddNamed([]string{fmt.Sprintf("[GC gen %d]", gen)}, nil, c[gen], p[gen])

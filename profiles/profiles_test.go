@@ -191,3 +191,36 @@ func TestWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestGCStatsWithoutGenerations: fed suspensions only, every suspension
+// for GC is one collection under UnknownGenerationFrame; a suspension for
+// something else is not; without WithoutGenerations such pauses are not
+// counted at all.
+func TestGCStatsWithoutGenerations(t *testing.T) {
+	for _, noGen := range []bool{true, false} {
+		g := NewGCStats()
+		if noGen {
+			g.WithoutGenerations()
+		}
+		for _, forGC := range []bool{true, false, true} {
+			g.SuspendStarted(forGC)
+			g.Resumed()
+		}
+		b := NewBuilder(GCTypes, "gc_pause", 10)
+		g.AddTo(b, true)
+		p := b.Build(nil, Meta{}, true)
+		var n int64
+		for _, s := range p.Sample {
+			if s.Location[0].Line[0].Function.Name == UnknownGenerationFrame {
+				n += s.Value[0]
+			}
+		}
+		want := int64(0)
+		if noGen {
+			want = 2
+		}
+		if n != want {
+			t.Errorf("WithoutGenerations %v: %d collections under %s, want %d", noGen, n, UnknownGenerationFrame, want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/clrprof/clrprof/internal/harness"
+	"github.com/clrprof/clrprof/profiles"
 	"github.com/google/pprof/profile"
 )
 
@@ -345,4 +346,45 @@ func atoi(t *testing.T, s string) int {
 		t.Fatalf("%q: %v", s, err)
 	}
 	return n
+}
+
+// With CONTPROF_HEAP=0 contprof writes no heap profile, and its GC profile
+// still counts the app's two induced gen 2 collections: from the
+// collections on .NET Core 3.0+, and on 2.x, where collections come only
+// with MonitorGC, as suspensions for GC of unknown generation (the
+// induced two among them).
+func TestContprofHeapOff(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./sample/contprof")
+	app := harness.CompileCS(t, []string{"testdata/hotspots.cs"}, "")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		dir := t.TempDir()
+		res := harness.Run(t, rt, app, harness.RunOptions{
+			ProfilerPath: lib, ProfilerCLSID: clsid,
+			Env: []string{"CONTPROF_DIR=" + dir, "CONTPROF_PERIOD=1", "CONTPROF_HEAP=0"},
+		})
+		res.MustSucceed(t)
+		res.MustStderrContain(t, "contprof: heap: off (CONTPROF_HEAP=0)", "contprof: Shutdown")
+		profs := load(t, dir)
+		if len(profs["heap"]) != 0 {
+			t.Errorf("%d heap profiles with the heap off", len(profs["heap"]))
+		}
+		frame := "[GC gen 2]"
+		if rt.Major < 3 {
+			frame = profiles.UnknownGenerationFrame
+			res.MustStderrContain(t, "collections are not reported without MonitorGC")
+		}
+		var n, pause int64
+		for _, p := range profs["gc"] {
+			for _, s := range p.Sample {
+				if hasFrame(s, frame) {
+					n += s.Value[0]
+					pause += s.Value[1]
+				}
+			}
+		}
+		t.Logf("%s: %d collections under %s, pauses %d µs", rt.Name, n, frame, pause/1000)
+		if n < 2 || pause <= 0 {
+			t.Errorf("gc profile: %d collections under %s (want at least the 2 induced), pause %d ns", n, frame, pause)
+		}
+	})
 }

@@ -53,8 +53,7 @@
 // on .NET 8 (1.6-1.75x when every tick was sampled) and 8-11x before .NET
 // 5 with the live heap on (before .NET 5 every allocation is answered in C
 // and MonitorGC makes every collection report its moved objects), 1.0-1.1x
-// with CONTPROF_HEAP=0 from .NET Core 3.0 (on 2.x the GC profile still
-// needs MonitorGC: about 4x there). The CPU and wall snapshots suspend the
+// with CONTPROF_HEAP=0. The CPU and wall snapshots suspend the
 // runtime CONTPROF_HZ times a second; with more busy threads than cores
 // each suspension waits for every thread to be scheduled and reach a safe
 // point (0.5-50 ms measured on 2 cores with 4 allocating threads).
@@ -75,8 +74,9 @@
 //	CONTPROF_HEAP         1 (default): the live heap profile; 0: none, and
 //	                      no MonitorGC (whose moved-references reports and
 //	                      lack of background GC are most of contprof's cost
-//	                      on allocation-heavy code) except on .NET Core 2.x,
-//	                      where the GC profile's collections need it
+//	                      on allocation-heavy code); on .NET Core 2.x the GC
+//	                      profile then counts suspensions for GC, generation
+//	                      not reported
 package main
 
 import (
@@ -230,10 +230,10 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		high |= profiler.HighBasicGC // GarbageCollectionStarted/Finished only
 		logf("heap: off (CONTPROF_HEAP=0)")
 	case !p.heapOn:
-		// .NET Core 2.x: GarbageCollectionStarted, which the GC profile
-		// needs for its generations, comes only with MonitorGC.
-		low |= profiler.MonitorGC
-		logf("heap: off (CONTPROF_HEAP=0); the GC profile still needs MonitorGC on %s (HighBasicGC needs .NET Core 3.0), which also turns concurrent GC off", p.runtime)
+		// .NET Core 2.x: GarbageCollectionStarted comes only with
+		// MonitorGC, which would cost what CONTPROF_HEAP=0 saves.
+		p.gc.WithoutGenerations()
+		logf("heap: off (CONTPROF_HEAP=0); gc: on %s collections are not reported without MonitorGC (HighBasicGC needs .NET Core 3.0): every suspension for GC counts as one collection under %q", p.runtime, profiles.UnknownGenerationFrame)
 	case p.gcFromEvents && p.heap.UseWeakHandles() == nil:
 		// .NET 7+: sampled objects held by weak handles; no GC callbacks.
 		p.weakHeap = true
