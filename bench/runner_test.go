@@ -140,7 +140,7 @@ var workloads = []workload{
 	{name: "empty", src: "workloads/empty.cs", stdout: "empty: ok", repsFactor: 3,
 		configs: []string{"none", "c-idle", "go-idle", "go-contprof"},
 		what:    "the smallest app: process start-up and shutdown"},
-	{name: "startup", src: "workloads/startup.cs", noR2R: true, refs: []string{"System.Core.dll"}, stdout: "startup: n=",
+	{name: "startup", src: "workloads/startup.cs", noR2R: true, refs: []string{"System.Core.dll"}, stdout: "startup: n=", repsFactor: 3,
 		configs: []string{"none", "c-idle", "go-idle", "c-unimpl", "go-unimpl"},
 		what:    "JIT-heavy start-up with ReadyToRun disabled: collections, sorting, formatting, parsing, encoding, reflection, LINQ, tasks"},
 	{name: "cpu", src: "workloads/cpu.cs", args: []string{"200"}, quickArgs: []string{"60"}, stdout: "cpu: primes=",
