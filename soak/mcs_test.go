@@ -36,6 +36,7 @@ const (
 	allocprofCLSID = "{C4E8A1B7-2F59-4D3C-8E6A-9B0D1F2C3E84}"
 	calltraceCLSID = "{E7A3C5B9-4D21-4F6E-9B8A-1C3D5E7F9A02}"
 	attachCLSID    = "{3B8E1D6F-2C4A-4F9B-A7E5-6D0C9B8A7F21}"
+	contprofCLSID  = "{D3A9F1C5-7B42-4E8D-9C6A-1F5B3E7D2A94}"
 )
 
 // soakSize is the number of generated classes and the timeout of one
@@ -101,7 +102,7 @@ func TestMCSSoak(t *testing.T) {
 
 	testStart := time.Now()
 	libs := map[string]string{}
-	for _, s := range []string{"jitlog", "ilcount", "cpuprof", "allocprof", "calltrace", "attachjit"} {
+	for _, s := range []string{"jitlog", "ilcount", "cpuprof", "allocprof", "calltrace", "attachjit", "contprof"} {
 		libs[s] = harness.BuildProfiler(t, "./sample/"+s)
 	}
 	clrattach := filepath.Join(t.TempDir(), "clrattach")
@@ -144,6 +145,9 @@ func TestMCSSoak(t *testing.T) {
 	ctNoInlineFile := filepath.Join(out, "calltrace-noinline.txt")
 	ctNoInline := run("calltrace (no inlining)", "calltrace: ", harness.RunOptions{ProfilerPath: libs["calltrace"], ProfilerCLSID: calltraceCLSID,
 		Env: []string{"CALLTRACE_OUT=" + ctNoInlineFile, "CALLTRACE_NOINLINE=1", "DOTNET_TailCallLoopOpt=0"}})
+	cpDir := filepath.Join(out, "contprof")
+	cp := run("contprof", "contprof: ", harness.RunOptions{ProfilerPath: libs["contprof"], ProfilerCLSID: contprofCLSID,
+		Env: []string{"CONTPROF_DIR=" + cpDir, "CONTPROF_PERIOD=1"}})
 	attachReport := filepath.Join(out, "attachjit.txt")
 	att := attachCompile(t, rt, prog, clrattach, libs["attachjit"], attachReport, timeout)
 	base2 := run("baseline again", "", harness.RunOptions{})
@@ -160,7 +164,7 @@ func TestMCSSoak(t *testing.T) {
 	}
 	t.Logf("baseline: exit 0, %d-byte assembly, stdout %q, %d stderr lines, identical twice", len(base1.assembly), strings.TrimSpace(base1.res.Stdout), strings.Count(base1.stderr, "\n"))
 
-	profiled := []compile{jit, il, cpu, alloc, ct, ctNoInline, att}
+	profiled := []compile{jit, il, cpu, alloc, ct, ctNoInline, att, cp}
 	for _, c := range profiled {
 		if !c.res.Succeeded() {
 			t.Errorf("%s: mcs did not succeed:\n%s", c.name, c.res.Describe())
@@ -196,6 +200,7 @@ func TestMCSSoak(t *testing.T) {
 	checkILCount(t, ilFile, jitNames)
 	checkPprof(t, "cpuprof", cpuFile, cpu.profLines)
 	checkPprof(t, "allocprof", allocFile, alloc.profLines)
+	checkContprof(t, cpDir, cp.profLines)
 	exact := checkCalltrace(t, ctNoInline.profLines, ctNoInlineFile, ilFile, true, nil)
 	checkCalltrace(t, ct.profLines, ctFile, ilFile, false, exact)
 	checkAttachReport(t, attachReport, att)
@@ -669,6 +674,79 @@ func checkAttachReport(t *testing.T, file string, c compile) {
 	if mcsMethods == 0 {
 		t.Errorf("attachjit: no mcs.exe method compiled while attached:\n%s", report)
 	}
+}
+
+// checkContprof checks sample/contprof's run at its defaults (a period of
+// one second): it wrote at least one period and a final one at Shutdown;
+// the CPU, wall and live heap profiles of all periods together are
+// profiles of mcs (checkPprof on their merge); the live heap says how many
+// of the runtime's allocation ticks it kept; every period's CPU profile
+// says how many ticks took no snapshot.
+func checkContprof(t *testing.T, dir string, lines []string) {
+	t.Helper()
+	joined := strings.Join(lines, "\n")
+	t.Logf("contprof said:\n%s", joined)
+	if !strings.Contains(joined, "contprof: Shutdown periods=") || !strings.Contains(joined, "contprof: wrote period ") {
+		t.Errorf("contprof: no period written or no Shutdown line:\n%s", joined)
+		return
+	}
+	for _, kind := range []string{"cpu", "wall", "heap"} {
+		files, _ := filepath.Glob(filepath.Join(dir, kind+".*.pprof"))
+		if len(files) == 0 {
+			t.Errorf("contprof: no %s profile in %s", kind, dir)
+			continue
+		}
+		slices.SortFunc(files, func(a, b string) int { return periodOf(a) - periodOf(b) })
+		var profs []*profile.Profile
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := profile.ParseData(b)
+			if err != nil {
+				t.Errorf("contprof: parse %s: %v", f, err)
+				continue
+			}
+			c := strings.Join(p.Comments, "\n")
+			switch {
+			case kind == "cpu" && !strings.Contains(c, "sampling: ticks="):
+				t.Errorf("contprof: %s does not say how its ticks went:\n%s", f, c)
+			case kind == "heap" && !regexp.MustCompile(`one kept every \d+ bytes on average: \d+ of \d+ kept`).MatchString(c):
+				t.Errorf("contprof: %s does not say which allocation ticks it kept:\n%s", f, c)
+			}
+			profs = append(profs, p)
+		}
+		if kind == "heap" && len(profs) > 0 {
+			// A snapshot per period: the last one is the live heap.
+			profs = profs[len(profs)-1:]
+		}
+		merged, err := profile.Merge(profs)
+		if err != nil {
+			t.Errorf("contprof: merge %s: %v", kind, err)
+			continue
+		}
+		mf := filepath.Join(t.TempDir(), kind+".pprof")
+		f, err := os.Create(mf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := merged.Write(f); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		checkPprof(t, "contprof "+kind+" ("+strconv.Itoa(len(files))+" files)", mf, []string{"(see above)"})
+	}
+}
+
+// periodOf is N of a contprof file name kind.N.pprof.
+func periodOf(path string) int {
+	parts := strings.Split(filepath.Base(path), ".")
+	if len(parts) < 3 {
+		return -1
+	}
+	n, _ := strconv.Atoi(parts[1])
+	return n
 }
 
 func abs(x int64) int64 {
