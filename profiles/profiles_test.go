@@ -131,6 +131,12 @@ func TestTicks(t *testing.T) {
 	if got := k.Report(false); got != "ticks=0 failures=0" {
 		t.Errorf("after reset %q", got)
 	}
+	k.Tick(nil)
+	k.Skip()
+	k.Skip()
+	if got := k.Report(true); got != "ticks=3 failures=0 skipped=2 (overhead budget)" {
+		t.Errorf("with skips %q", got)
+	}
 }
 
 // The range logic of a collection, without a runtime: the tracked objects

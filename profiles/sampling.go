@@ -49,9 +49,20 @@ func FailureCause(err error) string {
 // sample, for a sampler's log and its profiles' comments. Safe for
 // concurrent use.
 type Ticks struct {
-	mu     sync.Mutex
-	ticks  int
-	causes map[string]int
+	mu      sync.Mutex
+	ticks   int
+	causes  map[string]int
+	skipped int
+}
+
+// Skip counts one tick the sampler skipped on purpose (to keep within an
+// overhead budget): it took no sample, and is reported apart from the
+// failures.
+func (t *Ticks) Skip() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.ticks++
+	t.skipped++
 }
 
 // Tick counts one tick; a non-nil err counts it as failed, by cause.
@@ -67,8 +78,9 @@ func (t *Ticks) Tick(err error) {
 	}
 }
 
-// Report is "ticks=N failures=M", with " (cause:n, ...)" when M > 0; with
-// reset the counts start over.
+// Report is "ticks=N failures=M", with " (cause:n, ...)" when M > 0 and
+// " skipped=K (overhead budget)" when K > 0; with reset the counts start
+// over.
 func (t *Ticks) Report(reset bool) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -83,8 +95,11 @@ func (t *Ticks) Report(reset bool) string {
 	if total > 0 {
 		s += " (" + strings.Join(causes, ", ") + ")"
 	}
+	if t.skipped > 0 {
+		s += fmt.Sprintf(" skipped=%d (overhead budget)", t.skipped)
+	}
 	if reset {
-		t.ticks, t.causes = 0, nil
+		t.ticks, t.causes, t.skipped = 0, nil, 0
 	}
 	return s
 }

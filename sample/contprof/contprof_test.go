@@ -388,3 +388,45 @@ func TestContprofHeapOff(t *testing.T) {
 		}
 	})
 }
+
+// With a suspension budget so small that every snapshot exceeds it,
+// contprof skips ticks after each one (the comments count them) and the
+// next sample stands for the skipped ticks: Hot.Sleeper, asleep for the
+// whole run of several seconds, still gets seconds of wall time.
+func TestContprofSuspendBudget(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./sample/contprof")
+	app := harness.CompileCS(t, []string{"testdata/hotspots.cs"}, "")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		if !rt.AtLeast(3, 0) {
+			t.Skipf("CPU and wall snapshots need SuspendRuntime (.NET Core 3.0+)")
+		}
+		dir := t.TempDir()
+		res := harness.Run(t, rt, app, harness.RunOptions{
+			ProfilerPath: lib, ProfilerCLSID: clsid,
+			Env: []string{"CONTPROF_DIR=" + dir, "CONTPROF_PERIOD=1", "CONTPROF_SUSPEND_BUDGET=0.0001"},
+		})
+		res.MustSucceed(t)
+		profs := load(t, dir)
+		var sleepWall, samples int64
+		skipped := 0
+		skipRe := regexp.MustCompile(`skipped=(\d+) \(overhead budget\)`)
+		for _, p := range profs["wall"] {
+			if m := skipRe.FindStringSubmatch(strings.Join(p.Comments, "\n")); m != nil {
+				skipped += atoi(t, m[1])
+			}
+			for _, s := range p.Sample {
+				if hasFrame(s, "Hot.Sleeper") {
+					sleepWall += s.Value[1]
+					samples++
+				}
+			}
+		}
+		t.Logf("%s: %d ticks skipped; Hot.Sleeper: %d samples, wall %d ms; run %v", rt.Name, skipped, samples, sleepWall/1e6, res.Duration)
+		if skipped == 0 {
+			t.Errorf("no tick skipped with a budget of 0.0001%%")
+		}
+		if sleepWall < 2e9 || sleepWall > int64(res.Duration)*2 {
+			t.Errorf("Hot.Sleeper wall %d ns: want most of the %v run", sleepWall, res.Duration)
+		}
+	})
+}

@@ -58,6 +58,11 @@
 // each suspension waits for every thread to be scheduled and reach a safe
 // point (0.5-50 ms measured on 2 cores with 4 allocating threads).
 //
+// Every snapshot suspends the runtime; with more busy threads than cores a
+// suspension waits for each thread to be scheduled (measured up to 50 ms on
+// 2 cores), so contprof keeps the time the runtime spends suspended for it
+// within CONTPROF_SUSPEND_BUDGET by skipping ticks after a long snapshot.
+//
 // Memory is bounded: CONTPROF_MAX_STACKS distinct stacks per profile and
 // period (default 10000; more are summed under "[stack table full]"),
 // CONTPROF_MAX_OBJECTS tracked live objects (default 100000).
@@ -71,6 +76,11 @@
 //	CONTPROF_HEAP_RATE    mean bytes between live heap samples (default 524288)
 //	CONTPROF_MAX_STACKS   distinct stacks per profile and period (default 10000)
 //	CONTPROF_MAX_OBJECTS  live objects tracked (default 100000)
+//	CONTPROF_SUSPEND_BUDGET  percentage of the time the CPU and wall snapshots
+//	                      may keep the runtime suspended (default 2; 0: no
+//	                      limit): after a snapshot that took longer, ticks
+//	                      are skipped (counted as "skipped" in the comments)
+//	                      and the next sample stands for them in wall time
 //	CONTPROF_HEAP         1 (default): the live heap profile; 0: none, and
 //	                      no MonitorGC (whose moved-references reports and
 //	                      lack of background GC are most of contprof's cost
@@ -121,11 +131,16 @@ type contprof struct {
 	session                          profiler.EventPipeSession
 	runtimeProvider                  atomic.Uintptr // the runtime's EventPipeProvider, once seen
 
-	mu        sync.Mutex // the sampler's state
-	lastCPU   map[uint32]int64
-	ticks     profiles.Ticks
-	excErrors int
-	excTotal  atomic.Int64
+	mu      sync.Mutex // the sampler's state
+	lastCPU map[uint32]int64
+	ticks   profiles.Ticks
+	// the suspension budget: the fraction of time snapshots may take, the
+	// ticks still to skip, and those skipped since the last snapshot
+	// (sampler goroutine only)
+	budget             float64
+	skip, skippedSince int
+	excErrors          int
+	excTotal           atomic.Int64
 	// allocation ticks that gave no live heap sample
 	ticksWithoutObject atomic.Int64
 	// which allocation ticks become live heap samples (.NET 5+)
@@ -171,6 +186,14 @@ func (p *contprof) config() error {
 		}
 	}
 	p.period = time.Duration(period) * time.Second
+	p.budget = 0.02
+	if v := os.Getenv("CONTPROF_SUSPEND_BUDGET"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 100 {
+			return fmt.Errorf("CONTPROF_SUSPEND_BUDGET=%q: want a percentage 0..100", v)
+		}
+		p.budget = f / 100
+	}
 	heap, err := envInt("CONTPROF_HEAP", 1, 0, 1)
 	if err != nil {
 		return err
@@ -304,14 +327,25 @@ func (p *contprof) loop() {
 // sample takes one snapshot of every managed thread: a wall sample for
 // each, a CPU sample for those that ran since the last one.
 func (p *contprof) sample() {
+	if p.skip > 0 {
+		p.skip--
+		p.skippedSince++
+		p.ticks.Skip()
+		return
+	}
+	interval := time.Second / time.Duration(p.hz)
+	t0 := time.Now()
 	stacks, err := p.info.SnapshotAllThreads(p.depth)
+	p.skip = budgetSkip(time.Since(t0), interval, p.budget, p.hz)
 	p.ticks.Tick(err)
+	// A sample stands for its own tick and the ticks skipped before it.
+	covers := int64(1 + p.skippedSince)
+	p.skippedSince = 0
 	if err != nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	interval := int64(time.Second) / int64(p.hz)
 	// Only the threads of this snapshot are kept: the map does not grow
 	// with threads that are gone.
 	lastCPU := make(map[uint32]int64, len(stacks))
@@ -321,7 +355,7 @@ func (p *contprof) sample() {
 			continue
 		}
 		st := profiles.Functions(ts.Frames)
-		p.wall.Add(st, nil, 1, interval)
+		p.wall.Add(st, nil, covers, covers*int64(interval))
 		if ts.OSThreadID == 0 {
 			continue
 		}
@@ -444,6 +478,19 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 		p.gc.Event(ev)
 	}
 	return nil
+}
+
+// budgetSkip is how many ticks to skip after a snapshot that took d (the
+// runtime suspended, every managed thread walked, the runtime resumed), so
+// that snapshots take at most budget (a fraction) of the time: one
+// snapshot every k+1 ticks of interval costs d/((k+1)*interval). At most
+// maxSkip; none when budget is 0.
+func budgetSkip(d, interval time.Duration, budget float64, maxSkip int) int {
+	if budget <= 0 || interval <= 0 {
+		return 0
+	}
+	k := int(math.Ceil(float64(d)/(budget*float64(interval)))) - 1
+	return max(0, min(k, maxSkip))
 }
 
 // tickSampler picks the allocation ticks that become live heap samples:
