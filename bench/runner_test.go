@@ -129,9 +129,9 @@ var configs = []config{
 	{name: "c-sample", lib: "cref", env: []string{"CREF_MODE=sample"}, shutdown: "cref: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
 		what: "C reference: a C thread at 99 Hz: SuspendRuntime, DoStackSnapshot of every managed thread, ResumeRuntime"},
 	{name: "go-contprof", lib: "contprof", shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
-		what: "sample/contprof at its default settings, everything on: CPU and wall snapshots at 19 Hz (.NET Core 3.0+), exceptions, lock contention from the runtime's events (.NET 5+), the live heap (.NET 8: the runtime's allocation ticks, a stack and a weak handle each; before .NET 5: allocations recorded in C with a stack every 512 KiB and MonitorGC), GC pauses; profiles written at Shutdown (the period, 60 s, is longer than the run)"},
+		what: "sample/contprof at its default settings, everything on: CPU and wall snapshots at 19 Hz (.NET Core 3.0+), exceptions, lock contention from the runtime's events (.NET 5+), the live heap (.NET 8: the runtime's allocation ticks, one kept every 512 KiB on average with a stack and a weak handle; before .NET 5: allocations recorded in C with a stack every 512 KiB and MonitorGC), GC pauses, snapshots within a 2% suspension budget; profiles written at Shutdown (the period, 60 s, is longer than the run)"},
 	{name: "go-contprof-noheap", lib: "contprof", env: []string{"CONTPROF_HEAP=0"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
-		what: "sample/contprof with everything on but the live heap (CONTPROF_HEAP=0): no allocation sampling, no MonitorGC (before .NET 5 the live heap needs ObjectAllocated, which by itself puts every allocation on the runtime's slow path: compare c-unimpl with none)"},
+		what: "sample/contprof with everything on but the live heap (CONTPROF_HEAP=0): no allocation sampling, no MonitorGC (on 2.x the GC profile then counts suspensions for GC; before .NET 5 the live heap needs ObjectAllocated, which by itself puts every allocation on the runtime's slow path: compare c-unimpl with none)"},
 	{name: "go-sample", lib: "gosample", ref: "c-sample", shutdown: "gosample: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
 		what: "clrprof (bench/prof/sample): the same from a goroutine locked to its thread, through Info (frame callback in C)"},
 }
