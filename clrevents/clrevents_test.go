@@ -237,5 +237,39 @@ func FuzzDecodeRuntime(f *testing.F) {
 		if err == nil && ev == nil {
 			t.Fatal("nil event without an error")
 		}
+		// The quick read of an allocation tick's bytes agrees with the
+		// full decoder wherever that one succeeds.
+		n, ok := AllocationTickBytes(version, data)
+		if e, is := ev.(*GCAllocationTick); is && err == nil {
+			want := uint64(e.AllocationAmount)
+			if version >= 2 {
+				want = e.AllocationAmount64
+			}
+			if !ok || n != want {
+				t.Fatalf("AllocationTickBytes = %d, %v; DecodeRuntime says %d", n, ok, want)
+			}
+		}
 	})
+}
+
+func TestAllocationTickBytes(t *testing.T) {
+	var p Payload
+	p.UInt32(100000).UInt32(1).UInt16(9).UInt64(100123).UInt64(0xabc).String("System.Byte[]").UInt32(0).UInt64(0x7f00).UInt64(85024)
+	for _, c := range []struct {
+		version uint32
+		data    []byte
+		want    uint64
+		ok      bool
+	}{
+		{4, p.Bytes(), 100123, true},
+		{2, p.Bytes(), 100123, true},
+		{1, p.Bytes(), 100000, true},
+		{0, p.Bytes()[:4], 100000, true},
+		{4, p.Bytes()[:17], 0, false},
+		{0, p.Bytes()[:3], 0, false},
+	} {
+		if n, ok := AllocationTickBytes(c.version, c.data); n != c.want || ok != c.ok {
+			t.Errorf("version %d, %d bytes: %d, %v; want %d, %v", c.version, len(c.data), n, ok, c.want, c.ok)
+		}
+	}
 }

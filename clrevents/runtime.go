@@ -1,6 +1,9 @@
 package clrevents
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // RuntimeProvider is the name of the runtime's own event provider.
 const RuntimeProvider = "Microsoft-Windows-DotNETRuntime"
@@ -329,4 +332,25 @@ func DecodeRuntime(id, version uint32, data []byte) (any, error) {
 		return nil, fmt.Errorf("clrevents: runtime event %d version %d: %w", id, version, r.err)
 	}
 	return ev, nil
+}
+
+// AllocationTickBytes reads only the bytes a GCAllocationTick payload
+// (IDGCAllocationTick) reports, AllocationAmount64 from version 2 and
+// AllocationAmount before, without decoding the rest of the event (the type
+// name is a string to convert): for a sampler that keeps a few of the
+// runtime's allocation ticks and decodes only those with DecodeRuntime.
+// ok is false if data is too short to hold the field.
+func AllocationTickBytes(version uint32, data []byte) (bytes uint64, ok bool) {
+	if version >= 2 {
+		// AllocationAmount, AllocationKind (4 bytes each), ClrInstanceID
+		// (2), then AllocationAmount64.
+		if len(data) < 18 {
+			return 0, false
+		}
+		return binary.LittleEndian.Uint64(data[10:]), true
+	}
+	if len(data) < 4 {
+		return 0, false
+	}
+	return uint64(binary.LittleEndian.Uint32(data)), true
 }

@@ -179,8 +179,7 @@ func attach(ctx context.Context, pid int, sock string, req AttachRequest) error 
 		ctx, cancel = context.WithTimeout(ctx, req.Timeout+answerGrace)
 		defer cancel()
 	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", sock)
+	conn, err := dialSocket(ctx, sock, pid)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
@@ -296,4 +295,31 @@ func AttachProfiler(ctx context.Context, pid int, clsid, path string, clientData
 		return fmt.Errorf("diag: AttachProfiler: CLSID: %w", err)
 	}
 	return Attach(ctx, pid, AttachRequest{CLSID: id, ProfilerPath: path, ClientData: clientData})
+}
+
+// listenGrace is how long dialSocket keeps trying a socket that refuses
+// connections while its process is alive: the runtime creates the socket
+// file (bind) a moment before it listens, so a client that found the file
+// right after the process started can be refused once (seen in
+// TestMCSSoak's attach: the file 12 ms after start, ECONNREFUSED).
+const listenGrace = 500 * time.Millisecond
+
+// dialSocket connects to a diagnostics socket. A refused connection is
+// tried again, every few milliseconds for at most listenGrace (and within
+// ctx), while the process pid is alive; the last error is returned
+// otherwise.
+func dialSocket(ctx context.Context, sock string, pid int) (net.Conn, error) {
+	var d net.Dialer
+	deadline := time.Now().Add(listenGrace)
+	for {
+		conn, err := d.DialContext(ctx, "unix", sock)
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || pid == 0 || !processExists(pid) || time.Now().After(deadline) {
+			return conn, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }

@@ -406,8 +406,7 @@ func SetStartupProfiler(ctx context.Context, pid int, req StartupRequest) error 
 		ctx, cancel = context.WithTimeout(ctx, answerGrace)
 		defer cancel()
 	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "unix", sock)
+	conn, err := dialSocket(ctx, sock, pid)
 	if err != nil {
 		if ctx.Err() != nil {
 			return fail(ErrTimeout, 0, "connecting to the diagnostics socket", err)
