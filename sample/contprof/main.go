@@ -77,7 +77,7 @@
 //	CONTPROF_MAX_STACKS   distinct stacks per profile and period (default 10000)
 //	CONTPROF_MAX_OBJECTS  live objects tracked (default 100000)
 //	CONTPROF_SUSPEND_BUDGET  percentage of the time the CPU and wall snapshots
-//	                      may keep the runtime suspended (default 2; 0: no
+//	                      may keep the runtime suspended (default 10; 0: no
 //	                      limit): after a snapshot that took longer, ticks
 //	                      are skipped (counted as "skipped" in the comments)
 //	                      and the next sample stands for them in wall time
@@ -186,7 +186,7 @@ func (p *contprof) config() error {
 		}
 	}
 	p.period = time.Duration(period) * time.Second
-	p.budget = 0.02
+	p.budget = 0.10
 	if v := os.Getenv("CONTPROF_SUSPEND_BUDGET"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f < 0 || f > 100 {
@@ -437,6 +437,24 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 	} else if provider != rp {
 		return nil
 	}
+	// Allocation ticks come by the tens of thousands a second on
+	// allocation-heavy code and few are kept: read the byte count alone
+	// first, and decode only the kept ones.
+	var tickBytes uint64
+	if id == clrevents.IDGCAllocationTick {
+		if !p.heapOn {
+			return nil
+		}
+		n, ok := clrevents.AllocationTickBytes(version, data)
+		if !ok {
+			p.ticksWithoutObject.Add(1)
+			return nil
+		}
+		var keep bool
+		if tickBytes, keep = p.ticks2.Keep(n); !keep {
+			return nil
+		}
+	}
 	ev, err := clrevents.DecodeRuntime(id, version, data)
 	if err != nil {
 		return nil
@@ -449,17 +467,10 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 			p.contention.Start(thread, profiles.Functions(st))
 		}
 	case *clrevents.GCAllocationTick:
-		if !p.heapOn {
-			return nil
-		}
-		// On the allocating thread: the object is where the event says
-		// until the next collection.
+		// A kept tick (above), on the allocating thread: the object is
+		// where the event says until the next collection.
 		if e.Address == 0 || e.ObjectSize == 0 {
 			p.ticksWithoutObject.Add(1) // versions before 4 carry no ObjectSize
-			return nil
-		}
-		bytes, keep := p.ticks2.Keep(e.AllocationAmount64)
-		if !keep {
 			return nil
 		}
 		st, err := p.info.StackTrace(0, p.depth)
@@ -467,7 +478,7 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 			p.ticksWithoutObject.Add(1)
 			return nil
 		}
-		p.heap.AddObject(profiler.ObjectID(e.Address), e.TypeName, e.ObjectSize, float64(bytes)/float64(e.ObjectSize), profiles.Functions(st))
+		p.heap.AddObject(profiler.ObjectID(e.Address), e.TypeName, e.ObjectSize, float64(tickBytes)/float64(e.ObjectSize), profiles.Functions(st))
 	case *clrevents.ContentionStop:
 		d := e.DurationNs
 		if e.Version == 0 {
