@@ -100,6 +100,26 @@ func load(t *testing.T, dir string) map[string][]*profile.Profile {
 	return out
 }
 
+// hotspots builds contprof and the app of known hot spots.
+func hotspots(t *testing.T) (lib, app string) {
+	t.Helper()
+	return harness.BuildProfiler(t, "./sample/contprof"), harness.CompileCS(t, []string{"testdata/hotspots.cs"}, "")
+}
+
+// runHotspots runs the hotspots app under contprof with 1 s periods and
+// the given extra environment, into a fresh directory, and requires it to
+// succeed.
+func runHotspots(t *testing.T, rt harness.Runtime, lib, app string, env ...string) (string, harness.Result) {
+	t.Helper()
+	dir := t.TempDir()
+	res := harness.Run(t, rt, app, harness.RunOptions{
+		ProfilerPath: lib, ProfilerCLSID: clsid,
+		Env: append([]string{"CONTPROF_DIR=" + dir, "CONTPROF_PERIOD=1"}, env...),
+	})
+	res.MustSucceed(t)
+	return dir, res
+}
+
 // The app's hot spots are known (testdata/hotspots.cs): Hot.Thrower must
 // top the exceptions profile with exactly its 200 throws (and 20 for
 // Hot.RareThrower); Hot.HoldLock the contention profile (.NET 5+);
@@ -111,15 +131,9 @@ func load(t *testing.T, dir string) map[string][]*profile.Profile {
 // runtime's allocation ticks on .NET 5+ and recorded allocations before. Every file parses, names the runtime
 // and the process, and `go tool pprof -top` prints it.
 func TestContprof(t *testing.T) {
-	lib := harness.BuildProfiler(t, "./sample/contprof")
-	app := harness.CompileCS(t, []string{"testdata/hotspots.cs"}, "")
+	lib, app := hotspots(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
-		dir := t.TempDir()
-		res := harness.Run(t, rt, app, harness.RunOptions{
-			ProfilerPath: lib, ProfilerCLSID: clsid,
-			Env: []string{"CONTPROF_DIR=" + dir, "CONTPROF_PERIOD=1", "CONTPROF_HEAP_RATE=65536"},
-		})
-		res.MustSucceed(t)
+		dir, res := runHotspots(t, rt, lib, app, "CONTPROF_HEAP_RATE=65536")
 		res.MustStdoutContain(t, "phase: dropped", "app done")
 		res.MustStderrContain(t, "contprof: wrote period ")
 		profs := load(t, dir)
@@ -302,18 +316,12 @@ func TestContprofOverhead(t *testing.T) {
 // Hot.Retain with an estimate near its 16 MB, and the comments must say
 // how many ticks were kept.
 func TestContprofHeapDefaultRate(t *testing.T) {
-	lib := harness.BuildProfiler(t, "./sample/contprof")
-	app := harness.CompileCS(t, []string{"testdata/hotspots.cs"}, "")
+	lib, app := hotspots(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
 		if rt.Major < 5 {
 			t.Skipf("the runtime's allocation ticks reach a profiler from .NET 5 (EventPipe in process); %s samples in C (TestContprof)", rt.Name)
 		}
-		dir := t.TempDir()
-		res := harness.Run(t, rt, app, harness.RunOptions{
-			ProfilerPath: lib, ProfilerCLSID: clsid,
-			Env: []string{"CONTPROF_DIR=" + dir, "CONTPROF_PERIOD=1"},
-		})
-		res.MustSucceed(t)
+		dir, res := runHotspots(t, rt, lib, app)
 		heaps := load(t, dir)["heap"]
 		if len(heaps) == 0 {
 			t.Fatalf("no heap profile:\n%s", res.Describe())
@@ -354,15 +362,9 @@ func atoi(t *testing.T, s string) int {
 // with MonitorGC, as suspensions for GC of unknown generation (the
 // induced two among them).
 func TestContprofHeapOff(t *testing.T) {
-	lib := harness.BuildProfiler(t, "./sample/contprof")
-	app := harness.CompileCS(t, []string{"testdata/hotspots.cs"}, "")
+	lib, app := hotspots(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
-		dir := t.TempDir()
-		res := harness.Run(t, rt, app, harness.RunOptions{
-			ProfilerPath: lib, ProfilerCLSID: clsid,
-			Env: []string{"CONTPROF_DIR=" + dir, "CONTPROF_PERIOD=1", "CONTPROF_HEAP=0"},
-		})
-		res.MustSucceed(t)
+		dir, res := runHotspots(t, rt, lib, app, "CONTPROF_HEAP=0")
 		res.MustStderrContain(t, "contprof: heap: off (CONTPROF_HEAP=0)", "contprof: Shutdown")
 		profs := load(t, dir)
 		if len(profs["heap"]) != 0 {
@@ -394,18 +396,12 @@ func TestContprofHeapOff(t *testing.T) {
 // next sample stands for the skipped ticks: Hot.Sleeper, asleep for the
 // whole run of several seconds, still gets seconds of wall time.
 func TestContprofSuspendBudget(t *testing.T) {
-	lib := harness.BuildProfiler(t, "./sample/contprof")
-	app := harness.CompileCS(t, []string{"testdata/hotspots.cs"}, "")
+	lib, app := hotspots(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
 		if !rt.AtLeast(3, 0) {
 			t.Skipf("CPU and wall snapshots need SuspendRuntime (.NET Core 3.0+)")
 		}
-		dir := t.TempDir()
-		res := harness.Run(t, rt, app, harness.RunOptions{
-			ProfilerPath: lib, ProfilerCLSID: clsid,
-			Env: []string{"CONTPROF_DIR=" + dir, "CONTPROF_PERIOD=1", "CONTPROF_SUSPEND_BUDGET=0.0001"},
-		})
-		res.MustSucceed(t)
+		dir, res := runHotspots(t, rt, lib, app, "CONTPROF_SUSPEND_BUDGET=0.0001")
 		profs := load(t, dir)
 		var sleepWall, samples int64
 		skipped := 0

@@ -144,7 +144,7 @@ type contprof struct {
 	// allocation ticks that gave no live heap sample
 	ticksWithoutObject atomic.Int64
 	// which allocation ticks become live heap samples (.NET 5+)
-	ticks2 tickSampler
+	heapTicks tickSampler
 
 	seq         int
 	periodStart time.Time
@@ -225,7 +225,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	low := profiler.MonitorExceptions | profiler.EnableStackSnapshot
 	var high profiler.HighMonitor
 	p.heap = profiles.NewLiveHeap(info, p.rate, p.maxObjects)
-	p.ticks2.init(p.rate)
+	p.heapTicks.init(p.rate)
 	// .NET 5+: the runtime's events give contention (the waiting stack is
 	// taken in the callback), GC pauses, and the live heap's samples
 	// (GCAllocationTick, Verbose), without a callback per allocation.
@@ -451,7 +451,7 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 			return nil
 		}
 		var keep bool
-		if tickBytes, keep = p.ticks2.Keep(n); !keep {
+		if tickBytes, keep = p.heapTicks.Keep(n); !keep {
 			return nil
 		}
 	}
@@ -620,7 +620,7 @@ func (p *contprof) write() {
 	hs := p.heap.Stats()
 	src := fmt.Sprintf("allocations sampled every %d bytes on average (ObjectAllocated)", p.rate)
 	if p.gcFromEvents {
-		seen, kept := p.ticks2.Counts()
+		seen, kept := p.heapTicks.Counts()
 		src = fmt.Sprintf("the runtime's allocation ticks (GCAllocationTick, about every 100 KB; one kept every %d bytes on average: %d of %d kept; %d ticks gave no sample)", p.rate, kept, seen, p.ticksWithoutObject.Load())
 	}
 	if p.weakHeap {
