@@ -31,6 +31,7 @@ type GCStats struct {
 	// collection was not reported
 	noGen                   bool
 	unknownCount, unknownNs int64
+	total                   int64 // collections since NewGCStats
 }
 
 // UnknownGenerationFrame is the pseudo-frame under which a GCStats fed
@@ -72,6 +73,7 @@ func (g *GCStats) Collection(gen int) {
 	}
 	g.mu.Lock()
 	g.collections[gen]++
+	g.total++
 	if g.suspended {
 		g.gen = max(g.gen, gen)
 	} else {
@@ -91,6 +93,7 @@ func (g *GCStats) Resumed() {
 	gen := g.gen
 	if gen < 0 && g.noGen {
 		g.unknownCount++
+		g.total++
 		g.unknownNs += int64(time.Since(g.suspendedAt))
 		return
 	}
@@ -99,6 +102,14 @@ func (g *GCStats) Resumed() {
 	}
 	g.pauses[gen] += int64(time.Since(g.suspendedAt))
 	g.pauseCount[gen]++
+}
+
+// Total is the number of collections counted since NewGCStats, of every
+// generation and of unknown generation, whatever AddTo has reset.
+func (g *GCStats) Total() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.total
 }
 
 // OldestCollected is the oldest generation a GarbageCollectionStarted

@@ -82,6 +82,9 @@ func TestGCStatsFromEvents(t *testing.T) {
 	if g.pauses[1] != 0 {
 		t.Errorf("reset left pauses %v", g.pauses)
 	}
+	if g.Total() != 2 {
+		t.Errorf("Total %d after the reset, want the 2 collections", g.Total())
+	}
 	p := b.Build(testNames(), Meta{}, false)
 	for _, s := range p.Sample {
 		name := s.Location[0].Line[0].Function.Name
@@ -225,8 +228,8 @@ func TestGCStatsWithoutGenerations(t *testing.T) {
 		if noGen {
 			want = 2
 		}
-		if n != want {
-			t.Errorf("WithoutGenerations %v: %d collections under %s, want %d", noGen, n, UnknownGenerationFrame, want)
+		if n != want || g.Total() != want {
+			t.Errorf("WithoutGenerations %v: %d collections under %s, Total %d, want %d", noGen, n, UnknownGenerationFrame, g.Total(), want)
 		}
 	}
 }

@@ -127,13 +127,14 @@ func runHotspots(t *testing.T, rt harness.Runtime, lib, app string, env ...strin
 // the live heap while its list held it, must be gone from it after the app
 // dropped it and collected; Hot.Sleeper appears in wall time and never in
 // CPU time, which Hot.Spin tops (.NET Core 3.0+); the GC profile has the
-// app's two induced gen 2 collections. The live heap's samples are the
-// runtime's allocation ticks on .NET 5+ and recorded allocations before. Every file parses, names the runtime
-// and the process, and `go tool pprof -top` prints it.
+// app's two induced gen 2 collections. The live heap (CONTPROF_HEAP=1:
+// on every runtime) samples the runtime's allocation ticks on .NET 5+ and
+// records allocations before. Every file parses, names the runtime and the
+// process, and `go tool pprof -top` prints it.
 func TestContprof(t *testing.T) {
 	lib, app := hotspots(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
-		dir, res := runHotspots(t, rt, lib, app, "CONTPROF_HEAP_RATE=65536")
+		dir, res := runHotspots(t, rt, lib, app, "CONTPROF_HEAP=1", "CONTPROF_HEAP_RATE=65536")
 		res.MustStdoutContain(t, "phase: dropped", "app done")
 		res.MustStderrContain(t, "contprof: wrote period ")
 		profs := load(t, dir)
@@ -238,18 +239,23 @@ func TestContprof(t *testing.T) {
 		}
 
 		// GC: the two induced collections of gen 2, with a pause.
-		var gen2, pause int64
+		var gen2, all, pause int64
 		for _, p := range profs["gc"] {
 			for _, s := range p.Sample {
 				if hasFrame(s, "[GC gen 2]") {
 					gen2 += s.Value[0]
 				}
+				all += s.Value[0]
 				pause += s.Value[1]
 			}
 		}
-		t.Logf("%s: gen 2 collections %d, pauses %v ms", rt.Name, gen2, pause/1e6)
+		t.Logf("%s: gen 2 collections %d of %d, pauses %v ms", rt.Name, gen2, all, pause/1e6)
 		if gen2 < 2 || pause <= 0 {
 			t.Errorf("gc: %d gen 2 collections (want at least 2), pause %d ns", gen2, pause)
+		}
+		// The Shutdown line's gcs are the GC profiles' collections.
+		if m := regexp.MustCompile(`contprof: Shutdown .* gcs=(\d+)`).FindStringSubmatch(res.Stderr); m == nil || int64(atoi(t, m[1])) != all {
+			t.Errorf("Shutdown line %q: want gcs=%d, the GC profiles' collections", m, all)
 		}
 
 		for _, kind := range []string{"exceptions", "heap", "gc"} {
@@ -310,19 +316,36 @@ func TestContprofOverhead(t *testing.T) {
 	})
 }
 
-// At the default CONTPROF_HEAP_RATE (512 KiB) contprof keeps about one
-// allocation tick in five on .NET 5+, each standing for the bytes of the
-// ticks it stands in for: the live heap must still be dominated by
-// Hot.Retain with an estimate near its 16 MB, and the comments must say
-// how many ticks were kept.
-func TestContprofHeapDefaultRate(t *testing.T) {
+// At its defaults contprof writes the live heap where the runtime's
+// allocation ticks reach it (.NET 5+) and not before, where the heap would
+// need ObjectAllocated (it says so at start, and the GC profile still
+// counts the app's induced collections). On .NET 5+, at the default
+// CONTPROF_HEAP_RATE (512 KiB), it keeps about one allocation tick in
+// five, each standing for the bytes of the ticks it stands in for: the
+// live heap must still be dominated by Hot.Retain with an estimate near
+// its 16 MB, and the comments must say how many ticks were kept.
+func TestContprofHeapDefault(t *testing.T) {
 	lib, app := hotspots(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
-		if rt.Major < 5 {
-			t.Skipf("the runtime's allocation ticks reach a profiler from .NET 5 (EventPipe in process); %s samples in C (TestContprof)", rt.Name)
-		}
 		dir, res := runHotspots(t, rt, lib, app)
-		heaps := load(t, dir)["heap"]
+		profs := load(t, dir)
+		if rt.Major < 5 {
+			res.MustStderrContain(t, "contprof: heap: off by default on .NET Core "+rt.Version+": before .NET 5 the live heap needs ObjectAllocated", "contprof: Shutdown")
+			if len(profs["heap"]) != 0 {
+				t.Errorf("%d heap profiles on %s at the defaults", len(profs["heap"]), rt.Name)
+			}
+			var n int64
+			for _, p := range profs["gc"] {
+				for _, s := range p.Sample {
+					n += s.Value[0]
+				}
+			}
+			if n < 2 {
+				t.Errorf("gc profile: %d collections, want at least the 2 induced", n)
+			}
+			return
+		}
+		heaps := profs["heap"]
 		if len(heaps) == 0 {
 			t.Fatalf("no heap profile:\n%s", res.Describe())
 		}

@@ -77,16 +77,19 @@
 //	CONTPROF_MAX_STACKS   distinct stacks per profile and period (default 10000)
 //	CONTPROF_MAX_OBJECTS  live objects tracked (default 100000)
 //	CONTPROF_SUSPEND_BUDGET  percentage of the time the CPU and wall snapshots
-//	                      may keep the runtime suspended (default 10; 0: no
+//	                      may keep the runtime suspended (default 5; 0: no
 //	                      limit): after a snapshot that took longer, ticks
 //	                      are skipped (counted as "skipped" in the comments)
 //	                      and the next sample stands for them in wall time
-//	CONTPROF_HEAP         1 (default): the live heap profile; 0: none, and
-//	                      no MonitorGC (whose moved-references reports and
-//	                      lack of background GC are most of contprof's cost
-//	                      on allocation-heavy code); on .NET Core 2.x the GC
-//	                      profile then counts suspensions for GC, generation
-//	                      not reported
+//	CONTPROF_HEAP         1: the live heap profile; 0: none; unset (the
+//	                      default): on .NET 5+, where it is sampled from the
+//	                      runtime's allocation ticks, and off before, where
+//	                      it needs ObjectAllocated (every allocation of the
+//	                      process on the runtime's slow path: 1.3-1.5x on
+//	                      allocation-heavy code, more with MonitorGC's
+//	                      moved-references reports). Without the live heap
+//	                      on .NET Core 2.x the GC profile counts suspensions
+//	                      for GC, generation not reported
 package main
 
 import (
@@ -117,6 +120,7 @@ type contprof struct {
 	period                time.Duration
 	hz, depth, rate       int
 	heapOn                bool
+	heapAuto              bool // CONTPROF_HEAP unset: on where it is cheap (.NET 5+)
 	weakHeap              bool // the live heap tracks objects by weak handles
 	maxStacks, maxObjects int
 	runtime               string
@@ -186,7 +190,7 @@ func (p *contprof) config() error {
 		}
 	}
 	p.period = time.Duration(period) * time.Second
-	p.budget = 0.10
+	p.budget = 0.05
 	if v := os.Getenv("CONTPROF_SUSPEND_BUDGET"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f < 0 || f > 100 {
@@ -194,11 +198,14 @@ func (p *contprof) config() error {
 		}
 		p.budget = f / 100
 	}
-	heap, err := envInt("CONTPROF_HEAP", 1, 0, 1)
-	if err != nil {
-		return err
+	switch v := os.Getenv("CONTPROF_HEAP"); v {
+	case "":
+		p.heapAuto = true
+	case "0", "1":
+		p.heapOn = v == "1"
+	default:
+		return fmt.Errorf("CONTPROF_HEAP=%q: want 0 or 1 (unset: on where the runtime's allocation ticks reach the profiler, .NET 5+)", v)
 	}
-	p.heapOn = heap == 1
 	if p.dir = os.Getenv("CONTPROF_DIR"); p.dir == "" {
 		p.dir = "contprof"
 	}
@@ -230,7 +237,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	// taken in the callback), GC pauses, and the live heap's samples
 	// (GCAllocationTick, Verbose), without a callback per allocation.
 	level := profiler.EventPipeInformational
-	if p.heapOn {
+	if p.heapOn || p.heapAuto {
 		level = profiler.EventPipeVerbose // GCAllocationTick
 	}
 	sess, err := info.EventPipeStartSession([]profiler.EventPipeProviderSettings{{
@@ -248,15 +255,30 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	default:
 		logf("contention: EventPipeStartSession: %v", err)
 	}
+	if p.heapAuto {
+		// Without the runtime's allocation ticks the live heap needs
+		// ObjectAllocated, which puts every allocation of the process on
+		// the runtime's slow path: 1.3-1.5x on allocation-heavy code
+		// whatever the profiler does (bench: c-unimpl against none).
+		p.heapOn = p.gcFromEvents
+		if !p.heapOn {
+			logf("heap: off by default on %s: before .NET 5 the live heap needs ObjectAllocated, which puts every allocation on the runtime's slow path (1.3-1.5x on allocation-heavy code); CONTPROF_HEAP=1 turns it on", p.runtime)
+		}
+	}
 	switch {
 	case !p.heapOn && info.CheckHighEvents(profiler.HighBasicGC) == nil:
 		high |= profiler.HighBasicGC // GarbageCollectionStarted/Finished only
-		logf("heap: off (CONTPROF_HEAP=0)")
+		if !p.heapAuto {
+			logf("heap: off (CONTPROF_HEAP=0)")
+		}
 	case !p.heapOn:
 		// .NET Core 2.x: GarbageCollectionStarted comes only with
-		// MonitorGC, which would cost what CONTPROF_HEAP=0 saves.
+		// MonitorGC, which would cost what the heap being off saves.
 		p.gc.WithoutGenerations()
-		logf("heap: off (CONTPROF_HEAP=0); gc: on %s collections are not reported without MonitorGC (HighBasicGC needs .NET Core 3.0): every suspension for GC counts as one collection under %q", p.runtime, profiles.UnknownGenerationFrame)
+		if !p.heapAuto {
+			logf("heap: off (CONTPROF_HEAP=0)")
+		}
+		logf("gc: on %s collections are not reported without MonitorGC (HighBasicGC needs .NET Core 3.0), which the live heap would turn on: every suspension for GC counts as one collection under %q", p.runtime, profiles.UnknownGenerationFrame)
 	case p.gcFromEvents && p.heap.UseWeakHandles() == nil:
 		// .NET 7+: sampled objects held by weak handles; no GC callbacks.
 		p.weakHeap = true
@@ -628,8 +650,12 @@ func (p *contprof) write() {
 	} else {
 		src += ", objects followed through the GC callbacks"
 	}
-	hm := meta("heap", "from "+src, fmt.Sprintf("live objects tracked=%d sampled=%d freed=%d stale=%d dropped-full=%d generation-errors=%d handle-errors=%d gcs=%d (cumulative)",
-		hs.Tracked, hs.Added, hs.Freed, hs.Stale, hs.Full, hs.GenErrors, hs.HandleErrors, hs.GCs))
+	counts := fmt.Sprintf("live objects tracked=%d sampled=%d freed=%d stale=%d dropped-full=%d generation-errors=%d handle-errors=%d",
+		hs.Tracked, hs.Added, hs.Freed, hs.Stale, hs.Full, hs.GenErrors, hs.HandleErrors)
+	if !p.weakHeap {
+		counts += fmt.Sprintf(" gcs-followed=%d", hs.GCs)
+	}
+	hm := meta("heap", "from "+src, counts+" (cumulative)")
 	if !p.gcFromEvents {
 		hm.PeriodType, hm.Period = profiles.SampleType{Type: "space", Unit: "bytes"}, int64(p.rate)
 	}
@@ -661,7 +687,7 @@ func (p *contprof) Shutdown() error {
 		}
 		p.write()
 		hs := p.heap.Stats()
-		logf("Shutdown periods=%d exceptions=%d live_objects=%d sampled_allocations=%d gcs=%d", p.seq, p.excTotal.Load(), hs.Tracked, hs.Added, hs.GCs)
+		logf("Shutdown periods=%d exceptions=%d live_objects=%d sampled_allocations=%d gcs=%d", p.seq, p.excTotal.Load(), hs.Tracked, hs.Added, p.gc.Total())
 	})
 	return nil
 }
