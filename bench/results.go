@@ -383,12 +383,17 @@ var Targets = []Target{
 	{"ELT call counting in C vs C", "calls", "go-elt-count", "ref", "wall", 1.25},
 	{"ELT call counting in C vs C, CPU time", "calls", "go-elt-count", "ref", "cpu", 1.25},
 	{"CPU sampling ~100 Hz vs no profiler", "cpu", "go-sample", "none", "wall", 1.03},
-	{"continuous profiler (sample/contprof), everything on: CPU-bound vs no profiler", "cpu", "go-contprof", "none", "wall", 1.05},
-	{"continuous profiler (sample/contprof), everything on: allocation storm vs no profiler", "alloc", "go-contprof", "none", "wall", 1.05},
-	{"continuous profiler (sample/contprof), everything on: CPU-bound vs no profiler, start-up taken out", "cpu", "go-contprof", "none", "wall-steady", 1.05},
-	{"continuous profiler (sample/contprof), everything on: allocation storm vs no profiler, start-up taken out", "alloc", "go-contprof", "none", "wall-steady", 1.05},
-	{"continuous profiler (sample/contprof), everything on: allocation storm vs no profiler, start-up taken out, CPU time", "alloc", "go-contprof", "none", "cpu-steady", 1.05},
-	{"continuous profiler (sample/contprof), live heap off: allocation storm vs no profiler, start-up taken out", "alloc", "go-contprof-noheap", "none", "wall-steady", 1.05},
+	{"continuous profiler (sample/contprof) at its defaults: CPU-bound vs no profiler", "cpu", "go-contprof", "none", "wall", 1.05},
+	{"continuous profiler (sample/contprof) at its defaults: CPU-bound vs no profiler, start-up taken out", "cpu", "go-contprof", "none", "wall-steady", 1.05},
+	{"continuous profiler (sample/contprof) at its defaults: allocation storm vs no profiler", "alloc", "go-contprof", "none", "wall", 1.05},
+	{"continuous profiler (sample/contprof) at its defaults: allocation storm vs no profiler, start-up taken out", "alloc", "go-contprof", "none", "wall-steady", 1.05},
+	{"continuous profiler (sample/contprof) at its defaults: allocation storm vs no profiler, start-up taken out, CPU time", "alloc", "go-contprof", "none", "cpu-steady", 1.05},
+	{"continuous profiler (sample/contprof) at its defaults: long allocation storm vs no profiler", "alloc-long", "go-contprof", "none", "wall", 1.05},
+	{"continuous profiler (sample/contprof) at its defaults: long allocation storm vs no profiler, CPU time", "alloc-long", "go-contprof", "none", "cpu", 1.05},
+	{"continuous profiler (sample/contprof) at its defaults: long allocation storm vs no profiler, start-up taken out", "alloc-long", "go-contprof", "none", "wall-steady", 1.05},
+	{"continuous profiler (sample/contprof) at its defaults: long allocation storm vs no profiler, start-up taken out, CPU time", "alloc-long", "go-contprof", "none", "cpu-steady", 1.05},
+	{"continuous profiler (sample/contprof), live heap on everywhere (CONTPROF_HEAP=1): long allocation storm vs no profiler, start-up taken out", "alloc-long", "go-contprof-heap", "none", "wall-steady", 1.05},
+	{"continuous profiler (sample/contprof), live heap off (CONTPROF_HEAP=0): long allocation storm vs no profiler, start-up taken out", "alloc-long", "go-contprof-noheap", "none", "wall-steady", 1.05},
 }
 
 // startupOf names, for a configuration with no row of its own on the
@@ -397,8 +402,6 @@ var Targets = []Target{
 var startupOf = map[string]string{
 	"go-alloc-fast": "go-idle",
 	"c-alloc":       "c-idle",
-	// contprof without the live heap starts and shuts down as contprof.
-	"go-contprof-noheap": "go-contprof",
 }
 
 // StartupOf is the configuration whose median on the empty workload is
