@@ -23,7 +23,8 @@
 //	                    bytes on average, standing for the bytes allocated
 //	                    since the previous kept one), and allocations
 //	                    recorded in C every CONTPROF_HEAP_RATE bytes on
-//	                    average (ObjectAllocated) before; they are followed
+//	                    average (ObjectAllocated) before, where the live
+//	                    heap is off unless CONTPROF_HEAP=1; they are followed
 //	                    by weak handles on .NET 7+ (dead once the handle
 //	                    reads 0) and through the GC callbacks before
 //	                    (MonitorGC: moved and surviving references)
@@ -46,22 +47,24 @@
 // not available contprof writes no file for it and says so on stderr at
 // start ("contprof: contention: not available on .NET Core 3.1.23: ...").
 //
-// What it costs (TestContprofOverhead, CPU time per round of work, on a
-// shared machine): a CPU-bound loop 1.01-1.06x; an allocation storm (about
-// 3 GB/s of byte[64] on .NET 8, so some 30 000 allocation ticks a second,
-// every one delivered to the profiler on the allocating thread) 1.3-1.45x
-// on .NET 8 (1.6-1.75x when every tick was sampled) and 8-11x before .NET
-// 5 with the live heap on (before .NET 5 every allocation is answered in C
-// and MonitorGC makes every collection report its moved objects), 1.0-1.1x
-// with CONTPROF_HEAP=0. The CPU and wall snapshots suspend the
-// runtime CONTPROF_HZ times a second; with more busy threads than cores
-// each suspension waits for every thread to be scheduled and reach a safe
-// point (0.5-50 ms measured on 2 cores with 4 allocating threads).
+// What it costs (task bench, docs/benchmarks.md; TestContprofOverhead logs
+// the same per round of work): a CPU-bound loop 1.00-1.02x of no profiler;
+// an allocation storm of four threads on two cores for about a second
+// (20,000,000 small objects) 0.98-1.05x with start-up taken out, at the
+// defaults (one bench run had 1.12x on 2.1, where interleaved reruns gave
+// 0.98-1.05x: the runtime's GC marking, not the profiler). Start-up adds 7-16 ms (about 10 ms of it on .NET 5+ is the
+// runtime's managed NativeRuntimeEventSource, which the in-process session
+// enables), 26 ms on .NET Core 2.x (the 20 ms Shutdown wait every 2.x
+// profiler with events needs). The live heap before .NET 5 needs
+// ObjectAllocated, which puts every allocation on the runtime's slow path:
+// with CONTPROF_HEAP=1 the storm ran 1.75x (2.0, 3.1) to 4.5x (2.1, with
+// MonitorGC's reports of 92 collections), hence off by default there.
 //
 // Every snapshot suspends the runtime; with more busy threads than cores a
-// suspension waits for each thread to be scheduled (measured up to 50 ms on
-// 2 cores), so contprof keeps the time the runtime spends suspended for it
-// within CONTPROF_SUSPEND_BUDGET by skipping ticks after a long snapshot.
+// suspension waits for each thread to be scheduled and reach a safe point
+// (measured up to 52 ms on 2 cores with 4 allocating threads), so contprof
+// keeps the time the runtime spends suspended for it within
+// CONTPROF_SUSPEND_BUDGET by skipping ticks after a long snapshot.
 //
 // Memory is bounded: CONTPROF_MAX_STACKS distinct stacks per profile and
 // period (default 10000; more are summed under "[stack table full]"),
