@@ -264,23 +264,21 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		// the runtime's slow path: 1.3-1.5x on allocation-heavy code
 		// whatever the profiler does (bench: c-unimpl against none).
 		p.heapOn = p.gcFromEvents
-		if !p.heapOn {
-			logf("heap: off by default on %s: before .NET 5 the live heap needs ObjectAllocated, which puts every allocation on the runtime's slow path (1.3-1.5x on allocation-heavy code); CONTPROF_HEAP=1 turns it on", p.runtime)
-		}
+	}
+	switch {
+	case p.heapOn:
+	case p.heapAuto:
+		logf("heap: off by default on %s: before .NET 5 the live heap needs ObjectAllocated, which puts every allocation on the runtime's slow path (1.3-1.5x on allocation-heavy code); CONTPROF_HEAP=1 turns it on", p.runtime)
+	default:
+		logf("heap: off (CONTPROF_HEAP=0)")
 	}
 	switch {
 	case !p.heapOn && info.CheckHighEvents(profiler.HighBasicGC) == nil:
 		high |= profiler.HighBasicGC // GarbageCollectionStarted/Finished only
-		if !p.heapAuto {
-			logf("heap: off (CONTPROF_HEAP=0)")
-		}
 	case !p.heapOn:
 		// .NET Core 2.x: GarbageCollectionStarted comes only with
 		// MonitorGC, which would cost what the heap being off saves.
 		p.gc.WithoutGenerations()
-		if !p.heapAuto {
-			logf("heap: off (CONTPROF_HEAP=0)")
-		}
 		logf("gc: on %s collections are not reported without MonitorGC (HighBasicGC needs .NET Core 3.0), which the live heap would turn on: every suspension for GC counts as one collection under %q", p.runtime, profiles.UnknownGenerationFrame)
 	case p.gcFromEvents && p.heap.UseWeakHandles() == nil:
 		// .NET 7+: sampled objects held by weak handles; no GC callbacks.
