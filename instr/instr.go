@@ -516,7 +516,7 @@ var byRefLikeRefs = map[string]bool{
 	"System.Span`1": true, "System.ReadOnlySpan`1": true, "System.TypedReference": true,
 	"System.ArgIterator": true, "System.RuntimeArgumentHandle": true,
 	"System.Runtime.CompilerServices.DefaultInterpolatedStringHandler": true,
-	"System.Text.ValueStringBuilder": true,
+	"System.Text.ValueStringBuilder":                                   true,
 }
 
 func (in *Instrumenter) isByRefLike(m *ilrw.Method, tok metadata.Token) bool {

@@ -17,13 +17,13 @@ var errNotWrappable = errors.New("cannot be instrumented")
 // wrapper holds what one wrap needs: the method being rewritten and the
 // tokens of the integration's Begin and End in the method's module.
 type wrapper struct {
-	m       *ilrw.Method
-	id      int32
-	integ   *Integration
-	typeTok metadata.Token // the declaring TypeDef
-	valueTy bool           // the declaring type is a value type
-	generic int            // generic parameters of the declaring type
-	static  bool
+	m         *ilrw.Method
+	id        int32
+	integ     *Integration
+	typeTok   metadata.Token // the declaring TypeDef
+	valueTy   bool           // the declaring type is a value type
+	generic   int            // generic parameters of the declaring type
+	static    bool
 	byRefLike func(tok metadata.Token) bool
 }
 
@@ -43,9 +43,9 @@ var (
 type kind int
 
 const (
-	kindRef     kind = iota // a reference: as is
-	kindBox                 // a value type or generic parameter: box
-	kindNull                // cannot be an object (pointer, byref, typedref, byref-like): null
+	kindRef  kind = iota // a reference: as is
+	kindBox              // a value type or generic parameter: box
+	kindNull             // cannot be an object (pointer, byref, typedref, byref-like): null
 )
 
 func (w *wrapper) classify(t *metadata.Type) kind {
