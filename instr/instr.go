@@ -167,6 +167,7 @@ type Instrumenter struct {
 	hits     map[targetRef]int
 	failures []Failure
 	noBody   int
+	inlined  map[key][]key                          // before ICorProfilerInfo10: callee -> callers that inlined it
 	ready    bool                                   // HelperReady was called
 	waiting  map[profiler.ModuleID][]metadata.Token // ReJITs waiting for HelperReady
 }
@@ -640,14 +641,31 @@ func (in *Instrumenter) isByRefLike(m *ilrw.Method, tok metadata.Token) bool {
 }
 
 // JITInlining refuses to inline a matched method into its callers, so
-// that every call runs the wrapped code.
+// that every call runs the wrapped code. With Config.ReJIT on a runtime
+// without RequestReJITWithInliners (before .NET Core 3.0), it also
+// remembers which callers inlined which methods, so that a method
+// instrumented later through ReJIT has those callers recompiled too.
 func (in *Instrumenter) JITInlining(caller, callee profiler.FunctionID) (bool, error) {
 	fi, err := in.info.GetFunctionInfo(callee)
 	if err != nil {
 		return true, nil
 	}
-	if in.lookup(fi.ModuleID, fi.Token) != nil {
+	k := key{fi.ModuleID, fi.Token}
+	if in.lookup(k.module, k.token) != nil {
 		return false, nil
+	}
+	if in.cfg.ReJIT && in.info.Version() < 10 {
+		if ci, err := in.info.GetFunctionInfo(caller); err == nil {
+			ck := key{ci.ModuleID, ci.Token}
+			in.mu.Lock()
+			if in.inlined == nil {
+				in.inlined = map[key][]key{}
+			}
+			if l := in.inlined[k]; len(l) == 0 || l[len(l)-1] != ck {
+				in.inlined[k] = append(l, ck)
+			}
+			in.mu.Unlock()
+		}
 	}
 	return true, nil
 }
@@ -692,9 +710,30 @@ func (in *Instrumenter) requestReJIT(m profiler.ModuleID, toks []metadata.Token)
 	ngen := in.modules[m] != nil && in.modules[m].ngen
 	in.mu.Unlock()
 	if withInliners(in.info.Version(), ngen) {
-		err = in.rw.RequestReJITWithInliners(profiler.ReJITBlockInlining, m, toks, in.rewriteReJIT, nil)
+		err = in.rw.RequestReJITWithInliners(profiler.ReJITBlockInlining, m, toks, in.rewriteReJIT, in.rewriteReJIT)
 	} else {
 		err = in.rw.RequestReJIT(m, toks, in.rewriteReJIT)
+		// Callers seen inlining them (JITInlining): recompiled too, with
+		// their own IL (or wrapped, if they are targets themselves); now
+		// JITInlining refuses the inlining.
+		in.mu.Lock()
+		callers := map[profiler.ModuleID][]metadata.Token{}
+		seen := map[key]bool{}
+		for _, t := range toks {
+			for _, c := range in.inlined[key{m, t}] {
+				if !seen[c] {
+					seen[c] = true
+					callers[c.module] = append(callers[c.module], c.token)
+				}
+			}
+			delete(in.inlined, key{m, t})
+		}
+		in.mu.Unlock()
+		for cm, ctoks := range callers {
+			if cerr := in.rw.RequestReJIT(cm, ctoks, in.rewriteReJIT); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
 	}
 	if err != nil {
 		in.mu.Lock()

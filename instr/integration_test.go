@@ -240,3 +240,29 @@ func TestFramework(t *testing.T) {
 		res.MustStderrContain(t, "instrprof: instrumented "+name+"\n")
 	})
 }
+
+// TestAddRule adds a target at run time for a method that already ran
+// (and that a caller compiled before may have inlined): the calls after
+// AddRule returned run the wrapped code, the one before did not.
+func TestAddRule(t *testing.T) {
+	app, lib := build(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		wait := t.TempDir() + "/added"
+		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+			Env: []string{"INSTRPROF_TARGETS=ShopApp!Shop.Order::Describe", "INSTRPROF_ADD=ShopApp!Shop.Calc::Late",
+				"INSTRPROF_REJIT=1", "INSTR_WAIT_FILE=" + wait}})
+		res.MustSucceed(t)
+		res.MustStderrContain(t, "instrprof: added targets at run time: <nil>\n")
+		res.MustStdoutContain(t, "late 3\n", "late 0\nlate 3\nlate 6\n")
+		h := parseHooks(res.StderrLines())
+		name := "ShopApp!Shop.Calc::Late"
+		want := "[this=null args=[System.Int32:0] this=null args=[System.Int32:1] this=null args=[System.Int32:2]]"
+		if got := fmt.Sprint(h.begins[name]); got != want {
+			t.Errorf("Late after AddRule: Begin saw %s, want %s\n%s", got, want, res.Describe())
+		}
+		if got := fmt.Sprint(h.ends[name]); got != "[ret=System.Int32:0 exc=null ret=System.Int32:3 exc=null ret=System.Int32:6 exc=null]" {
+			t.Errorf("Late after AddRule: End saw %s", got)
+		}
+		res.MustStderrContain(t, "instrprof: method 1 "+name+" (System.Int32) rejit=true\n", "instrprof: instrumented "+name+"\n")
+	})
+}

@@ -4,7 +4,8 @@
 // test app (the tests' stand-in for delivering the helper). With
 // INSTRPROF_REJIT=1 it enables ReJIT; with INSTRPROF_ADD a second list of
 // targets is added at run time, when the app's method
-// Shop.Program::AddTargetsNow is first compiled; with INSTRPROF_SINK=1
+// Shop.Program::AddTargetsNow is first compiled (then the file named by
+// INSTR_WAIT_FILE, which the app waits for, is created); with INSTRPROF_SINK=1
 // what Begin and End throw goes to InstrHelper.Hooks::Failed. It reports on stderr,
 // lines starting "instrprof: ": at Shutdown each method by id and what the
 // Instrumenter's report says.
@@ -104,6 +105,9 @@ func (p *prof) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
 					defer close(p.done)
 					err := p.in.AddRule(instr.Rule{Targets: p.add, Integration: integ})
 					logf("added targets at run time: %v", err)
+					if f := os.Getenv("INSTR_WAIT_FILE"); f != "" {
+						os.WriteFile(f, nil, 0o644)
+					}
 				}()
 			})
 		}
