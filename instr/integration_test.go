@@ -3,8 +3,12 @@
 package instr_test
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -265,4 +269,86 @@ func TestAddRule(t *testing.T) {
 		}
 		res.MustStderrContain(t, "instrprof: method 1 "+name+" (System.Int32) rejit=true\n", "instrprof: instrumented "+name+"\n")
 	})
+}
+
+// TestMCS wraps every method of mcs.exe (a real compiler: big methods,
+// generics, iterators, exception handling everywhere) with an integration
+// that does nothing but count, compiles the test app with it on .NET 8,
+// and compares the assembly and the output with a run without profiler.
+// (The full-size mcs test with sample/autotrace's tracer, checked against
+// jitlog and ilcount, belongs to sample/autotrace.)
+func TestMCS(t *testing.T) {
+	const mcsExe = "/usr/lib/mono/4.5/mcs.exe"
+	rts, err := harness.Runtimes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	exe, err := os.ReadFile(mcsExe)
+	if err != nil {
+		t.Fatalf("%v (scripts/setup.sh installs mcs)", err)
+	}
+	// mcs beside the helper (the stand-in for delivery).
+	if err := os.WriteFile(filepath.Join(dir, "mcs.exe"), exe, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	harness.CompileCS(t, []string{"testdata/apps/counter.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"))
+	lib := harness.BuildProfiler(t, "./instr/testdata/instrprof")
+	src, err := filepath.Abs("testdata/apps/app.cs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range rts {
+		if !strings.HasPrefix(rt.Name, "net8") {
+			continue
+		}
+		t.Run(rt.Name, func(t *testing.T) {
+			compile := func(opts harness.RunOptions) (harness.Result, []byte) {
+				opts.Dir = t.TempDir()
+				const mono = "/usr/lib/mono/4.5/"
+				opts.Args = []string{"-nostdlib", "-r:" + mono + "mscorlib.dll", "-r:" + mono + "System.dll", "-r:" + mono + "System.Core.dll",
+					"-out:" + filepath.Join(opts.Dir, "out.exe"), src}
+				res := harness.Run(t, rt, filepath.Join(dir, "mcs.exe"), opts)
+				res.MustSucceed(t)
+				out, err := os.ReadFile(filepath.Join(opts.Dir, "out.exe"))
+				if err != nil {
+					t.Fatalf("no assembly: %v\n%s", err, res.Describe())
+				}
+				return res, out
+			}
+			base, want := compile(harness.RunOptions{})
+			res, got := compile(harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+				Env: []string{"INSTRPROF_TARGETS=mcs!*::*"}})
+			if !bytes.Equal(got, want) {
+				t.Errorf("the assembly differs from the one compiled without profiler (%d vs %d bytes)", len(got), len(want))
+			}
+			if res.Stdout != base.Stdout {
+				t.Errorf("mcs printed %q, without profiler %q", res.Stdout, base.Stdout)
+			}
+			res.MustStderrNotContain(t, "InvalidProgramException", "instrprof: failed ")
+			var summary string
+			for _, l := range res.StderrLines() {
+				if strings.HasPrefix(l, "instrprof: summary ") {
+					summary = l
+				}
+			}
+			m := regexp.MustCompile(`instrumented=(\d+) `).FindStringSubmatch(summary)
+			calls := regexp.MustCompile(`(?m)^COUNTER calls=(\d+) ends=(\d+)$`).FindStringSubmatch(res.Stderr)
+			t.Logf("%s; %v", summary, calls)
+			if m == nil || calls == nil {
+				t.Fatalf("no summary or counter line:\n%s", res.Describe())
+			}
+			if n, _ := strconv.Atoi(m[1]); n < 1000 {
+				t.Errorf("only %d methods of mcs instrumented", n)
+			}
+			// The totals are printed at ProcessExit, when the method that
+			// ends the process (mcs's Main, or the one calling
+			// Environment.Exit) may still be running: one call in flight.
+			b, _ := strconv.Atoi(calls[1])
+			e, _ := strconv.Atoi(calls[2])
+			if b < 100000 || b-e < 0 || b-e > 1 {
+				t.Errorf("Begin ran %d times, End %d", b, e)
+			}
+		})
+	}
 }
