@@ -4,6 +4,8 @@ package instr_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/clrprof/clrprof/diag"
 	"github.com/clrprof/clrprof/internal/harness"
 )
 
@@ -351,4 +355,50 @@ func TestMCS(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAttach attaches the profiler to a running app (.NET Core 3.0 and
+// later have the diagnostics server) and instruments a method that ran
+// hot before (tiered up, maybe inlined into its caller) through ReJIT:
+// the calls after the attach reach the integration.
+func TestAttach(t *testing.T) {
+	dir := t.TempDir()
+	harness.CompileCS(t, []string{"testdata/apps/helper.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"))
+	app := harness.CompileCS(t, []string{"testdata/apps/attach.cs"}, dir, harness.OutName("AttachApp.exe"))
+	lib := harness.BuildProfiler(t, "./instr/testdata/instrprof")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		p := harness.Start(t, rt, app, harness.RunOptions{Timeout: 2 * time.Minute})
+		if err := p.WaitStdout("ready ", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		err := diag.AttachProfiler(ctx, p.Pid, clsid, lib, []byte("AttachApp!Shop.Worker::Work"))
+		if !rt.AtLeast(3, 0) {
+			// No diagnostics server before .NET Core 3.0: nothing to attach through.
+			if !errors.Is(err, diag.ErrNotSupported) {
+				t.Fatalf("attach on %s: %v, want diag.ErrNotSupported", rt.Name, err)
+			}
+			p.Wait().MustSucceed(t)
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.WaitStderr("instrprof: instrumented loaded modules: <nil>", time.Minute); err != nil {
+			t.Fatalf("%v\n%s", err, p.Stderr())
+		}
+		for _, n := range []string{"5", "6"} {
+			if err := p.WriteLine("call " + n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res := p.Wait()
+		res.MustSucceed(t)
+		res.MustStdoutContain(t, "work 5 -> 11\nwork 6 -> 13\napp done\n")
+		t.Logf("stderr:\n%s", res.Stderr)
+		res.MustStderrContain(t, "instrprof: pending AttachApp!Shop.Worker::Work rejit=true\n",
+			"HOOK begin 0 depth=0 this=null args=[System.Int32:5] state=s0-1\nHOOK end 0 depth=0 state=s0-1 ret=System.Int32:11 exc=null\n",
+			"HOOK begin 0 depth=0 this=null args=[System.Int32:6] state=s0-2\nHOOK end 0 depth=0 state=s0-2 ret=System.Int32:13 exc=null\n")
+	})
 }

@@ -89,6 +89,34 @@ func addTail(m *ilrw.Method) (bool, error) {
 	return false, nil
 }
 
+// InitializeForAttach instruments the targets the client data lists
+// (comma-separated) through ReJIT once the attach completes.
+func (p *prof) InitializeForAttach(info *profiler.Info, clientData []byte) error {
+	p.info = info
+	ts, err := target.ParseList(string(clientData))
+	if err != nil {
+		logf("bad targets: %v", err)
+		return err
+	}
+	if p.in, err = instr.New(info, instr.Config{Rules: []instr.Rule{{Targets: ts, Integration: integ}}, ReJIT: true}); err != nil {
+		return err
+	}
+	logf("attached")
+	return info.SetAttachEventMask(p.in.EventMask(), 0)
+}
+
+func (p *prof) ProfilerAttachComplete() error {
+	go func() {
+		err := p.in.InstrumentLoaded()
+		r := p.in.Report()
+		logf("instrumented loaded modules: %v; %d instrumented, %d pending, %d failed", err, len(r.Instrumented), len(r.Pending), len(r.Failed))
+		for _, m := range r.Pending {
+			logf("pending %s rejit=%v", m.Name, m.ReJIT)
+		}
+	}()
+	return nil
+}
+
 func (p *prof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) error {
 	if err := p.in.ModuleLoadFinished(m, hr); err != nil {
 		logf("ModuleLoadFinished: %v", err)
