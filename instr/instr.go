@@ -158,6 +158,7 @@ type targetRef struct{ rule, target int }
 type Instrumenter struct {
 	info *profiler.Info
 	rw   *ilrw.Rewriter
+	reqs sync.WaitGroup // ReJIT requests under way on goroutines
 
 	mu       sync.Mutex
 	cfg      Config
@@ -238,9 +239,21 @@ func (in *Instrumenter) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRES
 			in.mu.Unlock()
 			return nil
 		}
-		go in.requestReJIT(m, news)
+		in.reqs.Add(1)
+		go func() {
+			defer in.reqs.Done()
+			in.requestReJIT(m, news)
+		}()
 	}
 	return nil
+}
+
+// WaitReJIT waits until the runtime has accepted the ReJIT requests the
+// Instrumenter made on goroutines of its own so far (at module loads and
+// after HelperReady): from then on, the next call of those methods runs
+// the wrapped code. Never call it from a profiler callback.
+func (in *Instrumenter) WaitReJIT() {
+	in.reqs.Wait()
 }
 
 func (in *Instrumenter) helperReady() bool {
@@ -285,7 +298,9 @@ func (in *Instrumenter) HelperReady() {
 	}
 	in.mu.Unlock()
 	if len(todo) > 0 {
+		in.reqs.Add(1)
 		go func() {
+			defer in.reqs.Done()
 			for m, toks := range todo {
 				in.requestReJIT(m, toks)
 			}

@@ -231,7 +231,8 @@ func TestFramework(t *testing.T) {
 	app, lib := build(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
-			Env: []string{"INSTRPROF_TARGETS=System.Private.CoreLib!System.Array::Reverse(System.Array)", "INSTRPROF_REJIT=1"}})
+			Env: []string{"INSTRPROF_TARGETS=System.Private.CoreLib!System.Array::Reverse(System.Array)", "INSTRPROF_REJIT=1",
+				"INSTR_START_FILE=" + filepath.Join(t.TempDir(), "started")}})
 		res.MustSucceed(t)
 		res.MustStdoutContain(t, "reverse 321\n", "reverse 321\napp done\n")
 		if testing.Verbose() {
@@ -400,5 +401,42 @@ func TestAttach(t *testing.T) {
 		res.MustStderrContain(t, "instrprof: pending AttachApp!Shop.Worker::Work rejit=true\n",
 			"HOOK begin 0 depth=0 this=null args=[System.Int32:5] state=s0-1\nHOOK end 0 depth=0 state=s0-1 ret=System.Int32:11 exc=null\n",
 			"HOOK begin 0 depth=0 this=null args=[System.Int32:6] state=s0-2\nHOOK end 0 depth=0 state=s0-2 ret=System.Int32:13 exc=null\n")
+	})
+}
+
+// TestHelperReady: targets compiled while Config.Ready says no are left
+// alone; HelperReady then instruments them through ReJIT, or, without
+// ReJIT, reports them as failed.
+func TestHelperReady(t *testing.T) {
+	app, lib := build(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		for _, rejit := range []string{"1", "0"} {
+			// The app waits for the profiler's file, written once the
+			// ReJIT requests made at HelperReady were accepted.
+			res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+				Env: []string{"INSTRPROF_TARGETS=ShopApp!Shop.Calc::Late, ShopApp!Shop.Calc::Big", "INSTRPROF_READY_AT=1", "INSTRPROF_REJIT=" + rejit,
+					"INSTR_WAIT_FILE=" + filepath.Join(t.TempDir(), "ready")}})
+			res.MustSucceed(t)
+			res.MustStdoutContain(t, "late 3\nlate 0\nlate 3\nlate 6\n")
+			h := parseHooks(res.StderrLines())
+			late, big := "ShopApp!Shop.Calc::Late", "ShopApp!Shop.Calc::Big"
+			if len(h.begins[big]) != 0 {
+				t.Errorf("rejit=%s: Big, compiled and run before the helper was ready, reached the integration", rejit)
+			}
+			if rejit == "1" {
+				want := "[this=null args=[System.Int32:0] this=null args=[System.Int32:1] this=null args=[System.Int32:2]]"
+				if got := fmt.Sprint(h.begins[late]); got != want {
+					t.Errorf("rejit=1: Late: Begin saw %s, want %s", got, want)
+				}
+				// Big, not called again, still waits for its ReJIT.
+				res.MustStderrContain(t, "instrprof: instrumented "+late+"\n", "instrprof: pending "+big+"\n")
+			} else {
+				if len(h.begins[late]) != 0 {
+					t.Errorf("rejit=0: Late reached the integration")
+				}
+				res.MustStderrContain(t, "instrprof: failed "+late+": compiled before the helper assembly was loaded",
+					"instrprof: failed "+big+": compiled before the helper assembly was loaded")
+			}
+		}
 	})
 }

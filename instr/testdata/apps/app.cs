@@ -109,15 +109,18 @@ namespace Shop {
 		[System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
 		static int CallLate(int i) { return Calc.Late(i); }
 
-		// WaitForFile waits (10 s at most) for the file INSTR_WAIT_FILE
-		// names, which the test profiler creates once it has added targets.
-		static void WaitForFile() {
-			string f = Environment.GetEnvironmentVariable("INSTR_WAIT_FILE");
+		// WaitForFile waits (10 s at most) for the file the environment
+		// variable names: INSTR_START_FILE, which the test profiler creates
+		// once its ReJIT requests of start-up were accepted, and
+		// INSTR_WAIT_FILE, once it has added targets.
+		static void WaitForFile(string variable) {
+			string f = Environment.GetEnvironmentVariable(variable);
 			if (string.IsNullOrEmpty(f)) return;
 			for (int i = 0; i < 1000 && !System.IO.File.Exists(f); i++) System.Threading.Thread.Sleep(10);
 		}
 
 		static int Main(string[] args) {
+			WaitForFile("INSTR_START_FILE");
 			Console.WriteLine("add " + Calc.Add(2, 3));
 			var o = new Order(7);
 			Console.WriteLine("describe " + o.Describe("order"));
@@ -153,7 +156,7 @@ namespace Shop {
 			for (int i = 0; i < 100; i++) Array.Reverse((Array)arr);
 			Console.WriteLine("late " + CallLate(1));
 			AddTargetsNow();
-			WaitForFile();
+			WaitForFile("INSTR_WAIT_FILE");
 			System.Threading.Thread.Sleep(300);
 			for (int i = 0; i < 3; i++) Console.WriteLine("late " + CallLate(i));
 			for (int i = 0; i < 100; i++) Array.Reverse((Array)arr);

@@ -6,7 +6,11 @@
 // targets is added at run time, when the app's method
 // Shop.Program::AddTargetsNow is first compiled (then the file named by
 // INSTR_WAIT_FILE, which the app waits for, is created); with INSTRPROF_SINK=1
-// what Begin and End throw goes to InstrHelper.Hooks::Failed. It reports on stderr,
+// what Begin and End throw goes to InstrHelper.Hooks::Failed; with
+// INSTR_START_FILE set, the file it names is created when the app's Main
+// is compiled and the ReJIT requests made so far were accepted (the app
+// waits for it); with INSTRPROF_READY_AT=1 the helper counts as ready (Config.Ready,
+// HelperReady) only from the compilation of AddTargetsNow on. It reports on stderr,
 // lines starting "instrprof: ": at Shutdown each method by id and what the
 // Instrumenter's report says.
 package main
@@ -16,6 +20,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/clrprof/clrprof/ilrw"
 	"github.com/clrprof/clrprof/instr"
@@ -31,6 +36,10 @@ type prof struct {
 	add  []target.Target
 	once sync.Once
 	done chan struct{}
+	// INSTRPROF_READY_AT: the helper counts as not ready until the app's
+	// Shop.Program::AddTargetsNow is compiled.
+	readyAt bool
+	ready   atomic.Bool
 }
 
 var integ = instr.Integration{
@@ -56,6 +65,10 @@ func (p *prof) Initialize(info *profiler.Info) error {
 	}
 	cfg := instr.Config{Rules: []instr.Rule{{Targets: ts, Integration: integ}},
 		ReJIT: os.Getenv("INSTRPROF_REJIT") == "1"}
+	if os.Getenv("INSTRPROF_READY_AT") == "1" {
+		p.readyAt = true
+		cfg.Ready = p.ready.Load
+	}
 	if os.Getenv("INSTRPROF_SINK") == "1" {
 		cfg.Errors = &instr.ErrorSink{Assembly: integ.Assembly, Type: integ.Type, Method: "Failed"}
 	}
@@ -125,6 +138,27 @@ func (p *prof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) erro
 }
 
 func (p *prof) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
+	if start := os.Getenv("INSTR_START_FILE"); start != "" {
+		if parts, err := p.info.FunctionNameParts(f); err == nil && parts.Method == "Main" {
+			go func() {
+				p.in.WaitReJIT()
+				os.WriteFile(start, nil, 0o644)
+			}()
+		}
+	}
+	if p.readyAt && !p.ready.Load() {
+		if parts, err := p.info.FunctionNameParts(f); err == nil && parts.Method == "AddTargetsNow" {
+			p.ready.Store(true)
+			p.in.HelperReady()
+			logf("helper ready")
+			go func() {
+				p.in.WaitReJIT()
+				if f := os.Getenv("INSTR_WAIT_FILE"); f != "" {
+					os.WriteFile(f, nil, 0o644)
+				}
+			}()
+		}
+	}
 	if len(p.add) > 0 {
 		if parts, err := p.info.FunctionNameParts(f); err == nil && parts.Method == "AddTargetsNow" {
 			p.once.Do(func() {
