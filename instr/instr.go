@@ -15,29 +15,6 @@ import (
 	"github.com/clrprof/clrprof/profiler"
 )
 
-// Integration names the managed code a wrap calls: two static methods of a
-// type in a helper assembly, with the shapes
-//
-//	public static object Begin(int id, object instance, object[] args)
-//	public static void   End(int id, object state, object returnValue, object exception)
-//
-// (see the package documentation for what each argument holds).
-type Integration struct {
-	// Assembly is the helper assembly: the wrapped code references it by
-	// this name (an AssemblyRef), so the runtime must be able to resolve
-	// it when the code first runs.
-	Assembly metadata.AssemblyName
-	// Type is the namespace-qualified name of the type holding Begin and
-	// End (a top-level type).
-	Type string
-	// Begin and End are the method names ("Begin" and "End" when empty).
-	Begin, End string
-	// Args makes Begin receive the method's arguments, boxed, in a new
-	// object[] at every call; without it args is null (and nothing is
-	// allocated).
-	Args bool
-}
-
 // Rule applies an Integration to the methods its targets name.
 type Rule struct {
 	Targets     []target.Target
@@ -69,14 +46,6 @@ type Config struct {
 	// threw (the wrap drops it either way; what Errors.Method throws is
 	// dropped too): static void Method(int id, object exception).
 	Errors *ErrorSink
-}
-
-// ErrorSink is a static method void Name(int id, object exception) in a
-// helper assembly that receives the exceptions an integration threw.
-type ErrorSink struct {
-	Assembly metadata.AssemblyName
-	Type     string // namespace-qualified
-	Method   string
 }
 
 // Method is a method a target matched.
@@ -604,7 +573,11 @@ func (in *Instrumenter) wrapMethod(m *ilrw.Method, e *entry) error {
 	if err != nil {
 		return err
 	}
-	w := &wrapper{m: m, id: e.ID, integ: e.integ, typeTok: e.typeTok, valueTy: e.valueTy,
+	sig, err := m.Sig()
+	if err != nil {
+		return err
+	}
+	w := &wrapper{body: m.Body, sig: sig, em: m.Module, id: e.ID, args: e.integ.Args, typeTok: e.typeTok, valueTy: e.valueTy,
 		generic: e.generic, static: e.static}
 	if s := in.cfg.Errors; s != nil {
 		ns, name := metadata.SplitTypeName(s.Type)
