@@ -26,7 +26,7 @@ const clsid = "{3E6A1F20-9B4C-4D7E-8A15-6C2F0D9B7E41}"
 func build(t *testing.T) (app, lib string) {
 	dir := t.TempDir()
 	harness.CompileCS(t, []string{"testdata/apps/helper.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"))
-	app = harness.CompileCS(t, []string{"testdata/apps/app.cs"}, dir, harness.OutName("ShopApp.exe"))
+	app = harness.CompileCS(t, []string{"testdata/apps/app.cs"}, dir, harness.OutName("ShopApp.exe"), harness.Unsafe())
 	lib = harness.BuildProfiler(t, "./instr/testdata/instrprof")
 	return app, lib
 }
@@ -73,7 +73,7 @@ func parseHooks(lines []string) *hooks {
 	return h
 }
 
-const allTargets = "ShopApp!Shop.Calc::*, ShopApp!Shop.Order::*, ShopApp!Shop.Point::*, ShopApp!Shop.Box`1::*," +
+const allTargets = "ShopApp!Shop.Calc::*, ShopApp!Shop.Order::*, ShopApp!Shop.Point::*, ShopApp!Shop.Box`1::*, ShopApp!Shop.Pair`1::*, ShopApp!Shop.Settings::*," +
 	"ShopApp!Shop.Box`1+Inner::F, ShopApp!Shop.Cache::Get(System.Int32), ShopApp!Shop.Nowhere::*, Missing!*::*"
 
 // TestWrap instruments one method of each kind at first JIT and checks,
@@ -177,14 +177,31 @@ func TestWrap(t *testing.T) {
 		want("ShopApp!Shop.Calc::Big", bigBegins, bigEnds)
 		want("ShopApp!Shop.Calc::Late", []string{"this=null args=[" + i32(1) + "]", "this=null args=[" + i32(0) + "]", "this=null args=[" + i32(1) + "]", "this=null args=[" + i32(2) + "]"},
 			[]string{ok(i32(3)), ok(i32(0)), ok(i32(3)), ok(i32(6))})
-		res.MustStdoutContain(t, "reverse 321\nlate 3\n", "reverse 321\napp done\n")
+		res.MustStdoutContain(t, "reverse 321\npair 1 x <2,1> <y,x>\nsettings 42\n", "late 3\n", "reverse 321\napp done\n")
+		// A generic value type: its this boxed through the instantiation
+		// (int, and string: shared canonical code), static and instance.
+		pr := func(arg, v string) string { return "Shop.Pair`1[" + arg + "]:" + v }
+		want("ShopApp!Shop.Pair`1::First", []string{"this=" + pr("System.Int32", "<1,2>") + " args=null", "this=" + pr("System.String", "<x,y>") + " args=null"},
+			[]string{ok(i32(1)), ok(str("x"))})
+		want("ShopApp!Shop.Pair`1::Swap", []string{"this=null args=[" + pr("System.Int32", "<1,2>") + "]", "this=null args=[" + pr("System.String", "<x,y>") + "]"},
+			[]string{ok(pr("System.Int32", "<2,1>")), ok(pr("System.String", "<y,x>"))})
+		// A static constructor and the method it calls.
+		want("ShopApp!Shop.Settings::.cctor", []string{"this=null args=null"}, []string{ok("null")})
+		want("ShopApp!Shop.Settings::Compute", []string{"this=null args=null"}, []string{ok(i32(42))})
+		// catch { throw; } and finally inside: End sees the rethrown
+		// exception, the caller catches it with its stack trace.
+		want("ShopApp!Shop.Calc::Rethrows", []string{"this=null args=[" + i32(5) + "]", "this=null args=[" + i32(0) + "]"},
+			[]string{ok(i32(3)), "ret=" + i32(0) + " exc=System.DivideByZeroException:Attempted to divide by zero."})
+		res.MustStdoutContain(t, "rethrows 3\ncaught DivideByZeroException from Rethrows: True\n")
+		// stackalloc (localloc) inside the wrapped body.
+		want("ShopApp!Shop.Calc::Stack", []string{"this=null args=[" + i32(10) + "]"}, []string{ok(i32(45))})
 		// The report: never-called Calc::.ctor pending, the two targets
 		// that matched nothing named, Cache::Get(string) not matched.
 		res.MustStderrContain(t, "instrprof: pending ShopApp!Shop.Calc::.ctor\n",
 			"instrprof: unmatched ShopApp!Shop.Nowhere::*\n", "instrprof: unmatched Missing!*::*\n",
-			"instrprof: summary instrumented=19 pending=1 failed=0 unmatched=2 without-body=0\n")
-		if len(h.names) != 20 {
-			t.Errorf("%d methods matched, want 20: %v", len(h.names), h.names)
+			"instrprof: summary instrumented=27 pending=1 failed=0 unmatched=2 without-body=0\n")
+		if len(h.names) != 28 {
+			t.Errorf("%d methods matched, want 28: %v", len(h.names), h.names)
 		}
 	})
 }
@@ -311,7 +328,7 @@ func TestMCS(t *testing.T) {
 			compile := func(opts harness.RunOptions) (harness.Result, []byte) {
 				opts.Dir = t.TempDir()
 				const mono = "/usr/lib/mono/4.5/"
-				opts.Args = []string{"-nostdlib", "-r:" + mono + "mscorlib.dll", "-r:" + mono + "System.dll", "-r:" + mono + "System.Core.dll",
+				opts.Args = []string{"-unsafe", "-nostdlib", "-r:" + mono + "mscorlib.dll", "-r:" + mono + "System.dll", "-r:" + mono + "System.Core.dll",
 					"-out:" + filepath.Join(opts.Dir, "out.exe"), src}
 				res := harness.Run(t, rt, filepath.Join(dir, "mcs.exe"), opts)
 				res.MustSucceed(t)
