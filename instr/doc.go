@@ -79,8 +79,9 @@
 //
 // Create an [Instrumenter] in Initialize, add [Instrumenter.EventMask] to
 // the profiler's event mask, and forward the callbacks the Instrumenter
-// has methods for (ModuleLoadFinished, JITCompilationStarted, JITInlining,
-// and with ReJIT GetReJITParameters and ReJITError); see the example.
+// has methods for (ModuleLoadFinished, ModuleUnloadStarted,
+// JITCompilationStarted, JITInlining, and with ReJIT GetReJITParameters and
+// ReJITError); see the example.
 //
 // # When methods are instrumented
 //

@@ -144,6 +144,7 @@ type Instrumenter struct {
 
 // New returns an Instrumenter for the profiler whose Info is info.
 func New(info *profiler.Info, cfg Config) (*Instrumenter, error) {
+	cfg.Rules = append([]Rule(nil), cfg.Rules...) // the defaults below are the Instrumenter's own
 	for ri := range cfg.Rules {
 		if err := checkIntegration(&cfg.Rules[ri].Integration); err != nil {
 			return nil, err
@@ -187,6 +188,16 @@ func (in *Instrumenter) Method(id int32) (Method, bool) {
 		return Method{}, false
 	}
 	return in.byID[id].Method, true
+}
+
+// Lookup returns the matched method a module's MethodDef is, if any.
+func (in *Instrumenter) Lookup(m profiler.ModuleID, method metadata.Token) (Method, bool) {
+	if e := in.lookup(m, method); e != nil {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		return e.Method, true
+	}
+	return Method{}, false
 }
 
 // ModuleLoadFinished finds the methods of the module that targets name.
@@ -455,6 +466,29 @@ func isValueType(imp *metadata.Import2, t metadata.TypeDefInfo) bool {
 	}
 	self := metadata.JoinTypeName(t.Namespace, t.Name)
 	return (base == "System.ValueType" && self != "System.Enum") || base == "System.Enum"
+}
+
+// ModuleUnloadStarted forgets the module's methods (a module loaded later
+// may get the same ModuleID); Report keeps what was done to them.
+func (in *Instrumenter) ModuleUnloadStarted(m profiler.ModuleID) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	delete(in.modules, m)
+	delete(in.waiting, m)
+	for k := range in.entries {
+		if k.module == m {
+			delete(in.entries, k)
+		}
+	}
+	for _, e := range in.byID {
+		if e.Module == m && !e.Compiled && e.failed == "" {
+			e.failed = "its module unloaded before it was compiled"
+			if e.early {
+				e.early = false
+			}
+		}
+	}
+	return nil
 }
 
 // JITCompilationStarted instruments a matched method at its first

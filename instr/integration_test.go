@@ -85,7 +85,7 @@ func TestWrap(t *testing.T) {
 		base := harness.Run(t, rt, app, harness.RunOptions{})
 		base.MustSucceed(t)
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
-			Env: []string{"INSTRPROF_TARGETS=" + allTargets, "INSTRPROF_TAIL=1"}})
+			Env: []string{"INSTRPROF_TARGETS=" + allTargets, "INSTRPROF_TAIL=1", "INSTRPROF_NAMES=1"}})
 		res.MustSucceed(t)
 		if res.Stdout != base.Stdout {
 			t.Errorf("app output changed by the instrumentation:\n--- without\n%s\n--- with\n%s", base.Stdout, res.Stdout)
@@ -200,6 +200,10 @@ func TestWrap(t *testing.T) {
 		res.MustStderrContain(t, "instrprof: pending ShopApp!Shop.Calc::.ctor\n",
 			"instrprof: unmatched ShopApp!Shop.Nowhere::*\n", "instrprof: unmatched Missing!*::*\n",
 			"instrprof: summary instrumented=27 pending=1 failed=0 unmatched=2 without-body=0\n")
+		// One spelling: for every method instrumented, instr's name equals
+		// ilrw's and profiler's, converted by instr/target.
+		res.MustStderrNotContain(t, "name mismatch")
+		res.MustStderrContain(t, "instrprof: names agree for 27 methods\n")
 		if len(h.names) != 28 {
 			t.Errorf("%d methods matched, want 28: %v", len(h.names), h.names)
 		}
