@@ -119,9 +119,12 @@
 //     bodies whose code runs off their end;
 //   - methods of the integration's own assembly (the integration would
 //     call itself);
-//   - methods compiled before the helper could be resolved (Config.Ready)
-//     or before their target was known, and precompiled methods, when ReJIT
-//     is off;
+//   - without Config.ReJIT: methods compiled before the helper could be
+//     resolved (Config.Ready) or before their target was known, and every
+//     method of a precompiled module (even one the JIT compiles: a first
+//     compilation cannot be told from tiered compilation recompiling
+//     precompiled code, and a body set then is not reliably used; on 3.1
+//     it was not);
 //   - a precompiled method inlined into other precompiled methods on a
 //     runtime before .NET 7: there the runtime crashes when asked to
 //     recompile the inliners of ReadyToRun code (dotnet/runtime#69634, seen

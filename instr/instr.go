@@ -539,6 +539,15 @@ func (in *Instrumenter) rewriteFirstJIT(m *ilrw.Method) (bool, error) {
 	if e == nil || e.ReJIT {
 		return changed, nil
 	}
+	if e.ngen {
+		// A method of a precompiled module compiled by the JIT is either
+		// missing from the image or being recompiled by tiered
+		// compilation, which cannot be told apart here, and a body set
+		// at a recompilation is not reliably used (seen on 3.1: reported
+		// wrapped, never ran wrapped). Precompiled modules take ReJIT;
+		// Report says so.
+		return changed, nil
+	}
 	if !in.helperReady() {
 		in.mu.Lock()
 		e.early = true
@@ -846,7 +855,7 @@ func (in *Instrumenter) Report() Report {
 		case e.early:
 			r.Failed = append(r.Failed, Failure{e.Name, "compiled before the helper assembly was loaded (waiting for HelperReady)"})
 		case e.ngen && !e.ReJIT:
-			r.Failed = append(r.Failed, Failure{e.Name, "precompiled (ReadyToRun) code, used without a JIT compilation: set Config.ReJIT"})
+			r.Failed = append(r.Failed, Failure{e.Name, "in a precompiled (ReadyToRun) module, which is instrumented through ReJIT only: set Config.ReJIT"})
 		default:
 			r.Pending = append(r.Pending, e.Method)
 		}

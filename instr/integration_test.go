@@ -268,6 +268,17 @@ func TestFramework(t *testing.T) {
 		}
 		res.MustStderrContain(t, "instrprof: method 0 "+name+" (System.Array) rejit=true\n")
 		res.MustStderrContain(t, "instrprof: instrumented "+name+"\n")
+
+		// Without ReJIT: the precompiled code runs unwrapped, and the
+		// report says why.
+		res = harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+			Env: []string{"INSTRPROF_TARGETS=System.Private.CoreLib!System.Array::Reverse(System.Array)"}})
+		res.MustSucceed(t)
+		h = parseHooks(res.StderrLines())
+		if len(h.begins[name]) != 0 {
+			t.Errorf("without ReJIT, %d calls reached the integration", len(h.begins[name]))
+		}
+		res.MustStderrContain(t, "instrprof: failed "+name+": in a precompiled (ReadyToRun) module, which is instrumented through ReJIT only: set Config.ReJIT\n")
 	})
 }
 
