@@ -340,6 +340,7 @@ func (in *Instrumenter) scanModule(m profiler.ModuleID, onlyRule int, rejit bool
 		if strings.EqualFold(r.Integration.Assembly.Name, mod.asm) {
 			in.mu.Lock()
 			for _, tr := range refs {
+				in.hits[tr]++ // reported here, not as unmatched
 				in.failures = append(in.failures, Failure{rules[tr.rule].Targets[tr.target].String(),
 					"the target is in the integration's own assembly, which is never instrumented"})
 			}

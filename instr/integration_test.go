@@ -74,7 +74,8 @@ func parseHooks(lines []string) *hooks {
 }
 
 const allTargets = "ShopApp!Shop.Calc::*, ShopApp!Shop.Order::*, ShopApp!Shop.Point::*, ShopApp!Shop.Box`1::*, ShopApp!Shop.Pair`1::*, ShopApp!Shop.Settings::*," +
-	"ShopApp!Shop.Box`1+Inner::F, ShopApp!Shop.Cache::Get(System.Int32), ShopApp!Shop.Nowhere::*, Missing!*::*"
+	"ShopApp!Shop.Box`1+Inner::F, ShopApp!Shop.Cache::Get(System.Int32), ShopApp!Shop.Nowhere::*, Missing!*::*," +
+	"ShopApp!Shop.Shape::Area, ShopApp!Shop.Square::Area, InstrHelper!*::*"
 
 // TestWrap instruments one method of each kind at first JIT and checks,
 // on every runtime, what Begin and End receive and that the app prints
@@ -199,13 +200,17 @@ func TestWrap(t *testing.T) {
 		// that matched nothing named, Cache::Get(string) not matched.
 		res.MustStderrContain(t, "instrprof: pending ShopApp!Shop.Calc::.ctor\n",
 			"instrprof: unmatched ShopApp!Shop.Nowhere::*\n", "instrprof: unmatched Missing!*::*\n",
-			"instrprof: summary instrumented=27 pending=1 failed=0 unmatched=2 without-body=0\n")
+			"instrprof: failed InstrHelper!*::*: the target is in the integration's own assembly, which is never instrumented\n",
+			"instrprof: failed ShopApp!Shop.Shape::Area: no IL body (abstract, extern, P/Invoke or runtime-implemented)\n",
+			"instrprof: summary instrumented=28 pending=1 failed=2 unmatched=2 without-body=0\n")
+		// The override is instrumented, called through the abstract method.
+		want("ShopApp!Shop.Square::Area", []string{"this=Shop.Square:Shop.Square args=null"}, []string{ok("System.Double:2.25")})
 		// One spelling: for every method instrumented, instr's name equals
 		// ilrw's and profiler's, converted by instr/target.
 		res.MustStderrNotContain(t, "name mismatch")
-		res.MustStderrContain(t, "instrprof: names agree for 27 methods\n")
-		if len(h.names) != 28 {
-			t.Errorf("%d methods matched, want 28: %v", len(h.names), h.names)
+		res.MustStderrContain(t, "instrprof: names agree for 28 methods\n")
+		if len(h.names) != 29 {
+			t.Errorf("%d methods matched, want 29: %v", len(h.names), h.names)
 		}
 	})
 }

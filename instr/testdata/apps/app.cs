@@ -18,6 +18,15 @@ namespace Shop {
 		public override string ToString() { return "(" + X + "," + Y + ")"; }
 	}
 
+	public abstract class Shape {
+		public abstract double Area();
+	}
+
+	public class Square : Shape {
+		public double Side;
+		public override double Area() { return Side * Side; }
+	}
+
 	public struct Pair<T> {
 		public T A, B;
 		public Pair(T a, T b) { A = a; B = b; }
@@ -194,6 +203,8 @@ namespace Shop {
 				Console.WriteLine("caught " + e.GetType().Name + " from Rethrows: " + ((e.StackTrace ?? "").IndexOf("Calc.Rethrows") >= 0));
 			}
 			Console.WriteLine("stack " + Calc.Stack(10));
+			Shape sq = new Square { Side = 1.5 };
+			Console.WriteLine("area " + sq.Area());
 			// Hot enough for tiered compilation to recompile it (30 calls,
 			// then the tiering delay passes during the Sleep below).
 			for (int i = 0; i < 100; i++) Array.Reverse((Array)arr);
