@@ -295,7 +295,7 @@ func TestAddRule(t *testing.T) {
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
 		wait := t.TempDir() + "/added"
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
-			Env: []string{"INSTRPROF_TARGETS=ShopApp!Shop.Order::Describe", "INSTRPROF_ADD=ShopApp!Shop.Calc::Late",
+			Env: []string{"INSTRPROF_TARGETS=ShopApp!Shop.Order::Describe, ShopApp!Shop.Program::CallLate", "INSTRPROF_ADD=ShopApp!Shop.Calc::Late",
 				"INSTRPROF_REJIT=1", "INSTR_WAIT_FILE=" + wait}})
 		res.MustSucceed(t)
 		res.MustStderrContain(t, "instrprof: added targets at run time: <nil>\n")
@@ -309,7 +309,15 @@ func TestAddRule(t *testing.T) {
 		if got := fmt.Sprint(h.ends[name]); got != "[ret=System.Int32:0 exc=null ret=System.Int32:3 exc=null ret=System.Int32:6 exc=null]" {
 			t.Errorf("Late after AddRule: End saw %s", got)
 		}
-		res.MustStderrContain(t, "instrprof: method 1 "+name+" (System.Int32) rejit=true\n", "instrprof: instrumented "+name+"\n")
+		res.MustStderrContain(t, "instrprof: method 2 "+name+" (System.Int32) rejit=true\n", "instrprof: instrumented "+name+"\n")
+		// CallLate, wrapped at its first JIT, may have inlined Late: it is
+		// recompiled (ReJIT with inliners, or the inliners JITInlining saw)
+		// and stays wrapped.
+		caller := "ShopApp!Shop.Program::CallLate"
+		want = "[this=null args=[System.Int32:1] this=null args=[System.Int32:0] this=null args=[System.Int32:1] this=null args=[System.Int32:2]]"
+		if got := fmt.Sprint(h.begins[caller]); got != want {
+			t.Errorf("CallLate: Begin saw %s, want %s", got, want)
+		}
 	})
 }
 
