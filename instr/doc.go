@@ -45,6 +45,14 @@
 // not, a method it instruments recurses into itself: guard with a
 // [ThreadStatic] flag (the tests' helper does).
 //
+// One shape serves every method, which is why it passes objects: the wrap
+// needs no generic instantiation of the integration per target (a
+// CallTarget-style Begin<TTarget, TArg1...> would need a MethodSpec per
+// method and per shared-code context), it works unchanged in shared
+// canonical code, and the integration is an ordinary pair of static
+// methods. The price is boxing: value-type arguments (with Args), a
+// value-type this and value-type return values are boxed at every call.
+//
 // Values that cannot be boxed reach Begin and End as null: pointers,
 // typed references, by-ref returns and byref-like values (Span<T>,
 // ReadOnlySpan<T> and the types of the method's module marked
