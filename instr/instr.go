@@ -39,8 +39,10 @@ type Config struct {
 	// yet. A target compiled (or a precompiled module loaded) while it
 	// answers false is left as it is and remembered: HelperReady later
 	// instruments those methods through ReJIT (with Config.ReJIT) or
-	// reports them as failed. Unset: the helpers are always resolvable
-	// (e.g. installed beside the app).
+	// reports them as failed. Unset, the helpers (installed beside the
+	// app) count as resolvable from the load of the first module that is
+	// not precompiled, the app's own normally: framework methods wrapped
+	// while the runtime starts could not load them.
 	Ready func() bool
 	// Errors, when set, names a method that receives what Begin or End
 	// threw (the wrap drops it either way; what Errors.Method throws is
@@ -212,6 +214,14 @@ func (in *Instrumenter) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRES
 	if err != nil {
 		return err
 	}
+	if !ngen && in.cfg.Ready == nil {
+		// Without Config.Ready, the helper counts as resolvable from the
+		// load of the first module that is not precompiled (the app's,
+		// normally): earlier, while the runtime starts, framework code
+		// that ReJIT wrapped could not load it (.NET Core 2.1 failed to
+		// start, or crashed unwinding the exception).
+		defer in.HelperReady()
+	}
 	if ngen && in.cfg.ReJIT && len(news) > 0 {
 		if !in.helperReady() {
 			in.mu.Lock()
@@ -237,13 +247,16 @@ func (in *Instrumenter) WaitReJIT() {
 }
 
 func (in *Instrumenter) helperReady() bool {
-	if in.cfg.Ready == nil {
-		return true
-	}
 	in.mu.Lock()
 	r := in.ready
 	in.mu.Unlock()
-	return r || in.cfg.Ready()
+	if r {
+		return true
+	}
+	if in.cfg.Ready == nil {
+		return false // until the first module that is not precompiled loads
+	}
+	return in.cfg.Ready()
 }
 
 // HelperReady tells the Instrumenter that the helper assemblies can now be

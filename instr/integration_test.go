@@ -485,3 +485,37 @@ func TestHelperReady(t *testing.T) {
 		}
 	})
 }
+
+// TestFrameworkWide wraps every method of List<T> and StringBuilder in
+// System.Private.CoreLib, which the runtime itself uses while it starts,
+// with a counting integration: the app runs and prints as without a
+// profiler, every call that began ended. (Before the helper counted as
+// resolvable only once the app's module loaded, .NET Core 2.1 failed to
+// start, or crashed unwinding an exception, when the ReJIT came early.)
+func TestFrameworkWide(t *testing.T) {
+	dir := t.TempDir()
+	harness.CompileCS(t, []string{"testdata/apps/counter.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"))
+	app := harness.CompileCS(t, []string{"testdata/apps/app.cs"}, dir, harness.OutName("ShopApp.exe"), harness.Unsafe())
+	lib := harness.BuildProfiler(t, "./instr/testdata/instrprof")
+	targets := "System.Private.CoreLib!System.Collections.Generic.List`1::*, System.Private.CoreLib!System.Text.StringBuilder::*"
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		base := harness.Run(t, rt, app, harness.RunOptions{})
+		base.MustSucceed(t)
+		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+			Env: []string{"INSTRPROF_TARGETS=" + targets, "INSTRPROF_REJIT=1"}})
+		res.MustSucceed(t)
+		if res.Stdout != base.Stdout {
+			t.Errorf("app output changed:\n%s", res.Describe())
+		}
+		res.MustStderrNotContain(t, "instrprof: failed ")
+		calls := regexp.MustCompile(`(?m)^COUNTER calls=(\d+) ends=(\d+)$`).FindStringSubmatch(res.Stderr)
+		summary := regexp.MustCompile(`(?m)^instrprof: summary instrumented=(\d+) .*$`).FindStringSubmatch(res.Stderr)
+		if calls == nil || summary == nil {
+			t.Fatalf("no counter or summary:\n%s", res.Describe())
+		}
+		t.Logf("%s; %s", summary[0], calls[0])
+		if n, _ := strconv.Atoi(summary[1]); n < 5 || calls[1] != calls[2] || calls[1] == "0" {
+			t.Errorf("want several methods instrumented and every call ended: %s; %s", summary[0], calls[0])
+		}
+	})
+}
