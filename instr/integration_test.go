@@ -519,3 +519,29 @@ func TestFrameworkWide(t *testing.T) {
 		}
 	})
 }
+
+// TestPreparing: Config.Prepare is offered every method compiled, until
+// Config.Preparing says no more; targets are wrapped either way.
+func TestPreparing(t *testing.T) {
+	app, lib := build(t)
+	re := regexp.MustCompile(`(?m)^instrprof: prepare saw (\d+) methods that are no targets$`)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		for _, mode := range []string{"all", "quiet"} {
+			res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+				Env: []string{"INSTRPROF_TARGETS=ShopApp!Shop.Calc::Add", "INSTRPROF_COUNT_PREPARE=" + mode}})
+			res.MustSucceed(t)
+			m := re.FindStringSubmatch(res.Stderr)
+			if m == nil {
+				t.Fatalf("no prepare count:\n%s", res.Describe())
+			}
+			n, _ := strconv.Atoi(m[1])
+			t.Logf("%s: %s", mode, m[0])
+			if (mode == "all") != (n > 10) || (mode == "quiet" && n != 0) {
+				t.Errorf("%s: Prepare saw %d methods that are no targets", mode, n)
+			}
+			if len(parseHooks(res.StderrLines()).begins["ShopApp!Shop.Calc::Add"]) != 1 {
+				t.Errorf("%s: Add not wrapped", mode)
+			}
+		}
+	})
+}
