@@ -1,0 +1,23 @@
+using System;
+using System.Reflection;
+
+[assembly: AssemblyVersion("3.1.0.0")]
+
+namespace DeliverHelper
+{
+	public static class Hooks
+	{
+		static int hits;
+
+		// Hit is called at the entry of Program::Probe by deliverprof.
+		public static void Hit()
+		{
+			hits++;
+			Assembly self = typeof(Hooks).Assembly;
+			Console.WriteLine("helper: hit " + hits + "; sees Lib " + Lib.Version() + " (" + Lib.OnlyInTwo() + ")" +
+				"; location=\"" + self.Location + "\"" +
+				"; loader symbol " + (Clrprof.Instr.Loader.Symbol("clrprof_instr_loader") != IntPtr.Zero ? "found" : "missing") +
+				"; unknown symbol " + (Clrprof.Instr.Loader.Symbol("no_such_symbol_here") == IntPtr.Zero ? "absent" : "FOUND"));
+		}
+	}
+}
