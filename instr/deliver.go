@@ -256,4 +256,3 @@ const (
 	opSymbol = 2 // data = the address of the symbol lookup
 	opLoaded = 3 // the loader started: the helpers are resolvable
 )
-
