@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -64,6 +65,28 @@ type Delivery struct {
 	tries    int
 	err      error
 	onLoaded []func()
+	failures map[int32]*IntegrationError
+}
+
+// An IntegrationError counts the exceptions an integration threw for one
+// instrumented method (reported by the wrap through
+// Clrprof.Instr.Loader.Failed; the wrap drops them, the app never sees them).
+type IntegrationError struct {
+	ID    int32  // the instrumented method's id
+	Count int64  // how many times
+	Type  string // the full name of the first exception's type
+}
+
+// IntegrationErrors returns the integrations' exceptions per method, by id.
+func (d *Delivery) IntegrationErrors() []IntegrationError {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]IntegrationError, 0, len(d.failures))
+	for _, f := range d.failures {
+		out = append(out, *f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }
 
 // maxHostTries bounds how many methods Prepare tries to inject into when
@@ -246,6 +269,26 @@ func clrprof_instr_fail(msg *C.char) {
 	if d := current.Load(); d != nil {
 		d.setErr(fmt.Errorf("instr: the helper loader failed in the application: %s", C.GoString(msg)))
 	}
+}
+
+//export clrprof_instr_failed
+func clrprof_instr_failed(id C.int32_t, typ *C.char) {
+	defer func() { _ = recover() }()
+	d := current.Load()
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.failures == nil {
+		d.failures = map[int32]*IntegrationError{}
+	}
+	f := d.failures[int32(id)]
+	if f == nil {
+		f = &IntegrationError{ID: int32(id), Type: C.GoString(typ)}
+		d.failures[int32(id)] = f
+	}
+	f.Count++
 }
 
 // The operations of clrprof_instr_loader, the loader's one P/Invoke shape:

@@ -72,7 +72,7 @@ func TestDelivery(t *testing.T) {
 			t.Errorf("%d helper calls, want 3:\n%s", hits, res.Stdout)
 		}
 		res.MustStderrContain(t, "deliverprof: loader injected into Program::Main\n",
-			"deliverprof: OnLoaded ran\n", "loaded=true probed=true early=false err=<nil>\n")
+			"deliverprof: OnLoaded ran\n", "deliverprof: integration errors [{42 3 System.InvalidOperationException}]\n", "loaded=true probed=true early=false err=<nil>\n")
 
 		off := opts
 		off.Env = append([]string{instrDeliveryOff}, opts.Env...)

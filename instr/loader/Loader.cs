@@ -59,6 +59,29 @@ namespace Clrprof.Instr
 			return null;
 		}
 
+		[UnmanagedFunctionPointer(CallingConvention.Cdecl)]
+		delegate void FailedFunc(int id, [MarshalAs(UnmanagedType.LPStr)] string type);
+		static FailedFunc failed;
+
+		// Failed reports that the integration of instrumented method id
+		// threw exception (which the wrap then dropped): the profiler counts
+		// it per method (Delivery.IntegrationErrors). Never throws.
+		public static void Failed(int id, object exception)
+		{
+			try {
+				FailedFunc f = failed;
+				if (f == null) {
+					IntPtr p = Symbol("clrprof_instr_failed");
+					if (p == IntPtr.Zero)
+						return;
+					f = (FailedFunc)Marshal.GetDelegateForFunctionPointer(p, typeof(FailedFunc));
+					failed = f;
+				}
+				f(id, exception == null ? "" : exception.GetType().FullName);
+			} catch {
+			}
+		}
+
 		// Symbol returns the address of an exported function of the
 		// profiler library (a Go //export, for instance), or IntPtr.Zero:
 		// a helper turns it into a delegate with

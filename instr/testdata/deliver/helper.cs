@@ -13,6 +13,8 @@ namespace DeliverHelper
 		public static void Hit()
 		{
 			hits++;
+			// What a wrap does with an integration's exception.
+			Clrprof.Instr.Loader.Failed(42, new InvalidOperationException("dropped"));
 			Assembly self = typeof(Hooks).Assembly;
 			Console.WriteLine("helper: hit " + hits + "; sees Lib " + Lib.Version() + " (" + Lib.OnlyInTwo() + ")" +
 				"; location=\"" + self.Location + "\"" +

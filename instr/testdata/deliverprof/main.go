@@ -83,6 +83,7 @@ func (p *prof) rewrite(m *ilrw.Method) (bool, error) {
 }
 
 func (p *prof) Shutdown() error {
+	fmt.Fprintf(os.Stderr, "deliverprof: integration errors %v\n", p.d.IntegrationErrors())
 	fmt.Fprintf(os.Stderr, "deliverprof: host=%s loaded=%v probed=%v early=%v err=%v\n", p.d.Host(), p.d.Loaded(), p.probed, p.early, p.d.Err())
 	return nil
 }
