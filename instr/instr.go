@@ -1,0 +1,697 @@
+//go:build cgo
+
+package instr
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/clrprof/clrprof/ilrw"
+	"github.com/clrprof/clrprof/instr/target"
+	"github.com/clrprof/clrprof/metadata"
+	"github.com/clrprof/clrprof/profiler"
+)
+
+// Integration names the managed code a wrap calls: two static methods of a
+// type in a helper assembly, with the shapes
+//
+//	public static object Begin(int id, object instance, object[] args)
+//	public static void   End(int id, object state, object returnValue, object exception)
+//
+// (see the package documentation for what each argument holds).
+type Integration struct {
+	// Assembly is the helper assembly: the wrapped code references it by
+	// this name (an AssemblyRef), so the runtime must be able to resolve
+	// it when the code first runs.
+	Assembly metadata.AssemblyName
+	// Type is the namespace-qualified name of the type holding Begin and
+	// End (a top-level type).
+	Type string
+	// Begin and End are the method names ("Begin" and "End" when empty).
+	Begin, End string
+	// Args makes Begin receive the method's arguments, boxed, in a new
+	// object[] at every call; without it args is null (and nothing is
+	// allocated).
+	Args bool
+}
+
+// Rule applies an Integration to the methods its targets name.
+type Rule struct {
+	Targets     []target.Target
+	Integration Integration
+}
+
+// Config configures an Instrumenter.
+type Config struct {
+	Rules []Rule
+	// Prepare, when set, runs on every method compiled for the first time
+	// (a target or not), before the wrap and on the same body: a hook for
+	// other first-JIT edits, such as injecting the code that loads the
+	// helper assembly. It reports whether it changed the body.
+	Prepare ilrw.RewriteFunc
+	// ReJIT enables ReJIT (the event mask's EnableReJIT, which must be set
+	// at Initialize): needed to instrument precompiled (ReadyToRun)
+	// methods, methods compiled before their target was added
+	// (AddRule) and, after an attach, methods already running
+	// (InstrumentLoaded).
+	ReJIT bool
+}
+
+// Method is a method a target matched.
+type Method struct {
+	// ID is what Begin and End receive for this method; stable for the
+	// life of the process.
+	ID int32
+	// Name is the method in target syntax: assembly!Type::Method.
+	Name string
+	// Params are the parameter types, as a parameter list of a target
+	// spells them.
+	Params   []string
+	Module   profiler.ModuleID
+	Token    metadata.Token
+	Target   target.Target // the target that matched it
+	ReJIT    bool          // instrumented (or to be) through ReJIT
+	Compiled bool          // the instrumented code was handed to the runtime
+}
+
+// Failure is a method a target matched that could not be instrumented.
+type Failure struct {
+	Method string // in target syntax
+	Reason string
+}
+
+func (f Failure) String() string { return f.Method + ": " + f.Reason }
+
+// Report is what an Instrumenter did so far.
+type Report struct {
+	// Instrumented are the methods whose wrapped code the runtime has
+	// (at first JIT, or for ReJIT when the runtime asked for the body).
+	Instrumented []Method
+	// Pending are matched methods not compiled yet: not called so far,
+	// or waiting for a ReJIT the runtime has not carried out.
+	Pending []Method
+	// Failed are matched methods that could not be instrumented, with
+	// the reason.
+	Failed []Failure
+	// Unmatched are the targets that matched no method so far (their
+	// assembly may not have loaded yet).
+	Unmatched []target.Target
+	// WithoutBody counts methods a wildcard target ('*' for the method)
+	// matched that have no IL to wrap (abstract, extern, runtime
+	// methods): nothing runs there. A method named explicitly without a
+	// body is a Failure.
+	WithoutBody int
+}
+
+type key struct {
+	module profiler.ModuleID
+	token  metadata.Token
+}
+
+type entry struct {
+	Method
+	integ   *Integration
+	typeTok metadata.Token
+	valueTy bool
+	generic int
+	static  bool
+	ngen    bool // in a precompiled module
+	failed  string
+}
+
+type module struct {
+	asm  string
+	ngen bool
+	// byRefLike memoizes IsByRefLike by type token.
+	byRefLike map[metadata.Token]bool
+}
+
+type targetRef struct{ rule, target int }
+
+// Instrumenter wraps the methods that its rules' targets name. Create it
+// in Initialize, OR EventMask into the profiler's mask, and forward the
+// callbacks its methods are named after. Methods are safe for concurrent
+// use.
+type Instrumenter struct {
+	info *profiler.Info
+	rw   *ilrw.Rewriter
+
+	mu       sync.Mutex
+	cfg      Config
+	modules  map[profiler.ModuleID]*module
+	entries  map[key]*entry
+	byID     []*entry
+	hits     map[targetRef]int
+	failures []Failure
+	noBody   int
+}
+
+// New returns an Instrumenter for the profiler whose Info is info.
+func New(info *profiler.Info, cfg Config) (*Instrumenter, error) {
+	for ri := range cfg.Rules {
+		if err := checkIntegration(&cfg.Rules[ri].Integration); err != nil {
+			return nil, err
+		}
+	}
+	in := &Instrumenter{info: info, cfg: cfg, modules: map[profiler.ModuleID]*module{},
+		entries: map[key]*entry{}, hits: map[targetRef]int{}}
+	in.rw = ilrw.NewRewriter(info, in.rewriteFirstJIT)
+	return in, nil
+}
+
+func checkIntegration(integ *Integration) error {
+	if integ.Assembly.Name == "" || integ.Type == "" {
+		return errors.New("instr: an Integration needs its Assembly and Type")
+	}
+	if integ.Begin == "" {
+		integ.Begin = "Begin"
+	}
+	if integ.End == "" {
+		integ.End = "End"
+	}
+	return nil
+}
+
+// EventMask is what the Instrumenter needs in the event mask:
+// MonitorModuleLoads and MonitorJITCompilation, and EnableReJIT with
+// Config.ReJIT.
+func (in *Instrumenter) EventMask() profiler.Monitor {
+	m := profiler.MonitorModuleLoads | profiler.MonitorJITCompilation
+	if in.cfg.ReJIT {
+		m |= profiler.EnableReJIT
+	}
+	return m
+}
+
+// Method returns the method an id (as Begin and End receive it) names.
+func (in *Instrumenter) Method(id int32) (Method, bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if id < 0 || int(id) >= len(in.byID) {
+		return Method{}, false
+	}
+	return in.byID[id].Method, true
+}
+
+// ModuleLoadFinished finds the methods of the module that targets name.
+// Methods of a precompiled (ReadyToRun) module are instrumented through
+// ReJIT when Config.ReJIT is set, since their precompiled code is used
+// without a JIT compilation.
+func (in *Instrumenter) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) error {
+	if hr < 0 {
+		return nil
+	}
+	news, ngen, err := in.scanModule(m, -1, false)
+	if err != nil {
+		return err
+	}
+	if ngen && in.cfg.ReJIT && len(news) > 0 {
+		go in.requestReJIT(m, news)
+	}
+	return nil
+}
+
+func (in *Instrumenter) assemblyOf(m profiler.ModuleID) (string, bool, error) {
+	mi, err := in.info.GetModuleInfo2(m)
+	if err != nil && mi.AssemblyID == 0 {
+		return "", false, err
+	}
+	ai, err := in.info.GetAssemblyInfo(mi.AssemblyID)
+	if err != nil {
+		return "", false, err
+	}
+	return ai.Name, mi.ModuleFlags&profiler.ModuleNGen != 0, nil
+}
+
+// scanModule registers the methods of module m that the rules name (only
+// rule onlyRule when >= 0). With rejit, new entries are instrumented
+// through ReJIT. It returns the tokens of the new entries.
+func (in *Instrumenter) scanModule(m profiler.ModuleID, onlyRule int, rejit bool) ([]metadata.Token, bool, error) {
+	in.mu.Lock()
+	mod := in.modules[m]
+	rules := in.cfg.Rules
+	in.mu.Unlock()
+	if mod == nil {
+		asm, ngen, err := in.assemblyOf(m)
+		if err != nil {
+			return nil, false, fmt.Errorf("instr: module %v: %w", m, err)
+		}
+		mod = &module{asm: asm, ngen: ngen, byRefLike: map[metadata.Token]bool{}}
+		in.mu.Lock()
+		if old := in.modules[m]; old != nil {
+			mod = old
+		} else {
+			in.modules[m] = mod
+		}
+		in.mu.Unlock()
+	}
+	var refs []targetRef
+	for ri, r := range rules {
+		if onlyRule >= 0 && ri != onlyRule {
+			continue
+		}
+		for ti, t := range r.Targets {
+			if t.MatchesAssembly(mod.asm) {
+				refs = append(refs, targetRef{ri, ti})
+			}
+		}
+	}
+	if len(refs) == 0 {
+		return nil, mod.ngen, nil
+	}
+	for _, r := range rules {
+		if strings.EqualFold(r.Integration.Assembly.Name, mod.asm) {
+			in.mu.Lock()
+			for _, tr := range refs {
+				in.failures = append(in.failures, Failure{rules[tr.rule].Targets[tr.target].String(),
+					"the target is in the integration's own assembly, which is never instrumented"})
+			}
+			in.mu.Unlock()
+			return nil, mod.ngen, nil
+		}
+	}
+	imp, err := in.info.ModuleImport(m)
+	if err != nil {
+		return nil, mod.ngen, fmt.Errorf("instr: metadata of %s: %w", mod.asm, err)
+	}
+	defer imp.Release()
+	tds, err := imp.TypeDefs()
+	if err != nil {
+		return nil, mod.ngen, fmt.Errorf("instr: types of %s: %w", mod.asm, err)
+	}
+	// <Module>, the global type, is TypeDef 1; TypeDefs leaves it out.
+	tds = append([]metadata.Token{metadata.Token(0x02000001)}, tds...)
+	var news []metadata.Token
+	for _, td := range tds {
+		tname, err := imp.TypeDefName(td)
+		if err != nil {
+			continue
+		}
+		var trefs []targetRef
+		for _, tr := range refs {
+			if rules[tr.rule].Targets[tr.target].MatchesType(tname) {
+				trefs = append(trefs, tr)
+			}
+		}
+		if len(trefs) == 0 {
+			continue
+		}
+		tinfo, err := imp.TypeDef(td)
+		if err != nil {
+			continue
+		}
+		valueTy := isValueType(imp, tinfo)
+		gps, _ := imp.GenericParams(td)
+		methods, err := imp.Methods(td)
+		if err != nil {
+			continue
+		}
+		for _, md := range methods {
+			mi, err := imp.Method(md)
+			if err != nil {
+				continue
+			}
+			var params []string
+			var sig *metadata.MethodSig
+			name := target.Name(mod.asm, tname, mi.Name)
+			var hit *targetRef
+			for i, tr := range trefs {
+				t := rules[tr.rule].Targets[tr.target]
+				if t.Method != target.Any && t.Method != mi.Name {
+					continue
+				}
+				if t.HasParams && params == nil {
+					if sig == nil {
+						if sig, err = metadata.ParseMethodSig(mi.Sig); err != nil {
+							break
+						}
+					}
+					params = paramNames(imp, sig)
+				}
+				if t.Matches(mod.asm, tname, mi.Name, params) {
+					hit = &trefs[i]
+					break
+				}
+			}
+			if hit == nil {
+				continue
+			}
+			t := rules[hit.rule].Targets[hit.target]
+			in.mu.Lock()
+			in.hits[*hit]++
+			k := key{m, md}
+			if in.entries[k] != nil {
+				in.mu.Unlock()
+				continue // an earlier rule has it
+			}
+			if mi.RVA == 0 || mi.Flags&(metadata.MdAbstract|metadata.MdPinvokeImpl) != 0 || mi.ImplFlags&metadata.MiCodeTypeMask != metadata.MiIL {
+				if t.Method == target.Any {
+					in.noBody++
+				} else {
+					in.failures = append(in.failures, Failure{name, "no IL body (abstract, extern, P/Invoke or runtime-implemented)"})
+				}
+				in.mu.Unlock()
+				continue
+			}
+			if params == nil {
+				if sig == nil {
+					sig, _ = metadata.ParseMethodSig(mi.Sig)
+				}
+				if sig != nil {
+					params = paramNames(imp, sig)
+				}
+			}
+			e := &entry{Method: Method{ID: int32(len(in.byID)), Name: name, Params: params, Module: m, Token: md,
+				Target: t, ReJIT: rejit || (mod.ngen && in.cfg.ReJIT)},
+				integ: &in.cfg.Rules[hit.rule].Integration, typeTok: td, valueTy: valueTy, generic: len(gps),
+				static: mi.Flags&metadata.MdStatic != 0, ngen: mod.ngen}
+			in.entries[k] = e
+			in.byID = append(in.byID, e)
+			in.mu.Unlock()
+			news = append(news, md)
+		}
+	}
+	return news, mod.ngen, nil
+}
+
+// isValueType tells whether a TypeDef is a value type: it extends
+// System.ValueType or System.Enum (and is not System.Enum itself).
+func isValueType(imp *metadata.Import2, t metadata.TypeDefInfo) bool {
+	if t.Extends.IsNil() {
+		return false
+	}
+	var base string
+	switch metadata.TokenType(t.Extends.Table()) {
+	case metadata.MdtTypeRef:
+		base, _ = imp.TypeRefName(t.Extends)
+	case metadata.MdtTypeDef:
+		base, _ = imp.TypeDefName(t.Extends)
+	}
+	self := metadata.JoinTypeName(t.Namespace, t.Name)
+	return (base == "System.ValueType" && self != "System.Enum") || base == "System.Enum"
+}
+
+// JITCompilationStarted instruments a matched method at its first
+// compilation (and runs Config.Prepare on every method).
+func (in *Instrumenter) JITCompilationStarted(f profiler.FunctionID, _ bool) error {
+	fi, err := in.info.GetFunctionInfo(f)
+	if err != nil {
+		return nil
+	}
+	k := key{fi.ModuleID, fi.Token}
+	in.mu.Lock()
+	e := in.entries[k]
+	in.mu.Unlock()
+	if e == nil && in.cfg.Prepare == nil {
+		return nil
+	}
+	if err := in.rw.Rewrite(fi.ModuleID, fi.Token); err != nil && e != nil {
+		in.fail(e, err.Error())
+	}
+	return nil
+}
+
+func (in *Instrumenter) fail(e *entry, reason string) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if e.failed == "" {
+		e.failed = reason
+		e.Compiled = false
+	}
+}
+
+func (in *Instrumenter) lookup(m profiler.ModuleID, tok metadata.Token) *entry {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.entries[key{m, tok}]
+}
+
+func (in *Instrumenter) rewriteFirstJIT(m *ilrw.Method) (bool, error) {
+	changed := false
+	if in.cfg.Prepare != nil {
+		c, err := in.cfg.Prepare(m)
+		if err != nil {
+			return false, err
+		}
+		changed = c
+	}
+	e := in.lookup(m.ModuleID, m.Token)
+	if e == nil || e.ReJIT {
+		return changed, nil
+	}
+	return in.instrument(m, e) || changed, nil
+}
+
+func (in *Instrumenter) rewriteReJIT(m *ilrw.Method) (bool, error) {
+	e := in.lookup(m.ModuleID, m.Token)
+	if e == nil {
+		return false, nil
+	}
+	return in.instrument(m, e), nil
+}
+
+// instrument wraps m's body for e; on failure it records why and leaves
+// the body as it was.
+func (in *Instrumenter) instrument(m *ilrw.Method, e *entry) bool {
+	if alreadyWrapped(m, e) {
+		return false
+	}
+	saved, err := m.Body.Encode()
+	if err != nil {
+		in.fail(e, "encoding the original body: "+err.Error())
+		return false
+	}
+	err = in.wrapMethod(m, e)
+	if err != nil {
+		if orig, derr := ilrw.Decode(saved); derr == nil {
+			*m.Body = *orig
+		}
+		in.fail(e, err.Error())
+		return false
+	}
+	in.mu.Lock()
+	e.Compiled, e.failed = true, ""
+	in.mu.Unlock()
+	return true
+}
+
+// alreadyWrapped tells a body this package wrapped before (the runtime
+// may hand the rewritten IL back): it calls the integration's Begin with
+// the entry's id first.
+func alreadyWrapped(m *ilrw.Method, e *entry) bool {
+	if len(m.Body.Clauses) == 0 {
+		return false
+	}
+	for _, in := range m.Body.Instructions {
+		if in.Op == ilrw.OpCall || in.Op == ilrw.OpCallvirt || in.Op == ilrw.OpNewobj {
+			name := m.Module.TokenName(in.Token)
+			return strings.HasSuffix(name, e.integ.Type+"::"+e.integ.Begin)
+		}
+	}
+	return false
+}
+
+func (in *Instrumenter) wrapMethod(m *ilrw.Method, e *entry) error {
+	ns, name := metadata.SplitTypeName(e.integ.Type)
+	begin, err := m.Module.ExternalMethod(e.integ.Assembly, ns, name, e.integ.Begin, beginSig)
+	if err != nil {
+		return err
+	}
+	end, err := m.Module.ExternalMethod(e.integ.Assembly, ns, name, e.integ.End, endSig)
+	if err != nil {
+		return err
+	}
+	w := &wrapper{m: m, id: e.ID, integ: e.integ, typeTok: e.typeTok, valueTy: e.valueTy,
+		generic: e.generic, static: e.static}
+	w.byRefLike = func(tok metadata.Token) bool { return in.isByRefLike(m, tok) }
+	return w.wrap(begin, end)
+}
+
+// byRefLikeRefs are the byref-like types of the framework a TypeRef may
+// name (a TypeDef is checked for IsByRefLikeAttribute).
+var byRefLikeRefs = map[string]bool{
+	"System.Span`1": true, "System.ReadOnlySpan`1": true, "System.TypedReference": true,
+	"System.ArgIterator": true, "System.RuntimeArgumentHandle": true,
+	"System.Runtime.CompilerServices.DefaultInterpolatedStringHandler": true,
+	"System.Text.ValueStringBuilder":                                   true,
+}
+
+func (in *Instrumenter) isByRefLike(m *ilrw.Method, tok metadata.Token) bool {
+	in.mu.Lock()
+	mod := in.modules[m.ModuleID]
+	if mod != nil {
+		if v, ok := mod.byRefLike[tok]; ok {
+			in.mu.Unlock()
+			return v
+		}
+	}
+	in.mu.Unlock()
+	imp := m.Module.Import
+	v := false
+	switch metadata.TokenType(tok.Table()) {
+	case metadata.MdtTypeDef:
+		_, found, err := imp.CustomAttributeByName(tok, "System.Runtime.CompilerServices.IsByRefLikeAttribute")
+		v = found || err != nil
+	case metadata.MdtTypeRef:
+		n, err := imp.TypeRefName(tok)
+		v = err != nil || byRefLikeRefs[n]
+	default:
+		v = true // unknown: never box it
+	}
+	if mod != nil {
+		in.mu.Lock()
+		mod.byRefLike[tok] = v
+		in.mu.Unlock()
+	}
+	return v
+}
+
+// JITInlining refuses to inline a matched method into its callers, so
+// that every call runs the wrapped code.
+func (in *Instrumenter) JITInlining(caller, callee profiler.FunctionID) (bool, error) {
+	fi, err := in.info.GetFunctionInfo(callee)
+	if err != nil {
+		return true, nil
+	}
+	if in.lookup(fi.ModuleID, fi.Token) != nil {
+		return false, nil
+	}
+	return true, nil
+}
+
+// GetReJITParameters hands the runtime the wrapped body of a method
+// instrumented through ReJIT.
+func (in *Instrumenter) GetReJITParameters(m profiler.ModuleID, tok metadata.Token, fc *profiler.FunctionControl) error {
+	err := in.rw.GetReJITParameters(m, tok, fc)
+	if err != nil {
+		if e := in.lookup(m, tok); e != nil {
+			in.fail(e, err.Error())
+		}
+	}
+	return err
+}
+
+// ReJITError records a failed ReJIT of a matched method.
+func (in *Instrumenter) ReJITError(m profiler.ModuleID, tok metadata.Token, _ profiler.FunctionID, hr profiler.HRESULT) error {
+	if e := in.lookup(m, tok); e != nil {
+		in.fail(e, "ReJIT failed: "+hr.Error())
+	}
+	return nil
+}
+
+// requestReJIT asks the runtime to recompile methods of a module with
+// their wrapped bodies: with RequestReJITWithInliners (inlining blocked)
+// where the runtime has it (.NET Core 3.0 and later), so that callers
+// that inlined them are recompiled too, and RequestReJIT otherwise.
+func (in *Instrumenter) requestReJIT(m profiler.ModuleID, toks []metadata.Token) error {
+	var err error
+	if in.info.Version() >= 10 {
+		err = in.rw.RequestReJITWithInliners(profiler.ReJITBlockInlining, m, toks, in.rewriteReJIT, nil)
+	} else {
+		err = in.rw.RequestReJIT(m, toks, in.rewriteReJIT)
+	}
+	if err != nil {
+		in.mu.Lock()
+		for _, t := range toks {
+			if e := in.entries[key{m, t}]; e != nil && e.failed == "" {
+				e.failed = "ReJIT request failed: " + err.Error()
+			}
+		}
+		in.mu.Unlock()
+	}
+	return err
+}
+
+// AddRule adds a rule at run time: methods it names in modules loaded
+// later are instrumented as usual, and those of modules already loaded
+// through ReJIT (Config.ReJIT must be set). Call it from a goroutine of
+// your own, never from a profiler callback.
+func (in *Instrumenter) AddRule(r Rule) error {
+	if err := checkIntegration(&r.Integration); err != nil {
+		return err
+	}
+	if !in.cfg.ReJIT {
+		return errors.New("instr: AddRule needs Config.ReJIT")
+	}
+	in.mu.Lock()
+	in.cfg.Rules = append(in.cfg.Rules, r)
+	ri := len(in.cfg.Rules) - 1
+	mods := make([]profiler.ModuleID, 0, len(in.modules))
+	for id := range in.modules {
+		mods = append(mods, id)
+	}
+	in.mu.Unlock()
+	return in.rejitModules(mods, ri)
+}
+
+// InstrumentLoaded scans every module loaded so far (after an attach, the
+// runtime delivers no ModuleLoadFinished for them) and instruments what
+// the rules name through ReJIT (Config.ReJIT must be set). Call it from a
+// goroutine of your own, never from a profiler callback.
+func (in *Instrumenter) InstrumentLoaded() error {
+	if !in.cfg.ReJIT {
+		return errors.New("instr: InstrumentLoaded needs Config.ReJIT")
+	}
+	en, err := in.info.EnumModules()
+	if err != nil {
+		return err
+	}
+	defer en.Release()
+	var mods []profiler.ModuleID
+	for {
+		ids, err := en.Next()
+		if err != nil || len(ids) == 0 {
+			break
+		}
+		mods = append(mods, ids...)
+	}
+	return in.rejitModules(mods, -1)
+}
+
+func (in *Instrumenter) rejitModules(mods []profiler.ModuleID, rule int) error {
+	var errs []error
+	for _, id := range mods {
+		news, _, err := in.scanModule(id, rule, true)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if len(news) > 0 {
+			if err := in.requestReJIT(id, news); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Report returns what the Instrumenter did so far.
+func (in *Instrumenter) Report() Report {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	r := Report{Failed: append([]Failure(nil), in.failures...), WithoutBody: in.noBody}
+	for _, e := range in.byID {
+		switch {
+		case e.failed != "":
+			r.Failed = append(r.Failed, Failure{e.Name, e.failed})
+		case e.Compiled:
+			r.Instrumented = append(r.Instrumented, e.Method)
+		case e.ngen && !e.ReJIT:
+			r.Failed = append(r.Failed, Failure{e.Name, "precompiled (ReadyToRun) code, used without a JIT compilation: set Config.ReJIT"})
+		default:
+			r.Pending = append(r.Pending, e.Method)
+		}
+	}
+	for ri, rule := range in.cfg.Rules {
+		for ti, t := range rule.Targets {
+			if in.hits[targetRef{ri, ti}] == 0 {
+				r.Unmatched = append(r.Unmatched, t)
+			}
+		}
+	}
+	sort.Slice(r.Failed, func(i, j int) bool { return r.Failed[i].Method < r.Failed[j].Method })
+	return r
+}

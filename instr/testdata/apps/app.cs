@@ -1,0 +1,145 @@
+// The app of package instr's integration tests: one method of each kind
+// the wrap must handle, called from Main, which prints their results.
+using System;
+using System.Collections.Generic;
+
+namespace Shop {
+	public class Order {
+		public int Id;
+		public Order(int id) { Id = id; }
+		public string Describe(string prefix) { return prefix + "#" + Id; }
+		public void Nothing() { }
+	}
+
+	public struct Point {
+		public int X, Y;
+		public Point(int x, int y) { X = x; Y = y; }
+		public int Sum() { return X + Y; }
+		public override string ToString() { return "(" + X + "," + Y + ")"; }
+	}
+
+	public class Box<T> {
+		T value;
+		public Box(T v) { value = v; }
+		public T Get() { return value; }
+		public class Inner {
+			public static string F(T t) { return "inner:" + t; }
+		}
+	}
+
+	public class Cache {
+		public string Get(int i) { return "int:" + i; }
+		public string Get(string s) { return "string:" + s; }
+	}
+
+	public class Calc {
+		public static int Add(int a, int b) { return a + b; }
+		public static void Twice(ref int x, out string note) { x = x * 2; note = "doubled"; }
+		public static T Echo<T>(T t) { return t; }
+		public static int Fail(int code) {
+			if (code > 0) throw new InvalidOperationException("fail " + code);
+			return code;
+		}
+		public static int Guarded(int n) {
+			int r = 0;
+			try {
+				try {
+					if (n == 1) throw new ArgumentException("one");
+					if (n == 2) throw new FormatException("two");
+					r = n * 10;
+				} catch (ArgumentException) {
+					r = -1;
+				} catch (Exception e) when (e.Message == "two") {
+					r = -2;
+				}
+			} finally {
+				r += 1000;
+			}
+			return r;
+		}
+		public static int Inner(int n) { return n + 1; }
+		public static int TailCaller(int n) { return Inner(n); }
+		// Big: a body long enough that the wrap's longer exits push short
+		// branches out of reach (the profiler shortens them first).
+		public static int Big(int n) {
+			if (n == 0) return 100;
+			if (n == 1) return 101;
+			if (n == 2) return 102;
+			if (n == 3) return 103;
+			if (n == 4) return 104;
+			if (n == 5) return 105;
+			if (n == 6) return 106;
+			if (n == 7) return 107;
+			if (n == 8) return 108;
+			if (n == 9) return 109;
+			if (n == 10) return 110;
+			if (n == 11) return 111;
+			if (n == 12) return 112;
+			if (n == 13) return 113;
+			if (n == 14) return 114;
+			if (n == 15) return 115;
+			if (n == 16) return 116;
+			if (n == 17) return 117;
+			if (n == 18) return 118;
+			if (n == 19) return 119;
+			if (n == 20) return 120;
+			if (n == 21) return 121;
+			if (n == 22) return 122;
+			if (n == 23) return 123;
+			if (n == 24) return 124;
+			if (n == 25) return 125;
+			if (n == 26) return 126;
+			if (n == 27) return 127;
+			if (n == 28) return 128;
+			if (n == 29) return 129;
+			if (n == 30) return 130;
+			if (n == 31) return 131;
+			if (n == 32) return 132;
+			return -1;
+		}
+		public static int Late(int n) { return n * 3; }
+	}
+
+	public class Program {
+		static void AddTargetsNow() { }
+
+		static int Main(string[] args) {
+			Console.WriteLine("add " + Calc.Add(2, 3));
+			var o = new Order(7);
+			Console.WriteLine("describe " + o.Describe("order"));
+			o.Nothing();
+			var p = new Point(3, 4);
+			Console.WriteLine("point " + p.Sum() + " " + p);
+			int x = 21; string note;
+			Calc.Twice(ref x, out note);
+			Console.WriteLine("twice " + x + " " + note);
+			Console.WriteLine("echo " + Calc.Echo<int>(5) + " " + Calc.Echo<string>("hi") + " " + Calc.Echo<Point>(p));
+			Console.WriteLine("box " + new Box<int>(9).Get() + " " + new Box<string>("s").Get() + " " + new Box<List<int>>(new List<int>()).Get().Count);
+			Console.WriteLine("inner " + Box<long>.Inner.F(12L) + " " + Box<string>.Inner.F("t"));
+			var c = new Cache();
+			Console.WriteLine("cache " + c.Get(1) + " " + c.Get("a"));
+			Console.WriteLine("fail " + Calc.Fail(0));
+			try {
+				Calc.Fail(3);
+				Console.WriteLine("no exception");
+			} catch (InvalidOperationException e) {
+				string trace = e.StackTrace ?? "";
+				Console.WriteLine("caught " + e.Message + " thrown in Fail: " + (trace.IndexOf("Calc.Fail") >= 0));
+			}
+			Console.WriteLine("guarded " + Calc.Guarded(0) + " " + Calc.Guarded(1) + " " + Calc.Guarded(2) + " " + Calc.Guarded(3));
+			Console.WriteLine("tail " + Calc.TailCaller(41));
+			int big = 0;
+			for (int i = 0; i < 34; i++) big += Calc.Big(i);
+			Console.WriteLine("big " + big);
+			int[] arr = { 1, 2, 3 };
+			Array.Reverse((Array)arr);
+			Console.WriteLine("reverse " + arr[0] + arr[1] + arr[2]);
+			Console.WriteLine("late " + Calc.Late(1));
+			AddTargetsNow();
+			System.Threading.Thread.Sleep(300);
+			for (int i = 0; i < 3; i++) Console.WriteLine("late " + Calc.Late(i));
+			Console.WriteLine("app done");
+			return 0;
+		}
+	}
+}

@@ -1,0 +1,152 @@
+// Command instrprof is the profiler of package instr's integration tests:
+// it instruments the targets of INSTRPROF_TARGETS (comma-separated) with
+// the integration InstrHelper.Hooks of InstrHelper.dll, placed beside the
+// test app (the tests' stand-in for delivering the helper). With
+// INSTRPROF_REJIT=1 it enables ReJIT; with INSTRPROF_ADD a second list of
+// targets is added at run time, when the app's method
+// Shop.Program::AddTargetsNow is first compiled. It reports on stderr,
+// lines starting "instrprof: ": at Shutdown each method by id and what the
+// Instrumenter's report says.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/clrprof/clrprof/ilrw"
+	"github.com/clrprof/clrprof/instr"
+	"github.com/clrprof/clrprof/instr/target"
+	"github.com/clrprof/clrprof/metadata"
+	"github.com/clrprof/clrprof/profiler"
+)
+
+type prof struct {
+	profiler.Base
+	info *profiler.Info
+	in   *instr.Instrumenter
+	add  []target.Target
+	once sync.Once
+	done chan struct{}
+}
+
+var integ = instr.Integration{
+	Assembly: metadata.AssemblyName{Name: "InstrHelper"},
+	Type:     "InstrHelper.Hooks",
+	Args:     true,
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "instrprof: "+format+"\n", args...)
+}
+
+func (p *prof) Initialize(info *profiler.Info) error {
+	p.info = info
+	ts, err := target.ParseList(os.Getenv("INSTRPROF_TARGETS"))
+	if err != nil {
+		logf("bad targets: %v", err)
+		return err
+	}
+	if p.add, err = target.ParseList(os.Getenv("INSTRPROF_ADD")); err != nil {
+		logf("bad targets: %v", err)
+		return err
+	}
+	cfg := instr.Config{Rules: []instr.Rule{{Targets: ts, Integration: integ}},
+		ReJIT: os.Getenv("INSTRPROF_REJIT") == "1"}
+	if os.Getenv("INSTRPROF_TAIL") == "1" {
+		cfg.Prepare = addTail
+	}
+	if p.in, err = instr.New(info, cfg); err != nil {
+		return err
+	}
+	return info.SetEventMask(p.in.EventMask())
+}
+
+// addTail makes the test app's Shop.Calc::TailCaller tail-call (mcs never
+// emits the prefix) and shortens the branches of Shop.Calc::Big (mcs
+// emits long ones only), so that the wrap meets both.
+func addTail(m *ilrw.Method) (bool, error) {
+	switch m.Name() {
+	case "Shop.Calc::TailCaller":
+		ins := m.Body.Instructions
+		for i := 0; i+1 < len(ins); i++ {
+			if ins[i].Op == ilrw.OpCall && ins[i+1].Op == ilrw.OpRet {
+				logf("prepare: tail. before the call of %s", m.Name())
+				return true, m.Body.InsertBefore(ins[i], ilrw.I(ilrw.OpTail))
+			}
+		}
+	case "Shop.Calc::Big":
+		n, err := m.Body.ShortenBranches()
+		logf("prepare: %d short branches in %s", n, m.Name())
+		return n > 0, err
+	}
+	return false, nil
+}
+
+func (p *prof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) error {
+	if err := p.in.ModuleLoadFinished(m, hr); err != nil {
+		logf("ModuleLoadFinished: %v", err)
+	}
+	return nil
+}
+
+func (p *prof) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
+	if len(p.add) > 0 {
+		if parts, err := p.info.FunctionNameParts(f); err == nil && parts.Method == "AddTargetsNow" {
+			p.once.Do(func() {
+				p.done = make(chan struct{})
+				go func() {
+					defer close(p.done)
+					err := p.in.AddRule(instr.Rule{Targets: p.add, Integration: integ})
+					logf("added targets at run time: %v", err)
+				}()
+			})
+		}
+	}
+	return p.in.JITCompilationStarted(f, safe)
+}
+
+func (p *prof) JITInlining(caller, callee profiler.FunctionID) (bool, error) {
+	return p.in.JITInlining(caller, callee)
+}
+
+func (p *prof) GetReJITParameters(m profiler.ModuleID, tok metadata.Token, fc *profiler.FunctionControl) error {
+	return p.in.GetReJITParameters(m, tok, fc)
+}
+
+func (p *prof) ReJITError(m profiler.ModuleID, tok metadata.Token, f profiler.FunctionID, hr profiler.HRESULT) error {
+	return p.in.ReJITError(m, tok, f, hr)
+}
+
+func (p *prof) Shutdown() error {
+	r := p.in.Report()
+	for id := int32(0); ; id++ {
+		m, ok := p.in.Method(id)
+		if !ok {
+			break
+		}
+		logf("method %d %s (%s) rejit=%v", m.ID, m.Name, strings.Join(m.Params, ", "), m.ReJIT)
+	}
+	for _, m := range r.Instrumented {
+		logf("instrumented %s", m.Name)
+	}
+	for _, m := range r.Pending {
+		logf("pending %s", m.Name)
+	}
+	for _, f := range r.Failed {
+		logf("failed %s", f)
+	}
+	for _, t := range r.Unmatched {
+		logf("unmatched %s", t)
+	}
+	logf("summary instrumented=%d pending=%d failed=%d unmatched=%d without-body=%d",
+		len(r.Instrumented), len(r.Pending), len(r.Failed), len(r.Unmatched), r.WithoutBody)
+	return nil
+}
+
+func init() {
+	profiler.Register("{3E6A1F20-9B4C-4D7E-8A15-6C2F0D9B7E41}", &prof{})
+}
+
+func main() {}

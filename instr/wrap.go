@@ -1,0 +1,327 @@
+//go:build cgo
+
+package instr
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/clrprof/clrprof/ilrw"
+	"github.com/clrprof/clrprof/metadata"
+)
+
+// errNotWrappable marks the reasons a method cannot be instrumented that
+// are facts about the method, not failures.
+var errNotWrappable = errors.New("cannot be instrumented")
+
+// wrapper holds what one wrap needs: the method being rewritten and the
+// tokens of the integration's Begin and End in the method's module.
+type wrapper struct {
+	m         *ilrw.Method
+	id        int32
+	integ     *Integration
+	typeTok   metadata.Token // the declaring TypeDef
+	valueTy   bool           // the declaring type is a value type
+	generic   int            // generic parameters of the declaring type
+	static    bool
+	byRefLike func(tok metadata.Token) bool
+}
+
+// beginSig and endSig are the integration contract:
+//
+//	object Begin(int id, object instance, object[] args)
+//	void   End(int id, object state, object returnValue, object exception)
+var (
+	objectT  = metadata.Primitive(metadata.ElementTypeObject)
+	beginSig = &metadata.MethodSig{Return: objectT, Params: []*metadata.Type{
+		metadata.Primitive(metadata.ElementTypeI4), objectT, metadata.SZArrayOf(objectT)}}
+	endSig = &metadata.MethodSig{Return: metadata.Primitive(metadata.ElementTypeVoid), Params: []*metadata.Type{
+		metadata.Primitive(metadata.ElementTypeI4), objectT, objectT, objectT}}
+)
+
+// kind classifies a type for boxing.
+type kind int
+
+const (
+	kindRef  kind = iota // a reference: as is
+	kindBox              // a value type or generic parameter: box
+	kindNull             // cannot be an object (pointer, byref, typedref, byref-like): null
+)
+
+func (w *wrapper) classify(t *metadata.Type) kind {
+	inner, _, pinned := t.Unwrap()
+	if pinned || inner == nil {
+		return kindNull
+	}
+	switch inner.Kind {
+	case metadata.ElementTypeString, metadata.ElementTypeObject, metadata.ElementTypeClass,
+		metadata.ElementTypeSzarray, metadata.ElementTypeArray:
+		return kindRef
+	case metadata.ElementTypeGenericinst:
+		if inner.Elem == nil {
+			return kindNull
+		}
+		if inner.Elem.Kind == metadata.ElementTypeClass {
+			return kindRef
+		}
+		if w.byRefLike(inner.Elem.Token) {
+			return kindNull
+		}
+		return kindBox
+	case metadata.ElementTypeValuetype:
+		if w.byRefLike(inner.Token) {
+			return kindNull
+		}
+		return kindBox
+	case metadata.ElementTypeByref, metadata.ElementTypePtr, metadata.ElementTypeTypedbyref,
+		metadata.ElementTypeFnptr, metadata.ElementTypeVoid, metadata.ElementTypeSentinel,
+		metadata.ElementTypeInternal:
+		return kindNull
+	}
+	return kindBox // primitives, Var, Mvar
+}
+
+// asObject returns code that turns the value load pushed into an object.
+func (w *wrapper) asObject(t *metadata.Type, load []*ilrw.Instruction) ([]*ilrw.Instruction, error) {
+	switch w.classify(t) {
+	case kindRef:
+		return load, nil
+	case kindNull:
+		return []*ilrw.Instruction{ilrw.I(ilrw.OpLdnull)}, nil
+	}
+	inner, _, _ := t.Unwrap()
+	spec, err := w.spec(inner)
+	if err != nil {
+		return nil, err
+	}
+	return append(load, ilrw.IToken(ilrw.OpBox, spec)), nil
+}
+
+func (w *wrapper) spec(t *metadata.Type) (metadata.Token, error) {
+	blob, err := t.Encode()
+	if err != nil {
+		return 0, err
+	}
+	return w.m.Module.TypeSpec(blob)
+}
+
+// loadArg returns code that pushes argument a (IL numbering) of type t as
+// an object; a by-ref argument gives the value it points at.
+func (w *wrapper) loadArg(a int, t *metadata.Type) ([]*ilrw.Instruction, error) {
+	inner, _, _ := t.Unwrap()
+	ld := ldarg(a)
+	if inner != nil && inner.Kind == metadata.ElementTypeByref {
+		el, _, _ := inner.Elem.Unwrap()
+		k := w.classify(inner.Elem)
+		if k == kindNull {
+			return []*ilrw.Instruction{ilrw.I(ilrw.OpLdnull)}, nil
+		}
+		spec, err := w.spec(el)
+		if err != nil {
+			return nil, err
+		}
+		load := []*ilrw.Instruction{ld, ilrw.IToken(ilrw.OpLdobj, spec)}
+		if k == kindRef {
+			return load, nil
+		}
+		return append(load, ilrw.IToken(ilrw.OpBox, spec)), nil
+	}
+	return w.asObject(t, []*ilrw.Instruction{ld})
+}
+
+func ldarg(a int) *ilrw.Instruction {
+	switch {
+	case a <= 3:
+		return ilrw.I(ilrw.OpLdarg0 + ilrw.Opcode(a))
+	case a <= 255:
+		return ilrw.IInt(ilrw.OpLdargS, int64(a))
+	}
+	return ilrw.IInt(ilrw.OpLdarg, int64(a))
+}
+
+// loadThis pushes the instance as an object: this for a class, a boxed
+// copy for a value type, null for a static method.
+func (w *wrapper) loadThis() ([]*ilrw.Instruction, error) {
+	if w.static {
+		return []*ilrw.Instruction{ilrw.I(ilrw.OpLdnull)}, nil
+	}
+	if !w.valueTy {
+		return []*ilrw.Instruction{ilrw.I(ilrw.OpLdarg0)}, nil
+	}
+	self := metadata.ValueType(w.typeTok)
+	if w.generic > 0 {
+		args := make([]*metadata.Type, w.generic)
+		for i := range args {
+			args[i] = &metadata.Type{Kind: metadata.ElementTypeVar, Index: uint32(i)}
+		}
+		self = metadata.GenericInst(self, args...)
+	}
+	if w.byRefLike(w.typeTok) {
+		return []*ilrw.Instruction{ilrw.I(ilrw.OpLdnull)}, nil
+	}
+	spec, err := w.spec(self)
+	if err != nil {
+		return nil, err
+	}
+	return []*ilrw.Instruction{ilrw.I(ilrw.OpLdarg0), ilrw.IToken(ilrw.OpLdobj, spec), ilrw.IToken(ilrw.OpBox, spec)}, nil
+}
+
+// catchAll returns a filter clause that swallows whatever the code from
+// start to filter (exclusive) throws: the filter answers 1 and the handler
+// drops the exception and leaves to after. It returns the filter and
+// handler code to place right after the protected code.
+func catchAll(start, after *ilrw.Instruction) ([]*ilrw.Instruction, *ilrw.Clause) {
+	filter := ilrw.I(ilrw.OpPop)
+	handler := ilrw.I(ilrw.OpPop)
+	code := []*ilrw.Instruction{filter, ilrw.I(ilrw.OpLdcI41), ilrw.I(ilrw.OpEndfilter),
+		handler, ilrw.IBranch(ilrw.OpLeave, after)}
+	return code, &ilrw.Clause{Kind: ilrw.ClauseFilter, TryStart: start, TryEnd: filter,
+		FilterStart: filter, HandlerStart: handler, HandlerEnd: after}
+}
+
+// wrap rewrites w.m.Body:
+//
+//	    .try { ldc.i4 id; <this>; <args>; call Begin; stloc state; leave L1 }
+//	    filter { pop; ldc.i4.1; endfilter } { pop; leave L1 }
+//	L1: .try {
+//	      .try { <original body; every ret: stloc ret; leave EXIT> }
+//	      filter { stloc exception; ldc.i4.0; endfilter } { pop; rethrow }
+//	    } finally {
+//	      .try { ldc.i4 id; ldloc state; <ret as object>; ldloc exception; call End; leave L3 }
+//	      filter { pop; ldc.i4.1; endfilter } { pop; leave L3 }
+//	L3:   endfinally
+//	    }
+//	EXIT: ldloc ret; ret
+//
+// The exception filter records the exception leaving the method and
+// declines it, so the exception goes on unchanged (no catch, no rethrow
+// on the way): End sees it in the finally of the second pass. Begin and
+// End run under filters that accept everything, so that what they throw
+// stops there.
+func (w *wrapper) wrap(begin, end metadata.Token) error {
+	m := w.m
+	b := m.Body
+	sig, err := m.Sig()
+	if err != nil {
+		return err
+	}
+	for _, in := range b.Instructions {
+		switch in.Op {
+		case ilrw.OpJmp:
+			return fmt.Errorf("%w: the body ends in jmp, which may not leave a try block", errNotWrappable)
+		}
+	}
+	mod := m.Module
+	state, err := mod.AddLocals(b, objectT, objectT)
+	if err != nil {
+		return err
+	}
+	exc := state + 1
+
+	// Entry code, built now (argument loads need type specs).
+	entry := []*ilrw.Instruction{ilrw.LdcI4(w.id)}
+	this, err := w.loadThis()
+	if err != nil {
+		return err
+	}
+	entry = append(entry, this...)
+	if w.integ.Args && len(sig.Params) > 0 {
+		objSpec, err := w.spec(objectT)
+		if err != nil {
+			return err
+		}
+		entry = append(entry, ilrw.LdcI4(int32(len(sig.Params))), ilrw.IToken(ilrw.OpNewarr, objSpec))
+		first := 0
+		if !w.static {
+			first = 1
+		}
+		for i, p := range sig.Params {
+			ld, err := w.loadArg(first+i, p)
+			if err != nil {
+				return err
+			}
+			entry = append(entry, ilrw.I(ilrw.OpDup), ilrw.LdcI4(int32(i)))
+			entry = append(entry, ld...)
+			entry = append(entry, ilrw.I(ilrw.OpStelemRef))
+		}
+	} else {
+		entry = append(entry, ilrw.I(ilrw.OpLdnull))
+	}
+	entry = append(entry, ilrw.IToken(ilrw.OpCall, begin), ilrw.StLoc(state))
+
+	var innerFilter *ilrw.Clause
+	var endClause *ilrw.Clause
+	oldClauses := len(b.Clauses)
+	// A region of the body that ends with the code (End == nil) must end
+	// where the body ends, not after what the wrap appends.
+	type openEnd struct {
+		c       *ilrw.Clause
+		try, hd bool
+	}
+	var openEnds []openEnd
+	for _, c := range b.Clauses {
+		if c.TryEnd == nil || c.HandlerEnd == nil {
+			openEnds = append(openEnds, openEnd{c, c.TryEnd == nil, c.HandlerEnd == nil})
+		}
+	}
+	bodyStart := b.Instructions[0]
+	err = b.WrapExit(mod, sig, func(ex ilrw.Exit) ([]*ilrw.Instruction, error) {
+		ret := []*ilrw.Instruction{ilrw.I(ilrw.OpLdnull)}
+		if ex.ReturnLocal >= 0 {
+			var err error
+			if ret, err = w.asObject(ex.ReturnType, []*ilrw.Instruction{ilrw.LdLoc(ex.ReturnLocal)}); err != nil {
+				return nil, err
+			}
+		}
+		call := []*ilrw.Instruction{ilrw.LdcI4(w.id), ilrw.LdLoc(state)}
+		call = append(call, ret...)
+		call = append(call, ilrw.LdLoc(exc), ilrw.IToken(ilrw.OpCall, end))
+		l3 := ilrw.I(ilrw.OpNop)
+		call = append(call, ilrw.IBranch(ilrw.OpLeave, l3))
+		guard, cl := catchAll(call[0], l3)
+		endClause = cl
+		out := append(call, guard...)
+		return append(out, l3), nil
+	})
+	if err != nil {
+		return err
+	}
+	// WrapExit appended its finally clause last; the finally starts with
+	// the End call's code.
+	fin := b.Clauses[len(b.Clauses)-1]
+	finStart := fin.HandlerStart
+	filter := ilrw.StLoc(exc)
+	handler := ilrw.I(ilrw.OpPop)
+	if err := b.InsertBefore(finStart, filter, ilrw.I(ilrw.OpLdcI40), ilrw.I(ilrw.OpEndfilter),
+		handler, ilrw.I(ilrw.OpRethrow)); err != nil {
+		return err
+	}
+	// InsertBefore extends a region ending at finStart over the new code:
+	// the finally's try now covers the filter and its handler, as wanted.
+	innerFilter = &ilrw.Clause{Kind: ilrw.ClauseFilter, TryStart: bodyStart, TryEnd: filter,
+		FilterStart: filter, HandlerStart: handler, HandlerEnd: finStart}
+	fin.TryEnd = finStart
+	for _, e := range openEnds {
+		if e.try {
+			e.c.TryEnd = filter
+		}
+		if e.hd {
+			e.c.HandlerEnd = filter
+		}
+	}
+	// Order: the body's own clauses, the End guard (inside the finally),
+	// the exception filter, the finally.
+	clauses := append([]*ilrw.Clause{}, b.Clauses[:oldClauses]...)
+	clauses = append(clauses, endClause, innerFilter, fin)
+	b.Clauses = clauses
+
+	// The Begin call, guarded, before everything.
+	guard, cl := catchAll(entry[0], bodyStart)
+	entry = append(entry, ilrw.IBranch(ilrw.OpLeave, bodyStart))
+	entry = append(entry, guard...)
+	if err := b.InsertAtEntry(entry...); err != nil {
+		return err
+	}
+	b.Clauses = append(b.Clauses, cl)
+	return nil
+}
