@@ -70,6 +70,7 @@ func TestAutotrace(t *testing.T) {
 			"autotrace: target shop!Shop.Nothing::X matched nothing",
 			"autotrace: target NoSuchAssembly!*::* matched nothing")
 		res.MustStderrNotContain(t, "could not instrument", "not delivered", "integration threw")
+		t.Logf("autotrace's stderr:\n%s", res.Stderr)
 		data, err := os.ReadFile(out)
 		if err != nil {
 			t.Fatal(err)
@@ -161,6 +162,7 @@ func TestAutotrace(t *testing.T) {
 		if !regexp.MustCompile(`autotrace: .*"shop!Shop.Orders": position \d+`).MatchString(bad.Stderr) {
 			t.Errorf("malformed target: no error naming the target and position:\n%s", bad.Stderr)
 		}
+		t.Logf("the calls:\n%s\nmalformed target:\n%s", data, bad.Stderr)
 		t.Logf("%s: %d call lines, summary of %d methods; malformed target reported", rt.Name, len(lines), len(got))
 	})
 }

@@ -153,15 +153,15 @@ func (p *tracer) Initialize(info *profiler.Info) error {
 	p.in, err = instr.New(info, instr.Config{
 		Rules:   []instr.Rule{{Targets: targets, Integration: integration}},
 		Prepare: p.d.Prepare,
-		Ready:   p.d.Loaded,
-		ReJIT:   true,
+		// Ready: p.d.Loaded, (waits for instr)
+		ReJIT: true,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "autotrace:", err)
 		return err
 	}
 	p.d.OnLoaded(func() {
-		p.in.HelperReady()
+		// p.in.HelperReady()
 		var un []string
 		for _, t := range p.in.Report().Unmatched {
 			un = append(un, t.String())
