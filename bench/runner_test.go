@@ -134,6 +134,10 @@ var configs = []config{
 		what: "sample/contprof with the live heap off on every runtime (CONTPROF_HEAP=0; the same as go-contprof before .NET 5); on 2.x the GC profile then counts suspensions for GC, generation not reported"},
 	{name: "go-contprof-heap", lib: "contprof", env: []string{"CONTPROF_HEAP=1"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
 		what: "sample/contprof with everything on, the live heap on every runtime (CONTPROF_HEAP=1; the same as go-contprof on .NET 5+): before .NET 5 allocations recorded in C with a stack every 512 KiB (ObjectAllocated, which puts every allocation on the runtime's slow path: compare c-unimpl with none) and MonitorGC"},
+	{name: "hand", env: []string{"WRAP_MODE=hand"},
+		what: "no profiler; the hot method calls an empty integration through the try/filter/finally that package instr adds, written by hand in C# (bench/workloads/wrap.cs, AddHand)"},
+	{name: "go-wrap", lib: "gowrap", ref: "hand", shutdown: "gowrap: Shutdown", nonzero: []string{"instrumented"},
+		what: "clrprof (bench/prof/wrap): package instr wraps the hot method with an empty integration delivered from the profiler library (Assembly.Load of embedded bytes)"},
 	{name: "go-sample", lib: "gosample", ref: "c-sample", shutdown: "gosample: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
 		what: "clrprof (bench/prof/sample): the same from a goroutine locked to its thread, through Info (frame callback in C)"},
 }
@@ -157,6 +161,9 @@ var workloads = []workload{
 	{name: "calls", src: "workloads/calls.cs", args: []string{"3", "28"}, quickArgs: []string{"2", "27"}, stdout: "calls: fib=",
 		configs: []string{"none", "c-elt", "go-elt-fast", "go-elt-count"},
 		what:    "call-heavy: recursive Fib and tight calls to small non-inlined methods (int, double and struct arguments)"},
+	{name: "wrap", src: "workloads/wrap.cs", args: []string{"100000000"}, quickArgs: []string{"20000000"}, stdout: "wrap: sum=",
+		configs: []string{"none", "hand", "go-wrap"},
+		what:    "a hot small method (int Add(int, int), not inlined) called N times: plain, wrapped by instr (go-wrap), or with the same wrap written by hand (hand)"},
 	{name: "exceptions", src: "workloads/exceptions.cs", args: []string{"5000", "4"}, quickArgs: []string{"2500", "4"}, stdout: "exceptions: caught=",
 		configs: []string{"none", "c-unimpl", "go-unimpl", "c-exc", "go-exc-sync"},
 		what:    "4 threads throwing and catching through 3 frames with finally blocks, a third of them NullReferenceException"},
@@ -314,6 +321,7 @@ func TestBench(t *testing.T) {
 		"goelt":    {clsid: "{4E9A2C71-6B3D-4F85-9A1E-8C2D7B5F3E06}", build: goLib("./bench/prof/elt")},
 		"goalloc":  {clsid: "{8B3E5D19-7A2C-4F60-9E84-1D6C3B7A5F92}", build: goLib("./bench/prof/alloc")},
 		"gosample": {clsid: "{2D7B9E54-8A3C-4F16-B7E0-5C9D1A3F6B82}", build: goLib("./bench/prof/sample")},
+		"gowrap":   {clsid: "{6E2B8D41-9C3A-4F57-8B16-3D5A7C9E2F48}", build: goLib("./bench/prof/wrap")},
 		"contprof": {clsid: "{D3A9F1C5-7B42-4E8D-9C6A-1F5B3E7D2A94}", build: goLib("./sample/contprof")},
 	}
 	var only []string
