@@ -39,15 +39,14 @@ func (p *prof) Initialize(info *profiler.Info) error {
 	if p.d, err = instr.NewDelivery(info, helper); err != nil {
 		return err
 	}
-	p.in, err = instr.New(info, instr.Config{
-		Rules: []instr.Rule{{Targets: targets, Integration: instr.Integration{
-			Assembly: metadata.AssemblyName{Name: "BenchWrap", Version: metadata.Version{Major: 1}},
-			Type:     "BenchWrap.Hooks"}}},
-		Prepare: p.d.Prepare,
-	})
-	if err != nil {
+	cfg := instr.Config{Rules: []instr.Rule{{Targets: targets, Integration: instr.Integration{
+		Assembly: metadata.AssemblyName{Name: "BenchWrap", Version: metadata.Version{Major: 1}},
+		Type:     "BenchWrap.Hooks"}}}}
+	p.d.Configure(&cfg)
+	if p.in, err = instr.New(info, cfg); err != nil {
 		return err
 	}
+	p.d.OnLoaded(p.in.HelperReady)
 	return info.SetEventMask(p.in.EventMask())
 }
 
@@ -61,6 +60,14 @@ func (p *prof) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
 
 func (p *prof) JITInlining(caller, callee profiler.FunctionID) (bool, error) {
 	return p.in.JITInlining(caller, callee)
+}
+
+func (p *prof) GetReJITParameters(m profiler.ModuleID, tok metadata.Token, fc *profiler.FunctionControl) error {
+	return p.in.GetReJITParameters(m, tok, fc)
+}
+
+func (p *prof) ReJITError(m profiler.ModuleID, tok metadata.Token, f profiler.FunctionID, hr profiler.HRESULT) error {
+	return p.in.ReJITError(m, tok, f, hr)
 }
 
 func (p *prof) Shutdown() error {
