@@ -21,7 +21,14 @@ namespace Autotrace
 		{
 			public long[] starts = new long[64];
 			public int depth;
+			// busy: Begin or End is running on this thread; a traced
+			// method they call themselves (Stopwatch.GetTimestamp, when a
+			// target names it) is not traced, instead of recursing.
+			public bool busy;
 		}
+
+		// Begin's state for a call made from inside Begin or End.
+		static readonly object Skip = new object();
 
 		[ThreadStatic] static Frames frames;
 
@@ -78,21 +85,28 @@ namespace Autotrace
 			Frames f = frames;
 			if (f == null)
 				frames = f = new Frames();
+			if (f.busy)
+				return Skip;
+			f.busy = true;
 			int d = f.depth;
 			if (d >= f.starts.Length)
 				Array.Resize(ref f.starts, f.starts.Length * 2);
 			f.starts[d] = Now(shared);
 			f.depth = d + 1;
+			f.busy = false;
 			return null;
 		}
 
 		public static void End(int id, object state, object returnValue, object exception)
 		{
+			if (state == Skip)
+				return;
+			Frames f = frames;
+			if (f == null || f.depth == 0 || f.busy)
+				return; // an End without its Begin: nothing to time
+			f.busy = true;
 			Shared s = shared;
 			long end = Now(s);
-			Frames f = frames;
-			if (f == null || f.depth == 0)
-				return; // an End without its Begin: nothing to time
 			int d = --f.depth;
 			long start = f.starts[d];
 			long dur = end - start;
@@ -102,12 +116,13 @@ namespace Autotrace
 				Interlocked.Add(ref c[1], dur);
 				if (exception != null)
 					Interlocked.Increment(ref c[2]);
-				return;
+			} else {
+				RecordFunc r = s.record;
+				if (r != null)
+					r(id, Environment.CurrentManagedThreadId, d + 1, start, dur,
+						exception == null ? null : exception.GetType().FullName);
 			}
-			RecordFunc r = s.record;
-			if (r != null)
-				r(id, Environment.CurrentManagedThreadId, d + 1, start, dur,
-					exception == null ? null : exception.GetType().FullName);
+			f.busy = false;
 		}
 	}
 }
