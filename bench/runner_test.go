@@ -25,6 +25,7 @@ import (
 
 	"github.com/clrprof/clrprof/bench"
 	"github.com/clrprof/clrprof/internal/harness"
+	"github.com/clrprof/clrprof/soak"
 )
 
 var (
@@ -73,6 +74,11 @@ type workload struct {
 	repsFactor      int    // runs this many times the default (cheap workloads)
 	configs         []string
 	what            string
+	// setup, when set, gives the program to run and its arguments instead
+	// of compiling src (e.g. mcs.exe compiling a generated program).
+	setup func(t *testing.T, quick bool) (app string, args []string)
+	// need says why the workload cannot run on rt ("" if it can).
+	need func(rt harness.Runtime) string
 }
 
 func needELT(rt harness.Runtime) string {
@@ -138,6 +144,8 @@ var configs = []config{
 		what: "no profiler; the hot method calls an empty integration through the try/filter/finally that package instr adds, written by hand in C# (bench/workloads/wrap.cs, AddHand)"},
 	{name: "go-wrap", lib: "gowrap", ref: "hand", shutdown: "gowrap: Shutdown", nonzero: []string{"instrumented"},
 		what: "clrprof (bench/prof/wrap): package instr wraps the hot method with an empty integration delivered from the profiler library (Assembly.Load of embedded bytes)"},
+	{name: "go-wrap-mcs", lib: "gowrap", env: []string{"BENCH_WRAP_TARGETS=mcs!*::*"}, shutdown: "gowrap: Shutdown", nonzero: []string{"instrumented"},
+		what: "clrprof (bench/prof/wrap): package instr wraps every method of mcs (mcs!*::*) with an empty integration"},
 	{name: "go-sample", lib: "gosample", ref: "c-sample", shutdown: "gosample: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
 		what: "clrprof (bench/prof/sample): the same from a goroutine locked to its thread, through Info (frame callback in C)"},
 }
@@ -164,9 +172,37 @@ var workloads = []workload{
 	{name: "wrap", src: "workloads/wrap.cs", args: []string{"100000000"}, quickArgs: []string{"20000000"}, stdout: "wrap: sum=",
 		configs: []string{"none", "hand", "go-wrap"},
 		what:    "a hot small method (int Add(int, int), not inlined) called N times: plain, wrapped by instr (go-wrap), or with the same wrap written by hand (hand)"},
+	{name: "mcs-jit", setup: mcsCompile, stdout: "Compilation succeeded", need: needMCSRuntime,
+		configs: []string{"none", "go-wrap-mcs"},
+		what:    "Mono's C# compiler (mcs.exe, as in soak/) compiling a generated program of 200 classes (60 with -quick): the cost of instrumenting every method of mcs with an empty integration, mostly JIT time"},
 	{name: "exceptions", src: "workloads/exceptions.cs", args: []string{"5000", "4"}, quickArgs: []string{"2500", "4"}, stdout: "exceptions: caught=",
 		configs: []string{"none", "c-unimpl", "go-unimpl", "c-exc", "go-exc-sync"},
 		what:    "4 threads throwing and catching through 3 frames with finally blocks, a third of them NullReferenceException"},
+}
+
+// needMCSRuntime: mcs.exe runs on .NET 8 (see soak/).
+func needMCSRuntime(rt harness.Runtime) string {
+	if rt.Name != "net8.0.4" {
+		return "mcs.exe is run on net8.0.4 only (as in soak/)"
+	}
+	return ""
+}
+
+// mcsCompile writes soak's generated program into a temporary directory
+// and returns mcs.exe and the arguments that compile it there.
+func mcsCompile(t *testing.T, quick bool) (string, []string) {
+	classes := 200
+	if quick {
+		classes = 60
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "p.cs")
+	if err := os.WriteFile(src, []byte(soak.Generate(classes).Source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const lib = "/usr/lib/mono/4.5/"
+	return lib + "mcs.exe", []string{"-nostdlib", "-r:" + lib + "mscorlib.dll", "-r:" + lib + "System.dll", "-r:" + lib + "System.Core.dll",
+		"-out:" + filepath.Join(dir, "p.exe"), src}
 }
 
 func findConfig(name string) *config {
@@ -357,7 +393,13 @@ func TestBench(t *testing.T) {
 		if len(w.refs) > 0 {
 			opts = append(opts, harness.Reference(w.refs...))
 		}
-		apps[w.name] = harness.CompileCS(t, []string{w.src}, "", opts...)
+		if w.setup != nil {
+			var args []string
+			apps[w.name], args = w.setup(t, quick)
+			w.args, w.quickArgs = args, nil
+		} else {
+			apps[w.name] = harness.CompileCS(t, []string{w.src}, "", opts...)
+		}
 		args := w.args
 		if quick && w.quickArgs != nil {
 			args = w.quickArgs
@@ -389,6 +431,12 @@ func TestBench(t *testing.T) {
 				c := findConfig(cn)
 				row := &bench.Row{Runtime: rt.Name, Workload: w.name, Config: c.name, Ref: c.ref, Informational: c.informational}
 				rows[cn] = row
+				if w.need != nil {
+					if why := w.need(rt); why != "" {
+						row.Skipped = why
+						continue
+					}
+				}
 				if c.need != nil {
 					if why := c.need(rt); why != "" {
 						row.Skipped = why
