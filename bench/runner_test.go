@@ -152,7 +152,7 @@ var configs = []config{
 
 var workloads = []workload{
 	{name: "empty", src: "workloads/empty.cs", stdout: "empty: ok", repsFactor: 3,
-		configs: []string{"none", "c-idle", "go-idle", "go-contprof", "go-contprof-noheap", "go-contprof-heap"},
+		configs: []string{"none", "c-idle", "go-idle", "go-contprof", "go-contprof-noheap", "go-contprof-heap", "hand", "go-wrap"},
 		what:    "the smallest app: process start-up and shutdown"},
 	{name: "startup", src: "workloads/startup.cs", noR2R: true, refs: []string{"System.Core.dll"}, stdout: "startup: n=", repsFactor: 3,
 		configs: []string{"none", "c-idle", "go-idle", "c-unimpl", "go-unimpl"},
@@ -169,7 +169,7 @@ var workloads = []workload{
 	{name: "calls", src: "workloads/calls.cs", args: []string{"3", "28"}, quickArgs: []string{"2", "27"}, stdout: "calls: fib=",
 		configs: []string{"none", "c-elt", "go-elt-fast", "go-elt-count"},
 		what:    "call-heavy: recursive Fib and tight calls to small non-inlined methods (int, double and struct arguments)"},
-	{name: "wrap", src: "workloads/wrap.cs", args: []string{"100000000"}, quickArgs: []string{"20000000"}, stdout: "wrap: sum=",
+	{name: "wrap", src: "workloads/wrap.cs", args: []string{"500000000"}, quickArgs: []string{"100000000"}, stdout: "wrap: sum=",
 		configs: []string{"none", "hand", "go-wrap"},
 		what:    "a hot small method (int Add(int, int), not inlined) called N times: plain, wrapped by instr (go-wrap), or with the same wrap written by hand (hand)"},
 	{name: "mcs-jit", setup: mcsCompile, stdout: "Compilation succeeded", need: needMCSRuntime,
