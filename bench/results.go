@@ -404,6 +404,8 @@ var Targets = []Target{
 // its start-up and shutdown: the idle profiler of the same language.
 var startupOf = map[string]string{
 	"go-alloc-fast": "go-idle",
+	"go-wrap":       "go-wrap-start",
+	"hand":          "none",
 	"c-alloc":       "c-idle",
 }
 

@@ -144,6 +144,8 @@ var configs = []config{
 		what: "no profiler; the hot method calls an empty integration through the try/filter/finally that package instr adds, written by hand in C# (bench/workloads/wrap.cs, AddHand)"},
 	{name: "go-wrap", lib: "gowrap", ref: "hand", shutdown: "gowrap: Shutdown", nonzero: []string{"instrumented"},
 		what: "clrprof (bench/prof/wrap): package instr wraps the hot method with an empty integration delivered from the profiler library (Assembly.Load of embedded bytes)"},
+	{name: "go-wrap-start", lib: "gowrap", shutdown: "gowrap: Shutdown",
+		what: "bench/prof/wrap on a program without its target: its start-up and shutdown (the Go runtime, instr, the delivery of the integration), taken out of go-wrap's per-call figures"},
 	{name: "go-wrap-mcs", lib: "gowrap", env: []string{"BENCH_WRAP_TARGETS=mcs!*::*"}, shutdown: "gowrap: Shutdown", nonzero: []string{"instrumented"},
 		what: "clrprof (bench/prof/wrap): package instr wraps every method of mcs (mcs!*::*) with an empty integration"},
 	{name: "go-sample", lib: "gosample", ref: "c-sample", shutdown: "gosample: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
@@ -152,7 +154,7 @@ var configs = []config{
 
 var workloads = []workload{
 	{name: "empty", src: "workloads/empty.cs", stdout: "empty: ok", repsFactor: 3,
-		configs: []string{"none", "c-idle", "go-idle", "go-contprof", "go-contprof-noheap", "go-contprof-heap", "hand", "go-wrap"},
+		configs: []string{"none", "c-idle", "go-idle", "go-contprof", "go-contprof-noheap", "go-contprof-heap", "hand", "go-wrap-start"},
 		what:    "the smallest app: process start-up and shutdown"},
 	{name: "startup", src: "workloads/startup.cs", noR2R: true, refs: []string{"System.Core.dll"}, stdout: "startup: n=", repsFactor: 3,
 		configs: []string{"none", "c-idle", "go-idle", "c-unimpl", "go-unimpl"},
