@@ -15,29 +15,6 @@ import (
 	"github.com/clrprof/clrprof/profiler"
 )
 
-// Integration names the managed code a wrap calls: two static methods of a
-// type in a helper assembly, with the shapes
-//
-//	public static object Begin(int id, object instance, object[] args)
-//	public static void   End(int id, object state, object returnValue, object exception)
-//
-// (see the package documentation for what each argument holds).
-type Integration struct {
-	// Assembly is the helper assembly: the wrapped code references it by
-	// this name (an AssemblyRef), so the runtime must be able to resolve
-	// it when the code first runs.
-	Assembly metadata.AssemblyName
-	// Type is the namespace-qualified name of the type holding Begin and
-	// End (a top-level type).
-	Type string
-	// Begin and End are the method names ("Begin" and "End" when empty).
-	Begin, End string
-	// Args makes Begin receive the method's arguments, boxed, in a new
-	// object[] at every call; without it args is null (and nothing is
-	// allocated).
-	Args bool
-}
-
 // Rule applies an Integration to the methods its targets name.
 type Rule struct {
 	Targets     []target.Target
@@ -52,6 +29,11 @@ type Config struct {
 	// other first-JIT edits, such as injecting the code that loads the
 	// helper assembly. It reports whether it changed the body.
 	Prepare ilrw.RewriteFunc
+	// Preparing, when set, tells whether Prepare still wants to see
+	// methods: while it answers false, a method that is not a target is
+	// not offered to Prepare, which saves decoding its body at every JIT
+	// compilation.
+	Preparing func() bool
 	// ReJIT enables ReJIT (the event mask's EnableReJIT, which must be set
 	// at Initialize): needed to instrument precompiled (ReadyToRun)
 	// methods, methods compiled before their target was added
@@ -62,21 +44,15 @@ type Config struct {
 	// yet. A target compiled (or a precompiled module loaded) while it
 	// answers false is left as it is and remembered: HelperReady later
 	// instruments those methods through ReJIT (with Config.ReJIT) or
-	// reports them as failed. Unset: the helpers are always resolvable
-	// (e.g. installed beside the app).
+	// reports them as failed. Unset, the helpers (installed beside the
+	// app) count as resolvable from the load of the first module that is
+	// not precompiled, the app's own normally: framework methods wrapped
+	// while the runtime starts could not load them.
 	Ready func() bool
 	// Errors, when set, names a method that receives what Begin or End
 	// threw (the wrap drops it either way; what Errors.Method throws is
 	// dropped too): static void Method(int id, object exception).
 	Errors *ErrorSink
-}
-
-// ErrorSink is a static method void Name(int id, object exception) in a
-// helper assembly that receives the exceptions an integration threw.
-type ErrorSink struct {
-	Assembly metadata.AssemblyName
-	Type     string // namespace-qualified
-	Method   string
 }
 
 // Method is a method a target matched.
@@ -158,6 +134,7 @@ type targetRef struct{ rule, target int }
 type Instrumenter struct {
 	info *profiler.Info
 	rw   *ilrw.Rewriter
+	reqs sync.WaitGroup // ReJIT requests under way on goroutines
 
 	mu       sync.Mutex
 	cfg      Config
@@ -167,12 +144,14 @@ type Instrumenter struct {
 	hits     map[targetRef]int
 	failures []Failure
 	noBody   int
+	inlined  map[key][]key                          // before ICorProfilerInfo10: callee -> callers that inlined it
 	ready    bool                                   // HelperReady was called
 	waiting  map[profiler.ModuleID][]metadata.Token // ReJITs waiting for HelperReady
 }
 
 // New returns an Instrumenter for the profiler whose Info is info.
 func New(info *profiler.Info, cfg Config) (*Instrumenter, error) {
+	cfg.Rules = append([]Rule(nil), cfg.Rules...) // the defaults below are the Instrumenter's own
 	for ri := range cfg.Rules {
 		if err := checkIntegration(&cfg.Rules[ri].Integration); err != nil {
 			return nil, err
@@ -218,6 +197,16 @@ func (in *Instrumenter) Method(id int32) (Method, bool) {
 	return in.byID[id].Method, true
 }
 
+// Lookup returns the matched method a module's MethodDef is, if any.
+func (in *Instrumenter) Lookup(m profiler.ModuleID, method metadata.Token) (Method, bool) {
+	if e := in.lookup(m, method); e != nil {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		return e.Method, true
+	}
+	return Method{}, false
+}
+
 // ModuleLoadFinished finds the methods of the module that targets name.
 // Methods of a precompiled (ReadyToRun) module are instrumented through
 // ReJIT when Config.ReJIT is set, since their precompiled code is used
@@ -230,6 +219,14 @@ func (in *Instrumenter) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRES
 	if err != nil {
 		return err
 	}
+	if !ngen && in.cfg.Ready == nil {
+		// Without Config.Ready, the helper counts as resolvable from the
+		// load of the first module that is not precompiled (the app's,
+		// normally): earlier, while the runtime starts, framework code
+		// that ReJIT wrapped could not load it (.NET Core 2.1 failed to
+		// start, or crashed unwinding the exception).
+		defer in.HelperReady()
+	}
 	if ngen && in.cfg.ReJIT && len(news) > 0 {
 		if !in.helperReady() {
 			in.mu.Lock()
@@ -237,19 +234,34 @@ func (in *Instrumenter) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRES
 			in.mu.Unlock()
 			return nil
 		}
-		go in.requestReJIT(m, news)
+		in.reqs.Add(1)
+		go func() {
+			defer in.reqs.Done()
+			in.requestReJIT(m, news)
+		}()
 	}
 	return nil
 }
 
+// WaitReJIT waits until the runtime has accepted the ReJIT requests the
+// Instrumenter made on goroutines of its own so far (at module loads and
+// after HelperReady): from then on, the next call of those methods runs
+// the wrapped code. Never call it from a profiler callback.
+func (in *Instrumenter) WaitReJIT() {
+	in.reqs.Wait()
+}
+
 func (in *Instrumenter) helperReady() bool {
-	if in.cfg.Ready == nil {
-		return true
-	}
 	in.mu.Lock()
 	r := in.ready
 	in.mu.Unlock()
-	return r || in.cfg.Ready()
+	if r {
+		return true
+	}
+	if in.cfg.Ready == nil {
+		return false // until the first module that is not precompiled loads
+	}
+	return in.cfg.Ready()
 }
 
 // HelperReady tells the Instrumenter that the helper assemblies can now be
@@ -284,7 +296,9 @@ func (in *Instrumenter) HelperReady() {
 	}
 	in.mu.Unlock()
 	if len(todo) > 0 {
+		in.reqs.Add(1)
 		go func() {
+			defer in.reqs.Done()
 			for m, toks := range todo {
 				in.requestReJIT(m, toks)
 			}
@@ -344,6 +358,7 @@ func (in *Instrumenter) scanModule(m profiler.ModuleID, onlyRule int, rejit bool
 		if strings.EqualFold(r.Integration.Assembly.Name, mod.asm) {
 			in.mu.Lock()
 			for _, tr := range refs {
+				in.hits[tr]++ // reported here, not as unmatched
 				in.failures = append(in.failures, Failure{rules[tr.rule].Targets[tr.target].String(),
 					"the target is in the integration's own assembly, which is never instrumented"})
 			}
@@ -472,6 +487,29 @@ func isValueType(imp *metadata.Import2, t metadata.TypeDefInfo) bool {
 	return (base == "System.ValueType" && self != "System.Enum") || base == "System.Enum"
 }
 
+// ModuleUnloadStarted forgets the module's methods (a module loaded later
+// may get the same ModuleID); Report keeps what was done to them.
+func (in *Instrumenter) ModuleUnloadStarted(m profiler.ModuleID) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	delete(in.modules, m)
+	delete(in.waiting, m)
+	for k := range in.entries {
+		if k.module == m {
+			delete(in.entries, k)
+		}
+	}
+	for _, e := range in.byID {
+		if e.Module == m && !e.Compiled && e.failed == "" {
+			e.failed = "its module unloaded before it was compiled"
+			if e.early {
+				e.early = false
+			}
+		}
+	}
+	return nil
+}
+
 // JITCompilationStarted instruments a matched method at its first
 // compilation (and runs Config.Prepare on every method).
 func (in *Instrumenter) JITCompilationStarted(f profiler.FunctionID, _ bool) error {
@@ -483,7 +521,7 @@ func (in *Instrumenter) JITCompilationStarted(f profiler.FunctionID, _ bool) err
 	in.mu.Lock()
 	e := in.entries[k]
 	in.mu.Unlock()
-	if e == nil && in.cfg.Prepare == nil {
+	if e == nil && (in.cfg.Prepare == nil || (in.cfg.Preparing != nil && !in.cfg.Preparing())) {
 		return nil
 	}
 	if err := in.rw.Rewrite(fi.ModuleID, fi.Token); err != nil && e != nil {
@@ -518,6 +556,15 @@ func (in *Instrumenter) rewriteFirstJIT(m *ilrw.Method) (bool, error) {
 	}
 	e := in.lookup(m.ModuleID, m.Token)
 	if e == nil || e.ReJIT {
+		return changed, nil
+	}
+	if e.ngen {
+		// A method of a precompiled module compiled by the JIT is either
+		// missing from the image or being recompiled by tiered
+		// compilation, which cannot be told apart here, and a body set
+		// at a recompilation is not reliably used (seen on 3.1: reported
+		// wrapped, never ran wrapped). Precompiled modules take ReJIT;
+		// Report says so.
 		return changed, nil
 	}
 	if !in.helperReady() {
@@ -588,7 +635,11 @@ func (in *Instrumenter) wrapMethod(m *ilrw.Method, e *entry) error {
 	if err != nil {
 		return err
 	}
-	w := &wrapper{m: m, id: e.ID, integ: e.integ, typeTok: e.typeTok, valueTy: e.valueTy,
+	sig, err := m.Sig()
+	if err != nil {
+		return err
+	}
+	w := &wrapper{body: m.Body, sig: sig, em: m.Module, id: e.ID, args: e.integ.Args, typeTok: e.typeTok, valueTy: e.valueTy,
 		generic: e.generic, static: e.static}
 	if s := in.cfg.Errors; s != nil {
 		ns, name := metadata.SplitTypeName(s.Type)
@@ -640,14 +691,31 @@ func (in *Instrumenter) isByRefLike(m *ilrw.Method, tok metadata.Token) bool {
 }
 
 // JITInlining refuses to inline a matched method into its callers, so
-// that every call runs the wrapped code.
+// that every call runs the wrapped code. With Config.ReJIT on a runtime
+// without RequestReJITWithInliners (before .NET Core 3.0), it also
+// remembers which callers inlined which methods, so that a method
+// instrumented later through ReJIT has those callers recompiled too.
 func (in *Instrumenter) JITInlining(caller, callee profiler.FunctionID) (bool, error) {
 	fi, err := in.info.GetFunctionInfo(callee)
 	if err != nil {
 		return true, nil
 	}
-	if in.lookup(fi.ModuleID, fi.Token) != nil {
+	k := key{fi.ModuleID, fi.Token}
+	if in.lookup(k.module, k.token) != nil {
 		return false, nil
+	}
+	if in.cfg.ReJIT && in.info.Version() < 10 {
+		if ci, err := in.info.GetFunctionInfo(caller); err == nil {
+			ck := key{ci.ModuleID, ci.Token}
+			in.mu.Lock()
+			if in.inlined == nil {
+				in.inlined = map[key][]key{}
+			}
+			if l := in.inlined[k]; len(l) == 0 || l[len(l)-1] != ck {
+				in.inlined[k] = append(l, ck)
+			}
+			in.mu.Unlock()
+		}
 	}
 	return true, nil
 }
@@ -692,9 +760,30 @@ func (in *Instrumenter) requestReJIT(m profiler.ModuleID, toks []metadata.Token)
 	ngen := in.modules[m] != nil && in.modules[m].ngen
 	in.mu.Unlock()
 	if withInliners(in.info.Version(), ngen) {
-		err = in.rw.RequestReJITWithInliners(profiler.ReJITBlockInlining, m, toks, in.rewriteReJIT, nil)
+		err = in.rw.RequestReJITWithInliners(profiler.ReJITBlockInlining, m, toks, in.rewriteReJIT, in.rewriteReJIT)
 	} else {
 		err = in.rw.RequestReJIT(m, toks, in.rewriteReJIT)
+		// Callers seen inlining them (JITInlining): recompiled too, with
+		// their own IL (or wrapped, if they are targets themselves); now
+		// JITInlining refuses the inlining.
+		in.mu.Lock()
+		callers := map[profiler.ModuleID][]metadata.Token{}
+		seen := map[key]bool{}
+		for _, t := range toks {
+			for _, c := range in.inlined[key{m, t}] {
+				if !seen[c] {
+					seen[c] = true
+					callers[c.module] = append(callers[c.module], c.token)
+				}
+			}
+			delete(in.inlined, key{m, t})
+		}
+		in.mu.Unlock()
+		for cm, ctoks := range callers {
+			if cerr := in.rw.RequestReJIT(cm, ctoks, in.rewriteReJIT); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
 	}
 	if err != nil {
 		in.mu.Lock()
@@ -785,7 +874,7 @@ func (in *Instrumenter) Report() Report {
 		case e.early:
 			r.Failed = append(r.Failed, Failure{e.Name, "compiled before the helper assembly was loaded (waiting for HelperReady)"})
 		case e.ngen && !e.ReJIT:
-			r.Failed = append(r.Failed, Failure{e.Name, "precompiled (ReadyToRun) code, used without a JIT compilation: set Config.ReJIT"})
+			r.Failed = append(r.Failed, Failure{e.Name, "in a precompiled (ReadyToRun) module, which is instrumented through ReJIT only: set Config.ReJIT"})
 		default:
 			r.Pending = append(r.Pending, e.Method)
 		}

@@ -3,11 +3,19 @@
 package instr_test
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/clrprof/clrprof/diag"
 	"github.com/clrprof/clrprof/internal/harness"
 )
 
@@ -18,7 +26,7 @@ const clsid = "{3E6A1F20-9B4C-4D7E-8A15-6C2F0D9B7E41}"
 func build(t *testing.T) (app, lib string) {
 	dir := t.TempDir()
 	harness.CompileCS(t, []string{"testdata/apps/helper.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"))
-	app = harness.CompileCS(t, []string{"testdata/apps/app.cs"}, dir, harness.OutName("ShopApp.exe"))
+	app = harness.CompileCS(t, []string{"testdata/apps/app.cs"}, dir, harness.OutName("ShopApp.exe"), harness.Unsafe())
 	lib = harness.BuildProfiler(t, "./instr/testdata/instrprof")
 	return app, lib
 }
@@ -65,8 +73,9 @@ func parseHooks(lines []string) *hooks {
 	return h
 }
 
-const allTargets = "ShopApp!Shop.Calc::*, ShopApp!Shop.Order::*, ShopApp!Shop.Point::*, ShopApp!Shop.Box`1::*," +
-	"ShopApp!Shop.Box`1+Inner::F, ShopApp!Shop.Cache::Get(System.Int32), ShopApp!Shop.Nowhere::*, Missing!*::*"
+const allTargets = "ShopApp!Shop.Calc::*, ShopApp!Shop.Order::*, ShopApp!Shop.Point::*, ShopApp!Shop.Box`1::*, ShopApp!Shop.Pair`1::*, ShopApp!Shop.Settings::*," +
+	"ShopApp!Shop.Box`1+Inner::F, ShopApp!Shop.Cache::Get(System.Int32), ShopApp!Shop.Nowhere::*, Missing!*::*," +
+	"ShopApp!Shop.Shape::Area, ShopApp!Shop.Square::Area, InstrHelper!*::*"
 
 // TestWrap instruments one method of each kind at first JIT and checks,
 // on every runtime, what Begin and End receive and that the app prints
@@ -77,7 +86,7 @@ func TestWrap(t *testing.T) {
 		base := harness.Run(t, rt, app, harness.RunOptions{})
 		base.MustSucceed(t)
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
-			Env: []string{"INSTRPROF_TARGETS=" + allTargets, "INSTRPROF_TAIL=1"}})
+			Env: []string{"INSTRPROF_TARGETS=" + allTargets, "INSTRPROF_TAIL=1", "INSTRPROF_NAMES=1"}})
 		res.MustSucceed(t)
 		if res.Stdout != base.Stdout {
 			t.Errorf("app output changed by the instrumentation:\n--- without\n%s\n--- with\n%s", base.Stdout, res.Stdout)
@@ -169,14 +178,39 @@ func TestWrap(t *testing.T) {
 		want("ShopApp!Shop.Calc::Big", bigBegins, bigEnds)
 		want("ShopApp!Shop.Calc::Late", []string{"this=null args=[" + i32(1) + "]", "this=null args=[" + i32(0) + "]", "this=null args=[" + i32(1) + "]", "this=null args=[" + i32(2) + "]"},
 			[]string{ok(i32(3)), ok(i32(0)), ok(i32(3)), ok(i32(6))})
-		res.MustStdoutContain(t, "reverse 321\nlate 3\n", "reverse 321\napp done\n")
+		res.MustStdoutContain(t, "reverse 321\npair 1 x <2,1> <y,x>\nsettings 42\n", "late 3\n", "reverse 321\napp done\n")
+		// A generic value type: its this boxed through the instantiation
+		// (int, and string: shared canonical code), static and instance.
+		pr := func(arg, v string) string { return "Shop.Pair`1[" + arg + "]:" + v }
+		want("ShopApp!Shop.Pair`1::First", []string{"this=" + pr("System.Int32", "<1,2>") + " args=null", "this=" + pr("System.String", "<x,y>") + " args=null"},
+			[]string{ok(i32(1)), ok(str("x"))})
+		want("ShopApp!Shop.Pair`1::Swap", []string{"this=null args=[" + pr("System.Int32", "<1,2>") + "]", "this=null args=[" + pr("System.String", "<x,y>") + "]"},
+			[]string{ok(pr("System.Int32", "<2,1>")), ok(pr("System.String", "<y,x>"))})
+		// A static constructor and the method it calls.
+		want("ShopApp!Shop.Settings::.cctor", []string{"this=null args=null"}, []string{ok("null")})
+		want("ShopApp!Shop.Settings::Compute", []string{"this=null args=null"}, []string{ok(i32(42))})
+		// catch { throw; } and finally inside: End sees the rethrown
+		// exception, the caller catches it with its stack trace.
+		want("ShopApp!Shop.Calc::Rethrows", []string{"this=null args=[" + i32(5) + "]", "this=null args=[" + i32(0) + "]"},
+			[]string{ok(i32(3)), "ret=" + i32(0) + " exc=System.DivideByZeroException:Attempted to divide by zero."})
+		res.MustStdoutContain(t, "rethrows 3\ncaught DivideByZeroException from Rethrows: True\n")
+		// stackalloc (localloc) inside the wrapped body.
+		want("ShopApp!Shop.Calc::Stack", []string{"this=null args=[" + i32(10) + "]"}, []string{ok(i32(45))})
 		// The report: never-called Calc::.ctor pending, the two targets
 		// that matched nothing named, Cache::Get(string) not matched.
 		res.MustStderrContain(t, "instrprof: pending ShopApp!Shop.Calc::.ctor\n",
 			"instrprof: unmatched ShopApp!Shop.Nowhere::*\n", "instrprof: unmatched Missing!*::*\n",
-			"instrprof: summary instrumented=19 pending=1 failed=0 unmatched=2 without-body=0\n")
-		if len(h.names) != 20 {
-			t.Errorf("%d methods matched, want 20: %v", len(h.names), h.names)
+			"instrprof: failed InstrHelper!*::*: the target is in the integration's own assembly, which is never instrumented\n",
+			"instrprof: failed ShopApp!Shop.Shape::Area: no IL body (abstract, extern, P/Invoke or runtime-implemented)\n",
+			"instrprof: summary instrumented=28 pending=1 failed=2 unmatched=2 without-body=0\n")
+		// The override is instrumented, called through the abstract method.
+		want("ShopApp!Shop.Square::Area", []string{"this=Shop.Square:Shop.Square args=null"}, []string{ok("System.Double:2.25")})
+		// One spelling: for every method instrumented, instr's name equals
+		// ilrw's and profiler's, converted by instr/target.
+		res.MustStderrNotContain(t, "name mismatch")
+		res.MustStderrContain(t, "instrprof: names agree for 28 methods\n")
+		if len(h.names) != 29 {
+			t.Errorf("%d methods matched, want 29: %v", len(h.names), h.names)
 		}
 	})
 }
@@ -223,7 +257,8 @@ func TestFramework(t *testing.T) {
 	app, lib := build(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
-			Env: []string{"INSTRPROF_TARGETS=System.Private.CoreLib!System.Array::Reverse(System.Array)", "INSTRPROF_REJIT=1"}})
+			Env: []string{"INSTRPROF_TARGETS=System.Private.CoreLib!System.Array::Reverse(System.Array)", "INSTRPROF_REJIT=1",
+				"INSTR_START_FILE=" + filepath.Join(t.TempDir(), "started")}})
 		res.MustSucceed(t)
 		res.MustStdoutContain(t, "reverse 321\n", "reverse 321\napp done\n")
 		if testing.Verbose() {
@@ -238,5 +273,275 @@ func TestFramework(t *testing.T) {
 		}
 		res.MustStderrContain(t, "instrprof: method 0 "+name+" (System.Array) rejit=true\n")
 		res.MustStderrContain(t, "instrprof: instrumented "+name+"\n")
+
+		// Without ReJIT: the precompiled code runs unwrapped, and the
+		// report says why.
+		res = harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+			Env: []string{"INSTRPROF_TARGETS=System.Private.CoreLib!System.Array::Reverse(System.Array)"}})
+		res.MustSucceed(t)
+		h = parseHooks(res.StderrLines())
+		if len(h.begins[name]) != 0 {
+			t.Errorf("without ReJIT, %d calls reached the integration", len(h.begins[name]))
+		}
+		res.MustStderrContain(t, "instrprof: failed "+name+": in a precompiled (ReadyToRun) module, which is instrumented through ReJIT only: set Config.ReJIT\n")
+	})
+}
+
+// TestAddRule adds a target at run time for a method that already ran
+// (and that a caller compiled before may have inlined): the calls after
+// AddRule returned run the wrapped code, the one before did not.
+func TestAddRule(t *testing.T) {
+	app, lib := build(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		wait := t.TempDir() + "/added"
+		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+			Env: []string{"INSTRPROF_TARGETS=ShopApp!Shop.Order::Describe, ShopApp!Shop.Program::CallLate", "INSTRPROF_ADD=ShopApp!Shop.Calc::Late",
+				"INSTRPROF_REJIT=1", "INSTR_WAIT_FILE=" + wait}})
+		res.MustSucceed(t)
+		res.MustStderrContain(t, "instrprof: added targets at run time: <nil>\n")
+		res.MustStdoutContain(t, "late 3\n", "late 0\nlate 3\nlate 6\n")
+		h := parseHooks(res.StderrLines())
+		name := "ShopApp!Shop.Calc::Late"
+		want := "[this=null args=[System.Int32:0] this=null args=[System.Int32:1] this=null args=[System.Int32:2]]"
+		if got := fmt.Sprint(h.begins[name]); got != want {
+			t.Errorf("Late after AddRule: Begin saw %s, want %s\n%s", got, want, res.Describe())
+		}
+		if got := fmt.Sprint(h.ends[name]); got != "[ret=System.Int32:0 exc=null ret=System.Int32:3 exc=null ret=System.Int32:6 exc=null]" {
+			t.Errorf("Late after AddRule: End saw %s", got)
+		}
+		res.MustStderrContain(t, "instrprof: method 2 "+name+" (System.Int32) rejit=true\n", "instrprof: instrumented "+name+"\n")
+		// CallLate, wrapped at its first JIT, may have inlined Late: it is
+		// recompiled (ReJIT with inliners, or the inliners JITInlining saw)
+		// and stays wrapped.
+		caller := "ShopApp!Shop.Program::CallLate"
+		want = "[this=null args=[System.Int32:1] this=null args=[System.Int32:0] this=null args=[System.Int32:1] this=null args=[System.Int32:2]]"
+		if got := fmt.Sprint(h.begins[caller]); got != want {
+			t.Errorf("CallLate: Begin saw %s, want %s", got, want)
+		}
+	})
+}
+
+// TestMCS wraps every method of mcs.exe (a real compiler: big methods,
+// generics, iterators, exception handling everywhere) with an integration
+// that does nothing but count, compiles the test app with it on .NET 8,
+// and compares the assembly and the output with a run without profiler.
+// (The full-size mcs test with sample/autotrace's tracer, checked against
+// jitlog and ilcount, belongs to sample/autotrace.)
+func TestMCS(t *testing.T) {
+	const mcsExe = "/usr/lib/mono/4.5/mcs.exe"
+	rts, err := harness.Runtimes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	exe, err := os.ReadFile(mcsExe)
+	if err != nil {
+		t.Fatalf("%v (scripts/setup.sh installs mcs)", err)
+	}
+	// mcs beside the helper (the stand-in for delivery).
+	if err := os.WriteFile(filepath.Join(dir, "mcs.exe"), exe, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	harness.CompileCS(t, []string{"testdata/apps/counter.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"))
+	lib := harness.BuildProfiler(t, "./instr/testdata/instrprof")
+	src, err := filepath.Abs("testdata/apps/app.cs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range rts {
+		if !strings.HasPrefix(rt.Name, "net8") {
+			continue
+		}
+		t.Run(rt.Name, func(t *testing.T) {
+			compile := func(opts harness.RunOptions) (harness.Result, []byte) {
+				opts.Dir = t.TempDir()
+				const mono = "/usr/lib/mono/4.5/"
+				opts.Args = []string{"-unsafe", "-nostdlib", "-r:" + mono + "mscorlib.dll", "-r:" + mono + "System.dll", "-r:" + mono + "System.Core.dll",
+					"-out:" + filepath.Join(opts.Dir, "out.exe"), src}
+				res := harness.Run(t, rt, filepath.Join(dir, "mcs.exe"), opts)
+				res.MustSucceed(t)
+				out, err := os.ReadFile(filepath.Join(opts.Dir, "out.exe"))
+				if err != nil {
+					t.Fatalf("no assembly: %v\n%s", err, res.Describe())
+				}
+				return res, out
+			}
+			base, want := compile(harness.RunOptions{})
+			res, got := compile(harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+				Env: []string{"INSTRPROF_TARGETS=mcs!*::*"}})
+			if !bytes.Equal(got, want) {
+				t.Errorf("the assembly differs from the one compiled without profiler (%d vs %d bytes)", len(got), len(want))
+			}
+			if res.Stdout != base.Stdout {
+				t.Errorf("mcs printed %q, without profiler %q", res.Stdout, base.Stdout)
+			}
+			res.MustStderrNotContain(t, "InvalidProgramException", "instrprof: failed ")
+			var summary string
+			for _, l := range res.StderrLines() {
+				if strings.HasPrefix(l, "instrprof: summary ") {
+					summary = l
+				}
+			}
+			m := regexp.MustCompile(`instrumented=(\d+) `).FindStringSubmatch(summary)
+			calls := regexp.MustCompile(`(?m)^COUNTER calls=(\d+) ends=(\d+)$`).FindStringSubmatch(res.Stderr)
+			t.Logf("%s; %v", summary, calls)
+			if m == nil || calls == nil {
+				t.Fatalf("no summary or counter line:\n%s", res.Describe())
+			}
+			if n, _ := strconv.Atoi(m[1]); n < 1000 {
+				t.Errorf("only %d methods of mcs instrumented", n)
+			}
+			// The totals are printed at ProcessExit, when the method that
+			// ends the process (mcs's Main, or the one calling
+			// Environment.Exit) may still be running: one call in flight.
+			b, _ := strconv.Atoi(calls[1])
+			e, _ := strconv.Atoi(calls[2])
+			if b < 100000 || b-e < 0 || b-e > 1 {
+				t.Errorf("Begin ran %d times, End %d", b, e)
+			}
+		})
+	}
+}
+
+// TestAttach attaches the profiler to a running app (.NET Core 3.0 and
+// later have the diagnostics server) and instruments a method that ran
+// hot before (tiered up, maybe inlined into its caller) through ReJIT:
+// the calls after the attach reach the integration.
+func TestAttach(t *testing.T) {
+	dir := t.TempDir()
+	harness.CompileCS(t, []string{"testdata/apps/helper.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"))
+	app := harness.CompileCS(t, []string{"testdata/apps/attach.cs"}, dir, harness.OutName("AttachApp.exe"))
+	lib := harness.BuildProfiler(t, "./instr/testdata/instrprof")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		p := harness.Start(t, rt, app, harness.RunOptions{Timeout: 2 * time.Minute})
+		if err := p.WaitStdout("ready ", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		err := diag.AttachProfiler(ctx, p.Pid, clsid, lib, []byte("AttachApp!Shop.Worker::Work"))
+		if !rt.AtLeast(3, 0) {
+			// No diagnostics server before .NET Core 3.0: nothing to attach through.
+			if !errors.Is(err, diag.ErrNotSupported) {
+				t.Fatalf("attach on %s: %v, want diag.ErrNotSupported", rt.Name, err)
+			}
+			p.Wait().MustSucceed(t)
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.WaitStderr("instrprof: instrumented loaded modules: <nil>", time.Minute); err != nil {
+			t.Fatalf("%v\n%s", err, p.Stderr())
+		}
+		for _, n := range []string{"5", "6"} {
+			if err := p.WriteLine("call " + n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res := p.Wait()
+		res.MustSucceed(t)
+		res.MustStdoutContain(t, "work 5 -> 11\nwork 6 -> 13\napp done\n")
+		t.Logf("stderr:\n%s", res.Stderr)
+		res.MustStderrContain(t, "instrprof: pending AttachApp!Shop.Worker::Work rejit=true\n",
+			"HOOK begin 0 depth=0 this=null args=[System.Int32:5] state=s0-1\nHOOK end 0 depth=0 state=s0-1 ret=System.Int32:11 exc=null\n",
+			"HOOK begin 0 depth=0 this=null args=[System.Int32:6] state=s0-2\nHOOK end 0 depth=0 state=s0-2 ret=System.Int32:13 exc=null\n")
+	})
+}
+
+// TestHelperReady: targets compiled while Config.Ready says no are left
+// alone; HelperReady then instruments them through ReJIT, or, without
+// ReJIT, reports them as failed.
+func TestHelperReady(t *testing.T) {
+	app, lib := build(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		for _, rejit := range []string{"1", "0"} {
+			// The app waits for the profiler's file, written once the
+			// ReJIT requests made at HelperReady were accepted.
+			res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+				Env: []string{"INSTRPROF_TARGETS=ShopApp!Shop.Calc::Late, ShopApp!Shop.Calc::Big", "INSTRPROF_READY_AT=1", "INSTRPROF_REJIT=" + rejit,
+					"INSTR_WAIT_FILE=" + filepath.Join(t.TempDir(), "ready")}})
+			res.MustSucceed(t)
+			res.MustStdoutContain(t, "late 3\nlate 0\nlate 3\nlate 6\n")
+			h := parseHooks(res.StderrLines())
+			late, big := "ShopApp!Shop.Calc::Late", "ShopApp!Shop.Calc::Big"
+			if len(h.begins[big]) != 0 {
+				t.Errorf("rejit=%s: Big, compiled and run before the helper was ready, reached the integration", rejit)
+			}
+			if rejit == "1" {
+				want := "[this=null args=[System.Int32:0] this=null args=[System.Int32:1] this=null args=[System.Int32:2]]"
+				if got := fmt.Sprint(h.begins[late]); got != want {
+					t.Errorf("rejit=1: Late: Begin saw %s, want %s", got, want)
+				}
+				// Big, not called again, still waits for its ReJIT.
+				res.MustStderrContain(t, "instrprof: instrumented "+late+"\n", "instrprof: pending "+big+"\n")
+			} else {
+				if len(h.begins[late]) != 0 {
+					t.Errorf("rejit=0: Late reached the integration")
+				}
+				res.MustStderrContain(t, "instrprof: failed "+late+": compiled before the helper assembly was loaded",
+					"instrprof: failed "+big+": compiled before the helper assembly was loaded")
+			}
+		}
+	})
+}
+
+// TestFrameworkWide wraps every method of List<T> and StringBuilder in
+// System.Private.CoreLib, which the runtime itself uses while it starts,
+// with a counting integration: the app runs and prints as without a
+// profiler, every call that began ended. (Before the helper counted as
+// resolvable only once the app's module loaded, .NET Core 2.1 failed to
+// start, or crashed unwinding an exception, when the ReJIT came early.)
+func TestFrameworkWide(t *testing.T) {
+	dir := t.TempDir()
+	harness.CompileCS(t, []string{"testdata/apps/counter.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"))
+	app := harness.CompileCS(t, []string{"testdata/apps/app.cs"}, dir, harness.OutName("ShopApp.exe"), harness.Unsafe())
+	lib := harness.BuildProfiler(t, "./instr/testdata/instrprof")
+	targets := "System.Private.CoreLib!System.Collections.Generic.List`1::*, System.Private.CoreLib!System.Text.StringBuilder::*"
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		base := harness.Run(t, rt, app, harness.RunOptions{})
+		base.MustSucceed(t)
+		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+			Env: []string{"INSTRPROF_TARGETS=" + targets, "INSTRPROF_REJIT=1"}})
+		res.MustSucceed(t)
+		if res.Stdout != base.Stdout {
+			t.Errorf("app output changed:\n%s", res.Describe())
+		}
+		res.MustStderrNotContain(t, "instrprof: failed ")
+		calls := regexp.MustCompile(`(?m)^COUNTER calls=(\d+) ends=(\d+)$`).FindStringSubmatch(res.Stderr)
+		summary := regexp.MustCompile(`(?m)^instrprof: summary instrumented=(\d+) .*$`).FindStringSubmatch(res.Stderr)
+		if calls == nil || summary == nil {
+			t.Fatalf("no counter or summary:\n%s", res.Describe())
+		}
+		t.Logf("%s; %s", summary[0], calls[0])
+		if n, _ := strconv.Atoi(summary[1]); n < 5 || calls[1] != calls[2] || calls[1] == "0" {
+			t.Errorf("want several methods instrumented and every call ended: %s; %s", summary[0], calls[0])
+		}
+	})
+}
+
+// TestPreparing: Config.Prepare is offered every method compiled, until
+// Config.Preparing says no more; targets are wrapped either way.
+func TestPreparing(t *testing.T) {
+	app, lib := build(t)
+	re := regexp.MustCompile(`(?m)^instrprof: prepare saw (\d+) methods that are no targets$`)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		for _, mode := range []string{"all", "quiet"} {
+			res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+				Env: []string{"INSTRPROF_TARGETS=ShopApp!Shop.Calc::Add", "INSTRPROF_COUNT_PREPARE=" + mode}})
+			res.MustSucceed(t)
+			m := re.FindStringSubmatch(res.Stderr)
+			if m == nil {
+				t.Fatalf("no prepare count:\n%s", res.Describe())
+			}
+			n, _ := strconv.Atoi(m[1])
+			t.Logf("%s: %s", mode, m[0])
+			if (mode == "all") != (n > 10) || (mode == "quiet" && n != 0) {
+				t.Errorf("%s: Prepare saw %d methods that are no targets", mode, n)
+			}
+			if len(parseHooks(res.StderrLines()).begins["ShopApp!Shop.Calc::Add"]) != 1 {
+				t.Errorf("%s: Add not wrapped", mode)
+			}
+		}
 	})
 }

@@ -1,5 +1,3 @@
-//go:build cgo
-
 package instr
 
 import (
@@ -17,9 +15,11 @@ var errNotWrappable = errors.New("cannot be instrumented")
 // wrapper holds what one wrap needs: the method being rewritten and the
 // tokens of the integration's Begin and End in the method's module.
 type wrapper struct {
-	m         *ilrw.Method
+	body      *ilrw.Body
+	sig       *metadata.MethodSig // the method's signature
+	em        ilrw.Emitter        // the method's module, writable
 	id        int32
-	integ     *Integration
+	args      bool           // Begin receives the arguments (Integration.Args)
 	typeTok   metadata.Token // the declaring TypeDef
 	valueTy   bool           // the declaring type is a value type
 	generic   int            // generic parameters of the declaring type
@@ -106,7 +106,7 @@ func (w *wrapper) spec(t *metadata.Type) (metadata.Token, error) {
 	if err != nil {
 		return 0, err
 	}
-	return w.m.Module.TypeSpec(blob)
+	return w.em.TypeSpec(blob)
 }
 
 // loadArg returns code that pushes argument a (IL numbering) of type t as
@@ -224,11 +224,15 @@ func (w *wrapper) catchAll(start, after *ilrw.Instruction) ([]*ilrw.Instruction,
 // End run under filters that accept everything, so that what they throw
 // stops there.
 func (w *wrapper) wrap(begin, end metadata.Token) error {
-	m := w.m
-	b := m.Body
-	sig, err := m.Sig()
-	if err != nil {
-		return err
+	b := w.body
+	sig := w.sig
+	if len(b.Instructions) == 0 {
+		return fmt.Errorf("%w: empty body", errNotWrappable)
+	}
+	switch b.Instructions[len(b.Instructions)-1].Op.Flow() {
+	case ilrw.FlowReturn, ilrw.FlowBranch, ilrw.FlowThrow:
+	default:
+		return fmt.Errorf("%w: the code runs off the end of the body (invalid IL)", errNotWrappable)
 	}
 	for _, in := range b.Instructions {
 		switch in.Op {
@@ -236,7 +240,7 @@ func (w *wrapper) wrap(begin, end metadata.Token) error {
 			return fmt.Errorf("%w: the body ends in jmp, which may not leave a try block", errNotWrappable)
 		}
 	}
-	mod := m.Module
+	mod := w.em
 	state, err := mod.AddLocals(b, objectT, objectT, objectT)
 	if err != nil {
 		return err
@@ -251,7 +255,7 @@ func (w *wrapper) wrap(begin, end metadata.Token) error {
 		return err
 	}
 	entry = append(entry, this...)
-	if w.integ.Args && len(sig.Params) > 0 {
+	if w.args && len(sig.Params) > 0 {
 		objSpec, err := w.spec(objectT)
 		if err != nil {
 			return err

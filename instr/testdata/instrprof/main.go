@@ -4,8 +4,13 @@
 // test app (the tests' stand-in for delivering the helper). With
 // INSTRPROF_REJIT=1 it enables ReJIT; with INSTRPROF_ADD a second list of
 // targets is added at run time, when the app's method
-// Shop.Program::AddTargetsNow is first compiled; with INSTRPROF_SINK=1
-// what Begin and End throw goes to InstrHelper.Hooks::Failed. It reports on stderr,
+// Shop.Program::AddTargetsNow is first compiled (then the file named by
+// INSTR_WAIT_FILE, which the app waits for, is created); with INSTRPROF_SINK=1
+// what Begin and End throw goes to InstrHelper.Hooks::Failed; with
+// INSTR_START_FILE set, the file it names is created when the app's Main
+// is compiled and the ReJIT requests made so far were accepted (the app
+// waits for it); with INSTRPROF_READY_AT=1 the helper counts as ready (Config.Ready,
+// HelperReady) only from the compilation of AddTargetsNow on. It reports on stderr,
 // lines starting "instrprof: ": at Shutdown each method by id and what the
 // Instrumenter's report says.
 package main
@@ -15,6 +20,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/clrprof/clrprof/ilrw"
 	"github.com/clrprof/clrprof/instr"
@@ -30,6 +36,15 @@ type prof struct {
 	add  []target.Target
 	once sync.Once
 	done chan struct{}
+	// INSTRPROF_READY_AT: the helper counts as not ready until the app's
+	// Shop.Program::AddTargetsNow is compiled.
+	readyAt bool
+	ready   atomic.Bool
+	// INSTRPROF_NAMES=1: the name checks.
+	namesMu    sync.Mutex
+	jitNames   map[[2]uint64]string // (module, token) -> the profiler's name at JITCompilationStarted
+	namesAgree int
+	prepared   atomic.Int64 // INSTRPROF_COUNT_PREPARE: methods offered to Prepare that are no targets
 }
 
 var integ = instr.Integration{
@@ -55,11 +70,42 @@ func (p *prof) Initialize(info *profiler.Info) error {
 	}
 	cfg := instr.Config{Rules: []instr.Rule{{Targets: ts, Integration: integ}},
 		ReJIT: os.Getenv("INSTRPROF_REJIT") == "1"}
+	if os.Getenv("INSTRPROF_READY_AT") == "1" {
+		p.readyAt = true
+		cfg.Ready = p.ready.Load
+	}
 	if os.Getenv("INSTRPROF_SINK") == "1" {
 		cfg.Errors = &instr.ErrorSink{Assembly: integ.Assembly, Type: integ.Type, Method: "Failed"}
 	}
 	if os.Getenv("INSTRPROF_TAIL") == "1" {
 		cfg.Prepare = addTail
+	}
+	if os.Getenv("INSTRPROF_COUNT_PREPARE") != "" {
+		// Count the methods Prepare is offered that are no targets; with
+		// INSTRPROF_COUNT_PREPARE=quiet, Preparing says no more.
+		next := cfg.Prepare
+		cfg.Prepare = func(m *ilrw.Method) (bool, error) {
+			if _, ok := p.in.Lookup(m.ModuleID, m.Token); !ok {
+				p.prepared.Add(1)
+			}
+			if next != nil {
+				return next(m)
+			}
+			return false, nil
+		}
+		if os.Getenv("INSTRPROF_COUNT_PREPARE") == "quiet" {
+			cfg.Preparing = func() bool { return false }
+		}
+	}
+	if os.Getenv("INSTRPROF_NAMES") == "1" {
+		next := cfg.Prepare
+		cfg.Prepare = func(m *ilrw.Method) (bool, error) {
+			p.checkNames(m)
+			if next != nil {
+				return next(m)
+			}
+			return false, nil
+		}
 	}
 	if p.in, err = instr.New(info, cfg); err != nil {
 		return err
@@ -88,6 +134,68 @@ func addTail(m *ilrw.Method) (bool, error) {
 	return false, nil
 }
 
+// InitializeForAttach instruments the targets the client data lists
+// (comma-separated) through ReJIT once the attach completes.
+func (p *prof) InitializeForAttach(info *profiler.Info, clientData []byte) error {
+	p.info = info
+	ts, err := target.ParseList(string(clientData))
+	if err != nil {
+		logf("bad targets: %v", err)
+		return err
+	}
+	if p.in, err = instr.New(info, instr.Config{Rules: []instr.Rule{{Targets: ts, Integration: integ}}, ReJIT: true}); err != nil {
+		return err
+	}
+	logf("attached")
+	return info.SetAttachEventMask(p.in.EventMask(), 0)
+}
+
+func (p *prof) ProfilerAttachComplete() error {
+	go func() {
+		err := p.in.InstrumentLoaded()
+		r := p.in.Report()
+		logf("instrumented loaded modules: %v; %d instrumented, %d pending, %d failed", err, len(r.Instrumented), len(r.Pending), len(r.Failed))
+		for _, m := range r.Pending {
+			logf("pending %s rejit=%v", m.Name, m.ReJIT)
+		}
+	}()
+	return nil
+}
+
+// checkNames compares, for a matched method, the name instr gives it with
+// the names ilrw (m.Name) and profiler (FunctionNameParts) give it,
+// converted by instr/target: the SDK's one spelling.
+func (p *prof) checkNames(m *ilrw.Method) {
+	im, ok := p.in.Lookup(m.ModuleID, m.Token)
+	if !ok {
+		return
+	}
+	asm := im.Name[:strings.IndexByte(im.Name, '!')]
+	il := m.Name()
+	sep := strings.LastIndex(il, "::")
+	fromIL := target.Name(asm, target.TypeFromIL(il[:sep]), il[sep+2:])
+	f, err := p.info.GetFunctionFromToken(m.ModuleID, m.Token)
+	fromProf := "?"
+	if err == nil {
+		if parts, err := p.info.FunctionNameParts(f); err == nil {
+			fromProf = target.Name(asm, target.TypeFromProfiler(parts.Class), parts.Method)
+		}
+	} else {
+		// Generic code has no FunctionID for its definition: the
+		// profiler's name is the one of the function being compiled.
+		p.namesMu.Lock()
+		fromProf = p.jitNames[[2]uint64{uint64(m.ModuleID), uint64(m.Token)}]
+		p.namesMu.Unlock()
+	}
+	if fromIL != im.Name || fromProf != im.Name {
+		logf("name mismatch: instr %s, ilrw %s (%s), profiler %s", im.Name, fromIL, il, fromProf)
+		return
+	}
+	p.namesMu.Lock()
+	p.namesAgree++
+	p.namesMu.Unlock()
+}
+
 func (p *prof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) error {
 	if err := p.in.ModuleLoadFinished(m, hr); err != nil {
 		logf("ModuleLoadFinished: %v", err)
@@ -96,6 +204,41 @@ func (p *prof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) erro
 }
 
 func (p *prof) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
+	if p.in != nil && os.Getenv("INSTRPROF_NAMES") == "1" {
+		if fi, err := p.info.GetFunctionInfo(f); err == nil {
+			if im, ok := p.in.Lookup(fi.ModuleID, fi.Token); ok {
+				if parts, err := p.info.FunctionNameParts(f); err == nil {
+					p.namesMu.Lock()
+					if p.jitNames == nil {
+						p.jitNames = map[[2]uint64]string{}
+					}
+					p.jitNames[[2]uint64{uint64(fi.ModuleID), uint64(fi.Token)}] = target.Name(im.Name[:strings.IndexByte(im.Name, '!')], target.TypeFromProfiler(parts.Class), parts.Method)
+					p.namesMu.Unlock()
+				}
+			}
+		}
+	}
+	if start := os.Getenv("INSTR_START_FILE"); start != "" {
+		if parts, err := p.info.FunctionNameParts(f); err == nil && parts.Method == "Main" {
+			go func() {
+				p.in.WaitReJIT()
+				os.WriteFile(start, nil, 0o644)
+			}()
+		}
+	}
+	if p.readyAt && !p.ready.Load() {
+		if parts, err := p.info.FunctionNameParts(f); err == nil && parts.Method == "AddTargetsNow" {
+			p.ready.Store(true)
+			p.in.HelperReady()
+			logf("helper ready")
+			go func() {
+				p.in.WaitReJIT()
+				if f := os.Getenv("INSTR_WAIT_FILE"); f != "" {
+					os.WriteFile(f, nil, 0o644)
+				}
+			}()
+		}
+	}
 	if len(p.add) > 0 {
 		if parts, err := p.info.FunctionNameParts(f); err == nil && parts.Method == "AddTargetsNow" {
 			p.once.Do(func() {
@@ -104,11 +247,18 @@ func (p *prof) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
 					defer close(p.done)
 					err := p.in.AddRule(instr.Rule{Targets: p.add, Integration: integ})
 					logf("added targets at run time: %v", err)
+					if f := os.Getenv("INSTR_WAIT_FILE"); f != "" {
+						os.WriteFile(f, nil, 0o644)
+					}
 				}()
 			})
 		}
 	}
 	return p.in.JITCompilationStarted(f, safe)
+}
+
+func (p *prof) ModuleUnloadStarted(m profiler.ModuleID) error {
+	return p.in.ModuleUnloadStarted(m)
 }
 
 func (p *prof) JITInlining(caller, callee profiler.FunctionID) (bool, error) {
@@ -143,6 +293,14 @@ func (p *prof) Shutdown() error {
 	}
 	for _, t := range r.Unmatched {
 		logf("unmatched %s", t)
+	}
+	if os.Getenv("INSTRPROF_COUNT_PREPARE") != "" {
+		logf("prepare saw %d methods that are no targets", p.prepared.Load())
+	}
+	if os.Getenv("INSTRPROF_NAMES") == "1" {
+		p.namesMu.Lock()
+		logf("names agree for %d methods", p.namesAgree)
+		p.namesMu.Unlock()
 	}
 	logf("summary instrumented=%d pending=%d failed=%d unmatched=%d without-body=%d",
 		len(r.Instrumented), len(r.Pending), len(r.Failed), len(r.Unmatched), r.WithoutBody)
