@@ -80,6 +80,15 @@ func TestDelivery(t *testing.T) {
 			"deliverprof: instrumented=[app!Program::Thrower] pending=[app!Program::Main] failed=[]\n",
 			"loaded=true probed=true early=false err=<nil>\n")
 
+		// A relative CORECLR_PROFILER_PATH: the P/Invoke's ModuleRef holds
+		// the library's absolute path all the same (dladdr, realpath).
+		rel := opts
+		rel.Dir = filepath.Dir(lib)
+		rel.Env = append([]string{"CORECLR_PROFILER_PATH=./" + filepath.Base(lib), "DOTNET_PROFILER_PATH=./" + filepath.Base(lib)}, opts.Env...)
+		res = harness.Run(t, rt, app, rel)
+		res.MustSucceed(t)
+		res.MustStderrContain(t, "loaded=true probed=true early=false err=<nil>\n")
+
 		off := opts
 		off.Env = append([]string{instrDeliveryOff}, opts.Env...)
 		res = harness.Run(t, rt, app, off)
@@ -99,7 +108,7 @@ func TestDelivery(t *testing.T) {
 			t.Errorf("corrupt helper: output changed:\n%s", res.Stdout)
 		}
 		res.MustStderrContain(t, "loaded=false probed=false early=true err=instr: the helper loader failed in the application: System.BadImageFormatException")
-		t.Logf("%s: helper delivered, ran 3 times from bytes, saw Lib 2 while the app saw Lib 1; a throwing integration counted per method through Loader.Failed; Main (the host) deferred then ReJIT-requested; off and corrupt runs unchanged", rt.Name)
+		t.Logf("%s: helper delivered, ran 3 times from bytes, saw Lib 2 while the app saw Lib 1; a throwing integration counted per method through Loader.Failed; Main (the host) deferred then ReJIT-requested; relative CORECLR_PROFILER_PATH fine; off and corrupt runs unchanged", rt.Name)
 	})
 }
 
