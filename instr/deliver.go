@@ -54,6 +54,20 @@ var ErrDeliveryOff = errors.New("instr: helper delivery turned off (" + Delivery
 // assemblies. Nothing the loader does can throw into the application: its
 // own code catches everything and reports failures to Err, and the call in
 // the host method sits in a try/catch of its own.
+//
+// The same mechanism works on .NET Core 2.0, 2.1, 3.1 and .NET 5+ (tested on
+// 2.0.0, 2.1.30, 3.1.23 and 8.0.4): each delivered assembly gets a load
+// context of its own, so a helper may reference another version of an
+// assembly the application uses (deliver that version too). A Delivery is
+// turned off by DeliveryEnv=0. Use it through Configure:
+//
+//	d, err := instr.NewDelivery(info, helperDLL) // //go:embed Helper.dll
+//	cfg := instr.Config{Rules: rules}
+//	d.Configure(&cfg)
+//	in, err := instr.New(info, cfg)
+//	d.OnLoaded(in.HelperReady)
+//
+// docs/instrumentation.md describes the whole path and its limits.
 type Delivery struct {
 	info   *profiler.Info
 	blobs  []unsafe.Pointer // C copies: the loader, then the helpers
