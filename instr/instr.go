@@ -58,6 +58,25 @@ type Config struct {
 	// (AddRule) and, after an attach, methods already running
 	// (InstrumentLoaded).
 	ReJIT bool
+	// Ready, when set, tells whether the helper assemblies can be resolved
+	// yet. A target compiled (or a precompiled module loaded) while it
+	// answers false is left as it is and remembered: HelperReady later
+	// instruments those methods through ReJIT (with Config.ReJIT) or
+	// reports them as failed. Unset: the helpers are always resolvable
+	// (e.g. installed beside the app).
+	Ready func() bool
+	// Errors, when set, names a method that receives what Begin or End
+	// threw (the wrap drops it either way; what Errors.Method throws is
+	// dropped too): static void Method(int id, object exception).
+	Errors *ErrorSink
+}
+
+// ErrorSink is a static method void Name(int id, object exception) in a
+// helper assembly that receives the exceptions an integration threw.
+type ErrorSink struct {
+	Assembly metadata.AssemblyName
+	Type     string // namespace-qualified
+	Method   string
 }
 
 // Method is a method a target matched.
@@ -120,6 +139,7 @@ type entry struct {
 	static  bool
 	ngen    bool // in a precompiled module
 	failed  string
+	early   bool // compiled before the helper was ready: left alone
 }
 
 type module struct {
@@ -147,6 +167,8 @@ type Instrumenter struct {
 	hits     map[targetRef]int
 	failures []Failure
 	noBody   int
+	ready    bool                                   // HelperReady was called
+	waiting  map[profiler.ModuleID][]metadata.Token // ReJITs waiting for HelperReady
 }
 
 // New returns an Instrumenter for the profiler whose Info is info.
@@ -157,7 +179,7 @@ func New(info *profiler.Info, cfg Config) (*Instrumenter, error) {
 		}
 	}
 	in := &Instrumenter{info: info, cfg: cfg, modules: map[profiler.ModuleID]*module{},
-		entries: map[key]*entry{}, hits: map[targetRef]int{}}
+		entries: map[key]*entry{}, hits: map[targetRef]int{}, waiting: map[profiler.ModuleID][]metadata.Token{}}
 	in.rw = ilrw.NewRewriter(info, in.rewriteFirstJIT)
 	return in, nil
 }
@@ -209,9 +231,65 @@ func (in *Instrumenter) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRES
 		return err
 	}
 	if ngen && in.cfg.ReJIT && len(news) > 0 {
+		if !in.helperReady() {
+			in.mu.Lock()
+			in.waiting[m] = append(in.waiting[m], news...)
+			in.mu.Unlock()
+			return nil
+		}
 		go in.requestReJIT(m, news)
 	}
 	return nil
+}
+
+func (in *Instrumenter) helperReady() bool {
+	if in.cfg.Ready == nil {
+		return true
+	}
+	in.mu.Lock()
+	r := in.ready
+	in.mu.Unlock()
+	return r || in.cfg.Ready()
+}
+
+// HelperReady tells the Instrumenter that the helper assemblies can now be
+// resolved (see Config.Ready): targets compiled before are instrumented
+// through ReJIT (Config.ReJIT) or reported as failed, and the ReJIT of
+// precompiled modules loaded before goes ahead. It returns at once (the
+// ReJIT requests run on a goroutine of their own); any goroutine may call
+// it, a profiler callback too.
+func (in *Instrumenter) HelperReady() {
+	in.mu.Lock()
+	if in.ready {
+		in.mu.Unlock()
+		return
+	}
+	in.ready = true
+	todo := in.waiting
+	in.waiting = nil
+	for _, e := range in.byID {
+		if !e.early {
+			continue
+		}
+		e.early = false
+		if in.cfg.ReJIT {
+			e.ReJIT = true
+			if todo == nil {
+				todo = map[profiler.ModuleID][]metadata.Token{}
+			}
+			todo[e.Module] = append(todo[e.Module], e.Token)
+		} else if e.failed == "" {
+			e.failed = "compiled before the helper assembly was loaded (set Config.ReJIT to instrument it later)"
+		}
+	}
+	in.mu.Unlock()
+	if len(todo) > 0 {
+		go func() {
+			for m, toks := range todo {
+				in.requestReJIT(m, toks)
+			}
+		}()
+	}
 }
 
 func (in *Instrumenter) assemblyOf(m profiler.ModuleID) (string, bool, error) {
@@ -442,6 +520,12 @@ func (in *Instrumenter) rewriteFirstJIT(m *ilrw.Method) (bool, error) {
 	if e == nil || e.ReJIT {
 		return changed, nil
 	}
+	if !in.helperReady() {
+		in.mu.Lock()
+		e.early = true
+		in.mu.Unlock()
+		return changed, nil
+	}
 	return in.instrument(m, e) || changed, nil
 }
 
@@ -506,6 +590,12 @@ func (in *Instrumenter) wrapMethod(m *ilrw.Method, e *entry) error {
 	}
 	w := &wrapper{m: m, id: e.ID, integ: e.integ, typeTok: e.typeTok, valueTy: e.valueTy,
 		generic: e.generic, static: e.static}
+	if s := in.cfg.Errors; s != nil {
+		ns, name := metadata.SplitTypeName(s.Type)
+		if w.sink, err = m.Module.ExternalMethod(s.Assembly, ns, name, s.Method, sinkSig); err != nil {
+			return err
+		}
+	}
 	w.byRefLike = func(tok metadata.Token) bool { return in.isByRefLike(m, tok) }
 	return w.wrap(begin, end)
 }
@@ -679,6 +769,8 @@ func (in *Instrumenter) Report() Report {
 			r.Failed = append(r.Failed, Failure{e.Name, e.failed})
 		case e.Compiled:
 			r.Instrumented = append(r.Instrumented, e.Method)
+		case e.early:
+			r.Failed = append(r.Failed, Failure{e.Name, "compiled before the helper assembly was loaded (waiting for HelperReady)"})
 		case e.ngen && !e.ReJIT:
 			r.Failed = append(r.Failed, Failure{e.Name, "precompiled (ReadyToRun) code, used without a JIT compilation: set Config.ReJIT"})
 		default:

@@ -179,3 +179,37 @@ func TestWrap(t *testing.T) {
 		}
 	})
 }
+
+// TestIntegrationThrows makes Begin and End throw at every call: the app
+// runs and prints as without a profiler; with an error sink configured,
+// every exception reaches it (two per call), without one they are dropped.
+func TestIntegrationThrows(t *testing.T) {
+	app, lib := build(t)
+	targets := "ShopApp!Shop.Calc::*, ShopApp!Shop.Point::*, ShopApp!Shop.Box`1::*"
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		base := harness.Run(t, rt, app, harness.RunOptions{})
+		base.MustSucceed(t)
+		for _, sink := range []string{"0", "1"} {
+			res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+				Env: []string{"INSTRPROF_TARGETS=" + targets, "INSTR_THROW=both", "INSTRPROF_SINK=" + sink}})
+			res.MustSucceed(t)
+			if res.Stdout != base.Stdout {
+				t.Errorf("sink=%s: app output changed:\n--- without\n%s\n--- with\n%s", sink, base.Stdout, res.Stdout)
+			}
+			begins := strings.Count(res.Stderr, "HOOK begin ")
+			ends := strings.Count(res.Stderr, "HOOK end ")
+			fb := strings.Count(res.Stderr, ":integration failure in Begin\n")
+			fe := strings.Count(res.Stderr, ":integration failure in End\n")
+			t.Logf("sink=%s: %d calls, %d+%d failures reported", sink, begins, fb, fe)
+			if begins < 50 || ends != begins {
+				t.Errorf("sink=%s: %d begins, %d ends", sink, begins, ends)
+			}
+			if sink == "1" && (fb != begins || fe != ends) {
+				t.Errorf("sink=%s: %d Begin and %d End failures reached the sink, want %d each", sink, fb, fe, begins)
+			}
+			if sink == "0" && fb+fe != 0 {
+				t.Errorf("sink=%s: failures reported without a sink", sink)
+			}
+		}
+	})
+}

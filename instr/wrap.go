@@ -25,6 +25,8 @@ type wrapper struct {
 	generic   int            // generic parameters of the declaring type
 	static    bool
 	byRefLike func(tok metadata.Token) bool
+	sink      metadata.Token // Config.Errors' method, 0 if none
+	scratch   int            // local for the exception handed to sink
 }
 
 // beginSig and endSig are the integration contract:
@@ -37,6 +39,8 @@ var (
 		metadata.Primitive(metadata.ElementTypeI4), objectT, metadata.SZArrayOf(objectT)}}
 	endSig = &metadata.MethodSig{Return: metadata.Primitive(metadata.ElementTypeVoid), Params: []*metadata.Type{
 		metadata.Primitive(metadata.ElementTypeI4), objectT, objectT, objectT}}
+	sinkSig = &metadata.MethodSig{Return: metadata.Primitive(metadata.ElementTypeVoid), Params: []*metadata.Type{
+		metadata.Primitive(metadata.ElementTypeI4), objectT}}
 )
 
 // kind classifies a type for boxing.
@@ -166,17 +170,38 @@ func (w *wrapper) loadThis() ([]*ilrw.Instruction, error) {
 	return []*ilrw.Instruction{ilrw.I(ilrw.OpLdarg0), ilrw.IToken(ilrw.OpLdobj, spec), ilrw.IToken(ilrw.OpBox, spec)}, nil
 }
 
-// catchAll returns a filter clause that swallows whatever the code from
+// dropAll returns a filter clause that swallows whatever the code from
 // start to filter (exclusive) throws: the filter answers 1 and the handler
 // drops the exception and leaves to after. It returns the filter and
 // handler code to place right after the protected code.
-func catchAll(start, after *ilrw.Instruction) ([]*ilrw.Instruction, *ilrw.Clause) {
+func dropAll(start, after *ilrw.Instruction) ([]*ilrw.Instruction, *ilrw.Clause) {
 	filter := ilrw.I(ilrw.OpPop)
 	handler := ilrw.I(ilrw.OpPop)
 	code := []*ilrw.Instruction{filter, ilrw.I(ilrw.OpLdcI41), ilrw.I(ilrw.OpEndfilter),
 		handler, ilrw.IBranch(ilrw.OpLeave, after)}
 	return code, &ilrw.Clause{Kind: ilrw.ClauseFilter, TryStart: start, TryEnd: filter,
 		FilterStart: filter, HandlerStart: handler, HandlerEnd: after}
+}
+
+// catchAll is dropAll, except that with an error sink the handler hands
+// the exception to it (under a dropAll of its own) before leaving. The
+// clauses come innermost first.
+func (w *wrapper) catchAll(start, after *ilrw.Instruction) ([]*ilrw.Instruction, []*ilrw.Clause) {
+	if w.sink == 0 {
+		code, cl := dropAll(start, after)
+		return code, []*ilrw.Clause{cl}
+	}
+	filter := ilrw.I(ilrw.OpPop)
+	handler := ilrw.StLoc(w.scratch)
+	call := []*ilrw.Instruction{ilrw.LdcI4(w.id), ilrw.LdLoc(w.scratch), ilrw.IToken(ilrw.OpCall, w.sink),
+		ilrw.IBranch(ilrw.OpLeave, after)}
+	inner, innerCl := dropAll(call[0], after)
+	code := []*ilrw.Instruction{filter, ilrw.I(ilrw.OpLdcI41), ilrw.I(ilrw.OpEndfilter), handler}
+	code = append(code, call...)
+	code = append(code, inner...)
+	// The handler ends after the inner clause's handler; "after" follows.
+	return code, []*ilrw.Clause{innerCl, {Kind: ilrw.ClauseFilter, TryStart: start, TryEnd: filter,
+		FilterStart: filter, HandlerStart: handler, HandlerEnd: after}}
 }
 
 // wrap rewrites w.m.Body:
@@ -212,11 +237,12 @@ func (w *wrapper) wrap(begin, end metadata.Token) error {
 		}
 	}
 	mod := m.Module
-	state, err := mod.AddLocals(b, objectT, objectT)
+	state, err := mod.AddLocals(b, objectT, objectT, objectT)
 	if err != nil {
 		return err
 	}
 	exc := state + 1
+	w.scratch = state + 2
 
 	// Entry code, built now (argument loads need type specs).
 	entry := []*ilrw.Instruction{ilrw.LdcI4(w.id)}
@@ -250,7 +276,7 @@ func (w *wrapper) wrap(begin, end metadata.Token) error {
 	entry = append(entry, ilrw.IToken(ilrw.OpCall, begin), ilrw.StLoc(state))
 
 	var innerFilter *ilrw.Clause
-	var endClause *ilrw.Clause
+	var endClauses []*ilrw.Clause
 	oldClauses := len(b.Clauses)
 	// A region of the body that ends with the code (End == nil) must end
 	// where the body ends, not after what the wrap appends.
@@ -278,8 +304,8 @@ func (w *wrapper) wrap(begin, end metadata.Token) error {
 		call = append(call, ilrw.LdLoc(exc), ilrw.IToken(ilrw.OpCall, end))
 		l3 := ilrw.I(ilrw.OpNop)
 		call = append(call, ilrw.IBranch(ilrw.OpLeave, l3))
-		guard, cl := catchAll(call[0], l3)
-		endClause = cl
+		guard, cls := w.catchAll(call[0], l3)
+		endClauses = cls
 		out := append(call, guard...)
 		return append(out, l3), nil
 	})
@@ -312,16 +338,17 @@ func (w *wrapper) wrap(begin, end metadata.Token) error {
 	// Order: the body's own clauses, the End guard (inside the finally),
 	// the exception filter, the finally.
 	clauses := append([]*ilrw.Clause{}, b.Clauses[:oldClauses]...)
-	clauses = append(clauses, endClause, innerFilter, fin)
+	clauses = append(clauses, endClauses...)
+	clauses = append(clauses, innerFilter, fin)
 	b.Clauses = clauses
 
 	// The Begin call, guarded, before everything.
-	guard, cl := catchAll(entry[0], bodyStart)
 	entry = append(entry, ilrw.IBranch(ilrw.OpLeave, bodyStart))
+	guard, cls := w.catchAll(entry[0], bodyStart)
 	entry = append(entry, guard...)
 	if err := b.InsertAtEntry(entry...); err != nil {
 		return err
 	}
-	b.Clauses = append(b.Clauses, cl)
+	b.Clauses = append(b.Clauses, cls...)
 	return nil
 }

@@ -51,6 +51,10 @@ namespace InstrHelper {
 			return state;
 		}
 
+		public static void Failed(int id, object exception) {
+			Console.Error.WriteLine("HOOK failed " + id + " " + exception.GetType().FullName + ":" + ((Exception)exception).Message);
+		}
+
 		public static void End(int id, object state, object returnValue, object exception) {
 			if (busy) return;
 			busy = true;

@@ -4,7 +4,8 @@
 // test app (the tests' stand-in for delivering the helper). With
 // INSTRPROF_REJIT=1 it enables ReJIT; with INSTRPROF_ADD a second list of
 // targets is added at run time, when the app's method
-// Shop.Program::AddTargetsNow is first compiled. It reports on stderr,
+// Shop.Program::AddTargetsNow is first compiled; with INSTRPROF_SINK=1
+// what Begin and End throw goes to InstrHelper.Hooks::Failed. It reports on stderr,
 // lines starting "instrprof: ": at Shutdown each method by id and what the
 // Instrumenter's report says.
 package main
@@ -54,6 +55,9 @@ func (p *prof) Initialize(info *profiler.Info) error {
 	}
 	cfg := instr.Config{Rules: []instr.Rule{{Targets: ts, Integration: integ}},
 		ReJIT: os.Getenv("INSTRPROF_REJIT") == "1"}
+	if os.Getenv("INSTRPROF_SINK") == "1" {
+		cfg.Errors = &instr.ErrorSink{Assembly: integ.Assembly, Type: integ.Type, Method: "Failed"}
+	}
 	if os.Getenv("INSTRPROF_TAIL") == "1" {
 		cfg.Prepare = addTail
 	}
