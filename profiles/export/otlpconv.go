@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/pprof/profile"
 	commonv1 "go.opentelemetry.io/proto/otlp/common/v1"
-	resourcev1 "go.opentelemetry.io/proto/otlp/resource/v1"
 	profilesv1 "go.opentelemetry.io/proto/otlp/profiles/v1development"
+	resourcev1 "go.opentelemetry.io/proto/otlp/resource/v1"
 )
 
 // ScopeName is the instrumentation scope of the OTLP profiles an Exporter

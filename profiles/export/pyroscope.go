@@ -8,13 +8,14 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/google/uuid"
 	pushv1 "github.com/grafana/pyroscope/api/gen/proto/go/push/v1"
 	"github.com/grafana/pyroscope/api/gen/proto/go/push/v1/pushv1connect"
 	typesv1 "github.com/grafana/pyroscope/api/gen/proto/go/types/v1"
-	"github.com/google/uuid"
 )
 
 // PyroscopeOptions configure a Pyroscope client.
@@ -73,10 +74,17 @@ func NewPyroscope(o PyroscopeOptions) (*Pyroscope, error) {
 	}
 	u.User = nil
 	base := strings.TrimSuffix(u.String(), "/")
-	hc := o.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	if o.HTTPClient != nil {
+		c := *o.HTTPClient
+		hc = &c
 	}
+	if hc.Transport == nil {
+		hc.Transport = http.DefaultTransport
+	}
+	// connect drops the response's headers when the error body is not
+	// its own (a proxy's 429): keep Retry-After on the way.
+	hc.Transport = retryAfterTransport{hc.Transport}
 	var opts []connect.ClientOption
 	if o.Gzip {
 		opts = append(opts, connect.WithSendGzip())
@@ -141,7 +149,8 @@ func (p *Pyroscope) Send(ctx context.Context, batch []*Profile) error {
 	if p.o.TenantID != "" {
 		h.Set("X-Scope-OrgID", p.o.TenantID)
 	}
-	_, err := p.client.Push(ctx, creq)
+	var ra retryAfterValue
+	_, err := p.client.Push(context.WithValue(ctx, retryAfterKey{}, &ra), creq)
 	if err == nil {
 		return nil
 	}
@@ -152,7 +161,42 @@ func (p *Pyroscope) Send(ctx context.Context, batch []*Profile) error {
 	switch ce.Code() {
 	case connect.CodeUnavailable, connect.CodeResourceExhausted, connect.CodeDeadlineExceeded,
 		connect.CodeAborted, connect.CodeInternal, connect.CodeUnknown, connect.CodeCanceled:
-		return Retry(err, retryAfter(ce.Meta().Get("Retry-After"), time.Now()))
+		v := ce.Meta().Get("Retry-After")
+		if v == "" {
+			v = ra.get()
+		}
+		return Retry(err, retryAfter(v, time.Now()))
 	}
 	return err
+}
+
+type retryAfterKey struct{}
+
+type retryAfterValue struct {
+	mu sync.Mutex
+	v  string
+}
+
+func (r *retryAfterValue) get() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.v
+}
+
+// retryAfterTransport keeps the Retry-After header of a response for the
+// request's retryAfterValue.
+type retryAfterTransport struct{ rt http.RoundTripper }
+
+func (t retryAfterTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.rt.RoundTrip(r)
+	if resp != nil {
+		if v := resp.Header.Get("Retry-After"); v != "" {
+			if ra, ok := r.Context().Value(retryAfterKey{}).(*retryAfterValue); ok {
+				ra.mu.Lock()
+				ra.v = v
+				ra.mu.Unlock()
+			}
+		}
+	}
+	return resp, err
 }

@@ -228,7 +228,8 @@ func (e *Exporter) Stats() Stats {
 // Shutdown sends what is queued, retrying as long as ctx allows, and
 // stops the Exporter: at ctx's deadline a request in flight is cancelled
 // and what is left is counted as Lost, logged, and returned as an error.
-// While shutting down, the waits between retries are at most 100 ms.
+// While shutting down, the waits between retries are at most 100 ms,
+// unless the server asked for longer (Retry-After).
 func (e *Exporter) Shutdown(ctx context.Context) error {
 	e.closeOnce.Do(func() {
 		e.mu.Lock()
@@ -348,7 +349,7 @@ func (e *Exporter) run() {
 		if failing == 1 {
 			e.o.Logf("export to %s failing: %v; retrying in %v (%d profiles queued)", e.c, err, wait.Round(time.Millisecond), queued)
 		}
-		if closing {
+		if closing && re.After == 0 {
 			wait = min(wait, 100*time.Millisecond)
 		}
 		timer := e.clk.After(wait)
@@ -362,7 +363,17 @@ func (e *Exporter) run() {
 		select {
 		case <-timer:
 		case <-e.closing:
-			// retry at once: Shutdown's bound now rules
+			// Shutdown's bound now rules: retry at once, unless the
+			// server asked for a wait
+			if re.After > 0 {
+				e.mu.Lock()
+				f := e.flushCtx
+				e.mu.Unlock()
+				select {
+				case <-timer:
+				case <-f.Done():
+				}
+			}
 		}
 	}
 }
@@ -374,4 +385,10 @@ func (e *Exporter) isClosing() bool {
 	default:
 		return false
 	}
+}
+
+func (e *Exporter) inflightNow() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.inflight
 }
