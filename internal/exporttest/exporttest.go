@@ -266,7 +266,7 @@ func (c *Collector) Start() {
 		c.t.Fatal(err)
 	}
 	for try := 0; ; try++ {
-		cmd := exec.Command(bin, "-grpc", c.GRPCAddr, "-http", c.HTTPAddr, "-out", c.out)
+		cmd := exec.Command(bin, "-grpc", c.GRPCAddr, "-http", c.HTTPAddr, "-out", c.out, "-traces", c.out+".traces")
 		cmd.Stderr = os.Stderr
 		stdout, _ := cmd.StdoutPipe()
 		if err := cmd.Start(); err != nil {

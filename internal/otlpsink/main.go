@@ -36,14 +36,15 @@ func main() {
 	grpcAddr := flag.String("grpc", "127.0.0.1:4317", "gRPC listen address")
 	httpAddr := flag.String("http", "127.0.0.1:4318", "HTTP listen address")
 	out := flag.String("out", "", "file the received requests are appended to")
+	traces := flag.String("traces", "", "file the received trace requests are appended to (traces.go); none: no traces signal")
 	flag.Parse()
-	if err := run(*grpcAddr, *httpAddr, *out); err != nil {
+	if err := run(*grpcAddr, *httpAddr, *out, *traces); err != nil {
 		fmt.Fprintln(os.Stderr, "otlpsink:", err)
 		os.Exit(1)
 	}
 }
 
-func run(grpcAddr, httpAddr, out string) error {
+func run(grpcAddr, httpAddr, out, traces string) error {
 	f, err := os.OpenFile(out, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -75,6 +76,15 @@ func run(grpcAddr, httpAddr, out string) error {
 	r, err := factory.(xreceiver.Factory).CreateProfiles(context.Background(), set, cfg, sink)
 	if err != nil {
 		return err
+	}
+	if traces != "" {
+		// Before Start: the factory's receivers share one server, which
+		// registers the signals it has consumers for when it starts.
+		tr, err := startTraces(factory, cfg, set, traces)
+		if err != nil {
+			return err
+		}
+		defer tr.Shutdown(context.Background())
 	}
 	if err := r.Start(context.Background(), componenttest.NewNopHost()); err != nil {
 		return err
