@@ -394,6 +394,7 @@ var Targets = []Target{
 	{"continuous profiler (sample/contprof) at its defaults: long allocation storm vs no profiler, start-up taken out, CPU time", "alloc-long", "go-contprof", "none", "cpu-steady", 1.05},
 	{"continuous profiler (sample/contprof), live heap on everywhere (CONTPROF_HEAP=1): long allocation storm vs no profiler, start-up taken out", "alloc-long", "go-contprof-heap", "none", "wall-steady", 1.05},
 	{"continuous profiler (sample/contprof), live heap off (CONTPROF_HEAP=0): long allocation storm vs no profiler, start-up taken out", "alloc-long", "go-contprof-noheap", "none", "wall-steady", 1.05},
+	{"instr: a hot small method wrapped with an empty integration vs the same wrap written by hand in C#", "wrap", "go-wrap", "ref", "wall", 1.10},
 }
 
 // startupOf names, for a configuration with no row of its own on the

@@ -25,6 +25,7 @@ import (
 
 	"github.com/clrprof/clrprof/bench"
 	"github.com/clrprof/clrprof/internal/harness"
+	"github.com/clrprof/clrprof/soak"
 )
 
 var (
@@ -73,6 +74,11 @@ type workload struct {
 	repsFactor      int    // runs this many times the default (cheap workloads)
 	configs         []string
 	what            string
+	// setup, when set, gives the program to run and its arguments instead
+	// of compiling src (e.g. mcs.exe compiling a generated program).
+	setup func(t *testing.T, quick bool) (app string, args []string)
+	// need says why the workload cannot run on rt ("" if it can).
+	need func(rt harness.Runtime) string
 }
 
 func needELT(rt harness.Runtime) string {
@@ -134,6 +140,12 @@ var configs = []config{
 		what: "sample/contprof with the live heap off on every runtime (CONTPROF_HEAP=0; the same as go-contprof before .NET 5); on 2.x the GC profile then counts suspensions for GC, generation not reported"},
 	{name: "go-contprof-heap", lib: "contprof", env: []string{"CONTPROF_HEAP=1"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
 		what: "sample/contprof with everything on, the live heap on every runtime (CONTPROF_HEAP=1; the same as go-contprof on .NET 5+): before .NET 5 allocations recorded in C with a stack every 512 KiB (ObjectAllocated, which puts every allocation on the runtime's slow path: compare c-unimpl with none) and MonitorGC"},
+	{name: "hand", env: []string{"WRAP_MODE=hand"},
+		what: "no profiler; the hot method calls an empty integration through the try/filter/finally that package instr adds, written by hand in C# (bench/workloads/wrap.cs, AddHand)"},
+	{name: "go-wrap", lib: "gowrap", ref: "hand", shutdown: "gowrap: Shutdown", nonzero: []string{"instrumented"},
+		what: "clrprof (bench/prof/wrap): package instr wraps the hot method with an empty integration delivered from the profiler library (Assembly.Load of embedded bytes)"},
+	{name: "go-wrap-mcs", lib: "gowrap", env: []string{"BENCH_WRAP_TARGETS=mcs!*::*"}, shutdown: "gowrap: Shutdown", nonzero: []string{"instrumented"},
+		what: "clrprof (bench/prof/wrap): package instr wraps every method of mcs (mcs!*::*) with an empty integration"},
 	{name: "go-sample", lib: "gosample", ref: "c-sample", shutdown: "gosample: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
 		what: "clrprof (bench/prof/sample): the same from a goroutine locked to its thread, through Info (frame callback in C)"},
 }
@@ -157,9 +169,40 @@ var workloads = []workload{
 	{name: "calls", src: "workloads/calls.cs", args: []string{"3", "28"}, quickArgs: []string{"2", "27"}, stdout: "calls: fib=",
 		configs: []string{"none", "c-elt", "go-elt-fast", "go-elt-count"},
 		what:    "call-heavy: recursive Fib and tight calls to small non-inlined methods (int, double and struct arguments)"},
+	{name: "wrap", src: "workloads/wrap.cs", args: []string{"100000000"}, quickArgs: []string{"20000000"}, stdout: "wrap: sum=",
+		configs: []string{"none", "hand", "go-wrap"},
+		what:    "a hot small method (int Add(int, int), not inlined) called N times: plain, wrapped by instr (go-wrap), or with the same wrap written by hand (hand)"},
+	{name: "mcs-jit", setup: mcsCompile, stdout: "Compilation succeeded", need: needMCSRuntime,
+		configs: []string{"none", "go-wrap-mcs"},
+		what:    "Mono's C# compiler (mcs.exe, as in soak/) compiling a generated program of 200 classes (60 with -quick): the cost of instrumenting every method of mcs with an empty integration, mostly JIT time"},
 	{name: "exceptions", src: "workloads/exceptions.cs", args: []string{"5000", "4"}, quickArgs: []string{"2500", "4"}, stdout: "exceptions: caught=",
 		configs: []string{"none", "c-unimpl", "go-unimpl", "c-exc", "go-exc-sync"},
 		what:    "4 threads throwing and catching through 3 frames with finally blocks, a third of them NullReferenceException"},
+}
+
+// needMCSRuntime: mcs.exe runs on .NET 8 (see soak/).
+func needMCSRuntime(rt harness.Runtime) string {
+	if rt.Name != "net8.0.4" {
+		return "mcs.exe is run on net8.0.4 only (as in soak/)"
+	}
+	return ""
+}
+
+// mcsCompile writes soak's generated program into a temporary directory
+// and returns mcs.exe and the arguments that compile it there.
+func mcsCompile(t *testing.T, quick bool) (string, []string) {
+	classes := 200
+	if quick {
+		classes = 60
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "p.cs")
+	if err := os.WriteFile(src, []byte(soak.Generate(classes).Source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const lib = "/usr/lib/mono/4.5/"
+	return lib + "mcs.exe", []string{"-nostdlib", "-r:" + lib + "mscorlib.dll", "-r:" + lib + "System.dll", "-r:" + lib + "System.Core.dll",
+		"-out:" + filepath.Join(dir, "p.exe"), src}
 }
 
 func findConfig(name string) *config {
@@ -314,6 +357,7 @@ func TestBench(t *testing.T) {
 		"goelt":    {clsid: "{4E9A2C71-6B3D-4F85-9A1E-8C2D7B5F3E06}", build: goLib("./bench/prof/elt")},
 		"goalloc":  {clsid: "{8B3E5D19-7A2C-4F60-9E84-1D6C3B7A5F92}", build: goLib("./bench/prof/alloc")},
 		"gosample": {clsid: "{2D7B9E54-8A3C-4F16-B7E0-5C9D1A3F6B82}", build: goLib("./bench/prof/sample")},
+		"gowrap":   {clsid: "{6E2B8D41-9C3A-4F57-8B16-3D5A7C9E2F48}", build: goLib("./bench/prof/wrap")},
 		"contprof": {clsid: "{D3A9F1C5-7B42-4E8D-9C6A-1F5B3E7D2A94}", build: goLib("./sample/contprof")},
 	}
 	var only []string
@@ -349,7 +393,13 @@ func TestBench(t *testing.T) {
 		if len(w.refs) > 0 {
 			opts = append(opts, harness.Reference(w.refs...))
 		}
-		apps[w.name] = harness.CompileCS(t, []string{w.src}, "", opts...)
+		if w.setup != nil {
+			var args []string
+			apps[w.name], args = w.setup(t, quick)
+			w.args, w.quickArgs = args, nil
+		} else {
+			apps[w.name] = harness.CompileCS(t, []string{w.src}, "", opts...)
+		}
 		args := w.args
 		if quick && w.quickArgs != nil {
 			args = w.quickArgs
@@ -381,6 +431,12 @@ func TestBench(t *testing.T) {
 				c := findConfig(cn)
 				row := &bench.Row{Runtime: rt.Name, Workload: w.name, Config: c.name, Ref: c.ref, Informational: c.informational}
 				rows[cn] = row
+				if w.need != nil {
+					if why := w.need(rt); why != "" {
+						row.Skipped = why
+						continue
+					}
+				}
 				if c.need != nil {
 					if why := c.need(rt); why != "" {
 						row.Skipped = why

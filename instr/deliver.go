@@ -18,6 +18,8 @@ import (
 	"unsafe"
 
 	"github.com/clrprof/clrprof/ilrw"
+	"github.com/clrprof/clrprof/instr/target"
+	"github.com/clrprof/clrprof/metadata"
 	"github.com/clrprof/clrprof/profiler"
 )
 
@@ -62,6 +64,8 @@ type Delivery struct {
 	mu       sync.Mutex
 	injected bool   // the loader call is in place
 	host     string // the method that hosts it
+	hostMod  profiler.ModuleID
+	hostTok  metadata.Token
 	tries    int
 	err      error
 	onLoaded []func()
@@ -142,12 +146,33 @@ func (d *Delivery) Err() error {
 	return d.err
 }
 
-// Host returns the name of the method whose entry calls the loader, ""
-// before one was chosen.
+// Host returns the name of the method whose entry calls the loader
+// (TYPE::METHOD, the type spelled as in a target), "" before one was
+// chosen. Its call that runs the loader started before the helpers were
+// loaded: a wrap of that method takes effect at its next call (through
+// ReJIT, see Config.Ready).
 func (d *Delivery) Host() string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.host
+}
+
+// HostMethod returns the module and MethodDef of the loader's host (zeros
+// before one was chosen).
+func (d *Delivery) HostMethod() (profiler.ModuleID, metadata.Token) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.hostMod, d.hostTok
+}
+
+// hostName turns ilrw's "Ns.Outer/Inner`1::Method" into the target
+// spelling "Ns.Outer+Inner`1::Method".
+func hostName(il string) string {
+	i := strings.LastIndex(il, "::")
+	if i < 0 {
+		return il
+	}
+	return target.TypeFromIL(il[:i]) + il[i:]
 }
 
 func (d *Delivery) setErr(err error) {
@@ -213,7 +238,7 @@ func (d *Delivery) Prepare(m *ilrw.Method) (bool, error) {
 		d.err = fmt.Errorf("instr: injecting the helper loader into %s: %w", m.Name(), err)
 		return false, d.err
 	}
-	d.injected, d.host = true, m.Name()
+	d.injected, d.host, d.hostMod, d.hostTok = true, hostName(m.Name()), m.ModuleID, m.Token
 	d.err = errors.New("instr: helper loader injected into " + d.host + " but not run yet")
 	return true, nil
 }
@@ -299,3 +324,42 @@ const (
 	opSymbol = 2 // data = the address of the symbol lookup
 	opLoaded = 3 // the loader started: the helpers are resolvable
 )
+
+// loaderAssembly names the delivered loader assembly (loader/Loader.cs).
+var loaderAssembly = metadata.AssemblyName{Name: "Clrprof.Instr.Loader", Version: metadata.Version{Major: 1}}
+
+// ErrorSink is the Config.Errors that counts what integrations throw into
+// IntegrationErrors (Clrprof.Instr.Loader.Failed); nil when delivery is
+// off, since the wrap could not resolve it then.
+func (d *Delivery) ErrorSink() *ErrorSink {
+	if d.off {
+		return nil
+	}
+	return &ErrorSink{Assembly: loaderAssembly, Type: "Clrprof.Instr.Loader", Method: "Failed"}
+}
+
+// Configure sets what cfg needs for the helpers this Delivery brings:
+// Prepare (the loader injection, run before any Prepare already set),
+// Ready, Errors when unset, and ReJIT (targets compiled before the helpers
+// were loaded, the loader's host among them, are instrumented through
+// ReJIT). Call (*Instrumenter).HelperReady from OnLoaded once the
+// Instrumenter exists.
+func (d *Delivery) Configure(cfg *Config) {
+	if prev := cfg.Prepare; prev != nil {
+		cfg.Prepare = func(m *ilrw.Method) (bool, error) {
+			c1, err := d.Prepare(m)
+			if err != nil {
+				return c1, err
+			}
+			c2, err := prev(m)
+			return c1 || c2, err
+		}
+	} else {
+		cfg.Prepare = d.Prepare
+	}
+	cfg.Ready = d.Loaded
+	if cfg.Errors == nil {
+		cfg.Errors = d.ErrorSink()
+	}
+	cfg.ReJIT = true
+}

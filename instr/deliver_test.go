@@ -72,7 +72,13 @@ func TestDelivery(t *testing.T) {
 			t.Errorf("%d helper calls, want 3:\n%s", hits, res.Stdout)
 		}
 		res.MustStderrContain(t, "deliverprof: loader injected into Program::Main\n",
-			"deliverprof: OnLoaded ran\n", "deliverprof: integration errors [{42 3 System.InvalidOperationException}]\n", "loaded=true probed=true early=false err=<nil>\n")
+			"deliverprof: OnLoaded ran\n",
+			"deliverprof: integration error id 42 count=3 type=System.InvalidOperationException\n",
+			// Begin and End both throw, at each of Thrower's two calls.
+			"deliverprof: integration error app!Program::Thrower count=4 type=System.InvalidOperationException\n",
+			// Main hosts the loader: left alone at its first JIT, then ReJITted (it is not called again).
+			"deliverprof: instrumented=[app!Program::Thrower] pending=[app!Program::Main] failed=[]\n",
+			"loaded=true probed=true early=false err=<nil>\n")
 
 		off := opts
 		off.Env = append([]string{instrDeliveryOff}, opts.Env...)
@@ -81,7 +87,8 @@ func TestDelivery(t *testing.T) {
 		if res.Stdout != base.Stdout {
 			t.Errorf("delivery off: output changed:\n%s", res.Stdout)
 		}
-		res.MustStderrContain(t, "host= loaded=false probed=false early=true err="+ErrDeliveryOff.Error())
+		res.MustStderrContain(t, "host= loaded=false probed=false early=true err="+ErrDeliveryOff.Error(),
+			"deliverprof: instrumented=[] pending=[] failed=[app!Program::Main: compiled before the helper assembly was loaded", "app!Program::Thrower: compiled before the helper assembly was loaded")
 		res.MustStderrNotContain(t, "injected")
 
 		bad := opts
@@ -92,7 +99,7 @@ func TestDelivery(t *testing.T) {
 			t.Errorf("corrupt helper: output changed:\n%s", res.Stdout)
 		}
 		res.MustStderrContain(t, "loaded=false probed=false early=true err=instr: the helper loader failed in the application: System.BadImageFormatException")
-		t.Logf("%s: helper delivered, ran 3 times from bytes, saw Lib 2 while the app saw Lib 1; off and corrupt runs unchanged", rt.Name)
+		t.Logf("%s: helper delivered, ran 3 times from bytes, saw Lib 2 while the app saw Lib 1; a throwing integration counted per method through Loader.Failed; Main (the host) deferred then ReJIT-requested; off and corrupt runs unchanged", rt.Name)
 	})
 }
 

@@ -680,13 +680,26 @@ func (in *Instrumenter) ReJITError(m profiler.ModuleID, tok metadata.Token, _ pr
 	return nil
 }
 
+// withInliners tells whether RequestReJITWithInliners is used: where the
+// runtime has it (ICorProfilerInfo10, .NET Core 3.0 and later), except,
+// before .NET 7 (ICorProfilerInfo13), for precompiled modules: there the
+// runtime reads the ReadyToRun inlining table into method descriptors of
+// methods not loaded yet and crashes (fixed by dotnet/runtime#69634;
+// seen on 3.1.23).
+func withInliners(infoVersion int, precompiled bool) bool {
+	return infoVersion >= 13 || (infoVersion >= 10 && !precompiled)
+}
+
 // requestReJIT asks the runtime to recompile methods of a module with
 // their wrapped bodies: with RequestReJITWithInliners (inlining blocked)
-// where the runtime has it (.NET Core 3.0 and later), so that callers
-// that inlined them are recompiled too, and RequestReJIT otherwise.
+// where it works (see withInliners), so that callers that inlined them
+// are recompiled too, and RequestReJIT otherwise.
 func (in *Instrumenter) requestReJIT(m profiler.ModuleID, toks []metadata.Token) error {
 	var err error
-	if in.info.Version() >= 10 {
+	in.mu.Lock()
+	ngen := in.modules[m] != nil && in.modules[m].ngen
+	in.mu.Unlock()
+	if withInliners(in.info.Version(), ngen) {
 		err = in.rw.RequestReJITWithInliners(profiler.ReJITBlockInlining, m, toks, in.rewriteReJIT, nil)
 	} else {
 		err = in.rw.RequestReJIT(m, toks, in.rewriteReJIT)

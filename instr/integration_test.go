@@ -169,6 +169,7 @@ func TestWrap(t *testing.T) {
 		want("ShopApp!Shop.Calc::Big", bigBegins, bigEnds)
 		want("ShopApp!Shop.Calc::Late", []string{"this=null args=[" + i32(1) + "]", "this=null args=[" + i32(0) + "]", "this=null args=[" + i32(1) + "]", "this=null args=[" + i32(2) + "]"},
 			[]string{ok(i32(3)), ok(i32(0)), ok(i32(3)), ok(i32(6))})
+		res.MustStdoutContain(t, "reverse 321\nlate 3\n", "reverse 321\napp done\n")
 		// The report: never-called Calc::.ctor pending, the two targets
 		// that matched nothing named, Cache::Get(string) not matched.
 		res.MustStderrContain(t, "instrprof: pending ShopApp!Shop.Calc::.ctor\n",
@@ -211,5 +212,31 @@ func TestIntegrationThrows(t *testing.T) {
 				t.Errorf("sink=%s: failures reported without a sink", sink)
 			}
 		}
+	})
+}
+
+// TestFramework instruments a method of System.Private.CoreLib, whose
+// code is precompiled (ReadyToRun on .NET Core 3 and later, a native
+// image before), with tiered compilation on (the default): the
+// Instrumenter requests a ReJIT of it when CoreLib loads.
+func TestFramework(t *testing.T) {
+	app, lib := build(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+			Env: []string{"INSTRPROF_TARGETS=System.Private.CoreLib!System.Array::Reverse(System.Array)", "INSTRPROF_REJIT=1"}})
+		res.MustSucceed(t)
+		res.MustStdoutContain(t, "reverse 321\n", "reverse 321\napp done\n")
+		if testing.Verbose() {
+			t.Log(res.Stderr)
+		}
+		h := parseHooks(res.StderrLines())
+		name := "System.Private.CoreLib!System.Array::Reverse"
+		b, e := h.begins[name], h.ends[name]
+		t.Logf("%d calls seen", len(b))
+		if len(b) != 201 || len(e) != 201 || b[0] != "this=null args=[System.Int32[]:System.Int32[]]" || b[200] != b[0] || e[0] != "ret=null exc=null" || e[200] != e[0] {
+			t.Errorf("Array.Reverse(Array): Begin saw %d calls (first %q), End %d; want 201 each", len(b), b[:min(len(b), 1)], len(e))
+		}
+		res.MustStderrContain(t, "instrprof: method 0 "+name+" (System.Array) rejit=true\n")
+		res.MustStderrContain(t, "instrprof: instrumented "+name+"\n")
 	})
 }

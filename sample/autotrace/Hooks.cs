@@ -15,10 +15,22 @@ namespace Autotrace
 {
 	public static unsafe class Hooks
 	{
-		// Per call: the call's start time on a stack per thread (no
+		// Per thread: the start times of the calls in progress, a stack (no
 		// allocation per call); Begin returns no state.
-		[ThreadStatic] static long[] starts;
-		[ThreadStatic] static int depth;
+		sealed class Frames
+		{
+			public long[] starts = new long[64];
+			public int depth;
+			// busy: Begin or End is running on this thread; a traced
+			// method they call themselves (Stopwatch.GetTimestamp, when a
+			// target names it) is not traced, instead of recursing.
+			public bool busy;
+		}
+
+		// Begin's state for a call made from inside Begin or End.
+		static readonly object Skip = new object();
+
+		[ThreadStatic] static Frames frames;
 
 		[UnmanagedFunctionPointer(CallingConvention.Cdecl)]
 		delegate void RecordFunc(int id, int thread, int depth, long startNs, long durNs,
@@ -27,75 +39,90 @@ namespace Autotrace
 		[UnmanagedFunctionPointer(CallingConvention.Cdecl)]
 		delegate IntPtr SetupFunc(out int summary, out int capacity);
 
-		static readonly RecordFunc record;
-		// Summary mode: three counters per method id (calls, total ns,
-		// exceptions) in the profiler's memory, read by it at Shutdown.
-		static readonly long* counters;
-		static readonly int capacity;
-		static readonly bool summary;
-		// Nanoseconds per Stopwatch tick (1 on Linux, where the timestamp is
-		// CLOCK_MONOTONIC in nanoseconds).
-		static readonly double nsPerTick;
-		static readonly bool ticksAreNs;
-
-		static Hooks()
+		// What the profiler said at the first call; a static readonly
+		// field with an initializer (no static constructor), so the JIT
+		// needs no class-initialization check in Begin and End.
+		sealed class Shared
 		{
-			nsPerTick = 1e9 / Stopwatch.Frequency;
-			ticksAreNs = Stopwatch.Frequency == 1000000000;
-			IntPtr setup = Clrprof.Instr.Loader.Symbol("autotrace_setup");
-			IntPtr rec = Clrprof.Instr.Loader.Symbol("autotrace_record");
-			if (setup == IntPtr.Zero || rec == IntPtr.Zero)
-				return; // not under autotrace: Begin and End do nothing
-			int sum, cap;
-			IntPtr p = ((SetupFunc)Marshal.GetDelegateForFunctionPointer(setup, typeof(SetupFunc)))(out sum, out cap);
-			record = (RecordFunc)Marshal.GetDelegateForFunctionPointer(rec, typeof(RecordFunc));
-			summary = sum != 0 && p != IntPtr.Zero;
-			counters = (long*)p;
-			capacity = cap;
+			public RecordFunc record;
+			// Summary mode: three counters per method id (calls, total ns,
+			// exceptions) in the profiler's memory, read by it at Shutdown.
+			public long* counters;
+			public int capacity;
+			public bool summary;
+			// Nanoseconds per Stopwatch tick (on Linux the timestamp is
+			// CLOCK_MONOTONIC in nanoseconds: ticksAreNs).
+			public double nsPerTick = 1e9 / Stopwatch.Frequency;
+			public bool ticksAreNs = Stopwatch.Frequency == 1000000000;
+
+			public static Shared Create()
+			{
+				Shared s = new Shared();
+				IntPtr setup = Clrprof.Instr.Loader.Symbol("autotrace_setup");
+				IntPtr rec = Clrprof.Instr.Loader.Symbol("autotrace_record");
+				if (setup == IntPtr.Zero || rec == IntPtr.Zero)
+					return s; // not under autotrace: nothing is recorded
+				int sum, cap;
+				IntPtr p = ((SetupFunc)Marshal.GetDelegateForFunctionPointer(setup, typeof(SetupFunc)))(out sum, out cap);
+				s.record = (RecordFunc)Marshal.GetDelegateForFunctionPointer(rec, typeof(RecordFunc));
+				s.summary = sum != 0 && p != IntPtr.Zero;
+				s.counters = (long*)p;
+				s.capacity = cap;
+				return s;
+			}
 		}
 
-		static long Now()
+		static readonly Shared shared = Shared.Create();
+
+		static long Now(Shared s)
 		{
 			long t = Stopwatch.GetTimestamp();
-			return ticksAreNs ? t : (long)(t * nsPerTick);
+			return s.ticksAreNs ? t : (long)(t * s.nsPerTick);
 		}
 
 		public static object Begin(int id, object instance, object[] args)
 		{
-			long[] s = starts;
-			int d = depth;
-			if (s == null || d >= s.Length) {
-				long[] n = new long[s == null ? 64 : s.Length * 2];
-				if (s != null)
-					Array.Copy(s, n, s.Length);
-				starts = s = n;
-			}
-			s[d] = Now();
-			depth = d + 1;
+			Frames f = frames;
+			if (f == null)
+				frames = f = new Frames();
+			if (f.busy)
+				return Skip;
+			f.busy = true;
+			int d = f.depth;
+			if (d >= f.starts.Length)
+				Array.Resize(ref f.starts, f.starts.Length * 2);
+			f.starts[d] = Now(shared);
+			f.depth = d + 1;
+			f.busy = false;
 			return null;
 		}
 
 		public static void End(int id, object state, object returnValue, object exception)
 		{
-			long end = Now();
-			int d = depth - 1;
-			if (d < 0)
+			if (state == Skip)
+				return;
+			Frames f = frames;
+			if (f == null || f.depth == 0 || f.busy)
 				return; // an End without its Begin: nothing to time
-			depth = d;
-			long start = starts[d];
+			f.busy = true;
+			Shared s = shared;
+			long end = Now(s);
+			int d = --f.depth;
+			long start = f.starts[d];
 			long dur = end - start;
-			if (summary && (uint)id < (uint)capacity) {
-				long* c = counters + 3 * id;
+			if (s.summary && (uint)id < (uint)s.capacity) {
+				long* c = s.counters + 3 * id;
 				Interlocked.Increment(ref c[0]);
 				Interlocked.Add(ref c[1], dur);
 				if (exception != null)
 					Interlocked.Increment(ref c[2]);
-				return;
+			} else {
+				RecordFunc r = s.record;
+				if (r != null)
+					r(id, Environment.CurrentManagedThreadId, d + 1, start, dur,
+						exception == null ? null : exception.GetType().FullName);
 			}
-			RecordFunc r = record;
-			if (r != null)
-				r(id, Environment.CurrentManagedThreadId, d + 1, start, dur,
-					exception == null ? null : exception.GetType().FullName);
+			f.busy = false;
 		}
 	}
 }

@@ -124,6 +124,7 @@ func TestAutotrace(t *testing.T) {
 
 		sum := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
 			Env: []string{targets, "AUTOTRACE_SUMMARY=1"}})
+		t.Logf("summary:\n%s", sum.Stderr)
 		sum.MustSucceed(t)
 		if sum.Stdout != base.Stdout {
 			t.Errorf("summary: output changed:\n%s", sum.Stdout)
@@ -152,6 +153,20 @@ func TestAutotrace(t *testing.T) {
 		if len(got) != len(shopCalls) {
 			t.Errorf("summary has %d methods, want %d", len(got), len(shopCalls))
 		}
+
+		// A target the integration itself calls (Stopwatch.GetTimestamp,
+		// precompiled CoreLib code): its calls from inside Begin and End are
+		// not traced instead of recursing; the app's own calls are.
+		rec := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+			Env: []string{"AUTOTRACE_TARGETS=shop!Shop.Orders::Total,System.Private.CoreLib!System.Diagnostics.Stopwatch::GetTimestamp,System.Runtime.Extensions!System.Diagnostics.Stopwatch::GetTimestamp", "AUTOTRACE_SUMMARY=1"}})
+		rec.MustSucceed(t)
+		if rec.Stdout != base.Stdout {
+			t.Errorf("GetTimestamp traced: output changed:\n%s", rec.Stdout)
+		}
+		// Stopwatch lives in System.Runtime.Extensions before .NET 5, in CoreLib since.
+		rec.MustStderrContain(t, `{"method":"Shop.Orders::Total","calls":1,`,
+			`{"method":"System.Diagnostics.Stopwatch::GetTimestamp","calls":0,"total_ns":0,"exceptions":0}`, "autotrace: instrumented 2 methods\n")
+		t.Logf("GetTimestamp traced:\n%s", rec.Stderr)
 
 		bad := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
 			Env: []string{"AUTOTRACE_TARGETS=shop!Shop.Orders::Total,shop!Shop.Orders"}})

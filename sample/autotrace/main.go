@@ -150,21 +150,21 @@ func (p *tracer) Initialize(info *profiler.Info) error {
 		fmt.Fprintln(os.Stderr, "autotrace:", err)
 		return err
 	}
-	p.in, err = instr.New(info, instr.Config{
-		Rules:   []instr.Rule{{Targets: targets, Integration: integration}},
-		Prepare: p.d.Prepare,
-		// Ready: p.d.Loaded, (waits for instr)
-		ReJIT: true,
-	})
+	cfg := instr.Config{Rules: []instr.Rule{{Targets: targets, Integration: integration}}}
+	p.d.Configure(&cfg)
+	p.in, err = instr.New(info, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "autotrace:", err)
 		return err
 	}
 	p.d.OnLoaded(func() {
-		// p.in.HelperReady()
+		p.in.HelperReady()
 		var un []string
 		for _, t := range p.in.Report().Unmatched {
 			un = append(un, t.String())
+		}
+		if m, ok := p.hostTarget(); ok {
+			fmt.Fprintf(os.Stderr, "autotrace: %s hosts the integration's loader: its call running now is not traced (later calls are, through ReJIT)\n", m.Name)
 		}
 		if len(un) > 0 {
 			fmt.Fprintf(os.Stderr, "autotrace: the application started (%s); targets that matched nothing yet: %s\n", p.d.Host(), strings.Join(un, ", "))
@@ -203,6 +203,20 @@ func (p *tracer) GetReJITParameters(m profiler.ModuleID, tok metadata.Token, fc 
 
 func (p *tracer) ReJITError(m profiler.ModuleID, tok metadata.Token, f profiler.FunctionID, hr profiler.HRESULT) error {
 	return p.in.ReJITError(m, tok, f, hr)
+}
+
+// hostTarget returns the loader's host method when a target matched it.
+func (p *tracer) hostTarget() (instr.Method, bool) {
+	mod, tok := p.d.HostMethod()
+	r := p.in.Report()
+	for _, l := range [][]instr.Method{r.Pending, r.Instrumented} {
+		for _, m := range l {
+			if m.Module == mod && m.Token == tok {
+				return m, true
+			}
+		}
+	}
+	return instr.Method{}, false
 }
 
 // name returns the JSON-quoted name of method id (TYPE::METHOD); p.mu held.
@@ -326,8 +340,13 @@ func (p *tracer) Shutdown() error {
 			fmt.Fprintf(os.Stderr, "autotrace:   %s: %s\n", f.Method, f.Reason)
 		}
 	}
-	if len(rep.Pending) > 0 {
-		fmt.Fprintf(os.Stderr, "autotrace: %d matched methods were never compiled (never called)\n", len(rep.Pending))
+	pending := len(rep.Pending)
+	if m, ok := p.hostTarget(); ok && !m.Compiled {
+		pending--
+		fmt.Fprintf(os.Stderr, "autotrace: %s was not traced: it hosts the integration's loader, and its only call started before the integration was loaded\n", m.Name)
+	}
+	if pending > 0 {
+		fmt.Fprintf(os.Stderr, "autotrace: %d matched methods were never compiled (never called)\n", pending)
 	}
 	for _, t := range rep.Unmatched {
 		fmt.Fprintf(os.Stderr, "autotrace: target %s matched nothing (its assembly never loaded, or has no such method)\n", t)

@@ -134,10 +134,15 @@ namespace Shop {
 			int[] arr = { 1, 2, 3 };
 			Array.Reverse((Array)arr);
 			Console.WriteLine("reverse " + arr[0] + arr[1] + arr[2]);
+			// Hot enough for tiered compilation to recompile it (30 calls,
+			// then the tiering delay passes during the Sleep below).
+			for (int i = 0; i < 100; i++) Array.Reverse((Array)arr);
 			Console.WriteLine("late " + Calc.Late(1));
 			AddTargetsNow();
 			System.Threading.Thread.Sleep(300);
 			for (int i = 0; i < 3; i++) Console.WriteLine("late " + Calc.Late(i));
+			for (int i = 0; i < 100; i++) Array.Reverse((Array)arr);
+			Console.WriteLine("reverse " + arr[0] + arr[1] + arr[2]);
 			Console.WriteLine("app done");
 			return 0;
 		}

@@ -5,6 +5,14 @@ using System.Reflection;
 
 namespace DeliverHelper
 {
+	// An integration that throws at both ends: the wrap drops what it
+	// throws and reports it through Clrprof.Instr.Loader.Failed.
+	public static class Throwing
+	{
+		public static object Begin(int id, object instance, object[] args) { throw new InvalidOperationException("begin"); }
+		public static void End(int id, object state, object returnValue, object exception) { throw new ArgumentException("end"); }
+	}
+
 	public static class Hooks
 	{
 		static int hits;

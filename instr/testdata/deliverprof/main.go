@@ -1,10 +1,12 @@
 // Command deliverprof is the test profiler of instr's delivery: it delivers
 // the helper assemblies named by DELIVER_HELPERS (a list of paths, separated
-// by ':') and, once they are loaded, makes Program::Probe call
-// DeliverHelper.Hooks::Hit at its entry. DELIVER_CORRUPT=1 delivers garbage
-// instead of the first helper (the loader must fail without the app
-// noticing). Test scaffolding only: it reads files, a real profiler embeds
-// its helpers.
+// by ':'), and once they are loaded makes Program::Probe call
+// DeliverHelper.Hooks::Hit at its entry; through an Instrumenter it wraps
+// Program::Main (the loader's host: instrumented later, by ReJIT) and
+// Program::Thrower with DeliverHelper.Throwing, whose Begin and End throw.
+// DELIVER_CORRUPT=1 delivers garbage instead of the first helper (the
+// loader must fail without the app noticing). Test scaffolding only: it
+// reads files, a real profiler embeds its helpers.
 package main
 
 import (
@@ -14,22 +16,22 @@ import (
 
 	"github.com/clrprof/clrprof/ilrw"
 	"github.com/clrprof/clrprof/instr"
+	"github.com/clrprof/clrprof/instr/target"
 	"github.com/clrprof/clrprof/metadata"
 	"github.com/clrprof/clrprof/profiler"
 )
 
 type prof struct {
 	profiler.Base
-	info    *profiler.Info
-	d       *instr.Delivery
-	rw      *ilrw.Rewriter
-	probed  bool
-	early   bool
-	loadErr error
+	d      *instr.Delivery
+	in     *instr.Instrumenter
+	probed bool
+	early  bool
 }
 
+var helperAsm = metadata.AssemblyName{Name: "DeliverHelper", Version: metadata.Version{Major: 3, Minor: 1}}
+
 func (p *prof) Initialize(info *profiler.Info) error {
-	p.info = info
 	var blobs [][]byte
 	for _, f := range strings.Split(os.Getenv("DELIVER_HELPERS"), ":") {
 		if f == "" {
@@ -49,41 +51,83 @@ func (p *prof) Initialize(info *profiler.Info) error {
 		return err
 	}
 	p.d = d
-	d.OnLoaded(func() { fmt.Fprintln(os.Stderr, "deliverprof: OnLoaded ran") })
-	p.rw = ilrw.NewRewriter(info, p.rewrite)
-	return info.SetEventMask(profiler.MonitorJITCompilation | profiler.DisableInlining)
-}
-
-func (p *prof) JITCompilationStarted(f profiler.FunctionID, _ bool) error {
-	return p.rw.JITCompilationStarted(f)
-}
-
-func (p *prof) rewrite(m *ilrw.Method) (bool, error) {
-	changed, err := p.d.Prepare(m)
+	targets, err := target.ParseList("app!Program::Main,app!Program::Thrower")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "deliverprof: prepare:", err)
+		return err
 	}
-	if changed {
-		fmt.Fprintln(os.Stderr, "deliverprof: loader injected into", m.Name())
+	cfg := instr.Config{
+		Rules:   []instr.Rule{{Targets: targets, Integration: instr.Integration{Assembly: helperAsm, Type: "DeliverHelper.Throwing"}}},
+		Prepare: p.probe,
+	}
+	d.Configure(&cfg)
+	if p.in, err = instr.New(info, cfg); err != nil {
+		return err
+	}
+	d.OnLoaded(func() {
+		fmt.Fprintln(os.Stderr, "deliverprof: OnLoaded ran")
+		p.in.HelperReady()
+	})
+	return info.SetEventMask(p.in.EventMask())
+}
+
+func (p *prof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) error {
+	return p.in.ModuleLoadFinished(m, hr)
+}
+
+func (p *prof) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
+	return p.in.JITCompilationStarted(f, safe)
+}
+
+func (p *prof) JITInlining(caller, callee profiler.FunctionID) (bool, error) {
+	return p.in.JITInlining(caller, callee)
+}
+
+func (p *prof) GetReJITParameters(m profiler.ModuleID, tok metadata.Token, fc *profiler.FunctionControl) error {
+	return p.in.GetReJITParameters(m, tok, fc)
+}
+
+func (p *prof) ReJITError(m profiler.ModuleID, tok metadata.Token, f profiler.FunctionID, hr profiler.HRESULT) error {
+	return p.in.ReJITError(m, tok, f, hr)
+}
+
+// probe runs after the delivery's Prepare (Configure chains them).
+func (p *prof) probe(m *ilrw.Method) (bool, error) {
+	if p.d.Host() != "" && m.Name() == "Program::Main" {
+		fmt.Fprintln(os.Stderr, "deliverprof: loader injected into", p.d.Host())
 	}
 	if m.Name() != "Program::Probe" {
-		return changed, nil
+		return false, nil
 	}
 	if !p.d.Loaded() {
 		p.early = true
-		return changed, nil
+		return false, nil
 	}
-	hit, err := m.Module.ExternalMethod(metadata.AssemblyName{Name: "DeliverHelper"}, "DeliverHelper", "Hooks", "Hit",
+	hit, err := m.Module.ExternalMethod(helperAsm, "DeliverHelper", "Hooks", "Hit",
 		&metadata.MethodSig{Return: &metadata.Type{Kind: metadata.ElementTypeVoid}})
 	if err != nil {
-		return changed, err
+		return false, err
 	}
 	p.probed = true
 	return true, m.Body.InsertAtEntry(ilrw.IToken(ilrw.OpCall, hit))
 }
 
 func (p *prof) Shutdown() error {
-	fmt.Fprintf(os.Stderr, "deliverprof: integration errors %v\n", p.d.IntegrationErrors())
+	for _, e := range p.d.IntegrationErrors() {
+		name := fmt.Sprintf("id %d", e.ID)
+		if m, ok := p.in.Method(e.ID); ok {
+			name = m.Name
+		}
+		fmt.Fprintf(os.Stderr, "deliverprof: integration error %s count=%d type=%s\n", name, e.Count, e.Type)
+	}
+	r := p.in.Report()
+	var inst, pend []string
+	for _, m := range r.Instrumented {
+		inst = append(inst, m.Name)
+	}
+	for _, m := range r.Pending {
+		pend = append(pend, m.Name)
+	}
+	fmt.Fprintf(os.Stderr, "deliverprof: instrumented=%v pending=%v failed=%v\n", inst, pend, r.Failed)
 	fmt.Fprintf(os.Stderr, "deliverprof: host=%s loaded=%v probed=%v early=%v err=%v\n", p.d.Host(), p.d.Loaded(), p.probed, p.early, p.d.Err())
 	return nil
 }

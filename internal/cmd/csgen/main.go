@@ -1,6 +1,6 @@
 // Command csgen compiles C# sources with mcs into a library and records
-// the sources' hash beside it (see package internal/csgen). Used by
-// go:generate lines:
+// the sources' hash beside it (see package internal/csgen). Used from
+// generate directives such as:
 //
 //	//go:generate go run github.com/clrprof/clrprof/internal/cmd/csgen -out X.dll [-r ref.dll]... a.cs b.cs
 package main
