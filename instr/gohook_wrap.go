@@ -147,8 +147,8 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 		ge.ret = goKind(imp, sig.Return)
 	}
 	gw := &goWrap{toks: toks, ge: ge}
-	w := &wrapper{m: m, id: e.ID, integ: e.integ, typeTok: e.typeTok, valueTy: e.valueTy,
-		generic: e.generic, static: e.static, gw: gw}
+	w := &wrapper{body: m.Body, sig: sig, em: m.Module, id: e.ID, typeTok: e.typeTok, valueTy: e.valueTy,
+		generic: e.generic, static: e.static, code: gw}
 	if s := in.cfg.Errors; s != nil {
 		ns, name := metadata.SplitTypeName(s.Type)
 		if w.sink, err = m.Module.ExternalMethod(s.Assembly, ns, name, s.Method, sinkSig); err != nil {
@@ -272,7 +272,7 @@ func (gw *goWrap) widen(w *wrapper, vk valueKind, t *metadata.Type, load []*ilrw
 	case KindFloat:
 		return append(load, ilrw.I(ilrw.OpConvR8), ilrw.StLoc(gw.dbl), ldloca(gw.dbl), ilrw.I(ilrw.OpLdindI8)), nil
 	case KindString:
-		loc, err := w.m.Module.AddLocals(w.m.Body, pinnedObject)
+		loc, err := w.em.AddLocals(w.body, pinnedObject)
 		if err != nil {
 			return nil, err
 		}
@@ -294,9 +294,10 @@ func unpin(pinned []int) []*ilrw.Instruction {
 }
 
 // enterCode: ldc.i4 id; <args widened>; call Enter; stloc state; <unpin>.
-func (gw *goWrap) enterCode(w *wrapper, sig *metadata.MethodSig) ([]*ilrw.Instruction, error) {
+func (gw *goWrap) enterCode(w *wrapper) ([]*ilrw.Instruction, error) {
+	sig := w.sig
 	var err error
-	if gw.state, err = w.m.Module.AddLocals(w.m.Body, metadata.Primitive(metadata.ElementTypeI8), metadata.Primitive(metadata.ElementTypeR8)); err != nil {
+	if gw.state, err = w.em.AddLocals(w.body, metadata.Primitive(metadata.ElementTypeI8), metadata.Primitive(metadata.ElementTypeR8)); err != nil {
 		return nil, err
 	}
 	gw.dbl = gw.state + 1
@@ -322,7 +323,7 @@ func (gw *goWrap) enterCode(w *wrapper, sig *metadata.MethodSig) ([]*ilrw.Instru
 // <unpin>.
 func (gw *goWrap) exitCode(w *wrapper, ex ilrw.Exit, exc int) ([]*ilrw.Instruction, error) {
 	var pinned []int
-	name, err := w.m.Module.AddLocals(w.m.Body, pinnedObject)
+	name, err := w.em.AddLocals(w.body, pinnedObject)
 	if err != nil {
 		return nil, err
 	}

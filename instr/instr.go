@@ -15,29 +15,6 @@ import (
 	"github.com/clrprof/clrprof/profiler"
 )
 
-// Integration names the managed code a wrap calls: two static methods of a
-// type in a helper assembly, with the shapes
-//
-//	public static object Begin(int id, object instance, object[] args)
-//	public static void   End(int id, object state, object returnValue, object exception)
-//
-// (see the package documentation for what each argument holds).
-type Integration struct {
-	// Assembly is the helper assembly: the wrapped code references it by
-	// this name (an AssemblyRef), so the runtime must be able to resolve
-	// it when the code first runs.
-	Assembly metadata.AssemblyName
-	// Type is the namespace-qualified name of the type holding Begin and
-	// End (a top-level type).
-	Type string
-	// Begin and End are the method names ("Begin" and "End" when empty).
-	Begin, End string
-	// Args makes Begin receive the method's arguments, boxed, in a new
-	// object[] at every call; without it args is null (and nothing is
-	// allocated).
-	Args bool
-}
-
 // Rule applies an Integration to the methods its targets name.
 type Rule struct {
 	Targets     []target.Target
@@ -73,14 +50,6 @@ type Config struct {
 	// threw (the wrap drops it either way; what Errors.Method throws is
 	// dropped too): static void Method(int id, object exception).
 	Errors *ErrorSink
-}
-
-// ErrorSink is a static method void Name(int id, object exception) in a
-// helper assembly that receives the exceptions an integration threw.
-type ErrorSink struct {
-	Assembly metadata.AssemblyName
-	Type     string // namespace-qualified
-	Method   string
 }
 
 // Method is a method a target matched.
@@ -163,6 +132,7 @@ type targetRef struct{ rule, target int }
 type Instrumenter struct {
 	info *profiler.Info
 	rw   *ilrw.Rewriter
+	reqs sync.WaitGroup // ReJIT requests under way on goroutines
 
 	mu       sync.Mutex
 	cfg      Config
@@ -172,6 +142,7 @@ type Instrumenter struct {
 	hits     map[targetRef]int
 	failures []Failure
 	noBody   int
+	inlined  map[key][]key                          // before ICorProfilerInfo10: callee -> callers that inlined it
 	ready    bool                                   // HelperReady was called
 	waiting  map[profiler.ModuleID][]metadata.Token // ReJITs waiting for HelperReady
 }
@@ -242,9 +213,21 @@ func (in *Instrumenter) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRES
 			in.mu.Unlock()
 			return nil
 		}
-		go in.requestReJIT(m, news)
+		in.reqs.Add(1)
+		go func() {
+			defer in.reqs.Done()
+			in.requestReJIT(m, news)
+		}()
 	}
 	return nil
+}
+
+// WaitReJIT waits until the runtime has accepted the ReJIT requests the
+// Instrumenter made on goroutines of its own so far (at module loads and
+// after HelperReady): from then on, the next call of those methods runs
+// the wrapped code. Never call it from a profiler callback.
+func (in *Instrumenter) WaitReJIT() {
+	in.reqs.Wait()
 }
 
 func (in *Instrumenter) helperReady() bool {
@@ -289,7 +272,9 @@ func (in *Instrumenter) HelperReady() {
 	}
 	in.mu.Unlock()
 	if len(todo) > 0 {
+		in.reqs.Add(1)
 		go func() {
+			defer in.reqs.Done()
 			for m, toks := range todo {
 				in.requestReJIT(m, toks)
 			}
@@ -596,7 +581,11 @@ func (in *Instrumenter) wrapMethod(m *ilrw.Method, e *entry) error {
 	if err != nil {
 		return err
 	}
-	w := &wrapper{m: m, id: e.ID, integ: e.integ, typeTok: e.typeTok, valueTy: e.valueTy,
+	sig, err := m.Sig()
+	if err != nil {
+		return err
+	}
+	w := &wrapper{body: m.Body, sig: sig, em: m.Module, id: e.ID, args: e.integ.Args, typeTok: e.typeTok, valueTy: e.valueTy,
 		generic: e.generic, static: e.static}
 	if s := in.cfg.Errors; s != nil {
 		ns, name := metadata.SplitTypeName(s.Type)
@@ -648,14 +637,31 @@ func (in *Instrumenter) isByRefLike(m *ilrw.Method, tok metadata.Token) bool {
 }
 
 // JITInlining refuses to inline a matched method into its callers, so
-// that every call runs the wrapped code.
+// that every call runs the wrapped code. With Config.ReJIT on a runtime
+// without RequestReJITWithInliners (before .NET Core 3.0), it also
+// remembers which callers inlined which methods, so that a method
+// instrumented later through ReJIT has those callers recompiled too.
 func (in *Instrumenter) JITInlining(caller, callee profiler.FunctionID) (bool, error) {
 	fi, err := in.info.GetFunctionInfo(callee)
 	if err != nil {
 		return true, nil
 	}
-	if in.lookup(fi.ModuleID, fi.Token) != nil {
+	k := key{fi.ModuleID, fi.Token}
+	if in.lookup(k.module, k.token) != nil {
 		return false, nil
+	}
+	if in.cfg.ReJIT && in.info.Version() < 10 {
+		if ci, err := in.info.GetFunctionInfo(caller); err == nil {
+			ck := key{ci.ModuleID, ci.Token}
+			in.mu.Lock()
+			if in.inlined == nil {
+				in.inlined = map[key][]key{}
+			}
+			if l := in.inlined[k]; len(l) == 0 || l[len(l)-1] != ck {
+				in.inlined[k] = append(l, ck)
+			}
+			in.mu.Unlock()
+		}
 	}
 	return true, nil
 }
@@ -700,9 +706,30 @@ func (in *Instrumenter) requestReJIT(m profiler.ModuleID, toks []metadata.Token)
 	ngen := in.modules[m] != nil && in.modules[m].ngen
 	in.mu.Unlock()
 	if withInliners(in.info.Version(), ngen) {
-		err = in.rw.RequestReJITWithInliners(profiler.ReJITBlockInlining, m, toks, in.rewriteReJIT, nil)
+		err = in.rw.RequestReJITWithInliners(profiler.ReJITBlockInlining, m, toks, in.rewriteReJIT, in.rewriteReJIT)
 	} else {
 		err = in.rw.RequestReJIT(m, toks, in.rewriteReJIT)
+		// Callers seen inlining them (JITInlining): recompiled too, with
+		// their own IL (or wrapped, if they are targets themselves); now
+		// JITInlining refuses the inlining.
+		in.mu.Lock()
+		callers := map[profiler.ModuleID][]metadata.Token{}
+		seen := map[key]bool{}
+		for _, t := range toks {
+			for _, c := range in.inlined[key{m, t}] {
+				if !seen[c] {
+					seen[c] = true
+					callers[c.module] = append(callers[c.module], c.token)
+				}
+			}
+			delete(in.inlined, key{m, t})
+		}
+		in.mu.Unlock()
+		for cm, ctoks := range callers {
+			if cerr := in.rw.RequestReJIT(cm, ctoks, in.rewriteReJIT); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
 	}
 	if err != nil {
 		in.mu.Lock()

@@ -3,11 +3,19 @@
 package instr_test
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/clrprof/clrprof/diag"
 	"github.com/clrprof/clrprof/internal/harness"
 )
 
@@ -223,7 +231,8 @@ func TestFramework(t *testing.T) {
 	app, lib := build(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
-			Env: []string{"INSTRPROF_TARGETS=System.Private.CoreLib!System.Array::Reverse(System.Array)", "INSTRPROF_REJIT=1"}})
+			Env: []string{"INSTRPROF_TARGETS=System.Private.CoreLib!System.Array::Reverse(System.Array)", "INSTRPROF_REJIT=1",
+				"INSTR_START_FILE=" + filepath.Join(t.TempDir(), "started")}})
 		res.MustSucceed(t)
 		res.MustStdoutContain(t, "reverse 321\n", "reverse 321\napp done\n")
 		if testing.Verbose() {
@@ -238,5 +247,196 @@ func TestFramework(t *testing.T) {
 		}
 		res.MustStderrContain(t, "instrprof: method 0 "+name+" (System.Array) rejit=true\n")
 		res.MustStderrContain(t, "instrprof: instrumented "+name+"\n")
+	})
+}
+
+// TestAddRule adds a target at run time for a method that already ran
+// (and that a caller compiled before may have inlined): the calls after
+// AddRule returned run the wrapped code, the one before did not.
+func TestAddRule(t *testing.T) {
+	app, lib := build(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		wait := t.TempDir() + "/added"
+		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+			Env: []string{"INSTRPROF_TARGETS=ShopApp!Shop.Order::Describe", "INSTRPROF_ADD=ShopApp!Shop.Calc::Late",
+				"INSTRPROF_REJIT=1", "INSTR_WAIT_FILE=" + wait}})
+		res.MustSucceed(t)
+		res.MustStderrContain(t, "instrprof: added targets at run time: <nil>\n")
+		res.MustStdoutContain(t, "late 3\n", "late 0\nlate 3\nlate 6\n")
+		h := parseHooks(res.StderrLines())
+		name := "ShopApp!Shop.Calc::Late"
+		want := "[this=null args=[System.Int32:0] this=null args=[System.Int32:1] this=null args=[System.Int32:2]]"
+		if got := fmt.Sprint(h.begins[name]); got != want {
+			t.Errorf("Late after AddRule: Begin saw %s, want %s\n%s", got, want, res.Describe())
+		}
+		if got := fmt.Sprint(h.ends[name]); got != "[ret=System.Int32:0 exc=null ret=System.Int32:3 exc=null ret=System.Int32:6 exc=null]" {
+			t.Errorf("Late after AddRule: End saw %s", got)
+		}
+		res.MustStderrContain(t, "instrprof: method 1 "+name+" (System.Int32) rejit=true\n", "instrprof: instrumented "+name+"\n")
+	})
+}
+
+// TestMCS wraps every method of mcs.exe (a real compiler: big methods,
+// generics, iterators, exception handling everywhere) with an integration
+// that does nothing but count, compiles the test app with it on .NET 8,
+// and compares the assembly and the output with a run without profiler.
+// (The full-size mcs test with sample/autotrace's tracer, checked against
+// jitlog and ilcount, belongs to sample/autotrace.)
+func TestMCS(t *testing.T) {
+	const mcsExe = "/usr/lib/mono/4.5/mcs.exe"
+	rts, err := harness.Runtimes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	exe, err := os.ReadFile(mcsExe)
+	if err != nil {
+		t.Fatalf("%v (scripts/setup.sh installs mcs)", err)
+	}
+	// mcs beside the helper (the stand-in for delivery).
+	if err := os.WriteFile(filepath.Join(dir, "mcs.exe"), exe, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	harness.CompileCS(t, []string{"testdata/apps/counter.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"))
+	lib := harness.BuildProfiler(t, "./instr/testdata/instrprof")
+	src, err := filepath.Abs("testdata/apps/app.cs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range rts {
+		if !strings.HasPrefix(rt.Name, "net8") {
+			continue
+		}
+		t.Run(rt.Name, func(t *testing.T) {
+			compile := func(opts harness.RunOptions) (harness.Result, []byte) {
+				opts.Dir = t.TempDir()
+				const mono = "/usr/lib/mono/4.5/"
+				opts.Args = []string{"-nostdlib", "-r:" + mono + "mscorlib.dll", "-r:" + mono + "System.dll", "-r:" + mono + "System.Core.dll",
+					"-out:" + filepath.Join(opts.Dir, "out.exe"), src}
+				res := harness.Run(t, rt, filepath.Join(dir, "mcs.exe"), opts)
+				res.MustSucceed(t)
+				out, err := os.ReadFile(filepath.Join(opts.Dir, "out.exe"))
+				if err != nil {
+					t.Fatalf("no assembly: %v\n%s", err, res.Describe())
+				}
+				return res, out
+			}
+			base, want := compile(harness.RunOptions{})
+			res, got := compile(harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+				Env: []string{"INSTRPROF_TARGETS=mcs!*::*"}})
+			if !bytes.Equal(got, want) {
+				t.Errorf("the assembly differs from the one compiled without profiler (%d vs %d bytes)", len(got), len(want))
+			}
+			if res.Stdout != base.Stdout {
+				t.Errorf("mcs printed %q, without profiler %q", res.Stdout, base.Stdout)
+			}
+			res.MustStderrNotContain(t, "InvalidProgramException", "instrprof: failed ")
+			var summary string
+			for _, l := range res.StderrLines() {
+				if strings.HasPrefix(l, "instrprof: summary ") {
+					summary = l
+				}
+			}
+			m := regexp.MustCompile(`instrumented=(\d+) `).FindStringSubmatch(summary)
+			calls := regexp.MustCompile(`(?m)^COUNTER calls=(\d+) ends=(\d+)$`).FindStringSubmatch(res.Stderr)
+			t.Logf("%s; %v", summary, calls)
+			if m == nil || calls == nil {
+				t.Fatalf("no summary or counter line:\n%s", res.Describe())
+			}
+			if n, _ := strconv.Atoi(m[1]); n < 1000 {
+				t.Errorf("only %d methods of mcs instrumented", n)
+			}
+			// The totals are printed at ProcessExit, when the method that
+			// ends the process (mcs's Main, or the one calling
+			// Environment.Exit) may still be running: one call in flight.
+			b, _ := strconv.Atoi(calls[1])
+			e, _ := strconv.Atoi(calls[2])
+			if b < 100000 || b-e < 0 || b-e > 1 {
+				t.Errorf("Begin ran %d times, End %d", b, e)
+			}
+		})
+	}
+}
+
+// TestAttach attaches the profiler to a running app (.NET Core 3.0 and
+// later have the diagnostics server) and instruments a method that ran
+// hot before (tiered up, maybe inlined into its caller) through ReJIT:
+// the calls after the attach reach the integration.
+func TestAttach(t *testing.T) {
+	dir := t.TempDir()
+	harness.CompileCS(t, []string{"testdata/apps/helper.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"))
+	app := harness.CompileCS(t, []string{"testdata/apps/attach.cs"}, dir, harness.OutName("AttachApp.exe"))
+	lib := harness.BuildProfiler(t, "./instr/testdata/instrprof")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		p := harness.Start(t, rt, app, harness.RunOptions{Timeout: 2 * time.Minute})
+		if err := p.WaitStdout("ready ", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		err := diag.AttachProfiler(ctx, p.Pid, clsid, lib, []byte("AttachApp!Shop.Worker::Work"))
+		if !rt.AtLeast(3, 0) {
+			// No diagnostics server before .NET Core 3.0: nothing to attach through.
+			if !errors.Is(err, diag.ErrNotSupported) {
+				t.Fatalf("attach on %s: %v, want diag.ErrNotSupported", rt.Name, err)
+			}
+			p.Wait().MustSucceed(t)
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.WaitStderr("instrprof: instrumented loaded modules: <nil>", time.Minute); err != nil {
+			t.Fatalf("%v\n%s", err, p.Stderr())
+		}
+		for _, n := range []string{"5", "6"} {
+			if err := p.WriteLine("call " + n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res := p.Wait()
+		res.MustSucceed(t)
+		res.MustStdoutContain(t, "work 5 -> 11\nwork 6 -> 13\napp done\n")
+		t.Logf("stderr:\n%s", res.Stderr)
+		res.MustStderrContain(t, "instrprof: pending AttachApp!Shop.Worker::Work rejit=true\n",
+			"HOOK begin 0 depth=0 this=null args=[System.Int32:5] state=s0-1\nHOOK end 0 depth=0 state=s0-1 ret=System.Int32:11 exc=null\n",
+			"HOOK begin 0 depth=0 this=null args=[System.Int32:6] state=s0-2\nHOOK end 0 depth=0 state=s0-2 ret=System.Int32:13 exc=null\n")
+	})
+}
+
+// TestHelperReady: targets compiled while Config.Ready says no are left
+// alone; HelperReady then instruments them through ReJIT, or, without
+// ReJIT, reports them as failed.
+func TestHelperReady(t *testing.T) {
+	app, lib := build(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		for _, rejit := range []string{"1", "0"} {
+			// The app waits for the profiler's file, written once the
+			// ReJIT requests made at HelperReady were accepted.
+			res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+				Env: []string{"INSTRPROF_TARGETS=ShopApp!Shop.Calc::Late, ShopApp!Shop.Calc::Big", "INSTRPROF_READY_AT=1", "INSTRPROF_REJIT=" + rejit,
+					"INSTR_WAIT_FILE=" + filepath.Join(t.TempDir(), "ready")}})
+			res.MustSucceed(t)
+			res.MustStdoutContain(t, "late 3\nlate 0\nlate 3\nlate 6\n")
+			h := parseHooks(res.StderrLines())
+			late, big := "ShopApp!Shop.Calc::Late", "ShopApp!Shop.Calc::Big"
+			if len(h.begins[big]) != 0 {
+				t.Errorf("rejit=%s: Big, compiled and run before the helper was ready, reached the integration", rejit)
+			}
+			if rejit == "1" {
+				want := "[this=null args=[System.Int32:0] this=null args=[System.Int32:1] this=null args=[System.Int32:2]]"
+				if got := fmt.Sprint(h.begins[late]); got != want {
+					t.Errorf("rejit=1: Late: Begin saw %s, want %s", got, want)
+				}
+				// Big, not called again, still waits for its ReJIT.
+				res.MustStderrContain(t, "instrprof: instrumented "+late+"\n", "instrprof: pending "+big+"\n")
+			} else {
+				if len(h.begins[late]) != 0 {
+					t.Errorf("rejit=0: Late reached the integration")
+				}
+				res.MustStderrContain(t, "instrprof: failed "+late+": compiled before the helper assembly was loaded",
+					"instrprof: failed "+big+": compiled before the helper assembly was loaded")
+			}
+		}
 	})
 }

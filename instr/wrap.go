@@ -1,5 +1,3 @@
-//go:build cgo
-
 package instr
 
 import (
@@ -17,9 +15,11 @@ var errNotWrappable = errors.New("cannot be instrumented")
 // wrapper holds what one wrap needs: the method being rewritten and the
 // tokens of the integration's Begin and End in the method's module.
 type wrapper struct {
-	m         *ilrw.Method
+	body      *ilrw.Body
+	sig       *metadata.MethodSig // the method's signature
+	em        ilrw.Emitter        // the method's module, writable
 	id        int32
-	integ     *Integration
+	args      bool           // Begin receives the arguments (Integration.Args)
 	typeTok   metadata.Token // the declaring TypeDef
 	valueTy   bool           // the declaring type is a value type
 	generic   int            // generic parameters of the declaring type
@@ -27,7 +27,16 @@ type wrapper struct {
 	byRefLike func(tok metadata.Token) bool
 	sink      metadata.Token // Config.Errors' method, 0 if none
 	scratch   int            // local for the exception handed to sink
-	gw        *goWrap        // Go hooks: the entry and exit code are gw's (gohook_wrap.go)
+	code      hookCode       // when set, replaces the calls to Begin and End
+}
+
+// hookCode generates the entry and exit calls of a wrap in place of the
+// managed integration's Begin and End (Go hooks: gohook_wrap.go). The entry
+// code ends having stored what it keeps; the exit code is guarded and
+// followed by the leave like End's call.
+type hookCode interface {
+	enterCode(w *wrapper) ([]*ilrw.Instruction, error)
+	exitCode(w *wrapper, ex ilrw.Exit, exc int) ([]*ilrw.Instruction, error)
 }
 
 // beginSig and endSig are the integration contract:
@@ -107,7 +116,7 @@ func (w *wrapper) spec(t *metadata.Type) (metadata.Token, error) {
 	if err != nil {
 		return 0, err
 	}
-	return w.m.Module.TypeSpec(blob)
+	return w.em.TypeSpec(blob)
 }
 
 // loadArg returns code that pushes argument a (IL numbering) of type t as
@@ -205,16 +214,32 @@ func (w *wrapper) catchAll(start, after *ilrw.Instruction) ([]*ilrw.Instruction,
 		FilterStart: filter, HandlerStart: handler, HandlerEnd: after}}
 }
 
+// endCall is the managed integration's exit code: the call to End (the
+// wrap guards it and branches on).
+func (w *wrapper) endCall(ex ilrw.Exit, end metadata.Token, state, exc int) ([]*ilrw.Instruction, error) {
+	ret := []*ilrw.Instruction{ilrw.I(ilrw.OpLdnull)}
+	if ex.ReturnLocal >= 0 {
+		var err error
+		if ret, err = w.asObject(ex.ReturnType, []*ilrw.Instruction{ilrw.LdLoc(ex.ReturnLocal)}); err != nil {
+			return nil, err
+		}
+	}
+	call := []*ilrw.Instruction{ilrw.LdcI4(w.id), ilrw.LdLoc(state)}
+	call = append(call, ret...)
+	return append(call, ilrw.LdLoc(exc), ilrw.IToken(ilrw.OpCall, end)), nil
+}
+
 // beginCall is the managed integration's entry code: the call to Begin,
 // its result stored in the state local.
-func (w *wrapper) beginCall(sig *metadata.MethodSig, begin metadata.Token, state int) ([]*ilrw.Instruction, error) {
+func (w *wrapper) beginCall(begin metadata.Token, state int) ([]*ilrw.Instruction, error) {
+	sig := w.sig
 	entry := []*ilrw.Instruction{ilrw.LdcI4(w.id)}
 	this, err := w.loadThis()
 	if err != nil {
 		return nil, err
 	}
 	entry = append(entry, this...)
-	if w.integ.Args && len(sig.Params) > 0 {
+	if w.args && len(sig.Params) > 0 {
 		objSpec, err := w.spec(objectT)
 		if err != nil {
 			return nil, err
@@ -239,21 +264,6 @@ func (w *wrapper) beginCall(sig *metadata.MethodSig, begin metadata.Token, state
 	return append(entry, ilrw.IToken(ilrw.OpCall, begin), ilrw.StLoc(state)), nil
 }
 
-// endCall is the managed integration's exit code: the call to End (the
-// wrap guards it and branches on).
-func (w *wrapper) endCall(ex ilrw.Exit, end metadata.Token, state, exc int) ([]*ilrw.Instruction, error) {
-	ret := []*ilrw.Instruction{ilrw.I(ilrw.OpLdnull)}
-	if ex.ReturnLocal >= 0 {
-		var err error
-		if ret, err = w.asObject(ex.ReturnType, []*ilrw.Instruction{ilrw.LdLoc(ex.ReturnLocal)}); err != nil {
-			return nil, err
-		}
-	}
-	call := []*ilrw.Instruction{ilrw.LdcI4(w.id), ilrw.LdLoc(state)}
-	call = append(call, ret...)
-	return append(call, ilrw.LdLoc(exc), ilrw.IToken(ilrw.OpCall, end)), nil
-}
-
 // wrap rewrites w.m.Body:
 //
 //	    .try { ldc.i4 id; <this>; <args>; call Begin; stloc state; leave L1 }
@@ -274,11 +284,15 @@ func (w *wrapper) endCall(ex ilrw.Exit, end metadata.Token, state, exc int) ([]*
 // End run under filters that accept everything, so that what they throw
 // stops there.
 func (w *wrapper) wrap(begin, end metadata.Token) error {
-	m := w.m
-	b := m.Body
-	sig, err := m.Sig()
-	if err != nil {
-		return err
+	b := w.body
+	sig := w.sig
+	if len(b.Instructions) == 0 {
+		return fmt.Errorf("%w: empty body", errNotWrappable)
+	}
+	switch b.Instructions[len(b.Instructions)-1].Op.Flow() {
+	case ilrw.FlowReturn, ilrw.FlowBranch, ilrw.FlowThrow:
+	default:
+		return fmt.Errorf("%w: the code runs off the end of the body (invalid IL)", errNotWrappable)
 	}
 	for _, in := range b.Instructions {
 		switch in.Op {
@@ -286,7 +300,7 @@ func (w *wrapper) wrap(begin, end metadata.Token) error {
 			return fmt.Errorf("%w: the body ends in jmp, which may not leave a try block", errNotWrappable)
 		}
 	}
-	mod := m.Module
+	mod := w.em
 	state, err := mod.AddLocals(b, objectT, objectT, objectT)
 	if err != nil {
 		return err
@@ -296,10 +310,10 @@ func (w *wrapper) wrap(begin, end metadata.Token) error {
 
 	// Entry code, built now (argument loads need type specs).
 	var entry []*ilrw.Instruction
-	if w.gw != nil {
-		entry, err = w.gw.enterCode(w, sig)
+	if w.code != nil {
+		entry, err = w.code.enterCode(w)
 	} else {
-		entry, err = w.beginCall(sig, begin, state)
+		entry, err = w.beginCall(begin, state)
 	}
 	if err != nil {
 		return err
@@ -324,8 +338,8 @@ func (w *wrapper) wrap(begin, end metadata.Token) error {
 	err = b.WrapExit(mod, sig, func(ex ilrw.Exit) ([]*ilrw.Instruction, error) {
 		var call []*ilrw.Instruction
 		var err error
-		if w.gw != nil {
-			call, err = w.gw.exitCode(w, ex, exc)
+		if w.code != nil {
+			call, err = w.code.exitCode(w, ex, exc)
 		} else {
 			call, err = w.endCall(ex, end, state, exc)
 		}

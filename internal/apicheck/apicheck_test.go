@@ -22,6 +22,8 @@ var checked = []string{
 	"github.com/clrprof/clrprof/ilrw",
 	"github.com/clrprof/clrprof/clrevents",
 	"github.com/clrprof/clrprof/profiles",
+	"github.com/clrprof/clrprof/instr",
+	"github.com/clrprof/clrprof/instr/target",
 }
 
 // allowlist names the exported places (as reported by surface) where an

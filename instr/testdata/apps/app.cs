@@ -101,9 +101,26 @@ namespace Shop {
 	}
 
 	public class Program {
+		// Not inlined into Main (which is compiled optimized where it has
+		// loops): the profiler must see them compiled, and Main's frame,
+		// active all along, keeps its first code.
+		[System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
 		static void AddTargetsNow() { }
+		[System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+		static int CallLate(int i) { return Calc.Late(i); }
+
+		// WaitForFile waits (10 s at most) for the file the environment
+		// variable names: INSTR_START_FILE, which the test profiler creates
+		// once its ReJIT requests of start-up were accepted, and
+		// INSTR_WAIT_FILE, once it has added targets.
+		static void WaitForFile(string variable) {
+			string f = Environment.GetEnvironmentVariable(variable);
+			if (string.IsNullOrEmpty(f)) return;
+			for (int i = 0; i < 1000 && !System.IO.File.Exists(f); i++) System.Threading.Thread.Sleep(10);
+		}
 
 		static int Main(string[] args) {
+			WaitForFile("INSTR_START_FILE");
 			Console.WriteLine("add " + Calc.Add(2, 3));
 			var o = new Order(7);
 			Console.WriteLine("describe " + o.Describe("order"));
@@ -137,10 +154,11 @@ namespace Shop {
 			// Hot enough for tiered compilation to recompile it (30 calls,
 			// then the tiering delay passes during the Sleep below).
 			for (int i = 0; i < 100; i++) Array.Reverse((Array)arr);
-			Console.WriteLine("late " + Calc.Late(1));
+			Console.WriteLine("late " + CallLate(1));
 			AddTargetsNow();
+			WaitForFile("INSTR_WAIT_FILE");
 			System.Threading.Thread.Sleep(300);
-			for (int i = 0; i < 3; i++) Console.WriteLine("late " + Calc.Late(i));
+			for (int i = 0; i < 3; i++) Console.WriteLine("late " + CallLate(i));
 			for (int i = 0; i < 100; i++) Array.Reverse((Array)arr);
 			Console.WriteLine("reverse " + arr[0] + arr[1] + arr[2]);
 			Console.WriteLine("app done");

@@ -4,8 +4,13 @@
 // test app (the tests' stand-in for delivering the helper). With
 // INSTRPROF_REJIT=1 it enables ReJIT; with INSTRPROF_ADD a second list of
 // targets is added at run time, when the app's method
-// Shop.Program::AddTargetsNow is first compiled; with INSTRPROF_SINK=1
-// what Begin and End throw goes to InstrHelper.Hooks::Failed. It reports on stderr,
+// Shop.Program::AddTargetsNow is first compiled (then the file named by
+// INSTR_WAIT_FILE, which the app waits for, is created); with INSTRPROF_SINK=1
+// what Begin and End throw goes to InstrHelper.Hooks::Failed; with
+// INSTR_START_FILE set, the file it names is created when the app's Main
+// is compiled and the ReJIT requests made so far were accepted (the app
+// waits for it); with INSTRPROF_READY_AT=1 the helper counts as ready (Config.Ready,
+// HelperReady) only from the compilation of AddTargetsNow on. It reports on stderr,
 // lines starting "instrprof: ": at Shutdown each method by id and what the
 // Instrumenter's report says.
 package main
@@ -15,6 +20,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/clrprof/clrprof/ilrw"
 	"github.com/clrprof/clrprof/instr"
@@ -30,6 +36,10 @@ type prof struct {
 	add  []target.Target
 	once sync.Once
 	done chan struct{}
+	// INSTRPROF_READY_AT: the helper counts as not ready until the app's
+	// Shop.Program::AddTargetsNow is compiled.
+	readyAt bool
+	ready   atomic.Bool
 }
 
 var integ = instr.Integration{
@@ -55,6 +65,10 @@ func (p *prof) Initialize(info *profiler.Info) error {
 	}
 	cfg := instr.Config{Rules: []instr.Rule{{Targets: ts, Integration: integ}},
 		ReJIT: os.Getenv("INSTRPROF_REJIT") == "1"}
+	if os.Getenv("INSTRPROF_READY_AT") == "1" {
+		p.readyAt = true
+		cfg.Ready = p.ready.Load
+	}
 	if os.Getenv("INSTRPROF_SINK") == "1" {
 		cfg.Errors = &instr.ErrorSink{Assembly: integ.Assembly, Type: integ.Type, Method: "Failed"}
 	}
@@ -88,6 +102,34 @@ func addTail(m *ilrw.Method) (bool, error) {
 	return false, nil
 }
 
+// InitializeForAttach instruments the targets the client data lists
+// (comma-separated) through ReJIT once the attach completes.
+func (p *prof) InitializeForAttach(info *profiler.Info, clientData []byte) error {
+	p.info = info
+	ts, err := target.ParseList(string(clientData))
+	if err != nil {
+		logf("bad targets: %v", err)
+		return err
+	}
+	if p.in, err = instr.New(info, instr.Config{Rules: []instr.Rule{{Targets: ts, Integration: integ}}, ReJIT: true}); err != nil {
+		return err
+	}
+	logf("attached")
+	return info.SetAttachEventMask(p.in.EventMask(), 0)
+}
+
+func (p *prof) ProfilerAttachComplete() error {
+	go func() {
+		err := p.in.InstrumentLoaded()
+		r := p.in.Report()
+		logf("instrumented loaded modules: %v; %d instrumented, %d pending, %d failed", err, len(r.Instrumented), len(r.Pending), len(r.Failed))
+		for _, m := range r.Pending {
+			logf("pending %s rejit=%v", m.Name, m.ReJIT)
+		}
+	}()
+	return nil
+}
+
 func (p *prof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) error {
 	if err := p.in.ModuleLoadFinished(m, hr); err != nil {
 		logf("ModuleLoadFinished: %v", err)
@@ -96,6 +138,27 @@ func (p *prof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) erro
 }
 
 func (p *prof) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
+	if start := os.Getenv("INSTR_START_FILE"); start != "" {
+		if parts, err := p.info.FunctionNameParts(f); err == nil && parts.Method == "Main" {
+			go func() {
+				p.in.WaitReJIT()
+				os.WriteFile(start, nil, 0o644)
+			}()
+		}
+	}
+	if p.readyAt && !p.ready.Load() {
+		if parts, err := p.info.FunctionNameParts(f); err == nil && parts.Method == "AddTargetsNow" {
+			p.ready.Store(true)
+			p.in.HelperReady()
+			logf("helper ready")
+			go func() {
+				p.in.WaitReJIT()
+				if f := os.Getenv("INSTR_WAIT_FILE"); f != "" {
+					os.WriteFile(f, nil, 0o644)
+				}
+			}()
+		}
+	}
 	if len(p.add) > 0 {
 		if parts, err := p.info.FunctionNameParts(f); err == nil && parts.Method == "AddTargetsNow" {
 			p.once.Do(func() {
@@ -104,6 +167,9 @@ func (p *prof) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
 					defer close(p.done)
 					err := p.in.AddRule(instr.Rule{Targets: p.add, Integration: integ})
 					logf("added targets at run time: %v", err)
+					if f := os.Getenv("INSTR_WAIT_FILE"); f != "" {
+						os.WriteFile(f, nil, 0o644)
+					}
 				}()
 			})
 		}

@@ -1,0 +1,142 @@
+// Package instr instruments .NET methods with managed code: it wraps each
+// method a target names so that an integration, C# in a helper assembly,
+// runs when the method is entered and when it exits, normally or by an
+// exception. It is the auto-instrumentation APM tracers are built on
+// (Datadog's CallTarget and its descendants), as a capability of the SDK:
+// the profiler author writes the targets and the integration, package
+// instr does the IL.
+//
+// # Targets
+//
+// Targets are written ASSEMBLY!TYPE::METHOD, TYPE being the reflection
+// full name (Shop.Box`1+Inner), with '*' for every type or method and an
+// optional parameter list to pick overloads (Shop!Shop.Cache::Get(System.Int32));
+// package [github.com/clrprof/clrprof/instr/target] parses, matches and
+// converts them (it is pure Go, usable without cgo). A [Rule] applies an
+// [Integration] to targets; a method matched by several rules gets the
+// first.
+//
+// # The integration
+//
+// An Integration names two public static methods of a type in a helper
+// assembly:
+//
+//	public static object Begin(int id, object instance, object[] args)
+//	public static void End(int id, object state, object returnValue, object exception)
+//
+// Begin runs first in the method. id identifies the method
+// ([Instrumenter.Method] names it, in target syntax); instance is this (a
+// boxed copy for a value type; null for a static method; in a constructor,
+// the object before the constructor ran); args holds the arguments, boxed,
+// when [Integration].Args asks for them (null otherwise, and for a method
+// without parameters), a by-ref argument giving the value it points at on
+// entry. What Begin returns is the state End receives.
+//
+// End runs at every exit: state is what Begin returned (null if Begin
+// threw), returnValue the value being returned, boxed (null for void, and
+// the type's default when an exception leaves), exception the exception
+// leaving the method or null. The exception is seen by an exception filter
+// that declines it: it goes on to the method's callers unchanged, with its
+// stack trace, as if nothing had looked at it.
+//
+// Whatever Begin or End throws stops in the wrapped method: the app never
+// sees it. [Config].Errors can name a method that receives those
+// exceptions, to count or log them. An integration that calls, directly or
+// not, a method it instruments recurses into itself: guard with a
+// [ThreadStatic] flag (the tests' helper does).
+//
+// Values that cannot be boxed reach Begin and End as null: pointers,
+// typed references, by-ref returns and byref-like values (Span<T>,
+// ReadOnlySpan<T> and the types of the method's module marked
+// IsByRefLike; a byref-like type of another assembly that is not one of
+// the framework's known ones would be boxed, which the runtime refuses
+// when it compiles the method: it then keeps running without the wrap).
+//
+// The wrapped method, in IL:
+//
+//	    .try { ldc.i4 id; <this>; <args>; call Begin; stloc state; leave L1 }
+//	    filter { pop; ldc.i4.1; endfilter } { pop; leave L1 }     // Begin's exceptions stop here
+//	L1: .try {
+//	      .try { <the original body; every ret: stloc result; leave EXIT> }
+//	      filter { stloc exception; ldc.i4.0; endfilter } { rethrow }   // seen, never caught
+//	    } finally {
+//	      .try { ldc.i4 id; ldloc state; <result as object>; ldloc exception; call End; leave L3 }
+//	      filter { pop; ldc.i4.1; endfilter } { pop; leave L3 } // End's exceptions stop here
+//	L3:   endfinally
+//	    }
+//	EXIT: ldloc result; ret
+//
+// The method's own exception clauses stay inside; tail. prefixes are
+// dropped (a tail call cannot leave a try block: the callee runs inside the
+// caller's wrap); short branches pushed out of reach are widened. Begin and
+// End are referenced by AssemblyRef, TypeRef and MemberRef from the
+// method's module: the runtime must be able to resolve the helper assembly
+// by name when it compiles a wrapped method (installed beside the app, or
+// loaded by the profiler itself before, see Config.Ready and
+// Config.Prepare).
+//
+// # Using it
+//
+// Create an [Instrumenter] in Initialize, add [Instrumenter.EventMask] to
+// the profiler's event mask, and forward the callbacks the Instrumenter
+// has methods for (ModuleLoadFinished, JITCompilationStarted, JITInlining,
+// and with ReJIT GetReJITParameters and ReJITError); see the example.
+//
+// # When methods are instrumented
+//
+//   - At first JIT: when a module loads, the Instrumenter finds the methods
+//     its targets name; each is wrapped when the JIT first compiles it.
+//     Every instantiation of a generic method or class, shared canonical
+//     code included, runs the same wrapped IL.
+//   - Inlining: JITInlining refuses to inline a matched method into its
+//     callers, so every call runs the wrapped code.
+//   - Precompiled code: methods of a ReadyToRun image (the framework:
+//     System.Private.CoreLib, System.Linq, ...) run their precompiled code
+//     without a JIT compilation. With [Config].ReJIT, the Instrumenter asks
+//     for a ReJIT of the matched methods of such a module when it loads,
+//     and hands the wrapped body in GetReJITParameters; tiered compilation
+//     then recompiles the wrapped IL. [Instrumenter.WaitReJIT] waits for
+//     those requests to be accepted.
+//   - Later: [Instrumenter.AddRule] adds targets at run time and
+//     [Instrumenter.InstrumentLoaded] scans the modules loaded before an
+//     attach; both ReJIT what they match. Where the runtime has
+//     RequestReJITWithInliners (.NET Core 3.0 and later) the callers that
+//     inlined a method are recompiled with it (inlining blocked from then
+//     on); before, the callers the Instrumenter saw inlining it
+//     (JITInlining) are ReJITted too.
+//
+// # What cannot be instrumented
+//
+// A matched method that is not instrumented is reported by
+// [Instrumenter.Report], by name and with the reason, never skipped
+// silently:
+//
+//   - methods without IL (abstract, extern, P/Invoke, runtime-implemented
+//     such as delegates' Invoke): nothing runs there to wrap (counted in
+//     Report.WithoutBody when a wildcard matched them);
+//   - bodies ending in jmp (a jmp cannot leave a try block), and invalid
+//     bodies whose code runs off their end;
+//   - methods of the integration's own assembly (the integration would
+//     call itself);
+//   - methods compiled before the helper could be resolved (Config.Ready)
+//     or before their target was known, and precompiled methods, when ReJIT
+//     is off;
+//   - a precompiled method inlined into other precompiled methods on a
+//     runtime before .NET 7: there the runtime crashes when asked to
+//     recompile the inliners of ReadyToRun code (dotnet/runtime#69634, seen
+//     on 3.1), so the Instrumenter uses a plain ReJIT for precompiled
+//     modules and those inlined copies keep running unwrapped;
+//   - methods already running: a frame keeps the code it started with; a
+//     ReJIT takes effect at the next call.
+//
+// Report also lists the targets that matched nothing so far (their
+// assembly may not have loaded yet) and the methods matched but not
+// compiled yet (Pending: never called, or waiting for a ReJIT).
+//
+// # Cost
+//
+// Per call, a wrapped method makes two calls (Begin, End) and enters three
+// protected regions (free on the non-exceptional path in CoreCLR); with
+// Args, it allocates the argument array and boxes value-type arguments.
+// The JIT compiles each matched method with the wrap added.
+package instr
