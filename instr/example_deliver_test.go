@@ -11,7 +11,7 @@ import (
 // embeds: //go:embed MyTracer.dll
 var helperDLL []byte
 
-type tracer struct {
+type deliveringTracer struct {
 	profiler.Base
 	in *instr.Instrumenter
 }
@@ -20,7 +20,7 @@ type tracer struct {
 // Hooks.End wrap every method of Shop.Orders) into the application, which
 // neither references it nor has it on disk. The other callbacks are
 // forwarded to the Instrumenter as in sample/autotrace.
-func (p *tracer) Initialize(info *profiler.Info) error {
+func (p *deliveringTracer) Initialize(info *profiler.Info) error {
 	targets, err := target.ParseList("Shop!Shop.Orders::*")
 	if err != nil {
 		return err
@@ -44,5 +44,5 @@ func (p *tracer) Initialize(info *profiler.Info) error {
 // A profiler delivers its helper assemblies with a Delivery configured into
 // the Instrumenter's Config (see docs/instrumentation.md).
 func ExampleDelivery_Configure() {
-	profiler.Register("{0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0}", &tracer{})
+	profiler.Register("{0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0}", &deliveringTracer{})
 }
