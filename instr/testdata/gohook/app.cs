@@ -39,7 +39,41 @@ namespace Hooked {
 	}
 
 	public static class Program {
+		// storm SECONDS: 8 threads call Hot and allocate while a ninth
+		// collects every millisecond, for SECONDS.
+		static int Storm(double seconds) {
+			var sw = System.Diagnostics.Stopwatch.StartNew();
+			bool stop = false;
+			long calls = 0, rounds = 0;
+			var ts = new Thread[8];
+			for (int t = 0; t < ts.Length; t++) {
+				ts[t] = new Thread(() => {
+					long n = 0;
+					object[] keep = new object[64];
+					while (!Volatile.Read(ref stop)) {
+						for (int i = 0; i < 1000; i++) {
+							Kinds.Hot(i);
+							keep[i & 63] = new int[i & 31];
+						}
+						n += 1000;
+					}
+					Interlocked.Add(ref calls, n);
+				});
+				ts[t].Start();
+			}
+			while (sw.Elapsed.TotalSeconds < seconds) {
+				GC.Collect();
+				rounds++;
+				Thread.Sleep(1);
+			}
+			Volatile.Write(ref stop, true);
+			foreach (var t in ts) t.Join();
+			Console.WriteLine("storm: calls=" + calls + " collections=" + GC.CollectionCount(0) + " rounds=" + rounds);
+			return 0;
+		}
+
 		public static int Main(string[] args) {
+			if (args.Length > 1 && args[0] == "storm") return Storm(double.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture));
 			Console.WriteLine(Kinds.Ints(-8, -1600, -320000, -64000000000L, 200, 65000, 4000000000u, 18000000000000000000UL));
 			Console.WriteLine(Kinds.Floats(1.5f, -2.25, true, 'A'));
 			Console.WriteLine(Kinds.Strings("héllo wörld ☃", null, ""));
