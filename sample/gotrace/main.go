@@ -22,6 +22,8 @@
 //	GOTRACE_OUTPUT      the file for the lines (default stderr, or none when spans go to OTLP)
 //	GOTRACE_SUMMARY=1   no line per call; at Shutdown one line per instrumented method:
 //	                    {"method":...,"calls":...,"total_ns":...,"exceptions":...}
+//	                    (completed calls; those still running at Shutdown, such as Main
+//	                    when the app ends with Environment.Exit, are listed on stderr)
 //	GOTRACE_QUEUE       the span queue's bound (default 8192 spans)
 //	OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
 //	                    export spans through OTLP to this collector (unset: no spans)
@@ -114,7 +116,7 @@ type tracer struct {
 	stacks  sync.Map // uint64 (tid) -> *stack
 	nstacks atomic.Int64
 
-	counters []atomic.Int64 // 3 per method id: calls, total ns, exceptions
+	counters []atomic.Int64 // 4 per method id: calls, total ns, exceptions, entries
 
 	mu   sync.Mutex
 	w    *bufio.Writer
@@ -163,7 +165,7 @@ func (p *tracer) Initialize(info *profiler.Info) error {
 	p.w = bufio.NewWriterSize(out, 1<<16)
 	p.slow = map[int32]*[3]int64{}
 	if p.summary {
-		p.counters = make([]atomic.Int64, 3*capacity)
+		p.counters = make([]atomic.Int64, 4*capacity)
 	}
 	p.in, err = instr.New(info, instr.Config{
 		Rules: []instr.Rule{{Targets: targets, Go: &instr.GoHooks{Enter: p.enter, Exit: p.exit}}},
@@ -258,6 +260,9 @@ func (p *tracer) enter(c instr.Call) uint64 {
 			trace.WithAttributes(append(m.attrs, attribute.Int64("thread.id", int64(c.Thread)))...))
 	}
 	st.frames = append(st.frames, f)
+	if p.summary && c.Method >= 0 && c.Method < capacity {
+		p.counters[4*c.Method+3].Add(1)
+	}
 	return uint64(len(st.frames))
 }
 
@@ -288,10 +293,10 @@ func (p *tracer) exit(r instr.Return) {
 	}
 	if p.summary {
 		if id := r.Method; id >= 0 && id < capacity {
-			p.counters[3*id].Add(1)
-			p.counters[3*id+1].Add(int64(dur))
+			p.counters[4*id].Add(1)
+			p.counters[4*id+1].Add(int64(dur))
 			if r.Exception {
-				p.counters[3*id+2].Add(1)
+				p.counters[4*id+2].Add(1)
 			}
 			return
 		}
@@ -339,6 +344,7 @@ func (p *tracer) exit(r instr.Return) {
 
 func (p *tracer) Shutdown() error {
 	rep := p.in.Report()
+	var running []string
 	p.mu.Lock()
 	p.done = true
 	if p.summary {
@@ -351,9 +357,12 @@ func (p *tracer) Shutdown() error {
 		for _, m := range rep.Instrumented {
 			r := row{id: m.ID, name: p.method(m.ID).json}
 			if m.ID >= 0 && m.ID < capacity {
-				r.calls = p.counters[3*m.ID].Load()
-				r.ns = p.counters[3*m.ID+1].Load()
-				r.exc = p.counters[3*m.ID+2].Load()
+				r.calls = p.counters[4*m.ID].Load()
+				r.ns = p.counters[4*m.ID+1].Load()
+				r.exc = p.counters[4*m.ID+2].Load()
+				if n := p.counters[4*m.ID+3].Load() - r.calls; n > 0 {
+					running = append(running, fmt.Sprintf("%s (%d)", p.method(m.ID).name, n))
+				}
 			}
 			if c := p.slow[m.ID]; c != nil {
 				r.calls, r.ns, r.exc = r.calls+c[0], r.ns+c[1], r.exc+c[2]
@@ -374,6 +383,12 @@ func (p *tracer) Shutdown() error {
 	p.mu.Unlock()
 
 	logf("instrumented %d methods", len(rep.Instrumented))
+	if len(running) > 0 {
+		// Calls still on a stack: Main when the app ends with
+		// Environment.Exit, threads still running. The summary counts
+		// completed calls only.
+		logf("calls that had not returned at shutdown (not in the summary): %s", strings.Join(running, ", "))
+	}
 	if len(rep.Failed) > 0 {
 		logf("could not instrument %d methods:", len(rep.Failed))
 		for _, f := range rep.Failed {
