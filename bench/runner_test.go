@@ -146,6 +146,12 @@ var configs = []config{
 		what: "clrprof (bench/prof/wrap): package instr wraps the hot method with an empty integration delivered from the profiler library (Assembly.Load of embedded bytes)"},
 	{name: "go-wrap-mcs", lib: "gowrap", env: []string{"BENCH_WRAP_TARGETS=mcs!*::*"}, shutdown: "gowrap: Shutdown", nonzero: []string{"instrumented"},
 		what: "clrprof (bench/prof/wrap): package instr wraps every method of mcs (mcs!*::*) with an empty integration"},
+	{name: "c-gohook", lib: "gohookdiag", env: []string{"CLRPROF_GOHOOK_ENTRY=c"}, shutdown: "gohook: Shutdown", nonzero: []string{"instrumented"},
+		what: "the hot method hooked by instr's Go hooks machinery (bench/prof/gohook) with the P/Invokes bound to empty C functions of the same library (CLRPROF_GOHOOK_ENTRY=c, test builds): the C hook bound the same way"},
+	{name: "go-gohook", lib: "gohook", ref: "c-gohook", shutdown: "gohook: Shutdown", nonzero: []string{"instrumented"},
+		what: "clrprof (bench/prof/gohook): the hot method calls empty Go hooks (instr.GoHooks: P/Invoke into the library, signal guard, call into Go) at entry and exit"},
+	{name: "go-gohook-noguard", lib: "gohookdiag", env: []string{"CLRPROF_GOHOOK_GUARD=0"}, ref: "c-gohook", shutdown: "gohook: Shutdown", nonzero: []string{"instrumented"}, informational: true,
+		what: "the same without the signal guard (CLRPROF_GOHOOK_GUARD=0, test builds only): NOT safe (docs/reliability.md), for comparison only"},
 	{name: "go-sample", lib: "gosample", ref: "c-sample", shutdown: "gosample: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
 		what: "clrprof (bench/prof/sample): the same from a goroutine locked to its thread, through Info (frame callback in C)"},
 }
@@ -170,7 +176,7 @@ var workloads = []workload{
 		configs: []string{"none", "c-elt", "go-elt-fast", "go-elt-count"},
 		what:    "call-heavy: recursive Fib and tight calls to small non-inlined methods (int, double and struct arguments)"},
 	{name: "wrap", src: "workloads/wrap.cs", args: []string{"100000000"}, quickArgs: []string{"20000000"}, stdout: "wrap: sum=",
-		configs: []string{"none", "hand", "go-wrap"},
+		configs: []string{"none", "hand", "go-wrap", "c-gohook", "go-gohook", "go-gohook-noguard"},
 		what:    "a hot small method (int Add(int, int), not inlined) called N times: plain, wrapped by instr (go-wrap), or with the same wrap written by hand (hand)"},
 	{name: "mcs-jit", setup: mcsCompile, stdout: "Compilation succeeded", need: needMCSRuntime,
 		configs: []string{"none", "go-wrap-mcs"},
@@ -358,6 +364,12 @@ func TestBench(t *testing.T) {
 		"goalloc":  {clsid: "{8B3E5D19-7A2C-4F60-9E84-1D6C3B7A5F92}", build: goLib("./bench/prof/alloc")},
 		"gosample": {clsid: "{2D7B9E54-8A3C-4F16-B7E0-5C9D1A3F6B82}", build: goLib("./bench/prof/sample")},
 		"gowrap":   {clsid: "{6E2B8D41-9C3A-4F57-8B16-3D5A7C9E2F48}", build: goLib("./bench/prof/wrap")},
+		"gohook":   {clsid: "{1C7E3A95-4D2B-4F68-A0E3-9B5D7C2F4A16}", build: goLib("./bench/prof/gohook")},
+		"gohookdiag": {clsid: "{1C7E3A95-4D2B-4F68-A0E3-9B5D7C2F4A16}", build: func(t *testing.T) string {
+			// CLRPROF_GOHOOK_ENTRY and CLRPROF_GOHOOK_GUARD exist only in
+			// test builds.
+			return harness.BuildProfiler(t, "./bench/prof/gohook", harness.BuildTags(harness.TestHooksTag))
+		}},
 		"contprof": {clsid: "{D3A9F1C5-7B42-4E8D-9C6A-1F5B3E7D2A94}", build: goLib("./sample/contprof")},
 	}
 	var only []string

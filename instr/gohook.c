@@ -16,9 +16,11 @@
 // bracket the call into Go with the profiler's signal guard (the thread is
 // in preemptive mode, but a GC suspension's activation signal sent while it
 // was still in managed code may arrive while Go code runs: see
-// docs/reliability.md); CLRPROF_GOHOOK_GUARD=0 leaves it out of these
-// entries only (a diagnostic switch for the storm test and the benchmark).
+// docs/reliability.md). In test builds only (testhooks.go),
+// CLRPROF_GOHOOK_GUARD=0 leaves it out of these entries (a diagnostic
+// switch for the storm test and the benchmark).
 
+#ifdef CLRPROF_TESTHOOKS
 static int gohook_guard_off = -1;
 
 static int guard_off(void) {
@@ -30,6 +32,9 @@ static int guard_off(void) {
 	}
 	return v;
 }
+#else
+static inline int guard_off(void) { return 0; }
+#endif
 
 static __thread uint64_t gohook_tid;
 
@@ -101,3 +106,26 @@ EXPORT void clrprof_gohook_exit(int32_t id, int64_t state, int64_t ret, int64_t 
 	clrprofGoExit(id, tid(), state, ret, exc, type);
 	clrprof_go_leave(&g);
 }
+
+// Empty C hooks with the same signatures: the benchmark's baseline for
+// the cost of a Go hook (CLRPROF_GOHOOK_ENTRY=c in test builds binds the
+// P/Invokes here instead).
+EXPORT int64_t clrprof_gohook_c_enter0(int32_t id) { return 0; }
+EXPORT int64_t clrprof_gohook_c_enter1(int32_t id, int64_t a0) { return 0; }
+EXPORT int64_t clrprof_gohook_c_enter2(int32_t id, int64_t a0, int64_t a1) { return 0; }
+EXPORT int64_t clrprof_gohook_c_enter3(int32_t id, int64_t a0, int64_t a1, int64_t a2) { return 0; }
+EXPORT int64_t clrprof_gohook_c_enter4(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3) { return 0; }
+EXPORT int64_t clrprof_gohook_c_enter5(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4) { return 0; }
+EXPORT int64_t clrprof_gohook_c_enter6(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4,
+                                       int64_t a5) {
+	return 0;
+}
+EXPORT int64_t clrprof_gohook_c_enter7(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4,
+                                       int64_t a5, int64_t a6) {
+	return 0;
+}
+EXPORT int64_t clrprof_gohook_c_enter8(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4,
+                                       int64_t a5, int64_t a6, int64_t a7) {
+	return 0;
+}
+EXPORT void clrprof_gohook_c_exit(int32_t id, int64_t state, int64_t ret, int64_t exc, int64_t type) {}

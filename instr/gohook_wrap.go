@@ -4,6 +4,7 @@ package instr
 
 import (
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/clrprof/clrprof/ilrw"
@@ -28,6 +29,9 @@ import (
 // profiling API's GetClassFromObject refuses calls from a P/Invoke).
 
 const goHooksType = "Clrprof.Instr.GoHooks"
+
+// testHooks is set in test builds (testhooks.go).
+var testHooks bool
 
 // goIntegration stands for the Integration of a Go rule: alreadyWrapped
 // recognizes a wrapped body by its first call, Clrprof.Instr.GoHooks::Enter.
@@ -88,6 +92,10 @@ func goPinvokes(m *ilrw.Method) (*goTokens, error) {
 	if err != nil {
 		return nil, err
 	}
+	prefix := "clrprof_gohook_"
+	if testHooks && os.Getenv("CLRPROF_GOHOOK_ENTRY") == "c" {
+		prefix = "clrprof_gohook_c_"
+	}
 	t := &goTokens{}
 	if t.getType, err = mod.MemberRef(object, "GetType", classSig([]byte{sigHasThis, 0}, typeT)); err != nil {
 		return nil, err
@@ -100,11 +108,11 @@ func goPinvokes(m *ilrw.Method) (*goTokens, error) {
 		for i := 0; i < n; i++ {
 			sig = append(sig, etI8)
 		}
-		if t.enter[n], err = (pinvoke{Name: "Enter", Sig: sig, Entry: fmt.Sprintf("clrprof_gohook_enter%d", n)}).define(mod, td); err != nil {
+		if t.enter[n], err = (pinvoke{Name: "Enter", Sig: sig, Entry: fmt.Sprintf("%senter%d", prefix, n)}).define(mod, td); err != nil {
 			return nil, err
 		}
 	}
-	if t.exit, err = (pinvoke{Name: "Exit", Sig: []byte{0, 5, etVoid, etI4, etI8, etI8, etI8, etI8}, Entry: "clrprof_gohook_exit"}).define(mod, td); err != nil {
+	if t.exit, err = (pinvoke{Name: "Exit", Sig: []byte{0, 5, etVoid, etI4, etI8, etI8, etI8, etI8}, Entry: prefix + "exit"}).define(mod, td); err != nil {
 		return nil, err
 	}
 	if goModules.m == nil {
