@@ -25,7 +25,10 @@ type Method struct {
 // Sig returns the method's signature.
 func (m *Method) Sig() (*metadata.MethodSig, error) { return m.Module.MethodSig(m.Token) }
 
-// Name returns "Type::Method".
+// Name returns "Type::Method" as ILAsm writes it: nested types after '/'
+// (Shop.Box`1/Inner::Get). Package instr/target's TypeFromIL converts the
+// type to the reflection full name that instrumentation targets and
+// profiler.Info.FunctionNameParts (through TypeFromProfiler) share.
 func (m *Method) Name() string { return m.Module.TokenName(m.Token) }
 
 // RewriteFunc edits m.Body and reports whether it changed it; a method it

@@ -45,6 +45,14 @@
 // not, a method it instruments recurses into itself: guard with a
 // [ThreadStatic] flag (the tests' helper does).
 //
+// One shape serves every method, which is why it passes objects: the wrap
+// needs no generic instantiation of the integration per target (a
+// CallTarget-style Begin<TTarget, TArg1...> would need a MethodSpec per
+// method and per shared-code context), it works unchanged in shared
+// canonical code, and the integration is an ordinary pair of static
+// methods. The price is boxing: value-type arguments (with Args), a
+// value-type this and value-type return values are boxed at every call.
+//
 // Values that cannot be boxed reach Begin and End as null: pointers,
 // typed references, by-ref returns and byref-like values (Span<T>,
 // ReadOnlySpan<T> and the types of the method's module marked
@@ -79,8 +87,9 @@
 //
 // Create an [Instrumenter] in Initialize, add [Instrumenter.EventMask] to
 // the profiler's event mask, and forward the callbacks the Instrumenter
-// has methods for (ModuleLoadFinished, JITCompilationStarted, JITInlining,
-// and with ReJIT GetReJITParameters and ReJITError); see the example.
+// has methods for (ModuleLoadFinished, ModuleUnloadStarted,
+// JITCompilationStarted, JITInlining, and with ReJIT GetReJITParameters and
+// ReJITError); see the example.
 //
 // # When methods are instrumented
 //
@@ -118,9 +127,12 @@
 //     bodies whose code runs off their end;
 //   - methods of the integration's own assembly (the integration would
 //     call itself);
-//   - methods compiled before the helper could be resolved (Config.Ready)
-//     or before their target was known, and precompiled methods, when ReJIT
-//     is off;
+//   - without Config.ReJIT: methods compiled before the helper could be
+//     resolved (Config.Ready) or before their target was known, and every
+//     method of a precompiled module (even one the JIT compiles: a first
+//     compilation cannot be told from tiered compilation recompiling
+//     precompiled code, and a body set then is not reliably used; on 3.1
+//     it was not);
 //   - a precompiled method inlined into other precompiled methods on a
 //     runtime before .NET 7: there the runtime crashes when asked to
 //     recompile the inliners of ReadyToRun code (dotnet/runtime#69634, seen

@@ -49,6 +49,10 @@ func (p *tracer) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) er
 	return p.in.ModuleLoadFinished(m, hr)
 }
 
+func (p *tracer) ModuleUnloadStarted(m profiler.ModuleID) error {
+	return p.in.ModuleUnloadStarted(m)
+}
+
 func (p *tracer) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
 	return p.in.JITCompilationStarted(f, safe)
 }

@@ -43,8 +43,10 @@ type Config struct {
 	// yet. A target compiled (or a precompiled module loaded) while it
 	// answers false is left as it is and remembered: HelperReady later
 	// instruments those methods through ReJIT (with Config.ReJIT) or
-	// reports them as failed. Unset: the helpers are always resolvable
-	// (e.g. installed beside the app).
+	// reports them as failed. Unset, the helpers (installed beside the
+	// app) count as resolvable from the load of the first module that is
+	// not precompiled, the app's own normally: framework methods wrapped
+	// while the runtime starts could not load them.
 	Ready func() bool
 	// Errors, when set, names a method that receives what Begin or End
 	// threw (the wrap drops it either way; what Errors.Method throws is
@@ -149,6 +151,7 @@ type Instrumenter struct {
 
 // New returns an Instrumenter for the profiler whose Info is info.
 func New(info *profiler.Info, cfg Config) (*Instrumenter, error) {
+	cfg.Rules = append([]Rule(nil), cfg.Rules...) // the defaults below are the Instrumenter's own
 	for ri := range cfg.Rules {
 		if err := checkRule(&cfg.Rules[ri]); err != nil {
 			return nil, err
@@ -194,6 +197,16 @@ func (in *Instrumenter) Method(id int32) (Method, bool) {
 	return in.byID[id].Method, true
 }
 
+// Lookup returns the matched method a module's MethodDef is, if any.
+func (in *Instrumenter) Lookup(m profiler.ModuleID, method metadata.Token) (Method, bool) {
+	if e := in.lookup(m, method); e != nil {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		return e.Method, true
+	}
+	return Method{}, false
+}
+
 // ModuleLoadFinished finds the methods of the module that targets name.
 // Methods of a precompiled (ReadyToRun) module are instrumented through
 // ReJIT when Config.ReJIT is set, since their precompiled code is used
@@ -205,6 +218,14 @@ func (in *Instrumenter) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRES
 	news, ngen, err := in.scanModule(m, -1, false)
 	if err != nil {
 		return err
+	}
+	if !ngen && in.cfg.Ready == nil {
+		// Without Config.Ready, the helper counts as resolvable from the
+		// load of the first module that is not precompiled (the app's,
+		// normally): earlier, while the runtime starts, framework code
+		// that ReJIT wrapped could not load it (.NET Core 2.1 failed to
+		// start, or crashed unwinding the exception).
+		defer in.HelperReady()
 	}
 	if ngen && in.cfg.ReJIT && len(news) > 0 {
 		if !in.helperReady() {
@@ -231,13 +252,16 @@ func (in *Instrumenter) WaitReJIT() {
 }
 
 func (in *Instrumenter) helperReady() bool {
-	if in.cfg.Ready == nil {
-		return true
-	}
 	in.mu.Lock()
 	r := in.ready
 	in.mu.Unlock()
-	return r || in.cfg.Ready()
+	if r {
+		return true
+	}
+	if in.cfg.Ready == nil {
+		return false // until the first module that is not precompiled loads
+	}
+	return in.cfg.Ready()
 }
 
 // HelperReady tells the Instrumenter that the helper assemblies can now be
@@ -334,6 +358,7 @@ func (in *Instrumenter) scanModule(m profiler.ModuleID, onlyRule int, rejit bool
 		if strings.EqualFold(r.Integration.Assembly.Name, mod.asm) {
 			in.mu.Lock()
 			for _, tr := range refs {
+				in.hits[tr]++ // reported here, not as unmatched
 				in.failures = append(in.failures, Failure{rules[tr.rule].Targets[tr.target].String(),
 					"the target is in the integration's own assembly, which is never instrumented"})
 			}
@@ -462,6 +487,29 @@ func isValueType(imp *metadata.Import2, t metadata.TypeDefInfo) bool {
 	return (base == "System.ValueType" && self != "System.Enum") || base == "System.Enum"
 }
 
+// ModuleUnloadStarted forgets the module's methods (a module loaded later
+// may get the same ModuleID); Report keeps what was done to them.
+func (in *Instrumenter) ModuleUnloadStarted(m profiler.ModuleID) error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	delete(in.modules, m)
+	delete(in.waiting, m)
+	for k := range in.entries {
+		if k.module == m {
+			delete(in.entries, k)
+		}
+	}
+	for _, e := range in.byID {
+		if e.Module == m && !e.Compiled && e.failed == "" {
+			e.failed = "its module unloaded before it was compiled"
+			if e.early {
+				e.early = false
+			}
+		}
+	}
+	return nil
+}
+
 // JITCompilationStarted instruments a matched method at its first
 // compilation (and runs Config.Prepare on every method).
 func (in *Instrumenter) JITCompilationStarted(f profiler.FunctionID, _ bool) error {
@@ -508,6 +556,15 @@ func (in *Instrumenter) rewriteFirstJIT(m *ilrw.Method) (bool, error) {
 	}
 	e := in.lookup(m.ModuleID, m.Token)
 	if e == nil || e.ReJIT {
+		return changed, nil
+	}
+	if e.ngen {
+		// A method of a precompiled module compiled by the JIT is either
+		// missing from the image or being recompiled by tiered
+		// compilation, which cannot be told apart here, and a body set
+		// at a recompilation is not reliably used (seen on 3.1: reported
+		// wrapped, never ran wrapped). Precompiled modules take ReJIT;
+		// Report says so.
 		return changed, nil
 	}
 	if e.goh == nil && !in.helperReady() {
@@ -820,7 +877,7 @@ func (in *Instrumenter) Report() Report {
 		case e.early:
 			r.Failed = append(r.Failed, Failure{e.Name, "compiled before the helper assembly was loaded (waiting for HelperReady)"})
 		case e.ngen && !e.ReJIT:
-			r.Failed = append(r.Failed, Failure{e.Name, "precompiled (ReadyToRun) code, used without a JIT compilation: set Config.ReJIT"})
+			r.Failed = append(r.Failed, Failure{e.Name, "in a precompiled (ReadyToRun) module, which is instrumented through ReJIT only: set Config.ReJIT"})
 		default:
 			r.Pending = append(r.Pending, e.Method)
 		}

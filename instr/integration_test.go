@@ -26,7 +26,7 @@ const clsid = "{3E6A1F20-9B4C-4D7E-8A15-6C2F0D9B7E41}"
 func build(t *testing.T) (app, lib string) {
 	dir := t.TempDir()
 	harness.CompileCS(t, []string{"testdata/apps/helper.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"))
-	app = harness.CompileCS(t, []string{"testdata/apps/app.cs"}, dir, harness.OutName("ShopApp.exe"))
+	app = harness.CompileCS(t, []string{"testdata/apps/app.cs"}, dir, harness.OutName("ShopApp.exe"), harness.Unsafe())
 	lib = harness.BuildProfiler(t, "./instr/testdata/instrprof")
 	return app, lib
 }
@@ -73,8 +73,9 @@ func parseHooks(lines []string) *hooks {
 	return h
 }
 
-const allTargets = "ShopApp!Shop.Calc::*, ShopApp!Shop.Order::*, ShopApp!Shop.Point::*, ShopApp!Shop.Box`1::*," +
-	"ShopApp!Shop.Box`1+Inner::F, ShopApp!Shop.Cache::Get(System.Int32), ShopApp!Shop.Nowhere::*, Missing!*::*"
+const allTargets = "ShopApp!Shop.Calc::*, ShopApp!Shop.Order::*, ShopApp!Shop.Point::*, ShopApp!Shop.Box`1::*, ShopApp!Shop.Pair`1::*, ShopApp!Shop.Settings::*," +
+	"ShopApp!Shop.Box`1+Inner::F, ShopApp!Shop.Cache::Get(System.Int32), ShopApp!Shop.Nowhere::*, Missing!*::*," +
+	"ShopApp!Shop.Shape::Area, ShopApp!Shop.Square::Area, InstrHelper!*::*"
 
 // TestWrap instruments one method of each kind at first JIT and checks,
 // on every runtime, what Begin and End receive and that the app prints
@@ -85,7 +86,7 @@ func TestWrap(t *testing.T) {
 		base := harness.Run(t, rt, app, harness.RunOptions{})
 		base.MustSucceed(t)
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
-			Env: []string{"INSTRPROF_TARGETS=" + allTargets, "INSTRPROF_TAIL=1"}})
+			Env: []string{"INSTRPROF_TARGETS=" + allTargets, "INSTRPROF_TAIL=1", "INSTRPROF_NAMES=1"}})
 		res.MustSucceed(t)
 		if res.Stdout != base.Stdout {
 			t.Errorf("app output changed by the instrumentation:\n--- without\n%s\n--- with\n%s", base.Stdout, res.Stdout)
@@ -177,14 +178,39 @@ func TestWrap(t *testing.T) {
 		want("ShopApp!Shop.Calc::Big", bigBegins, bigEnds)
 		want("ShopApp!Shop.Calc::Late", []string{"this=null args=[" + i32(1) + "]", "this=null args=[" + i32(0) + "]", "this=null args=[" + i32(1) + "]", "this=null args=[" + i32(2) + "]"},
 			[]string{ok(i32(3)), ok(i32(0)), ok(i32(3)), ok(i32(6))})
-		res.MustStdoutContain(t, "reverse 321\nlate 3\n", "reverse 321\napp done\n")
+		res.MustStdoutContain(t, "reverse 321\npair 1 x <2,1> <y,x>\nsettings 42\n", "late 3\n", "reverse 321\napp done\n")
+		// A generic value type: its this boxed through the instantiation
+		// (int, and string: shared canonical code), static and instance.
+		pr := func(arg, v string) string { return "Shop.Pair`1[" + arg + "]:" + v }
+		want("ShopApp!Shop.Pair`1::First", []string{"this=" + pr("System.Int32", "<1,2>") + " args=null", "this=" + pr("System.String", "<x,y>") + " args=null"},
+			[]string{ok(i32(1)), ok(str("x"))})
+		want("ShopApp!Shop.Pair`1::Swap", []string{"this=null args=[" + pr("System.Int32", "<1,2>") + "]", "this=null args=[" + pr("System.String", "<x,y>") + "]"},
+			[]string{ok(pr("System.Int32", "<2,1>")), ok(pr("System.String", "<y,x>"))})
+		// A static constructor and the method it calls.
+		want("ShopApp!Shop.Settings::.cctor", []string{"this=null args=null"}, []string{ok("null")})
+		want("ShopApp!Shop.Settings::Compute", []string{"this=null args=null"}, []string{ok(i32(42))})
+		// catch { throw; } and finally inside: End sees the rethrown
+		// exception, the caller catches it with its stack trace.
+		want("ShopApp!Shop.Calc::Rethrows", []string{"this=null args=[" + i32(5) + "]", "this=null args=[" + i32(0) + "]"},
+			[]string{ok(i32(3)), "ret=" + i32(0) + " exc=System.DivideByZeroException:Attempted to divide by zero."})
+		res.MustStdoutContain(t, "rethrows 3\ncaught DivideByZeroException from Rethrows: True\n")
+		// stackalloc (localloc) inside the wrapped body.
+		want("ShopApp!Shop.Calc::Stack", []string{"this=null args=[" + i32(10) + "]"}, []string{ok(i32(45))})
 		// The report: never-called Calc::.ctor pending, the two targets
 		// that matched nothing named, Cache::Get(string) not matched.
 		res.MustStderrContain(t, "instrprof: pending ShopApp!Shop.Calc::.ctor\n",
 			"instrprof: unmatched ShopApp!Shop.Nowhere::*\n", "instrprof: unmatched Missing!*::*\n",
-			"instrprof: summary instrumented=19 pending=1 failed=0 unmatched=2 without-body=0\n")
-		if len(h.names) != 20 {
-			t.Errorf("%d methods matched, want 20: %v", len(h.names), h.names)
+			"instrprof: failed InstrHelper!*::*: the target is in the integration's own assembly, which is never instrumented\n",
+			"instrprof: failed ShopApp!Shop.Shape::Area: no IL body (abstract, extern, P/Invoke or runtime-implemented)\n",
+			"instrprof: summary instrumented=28 pending=1 failed=2 unmatched=2 without-body=0\n")
+		// The override is instrumented, called through the abstract method.
+		want("ShopApp!Shop.Square::Area", []string{"this=Shop.Square:Shop.Square args=null"}, []string{ok("System.Double:2.25")})
+		// One spelling: for every method instrumented, instr's name equals
+		// ilrw's and profiler's, converted by instr/target.
+		res.MustStderrNotContain(t, "name mismatch")
+		res.MustStderrContain(t, "instrprof: names agree for 28 methods\n")
+		if len(h.names) != 29 {
+			t.Errorf("%d methods matched, want 29: %v", len(h.names), h.names)
 		}
 	})
 }
@@ -247,6 +273,17 @@ func TestFramework(t *testing.T) {
 		}
 		res.MustStderrContain(t, "instrprof: method 0 "+name+" (System.Array) rejit=true\n")
 		res.MustStderrContain(t, "instrprof: instrumented "+name+"\n")
+
+		// Without ReJIT: the precompiled code runs unwrapped, and the
+		// report says why.
+		res = harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+			Env: []string{"INSTRPROF_TARGETS=System.Private.CoreLib!System.Array::Reverse(System.Array)"}})
+		res.MustSucceed(t)
+		h = parseHooks(res.StderrLines())
+		if len(h.begins[name]) != 0 {
+			t.Errorf("without ReJIT, %d calls reached the integration", len(h.begins[name]))
+		}
+		res.MustStderrContain(t, "instrprof: failed "+name+": in a precompiled (ReadyToRun) module, which is instrumented through ReJIT only: set Config.ReJIT\n")
 	})
 }
 
@@ -258,7 +295,7 @@ func TestAddRule(t *testing.T) {
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
 		wait := t.TempDir() + "/added"
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
-			Env: []string{"INSTRPROF_TARGETS=ShopApp!Shop.Order::Describe", "INSTRPROF_ADD=ShopApp!Shop.Calc::Late",
+			Env: []string{"INSTRPROF_TARGETS=ShopApp!Shop.Order::Describe, ShopApp!Shop.Program::CallLate", "INSTRPROF_ADD=ShopApp!Shop.Calc::Late",
 				"INSTRPROF_REJIT=1", "INSTR_WAIT_FILE=" + wait}})
 		res.MustSucceed(t)
 		res.MustStderrContain(t, "instrprof: added targets at run time: <nil>\n")
@@ -272,7 +309,15 @@ func TestAddRule(t *testing.T) {
 		if got := fmt.Sprint(h.ends[name]); got != "[ret=System.Int32:0 exc=null ret=System.Int32:3 exc=null ret=System.Int32:6 exc=null]" {
 			t.Errorf("Late after AddRule: End saw %s", got)
 		}
-		res.MustStderrContain(t, "instrprof: method 1 "+name+" (System.Int32) rejit=true\n", "instrprof: instrumented "+name+"\n")
+		res.MustStderrContain(t, "instrprof: method 2 "+name+" (System.Int32) rejit=true\n", "instrprof: instrumented "+name+"\n")
+		// CallLate, wrapped at its first JIT, may have inlined Late: it is
+		// recompiled (ReJIT with inliners, or the inliners JITInlining saw)
+		// and stays wrapped.
+		caller := "ShopApp!Shop.Program::CallLate"
+		want = "[this=null args=[System.Int32:1] this=null args=[System.Int32:0] this=null args=[System.Int32:1] this=null args=[System.Int32:2]]"
+		if got := fmt.Sprint(h.begins[caller]); got != want {
+			t.Errorf("CallLate: Begin saw %s, want %s", got, want)
+		}
 	})
 }
 
@@ -311,7 +356,7 @@ func TestMCS(t *testing.T) {
 			compile := func(opts harness.RunOptions) (harness.Result, []byte) {
 				opts.Dir = t.TempDir()
 				const mono = "/usr/lib/mono/4.5/"
-				opts.Args = []string{"-nostdlib", "-r:" + mono + "mscorlib.dll", "-r:" + mono + "System.dll", "-r:" + mono + "System.Core.dll",
+				opts.Args = []string{"-unsafe", "-nostdlib", "-r:" + mono + "mscorlib.dll", "-r:" + mono + "System.dll", "-r:" + mono + "System.Core.dll",
 					"-out:" + filepath.Join(opts.Dir, "out.exe"), src}
 				res := harness.Run(t, rt, filepath.Join(dir, "mcs.exe"), opts)
 				res.MustSucceed(t)
@@ -437,6 +482,40 @@ func TestHelperReady(t *testing.T) {
 				res.MustStderrContain(t, "instrprof: failed "+late+": compiled before the helper assembly was loaded",
 					"instrprof: failed "+big+": compiled before the helper assembly was loaded")
 			}
+		}
+	})
+}
+
+// TestFrameworkWide wraps every method of List<T> and StringBuilder in
+// System.Private.CoreLib, which the runtime itself uses while it starts,
+// with a counting integration: the app runs and prints as without a
+// profiler, every call that began ended. (Before the helper counted as
+// resolvable only once the app's module loaded, .NET Core 2.1 failed to
+// start, or crashed unwinding an exception, when the ReJIT came early.)
+func TestFrameworkWide(t *testing.T) {
+	dir := t.TempDir()
+	harness.CompileCS(t, []string{"testdata/apps/counter.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"))
+	app := harness.CompileCS(t, []string{"testdata/apps/app.cs"}, dir, harness.OutName("ShopApp.exe"), harness.Unsafe())
+	lib := harness.BuildProfiler(t, "./instr/testdata/instrprof")
+	targets := "System.Private.CoreLib!System.Collections.Generic.List`1::*, System.Private.CoreLib!System.Text.StringBuilder::*"
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		base := harness.Run(t, rt, app, harness.RunOptions{})
+		base.MustSucceed(t)
+		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+			Env: []string{"INSTRPROF_TARGETS=" + targets, "INSTRPROF_REJIT=1"}})
+		res.MustSucceed(t)
+		if res.Stdout != base.Stdout {
+			t.Errorf("app output changed:\n%s", res.Describe())
+		}
+		res.MustStderrNotContain(t, "instrprof: failed ")
+		calls := regexp.MustCompile(`(?m)^COUNTER calls=(\d+) ends=(\d+)$`).FindStringSubmatch(res.Stderr)
+		summary := regexp.MustCompile(`(?m)^instrprof: summary instrumented=(\d+) .*$`).FindStringSubmatch(res.Stderr)
+		if calls == nil || summary == nil {
+			t.Fatalf("no counter or summary:\n%s", res.Describe())
+		}
+		t.Logf("%s; %s", summary[0], calls[0])
+		if n, _ := strconv.Atoi(summary[1]); n < 5 || calls[1] != calls[2] || calls[1] == "0" {
+			t.Errorf("want several methods instrumented and every call ended: %s; %s", summary[0], calls[0])
 		}
 	})
 }

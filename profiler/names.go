@@ -70,7 +70,10 @@ type NameParts struct {
 }
 
 // FunctionNameParts returns the declaring class and the bare method name
-// of a function (see FunctionName for how they are formatted).
+// of a function (see FunctionName for how they are formatted). Package
+// instr/target's TypeFromProfiler turns Class into the reflection full name
+// (Shop.Box<int>+Inner becomes Shop.Box`1+Inner) that instrumentation
+// targets use, and TypeFromIL does the same for ilrw.Method.Name.
 func (x *Info) FunctionNameParts(f FunctionID) (NameParts, error) {
 	fn, err := x.functionParts(f, 0)
 	if err != nil {

@@ -18,6 +18,28 @@ namespace Shop {
 		public override string ToString() { return "(" + X + "," + Y + ")"; }
 	}
 
+	public abstract class Shape {
+		public abstract double Area();
+	}
+
+	public class Square : Shape {
+		public double Side;
+		public override double Area() { return Side * Side; }
+	}
+
+	public struct Pair<T> {
+		public T A, B;
+		public Pair(T a, T b) { A = a; B = b; }
+		public T First() { return A; }
+		public static Pair<T> Swap(Pair<T> p) { return new Pair<T>(p.B, p.A); }
+		public override string ToString() { return "<" + A + "," + B + ">"; }
+	}
+
+	public static class Settings {
+		public static readonly int Value = Compute();
+		static int Compute() { return 40 + 2; }
+	}
+
 	public class Box<T> {
 		T value;
 		public Box(T v) { value = v; }
@@ -98,6 +120,25 @@ namespace Shop {
 			return -1;
 		}
 		public static int Late(int n) { return n * 3; }
+		public static int Rethrows(int n) {
+			int r = 0;
+			try {
+				r = 10 / n;
+			} catch (DivideByZeroException) {
+				r = -1;
+				throw;
+			} finally {
+				r++;
+			}
+			return r;
+		}
+		public static unsafe int Stack(int n) {
+			int* p = stackalloc int[n];
+			for (int i = 0; i < n; i++) p[i] = i;
+			int s = 0;
+			for (int i = 0; i < n; i++) s += p[i];
+			return s;
+		}
 	}
 
 	public class Program {
@@ -151,6 +192,19 @@ namespace Shop {
 			int[] arr = { 1, 2, 3 };
 			Array.Reverse((Array)arr);
 			Console.WriteLine("reverse " + arr[0] + arr[1] + arr[2]);
+			var pi = new Pair<int>(1, 2);
+			var ps = new Pair<string>("x", "y");
+			Console.WriteLine("pair " + pi.First() + " " + ps.First() + " " + Pair<int>.Swap(pi) + " " + Pair<string>.Swap(ps));
+			Console.WriteLine("settings " + Settings.Value);
+			Console.WriteLine("rethrows " + Calc.Rethrows(5));
+			try {
+				Calc.Rethrows(0);
+			} catch (DivideByZeroException e) {
+				Console.WriteLine("caught " + e.GetType().Name + " from Rethrows: " + ((e.StackTrace ?? "").IndexOf("Calc.Rethrows") >= 0));
+			}
+			Console.WriteLine("stack " + Calc.Stack(10));
+			Shape sq = new Square { Side = 1.5 };
+			Console.WriteLine("area " + sq.Area());
 			// Hot enough for tiered compilation to recompile it (30 calls,
 			// then the tiering delay passes during the Sleep below).
 			for (int i = 0; i < 100; i++) Array.Reverse((Array)arr);

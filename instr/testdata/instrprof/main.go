@@ -40,6 +40,10 @@ type prof struct {
 	// Shop.Program::AddTargetsNow is compiled.
 	readyAt bool
 	ready   atomic.Bool
+	// INSTRPROF_NAMES=1: the name checks.
+	namesMu    sync.Mutex
+	jitNames   map[[2]uint64]string // (module, token) -> the profiler's name at JITCompilationStarted
+	namesAgree int
 }
 
 var integ = instr.Integration{
@@ -74,6 +78,16 @@ func (p *prof) Initialize(info *profiler.Info) error {
 	}
 	if os.Getenv("INSTRPROF_TAIL") == "1" {
 		cfg.Prepare = addTail
+	}
+	if os.Getenv("INSTRPROF_NAMES") == "1" {
+		next := cfg.Prepare
+		cfg.Prepare = func(m *ilrw.Method) (bool, error) {
+			p.checkNames(m)
+			if next != nil {
+				return next(m)
+			}
+			return false, nil
+		}
 	}
 	if p.in, err = instr.New(info, cfg); err != nil {
 		return err
@@ -130,6 +144,40 @@ func (p *prof) ProfilerAttachComplete() error {
 	return nil
 }
 
+// checkNames compares, for a matched method, the name instr gives it with
+// the names ilrw (m.Name) and profiler (FunctionNameParts) give it,
+// converted by instr/target: the SDK's one spelling.
+func (p *prof) checkNames(m *ilrw.Method) {
+	im, ok := p.in.Lookup(m.ModuleID, m.Token)
+	if !ok {
+		return
+	}
+	asm := im.Name[:strings.IndexByte(im.Name, '!')]
+	il := m.Name()
+	sep := strings.LastIndex(il, "::")
+	fromIL := target.Name(asm, target.TypeFromIL(il[:sep]), il[sep+2:])
+	f, err := p.info.GetFunctionFromToken(m.ModuleID, m.Token)
+	fromProf := "?"
+	if err == nil {
+		if parts, err := p.info.FunctionNameParts(f); err == nil {
+			fromProf = target.Name(asm, target.TypeFromProfiler(parts.Class), parts.Method)
+		}
+	} else {
+		// Generic code has no FunctionID for its definition: the
+		// profiler's name is the one of the function being compiled.
+		p.namesMu.Lock()
+		fromProf = p.jitNames[[2]uint64{uint64(m.ModuleID), uint64(m.Token)}]
+		p.namesMu.Unlock()
+	}
+	if fromIL != im.Name || fromProf != im.Name {
+		logf("name mismatch: instr %s, ilrw %s (%s), profiler %s", im.Name, fromIL, il, fromProf)
+		return
+	}
+	p.namesMu.Lock()
+	p.namesAgree++
+	p.namesMu.Unlock()
+}
+
 func (p *prof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) error {
 	if err := p.in.ModuleLoadFinished(m, hr); err != nil {
 		logf("ModuleLoadFinished: %v", err)
@@ -138,6 +186,20 @@ func (p *prof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) erro
 }
 
 func (p *prof) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
+	if p.in != nil && os.Getenv("INSTRPROF_NAMES") == "1" {
+		if fi, err := p.info.GetFunctionInfo(f); err == nil {
+			if im, ok := p.in.Lookup(fi.ModuleID, fi.Token); ok {
+				if parts, err := p.info.FunctionNameParts(f); err == nil {
+					p.namesMu.Lock()
+					if p.jitNames == nil {
+						p.jitNames = map[[2]uint64]string{}
+					}
+					p.jitNames[[2]uint64{uint64(fi.ModuleID), uint64(fi.Token)}] = target.Name(im.Name[:strings.IndexByte(im.Name, '!')], target.TypeFromProfiler(parts.Class), parts.Method)
+					p.namesMu.Unlock()
+				}
+			}
+		}
+	}
 	if start := os.Getenv("INSTR_START_FILE"); start != "" {
 		if parts, err := p.info.FunctionNameParts(f); err == nil && parts.Method == "Main" {
 			go func() {
@@ -177,6 +239,10 @@ func (p *prof) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
 	return p.in.JITCompilationStarted(f, safe)
 }
 
+func (p *prof) ModuleUnloadStarted(m profiler.ModuleID) error {
+	return p.in.ModuleUnloadStarted(m)
+}
+
 func (p *prof) JITInlining(caller, callee profiler.FunctionID) (bool, error) {
 	return p.in.JITInlining(caller, callee)
 }
@@ -209,6 +275,11 @@ func (p *prof) Shutdown() error {
 	}
 	for _, t := range r.Unmatched {
 		logf("unmatched %s", t)
+	}
+	if os.Getenv("INSTRPROF_NAMES") == "1" {
+		p.namesMu.Lock()
+		logf("names agree for %d methods", p.namesAgree)
+		p.namesMu.Unlock()
 	}
 	logf("summary instrumented=%d pending=%d failed=%d unmatched=%d without-body=%d",
 		len(r.Instrumented), len(r.Pending), len(r.Failed), len(r.Unmatched), r.WithoutBody)
