@@ -40,7 +40,7 @@ type summaryLine struct {
 
 // The calls testdata/shop.cs makes, by method.
 var shopCalls = map[string]int{
-	"Shop.Orders::.ctor": 1, "Shop.Orders::Total": 1, "Shop.Orders::Price": 5,
+	"Shop.Orders::.ctor": 1, "Shop.Orders::Total": 1, "Shop.Orders::Price": 5 + 4*500,
 	"Shop.Orders::Fail": 2, "Shop.Orders::Echo": 2,
 }
 
@@ -77,6 +77,7 @@ func TestAutotrace(t *testing.T) {
 		}
 		calls := map[string]int{}
 		var lines []callLine
+		threads := map[int]int{}
 		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 			var c callLine
 			if err := json.Unmarshal([]byte(l), &c); err != nil {
@@ -84,21 +85,36 @@ func TestAutotrace(t *testing.T) {
 			}
 			lines = append(lines, c)
 			calls[c.Method]++
+			threads[c.Thread]++
 			if c.DurNs < 0 || c.StartNs < 0 || c.Thread <= 0 {
 				t.Errorf("line %q: negative time or no thread", l)
 			}
-			if c.Thread != lines[0].Thread {
-				t.Errorf("line %q: another thread than %d", l, lines[0].Thread)
+		}
+		// The main thread's calls come first (.ctor); the four workers call
+		// Price 500 times each at depth 1.
+		main := lines[0].Thread
+		for _, c := range lines {
+			l, _ := json.Marshal(c)
+			if c.Thread != main && c.Method != "Shop.Orders::Price" {
+				t.Errorf("line %s: on another thread than the main one (%d)", l, main)
 			}
 			wantDepth, wantExc := 1, ""
-			if c.Method == "Shop.Orders::Price" {
+			if c.Method == "Shop.Orders::Price" && c.Thread == main {
 				wantDepth = 2
 			}
 			if c.Method == "Shop.Orders::Fail" {
 				wantExc = "System.InvalidOperationException"
 			}
 			if c.Depth != wantDepth || (c.Exception == nil) != (wantExc == "") || (c.Exception != nil && *c.Exception != wantExc) {
-				t.Errorf("line %q: want depth %d, exception %q", l, wantDepth, wantExc)
+				t.Errorf("line %s: want depth %d, exception %q", l, wantDepth, wantExc)
+			}
+		}
+		if len(threads) != 5 {
+			t.Errorf("calls on %d threads, want 5 (main and four workers): %v", len(threads), threads)
+		}
+		for th, n := range threads {
+			if th != main && n != 500 {
+				t.Errorf("thread %d: %d calls, want 500", th, n)
 			}
 		}
 		for m, n := range shopCalls {
@@ -117,7 +133,7 @@ func TestAutotrace(t *testing.T) {
 			}
 		}
 		for _, c := range lines {
-			if c.Method == "Shop.Orders::Price" && (c.StartNs < total.StartNs || c.StartNs+c.DurNs > total.StartNs+total.DurNs) {
+			if c.Method == "Shop.Orders::Price" && c.Thread == main && (c.StartNs < total.StartNs || c.StartNs+c.DurNs > total.StartNs+total.DurNs) {
 				t.Errorf("Price at [%d, +%d] outside Total at [%d, +%d]", c.StartNs, c.DurNs, total.StartNs, total.DurNs)
 			}
 		}
@@ -177,7 +193,19 @@ func TestAutotrace(t *testing.T) {
 		if !regexp.MustCompile(`autotrace: .*"shop!Shop.Orders": position \d+`).MatchString(bad.Stderr) {
 			t.Errorf("malformed target: no error naming the target and position:\n%s", bad.Stderr)
 		}
-		t.Logf("the calls:\n%s\nmalformed target:\n%s", data, bad.Stderr)
+		t.Logf("the calls on the main thread:\n%s\nmalformed target:\n%s", mainLines(data, main), bad.Stderr)
 		t.Logf("%s: %d call lines, summary of %d methods; malformed target reported", rt.Name, len(lines), len(got))
 	})
+}
+
+// mainLines returns the lines of thread main.
+func mainLines(data []byte, main int) string {
+	var b strings.Builder
+	for _, l := range strings.Split(string(data), "\n") {
+		var c callLine
+		if json.Unmarshal([]byte(l), &c) == nil && c.Thread == main {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
 }

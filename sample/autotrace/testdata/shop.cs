@@ -38,6 +38,21 @@ static class Program
 			}
 		}
 		Console.WriteLine("echo " + Shop.Orders.Echo(42) + " " + Shop.Orders.Echo("x"));
+		// Four threads calling a traced method at once.
+		int sum = 0;
+		var threads = new System.Threading.Thread[4];
+		for (int k = 0; k < threads.Length; k++) {
+			threads[k] = new System.Threading.Thread(() => {
+				int s = 0;
+				for (int j = 0; j < 500; j++)
+					s += Shop.Orders.Price(j);
+				System.Threading.Interlocked.Add(ref sum, s);
+			});
+			threads[k].Start();
+		}
+		foreach (var th in threads)
+			th.Join();
+		Console.WriteLine("threads " + sum);
 		return 0;
 	}
 }
