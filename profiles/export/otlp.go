@@ -74,7 +74,9 @@ type OTLPOptions struct {
 // request, under one resource (OTLPOptions.Resource) and the scope
 // ScopeName; the samples' labels become attributes, but trace_id and
 // span_id together become the sample's link, and the pprof comments the
-// profile's attribute pprof.profile.comment.
+// profile's attribute pprof.profile.comment. A profile without samples is
+// not sent (the Collector's receiver drops a request without samples
+// anyway).
 type OTLP struct {
 	o    OTLPOptions
 	grpc collectorv1.ProfilesServiceClient
@@ -178,8 +180,8 @@ func (c *OTLP) Request(batch []*Profile) (*collectorv1.ExportProfilesServiceRequ
 // Send exports batch in one request.
 func (c *OTLP) Send(ctx context.Context, batch []*Profile) error {
 	req, err := c.Request(batch)
-	if err != nil && len(req.ResourceProfiles[0].ScopeProfiles[0].Profiles) == 0 {
-		return err // nothing to send: permanent
+	if len(req.ResourceProfiles[0].ScopeProfiles[0].Profiles) == 0 {
+		return err // nothing to send: permanent if not pprof, done if empty
 	}
 	if c.grpc != nil {
 		return c.sendGRPC(ctx, req)

@@ -96,6 +96,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -110,10 +111,15 @@ import (
 	"github.com/clrprof/clrprof/clrevents"
 	"github.com/clrprof/clrprof/profiler"
 	"github.com/clrprof/clrprof/profiles"
+	"github.com/clrprof/clrprof/profiles/export"
 	"github.com/google/uuid"
 )
 
 const clsid = "{D3A9F1C5-7B42-4E8D-9C6A-1F5B3E7D2A94}"
+
+// exceptionHook, when set (by the test build, spanhook.go), is called
+// with the type of every exception thrown, on the throwing thread.
+var exceptionHook func(p *contprof, typ string)
 
 type contprof struct {
 	profiler.Base
@@ -155,6 +161,10 @@ type contprof struct {
 
 	seq         int
 	periodStart time.Time
+	// the exporters (CONTPROF_PYROSCOPE_URL, CONTPROF_OTLP) and the bound
+	// of their final flush
+	exporters    []*export.Exporter
+	flushTimeout time.Duration
 	stop, done  chan struct{}
 	shutdown    sync.Once
 }
@@ -209,10 +219,8 @@ func (p *contprof) config() error {
 	default:
 		return fmt.Errorf("CONTPROF_HEAP=%q: want 0 or 1 (unset: on where the runtime's allocation ticks reach the profiler, .NET 5+)", v)
 	}
-	if p.dir = os.Getenv("CONTPROF_DIR"); p.dir == "" {
-		p.dir = "contprof"
-	}
-	return os.MkdirAll(p.dir, 0o755)
+	p.dir = os.Getenv("CONTPROF_DIR")
+	return nil
 }
 
 func (p *contprof) Initialize(info *profiler.Info) error {
@@ -222,6 +230,16 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		return err
 	}
 	p.runtime = profiles.RuntimeVersion(info)
+	p.configExport()
+	if p.dir == "" && len(p.exporters) == 0 {
+		p.dir = "contprof"
+	}
+	if p.dir != "" {
+		if err := os.MkdirAll(p.dir, 0o755); err != nil {
+			logf("%v", err)
+			return err
+		}
+	}
 	p.names = profiles.NewNames(info)
 	p.cpu = profiles.NewBuilder([]profiles.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, "cpu", p.maxStacks)
 	p.wall = profiles.NewBuilder([]profiles.SampleType{{Type: "samples", Unit: "count"}, {Type: "wall", Unit: "nanoseconds"}}, "wall", p.maxStacks)
@@ -316,7 +334,14 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	p.periodStart = time.Now()
 	p.stop, p.done = make(chan struct{}), make(chan struct{})
 	go p.loop()
-	logf("profiling %s into %s every %v", p.runtime, p.dir, p.period)
+	var into []string
+	if p.dir != "" {
+		into = append(into, p.dir)
+	}
+	for _, e := range p.exporters {
+		into = append(into, e.String())
+	}
+	logf("profiling %s into %s every %v", p.runtime, strings.Join(into, ", "), p.period)
 	return nil
 }
 
@@ -378,7 +403,9 @@ func (p *contprof) sample() {
 			continue
 		}
 		st := profiles.Functions(ts.Frames)
-		p.wall.Add(st, nil, covers, covers*int64(interval))
+		// inside a span of a tracer in this library: its IDs as labels
+		spanLabels := profiles.Spans.Labels(ts.Thread)
+		p.wall.Add(st, spanLabels, covers, covers*int64(interval))
 		if ts.OSThreadID == 0 {
 			continue
 		}
@@ -389,7 +416,7 @@ func (p *contprof) sample() {
 		last, seen := p.lastCPU[ts.OSThreadID]
 		lastCPU[ts.OSThreadID] = cpu
 		if seen && cpu > last {
-			p.cpu.Add(st, nil, 1, cpu-last)
+			p.cpu.Add(st, spanLabels, 1, cpu-last)
 		}
 	}
 }
@@ -407,6 +434,9 @@ func (p *contprof) ExceptionThrown(obj profiler.ObjectID) error {
 		p.mu.Unlock()
 	}
 	p.exc.Add(profiles.Functions(st), []profiles.Label{{Key: "exception", Value: typ}}, 1)
+	if exceptionHook != nil {
+		exceptionHook(p, typ)
+	}
 	p.excTotal.Add(1)
 	return nil
 }
@@ -605,19 +635,21 @@ func (p *contprof) write() {
 	var written []string
 	put := func(kind string, b *profiles.Builder, m profiles.Meta) {
 		prof := b.Build(p.names, m, true)
-		path := filepath.Join(p.dir, fmt.Sprintf("%s.%d.pprof", kind, p.seq))
-		f, err := os.Create(path)
-		if err == nil {
-			err = profiles.Write(f, prof)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
-			logf("writing %s: %v", path, err)
+		var buf bytes.Buffer
+		if err := profiles.Write(&buf, prof); err != nil {
+			logf("encoding %s: %v", kind, err)
 			return
 		}
+		// the same bytes to the directory and to every exporter
+		p.exportProfile(kind, m.Start, m.Duration, buf.Bytes())
 		written = append(written, fmt.Sprintf("%s=%d", kind, len(prof.Sample)))
+		if p.dir == "" {
+			return
+		}
+		path := filepath.Join(p.dir, fmt.Sprintf("%s.%d.pprof", kind, p.seq))
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			logf("writing %s: %v", path, err)
+		}
 	}
 	if p.info.Version() >= 10 {
 		fr := "sampling: " + p.ticks.Report(true)
@@ -669,7 +701,14 @@ func (p *contprof) write() {
 	}
 	p.gc.AddTo(p.gcB, true)
 	put("gc", p.gcB, meta("gc", "from "+gcsrc))
-	logf("wrote period %d to %s: %s", p.seq, p.dir, strings.Join(written, " "))
+	to := p.dir
+	if len(p.exporters) > 0 {
+		to = fmt.Sprintf("%s and %d exporters", p.dir, len(p.exporters))
+		if p.dir == "" {
+			to = fmt.Sprintf("%d exporters", len(p.exporters))
+		}
+	}
+	logf("wrote period %d to %s: %s", p.seq, to, strings.Join(written, " "))
 	p.periodStart = time.Now()
 }
 
@@ -687,6 +726,7 @@ func (p *contprof) Shutdown() error {
 			p.rec.Close()
 		}
 		p.write()
+		p.flushExports()
 		hs := p.heap.Stats()
 		logf("Shutdown periods=%d exceptions=%d live_objects=%d sampled_allocations=%d gcs=%d", p.seq, p.excTotal.Load(), hs.Tracked, hs.Added, p.gc.Total())
 	})
