@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 
@@ -46,4 +47,19 @@ func TestThreadSpans(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// A tracer in the same library says which span a thread is in; a sampler
+// labels that thread's samples with it.
+func ExampleThreadSpans() {
+	span := Span{TraceID: [16]byte{0x0a, 15: 0x9c}, SpanID: [8]byte{0xb7, 7: 0x31}}
+	var thread profiler.ThreadID = 0x1234 // info.GetCurrentThreadID() in a callback
+
+	Spans.Enter(thread, span)
+	fmt.Println(Spans.Labels(thread)) // the sampler: builder.Add(stack, Spans.Labels(ts.Thread), ...)
+	Spans.Exit(thread, span)
+	fmt.Println(Spans.Labels(thread))
+	// Output:
+	// [{span_id b700000000000031} {trace_id 0a00000000000000000000000000009c}]
+	// []
 }

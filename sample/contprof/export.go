@@ -33,25 +33,12 @@ func (p *contprof) configExport() {
 	}
 	opts := export.Options{Logf: func(f string, a ...any) { logf(f, a...) }}
 	if pyroURL != "" {
-		o := export.PyroscopeOptions{URL: pyroURL, TenantID: os.Getenv("CONTPROF_PYROSCOPE_TENANT"), Resource: res}
-		if a := os.Getenv("CONTPROF_PYROSCOPE_AUTH"); a != "" {
-			if u, pw, ok := strings.Cut(a, ":"); ok {
-				o.BasicUser, o.BasicPassword = u, pw
-			} else {
-				o.BearerToken = a
-			}
-			if strings.ContainsAny(a, "\r\n") {
-				logf("CONTPROF_PYROSCOPE_AUTH: not a header value: not exporting to Pyroscope")
-				goto otlp
-			}
-		}
-		if c, err := export.NewPyroscope(o); err != nil {
-			logf("CONTPROF_PYROSCOPE_URL: %v: not exporting to Pyroscope", err)
+		if e, err := newPyroscope(pyroURL, res, opts); err != nil {
+			logf("%v: not exporting to Pyroscope", err)
 		} else {
-			p.exporters = append(p.exporters, export.New(c, opts))
+			p.exporters = append(p.exporters, e)
 		}
 	}
-otlp:
 	switch otlpOn {
 	case "", "0":
 	case "1":
@@ -75,6 +62,31 @@ otlp:
 	for _, e := range p.exporters {
 		logf("exporting to %s", e)
 	}
+}
+
+// newPyroscope is the Pyroscope exporter of CONTPROF_PYROSCOPE_URL,
+// CONTPROF_PYROSCOPE_AUTH ("user:password" for basic auth, else a bearer
+// token) and CONTPROF_PYROSCOPE_TENANT (X-Scope-OrgID).
+func newPyroscope(url string, res export.Resource, opts export.Options) (*export.Exporter, error) {
+	o := export.PyroscopeOptions{URL: url, TenantID: os.Getenv("CONTPROF_PYROSCOPE_TENANT"), Resource: res}
+	if a := os.Getenv("CONTPROF_PYROSCOPE_AUTH"); a != "" {
+		if strings.ContainsAny(a, "\r\n") {
+			return nil, fmt.Errorf("CONTPROF_PYROSCOPE_AUTH: not a header value")
+		}
+		if u, pw, ok := strings.Cut(a, ":"); ok {
+			o.BasicUser, o.BasicPassword = u, pw
+		} else {
+			o.BearerToken = a
+		}
+	}
+	if strings.ContainsAny(o.TenantID, "\r\n") {
+		return nil, fmt.Errorf("CONTPROF_PYROSCOPE_TENANT: not a header value")
+	}
+	c, err := export.NewPyroscope(o)
+	if err != nil {
+		return nil, fmt.Errorf("CONTPROF_PYROSCOPE_URL: %v", err)
+	}
+	return export.New(c, opts), nil
 }
 
 // exportProfile queues one profile on every exporter.

@@ -70,9 +70,32 @@
 // period (default 10000; more are summed under "[stack table full]"),
 // CONTPROF_MAX_OBJECTS tracked live objects (default 100000).
 //
+// Exporting: with CONTPROF_PYROSCOPE_URL, CONTPROF_OTLP=1 or both,
+// contprof also ships every profile (the bytes of the directory's copy)
+// to Pyroscope's push API and/or over OTLP's profiles signal
+// (experimental; package profiles/export), as the profile types "cpu",
+// "wall", "exceptions", "contention", "heap" and "gc" (Pyroscope's
+// __name__, the OTLP attribute profile.name), with the resource of
+// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES plus the process, the
+// host and the runtime. CPU and wall samples taken while the thread was
+// inside a span of a tracer in the same library (profiles.Spans) carry
+// the labels trace_id and span_id (the OTLP samples' link). Exporting
+// happens on goroutines of the exporters, never in the sampler's tick
+// or a runtime callback: a backend that is down or slow only fills a
+// bounded queue (512 profiles, 64 MiB, per backend), retried with
+// back-off; what is dropped is counted, logged and said in the next
+// profile's comments. At Shutdown, after writing the last period,
+// contprof waits at most CONTPROF_FLUSH_TIMEOUT seconds for the
+// exporters (together) and logs "contprof: export to ...: sent=N
+// dropped=D rejected=R lost=L retries=T". A malformed URL, header or
+// attribute is refused at start with a message naming the variable, and
+// contprof runs on without that exporter.
+//
 // Environment:
 //
-//	CONTPROF_DIR          output directory (default "contprof"; created)
+//	CONTPROF_DIR          output directory (default "contprof" when no
+//	                      exporter is on; with an exporter, no directory
+//	                      unless set; created)
 //	CONTPROF_PERIOD       seconds between writes (default 60, 1..86400)
 //	CONTPROF_HZ           CPU and wall snapshots per second (default 19, 1..1000)
 //	CONTPROF_DEPTH        frames per stack (default 64, 1..256)
@@ -93,6 +116,22 @@
 //	                      moved-references reports). Without the live heap
 //	                      on .NET Core 2.x the GC profile counts suspensions
 //	                      for GC, generation not reported
+//	CONTPROF_PYROSCOPE_URL     Pyroscope's base URL (http://host:4040): push there
+//	CONTPROF_PYROSCOPE_AUTH    "user:password" (basic auth) or a bearer token
+//	CONTPROF_PYROSCOPE_TENANT  the X-Scope-OrgID header (multi-tenant Pyroscope)
+//	CONTPROF_OTLP         1: export over OTLP, configured by the standard
+//	                      OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT (the URL posted
+//	                      to) or OTEL_EXPORTER_OTLP_ENDPOINT (the base URL;
+//	                      default http://localhost:4318, :4317 for gRPC),
+//	                      OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf, the
+//	                      default, or grpc), OTEL_EXPORTER_OTLP_HEADERS,
+//	                      OTEL_EXPORTER_OTLP_COMPRESSION (gzip, the default, or
+//	                      none), OTEL_EXPORTER_OTLP_TIMEOUT (ms, default 10000)
+//	CONTPROF_FLUSH_TIMEOUT  seconds Shutdown waits for the exporters to send
+//	                      the last profiles (default 3, 0..60): the runtime
+//	                      exits right after Shutdown, so this bounds how much
+//	                      later the app ends when a backend is away; what is
+//	                      left is lost and counted
 package main
 
 import (
@@ -165,8 +204,8 @@ type contprof struct {
 	// of their final flush
 	exporters    []*export.Exporter
 	flushTimeout time.Duration
-	stop, done  chan struct{}
-	shutdown    sync.Once
+	stop, done   chan struct{}
+	shutdown     sync.Once
 }
 
 func envInt(name string, def, lo, hi int) (int, error) {
