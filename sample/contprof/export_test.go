@@ -1,12 +1,10 @@
 package main_test
 
 import (
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/clrprof/clrprof/internal/exporttest"
 	"github.com/clrprof/clrprof/internal/harness"
@@ -28,72 +26,29 @@ const (
 
 // checkCopies checks that every profile of the directory arrived once at
 // Pyroscope and once per sample type at the Collector, with its time
-// range and labels, and that their samples equal the directory copy's.
+// range, labels and samples (exporttest.Compare).
 func checkCopies(t *testing.T, rt harness.Runtime, dir profs, pyro []exporttest.Received, otlp []exporttest.Received) {
 	t.Helper()
-	type key struct {
-		kind  string
-		start int64
-	}
-	pyroBy := map[key][]exporttest.Received{}
 	for _, r := range pyro {
-		pyroBy[key{r.Labels["__name__"], r.Start.UnixNano()}] = append(pyroBy[key{r.Labels["__name__"], r.Start.UnixNano()}], r)
 		if r.Labels["service_name"] != "contprof-test" || r.Labels["process_runtime_version"] != rt.Version || r.Labels["host_name"] == "" || r.Labels["process_pid"] == "" {
 			t.Errorf("pyroscope labels %v", r.Labels)
+			break
 		}
 	}
-	otlpBy := map[key][]exporttest.Received{}
 	for _, r := range otlp {
-		k := key{r.Labels["profile.name"] + "/" + r.SampleType, r.Start.UnixNano()}
-		otlpBy[k] = append(otlpBy[k], r)
 		if r.Labels["service.name"] != "contprof-test" || r.Labels["process.runtime.version"] != rt.Version || r.Labels["deployment.environment"] != "ci" {
 			t.Errorf("otlp resource %v", r.Labels)
+			break
 		}
 	}
-	n := 0
-	for kind, ps := range dir {
-		for _, p := range ps {
-			n++
-			k := key{kind, p.TimeNanos}
-			got := pyroBy[k]
-			if len(got) != 1 {
-				t.Errorf("%s at %v: %d copies at Pyroscope, want 1", kind, time.Unix(0, p.TimeNanos), len(got))
-			} else {
-				if got[0].Duration != time.Duration(p.DurationNanos) {
-					t.Errorf("%s: Pyroscope duration %v, directory %v", kind, got[0].Duration, time.Duration(p.DurationNanos))
-				}
-				for ti := range p.SampleType {
-					if a, b := exporttest.PprofSamples(got[0].Pprof, ti), exporttest.PprofSamples(p, ti); !maps.Equal(a, b) {
-						t.Errorf("%s type %d: Pyroscope's samples differ from the directory's", kind, ti)
-					}
-				}
-			}
-			for ti, st := range p.SampleType {
-				k := key{kind + "/" + st.Type + "/" + st.Unit, p.TimeNanos}
-				got := otlpBy[k]
-				if len(p.Sample) == 0 { // not sent over OTLP
-					if len(got) != 0 {
-						t.Errorf("%s %s: an empty profile sent over OTLP", kind, st.Type)
-					}
-					continue
-				}
-				if len(got) != 1 {
-					t.Errorf("%s %s at %v: %d copies at the Collector, want 1", kind, st.Type, time.Unix(0, p.TimeNanos), len(got))
-					continue
-				}
-				if got[0].Duration != time.Duration(p.DurationNanos) {
-					t.Errorf("%s: Collector duration %v, directory %v", kind, got[0].Duration, time.Duration(p.DurationNanos))
-				}
-				if a, b := got[0].Samples, exporttest.PprofSamples(p, ti); !maps.Equal(a, b) {
-					t.Errorf("%s %s: the Collector's samples differ from the directory's:\n%v\n%v", kind, st.Type, a, b)
-				}
-			}
-		}
+	problems, n := exporttest.Compare(dir, pyro, otlp)
+	for _, p := range problems {
+		t.Error(p)
 	}
-	if n == 0 || len(pyro) != n {
-		t.Errorf("%d profiles in the directory, %d at Pyroscope", n, len(pyro))
+	if n == 0 {
+		t.Error("no profile in the directory")
 	}
-	t.Logf("%s: %d profiles: directory, Pyroscope and the Collector agree (%d OTLP profiles)", rt.Name, n, len(otlp))
+	t.Logf("%s: %d profiles: directory, Pyroscope and the Collector compared (%d OTLP profiles), %d problems", rt.Name, n, len(otlp), len(problems))
 }
 
 type profs = map[string][]*profile.Profile
