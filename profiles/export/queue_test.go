@@ -195,3 +195,24 @@ func TestRetryAfterHeader(t *testing.T) {
 		}
 	}
 }
+
+func TestPartialSuccess(t *testing.T) {
+	c := &scripted{script: []error{&PartialError{Rejected: 2, Message: "bad sample"}}}
+	var logs []string
+	var mu sync.Mutex
+	e := newExporter(c, Options{Logf: func(f string, a ...any) {
+		mu.Lock()
+		logs = append(logs, fmt.Sprintf(f, a...))
+		mu.Unlock()
+	}}, &fakeClock{})
+	e.Enqueue(&Profile{Name: "a"})
+	if err := e.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := e.Stats()
+	mu.Lock()
+	defer mu.Unlock()
+	if st.PartlyRejected != 2 || st.Retries != 0 || c.calls != 1 || len(logs) != 1 {
+		t.Errorf("stats %+v, %d calls, logs %q", st, c.calls, logs)
+	}
+}

@@ -115,6 +115,10 @@ func (p *contprof) flushExports() {
 	wg.Wait()
 	for _, e := range p.exporters {
 		s := e.Stats()
-		logf("%s", fmt.Sprintf("export to %s: sent=%d dropped=%d rejected=%d lost=%d retries=%d", e, s.Sent, s.Dropped, s.Rejected, s.Lost, s.Retries))
+		line := fmt.Sprintf("export to %s: sent=%d dropped=%d rejected=%d lost=%d retries=%d", e, s.Sent, s.Dropped, s.Rejected, s.Lost, s.Retries)
+		if s.PartlyRejected > 0 {
+			line += fmt.Sprintf(" partly-rejected=%d", s.PartlyRejected)
+		}
+		logf("%s", line)
 	}
 }
