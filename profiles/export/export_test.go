@@ -271,4 +271,3 @@ func TestOTLP(t *testing.T) {
 		})
 	}
 }
-

@@ -141,7 +141,7 @@ type Stats struct {
 	// PartlyRejected counts what the backend said it rejected of
 	// requests it accepted (PartialError)
 	PartlyRejected int64
-	Queued   int   // waiting now
+	Queued         int // waiting now
 }
 
 type clock interface {
