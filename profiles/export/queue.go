@@ -180,6 +180,9 @@ type Exporter struct {
 	wake       chan struct{}
 	closing    chan struct{}
 	flushCtx   context.Context
+	// abort cancels the request in flight when Shutdown's bound runs out
+	abortCtx context.Context
+	abort    context.CancelFunc
 	done       chan struct{}
 	closeOnce  sync.Once
 }
@@ -192,6 +195,7 @@ func New(c Client, o Options) *Exporter {
 func newExporter(c Client, o Options, clk clock) *Exporter {
 	o.defaults()
 	e := &Exporter{c: c, o: o, clk: clk, wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
+	e.abortCtx, e.abort = context.WithCancel(context.Background())
 	go e.run()
 	return e
 }
@@ -257,8 +261,10 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 	select {
 	case <-e.done:
 	case <-ctx.Done():
-		<-e.done // the sender's request is cancelled by ctx: it ends at once
+		e.abort() // the request in flight, if any, ends at once
+		<-e.done
 	}
+	e.abort()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if n := len(e.q); n > 0 {
@@ -309,11 +315,7 @@ func (e *Exporter) run() {
 		e.mu.Unlock()
 
 		batch = withNotes(batch, notes)
-		parent := context.Background()
-		if flush != nil {
-			parent = flush
-		}
-		ctx, cancel := context.WithTimeout(parent, e.o.Timeout)
+		ctx, cancel := context.WithTimeout(e.abortCtx, e.o.Timeout)
 		err := e.c.Send(ctx, batch)
 		cancel()
 
