@@ -443,3 +443,80 @@ func FromOTLP(r *collectorv1.ExportProfilesServiceRequest) []Received {
 	}
 	return out
 }
+
+// Compare checks the copies of a profiler's run: dir holds the
+// directory's profiles by kind; pyro what Pyroscope received (each
+// profile once, its __name__ the kind, its time range and samples the
+// directory's); otlp what the Collector received (each sample type of
+// each non-empty profile once, profile.name the kind, same time range and
+// samples). It returns what differs, and how many profiles it compared.
+func Compare(dir map[string][]*profile.Profile, pyro, otlp []Received) (problems []string, n int) {
+	type key struct {
+		kind  string
+		start int64
+	}
+	pyroBy := map[key][]Received{}
+	for _, r := range pyro {
+		k := key{r.Labels["__name__"], r.Start.UnixNano()}
+		pyroBy[k] = append(pyroBy[k], r)
+	}
+	otlpBy := map[key][]Received{}
+	for _, r := range otlp {
+		k := key{r.Labels["profile.name"] + "/" + r.SampleType, r.Start.UnixNano()}
+		otlpBy[k] = append(otlpBy[k], r)
+	}
+	bad := func(f string, a ...any) { problems = append(problems, fmt.Sprintf(f, a...)) }
+	equal := func(a, b Samples) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		for k, v := range a {
+			if w, ok := b[k]; !ok || w != v {
+				return false
+			}
+		}
+		return true
+	}
+	for kind, ps := range dir {
+		for _, p := range ps {
+			n++
+			at := time.Unix(0, p.TimeNanos).UTC().Format(time.RFC3339Nano)
+			got := pyroBy[key{kind, p.TimeNanos}]
+			if len(got) != 1 {
+				bad("%s at %s: %d copies at Pyroscope, want 1", kind, at, len(got))
+			} else {
+				if got[0].Duration != time.Duration(p.DurationNanos) {
+					bad("%s at %s: Pyroscope's duration %v, the directory's %v", kind, at, got[0].Duration, time.Duration(p.DurationNanos))
+				}
+				for ti := range p.SampleType {
+					if !equal(PprofSamples(got[0].Pprof, ti), PprofSamples(p, ti)) {
+						bad("%s at %s: Pyroscope's samples of type %d differ from the directory's", kind, at, ti)
+					}
+				}
+			}
+			for ti, st := range p.SampleType {
+				got := otlpBy[key{kind + "/" + st.Type + "/" + st.Unit, p.TimeNanos}]
+				if len(p.Sample) == 0 { // not sent over OTLP
+					if len(got) != 0 {
+						bad("%s %s at %s: an empty profile sent over OTLP", kind, st.Type, at)
+					}
+					continue
+				}
+				if len(got) != 1 {
+					bad("%s %s at %s: %d copies at the Collector, want 1", kind, st.Type, at, len(got))
+					continue
+				}
+				if got[0].Duration != time.Duration(p.DurationNanos) {
+					bad("%s %s at %s: the Collector's duration %v, the directory's %v", kind, st.Type, at, got[0].Duration, time.Duration(p.DurationNanos))
+				}
+				if !equal(got[0].Samples, PprofSamples(p, ti)) {
+					bad("%s %s at %s: the Collector's samples differ from the directory's", kind, st.Type, at)
+				}
+			}
+		}
+	}
+	if len(pyro) != n {
+		bad("%d profiles in the directory, %d at Pyroscope", n, len(pyro))
+	}
+	return problems, n
+}

@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -68,16 +67,6 @@ func resource(t testing.TB) export.Resource {
 		t.Fatal(err)
 	}
 	return r
-}
-
-func waitFor(t testing.TB, d time.Duration, what string, f func() bool) {
-	deadline := time.Now().Add(d)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 type sent struct {
@@ -282,5 +271,3 @@ func TestOTLP(t *testing.T) {
 		})
 	}
 }
-
-var _ sync.Mutex

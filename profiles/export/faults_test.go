@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -221,7 +224,7 @@ func TestPyroscopeFaults(t *testing.T) {
 			if n <= 2 {
 				select {
 				case <-r.Context().Done():
-				case <-time.After(30 * time.Second):
+				case <-time.After(2 * time.Second): // the client gave up long before (its timeout: 300 ms)
 				}
 				return true
 			}
@@ -254,6 +257,91 @@ func TestPyroscopeFaults(t *testing.T) {
 			checkPyroscope(t, srv.Received(), want, nil)
 			st := e.Stats()
 			t.Logf("stats %+v, %d requests", st, srv.Requests())
+			if st.Retries == 0 {
+				t.Errorf("no retries: %+v", st)
+			}
+			if tc.name == "429-retry-after" {
+				mu.Lock()
+				defer mu.Unlock()
+				if gap := times[1].Sub(times[0]); gap < 900*time.Millisecond {
+					t.Errorf("retried %v after a 429 with Retry-After: 1", gap)
+				}
+			}
+		})
+	}
+}
+
+// The same faults in front of the Collector's HTTP receiver (a reverse
+// proxy answers 500, 429 with Retry-After, or hangs, then passes the
+// requests on): the profiles arrive once it answers, exactly once.
+func TestOTLPHTTPFaults(t *testing.T) {
+	col := exporttest.StartCollector(t)
+	target, _ := url.Parse("http://" + col.HTTPAddr)
+	for _, tc := range []struct {
+		name  string
+		fault func(n int, w http.ResponseWriter, r *http.Request) bool
+	}{
+		{"500", func(n int, w http.ResponseWriter, r *http.Request) bool {
+			if n <= 2 {
+				http.Error(w, "boom", http.StatusInternalServerError)
+				return true
+			}
+			return false
+		}},
+		{"429-retry-after", func(n int, w http.ResponseWriter, r *http.Request) bool {
+			if n <= 1 {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "slow down", http.StatusTooManyRequests)
+				return true
+			}
+			return false
+		}},
+		{"hang", func(n int, w http.ResponseWriter, r *http.Request) bool {
+			if n <= 1 {
+				select {
+				case <-r.Context().Done():
+				case <-time.After(2 * time.Second): // the client gave up long before (its timeout: 300 ms)
+				}
+				return true
+			}
+			return false
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var n int
+			var times []time.Time
+			proxy := httputil.NewSingleHostReverseProxy(target)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				n++
+				k := n
+				times = append(times, time.Now())
+				mu.Unlock()
+				if tc.fault(k, w, r) {
+					return
+				}
+				proxy.ServeHTTP(w, r)
+			}))
+			defer srv.Close()
+			before, _ := col.Received()
+			c, err := export.NewOTLP(export.OTLPOptions{Endpoint: srv.URL + "/v1development/profiles", Gzip: true, Resource: resource(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := export.New(c, opts(t, func(o *export.Options) { o.Timeout = 300 * time.Millisecond; o.MaxBatch = 3 }))
+			want := map[string]sent{}
+			enqueuePeriods(t, e, 1, 1, want)
+			if err := shutdown(t, e, 10*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			got, err := col.Received()
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkOTLP(t, got[len(before):], want)
+			st := e.Stats()
+			t.Logf("stats %+v", st)
 			if st.Retries == 0 {
 				t.Errorf("no retries: %+v", st)
 			}

@@ -74,7 +74,9 @@ type OTLPOptions struct {
 // request, under one resource (OTLPOptions.Resource) and the scope
 // ScopeName; the samples' labels become attributes, but trace_id and
 // span_id together become the sample's link, and the pprof comments the
-// profile's attribute pprof.profile.comment.
+// profile's attribute pprof.profile.comment. A profile without samples is
+// not sent (the Collector's receiver drops a request without samples
+// anyway).
 type OTLP struct {
 	o    OTLPOptions
 	grpc collectorv1.ProfilesServiceClient
@@ -178,8 +180,8 @@ func (c *OTLP) Request(batch []*Profile) (*collectorv1.ExportProfilesServiceRequ
 // Send exports batch in one request.
 func (c *OTLP) Send(ctx context.Context, batch []*Profile) error {
 	req, err := c.Request(batch)
-	if err != nil && len(req.ResourceProfiles[0].ScopeProfiles[0].Profiles) == 0 {
-		return err // nothing to send: permanent
+	if len(req.ResourceProfiles[0].ScopeProfiles[0].Profiles) == 0 {
+		return err // nothing to send: permanent if not pprof, done if empty
 	}
 	if c.grpc != nil {
 		return c.sendGRPC(ctx, req)
@@ -199,9 +201,9 @@ func (c *OTLP) sendGRPC(ctx context.Context, req *collectorv1.ExportProfilesServ
 	}
 	var trailer metadata.MD
 	opts = append(opts, grpc.Trailer(&trailer))
-	_, err := c.grpc.Export(ctx, req, opts...)
+	resp, err := c.grpc.Export(ctx, req, opts...)
 	if err == nil {
-		return nil
+		return partial(resp)
 	}
 	switch status.Code(err) {
 	case codes.Unavailable, codes.ResourceExhausted, codes.DeadlineExceeded, codes.Aborted,
@@ -247,9 +249,21 @@ func (c *OTLP) sendHTTP(ctx context.Context, req *collectorv1.ExportProfilesServ
 	rb, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	switch {
 	case resp.StatusCode/100 == 2:
-		return nil
+		var r collectorv1.ExportProfilesServiceResponse
+		if proto.Unmarshal(rb, &r) != nil {
+			return nil // accepted; an unreadable answer says nothing more
+		}
+		return partial(&r)
 	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusRequestTimeout, resp.StatusCode >= 500:
 		return Retry(fmt.Errorf("OTLP HTTP %s", resp.Status), retryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
 	return fmt.Errorf("OTLP HTTP %s: %q", resp.Status, rb)
+}
+
+// partial is a PartialError if the response says profiles were rejected.
+func partial(r *collectorv1.ExportProfilesServiceResponse) error {
+	if ps := r.GetPartialSuccess(); ps != nil && (ps.RejectedProfiles > 0 || ps.ErrorMessage != "") {
+		return &PartialError{Rejected: ps.RejectedProfiles, Message: ps.ErrorMessage}
+	}
+	return nil
 }

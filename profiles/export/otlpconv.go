@@ -203,9 +203,12 @@ const (
 )
 
 // toOTLP converts the pprof profile pp into OTLP profiles, one per sample
-// type (the OTLP profile has one), into d. name becomes the profiles'
+// type (the OTLP profile has one), into d; none if pp has no samples. name becomes the profiles'
 // profile.name attribute.
 func toOTLP(d *dict, name string, pp *profile.Profile) []*profilesv1.Profile {
+	if len(pp.Sample) == 0 {
+		return nil
+	}
 	var common []int32
 	if name != "" {
 		common = append(common, d.attr(AttrProfileName, strValue(name), ""))

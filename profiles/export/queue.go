@@ -24,7 +24,8 @@ type Profile struct {
 	// and to a file.
 	Pprof []byte
 	// Labels are labels of this profile's series besides the resource's
-	// (optional).
+	// (optional): Pyroscope's series labels; for OTLP, attributes of
+	// every sample.
 	Labels map[string]string
 }
 
@@ -49,6 +50,19 @@ type RetryError struct {
 
 func (e *RetryError) Error() string { return e.Err.Error() }
 func (e *RetryError) Unwrap() error { return e.Err }
+
+// PartialError is what a Client returns when the backend accepted a
+// request but said it rejected part of it (OTLP's partial success): the
+// batch is not retried, and the rejected items are counted apart
+// (Stats.PartlyRejected) and logged.
+type PartialError struct {
+	Rejected int64 // items the backend rejected (OTLP: profiles, one per sample type)
+	Message  string
+}
+
+func (e *PartialError) Error() string {
+	return fmt.Sprintf("%d rejected: %s", e.Rejected, e.Message)
+}
 
 // Retry wraps err as a RetryError.
 func Retry(err error, after time.Duration) error { return &RetryError{Err: err, After: after} }
@@ -124,7 +138,10 @@ type Stats struct {
 	Rejected int64 // dropped because the backend refused them for good
 	Lost     int64 // still queued when Shutdown's bound ran out
 	Retries  int64 // failed requests retried
-	Queued   int   // waiting now
+	// PartlyRejected counts what the backend said it rejected of
+	// requests it accepted (PartialError)
+	PartlyRejected int64
+	Queued         int // waiting now
 }
 
 type clock interface {
@@ -163,6 +180,9 @@ type Exporter struct {
 	wake       chan struct{}
 	closing    chan struct{}
 	flushCtx   context.Context
+	// abort cancels the request in flight when Shutdown's bound runs out
+	abortCtx context.Context
+	abort    context.CancelFunc
 	done       chan struct{}
 	closeOnce  sync.Once
 }
@@ -175,6 +195,7 @@ func New(c Client, o Options) *Exporter {
 func newExporter(c Client, o Options, clk clock) *Exporter {
 	o.defaults()
 	e := &Exporter{c: c, o: o, clk: clk, wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
+	e.abortCtx, e.abort = context.WithCancel(context.Background())
 	go e.run()
 	return e
 }
@@ -240,8 +261,10 @@ func (e *Exporter) Shutdown(ctx context.Context) error {
 	select {
 	case <-e.done:
 	case <-ctx.Done():
-		<-e.done // the sender's request is cancelled by ctx: it ends at once
+		e.abort() // the request in flight, if any, ends at once
+		<-e.done
 	}
+	e.abort()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if n := len(e.q); n > 0 {
@@ -292,16 +315,20 @@ func (e *Exporter) run() {
 		e.mu.Unlock()
 
 		batch = withNotes(batch, notes)
-		parent := context.Background()
-		if flush != nil {
-			parent = flush
-		}
-		ctx, cancel := context.WithTimeout(parent, e.o.Timeout)
+		ctx, cancel := context.WithTimeout(e.abortCtx, e.o.Timeout)
 		err := e.c.Send(ctx, batch)
 		cancel()
 
+		var pe *PartialError
+		partial := errors.As(err, &pe)
+		if partial {
+			err = nil
+		}
 		e.mu.Lock()
 		e.inflight = 0
+		if partial {
+			e.st.PartlyRejected += pe.Rejected
+		}
 		var re *RetryError
 		retry := err != nil && errors.As(err, &re)
 		if err == nil || !retry {
@@ -325,6 +352,9 @@ func (e *Exporter) run() {
 		queued := len(e.q)
 		e.mu.Unlock()
 
+		if partial {
+			e.o.Logf("export to %s: the backend rejected part of a request: %v", e.c, pe)
+		}
 		switch {
 		case err == nil:
 			if failing > 0 {

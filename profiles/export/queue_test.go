@@ -195,3 +195,50 @@ func TestRetryAfterHeader(t *testing.T) {
 		}
 	}
 }
+
+func TestPartialSuccess(t *testing.T) {
+	c := &scripted{script: []error{&PartialError{Rejected: 2, Message: "bad sample"}}}
+	var logs []string
+	var mu sync.Mutex
+	e := newExporter(c, Options{Logf: func(f string, a ...any) {
+		mu.Lock()
+		logs = append(logs, fmt.Sprintf(f, a...))
+		mu.Unlock()
+	}}, &fakeClock{})
+	e.Enqueue(&Profile{Name: "a"})
+	if err := e.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := e.Stats()
+	mu.Lock()
+	defer mu.Unlock()
+	if st.PartlyRejected != 2 || st.Retries != 0 || c.calls != 1 || len(logs) != 1 {
+		t.Errorf("stats %+v, %d calls, logs %q", st, c.calls, logs)
+	}
+}
+
+// A request already in flight when Shutdown is called ends at Shutdown's
+// bound, not at the request's own (longer) timeout.
+func TestShutdownCancelsInFlight(t *testing.T) {
+	c := &blocking{release: make(chan struct{})}
+	e := newExporter(c, Options{Timeout: time.Hour}, realClock{})
+	e.Enqueue(&Profile{Name: "a"})
+	for e.inflightNow() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	done := make(chan error)
+	go func() { done <- e.Shutdown(ctx) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("Shutdown reported no loss")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Shutdown waited for the request in flight past its bound")
+	}
+	if st := e.Stats(); st.Lost != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}
