@@ -3,9 +3,13 @@ package main
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
+	"sort"
+	"strings"
 	"sync"
 
+	"go.opentelemetry.io/collector/client"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer"
@@ -19,14 +23,23 @@ import (
 // same receiver (same config: the factory shares one receiver, so the
 // same servers): every trace export request it accepts is appended to path
 // as a 4-byte big-endian length and the request re-encoded by the
-// Collector's pdata (ptraceotlp.ExportRequest.MarshalProto).
+// Collector's pdata (ptraceotlp.ExportRequest.MarshalProto). It turns on
+// the receiver's include_metadata, and appends the request headers of
+// every accepted trace request to path+".headers", one line per request:
+// key=value pairs, sorted, separated by spaces (keys lower-case).
 func startTraces(factory receiver.Factory, cfg *otlpreceiver.Config, set receiver.Settings, path string) (component.Component, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
+	hf, err := os.OpenFile(path+".headers", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Protocols.GRPC.GetOrInsertDefault().IncludeMetadata = true
+	cfg.Protocols.HTTP.GetOrInsertDefault().ServerConfig.IncludeMetadata = true
 	var mu sync.Mutex
-	sink, err := consumer.NewTraces(func(_ context.Context, td ptrace.Traces) error {
+	sink, err := consumer.NewTraces(func(ctx context.Context, td ptrace.Traces) error {
 		b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
 		if err != nil {
 			return err
@@ -35,7 +48,16 @@ func startTraces(factory receiver.Factory, cfg *otlpreceiver.Config, set receive
 		defer mu.Unlock()
 		var n [4]byte
 		binary.BigEndian.PutUint32(n[:], uint32(len(b)))
-		_, err = f.Write(append(n[:], b...))
+		if _, err = f.Write(append(n[:], b...)); err != nil {
+			return err
+		}
+		md := client.FromContext(ctx).Metadata
+		var kv []string
+		for k := range md.Keys() {
+			kv = append(kv, strings.ToLower(k)+"="+strings.Join(md.Get(k), ","))
+		}
+		sort.Strings(kv)
+		_, err = fmt.Fprintln(hf, strings.Join(kv, " "))
 		return err
 	}, consumer.WithCapabilities(consumer.Capabilities{}))
 	if err != nil {

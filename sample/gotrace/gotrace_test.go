@@ -194,7 +194,7 @@ func readLines(t *testing.T, path string) []callLine {
 // its parent, attributes, exception status and event; the resource
 // carries OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, the process and the
 // .NET runtime's version; the JSON lines match the spans; the app's output
-// is unchanged.
+// is unchanged; every request carried OTEL_EXPORTER_OTLP_HEADERS.
 func TestGotraceOTLP(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/gotrace")
 	app := harness.CompileCS(t, []string{"testdata/traced.cs"}, "")
@@ -230,6 +230,18 @@ func TestGotraceOTLP(t *testing.T) {
 				res.MustStderrContain(t, "gotrace: instrumented 7 methods\n",
 					fmt.Sprintf("gotrace: spans: %d ended, %d exported, 0 dropped (queue full), 0 not delivered at shutdown; 0 export attempts failed", total, total))
 				spans, resources := waitSpans(t, c, total)
+				hdrs, err := c.TraceHeaders()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(hdrs) == 0 {
+					t.Error("no request headers recorded")
+				}
+				for _, h := range hdrs {
+					if !strings.Contains(" "+h+" ", " x-test=1 ") {
+						t.Errorf("a request without OTEL_EXPORTER_OTLP_HEADERS' x-test=1: %s", h)
+					}
+				}
 				checkSpans(t, spans, readLines(t, out))
 				if len(resources) == 0 {
 					t.Fatal("no resource")
