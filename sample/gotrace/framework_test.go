@@ -55,3 +55,25 @@ func TestGotraceFramework(t *testing.T) {
 		}
 	})
 }
+
+// TestGotraceBadTarget: a malformed target is reported with its position
+// and the application runs as without the tracer (newest runtime).
+func TestGotraceBadTarget(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./sample/gotrace")
+	app := harness.CompileCS(t, []string{"testdata/traced.cs"}, "")
+	rts, err := harness.Runtimes()
+	if err != nil || len(rts) == 0 {
+		t.Fatalf("runtimes: %v", err)
+	}
+	rt := rts[len(rts)-1]
+	base := harness.Run(t, rt, app, harness.RunOptions{})
+	base.MustSucceed(t)
+	res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+		Env: []string{"GOTRACE_TARGETS=traced!Traced.Orders:Total"}})
+	res.MustSucceed(t)
+	if res.Stdout != base.Stdout {
+		t.Errorf("output changed:\n%s\n--- without the profiler:\n%s", res.Stdout, base.Stdout)
+	}
+	res.MustStderrContain(t, `gotrace: instr: target "traced!Traced.Orders:Total": position`)
+	res.MustStderrNotContain(t, "gotrace: instrumented")
+}
