@@ -102,9 +102,13 @@
 //   - Precompiled code: methods of a ReadyToRun image (the framework:
 //     System.Private.CoreLib, System.Linq, ...) run their precompiled code
 //     without a JIT compilation. With [Config].ReJIT, the Instrumenter asks
-//     for a ReJIT of the matched methods of such a module when it loads,
-//     and hands the wrapped body in GetReJITParameters; tiered compilation
-//     then recompiles the wrapped IL. [Instrumenter.WaitReJIT] waits for
+//     for a ReJIT of the matched methods of such a module, and hands the
+//     wrapped body in GetReJITParameters; tiered compilation then
+//     recompiles the wrapped IL. The request is made when the module
+//     loads if the helper can be resolved by then, else as soon as it can
+//     (Config.Ready; by default, once the first module that is not
+//     precompiled, the app's, has loaded: requests made while the runtime
+//     starts crashed .NET Core 2.1). [Instrumenter.WaitReJIT] waits for
 //     those requests to be accepted.
 //   - Later: [Instrumenter.AddRule] adds targets at run time and
 //     [Instrumenter.InstrumentLoaded] scans the modules loaded before an

@@ -12,7 +12,7 @@ import (
 	"github.com/clrprof/clrprof/profiler"
 )
 
-// tracer wraps the methods of Shop.Orders and String.Join with the
+// targetTracer wraps the methods of Shop.Orders and String.Join with the
 // integration Tracing.Hooks of Tracing.dll, a helper assembly installed
 // beside the app:
 //
@@ -22,12 +22,12 @@ import (
 //	        public static void End(int id, object state, object returnValue, object exception) { ... }
 //	    }
 //	}
-type tracer struct {
+type targetTracer struct {
 	profiler.Base
 	in *instr.Instrumenter
 }
 
-func (p *tracer) Initialize(info *profiler.Info) error {
+func (p *targetTracer) Initialize(info *profiler.Info) error {
 	targets, err := target.ParseList("Shop!Shop.Orders::*, System.Private.CoreLib!System.String::Join(System.String, System.String[])")
 	if err != nil {
 		return err // names the target and the position
@@ -45,38 +45,38 @@ func (p *tracer) Initialize(info *profiler.Info) error {
 	return info.SetEventMask(p.in.EventMask())
 }
 
-func (p *tracer) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) error {
+func (p *targetTracer) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) error {
 	return p.in.ModuleLoadFinished(m, hr)
 }
 
-func (p *tracer) ModuleUnloadStarted(m profiler.ModuleID) error {
+func (p *targetTracer) ModuleUnloadStarted(m profiler.ModuleID) error {
 	return p.in.ModuleUnloadStarted(m)
 }
 
-func (p *tracer) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
+func (p *targetTracer) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
 	return p.in.JITCompilationStarted(f, safe)
 }
 
-func (p *tracer) JITInlining(caller, callee profiler.FunctionID) (bool, error) {
+func (p *targetTracer) JITInlining(caller, callee profiler.FunctionID) (bool, error) {
 	return p.in.JITInlining(caller, callee)
 }
 
-func (p *tracer) GetReJITParameters(m profiler.ModuleID, method metadata.Token, fc *profiler.FunctionControl) error {
+func (p *targetTracer) GetReJITParameters(m profiler.ModuleID, method metadata.Token, fc *profiler.FunctionControl) error {
 	return p.in.GetReJITParameters(m, method, fc)
 }
 
-func (p *tracer) ReJITError(m profiler.ModuleID, method metadata.Token, f profiler.FunctionID, hr profiler.HRESULT) error {
+func (p *targetTracer) ReJITError(m profiler.ModuleID, method metadata.Token, f profiler.FunctionID, hr profiler.HRESULT) error {
 	return p.in.ReJITError(m, method, f, hr)
 }
 
-func (p *tracer) Shutdown() error {
+func (p *targetTracer) Shutdown() error {
 	r := p.in.Report()
-	fmt.Fprintf(os.Stderr, "tracer: %d methods instrumented\n", len(r.Instrumented))
+	fmt.Fprintf(os.Stderr, "targetTracer: %d methods instrumented\n", len(r.Instrumented))
 	for _, f := range r.Failed {
-		fmt.Fprintf(os.Stderr, "tracer: not instrumented: %s\n", f) // name: reason
+		fmt.Fprintf(os.Stderr, "targetTracer: not instrumented: %s\n", f) // name: reason
 	}
 	for _, t := range r.Unmatched {
-		fmt.Fprintf(os.Stderr, "tracer: no method matched %s\n", t)
+		fmt.Fprintf(os.Stderr, "targetTracer: no method matched %s\n", t)
 	}
 	return nil
 }
@@ -85,5 +85,5 @@ func (p *tracer) Shutdown() error {
 // End methods of a managed integration; the profiler forwards it the
 // callbacks it needs.
 func ExampleNew() {
-	_ = profiler.Register("{8C1F4A2E-5B3D-4E6F-9A71-2D0C8B6E4F13}", &tracer{})
+	_ = profiler.Register("{8C1F4A2E-5B3D-4E6F-9A71-2D0C8B6E4F13}", &targetTracer{})
 }

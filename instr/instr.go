@@ -33,6 +33,11 @@ type Config struct {
 	// other first-JIT edits, such as injecting the code that loads the
 	// helper assembly. It reports whether it changed the body.
 	Prepare ilrw.RewriteFunc
+	// Preparing, when set, tells whether Prepare still wants to see
+	// methods: while it answers false, a method that is not a target is
+	// not offered to Prepare, which saves decoding its body at every JIT
+	// compilation.
+	Preparing func() bool
 	// ReJIT enables ReJIT (the event mask's EnableReJIT, which must be set
 	// at Initialize): needed to instrument precompiled (ReadyToRun)
 	// methods, methods compiled before their target was added
@@ -521,7 +526,7 @@ func (in *Instrumenter) JITCompilationStarted(f profiler.FunctionID, _ bool) err
 	in.mu.Lock()
 	e := in.entries[k]
 	in.mu.Unlock()
-	if e == nil && in.cfg.Prepare == nil {
+	if e == nil && (in.cfg.Prepare == nil || (in.cfg.Preparing != nil && !in.cfg.Preparing())) {
 		return nil
 	}
 	if err := in.rw.Rewrite(fi.ModuleID, fi.Token); err != nil && e != nil {

@@ -21,9 +21,9 @@ var systemNames = map[metadata.ElementType]string{
 	metadata.ElementTypeU: "System.UIntPtr", metadata.ElementTypeTypedbyref: "System.TypedReference",
 }
 
-// typeNamer resolves the name of a TypeDef or TypeRef token; *metadata.Import2
-// is one.
-type typeNamer interface {
+// TypeNamer names the types a signature refers to by token (TypeDef,
+// TypeRef, TypeSpec); *metadata.Import2 is one.
+type TypeNamer interface {
 	TypeDefName(td metadata.Token) (string, error)
 	TypeRefName(tr metadata.Token) (string, error)
 	TypeSpec(ts metadata.Token) ([]byte, error)
@@ -34,13 +34,13 @@ type typeNamer interface {
 // or [,] for arrays, * for pointers, & for by-ref, [A,B] after a generic
 // type for its arguments, and !N / !!N for the type's and the method's
 // generic parameters. Custom modifiers are left out. n names type tokens.
-func ParamName(n typeNamer, t *metadata.Type) string {
+func ParamName(n TypeNamer, t *metadata.Type) string {
 	var sb strings.Builder
 	writeParam(&sb, n, t, 0)
 	return sb.String()
 }
 
-func paramNames(n typeNamer, sig *metadata.MethodSig) []string {
+func paramNames(n TypeNamer, sig *metadata.MethodSig) []string {
 	out := make([]string, len(sig.Params))
 	for i, p := range sig.Params {
 		out[i] = ParamName(n, p)
@@ -48,7 +48,7 @@ func paramNames(n typeNamer, sig *metadata.MethodSig) []string {
 	return out
 }
 
-func writeParam(sb *strings.Builder, n typeNamer, t *metadata.Type, depth int) {
+func writeParam(sb *strings.Builder, n TypeNamer, t *metadata.Type, depth int) {
 	if t == nil || depth > 64 {
 		sb.WriteString("?")
 		return
@@ -99,7 +99,7 @@ func writeParam(sb *strings.Builder, n typeNamer, t *metadata.Type, depth int) {
 	}
 }
 
-func tokenName(n typeNamer, tok metadata.Token, depth int) string {
+func tokenName(n TypeNamer, tok metadata.Token, depth int) string {
 	var name string
 	var err error
 	switch metadata.TokenType(tok.Table()) {

@@ -44,6 +44,7 @@ type prof struct {
 	namesMu    sync.Mutex
 	jitNames   map[[2]uint64]string // (module, token) -> the profiler's name at JITCompilationStarted
 	namesAgree int
+	prepared   atomic.Int64 // INSTRPROF_COUNT_PREPARE: methods offered to Prepare that are no targets
 }
 
 var integ = instr.Integration{
@@ -78,6 +79,23 @@ func (p *prof) Initialize(info *profiler.Info) error {
 	}
 	if os.Getenv("INSTRPROF_TAIL") == "1" {
 		cfg.Prepare = addTail
+	}
+	if os.Getenv("INSTRPROF_COUNT_PREPARE") != "" {
+		// Count the methods Prepare is offered that are no targets; with
+		// INSTRPROF_COUNT_PREPARE=quiet, Preparing says no more.
+		next := cfg.Prepare
+		cfg.Prepare = func(m *ilrw.Method) (bool, error) {
+			if _, ok := p.in.Lookup(m.ModuleID, m.Token); !ok {
+				p.prepared.Add(1)
+			}
+			if next != nil {
+				return next(m)
+			}
+			return false, nil
+		}
+		if os.Getenv("INSTRPROF_COUNT_PREPARE") == "quiet" {
+			cfg.Preparing = func() bool { return false }
+		}
 	}
 	if os.Getenv("INSTRPROF_NAMES") == "1" {
 		next := cfg.Prepare
@@ -275,6 +293,9 @@ func (p *prof) Shutdown() error {
 	}
 	for _, t := range r.Unmatched {
 		logf("unmatched %s", t)
+	}
+	if os.Getenv("INSTRPROF_COUNT_PREPARE") != "" {
+		logf("prepare saw %d methods that are no targets", p.prepared.Load())
 	}
 	if os.Getenv("INSTRPROF_NAMES") == "1" {
 		p.namesMu.Lock()
