@@ -60,6 +60,9 @@ type Delivery struct {
 	sizes  []int
 	off    bool
 	loaded atomic.Bool
+	// settled: the loader is injected, or Prepare gave up; Prepare wants
+	// no more methods.
+	settled atomic.Bool
 
 	mu       sync.Mutex
 	injected bool   // the loader call is in place
@@ -236,8 +239,12 @@ func (d *Delivery) Prepare(m *ilrw.Method) (bool, error) {
 	d.tries++
 	if err := d.inject(m); err != nil {
 		d.err = fmt.Errorf("instr: injecting the helper loader into %s: %w", m.Name(), err)
+		if d.tries >= maxHostTries {
+			d.settled.Store(true)
+		}
 		return false, d.err
 	}
+	d.settled.Store(true)
 	d.injected, d.host, d.hostMod, d.hostTok = true, hostName(m.Name()), m.ModuleID, m.Token
 	d.err = errors.New("instr: helper loader injected into " + d.host + " but not run yet")
 	return true, nil
@@ -340,12 +347,13 @@ func (d *Delivery) ErrorSink() *ErrorSink {
 
 // Configure sets what cfg needs for the helpers this Delivery brings:
 // Prepare (the loader injection, run before any Prepare already set),
-// Ready, Errors when unset, and ReJIT (targets compiled before the helpers
+// Preparing, Ready, Errors when unset, and ReJIT (targets compiled before the helpers
 // were loaded, the loader's host among them, are instrumented through
 // ReJIT). Call (*Instrumenter).HelperReady from OnLoaded once the
 // Instrumenter exists.
 func (d *Delivery) Configure(cfg *Config) {
-	if prev := cfg.Prepare; prev != nil {
+	prev := cfg.Prepare
+	if prev != nil {
 		cfg.Prepare = func(m *ilrw.Method) (bool, error) {
 			c1, err := d.Prepare(m)
 			if err != nil {
@@ -362,4 +370,17 @@ func (d *Delivery) Configure(cfg *Config) {
 		cfg.Errors = d.ErrorSink()
 	}
 	cfg.ReJIT = true
+	// Preparing: the Instrumenter offers methods that are not targets to
+	// Prepare only while the loader still needs a host (else each would be
+	// decoded for nothing), unless a Prepare of the caller's wants them.
+	if prev == nil {
+		cfg.Preparing = d.preparing
+	} else if pp := cfg.Preparing; pp != nil {
+		cfg.Preparing = func() bool { return d.preparing() || pp() }
+	}
+}
+
+// preparing reports whether Prepare still looks for a host.
+func (d *Delivery) preparing() bool {
+	return !d.off && !d.loaded.Load() && !d.settled.Load()
 }

@@ -89,6 +89,11 @@ func TestAutotrace(t *testing.T) {
 			if c.DurNs < 0 || c.StartNs < 0 || c.Thread <= 0 {
 				t.Errorf("line %q: negative time or no thread", l)
 			}
+			// start_ns counts from the profiler's start (CLOCK_MONOTONIC on
+			// both sides): within the process's lifetime.
+			if c.StartNs+c.DurNs > res.Duration.Nanoseconds() {
+				t.Errorf("line %q: ends after the process did (%v)", l, res.Duration)
+			}
 		}
 		// The main thread's calls come first (.ctor); the four workers call
 		// Price 500 times each at depth 1.

@@ -39,6 +39,14 @@
 //	CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER={5C1F0B7E-3A64-4D28-9E51-8B7A2D6C4F13} \
 //	CORECLR_PROFILER_PATH=$PWD/libautotrace.so AUTOTRACE_TARGETS='app!*::*' dotnet app.dll
 //
+// Cost: each traced call takes two timestamps and, in summary mode, two
+// interlocked adds in the profiler's memory; in per-call mode a call into
+// the profiler library (a Go //export, through a delegate) formats and
+// buffers the line under a lock. With every method of mcs.exe traced in
+// summary mode (46 million calls), compiling soak's 200-class program took
+// 5.2 times the CPU time of the run without a profiler, on a loaded machine;
+// see docs/instrumentation.md for what instrumentation alone costs.
+//
 // The integration is regenerated with `go generate ./sample/autotrace`
 // (mcs); TestHelperFresh fails when Autotrace.dll is stale against Hooks.cs.
 package main
