@@ -181,10 +181,10 @@ type Exporter struct {
 	closing    chan struct{}
 	flushCtx   context.Context
 	// abort cancels the request in flight when Shutdown's bound runs out
-	abortCtx context.Context
-	abort    context.CancelFunc
-	done       chan struct{}
-	closeOnce  sync.Once
+	abortCtx  context.Context
+	abort     context.CancelFunc
+	done      chan struct{}
+	closeOnce sync.Once
 }
 
 // New starts an Exporter sending to c.
