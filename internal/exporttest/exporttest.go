@@ -9,6 +9,7 @@ package exporttest
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/clrprof/clrprof/internal/harness"
 	"github.com/google/pprof/profile"
 	pushv1 "github.com/grafana/pyroscope/api/gen/proto/go/push/v1"
 	"github.com/grafana/pyroscope/api/gen/proto/go/push/v1/pushv1connect"
@@ -211,23 +213,49 @@ var (
 	sinkErr  error
 )
 
-// sinkBinary builds internal/otlpsink once per test process.
+// sinkBinary builds internal/otlpsink once per test process, into the
+// harness's cache directory under a hash of its sources and the Go
+// version, so that the test processes of one run (and later runs) share
+// it. The build sees neither GOFLAGS nor GOEXPERIMENT (task
+// test-cgocheck2 sets it): the sink is a tool of the tests, not under
+// test, and its dependency tree is large to build twice.
 func sinkBinary() (string, error) {
 	sinkOnce.Do(func() {
 		_, file, _, _ := runtime.Caller(0)
 		dir := filepath.Join(filepath.Dir(file), "..", "otlpsink")
-		tmp, err := os.MkdirTemp("", "otlpsink")
-		if err != nil {
+		h := sha256.New()
+		fmt.Fprintln(h, runtime.Version())
+		for _, f := range []string{"main.go", "go.mod", "go.sum"} {
+			b, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil {
+				sinkErr = err
+				return
+			}
+			h.Write(b)
+		}
+		out := filepath.Join(harness.CacheDir(), "otlpsink", hex.EncodeToString(h.Sum(nil))[:16])
+		sinkBin = filepath.Join(out, "otlpsink")
+		if _, err := os.Stat(sinkBin); err == nil {
+			return
+		}
+		if err := os.MkdirAll(out, 0o755); err != nil {
 			sinkErr = err
 			return
 		}
-		sinkBin = filepath.Join(tmp, "otlpsink")
-		cmd := exec.Command("go", "build", "-o", sinkBin, ".")
+		tmp := fmt.Sprintf("%s.%d", sinkBin, os.Getpid())
+		cmd := exec.Command("go", "build", "-o", tmp, ".")
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "GOFLAGS=") && !strings.HasPrefix(kv, "GOEXPERIMENT=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		cmd.Env = append(cmd.Env, "GOWORK=off", "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			sinkErr = fmt.Errorf("building internal/otlpsink: %v\n%s", err, out)
+			return
 		}
+		sinkErr = os.Rename(tmp, sinkBin)
 	})
 	return sinkBin, sinkErr
 }

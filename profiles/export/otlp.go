@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -224,9 +225,11 @@ func (c *OTLP) sendHTTP(ctx context.Context, req *collectorv1.ExportProfilesServ
 	}
 	if c.o.Gzip {
 		var b bytes.Buffer
-		zw := gzip.NewWriter(&b)
+		zw := gzipWriters.Get().(*gzip.Writer)
+		zw.Reset(&b)
 		zw.Write(body)
 		zw.Close()
+		gzipWriters.Put(zw)
 		body = b.Bytes()
 	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.o.Endpoint, bytes.NewReader(body))
@@ -267,3 +270,11 @@ func partial(r *collectorv1.ExportProfilesServiceResponse) error {
 	}
 	return nil
 }
+
+// gzipWriters hold compressors at gzip.BestSpeed: at the default level
+// compressing a request took about half of the CPU time of sending it
+// (BenchmarkSend), for a few percent smaller requests.
+var gzipWriters = sync.Pool{New: func() any {
+	w, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
+	return w
+}}

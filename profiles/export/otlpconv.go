@@ -2,9 +2,8 @@ package export
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
-	"strconv"
-	"strings"
 
 	"github.com/google/pprof/profile"
 	commonv1 "go.opentelemetry.io/proto/otlp/common/v1"
@@ -63,13 +62,13 @@ func (d *dict) str(s string) int32 {
 	return i
 }
 
+// ints is a map key of vs.
 func ints(vs ...int64) string {
-	var b strings.Builder
+	b := make([]byte, 0, 8*len(vs))
 	for _, v := range vs {
-		b.WriteString(strconv.FormatInt(v, 10))
-		b.WriteByte(',')
+		b = binary.LittleEndian.AppendUint64(b, uint64(v))
 	}
-	return b.String()
+	return string(b)
 }
 
 func (d *dict) function(f *profile.Function) int32 {
@@ -124,11 +123,11 @@ func (d *dict) location(l *profile.Location) int32 {
 }
 
 func (d *dict) stack(locs []int32) int32 {
-	key := make([]int64, len(locs))
-	for i, l := range locs {
-		key[i] = int64(l)
+	kb := make([]byte, 0, 4*len(locs))
+	for _, l := range locs {
+		kb = binary.LittleEndian.AppendUint32(kb, uint32(l))
 	}
-	k := ints(key...)
+	k := string(kb)
 	if i, ok := d.stks[k]; ok {
 		return i
 	}

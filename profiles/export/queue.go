@@ -177,14 +177,15 @@ type Exporter struct {
 	inflight   int
 	st         Stats
 	unreported int64 // dropped since the last profile that said so
+	streak     int64 // dropped since the last request that succeeded
 	wake       chan struct{}
 	closing    chan struct{}
 	flushCtx   context.Context
 	// abort cancels the request in flight when Shutdown's bound runs out
-	abortCtx context.Context
-	abort    context.CancelFunc
-	done       chan struct{}
-	closeOnce  sync.Once
+	abortCtx  context.Context
+	abort     context.CancelFunc
+	done      chan struct{}
+	closeOnce sync.Once
 }
 
 // New starts an Exporter sending to c.
@@ -224,9 +225,10 @@ func (e *Exporter) Enqueue(p *Profile) {
 		e.q = append(e.q[:e.inflight], e.q[e.inflight+1:]...)
 		e.bytes -= len(old.p.Pprof)
 		e.st.Dropped++
+		e.streak++
 		// what the dropped one would have said passes to the next one
 		e.q[e.inflight].dropped += old.dropped + 1
-		if e.st.Dropped == 1 || e.st.Dropped%100 == 0 {
+		if e.streak == 1 || e.streak%100 == 0 {
 			e.o.Logf("export to %s: queue full (%d profiles, %d bytes): dropped %s profile of %s; %d dropped so far",
 				e.c, len(e.q), e.bytes, old.p.Name, old.p.Start.UTC().Format(time.RFC3339), e.st.Dropped)
 		}
@@ -319,6 +321,7 @@ func (e *Exporter) run() {
 		err := e.c.Send(ctx, batch)
 		cancel()
 
+		var dropped int64 // while the backend was failing
 		var pe *PartialError
 		partial := errors.As(err, &pe)
 		if partial {
@@ -338,6 +341,7 @@ func (e *Exporter) run() {
 			e.q = append(e.q[:0:0], e.q[n:]...)
 			if err == nil {
 				e.st.Sent += int64(n)
+				dropped, e.streak = e.streak, 0
 			} else {
 				e.st.Rejected += int64(n)
 				if len(e.q) > 0 {
@@ -358,7 +362,7 @@ func (e *Exporter) run() {
 		switch {
 		case err == nil:
 			if failing > 0 {
-				e.o.Logf("export to %s: recovered after %d failed requests; %d profiles queued", e.c, failing, queued)
+				e.o.Logf("export to %s: recovered after %d failed requests; %d profiles dropped meanwhile (queue full), %d queued", e.c, failing, dropped, queued)
 			}
 			failing, backoff = 0, 0
 			continue

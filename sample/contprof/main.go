@@ -89,7 +89,15 @@
 // exporters (together) and logs "contprof: export to ...: sent=N
 // dropped=D rejected=R lost=L retries=T". A malformed URL, header or
 // attribute is refused at start with a message naming the variable, and
-// contprof runs on without that exporter.
+// contprof runs on without that exporter. What exporting costs:
+// BenchmarkSend in profiles/export measured 6 ms of CPU time to ship a
+// busy period's CPU profile (1000 stacks of 30 frames) to Pyroscope, 13
+// ms over OTLP/HTTP and 22 ms over OTLP/gRPC (whose gzip runs at the
+// default level), so a few tens of milliseconds a minute at the default
+// period; task bench's go-contprof-export against go-contprof, same run,
+// on a heavily loaded machine: CPU time 0.95-1.09x (steady workloads,
+// within the runs' spread), 1.07-1.14x on the empty app, where starting
+// the clients and the final flush's connections add 3-7 ms.
 //
 // Environment:
 //
