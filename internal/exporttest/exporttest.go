@@ -225,7 +225,13 @@ func sinkBinary() (string, error) {
 		dir := filepath.Join(filepath.Dir(file), "..", "otlpsink")
 		h := sha256.New()
 		fmt.Fprintln(h, runtime.Version())
-		for _, f := range []string{"main.go", "go.mod", "go.sum"} {
+		// Every source file: traces.go (sample/gotrace's traces signal)
+		// too.
+		srcs, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		for i := range srcs {
+			srcs[i] = filepath.Base(srcs[i])
+		}
+		for _, f := range append(srcs, "go.mod", "go.sum") {
 			b, err := os.ReadFile(filepath.Join(dir, f))
 			if err != nil {
 				sinkErr = err
