@@ -72,7 +72,12 @@ func goPinvokes(m *ilrw.Method) (*goTokens, error) {
 	goModules.Lock()
 	defer goModules.Unlock()
 	if t := goModules.m[m.ModuleID]; t != nil {
-		return t, nil
+		// A ModuleID can be reused after a collectible module unloads:
+		// the cached tokens must still name this module's P/Invokes.
+		if m.Module.TokenName(t.exit) == goHooksType+"::Exit" {
+			return t, nil
+		}
+		delete(goModules.m, m.ModuleID)
 	}
 	mod := m.Module
 	scope, err := mod.AssemblyRef(coreLib) // also opens the module for writing
