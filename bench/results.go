@@ -397,16 +397,20 @@ var Targets = []Target{
 	{"instr: a hot small method wrapped with an empty integration vs the same wrap written by hand in C#", "wrap", "go-wrap", "ref", "wall", 1.10},
 	{"instr: a hot small method wrapped with an empty integration vs the same wrap written by hand in C#, start-up taken out (per call)", "wrap", "go-wrap", "ref", "wall-steady", 1.10},
 	{"instr: a hot small method wrapped with an empty integration vs the same wrap written by hand in C#, start-up taken out (per call), CPU time", "wrap", "go-wrap", "ref", "cpu-steady", 1.10},
+	{"instr Go hooks: an empty Go hook vs an empty C hook bound the same way (P/Invoke from the wrap), start-up taken out (per call)", "gohook", "go-gohook", "ref", "wall-steady", 1.5},
 }
 
 // startupOf names, for a configuration with no row of its own on the
 // empty workload, the configuration whose empty-workload median stands for
 // its start-up and shutdown: the idle profiler of the same language.
 var startupOf = map[string]string{
-	"go-alloc-fast": "go-idle",
-	"go-wrap":       "go-wrap-start",
-	"hand":          "none",
-	"c-alloc":       "c-idle",
+	"go-alloc-fast":     "go-idle",
+	"go-wrap":           "go-wrap-start",
+	"go-gohook":         "go-idle", // the Go runtime and instr, no delivery
+	"c-gohook":          "go-idle", // the same library
+	"go-gohook-noguard": "go-idle",
+	"hand":              "none",
+	"c-alloc":           "c-idle",
 }
 
 // StartupOf is the configuration whose median on the empty workload is

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/clrprof/clrprof/bench"
+	"github.com/clrprof/clrprof/internal/exporttest"
 	"github.com/clrprof/clrprof/internal/harness"
 	"github.com/clrprof/clrprof/soak"
 )
@@ -34,6 +35,7 @@ var (
 	flagOut        = flag.String("out", "", "markdown report to write (default ../docs/benchmarks.md; none with -quick)")
 	flagJSON       = flag.String("json", "", "results file to write (default results.json; none with -quick)")
 	flagOnly       = flag.String("only", "", "comma-separated workloads to run (default all)")
+	flagConfigs    = flag.String("configs", "", "comma-separated configurations to run (default all)")
 	flagRender     = flag.String("render", "", "only re-render the markdown (-out) from this results file, e.g. after editing notes.md")
 	flagThroughput = flag.Bool("throughput", true, "measure IL and signature decoding throughput")
 )
@@ -148,25 +150,33 @@ var configs = []config{
 		what: "bench/prof/wrap on a program without its target: its start-up and shutdown (the Go runtime, instr, the delivery of the integration), taken out of go-wrap's per-call figures"},
 	{name: "go-wrap-mcs", lib: "gowrap", env: []string{"BENCH_WRAP_TARGETS=mcs!*::*"}, shutdown: "gowrap: Shutdown", nonzero: []string{"instrumented"},
 		what: "clrprof (bench/prof/wrap): package instr wraps every method of mcs (mcs!*::*) with an empty integration"},
+	{name: "c-gohook", lib: "gohookdiag", env: []string{"CLRPROF_GOHOOK_ENTRY=c"}, shutdown: "gohook: Shutdown", nonzero: []string{"instrumented"},
+		what: "the hot method hooked by instr's Go hooks machinery (bench/prof/gohook) with the P/Invokes bound to empty C functions of the same library (CLRPROF_GOHOOK_ENTRY=c, test builds): the C hook bound the same way"},
+	{name: "go-gohook", lib: "gohook", ref: "c-gohook", shutdown: "gohook: Shutdown", nonzero: []string{"instrumented"},
+		what: "clrprof (bench/prof/gohook): the hot method calls empty Go hooks (instr.GoHooks: P/Invoke into the library, signal guard, call into Go) at entry and exit"},
+	{name: "go-gohook-noguard", lib: "gohookdiag", env: []string{"CLRPROF_GOHOOK_GUARD=0"}, ref: "c-gohook", shutdown: "gohook: Shutdown", nonzero: []string{"instrumented"}, informational: true,
+		what: "the same without the signal guard (CLRPROF_GOHOOK_GUARD=0, test builds only): NOT safe (docs/reliability.md), for comparison only"},
+	{name: "go-contprof-export", lib: "contprof", ref: "go-contprof", shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
+		what: "go-contprof also shipping every profile to Pyroscope (push API) and over OTLP (gRPC) to the OpenTelemetry Collector's receiver, both on loopback (started by the runner), the directory kept: compared with go-contprof, the same profiler writing the directory alone; the final flush at Shutdown waits for the receivers"},
 	{name: "go-sample", lib: "gosample", ref: "c-sample", shutdown: "gosample: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
 		what: "clrprof (bench/prof/sample): the same from a goroutine locked to its thread, through Info (frame callback in C)"},
 }
 
 var workloads = []workload{
 	{name: "empty", src: "workloads/empty.cs", stdout: "empty: ok", repsFactor: 3,
-		configs: []string{"none", "c-idle", "go-idle", "go-contprof", "go-contprof-noheap", "go-contprof-heap", "hand", "go-wrap-start"},
+		configs: []string{"none", "c-idle", "go-idle", "go-contprof", "go-contprof-noheap", "go-contprof-heap", "go-contprof-export", "hand", "go-wrap-start"},
 		what:    "the smallest app: process start-up and shutdown"},
 	{name: "startup", src: "workloads/startup.cs", noR2R: true, refs: []string{"System.Core.dll"}, stdout: "startup: n=", repsFactor: 3,
 		configs: []string{"none", "c-idle", "go-idle", "c-unimpl", "go-unimpl"},
 		what:    "JIT-heavy start-up with ReadyToRun disabled: collections, sorting, formatting, parsing, encoding, reflection, LINQ, tasks"},
 	{name: "cpu", src: "workloads/cpu.cs", args: []string{"200"}, quickArgs: []string{"60"}, stdout: "cpu: primes=",
-		configs: []string{"none", "c-idle", "go-idle", "c-sample", "go-sample", "go-contprof"},
+		configs: []string{"none", "c-idle", "go-idle", "c-sample", "go-sample", "go-contprof", "go-contprof-export"},
 		what:    "CPU-bound loop (sieve and series) on one thread, no allocation in the loop"},
 	{name: "alloc", src: "workloads/alloc.cs", args: []string{"500000", "4"}, quickArgs: []string{"250000", "4"}, stdout: "alloc: objects=",
 		configs: []string{"none", "c-unimpl", "go-unimpl", "c-alloc", "go-alloc-fast", "go-alloc-sync", "go-alloc-sync-noguard", "go-contprof", "go-contprof-noheap"},
 		what:    "allocation storm: 4 threads each allocating N small objects and arrays"},
 	{name: "alloc-long", src: "workloads/alloc.cs", args: []string{"5000000", "4"}, quickArgs: []string{"1500000", "4"}, stdout: "alloc: objects=",
-		configs: []string{"none", "go-contprof", "go-contprof-noheap", "go-contprof-heap"},
+		configs: []string{"none", "go-contprof", "go-contprof-noheap", "go-contprof-heap", "go-contprof-export"},
 		what:    "the allocation storm ten times longer (about 1 s on .NET 8 here): the continuous profiler's steady state, which the short storm's 60 ms of work after start-up leave to one or two snapshots"},
 	{name: "calls", src: "workloads/calls.cs", args: []string{"3", "28"}, quickArgs: []string{"2", "27"}, stdout: "calls: fib=",
 		configs: []string{"none", "c-elt", "go-elt-fast", "go-elt-count"},
@@ -174,6 +184,9 @@ var workloads = []workload{
 	{name: "wrap", src: "workloads/wrap.cs", args: []string{"500000000"}, quickArgs: []string{"100000000"}, stdout: "wrap: sum=",
 		configs: []string{"none", "hand", "go-wrap"},
 		what:    "a hot small method (int Add(int, int), not inlined) called N times: plain, wrapped by instr (go-wrap), or with the same wrap written by hand (hand)"},
+	{name: "gohook", src: "workloads/wrap.cs", args: []string{"5000000"}, quickArgs: []string{"2000000"}, stdout: "wrap: sum=",
+		configs: []string{"none", "go-wrap", "c-gohook", "go-gohook", "go-gohook-noguard"},
+		what:    "the hot method of the wrap workload (fewer calls: a Go hook costs microseconds) hooked at entry and exit: by the managed integration (go-wrap), by empty C functions through instr's Go hook P/Invokes (c-gohook), by empty Go hooks (go-gohook), and by the same without the signal guard (go-gohook-noguard, not safe)"},
 	{name: "mcs-jit", setup: mcsCompile, stdout: "Compilation succeeded", need: needMCSRuntime,
 		configs: []string{"none", "go-wrap-mcs"},
 		what:    "Mono's C# compiler (mcs.exe, as in soak/) compiling a generated program of 200 classes (60 with -quick): the cost of instrumenting every method of mcs with an empty integration, mostly JIT time"},
@@ -333,6 +346,7 @@ func TestBench(t *testing.T) {
 	if len(rts) == 0 {
 		t.Fatal("no runtime; run scripts/setup.sh")
 	}
+	startExportReceivers(t)
 	rep := &bench.Report{
 		Date:    began.UTC().Format(time.RFC3339),
 		Commit:  gitOut("rev-parse", "--short", "HEAD"),
@@ -360,6 +374,12 @@ func TestBench(t *testing.T) {
 		"goalloc":  {clsid: "{8B3E5D19-7A2C-4F60-9E84-1D6C3B7A5F92}", build: goLib("./bench/prof/alloc")},
 		"gosample": {clsid: "{2D7B9E54-8A3C-4F16-B7E0-5C9D1A3F6B82}", build: goLib("./bench/prof/sample")},
 		"gowrap":   {clsid: "{6E2B8D41-9C3A-4F57-8B16-3D5A7C9E2F48}", build: goLib("./bench/prof/wrap")},
+		"gohook":   {clsid: "{1C7E3A95-4D2B-4F68-A0E3-9B5D7C2F4A16}", build: goLib("./bench/prof/gohook")},
+		"gohookdiag": {clsid: "{1C7E3A95-4D2B-4F68-A0E3-9B5D7C2F4A16}", build: func(t *testing.T) string {
+			// CLRPROF_GOHOOK_ENTRY and CLRPROF_GOHOOK_GUARD exist only in
+			// test builds.
+			return harness.BuildProfiler(t, "./bench/prof/gohook", harness.BuildTags(harness.TestHooksTag))
+		}},
 		"contprof": {clsid: "{D3A9F1C5-7B42-4E8D-9C6A-1F5B3E7D2A94}", build: goLib("./sample/contprof")},
 	}
 	var only []string
@@ -429,6 +449,11 @@ func TestBench(t *testing.T) {
 		for _, w := range ws {
 			var cs []*config
 			rows := map[string]*bench.Row{}
+			if *flagConfigs != "" {
+				w.configs = slices.DeleteFunc(slices.Clone(w.configs), func(cn string) bool {
+					return !slices.Contains(strings.Split(*flagConfigs, ","), cn)
+				})
+			}
 			for _, cn := range w.configs {
 				c := findConfig(cn)
 				row := &bench.Row{Runtime: rt.Name, Workload: w.name, Config: c.name, Ref: c.ref, Informational: c.informational}
@@ -714,4 +739,32 @@ func machine() bench.Machine {
 	m.GCC = first("gcc", "--version")
 	m.MCS = first("mcs", "--version")
 	return m
+}
+
+// startExportReceivers starts the receivers go-contprof-export ships to
+// (a Pyroscope push server and the OpenTelemetry Collector's OTLP
+// receiver, on loopback) when a selected workload runs it, and logs what
+// they received at the end.
+func startExportReceivers(t *testing.T) {
+	c := findConfig("go-contprof-export")
+	if *flagConfigs != "" && !slices.Contains(strings.Split(*flagConfigs, ","), c.name) {
+		return
+	}
+	used := false
+	for _, w := range workloads {
+		if (*flagOnly == "" || slices.Contains(strings.Split(*flagOnly, ","), w.name)) && slices.Contains(w.configs, c.name) {
+			used = true
+		}
+	}
+	if !used {
+		return
+	}
+	pyro := exporttest.StartPyroscope(t, "")
+	col := exporttest.StartCollector(t)
+	c.env = append(c.env, "CONTPROF_PYROSCOPE_URL="+pyro.URL(), "CONTPROF_OTLP=1", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
+		"OTEL_EXPORTER_OTLP_ENDPOINT="+col.GRPCEndpoint(), "OTEL_SERVICE_NAME=bench", "CONTPROF_DIR=contprof")
+	t.Cleanup(func() {
+		otlp, err := col.Requests()
+		t.Logf("go-contprof-export: Pyroscope received %d profiles, the Collector %d requests (%v)", len(pyro.Received()), len(otlp), err)
+	})
 }

@@ -19,6 +19,10 @@ import (
 type Rule struct {
 	Targets     []target.Target
 	Integration Integration
+	// Go, when set, makes the targets call Go functions in the profiler
+	// library instead of a managed integration (Integration is then
+	// ignored): see GoHooks.
+	Go *GoHooks
 }
 
 // Config configures an Instrumenter.
@@ -115,7 +119,8 @@ type entry struct {
 	static  bool
 	ngen    bool // in a precompiled module
 	failed  string
-	early   bool // compiled before the helper was ready: left alone
+	early   bool     // compiled before the helper was ready: left alone
+	goh     *GoHooks // Go hooks instead of the managed integration
 }
 
 type module struct {
@@ -153,7 +158,7 @@ type Instrumenter struct {
 func New(info *profiler.Info, cfg Config) (*Instrumenter, error) {
 	cfg.Rules = append([]Rule(nil), cfg.Rules...) // the defaults below are the Instrumenter's own
 	for ri := range cfg.Rules {
-		if err := checkIntegration(&cfg.Rules[ri].Integration); err != nil {
+		if err := checkRule(&cfg.Rules[ri]); err != nil {
 			return nil, err
 		}
 	}
@@ -460,7 +465,7 @@ func (in *Instrumenter) scanModule(m profiler.ModuleID, onlyRule int, rejit bool
 			e := &entry{Method: Method{ID: int32(len(in.byID)), Name: name, Params: params, Module: m, Token: md,
 				Target: t, ReJIT: rejit || (mod.ngen && in.cfg.ReJIT)},
 				integ: &in.cfg.Rules[hit.rule].Integration, typeTok: td, valueTy: valueTy, generic: len(gps),
-				static: mi.Flags&metadata.MdStatic != 0, ngen: mod.ngen}
+				static: mi.Flags&metadata.MdStatic != 0, ngen: mod.ngen, goh: in.cfg.Rules[hit.rule].Go}
 			in.entries[k] = e
 			in.byID = append(in.byID, e)
 			in.mu.Unlock()
@@ -567,7 +572,7 @@ func (in *Instrumenter) rewriteFirstJIT(m *ilrw.Method) (bool, error) {
 		// Report says so.
 		return changed, nil
 	}
-	if !in.helperReady() {
+	if e.goh == nil && !in.helperReady() {
 		in.mu.Lock()
 		e.early = true
 		in.mu.Unlock()
@@ -626,6 +631,9 @@ func alreadyWrapped(m *ilrw.Method, e *entry) bool {
 }
 
 func (in *Instrumenter) wrapMethod(m *ilrw.Method, e *entry) error {
+	if e.goh != nil {
+		return in.wrapGo(m, e)
+	}
 	ns, name := metadata.SplitTypeName(e.integ.Type)
 	begin, err := m.Module.ExternalMethod(e.integ.Assembly, ns, name, e.integ.Begin, beginSig)
 	if err != nil {
@@ -802,7 +810,7 @@ func (in *Instrumenter) requestReJIT(m profiler.ModuleID, toks []metadata.Token)
 // through ReJIT (Config.ReJIT must be set). Call it from a goroutine of
 // your own, never from a profiler callback.
 func (in *Instrumenter) AddRule(r Rule) error {
-	if err := checkIntegration(&r.Integration); err != nil {
+	if err := checkRule(&r); err != nil {
 		return err
 	}
 	if !in.cfg.ReJIT {

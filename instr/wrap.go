@@ -27,6 +27,16 @@ type wrapper struct {
 	byRefLike func(tok metadata.Token) bool
 	sink      metadata.Token // Config.Errors' method, 0 if none
 	scratch   int            // local for the exception handed to sink
+	code      hookCode       // when set, replaces the calls to Begin and End
+}
+
+// hookCode generates the entry and exit calls of a wrap in place of the
+// managed integration's Begin and End (Go hooks: gohook_wrap.go). The entry
+// code ends having stored what it keeps; the exit code is guarded and
+// followed by the leave like End's call.
+type hookCode interface {
+	enterCode(w *wrapper) ([]*ilrw.Instruction, error)
+	exitCode(w *wrapper, ex ilrw.Exit, exc int) ([]*ilrw.Instruction, error)
 }
 
 // beginSig and endSig are the integration contract:
@@ -204,6 +214,56 @@ func (w *wrapper) catchAll(start, after *ilrw.Instruction) ([]*ilrw.Instruction,
 		FilterStart: filter, HandlerStart: handler, HandlerEnd: after}}
 }
 
+// endCall is the managed integration's exit code: the call to End (the
+// wrap guards it and branches on).
+func (w *wrapper) endCall(ex ilrw.Exit, end metadata.Token, state, exc int) ([]*ilrw.Instruction, error) {
+	ret := []*ilrw.Instruction{ilrw.I(ilrw.OpLdnull)}
+	if ex.ReturnLocal >= 0 {
+		var err error
+		if ret, err = w.asObject(ex.ReturnType, []*ilrw.Instruction{ilrw.LdLoc(ex.ReturnLocal)}); err != nil {
+			return nil, err
+		}
+	}
+	call := []*ilrw.Instruction{ilrw.LdcI4(w.id), ilrw.LdLoc(state)}
+	call = append(call, ret...)
+	return append(call, ilrw.LdLoc(exc), ilrw.IToken(ilrw.OpCall, end)), nil
+}
+
+// beginCall is the managed integration's entry code: the call to Begin,
+// its result stored in the state local.
+func (w *wrapper) beginCall(begin metadata.Token, state int) ([]*ilrw.Instruction, error) {
+	sig := w.sig
+	entry := []*ilrw.Instruction{ilrw.LdcI4(w.id)}
+	this, err := w.loadThis()
+	if err != nil {
+		return nil, err
+	}
+	entry = append(entry, this...)
+	if w.args && len(sig.Params) > 0 {
+		objSpec, err := w.spec(objectT)
+		if err != nil {
+			return nil, err
+		}
+		entry = append(entry, ilrw.LdcI4(int32(len(sig.Params))), ilrw.IToken(ilrw.OpNewarr, objSpec))
+		first := 0
+		if !w.static {
+			first = 1
+		}
+		for i, p := range sig.Params {
+			ld, err := w.loadArg(first+i, p)
+			if err != nil {
+				return nil, err
+			}
+			entry = append(entry, ilrw.I(ilrw.OpDup), ilrw.LdcI4(int32(i)))
+			entry = append(entry, ld...)
+			entry = append(entry, ilrw.I(ilrw.OpStelemRef))
+		}
+	} else {
+		entry = append(entry, ilrw.I(ilrw.OpLdnull))
+	}
+	return append(entry, ilrw.IToken(ilrw.OpCall, begin), ilrw.StLoc(state)), nil
+}
+
 // wrap rewrites w.m.Body:
 //
 //	    .try { ldc.i4 id; <this>; <args>; call Begin; stloc state; leave L1 }
@@ -249,35 +309,15 @@ func (w *wrapper) wrap(begin, end metadata.Token) error {
 	w.scratch = state + 2
 
 	// Entry code, built now (argument loads need type specs).
-	entry := []*ilrw.Instruction{ilrw.LdcI4(w.id)}
-	this, err := w.loadThis()
+	var entry []*ilrw.Instruction
+	if w.code != nil {
+		entry, err = w.code.enterCode(w)
+	} else {
+		entry, err = w.beginCall(begin, state)
+	}
 	if err != nil {
 		return err
 	}
-	entry = append(entry, this...)
-	if w.args && len(sig.Params) > 0 {
-		objSpec, err := w.spec(objectT)
-		if err != nil {
-			return err
-		}
-		entry = append(entry, ilrw.LdcI4(int32(len(sig.Params))), ilrw.IToken(ilrw.OpNewarr, objSpec))
-		first := 0
-		if !w.static {
-			first = 1
-		}
-		for i, p := range sig.Params {
-			ld, err := w.loadArg(first+i, p)
-			if err != nil {
-				return err
-			}
-			entry = append(entry, ilrw.I(ilrw.OpDup), ilrw.LdcI4(int32(i)))
-			entry = append(entry, ld...)
-			entry = append(entry, ilrw.I(ilrw.OpStelemRef))
-		}
-	} else {
-		entry = append(entry, ilrw.I(ilrw.OpLdnull))
-	}
-	entry = append(entry, ilrw.IToken(ilrw.OpCall, begin), ilrw.StLoc(state))
 
 	var innerFilter *ilrw.Clause
 	var endClauses []*ilrw.Clause
@@ -296,16 +336,16 @@ func (w *wrapper) wrap(begin, end metadata.Token) error {
 	}
 	bodyStart := b.Instructions[0]
 	err = b.WrapExit(mod, sig, func(ex ilrw.Exit) ([]*ilrw.Instruction, error) {
-		ret := []*ilrw.Instruction{ilrw.I(ilrw.OpLdnull)}
-		if ex.ReturnLocal >= 0 {
-			var err error
-			if ret, err = w.asObject(ex.ReturnType, []*ilrw.Instruction{ilrw.LdLoc(ex.ReturnLocal)}); err != nil {
-				return nil, err
-			}
+		var call []*ilrw.Instruction
+		var err error
+		if w.code != nil {
+			call, err = w.code.exitCode(w, ex, exc)
+		} else {
+			call, err = w.endCall(ex, end, state, exc)
 		}
-		call := []*ilrw.Instruction{ilrw.LdcI4(w.id), ilrw.LdLoc(state)}
-		call = append(call, ret...)
-		call = append(call, ilrw.LdLoc(exc), ilrw.IToken(ilrw.OpCall, end))
+		if err != nil {
+			return nil, err
+		}
 		l3 := ilrw.I(ilrw.OpNop)
 		call = append(call, ilrw.IBranch(ilrw.OpLeave, l3))
 		guard, cls := w.catchAll(call[0], l3)

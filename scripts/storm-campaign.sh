@@ -35,19 +35,28 @@ stop_hogs() {
 trap stop_hogs EXIT
 
 go test -c -o bin/profiler.test ./profiler
+go test -c -o bin/instr.test ./instr
+# STORM_TESTS: which storms (default both): TestSignalStorm (callbacks in Go)
+# and TestGoHookStorm (Go hooks called by P/Invoke from hot managed code,
+# package instr: GC-suspension signals alone, then SIGRTMIN by tgkill too).
+STORM_TESTS="${STORM_TESTS:-TestSignalStorm TestGoHookStorm}"
 
 run_half() {
 	local half="$1"
 	echo "=== half=$half rounds=$ROUNDS hogs=$([ "$half" = loaded ] && echo "$HOGS" || echo 0) load=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$log"
-	# -count=ROUNDS runs the whole storm test (every runtime) ROUNDS times;
-	# failures do not stop the rounds that follow.
-	(cd profiler && ../bin/profiler.test -test.count="$ROUNDS" -test.timeout 0 -test.v \
-		-test.run '^TestSignalStorm$') >>"$log" 2>&1 || true
-	for rt in $(grep -oE -- '--- (PASS|FAIL): TestSignalStorm/[^ ]+' "$log" | sed 's/.*\///' | sort -u); do
-		local pass fail
-		pass=$(awk -v h="$half" '/^=== half=/{cur=$2} cur=="half="h' "$log" | grep -c -- "--- PASS: TestSignalStorm/$rt " || true)
-		fail=$(awk -v h="$half" '/^=== half=/{cur=$2} cur=="half="h' "$log" | grep -c -- "--- FAIL: TestSignalStorm/$rt " || true)
-		echo "storm campaign: half=$half runtime=$rt pass=$pass fail=$fail"
+	for test in $STORM_TESTS; do
+		local pkg=profiler
+		[ "$test" = TestGoHookStorm ] && pkg=instr
+		# -count=ROUNDS runs the whole storm test (every runtime) ROUNDS
+		# times; failures do not stop the rounds that follow.
+		(cd "$pkg" && "../bin/$pkg.test" -test.count="$ROUNDS" -test.timeout 0 -test.v \
+			-test.run "^$test\$") >>"$log" 2>&1 || true
+		for rt in $(grep -oE -- "--- (PASS|FAIL): $test/[^ ]+" "$log" | sed 's/.*\///' | sort -u); do
+			local pass fail
+			pass=$(awk -v h="$half" '/^=== half=/{cur=$2} cur=="half="h' "$log" | grep -c -- "--- PASS: $test/$rt " || true)
+			fail=$(awk -v h="$half" '/^=== half=/{cur=$2} cur=="half="h' "$log" | grep -c -- "--- FAIL: $test/$rt " || true)
+			echo "storm campaign: half=$half test=$test runtime=$rt pass=$pass fail=$fail"
+		done
 	done
 }
 

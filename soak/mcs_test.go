@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/clrprof/clrprof/diag"
+	"github.com/clrprof/clrprof/internal/exporttest"
 	"github.com/clrprof/clrprof/internal/harness"
 	"github.com/google/pprof/profile"
 )
@@ -145,9 +146,15 @@ func TestMCSSoak(t *testing.T) {
 	ctNoInlineFile := filepath.Join(out, "calltrace-noinline.txt")
 	ctNoInline := run("calltrace (no inlining)", "calltrace: ", harness.RunOptions{ProfilerPath: libs["calltrace"], ProfilerCLSID: calltraceCLSID,
 		Env: []string{"CALLTRACE_OUT=" + ctNoInlineFile, "CALLTRACE_NOINLINE=1", "DOTNET_TailCallLoopOpt=0"}})
+	// contprof writes the directory and ships the same profiles to
+	// Pyroscope and to the OpenTelemetry Collector (gRPC), both real
+	// receivers on loopback: the three copies must agree.
 	cpDir := filepath.Join(out, "contprof")
+	pyro := exporttest.StartPyroscope(t, "")
+	col := exporttest.StartCollector(t)
 	cp := run("contprof", "contprof: ", harness.RunOptions{ProfilerPath: libs["contprof"], ProfilerCLSID: contprofCLSID,
-		Env: []string{"CONTPROF_DIR=" + cpDir, "CONTPROF_PERIOD=1"}})
+		Env: []string{"CONTPROF_DIR=" + cpDir, "CONTPROF_PERIOD=1", "CONTPROF_PYROSCOPE_URL=" + pyro.URL(),
+			"CONTPROF_OTLP=1", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_EXPORTER_OTLP_ENDPOINT=" + col.GRPCEndpoint(), "OTEL_SERVICE_NAME=mcs"}})
 	attachReport := filepath.Join(out, "attachjit.txt")
 	att := attachCompile(t, rt, prog, clrattach, libs["attachjit"], attachReport, timeout)
 	base2 := run("baseline again", "", harness.RunOptions{})
@@ -201,6 +208,7 @@ func TestMCSSoak(t *testing.T) {
 	checkPprof(t, "cpuprof", cpuFile, cpu.profLines)
 	checkPprof(t, "allocprof", allocFile, alloc.profLines)
 	checkContprof(t, cpDir, cp.profLines)
+	checkContprofCopies(t, cpDir, cp.profLines, pyro, col)
 	exact := checkCalltrace(t, ctNoInline.profLines, ctNoInlineFile, ilFile, true, nil)
 	checkCalltrace(t, ct.profLines, ctFile, ilFile, false, exact)
 	checkAttachReport(t, attachReport, att)
@@ -739,6 +747,50 @@ func checkContprof(t *testing.T, dir string, lines []string) {
 		f.Close()
 		checkPprof(t, "contprof "+kind+" ("+strconv.Itoa(len(files))+" files)", mf, nil)
 	}
+}
+
+// checkContprofCopies checks that what contprof shipped to Pyroscope and
+// to the Collector agrees with its directory: every period of every
+// profile once, same time range, same samples (exporttest.Compare), and
+// that its exporters lost nothing.
+func checkContprofCopies(t *testing.T, dir string, lines []string, pyro *exporttest.Pyroscope, col *exporttest.Collector) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.pprof"))
+	profs := map[string][]*profile.Profile{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := profile.ParseData(b)
+		if err != nil {
+			t.Errorf("contprof: parse %s: %v", f, err)
+			continue
+		}
+		kind := strings.SplitN(filepath.Base(f), ".", 2)[0]
+		profs[kind] = append(profs[kind], p)
+	}
+	otlp, err := col.Received()
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems, n := exporttest.Compare(profs, pyro.Received(), otlp)
+	for _, p := range problems {
+		t.Errorf("contprof copies: %s", p)
+	}
+	var exports []string
+	for _, l := range lines {
+		if strings.Contains(l, ": sent=") {
+			exports = append(exports, l)
+			if !strings.Contains(l, "dropped=0 rejected=0 lost=0") {
+				t.Errorf("contprof: an exporter lost profiles: %s", l)
+			}
+		}
+	}
+	if len(exports) != 2 {
+		t.Errorf("contprof: %d exporters reported, want 2:\n%s", len(exports), strings.Join(lines, "\n"))
+	}
+	t.Logf("contprof: %d profiles in the directory, at Pyroscope and at the Collector (%d OTLP profiles) agree: %d problems; %s", n, len(otlp), len(problems), strings.Join(exports, "; "))
 }
 
 // periodOf is N of a contprof file name kind.N.pprof.

@@ -1,0 +1,131 @@
+//go:build cgo
+
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "shim.h"
+#include "_cgo_export.h"
+
+// The P/Invoke entries of Go hooks (gohook_wrap.go defines the managed
+// side). One entry per shape: the enter entries differ by their number of
+// arguments, each widened to 64 bits by the wrap; one exit entry. They
+// bracket the call into Go with the profiler's signal guard (the thread is
+// in preemptive mode, but a GC suspension's activation signal sent while it
+// was still in managed code may arrive while Go code runs: see
+// docs/reliability.md). In test builds only (testhooks.go),
+// CLRPROF_GOHOOK_GUARD=0 leaves it out of these entries (a diagnostic
+// switch for the storm test and the benchmark).
+
+#ifdef CLRPROF_TESTHOOKS
+static int gohook_guard_off = -1;
+
+static int guard_off(void) {
+	int v = __atomic_load_n(&gohook_guard_off, __ATOMIC_RELAXED);
+	if (v < 0) {
+		const char *e = getenv("CLRPROF_GOHOOK_GUARD");
+		v = e != NULL && strcmp(e, "0") == 0;
+		__atomic_store_n(&gohook_guard_off, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+#else
+static inline int guard_off(void) { return 0; }
+#endif
+
+static __thread uint64_t gohook_tid;
+
+static inline uint64_t tid(void) {
+	if (gohook_tid == 0) {
+		gohook_tid = (uint64_t)syscall(SYS_gettid);
+	}
+	return gohook_tid;
+}
+
+static inline int64_t enter(int32_t id, int32_t n, int64_t *a) {
+	int64_t r;
+	if (guard_off()) {
+		return clrprofGoEnter(id, tid(), n, a);
+	}
+	clrprof_guard g;
+	clrprof_go_enter(&g);
+	r = clrprofGoEnter(id, tid(), n, a);
+	clrprof_go_leave(&g);
+	return r;
+}
+
+#define EXPORT __attribute__((visibility("default")))
+
+EXPORT int64_t clrprof_gohook_enter0(int32_t id) { return enter(id, 0, NULL); }
+EXPORT int64_t clrprof_gohook_enter1(int32_t id, int64_t a0) {
+	int64_t a[] = {a0};
+	return enter(id, 1, a);
+}
+EXPORT int64_t clrprof_gohook_enter2(int32_t id, int64_t a0, int64_t a1) {
+	int64_t a[] = {a0, a1};
+	return enter(id, 2, a);
+}
+EXPORT int64_t clrprof_gohook_enter3(int32_t id, int64_t a0, int64_t a1, int64_t a2) {
+	int64_t a[] = {a0, a1, a2};
+	return enter(id, 3, a);
+}
+EXPORT int64_t clrprof_gohook_enter4(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3) {
+	int64_t a[] = {a0, a1, a2, a3};
+	return enter(id, 4, a);
+}
+EXPORT int64_t clrprof_gohook_enter5(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4) {
+	int64_t a[] = {a0, a1, a2, a3, a4};
+	return enter(id, 5, a);
+}
+EXPORT int64_t clrprof_gohook_enter6(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4,
+                                     int64_t a5) {
+	int64_t a[] = {a0, a1, a2, a3, a4, a5};
+	return enter(id, 6, a);
+}
+EXPORT int64_t clrprof_gohook_enter7(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4,
+                                     int64_t a5, int64_t a6) {
+	int64_t a[] = {a0, a1, a2, a3, a4, a5, a6};
+	return enter(id, 7, a);
+}
+EXPORT int64_t clrprof_gohook_enter8(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4,
+                                     int64_t a5, int64_t a6, int64_t a7) {
+	int64_t a[] = {a0, a1, a2, a3, a4, a5, a6, a7};
+	return enter(id, 8, a);
+}
+
+EXPORT void clrprof_gohook_exit(int32_t id, int64_t state, int64_t ret, int64_t exc, int64_t type) {
+	if (guard_off()) {
+		clrprofGoExit(id, tid(), state, ret, exc, type);
+		return;
+	}
+	clrprof_guard g;
+	clrprof_go_enter(&g);
+	clrprofGoExit(id, tid(), state, ret, exc, type);
+	clrprof_go_leave(&g);
+}
+
+// Empty C hooks with the same signatures: the benchmark's baseline for
+// the cost of a Go hook (CLRPROF_GOHOOK_ENTRY=c in test builds binds the
+// P/Invokes here instead).
+EXPORT int64_t clrprof_gohook_c_enter0(int32_t id) { return 0; }
+EXPORT int64_t clrprof_gohook_c_enter1(int32_t id, int64_t a0) { return 0; }
+EXPORT int64_t clrprof_gohook_c_enter2(int32_t id, int64_t a0, int64_t a1) { return 0; }
+EXPORT int64_t clrprof_gohook_c_enter3(int32_t id, int64_t a0, int64_t a1, int64_t a2) { return 0; }
+EXPORT int64_t clrprof_gohook_c_enter4(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3) { return 0; }
+EXPORT int64_t clrprof_gohook_c_enter5(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4) { return 0; }
+EXPORT int64_t clrprof_gohook_c_enter6(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4,
+                                       int64_t a5) {
+	return 0;
+}
+EXPORT int64_t clrprof_gohook_c_enter7(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4,
+                                       int64_t a5, int64_t a6) {
+	return 0;
+}
+EXPORT int64_t clrprof_gohook_c_enter8(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4,
+                                       int64_t a5, int64_t a6, int64_t a7) {
+	return 0;
+}
+EXPORT void clrprof_gohook_c_exit(int32_t id, int64_t state, int64_t ret, int64_t exc, int64_t type) {}

@@ -1,0 +1,329 @@
+//go:build cgo
+
+package instr
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../profiler -I${SRCDIR}/../internal/include
+#include <stdint.h>
+*/
+import "C"
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"unicode/utf16"
+	"unsafe"
+)
+
+// GoHooks are the entry and exit hooks of a Rule whose integration is
+// written in Go. The wrapped method calls them through a P/Invoke the SDK
+// defines in the method's own module (a MethodDef with its ImplMap naming
+// an exported function of the profiler library, by the library's absolute
+// path): no managed helper assembly is involved.
+//
+// The hooks run on the thread that called the method, in preemptive mode
+// (as any P/Invoke: a garbage collection may run meanwhile), with the
+// activation signal blocked like every other Go callback (see
+// docs/reliability.md). They must return promptly: the method waits for
+// them. A hook that panics is recovered (and counted, see GoHookPanics);
+// the method goes on. Many threads may run hooks at once.
+type GoHooks struct {
+	// Enter, when set, runs before the method's body. What it returns
+	// is handed to Exit as Return.State.
+	Enter func(c Call) uint64
+	// Exit, when set, runs when the method returns or an exception
+	// leaves it.
+	Exit func(r Return)
+	// Args makes Enter receive the method's arguments (the first
+	// MaxGoArgs of them); without it Call.Args is nil and the call costs
+	// the same whatever the method's parameters.
+	Args bool
+}
+
+// MaxGoArgs is the number of arguments a Go hook can receive: a method
+// with more parameters passes the first MaxGoArgs.
+const MaxGoArgs = 8
+
+// Call is what an Enter hook receives.
+type Call struct {
+	// Method is the instrumented method's id (Instrumenter.Method).
+	Method int32
+	// Thread is the OS thread id (gettid) of the calling thread.
+	Thread uint64
+	// Args are the arguments with GoHooks.Args (this is not among them),
+	// nil otherwise. The hook may keep them.
+	Args []Value
+}
+
+// Return is what an Exit hook receives.
+type Return struct {
+	Method int32
+	Thread uint64
+	// State is what Enter returned (0 without Enter, or if it panicked).
+	State uint64
+	// Value is the value returned (KindVoid for a void method; the
+	// type's default when an exception is leaving).
+	Value Value
+	// Exception tells whether an exception is leaving the method;
+	// ExceptionType is its type's name ("System.InvalidOperationException").
+	Exception     bool
+	ExceptionType string
+}
+
+// Kind is the kind of a Value.
+type Kind uint8
+
+// The kinds of values a Go hook receives. References other than strings
+// (this, objects, arrays, boxed values) are not passed: the GC may move
+// them, and a hook has no safe way to read them; they arrive as
+// KindObject without a value. By-ref parameters pass the value they
+// point at.
+const (
+	KindVoid   Kind = iota // no value: a void method's return
+	KindInt                // sbyte, short, int, long, nint
+	KindUint               // byte, ushort, uint, ulong, nuint
+	KindFloat              // float, double
+	KindBool               // bool
+	KindChar               // char
+	KindString             // string (copied; IsNull for null)
+	KindEnum               // an enum defined in the method's module: Int (or Uint) and EnumType
+	KindObject             // any other reference, a struct, a pointer: not passed
+)
+
+var kindNames = [...]string{"void", "int", "uint", "float", "bool", "char", "string", "enum", "object"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", k)
+}
+
+// Value is an argument or return value handed to a Go hook.
+type Value struct {
+	Kind Kind
+	// Type is the parameter's type as a target's parameter list spells
+	// it (System.Int32, Shop.Color, System.String).
+	Type     string
+	bits     uint64
+	str      string
+	null     bool
+	unsigned bool // an enum with an unsigned underlying type
+}
+
+// Int is the value of a KindInt or KindEnum value (a KindUint value
+// converted).
+func (v Value) Int() int64 { return int64(v.bits) }
+
+// Uint is the value of a KindUint value.
+func (v Value) Uint() uint64 { return v.bits }
+
+// Float is the value of a KindFloat value.
+func (v Value) Float() float64 { return math.Float64frombits(v.bits) }
+
+// Bool is the value of a KindBool value.
+func (v Value) Bool() bool { return v.bits != 0 }
+
+// Char is the value of a KindChar value (a UTF-16 code unit).
+func (v Value) Char() rune { return rune(uint16(v.bits)) }
+
+// Str is the value of a KindString value ("" for null: see IsNull).
+func (v Value) Str() string { return v.str }
+
+// IsNull tells a null string.
+func (v Value) IsNull() bool { return v.null }
+
+// String formats the value: 42, 1.5, true, 'c' as "c", strings quoted,
+// null, enums as their number, <object> for what is not passed.
+func (v Value) String() string {
+	switch v.Kind {
+	case KindVoid:
+		return "void"
+	case KindInt:
+		return fmt.Sprint(v.Int())
+	case KindUint:
+		return fmt.Sprint(v.Uint())
+	case KindEnum:
+		if v.unsigned {
+			return fmt.Sprint(v.Uint())
+		}
+		return fmt.Sprint(v.Int())
+	case KindFloat:
+		return fmt.Sprint(v.Float())
+	case KindBool:
+		return fmt.Sprint(v.Bool())
+	case KindChar:
+		return fmt.Sprintf("%q", v.Char())
+	case KindString:
+		if v.null {
+			return "null"
+		}
+		return fmt.Sprintf("%q", v.str)
+	}
+	return "<object>"
+}
+
+// valueKind is how the wrap passes one value: the kind and, for the IL,
+// how to widen it to 64 bits.
+type valueKind struct {
+	kind     Kind
+	typ      string
+	unsigned bool // widen with conv.u8
+	single   bool // a float32, widened to double
+}
+
+// goEntry is a method wrapped with Go hooks; the P/Invoke passes its
+// index in goTable.
+type goEntry struct {
+	hooks  *GoHooks
+	method int32
+	name   string
+	args   []valueKind
+	ret    valueKind
+
+	panics     atomic.Int64
+	firstPanic atomic.Pointer[string]
+}
+
+var (
+	goMu    sync.Mutex
+	goTable atomic.Pointer[[]*goEntry] // copy on write: read without a lock
+)
+
+func addGoEntry(e *goEntry) int32 {
+	goMu.Lock()
+	defer goMu.Unlock()
+	var tab []*goEntry
+	if p := goTable.Load(); p != nil {
+		tab = *p
+	}
+	n := make([]*goEntry, len(tab), len(tab)+1)
+	copy(n, tab)
+	n = append(n, e)
+	goTable.Store(&n)
+	return int32(len(n) - 1)
+}
+
+func goLookup(id int32) *goEntry {
+	p := goTable.Load()
+	if p == nil || id < 0 || int(id) >= len(*p) {
+		return nil
+	}
+	return (*p)[id]
+}
+
+// HookPanic is a method whose Go hook panicked.
+type HookPanic struct {
+	Method string // in target syntax
+	Count  int64
+	First  string // the first panic's value
+}
+
+// GoHookPanics returns the methods whose Go hooks panicked (every
+// Instrumenter of the process), with how often and the first panic.
+func GoHookPanics() []HookPanic {
+	p := goTable.Load()
+	if p == nil {
+		return nil
+	}
+	var out []HookPanic
+	for _, e := range *p {
+		if n := e.panics.Load(); n > 0 {
+			hp := HookPanic{Method: e.name, Count: n}
+			if f := e.firstPanic.Load(); f != nil {
+				hp.First = *f
+			}
+			out = append(out, hp)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Method < out[j].Method })
+	return out
+}
+
+func (e *goEntry) recovered(r any) {
+	e.panics.Add(1)
+	s := fmt.Sprint(r)
+	e.firstPanic.CompareAndSwap(nil, &s)
+}
+
+func decode(k valueKind, bits uint64) Value {
+	v := Value{Kind: k.kind, Type: k.typ, bits: bits, unsigned: k.unsigned}
+	switch k.kind {
+	case KindString:
+		v.bits = 0
+		if bits == 0 {
+			v.null = true
+		} else {
+			v.str = readString(uintptr(bits))
+		}
+	case KindObject, KindVoid:
+		v.bits = 0
+	}
+	return v
+}
+
+// readString copies a pinned System.String: on 64-bit CoreCLR (every
+// version) its length (int32) follows the MethodTable pointer at offset 8
+// and its UTF-16 characters start at offset 12
+// (RuntimeHelpers.OffsetToStringData).
+func readString(p uintptr) string {
+	// The address is of managed memory, not Go's: go vet's unsafe.Pointer
+	// rule (a uintptr must come from a Go pointer in the same expression)
+	// has nothing to protect here.
+	obj := *(*unsafe.Pointer)(unsafe.Pointer(&p))
+	n := *(*int32)(unsafe.Add(obj, 8))
+	if n <= 0 {
+		return ""
+	}
+	chars := unsafe.Slice((*uint16)(unsafe.Add(obj, 12)), n)
+	return string(utf16.Decode(chars))
+}
+
+//export clrprofGoEnter
+func clrprofGoEnter(id C.int32_t, tid C.uint64_t, n C.int32_t, a *C.int64_t) (state C.int64_t) {
+	e := goLookup(int32(id))
+	if e == nil || e.hooks.Enter == nil {
+		return 0
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			e.recovered(r)
+			state = 0
+		}
+	}()
+	c := Call{Method: e.method, Thread: uint64(tid)}
+	if n > 0 && a != nil {
+		raw := unsafe.Slice((*uint64)(unsafe.Pointer(a)), int(n))
+		c.Args = make([]Value, len(raw))
+		for i, b := range raw {
+			if i < len(e.args) {
+				c.Args[i] = decode(e.args[i], b)
+			}
+		}
+	}
+	return C.int64_t(e.hooks.Enter(c))
+}
+
+//export clrprofGoExit
+func clrprofGoExit(id C.int32_t, tid C.uint64_t, state, ret, exc, typ C.int64_t) {
+	e := goLookup(int32(id))
+	if e == nil || e.hooks.Exit == nil {
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			e.recovered(r)
+		}
+	}()
+	r := Return{Method: e.method, Thread: uint64(tid), State: uint64(state), Value: decode(e.ret, uint64(ret))}
+	if exc != 0 {
+		r.Exception = true
+		if typ != 0 {
+			r.ExceptionType = readString(uintptr(typ))
+		}
+	}
+	e.hooks.Exit(r)
+}

@@ -1,0 +1,363 @@
+//go:build cgo
+
+package instr
+
+import (
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/clrprof/clrprof/ilrw"
+	"github.com/clrprof/clrprof/metadata"
+	"github.com/clrprof/clrprof/profiler"
+)
+
+// The managed half of Go hooks. In each module holding a target the SDK
+// defines a type Clrprof.Instr.GoHooks with the P/Invoke methods
+//
+//	static long Enter(int id[, long a0 ... long a7])  -> clrprof_gohook_enterN
+//	static void Exit(int id, long state, long ret, long exc, long type) -> clrprof_gohook_exit
+//
+// (overloads by arity, each bound to its own export). The wrap (wrap.go)
+// calls Enter where a managed integration's Begin goes and Exit where End
+// goes. Every value crosses as 64 bits: integers, bool, char and enums
+// widened, floating point as the bits of a double, strings as the address
+// of the string held in a pinned local for the duration of the call (the
+// GC cannot move it; the Go side copies it at once), references of other
+// kinds not at all. For the exception leaving the method Exit receives 1
+// and its type's FullName (GetType().FullName, computed in the wrap: the
+// profiling API's GetClassFromObject refuses calls from a P/Invoke).
+
+const goHooksType = "Clrprof.Instr.GoHooks"
+
+// testHooks is set in test builds (testhooks.go).
+var testHooks bool
+
+// goIntegration stands for the Integration of a Go rule: alreadyWrapped
+// recognizes a wrapped body by its first call, Clrprof.Instr.GoHooks::Enter.
+var goIntegration = Integration{Type: goHooksType, Begin: "Enter", End: "Exit"}
+
+// checkRule checks a rule's integration (a Go rule needs none).
+func checkRule(r *Rule) error {
+	if r.Go != nil {
+		if r.Go.Enter == nil && r.Go.Exit == nil {
+			return fmt.Errorf("instr: GoHooks needs Enter or Exit")
+		}
+		r.Integration = goIntegration
+		return nil
+	}
+	return checkIntegration(&r.Integration)
+}
+
+// goTokens are the P/Invoke methods of one module.
+type goTokens struct {
+	enter    [MaxGoArgs + 1]metadata.Token
+	exit     metadata.Token
+	getType  metadata.Token // System.Object::GetType
+	fullName metadata.Token // System.Type::get_FullName
+}
+
+var goModules struct {
+	sync.Mutex
+	m map[profiler.ModuleID]*goTokens
+}
+
+const (
+	etI8 = 0x0a
+)
+
+// goPinvokes defines (once per module) the Clrprof.Instr.GoHooks type and
+// its P/Invoke methods.
+func goPinvokes(m *ilrw.Method) (*goTokens, error) {
+	goModules.Lock()
+	defer goModules.Unlock()
+	if t := goModules.m[m.ModuleID]; t != nil {
+		// A ModuleID can be reused after a collectible module unloads:
+		// the cached tokens must still name this module's P/Invokes.
+		if m.Module.TokenName(t.exit) == goHooksType+"::Exit" {
+			return t, nil
+		}
+		delete(goModules.m, m.ModuleID)
+	}
+	mod := m.Module
+	scope, err := mod.AssemblyRef(coreLib) // also opens the module for writing
+	if err != nil {
+		return nil, err
+	}
+	object, err := mod.TypeRef(scope, "System", "Object")
+	if err != nil {
+		return nil, err
+	}
+	td, err := mod.Emit.DefineTypeDef(goHooksType,
+		metadata.TdNotPublic|metadata.TdClass|metadata.TdAbstract|metadata.TdSealed|metadata.TdBeforeFieldInit, object, nil)
+	if err != nil {
+		return nil, fmt.Errorf("TypeDef %s: %w", goHooksType, err)
+	}
+	typeT, err := mod.TypeRef(scope, "System", "Type")
+	if err != nil {
+		return nil, err
+	}
+	prefix := "clrprof_gohook_"
+	if testHooks && os.Getenv("CLRPROF_GOHOOK_ENTRY") == "c" {
+		prefix = "clrprof_gohook_c_"
+	}
+	t := &goTokens{}
+	if t.getType, err = mod.MemberRef(object, "GetType", classSig([]byte{sigHasThis, 0}, typeT)); err != nil {
+		return nil, err
+	}
+	if t.fullName, err = mod.MemberRef(typeT, "get_FullName", []byte{sigHasThis, 0, etString}); err != nil {
+		return nil, err
+	}
+	for n := 0; n <= MaxGoArgs; n++ {
+		sig := []byte{0, byte(n + 1), etI8, etI4}
+		for i := 0; i < n; i++ {
+			sig = append(sig, etI8)
+		}
+		if t.enter[n], err = (pinvoke{Name: "Enter", Sig: sig, Entry: fmt.Sprintf("%senter%d", prefix, n)}).define(mod, td); err != nil {
+			return nil, err
+		}
+	}
+	if t.exit, err = (pinvoke{Name: "Exit", Sig: []byte{0, 5, etVoid, etI4, etI8, etI8, etI8, etI8}, Entry: prefix + "exit"}).define(mod, td); err != nil {
+		return nil, err
+	}
+	if goModules.m == nil {
+		goModules.m = map[profiler.ModuleID]*goTokens{}
+	}
+	goModules.m[m.ModuleID] = t
+	return t, nil
+}
+
+// goWrap builds the entry and exit code of a Go-hooked method.
+type goWrap struct {
+	id    int32 // index in goTable
+	toks  *goTokens
+	ge    *goEntry
+	state int // long: what Enter returned
+	dbl   int // double: scratch for floating point bits
+}
+
+func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
+	toks, err := goPinvokes(m)
+	if err != nil {
+		return err
+	}
+	sig, err := m.Sig()
+	if err != nil {
+		return err
+	}
+	ge := &goEntry{hooks: e.goh, method: e.ID, name: e.Name}
+	imp := m.Module.Import
+	if e.goh.Args {
+		for i, p := range sig.Params {
+			if i == MaxGoArgs {
+				break
+			}
+			ge.args = append(ge.args, goKind(imp, p))
+		}
+	}
+	ge.ret = valueKind{kind: KindVoid}
+	if r, _, _ := sig.Return.Unwrap(); r != nil && r.Kind != metadata.ElementTypeVoid {
+		ge.ret = goKind(imp, sig.Return)
+	}
+	gw := &goWrap{toks: toks, ge: ge}
+	w := &wrapper{body: m.Body, sig: sig, em: m.Module, id: e.ID, typeTok: e.typeTok, valueTy: e.valueTy,
+		generic: e.generic, static: e.static, code: gw}
+	if s := in.cfg.Errors; s != nil {
+		ns, name := metadata.SplitTypeName(s.Type)
+		if w.sink, err = m.Module.ExternalMethod(s.Assembly, ns, name, s.Method, sinkSig); err != nil {
+			return err
+		}
+	}
+	w.byRefLike = func(tok metadata.Token) bool { return in.isByRefLike(m, tok) }
+	// The entry is published before the code that uses its index exists.
+	gw.id = addGoEntry(ge)
+	return w.wrap(0, 0)
+}
+
+// goKind classifies a parameter or return type (by-ref: the type it
+// points at).
+func goKind(imp *metadata.Import2, t *metadata.Type) valueKind {
+	inner, _, pinned := t.Unwrap()
+	if inner == nil || pinned {
+		return valueKind{kind: KindObject}
+	}
+	if inner.Kind == metadata.ElementTypeByref {
+		inner, _, _ = inner.Elem.Unwrap()
+		if inner == nil {
+			return valueKind{kind: KindObject}
+		}
+	}
+	vk := valueKind{typ: ParamName(imp, inner)}
+	switch inner.Kind {
+	case metadata.ElementTypeI1, metadata.ElementTypeI2, metadata.ElementTypeI4, metadata.ElementTypeI8, metadata.ElementTypeI:
+		vk.kind = KindInt
+	case metadata.ElementTypeU1, metadata.ElementTypeU2, metadata.ElementTypeU4, metadata.ElementTypeU8, metadata.ElementTypeU:
+		vk.kind, vk.unsigned = KindUint, true
+	case metadata.ElementTypeR4:
+		vk.kind, vk.single = KindFloat, true
+	case metadata.ElementTypeR8:
+		vk.kind = KindFloat
+	case metadata.ElementTypeBoolean:
+		vk.kind, vk.unsigned = KindBool, true
+	case metadata.ElementTypeChar:
+		vk.kind, vk.unsigned = KindChar, true
+	case metadata.ElementTypeString:
+		vk.kind = KindString
+	case metadata.ElementTypeValuetype:
+		if u, ok := enumUnderlying(imp, inner.Token); ok {
+			vk.kind = KindEnum
+			switch u {
+			case metadata.ElementTypeU1, metadata.ElementTypeU2, metadata.ElementTypeU4, metadata.ElementTypeU8,
+				metadata.ElementTypeChar, metadata.ElementTypeBoolean, metadata.ElementTypeU:
+				vk.unsigned = true
+			}
+		} else {
+			vk.kind = KindObject
+		}
+	default:
+		vk.kind = KindObject
+	}
+	return vk
+}
+
+// enumUnderlying tells whether a TypeDef of the module is an enum, and its
+// underlying type (the type of its instance field value__). Enums of other
+// modules (TypeRefs) are not resolved: they pass as KindObject.
+func enumUnderlying(imp *metadata.Import2, tok metadata.Token) (metadata.ElementType, bool) {
+	if metadata.TokenType(tok.Table()) != metadata.MdtTypeDef {
+		return 0, false
+	}
+	td, err := imp.TypeDef(tok)
+	if err != nil || td.Extends.IsNil() || metadata.TokenType(td.Extends.Table()) != metadata.MdtTypeRef {
+		return 0, false
+	}
+	if base, err := imp.TypeRefName(td.Extends); err != nil || base != "System.Enum" {
+		return 0, false
+	}
+	fields, err := imp.Fields(tok)
+	if err != nil {
+		return 0, false
+	}
+	for _, f := range fields {
+		fi, err := imp.Field(f)
+		if err != nil || fi.Flags&metadata.FdStatic != 0 {
+			continue
+		}
+		fs, err := metadata.ParseFieldSig(fi.Sig)
+		if err != nil {
+			return 0, false
+		}
+		u, _, _ := fs.Type.Unwrap()
+		if u == nil || !u.Kind.IsPrimitive() {
+			return 0, false
+		}
+		return u.Kind, true
+	}
+	return 0, false
+}
+
+func ldloca(i int) *ilrw.Instruction {
+	if i <= 255 {
+		return ilrw.IInt(ilrw.OpLdlocaS, int64(i))
+	}
+	return ilrw.IInt(ilrw.OpLdloca, int64(i))
+}
+
+var pinnedObject = &metadata.Type{Kind: metadata.ElementTypePinned, Elem: objectT}
+
+// widen returns code that turns the value load pushes into the 64 bits
+// the P/Invoke passes; pinned lists the pinned locals to clear after the
+// call. t is the declared type (by-ref: load pushes the address).
+func (gw *goWrap) widen(w *wrapper, vk valueKind, t *metadata.Type, load []*ilrw.Instruction, pinned *[]int) ([]*ilrw.Instruction, error) {
+	if vk.kind == KindObject || vk.kind == KindVoid {
+		return []*ilrw.Instruction{ilrw.I(ilrw.OpLdcI40), ilrw.I(ilrw.OpConvI8)}, nil
+	}
+	inner, _, _ := t.Unwrap()
+	if inner.Kind == metadata.ElementTypeByref {
+		el, _, _ := inner.Elem.Unwrap()
+		spec, err := w.spec(el)
+		if err != nil {
+			return nil, err
+		}
+		load = append(load, ilrw.IToken(ilrw.OpLdobj, spec))
+	}
+	switch vk.kind {
+	case KindFloat:
+		return append(load, ilrw.I(ilrw.OpConvR8), ilrw.StLoc(gw.dbl), ldloca(gw.dbl), ilrw.I(ilrw.OpLdindI8)), nil
+	case KindString:
+		loc, err := w.em.AddLocals(w.body, pinnedObject)
+		if err != nil {
+			return nil, err
+		}
+		*pinned = append(*pinned, loc)
+		return append(load, ilrw.StLoc(loc), ilrw.LdLoc(loc), ilrw.I(ilrw.OpConvU), ilrw.I(ilrw.OpConvU8)), nil
+	}
+	if vk.unsigned {
+		return append(load, ilrw.I(ilrw.OpConvU8)), nil
+	}
+	return append(load, ilrw.I(ilrw.OpConvI8)), nil
+}
+
+func unpin(pinned []int) []*ilrw.Instruction {
+	var out []*ilrw.Instruction
+	for _, l := range pinned {
+		out = append(out, ilrw.I(ilrw.OpLdnull), ilrw.StLoc(l))
+	}
+	return out
+}
+
+// enterCode: ldc.i4 id; <args widened>; call Enter; stloc state; <unpin>.
+func (gw *goWrap) enterCode(w *wrapper) ([]*ilrw.Instruction, error) {
+	sig := w.sig
+	var err error
+	if gw.state, err = w.em.AddLocals(w.body, metadata.Primitive(metadata.ElementTypeI8), metadata.Primitive(metadata.ElementTypeR8)); err != nil {
+		return nil, err
+	}
+	gw.dbl = gw.state + 1
+	code := []*ilrw.Instruction{ilrw.LdcI4(gw.id)}
+	var pinned []int
+	first := 0
+	if !w.static {
+		first = 1
+	}
+	for i, vk := range gw.ge.args {
+		ld, err := gw.widen(w, vk, sig.Params[i], []*ilrw.Instruction{ldarg(first + i)}, &pinned)
+		if err != nil {
+			return nil, err
+		}
+		code = append(code, ld...)
+	}
+	code = append(code, ilrw.IToken(ilrw.OpCall, gw.toks.enter[len(gw.ge.args)]), ilrw.StLoc(gw.state))
+	return append(code, unpin(pinned)...), nil
+}
+
+// exitCode: <the exception's type name, pinned>; ldc.i4 id; ldloc state;
+// <return value widened>; <exception != null>; <the name>; call Exit;
+// <unpin>.
+func (gw *goWrap) exitCode(w *wrapper, ex ilrw.Exit, exc int) ([]*ilrw.Instruction, error) {
+	var pinned []int
+	name, err := w.em.AddLocals(w.body, pinnedObject)
+	if err != nil {
+		return nil, err
+	}
+	pinned = append(pinned, name)
+	skip := ilrw.I(ilrw.OpNop)
+	code := []*ilrw.Instruction{ilrw.I(ilrw.OpLdnull), ilrw.StLoc(name),
+		ilrw.LdLoc(exc), ilrw.IBranch(ilrw.OpBrfalse, skip),
+		ilrw.LdLoc(exc), ilrw.IToken(ilrw.OpCallvirt, gw.toks.getType), ilrw.IToken(ilrw.OpCallvirt, gw.toks.fullName),
+		ilrw.StLoc(name), skip,
+		ilrw.LdcI4(gw.id), ilrw.LdLoc(gw.state)}
+	if ex.ReturnLocal >= 0 && gw.ge.ret.kind != KindVoid {
+		ld, err := gw.widen(w, gw.ge.ret, ex.ReturnType, []*ilrw.Instruction{ilrw.LdLoc(ex.ReturnLocal)}, &pinned)
+		if err != nil {
+			return nil, err
+		}
+		code = append(code, ld...)
+	} else {
+		code = append(code, ilrw.I(ilrw.OpLdcI40), ilrw.I(ilrw.OpConvI8))
+	}
+	code = append(code, ilrw.LdLoc(exc), ilrw.I(ilrw.OpLdnull), ilrw.I(ilrw.OpCgtUn), ilrw.I(ilrw.OpConvI8),
+		ilrw.LdLoc(name), ilrw.I(ilrw.OpConvU), ilrw.I(ilrw.OpConvU8),
+		ilrw.IToken(ilrw.OpCall, gw.toks.exit))
+	return append(code, unpin(pinned)...), nil
+}

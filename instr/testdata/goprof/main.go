@@ -1,0 +1,194 @@
+// Command goprof is the profiler of package instr's Go hook tests: it
+// hooks the targets of GOPROF_TARGETS (comma-separated) with Go hooks
+// that print every call ("GOHOOK enter|exit ...") except those of methods
+// named Hot, which it counts; hooks of methods named Panicky panic. At
+// Shutdown it prints the counts, the recovered panics and the report,
+// lines starting "goprof: ". GOPROF_EMPTY=1 installs empty hooks instead
+// (the benchmark's Go row). With GOPROF_STORM=1 a goroutine sends SIGRTMIN,
+// the runtime's GC-suspension activation signal, with tgkill to every
+// thread that ran a hook of Hot, every 10µs (at most 512 queued).
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/clrprof/clrprof/instr"
+	"github.com/clrprof/clrprof/instr/target"
+	"github.com/clrprof/clrprof/metadata"
+	"github.com/clrprof/clrprof/profiler"
+)
+
+type prof struct {
+	profiler.Base
+	in *instr.Instrumenter
+
+	names    sync.Map // int32 -> string
+	seq      atomic.Uint64
+	hot      atomic.Int64
+	hotSum   atomic.Int64
+	hotExit  atomic.Int64
+	badState atomic.Int64
+	threads  sync.Map // uint64 -> bool
+	signals  atomic.Int64
+	stop     chan struct{}
+}
+
+// storm sends SIGRTMIN to the threads seen until stop is closed.
+func (p *prof) storm() {
+	pid := os.Getpid()
+	for {
+		select {
+		case <-p.stop:
+			return
+		default:
+		}
+		if queuedSignals() < 512 {
+			p.threads.Range(func(k, _ any) bool {
+				if syscall.Tgkill(pid, int(k.(uint64)), syscall.Signal(34)) == nil {
+					p.signals.Add(1)
+				}
+				return true
+			})
+		}
+		time.Sleep(10 * time.Microsecond)
+	}
+}
+
+func queuedSignals() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigQ:"); ok {
+			n, _, _ := strings.Cut(strings.TrimSpace(v), "/")
+			q, _ := strconv.Atoi(n)
+			return q
+		}
+	}
+	return 0
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "goprof: "+format+"\n", args...)
+}
+
+func (p *prof) name(id int32) string {
+	if n, ok := p.names.Load(id); ok {
+		return n.(string)
+	}
+	m, _ := p.in.Method(id)
+	n := m.Name[strings.LastIndex(m.Name, "::")+2:]
+	p.names.Store(id, n)
+	return n
+}
+
+func (p *prof) enter(c instr.Call) uint64 {
+	n := p.name(c.Method)
+	switch n {
+	case "Hot":
+		p.hot.Add(1)
+		p.hotSum.Add(c.Args[0].Int())
+		p.threads.Store(c.Thread, true)
+		return uint64(c.Args[0].Int()) + 1
+	case "Panicky":
+		panic("enter hook panicked")
+	}
+	var sb strings.Builder
+	for i, a := range c.Args {
+		if i > 0 {
+			sb.WriteString(" ")
+		}
+		fmt.Fprintf(&sb, "%s:%s:%s", a.Kind, a.Type, a)
+	}
+	s := p.seq.Add(1)
+	fmt.Fprintf(os.Stderr, "GOHOOK enter %s state=%d args=[%s]\n", n, s, sb.String())
+	return s
+}
+
+func (p *prof) exit(r instr.Return) {
+	n := p.name(r.Method)
+	switch n {
+	case "Hot":
+		p.hotExit.Add(1)
+		if r.Value.Int()/3+1 != int64(r.State) {
+			p.badState.Add(1)
+		}
+		return
+	case "Panicky":
+		var m map[string]int
+		m["x"]++ // a nil map write: a runtime panic
+	}
+	fmt.Fprintf(os.Stderr, "GOHOOK exit %s state=%d ret=%s:%s exc=%v:%s\n", n, r.State, r.Value.Kind, r.Value, r.Exception, r.ExceptionType)
+}
+
+func (p *prof) Initialize(info *profiler.Info) error {
+	ts, err := target.ParseList(os.Getenv("GOPROF_TARGETS"))
+	if err != nil {
+		logf("bad targets: %v", err)
+		return err
+	}
+	hooks := &instr.GoHooks{Enter: p.enter, Exit: p.exit, Args: true}
+	if os.Getenv("GOPROF_EMPTY") == "1" {
+		hooks = &instr.GoHooks{Enter: func(instr.Call) uint64 { return 0 }, Exit: func(instr.Return) {}}
+	}
+	if os.Getenv("GOPROF_STORM") == "1" {
+		p.stop = make(chan struct{})
+		go p.storm()
+	}
+	if p.in, err = instr.New(info, instr.Config{Rules: []instr.Rule{{Targets: ts, Go: hooks}}}); err != nil {
+		return err
+	}
+	return info.SetEventMask(p.in.EventMask())
+}
+
+func (p *prof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) error {
+	if err := p.in.ModuleLoadFinished(m, hr); err != nil {
+		logf("ModuleLoadFinished: %v", err)
+	}
+	return nil
+}
+
+func (p *prof) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
+	return p.in.JITCompilationStarted(f, safe)
+}
+
+func (p *prof) JITInlining(caller, callee profiler.FunctionID) (bool, error) {
+	return p.in.JITInlining(caller, callee)
+}
+
+func (p *prof) GetReJITParameters(m profiler.ModuleID, tok metadata.Token, fc *profiler.FunctionControl) error {
+	return p.in.GetReJITParameters(m, tok, fc)
+}
+
+func (p *prof) Shutdown() error {
+	if p.stop != nil {
+		close(p.stop)
+		logf("storm signals=%d", p.signals.Load())
+	}
+	r := p.in.Report()
+	threads := 0
+	p.threads.Range(func(any, any) bool { threads++; return true })
+	logf("hot enter=%d exit=%d sum=%d badstate=%d threads=%d", p.hot.Load(), p.hotExit.Load(), p.hotSum.Load(), p.badState.Load(), threads)
+	for _, hp := range instr.GoHookPanics() {
+		logf("panics %s %d %q", hp.Method, hp.Count, hp.First)
+	}
+	for _, f := range r.Failed {
+		logf("failed %s", f)
+	}
+	logf("summary instrumented=%d pending=%d failed=%d", len(r.Instrumented), len(r.Pending), len(r.Failed))
+	return nil
+}
+
+func init() {
+	profiler.Register("{3E6A1F20-9B4C-4D7E-8A15-6C2F0D9B7E41}", &prof{})
+}
+
+func main() {}
