@@ -394,6 +394,10 @@ var Targets = []Target{
 	{"continuous profiler (sample/contprof) at its defaults: long allocation storm vs no profiler, start-up taken out, CPU time", "alloc-long", "go-contprof", "none", "cpu-steady", 1.05},
 	{"continuous profiler (sample/contprof), live heap on everywhere (CONTPROF_HEAP=1): long allocation storm vs no profiler, start-up taken out", "alloc-long", "go-contprof-heap", "none", "wall-steady", 1.05},
 	{"continuous profiler (sample/contprof), live heap off (CONTPROF_HEAP=0): long allocation storm vs no profiler, start-up taken out", "alloc-long", "go-contprof-noheap", "none", "wall-steady", 1.05},
+	{"continuous profiler (sample/contprof) at its defaults: mcs.exe (a real application) vs no profiler", "mcs", "go-contprof", "none", "wall", 1.03},
+	{"continuous profiler (sample/contprof) at its defaults: mcs.exe (a real application) vs no profiler, CPU time", "mcs", "go-contprof", "none", "cpu", 1.03},
+	{"CPU sampling (sample/cpuprof) at 99 Hz: mcs.exe (a real application) vs no profiler", "mcs", "cpuprof-99", "none", "wall", 1.02},
+	{"CPU sampling (sample/cpuprof) at 99 Hz: mcs.exe (a real application) vs no profiler, CPU time", "mcs", "cpuprof-99", "none", "cpu", 1.02},
 }
 
 // startupOf names, for a configuration with no row of its own on the

@@ -25,6 +25,7 @@ import (
 
 	"github.com/clrprof/clrprof/bench"
 	"github.com/clrprof/clrprof/internal/harness"
+	"github.com/clrprof/clrprof/soak"
 )
 
 var (
@@ -73,6 +74,12 @@ type workload struct {
 	repsFactor      int    // runs this many times the default (cheap workloads)
 	configs         []string
 	what            string
+	// runtime, if set, is the only runtime the workload runs on.
+	runtime string
+	// mcs, if set, is the number of classes of the soak's generated
+	// program that Mono's mcs.exe compiles (soak.Generate): the workload
+	// is then mcs.exe, not src.
+	mcs, quickMCS int
 }
 
 func needELT(rt harness.Runtime) string {
@@ -134,6 +141,18 @@ var configs = []config{
 		what: "sample/contprof with the live heap off on every runtime (CONTPROF_HEAP=0; the same as go-contprof before .NET 5); on 2.x the GC profile then counts suspensions for GC, generation not reported"},
 	{name: "go-contprof-heap", lib: "contprof", env: []string{"CONTPROF_HEAP=1"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
 		what: "sample/contprof with everything on, the live heap on every runtime (CONTPROF_HEAP=1; the same as go-contprof on .NET 5+): before .NET 5 allocations recorded in C with a stack every 512 KiB (ObjectAllocated, which puts every allocation on the runtime's slow path: compare c-unimpl with none) and MonitorGC"},
+	{name: "go-contprof-nowall", lib: "contprof", env: []string{"CONTPROF_WALL=0"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
+		what: "sample/contprof at its defaults without the wall profile (CONTPROF_WALL=0): the snapshots still run, for the CPU profile"},
+	{name: "go-contprof-nosnap", lib: "contprof", env: []string{"CONTPROF_WALL=0", "CONTPROF_CPU=0"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
+		what: "sample/contprof at its defaults without the CPU and wall profiles (CONTPROF_CPU=0 CONTPROF_WALL=0): no snapshots at all"},
+	{name: "go-contprof-noexc", lib: "contprof", env: []string{"CONTPROF_EXCEPTIONS=0"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
+		what: "sample/contprof at its defaults without the exceptions profile (CONTPROF_EXCEPTIONS=0: no ExceptionThrown callback)"},
+	{name: "go-contprof-nocont", lib: "contprof", env: []string{"CONTPROF_CONTENTION=0"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
+		what: "sample/contprof at its defaults without the contention profile (CONTPROF_CONTENTION=0: the runtime's Contention keyword off)"},
+	{name: "cpuprof-19", lib: "cpuprof", env: []string{"CPUPROF_HZ=19", "CPUPROF_OUT=cpuprof.pprof"}, shutdown: "cpuprof: wrote", nonzero: []string{"samples"}, need: needInfo10,
+		what: "sample/cpuprof at 19 Hz (CPUPROF_HZ=19): each tick suspends the runtime, walks every managed thread, resumes"},
+	{name: "cpuprof-99", lib: "cpuprof", env: []string{"CPUPROF_OUT=cpuprof.pprof"}, shutdown: "cpuprof: wrote", nonzero: []string{"samples"}, need: needInfo10,
+		what: "sample/cpuprof at its defaults (99 Hz)"},
 	{name: "go-sample", lib: "gosample", ref: "c-sample", shutdown: "gosample: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
 		what: "clrprof (bench/prof/sample): the same from a goroutine locked to its thread, through Info (frame callback in C)"},
 }
@@ -160,7 +179,19 @@ var workloads = []workload{
 	{name: "exceptions", src: "workloads/exceptions.cs", args: []string{"5000", "4"}, quickArgs: []string{"2500", "4"}, stdout: "exceptions: caught=",
 		configs: []string{"none", "c-unimpl", "go-unimpl", "c-exc", "go-exc-sync"},
 		what:    "4 threads throwing and catching through 3 frames with finally blocks, a third of them NullReferenceException"},
+	{name: "mcs", mcs: 300, quickMCS: 100, runtime: "net8.0.4", stdout: "Compilation succeeded",
+		configs: []string{"none", "go-contprof", "go-contprof-noheap", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "cpuprof-19", "cpuprof-99"},
+		what:    "a real application: Mono's C# compiler (mcs.exe, soak/) on .NET 8 compiling the soak's generated program (soak.Generate) against Mono's reference assemblies"},
 }
+
+// mcsExe is Mono's C# compiler and monoLib the reference assemblies it
+// compiles against (scripts/setup.sh installs both: Debian's mono-mcs).
+const (
+	mcsExe  = "/usr/lib/mono/4.5/mcs.exe"
+	monoLib = "/usr/lib/mono/4.5/"
+)
+
+var mcsArgs = []string{"-nostdlib", "-r:" + monoLib + "mscorlib.dll", "-r:" + monoLib + "System.dll", "-r:" + monoLib + "System.Core.dll", "-out:p.exe", "p.cs"}
 
 func findConfig(name string) *config {
 	for i := range configs {
@@ -171,7 +202,7 @@ func findConfig(name string) *config {
 	return nil
 }
 
-var shutdownRe = regexp.MustCompile(`(?m)^(?:cref|go[a-z]+|contprof): Shutdown (.*)$`)
+var shutdownRe = regexp.MustCompile(`(?m)^(?:cref|go[a-z]+|contprof): Shutdown (.*)$|^cpuprof: wrote (.*)$`)
 
 // counts parses "k=v k=v" into a map.
 func counts(s string) map[string]int64 {
@@ -195,15 +226,19 @@ type outcome struct {
 }
 
 // runOnce runs app once with c and measures it.
-func runOnce(t *testing.T, rt harness.Runtime, app string, w *workload, c *config, libs map[string]*lib, quick bool) outcome {
+func runOnce(t *testing.T, rt harness.Runtime, app, dir string, w *workload, c *config, libs map[string]*lib, quick bool) outcome {
 	opts := harness.RunOptions{
 		Args:              w.args,
 		DisableReadyToRun: w.noR2R,
 		Env:               c.env,
 		Timeout:           10 * time.Minute,
+		Dir:               dir,
 	}
 	if quick && w.quickArgs != nil {
 		opts.Args = w.quickArgs
+	}
+	if w.mcs > 0 {
+		opts.Args = mcsArgs
 	}
 	if c.lib != "" {
 		l := libs[c.lib]
@@ -315,6 +350,7 @@ func TestBench(t *testing.T) {
 		"goalloc":  {clsid: "{8B3E5D19-7A2C-4F60-9E84-1D6C3B7A5F92}", build: goLib("./bench/prof/alloc")},
 		"gosample": {clsid: "{2D7B9E54-8A3C-4F16-B7E0-5C9D1A3F6B82}", build: goLib("./bench/prof/sample")},
 		"contprof": {clsid: "{D3A9F1C5-7B42-4E8D-9C6A-1F5B3E7D2A94}", build: goLib("./sample/contprof")},
+		"cpuprof":  {clsid: "{B1C7E2A4-5D36-4F89-A0B2-7C4D9E1F3A58}", build: goLib("./sample/cpuprof")},
 	}
 	var only []string
 	if *flagOnly != "" {
@@ -343,16 +379,35 @@ func TestBench(t *testing.T) {
 			fmt.Printf("built %s in %v\n", filepath.Base(l.path), time.Since(start).Round(time.Millisecond))
 		}
 	}
-	apps := map[string]string{}
+	apps, dirs := map[string]string{}, map[string]string{}
 	for _, w := range ws {
-		opts := []harness.CSOption{harness.Optimize()}
-		if len(w.refs) > 0 {
-			opts = append(opts, harness.Reference(w.refs...))
-		}
-		apps[w.name] = harness.CompileCS(t, []string{w.src}, "", opts...)
 		args := w.args
 		if quick && w.quickArgs != nil {
 			args = w.quickArgs
+		}
+		if w.mcs > 0 {
+			// mcs.exe compiles p.cs in a directory of its own (the same
+			// for every run: each writes p.exe over the last one's).
+			classes := w.mcs
+			if quick && w.quickMCS > 0 {
+				classes = w.quickMCS
+			}
+			if _, err := os.Stat(mcsExe); err != nil {
+				t.Fatalf("workload %s: %v (scripts/setup.sh installs mono-mcs)", w.name, err)
+			}
+			prog := soak.Generate(classes)
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "p.cs"), []byte(prog.Source), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			apps[w.name], dirs[w.name] = mcsExe, dir
+			args = append([]string{fmt.Sprintf("(%d classes, %d lines)", prog.Classes, prog.Lines)}, mcsArgs...)
+		} else {
+			opts := []harness.CSOption{harness.Optimize()}
+			if len(w.refs) > 0 {
+				opts = append(opts, harness.Reference(w.refs...))
+			}
+			apps[w.name] = harness.CompileCS(t, []string{w.src}, "", opts...)
 		}
 		what := w.what
 		if w.noR2R {
@@ -375,6 +430,9 @@ func TestBench(t *testing.T) {
 	// each round.
 	for _, rt := range rts {
 		for _, w := range ws {
+			if w.runtime != "" && rt.Name != w.runtime {
+				continue // no rows: the workload runs on w.runtime only
+			}
 			var cs []*config
 			rows := map[string]*bench.Row{}
 			for _, cn := range w.configs {
@@ -397,7 +455,7 @@ func TestBench(t *testing.T) {
 					if row.Skipped != "" {
 						continue
 					}
-					o := runOnce(t, rt, apps[w.name], w, c, libs, quick)
+					o := runOnce(t, rt, apps[w.name], dirs[w.name], w, c, libs, quick)
 					if o.err != "" {
 						t.Errorf("%s %s %s: %s", rt.Name, w.name, c.name, o.err)
 						row.Skipped = "failed: " + firstLine(o.err)

@@ -84,6 +84,11 @@
 //	                      limit): after a snapshot that took longer, ticks
 //	                      are skipped (counted as "skipped" in the comments)
 //	                      and the next sample stands for them in wall time
+//	CONTPROF_CPU, CONTPROF_WALL, CONTPROF_EXCEPTIONS, CONTPROF_CONTENTION
+//	                      0: that profile off (default 1: on); with both
+//	                      CPU and wall off no snapshot is taken, without
+//	                      exceptions no ExceptionThrown callback, without
+//	                      contention the runtime's Contention keyword is off
 //	CONTPROF_HEAP         1: the live heap profile; 0: none; unset (the
 //	                      default): on .NET 5+, where it is sampled from the
 //	                      runtime's allocation ticks, and off before, where
@@ -123,6 +128,8 @@ type contprof struct {
 	period                time.Duration
 	hz, depth, rate       int
 	heapOn                bool
+	cpuOn, wallOn         bool // CONTPROF_CPU, CONTPROF_WALL
+	excOn, contOn         bool // CONTPROF_EXCEPTIONS, CONTPROF_CONTENTION
 	heapAuto              bool // CONTPROF_HEAP unset: on where it is cheap (.NET 5+)
 	weakHeap              bool // the live heap tracks objects by weak handles
 	maxStacks, maxObjects int
@@ -201,6 +208,24 @@ func (p *contprof) config() error {
 		}
 		p.budget = f / 100
 	}
+	for _, e := range []struct {
+		name string
+		dst  *bool
+	}{
+		{"CONTPROF_CPU", &p.cpuOn},
+		{"CONTPROF_WALL", &p.wallOn},
+		{"CONTPROF_EXCEPTIONS", &p.excOn},
+		{"CONTPROF_CONTENTION", &p.contOn},
+	} {
+		switch v := os.Getenv(e.name); v {
+		case "", "1":
+			*e.dst = true
+		case "0":
+			*e.dst = false
+		default:
+			return fmt.Errorf("%s=%q: want 0 or 1 (default 1)", e.name, v)
+		}
+	}
 	switch v := os.Getenv("CONTPROF_HEAP"); v {
 	case "":
 		p.heapAuto = true
@@ -232,7 +257,12 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	p.gc = profiles.NewGCStats()
 	p.lastCPU = map[uint32]int64{}
 
-	low := profiler.MonitorExceptions | profiler.EnableStackSnapshot
+	low := profiler.EnableStackSnapshot
+	if p.excOn {
+		low |= profiler.MonitorExceptions
+	} else {
+		logf("exceptions: off (CONTPROF_EXCEPTIONS=0)")
+	}
 	var high profiler.HighMonitor
 	p.heap = profiles.NewLiveHeap(info, p.rate, p.maxObjects)
 	p.heapTicks.init(p.rate)
@@ -243,16 +273,24 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	if p.heapOn || p.heapAuto {
 		level = profiler.EventPipeVerbose // GCAllocationTick
 	}
+	keywords := clrevents.KeywordGC
+	if p.contOn {
+		keywords |= clrevents.KeywordContention
+	} else {
+		logf("contention: off (CONTPROF_CONTENTION=0)")
+	}
 	sess, err := info.EventPipeStartSession([]profiler.EventPipeProviderSettings{{
 		Name:     clrevents.RuntimeProvider,
-		Keywords: clrevents.KeywordGC | clrevents.KeywordContention,
+		Keywords: keywords,
 		Level:    level,
 	}}, false)
 	switch {
 	case err == nil:
 		p.session, p.gcFromEvents = sess, true
 		high |= profiler.HighEventPipe
-		p.contention = profiles.NewContention(p.cont)
+		if p.contOn {
+			p.contention = profiles.NewContention(p.cont)
+		}
 	case errors.Is(err, profiler.ErrNotAvailable):
 		logf("contention: not available on %s: %v", p.runtime, err)
 	default:
@@ -310,7 +348,13 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		}
 		p.heap.SetRecorder(p.rec)
 	}
-	if info.Version() < 10 {
+	if !p.cpuOn {
+		logf("cpu: off (CONTPROF_CPU=0)")
+	}
+	if !p.wallOn {
+		logf("wall: off (CONTPROF_WALL=0)")
+	}
+	if info.Version() < 10 && (p.cpuOn || p.wallOn) {
 		logf("cpu, wall: not available on %s: sampling other threads needs SuspendRuntime (ICorProfilerInfo10, .NET Core 3.0+); the runtime has ICorProfilerInfo%d", p.runtime, info.Version())
 	}
 	p.periodStart = time.Now()
@@ -328,7 +372,7 @@ func (p *contprof) loop() {
 		}
 	}()
 	var tick <-chan time.Time
-	if p.info.Version() >= 10 {
+	if p.snapshots() {
 		t := time.NewTicker(time.Second / time.Duration(p.hz))
 		defer t.Stop()
 		tick = t.C
@@ -345,6 +389,12 @@ func (p *contprof) loop() {
 			p.write()
 		}
 	}
+}
+
+// snapshots says whether the sampler takes snapshots: CPU or wall on,
+// and the runtime able to suspend (ICorProfilerInfo10).
+func (p *contprof) snapshots() bool {
+	return (p.cpuOn || p.wallOn) && p.info.Version() >= 10
 }
 
 // sample takes one snapshot of every managed thread: a wall sample for
@@ -378,8 +428,10 @@ func (p *contprof) sample() {
 			continue
 		}
 		st := profiles.Functions(ts.Frames)
-		p.wall.Add(st, nil, covers, covers*int64(interval))
-		if ts.OSThreadID == 0 {
+		if p.wallOn {
+			p.wall.Add(st, nil, covers, covers*int64(interval))
+		}
+		if !p.cpuOn || ts.OSThreadID == 0 {
 			continue
 		}
 		cpu, ok := profiles.ThreadCPU(ts.OSThreadID)
@@ -484,6 +536,9 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 	}
 	switch e := ev.(type) {
 	case *clrevents.ContentionStart:
+		if p.contention == nil {
+			return nil
+		}
 		// Delivered on the waiting thread: its stack is the contended one.
 		st, err := p.info.StackTrace(0, p.depth)
 		if err == nil {
@@ -503,6 +558,9 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 		}
 		p.heap.AddObject(profiler.ObjectID(e.Address), e.TypeName, e.ObjectSize, float64(tickBytes)/float64(e.ObjectSize), profiles.Functions(st))
 	case *clrevents.ContentionStop:
+		if p.contention == nil {
+			return nil
+		}
 		d := e.DurationNs
 		if e.Version == 0 {
 			d = -1
@@ -619,21 +677,27 @@ func (p *contprof) write() {
 		}
 		written = append(written, fmt.Sprintf("%s=%d", kind, len(prof.Sample)))
 	}
-	if p.info.Version() >= 10 {
+	if p.snapshots() {
 		fr := "sampling: " + p.ticks.Report(true)
 		written = append(written, fr)
-		m := meta("cpu", fr)
-		m.PeriodType, m.Period = profiles.SampleType{Type: "cpu", Unit: "nanoseconds"}, int64(time.Second)/int64(p.hz)
-		put("cpu", p.cpu, m)
-		m = meta("wall", fr)
-		m.PeriodType, m.Period = profiles.SampleType{Type: "wall", Unit: "nanoseconds"}, int64(time.Second)/int64(p.hz)
-		put("wall", p.wall, m)
+		if p.cpuOn {
+			m := meta("cpu", fr)
+			m.PeriodType, m.Period = profiles.SampleType{Type: "cpu", Unit: "nanoseconds"}, int64(time.Second)/int64(p.hz)
+			put("cpu", p.cpu, m)
+		}
+		if p.wallOn {
+			m := meta("wall", fr)
+			m.PeriodType, m.Period = profiles.SampleType{Type: "wall", Unit: "nanoseconds"}, int64(time.Second)/int64(p.hz)
+			put("wall", p.wall, m)
+		}
 	}
 	p.mu.Lock()
 	excErr := p.excErrors
 	p.excErrors = 0
 	p.mu.Unlock()
-	put("exceptions", p.exc, meta("exceptions", fmt.Sprintf("throwing stacks that could not be taken: %d", excErr)))
+	if p.excOn {
+		put("exceptions", p.exc, meta("exceptions", fmt.Sprintf("throwing stacks that could not be taken: %d", excErr)))
+	}
 	if p.contention != nil {
 		put("contention", p.cont, meta("contention", fmt.Sprintf("waits whose start was not seen: %d (cumulative)", p.contention.Unpaired())))
 	}
