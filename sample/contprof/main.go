@@ -157,8 +157,9 @@ type contprof struct {
 	excTotal           atomic.Int64
 	// allocation ticks that gave no live heap sample
 	ticksWithoutObject atomic.Int64
-	// which allocation ticks become live heap samples (.NET 5+)
-	heapTicks tickSampler
+	// which allocation ticks become live heap samples (.NET 5+): decided
+	// in C, so that the others never enter Go
+	heapTicks *profiler.AllocationTickSampler
 
 	seq         int
 	periodStart time.Time
@@ -265,7 +266,6 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	}
 	var high profiler.HighMonitor
 	p.heap = profiles.NewLiveHeap(info, p.rate, p.maxObjects)
-	p.heapTicks.init(p.rate)
 	// .NET 5+: the runtime's events give contention (the waiting stack is
 	// taken in the callback), GC pauses, and the live heap's samples
 	// (GCAllocationTick, Verbose), without a callback per allocation.
@@ -326,6 +326,15 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	}
 	if !p.gcFromEvents {
 		low |= profiler.MonitorSuspends
+	}
+	if p.heapOn && p.gcFromEvents {
+		// The runtime sends an allocation tick about every 100 KB; one
+		// every CONTPROF_HEAP_RATE bytes on average is kept, in C, before
+		// the runtime's events are on: the others never enter Go.
+		if p.heapTicks, err = info.SampleAllocationTicks(p.rate); err != nil {
+			logf("heap: %v", err)
+			return err
+		}
 	}
 	if err := info.SetEventMask2(low, high); err != nil {
 		logf("%v", err)
@@ -512,22 +521,15 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 	} else if provider != rp {
 		return nil
 	}
-	// Allocation ticks come by the tens of thousands a second on
-	// allocation-heavy code and few are kept: read the byte count alone
-	// first, and decode only the kept ones.
+	// Allocation ticks: only the kept ones get here (the sampler decides
+	// in C); each stands for the bytes since the previous kept one.
 	var tickBytes uint64
 	if id == clrevents.IDGCAllocationTick {
-		if !p.heapOn {
+		if !p.heapOn || p.heapTicks == nil {
 			return nil
 		}
-		n, ok := clrevents.AllocationTickBytes(version, data)
-		if !ok {
-			p.ticksWithoutObject.Add(1)
-			return nil
-		}
-		var keep bool
-		if tickBytes, keep = p.heapTicks.Keep(n); !keep {
-			return nil
+		if tickBytes = p.heapTicks.KeptBytes(); tickBytes == 0 {
+			return nil // not delivered by the sampler (cannot happen)
 		}
 	}
 	ev, err := clrevents.DecodeRuntime(id, version, data)
@@ -583,66 +585,6 @@ func budgetSkip(d, interval time.Duration, budget float64, maxSkip int) int {
 	}
 	k := int(math.Ceil(float64(d)/(budget*float64(interval)))) - 1
 	return max(0, min(k, maxSkip))
-}
-
-// tickSampler picks the allocation ticks that become live heap samples:
-// the runtime sends one about every 100 KB allocated, and on
-// allocation-heavy code every one of them (a stack, a weak handle, a
-// tracked object) was most of contprof's cost. A tick is kept when the
-// bytes the ticks report since the last kept one pass an exponentially
-// distributed gap of mean CONTPROF_HEAP_RATE (as the C recorder samples
-// allocations before .NET 5); the kept one then stands for all of those
-// bytes, so the live heap's estimate stays unbiased. With a rate at or
-// well below the runtime's interval nearly every tick is kept.
-type tickSampler struct {
-	mu         sync.Mutex
-	mean       float64
-	gap        float64 // bytes until the next kept tick
-	pending    uint64  // bytes of the ticks since the last kept one
-	rnd        uint64
-	seen, kept int64
-}
-
-func (t *tickSampler) init(mean int) {
-	t.mean = float64(mean)
-	t.rnd = uint64(time.Now().UnixNano()) | 1
-	t.gap = t.next()
-}
-
-// next is an exponentially distributed gap of mean t.mean (xorshift).
-func (t *tickSampler) next() float64 {
-	t.rnd ^= t.rnd << 13
-	t.rnd ^= t.rnd >> 7
-	t.rnd ^= t.rnd << 17
-	u := (float64(t.rnd>>11) + 1) / (1 << 53) // (0, 1]
-	return -math.Log(u) * t.mean
-}
-
-// Keep counts a tick reporting amount bytes and says whether it is kept,
-// with the bytes it stands for.
-func (t *tickSampler) Keep(amount uint64) (uint64, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.seen++
-	t.pending += amount
-	t.gap -= float64(amount)
-	if t.gap > 0 {
-		return 0, false
-	}
-	b := t.pending
-	t.pending = 0
-	for t.gap <= 0 {
-		t.gap += t.next()
-	}
-	t.kept++
-	return b, true
-}
-
-// Counts are the ticks seen and kept so far.
-func (t *tickSampler) Counts() (seen, kept int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.seen, t.kept
 }
 
 func (p *contprof) comments(kind string) []string {
@@ -707,8 +649,11 @@ func (p *contprof) write() {
 	hs := p.heap.Stats()
 	src := fmt.Sprintf("allocations sampled every %d bytes on average (ObjectAllocated)", p.rate)
 	if p.gcFromEvents {
-		seen, kept := p.heapTicks.Counts()
-		src = fmt.Sprintf("the runtime's allocation ticks (GCAllocationTick, about every 100 KB; one kept every %d bytes on average: %d of %d kept; %d ticks gave no sample)", p.rate, kept, seen, p.ticksWithoutObject.Load())
+		var c profiler.AllocationTickCounts
+		if p.heapTicks != nil {
+			c = p.heapTicks.Counts()
+		}
+		src = fmt.Sprintf("the runtime's allocation ticks (GCAllocationTick, about every 100 KB; one kept every %d bytes on average: %d of %d kept, chosen in C; %d ticks gave no sample, %d of them unreadable)", p.rate, c.Kept, c.Seen, p.ticksWithoutObject.Load()+c.Short, c.Short)
 	}
 	if p.weakHeap {
 		src += ", objects held by weak handles"
