@@ -398,6 +398,8 @@ var Targets = []Target{
 	{"continuous profiler (sample/contprof) at its defaults: mcs.exe (a real application) vs no profiler, CPU time", "mcs", "go-contprof", "none", "cpu", 1.03},
 	{"CPU sampling (sample/cpuprof) at 99 Hz: mcs.exe (a real application) vs no profiler", "mcs", "cpuprof-99", "none", "wall", 1.02},
 	{"CPU sampling (sample/cpuprof) at 99 Hz: mcs.exe (a real application) vs no profiler, CPU time", "mcs", "cpuprof-99", "none", "cpu", 1.02},
+	{"CPU sampling (sample/cpuprof) at 99 Hz, CPUPROF_MODE=perf: mcs.exe (a real application) vs no profiler", "mcs", "cpuprof-99-perf", "none", "wall", 1.02},
+	{"CPU sampling (sample/cpuprof) at 99 Hz, CPUPROF_MODE=perf: mcs.exe (a real application) vs no profiler, CPU time", "mcs", "cpuprof-99-perf", "none", "cpu", 1.02},
 }
 
 // startupOf names, for a configuration with no row of its own on the

@@ -153,6 +153,12 @@ var configs = []config{
 		what: "sample/cpuprof at 19 Hz (CPUPROF_HZ=19): each tick suspends the runtime, walks every managed thread, resumes"},
 	{name: "cpuprof-99", lib: "cpuprof", env: []string{"CPUPROF_OUT=cpuprof.pprof"}, shutdown: "cpuprof: wrote", nonzero: []string{"samples"}, need: needInfo10,
 		what: "sample/cpuprof at its defaults (99 Hz)"},
+	{name: "cpuprof-19-perf", lib: "cpuprof", env: []string{"CPUPROF_HZ=19", "CPUPROF_MODE=perf", "CPUPROF_OUT=cpuprof.pprof"}, shutdown: "cpuprof: wrote", nonzero: []string{"samples"},
+		valid: bench.Validity{Zero: []string{"failed", "lost"}},
+		what:  "sample/cpuprof at 19 Hz with CPUPROF_MODE=perf: the kernel samples each managed thread (a perf event per thread, frame-pointer call chains), nothing suspended, no signal; read every 50 ms. Invalid if a thread could not be sampled or a sample was lost"},
+	{name: "cpuprof-99-perf", lib: "cpuprof", env: []string{"CPUPROF_MODE=perf", "CPUPROF_OUT=cpuprof.pprof"}, shutdown: "cpuprof: wrote", nonzero: []string{"samples"},
+		valid: bench.Validity{Zero: []string{"failed", "lost"}},
+		what:  "sample/cpuprof at 99 Hz with CPUPROF_MODE=perf"},
 	{name: "go-sample", lib: "gosample", ref: "c-sample", shutdown: "gosample: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
 		what: "clrprof (bench/prof/sample): the same from a goroutine locked to its thread, through Info (frame callback in C)"},
 }
@@ -180,7 +186,7 @@ var workloads = []workload{
 		configs: []string{"none", "c-unimpl", "go-unimpl", "c-exc", "go-exc-sync"},
 		what:    "4 threads throwing and catching through 3 frames with finally blocks, a third of them NullReferenceException"},
 	{name: "mcs", mcs: 300, quickMCS: 100, runtime: "net8.0.4", stdout: "Compilation succeeded",
-		configs: []string{"none", "go-contprof", "go-contprof-noheap", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "cpuprof-19", "cpuprof-99"},
+		configs: []string{"none", "go-contprof", "go-contprof-noheap", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "cpuprof-19", "cpuprof-99", "cpuprof-19-perf", "cpuprof-99-perf"},
 		what:    "a real application: Mono's C# compiler (mcs.exe, soak/) on .NET 8 compiling the soak's generated program (soak.Generate) against Mono's reference assemblies"},
 }
 
