@@ -16,14 +16,19 @@
 #   HOGS        busy-loop processes during the loaded half (default 4,
 #               twice the cores here)
 #   STORM_SECONDS  storm length (default 2)
+#   TESTS       the storm tests, |-separated (default
+#               TestSignalStorm|TestSignalStormPerf: the second adds the
+#               kernel's perf-event sampling of every storm thread, the
+#               mechanism of cpuprof's CPUPROF_MODE=perf)
 #
 # Output: bin/storm-campaign.log (verbose), and a summary on stdout:
-#   storm campaign: half=quiet runtime=net8.0.4 pass=63 fail=0
+#   storm campaign: test=TestSignalStorm half=quiet runtime=net8.0.4 pass=63 fail=0
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p bin
 ROUNDS="${ROUNDS:-63}"
 HOGS="${HOGS:-4}"
+TESTS="${TESTS:-TestSignalStorm|TestSignalStormPerf}"
 export CLRPROF_STORM_SECONDS="${STORM_SECONDS:-2}"
 log=bin/storm-campaign.log
 : >"$log"
@@ -42,12 +47,14 @@ run_half() {
 	# -count=ROUNDS runs the whole storm test (every runtime) ROUNDS times;
 	# failures do not stop the rounds that follow.
 	(cd profiler && ../bin/profiler.test -test.count="$ROUNDS" -test.timeout 0 -test.v \
-		-test.run '^TestSignalStorm$') >>"$log" 2>&1 || true
-	for rt in $(grep -oE -- '--- (PASS|FAIL): TestSignalStorm/[^ ]+' "$log" | sed 's/.*\///' | sort -u); do
-		local pass fail
-		pass=$(awk -v h="$half" '/^=== half=/{cur=$2} cur=="half="h' "$log" | grep -c -- "--- PASS: TestSignalStorm/$rt " || true)
-		fail=$(awk -v h="$half" '/^=== half=/{cur=$2} cur=="half="h' "$log" | grep -c -- "--- FAIL: TestSignalStorm/$rt " || true)
-		echo "storm campaign: half=$half runtime=$rt pass=$pass fail=$fail"
+		-test.run "^($TESTS)\$") >>"$log" 2>&1 || true
+	for test in ${TESTS//|/ }; do
+		for rt in $(grep -oE -- "--- (PASS|FAIL): $test/[^ ]+" "$log" | sed 's/.*\///' | sort -u); do
+			local pass fail
+			pass=$(awk -v h="$half" '/^=== half=/{cur=$2} cur=="half="h' "$log" | grep -c -- "--- PASS: $test/$rt " || true)
+			fail=$(awk -v h="$half" '/^=== half=/{cur=$2} cur=="half="h' "$log" | grep -c -- "--- FAIL: $test/$rt " || true)
+			echo "storm campaign: test=$test half=$half runtime=$rt pass=$pass fail=$fail"
+		done
 	done
 }
 

@@ -21,7 +21,9 @@
 //	                    runtime's allocation ticks on .NET 5+ (GCAllocationTick:
 //	                    about every 100 KB; one kept every CONTPROF_HEAP_RATE
 //	                    bytes on average, standing for the bytes allocated
-//	                    since the previous kept one), and allocations
+//	                    since the previous kept one, chosen in C inside the
+//	                    runtime's callback, Info.SampleAllocationTicks, so
+//	                    that the others never enter Go), and allocations
 //	                    recorded in C every CONTPROF_HEAP_RATE bytes on
 //	                    average (ObjectAllocated) before, where the live
 //	                    heap is off unless CONTPROF_HEAP=1; they are followed

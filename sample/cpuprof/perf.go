@@ -21,6 +21,7 @@ type perfMode struct {
 	// what could not be sampled
 	noManaged     int64 // samples whose chain reached no managed frame
 	noManagedNs   int64
+	nativeTop     int64 // samples in native code above a managed frame
 	enumErrors    int
 	period        int64 // ns of CPU per sample
 	frames        []profiler.FunctionID
@@ -112,10 +113,16 @@ func (p *cpuprof) perfSample(s perfsample.Sample) {
 		m.noManagedNs += m.period
 		return
 	}
-	// Native frames below the last managed one are the thread's start-up
-	// (the runtime's and the host's): DoStackSnapshot does not report them.
-	for len(st) > 0 && st[len(st)-1] == 0 {
-		st = st[:len(st)-1]
+	// Native frames above the first managed one are the runtime working
+	// for it (the JIT compiling what it calls, the GC making room for
+	// what it allocates, a runtime helper): their time goes to the
+	// innermost managed frame, as with DoStackSnapshot, which starts the
+	// walk of a suspended thread there. (The native run below the last
+	// managed frame, the thread's start-up, stays: DoStackSnapshot
+	// reports it too.)
+	if st[0] == 0 {
+		st = st[1:]
+		m.nativeTop++
 	}
 	p.stacks.Add(append([]profiler.FunctionID(nil), st...), nil, 1, m.period)
 }
@@ -138,6 +145,7 @@ func (p *cpuprof) perfComments() []string {
 		"cpuprof: " + p.perfReport(),
 		"sampled by the kernel (perf events, task clock, every " + time.Duration(m.period).String() + " of a thread's CPU time), without suspending the runtime or sending signals; call chains follow frame pointers",
 		fmt.Sprintf("not sampled: managed threads whose perf event could not be opened: %d; samples the kernel lost (ring full): %d; samples whose call chain reached no managed frame (native code without frame pointers): %d, %v of CPU, left out", c.Failed, c.Lost, m.noManaged, time.Duration(m.noManagedNs)),
+		fmt.Sprintf("samples in native code (the runtime, the JIT) above a managed frame, counted for that frame: %d", m.nativeTop),
 		fmt.Sprintf("threads are found every %v: a thread's CPU before it was first seen is not sampled; a frame without a frame pointer hides its caller", drainInterval),
 	}
 	if m.enumErrors > 0 {
