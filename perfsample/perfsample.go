@@ -54,6 +54,9 @@ type Options struct {
 type Sample struct {
 	TID   uint32
 	Stack []uint64
+	// Truncated says the call chain reached MaxDepth entries: deeper
+	// callers are missing.
+	Truncated bool
 }
 
 // Sampler holds one perf event and ring buffer per sampled thread.
@@ -262,7 +265,7 @@ func (s *Sampler) drain(r *ring, fn func(Sample)) {
 				}
 				stack = append(stack, a)
 			}
-			fn(Sample{TID: tid, Stack: stack})
+			fn(Sample{TID: tid, Stack: stack, Truncated: nr >= uint64(s.opts.MaxDepth)})
 		}
 	}
 	atomic.StoreUint64(tailp, tail) // release: the kernel may reuse the space

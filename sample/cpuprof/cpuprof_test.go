@@ -131,7 +131,9 @@ func topN(m map[string]int64, n int) []string {
 	for k := range m {
 		names = append(names, k)
 	}
-	sort.Slice(names, func(i, j int) bool { return m[names[i]] > m[names[j]] || m[names[i]] == m[names[j]] && names[i] < names[j] })
+	sort.Slice(names, func(i, j int) bool {
+		return m[names[i]] > m[names[j]] || m[names[i]] == m[names[j]] && names[i] < names[j]
+	})
 	return names[:min(n, len(names))]
 }
 

@@ -22,6 +22,7 @@ type perfMode struct {
 	noManaged     int64 // samples whose chain reached no managed frame
 	noManagedNs   int64
 	nativeTop     int64 // samples in native code above a managed frame
+	truncated     int64 // samples whose chain reached the depth limit
 	enumErrors    int
 	period        int64 // ns of CPU per sample
 	frames        []profiler.FunctionID
@@ -86,6 +87,9 @@ func (p *cpuprof) perfTick() {
 // DoStackSnapshot reports them.
 func (p *cpuprof) perfSample(s perfsample.Sample) {
 	m := p.perf
+	if s.Truncated {
+		m.truncated++
+	}
 	st := m.frames[:0]
 	managed := false
 	for i, a := range s.Stack {
@@ -146,6 +150,7 @@ func (p *cpuprof) perfComments() []string {
 		"sampled by the kernel (perf events, task clock, every " + time.Duration(m.period).String() + " of a thread's CPU time), without suspending the runtime or sending signals; call chains follow frame pointers",
 		fmt.Sprintf("not sampled: managed threads whose perf event could not be opened: %d; samples the kernel lost (ring full): %d; samples whose call chain reached no managed frame (native code without frame pointers): %d, %v of CPU, left out", c.Failed, c.Lost, m.noManaged, time.Duration(m.noManagedNs)),
 		fmt.Sprintf("samples in native code (the runtime, the JIT) above a managed frame, counted for that frame: %d", m.nativeTop),
+		fmt.Sprintf("samples whose call chain was cut at %d frames (the kernel's limit; outer callers missing): %d", min(p.depth, 127), m.truncated),
 		fmt.Sprintf("threads are found every %v: a thread's CPU before it was first seen is not sampled; a frame without a frame pointer hides its caller", drainInterval),
 	}
 	if m.enumErrors > 0 {
