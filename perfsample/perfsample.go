@@ -14,8 +14,10 @@
 // handling) never sees the sampler.
 //
 // What it cannot see: frames that do not keep a frame pointer (the call
-// chain then skips the caller of such a frame, or ends early) and code
-// after the chain's depth limit (the kernel's perf_event_max_stack, 127 by
+// chain then skips the caller of such a frame, or ends early: it is cut at
+// the first address outside the process's executable mappings, so that
+// every address a Sample holds is code) and code after the chain's depth
+// limit (the kernel's perf_event_max_stack, 127 by
 // default). It needs perf events for the process's own threads: Linux
 // allows them to unprivileged processes up to
 // /proc/sys/kernel/perf_event_paranoid 2 (the default; 3 and above, and
@@ -57,6 +59,10 @@ type Sample struct {
 	// Truncated says the call chain reached MaxDepth entries: deeper
 	// callers are missing.
 	Truncated bool
+	// Broken says the chain reached an address outside the process's
+	// executable mappings (a frame that does not keep rbp as a frame
+	// pointer): it is cut there, outer callers missing.
+	Broken bool
 }
 
 // Sampler holds one perf event and ring buffer per sampled thread.
@@ -69,6 +75,8 @@ type Sampler struct {
 	failed  atomic.Uint64
 	lastErr error
 	closed  bool
+	exec    execMap
+	cut     atomic.Uint64
 }
 
 type ring struct {
@@ -255,6 +263,7 @@ func (s *Sampler) drain(r *ring, fn func(Sample)) {
 				nr = uint64(len(ips) / 8)
 			}
 			stack = append(stack[:0], ip)
+			broken := false
 			for i := uint64(0); i < nr; i++ {
 				a := binary.LittleEndian.Uint64(ips[8*i:])
 				if a >= contextMax {
@@ -263,9 +272,16 @@ func (s *Sampler) drain(r *ring, fn func(Sample)) {
 				if len(stack) == 1 && a == ip {
 					continue // the chain starts with the sample's own IP
 				}
+				if !s.exec.contains(a) {
+					broken = true // not code: the chain went astray here
+					break
+				}
 				stack = append(stack, a)
 			}
-			fn(Sample{TID: tid, Stack: stack, Truncated: nr >= uint64(s.opts.MaxDepth)})
+			if broken {
+				s.cut.Add(1)
+			}
+			fn(Sample{TID: tid, Stack: stack, Truncated: nr >= uint64(s.opts.MaxDepth), Broken: broken})
 		}
 	}
 	atomic.StoreUint64(tailp, tail) // release: the kernel may reuse the space
@@ -280,10 +296,11 @@ func copyRing(dst, data []byte, off uint64) {
 	}
 }
 
-// Counts are the threads whose sampling started and failed, and the
-// samples the kernel lost (rings full before Drain).
+// Counts are the threads whose sampling started and failed, the samples
+// the kernel lost (rings full before Drain), and the samples whose chain
+// was cut at an address that is not code (Sample.Broken).
 type Counts struct {
-	Threads, Failed, Lost uint64
+	Threads, Failed, Lost, Broken uint64
 	// Err is the last failure to start sampling a thread.
 	Err error
 }
@@ -292,7 +309,7 @@ type Counts struct {
 func (s *Sampler) Counts() Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Counts{Threads: s.opened.Load(), Failed: s.failed.Load(), Lost: s.lost.Load(), Err: s.lastErr}
+	return Counts{Threads: s.opened.Load(), Failed: s.failed.Load(), Lost: s.lost.Load(), Broken: s.cut.Load(), Err: s.lastErr}
 }
 
 // Close stops sampling every thread (without reading their rings: Drain

@@ -149,7 +149,7 @@ func TestSignalStormWithoutMeasures(t *testing.T) {
 	}
 }
 
-var stormPerfRe = regexp.MustCompile(`(?m)^stormprof: perf samples=(\d+) managed=(\d+) lost=(\d+) threads=(\d+) failed=(\d+)$`)
+var stormPerfRe = regexp.MustCompile(`(?m)^stormprof: perf samples=(\d+) managed=(\d+) lost=(\d+) threads=(\d+) failed=(\d+) broken=(\d+)$`)
 
 // TestSignalStormPerf is TestSignalStorm with the kernel's perf events
 // sampling every storm thread at 1000 Hz of CPU (package perfsample, the

@@ -135,7 +135,7 @@ func (p *cpuprof) perfSample(s perfsample.Sample) {
 func (p *cpuprof) perfReport() string {
 	m := p.perf
 	c := m.s.Counts()
-	r := fmt.Sprintf("mode=perf threads=%d failed=%d lost=%d nomanaged=%d", c.Threads, c.Failed, c.Lost, m.noManaged)
+	r := fmt.Sprintf("mode=perf threads=%d failed=%d lost=%d nomanaged=%d broken=%d", c.Threads, c.Failed, c.Lost, m.noManaged, c.Broken)
 	if c.Err != nil {
 		r += fmt.Sprintf(" (last failure: %v)", c.Err)
 	}
@@ -150,6 +150,7 @@ func (p *cpuprof) perfComments() []string {
 		"sampled by the kernel (perf events, task clock, every " + time.Duration(m.period).String() + " of a thread's CPU time), without suspending the runtime or sending signals; call chains follow frame pointers",
 		fmt.Sprintf("not sampled: managed threads whose perf event could not be opened: %d; samples the kernel lost (ring full): %d; samples whose call chain reached no managed frame (native code without frame pointers): %d, %v of CPU, left out", c.Failed, c.Lost, m.noManaged, time.Duration(m.noManagedNs)),
 		fmt.Sprintf("samples in native code (the runtime, the JIT) above a managed frame, counted for that frame: %d", m.nativeTop),
+		fmt.Sprintf("samples whose call chain reached an address that is not code (a frame without a frame pointer), cut there: %d", c.Broken),
 		fmt.Sprintf("samples whose call chain was cut at %d frames (the kernel's limit; outer callers missing): %d", min(p.depth, 127), m.truncated),
 		fmt.Sprintf("threads are found every %v: a thread's CPU before it was first seen is not sampled; a frame without a frame pointer hides its caller", drainInterval),
 	}

@@ -15,7 +15,7 @@
 // samples every 10 ms and maps every address with GetFunctionFromIP, during
 // the storm, and prints
 //
-//	stormprof: perf samples=S managed=M lost=L threads=T failed=F
+//	stormprof: perf samples=S managed=M lost=L threads=T failed=F broken=B
 package main
 
 import (
@@ -266,7 +266,7 @@ func (p *stormprof) Shutdown() error {
 		select {
 		case <-p.perfDone:
 			c := p.perf.Counts()
-			fmt.Fprintf(os.Stderr, "stormprof: perf samples=%d managed=%d lost=%d threads=%d failed=%d\n", p.perfSamples, p.perfMgd, c.Lost, c.Threads, c.Failed)
+			fmt.Fprintf(os.Stderr, "stormprof: perf samples=%d managed=%d lost=%d threads=%d failed=%d broken=%d\n", p.perfSamples, p.perfMgd, c.Lost, c.Threads, c.Failed, c.Broken)
 		case <-time.After(2 * time.Second):
 			fmt.Fprintf(os.Stderr, "stormprof: perf sampler did not stop\n")
 		}
