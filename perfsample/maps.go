@@ -20,14 +20,21 @@ import (
 type execMap struct {
 	ranges [][2]uint64 // sorted, [start, end)
 	loaded time.Time
+	// seen caches the answer for addresses already checked (call chains
+	// repeat the same return addresses), until the next reload.
+	seen map[uint64]bool
 }
 
 // reloadEvery bounds how often an unknown address rereads the mappings
-// (code is mapped as the JIT needs it).
-const reloadEvery = 50 * time.Millisecond
+// (code is mapped as the JIT needs it; a chain through code mapped since
+// the last reading is cut until the next: broken chains bring unknown
+// values all the time, and reading a runtime's mappings costs about a
+// millisecond).
+const reloadEvery = 250 * time.Millisecond
 
 func (m *execMap) load() {
 	m.loaded = time.Now()
+	clear(m.seen)
 	b, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
 		return
@@ -61,12 +68,17 @@ func (m *execMap) find(a uint64) bool {
 // contains says whether a lies in an executable mapping, rereading the
 // mappings (at most every reloadEvery) for an address not found.
 func (m *execMap) contains(a uint64) bool {
-	if m.find(a) {
-		return true
+	if ok, hit := m.seen[a]; hit {
+		return ok
 	}
-	if time.Since(m.loaded) < reloadEvery {
-		return false
+	ok := m.find(a)
+	if !ok && time.Since(m.loaded) >= reloadEvery {
+		m.load()
+		ok = m.find(a)
 	}
-	m.load()
-	return m.find(a)
+	if m.seen == nil || len(m.seen) >= 1<<16 {
+		m.seen = make(map[uint64]bool)
+	}
+	m.seen[a] = ok
+	return ok
 }

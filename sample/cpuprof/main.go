@@ -25,9 +25,9 @@
 //	               perfsample: a perf event per thread, the instruction
 //	               pointer and the frame-pointer call chain, mapped to
 //	               managed functions with GetFunctionFromIP), read every
-//	               50 ms; what it could not sample (threads, lost samples,
-//	               chains without a managed frame) is in the profile's
-//	               comments. Where perf events are refused
+//	               50 ms, the threads listed every 200 ms; what it could
+//	               not sample (threads, lost samples, chains without a
+//	               managed frame) is in the profile's comments. Where perf events are refused
 //	               (perf_event_paranoid above 2, a seccomp profile) it
 //	               says so and suspends instead. Opt-in while it is new.
 //

@@ -27,9 +27,15 @@ type perfMode struct {
 	period        int64 // ns of CPU per sample
 	frames        []profiler.FunctionID
 	threadsPolled int
+	ticks         int
 }
 
-const drainInterval = 50 * time.Millisecond
+// The rings are read every drainInterval, the managed threads listed every
+// threadsEvery reads.
+const (
+	drainInterval = 50 * time.Millisecond
+	threadsEvery  = 4
+)
 
 func (p *cpuprof) startPerf() error {
 	s, err := perfsample.New(perfsample.Options{Period: time.Second / time.Duration(p.hz), MaxDepth: min(p.depth, 127)})
@@ -71,13 +77,17 @@ func (p *cpuprof) managedThreads() []uint32 {
 	}
 }
 
-// perfTick follows the managed threads and reads the samples.
+// perfTick reads the samples, and every threadsEvery ticks follows the
+// managed threads.
 func (p *cpuprof) perfTick() {
 	m := p.perf
-	if tids := p.managedThreads(); tids != nil {
-		m.threadsPolled = len(tids)
-		m.s.SetThreads(tids, p.perfSample)
+	if m.ticks%threadsEvery == 0 {
+		if tids := p.managedThreads(); tids != nil {
+			m.threadsPolled = len(tids)
+			m.s.SetThreads(tids, p.perfSample)
+		}
 	}
+	m.ticks++
 	m.s.Drain(p.perfSample)
 }
 
@@ -152,7 +162,7 @@ func (p *cpuprof) perfComments() []string {
 		fmt.Sprintf("samples in native code (the runtime, the JIT) above a managed frame, counted for that frame: %d", m.nativeTop),
 		fmt.Sprintf("samples whose call chain reached an address that is not code (a frame without a frame pointer), cut there: %d", c.Broken),
 		fmt.Sprintf("samples whose call chain was cut at %d frames (the kernel's limit; outer callers missing): %d", min(p.depth, 127), m.truncated),
-		fmt.Sprintf("threads are found every %v: a thread's CPU before it was first seen is not sampled; a frame without a frame pointer hides its caller", drainInterval),
+		fmt.Sprintf("threads are found every %v: a thread's CPU before it was first seen is not sampled; a frame without a frame pointer hides its caller", threadsEvery*drainInterval),
 	}
 	if m.enumErrors > 0 {
 		out = append(out, fmt.Sprintf("EnumThreads failed %d times", m.enumErrors))
