@@ -402,6 +402,12 @@ var Targets = []Target{
 	{"CPU sampling (sample/cpuprof) at 99 Hz, CPUPROF_MODE=perf: mcs.exe (a real application) vs no profiler, CPU time", "mcs", "cpuprof-99-perf", "none", "cpu", 1.02},
 }
 
+// WorkloadRuntime names the only runtime of a workload that runs on one:
+// its targets are not checked on the others.
+var WorkloadRuntime = map[string]string{
+	"mcs": "net8.0.4", // mcs.exe runs on .NET 8 (soak/)
+}
+
 // startupOf names, for a configuration with no row of its own on the
 // empty workload, the configuration whose empty-workload median stands for
 // its start-up and shutdown: the idle profiler of the same language.
@@ -438,6 +444,9 @@ func Check(r *Report) []Outcome {
 	var out []Outcome
 	for _, t := range Targets {
 		for _, rt := range r.Runtimes {
+			if only, ok := WorkloadRuntime[t.Workload]; ok && rt.Name != only {
+				continue // the workload runs on one runtime only
+			}
 			o := Outcome{Target: t, Runtime: rt.Name}
 			row := r.Row(rt.Name, t.Workload, t.Config)
 			switch {

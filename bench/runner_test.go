@@ -74,8 +74,6 @@ type workload struct {
 	repsFactor      int    // runs this many times the default (cheap workloads)
 	configs         []string
 	what            string
-	// runtime, if set, is the only runtime the workload runs on.
-	runtime string
 	// mcs, if set, is the number of classes of the soak's generated
 	// program that Mono's mcs.exe compiles (soak.Generate): the workload
 	// is then mcs.exe, not src.
@@ -185,7 +183,7 @@ var workloads = []workload{
 	{name: "exceptions", src: "workloads/exceptions.cs", args: []string{"5000", "4"}, quickArgs: []string{"2500", "4"}, stdout: "exceptions: caught=",
 		configs: []string{"none", "c-unimpl", "go-unimpl", "c-exc", "go-exc-sync"},
 		what:    "4 threads throwing and catching through 3 frames with finally blocks, a third of them NullReferenceException"},
-	{name: "mcs", mcs: 300, quickMCS: 100, runtime: "net8.0.4", stdout: "Compilation succeeded",
+	{name: "mcs", mcs: 300, quickMCS: 100, stdout: "Compilation succeeded",
 		configs: []string{"none", "go-contprof", "go-contprof-noheap", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "cpuprof-19", "cpuprof-99", "cpuprof-19-perf", "cpuprof-99-perf"},
 		what:    "a real application: Mono's C# compiler (mcs.exe, soak/) on .NET 8 compiling the soak's generated program (soak.Generate) against Mono's reference assemblies"},
 }
@@ -436,8 +434,8 @@ func TestBench(t *testing.T) {
 	// each round.
 	for _, rt := range rts {
 		for _, w := range ws {
-			if w.runtime != "" && rt.Name != w.runtime {
-				continue // no rows: the workload runs on w.runtime only
+			if only, ok := bench.WorkloadRuntime[w.name]; ok && rt.Name != only {
+				continue // no rows: the workload runs on one runtime only
 			}
 			var cs []*config
 			rows := map[string]*bench.Row{}
