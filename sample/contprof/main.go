@@ -305,8 +305,21 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		// whatever the profiler does (bench: c-unimpl against none).
 		p.heapOn = p.gcFromEvents
 	}
+	var heapErr error
+	if p.heapOn && p.gcFromEvents {
+		// The runtime sends an allocation tick about every 100 KB; one
+		// every CONTPROF_HEAP_RATE bytes on average is kept, in C, before
+		// the runtime's events are on: the others never enter Go.
+		if p.heapTicks, heapErr = info.SampleAllocationTicks(p.rate); heapErr != nil {
+			// Without the C sampler every tick would enter Go: the live
+			// heap is off rather than costly.
+			p.heapOn = false
+		}
+	}
 	switch {
 	case p.heapOn:
+	case heapErr != nil:
+		logf("heap: off: %v", heapErr)
 	case p.heapAuto:
 		logf("heap: off by default on %s: before .NET 5 the live heap needs ObjectAllocated, which puts every allocation on the runtime's slow path (1.3-1.5x on allocation-heavy code); CONTPROF_HEAP=1 turns it on", p.runtime)
 	default:
@@ -328,15 +341,6 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	}
 	if !p.gcFromEvents {
 		low |= profiler.MonitorSuspends
-	}
-	if p.heapOn && p.gcFromEvents {
-		// The runtime sends an allocation tick about every 100 KB; one
-		// every CONTPROF_HEAP_RATE bytes on average is kept, in C, before
-		// the runtime's events are on: the others never enter Go.
-		if p.heapTicks, err = info.SampleAllocationTicks(p.rate); err != nil {
-			logf("heap: %v", err)
-			return err
-		}
 	}
 	if err := info.SetEventMask2(low, high); err != nil {
 		logf("%v", err)
