@@ -82,7 +82,7 @@
 //	CONTPROF_MAX_STACKS   distinct stacks per profile and period (default 10000)
 //	CONTPROF_MAX_OBJECTS  live objects tracked (default 100000)
 //	CONTPROF_SUSPEND_BUDGET  percentage of the time the CPU and wall snapshots
-//	                      may keep the runtime suspended (default 2; 0: no
+//	                      may keep the runtime suspended (default 5; 0: no
 //	                      limit): after a snapshot that took longer, ticks
 //	                      are skipped (counted as "skipped" in the comments)
 //	                      and the next sample stands for them in wall time
@@ -203,7 +203,7 @@ func (p *contprof) config() error {
 		}
 	}
 	p.period = time.Duration(period) * time.Second
-	p.budget = 0.02
+	p.budget = 0.05
 	if v := os.Getenv("CONTPROF_SUSPEND_BUDGET"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f < 0 || f > 100 {
