@@ -398,6 +398,19 @@ var Targets = []Target{
 	{"instr: a hot small method wrapped with an empty integration vs the same wrap written by hand in C#, start-up taken out (per call)", "wrap", "go-wrap", "ref", "wall-steady", 1.10},
 	{"instr: a hot small method wrapped with an empty integration vs the same wrap written by hand in C#, start-up taken out (per call), CPU time", "wrap", "go-wrap", "ref", "cpu-steady", 1.10},
 	{"instr Go hooks: an empty Go hook vs an empty C hook bound the same way (P/Invoke from the wrap), start-up taken out (per call)", "gohook", "go-gohook", "ref", "wall-steady", 1.5},
+	{"continuous profiler (sample/contprof) at its defaults: mcs.exe (a real application) vs no profiler", "mcs", "go-contprof", "none", "wall", 1.03},
+	{"continuous profiler (sample/contprof) at its defaults: mcs.exe (a real application) vs no profiler, CPU time", "mcs", "go-contprof", "none", "cpu", 1.03},
+	{"CPU sampling (sample/cpuprof) at 99 Hz: mcs.exe (a real application) vs no profiler", "mcs", "cpuprof-99", "none", "wall", 1.02},
+	{"CPU sampling (sample/cpuprof) at 99 Hz: mcs.exe (a real application) vs no profiler, CPU time", "mcs", "cpuprof-99", "none", "cpu", 1.02},
+	{"CPU sampling (sample/cpuprof) at 99 Hz, CPUPROF_MODE=perf: mcs.exe (a real application) vs no profiler", "mcs", "cpuprof-99-perf", "none", "wall", 1.02},
+	{"CPU sampling (sample/cpuprof) at 99 Hz, CPUPROF_MODE=perf: mcs.exe (a real application) vs no profiler, CPU time", "mcs", "cpuprof-99-perf", "none", "cpu", 1.02},
+}
+
+// WorkloadRuntime names the only runtime of a workload that runs on one:
+// its targets are not checked on the others.
+var WorkloadRuntime = map[string]string{
+	"mcs":     "net8.0.4", // mcs.exe runs on .NET 8 (soak/)
+	"mcs-jit": "net8.0.4",
 }
 
 // startupOf names, for a configuration with no row of its own on the
@@ -441,6 +454,9 @@ func Check(r *Report) []Outcome {
 	var out []Outcome
 	for _, t := range Targets {
 		for _, rt := range r.Runtimes {
+			if only, ok := WorkloadRuntime[t.Workload]; ok && rt.Name != only {
+				continue // the workload runs on one runtime only
+			}
 			o := Outcome{Target: t, Runtime: rt.Name}
 			row := r.Row(rt.Name, t.Workload, t.Config)
 			switch {

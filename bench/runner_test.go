@@ -76,11 +76,10 @@ type workload struct {
 	repsFactor      int    // runs this many times the default (cheap workloads)
 	configs         []string
 	what            string
-	// setup, when set, gives the program to run and its arguments instead
-	// of compiling src (e.g. mcs.exe compiling a generated program).
-	setup func(t *testing.T, quick bool) (app string, args []string)
-	// need says why the workload cannot run on rt ("" if it can).
-	need func(rt harness.Runtime) string
+	// mcs, if set, is the number of classes of the soak's generated
+	// program that Mono's mcs.exe compiles (soak.Generate): the workload
+	// is then mcs.exe, not src.
+	mcs, quickMCS int
 }
 
 func needELT(rt harness.Runtime) string {
@@ -158,6 +157,24 @@ var configs = []config{
 		what: "the same without the signal guard (CLRPROF_GOHOOK_GUARD=0, test builds only): NOT safe (docs/reliability.md), for comparison only"},
 	{name: "go-contprof-export", lib: "contprof", ref: "go-contprof", shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
 		what: "go-contprof also shipping every profile to Pyroscope (push API) and over OTLP (gRPC) to the OpenTelemetry Collector's receiver, both on loopback (started by the runner), the directory kept: compared with go-contprof, the same profiler writing the directory alone; the final flush at Shutdown waits for the receivers"},
+	{name: "go-contprof-nowall", lib: "contprof", env: []string{"CONTPROF_WALL=0"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
+		what: "sample/contprof at its defaults without the wall profile (CONTPROF_WALL=0): the snapshots still run, for the CPU profile"},
+	{name: "go-contprof-nosnap", lib: "contprof", env: []string{"CONTPROF_WALL=0", "CONTPROF_CPU=0"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
+		what: "sample/contprof at its defaults without the CPU and wall profiles (CONTPROF_CPU=0 CONTPROF_WALL=0): no snapshots at all"},
+	{name: "go-contprof-noexc", lib: "contprof", env: []string{"CONTPROF_EXCEPTIONS=0"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
+		what: "sample/contprof at its defaults without the exceptions profile (CONTPROF_EXCEPTIONS=0: no ExceptionThrown callback)"},
+	{name: "go-contprof-nocont", lib: "contprof", env: []string{"CONTPROF_CONTENTION=0"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
+		what: "sample/contprof at its defaults without the contention profile (CONTPROF_CONTENTION=0: the runtime's Contention keyword off)"},
+	{name: "cpuprof-19", lib: "cpuprof", env: []string{"CPUPROF_HZ=19", "CPUPROF_OUT=cpuprof.pprof"}, shutdown: "cpuprof: wrote", nonzero: []string{"samples"}, need: needInfo10,
+		what: "sample/cpuprof at 19 Hz (CPUPROF_HZ=19): each tick suspends the runtime, walks every managed thread, resumes"},
+	{name: "cpuprof-99", lib: "cpuprof", env: []string{"CPUPROF_OUT=cpuprof.pprof"}, shutdown: "cpuprof: wrote", nonzero: []string{"samples"}, need: needInfo10,
+		what: "sample/cpuprof at its defaults (99 Hz)"},
+	{name: "cpuprof-19-perf", lib: "cpuprof", env: []string{"CPUPROF_HZ=19", "CPUPROF_MODE=perf", "CPUPROF_OUT=cpuprof.pprof"}, shutdown: "cpuprof: wrote", nonzero: []string{"samples"},
+		valid: bench.Validity{Zero: []string{"failed", "lost"}},
+		what:  "sample/cpuprof at 19 Hz with CPUPROF_MODE=perf: the kernel samples each managed thread (a perf event per thread, frame-pointer call chains), nothing suspended, no signal; read every 50 ms. Invalid if a thread could not be sampled or a sample was lost"},
+	{name: "cpuprof-99-perf", lib: "cpuprof", env: []string{"CPUPROF_MODE=perf", "CPUPROF_OUT=cpuprof.pprof"}, shutdown: "cpuprof: wrote", nonzero: []string{"samples"},
+		valid: bench.Validity{Zero: []string{"failed", "lost"}},
+		what:  "sample/cpuprof at 99 Hz with CPUPROF_MODE=perf"},
 	{name: "go-sample", lib: "gosample", ref: "c-sample", shutdown: "gosample: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
 		what: "clrprof (bench/prof/sample): the same from a goroutine locked to its thread, through Info (frame callback in C)"},
 }
@@ -187,38 +204,25 @@ var workloads = []workload{
 	{name: "gohook", src: "workloads/wrap.cs", args: []string{"5000000"}, quickArgs: []string{"2000000"}, stdout: "wrap: sum=",
 		configs: []string{"none", "go-wrap", "c-gohook", "go-gohook", "go-gohook-noguard"},
 		what:    "the hot method of the wrap workload (fewer calls: a Go hook costs microseconds) hooked at entry and exit: by the managed integration (go-wrap), by empty C functions through instr's Go hook P/Invokes (c-gohook), by empty Go hooks (go-gohook), and by the same without the signal guard (go-gohook-noguard, not safe)"},
-	{name: "mcs-jit", setup: mcsCompile, stdout: "Compilation succeeded", need: needMCSRuntime,
+	{name: "mcs-jit", mcs: 200, quickMCS: 60, stdout: "Compilation succeeded",
 		configs: []string{"none", "go-wrap-mcs"},
 		what:    "Mono's C# compiler (mcs.exe, as in soak/) compiling a generated program of 200 classes (60 with -quick): the cost of instrumenting every method of mcs with an empty integration, mostly JIT time"},
 	{name: "exceptions", src: "workloads/exceptions.cs", args: []string{"5000", "4"}, quickArgs: []string{"2500", "4"}, stdout: "exceptions: caught=",
 		configs: []string{"none", "c-unimpl", "go-unimpl", "c-exc", "go-exc-sync"},
 		what:    "4 threads throwing and catching through 3 frames with finally blocks, a third of them NullReferenceException"},
+	{name: "mcs", mcs: 300, quickMCS: 100, stdout: "Compilation succeeded",
+		configs: []string{"none", "go-contprof", "go-contprof-noheap", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "cpuprof-19", "cpuprof-99", "cpuprof-19-perf", "cpuprof-99-perf"},
+		what:    "a real application: Mono's C# compiler (mcs.exe, soak/) on .NET 8 compiling the soak's generated program (soak.Generate) against Mono's reference assemblies"},
 }
 
-// needMCSRuntime: mcs.exe runs on .NET 8 (see soak/).
-func needMCSRuntime(rt harness.Runtime) string {
-	if rt.Name != "net8.0.4" {
-		return "mcs.exe is run on net8.0.4 only (as in soak/)"
-	}
-	return ""
-}
+// mcsExe is Mono's C# compiler and monoLib the reference assemblies it
+// compiles against (scripts/setup.sh installs both: Debian's mono-mcs).
+const (
+	mcsExe  = "/usr/lib/mono/4.5/mcs.exe"
+	monoLib = "/usr/lib/mono/4.5/"
+)
 
-// mcsCompile writes soak's generated program into a temporary directory
-// and returns mcs.exe and the arguments that compile it there.
-func mcsCompile(t *testing.T, quick bool) (string, []string) {
-	classes := 200
-	if quick {
-		classes = 60
-	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "p.cs")
-	if err := os.WriteFile(src, []byte(soak.Generate(classes).Source), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	const lib = "/usr/lib/mono/4.5/"
-	return lib + "mcs.exe", []string{"-nostdlib", "-r:" + lib + "mscorlib.dll", "-r:" + lib + "System.dll", "-r:" + lib + "System.Core.dll",
-		"-out:" + filepath.Join(dir, "p.exe"), src}
-}
+var mcsArgs = []string{"-nostdlib", "-r:" + monoLib + "mscorlib.dll", "-r:" + monoLib + "System.dll", "-r:" + monoLib + "System.Core.dll", "-out:p.exe", "p.cs"}
 
 func findConfig(name string) *config {
 	for i := range configs {
@@ -229,7 +233,7 @@ func findConfig(name string) *config {
 	return nil
 }
 
-var shutdownRe = regexp.MustCompile(`(?m)^(?:cref|go[a-z]+|contprof): Shutdown (.*)$`)
+var shutdownRe = regexp.MustCompile(`(?m)^(?:cref|go[a-z]+|contprof): Shutdown (.*)$|^cpuprof: wrote (.*)$`)
 
 // counts parses "k=v k=v" into a map.
 func counts(s string) map[string]int64 {
@@ -253,15 +257,19 @@ type outcome struct {
 }
 
 // runOnce runs app once with c and measures it.
-func runOnce(t *testing.T, rt harness.Runtime, app string, w *workload, c *config, libs map[string]*lib, quick bool) outcome {
+func runOnce(t *testing.T, rt harness.Runtime, app, dir string, w *workload, c *config, libs map[string]*lib, quick bool) outcome {
 	opts := harness.RunOptions{
 		Args:              w.args,
 		DisableReadyToRun: w.noR2R,
 		Env:               c.env,
 		Timeout:           10 * time.Minute,
+		Dir:               dir,
 	}
 	if quick && w.quickArgs != nil {
 		opts.Args = w.quickArgs
+	}
+	if w.mcs > 0 {
+		opts.Args = mcsArgs
 	}
 	if c.lib != "" {
 		l := libs[c.lib]
@@ -381,6 +389,7 @@ func TestBench(t *testing.T) {
 			return harness.BuildProfiler(t, "./bench/prof/gohook", harness.BuildTags(harness.TestHooksTag))
 		}},
 		"contprof": {clsid: "{D3A9F1C5-7B42-4E8D-9C6A-1F5B3E7D2A94}", build: goLib("./sample/contprof")},
+		"cpuprof":  {clsid: "{B1C7E2A4-5D36-4F89-A0B2-7C4D9E1F3A58}", build: goLib("./sample/cpuprof")},
 	}
 	var only []string
 	if *flagOnly != "" {
@@ -409,22 +418,35 @@ func TestBench(t *testing.T) {
 			fmt.Printf("built %s in %v\n", filepath.Base(l.path), time.Since(start).Round(time.Millisecond))
 		}
 	}
-	apps := map[string]string{}
+	apps, dirs := map[string]string{}, map[string]string{}
 	for _, w := range ws {
-		opts := []harness.CSOption{harness.Optimize()}
-		if len(w.refs) > 0 {
-			opts = append(opts, harness.Reference(w.refs...))
-		}
-		if w.setup != nil {
-			var args []string
-			apps[w.name], args = w.setup(t, quick)
-			w.args, w.quickArgs = args, nil
-		} else {
-			apps[w.name] = harness.CompileCS(t, []string{w.src}, "", opts...)
-		}
 		args := w.args
 		if quick && w.quickArgs != nil {
 			args = w.quickArgs
+		}
+		if w.mcs > 0 {
+			// mcs.exe compiles p.cs in a directory of its own (the same
+			// for every run: each writes p.exe over the last one's).
+			classes := w.mcs
+			if quick && w.quickMCS > 0 {
+				classes = w.quickMCS
+			}
+			if _, err := os.Stat(mcsExe); err != nil {
+				t.Fatalf("workload %s: %v (scripts/setup.sh installs mono-mcs)", w.name, err)
+			}
+			prog := soak.Generate(classes)
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "p.cs"), []byte(prog.Source), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			apps[w.name], dirs[w.name] = mcsExe, dir
+			args = append([]string{fmt.Sprintf("(%d classes, %d lines)", prog.Classes, prog.Lines)}, mcsArgs...)
+		} else {
+			opts := []harness.CSOption{harness.Optimize()}
+			if len(w.refs) > 0 {
+				opts = append(opts, harness.Reference(w.refs...))
+			}
+			apps[w.name] = harness.CompileCS(t, []string{w.src}, "", opts...)
 		}
 		what := w.what
 		if w.noR2R {
@@ -447,6 +469,9 @@ func TestBench(t *testing.T) {
 	// each round.
 	for _, rt := range rts {
 		for _, w := range ws {
+			if only, ok := bench.WorkloadRuntime[w.name]; ok && rt.Name != only {
+				continue // no rows: the workload runs on one runtime only
+			}
 			var cs []*config
 			rows := map[string]*bench.Row{}
 			if *flagConfigs != "" {
@@ -458,12 +483,6 @@ func TestBench(t *testing.T) {
 				c := findConfig(cn)
 				row := &bench.Row{Runtime: rt.Name, Workload: w.name, Config: c.name, Ref: c.ref, Informational: c.informational}
 				rows[cn] = row
-				if w.need != nil {
-					if why := w.need(rt); why != "" {
-						row.Skipped = why
-						continue
-					}
-				}
 				if c.need != nil {
 					if why := c.need(rt); why != "" {
 						row.Skipped = why
@@ -480,7 +499,7 @@ func TestBench(t *testing.T) {
 					if row.Skipped != "" {
 						continue
 					}
-					o := runOnce(t, rt, apps[w.name], w, c, libs, quick)
+					o := runOnce(t, rt, apps[w.name], dirs[w.name], w, c, libs, quick)
 					if o.err != "" {
 						t.Errorf("%s %s %s: %s", rt.Name, w.name, c.name, o.err)
 						row.Skipped = "failed: " + firstLine(o.err)

@@ -229,6 +229,13 @@
 // [Info.EventPipeWriteEvent] with a payload built by clrevents.Payload.
 // Before .NET 5 these methods fail with ErrNotAvailable.
 //
+// The runtime's allocation ticks (GCAllocationTick, about every 100 KB
+// allocated with the GC keyword at Verbose level) come by the thousands a
+// second on allocation-heavy code; [Info.SampleAllocationTicks] keeps one
+// every N bytes on average, deciding in C inside the runtime's callback,
+// so the others never enter Go; a kept tick says in
+// [AllocationTickSampler.KeptBytes] how many bytes it stands for.
+//
 // What .NET 8.0.4 does here: events reach EventPipeEventDelivered without
 // stack frames (none of the runtime's or the profiler's own events,
 // defined with a stack or not, came with any in the tests). That is the

@@ -81,3 +81,57 @@ func TestRuntimeEvents(t *testing.T) {
 		t.Logf("%s:\n%s", rt.Name, strings.Join(lines, "\n"))
 	})
 }
+
+var rtTickRe = regexp.MustCompile(`(?m)^rtevents: tick sampler mean=(\d+) delivered=(\d+) keptbytes=(\d+) seen=(\d+) kept=(\d+) short=(\d+) bytes=(\d+)$`)
+
+// Info.SampleAllocationTicks decides in C which allocation ticks reach Go:
+// with a mean of 1 byte every tick is kept and stands for exactly its own
+// bytes; with a mean of 256 KiB only the kept ones are delivered (as many as
+// the C sampler counted, fewer than it saw), each standing for at least its
+// own bytes, and together for all the bytes the ticks reported but those
+// since the last kept one (less than a few means); the number kept is
+// about the bytes over the mean. The runtime's other events still arrive
+// and decode as in TestRuntimeEvents.
+func TestAllocationTickSampler(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./profiler/testdata/rtevents")
+	app := harness.CompileCS(t, []string{"testdata/rtevents/app.cs"}, "")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		if rt.Major < 5 {
+			t.Skip("EventPipe in process needs .NET 5+ (TestRuntimeEvents checks the error before)")
+		}
+		for _, mean := range []int{1, 256 << 10} {
+			res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: "{5B1E7C3A-9D24-4F6B-8A0E-2C7D4B9F1E63}",
+				Env: []string{"RTEVENTS_TICK_MEAN=" + strconv.Itoa(mean)}})
+			res.MustExit(t, 100)
+			res.MustStderrContain(t, "rtevents: done mismatches=0 errors=0\n", "rtevents: exception System.InvalidOperationException 5\n")
+			m := rtTickRe.FindStringSubmatch(res.Stderr)
+			if m == nil {
+				t.Fatalf("mean %d: no tick sampler line:\n%s", mean, res.Stderr)
+			}
+			v := make([]int64, len(m))
+			for i := 1; i < len(m); i++ {
+				v[i], _ = strconv.ParseInt(m[i], 10, 64)
+			}
+			delivered, keptBytes, seen, kept, short, bytes := v[2], v[3], v[4], v[5], v[6], v[7]
+			t.Logf("%s mean %d: %s", rt.Name, mean, m[0])
+			if short != 0 || seen == 0 || bytes == 0 {
+				t.Errorf("mean %d: %d ticks seen (%d bytes), %d unreadable", mean, seen, bytes, short)
+			}
+			if delivered != kept {
+				t.Errorf("mean %d: %d ticks delivered to Go, the sampler kept %d", mean, delivered, kept)
+			}
+			if mean == 1 {
+				if kept != seen || keptBytes != bytes {
+					t.Errorf("mean 1: kept %d of %d ticks, %d of %d bytes: want all", kept, seen, keptBytes, bytes)
+				}
+				continue
+			}
+			if kept >= seen || keptBytes > bytes || bytes-keptBytes > 8*int64(mean) {
+				t.Errorf("mean %d: kept %d of %d ticks, standing for %d of %d bytes", mean, kept, seen, keptBytes, bytes)
+			}
+			if want := bytes / int64(mean); want >= 10 && (kept < want/3 || kept > want*3) {
+				t.Errorf("mean %d: kept %d ticks for %d bytes: want about %d", mean, kept, bytes, want)
+			}
+		}
+	})
+}

@@ -148,3 +148,33 @@ func TestSignalStormWithoutMeasures(t *testing.T) {
 		t.Errorf("without the private SIGSEGV stack only %d of %d runtimes crashed under the SIGURG storm: this test no longer shows that it is needed", privateCrashes, runtimes)
 	}
 }
+
+var stormPerfRe = regexp.MustCompile(`(?m)^stormprof: perf samples=(\d+) managed=(\d+) lost=(\d+) threads=(\d+) failed=(\d+) broken=(\d+)$`)
+
+// TestSignalStormPerf is TestSignalStorm with the kernel's perf events
+// sampling every storm thread at 1000 Hz of CPU (package perfsample, the
+// mechanism of sample/cpuprof's CPUPROF_MODE=perf) and every sampled
+// address mapped with GetFunctionFromIP from a goroutine, during the
+// storm of SIGRTMIN and SIGURG, allocations, exceptions and collections.
+// The app must complete every time, and the sampler must have sampled
+// (managed frames among its samples).
+func TestSignalStormPerf(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./profiler/testdata/stormprof")
+	app := eventsApp(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		res := runStorm(t, rt, lib, app, stormTimeout(t, 3*time.Minute), "STORMPROF_PERF=1000")
+		res.MustSucceed(t)
+		res.MustStdoutContain(t, "gcstorm: rounds=")
+		m, pm := stormRe.FindStringSubmatch(res.Stderr), stormPerfRe.FindStringSubmatch(res.Stderr)
+		if m == nil || pm == nil {
+			t.Fatalf("no stormprof report:\n%s", res.Describe())
+		}
+		signals, _ := strconv.Atoi(m[1])
+		samples, _ := strconv.Atoi(pm[1])
+		managed, _ := strconv.Atoi(pm[2])
+		t.Logf("%s: %s; %s; crashes: 0", rt.Name, strings.TrimSpace(m[0]), strings.TrimSpace(pm[0]))
+		if signals < 1000 || samples < 100 || managed == 0 {
+			t.Errorf("%s: the storm or the sampler was too weak to prove anything: %d signals, %d samples (%d with a managed frame)", rt.Name, signals, samples, managed)
+		}
+	})
+}

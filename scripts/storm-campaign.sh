@@ -36,10 +36,13 @@ trap stop_hogs EXIT
 
 go test -c -o bin/profiler.test ./profiler
 go test -c -o bin/instr.test ./instr
-# STORM_TESTS: which storms (default both): TestSignalStorm (callbacks in Go)
-# and TestGoHookStorm (Go hooks called by P/Invoke from hot managed code,
-# package instr: GC-suspension signals alone, then SIGRTMIN by tgkill too).
-STORM_TESTS="${STORM_TESTS:-TestSignalStorm TestGoHookStorm}"
+# STORM_TESTS: which storms, space-separated (default all three):
+# TestSignalStorm (callbacks in Go), TestSignalStormPerf (the same with the
+# kernel's perf-event sampling of every storm thread, the mechanism of
+# cpuprof's CPUPROF_MODE=perf) and TestGoHookStorm (Go hooks called by
+# P/Invoke from hot managed code, package instr: GC-suspension signals
+# alone, then SIGRTMIN by tgkill too).
+STORM_TESTS="${STORM_TESTS:-TestSignalStorm TestSignalStormPerf TestGoHookStorm}"
 
 run_half() {
 	local half="$1"

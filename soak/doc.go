@@ -38,7 +38,8 @@
 // working directory with the same relative file names. The test compiles:
 //
 //   - once without a profiler (the baseline);
-//   - under jitlog, ilcount, cpuprof, allocprof and calltrace (twice), each loaded
+//   - under jitlog, ilcount, cpuprof (twice: suspending the runtime, and
+//     with CPUPROF_MODE=perf), allocprof and calltrace (twice), each loaded
 //     at startup (CORECLR_PROFILER...), with their reports sent to files
 //     where the sample allows it (JITLOG_FILE, ILCOUNT_OUT, CPUPROF_OUT,
 //     ALLOCPROF_OUT);
@@ -73,8 +74,10 @@
 // compiled in its run is among ilcount's counted methods (names normalized:
 // no generic arguments, "/" for nesting, "." before the method; ilcount's
 // run has inlining off, so it compiles at least what jitlog's run
-// compiles); cpuprof's and allocprof's profiles parse with
-// github.com/google/pprof/profile and have samples under mcs.exe frames;
+// compiles); cpuprof's (both modes) and allocprof's profiles parse with
+// github.com/google/pprof/profile and have samples under mcs.exe frames,
+// and cpuprof's two modes agree on mcs's ten methods with the most
+// cumulative CPU time (at least seven in common);
 // calltrace (which counts in C, Info.EnableCallCounts) printed its top
 // functions and a summary of at least a million calls with nothing lost,
 // refused or unmapped, and its count of every mcs.exe method (CALLTRACE_OUT,

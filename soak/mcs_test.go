@@ -139,6 +139,8 @@ func TestMCSSoak(t *testing.T) {
 	il := run("ilcount", "ilcount: ", harness.RunOptions{ProfilerPath: libs["ilcount"], ProfilerCLSID: ilcountCLSID, Env: []string{"ILCOUNT_OUT=" + ilFile}})
 	cpuFile := filepath.Join(out, "cpu.pprof")
 	cpu := run("cpuprof", "cpuprof: ", harness.RunOptions{ProfilerPath: libs["cpuprof"], ProfilerCLSID: cpuprofCLSID, Env: []string{"CPUPROF_OUT=" + cpuFile}})
+	cpuPerfFile := filepath.Join(out, "cpu-perf.pprof")
+	cpuPerf := run("cpuprof (perf)", "cpuprof: ", harness.RunOptions{ProfilerPath: libs["cpuprof"], ProfilerCLSID: cpuprofCLSID, Env: []string{"CPUPROF_OUT=" + cpuPerfFile, "CPUPROF_MODE=perf"}})
 	allocFile := filepath.Join(out, "alloc.pprof")
 	alloc := run("allocprof", "allocprof: ", harness.RunOptions{ProfilerPath: libs["allocprof"], ProfilerCLSID: allocprofCLSID, Env: []string{"ALLOCPROF_OUT=" + allocFile}})
 	ctFile := filepath.Join(out, "calltrace.txt")
@@ -171,7 +173,7 @@ func TestMCSSoak(t *testing.T) {
 	}
 	t.Logf("baseline: exit 0, %d-byte assembly, stdout %q, %d stderr lines, identical twice", len(base1.assembly), strings.TrimSpace(base1.res.Stdout), strings.Count(base1.stderr, "\n"))
 
-	profiled := []compile{jit, il, cpu, alloc, ct, ctNoInline, att, cp}
+	profiled := []compile{jit, il, cpu, cpuPerf, alloc, ct, ctNoInline, att, cp}
 	for _, c := range profiled {
 		if !c.res.Succeeded() {
 			t.Errorf("%s: mcs did not succeed:\n%s", c.name, c.res.Describe())
@@ -206,6 +208,8 @@ func TestMCSSoak(t *testing.T) {
 	jitNames := checkJitlog(t, jitFile)
 	checkILCount(t, ilFile, jitNames)
 	checkPprof(t, "cpuprof", cpuFile, cpu.profLines)
+	checkPprof(t, "cpuprof (perf)", cpuPerfFile, cpuPerf.profLines)
+	compareCPUModes(t, cpuFile, cpuPerfFile)
 	checkPprof(t, "allocprof", allocFile, alloc.profLines)
 	checkContprof(t, cpDir, cp.profLines)
 	checkContprofCopies(t, cpDir, cp.profLines, pyro, col)
@@ -508,6 +512,70 @@ func checkPprof(t *testing.T, name, file string, lines []string) {
 		name, strings.Join(types, ","), len(prof.Sample), len(prof.Function), types[0], total, 100*float64(inMCS)/float64(max(total, 1)))
 	if len(prof.Sample) < 10 || inMCS == 0 {
 		t.Errorf("%s: %d stacks, %d %s under an mcs.exe frame: not a profile of mcs", name, len(prof.Sample), inMCS, types[0])
+	}
+}
+
+// compareCPUModes compares cpuprof's two ways of sampling on the same
+// compile: suspending the runtime (the default) and CPUPROF_MODE=perf (the
+// kernel samples each thread; no suspension, no signal). Their ten mcs.exe
+// methods with the most cumulative CPU time (the compiler's driver and its
+// passes, each under most of the samples) must be mostly the same: at least
+// seven in common. Innermost frames are not compared: on a compile of a
+// few seconds each holds a few percent, and the two modes weigh a sample
+// differently (CPU since the last tick against a fixed CPU period).
+func compareCPUModes(t *testing.T, suspendFile, perfFile string) {
+	t.Helper()
+	top := func(file string) []string {
+		f, err := os.Open(file)
+		if err != nil {
+			t.Errorf("%v", err)
+			return nil
+		}
+		defer f.Close()
+		prof, err := profile.Parse(f)
+		if err != nil {
+			t.Errorf("parse %s: %v", file, err)
+			return nil
+		}
+		cum := map[string]int64{}
+		for _, s := range prof.Sample {
+			seen := map[string]bool{}
+			for _, loc := range s.Location {
+				if len(loc.Line) == 0 {
+					continue
+				}
+				n := loc.Line[0].Function.Name
+				if mcsType(n) && !seen[n] {
+					seen[n] = true
+					cum[n] += s.Value[1]
+				}
+			}
+		}
+		var names []string
+		for n := range cum {
+			names = append(names, n)
+		}
+		slices.SortFunc(names, func(a, b string) int {
+			if cum[a] != cum[b] {
+				if cum[a] > cum[b] {
+					return -1
+				}
+				return 1
+			}
+			return strings.Compare(a, b)
+		})
+		return names[:min(10, len(names))]
+	}
+	s, p := top(suspendFile), top(perfFile)
+	common := 0
+	for _, n := range p {
+		if slices.Contains(s, n) {
+			common++
+		}
+	}
+	t.Logf("cpuprof's two modes, top mcs.exe methods by cumulative CPU: suspend %q, perf %q: %d in common", s, p, common)
+	if len(s) < 10 || len(p) < 10 || common < 7 {
+		t.Errorf("cpuprof's suspend and perf modes disagree on mcs's top methods (%d of 10 in common)", common)
 	}
 }
 

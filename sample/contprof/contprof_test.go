@@ -450,3 +450,55 @@ func TestContprofSuspendBudget(t *testing.T) {
 		}
 	})
 }
+
+// Each part turns off on its own (CONTPROF_CPU, CONTPROF_WALL,
+// CONTPROF_EXCEPTIONS, CONTPROF_CONTENTION = 0): its profile is no longer
+// written and stderr says so, while the others still are: with CPU off the
+// wall profile still shows Hot.Sleeper; with everything but the heap and GC
+// off no snapshot is taken (no cpu or wall file) and the GC profile still
+// counts the induced collections.
+func TestContprofPartsOff(t *testing.T) {
+	lib, app := hotspots(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		if !rt.AtLeast(5, 0) {
+			t.Skipf("the contention profile needs .NET 5+; the switches are the same code everywhere")
+		}
+		dir, res := runHotspots(t, rt, lib, app, "CONTPROF_CPU=0", "CONTPROF_EXCEPTIONS=0")
+		res.MustStderrContain(t, "contprof: cpu: off (CONTPROF_CPU=0)", "contprof: exceptions: off (CONTPROF_EXCEPTIONS=0)", "contprof: Shutdown periods=")
+		profs := load(t, dir)
+		if len(profs["cpu"]) != 0 || len(profs["exceptions"]) != 0 {
+			t.Errorf("%d cpu and %d exceptions profiles with both off", len(profs["cpu"]), len(profs["exceptions"]))
+		}
+		var sleep int64
+		for _, p := range profs["wall"] {
+			for _, s := range p.Sample {
+				if hasFrame(s, "Hot.Sleeper") {
+					sleep += s.Value[1]
+				}
+			}
+		}
+		if sleep <= 0 || len(profs["contention"]) == 0 || len(profs["heap"]) == 0 {
+			t.Errorf("with CPU and exceptions off: Hot.Sleeper wall %d ns, %d contention and %d heap profiles; want all three", sleep, len(profs["contention"]), len(profs["heap"]))
+		}
+
+		dir, res = runHotspots(t, rt, lib, app, "CONTPROF_CPU=0", "CONTPROF_WALL=0", "CONTPROF_CONTENTION=0")
+		res.MustStderrContain(t, "contprof: wall: off (CONTPROF_WALL=0)", "contprof: contention: off (CONTPROF_CONTENTION=0)")
+		profs = load(t, dir)
+		for _, k := range []string{"cpu", "wall", "contention"} {
+			if len(profs[k]) != 0 {
+				t.Errorf("%d %s profiles with it off", len(profs[k]), k)
+			}
+		}
+		var gen2 int64
+		for _, p := range profs["gc"] {
+			for _, s := range p.Sample {
+				if hasFrame(s, "[GC gen 2]") {
+					gen2 += s.Value[0]
+				}
+			}
+		}
+		if len(profs["exceptions"]) == 0 || len(profs["heap"]) == 0 || gen2 < 2 {
+			t.Errorf("with CPU, wall and contention off: %d exceptions and %d heap profiles, %d gen 2 collections; want both profiles and the 2 induced collections", len(profs["exceptions"]), len(profs["heap"]), gen2)
+		}
+	})
+}

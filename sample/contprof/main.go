@@ -21,7 +21,9 @@
 //	                    runtime's allocation ticks on .NET 5+ (GCAllocationTick:
 //	                    about every 100 KB; one kept every CONTPROF_HEAP_RATE
 //	                    bytes on average, standing for the bytes allocated
-//	                    since the previous kept one), and allocations
+//	                    since the previous kept one, chosen in C inside the
+//	                    runtime's callback, Info.SampleAllocationTicks, so
+//	                    that the others never enter Go), and allocations
 //	                    recorded in C every CONTPROF_HEAP_RATE bytes on
 //	                    average (ObjectAllocated) before, where the live
 //	                    heap is off unless CONTPROF_HEAP=1; they are followed
@@ -115,6 +117,11 @@
 //	                      limit): after a snapshot that took longer, ticks
 //	                      are skipped (counted as "skipped" in the comments)
 //	                      and the next sample stands for them in wall time
+//	CONTPROF_CPU, CONTPROF_WALL, CONTPROF_EXCEPTIONS, CONTPROF_CONTENTION
+//	                      0: that profile off (default 1: on); with both
+//	                      CPU and wall off no snapshot is taken, without
+//	                      exceptions no ExceptionThrown callback, without
+//	                      contention the runtime's Contention keyword is off
 //	CONTPROF_HEAP         1: the live heap profile; 0: none; unset (the
 //	                      default): on .NET 5+, where it is sampled from the
 //	                      runtime's allocation ticks, and off before, where
@@ -176,6 +183,8 @@ type contprof struct {
 	period                time.Duration
 	hz, depth, rate       int
 	heapOn                bool
+	cpuOn, wallOn         bool // CONTPROF_CPU, CONTPROF_WALL
+	excOn, contOn         bool // CONTPROF_EXCEPTIONS, CONTPROF_CONTENTION
 	heapAuto              bool // CONTPROF_HEAP unset: on where it is cheap (.NET 5+)
 	weakHeap              bool // the live heap tracks objects by weak handles
 	maxStacks, maxObjects int
@@ -203,8 +212,9 @@ type contprof struct {
 	excTotal           atomic.Int64
 	// allocation ticks that gave no live heap sample
 	ticksWithoutObject atomic.Int64
-	// which allocation ticks become live heap samples (.NET 5+)
-	heapTicks tickSampler
+	// which allocation ticks become live heap samples (.NET 5+): decided
+	// in C, so that the others never enter Go
+	heapTicks *profiler.AllocationTickSampler
 
 	seq         int
 	periodStart time.Time
@@ -258,6 +268,24 @@ func (p *contprof) config() error {
 		}
 		p.budget = f / 100
 	}
+	for _, e := range []struct {
+		name string
+		dst  *bool
+	}{
+		{"CONTPROF_CPU", &p.cpuOn},
+		{"CONTPROF_WALL", &p.wallOn},
+		{"CONTPROF_EXCEPTIONS", &p.excOn},
+		{"CONTPROF_CONTENTION", &p.contOn},
+	} {
+		switch v := os.Getenv(e.name); v {
+		case "", "1":
+			*e.dst = true
+		case "0":
+			*e.dst = false
+		default:
+			return fmt.Errorf("%s=%q: want 0 or 1 (default 1)", e.name, v)
+		}
+	}
 	switch v := os.Getenv("CONTPROF_HEAP"); v {
 	case "":
 		p.heapAuto = true
@@ -297,10 +325,14 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	p.gc = profiles.NewGCStats()
 	p.lastCPU = map[uint32]int64{}
 
-	low := profiler.MonitorExceptions | profiler.EnableStackSnapshot
+	low := profiler.EnableStackSnapshot
+	if p.excOn {
+		low |= profiler.MonitorExceptions
+	} else {
+		logf("exceptions: off (CONTPROF_EXCEPTIONS=0)")
+	}
 	var high profiler.HighMonitor
 	p.heap = profiles.NewLiveHeap(info, p.rate, p.maxObjects)
-	p.heapTicks.init(p.rate)
 	// .NET 5+: the runtime's events give contention (the waiting stack is
 	// taken in the callback), GC pauses, and the live heap's samples
 	// (GCAllocationTick, Verbose), without a callback per allocation.
@@ -308,16 +340,24 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	if p.heapOn || p.heapAuto {
 		level = profiler.EventPipeVerbose // GCAllocationTick
 	}
+	keywords := clrevents.KeywordGC
+	if p.contOn {
+		keywords |= clrevents.KeywordContention
+	} else {
+		logf("contention: off (CONTPROF_CONTENTION=0)")
+	}
 	sess, err := info.EventPipeStartSession([]profiler.EventPipeProviderSettings{{
 		Name:     clrevents.RuntimeProvider,
-		Keywords: clrevents.KeywordGC | clrevents.KeywordContention,
+		Keywords: keywords,
 		Level:    level,
 	}}, false)
 	switch {
 	case err == nil:
 		p.session, p.gcFromEvents = sess, true
 		high |= profiler.HighEventPipe
-		p.contention = profiles.NewContention(p.cont)
+		if p.contOn {
+			p.contention = profiles.NewContention(p.cont)
+		}
 	case errors.Is(err, profiler.ErrNotAvailable):
 		logf("contention: not available on %s: %v", p.runtime, err)
 	default:
@@ -330,8 +370,21 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		// whatever the profiler does (bench: c-unimpl against none).
 		p.heapOn = p.gcFromEvents
 	}
+	var heapErr error
+	if p.heapOn && p.gcFromEvents {
+		// The runtime sends an allocation tick about every 100 KB; one
+		// every CONTPROF_HEAP_RATE bytes on average is kept, in C, before
+		// the runtime's events are on: the others never enter Go.
+		if p.heapTicks, heapErr = info.SampleAllocationTicks(p.rate); heapErr != nil {
+			// Without the C sampler every tick would enter Go: the live
+			// heap is off rather than costly.
+			p.heapOn = false
+		}
+	}
 	switch {
 	case p.heapOn:
+	case heapErr != nil:
+		logf("heap: off: %v", heapErr)
 	case p.heapAuto:
 		logf("heap: off by default on %s: before .NET 5 the live heap needs ObjectAllocated, which puts every allocation on the runtime's slow path (1.3-1.5x on allocation-heavy code); CONTPROF_HEAP=1 turns it on", p.runtime)
 	default:
@@ -375,7 +428,13 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		}
 		p.heap.SetRecorder(p.rec)
 	}
-	if info.Version() < 10 {
+	if !p.cpuOn {
+		logf("cpu: off (CONTPROF_CPU=0)")
+	}
+	if !p.wallOn {
+		logf("wall: off (CONTPROF_WALL=0)")
+	}
+	if info.Version() < 10 && (p.cpuOn || p.wallOn) {
 		logf("cpu, wall: not available on %s: sampling other threads needs SuspendRuntime (ICorProfilerInfo10, .NET Core 3.0+); the runtime has ICorProfilerInfo%d", p.runtime, info.Version())
 	}
 	p.periodStart = time.Now()
@@ -400,7 +459,7 @@ func (p *contprof) loop() {
 		}
 	}()
 	var tick <-chan time.Time
-	if p.info.Version() >= 10 {
+	if p.snapshots() {
 		t := time.NewTicker(time.Second / time.Duration(p.hz))
 		defer t.Stop()
 		tick = t.C
@@ -417,6 +476,12 @@ func (p *contprof) loop() {
 			p.write()
 		}
 	}
+}
+
+// snapshots says whether the sampler takes snapshots: CPU or wall on,
+// and the runtime able to suspend (ICorProfilerInfo10).
+func (p *contprof) snapshots() bool {
+	return (p.cpuOn || p.wallOn) && p.info.Version() >= 10
 }
 
 // sample takes one snapshot of every managed thread: a wall sample for
@@ -452,8 +517,10 @@ func (p *contprof) sample() {
 		st := profiles.Functions(ts.Frames)
 		// inside a span of a tracer in this library: its IDs as labels
 		spanLabels := profiles.Spans.Labels(ts.Thread)
-		p.wall.Add(st, spanLabels, covers, covers*int64(interval))
-		if ts.OSThreadID == 0 {
+		if p.wallOn {
+			p.wall.Add(st, spanLabels, covers, covers*int64(interval))
+		}
+		if !p.cpuOn || ts.OSThreadID == 0 {
 			continue
 		}
 		cpu, ok := profiles.ThreadCPU(ts.OSThreadID)
@@ -537,22 +604,15 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 	} else if provider != rp {
 		return nil
 	}
-	// Allocation ticks come by the tens of thousands a second on
-	// allocation-heavy code and few are kept: read the byte count alone
-	// first, and decode only the kept ones.
+	// Allocation ticks: only the kept ones get here (the sampler decides
+	// in C); each stands for the bytes since the previous kept one.
 	var tickBytes uint64
 	if id == clrevents.IDGCAllocationTick {
-		if !p.heapOn {
+		if !p.heapOn || p.heapTicks == nil {
 			return nil
 		}
-		n, ok := clrevents.AllocationTickBytes(version, data)
-		if !ok {
-			p.ticksWithoutObject.Add(1)
-			return nil
-		}
-		var keep bool
-		if tickBytes, keep = p.heapTicks.Keep(n); !keep {
-			return nil
+		if tickBytes = p.heapTicks.KeptBytes(); tickBytes == 0 {
+			return nil // not delivered by the sampler (cannot happen)
 		}
 	}
 	ev, err := clrevents.DecodeRuntime(id, version, data)
@@ -561,6 +621,9 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 	}
 	switch e := ev.(type) {
 	case *clrevents.ContentionStart:
+		if p.contention == nil {
+			return nil
+		}
 		// Delivered on the waiting thread: its stack is the contended one.
 		st, err := p.info.StackTrace(0, p.depth)
 		if err == nil {
@@ -580,6 +643,9 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 		}
 		p.heap.AddObject(profiler.ObjectID(e.Address), e.TypeName, e.ObjectSize, float64(tickBytes)/float64(e.ObjectSize), profiles.Functions(st))
 	case *clrevents.ContentionStop:
+		if p.contention == nil {
+			return nil
+		}
 		d := e.DurationNs
 		if e.Version == 0 {
 			d = -1
@@ -602,66 +668,6 @@ func budgetSkip(d, interval time.Duration, budget float64, maxSkip int) int {
 	}
 	k := int(math.Ceil(float64(d)/(budget*float64(interval)))) - 1
 	return max(0, min(k, maxSkip))
-}
-
-// tickSampler picks the allocation ticks that become live heap samples:
-// the runtime sends one about every 100 KB allocated, and on
-// allocation-heavy code every one of them (a stack, a weak handle, a
-// tracked object) was most of contprof's cost. A tick is kept when the
-// bytes the ticks report since the last kept one pass an exponentially
-// distributed gap of mean CONTPROF_HEAP_RATE (as the C recorder samples
-// allocations before .NET 5); the kept one then stands for all of those
-// bytes, so the live heap's estimate stays unbiased. With a rate at or
-// well below the runtime's interval nearly every tick is kept.
-type tickSampler struct {
-	mu         sync.Mutex
-	mean       float64
-	gap        float64 // bytes until the next kept tick
-	pending    uint64  // bytes of the ticks since the last kept one
-	rnd        uint64
-	seen, kept int64
-}
-
-func (t *tickSampler) init(mean int) {
-	t.mean = float64(mean)
-	t.rnd = uint64(time.Now().UnixNano()) | 1
-	t.gap = t.next()
-}
-
-// next is an exponentially distributed gap of mean t.mean (xorshift).
-func (t *tickSampler) next() float64 {
-	t.rnd ^= t.rnd << 13
-	t.rnd ^= t.rnd >> 7
-	t.rnd ^= t.rnd << 17
-	u := (float64(t.rnd>>11) + 1) / (1 << 53) // (0, 1]
-	return -math.Log(u) * t.mean
-}
-
-// Keep counts a tick reporting amount bytes and says whether it is kept,
-// with the bytes it stands for.
-func (t *tickSampler) Keep(amount uint64) (uint64, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.seen++
-	t.pending += amount
-	t.gap -= float64(amount)
-	if t.gap > 0 {
-		return 0, false
-	}
-	b := t.pending
-	t.pending = 0
-	for t.gap <= 0 {
-		t.gap += t.next()
-	}
-	t.kept++
-	return b, true
-}
-
-// Counts are the ticks seen and kept so far.
-func (t *tickSampler) Counts() (seen, kept int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.seen, t.kept
 }
 
 func (p *contprof) comments(kind string) []string {
@@ -698,21 +704,27 @@ func (p *contprof) write() {
 			logf("writing %s: %v", path, err)
 		}
 	}
-	if p.info.Version() >= 10 {
+	if p.snapshots() {
 		fr := "sampling: " + p.ticks.Report(true)
 		written = append(written, fr)
-		m := meta("cpu", fr)
-		m.PeriodType, m.Period = profiles.SampleType{Type: "cpu", Unit: "nanoseconds"}, int64(time.Second)/int64(p.hz)
-		put("cpu", p.cpu, m)
-		m = meta("wall", fr)
-		m.PeriodType, m.Period = profiles.SampleType{Type: "wall", Unit: "nanoseconds"}, int64(time.Second)/int64(p.hz)
-		put("wall", p.wall, m)
+		if p.cpuOn {
+			m := meta("cpu", fr)
+			m.PeriodType, m.Period = profiles.SampleType{Type: "cpu", Unit: "nanoseconds"}, int64(time.Second)/int64(p.hz)
+			put("cpu", p.cpu, m)
+		}
+		if p.wallOn {
+			m := meta("wall", fr)
+			m.PeriodType, m.Period = profiles.SampleType{Type: "wall", Unit: "nanoseconds"}, int64(time.Second)/int64(p.hz)
+			put("wall", p.wall, m)
+		}
 	}
 	p.mu.Lock()
 	excErr := p.excErrors
 	p.excErrors = 0
 	p.mu.Unlock()
-	put("exceptions", p.exc, meta("exceptions", fmt.Sprintf("throwing stacks that could not be taken: %d", excErr)))
+	if p.excOn {
+		put("exceptions", p.exc, meta("exceptions", fmt.Sprintf("throwing stacks that could not be taken: %d", excErr)))
+	}
 	if p.contention != nil {
 		put("contention", p.cont, meta("contention", fmt.Sprintf("waits whose start was not seen: %d (cumulative)", p.contention.Unpaired())))
 	}
@@ -722,8 +734,11 @@ func (p *contprof) write() {
 	hs := p.heap.Stats()
 	src := fmt.Sprintf("allocations sampled every %d bytes on average (ObjectAllocated)", p.rate)
 	if p.gcFromEvents {
-		seen, kept := p.heapTicks.Counts()
-		src = fmt.Sprintf("the runtime's allocation ticks (GCAllocationTick, about every 100 KB; one kept every %d bytes on average: %d of %d kept; %d ticks gave no sample)", p.rate, kept, seen, p.ticksWithoutObject.Load())
+		var c profiler.AllocationTickCounts
+		if p.heapTicks != nil {
+			c = p.heapTicks.Counts()
+		}
+		src = fmt.Sprintf("the runtime's allocation ticks (GCAllocationTick, about every 100 KB; one kept every %d bytes on average: %d of %d kept, chosen in C; %d ticks gave no sample, %d of them unreadable)", p.rate, c.Kept, c.Seen, p.ticksWithoutObject.Load()+c.Short, c.Short)
 	}
 	if p.weakHeap {
 		src += ", objects held by weak handles"

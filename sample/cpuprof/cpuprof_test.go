@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,5 +107,111 @@ func TestCPUProfile(t *testing.T) {
 		with = min(with, cpuPerRound(t, run(true)))
 		without = min(without, cpuPerRound(t, run(false)))
 		t.Logf("%s: overhead at %s Hz: %.3f ms CPU per round with the profiler, %.3f without: ratio %.3f", rt.Name, "99", with, without, with/without)
+	})
+}
+
+// innermost sums the CPU time of a profile by innermost function.
+func innermost(prof *profile.Profile) (map[string]int64, int64) {
+	m := map[string]int64{}
+	var total int64
+	for _, s := range prof.Sample {
+		total += s.Value[1]
+		name := "[none]"
+		if len(s.Location) > 0 && len(s.Location[0].Line) > 0 {
+			name = s.Location[0].Line[0].Function.Name
+		}
+		m[name] += s.Value[1]
+	}
+	return m, total
+}
+
+// topN is the n functions with the most time, most first.
+func topN(m map[string]int64, n int) []string {
+	var names []string
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		return m[names[i]] > m[names[j]] || m[names[i]] == m[names[j]] && names[i] < names[j]
+	})
+	return names[:min(n, len(names))]
+}
+
+var perfReportRe = regexp.MustCompile(`^cpuprof: mode=perf threads=(\d+) failed=(\d+) lost=(\d+) nomanaged=(\d+)`)
+
+// The old and the new CPU sampling on the same workload: suspending the
+// runtime and walking every thread (the default; .NET Core 3.0+), and
+// CPUPROF_MODE=perf (the kernel samples each managed thread, no suspension,
+// no signal; every runtime). Both profiles must put Elt.Hot.Spin on top as
+// the innermost frame with most of the CPU time, and agree on it; the perf
+// profile says in its comments what it could not sample (no thread failed,
+// nothing lost here) and has Elt.Hot.Spin's callers (Elt.Hot.Cold or
+// Main) below it in most of Spin's samples.
+func TestCPUProfileModes(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./sample/cpuprof")
+	app := harness.CompileCS(t, []string{"../../profiler/testdata/sampling/eltapp.cs"}, "")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		tops := map[string][]string{}
+		for _, mode := range []string{"suspend", "perf"} {
+			if mode == "suspend" && !rt.AtLeast(3, 0) {
+				continue
+			}
+			out := filepath.Join(t.TempDir(), "cpu.pprof")
+			res := harness.Run(t, rt, app, harness.RunOptions{Args: []string{"spin", "2"}, ProfilerPath: lib, ProfilerCLSID: clsid,
+				Env: []string{"COMPlus_TieredCompilation=0", "DOTNET_TieredCompilation=0", "CPUPROF_OUT=" + out, "CPUPROF_MODE=" + mode}})
+			res.MustSucceed(t)
+			res.MustStderrContain(t, "cpuprof: wrote "+out)
+			f, err := os.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prof, err := profile.Parse(f)
+			f.Close()
+			if err != nil {
+				t.Fatalf("%s: parse: %v", mode, err)
+			}
+			m, total := innermost(prof)
+			tops[mode] = topN(m, 3)
+			t.Logf("%s %s: cpu %d ms, top innermost %v (%.1f%% Elt.Hot.Spin)", rt.Name, mode, total/1e6, tops[mode], 100*float64(m["Elt.Hot.Spin"])/float64(max(total, 1)))
+			if total == 0 || m["Elt.Hot.Spin"]*2 <= total {
+				t.Errorf("%s: Elt.Hot.Spin innermost has %d of %d ns", mode, m["Elt.Hot.Spin"], total)
+			}
+			if mode != "perf" {
+				continue
+			}
+			t.Logf("%s perf comments: %q", rt.Name, prof.Comments)
+			var c []string
+			for _, s := range prof.Comments {
+				if c = perfReportRe.FindStringSubmatch(s); c != nil {
+					break
+				}
+			}
+			if c == nil {
+				t.Fatalf("perf profile without its report comment: %q", prof.Comments)
+			}
+			if c[1] == "0" || c[2] != "0" || c[3] != "0" || !strings.Contains(strings.Join(prof.Comments, "\n"), "not sampled:") {
+				t.Errorf("perf report %q: want threads sampled, none failed, nothing lost, and what was not sampled", c[0])
+			}
+			var spin, withCaller int64
+			for _, s := range prof.Sample {
+				if len(s.Location) < 2 || s.Location[0].Line[0].Function.Name != "Elt.Hot.Spin" {
+					continue
+				}
+				spin += s.Value[0]
+				for _, l := range s.Location[1:] {
+					if n := l.Line[0].Function.Name; n == "Elt.Hot.Cold" || strings.HasSuffix(n, ".Main") {
+						withCaller += s.Value[0]
+						break
+					}
+				}
+			}
+			t.Logf("%s perf: %d of %d Elt.Hot.Spin samples with a caller (Cold or Main) below", rt.Name, withCaller, spin)
+			if withCaller*2 < spin {
+				t.Errorf("perf: only %d of %d Elt.Hot.Spin samples have its caller below it", withCaller, spin)
+			}
+		}
+		if s, p := tops["suspend"], tops["perf"]; len(s) > 0 && len(p) > 0 && s[0] != p[0] {
+			t.Errorf("the two modes disagree on the top method: suspend %v, perf %v", s, p)
+		}
 	})
 }

@@ -18,7 +18,18 @@
 //
 //	CPUPROF_OUT    the profile file (default cpu.pprof)
 //	CPUPROF_HZ     samples per second (default 99, 1..1000)
-//	CPUPROF_DEPTH  frames per stack (default 128)
+//	CPUPROF_DEPTH  frames per stack (default 128; at most 127 with perf)
+//	CPUPROF_MODE   suspend (the default): as above; perf: the kernel
+//	               samples each managed thread on its own, without
+//	               suspending the runtime or sending a signal (package
+//	               perfsample: a perf event per thread, the instruction
+//	               pointer and the frame-pointer call chain, mapped to
+//	               managed functions with GetFunctionFromIP), read every
+//	               50 ms, the threads listed every 200 ms; what it could
+//	               not sample (threads, lost samples, chains without a
+//	               managed frame) is in the profile's comments. Where perf events are refused
+//	               (perf_event_paranoid above 2, a seccomp profile) it
+//	               says so and suspends instead. Opt-in while it is new.
 //
 // Build and run:
 //
@@ -51,6 +62,7 @@ type cpuprof struct {
 	stacks     *profiles.Builder
 	lastCPU    map[uint32]int64
 	ticks      profiles.Ticks // failed ticks by cause
+	perf       *perfMode      // CPUPROF_MODE=perf
 	spent      time.Duration  // inside SnapshotAllThreads
 	start      time.Time
 }
@@ -80,6 +92,23 @@ func (p *cpuprof) Initialize(info *profiler.Info) error {
 	if p.out == "" {
 		p.out = "cpu.pprof"
 	}
+	mode := os.Getenv("CPUPROF_MODE")
+	switch mode {
+	case "", "suspend", "perf":
+	default:
+		return fmt.Errorf("CPUPROF_MODE=%q: want suspend (the default) or perf", mode)
+	}
+	if mode == "perf" {
+		p.stacks = profiles.NewBuilder([]profiles.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, "", 1<<20)
+		if err := p.startPerf(); err == nil {
+			p.stop, p.done = make(chan struct{}), make(chan struct{})
+			p.start = time.Now()
+			go p.loop()
+			return nil
+		} else {
+			fmt.Fprintf(os.Stderr, "cpuprof: CPUPROF_MODE=perf: %v; sampling by suspending the runtime instead\n", err)
+		}
+	}
 	if info.Version() < 10 {
 		fmt.Fprintf(os.Stderr, "cpuprof: unsupported: the runtime has ICorProfilerInfo%d; sampling other threads needs SuspendRuntime (ICorProfilerInfo10, .NET Core 3.0+)\n", info.Version())
 		return nil
@@ -102,13 +131,23 @@ func (p *cpuprof) loop() {
 			fmt.Fprintf(os.Stderr, "cpuprof: sampler stopped: %v\n", r)
 		}
 	}()
-	t := time.NewTicker(time.Second / time.Duration(p.hz))
+	iv := time.Second / time.Duration(p.hz)
+	if p.perf != nil {
+		iv = drainInterval
+	}
+	t := time.NewTicker(iv)
 	defer t.Stop()
 	for {
 		select {
 		case <-p.stop:
 			return
 		case <-t.C:
+			t0 := time.Now()
+			if p.perf != nil {
+				p.perfTick()
+				p.spent += time.Since(t0)
+				continue
+			}
 			p.tick()
 		}
 	}
@@ -145,12 +184,23 @@ func (p *cpuprof) Shutdown() error {
 	}
 	close(p.stop)
 	<-p.done
-	// What the samples leave out: ticks that took no snapshot.
-	report := p.ticks.Report(false)
+	// What the samples leave out: ticks that took no snapshot (perf mode:
+	// threads, samples and frames it could not see).
+	var report string
+	var comments []string
+	if p.perf != nil {
+		p.perf.s.Drain(p.perfSample)
+		p.perf.s.Close()
+		report = p.perfReport()
+		comments = p.perfComments()
+	} else {
+		report = p.ticks.Report(false)
+		comments = []string{"cpuprof: " + report}
+	}
 	prof := p.stacks.Build(profiles.NewNames(p.info), profiles.Meta{
 		Start: p.start, Duration: time.Since(p.start),
 		PeriodType: profiles.SampleType{Type: "cpu", Unit: "nanoseconds"}, Period: int64(time.Second) / int64(p.hz),
-		Comments: []string{"cpuprof: " + report},
+		Comments: comments,
 	}, false)
 	f, err := os.Create(p.out)
 	if err != nil {

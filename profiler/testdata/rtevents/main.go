@@ -39,6 +39,12 @@ type rtevents struct {
 	mismatches   []string
 	exceptions   map[string]int
 	errs         []string
+
+	// RTEVENTS_TICK_MEAN: the allocation ticks sampled in C
+	// (Info.SampleAllocationTicks) with this mean; what reached Go.
+	ticks                   *profiler.AllocationTickSampler
+	tickMean                int
+	ticksDelivered, keptSum uint64
 }
 
 func (p *rtevents) Initialize(info *profiler.Info) error {
@@ -53,6 +59,13 @@ func (p *rtevents) Initialize(info *profiler.Info) error {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "rtevents: EventPipeStartSession: %v (ErrNotAvailable: %v)\n", err, errors.Is(err, profiler.ErrNotAvailable))
 		return nil
+	}
+	if v := os.Getenv("RTEVENTS_TICK_MEAN"); v != "" {
+		fmt.Sscan(v, &p.tickMean)
+		if p.ticks, err = info.SampleAllocationTicks(p.tickMean); err != nil {
+			fmt.Fprintf(os.Stderr, "rtevents: SampleAllocationTicks: %v\n", err)
+			return err
+		}
 	}
 	// The app's EventSource, created later, is added to the running
 	// session (with filter arguments it receives).
@@ -115,6 +128,18 @@ func (p *rtevents) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 	case *clrevents.ContentionStop:
 		p.contentionNs = append(p.contentionNs, e.DurationNs)
 	case *clrevents.GCAllocationTick:
+		if p.ticks != nil {
+			kb := p.ticks.KeptBytes()
+			n, _ := clrevents.AllocationTickBytes(version, data)
+			p.ticksDelivered++
+			p.keptSum += kb
+			switch {
+			case kb < n:
+				p.mismatch(fmt.Sprintf("a kept tick of %d bytes stands for %d (KeptBytes)", n, kb))
+			case p.tickMean == 1 && kb != n:
+				p.mismatch(fmt.Sprintf("every tick kept, but one of %d bytes stands for %d", n, kb))
+			}
+		}
 		if e.TypeName == "System.Byte[]" {
 			p.byteTicks++
 			if e.ObjectSize != 128 {
@@ -148,6 +173,14 @@ func (p *rtevents) Shutdown() error {
 	fmt.Fprintf(os.Stderr, "rtevents: gcs %s\n", strings.Join(p.gcs, " "))
 	fmt.Fprintf(os.Stderr, "rtevents: contention ns %v\n", p.contentionNs)
 	fmt.Fprintf(os.Stderr, "rtevents: byte[] ticks %d\n", p.byteTicks)
+	if p.ticks != nil {
+		if kb := p.ticks.KeptBytes(); kb != 0 {
+			p.mismatch(fmt.Sprintf("KeptBytes outside a kept tick's delivery: %d", kb))
+		}
+		c := p.ticks.Counts()
+		fmt.Fprintf(os.Stderr, "rtevents: tick sampler mean=%d delivered=%d keptbytes=%d seen=%d kept=%d short=%d bytes=%d\n",
+			p.tickMean, p.ticksDelivered, p.keptSum, c.Seen, c.Kept, c.Short, c.Bytes)
+	}
 	for _, m := range p.mismatches {
 		fmt.Fprintf(os.Stderr, "rtevents: mismatch %s\n", m)
 	}

@@ -8,6 +8,14 @@
 // it prints what it did:
 //
 //	stormprof: signals=N threads=T allocations=A exceptions=E throttled=R
+//
+// With STORMPROF_PERF=HZ it also samples every thread it has seen with the
+// kernel's perf events (package perfsample, as sample/cpuprof's
+// CPUPROF_MODE=perf) at HZ per second of each thread's CPU, reads the
+// samples every 10 ms and maps every address with GetFunctionFromIP, during
+// the storm, and prints
+//
+//	stormprof: perf samples=S managed=M lost=L threads=T failed=F broken=B
 package main
 
 import (
@@ -21,6 +29,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/clrprof/clrprof/perfsample"
 	"github.com/clrprof/clrprof/profiler"
 )
 
@@ -54,6 +63,11 @@ type stormprof struct {
 	// function call.
 	spin int
 	sink atomic.Pointer[[]byte]
+
+	// STORMPROF_PERF
+	perf                 *perfsample.Sampler
+	perfDone             chan struct{}
+	perfSamples, perfMgd int64
 }
 
 func (p *stormprof) Initialize(info *profiler.Info) error {
@@ -94,6 +108,17 @@ func (p *stormprof) Initialize(info *profiler.Info) error {
 		p.spin = n
 	}
 	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	if v := os.Getenv("STORMPROF_PERF"); v != "" {
+		hz, err := strconv.Atoi(v)
+		if err != nil || hz < 1 {
+			return fmt.Errorf("STORMPROF_PERF=%q: want samples per second", v)
+		}
+		if p.perf, err = perfsample.New(perfsample.Options{Period: time.Second / time.Duration(hz), MaxDepth: 64}); err != nil {
+			return err
+		}
+		p.perfDone = make(chan struct{})
+		go p.sample(info)
+	}
 	go p.storm(interval)
 	if os.Getenv("STORMPROF_GOGC") == "1" {
 		go func() {
@@ -195,11 +220,56 @@ func (p *stormprof) storm(interval time.Duration) {
 	}
 }
 
+// sample follows the storm's threads with perf events and maps every
+// sampled address to its managed function, as cpuprof's perf mode does.
+func (p *stormprof) sample(info *profiler.Info) {
+	defer close(p.perfDone)
+	add := func(s perfsample.Sample) {
+		p.perfSamples++
+		for i, a := range s.Stack {
+			if i > 0 {
+				a--
+			}
+			if f, err := info.GetFunctionFromIP(profiler.Address(a)); err == nil && f != 0 {
+				p.perfMgd++
+				break
+			}
+		}
+	}
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			p.perf.Drain(add)
+			p.perf.Close()
+			return
+		case <-t.C:
+		}
+		var tids []uint32
+		p.threads.Range(func(k, _ any) bool {
+			tids = append(tids, uint32(k.(int)))
+			return true
+		})
+		p.perf.SetThreads(tids, add)
+		p.perf.Drain(add)
+	}
+}
+
 func (p *stormprof) Shutdown() error {
 	close(p.stop)
 	select {
 	case <-p.done:
 	case <-time.After(2 * time.Second):
+	}
+	if p.perf != nil {
+		select {
+		case <-p.perfDone:
+			c := p.perf.Counts()
+			fmt.Fprintf(os.Stderr, "stormprof: perf samples=%d managed=%d lost=%d threads=%d failed=%d broken=%d\n", p.perfSamples, p.perfMgd, c.Lost, c.Threads, c.Failed, c.Broken)
+		case <-time.After(2 * time.Second):
+			fmt.Fprintf(os.Stderr, "stormprof: perf sampler did not stop\n")
+		}
 	}
 	fmt.Fprintf(os.Stderr, "stormprof: signals=%d threads=%d allocations=%d exceptions=%d throttled=%d\n",
 		p.signals.Load(), p.nthreads.Load(), p.allocations.Load(), p.exceptions.Load(), p.throttled.Load())

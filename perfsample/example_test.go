@@ -1,0 +1,50 @@
+//go:build linux && amd64
+
+package perfsample_test
+
+import (
+	"fmt"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/clrprof/clrprof/perfsample"
+)
+
+// Sample one thread of the process (here a goroutine locked to its
+// thread) every millisecond of its CPU time, then read its samples: each
+// is the thread's instruction pointer and the return addresses of its
+// frame-pointer call chain.
+func Example() {
+	s, err := perfsample.New(perfsample.Options{Period: time.Millisecond})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := s.Add(uint32(syscall.Gettid())); err != nil {
+			fmt.Println(err) // perf events refused here
+			return
+		}
+		x := 0
+		for i := 0; i < 50_000_000; i++ {
+			x = x*31 + i
+		}
+		_ = x
+	}()
+	<-done
+	n := 0
+	s.Drain(func(smp perfsample.Sample) {
+		if n == 0 {
+			fn := runtime.FuncForPC(uintptr(smp.Stack[0]))
+			fmt.Println("thread", smp.TID, "was in", fn.Name())
+		}
+		n++
+	})
+	fmt.Println(n, "samples;", s.Counts().Lost, "lost")
+}

@@ -1,0 +1,325 @@
+//go:build linux && amd64
+
+// Package perfsample samples the CPU time of chosen threads of the current
+// process with the kernel's perf events, without signals and without
+// stopping anything: for each thread a task-clock sampling event
+// (perf_event_open(2): PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
+// user space only) makes the kernel record, every Period of that thread's
+// CPU time, the thread's instruction pointer and its user-space call chain
+// (the kernel follows the frame pointers: rbp chains) into a ring buffer
+// shared with the process, which [Sampler.Drain] reads from an ordinary
+// goroutine. The sampled thread is interrupted only by the kernel's timer
+// interrupt, as by any preemption: no signal reaches it, so nothing runs on
+// its stack, and a runtime in the process (CoreCLR, with its own signal
+// handling) never sees the sampler.
+//
+// What it cannot see: frames that do not keep a frame pointer (the call
+// chain then skips the caller of such a frame, or ends early: it is cut at
+// the first address outside the process's executable mappings, so that
+// every address a Sample holds is code) and code after the chain's depth
+// limit (the kernel's perf_event_max_stack, 127 by
+// default). It needs perf events for the process's own threads: Linux
+// allows them to unprivileged processes up to
+// /proc/sys/kernel/perf_event_paranoid 2 (the default; 3 and above, and
+// container seccomp profiles that block perf_event_open, refuse them, and
+// Open returns the error). The package is pure Go (no cgo).
+package perfsample
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// Options configure a Sampler.
+type Options struct {
+	// Period is the CPU time of a thread between two of its samples
+	// (default 10.1 ms: 99 Hz of CPU).
+	Period time.Duration
+	// MaxDepth bounds the call chain of a sample (default 127, at most
+	// 127: the kernel's default limit).
+	MaxDepth int
+	// RingPages is the size of each thread's ring buffer in pages, a power
+	// of 2 (default 16: 64 KiB, about a hundred samples of 64 frames).
+	// A ring that fills before Drain empties it loses samples (Lost).
+	RingPages int
+}
+
+// Sample is one sample of a thread: its instruction pointer, then the
+// return addresses of its call chain, innermost first.
+type Sample struct {
+	TID   uint32
+	Stack []uint64
+	// Truncated says the call chain reached MaxDepth entries: deeper
+	// callers are missing.
+	Truncated bool
+	// Broken says the chain reached an address outside the process's
+	// executable mappings (a frame that does not keep rbp as a frame
+	// pointer): it is cut there, outer callers missing.
+	Broken bool
+}
+
+// Sampler holds one perf event and ring buffer per sampled thread.
+type Sampler struct {
+	opts    Options
+	mu      sync.Mutex
+	threads map[uint32]*ring
+	lost    atomic.Uint64
+	opened  atomic.Uint64
+	failed  atomic.Uint64
+	lastErr error
+	closed  bool
+	exec    execMap
+	cut     atomic.Uint64
+}
+
+type ring struct {
+	tid  uint32
+	fd   int
+	mem  []byte
+	data []byte // the data area of mem
+}
+
+const (
+	perfTypeSoftware           = 1
+	perfCountSWTaskClock       = 1
+	sampleIP                   = 1 << 0
+	sampleTID                  = 1 << 1
+	sampleCallchain            = 1 << 5
+	flagExcludeKernel          = 1 << 5
+	flagExcludeHV              = 1 << 6
+	flagExcludeCallchainKernel = 1 << 21
+	perfFlagFDCloexec          = 1 << 3
+	recordLost                 = 2
+	recordSample               = 9
+	// Call chain entries at or above this are context markers
+	// (PERF_CONTEXT_USER and friends), not addresses.
+	contextMax = ^uint64(4095 - 1) // (u64)-4095
+	attrSize   = 112               // PERF_ATTR_SIZE_VER5
+)
+
+// New returns a Sampler sampling no thread yet (see Add).
+func New(opts Options) (*Sampler, error) {
+	if opts.Period <= 0 {
+		opts.Period = time.Second / 99
+	}
+	if opts.MaxDepth <= 0 || opts.MaxDepth > 127 {
+		opts.MaxDepth = 127
+	}
+	if opts.RingPages <= 0 {
+		opts.RingPages = 16
+	}
+	if opts.RingPages&(opts.RingPages-1) != 0 {
+		return nil, fmt.Errorf("perfsample: RingPages %d: want a power of 2", opts.RingPages)
+	}
+	return &Sampler{opts: opts, threads: map[uint32]*ring{}}, nil
+}
+
+// open opens and maps the event of one thread.
+func (s *Sampler) open(tid uint32) (*ring, error) {
+	var attr [attrSize]byte
+	le := binary.LittleEndian
+	le.PutUint32(attr[0:], perfTypeSoftware)
+	le.PutUint32(attr[4:], attrSize)
+	le.PutUint64(attr[8:], perfCountSWTaskClock)
+	le.PutUint64(attr[16:], uint64(s.opts.Period.Nanoseconds()))
+	le.PutUint64(attr[24:], sampleIP|sampleTID|sampleCallchain)
+	le.PutUint64(attr[40:], flagExcludeKernel|flagExcludeHV|flagExcludeCallchainKernel)
+	le.PutUint16(attr[108:], uint16(s.opts.MaxDepth)) // sample_max_stack
+	fd, _, errno := syscall.Syscall6(syscall.SYS_PERF_EVENT_OPEN, uintptr(unsafe.Pointer(&attr[0])), uintptr(tid), ^uintptr(0), ^uintptr(0), perfFlagFDCloexec, 0)
+	if errno != 0 {
+		return nil, fmt.Errorf("perfsample: perf_event_open(thread %d): %w", tid, errno)
+	}
+	page := os.Getpagesize()
+	mem, err := syscall.Mmap(int(fd), 0, (1+s.opts.RingPages)*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		syscall.Close(int(fd))
+		return nil, fmt.Errorf("perfsample: mmap(thread %d): %w", tid, err)
+	}
+	r := &ring{tid: tid, fd: int(fd), mem: mem}
+	off, size := le.Uint64(mem[1040:]), le.Uint64(mem[1048:]) // data_offset, data_size
+	if off == 0 || size == 0 {
+		off, size = uint64(page), uint64(s.opts.RingPages*page)
+	}
+	r.data = mem[off : off+size]
+	return r, nil
+}
+
+func (r *ring) close() {
+	syscall.Munmap(r.mem)
+	syscall.Close(r.fd)
+}
+
+// SetThreads makes the sampler sample exactly the threads tids (OS thread
+// IDs of this process): it starts sampling the new ones and, after reading
+// what their rings hold (into fn), stops sampling those no longer listed.
+// A thread that cannot be sampled is counted (Counts) and skipped.
+func (s *Sampler) SetThreads(tids []uint32, fn func(Sample)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	want := make(map[uint32]bool, len(tids))
+	for _, t := range tids {
+		want[t] = true
+		if _, ok := s.threads[t]; ok {
+			continue
+		}
+		r, err := s.open(t)
+		if err != nil {
+			s.failed.Add(1)
+			s.lastErr = err
+			continue
+		}
+		s.opened.Add(1)
+		s.threads[t] = r
+	}
+	for t, r := range s.threads {
+		if !want[t] {
+			s.drain(r, fn)
+			r.close()
+			delete(s.threads, t)
+		}
+	}
+}
+
+// Add starts sampling one thread (an OS thread ID of this process); the
+// error says why the kernel refused (perf_event_paranoid, seccomp).
+func (s *Sampler) Add(tid uint32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("perfsample: closed")
+	}
+	if _, ok := s.threads[tid]; ok {
+		return nil
+	}
+	r, err := s.open(tid)
+	if err != nil {
+		s.failed.Add(1)
+		s.lastErr = err
+		return err
+	}
+	s.opened.Add(1)
+	s.threads[tid] = r
+	return nil
+}
+
+// Drain reads every sample the rings hold, oldest first per thread, and
+// calls fn with each (the Stack is reused after fn returns).
+func (s *Sampler) Drain(fn func(Sample)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.threads {
+		s.drain(r, fn)
+	}
+}
+
+func (s *Sampler) drain(r *ring, fn func(Sample)) {
+	headp := (*uint64)(unsafe.Pointer(&r.mem[1024]))
+	tailp := (*uint64)(unsafe.Pointer(&r.mem[1032]))
+	head := atomic.LoadUint64(headp) // acquire: the records before head are written
+	tail := atomic.LoadUint64(tailp)
+	size := uint64(len(r.data))
+	var rec []byte
+	var stack []uint64
+	for tail < head {
+		var hdr [8]byte
+		copyRing(hdr[:], r.data, tail%size)
+		typ := binary.LittleEndian.Uint32(hdr[0:])
+		n := uint64(binary.LittleEndian.Uint16(hdr[6:]))
+		if n < 8 || tail+n > head {
+			break // cannot happen: a torn record; drop the rest
+		}
+		if cap(rec) < int(n) {
+			rec = make([]byte, n)
+		}
+		rec = rec[:n]
+		copyRing(rec, r.data, tail%size)
+		tail += n
+		body := rec[8:]
+		switch typ {
+		case recordLost:
+			if len(body) >= 16 {
+				s.lost.Add(binary.LittleEndian.Uint64(body[8:]))
+			}
+		case recordSample:
+			// ip, pid, tid, nr, ips[nr]
+			if len(body) < 24 {
+				continue
+			}
+			ip := binary.LittleEndian.Uint64(body[0:])
+			tid := binary.LittleEndian.Uint32(body[12:])
+			nr := binary.LittleEndian.Uint64(body[16:])
+			ips := body[24:]
+			if nr > uint64(len(ips)/8) {
+				nr = uint64(len(ips) / 8)
+			}
+			stack = append(stack[:0], ip)
+			broken := false
+			for i := uint64(0); i < nr; i++ {
+				a := binary.LittleEndian.Uint64(ips[8*i:])
+				if a >= contextMax {
+					continue // PERF_CONTEXT_USER
+				}
+				if len(stack) == 1 && a == ip {
+					continue // the chain starts with the sample's own IP
+				}
+				if !s.exec.contains(a) {
+					broken = true // not code: the chain went astray here
+					break
+				}
+				stack = append(stack, a)
+			}
+			if broken {
+				s.cut.Add(1)
+			}
+			fn(Sample{TID: tid, Stack: stack, Truncated: nr >= uint64(s.opts.MaxDepth), Broken: broken})
+		}
+	}
+	atomic.StoreUint64(tailp, tail) // release: the kernel may reuse the space
+}
+
+// copyRing copies len(dst) bytes of the ring data starting at off,
+// wrapping around its end.
+func copyRing(dst, data []byte, off uint64) {
+	n := copy(dst, data[off:])
+	if n < len(dst) {
+		copy(dst[n:], data)
+	}
+}
+
+// Counts are the threads whose sampling started and failed, the samples
+// the kernel lost (rings full before Drain), and the samples whose chain
+// was cut at an address that is not code (Sample.Broken).
+type Counts struct {
+	Threads, Failed, Lost, Broken uint64
+	// Err is the last failure to start sampling a thread.
+	Err error
+}
+
+// Counts returns the sampler's counts so far.
+func (s *Sampler) Counts() Counts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Counts{Threads: s.opened.Load(), Failed: s.failed.Load(), Lost: s.lost.Load(), Broken: s.cut.Load(), Err: s.lastErr}
+}
+
+// Close stops sampling every thread (without reading their rings: Drain
+// first).
+func (s *Sampler) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t, r := range s.threads {
+		r.close()
+		delete(s.threads, t)
+	}
+	s.closed = true
+}

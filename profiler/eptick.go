@@ -1,0 +1,84 @@
+package profiler
+
+/*
+#include <stdint.h>
+#cgo LDFLAGS: -lm
+
+int clrprof_tick_enable(void *info, uint64_t mean_bytes, uint64_t seed);
+uint64_t clrprof_tick_bytes(void);
+void clrprof_tick_counts(int64_t *seen, int64_t *kept, int64_t *shortp, uint64_t *bytes);
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// AllocationTickSampler keeps a sample of the runtime's allocation ticks
+// (the GCAllocationTick event of Microsoft-Windows-DotNETRuntime, which
+// the runtime raises about every 100 KB allocated when its GC keyword is on
+// at Verbose level) and delivers only those to EventPipeEventDelivered.
+// The decision is taken in C on the tick's byte count, inside the
+// runtime's callback: a tick that is not kept never enters Go (no cgo
+// transition, no signal guard, no payload copy). A tick is kept when the
+// bytes the ticks report since the last kept one pass an exponentially
+// distributed gap of mean MeanBytes, so that each kept tick stands for
+// the bytes since the previous one ([AllocationTickSampler.KeptBytes]) and
+// estimates built on them stay unbiased. Every other event, and ticks of
+// other providers, reach EventPipeEventDelivered as before.
+type AllocationTickSampler struct {
+	mean int
+}
+
+// AllocationTickCounts are the ticks the sampler saw, kept, and could not
+// read (a payload too short to hold its byte count; dropped), and the
+// bytes the ticks it saw reported.
+type AllocationTickCounts struct {
+	Seen, Kept, Short int64
+	Bytes             uint64
+}
+
+// SampleAllocationTicks starts sampling the runtime's allocation ticks in
+// C, keeping one every meanBytes bytes allocated on average. Call it in
+// Initialize, before the event mask has HighEventPipe (the runtime must
+// not be delivering events yet), once per process. It needs
+// ICorProfilerInfo12 (.NET 5 and later): on older runtimes the error
+// matches ErrNotAvailable.
+func (x *Info) SampleAllocationTicks(meanBytes int) (*AllocationTickSampler, error) {
+	p := x.ptr(12)
+	if p == nil {
+		return nil, notAvailable("ICorProfilerInfo12::EventPipeGetProviderInfo", 12, x.Version())
+	}
+	if meanBytes < 1 {
+		return nil, fmt.Errorf("clrprof: SampleAllocationTicks: mean %d bytes: want at least 1", meanBytes)
+	}
+	switch C.clrprof_tick_enable(p, C.uint64_t(meanBytes), C.uint64_t(time.Now().UnixNano())) {
+	case 0:
+	case -2:
+		return nil, errors.New("clrprof: SampleAllocationTicks: already sampling")
+	default:
+		return nil, errors.New("clrprof: SampleAllocationTicks: cannot take over EventPipeEventDelivered")
+	}
+	return &AllocationTickSampler{mean: meanBytes}, nil
+}
+
+// MeanBytes is the mean number of bytes between kept ticks.
+func (s *AllocationTickSampler) MeanBytes() int { return s.mean }
+
+// KeptBytes is, inside EventPipeEventDelivered for a GCAllocationTick the
+// sampler kept (on the thread the runtime delivers it on), the bytes the
+// tick stands for: those the ticks reported since the previous kept one,
+// this one included. It is 0 elsewhere (outside a kept tick's delivery).
+func (s *AllocationTickSampler) KeptBytes() uint64 {
+	return uint64(C.clrprof_tick_bytes())
+}
+
+// Counts are the ticks seen, kept and unreadable so far.
+func (s *AllocationTickSampler) Counts() AllocationTickCounts {
+	var seen, kept, short C.int64_t
+	var bytes C.uint64_t
+	C.clrprof_tick_counts(&seen, &kept, &short, &bytes)
+	return AllocationTickCounts{Seen: int64(seen), Kept: int64(kept), Short: int64(short), Bytes: uint64(bytes)}
+}
