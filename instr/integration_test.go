@@ -26,7 +26,7 @@ const clsid = "{3E6A1F20-9B4C-4D7E-8A15-6C2F0D9B7E41}"
 func build(t *testing.T) (app, lib string) {
 	dir := t.TempDir()
 	harness.CompileCS(t, []string{"testdata/apps/helper.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"))
-	app = harness.CompileCS(t, []string{"testdata/apps/app.cs"}, dir, harness.OutName("ShopApp.exe"), harness.Unsafe())
+	app = harness.CompileCS(t, []string{"testdata/apps/app.cs"}, dir, harness.OutName("ShopApp.exe"), harness.Unsafe(), harness.Reference("System.Core.dll"))
 	lib = harness.BuildProfiler(t, "./instr/testdata/instrprof")
 	return app, lib
 }
@@ -257,7 +257,7 @@ func TestFramework(t *testing.T) {
 	app, lib := build(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
-			Env: []string{"INSTRPROF_TARGETS=System.Private.CoreLib!System.Array::Reverse(System.Array)", "INSTRPROF_REJIT=1",
+			Env: []string{"INSTRPROF_TARGETS=System.Private.CoreLib!System.Array::Reverse(System.Array), System.Linq!System.Linq.Enumerable::Sum(System.Collections.Generic.IEnumerable`1[System.Int32])", "INSTRPROF_REJIT=1",
 				"INSTR_START_FILE=" + filepath.Join(t.TempDir(), "started")}})
 		res.MustSucceed(t)
 		res.MustStdoutContain(t, "reverse 321\n", "reverse 321\napp done\n")
@@ -273,6 +273,14 @@ func TestFramework(t *testing.T) {
 		}
 		res.MustStderrContain(t, "instrprof: method 0 "+name+" (System.Array) rejit=true\n")
 		res.MustStderrContain(t, "instrprof: instrumented "+name+"\n")
+		// A method of System.Linq (precompiled on .NET Core 3 and later).
+		linq := "System.Linq!System.Linq.Enumerable::Sum"
+		t.Logf("%s: %q %q", linq, h.begins[linq], h.ends[linq])
+		// The argument is Range's iterator, whose type differs by version.
+		if b := h.begins[linq]; len(b) != 1 || !strings.HasPrefix(b[0], "this=null args=[System.Linq.Enumerable+") || fmt.Sprint(h.ends[linq]) != "[ret=System.Int32:10 exc=null]" {
+			t.Errorf("Enumerable.Sum: Begin saw %q, End %q; want one call returning 10", h.begins[linq], h.ends[linq])
+		}
+		res.MustStderrContain(t, "instrprof: method 1 "+linq+" (System.Collections.Generic.IEnumerable`1[System.Int32]) rejit=true\n")
 
 		// Without ReJIT: the precompiled code runs unwrapped, and the
 		// report says why.
@@ -495,7 +503,7 @@ func TestHelperReady(t *testing.T) {
 func TestFrameworkWide(t *testing.T) {
 	dir := t.TempDir()
 	harness.CompileCS(t, []string{"testdata/apps/counter.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"))
-	app := harness.CompileCS(t, []string{"testdata/apps/app.cs"}, dir, harness.OutName("ShopApp.exe"), harness.Unsafe())
+	app := harness.CompileCS(t, []string{"testdata/apps/app.cs"}, dir, harness.OutName("ShopApp.exe"), harness.Unsafe(), harness.Reference("System.Core.dll"))
 	lib := harness.BuildProfiler(t, "./instr/testdata/instrprof")
 	targets := "System.Private.CoreLib!System.Collections.Generic.List`1::*, System.Private.CoreLib!System.Text.StringBuilder::*"
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {

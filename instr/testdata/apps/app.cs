@@ -203,6 +203,7 @@ namespace Shop {
 				Console.WriteLine("caught " + e.GetType().Name + " from Rethrows: " + ((e.StackTrace ?? "").IndexOf("Calc.Rethrows") >= 0));
 			}
 			Console.WriteLine("stack " + Calc.Stack(10));
+			Console.WriteLine("linq " + System.Linq.Enumerable.Sum(System.Linq.Enumerable.Range(1, 4)));
 			Shape sq = new Square { Side = 1.5 };
 			Console.WriteLine("area " + sq.Area());
 			// Hot enough for tiered compilation to recompile it (30 calls,
