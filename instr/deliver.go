@@ -67,6 +67,11 @@ var ErrDeliveryOff = errors.New("instr: helper delivery turned off (" + Delivery
 //	in, err := instr.New(info, cfg)
 //	d.OnLoaded(in.HelperReady)
 //
+// After an attach no method may be compiled for the first time again:
+// then Instrumenter.InstrumentLoaded (and AddRule) host the loader in the
+// targets themselves, by a first ReJIT that adds only its call, and wrap
+// them by a second once it ran (tested on 3.1.23 and 8.0.4).
+//
 // docs/instrumentation.md describes the whole path and its limits.
 type Delivery struct {
 	info   *profiler.Info

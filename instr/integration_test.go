@@ -428,6 +428,10 @@ func TestAttach(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "InstrHelper.dll")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the helper is beside the app: %v", err)
 	}
+	corrupt := filepath.Join(helperDir, "Corrupt.dll")
+	if err := os.WriteFile(corrupt, []byte("MZ not an assembly"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
 		p := harness.Start(t, rt, app, harness.RunOptions{Timeout: 2 * time.Minute})
 		if err := p.WaitStdout("ready ", time.Minute); err != nil {
@@ -483,6 +487,32 @@ func TestAttach(t *testing.T) {
 				t.Errorf("a method of the app was JIT-compiled after the attach: %s", l)
 			}
 		}
+		res.MustStderrContain(t, "instrprof: delivery at shutdown: host Shop.Worker::Work, loaded true, err <nil>\n")
+
+		// A helper that is no assembly: the loader fails inside Work's
+		// call (Assembly.Load throws BadImageFormatException), its own
+		// catch reports it, the app sees nothing, Work stays unwrapped.
+		p = harness.Start(t, rt, app, harness.RunOptions{Timeout: 2 * time.Minute})
+		if err := p.WaitStdout("ready ", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if err := diag.AttachProfiler(ctx, p.Pid, clsid, lib, []byte("deliver="+corrupt+";AttachApp!Shop.Worker::Work")); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.WaitStderr("instrprof: instrumented loaded modules: <nil>", time.Minute); err != nil {
+			t.Fatalf("%v\n%s", err, p.Stderr())
+		}
+		for _, n := range []string{"1", "5", "6"} {
+			if err := p.WriteLine("call " + n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res = p.Wait()
+		res.MustSucceed(t)
+		res.MustStdoutContain(t, "ready 40000\nwork 1 -> 3\nwork 5 -> 11\nwork 6 -> 13\napp done\n")
+		res.MustStderrContain(t, "instrprof: delivery at shutdown: host Shop.Worker::Work, loaded false, err instr: the helper loader failed in the application: System.BadImageFormatException",
+			"instrprof: pending AttachApp!Shop.Worker::Work\n")
+		res.MustStderrNotContain(t, "HOOK ")
 	})
 }
 

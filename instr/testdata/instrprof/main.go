@@ -350,6 +350,9 @@ func (p *prof) Shutdown() error {
 		logf("names agree for %d methods", p.namesAgree)
 		p.namesMu.Unlock()
 	}
+	if p.d != nil {
+		logf("delivery at shutdown: host %s, loaded %v, err %v", p.d.Host(), p.d.Loaded(), p.d.Err())
+	}
 	logf("summary instrumented=%d pending=%d failed=%d unmatched=%d without-body=%d",
 		len(r.Instrumented), len(r.Pending), len(r.Failed), len(r.Unmatched), r.WithoutBody)
 	return nil
