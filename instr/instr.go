@@ -234,9 +234,12 @@ func (in *Instrumenter) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRES
 	if ngen && in.cfg.ReJIT && len(news) > 0 {
 		if !in.helperReady() {
 			in.mu.Lock()
-			in.waiting[m] = append(in.waiting[m], news...)
+			if !in.ready { // else HelperReady came meanwhile (and took waiting)
+				in.waiting[m] = append(in.waiting[m], news...)
+				in.mu.Unlock()
+				return nil
+			}
 			in.mu.Unlock()
-			return nil
 		}
 		in.reqs.Add(1)
 		go func() {
