@@ -59,6 +59,15 @@ func (d *Delivery) hostReJIT(id profiler.ModuleID) (bool, error) {
 	}
 	defer mod.Release()
 	run, object, err := d.defineLoader(mod, id)
+	if err == nil {
+		// Metadata added after ModuleLoadFinished must be applied before
+		// it is used; TypeDefs and MethodDefs may be added so since .NET
+		// Core 3.0 (ICorProfilerInfo7::ApplyMetaData), which attach needs
+		// anyway.
+		if aerr := d.info.ApplyMetaData(id); aerr != nil {
+			err = fmt.Errorf("ApplyMetaData: %w", aerr)
+		}
+	}
 	if err != nil {
 		err = fmt.Errorf("instr: defining the helper loader for ReJIT: %w", err)
 		if !d.injected {

@@ -468,7 +468,9 @@ func TestAttach(t *testing.T) {
 		}
 		res := p.Wait()
 		res.MustSucceed(t)
-		res.MustStdoutContain(t, "ready 40000\nwork 1 -> 3\nwork 5 -> 11\nwork 6 -> 13\napp done\n")
+		if want := "ready 40000\nwork 1 -> 3\nwork 5 -> 11\nwork 6 -> 13\napp done\n"; res.Stdout != want {
+			t.Errorf("the app printed\n%s\nwant (what it prints without a profiler)\n%s", res.Stdout, want)
+		}
 		t.Logf("stderr:\n%s", res.Stderr)
 		res.MustStderrContain(t, "instrprof: pending AttachApp!Shop.Worker::Work rejit=true\n",
 			"HOOK begin 0 depth=0 this=null args=[System.Int32:5] state=s0-1\nHOOK end 0 depth=0 state=s0-1 ret=System.Int32:11 exc=null\n",
@@ -509,7 +511,9 @@ func TestAttach(t *testing.T) {
 		}
 		res = p.Wait()
 		res.MustSucceed(t)
-		res.MustStdoutContain(t, "ready 40000\nwork 1 -> 3\nwork 5 -> 11\nwork 6 -> 13\napp done\n")
+		if want := "ready 40000\nwork 1 -> 3\nwork 5 -> 11\nwork 6 -> 13\napp done\n"; res.Stdout != want {
+			t.Errorf("the app printed\n%s\nwant (what it prints without a profiler)\n%s", res.Stdout, want)
+		}
 		res.MustStderrContain(t, "instrprof: delivery at shutdown: host Shop.Worker::Work, loaded false, err instr: the helper loader failed in the application: System.BadImageFormatException",
 			"instrprof: pending AttachApp!Shop.Worker::Work\n")
 		res.MustStderrNotContain(t, "HOOK ")
