@@ -67,6 +67,11 @@ var ErrDeliveryOff = errors.New("instr: helper delivery turned off (" + Delivery
 //	in, err := instr.New(info, cfg)
 //	d.OnLoaded(in.HelperReady)
 //
+// After an attach no method may be compiled for the first time again:
+// then Instrumenter.InstrumentLoaded (and AddRule) host the loader in the
+// targets themselves, by a first ReJIT that adds only its call, and wrap
+// them by a second once it ran (tested on 3.1.23 and 8.0.4).
+//
 // docs/instrumentation.md describes the whole path and its limits.
 type Delivery struct {
 	info   *profiler.Info
@@ -87,6 +92,12 @@ type Delivery struct {
 	err      error
 	onLoaded []func()
 	failures map[int32]*IntegrationError
+	// rejitHosts: the modules whose methods recompiled by ReJIT call the
+	// loader (deliver_rejit.go).
+	rejitHosts map[profiler.ModuleID]rejitLoader
+	// running: a loader asked for the assemblies; any other loader
+	// (another host's) is told there are none.
+	running atomic.Bool
 }
 
 // An IntegrationError counts the exceptions an integration threw for one
@@ -273,7 +284,11 @@ func (d *Delivery) suitable(m *ilrw.Method) bool {
 	if err != nil || ai.Name == "" || frameworkAssembly(ai.Name) || ai.Name == "Clrprof.Instr.Loader" {
 		return false
 	}
-	return !strings.HasSuffix(m.Name(), "::.cctor")
+	// Never the loader itself: a Run whose entry calls Run recurses
+	// without end (after an attach, Run is compiled while Prepare still
+	// looks for a host, the ReJIT host not having run it yet).
+	name := m.Name()
+	return !strings.HasSuffix(name, "::.cctor") && !strings.HasPrefix(name, loaderTypeName+"::")
 }
 
 //export clrprof_instr_loader
@@ -289,6 +304,9 @@ func clrprof_instr_loader(op, i C.int32_t, data *unsafe.Pointer) (r C.int32_t) {
 	}
 	switch op {
 	case opCount:
+		if d.running.Swap(true) {
+			return 0 // another host's loader ran first
+		}
 		return C.int32_t(len(d.blobs))
 	case opBlob:
 		if i < 0 || int(i) >= len(d.blobs) || data == nil {
@@ -384,6 +402,7 @@ func (d *Delivery) Configure(cfg *Config) {
 		cfg.Errors = d.ErrorSink()
 	}
 	cfg.ReJIT = true
+	cfg.delivery = d
 	// Preparing: the Instrumenter offers methods that are not targets to
 	// Prepare only while the loader still needs a host (else each would be
 	// decoded for nothing), unless a Prepare of the caller's wants them.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/clrprof/clrprof/ilrw"
 	"github.com/clrprof/clrprof/metadata"
+	"github.com/clrprof/clrprof/profiler"
 )
 
 // What the delivery defines in the host module: a type, not public, named
@@ -96,46 +97,56 @@ func (d *Delivery) loaderRefs(mod *ilrw.Module) (*loaderTokens, error) {
 
 // inject defines the loader in m's module and calls it at m's entry.
 func (d *Delivery) inject(m *ilrw.Method) error {
-	mod := m.Module
-	t, err := d.loaderRefs(mod) // opens the module for writing
+	run, object, err := d.defineLoader(m.Module, m.ModuleID)
 	if err != nil {
 		return err
+	}
+	return callAtEntry(m.Body, run, object)
+}
+
+// defineLoader defines the loader type in module id (mod open on it) and
+// installs the body of its Run method; it returns Run and the module's
+// TypeRef of System.Object.
+func (d *Delivery) defineLoader(mod *ilrw.Module, id profiler.ModuleID) (run, object metadata.Token, err error) {
+	t, err := d.loaderRefs(mod) // opens the module for writing
+	if err != nil {
+		return 0, 0, err
 	}
 	emit := mod.Emit
 	td, err := emit.DefineTypeDef(loaderTypeName,
 		metadata.TdNotPublic|metadata.TdClass|metadata.TdAbstract|metadata.TdSealed|metadata.TdBeforeFieldInit, t.object, nil)
 	if err != nil {
-		return fmt.Errorf("TypeDef %s: %w", loaderTypeName, err)
+		return 0, 0, fmt.Errorf("TypeDef %s: %w", loaderTypeName, err)
 	}
 	opTok, err := pinvoke{Name: "Op", Sig: []byte{0, 3, etI4, etI4, etI4, etByRef, etI}, Entry: "clrprof_instr_loader"}.define(mod, td)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	failTok, err := pinvoke{Name: "Fail", Sig: []byte{0, 1, etVoid, etString}, Entry: "clrprof_instr_fail"}.define(mod, td)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	started, err := emit.DefineField(td, "started", metadata.FdPrivate|metadata.FdStatic, []byte{0x06, etI4}, nil)
 	if err != nil {
-		return fmt.Errorf("field: %w", err)
+		return 0, 0, fmt.Errorf("field: %w", err)
 	}
-	run, err := emit.DefineMethod(td, "Run", metadata.MdAssem|metadata.MdStatic|metadata.MdHideBySig,
+	run, err = emit.DefineMethod(td, "Run", metadata.MdAssem|metadata.MdStatic|metadata.MdHideBySig,
 		[]byte{0, 0, etVoid}, 0, metadata.MiIL|metadata.MiManaged)
 	if err != nil {
-		return fmt.Errorf("method Run: %w", err)
+		return 0, 0, fmt.Errorf("method Run: %w", err)
 	}
 	body, err := d.runBody(mod, t, opTok, failTok, started)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	code, err := body.Encode()
 	if err != nil {
-		return fmt.Errorf("encoding Run: %w", err)
+		return 0, 0, fmt.Errorf("encoding Run: %w", err)
 	}
-	if err := d.info.SetILFunctionBody(m.ModuleID, run, code); err != nil {
-		return fmt.Errorf("installing Run: %w", err)
+	if err := d.info.SetILFunctionBody(id, run, code); err != nil {
+		return 0, 0, fmt.Errorf("installing Run: %w", err)
 	}
-	return callAtEntry(m.Body, run, t.object)
+	return run, t.object, nil
 }
 
 // callAtEntry adds `call fn` at the entry of b, inside a try/catch of

@@ -112,7 +112,11 @@
 //     those requests to be accepted.
 //   - Later: [Instrumenter.AddRule] adds targets at run time and
 //     [Instrumenter.InstrumentLoaded] scans the modules loaded before an
-//     attach; both ReJIT what they match. Where the runtime has
+//     attach; both ReJIT what they match. With a [Delivery] whose helpers
+//     are not loaded yet (after an attach nothing may be compiled for the
+//     first time to host its loader), they first ReJIT the targets with
+//     only the loader's call at their entry; the wrap follows by a second
+//     ReJIT once the loader ran (docs/instrumentation.md). Where the runtime has
 //     RequestReJITWithInliners (.NET Core 3.0 and later) the callers that
 //     inlined a method are recompiled with it (inlining blocked from then
 //     on); before, the callers the Instrumenter saw inlining it

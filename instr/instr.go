@@ -53,6 +53,10 @@ type Config struct {
 	// not precompiled, the app's own normally: framework methods wrapped
 	// while the runtime starts could not load them.
 	Ready func() bool
+
+	// delivery, set by Delivery.Configure, hosts the loader in targets
+	// recompiled by ReJIT before the helpers are loaded (after an attach).
+	delivery *Delivery
 	// Errors, when set, names a method that receives what Begin or End
 	// threw (the wrap drops it either way; what Errors.Method throws is
 	// dropped too): static void Method(int id, object exception).
@@ -235,9 +239,12 @@ func (in *Instrumenter) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRES
 	if ngen && in.cfg.ReJIT && len(news) > 0 {
 		if !in.helperReady() {
 			in.mu.Lock()
-			in.waiting[m] = append(in.waiting[m], news...)
+			if !in.ready { // else HelperReady came meanwhile (and took waiting)
+				in.waiting[m] = append(in.waiting[m], news...)
+				in.mu.Unlock()
+				return nil
+			}
 			in.mu.Unlock()
-			return nil
 		}
 		in.reqs.Add(1)
 		go func() {
@@ -586,6 +593,11 @@ func (in *Instrumenter) rewriteReJIT(m *ilrw.Method) (bool, error) {
 	if e == nil {
 		return false, nil
 	}
+	if d := in.cfg.delivery; d != nil && !in.helperReady() {
+		// A first ReJIT, before the helpers exist: the loader's call
+		// only (rejitModules); HelperReady brings the wrap.
+		return d.injectReJIT(m)
+	}
 	return in.instrument(m, e), nil
 }
 
@@ -857,6 +869,33 @@ func (in *Instrumenter) rejitModules(mods []profiler.ModuleID, rule int) error {
 		news, _, err := in.scanModule(id, rule, true)
 		if err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if d := in.cfg.delivery; d != nil && len(news) > 0 && !in.helperReady() {
+			// The helpers are not loaded (after an attach, no method
+			// may be compiled for the first time again to host the
+			// loader): the targets wait for HelperReady, and those of
+			// a module that can host the loader are recompiled with
+			// its call first (deliver_rejit.go).
+			in.mu.Lock()
+			late := in.ready // HelperReady came meanwhile
+			if !late {
+				in.waiting[id] = append(in.waiting[id], news...)
+			}
+			in.mu.Unlock()
+			if late {
+				if err := in.requestReJIT(id, news); err != nil {
+					errs = append(errs, err)
+				}
+				continue
+			}
+			if ok, err := d.hostReJIT(id); err != nil {
+				errs = append(errs, err)
+			} else if ok {
+				if err := in.requestReJIT(id, news); err != nil {
+					errs = append(errs, err)
+				}
+			}
 			continue
 		}
 		if len(news) > 0 {

@@ -413,13 +413,25 @@ func TestMCS(t *testing.T) {
 
 // TestAttach attaches the profiler to a running app (.NET Core 3.0 and
 // later have the diagnostics server) and instruments a method that ran
-// hot before (tiered up, maybe inlined into its caller) through ReJIT:
-// the calls after the attach reach the integration.
+// hot before (tiered up, maybe inlined into its caller) through ReJIT,
+// with the helper NOT beside the app: the app compiles no suitable method
+// for the first time after the attach, so the Delivery hosts the loader in
+// the target itself (a first ReJIT: the original body plus the loader's
+// call); its next call ("call 1") loads the helper from the profiler's
+// bytes, a second ReJIT brings the wrap, and the calls after that reach
+// the integration. The app prints what it prints without the profiler.
 func TestAttach(t *testing.T) {
-	dir := t.TempDir()
-	harness.CompileCS(t, []string{"testdata/apps/helper.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"))
+	dir, helperDir := t.TempDir(), t.TempDir()
+	helper := harness.CompileCS(t, []string{"testdata/apps/helper.cs"}, helperDir, harness.Library(), harness.OutName("InstrHelper.dll"))
 	app := harness.CompileCS(t, []string{"testdata/apps/attach.cs"}, dir, harness.OutName("AttachApp.exe"))
 	lib := harness.BuildProfiler(t, "./instr/testdata/instrprof")
+	if _, err := os.Stat(filepath.Join(dir, "InstrHelper.dll")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the helper is beside the app: %v", err)
+	}
+	corrupt := filepath.Join(helperDir, "Corrupt.dll")
+	if err := os.WriteFile(corrupt, []byte("MZ not an assembly"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
 		p := harness.Start(t, rt, app, harness.RunOptions{Timeout: 2 * time.Minute})
 		if err := p.WaitStdout("ready ", time.Minute); err != nil {
@@ -427,7 +439,7 @@ func TestAttach(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		err := diag.AttachProfiler(ctx, p.Pid, clsid, lib, []byte("AttachApp!Shop.Worker::Work"))
+		err := diag.AttachProfiler(ctx, p.Pid, clsid, lib, []byte("deliver="+helper+";AttachApp!Shop.Worker::Work"))
 		if !rt.AtLeast(3, 0) {
 			// No diagnostics server before .NET Core 3.0: nothing to attach through.
 			if !errors.Is(err, diag.ErrNotSupported) {
@@ -442,6 +454,13 @@ func TestAttach(t *testing.T) {
 		if err := p.WaitStderr("instrprof: instrumented loaded modules: <nil>", time.Minute); err != nil {
 			t.Fatalf("%v\n%s", err, p.Stderr())
 		}
+		// Work's next call runs the loader (Work itself is not wrapped yet).
+		if err := p.WriteLine("call 1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.WaitStderr("instrprof: helper delivered; host Shop.Worker::Work; wrap requested", time.Minute); err != nil {
+			t.Fatalf("%v\n%s", err, p.Stderr())
+		}
 		for _, n := range []string{"5", "6"} {
 			if err := p.WriteLine("call " + n); err != nil {
 				t.Fatal(err)
@@ -449,11 +468,55 @@ func TestAttach(t *testing.T) {
 		}
 		res := p.Wait()
 		res.MustSucceed(t)
-		res.MustStdoutContain(t, "work 5 -> 11\nwork 6 -> 13\napp done\n")
+		if want := "ready 40000\nwork 1 -> 3\nwork 5 -> 11\nwork 6 -> 13\napp done\n"; res.Stdout != want {
+			t.Errorf("the app printed\n%s\nwant (what it prints without a profiler)\n%s", res.Stdout, want)
+		}
 		t.Logf("stderr:\n%s", res.Stderr)
 		res.MustStderrContain(t, "instrprof: pending AttachApp!Shop.Worker::Work rejit=true\n",
 			"HOOK begin 0 depth=0 this=null args=[System.Int32:5] state=s0-1\nHOOK end 0 depth=0 state=s0-1 ret=System.Int32:11 exc=null\n",
 			"HOOK begin 0 depth=0 this=null args=[System.Int32:6] state=s0-2\nHOOK end 0 depth=0 state=s0-2 ret=System.Int32:13 exc=null\n")
+		res.MustStderrNotContain(t, "System.Int32:1]")
+		// Before the loader ran: not loaded (the host is known once the
+		// runtime asked for the first ReJIT's body: at the request on
+		// 3.1, at the next call on 8).
+		if !regexp.MustCompile(`(?m)^instrprof: delivery: host (|Shop\.Worker::Work), loaded false, err `).MatchString(res.Stderr) {
+			t.Errorf("no delivery line of the attach, or a wrong one")
+		}
+		// No method of the app compiled for the first time after the
+		// attach but the loader's Run: the host can only be the ReJIT one.
+		for _, l := range res.StderrLines() {
+			if strings.HasPrefix(l, "instrprof: jit ") && l != "instrprof: jit <clrprof>Loader::Run" {
+				t.Errorf("a method of the app was JIT-compiled after the attach: %s", l)
+			}
+		}
+		res.MustStderrContain(t, "instrprof: delivery at shutdown: host Shop.Worker::Work, loaded true, err <nil>\n")
+
+		// A helper that is no assembly: the loader fails inside Work's
+		// call (Assembly.Load throws BadImageFormatException), its own
+		// catch reports it, the app sees nothing, Work stays unwrapped.
+		p = harness.Start(t, rt, app, harness.RunOptions{Timeout: 2 * time.Minute})
+		if err := p.WaitStdout("ready ", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if err := diag.AttachProfiler(ctx, p.Pid, clsid, lib, []byte("deliver="+corrupt+";AttachApp!Shop.Worker::Work")); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.WaitStderr("instrprof: instrumented loaded modules: <nil>", time.Minute); err != nil {
+			t.Fatalf("%v\n%s", err, p.Stderr())
+		}
+		for _, n := range []string{"1", "5", "6"} {
+			if err := p.WriteLine("call " + n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res = p.Wait()
+		res.MustSucceed(t)
+		if want := "ready 40000\nwork 1 -> 3\nwork 5 -> 11\nwork 6 -> 13\napp done\n"; res.Stdout != want {
+			t.Errorf("the app printed\n%s\nwant (what it prints without a profiler)\n%s", res.Stdout, want)
+		}
+		res.MustStderrContain(t, "instrprof: delivery at shutdown: host Shop.Worker::Work, loaded false, err instr: the helper loader failed in the application: System.BadImageFormatException",
+			"instrprof: pending AttachApp!Shop.Worker::Work\n")
+		res.MustStderrNotContain(t, "HOOK ")
 	})
 }
 

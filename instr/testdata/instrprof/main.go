@@ -33,6 +33,7 @@ type prof struct {
 	profiler.Base
 	info *profiler.Info
 	in   *instr.Instrumenter
+	d    *instr.Delivery // attach with delivery
 	add  []target.Target
 	once sync.Once
 	done chan struct{}
@@ -135,16 +136,47 @@ func addTail(m *ilrw.Method) (bool, error) {
 }
 
 // InitializeForAttach instruments the targets the client data lists
-// (comma-separated) through ReJIT once the attach completes.
+// (comma-separated) through ReJIT once the attach completes. Client data
+// "deliver=PATH;TARGETS" delivers the helper read from PATH (an
+// instr.Delivery: no file beside the app) and logs "helper delivered"
+// once the wrap's ReJIT requests were accepted.
 func (p *prof) InitializeForAttach(info *profiler.Info, clientData []byte) error {
 	p.info = info
-	ts, err := target.ParseList(string(clientData))
+	data := string(clientData)
+	var helper []byte
+	if rest, ok := strings.CutPrefix(data, "deliver="); ok {
+		path, targets, _ := strings.Cut(rest, ";")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			logf("helper: %v", err)
+			return err
+		}
+		helper, data = b, targets
+	}
+	ts, err := target.ParseList(data)
 	if err != nil {
 		logf("bad targets: %v", err)
 		return err
 	}
-	if p.in, err = instr.New(info, instr.Config{Rules: []instr.Rule{{Targets: ts, Integration: integ}}, ReJIT: true}); err != nil {
+	cfg := instr.Config{Rules: []instr.Rule{{Targets: ts, Integration: integ}}, ReJIT: true}
+	var d *instr.Delivery
+	if helper != nil {
+		if d, err = instr.NewDelivery(info, helper); err != nil {
+			logf("delivery: %v", err)
+			return err
+		}
+		d.Configure(&cfg)
+		p.d = d
+	}
+	if p.in, err = instr.New(info, cfg); err != nil {
 		return err
+	}
+	if d != nil {
+		d.OnLoaded(func() {
+			p.in.HelperReady()
+			p.in.WaitReJIT()
+			logf("helper delivered; host %s; wrap requested", d.Host())
+		})
 	}
 	logf("attached")
 	return info.SetAttachEventMask(p.in.EventMask(), 0)
@@ -157,6 +189,9 @@ func (p *prof) ProfilerAttachComplete() error {
 		logf("instrumented loaded modules: %v; %d instrumented, %d pending, %d failed", err, len(r.Instrumented), len(r.Pending), len(r.Failed))
 		for _, m := range r.Pending {
 			logf("pending %s rejit=%v", m.Name, m.ReJIT)
+		}
+		if p.d != nil {
+			logf("delivery: host %s, loaded %v, err %v", p.d.Host(), p.d.Loaded(), p.d.Err())
 		}
 	}()
 	return nil
@@ -214,6 +249,19 @@ func (p *prof) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
 					}
 					p.jitNames[[2]uint64{uint64(fi.ModuleID), uint64(fi.Token)}] = target.Name(im.Name[:strings.IndexByte(im.Name, '!')], target.TypeFromProfiler(parts.Class), parts.Method)
 					p.namesMu.Unlock()
+				}
+			}
+		}
+	}
+	if p.d != nil {
+		// Attach with delivery: which methods of the app are compiled
+		// (the test checks that none could host the loader at a first JIT).
+		if fi, err := p.info.GetFunctionInfo(f); err == nil {
+			if mi, err := p.info.GetModuleInfo2(fi.ModuleID); err == nil {
+				if ai, err := p.info.GetAssemblyInfo(mi.AssemblyID); err == nil && ai.Name == "AttachApp" {
+					if parts, err := p.info.FunctionNameParts(f); err == nil {
+						logf("jit %s::%s", parts.Class, parts.Method)
+					}
 				}
 			}
 		}
@@ -301,6 +349,9 @@ func (p *prof) Shutdown() error {
 		p.namesMu.Lock()
 		logf("names agree for %d methods", p.namesAgree)
 		p.namesMu.Unlock()
+	}
+	if p.d != nil {
+		logf("delivery at shutdown: host %s, loaded %v, err %v", p.d.Host(), p.d.Loaded(), p.d.Err())
 	}
 	logf("summary instrumented=%d pending=%d failed=%d unmatched=%d without-body=%d",
 		len(r.Instrumented), len(r.Pending), len(r.Failed), len(r.Unmatched), r.WithoutBody)
