@@ -134,6 +134,11 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 	out["corprof_gen.h"] = hdr
 	out["thunks_gen.h"] = CThunks(cmdline, "CLRPROF_THUNKS_GEN_H", "corprof_gen.h", append(append([]*Interface(nil), infos...), others...))
 	out["callbacks_gen.c"] = emitCallbacksC(cmdline, top, slots, callbacks, infos)
+	chain, err := emitChainC(cmdline, top, slots)
+	if err != nil {
+		return nil, err
+	}
+	out["chain_gen.c"] = chain
 
 	// types_gen.go
 	used := map[string]string{}

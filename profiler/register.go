@@ -22,6 +22,8 @@ type options struct {
 	logger      *slog.Logger
 	followGoEnv bool
 	sharedNames bool
+	// chainPath, chainCLSID: WithChain.
+	chainPath, chainCLSID string
 }
 
 // WithSharedGenericNames makes the names of shared generic class code
@@ -66,6 +68,8 @@ type registration struct {
 	implemented []bool
 	// sharedNames: WithSharedGenericNames.
 	sharedNames bool
+	// chainPath, chainCLSID: WithChain.
+	chainPath, chainCLSID string
 }
 
 var (
@@ -151,7 +155,7 @@ func register(who, clsid string, impl Callback, newImpl func() Callback, opts []
 	if o.logger != nil {
 		userLogger.Store(o.logger)
 	}
-	r := &registration{clsid: id, impl: impl, implemented: implemented, newImpl: newImpl, implType: reflect.TypeOf(impl), sharedNames: o.sharedNames}
+	r := &registration{clsid: id, impl: impl, implemented: implemented, newImpl: newImpl, implType: reflect.TypeOf(impl), sharedNames: o.sharedNames, chainPath: o.chainPath, chainCLSID: o.chainCLSID}
 	registered.Store(r)
 	applyImplemented(implemented, o.sharedNames)
 	if !o.followGoEnv {

@@ -1,0 +1,75 @@
+package profiler_test
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/clrprof/clrprof/internal/harness"
+)
+
+const chaincCLSID = "{8E2B1C3D-4F5A-4B6C-9D7E-0F1A2B3C4D5E}"
+
+// chainc builds testdata/chainc, the native profiler written in C for the
+// chaining tests.
+func chainc(t *testing.T) string {
+	t.Helper()
+	return harness.BuildCShared(t, []string{"testdata/chainc/chainc.c"}, "-Wall", "-Werror", "-I.", "-I../internal/include")
+}
+
+var chaincRe = regexp.MustCompile(`(?m)^chainc: Shutdown jits=(\d+) allocs=(\d+) modules=(\d+) inlining=(\d+) failed=(\d+)$`)
+
+type chaincCounts struct{ jits, allocs, modules, inlining, failed int }
+
+func chaincShutdown(t *testing.T, res harness.Result) chaincCounts {
+	t.Helper()
+	m := chaincRe.FindStringSubmatch(res.Stderr)
+	if m == nil {
+		t.Fatalf("no chainc Shutdown line:\n%s", res.Describe())
+	}
+	n := func(i int) int { v, _ := strconv.Atoi(m[i]); return v }
+	if strings.Contains(res.Stderr, "chainc: FAIL") {
+		t.Errorf("chainc's own asserts failed:\n%s", res.Stderr)
+	}
+	return chaincCounts{n(1), n(2), n(3), n(4), n(5)}
+}
+
+// TestChainNativeProfiler: a Go profiler (countprof) chains a native one
+// (chainc) named by CLRPROF_CHAIN_PATH / CLRPROF_CHAIN_CLSID, on every
+// runtime. Both see their events: chainc its JIT compilations and object
+// allocations and no module loads (which only the Go profiler asked for);
+// countprof the same module loads as when it runs alone, although chainc
+// set its own mask after countprof's (in Initialize, the chained profiler
+// goes first) and again from a callback. chainc's own asserts (the
+// ICorProfilerInfo it gets answers QueryInterface, GetEventMask says what
+// it asked for and nothing of the Go profiler's) pass.
+func TestChainNativeProfiler(t *testing.T) {
+	lib, native, a := countprof(t), chainc(t), app(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		alone := harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: countprofCLSID})
+		checkApp(t, alone)
+		modules0, _ := shutdownCounts(t, alone)
+
+		nativeAlone := harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: native, ProfilerCLSID: chaincCLSID})
+		checkApp(t, nativeAlone)
+		c0 := chaincShutdown(t, nativeAlone)
+
+		res := harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: countprofCLSID,
+			Env: []string{"CLRPROF_CHAIN_PATH=" + native, "CLRPROF_CHAIN_CLSID=" + chaincCLSID, "CLRPROF_LOG_LEVEL=info"}})
+		checkApp(t, res)
+		res.MustStderrContain(t, "chain: loaded the chained profiler", "chainc: Initialize")
+		modules, jits := shutdownCounts(t, res)
+		c := chaincShutdown(t, res)
+		t.Logf("%s: countprof alone modules=%d; chained: countprof modules=%d jits=%d, chainc %+v (alone %+v)", rt.Name, modules0, modules, jits, c, c0)
+		if modules != modules0 || jits == 0 {
+			t.Errorf("%s: chained, countprof saw modules=%d jits=%d; alone modules=%d", rt.Name, modules, jits, modules0)
+		}
+		if c.jits == 0 || c.allocs == 0 || c.modules != 0 || c.failed != 0 {
+			t.Errorf("%s: chainc chained: %+v", rt.Name, c)
+		}
+		if c0.jits == 0 || c0.allocs == 0 || c0.modules != 0 || c0.failed != 0 {
+			t.Errorf("%s: chainc alone: %+v", rt.Name, c0)
+		}
+	})
+}

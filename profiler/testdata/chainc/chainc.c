@@ -1,0 +1,239 @@
+// chainc is a native profiler written in C for the chaining tests: the
+// profiler a vendor would ship, loaded by a Go profiler through
+// CLRPROF_CHAIN_PATH / CLRPROF_CHAIN_CLSID (or on its own, as the main or a
+// notification profiler). It asks for JIT compilations and object
+// allocations, counts them, checks what it is told, and prints one line at
+// Shutdown:
+//
+//   chainc: Shutdown jits=N allocs=N modules=N inlining=N failed=N
+//
+// plus a "chainc: FAIL ..." line for every assert that did not hold. It
+// never asked for module loads: modules must stay 0.
+//
+// CHAINC_NOTIFICATION=1 makes it answer LoadAsNotificationOnly with TRUE.
+// CHAINC_NO_INLINE=1 makes it refuse every inlining (and ask for
+// JITInlining, which MonitorJITCompilation delivers).
+// CHAINC_ELT=1 makes it set enter/leave hooks in Initialize (and report
+// the HRESULT).
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "corprof_gen.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static const GUID clsid = {0x8e2b1c3d, 0x4f5a, 0x4b6c, {0x9d, 0x7e, 0x0f, 0x1a, 0x2b, 0x3c, 0x4d, 0x5e}};
+static const GUID iid_unknown = {0x00000000, 0x0000, 0x0000, {0xc0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x46}};
+static const GUID iid_factory = {0x00000001, 0x0000, 0x0000, {0xc0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x46}};
+static const GUID iid_info = {0x28b5557d, 0x3f3f, 0x48b4, {0x90, 0xb2, 0x5f, 0x9e, 0xea, 0x2f, 0x6c, 0x48}};
+static const GUID iid_info3 = {0xb555ed4f, 0x452a, 0x4e54, {0x8b, 0x39, 0xb5, 0x36, 0x0b, 0xad, 0x32, 0xa0}};
+static const GUID iid_cb[11] = {
+    {0x176fbed1, 0xa55c, 0x4796, {0x98, 0xca, 0xa9, 0xda, 0x0e, 0xf8, 0x83, 0xe7}},
+    {0x8a8cc829, 0xccf2, 0x49fe, {0xbb, 0xae, 0x0f, 0x02, 0x22, 0x28, 0x07, 0x1a}},
+    {0x4fd2ed52, 0x7731, 0x4b8d, {0x94, 0x69, 0x03, 0xd2, 0xcc, 0x30, 0x86, 0xc5}},
+    {0x7b63b2e3, 0x107d, 0x4d48, {0xb2, 0xf6, 0xf6, 0x1e, 0x22, 0x94, 0x70, 0xd2}},
+    {0x8dfba405, 0x8c9f, 0x45f8, {0xbf, 0xfa, 0x83, 0xb1, 0x4c, 0xef, 0x78, 0xb5}},
+    {0xfc13df4b, 0x4448, 0x4f4f, {0x95, 0x0c, 0xba, 0x8d, 0x19, 0xd0, 0x0c, 0x36}},
+    {0xf76a2dba, 0x1d52, 0x4539, {0x86, 0x6c, 0x2a, 0xa5, 0x18, 0xf9, 0xef, 0xc3}},
+    {0x5bed9b15, 0xc079, 0x4d47, {0xbf, 0xe2, 0x21, 0x5a, 0x14, 0x0c, 0x07, 0xe0}},
+    {0x27583ec3, 0xc8f5, 0x482f, {0x80, 0x52, 0x19, 0x4b, 0x8c, 0xe4, 0x70, 0x5a}},
+    {0xcec5b60e, 0xc69c, 0x495f, {0x87, 0xf6, 0x84, 0xd2, 0x8e, 0xe1, 0x6f, 0xfb}},
+    {0x42350846, 0xaaed, 0x47f7, {0xb1, 0x28, 0xfd, 0x0c, 0x98, 0x88, 0x1c, 0xde}},
+};
+
+#define MONITOR_MODULE_LOADS 0x4u
+#define MONITOR_JIT_COMPILATION 0x20u
+#define MONITOR_OBJECT_ALLOCATED 0x100u
+#define MONITOR_ENTERLEAVE 0x1000u
+#define ENABLE_OBJECT_ALLOCATED 0x800000u
+
+static ICorProfilerInfo3 *info;
+static uint32_t mask;
+static volatile long jits, allocs, modules, inlining, failed;
+static int notification, no_inline, elt;
+
+static void fail(const char *what, long a, long b) {
+	__atomic_add_fetch(&failed, 1, __ATOMIC_RELAXED);
+	fprintf(stderr, "chainc: FAIL %s (%ld, %ld)\n", what, a, b);
+}
+
+static int eq(const GUID *a, const GUID *b) { return memcmp(a, b, sizeof *a) == 0; }
+
+static HRESULT STDMETHODCALLTYPE ok_stub(void) { return S_OK; }
+
+static HRESULT STDMETHODCALLTYPE cb_QI(ICorProfilerCallback11 *self, REFIID riid, void **ppv) {
+	if (eq(riid, &iid_unknown)) {
+		*ppv = self;
+		return S_OK;
+	}
+	for (int i = 0; i < 11; i++) {
+		if (eq(riid, &iid_cb[i])) {
+			*ppv = self;
+			return S_OK;
+		}
+	}
+	*ppv = NULL;
+	return E_NOINTERFACE;
+}
+static ULONG STDMETHODCALLTYPE cb_AddRef(ICorProfilerCallback11 *self) { (void)self; return 2; }
+static ULONG STDMETHODCALLTYPE cb_Release(ICorProfilerCallback11 *self) { (void)self; return 1; }
+
+static void STDMETHODCALLTYPE elt_stub(FunctionIDOrClientID id, COR_PRF_ELT_INFO info) { (void)id; (void)info; }
+
+static HRESULT STDMETHODCALLTYPE cb_Initialize(ICorProfilerCallback11 *self, IUnknown *unk) {
+	(void)self;
+	void *p = NULL;
+	if (unk->lpVtbl->QueryInterface(unk, &iid_info3, &p) < 0 || p == NULL) {
+		fail("QueryInterface(ICorProfilerInfo3)", 0, 0);
+		return E_FAIL;
+	}
+	info = p;
+	void *p1 = NULL;
+	if (unk->lpVtbl->QueryInterface(unk, &iid_info, &p1) < 0 || p1 == NULL) {
+		fail("QueryInterface(ICorProfilerInfo)", 0, 0);
+	} else {
+		((IUnknown *)p1)->lpVtbl->Release(p1);
+	}
+	mask = MONITOR_JIT_COMPILATION | MONITOR_OBJECT_ALLOCATED | ENABLE_OBJECT_ALLOCATED;
+	HRESULT hr = info->lpVtbl->SetEventMask(info, mask);
+	if (hr < 0) {
+		fail("SetEventMask in Initialize", hr, 0);
+		return hr;
+	}
+	DWORD got = 0;
+	info->lpVtbl->GetEventMask(info, &got);
+	if (got != mask) {
+		fail("GetEventMask after SetEventMask in Initialize", got, mask);
+	}
+	if (elt) {
+		hr = info->lpVtbl->SetEnterLeaveFunctionHooks3WithInfo(info, (FunctionEnter3WithInfo *)elt_stub, (FunctionLeave3WithInfo *)elt_stub, (FunctionTailcall3WithInfo *)elt_stub);
+		fprintf(stderr, "chainc: SetEnterLeaveFunctionHooks3WithInfo 0x%08x\n", (unsigned)hr);
+	}
+	fprintf(stderr, "chainc: Initialize mask=0x%x\n", (unsigned)mask);
+	return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE cb_Shutdown(ICorProfilerCallback11 *self) {
+	(void)self;
+	if (jits == 0) {
+		fail("no JITCompilationStarted", 0, 0);
+	}
+	if (modules != 0) {
+		fail("ModuleLoadFinished delivered without MonitorModuleLoads", modules, 0);
+	}
+	fprintf(stderr, "chainc: Shutdown jits=%ld allocs=%ld modules=%ld inlining=%ld failed=%ld\n", jits, allocs, modules, inlining, failed);
+	return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE cb_JITCompilationStarted(ICorProfilerCallback11 *self, FunctionID id, BOOL safe) {
+	(void)self;
+	(void)safe;
+	if (id == 0) {
+		fail("JITCompilationStarted with function ID 0", 0, 0);
+	}
+	if (__atomic_add_fetch(&jits, 1, __ATOMIC_RELAXED) == 1) {
+		// Set the same mask again from a callback: a chaining host must
+		// keep its own events on, and GetEventMask must say only what this
+		// profiler asked for.
+		HRESULT hr = info->lpVtbl->SetEventMask(info, mask);
+		if (hr < 0) {
+			fail("SetEventMask in JITCompilationStarted", hr, 0);
+		}
+		DWORD got = 0;
+		info->lpVtbl->GetEventMask(info, &got);
+		if (got != mask) {
+			fail("GetEventMask in JITCompilationStarted is not what chainc set", got, mask);
+		}
+	}
+	return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE cb_ObjectAllocated(ICorProfilerCallback11 *self, ObjectID obj, ClassID cls) {
+	(void)self;
+	if (obj == 0 || cls == 0) {
+		fail("ObjectAllocated with a zero ID", (long)obj, (long)cls);
+	}
+	__atomic_add_fetch(&allocs, 1, __ATOMIC_RELAXED);
+	return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE cb_ModuleLoadFinished(ICorProfilerCallback11 *self, ModuleID id, HRESULT st) {
+	(void)self;
+	(void)id;
+	(void)st;
+	__atomic_add_fetch(&modules, 1, __ATOMIC_RELAXED);
+	return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE cb_JITInlining(ICorProfilerCallback11 *self, FunctionID caller, FunctionID callee, BOOL *should) {
+	(void)self;
+	(void)caller;
+	(void)callee;
+	__atomic_add_fetch(&inlining, 1, __ATOMIC_RELAXED);
+	if (no_inline) {
+		*should = 0;
+	}
+	return S_OK;
+}
+
+static HRESULT STDMETHODCALLTYPE cb_LoadAsNotificationOnly(ICorProfilerCallback11 *self, BOOL *only) {
+	(void)self;
+	*only = notification;
+	fprintf(stderr, "chainc: LoadAsNotificationOnly -> %d\n", notification);
+	return S_OK;
+}
+
+static ICorProfilerCallback11Vtbl vt;
+static ICorProfilerCallback11 obj = {&vt};
+
+static HRESULT STDMETHODCALLTYPE f_QI(IClassFactory *self, REFIID riid, void **ppv) {
+	if (eq(riid, &iid_unknown) || eq(riid, &iid_factory)) {
+		*ppv = self;
+		return S_OK;
+	}
+	*ppv = NULL;
+	return E_NOINTERFACE;
+}
+static ULONG STDMETHODCALLTYPE f_AddRef(IClassFactory *self) { (void)self; return 2; }
+static ULONG STDMETHODCALLTYPE f_Release(IClassFactory *self) { (void)self; return 1; }
+static HRESULT STDMETHODCALLTYPE f_CreateInstance(IClassFactory *self, IUnknown *outer, REFIID riid, void **ppv) {
+	(void)self;
+	if (outer != NULL) {
+		return CLASS_E_NOAGGREGATION;
+	}
+	void **slots = (void **)&vt;
+	for (size_t i = 0; i < sizeof vt / sizeof(void *); i++) {
+		slots[i] = (void *)ok_stub;
+	}
+	vt.QueryInterface = cb_QI;
+	vt.AddRef = cb_AddRef;
+	vt.Release = cb_Release;
+	vt.Initialize = cb_Initialize;
+	vt.Shutdown = cb_Shutdown;
+	vt.JITCompilationStarted = cb_JITCompilationStarted;
+	vt.ObjectAllocated = cb_ObjectAllocated;
+	vt.ModuleLoadFinished = cb_ModuleLoadFinished;
+	vt.JITInlining = cb_JITInlining;
+	vt.LoadAsNotificationOnly = cb_LoadAsNotificationOnly;
+	const char *e = getenv("CHAINC_NOTIFICATION");
+	notification = e != NULL && strcmp(e, "1") == 0;
+	e = getenv("CHAINC_NO_INLINE");
+	no_inline = e != NULL && strcmp(e, "1") == 0;
+	e = getenv("CHAINC_ELT");
+	elt = e != NULL && strcmp(e, "1") == 0;
+	return cb_QI(&obj, riid, ppv);
+}
+static HRESULT STDMETHODCALLTYPE f_LockServer(IClassFactory *self, BOOL lock) { (void)self; (void)lock; return S_OK; }
+static const IClassFactoryVtbl fvt = {f_QI, f_AddRef, f_Release, f_CreateInstance, f_LockServer};
+static IClassFactory factory = {&fvt};
+
+EXPORT HRESULT STDMETHODCALLTYPE DllGetClassObject(REFCLSID rclsid, REFIID riid, void **ppv) {
+	if (!eq(rclsid, &clsid)) {
+		return CLASS_E_CLASSNOTAVAILABLE;
+	}
+	return f_QI(&factory, riid, ppv);
+}
+
+EXPORT HRESULT STDMETHODCALLTYPE DllCanUnloadNow(void) { return S_FALSE; }
