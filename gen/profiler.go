@@ -173,6 +173,15 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 		return nil, err
 	}
 
+	// compose_gen.go: the fan-out of Composite.
+	kf := newGoFile("profiler", cmdline, "")
+	if err := emitComposeGo(kf, slots); err != nil {
+		return nil, err
+	}
+	if out["compose_gen.go"], err = render(kf); err != nil {
+		return nil, err
+	}
+
 	// info_gen.go: Info and the other interfaces.
 	wf := newGoFile("profiler", cmdline, `#include "thunks_gen.h"`)
 	emitInfoType(wf, infos)

@@ -210,7 +210,17 @@ static ICorProfilerInfo15 *real_info;
 static int real_version;
 static pthread_mutex_t mask_mu = PTHREAD_MUTEX_INITIALIZER;
 static volatile int owner[2] = {-1, -1}; // ELT hooks, function ID mapper
-static const char *party_name[CLRPROF_PARTIES] = {"the Go profiler", "the chained profiler"};
+
+static const char *party_name(int p, char *buf, size_t n) {
+	if (p == CLRPROF_PARTY_GO) {
+		return "the Go profiler";
+	}
+	if (p == CLRPROF_PARTY_CHAIN) {
+		return "the chained profiler";
+	}
+	snprintf(buf, n, "composed Go profiler #%d", p - CLRPROF_PARTY_MEMBER0);
+	return buf;
+}
 
 clrprof_infowrap *clrprof_infowrap_for(int party) {
 	if (party < 0 || party >= CLRPROF_PARTIES || real_info == NULL) {
@@ -261,11 +271,17 @@ static ULONG STDMETHODCALLTYPE w_Release(clrprof_infowrap *w) { return w->real->
 // apply sets the runtime's mask to the union of the parties'. Call with
 // mask_mu held.
 static HRESULT apply_masks(void) {
-	uint32_t lo = 0, hi = 0;
+	uint32_t lo = 0, hi = 0, glo = 0, ghi = 0;
 	for (int p = 0; p < CLRPROF_PARTIES; p++) {
 		lo |= clrprof_chain.mask_lo[p];
 		hi |= clrprof_chain.mask_hi[p];
+		if (p != CLRPROF_PARTY_CHAIN) {
+			glo |= clrprof_chain.mask_lo[p];
+			ghi |= clrprof_chain.mask_hi[p];
+		}
 	}
+	__atomic_store_n(&clrprof_chain.go_lo, glo, __ATOMIC_RELAXED);
+	__atomic_store_n(&clrprof_chain.go_hi, ghi, __ATOMIC_RELAXED);
 	if (real_version >= 5) {
 		return real_info->lpVtbl->SetEventMask2(real_info, lo, hi);
 	}
@@ -323,8 +339,9 @@ static HRESULT own(int what, int party, const char *method) {
 	if (__atomic_compare_exchange_n(&owner[what], &none, party, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) || none == party) {
 		return S_OK;
 	}
-	chain_log(LOG_ERROR, "chain: %s called %s, but %s owns the %s: the runtime has one set; refused with CORPROF_E_PROFILER_ALREADY_ACTIVE",
-	          party_name[party], method, party_name[none], what == 0 ? "enter/leave hooks" : "function ID mapper");
+	char b1[48], b2[48];
+	chain_log(LOG_ERROR, "%s called %s, but %s owns the %s: the runtime has one set; refused with CORPROF_E_PROFILER_ALREADY_ACTIVE",
+	          party_name(party, b1, sizeof b1), method, party_name(none, b2, sizeof b2), what == 0 ? "enter/leave hooks" : "function ID mapper");
 	return CORPROF_E_PROFILER_ALREADY_ACTIVE;
 }
 
@@ -435,6 +452,40 @@ static void wraps_init(IUnknown *unk) {
 	}
 }
 
+void *clrprof_party_info(void *unk, int party) {
+	if (party < 0 || party >= CLRPROF_PARTIES) {
+		return NULL;
+	}
+	pthread_mutex_lock(&mask_mu);
+	if (real_info == NULL && unk != NULL) {
+		wraps_init(unk);
+	}
+	pthread_mutex_unlock(&mask_mu);
+	return real_info != NULL ? &wraps[party] : NULL;
+}
+
+void clrprof_party_reset(int party) {
+	if (party < 0 || party >= CLRPROF_PARTIES || real_info == NULL) {
+		return;
+	}
+	set_party_mask(party, 0, 0);
+}
+
+#define MONITOR_IMMUTABLE 0xEE98CC00u
+
+int clrprof_parties_quiesce(void) {
+	if (real_info == NULL) {
+		return 0;
+	}
+	pthread_mutex_lock(&mask_mu);
+	for (int p = 0; p < CLRPROF_PARTIES; p++) {
+		clrprof_chain.mask_lo[p] &= MONITOR_IMMUTABLE;
+	}
+	apply_masks();
+	pthread_mutex_unlock(&mask_mu);
+	return 1;
+}
+
 // ---- the hand-written slots of the chain vtable ----
 
 HRESULT STDMETHODCALLTYPE clrprof_cb_chain_QueryInterface(ICorProfilerCallback11 *self, REFIID riid, void **ppv) {
@@ -461,7 +512,11 @@ static void drop_chain(void) {
 
 HRESULT STDMETHODCALLTYPE clrprof_chain_Initialize(ICorProfilerCallback11 *self, IUnknown *unk) {
 	if (unk != NULL) {
-		wraps_init(unk);
+		pthread_mutex_lock(&mask_mu);
+		if (real_info == NULL) {
+			wraps_init(unk);
+		}
+		pthread_mutex_unlock(&mask_mu);
 	}
 	if (real_info == NULL) {
 		chain_log(LOG_ERROR, "chain: the runtime's Info answers no ICorProfilerInfo; the chained profiler %s is not started", chain_path);

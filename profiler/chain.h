@@ -12,10 +12,17 @@
 #pragma GCC visibility push(hidden)
 
 // The parties that share the runtime's ICorProfilerInfo: the Go profiler
-// and the chained native one. Each has its own Info wrapper, its own event
-// mask (the runtime gets the union) and may own the ELT hooks or the
-// function ID mapper.
-enum { CLRPROF_PARTY_GO = 0, CLRPROF_PARTY_CHAIN = 1, CLRPROF_PARTIES = 2 };
+// (its dispatcher), the chained native one, and the members of a composed
+// Go profiler (Compose). Each has its own Info wrapper, its own event mask
+// (the runtime gets the union) and may own the ELT hooks or the function ID
+// mapper.
+enum {
+	CLRPROF_PARTY_GO = 0,
+	CLRPROF_PARTY_CHAIN = 1,
+	CLRPROF_PARTY_MEMBER0 = 2,
+	CLRPROF_MAX_MEMBERS = 16,
+	CLRPROF_PARTIES = CLRPROF_PARTY_MEMBER0 + CLRPROF_MAX_MEMBERS,
+};
 
 // clrprof_chain_state is the one chained profiler of the process.
 typedef struct clrprof_chain_state {
@@ -25,6 +32,7 @@ typedef struct clrprof_chain_state {
 	volatile int active;        // forward callbacks to it
 	volatile int go_off;        // the Go profiler declined in Initialize: only the chained one runs
 	volatile uint32_t mask_lo[CLRPROF_PARTIES], mask_hi[CLRPROF_PARTIES];
+	volatile uint32_t go_lo, go_hi; // the union of every party's but the chained one's
 } clrprof_chain_state;
 
 extern clrprof_chain_state clrprof_chain;
@@ -36,15 +44,18 @@ extern const ICorProfilerCallback11Vtbl clrprof_chain_vtbl;
 // always delivered (Initialize, Shutdown, attach, ...).
 extern const uint32_t clrprof_slot_lo[CLRPROF_CALLBACK_SLOTS], clrprof_slot_hi[CLRPROF_CALLBACK_SLOTS];
 
+// clrprof_mask_wants reports whether the event mask (mlo, mhi) asks for
+// the callback at slot.
+static inline int clrprof_mask_wants(uint32_t mlo, uint32_t mhi, int slot) {
+	uint32_t lo = clrprof_slot_lo[slot], hi = clrprof_slot_hi[slot];
+	return (lo == 0 && hi == 0) || (mlo & lo) != 0 || (mhi & hi) != 0;
+}
+
 // clrprof_chain_wants reports whether a party's event mask asks for the
 // callback at slot.
 static inline int clrprof_chain_wants(int party, int slot) {
-	uint32_t lo = clrprof_slot_lo[slot], hi = clrprof_slot_hi[slot];
-	if (lo == 0 && hi == 0) {
-		return 1;
-	}
-	return (__atomic_load_n(&clrprof_chain.mask_lo[party], __ATOMIC_RELAXED) & lo) != 0 ||
-	       (__atomic_load_n(&clrprof_chain.mask_hi[party], __ATOMIC_RELAXED) & hi) != 0;
+	return clrprof_mask_wants(__atomic_load_n(&clrprof_chain.mask_lo[party], __ATOMIC_RELAXED),
+	                          __atomic_load_n(&clrprof_chain.mask_hi[party], __ATOMIC_RELAXED), slot);
 }
 
 // clrprof_chain_target is the chained profiler if the callback at slot
@@ -66,7 +77,8 @@ static inline int clrprof_chain_go_on(void) {
 // clrprof_chain_go_for reports whether the callback at slot goes to the Go
 // profiler: it has not declined, and its own event mask asks for it.
 static inline int clrprof_chain_go_for(int slot) {
-	return clrprof_chain_go_on() && clrprof_chain_wants(CLRPROF_PARTY_GO, slot);
+	return clrprof_chain_go_on() && clrprof_mask_wants(__atomic_load_n(&clrprof_chain.go_lo, __ATOMIC_RELAXED),
+	                                                   __atomic_load_n(&clrprof_chain.go_hi, __ATOMIC_RELAXED), slot);
 }
 
 // clrprof_chain_claim loads the chained profiler named by the Go side's
@@ -98,6 +110,18 @@ typedef struct clrprof_infowrap {
 // clrprof_infowrap_for returns the wrapper a party sees around the
 // runtime's Info (set up by clrprof_chain_Initialize), or NULL.
 clrprof_infowrap *clrprof_infowrap_for(int party);
+
+// clrprof_party_info returns the Info wrapper of party around the runtime's
+// Info unk (setting the wrappers up on the first call), or NULL when unk
+// answers no ICorProfilerInfo.
+void *clrprof_party_info(void *unk, int party);
+// clrprof_party_reset clears a party's event mask (a member that failed
+// Initialize).
+void clrprof_party_reset(int party);
+// clrprof_parties_quiesce keeps only the immutable flags of every party's
+// mask (the dispatcher's quiesce at Shutdown); returns 0 when no wrapper is
+// set up.
+int clrprof_parties_quiesce(void);
 
 // What a party was told and asked; for Go's diagnostics and tests.
 void clrprof_chain_masks(int party, uint32_t *lo, uint32_t *hi);

@@ -187,6 +187,14 @@ func (d *dispatcher) quiesce() {
 	if d.info == nil {
 		return
 	}
+	if partiesQuiesce() {
+		// Several parties share the runtime's mask (a chained profiler,
+		// Compose): each party's mutable events are cleared.
+		if d.info.Version() < quiesceDrainBelow {
+			time.Sleep(quiesceDrain)
+		}
+		return
+	}
 	m, err := d.info.GetEventMask()
 	if err != nil || m&^MonitorImmutable == 0 {
 		return

@@ -152,6 +152,9 @@ func register(who, clsid string, impl Callback, newImpl func() Callback, opts []
 		return fmt.Errorf("clrprof: Register: a profiler is already registered (CLSID {%s}, %T); Register may be called once", strings.ToUpper(prev.clsid.String()), prev.impl)
 	}
 	implemented, warnings := implementedSlots(impl)
+	if c, ok := impl.(*Composite); ok {
+		implemented, warnings = c.implementedSlots(), nil
+	}
 	if o.logger != nil {
 		userLogger.Store(o.logger)
 	}
