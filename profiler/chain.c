@@ -567,3 +567,14 @@ HRESULT STDMETHODCALLTYPE clrprof_chain_LoadAsNotificationOnly(ICorProfilerCallb
 	// follows it.
 	return clrprof_live_vtbl.LoadAsNotificationOnly(self, only);
 }
+
+// ---- this library's own path ----
+
+const char *clrprof_self_path(void) {
+	static char path[4096];
+	Dl_info info;
+	if (path[0] == '\0' && dladdr((const void *)&clrprof_self_path, &info) != 0 && info.dli_fname != NULL) {
+		snprintf(path, sizeof path, "%s", info.dli_fname);
+	}
+	return path;
+}

@@ -123,6 +123,9 @@ void clrprof_party_reset(int party);
 // set up.
 int clrprof_parties_quiesce(void);
 
+// clrprof_self_path is the path of this shared library (dladdr).
+const char *clrprof_self_path(void);
+
 // What a party was told and asked; for Go's diagnostics and tests.
 void clrprof_chain_masks(int party, uint32_t *lo, uint32_t *hi);
 int clrprof_chain_owner(int what); // 0 ELT hooks, 1 function ID mapper: the owning party, or -1

@@ -193,6 +193,9 @@ func (c *Composite) start(method string, info *Info, call func(m *member, info *
 				}
 			}
 		}
+		if info.NotificationOnly() && m.info != info {
+			notificationInfos.Store(m.info, struct{}{})
+		}
 		if m.party < 0 {
 			logger().Warn(method + ": no Info of its own for a composed profiler; it shares the event mask of the others and gets every callback it implements")
 		}

@@ -83,6 +83,8 @@ var alwaysGo = map[string]bool{
 	"Initialize":          true,
 	"Shutdown":            true,
 	"InitializeForAttach": true,
+	// The SDK answers it for a profiler that does not (notification.go).
+	"LoadAsNotificationOnly": true,
 	// The dispatcher releases its Info after a detach.
 	"ProfilerDetachSucceeded": true,
 	// The dispatcher drops the module's cached metadata reader
