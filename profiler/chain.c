@@ -578,3 +578,28 @@ const char *clrprof_self_path(void) {
 	}
 	return path;
 }
+
+// ---- which clrprof profiler a library is ----
+
+// clrprof_identity names the profiler registered in this library ("clsid
+// type"), for a second Go library's refusal to say who holds the process.
+// A data symbol: the other library reads it with dlsym without calling
+// into this library's Go runtime.
+__attribute__((visibility("default"))) char clrprof_identity[256];
+
+void clrprof_set_identity(const char *s) { snprintf(clrprof_identity, sizeof clrprof_identity, "%s", s); }
+
+const char *clrprof_other_identity(const char *path) {
+	static char out[256];
+	out[0] = '\0';
+	void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+	if (h == NULL) {
+		return out;
+	}
+	const char *id = dlsym(h, "clrprof_identity");
+	if (id != NULL) {
+		snprintf(out, sizeof out, "%s", id);
+	}
+	dlclose(h);
+	return out;
+}

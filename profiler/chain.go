@@ -1,11 +1,13 @@
 package profiler
 
 // #include <stdint.h>
+// #include <stdlib.h>
 // #include "chain.h"
 import "C"
 
 import (
 	"context"
+	"debug/elf"
 	"fmt"
 	"log/slog"
 	"os"
@@ -46,6 +48,11 @@ func chainConfig(r *registration) (path string, clsid uuid.UUID, ok bool) {
 	u, err := parseCLSID(id)
 	if err != nil {
 		logger().Error("chain: the chained profiler's CLSID is invalid; running without it", "from", from, "path", path, "clsid", id, "err", err)
+		return "", uuid.UUID{}, false
+	}
+	if goLibrary(path) {
+		logger().Error("chain: the chained profiler is a Go library; its Go runtime cannot share this process with this one's, so it is not loaded. "+
+			"Build both Go profilers into one library with profiler.Compose instead", "path", path, "clsid", guidString(u))
 		return "", uuid.UUID{}, false
 	}
 	if r != nil && u == r.clsid {
@@ -115,4 +122,43 @@ func Chained() (ChainedProfiler, bool) {
 // String is a one-line description for logs.
 func (c ChainedProfiler) String() string {
 	return fmt.Sprintf("chained profiler (ICorProfilerCallback%d, active %v, mask %#x/%#x)", c.Version, c.Active, uint32(c.Mask), uint32(c.MaskHigh))
+}
+
+// otherIdentity is what another loaded library says it is (its
+// clrprof_identity): "" for a Go library that is not a clrprof profiler.
+func otherIdentity(path string) string {
+	cs := C.CString(path)
+	defer C.free(unsafe.Pointer(cs))
+	return C.GoString(C.clrprof_other_identity(cs))
+}
+
+// otherGoError is why a second Go library declines: which library holds
+// the process and how to run both profilers instead.
+func otherGoError(path, identity string) error {
+	who := path
+	if identity != "" {
+		who = fmt.Sprintf("%s, the clrprof profiler %s", path, identity)
+	}
+	return fmt.Errorf("clrprof: another Go runtime is already loaded in this process (%s); two Go runtimes in one process are unsupported "+
+		"(each has its own scheduler, signal handlers and heap, and they take each other's signals). "+
+		"To run both profilers, build them into one library with profiler.Compose, "+
+		"or load a native (C/C++) profiler beside this one with CLRPROF_CHAIN_PATH/CLRPROF_CHAIN_CLSID (profiler.WithChain)", who)
+}
+
+// setIdentity publishes the registered profiler in clrprof_identity.
+func setIdentity(r *registration) {
+	cs := C.CString(fmt.Sprintf("%s %s", guidString(r.clsid), r.implType))
+	defer C.free(unsafe.Pointer(cs))
+	C.clrprof_set_identity(cs)
+}
+
+// goLibrary reports whether the shared library at path carries a Go
+// runtime (it has Go's build information), without loading it.
+func goLibrary(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return f.Section(".go.buildinfo") != nil
 }

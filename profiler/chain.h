@@ -123,6 +123,12 @@ void clrprof_party_reset(int party);
 // set up.
 int clrprof_parties_quiesce(void);
 
+// clrprof_set_identity sets this library's clrprof_identity;
+// clrprof_other_identity reads another loaded library's ("" if it has
+// none: a Go library that is not a clrprof profiler).
+void clrprof_set_identity(const char *s);
+const char *clrprof_other_identity(const char *path);
+
 // clrprof_self_path is the path of this shared library (dladdr).
 const char *clrprof_self_path(void);
 

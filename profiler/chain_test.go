@@ -73,3 +73,35 @@ func TestChainNativeProfiler(t *testing.T) {
 		}
 	})
 }
+
+// TestTwoGoProfilerLibraries: a second Go profiler library in the process
+// declines, saying which library (and which clrprof profiler) holds the
+// process and how to compose instead; the first runs on. On every runtime
+// with the first library preloaded, and chained by CLRPROF_CHAIN_PATH (not
+// loaded at all: the SDK sees Go's build information in the file); on .NET
+// 8 also as a notification profiler beside a Go main profiler.
+func TestTwoGoProfilerLibraries(t *testing.T) {
+	lib, other, a := countprof(t), harness.BuildProfiler(t, "./profiler/testdata/composeprof"), app(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		res := harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: countprofCLSID, Env: []string{"LD_PRELOAD=" + other}})
+		checkApp(t, res)
+		res.MustStderrContain(t, "declining to profile this process", "libcomposeprof.so, the clrprof profiler "+composeprofCLSID+" *profiler.Composite",
+			"build them into one library with profiler.Compose")
+		res.MustStderrNotContain(t, "countprof: Initialize")
+
+		res = harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: countprofCLSID,
+			Env: []string{"CLRPROF_CHAIN_PATH=" + other, "CLRPROF_CHAIN_CLSID=" + composeprofCLSID}})
+		checkApp(t, res)
+		res.MustStderrContain(t, "chain: the chained profiler is a Go library", "countprof: Shutdown")
+		res.MustStderrNotContain(t, "composeprof:")
+
+		if rt.AtLeast(7, 0) {
+			res = harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: other, ProfilerCLSID: composeprofCLSID, Env: []string{
+				"CORECLR_ENABLE_NOTIFICATION_PROFILERS=1", "CORECLR_NOTIFICATION_PROFILERS=" + lib + "=" + countprofCLSID}})
+			checkApp(t, res)
+			res.MustStderrContain(t, "declining to profile this process", "libcomposeprof.so, the clrprof profiler "+composeprofCLSID,
+				"composeprof: A jits=")
+			res.MustStderrNotContain(t, "countprof: Initialize")
+		}
+	})
+}

@@ -162,6 +162,7 @@ func register(who, clsid string, impl Callback, newImpl func() Callback, opts []
 	}
 	r := &registration{clsid: id, impl: impl, implemented: implemented, newImpl: newImpl, implType: reflect.TypeOf(impl), sharedNames: o.sharedNames, chainPath: o.chainPath, chainCLSID: o.chainCLSID}
 	registered.Store(r)
+	setIdentity(r)
 	applyImplemented(implemented, o.sharedNames)
 	if !o.followGoEnv {
 		resetGoSettings(log)
