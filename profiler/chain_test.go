@@ -105,3 +105,58 @@ func TestTwoGoProfilerLibraries(t *testing.T) {
 		}
 	})
 }
+
+// TestChainRules: the rules between a Go profiler and a chained native one,
+// on every runtime. JITInlining asks both and the native profiler's "no"
+// wins (the runtime then compiles callees it would have inlined); the
+// enter/leave hooks belong to whoever sets them first (chainc, in its
+// Initialize, which runs first): the Go profiler's EnableELT is refused
+// with CORPROF_E_PROFILER_ALREADY_ACTIVE; a failing Initialize of either
+// leaves the other running.
+func TestChainRules(t *testing.T) {
+	lib, native, a := countprof(t), chainc(t), app(t)
+	chain := []string{"CLRPROF_CHAIN_PATH=" + native, "CLRPROF_CHAIN_CLSID=" + chaincCLSID, "CLRPROF_LOG_LEVEL=info"}
+	run := func(t *testing.T, rt harness.Runtime, env ...string) harness.Result {
+		res := harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: countprofCLSID, DisableReadyToRun: true, Env: append(append([]string{}, chain...), env...)})
+		checkApp(t, res)
+		return res
+	}
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		alone := harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: countprofCLSID, DisableReadyToRun: true})
+		checkApp(t, alone)
+		modules0, _ := shutdownCounts(t, alone)
+
+		// JITInlining: chainc refuses.
+		_, jits := shutdownCounts(t, run(t, rt))
+		_, jitsNo := shutdownCounts(t, run(t, rt, "CHAINC_NO_INLINE=1"))
+		t.Logf("%s: JIT compilations with chainc allowing inlining %d, refusing %d", rt.Name, jits, jitsNo)
+		if jitsNo <= jits {
+			t.Errorf("%s: chainc's JITInlining no did not win: %d compilations, %d when it allows", rt.Name, jitsNo, jits)
+		}
+
+		// ELT hooks: first come. (.NET Core 2.0 never calls the hooks:
+		// the SDK's EnableELT refuses it before asking the runtime.)
+		res := run(t, rt, "CHAINC_ELT=1", "COUNTPROF_TRY=elt")
+		res.MustStderrContain(t, "chainc: SetEnterLeaveFunctionHooks3 0x00000000")
+		if rt.AtLeast(2, 1) {
+			res.MustStderrContain(t, "(already active: true)",
+				"the Go profiler called SetEnterLeaveFunctionHooks3, but the chained profiler owns the enter/leave hooks")
+		} else {
+			res.MustStderrContain(t, "countprof: try EnableELT: clrprof: EnableELT: not available")
+		}
+		chaincShutdown(t, res)
+
+		// Either Initialize fails: the other runs.
+		res = run(t, rt, "COUNTPROF_TRY=failinit")
+		res.MustStderrContain(t, "the Go profiler failed Initialize", "runs alone")
+		if c := chaincShutdown(t, res); c.jits == 0 || c.allocs == 0 {
+			t.Errorf("%s: chainc alone after the Go profiler failed: %+v", rt.Name, c)
+		}
+		res = run(t, rt, "CHAINC_FAIL_INIT=1")
+		res.MustStderrContain(t, "failed Initialize with 0x80004005; the Go profiler runs alone")
+		res.MustStderrNotContain(t, "chainc: Shutdown")
+		if modules, _ := shutdownCounts(t, res); modules != modules0 {
+			t.Errorf("%s: countprof alone after chainc failed: modules=%d, want %d", rt.Name, modules, modules0)
+		}
+	})
+}

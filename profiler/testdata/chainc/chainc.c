@@ -14,7 +14,7 @@
 // CHAINC_NO_INLINE=1 makes it refuse every inlining (and ask for
 // JITInlining, which MonitorJITCompilation delivers).
 // CHAINC_ELT=1 makes it set enter/leave hooks in Initialize (and report
-// the HRESULT).
+// the HRESULT). CHAINC_FAIL_INIT=1 makes its Initialize fail (E_FAIL).
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +52,7 @@ static const GUID iid_cb[11] = {
 static ICorProfilerInfo3 *info;
 static uint32_t mask;
 static volatile long jits, allocs, modules, inlining, failed;
-static int notification, no_inline, elt;
+static int notification, no_inline, elt, fail_init;
 
 static void fail(const char *what, long a, long b) {
 	__atomic_add_fetch(&failed, 1, __ATOMIC_RELAXED);
@@ -80,10 +80,17 @@ static HRESULT STDMETHODCALLTYPE cb_QI(ICorProfilerCallback11 *self, REFIID riid
 static ULONG STDMETHODCALLTYPE cb_AddRef(ICorProfilerCallback11 *self) { (void)self; return 2; }
 static ULONG STDMETHODCALLTYPE cb_Release(ICorProfilerCallback11 *self) { (void)self; return 1; }
 
-static void STDMETHODCALLTYPE elt_stub(FunctionIDOrClientID id, COR_PRF_ELT_INFO info) { (void)id; (void)info; }
+// The fast-path hooks are called from JIT-compiled prologs and epilogs
+// with the arguments live in registers: a bare ret preserves them all.
+__asm__(".text\n.p2align 4\nchainc_elt_ret:\n\tret\n");
+void chainc_elt_ret(void);
 
 static HRESULT STDMETHODCALLTYPE cb_Initialize(ICorProfilerCallback11 *self, IUnknown *unk) {
 	(void)self;
+	if (fail_init) {
+		fprintf(stderr, "chainc: Initialize fails (CHAINC_FAIL_INIT)\n");
+		return E_FAIL;
+	}
 	void *p = NULL;
 	if (unk->lpVtbl->QueryInterface(unk, &iid_info3, &p) < 0 || p == NULL) {
 		fail("QueryInterface(ICorProfilerInfo3)", 0, 0);
@@ -108,8 +115,8 @@ static HRESULT STDMETHODCALLTYPE cb_Initialize(ICorProfilerCallback11 *self, IUn
 		fail("GetEventMask after SetEventMask in Initialize", got, mask);
 	}
 	if (elt) {
-		hr = info->lpVtbl->SetEnterLeaveFunctionHooks3WithInfo(info, (FunctionEnter3WithInfo *)elt_stub, (FunctionLeave3WithInfo *)elt_stub, (FunctionTailcall3WithInfo *)elt_stub);
-		fprintf(stderr, "chainc: SetEnterLeaveFunctionHooks3WithInfo 0x%08x\n", (unsigned)hr);
+		hr = info->lpVtbl->SetEnterLeaveFunctionHooks3(info, (FunctionEnter3 *)chainc_elt_ret, (FunctionLeave3 *)chainc_elt_ret, (FunctionTailcall3 *)chainc_elt_ret);
+		fprintf(stderr, "chainc: SetEnterLeaveFunctionHooks3 0x%08x\n", (unsigned)hr);
 	}
 	fprintf(stderr, "chainc: Initialize mask=0x%x\n", (unsigned)mask);
 	return S_OK;
@@ -223,6 +230,8 @@ static HRESULT STDMETHODCALLTYPE f_CreateInstance(IClassFactory *self, IUnknown 
 	no_inline = e != NULL && strcmp(e, "1") == 0;
 	e = getenv("CHAINC_ELT");
 	elt = e != NULL && strcmp(e, "1") == 0;
+	e = getenv("CHAINC_FAIL_INIT");
+	fail_init = e != NULL && strcmp(e, "1") == 0;
 	return cb_QI(&obj, riid, ppv);
 }
 static HRESULT STDMETHODCALLTYPE f_LockServer(IClassFactory *self, BOOL lock) { (void)self; (void)lock; return S_OK; }

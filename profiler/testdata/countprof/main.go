@@ -6,6 +6,9 @@
 // Initialize it prints the Go runtime's GC percent, GOMAXPROCS and memory
 // limit.
 //
+// COUNTPROF_TRY=failinit makes Initialize fail; COUNTPROF_TRY=elt calls
+// EnableELT and prints what it answered.
+//
 // COUNTPROF_TRY=rejit prints whether the profiler was loaded as a
 // notification profiler and what SetEventMask with EnableReJIT (and, as a
 // notification profiler, EnableELT) answer, before it sets its usual mask.
@@ -39,6 +42,15 @@ func (p *countprof) Initialize(info *profiler.Info) error {
 	debug.SetGCPercent(gc)
 	fmt.Fprintf(os.Stderr, "countprof: go gcpercent=%d maxprocs=%d memlimit=%d\n", gc, runtime.GOMAXPROCS(0), debug.SetMemoryLimit(-1))
 	mask := profiler.MonitorModuleLoads | profiler.MonitorJITCompilation
+	switch os.Getenv("COUNTPROF_TRY") {
+	case "failinit":
+		return errors.New("countprof: Initialize fails (COUNTPROF_TRY=failinit)")
+	case "elt":
+		_, err := info.EnableELT(profiler.ELTOptions{Batch: func(profiler.ELTBatch) {}})
+		fmt.Fprintf(os.Stderr, "countprof: try EnableELT: %v (already active: %v)\n", err, errors.Is(err, profiler.CORPROF_E_PROFILER_ALREADY_ACTIVE))
+		m, _ := info.GetEventMask()
+		return info.SetEventMask(m | mask)
+	}
 	if os.Getenv("COUNTPROF_TRY") == "rejit" {
 		fmt.Fprintf(os.Stderr, "countprof: notificationOnly=%v\n", info.NotificationOnly())
 		err := info.SetEventMask(mask | profiler.EnableReJIT)
