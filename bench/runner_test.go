@@ -51,6 +51,9 @@ type config struct {
 	env  []string
 	ref  string // the C reference config it is compared with
 	what string
+	// chain is the library the profiler chains (CLRPROF_CHAIN_PATH and
+	// CLRPROF_CHAIN_CLSID), "" for none.
+	chain string
 	// shutdown is the start of the Shutdown line the profiler must print.
 	shutdown string
 	// nonzero are counts of that line that must be positive, or the
@@ -134,6 +137,22 @@ var configs = []config{
 		what: "sample/contprof with the live heap off on every runtime (CONTPROF_HEAP=0; the same as go-contprof before .NET 5); on 2.x the GC profile then counts suspensions for GC, generation not reported"},
 	{name: "go-contprof-heap", lib: "contprof", env: []string{"CONTPROF_HEAP=1"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
 		what: "sample/contprof with everything on, the live heap on every runtime (CONTPROF_HEAP=1; the same as go-contprof on .NET 5+): before .NET 5 allocations recorded in C with a stack every 512 KiB (ObjectAllocated, which puts every allocation on the runtime's slow path: compare c-unimpl with none) and MonitorGC"},
+	// Issue 26: a chained native profiler and composed Go profilers.
+	{name: "c-unimpl-chained", lib: "goidle", chain: "cref", env: []string{"BENCH_MODE=idle", "CREF_MODE=unimpl"}, ref: "c-unimpl", shutdown: "cref: Shutdown mode=unimpl",
+		what: "c-unimpl's C profiler chained behind clrprof's idle Go profiler (CLRPROF_CHAIN_PATH): every callback reaches the C profiler through the SDK's forwarding vtable (its mask filter, then the Go profiler's slot, answered in C); target at most 1.05x c-unimpl"},
+	{name: "c-alloc-chained", lib: "goidle", chain: "cref", env: []string{"BENCH_MODE=idle", "CREF_MODE=alloc"}, ref: "c-alloc", shutdown: "cref: Shutdown mode=alloc", nonzero: []string{"allocations"},
+		valid: bench.Validity{Zero: []string{"lost"}, MatchRef: []string{"allocations"}},
+		what:  "c-alloc's C profiler chained behind clrprof's idle Go profiler: ObjectAllocated forwarded (GetObjectSize through the SDK's Info wrapper, a trampoline); target at most 1.05x c-alloc"},
+	{name: "go-alloc-compose1", lib: "gosync", env: []string{"BENCH_MODE=alloc", "BENCH_MEMBERS=1"}, ref: "go-alloc-sync", shutdown: "gosync: Shutdown mode=alloc", nonzero: []string{"allocations"},
+		valid: bench.Validity{Zero: []string{"sizeErrors"}},
+		what:  "go-alloc-sync's profiler as the one member of profiler.Compose: the composite's fan-out (mask filter, recover) and the member's Info wrapper"},
+	{name: "go-alloc-compose2", lib: "gosync", env: []string{"BENCH_MODE=alloc", "BENCH_MEMBERS=2"}, ref: "go-alloc-compose1", shutdown: "gosync: Shutdown mode=alloc", nonzero: []string{"allocations"},
+		valid: bench.Validity{Zero: []string{"sizeErrors"}},
+		what:  "two go-alloc-sync profilers composed (each does the whole per-allocation work): against go-alloc-compose1, the second member's fan-out and work"},
+	{name: "go-exc-compose1", lib: "gosync", env: []string{"BENCH_MODE=exc", "BENCH_MEMBERS=1"}, ref: "go-exc-sync", shutdown: "gosync: Shutdown mode=exc", nonzero: []string{"exceptions"},
+		what: "go-exc-sync's profiler as the one member of profiler.Compose"},
+	{name: "go-exc-compose2", lib: "gosync", env: []string{"BENCH_MODE=exc", "BENCH_MEMBERS=2"}, ref: "go-exc-compose1", shutdown: "gosync: Shutdown mode=exc", nonzero: []string{"exceptions"},
+		what: "two go-exc-sync profilers composed: against go-exc-compose1, the second member's fan-out and work"},
 	{name: "go-sample", lib: "gosample", ref: "c-sample", shutdown: "gosample: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
 		what: "clrprof (bench/prof/sample): the same from a goroutine locked to its thread, through Info (frame callback in C)"},
 }
@@ -149,7 +168,8 @@ var workloads = []workload{
 		configs: []string{"none", "c-idle", "go-idle", "c-sample", "go-sample", "go-contprof"},
 		what:    "CPU-bound loop (sieve and series) on one thread, no allocation in the loop"},
 	{name: "alloc", src: "workloads/alloc.cs", args: []string{"500000", "4"}, quickArgs: []string{"250000", "4"}, stdout: "alloc: objects=",
-		configs: []string{"none", "c-unimpl", "go-unimpl", "c-alloc", "go-alloc-fast", "go-alloc-sync", "go-alloc-sync-noguard", "go-contprof", "go-contprof-noheap"},
+		configs: []string{"none", "c-unimpl", "go-unimpl", "c-alloc", "go-alloc-fast", "go-alloc-sync", "go-alloc-sync-noguard", "go-contprof", "go-contprof-noheap",
+			"c-unimpl-chained", "c-alloc-chained", "go-alloc-compose1", "go-alloc-compose2"},
 		what:    "allocation storm: 4 threads each allocating N small objects and arrays"},
 	{name: "alloc-long", src: "workloads/alloc.cs", args: []string{"5000000", "4"}, quickArgs: []string{"1500000", "4"}, stdout: "alloc: objects=",
 		configs: []string{"none", "go-contprof", "go-contprof-noheap", "go-contprof-heap"},
@@ -158,7 +178,7 @@ var workloads = []workload{
 		configs: []string{"none", "c-elt", "go-elt-fast", "go-elt-count"},
 		what:    "call-heavy: recursive Fib and tight calls to small non-inlined methods (int, double and struct arguments)"},
 	{name: "exceptions", src: "workloads/exceptions.cs", args: []string{"5000", "4"}, quickArgs: []string{"2500", "4"}, stdout: "exceptions: caught=",
-		configs: []string{"none", "c-unimpl", "go-unimpl", "c-exc", "go-exc-sync"},
+		configs: []string{"none", "c-unimpl", "go-unimpl", "c-exc", "go-exc-sync", "c-unimpl-chained", "go-exc-compose1", "go-exc-compose2"},
 		what:    "4 threads throwing and catching through 3 frames with finally blocks, a third of them NullReferenceException"},
 }
 
@@ -208,6 +228,10 @@ func runOnce(t *testing.T, rt harness.Runtime, app string, w *workload, c *confi
 	if c.lib != "" {
 		l := libs[c.lib]
 		opts.ProfilerPath, opts.ProfilerCLSID = l.path, l.clsid
+	}
+	if c.chain != "" {
+		l := libs[c.chain]
+		opts.Env = append(append([]string{}, c.env...), "CLRPROF_CHAIN_PATH="+l.path, "CLRPROF_CHAIN_CLSID="+l.clsid)
 	}
 	cmd, timeout := harness.Command(t, rt, app, opts)
 	var stdout, stderr bytes.Buffer
@@ -333,6 +357,9 @@ func TestBench(t *testing.T) {
 				t.Fatalf("workload %s: unknown config %s", w.name, cn)
 			} else if c.lib != "" {
 				needLib[c.lib] = true
+				if c.chain != "" {
+					needLib[c.chain] = true
+				}
 			}
 		}
 	}
