@@ -39,7 +39,10 @@ func composeCounts(t *testing.T, res harness.Result) (a, b memberCounts) {
 // alone, not threads); both get every JIT compilation; JITInlining asks
 // both and B's "no" wins (the runtime then compiles callees it would have
 // inlined: more JIT compilations than when both say yes); a panic in A
-// does not silence B.
+// does not silence B; when both rewrite the same method's IL at
+// JITCompilationStarted, the second reads the first one's body (the
+// runtime's GetILFunctionBody returns the body SetILFunctionBody set) and
+// the app runs with both rewrites.
 func TestComposeTwoGoProfilers(t *testing.T) {
 	lib, a := harness.BuildProfiler(t, "./profiler/testdata/composeprof"), app(t)
 	count := countprof(t)
@@ -86,5 +89,9 @@ func TestComposeTwoGoProfilers(t *testing.T) {
 			t.Errorf("%s: with B refusing every inlining the runtime compiled %d functions, with both allowing %d: B's no did not win", rt.Name, na.jits, ca.jits)
 		}
 		pres.MustStderrContain(t, "panic in JITCompilationStarted of composed profiler #0")
+
+		// Two members rewrite the same method: B reads the body A set.
+		_, _, ires := run("COMPOSEPROF_IL=1")
+		ires.MustStderrContain(t, "composeprof: A rewrote App.Work", "composeprof: B sees A's IL: true; B rewrote App.Work")
 	})
 }
