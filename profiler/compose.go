@@ -43,7 +43,11 @@ import (
 //   - IL: members that rewrite the same method at JITCompilationStarted
 //     apply one after the other: the second one's GetILFunctionBody returns
 //     the body the first one set (the runtime keeps the new body), so it
-//     rewrites the first one's result.
+//     rewrites the first one's result (TestComposeTwoGoProfilers checks
+//     this on every runtime). ReJIT is not merged: the runtime asks
+//     GetReJITParameters once per method, every member that implements it
+//     gets the same function control in order, and the last body set
+//     wins; let one member own the ReJIT of a method.
 //   - Enter/leave hooks (EnableELT, SetEnterLeaveFunctionHooks*) and the
 //     function ID mapper: the runtime has one set per process; the first
 //     member to set them owns them, another member's call fails with

@@ -287,6 +287,8 @@
 //
 // Answers: JITInlining and JITCachedFunctionSearchStarted ask both, and a
 // "no" from either wins; the runtime sees the Go profiler's HRESULT;
+// GetReJITParameters goes to both with the same function control (the Go
+// profiler's body, set last, wins);
 // LoadAsNotificationOnly is the Go profiler's alone. If the chained
 // profiler's Initialize fails the Go profiler runs alone, and the other
 // way round. A profiler that attaches (InitializeForAttach) does not
