@@ -207,6 +207,7 @@ _Static_assert(INFO_SLOTS <= 256, "more Info slots than trampolines");
 static const void *info_vtbl[INFO_SLOTS];
 static clrprof_infowrap wraps[CLRPROF_PARTIES];
 static ICorProfilerInfo15 *real_info;
+static void *wraps_unk; // what wraps_init was given: the profiler object's Info whose parties these are
 static int real_version;
 static pthread_mutex_t mask_mu = PTHREAD_MUTEX_INITIALIZER;
 static volatile int owner[2] = {-1, -1}; // ELT hooks, function ID mapper
@@ -415,6 +416,7 @@ static HRESULT STDMETHODCALLTYPE w_SetFunctionIDMapper2(clrprof_infowrap *w, Fun
 #define SLOT(name) (offsetof(ICorProfilerInfo15Vtbl, name) / sizeof(void *))
 
 static void wraps_init(IUnknown *unk) {
+	wraps_unk = unk;
 	for (size_t i = 0; i < INFO_SLOTS; i++) {
 		info_vtbl[i] = clrprof_infofwd_base + 16 * i;
 	}
@@ -452,16 +454,35 @@ static void wraps_init(IUnknown *unk) {
 	}
 }
 
+// owns_info reports whether p is the Info the parties were set up for (or
+// one of their wrappers): the parties belong to one profiler object, the
+// first that needed them.
+static int owns_info(const void *p) {
+	if (p == NULL || real_info == NULL) {
+		return 0;
+	}
+	if (p == wraps_unk || p == (const void *)real_info) {
+		return 1;
+	}
+	for (int i = 0; i < CLRPROF_PARTIES; i++) {
+		if (p == (const void *)&wraps[i]) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
 void *clrprof_party_info(void *unk, int party) {
-	if (party < 0 || party >= CLRPROF_PARTIES) {
+	if (party < 0 || party >= CLRPROF_PARTIES || unk == NULL) {
 		return NULL;
 	}
 	pthread_mutex_lock(&mask_mu);
-	if (real_info == NULL && unk != NULL) {
+	if (real_info == NULL) {
 		wraps_init(unk);
 	}
+	int mine = owns_info(unk);
 	pthread_mutex_unlock(&mask_mu);
-	return real_info != NULL ? &wraps[party] : NULL;
+	return mine ? &wraps[party] : NULL;
 }
 
 void clrprof_party_reset(int party) {
@@ -473,8 +494,8 @@ void clrprof_party_reset(int party) {
 
 #define MONITOR_IMMUTABLE 0xEE98CC00u
 
-int clrprof_parties_quiesce(void) {
-	if (real_info == NULL) {
+int clrprof_parties_quiesce(const void *info) {
+	if (!owns_info(info)) {
 		return 0;
 	}
 	pthread_mutex_lock(&mask_mu);
@@ -505,6 +526,12 @@ static void drop_chain(void) {
 		clrprof_chain.mask_hi[CLRPROF_PARTY_CHAIN] = 0;
 		apply_masks();
 		pthread_mutex_unlock(&mask_mu);
+	}
+	// What it owned (enter/leave hooks, the function ID mapper) is free
+	// again.
+	for (int w = 0; w < 2; w++) {
+		int p = CLRPROF_PARTY_CHAIN;
+		__atomic_compare_exchange_n(&owner[w], &p, -1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 	}
 	// The object stays referenced and the library loaded: a callback
 	// already in flight on another thread may still be inside it.

@@ -113,15 +113,17 @@ clrprof_infowrap *clrprof_infowrap_for(int party);
 
 // clrprof_party_info returns the Info wrapper of party around the runtime's
 // Info unk (setting the wrappers up on the first call), or NULL when unk
-// answers no ICorProfilerInfo.
+// answers no ICorProfilerInfo or is another profiler object's Info than
+// the one the parties were set up for (they belong to one object: the
+// first that chains or composes).
 void *clrprof_party_info(void *unk, int party);
 // clrprof_party_reset clears a party's event mask (a member that failed
 // Initialize).
 void clrprof_party_reset(int party);
 // clrprof_parties_quiesce keeps only the immutable flags of every party's
-// mask (the dispatcher's quiesce at Shutdown); returns 0 when no wrapper is
-// set up.
-int clrprof_parties_quiesce(void);
+// mask (the dispatcher's quiesce at Shutdown) if info is the Info the
+// parties belong to (or one of their wrappers); returns 0 otherwise.
+int clrprof_parties_quiesce(const void *info);
 
 // clrprof_set_identity sets this library's clrprof_identity;
 // clrprof_other_identity reads another loaded library's ("" if it has

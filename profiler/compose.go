@@ -55,8 +55,22 @@ import (
 //
 // A member may itself be any Callback (a sample's profiler type, say); it
 // must not be a Composite.
+//
+// Several profiler objects (a library listed more than once in
+// CORECLR_NOTIFICATION_PROFILERS, or attached after start-up): the
+// per-member Infos and masks belong to the first object that initializes
+// the Composite. With Register, every object dispatches to the same
+// Composite: later objects initialize the members again with their own
+// Info (shared by the members), and callbacks from every object are
+// filtered by the members' first masks. With RegisterFactory each object
+// gets a Composite of its own; those of later objects have members without
+// an Info of their own (logged), which share their object's mask and get
+// every callback they implement.
 type Composite struct {
 	members []member
+	// started is set by the first Initialize: the members' Infos and
+	// masks belong to that profiler object.
+	started atomic.Bool
 }
 
 var _ Callback11 = (*Composite)(nil)
@@ -183,6 +197,24 @@ func (c *Composite) start(method string, info *Info, call func(m *member, info *
 	if info != nil {
 		unk = info.p[1]
 	}
+	if c.started.Swap(true) {
+		// Another profiler object of this library dispatching to the same
+		// Composite (Register: every object shares the value): the members
+		// are initialized for it with its Info, shared by all of them, and
+		// keep the Infos, masks and filters of the first object.
+		logger().Info(method + ": composed profilers initialized again for another profiler object; their per-member event masks are the first object's (use RegisterFactory for a Composite per object)")
+		var first error
+		for i := range c.members {
+			m := &c.members[i]
+			if m.off.Load() {
+				continue
+			}
+			if err := callUser(method+" of composed profiler "+m.name, func() error { return call(m, info) }); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	}
 	var errs []string
 	var first error
 	ok := 0
@@ -200,8 +232,9 @@ func (c *Composite) start(method string, info *Info, call func(m *member, info *
 		if info.NotificationOnly() && m.info != info {
 			notificationInfos.Store(m.info, struct{}{})
 		}
-		if m.party < 0 {
-			logger().Warn(method + ": no Info of its own for a composed profiler; it shares the event mask of the others and gets every callback it implements")
+		if m.party < 0 && unk != nil {
+			logger().Warn(method+": no Info of its own for a composed profiler (the per-member masks belong to the process's first profiler object; this is another: a second entry of the notification list, or an attach); it shares this object's event mask with the other members and gets every callback it implements",
+				"member", m.name)
 		}
 		err := callUser(method+" of composed profiler "+m.name, func() error { return call(m, m.info) })
 		if err != nil {
@@ -309,7 +342,8 @@ func (c *Composite) Released() {
 }
 
 // partiesQuiesce clears every party's mutable events at Shutdown when the
-// Info wrappers are in use (chain or Compose); false when they are not.
-func partiesQuiesce() bool {
-	return C.clrprof_parties_quiesce() != 0
+// Info wrappers are in use (chain or Compose) for x's profiler object;
+// false when they are not.
+func partiesQuiesce(x *Info) bool {
+	return x != nil && C.clrprof_parties_quiesce(x.p[1]) != 0
 }

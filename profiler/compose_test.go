@@ -95,3 +95,34 @@ func TestComposeTwoGoProfilers(t *testing.T) {
 		ires.MustStderrContain(t, "composeprof: A rewrote App.Work", "composeprof: B sees A's IL: true; B rewrote App.Work")
 	})
 }
+
+// TestComposeTwoObjects: on .NET 8, the composed library listed twice as a
+// notification profiler: the runtime creates two profiler objects, which
+// both dispatch to the one registered Composite. The per-member masks
+// belong to the first; the second initializes the members again (logged)
+// and its callbacks are filtered by the same masks: A never sees a module
+// load, B never a thread, from either object.
+func TestComposeTwoObjects(t *testing.T) {
+	lib, a := harness.BuildProfiler(t, "./profiler/testdata/composeprof"), app(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		if !rt.AtLeast(7, 0) {
+			t.Skipf("%s: notification profilers are tested on .NET 7+", rt.Name)
+		}
+		entry := lib + "=" + composeprofCLSID
+		res := harness.Run(t, rt, a, harness.RunOptions{Env: []string{
+			"CORECLR_ENABLE_PROFILING=1", "CORECLR_ENABLE_NOTIFICATION_PROFILERS=1",
+			"CORECLR_NOTIFICATION_PROFILERS=" + entry + ";" + entry, "CLRPROF_LOG_LEVEL=info"}})
+		checkApp(t, res)
+		res.MustStderrContain(t, "composed profilers initialized again for another profiler object")
+		ms := composeRe.FindAllStringSubmatch(res.Stderr, -1)
+		if len(ms) != 4 {
+			t.Fatalf("%s: want 4 composeprof lines (2 objects x 2 members), got %d:\n%s", rt.Name, len(ms), res.Describe())
+		}
+		for _, m := range ms {
+			if (m[1] == "A" && (m[4] != "0" || m[3] == "0")) || (m[1] == "B" && (m[3] != "0" || m[4] == "0")) {
+				t.Errorf("%s: %s: a member saw events it did not ask for, or none of its own", rt.Name, m[0])
+			}
+		}
+		t.Logf("%s: %s", rt.Name, ms[0][0]+"; "+ms[1][0])
+	})
+}

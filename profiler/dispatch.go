@@ -197,7 +197,7 @@ func (d *dispatcher) quiesce() {
 	if d.info == nil {
 		return
 	}
-	if partiesQuiesce() {
+	if partiesQuiesce(d.info) {
 		// Several parties share the runtime's mask (a chained profiler,
 		// Compose): each party's mutable events are cleared.
 		if d.info.Version() < quiesceDrainBelow {
