@@ -33,6 +33,7 @@ var (
 	flagOut        = flag.String("out", "", "markdown report to write (default ../docs/benchmarks.md; none with -quick)")
 	flagJSON       = flag.String("json", "", "results file to write (default results.json; none with -quick)")
 	flagOnly       = flag.String("only", "", "comma-separated workloads to run (default all)")
+	flagConfigs    = flag.String("configs", "", "comma-separated profiler configurations to run in those workloads (default all of each; a row's reference runs too)")
 	flagRender     = flag.String("render", "", "only re-render the markdown (-out) from this results file, e.g. after editing notes.md")
 	flagThroughput = flag.Bool("throughput", true, "measure IL and signature decoding throughput")
 )
@@ -348,6 +349,19 @@ func TestBench(t *testing.T) {
 	for i := range workloads {
 		if only == nil || slices.Contains(only, workloads[i].name) {
 			ws = append(ws, &workloads[i])
+		}
+	}
+	if *flagConfigs != "" {
+		keep := strings.Split(*flagConfigs, ",")
+		for _, cn := range keep {
+			if c := findConfig(cn); c != nil && c.ref != "" && !slices.Contains(keep, c.ref) {
+				keep = append(keep, c.ref)
+			}
+		}
+		for i, w := range ws {
+			cp := *w
+			cp.configs = slices.DeleteFunc(slices.Clone(w.configs), func(cn string) bool { return cn != "none" && !slices.Contains(keep, cn) })
+			ws[i] = &cp
 		}
 	}
 	needLib := map[string]bool{}
