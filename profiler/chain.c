@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "shim.h"
 #include "chain.h"
@@ -630,3 +631,49 @@ const char *clrprof_other_identity(const char *path) {
 	dlclose(h);
 	return out;
 }
+
+#ifdef CLRPROF_TESTHOOKS
+// ---- test hooks: the forwarding vtable without a runtime ----
+
+static volatile uint64_t fake_calls;
+static HRESULT STDMETHODCALLTYPE fake_allocated(ICorProfilerCallback11 *self, ObjectID o, ClassID c) {
+	(void)self;
+	fake_calls += (o != 0 && c != 0);
+	return S_OK;
+}
+static ICorProfilerCallback11Vtbl fake_vt;
+static ICorProfilerCallback11 fake_cb = {&fake_vt};
+
+// clrprof_test_chain_calls makes n ObjectAllocated calls, straight to a
+// fake native profiler (via 0) or through the chain vtable with that fake
+// chained (via 1), the chained party's mask asking for allocations (want
+// 1) or not (0) and the Go party asking for none; it returns the
+// nanoseconds the loop took and in *calls how many reached the fake. The
+// chain state is restored afterwards.
+uint64_t clrprof_test_chain_calls(long n, int via, int want, uint64_t *calls) {
+	fake_vt.ObjectAllocated = fake_allocated;
+	if (clrprof_live_vtbl.ObjectAllocated == NULL) {
+		clrprof_live_vtbl = clrprof_callback_vtbl;
+	}
+	clrprof_chain_state saved = clrprof_chain;
+	clrprof_chain.cb = &fake_cb;
+	clrprof_chain.version = 11;
+	clrprof_chain.active = 1;
+	clrprof_chain.go_off = 0;
+	clrprof_chain.mask_lo[CLRPROF_PARTY_CHAIN] = want ? (M_OBJECT_ALLOCATED | M_ENABLE_OBJECT_ALLOCATED) : M_JIT_COMPILATION;
+	clrprof_chain.go_lo = 0;
+	clrprof_chain.go_hi = 0;
+	clrprof_object obj = {&clrprof_chain_vtbl, 1, 0};
+	ICorProfilerCallback11 *target = via ? (ICorProfilerCallback11 *)&obj : &fake_cb;
+	fake_calls = 0;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (long i = 0; i < n; i++) {
+		target->lpVtbl->ObjectAllocated(target, (ObjectID)(i + 1), 1);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*calls = fake_calls;
+	clrprof_chain = saved;
+	return (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)(t1.tv_nsec - t0.tv_nsec);
+}
+#endif

@@ -138,6 +138,10 @@ const char *clrprof_self_path(void);
 void clrprof_chain_masks(int party, uint32_t *lo, uint32_t *hi);
 int clrprof_chain_owner(int what); // 0 ELT hooks, 1 function ID mapper: the owning party, or -1
 
+#ifdef CLRPROF_TESTHOOKS
+uint64_t clrprof_test_chain_calls(long n, int via, int want, uint64_t *calls);
+#endif
+
 #pragma GCC visibility pop
 
 #endif
