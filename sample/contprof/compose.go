@@ -16,6 +16,8 @@ var with []func() profiler.Callback
 
 // addWith is how such a file adds its profiler (from a package-level
 // variable's initializer, which runs before init).
+//
+//lint:ignore U1000 called by the build-tagged files (with_jitlog.go)
 func addWith(f func() profiler.Callback) bool {
 	with = append(with, f)
 	return true
