@@ -285,6 +285,9 @@
 //     process. The first party to set them owns them; the other's call
 //     fails with CORPROF_E_PROFILER_ALREADY_ACTIVE and a logged error.
 //
+// Forwarding costs a few nanoseconds per callback
+// (BenchmarkChainObjectAllocated: about 4 ns more than a direct call here).
+//
 // Answers: JITInlining and JITCachedFunctionSearchStarted ask both, and a
 // "no" from either wins; the runtime sees the Go profiler's HRESULT;
 // GetReJITParameters goes to both with the same function control (the Go

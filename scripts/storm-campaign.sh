@@ -16,6 +16,9 @@
 #   HOGS        busy-loop processes during the loaded half (default 4,
 #               twice the cores here)
 #   STORM_SECONDS  storm length (default 2)
+#   STORM_TEST  the storm test (default TestSignalStorm; TestStormsChained runs
+#               the signal and allocation storms with a native profiler
+#               chained beside the Go one)
 #
 # Output: bin/storm-campaign.log (verbose), and a summary on stdout:
 #   storm campaign: half=quiet runtime=net8.0.4 pass=63 fail=0
@@ -25,6 +28,7 @@ mkdir -p bin
 ROUNDS="${ROUNDS:-63}"
 HOGS="${HOGS:-4}"
 export CLRPROF_STORM_SECONDS="${STORM_SECONDS:-2}"
+STORM_TEST="${STORM_TEST:-TestSignalStorm}"
 log=bin/storm-campaign.log
 : >"$log"
 hogs=()
@@ -42,11 +46,11 @@ run_half() {
 	# -count=ROUNDS runs the whole storm test (every runtime) ROUNDS times;
 	# failures do not stop the rounds that follow.
 	(cd profiler && ../bin/profiler.test -test.count="$ROUNDS" -test.timeout 0 -test.v \
-		-test.run '^TestSignalStorm$') >>"$log" 2>&1 || true
-	for rt in $(grep -oE -- '--- (PASS|FAIL): TestSignalStorm/[^ ]+' "$log" | sed 's/.*\///' | sort -u); do
+		-test.run "^${STORM_TEST}\$") >>"$log" 2>&1 || true
+	for rt in $(grep -oE -- "--- (PASS|FAIL): ${STORM_TEST}/[^ ]+" "$log" | sed 's/.*\///' | sort -u); do
 		local pass fail
-		pass=$(awk -v h="$half" '/^=== half=/{cur=$2} cur=="half="h' "$log" | grep -c -- "--- PASS: TestSignalStorm/$rt " || true)
-		fail=$(awk -v h="$half" '/^=== half=/{cur=$2} cur=="half="h' "$log" | grep -c -- "--- FAIL: TestSignalStorm/$rt " || true)
+		pass=$(awk -v h="$half" '/^=== half=/{cur=$2} cur=="half="h' "$log" | grep -c -- "--- PASS: ${STORM_TEST}/$rt " || true)
+		fail=$(awk -v h="$half" '/^=== half=/{cur=$2} cur=="half="h' "$log" | grep -c -- "--- FAIL: ${STORM_TEST}/$rt " || true)
 		echo "storm campaign: half=$half runtime=$rt pass=$pass fail=$fail"
 	done
 }
