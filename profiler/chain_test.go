@@ -43,7 +43,9 @@ func chaincShutdown(t *testing.T, res harness.Result) chaincCounts {
 // set its own mask after countprof's (in Initialize, the chained profiler
 // goes first) and again from a callback. chainc's own asserts (the
 // ICorProfilerInfo it gets answers QueryInterface, GetEventMask says what
-// it asked for and nothing of the Go profiler's) pass.
+// it asked for and nothing of the Go profiler's, QueryInterface answers
+// every ICorProfilerInfoN up to the runtime's with the same object and no
+// later one) pass.
 func TestChainNativeProfiler(t *testing.T) {
 	lib, native, a := countprof(t), chainc(t), app(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
@@ -59,6 +61,13 @@ func TestChainNativeProfiler(t *testing.T) {
 			Env: []string{"CLRPROF_CHAIN_PATH=" + native, "CLRPROF_CHAIN_CLSID=" + chaincCLSID, "CLRPROF_LOG_LEVEL=info"}})
 		checkApp(t, res)
 		res.MustStderrContain(t, "chain: loaded the chained profiler", "chainc: Initialize")
+		// The chained profiler's Info answers exactly the runtime's
+		// ICorProfilerInfoN, as the Go profiler sees them.
+		if m := regexp.MustCompile(`countprof: Initialize info=(\d+)`).FindStringSubmatch(res.Stderr); m == nil {
+			t.Errorf("%s: no countprof Initialize line", rt.Name)
+		} else {
+			res.MustStderrContain(t, "chainc: highest ICorProfilerInfo"+m[1]+"\n")
+		}
 		modules, jits := shutdownCounts(t, res)
 		c := chaincShutdown(t, res)
 		t.Logf("%s: countprof alone modules=%d; chained: countprof modules=%d jits=%d, chainc %+v (alone %+v)", rt.Name, modules0, modules, jits, c, c0)
