@@ -35,7 +35,7 @@ var (
 	flagOut        = flag.String("out", "", "markdown report to write (default ../docs/benchmarks.md; none with -quick)")
 	flagJSON       = flag.String("json", "", "results file to write (default results.json; none with -quick)")
 	flagOnly       = flag.String("only", "", "comma-separated workloads to run (default all)")
-	flagConfigs    = flag.String("configs", "", "comma-separated configurations to run (default all)")
+	flagConfigs    = flag.String("configs", "", "comma-separated profiler configurations to run in those workloads (default all of each; a row's reference runs too)")
 	flagRender     = flag.String("render", "", "only re-render the markdown (-out) from this results file, e.g. after editing notes.md")
 	flagThroughput = flag.Bool("throughput", true, "measure IL and signature decoding throughput")
 )
@@ -54,6 +54,9 @@ type config struct {
 	env  []string
 	ref  string // the C reference config it is compared with
 	what string
+	// chain is the library the profiler chains (CLRPROF_CHAIN_PATH and
+	// CLRPROF_CHAIN_CLSID), "" for none.
+	chain string
 	// shutdown is the start of the Shutdown line the profiler must print.
 	shutdown string
 	// nonzero are counts of that line that must be positive, or the
@@ -175,6 +178,22 @@ var configs = []config{
 	{name: "cpuprof-99-perf", lib: "cpuprof", env: []string{"CPUPROF_MODE=perf", "CPUPROF_OUT=cpuprof.pprof"}, shutdown: "cpuprof: wrote", nonzero: []string{"samples"},
 		valid: bench.Validity{Zero: []string{"failed", "lost"}},
 		what:  "sample/cpuprof at 99 Hz with CPUPROF_MODE=perf"},
+	// Issue 26: a chained native profiler and composed Go profilers.
+	{name: "c-unimpl-chained", lib: "goidle", chain: "cref", env: []string{"BENCH_MODE=idle", "CREF_MODE=unimpl"}, ref: "c-unimpl", shutdown: "cref: Shutdown mode=unimpl",
+		what: "c-unimpl's C profiler chained behind clrprof's idle Go profiler (CLRPROF_CHAIN_PATH): every callback reaches the C profiler through the SDK's forwarding vtable (its mask filter, then the Go profiler's slot, answered in C); target at most 1.05x c-unimpl"},
+	{name: "c-alloc-chained", lib: "goidle", chain: "cref", env: []string{"BENCH_MODE=idle", "CREF_MODE=alloc"}, ref: "c-alloc", shutdown: "cref: Shutdown mode=alloc", nonzero: []string{"allocations"},
+		valid: bench.Validity{Zero: []string{"lost"}, MatchRef: []string{"allocations"}},
+		what:  "c-alloc's C profiler chained behind clrprof's idle Go profiler: ObjectAllocated forwarded (GetObjectSize through the SDK's Info wrapper, a trampoline); target at most 1.05x c-alloc"},
+	{name: "go-alloc-compose1", lib: "gosync", env: []string{"BENCH_MODE=alloc", "BENCH_MEMBERS=1"}, ref: "go-alloc-sync", shutdown: "gosync: Shutdown mode=alloc", nonzero: []string{"allocations"},
+		valid: bench.Validity{Zero: []string{"sizeErrors"}},
+		what:  "go-alloc-sync's profiler as the one member of profiler.Compose: the composite's fan-out (mask filter, recover) and the member's Info wrapper"},
+	{name: "go-alloc-compose2", lib: "gosync", env: []string{"BENCH_MODE=alloc", "BENCH_MEMBERS=2"}, ref: "go-alloc-compose1", shutdown: "gosync: Shutdown mode=alloc", nonzero: []string{"allocations"},
+		valid: bench.Validity{Zero: []string{"sizeErrors"}},
+		what:  "two go-alloc-sync profilers composed (each does the whole per-allocation work): against go-alloc-compose1, the second member's fan-out and work"},
+	{name: "go-exc-compose1", lib: "gosync", env: []string{"BENCH_MODE=exc", "BENCH_MEMBERS=1"}, ref: "go-exc-sync", shutdown: "gosync: Shutdown mode=exc", nonzero: []string{"exceptions"},
+		what: "go-exc-sync's profiler as the one member of profiler.Compose"},
+	{name: "go-exc-compose2", lib: "gosync", env: []string{"BENCH_MODE=exc", "BENCH_MEMBERS=2"}, ref: "go-exc-compose1", shutdown: "gosync: Shutdown mode=exc", nonzero: []string{"exceptions"},
+		what: "two go-exc-sync profilers composed: against go-exc-compose1, the second member's fan-out and work"},
 	{name: "go-sample", lib: "gosample", ref: "c-sample", shutdown: "gosample: Shutdown mode=sample", nonzero: []string{"samples"}, need: needInfo10,
 		what: "clrprof (bench/prof/sample): the same from a goroutine locked to its thread, through Info (frame callback in C)"},
 }
@@ -190,7 +209,8 @@ var workloads = []workload{
 		configs: []string{"none", "c-idle", "go-idle", "c-sample", "go-sample", "go-contprof", "go-contprof-export"},
 		what:    "CPU-bound loop (sieve and series) on one thread, no allocation in the loop"},
 	{name: "alloc", src: "workloads/alloc.cs", args: []string{"500000", "4"}, quickArgs: []string{"250000", "4"}, stdout: "alloc: objects=",
-		configs: []string{"none", "c-unimpl", "go-unimpl", "c-alloc", "go-alloc-fast", "go-alloc-sync", "go-alloc-sync-noguard", "go-contprof", "go-contprof-noheap"},
+		configs: []string{"none", "c-unimpl", "go-unimpl", "c-alloc", "go-alloc-fast", "go-alloc-sync", "go-alloc-sync-noguard", "go-contprof", "go-contprof-noheap",
+			"c-unimpl-chained", "c-alloc-chained", "go-alloc-compose1", "go-alloc-compose2"},
 		what:    "allocation storm: 4 threads each allocating N small objects and arrays"},
 	{name: "alloc-long", src: "workloads/alloc.cs", args: []string{"5000000", "4"}, quickArgs: []string{"1500000", "4"}, stdout: "alloc: objects=",
 		configs: []string{"none", "go-contprof", "go-contprof-noheap", "go-contprof-heap", "go-contprof-export"},
@@ -208,7 +228,7 @@ var workloads = []workload{
 		configs: []string{"none", "go-wrap-mcs"},
 		what:    "Mono's C# compiler (mcs.exe, as in soak/) compiling a generated program of 200 classes (60 with -quick): the cost of instrumenting every method of mcs with an empty integration, mostly JIT time"},
 	{name: "exceptions", src: "workloads/exceptions.cs", args: []string{"5000", "4"}, quickArgs: []string{"2500", "4"}, stdout: "exceptions: caught=",
-		configs: []string{"none", "c-unimpl", "go-unimpl", "c-exc", "go-exc-sync"},
+		configs: []string{"none", "c-unimpl", "go-unimpl", "c-exc", "go-exc-sync", "c-unimpl-chained", "go-exc-compose1", "go-exc-compose2"},
 		what:    "4 threads throwing and catching through 3 frames with finally blocks, a third of them NullReferenceException"},
 	{name: "mcs", mcs: 300, quickMCS: 100, stdout: "Compilation succeeded",
 		configs: []string{"none", "go-contprof", "go-contprof-noheap", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "cpuprof-19", "cpuprof-99", "cpuprof-19-perf", "cpuprof-99-perf"},
@@ -274,6 +294,10 @@ func runOnce(t *testing.T, rt harness.Runtime, app, dir string, w *workload, c *
 	if c.lib != "" {
 		l := libs[c.lib]
 		opts.ProfilerPath, opts.ProfilerCLSID = l.path, l.clsid
+	}
+	if c.chain != "" {
+		l := libs[c.chain]
+		opts.Env = append(append([]string{}, c.env...), "CLRPROF_CHAIN_PATH="+l.path, "CLRPROF_CHAIN_CLSID="+l.clsid)
 	}
 	cmd, timeout := harness.Command(t, rt, app, opts)
 	var stdout, stderr bytes.Buffer
@@ -401,6 +425,19 @@ func TestBench(t *testing.T) {
 			ws = append(ws, &workloads[i])
 		}
 	}
+	if *flagConfigs != "" {
+		keep := strings.Split(*flagConfigs, ",")
+		for _, cn := range keep {
+			if c := findConfig(cn); c != nil && c.ref != "" && !slices.Contains(keep, c.ref) {
+				keep = append(keep, c.ref)
+			}
+		}
+		for i, w := range ws {
+			cp := *w
+			cp.configs = slices.DeleteFunc(slices.Clone(w.configs), func(cn string) bool { return cn != "none" && !slices.Contains(keep, cn) })
+			ws[i] = &cp
+		}
+	}
 	needLib := map[string]bool{}
 	for _, w := range ws {
 		for _, cn := range w.configs {
@@ -408,6 +445,9 @@ func TestBench(t *testing.T) {
 				t.Fatalf("workload %s: unknown config %s", w.name, cn)
 			} else if c.lib != "" {
 				needLib[c.lib] = true
+				if c.chain != "" {
+					needLib[c.chain] = true
+				}
 			}
 		}
 	}
@@ -474,11 +514,6 @@ func TestBench(t *testing.T) {
 			}
 			var cs []*config
 			rows := map[string]*bench.Row{}
-			if *flagConfigs != "" {
-				w.configs = slices.DeleteFunc(slices.Clone(w.configs), func(cn string) bool {
-					return !slices.Contains(strings.Split(*flagConfigs, ","), cn)
-				})
-			}
 			for _, cn := range w.configs {
 				c := findConfig(cn)
 				row := &bench.Row{Runtime: rt.Name, Workload: w.name, Config: c.name, Ref: c.ref, Informational: c.informational}

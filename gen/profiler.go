@@ -134,6 +134,11 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 	out["corprof_gen.h"] = hdr
 	out["thunks_gen.h"] = CThunks(cmdline, "CLRPROF_THUNKS_GEN_H", "corprof_gen.h", append(append([]*Interface(nil), infos...), others...))
 	out["callbacks_gen.c"] = emitCallbacksC(cmdline, top, slots, callbacks, infos)
+	chain, err := emitChainC(cmdline, top, slots)
+	if err != nil {
+		return nil, err
+	}
+	out["chain_gen.c"] = chain
 
 	// types_gen.go
 	used := map[string]string{}
@@ -165,6 +170,15 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 	cf := newGoFile("profiler", cmdline, `#include "corprof_gen.h"`)
 	emitCallbacksGo(cf, slots, len(callbacks))
 	if out["callbacks_gen.go"], err = render(cf); err != nil {
+		return nil, err
+	}
+
+	// compose_gen.go: the fan-out of Composite.
+	kf := newGoFile("profiler", cmdline, "")
+	if err := emitComposeGo(kf, slots); err != nil {
+		return nil, err
+	}
+	if out["compose_gen.go"], err = render(kf); err != nil {
 		return nil, err
 	}
 

@@ -28,6 +28,9 @@ type dispatcher struct {
 	// done is set once Shutdown has run (or Initialize failed): callbacks
 	// that still arrive are answered S_OK without reaching the user.
 	done atomic.Bool
+	// notificationOnly: LoadAsNotificationOnly answered true
+	// (notification.go).
+	notificationOnly atomic.Bool
 }
 
 func newDispatcher(r *registration) (*dispatcher, error) {
@@ -39,6 +42,10 @@ func newDispatcher(r *registration) (*dispatcher, error) {
 	d.bind(impl)
 	if d.cb1 != nil {
 		d.cb1 = unloadHook{Callback: d.cb1, info: func() *Info { return d.info }}
+	}
+	if d.cb11 != nil {
+		slot := slotOf("LoadAsNotificationOnly")
+		d.cb11 = notificationHook{Callback11: d.cb11, d: d, user: slot >= 0 && r.implemented[slot]}
 	}
 	return d, nil
 }
@@ -146,6 +153,9 @@ func (d *dispatcher) start(method string, unk unsafe.Pointer, call func(*Info) e
 		return err
 	}
 	d.info = info
+	if d.notificationOnly.Load() {
+		notificationInfos.Store(info, struct{}{})
+	}
 	logger().Info(method, "clsid", guidString(d.reg.clsid), "type", fmt.Sprintf("%T", d.impl), "infoVersion", info.Version())
 	for _, v := range []string{"CLRPROF_SIGNAL_GUARD", "CLRPROF_SIGNAL_AUDIT", "CLRPROF_SEGV_PRIVATE_STACK"} {
 		if diagnostics && os.Getenv(v) == "0" {
@@ -185,6 +195,14 @@ func (d *dispatcher) shutdown() error {
 // quiesceDrain can still hit the runtime's bug; the SDK cannot close that.
 func (d *dispatcher) quiesce() {
 	if d.info == nil {
+		return
+	}
+	if partiesQuiesce(d.info) {
+		// Several parties share the runtime's mask (a chained profiler,
+		// Compose): each party's mutable events are cleared.
+		if d.info.Version() < quiesceDrainBelow {
+			time.Sleep(quiesceDrain)
+		}
 		return
 	}
 	m, err := d.info.GetEventMask()

@@ -175,6 +175,9 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 	if opts.Batch == nil {
 		return nil, errors.New("clrprof: EnableELT: ELTOptions.Batch is nil")
 	}
+	if err := x.checkNotification("EnableELT"); err != nil {
+		return nil, err
+	}
 	if opts.Interval < 0 {
 		return nil, fmt.Errorf("clrprof: EnableELT: negative Interval %v", opts.Interval)
 	}

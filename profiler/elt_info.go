@@ -54,6 +54,9 @@ func (x *Info) EnableELTWithInfo(opts ELTCallOptions) error {
 	if opts.Call == nil {
 		return errors.New("clrprof: EnableELTWithInfo: ELTCallOptions.Call is nil")
 	}
+	if err := x.checkNotification("EnableELTWithInfo"); err != nil {
+		return err
+	}
 	if x.ptr(3) == nil {
 		return notAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3WithInfo", 3, x.Version())
 	}

@@ -69,7 +69,7 @@ func environmentError() error {
 		return fmt.Errorf("clrprof: the process does not use glibc; a Go profiler runs only with glibc")
 	}
 	if other := C.GoString(C.clrprof_env_other_go()); other != "" {
-		return fmt.Errorf("clrprof: another Go runtime is already loaded in this process (%s); two Go runtimes in one process are unsupported", other)
+		return otherGoError(other, otherIdentity(other))
 	}
 	return nil
 }

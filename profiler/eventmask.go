@@ -60,6 +60,9 @@ func (x *Info) SetEventMask2(eventsLow Monitor, eventsHigh HighMonitor) error {
 	if err := x.CheckHighEvents(eventsHigh); err != nil {
 		return err
 	}
+	if err := x.checkNotificationMask("SetEventMask2", eventsLow, eventsHigh); err != nil {
+		return err
+	}
 	if err := x.setEventMask2(eventsLow, eventsHigh); err != nil {
 		return err
 	}

@@ -21,6 +21,9 @@ const maxILBody = 1 << 30
 // ModuleLoadFinished. The body applies to the method definition, so to
 // every instantiation of a generic method.
 func (x *Info) SetILFunctionBody(module ModuleID, method metadata.Token, body []byte) error {
+	if err := x.checkNotification("SetILFunctionBody"); err != nil {
+		return err
+	}
 	if len(body) == 0 || len(body) > maxILBody {
 		return fmt.Errorf("clrprof: SetILFunctionBody: body of %d bytes", len(body))
 	}

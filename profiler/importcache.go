@@ -159,6 +159,9 @@ func dropImports(x *Info) {
 // SetEventMask): Monitor flags, see their docs for which ones can only be
 // set in Initialize. It replaces the whole mask.
 func (x *Info) SetEventMask(events Monitor) error {
+	if err := x.checkNotificationMask("SetEventMask", events, 0); err != nil {
+		return err
+	}
 	if err := x.setEventMask(events); err != nil {
 		return err
 	}

@@ -22,6 +22,8 @@ type options struct {
 	logger      *slog.Logger
 	followGoEnv bool
 	sharedNames bool
+	// chainPath, chainCLSID: WithChain.
+	chainPath, chainCLSID string
 }
 
 // WithSharedGenericNames makes the names of shared generic class code
@@ -66,6 +68,8 @@ type registration struct {
 	implemented []bool
 	// sharedNames: WithSharedGenericNames.
 	sharedNames bool
+	// chainPath, chainCLSID: WithChain.
+	chainPath, chainCLSID string
 }
 
 var (
@@ -79,6 +83,8 @@ var alwaysGo = map[string]bool{
 	"Initialize":          true,
 	"Shutdown":            true,
 	"InitializeForAttach": true,
+	// The SDK answers it for a profiler that does not (notification.go).
+	"LoadAsNotificationOnly": true,
 	// The dispatcher releases its Info after a detach.
 	"ProfilerDetachSucceeded": true,
 	// The dispatcher drops the module's cached metadata reader
@@ -148,11 +154,15 @@ func register(who, clsid string, impl Callback, newImpl func() Callback, opts []
 		return fmt.Errorf("clrprof: Register: a profiler is already registered (CLSID {%s}, %T); Register may be called once", strings.ToUpper(prev.clsid.String()), prev.impl)
 	}
 	implemented, warnings := implementedSlots(impl)
+	if c, ok := impl.(*Composite); ok {
+		implemented, warnings = c.implementedSlots(), nil
+	}
 	if o.logger != nil {
 		userLogger.Store(o.logger)
 	}
-	r := &registration{clsid: id, impl: impl, implemented: implemented, newImpl: newImpl, implType: reflect.TypeOf(impl), sharedNames: o.sharedNames}
+	r := &registration{clsid: id, impl: impl, implemented: implemented, newImpl: newImpl, implType: reflect.TypeOf(impl), sharedNames: o.sharedNames, chainPath: o.chainPath, chainCLSID: o.chainCLSID}
 	registered.Store(r)
+	setIdentity(r)
 	applyImplemented(implemented, o.sharedNames)
 	if !o.followGoEnv {
 		resetGoSettings(log)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "shim.h"
+#include "chain.h"
 #include "_cgo_export.h"
 
 static const GUID clrprof_IID_IUnknown = {0x00000000, 0x0000, 0x0000, {0xC0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x46}};
@@ -125,12 +126,12 @@ ULONG STDMETHODCALLTYPE clrprof_Release(void *self) {
 
 // The vtable the profiler objects use: a writable copy of the generated
 // one, so that C fast paths can take over single slots.
-static ICorProfilerCallback11Vtbl live_vtbl;
+ICorProfilerCallback11Vtbl clrprof_live_vtbl;
 _Static_assert(sizeof(ICorProfilerCallback11Vtbl) == (CLRPROF_CALLBACK_SLOTS + 3) * sizeof(void *), "vtable is not one pointer per slot");
 static pthread_once_t live_once = PTHREAD_ONCE_INIT;
 
 static void live_vtbl_init(void) {
-	live_vtbl = clrprof_callback_vtbl;
+	clrprof_live_vtbl = clrprof_callback_vtbl;
 }
 
 int clrprof_callback_override(int slot, const void *fn, const void **orig) {
@@ -138,7 +139,7 @@ int clrprof_callback_override(int slot, const void *fn, const void **orig) {
 		return -1;
 	}
 	pthread_once(&live_once, live_vtbl_init);
-	const void *volatile *slots = (const void *volatile *)&live_vtbl;
+	const void *volatile *slots = (const void *volatile *)&clrprof_live_vtbl;
 	if (orig != NULL) {
 		*orig = ((const void *const *)&clrprof_callback_vtbl)[slot + 3];
 	}
@@ -147,12 +148,16 @@ int clrprof_callback_override(int slot, const void *fn, const void **orig) {
 }
 
 HRESULT clrprof_new_object(uintptr_t h, REFIID riid, void **ppv) {
+	return clrprof_new_object_vtbl(h, NULL, riid, ppv);
+}
+
+HRESULT clrprof_new_object_vtbl(uintptr_t h, const void *vtbl, REFIID riid, void **ppv) {
 	clrprof_object *o = calloc(1, sizeof *o);
 	if (o == NULL) {
 		return E_OUTOFMEMORY;
 	}
 	pthread_once(&live_once, live_vtbl_init);
-	o->lpVtbl = &live_vtbl;
+	o->lpVtbl = vtbl != NULL ? vtbl : (const void *)&clrprof_live_vtbl;
 	o->refs = 1;
 	o->handle = h;
 	HRESULT hr = clrprof_QueryInterface(o, riid, ppv);
@@ -206,7 +211,9 @@ static HRESULT STDMETHODCALLTYPE factory_CreateInstance(IClassFactory *self, IUn
 	if (h == 0) {
 		return E_FAIL;
 	}
-	return clrprof_new_object(h, riid, ppv);
+	// The first profiler object of the process loads the chained native
+	// profiler, if one is configured, and forwards to it (chain.c).
+	return clrprof_new_object_vtbl(h, clrprof_chain_claim() ? &clrprof_chain_vtbl : NULL, riid, ppv);
 }
 
 static HRESULT STDMETHODCALLTYPE factory_LockServer(IClassFactory *self, BOOL lock) {

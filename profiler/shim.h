@@ -56,6 +56,9 @@ ULONG STDMETHODCALLTYPE clrprof_Release(void *self);
 // reference) and queries it for riid. It is the class factory's
 // CreateInstance without the aggregation check; exposed for tests.
 HRESULT clrprof_new_object(uintptr_t h, REFIID riid, void **ppv);
+// clrprof_new_object_vtbl is clrprof_new_object with the object's vtable
+// (NULL: the ordinary one; chain.c's when a native profiler is chained).
+HRESULT clrprof_new_object_vtbl(uintptr_t h, const void *vtbl, REFIID riid, void **ppv);
 
 // clrprof_callback_override makes the profiler objects answer the callback
 // at slot (vtable index - 3) with fn instead of the generated thunk, and

@@ -6,6 +6,7 @@ package profiler
 #cgo CFLAGS: -DCLRPROF_TESTHOOKS
 #include <stdlib.h>
 #include "shim.h"
+#include "chain.h"
 */
 import "C"
 
@@ -116,4 +117,21 @@ func testAudit(activation int) []signalRecord {
 	recs := make([]C.clrprof_sigrec, C.NSIG)
 	n := C.clrprof_audit_signals(C.int(activation), 0, &recs[0], C.int(len(recs)))
 	return copySigrecs(&recs[0], int(n))
+}
+
+// testChainCalls makes n ObjectAllocated calls straight to a fake native
+// profiler (chained false) or through the chain vtable with that profiler
+// chained, asking for allocations or not (want); it returns the loop's
+// duration in nanoseconds and how many calls reached the fake.
+func testChainCalls(n int, chained, want bool) (ns, calls uint64) {
+	var c C.uint64_t
+	via, w := 0, 0
+	if chained {
+		via = 1
+	}
+	if want {
+		w = 1
+	}
+	ns = uint64(C.clrprof_test_chain_calls(C.long(n), C.int(via), C.int(w), &c))
+	return ns, uint64(c)
 }

@@ -16,6 +16,7 @@
 #   HOGS        busy-loop processes during the loaded half (default 4,
 #               twice the cores here)
 #   STORM_SECONDS  storm length (default 2)
+#   STORM_TESTS the storm tests, space-separated (default all four, see below)
 #
 # Output: bin/storm-campaign.log (verbose), and a summary on stdout:
 #   storm campaign: half=quiet runtime=net8.0.4 pass=63 fail=0
@@ -36,13 +37,14 @@ trap stop_hogs EXIT
 
 go test -c -o bin/profiler.test ./profiler
 go test -c -o bin/instr.test ./instr
-# STORM_TESTS: which storms, space-separated (default all three):
+# STORM_TESTS: which storms, space-separated (default all four):
 # TestSignalStorm (callbacks in Go), TestSignalStormPerf (the same with the
 # kernel's perf-event sampling of every storm thread, the mechanism of
 # cpuprof's CPUPROF_MODE=perf) and TestGoHookStorm (Go hooks called by
 # P/Invoke from hot managed code, package instr: GC-suspension signals
-# alone, then SIGRTMIN by tgkill too).
-STORM_TESTS="${STORM_TESTS:-TestSignalStorm TestSignalStormPerf TestGoHookStorm}"
+# alone, then SIGRTMIN by tgkill too) and TestStormsChained (the signal and
+# allocation storms with a native profiler chained beside the Go one).
+STORM_TESTS="${STORM_TESTS:-TestSignalStorm TestSignalStormPerf TestGoHookStorm TestStormsChained}"
 
 run_half() {
 	local half="$1"

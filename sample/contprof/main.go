@@ -795,6 +795,6 @@ func (p *contprof) Shutdown() error {
 	return nil
 }
 
-func init() { profiler.Register(clsid, &contprof{}) }
+func init() { profiler.Register(clsid, composed(&contprof{})) }
 
 func main() {}

@@ -114,6 +114,25 @@ func (p *syncprof) Shutdown() error {
 	return nil
 }
 
-func init() { profiler.Register("{5A8D3F27-6C1E-4B94-9D02-7E3F8A6C1B45}", &syncprof{}) }
+// BENCH_MEMBERS=1 or 2 registers one or two of these profilers composed
+// (profiler.Compose) instead of one alone: each member prints its own
+// Shutdown line.
+func init() {
+	var impl profiler.Callback = &syncprof{}
+	switch os.Getenv("BENCH_MEMBERS") {
+	case "1", "2":
+		members := []profiler.Callback{&syncprof{}}
+		if os.Getenv("BENCH_MEMBERS") == "2" {
+			members = append(members, &syncprof{})
+		}
+		c, err := profiler.Compose(members...)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gosync:", err)
+			return
+		}
+		impl = c
+	}
+	profiler.Register("{5A8D3F27-6C1E-4B94-9D02-7E3F8A6C1B45}", impl)
+}
 
 func main() {}

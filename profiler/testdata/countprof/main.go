@@ -6,6 +6,13 @@
 // Initialize it prints the Go runtime's GC percent, GOMAXPROCS and memory
 // limit.
 //
+// COUNTPROF_TRY=failinit makes Initialize fail; COUNTPROF_TRY=elt calls
+// EnableELT and prints what it answered.
+//
+// COUNTPROF_TRY=rejit prints whether the profiler was loaded as a
+// notification profiler and what SetEventMask with EnableReJIT (and, as a
+// notification profiler, EnableELT) answer, before it sets its usual mask.
+//
 // COUNTPROF_MISBEHAVE selects a fault in the first JITCompilationStarted:
 // "panic" panics, "nil" dereferences a nil pointer (a SIGSEGV in Go code,
 // which Go turns into a panic), "divide" divides by zero (Go checks the
@@ -13,6 +20,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -33,7 +41,28 @@ func (p *countprof) Initialize(info *profiler.Info) error {
 	gc := debug.SetGCPercent(100)
 	debug.SetGCPercent(gc)
 	fmt.Fprintf(os.Stderr, "countprof: go gcpercent=%d maxprocs=%d memlimit=%d\n", gc, runtime.GOMAXPROCS(0), debug.SetMemoryLimit(-1))
-	return info.SetEventMask(profiler.MonitorModuleLoads | profiler.MonitorJITCompilation)
+	mask := profiler.MonitorModuleLoads | profiler.MonitorJITCompilation
+	switch os.Getenv("COUNTPROF_TRY") {
+	case "failinit":
+		return errors.New("countprof: Initialize fails (COUNTPROF_TRY=failinit)")
+	case "elt":
+		_, err := info.EnableELT(profiler.ELTOptions{Batch: func(profiler.ELTBatch) {}})
+		fmt.Fprintf(os.Stderr, "countprof: try EnableELT: %v (already active: %v)\n", err, errors.Is(err, profiler.CORPROF_E_PROFILER_ALREADY_ACTIVE))
+		m, _ := info.GetEventMask()
+		return info.SetEventMask(m | mask)
+	}
+	if os.Getenv("COUNTPROF_TRY") == "rejit" {
+		fmt.Fprintf(os.Stderr, "countprof: notificationOnly=%v\n", info.NotificationOnly())
+		err := info.SetEventMask(mask | profiler.EnableReJIT)
+		fmt.Fprintf(os.Stderr, "countprof: try EnableReJIT: %v (ErrNotificationOnly: %v)\n", err, errors.Is(err, profiler.ErrNotificationOnly))
+		if info.NotificationOnly() {
+			// (As the main profiler it would get hooks that its mask
+			// below no longer allows.)
+			_, err = info.EnableELT(profiler.ELTOptions{Batch: func(profiler.ELTBatch) {}})
+			fmt.Fprintf(os.Stderr, "countprof: try EnableELT: %v (ErrNotificationOnly: %v)\n", err, errors.Is(err, profiler.ErrNotificationOnly))
+		}
+	}
+	return info.SetEventMask(mask)
 }
 
 func (p *countprof) ModuleLoadFinished(profiler.ModuleID, profiler.HRESULT) error {
