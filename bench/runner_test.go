@@ -211,7 +211,7 @@ var workloads = []workload{
 	{name: "alloc", src: "workloads/alloc.cs", args: []string{"500000", "4"}, quickArgs: []string{"250000", "4"}, stdout: "alloc: objects=",
 		configs: []string{"none", "c-unimpl", "go-unimpl", "c-alloc", "go-alloc-fast", "go-alloc-sync", "go-alloc-sync-noguard", "go-contprof", "go-contprof-noheap",
 			"c-unimpl-chained", "c-alloc-chained", "go-alloc-compose1", "go-alloc-compose2"},
-		what:    "allocation storm: 4 threads each allocating N small objects and arrays"},
+		what: "allocation storm: 4 threads each allocating N small objects and arrays"},
 	{name: "alloc-long", src: "workloads/alloc.cs", args: []string{"5000000", "4"}, quickArgs: []string{"1500000", "4"}, stdout: "alloc: objects=",
 		configs: []string{"none", "go-contprof", "go-contprof-noheap", "go-contprof-heap", "go-contprof-export"},
 		what:    "the allocation storm ten times longer (about 1 s on .NET 8 here): the continuous profiler's steady state, which the short storm's 60 ms of work after start-up leave to one or two snapshots"},
