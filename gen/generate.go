@@ -86,6 +86,9 @@ func Generate(in *Inputs, cmdline string) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ov.Docs, err = ParseDocs("idl/docs.txt", idl.Docs); err != nil {
+		return nil, err
+	}
 	out := &Output{Files: map[string][]byte{}}
 	prof, err := GenerateProfiler(cmdline, in.Corprof, in.Corerror, ov, MetadataStructs(in.Cor, in.Corhdr), &out.Stats)
 	if err != nil {

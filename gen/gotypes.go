@@ -91,6 +91,7 @@ type TypeMapper struct {
 	IDs     map[string]bool // typedef names that become named Go ID types here
 	Tokens  map[string]bool // typedef names of the mdToken family
 	Renames map[string]string
+	Docs    *Docs // idl/docs.txt, for the docs of enums and constants
 }
 
 // tokenPkg is where metadata.Token lives.

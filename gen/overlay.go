@@ -36,6 +36,8 @@ type Overlay struct {
 	SFalse map[string]bool
 	// HandWritten names methods whose exported form is written by hand.
 	HandWritten map[string]bool
+	// Docs is idl/docs.txt (nil: generated docs carry only the facts).
+	Docs *Docs
 }
 
 // ParseOverlay reads the overlay's text form.

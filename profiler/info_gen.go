@@ -77,6 +77,11 @@ func (x *Info) release() {
 GetClassFromObject returns the class of an object; valid while the
 object does not move (inside the callback that reported it).
 
+Its arguments are, by the runtime's names: objectID (objectId). It
+returns the runtime's pClassId output as a ClassID. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo::GetClassFromObject.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -104,6 +109,11 @@ GetClassFromToken returns the ClassID of a loaded non-generic TypeDef;
 generic types need GetClassFromTokenAndTypeArgs (which loads the
 instantiation if needed).
 
+Its arguments are, by the runtime's names: moduleID (moduleId), typeDef
+(typeDef). It returns the runtime's pClassId output as a ClassID. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo::GetClassFromToken.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -127,12 +137,27 @@ func (x *Info) GetClassFromToken(moduleID ModuleID, typeDef metadata.Token) (Cla
 }
 
 // CodeInfoResult holds the outputs of ICorProfilerInfo::GetCodeInfo.
+//
+// GetCodeInfo returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type CodeInfoResult struct {
+	// Start is the runtime's pStart output of ICorProfilerInfo::GetCodeInfo.
 	Start Address
-	Size  uint32
+	// Size is the runtime's pcSize output of ICorProfilerInfo::GetCodeInfo.
+	Size uint32
 }
 
 /*
+GetCodeInfo returns where the native code of a function starts and its
+size in bytes, for a function whose code is one contiguous block; prefer
+GetCodeInfo2, which reports every block.
+
+Its arguments are, by the runtime's names: functionID (functionId). It
+returns the runtime's outputs pStart, pcSize as the fields of
+CodeInfoResult. A failure is the runtime's HRESULT as the error
+(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+...).
+
 It calls ICorProfilerInfo::GetCodeInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -161,6 +186,10 @@ func (x *Info) GetCodeInfo(functionID FunctionID) (CodeInfoResult, error) {
 GetEventMask returns the events the runtime reports to this profiler
 (SetEventMask's low half).
 
+It returns the runtime's pdwEvents output as a Monitor. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo::GetEventMask.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -186,6 +215,11 @@ func (x *Info) GetEventMask() (Monitor, error) {
 /*
 GetFunctionFromIP returns the managed function whose native code holds
 the instruction pointer ip; an error for an address outside managed code.
+
+Its arguments are, by the runtime's names: ip (ip). It returns the
+runtime's pFunctionId output as a FunctionID. A failure is the runtime's
+HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
 
 It calls ICorProfilerInfo::GetFunctionFromIP.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -213,6 +247,11 @@ func (x *Info) GetFunctionFromIP(ip Address) (FunctionID, error) {
 GetFunctionFromToken returns the FunctionID of a non-generic method
 once the runtime has created it; generic methods need
 GetFunctionFromTokenAndTypeArgs.
+
+Its arguments are, by the runtime's names: moduleID (moduleId), token
+(token). It returns the runtime's pFunctionId output as a FunctionID. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 
 It calls ICorProfilerInfo::GetFunctionFromToken.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -250,6 +289,14 @@ func (x *Info) getHandleFromThread(threadID ThreadID, phThread unsafe.Pointer) e
 }
 
 /*
+GetObjectSize returns an object's size in bytes as a 32-bit value;
+prefer GetObjectSize2, which does not overflow for large arrays.
+
+Its arguments are, by the runtime's names: objectID (objectId). It
+returns the runtime's pcSize output as a uint32. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo::GetObjectSize.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -273,13 +320,35 @@ func (x *Info) GetObjectSize(objectID ObjectID) (uint32, error) {
 }
 
 // IsArrayClassResult holds the outputs of ICorProfilerInfo::IsArrayClass.
+//
+// IsArrayClass returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type IsArrayClassResult struct {
-	BaseElemType uint32
-	BaseClassID  ClassID
-	Rank         uint32
+	/*
+	   BaseElemType the element type of the array (ElementTypeClass for arrays
+	   of reference types) (pBaseElemType)
+	*/
+	BaseElemType metadata.ElementType
+	/*
+	   BaseClassID the ClassID of the element type, 0 for primitive elements
+	   (pBaseClassId)
+	*/
+	BaseClassID ClassID
+	// Rank the array's rank: 1 for a vector (T[]) (pcRank)
+	Rank uint32
 }
 
 /*
+IsArrayClass says whether a class is an array type and, if so, its
+element type, element class and rank.
+
+Its arguments are, by the runtime's names: classID (classId). It returns
+the runtime's outputs pBaseElemType, pBaseClassId, pcRank as the fields
+of IsArrayClassResult. The bool is true when the runtime answers S_OK
+and false when it answers S_FALSE (not an array: the result's fields are
+then zero). A failure is the runtime's HRESULT as the error (errors.Is
+compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo::IsArrayClass.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -297,7 +366,7 @@ func (x *Info) IsArrayClass(classID ClassID) (IsArrayClassResult, bool, error) {
 	if hr < 0 && hr != -2146233519 {
 		return res, false, com.HRESULT(hr)
 	}
-	res.BaseElemType = uint32(o_pBaseElemType)
+	res.BaseElemType = metadata.ElementType(o_pBaseElemType)
 	res.BaseClassID = ClassID(o_pBaseClassID)
 	res.Rank = uint32(o_pcRank)
 	if hr < 0 {
@@ -307,6 +376,14 @@ func (x *Info) IsArrayClass(classID ClassID) (IsArrayClassResult, bool, error) {
 }
 
 /*
+GetThreadInfo returns the OS thread handle behind a managed thread (not
+its thread ID: see ThreadAssignedToOSThread).
+
+Its arguments are, by the runtime's names: threadID (threadId). It
+returns the runtime's pdwWin32ThreadId output as a uint32. A failure is
+the runtime's HRESULT as the error (errors.Is compares it with
+E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo::GetThreadInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -334,6 +411,10 @@ GetCurrentThreadID returns the runtime's ID of the calling thread; an
 error on a thread the runtime does not know (a goroutine's thread that
 never ran managed code).
 
+It returns the runtime's pThreadId output as a ThreadID. A failure is
+the runtime's HRESULT as the error (errors.Is compares it with
+E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo::GetCurrentThreadID.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -357,12 +438,32 @@ func (x *Info) GetCurrentThreadID() (ThreadID, error) {
 }
 
 // ClassIDInfoResult holds the outputs of ICorProfilerInfo::GetClassIDInfo.
+//
+// GetClassIDInfo returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ClassIDInfoResult struct {
-	ModuleID     ModuleID
+	/*
+	   ModuleID is the runtime's pModuleId output of
+	   ICorProfilerInfo::GetClassIDInfo.
+	*/
+	ModuleID ModuleID
+	/*
+	   TypeDefToken is the runtime's pTypeDefToken output of
+	   ICorProfilerInfo::GetClassIDInfo.
+	*/
 	TypeDefToken metadata.Token
 }
 
 /*
+GetClassIDInfo returns the module and TypeDef token of a class; prefer
+GetClassIDInfo2, which also gives the parent and type arguments.
+
+Its arguments are, by the runtime's names: classID (classId). It returns
+the runtime's outputs pModuleId, pTypeDefToken as the fields of
+ClassIDInfoResult. A failure is the runtime's HRESULT as the error
+(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+...).
+
 It calls ICorProfilerInfo::GetClassIDInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -388,13 +489,37 @@ func (x *Info) GetClassIDInfo(classID ClassID) (ClassIDInfoResult, error) {
 }
 
 // FunctionInfoResult holds the outputs of ICorProfilerInfo::GetFunctionInfo.
+//
+// GetFunctionInfo returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type FunctionInfoResult struct {
-	ClassID  ClassID
+	/*
+	   ClassID is the runtime's pClassId output of
+	   ICorProfilerInfo::GetFunctionInfo.
+	*/
+	ClassID ClassID
+	/*
+	   ModuleID is the runtime's pModuleId output of
+	   ICorProfilerInfo::GetFunctionInfo.
+	*/
 	ModuleID ModuleID
-	Token    metadata.Token
+	/*
+	   Token is the runtime's pToken output of
+	   ICorProfilerInfo::GetFunctionInfo.
+	*/
+	Token metadata.Token
 }
 
 /*
+GetFunctionInfo returns the class, module and MethodDef token of a
+function; prefer GetFunctionInfo2 for generic code.
+
+Its arguments are, by the runtime's names: functionID (functionId). It
+returns the runtime's outputs pClassId, pModuleId, pToken as the fields
+of FunctionInfoResult. A failure is the runtime's HRESULT as the error
+(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+...).
+
 It calls ICorProfilerInfo::GetFunctionInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -461,15 +586,32 @@ func (x *Info) setFunctionIDMapper(fn unsafe.Pointer) error {
 }
 
 // TokenAndMetaDataFromFunctionResult holds the outputs of ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
+//
+// GetTokenAndMetaDataFromFunction returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type TokenAndMetaDataFromFunctionResult struct {
+	/*
+	   Import is the runtime's ppImport output of
+	   ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
+	*/
 	Import *Unknown
-	Token  metadata.Token
+	/*
+	   Token is the runtime's pToken output of
+	   ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
+	*/
+	Token metadata.Token
 }
 
 /*
 GetTokenAndMetaDataFromFunction returns a function's MethodDef token and
 its module's metadata as the interface iid; FunctionImport returns the
 typed reader.
+
+Its arguments are, by the runtime's names: functionID (functionId), riid
+(riid). It returns the runtime's outputs ppImport, pToken as the fields
+of TokenAndMetaDataFromFunctionResult. A failure is the runtime's
+HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
 
 It calls ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -497,13 +639,37 @@ func (x *Info) GetTokenAndMetaDataFromFunction(functionID FunctionID, riid uuid.
 }
 
 // ModuleInfoResult holds the outputs of ICorProfilerInfo::GetModuleInfo.
+//
+// GetModuleInfo returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ModuleInfoResult struct {
+	/*
+	   BaseLoadAddress where the module is mapped in memory (0 for a dynamic
+	   module) (ppBaseLoadAddress)
+	*/
 	BaseLoadAddress Address
-	Name            string
-	AssemblyID      AssemblyID
+	/*
+	   Name the module's file path, empty for a dynamic or in-memory module
+	   (szName)
+	*/
+	Name string
+	/*
+	   AssemblyID the assembly the module belongs to (0 before
+	   ModuleAttachedToAssembly) (pAssemblyId)
+	*/
+	AssemblyID AssemblyID
 }
 
 /*
+GetModuleInfo returns a module's base address, file path and assembly;
+prefer GetModuleInfo2, which also gives its flags.
+
+Its arguments are, by the runtime's names: moduleID (moduleId). It
+returns the runtime's outputs ppBaseLoadAddress, szName, pAssemblyId as
+the fields of ModuleInfoResult. A failure is the runtime's HRESULT as
+the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo::GetModuleInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -545,11 +711,17 @@ GetModuleMetaData opens a module's metadata as the interface iid
 (metadata.IIDImport2, ...). ModuleImport and ModuleEmit return the typed
 readers and writers; prefer them.
 
+Its arguments are, by the runtime's names: moduleID (moduleId),
+openFlags (dwOpenFlags), riid (riid). It returns the runtime's ppOut
+output as a *Unknown. A failure is the runtime's HRESULT as the error
+(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+...).
+
 It calls ICorProfilerInfo::GetModuleMetaData.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
 */
-func (x *Info) GetModuleMetaData(moduleID ModuleID, openFlags uint32, riid uuid.UUID) (*Unknown, error) {
+func (x *Info) GetModuleMetaData(moduleID ModuleID, openFlags metadata.OpenFlags, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	self := x.ptr(1)
 	if self == nil {
@@ -572,6 +744,11 @@ func (x *Info) GetModuleMetaData(moduleID ModuleID, openFlags uint32, riid uuid.
 GetILFunctionBody returns a copy of a method's IL, header included: the
 body its first JIT compiles (the metadata's, or one installed with
 SetILFunctionBody; never a ReJIT body). ilrw.Decode reads it.
+
+Its arguments are, by the runtime's names: moduleID (moduleId), methodID
+(methodId). It returns the runtime's ppMethodHeader output as a []byte.
+A failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 
 It calls ICorProfilerInfo::GetILFunctionBody.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -597,6 +774,15 @@ func (x *Info) GetILFunctionBody(moduleID ModuleID, methodID metadata.Token) ([]
 }
 
 /*
+GetILFunctionBodyAllocator returns the allocator whose memory
+SetILFunctionBody wants; the hand-written SetILFunctionBody uses it for
+you.
+
+Its arguments are, by the runtime's names: moduleID (moduleId). It
+returns the runtime's ppMalloc output as a *MethodMalloc. A failure is
+the runtime's HRESULT as the error (errors.Is compares it with
+E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo::GetILFunctionBodyAllocator.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -633,12 +819,32 @@ func (x *Info) setILFunctionBody(moduleID ModuleID, methodid metadata.Token, new
 }
 
 // AppDomainInfoResult holds the outputs of ICorProfilerInfo::GetAppDomainInfo.
+//
+// GetAppDomainInfo returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type AppDomainInfoResult struct {
-	Name      string
+	/*
+	   Name is the runtime's szName output of
+	   ICorProfilerInfo::GetAppDomainInfo.
+	*/
+	Name string
+	/*
+	   ProcessID is the runtime's pProcessId output of
+	   ICorProfilerInfo::GetAppDomainInfo.
+	*/
 	ProcessID ProcessID
 }
 
 /*
+GetAppDomainInfo returns an app domain's name and the process it lives
+in.
+
+Its arguments are, by the runtime's names: appDomainID (appDomainId). It
+returns the runtime's outputs szName, pProcessId as the fields of
+AppDomainInfoResult. A failure is the runtime's HRESULT as the error
+(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+...).
+
 It calls ICorProfilerInfo::GetAppDomainInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -674,15 +880,36 @@ func (x *Info) GetAppDomainInfo(appDomainID AppDomainID) (AppDomainInfoResult, e
 }
 
 // AssemblyInfoResult holds the outputs of ICorProfilerInfo::GetAssemblyInfo.
+//
+// GetAssemblyInfo returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type AssemblyInfoResult struct {
-	Name        string
+	/*
+	   Name is the runtime's szName output of
+	   ICorProfilerInfo::GetAssemblyInfo.
+	*/
+	Name string
+	/*
+	   AppDomainID is the runtime's pAppDomainId output of
+	   ICorProfilerInfo::GetAssemblyInfo.
+	*/
 	AppDomainID AppDomainID
-	ModuleID    ModuleID
+	/*
+	   ModuleID is the runtime's pModuleId output of
+	   ICorProfilerInfo::GetAssemblyInfo.
+	*/
+	ModuleID ModuleID
 }
 
 /*
 GetAssemblyInfo returns an assembly's name, app domain and manifest
 module.
+
+Its arguments are, by the runtime's names: assemblyID (assemblyId). It
+returns the runtime's outputs szName, pAppDomainId, pModuleId as the
+fields of AssemblyInfoResult. A failure is the runtime's HRESULT as the
+error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
 
 It calls ICorProfilerInfo::GetAssemblyInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -720,7 +947,15 @@ func (x *Info) GetAssemblyInfo(assemblyID AssemblyID) (AssemblyInfoResult, error
 	return res, nil
 }
 
-// It calls ICorProfilerInfo::SetFunctionReJIT.
+/*
+SetFunctionReJIT is not implemented by CoreCLR: use RequestReJIT.
+
+Its arguments are, by the runtime's names: functionID (functionId). A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
+It calls ICorProfilerInfo::SetFunctionReJIT.
+*/
 func (x *Info) SetFunctionReJIT(functionID FunctionID) error {
 	self := x.ptr(1)
 	if self == nil {
@@ -733,7 +968,16 @@ func (x *Info) SetFunctionReJIT(functionID FunctionID) error {
 	return nil
 }
 
-// It calls ICorProfilerInfo::ForceGC.
+/*
+ForceGC asks for a full blocking GC. Call it from a thread of your own
+that never ran managed code, never inside a callback: elsewhere the
+runtime refuses it with an HRESULT.
+
+A failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
+It calls ICorProfilerInfo::ForceGC.
+*/
 func (x *Info) ForceGC() error {
 	self := x.ptr(1)
 	if self == nil {
@@ -746,7 +990,17 @@ func (x *Info) ForceGC() error {
 	return nil
 }
 
-// It calls ICorProfilerInfo::SetILInstrumentedCodeMap.
+/*
+SetILInstrumentedCodeMap tells debuggers how the IL offsets of a
+rewritten body map to the original ones.
+
+Its arguments are, by the runtime's names: functionID (functionId),
+startJIT (fStartJit), ilMapEntries (rgILMapEntries). A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
+It calls ICorProfilerInfo::SetILInstrumentedCodeMap.
+*/
 func (x *Info) SetILInstrumentedCodeMap(functionID FunctionID, startJIT bool, ilMapEntries []ILMap) error {
 	self := x.ptr(1)
 	if self == nil {
@@ -760,6 +1014,10 @@ func (x *Info) SetILInstrumentedCodeMap(functionID FunctionID, startJIT bool, il
 }
 
 /*
+It returns the runtime's ppicd output as a *Unknown. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo::GetInprocInspectionInterface.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -783,6 +1041,10 @@ func (x *Info) GetInprocInspectionInterface() (*Unknown, error) {
 }
 
 /*
+It returns the runtime's ppicd output as a *Unknown. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo::GetInprocInspectionIThisThread.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -806,6 +1068,11 @@ func (x *Info) GetInprocInspectionIThisThread() (*Unknown, error) {
 }
 
 /*
+Its arguments are, by the runtime's names: threadID (threadId). It
+returns the runtime's pContextId output as a ContextID. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo::GetThreadContext.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -829,6 +1096,11 @@ func (x *Info) GetThreadContext(threadID ThreadID) (ContextID, error) {
 }
 
 /*
+Its arguments are, by the runtime's names: thisThreadOnly
+(fThisThreadOnly). It returns the runtime's pdwProfilerContext output as
+a uint32. A failure is the runtime's HRESULT as the error (errors.Is
+compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo::BeginInprocDebugging.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -851,7 +1123,14 @@ func (x *Info) BeginInprocDebugging(thisThreadOnly bool) (uint32, error) {
 	return res, nil
 }
 
-// It calls ICorProfilerInfo::EndInprocDebugging.
+/*
+Its arguments are, by the runtime's names: profilerContext
+(dwProfilerContext). A failure is the runtime's HRESULT as the error
+(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+...).
+
+It calls ICorProfilerInfo::EndInprocDebugging.
+*/
 func (x *Info) EndInprocDebugging(profilerContext uint32) error {
 	self := x.ptr(1)
 	if self == nil {
@@ -865,6 +1144,15 @@ func (x *Info) EndInprocDebugging(profilerContext uint32) error {
 }
 
 /*
+GetILToNativeMapping returns how the IL offsets of a function map to
+native code offsets (the JIT's debug map; needs EnableJITMaps for a
+complete map).
+
+Its arguments are, by the runtime's names: functionID (functionId). It
+returns the runtime's map output as a []DebugILToNativeMap. A failure is
+the runtime's HRESULT as the error (errors.Is compares it with
+E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo::GetILToNativeMapping.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -924,10 +1212,29 @@ func (x *Info) setEnterLeaveFunctionHooks2(funcEnter unsafe.Pointer, funcLeave u
 }
 
 // FunctionInfo2Result holds the outputs of ICorProfilerInfo2::GetFunctionInfo2.
+//
+// GetFunctionInfo2 returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type FunctionInfo2Result struct {
-	ClassID  ClassID
+	/*
+	   ClassID is the runtime's pClassId output of
+	   ICorProfilerInfo2::GetFunctionInfo2.
+	*/
+	ClassID ClassID
+	/*
+	   ModuleID is the runtime's pModuleId output of
+	   ICorProfilerInfo2::GetFunctionInfo2.
+	*/
 	ModuleID ModuleID
-	Token    metadata.Token
+	/*
+	   Token is the runtime's pToken output of
+	   ICorProfilerInfo2::GetFunctionInfo2.
+	*/
+	Token metadata.Token
+	/*
+	   TypeArgs is the runtime's typeArgs output of
+	   ICorProfilerInfo2::GetFunctionInfo2.
+	*/
 	TypeArgs []ClassID
 }
 
@@ -937,6 +1244,14 @@ MethodDef token and the type arguments of a generic method. For code
 shared by several instantiations the runtime names the class only with
 the frame info of an ELT hook (frameInfo 0 gives ClassID 0 for a shared
 generic class); FunctionName and FunctionFullName format all this.
+
+Its arguments are, by the runtime's names: funcID (funcId), frameInfo
+(frameInfo). It returns the runtime's outputs pClassId, pModuleId,
+pToken, typeArgs as the fields of FunctionInfo2Result. It needs
+ICorProfilerInfo2 (every supported runtime); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 
 It calls ICorProfilerInfo2::GetFunctionInfo2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -977,13 +1292,38 @@ func (x *Info) GetFunctionInfo2(funcID FunctionID, frameInfo FrameInfo) (Functio
 }
 
 // StringLayoutResult holds the outputs of ICorProfilerInfo2::GetStringLayout.
+//
+// GetStringLayout returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type StringLayoutResult struct {
+	/*
+	   BufferLengthOffset is the runtime's pBufferLengthOffset output of
+	   ICorProfilerInfo2::GetStringLayout.
+	*/
 	BufferLengthOffset uint32
+	/*
+	   StringLengthOffset is the runtime's pStringLengthOffset output of
+	   ICorProfilerInfo2::GetStringLayout.
+	*/
 	StringLengthOffset uint32
-	BufferOffset       uint32
+	/*
+	   BufferOffset is the runtime's pBufferOffset output of
+	   ICorProfilerInfo2::GetStringLayout.
+	*/
+	BufferOffset uint32
 }
 
 /*
+GetStringLayout returns where a string object keeps its length and
+characters; prefer GetStringLayout2.
+
+It returns the runtime's outputs pBufferLengthOffset,
+pStringLengthOffset, pBufferOffset as the fields of StringLayoutResult.
+It needs ICorProfilerInfo2 (every supported runtime); on an older
+runtime it returns an error matching ErrNotAvailable without calling the
+runtime. A failure is the runtime's HRESULT as the error (errors.Is
+compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo2::GetStringLayout.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1011,9 +1351,20 @@ func (x *Info) GetStringLayout() (StringLayoutResult, error) {
 }
 
 // ClassLayoutResult holds the outputs of ICorProfilerInfo2::GetClassLayout.
+//
+// getClassLayout returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ClassLayoutResult struct {
+	/*
+	   FieldOffset is the runtime's pcFieldOffset output of
+	   ICorProfilerInfo2::GetClassLayout.
+	*/
 	FieldOffset uint32
-	ClassSize   uint32
+	/*
+	   ClassSize is the runtime's pulClassSize output of
+	   ICorProfilerInfo2::GetClassLayout.
+	*/
+	ClassSize uint32
 }
 
 /*
@@ -1042,17 +1393,44 @@ func (x *Info) getClassLayout(classID ClassID, fieldOffset unsafe.Pointer, field
 }
 
 // ClassIDInfo2Result holds the outputs of ICorProfilerInfo2::GetClassIDInfo2.
+//
+// GetClassIDInfo2 returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ClassIDInfo2Result struct {
-	ModuleID      ModuleID
-	TypeDefToken  metadata.Token
+	/*
+	   ModuleID is the runtime's pModuleId output of
+	   ICorProfilerInfo2::GetClassIDInfo2.
+	*/
+	ModuleID ModuleID
+	/*
+	   TypeDefToken is the runtime's pTypeDefToken output of
+	   ICorProfilerInfo2::GetClassIDInfo2.
+	*/
+	TypeDefToken metadata.Token
+	/*
+	   ParentClassID is the runtime's pParentClassId output of
+	   ICorProfilerInfo2::GetClassIDInfo2.
+	*/
 	ParentClassID ClassID
-	TypeArgs      []ClassID
+	/*
+	   TypeArgs is the runtime's typeArgs output of
+	   ICorProfilerInfo2::GetClassIDInfo2.
+	*/
+	TypeArgs []ClassID
 }
 
 /*
 GetClassIDInfo2 says which class a ClassID is: its module, TypeDef
 token, parent class and type arguments. Arrays have no TypeDef: ask
 IsArrayClass first (ClassName does both).
+
+Its arguments are, by the runtime's names: classID (classId). It returns
+the runtime's outputs pModuleId, pTypeDefToken, pParentClassId, typeArgs
+as the fields of ClassIDInfo2Result. It needs ICorProfilerInfo2 (every
+supported runtime); on an older runtime it returns an error matching
+ErrNotAvailable without calling the runtime. A failure is the runtime's
+HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
 
 It calls ICorProfilerInfo2::GetClassIDInfo2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1096,6 +1474,13 @@ func (x *Info) GetClassIDInfo2(classID ClassID) (ClassIDInfo2Result, error) {
 GetCodeInfo2 returns the native code ranges of a function's current
 body (hot and cold parts).
 
+Its arguments are, by the runtime's names: functionID (functionID). It
+returns the runtime's codeInfos output as a []CodeInfo. It needs
+ICorProfilerInfo2 (every supported runtime); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo2::GetCodeInfo2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1129,6 +1514,17 @@ func (x *Info) GetCodeInfo2(functionID FunctionID) ([]CodeInfo, error) {
 }
 
 /*
+GetClassFromTokenAndTypeArgs returns the ClassID of a generic
+instantiation, loading it if needed.
+
+Its arguments are, by the runtime's names: moduleID (moduleID), typeDef
+(typeDef), typeArgs (typeArgs). It returns the runtime's pClassID output
+as a ClassID. It needs ICorProfilerInfo2 (every supported runtime); on
+an older runtime it returns an error matching ErrNotAvailable without
+calling the runtime. A failure is the runtime's HRESULT as the error
+(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+...).
+
 It calls ICorProfilerInfo2::GetClassFromTokenAndTypeArgs.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1152,6 +1548,17 @@ func (x *Info) GetClassFromTokenAndTypeArgs(moduleID ModuleID, typeDef metadata.
 }
 
 /*
+GetFunctionFromTokenAndTypeArgs returns the FunctionID of a generic
+method instantiation, creating it if needed.
+
+Its arguments are, by the runtime's names: moduleID (moduleID), funcDef
+(funcDef), classID (classId), typeArgs (typeArgs). It returns the
+runtime's pFunctionID output as a FunctionID. It needs ICorProfilerInfo2
+(every supported runtime); on an older runtime it returns an error
+matching ErrNotAvailable without calling the runtime. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo2::GetFunctionFromTokenAndTypeArgs.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1175,6 +1582,16 @@ func (x *Info) GetFunctionFromTokenAndTypeArgs(moduleID ModuleID, funcDef metada
 }
 
 /*
+EnumModuleFrozenObjects returns an enumeration of the frozen
+(preallocated, never moved) objects of a module.
+
+Its arguments are, by the runtime's names: moduleID (moduleID). It
+returns the runtime's ppEnum output as a *ObjectEnum. It needs
+ICorProfilerInfo2 (every supported runtime); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo2::EnumModuleFrozenObjects.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1221,6 +1638,16 @@ func (x *Info) getArrayObjectInfo(objectID ObjectID, dimensions uint32, dimensio
 }
 
 /*
+GetBoxClassLayout returns the offset of a boxed value type's value
+inside the box.
+
+Its arguments are, by the runtime's names: classID (classId). It returns
+the runtime's pBufferOffset output as a uint32. It needs
+ICorProfilerInfo2 (every supported runtime); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo2::GetBoxClassLayout.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1244,6 +1671,15 @@ func (x *Info) GetBoxClassLayout(classID ClassID) (uint32, error) {
 }
 
 /*
+GetThreadAppDomain returns the app domain a managed thread runs in.
+
+Its arguments are, by the runtime's names: threadID (threadId). It
+returns the runtime's pAppDomainId output as a AppDomainID. It needs
+ICorProfilerInfo2 (every supported runtime); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo2::GetThreadAppDomain.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1267,6 +1703,16 @@ func (x *Info) GetThreadAppDomain(threadID ThreadID) (AppDomainID, error) {
 }
 
 /*
+GetRVAStaticAddress returns the address of an RVA static field (a field
+with initial data in the image) of a class.
+
+Its arguments are, by the runtime's names: classID (classId), fieldToken
+(fieldToken). It returns the runtime's ppAddress output as a Address. It
+needs ICorProfilerInfo2 (every supported runtime); on an older runtime
+it returns an error matching ErrNotAvailable without calling the
+runtime. A failure is the runtime's HRESULT as the error (errors.Is
+compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo2::GetRVAStaticAddress.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1290,6 +1736,19 @@ func (x *Info) GetRVAStaticAddress(classID ClassID, fieldToken metadata.Token) (
 }
 
 /*
+GetAppDomainStaticAddress returns the address of a static field (a plain
+static, GetStaticFieldInfo says StaticFieldAppDomain) in one app domain.
+It fails with CORPROF_E_DATAINCOMPLETE while the class's statics are not
+yet initialised (before its static constructor ran).
+
+Its arguments are, by the runtime's names: classID (classId), fieldToken
+(fieldToken), appDomainID (appDomainId). It returns the runtime's
+ppAddress output as a Address. It needs ICorProfilerInfo2 (every
+supported runtime); on an older runtime it returns an error matching
+ErrNotAvailable without calling the runtime. A failure is the runtime's
+HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo2::GetAppDomainStaticAddress.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1313,6 +1772,17 @@ func (x *Info) GetAppDomainStaticAddress(classID ClassID, fieldToken metadata.To
 }
 
 /*
+GetThreadStaticAddress returns the address of a [ThreadStatic] field on
+one thread; prefer GetThreadStaticAddress2.
+
+Its arguments are, by the runtime's names: classID (classId), fieldToken
+(fieldToken), threadID (threadId). It returns the runtime's ppAddress
+output as a Address. It needs ICorProfilerInfo2 (every supported
+runtime); on an older runtime it returns an error matching
+ErrNotAvailable without calling the runtime. A failure is the runtime's
+HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo2::GetThreadStaticAddress.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1336,6 +1806,17 @@ func (x *Info) GetThreadStaticAddress(classID ClassID, fieldToken metadata.Token
 }
 
 /*
+GetContextStaticAddress is for .NET Framework context statics; CoreCLR
+fails it.
+
+Its arguments are, by the runtime's names: classID (classId), fieldToken
+(fieldToken), contextID (contextId). It returns the runtime's ppAddress
+output as a Address. It needs ICorProfilerInfo2 (every supported
+runtime); on an older runtime it returns an error matching
+ErrNotAvailable without calling the runtime. A failure is the runtime's
+HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo2::GetContextStaticAddress.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1359,6 +1840,19 @@ func (x *Info) GetContextStaticAddress(classID ClassID, fieldToken metadata.Toke
 }
 
 /*
+GetStaticFieldInfo says what kind of static a field is (a bit set of
+StaticFieldInfo: app domain, thread, RVA, context);
+StaticFieldNotAStatic for an instance field. Use it to choose which
+Get...StaticAddress to call.
+
+Its arguments are, by the runtime's names: classID (classId), fieldToken
+(fieldToken). It returns the runtime's pFieldInfo output as a
+StaticType. It needs ICorProfilerInfo2 (every supported runtime); on an
+older runtime it returns an error matching ErrNotAvailable without
+calling the runtime. A failure is the runtime's HRESULT as the error
+(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+...).
+
 It calls ICorProfilerInfo2::GetStaticFieldInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1382,6 +1876,15 @@ func (x *Info) GetStaticFieldInfo(classID ClassID, fieldToken metadata.Token) (S
 }
 
 /*
+GetGenerationBounds returns the address ranges of every GC generation's
+memory.
+
+It returns the runtime's ranges output as a []GCGenerationRange. It
+needs ICorProfilerInfo2 (every supported runtime); on an older runtime
+it returns an error matching ErrNotAvailable without calling the
+runtime. A failure is the runtime's HRESULT as the error (errors.Is
+compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo2::GetGenerationBounds.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1415,6 +1918,16 @@ func (x *Info) GetGenerationBounds() ([]GCGenerationRange, error) {
 }
 
 /*
+GetObjectGeneration returns the GC generation an object is in and the
+range that holds it.
+
+Its arguments are, by the runtime's names: objectID (objectId). It
+returns the runtime's range output as a GCGenerationRange. It needs
+ICorProfilerInfo2 (every supported runtime); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo2::GetObjectGeneration.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1438,6 +1951,17 @@ func (x *Info) GetObjectGeneration(objectID ObjectID) (GCGenerationRange, error)
 }
 
 /*
+GetNotifiedExceptionClauseInfo returns the exception clause the last
+exception callback on this thread reported.
+
+It returns the runtime's pinfo output as a ExClauseInfo. The bool is
+true when the runtime answers S_OK and false when it answers S_FALSE (no
+clause is active on this thread). It needs ICorProfilerInfo2 (every
+supported runtime); on an older runtime it returns an error matching
+ErrNotAvailable without calling the runtime. A failure is the runtime's
+HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo2::GetNotifiedExceptionClauseInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1461,6 +1985,15 @@ func (x *Info) GetNotifiedExceptionClauseInfo() (ExClauseInfo, bool, error) {
 }
 
 /*
+EnumJITedFunctions returns an enumeration of the functions compiled so
+far; prefer EnumJITedFunctions2, which includes ReJIT IDs.
+
+It returns the runtime's ppEnum output as a *FunctionEnum. It needs
+ICorProfilerInfo3 (every supported runtime); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo3::EnumJITedFunctions.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1483,7 +2016,20 @@ func (x *Info) EnumJITedFunctions() (*FunctionEnum, error) {
 	return res, nil
 }
 
-// It calls ICorProfilerInfo3::RequestProfilerDetach.
+/*
+RequestProfilerDetach asks the runtime to unload this profiler once no
+thread runs its code; ProfilerDetachSucceeded follows after at least
+expectedCompletionMilliseconds.
+
+Its arguments are, by the runtime's names:
+expectedCompletionMilliseconds (dwExpectedCompletionMilliseconds). It
+needs ICorProfilerInfo3 (every supported runtime); on an older runtime
+it returns an error matching ErrNotAvailable without calling the
+runtime. A failure is the runtime's HRESULT as the error (errors.Is
+compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
+It calls ICorProfilerInfo3::RequestProfilerDetach.
+*/
 func (x *Info) RequestProfilerDetach(expectedCompletionMilliseconds uint32) error {
 	self := x.ptr(3)
 	if self == nil {
@@ -1510,12 +2056,33 @@ func (x *Info) setFunctionIDMapper2(fn unsafe.Pointer, clientData unsafe.Pointer
 }
 
 // StringLayout2Result holds the outputs of ICorProfilerInfo3::GetStringLayout2.
+//
+// GetStringLayout2 returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type StringLayout2Result struct {
+	/*
+	   StringLengthOffset is the runtime's pStringLengthOffset output of
+	   ICorProfilerInfo3::GetStringLayout2.
+	*/
 	StringLengthOffset uint32
-	BufferOffset       uint32
+	/*
+	   BufferOffset is the runtime's pBufferOffset output of
+	   ICorProfilerInfo3::GetStringLayout2.
+	*/
+	BufferOffset uint32
 }
 
 /*
+GetStringLayout2 returns where a string object keeps its length and
+characters.
+
+It returns the runtime's outputs pStringLengthOffset, pBufferOffset as
+the fields of StringLayout2Result. It needs ICorProfilerInfo3 (every
+supported runtime); on an older runtime it returns an error matching
+ErrNotAvailable without calling the runtime. A failure is the runtime's
+HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo3::GetStringLayout2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1590,12 +2157,31 @@ func (x *Info) getFunctionEnter3Info(functionID FunctionID, eltInfo ELTInfo, arg
 }
 
 // FunctionLeave3InfoResult holds the outputs of ICorProfilerInfo3::GetFunctionLeave3Info.
+//
+// GetFunctionLeave3Info returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type FunctionLeave3InfoResult struct {
-	FrameInfo   FrameInfo
+	/*
+	   FrameInfo is the runtime's pFrameInfo output of
+	   ICorProfilerInfo3::GetFunctionLeave3Info.
+	*/
+	FrameInfo FrameInfo
+	/*
+	   RetValRange is the runtime's pRetvalRange output of
+	   ICorProfilerInfo3::GetFunctionLeave3Info.
+	*/
 	RetValRange FunctionArgumentRange
 }
 
 /*
+Its arguments are, by the runtime's names: functionID (functionId),
+eltInfo (eltInfo). It returns the runtime's outputs pFrameInfo,
+pRetvalRange as the fields of FunctionLeave3InfoResult. It needs
+ICorProfilerInfo3 (every supported runtime); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo3::GetFunctionLeave3Info.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1621,6 +2207,14 @@ func (x *Info) GetFunctionLeave3Info(functionID FunctionID, eltInfo ELTInfo) (Fu
 }
 
 /*
+Its arguments are, by the runtime's names: functionID (functionId),
+eltInfo (eltInfo). It returns the runtime's pFrameInfo output as a
+FrameInfo. It needs ICorProfilerInfo3 (every supported runtime); on an
+older runtime it returns an error matching ErrNotAvailable without
+calling the runtime. A failure is the runtime's HRESULT as the error
+(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+...).
+
 It calls ICorProfilerInfo3::GetFunctionTailcall3Info.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1644,6 +2238,15 @@ func (x *Info) GetFunctionTailcall3Info(functionID FunctionID, eltInfo ELTInfo) 
 }
 
 /*
+EnumModules returns an enumeration of the loaded modules (for a profiler
+attached late).
+
+It returns the runtime's ppEnum output as a *ModuleEnum. It needs
+ICorProfilerInfo3 (every supported runtime); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo3::EnumModules.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1667,17 +2270,56 @@ func (x *Info) EnumModules() (*ModuleEnum, error) {
 }
 
 // RuntimeInformationResult holds the outputs of ICorProfilerInfo3::GetRuntimeInformation.
+//
+// GetRuntimeInformation returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type RuntimeInformationResult struct {
+	/*
+	   CLRInstanceID is the runtime's pClrInstanceId output of
+	   ICorProfilerInfo3::GetRuntimeInformation.
+	*/
 	CLRInstanceID uint16
-	RuntimeType   RuntimeType
-	MajorVersion  uint16
-	MinorVersion  uint16
-	BuildNumber   uint16
-	QfeVersion    uint16
+	/*
+	   RuntimeType is the runtime's pRuntimeType output of
+	   ICorProfilerInfo3::GetRuntimeInformation.
+	*/
+	RuntimeType RuntimeType
+	/*
+	   MajorVersion is the runtime's pMajorVersion output of
+	   ICorProfilerInfo3::GetRuntimeInformation.
+	*/
+	MajorVersion uint16
+	/*
+	   MinorVersion is the runtime's pMinorVersion output of
+	   ICorProfilerInfo3::GetRuntimeInformation.
+	*/
+	MinorVersion uint16
+	/*
+	   BuildNumber is the runtime's pBuildNumber output of
+	   ICorProfilerInfo3::GetRuntimeInformation.
+	*/
+	BuildNumber uint16
+	/*
+	   QfeVersion is the runtime's pQFEVersion output of
+	   ICorProfilerInfo3::GetRuntimeInformation.
+	*/
+	QfeVersion uint16
+	/*
+	   VersionString is the runtime's szVersionString output of
+	   ICorProfilerInfo3::GetRuntimeInformation.
+	*/
 	VersionString string
 }
 
 /*
+It returns the runtime's outputs pClrInstanceId, pRuntimeType,
+pMajorVersion, pMinorVersion, pBuildNumber, pQFEVersion, szVersionString
+as the fields of RuntimeInformationResult. It needs ICorProfilerInfo3
+(every supported runtime); on an older runtime it returns an error
+matching ErrNotAvailable without calling the runtime. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo3::GetRuntimeInformation.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1723,6 +2365,17 @@ func (x *Info) GetRuntimeInformation() (RuntimeInformationResult, error) {
 }
 
 /*
+GetThreadStaticAddress2 returns the address of a [ThreadStatic] field of
+a class in an app domain on one thread.
+
+Its arguments are, by the runtime's names: classID (classId), fieldToken
+(fieldToken), appDomainID (appDomainId), threadID (threadId). It returns
+the runtime's ppAddress output as a Address. It needs ICorProfilerInfo3
+(every supported runtime); on an older runtime it returns an error
+matching ErrNotAvailable without calling the runtime. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo3::GetThreadStaticAddress2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1746,6 +2399,16 @@ func (x *Info) GetThreadStaticAddress2(classID ClassID, fieldToken metadata.Toke
 }
 
 /*
+GetAppDomainsContainingModule returns the app domains a module is loaded
+in.
+
+Its arguments are, by the runtime's names: moduleID (moduleId). It
+returns the runtime's appDomainIds output as a []AppDomainID. It needs
+ICorProfilerInfo3 (every supported runtime); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo3::GetAppDomainsContainingModule.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1779,11 +2442,30 @@ func (x *Info) GetAppDomainsContainingModule(moduleID ModuleID) ([]AppDomainID, 
 }
 
 // ModuleInfo2Result holds the outputs of ICorProfilerInfo3::GetModuleInfo2.
+//
+// getModuleInfo2 returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ModuleInfo2Result struct {
+	/*
+	   BaseLoadAddress is the runtime's ppBaseLoadAddress output of
+	   ICorProfilerInfo3::GetModuleInfo2.
+	*/
 	BaseLoadAddress Address
-	Name            string
-	AssemblyID      AssemblyID
-	ModuleFlags     ModuleFlags
+	/*
+	   Name is the runtime's szName output of
+	   ICorProfilerInfo3::GetModuleInfo2.
+	*/
+	Name string
+	/*
+	   AssemblyID is the runtime's pAssemblyId output of
+	   ICorProfilerInfo3::GetModuleInfo2.
+	*/
+	AssemblyID AssemblyID
+	/*
+	   ModuleFlags is the runtime's pdwModuleFlags output of
+	   ICorProfilerInfo3::GetModuleInfo2.
+	*/
+	ModuleFlags ModuleFlags
 }
 
 /*
@@ -1826,6 +2508,14 @@ func (x *Info) getModuleInfo2(moduleID ModuleID) (ModuleInfo2Result, error) {
 }
 
 /*
+EnumThreads returns an enumeration of the managed threads alive.
+
+It returns the runtime's ppEnum output as a *ThreadEnum. It needs
+ICorProfilerInfo4 (every supported runtime); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo4::EnumThreads.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1848,7 +2538,18 @@ func (x *Info) EnumThreads() (*ThreadEnum, error) {
 	return res, nil
 }
 
-// It calls ICorProfilerInfo4::InitializeCurrentThread.
+/*
+InitializeCurrentThread prepares the calling thread so that later calls
+from it do not allocate (call it before a thread that suspends the
+runtime asks anything).
+
+It needs ICorProfilerInfo4 (every supported runtime); on an older
+runtime it returns an error matching ErrNotAvailable without calling the
+runtime. A failure is the runtime's HRESULT as the error (errors.Is
+compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
+It calls ICorProfilerInfo4::InitializeCurrentThread.
+*/
 func (x *Info) InitializeCurrentThread() error {
 	self := x.ptr(4)
 	if self == nil {
@@ -1861,7 +2562,20 @@ func (x *Info) InitializeCurrentThread() error {
 	return nil
 }
 
-// It calls ICorProfilerInfo4::RequestReJIT.
+/*
+RequestReJIT asks the runtime to compile the given methods again:
+GetReJITParameters follows, where the new IL is set. Needs EnableReJIT
+at Initialize.
+
+Its arguments are, by the runtime's names: moduleIDs (moduleIds),
+methodIDs (methodIds). It needs ICorProfilerInfo4 (every supported
+runtime); on an older runtime it returns an error matching
+ErrNotAvailable without calling the runtime. A failure is the runtime's
+HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
+It calls ICorProfilerInfo4::RequestReJIT.
+*/
 func (x *Info) RequestReJIT(moduleIDs []ModuleID, methodIDs []metadata.Token) error {
 	self := x.ptr(4)
 	if self == nil {
@@ -1888,6 +2602,17 @@ func (x *Info) requestRevert(moduleIDs []ModuleID, methodIDs []metadata.Token, s
 }
 
 /*
+GetCodeInfo3 returns the native code blocks of one ReJIT version of a
+function.
+
+Its arguments are, by the runtime's names: functionID (functionID),
+reJITID (reJitId). It returns the runtime's codeInfos output as a
+[]CodeInfo. It needs ICorProfilerInfo4 (every supported runtime); on an
+older runtime it returns an error matching ErrNotAvailable without
+calling the runtime. A failure is the runtime's HRESULT as the error
+(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+...).
+
 It calls ICorProfilerInfo4::GetCodeInfo3.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1921,12 +2646,34 @@ func (x *Info) GetCodeInfo3(functionID FunctionID, reJITID ReJITID) ([]CodeInfo,
 }
 
 // FunctionFromIP2Result holds the outputs of ICorProfilerInfo4::GetFunctionFromIP2.
+//
+// GetFunctionFromIP2 returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type FunctionFromIP2Result struct {
+	/*
+	   FunctionID is the runtime's pFunctionId output of
+	   ICorProfilerInfo4::GetFunctionFromIP2.
+	*/
 	FunctionID FunctionID
-	ReJITID    ReJITID
+	/*
+	   ReJITID is the runtime's pReJitId output of
+	   ICorProfilerInfo4::GetFunctionFromIP2.
+	*/
+	ReJITID ReJITID
 }
 
 /*
+GetFunctionFromIP2 returns the function and ReJIT version whose native
+code holds an instruction pointer.
+
+Its arguments are, by the runtime's names: ip (ip). It returns the
+runtime's outputs pFunctionId, pReJitId as the fields of
+FunctionFromIP2Result. It needs ICorProfilerInfo4 (every supported
+runtime); on an older runtime it returns an error matching
+ErrNotAvailable without calling the runtime. A failure is the runtime's
+HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo4::GetFunctionFromIP2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1952,6 +2699,16 @@ func (x *Info) GetFunctionFromIP2(ip Address) (FunctionFromIP2Result, error) {
 }
 
 /*
+GetReJITIDs returns the ReJIT IDs of a function's current and older
+re-compiled versions.
+
+Its arguments are, by the runtime's names: functionID (functionId). It
+returns the runtime's reJitIds output as a []ReJITID. It needs
+ICorProfilerInfo4 (every supported runtime); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo4::GetReJITIDs.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -1985,6 +2742,17 @@ func (x *Info) GetReJITIDs(functionID FunctionID) ([]ReJITID, error) {
 }
 
 /*
+GetILToNativeMapping2 returns how the IL offsets of one ReJIT version
+map to native offsets.
+
+Its arguments are, by the runtime's names: functionID (functionId),
+reJITID (reJitId). It returns the runtime's map output as a
+[]DebugILToNativeMap. It needs ICorProfilerInfo4 (every supported
+runtime); on an older runtime it returns an error matching
+ErrNotAvailable without calling the runtime. A failure is the runtime's
+HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo4::GetILToNativeMapping2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2018,6 +2786,15 @@ func (x *Info) GetILToNativeMapping2(functionID FunctionID, reJITID ReJITID) ([]
 }
 
 /*
+EnumJITedFunctions2 returns an enumeration of the functions compiled so
+far with their ReJIT IDs.
+
+It returns the runtime's ppEnum output as a *FunctionEnum. It needs
+ICorProfilerInfo4 (every supported runtime); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo4::EnumJITedFunctions2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2044,6 +2821,13 @@ func (x *Info) EnumJITedFunctions2() (*FunctionEnum, error) {
 GetObjectSize2 returns an object's size in bytes, arrays and strings
 included.
 
+Its arguments are, by the runtime's names: objectID (objectId). It
+returns the runtime's pcSize output as a uint64. It needs
+ICorProfilerInfo4 (every supported runtime); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo4::GetObjectSize2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2067,12 +2851,33 @@ func (x *Info) GetObjectSize2(objectID ObjectID) (uint64, error) {
 }
 
 // EventMask2Result holds the outputs of ICorProfilerInfo5::GetEventMask2.
+//
+// GetEventMask2 returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type EventMask2Result struct {
-	EventsLow  Monitor
+	/*
+	   EventsLow is the runtime's pdwEventsLow output of
+	   ICorProfilerInfo5::GetEventMask2.
+	*/
+	EventsLow Monitor
+	/*
+	   EventsHigh is the runtime's pdwEventsHigh output of
+	   ICorProfilerInfo5::GetEventMask2.
+	*/
 	EventsHigh HighMonitor
 }
 
 /*
+GetEventMask2 returns both halves of the event mask: the Monitor flags
+and the HighMonitor flags.
+
+It returns the runtime's outputs pdwEventsLow, pdwEventsHigh as the
+fields of EventMask2Result. It needs ICorProfilerInfo5 (every supported
+runtime); on an older runtime it returns an error matching
+ErrNotAvailable without calling the runtime. A failure is the runtime's
+HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo5::GetEventMask2.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2111,12 +2916,36 @@ func (x *Info) setEventMask2(eventsLow Monitor, eventsHigh HighMonitor) error {
 }
 
 // EnumNgenModuleMethodsInliningThisMethodResult holds the outputs of ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
+//
+// EnumNgenModuleMethodsInliningThisMethod returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type EnumNgenModuleMethodsInliningThisMethodResult struct {
+	/*
+	   IncompleteData is the runtime's incompleteData output of
+	   ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
+	*/
 	IncompleteData bool
-	Enum           *MethodEnum
+	/*
+	   Enum is the runtime's ppEnum output of
+	   ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
+	*/
+	Enum *MethodEnum
 }
 
 /*
+EnumNgenModuleMethodsInliningThisMethod returns an enumeration of the
+precompiled methods of a module that inlined a given method (to re-JIT
+them too).
+
+Its arguments are, by the runtime's names: inlinersModuleID
+(inlinersModuleId), inlineeModuleID (inlineeModuleId), inlineeMethodID
+(inlineeMethodId). It returns the runtime's outputs incompleteData,
+ppEnum as the fields of EnumNgenModuleMethodsInliningThisMethodResult.
+It needs ICorProfilerInfo6 (every supported runtime); on an older
+runtime it returns an error matching ErrNotAvailable without calling the
+runtime. A failure is the runtime's HRESULT as the error (errors.Is
+compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2141,7 +2970,18 @@ func (x *Info) EnumNgenModuleMethodsInliningThisMethod(inlinersModuleID ModuleID
 	return res, nil
 }
 
-// It calls ICorProfilerInfo7::ApplyMetaData.
+/*
+ApplyMetaData makes metadata added with ModuleEmit usable by the runtime
+(call it after defining new types or members, before code uses them).
+
+Its arguments are, by the runtime's names: moduleID (moduleId). It needs
+ICorProfilerInfo7 (every supported runtime); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
+It calls ICorProfilerInfo7::ApplyMetaData.
+*/
 func (x *Info) ApplyMetaData(moduleID ModuleID) error {
 	self := x.ptr(7)
 	if self == nil {
@@ -2155,6 +2995,16 @@ func (x *Info) ApplyMetaData(moduleID ModuleID) error {
 }
 
 /*
+GetInMemorySymbolsLength returns the size of the symbols (PDB) of an
+in-memory module.
+
+Its arguments are, by the runtime's names: moduleID (moduleId). It
+returns the runtime's pCountSymbolBytes output as a uint32. It needs
+ICorProfilerInfo7 (every supported runtime); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo7::GetInMemorySymbolsLength.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2178,12 +3028,35 @@ func (x *Info) GetInMemorySymbolsLength(moduleID ModuleID) (uint32, error) {
 }
 
 // ReadInMemorySymbolsResult holds the outputs of ICorProfilerInfo7::ReadInMemorySymbols.
+//
+// ReadInMemorySymbols returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ReadInMemorySymbolsResult struct {
-	SymbolBytes          uint8
+	/*
+	   SymbolBytes is the runtime's pSymbolBytes output of
+	   ICorProfilerInfo7::ReadInMemorySymbols.
+	*/
+	SymbolBytes uint8
+	/*
+	   CountSymbolBytesRead is the runtime's pCountSymbolBytesRead output of
+	   ICorProfilerInfo7::ReadInMemorySymbols.
+	*/
 	CountSymbolBytesRead uint32
 }
 
 /*
+ReadInMemorySymbols reads the symbols of an in-memory module from an
+offset.
+
+Its arguments are, by the runtime's names: moduleID (moduleId),
+symbolsReadOffset (symbolsReadOffset), countSymbolBytes
+(countSymbolBytes). It returns the runtime's outputs pSymbolBytes,
+pCountSymbolBytesRead as the fields of ReadInMemorySymbolsResult. It
+needs ICorProfilerInfo7 (every supported runtime); on an older runtime
+it returns an error matching ErrNotAvailable without calling the
+runtime. A failure is the runtime's HRESULT as the error (errors.Is
+compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo7::ReadInMemorySymbols.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2209,6 +3082,16 @@ func (x *Info) ReadInMemorySymbols(moduleID ModuleID, symbolsReadOffset uint32, 
 }
 
 /*
+IsFunctionDynamic says whether a function is a dynamic method
+(DynamicMethod, LCG): such a method has no metadata token.
+
+Its arguments are, by the runtime's names: functionID (functionId). It
+returns the runtime's isDynamic output as a bool. It needs
+ICorProfilerInfo8 (every supported runtime); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo8::IsFunctionDynamic.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2232,12 +3115,34 @@ func (x *Info) IsFunctionDynamic(functionID FunctionID) (bool, error) {
 }
 
 // FunctionFromIP3Result holds the outputs of ICorProfilerInfo8::GetFunctionFromIP3.
+//
+// GetFunctionFromIP3 returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type FunctionFromIP3Result struct {
+	/*
+	   FunctionID is the runtime's functionId output of
+	   ICorProfilerInfo8::GetFunctionFromIP3.
+	*/
 	FunctionID FunctionID
-	ReJITID    ReJITID
+	/*
+	   ReJITID is the runtime's pReJitId output of
+	   ICorProfilerInfo8::GetFunctionFromIP3.
+	*/
+	ReJITID ReJITID
 }
 
 /*
+GetFunctionFromIP3 returns the function and ReJIT version whose native
+code holds an instruction pointer, dynamic methods included.
+
+Its arguments are, by the runtime's names: ip (ip). It returns the
+runtime's outputs functionId, pReJitId as the fields of
+FunctionFromIP3Result. It needs ICorProfilerInfo8 (every supported
+runtime); on an older runtime it returns an error matching
+ErrNotAvailable without calling the runtime. A failure is the runtime's
+HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo8::GetFunctionFromIP3.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2263,13 +3168,39 @@ func (x *Info) GetFunctionFromIP3(ip Address) (FunctionFromIP3Result, error) {
 }
 
 // DynamicFunctionInfoResult holds the outputs of ICorProfilerInfo8::GetDynamicFunctionInfo.
+//
+// GetDynamicFunctionInfo returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type DynamicFunctionInfoResult struct {
+	/*
+	   ModuleID is the runtime's moduleId output of
+	   ICorProfilerInfo8::GetDynamicFunctionInfo.
+	*/
 	ModuleID ModuleID
-	Sig      []byte
-	Name     string
+	/*
+	   Sig is the runtime's ppvSig output of
+	   ICorProfilerInfo8::GetDynamicFunctionInfo.
+	*/
+	Sig []byte
+	/*
+	   Name is the runtime's wszName output of
+	   ICorProfilerInfo8::GetDynamicFunctionInfo.
+	*/
+	Name string
 }
 
 /*
+GetDynamicFunctionInfo returns a dynamic method's module, signature and
+name.
+
+Its arguments are, by the runtime's names: functionID (functionId). It
+returns the runtime's outputs moduleId, ppvSig, wszName as the fields of
+DynamicFunctionInfoResult. It needs ICorProfilerInfo8 (every supported
+runtime); on an older runtime it returns an error matching
+ErrNotAvailable without calling the runtime. A failure is the runtime's
+HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo8::GetDynamicFunctionInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2308,6 +3239,18 @@ func (x *Info) GetDynamicFunctionInfo(functionID FunctionID) (DynamicFunctionInf
 }
 
 /*
+GetNativeCodeStartAddresses returns the start address of every native
+code version of a function (tiered compilation compiles a method several
+times); empty when none is compiled yet.
+
+Its arguments are, by the runtime's names: functionID (functionID),
+reJITID (reJitId). It returns the runtime's codeStartAddresses output as
+a []Address. It needs ICorProfilerInfo9 (.NET Core 2.1 and later; not
+.NET Core 2.0); on an older runtime it returns an error matching
+ErrNotAvailable without calling the runtime. A failure is the runtime's
+HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo9::GetNativeCodeStartAddresses.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2341,6 +3284,17 @@ func (x *Info) GetNativeCodeStartAddresses(functionID FunctionID, reJITID ReJITI
 }
 
 /*
+GetILToNativeMapping3 returns the IL to native map of the code version
+that starts at an address from GetNativeCodeStartAddresses.
+
+Its arguments are, by the runtime's names: nativeCodeStartAddress
+(pNativeCodeStartAddress). It returns the runtime's map output as a
+[]DebugILToNativeMap. It needs ICorProfilerInfo9 (.NET Core 2.1 and
+later; not .NET Core 2.0); on an older runtime it returns an error
+matching ErrNotAvailable without calling the runtime. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo9::GetILToNativeMapping3.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2374,6 +3328,17 @@ func (x *Info) GetILToNativeMapping3(nativeCodeStartAddress Address) ([]DebugILT
 }
 
 /*
+GetCodeInfo4 returns the native code blocks of the code version that
+starts at an address from GetNativeCodeStartAddresses.
+
+Its arguments are, by the runtime's names: nativeCodeStartAddress
+(pNativeCodeStartAddress). It returns the runtime's codeInfos output as
+a []CodeInfo. It needs ICorProfilerInfo9 (.NET Core 2.1 and later; not
+.NET Core 2.0); on an older runtime it returns an error matching
+ErrNotAvailable without calling the runtime. A failure is the runtime's
+HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo9::GetCodeInfo4.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2420,6 +3385,16 @@ func (x *Info) enumerateObjectReferences(objectID ObjectID, callback unsafe.Poin
 }
 
 /*
+IsFrozenObject says whether an object is frozen (allocated once, never
+moved or collected, as string literals on .NET 8).
+
+Its arguments are, by the runtime's names: objectID (objectId). It
+returns the runtime's pbFrozen output as a bool. It needs
+ICorProfilerInfo10 (.NET Core 3.0 and later); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo10::IsFrozenObject.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2443,6 +3418,15 @@ func (x *Info) IsFrozenObject(objectID ObjectID) (bool, error) {
 }
 
 /*
+GetLOHObjectSizeThreshold returns the size from which objects go to the
+large object heap.
+
+It returns the runtime's pThreshold output as a uint32. It needs
+ICorProfilerInfo10 (.NET Core 3.0 and later); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo10::GetLOHObjectSizeThreshold.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2465,7 +3449,20 @@ func (x *Info) GetLOHObjectSizeThreshold() (uint32, error) {
 	return res, nil
 }
 
-// It calls ICorProfilerInfo10::RequestReJITWithInliners.
+/*
+RequestReJITWithInliners is RequestReJIT that also re-compiles the
+methods that inlined the given ones (rejitFlags: ReJITInlining...
+flags).
+
+Its arguments are, by the runtime's names: rejitFlags (dwRejitFlags),
+moduleIDs (moduleIds), methodIDs (methodIds). It needs
+ICorProfilerInfo10 (.NET Core 3.0 and later); on an older runtime it
+returns an error matching ErrNotAvailable without calling the runtime. A
+failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
+It calls ICorProfilerInfo10::RequestReJITWithInliners.
+*/
 func (x *Info) RequestReJITWithInliners(rejitFlags ReJITFlags, moduleIDs []ModuleID, methodIDs []metadata.Token) error {
 	self := x.ptr(10)
 	if self == nil {
@@ -2478,7 +3475,18 @@ func (x *Info) RequestReJITWithInliners(rejitFlags ReJITFlags, moduleIDs []Modul
 	return nil
 }
 
-// It calls ICorProfilerInfo10::SuspendRuntime.
+/*
+SuspendRuntime suspends every managed thread, as for a GC; ResumeRuntime
+undoes it. Fails with CORPROF_E_SUSPENSION_IN_PROGRESS while another
+suspension runs.
+
+It needs ICorProfilerInfo10 (.NET Core 3.0 and later); on an older
+runtime it returns an error matching ErrNotAvailable without calling the
+runtime. A failure is the runtime's HRESULT as the error (errors.Is
+compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
+It calls ICorProfilerInfo10::SuspendRuntime.
+*/
 func (x *Info) SuspendRuntime() error {
 	self := x.ptr(10)
 	if self == nil {
@@ -2491,7 +3499,16 @@ func (x *Info) SuspendRuntime() error {
 	return nil
 }
 
-// It calls ICorProfilerInfo10::ResumeRuntime.
+/*
+ResumeRuntime resumes the threads SuspendRuntime suspended.
+
+It needs ICorProfilerInfo10 (.NET Core 3.0 and later); on an older
+runtime it returns an error matching ErrNotAvailable without calling the
+runtime. A failure is the runtime's HRESULT as the error (errors.Is
+compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
+It calls ICorProfilerInfo10::ResumeRuntime.
+*/
 func (x *Info) ResumeRuntime() error {
 	self := x.ptr(10)
 	if self == nil {
@@ -2505,6 +3522,17 @@ func (x *Info) ResumeRuntime() error {
 }
 
 /*
+GetEnvironmentVariable returns an environment variable as the runtime
+sees it (the runtime's own copy, which the managed Environment class
+changes).
+
+Its arguments are, by the runtime's names: name (szName). It returns the
+runtime's szValue output as a string. It needs ICorProfilerInfo11 (.NET
+Core 3.0 and later); on an older runtime it returns an error matching
+ErrNotAvailable without calling the runtime. A failure is the runtime's
+HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo11::GetEnvironmentVariable.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2538,7 +3566,19 @@ func (x *Info) GetEnvironmentVariable(name string) (string, error) {
 	return res, nil
 }
 
-// It calls ICorProfilerInfo11::SetEnvironmentVariable.
+/*
+SetEnvironmentVariable sets (or, with an empty value, removes) an
+environment variable in the runtime's copy of the environment.
+
+Its arguments are, by the runtime's names: name (szName), value
+(szValue). It needs ICorProfilerInfo11 (.NET Core 3.0 and later); on an
+older runtime it returns an error matching ErrNotAvailable without
+calling the runtime. A failure is the runtime's HRESULT as the error
+(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+...).
+
+It calls ICorProfilerInfo11::SetEnvironmentVariable.
+*/
 func (x *Info) SetEnvironmentVariable(name string, value string) error {
 	self := x.ptr(11)
 	if self == nil {
@@ -2589,7 +3629,17 @@ func (x *Info) eventPipeAddProviderToSession(session EventPipeSession, providerC
 	return nil
 }
 
-// It calls ICorProfilerInfo12::EventPipeStopSession.
+/*
+EventPipeStopSession stops an EventPipe session this profiler started.
+
+Its arguments are, by the runtime's names: session (session). It needs
+ICorProfilerInfo12 (.NET 5 and later; not .NET Core 3.1); on an older
+runtime it returns an error matching ErrNotAvailable without calling the
+runtime. A failure is the runtime's HRESULT as the error (errors.Is
+compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
+It calls ICorProfilerInfo12::EventPipeStopSession.
+*/
 func (x *Info) EventPipeStopSession(session EventPipeSession) error {
 	self := x.ptr(12)
 	if self == nil {
@@ -2603,6 +3653,17 @@ func (x *Info) EventPipeStopSession(session EventPipeSession) error {
 }
 
 /*
+EventPipeCreateProvider creates an EventPipe provider this profiler can
+write events to.
+
+Its arguments are, by the runtime's names: providerName (providerName).
+It returns the runtime's pProvider output as a EventPipeProvider. It
+needs ICorProfilerInfo12 (.NET 5 and later; not .NET Core 3.1); on an
+older runtime it returns an error matching ErrNotAvailable without
+calling the runtime. A failure is the runtime's HRESULT as the error
+(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+...).
+
 It calls ICorProfilerInfo12::EventPipeCreateProvider.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2627,6 +3688,15 @@ func (x *Info) EventPipeCreateProvider(providerName string) (EventPipeProvider, 
 }
 
 /*
+EventPipeGetProviderInfo returns the name of an EventPipe provider.
+
+Its arguments are, by the runtime's names: provider (provider). It
+returns the runtime's providerName output as a string. It needs
+ICorProfilerInfo12 (.NET 5 and later; not .NET Core 3.1); on an older
+runtime it returns an error matching ErrNotAvailable without calling the
+runtime. A failure is the runtime's HRESULT as the error (errors.Is
+compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo12::EventPipeGetProviderInfo.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2699,6 +3769,18 @@ func (x *Info) eventPipeWriteEvent(event EventPipeEvent, data uint32, data2 unsa
 }
 
 /*
+CreateHandle makes a GC handle to an object: weak (the object may be
+collected; the handle then gives 0), strong (keeps it alive) or pinned
+(keeps it alive and in place). The handle outlives the callback that
+reported the object; DestroyHandle frees it.
+
+Its arguments are, by the runtime's names: object (object), typ (type).
+It returns the runtime's pHandle output as a ObjectHandle. It needs
+ICorProfilerInfo13 (.NET 7 and later; not .NET Core 3.1); on an older
+runtime it returns an error matching ErrNotAvailable without calling the
+runtime. A failure is the runtime's HRESULT as the error (errors.Is
+compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo13::CreateHandle.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2721,7 +3803,18 @@ func (x *Info) CreateHandle(object ObjectID, typ HandleType) (ObjectHandle, erro
 	return res, nil
 }
 
-// It calls ICorProfilerInfo13::DestroyHandle.
+/*
+DestroyHandle frees a handle CreateHandle made; the handle must not be
+used afterwards.
+
+Its arguments are, by the runtime's names: handle (handle). It needs
+ICorProfilerInfo13 (.NET 7 and later; not .NET Core 3.1); on an older
+runtime it returns an error matching ErrNotAvailable without calling the
+runtime. A failure is the runtime's HRESULT as the error (errors.Is
+compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
+It calls ICorProfilerInfo13::DestroyHandle.
+*/
 func (x *Info) DestroyHandle(handle ObjectHandle) error {
 	self := x.ptr(13)
 	if self == nil {
@@ -2735,6 +3828,16 @@ func (x *Info) DestroyHandle(handle ObjectHandle) error {
 }
 
 /*
+GetObjectIDFromHandle returns the object a handle refers to now (it may
+have moved since), or 0 when a weak handle's object was collected.
+
+Its arguments are, by the runtime's names: handle (handle). It returns
+the runtime's pObject output as a ObjectID. It needs ICorProfilerInfo13
+(.NET 7 and later; not .NET Core 3.1); on an older runtime it returns an
+error matching ErrNotAvailable without calling the runtime. A failure is
+the runtime's HRESULT as the error (errors.Is compares it with
+E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo13::GetObjectIDFromHandle.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2758,6 +3861,15 @@ func (x *Info) GetObjectIDFromHandle(handle ObjectHandle) (ObjectID, error) {
 }
 
 /*
+EnumerateNonGCObjects returns an enumeration of the objects on the
+non-GC (frozen) heap.
+
+It returns the runtime's ppEnum output as a *ObjectEnum. It needs
+ICorProfilerInfo14 (.NET 8 and later); on an older runtime it returns an
+error matching ErrNotAvailable without calling the runtime. A failure is
+the runtime's HRESULT as the error (errors.Is compares it with
+E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo14::EnumerateNonGCObjects.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2781,6 +3893,15 @@ func (x *Info) EnumerateNonGCObjects() (*ObjectEnum, error) {
 }
 
 /*
+GetNonGCHeapBounds returns the address ranges of the non-GC heap's
+segments.
+
+It returns the runtime's ranges output as a []NonGCHeapRange. It needs
+ICorProfilerInfo14 (.NET 8 and later); on an older runtime it returns an
+error matching ErrNotAvailable without calling the runtime. A failure is
+the runtime's HRESULT as the error (errors.Is compares it with
+E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+
 It calls ICorProfilerInfo14::GetNonGCHeapBounds.
 When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
 is not known yet), the outputs it did fill are returned with that error.
@@ -2906,7 +4027,13 @@ func (x *ObjectEnum) Release() {
 	x.p = nil
 }
 
-// It calls ICorProfilerObjectEnum::Skip.
+/*
+Its arguments are, by the runtime's names: celt (celt). A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerObjectEnum::Skip.
+*/
 func (x *ObjectEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerObjectEnum")
@@ -2918,7 +4045,12 @@ func (x *ObjectEnum) Skip(celt uint32) error {
 	return nil
 }
 
-// It calls ICorProfilerObjectEnum::Reset.
+/*
+A failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerObjectEnum::Reset.
+*/
 func (x *ObjectEnum) Reset() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerObjectEnum")
@@ -2930,7 +4062,13 @@ func (x *ObjectEnum) Reset() error {
 	return nil
 }
 
-// It calls ICorProfilerObjectEnum::Clone.
+/*
+It returns the runtime's ppEnum output as a *ObjectEnum. A failure is
+the runtime's HRESULT as the error (errors.Is compares it with
+E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerObjectEnum::Clone.
+*/
 func (x *ObjectEnum) Clone() (*ObjectEnum, error) {
 	var res *ObjectEnum
 	if x == nil || x.p == nil {
@@ -2945,7 +4083,13 @@ func (x *ObjectEnum) Clone() (*ObjectEnum, error) {
 	return res, nil
 }
 
-// It calls ICorProfilerObjectEnum::GetCount.
+/*
+It returns the runtime's pcelt output as a uint32. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerObjectEnum::GetCount.
+*/
 func (x *ObjectEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -2960,7 +4104,13 @@ func (x *ObjectEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
-// It calls ICorProfilerObjectEnum::Next.
+/*
+It returns the runtime's objects output as a []ObjectID. A failure is
+the runtime's HRESULT as the error (errors.Is compares it with
+E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerObjectEnum::Next.
+*/
 func (x *ObjectEnum) Next() ([]ObjectID, error) {
 	var res []ObjectID
 	if x == nil || x.p == nil {
@@ -3041,7 +4191,13 @@ func (x *FunctionEnum) Release() {
 	x.p = nil
 }
 
-// It calls ICorProfilerFunctionEnum::Skip.
+/*
+Its arguments are, by the runtime's names: celt (celt). A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerFunctionEnum::Skip.
+*/
 func (x *FunctionEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionEnum")
@@ -3053,7 +4209,12 @@ func (x *FunctionEnum) Skip(celt uint32) error {
 	return nil
 }
 
-// It calls ICorProfilerFunctionEnum::Reset.
+/*
+A failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerFunctionEnum::Reset.
+*/
 func (x *FunctionEnum) Reset() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionEnum")
@@ -3065,7 +4226,13 @@ func (x *FunctionEnum) Reset() error {
 	return nil
 }
 
-// It calls ICorProfilerFunctionEnum::Clone.
+/*
+It returns the runtime's ppEnum output as a *FunctionEnum. A failure is
+the runtime's HRESULT as the error (errors.Is compares it with
+E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerFunctionEnum::Clone.
+*/
 func (x *FunctionEnum) Clone() (*FunctionEnum, error) {
 	var res *FunctionEnum
 	if x == nil || x.p == nil {
@@ -3080,7 +4247,13 @@ func (x *FunctionEnum) Clone() (*FunctionEnum, error) {
 	return res, nil
 }
 
-// It calls ICorProfilerFunctionEnum::GetCount.
+/*
+It returns the runtime's pcelt output as a uint32. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerFunctionEnum::GetCount.
+*/
 func (x *FunctionEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -3095,7 +4268,13 @@ func (x *FunctionEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
-// It calls ICorProfilerFunctionEnum::Next.
+/*
+It returns the runtime's ids output as a []Function. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerFunctionEnum::Next.
+*/
 func (x *FunctionEnum) Next() ([]Function, error) {
 	var res []Function
 	if x == nil || x.p == nil {
@@ -3176,7 +4355,13 @@ func (x *ModuleEnum) Release() {
 	x.p = nil
 }
 
-// It calls ICorProfilerModuleEnum::Skip.
+/*
+Its arguments are, by the runtime's names: celt (celt). A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerModuleEnum::Skip.
+*/
 func (x *ModuleEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerModuleEnum")
@@ -3188,7 +4373,12 @@ func (x *ModuleEnum) Skip(celt uint32) error {
 	return nil
 }
 
-// It calls ICorProfilerModuleEnum::Reset.
+/*
+A failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerModuleEnum::Reset.
+*/
 func (x *ModuleEnum) Reset() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerModuleEnum")
@@ -3200,7 +4390,13 @@ func (x *ModuleEnum) Reset() error {
 	return nil
 }
 
-// It calls ICorProfilerModuleEnum::Clone.
+/*
+It returns the runtime's ppEnum output as a *ModuleEnum. A failure is
+the runtime's HRESULT as the error (errors.Is compares it with
+E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerModuleEnum::Clone.
+*/
 func (x *ModuleEnum) Clone() (*ModuleEnum, error) {
 	var res *ModuleEnum
 	if x == nil || x.p == nil {
@@ -3215,7 +4411,13 @@ func (x *ModuleEnum) Clone() (*ModuleEnum, error) {
 	return res, nil
 }
 
-// It calls ICorProfilerModuleEnum::GetCount.
+/*
+It returns the runtime's pcelt output as a uint32. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerModuleEnum::GetCount.
+*/
 func (x *ModuleEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -3230,7 +4432,13 @@ func (x *ModuleEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
-// It calls ICorProfilerModuleEnum::Next.
+/*
+It returns the runtime's ids output as a []ModuleID. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerModuleEnum::Next.
+*/
 func (x *ModuleEnum) Next() ([]ModuleID, error) {
 	var res []ModuleID
 	if x == nil || x.p == nil {
@@ -3376,8 +4584,14 @@ func (x *FunctionControl) Release() {
 	x.p = nil
 }
 
-// It calls ICorProfilerFunctionControl::SetCodegenFlags.
-func (x *FunctionControl) SetCodegenFlags(flags uint32) error {
+/*
+Its arguments are, by the runtime's names: flags (flags). A failure is
+the runtime's HRESULT as the error (errors.Is compares it with
+E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerFunctionControl::SetCodegenFlags.
+*/
+func (x *FunctionControl) SetCodegenFlags(flags CodegenFlags) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionControl")
 	}
@@ -3388,7 +4602,13 @@ func (x *FunctionControl) SetCodegenFlags(flags uint32) error {
 	return nil
 }
 
-// It calls ICorProfilerFunctionControl::SetILFunctionBody.
+/*
+Its arguments are, by the runtime's names: newILMethodHeader
+(pbNewILMethodHeader). A failure is the runtime's HRESULT as the error
+(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerFunctionControl::SetILFunctionBody.
+*/
 func (x *FunctionControl) SetILFunctionBody(newILMethodHeader []byte) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionControl")
@@ -3400,7 +4620,13 @@ func (x *FunctionControl) SetILFunctionBody(newILMethodHeader []byte) error {
 	return nil
 }
 
-// It calls ICorProfilerFunctionControl::SetILInstrumentedCodeMap.
+/*
+Its arguments are, by the runtime's names: ilMapEntries
+(rgILMapEntries). A failure is the runtime's HRESULT as the error
+(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerFunctionControl::SetILInstrumentedCodeMap.
+*/
 func (x *FunctionControl) SetILInstrumentedCodeMap(ilMapEntries []ILMap) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionControl")
@@ -3468,7 +4694,13 @@ func (x *MethodEnum) Release() {
 	x.p = nil
 }
 
-// It calls ICorProfilerMethodEnum::Skip.
+/*
+Its arguments are, by the runtime's names: celt (celt). A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerMethodEnum::Skip.
+*/
 func (x *MethodEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerMethodEnum")
@@ -3480,7 +4712,12 @@ func (x *MethodEnum) Skip(celt uint32) error {
 	return nil
 }
 
-// It calls ICorProfilerMethodEnum::Reset.
+/*
+A failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerMethodEnum::Reset.
+*/
 func (x *MethodEnum) Reset() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerMethodEnum")
@@ -3492,7 +4729,13 @@ func (x *MethodEnum) Reset() error {
 	return nil
 }
 
-// It calls ICorProfilerMethodEnum::Clone.
+/*
+It returns the runtime's ppEnum output as a *MethodEnum. A failure is
+the runtime's HRESULT as the error (errors.Is compares it with
+E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerMethodEnum::Clone.
+*/
 func (x *MethodEnum) Clone() (*MethodEnum, error) {
 	var res *MethodEnum
 	if x == nil || x.p == nil {
@@ -3507,7 +4750,13 @@ func (x *MethodEnum) Clone() (*MethodEnum, error) {
 	return res, nil
 }
 
-// It calls ICorProfilerMethodEnum::GetCount.
+/*
+It returns the runtime's pcelt output as a uint32. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerMethodEnum::GetCount.
+*/
 func (x *MethodEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -3522,7 +4771,13 @@ func (x *MethodEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
-// It calls ICorProfilerMethodEnum::Next.
+/*
+It returns the runtime's elements output as a []Method. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerMethodEnum::Next.
+*/
 func (x *MethodEnum) Next() ([]Method, error) {
 	var res []Method
 	if x == nil || x.p == nil {
@@ -3603,7 +4858,13 @@ func (x *ThreadEnum) Release() {
 	x.p = nil
 }
 
-// It calls ICorProfilerThreadEnum::Skip.
+/*
+Its arguments are, by the runtime's names: celt (celt). A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerThreadEnum::Skip.
+*/
 func (x *ThreadEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerThreadEnum")
@@ -3615,7 +4876,12 @@ func (x *ThreadEnum) Skip(celt uint32) error {
 	return nil
 }
 
-// It calls ICorProfilerThreadEnum::Reset.
+/*
+A failure is the runtime's HRESULT as the error (errors.Is compares it
+with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerThreadEnum::Reset.
+*/
 func (x *ThreadEnum) Reset() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerThreadEnum")
@@ -3627,7 +4893,13 @@ func (x *ThreadEnum) Reset() error {
 	return nil
 }
 
-// It calls ICorProfilerThreadEnum::Clone.
+/*
+It returns the runtime's ppEnum output as a *ThreadEnum. A failure is
+the runtime's HRESULT as the error (errors.Is compares it with
+E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerThreadEnum::Clone.
+*/
 func (x *ThreadEnum) Clone() (*ThreadEnum, error) {
 	var res *ThreadEnum
 	if x == nil || x.p == nil {
@@ -3642,7 +4914,13 @@ func (x *ThreadEnum) Clone() (*ThreadEnum, error) {
 	return res, nil
 }
 
-// It calls ICorProfilerThreadEnum::GetCount.
+/*
+It returns the runtime's pcelt output as a uint32. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerThreadEnum::GetCount.
+*/
 func (x *ThreadEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -3657,7 +4935,13 @@ func (x *ThreadEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
-// It calls ICorProfilerThreadEnum::Next.
+/*
+It returns the runtime's ids output as a []ThreadID. A failure is the
+runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+CLDB_E_RECORD_NOTFOUND, ...).
+
+It calls ICorProfilerThreadEnum::Next.
+*/
 func (x *ThreadEnum) Next() ([]ThreadID, error) {
 	var res []ThreadID
 	if x == nil || x.p == nil {

@@ -65,15 +65,27 @@ type EventPipeSession uint64
 // ObjectHandle is the runtime's ObjectHandleID (void).
 type ObjectHandle uintptr
 
-// DebugILToNativeMappingTypes is CorDebugIlToNativeMappingTypes.
+/*
+DebugILToNativeMappingTypes is the runtime's
+CorDebugIlToNativeMappingTypes, one value of a list; String names it.
+*/
 type DebugILToNativeMappingTypes int32
 
 const (
-	// NoMapping is NO_MAPPING.
+	/*
+	   NoMapping is the runtime's NO_MAPPING (0xffffffff), a value of
+	   DebugILToNativeMappingTypes.
+	*/
 	NoMapping DebugILToNativeMappingTypes = -1
-	// Prolog is PROLOG.
+	/*
+	   Prolog is the runtime's PROLOG (0xfffffffe), a value of
+	   DebugILToNativeMappingTypes.
+	*/
 	Prolog DebugILToNativeMappingTypes = -2
-	// Epilog is EPILOG.
+	/*
+	   Epilog is the runtime's EPILOG (0xfffffffd), a value of
+	   DebugILToNativeMappingTypes.
+	*/
 	Epilog DebugILToNativeMappingTypes = -3
 )
 
@@ -93,15 +105,27 @@ func (v DebugILToNativeMappingTypes) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesDebugILToNativeMappingTypes, false, "DebugILToNativeMappingTypes")
 }
 
-// SnapshotInfo is COR_PRF_SNAPSHOT_INFO.
+/*
+SnapshotInfo is the runtime's COR_PRF_SNAPSHOT_INFO, one value of a
+list; String names it.
+*/
 type SnapshotInfo uint32
 
 const (
-	// SnapshotDefault is COR_PRF_SNAPSHOT_DEFAULT.
+	/*
+	   SnapshotDefault is the runtime's COR_PRF_SNAPSHOT_DEFAULT (0x0), a value
+	   of SnapshotInfo.
+	*/
 	SnapshotDefault SnapshotInfo = 0
-	// SnapshotRegisterContext is COR_PRF_SNAPSHOT_REGISTER_CONTEXT.
+	/*
+	   SnapshotRegisterContext is the runtime's
+	   COR_PRF_SNAPSHOT_REGISTER_CONTEXT (0x1), a value of SnapshotInfo.
+	*/
 	SnapshotRegisterContext SnapshotInfo = 1
-	// SnapshotX86Optimized is COR_PRF_SNAPSHOT_X86_OPTIMIZED.
+	/*
+	   SnapshotX86Optimized is the runtime's COR_PRF_SNAPSHOT_X86_OPTIMIZED
+	   (0x2), a value of SnapshotInfo.
+	*/
 	SnapshotX86Optimized SnapshotInfo = 2
 )
 
@@ -121,19 +145,37 @@ func (v SnapshotInfo) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesSnapshotInfo, false, "SnapshotInfo")
 }
 
-// StaticType is COR_PRF_STATIC_TYPE.
+/*
+StaticType is the runtime's COR_PRF_STATIC_TYPE, a set of flags: combine
+them with |; String names each.
+*/
 type StaticType uint32
 
 const (
-	// FieldNotAStatic is COR_PRF_FIELD_NOT_A_STATIC.
+	/*
+	   FieldNotAStatic is the runtime's COR_PRF_FIELD_NOT_A_STATIC (0x0), a
+	   flag of StaticType.
+	*/
 	FieldNotAStatic StaticType = 0
-	// FieldAppDomainStatic is COR_PRF_FIELD_APP_DOMAIN_STATIC.
+	/*
+	   FieldAppDomainStatic is the runtime's COR_PRF_FIELD_APP_DOMAIN_STATIC
+	   (0x1), a flag of StaticType.
+	*/
 	FieldAppDomainStatic StaticType = 1
-	// FieldThreadStatic is COR_PRF_FIELD_THREAD_STATIC.
+	/*
+	   FieldThreadStatic is the runtime's COR_PRF_FIELD_THREAD_STATIC (0x2), a
+	   flag of StaticType.
+	*/
 	FieldThreadStatic StaticType = 2
-	// FieldContextStatic is COR_PRF_FIELD_CONTEXT_STATIC.
+	/*
+	   FieldContextStatic is the runtime's COR_PRF_FIELD_CONTEXT_STATIC (0x4),
+	   a flag of StaticType.
+	*/
 	FieldContextStatic StaticType = 4
-	// FieldRVAStatic is COR_PRF_FIELD_RVA_STATIC.
+	/*
+	   FieldRVAStatic is the runtime's COR_PRF_FIELD_RVA_STATIC (0x8), a flag
+	   of StaticType.
+	*/
 	FieldRVAStatic StaticType = 8
 )
 
@@ -159,87 +201,216 @@ func (v StaticType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesStaticType, true, "StaticType")
 }
 
-// Monitor is COR_PRF_MONITOR.
+/*
+Monitor is the runtime's COR_PRF_MONITOR, a set of flags: combine them
+with |; String names each.
+*/
 type Monitor uint32
 
 const (
-	// MonitorNone is COR_PRF_MONITOR_NONE.
+	/*
+	   MonitorNone asks for no callback at all. MonitorNone is the runtime's
+	   COR_PRF_MONITOR_NONE (0x0), a flag of Monitor.
+	*/
 	MonitorNone Monitor = 0
-	// MonitorFunctionUnloads is COR_PRF_MONITOR_FUNCTION_UNLOADS.
+	/*
+	   MonitorFunctionUnloads is the runtime's COR_PRF_MONITOR_FUNCTION_UNLOADS
+	   (0x1), a flag of Monitor.
+	*/
 	MonitorFunctionUnloads Monitor = 1
-	// MonitorClassLoads is COR_PRF_MONITOR_CLASS_LOADS.
+	/*
+	   MonitorClassLoads is the runtime's COR_PRF_MONITOR_CLASS_LOADS (0x2), a
+	   flag of Monitor.
+	*/
 	MonitorClassLoads Monitor = 2
-	// MonitorModuleLoads is COR_PRF_MONITOR_MODULE_LOADS.
+	/*
+	   MonitorModuleLoads is the runtime's COR_PRF_MONITOR_MODULE_LOADS (0x4),
+	   a flag of Monitor.
+	*/
 	MonitorModuleLoads Monitor = 4
-	// MonitorAssemblyLoads is COR_PRF_MONITOR_ASSEMBLY_LOADS.
+	/*
+	   MonitorAssemblyLoads is the runtime's COR_PRF_MONITOR_ASSEMBLY_LOADS
+	   (0x8), a flag of Monitor.
+	*/
 	MonitorAssemblyLoads Monitor = 8
-	// MonitorAppdomainLoads is COR_PRF_MONITOR_APPDOMAIN_LOADS.
+	/*
+	   MonitorAppdomainLoads is the runtime's COR_PRF_MONITOR_APPDOMAIN_LOADS
+	   (0x10), a flag of Monitor.
+	*/
 	MonitorAppdomainLoads Monitor = 16
-	// MonitorJITCompilation is COR_PRF_MONITOR_JIT_COMPILATION.
+	/*
+	   MonitorJITCompilation is the runtime's COR_PRF_MONITOR_JIT_COMPILATION
+	   (0x20), a flag of Monitor.
+	*/
 	MonitorJITCompilation Monitor = 32
-	// MonitorExceptions is COR_PRF_MONITOR_EXCEPTIONS.
+	/*
+	   MonitorExceptions is the runtime's COR_PRF_MONITOR_EXCEPTIONS (0x40), a
+	   flag of Monitor.
+	*/
 	MonitorExceptions Monitor = 64
-	// MonitorGC is COR_PRF_MONITOR_GC.
+	// MonitorGC is the runtime's COR_PRF_MONITOR_GC (0x80), a flag of Monitor.
 	MonitorGC Monitor = 128
-	// MonitorObjectAllocated is COR_PRF_MONITOR_OBJECT_ALLOCATED.
+	/*
+	   MonitorObjectAllocated is the runtime's COR_PRF_MONITOR_OBJECT_ALLOCATED
+	   (0x100), a flag of Monitor.
+	*/
 	MonitorObjectAllocated Monitor = 256
-	// MonitorThreads is COR_PRF_MONITOR_THREADS.
+	/*
+	   MonitorThreads is the runtime's COR_PRF_MONITOR_THREADS (0x200), a flag
+	   of Monitor.
+	*/
 	MonitorThreads Monitor = 512
-	// MonitorRemoting is COR_PRF_MONITOR_REMOTING.
+	/*
+	   MonitorRemoting is the runtime's COR_PRF_MONITOR_REMOTING (0x400), a
+	   flag of Monitor.
+	*/
 	MonitorRemoting Monitor = 1024
-	// MonitorCodeTransitions is COR_PRF_MONITOR_CODE_TRANSITIONS.
+	/*
+	   MonitorCodeTransitions is the runtime's COR_PRF_MONITOR_CODE_TRANSITIONS
+	   (0x800), a flag of Monitor.
+	*/
 	MonitorCodeTransitions Monitor = 2048
-	// MonitorEnterLeave is COR_PRF_MONITOR_ENTERLEAVE.
+	/*
+	   MonitorEnterLeave is the runtime's COR_PRF_MONITOR_ENTERLEAVE (0x1000),
+	   a flag of Monitor.
+	*/
 	MonitorEnterLeave Monitor = 4096
-	// MonitorCCW is COR_PRF_MONITOR_CCW.
+	/*
+	   MonitorCCW is the runtime's COR_PRF_MONITOR_CCW (0x2000), a flag of
+	   Monitor.
+	*/
 	MonitorCCW Monitor = 8192
-	// MonitorRemotingCookie is COR_PRF_MONITOR_REMOTING_COOKIE.
+	/*
+	   MonitorRemotingCookie is the runtime's COR_PRF_MONITOR_REMOTING_COOKIE
+	   (0x4400), a combination of flags of Monitor.
+	*/
 	MonitorRemotingCookie Monitor = 17408
-	// MonitorRemotingAsync is COR_PRF_MONITOR_REMOTING_ASYNC.
+	/*
+	   MonitorRemotingAsync is the runtime's COR_PRF_MONITOR_REMOTING_ASYNC
+	   (0x8400), a combination of flags of Monitor.
+	*/
 	MonitorRemotingAsync Monitor = 33792
-	// MonitorSuspends is COR_PRF_MONITOR_SUSPENDS.
+	/*
+	   MonitorSuspends is the runtime's COR_PRF_MONITOR_SUSPENDS (0x10000), a
+	   flag of Monitor.
+	*/
 	MonitorSuspends Monitor = 65536
-	// MonitorCacheSearches is COR_PRF_MONITOR_CACHE_SEARCHES.
+	/*
+	   MonitorCacheSearches is the runtime's COR_PRF_MONITOR_CACHE_SEARCHES
+	   (0x20000), a flag of Monitor.
+	*/
 	MonitorCacheSearches Monitor = 131072
-	// EnableReJIT is COR_PRF_ENABLE_REJIT.
+	/*
+	   EnableReJIT is the runtime's COR_PRF_ENABLE_REJIT (0x40000), a flag of
+	   Monitor.
+	*/
 	EnableReJIT Monitor = 262144
-	// EnableInProcDebugging is COR_PRF_ENABLE_INPROC_DEBUGGING.
+	/*
+	   EnableInProcDebugging is the runtime's COR_PRF_ENABLE_INPROC_DEBUGGING
+	   (0x80000), a flag of Monitor.
+	*/
 	EnableInProcDebugging Monitor = 524288
-	// EnableJITMaps is COR_PRF_ENABLE_JIT_MAPS.
+	/*
+	   EnableJITMaps is the runtime's COR_PRF_ENABLE_JIT_MAPS (0x100000), a
+	   flag of Monitor.
+	*/
 	EnableJITMaps Monitor = 1048576
-	// DisableInlining is COR_PRF_DISABLE_INLINING.
+	/*
+	   DisableInlining is the runtime's COR_PRF_DISABLE_INLINING (0x200000), a
+	   flag of Monitor.
+	*/
 	DisableInlining Monitor = 2097152
-	// DisableOptimizations is COR_PRF_DISABLE_OPTIMIZATIONS.
+	/*
+	   DisableOptimizations is the runtime's COR_PRF_DISABLE_OPTIMIZATIONS
+	   (0x400000), a flag of Monitor.
+	*/
 	DisableOptimizations Monitor = 4194304
-	// EnableObjectAllocated is COR_PRF_ENABLE_OBJECT_ALLOCATED.
+	/*
+	   EnableObjectAllocated is the runtime's COR_PRF_ENABLE_OBJECT_ALLOCATED
+	   (0x800000), a flag of Monitor.
+	*/
 	EnableObjectAllocated Monitor = 8388608
-	// MonitorCLRExceptions is COR_PRF_MONITOR_CLR_EXCEPTIONS.
+	/*
+	   MonitorCLRExceptions is the runtime's COR_PRF_MONITOR_CLR_EXCEPTIONS
+	   (0x1000000), a flag of Monitor.
+	*/
 	MonitorCLRExceptions Monitor = 16777216
-	// MonitorAll is COR_PRF_MONITOR_ALL.
+	/*
+	   MonitorAll (every Monitor flag that asks for callbacks, without the
+	   Enable/Disable switches) is what MonitorAll asks for. MonitorAll is the
+	   runtime's COR_PRF_MONITOR_ALL (0x107ffff), a combination of flags of
+	   Monitor.
+	*/
 	MonitorAll Monitor = 17301503
-	// EnableFunctionArgs is COR_PRF_ENABLE_FUNCTION_ARGS.
+	/*
+	   EnableFunctionArgs is the runtime's COR_PRF_ENABLE_FUNCTION_ARGS
+	   (0x2000000), a flag of Monitor.
+	*/
 	EnableFunctionArgs Monitor = 33554432
-	// EnableFunctionRetVal is COR_PRF_ENABLE_FUNCTION_RETVAL.
+	/*
+	   EnableFunctionRetVal is the runtime's COR_PRF_ENABLE_FUNCTION_RETVAL
+	   (0x4000000), a flag of Monitor.
+	*/
 	EnableFunctionRetVal Monitor = 67108864
-	// EnableFrameInfo is COR_PRF_ENABLE_FRAME_INFO.
+	/*
+	   EnableFrameInfo is the runtime's COR_PRF_ENABLE_FRAME_INFO (0x8000000),
+	   a flag of Monitor.
+	*/
 	EnableFrameInfo Monitor = 134217728
-	// EnableStackSnapshot is COR_PRF_ENABLE_STACK_SNAPSHOT.
+	/*
+	   EnableStackSnapshot is the runtime's COR_PRF_ENABLE_STACK_SNAPSHOT
+	   (0x10000000), a flag of Monitor.
+	*/
 	EnableStackSnapshot Monitor = 268435456
-	// UseProfileImages is COR_PRF_USE_PROFILE_IMAGES.
+	/*
+	   UseProfileImages is the runtime's COR_PRF_USE_PROFILE_IMAGES
+	   (0x20000000), a flag of Monitor.
+	*/
 	UseProfileImages Monitor = 536870912
-	// DisableTransparencyChecksUnderFullTrust is COR_PRF_DISABLE_TRANSPARENCY_CHECKS_UNDER_FULL_TRUST.
+	/*
+	   DisableTransparencyChecksUnderFullTrust is the runtime's
+	   COR_PRF_DISABLE_TRANSPARENCY_CHECKS_UNDER_FULL_TRUST (0x40000000), a
+	   flag of Monitor.
+	*/
 	DisableTransparencyChecksUnderFullTrust Monitor = 1073741824
-	// DisableAllNGenImages is COR_PRF_DISABLE_ALL_NGEN_IMAGES.
+	/*
+	   DisableAllNGenImages is the runtime's COR_PRF_DISABLE_ALL_NGEN_IMAGES
+	   (0x80000000), a flag of Monitor.
+	*/
 	DisableAllNGenImages Monitor = 2147483648
-	// MonitorMonitorAll is COR_PRF_ALL.
-	MonitorMonitorAll Monitor = 2415919103
-	// RequireProfileImage is COR_PRF_REQUIRE_PROFILE_IMAGE.
+	/*
+	   MonitorAllFlags (every flag SetEventMask accepts, switches included) is
+	   rarely what a profiler wants: it disables inlining and optimisations
+	   too. MonitorAllFlags is the runtime's COR_PRF_ALL (0x8fffffff), a
+	   combination of flags of Monitor.
+	*/
+	MonitorAllFlags Monitor = 2415919103
+	/*
+	   RequireProfileImage is the set of Monitor flags that need profile
+	   (non-precompiled) images. RequireProfileImage is the runtime's
+	   COR_PRF_REQUIRE_PROFILE_IMAGE (0x20001800), a combination of flags of
+	   Monitor.
+	*/
 	RequireProfileImage Monitor = 536877056
-	// AllowableAfterAttach is COR_PRF_ALLOWABLE_AFTER_ATTACH.
+	/*
+	   AllowableAfterAttach is the set of Monitor flags a profiler attached to
+	   a running process may set. AllowableAfterAttach is the runtime's
+	   COR_PRF_ALLOWABLE_AFTER_ATTACH (0x106502fe), a combination of flags of
+	   Monitor.
+	*/
 	AllowableAfterAttach Monitor = 275055358
-	// AllowableNotificationProfiler is COR_PRF_ALLOWABLE_NOTIFICATION_PROFILER.
+	/*
+	   AllowableNotificationProfiler is the runtime's
+	   COR_PRF_ALLOWABLE_NOTIFICATION_PROFILER (0xb1e32b7f), a combination of
+	   flags of Monitor.
+	*/
 	AllowableNotificationProfiler Monitor = 2984455039
-	// MonitorImmutable is COR_PRF_MONITOR_IMMUTABLE.
+	/*
+	   MonitorImmutable is the set of Monitor flags that can only be set in
+	   Initialize, never changed later. MonitorImmutable is the runtime's
+	   COR_PRF_MONITOR_IMMUTABLE (0xee98cc00), a combination of flags of
+	   Monitor.
+	*/
 	MonitorImmutable Monitor = 4002991104
 )
 
@@ -346,7 +517,7 @@ var namesMonitor = []enumfmt.Name{{
 	N: "DisableAllNGenImages",
 	V: uint64(0x80000000),
 }, {
-	N: "MonitorMonitorAll",
+	N: "MonitorAllFlags",
 	V: uint64(0x8fffffff),
 }, {
 	N: "RequireProfileImage",
@@ -367,37 +538,89 @@ func (v Monitor) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesMonitor, true, "Monitor")
 }
 
-// HighMonitor is COR_PRF_HIGH_MONITOR.
+/*
+HighMonitor is the runtime's COR_PRF_HIGH_MONITOR, a set of flags:
+combine them with |; String names each.
+*/
 type HighMonitor uint32
 
 const (
-	// HighNone is COR_PRF_HIGH_MONITOR_NONE.
+	/*
+	   HighNone is the runtime's COR_PRF_HIGH_MONITOR_NONE (0x0), a flag of
+	   HighMonitor.
+	*/
 	HighNone HighMonitor = 0
-	// HighAddAssemblyReferences is COR_PRF_HIGH_ADD_ASSEMBLY_REFERENCES.
+	/*
+	   HighAddAssemblyReferences is the runtime's
+	   COR_PRF_HIGH_ADD_ASSEMBLY_REFERENCES (0x1), a flag of HighMonitor.
+	*/
 	HighAddAssemblyReferences HighMonitor = 1
-	// HighInMemorySymbolsUpdated is COR_PRF_HIGH_IN_MEMORY_SYMBOLS_UPDATED.
+	/*
+	   HighInMemorySymbolsUpdated is the runtime's
+	   COR_PRF_HIGH_IN_MEMORY_SYMBOLS_UPDATED (0x2), a flag of HighMonitor.
+	*/
 	HighInMemorySymbolsUpdated HighMonitor = 2
-	// HighDynamicFunctionUnloads is COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS.
+	/*
+	   HighDynamicFunctionUnloads is the runtime's
+	   COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS (0x4), a flag of
+	   HighMonitor.
+	*/
 	HighDynamicFunctionUnloads HighMonitor = 4
-	// HighDisableTieredCompilation is COR_PRF_HIGH_DISABLE_TIERED_COMPILATION.
+	/*
+	   HighDisableTieredCompilation is the runtime's
+	   COR_PRF_HIGH_DISABLE_TIERED_COMPILATION (0x8), a flag of HighMonitor.
+	*/
 	HighDisableTieredCompilation HighMonitor = 8
-	// HighBasicGC is COR_PRF_HIGH_BASIC_GC.
+	/*
+	   HighBasicGC is the runtime's COR_PRF_HIGH_BASIC_GC (0x10), a flag of
+	   HighMonitor.
+	*/
 	HighBasicGC HighMonitor = 16
-	// HighGCMovedObjects is COR_PRF_HIGH_MONITOR_GC_MOVED_OBJECTS.
+	/*
+	   HighGCMovedObjects is the runtime's
+	   COR_PRF_HIGH_MONITOR_GC_MOVED_OBJECTS (0x20), a flag of HighMonitor.
+	*/
 	HighGCMovedObjects HighMonitor = 32
-	// HighRequireProfileImage is COR_PRF_HIGH_REQUIRE_PROFILE_IMAGE.
+	/*
+	   HighRequireProfileImage is the set of HighMonitor flags that need
+	   profile images, which is empty (0): no high flag does. It exists because
+	   the runtime defines it. HighRequireProfileImage is the runtime's
+	   COR_PRF_HIGH_REQUIRE_PROFILE_IMAGE (0x0), a flag of HighMonitor.
+	*/
 	HighRequireProfileImage HighMonitor = 0
-	// HighLargeObjectAllocated is COR_PRF_HIGH_MONITOR_LARGEOBJECT_ALLOCATED.
+	/*
+	   HighLargeObjectAllocated is the runtime's
+	   COR_PRF_HIGH_MONITOR_LARGEOBJECT_ALLOCATED (0x40), a flag of
+	   HighMonitor.
+	*/
 	HighLargeObjectAllocated HighMonitor = 64
-	// HighEventPipe is COR_PRF_HIGH_MONITOR_EVENT_PIPE.
+	/*
+	   HighEventPipe is the runtime's COR_PRF_HIGH_MONITOR_EVENT_PIPE (0x80), a
+	   flag of HighMonitor.
+	*/
 	HighEventPipe HighMonitor = 128
-	// HighPinnedObjectAllocated is COR_PRF_HIGH_MONITOR_PINNEDOBJECT_ALLOCATED.
+	/*
+	   HighPinnedObjectAllocated is the runtime's
+	   COR_PRF_HIGH_MONITOR_PINNEDOBJECT_ALLOCATED (0x100), a flag of
+	   HighMonitor.
+	*/
 	HighPinnedObjectAllocated HighMonitor = 256
-	// HighAllowableAfterAttach is COR_PRF_HIGH_ALLOWABLE_AFTER_ATTACH.
+	/*
+	   HighAllowableAfterAttach is the runtime's
+	   COR_PRF_HIGH_ALLOWABLE_AFTER_ATTACH (0xf6), a combination of flags of
+	   HighMonitor.
+	*/
 	HighAllowableAfterAttach HighMonitor = 246
-	// HighAllowableNotificationProfiler is COR_PRF_HIGH_ALLOWABLE_NOTIFICATION_PROFILER.
+	/*
+	   HighAllowableNotificationProfiler is the runtime's
+	   COR_PRF_HIGH_ALLOWABLE_NOTIFICATION_PROFILER (0xfe), a combination of
+	   flags of HighMonitor.
+	*/
 	HighAllowableNotificationProfiler HighMonitor = 254
-	// HighImmutable is COR_PRF_HIGH_MONITOR_IMMUTABLE.
+	/*
+	   HighImmutable is the runtime's COR_PRF_HIGH_MONITOR_IMMUTABLE (0x8), a
+	   flag of HighMonitor.
+	*/
 	HighImmutable HighMonitor = 8
 )
 
@@ -444,15 +667,27 @@ func (v HighMonitor) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesHighMonitor, true, "HighMonitor")
 }
 
-// Misc is COR_PRF_MISC.
+/*
+Misc is the runtime's COR_PRF_MISC, one value of a list; String names
+it.
+*/
 type Misc uint32
 
 const (
-	// ProfilerParentUnknown is PROFILER_PARENT_UNKNOWN.
+	/*
+	   ProfilerParentUnknown is the runtime's PROFILER_PARENT_UNKNOWN
+	   (0xfffffffd), a value of Misc.
+	*/
 	ProfilerParentUnknown Misc = 4294967293
-	// ProfilerGlobalClass is PROFILER_GLOBAL_CLASS.
+	/*
+	   ProfilerGlobalClass is the runtime's PROFILER_GLOBAL_CLASS (0xfffffffe),
+	   a value of Misc.
+	*/
 	ProfilerGlobalClass Misc = 4294967294
-	// ProfilerGlobalModule is PROFILER_GLOBAL_MODULE.
+	/*
+	   ProfilerGlobalModule is the runtime's PROFILER_GLOBAL_MODULE
+	   (0xffffffff), a value of Misc.
+	*/
 	ProfilerGlobalModule Misc = 4294967295
 )
 
@@ -472,13 +707,22 @@ func (v Misc) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesMisc, false, "Misc")
 }
 
-// JITCache is COR_PRF_JIT_CACHE.
+/*
+JITCache is the runtime's COR_PRF_JIT_CACHE, one value of a list; String
+names it.
+*/
 type JITCache uint32
 
 const (
-	// CachedFunctionFound is COR_PRF_CACHED_FUNCTION_FOUND.
+	/*
+	   CachedFunctionFound is the runtime's COR_PRF_CACHED_FUNCTION_FOUND
+	   (0x0), a value of JITCache.
+	*/
 	CachedFunctionFound JITCache = 0
-	// CachedFunctionNotFound is COR_PRF_CACHED_FUNCTION_NOT_FOUND.
+	/*
+	   CachedFunctionNotFound is the runtime's
+	   COR_PRF_CACHED_FUNCTION_NOT_FOUND (0x1), a value of JITCache.
+	*/
 	CachedFunctionNotFound JITCache = 1
 )
 
@@ -495,13 +739,22 @@ func (v JITCache) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesJITCache, false, "JITCache")
 }
 
-// TransitionReason is COR_PRF_TRANSITION_REASON.
+/*
+TransitionReason is the runtime's COR_PRF_TRANSITION_REASON, one value
+of a list; String names it.
+*/
 type TransitionReason uint32
 
 const (
-	// TransitionCall is COR_PRF_TRANSITION_CALL.
+	/*
+	   TransitionCall is the runtime's COR_PRF_TRANSITION_CALL (0x0), a value
+	   of TransitionReason.
+	*/
 	TransitionCall TransitionReason = 0
-	// TransitionReturn is COR_PRF_TRANSITION_RETURN.
+	/*
+	   TransitionReturn is the runtime's COR_PRF_TRANSITION_RETURN (0x1), a
+	   value of TransitionReason.
+	*/
 	TransitionReturn TransitionReason = 1
 )
 
@@ -518,27 +771,59 @@ func (v TransitionReason) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesTransitionReason, false, "TransitionReason")
 }
 
-// SuspendReason is COR_PRF_SUSPEND_REASON.
+/*
+SuspendReason is the runtime's COR_PRF_SUSPEND_REASON, a set of flags:
+combine them with |; String names each.
+*/
 type SuspendReason uint32
 
 const (
-	// SuspendOther is COR_PRF_SUSPEND_OTHER.
+	/*
+	   SuspendOther is the runtime's COR_PRF_SUSPEND_OTHER (0x0), a flag of
+	   SuspendReason.
+	*/
 	SuspendOther SuspendReason = 0
-	// SuspendForGC is COR_PRF_SUSPEND_FOR_GC.
+	/*
+	   SuspendForGC is the runtime's COR_PRF_SUSPEND_FOR_GC (0x1), a flag of
+	   SuspendReason.
+	*/
 	SuspendForGC SuspendReason = 1
-	// SuspendForAppdomainShutdown is COR_PRF_SUSPEND_FOR_APPDOMAIN_SHUTDOWN.
+	/*
+	   SuspendForAppdomainShutdown is the runtime's
+	   COR_PRF_SUSPEND_FOR_APPDOMAIN_SHUTDOWN (0x2), a flag of SuspendReason.
+	*/
 	SuspendForAppdomainShutdown SuspendReason = 2
-	// SuspendForCodePitching is COR_PRF_SUSPEND_FOR_CODE_PITCHING.
+	/*
+	   SuspendForCodePitching is the runtime's
+	   COR_PRF_SUSPEND_FOR_CODE_PITCHING (0x3), a combination of flags of
+	   SuspendReason.
+	*/
 	SuspendForCodePitching SuspendReason = 3
-	// SuspendForShutdown is COR_PRF_SUSPEND_FOR_SHUTDOWN.
+	/*
+	   SuspendForShutdown is the runtime's COR_PRF_SUSPEND_FOR_SHUTDOWN (0x4),
+	   a flag of SuspendReason.
+	*/
 	SuspendForShutdown SuspendReason = 4
-	// SuspendForInProcDebugger is COR_PRF_SUSPEND_FOR_INPROC_DEBUGGER.
+	/*
+	   SuspendForInProcDebugger is the runtime's
+	   COR_PRF_SUSPEND_FOR_INPROC_DEBUGGER (0x6), a combination of flags of
+	   SuspendReason.
+	*/
 	SuspendForInProcDebugger SuspendReason = 6
-	// SuspendForGCPrep is COR_PRF_SUSPEND_FOR_GC_PREP.
+	/*
+	   SuspendForGCPrep is the runtime's COR_PRF_SUSPEND_FOR_GC_PREP (0x7), a
+	   combination of flags of SuspendReason.
+	*/
 	SuspendForGCPrep SuspendReason = 7
-	// SuspendForReJIT is COR_PRF_SUSPEND_FOR_REJIT.
+	/*
+	   SuspendForReJIT is the runtime's COR_PRF_SUSPEND_FOR_REJIT (0x8), a flag
+	   of SuspendReason.
+	*/
 	SuspendForReJIT SuspendReason = 8
-	// SuspendForProfiler is COR_PRF_SUSPEND_FOR_PROFILER.
+	/*
+	   SuspendForProfiler is the runtime's COR_PRF_SUSPEND_FOR_PROFILER (0x9),
+	   a combination of flags of SuspendReason.
+	*/
 	SuspendForProfiler SuspendReason = 9
 )
 
@@ -576,13 +861,19 @@ func (v SuspendReason) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesSuspendReason, true, "SuspendReason")
 }
 
-// RuntimeType is COR_PRF_RUNTIME_TYPE.
+/*
+RuntimeType is the runtime's COR_PRF_RUNTIME_TYPE, one value of a list;
+String names it.
+*/
 type RuntimeType uint32
 
 const (
-	// DesktopCLR is COR_PRF_DESKTOP_CLR.
+	/*
+	   DesktopCLR is the runtime's COR_PRF_DESKTOP_CLR (0x1), a value of
+	   RuntimeType.
+	*/
 	DesktopCLR RuntimeType = 1
-	// CoreCLR is COR_PRF_CORE_CLR.
+	// CoreCLR is the runtime's COR_PRF_CORE_CLR (0x2), a value of RuntimeType.
 	CoreCLR RuntimeType = 2
 )
 
@@ -599,13 +890,22 @@ func (v RuntimeType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesRuntimeType, false, "RuntimeType")
 }
 
-// ReJITFlags is COR_PRF_REJIT_FLAGS.
+/*
+ReJITFlags is the runtime's COR_PRF_REJIT_FLAGS, one value of a list;
+String names it.
+*/
 type ReJITFlags uint32
 
 const (
-	// ReJITBlockInlining is COR_PRF_REJIT_BLOCK_INLINING.
+	/*
+	   ReJITBlockInlining is the runtime's COR_PRF_REJIT_BLOCK_INLINING (0x1),
+	   a value of ReJITFlags.
+	*/
 	ReJITBlockInlining ReJITFlags = 1
-	// ReJITInliningCallbacks is COR_PRF_REJIT_INLINING_CALLBACKS.
+	/*
+	   ReJITInliningCallbacks is the runtime's COR_PRF_REJIT_INLINING_CALLBACKS
+	   (0x2), a value of ReJITFlags.
+	*/
 	ReJITInliningCallbacks ReJITFlags = 2
 )
 
@@ -622,45 +922,102 @@ func (v ReJITFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesReJITFlags, false, "ReJITFlags")
 }
 
-// EventPipeParamType is COR_PRF_EVENTPIPE_PARAM_TYPE.
+/*
+EventPipeParamType is the runtime's COR_PRF_EVENTPIPE_PARAM_TYPE, one
+value of a list; String names it.
+*/
 type EventPipeParamType uint32
 
 const (
-	// EventPipeObject is COR_PRF_EVENTPIPE_OBJECT.
+	/*
+	   EventPipeObject is the runtime's COR_PRF_EVENTPIPE_OBJECT (0x1), a value
+	   of EventPipeParamType.
+	*/
 	EventPipeObject EventPipeParamType = 1
-	// EventPipeBoolean is COR_PRF_EVENTPIPE_BOOLEAN.
+	/*
+	   EventPipeBoolean is the runtime's COR_PRF_EVENTPIPE_BOOLEAN (0x3), a
+	   value of EventPipeParamType.
+	*/
 	EventPipeBoolean EventPipeParamType = 3
-	// EventPipeChar is COR_PRF_EVENTPIPE_CHAR.
+	/*
+	   EventPipeChar is the runtime's COR_PRF_EVENTPIPE_CHAR (0x4), a value of
+	   EventPipeParamType.
+	*/
 	EventPipeChar EventPipeParamType = 4
-	// EventPipeSByte is COR_PRF_EVENTPIPE_SBYTE.
+	/*
+	   EventPipeSByte is the runtime's COR_PRF_EVENTPIPE_SBYTE (0x5), a value
+	   of EventPipeParamType.
+	*/
 	EventPipeSByte EventPipeParamType = 5
-	// EventPipeByte is COR_PRF_EVENTPIPE_BYTE.
+	/*
+	   EventPipeByte is the runtime's COR_PRF_EVENTPIPE_BYTE (0x6), a value of
+	   EventPipeParamType.
+	*/
 	EventPipeByte EventPipeParamType = 6
-	// EventPipeInt16 is COR_PRF_EVENTPIPE_INT16.
+	/*
+	   EventPipeInt16 is the runtime's COR_PRF_EVENTPIPE_INT16 (0x7), a value
+	   of EventPipeParamType.
+	*/
 	EventPipeInt16 EventPipeParamType = 7
-	// EventPipeUint16 is COR_PRF_EVENTPIPE_UINT16.
+	/*
+	   EventPipeUint16 is the runtime's COR_PRF_EVENTPIPE_UINT16 (0x8), a value
+	   of EventPipeParamType.
+	*/
 	EventPipeUint16 EventPipeParamType = 8
-	// EventPipeInt32 is COR_PRF_EVENTPIPE_INT32.
+	/*
+	   EventPipeInt32 is the runtime's COR_PRF_EVENTPIPE_INT32 (0x9), a value
+	   of EventPipeParamType.
+	*/
 	EventPipeInt32 EventPipeParamType = 9
-	// EventPipeUint32 is COR_PRF_EVENTPIPE_UINT32.
+	/*
+	   EventPipeUint32 is the runtime's COR_PRF_EVENTPIPE_UINT32 (0xa), a value
+	   of EventPipeParamType.
+	*/
 	EventPipeUint32 EventPipeParamType = 10
-	// EventPipeInt64 is COR_PRF_EVENTPIPE_INT64.
+	/*
+	   EventPipeInt64 is the runtime's COR_PRF_EVENTPIPE_INT64 (0xb), a value
+	   of EventPipeParamType.
+	*/
 	EventPipeInt64 EventPipeParamType = 11
-	// EventPipeUint64 is COR_PRF_EVENTPIPE_UINT64.
+	/*
+	   EventPipeUint64 is the runtime's COR_PRF_EVENTPIPE_UINT64 (0xc), a value
+	   of EventPipeParamType.
+	*/
 	EventPipeUint64 EventPipeParamType = 12
-	// EventPipeSingle is COR_PRF_EVENTPIPE_SINGLE.
+	/*
+	   EventPipeSingle is the runtime's COR_PRF_EVENTPIPE_SINGLE (0xd), a value
+	   of EventPipeParamType.
+	*/
 	EventPipeSingle EventPipeParamType = 13
-	// EventPipeDouble is COR_PRF_EVENTPIPE_DOUBLE.
+	/*
+	   EventPipeDouble is the runtime's COR_PRF_EVENTPIPE_DOUBLE (0xe), a value
+	   of EventPipeParamType.
+	*/
 	EventPipeDouble EventPipeParamType = 14
-	// EventPipeDecimal is COR_PRF_EVENTPIPE_DECIMAL.
+	/*
+	   EventPipeDecimal is the runtime's COR_PRF_EVENTPIPE_DECIMAL (0xf), a
+	   value of EventPipeParamType.
+	*/
 	EventPipeDecimal EventPipeParamType = 15
-	// EventPipeDatetime is COR_PRF_EVENTPIPE_DATETIME.
+	/*
+	   EventPipeDatetime is the runtime's COR_PRF_EVENTPIPE_DATETIME (0x10), a
+	   value of EventPipeParamType.
+	*/
 	EventPipeDatetime EventPipeParamType = 16
-	// EventPipeGUID is COR_PRF_EVENTPIPE_GUID.
+	/*
+	   EventPipeGUID is the runtime's COR_PRF_EVENTPIPE_GUID (0x11), a value of
+	   EventPipeParamType.
+	*/
 	EventPipeGUID EventPipeParamType = 17
-	// EventPipeString is COR_PRF_EVENTPIPE_STRING.
+	/*
+	   EventPipeString is the runtime's COR_PRF_EVENTPIPE_STRING (0x12), a
+	   value of EventPipeParamType.
+	*/
 	EventPipeString EventPipeParamType = 18
-	// EventPipeArray is COR_PRF_EVENTPIPE_ARRAY.
+	/*
+	   EventPipeArray is the runtime's COR_PRF_EVENTPIPE_ARRAY (0x13), a value
+	   of EventPipeParamType.
+	*/
 	EventPipeArray EventPipeParamType = 19
 )
 
@@ -725,21 +1082,42 @@ func (v EventPipeParamType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesEventPipeParamType, false, "EventPipeParamType")
 }
 
-// EventPipeLevel is COR_PRF_EVENTPIPE_LEVEL.
+/*
+EventPipeLevel is the runtime's COR_PRF_EVENTPIPE_LEVEL, a set of flags:
+combine them with |; String names each.
+*/
 type EventPipeLevel uint32
 
 const (
-	// EventPipeLogalways is COR_PRF_EVENTPIPE_LOGALWAYS.
+	/*
+	   EventPipeLogalways is the runtime's COR_PRF_EVENTPIPE_LOGALWAYS (0x0), a
+	   flag of EventPipeLevel.
+	*/
 	EventPipeLogalways EventPipeLevel = 0
-	// EventPipeCritical is COR_PRF_EVENTPIPE_CRITICAL.
+	/*
+	   EventPipeCritical is the runtime's COR_PRF_EVENTPIPE_CRITICAL (0x1), a
+	   flag of EventPipeLevel.
+	*/
 	EventPipeCritical EventPipeLevel = 1
-	// EventPipeError is COR_PRF_EVENTPIPE_ERROR.
+	/*
+	   EventPipeError is the runtime's COR_PRF_EVENTPIPE_ERROR (0x2), a flag of
+	   EventPipeLevel.
+	*/
 	EventPipeError EventPipeLevel = 2
-	// EventPipeWarning is COR_PRF_EVENTPIPE_WARNING.
+	/*
+	   EventPipeWarning is the runtime's COR_PRF_EVENTPIPE_WARNING (0x3), a
+	   combination of flags of EventPipeLevel.
+	*/
 	EventPipeWarning EventPipeLevel = 3
-	// EventPipeInformational is COR_PRF_EVENTPIPE_INFORMATIONAL.
+	/*
+	   EventPipeInformational is the runtime's COR_PRF_EVENTPIPE_INFORMATIONAL
+	   (0x4), a flag of EventPipeLevel.
+	*/
 	EventPipeInformational EventPipeLevel = 4
-	// EventPipeVerbose is COR_PRF_EVENTPIPE_VERBOSE.
+	/*
+	   EventPipeVerbose is the runtime's COR_PRF_EVENTPIPE_VERBOSE (0x5), a
+	   combination of flags of EventPipeLevel.
+	*/
 	EventPipeVerbose EventPipeLevel = 5
 )
 
@@ -768,15 +1146,27 @@ func (v EventPipeLevel) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesEventPipeLevel, true, "EventPipeLevel")
 }
 
-// HandleType is COR_PRF_HANDLE_TYPE.
+/*
+HandleType is the runtime's COR_PRF_HANDLE_TYPE, one value of a list;
+String names it.
+*/
 type HandleType uint32
 
 const (
-	// HandleTypeWeak is COR_PRF_HANDLE_TYPE_WEAK.
+	/*
+	   HandleTypeWeak is the runtime's COR_PRF_HANDLE_TYPE_WEAK (0x1), a value
+	   of HandleType.
+	*/
 	HandleTypeWeak HandleType = 1
-	// HandleTypeStrong is COR_PRF_HANDLE_TYPE_STRONG.
+	/*
+	   HandleTypeStrong is the runtime's COR_PRF_HANDLE_TYPE_STRONG (0x2), a
+	   value of HandleType.
+	*/
 	HandleTypeStrong HandleType = 2
-	// HandleTypePinned is COR_PRF_HANDLE_TYPE_PINNED.
+	/*
+	   HandleTypePinned is the runtime's COR_PRF_HANDLE_TYPE_PINNED (0x3), a
+	   value of HandleType.
+	*/
 	HandleTypePinned HandleType = 3
 )
 
@@ -796,17 +1186,32 @@ func (v HandleType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesHandleType, false, "HandleType")
 }
 
-// GCRootKind is COR_PRF_GC_ROOT_KIND.
+/*
+GCRootKind is the runtime's COR_PRF_GC_ROOT_KIND, one value of a list;
+String names it.
+*/
 type GCRootKind uint32
 
 const (
-	// GCRootStack is COR_PRF_GC_ROOT_STACK.
+	/*
+	   GCRootStack is the runtime's COR_PRF_GC_ROOT_STACK (0x1), a value of
+	   GCRootKind.
+	*/
 	GCRootStack GCRootKind = 1
-	// GCRootFinalizer is COR_PRF_GC_ROOT_FINALIZER.
+	/*
+	   GCRootFinalizer is the runtime's COR_PRF_GC_ROOT_FINALIZER (0x2), a
+	   value of GCRootKind.
+	*/
 	GCRootFinalizer GCRootKind = 2
-	// GCRootHandle is COR_PRF_GC_ROOT_HANDLE.
+	/*
+	   GCRootHandle is the runtime's COR_PRF_GC_ROOT_HANDLE (0x3), a value of
+	   GCRootKind.
+	*/
 	GCRootHandle GCRootKind = 3
-	// GCRootOther is COR_PRF_GC_ROOT_OTHER.
+	/*
+	   GCRootOther is the runtime's COR_PRF_GC_ROOT_OTHER (0x0), a value of
+	   GCRootKind.
+	*/
 	GCRootOther GCRootKind = 0
 )
 
@@ -829,17 +1234,32 @@ func (v GCRootKind) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesGCRootKind, false, "GCRootKind")
 }
 
-// GCRootFlags is COR_PRF_GC_ROOT_FLAGS.
+/*
+GCRootFlags is the runtime's COR_PRF_GC_ROOT_FLAGS, a set of flags:
+combine them with |; String names each.
+*/
 type GCRootFlags uint32
 
 const (
-	// GCRootPinning is COR_PRF_GC_ROOT_PINNING.
+	/*
+	   GCRootPinning is the runtime's COR_PRF_GC_ROOT_PINNING (0x1), a flag of
+	   GCRootFlags.
+	*/
 	GCRootPinning GCRootFlags = 1
-	// GCRootWeakref is COR_PRF_GC_ROOT_WEAKREF.
+	/*
+	   GCRootWeakref is the runtime's COR_PRF_GC_ROOT_WEAKREF (0x2), a flag of
+	   GCRootFlags.
+	*/
 	GCRootWeakref GCRootFlags = 2
-	// GCRootInterior is COR_PRF_GC_ROOT_INTERIOR.
+	/*
+	   GCRootInterior is the runtime's COR_PRF_GC_ROOT_INTERIOR (0x4), a flag
+	   of GCRootFlags.
+	*/
 	GCRootInterior GCRootFlags = 4
-	// GCRootRefcounted is COR_PRF_GC_ROOT_REFCOUNTED.
+	/*
+	   GCRootRefcounted is the runtime's COR_PRF_GC_ROOT_REFCOUNTED (0x8), a
+	   flag of GCRootFlags.
+	*/
 	GCRootRefcounted GCRootFlags = 8
 )
 
@@ -862,11 +1282,17 @@ func (v GCRootFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesGCRootFlags, true, "GCRootFlags")
 }
 
-// FinalizerFlags is COR_PRF_FINALIZER_FLAGS.
+/*
+FinalizerFlags is the runtime's COR_PRF_FINALIZER_FLAGS, one value of a
+list; String names it.
+*/
 type FinalizerFlags uint32
 
 const (
-	// FinalizerCritical is COR_PRF_FINALIZER_CRITICAL.
+	/*
+	   FinalizerCritical is the runtime's COR_PRF_FINALIZER_CRITICAL (0x1), a
+	   value of FinalizerFlags.
+	*/
 	FinalizerCritical FinalizerFlags = 1
 )
 
@@ -880,19 +1306,28 @@ func (v FinalizerFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesFinalizerFlags, false, "FinalizerFlags")
 }
 
-// GCGeneration is COR_PRF_GC_GENERATION.
+/*
+GCGeneration is the runtime's COR_PRF_GC_GENERATION, a set of flags:
+combine them with |; String names each.
+*/
 type GCGeneration uint32
 
 const (
-	// GCGen0 is COR_PRF_GC_GEN_0.
+	// GCGen0 is the runtime's COR_PRF_GC_GEN_0 (0x0), a flag of GCGeneration.
 	GCGen0 GCGeneration = 0
-	// GCGen1 is COR_PRF_GC_GEN_1.
+	// GCGen1 is the runtime's COR_PRF_GC_GEN_1 (0x1), a flag of GCGeneration.
 	GCGen1 GCGeneration = 1
-	// GCGen2 is COR_PRF_GC_GEN_2.
+	// GCGen2 is the runtime's COR_PRF_GC_GEN_2 (0x2), a flag of GCGeneration.
 	GCGen2 GCGeneration = 2
-	// GCLargeObjectHeap is COR_PRF_GC_LARGE_OBJECT_HEAP.
+	/*
+	   GCLargeObjectHeap is the runtime's COR_PRF_GC_LARGE_OBJECT_HEAP (0x3), a
+	   combination of flags of GCGeneration.
+	*/
 	GCLargeObjectHeap GCGeneration = 3
-	// GCPinnedObjectHeap is COR_PRF_GC_PINNED_OBJECT_HEAP.
+	/*
+	   GCPinnedObjectHeap is the runtime's COR_PRF_GC_PINNED_OBJECT_HEAP (0x4),
+	   a flag of GCGeneration.
+	*/
 	GCPinnedObjectHeap GCGeneration = 4
 )
 
@@ -918,17 +1353,32 @@ func (v GCGeneration) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesGCGeneration, true, "GCGeneration")
 }
 
-// ClauseType is COR_PRF_CLAUSE_TYPE.
+/*
+ClauseType is the runtime's COR_PRF_CLAUSE_TYPE, one value of a list;
+String names it.
+*/
 type ClauseType uint32
 
 const (
-	// ClauseNone is COR_PRF_CLAUSE_NONE.
+	/*
+	   ClauseNone is the runtime's COR_PRF_CLAUSE_NONE (0x0), a value of
+	   ClauseType.
+	*/
 	ClauseNone ClauseType = 0
-	// ClauseFilter is COR_PRF_CLAUSE_FILTER.
+	/*
+	   ClauseFilter is the runtime's COR_PRF_CLAUSE_FILTER (0x1), a value of
+	   ClauseType.
+	*/
 	ClauseFilter ClauseType = 1
-	// ClauseCatch is COR_PRF_CLAUSE_CATCH.
+	/*
+	   ClauseCatch is the runtime's COR_PRF_CLAUSE_CATCH (0x2), a value of
+	   ClauseType.
+	*/
 	ClauseCatch ClauseType = 2
-	// ClauseFinally is COR_PRF_CLAUSE_FINALLY.
+	/*
+	   ClauseFinally is the runtime's COR_PRF_CLAUSE_FINALLY (0x3), a value of
+	   ClauseType.
+	*/
 	ClauseFinally ClauseType = 3
 )
 
@@ -951,13 +1401,19 @@ func (v ClauseType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesClauseType, false, "ClauseType")
 }
 
-// GCReason is COR_PRF_GC_REASON.
+/*
+GCReason is the runtime's COR_PRF_GC_REASON, one value of a list; String
+names it.
+*/
 type GCReason uint32
 
 const (
-	// GCInduced is COR_PRF_GC_INDUCED.
+	/*
+	   GCInduced is the runtime's COR_PRF_GC_INDUCED (0x1), a value of
+	   GCReason.
+	*/
 	GCInduced GCReason = 1
-	// GCOther is COR_PRF_GC_OTHER.
+	// GCOther is the runtime's COR_PRF_GC_OTHER (0x0), a value of GCReason.
 	GCOther GCReason = 0
 )
 
@@ -974,23 +1430,47 @@ func (v GCReason) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesGCReason, false, "GCReason")
 }
 
-// ModuleFlags is COR_PRF_MODULE_FLAGS.
+/*
+ModuleFlags is the runtime's COR_PRF_MODULE_FLAGS, a set of flags:
+combine them with |; String names each.
+*/
 type ModuleFlags uint32
 
 const (
-	// ModuleDisk is COR_PRF_MODULE_DISK.
+	/*
+	   ModuleDisk is the runtime's COR_PRF_MODULE_DISK (0x1), a flag of
+	   ModuleFlags.
+	*/
 	ModuleDisk ModuleFlags = 1
-	// ModuleNGen is COR_PRF_MODULE_NGEN.
+	/*
+	   ModuleNGen is the runtime's COR_PRF_MODULE_NGEN (0x2), a flag of
+	   ModuleFlags.
+	*/
 	ModuleNGen ModuleFlags = 2
-	// ModuleDynamic is COR_PRF_MODULE_DYNAMIC.
+	/*
+	   ModuleDynamic is the runtime's COR_PRF_MODULE_DYNAMIC (0x4), a flag of
+	   ModuleFlags.
+	*/
 	ModuleDynamic ModuleFlags = 4
-	// ModuleCollectible is COR_PRF_MODULE_COLLECTIBLE.
+	/*
+	   ModuleCollectible is the runtime's COR_PRF_MODULE_COLLECTIBLE (0x8), a
+	   flag of ModuleFlags.
+	*/
 	ModuleCollectible ModuleFlags = 8
-	// ModuleResource is COR_PRF_MODULE_RESOURCE.
+	/*
+	   ModuleResource is the runtime's COR_PRF_MODULE_RESOURCE (0x10), a flag
+	   of ModuleFlags.
+	*/
 	ModuleResource ModuleFlags = 16
-	// ModuleFlatLayout is COR_PRF_MODULE_FLAT_LAYOUT.
+	/*
+	   ModuleFlatLayout is the runtime's COR_PRF_MODULE_FLAT_LAYOUT (0x20), a
+	   flag of ModuleFlags.
+	*/
 	ModuleFlatLayout ModuleFlags = 32
-	// ModuleWindowsRuntime is COR_PRF_MODULE_WINDOWS_RUNTIME.
+	/*
+	   ModuleWindowsRuntime is the runtime's COR_PRF_MODULE_WINDOWS_RUNTIME
+	   (0x40), a flag of ModuleFlags.
+	*/
 	ModuleWindowsRuntime ModuleFlags = 64
 )
 
@@ -1022,15 +1502,28 @@ func (v ModuleFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesModuleFlags, true, "ModuleFlags")
 }
 
-// CodegenFlags is COR_PRF_CODEGEN_FLAGS.
+/*
+CodegenFlags is the runtime's COR_PRF_CODEGEN_FLAGS, one value of a
+list; String names it.
+*/
 type CodegenFlags uint32
 
 const (
-	// CodegenDisableInlining is COR_PRF_CODEGEN_DISABLE_INLINING.
+	/*
+	   CodegenDisableInlining is the runtime's COR_PRF_CODEGEN_DISABLE_INLINING
+	   (0x1), a value of CodegenFlags.
+	*/
 	CodegenDisableInlining CodegenFlags = 1
-	// CodegenDisableAllOptimizations is COR_PRF_CODEGEN_DISABLE_ALL_OPTIMIZATIONS.
+	/*
+	   CodegenDisableAllOptimizations is the runtime's
+	   COR_PRF_CODEGEN_DISABLE_ALL_OPTIMIZATIONS (0x2), a value of
+	   CodegenFlags.
+	*/
 	CodegenDisableAllOptimizations CodegenFlags = 2
-	// CodegenDebugInfo is COR_PRF_CODEGEN_DEBUG_INFO.
+	/*
+	   CodegenDebugInfo is the runtime's COR_PRF_CODEGEN_DEBUG_INFO (0x3), a
+	   value of CodegenFlags.
+	*/
 	CodegenDebugInfo CodegenFlags = 3
 )
 
