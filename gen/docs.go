@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/clrprof/clrprof/idl"
+	"github.com/dave/jennifer/jen"
 )
 
 // methodDocs are the first lines of the docs of the methods a profiler
@@ -273,7 +274,27 @@ func methodDoc(d *Docs, pl *Plan, iface, resultName string, info bool) string {
 func fieldDoc(d *Docs, iface, method string, o *PlannedParam) string {
 	s := fmt.Sprintf("%s is the runtime's %s output of %s::%s.", o.GoName, o.P.Name, iface, method)
 	if t := d.text(iface + "." + method + "." + o.P.Name); t != "" {
-		s = o.GoName + " " + t + " (" + o.P.Name + ")"
+		if !strings.HasPrefix(t, "is ") {
+			t = "is " + t
+		}
+		s = o.GoName + " " + t + " (the runtime's " + o.P.Name + ")."
 	}
 	return wrap(s)
+}
+
+// lineComments renders text as // comment lines (jennifer writes a
+// multi-line Comment as a /* */ block).
+func lineComments(text string) []jen.Code {
+	var out []jen.Code
+	for _, l := range strings.Split(text, "\n") {
+		out = append(out, jen.Comment(l))
+	}
+	return out
+}
+
+// commentLines writes text to f as // comment lines.
+func commentLines(f *jen.File, text string) {
+	for _, l := range strings.Split(text, "\n") {
+		f.Comment(l)
+	}
 }

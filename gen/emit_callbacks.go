@@ -80,7 +80,7 @@ func emitCallbacksGo(f *jen.File, docs *Docs, slots []*CallbackSlot, maxVersion 
 		}
 		for _, s := range byVersion[v] {
 			params, results := goCallbackSignature(s)
-			members = append(members, jen.Comment(callbackDoc(docs, s)))
+			members = append(members, lineComments(callbackDoc(docs, s))...)
 			members = append(members, jen.Id(s.Plan.M.Name).Params(params...).Params(results...))
 		}
 		f.Commentf("%s is the Go form of %s (IID %s): implement it, usually by embedding Base and overriding what you need.", name, ifaceNameForVersion(slots, v), ifaceIIDForVersion(slots, v))
@@ -102,7 +102,7 @@ func emitCallbacksGo(f *jen.File, docs *Docs, slots []*CallbackSlot, maxVersion 
 			}
 			named = append(named, jen.Id(ParamName(out.P.Name)).Add(goResultType(out)))
 		}
-		f.Comment(baseDoc(docs, s))
+		commentLines(f, baseDoc(docs, s))
 		// Unnamed parameters: Base ignores them.
 		for i := range params {
 			params[i] = jen.Id("_").Add(paramTypeOnly(s, i))

@@ -434,7 +434,7 @@ func emitWrapperMethod(f *jen.File, pl *Plan, o WrapperOpts) {
 		}
 	}
 	if o.Doc != "" {
-		f.Comment(o.Doc)
+		commentLines(f, o.Doc)
 	}
 	f.Func().Params(jen.Id("x").Op("*").Id(o.Recv)).Id(pl.GoName()).Params(params...).Params(results...).Block(body...)
 	f.Line()
@@ -474,7 +474,7 @@ func emitForwarder(f *jen.File, pl *Plan, recv, resultName, doc string) {
 		body = call
 	}
 	if doc != "" {
-		f.Comment(doc)
+		commentLines(f, doc)
 	}
 	f.Func().Params(jen.Id("x").Op("*").Id(recv)).Id(pl.GoName()).Params(params...).Params(results...).Block(body)
 }

@@ -61,10 +61,10 @@ func emitEnums(f *jen.File, tm *TypeMapper, enums []*Enum, used map[string]strin
 			kind = "one value of a list; String names it"
 		}
 		if t := tm.Docs.text(e.Name); t != "" {
-			f.Comment(wrap(goType + " " + t))
+			commentLines(f, wrap(goType+" "+t))
 			f.Comment("")
 		}
-		f.Comment(wrap(fmt.Sprintf("%s is the runtime's %s, %s.", goType, e.Name, kind)))
+		commentLines(f, wrap(fmt.Sprintf("%s is the runtime's %s, %s.", goType, e.Name, kind)))
 		f.Type().Id(goType).Id(basic)
 		var consts []jen.Code
 		var names []jen.Code
@@ -84,7 +84,8 @@ func emitEnums(f *jen.File, tm *TypeMapper, enums []*Enum, used map[string]strin
 			} else {
 				val = jen.Lit(int(int32(v.Value)))
 			}
-			consts = append(consts, jen.Comment(constDoc(tm.Docs, gn, goType, v, flagsEnum)), jen.Id(gn).Id(goType).Op("=").Add(val))
+			consts = append(consts, lineComments(constDoc(tm.Docs, gn, goType, v, flagsEnum))...)
+			consts = append(consts, jen.Id(gn).Id(goType).Op("=").Add(val))
 			if !seenVal[v.Value] {
 				seenVal[v.Value] = true
 				names = append(names, jen.Values(jen.Dict{jen.Id("V"): jen.Lit(uint64(uint32(v.Value))), jen.Id("N"): jen.Lit(gn)}))
@@ -180,9 +181,18 @@ func emitStructs(f, checkFile *jen.File, tm *TypeMapper, structs []*Struct, used
 				if lengthField(tm, fl) {
 					typ = jen.Uint64()
 				}
+				fd := fmt.Sprintf("%s is the runtime's %s.%s (%s).", names[i], s.Name, fl.Name, cTypeString(fl.Type))
+				if t := tm.Docs.text(s.Name + "." + fl.Name); t != "" {
+					fd = names[i] + " " + t + " (" + s.Name + "." + fl.Name + ")."
+				}
+				fields = append(fields, lineComments(wrap(fd))...)
 				fields = append(fields, jen.Id(names[i]).Add(typ))
 			}
-			f.Commentf("%s mirrors the C struct %s.", goName, s.Name)
+			if t := tm.Docs.text(s.Name); t != "" {
+				commentLines(f, wrap(goName+" "+t))
+				f.Comment("")
+			}
+			f.Commentf("%s mirrors the C struct %s, field by field.", goName, s.Name)
 			f.Type().Id(goName).Struct(fields...)
 			f.Line()
 		}

@@ -286,7 +286,8 @@ func resultTypeName(f *jen.File, docs *Docs, pl *Plan, prefix string, used map[s
 	used[pl.M.Name+"@"+it.Name] = name // lets forwarders of derived wrappers name it
 	var fields []jen.Code
 	for _, o := range pl.Outputs {
-		fields = append(fields, jen.Comment(fieldDoc(docs, it.Name, pl.M.Name, o)), jen.Id(o.GoName).Add(goResultType(o)))
+		fields = append(fields, lineComments(fieldDoc(docs, it.Name, pl.M.Name, o))...)
+		fields = append(fields, jen.Id(o.GoName).Add(goResultType(o)))
 	}
 	f.Commentf("%s holds the outputs of %s::%s.", name, it.Name, pl.M.Name)
 	f.Comment("")

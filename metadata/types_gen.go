@@ -8,18 +8,14 @@ import (
 	"github.com/google/uuid"
 )
 
-/*
-ReplacesGeneralNumericDefines is the runtime's
-ReplacesGeneralNumericDefines, one value of a list; String names it.
-*/
+// ReplacesGeneralNumericDefines is the runtime's
+// ReplacesGeneralNumericDefines, one value of a list; String names it.
 type ReplacesGeneralNumericDefines uint32
 
 const (
-	/*
-	   ImageDirectoryEntryComheader is the runtime's
-	   IMAGE_DIRECTORY_ENTRY_COMHEADER (0xe), a value of
-	   ReplacesGeneralNumericDefines.
-	*/
+	// ImageDirectoryEntryComheader is the runtime's
+	// IMAGE_DIRECTORY_ENTRY_COMHEADER (0xe), a value of
+	// ReplacesGeneralNumericDefines.
 	ImageDirectoryEntryComheader ReplacesGeneralNumericDefines = 14
 )
 
@@ -33,129 +29,83 @@ func (v ReplacesGeneralNumericDefines) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesReplacesGeneralNumericDefines, false, "ReplacesGeneralNumericDefines")
 }
 
-/*
-ReplacesCorHdrNumericDefines is the runtime's
-ReplacesCorHdrNumericDefines, a set of flags: combine them with |;
-String names each.
-*/
+// ReplacesCorHdrNumericDefines is the runtime's
+// ReplacesCorHdrNumericDefines, a set of flags: combine them with |;
+// String names each.
 type ReplacesCorHdrNumericDefines uint32
 
 const (
-	/*
-	   ComimageFlagsIlonly is the runtime's COMIMAGE_FLAGS_ILONLY (0x1), a flag
-	   of ReplacesCorHdrNumericDefines.
-	*/
+	// ComimageFlagsIlonly is the runtime's COMIMAGE_FLAGS_ILONLY (0x1), a flag
+	// of ReplacesCorHdrNumericDefines.
 	ComimageFlagsIlonly ReplacesCorHdrNumericDefines = 1
-	/*
-	   ComimageFlags32bitrequired is the runtime's COMIMAGE_FLAGS_32BITREQUIRED
-	   (0x2), a flag of ReplacesCorHdrNumericDefines.
-	*/
+	// ComimageFlags32bitrequired is the runtime's COMIMAGE_FLAGS_32BITREQUIRED
+	// (0x2), a flag of ReplacesCorHdrNumericDefines.
 	ComimageFlags32bitrequired ReplacesCorHdrNumericDefines = 2
-	/*
-	   ComimageFlagsILLibrary is the runtime's COMIMAGE_FLAGS_IL_LIBRARY (0x4),
-	   a flag of ReplacesCorHdrNumericDefines.
-	*/
+	// ComimageFlagsILLibrary is the runtime's COMIMAGE_FLAGS_IL_LIBRARY (0x4),
+	// a flag of ReplacesCorHdrNumericDefines.
 	ComimageFlagsILLibrary ReplacesCorHdrNumericDefines = 4
-	/*
-	   ComimageFlagsStrongnamesigned is the runtime's
-	   COMIMAGE_FLAGS_STRONGNAMESIGNED (0x8), a flag of
-	   ReplacesCorHdrNumericDefines.
-	*/
+	// ComimageFlagsStrongnamesigned is the runtime's
+	// COMIMAGE_FLAGS_STRONGNAMESIGNED (0x8), a flag of
+	// ReplacesCorHdrNumericDefines.
 	ComimageFlagsStrongnamesigned ReplacesCorHdrNumericDefines = 8
-	/*
-	   ComimageFlagsNativeEntrypoint is the runtime's
-	   COMIMAGE_FLAGS_NATIVE_ENTRYPOINT (0x10), a flag of
-	   ReplacesCorHdrNumericDefines.
-	*/
+	// ComimageFlagsNativeEntrypoint is the runtime's
+	// COMIMAGE_FLAGS_NATIVE_ENTRYPOINT (0x10), a flag of
+	// ReplacesCorHdrNumericDefines.
 	ComimageFlagsNativeEntrypoint ReplacesCorHdrNumericDefines = 16
-	/*
-	   ComimageFlagsTrackdebugdata is the runtime's
-	   COMIMAGE_FLAGS_TRACKDEBUGDATA (0x10000), a flag of
-	   ReplacesCorHdrNumericDefines.
-	*/
+	// ComimageFlagsTrackdebugdata is the runtime's
+	// COMIMAGE_FLAGS_TRACKDEBUGDATA (0x10000), a flag of
+	// ReplacesCorHdrNumericDefines.
 	ComimageFlagsTrackdebugdata ReplacesCorHdrNumericDefines = 65536
-	/*
-	   ComimageFlags32bitpreferred is the runtime's
-	   COMIMAGE_FLAGS_32BITPREFERRED (0x20000), a flag of
-	   ReplacesCorHdrNumericDefines.
-	*/
+	// ComimageFlags32bitpreferred is the runtime's
+	// COMIMAGE_FLAGS_32BITPREFERRED (0x20000), a flag of
+	// ReplacesCorHdrNumericDefines.
 	ComimageFlags32bitpreferred ReplacesCorHdrNumericDefines = 131072
-	/*
-	   VersionMajorV2 is the runtime's COR_VERSION_MAJOR_V2 (0x2), a flag of
-	   ReplacesCorHdrNumericDefines.
-	*/
+	// VersionMajorV2 is the runtime's COR_VERSION_MAJOR_V2 (0x2), a flag of
+	// ReplacesCorHdrNumericDefines.
 	VersionMajorV2 ReplacesCorHdrNumericDefines = 2
-	/*
-	   VersionMajor is the runtime's COR_VERSION_MAJOR (0x2), a flag of
-	   ReplacesCorHdrNumericDefines.
-	*/
+	// VersionMajor is the runtime's COR_VERSION_MAJOR (0x2), a flag of
+	// ReplacesCorHdrNumericDefines.
 	VersionMajor ReplacesCorHdrNumericDefines = 2
-	/*
-	   VersionMinor is the runtime's COR_VERSION_MINOR (0x5), a combination of
-	   flags of ReplacesCorHdrNumericDefines.
-	*/
+	// VersionMinor is the runtime's COR_VERSION_MINOR (0x5), a combination of
+	// flags of ReplacesCorHdrNumericDefines.
 	VersionMinor ReplacesCorHdrNumericDefines = 5
-	/*
-	   DeletedNameLength is the runtime's COR_DELETED_NAME_LENGTH (0x8), a flag
-	   of ReplacesCorHdrNumericDefines.
-	*/
+	// DeletedNameLength is the runtime's COR_DELETED_NAME_LENGTH (0x8), a flag
+	// of ReplacesCorHdrNumericDefines.
 	DeletedNameLength ReplacesCorHdrNumericDefines = 8
-	/*
-	   VtablegapNameLength is the runtime's COR_VTABLEGAP_NAME_LENGTH (0x8), a
-	   flag of ReplacesCorHdrNumericDefines.
-	*/
+	// VtablegapNameLength is the runtime's COR_VTABLEGAP_NAME_LENGTH (0x8), a
+	// flag of ReplacesCorHdrNumericDefines.
 	VtablegapNameLength ReplacesCorHdrNumericDefines = 8
-	/*
-	   NativeTypeMaxCb is the runtime's NATIVE_TYPE_MAX_CB (0x1), a flag of
-	   ReplacesCorHdrNumericDefines.
-	*/
+	// NativeTypeMaxCb is the runtime's NATIVE_TYPE_MAX_CB (0x1), a flag of
+	// ReplacesCorHdrNumericDefines.
 	NativeTypeMaxCb ReplacesCorHdrNumericDefines = 1
-	/*
-	   IlmethodSectSmallMaxDatasize is the runtime's
-	   COR_ILMETHOD_SECT_SMALL_MAX_DATASIZE (0xff), a combination of flags of
-	   ReplacesCorHdrNumericDefines.
-	*/
+	// IlmethodSectSmallMaxDatasize is the runtime's
+	// COR_ILMETHOD_SECT_SMALL_MAX_DATASIZE (0xff), a combination of flags of
+	// ReplacesCorHdrNumericDefines.
 	IlmethodSectSmallMaxDatasize ReplacesCorHdrNumericDefines = 255
-	/*
-	   Vtable32bit is the runtime's COR_VTABLE_32BIT (0x1), a flag of
-	   ReplacesCorHdrNumericDefines.
-	*/
+	// Vtable32bit is the runtime's COR_VTABLE_32BIT (0x1), a flag of
+	// ReplacesCorHdrNumericDefines.
 	Vtable32bit ReplacesCorHdrNumericDefines = 1
-	/*
-	   Vtable64bit is the runtime's COR_VTABLE_64BIT (0x2), a flag of
-	   ReplacesCorHdrNumericDefines.
-	*/
+	// Vtable64bit is the runtime's COR_VTABLE_64BIT (0x2), a flag of
+	// ReplacesCorHdrNumericDefines.
 	Vtable64bit ReplacesCorHdrNumericDefines = 2
-	/*
-	   VtableFromUnmanaged is the runtime's COR_VTABLE_FROM_UNMANAGED (0x4), a
-	   flag of ReplacesCorHdrNumericDefines.
-	*/
+	// VtableFromUnmanaged is the runtime's COR_VTABLE_FROM_UNMANAGED (0x4), a
+	// flag of ReplacesCorHdrNumericDefines.
 	VtableFromUnmanaged ReplacesCorHdrNumericDefines = 4
-	/*
-	   VtableFromUnmanagedRetainAppdomain is the runtime's
-	   COR_VTABLE_FROM_UNMANAGED_RETAIN_APPDOMAIN (0x8), a flag of
-	   ReplacesCorHdrNumericDefines.
-	*/
+	// VtableFromUnmanagedRetainAppdomain is the runtime's
+	// COR_VTABLE_FROM_UNMANAGED_RETAIN_APPDOMAIN (0x8), a flag of
+	// ReplacesCorHdrNumericDefines.
 	VtableFromUnmanagedRetainAppdomain ReplacesCorHdrNumericDefines = 8
-	/*
-	   VtableCallMostDerived is the runtime's COR_VTABLE_CALL_MOST_DERIVED
-	   (0x10), a flag of ReplacesCorHdrNumericDefines.
-	*/
+	// VtableCallMostDerived is the runtime's COR_VTABLE_CALL_MOST_DERIVED
+	// (0x10), a flag of ReplacesCorHdrNumericDefines.
 	VtableCallMostDerived ReplacesCorHdrNumericDefines = 16
-	/*
-	   ImageCorEatjThunkSize is the runtime's IMAGE_COR_EATJ_THUNK_SIZE (0x20),
-	   a flag of ReplacesCorHdrNumericDefines.
-	*/
+	// ImageCorEatjThunkSize is the runtime's IMAGE_COR_EATJ_THUNK_SIZE (0x20),
+	// a flag of ReplacesCorHdrNumericDefines.
 	ImageCorEatjThunkSize ReplacesCorHdrNumericDefines = 32
-	/*
-	   MaxClassName is the runtime's MAX_CLASS_NAME (0x400), a flag of
-	   ReplacesCorHdrNumericDefines.
-	*/
+	// MaxClassName is the runtime's MAX_CLASS_NAME (0x400), a flag of
+	// ReplacesCorHdrNumericDefines.
 	MaxClassName ReplacesCorHdrNumericDefines = 1024
-	/*
-	   MaxPackageName is the runtime's MAX_PACKAGE_NAME (0x400), a flag of
-	   ReplacesCorHdrNumericDefines.
-	*/
+	// MaxPackageName is the runtime's MAX_PACKAGE_NAME (0x400), a flag of
+	// ReplacesCorHdrNumericDefines.
 	MaxPackageName ReplacesCorHdrNumericDefines = 1024
 )
 
@@ -199,70 +149,48 @@ func (v ReplacesCorHdrNumericDefines) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesReplacesCorHdrNumericDefines, true, "ReplacesCorHdrNumericDefines")
 }
 
-/*
-TypeAttr is the runtime's CorTypeAttr, one value of a list; String names
-it.
-*/
+// TypeAttr is the runtime's CorTypeAttr, one value of a list; String names
+// it.
 type TypeAttr uint32
 
 const (
-	/*
-	   TdVisibilityMask is the runtime's tdVisibilityMask (0x7), a value of
-	   TypeAttr.
-	*/
+	// TdVisibilityMask is the runtime's tdVisibilityMask (0x7), a value of
+	// TypeAttr.
 	TdVisibilityMask TypeAttr = 7
 	// TdNotPublic is the runtime's tdNotPublic (0x0), a value of TypeAttr.
 	TdNotPublic TypeAttr = 0
 	// TdPublic is the runtime's tdPublic (0x1), a value of TypeAttr.
 	TdPublic TypeAttr = 1
-	/*
-	   TdNestedPublic is the runtime's tdNestedPublic (0x2), a value of
-	   TypeAttr.
-	*/
+	// TdNestedPublic is the runtime's tdNestedPublic (0x2), a value of
+	// TypeAttr.
 	TdNestedPublic TypeAttr = 2
-	/*
-	   TdNestedPrivate is the runtime's tdNestedPrivate (0x3), a value of
-	   TypeAttr.
-	*/
+	// TdNestedPrivate is the runtime's tdNestedPrivate (0x3), a value of
+	// TypeAttr.
 	TdNestedPrivate TypeAttr = 3
-	/*
-	   TdNestedFamily is the runtime's tdNestedFamily (0x4), a value of
-	   TypeAttr.
-	*/
+	// TdNestedFamily is the runtime's tdNestedFamily (0x4), a value of
+	// TypeAttr.
 	TdNestedFamily TypeAttr = 4
-	/*
-	   TdNestedAssembly is the runtime's tdNestedAssembly (0x5), a value of
-	   TypeAttr.
-	*/
+	// TdNestedAssembly is the runtime's tdNestedAssembly (0x5), a value of
+	// TypeAttr.
 	TdNestedAssembly TypeAttr = 5
-	/*
-	   TdNestedFamAndAssem is the runtime's tdNestedFamANDAssem (0x6), a value
-	   of TypeAttr.
-	*/
+	// TdNestedFamAndAssem is the runtime's tdNestedFamANDAssem (0x6), a value
+	// of TypeAttr.
 	TdNestedFamAndAssem TypeAttr = 6
-	/*
-	   TdNestedFamOrAssem is the runtime's tdNestedFamORAssem (0x7), a value of
-	   TypeAttr.
-	*/
+	// TdNestedFamOrAssem is the runtime's tdNestedFamORAssem (0x7), a value of
+	// TypeAttr.
 	TdNestedFamOrAssem TypeAttr = 7
 	// TdLayoutMask is the runtime's tdLayoutMask (0x18), a value of TypeAttr.
 	TdLayoutMask TypeAttr = 24
 	// TdAutoLayout is the runtime's tdAutoLayout (0x0), a value of TypeAttr.
 	TdAutoLayout TypeAttr = 0
-	/*
-	   TdSequentialLayout is the runtime's tdSequentialLayout (0x8), a value of
-	   TypeAttr.
-	*/
+	// TdSequentialLayout is the runtime's tdSequentialLayout (0x8), a value of
+	// TypeAttr.
 	TdSequentialLayout TypeAttr = 8
-	/*
-	   TdExplicitLayout is the runtime's tdExplicitLayout (0x10), a value of
-	   TypeAttr.
-	*/
+	// TdExplicitLayout is the runtime's tdExplicitLayout (0x10), a value of
+	// TypeAttr.
 	TdExplicitLayout TypeAttr = 16
-	/*
-	   TdClassSemanticsMask is the runtime's tdClassSemanticsMask (0x20), a
-	   value of TypeAttr.
-	*/
+	// TdClassSemanticsMask is the runtime's tdClassSemanticsMask (0x20), a
+	// value of TypeAttr.
 	TdClassSemanticsMask TypeAttr = 32
 	// TdClass is the runtime's tdClass (0x0), a value of TypeAttr.
 	TdClass TypeAttr = 0
@@ -272,71 +200,47 @@ const (
 	TdAbstract TypeAttr = 128
 	// TdSealed is the runtime's tdSealed (0x100), a value of TypeAttr.
 	TdSealed TypeAttr = 256
-	/*
-	   TdSpecialName is the runtime's tdSpecialName (0x400), a value of
-	   TypeAttr.
-	*/
+	// TdSpecialName is the runtime's tdSpecialName (0x400), a value of
+	// TypeAttr.
 	TdSpecialName TypeAttr = 1024
 	// TdImport is the runtime's tdImport (0x1000), a value of TypeAttr.
 	TdImport TypeAttr = 4096
-	/*
-	   TdSerializable is the runtime's tdSerializable (0x2000), a value of
-	   TypeAttr.
-	*/
+	// TdSerializable is the runtime's tdSerializable (0x2000), a value of
+	// TypeAttr.
 	TdSerializable TypeAttr = 8192
-	/*
-	   TdWindowsRuntime is the runtime's tdWindowsRuntime (0x4000), a value of
-	   TypeAttr.
-	*/
+	// TdWindowsRuntime is the runtime's tdWindowsRuntime (0x4000), a value of
+	// TypeAttr.
 	TdWindowsRuntime TypeAttr = 16384
-	/*
-	   TdStringFormatMask is the runtime's tdStringFormatMask (0x30000), a
-	   value of TypeAttr.
-	*/
+	// TdStringFormatMask is the runtime's tdStringFormatMask (0x30000), a
+	// value of TypeAttr.
 	TdStringFormatMask TypeAttr = 196608
 	// TdAnsiClass is the runtime's tdAnsiClass (0x0), a value of TypeAttr.
 	TdAnsiClass TypeAttr = 0
-	/*
-	   TdUnicodeClass is the runtime's tdUnicodeClass (0x10000), a value of
-	   TypeAttr.
-	*/
+	// TdUnicodeClass is the runtime's tdUnicodeClass (0x10000), a value of
+	// TypeAttr.
 	TdUnicodeClass TypeAttr = 65536
 	// TdAutoClass is the runtime's tdAutoClass (0x20000), a value of TypeAttr.
 	TdAutoClass TypeAttr = 131072
-	/*
-	   TdCustomFormatClass is the runtime's tdCustomFormatClass (0x30000), a
-	   value of TypeAttr.
-	*/
+	// TdCustomFormatClass is the runtime's tdCustomFormatClass (0x30000), a
+	// value of TypeAttr.
 	TdCustomFormatClass TypeAttr = 196608
-	/*
-	   TdCustomFormatMask is the runtime's tdCustomFormatMask (0xc00000), a
-	   value of TypeAttr.
-	*/
+	// TdCustomFormatMask is the runtime's tdCustomFormatMask (0xc00000), a
+	// value of TypeAttr.
 	TdCustomFormatMask TypeAttr = 12582912
-	/*
-	   TdBeforeFieldInit is the runtime's tdBeforeFieldInit (0x100000), a value
-	   of TypeAttr.
-	*/
+	// TdBeforeFieldInit is the runtime's tdBeforeFieldInit (0x100000), a value
+	// of TypeAttr.
 	TdBeforeFieldInit TypeAttr = 1048576
-	/*
-	   TdForwarder is the runtime's tdForwarder (0x200000), a value of
-	   TypeAttr.
-	*/
+	// TdForwarder is the runtime's tdForwarder (0x200000), a value of
+	// TypeAttr.
 	TdForwarder TypeAttr = 2097152
-	/*
-	   TdReservedMask is the runtime's tdReservedMask (0x40800), a value of
-	   TypeAttr.
-	*/
+	// TdReservedMask is the runtime's tdReservedMask (0x40800), a value of
+	// TypeAttr.
 	TdReservedMask TypeAttr = 264192
-	/*
-	   TdRtSpecialName is the runtime's tdRTSpecialName (0x800), a value of
-	   TypeAttr.
-	*/
+	// TdRtSpecialName is the runtime's tdRTSpecialName (0x800), a value of
+	// TypeAttr.
 	TdRtSpecialName TypeAttr = 2048
-	/*
-	   TdHasSecurity is the runtime's tdHasSecurity (0x40000), a value of
-	   TypeAttr.
-	*/
+	// TdHasSecurity is the runtime's tdHasSecurity (0x40000), a value of
+	// TypeAttr.
 	TdHasSecurity TypeAttr = 262144
 )
 
@@ -428,29 +332,21 @@ func (v TypeAttr) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesTypeAttr, false, "TypeAttr")
 }
 
-/*
-MethodAttr is the runtime's CorMethodAttr, one value of a list; String
-names it.
-*/
+// MethodAttr is the runtime's CorMethodAttr, one value of a list; String
+// names it.
 type MethodAttr uint32
 
 const (
-	/*
-	   MdMemberAccessMask is the runtime's mdMemberAccessMask (0x7), a value of
-	   MethodAttr.
-	*/
+	// MdMemberAccessMask is the runtime's mdMemberAccessMask (0x7), a value of
+	// MethodAttr.
 	MdMemberAccessMask MethodAttr = 7
-	/*
-	   MdPrivateScope is the runtime's mdPrivateScope (0x0), a value of
-	   MethodAttr.
-	*/
+	// MdPrivateScope is the runtime's mdPrivateScope (0x0), a value of
+	// MethodAttr.
 	MdPrivateScope MethodAttr = 0
 	// MdPrivate is the runtime's mdPrivate (0x1), a value of MethodAttr.
 	MdPrivate MethodAttr = 1
-	/*
-	   MdFamAndAssem is the runtime's mdFamANDAssem (0x2), a value of
-	   MethodAttr.
-	*/
+	// MdFamAndAssem is the runtime's mdFamANDAssem (0x2), a value of
+	// MethodAttr.
 	MdFamAndAssem MethodAttr = 2
 	// MdAssem is the runtime's mdAssem (0x3), a value of MethodAttr.
 	MdAssem MethodAttr = 3
@@ -468,56 +364,38 @@ const (
 	MdVirtual MethodAttr = 64
 	// MdHideBySig is the runtime's mdHideBySig (0x80), a value of MethodAttr.
 	MdHideBySig MethodAttr = 128
-	/*
-	   MdVtableLayoutMask is the runtime's mdVtableLayoutMask (0x100), a value
-	   of MethodAttr.
-	*/
+	// MdVtableLayoutMask is the runtime's mdVtableLayoutMask (0x100), a value
+	// of MethodAttr.
 	MdVtableLayoutMask MethodAttr = 256
 	// MdReuseSlot is the runtime's mdReuseSlot (0x0), a value of MethodAttr.
 	MdReuseSlot MethodAttr = 0
 	// MdNewSlot is the runtime's mdNewSlot (0x100), a value of MethodAttr.
 	MdNewSlot MethodAttr = 256
-	/*
-	   MdCheckAccessOnOverride is the runtime's mdCheckAccessOnOverride
-	   (0x200), a value of MethodAttr.
-	*/
+	// MdCheckAccessOnOverride is the runtime's mdCheckAccessOnOverride
+	// (0x200), a value of MethodAttr.
 	MdCheckAccessOnOverride MethodAttr = 512
 	// MdAbstract is the runtime's mdAbstract (0x400), a value of MethodAttr.
 	MdAbstract MethodAttr = 1024
-	/*
-	   MdSpecialName is the runtime's mdSpecialName (0x800), a value of
-	   MethodAttr.
-	*/
+	// MdSpecialName is the runtime's mdSpecialName (0x800), a value of
+	// MethodAttr.
 	MdSpecialName MethodAttr = 2048
-	/*
-	   MdPinvokeImpl is the runtime's mdPinvokeImpl (0x2000), a value of
-	   MethodAttr.
-	*/
+	// MdPinvokeImpl is the runtime's mdPinvokeImpl (0x2000), a value of
+	// MethodAttr.
 	MdPinvokeImpl MethodAttr = 8192
-	/*
-	   MdUnmanagedExport is the runtime's mdUnmanagedExport (0x8), a value of
-	   MethodAttr.
-	*/
+	// MdUnmanagedExport is the runtime's mdUnmanagedExport (0x8), a value of
+	// MethodAttr.
 	MdUnmanagedExport MethodAttr = 8
-	/*
-	   MdReservedMask is the runtime's mdReservedMask (0xd000), a value of
-	   MethodAttr.
-	*/
+	// MdReservedMask is the runtime's mdReservedMask (0xd000), a value of
+	// MethodAttr.
 	MdReservedMask MethodAttr = 53248
-	/*
-	   MdRtSpecialName is the runtime's mdRTSpecialName (0x1000), a value of
-	   MethodAttr.
-	*/
+	// MdRtSpecialName is the runtime's mdRTSpecialName (0x1000), a value of
+	// MethodAttr.
 	MdRtSpecialName MethodAttr = 4096
-	/*
-	   MdHasSecurity is the runtime's mdHasSecurity (0x4000), a value of
-	   MethodAttr.
-	*/
+	// MdHasSecurity is the runtime's mdHasSecurity (0x4000), a value of
+	// MethodAttr.
 	MdHasSecurity MethodAttr = 16384
-	/*
-	   MdRequireSecObject is the runtime's mdRequireSecObject (0x8000), a value
-	   of MethodAttr.
-	*/
+	// MdRequireSecObject is the runtime's mdRequireSecObject (0x8000), a value
+	// of MethodAttr.
 	MdRequireSecObject MethodAttr = 32768
 )
 
@@ -594,29 +472,21 @@ func (v MethodAttr) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesMethodAttr, false, "MethodAttr")
 }
 
-/*
-FieldAttr is the runtime's CorFieldAttr, one value of a list; String
-names it.
-*/
+// FieldAttr is the runtime's CorFieldAttr, one value of a list; String
+// names it.
 type FieldAttr uint32
 
 const (
-	/*
-	   FdFieldAccessMask is the runtime's fdFieldAccessMask (0x7), a value of
-	   FieldAttr.
-	*/
+	// FdFieldAccessMask is the runtime's fdFieldAccessMask (0x7), a value of
+	// FieldAttr.
 	FdFieldAccessMask FieldAttr = 7
-	/*
-	   FdPrivateScope is the runtime's fdPrivateScope (0x0), a value of
-	   FieldAttr.
-	*/
+	// FdPrivateScope is the runtime's fdPrivateScope (0x0), a value of
+	// FieldAttr.
 	FdPrivateScope FieldAttr = 0
 	// FdPrivate is the runtime's fdPrivate (0x1), a value of FieldAttr.
 	FdPrivate FieldAttr = 1
-	/*
-	   FdFamAndAssem is the runtime's fdFamANDAssem (0x2), a value of
-	   FieldAttr.
-	*/
+	// FdFamAndAssem is the runtime's fdFamANDAssem (0x2), a value of
+	// FieldAttr.
 	FdFamAndAssem FieldAttr = 2
 	// FdAssembly is the runtime's fdAssembly (0x3), a value of FieldAttr.
 	FdAssembly FieldAttr = 3
@@ -632,45 +502,29 @@ const (
 	FdInitOnly FieldAttr = 32
 	// FdLiteral is the runtime's fdLiteral (0x40), a value of FieldAttr.
 	FdLiteral FieldAttr = 64
-	/*
-	   FdNotSerialized is the runtime's fdNotSerialized (0x80), a value of
-	   FieldAttr.
-	*/
+	// FdNotSerialized is the runtime's fdNotSerialized (0x80), a value of
+	// FieldAttr.
 	FdNotSerialized FieldAttr = 128
-	/*
-	   FdSpecialName is the runtime's fdSpecialName (0x200), a value of
-	   FieldAttr.
-	*/
+	// FdSpecialName is the runtime's fdSpecialName (0x200), a value of
+	// FieldAttr.
 	FdSpecialName FieldAttr = 512
-	/*
-	   FdPinvokeImpl is the runtime's fdPinvokeImpl (0x2000), a value of
-	   FieldAttr.
-	*/
+	// FdPinvokeImpl is the runtime's fdPinvokeImpl (0x2000), a value of
+	// FieldAttr.
 	FdPinvokeImpl FieldAttr = 8192
-	/*
-	   FdReservedMask is the runtime's fdReservedMask (0x9500), a value of
-	   FieldAttr.
-	*/
+	// FdReservedMask is the runtime's fdReservedMask (0x9500), a value of
+	// FieldAttr.
 	FdReservedMask FieldAttr = 38144
-	/*
-	   FdRtSpecialName is the runtime's fdRTSpecialName (0x400), a value of
-	   FieldAttr.
-	*/
+	// FdRtSpecialName is the runtime's fdRTSpecialName (0x400), a value of
+	// FieldAttr.
 	FdRtSpecialName FieldAttr = 1024
-	/*
-	   FdHasFieldMarshal is the runtime's fdHasFieldMarshal (0x1000), a value
-	   of FieldAttr.
-	*/
+	// FdHasFieldMarshal is the runtime's fdHasFieldMarshal (0x1000), a value
+	// of FieldAttr.
 	FdHasFieldMarshal FieldAttr = 4096
-	/*
-	   FdHasDefault is the runtime's fdHasDefault (0x8000), a value of
-	   FieldAttr.
-	*/
+	// FdHasDefault is the runtime's fdHasDefault (0x8000), a value of
+	// FieldAttr.
 	FdHasDefault FieldAttr = 32768
-	/*
-	   FdHasFieldRVA is the runtime's fdHasFieldRVA (0x100), a value of
-	   FieldAttr.
-	*/
+	// FdHasFieldRVA is the runtime's fdHasFieldRVA (0x100), a value of
+	// FieldAttr.
 	FdHasFieldRVA FieldAttr = 256
 )
 
@@ -738,10 +592,8 @@ func (v FieldAttr) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesFieldAttr, false, "FieldAttr")
 }
 
-/*
-ParamAttr is the runtime's CorParamAttr, one value of a list; String
-names it.
-*/
+// ParamAttr is the runtime's CorParamAttr, one value of a list; String
+// names it.
 type ParamAttr uint32
 
 const (
@@ -751,20 +603,14 @@ const (
 	PdOut ParamAttr = 2
 	// PdOptional is the runtime's pdOptional (0x10), a value of ParamAttr.
 	PdOptional ParamAttr = 16
-	/*
-	   PdReservedMask is the runtime's pdReservedMask (0xf000), a value of
-	   ParamAttr.
-	*/
+	// PdReservedMask is the runtime's pdReservedMask (0xf000), a value of
+	// ParamAttr.
 	PdReservedMask ParamAttr = 61440
-	/*
-	   PdHasDefault is the runtime's pdHasDefault (0x1000), a value of
-	   ParamAttr.
-	*/
+	// PdHasDefault is the runtime's pdHasDefault (0x1000), a value of
+	// ParamAttr.
 	PdHasDefault ParamAttr = 4096
-	/*
-	   PdHasFieldMarshal is the runtime's pdHasFieldMarshal (0x2000), a value
-	   of ParamAttr.
-	*/
+	// PdHasFieldMarshal is the runtime's pdHasFieldMarshal (0x2000), a value
+	// of ParamAttr.
 	PdHasFieldMarshal ParamAttr = 8192
 	// PdUnused is the runtime's pdUnused (0xcfe0), a value of ParamAttr.
 	PdUnused ParamAttr = 53216
@@ -798,32 +644,22 @@ func (v ParamAttr) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesParamAttr, false, "ParamAttr")
 }
 
-/*
-PropertyAttr is the runtime's CorPropertyAttr, one value of a list;
-String names it.
-*/
+// PropertyAttr is the runtime's CorPropertyAttr, one value of a list;
+// String names it.
 type PropertyAttr uint32
 
 const (
-	/*
-	   PrSpecialName is the runtime's prSpecialName (0x200), a value of
-	   PropertyAttr.
-	*/
+	// PrSpecialName is the runtime's prSpecialName (0x200), a value of
+	// PropertyAttr.
 	PrSpecialName PropertyAttr = 512
-	/*
-	   PrReservedMask is the runtime's prReservedMask (0xf400), a value of
-	   PropertyAttr.
-	*/
+	// PrReservedMask is the runtime's prReservedMask (0xf400), a value of
+	// PropertyAttr.
 	PrReservedMask PropertyAttr = 62464
-	/*
-	   PrRtSpecialName is the runtime's prRTSpecialName (0x400), a value of
-	   PropertyAttr.
-	*/
+	// PrRtSpecialName is the runtime's prRTSpecialName (0x400), a value of
+	// PropertyAttr.
 	PrRtSpecialName PropertyAttr = 1024
-	/*
-	   PrHasDefault is the runtime's prHasDefault (0x1000), a value of
-	   PropertyAttr.
-	*/
+	// PrHasDefault is the runtime's prHasDefault (0x1000), a value of
+	// PropertyAttr.
 	PrHasDefault PropertyAttr = 4096
 	// PrUnused is the runtime's prUnused (0xe9ff), a value of PropertyAttr.
 	PrUnused PropertyAttr = 59903
@@ -851,27 +687,19 @@ func (v PropertyAttr) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesPropertyAttr, false, "PropertyAttr")
 }
 
-/*
-EventAttr is the runtime's CorEventAttr, one value of a list; String
-names it.
-*/
+// EventAttr is the runtime's CorEventAttr, one value of a list; String
+// names it.
 type EventAttr uint32
 
 const (
-	/*
-	   EvSpecialName is the runtime's evSpecialName (0x200), a value of
-	   EventAttr.
-	*/
+	// EvSpecialName is the runtime's evSpecialName (0x200), a value of
+	// EventAttr.
 	EvSpecialName EventAttr = 512
-	/*
-	   EvReservedMask is the runtime's evReservedMask (0x400), a value of
-	   EventAttr.
-	*/
+	// EvReservedMask is the runtime's evReservedMask (0x400), a value of
+	// EventAttr.
 	EvReservedMask EventAttr = 1024
-	/*
-	   EvRtSpecialName is the runtime's evRTSpecialName (0x400), a value of
-	   EventAttr.
-	*/
+	// EvRtSpecialName is the runtime's evRTSpecialName (0x400), a value of
+	// EventAttr.
 	EvRtSpecialName EventAttr = 1024
 )
 
@@ -888,10 +716,8 @@ func (v EventAttr) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesEventAttr, false, "EventAttr")
 }
 
-/*
-MethodSemanticsAttr is the runtime's CorMethodSemanticsAttr, a set of
-flags: combine them with |; String names each.
-*/
+// MethodSemanticsAttr is the runtime's CorMethodSemanticsAttr, a set of
+// flags: combine them with |; String names each.
 type MethodSemanticsAttr uint32
 
 const (
@@ -903,10 +729,8 @@ const (
 	MsOther MethodSemanticsAttr = 4
 	// MsAddOn is the runtime's msAddOn (0x8), a flag of MethodSemanticsAttr.
 	MsAddOn MethodSemanticsAttr = 8
-	/*
-	   MsRemoveOn is the runtime's msRemoveOn (0x10), a flag of
-	   MethodSemanticsAttr.
-	*/
+	// MsRemoveOn is the runtime's msRemoveOn (0x10), a flag of
+	// MethodSemanticsAttr.
 	MsRemoveOn MethodSemanticsAttr = 16
 	// MsFire is the runtime's msFire (0x20), a flag of MethodSemanticsAttr.
 	MsFire MethodSemanticsAttr = 32
@@ -937,22 +761,16 @@ func (v MethodSemanticsAttr) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesMethodSemanticsAttr, true, "MethodSemanticsAttr")
 }
 
-/*
-DeclSecurity is the runtime's CorDeclSecurity, one value of a list;
-String names it.
-*/
+// DeclSecurity is the runtime's CorDeclSecurity, one value of a list;
+// String names it.
 type DeclSecurity uint32
 
 const (
-	/*
-	   DclActionMask is the runtime's dclActionMask (0x1f), a value of
-	   DeclSecurity.
-	*/
+	// DclActionMask is the runtime's dclActionMask (0x1f), a value of
+	// DeclSecurity.
 	DclActionMask DeclSecurity = 31
-	/*
-	   DclActionNil is the runtime's dclActionNil (0x0), a value of
-	   DeclSecurity.
-	*/
+	// DclActionNil is the runtime's dclActionNil (0x0), a value of
+	// DeclSecurity.
 	DclActionNil DeclSecurity = 0
 	// DclRequest is the runtime's dclRequest (0x1), a value of DeclSecurity.
 	DclRequest DeclSecurity = 1
@@ -962,65 +780,41 @@ const (
 	DclAssert DeclSecurity = 3
 	// DclDeny is the runtime's dclDeny (0x4), a value of DeclSecurity.
 	DclDeny DeclSecurity = 4
-	/*
-	   DclPermitOnly is the runtime's dclPermitOnly (0x5), a value of
-	   DeclSecurity.
-	*/
+	// DclPermitOnly is the runtime's dclPermitOnly (0x5), a value of
+	// DeclSecurity.
 	DclPermitOnly DeclSecurity = 5
-	/*
-	   DclLinktimeCheck is the runtime's dclLinktimeCheck (0x6), a value of
-	   DeclSecurity.
-	*/
+	// DclLinktimeCheck is the runtime's dclLinktimeCheck (0x6), a value of
+	// DeclSecurity.
 	DclLinktimeCheck DeclSecurity = 6
-	/*
-	   DclInheritanceCheck is the runtime's dclInheritanceCheck (0x7), a value
-	   of DeclSecurity.
-	*/
+	// DclInheritanceCheck is the runtime's dclInheritanceCheck (0x7), a value
+	// of DeclSecurity.
 	DclInheritanceCheck DeclSecurity = 7
-	/*
-	   DclRequestMinimum is the runtime's dclRequestMinimum (0x8), a value of
-	   DeclSecurity.
-	*/
+	// DclRequestMinimum is the runtime's dclRequestMinimum (0x8), a value of
+	// DeclSecurity.
 	DclRequestMinimum DeclSecurity = 8
-	/*
-	   DclRequestOptional is the runtime's dclRequestOptional (0x9), a value of
-	   DeclSecurity.
-	*/
+	// DclRequestOptional is the runtime's dclRequestOptional (0x9), a value of
+	// DeclSecurity.
 	DclRequestOptional DeclSecurity = 9
-	/*
-	   DclRequestRefuse is the runtime's dclRequestRefuse (0xa), a value of
-	   DeclSecurity.
-	*/
+	// DclRequestRefuse is the runtime's dclRequestRefuse (0xa), a value of
+	// DeclSecurity.
 	DclRequestRefuse DeclSecurity = 10
-	/*
-	   DclPrejitGrant is the runtime's dclPrejitGrant (0xb), a value of
-	   DeclSecurity.
-	*/
+	// DclPrejitGrant is the runtime's dclPrejitGrant (0xb), a value of
+	// DeclSecurity.
 	DclPrejitGrant DeclSecurity = 11
-	/*
-	   DclPrejitDenied is the runtime's dclPrejitDenied (0xc), a value of
-	   DeclSecurity.
-	*/
+	// DclPrejitDenied is the runtime's dclPrejitDenied (0xc), a value of
+	// DeclSecurity.
 	DclPrejitDenied DeclSecurity = 12
-	/*
-	   DclNonCasDemand is the runtime's dclNonCasDemand (0xd), a value of
-	   DeclSecurity.
-	*/
+	// DclNonCasDemand is the runtime's dclNonCasDemand (0xd), a value of
+	// DeclSecurity.
 	DclNonCasDemand DeclSecurity = 13
-	/*
-	   DclNonCasLinkDemand is the runtime's dclNonCasLinkDemand (0xe), a value
-	   of DeclSecurity.
-	*/
+	// DclNonCasLinkDemand is the runtime's dclNonCasLinkDemand (0xe), a value
+	// of DeclSecurity.
 	DclNonCasLinkDemand DeclSecurity = 14
-	/*
-	   DclNonCasInheritance is the runtime's dclNonCasInheritance (0xf), a
-	   value of DeclSecurity.
-	*/
+	// DclNonCasInheritance is the runtime's dclNonCasInheritance (0xf), a
+	// value of DeclSecurity.
 	DclNonCasInheritance DeclSecurity = 15
-	/*
-	   DclMaximumValue is the runtime's dclMaximumValue (0xf), a value of
-	   DeclSecurity.
-	*/
+	// DclMaximumValue is the runtime's dclMaximumValue (0xf), a value of
+	// DeclSecurity.
 	DclMaximumValue DeclSecurity = 15
 )
 
@@ -1082,17 +876,13 @@ func (v DeclSecurity) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesDeclSecurity, false, "DeclSecurity")
 }
 
-/*
-MethodImpl is the runtime's CorMethodImpl, one value of a list; String
-names it.
-*/
+// MethodImpl is the runtime's CorMethodImpl, one value of a list; String
+// names it.
 type MethodImpl uint32
 
 const (
-	/*
-	   MiCodeTypeMask is the runtime's miCodeTypeMask (0x3), a value of
-	   MethodImpl.
-	*/
+	// MiCodeTypeMask is the runtime's miCodeTypeMask (0x3), a value of
+	// MethodImpl.
 	MiCodeTypeMask MethodImpl = 3
 	// MiIL is the runtime's miIL (0x0), a value of MethodImpl.
 	MiIL MethodImpl = 0
@@ -1102,58 +892,40 @@ const (
 	MiOptil MethodImpl = 2
 	// MiRuntime is the runtime's miRuntime (0x3), a value of MethodImpl.
 	MiRuntime MethodImpl = 3
-	/*
-	   MiManagedMask is the runtime's miManagedMask (0x4), a value of
-	   MethodImpl.
-	*/
+	// MiManagedMask is the runtime's miManagedMask (0x4), a value of
+	// MethodImpl.
 	MiManagedMask MethodImpl = 4
 	// MiUnmanaged is the runtime's miUnmanaged (0x4), a value of MethodImpl.
 	MiUnmanaged MethodImpl = 4
 	// MiManaged is the runtime's miManaged (0x0), a value of MethodImpl.
 	MiManaged MethodImpl = 0
-	/*
-	   MiForwardRef is the runtime's miForwardRef (0x10), a value of
-	   MethodImpl.
-	*/
+	// MiForwardRef is the runtime's miForwardRef (0x10), a value of
+	// MethodImpl.
 	MiForwardRef MethodImpl = 16
-	/*
-	   MiPreserveSig is the runtime's miPreserveSig (0x80), a value of
-	   MethodImpl.
-	*/
+	// MiPreserveSig is the runtime's miPreserveSig (0x80), a value of
+	// MethodImpl.
 	MiPreserveSig MethodImpl = 128
-	/*
-	   MiInternalCall is the runtime's miInternalCall (0x1000), a value of
-	   MethodImpl.
-	*/
+	// MiInternalCall is the runtime's miInternalCall (0x1000), a value of
+	// MethodImpl.
 	MiInternalCall MethodImpl = 4096
-	/*
-	   MiSynchronized is the runtime's miSynchronized (0x20), a value of
-	   MethodImpl.
-	*/
+	// MiSynchronized is the runtime's miSynchronized (0x20), a value of
+	// MethodImpl.
 	MiSynchronized MethodImpl = 32
 	// MiNoInlining is the runtime's miNoInlining (0x8), a value of MethodImpl.
 	MiNoInlining MethodImpl = 8
-	/*
-	   MiAggressiveInlining is the runtime's miAggressiveInlining (0x100), a
-	   value of MethodImpl.
-	*/
+	// MiAggressiveInlining is the runtime's miAggressiveInlining (0x100), a
+	// value of MethodImpl.
 	MiAggressiveInlining MethodImpl = 256
-	/*
-	   MiNoOptimization is the runtime's miNoOptimization (0x40), a value of
-	   MethodImpl.
-	*/
+	// MiNoOptimization is the runtime's miNoOptimization (0x40), a value of
+	// MethodImpl.
 	MiNoOptimization MethodImpl = 64
-	/*
-	   MiAggressiveOptimization is the runtime's miAggressiveOptimization
-	   (0x200), a value of MethodImpl.
-	*/
+	// MiAggressiveOptimization is the runtime's miAggressiveOptimization
+	// (0x200), a value of MethodImpl.
 	MiAggressiveOptimization MethodImpl = 512
 	// MiUserMask is the runtime's miUserMask (0x13fc), a value of MethodImpl.
 	MiUserMask MethodImpl = 5116
-	/*
-	   MiMaxMethodImplVal is the runtime's miMaxMethodImplVal (0xffff), a value
-	   of MethodImpl.
-	*/
+	// MiMaxMethodImplVal is the runtime's miMaxMethodImplVal (0xffff), a value
+	// of MethodImpl.
 	MiMaxMethodImplVal MethodImpl = 65535
 )
 
@@ -1209,114 +981,72 @@ func (v MethodImpl) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesMethodImpl, false, "MethodImpl")
 }
 
-/*
-PinvokeMap is the runtime's CorPinvokeMap, one value of a list; String
-names it.
-*/
+// PinvokeMap is the runtime's CorPinvokeMap, one value of a list; String
+// names it.
 type PinvokeMap uint32
 
 const (
 	// PmNoMangle is the runtime's pmNoMangle (0x1), a value of PinvokeMap.
 	PmNoMangle PinvokeMap = 1
-	/*
-	   PmCharSetMask is the runtime's pmCharSetMask (0x6), a value of
-	   PinvokeMap.
-	*/
+	// PmCharSetMask is the runtime's pmCharSetMask (0x6), a value of
+	// PinvokeMap.
 	PmCharSetMask PinvokeMap = 6
-	/*
-	   PmCharSetNotSpec is the runtime's pmCharSetNotSpec (0x0), a value of
-	   PinvokeMap.
-	*/
+	// PmCharSetNotSpec is the runtime's pmCharSetNotSpec (0x0), a value of
+	// PinvokeMap.
 	PmCharSetNotSpec PinvokeMap = 0
-	/*
-	   PmCharSetAnsi is the runtime's pmCharSetAnsi (0x2), a value of
-	   PinvokeMap.
-	*/
+	// PmCharSetAnsi is the runtime's pmCharSetAnsi (0x2), a value of
+	// PinvokeMap.
 	PmCharSetAnsi PinvokeMap = 2
-	/*
-	   PmCharSetUnicode is the runtime's pmCharSetUnicode (0x4), a value of
-	   PinvokeMap.
-	*/
+	// PmCharSetUnicode is the runtime's pmCharSetUnicode (0x4), a value of
+	// PinvokeMap.
 	PmCharSetUnicode PinvokeMap = 4
-	/*
-	   PmCharSetAuto is the runtime's pmCharSetAuto (0x6), a value of
-	   PinvokeMap.
-	*/
+	// PmCharSetAuto is the runtime's pmCharSetAuto (0x6), a value of
+	// PinvokeMap.
 	PmCharSetAuto PinvokeMap = 6
-	/*
-	   PmBestFitUseAssem is the runtime's pmBestFitUseAssem (0x0), a value of
-	   PinvokeMap.
-	*/
+	// PmBestFitUseAssem is the runtime's pmBestFitUseAssem (0x0), a value of
+	// PinvokeMap.
 	PmBestFitUseAssem PinvokeMap = 0
-	/*
-	   PmBestFitEnabled is the runtime's pmBestFitEnabled (0x10), a value of
-	   PinvokeMap.
-	*/
+	// PmBestFitEnabled is the runtime's pmBestFitEnabled (0x10), a value of
+	// PinvokeMap.
 	PmBestFitEnabled PinvokeMap = 16
-	/*
-	   PmBestFitDisabled is the runtime's pmBestFitDisabled (0x20), a value of
-	   PinvokeMap.
-	*/
+	// PmBestFitDisabled is the runtime's pmBestFitDisabled (0x20), a value of
+	// PinvokeMap.
 	PmBestFitDisabled PinvokeMap = 32
-	/*
-	   PmBestFitMask is the runtime's pmBestFitMask (0x30), a value of
-	   PinvokeMap.
-	*/
+	// PmBestFitMask is the runtime's pmBestFitMask (0x30), a value of
+	// PinvokeMap.
 	PmBestFitMask PinvokeMap = 48
-	/*
-	   PmThrowOnUnmappableCharUseAssem is the runtime's
-	   pmThrowOnUnmappableCharUseAssem (0x0), a value of PinvokeMap.
-	*/
+	// PmThrowOnUnmappableCharUseAssem is the runtime's
+	// pmThrowOnUnmappableCharUseAssem (0x0), a value of PinvokeMap.
 	PmThrowOnUnmappableCharUseAssem PinvokeMap = 0
-	/*
-	   PmThrowOnUnmappableCharEnabled is the runtime's
-	   pmThrowOnUnmappableCharEnabled (0x1000), a value of PinvokeMap.
-	*/
+	// PmThrowOnUnmappableCharEnabled is the runtime's
+	// pmThrowOnUnmappableCharEnabled (0x1000), a value of PinvokeMap.
 	PmThrowOnUnmappableCharEnabled PinvokeMap = 4096
-	/*
-	   PmThrowOnUnmappableCharDisabled is the runtime's
-	   pmThrowOnUnmappableCharDisabled (0x2000), a value of PinvokeMap.
-	*/
+	// PmThrowOnUnmappableCharDisabled is the runtime's
+	// pmThrowOnUnmappableCharDisabled (0x2000), a value of PinvokeMap.
 	PmThrowOnUnmappableCharDisabled PinvokeMap = 8192
-	/*
-	   PmThrowOnUnmappableCharMask is the runtime's pmThrowOnUnmappableCharMask
-	   (0x3000), a value of PinvokeMap.
-	*/
+	// PmThrowOnUnmappableCharMask is the runtime's pmThrowOnUnmappableCharMask
+	// (0x3000), a value of PinvokeMap.
 	PmThrowOnUnmappableCharMask PinvokeMap = 12288
-	/*
-	   PmSupportsLastError is the runtime's pmSupportsLastError (0x40), a value
-	   of PinvokeMap.
-	*/
+	// PmSupportsLastError is the runtime's pmSupportsLastError (0x40), a value
+	// of PinvokeMap.
 	PmSupportsLastError PinvokeMap = 64
-	/*
-	   PmCallConvMask is the runtime's pmCallConvMask (0x700), a value of
-	   PinvokeMap.
-	*/
+	// PmCallConvMask is the runtime's pmCallConvMask (0x700), a value of
+	// PinvokeMap.
 	PmCallConvMask PinvokeMap = 1792
-	/*
-	   PmCallConvWinapi is the runtime's pmCallConvWinapi (0x100), a value of
-	   PinvokeMap.
-	*/
+	// PmCallConvWinapi is the runtime's pmCallConvWinapi (0x100), a value of
+	// PinvokeMap.
 	PmCallConvWinapi PinvokeMap = 256
-	/*
-	   PmCallConvCdecl is the runtime's pmCallConvCdecl (0x200), a value of
-	   PinvokeMap.
-	*/
+	// PmCallConvCdecl is the runtime's pmCallConvCdecl (0x200), a value of
+	// PinvokeMap.
 	PmCallConvCdecl PinvokeMap = 512
-	/*
-	   PmCallConvStdcall is the runtime's pmCallConvStdcall (0x300), a value of
-	   PinvokeMap.
-	*/
+	// PmCallConvStdcall is the runtime's pmCallConvStdcall (0x300), a value of
+	// PinvokeMap.
 	PmCallConvStdcall PinvokeMap = 768
-	/*
-	   PmCallConvThiscall is the runtime's pmCallConvThiscall (0x400), a value
-	   of PinvokeMap.
-	*/
+	// PmCallConvThiscall is the runtime's pmCallConvThiscall (0x400), a value
+	// of PinvokeMap.
 	PmCallConvThiscall PinvokeMap = 1024
-	/*
-	   PmCallConvFastcall is the runtime's pmCallConvFastcall (0x500), a value
-	   of PinvokeMap.
-	*/
+	// PmCallConvFastcall is the runtime's pmCallConvFastcall (0x500), a value
+	// of PinvokeMap.
 	PmCallConvFastcall PinvokeMap = 1280
 	// PmMaxValue is the runtime's pmMaxValue (0xffff), a value of PinvokeMap.
 	PmMaxValue PinvokeMap = 65535
@@ -1386,17 +1116,13 @@ func (v PinvokeMap) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesPinvokeMap, false, "PinvokeMap")
 }
 
-/*
-AssemblyFlags is the runtime's CorAssemblyFlags, one value of a list;
-String names it.
-*/
+// AssemblyFlags is the runtime's CorAssemblyFlags, one value of a list;
+// String names it.
 type AssemblyFlags uint32
 
 const (
-	/*
-	   AfPublicKey is the runtime's afPublicKey (0x1), a value of
-	   AssemblyFlags.
-	*/
+	// AfPublicKey is the runtime's afPublicKey (0x1), a value of
+	// AssemblyFlags.
 	AfPublicKey AssemblyFlags = 1
 	// AfPaNone is the runtime's afPA_None (0x0), a value of AssemblyFlags.
 	AfPaNone AssemblyFlags = 0
@@ -1412,59 +1138,39 @@ const (
 	AfPaArm AssemblyFlags = 80
 	// AfPaArm64 is the runtime's afPA_ARM64 (0x60), a value of AssemblyFlags.
 	AfPaArm64 AssemblyFlags = 96
-	/*
-	   AfPaNoPlatform is the runtime's afPA_NoPlatform (0x70), a value of
-	   AssemblyFlags.
-	*/
+	// AfPaNoPlatform is the runtime's afPA_NoPlatform (0x70), a value of
+	// AssemblyFlags.
 	AfPaNoPlatform AssemblyFlags = 112
-	/*
-	   AfPaSpecified is the runtime's afPA_Specified (0x80), a value of
-	   AssemblyFlags.
-	*/
+	// AfPaSpecified is the runtime's afPA_Specified (0x80), a value of
+	// AssemblyFlags.
 	AfPaSpecified AssemblyFlags = 128
 	// AfPaMask is the runtime's afPA_Mask (0x70), a value of AssemblyFlags.
 	AfPaMask AssemblyFlags = 112
-	/*
-	   AfPaFullMask is the runtime's afPA_FullMask (0xf0), a value of
-	   AssemblyFlags.
-	*/
+	// AfPaFullMask is the runtime's afPA_FullMask (0xf0), a value of
+	// AssemblyFlags.
 	AfPaFullMask AssemblyFlags = 240
 	// AfPaShift is the runtime's afPA_Shift (0x4), a value of AssemblyFlags.
 	AfPaShift AssemblyFlags = 4
-	/*
-	   AfEnableJiTcompileTracking is the runtime's afEnableJITcompileTracking
-	   (0x8000), a value of AssemblyFlags.
-	*/
+	// AfEnableJiTcompileTracking is the runtime's afEnableJITcompileTracking
+	// (0x8000), a value of AssemblyFlags.
 	AfEnableJiTcompileTracking AssemblyFlags = 32768
-	/*
-	   AfDisableJiTcompileOptimizer is the runtime's
-	   afDisableJITcompileOptimizer (0x4000), a value of AssemblyFlags.
-	*/
+	// AfDisableJiTcompileOptimizer is the runtime's
+	// afDisableJITcompileOptimizer (0x4000), a value of AssemblyFlags.
 	AfDisableJiTcompileOptimizer AssemblyFlags = 16384
-	/*
-	   AfDebuggableAttributeMask is the runtime's afDebuggableAttributeMask
-	   (0xc000), a value of AssemblyFlags.
-	*/
+	// AfDebuggableAttributeMask is the runtime's afDebuggableAttributeMask
+	// (0xc000), a value of AssemblyFlags.
 	AfDebuggableAttributeMask AssemblyFlags = 49152
-	/*
-	   AfRetargetable is the runtime's afRetargetable (0x100), a value of
-	   AssemblyFlags.
-	*/
+	// AfRetargetable is the runtime's afRetargetable (0x100), a value of
+	// AssemblyFlags.
 	AfRetargetable AssemblyFlags = 256
-	/*
-	   AfContentTypeDefault is the runtime's afContentType_Default (0x0), a
-	   value of AssemblyFlags.
-	*/
+	// AfContentTypeDefault is the runtime's afContentType_Default (0x0), a
+	// value of AssemblyFlags.
 	AfContentTypeDefault AssemblyFlags = 0
-	/*
-	   AfContentTypeWindowsRuntime is the runtime's
-	   afContentType_WindowsRuntime (0x200), a value of AssemblyFlags.
-	*/
+	// AfContentTypeWindowsRuntime is the runtime's
+	// afContentType_WindowsRuntime (0x200), a value of AssemblyFlags.
 	AfContentTypeWindowsRuntime AssemblyFlags = 512
-	/*
-	   AfContentTypeMask is the runtime's afContentType_Mask (0xe00), a value
-	   of AssemblyFlags.
-	*/
+	// AfContentTypeMask is the runtime's afContentType_Mask (0xe00), a value
+	// of AssemblyFlags.
 	AfContentTypeMask AssemblyFlags = 3584
 )
 
@@ -1529,27 +1235,19 @@ func (v AssemblyFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesAssemblyFlags, false, "AssemblyFlags")
 }
 
-/*
-ManifestResourceFlags is the runtime's CorManifestResourceFlags, one
-value of a list; String names it.
-*/
+// ManifestResourceFlags is the runtime's CorManifestResourceFlags, one
+// value of a list; String names it.
 type ManifestResourceFlags uint32
 
 const (
-	/*
-	   MrVisibilityMask is the runtime's mrVisibilityMask (0x7), a value of
-	   ManifestResourceFlags.
-	*/
+	// MrVisibilityMask is the runtime's mrVisibilityMask (0x7), a value of
+	// ManifestResourceFlags.
 	MrVisibilityMask ManifestResourceFlags = 7
-	/*
-	   MrPublic is the runtime's mrPublic (0x1), a value of
-	   ManifestResourceFlags.
-	*/
+	// MrPublic is the runtime's mrPublic (0x1), a value of
+	// ManifestResourceFlags.
 	MrPublic ManifestResourceFlags = 1
-	/*
-	   MrPrivate is the runtime's mrPrivate (0x2), a value of
-	   ManifestResourceFlags.
-	*/
+	// MrPrivate is the runtime's mrPrivate (0x2), a value of
+	// ManifestResourceFlags.
 	MrPrivate ManifestResourceFlags = 2
 )
 
@@ -1569,22 +1267,16 @@ func (v ManifestResourceFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesManifestResourceFlags, false, "ManifestResourceFlags")
 }
 
-/*
-FileFlags is the runtime's CorFileFlags, one value of a list; String
-names it.
-*/
+// FileFlags is the runtime's CorFileFlags, one value of a list; String
+// names it.
 type FileFlags uint32
 
 const (
-	/*
-	   FfContainsMetaData is the runtime's ffContainsMetaData (0x0), a value of
-	   FileFlags.
-	*/
+	// FfContainsMetaData is the runtime's ffContainsMetaData (0x0), a value of
+	// FileFlags.
 	FfContainsMetaData FileFlags = 0
-	/*
-	   FfContainsNoMetaData is the runtime's ffContainsNoMetaData (0x1), a
-	   value of FileFlags.
-	*/
+	// FfContainsNoMetaData is the runtime's ffContainsNoMetaData (0x1), a
+	// value of FileFlags.
 	FfContainsNoMetaData FileFlags = 1
 )
 
@@ -1601,10 +1293,8 @@ func (v FileFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesFileFlags, false, "FileFlags")
 }
 
-/*
-PEKind is the runtime's CorPEKind, a set of flags: combine them with |;
-String names each.
-*/
+// PEKind is the runtime's CorPEKind, a set of flags: combine them with |;
+// String names each.
 type PEKind uint32
 
 const (
@@ -1612,19 +1302,15 @@ const (
 	PENot PEKind = 0
 	// PEILonly is the runtime's peILonly (0x1), a flag of PEKind.
 	PEILonly PEKind = 1
-	/*
-	   Pe32BitRequired is the runtime's pe32BitRequired (0x2), a flag of
-	   PEKind.
-	*/
+	// Pe32BitRequired is the runtime's pe32BitRequired (0x2), a flag of
+	// PEKind.
 	Pe32BitRequired PEKind = 2
 	// Pe32Plus is the runtime's pe32Plus (0x4), a flag of PEKind.
 	Pe32Plus PEKind = 4
 	// Pe32Unmanaged is the runtime's pe32Unmanaged (0x8), a flag of PEKind.
 	Pe32Unmanaged PEKind = 8
-	/*
-	   Pe32BitPreferred is the runtime's pe32BitPreferred (0x10), a flag of
-	   PEKind.
-	*/
+	// Pe32BitPreferred is the runtime's pe32BitPreferred (0x10), a flag of
+	// PEKind.
 	Pe32BitPreferred PEKind = 16
 )
 
@@ -1653,57 +1339,37 @@ func (v PEKind) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesPEKind, true, "PEKind")
 }
 
-/*
-GenericParamAttr is the runtime's CorGenericParamAttr, one value of a
-list; String names it.
-*/
+// GenericParamAttr is the runtime's CorGenericParamAttr, one value of a
+// list; String names it.
 type GenericParamAttr uint32
 
 const (
-	/*
-	   GpVarianceMask is the runtime's gpVarianceMask (0x3), a value of
-	   GenericParamAttr.
-	*/
+	// GpVarianceMask is the runtime's gpVarianceMask (0x3), a value of
+	// GenericParamAttr.
 	GpVarianceMask GenericParamAttr = 3
-	/*
-	   GpNonVariant is the runtime's gpNonVariant (0x0), a value of
-	   GenericParamAttr.
-	*/
+	// GpNonVariant is the runtime's gpNonVariant (0x0), a value of
+	// GenericParamAttr.
 	GpNonVariant GenericParamAttr = 0
-	/*
-	   GpCovariant is the runtime's gpCovariant (0x1), a value of
-	   GenericParamAttr.
-	*/
+	// GpCovariant is the runtime's gpCovariant (0x1), a value of
+	// GenericParamAttr.
 	GpCovariant GenericParamAttr = 1
-	/*
-	   GpContravariant is the runtime's gpContravariant (0x2), a value of
-	   GenericParamAttr.
-	*/
+	// GpContravariant is the runtime's gpContravariant (0x2), a value of
+	// GenericParamAttr.
 	GpContravariant GenericParamAttr = 2
-	/*
-	   GpSpecialConstraintMask is the runtime's gpSpecialConstraintMask (0x1c),
-	   a value of GenericParamAttr.
-	*/
+	// GpSpecialConstraintMask is the runtime's gpSpecialConstraintMask (0x1c),
+	// a value of GenericParamAttr.
 	GpSpecialConstraintMask GenericParamAttr = 28
-	/*
-	   GpNoSpecialConstraint is the runtime's gpNoSpecialConstraint (0x0), a
-	   value of GenericParamAttr.
-	*/
+	// GpNoSpecialConstraint is the runtime's gpNoSpecialConstraint (0x0), a
+	// value of GenericParamAttr.
 	GpNoSpecialConstraint GenericParamAttr = 0
-	/*
-	   GpReferenceTypeConstraint is the runtime's gpReferenceTypeConstraint
-	   (0x4), a value of GenericParamAttr.
-	*/
+	// GpReferenceTypeConstraint is the runtime's gpReferenceTypeConstraint
+	// (0x4), a value of GenericParamAttr.
 	GpReferenceTypeConstraint GenericParamAttr = 4
-	/*
-	   GpNotNullableValueTypeConstraint is the runtime's
-	   gpNotNullableValueTypeConstraint (0x8), a value of GenericParamAttr.
-	*/
+	// GpNotNullableValueTypeConstraint is the runtime's
+	// gpNotNullableValueTypeConstraint (0x8), a value of GenericParamAttr.
 	GpNotNullableValueTypeConstraint GenericParamAttr = 8
-	/*
-	   GpDefaultConstructorConstraint is the runtime's
-	   gpDefaultConstructorConstraint (0x10), a value of GenericParamAttr.
-	*/
+	// GpDefaultConstructorConstraint is the runtime's
+	// gpDefaultConstructorConstraint (0x10), a value of GenericParamAttr.
 	GpDefaultConstructorConstraint GenericParamAttr = 16
 )
 
@@ -1738,192 +1404,118 @@ func (v GenericParamAttr) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesGenericParamAttr, false, "GenericParamAttr")
 }
 
-/*
-ElementType is the runtime's CorElementType, a set of flags: combine
-them with |; String names each.
-*/
+// ElementType is the runtime's CorElementType, a set of flags: combine
+// them with |; String names each.
 type ElementType uint32
 
 const (
-	/*
-	   ElementTypeEnd is the runtime's ELEMENT_TYPE_END (0x0), a flag of
-	   ElementType.
-	*/
+	// ElementTypeEnd is the runtime's ELEMENT_TYPE_END (0x0), a flag of
+	// ElementType.
 	ElementTypeEnd ElementType = 0
-	/*
-	   ElementTypeVoid is the runtime's ELEMENT_TYPE_VOID (0x1), a flag of
-	   ElementType.
-	*/
+	// ElementTypeVoid is the runtime's ELEMENT_TYPE_VOID (0x1), a flag of
+	// ElementType.
 	ElementTypeVoid ElementType = 1
-	/*
-	   ElementTypeBoolean is the runtime's ELEMENT_TYPE_BOOLEAN (0x2), a flag
-	   of ElementType.
-	*/
+	// ElementTypeBoolean is the runtime's ELEMENT_TYPE_BOOLEAN (0x2), a flag
+	// of ElementType.
 	ElementTypeBoolean ElementType = 2
-	/*
-	   ElementTypeChar is the runtime's ELEMENT_TYPE_CHAR (0x3), a combination
-	   of flags of ElementType.
-	*/
+	// ElementTypeChar is the runtime's ELEMENT_TYPE_CHAR (0x3), a combination
+	// of flags of ElementType.
 	ElementTypeChar ElementType = 3
-	/*
-	   ElementTypeI1 is the runtime's ELEMENT_TYPE_I1 (0x4), a flag of
-	   ElementType.
-	*/
+	// ElementTypeI1 is the runtime's ELEMENT_TYPE_I1 (0x4), a flag of
+	// ElementType.
 	ElementTypeI1 ElementType = 4
-	/*
-	   ElementTypeU1 is the runtime's ELEMENT_TYPE_U1 (0x5), a combination of
-	   flags of ElementType.
-	*/
+	// ElementTypeU1 is the runtime's ELEMENT_TYPE_U1 (0x5), a combination of
+	// flags of ElementType.
 	ElementTypeU1 ElementType = 5
-	/*
-	   ElementTypeI2 is the runtime's ELEMENT_TYPE_I2 (0x6), a combination of
-	   flags of ElementType.
-	*/
+	// ElementTypeI2 is the runtime's ELEMENT_TYPE_I2 (0x6), a combination of
+	// flags of ElementType.
 	ElementTypeI2 ElementType = 6
-	/*
-	   ElementTypeU2 is the runtime's ELEMENT_TYPE_U2 (0x7), a combination of
-	   flags of ElementType.
-	*/
+	// ElementTypeU2 is the runtime's ELEMENT_TYPE_U2 (0x7), a combination of
+	// flags of ElementType.
 	ElementTypeU2 ElementType = 7
-	/*
-	   ElementTypeI4 is the runtime's ELEMENT_TYPE_I4 (0x8), a flag of
-	   ElementType.
-	*/
+	// ElementTypeI4 is the runtime's ELEMENT_TYPE_I4 (0x8), a flag of
+	// ElementType.
 	ElementTypeI4 ElementType = 8
-	/*
-	   ElementTypeU4 is the runtime's ELEMENT_TYPE_U4 (0x9), a combination of
-	   flags of ElementType.
-	*/
+	// ElementTypeU4 is the runtime's ELEMENT_TYPE_U4 (0x9), a combination of
+	// flags of ElementType.
 	ElementTypeU4 ElementType = 9
-	/*
-	   ElementTypeI8 is the runtime's ELEMENT_TYPE_I8 (0xa), a combination of
-	   flags of ElementType.
-	*/
+	// ElementTypeI8 is the runtime's ELEMENT_TYPE_I8 (0xa), a combination of
+	// flags of ElementType.
 	ElementTypeI8 ElementType = 10
-	/*
-	   ElementTypeU8 is the runtime's ELEMENT_TYPE_U8 (0xb), a combination of
-	   flags of ElementType.
-	*/
+	// ElementTypeU8 is the runtime's ELEMENT_TYPE_U8 (0xb), a combination of
+	// flags of ElementType.
 	ElementTypeU8 ElementType = 11
-	/*
-	   ElementTypeR4 is the runtime's ELEMENT_TYPE_R4 (0xc), a combination of
-	   flags of ElementType.
-	*/
+	// ElementTypeR4 is the runtime's ELEMENT_TYPE_R4 (0xc), a combination of
+	// flags of ElementType.
 	ElementTypeR4 ElementType = 12
-	/*
-	   ElementTypeR8 is the runtime's ELEMENT_TYPE_R8 (0xd), a combination of
-	   flags of ElementType.
-	*/
+	// ElementTypeR8 is the runtime's ELEMENT_TYPE_R8 (0xd), a combination of
+	// flags of ElementType.
 	ElementTypeR8 ElementType = 13
-	/*
-	   ElementTypeString is the runtime's ELEMENT_TYPE_STRING (0xe), a
-	   combination of flags of ElementType.
-	*/
+	// ElementTypeString is the runtime's ELEMENT_TYPE_STRING (0xe), a
+	// combination of flags of ElementType.
 	ElementTypeString ElementType = 14
-	/*
-	   ElementTypePtr is the runtime's ELEMENT_TYPE_PTR (0xf), a combination of
-	   flags of ElementType.
-	*/
+	// ElementTypePtr is the runtime's ELEMENT_TYPE_PTR (0xf), a combination of
+	// flags of ElementType.
 	ElementTypePtr ElementType = 15
-	/*
-	   ElementTypeByref is the runtime's ELEMENT_TYPE_BYREF (0x10), a flag of
-	   ElementType.
-	*/
+	// ElementTypeByref is the runtime's ELEMENT_TYPE_BYREF (0x10), a flag of
+	// ElementType.
 	ElementTypeByref ElementType = 16
-	/*
-	   ElementTypeValuetype is the runtime's ELEMENT_TYPE_VALUETYPE (0x11), a
-	   combination of flags of ElementType.
-	*/
+	// ElementTypeValuetype is the runtime's ELEMENT_TYPE_VALUETYPE (0x11), a
+	// combination of flags of ElementType.
 	ElementTypeValuetype ElementType = 17
-	/*
-	   ElementTypeClass is the runtime's ELEMENT_TYPE_CLASS (0x12), a
-	   combination of flags of ElementType.
-	*/
+	// ElementTypeClass is the runtime's ELEMENT_TYPE_CLASS (0x12), a
+	// combination of flags of ElementType.
 	ElementTypeClass ElementType = 18
-	/*
-	   ElementTypeVar is the runtime's ELEMENT_TYPE_VAR (0x13), a combination
-	   of flags of ElementType.
-	*/
+	// ElementTypeVar is the runtime's ELEMENT_TYPE_VAR (0x13), a combination
+	// of flags of ElementType.
 	ElementTypeVar ElementType = 19
-	/*
-	   ElementTypeArray is the runtime's ELEMENT_TYPE_ARRAY (0x14), a
-	   combination of flags of ElementType.
-	*/
+	// ElementTypeArray is the runtime's ELEMENT_TYPE_ARRAY (0x14), a
+	// combination of flags of ElementType.
 	ElementTypeArray ElementType = 20
-	/*
-	   ElementTypeGenericinst is the runtime's ELEMENT_TYPE_GENERICINST (0x15),
-	   a combination of flags of ElementType.
-	*/
+	// ElementTypeGenericinst is the runtime's ELEMENT_TYPE_GENERICINST (0x15),
+	// a combination of flags of ElementType.
 	ElementTypeGenericinst ElementType = 21
-	/*
-	   ElementTypeTypedbyref is the runtime's ELEMENT_TYPE_TYPEDBYREF (0x16), a
-	   combination of flags of ElementType.
-	*/
+	// ElementTypeTypedbyref is the runtime's ELEMENT_TYPE_TYPEDBYREF (0x16), a
+	// combination of flags of ElementType.
 	ElementTypeTypedbyref ElementType = 22
-	/*
-	   ElementTypeI is the runtime's ELEMENT_TYPE_I (0x18), a combination of
-	   flags of ElementType.
-	*/
+	// ElementTypeI is the runtime's ELEMENT_TYPE_I (0x18), a combination of
+	// flags of ElementType.
 	ElementTypeI ElementType = 24
-	/*
-	   ElementTypeU is the runtime's ELEMENT_TYPE_U (0x19), a combination of
-	   flags of ElementType.
-	*/
+	// ElementTypeU is the runtime's ELEMENT_TYPE_U (0x19), a combination of
+	// flags of ElementType.
 	ElementTypeU ElementType = 25
-	/*
-	   ElementTypeFnptr is the runtime's ELEMENT_TYPE_FNPTR (0x1b), a
-	   combination of flags of ElementType.
-	*/
+	// ElementTypeFnptr is the runtime's ELEMENT_TYPE_FNPTR (0x1b), a
+	// combination of flags of ElementType.
 	ElementTypeFnptr ElementType = 27
-	/*
-	   ElementTypeObject is the runtime's ELEMENT_TYPE_OBJECT (0x1c), a
-	   combination of flags of ElementType.
-	*/
+	// ElementTypeObject is the runtime's ELEMENT_TYPE_OBJECT (0x1c), a
+	// combination of flags of ElementType.
 	ElementTypeObject ElementType = 28
-	/*
-	   ElementTypeSzarray is the runtime's ELEMENT_TYPE_SZARRAY (0x1d), a
-	   combination of flags of ElementType.
-	*/
+	// ElementTypeSzarray is the runtime's ELEMENT_TYPE_SZARRAY (0x1d), a
+	// combination of flags of ElementType.
 	ElementTypeSzarray ElementType = 29
-	/*
-	   ElementTypeMvar is the runtime's ELEMENT_TYPE_MVAR (0x1e), a combination
-	   of flags of ElementType.
-	*/
+	// ElementTypeMvar is the runtime's ELEMENT_TYPE_MVAR (0x1e), a combination
+	// of flags of ElementType.
 	ElementTypeMvar ElementType = 30
-	/*
-	   ElementTypeCmodReqd is the runtime's ELEMENT_TYPE_CMOD_REQD (0x1f), a
-	   combination of flags of ElementType.
-	*/
+	// ElementTypeCmodReqd is the runtime's ELEMENT_TYPE_CMOD_REQD (0x1f), a
+	// combination of flags of ElementType.
 	ElementTypeCmodReqd ElementType = 31
-	/*
-	   ElementTypeCmodOpt is the runtime's ELEMENT_TYPE_CMOD_OPT (0x20), a flag
-	   of ElementType.
-	*/
+	// ElementTypeCmodOpt is the runtime's ELEMENT_TYPE_CMOD_OPT (0x20), a flag
+	// of ElementType.
 	ElementTypeCmodOpt ElementType = 32
-	/*
-	   ElementTypeInternal is the runtime's ELEMENT_TYPE_INTERNAL (0x21), a
-	   combination of flags of ElementType.
-	*/
+	// ElementTypeInternal is the runtime's ELEMENT_TYPE_INTERNAL (0x21), a
+	// combination of flags of ElementType.
 	ElementTypeInternal ElementType = 33
-	/*
-	   ElementTypeMax is the runtime's ELEMENT_TYPE_MAX (0x22), a combination
-	   of flags of ElementType.
-	*/
+	// ElementTypeMax is the runtime's ELEMENT_TYPE_MAX (0x22), a combination
+	// of flags of ElementType.
 	ElementTypeMax ElementType = 34
-	/*
-	   ElementTypeModifier is the runtime's ELEMENT_TYPE_MODIFIER (0x40), a
-	   flag of ElementType.
-	*/
+	// ElementTypeModifier is the runtime's ELEMENT_TYPE_MODIFIER (0x40), a
+	// flag of ElementType.
 	ElementTypeModifier ElementType = 64
-	/*
-	   ElementTypeSentinel is the runtime's ELEMENT_TYPE_SENTINEL (0x41), a
-	   combination of flags of ElementType.
-	*/
+	// ElementTypeSentinel is the runtime's ELEMENT_TYPE_SENTINEL (0x41), a
+	// combination of flags of ElementType.
 	ElementTypeSentinel ElementType = 65
-	/*
-	   ElementTypePinned is the runtime's ELEMENT_TYPE_PINNED (0x45), a
-	   combination of flags of ElementType.
-	*/
+	// ElementTypePinned is the runtime's ELEMENT_TYPE_PINNED (0x45), a
+	// combination of flags of ElementType.
 	ElementTypePinned ElementType = 69
 )
 
@@ -2042,112 +1634,70 @@ func (v ElementType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesElementType, true, "ElementType")
 }
 
-/*
-SerializationType is the runtime's CorSerializationType, one value of a
-list; String names it.
-*/
+// SerializationType is the runtime's CorSerializationType, one value of a
+// list; String names it.
 type SerializationType uint32
 
 const (
-	/*
-	   SerializationTypeUndefined is the runtime's SERIALIZATION_TYPE_UNDEFINED
-	   (0x0), a value of SerializationType.
-	*/
+	// SerializationTypeUndefined is the runtime's SERIALIZATION_TYPE_UNDEFINED
+	// (0x0), a value of SerializationType.
 	SerializationTypeUndefined SerializationType = 0
-	/*
-	   SerializationTypeBoolean is the runtime's SERIALIZATION_TYPE_BOOLEAN
-	   (0x2), a value of SerializationType.
-	*/
+	// SerializationTypeBoolean is the runtime's SERIALIZATION_TYPE_BOOLEAN
+	// (0x2), a value of SerializationType.
 	SerializationTypeBoolean SerializationType = 2
-	/*
-	   SerializationTypeChar is the runtime's SERIALIZATION_TYPE_CHAR (0x3), a
-	   value of SerializationType.
-	*/
+	// SerializationTypeChar is the runtime's SERIALIZATION_TYPE_CHAR (0x3), a
+	// value of SerializationType.
 	SerializationTypeChar SerializationType = 3
-	/*
-	   SerializationTypeI1 is the runtime's SERIALIZATION_TYPE_I1 (0x4), a
-	   value of SerializationType.
-	*/
+	// SerializationTypeI1 is the runtime's SERIALIZATION_TYPE_I1 (0x4), a
+	// value of SerializationType.
 	SerializationTypeI1 SerializationType = 4
-	/*
-	   SerializationTypeU1 is the runtime's SERIALIZATION_TYPE_U1 (0x5), a
-	   value of SerializationType.
-	*/
+	// SerializationTypeU1 is the runtime's SERIALIZATION_TYPE_U1 (0x5), a
+	// value of SerializationType.
 	SerializationTypeU1 SerializationType = 5
-	/*
-	   SerializationTypeI2 is the runtime's SERIALIZATION_TYPE_I2 (0x6), a
-	   value of SerializationType.
-	*/
+	// SerializationTypeI2 is the runtime's SERIALIZATION_TYPE_I2 (0x6), a
+	// value of SerializationType.
 	SerializationTypeI2 SerializationType = 6
-	/*
-	   SerializationTypeU2 is the runtime's SERIALIZATION_TYPE_U2 (0x7), a
-	   value of SerializationType.
-	*/
+	// SerializationTypeU2 is the runtime's SERIALIZATION_TYPE_U2 (0x7), a
+	// value of SerializationType.
 	SerializationTypeU2 SerializationType = 7
-	/*
-	   SerializationTypeI4 is the runtime's SERIALIZATION_TYPE_I4 (0x8), a
-	   value of SerializationType.
-	*/
+	// SerializationTypeI4 is the runtime's SERIALIZATION_TYPE_I4 (0x8), a
+	// value of SerializationType.
 	SerializationTypeI4 SerializationType = 8
-	/*
-	   SerializationTypeU4 is the runtime's SERIALIZATION_TYPE_U4 (0x9), a
-	   value of SerializationType.
-	*/
+	// SerializationTypeU4 is the runtime's SERIALIZATION_TYPE_U4 (0x9), a
+	// value of SerializationType.
 	SerializationTypeU4 SerializationType = 9
-	/*
-	   SerializationTypeI8 is the runtime's SERIALIZATION_TYPE_I8 (0xa), a
-	   value of SerializationType.
-	*/
+	// SerializationTypeI8 is the runtime's SERIALIZATION_TYPE_I8 (0xa), a
+	// value of SerializationType.
 	SerializationTypeI8 SerializationType = 10
-	/*
-	   SerializationTypeU8 is the runtime's SERIALIZATION_TYPE_U8 (0xb), a
-	   value of SerializationType.
-	*/
+	// SerializationTypeU8 is the runtime's SERIALIZATION_TYPE_U8 (0xb), a
+	// value of SerializationType.
 	SerializationTypeU8 SerializationType = 11
-	/*
-	   SerializationTypeR4 is the runtime's SERIALIZATION_TYPE_R4 (0xc), a
-	   value of SerializationType.
-	*/
+	// SerializationTypeR4 is the runtime's SERIALIZATION_TYPE_R4 (0xc), a
+	// value of SerializationType.
 	SerializationTypeR4 SerializationType = 12
-	/*
-	   SerializationTypeR8 is the runtime's SERIALIZATION_TYPE_R8 (0xd), a
-	   value of SerializationType.
-	*/
+	// SerializationTypeR8 is the runtime's SERIALIZATION_TYPE_R8 (0xd), a
+	// value of SerializationType.
 	SerializationTypeR8 SerializationType = 13
-	/*
-	   SerializationTypeString is the runtime's SERIALIZATION_TYPE_STRING
-	   (0xe), a value of SerializationType.
-	*/
+	// SerializationTypeString is the runtime's SERIALIZATION_TYPE_STRING
+	// (0xe), a value of SerializationType.
 	SerializationTypeString SerializationType = 14
-	/*
-	   SerializationTypeSzarray is the runtime's SERIALIZATION_TYPE_SZARRAY
-	   (0x1d), a value of SerializationType.
-	*/
+	// SerializationTypeSzarray is the runtime's SERIALIZATION_TYPE_SZARRAY
+	// (0x1d), a value of SerializationType.
 	SerializationTypeSzarray SerializationType = 29
-	/*
-	   SerializationTypeType is the runtime's SERIALIZATION_TYPE_TYPE (0x50), a
-	   value of SerializationType.
-	*/
+	// SerializationTypeType is the runtime's SERIALIZATION_TYPE_TYPE (0x50), a
+	// value of SerializationType.
 	SerializationTypeType SerializationType = 80
-	/*
-	   SerializationTypeTaggedObject is the runtime's
-	   SERIALIZATION_TYPE_TAGGED_OBJECT (0x51), a value of SerializationType.
-	*/
+	// SerializationTypeTaggedObject is the runtime's
+	// SERIALIZATION_TYPE_TAGGED_OBJECT (0x51), a value of SerializationType.
 	SerializationTypeTaggedObject SerializationType = 81
-	/*
-	   SerializationTypeField is the runtime's SERIALIZATION_TYPE_FIELD (0x53),
-	   a value of SerializationType.
-	*/
+	// SerializationTypeField is the runtime's SERIALIZATION_TYPE_FIELD (0x53),
+	// a value of SerializationType.
 	SerializationTypeField SerializationType = 83
-	/*
-	   SerializationTypeProperty is the runtime's SERIALIZATION_TYPE_PROPERTY
-	   (0x54), a value of SerializationType.
-	*/
+	// SerializationTypeProperty is the runtime's SERIALIZATION_TYPE_PROPERTY
+	// (0x54), a value of SerializationType.
 	SerializationTypeProperty SerializationType = 84
-	/*
-	   SerializationTypeEnum is the runtime's SERIALIZATION_TYPE_ENUM (0x55), a
-	   value of SerializationType.
-	*/
+	// SerializationTypeEnum is the runtime's SERIALIZATION_TYPE_ENUM (0x55), a
+	// value of SerializationType.
 	SerializationTypeEnum SerializationType = 85
 )
 
@@ -2218,37 +1768,27 @@ func (v SerializationType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesSerializationType, false, "SerializationType")
 }
 
-/*
-UnmanagedCallingConvention is the runtime's
-CorUnmanagedCallingConvention, a set of flags: combine them with |;
-String names each.
-*/
+// UnmanagedCallingConvention is the runtime's
+// CorUnmanagedCallingConvention, a set of flags: combine them with |;
+// String names each.
 type UnmanagedCallingConvention uint32
 
 const (
-	/*
-	   ImageCeeUnmanagedCallconvC is the runtime's
-	   IMAGE_CEE_UNMANAGED_CALLCONV_C (0x1), a flag of
-	   UnmanagedCallingConvention.
-	*/
+	// ImageCeeUnmanagedCallconvC is the runtime's
+	// IMAGE_CEE_UNMANAGED_CALLCONV_C (0x1), a flag of
+	// UnmanagedCallingConvention.
 	ImageCeeUnmanagedCallconvC UnmanagedCallingConvention = 1
-	/*
-	   ImageCeeUnmanagedCallconvStdcall is the runtime's
-	   IMAGE_CEE_UNMANAGED_CALLCONV_STDCALL (0x2), a flag of
-	   UnmanagedCallingConvention.
-	*/
+	// ImageCeeUnmanagedCallconvStdcall is the runtime's
+	// IMAGE_CEE_UNMANAGED_CALLCONV_STDCALL (0x2), a flag of
+	// UnmanagedCallingConvention.
 	ImageCeeUnmanagedCallconvStdcall UnmanagedCallingConvention = 2
-	/*
-	   ImageCeeUnmanagedCallconvThiscall is the runtime's
-	   IMAGE_CEE_UNMANAGED_CALLCONV_THISCALL (0x3), a combination of flags of
-	   UnmanagedCallingConvention.
-	*/
+	// ImageCeeUnmanagedCallconvThiscall is the runtime's
+	// IMAGE_CEE_UNMANAGED_CALLCONV_THISCALL (0x3), a combination of flags of
+	// UnmanagedCallingConvention.
 	ImageCeeUnmanagedCallconvThiscall UnmanagedCallingConvention = 3
-	/*
-	   ImageCeeUnmanagedCallconvFastcall is the runtime's
-	   IMAGE_CEE_UNMANAGED_CALLCONV_FASTCALL (0x4), a flag of
-	   UnmanagedCallingConvention.
-	*/
+	// ImageCeeUnmanagedCallconvFastcall is the runtime's
+	// IMAGE_CEE_UNMANAGED_CALLCONV_FASTCALL (0x4), a flag of
+	// UnmanagedCallingConvention.
 	ImageCeeUnmanagedCallconvFastcall UnmanagedCallingConvention = 4
 )
 
@@ -2271,97 +1811,61 @@ func (v UnmanagedCallingConvention) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesUnmanagedCallingConvention, true, "UnmanagedCallingConvention")
 }
 
-/*
-CallingConvention is the runtime's CorCallingConvention, one value of a
-list; String names it.
-*/
+// CallingConvention is the runtime's CorCallingConvention, one value of a
+// list; String names it.
 type CallingConvention uint32
 
 const (
-	/*
-	   ImageCeeCsCallconvDefault is the runtime's IMAGE_CEE_CS_CALLCONV_DEFAULT
-	   (0x0), a value of CallingConvention.
-	*/
+	// ImageCeeCsCallconvDefault is the runtime's IMAGE_CEE_CS_CALLCONV_DEFAULT
+	// (0x0), a value of CallingConvention.
 	ImageCeeCsCallconvDefault CallingConvention = 0
-	/*
-	   ImageCeeCsCallconvC is the runtime's IMAGE_CEE_CS_CALLCONV_C (0x1), a
-	   value of CallingConvention.
-	*/
+	// ImageCeeCsCallconvC is the runtime's IMAGE_CEE_CS_CALLCONV_C (0x1), a
+	// value of CallingConvention.
 	ImageCeeCsCallconvC CallingConvention = 1
-	/*
-	   ImageCeeCsCallconvStdcall is the runtime's IMAGE_CEE_CS_CALLCONV_STDCALL
-	   (0x2), a value of CallingConvention.
-	*/
+	// ImageCeeCsCallconvStdcall is the runtime's IMAGE_CEE_CS_CALLCONV_STDCALL
+	// (0x2), a value of CallingConvention.
 	ImageCeeCsCallconvStdcall CallingConvention = 2
-	/*
-	   ImageCeeCsCallconvThiscall is the runtime's
-	   IMAGE_CEE_CS_CALLCONV_THISCALL (0x3), a value of CallingConvention.
-	*/
+	// ImageCeeCsCallconvThiscall is the runtime's
+	// IMAGE_CEE_CS_CALLCONV_THISCALL (0x3), a value of CallingConvention.
 	ImageCeeCsCallconvThiscall CallingConvention = 3
-	/*
-	   ImageCeeCsCallconvFastcall is the runtime's
-	   IMAGE_CEE_CS_CALLCONV_FASTCALL (0x4), a value of CallingConvention.
-	*/
+	// ImageCeeCsCallconvFastcall is the runtime's
+	// IMAGE_CEE_CS_CALLCONV_FASTCALL (0x4), a value of CallingConvention.
 	ImageCeeCsCallconvFastcall CallingConvention = 4
-	/*
-	   ImageCeeCsCallconvVararg is the runtime's IMAGE_CEE_CS_CALLCONV_VARARG
-	   (0x5), a value of CallingConvention.
-	*/
+	// ImageCeeCsCallconvVararg is the runtime's IMAGE_CEE_CS_CALLCONV_VARARG
+	// (0x5), a value of CallingConvention.
 	ImageCeeCsCallconvVararg CallingConvention = 5
-	/*
-	   ImageCeeCsCallconvField is the runtime's IMAGE_CEE_CS_CALLCONV_FIELD
-	   (0x6), a value of CallingConvention.
-	*/
+	// ImageCeeCsCallconvField is the runtime's IMAGE_CEE_CS_CALLCONV_FIELD
+	// (0x6), a value of CallingConvention.
 	ImageCeeCsCallconvField CallingConvention = 6
-	/*
-	   ImageCeeCsCallconvLocalSig is the runtime's
-	   IMAGE_CEE_CS_CALLCONV_LOCAL_SIG (0x7), a value of CallingConvention.
-	*/
+	// ImageCeeCsCallconvLocalSig is the runtime's
+	// IMAGE_CEE_CS_CALLCONV_LOCAL_SIG (0x7), a value of CallingConvention.
 	ImageCeeCsCallconvLocalSig CallingConvention = 7
-	/*
-	   ImageCeeCsCallconvProperty is the runtime's
-	   IMAGE_CEE_CS_CALLCONV_PROPERTY (0x8), a value of CallingConvention.
-	*/
+	// ImageCeeCsCallconvProperty is the runtime's
+	// IMAGE_CEE_CS_CALLCONV_PROPERTY (0x8), a value of CallingConvention.
 	ImageCeeCsCallconvProperty CallingConvention = 8
-	/*
-	   ImageCeeCsCallconvUnmanaged is the runtime's
-	   IMAGE_CEE_CS_CALLCONV_UNMANAGED (0x9), a value of CallingConvention.
-	*/
+	// ImageCeeCsCallconvUnmanaged is the runtime's
+	// IMAGE_CEE_CS_CALLCONV_UNMANAGED (0x9), a value of CallingConvention.
 	ImageCeeCsCallconvUnmanaged CallingConvention = 9
-	/*
-	   ImageCeeCsCallconvGenericinst is the runtime's
-	   IMAGE_CEE_CS_CALLCONV_GENERICINST (0xa), a value of CallingConvention.
-	*/
+	// ImageCeeCsCallconvGenericinst is the runtime's
+	// IMAGE_CEE_CS_CALLCONV_GENERICINST (0xa), a value of CallingConvention.
 	ImageCeeCsCallconvGenericinst CallingConvention = 10
-	/*
-	   ImageCeeCsCallconvNativevararg is the runtime's
-	   IMAGE_CEE_CS_CALLCONV_NATIVEVARARG (0xb), a value of CallingConvention.
-	*/
+	// ImageCeeCsCallconvNativevararg is the runtime's
+	// IMAGE_CEE_CS_CALLCONV_NATIVEVARARG (0xb), a value of CallingConvention.
 	ImageCeeCsCallconvNativevararg CallingConvention = 11
-	/*
-	   ImageCeeCsCallconvMax is the runtime's IMAGE_CEE_CS_CALLCONV_MAX (0xc),
-	   a value of CallingConvention.
-	*/
+	// ImageCeeCsCallconvMax is the runtime's IMAGE_CEE_CS_CALLCONV_MAX (0xc),
+	// a value of CallingConvention.
 	ImageCeeCsCallconvMax CallingConvention = 12
-	/*
-	   ImageCeeCsCallconvMask is the runtime's IMAGE_CEE_CS_CALLCONV_MASK
-	   (0xf), a value of CallingConvention.
-	*/
+	// ImageCeeCsCallconvMask is the runtime's IMAGE_CEE_CS_CALLCONV_MASK
+	// (0xf), a value of CallingConvention.
 	ImageCeeCsCallconvMask CallingConvention = 15
-	/*
-	   ImageCeeCsCallconvHasthis is the runtime's IMAGE_CEE_CS_CALLCONV_HASTHIS
-	   (0x20), a value of CallingConvention.
-	*/
+	// ImageCeeCsCallconvHasthis is the runtime's IMAGE_CEE_CS_CALLCONV_HASTHIS
+	// (0x20), a value of CallingConvention.
 	ImageCeeCsCallconvHasthis CallingConvention = 32
-	/*
-	   ImageCeeCsCallconvExplicitthis is the runtime's
-	   IMAGE_CEE_CS_CALLCONV_EXPLICITTHIS (0x40), a value of CallingConvention.
-	*/
+	// ImageCeeCsCallconvExplicitthis is the runtime's
+	// IMAGE_CEE_CS_CALLCONV_EXPLICITTHIS (0x40), a value of CallingConvention.
 	ImageCeeCsCallconvExplicitthis CallingConvention = 64
-	/*
-	   ImageCeeCsCallconvGeneric is the runtime's IMAGE_CEE_CS_CALLCONV_GENERIC
-	   (0x10), a value of CallingConvention.
-	*/
+	// ImageCeeCsCallconvGeneric is the runtime's IMAGE_CEE_CS_CALLCONV_GENERIC
+	// (0x10), a value of CallingConvention.
 	ImageCeeCsCallconvGeneric CallingConvention = 16
 )
 
@@ -2423,61 +1927,41 @@ func (v CallingConvention) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesCallingConvention, false, "CallingConvention")
 }
 
-/*
-ArgType is the runtime's CorArgType, a set of flags: combine them with
-|; String names each.
-*/
+// ArgType is the runtime's CorArgType, a set of flags: combine them with
+// |; String names each.
 type ArgType uint32
 
 const (
-	/*
-	   ImageCeeCsEnd is the runtime's IMAGE_CEE_CS_END (0x0), a flag of
-	   ArgType.
-	*/
+	// ImageCeeCsEnd is the runtime's IMAGE_CEE_CS_END (0x0), a flag of
+	// ArgType.
 	ImageCeeCsEnd ArgType = 0
-	/*
-	   ImageCeeCsVoid is the runtime's IMAGE_CEE_CS_VOID (0x1), a flag of
-	   ArgType.
-	*/
+	// ImageCeeCsVoid is the runtime's IMAGE_CEE_CS_VOID (0x1), a flag of
+	// ArgType.
 	ImageCeeCsVoid ArgType = 1
 	// ImageCeeCsI4 is the runtime's IMAGE_CEE_CS_I4 (0x2), a flag of ArgType.
 	ImageCeeCsI4 ArgType = 2
-	/*
-	   ImageCeeCsI8 is the runtime's IMAGE_CEE_CS_I8 (0x3), a combination of
-	   flags of ArgType.
-	*/
+	// ImageCeeCsI8 is the runtime's IMAGE_CEE_CS_I8 (0x3), a combination of
+	// flags of ArgType.
 	ImageCeeCsI8 ArgType = 3
 	// ImageCeeCsR4 is the runtime's IMAGE_CEE_CS_R4 (0x4), a flag of ArgType.
 	ImageCeeCsR4 ArgType = 4
-	/*
-	   ImageCeeCsR8 is the runtime's IMAGE_CEE_CS_R8 (0x5), a combination of
-	   flags of ArgType.
-	*/
+	// ImageCeeCsR8 is the runtime's IMAGE_CEE_CS_R8 (0x5), a combination of
+	// flags of ArgType.
 	ImageCeeCsR8 ArgType = 5
-	/*
-	   ImageCeeCsPtr is the runtime's IMAGE_CEE_CS_PTR (0x6), a combination of
-	   flags of ArgType.
-	*/
+	// ImageCeeCsPtr is the runtime's IMAGE_CEE_CS_PTR (0x6), a combination of
+	// flags of ArgType.
 	ImageCeeCsPtr ArgType = 6
-	/*
-	   ImageCeeCsObject is the runtime's IMAGE_CEE_CS_OBJECT (0x7), a
-	   combination of flags of ArgType.
-	*/
+	// ImageCeeCsObject is the runtime's IMAGE_CEE_CS_OBJECT (0x7), a
+	// combination of flags of ArgType.
 	ImageCeeCsObject ArgType = 7
-	/*
-	   ImageCeeCsStruct4 is the runtime's IMAGE_CEE_CS_STRUCT4 (0x8), a flag of
-	   ArgType.
-	*/
+	// ImageCeeCsStruct4 is the runtime's IMAGE_CEE_CS_STRUCT4 (0x8), a flag of
+	// ArgType.
 	ImageCeeCsStruct4 ArgType = 8
-	/*
-	   ImageCeeCsStruct32 is the runtime's IMAGE_CEE_CS_STRUCT32 (0x9), a
-	   combination of flags of ArgType.
-	*/
+	// ImageCeeCsStruct32 is the runtime's IMAGE_CEE_CS_STRUCT32 (0x9), a
+	// combination of flags of ArgType.
 	ImageCeeCsStruct32 ArgType = 9
-	/*
-	   ImageCeeCsByvalue is the runtime's IMAGE_CEE_CS_BYVALUE (0xa), a
-	   combination of flags of ArgType.
-	*/
+	// ImageCeeCsByvalue is the runtime's IMAGE_CEE_CS_BYVALUE (0xa), a
+	// combination of flags of ArgType.
 	ImageCeeCsByvalue ArgType = 10
 )
 
@@ -2521,252 +2005,154 @@ func (v ArgType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesArgType, true, "ArgType")
 }
 
-/*
-NativeType is the runtime's CorNativeType, one value of a list; String
-names it.
-*/
+// NativeType is the runtime's CorNativeType, one value of a list; String
+// names it.
 type NativeType uint32
 
 const (
-	/*
-	   NativeTypeEnd is the runtime's NATIVE_TYPE_END (0x0), a value of
-	   NativeType.
-	*/
+	// NativeTypeEnd is the runtime's NATIVE_TYPE_END (0x0), a value of
+	// NativeType.
 	NativeTypeEnd NativeType = 0
-	/*
-	   NativeTypeVoid is the runtime's NATIVE_TYPE_VOID (0x1), a value of
-	   NativeType.
-	*/
+	// NativeTypeVoid is the runtime's NATIVE_TYPE_VOID (0x1), a value of
+	// NativeType.
 	NativeTypeVoid NativeType = 1
-	/*
-	   NativeTypeBoolean is the runtime's NATIVE_TYPE_BOOLEAN (0x2), a value of
-	   NativeType.
-	*/
+	// NativeTypeBoolean is the runtime's NATIVE_TYPE_BOOLEAN (0x2), a value of
+	// NativeType.
 	NativeTypeBoolean NativeType = 2
-	/*
-	   NativeTypeI1 is the runtime's NATIVE_TYPE_I1 (0x3), a value of
-	   NativeType.
-	*/
+	// NativeTypeI1 is the runtime's NATIVE_TYPE_I1 (0x3), a value of
+	// NativeType.
 	NativeTypeI1 NativeType = 3
-	/*
-	   NativeTypeU1 is the runtime's NATIVE_TYPE_U1 (0x4), a value of
-	   NativeType.
-	*/
+	// NativeTypeU1 is the runtime's NATIVE_TYPE_U1 (0x4), a value of
+	// NativeType.
 	NativeTypeU1 NativeType = 4
-	/*
-	   NativeTypeI2 is the runtime's NATIVE_TYPE_I2 (0x5), a value of
-	   NativeType.
-	*/
+	// NativeTypeI2 is the runtime's NATIVE_TYPE_I2 (0x5), a value of
+	// NativeType.
 	NativeTypeI2 NativeType = 5
-	/*
-	   NativeTypeU2 is the runtime's NATIVE_TYPE_U2 (0x6), a value of
-	   NativeType.
-	*/
+	// NativeTypeU2 is the runtime's NATIVE_TYPE_U2 (0x6), a value of
+	// NativeType.
 	NativeTypeU2 NativeType = 6
-	/*
-	   NativeTypeI4 is the runtime's NATIVE_TYPE_I4 (0x7), a value of
-	   NativeType.
-	*/
+	// NativeTypeI4 is the runtime's NATIVE_TYPE_I4 (0x7), a value of
+	// NativeType.
 	NativeTypeI4 NativeType = 7
-	/*
-	   NativeTypeU4 is the runtime's NATIVE_TYPE_U4 (0x8), a value of
-	   NativeType.
-	*/
+	// NativeTypeU4 is the runtime's NATIVE_TYPE_U4 (0x8), a value of
+	// NativeType.
 	NativeTypeU4 NativeType = 8
-	/*
-	   NativeTypeI8 is the runtime's NATIVE_TYPE_I8 (0x9), a value of
-	   NativeType.
-	*/
+	// NativeTypeI8 is the runtime's NATIVE_TYPE_I8 (0x9), a value of
+	// NativeType.
 	NativeTypeI8 NativeType = 9
-	/*
-	   NativeTypeU8 is the runtime's NATIVE_TYPE_U8 (0xa), a value of
-	   NativeType.
-	*/
+	// NativeTypeU8 is the runtime's NATIVE_TYPE_U8 (0xa), a value of
+	// NativeType.
 	NativeTypeU8 NativeType = 10
-	/*
-	   NativeTypeR4 is the runtime's NATIVE_TYPE_R4 (0xb), a value of
-	   NativeType.
-	*/
+	// NativeTypeR4 is the runtime's NATIVE_TYPE_R4 (0xb), a value of
+	// NativeType.
 	NativeTypeR4 NativeType = 11
-	/*
-	   NativeTypeR8 is the runtime's NATIVE_TYPE_R8 (0xc), a value of
-	   NativeType.
-	*/
+	// NativeTypeR8 is the runtime's NATIVE_TYPE_R8 (0xc), a value of
+	// NativeType.
 	NativeTypeR8 NativeType = 12
-	/*
-	   NativeTypeSyschar is the runtime's NATIVE_TYPE_SYSCHAR (0xd), a value of
-	   NativeType.
-	*/
+	// NativeTypeSyschar is the runtime's NATIVE_TYPE_SYSCHAR (0xd), a value of
+	// NativeType.
 	NativeTypeSyschar NativeType = 13
-	/*
-	   NativeTypeVariant is the runtime's NATIVE_TYPE_VARIANT (0xe), a value of
-	   NativeType.
-	*/
+	// NativeTypeVariant is the runtime's NATIVE_TYPE_VARIANT (0xe), a value of
+	// NativeType.
 	NativeTypeVariant NativeType = 14
-	/*
-	   NativeTypeCurrency is the runtime's NATIVE_TYPE_CURRENCY (0xf), a value
-	   of NativeType.
-	*/
+	// NativeTypeCurrency is the runtime's NATIVE_TYPE_CURRENCY (0xf), a value
+	// of NativeType.
 	NativeTypeCurrency NativeType = 15
-	/*
-	   NativeTypePtr is the runtime's NATIVE_TYPE_PTR (0x10), a value of
-	   NativeType.
-	*/
+	// NativeTypePtr is the runtime's NATIVE_TYPE_PTR (0x10), a value of
+	// NativeType.
 	NativeTypePtr NativeType = 16
-	/*
-	   NativeTypeDecimal is the runtime's NATIVE_TYPE_DECIMAL (0x11), a value
-	   of NativeType.
-	*/
+	// NativeTypeDecimal is the runtime's NATIVE_TYPE_DECIMAL (0x11), a value
+	// of NativeType.
 	NativeTypeDecimal NativeType = 17
-	/*
-	   NativeTypeDate is the runtime's NATIVE_TYPE_DATE (0x12), a value of
-	   NativeType.
-	*/
+	// NativeTypeDate is the runtime's NATIVE_TYPE_DATE (0x12), a value of
+	// NativeType.
 	NativeTypeDate NativeType = 18
-	/*
-	   NativeTypeBstr is the runtime's NATIVE_TYPE_BSTR (0x13), a value of
-	   NativeType.
-	*/
+	// NativeTypeBstr is the runtime's NATIVE_TYPE_BSTR (0x13), a value of
+	// NativeType.
 	NativeTypeBstr NativeType = 19
-	/*
-	   NativeTypeLpstr is the runtime's NATIVE_TYPE_LPSTR (0x14), a value of
-	   NativeType.
-	*/
+	// NativeTypeLpstr is the runtime's NATIVE_TYPE_LPSTR (0x14), a value of
+	// NativeType.
 	NativeTypeLpstr NativeType = 20
-	/*
-	   NativeTypeLpwstr is the runtime's NATIVE_TYPE_LPWSTR (0x15), a value of
-	   NativeType.
-	*/
+	// NativeTypeLpwstr is the runtime's NATIVE_TYPE_LPWSTR (0x15), a value of
+	// NativeType.
 	NativeTypeLpwstr NativeType = 21
-	/*
-	   NativeTypeLptstr is the runtime's NATIVE_TYPE_LPTSTR (0x16), a value of
-	   NativeType.
-	*/
+	// NativeTypeLptstr is the runtime's NATIVE_TYPE_LPTSTR (0x16), a value of
+	// NativeType.
 	NativeTypeLptstr NativeType = 22
-	/*
-	   NativeTypeFixedsysstring is the runtime's NATIVE_TYPE_FIXEDSYSSTRING
-	   (0x17), a value of NativeType.
-	*/
+	// NativeTypeFixedsysstring is the runtime's NATIVE_TYPE_FIXEDSYSSTRING
+	// (0x17), a value of NativeType.
 	NativeTypeFixedsysstring NativeType = 23
-	/*
-	   NativeTypeObjectref is the runtime's NATIVE_TYPE_OBJECTREF (0x18), a
-	   value of NativeType.
-	*/
+	// NativeTypeObjectref is the runtime's NATIVE_TYPE_OBJECTREF (0x18), a
+	// value of NativeType.
 	NativeTypeObjectref NativeType = 24
-	/*
-	   NativeTypeIunknown is the runtime's NATIVE_TYPE_IUNKNOWN (0x19), a value
-	   of NativeType.
-	*/
+	// NativeTypeIunknown is the runtime's NATIVE_TYPE_IUNKNOWN (0x19), a value
+	// of NativeType.
 	NativeTypeIunknown NativeType = 25
-	/*
-	   NativeTypeIdispatch is the runtime's NATIVE_TYPE_IDISPATCH (0x1a), a
-	   value of NativeType.
-	*/
+	// NativeTypeIdispatch is the runtime's NATIVE_TYPE_IDISPATCH (0x1a), a
+	// value of NativeType.
 	NativeTypeIdispatch NativeType = 26
-	/*
-	   NativeTypeStruct is the runtime's NATIVE_TYPE_STRUCT (0x1b), a value of
-	   NativeType.
-	*/
+	// NativeTypeStruct is the runtime's NATIVE_TYPE_STRUCT (0x1b), a value of
+	// NativeType.
 	NativeTypeStruct NativeType = 27
-	/*
-	   NativeTypeIntf is the runtime's NATIVE_TYPE_INTF (0x1c), a value of
-	   NativeType.
-	*/
+	// NativeTypeIntf is the runtime's NATIVE_TYPE_INTF (0x1c), a value of
+	// NativeType.
 	NativeTypeIntf NativeType = 28
-	/*
-	   NativeTypeSafearray is the runtime's NATIVE_TYPE_SAFEARRAY (0x1d), a
-	   value of NativeType.
-	*/
+	// NativeTypeSafearray is the runtime's NATIVE_TYPE_SAFEARRAY (0x1d), a
+	// value of NativeType.
 	NativeTypeSafearray NativeType = 29
-	/*
-	   NativeTypeFixedarray is the runtime's NATIVE_TYPE_FIXEDARRAY (0x1e), a
-	   value of NativeType.
-	*/
+	// NativeTypeFixedarray is the runtime's NATIVE_TYPE_FIXEDARRAY (0x1e), a
+	// value of NativeType.
 	NativeTypeFixedarray NativeType = 30
-	/*
-	   NativeTypeInt is the runtime's NATIVE_TYPE_INT (0x1f), a value of
-	   NativeType.
-	*/
+	// NativeTypeInt is the runtime's NATIVE_TYPE_INT (0x1f), a value of
+	// NativeType.
 	NativeTypeInt NativeType = 31
-	/*
-	   NativeTypeUint is the runtime's NATIVE_TYPE_UINT (0x20), a value of
-	   NativeType.
-	*/
+	// NativeTypeUint is the runtime's NATIVE_TYPE_UINT (0x20), a value of
+	// NativeType.
 	NativeTypeUint NativeType = 32
-	/*
-	   NativeTypeNestedstruct is the runtime's NATIVE_TYPE_NESTEDSTRUCT (0x21),
-	   a value of NativeType.
-	*/
+	// NativeTypeNestedstruct is the runtime's NATIVE_TYPE_NESTEDSTRUCT (0x21),
+	// a value of NativeType.
 	NativeTypeNestedstruct NativeType = 33
-	/*
-	   NativeTypeByvalstr is the runtime's NATIVE_TYPE_BYVALSTR (0x22), a value
-	   of NativeType.
-	*/
+	// NativeTypeByvalstr is the runtime's NATIVE_TYPE_BYVALSTR (0x22), a value
+	// of NativeType.
 	NativeTypeByvalstr NativeType = 34
-	/*
-	   NativeTypeAnsibstr is the runtime's NATIVE_TYPE_ANSIBSTR (0x23), a value
-	   of NativeType.
-	*/
+	// NativeTypeAnsibstr is the runtime's NATIVE_TYPE_ANSIBSTR (0x23), a value
+	// of NativeType.
 	NativeTypeAnsibstr NativeType = 35
-	/*
-	   NativeTypeTbstr is the runtime's NATIVE_TYPE_TBSTR (0x24), a value of
-	   NativeType.
-	*/
+	// NativeTypeTbstr is the runtime's NATIVE_TYPE_TBSTR (0x24), a value of
+	// NativeType.
 	NativeTypeTbstr NativeType = 36
-	/*
-	   NativeTypeVariantbool is the runtime's NATIVE_TYPE_VARIANTBOOL (0x25), a
-	   value of NativeType.
-	*/
+	// NativeTypeVariantbool is the runtime's NATIVE_TYPE_VARIANTBOOL (0x25), a
+	// value of NativeType.
 	NativeTypeVariantbool NativeType = 37
-	/*
-	   NativeTypeFunc is the runtime's NATIVE_TYPE_FUNC (0x26), a value of
-	   NativeType.
-	*/
+	// NativeTypeFunc is the runtime's NATIVE_TYPE_FUNC (0x26), a value of
+	// NativeType.
 	NativeTypeFunc NativeType = 38
-	/*
-	   NativeTypeAsany is the runtime's NATIVE_TYPE_ASANY (0x28), a value of
-	   NativeType.
-	*/
+	// NativeTypeAsany is the runtime's NATIVE_TYPE_ASANY (0x28), a value of
+	// NativeType.
 	NativeTypeAsany NativeType = 40
-	/*
-	   NativeTypeArray is the runtime's NATIVE_TYPE_ARRAY (0x2a), a value of
-	   NativeType.
-	*/
+	// NativeTypeArray is the runtime's NATIVE_TYPE_ARRAY (0x2a), a value of
+	// NativeType.
 	NativeTypeArray NativeType = 42
-	/*
-	   NativeTypeLpstruct is the runtime's NATIVE_TYPE_LPSTRUCT (0x2b), a value
-	   of NativeType.
-	*/
+	// NativeTypeLpstruct is the runtime's NATIVE_TYPE_LPSTRUCT (0x2b), a value
+	// of NativeType.
 	NativeTypeLpstruct NativeType = 43
-	/*
-	   NativeTypeCustommarshaler is the runtime's NATIVE_TYPE_CUSTOMMARSHALER
-	   (0x2c), a value of NativeType.
-	*/
+	// NativeTypeCustommarshaler is the runtime's NATIVE_TYPE_CUSTOMMARSHALER
+	// (0x2c), a value of NativeType.
 	NativeTypeCustommarshaler NativeType = 44
-	/*
-	   NativeTypeError is the runtime's NATIVE_TYPE_ERROR (0x2d), a value of
-	   NativeType.
-	*/
+	// NativeTypeError is the runtime's NATIVE_TYPE_ERROR (0x2d), a value of
+	// NativeType.
 	NativeTypeError NativeType = 45
-	/*
-	   NativeTypeIinspectable is the runtime's NATIVE_TYPE_IINSPECTABLE (0x2e),
-	   a value of NativeType.
-	*/
+	// NativeTypeIinspectable is the runtime's NATIVE_TYPE_IINSPECTABLE (0x2e),
+	// a value of NativeType.
 	NativeTypeIinspectable NativeType = 46
-	/*
-	   NativeTypeHstring is the runtime's NATIVE_TYPE_HSTRING (0x2f), a value
-	   of NativeType.
-	*/
+	// NativeTypeHstring is the runtime's NATIVE_TYPE_HSTRING (0x2f), a value
+	// of NativeType.
 	NativeTypeHstring NativeType = 47
-	/*
-	   NativeTypeLputf8str is the runtime's NATIVE_TYPE_LPUTF8STR (0x30), a
-	   value of NativeType.
-	*/
+	// NativeTypeLputf8str is the runtime's NATIVE_TYPE_LPUTF8STR (0x30), a
+	// value of NativeType.
 	NativeTypeLputf8str NativeType = 48
-	/*
-	   NativeTypeMax is the runtime's NATIVE_TYPE_MAX (0x50), a value of
-	   NativeType.
-	*/
+	// NativeTypeMax is the runtime's NATIVE_TYPE_MAX (0x50), a value of
+	// NativeType.
 	NativeTypeMax NativeType = 80
 )
 
@@ -2921,42 +2307,28 @@ func (v NativeType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesNativeType, false, "NativeType")
 }
 
-/*
-ILMethodSect is the runtime's CorILMethodSect, one value of a list;
-String names it.
-*/
+// ILMethodSect is the runtime's CorILMethodSect, one value of a list;
+// String names it.
 type ILMethodSect uint32
 
 const (
-	/*
-	   ILMethodSectReserved is the runtime's CorILMethod_Sect_Reserved (0x0), a
-	   value of ILMethodSect.
-	*/
+	// ILMethodSectReserved is the runtime's CorILMethod_Sect_Reserved (0x0), a
+	// value of ILMethodSect.
 	ILMethodSectReserved ILMethodSect = 0
-	/*
-	   ILMethodSectEHTable is the runtime's CorILMethod_Sect_EHTable (0x1), a
-	   value of ILMethodSect.
-	*/
+	// ILMethodSectEHTable is the runtime's CorILMethod_Sect_EHTable (0x1), a
+	// value of ILMethodSect.
 	ILMethodSectEHTable ILMethodSect = 1
-	/*
-	   ILMethodSectOptILTable is the runtime's CorILMethod_Sect_OptILTable
-	   (0x2), a value of ILMethodSect.
-	*/
+	// ILMethodSectOptILTable is the runtime's CorILMethod_Sect_OptILTable
+	// (0x2), a value of ILMethodSect.
 	ILMethodSectOptILTable ILMethodSect = 2
-	/*
-	   ILMethodSectKindMask is the runtime's CorILMethod_Sect_KindMask (0x3f),
-	   a value of ILMethodSect.
-	*/
+	// ILMethodSectKindMask is the runtime's CorILMethod_Sect_KindMask (0x3f),
+	// a value of ILMethodSect.
 	ILMethodSectKindMask ILMethodSect = 63
-	/*
-	   ILMethodSectFatFormat is the runtime's CorILMethod_Sect_FatFormat
-	   (0x40), a value of ILMethodSect.
-	*/
+	// ILMethodSectFatFormat is the runtime's CorILMethod_Sect_FatFormat
+	// (0x40), a value of ILMethodSect.
 	ILMethodSectFatFormat ILMethodSect = 64
-	/*
-	   ILMethodSectMoreSects is the runtime's CorILMethod_Sect_MoreSects
-	   (0x80), a value of ILMethodSect.
-	*/
+	// ILMethodSectMoreSects is the runtime's CorILMethod_Sect_MoreSects
+	// (0x80), a value of ILMethodSect.
 	ILMethodSectMoreSects ILMethodSect = 128
 )
 
@@ -2985,47 +2357,31 @@ func (v ILMethodSect) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesILMethodSect, false, "ILMethodSect")
 }
 
-/*
-ExceptionFlag is the runtime's CorExceptionFlag, a set of flags: combine
-them with |; String names each.
-*/
+// ExceptionFlag is the runtime's CorExceptionFlag, a set of flags: combine
+// them with |; String names each.
 type ExceptionFlag uint32
 
 const (
-	/*
-	   IlexceptionClauseNone is the runtime's COR_ILEXCEPTION_CLAUSE_NONE
-	   (0x0), a flag of ExceptionFlag.
-	*/
+	// IlexceptionClauseNone is the runtime's COR_ILEXCEPTION_CLAUSE_NONE
+	// (0x0), a flag of ExceptionFlag.
 	IlexceptionClauseNone ExceptionFlag = 0
-	/*
-	   IlexceptionClauseOffsetlen is the runtime's
-	   COR_ILEXCEPTION_CLAUSE_OFFSETLEN (0x0), a flag of ExceptionFlag.
-	*/
+	// IlexceptionClauseOffsetlen is the runtime's
+	// COR_ILEXCEPTION_CLAUSE_OFFSETLEN (0x0), a flag of ExceptionFlag.
 	IlexceptionClauseOffsetlen ExceptionFlag = 0
-	/*
-	   IlexceptionClauseDeprecated is the runtime's
-	   COR_ILEXCEPTION_CLAUSE_DEPRECATED (0x0), a flag of ExceptionFlag.
-	*/
+	// IlexceptionClauseDeprecated is the runtime's
+	// COR_ILEXCEPTION_CLAUSE_DEPRECATED (0x0), a flag of ExceptionFlag.
 	IlexceptionClauseDeprecated ExceptionFlag = 0
-	/*
-	   IlexceptionClauseFilter is the runtime's COR_ILEXCEPTION_CLAUSE_FILTER
-	   (0x1), a flag of ExceptionFlag.
-	*/
+	// IlexceptionClauseFilter is the runtime's COR_ILEXCEPTION_CLAUSE_FILTER
+	// (0x1), a flag of ExceptionFlag.
 	IlexceptionClauseFilter ExceptionFlag = 1
-	/*
-	   IlexceptionClauseFinally is the runtime's COR_ILEXCEPTION_CLAUSE_FINALLY
-	   (0x2), a flag of ExceptionFlag.
-	*/
+	// IlexceptionClauseFinally is the runtime's COR_ILEXCEPTION_CLAUSE_FINALLY
+	// (0x2), a flag of ExceptionFlag.
 	IlexceptionClauseFinally ExceptionFlag = 2
-	/*
-	   IlexceptionClauseFault is the runtime's COR_ILEXCEPTION_CLAUSE_FAULT
-	   (0x4), a flag of ExceptionFlag.
-	*/
+	// IlexceptionClauseFault is the runtime's COR_ILEXCEPTION_CLAUSE_FAULT
+	// (0x4), a flag of ExceptionFlag.
 	IlexceptionClauseFault ExceptionFlag = 4
-	/*
-	   IlexceptionClauseDuplicated is the runtime's
-	   COR_ILEXCEPTION_CLAUSE_DUPLICATED (0x8), a flag of ExceptionFlag.
-	*/
+	// IlexceptionClauseDuplicated is the runtime's
+	// COR_ILEXCEPTION_CLAUSE_DUPLICATED (0x8), a flag of ExceptionFlag.
 	IlexceptionClauseDuplicated ExceptionFlag = 8
 )
 
@@ -3051,57 +2407,37 @@ func (v ExceptionFlag) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesExceptionFlag, true, "ExceptionFlag")
 }
 
-/*
-ILMethodFlags is the runtime's CorILMethodFlags, one value of a list;
-String names it.
-*/
+// ILMethodFlags is the runtime's CorILMethodFlags, one value of a list;
+// String names it.
 type ILMethodFlags uint32
 
 const (
-	/*
-	   ILMethodInitLocals is the runtime's CorILMethod_InitLocals (0x10), a
-	   value of ILMethodFlags.
-	*/
+	// ILMethodInitLocals is the runtime's CorILMethod_InitLocals (0x10), a
+	// value of ILMethodFlags.
 	ILMethodInitLocals ILMethodFlags = 16
-	/*
-	   ILMethodMoreSects is the runtime's CorILMethod_MoreSects (0x8), a value
-	   of ILMethodFlags.
-	*/
+	// ILMethodMoreSects is the runtime's CorILMethod_MoreSects (0x8), a value
+	// of ILMethodFlags.
 	ILMethodMoreSects ILMethodFlags = 8
-	/*
-	   ILMethodCompressedIL is the runtime's CorILMethod_CompressedIL (0x40), a
-	   value of ILMethodFlags.
-	*/
+	// ILMethodCompressedIL is the runtime's CorILMethod_CompressedIL (0x40), a
+	// value of ILMethodFlags.
 	ILMethodCompressedIL ILMethodFlags = 64
-	/*
-	   ILMethodFormatShift is the runtime's CorILMethod_FormatShift (0x3), a
-	   value of ILMethodFlags.
-	*/
+	// ILMethodFormatShift is the runtime's CorILMethod_FormatShift (0x3), a
+	// value of ILMethodFlags.
 	ILMethodFormatShift ILMethodFlags = 3
-	/*
-	   ILMethodFormatMask is the runtime's CorILMethod_FormatMask (0x7), a
-	   value of ILMethodFlags.
-	*/
+	// ILMethodFormatMask is the runtime's CorILMethod_FormatMask (0x7), a
+	// value of ILMethodFlags.
 	ILMethodFormatMask ILMethodFlags = 7
-	/*
-	   ILMethodTinyFormat is the runtime's CorILMethod_TinyFormat (0x2), a
-	   value of ILMethodFlags.
-	*/
+	// ILMethodTinyFormat is the runtime's CorILMethod_TinyFormat (0x2), a
+	// value of ILMethodFlags.
 	ILMethodTinyFormat ILMethodFlags = 2
-	/*
-	   ILMethodSmallFormat is the runtime's CorILMethod_SmallFormat (0x0), a
-	   value of ILMethodFlags.
-	*/
+	// ILMethodSmallFormat is the runtime's CorILMethod_SmallFormat (0x0), a
+	// value of ILMethodFlags.
 	ILMethodSmallFormat ILMethodFlags = 0
-	/*
-	   ILMethodFatFormat is the runtime's CorILMethod_FatFormat (0x3), a value
-	   of ILMethodFlags.
-	*/
+	// ILMethodFatFormat is the runtime's CorILMethod_FatFormat (0x3), a value
+	// of ILMethodFlags.
 	ILMethodFatFormat ILMethodFlags = 3
-	/*
-	   ILMethodTinyFormat1 is the runtime's CorILMethod_TinyFormat1 (0x6), a
-	   value of ILMethodFlags.
-	*/
+	// ILMethodTinyFormat1 is the runtime's CorILMethod_TinyFormat1 (0x6), a
+	// value of ILMethodFlags.
 	ILMethodTinyFormat1 ILMethodFlags = 6
 )
 
@@ -3136,147 +2472,91 @@ func (v ILMethodFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesILMethodFlags, false, "ILMethodFlags")
 }
 
-/*
-CheckDuplicatesFor is the runtime's CorCheckDuplicatesFor, a set of
-flags: combine them with |; String names each.
-*/
+// CheckDuplicatesFor is the runtime's CorCheckDuplicatesFor, a set of
+// flags: combine them with |; String names each.
 type CheckDuplicatesFor uint32
 
 const (
-	/*
-	   MDDupAll is the runtime's MDDupAll (0xffffffff), a combination of flags
-	   of CheckDuplicatesFor.
-	*/
+	// MDDupAll is the runtime's MDDupAll (0xffffffff), a combination of flags
+	// of CheckDuplicatesFor.
 	MDDupAll CheckDuplicatesFor = 4294967295
-	/*
-	   MDDupEnc is the runtime's MDDupENC (0xffffffff), a combination of flags
-	   of CheckDuplicatesFor.
-	*/
+	// MDDupEnc is the runtime's MDDupENC (0xffffffff), a combination of flags
+	// of CheckDuplicatesFor.
 	MDDupEnc CheckDuplicatesFor = 4294967295
-	/*
-	   MDNoDupChecks is the runtime's MDNoDupChecks (0x0), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDNoDupChecks is the runtime's MDNoDupChecks (0x0), a flag of
+	// CheckDuplicatesFor.
 	MDNoDupChecks CheckDuplicatesFor = 0
-	/*
-	   MDDupTypeDef is the runtime's MDDupTypeDef (0x1), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDDupTypeDef is the runtime's MDDupTypeDef (0x1), a flag of
+	// CheckDuplicatesFor.
 	MDDupTypeDef CheckDuplicatesFor = 1
-	/*
-	   MDDupInterfaceImpl is the runtime's MDDupInterfaceImpl (0x2), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDDupInterfaceImpl is the runtime's MDDupInterfaceImpl (0x2), a flag of
+	// CheckDuplicatesFor.
 	MDDupInterfaceImpl CheckDuplicatesFor = 2
-	/*
-	   MDDupMethodDef is the runtime's MDDupMethodDef (0x4), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDDupMethodDef is the runtime's MDDupMethodDef (0x4), a flag of
+	// CheckDuplicatesFor.
 	MDDupMethodDef CheckDuplicatesFor = 4
-	/*
-	   MDDupTypeRef is the runtime's MDDupTypeRef (0x8), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDDupTypeRef is the runtime's MDDupTypeRef (0x8), a flag of
+	// CheckDuplicatesFor.
 	MDDupTypeRef CheckDuplicatesFor = 8
-	/*
-	   MDDupMemberRef is the runtime's MDDupMemberRef (0x10), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDDupMemberRef is the runtime's MDDupMemberRef (0x10), a flag of
+	// CheckDuplicatesFor.
 	MDDupMemberRef CheckDuplicatesFor = 16
-	/*
-	   MDDupCustomAttribute is the runtime's MDDupCustomAttribute (0x20), a
-	   flag of CheckDuplicatesFor.
-	*/
+	// MDDupCustomAttribute is the runtime's MDDupCustomAttribute (0x20), a
+	// flag of CheckDuplicatesFor.
 	MDDupCustomAttribute CheckDuplicatesFor = 32
-	/*
-	   MDDupParamDef is the runtime's MDDupParamDef (0x40), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDDupParamDef is the runtime's MDDupParamDef (0x40), a flag of
+	// CheckDuplicatesFor.
 	MDDupParamDef CheckDuplicatesFor = 64
-	/*
-	   MDDupPermission is the runtime's MDDupPermission (0x80), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDDupPermission is the runtime's MDDupPermission (0x80), a flag of
+	// CheckDuplicatesFor.
 	MDDupPermission CheckDuplicatesFor = 128
-	/*
-	   MDDupProperty is the runtime's MDDupProperty (0x100), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDDupProperty is the runtime's MDDupProperty (0x100), a flag of
+	// CheckDuplicatesFor.
 	MDDupProperty CheckDuplicatesFor = 256
-	/*
-	   MDDupEvent is the runtime's MDDupEvent (0x200), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDDupEvent is the runtime's MDDupEvent (0x200), a flag of
+	// CheckDuplicatesFor.
 	MDDupEvent CheckDuplicatesFor = 512
-	/*
-	   MDDupFieldDef is the runtime's MDDupFieldDef (0x400), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDDupFieldDef is the runtime's MDDupFieldDef (0x400), a flag of
+	// CheckDuplicatesFor.
 	MDDupFieldDef CheckDuplicatesFor = 1024
-	/*
-	   MDDupSignature is the runtime's MDDupSignature (0x800), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDDupSignature is the runtime's MDDupSignature (0x800), a flag of
+	// CheckDuplicatesFor.
 	MDDupSignature CheckDuplicatesFor = 2048
-	/*
-	   MDDupModuleRef is the runtime's MDDupModuleRef (0x1000), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDDupModuleRef is the runtime's MDDupModuleRef (0x1000), a flag of
+	// CheckDuplicatesFor.
 	MDDupModuleRef CheckDuplicatesFor = 4096
-	/*
-	   MDDupTypeSpec is the runtime's MDDupTypeSpec (0x2000), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDDupTypeSpec is the runtime's MDDupTypeSpec (0x2000), a flag of
+	// CheckDuplicatesFor.
 	MDDupTypeSpec CheckDuplicatesFor = 8192
-	/*
-	   MDDupImplMap is the runtime's MDDupImplMap (0x4000), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDDupImplMap is the runtime's MDDupImplMap (0x4000), a flag of
+	// CheckDuplicatesFor.
 	MDDupImplMap CheckDuplicatesFor = 16384
-	/*
-	   MDDupAssemblyRef is the runtime's MDDupAssemblyRef (0x8000), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDDupAssemblyRef is the runtime's MDDupAssemblyRef (0x8000), a flag of
+	// CheckDuplicatesFor.
 	MDDupAssemblyRef CheckDuplicatesFor = 32768
-	/*
-	   MDDupFile is the runtime's MDDupFile (0x10000), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDDupFile is the runtime's MDDupFile (0x10000), a flag of
+	// CheckDuplicatesFor.
 	MDDupFile CheckDuplicatesFor = 65536
-	/*
-	   MDDupExportedType is the runtime's MDDupExportedType (0x20000), a flag
-	   of CheckDuplicatesFor.
-	*/
+	// MDDupExportedType is the runtime's MDDupExportedType (0x20000), a flag
+	// of CheckDuplicatesFor.
 	MDDupExportedType CheckDuplicatesFor = 131072
-	/*
-	   MDDupManifestResource is the runtime's MDDupManifestResource (0x40000),
-	   a flag of CheckDuplicatesFor.
-	*/
+	// MDDupManifestResource is the runtime's MDDupManifestResource (0x40000),
+	// a flag of CheckDuplicatesFor.
 	MDDupManifestResource CheckDuplicatesFor = 262144
-	/*
-	   MDDupGenericParam is the runtime's MDDupGenericParam (0x80000), a flag
-	   of CheckDuplicatesFor.
-	*/
+	// MDDupGenericParam is the runtime's MDDupGenericParam (0x80000), a flag
+	// of CheckDuplicatesFor.
 	MDDupGenericParam CheckDuplicatesFor = 524288
-	/*
-	   MDDupMethodSpec is the runtime's MDDupMethodSpec (0x100000), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDDupMethodSpec is the runtime's MDDupMethodSpec (0x100000), a flag of
+	// CheckDuplicatesFor.
 	MDDupMethodSpec CheckDuplicatesFor = 1048576
-	/*
-	   MDDupGenericParamConstraint is the runtime's MDDupGenericParamConstraint
-	   (0x200000), a flag of CheckDuplicatesFor.
-	*/
+	// MDDupGenericParamConstraint is the runtime's MDDupGenericParamConstraint
+	// (0x200000), a flag of CheckDuplicatesFor.
 	MDDupGenericParamConstraint CheckDuplicatesFor = 2097152
-	/*
-	   MDDupAssembly is the runtime's MDDupAssembly (0x10000000), a flag of
-	   CheckDuplicatesFor.
-	*/
+	// MDDupAssembly is the runtime's MDDupAssembly (0x10000000), a flag of
+	// CheckDuplicatesFor.
 	MDDupAssembly CheckDuplicatesFor = 268435456
-	/*
-	   MDDupDefault is the runtime's MDDupDefault (0x102818), a combination of
-	   flags of CheckDuplicatesFor.
-	*/
+	// MDDupDefault is the runtime's MDDupDefault (0x102818), a combination of
+	// flags of CheckDuplicatesFor.
 	MDDupDefault CheckDuplicatesFor = 1058840
 )
 
@@ -3365,37 +2645,25 @@ func (v CheckDuplicatesFor) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesCheckDuplicatesFor, true, "CheckDuplicatesFor")
 }
 
-/*
-RefToDefCheck is the runtime's CorRefToDefCheck, one value of a list;
-String names it.
-*/
+// RefToDefCheck is the runtime's CorRefToDefCheck, one value of a list;
+// String names it.
 type RefToDefCheck uint32
 
 const (
-	/*
-	   MDRefToDefDefault is the runtime's MDRefToDefDefault (0x3), a value of
-	   RefToDefCheck.
-	*/
+	// MDRefToDefDefault is the runtime's MDRefToDefDefault (0x3), a value of
+	// RefToDefCheck.
 	MDRefToDefDefault RefToDefCheck = 3
-	/*
-	   MDRefToDefAll is the runtime's MDRefToDefAll (0xffffffff), a value of
-	   RefToDefCheck.
-	*/
+	// MDRefToDefAll is the runtime's MDRefToDefAll (0xffffffff), a value of
+	// RefToDefCheck.
 	MDRefToDefAll RefToDefCheck = 4294967295
-	/*
-	   MDRefToDefNone is the runtime's MDRefToDefNone (0x0), a value of
-	   RefToDefCheck.
-	*/
+	// MDRefToDefNone is the runtime's MDRefToDefNone (0x0), a value of
+	// RefToDefCheck.
 	MDRefToDefNone RefToDefCheck = 0
-	/*
-	   MDTypeRefToDef is the runtime's MDTypeRefToDef (0x1), a value of
-	   RefToDefCheck.
-	*/
+	// MDTypeRefToDef is the runtime's MDTypeRefToDef (0x1), a value of
+	// RefToDefCheck.
 	MDTypeRefToDef RefToDefCheck = 1
-	/*
-	   MDMemberRefToDef is the runtime's MDMemberRefToDef (0x2), a value of
-	   RefToDefCheck.
-	*/
+	// MDMemberRefToDef is the runtime's MDMemberRefToDef (0x2), a value of
+	// RefToDefCheck.
 	MDMemberRefToDef RefToDefCheck = 2
 )
 
@@ -3421,128 +2689,80 @@ func (v RefToDefCheck) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesRefToDefCheck, false, "RefToDefCheck")
 }
 
-/*
-NotificationForTokenMovement is the runtime's
-CorNotificationForTokenMovement, a set of flags: combine them with |;
-String names each.
-*/
+// NotificationForTokenMovement is the runtime's
+// CorNotificationForTokenMovement, a set of flags: combine them with |;
+// String names each.
 type NotificationForTokenMovement uint32
 
 const (
-	/*
-	   MDNotifyDefault is the runtime's MDNotifyDefault (0xf), a combination of
-	   flags of NotificationForTokenMovement.
-	*/
+	// MDNotifyDefault is the runtime's MDNotifyDefault (0xf), a combination of
+	// flags of NotificationForTokenMovement.
 	MDNotifyDefault NotificationForTokenMovement = 15
-	/*
-	   MDNotifyAll is the runtime's MDNotifyAll (0xffffffff), a combination of
-	   flags of NotificationForTokenMovement.
-	*/
+	// MDNotifyAll is the runtime's MDNotifyAll (0xffffffff), a combination of
+	// flags of NotificationForTokenMovement.
 	MDNotifyAll NotificationForTokenMovement = 4294967295
-	/*
-	   MDNotifyNone is the runtime's MDNotifyNone (0x0), a flag of
-	   NotificationForTokenMovement.
-	*/
+	// MDNotifyNone is the runtime's MDNotifyNone (0x0), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyNone NotificationForTokenMovement = 0
-	/*
-	   MDNotifyMethodDef is the runtime's MDNotifyMethodDef (0x1), a flag of
-	   NotificationForTokenMovement.
-	*/
+	// MDNotifyMethodDef is the runtime's MDNotifyMethodDef (0x1), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyMethodDef NotificationForTokenMovement = 1
-	/*
-	   MDNotifyMemberRef is the runtime's MDNotifyMemberRef (0x2), a flag of
-	   NotificationForTokenMovement.
-	*/
+	// MDNotifyMemberRef is the runtime's MDNotifyMemberRef (0x2), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyMemberRef NotificationForTokenMovement = 2
-	/*
-	   MDNotifyFieldDef is the runtime's MDNotifyFieldDef (0x4), a flag of
-	   NotificationForTokenMovement.
-	*/
+	// MDNotifyFieldDef is the runtime's MDNotifyFieldDef (0x4), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyFieldDef NotificationForTokenMovement = 4
-	/*
-	   MDNotifyTypeRef is the runtime's MDNotifyTypeRef (0x8), a flag of
-	   NotificationForTokenMovement.
-	*/
+	// MDNotifyTypeRef is the runtime's MDNotifyTypeRef (0x8), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyTypeRef NotificationForTokenMovement = 8
-	/*
-	   MDNotifyTypeDef is the runtime's MDNotifyTypeDef (0x10), a flag of
-	   NotificationForTokenMovement.
-	*/
+	// MDNotifyTypeDef is the runtime's MDNotifyTypeDef (0x10), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyTypeDef NotificationForTokenMovement = 16
-	/*
-	   MDNotifyParamDef is the runtime's MDNotifyParamDef (0x20), a flag of
-	   NotificationForTokenMovement.
-	*/
+	// MDNotifyParamDef is the runtime's MDNotifyParamDef (0x20), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyParamDef NotificationForTokenMovement = 32
-	/*
-	   MDNotifyInterfaceImpl is the runtime's MDNotifyInterfaceImpl (0x40), a
-	   flag of NotificationForTokenMovement.
-	*/
+	// MDNotifyInterfaceImpl is the runtime's MDNotifyInterfaceImpl (0x40), a
+	// flag of NotificationForTokenMovement.
 	MDNotifyInterfaceImpl NotificationForTokenMovement = 64
-	/*
-	   MDNotifyProperty is the runtime's MDNotifyProperty (0x80), a flag of
-	   NotificationForTokenMovement.
-	*/
+	// MDNotifyProperty is the runtime's MDNotifyProperty (0x80), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyProperty NotificationForTokenMovement = 128
-	/*
-	   MDNotifyEvent is the runtime's MDNotifyEvent (0x100), a flag of
-	   NotificationForTokenMovement.
-	*/
+	// MDNotifyEvent is the runtime's MDNotifyEvent (0x100), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyEvent NotificationForTokenMovement = 256
-	/*
-	   MDNotifySignature is the runtime's MDNotifySignature (0x200), a flag of
-	   NotificationForTokenMovement.
-	*/
+	// MDNotifySignature is the runtime's MDNotifySignature (0x200), a flag of
+	// NotificationForTokenMovement.
 	MDNotifySignature NotificationForTokenMovement = 512
-	/*
-	   MDNotifyTypeSpec is the runtime's MDNotifyTypeSpec (0x400), a flag of
-	   NotificationForTokenMovement.
-	*/
+	// MDNotifyTypeSpec is the runtime's MDNotifyTypeSpec (0x400), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyTypeSpec NotificationForTokenMovement = 1024
-	/*
-	   MDNotifyCustomAttribute is the runtime's MDNotifyCustomAttribute
-	   (0x800), a flag of NotificationForTokenMovement.
-	*/
+	// MDNotifyCustomAttribute is the runtime's MDNotifyCustomAttribute
+	// (0x800), a flag of NotificationForTokenMovement.
 	MDNotifyCustomAttribute NotificationForTokenMovement = 2048
-	/*
-	   MDNotifySecurityValue is the runtime's MDNotifySecurityValue (0x1000), a
-	   flag of NotificationForTokenMovement.
-	*/
+	// MDNotifySecurityValue is the runtime's MDNotifySecurityValue (0x1000), a
+	// flag of NotificationForTokenMovement.
 	MDNotifySecurityValue NotificationForTokenMovement = 4096
-	/*
-	   MDNotifyPermission is the runtime's MDNotifyPermission (0x2000), a flag
-	   of NotificationForTokenMovement.
-	*/
+	// MDNotifyPermission is the runtime's MDNotifyPermission (0x2000), a flag
+	// of NotificationForTokenMovement.
 	MDNotifyPermission NotificationForTokenMovement = 8192
-	/*
-	   MDNotifyModuleRef is the runtime's MDNotifyModuleRef (0x4000), a flag of
-	   NotificationForTokenMovement.
-	*/
+	// MDNotifyModuleRef is the runtime's MDNotifyModuleRef (0x4000), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyModuleRef NotificationForTokenMovement = 16384
-	/*
-	   MDNotifyNameSpace is the runtime's MDNotifyNameSpace (0x8000), a flag of
-	   NotificationForTokenMovement.
-	*/
+	// MDNotifyNameSpace is the runtime's MDNotifyNameSpace (0x8000), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyNameSpace NotificationForTokenMovement = 32768
-	/*
-	   MDNotifyAssemblyRef is the runtime's MDNotifyAssemblyRef (0x1000000), a
-	   flag of NotificationForTokenMovement.
-	*/
+	// MDNotifyAssemblyRef is the runtime's MDNotifyAssemblyRef (0x1000000), a
+	// flag of NotificationForTokenMovement.
 	MDNotifyAssemblyRef NotificationForTokenMovement = 16777216
-	/*
-	   MDNotifyFile is the runtime's MDNotifyFile (0x2000000), a flag of
-	   NotificationForTokenMovement.
-	*/
+	// MDNotifyFile is the runtime's MDNotifyFile (0x2000000), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyFile NotificationForTokenMovement = 33554432
-	/*
-	   MDNotifyExportedType is the runtime's MDNotifyExportedType (0x4000000),
-	   a flag of NotificationForTokenMovement.
-	*/
+	// MDNotifyExportedType is the runtime's MDNotifyExportedType (0x4000000),
+	// a flag of NotificationForTokenMovement.
 	MDNotifyExportedType NotificationForTokenMovement = 67108864
-	/*
-	   MDNotifyResource is the runtime's MDNotifyResource (0x8000000), a flag
-	   of NotificationForTokenMovement.
-	*/
+	// MDNotifyResource is the runtime's MDNotifyResource (0x8000000), a flag
+	// of NotificationForTokenMovement.
 	MDNotifyResource NotificationForTokenMovement = 134217728
 )
 
@@ -3634,15 +2854,11 @@ const (
 	MDUpdateEnc SetEnc = 1
 	// MDUpdateFull is the runtime's MDUpdateFull (0x2), a value of SetEnc.
 	MDUpdateFull SetEnc = 2
-	/*
-	   MDUpdateExtension is the runtime's MDUpdateExtension (0x3), a value of
-	   SetEnc.
-	*/
+	// MDUpdateExtension is the runtime's MDUpdateExtension (0x3), a value of
+	// SetEnc.
 	MDUpdateExtension SetEnc = 3
-	/*
-	   MDUpdateIncremental is the runtime's MDUpdateIncremental (0x4), a value
-	   of SetEnc.
-	*/
+	// MDUpdateIncremental is the runtime's MDUpdateIncremental (0x4), a value
+	// of SetEnc.
 	MDUpdateIncremental SetEnc = 4
 	// MDUpdateDelta is the runtime's MDUpdateDelta (0x5), a value of SetEnc.
 	MDUpdateDelta SetEnc = 5
@@ -3675,52 +2891,34 @@ func (v SetEnc) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesSetEnc, false, "SetEnc")
 }
 
-/*
-ErrorIfEmitOutOfOrder is the runtime's CorErrorIfEmitOutOfOrder, a set
-of flags: combine them with |; String names each.
-*/
+// ErrorIfEmitOutOfOrder is the runtime's CorErrorIfEmitOutOfOrder, a set
+// of flags: combine them with |; String names each.
 type ErrorIfEmitOutOfOrder uint32
 
 const (
-	/*
-	   MDErrorOutOfOrderDefault is the runtime's MDErrorOutOfOrderDefault
-	   (0x0), a flag of ErrorIfEmitOutOfOrder.
-	*/
+	// MDErrorOutOfOrderDefault is the runtime's MDErrorOutOfOrderDefault
+	// (0x0), a flag of ErrorIfEmitOutOfOrder.
 	MDErrorOutOfOrderDefault ErrorIfEmitOutOfOrder = 0
-	/*
-	   MDErrorOutOfOrderNone is the runtime's MDErrorOutOfOrderNone (0x0), a
-	   flag of ErrorIfEmitOutOfOrder.
-	*/
+	// MDErrorOutOfOrderNone is the runtime's MDErrorOutOfOrderNone (0x0), a
+	// flag of ErrorIfEmitOutOfOrder.
 	MDErrorOutOfOrderNone ErrorIfEmitOutOfOrder = 0
-	/*
-	   MDErrorOutOfOrderAll is the runtime's MDErrorOutOfOrderAll (0xffffffff),
-	   a combination of flags of ErrorIfEmitOutOfOrder.
-	*/
+	// MDErrorOutOfOrderAll is the runtime's MDErrorOutOfOrderAll (0xffffffff),
+	// a combination of flags of ErrorIfEmitOutOfOrder.
 	MDErrorOutOfOrderAll ErrorIfEmitOutOfOrder = 4294967295
-	/*
-	   MDMethodOutOfOrder is the runtime's MDMethodOutOfOrder (0x1), a flag of
-	   ErrorIfEmitOutOfOrder.
-	*/
+	// MDMethodOutOfOrder is the runtime's MDMethodOutOfOrder (0x1), a flag of
+	// ErrorIfEmitOutOfOrder.
 	MDMethodOutOfOrder ErrorIfEmitOutOfOrder = 1
-	/*
-	   MDFieldOutOfOrder is the runtime's MDFieldOutOfOrder (0x2), a flag of
-	   ErrorIfEmitOutOfOrder.
-	*/
+	// MDFieldOutOfOrder is the runtime's MDFieldOutOfOrder (0x2), a flag of
+	// ErrorIfEmitOutOfOrder.
 	MDFieldOutOfOrder ErrorIfEmitOutOfOrder = 2
-	/*
-	   MDParamOutOfOrder is the runtime's MDParamOutOfOrder (0x4), a flag of
-	   ErrorIfEmitOutOfOrder.
-	*/
+	// MDParamOutOfOrder is the runtime's MDParamOutOfOrder (0x4), a flag of
+	// ErrorIfEmitOutOfOrder.
 	MDParamOutOfOrder ErrorIfEmitOutOfOrder = 4
-	/*
-	   MDPropertyOutOfOrder is the runtime's MDPropertyOutOfOrder (0x8), a flag
-	   of ErrorIfEmitOutOfOrder.
-	*/
+	// MDPropertyOutOfOrder is the runtime's MDPropertyOutOfOrder (0x8), a flag
+	// of ErrorIfEmitOutOfOrder.
 	MDPropertyOutOfOrder ErrorIfEmitOutOfOrder = 8
-	/*
-	   MDEventOutOfOrder is the runtime's MDEventOutOfOrder (0x10), a flag of
-	   ErrorIfEmitOutOfOrder.
-	*/
+	// MDEventOutOfOrder is the runtime's MDEventOutOfOrder (0x10), a flag of
+	// ErrorIfEmitOutOfOrder.
 	MDEventOutOfOrder ErrorIfEmitOutOfOrder = 16
 )
 
@@ -3752,57 +2950,37 @@ func (v ErrorIfEmitOutOfOrder) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesErrorIfEmitOutOfOrder, true, "ErrorIfEmitOutOfOrder")
 }
 
-/*
-ImportOptions is the runtime's CorImportOptions, a set of flags: combine
-them with |; String names each.
-*/
+// ImportOptions is the runtime's CorImportOptions, a set of flags: combine
+// them with |; String names each.
 type ImportOptions uint32
 
 const (
-	/*
-	   MDImportOptionDefault is the runtime's MDImportOptionDefault (0x0), a
-	   flag of ImportOptions.
-	*/
+	// MDImportOptionDefault is the runtime's MDImportOptionDefault (0x0), a
+	// flag of ImportOptions.
 	MDImportOptionDefault ImportOptions = 0
-	/*
-	   MDImportOptionAll is the runtime's MDImportOptionAll (0xffffffff), a
-	   combination of flags of ImportOptions.
-	*/
+	// MDImportOptionAll is the runtime's MDImportOptionAll (0xffffffff), a
+	// combination of flags of ImportOptions.
 	MDImportOptionAll ImportOptions = 4294967295
-	/*
-	   MDImportOptionAllTypeDefs is the runtime's MDImportOptionAllTypeDefs
-	   (0x1), a flag of ImportOptions.
-	*/
+	// MDImportOptionAllTypeDefs is the runtime's MDImportOptionAllTypeDefs
+	// (0x1), a flag of ImportOptions.
 	MDImportOptionAllTypeDefs ImportOptions = 1
-	/*
-	   MDImportOptionAllMethodDefs is the runtime's MDImportOptionAllMethodDefs
-	   (0x2), a flag of ImportOptions.
-	*/
+	// MDImportOptionAllMethodDefs is the runtime's MDImportOptionAllMethodDefs
+	// (0x2), a flag of ImportOptions.
 	MDImportOptionAllMethodDefs ImportOptions = 2
-	/*
-	   MDImportOptionAllFieldDefs is the runtime's MDImportOptionAllFieldDefs
-	   (0x4), a flag of ImportOptions.
-	*/
+	// MDImportOptionAllFieldDefs is the runtime's MDImportOptionAllFieldDefs
+	// (0x4), a flag of ImportOptions.
 	MDImportOptionAllFieldDefs ImportOptions = 4
-	/*
-	   MDImportOptionAllProperties is the runtime's MDImportOptionAllProperties
-	   (0x8), a flag of ImportOptions.
-	*/
+	// MDImportOptionAllProperties is the runtime's MDImportOptionAllProperties
+	// (0x8), a flag of ImportOptions.
 	MDImportOptionAllProperties ImportOptions = 8
-	/*
-	   MDImportOptionAllEvents is the runtime's MDImportOptionAllEvents (0x10),
-	   a flag of ImportOptions.
-	*/
+	// MDImportOptionAllEvents is the runtime's MDImportOptionAllEvents (0x10),
+	// a flag of ImportOptions.
 	MDImportOptionAllEvents ImportOptions = 16
-	/*
-	   MDImportOptionAllCustomAttributes is the runtime's
-	   MDImportOptionAllCustomAttributes (0x20), a flag of ImportOptions.
-	*/
+	// MDImportOptionAllCustomAttributes is the runtime's
+	// MDImportOptionAllCustomAttributes (0x20), a flag of ImportOptions.
 	MDImportOptionAllCustomAttributes ImportOptions = 32
-	/*
-	   MDImportOptionAllExportedTypes is the runtime's
-	   MDImportOptionAllExportedTypes (0x40), a flag of ImportOptions.
-	*/
+	// MDImportOptionAllExportedTypes is the runtime's
+	// MDImportOptionAllExportedTypes (0x40), a flag of ImportOptions.
 	MDImportOptionAllExportedTypes ImportOptions = 64
 )
 
@@ -3840,27 +3018,19 @@ func (v ImportOptions) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesImportOptions, true, "ImportOptions")
 }
 
-/*
-ThreadSafetyOptions is the runtime's CorThreadSafetyOptions, one value
-of a list; String names it.
-*/
+// ThreadSafetyOptions is the runtime's CorThreadSafetyOptions, one value
+// of a list; String names it.
 type ThreadSafetyOptions uint32
 
 const (
-	/*
-	   MDThreadSafetyDefault is the runtime's MDThreadSafetyDefault (0x0), a
-	   value of ThreadSafetyOptions.
-	*/
+	// MDThreadSafetyDefault is the runtime's MDThreadSafetyDefault (0x0), a
+	// value of ThreadSafetyOptions.
 	MDThreadSafetyDefault ThreadSafetyOptions = 0
-	/*
-	   MDThreadSafetyOff is the runtime's MDThreadSafetyOff (0x0), a value of
-	   ThreadSafetyOptions.
-	*/
+	// MDThreadSafetyOff is the runtime's MDThreadSafetyOff (0x0), a value of
+	// ThreadSafetyOptions.
 	MDThreadSafetyOff ThreadSafetyOptions = 0
-	/*
-	   MDThreadSafetyOn is the runtime's MDThreadSafetyOn (0x1), a value of
-	   ThreadSafetyOptions.
-	*/
+	// MDThreadSafetyOn is the runtime's MDThreadSafetyOn (0x1), a value of
+	// ThreadSafetyOptions.
 	MDThreadSafetyOn ThreadSafetyOptions = 1
 )
 
@@ -3877,19 +3047,15 @@ func (v ThreadSafetyOptions) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesThreadSafetyOptions, false, "ThreadSafetyOptions")
 }
 
-/*
-LinkerOptions is the runtime's CorLinkerOptions, one value of a list;
-String names it.
-*/
+// LinkerOptions is the runtime's CorLinkerOptions, one value of a list;
+// String names it.
 type LinkerOptions uint32
 
 const (
 	// MDAssembly is the runtime's MDAssembly (0x0), a value of LinkerOptions.
 	MDAssembly LinkerOptions = 0
-	/*
-	   MDNetModule is the runtime's MDNetModule (0x1), a value of
-	   LinkerOptions.
-	*/
+	// MDNetModule is the runtime's MDNetModule (0x1), a value of
+	// LinkerOptions.
 	MDNetModule LinkerOptions = 1
 )
 
@@ -3906,34 +3072,24 @@ func (v LinkerOptions) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesLinkerOptions, false, "LinkerOptions")
 }
 
-/*
-MergeFlags is the runtime's MergeFlags, a set of flags: combine them
-with |; String names each.
-*/
+// MergeFlags is the runtime's MergeFlags, a set of flags: combine them
+// with |; String names each.
 type MergeFlags uint32
 
 const (
-	/*
-	   MergeFlagsNone is the runtime's MergeFlagsNone (0x0), a flag of
-	   MergeFlags.
-	*/
+	// MergeFlagsNone is the runtime's MergeFlagsNone (0x0), a flag of
+	// MergeFlags.
 	MergeFlagsNone MergeFlags = 0
-	/*
-	   MergeManifest is the runtime's MergeManifest (0x1), a flag of
-	   MergeFlags.
-	*/
+	// MergeManifest is the runtime's MergeManifest (0x1), a flag of
+	// MergeFlags.
 	MergeManifest MergeFlags = 1
-	/*
-	   DropMemberRefCAs is the runtime's DropMemberRefCAs (0x2), a flag of
-	   MergeFlags.
-	*/
+	// DropMemberRefCAs is the runtime's DropMemberRefCAs (0x2), a flag of
+	// MergeFlags.
 	DropMemberRefCAs MergeFlags = 2
 	// NoDupCheck is the runtime's NoDupCheck (0x4), a flag of MergeFlags.
 	NoDupCheck MergeFlags = 4
-	/*
-	   MergeExportedTypes is the runtime's MergeExportedTypes (0x8), a flag of
-	   MergeFlags.
-	*/
+	// MergeExportedTypes is the runtime's MergeExportedTypes (0x8), a flag of
+	// MergeFlags.
 	MergeExportedTypes MergeFlags = 8
 )
 
@@ -3959,27 +3115,19 @@ func (v MergeFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesMergeFlags, true, "MergeFlags")
 }
 
-/*
-LocalRefPreservation is the runtime's CorLocalRefPreservation, one value
-of a list; String names it.
-*/
+// LocalRefPreservation is the runtime's CorLocalRefPreservation, one value
+// of a list; String names it.
 type LocalRefPreservation uint32
 
 const (
-	/*
-	   MDPreserveLocalRefsNone is the runtime's MDPreserveLocalRefsNone (0x0),
-	   a value of LocalRefPreservation.
-	*/
+	// MDPreserveLocalRefsNone is the runtime's MDPreserveLocalRefsNone (0x0),
+	// a value of LocalRefPreservation.
 	MDPreserveLocalRefsNone LocalRefPreservation = 0
-	/*
-	   MDPreserveLocalTypeRef is the runtime's MDPreserveLocalTypeRef (0x1), a
-	   value of LocalRefPreservation.
-	*/
+	// MDPreserveLocalTypeRef is the runtime's MDPreserveLocalTypeRef (0x1), a
+	// value of LocalRefPreservation.
 	MDPreserveLocalTypeRef LocalRefPreservation = 1
-	/*
-	   MDPreserveLocalMemberRef is the runtime's MDPreserveLocalMemberRef
-	   (0x2), a value of LocalRefPreservation.
-	*/
+	// MDPreserveLocalMemberRef is the runtime's MDPreserveLocalMemberRef
+	// (0x2), a value of LocalRefPreservation.
 	MDPreserveLocalMemberRef LocalRefPreservation = 2
 )
 
@@ -3999,137 +3147,89 @@ func (v LocalRefPreservation) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesLocalRefPreservation, false, "LocalRefPreservation")
 }
 
-/*
-TokenType is the runtime's CorTokenType, one value of a list; String
-names it.
-*/
+// TokenType is the runtime's CorTokenType, one value of a list; String
+// names it.
 type TokenType uint32
 
 const (
 	// MdtModule is the runtime's mdtModule (0x0), a value of TokenType.
 	MdtModule TokenType = 0
-	/*
-	   MdtTypeRef is the runtime's mdtTypeRef (0x1000000), a value of
-	   TokenType.
-	*/
+	// MdtTypeRef is the runtime's mdtTypeRef (0x1000000), a value of
+	// TokenType.
 	MdtTypeRef TokenType = 16777216
-	/*
-	   MdtTypeDef is the runtime's mdtTypeDef (0x2000000), a value of
-	   TokenType.
-	*/
+	// MdtTypeDef is the runtime's mdtTypeDef (0x2000000), a value of
+	// TokenType.
 	MdtTypeDef TokenType = 33554432
-	/*
-	   MdtFieldDef is the runtime's mdtFieldDef (0x4000000), a value of
-	   TokenType.
-	*/
+	// MdtFieldDef is the runtime's mdtFieldDef (0x4000000), a value of
+	// TokenType.
 	MdtFieldDef TokenType = 67108864
-	/*
-	   MdtMethodDef is the runtime's mdtMethodDef (0x6000000), a value of
-	   TokenType.
-	*/
+	// MdtMethodDef is the runtime's mdtMethodDef (0x6000000), a value of
+	// TokenType.
 	MdtMethodDef TokenType = 100663296
-	/*
-	   MdtParamDef is the runtime's mdtParamDef (0x8000000), a value of
-	   TokenType.
-	*/
+	// MdtParamDef is the runtime's mdtParamDef (0x8000000), a value of
+	// TokenType.
 	MdtParamDef TokenType = 134217728
-	/*
-	   MdtInterfaceImpl is the runtime's mdtInterfaceImpl (0x9000000), a value
-	   of TokenType.
-	*/
+	// MdtInterfaceImpl is the runtime's mdtInterfaceImpl (0x9000000), a value
+	// of TokenType.
 	MdtInterfaceImpl TokenType = 150994944
-	/*
-	   MdtMemberRef is the runtime's mdtMemberRef (0xa000000), a value of
-	   TokenType.
-	*/
+	// MdtMemberRef is the runtime's mdtMemberRef (0xa000000), a value of
+	// TokenType.
 	MdtMemberRef TokenType = 167772160
-	/*
-	   MdtCustomAttribute is the runtime's mdtCustomAttribute (0xc000000), a
-	   value of TokenType.
-	*/
+	// MdtCustomAttribute is the runtime's mdtCustomAttribute (0xc000000), a
+	// value of TokenType.
 	MdtCustomAttribute TokenType = 201326592
-	/*
-	   MdtPermission is the runtime's mdtPermission (0xe000000), a value of
-	   TokenType.
-	*/
+	// MdtPermission is the runtime's mdtPermission (0xe000000), a value of
+	// TokenType.
 	MdtPermission TokenType = 234881024
-	/*
-	   MdtSignature is the runtime's mdtSignature (0x11000000), a value of
-	   TokenType.
-	*/
+	// MdtSignature is the runtime's mdtSignature (0x11000000), a value of
+	// TokenType.
 	MdtSignature TokenType = 285212672
 	// MdtEvent is the runtime's mdtEvent (0x14000000), a value of TokenType.
 	MdtEvent TokenType = 335544320
-	/*
-	   MdtProperty is the runtime's mdtProperty (0x17000000), a value of
-	   TokenType.
-	*/
+	// MdtProperty is the runtime's mdtProperty (0x17000000), a value of
+	// TokenType.
 	MdtProperty TokenType = 385875968
-	/*
-	   MdtMethodImpl is the runtime's mdtMethodImpl (0x19000000), a value of
-	   TokenType.
-	*/
+	// MdtMethodImpl is the runtime's mdtMethodImpl (0x19000000), a value of
+	// TokenType.
 	MdtMethodImpl TokenType = 419430400
-	/*
-	   MdtModuleRef is the runtime's mdtModuleRef (0x1a000000), a value of
-	   TokenType.
-	*/
+	// MdtModuleRef is the runtime's mdtModuleRef (0x1a000000), a value of
+	// TokenType.
 	MdtModuleRef TokenType = 436207616
-	/*
-	   MdtTypeSpec is the runtime's mdtTypeSpec (0x1b000000), a value of
-	   TokenType.
-	*/
+	// MdtTypeSpec is the runtime's mdtTypeSpec (0x1b000000), a value of
+	// TokenType.
 	MdtTypeSpec TokenType = 452984832
-	/*
-	   MdtAssembly is the runtime's mdtAssembly (0x20000000), a value of
-	   TokenType.
-	*/
+	// MdtAssembly is the runtime's mdtAssembly (0x20000000), a value of
+	// TokenType.
 	MdtAssembly TokenType = 536870912
-	/*
-	   MdtAssemblyRef is the runtime's mdtAssemblyRef (0x23000000), a value of
-	   TokenType.
-	*/
+	// MdtAssemblyRef is the runtime's mdtAssemblyRef (0x23000000), a value of
+	// TokenType.
 	MdtAssemblyRef TokenType = 587202560
 	// MdtFile is the runtime's mdtFile (0x26000000), a value of TokenType.
 	MdtFile TokenType = 637534208
-	/*
-	   MdtExportedType is the runtime's mdtExportedType (0x27000000), a value
-	   of TokenType.
-	*/
+	// MdtExportedType is the runtime's mdtExportedType (0x27000000), a value
+	// of TokenType.
 	MdtExportedType TokenType = 654311424
-	/*
-	   MdtManifestResource is the runtime's mdtManifestResource (0x28000000), a
-	   value of TokenType.
-	*/
+	// MdtManifestResource is the runtime's mdtManifestResource (0x28000000), a
+	// value of TokenType.
 	MdtManifestResource TokenType = 671088640
-	/*
-	   MdtNestedClass is the runtime's mdtNestedClass (0x29000000), a value of
-	   TokenType.
-	*/
+	// MdtNestedClass is the runtime's mdtNestedClass (0x29000000), a value of
+	// TokenType.
 	MdtNestedClass TokenType = 687865856
-	/*
-	   MdtGenericParam is the runtime's mdtGenericParam (0x2a000000), a value
-	   of TokenType.
-	*/
+	// MdtGenericParam is the runtime's mdtGenericParam (0x2a000000), a value
+	// of TokenType.
 	MdtGenericParam TokenType = 704643072
-	/*
-	   MdtMethodSpec is the runtime's mdtMethodSpec (0x2b000000), a value of
-	   TokenType.
-	*/
+	// MdtMethodSpec is the runtime's mdtMethodSpec (0x2b000000), a value of
+	// TokenType.
 	MdtMethodSpec TokenType = 721420288
-	/*
-	   MdtGenericParamConstraint is the runtime's mdtGenericParamConstraint
-	   (0x2c000000), a value of TokenType.
-	*/
+	// MdtGenericParamConstraint is the runtime's mdtGenericParamConstraint
+	// (0x2c000000), a value of TokenType.
 	MdtGenericParamConstraint TokenType = 738197504
 	// MdtString is the runtime's mdtString (0x70000000), a value of TokenType.
 	MdtString TokenType = 1879048192
 	// MdtName is the runtime's mdtName (0x71000000), a value of TokenType.
 	MdtName TokenType = 1895825408
-	/*
-	   MdtBaseType is the runtime's mdtBaseType (0x72000000), a value of
-	   TokenType.
-	*/
+	// MdtBaseType is the runtime's mdtBaseType (0x72000000), a value of
+	// TokenType.
 	MdtBaseType TokenType = 1912602624
 )
 
@@ -4224,10 +3324,8 @@ func (v TokenType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesTokenType, false, "TokenType")
 }
 
-/*
-OpenFlags is the runtime's CorOpenFlags, one value of a list; String
-names it.
-*/
+// OpenFlags is the runtime's CorOpenFlags, one value of a list; String
+// names it.
 type OpenFlags uint32
 
 const (
@@ -4235,26 +3333,20 @@ const (
 	OfRead OpenFlags = 0
 	// OfWrite is the runtime's ofWrite (0x1), a value of OpenFlags.
 	OfWrite OpenFlags = 1
-	/*
-	   OfReadWriteMask is the runtime's ofReadWriteMask (0x1), a value of
-	   OpenFlags.
-	*/
+	// OfReadWriteMask is the runtime's ofReadWriteMask (0x1), a value of
+	// OpenFlags.
 	OfReadWriteMask OpenFlags = 1
 	// OfCopyMemory is the runtime's ofCopyMemory (0x2), a value of OpenFlags.
 	OfCopyMemory OpenFlags = 2
 	// OfReadOnly is the runtime's ofReadOnly (0x10), a value of OpenFlags.
 	OfReadOnly OpenFlags = 16
-	/*
-	   OfTakeOwnership is the runtime's ofTakeOwnership (0x20), a value of
-	   OpenFlags.
-	*/
+	// OfTakeOwnership is the runtime's ofTakeOwnership (0x20), a value of
+	// OpenFlags.
 	OfTakeOwnership OpenFlags = 32
 	// OfNoTypeLib is the runtime's ofNoTypeLib (0x80), a value of OpenFlags.
 	OfNoTypeLib OpenFlags = 128
-	/*
-	   OfNoTransform is the runtime's ofNoTransform (0x1000), a value of
-	   OpenFlags.
-	*/
+	// OfNoTransform is the runtime's ofNoTransform (0x1000), a value of
+	// OpenFlags.
 	OfNoTransform OpenFlags = 4096
 	// OfReserved1 is the runtime's ofReserved1 (0x100), a value of OpenFlags.
 	OfReserved1 OpenFlags = 256
@@ -4262,10 +3354,8 @@ const (
 	OfReserved2 OpenFlags = 512
 	// OfReserved3 is the runtime's ofReserved3 (0x400), a value of OpenFlags.
 	OfReserved3 OpenFlags = 1024
-	/*
-	   OfReserved is the runtime's ofReserved (0xffffef40), a value of
-	   OpenFlags.
-	*/
+	// OfReserved is the runtime's ofReserved (0xffffef40), a value of
+	// OpenFlags.
 	OfReserved OpenFlags = 4294963008
 )
 
@@ -4309,19 +3399,15 @@ func (v OpenFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesOpenFlags, false, "OpenFlags")
 }
 
-/*
-FileMapping is the runtime's CorFileMapping, one value of a list; String
-names it.
-*/
+// FileMapping is the runtime's CorFileMapping, one value of a list; String
+// names it.
 type FileMapping uint32
 
 const (
 	// FmFlat is the runtime's fmFlat (0x0), a value of FileMapping.
 	FmFlat FileMapping = 0
-	/*
-	   FmExecutableImage is the runtime's fmExecutableImage (0x1), a value of
-	   FileMapping.
-	*/
+	// FmExecutableImage is the runtime's fmExecutableImage (0x1), a value of
+	// FileMapping.
 	FmExecutableImage FileMapping = 1
 )
 
@@ -4338,17 +3424,13 @@ func (v FileMapping) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesFileMapping, false, "FileMapping")
 }
 
-/*
-AttributeTargets is the runtime's CorAttributeTargets, a set of flags:
-combine them with |; String names each.
-*/
+// AttributeTargets is the runtime's CorAttributeTargets, a set of flags:
+// combine them with |; String names each.
 type AttributeTargets uint32
 
 const (
-	/*
-	   CatAssembly is the runtime's catAssembly (0x1), a flag of
-	   AttributeTargets.
-	*/
+	// CatAssembly is the runtime's catAssembly (0x1), a flag of
+	// AttributeTargets.
 	CatAssembly AttributeTargets = 1
 	// CatModule is the runtime's catModule (0x2), a flag of AttributeTargets.
 	CatModule AttributeTargets = 2
@@ -4358,51 +3440,35 @@ const (
 	CatStruct AttributeTargets = 8
 	// CatEnum is the runtime's catEnum (0x10), a flag of AttributeTargets.
 	CatEnum AttributeTargets = 16
-	/*
-	   CatConstructor is the runtime's catConstructor (0x20), a flag of
-	   AttributeTargets.
-	*/
+	// CatConstructor is the runtime's catConstructor (0x20), a flag of
+	// AttributeTargets.
 	CatConstructor AttributeTargets = 32
 	// CatMethod is the runtime's catMethod (0x40), a flag of AttributeTargets.
 	CatMethod AttributeTargets = 64
-	/*
-	   CatProperty is the runtime's catProperty (0x80), a flag of
-	   AttributeTargets.
-	*/
+	// CatProperty is the runtime's catProperty (0x80), a flag of
+	// AttributeTargets.
 	CatProperty AttributeTargets = 128
 	// CatField is the runtime's catField (0x100), a flag of AttributeTargets.
 	CatField AttributeTargets = 256
 	// CatEvent is the runtime's catEvent (0x200), a flag of AttributeTargets.
 	CatEvent AttributeTargets = 512
-	/*
-	   CatInterface is the runtime's catInterface (0x400), a flag of
-	   AttributeTargets.
-	*/
+	// CatInterface is the runtime's catInterface (0x400), a flag of
+	// AttributeTargets.
 	CatInterface AttributeTargets = 1024
-	/*
-	   CatParameter is the runtime's catParameter (0x800), a flag of
-	   AttributeTargets.
-	*/
+	// CatParameter is the runtime's catParameter (0x800), a flag of
+	// AttributeTargets.
 	CatParameter AttributeTargets = 2048
-	/*
-	   CatDelegate is the runtime's catDelegate (0x1000), a flag of
-	   AttributeTargets.
-	*/
+	// CatDelegate is the runtime's catDelegate (0x1000), a flag of
+	// AttributeTargets.
 	CatDelegate AttributeTargets = 4096
-	/*
-	   CatGenericParameter is the runtime's catGenericParameter (0x4000), a
-	   flag of AttributeTargets.
-	*/
+	// CatGenericParameter is the runtime's catGenericParameter (0x4000), a
+	// flag of AttributeTargets.
 	CatGenericParameter AttributeTargets = 16384
-	/*
-	   CatAll is the runtime's catAll (0x5fff), a combination of flags of
-	   AttributeTargets.
-	*/
+	// CatAll is the runtime's catAll (0x5fff), a combination of flags of
+	// AttributeTargets.
 	CatAll AttributeTargets = 24575
-	/*
-	   CatClassMembers is the runtime's catClassMembers (0x17fc), a combination
-	   of flags of AttributeTargets.
-	*/
+	// CatClassMembers is the runtime's catClassMembers (0x17fc), a combination
+	// of flags of AttributeTargets.
 	CatClassMembers AttributeTargets = 6140
 )
 
@@ -4461,18 +3527,14 @@ func (v AttributeTargets) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesAttributeTargets, true, "AttributeTargets")
 }
 
-/*
-CompilationRelaxationEnum is the runtime's CompilationRelaxationEnum,
-one value of a list; String names it.
-*/
+// CompilationRelaxationEnum is the runtime's CompilationRelaxationEnum,
+// one value of a list; String names it.
 type CompilationRelaxationEnum uint32
 
 const (
-	/*
-	   CompilationRelaxationsNoStringInterning is the runtime's
-	   CompilationRelaxations_NoStringInterning (0x8), a value of
-	   CompilationRelaxationEnum.
-	*/
+	// CompilationRelaxationsNoStringInterning is the runtime's
+	// CompilationRelaxations_NoStringInterning (0x8), a value of
+	// CompilationRelaxationEnum.
 	CompilationRelaxationsNoStringInterning CompilationRelaxationEnum = 8
 )
 
@@ -4486,10 +3548,8 @@ func (v CompilationRelaxationEnum) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesCompilationRelaxationEnum, false, "CompilationRelaxationEnum")
 }
 
-/*
-NGenHintEnum is the runtime's NGenHintEnum, one value of a list; String
-names it.
-*/
+// NGenHintEnum is the runtime's NGenHintEnum, one value of a list; String
+// names it.
 type NGenHintEnum uint32
 
 const (
@@ -4522,10 +3582,8 @@ func (v NGenHintEnum) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesNGenHintEnum, false, "NGenHintEnum")
 }
 
-/*
-LoadHintEnum is the runtime's LoadHintEnum, one value of a list; String
-names it.
-*/
+// LoadHintEnum is the runtime's LoadHintEnum, one value of a list; String
+// names it.
 type LoadHintEnum uint32
 
 const (
@@ -4533,10 +3591,8 @@ const (
 	LoadDefault LoadHintEnum = 0
 	// LoadAlways is the runtime's LoadAlways (0x1), a value of LoadHintEnum.
 	LoadAlways LoadHintEnum = 1
-	/*
-	   LoadSometimes is the runtime's LoadSometimes (0x2), a value of
-	   LoadHintEnum.
-	*/
+	// LoadSometimes is the runtime's LoadSometimes (0x2), a value of
+	// LoadHintEnum.
 	LoadSometimes LoadHintEnum = 2
 	// LoadNever is the runtime's LoadNever (0x3), a value of LoadHintEnum.
 	LoadNever LoadHintEnum = 3
@@ -4561,10 +3617,8 @@ func (v LoadHintEnum) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesLoadHintEnum, false, "LoadHintEnum")
 }
 
-/*
-SaveSize is the runtime's CorSaveSize, one value of a list; String names
-it.
-*/
+// SaveSize is the runtime's CorSaveSize, one value of a list; String names
+// it.
 type SaveSize uint32
 
 const (
@@ -4572,10 +3626,8 @@ const (
 	CssAccurate SaveSize = 0
 	// CssQuick is the runtime's cssQuick (0x1), a value of SaveSize.
 	CssQuick SaveSize = 1
-	/*
-	   CssDiscardTransientCAs is the runtime's cssDiscardTransientCAs (0x2), a
-	   value of SaveSize.
-	*/
+	// CssDiscardTransientCAs is the runtime's cssDiscardTransientCAs (0x2), a
+	// value of SaveSize.
 	CssDiscardTransientCAs SaveSize = 2
 )
 
@@ -4595,22 +3647,16 @@ func (v SaveSize) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesSaveSize, false, "SaveSize")
 }
 
-/*
-NativeTypeArrayFlags is the runtime's NativeTypeArrayFlags, one value of
-a list; String names it.
-*/
+// NativeTypeArrayFlags is the runtime's NativeTypeArrayFlags, one value of
+// a list; String names it.
 type NativeTypeArrayFlags uint32
 
 const (
-	/*
-	   NtaSizeParamIndexSpecified is the runtime's ntaSizeParamIndexSpecified
-	   (0x1), a value of NativeTypeArrayFlags.
-	*/
+	// NtaSizeParamIndexSpecified is the runtime's ntaSizeParamIndexSpecified
+	// (0x1), a value of NativeTypeArrayFlags.
 	NtaSizeParamIndexSpecified NativeTypeArrayFlags = 1
-	/*
-	   NtaReserved is the runtime's ntaReserved (0xfffe), a value of
-	   NativeTypeArrayFlags.
-	*/
+	// NtaReserved is the runtime's ntaReserved (0xfffe), a value of
+	// NativeTypeArrayFlags.
 	NtaReserved NativeTypeArrayFlags = 65534
 )
 
@@ -4627,37 +3673,25 @@ func (v NativeTypeArrayFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesNativeTypeArrayFlags, false, "NativeTypeArrayFlags")
 }
 
-/*
-InfoHfaElemType is the runtime's CorInfoHFAElemType, a set of flags:
-combine them with |; String names each.
-*/
+// InfoHfaElemType is the runtime's CorInfoHFAElemType, a set of flags:
+// combine them with |; String names each.
 type InfoHfaElemType uint32
 
 const (
-	/*
-	   CorinfoHfaElemNone is the runtime's CORINFO_HFA_ELEM_NONE (0x0), a flag
-	   of InfoHfaElemType.
-	*/
+	// CorinfoHfaElemNone is the runtime's CORINFO_HFA_ELEM_NONE (0x0), a flag
+	// of InfoHfaElemType.
 	CorinfoHfaElemNone InfoHfaElemType = 0
-	/*
-	   CorinfoHfaElemFloat is the runtime's CORINFO_HFA_ELEM_FLOAT (0x1), a
-	   flag of InfoHfaElemType.
-	*/
+	// CorinfoHfaElemFloat is the runtime's CORINFO_HFA_ELEM_FLOAT (0x1), a
+	// flag of InfoHfaElemType.
 	CorinfoHfaElemFloat InfoHfaElemType = 1
-	/*
-	   CorinfoHfaElemDouble is the runtime's CORINFO_HFA_ELEM_DOUBLE (0x2), a
-	   flag of InfoHfaElemType.
-	*/
+	// CorinfoHfaElemDouble is the runtime's CORINFO_HFA_ELEM_DOUBLE (0x2), a
+	// flag of InfoHfaElemType.
 	CorinfoHfaElemDouble InfoHfaElemType = 2
-	/*
-	   CorinfoHfaElemVector64 is the runtime's CORINFO_HFA_ELEM_VECTOR64 (0x3),
-	   a combination of flags of InfoHfaElemType.
-	*/
+	// CorinfoHfaElemVector64 is the runtime's CORINFO_HFA_ELEM_VECTOR64 (0x3),
+	// a combination of flags of InfoHfaElemType.
 	CorinfoHfaElemVector64 InfoHfaElemType = 3
-	/*
-	   CorinfoHfaElemVector128 is the runtime's CORINFO_HFA_ELEM_VECTOR128
-	   (0x4), a flag of InfoHfaElemType.
-	*/
+	// CorinfoHfaElemVector128 is the runtime's CORINFO_HFA_ELEM_VECTOR128
+	// (0x4), a flag of InfoHfaElemType.
 	CorinfoHfaElemVector128 InfoHfaElemType = 4
 )
 
@@ -4744,38 +3778,63 @@ const (
 	ImageCeeCsCallconvDefaultHasthis = 32
 )
 
-// FieldOffset mirrors the C struct COR_FIELD_OFFSET.
+// FieldOffset mirrors the C struct COR_FIELD_OFFSET, field by field.
 type FieldOffset struct {
-	Field  Token
+	// Field is the field's FieldDef token (COR_FIELD_OFFSET.ridOfField).
+	Field Token
+	// Offset is the field's offset in bytes from the start of the object's
+	// fields (COR_FIELD_OFFSET.ulOffset).
 	Offset uint32
 }
 
-// Secattr mirrors the C struct COR_SECATTR.
+// Secattr mirrors the C struct COR_SECATTR, field by field.
 type Secattr struct {
-	Ctor               Token
-	CustomAttribute    Address
+	// Ctor is the runtime's COR_SECATTR.tkCtor (mdMemberRef).
+	Ctor Token
+	// CustomAttribute is the runtime's COR_SECATTR.pCustomAttribute (const
+	// void *).
+	CustomAttribute Address
+	// CustomAttributeLen is the runtime's COR_SECATTR.cbCustomAttribute
+	// (uint32_t).
 	CustomAttributeLen uint32
 }
 
-// OSInfo mirrors the C struct OSINFO.
+// OSInfo mirrors the C struct OSINFO, field by field.
 type OSInfo struct {
-	OSPlatformID   uint32
+	// OSPlatformID is the OS platform ID (unused by CoreCLR)
+	// (OSINFO.dwOSPlatformId).
+	OSPlatformID uint32
+	// OSMajorVersion is the OS major version (unused by CoreCLR)
+	// (OSINFO.dwOSMajorVersion).
 	OSMajorVersion uint32
+	// OSMinorVersion is the OS minor version (unused by CoreCLR)
+	// (OSINFO.dwOSMinorVersion).
 	OSMinorVersion uint32
 }
 
-// AssemblyMetadata mirrors the C struct ASSEMBLYMETADATA.
+// AssemblyMetadata mirrors the C struct ASSEMBLYMETADATA, field by field.
 type AssemblyMetadata struct {
-	MajorVersion   uint16
-	MinorVersion   uint16
-	BuildNumber    uint16
+	// MajorVersion is the runtime's ASSEMBLYMETADATA.usMajorVersion (USHORT).
+	MajorVersion uint16
+	// MinorVersion is the runtime's ASSEMBLYMETADATA.usMinorVersion (USHORT).
+	MinorVersion uint16
+	// BuildNumber is the runtime's ASSEMBLYMETADATA.usBuildNumber (USHORT).
+	BuildNumber uint16
+	// RevisionNumber is the runtime's ASSEMBLYMETADATA.usRevisionNumber
+	// (USHORT).
 	RevisionNumber uint16
-	Locale         Address
-	LocaleLen      uint32
-	Processor      Address
-	ProcessorLen   uint32
-	OS             Address
-	OSLen          uint32
+	// Locale is the runtime's ASSEMBLYMETADATA.szLocale (LPWSTR).
+	Locale Address
+	// LocaleLen is the runtime's ASSEMBLYMETADATA.cbLocale (ULONG).
+	LocaleLen uint32
+	// Processor is the runtime's ASSEMBLYMETADATA.rProcessor (DWORD *).
+	Processor Address
+	// ProcessorLen is the runtime's ASSEMBLYMETADATA.ulProcessor (ULONG).
+	ProcessorLen uint32
+	// OS is the runtime's ASSEMBLYMETADATA.rOS (OSINFO *).
+	OS Address
+	// OSLen is the runtime's ASSEMBLYMETADATA.ulOS (ULONG).
+	OSLen uint32
 }
 
 var (

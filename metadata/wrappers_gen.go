@@ -70,13 +70,11 @@ func (x *Error) Release() {
 	x.p = nil
 }
 
-/*
-Its arguments are, by the runtime's names: hrError (hrError), token
-(token). A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataError::OnError.
-*/
+// Its arguments are, by the runtime's names: hrError (hrError), token
+// (token). A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataError::OnError.
 func (x *Error) OnError(hrError HRESULT, token Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataError")
@@ -144,13 +142,11 @@ func (x *MapToken) Release() {
 	x.p = nil
 }
 
-/*
-Its arguments are, by the runtime's names: imp (tkImp), emit (tkEmit). A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMapToken::Map.
-*/
+// Its arguments are, by the runtime's names: imp (tkImp), emit (tkEmit). A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMapToken::Map.
 func (x *MapToken) Map(imp Token, emit Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMapToken")
@@ -218,18 +214,16 @@ func (x *Dispenser) Release() {
 	x.p = nil
 }
 
-/*
-DefineScope creates a new, empty metadata scope in memory and returns it
-as the interface riid (metadata.IIDEmit2, ...).
-
-Its arguments are, by the runtime's names: rclsid (rclsid), riid (riid).
-It returns the runtime's ppIUnk output as a *Unknown.
-IMetaDataDispenser: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataDispenser::DefineScope.
-*/
+// DefineScope creates a new, empty metadata scope in memory and returns it
+// as the interface riid (metadata.IIDEmit2, ...).
+//
+// Its arguments are, by the runtime's names: rclsid (rclsid), riid (riid).
+// It returns the runtime's ppIUnk output as a *Unknown.
+// IMetaDataDispenser: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataDispenser::DefineScope.
 func (x *Dispenser) DefineScope(rclsid uuid.UUID, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
@@ -246,19 +240,17 @@ func (x *Dispenser) DefineScope(rclsid uuid.UUID, riid uuid.UUID) (*Unknown, err
 	return res, nil
 }
 
-/*
-OpenScope opens the metadata of an assembly file as the interface riid
-(metadata.IIDImport2, ...); openFlags says read-only (OfRead) or
-writable (OfWrite). The caller must Release the result.
-
-Its arguments are, by the runtime's names: scope (szScope), openFlags
-(dwOpenFlags), riid (riid). It returns the runtime's ppIUnk output as a
-*Unknown. IMetaDataDispenser: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataDispenser::OpenScope.
-*/
+// OpenScope opens the metadata of an assembly file as the interface riid
+// (metadata.IIDImport2, ...); openFlags says read-only (OfRead) or
+// writable (OfWrite). The caller must Release the result.
+//
+// Its arguments are, by the runtime's names: scope (szScope), openFlags
+// (dwOpenFlags), riid (riid). It returns the runtime's ppIUnk output as a
+// *Unknown. IMetaDataDispenser: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataDispenser::OpenScope.
 func (x *Dispenser) OpenScope(scope string, openFlags OpenFlags, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
@@ -347,13 +339,11 @@ func (x *Emit) Release() {
 	x.p = nil
 }
 
-/*
-Its arguments are, by the runtime's names: name (szName). IMetaDataEmit:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetModuleProps.
-*/
+// Its arguments are, by the runtime's names: name (szName). IMetaDataEmit:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetModuleProps.
 func (x *Emit) SetModuleProps(name string) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -366,14 +356,12 @@ func (x *Emit) SetModuleProps(name string) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: file (szFile), saveFlags
-(dwSaveFlags). IMetaDataEmit: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::Save.
-*/
+// Its arguments are, by the runtime's names: file (szFile), saveFlags
+// (dwSaveFlags). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::Save.
 func (x *Emit) Save(file string, saveFlags SaveSize) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -398,14 +386,12 @@ func (x *Emit) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: save (fSave). It returns the
-runtime's pdwSaveSize output as a uint32. IMetaDataEmit: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::GetSaveSize.
-*/
+// Its arguments are, by the runtime's names: save (fSave). It returns the
+// runtime's pdwSaveSize output as a uint32. IMetaDataEmit: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::GetSaveSize.
 func (x *Emit) GetSaveSize(save SaveSize) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -452,13 +438,11 @@ func (x *Emit) defineNestedType(typeDef string, typeDefFlags uint32, extends Tok
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: unk (pUnk). IMetaDataEmit:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetHandler.
-*/
+// Its arguments are, by the runtime's names: unk (pUnk). IMetaDataEmit:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetHandler.
 func (x *Emit) SetHandler(unk *Unknown) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -470,16 +454,14 @@ func (x *Emit) SetHandler(unk *Unknown) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: td (td), name (szName),
-methodFlags (dwMethodFlags), sigBlob (pvSigBlob), codeRVA (ulCodeRVA),
-implFlags (dwImplFlags). It returns the runtime's pmd output as a Token.
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefineMethod.
-*/
+// Its arguments are, by the runtime's names: td (td), name (szName),
+// methodFlags (dwMethodFlags), sigBlob (pvSigBlob), codeRVA (ulCodeRVA),
+// implFlags (dwImplFlags). It returns the runtime's pmd output as a Token.
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineMethod.
 func (x *Emit) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBlob []byte, codeRVA uint32, implFlags MethodImpl) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -495,14 +477,12 @@ func (x *Emit) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBl
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: td (td), body (tkBody), decl
-(tkDecl). IMetaDataEmit: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefineMethodImpl.
-*/
+// Its arguments are, by the runtime's names: td (td), body (tkBody), decl
+// (tkDecl). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineMethodImpl.
 func (x *Emit) DefineMethodImpl(td Token, body Token, decl Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -514,19 +494,17 @@ func (x *Emit) DefineMethodImpl(td Token, body Token, decl Token) error {
 	return nil
 }
 
-/*
-DefineTypeRefByName defines a TypeRef to a namespace-qualified name in a
-resolution scope (an AssemblyRef, a ModuleRef, or the TypeRef of the
-enclosing type).
-
-Its arguments are, by the runtime's names: resolutionScope
-(tkResolutionScope), name (szName). It returns the runtime's ptr output
-as a Token. IMetaDataEmit: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefineTypeRefByName.
-*/
+// DefineTypeRefByName defines a TypeRef to a namespace-qualified name in a
+// resolution scope (an AssemblyRef, a ModuleRef, or the TypeRef of the
+// enclosing type).
+//
+// Its arguments are, by the runtime's names: resolutionScope
+// (tkResolutionScope), name (szName). It returns the runtime's ptr output
+// as a Token. IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineTypeRefByName.
 func (x *Emit) DefineTypeRefByName(resolutionScope Token, name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -542,16 +520,14 @@ func (x *Emit) DefineTypeRefByName(resolutionScope Token, name string) (Token, e
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: assemImport (pAssemImport),
-hashValue (pbHashValue), importArg (pImport), tdImport (tdImport),
-assemEmit (pAssemEmit). It returns the runtime's ptr output as a Token.
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefineImportType.
-*/
+// Its arguments are, by the runtime's names: assemImport (pAssemImport),
+// hashValue (pbHashValue), importArg (pImport), tdImport (tdImport),
+// assemEmit (pAssemEmit). It returns the runtime's ptr output as a Token.
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineImportType.
 func (x *Emit) DefineImportType(assemImport *AssemblyImport, hashValue []byte, importArg *Import, tdImport Token, assemEmit *AssemblyEmit) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -566,19 +542,17 @@ func (x *Emit) DefineImportType(assemImport *AssemblyImport, hashValue []byte, i
 	return res, nil
 }
 
-/*
-DefineMemberRef defines a reference to a method or field of another
-type (a TypeRef, TypeSpec or ModuleRef) with its signature blob, without
-looking for an existing one (Emit2.EnsureMemberRef does).
-
-Its arguments are, by the runtime's names: importArg (tkImport), name
-(szName), sigBlob (pvSigBlob). It returns the runtime's pmr output as a
-Token. IMetaDataEmit: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefineMemberRef.
-*/
+// DefineMemberRef defines a reference to a method or field of another
+// type (a TypeRef, TypeSpec or ModuleRef) with its signature blob, without
+// looking for an existing one (Emit2.EnsureMemberRef does).
+//
+// Its arguments are, by the runtime's names: importArg (tkImport), name
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmr output as a
+// Token. IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineMemberRef.
 func (x *Emit) DefineMemberRef(importArg Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -594,16 +568,14 @@ func (x *Emit) DefineMemberRef(importArg Token, name string, sigBlob []byte) (To
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: assemImport (pAssemImport),
-hashValue (pbHashValue), importArg (pImport), mbMember (mbMember),
-assemEmit (pAssemEmit), parent (tkParent). It returns the runtime's pmr
-output as a Token. IMetaDataEmit: every supported runtime. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefineImportMember.
-*/
+// Its arguments are, by the runtime's names: assemImport (pAssemImport),
+// hashValue (pbHashValue), importArg (pImport), mbMember (mbMember),
+// assemEmit (pAssemEmit), parent (tkParent). It returns the runtime's pmr
+// output as a Token. IMetaDataEmit: every supported runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineImportMember.
 func (x *Emit) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, parent Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -646,13 +618,11 @@ func (x *Emit) setClassLayout(td Token, packSize uint32, fieldOffsets unsafe.Poi
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: td (td). IMetaDataEmit: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DeleteClassLayout.
-*/
+// Its arguments are, by the runtime's names: td (td). IMetaDataEmit: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DeleteClassLayout.
 func (x *Emit) DeleteClassLayout(td Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -664,14 +634,12 @@ func (x *Emit) DeleteClassLayout(td Token) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: tk (tk), nativeType
-(pvNativeType). IMetaDataEmit: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetFieldMarshal.
-*/
+// Its arguments are, by the runtime's names: tk (tk), nativeType
+// (pvNativeType). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetFieldMarshal.
 func (x *Emit) SetFieldMarshal(tk Token, nativeType []byte) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -683,13 +651,11 @@ func (x *Emit) SetFieldMarshal(tk Token, nativeType []byte) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: tk (tk). IMetaDataEmit: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DeleteFieldMarshal.
-*/
+// Its arguments are, by the runtime's names: tk (tk). IMetaDataEmit: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DeleteFieldMarshal.
 func (x *Emit) DeleteFieldMarshal(tk Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -701,15 +667,13 @@ func (x *Emit) DeleteFieldMarshal(tk Token) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: tk (tk), action (dwAction),
-permission (pvPermission). It returns the runtime's ppm output as a
-Token. IMetaDataEmit: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefinePermissionSet.
-*/
+// Its arguments are, by the runtime's names: tk (tk), action (dwAction),
+// permission (pvPermission). It returns the runtime's ppm output as a
+// Token. IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefinePermissionSet.
 func (x *Emit) DefinePermissionSet(tk Token, action uint32, permission []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -724,14 +688,12 @@ func (x *Emit) DefinePermissionSet(tk Token, action uint32, permission []byte) (
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: md (md), rva (ulRVA).
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetRVA.
-*/
+// Its arguments are, by the runtime's names: md (md), rva (ulRVA).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetRVA.
 func (x *Emit) SetRVA(md Token, rva uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -743,17 +705,15 @@ func (x *Emit) SetRVA(md Token, rva uint32) error {
 	return nil
 }
 
-/*
-GetTokenFromSig returns the StandAloneSig token of a signature blob (a
-local-variable or call-site signature), defining it if needed.
-
-Its arguments are, by the runtime's names: sig (pvSig). It returns the
-runtime's pmsig output as a Token. IMetaDataEmit: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::GetTokenFromSig.
-*/
+// GetTokenFromSig returns the StandAloneSig token of a signature blob (a
+// local-variable or call-site signature), defining it if needed.
+//
+// Its arguments are, by the runtime's names: sig (pvSig). It returns the
+// runtime's pmsig output as a Token. IMetaDataEmit: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::GetTokenFromSig.
 func (x *Emit) GetTokenFromSig(sig []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -768,14 +728,12 @@ func (x *Emit) GetTokenFromSig(sig []byte) (Token, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: name (szName). It returns the
-runtime's pmur output as a Token. IMetaDataEmit: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefineModuleRef.
-*/
+// Its arguments are, by the runtime's names: name (szName). It returns the
+// runtime's pmur output as a Token. IMetaDataEmit: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineModuleRef.
 func (x *Emit) DefineModuleRef(name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -791,14 +749,12 @@ func (x *Emit) DefineModuleRef(name string) (Token, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: mr (mr), tk (tk).
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetParent.
-*/
+// Its arguments are, by the runtime's names: mr (mr), tk (tk).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetParent.
 func (x *Emit) SetParent(mr Token, tk Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -810,14 +766,12 @@ func (x *Emit) SetParent(mr Token, tk Token) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: sig (pvSig). It returns the
-runtime's ptypespec output as a Token. IMetaDataEmit: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::GetTokenFromTypeSpec.
-*/
+// Its arguments are, by the runtime's names: sig (pvSig). It returns the
+// runtime's ptypespec output as a Token. IMetaDataEmit: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::GetTokenFromTypeSpec.
 func (x *Emit) GetTokenFromTypeSpec(sig []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -844,16 +798,14 @@ func (x *Emit) saveToMemory(data unsafe.Pointer, data2 uint32) error {
 	return nil
 }
 
-/*
-DefineUserString defines a string for ldstr and returns its token.
-
-Its arguments are, by the runtime's names: str (szString). It returns
-the runtime's pstk output as a Token. IMetaDataEmit: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefineUserString.
-*/
+// DefineUserString defines a string for ldstr and returns its token.
+//
+// Its arguments are, by the runtime's names: str (szString). It returns
+// the runtime's pstk output as a Token. IMetaDataEmit: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineUserString.
 func (x *Emit) DefineUserString(str string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -869,13 +821,11 @@ func (x *Emit) DefineUserString(str string) (Token, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: obj (tkObj). IMetaDataEmit:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DeleteToken.
-*/
+// Its arguments are, by the runtime's names: obj (tkObj). IMetaDataEmit:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DeleteToken.
 func (x *Emit) DeleteToken(obj Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -887,15 +837,13 @@ func (x *Emit) DeleteToken(obj Token) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: md (md), methodFlags
-(dwMethodFlags), codeRVA (ulCodeRVA), implFlags (dwImplFlags).
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetMethodProps.
-*/
+// Its arguments are, by the runtime's names: md (md), methodFlags
+// (dwMethodFlags), codeRVA (ulCodeRVA), implFlags (dwImplFlags).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetMethodProps.
 func (x *Emit) SetMethodProps(md Token, methodFlags MethodAttr, codeRVA uint32, implFlags MethodImpl) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -931,15 +879,13 @@ func (x *Emit) setEventProps(ev Token, eventFlags uint32, eventType Token, mdAdd
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: tk (tk), action (dwAction),
-permission (pvPermission). It returns the runtime's ppm output as a
-Token. IMetaDataEmit: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetPermissionSetProps.
-*/
+// Its arguments are, by the runtime's names: tk (tk), action (dwAction),
+// permission (pvPermission). It returns the runtime's ppm output as a
+// Token. IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetPermissionSetProps.
 func (x *Emit) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -954,15 +900,13 @@ func (x *Emit) SetPermissionSetProps(tk Token, action uint32, permission []byte)
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: tk (tk), mappingFlags
-(dwMappingFlags), importName (szImportName), mrImportDll (mrImportDLL).
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefinePinvokeMap.
-*/
+// Its arguments are, by the runtime's names: tk (tk), mappingFlags
+// (dwMappingFlags), importName (szImportName), mrImportDll (mrImportDLL).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefinePinvokeMap.
 func (x *Emit) DefinePinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -975,15 +919,13 @@ func (x *Emit) DefinePinvokeMap(tk Token, mappingFlags PinvokeMap, importName st
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: tk (tk), mappingFlags
-(dwMappingFlags), importName (szImportName), mrImportDll (mrImportDLL).
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetPinvokeMap.
-*/
+// Its arguments are, by the runtime's names: tk (tk), mappingFlags
+// (dwMappingFlags), importName (szImportName), mrImportDll (mrImportDLL).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetPinvokeMap.
 func (x *Emit) SetPinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -996,13 +938,11 @@ func (x *Emit) SetPinvokeMap(tk Token, mappingFlags PinvokeMap, importName strin
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: tk (tk). IMetaDataEmit: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DeletePinvokeMap.
-*/
+// Its arguments are, by the runtime's names: tk (tk). IMetaDataEmit: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DeletePinvokeMap.
 func (x *Emit) DeletePinvokeMap(tk Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -1014,15 +954,13 @@ func (x *Emit) DeletePinvokeMap(tk Token) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: owner (tkOwner), ctor
-(tkCtor), customAttribute (pCustomAttribute). It returns the runtime's
-pcv output as a Token. IMetaDataEmit: every supported runtime. A failure
-is the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefineCustomAttribute.
-*/
+// Its arguments are, by the runtime's names: owner (tkOwner), ctor
+// (tkCtor), customAttribute (pCustomAttribute). It returns the runtime's
+// pcv output as a Token. IMetaDataEmit: every supported runtime. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineCustomAttribute.
 func (x *Emit) DefineCustomAttribute(owner Token, ctor Token, customAttribute []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -1037,14 +975,12 @@ func (x *Emit) DefineCustomAttribute(owner Token, ctor Token, customAttribute []
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: pcv (pcv), customAttribute
-(pCustomAttribute). IMetaDataEmit: every supported runtime. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetCustomAttributeValue.
-*/
+// Its arguments are, by the runtime's names: pcv (pcv), customAttribute
+// (pCustomAttribute). IMetaDataEmit: every supported runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetCustomAttributeValue.
 func (x *Emit) SetCustomAttributeValue(pcv Token, customAttribute []byte) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -1156,14 +1092,12 @@ func (x *Emit) defineSecurityAttributeSet(obj Token, secAttrs unsafe.Pointer, se
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: importArg (pImport).
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::ApplyEditAndContinue.
-*/
+// Its arguments are, by the runtime's names: importArg (pImport).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::ApplyEditAndContinue.
 func (x *Emit) ApplyEditAndContinue(importArg *Unknown) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -1175,17 +1109,15 @@ func (x *Emit) ApplyEditAndContinue(importArg *Unknown) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: assemImport (pAssemImport),
-hashValue (pbHashValue), importArg (import), sigBlob (pbSigBlob),
-assemEmit (pAssemEmit), emit (emit), translatedSig (pvTranslatedSig). It
-returns the runtime's pcbTranslatedSig output as a uint32.
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::TranslateSigWithScope.
-*/
+// Its arguments are, by the runtime's names: assemImport (pAssemImport),
+// hashValue (pbHashValue), importArg (import), sigBlob (pbSigBlob),
+// assemEmit (pAssemEmit), emit (emit), translatedSig (pvTranslatedSig). It
+// returns the runtime's pcbTranslatedSig output as a uint32.
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::TranslateSigWithScope.
 func (x *Emit) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []byte, importArg *Import, sigBlob []byte, assemEmit *AssemblyEmit, emit *Emit, translatedSig []byte) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -1200,14 +1132,12 @@ func (x *Emit) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []by
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: md (md), implFlags
-(dwImplFlags). IMetaDataEmit: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetMethodImplFlags.
-*/
+// Its arguments are, by the runtime's names: md (md), implFlags
+// (dwImplFlags). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetMethodImplFlags.
 func (x *Emit) SetMethodImplFlags(md Token, implFlags MethodImpl) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -1219,14 +1149,12 @@ func (x *Emit) SetMethodImplFlags(md Token, implFlags MethodImpl) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: fd (fd), rva (ulRVA).
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetFieldRVA.
-*/
+// Its arguments are, by the runtime's names: fd (fd), rva (ulRVA).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetFieldRVA.
 func (x *Emit) SetFieldRVA(fd Token, rva uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -1238,14 +1166,12 @@ func (x *Emit) SetFieldRVA(fd Token, rva uint32) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: importArg (pImport),
-hostMapToken (pHostMapToken), handler (pHandler). IMetaDataEmit: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::Merge.
-*/
+// Its arguments are, by the runtime's names: importArg (pImport),
+// hostMapToken (pHostMapToken), handler (pHandler). IMetaDataEmit: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::Merge.
 func (x *Emit) Merge(importArg *Import, hostMapToken *MapToken, handler *Unknown) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -1257,13 +1183,11 @@ func (x *Emit) Merge(importArg *Import, hostMapToken *MapToken, handler *Unknown
 	return nil
 }
 
-/*
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::MergeEnd.
-*/
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::MergeEnd.
 func (x *Emit) MergeEnd() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit")
@@ -1320,15 +1244,13 @@ func (x *Emit2) base() *Emit {
 	return &x.Emit
 }
 
-/*
-Its arguments are, by the runtime's names: parent (tkParent), sigBlob
-(pvSigBlob). It returns the runtime's pmi output as a Token.
-IMetaDataEmit2: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit2::DefineMethodSpec.
-*/
+// Its arguments are, by the runtime's names: parent (tkParent), sigBlob
+// (pvSigBlob). It returns the runtime's pmi output as a Token.
+// IMetaDataEmit2: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit2::DefineMethodSpec.
 func (x *Emit2) DefineMethodSpec(parent Token, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -1343,14 +1265,12 @@ func (x *Emit2) DefineMethodSpec(parent Token, sigBlob []byte) (Token, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: save (fSave). It returns the
-runtime's pdwSaveSize output as a uint32. IMetaDataEmit2: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit2::GetDeltaSaveSize.
-*/
+// Its arguments are, by the runtime's names: save (fSave). It returns the
+// runtime's pdwSaveSize output as a uint32. IMetaDataEmit2: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit2::GetDeltaSaveSize.
 func (x *Emit2) GetDeltaSaveSize(save SaveSize) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -1365,14 +1285,12 @@ func (x *Emit2) GetDeltaSaveSize(save SaveSize) (uint32, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: file (szFile), saveFlags
-(dwSaveFlags). IMetaDataEmit2: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit2::SaveDelta.
-*/
+// Its arguments are, by the runtime's names: file (szFile), saveFlags
+// (dwSaveFlags). IMetaDataEmit2: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit2::SaveDelta.
 func (x *Emit2) SaveDelta(file string, saveFlags SaveSize) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit2")
@@ -1438,13 +1356,11 @@ func (x *Emit2) setGenericParamProps(gp Token, paramFlags GenericParamAttr, name
 	return nil
 }
 
-/*
-IMetaDataEmit2: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit2::ResetENCLog.
-*/
+// IMetaDataEmit2: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit2::ResetENCLog.
 func (x *Emit2) ResetENCLog() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit2")
@@ -1456,29 +1372,25 @@ func (x *Emit2) ResetENCLog() error {
 	return nil
 }
 
-/*
-SetModuleProps is Emit.SetModuleProps, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: name (szName). IMetaDataEmit:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetModuleProps.
-*/
+// SetModuleProps is Emit.SetModuleProps, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: name (szName). IMetaDataEmit:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetModuleProps.
 func (x *Emit2) SetModuleProps(name string) error {
 	return x.base().SetModuleProps(name)
 }
 
-/*
-Save is Emit.Save, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: file (szFile), saveFlags
-(dwSaveFlags). IMetaDataEmit: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::Save.
-*/
+// Save is Emit.Save, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: file (szFile), saveFlags
+// (dwSaveFlags). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::Save.
 func (x *Emit2) Save(file string, saveFlags SaveSize) error {
 	return x.base().Save(file, saveFlags)
 }
@@ -1486,16 +1398,14 @@ func (x *Emit2) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
 	return x.base().saveToStream(iStream, saveFlags)
 }
 
-/*
-GetSaveSize is Emit.GetSaveSize, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: save (fSave). It returns the
-runtime's pdwSaveSize output as a uint32. IMetaDataEmit: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::GetSaveSize.
-*/
+// GetSaveSize is Emit.GetSaveSize, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: save (fSave). It returns the
+// runtime's pdwSaveSize output as a uint32. IMetaDataEmit: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::GetSaveSize.
 func (x *Emit2) GetSaveSize(save SaveSize) (uint32, error) {
 	return x.base().GetSaveSize(save)
 }
@@ -1506,115 +1416,101 @@ func (x *Emit2) defineNestedType(typeDef string, typeDefFlags uint32, extends To
 	return x.base().defineNestedType(typeDef, typeDefFlags, extends, rtkImplements, tdEncloser)
 }
 
-/*
-SetHandler is Emit.SetHandler, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: unk (pUnk). IMetaDataEmit:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetHandler.
-*/
+// SetHandler is Emit.SetHandler, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: unk (pUnk). IMetaDataEmit:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetHandler.
 func (x *Emit2) SetHandler(unk *Unknown) error {
 	return x.base().SetHandler(unk)
 }
 
-/*
-DefineMethod is Emit.DefineMethod, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: td (td), name (szName),
-methodFlags (dwMethodFlags), sigBlob (pvSigBlob), codeRVA (ulCodeRVA),
-implFlags (dwImplFlags). It returns the runtime's pmd output as a Token.
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefineMethod.
-*/
+// DefineMethod is Emit.DefineMethod, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: td (td), name (szName),
+// methodFlags (dwMethodFlags), sigBlob (pvSigBlob), codeRVA (ulCodeRVA),
+// implFlags (dwImplFlags). It returns the runtime's pmd output as a Token.
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineMethod.
 func (x *Emit2) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBlob []byte, codeRVA uint32, implFlags MethodImpl) (Token, error) {
 	return x.base().DefineMethod(td, name, methodFlags, sigBlob, codeRVA, implFlags)
 }
 
-/*
-DefineMethodImpl is Emit.DefineMethodImpl, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: td (td), body (tkBody), decl
-(tkDecl). IMetaDataEmit: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefineMethodImpl.
-*/
+// DefineMethodImpl is Emit.DefineMethodImpl, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: td (td), body (tkBody), decl
+// (tkDecl). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineMethodImpl.
 func (x *Emit2) DefineMethodImpl(td Token, body Token, decl Token) error {
 	return x.base().DefineMethodImpl(td, body, decl)
 }
 
-/*
-DefineTypeRefByName is Emit.DefineTypeRefByName, which Emit2 inherits.
-
-DefineTypeRefByName defines a TypeRef to a namespace-qualified name in a
-resolution scope (an AssemblyRef, a ModuleRef, or the TypeRef of the
-enclosing type).
-
-Its arguments are, by the runtime's names: resolutionScope
-(tkResolutionScope), name (szName). It returns the runtime's ptr output
-as a Token. IMetaDataEmit: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefineTypeRefByName.
-*/
+// DefineTypeRefByName is Emit.DefineTypeRefByName, which Emit2 inherits.
+//
+// DefineTypeRefByName defines a TypeRef to a namespace-qualified name in a
+// resolution scope (an AssemblyRef, a ModuleRef, or the TypeRef of the
+// enclosing type).
+//
+// Its arguments are, by the runtime's names: resolutionScope
+// (tkResolutionScope), name (szName). It returns the runtime's ptr output
+// as a Token. IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineTypeRefByName.
 func (x *Emit2) DefineTypeRefByName(resolutionScope Token, name string) (Token, error) {
 	return x.base().DefineTypeRefByName(resolutionScope, name)
 }
 
-/*
-DefineImportType is Emit.DefineImportType, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: assemImport (pAssemImport),
-hashValue (pbHashValue), importArg (pImport), tdImport (tdImport),
-assemEmit (pAssemEmit). It returns the runtime's ptr output as a Token.
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefineImportType.
-*/
+// DefineImportType is Emit.DefineImportType, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: assemImport (pAssemImport),
+// hashValue (pbHashValue), importArg (pImport), tdImport (tdImport),
+// assemEmit (pAssemEmit). It returns the runtime's ptr output as a Token.
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineImportType.
 func (x *Emit2) DefineImportType(assemImport *AssemblyImport, hashValue []byte, importArg *Import, tdImport Token, assemEmit *AssemblyEmit) (Token, error) {
 	return x.base().DefineImportType(assemImport, hashValue, importArg, tdImport, assemEmit)
 }
 
-/*
-DefineMemberRef is Emit.DefineMemberRef, which Emit2 inherits.
-
-DefineMemberRef defines a reference to a method or field of another
-type (a TypeRef, TypeSpec or ModuleRef) with its signature blob, without
-looking for an existing one (Emit2.EnsureMemberRef does).
-
-Its arguments are, by the runtime's names: importArg (tkImport), name
-(szName), sigBlob (pvSigBlob). It returns the runtime's pmr output as a
-Token. IMetaDataEmit: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefineMemberRef.
-*/
+// DefineMemberRef is Emit.DefineMemberRef, which Emit2 inherits.
+//
+// DefineMemberRef defines a reference to a method or field of another
+// type (a TypeRef, TypeSpec or ModuleRef) with its signature blob, without
+// looking for an existing one (Emit2.EnsureMemberRef does).
+//
+// Its arguments are, by the runtime's names: importArg (tkImport), name
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmr output as a
+// Token. IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineMemberRef.
 func (x *Emit2) DefineMemberRef(importArg Token, name string, sigBlob []byte) (Token, error) {
 	return x.base().DefineMemberRef(importArg, name, sigBlob)
 }
 
-/*
-DefineImportMember is Emit.DefineImportMember, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: assemImport (pAssemImport),
-hashValue (pbHashValue), importArg (pImport), mbMember (mbMember),
-assemEmit (pAssemEmit), parent (tkParent). It returns the runtime's pmr
-output as a Token. IMetaDataEmit: every supported runtime. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefineImportMember.
-*/
+// DefineImportMember is Emit.DefineImportMember, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: assemImport (pAssemImport),
+// hashValue (pbHashValue), importArg (pImport), mbMember (mbMember),
+// assemEmit (pAssemEmit), parent (tkParent). It returns the runtime's pmr
+// output as a Token. IMetaDataEmit: every supported runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineImportMember.
 func (x *Emit2) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, parent Token) (Token, error) {
 	return x.base().DefineImportMember(assemImport, hashValue, importArg, mbMember, assemEmit, parent)
 }
@@ -1625,130 +1521,112 @@ func (x *Emit2) setClassLayout(td Token, packSize uint32, fieldOffsets unsafe.Po
 	return x.base().setClassLayout(td, packSize, fieldOffsets, classSize)
 }
 
-/*
-DeleteClassLayout is Emit.DeleteClassLayout, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: td (td). IMetaDataEmit: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DeleteClassLayout.
-*/
+// DeleteClassLayout is Emit.DeleteClassLayout, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: td (td). IMetaDataEmit: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DeleteClassLayout.
 func (x *Emit2) DeleteClassLayout(td Token) error {
 	return x.base().DeleteClassLayout(td)
 }
 
-/*
-SetFieldMarshal is Emit.SetFieldMarshal, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: tk (tk), nativeType
-(pvNativeType). IMetaDataEmit: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetFieldMarshal.
-*/
+// SetFieldMarshal is Emit.SetFieldMarshal, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: tk (tk), nativeType
+// (pvNativeType). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetFieldMarshal.
 func (x *Emit2) SetFieldMarshal(tk Token, nativeType []byte) error {
 	return x.base().SetFieldMarshal(tk, nativeType)
 }
 
-/*
-DeleteFieldMarshal is Emit.DeleteFieldMarshal, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: tk (tk). IMetaDataEmit: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DeleteFieldMarshal.
-*/
+// DeleteFieldMarshal is Emit.DeleteFieldMarshal, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: tk (tk). IMetaDataEmit: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DeleteFieldMarshal.
 func (x *Emit2) DeleteFieldMarshal(tk Token) error {
 	return x.base().DeleteFieldMarshal(tk)
 }
 
-/*
-DefinePermissionSet is Emit.DefinePermissionSet, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: tk (tk), action (dwAction),
-permission (pvPermission). It returns the runtime's ppm output as a
-Token. IMetaDataEmit: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefinePermissionSet.
-*/
+// DefinePermissionSet is Emit.DefinePermissionSet, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: tk (tk), action (dwAction),
+// permission (pvPermission). It returns the runtime's ppm output as a
+// Token. IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefinePermissionSet.
 func (x *Emit2) DefinePermissionSet(tk Token, action uint32, permission []byte) (Token, error) {
 	return x.base().DefinePermissionSet(tk, action, permission)
 }
 
-/*
-SetRVA is Emit.SetRVA, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: md (md), rva (ulRVA).
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetRVA.
-*/
+// SetRVA is Emit.SetRVA, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: md (md), rva (ulRVA).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetRVA.
 func (x *Emit2) SetRVA(md Token, rva uint32) error {
 	return x.base().SetRVA(md, rva)
 }
 
-/*
-GetTokenFromSig is Emit.GetTokenFromSig, which Emit2 inherits.
-
-GetTokenFromSig returns the StandAloneSig token of a signature blob (a
-local-variable or call-site signature), defining it if needed.
-
-Its arguments are, by the runtime's names: sig (pvSig). It returns the
-runtime's pmsig output as a Token. IMetaDataEmit: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::GetTokenFromSig.
-*/
+// GetTokenFromSig is Emit.GetTokenFromSig, which Emit2 inherits.
+//
+// GetTokenFromSig returns the StandAloneSig token of a signature blob (a
+// local-variable or call-site signature), defining it if needed.
+//
+// Its arguments are, by the runtime's names: sig (pvSig). It returns the
+// runtime's pmsig output as a Token. IMetaDataEmit: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::GetTokenFromSig.
 func (x *Emit2) GetTokenFromSig(sig []byte) (Token, error) {
 	return x.base().GetTokenFromSig(sig)
 }
 
-/*
-DefineModuleRef is Emit.DefineModuleRef, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: name (szName). It returns the
-runtime's pmur output as a Token. IMetaDataEmit: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefineModuleRef.
-*/
+// DefineModuleRef is Emit.DefineModuleRef, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: name (szName). It returns the
+// runtime's pmur output as a Token. IMetaDataEmit: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineModuleRef.
 func (x *Emit2) DefineModuleRef(name string) (Token, error) {
 	return x.base().DefineModuleRef(name)
 }
 
-/*
-SetParent is Emit.SetParent, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: mr (mr), tk (tk).
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetParent.
-*/
+// SetParent is Emit.SetParent, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: mr (mr), tk (tk).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetParent.
 func (x *Emit2) SetParent(mr Token, tk Token) error {
 	return x.base().SetParent(mr, tk)
 }
 
-/*
-GetTokenFromTypeSpec is Emit.GetTokenFromTypeSpec, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: sig (pvSig). It returns the
-runtime's ptypespec output as a Token. IMetaDataEmit: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::GetTokenFromTypeSpec.
-*/
+// GetTokenFromTypeSpec is Emit.GetTokenFromTypeSpec, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: sig (pvSig). It returns the
+// runtime's ptypespec output as a Token. IMetaDataEmit: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::GetTokenFromTypeSpec.
 func (x *Emit2) GetTokenFromTypeSpec(sig []byte) (Token, error) {
 	return x.base().GetTokenFromTypeSpec(sig)
 }
@@ -1756,46 +1634,40 @@ func (x *Emit2) saveToMemory(data unsafe.Pointer, data2 uint32) error {
 	return x.base().saveToMemory(data, data2)
 }
 
-/*
-DefineUserString is Emit.DefineUserString, which Emit2 inherits.
-
-DefineUserString defines a string for ldstr and returns its token.
-
-Its arguments are, by the runtime's names: str (szString). It returns
-the runtime's pstk output as a Token. IMetaDataEmit: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefineUserString.
-*/
+// DefineUserString is Emit.DefineUserString, which Emit2 inherits.
+//
+// DefineUserString defines a string for ldstr and returns its token.
+//
+// Its arguments are, by the runtime's names: str (szString). It returns
+// the runtime's pstk output as a Token. IMetaDataEmit: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineUserString.
 func (x *Emit2) DefineUserString(str string) (Token, error) {
 	return x.base().DefineUserString(str)
 }
 
-/*
-DeleteToken is Emit.DeleteToken, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: obj (tkObj). IMetaDataEmit:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DeleteToken.
-*/
+// DeleteToken is Emit.DeleteToken, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: obj (tkObj). IMetaDataEmit:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DeleteToken.
 func (x *Emit2) DeleteToken(obj Token) error {
 	return x.base().DeleteToken(obj)
 }
 
-/*
-SetMethodProps is Emit.SetMethodProps, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: md (md), methodFlags
-(dwMethodFlags), codeRVA (ulCodeRVA), implFlags (dwImplFlags).
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetMethodProps.
-*/
+// SetMethodProps is Emit.SetMethodProps, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: md (md), methodFlags
+// (dwMethodFlags), codeRVA (ulCodeRVA), implFlags (dwImplFlags).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetMethodProps.
 func (x *Emit2) SetMethodProps(md Token, methodFlags MethodAttr, codeRVA uint32, implFlags MethodImpl) error {
 	return x.base().SetMethodProps(md, methodFlags, codeRVA, implFlags)
 }
@@ -1806,89 +1678,77 @@ func (x *Emit2) setEventProps(ev Token, eventFlags uint32, eventType Token, mdAd
 	return x.base().setEventProps(ev, eventFlags, eventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
 }
 
-/*
-SetPermissionSetProps is Emit.SetPermissionSetProps, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: tk (tk), action (dwAction),
-permission (pvPermission). It returns the runtime's ppm output as a
-Token. IMetaDataEmit: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetPermissionSetProps.
-*/
+// SetPermissionSetProps is Emit.SetPermissionSetProps, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: tk (tk), action (dwAction),
+// permission (pvPermission). It returns the runtime's ppm output as a
+// Token. IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetPermissionSetProps.
 func (x *Emit2) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
 	return x.base().SetPermissionSetProps(tk, action, permission)
 }
 
-/*
-DefinePinvokeMap is Emit.DefinePinvokeMap, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: tk (tk), mappingFlags
-(dwMappingFlags), importName (szImportName), mrImportDll (mrImportDLL).
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefinePinvokeMap.
-*/
+// DefinePinvokeMap is Emit.DefinePinvokeMap, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: tk (tk), mappingFlags
+// (dwMappingFlags), importName (szImportName), mrImportDll (mrImportDLL).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefinePinvokeMap.
 func (x *Emit2) DefinePinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
 	return x.base().DefinePinvokeMap(tk, mappingFlags, importName, mrImportDll)
 }
 
-/*
-SetPinvokeMap is Emit.SetPinvokeMap, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: tk (tk), mappingFlags
-(dwMappingFlags), importName (szImportName), mrImportDll (mrImportDLL).
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetPinvokeMap.
-*/
+// SetPinvokeMap is Emit.SetPinvokeMap, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: tk (tk), mappingFlags
+// (dwMappingFlags), importName (szImportName), mrImportDll (mrImportDLL).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetPinvokeMap.
 func (x *Emit2) SetPinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
 	return x.base().SetPinvokeMap(tk, mappingFlags, importName, mrImportDll)
 }
 
-/*
-DeletePinvokeMap is Emit.DeletePinvokeMap, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: tk (tk). IMetaDataEmit: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DeletePinvokeMap.
-*/
+// DeletePinvokeMap is Emit.DeletePinvokeMap, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: tk (tk). IMetaDataEmit: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DeletePinvokeMap.
 func (x *Emit2) DeletePinvokeMap(tk Token) error {
 	return x.base().DeletePinvokeMap(tk)
 }
 
-/*
-DefineCustomAttribute is Emit.DefineCustomAttribute, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: owner (tkOwner), ctor
-(tkCtor), customAttribute (pCustomAttribute). It returns the runtime's
-pcv output as a Token. IMetaDataEmit: every supported runtime. A failure
-is the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::DefineCustomAttribute.
-*/
+// DefineCustomAttribute is Emit.DefineCustomAttribute, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: owner (tkOwner), ctor
+// (tkCtor), customAttribute (pCustomAttribute). It returns the runtime's
+// pcv output as a Token. IMetaDataEmit: every supported runtime. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineCustomAttribute.
 func (x *Emit2) DefineCustomAttribute(owner Token, ctor Token, customAttribute []byte) (Token, error) {
 	return x.base().DefineCustomAttribute(owner, ctor, customAttribute)
 }
 
-/*
-SetCustomAttributeValue is Emit.SetCustomAttributeValue, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: pcv (pcv), customAttribute
-(pCustomAttribute). IMetaDataEmit: every supported runtime. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetCustomAttributeValue.
-*/
+// SetCustomAttributeValue is Emit.SetCustomAttributeValue, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: pcv (pcv), customAttribute
+// (pCustomAttribute). IMetaDataEmit: every supported runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetCustomAttributeValue.
 func (x *Emit2) SetCustomAttributeValue(pcv Token, customAttribute []byte) error {
 	return x.base().SetCustomAttributeValue(pcv, customAttribute)
 }
@@ -1914,88 +1774,76 @@ func (x *Emit2) defineSecurityAttributeSet(obj Token, secAttrs unsafe.Pointer, s
 	return x.base().defineSecurityAttributeSet(obj, secAttrs, secAttrs2)
 }
 
-/*
-ApplyEditAndContinue is Emit.ApplyEditAndContinue, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: importArg (pImport).
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::ApplyEditAndContinue.
-*/
+// ApplyEditAndContinue is Emit.ApplyEditAndContinue, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: importArg (pImport).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::ApplyEditAndContinue.
 func (x *Emit2) ApplyEditAndContinue(importArg *Unknown) error {
 	return x.base().ApplyEditAndContinue(importArg)
 }
 
-/*
-TranslateSigWithScope is Emit.TranslateSigWithScope, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: assemImport (pAssemImport),
-hashValue (pbHashValue), importArg (import), sigBlob (pbSigBlob),
-assemEmit (pAssemEmit), emit (emit), translatedSig (pvTranslatedSig). It
-returns the runtime's pcbTranslatedSig output as a uint32.
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::TranslateSigWithScope.
-*/
+// TranslateSigWithScope is Emit.TranslateSigWithScope, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: assemImport (pAssemImport),
+// hashValue (pbHashValue), importArg (import), sigBlob (pbSigBlob),
+// assemEmit (pAssemEmit), emit (emit), translatedSig (pvTranslatedSig). It
+// returns the runtime's pcbTranslatedSig output as a uint32.
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::TranslateSigWithScope.
 func (x *Emit2) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []byte, importArg *Import, sigBlob []byte, assemEmit *AssemblyEmit, emit *Emit, translatedSig []byte) (uint32, error) {
 	return x.base().TranslateSigWithScope(assemImport, hashValue, importArg, sigBlob, assemEmit, emit, translatedSig)
 }
 
-/*
-SetMethodImplFlags is Emit.SetMethodImplFlags, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: md (md), implFlags
-(dwImplFlags). IMetaDataEmit: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetMethodImplFlags.
-*/
+// SetMethodImplFlags is Emit.SetMethodImplFlags, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: md (md), implFlags
+// (dwImplFlags). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetMethodImplFlags.
 func (x *Emit2) SetMethodImplFlags(md Token, implFlags MethodImpl) error {
 	return x.base().SetMethodImplFlags(md, implFlags)
 }
 
-/*
-SetFieldRVA is Emit.SetFieldRVA, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: fd (fd), rva (ulRVA).
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::SetFieldRVA.
-*/
+// SetFieldRVA is Emit.SetFieldRVA, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: fd (fd), rva (ulRVA).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetFieldRVA.
 func (x *Emit2) SetFieldRVA(fd Token, rva uint32) error {
 	return x.base().SetFieldRVA(fd, rva)
 }
 
-/*
-Merge is Emit.Merge, which Emit2 inherits.
-
-Its arguments are, by the runtime's names: importArg (pImport),
-hostMapToken (pHostMapToken), handler (pHandler). IMetaDataEmit: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::Merge.
-*/
+// Merge is Emit.Merge, which Emit2 inherits.
+//
+// Its arguments are, by the runtime's names: importArg (pImport),
+// hostMapToken (pHostMapToken), handler (pHandler). IMetaDataEmit: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::Merge.
 func (x *Emit2) Merge(importArg *Import, hostMapToken *MapToken, handler *Unknown) error {
 	return x.base().Merge(importArg, hostMapToken, handler)
 }
 
-/*
-MergeEnd is Emit.MergeEnd, which Emit2 inherits.
-
-IMetaDataEmit: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataEmit::MergeEnd.
-*/
+// MergeEnd is Emit.MergeEnd, which Emit2 inherits.
+//
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::MergeEnd.
 func (x *Emit2) MergeEnd() error {
 	return x.base().MergeEnd()
 }
@@ -2056,12 +1904,10 @@ func (x *Import) Release() {
 	x.p = nil
 }
 
-/*
-Its arguments are, by the runtime's names: hEnum (hEnum).
-IMetaDataImport: every supported runtime.
-
-It calls IMetaDataImport::CloseEnum.
-*/
+// Its arguments are, by the runtime's names: hEnum (hEnum).
+// IMetaDataImport: every supported runtime.
+//
+// It calls IMetaDataImport::CloseEnum.
 func (x *Import) CloseEnum(hEnum EnumHandle) {
 	if x == nil || x.p == nil {
 		return
@@ -2069,14 +1915,12 @@ func (x *Import) CloseEnum(hEnum EnumHandle) {
 	C.clrprof_IMetaDataImport_CloseEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(unsafe.Pointer(&hEnum)))
 }
 
-/*
-Its arguments are, by the runtime's names: hEnum (hEnum). It returns the
-runtime's pulCount output as a uint32. IMetaDataImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::CountEnum.
-*/
+// Its arguments are, by the runtime's names: hEnum (hEnum). It returns the
+// runtime's pulCount output as a uint32. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::CountEnum.
 func (x *Import) CountEnum(hEnum EnumHandle) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -2091,14 +1935,12 @@ func (x *Import) CountEnum(hEnum EnumHandle) (uint32, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: hEnum (hEnum), pos (ulPos).
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::ResetEnum.
-*/
+// Its arguments are, by the runtime's names: hEnum (hEnum), pos (ulPos).
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::ResetEnum.
 func (x *Import) ResetEnum(hEnum EnumHandle, pos uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataImport")
@@ -2110,14 +1952,12 @@ func (x *Import) ResetEnum(hEnum EnumHandle, pos uint32) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-the runtime's rTypeDefs output as a []Token. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumTypeDefs.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
+// the runtime's rTypeDefs output as a []Token. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumTypeDefs.
 func (x *Import) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2142,14 +1982,12 @@ func (x *Import) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum), td (td). It
-returns the runtime's rImpls output as a []Token. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumInterfaceImpls.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum), td (td). It
+// returns the runtime's rImpls output as a []Token. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumInterfaceImpls.
 func (x *Import) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2174,14 +2012,12 @@ func (x *Import) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, erro
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-the runtime's rTypeRefs output as a []Token. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumTypeRefs.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
+// the runtime's rTypeRefs output as a []Token. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumTypeRefs.
 func (x *Import) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2206,19 +2042,17 @@ func (x *Import) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-/*
-FindTypeDefByName finds a TypeDef by its namespace-qualified name
-("System.String"), nested in enclosingClass (0 for a top-level type); the
-error matches ErrNotFound when there is none.
-
-Its arguments are, by the runtime's names: typeDef (szTypeDef),
-enclosingClass (tkEnclosingClass). It returns the runtime's ptd output
-as a Token. IMetaDataImport: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::FindTypeDefByName.
-*/
+// FindTypeDefByName finds a TypeDef by its namespace-qualified name
+// ("System.String"), nested in enclosingClass (0 for a top-level type); the
+// error matches ErrNotFound when there is none.
+//
+// Its arguments are, by the runtime's names: typeDef (szTypeDef),
+// enclosingClass (tkEnclosingClass). It returns the runtime's ptd output
+// as a Token. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindTypeDefByName.
 func (x *Import) FindTypeDefByName(typeDef string, enclosingClass Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -2245,16 +2079,14 @@ type ImportScopePropsResult struct {
 	MVID uuid.UUID
 }
 
-/*
-GetScopeProps returns the module's name and MVID.
-
-It returns the runtime's outputs szName, pmvid as the fields of
-ImportScopePropsResult. IMetaDataImport: every supported runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetScopeProps.
-*/
+// GetScopeProps returns the module's name and MVID.
+//
+// It returns the runtime's outputs szName, pmvid as the fields of
+// ImportScopePropsResult. IMetaDataImport: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetScopeProps.
 func (x *Import) GetScopeProps() (ImportScopePropsResult, error) {
 	var res ImportScopePropsResult
 	if x == nil || x.p == nil {
@@ -2281,13 +2113,11 @@ func (x *Import) GetScopeProps() (ImportScopePropsResult, error) {
 	return res, nil
 }
 
-/*
-It returns the runtime's pmd output as a Token. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetModuleFromScope.
-*/
+// It returns the runtime's pmd output as a Token. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetModuleFromScope.
 func (x *Import) GetModuleFromScope() (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -2307,32 +2137,24 @@ func (x *Import) GetModuleFromScope() (Token, error) {
 // GetTypeDefProps returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type ImportTypeDefPropsResult struct {
-	/*
-	   TypeDef is the runtime's szTypeDef output of
-	   IMetaDataImport::GetTypeDefProps.
-	*/
+	// TypeDef is the runtime's szTypeDef output of
+	// IMetaDataImport::GetTypeDefProps.
 	TypeDef string
-	/*
-	   TypeDefFlags is the runtime's pdwTypeDefFlags output of
-	   IMetaDataImport::GetTypeDefProps.
-	*/
+	// TypeDefFlags is the runtime's pdwTypeDefFlags output of
+	// IMetaDataImport::GetTypeDefProps.
 	TypeDefFlags TypeAttr
-	/*
-	   Extends is the runtime's ptkExtends output of
-	   IMetaDataImport::GetTypeDefProps.
-	*/
+	// Extends is the runtime's ptkExtends output of
+	// IMetaDataImport::GetTypeDefProps.
 	Extends Token
 }
 
-/*
-Its arguments are, by the runtime's names: td (td). It returns the
-runtime's outputs szTypeDef, pdwTypeDefFlags, ptkExtends as the fields
-of ImportTypeDefPropsResult. IMetaDataImport: every supported runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetTypeDefProps.
-*/
+// Its arguments are, by the runtime's names: td (td). It returns the
+// runtime's outputs szTypeDef, pdwTypeDefFlags, ptkExtends as the fields
+// of ImportTypeDefPropsResult. IMetaDataImport: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetTypeDefProps.
 func (x *Import) GetTypeDefProps(td Token) (ImportTypeDefPropsResult, error) {
 	var res ImportTypeDefPropsResult
 	if x == nil || x.p == nil {
@@ -2366,27 +2188,21 @@ func (x *Import) GetTypeDefProps(td Token) (ImportTypeDefPropsResult, error) {
 // GetInterfaceImplProps returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type ImportInterfaceImplPropsResult struct {
-	/*
-	   Class is the runtime's pClass output of
-	   IMetaDataImport::GetInterfaceImplProps.
-	*/
+	// Class is the runtime's pClass output of
+	// IMetaDataImport::GetInterfaceImplProps.
 	Class Token
-	/*
-	   Iface is the runtime's ptkIface output of
-	   IMetaDataImport::GetInterfaceImplProps.
-	*/
+	// Iface is the runtime's ptkIface output of
+	// IMetaDataImport::GetInterfaceImplProps.
 	Iface Token
 }
 
-/*
-Its arguments are, by the runtime's names: iiImpl (iiImpl). It returns
-the runtime's outputs pClass, ptkIface as the fields of
-ImportInterfaceImplPropsResult. IMetaDataImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetInterfaceImplProps.
-*/
+// Its arguments are, by the runtime's names: iiImpl (iiImpl). It returns
+// the runtime's outputs pClass, ptkIface as the fields of
+// ImportInterfaceImplPropsResult. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetInterfaceImplProps.
 func (x *Import) GetInterfaceImplProps(iiImpl Token) (ImportInterfaceImplPropsResult, error) {
 	var res ImportInterfaceImplPropsResult
 	if x == nil || x.p == nil {
@@ -2408,24 +2224,20 @@ func (x *Import) GetInterfaceImplProps(iiImpl Token) (ImportInterfaceImplPropsRe
 // GetTypeRefProps returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type ImportTypeRefPropsResult struct {
-	/*
-	   ResolutionScope is the runtime's ptkResolutionScope output of
-	   IMetaDataImport::GetTypeRefProps.
-	*/
+	// ResolutionScope is the runtime's ptkResolutionScope output of
+	// IMetaDataImport::GetTypeRefProps.
 	ResolutionScope Token
 	// Name is the runtime's szName output of IMetaDataImport::GetTypeRefProps.
 	Name string
 }
 
-/*
-Its arguments are, by the runtime's names: tr (tr). It returns the
-runtime's outputs ptkResolutionScope, szName as the fields of
-ImportTypeRefPropsResult. IMetaDataImport: every supported runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetTypeRefProps.
-*/
+// Its arguments are, by the runtime's names: tr (tr). It returns the
+// runtime's outputs ptkResolutionScope, szName as the fields of
+// ImportTypeRefPropsResult. IMetaDataImport: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetTypeRefProps.
 func (x *Import) GetTypeRefProps(tr Token) (ImportTypeRefPropsResult, error) {
 	var res ImportTypeRefPropsResult
 	if x == nil || x.p == nil {
@@ -2457,24 +2269,20 @@ func (x *Import) GetTypeRefProps(tr Token) (ImportTypeRefPropsResult, error) {
 // ResolveTypeRef returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type ImportResolveTypeRefResult struct {
-	/*
-	   IScope is the runtime's ppIScope output of
-	   IMetaDataImport::ResolveTypeRef.
-	*/
+	// IScope is the runtime's ppIScope output of
+	// IMetaDataImport::ResolveTypeRef.
 	IScope *Unknown
 	// Ptd is the runtime's ptd output of IMetaDataImport::ResolveTypeRef.
 	Ptd Token
 }
 
-/*
-Its arguments are, by the runtime's names: tr (tr), riid (riid). It
-returns the runtime's outputs ppIScope, ptd as the fields of
-ImportResolveTypeRefResult. IMetaDataImport: every supported runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::ResolveTypeRef.
-*/
+// Its arguments are, by the runtime's names: tr (tr), riid (riid). It
+// returns the runtime's outputs ppIScope, ptd as the fields of
+// ImportResolveTypeRefResult. IMetaDataImport: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::ResolveTypeRef.
 func (x *Import) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefResult, error) {
 	var res ImportResolveTypeRefResult
 	if x == nil || x.p == nil {
@@ -2492,14 +2300,12 @@ func (x *Import) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefR
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl). It
-returns the runtime's rMembers output as a []Token. IMetaDataImport:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumMembers.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl). It
+// returns the runtime's rMembers output as a []Token. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumMembers.
 func (x *Import) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2524,15 +2330,13 @@ func (x *Import) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl),
-name (szName). It returns the runtime's rMembers output as a []Token.
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumMembersWithName.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl),
+// name (szName). It returns the runtime's rMembers output as a []Token.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumMembersWithName.
 func (x *Import) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2558,14 +2362,12 @@ func (x *Import) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string) 
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl). It
-returns the runtime's rMethods output as a []Token. IMetaDataImport:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumMethods.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl). It
+// returns the runtime's rMethods output as a []Token. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumMethods.
 func (x *Import) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2590,15 +2392,13 @@ func (x *Import) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl),
-name (szName). It returns the runtime's rMethods output as a []Token.
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumMethodsWithName.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl),
+// name (szName). It returns the runtime's rMethods output as a []Token.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumMethodsWithName.
 func (x *Import) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2624,14 +2424,12 @@ func (x *Import) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string) 
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl). It
-returns the runtime's rFields output as a []Token. IMetaDataImport:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumFields.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl). It
+// returns the runtime's rFields output as a []Token. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumFields.
 func (x *Import) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2656,15 +2454,13 @@ func (x *Import) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl),
-name (szName). It returns the runtime's rFields output as a []Token.
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumFieldsWithName.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl),
+// name (szName). It returns the runtime's rFields output as a []Token.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumFieldsWithName.
 func (x *Import) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2690,14 +2486,12 @@ func (x *Import) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) (
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum), mb (mb). It
-returns the runtime's rParams output as a []Token. IMetaDataImport:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumParams.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum), mb (mb). It
+// returns the runtime's rParams output as a []Token. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumParams.
 func (x *Import) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2722,15 +2516,13 @@ func (x *Import) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum), parent
-(tkParent). It returns the runtime's rMemberRefs output as a []Token.
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumMemberRefs.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum), parent
+// (tkParent). It returns the runtime's rMemberRefs output as a []Token.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumMemberRefs.
 func (x *Import) EnumMemberRefs(phEnum *EnumHandle, parent Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2780,15 +2572,13 @@ func (x *Import) enumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsafe
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk),
-actions (dwActions). It returns the runtime's rPermission output as a
-[]Token. IMetaDataImport: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumPermissionSets.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk),
+// actions (dwActions). It returns the runtime's rPermission output as a
+// []Token. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumPermissionSets.
 func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -2813,15 +2603,13 @@ func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: td (td), name (szName),
-sigBlob (pvSigBlob). It returns the runtime's pmb output as a Token.
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::FindMember.
-*/
+// Its arguments are, by the runtime's names: td (td), name (szName),
+// sigBlob (pvSigBlob). It returns the runtime's pmb output as a Token.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindMember.
 func (x *Import) FindMember(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -2837,18 +2625,16 @@ func (x *Import) FindMember(td Token, name string, sigBlob []byte) (Token, error
 	return res, nil
 }
 
-/*
-FindMethod finds a method of td by name and, unless sigBlob is empty,
-signature; the error matches ErrNotFound when there is none.
-
-Its arguments are, by the runtime's names: td (td), name (szName),
-sigBlob (pvSigBlob). It returns the runtime's pmb output as a Token.
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::FindMethod.
-*/
+// FindMethod finds a method of td by name and, unless sigBlob is empty,
+// signature; the error matches ErrNotFound when there is none.
+//
+// Its arguments are, by the runtime's names: td (td), name (szName),
+// sigBlob (pvSigBlob). It returns the runtime's pmb output as a Token.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindMethod.
 func (x *Import) FindMethod(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -2864,15 +2650,13 @@ func (x *Import) FindMethod(td Token, name string, sigBlob []byte) (Token, error
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: td (td), name (szName),
-sigBlob (pvSigBlob). It returns the runtime's pmb output as a Token.
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::FindField.
-*/
+// Its arguments are, by the runtime's names: td (td), name (szName),
+// sigBlob (pvSigBlob). It returns the runtime's pmb output as a Token.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindField.
 func (x *Import) FindField(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -2888,18 +2672,16 @@ func (x *Import) FindField(td Token, name string, sigBlob []byte) (Token, error)
 	return res, nil
 }
 
-/*
-FindMemberRef finds the MemberRef of name and, unless sigBlob is empty,
-signature on parent td; Emit2.EnsureMemberRef finds or defines one.
-
-Its arguments are, by the runtime's names: td (td), name (szName),
-sigBlob (pvSigBlob). It returns the runtime's pmr output as a Token.
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::FindMemberRef.
-*/
+// FindMemberRef finds the MemberRef of name and, unless sigBlob is empty,
+// signature on parent td; Emit2.EnsureMemberRef finds or defines one.
+//
+// Its arguments are, by the runtime's names: td (td), name (szName),
+// sigBlob (pvSigBlob). It returns the runtime's pmr output as a Token.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindMemberRef.
 func (x *Import) FindMemberRef(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -2922,39 +2704,29 @@ func (x *Import) FindMemberRef(td Token, name string, sigBlob []byte) (Token, er
 type ImportMethodPropsResult struct {
 	// Class is the runtime's pClass output of IMetaDataImport::GetMethodProps.
 	Class Token
-	/*
-	   Method is the runtime's szMethod output of
-	   IMetaDataImport::GetMethodProps.
-	*/
+	// Method is the runtime's szMethod output of
+	// IMetaDataImport::GetMethodProps.
 	Method string
 	// Attr is the runtime's pdwAttr output of IMetaDataImport::GetMethodProps.
 	Attr uint32
-	/*
-	   SigBlob is the runtime's ppvSigBlob output of
-	   IMetaDataImport::GetMethodProps.
-	*/
+	// SigBlob is the runtime's ppvSigBlob output of
+	// IMetaDataImport::GetMethodProps.
 	SigBlob []byte
-	/*
-	   CodeRVA is the runtime's pulCodeRVA output of
-	   IMetaDataImport::GetMethodProps.
-	*/
+	// CodeRVA is the runtime's pulCodeRVA output of
+	// IMetaDataImport::GetMethodProps.
 	CodeRVA uint32
-	/*
-	   ImplFlags is the runtime's pdwImplFlags output of
-	   IMetaDataImport::GetMethodProps.
-	*/
+	// ImplFlags is the runtime's pdwImplFlags output of
+	// IMetaDataImport::GetMethodProps.
 	ImplFlags uint32
 }
 
-/*
-Its arguments are, by the runtime's names: mb (mb). It returns the
-runtime's outputs pClass, szMethod, pdwAttr, ppvSigBlob, pulCodeRVA,
-pdwImplFlags as the fields of ImportMethodPropsResult. IMetaDataImport:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetMethodProps.
-*/
+// Its arguments are, by the runtime's names: mb (mb). It returns the
+// runtime's outputs pClass, szMethod, pdwAttr, ppvSigBlob, pulCodeRVA,
+// pdwImplFlags as the fields of ImportMethodPropsResult. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetMethodProps.
 func (x *Import) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
 	var res ImportMethodPropsResult
 	if x == nil || x.p == nil {
@@ -2997,27 +2769,21 @@ func (x *Import) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
 type ImportMemberRefPropsResult struct {
 	// Ptk is the runtime's ptk output of IMetaDataImport::GetMemberRefProps.
 	Ptk Token
-	/*
-	   Member is the runtime's szMember output of
-	   IMetaDataImport::GetMemberRefProps.
-	*/
+	// Member is the runtime's szMember output of
+	// IMetaDataImport::GetMemberRefProps.
 	Member string
-	/*
-	   SigBlob is the runtime's ppvSigBlob output of
-	   IMetaDataImport::GetMemberRefProps.
-	*/
+	// SigBlob is the runtime's ppvSigBlob output of
+	// IMetaDataImport::GetMemberRefProps.
 	SigBlob []byte
 }
 
-/*
-Its arguments are, by the runtime's names: mr (mr). It returns the
-runtime's outputs ptk, szMember, ppvSigBlob as the fields of
-ImportMemberRefPropsResult. IMetaDataImport: every supported runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetMemberRefProps.
-*/
+// Its arguments are, by the runtime's names: mr (mr). It returns the
+// runtime's outputs ptk, szMember, ppvSigBlob as the fields of
+// ImportMemberRefPropsResult. IMetaDataImport: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetMemberRefProps.
 func (x *Import) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error) {
 	var res ImportMemberRefPropsResult
 	if x == nil || x.p == nil {
@@ -3047,14 +2813,12 @@ func (x *Import) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error)
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum), td (td). It
-returns the runtime's rProperties output as a []Token. IMetaDataImport:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumProperties.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum), td (td). It
+// returns the runtime's rProperties output as a []Token. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumProperties.
 func (x *Import) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -3079,14 +2843,12 @@ func (x *Import) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum), td (td). It
-returns the runtime's rEvents output as a []Token. IMetaDataImport:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumEvents.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum), td (td). It
+// returns the runtime's rEvents output as a []Token. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumEvents.
 func (x *Import) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -3118,50 +2880,36 @@ func (x *Import) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
 type ImportEventPropsResult struct {
 	// Class is the runtime's pClass output of IMetaDataImport::GetEventProps.
 	Class Token
-	/*
-	   Event is the runtime's pchEvent output of
-	   IMetaDataImport::GetEventProps.
-	*/
+	// Event is the runtime's pchEvent output of
+	// IMetaDataImport::GetEventProps.
 	Event uint32
-	/*
-	   EventFlags is the runtime's pdwEventFlags output of
-	   IMetaDataImport::GetEventProps.
-	*/
+	// EventFlags is the runtime's pdwEventFlags output of
+	// IMetaDataImport::GetEventProps.
 	EventFlags uint32
-	/*
-	   EventType is the runtime's ptkEventType output of
-	   IMetaDataImport::GetEventProps.
-	*/
+	// EventType is the runtime's ptkEventType output of
+	// IMetaDataImport::GetEventProps.
 	EventType Token
-	/*
-	   AddOn is the runtime's pmdAddOn output of
-	   IMetaDataImport::GetEventProps.
-	*/
+	// AddOn is the runtime's pmdAddOn output of
+	// IMetaDataImport::GetEventProps.
 	AddOn Token
-	/*
-	   RemoveOn is the runtime's pmdRemoveOn output of
-	   IMetaDataImport::GetEventProps.
-	*/
+	// RemoveOn is the runtime's pmdRemoveOn output of
+	// IMetaDataImport::GetEventProps.
 	RemoveOn Token
 	// Fire is the runtime's pmdFire output of IMetaDataImport::GetEventProps.
 	Fire Token
-	/*
-	   RmdOtherMethod is the runtime's rmdOtherMethod output of
-	   IMetaDataImport::GetEventProps.
-	*/
+	// RmdOtherMethod is the runtime's rmdOtherMethod output of
+	// IMetaDataImport::GetEventProps.
 	RmdOtherMethod []Token
 }
 
-/*
-Its arguments are, by the runtime's names: ev (ev), event (szEvent),
-event2 (cchEvent). It returns the runtime's outputs pClass, pchEvent,
-pdwEventFlags, ptkEventType, pmdAddOn, pmdRemoveOn, pmdFire,
-rmdOtherMethod as the fields of ImportEventPropsResult. IMetaDataImport:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetEventProps.
-*/
+// Its arguments are, by the runtime's names: ev (ev), event (szEvent),
+// event2 (cchEvent). It returns the runtime's outputs pClass, pchEvent,
+// pdwEventFlags, ptkEventType, pmdAddOn, pmdRemoveOn, pmdFire,
+// rmdOtherMethod as the fields of ImportEventPropsResult. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetEventProps.
 func (x *Import) GetEventProps(ev Token, event string, event2 uint32) (ImportEventPropsResult, error) {
 	var res ImportEventPropsResult
 	if x == nil || x.p == nil {
@@ -3201,14 +2949,12 @@ func (x *Import) GetEventProps(ev Token, event string, event2 uint32) (ImportEve
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum), mb (mb). It
-returns the runtime's rEventProp output as a []Token. IMetaDataImport:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumMethodSemantics.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum), mb (mb). It
+// returns the runtime's rEventProp output as a []Token. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumMethodSemantics.
 func (x *Import) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -3233,15 +2979,13 @@ func (x *Import) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, err
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: mb (mb), eventProp
-(tkEventProp). It returns the runtime's pdwSemanticsFlags output as a
-MethodSemanticsAttr. IMetaDataImport: every supported runtime. A failure
-is the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetMethodSemantics.
-*/
+// Its arguments are, by the runtime's names: mb (mb), eventProp
+// (tkEventProp). It returns the runtime's pdwSemanticsFlags output as a
+// MethodSemanticsAttr. IMetaDataImport: every supported runtime. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetMethodSemantics.
 func (x *Import) GetMethodSemantics(mb Token, eventProp Token) (MethodSemanticsAttr, error) {
 	var res MethodSemanticsAttr
 	if x == nil || x.p == nil {
@@ -3261,32 +3005,24 @@ func (x *Import) GetMethodSemantics(mb Token, eventProp Token) (MethodSemanticsA
 // GetClassLayout returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type ImportClassLayoutResult struct {
-	/*
-	   PackSize is the runtime's pdwPackSize output of
-	   IMetaDataImport::GetClassLayout.
-	*/
+	// PackSize is the runtime's pdwPackSize output of
+	// IMetaDataImport::GetClassLayout.
 	PackSize uint32
-	/*
-	   FieldOffset is the runtime's rFieldOffset output of
-	   IMetaDataImport::GetClassLayout.
-	*/
+	// FieldOffset is the runtime's rFieldOffset output of
+	// IMetaDataImport::GetClassLayout.
 	FieldOffset []FieldOffset
-	/*
-	   ClassSize is the runtime's pulClassSize output of
-	   IMetaDataImport::GetClassLayout.
-	*/
+	// ClassSize is the runtime's pulClassSize output of
+	// IMetaDataImport::GetClassLayout.
 	ClassSize uint32
 }
 
-/*
-Its arguments are, by the runtime's names: td (td). It returns the
-runtime's outputs pdwPackSize, rFieldOffset, pulClassSize as the fields
-of ImportClassLayoutResult. IMetaDataImport: every supported runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetClassLayout.
-*/
+// Its arguments are, by the runtime's names: td (td). It returns the
+// runtime's outputs pdwPackSize, rFieldOffset, pulClassSize as the fields
+// of ImportClassLayoutResult. IMetaDataImport: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetClassLayout.
 func (x *Import) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 	var res ImportClassLayoutResult
 	if x == nil || x.p == nil {
@@ -3315,14 +3051,12 @@ func (x *Import) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: tk (tk). It returns the
-runtime's ppvNativeType output as a []byte. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetFieldMarshal.
-*/
+// Its arguments are, by the runtime's names: tk (tk). It returns the
+// runtime's ppvNativeType output as a []byte. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetFieldMarshal.
 func (x *Import) GetFieldMarshal(tk Token) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
@@ -3345,22 +3079,18 @@ func (x *Import) GetFieldMarshal(tk Token) ([]byte, error) {
 type ImportRVAResult struct {
 	// CodeRVA is the runtime's pulCodeRVA output of IMetaDataImport::GetRVA.
 	CodeRVA uint32
-	/*
-	   ImplFlags is the runtime's pdwImplFlags output of
-	   IMetaDataImport::GetRVA.
-	*/
+	// ImplFlags is the runtime's pdwImplFlags output of
+	// IMetaDataImport::GetRVA.
 	ImplFlags MethodImpl
 }
 
-/*
-Its arguments are, by the runtime's names: tk (tk). It returns the
-runtime's outputs pulCodeRVA, pdwImplFlags as the fields of
-ImportRVAResult. IMetaDataImport: every supported runtime. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetRVA.
-*/
+// Its arguments are, by the runtime's names: tk (tk). It returns the
+// runtime's outputs pulCodeRVA, pdwImplFlags as the fields of
+// ImportRVAResult. IMetaDataImport: every supported runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetRVA.
 func (x *Import) GetRVA(tk Token) (ImportRVAResult, error) {
 	var res ImportRVAResult
 	if x == nil || x.p == nil {
@@ -3382,27 +3112,21 @@ func (x *Import) GetRVA(tk Token) (ImportRVAResult, error) {
 // GetPermissionSetProps returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type ImportPermissionSetPropsResult struct {
-	/*
-	   Action is the runtime's pdwAction output of
-	   IMetaDataImport::GetPermissionSetProps.
-	*/
+	// Action is the runtime's pdwAction output of
+	// IMetaDataImport::GetPermissionSetProps.
 	Action uint32
-	/*
-	   Permission is the runtime's ppvPermission output of
-	   IMetaDataImport::GetPermissionSetProps.
-	*/
+	// Permission is the runtime's ppvPermission output of
+	// IMetaDataImport::GetPermissionSetProps.
 	Permission []byte
 }
 
-/*
-Its arguments are, by the runtime's names: pm (pm). It returns the
-runtime's outputs pdwAction, ppvPermission as the fields of
-ImportPermissionSetPropsResult. IMetaDataImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetPermissionSetProps.
-*/
+// Its arguments are, by the runtime's names: pm (pm). It returns the
+// runtime's outputs pdwAction, ppvPermission as the fields of
+// ImportPermissionSetPropsResult. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetPermissionSetProps.
 func (x *Import) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
 	var res ImportPermissionSetPropsResult
 	if x == nil || x.p == nil {
@@ -3420,14 +3144,12 @@ func (x *Import) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: mdSig (mdSig). It returns the
-runtime's ppvSig output as a []byte. IMetaDataImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetSigFromToken.
-*/
+// Its arguments are, by the runtime's names: mdSig (mdSig). It returns the
+// runtime's ppvSig output as a []byte. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetSigFromToken.
 func (x *Import) GetSigFromToken(mdSig Token) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
@@ -3443,14 +3165,12 @@ func (x *Import) GetSigFromToken(mdSig Token) ([]byte, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: mur (mur). It returns the
-runtime's szName output as a string. IMetaDataImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetModuleRefProps.
-*/
+// Its arguments are, by the runtime's names: mur (mur). It returns the
+// runtime's szName output as a string. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetModuleRefProps.
 func (x *Import) GetModuleRefProps(mur Token) (string, error) {
 	var res string
 	if x == nil || x.p == nil {
@@ -3475,14 +3195,12 @@ func (x *Import) GetModuleRefProps(mur Token) (string, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-the runtime's rModuleRefs output as a []Token. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumModuleRefs.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
+// the runtime's rModuleRefs output as a []Token. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumModuleRefs.
 func (x *Import) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -3507,14 +3225,12 @@ func (x *Import) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: typespec (typespec). It
-returns the runtime's ppvSig output as a []byte. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetTypeSpecFromToken.
-*/
+// Its arguments are, by the runtime's names: typespec (typespec). It
+// returns the runtime's ppvSig output as a []byte. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetTypeSpecFromToken.
 func (x *Import) GetTypeSpecFromToken(typespec Token) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
@@ -3542,14 +3258,12 @@ func (x *Import) getNameFromToken(tk Token, utf8NamePtr unsafe.Pointer) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-the runtime's rMethods output as a []Token. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumUnresolvedMethods.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
+// the runtime's rMethods output as a []Token. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumUnresolvedMethods.
 func (x *Import) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -3574,16 +3288,14 @@ func (x *Import) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-/*
-GetUserString returns the string an ldstr token names.
-
-Its arguments are, by the runtime's names: stk (stk). It returns the
-runtime's szString output as a string. IMetaDataImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetUserString.
-*/
+// GetUserString returns the string an ldstr token names.
+//
+// Its arguments are, by the runtime's names: stk (stk). It returns the
+// runtime's szString output as a string. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetUserString.
 func (x *Import) GetUserString(stk Token) (string, error) {
 	var res string
 	if x == nil || x.p == nil {
@@ -3613,32 +3325,24 @@ func (x *Import) GetUserString(stk Token) (string, error) {
 // GetPinvokeMap returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type ImportPinvokeMapResult struct {
-	/*
-	   MappingFlags is the runtime's pdwMappingFlags output of
-	   IMetaDataImport::GetPinvokeMap.
-	*/
+	// MappingFlags is the runtime's pdwMappingFlags output of
+	// IMetaDataImport::GetPinvokeMap.
 	MappingFlags PinvokeMap
-	/*
-	   ImportName is the runtime's szImportName output of
-	   IMetaDataImport::GetPinvokeMap.
-	*/
+	// ImportName is the runtime's szImportName output of
+	// IMetaDataImport::GetPinvokeMap.
 	ImportName string
-	/*
-	   ImportDll is the runtime's pmrImportDLL output of
-	   IMetaDataImport::GetPinvokeMap.
-	*/
+	// ImportDll is the runtime's pmrImportDLL output of
+	// IMetaDataImport::GetPinvokeMap.
 	ImportDll Token
 }
 
-/*
-Its arguments are, by the runtime's names: tk (tk). It returns the
-runtime's outputs pdwMappingFlags, szImportName, pmrImportDLL as the
-fields of ImportPinvokeMapResult. IMetaDataImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetPinvokeMap.
-*/
+// Its arguments are, by the runtime's names: tk (tk). It returns the
+// runtime's outputs pdwMappingFlags, szImportName, pmrImportDLL as the
+// fields of ImportPinvokeMapResult. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetPinvokeMap.
 func (x *Import) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 	var res ImportPinvokeMapResult
 	if x == nil || x.p == nil {
@@ -3667,14 +3371,12 @@ func (x *Import) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-the runtime's rSignatures output as a []Token. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumSignatures.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
+// the runtime's rSignatures output as a []Token. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumSignatures.
 func (x *Import) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -3699,14 +3401,12 @@ func (x *Import) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-the runtime's rTypeSpecs output as a []Token. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumTypeSpecs.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
+// the runtime's rTypeSpecs output as a []Token. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumTypeSpecs.
 func (x *Import) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -3731,14 +3431,12 @@ func (x *Import) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-the runtime's rStrings output as a []Token. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumUserStrings.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
+// the runtime's rStrings output as a []Token. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumUserStrings.
 func (x *Import) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -3763,15 +3461,13 @@ func (x *Import) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: md (md), paramSeq
-(ulParamSeq). It returns the runtime's ppd output as a Token.
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetParamForMethodIndex.
-*/
+// Its arguments are, by the runtime's names: md (md), paramSeq
+// (ulParamSeq). It returns the runtime's ppd output as a Token.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetParamForMethodIndex.
 func (x *Import) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -3786,15 +3482,13 @@ func (x *Import) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk), typ
-(tkType). It returns the runtime's rCustomAttributes output as a
-[]Token. IMetaDataImport: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumCustomAttributes.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk), typ
+// (tkType). It returns the runtime's rCustomAttributes output as a
+// []Token. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumCustomAttributes.
 func (x *Import) EnumCustomAttributes(phEnum *EnumHandle, tk Token, typ Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -3824,20 +3518,14 @@ func (x *Import) EnumCustomAttributes(phEnum *EnumHandle, tk Token, typ Token) (
 // getCustomAttributeProps returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type ImportCustomAttributePropsResult struct {
-	/*
-	   Obj is the runtime's ptkObj output of
-	   IMetaDataImport::GetCustomAttributeProps.
-	*/
+	// Obj is the runtime's ptkObj output of
+	// IMetaDataImport::GetCustomAttributeProps.
 	Obj Token
-	/*
-	   Type is the runtime's ptkType output of
-	   IMetaDataImport::GetCustomAttributeProps.
-	*/
+	// Type is the runtime's ptkType output of
+	// IMetaDataImport::GetCustomAttributeProps.
 	Type Token
-	/*
-	   Blob is the runtime's ppBlob output of
-	   IMetaDataImport::GetCustomAttributeProps.
-	*/
+	// Blob is the runtime's ppBlob output of
+	// IMetaDataImport::GetCustomAttributeProps.
 	Blob []byte
 }
 
@@ -3861,18 +3549,16 @@ func (x *Import) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsRe
 	return res, nil
 }
 
-/*
-FindTypeRef finds the TypeRef to a namespace-qualified name in a
-resolution scope; Emit2.EnsureTypeRef finds or defines one.
-
-Its arguments are, by the runtime's names: resolutionScope
-(tkResolutionScope), name (szName). It returns the runtime's ptr output
-as a Token. IMetaDataImport: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::FindTypeRef.
-*/
+// FindTypeRef finds the TypeRef to a namespace-qualified name in a
+// resolution scope; Emit2.EnsureTypeRef finds or defines one.
+//
+// Its arguments are, by the runtime's names: resolutionScope
+// (tkResolutionScope), name (szName). It returns the runtime's ptr output
+// as a Token. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindTypeRef.
 func (x *Import) FindTypeRef(resolutionScope Token, name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -3895,42 +3581,28 @@ func (x *Import) FindTypeRef(resolutionScope Token, name string) (Token, error) 
 type ImportMemberPropsResult struct {
 	// Class is the runtime's pClass output of IMetaDataImport::GetMemberProps.
 	Class Token
-	/*
-	   Member is the runtime's szMember output of
-	   IMetaDataImport::GetMemberProps.
-	*/
+	// Member is the runtime's szMember output of
+	// IMetaDataImport::GetMemberProps.
 	Member string
 	// Attr is the runtime's pdwAttr output of IMetaDataImport::GetMemberProps.
 	Attr uint32
-	/*
-	   SigBlob is the runtime's ppvSigBlob output of
-	   IMetaDataImport::GetMemberProps.
-	*/
+	// SigBlob is the runtime's ppvSigBlob output of
+	// IMetaDataImport::GetMemberProps.
 	SigBlob []byte
-	/*
-	   CodeRVA is the runtime's pulCodeRVA output of
-	   IMetaDataImport::GetMemberProps.
-	*/
+	// CodeRVA is the runtime's pulCodeRVA output of
+	// IMetaDataImport::GetMemberProps.
 	CodeRVA uint32
-	/*
-	   ImplFlags is the runtime's pdwImplFlags output of
-	   IMetaDataImport::GetMemberProps.
-	*/
+	// ImplFlags is the runtime's pdwImplFlags output of
+	// IMetaDataImport::GetMemberProps.
 	ImplFlags uint32
-	/*
-	   CPlusTypeFlag is the runtime's pdwCPlusTypeFlag output of
-	   IMetaDataImport::GetMemberProps.
-	*/
+	// CPlusTypeFlag is the runtime's pdwCPlusTypeFlag output of
+	// IMetaDataImport::GetMemberProps.
 	CPlusTypeFlag uint32
-	/*
-	   Value is the runtime's ppValue output of
-	   IMetaDataImport::GetMemberProps.
-	*/
+	// Value is the runtime's ppValue output of
+	// IMetaDataImport::GetMemberProps.
 	Value Address
-	/*
-	   Value2 is the runtime's pcchValue output of
-	   IMetaDataImport::GetMemberProps.
-	*/
+	// Value2 is the runtime's pcchValue output of
+	// IMetaDataImport::GetMemberProps.
 	Value2 uint32
 }
 
@@ -3987,22 +3659,16 @@ type ImportFieldPropsResult struct {
 	Field string
 	// Attr is the runtime's pdwAttr output of IMetaDataImport::GetFieldProps.
 	Attr uint32
-	/*
-	   SigBlob is the runtime's ppvSigBlob output of
-	   IMetaDataImport::GetFieldProps.
-	*/
+	// SigBlob is the runtime's ppvSigBlob output of
+	// IMetaDataImport::GetFieldProps.
 	SigBlob []byte
-	/*
-	   CPlusTypeFlag is the runtime's pdwCPlusTypeFlag output of
-	   IMetaDataImport::GetFieldProps.
-	*/
+	// CPlusTypeFlag is the runtime's pdwCPlusTypeFlag output of
+	// IMetaDataImport::GetFieldProps.
 	CPlusTypeFlag uint32
 	// Value is the runtime's ppValue output of IMetaDataImport::GetFieldProps.
 	Value Address
-	/*
-	   Value2 is the runtime's pcchValue output of
-	   IMetaDataImport::GetFieldProps.
-	*/
+	// Value2 is the runtime's pcchValue output of
+	// IMetaDataImport::GetFieldProps.
 	Value2 uint32
 }
 
@@ -4049,52 +3715,34 @@ func (x *Import) getFieldProps(mb Token) (ImportFieldPropsResult, error) {
 // getPropertyProps returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type ImportPropertyPropsResult struct {
-	/*
-	   Class is the runtime's pClass output of
-	   IMetaDataImport::GetPropertyProps.
-	*/
+	// Class is the runtime's pClass output of
+	// IMetaDataImport::GetPropertyProps.
 	Class Token
-	/*
-	   Property is the runtime's pchProperty output of
-	   IMetaDataImport::GetPropertyProps.
-	*/
+	// Property is the runtime's pchProperty output of
+	// IMetaDataImport::GetPropertyProps.
 	Property uint32
-	/*
-	   PropFlags is the runtime's pdwPropFlags output of
-	   IMetaDataImport::GetPropertyProps.
-	*/
+	// PropFlags is the runtime's pdwPropFlags output of
+	// IMetaDataImport::GetPropertyProps.
 	PropFlags uint32
 	// Sig is the runtime's ppvSig output of IMetaDataImport::GetPropertyProps.
 	Sig []byte
-	/*
-	   CPlusTypeFlag is the runtime's pdwCPlusTypeFlag output of
-	   IMetaDataImport::GetPropertyProps.
-	*/
+	// CPlusTypeFlag is the runtime's pdwCPlusTypeFlag output of
+	// IMetaDataImport::GetPropertyProps.
 	CPlusTypeFlag uint32
-	/*
-	   DefaultValue is the runtime's ppDefaultValue output of
-	   IMetaDataImport::GetPropertyProps.
-	*/
+	// DefaultValue is the runtime's ppDefaultValue output of
+	// IMetaDataImport::GetPropertyProps.
 	DefaultValue Address
-	/*
-	   DefaultValue2 is the runtime's pcchDefaultValue output of
-	   IMetaDataImport::GetPropertyProps.
-	*/
+	// DefaultValue2 is the runtime's pcchDefaultValue output of
+	// IMetaDataImport::GetPropertyProps.
 	DefaultValue2 uint32
-	/*
-	   Setter is the runtime's pmdSetter output of
-	   IMetaDataImport::GetPropertyProps.
-	*/
+	// Setter is the runtime's pmdSetter output of
+	// IMetaDataImport::GetPropertyProps.
 	Setter Token
-	/*
-	   Getter is the runtime's pmdGetter output of
-	   IMetaDataImport::GetPropertyProps.
-	*/
+	// Getter is the runtime's pmdGetter output of
+	// IMetaDataImport::GetPropertyProps.
 	Getter Token
-	/*
-	   RmdOtherMethod is the runtime's rmdOtherMethod output of
-	   IMetaDataImport::GetPropertyProps.
-	*/
+	// RmdOtherMethod is the runtime's rmdOtherMethod output of
+	// IMetaDataImport::GetPropertyProps.
 	RmdOtherMethod []Token
 }
 
@@ -4150,26 +3798,20 @@ func (x *Import) getPropertyProps(prop Token, property string, property2 uint32)
 type ImportParamPropsResult struct {
 	// Method is the runtime's pmd output of IMetaDataImport::GetParamProps.
 	Method Token
-	/*
-	   Sequence is the runtime's pulSequence output of
-	   IMetaDataImport::GetParamProps.
-	*/
+	// Sequence is the runtime's pulSequence output of
+	// IMetaDataImport::GetParamProps.
 	Sequence uint32
 	// Name is the runtime's szName output of IMetaDataImport::GetParamProps.
 	Name string
 	// Attr is the runtime's pdwAttr output of IMetaDataImport::GetParamProps.
 	Attr uint32
-	/*
-	   CPlusTypeFlag is the runtime's pdwCPlusTypeFlag output of
-	   IMetaDataImport::GetParamProps.
-	*/
+	// CPlusTypeFlag is the runtime's pdwCPlusTypeFlag output of
+	// IMetaDataImport::GetParamProps.
 	CPlusTypeFlag uint32
 	// Value is the runtime's ppValue output of IMetaDataImport::GetParamProps.
 	Value Address
-	/*
-	   Value2 is the runtime's pcchValue output of
-	   IMetaDataImport::GetParamProps.
-	*/
+	// Value2 is the runtime's pcchValue output of
+	// IMetaDataImport::GetParamProps.
 	Value2 uint32
 }
 
@@ -4227,12 +3869,10 @@ func (x *Import) getCustomAttributeByName(obj Token, name string) ([]byte, error
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: tk (tk). IMetaDataImport:
-every supported runtime.
-
-It calls IMetaDataImport::IsValidToken.
-*/
+// Its arguments are, by the runtime's names: tk (tk). IMetaDataImport:
+// every supported runtime.
+//
+// It calls IMetaDataImport::IsValidToken.
 func (x *Import) IsValidToken(tk Token) bool {
 	if x == nil || x.p == nil {
 		return false
@@ -4241,15 +3881,13 @@ func (x *Import) IsValidToken(tk Token) bool {
 	return ret != 0
 }
 
-/*
-Its arguments are, by the runtime's names: tdNestedClass
-(tdNestedClass). It returns the runtime's ptdEnclosingClass output as a
-Token. IMetaDataImport: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetNestedClassProps.
-*/
+// Its arguments are, by the runtime's names: tdNestedClass
+// (tdNestedClass). It returns the runtime's ptdEnclosingClass output as a
+// Token. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetNestedClassProps.
 func (x *Import) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -4264,14 +3902,12 @@ func (x *Import) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: sig (pvSig). It returns the
-runtime's pCallConv output as a uint32. IMetaDataImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetNativeCallConvFromSig.
-*/
+// Its arguments are, by the runtime's names: sig (pvSig). It returns the
+// runtime's pCallConv output as a uint32. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetNativeCallConvFromSig.
 func (x *Import) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4286,14 +3922,12 @@ func (x *Import) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: pd (pd). It returns the
-runtime's pbGlobal output as a int32. IMetaDataImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::IsGlobal.
-*/
+// Its arguments are, by the runtime's names: pd (pd). It returns the
+// runtime's pbGlobal output as a int32. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::IsGlobal.
 func (x *Import) IsGlobal(pd Token) (int32, error) {
 	var res int32
 	if x == nil || x.p == nil {
@@ -4353,15 +3987,13 @@ func (x *Import2) base() *Import {
 	return &x.Import
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk). It
-returns the runtime's rGenericParams output as a []Token.
-IMetaDataImport2: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport2::EnumGenericParams.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk). It
+// returns the runtime's rGenericParams output as a []Token.
+// IMetaDataImport2: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport2::EnumGenericParams.
 func (x *Import2) EnumGenericParams(phEnum *EnumHandle, tk Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -4391,42 +4023,30 @@ func (x *Import2) EnumGenericParams(phEnum *EnumHandle, tk Token) ([]Token, erro
 // GetGenericParamProps returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type Import2GenericParamPropsResult struct {
-	/*
-	   ParamSeq is the runtime's pulParamSeq output of
-	   IMetaDataImport2::GetGenericParamProps.
-	*/
+	// ParamSeq is the runtime's pulParamSeq output of
+	// IMetaDataImport2::GetGenericParamProps.
 	ParamSeq uint32
-	/*
-	   ParamFlags is the runtime's pdwParamFlags output of
-	   IMetaDataImport2::GetGenericParamProps.
-	*/
+	// ParamFlags is the runtime's pdwParamFlags output of
+	// IMetaDataImport2::GetGenericParamProps.
 	ParamFlags GenericParamAttr
-	/*
-	   Owner is the runtime's ptOwner output of
-	   IMetaDataImport2::GetGenericParamProps.
-	*/
+	// Owner is the runtime's ptOwner output of
+	// IMetaDataImport2::GetGenericParamProps.
 	Owner Token
-	/*
-	   Reserved is the runtime's reserved output of
-	   IMetaDataImport2::GetGenericParamProps.
-	*/
+	// Reserved is the runtime's reserved output of
+	// IMetaDataImport2::GetGenericParamProps.
 	Reserved uint32
-	/*
-	   Wzname is the runtime's wzname output of
-	   IMetaDataImport2::GetGenericParamProps.
-	*/
+	// Wzname is the runtime's wzname output of
+	// IMetaDataImport2::GetGenericParamProps.
 	Wzname string
 }
 
-/*
-Its arguments are, by the runtime's names: gp (gp). It returns the
-runtime's outputs pulParamSeq, pdwParamFlags, ptOwner, reserved, wzname
-as the fields of Import2GenericParamPropsResult. IMetaDataImport2: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport2::GetGenericParamProps.
-*/
+// Its arguments are, by the runtime's names: gp (gp). It returns the
+// runtime's outputs pulParamSeq, pdwParamFlags, ptOwner, reserved, wzname
+// as the fields of Import2GenericParamPropsResult. IMetaDataImport2: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport2::GetGenericParamProps.
 func (x *Import2) GetGenericParamProps(gp Token) (Import2GenericParamPropsResult, error) {
 	var res Import2GenericParamPropsResult
 	if x == nil || x.p == nil {
@@ -4464,27 +4084,21 @@ func (x *Import2) GetGenericParamProps(gp Token) (Import2GenericParamPropsResult
 // GetMethodSpecProps returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type Import2MethodSpecPropsResult struct {
-	/*
-	   Parent is the runtime's tkParent output of
-	   IMetaDataImport2::GetMethodSpecProps.
-	*/
+	// Parent is the runtime's tkParent output of
+	// IMetaDataImport2::GetMethodSpecProps.
 	Parent Token
-	/*
-	   SigBlob is the runtime's ppvSigBlob output of
-	   IMetaDataImport2::GetMethodSpecProps.
-	*/
+	// SigBlob is the runtime's ppvSigBlob output of
+	// IMetaDataImport2::GetMethodSpecProps.
 	SigBlob []byte
 }
 
-/*
-Its arguments are, by the runtime's names: mi (mi). It returns the
-runtime's outputs tkParent, ppvSigBlob as the fields of
-Import2MethodSpecPropsResult. IMetaDataImport2: every supported runtime.
-A failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport2::GetMethodSpecProps.
-*/
+// Its arguments are, by the runtime's names: mi (mi). It returns the
+// runtime's outputs tkParent, ppvSigBlob as the fields of
+// Import2MethodSpecPropsResult. IMetaDataImport2: every supported runtime.
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport2::GetMethodSpecProps.
 func (x *Import2) GetMethodSpecProps(mi Token) (Import2MethodSpecPropsResult, error) {
 	var res Import2MethodSpecPropsResult
 	if x == nil || x.p == nil {
@@ -4502,15 +4116,13 @@ func (x *Import2) GetMethodSpecProps(mi Token) (Import2MethodSpecPropsResult, er
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk). It
-returns the runtime's rGenericParamConstraints output as a []Token.
-IMetaDataImport2: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport2::EnumGenericParamConstraints.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk). It
+// returns the runtime's rGenericParamConstraints output as a []Token.
+// IMetaDataImport2: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport2::EnumGenericParamConstraints.
 func (x *Import2) EnumGenericParamConstraints(phEnum *EnumHandle, tk Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -4540,27 +4152,21 @@ func (x *Import2) EnumGenericParamConstraints(phEnum *EnumHandle, tk Token) ([]T
 // GetGenericParamConstraintProps returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type Import2GenericParamConstraintPropsResult struct {
-	/*
-	   GenericParam is the runtime's ptGenericParam output of
-	   IMetaDataImport2::GetGenericParamConstraintProps.
-	*/
+	// GenericParam is the runtime's ptGenericParam output of
+	// IMetaDataImport2::GetGenericParamConstraintProps.
 	GenericParam Token
-	/*
-	   ConstraintType is the runtime's ptkConstraintType output of
-	   IMetaDataImport2::GetGenericParamConstraintProps.
-	*/
+	// ConstraintType is the runtime's ptkConstraintType output of
+	// IMetaDataImport2::GetGenericParamConstraintProps.
 	ConstraintType Token
 }
 
-/*
-Its arguments are, by the runtime's names: gpc (gpc). It returns the
-runtime's outputs ptGenericParam, ptkConstraintType as the fields of
-Import2GenericParamConstraintPropsResult. IMetaDataImport2: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport2::GetGenericParamConstraintProps.
-*/
+// Its arguments are, by the runtime's names: gpc (gpc). It returns the
+// runtime's outputs ptGenericParam, ptkConstraintType as the fields of
+// Import2GenericParamConstraintPropsResult. IMetaDataImport2: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport2::GetGenericParamConstraintProps.
 func (x *Import2) GetGenericParamConstraintProps(gpc Token) (Import2GenericParamConstraintPropsResult, error) {
 	var res Import2GenericParamConstraintPropsResult
 	if x == nil || x.p == nil {
@@ -4584,21 +4190,17 @@ func (x *Import2) GetGenericParamConstraintProps(gpc Token) (Import2GenericParam
 type Import2PEKindResult struct {
 	// PEKind is the runtime's pdwPEKind output of IMetaDataImport2::GetPEKind.
 	PEKind uint32
-	/*
-	   MAchine is the runtime's pdwMAchine output of
-	   IMetaDataImport2::GetPEKind.
-	*/
+	// MAchine is the runtime's pdwMAchine output of
+	// IMetaDataImport2::GetPEKind.
 	MAchine uint32
 }
 
-/*
-It returns the runtime's outputs pdwPEKind, pdwMAchine as the fields of
-Import2PEKindResult. IMetaDataImport2: every supported runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport2::GetPEKind.
-*/
+// It returns the runtime's outputs pdwPEKind, pdwMAchine as the fields of
+// Import2PEKindResult. IMetaDataImport2: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport2::GetPEKind.
 func (x *Import2) GetPEKind() (Import2PEKindResult, error) {
 	var res Import2PEKindResult
 	if x == nil || x.p == nil {
@@ -4615,13 +4217,11 @@ func (x *Import2) GetPEKind() (Import2PEKindResult, error) {
 	return res, nil
 }
 
-/*
-It returns the runtime's pwzBuf output as a string. IMetaDataImport2:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport2::GetVersionString.
-*/
+// It returns the runtime's pwzBuf output as a string. IMetaDataImport2:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport2::GetVersionString.
 func (x *Import2) GetVersionString() (string, error) {
 	var res string
 	if x == nil || x.p == nil {
@@ -4646,15 +4246,13 @@ func (x *Import2) GetVersionString() (string, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk). It
-returns the runtime's rMethodSpecs output as a []Token.
-IMetaDataImport2: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport2::EnumMethodSpecs.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk). It
+// returns the runtime's rMethodSpecs output as a []Token.
+// IMetaDataImport2: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport2::EnumMethodSpecs.
 func (x *Import2) EnumMethodSpecs(phEnum *EnumHandle, tk Token) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -4679,308 +4277,266 @@ func (x *Import2) EnumMethodSpecs(phEnum *EnumHandle, tk Token) ([]Token, error)
 	return res, nil
 }
 
-/*
-CloseEnum is Import.CloseEnum, which Import2 inherits.
-
-Its arguments are, by the runtime's names: hEnum (hEnum).
-IMetaDataImport: every supported runtime.
-
-It calls IMetaDataImport::CloseEnum.
-*/
+// CloseEnum is Import.CloseEnum, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: hEnum (hEnum).
+// IMetaDataImport: every supported runtime.
+//
+// It calls IMetaDataImport::CloseEnum.
 func (x *Import2) CloseEnum(hEnum EnumHandle) {
 	x.base().CloseEnum(hEnum)
 }
 
-/*
-CountEnum is Import.CountEnum, which Import2 inherits.
-
-Its arguments are, by the runtime's names: hEnum (hEnum). It returns the
-runtime's pulCount output as a uint32. IMetaDataImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::CountEnum.
-*/
+// CountEnum is Import.CountEnum, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: hEnum (hEnum). It returns the
+// runtime's pulCount output as a uint32. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::CountEnum.
 func (x *Import2) CountEnum(hEnum EnumHandle) (uint32, error) {
 	return x.base().CountEnum(hEnum)
 }
 
-/*
-ResetEnum is Import.ResetEnum, which Import2 inherits.
-
-Its arguments are, by the runtime's names: hEnum (hEnum), pos (ulPos).
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::ResetEnum.
-*/
+// ResetEnum is Import.ResetEnum, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: hEnum (hEnum), pos (ulPos).
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::ResetEnum.
 func (x *Import2) ResetEnum(hEnum EnumHandle, pos uint32) error {
 	return x.base().ResetEnum(hEnum, pos)
 }
 
-/*
-EnumTypeDefs is Import.EnumTypeDefs, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-the runtime's rTypeDefs output as a []Token. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumTypeDefs.
-*/
+// EnumTypeDefs is Import.EnumTypeDefs, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
+// the runtime's rTypeDefs output as a []Token. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumTypeDefs.
 func (x *Import2) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumTypeDefs(phEnum)
 }
 
-/*
-EnumInterfaceImpls is Import.EnumInterfaceImpls, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum), td (td). It
-returns the runtime's rImpls output as a []Token. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumInterfaceImpls.
-*/
+// EnumInterfaceImpls is Import.EnumInterfaceImpls, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum), td (td). It
+// returns the runtime's rImpls output as a []Token. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumInterfaceImpls.
 func (x *Import2) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, error) {
 	return x.base().EnumInterfaceImpls(phEnum, td)
 }
 
-/*
-EnumTypeRefs is Import.EnumTypeRefs, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-the runtime's rTypeRefs output as a []Token. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumTypeRefs.
-*/
+// EnumTypeRefs is Import.EnumTypeRefs, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
+// the runtime's rTypeRefs output as a []Token. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumTypeRefs.
 func (x *Import2) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumTypeRefs(phEnum)
 }
 
-/*
-FindTypeDefByName is Import.FindTypeDefByName, which Import2 inherits.
-
-FindTypeDefByName finds a TypeDef by its namespace-qualified name
-("System.String"), nested in enclosingClass (0 for a top-level type); the
-error matches ErrNotFound when there is none.
-
-Its arguments are, by the runtime's names: typeDef (szTypeDef),
-enclosingClass (tkEnclosingClass). It returns the runtime's ptd output
-as a Token. IMetaDataImport: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::FindTypeDefByName.
-*/
+// FindTypeDefByName is Import.FindTypeDefByName, which Import2 inherits.
+//
+// FindTypeDefByName finds a TypeDef by its namespace-qualified name
+// ("System.String"), nested in enclosingClass (0 for a top-level type); the
+// error matches ErrNotFound when there is none.
+//
+// Its arguments are, by the runtime's names: typeDef (szTypeDef),
+// enclosingClass (tkEnclosingClass). It returns the runtime's ptd output
+// as a Token. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindTypeDefByName.
 func (x *Import2) FindTypeDefByName(typeDef string, enclosingClass Token) (Token, error) {
 	return x.base().FindTypeDefByName(typeDef, enclosingClass)
 }
 
-/*
-GetScopeProps is Import.GetScopeProps, which Import2 inherits.
-
-GetScopeProps returns the module's name and MVID.
-
-It returns the runtime's outputs szName, pmvid as the fields of
-ImportScopePropsResult. IMetaDataImport: every supported runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetScopeProps.
-*/
+// GetScopeProps is Import.GetScopeProps, which Import2 inherits.
+//
+// GetScopeProps returns the module's name and MVID.
+//
+// It returns the runtime's outputs szName, pmvid as the fields of
+// ImportScopePropsResult. IMetaDataImport: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetScopeProps.
 func (x *Import2) GetScopeProps() (ImportScopePropsResult, error) {
 	return x.base().GetScopeProps()
 }
 
-/*
-GetModuleFromScope is Import.GetModuleFromScope, which Import2 inherits.
-
-It returns the runtime's pmd output as a Token. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetModuleFromScope.
-*/
+// GetModuleFromScope is Import.GetModuleFromScope, which Import2 inherits.
+//
+// It returns the runtime's pmd output as a Token. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetModuleFromScope.
 func (x *Import2) GetModuleFromScope() (Token, error) {
 	return x.base().GetModuleFromScope()
 }
 
-/*
-GetTypeDefProps is Import.GetTypeDefProps, which Import2 inherits.
-
-Its arguments are, by the runtime's names: td (td). It returns the
-runtime's outputs szTypeDef, pdwTypeDefFlags, ptkExtends as the fields
-of ImportTypeDefPropsResult. IMetaDataImport: every supported runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetTypeDefProps.
-*/
+// GetTypeDefProps is Import.GetTypeDefProps, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: td (td). It returns the
+// runtime's outputs szTypeDef, pdwTypeDefFlags, ptkExtends as the fields
+// of ImportTypeDefPropsResult. IMetaDataImport: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetTypeDefProps.
 func (x *Import2) GetTypeDefProps(td Token) (ImportTypeDefPropsResult, error) {
 	return x.base().GetTypeDefProps(td)
 }
 
-/*
-GetInterfaceImplProps is Import.GetInterfaceImplProps, which Import2 inherits.
-
-Its arguments are, by the runtime's names: iiImpl (iiImpl). It returns
-the runtime's outputs pClass, ptkIface as the fields of
-ImportInterfaceImplPropsResult. IMetaDataImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetInterfaceImplProps.
-*/
+// GetInterfaceImplProps is Import.GetInterfaceImplProps, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: iiImpl (iiImpl). It returns
+// the runtime's outputs pClass, ptkIface as the fields of
+// ImportInterfaceImplPropsResult. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetInterfaceImplProps.
 func (x *Import2) GetInterfaceImplProps(iiImpl Token) (ImportInterfaceImplPropsResult, error) {
 	return x.base().GetInterfaceImplProps(iiImpl)
 }
 
-/*
-GetTypeRefProps is Import.GetTypeRefProps, which Import2 inherits.
-
-Its arguments are, by the runtime's names: tr (tr). It returns the
-runtime's outputs ptkResolutionScope, szName as the fields of
-ImportTypeRefPropsResult. IMetaDataImport: every supported runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetTypeRefProps.
-*/
+// GetTypeRefProps is Import.GetTypeRefProps, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: tr (tr). It returns the
+// runtime's outputs ptkResolutionScope, szName as the fields of
+// ImportTypeRefPropsResult. IMetaDataImport: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetTypeRefProps.
 func (x *Import2) GetTypeRefProps(tr Token) (ImportTypeRefPropsResult, error) {
 	return x.base().GetTypeRefProps(tr)
 }
 
-/*
-ResolveTypeRef is Import.ResolveTypeRef, which Import2 inherits.
-
-Its arguments are, by the runtime's names: tr (tr), riid (riid). It
-returns the runtime's outputs ppIScope, ptd as the fields of
-ImportResolveTypeRefResult. IMetaDataImport: every supported runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::ResolveTypeRef.
-*/
+// ResolveTypeRef is Import.ResolveTypeRef, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: tr (tr), riid (riid). It
+// returns the runtime's outputs ppIScope, ptd as the fields of
+// ImportResolveTypeRefResult. IMetaDataImport: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::ResolveTypeRef.
 func (x *Import2) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefResult, error) {
 	return x.base().ResolveTypeRef(tr, riid)
 }
 
-/*
-EnumMembers is Import.EnumMembers, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl). It
-returns the runtime's rMembers output as a []Token. IMetaDataImport:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumMembers.
-*/
+// EnumMembers is Import.EnumMembers, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl). It
+// returns the runtime's rMembers output as a []Token. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumMembers.
 func (x *Import2) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return x.base().EnumMembers(phEnum, cl)
 }
 
-/*
-EnumMembersWithName is Import.EnumMembersWithName, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl),
-name (szName). It returns the runtime's rMembers output as a []Token.
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumMembersWithName.
-*/
+// EnumMembersWithName is Import.EnumMembersWithName, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl),
+// name (szName). It returns the runtime's rMembers output as a []Token.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumMembersWithName.
 func (x *Import2) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	return x.base().EnumMembersWithName(phEnum, cl, name)
 }
 
-/*
-EnumMethods is Import.EnumMethods, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl). It
-returns the runtime's rMethods output as a []Token. IMetaDataImport:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumMethods.
-*/
+// EnumMethods is Import.EnumMethods, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl). It
+// returns the runtime's rMethods output as a []Token. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumMethods.
 func (x *Import2) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return x.base().EnumMethods(phEnum, cl)
 }
 
-/*
-EnumMethodsWithName is Import.EnumMethodsWithName, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl),
-name (szName). It returns the runtime's rMethods output as a []Token.
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumMethodsWithName.
-*/
+// EnumMethodsWithName is Import.EnumMethodsWithName, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl),
+// name (szName). It returns the runtime's rMethods output as a []Token.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumMethodsWithName.
 func (x *Import2) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	return x.base().EnumMethodsWithName(phEnum, cl, name)
 }
 
-/*
-EnumFields is Import.EnumFields, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl). It
-returns the runtime's rFields output as a []Token. IMetaDataImport:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumFields.
-*/
+// EnumFields is Import.EnumFields, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl). It
+// returns the runtime's rFields output as a []Token. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumFields.
 func (x *Import2) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return x.base().EnumFields(phEnum, cl)
 }
 
-/*
-EnumFieldsWithName is Import.EnumFieldsWithName, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl),
-name (szName). It returns the runtime's rFields output as a []Token.
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumFieldsWithName.
-*/
+// EnumFieldsWithName is Import.EnumFieldsWithName, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl),
+// name (szName). It returns the runtime's rFields output as a []Token.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumFieldsWithName.
 func (x *Import2) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	return x.base().EnumFieldsWithName(phEnum, cl, name)
 }
 
-/*
-EnumParams is Import.EnumParams, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum), mb (mb). It
-returns the runtime's rParams output as a []Token. IMetaDataImport:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumParams.
-*/
+// EnumParams is Import.EnumParams, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum), mb (mb). It
+// returns the runtime's rParams output as a []Token. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumParams.
 func (x *Import2) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	return x.base().EnumParams(phEnum, mb)
 }
 
-/*
-EnumMemberRefs is Import.EnumMemberRefs, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum), parent
-(tkParent). It returns the runtime's rMemberRefs output as a []Token.
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumMemberRefs.
-*/
+// EnumMemberRefs is Import.EnumMemberRefs, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum), parent
+// (tkParent). It returns the runtime's rMemberRefs output as a []Token.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumMemberRefs.
 func (x *Import2) EnumMemberRefs(phEnum *EnumHandle, parent Token) ([]Token, error) {
 	return x.base().EnumMemberRefs(phEnum, parent)
 }
@@ -4988,301 +4544,261 @@ func (x *Import2) enumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsaf
 	return x.base().enumMethodImpls(phEnum, td, methodBody)
 }
 
-/*
-EnumPermissionSets is Import.EnumPermissionSets, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk),
-actions (dwActions). It returns the runtime's rPermission output as a
-[]Token. IMetaDataImport: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumPermissionSets.
-*/
+// EnumPermissionSets is Import.EnumPermissionSets, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk),
+// actions (dwActions). It returns the runtime's rPermission output as a
+// []Token. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumPermissionSets.
 func (x *Import2) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32) ([]Token, error) {
 	return x.base().EnumPermissionSets(phEnum, tk, actions)
 }
 
-/*
-FindMember is Import.FindMember, which Import2 inherits.
-
-Its arguments are, by the runtime's names: td (td), name (szName),
-sigBlob (pvSigBlob). It returns the runtime's pmb output as a Token.
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::FindMember.
-*/
+// FindMember is Import.FindMember, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: td (td), name (szName),
+// sigBlob (pvSigBlob). It returns the runtime's pmb output as a Token.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindMember.
 func (x *Import2) FindMember(td Token, name string, sigBlob []byte) (Token, error) {
 	return x.base().FindMember(td, name, sigBlob)
 }
 
-/*
-FindMethod is Import.FindMethod, which Import2 inherits.
-
-FindMethod finds a method of td by name and, unless sigBlob is empty,
-signature; the error matches ErrNotFound when there is none.
-
-Its arguments are, by the runtime's names: td (td), name (szName),
-sigBlob (pvSigBlob). It returns the runtime's pmb output as a Token.
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::FindMethod.
-*/
+// FindMethod is Import.FindMethod, which Import2 inherits.
+//
+// FindMethod finds a method of td by name and, unless sigBlob is empty,
+// signature; the error matches ErrNotFound when there is none.
+//
+// Its arguments are, by the runtime's names: td (td), name (szName),
+// sigBlob (pvSigBlob). It returns the runtime's pmb output as a Token.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindMethod.
 func (x *Import2) FindMethod(td Token, name string, sigBlob []byte) (Token, error) {
 	return x.base().FindMethod(td, name, sigBlob)
 }
 
-/*
-FindField is Import.FindField, which Import2 inherits.
-
-Its arguments are, by the runtime's names: td (td), name (szName),
-sigBlob (pvSigBlob). It returns the runtime's pmb output as a Token.
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::FindField.
-*/
+// FindField is Import.FindField, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: td (td), name (szName),
+// sigBlob (pvSigBlob). It returns the runtime's pmb output as a Token.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindField.
 func (x *Import2) FindField(td Token, name string, sigBlob []byte) (Token, error) {
 	return x.base().FindField(td, name, sigBlob)
 }
 
-/*
-FindMemberRef is Import.FindMemberRef, which Import2 inherits.
-
-FindMemberRef finds the MemberRef of name and, unless sigBlob is empty,
-signature on parent td; Emit2.EnsureMemberRef finds or defines one.
-
-Its arguments are, by the runtime's names: td (td), name (szName),
-sigBlob (pvSigBlob). It returns the runtime's pmr output as a Token.
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::FindMemberRef.
-*/
+// FindMemberRef is Import.FindMemberRef, which Import2 inherits.
+//
+// FindMemberRef finds the MemberRef of name and, unless sigBlob is empty,
+// signature on parent td; Emit2.EnsureMemberRef finds or defines one.
+//
+// Its arguments are, by the runtime's names: td (td), name (szName),
+// sigBlob (pvSigBlob). It returns the runtime's pmr output as a Token.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindMemberRef.
 func (x *Import2) FindMemberRef(td Token, name string, sigBlob []byte) (Token, error) {
 	return x.base().FindMemberRef(td, name, sigBlob)
 }
 
-/*
-GetMethodProps is Import.GetMethodProps, which Import2 inherits.
-
-Its arguments are, by the runtime's names: mb (mb). It returns the
-runtime's outputs pClass, szMethod, pdwAttr, ppvSigBlob, pulCodeRVA,
-pdwImplFlags as the fields of ImportMethodPropsResult. IMetaDataImport:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetMethodProps.
-*/
+// GetMethodProps is Import.GetMethodProps, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: mb (mb). It returns the
+// runtime's outputs pClass, szMethod, pdwAttr, ppvSigBlob, pulCodeRVA,
+// pdwImplFlags as the fields of ImportMethodPropsResult. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetMethodProps.
 func (x *Import2) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
 	return x.base().GetMethodProps(mb)
 }
 
-/*
-GetMemberRefProps is Import.GetMemberRefProps, which Import2 inherits.
-
-Its arguments are, by the runtime's names: mr (mr). It returns the
-runtime's outputs ptk, szMember, ppvSigBlob as the fields of
-ImportMemberRefPropsResult. IMetaDataImport: every supported runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetMemberRefProps.
-*/
+// GetMemberRefProps is Import.GetMemberRefProps, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: mr (mr). It returns the
+// runtime's outputs ptk, szMember, ppvSigBlob as the fields of
+// ImportMemberRefPropsResult. IMetaDataImport: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetMemberRefProps.
 func (x *Import2) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error) {
 	return x.base().GetMemberRefProps(mr)
 }
 
-/*
-EnumProperties is Import.EnumProperties, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum), td (td). It
-returns the runtime's rProperties output as a []Token. IMetaDataImport:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumProperties.
-*/
+// EnumProperties is Import.EnumProperties, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum), td (td). It
+// returns the runtime's rProperties output as a []Token. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumProperties.
 func (x *Import2) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
 	return x.base().EnumProperties(phEnum, td)
 }
 
-/*
-EnumEvents is Import.EnumEvents, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum), td (td). It
-returns the runtime's rEvents output as a []Token. IMetaDataImport:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumEvents.
-*/
+// EnumEvents is Import.EnumEvents, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum), td (td). It
+// returns the runtime's rEvents output as a []Token. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumEvents.
 func (x *Import2) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
 	return x.base().EnumEvents(phEnum, td)
 }
 
-/*
-GetEventProps is Import.GetEventProps, which Import2 inherits.
-
-Its arguments are, by the runtime's names: ev (ev), event (szEvent),
-event2 (cchEvent). It returns the runtime's outputs pClass, pchEvent,
-pdwEventFlags, ptkEventType, pmdAddOn, pmdRemoveOn, pmdFire,
-rmdOtherMethod as the fields of ImportEventPropsResult. IMetaDataImport:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetEventProps.
-*/
+// GetEventProps is Import.GetEventProps, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: ev (ev), event (szEvent),
+// event2 (cchEvent). It returns the runtime's outputs pClass, pchEvent,
+// pdwEventFlags, ptkEventType, pmdAddOn, pmdRemoveOn, pmdFire,
+// rmdOtherMethod as the fields of ImportEventPropsResult. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetEventProps.
 func (x *Import2) GetEventProps(ev Token, event string, event2 uint32) (ImportEventPropsResult, error) {
 	return x.base().GetEventProps(ev, event, event2)
 }
 
-/*
-EnumMethodSemantics is Import.EnumMethodSemantics, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum), mb (mb). It
-returns the runtime's rEventProp output as a []Token. IMetaDataImport:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumMethodSemantics.
-*/
+// EnumMethodSemantics is Import.EnumMethodSemantics, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum), mb (mb). It
+// returns the runtime's rEventProp output as a []Token. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumMethodSemantics.
 func (x *Import2) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	return x.base().EnumMethodSemantics(phEnum, mb)
 }
 
-/*
-GetMethodSemantics is Import.GetMethodSemantics, which Import2 inherits.
-
-Its arguments are, by the runtime's names: mb (mb), eventProp
-(tkEventProp). It returns the runtime's pdwSemanticsFlags output as a
-MethodSemanticsAttr. IMetaDataImport: every supported runtime. A failure
-is the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetMethodSemantics.
-*/
+// GetMethodSemantics is Import.GetMethodSemantics, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: mb (mb), eventProp
+// (tkEventProp). It returns the runtime's pdwSemanticsFlags output as a
+// MethodSemanticsAttr. IMetaDataImport: every supported runtime. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetMethodSemantics.
 func (x *Import2) GetMethodSemantics(mb Token, eventProp Token) (MethodSemanticsAttr, error) {
 	return x.base().GetMethodSemantics(mb, eventProp)
 }
 
-/*
-GetClassLayout is Import.GetClassLayout, which Import2 inherits.
-
-Its arguments are, by the runtime's names: td (td). It returns the
-runtime's outputs pdwPackSize, rFieldOffset, pulClassSize as the fields
-of ImportClassLayoutResult. IMetaDataImport: every supported runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetClassLayout.
-*/
+// GetClassLayout is Import.GetClassLayout, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: td (td). It returns the
+// runtime's outputs pdwPackSize, rFieldOffset, pulClassSize as the fields
+// of ImportClassLayoutResult. IMetaDataImport: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetClassLayout.
 func (x *Import2) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 	return x.base().GetClassLayout(td)
 }
 
-/*
-GetFieldMarshal is Import.GetFieldMarshal, which Import2 inherits.
-
-Its arguments are, by the runtime's names: tk (tk). It returns the
-runtime's ppvNativeType output as a []byte. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetFieldMarshal.
-*/
+// GetFieldMarshal is Import.GetFieldMarshal, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: tk (tk). It returns the
+// runtime's ppvNativeType output as a []byte. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetFieldMarshal.
 func (x *Import2) GetFieldMarshal(tk Token) ([]byte, error) {
 	return x.base().GetFieldMarshal(tk)
 }
 
-/*
-GetRVA is Import.GetRVA, which Import2 inherits.
-
-Its arguments are, by the runtime's names: tk (tk). It returns the
-runtime's outputs pulCodeRVA, pdwImplFlags as the fields of
-ImportRVAResult. IMetaDataImport: every supported runtime. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetRVA.
-*/
+// GetRVA is Import.GetRVA, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: tk (tk). It returns the
+// runtime's outputs pulCodeRVA, pdwImplFlags as the fields of
+// ImportRVAResult. IMetaDataImport: every supported runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetRVA.
 func (x *Import2) GetRVA(tk Token) (ImportRVAResult, error) {
 	return x.base().GetRVA(tk)
 }
 
-/*
-GetPermissionSetProps is Import.GetPermissionSetProps, which Import2 inherits.
-
-Its arguments are, by the runtime's names: pm (pm). It returns the
-runtime's outputs pdwAction, ppvPermission as the fields of
-ImportPermissionSetPropsResult. IMetaDataImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetPermissionSetProps.
-*/
+// GetPermissionSetProps is Import.GetPermissionSetProps, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: pm (pm). It returns the
+// runtime's outputs pdwAction, ppvPermission as the fields of
+// ImportPermissionSetPropsResult. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetPermissionSetProps.
 func (x *Import2) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
 	return x.base().GetPermissionSetProps(pm)
 }
 
-/*
-GetSigFromToken is Import.GetSigFromToken, which Import2 inherits.
-
-Its arguments are, by the runtime's names: mdSig (mdSig). It returns the
-runtime's ppvSig output as a []byte. IMetaDataImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetSigFromToken.
-*/
+// GetSigFromToken is Import.GetSigFromToken, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: mdSig (mdSig). It returns the
+// runtime's ppvSig output as a []byte. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetSigFromToken.
 func (x *Import2) GetSigFromToken(mdSig Token) ([]byte, error) {
 	return x.base().GetSigFromToken(mdSig)
 }
 
-/*
-GetModuleRefProps is Import.GetModuleRefProps, which Import2 inherits.
-
-Its arguments are, by the runtime's names: mur (mur). It returns the
-runtime's szName output as a string. IMetaDataImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetModuleRefProps.
-*/
+// GetModuleRefProps is Import.GetModuleRefProps, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: mur (mur). It returns the
+// runtime's szName output as a string. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetModuleRefProps.
 func (x *Import2) GetModuleRefProps(mur Token) (string, error) {
 	return x.base().GetModuleRefProps(mur)
 }
 
-/*
-EnumModuleRefs is Import.EnumModuleRefs, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-the runtime's rModuleRefs output as a []Token. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumModuleRefs.
-*/
+// EnumModuleRefs is Import.EnumModuleRefs, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
+// the runtime's rModuleRefs output as a []Token. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumModuleRefs.
 func (x *Import2) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumModuleRefs(phEnum)
 }
 
-/*
-GetTypeSpecFromToken is Import.GetTypeSpecFromToken, which Import2 inherits.
-
-Its arguments are, by the runtime's names: typespec (typespec). It
-returns the runtime's ppvSig output as a []byte. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetTypeSpecFromToken.
-*/
+// GetTypeSpecFromToken is Import.GetTypeSpecFromToken, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: typespec (typespec). It
+// returns the runtime's ppvSig output as a []byte. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetTypeSpecFromToken.
 func (x *Import2) GetTypeSpecFromToken(typespec Token) ([]byte, error) {
 	return x.base().GetTypeSpecFromToken(typespec)
 }
@@ -5290,119 +4806,103 @@ func (x *Import2) getNameFromToken(tk Token, utf8NamePtr unsafe.Pointer) error {
 	return x.base().getNameFromToken(tk, utf8NamePtr)
 }
 
-/*
-EnumUnresolvedMethods is Import.EnumUnresolvedMethods, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-the runtime's rMethods output as a []Token. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumUnresolvedMethods.
-*/
+// EnumUnresolvedMethods is Import.EnumUnresolvedMethods, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
+// the runtime's rMethods output as a []Token. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumUnresolvedMethods.
 func (x *Import2) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumUnresolvedMethods(phEnum)
 }
 
-/*
-GetUserString is Import.GetUserString, which Import2 inherits.
-
-GetUserString returns the string an ldstr token names.
-
-Its arguments are, by the runtime's names: stk (stk). It returns the
-runtime's szString output as a string. IMetaDataImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetUserString.
-*/
+// GetUserString is Import.GetUserString, which Import2 inherits.
+//
+// GetUserString returns the string an ldstr token names.
+//
+// Its arguments are, by the runtime's names: stk (stk). It returns the
+// runtime's szString output as a string. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetUserString.
 func (x *Import2) GetUserString(stk Token) (string, error) {
 	return x.base().GetUserString(stk)
 }
 
-/*
-GetPinvokeMap is Import.GetPinvokeMap, which Import2 inherits.
-
-Its arguments are, by the runtime's names: tk (tk). It returns the
-runtime's outputs pdwMappingFlags, szImportName, pmrImportDLL as the
-fields of ImportPinvokeMapResult. IMetaDataImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetPinvokeMap.
-*/
+// GetPinvokeMap is Import.GetPinvokeMap, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: tk (tk). It returns the
+// runtime's outputs pdwMappingFlags, szImportName, pmrImportDLL as the
+// fields of ImportPinvokeMapResult. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetPinvokeMap.
 func (x *Import2) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 	return x.base().GetPinvokeMap(tk)
 }
 
-/*
-EnumSignatures is Import.EnumSignatures, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-the runtime's rSignatures output as a []Token. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumSignatures.
-*/
+// EnumSignatures is Import.EnumSignatures, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
+// the runtime's rSignatures output as a []Token. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumSignatures.
 func (x *Import2) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumSignatures(phEnum)
 }
 
-/*
-EnumTypeSpecs is Import.EnumTypeSpecs, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-the runtime's rTypeSpecs output as a []Token. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumTypeSpecs.
-*/
+// EnumTypeSpecs is Import.EnumTypeSpecs, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
+// the runtime's rTypeSpecs output as a []Token. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumTypeSpecs.
 func (x *Import2) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumTypeSpecs(phEnum)
 }
 
-/*
-EnumUserStrings is Import.EnumUserStrings, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-the runtime's rStrings output as a []Token. IMetaDataImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumUserStrings.
-*/
+// EnumUserStrings is Import.EnumUserStrings, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
+// the runtime's rStrings output as a []Token. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumUserStrings.
 func (x *Import2) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumUserStrings(phEnum)
 }
 
-/*
-GetParamForMethodIndex is Import.GetParamForMethodIndex, which Import2 inherits.
-
-Its arguments are, by the runtime's names: md (md), paramSeq
-(ulParamSeq). It returns the runtime's ppd output as a Token.
-IMetaDataImport: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetParamForMethodIndex.
-*/
+// GetParamForMethodIndex is Import.GetParamForMethodIndex, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: md (md), paramSeq
+// (ulParamSeq). It returns the runtime's ppd output as a Token.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetParamForMethodIndex.
 func (x *Import2) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error) {
 	return x.base().GetParamForMethodIndex(md, paramSeq)
 }
 
-/*
-EnumCustomAttributes is Import.EnumCustomAttributes, which Import2 inherits.
-
-Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk), typ
-(tkType). It returns the runtime's rCustomAttributes output as a
-[]Token. IMetaDataImport: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::EnumCustomAttributes.
-*/
+// EnumCustomAttributes is Import.EnumCustomAttributes, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk), typ
+// (tkType). It returns the runtime's rCustomAttributes output as a
+// []Token. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumCustomAttributes.
 func (x *Import2) EnumCustomAttributes(phEnum *EnumHandle, tk Token, typ Token) ([]Token, error) {
 	return x.base().EnumCustomAttributes(phEnum, tk, typ)
 }
@@ -5410,20 +4910,18 @@ func (x *Import2) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsR
 	return x.base().getCustomAttributeProps(cv)
 }
 
-/*
-FindTypeRef is Import.FindTypeRef, which Import2 inherits.
-
-FindTypeRef finds the TypeRef to a namespace-qualified name in a
-resolution scope; Emit2.EnsureTypeRef finds or defines one.
-
-Its arguments are, by the runtime's names: resolutionScope
-(tkResolutionScope), name (szName). It returns the runtime's ptr output
-as a Token. IMetaDataImport: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::FindTypeRef.
-*/
+// FindTypeRef is Import.FindTypeRef, which Import2 inherits.
+//
+// FindTypeRef finds the TypeRef to a namespace-qualified name in a
+// resolution scope; Emit2.EnsureTypeRef finds or defines one.
+//
+// Its arguments are, by the runtime's names: resolutionScope
+// (tkResolutionScope), name (szName). It returns the runtime's ptr output
+// as a Token. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindTypeRef.
 func (x *Import2) FindTypeRef(resolutionScope Token, name string) (Token, error) {
 	return x.base().FindTypeRef(resolutionScope, name)
 }
@@ -5443,57 +4941,49 @@ func (x *Import2) getCustomAttributeByName(obj Token, name string) ([]byte, erro
 	return x.base().getCustomAttributeByName(obj, name)
 }
 
-/*
-IsValidToken is Import.IsValidToken, which Import2 inherits.
-
-Its arguments are, by the runtime's names: tk (tk). IMetaDataImport:
-every supported runtime.
-
-It calls IMetaDataImport::IsValidToken.
-*/
+// IsValidToken is Import.IsValidToken, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: tk (tk). IMetaDataImport:
+// every supported runtime.
+//
+// It calls IMetaDataImport::IsValidToken.
 func (x *Import2) IsValidToken(tk Token) bool {
 	return x.base().IsValidToken(tk)
 }
 
-/*
-GetNestedClassProps is Import.GetNestedClassProps, which Import2 inherits.
-
-Its arguments are, by the runtime's names: tdNestedClass
-(tdNestedClass). It returns the runtime's ptdEnclosingClass output as a
-Token. IMetaDataImport: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetNestedClassProps.
-*/
+// GetNestedClassProps is Import.GetNestedClassProps, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: tdNestedClass
+// (tdNestedClass). It returns the runtime's ptdEnclosingClass output as a
+// Token. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetNestedClassProps.
 func (x *Import2) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 	return x.base().GetNestedClassProps(tdNestedClass)
 }
 
-/*
-GetNativeCallConvFromSig is Import.GetNativeCallConvFromSig, which Import2 inherits.
-
-Its arguments are, by the runtime's names: sig (pvSig). It returns the
-runtime's pCallConv output as a uint32. IMetaDataImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::GetNativeCallConvFromSig.
-*/
+// GetNativeCallConvFromSig is Import.GetNativeCallConvFromSig, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: sig (pvSig). It returns the
+// runtime's pCallConv output as a uint32. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetNativeCallConvFromSig.
 func (x *Import2) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
 	return x.base().GetNativeCallConvFromSig(sig)
 }
 
-/*
-IsGlobal is Import.IsGlobal, which Import2 inherits.
-
-Its arguments are, by the runtime's names: pd (pd). It returns the
-runtime's pbGlobal output as a int32. IMetaDataImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataImport::IsGlobal.
-*/
+// IsGlobal is Import.IsGlobal, which Import2 inherits.
+//
+// Its arguments are, by the runtime's names: pd (pd). It returns the
+// runtime's pbGlobal output as a int32. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::IsGlobal.
 func (x *Import2) IsGlobal(pd Token) (int32, error) {
 	return x.base().IsGlobal(pd)
 }
@@ -5554,12 +5044,10 @@ func (x *Filter) Release() {
 	x.p = nil
 }
 
-/*
-A failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataFilter::UnmarkAll.
-*/
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataFilter::UnmarkAll.
 func (x *Filter) UnmarkAll() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataFilter")
@@ -5571,13 +5059,11 @@ func (x *Filter) UnmarkAll() error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: tk (tk). A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataFilter::MarkToken.
-*/
+// Its arguments are, by the runtime's names: tk (tk). A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataFilter::MarkToken.
 func (x *Filter) MarkToken(tk Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataFilter")
@@ -5589,14 +5075,12 @@ func (x *Filter) MarkToken(tk Token) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: tk (tk). It returns the
-runtime's pIsMarked output as a bool. A failure is the runtime's HRESULT
-as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataFilter::IsTokenMarked.
-*/
+// Its arguments are, by the runtime's names: tk (tk). It returns the
+// runtime's pIsMarked output as a bool. A failure is the runtime's HRESULT
+// as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataFilter::IsTokenMarked.
 func (x *Filter) IsTokenMarked(tk Token) (bool, error) {
 	var res bool
 	if x == nil || x.p == nil {
@@ -5667,13 +5151,11 @@ func (x *HostFilter) Release() {
 	x.p = nil
 }
 
-/*
-Its arguments are, by the runtime's names: tk (tk). A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IHostFilter::MarkToken.
-*/
+// Its arguments are, by the runtime's names: tk (tk). A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IHostFilter::MarkToken.
 func (x *HostFilter) MarkToken(tk Token) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IHostFilter")
@@ -5773,15 +5255,13 @@ func (x *AssemblyEmit) defineAssemblyRef(publicKeyOrToken []byte, name string, m
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: name (szName), hashValue
-(pbHashValue), fileFlags (dwFileFlags). It returns the runtime's pmdf
-output as a Token. IMetaDataAssemblyEmit: every supported runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataAssemblyEmit::DefineFile.
-*/
+// Its arguments are, by the runtime's names: name (szName), hashValue
+// (pbHashValue), fileFlags (dwFileFlags). It returns the runtime's pmdf
+// output as a Token. IMetaDataAssemblyEmit: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataAssemblyEmit::DefineFile.
 func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags FileFlags) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -5797,16 +5277,14 @@ func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags FileF
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: name (szName), implementation
-(tkImplementation), typeDef (tkTypeDef), exportedTypeFlags
-(dwExportedTypeFlags). It returns the runtime's pmdct output as a Token.
-IMetaDataAssemblyEmit: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataAssemblyEmit::DefineExportedType.
-*/
+// Its arguments are, by the runtime's names: name (szName), implementation
+// (tkImplementation), typeDef (tkTypeDef), exportedTypeFlags
+// (dwExportedTypeFlags). It returns the runtime's pmdct output as a Token.
+// IMetaDataAssemblyEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataAssemblyEmit::DefineExportedType.
 func (x *AssemblyEmit) DefineExportedType(name string, implementation Token, typeDef Token, exportedTypeFlags TypeAttr) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -5822,15 +5300,13 @@ func (x *AssemblyEmit) DefineExportedType(name string, implementation Token, typ
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: name (szName), implementation
-(tkImplementation), offset (dwOffset), resourceFlags (dwResourceFlags).
-It returns the runtime's pmdmr output as a Token. IMetaDataAssemblyEmit:
-every supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataAssemblyEmit::DefineManifestResource.
-*/
+// Its arguments are, by the runtime's names: name (szName), implementation
+// (tkImplementation), offset (dwOffset), resourceFlags (dwResourceFlags).
+// It returns the runtime's pmdmr output as a Token. IMetaDataAssemblyEmit:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataAssemblyEmit::DefineManifestResource.
 func (x *AssemblyEmit) DefineManifestResource(name string, implementation Token, offset uint32, resourceFlags ManifestResourceFlags) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -5872,14 +5348,12 @@ func (x *AssemblyEmit) setAssemblyRefProps(ar Token, publicKeyOrToken []byte, na
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: file (file), hashValue
-(pbHashValue), fileFlags (dwFileFlags). IMetaDataAssemblyEmit: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataAssemblyEmit::SetFileProps.
-*/
+// Its arguments are, by the runtime's names: file (file), hashValue
+// (pbHashValue), fileFlags (dwFileFlags). IMetaDataAssemblyEmit: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataAssemblyEmit::SetFileProps.
 func (x *AssemblyEmit) SetFileProps(file Token, hashValue []byte, fileFlags FileFlags) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
@@ -5891,15 +5365,13 @@ func (x *AssemblyEmit) SetFileProps(file Token, hashValue []byte, fileFlags File
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: ct (ct), implementation
-(tkImplementation), typeDef (tkTypeDef), exportedTypeFlags
-(dwExportedTypeFlags). IMetaDataAssemblyEmit: every supported runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataAssemblyEmit::SetExportedTypeProps.
-*/
+// Its arguments are, by the runtime's names: ct (ct), implementation
+// (tkImplementation), typeDef (tkTypeDef), exportedTypeFlags
+// (dwExportedTypeFlags). IMetaDataAssemblyEmit: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataAssemblyEmit::SetExportedTypeProps.
 func (x *AssemblyEmit) SetExportedTypeProps(ct Token, implementation Token, typeDef Token, exportedTypeFlags TypeAttr) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
@@ -5911,15 +5383,13 @@ func (x *AssemblyEmit) SetExportedTypeProps(ct Token, implementation Token, type
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: mr (mr), implementation
-(tkImplementation), offset (dwOffset), resourceFlags (dwResourceFlags).
-IMetaDataAssemblyEmit: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataAssemblyEmit::SetManifestResourceProps.
-*/
+// Its arguments are, by the runtime's names: mr (mr), implementation
+// (tkImplementation), offset (dwOffset), resourceFlags (dwResourceFlags).
+// IMetaDataAssemblyEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataAssemblyEmit::SetManifestResourceProps.
 func (x *AssemblyEmit) SetManifestResourceProps(mr Token, implementation Token, offset uint32, resourceFlags ManifestResourceFlags) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataAssemblyEmit")
@@ -5992,30 +5462,20 @@ func (x *AssemblyImport) Release() {
 // getAssemblyProps returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type AssemblyImportAssemblyPropsResult struct {
-	/*
-	   PublicKey is the runtime's ppbPublicKey output of
-	   IMetaDataAssemblyImport::GetAssemblyProps.
-	*/
+	// PublicKey is the runtime's ppbPublicKey output of
+	// IMetaDataAssemblyImport::GetAssemblyProps.
 	PublicKey []byte
-	/*
-	   HashAlgID is the runtime's pulHashAlgId output of
-	   IMetaDataAssemblyImport::GetAssemblyProps.
-	*/
+	// HashAlgID is the runtime's pulHashAlgId output of
+	// IMetaDataAssemblyImport::GetAssemblyProps.
 	HashAlgID uint32
-	/*
-	   Name is the runtime's szName output of
-	   IMetaDataAssemblyImport::GetAssemblyProps.
-	*/
+	// Name is the runtime's szName output of
+	// IMetaDataAssemblyImport::GetAssemblyProps.
 	Name string
-	/*
-	   MetaData is the runtime's pMetaData output of
-	   IMetaDataAssemblyImport::GetAssemblyProps.
-	*/
+	// MetaData is the runtime's pMetaData output of
+	// IMetaDataAssemblyImport::GetAssemblyProps.
 	MetaData AssemblyMetadata
-	/*
-	   AssemblyFlags is the runtime's pdwAssemblyFlags output of
-	   IMetaDataAssemblyImport::GetAssemblyProps.
-	*/
+	// AssemblyFlags is the runtime's pdwAssemblyFlags output of
+	// IMetaDataAssemblyImport::GetAssemblyProps.
 	AssemblyFlags uint32
 }
 
@@ -6058,30 +5518,20 @@ func (x *AssemblyImport) getAssemblyProps(mda Token) (AssemblyImportAssemblyProp
 // getAssemblyRefProps returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type AssemblyImportAssemblyRefPropsResult struct {
-	/*
-	   PublicKeyOrToken is the runtime's ppbPublicKeyOrToken output of
-	   IMetaDataAssemblyImport::GetAssemblyRefProps.
-	*/
+	// PublicKeyOrToken is the runtime's ppbPublicKeyOrToken output of
+	// IMetaDataAssemblyImport::GetAssemblyRefProps.
 	PublicKeyOrToken []byte
-	/*
-	   Name is the runtime's szName output of
-	   IMetaDataAssemblyImport::GetAssemblyRefProps.
-	*/
+	// Name is the runtime's szName output of
+	// IMetaDataAssemblyImport::GetAssemblyRefProps.
 	Name string
-	/*
-	   MetaData is the runtime's pMetaData output of
-	   IMetaDataAssemblyImport::GetAssemblyRefProps.
-	*/
+	// MetaData is the runtime's pMetaData output of
+	// IMetaDataAssemblyImport::GetAssemblyRefProps.
 	MetaData AssemblyMetadata
-	/*
-	   HashValue is the runtime's ppbHashValue output of
-	   IMetaDataAssemblyImport::GetAssemblyRefProps.
-	*/
+	// HashValue is the runtime's ppbHashValue output of
+	// IMetaDataAssemblyImport::GetAssemblyRefProps.
 	HashValue []byte
-	/*
-	   AssemblyRefFlags is the runtime's pdwAssemblyRefFlags output of
-	   IMetaDataAssemblyImport::GetAssemblyRefProps.
-	*/
+	// AssemblyRefFlags is the runtime's pdwAssemblyRefFlags output of
+	// IMetaDataAssemblyImport::GetAssemblyRefProps.
 	AssemblyRefFlags uint32
 }
 
@@ -6125,32 +5575,24 @@ func (x *AssemblyImport) getAssemblyRefProps(mdar Token) (AssemblyImportAssembly
 // GetFileProps returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type AssemblyImportFilePropsResult struct {
-	/*
-	   Name is the runtime's szName output of
-	   IMetaDataAssemblyImport::GetFileProps.
-	*/
+	// Name is the runtime's szName output of
+	// IMetaDataAssemblyImport::GetFileProps.
 	Name string
-	/*
-	   HashValue is the runtime's ppbHashValue output of
-	   IMetaDataAssemblyImport::GetFileProps.
-	*/
+	// HashValue is the runtime's ppbHashValue output of
+	// IMetaDataAssemblyImport::GetFileProps.
 	HashValue []byte
-	/*
-	   FileFlags is the runtime's pdwFileFlags output of
-	   IMetaDataAssemblyImport::GetFileProps.
-	*/
+	// FileFlags is the runtime's pdwFileFlags output of
+	// IMetaDataAssemblyImport::GetFileProps.
 	FileFlags FileFlags
 }
 
-/*
-Its arguments are, by the runtime's names: mdf (mdf). It returns the
-runtime's outputs szName, ppbHashValue, pdwFileFlags as the fields of
-AssemblyImportFilePropsResult. IMetaDataAssemblyImport: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataAssemblyImport::GetFileProps.
-*/
+// Its arguments are, by the runtime's names: mdf (mdf). It returns the
+// runtime's outputs szName, ppbHashValue, pdwFileFlags as the fields of
+// AssemblyImportFilePropsResult. IMetaDataAssemblyImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataAssemblyImport::GetFileProps.
 func (x *AssemblyImport) GetFileProps(mdf Token) (AssemblyImportFilePropsResult, error) {
 	var res AssemblyImportFilePropsResult
 	if x == nil || x.p == nil {
@@ -6185,38 +5627,28 @@ func (x *AssemblyImport) GetFileProps(mdf Token) (AssemblyImportFilePropsResult,
 // GetExportedTypeProps returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type AssemblyImportExportedTypePropsResult struct {
-	/*
-	   Name is the runtime's szName output of
-	   IMetaDataAssemblyImport::GetExportedTypeProps.
-	*/
+	// Name is the runtime's szName output of
+	// IMetaDataAssemblyImport::GetExportedTypeProps.
 	Name string
-	/*
-	   Implementation is the runtime's ptkImplementation output of
-	   IMetaDataAssemblyImport::GetExportedTypeProps.
-	*/
+	// Implementation is the runtime's ptkImplementation output of
+	// IMetaDataAssemblyImport::GetExportedTypeProps.
 	Implementation Token
-	/*
-	   TypeDef is the runtime's ptkTypeDef output of
-	   IMetaDataAssemblyImport::GetExportedTypeProps.
-	*/
+	// TypeDef is the runtime's ptkTypeDef output of
+	// IMetaDataAssemblyImport::GetExportedTypeProps.
 	TypeDef Token
-	/*
-	   ExportedTypeFlags is the runtime's pdwExportedTypeFlags output of
-	   IMetaDataAssemblyImport::GetExportedTypeProps.
-	*/
+	// ExportedTypeFlags is the runtime's pdwExportedTypeFlags output of
+	// IMetaDataAssemblyImport::GetExportedTypeProps.
 	ExportedTypeFlags TypeAttr
 }
 
-/*
-Its arguments are, by the runtime's names: mdct (mdct). It returns the
-runtime's outputs szName, ptkImplementation, ptkTypeDef,
-pdwExportedTypeFlags as the fields of
-AssemblyImportExportedTypePropsResult. IMetaDataAssemblyImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataAssemblyImport::GetExportedTypeProps.
-*/
+// Its arguments are, by the runtime's names: mdct (mdct). It returns the
+// runtime's outputs szName, ptkImplementation, ptkTypeDef,
+// pdwExportedTypeFlags as the fields of
+// AssemblyImportExportedTypePropsResult. IMetaDataAssemblyImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataAssemblyImport::GetExportedTypeProps.
 func (x *AssemblyImport) GetExportedTypeProps(mdct Token) (AssemblyImportExportedTypePropsResult, error) {
 	var res AssemblyImportExportedTypePropsResult
 	if x == nil || x.p == nil {
@@ -6252,38 +5684,28 @@ func (x *AssemblyImport) GetExportedTypeProps(mdct Token) (AssemblyImportExporte
 // GetManifestResourceProps returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type AssemblyImportManifestResourcePropsResult struct {
-	/*
-	   Name is the runtime's szName output of
-	   IMetaDataAssemblyImport::GetManifestResourceProps.
-	*/
+	// Name is the runtime's szName output of
+	// IMetaDataAssemblyImport::GetManifestResourceProps.
 	Name string
-	/*
-	   Implementation is the runtime's ptkImplementation output of
-	   IMetaDataAssemblyImport::GetManifestResourceProps.
-	*/
+	// Implementation is the runtime's ptkImplementation output of
+	// IMetaDataAssemblyImport::GetManifestResourceProps.
 	Implementation Token
-	/*
-	   Offset is the runtime's pdwOffset output of
-	   IMetaDataAssemblyImport::GetManifestResourceProps.
-	*/
+	// Offset is the runtime's pdwOffset output of
+	// IMetaDataAssemblyImport::GetManifestResourceProps.
 	Offset uint32
-	/*
-	   ResourceFlags is the runtime's pdwResourceFlags output of
-	   IMetaDataAssemblyImport::GetManifestResourceProps.
-	*/
+	// ResourceFlags is the runtime's pdwResourceFlags output of
+	// IMetaDataAssemblyImport::GetManifestResourceProps.
 	ResourceFlags ManifestResourceFlags
 }
 
-/*
-Its arguments are, by the runtime's names: mdmr (mdmr). It returns the
-runtime's outputs szName, ptkImplementation, pdwOffset, pdwResourceFlags
-as the fields of AssemblyImportManifestResourcePropsResult.
-IMetaDataAssemblyImport: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataAssemblyImport::GetManifestResourceProps.
-*/
+// Its arguments are, by the runtime's names: mdmr (mdmr). It returns the
+// runtime's outputs szName, ptkImplementation, pdwOffset, pdwResourceFlags
+// as the fields of AssemblyImportManifestResourcePropsResult.
+// IMetaDataAssemblyImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataAssemblyImport::GetManifestResourceProps.
 func (x *AssemblyImport) GetManifestResourceProps(mdmr Token) (AssemblyImportManifestResourcePropsResult, error) {
 	var res AssemblyImportManifestResourcePropsResult
 	if x == nil || x.p == nil {
@@ -6314,15 +5736,13 @@ func (x *AssemblyImport) GetManifestResourceProps(mdmr Token) (AssemblyImportMan
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-the runtime's rAssemblyRefs output as a []Token.
-IMetaDataAssemblyImport: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataAssemblyImport::EnumAssemblyRefs.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
+// the runtime's rAssemblyRefs output as a []Token.
+// IMetaDataAssemblyImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataAssemblyImport::EnumAssemblyRefs.
 func (x *AssemblyImport) EnumAssemblyRefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -6347,14 +5767,12 @@ func (x *AssemblyImport) EnumAssemblyRefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-the runtime's rFiles output as a []Token. IMetaDataAssemblyImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataAssemblyImport::EnumFiles.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
+// the runtime's rFiles output as a []Token. IMetaDataAssemblyImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataAssemblyImport::EnumFiles.
 func (x *AssemblyImport) EnumFiles(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -6379,15 +5797,13 @@ func (x *AssemblyImport) EnumFiles(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-the runtime's rExportedTypes output as a []Token.
-IMetaDataAssemblyImport: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataAssemblyImport::EnumExportedTypes.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
+// the runtime's rExportedTypes output as a []Token.
+// IMetaDataAssemblyImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataAssemblyImport::EnumExportedTypes.
 func (x *AssemblyImport) EnumExportedTypes(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -6412,15 +5828,13 @@ func (x *AssemblyImport) EnumExportedTypes(phEnum *EnumHandle) ([]Token, error) 
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-the runtime's rManifestResources output as a []Token.
-IMetaDataAssemblyImport: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataAssemblyImport::EnumManifestResources.
-*/
+// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
+// the runtime's rManifestResources output as a []Token.
+// IMetaDataAssemblyImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataAssemblyImport::EnumManifestResources.
 func (x *AssemblyImport) EnumManifestResources(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
 	if x == nil || x.p == nil {
@@ -6445,14 +5859,12 @@ func (x *AssemblyImport) EnumManifestResources(phEnum *EnumHandle) ([]Token, err
 	return res, nil
 }
 
-/*
-It returns the runtime's ptkAssembly output as a Token.
-IMetaDataAssemblyImport: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataAssemblyImport::GetAssemblyFromScope.
-*/
+// It returns the runtime's ptkAssembly output as a Token.
+// IMetaDataAssemblyImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataAssemblyImport::GetAssemblyFromScope.
 func (x *AssemblyImport) GetAssemblyFromScope() (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -6467,15 +5879,13 @@ func (x *AssemblyImport) GetAssemblyFromScope() (Token, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: name (szName),
-mdtExportedType (mdtExportedType). It returns the runtime's
-ptkExportedType output as a Token. IMetaDataAssemblyImport: every
-supported runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataAssemblyImport::FindExportedTypeByName.
-*/
+// Its arguments are, by the runtime's names: name (szName),
+// mdtExportedType (mdtExportedType). It returns the runtime's
+// ptkExportedType output as a Token. IMetaDataAssemblyImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataAssemblyImport::FindExportedTypeByName.
 func (x *AssemblyImport) FindExportedTypeByName(name string, mdtExportedType Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -6491,15 +5901,13 @@ func (x *AssemblyImport) FindExportedTypeByName(name string, mdtExportedType Tok
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: name (szName). It returns the
-runtime's ptkManifestResource output as a Token.
-IMetaDataAssemblyImport: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataAssemblyImport::FindManifestResourceByName.
-*/
+// Its arguments are, by the runtime's names: name (szName). It returns the
+// runtime's ptkManifestResource output as a Token.
+// IMetaDataAssemblyImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataAssemblyImport::FindManifestResourceByName.
 func (x *AssemblyImport) FindManifestResourceByName(name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -6515,12 +5923,10 @@ func (x *AssemblyImport) FindManifestResourceByName(name string) (Token, error) 
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: hEnum (hEnum).
-IMetaDataAssemblyImport: every supported runtime.
-
-It calls IMetaDataAssemblyImport::CloseEnum.
-*/
+// Its arguments are, by the runtime's names: hEnum (hEnum).
+// IMetaDataAssemblyImport: every supported runtime.
+//
+// It calls IMetaDataAssemblyImport::CloseEnum.
 func (x *AssemblyImport) CloseEnum(hEnum EnumHandle) {
 	if x == nil || x.p == nil {
 		return
@@ -6602,13 +6008,11 @@ func (x *Validate) Release() {
 	x.p = nil
 }
 
-/*
-Its arguments are, by the runtime's names: moduleType (dwModuleType),
-unk (pUnk). A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataValidate::ValidatorInit.
-*/
+// Its arguments are, by the runtime's names: moduleType (dwModuleType),
+// unk (pUnk). A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataValidate::ValidatorInit.
 func (x *Validate) ValidatorInit(moduleType uint32, unk *Unknown) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataValidate")
@@ -6620,12 +6024,10 @@ func (x *Validate) ValidatorInit(moduleType uint32, unk *Unknown) error {
 	return nil
 }
 
-/*
-A failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataValidate::ValidateMetaData.
-*/
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataValidate::ValidateMetaData.
 func (x *Validate) ValidateMetaData() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataValidate")
@@ -6724,16 +6126,14 @@ func (x *DispenserEx) openScopeOnITypeInfo(iti unsafe.Pointer, openFlags uint32,
 	return res, nil
 }
 
-/*
-GetCORSystemDirectory returns the runtime's directory.
-
-It returns the runtime's szBuffer output as a string.
-IMetaDataDispenserEx: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataDispenserEx::GetCORSystemDirectory.
-*/
+// GetCORSystemDirectory returns the runtime's directory.
+//
+// It returns the runtime's szBuffer output as a string.
+// IMetaDataDispenserEx: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataDispenserEx::GetCORSystemDirectory.
 func (x *DispenserEx) GetCORSystemDirectory() (string, error) {
 	var res string
 	if x == nil || x.p == nil {
@@ -6758,18 +6158,16 @@ func (x *DispenserEx) GetCORSystemDirectory() (string, error) {
 	return res, nil
 }
 
-/*
-FindAssembly is not implemented by CoreCLR (it fails with E_NOTIMPL).
-
-Its arguments are, by the runtime's names: appBase (szAppBase),
-privateBin (szPrivateBin), globalBin (szGlobalBin), assemblyName
-(szAssemblyName). It returns the runtime's szName output as a string.
-IMetaDataDispenserEx: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataDispenserEx::FindAssembly.
-*/
+// FindAssembly is not implemented by CoreCLR (it fails with E_NOTIMPL).
+//
+// Its arguments are, by the runtime's names: appBase (szAppBase),
+// privateBin (szPrivateBin), globalBin (szGlobalBin), assemblyName
+// (szAssemblyName). It returns the runtime's szName output as a string.
+// IMetaDataDispenserEx: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataDispenserEx::FindAssembly.
 func (x *DispenserEx) FindAssembly(appBase string, privateBin string, globalBin string, assemblyName string) (string, error) {
 	var res string
 	if x == nil || x.p == nil {
@@ -6798,19 +6196,17 @@ func (x *DispenserEx) FindAssembly(appBase string, privateBin string, globalBin 
 	return res, nil
 }
 
-/*
-FindAssemblyModule is not implemented by CoreCLR (it fails with
-E_NOTIMPL).
-
-Its arguments are, by the runtime's names: appBase (szAppBase),
-privateBin (szPrivateBin), globalBin (szGlobalBin), assemblyName
-(szAssemblyName), moduleName (szModuleName). It returns the runtime's
-szName output as a string. IMetaDataDispenserEx: every supported
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataDispenserEx::FindAssemblyModule.
-*/
+// FindAssemblyModule is not implemented by CoreCLR (it fails with
+// E_NOTIMPL).
+//
+// Its arguments are, by the runtime's names: appBase (szAppBase),
+// privateBin (szPrivateBin), globalBin (szGlobalBin), assemblyName
+// (szAssemblyName), moduleName (szModuleName). It returns the runtime's
+// szName output as a string. IMetaDataDispenserEx: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataDispenserEx::FindAssemblyModule.
 func (x *DispenserEx) FindAssemblyModule(appBase string, privateBin string, globalBin string, assemblyName string, moduleName string) (string, error) {
 	var res string
 	if x == nil || x.p == nil {
@@ -6840,39 +6236,35 @@ func (x *DispenserEx) FindAssemblyModule(appBase string, privateBin string, glob
 	return res, nil
 }
 
-/*
-DefineScope is Dispenser.DefineScope, which DispenserEx inherits.
-
-DefineScope creates a new, empty metadata scope in memory and returns it
-as the interface riid (metadata.IIDEmit2, ...).
-
-Its arguments are, by the runtime's names: rclsid (rclsid), riid (riid).
-It returns the runtime's ppIUnk output as a *Unknown.
-IMetaDataDispenser: every supported runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataDispenser::DefineScope.
-*/
+// DefineScope is Dispenser.DefineScope, which DispenserEx inherits.
+//
+// DefineScope creates a new, empty metadata scope in memory and returns it
+// as the interface riid (metadata.IIDEmit2, ...).
+//
+// Its arguments are, by the runtime's names: rclsid (rclsid), riid (riid).
+// It returns the runtime's ppIUnk output as a *Unknown.
+// IMetaDataDispenser: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataDispenser::DefineScope.
 func (x *DispenserEx) DefineScope(rclsid uuid.UUID, riid uuid.UUID) (*Unknown, error) {
 	return x.base().DefineScope(rclsid, riid)
 }
 
-/*
-OpenScope is Dispenser.OpenScope, which DispenserEx inherits.
-
-OpenScope opens the metadata of an assembly file as the interface riid
-(metadata.IIDImport2, ...); openFlags says read-only (OfRead) or
-writable (OfWrite). The caller must Release the result.
-
-Its arguments are, by the runtime's names: scope (szScope), openFlags
-(dwOpenFlags), riid (riid). It returns the runtime's ppIUnk output as a
-*Unknown. IMetaDataDispenser: every supported runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataDispenser::OpenScope.
-*/
+// OpenScope is Dispenser.OpenScope, which DispenserEx inherits.
+//
+// OpenScope opens the metadata of an assembly file as the interface riid
+// (metadata.IIDImport2, ...); openFlags says read-only (OfRead) or
+// writable (OfWrite). The caller must Release the result.
+//
+// Its arguments are, by the runtime's names: scope (szScope), openFlags
+// (dwOpenFlags), riid (riid). It returns the runtime's ppIUnk output as a
+// *Unknown. IMetaDataDispenser: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataDispenser::OpenScope.
 func (x *DispenserEx) OpenScope(scope string, openFlags OpenFlags, riid uuid.UUID) (*Unknown, error) {
 	return x.base().OpenScope(scope, openFlags, riid)
 }
@@ -6936,13 +6328,11 @@ func (x *Tables) Release() {
 	x.p = nil
 }
 
-/*
-It returns the runtime's pcbStrings output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetStringHeapSize.
-*/
+// It returns the runtime's pcbStrings output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetStringHeapSize.
 func (x *Tables) GetStringHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -6957,13 +6347,11 @@ func (x *Tables) GetStringHeapSize() (uint32, error) {
 	return res, nil
 }
 
-/*
-It returns the runtime's pcbBlobs output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetBlobHeapSize.
-*/
+// It returns the runtime's pcbBlobs output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetBlobHeapSize.
 func (x *Tables) GetBlobHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -6978,13 +6366,11 @@ func (x *Tables) GetBlobHeapSize() (uint32, error) {
 	return res, nil
 }
 
-/*
-It returns the runtime's pcbGuids output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetGuidHeapSize.
-*/
+// It returns the runtime's pcbGuids output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetGuidHeapSize.
 func (x *Tables) GetGuidHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -6999,13 +6385,11 @@ func (x *Tables) GetGuidHeapSize() (uint32, error) {
 	return res, nil
 }
 
-/*
-It returns the runtime's pcbBlobs output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetUserStringHeapSize.
-*/
+// It returns the runtime's pcbBlobs output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetUserStringHeapSize.
 func (x *Tables) GetUserStringHeapSize() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -7020,13 +6404,11 @@ func (x *Tables) GetUserStringHeapSize() (uint32, error) {
 	return res, nil
 }
 
-/*
-It returns the runtime's pcTables output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetNumTables.
-*/
+// It returns the runtime's pcTables output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetNumTables.
 func (x *Tables) GetNumTables() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -7041,14 +6423,12 @@ func (x *Tables) GetNumTables() (uint32, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: token (token). It returns the
-runtime's pixTbl output as a uint32. A failure is the runtime's HRESULT
-as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetTableIndex.
-*/
+// Its arguments are, by the runtime's names: token (token). It returns the
+// runtime's pixTbl output as a uint32. A failure is the runtime's HRESULT
+// as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetTableIndex.
 func (x *Tables) GetTableIndex(token uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -7146,14 +6526,12 @@ func (x *Tables) getCodedTokenInfo(ixCdTkn uint32, tokens unsafe.Pointer, name u
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: ixTbl (ixTbl), rid (rid). It
-returns the runtime's ppRow output as a Address. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetRow.
-*/
+// Its arguments are, by the runtime's names: ixTbl (ixTbl), rid (rid). It
+// returns the runtime's ppRow output as a Address. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetRow.
 func (x *Tables) GetRow(ixTbl uint32, rid uint32) (Address, error) {
 	var res Address
 	if x == nil || x.p == nil {
@@ -7168,14 +6546,12 @@ func (x *Tables) GetRow(ixTbl uint32, rid uint32) (Address, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: ixTbl (ixTbl), ixCol (ixCol),
-rid (rid). It returns the runtime's pVal output as a uint32. A failure
-is the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetColumn.
-*/
+// Its arguments are, by the runtime's names: ixTbl (ixTbl), ixCol (ixCol),
+// rid (rid). It returns the runtime's pVal output as a uint32. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetColumn.
 func (x *Tables) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -7202,14 +6578,12 @@ func (x *Tables) getString(ixString uint32, str unsafe.Pointer) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: ixBlob (ixBlob). It returns
-the runtime's ppData output as a []byte. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetBlob.
-*/
+// Its arguments are, by the runtime's names: ixBlob (ixBlob). It returns
+// the runtime's ppData output as a []byte. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetBlob.
 func (x *Tables) GetBlob(ixBlob uint32) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
@@ -7237,14 +6611,12 @@ func (x *Tables) getGuid(ixGUID uint32, guid unsafe.Pointer) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: ixUserString (ixUserString).
-It returns the runtime's ppData output as a []byte. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetUserString.
-*/
+// Its arguments are, by the runtime's names: ixUserString (ixUserString).
+// It returns the runtime's ppData output as a []byte. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetUserString.
 func (x *Tables) GetUserString(ixUserString uint32) ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
@@ -7260,14 +6632,12 @@ func (x *Tables) GetUserString(ixUserString uint32) ([]byte, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: ixString (ixString). It
-returns the runtime's pNext output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetNextString.
-*/
+// Its arguments are, by the runtime's names: ixString (ixString). It
+// returns the runtime's pNext output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetNextString.
 func (x *Tables) GetNextString(ixString uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -7282,14 +6652,12 @@ func (x *Tables) GetNextString(ixString uint32) (uint32, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: ixBlob (ixBlob). It returns
-the runtime's pNext output as a uint32. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetNextBlob.
-*/
+// Its arguments are, by the runtime's names: ixBlob (ixBlob). It returns
+// the runtime's pNext output as a uint32. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetNextBlob.
 func (x *Tables) GetNextBlob(ixBlob uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -7304,14 +6672,12 @@ func (x *Tables) GetNextBlob(ixBlob uint32) (uint32, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: ixGUID (ixGuid). It returns
-the runtime's pNext output as a uint32. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetNextGuid.
-*/
+// Its arguments are, by the runtime's names: ixGUID (ixGuid). It returns
+// the runtime's pNext output as a uint32. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetNextGuid.
 func (x *Tables) GetNextGuid(ixGUID uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -7326,14 +6692,12 @@ func (x *Tables) GetNextGuid(ixGUID uint32) (uint32, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: ixUserString (ixUserString).
-It returns the runtime's pNext output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetNextUserString.
-*/
+// Its arguments are, by the runtime's names: ixUserString (ixUserString).
+// It returns the runtime's pNext output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetNextUserString.
 func (x *Tables) GetNextUserString(ixUserString uint32) (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -7393,13 +6757,11 @@ func (x *Tables2) base() *Tables {
 	return &x.Tables
 }
 
-/*
-It returns the runtime's ppvMd output as a []byte. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables2::GetMetaDataStorage.
-*/
+// It returns the runtime's ppvMd output as a []byte. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables2::GetMetaDataStorage.
 func (x *Tables2) GetMetaDataStorage() ([]byte, error) {
 	var res []byte
 	if x == nil || x.p == nil {
@@ -7431,81 +6793,69 @@ func (x *Tables2) getMetaDataStreamInfo(ix uint32, ppchName unsafe.Pointer) ([]b
 	return res, nil
 }
 
-/*
-GetStringHeapSize is Tables.GetStringHeapSize, which Tables2 inherits.
-
-It returns the runtime's pcbStrings output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetStringHeapSize.
-*/
+// GetStringHeapSize is Tables.GetStringHeapSize, which Tables2 inherits.
+//
+// It returns the runtime's pcbStrings output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetStringHeapSize.
 func (x *Tables2) GetStringHeapSize() (uint32, error) {
 	return x.base().GetStringHeapSize()
 }
 
-/*
-GetBlobHeapSize is Tables.GetBlobHeapSize, which Tables2 inherits.
-
-It returns the runtime's pcbBlobs output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetBlobHeapSize.
-*/
+// GetBlobHeapSize is Tables.GetBlobHeapSize, which Tables2 inherits.
+//
+// It returns the runtime's pcbBlobs output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetBlobHeapSize.
 func (x *Tables2) GetBlobHeapSize() (uint32, error) {
 	return x.base().GetBlobHeapSize()
 }
 
-/*
-GetGuidHeapSize is Tables.GetGuidHeapSize, which Tables2 inherits.
-
-It returns the runtime's pcbGuids output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetGuidHeapSize.
-*/
+// GetGuidHeapSize is Tables.GetGuidHeapSize, which Tables2 inherits.
+//
+// It returns the runtime's pcbGuids output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetGuidHeapSize.
 func (x *Tables2) GetGuidHeapSize() (uint32, error) {
 	return x.base().GetGuidHeapSize()
 }
 
-/*
-GetUserStringHeapSize is Tables.GetUserStringHeapSize, which Tables2 inherits.
-
-It returns the runtime's pcbBlobs output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetUserStringHeapSize.
-*/
+// GetUserStringHeapSize is Tables.GetUserStringHeapSize, which Tables2 inherits.
+//
+// It returns the runtime's pcbBlobs output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetUserStringHeapSize.
 func (x *Tables2) GetUserStringHeapSize() (uint32, error) {
 	return x.base().GetUserStringHeapSize()
 }
 
-/*
-GetNumTables is Tables.GetNumTables, which Tables2 inherits.
-
-It returns the runtime's pcTables output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetNumTables.
-*/
+// GetNumTables is Tables.GetNumTables, which Tables2 inherits.
+//
+// It returns the runtime's pcTables output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetNumTables.
 func (x *Tables2) GetNumTables() (uint32, error) {
 	return x.base().GetNumTables()
 }
 
-/*
-GetTableIndex is Tables.GetTableIndex, which Tables2 inherits.
-
-Its arguments are, by the runtime's names: token (token). It returns the
-runtime's pixTbl output as a uint32. A failure is the runtime's HRESULT
-as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetTableIndex.
-*/
+// GetTableIndex is Tables.GetTableIndex, which Tables2 inherits.
+//
+// Its arguments are, by the runtime's names: token (token). It returns the
+// runtime's pixTbl output as a uint32. A failure is the runtime's HRESULT
+// as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetTableIndex.
 func (x *Tables2) GetTableIndex(token uint32) (uint32, error) {
 	return x.base().GetTableIndex(token)
 }
@@ -7519,30 +6869,26 @@ func (x *Tables2) getCodedTokenInfo(ixCdTkn uint32, tokens unsafe.Pointer, name 
 	return x.base().getCodedTokenInfo(ixCdTkn, tokens, name)
 }
 
-/*
-GetRow is Tables.GetRow, which Tables2 inherits.
-
-Its arguments are, by the runtime's names: ixTbl (ixTbl), rid (rid). It
-returns the runtime's ppRow output as a Address. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetRow.
-*/
+// GetRow is Tables.GetRow, which Tables2 inherits.
+//
+// Its arguments are, by the runtime's names: ixTbl (ixTbl), rid (rid). It
+// returns the runtime's ppRow output as a Address. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetRow.
 func (x *Tables2) GetRow(ixTbl uint32, rid uint32) (Address, error) {
 	return x.base().GetRow(ixTbl, rid)
 }
 
-/*
-GetColumn is Tables.GetColumn, which Tables2 inherits.
-
-Its arguments are, by the runtime's names: ixTbl (ixTbl), ixCol (ixCol),
-rid (rid). It returns the runtime's pVal output as a uint32. A failure
-is the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetColumn.
-*/
+// GetColumn is Tables.GetColumn, which Tables2 inherits.
+//
+// Its arguments are, by the runtime's names: ixTbl (ixTbl), ixCol (ixCol),
+// rid (rid). It returns the runtime's pVal output as a uint32. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetColumn.
 func (x *Tables2) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, error) {
 	return x.base().GetColumn(ixTbl, ixCol, rid)
 }
@@ -7550,16 +6896,14 @@ func (x *Tables2) getString(ixString uint32, str unsafe.Pointer) error {
 	return x.base().getString(ixString, str)
 }
 
-/*
-GetBlob is Tables.GetBlob, which Tables2 inherits.
-
-Its arguments are, by the runtime's names: ixBlob (ixBlob). It returns
-the runtime's ppData output as a []byte. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetBlob.
-*/
+// GetBlob is Tables.GetBlob, which Tables2 inherits.
+//
+// Its arguments are, by the runtime's names: ixBlob (ixBlob). It returns
+// the runtime's ppData output as a []byte. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetBlob.
 func (x *Tables2) GetBlob(ixBlob uint32) ([]byte, error) {
 	return x.base().GetBlob(ixBlob)
 }
@@ -7567,72 +6911,62 @@ func (x *Tables2) getGuid(ixGUID uint32, guid unsafe.Pointer) error {
 	return x.base().getGuid(ixGUID, guid)
 }
 
-/*
-GetUserString is Tables.GetUserString, which Tables2 inherits.
-
-Its arguments are, by the runtime's names: ixUserString (ixUserString).
-It returns the runtime's ppData output as a []byte. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetUserString.
-*/
+// GetUserString is Tables.GetUserString, which Tables2 inherits.
+//
+// Its arguments are, by the runtime's names: ixUserString (ixUserString).
+// It returns the runtime's ppData output as a []byte. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetUserString.
 func (x *Tables2) GetUserString(ixUserString uint32) ([]byte, error) {
 	return x.base().GetUserString(ixUserString)
 }
 
-/*
-GetNextString is Tables.GetNextString, which Tables2 inherits.
-
-Its arguments are, by the runtime's names: ixString (ixString). It
-returns the runtime's pNext output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetNextString.
-*/
+// GetNextString is Tables.GetNextString, which Tables2 inherits.
+//
+// Its arguments are, by the runtime's names: ixString (ixString). It
+// returns the runtime's pNext output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetNextString.
 func (x *Tables2) GetNextString(ixString uint32) (uint32, error) {
 	return x.base().GetNextString(ixString)
 }
 
-/*
-GetNextBlob is Tables.GetNextBlob, which Tables2 inherits.
-
-Its arguments are, by the runtime's names: ixBlob (ixBlob). It returns
-the runtime's pNext output as a uint32. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetNextBlob.
-*/
+// GetNextBlob is Tables.GetNextBlob, which Tables2 inherits.
+//
+// Its arguments are, by the runtime's names: ixBlob (ixBlob). It returns
+// the runtime's pNext output as a uint32. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetNextBlob.
 func (x *Tables2) GetNextBlob(ixBlob uint32) (uint32, error) {
 	return x.base().GetNextBlob(ixBlob)
 }
 
-/*
-GetNextGuid is Tables.GetNextGuid, which Tables2 inherits.
-
-Its arguments are, by the runtime's names: ixGUID (ixGuid). It returns
-the runtime's pNext output as a uint32. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetNextGuid.
-*/
+// GetNextGuid is Tables.GetNextGuid, which Tables2 inherits.
+//
+// Its arguments are, by the runtime's names: ixGUID (ixGuid). It returns
+// the runtime's pNext output as a uint32. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetNextGuid.
 func (x *Tables2) GetNextGuid(ixGUID uint32) (uint32, error) {
 	return x.base().GetNextGuid(ixGUID)
 }
 
-/*
-GetNextUserString is Tables.GetNextUserString, which Tables2 inherits.
-
-Its arguments are, by the runtime's names: ixUserString (ixUserString).
-It returns the runtime's pNext output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls IMetaDataTables::GetNextUserString.
-*/
+// GetNextUserString is Tables.GetNextUserString, which Tables2 inherits.
+//
+// Its arguments are, by the runtime's names: ixUserString (ixUserString).
+// It returns the runtime's pNext output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetNextUserString.
 func (x *Tables2) GetNextUserString(ixUserString uint32) (uint32, error) {
 	return x.base().GetNextUserString(ixUserString)
 }
@@ -7700,21 +7034,17 @@ func (x *Info) Release() {
 type InfoFileMappingResult struct {
 	// Data is the runtime's ppvData output of IMetaDataInfo::GetFileMapping.
 	Data []byte
-	/*
-	   MappingType is the runtime's pdwMappingType output of
-	   IMetaDataInfo::GetFileMapping.
-	*/
+	// MappingType is the runtime's pdwMappingType output of
+	// IMetaDataInfo::GetFileMapping.
 	MappingType uint32
 }
 
-/*
-It returns the runtime's outputs ppvData, pdwMappingType as the fields
-of InfoFileMappingResult. A failure is the runtime's HRESULT as the
-error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
-...).
-
-It calls IMetaDataInfo::GetFileMapping.
-*/
+// It returns the runtime's outputs ppvData, pdwMappingType as the fields
+// of InfoFileMappingResult. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
+// It calls IMetaDataInfo::GetFileMapping.
 func (x *Info) GetFileMapping() (InfoFileMappingResult, error) {
 	var res InfoFileMappingResult
 	if x == nil || x.p == nil {

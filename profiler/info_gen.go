@@ -73,19 +73,17 @@ func (x *Info) release() {
 	x.version = 0
 }
 
-/*
-GetClassFromObject returns the class of an object; valid while the
-object does not move (inside the callback that reported it).
-
-Its arguments are, by the runtime's names: objectID (objectId). It
-returns the runtime's pClassId output as a ClassID. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::GetClassFromObject.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetClassFromObject returns the class of an object; valid while the
+// object does not move (inside the callback that reported it).
+//
+// Its arguments are, by the runtime's names: objectID (objectId). It
+// returns the runtime's pClassId output as a ClassID. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetClassFromObject.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetClassFromObject(objectID ObjectID) (ClassID, error) {
 	var res ClassID
 	self := x.ptr(1)
@@ -104,20 +102,18 @@ func (x *Info) GetClassFromObject(objectID ObjectID) (ClassID, error) {
 	return res, nil
 }
 
-/*
-GetClassFromToken returns the ClassID of a loaded non-generic TypeDef;
-generic types need GetClassFromTokenAndTypeArgs (which loads the
-instantiation if needed).
-
-Its arguments are, by the runtime's names: moduleID (moduleId), typeDef
-(typeDef). It returns the runtime's pClassId output as a ClassID. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::GetClassFromToken.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetClassFromToken returns the ClassID of a loaded non-generic TypeDef;
+// generic types need GetClassFromTokenAndTypeArgs (which loads the
+// instantiation if needed).
+//
+// Its arguments are, by the runtime's names: moduleID (moduleId), typeDef
+// (typeDef). It returns the runtime's pClassId output as a ClassID. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetClassFromToken.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetClassFromToken(moduleID ModuleID, typeDef metadata.Token) (ClassID, error) {
 	var res ClassID
 	self := x.ptr(1)
@@ -147,21 +143,19 @@ type CodeInfoResult struct {
 	Size uint32
 }
 
-/*
-GetCodeInfo returns where the native code of a function starts and its
-size in bytes, for a function whose code is one contiguous block; prefer
-GetCodeInfo2, which reports every block.
-
-Its arguments are, by the runtime's names: functionID (functionId). It
-returns the runtime's outputs pStart, pcSize as the fields of
-CodeInfoResult. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-...).
-
-It calls ICorProfilerInfo::GetCodeInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetCodeInfo returns where the native code of a function starts and its
+// size in bytes, for a function whose code is one contiguous block; prefer
+// GetCodeInfo2, which reports every block.
+//
+// Its arguments are, by the runtime's names: functionID (functionId). It
+// returns the runtime's outputs pStart, pcSize as the fields of
+// CodeInfoResult. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo::GetCodeInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetCodeInfo(functionID FunctionID) (CodeInfoResult, error) {
 	var res CodeInfoResult
 	self := x.ptr(1)
@@ -182,18 +176,16 @@ func (x *Info) GetCodeInfo(functionID FunctionID) (CodeInfoResult, error) {
 	return res, nil
 }
 
-/*
-GetEventMask returns the events the runtime reports to this profiler
-(SetEventMask's low half).
-
-It returns the runtime's pdwEvents output as a Monitor. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::GetEventMask.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetEventMask returns the events the runtime reports to this profiler
+// (SetEventMask's low half).
+//
+// It returns the runtime's pdwEvents output as a Monitor. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetEventMask.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetEventMask() (Monitor, error) {
 	var res Monitor
 	self := x.ptr(1)
@@ -212,19 +204,17 @@ func (x *Info) GetEventMask() (Monitor, error) {
 	return res, nil
 }
 
-/*
-GetFunctionFromIP returns the managed function whose native code holds
-the instruction pointer ip; an error for an address outside managed code.
-
-Its arguments are, by the runtime's names: ip (ip). It returns the
-runtime's pFunctionId output as a FunctionID. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::GetFunctionFromIP.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetFunctionFromIP returns the managed function whose native code holds
+// the instruction pointer ip; an error for an address outside managed code.
+//
+// Its arguments are, by the runtime's names: ip (ip). It returns the
+// runtime's pFunctionId output as a FunctionID. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetFunctionFromIP.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetFunctionFromIP(ip Address) (FunctionID, error) {
 	var res FunctionID
 	self := x.ptr(1)
@@ -243,20 +233,18 @@ func (x *Info) GetFunctionFromIP(ip Address) (FunctionID, error) {
 	return res, nil
 }
 
-/*
-GetFunctionFromToken returns the FunctionID of a non-generic method
-once the runtime has created it; generic methods need
-GetFunctionFromTokenAndTypeArgs.
-
-Its arguments are, by the runtime's names: moduleID (moduleId), token
-(token). It returns the runtime's pFunctionId output as a FunctionID. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::GetFunctionFromToken.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetFunctionFromToken returns the FunctionID of a non-generic method
+// once the runtime has created it; generic methods need
+// GetFunctionFromTokenAndTypeArgs.
+//
+// Its arguments are, by the runtime's names: moduleID (moduleId), token
+// (token). It returns the runtime's pFunctionId output as a FunctionID. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetFunctionFromToken.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetFunctionFromToken(moduleID ModuleID, token metadata.Token) (FunctionID, error) {
 	var res FunctionID
 	self := x.ptr(1)
@@ -288,19 +276,17 @@ func (x *Info) getHandleFromThread(threadID ThreadID, phThread unsafe.Pointer) e
 	return nil
 }
 
-/*
-GetObjectSize returns an object's size in bytes as a 32-bit value;
-prefer GetObjectSize2, which does not overflow for large arrays.
-
-Its arguments are, by the runtime's names: objectID (objectId). It
-returns the runtime's pcSize output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::GetObjectSize.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetObjectSize returns an object's size in bytes as a 32-bit value;
+// prefer GetObjectSize2, which does not overflow for large arrays.
+//
+// Its arguments are, by the runtime's names: objectID (objectId). It
+// returns the runtime's pcSize output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetObjectSize.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetObjectSize(objectID ObjectID) (uint32, error) {
 	var res uint32
 	self := x.ptr(1)
@@ -324,35 +310,29 @@ func (x *Info) GetObjectSize(objectID ObjectID) (uint32, error) {
 // IsArrayClass returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type IsArrayClassResult struct {
-	/*
-	   BaseElemType the element type of the array (ElementTypeClass for arrays
-	   of reference types) (pBaseElemType)
-	*/
+	// BaseElemType is the element type of the array (ElementTypeClass for
+	// arrays of reference types) (the runtime's pBaseElemType).
 	BaseElemType metadata.ElementType
-	/*
-	   BaseClassID the ClassID of the element type, 0 for primitive elements
-	   (pBaseClassId)
-	*/
+	// BaseClassID is the ClassID of the element type, 0 for primitive elements
+	// (the runtime's pBaseClassId).
 	BaseClassID ClassID
-	// Rank the array's rank: 1 for a vector (T[]) (pcRank)
+	// Rank is the array's rank: 1 for a vector (T[]) (the runtime's pcRank).
 	Rank uint32
 }
 
-/*
-IsArrayClass says whether a class is an array type and, if so, its
-element type, element class and rank.
-
-Its arguments are, by the runtime's names: classID (classId). It returns
-the runtime's outputs pBaseElemType, pBaseClassId, pcRank as the fields
-of IsArrayClassResult. The bool is true when the runtime answers S_OK
-and false when it answers S_FALSE (not an array: the result's fields are
-then zero). A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::IsArrayClass.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// IsArrayClass says whether a class is an array type and, if so, its
+// element type, element class and rank.
+//
+// Its arguments are, by the runtime's names: classID (classId). It returns
+// the runtime's outputs pBaseElemType, pBaseClassId, pcRank as the fields
+// of IsArrayClassResult. The bool is true when the runtime answers S_OK
+// and false when it answers S_FALSE (not an array: the result's fields are
+// then zero). A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::IsArrayClass.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) IsArrayClass(classID ClassID) (IsArrayClassResult, bool, error) {
 	var res IsArrayClassResult
 	self := x.ptr(1)
@@ -375,19 +355,17 @@ func (x *Info) IsArrayClass(classID ClassID) (IsArrayClassResult, bool, error) {
 	return res, hr == 0, nil
 }
 
-/*
-GetThreadInfo returns the OS thread handle behind a managed thread (not
-its thread ID: see ThreadAssignedToOSThread).
-
-Its arguments are, by the runtime's names: threadID (threadId). It
-returns the runtime's pdwWin32ThreadId output as a uint32. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::GetThreadInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetThreadInfo returns the OS thread handle behind a managed thread (not
+// its thread ID: see ThreadAssignedToOSThread).
+//
+// Its arguments are, by the runtime's names: threadID (threadId). It
+// returns the runtime's pdwWin32ThreadId output as a uint32. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetThreadInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetThreadInfo(threadID ThreadID) (uint32, error) {
 	var res uint32
 	self := x.ptr(1)
@@ -406,19 +384,17 @@ func (x *Info) GetThreadInfo(threadID ThreadID) (uint32, error) {
 	return res, nil
 }
 
-/*
-GetCurrentThreadID returns the runtime's ID of the calling thread; an
-error on a thread the runtime does not know (a goroutine's thread that
-never ran managed code).
-
-It returns the runtime's pThreadId output as a ThreadID. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::GetCurrentThreadID.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetCurrentThreadID returns the runtime's ID of the calling thread; an
+// error on a thread the runtime does not know (a goroutine's thread that
+// never ran managed code).
+//
+// It returns the runtime's pThreadId output as a ThreadID. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetCurrentThreadID.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetCurrentThreadID() (ThreadID, error) {
 	var res ThreadID
 	self := x.ptr(1)
@@ -442,32 +418,26 @@ func (x *Info) GetCurrentThreadID() (ThreadID, error) {
 // GetClassIDInfo returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type ClassIDInfoResult struct {
-	/*
-	   ModuleID is the runtime's pModuleId output of
-	   ICorProfilerInfo::GetClassIDInfo.
-	*/
+	// ModuleID is the runtime's pModuleId output of
+	// ICorProfilerInfo::GetClassIDInfo.
 	ModuleID ModuleID
-	/*
-	   TypeDefToken is the runtime's pTypeDefToken output of
-	   ICorProfilerInfo::GetClassIDInfo.
-	*/
+	// TypeDefToken is the runtime's pTypeDefToken output of
+	// ICorProfilerInfo::GetClassIDInfo.
 	TypeDefToken metadata.Token
 }
 
-/*
-GetClassIDInfo returns the module and TypeDef token of a class; prefer
-GetClassIDInfo2, which also gives the parent and type arguments.
-
-Its arguments are, by the runtime's names: classID (classId). It returns
-the runtime's outputs pModuleId, pTypeDefToken as the fields of
-ClassIDInfoResult. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-...).
-
-It calls ICorProfilerInfo::GetClassIDInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetClassIDInfo returns the module and TypeDef token of a class; prefer
+// GetClassIDInfo2, which also gives the parent and type arguments.
+//
+// Its arguments are, by the runtime's names: classID (classId). It returns
+// the runtime's outputs pModuleId, pTypeDefToken as the fields of
+// ClassIDInfoResult. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo::GetClassIDInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetClassIDInfo(classID ClassID) (ClassIDInfoResult, error) {
 	var res ClassIDInfoResult
 	self := x.ptr(1)
@@ -493,37 +463,29 @@ func (x *Info) GetClassIDInfo(classID ClassID) (ClassIDInfoResult, error) {
 // GetFunctionInfo returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type FunctionInfoResult struct {
-	/*
-	   ClassID is the runtime's pClassId output of
-	   ICorProfilerInfo::GetFunctionInfo.
-	*/
+	// ClassID is the runtime's pClassId output of
+	// ICorProfilerInfo::GetFunctionInfo.
 	ClassID ClassID
-	/*
-	   ModuleID is the runtime's pModuleId output of
-	   ICorProfilerInfo::GetFunctionInfo.
-	*/
+	// ModuleID is the runtime's pModuleId output of
+	// ICorProfilerInfo::GetFunctionInfo.
 	ModuleID ModuleID
-	/*
-	   Token is the runtime's pToken output of
-	   ICorProfilerInfo::GetFunctionInfo.
-	*/
+	// Token is the runtime's pToken output of
+	// ICorProfilerInfo::GetFunctionInfo.
 	Token metadata.Token
 }
 
-/*
-GetFunctionInfo returns the class, module and MethodDef token of a
-function; prefer GetFunctionInfo2 for generic code.
-
-Its arguments are, by the runtime's names: functionID (functionId). It
-returns the runtime's outputs pClassId, pModuleId, pToken as the fields
-of FunctionInfoResult. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-...).
-
-It calls ICorProfilerInfo::GetFunctionInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetFunctionInfo returns the class, module and MethodDef token of a
+// function; prefer GetFunctionInfo2 for generic code.
+//
+// Its arguments are, by the runtime's names: functionID (functionId). It
+// returns the runtime's outputs pClassId, pModuleId, pToken as the fields
+// of FunctionInfoResult. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo::GetFunctionInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetFunctionInfo(functionID FunctionID) (FunctionInfoResult, error) {
 	var res FunctionInfoResult
 	self := x.ptr(1)
@@ -590,33 +552,27 @@ func (x *Info) setFunctionIDMapper(fn unsafe.Pointer) error {
 // GetTokenAndMetaDataFromFunction returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type TokenAndMetaDataFromFunctionResult struct {
-	/*
-	   Import is the runtime's ppImport output of
-	   ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
-	*/
+	// Import is the runtime's ppImport output of
+	// ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
 	Import *Unknown
-	/*
-	   Token is the runtime's pToken output of
-	   ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
-	*/
+	// Token is the runtime's pToken output of
+	// ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
 	Token metadata.Token
 }
 
-/*
-GetTokenAndMetaDataFromFunction returns a function's MethodDef token and
-its module's metadata as the interface iid; FunctionImport returns the
-typed reader.
-
-Its arguments are, by the runtime's names: functionID (functionId), riid
-(riid). It returns the runtime's outputs ppImport, pToken as the fields
-of TokenAndMetaDataFromFunctionResult. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetTokenAndMetaDataFromFunction returns a function's MethodDef token and
+// its module's metadata as the interface iid; FunctionImport returns the
+// typed reader.
+//
+// Its arguments are, by the runtime's names: functionID (functionId), riid
+// (riid). It returns the runtime's outputs ppImport, pToken as the fields
+// of TokenAndMetaDataFromFunctionResult. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetTokenAndMetaDataFromFunction(functionID FunctionID, riid uuid.UUID) (TokenAndMetaDataFromFunctionResult, error) {
 	var res TokenAndMetaDataFromFunctionResult
 	self := x.ptr(1)
@@ -643,37 +599,29 @@ func (x *Info) GetTokenAndMetaDataFromFunction(functionID FunctionID, riid uuid.
 // GetModuleInfo returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type ModuleInfoResult struct {
-	/*
-	   BaseLoadAddress where the module is mapped in memory (0 for a dynamic
-	   module) (ppBaseLoadAddress)
-	*/
+	// BaseLoadAddress is where the module is mapped in memory (0 for a dynamic
+	// module) (the runtime's ppBaseLoadAddress).
 	BaseLoadAddress Address
-	/*
-	   Name the module's file path, empty for a dynamic or in-memory module
-	   (szName)
-	*/
+	// Name is the module's file path, empty for a dynamic or in-memory module
+	// (the runtime's szName).
 	Name string
-	/*
-	   AssemblyID the assembly the module belongs to (0 before
-	   ModuleAttachedToAssembly) (pAssemblyId)
-	*/
+	// AssemblyID is the assembly the module belongs to (0 before
+	// ModuleAttachedToAssembly) (the runtime's pAssemblyId).
 	AssemblyID AssemblyID
 }
 
-/*
-GetModuleInfo returns a module's base address, file path and assembly;
-prefer GetModuleInfo2, which also gives its flags.
-
-Its arguments are, by the runtime's names: moduleID (moduleId). It
-returns the runtime's outputs ppBaseLoadAddress, szName, pAssemblyId as
-the fields of ModuleInfoResult. A failure is the runtime's HRESULT as
-the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::GetModuleInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetModuleInfo returns a module's base address, file path and assembly;
+// prefer GetModuleInfo2, which also gives its flags.
+//
+// Its arguments are, by the runtime's names: moduleID (moduleId). It
+// returns the runtime's outputs ppBaseLoadAddress, szName, pAssemblyId as
+// the fields of ModuleInfoResult. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetModuleInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetModuleInfo(moduleID ModuleID) (ModuleInfoResult, error) {
 	var res ModuleInfoResult
 	self := x.ptr(1)
@@ -706,21 +654,19 @@ func (x *Info) GetModuleInfo(moduleID ModuleID) (ModuleInfoResult, error) {
 	return res, nil
 }
 
-/*
-GetModuleMetaData opens a module's metadata as the interface iid
-(metadata.IIDImport2, ...). ModuleImport and ModuleEmit return the typed
-readers and writers; prefer them.
-
-Its arguments are, by the runtime's names: moduleID (moduleId),
-openFlags (dwOpenFlags), riid (riid). It returns the runtime's ppOut
-output as a *Unknown. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-...).
-
-It calls ICorProfilerInfo::GetModuleMetaData.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetModuleMetaData opens a module's metadata as the interface iid
+// (metadata.IIDImport2, ...). ModuleImport and ModuleEmit return the typed
+// readers and writers; prefer them.
+//
+// Its arguments are, by the runtime's names: moduleID (moduleId),
+// openFlags (dwOpenFlags), riid (riid). It returns the runtime's ppOut
+// output as a *Unknown. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo::GetModuleMetaData.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetModuleMetaData(moduleID ModuleID, openFlags metadata.OpenFlags, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	self := x.ptr(1)
@@ -740,20 +686,18 @@ func (x *Info) GetModuleMetaData(moduleID ModuleID, openFlags metadata.OpenFlags
 	return res, nil
 }
 
-/*
-GetILFunctionBody returns a copy of a method's IL, header included: the
-body its first JIT compiles (the metadata's, or one installed with
-SetILFunctionBody; never a ReJIT body). ilrw.Decode reads it.
-
-Its arguments are, by the runtime's names: moduleID (moduleId), methodID
-(methodId). It returns the runtime's ppMethodHeader output as a []byte.
-A failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::GetILFunctionBody.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetILFunctionBody returns a copy of a method's IL, header included: the
+// body its first JIT compiles (the metadata's, or one installed with
+// SetILFunctionBody; never a ReJIT body). ilrw.Decode reads it.
+//
+// Its arguments are, by the runtime's names: moduleID (moduleId), methodID
+// (methodId). It returns the runtime's ppMethodHeader output as a []byte.
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetILFunctionBody.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetILFunctionBody(moduleID ModuleID, methodID metadata.Token) ([]byte, error) {
 	var res []byte
 	self := x.ptr(1)
@@ -773,20 +717,18 @@ func (x *Info) GetILFunctionBody(moduleID ModuleID, methodID metadata.Token) ([]
 	return res, nil
 }
 
-/*
-GetILFunctionBodyAllocator returns the allocator whose memory
-SetILFunctionBody wants; the hand-written SetILFunctionBody uses it for
-you.
-
-Its arguments are, by the runtime's names: moduleID (moduleId). It
-returns the runtime's ppMalloc output as a *MethodMalloc. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::GetILFunctionBodyAllocator.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetILFunctionBodyAllocator returns the allocator whose memory
+// SetILFunctionBody wants; the hand-written SetILFunctionBody uses it for
+// you.
+//
+// Its arguments are, by the runtime's names: moduleID (moduleId). It
+// returns the runtime's ppMalloc output as a *MethodMalloc. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetILFunctionBodyAllocator.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetILFunctionBodyAllocator(moduleID ModuleID) (*MethodMalloc, error) {
 	var res *MethodMalloc
 	self := x.ptr(1)
@@ -823,32 +765,26 @@ func (x *Info) setILFunctionBody(moduleID ModuleID, methodid metadata.Token, new
 // GetAppDomainInfo returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type AppDomainInfoResult struct {
-	/*
-	   Name is the runtime's szName output of
-	   ICorProfilerInfo::GetAppDomainInfo.
-	*/
+	// Name is the runtime's szName output of
+	// ICorProfilerInfo::GetAppDomainInfo.
 	Name string
-	/*
-	   ProcessID is the runtime's pProcessId output of
-	   ICorProfilerInfo::GetAppDomainInfo.
-	*/
+	// ProcessID is the runtime's pProcessId output of
+	// ICorProfilerInfo::GetAppDomainInfo.
 	ProcessID ProcessID
 }
 
-/*
-GetAppDomainInfo returns an app domain's name and the process it lives
-in.
-
-Its arguments are, by the runtime's names: appDomainID (appDomainId). It
-returns the runtime's outputs szName, pProcessId as the fields of
-AppDomainInfoResult. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-...).
-
-It calls ICorProfilerInfo::GetAppDomainInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetAppDomainInfo returns an app domain's name and the process it lives
+// in.
+//
+// Its arguments are, by the runtime's names: appDomainID (appDomainId). It
+// returns the runtime's outputs szName, pProcessId as the fields of
+// AppDomainInfoResult. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo::GetAppDomainInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetAppDomainInfo(appDomainID AppDomainID) (AppDomainInfoResult, error) {
 	var res AppDomainInfoResult
 	self := x.ptr(1)
@@ -884,37 +820,29 @@ func (x *Info) GetAppDomainInfo(appDomainID AppDomainID) (AppDomainInfoResult, e
 // GetAssemblyInfo returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type AssemblyInfoResult struct {
-	/*
-	   Name is the runtime's szName output of
-	   ICorProfilerInfo::GetAssemblyInfo.
-	*/
+	// Name is the runtime's szName output of
+	// ICorProfilerInfo::GetAssemblyInfo.
 	Name string
-	/*
-	   AppDomainID is the runtime's pAppDomainId output of
-	   ICorProfilerInfo::GetAssemblyInfo.
-	*/
+	// AppDomainID is the runtime's pAppDomainId output of
+	// ICorProfilerInfo::GetAssemblyInfo.
 	AppDomainID AppDomainID
-	/*
-	   ModuleID is the runtime's pModuleId output of
-	   ICorProfilerInfo::GetAssemblyInfo.
-	*/
+	// ModuleID is the runtime's pModuleId output of
+	// ICorProfilerInfo::GetAssemblyInfo.
 	ModuleID ModuleID
 }
 
-/*
-GetAssemblyInfo returns an assembly's name, app domain and manifest
-module.
-
-Its arguments are, by the runtime's names: assemblyID (assemblyId). It
-returns the runtime's outputs szName, pAppDomainId, pModuleId as the
-fields of AssemblyInfoResult. A failure is the runtime's HRESULT as the
-error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::GetAssemblyInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetAssemblyInfo returns an assembly's name, app domain and manifest
+// module.
+//
+// Its arguments are, by the runtime's names: assemblyID (assemblyId). It
+// returns the runtime's outputs szName, pAppDomainId, pModuleId as the
+// fields of AssemblyInfoResult. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetAssemblyInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetAssemblyInfo(assemblyID AssemblyID) (AssemblyInfoResult, error) {
 	var res AssemblyInfoResult
 	self := x.ptr(1)
@@ -947,15 +875,13 @@ func (x *Info) GetAssemblyInfo(assemblyID AssemblyID) (AssemblyInfoResult, error
 	return res, nil
 }
 
-/*
-SetFunctionReJIT is not implemented by CoreCLR: use RequestReJIT.
-
-Its arguments are, by the runtime's names: functionID (functionId). A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::SetFunctionReJIT.
-*/
+// SetFunctionReJIT is not implemented by CoreCLR: use RequestReJIT.
+//
+// Its arguments are, by the runtime's names: functionID (functionId). A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::SetFunctionReJIT.
 func (x *Info) SetFunctionReJIT(functionID FunctionID) error {
 	self := x.ptr(1)
 	if self == nil {
@@ -968,16 +894,14 @@ func (x *Info) SetFunctionReJIT(functionID FunctionID) error {
 	return nil
 }
 
-/*
-ForceGC asks for a full blocking GC. Call it from a thread of your own
-that never ran managed code, never inside a callback: elsewhere the
-runtime refuses it with an HRESULT.
-
-A failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::ForceGC.
-*/
+// ForceGC asks for a full blocking GC. Call it from a thread of your own
+// that never ran managed code, never inside a callback: elsewhere the
+// runtime refuses it with an HRESULT.
+//
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::ForceGC.
 func (x *Info) ForceGC() error {
 	self := x.ptr(1)
 	if self == nil {
@@ -990,17 +914,15 @@ func (x *Info) ForceGC() error {
 	return nil
 }
 
-/*
-SetILInstrumentedCodeMap tells debuggers how the IL offsets of a
-rewritten body map to the original ones.
-
-Its arguments are, by the runtime's names: functionID (functionId),
-startJIT (fStartJit), ilMapEntries (rgILMapEntries). A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::SetILInstrumentedCodeMap.
-*/
+// SetILInstrumentedCodeMap tells debuggers how the IL offsets of a
+// rewritten body map to the original ones.
+//
+// Its arguments are, by the runtime's names: functionID (functionId),
+// startJIT (fStartJit), ilMapEntries (rgILMapEntries). A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::SetILInstrumentedCodeMap.
 func (x *Info) SetILInstrumentedCodeMap(functionID FunctionID, startJIT bool, ilMapEntries []ILMap) error {
 	self := x.ptr(1)
 	if self == nil {
@@ -1013,15 +935,13 @@ func (x *Info) SetILInstrumentedCodeMap(functionID FunctionID, startJIT bool, il
 	return nil
 }
 
-/*
-It returns the runtime's ppicd output as a *Unknown. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::GetInprocInspectionInterface.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// It returns the runtime's ppicd output as a *Unknown. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetInprocInspectionInterface.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetInprocInspectionInterface() (*Unknown, error) {
 	var res *Unknown
 	self := x.ptr(1)
@@ -1040,15 +960,13 @@ func (x *Info) GetInprocInspectionInterface() (*Unknown, error) {
 	return res, nil
 }
 
-/*
-It returns the runtime's ppicd output as a *Unknown. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::GetInprocInspectionIThisThread.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// It returns the runtime's ppicd output as a *Unknown. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetInprocInspectionIThisThread.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetInprocInspectionIThisThread() (*Unknown, error) {
 	var res *Unknown
 	self := x.ptr(1)
@@ -1067,16 +985,14 @@ func (x *Info) GetInprocInspectionIThisThread() (*Unknown, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: threadID (threadId). It
-returns the runtime's pContextId output as a ContextID. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::GetThreadContext.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// Its arguments are, by the runtime's names: threadID (threadId). It
+// returns the runtime's pContextId output as a ContextID. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetThreadContext.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetThreadContext(threadID ThreadID) (ContextID, error) {
 	var res ContextID
 	self := x.ptr(1)
@@ -1095,16 +1011,14 @@ func (x *Info) GetThreadContext(threadID ThreadID) (ContextID, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: thisThreadOnly
-(fThisThreadOnly). It returns the runtime's pdwProfilerContext output as
-a uint32. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::BeginInprocDebugging.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// Its arguments are, by the runtime's names: thisThreadOnly
+// (fThisThreadOnly). It returns the runtime's pdwProfilerContext output as
+// a uint32. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::BeginInprocDebugging.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) BeginInprocDebugging(thisThreadOnly bool) (uint32, error) {
 	var res uint32
 	self := x.ptr(1)
@@ -1123,14 +1037,12 @@ func (x *Info) BeginInprocDebugging(thisThreadOnly bool) (uint32, error) {
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: profilerContext
-(dwProfilerContext). A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-...).
-
-It calls ICorProfilerInfo::EndInprocDebugging.
-*/
+// Its arguments are, by the runtime's names: profilerContext
+// (dwProfilerContext). A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo::EndInprocDebugging.
 func (x *Info) EndInprocDebugging(profilerContext uint32) error {
 	self := x.ptr(1)
 	if self == nil {
@@ -1143,20 +1055,18 @@ func (x *Info) EndInprocDebugging(profilerContext uint32) error {
 	return nil
 }
 
-/*
-GetILToNativeMapping returns how the IL offsets of a function map to
-native code offsets (the JIT's debug map; needs EnableJITMaps for a
-complete map).
-
-Its arguments are, by the runtime's names: functionID (functionId). It
-returns the runtime's map output as a []DebugILToNativeMap. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo::GetILToNativeMapping.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetILToNativeMapping returns how the IL offsets of a function map to
+// native code offsets (the JIT's debug map; needs EnableJITMaps for a
+// complete map).
+//
+// Its arguments are, by the runtime's names: functionID (functionId). It
+// returns the runtime's map output as a []DebugILToNativeMap. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetILToNativeMapping.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetILToNativeMapping(functionID FunctionID) ([]DebugILToNativeMap, error) {
 	var res []DebugILToNativeMap
 	self := x.ptr(1)
@@ -1216,47 +1126,37 @@ func (x *Info) setEnterLeaveFunctionHooks2(funcEnter unsafe.Pointer, funcLeave u
 // GetFunctionInfo2 returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type FunctionInfo2Result struct {
-	/*
-	   ClassID is the runtime's pClassId output of
-	   ICorProfilerInfo2::GetFunctionInfo2.
-	*/
+	// ClassID is the runtime's pClassId output of
+	// ICorProfilerInfo2::GetFunctionInfo2.
 	ClassID ClassID
-	/*
-	   ModuleID is the runtime's pModuleId output of
-	   ICorProfilerInfo2::GetFunctionInfo2.
-	*/
+	// ModuleID is the runtime's pModuleId output of
+	// ICorProfilerInfo2::GetFunctionInfo2.
 	ModuleID ModuleID
-	/*
-	   Token is the runtime's pToken output of
-	   ICorProfilerInfo2::GetFunctionInfo2.
-	*/
+	// Token is the runtime's pToken output of
+	// ICorProfilerInfo2::GetFunctionInfo2.
 	Token metadata.Token
-	/*
-	   TypeArgs is the runtime's typeArgs output of
-	   ICorProfilerInfo2::GetFunctionInfo2.
-	*/
+	// TypeArgs is the runtime's typeArgs output of
+	// ICorProfilerInfo2::GetFunctionInfo2.
 	TypeArgs []ClassID
 }
 
-/*
-GetFunctionInfo2 says which function a FunctionID is: its class, module,
-MethodDef token and the type arguments of a generic method. For code
-shared by several instantiations the runtime names the class only with
-the frame info of an ELT hook (frameInfo 0 gives ClassID 0 for a shared
-generic class); FunctionName and FunctionFullName format all this.
-
-Its arguments are, by the runtime's names: funcID (funcId), frameInfo
-(frameInfo). It returns the runtime's outputs pClassId, pModuleId,
-pToken, typeArgs as the fields of FunctionInfo2Result. It needs
-ICorProfilerInfo2 (every supported runtime); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo2::GetFunctionInfo2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetFunctionInfo2 says which function a FunctionID is: its class, module,
+// MethodDef token and the type arguments of a generic method. For code
+// shared by several instantiations the runtime names the class only with
+// the frame info of an ELT hook (frameInfo 0 gives ClassID 0 for a shared
+// generic class); FunctionName and FunctionFullName format all this.
+//
+// Its arguments are, by the runtime's names: funcID (funcId), frameInfo
+// (frameInfo). It returns the runtime's outputs pClassId, pModuleId,
+// pToken, typeArgs as the fields of FunctionInfo2Result. It needs
+// ICorProfilerInfo2 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetFunctionInfo2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetFunctionInfo2(funcID FunctionID, frameInfo FrameInfo) (FunctionInfo2Result, error) {
 	var res FunctionInfo2Result
 	self := x.ptr(2)
@@ -1296,38 +1196,30 @@ func (x *Info) GetFunctionInfo2(funcID FunctionID, frameInfo FrameInfo) (Functio
 // GetStringLayout returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type StringLayoutResult struct {
-	/*
-	   BufferLengthOffset is the runtime's pBufferLengthOffset output of
-	   ICorProfilerInfo2::GetStringLayout.
-	*/
+	// BufferLengthOffset is the runtime's pBufferLengthOffset output of
+	// ICorProfilerInfo2::GetStringLayout.
 	BufferLengthOffset uint32
-	/*
-	   StringLengthOffset is the runtime's pStringLengthOffset output of
-	   ICorProfilerInfo2::GetStringLayout.
-	*/
+	// StringLengthOffset is the runtime's pStringLengthOffset output of
+	// ICorProfilerInfo2::GetStringLayout.
 	StringLengthOffset uint32
-	/*
-	   BufferOffset is the runtime's pBufferOffset output of
-	   ICorProfilerInfo2::GetStringLayout.
-	*/
+	// BufferOffset is the runtime's pBufferOffset output of
+	// ICorProfilerInfo2::GetStringLayout.
 	BufferOffset uint32
 }
 
-/*
-GetStringLayout returns where a string object keeps its length and
-characters; prefer GetStringLayout2.
-
-It returns the runtime's outputs pBufferLengthOffset,
-pStringLengthOffset, pBufferOffset as the fields of StringLayoutResult.
-It needs ICorProfilerInfo2 (every supported runtime); on an older
-runtime it returns an error matching ErrNotAvailable without calling the
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo2::GetStringLayout.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetStringLayout returns where a string object keeps its length and
+// characters; prefer GetStringLayout2.
+//
+// It returns the runtime's outputs pBufferLengthOffset,
+// pStringLengthOffset, pBufferOffset as the fields of StringLayoutResult.
+// It needs ICorProfilerInfo2 (every supported runtime); on an older
+// runtime it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetStringLayout.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetStringLayout() (StringLayoutResult, error) {
 	var res StringLayoutResult
 	self := x.ptr(2)
@@ -1355,23 +1247,17 @@ func (x *Info) GetStringLayout() (StringLayoutResult, error) {
 // getClassLayout returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type ClassLayoutResult struct {
-	/*
-	   FieldOffset is the runtime's pcFieldOffset output of
-	   ICorProfilerInfo2::GetClassLayout.
-	*/
+	// FieldOffset is the runtime's pcFieldOffset output of
+	// ICorProfilerInfo2::GetClassLayout.
 	FieldOffset uint32
-	/*
-	   ClassSize is the runtime's pulClassSize output of
-	   ICorProfilerInfo2::GetClassLayout.
-	*/
+	// ClassSize is the runtime's pulClassSize output of
+	// ICorProfilerInfo2::GetClassLayout.
 	ClassSize uint32
 }
 
-/*
-getClassLayout calls ICorProfilerInfo2::GetClassLayout.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// getClassLayout calls ICorProfilerInfo2::GetClassLayout.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) getClassLayout(classID ClassID, fieldOffset unsafe.Pointer, fieldOffset2 uint32) (ClassLayoutResult, error) {
 	var res ClassLayoutResult
 	self := x.ptr(2)
@@ -1397,45 +1283,35 @@ func (x *Info) getClassLayout(classID ClassID, fieldOffset unsafe.Pointer, field
 // GetClassIDInfo2 returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type ClassIDInfo2Result struct {
-	/*
-	   ModuleID is the runtime's pModuleId output of
-	   ICorProfilerInfo2::GetClassIDInfo2.
-	*/
+	// ModuleID is the runtime's pModuleId output of
+	// ICorProfilerInfo2::GetClassIDInfo2.
 	ModuleID ModuleID
-	/*
-	   TypeDefToken is the runtime's pTypeDefToken output of
-	   ICorProfilerInfo2::GetClassIDInfo2.
-	*/
+	// TypeDefToken is the runtime's pTypeDefToken output of
+	// ICorProfilerInfo2::GetClassIDInfo2.
 	TypeDefToken metadata.Token
-	/*
-	   ParentClassID is the runtime's pParentClassId output of
-	   ICorProfilerInfo2::GetClassIDInfo2.
-	*/
+	// ParentClassID is the runtime's pParentClassId output of
+	// ICorProfilerInfo2::GetClassIDInfo2.
 	ParentClassID ClassID
-	/*
-	   TypeArgs is the runtime's typeArgs output of
-	   ICorProfilerInfo2::GetClassIDInfo2.
-	*/
+	// TypeArgs is the runtime's typeArgs output of
+	// ICorProfilerInfo2::GetClassIDInfo2.
 	TypeArgs []ClassID
 }
 
-/*
-GetClassIDInfo2 says which class a ClassID is: its module, TypeDef
-token, parent class and type arguments. Arrays have no TypeDef: ask
-IsArrayClass first (ClassName does both).
-
-Its arguments are, by the runtime's names: classID (classId). It returns
-the runtime's outputs pModuleId, pTypeDefToken, pParentClassId, typeArgs
-as the fields of ClassIDInfo2Result. It needs ICorProfilerInfo2 (every
-supported runtime); on an older runtime it returns an error matching
-ErrNotAvailable without calling the runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo2::GetClassIDInfo2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetClassIDInfo2 says which class a ClassID is: its module, TypeDef
+// token, parent class and type arguments. Arrays have no TypeDef: ask
+// IsArrayClass first (ClassName does both).
+//
+// Its arguments are, by the runtime's names: classID (classId). It returns
+// the runtime's outputs pModuleId, pTypeDefToken, pParentClassId, typeArgs
+// as the fields of ClassIDInfo2Result. It needs ICorProfilerInfo2 (every
+// supported runtime); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetClassIDInfo2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetClassIDInfo2(classID ClassID) (ClassIDInfo2Result, error) {
 	var res ClassIDInfo2Result
 	self := x.ptr(2)
@@ -1470,21 +1346,19 @@ func (x *Info) GetClassIDInfo2(classID ClassID) (ClassIDInfo2Result, error) {
 	return res, nil
 }
 
-/*
-GetCodeInfo2 returns the native code ranges of a function's current
-body (hot and cold parts).
-
-Its arguments are, by the runtime's names: functionID (functionID). It
-returns the runtime's codeInfos output as a []CodeInfo. It needs
-ICorProfilerInfo2 (every supported runtime); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo2::GetCodeInfo2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetCodeInfo2 returns the native code ranges of a function's current
+// body (hot and cold parts).
+//
+// Its arguments are, by the runtime's names: functionID (functionID). It
+// returns the runtime's codeInfos output as a []CodeInfo. It needs
+// ICorProfilerInfo2 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetCodeInfo2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetCodeInfo2(functionID FunctionID) ([]CodeInfo, error) {
 	var res []CodeInfo
 	self := x.ptr(2)
@@ -1513,22 +1387,20 @@ func (x *Info) GetCodeInfo2(functionID FunctionID) ([]CodeInfo, error) {
 	return res, nil
 }
 
-/*
-GetClassFromTokenAndTypeArgs returns the ClassID of a generic
-instantiation, loading it if needed.
-
-Its arguments are, by the runtime's names: moduleID (moduleID), typeDef
-(typeDef), typeArgs (typeArgs). It returns the runtime's pClassID output
-as a ClassID. It needs ICorProfilerInfo2 (every supported runtime); on
-an older runtime it returns an error matching ErrNotAvailable without
-calling the runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-...).
-
-It calls ICorProfilerInfo2::GetClassFromTokenAndTypeArgs.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetClassFromTokenAndTypeArgs returns the ClassID of a generic
+// instantiation, loading it if needed.
+//
+// Its arguments are, by the runtime's names: moduleID (moduleID), typeDef
+// (typeDef), typeArgs (typeArgs). It returns the runtime's pClassID output
+// as a ClassID. It needs ICorProfilerInfo2 (every supported runtime); on
+// an older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo2::GetClassFromTokenAndTypeArgs.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetClassFromTokenAndTypeArgs(moduleID ModuleID, typeDef metadata.Token, typeArgs []ClassID) (ClassID, error) {
 	var res ClassID
 	self := x.ptr(2)
@@ -1547,22 +1419,20 @@ func (x *Info) GetClassFromTokenAndTypeArgs(moduleID ModuleID, typeDef metadata.
 	return res, nil
 }
 
-/*
-GetFunctionFromTokenAndTypeArgs returns the FunctionID of a generic
-method instantiation, creating it if needed.
-
-Its arguments are, by the runtime's names: moduleID (moduleID), funcDef
-(funcDef), classID (classId), typeArgs (typeArgs). It returns the
-runtime's pFunctionID output as a FunctionID. It needs ICorProfilerInfo2
-(every supported runtime); on an older runtime it returns an error
-matching ErrNotAvailable without calling the runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo2::GetFunctionFromTokenAndTypeArgs.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetFunctionFromTokenAndTypeArgs returns the FunctionID of a generic
+// method instantiation, creating it if needed.
+//
+// Its arguments are, by the runtime's names: moduleID (moduleID), funcDef
+// (funcDef), classID (classId), typeArgs (typeArgs). It returns the
+// runtime's pFunctionID output as a FunctionID. It needs ICorProfilerInfo2
+// (every supported runtime); on an older runtime it returns an error
+// matching ErrNotAvailable without calling the runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetFunctionFromTokenAndTypeArgs.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetFunctionFromTokenAndTypeArgs(moduleID ModuleID, funcDef metadata.Token, classID ClassID, typeArgs []ClassID) (FunctionID, error) {
 	var res FunctionID
 	self := x.ptr(2)
@@ -1581,21 +1451,19 @@ func (x *Info) GetFunctionFromTokenAndTypeArgs(moduleID ModuleID, funcDef metada
 	return res, nil
 }
 
-/*
-EnumModuleFrozenObjects returns an enumeration of the frozen
-(preallocated, never moved) objects of a module.
-
-Its arguments are, by the runtime's names: moduleID (moduleID). It
-returns the runtime's ppEnum output as a *ObjectEnum. It needs
-ICorProfilerInfo2 (every supported runtime); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo2::EnumModuleFrozenObjects.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// EnumModuleFrozenObjects returns an enumeration of the frozen
+// (preallocated, never moved) objects of a module.
+//
+// Its arguments are, by the runtime's names: moduleID (moduleID). It
+// returns the runtime's ppEnum output as a *ObjectEnum. It needs
+// ICorProfilerInfo2 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::EnumModuleFrozenObjects.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) EnumModuleFrozenObjects(moduleID ModuleID) (*ObjectEnum, error) {
 	var res *ObjectEnum
 	self := x.ptr(2)
@@ -1614,11 +1482,9 @@ func (x *Info) EnumModuleFrozenObjects(moduleID ModuleID) (*ObjectEnum, error) {
 	return res, nil
 }
 
-/*
-getArrayObjectInfo calls ICorProfilerInfo2::GetArrayObjectInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// getArrayObjectInfo calls ICorProfilerInfo2::GetArrayObjectInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) getArrayObjectInfo(objectID ObjectID, dimensions uint32, dimensionSizes unsafe.Pointer, dimensionLowerBounds unsafe.Pointer) (Address, error) {
 	var res Address
 	self := x.ptr(2)
@@ -1637,21 +1503,19 @@ func (x *Info) getArrayObjectInfo(objectID ObjectID, dimensions uint32, dimensio
 	return res, nil
 }
 
-/*
-GetBoxClassLayout returns the offset of a boxed value type's value
-inside the box.
-
-Its arguments are, by the runtime's names: classID (classId). It returns
-the runtime's pBufferOffset output as a uint32. It needs
-ICorProfilerInfo2 (every supported runtime); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo2::GetBoxClassLayout.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetBoxClassLayout returns the offset of a boxed value type's value
+// inside the box.
+//
+// Its arguments are, by the runtime's names: classID (classId). It returns
+// the runtime's pBufferOffset output as a uint32. It needs
+// ICorProfilerInfo2 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetBoxClassLayout.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetBoxClassLayout(classID ClassID) (uint32, error) {
 	var res uint32
 	self := x.ptr(2)
@@ -1670,20 +1534,18 @@ func (x *Info) GetBoxClassLayout(classID ClassID) (uint32, error) {
 	return res, nil
 }
 
-/*
-GetThreadAppDomain returns the app domain a managed thread runs in.
-
-Its arguments are, by the runtime's names: threadID (threadId). It
-returns the runtime's pAppDomainId output as a AppDomainID. It needs
-ICorProfilerInfo2 (every supported runtime); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo2::GetThreadAppDomain.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetThreadAppDomain returns the app domain a managed thread runs in.
+//
+// Its arguments are, by the runtime's names: threadID (threadId). It
+// returns the runtime's pAppDomainId output as a AppDomainID. It needs
+// ICorProfilerInfo2 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetThreadAppDomain.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetThreadAppDomain(threadID ThreadID) (AppDomainID, error) {
 	var res AppDomainID
 	self := x.ptr(2)
@@ -1702,21 +1564,19 @@ func (x *Info) GetThreadAppDomain(threadID ThreadID) (AppDomainID, error) {
 	return res, nil
 }
 
-/*
-GetRVAStaticAddress returns the address of an RVA static field (a field
-with initial data in the image) of a class.
-
-Its arguments are, by the runtime's names: classID (classId), fieldToken
-(fieldToken). It returns the runtime's ppAddress output as a Address. It
-needs ICorProfilerInfo2 (every supported runtime); on an older runtime
-it returns an error matching ErrNotAvailable without calling the
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo2::GetRVAStaticAddress.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetRVAStaticAddress returns the address of an RVA static field (a field
+// with initial data in the image) of a class.
+//
+// Its arguments are, by the runtime's names: classID (classId), fieldToken
+// (fieldToken). It returns the runtime's ppAddress output as a Address. It
+// needs ICorProfilerInfo2 (every supported runtime); on an older runtime
+// it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetRVAStaticAddress.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetRVAStaticAddress(classID ClassID, fieldToken metadata.Token) (Address, error) {
 	var res Address
 	self := x.ptr(2)
@@ -1735,24 +1595,22 @@ func (x *Info) GetRVAStaticAddress(classID ClassID, fieldToken metadata.Token) (
 	return res, nil
 }
 
-/*
-GetAppDomainStaticAddress returns the address of a static field (a plain
-static, GetStaticFieldInfo says StaticFieldAppDomain) in one app domain.
-It fails with CORPROF_E_DATAINCOMPLETE while the class's statics are not
-yet initialised (before its static constructor ran).
-
-Its arguments are, by the runtime's names: classID (classId), fieldToken
-(fieldToken), appDomainID (appDomainId). It returns the runtime's
-ppAddress output as a Address. It needs ICorProfilerInfo2 (every
-supported runtime); on an older runtime it returns an error matching
-ErrNotAvailable without calling the runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo2::GetAppDomainStaticAddress.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetAppDomainStaticAddress returns the address of a static field (a plain
+// static, GetStaticFieldInfo says StaticFieldAppDomain) in one app domain.
+// It fails with CORPROF_E_DATAINCOMPLETE while the class's statics are not
+// yet initialised (before its static constructor ran).
+//
+// Its arguments are, by the runtime's names: classID (classId), fieldToken
+// (fieldToken), appDomainID (appDomainId). It returns the runtime's
+// ppAddress output as a Address. It needs ICorProfilerInfo2 (every
+// supported runtime); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetAppDomainStaticAddress.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetAppDomainStaticAddress(classID ClassID, fieldToken metadata.Token, appDomainID AppDomainID) (Address, error) {
 	var res Address
 	self := x.ptr(2)
@@ -1771,22 +1629,20 @@ func (x *Info) GetAppDomainStaticAddress(classID ClassID, fieldToken metadata.To
 	return res, nil
 }
 
-/*
-GetThreadStaticAddress returns the address of a [ThreadStatic] field on
-one thread; prefer GetThreadStaticAddress2.
-
-Its arguments are, by the runtime's names: classID (classId), fieldToken
-(fieldToken), threadID (threadId). It returns the runtime's ppAddress
-output as a Address. It needs ICorProfilerInfo2 (every supported
-runtime); on an older runtime it returns an error matching
-ErrNotAvailable without calling the runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo2::GetThreadStaticAddress.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetThreadStaticAddress returns the address of a [ThreadStatic] field on
+// one thread; prefer GetThreadStaticAddress2.
+//
+// Its arguments are, by the runtime's names: classID (classId), fieldToken
+// (fieldToken), threadID (threadId). It returns the runtime's ppAddress
+// output as a Address. It needs ICorProfilerInfo2 (every supported
+// runtime); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetThreadStaticAddress.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetThreadStaticAddress(classID ClassID, fieldToken metadata.Token, threadID ThreadID) (Address, error) {
 	var res Address
 	self := x.ptr(2)
@@ -1805,22 +1661,20 @@ func (x *Info) GetThreadStaticAddress(classID ClassID, fieldToken metadata.Token
 	return res, nil
 }
 
-/*
-GetContextStaticAddress is for .NET Framework context statics; CoreCLR
-fails it.
-
-Its arguments are, by the runtime's names: classID (classId), fieldToken
-(fieldToken), contextID (contextId). It returns the runtime's ppAddress
-output as a Address. It needs ICorProfilerInfo2 (every supported
-runtime); on an older runtime it returns an error matching
-ErrNotAvailable without calling the runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo2::GetContextStaticAddress.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetContextStaticAddress is for .NET Framework context statics; CoreCLR
+// fails it.
+//
+// Its arguments are, by the runtime's names: classID (classId), fieldToken
+// (fieldToken), contextID (contextId). It returns the runtime's ppAddress
+// output as a Address. It needs ICorProfilerInfo2 (every supported
+// runtime); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetContextStaticAddress.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetContextStaticAddress(classID ClassID, fieldToken metadata.Token, contextID ContextID) (Address, error) {
 	var res Address
 	self := x.ptr(2)
@@ -1839,24 +1693,22 @@ func (x *Info) GetContextStaticAddress(classID ClassID, fieldToken metadata.Toke
 	return res, nil
 }
 
-/*
-GetStaticFieldInfo says what kind of static a field is (a bit set of
-StaticFieldInfo: app domain, thread, RVA, context);
-StaticFieldNotAStatic for an instance field. Use it to choose which
-Get...StaticAddress to call.
-
-Its arguments are, by the runtime's names: classID (classId), fieldToken
-(fieldToken). It returns the runtime's pFieldInfo output as a
-StaticType. It needs ICorProfilerInfo2 (every supported runtime); on an
-older runtime it returns an error matching ErrNotAvailable without
-calling the runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-...).
-
-It calls ICorProfilerInfo2::GetStaticFieldInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetStaticFieldInfo says what kind of static a field is (a bit set of
+// StaticFieldInfo: app domain, thread, RVA, context);
+// StaticFieldNotAStatic for an instance field. Use it to choose which
+// Get...StaticAddress to call.
+//
+// Its arguments are, by the runtime's names: classID (classId), fieldToken
+// (fieldToken). It returns the runtime's pFieldInfo output as a
+// StaticType. It needs ICorProfilerInfo2 (every supported runtime); on an
+// older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo2::GetStaticFieldInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetStaticFieldInfo(classID ClassID, fieldToken metadata.Token) (StaticType, error) {
 	var res StaticType
 	self := x.ptr(2)
@@ -1875,20 +1727,18 @@ func (x *Info) GetStaticFieldInfo(classID ClassID, fieldToken metadata.Token) (S
 	return res, nil
 }
 
-/*
-GetGenerationBounds returns the address ranges of every GC generation's
-memory.
-
-It returns the runtime's ranges output as a []GCGenerationRange. It
-needs ICorProfilerInfo2 (every supported runtime); on an older runtime
-it returns an error matching ErrNotAvailable without calling the
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo2::GetGenerationBounds.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetGenerationBounds returns the address ranges of every GC generation's
+// memory.
+//
+// It returns the runtime's ranges output as a []GCGenerationRange. It
+// needs ICorProfilerInfo2 (every supported runtime); on an older runtime
+// it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetGenerationBounds.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetGenerationBounds() ([]GCGenerationRange, error) {
 	var res []GCGenerationRange
 	self := x.ptr(2)
@@ -1917,21 +1767,19 @@ func (x *Info) GetGenerationBounds() ([]GCGenerationRange, error) {
 	return res, nil
 }
 
-/*
-GetObjectGeneration returns the GC generation an object is in and the
-range that holds it.
-
-Its arguments are, by the runtime's names: objectID (objectId). It
-returns the runtime's range output as a GCGenerationRange. It needs
-ICorProfilerInfo2 (every supported runtime); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo2::GetObjectGeneration.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetObjectGeneration returns the GC generation an object is in and the
+// range that holds it.
+//
+// Its arguments are, by the runtime's names: objectID (objectId). It
+// returns the runtime's range output as a GCGenerationRange. It needs
+// ICorProfilerInfo2 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetObjectGeneration.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetObjectGeneration(objectID ObjectID) (GCGenerationRange, error) {
 	var res GCGenerationRange
 	self := x.ptr(2)
@@ -1950,22 +1798,20 @@ func (x *Info) GetObjectGeneration(objectID ObjectID) (GCGenerationRange, error)
 	return res, nil
 }
 
-/*
-GetNotifiedExceptionClauseInfo returns the exception clause the last
-exception callback on this thread reported.
-
-It returns the runtime's pinfo output as a ExClauseInfo. The bool is
-true when the runtime answers S_OK and false when it answers S_FALSE (no
-clause is active on this thread). It needs ICorProfilerInfo2 (every
-supported runtime); on an older runtime it returns an error matching
-ErrNotAvailable without calling the runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo2::GetNotifiedExceptionClauseInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetNotifiedExceptionClauseInfo returns the exception clause the last
+// exception callback on this thread reported.
+//
+// It returns the runtime's pinfo output as a ExClauseInfo. The bool is
+// true when the runtime answers S_OK and false when it answers S_FALSE (no
+// clause is active on this thread). It needs ICorProfilerInfo2 (every
+// supported runtime); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetNotifiedExceptionClauseInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetNotifiedExceptionClauseInfo() (ExClauseInfo, bool, error) {
 	var res ExClauseInfo
 	self := x.ptr(2)
@@ -1984,20 +1830,18 @@ func (x *Info) GetNotifiedExceptionClauseInfo() (ExClauseInfo, bool, error) {
 	return res, hr == 0, nil
 }
 
-/*
-EnumJITedFunctions returns an enumeration of the functions compiled so
-far; prefer EnumJITedFunctions2, which includes ReJIT IDs.
-
-It returns the runtime's ppEnum output as a *FunctionEnum. It needs
-ICorProfilerInfo3 (every supported runtime); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo3::EnumJITedFunctions.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// EnumJITedFunctions returns an enumeration of the functions compiled so
+// far; prefer EnumJITedFunctions2, which includes ReJIT IDs.
+//
+// It returns the runtime's ppEnum output as a *FunctionEnum. It needs
+// ICorProfilerInfo3 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo3::EnumJITedFunctions.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) EnumJITedFunctions() (*FunctionEnum, error) {
 	var res *FunctionEnum
 	self := x.ptr(3)
@@ -2016,20 +1860,18 @@ func (x *Info) EnumJITedFunctions() (*FunctionEnum, error) {
 	return res, nil
 }
 
-/*
-RequestProfilerDetach asks the runtime to unload this profiler once no
-thread runs its code; ProfilerDetachSucceeded follows after at least
-expectedCompletionMilliseconds.
-
-Its arguments are, by the runtime's names:
-expectedCompletionMilliseconds (dwExpectedCompletionMilliseconds). It
-needs ICorProfilerInfo3 (every supported runtime); on an older runtime
-it returns an error matching ErrNotAvailable without calling the
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo3::RequestProfilerDetach.
-*/
+// RequestProfilerDetach asks the runtime to unload this profiler once no
+// thread runs its code; ProfilerDetachSucceeded follows after at least
+// expectedCompletionMilliseconds.
+//
+// Its arguments are, by the runtime's names:
+// expectedCompletionMilliseconds (dwExpectedCompletionMilliseconds). It
+// needs ICorProfilerInfo3 (every supported runtime); on an older runtime
+// it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo3::RequestProfilerDetach.
 func (x *Info) RequestProfilerDetach(expectedCompletionMilliseconds uint32) error {
 	self := x.ptr(3)
 	if self == nil {
@@ -2060,33 +1902,27 @@ func (x *Info) setFunctionIDMapper2(fn unsafe.Pointer, clientData unsafe.Pointer
 // GetStringLayout2 returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type StringLayout2Result struct {
-	/*
-	   StringLengthOffset is the runtime's pStringLengthOffset output of
-	   ICorProfilerInfo3::GetStringLayout2.
-	*/
+	// StringLengthOffset is the runtime's pStringLengthOffset output of
+	// ICorProfilerInfo3::GetStringLayout2.
 	StringLengthOffset uint32
-	/*
-	   BufferOffset is the runtime's pBufferOffset output of
-	   ICorProfilerInfo3::GetStringLayout2.
-	*/
+	// BufferOffset is the runtime's pBufferOffset output of
+	// ICorProfilerInfo3::GetStringLayout2.
 	BufferOffset uint32
 }
 
-/*
-GetStringLayout2 returns where a string object keeps its length and
-characters.
-
-It returns the runtime's outputs pStringLengthOffset, pBufferOffset as
-the fields of StringLayout2Result. It needs ICorProfilerInfo3 (every
-supported runtime); on an older runtime it returns an error matching
-ErrNotAvailable without calling the runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo3::GetStringLayout2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetStringLayout2 returns where a string object keeps its length and
+// characters.
+//
+// It returns the runtime's outputs pStringLengthOffset, pBufferOffset as
+// the fields of StringLayout2Result. It needs ICorProfilerInfo3 (every
+// supported runtime); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo3::GetStringLayout2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetStringLayout2() (StringLayout2Result, error) {
 	var res StringLayout2Result
 	self := x.ptr(3)
@@ -2133,11 +1969,9 @@ func (x *Info) setEnterLeaveFunctionHooks3WithInfo(funcEnter3WithInfo unsafe.Poi
 	return nil
 }
 
-/*
-getFunctionEnter3Info calls ICorProfilerInfo3::GetFunctionEnter3Info.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// getFunctionEnter3Info calls ICorProfilerInfo3::GetFunctionEnter3Info.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) getFunctionEnter3Info(functionID FunctionID, eltInfo ELTInfo, argumentInfo unsafe.Pointer, argumentInfo2 unsafe.Pointer) (FrameInfo, error) {
 	var res FrameInfo
 	self := x.ptr(3)
@@ -2161,31 +1995,25 @@ func (x *Info) getFunctionEnter3Info(functionID FunctionID, eltInfo ELTInfo, arg
 // GetFunctionLeave3Info returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type FunctionLeave3InfoResult struct {
-	/*
-	   FrameInfo is the runtime's pFrameInfo output of
-	   ICorProfilerInfo3::GetFunctionLeave3Info.
-	*/
+	// FrameInfo is the runtime's pFrameInfo output of
+	// ICorProfilerInfo3::GetFunctionLeave3Info.
 	FrameInfo FrameInfo
-	/*
-	   RetValRange is the runtime's pRetvalRange output of
-	   ICorProfilerInfo3::GetFunctionLeave3Info.
-	*/
+	// RetValRange is the runtime's pRetvalRange output of
+	// ICorProfilerInfo3::GetFunctionLeave3Info.
 	RetValRange FunctionArgumentRange
 }
 
-/*
-Its arguments are, by the runtime's names: functionID (functionId),
-eltInfo (eltInfo). It returns the runtime's outputs pFrameInfo,
-pRetvalRange as the fields of FunctionLeave3InfoResult. It needs
-ICorProfilerInfo3 (every supported runtime); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo3::GetFunctionLeave3Info.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// Its arguments are, by the runtime's names: functionID (functionId),
+// eltInfo (eltInfo). It returns the runtime's outputs pFrameInfo,
+// pRetvalRange as the fields of FunctionLeave3InfoResult. It needs
+// ICorProfilerInfo3 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo3::GetFunctionLeave3Info.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetFunctionLeave3Info(functionID FunctionID, eltInfo ELTInfo) (FunctionLeave3InfoResult, error) {
 	var res FunctionLeave3InfoResult
 	self := x.ptr(3)
@@ -2206,19 +2034,17 @@ func (x *Info) GetFunctionLeave3Info(functionID FunctionID, eltInfo ELTInfo) (Fu
 	return res, nil
 }
 
-/*
-Its arguments are, by the runtime's names: functionID (functionId),
-eltInfo (eltInfo). It returns the runtime's pFrameInfo output as a
-FrameInfo. It needs ICorProfilerInfo3 (every supported runtime); on an
-older runtime it returns an error matching ErrNotAvailable without
-calling the runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-...).
-
-It calls ICorProfilerInfo3::GetFunctionTailcall3Info.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// Its arguments are, by the runtime's names: functionID (functionId),
+// eltInfo (eltInfo). It returns the runtime's pFrameInfo output as a
+// FrameInfo. It needs ICorProfilerInfo3 (every supported runtime); on an
+// older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo3::GetFunctionTailcall3Info.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetFunctionTailcall3Info(functionID FunctionID, eltInfo ELTInfo) (FrameInfo, error) {
 	var res FrameInfo
 	self := x.ptr(3)
@@ -2237,20 +2063,18 @@ func (x *Info) GetFunctionTailcall3Info(functionID FunctionID, eltInfo ELTInfo) 
 	return res, nil
 }
 
-/*
-EnumModules returns an enumeration of the loaded modules (for a profiler
-attached late).
-
-It returns the runtime's ppEnum output as a *ModuleEnum. It needs
-ICorProfilerInfo3 (every supported runtime); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo3::EnumModules.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// EnumModules returns an enumeration of the loaded modules (for a profiler
+// attached late).
+//
+// It returns the runtime's ppEnum output as a *ModuleEnum. It needs
+// ICorProfilerInfo3 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo3::EnumModules.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) EnumModules() (*ModuleEnum, error) {
 	var res *ModuleEnum
 	self := x.ptr(3)
@@ -2274,56 +2098,40 @@ func (x *Info) EnumModules() (*ModuleEnum, error) {
 // GetRuntimeInformation returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type RuntimeInformationResult struct {
-	/*
-	   CLRInstanceID is the runtime's pClrInstanceId output of
-	   ICorProfilerInfo3::GetRuntimeInformation.
-	*/
+	// CLRInstanceID is the runtime's pClrInstanceId output of
+	// ICorProfilerInfo3::GetRuntimeInformation.
 	CLRInstanceID uint16
-	/*
-	   RuntimeType is the runtime's pRuntimeType output of
-	   ICorProfilerInfo3::GetRuntimeInformation.
-	*/
+	// RuntimeType is the runtime's pRuntimeType output of
+	// ICorProfilerInfo3::GetRuntimeInformation.
 	RuntimeType RuntimeType
-	/*
-	   MajorVersion is the runtime's pMajorVersion output of
-	   ICorProfilerInfo3::GetRuntimeInformation.
-	*/
+	// MajorVersion is the runtime's pMajorVersion output of
+	// ICorProfilerInfo3::GetRuntimeInformation.
 	MajorVersion uint16
-	/*
-	   MinorVersion is the runtime's pMinorVersion output of
-	   ICorProfilerInfo3::GetRuntimeInformation.
-	*/
+	// MinorVersion is the runtime's pMinorVersion output of
+	// ICorProfilerInfo3::GetRuntimeInformation.
 	MinorVersion uint16
-	/*
-	   BuildNumber is the runtime's pBuildNumber output of
-	   ICorProfilerInfo3::GetRuntimeInformation.
-	*/
+	// BuildNumber is the runtime's pBuildNumber output of
+	// ICorProfilerInfo3::GetRuntimeInformation.
 	BuildNumber uint16
-	/*
-	   QfeVersion is the runtime's pQFEVersion output of
-	   ICorProfilerInfo3::GetRuntimeInformation.
-	*/
+	// QfeVersion is the runtime's pQFEVersion output of
+	// ICorProfilerInfo3::GetRuntimeInformation.
 	QfeVersion uint16
-	/*
-	   VersionString is the runtime's szVersionString output of
-	   ICorProfilerInfo3::GetRuntimeInformation.
-	*/
+	// VersionString is the runtime's szVersionString output of
+	// ICorProfilerInfo3::GetRuntimeInformation.
 	VersionString string
 }
 
-/*
-It returns the runtime's outputs pClrInstanceId, pRuntimeType,
-pMajorVersion, pMinorVersion, pBuildNumber, pQFEVersion, szVersionString
-as the fields of RuntimeInformationResult. It needs ICorProfilerInfo3
-(every supported runtime); on an older runtime it returns an error
-matching ErrNotAvailable without calling the runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo3::GetRuntimeInformation.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// It returns the runtime's outputs pClrInstanceId, pRuntimeType,
+// pMajorVersion, pMinorVersion, pBuildNumber, pQFEVersion, szVersionString
+// as the fields of RuntimeInformationResult. It needs ICorProfilerInfo3
+// (every supported runtime); on an older runtime it returns an error
+// matching ErrNotAvailable without calling the runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo3::GetRuntimeInformation.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetRuntimeInformation() (RuntimeInformationResult, error) {
 	var res RuntimeInformationResult
 	self := x.ptr(3)
@@ -2364,22 +2172,20 @@ func (x *Info) GetRuntimeInformation() (RuntimeInformationResult, error) {
 	return res, nil
 }
 
-/*
-GetThreadStaticAddress2 returns the address of a [ThreadStatic] field of
-a class in an app domain on one thread.
-
-Its arguments are, by the runtime's names: classID (classId), fieldToken
-(fieldToken), appDomainID (appDomainId), threadID (threadId). It returns
-the runtime's ppAddress output as a Address. It needs ICorProfilerInfo3
-(every supported runtime); on an older runtime it returns an error
-matching ErrNotAvailable without calling the runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo3::GetThreadStaticAddress2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetThreadStaticAddress2 returns the address of a [ThreadStatic] field of
+// a class in an app domain on one thread.
+//
+// Its arguments are, by the runtime's names: classID (classId), fieldToken
+// (fieldToken), appDomainID (appDomainId), threadID (threadId). It returns
+// the runtime's ppAddress output as a Address. It needs ICorProfilerInfo3
+// (every supported runtime); on an older runtime it returns an error
+// matching ErrNotAvailable without calling the runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo3::GetThreadStaticAddress2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetThreadStaticAddress2(classID ClassID, fieldToken metadata.Token, appDomainID AppDomainID, threadID ThreadID) (Address, error) {
 	var res Address
 	self := x.ptr(3)
@@ -2398,21 +2204,19 @@ func (x *Info) GetThreadStaticAddress2(classID ClassID, fieldToken metadata.Toke
 	return res, nil
 }
 
-/*
-GetAppDomainsContainingModule returns the app domains a module is loaded
-in.
-
-Its arguments are, by the runtime's names: moduleID (moduleId). It
-returns the runtime's appDomainIds output as a []AppDomainID. It needs
-ICorProfilerInfo3 (every supported runtime); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo3::GetAppDomainsContainingModule.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetAppDomainsContainingModule returns the app domains a module is loaded
+// in.
+//
+// Its arguments are, by the runtime's names: moduleID (moduleId). It
+// returns the runtime's appDomainIds output as a []AppDomainID. It needs
+// ICorProfilerInfo3 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo3::GetAppDomainsContainingModule.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetAppDomainsContainingModule(moduleID ModuleID) ([]AppDomainID, error) {
 	var res []AppDomainID
 	self := x.ptr(3)
@@ -2446,33 +2250,23 @@ func (x *Info) GetAppDomainsContainingModule(moduleID ModuleID) ([]AppDomainID, 
 // getModuleInfo2 returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type ModuleInfo2Result struct {
-	/*
-	   BaseLoadAddress is the runtime's ppBaseLoadAddress output of
-	   ICorProfilerInfo3::GetModuleInfo2.
-	*/
+	// BaseLoadAddress is the runtime's ppBaseLoadAddress output of
+	// ICorProfilerInfo3::GetModuleInfo2.
 	BaseLoadAddress Address
-	/*
-	   Name is the runtime's szName output of
-	   ICorProfilerInfo3::GetModuleInfo2.
-	*/
+	// Name is the runtime's szName output of
+	// ICorProfilerInfo3::GetModuleInfo2.
 	Name string
-	/*
-	   AssemblyID is the runtime's pAssemblyId output of
-	   ICorProfilerInfo3::GetModuleInfo2.
-	*/
+	// AssemblyID is the runtime's pAssemblyId output of
+	// ICorProfilerInfo3::GetModuleInfo2.
 	AssemblyID AssemblyID
-	/*
-	   ModuleFlags is the runtime's pdwModuleFlags output of
-	   ICorProfilerInfo3::GetModuleInfo2.
-	*/
+	// ModuleFlags is the runtime's pdwModuleFlags output of
+	// ICorProfilerInfo3::GetModuleInfo2.
 	ModuleFlags ModuleFlags
 }
 
-/*
-getModuleInfo2 calls ICorProfilerInfo3::GetModuleInfo2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// getModuleInfo2 calls ICorProfilerInfo3::GetModuleInfo2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) getModuleInfo2(moduleID ModuleID) (ModuleInfo2Result, error) {
 	var res ModuleInfo2Result
 	self := x.ptr(3)
@@ -2507,19 +2301,17 @@ func (x *Info) getModuleInfo2(moduleID ModuleID) (ModuleInfo2Result, error) {
 	return res, nil
 }
 
-/*
-EnumThreads returns an enumeration of the managed threads alive.
-
-It returns the runtime's ppEnum output as a *ThreadEnum. It needs
-ICorProfilerInfo4 (every supported runtime); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo4::EnumThreads.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// EnumThreads returns an enumeration of the managed threads alive.
+//
+// It returns the runtime's ppEnum output as a *ThreadEnum. It needs
+// ICorProfilerInfo4 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo4::EnumThreads.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) EnumThreads() (*ThreadEnum, error) {
 	var res *ThreadEnum
 	self := x.ptr(4)
@@ -2538,18 +2330,16 @@ func (x *Info) EnumThreads() (*ThreadEnum, error) {
 	return res, nil
 }
 
-/*
-InitializeCurrentThread prepares the calling thread so that later calls
-from it do not allocate (call it before a thread that suspends the
-runtime asks anything).
-
-It needs ICorProfilerInfo4 (every supported runtime); on an older
-runtime it returns an error matching ErrNotAvailable without calling the
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo4::InitializeCurrentThread.
-*/
+// InitializeCurrentThread prepares the calling thread so that later calls
+// from it do not allocate (call it before a thread that suspends the
+// runtime asks anything).
+//
+// It needs ICorProfilerInfo4 (every supported runtime); on an older
+// runtime it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo4::InitializeCurrentThread.
 func (x *Info) InitializeCurrentThread() error {
 	self := x.ptr(4)
 	if self == nil {
@@ -2562,20 +2352,18 @@ func (x *Info) InitializeCurrentThread() error {
 	return nil
 }
 
-/*
-RequestReJIT asks the runtime to compile the given methods again:
-GetReJITParameters follows, where the new IL is set. Needs EnableReJIT
-at Initialize.
-
-Its arguments are, by the runtime's names: moduleIDs (moduleIds),
-methodIDs (methodIds). It needs ICorProfilerInfo4 (every supported
-runtime); on an older runtime it returns an error matching
-ErrNotAvailable without calling the runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo4::RequestReJIT.
-*/
+// RequestReJIT asks the runtime to compile the given methods again:
+// GetReJITParameters follows, where the new IL is set. Needs EnableReJIT
+// at Initialize.
+//
+// Its arguments are, by the runtime's names: moduleIDs (moduleIds),
+// methodIDs (methodIds). It needs ICorProfilerInfo4 (every supported
+// runtime); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo4::RequestReJIT.
 func (x *Info) RequestReJIT(moduleIDs []ModuleID, methodIDs []metadata.Token) error {
 	self := x.ptr(4)
 	if self == nil {
@@ -2601,22 +2389,20 @@ func (x *Info) requestRevert(moduleIDs []ModuleID, methodIDs []metadata.Token, s
 	return nil
 }
 
-/*
-GetCodeInfo3 returns the native code blocks of one ReJIT version of a
-function.
-
-Its arguments are, by the runtime's names: functionID (functionID),
-reJITID (reJitId). It returns the runtime's codeInfos output as a
-[]CodeInfo. It needs ICorProfilerInfo4 (every supported runtime); on an
-older runtime it returns an error matching ErrNotAvailable without
-calling the runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-...).
-
-It calls ICorProfilerInfo4::GetCodeInfo3.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetCodeInfo3 returns the native code blocks of one ReJIT version of a
+// function.
+//
+// Its arguments are, by the runtime's names: functionID (functionID),
+// reJITID (reJitId). It returns the runtime's codeInfos output as a
+// []CodeInfo. It needs ICorProfilerInfo4 (every supported runtime); on an
+// older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo4::GetCodeInfo3.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetCodeInfo3(functionID FunctionID, reJITID ReJITID) ([]CodeInfo, error) {
 	var res []CodeInfo
 	self := x.ptr(4)
@@ -2650,34 +2436,28 @@ func (x *Info) GetCodeInfo3(functionID FunctionID, reJITID ReJITID) ([]CodeInfo,
 // GetFunctionFromIP2 returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type FunctionFromIP2Result struct {
-	/*
-	   FunctionID is the runtime's pFunctionId output of
-	   ICorProfilerInfo4::GetFunctionFromIP2.
-	*/
+	// FunctionID is the runtime's pFunctionId output of
+	// ICorProfilerInfo4::GetFunctionFromIP2.
 	FunctionID FunctionID
-	/*
-	   ReJITID is the runtime's pReJitId output of
-	   ICorProfilerInfo4::GetFunctionFromIP2.
-	*/
+	// ReJITID is the runtime's pReJitId output of
+	// ICorProfilerInfo4::GetFunctionFromIP2.
 	ReJITID ReJITID
 }
 
-/*
-GetFunctionFromIP2 returns the function and ReJIT version whose native
-code holds an instruction pointer.
-
-Its arguments are, by the runtime's names: ip (ip). It returns the
-runtime's outputs pFunctionId, pReJitId as the fields of
-FunctionFromIP2Result. It needs ICorProfilerInfo4 (every supported
-runtime); on an older runtime it returns an error matching
-ErrNotAvailable without calling the runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo4::GetFunctionFromIP2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetFunctionFromIP2 returns the function and ReJIT version whose native
+// code holds an instruction pointer.
+//
+// Its arguments are, by the runtime's names: ip (ip). It returns the
+// runtime's outputs pFunctionId, pReJitId as the fields of
+// FunctionFromIP2Result. It needs ICorProfilerInfo4 (every supported
+// runtime); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo4::GetFunctionFromIP2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetFunctionFromIP2(ip Address) (FunctionFromIP2Result, error) {
 	var res FunctionFromIP2Result
 	self := x.ptr(4)
@@ -2698,21 +2478,19 @@ func (x *Info) GetFunctionFromIP2(ip Address) (FunctionFromIP2Result, error) {
 	return res, nil
 }
 
-/*
-GetReJITIDs returns the ReJIT IDs of a function's current and older
-re-compiled versions.
-
-Its arguments are, by the runtime's names: functionID (functionId). It
-returns the runtime's reJitIds output as a []ReJITID. It needs
-ICorProfilerInfo4 (every supported runtime); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo4::GetReJITIDs.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetReJITIDs returns the ReJIT IDs of a function's current and older
+// re-compiled versions.
+//
+// Its arguments are, by the runtime's names: functionID (functionId). It
+// returns the runtime's reJitIds output as a []ReJITID. It needs
+// ICorProfilerInfo4 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo4::GetReJITIDs.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetReJITIDs(functionID FunctionID) ([]ReJITID, error) {
 	var res []ReJITID
 	self := x.ptr(4)
@@ -2741,22 +2519,20 @@ func (x *Info) GetReJITIDs(functionID FunctionID) ([]ReJITID, error) {
 	return res, nil
 }
 
-/*
-GetILToNativeMapping2 returns how the IL offsets of one ReJIT version
-map to native offsets.
-
-Its arguments are, by the runtime's names: functionID (functionId),
-reJITID (reJitId). It returns the runtime's map output as a
-[]DebugILToNativeMap. It needs ICorProfilerInfo4 (every supported
-runtime); on an older runtime it returns an error matching
-ErrNotAvailable without calling the runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo4::GetILToNativeMapping2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetILToNativeMapping2 returns how the IL offsets of one ReJIT version
+// map to native offsets.
+//
+// Its arguments are, by the runtime's names: functionID (functionId),
+// reJITID (reJitId). It returns the runtime's map output as a
+// []DebugILToNativeMap. It needs ICorProfilerInfo4 (every supported
+// runtime); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo4::GetILToNativeMapping2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetILToNativeMapping2(functionID FunctionID, reJITID ReJITID) ([]DebugILToNativeMap, error) {
 	var res []DebugILToNativeMap
 	self := x.ptr(4)
@@ -2785,20 +2561,18 @@ func (x *Info) GetILToNativeMapping2(functionID FunctionID, reJITID ReJITID) ([]
 	return res, nil
 }
 
-/*
-EnumJITedFunctions2 returns an enumeration of the functions compiled so
-far with their ReJIT IDs.
-
-It returns the runtime's ppEnum output as a *FunctionEnum. It needs
-ICorProfilerInfo4 (every supported runtime); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo4::EnumJITedFunctions2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// EnumJITedFunctions2 returns an enumeration of the functions compiled so
+// far with their ReJIT IDs.
+//
+// It returns the runtime's ppEnum output as a *FunctionEnum. It needs
+// ICorProfilerInfo4 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo4::EnumJITedFunctions2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) EnumJITedFunctions2() (*FunctionEnum, error) {
 	var res *FunctionEnum
 	self := x.ptr(4)
@@ -2817,21 +2591,19 @@ func (x *Info) EnumJITedFunctions2() (*FunctionEnum, error) {
 	return res, nil
 }
 
-/*
-GetObjectSize2 returns an object's size in bytes, arrays and strings
-included.
-
-Its arguments are, by the runtime's names: objectID (objectId). It
-returns the runtime's pcSize output as a uint64. It needs
-ICorProfilerInfo4 (every supported runtime); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo4::GetObjectSize2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetObjectSize2 returns an object's size in bytes, arrays and strings
+// included.
+//
+// Its arguments are, by the runtime's names: objectID (objectId). It
+// returns the runtime's pcSize output as a uint64. It needs
+// ICorProfilerInfo4 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo4::GetObjectSize2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetObjectSize2(objectID ObjectID) (uint64, error) {
 	var res uint64
 	self := x.ptr(4)
@@ -2855,33 +2627,27 @@ func (x *Info) GetObjectSize2(objectID ObjectID) (uint64, error) {
 // GetEventMask2 returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type EventMask2Result struct {
-	/*
-	   EventsLow is the runtime's pdwEventsLow output of
-	   ICorProfilerInfo5::GetEventMask2.
-	*/
+	// EventsLow is the runtime's pdwEventsLow output of
+	// ICorProfilerInfo5::GetEventMask2.
 	EventsLow Monitor
-	/*
-	   EventsHigh is the runtime's pdwEventsHigh output of
-	   ICorProfilerInfo5::GetEventMask2.
-	*/
+	// EventsHigh is the runtime's pdwEventsHigh output of
+	// ICorProfilerInfo5::GetEventMask2.
 	EventsHigh HighMonitor
 }
 
-/*
-GetEventMask2 returns both halves of the event mask: the Monitor flags
-and the HighMonitor flags.
-
-It returns the runtime's outputs pdwEventsLow, pdwEventsHigh as the
-fields of EventMask2Result. It needs ICorProfilerInfo5 (every supported
-runtime); on an older runtime it returns an error matching
-ErrNotAvailable without calling the runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo5::GetEventMask2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetEventMask2 returns both halves of the event mask: the Monitor flags
+// and the HighMonitor flags.
+//
+// It returns the runtime's outputs pdwEventsLow, pdwEventsHigh as the
+// fields of EventMask2Result. It needs ICorProfilerInfo5 (every supported
+// runtime); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo5::GetEventMask2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetEventMask2() (EventMask2Result, error) {
 	var res EventMask2Result
 	self := x.ptr(5)
@@ -2920,36 +2686,30 @@ func (x *Info) setEventMask2(eventsLow Monitor, eventsHigh HighMonitor) error {
 // EnumNgenModuleMethodsInliningThisMethod returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type EnumNgenModuleMethodsInliningThisMethodResult struct {
-	/*
-	   IncompleteData is the runtime's incompleteData output of
-	   ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
-	*/
+	// IncompleteData is the runtime's incompleteData output of
+	// ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
 	IncompleteData bool
-	/*
-	   Enum is the runtime's ppEnum output of
-	   ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
-	*/
+	// Enum is the runtime's ppEnum output of
+	// ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
 	Enum *MethodEnum
 }
 
-/*
-EnumNgenModuleMethodsInliningThisMethod returns an enumeration of the
-precompiled methods of a module that inlined a given method (to re-JIT
-them too).
-
-Its arguments are, by the runtime's names: inlinersModuleID
-(inlinersModuleId), inlineeModuleID (inlineeModuleId), inlineeMethodID
-(inlineeMethodId). It returns the runtime's outputs incompleteData,
-ppEnum as the fields of EnumNgenModuleMethodsInliningThisMethodResult.
-It needs ICorProfilerInfo6 (every supported runtime); on an older
-runtime it returns an error matching ErrNotAvailable without calling the
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// EnumNgenModuleMethodsInliningThisMethod returns an enumeration of the
+// precompiled methods of a module that inlined a given method (to re-JIT
+// them too).
+//
+// Its arguments are, by the runtime's names: inlinersModuleID
+// (inlinersModuleId), inlineeModuleID (inlineeModuleId), inlineeMethodID
+// (inlineeMethodId). It returns the runtime's outputs incompleteData,
+// ppEnum as the fields of EnumNgenModuleMethodsInliningThisMethodResult.
+// It needs ICorProfilerInfo6 (every supported runtime); on an older
+// runtime it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) EnumNgenModuleMethodsInliningThisMethod(inlinersModuleID ModuleID, inlineeModuleID ModuleID, inlineeMethodID metadata.Token) (EnumNgenModuleMethodsInliningThisMethodResult, error) {
 	var res EnumNgenModuleMethodsInliningThisMethodResult
 	self := x.ptr(6)
@@ -2970,18 +2730,16 @@ func (x *Info) EnumNgenModuleMethodsInliningThisMethod(inlinersModuleID ModuleID
 	return res, nil
 }
 
-/*
-ApplyMetaData makes metadata added with ModuleEmit usable by the runtime
-(call it after defining new types or members, before code uses them).
-
-Its arguments are, by the runtime's names: moduleID (moduleId). It needs
-ICorProfilerInfo7 (every supported runtime); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo7::ApplyMetaData.
-*/
+// ApplyMetaData makes metadata added with ModuleEmit usable by the runtime
+// (call it after defining new types or members, before code uses them).
+//
+// Its arguments are, by the runtime's names: moduleID (moduleId). It needs
+// ICorProfilerInfo7 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo7::ApplyMetaData.
 func (x *Info) ApplyMetaData(moduleID ModuleID) error {
 	self := x.ptr(7)
 	if self == nil {
@@ -2994,21 +2752,19 @@ func (x *Info) ApplyMetaData(moduleID ModuleID) error {
 	return nil
 }
 
-/*
-GetInMemorySymbolsLength returns the size of the symbols (PDB) of an
-in-memory module.
-
-Its arguments are, by the runtime's names: moduleID (moduleId). It
-returns the runtime's pCountSymbolBytes output as a uint32. It needs
-ICorProfilerInfo7 (every supported runtime); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo7::GetInMemorySymbolsLength.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetInMemorySymbolsLength returns the size of the symbols (PDB) of an
+// in-memory module.
+//
+// Its arguments are, by the runtime's names: moduleID (moduleId). It
+// returns the runtime's pCountSymbolBytes output as a uint32. It needs
+// ICorProfilerInfo7 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo7::GetInMemorySymbolsLength.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetInMemorySymbolsLength(moduleID ModuleID) (uint32, error) {
 	var res uint32
 	self := x.ptr(7)
@@ -3032,35 +2788,29 @@ func (x *Info) GetInMemorySymbolsLength(moduleID ModuleID) (uint32, error) {
 // ReadInMemorySymbols returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type ReadInMemorySymbolsResult struct {
-	/*
-	   SymbolBytes is the runtime's pSymbolBytes output of
-	   ICorProfilerInfo7::ReadInMemorySymbols.
-	*/
+	// SymbolBytes is the runtime's pSymbolBytes output of
+	// ICorProfilerInfo7::ReadInMemorySymbols.
 	SymbolBytes uint8
-	/*
-	   CountSymbolBytesRead is the runtime's pCountSymbolBytesRead output of
-	   ICorProfilerInfo7::ReadInMemorySymbols.
-	*/
+	// CountSymbolBytesRead is the runtime's pCountSymbolBytesRead output of
+	// ICorProfilerInfo7::ReadInMemorySymbols.
 	CountSymbolBytesRead uint32
 }
 
-/*
-ReadInMemorySymbols reads the symbols of an in-memory module from an
-offset.
-
-Its arguments are, by the runtime's names: moduleID (moduleId),
-symbolsReadOffset (symbolsReadOffset), countSymbolBytes
-(countSymbolBytes). It returns the runtime's outputs pSymbolBytes,
-pCountSymbolBytesRead as the fields of ReadInMemorySymbolsResult. It
-needs ICorProfilerInfo7 (every supported runtime); on an older runtime
-it returns an error matching ErrNotAvailable without calling the
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo7::ReadInMemorySymbols.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// ReadInMemorySymbols reads the symbols of an in-memory module from an
+// offset.
+//
+// Its arguments are, by the runtime's names: moduleID (moduleId),
+// symbolsReadOffset (symbolsReadOffset), countSymbolBytes
+// (countSymbolBytes). It returns the runtime's outputs pSymbolBytes,
+// pCountSymbolBytesRead as the fields of ReadInMemorySymbolsResult. It
+// needs ICorProfilerInfo7 (every supported runtime); on an older runtime
+// it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo7::ReadInMemorySymbols.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) ReadInMemorySymbols(moduleID ModuleID, symbolsReadOffset uint32, countSymbolBytes uint32) (ReadInMemorySymbolsResult, error) {
 	var res ReadInMemorySymbolsResult
 	self := x.ptr(7)
@@ -3081,21 +2831,19 @@ func (x *Info) ReadInMemorySymbols(moduleID ModuleID, symbolsReadOffset uint32, 
 	return res, nil
 }
 
-/*
-IsFunctionDynamic says whether a function is a dynamic method
-(DynamicMethod, LCG): such a method has no metadata token.
-
-Its arguments are, by the runtime's names: functionID (functionId). It
-returns the runtime's isDynamic output as a bool. It needs
-ICorProfilerInfo8 (every supported runtime); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo8::IsFunctionDynamic.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// IsFunctionDynamic says whether a function is a dynamic method
+// (DynamicMethod, LCG): such a method has no metadata token.
+//
+// Its arguments are, by the runtime's names: functionID (functionId). It
+// returns the runtime's isDynamic output as a bool. It needs
+// ICorProfilerInfo8 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo8::IsFunctionDynamic.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) IsFunctionDynamic(functionID FunctionID) (bool, error) {
 	var res bool
 	self := x.ptr(8)
@@ -3119,34 +2867,28 @@ func (x *Info) IsFunctionDynamic(functionID FunctionID) (bool, error) {
 // GetFunctionFromIP3 returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type FunctionFromIP3Result struct {
-	/*
-	   FunctionID is the runtime's functionId output of
-	   ICorProfilerInfo8::GetFunctionFromIP3.
-	*/
+	// FunctionID is the runtime's functionId output of
+	// ICorProfilerInfo8::GetFunctionFromIP3.
 	FunctionID FunctionID
-	/*
-	   ReJITID is the runtime's pReJitId output of
-	   ICorProfilerInfo8::GetFunctionFromIP3.
-	*/
+	// ReJITID is the runtime's pReJitId output of
+	// ICorProfilerInfo8::GetFunctionFromIP3.
 	ReJITID ReJITID
 }
 
-/*
-GetFunctionFromIP3 returns the function and ReJIT version whose native
-code holds an instruction pointer, dynamic methods included.
-
-Its arguments are, by the runtime's names: ip (ip). It returns the
-runtime's outputs functionId, pReJitId as the fields of
-FunctionFromIP3Result. It needs ICorProfilerInfo8 (every supported
-runtime); on an older runtime it returns an error matching
-ErrNotAvailable without calling the runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo8::GetFunctionFromIP3.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetFunctionFromIP3 returns the function and ReJIT version whose native
+// code holds an instruction pointer, dynamic methods included.
+//
+// Its arguments are, by the runtime's names: ip (ip). It returns the
+// runtime's outputs functionId, pReJitId as the fields of
+// FunctionFromIP3Result. It needs ICorProfilerInfo8 (every supported
+// runtime); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo8::GetFunctionFromIP3.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetFunctionFromIP3(ip Address) (FunctionFromIP3Result, error) {
 	var res FunctionFromIP3Result
 	self := x.ptr(8)
@@ -3172,39 +2914,31 @@ func (x *Info) GetFunctionFromIP3(ip Address) (FunctionFromIP3Result, error) {
 // GetDynamicFunctionInfo returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type DynamicFunctionInfoResult struct {
-	/*
-	   ModuleID is the runtime's moduleId output of
-	   ICorProfilerInfo8::GetDynamicFunctionInfo.
-	*/
+	// ModuleID is the runtime's moduleId output of
+	// ICorProfilerInfo8::GetDynamicFunctionInfo.
 	ModuleID ModuleID
-	/*
-	   Sig is the runtime's ppvSig output of
-	   ICorProfilerInfo8::GetDynamicFunctionInfo.
-	*/
+	// Sig is the runtime's ppvSig output of
+	// ICorProfilerInfo8::GetDynamicFunctionInfo.
 	Sig []byte
-	/*
-	   Name is the runtime's wszName output of
-	   ICorProfilerInfo8::GetDynamicFunctionInfo.
-	*/
+	// Name is the runtime's wszName output of
+	// ICorProfilerInfo8::GetDynamicFunctionInfo.
 	Name string
 }
 
-/*
-GetDynamicFunctionInfo returns a dynamic method's module, signature and
-name.
-
-Its arguments are, by the runtime's names: functionID (functionId). It
-returns the runtime's outputs moduleId, ppvSig, wszName as the fields of
-DynamicFunctionInfoResult. It needs ICorProfilerInfo8 (every supported
-runtime); on an older runtime it returns an error matching
-ErrNotAvailable without calling the runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo8::GetDynamicFunctionInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetDynamicFunctionInfo returns a dynamic method's module, signature and
+// name.
+//
+// Its arguments are, by the runtime's names: functionID (functionId). It
+// returns the runtime's outputs moduleId, ppvSig, wszName as the fields of
+// DynamicFunctionInfoResult. It needs ICorProfilerInfo8 (every supported
+// runtime); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo8::GetDynamicFunctionInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetDynamicFunctionInfo(functionID FunctionID) (DynamicFunctionInfoResult, error) {
 	var res DynamicFunctionInfoResult
 	self := x.ptr(8)
@@ -3238,23 +2972,21 @@ func (x *Info) GetDynamicFunctionInfo(functionID FunctionID) (DynamicFunctionInf
 	return res, nil
 }
 
-/*
-GetNativeCodeStartAddresses returns the start address of every native
-code version of a function (tiered compilation compiles a method several
-times); empty when none is compiled yet.
-
-Its arguments are, by the runtime's names: functionID (functionID),
-reJITID (reJitId). It returns the runtime's codeStartAddresses output as
-a []Address. It needs ICorProfilerInfo9 (.NET Core 2.1 and later; not
-.NET Core 2.0); on an older runtime it returns an error matching
-ErrNotAvailable without calling the runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo9::GetNativeCodeStartAddresses.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetNativeCodeStartAddresses returns the start address of every native
+// code version of a function (tiered compilation compiles a method several
+// times); empty when none is compiled yet.
+//
+// Its arguments are, by the runtime's names: functionID (functionID),
+// reJITID (reJitId). It returns the runtime's codeStartAddresses output as
+// a []Address. It needs ICorProfilerInfo9 (.NET Core 2.1 and later; not
+// .NET Core 2.0); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo9::GetNativeCodeStartAddresses.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetNativeCodeStartAddresses(functionID FunctionID, reJITID ReJITID) ([]Address, error) {
 	var res []Address
 	self := x.ptr(9)
@@ -3283,22 +3015,20 @@ func (x *Info) GetNativeCodeStartAddresses(functionID FunctionID, reJITID ReJITI
 	return res, nil
 }
 
-/*
-GetILToNativeMapping3 returns the IL to native map of the code version
-that starts at an address from GetNativeCodeStartAddresses.
-
-Its arguments are, by the runtime's names: nativeCodeStartAddress
-(pNativeCodeStartAddress). It returns the runtime's map output as a
-[]DebugILToNativeMap. It needs ICorProfilerInfo9 (.NET Core 2.1 and
-later; not .NET Core 2.0); on an older runtime it returns an error
-matching ErrNotAvailable without calling the runtime. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo9::GetILToNativeMapping3.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetILToNativeMapping3 returns the IL to native map of the code version
+// that starts at an address from GetNativeCodeStartAddresses.
+//
+// Its arguments are, by the runtime's names: nativeCodeStartAddress
+// (pNativeCodeStartAddress). It returns the runtime's map output as a
+// []DebugILToNativeMap. It needs ICorProfilerInfo9 (.NET Core 2.1 and
+// later; not .NET Core 2.0); on an older runtime it returns an error
+// matching ErrNotAvailable without calling the runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo9::GetILToNativeMapping3.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetILToNativeMapping3(nativeCodeStartAddress Address) ([]DebugILToNativeMap, error) {
 	var res []DebugILToNativeMap
 	self := x.ptr(9)
@@ -3327,22 +3057,20 @@ func (x *Info) GetILToNativeMapping3(nativeCodeStartAddress Address) ([]DebugILT
 	return res, nil
 }
 
-/*
-GetCodeInfo4 returns the native code blocks of the code version that
-starts at an address from GetNativeCodeStartAddresses.
-
-Its arguments are, by the runtime's names: nativeCodeStartAddress
-(pNativeCodeStartAddress). It returns the runtime's codeInfos output as
-a []CodeInfo. It needs ICorProfilerInfo9 (.NET Core 2.1 and later; not
-.NET Core 2.0); on an older runtime it returns an error matching
-ErrNotAvailable without calling the runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo9::GetCodeInfo4.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetCodeInfo4 returns the native code blocks of the code version that
+// starts at an address from GetNativeCodeStartAddresses.
+//
+// Its arguments are, by the runtime's names: nativeCodeStartAddress
+// (pNativeCodeStartAddress). It returns the runtime's codeInfos output as
+// a []CodeInfo. It needs ICorProfilerInfo9 (.NET Core 2.1 and later; not
+// .NET Core 2.0); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo9::GetCodeInfo4.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetCodeInfo4(nativeCodeStartAddress Address) ([]CodeInfo, error) {
 	var res []CodeInfo
 	self := x.ptr(9)
@@ -3384,21 +3112,19 @@ func (x *Info) enumerateObjectReferences(objectID ObjectID, callback unsafe.Poin
 	return nil
 }
 
-/*
-IsFrozenObject says whether an object is frozen (allocated once, never
-moved or collected, as string literals on .NET 8).
-
-Its arguments are, by the runtime's names: objectID (objectId). It
-returns the runtime's pbFrozen output as a bool. It needs
-ICorProfilerInfo10 (.NET Core 3.0 and later); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo10::IsFrozenObject.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// IsFrozenObject says whether an object is frozen (allocated once, never
+// moved or collected, as string literals on .NET 8).
+//
+// Its arguments are, by the runtime's names: objectID (objectId). It
+// returns the runtime's pbFrozen output as a bool. It needs
+// ICorProfilerInfo10 (.NET Core 3.0 and later); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo10::IsFrozenObject.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) IsFrozenObject(objectID ObjectID) (bool, error) {
 	var res bool
 	self := x.ptr(10)
@@ -3417,20 +3143,18 @@ func (x *Info) IsFrozenObject(objectID ObjectID) (bool, error) {
 	return res, nil
 }
 
-/*
-GetLOHObjectSizeThreshold returns the size from which objects go to the
-large object heap.
-
-It returns the runtime's pThreshold output as a uint32. It needs
-ICorProfilerInfo10 (.NET Core 3.0 and later); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo10::GetLOHObjectSizeThreshold.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetLOHObjectSizeThreshold returns the size from which objects go to the
+// large object heap.
+//
+// It returns the runtime's pThreshold output as a uint32. It needs
+// ICorProfilerInfo10 (.NET Core 3.0 and later); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo10::GetLOHObjectSizeThreshold.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetLOHObjectSizeThreshold() (uint32, error) {
 	var res uint32
 	self := x.ptr(10)
@@ -3449,20 +3173,18 @@ func (x *Info) GetLOHObjectSizeThreshold() (uint32, error) {
 	return res, nil
 }
 
-/*
-RequestReJITWithInliners is RequestReJIT that also re-compiles the
-methods that inlined the given ones (rejitFlags: ReJITInlining...
-flags).
-
-Its arguments are, by the runtime's names: rejitFlags (dwRejitFlags),
-moduleIDs (moduleIds), methodIDs (methodIds). It needs
-ICorProfilerInfo10 (.NET Core 3.0 and later); on an older runtime it
-returns an error matching ErrNotAvailable without calling the runtime. A
-failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo10::RequestReJITWithInliners.
-*/
+// RequestReJITWithInliners is RequestReJIT that also re-compiles the
+// methods that inlined the given ones (rejitFlags: ReJITInlining...
+// flags).
+//
+// Its arguments are, by the runtime's names: rejitFlags (dwRejitFlags),
+// moduleIDs (moduleIds), methodIDs (methodIds). It needs
+// ICorProfilerInfo10 (.NET Core 3.0 and later); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo10::RequestReJITWithInliners.
 func (x *Info) RequestReJITWithInliners(rejitFlags ReJITFlags, moduleIDs []ModuleID, methodIDs []metadata.Token) error {
 	self := x.ptr(10)
 	if self == nil {
@@ -3475,18 +3197,16 @@ func (x *Info) RequestReJITWithInliners(rejitFlags ReJITFlags, moduleIDs []Modul
 	return nil
 }
 
-/*
-SuspendRuntime suspends every managed thread, as for a GC; ResumeRuntime
-undoes it. Fails with CORPROF_E_SUSPENSION_IN_PROGRESS while another
-suspension runs.
-
-It needs ICorProfilerInfo10 (.NET Core 3.0 and later); on an older
-runtime it returns an error matching ErrNotAvailable without calling the
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo10::SuspendRuntime.
-*/
+// SuspendRuntime suspends every managed thread, as for a GC; ResumeRuntime
+// undoes it. Fails with CORPROF_E_SUSPENSION_IN_PROGRESS while another
+// suspension runs.
+//
+// It needs ICorProfilerInfo10 (.NET Core 3.0 and later); on an older
+// runtime it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo10::SuspendRuntime.
 func (x *Info) SuspendRuntime() error {
 	self := x.ptr(10)
 	if self == nil {
@@ -3499,16 +3219,14 @@ func (x *Info) SuspendRuntime() error {
 	return nil
 }
 
-/*
-ResumeRuntime resumes the threads SuspendRuntime suspended.
-
-It needs ICorProfilerInfo10 (.NET Core 3.0 and later); on an older
-runtime it returns an error matching ErrNotAvailable without calling the
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo10::ResumeRuntime.
-*/
+// ResumeRuntime resumes the threads SuspendRuntime suspended.
+//
+// It needs ICorProfilerInfo10 (.NET Core 3.0 and later); on an older
+// runtime it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo10::ResumeRuntime.
 func (x *Info) ResumeRuntime() error {
 	self := x.ptr(10)
 	if self == nil {
@@ -3521,22 +3239,20 @@ func (x *Info) ResumeRuntime() error {
 	return nil
 }
 
-/*
-GetEnvironmentVariable returns an environment variable as the runtime
-sees it (the runtime's own copy, which the managed Environment class
-changes).
-
-Its arguments are, by the runtime's names: name (szName). It returns the
-runtime's szValue output as a string. It needs ICorProfilerInfo11 (.NET
-Core 3.0 and later); on an older runtime it returns an error matching
-ErrNotAvailable without calling the runtime. A failure is the runtime's
-HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo11::GetEnvironmentVariable.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetEnvironmentVariable returns an environment variable as the runtime
+// sees it (the runtime's own copy, which the managed Environment class
+// changes).
+//
+// Its arguments are, by the runtime's names: name (szName). It returns the
+// runtime's szValue output as a string. It needs ICorProfilerInfo11 (.NET
+// Core 3.0 and later); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo11::GetEnvironmentVariable.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetEnvironmentVariable(name string) (string, error) {
 	var res string
 	self := x.ptr(11)
@@ -3566,19 +3282,17 @@ func (x *Info) GetEnvironmentVariable(name string) (string, error) {
 	return res, nil
 }
 
-/*
-SetEnvironmentVariable sets (or, with an empty value, removes) an
-environment variable in the runtime's copy of the environment.
-
-Its arguments are, by the runtime's names: name (szName), value
-(szValue). It needs ICorProfilerInfo11 (.NET Core 3.0 and later); on an
-older runtime it returns an error matching ErrNotAvailable without
-calling the runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-...).
-
-It calls ICorProfilerInfo11::SetEnvironmentVariable.
-*/
+// SetEnvironmentVariable sets (or, with an empty value, removes) an
+// environment variable in the runtime's copy of the environment.
+//
+// Its arguments are, by the runtime's names: name (szName), value
+// (szValue). It needs ICorProfilerInfo11 (.NET Core 3.0 and later); on an
+// older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo11::SetEnvironmentVariable.
 func (x *Info) SetEnvironmentVariable(name string, value string) error {
 	self := x.ptr(11)
 	if self == nil {
@@ -3593,11 +3307,9 @@ func (x *Info) SetEnvironmentVariable(name string, value string) error {
 	return nil
 }
 
-/*
-eventPipeStartSession calls ICorProfilerInfo12::EventPipeStartSession.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// eventPipeStartSession calls ICorProfilerInfo12::EventPipeStartSession.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) eventPipeStartSession(providerConfigs uint32, providerConfigs2 unsafe.Pointer, requestRundown bool) (EventPipeSession, error) {
 	var res EventPipeSession
 	self := x.ptr(12)
@@ -3629,17 +3341,15 @@ func (x *Info) eventPipeAddProviderToSession(session EventPipeSession, providerC
 	return nil
 }
 
-/*
-EventPipeStopSession stops an EventPipe session this profiler started.
-
-Its arguments are, by the runtime's names: session (session). It needs
-ICorProfilerInfo12 (.NET 5 and later; not .NET Core 3.1); on an older
-runtime it returns an error matching ErrNotAvailable without calling the
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo12::EventPipeStopSession.
-*/
+// EventPipeStopSession stops an EventPipe session this profiler started.
+//
+// Its arguments are, by the runtime's names: session (session). It needs
+// ICorProfilerInfo12 (.NET 5 and later; not .NET Core 3.1); on an older
+// runtime it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo12::EventPipeStopSession.
 func (x *Info) EventPipeStopSession(session EventPipeSession) error {
 	self := x.ptr(12)
 	if self == nil {
@@ -3652,22 +3362,20 @@ func (x *Info) EventPipeStopSession(session EventPipeSession) error {
 	return nil
 }
 
-/*
-EventPipeCreateProvider creates an EventPipe provider this profiler can
-write events to.
-
-Its arguments are, by the runtime's names: providerName (providerName).
-It returns the runtime's pProvider output as a EventPipeProvider. It
-needs ICorProfilerInfo12 (.NET 5 and later; not .NET Core 3.1); on an
-older runtime it returns an error matching ErrNotAvailable without
-calling the runtime. A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-...).
-
-It calls ICorProfilerInfo12::EventPipeCreateProvider.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// EventPipeCreateProvider creates an EventPipe provider this profiler can
+// write events to.
+//
+// Its arguments are, by the runtime's names: providerName (providerName).
+// It returns the runtime's pProvider output as a EventPipeProvider. It
+// needs ICorProfilerInfo12 (.NET 5 and later; not .NET Core 3.1); on an
+// older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo12::EventPipeCreateProvider.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) EventPipeCreateProvider(providerName string) (EventPipeProvider, error) {
 	var res EventPipeProvider
 	self := x.ptr(12)
@@ -3687,20 +3395,18 @@ func (x *Info) EventPipeCreateProvider(providerName string) (EventPipeProvider, 
 	return res, nil
 }
 
-/*
-EventPipeGetProviderInfo returns the name of an EventPipe provider.
-
-Its arguments are, by the runtime's names: provider (provider). It
-returns the runtime's providerName output as a string. It needs
-ICorProfilerInfo12 (.NET 5 and later; not .NET Core 3.1); on an older
-runtime it returns an error matching ErrNotAvailable without calling the
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo12::EventPipeGetProviderInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// EventPipeGetProviderInfo returns the name of an EventPipe provider.
+//
+// Its arguments are, by the runtime's names: provider (provider). It
+// returns the runtime's providerName output as a string. It needs
+// ICorProfilerInfo12 (.NET 5 and later; not .NET Core 3.1); on an older
+// runtime it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo12::EventPipeGetProviderInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) EventPipeGetProviderInfo(provider EventPipeProvider) (string, error) {
 	var res string
 	self := x.ptr(12)
@@ -3729,11 +3435,9 @@ func (x *Info) EventPipeGetProviderInfo(provider EventPipeProvider) (string, err
 	return res, nil
 }
 
-/*
-eventPipeDefineEvent calls ICorProfilerInfo12::EventPipeDefineEvent.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// eventPipeDefineEvent calls ICorProfilerInfo12::EventPipeDefineEvent.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) eventPipeDefineEvent(provider EventPipeProvider, eventName string, eventID uint32, keywords uint64, eventVersion uint32, level uint32, opcode uint8, needStack bool, paramDescs uint32, paramDescs2 unsafe.Pointer) (EventPipeEvent, error) {
 	var res EventPipeEvent
 	self := x.ptr(12)
@@ -3768,23 +3472,21 @@ func (x *Info) eventPipeWriteEvent(event EventPipeEvent, data uint32, data2 unsa
 	return nil
 }
 
-/*
-CreateHandle makes a GC handle to an object: weak (the object may be
-collected; the handle then gives 0), strong (keeps it alive) or pinned
-(keeps it alive and in place). The handle outlives the callback that
-reported the object; DestroyHandle frees it.
-
-Its arguments are, by the runtime's names: object (object), typ (type).
-It returns the runtime's pHandle output as a ObjectHandle. It needs
-ICorProfilerInfo13 (.NET 7 and later; not .NET Core 3.1); on an older
-runtime it returns an error matching ErrNotAvailable without calling the
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo13::CreateHandle.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// CreateHandle makes a GC handle to an object: weak (the object may be
+// collected; the handle then gives 0), strong (keeps it alive) or pinned
+// (keeps it alive and in place). The handle outlives the callback that
+// reported the object; DestroyHandle frees it.
+//
+// Its arguments are, by the runtime's names: object (object), typ (type).
+// It returns the runtime's pHandle output as a ObjectHandle. It needs
+// ICorProfilerInfo13 (.NET 7 and later; not .NET Core 3.1); on an older
+// runtime it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo13::CreateHandle.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) CreateHandle(object ObjectID, typ HandleType) (ObjectHandle, error) {
 	var res ObjectHandle
 	self := x.ptr(13)
@@ -3803,18 +3505,16 @@ func (x *Info) CreateHandle(object ObjectID, typ HandleType) (ObjectHandle, erro
 	return res, nil
 }
 
-/*
-DestroyHandle frees a handle CreateHandle made; the handle must not be
-used afterwards.
-
-Its arguments are, by the runtime's names: handle (handle). It needs
-ICorProfilerInfo13 (.NET 7 and later; not .NET Core 3.1); on an older
-runtime it returns an error matching ErrNotAvailable without calling the
-runtime. A failure is the runtime's HRESULT as the error (errors.Is
-compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo13::DestroyHandle.
-*/
+// DestroyHandle frees a handle CreateHandle made; the handle must not be
+// used afterwards.
+//
+// Its arguments are, by the runtime's names: handle (handle). It needs
+// ICorProfilerInfo13 (.NET 7 and later; not .NET Core 3.1); on an older
+// runtime it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo13::DestroyHandle.
 func (x *Info) DestroyHandle(handle ObjectHandle) error {
 	self := x.ptr(13)
 	if self == nil {
@@ -3827,21 +3527,19 @@ func (x *Info) DestroyHandle(handle ObjectHandle) error {
 	return nil
 }
 
-/*
-GetObjectIDFromHandle returns the object a handle refers to now (it may
-have moved since), or 0 when a weak handle's object was collected.
-
-Its arguments are, by the runtime's names: handle (handle). It returns
-the runtime's pObject output as a ObjectID. It needs ICorProfilerInfo13
-(.NET 7 and later; not .NET Core 3.1); on an older runtime it returns an
-error matching ErrNotAvailable without calling the runtime. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo13::GetObjectIDFromHandle.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetObjectIDFromHandle returns the object a handle refers to now (it may
+// have moved since), or 0 when a weak handle's object was collected.
+//
+// Its arguments are, by the runtime's names: handle (handle). It returns
+// the runtime's pObject output as a ObjectID. It needs ICorProfilerInfo13
+// (.NET 7 and later; not .NET Core 3.1); on an older runtime it returns an
+// error matching ErrNotAvailable without calling the runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo13::GetObjectIDFromHandle.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetObjectIDFromHandle(handle ObjectHandle) (ObjectID, error) {
 	var res ObjectID
 	self := x.ptr(13)
@@ -3860,20 +3558,18 @@ func (x *Info) GetObjectIDFromHandle(handle ObjectHandle) (ObjectID, error) {
 	return res, nil
 }
 
-/*
-EnumerateNonGCObjects returns an enumeration of the objects on the
-non-GC (frozen) heap.
-
-It returns the runtime's ppEnum output as a *ObjectEnum. It needs
-ICorProfilerInfo14 (.NET 8 and later); on an older runtime it returns an
-error matching ErrNotAvailable without calling the runtime. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo14::EnumerateNonGCObjects.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// EnumerateNonGCObjects returns an enumeration of the objects on the
+// non-GC (frozen) heap.
+//
+// It returns the runtime's ppEnum output as a *ObjectEnum. It needs
+// ICorProfilerInfo14 (.NET 8 and later); on an older runtime it returns an
+// error matching ErrNotAvailable without calling the runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo14::EnumerateNonGCObjects.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) EnumerateNonGCObjects() (*ObjectEnum, error) {
 	var res *ObjectEnum
 	self := x.ptr(14)
@@ -3892,20 +3588,18 @@ func (x *Info) EnumerateNonGCObjects() (*ObjectEnum, error) {
 	return res, nil
 }
 
-/*
-GetNonGCHeapBounds returns the address ranges of the non-GC heap's
-segments.
-
-It returns the runtime's ranges output as a []NonGCHeapRange. It needs
-ICorProfilerInfo14 (.NET 8 and later); on an older runtime it returns an
-error matching ErrNotAvailable without calling the runtime. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-
-It calls ICorProfilerInfo14::GetNonGCHeapBounds.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetNonGCHeapBounds returns the address ranges of the non-GC heap's
+// segments.
+//
+// It returns the runtime's ranges output as a []NonGCHeapRange. It needs
+// ICorProfilerInfo14 (.NET 8 and later); on an older runtime it returns an
+// error matching ErrNotAvailable without calling the runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo14::GetNonGCHeapBounds.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetNonGCHeapBounds() ([]NonGCHeapRange, error) {
 	var res []NonGCHeapRange
 	self := x.ptr(14)
@@ -3934,11 +3628,9 @@ func (x *Info) GetNonGCHeapBounds() ([]NonGCHeapRange, error) {
 	return res, nil
 }
 
-/*
-eventPipeCreateProvider2 calls ICorProfilerInfo14::EventPipeCreateProvider2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// eventPipeCreateProvider2 calls ICorProfilerInfo14::EventPipeCreateProvider2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) eventPipeCreateProvider2(providerName string, callback unsafe.Pointer) (EventPipeProvider, error) {
 	var res EventPipeProvider
 	self := x.ptr(14)
@@ -4027,13 +3719,11 @@ func (x *ObjectEnum) Release() {
 	x.p = nil
 }
 
-/*
-Its arguments are, by the runtime's names: celt (celt). A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerObjectEnum::Skip.
-*/
+// Its arguments are, by the runtime's names: celt (celt). A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerObjectEnum::Skip.
 func (x *ObjectEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerObjectEnum")
@@ -4045,12 +3735,10 @@ func (x *ObjectEnum) Skip(celt uint32) error {
 	return nil
 }
 
-/*
-A failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerObjectEnum::Reset.
-*/
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerObjectEnum::Reset.
 func (x *ObjectEnum) Reset() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerObjectEnum")
@@ -4062,13 +3750,11 @@ func (x *ObjectEnum) Reset() error {
 	return nil
 }
 
-/*
-It returns the runtime's ppEnum output as a *ObjectEnum. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerObjectEnum::Clone.
-*/
+// It returns the runtime's ppEnum output as a *ObjectEnum. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerObjectEnum::Clone.
 func (x *ObjectEnum) Clone() (*ObjectEnum, error) {
 	var res *ObjectEnum
 	if x == nil || x.p == nil {
@@ -4083,13 +3769,11 @@ func (x *ObjectEnum) Clone() (*ObjectEnum, error) {
 	return res, nil
 }
 
-/*
-It returns the runtime's pcelt output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerObjectEnum::GetCount.
-*/
+// It returns the runtime's pcelt output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerObjectEnum::GetCount.
 func (x *ObjectEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4104,13 +3788,11 @@ func (x *ObjectEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
-/*
-It returns the runtime's objects output as a []ObjectID. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerObjectEnum::Next.
-*/
+// It returns the runtime's objects output as a []ObjectID. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerObjectEnum::Next.
 func (x *ObjectEnum) Next() ([]ObjectID, error) {
 	var res []ObjectID
 	if x == nil || x.p == nil {
@@ -4191,13 +3873,11 @@ func (x *FunctionEnum) Release() {
 	x.p = nil
 }
 
-/*
-Its arguments are, by the runtime's names: celt (celt). A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerFunctionEnum::Skip.
-*/
+// Its arguments are, by the runtime's names: celt (celt). A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerFunctionEnum::Skip.
 func (x *FunctionEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionEnum")
@@ -4209,12 +3889,10 @@ func (x *FunctionEnum) Skip(celt uint32) error {
 	return nil
 }
 
-/*
-A failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerFunctionEnum::Reset.
-*/
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerFunctionEnum::Reset.
 func (x *FunctionEnum) Reset() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionEnum")
@@ -4226,13 +3904,11 @@ func (x *FunctionEnum) Reset() error {
 	return nil
 }
 
-/*
-It returns the runtime's ppEnum output as a *FunctionEnum. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerFunctionEnum::Clone.
-*/
+// It returns the runtime's ppEnum output as a *FunctionEnum. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerFunctionEnum::Clone.
 func (x *FunctionEnum) Clone() (*FunctionEnum, error) {
 	var res *FunctionEnum
 	if x == nil || x.p == nil {
@@ -4247,13 +3923,11 @@ func (x *FunctionEnum) Clone() (*FunctionEnum, error) {
 	return res, nil
 }
 
-/*
-It returns the runtime's pcelt output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerFunctionEnum::GetCount.
-*/
+// It returns the runtime's pcelt output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerFunctionEnum::GetCount.
 func (x *FunctionEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4268,13 +3942,11 @@ func (x *FunctionEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
-/*
-It returns the runtime's ids output as a []Function. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerFunctionEnum::Next.
-*/
+// It returns the runtime's ids output as a []Function. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerFunctionEnum::Next.
 func (x *FunctionEnum) Next() ([]Function, error) {
 	var res []Function
 	if x == nil || x.p == nil {
@@ -4355,13 +4027,11 @@ func (x *ModuleEnum) Release() {
 	x.p = nil
 }
 
-/*
-Its arguments are, by the runtime's names: celt (celt). A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerModuleEnum::Skip.
-*/
+// Its arguments are, by the runtime's names: celt (celt). A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerModuleEnum::Skip.
 func (x *ModuleEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerModuleEnum")
@@ -4373,12 +4043,10 @@ func (x *ModuleEnum) Skip(celt uint32) error {
 	return nil
 }
 
-/*
-A failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerModuleEnum::Reset.
-*/
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerModuleEnum::Reset.
 func (x *ModuleEnum) Reset() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerModuleEnum")
@@ -4390,13 +4058,11 @@ func (x *ModuleEnum) Reset() error {
 	return nil
 }
 
-/*
-It returns the runtime's ppEnum output as a *ModuleEnum. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerModuleEnum::Clone.
-*/
+// It returns the runtime's ppEnum output as a *ModuleEnum. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerModuleEnum::Clone.
 func (x *ModuleEnum) Clone() (*ModuleEnum, error) {
 	var res *ModuleEnum
 	if x == nil || x.p == nil {
@@ -4411,13 +4077,11 @@ func (x *ModuleEnum) Clone() (*ModuleEnum, error) {
 	return res, nil
 }
 
-/*
-It returns the runtime's pcelt output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerModuleEnum::GetCount.
-*/
+// It returns the runtime's pcelt output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerModuleEnum::GetCount.
 func (x *ModuleEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4432,13 +4096,11 @@ func (x *ModuleEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
-/*
-It returns the runtime's ids output as a []ModuleID. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerModuleEnum::Next.
-*/
+// It returns the runtime's ids output as a []ModuleID. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerModuleEnum::Next.
 func (x *ModuleEnum) Next() ([]ModuleID, error) {
 	var res []ModuleID
 	if x == nil || x.p == nil {
@@ -4584,13 +4246,11 @@ func (x *FunctionControl) Release() {
 	x.p = nil
 }
 
-/*
-Its arguments are, by the runtime's names: flags (flags). A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerFunctionControl::SetCodegenFlags.
-*/
+// Its arguments are, by the runtime's names: flags (flags). A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerFunctionControl::SetCodegenFlags.
 func (x *FunctionControl) SetCodegenFlags(flags CodegenFlags) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionControl")
@@ -4602,13 +4262,11 @@ func (x *FunctionControl) SetCodegenFlags(flags CodegenFlags) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: newILMethodHeader
-(pbNewILMethodHeader). A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerFunctionControl::SetILFunctionBody.
-*/
+// Its arguments are, by the runtime's names: newILMethodHeader
+// (pbNewILMethodHeader). A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerFunctionControl::SetILFunctionBody.
 func (x *FunctionControl) SetILFunctionBody(newILMethodHeader []byte) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionControl")
@@ -4620,13 +4278,11 @@ func (x *FunctionControl) SetILFunctionBody(newILMethodHeader []byte) error {
 	return nil
 }
 
-/*
-Its arguments are, by the runtime's names: ilMapEntries
-(rgILMapEntries). A failure is the runtime's HRESULT as the error
-(errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerFunctionControl::SetILInstrumentedCodeMap.
-*/
+// Its arguments are, by the runtime's names: ilMapEntries
+// (rgILMapEntries). A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerFunctionControl::SetILInstrumentedCodeMap.
 func (x *FunctionControl) SetILInstrumentedCodeMap(ilMapEntries []ILMap) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionControl")
@@ -4694,13 +4350,11 @@ func (x *MethodEnum) Release() {
 	x.p = nil
 }
 
-/*
-Its arguments are, by the runtime's names: celt (celt). A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerMethodEnum::Skip.
-*/
+// Its arguments are, by the runtime's names: celt (celt). A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerMethodEnum::Skip.
 func (x *MethodEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerMethodEnum")
@@ -4712,12 +4366,10 @@ func (x *MethodEnum) Skip(celt uint32) error {
 	return nil
 }
 
-/*
-A failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerMethodEnum::Reset.
-*/
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerMethodEnum::Reset.
 func (x *MethodEnum) Reset() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerMethodEnum")
@@ -4729,13 +4381,11 @@ func (x *MethodEnum) Reset() error {
 	return nil
 }
 
-/*
-It returns the runtime's ppEnum output as a *MethodEnum. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerMethodEnum::Clone.
-*/
+// It returns the runtime's ppEnum output as a *MethodEnum. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerMethodEnum::Clone.
 func (x *MethodEnum) Clone() (*MethodEnum, error) {
 	var res *MethodEnum
 	if x == nil || x.p == nil {
@@ -4750,13 +4400,11 @@ func (x *MethodEnum) Clone() (*MethodEnum, error) {
 	return res, nil
 }
 
-/*
-It returns the runtime's pcelt output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerMethodEnum::GetCount.
-*/
+// It returns the runtime's pcelt output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerMethodEnum::GetCount.
 func (x *MethodEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4771,13 +4419,11 @@ func (x *MethodEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
-/*
-It returns the runtime's elements output as a []Method. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerMethodEnum::Next.
-*/
+// It returns the runtime's elements output as a []Method. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerMethodEnum::Next.
 func (x *MethodEnum) Next() ([]Method, error) {
 	var res []Method
 	if x == nil || x.p == nil {
@@ -4858,13 +4504,11 @@ func (x *ThreadEnum) Release() {
 	x.p = nil
 }
 
-/*
-Its arguments are, by the runtime's names: celt (celt). A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerThreadEnum::Skip.
-*/
+// Its arguments are, by the runtime's names: celt (celt). A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerThreadEnum::Skip.
 func (x *ThreadEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerThreadEnum")
@@ -4876,12 +4520,10 @@ func (x *ThreadEnum) Skip(celt uint32) error {
 	return nil
 }
 
-/*
-A failure is the runtime's HRESULT as the error (errors.Is compares it
-with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerThreadEnum::Reset.
-*/
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerThreadEnum::Reset.
 func (x *ThreadEnum) Reset() error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerThreadEnum")
@@ -4893,13 +4535,11 @@ func (x *ThreadEnum) Reset() error {
 	return nil
 }
 
-/*
-It returns the runtime's ppEnum output as a *ThreadEnum. A failure is
-the runtime's HRESULT as the error (errors.Is compares it with
-E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerThreadEnum::Clone.
-*/
+// It returns the runtime's ppEnum output as a *ThreadEnum. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerThreadEnum::Clone.
 func (x *ThreadEnum) Clone() (*ThreadEnum, error) {
 	var res *ThreadEnum
 	if x == nil || x.p == nil {
@@ -4914,13 +4554,11 @@ func (x *ThreadEnum) Clone() (*ThreadEnum, error) {
 	return res, nil
 }
 
-/*
-It returns the runtime's pcelt output as a uint32. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerThreadEnum::GetCount.
-*/
+// It returns the runtime's pcelt output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerThreadEnum::GetCount.
 func (x *ThreadEnum) GetCount() (uint32, error) {
 	var res uint32
 	if x == nil || x.p == nil {
@@ -4935,13 +4573,11 @@ func (x *ThreadEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
-/*
-It returns the runtime's ids output as a []ThreadID. A failure is the
-runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-CLDB_E_RECORD_NOTFOUND, ...).
-
-It calls ICorProfilerThreadEnum::Next.
-*/
+// It returns the runtime's ids output as a []ThreadID. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls ICorProfilerThreadEnum::Next.
 func (x *ThreadEnum) Next() ([]ThreadID, error) {
 	var res []ThreadID
 	if x == nil || x.p == nil {

@@ -65,27 +65,19 @@ type EventPipeSession uint64
 // ObjectHandle is the runtime's ObjectHandleID (void).
 type ObjectHandle uintptr
 
-/*
-DebugILToNativeMappingTypes is the runtime's
-CorDebugIlToNativeMappingTypes, one value of a list; String names it.
-*/
+// DebugILToNativeMappingTypes is the runtime's
+// CorDebugIlToNativeMappingTypes, one value of a list; String names it.
 type DebugILToNativeMappingTypes int32
 
 const (
-	/*
-	   NoMapping is the runtime's NO_MAPPING (0xffffffff), a value of
-	   DebugILToNativeMappingTypes.
-	*/
+	// NoMapping is the runtime's NO_MAPPING (0xffffffff), a value of
+	// DebugILToNativeMappingTypes.
 	NoMapping DebugILToNativeMappingTypes = -1
-	/*
-	   Prolog is the runtime's PROLOG (0xfffffffe), a value of
-	   DebugILToNativeMappingTypes.
-	*/
+	// Prolog is the runtime's PROLOG (0xfffffffe), a value of
+	// DebugILToNativeMappingTypes.
 	Prolog DebugILToNativeMappingTypes = -2
-	/*
-	   Epilog is the runtime's EPILOG (0xfffffffd), a value of
-	   DebugILToNativeMappingTypes.
-	*/
+	// Epilog is the runtime's EPILOG (0xfffffffd), a value of
+	// DebugILToNativeMappingTypes.
 	Epilog DebugILToNativeMappingTypes = -3
 )
 
@@ -105,27 +97,19 @@ func (v DebugILToNativeMappingTypes) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesDebugILToNativeMappingTypes, false, "DebugILToNativeMappingTypes")
 }
 
-/*
-SnapshotInfo is the runtime's COR_PRF_SNAPSHOT_INFO, one value of a
-list; String names it.
-*/
+// SnapshotInfo is the runtime's COR_PRF_SNAPSHOT_INFO, one value of a
+// list; String names it.
 type SnapshotInfo uint32
 
 const (
-	/*
-	   SnapshotDefault is the runtime's COR_PRF_SNAPSHOT_DEFAULT (0x0), a value
-	   of SnapshotInfo.
-	*/
+	// SnapshotDefault is the runtime's COR_PRF_SNAPSHOT_DEFAULT (0x0), a value
+	// of SnapshotInfo.
 	SnapshotDefault SnapshotInfo = 0
-	/*
-	   SnapshotRegisterContext is the runtime's
-	   COR_PRF_SNAPSHOT_REGISTER_CONTEXT (0x1), a value of SnapshotInfo.
-	*/
+	// SnapshotRegisterContext is the runtime's
+	// COR_PRF_SNAPSHOT_REGISTER_CONTEXT (0x1), a value of SnapshotInfo.
 	SnapshotRegisterContext SnapshotInfo = 1
-	/*
-	   SnapshotX86Optimized is the runtime's COR_PRF_SNAPSHOT_X86_OPTIMIZED
-	   (0x2), a value of SnapshotInfo.
-	*/
+	// SnapshotX86Optimized is the runtime's COR_PRF_SNAPSHOT_X86_OPTIMIZED
+	// (0x2), a value of SnapshotInfo.
 	SnapshotX86Optimized SnapshotInfo = 2
 )
 
@@ -145,37 +129,25 @@ func (v SnapshotInfo) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesSnapshotInfo, false, "SnapshotInfo")
 }
 
-/*
-StaticType is the runtime's COR_PRF_STATIC_TYPE, a set of flags: combine
-them with |; String names each.
-*/
+// StaticType is the runtime's COR_PRF_STATIC_TYPE, a set of flags: combine
+// them with |; String names each.
 type StaticType uint32
 
 const (
-	/*
-	   FieldNotAStatic is the runtime's COR_PRF_FIELD_NOT_A_STATIC (0x0), a
-	   flag of StaticType.
-	*/
+	// FieldNotAStatic is the runtime's COR_PRF_FIELD_NOT_A_STATIC (0x0), a
+	// flag of StaticType.
 	FieldNotAStatic StaticType = 0
-	/*
-	   FieldAppDomainStatic is the runtime's COR_PRF_FIELD_APP_DOMAIN_STATIC
-	   (0x1), a flag of StaticType.
-	*/
+	// FieldAppDomainStatic is the runtime's COR_PRF_FIELD_APP_DOMAIN_STATIC
+	// (0x1), a flag of StaticType.
 	FieldAppDomainStatic StaticType = 1
-	/*
-	   FieldThreadStatic is the runtime's COR_PRF_FIELD_THREAD_STATIC (0x2), a
-	   flag of StaticType.
-	*/
+	// FieldThreadStatic is the runtime's COR_PRF_FIELD_THREAD_STATIC (0x2), a
+	// flag of StaticType.
 	FieldThreadStatic StaticType = 2
-	/*
-	   FieldContextStatic is the runtime's COR_PRF_FIELD_CONTEXT_STATIC (0x4),
-	   a flag of StaticType.
-	*/
+	// FieldContextStatic is the runtime's COR_PRF_FIELD_CONTEXT_STATIC (0x4),
+	// a flag of StaticType.
 	FieldContextStatic StaticType = 4
-	/*
-	   FieldRVAStatic is the runtime's COR_PRF_FIELD_RVA_STATIC (0x8), a flag
-	   of StaticType.
-	*/
+	// FieldRVAStatic is the runtime's COR_PRF_FIELD_RVA_STATIC (0x8), a flag
+	// of StaticType.
 	FieldRVAStatic StaticType = 8
 )
 
@@ -201,216 +173,138 @@ func (v StaticType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesStaticType, true, "StaticType")
 }
 
-/*
-Monitor is the runtime's COR_PRF_MONITOR, a set of flags: combine them
-with |; String names each.
-*/
+// Monitor is the runtime's COR_PRF_MONITOR, a set of flags: combine them
+// with |; String names each.
 type Monitor uint32
 
 const (
-	/*
-	   MonitorNone asks for no callback at all. MonitorNone is the runtime's
-	   COR_PRF_MONITOR_NONE (0x0), a flag of Monitor.
-	*/
+	// MonitorNone asks for no callback at all. MonitorNone is the runtime's
+	// COR_PRF_MONITOR_NONE (0x0), a flag of Monitor.
 	MonitorNone Monitor = 0
-	/*
-	   MonitorFunctionUnloads is the runtime's COR_PRF_MONITOR_FUNCTION_UNLOADS
-	   (0x1), a flag of Monitor.
-	*/
+	// MonitorFunctionUnloads is the runtime's COR_PRF_MONITOR_FUNCTION_UNLOADS
+	// (0x1), a flag of Monitor.
 	MonitorFunctionUnloads Monitor = 1
-	/*
-	   MonitorClassLoads is the runtime's COR_PRF_MONITOR_CLASS_LOADS (0x2), a
-	   flag of Monitor.
-	*/
+	// MonitorClassLoads is the runtime's COR_PRF_MONITOR_CLASS_LOADS (0x2), a
+	// flag of Monitor.
 	MonitorClassLoads Monitor = 2
-	/*
-	   MonitorModuleLoads is the runtime's COR_PRF_MONITOR_MODULE_LOADS (0x4),
-	   a flag of Monitor.
-	*/
+	// MonitorModuleLoads is the runtime's COR_PRF_MONITOR_MODULE_LOADS (0x4),
+	// a flag of Monitor.
 	MonitorModuleLoads Monitor = 4
-	/*
-	   MonitorAssemblyLoads is the runtime's COR_PRF_MONITOR_ASSEMBLY_LOADS
-	   (0x8), a flag of Monitor.
-	*/
+	// MonitorAssemblyLoads is the runtime's COR_PRF_MONITOR_ASSEMBLY_LOADS
+	// (0x8), a flag of Monitor.
 	MonitorAssemblyLoads Monitor = 8
-	/*
-	   MonitorAppdomainLoads is the runtime's COR_PRF_MONITOR_APPDOMAIN_LOADS
-	   (0x10), a flag of Monitor.
-	*/
+	// MonitorAppdomainLoads is the runtime's COR_PRF_MONITOR_APPDOMAIN_LOADS
+	// (0x10), a flag of Monitor.
 	MonitorAppdomainLoads Monitor = 16
-	/*
-	   MonitorJITCompilation is the runtime's COR_PRF_MONITOR_JIT_COMPILATION
-	   (0x20), a flag of Monitor.
-	*/
+	// MonitorJITCompilation is the runtime's COR_PRF_MONITOR_JIT_COMPILATION
+	// (0x20), a flag of Monitor.
 	MonitorJITCompilation Monitor = 32
-	/*
-	   MonitorExceptions is the runtime's COR_PRF_MONITOR_EXCEPTIONS (0x40), a
-	   flag of Monitor.
-	*/
+	// MonitorExceptions is the runtime's COR_PRF_MONITOR_EXCEPTIONS (0x40), a
+	// flag of Monitor.
 	MonitorExceptions Monitor = 64
 	// MonitorGC is the runtime's COR_PRF_MONITOR_GC (0x80), a flag of Monitor.
 	MonitorGC Monitor = 128
-	/*
-	   MonitorObjectAllocated is the runtime's COR_PRF_MONITOR_OBJECT_ALLOCATED
-	   (0x100), a flag of Monitor.
-	*/
+	// MonitorObjectAllocated is the runtime's COR_PRF_MONITOR_OBJECT_ALLOCATED
+	// (0x100), a flag of Monitor.
 	MonitorObjectAllocated Monitor = 256
-	/*
-	   MonitorThreads is the runtime's COR_PRF_MONITOR_THREADS (0x200), a flag
-	   of Monitor.
-	*/
+	// MonitorThreads is the runtime's COR_PRF_MONITOR_THREADS (0x200), a flag
+	// of Monitor.
 	MonitorThreads Monitor = 512
-	/*
-	   MonitorRemoting is the runtime's COR_PRF_MONITOR_REMOTING (0x400), a
-	   flag of Monitor.
-	*/
+	// MonitorRemoting is the runtime's COR_PRF_MONITOR_REMOTING (0x400), a
+	// flag of Monitor.
 	MonitorRemoting Monitor = 1024
-	/*
-	   MonitorCodeTransitions is the runtime's COR_PRF_MONITOR_CODE_TRANSITIONS
-	   (0x800), a flag of Monitor.
-	*/
+	// MonitorCodeTransitions is the runtime's COR_PRF_MONITOR_CODE_TRANSITIONS
+	// (0x800), a flag of Monitor.
 	MonitorCodeTransitions Monitor = 2048
-	/*
-	   MonitorEnterLeave is the runtime's COR_PRF_MONITOR_ENTERLEAVE (0x1000),
-	   a flag of Monitor.
-	*/
+	// MonitorEnterLeave is the runtime's COR_PRF_MONITOR_ENTERLEAVE (0x1000),
+	// a flag of Monitor.
 	MonitorEnterLeave Monitor = 4096
-	/*
-	   MonitorCCW is the runtime's COR_PRF_MONITOR_CCW (0x2000), a flag of
-	   Monitor.
-	*/
+	// MonitorCCW is the runtime's COR_PRF_MONITOR_CCW (0x2000), a flag of
+	// Monitor.
 	MonitorCCW Monitor = 8192
-	/*
-	   MonitorRemotingCookie is the runtime's COR_PRF_MONITOR_REMOTING_COOKIE
-	   (0x4400), a combination of flags of Monitor.
-	*/
+	// MonitorRemotingCookie is the runtime's COR_PRF_MONITOR_REMOTING_COOKIE
+	// (0x4400), a combination of flags of Monitor.
 	MonitorRemotingCookie Monitor = 17408
-	/*
-	   MonitorRemotingAsync is the runtime's COR_PRF_MONITOR_REMOTING_ASYNC
-	   (0x8400), a combination of flags of Monitor.
-	*/
+	// MonitorRemotingAsync is the runtime's COR_PRF_MONITOR_REMOTING_ASYNC
+	// (0x8400), a combination of flags of Monitor.
 	MonitorRemotingAsync Monitor = 33792
-	/*
-	   MonitorSuspends is the runtime's COR_PRF_MONITOR_SUSPENDS (0x10000), a
-	   flag of Monitor.
-	*/
+	// MonitorSuspends is the runtime's COR_PRF_MONITOR_SUSPENDS (0x10000), a
+	// flag of Monitor.
 	MonitorSuspends Monitor = 65536
-	/*
-	   MonitorCacheSearches is the runtime's COR_PRF_MONITOR_CACHE_SEARCHES
-	   (0x20000), a flag of Monitor.
-	*/
+	// MonitorCacheSearches is the runtime's COR_PRF_MONITOR_CACHE_SEARCHES
+	// (0x20000), a flag of Monitor.
 	MonitorCacheSearches Monitor = 131072
-	/*
-	   EnableReJIT is the runtime's COR_PRF_ENABLE_REJIT (0x40000), a flag of
-	   Monitor.
-	*/
+	// EnableReJIT is the runtime's COR_PRF_ENABLE_REJIT (0x40000), a flag of
+	// Monitor.
 	EnableReJIT Monitor = 262144
-	/*
-	   EnableInProcDebugging is the runtime's COR_PRF_ENABLE_INPROC_DEBUGGING
-	   (0x80000), a flag of Monitor.
-	*/
+	// EnableInProcDebugging is the runtime's COR_PRF_ENABLE_INPROC_DEBUGGING
+	// (0x80000), a flag of Monitor.
 	EnableInProcDebugging Monitor = 524288
-	/*
-	   EnableJITMaps is the runtime's COR_PRF_ENABLE_JIT_MAPS (0x100000), a
-	   flag of Monitor.
-	*/
+	// EnableJITMaps is the runtime's COR_PRF_ENABLE_JIT_MAPS (0x100000), a
+	// flag of Monitor.
 	EnableJITMaps Monitor = 1048576
-	/*
-	   DisableInlining is the runtime's COR_PRF_DISABLE_INLINING (0x200000), a
-	   flag of Monitor.
-	*/
+	// DisableInlining is the runtime's COR_PRF_DISABLE_INLINING (0x200000), a
+	// flag of Monitor.
 	DisableInlining Monitor = 2097152
-	/*
-	   DisableOptimizations is the runtime's COR_PRF_DISABLE_OPTIMIZATIONS
-	   (0x400000), a flag of Monitor.
-	*/
+	// DisableOptimizations is the runtime's COR_PRF_DISABLE_OPTIMIZATIONS
+	// (0x400000), a flag of Monitor.
 	DisableOptimizations Monitor = 4194304
-	/*
-	   EnableObjectAllocated is the runtime's COR_PRF_ENABLE_OBJECT_ALLOCATED
-	   (0x800000), a flag of Monitor.
-	*/
+	// EnableObjectAllocated is the runtime's COR_PRF_ENABLE_OBJECT_ALLOCATED
+	// (0x800000), a flag of Monitor.
 	EnableObjectAllocated Monitor = 8388608
-	/*
-	   MonitorCLRExceptions is the runtime's COR_PRF_MONITOR_CLR_EXCEPTIONS
-	   (0x1000000), a flag of Monitor.
-	*/
+	// MonitorCLRExceptions is the runtime's COR_PRF_MONITOR_CLR_EXCEPTIONS
+	// (0x1000000), a flag of Monitor.
 	MonitorCLRExceptions Monitor = 16777216
-	/*
-	   MonitorAll (every Monitor flag that asks for callbacks, without the
-	   Enable/Disable switches) is what MonitorAll asks for. MonitorAll is the
-	   runtime's COR_PRF_MONITOR_ALL (0x107ffff), a combination of flags of
-	   Monitor.
-	*/
+	// MonitorAll (every Monitor flag that asks for callbacks, without the
+	// Enable/Disable switches) is what MonitorAll asks for. MonitorAll is the
+	// runtime's COR_PRF_MONITOR_ALL (0x107ffff), a combination of flags of
+	// Monitor.
 	MonitorAll Monitor = 17301503
-	/*
-	   EnableFunctionArgs is the runtime's COR_PRF_ENABLE_FUNCTION_ARGS
-	   (0x2000000), a flag of Monitor.
-	*/
+	// EnableFunctionArgs is the runtime's COR_PRF_ENABLE_FUNCTION_ARGS
+	// (0x2000000), a flag of Monitor.
 	EnableFunctionArgs Monitor = 33554432
-	/*
-	   EnableFunctionRetVal is the runtime's COR_PRF_ENABLE_FUNCTION_RETVAL
-	   (0x4000000), a flag of Monitor.
-	*/
+	// EnableFunctionRetVal is the runtime's COR_PRF_ENABLE_FUNCTION_RETVAL
+	// (0x4000000), a flag of Monitor.
 	EnableFunctionRetVal Monitor = 67108864
-	/*
-	   EnableFrameInfo is the runtime's COR_PRF_ENABLE_FRAME_INFO (0x8000000),
-	   a flag of Monitor.
-	*/
+	// EnableFrameInfo is the runtime's COR_PRF_ENABLE_FRAME_INFO (0x8000000),
+	// a flag of Monitor.
 	EnableFrameInfo Monitor = 134217728
-	/*
-	   EnableStackSnapshot is the runtime's COR_PRF_ENABLE_STACK_SNAPSHOT
-	   (0x10000000), a flag of Monitor.
-	*/
+	// EnableStackSnapshot is the runtime's COR_PRF_ENABLE_STACK_SNAPSHOT
+	// (0x10000000), a flag of Monitor.
 	EnableStackSnapshot Monitor = 268435456
-	/*
-	   UseProfileImages is the runtime's COR_PRF_USE_PROFILE_IMAGES
-	   (0x20000000), a flag of Monitor.
-	*/
+	// UseProfileImages is the runtime's COR_PRF_USE_PROFILE_IMAGES
+	// (0x20000000), a flag of Monitor.
 	UseProfileImages Monitor = 536870912
-	/*
-	   DisableTransparencyChecksUnderFullTrust is the runtime's
-	   COR_PRF_DISABLE_TRANSPARENCY_CHECKS_UNDER_FULL_TRUST (0x40000000), a
-	   flag of Monitor.
-	*/
+	// DisableTransparencyChecksUnderFullTrust is the runtime's
+	// COR_PRF_DISABLE_TRANSPARENCY_CHECKS_UNDER_FULL_TRUST (0x40000000), a
+	// flag of Monitor.
 	DisableTransparencyChecksUnderFullTrust Monitor = 1073741824
-	/*
-	   DisableAllNGenImages is the runtime's COR_PRF_DISABLE_ALL_NGEN_IMAGES
-	   (0x80000000), a flag of Monitor.
-	*/
+	// DisableAllNGenImages is the runtime's COR_PRF_DISABLE_ALL_NGEN_IMAGES
+	// (0x80000000), a flag of Monitor.
 	DisableAllNGenImages Monitor = 2147483648
-	/*
-	   MonitorAllFlags (every flag SetEventMask accepts, switches included) is
-	   rarely what a profiler wants: it disables inlining and optimisations
-	   too. MonitorAllFlags is the runtime's COR_PRF_ALL (0x8fffffff), a
-	   combination of flags of Monitor.
-	*/
+	// MonitorAllFlags (every flag SetEventMask accepts, switches included) is
+	// rarely what a profiler wants: it disables inlining and optimisations
+	// too. MonitorAllFlags is the runtime's COR_PRF_ALL (0x8fffffff), a
+	// combination of flags of Monitor.
 	MonitorAllFlags Monitor = 2415919103
-	/*
-	   RequireProfileImage is the set of Monitor flags that need profile
-	   (non-precompiled) images. RequireProfileImage is the runtime's
-	   COR_PRF_REQUIRE_PROFILE_IMAGE (0x20001800), a combination of flags of
-	   Monitor.
-	*/
+	// RequireProfileImage is the set of Monitor flags that need profile
+	// (non-precompiled) images. RequireProfileImage is the runtime's
+	// COR_PRF_REQUIRE_PROFILE_IMAGE (0x20001800), a combination of flags of
+	// Monitor.
 	RequireProfileImage Monitor = 536877056
-	/*
-	   AllowableAfterAttach is the set of Monitor flags a profiler attached to
-	   a running process may set. AllowableAfterAttach is the runtime's
-	   COR_PRF_ALLOWABLE_AFTER_ATTACH (0x106502fe), a combination of flags of
-	   Monitor.
-	*/
+	// AllowableAfterAttach is the set of Monitor flags a profiler attached to
+	// a running process may set. AllowableAfterAttach is the runtime's
+	// COR_PRF_ALLOWABLE_AFTER_ATTACH (0x106502fe), a combination of flags of
+	// Monitor.
 	AllowableAfterAttach Monitor = 275055358
-	/*
-	   AllowableNotificationProfiler is the runtime's
-	   COR_PRF_ALLOWABLE_NOTIFICATION_PROFILER (0xb1e32b7f), a combination of
-	   flags of Monitor.
-	*/
+	// AllowableNotificationProfiler is the runtime's
+	// COR_PRF_ALLOWABLE_NOTIFICATION_PROFILER (0xb1e32b7f), a combination of
+	// flags of Monitor.
 	AllowableNotificationProfiler Monitor = 2984455039
-	/*
-	   MonitorImmutable is the set of Monitor flags that can only be set in
-	   Initialize, never changed later. MonitorImmutable is the runtime's
-	   COR_PRF_MONITOR_IMMUTABLE (0xee98cc00), a combination of flags of
-	   Monitor.
-	*/
+	// MonitorImmutable is the set of Monitor flags that can only be set in
+	// Initialize, never changed later. MonitorImmutable is the runtime's
+	// COR_PRF_MONITOR_IMMUTABLE (0xee98cc00), a combination of flags of
+	// Monitor.
 	MonitorImmutable Monitor = 4002991104
 )
 
@@ -538,89 +432,59 @@ func (v Monitor) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesMonitor, true, "Monitor")
 }
 
-/*
-HighMonitor is the runtime's COR_PRF_HIGH_MONITOR, a set of flags:
-combine them with |; String names each.
-*/
+// HighMonitor is the runtime's COR_PRF_HIGH_MONITOR, a set of flags:
+// combine them with |; String names each.
 type HighMonitor uint32
 
 const (
-	/*
-	   HighNone is the runtime's COR_PRF_HIGH_MONITOR_NONE (0x0), a flag of
-	   HighMonitor.
-	*/
+	// HighNone is the runtime's COR_PRF_HIGH_MONITOR_NONE (0x0), a flag of
+	// HighMonitor.
 	HighNone HighMonitor = 0
-	/*
-	   HighAddAssemblyReferences is the runtime's
-	   COR_PRF_HIGH_ADD_ASSEMBLY_REFERENCES (0x1), a flag of HighMonitor.
-	*/
+	// HighAddAssemblyReferences is the runtime's
+	// COR_PRF_HIGH_ADD_ASSEMBLY_REFERENCES (0x1), a flag of HighMonitor.
 	HighAddAssemblyReferences HighMonitor = 1
-	/*
-	   HighInMemorySymbolsUpdated is the runtime's
-	   COR_PRF_HIGH_IN_MEMORY_SYMBOLS_UPDATED (0x2), a flag of HighMonitor.
-	*/
+	// HighInMemorySymbolsUpdated is the runtime's
+	// COR_PRF_HIGH_IN_MEMORY_SYMBOLS_UPDATED (0x2), a flag of HighMonitor.
 	HighInMemorySymbolsUpdated HighMonitor = 2
-	/*
-	   HighDynamicFunctionUnloads is the runtime's
-	   COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS (0x4), a flag of
-	   HighMonitor.
-	*/
+	// HighDynamicFunctionUnloads is the runtime's
+	// COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS (0x4), a flag of
+	// HighMonitor.
 	HighDynamicFunctionUnloads HighMonitor = 4
-	/*
-	   HighDisableTieredCompilation is the runtime's
-	   COR_PRF_HIGH_DISABLE_TIERED_COMPILATION (0x8), a flag of HighMonitor.
-	*/
+	// HighDisableTieredCompilation is the runtime's
+	// COR_PRF_HIGH_DISABLE_TIERED_COMPILATION (0x8), a flag of HighMonitor.
 	HighDisableTieredCompilation HighMonitor = 8
-	/*
-	   HighBasicGC is the runtime's COR_PRF_HIGH_BASIC_GC (0x10), a flag of
-	   HighMonitor.
-	*/
+	// HighBasicGC is the runtime's COR_PRF_HIGH_BASIC_GC (0x10), a flag of
+	// HighMonitor.
 	HighBasicGC HighMonitor = 16
-	/*
-	   HighGCMovedObjects is the runtime's
-	   COR_PRF_HIGH_MONITOR_GC_MOVED_OBJECTS (0x20), a flag of HighMonitor.
-	*/
+	// HighGCMovedObjects is the runtime's
+	// COR_PRF_HIGH_MONITOR_GC_MOVED_OBJECTS (0x20), a flag of HighMonitor.
 	HighGCMovedObjects HighMonitor = 32
-	/*
-	   HighRequireProfileImage is the set of HighMonitor flags that need
-	   profile images, which is empty (0): no high flag does. It exists because
-	   the runtime defines it. HighRequireProfileImage is the runtime's
-	   COR_PRF_HIGH_REQUIRE_PROFILE_IMAGE (0x0), a flag of HighMonitor.
-	*/
+	// HighRequireProfileImage is the set of HighMonitor flags that need
+	// profile images, which is empty (0): no high flag does. It exists because
+	// the runtime defines it. HighRequireProfileImage is the runtime's
+	// COR_PRF_HIGH_REQUIRE_PROFILE_IMAGE (0x0), a flag of HighMonitor.
 	HighRequireProfileImage HighMonitor = 0
-	/*
-	   HighLargeObjectAllocated is the runtime's
-	   COR_PRF_HIGH_MONITOR_LARGEOBJECT_ALLOCATED (0x40), a flag of
-	   HighMonitor.
-	*/
+	// HighLargeObjectAllocated is the runtime's
+	// COR_PRF_HIGH_MONITOR_LARGEOBJECT_ALLOCATED (0x40), a flag of
+	// HighMonitor.
 	HighLargeObjectAllocated HighMonitor = 64
-	/*
-	   HighEventPipe is the runtime's COR_PRF_HIGH_MONITOR_EVENT_PIPE (0x80), a
-	   flag of HighMonitor.
-	*/
+	// HighEventPipe is the runtime's COR_PRF_HIGH_MONITOR_EVENT_PIPE (0x80), a
+	// flag of HighMonitor.
 	HighEventPipe HighMonitor = 128
-	/*
-	   HighPinnedObjectAllocated is the runtime's
-	   COR_PRF_HIGH_MONITOR_PINNEDOBJECT_ALLOCATED (0x100), a flag of
-	   HighMonitor.
-	*/
+	// HighPinnedObjectAllocated is the runtime's
+	// COR_PRF_HIGH_MONITOR_PINNEDOBJECT_ALLOCATED (0x100), a flag of
+	// HighMonitor.
 	HighPinnedObjectAllocated HighMonitor = 256
-	/*
-	   HighAllowableAfterAttach is the runtime's
-	   COR_PRF_HIGH_ALLOWABLE_AFTER_ATTACH (0xf6), a combination of flags of
-	   HighMonitor.
-	*/
+	// HighAllowableAfterAttach is the runtime's
+	// COR_PRF_HIGH_ALLOWABLE_AFTER_ATTACH (0xf6), a combination of flags of
+	// HighMonitor.
 	HighAllowableAfterAttach HighMonitor = 246
-	/*
-	   HighAllowableNotificationProfiler is the runtime's
-	   COR_PRF_HIGH_ALLOWABLE_NOTIFICATION_PROFILER (0xfe), a combination of
-	   flags of HighMonitor.
-	*/
+	// HighAllowableNotificationProfiler is the runtime's
+	// COR_PRF_HIGH_ALLOWABLE_NOTIFICATION_PROFILER (0xfe), a combination of
+	// flags of HighMonitor.
 	HighAllowableNotificationProfiler HighMonitor = 254
-	/*
-	   HighImmutable is the runtime's COR_PRF_HIGH_MONITOR_IMMUTABLE (0x8), a
-	   flag of HighMonitor.
-	*/
+	// HighImmutable is the runtime's COR_PRF_HIGH_MONITOR_IMMUTABLE (0x8), a
+	// flag of HighMonitor.
 	HighImmutable HighMonitor = 8
 )
 
@@ -667,27 +531,19 @@ func (v HighMonitor) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesHighMonitor, true, "HighMonitor")
 }
 
-/*
-Misc is the runtime's COR_PRF_MISC, one value of a list; String names
-it.
-*/
+// Misc is the runtime's COR_PRF_MISC, one value of a list; String names
+// it.
 type Misc uint32
 
 const (
-	/*
-	   ProfilerParentUnknown is the runtime's PROFILER_PARENT_UNKNOWN
-	   (0xfffffffd), a value of Misc.
-	*/
+	// ProfilerParentUnknown is the runtime's PROFILER_PARENT_UNKNOWN
+	// (0xfffffffd), a value of Misc.
 	ProfilerParentUnknown Misc = 4294967293
-	/*
-	   ProfilerGlobalClass is the runtime's PROFILER_GLOBAL_CLASS (0xfffffffe),
-	   a value of Misc.
-	*/
+	// ProfilerGlobalClass is the runtime's PROFILER_GLOBAL_CLASS (0xfffffffe),
+	// a value of Misc.
 	ProfilerGlobalClass Misc = 4294967294
-	/*
-	   ProfilerGlobalModule is the runtime's PROFILER_GLOBAL_MODULE
-	   (0xffffffff), a value of Misc.
-	*/
+	// ProfilerGlobalModule is the runtime's PROFILER_GLOBAL_MODULE
+	// (0xffffffff), a value of Misc.
 	ProfilerGlobalModule Misc = 4294967295
 )
 
@@ -707,22 +563,16 @@ func (v Misc) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesMisc, false, "Misc")
 }
 
-/*
-JITCache is the runtime's COR_PRF_JIT_CACHE, one value of a list; String
-names it.
-*/
+// JITCache is the runtime's COR_PRF_JIT_CACHE, one value of a list; String
+// names it.
 type JITCache uint32
 
 const (
-	/*
-	   CachedFunctionFound is the runtime's COR_PRF_CACHED_FUNCTION_FOUND
-	   (0x0), a value of JITCache.
-	*/
+	// CachedFunctionFound is the runtime's COR_PRF_CACHED_FUNCTION_FOUND
+	// (0x0), a value of JITCache.
 	CachedFunctionFound JITCache = 0
-	/*
-	   CachedFunctionNotFound is the runtime's
-	   COR_PRF_CACHED_FUNCTION_NOT_FOUND (0x1), a value of JITCache.
-	*/
+	// CachedFunctionNotFound is the runtime's
+	// COR_PRF_CACHED_FUNCTION_NOT_FOUND (0x1), a value of JITCache.
 	CachedFunctionNotFound JITCache = 1
 )
 
@@ -739,22 +589,16 @@ func (v JITCache) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesJITCache, false, "JITCache")
 }
 
-/*
-TransitionReason is the runtime's COR_PRF_TRANSITION_REASON, one value
-of a list; String names it.
-*/
+// TransitionReason is the runtime's COR_PRF_TRANSITION_REASON, one value
+// of a list; String names it.
 type TransitionReason uint32
 
 const (
-	/*
-	   TransitionCall is the runtime's COR_PRF_TRANSITION_CALL (0x0), a value
-	   of TransitionReason.
-	*/
+	// TransitionCall is the runtime's COR_PRF_TRANSITION_CALL (0x0), a value
+	// of TransitionReason.
 	TransitionCall TransitionReason = 0
-	/*
-	   TransitionReturn is the runtime's COR_PRF_TRANSITION_RETURN (0x1), a
-	   value of TransitionReason.
-	*/
+	// TransitionReturn is the runtime's COR_PRF_TRANSITION_RETURN (0x1), a
+	// value of TransitionReason.
 	TransitionReturn TransitionReason = 1
 )
 
@@ -771,59 +615,39 @@ func (v TransitionReason) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesTransitionReason, false, "TransitionReason")
 }
 
-/*
-SuspendReason is the runtime's COR_PRF_SUSPEND_REASON, a set of flags:
-combine them with |; String names each.
-*/
+// SuspendReason is the runtime's COR_PRF_SUSPEND_REASON, a set of flags:
+// combine them with |; String names each.
 type SuspendReason uint32
 
 const (
-	/*
-	   SuspendOther is the runtime's COR_PRF_SUSPEND_OTHER (0x0), a flag of
-	   SuspendReason.
-	*/
+	// SuspendOther is the runtime's COR_PRF_SUSPEND_OTHER (0x0), a flag of
+	// SuspendReason.
 	SuspendOther SuspendReason = 0
-	/*
-	   SuspendForGC is the runtime's COR_PRF_SUSPEND_FOR_GC (0x1), a flag of
-	   SuspendReason.
-	*/
+	// SuspendForGC is the runtime's COR_PRF_SUSPEND_FOR_GC (0x1), a flag of
+	// SuspendReason.
 	SuspendForGC SuspendReason = 1
-	/*
-	   SuspendForAppdomainShutdown is the runtime's
-	   COR_PRF_SUSPEND_FOR_APPDOMAIN_SHUTDOWN (0x2), a flag of SuspendReason.
-	*/
+	// SuspendForAppdomainShutdown is the runtime's
+	// COR_PRF_SUSPEND_FOR_APPDOMAIN_SHUTDOWN (0x2), a flag of SuspendReason.
 	SuspendForAppdomainShutdown SuspendReason = 2
-	/*
-	   SuspendForCodePitching is the runtime's
-	   COR_PRF_SUSPEND_FOR_CODE_PITCHING (0x3), a combination of flags of
-	   SuspendReason.
-	*/
+	// SuspendForCodePitching is the runtime's
+	// COR_PRF_SUSPEND_FOR_CODE_PITCHING (0x3), a combination of flags of
+	// SuspendReason.
 	SuspendForCodePitching SuspendReason = 3
-	/*
-	   SuspendForShutdown is the runtime's COR_PRF_SUSPEND_FOR_SHUTDOWN (0x4),
-	   a flag of SuspendReason.
-	*/
+	// SuspendForShutdown is the runtime's COR_PRF_SUSPEND_FOR_SHUTDOWN (0x4),
+	// a flag of SuspendReason.
 	SuspendForShutdown SuspendReason = 4
-	/*
-	   SuspendForInProcDebugger is the runtime's
-	   COR_PRF_SUSPEND_FOR_INPROC_DEBUGGER (0x6), a combination of flags of
-	   SuspendReason.
-	*/
+	// SuspendForInProcDebugger is the runtime's
+	// COR_PRF_SUSPEND_FOR_INPROC_DEBUGGER (0x6), a combination of flags of
+	// SuspendReason.
 	SuspendForInProcDebugger SuspendReason = 6
-	/*
-	   SuspendForGCPrep is the runtime's COR_PRF_SUSPEND_FOR_GC_PREP (0x7), a
-	   combination of flags of SuspendReason.
-	*/
+	// SuspendForGCPrep is the runtime's COR_PRF_SUSPEND_FOR_GC_PREP (0x7), a
+	// combination of flags of SuspendReason.
 	SuspendForGCPrep SuspendReason = 7
-	/*
-	   SuspendForReJIT is the runtime's COR_PRF_SUSPEND_FOR_REJIT (0x8), a flag
-	   of SuspendReason.
-	*/
+	// SuspendForReJIT is the runtime's COR_PRF_SUSPEND_FOR_REJIT (0x8), a flag
+	// of SuspendReason.
 	SuspendForReJIT SuspendReason = 8
-	/*
-	   SuspendForProfiler is the runtime's COR_PRF_SUSPEND_FOR_PROFILER (0x9),
-	   a combination of flags of SuspendReason.
-	*/
+	// SuspendForProfiler is the runtime's COR_PRF_SUSPEND_FOR_PROFILER (0x9),
+	// a combination of flags of SuspendReason.
 	SuspendForProfiler SuspendReason = 9
 )
 
@@ -861,17 +685,13 @@ func (v SuspendReason) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesSuspendReason, true, "SuspendReason")
 }
 
-/*
-RuntimeType is the runtime's COR_PRF_RUNTIME_TYPE, one value of a list;
-String names it.
-*/
+// RuntimeType is the runtime's COR_PRF_RUNTIME_TYPE, one value of a list;
+// String names it.
 type RuntimeType uint32
 
 const (
-	/*
-	   DesktopCLR is the runtime's COR_PRF_DESKTOP_CLR (0x1), a value of
-	   RuntimeType.
-	*/
+	// DesktopCLR is the runtime's COR_PRF_DESKTOP_CLR (0x1), a value of
+	// RuntimeType.
 	DesktopCLR RuntimeType = 1
 	// CoreCLR is the runtime's COR_PRF_CORE_CLR (0x2), a value of RuntimeType.
 	CoreCLR RuntimeType = 2
@@ -890,22 +710,16 @@ func (v RuntimeType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesRuntimeType, false, "RuntimeType")
 }
 
-/*
-ReJITFlags is the runtime's COR_PRF_REJIT_FLAGS, one value of a list;
-String names it.
-*/
+// ReJITFlags is the runtime's COR_PRF_REJIT_FLAGS, one value of a list;
+// String names it.
 type ReJITFlags uint32
 
 const (
-	/*
-	   ReJITBlockInlining is the runtime's COR_PRF_REJIT_BLOCK_INLINING (0x1),
-	   a value of ReJITFlags.
-	*/
+	// ReJITBlockInlining is the runtime's COR_PRF_REJIT_BLOCK_INLINING (0x1),
+	// a value of ReJITFlags.
 	ReJITBlockInlining ReJITFlags = 1
-	/*
-	   ReJITInliningCallbacks is the runtime's COR_PRF_REJIT_INLINING_CALLBACKS
-	   (0x2), a value of ReJITFlags.
-	*/
+	// ReJITInliningCallbacks is the runtime's COR_PRF_REJIT_INLINING_CALLBACKS
+	// (0x2), a value of ReJITFlags.
 	ReJITInliningCallbacks ReJITFlags = 2
 )
 
@@ -922,102 +736,64 @@ func (v ReJITFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesReJITFlags, false, "ReJITFlags")
 }
 
-/*
-EventPipeParamType is the runtime's COR_PRF_EVENTPIPE_PARAM_TYPE, one
-value of a list; String names it.
-*/
+// EventPipeParamType is the runtime's COR_PRF_EVENTPIPE_PARAM_TYPE, one
+// value of a list; String names it.
 type EventPipeParamType uint32
 
 const (
-	/*
-	   EventPipeObject is the runtime's COR_PRF_EVENTPIPE_OBJECT (0x1), a value
-	   of EventPipeParamType.
-	*/
+	// EventPipeObject is the runtime's COR_PRF_EVENTPIPE_OBJECT (0x1), a value
+	// of EventPipeParamType.
 	EventPipeObject EventPipeParamType = 1
-	/*
-	   EventPipeBoolean is the runtime's COR_PRF_EVENTPIPE_BOOLEAN (0x3), a
-	   value of EventPipeParamType.
-	*/
+	// EventPipeBoolean is the runtime's COR_PRF_EVENTPIPE_BOOLEAN (0x3), a
+	// value of EventPipeParamType.
 	EventPipeBoolean EventPipeParamType = 3
-	/*
-	   EventPipeChar is the runtime's COR_PRF_EVENTPIPE_CHAR (0x4), a value of
-	   EventPipeParamType.
-	*/
+	// EventPipeChar is the runtime's COR_PRF_EVENTPIPE_CHAR (0x4), a value of
+	// EventPipeParamType.
 	EventPipeChar EventPipeParamType = 4
-	/*
-	   EventPipeSByte is the runtime's COR_PRF_EVENTPIPE_SBYTE (0x5), a value
-	   of EventPipeParamType.
-	*/
+	// EventPipeSByte is the runtime's COR_PRF_EVENTPIPE_SBYTE (0x5), a value
+	// of EventPipeParamType.
 	EventPipeSByte EventPipeParamType = 5
-	/*
-	   EventPipeByte is the runtime's COR_PRF_EVENTPIPE_BYTE (0x6), a value of
-	   EventPipeParamType.
-	*/
+	// EventPipeByte is the runtime's COR_PRF_EVENTPIPE_BYTE (0x6), a value of
+	// EventPipeParamType.
 	EventPipeByte EventPipeParamType = 6
-	/*
-	   EventPipeInt16 is the runtime's COR_PRF_EVENTPIPE_INT16 (0x7), a value
-	   of EventPipeParamType.
-	*/
+	// EventPipeInt16 is the runtime's COR_PRF_EVENTPIPE_INT16 (0x7), a value
+	// of EventPipeParamType.
 	EventPipeInt16 EventPipeParamType = 7
-	/*
-	   EventPipeUint16 is the runtime's COR_PRF_EVENTPIPE_UINT16 (0x8), a value
-	   of EventPipeParamType.
-	*/
+	// EventPipeUint16 is the runtime's COR_PRF_EVENTPIPE_UINT16 (0x8), a value
+	// of EventPipeParamType.
 	EventPipeUint16 EventPipeParamType = 8
-	/*
-	   EventPipeInt32 is the runtime's COR_PRF_EVENTPIPE_INT32 (0x9), a value
-	   of EventPipeParamType.
-	*/
+	// EventPipeInt32 is the runtime's COR_PRF_EVENTPIPE_INT32 (0x9), a value
+	// of EventPipeParamType.
 	EventPipeInt32 EventPipeParamType = 9
-	/*
-	   EventPipeUint32 is the runtime's COR_PRF_EVENTPIPE_UINT32 (0xa), a value
-	   of EventPipeParamType.
-	*/
+	// EventPipeUint32 is the runtime's COR_PRF_EVENTPIPE_UINT32 (0xa), a value
+	// of EventPipeParamType.
 	EventPipeUint32 EventPipeParamType = 10
-	/*
-	   EventPipeInt64 is the runtime's COR_PRF_EVENTPIPE_INT64 (0xb), a value
-	   of EventPipeParamType.
-	*/
+	// EventPipeInt64 is the runtime's COR_PRF_EVENTPIPE_INT64 (0xb), a value
+	// of EventPipeParamType.
 	EventPipeInt64 EventPipeParamType = 11
-	/*
-	   EventPipeUint64 is the runtime's COR_PRF_EVENTPIPE_UINT64 (0xc), a value
-	   of EventPipeParamType.
-	*/
+	// EventPipeUint64 is the runtime's COR_PRF_EVENTPIPE_UINT64 (0xc), a value
+	// of EventPipeParamType.
 	EventPipeUint64 EventPipeParamType = 12
-	/*
-	   EventPipeSingle is the runtime's COR_PRF_EVENTPIPE_SINGLE (0xd), a value
-	   of EventPipeParamType.
-	*/
+	// EventPipeSingle is the runtime's COR_PRF_EVENTPIPE_SINGLE (0xd), a value
+	// of EventPipeParamType.
 	EventPipeSingle EventPipeParamType = 13
-	/*
-	   EventPipeDouble is the runtime's COR_PRF_EVENTPIPE_DOUBLE (0xe), a value
-	   of EventPipeParamType.
-	*/
+	// EventPipeDouble is the runtime's COR_PRF_EVENTPIPE_DOUBLE (0xe), a value
+	// of EventPipeParamType.
 	EventPipeDouble EventPipeParamType = 14
-	/*
-	   EventPipeDecimal is the runtime's COR_PRF_EVENTPIPE_DECIMAL (0xf), a
-	   value of EventPipeParamType.
-	*/
+	// EventPipeDecimal is the runtime's COR_PRF_EVENTPIPE_DECIMAL (0xf), a
+	// value of EventPipeParamType.
 	EventPipeDecimal EventPipeParamType = 15
-	/*
-	   EventPipeDatetime is the runtime's COR_PRF_EVENTPIPE_DATETIME (0x10), a
-	   value of EventPipeParamType.
-	*/
+	// EventPipeDatetime is the runtime's COR_PRF_EVENTPIPE_DATETIME (0x10), a
+	// value of EventPipeParamType.
 	EventPipeDatetime EventPipeParamType = 16
-	/*
-	   EventPipeGUID is the runtime's COR_PRF_EVENTPIPE_GUID (0x11), a value of
-	   EventPipeParamType.
-	*/
+	// EventPipeGUID is the runtime's COR_PRF_EVENTPIPE_GUID (0x11), a value of
+	// EventPipeParamType.
 	EventPipeGUID EventPipeParamType = 17
-	/*
-	   EventPipeString is the runtime's COR_PRF_EVENTPIPE_STRING (0x12), a
-	   value of EventPipeParamType.
-	*/
+	// EventPipeString is the runtime's COR_PRF_EVENTPIPE_STRING (0x12), a
+	// value of EventPipeParamType.
 	EventPipeString EventPipeParamType = 18
-	/*
-	   EventPipeArray is the runtime's COR_PRF_EVENTPIPE_ARRAY (0x13), a value
-	   of EventPipeParamType.
-	*/
+	// EventPipeArray is the runtime's COR_PRF_EVENTPIPE_ARRAY (0x13), a value
+	// of EventPipeParamType.
 	EventPipeArray EventPipeParamType = 19
 )
 
@@ -1082,42 +858,28 @@ func (v EventPipeParamType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesEventPipeParamType, false, "EventPipeParamType")
 }
 
-/*
-EventPipeLevel is the runtime's COR_PRF_EVENTPIPE_LEVEL, a set of flags:
-combine them with |; String names each.
-*/
+// EventPipeLevel is the runtime's COR_PRF_EVENTPIPE_LEVEL, a set of flags:
+// combine them with |; String names each.
 type EventPipeLevel uint32
 
 const (
-	/*
-	   EventPipeLogalways is the runtime's COR_PRF_EVENTPIPE_LOGALWAYS (0x0), a
-	   flag of EventPipeLevel.
-	*/
+	// EventPipeLogalways is the runtime's COR_PRF_EVENTPIPE_LOGALWAYS (0x0), a
+	// flag of EventPipeLevel.
 	EventPipeLogalways EventPipeLevel = 0
-	/*
-	   EventPipeCritical is the runtime's COR_PRF_EVENTPIPE_CRITICAL (0x1), a
-	   flag of EventPipeLevel.
-	*/
+	// EventPipeCritical is the runtime's COR_PRF_EVENTPIPE_CRITICAL (0x1), a
+	// flag of EventPipeLevel.
 	EventPipeCritical EventPipeLevel = 1
-	/*
-	   EventPipeError is the runtime's COR_PRF_EVENTPIPE_ERROR (0x2), a flag of
-	   EventPipeLevel.
-	*/
+	// EventPipeError is the runtime's COR_PRF_EVENTPIPE_ERROR (0x2), a flag of
+	// EventPipeLevel.
 	EventPipeError EventPipeLevel = 2
-	/*
-	   EventPipeWarning is the runtime's COR_PRF_EVENTPIPE_WARNING (0x3), a
-	   combination of flags of EventPipeLevel.
-	*/
+	// EventPipeWarning is the runtime's COR_PRF_EVENTPIPE_WARNING (0x3), a
+	// combination of flags of EventPipeLevel.
 	EventPipeWarning EventPipeLevel = 3
-	/*
-	   EventPipeInformational is the runtime's COR_PRF_EVENTPIPE_INFORMATIONAL
-	   (0x4), a flag of EventPipeLevel.
-	*/
+	// EventPipeInformational is the runtime's COR_PRF_EVENTPIPE_INFORMATIONAL
+	// (0x4), a flag of EventPipeLevel.
 	EventPipeInformational EventPipeLevel = 4
-	/*
-	   EventPipeVerbose is the runtime's COR_PRF_EVENTPIPE_VERBOSE (0x5), a
-	   combination of flags of EventPipeLevel.
-	*/
+	// EventPipeVerbose is the runtime's COR_PRF_EVENTPIPE_VERBOSE (0x5), a
+	// combination of flags of EventPipeLevel.
 	EventPipeVerbose EventPipeLevel = 5
 )
 
@@ -1146,27 +908,19 @@ func (v EventPipeLevel) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesEventPipeLevel, true, "EventPipeLevel")
 }
 
-/*
-HandleType is the runtime's COR_PRF_HANDLE_TYPE, one value of a list;
-String names it.
-*/
+// HandleType is the runtime's COR_PRF_HANDLE_TYPE, one value of a list;
+// String names it.
 type HandleType uint32
 
 const (
-	/*
-	   HandleTypeWeak is the runtime's COR_PRF_HANDLE_TYPE_WEAK (0x1), a value
-	   of HandleType.
-	*/
+	// HandleTypeWeak is the runtime's COR_PRF_HANDLE_TYPE_WEAK (0x1), a value
+	// of HandleType.
 	HandleTypeWeak HandleType = 1
-	/*
-	   HandleTypeStrong is the runtime's COR_PRF_HANDLE_TYPE_STRONG (0x2), a
-	   value of HandleType.
-	*/
+	// HandleTypeStrong is the runtime's COR_PRF_HANDLE_TYPE_STRONG (0x2), a
+	// value of HandleType.
 	HandleTypeStrong HandleType = 2
-	/*
-	   HandleTypePinned is the runtime's COR_PRF_HANDLE_TYPE_PINNED (0x3), a
-	   value of HandleType.
-	*/
+	// HandleTypePinned is the runtime's COR_PRF_HANDLE_TYPE_PINNED (0x3), a
+	// value of HandleType.
 	HandleTypePinned HandleType = 3
 )
 
@@ -1186,32 +940,22 @@ func (v HandleType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesHandleType, false, "HandleType")
 }
 
-/*
-GCRootKind is the runtime's COR_PRF_GC_ROOT_KIND, one value of a list;
-String names it.
-*/
+// GCRootKind is the runtime's COR_PRF_GC_ROOT_KIND, one value of a list;
+// String names it.
 type GCRootKind uint32
 
 const (
-	/*
-	   GCRootStack is the runtime's COR_PRF_GC_ROOT_STACK (0x1), a value of
-	   GCRootKind.
-	*/
+	// GCRootStack is the runtime's COR_PRF_GC_ROOT_STACK (0x1), a value of
+	// GCRootKind.
 	GCRootStack GCRootKind = 1
-	/*
-	   GCRootFinalizer is the runtime's COR_PRF_GC_ROOT_FINALIZER (0x2), a
-	   value of GCRootKind.
-	*/
+	// GCRootFinalizer is the runtime's COR_PRF_GC_ROOT_FINALIZER (0x2), a
+	// value of GCRootKind.
 	GCRootFinalizer GCRootKind = 2
-	/*
-	   GCRootHandle is the runtime's COR_PRF_GC_ROOT_HANDLE (0x3), a value of
-	   GCRootKind.
-	*/
+	// GCRootHandle is the runtime's COR_PRF_GC_ROOT_HANDLE (0x3), a value of
+	// GCRootKind.
 	GCRootHandle GCRootKind = 3
-	/*
-	   GCRootOther is the runtime's COR_PRF_GC_ROOT_OTHER (0x0), a value of
-	   GCRootKind.
-	*/
+	// GCRootOther is the runtime's COR_PRF_GC_ROOT_OTHER (0x0), a value of
+	// GCRootKind.
 	GCRootOther GCRootKind = 0
 )
 
@@ -1234,32 +978,22 @@ func (v GCRootKind) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesGCRootKind, false, "GCRootKind")
 }
 
-/*
-GCRootFlags is the runtime's COR_PRF_GC_ROOT_FLAGS, a set of flags:
-combine them with |; String names each.
-*/
+// GCRootFlags is the runtime's COR_PRF_GC_ROOT_FLAGS, a set of flags:
+// combine them with |; String names each.
 type GCRootFlags uint32
 
 const (
-	/*
-	   GCRootPinning is the runtime's COR_PRF_GC_ROOT_PINNING (0x1), a flag of
-	   GCRootFlags.
-	*/
+	// GCRootPinning is the runtime's COR_PRF_GC_ROOT_PINNING (0x1), a flag of
+	// GCRootFlags.
 	GCRootPinning GCRootFlags = 1
-	/*
-	   GCRootWeakref is the runtime's COR_PRF_GC_ROOT_WEAKREF (0x2), a flag of
-	   GCRootFlags.
-	*/
+	// GCRootWeakref is the runtime's COR_PRF_GC_ROOT_WEAKREF (0x2), a flag of
+	// GCRootFlags.
 	GCRootWeakref GCRootFlags = 2
-	/*
-	   GCRootInterior is the runtime's COR_PRF_GC_ROOT_INTERIOR (0x4), a flag
-	   of GCRootFlags.
-	*/
+	// GCRootInterior is the runtime's COR_PRF_GC_ROOT_INTERIOR (0x4), a flag
+	// of GCRootFlags.
 	GCRootInterior GCRootFlags = 4
-	/*
-	   GCRootRefcounted is the runtime's COR_PRF_GC_ROOT_REFCOUNTED (0x8), a
-	   flag of GCRootFlags.
-	*/
+	// GCRootRefcounted is the runtime's COR_PRF_GC_ROOT_REFCOUNTED (0x8), a
+	// flag of GCRootFlags.
 	GCRootRefcounted GCRootFlags = 8
 )
 
@@ -1282,17 +1016,13 @@ func (v GCRootFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesGCRootFlags, true, "GCRootFlags")
 }
 
-/*
-FinalizerFlags is the runtime's COR_PRF_FINALIZER_FLAGS, one value of a
-list; String names it.
-*/
+// FinalizerFlags is the runtime's COR_PRF_FINALIZER_FLAGS, one value of a
+// list; String names it.
 type FinalizerFlags uint32
 
 const (
-	/*
-	   FinalizerCritical is the runtime's COR_PRF_FINALIZER_CRITICAL (0x1), a
-	   value of FinalizerFlags.
-	*/
+	// FinalizerCritical is the runtime's COR_PRF_FINALIZER_CRITICAL (0x1), a
+	// value of FinalizerFlags.
 	FinalizerCritical FinalizerFlags = 1
 )
 
@@ -1306,10 +1036,8 @@ func (v FinalizerFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesFinalizerFlags, false, "FinalizerFlags")
 }
 
-/*
-GCGeneration is the runtime's COR_PRF_GC_GENERATION, a set of flags:
-combine them with |; String names each.
-*/
+// GCGeneration is the runtime's COR_PRF_GC_GENERATION, a set of flags:
+// combine them with |; String names each.
 type GCGeneration uint32
 
 const (
@@ -1319,15 +1047,11 @@ const (
 	GCGen1 GCGeneration = 1
 	// GCGen2 is the runtime's COR_PRF_GC_GEN_2 (0x2), a flag of GCGeneration.
 	GCGen2 GCGeneration = 2
-	/*
-	   GCLargeObjectHeap is the runtime's COR_PRF_GC_LARGE_OBJECT_HEAP (0x3), a
-	   combination of flags of GCGeneration.
-	*/
+	// GCLargeObjectHeap is the runtime's COR_PRF_GC_LARGE_OBJECT_HEAP (0x3), a
+	// combination of flags of GCGeneration.
 	GCLargeObjectHeap GCGeneration = 3
-	/*
-	   GCPinnedObjectHeap is the runtime's COR_PRF_GC_PINNED_OBJECT_HEAP (0x4),
-	   a flag of GCGeneration.
-	*/
+	// GCPinnedObjectHeap is the runtime's COR_PRF_GC_PINNED_OBJECT_HEAP (0x4),
+	// a flag of GCGeneration.
 	GCPinnedObjectHeap GCGeneration = 4
 )
 
@@ -1353,32 +1077,22 @@ func (v GCGeneration) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesGCGeneration, true, "GCGeneration")
 }
 
-/*
-ClauseType is the runtime's COR_PRF_CLAUSE_TYPE, one value of a list;
-String names it.
-*/
+// ClauseType is the runtime's COR_PRF_CLAUSE_TYPE, one value of a list;
+// String names it.
 type ClauseType uint32
 
 const (
-	/*
-	   ClauseNone is the runtime's COR_PRF_CLAUSE_NONE (0x0), a value of
-	   ClauseType.
-	*/
+	// ClauseNone is the runtime's COR_PRF_CLAUSE_NONE (0x0), a value of
+	// ClauseType.
 	ClauseNone ClauseType = 0
-	/*
-	   ClauseFilter is the runtime's COR_PRF_CLAUSE_FILTER (0x1), a value of
-	   ClauseType.
-	*/
+	// ClauseFilter is the runtime's COR_PRF_CLAUSE_FILTER (0x1), a value of
+	// ClauseType.
 	ClauseFilter ClauseType = 1
-	/*
-	   ClauseCatch is the runtime's COR_PRF_CLAUSE_CATCH (0x2), a value of
-	   ClauseType.
-	*/
+	// ClauseCatch is the runtime's COR_PRF_CLAUSE_CATCH (0x2), a value of
+	// ClauseType.
 	ClauseCatch ClauseType = 2
-	/*
-	   ClauseFinally is the runtime's COR_PRF_CLAUSE_FINALLY (0x3), a value of
-	   ClauseType.
-	*/
+	// ClauseFinally is the runtime's COR_PRF_CLAUSE_FINALLY (0x3), a value of
+	// ClauseType.
 	ClauseFinally ClauseType = 3
 )
 
@@ -1401,17 +1115,13 @@ func (v ClauseType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesClauseType, false, "ClauseType")
 }
 
-/*
-GCReason is the runtime's COR_PRF_GC_REASON, one value of a list; String
-names it.
-*/
+// GCReason is the runtime's COR_PRF_GC_REASON, one value of a list; String
+// names it.
 type GCReason uint32
 
 const (
-	/*
-	   GCInduced is the runtime's COR_PRF_GC_INDUCED (0x1), a value of
-	   GCReason.
-	*/
+	// GCInduced is the runtime's COR_PRF_GC_INDUCED (0x1), a value of
+	// GCReason.
 	GCInduced GCReason = 1
 	// GCOther is the runtime's COR_PRF_GC_OTHER (0x0), a value of GCReason.
 	GCOther GCReason = 0
@@ -1430,47 +1140,31 @@ func (v GCReason) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesGCReason, false, "GCReason")
 }
 
-/*
-ModuleFlags is the runtime's COR_PRF_MODULE_FLAGS, a set of flags:
-combine them with |; String names each.
-*/
+// ModuleFlags is the runtime's COR_PRF_MODULE_FLAGS, a set of flags:
+// combine them with |; String names each.
 type ModuleFlags uint32
 
 const (
-	/*
-	   ModuleDisk is the runtime's COR_PRF_MODULE_DISK (0x1), a flag of
-	   ModuleFlags.
-	*/
+	// ModuleDisk is the runtime's COR_PRF_MODULE_DISK (0x1), a flag of
+	// ModuleFlags.
 	ModuleDisk ModuleFlags = 1
-	/*
-	   ModuleNGen is the runtime's COR_PRF_MODULE_NGEN (0x2), a flag of
-	   ModuleFlags.
-	*/
+	// ModuleNGen is the runtime's COR_PRF_MODULE_NGEN (0x2), a flag of
+	// ModuleFlags.
 	ModuleNGen ModuleFlags = 2
-	/*
-	   ModuleDynamic is the runtime's COR_PRF_MODULE_DYNAMIC (0x4), a flag of
-	   ModuleFlags.
-	*/
+	// ModuleDynamic is the runtime's COR_PRF_MODULE_DYNAMIC (0x4), a flag of
+	// ModuleFlags.
 	ModuleDynamic ModuleFlags = 4
-	/*
-	   ModuleCollectible is the runtime's COR_PRF_MODULE_COLLECTIBLE (0x8), a
-	   flag of ModuleFlags.
-	*/
+	// ModuleCollectible is the runtime's COR_PRF_MODULE_COLLECTIBLE (0x8), a
+	// flag of ModuleFlags.
 	ModuleCollectible ModuleFlags = 8
-	/*
-	   ModuleResource is the runtime's COR_PRF_MODULE_RESOURCE (0x10), a flag
-	   of ModuleFlags.
-	*/
+	// ModuleResource is the runtime's COR_PRF_MODULE_RESOURCE (0x10), a flag
+	// of ModuleFlags.
 	ModuleResource ModuleFlags = 16
-	/*
-	   ModuleFlatLayout is the runtime's COR_PRF_MODULE_FLAT_LAYOUT (0x20), a
-	   flag of ModuleFlags.
-	*/
+	// ModuleFlatLayout is the runtime's COR_PRF_MODULE_FLAT_LAYOUT (0x20), a
+	// flag of ModuleFlags.
 	ModuleFlatLayout ModuleFlags = 32
-	/*
-	   ModuleWindowsRuntime is the runtime's COR_PRF_MODULE_WINDOWS_RUNTIME
-	   (0x40), a flag of ModuleFlags.
-	*/
+	// ModuleWindowsRuntime is the runtime's COR_PRF_MODULE_WINDOWS_RUNTIME
+	// (0x40), a flag of ModuleFlags.
 	ModuleWindowsRuntime ModuleFlags = 64
 )
 
@@ -1502,28 +1196,20 @@ func (v ModuleFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesModuleFlags, true, "ModuleFlags")
 }
 
-/*
-CodegenFlags is the runtime's COR_PRF_CODEGEN_FLAGS, one value of a
-list; String names it.
-*/
+// CodegenFlags is the runtime's COR_PRF_CODEGEN_FLAGS, one value of a
+// list; String names it.
 type CodegenFlags uint32
 
 const (
-	/*
-	   CodegenDisableInlining is the runtime's COR_PRF_CODEGEN_DISABLE_INLINING
-	   (0x1), a value of CodegenFlags.
-	*/
+	// CodegenDisableInlining is the runtime's COR_PRF_CODEGEN_DISABLE_INLINING
+	// (0x1), a value of CodegenFlags.
 	CodegenDisableInlining CodegenFlags = 1
-	/*
-	   CodegenDisableAllOptimizations is the runtime's
-	   COR_PRF_CODEGEN_DISABLE_ALL_OPTIMIZATIONS (0x2), a value of
-	   CodegenFlags.
-	*/
+	// CodegenDisableAllOptimizations is the runtime's
+	// COR_PRF_CODEGEN_DISABLE_ALL_OPTIMIZATIONS (0x2), a value of
+	// CodegenFlags.
 	CodegenDisableAllOptimizations CodegenFlags = 2
-	/*
-	   CodegenDebugInfo is the runtime's COR_PRF_CODEGEN_DEBUG_INFO (0x3), a
-	   value of CodegenFlags.
-	*/
+	// CodegenDebugInfo is the runtime's COR_PRF_CODEGEN_DEBUG_INFO (0x3), a
+	// value of CodegenFlags.
 	CodegenDebugInfo CodegenFlags = 3
 )
 
@@ -1549,114 +1235,197 @@ type OSInfo = metadata.OSInfo
 // AssemblyMetadata is the C struct ASSEMBLYMETADATA, as package metadata declares it.
 type AssemblyMetadata = metadata.AssemblyMetadata
 
-// ILMap mirrors the C struct COR_IL_MAP.
+// ILMap mirrors the C struct COR_IL_MAP, field by field.
 type ILMap struct {
+	// OldOffset is an IL offset in the original body (COR_IL_MAP.oldOffset).
 	OldOffset uint32
+	// NewOffset is the IL offset in the rewritten body that oldOffset became
+	// (COR_IL_MAP.newOffset).
 	NewOffset uint32
-	Accurate  int32
+	// Accurate says whether the mapping is exact (true) or the nearest one
+	// (COR_IL_MAP.fAccurate).
+	Accurate int32
 }
 
-// DebugILToNativeMap mirrors the C struct COR_DEBUG_IL_TO_NATIVE_MAP.
+// DebugILToNativeMap mirrors the C struct COR_DEBUG_IL_TO_NATIVE_MAP, field by field.
 type DebugILToNativeMap struct {
-	ILOffset          uint32
+	// ILOffset is an IL offset, or a negative special value (no mapping,
+	// prolog, epilog) (COR_DEBUG_IL_TO_NATIVE_MAP.ilOffset).
+	ILOffset uint32
+	// NativeStartOffset is the offset from the code's start of the first
+	// native instruction for ilOffset
+	// (COR_DEBUG_IL_TO_NATIVE_MAP.nativeStartOffset).
 	NativeStartOffset uint32
-	NativeEndOffset   uint32
+	// NativeEndOffset is the offset just past the last native instruction for
+	// ilOffset (COR_DEBUG_IL_TO_NATIVE_MAP.nativeEndOffset).
+	NativeEndOffset uint32
 }
 
 // FieldOffset is the C struct COR_FIELD_OFFSET, as package metadata declares it.
 type FieldOffset = metadata.FieldOffset
 
-// FunctionArgumentRange mirrors the C struct COR_PRF_FUNCTION_ARGUMENT_RANGE.
+// FunctionArgumentRange mirrors the C struct COR_PRF_FUNCTION_ARGUMENT_RANGE, field by field.
 type FunctionArgumentRange struct {
+	// StartAddress is where one run of argument bytes starts
+	// (COR_PRF_FUNCTION_ARGUMENT_RANGE.startAddress).
 	StartAddress Address
-	Length       uint32
+	// Length is that run's length in bytes
+	// (COR_PRF_FUNCTION_ARGUMENT_RANGE.length).
+	Length uint32
 }
 
-// FunctionArgumentInfo mirrors the C struct COR_PRF_FUNCTION_ARGUMENT_INFO.
+// FunctionArgumentInfo mirrors the C struct COR_PRF_FUNCTION_ARGUMENT_INFO, field by field.
 type FunctionArgumentInfo struct {
-	NumRanges         uint32
+	// NumRanges is the number of ranges that follow
+	// (COR_PRF_FUNCTION_ARGUMENT_INFO.numRanges).
+	NumRanges uint32
+	// TotalArgumentSize is the size in bytes of all arguments
+	// (COR_PRF_FUNCTION_ARGUMENT_INFO.totalArgumentSize).
 	TotalArgumentSize uint32
-	Ranges            [1]FunctionArgumentRange
+	// Ranges is the first range of argument memory (the C struct is
+	// variable-length: use ELTInfo's decoded arguments instead)
+	// (COR_PRF_FUNCTION_ARGUMENT_INFO.ranges).
+	Ranges [1]FunctionArgumentRange
 }
 
-// CodeInfo mirrors the C struct COR_PRF_CODE_INFO.
+// CodeInfo mirrors the C struct COR_PRF_CODE_INFO, field by field.
 type CodeInfo struct {
+	// StartAddress is where a block of native code starts
+	// (COR_PRF_CODE_INFO.startAddress).
 	StartAddress Address
-	Size         uint64
+	// Size is the block's size in bytes (COR_PRF_CODE_INFO.size).
+	Size uint64
 }
 
-// Function mirrors the C struct COR_PRF_FUNCTION.
+// Function mirrors the C struct COR_PRF_FUNCTION, field by field.
 type Function struct {
+	// FunctionID is the runtime's COR_PRF_FUNCTION.functionId (FunctionID).
 	FunctionID FunctionID
-	ReJITID    ReJITID
+	// ReJITID is the runtime's COR_PRF_FUNCTION.reJitId (ReJITID).
+	ReJITID ReJITID
 }
 
-// AssemblyReferenceInfo mirrors the C struct COR_PRF_ASSEMBLY_REFERENCE_INFO.
+// AssemblyReferenceInfo mirrors the C struct COR_PRF_ASSEMBLY_REFERENCE_INFO, field by field.
 type AssemblyReferenceInfo struct {
-	PublicKeyOrToken    Address
+	// PublicKeyOrToken is the runtime's
+	// COR_PRF_ASSEMBLY_REFERENCE_INFO.pbPublicKeyOrToken (void *).
+	PublicKeyOrToken Address
+	// PublicKeyOrTokenLen is the runtime's
+	// COR_PRF_ASSEMBLY_REFERENCE_INFO.cbPublicKeyOrToken (ULONG).
 	PublicKeyOrTokenLen uint32
-	Name                Address
-	MetaData            Address
-	HashValue           Address
-	HashValueLen        uint32
-	AssemblyRefFlags    uint32
+	// Name is the runtime's COR_PRF_ASSEMBLY_REFERENCE_INFO.szName (LPCWSTR).
+	Name Address
+	// MetaData is the runtime's COR_PRF_ASSEMBLY_REFERENCE_INFO.pMetaData
+	// (ASSEMBLYMETADATA *).
+	MetaData Address
+	// HashValue is the runtime's COR_PRF_ASSEMBLY_REFERENCE_INFO.pbHashValue
+	// (void *).
+	HashValue Address
+	// HashValueLen is the runtime's
+	// COR_PRF_ASSEMBLY_REFERENCE_INFO.cbHashValue (ULONG).
+	HashValueLen uint32
+	// AssemblyRefFlags is the runtime's
+	// COR_PRF_ASSEMBLY_REFERENCE_INFO.dwAssemblyRefFlags (DWORD).
+	AssemblyRefFlags uint32
 }
 
-// Method mirrors the C struct COR_PRF_METHOD.
+// Method mirrors the C struct COR_PRF_METHOD, field by field.
 type Method struct {
+	// ModuleID is the runtime's COR_PRF_METHOD.moduleId (ModuleID).
 	ModuleID ModuleID
+	// MethodID is the runtime's COR_PRF_METHOD.methodId (mdMethodDef).
 	MethodID metadata.Token
 }
 
-// EventPipeProviderConfig mirrors the C struct COR_PRF_EVENTPIPE_PROVIDER_CONFIG.
+// EventPipeProviderConfig mirrors the C struct COR_PRF_EVENTPIPE_PROVIDER_CONFIG, field by field.
 type EventPipeProviderConfig struct {
+	// ProviderName is the provider to enable
+	// (COR_PRF_EVENTPIPE_PROVIDER_CONFIG.providerName).
 	ProviderName Address
-	Keywords     uint64
+	// Keywords selects the provider's events by keyword bits
+	// (COR_PRF_EVENTPIPE_PROVIDER_CONFIG.keywords).
+	Keywords uint64
+	// LoggingLevel is the most verbose level enabled
+	// (COR_PRF_EVENTPIPE_PROVIDER_CONFIG.loggingLevel).
 	LoggingLevel uint32
-	FilterData   Address
+	// FilterData is the provider's filter string
+	// (COR_PRF_EVENTPIPE_PROVIDER_CONFIG.filterData).
+	FilterData Address
 }
 
-// EventPipeParamDesc mirrors the C struct COR_PRF_EVENTPIPE_PARAM_DESC.
+// EventPipeParamDesc mirrors the C struct COR_PRF_EVENTPIPE_PARAM_DESC, field by field.
 type EventPipeParamDesc struct {
-	Type        uint32
+	// Type is the runtime's COR_PRF_EVENTPIPE_PARAM_DESC.type (UINT32).
+	Type uint32
+	// ElementType is the runtime's COR_PRF_EVENTPIPE_PARAM_DESC.elementType
+	// (UINT32).
 	ElementType uint32
-	Name        Address
+	// Name is the runtime's COR_PRF_EVENTPIPE_PARAM_DESC.name (const WCHAR *).
+	Name Address
 }
 
-// EventData mirrors the C struct COR_PRF_EVENT_DATA.
+// EventData mirrors the C struct COR_PRF_EVENT_DATA, field by field.
 type EventData struct {
-	Ptr      uint64
-	Size     uint32
+	// Ptr is the runtime's COR_PRF_EVENT_DATA.ptr (UINT64).
+	Ptr uint64
+	// Size is the runtime's COR_PRF_EVENT_DATA.size (UINT32).
+	Size uint32
+	// Reserved is the runtime's COR_PRF_EVENT_DATA.reserved (UINT32).
 	Reserved uint32
 }
 
-// FilterData mirrors the C struct COR_PRF_FILTER_DATA.
+// FilterData mirrors the C struct COR_PRF_FILTER_DATA, field by field.
 type FilterData struct {
-	Ptr  uint64
+	// Ptr is the runtime's COR_PRF_FILTER_DATA.Ptr (UINT64).
+	Ptr uint64
+	// Size is the runtime's COR_PRF_FILTER_DATA.Size (UINT32).
 	Size uint32
+	// Type is the runtime's COR_PRF_FILTER_DATA.Type (UINT32).
 	Type uint32
 }
 
-// GCGenerationRange mirrors the C struct COR_PRF_GC_GENERATION_RANGE.
+// GCGenerationRange mirrors the C struct COR_PRF_GC_GENERATION_RANGE, field by field.
 type GCGenerationRange struct {
-	Generation          GCGeneration
-	RangeStart          ObjectID
-	RangeLength         uint64
+	// Generation is the generation the range belongs to
+	// (COR_PRF_GC_GENERATION_RANGE.generation).
+	Generation GCGeneration
+	// RangeStart is the address where the range starts
+	// (COR_PRF_GC_GENERATION_RANGE.rangeStart).
+	RangeStart ObjectID
+	// RangeLength is the size in bytes of the part of the range in use
+	// (COR_PRF_GC_GENERATION_RANGE.rangeLength).
+	RangeLength uint64
+	// RangeLengthReserved is the size in bytes reserved for the range (in use
+	// or not) (COR_PRF_GC_GENERATION_RANGE.rangeLengthReserved).
 	RangeLengthReserved uint64
 }
 
-// NonGCHeapRange mirrors the C struct COR_PRF_NONGC_HEAP_RANGE.
+// NonGCHeapRange mirrors the C struct COR_PRF_NONGC_HEAP_RANGE, field by field.
 type NonGCHeapRange struct {
-	RangeStart          ObjectID
-	RangeLength         uint64
+	// RangeStart is the address where the segment starts
+	// (COR_PRF_NONGC_HEAP_RANGE.rangeStart).
+	RangeStart ObjectID
+	// RangeLength is the size in bytes of the part of the segment in use
+	// (COR_PRF_NONGC_HEAP_RANGE.rangeLength).
+	RangeLength uint64
+	// RangeLengthReserved is the size in bytes reserved for the segment
+	// (COR_PRF_NONGC_HEAP_RANGE.rangeLengthReserved).
 	RangeLengthReserved uint64
 }
 
-// ExClauseInfo mirrors the C struct COR_PRF_EX_CLAUSE_INFO.
+// ExClauseInfo mirrors the C struct COR_PRF_EX_CLAUSE_INFO, field by field.
 type ExClauseInfo struct {
-	ClauseType         ClauseType
-	ProgramCounter     Address
-	FramePointer       Address
+	// ClauseType is the kind of clause running (none, filter, catch, finally)
+	// (COR_PRF_EX_CLAUSE_INFO.clauseType).
+	ClauseType ClauseType
+	// ProgramCounter is the native address of the clause's code
+	// (COR_PRF_EX_CLAUSE_INFO.programCounter).
+	ProgramCounter Address
+	// FramePointer is the frame pointer of the clause's frame
+	// (COR_PRF_EX_CLAUSE_INFO.framePointer).
+	FramePointer Address
+	// ShadowStackPointer is unused on x64 and arm64
+	// (COR_PRF_EX_CLAUSE_INFO.shadowStackPointer).
 	ShadowStackPointer Address
 }
 
