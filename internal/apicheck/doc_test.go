@@ -58,23 +58,47 @@ func docIndex(fset *token.FileSet, files []*ast.File) map[token.Position]string 
 		}
 		idx[fset.Position(id.Pos())] = ""
 	}
-	fields := func(fl *ast.FieldList) {
+	// A field without a comment of its own is documented by the comment
+	// of the field group above it, or by its struct's doc, when that
+	// comment names it ("Lengths and LowerBounds have one entry per
+	// dimension").
+	fields := func(fl *ast.FieldList, typeDoc string) {
 		if fl == nil {
 			return
 		}
+		group := ""
 		for _, f := range fl.List {
+			own := ""
+			for _, d := range []*ast.CommentGroup{f.Doc, f.Comment} {
+				if d != nil && strings.TrimSpace(d.Text()) != "" {
+					own = strings.TrimSpace(d.Text())
+					break
+				}
+			}
+			if own != "" {
+				group = own
+			}
 			for _, n := range f.Names {
-				put(n, f.Doc, f.Comment)
+				switch {
+				case own != "":
+					idx[fset.Position(n.Pos())] = own
+				case mentions(group, n.Name):
+					idx[fset.Position(n.Pos())] = group
+				case mentions(typeDoc, n.Name):
+					idx[fset.Position(n.Pos())] = typeDoc
+				default:
+					idx[fset.Position(n.Pos())] = ""
+				}
 			}
 		}
 	}
-	var typeExpr func(e ast.Expr)
-	typeExpr = func(e ast.Expr) {
+	var typeExpr func(e ast.Expr, typeDoc string)
+	typeExpr = func(e ast.Expr, typeDoc string) {
 		switch t := e.(type) {
 		case *ast.StructType:
-			fields(t.Fields)
+			fields(t.Fields, typeDoc)
 		case *ast.InterfaceType:
-			fields(t.Methods)
+			fields(t.Methods, typeDoc)
 		}
 	}
 	for _, f := range files {
@@ -91,7 +115,7 @@ func docIndex(fset *token.FileSet, files []*ast.File) map[token.Position]string 
 						} else {
 							put(s.Name, s.Doc, d.Doc)
 						}
-						typeExpr(s.Type)
+						typeExpr(s.Type, idx[fset.Position(s.Name.Pos())])
 					case *ast.ValueSpec:
 						for _, n := range s.Names {
 							put(n, s.Doc, s.Comment, d.Doc)
@@ -102,6 +126,11 @@ func docIndex(fset *token.FileSet, files []*ast.File) map[token.Position]string 
 		}
 	}
 	return idx
+}
+
+// mentions reports whether doc names name as a word.
+func mentions(doc, name string) bool {
+	return doc != "" && regexp.MustCompile(`\b`+regexp.QuoteMeta(name)+`\b`).MatchString(doc)
 }
 
 // boilerplate are the sentences a generator writes for any method or
