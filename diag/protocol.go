@@ -50,7 +50,8 @@ type Header struct {
 	// CommandID is the command within its set (in a response: OK or
 	// error).
 	CommandID uint8
-	// Reserved is zero.
+	// Reserved is sent as zero (the protocol reserves it); parsing keeps
+	// whatever value came, without refusing it.
 	Reserved uint16
 }
 

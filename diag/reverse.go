@@ -38,7 +38,8 @@ type Advertise struct {
 	Cookie uuid.UUID
 	// PID is the connecting process's ID.
 	PID uint64
-	// Reserved is zero.
+	// Reserved is sent as zero (the protocol reserves it); parsing keeps
+	// whatever value came, without refusing it.
 	Reserved uint16
 }
 

@@ -91,10 +91,10 @@ const (
 	// VtableFromUnmanaged is the runtime's COR_VTABLE_FROM_UNMANAGED (0x4), a
 	// flag of ReplacesCorHdrNumericDefines.
 	VtableFromUnmanaged ReplacesCorHdrNumericDefines = 4
-	// VtableFromUnmanagedRetainAppdomain is the runtime's
+	// VtableFromUnmanagedRetainAppDomain is the runtime's
 	// COR_VTABLE_FROM_UNMANAGED_RETAIN_APPDOMAIN (0x8), a flag of
 	// ReplacesCorHdrNumericDefines.
-	VtableFromUnmanagedRetainAppdomain ReplacesCorHdrNumericDefines = 8
+	VtableFromUnmanagedRetainAppDomain ReplacesCorHdrNumericDefines = 8
 	// VtableCallMostDerived is the runtime's COR_VTABLE_CALL_MOST_DERIVED
 	// (0x10), a flag of ReplacesCorHdrNumericDefines.
 	VtableCallMostDerived ReplacesCorHdrNumericDefines = 16

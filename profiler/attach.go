@@ -37,7 +37,7 @@ import (
 // its COR_PRF_ALLOWABLE_AFTER_ATTACH and COR_PRF_HIGH_ALLOWABLE_AFTER_ATTACH.
 const (
 	// attachAllowedLow is the .NET Core 3.x-9 set.
-	attachAllowedLow = MonitorThreads | MonitorModuleLoads | MonitorAssemblyLoads | MonitorAppdomainLoads |
+	attachAllowedLow = MonitorThreads | MonitorModuleLoads | MonitorAssemblyLoads | MonitorAppDomainLoads |
 		EnableStackSnapshot | MonitorGC | MonitorSuspends | MonitorClassLoads | MonitorExceptions |
 		MonitorJITCompilation | EnableReJIT
 	// .NET 10 adds DisableInlining and DisableOptimizations.

@@ -86,7 +86,7 @@ type modTok struct {
 //	}
 //
 // and ask the runtime for the matching notifications: MonitorModuleLoads,
-// MonitorClassLoads, MonitorAppdomainLoads, MonitorJITCompilation (for
+// MonitorClassLoads, MonitorAppDomainLoads, MonitorJITCompilation (for
 // functions). All methods are safe for concurrent use.
 type IDMap struct {
 	info *Info

@@ -1596,7 +1596,7 @@ func (x *Info) GetRVAStaticAddress(classID ClassID, fieldToken metadata.Token) (
 }
 
 // GetAppDomainStaticAddress returns the address of a static field (a plain
-// static, GetStaticFieldInfo says StaticFieldAppDomain) in one app domain.
+// static, GetStaticFieldInfo says FieldAppDomainStatic) in one app domain.
 // It fails with CORPROF_E_DATAINCOMPLETE while the class's statics are not
 // yet initialised (before its static constructor ran).
 //
@@ -1694,9 +1694,8 @@ func (x *Info) GetContextStaticAddress(classID ClassID, fieldToken metadata.Toke
 }
 
 // GetStaticFieldInfo says what kind of static a field is (a bit set of
-// StaticFieldInfo: app domain, thread, RVA, context);
-// StaticFieldNotAStatic for an instance field. Use it to choose which
-// Get...StaticAddress to call.
+// StaticFieldInfo: app domain, thread, RVA, context); FieldNotAStatic for
+// an instance field. Use it to choose which Get...StaticAddress to call.
 //
 // Its arguments are, by the runtime's names: classID (classId), fieldToken
 // (fieldToken). It returns the runtime's pFieldInfo output as a
@@ -3174,8 +3173,8 @@ func (x *Info) GetLOHObjectSizeThreshold() (uint32, error) {
 }
 
 // RequestReJITWithInliners is RequestReJIT that also re-compiles the
-// methods that inlined the given ones (rejitFlags: ReJITInlining...
-// flags).
+// methods that inlined the given ones (rejitFlags: ReJITInliningCallbacks
+// and the other ReJITFlags).
 //
 // Its arguments are, by the runtime's names: rejitFlags (dwRejitFlags),
 // moduleIDs (moduleIds), methodIDs (methodIds). It needs

@@ -193,9 +193,9 @@ const (
 	// MonitorAssemblyLoads is the runtime's COR_PRF_MONITOR_ASSEMBLY_LOADS
 	// (0x8), a flag of Monitor.
 	MonitorAssemblyLoads Monitor = 8
-	// MonitorAppdomainLoads is the runtime's COR_PRF_MONITOR_APPDOMAIN_LOADS
+	// MonitorAppDomainLoads is the runtime's COR_PRF_MONITOR_APPDOMAIN_LOADS
 	// (0x10), a flag of Monitor.
-	MonitorAppdomainLoads Monitor = 16
+	MonitorAppDomainLoads Monitor = 16
 	// MonitorJITCompilation is the runtime's COR_PRF_MONITOR_JIT_COMPILATION
 	// (0x20), a flag of Monitor.
 	MonitorJITCompilation Monitor = 32
@@ -324,7 +324,7 @@ var namesMonitor = []enumfmt.Name{{
 	N: "MonitorAssemblyLoads",
 	V: uint64(0x8),
 }, {
-	N: "MonitorAppdomainLoads",
+	N: "MonitorAppDomainLoads",
 	V: uint64(0x10),
 }, {
 	N: "MonitorJITCompilation",
@@ -626,9 +626,9 @@ const (
 	// SuspendForGC is the runtime's COR_PRF_SUSPEND_FOR_GC (0x1), a flag of
 	// SuspendReason.
 	SuspendForGC SuspendReason = 1
-	// SuspendForAppdomainShutdown is the runtime's
+	// SuspendForAppDomainShutdown is the runtime's
 	// COR_PRF_SUSPEND_FOR_APPDOMAIN_SHUTDOWN (0x2), a flag of SuspendReason.
-	SuspendForAppdomainShutdown SuspendReason = 2
+	SuspendForAppDomainShutdown SuspendReason = 2
 	// SuspendForCodePitching is the runtime's
 	// COR_PRF_SUSPEND_FOR_CODE_PITCHING (0x3), a combination of flags of
 	// SuspendReason.
@@ -658,7 +658,7 @@ var namesSuspendReason = []enumfmt.Name{{
 	N: "SuspendForGC",
 	V: uint64(0x1),
 }, {
-	N: "SuspendForAppdomainShutdown",
+	N: "SuspendForAppDomainShutdown",
 	V: uint64(0x2),
 }, {
 	N: "SuspendForCodePitching",
