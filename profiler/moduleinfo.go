@@ -20,6 +20,7 @@ const (
 	ModuleFieldAssembly                          // AssemblyID
 	ModuleFieldFlags                             // ModuleFlags
 
+	// ModuleFieldsAll asks for every output.
 	ModuleFieldsAll = ModuleFieldBase | ModuleFieldName | ModuleFieldAssembly | ModuleFieldFlags
 )
 

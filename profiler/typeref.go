@@ -20,7 +20,9 @@ const maxForwards = 8
 
 // TypeLocation is where a type is defined: a loaded module and its TypeDef.
 type TypeLocation struct {
-	Module  ModuleID
+	// Module is the module that defines the type; TypeDef its token there.
+	Module ModuleID
+	// TypeDef: see Module.
 	TypeDef metadata.Token
 }
 
