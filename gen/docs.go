@@ -213,12 +213,16 @@ func goTypeString(o *PlannedParam) string {
 func inputsPhrase(pl *Plan) string {
 	var names []string
 	for _, in := range pl.Inputs {
-		names = append(names, in.GoName+" ("+in.P.Name+")")
+		if in.GoName == in.P.Name {
+			names = append(names, in.GoName)
+		} else {
+			names = append(names, in.GoName+" ("+in.P.Name+")")
+		}
 	}
 	if len(names) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Its arguments are, by the runtime's names: %s.", strings.Join(names, ", "))
+	return fmt.Sprintf("Its arguments, with the runtime's names where they differ: %s.", strings.Join(names, ", "))
 }
 
 // methodDoc is the doc of a generated exported method: the project's own
@@ -240,6 +244,12 @@ func methodDoc(d *Docs, pl *Plan, iface, resultName string, info bool) string {
 	if s := outputsPhrase(pl, resultName); s != "" {
 		facts = append(facts, s)
 	}
+	for _, in := range pl.Inputs {
+		if in.Role == RoleEnumHandle && in.T.Indirections() == 1 {
+			facts = append(facts, fmt.Sprintf("It is one step of an enumeration: %s starts as a zero EnumHandle and is passed again on every call; each call returns at most 32 items and an empty slice at the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole enumeration.", in.GoName))
+			break
+		}
+	}
 	if pl.SFalse {
 		s := "The bool is true when the runtime answers S_OK and false when it answers S_FALSE"
 		if t := d.text(key + ".S_FALSE"); t != "" {
@@ -251,7 +261,7 @@ func methodDoc(d *Docs, pl *Plan, iface, resultName string, info bool) string {
 		facts = append(facts, s)
 	}
 	if pl.M.Ret.Name == "HRESULT" && pl.M.Ret.Ptr == 0 {
-		if info {
+		if strings.HasPrefix(iface, "ICorProfiler") {
 			facts = append(facts, "A failure is the runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).")
 		} else {
 			facts = append(facts, "A failure is the runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).")

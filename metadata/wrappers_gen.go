@@ -70,8 +70,8 @@ func (x *Error) Release() {
 	x.p = nil
 }
 
-// Its arguments are, by the runtime's names: hrError (hrError), token
-// (token). A failure is the runtime's HRESULT as the error (errors.Is
+// Its arguments, with the runtime's names where they differ: hrError,
+// token. A failure is the runtime's HRESULT as the error (errors.Is
 // compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataError::OnError.
@@ -142,9 +142,9 @@ func (x *MapToken) Release() {
 	x.p = nil
 }
 
-// Its arguments are, by the runtime's names: imp (tkImp), emit (tkEmit). A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: imp (tkImp),
+// emit (tkEmit). A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMapToken::Map.
 func (x *MapToken) Map(imp Token, emit Token) error {
@@ -217,7 +217,7 @@ func (x *Dispenser) Release() {
 // DefineScope creates a new, empty metadata scope in memory and returns it
 // as the interface riid (metadata.IIDEmit2, ...).
 //
-// Its arguments are, by the runtime's names: rclsid (rclsid), riid (riid).
+// Its arguments, with the runtime's names where they differ: rclsid, riid.
 // It returns the runtime's ppIUnk output as a *Unknown.
 // IMetaDataDispenser: every supported runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
@@ -244,11 +244,11 @@ func (x *Dispenser) DefineScope(rclsid uuid.UUID, riid uuid.UUID) (*Unknown, err
 // (metadata.IIDImport2, ...); openFlags says read-only (OfRead) or
 // writable (OfWrite). The caller must Release the result.
 //
-// Its arguments are, by the runtime's names: scope (szScope), openFlags
-// (dwOpenFlags), riid (riid). It returns the runtime's ppIUnk output as a
-// *Unknown. IMetaDataDispenser: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: scope
+// (szScope), openFlags (dwOpenFlags), riid. It returns the runtime's
+// ppIUnk output as a *Unknown. IMetaDataDispenser: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataDispenser::OpenScope.
 func (x *Dispenser) OpenScope(scope string, openFlags OpenFlags, riid uuid.UUID) (*Unknown, error) {
@@ -339,9 +339,10 @@ func (x *Emit) Release() {
 	x.p = nil
 }
 
-// Its arguments are, by the runtime's names: name (szName). IMetaDataEmit:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: name
+// (szName). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetModuleProps.
 func (x *Emit) SetModuleProps(name string) error {
@@ -356,10 +357,10 @@ func (x *Emit) SetModuleProps(name string) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: file (szFile), saveFlags
-// (dwSaveFlags). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: file
+// (szFile), saveFlags (dwSaveFlags). IMetaDataEmit: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::Save.
 func (x *Emit) Save(file string, saveFlags SaveSize) error {
@@ -386,10 +387,10 @@ func (x *Emit) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: save (fSave). It returns the
-// runtime's pdwSaveSize output as a uint32. IMetaDataEmit: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: save (fSave).
+// It returns the runtime's pdwSaveSize output as a uint32. IMetaDataEmit:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::GetSaveSize.
 func (x *Emit) GetSaveSize(save SaveSize) (uint32, error) {
@@ -438,9 +439,10 @@ func (x *Emit) defineNestedType(typeDef string, typeDefFlags uint32, extends Tok
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: unk (pUnk). IMetaDataEmit:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: unk (pUnk).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetHandler.
 func (x *Emit) SetHandler(unk *Unknown) error {
@@ -454,12 +456,12 @@ func (x *Emit) SetHandler(unk *Unknown) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: td (td), name (szName),
-// methodFlags (dwMethodFlags), sigBlob (pvSigBlob), codeRVA (ulCodeRVA),
-// implFlags (dwImplFlags). It returns the runtime's pmd output as a Token.
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), methodFlags (dwMethodFlags), sigBlob (pvSigBlob), codeRVA
+// (ulCodeRVA), implFlags (dwImplFlags). It returns the runtime's pmd
+// output as a Token. IMetaDataEmit: every supported runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineMethod.
 func (x *Emit) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBlob []byte, codeRVA uint32, implFlags MethodImpl) (Token, error) {
@@ -477,10 +479,10 @@ func (x *Emit) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBl
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: td (td), body (tkBody), decl
-// (tkDecl). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: td, body
+// (tkBody), decl (tkDecl). IMetaDataEmit: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineMethodImpl.
 func (x *Emit) DefineMethodImpl(td Token, body Token, decl Token) error {
@@ -498,11 +500,11 @@ func (x *Emit) DefineMethodImpl(td Token, body Token, decl Token) error {
 // resolution scope (an AssemblyRef, a ModuleRef, or the TypeRef of the
 // enclosing type).
 //
-// Its arguments are, by the runtime's names: resolutionScope
-// (tkResolutionScope), name (szName). It returns the runtime's ptr output
-// as a Token. IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ:
+// resolutionScope (tkResolutionScope), name (szName). It returns the
+// runtime's ptr output as a Token. IMetaDataEmit: every supported runtime.
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineTypeRefByName.
 func (x *Emit) DefineTypeRefByName(resolutionScope Token, name string) (Token, error) {
@@ -520,8 +522,8 @@ func (x *Emit) DefineTypeRefByName(resolutionScope Token, name string) (Token, e
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: assemImport (pAssemImport),
-// hashValue (pbHashValue), importArg (pImport), tdImport (tdImport),
+// Its arguments, with the runtime's names where they differ: assemImport
+// (pAssemImport), hashValue (pbHashValue), importArg (pImport), tdImport,
 // assemEmit (pAssemEmit). It returns the runtime's ptr output as a Token.
 // IMetaDataEmit: every supported runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
@@ -546,11 +548,11 @@ func (x *Emit) DefineImportType(assemImport *AssemblyImport, hashValue []byte, i
 // type (a TypeRef, TypeSpec or ModuleRef) with its signature blob, without
 // looking for an existing one (Emit2.EnsureMemberRef does).
 //
-// Its arguments are, by the runtime's names: importArg (tkImport), name
-// (szName), sigBlob (pvSigBlob). It returns the runtime's pmr output as a
-// Token. IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: importArg
+// (tkImport), name (szName), sigBlob (pvSigBlob). It returns the runtime's
+// pmr output as a Token. IMetaDataEmit: every supported runtime. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineMemberRef.
 func (x *Emit) DefineMemberRef(importArg Token, name string, sigBlob []byte) (Token, error) {
@@ -568,8 +570,8 @@ func (x *Emit) DefineMemberRef(importArg Token, name string, sigBlob []byte) (To
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: assemImport (pAssemImport),
-// hashValue (pbHashValue), importArg (pImport), mbMember (mbMember),
+// Its arguments, with the runtime's names where they differ: assemImport
+// (pAssemImport), hashValue (pbHashValue), importArg (pImport), mbMember,
 // assemEmit (pAssemEmit), parent (tkParent). It returns the runtime's pmr
 // output as a Token. IMetaDataEmit: every supported runtime. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
@@ -618,9 +620,10 @@ func (x *Emit) setClassLayout(td Token, packSize uint32, fieldOffsets unsafe.Poi
 	return nil
 }
 
-// Its arguments are, by the runtime's names: td (td). IMetaDataEmit: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: td.
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DeleteClassLayout.
 func (x *Emit) DeleteClassLayout(td Token) error {
@@ -634,10 +637,10 @@ func (x *Emit) DeleteClassLayout(td Token) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: tk (tk), nativeType
-// (pvNativeType). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: tk,
+// nativeType (pvNativeType). IMetaDataEmit: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetFieldMarshal.
 func (x *Emit) SetFieldMarshal(tk Token, nativeType []byte) error {
@@ -651,9 +654,10 @@ func (x *Emit) SetFieldMarshal(tk Token, nativeType []byte) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: tk (tk). IMetaDataEmit: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: tk.
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DeleteFieldMarshal.
 func (x *Emit) DeleteFieldMarshal(tk Token) error {
@@ -667,11 +671,11 @@ func (x *Emit) DeleteFieldMarshal(tk Token) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: tk (tk), action (dwAction),
-// permission (pvPermission). It returns the runtime's ppm output as a
-// Token. IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: tk, action
+// (dwAction), permission (pvPermission). It returns the runtime's ppm
+// output as a Token. IMetaDataEmit: every supported runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefinePermissionSet.
 func (x *Emit) DefinePermissionSet(tk Token, action uint32, permission []byte) (Token, error) {
@@ -688,9 +692,9 @@ func (x *Emit) DefinePermissionSet(tk Token, action uint32, permission []byte) (
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: md (md), rva (ulRVA).
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: md, rva
+// (ulRVA). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetRVA.
@@ -708,10 +712,10 @@ func (x *Emit) SetRVA(md Token, rva uint32) error {
 // GetTokenFromSig returns the StandAloneSig token of a signature blob (a
 // local-variable or call-site signature), defining it if needed.
 //
-// Its arguments are, by the runtime's names: sig (pvSig). It returns the
-// runtime's pmsig output as a Token. IMetaDataEmit: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: sig (pvSig).
+// It returns the runtime's pmsig output as a Token. IMetaDataEmit: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::GetTokenFromSig.
 func (x *Emit) GetTokenFromSig(sig []byte) (Token, error) {
@@ -728,10 +732,11 @@ func (x *Emit) GetTokenFromSig(sig []byte) (Token, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: name (szName). It returns the
-// runtime's pmur output as a Token. IMetaDataEmit: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: name
+// (szName). It returns the runtime's pmur output as a Token.
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineModuleRef.
 func (x *Emit) DefineModuleRef(name string) (Token, error) {
@@ -749,7 +754,7 @@ func (x *Emit) DefineModuleRef(name string) (Token, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: mr (mr), tk (tk).
+// Its arguments, with the runtime's names where they differ: mr, tk.
 // IMetaDataEmit: every supported runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -766,10 +771,10 @@ func (x *Emit) SetParent(mr Token, tk Token) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: sig (pvSig). It returns the
-// runtime's ptypespec output as a Token. IMetaDataEmit: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: sig (pvSig).
+// It returns the runtime's ptypespec output as a Token. IMetaDataEmit:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::GetTokenFromTypeSpec.
 func (x *Emit) GetTokenFromTypeSpec(sig []byte) (Token, error) {
@@ -800,10 +805,11 @@ func (x *Emit) saveToMemory(data unsafe.Pointer, data2 uint32) error {
 
 // DefineUserString defines a string for ldstr and returns its token.
 //
-// Its arguments are, by the runtime's names: str (szString). It returns
-// the runtime's pstk output as a Token. IMetaDataEmit: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: str
+// (szString). It returns the runtime's pstk output as a Token.
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineUserString.
 func (x *Emit) DefineUserString(str string) (Token, error) {
@@ -821,9 +827,10 @@ func (x *Emit) DefineUserString(str string) (Token, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: obj (tkObj). IMetaDataEmit:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: obj (tkObj).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DeleteToken.
 func (x *Emit) DeleteToken(obj Token) error {
@@ -837,10 +844,10 @@ func (x *Emit) DeleteToken(obj Token) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: md (md), methodFlags
-// (dwMethodFlags), codeRVA (ulCodeRVA), implFlags (dwImplFlags).
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: md,
+// methodFlags (dwMethodFlags), codeRVA (ulCodeRVA), implFlags
+// (dwImplFlags). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetMethodProps.
@@ -879,11 +886,11 @@ func (x *Emit) setEventProps(ev Token, eventFlags uint32, eventType Token, mdAdd
 	return nil
 }
 
-// Its arguments are, by the runtime's names: tk (tk), action (dwAction),
-// permission (pvPermission). It returns the runtime's ppm output as a
-// Token. IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: tk, action
+// (dwAction), permission (pvPermission). It returns the runtime's ppm
+// output as a Token. IMetaDataEmit: every supported runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetPermissionSetProps.
 func (x *Emit) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
@@ -900,10 +907,10 @@ func (x *Emit) SetPermissionSetProps(tk Token, action uint32, permission []byte)
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: tk (tk), mappingFlags
-// (dwMappingFlags), importName (szImportName), mrImportDll (mrImportDLL).
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: tk,
+// mappingFlags (dwMappingFlags), importName (szImportName), mrImportDll
+// (mrImportDLL). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefinePinvokeMap.
@@ -919,10 +926,10 @@ func (x *Emit) DefinePinvokeMap(tk Token, mappingFlags PinvokeMap, importName st
 	return nil
 }
 
-// Its arguments are, by the runtime's names: tk (tk), mappingFlags
-// (dwMappingFlags), importName (szImportName), mrImportDll (mrImportDLL).
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: tk,
+// mappingFlags (dwMappingFlags), importName (szImportName), mrImportDll
+// (mrImportDLL). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetPinvokeMap.
@@ -938,9 +945,10 @@ func (x *Emit) SetPinvokeMap(tk Token, mappingFlags PinvokeMap, importName strin
 	return nil
 }
 
-// Its arguments are, by the runtime's names: tk (tk). IMetaDataEmit: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: tk.
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DeletePinvokeMap.
 func (x *Emit) DeletePinvokeMap(tk Token) error {
@@ -954,11 +962,11 @@ func (x *Emit) DeletePinvokeMap(tk Token) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: owner (tkOwner), ctor
-// (tkCtor), customAttribute (pCustomAttribute). It returns the runtime's
-// pcv output as a Token. IMetaDataEmit: every supported runtime. A failure
-// is the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: owner
+// (tkOwner), ctor (tkCtor), customAttribute (pCustomAttribute). It returns
+// the runtime's pcv output as a Token. IMetaDataEmit: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineCustomAttribute.
 func (x *Emit) DefineCustomAttribute(owner Token, ctor Token, customAttribute []byte) (Token, error) {
@@ -975,10 +983,10 @@ func (x *Emit) DefineCustomAttribute(owner Token, ctor Token, customAttribute []
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: pcv (pcv), customAttribute
-// (pCustomAttribute). IMetaDataEmit: every supported runtime. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: pcv,
+// customAttribute (pCustomAttribute). IMetaDataEmit: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetCustomAttributeValue.
 func (x *Emit) SetCustomAttributeValue(pcv Token, customAttribute []byte) error {
@@ -1092,9 +1100,9 @@ func (x *Emit) defineSecurityAttributeSet(obj Token, secAttrs unsafe.Pointer, se
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: importArg (pImport).
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: importArg
+// (pImport). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::ApplyEditAndContinue.
@@ -1109,12 +1117,12 @@ func (x *Emit) ApplyEditAndContinue(importArg *Unknown) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: assemImport (pAssemImport),
-// hashValue (pbHashValue), importArg (import), sigBlob (pbSigBlob),
-// assemEmit (pAssemEmit), emit (emit), translatedSig (pvTranslatedSig). It
-// returns the runtime's pcbTranslatedSig output as a uint32.
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: assemImport
+// (pAssemImport), hashValue (pbHashValue), importArg (import), sigBlob
+// (pbSigBlob), assemEmit (pAssemEmit), emit, translatedSig
+// (pvTranslatedSig). It returns the runtime's pcbTranslatedSig output as a
+// uint32. IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::TranslateSigWithScope.
@@ -1132,7 +1140,7 @@ func (x *Emit) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []by
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: md (md), implFlags
+// Its arguments, with the runtime's names where they differ: md, implFlags
 // (dwImplFlags). IMetaDataEmit: every supported runtime. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -1149,9 +1157,9 @@ func (x *Emit) SetMethodImplFlags(md Token, implFlags MethodImpl) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: fd (fd), rva (ulRVA).
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: fd, rva
+// (ulRVA). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetFieldRVA.
@@ -1166,10 +1174,11 @@ func (x *Emit) SetFieldRVA(fd Token, rva uint32) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: importArg (pImport),
-// hostMapToken (pHostMapToken), handler (pHandler). IMetaDataEmit: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: importArg
+// (pImport), hostMapToken (pHostMapToken), handler (pHandler).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::Merge.
 func (x *Emit) Merge(importArg *Import, hostMapToken *MapToken, handler *Unknown) error {
@@ -1244,10 +1253,10 @@ func (x *Emit2) base() *Emit {
 	return &x.Emit
 }
 
-// Its arguments are, by the runtime's names: parent (tkParent), sigBlob
-// (pvSigBlob). It returns the runtime's pmi output as a Token.
-// IMetaDataEmit2: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: parent
+// (tkParent), sigBlob (pvSigBlob). It returns the runtime's pmi output as
+// a Token. IMetaDataEmit2: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit2::DefineMethodSpec.
@@ -1265,9 +1274,9 @@ func (x *Emit2) DefineMethodSpec(parent Token, sigBlob []byte) (Token, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: save (fSave). It returns the
-// runtime's pdwSaveSize output as a uint32. IMetaDataEmit2: every
-// supported runtime. A failure is the runtime's HRESULT as the error
+// Its arguments, with the runtime's names where they differ: save (fSave).
+// It returns the runtime's pdwSaveSize output as a uint32. IMetaDataEmit2:
+// every supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit2::GetDeltaSaveSize.
@@ -1285,10 +1294,10 @@ func (x *Emit2) GetDeltaSaveSize(save SaveSize) (uint32, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: file (szFile), saveFlags
-// (dwSaveFlags). IMetaDataEmit2: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: file
+// (szFile), saveFlags (dwSaveFlags). IMetaDataEmit2: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit2::SaveDelta.
 func (x *Emit2) SaveDelta(file string, saveFlags SaveSize) error {
@@ -1374,9 +1383,10 @@ func (x *Emit2) ResetENCLog() error {
 
 // SetModuleProps is Emit.SetModuleProps, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: name (szName). IMetaDataEmit:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: name
+// (szName). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetModuleProps.
 func (x *Emit2) SetModuleProps(name string) error {
@@ -1385,10 +1395,10 @@ func (x *Emit2) SetModuleProps(name string) error {
 
 // Save is Emit.Save, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: file (szFile), saveFlags
-// (dwSaveFlags). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: file
+// (szFile), saveFlags (dwSaveFlags). IMetaDataEmit: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::Save.
 func (x *Emit2) Save(file string, saveFlags SaveSize) error {
@@ -1400,10 +1410,10 @@ func (x *Emit2) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
 
 // GetSaveSize is Emit.GetSaveSize, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: save (fSave). It returns the
-// runtime's pdwSaveSize output as a uint32. IMetaDataEmit: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: save (fSave).
+// It returns the runtime's pdwSaveSize output as a uint32. IMetaDataEmit:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::GetSaveSize.
 func (x *Emit2) GetSaveSize(save SaveSize) (uint32, error) {
@@ -1418,9 +1428,10 @@ func (x *Emit2) defineNestedType(typeDef string, typeDefFlags uint32, extends To
 
 // SetHandler is Emit.SetHandler, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: unk (pUnk). IMetaDataEmit:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: unk (pUnk).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetHandler.
 func (x *Emit2) SetHandler(unk *Unknown) error {
@@ -1429,12 +1440,12 @@ func (x *Emit2) SetHandler(unk *Unknown) error {
 
 // DefineMethod is Emit.DefineMethod, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: td (td), name (szName),
-// methodFlags (dwMethodFlags), sigBlob (pvSigBlob), codeRVA (ulCodeRVA),
-// implFlags (dwImplFlags). It returns the runtime's pmd output as a Token.
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), methodFlags (dwMethodFlags), sigBlob (pvSigBlob), codeRVA
+// (ulCodeRVA), implFlags (dwImplFlags). It returns the runtime's pmd
+// output as a Token. IMetaDataEmit: every supported runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineMethod.
 func (x *Emit2) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBlob []byte, codeRVA uint32, implFlags MethodImpl) (Token, error) {
@@ -1443,10 +1454,10 @@ func (x *Emit2) DefineMethod(td Token, name string, methodFlags MethodAttr, sigB
 
 // DefineMethodImpl is Emit.DefineMethodImpl, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: td (td), body (tkBody), decl
-// (tkDecl). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: td, body
+// (tkBody), decl (tkDecl). IMetaDataEmit: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineMethodImpl.
 func (x *Emit2) DefineMethodImpl(td Token, body Token, decl Token) error {
@@ -1459,11 +1470,11 @@ func (x *Emit2) DefineMethodImpl(td Token, body Token, decl Token) error {
 // resolution scope (an AssemblyRef, a ModuleRef, or the TypeRef of the
 // enclosing type).
 //
-// Its arguments are, by the runtime's names: resolutionScope
-// (tkResolutionScope), name (szName). It returns the runtime's ptr output
-// as a Token. IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ:
+// resolutionScope (tkResolutionScope), name (szName). It returns the
+// runtime's ptr output as a Token. IMetaDataEmit: every supported runtime.
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineTypeRefByName.
 func (x *Emit2) DefineTypeRefByName(resolutionScope Token, name string) (Token, error) {
@@ -1472,8 +1483,8 @@ func (x *Emit2) DefineTypeRefByName(resolutionScope Token, name string) (Token, 
 
 // DefineImportType is Emit.DefineImportType, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: assemImport (pAssemImport),
-// hashValue (pbHashValue), importArg (pImport), tdImport (tdImport),
+// Its arguments, with the runtime's names where they differ: assemImport
+// (pAssemImport), hashValue (pbHashValue), importArg (pImport), tdImport,
 // assemEmit (pAssemEmit). It returns the runtime's ptr output as a Token.
 // IMetaDataEmit: every supported runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
@@ -1490,11 +1501,11 @@ func (x *Emit2) DefineImportType(assemImport *AssemblyImport, hashValue []byte, 
 // type (a TypeRef, TypeSpec or ModuleRef) with its signature blob, without
 // looking for an existing one (Emit2.EnsureMemberRef does).
 //
-// Its arguments are, by the runtime's names: importArg (tkImport), name
-// (szName), sigBlob (pvSigBlob). It returns the runtime's pmr output as a
-// Token. IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: importArg
+// (tkImport), name (szName), sigBlob (pvSigBlob). It returns the runtime's
+// pmr output as a Token. IMetaDataEmit: every supported runtime. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineMemberRef.
 func (x *Emit2) DefineMemberRef(importArg Token, name string, sigBlob []byte) (Token, error) {
@@ -1503,8 +1514,8 @@ func (x *Emit2) DefineMemberRef(importArg Token, name string, sigBlob []byte) (T
 
 // DefineImportMember is Emit.DefineImportMember, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: assemImport (pAssemImport),
-// hashValue (pbHashValue), importArg (pImport), mbMember (mbMember),
+// Its arguments, with the runtime's names where they differ: assemImport
+// (pAssemImport), hashValue (pbHashValue), importArg (pImport), mbMember,
 // assemEmit (pAssemEmit), parent (tkParent). It returns the runtime's pmr
 // output as a Token. IMetaDataEmit: every supported runtime. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
@@ -1523,9 +1534,10 @@ func (x *Emit2) setClassLayout(td Token, packSize uint32, fieldOffsets unsafe.Po
 
 // DeleteClassLayout is Emit.DeleteClassLayout, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: td (td). IMetaDataEmit: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: td.
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DeleteClassLayout.
 func (x *Emit2) DeleteClassLayout(td Token) error {
@@ -1534,10 +1546,10 @@ func (x *Emit2) DeleteClassLayout(td Token) error {
 
 // SetFieldMarshal is Emit.SetFieldMarshal, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: tk (tk), nativeType
-// (pvNativeType). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: tk,
+// nativeType (pvNativeType). IMetaDataEmit: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetFieldMarshal.
 func (x *Emit2) SetFieldMarshal(tk Token, nativeType []byte) error {
@@ -1546,9 +1558,10 @@ func (x *Emit2) SetFieldMarshal(tk Token, nativeType []byte) error {
 
 // DeleteFieldMarshal is Emit.DeleteFieldMarshal, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: tk (tk). IMetaDataEmit: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: tk.
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DeleteFieldMarshal.
 func (x *Emit2) DeleteFieldMarshal(tk Token) error {
@@ -1557,11 +1570,11 @@ func (x *Emit2) DeleteFieldMarshal(tk Token) error {
 
 // DefinePermissionSet is Emit.DefinePermissionSet, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: tk (tk), action (dwAction),
-// permission (pvPermission). It returns the runtime's ppm output as a
-// Token. IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: tk, action
+// (dwAction), permission (pvPermission). It returns the runtime's ppm
+// output as a Token. IMetaDataEmit: every supported runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefinePermissionSet.
 func (x *Emit2) DefinePermissionSet(tk Token, action uint32, permission []byte) (Token, error) {
@@ -1570,9 +1583,9 @@ func (x *Emit2) DefinePermissionSet(tk Token, action uint32, permission []byte) 
 
 // SetRVA is Emit.SetRVA, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: md (md), rva (ulRVA).
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: md, rva
+// (ulRVA). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetRVA.
@@ -1585,10 +1598,10 @@ func (x *Emit2) SetRVA(md Token, rva uint32) error {
 // GetTokenFromSig returns the StandAloneSig token of a signature blob (a
 // local-variable or call-site signature), defining it if needed.
 //
-// Its arguments are, by the runtime's names: sig (pvSig). It returns the
-// runtime's pmsig output as a Token. IMetaDataEmit: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: sig (pvSig).
+// It returns the runtime's pmsig output as a Token. IMetaDataEmit: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::GetTokenFromSig.
 func (x *Emit2) GetTokenFromSig(sig []byte) (Token, error) {
@@ -1597,10 +1610,11 @@ func (x *Emit2) GetTokenFromSig(sig []byte) (Token, error) {
 
 // DefineModuleRef is Emit.DefineModuleRef, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: name (szName). It returns the
-// runtime's pmur output as a Token. IMetaDataEmit: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: name
+// (szName). It returns the runtime's pmur output as a Token.
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineModuleRef.
 func (x *Emit2) DefineModuleRef(name string) (Token, error) {
@@ -1609,7 +1623,7 @@ func (x *Emit2) DefineModuleRef(name string) (Token, error) {
 
 // SetParent is Emit.SetParent, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: mr (mr), tk (tk).
+// Its arguments, with the runtime's names where they differ: mr, tk.
 // IMetaDataEmit: every supported runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -1621,10 +1635,10 @@ func (x *Emit2) SetParent(mr Token, tk Token) error {
 
 // GetTokenFromTypeSpec is Emit.GetTokenFromTypeSpec, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: sig (pvSig). It returns the
-// runtime's ptypespec output as a Token. IMetaDataEmit: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: sig (pvSig).
+// It returns the runtime's ptypespec output as a Token. IMetaDataEmit:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::GetTokenFromTypeSpec.
 func (x *Emit2) GetTokenFromTypeSpec(sig []byte) (Token, error) {
@@ -1638,10 +1652,11 @@ func (x *Emit2) saveToMemory(data unsafe.Pointer, data2 uint32) error {
 //
 // DefineUserString defines a string for ldstr and returns its token.
 //
-// Its arguments are, by the runtime's names: str (szString). It returns
-// the runtime's pstk output as a Token. IMetaDataEmit: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: str
+// (szString). It returns the runtime's pstk output as a Token.
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineUserString.
 func (x *Emit2) DefineUserString(str string) (Token, error) {
@@ -1650,9 +1665,10 @@ func (x *Emit2) DefineUserString(str string) (Token, error) {
 
 // DeleteToken is Emit.DeleteToken, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: obj (tkObj). IMetaDataEmit:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: obj (tkObj).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DeleteToken.
 func (x *Emit2) DeleteToken(obj Token) error {
@@ -1661,10 +1677,10 @@ func (x *Emit2) DeleteToken(obj Token) error {
 
 // SetMethodProps is Emit.SetMethodProps, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: md (md), methodFlags
-// (dwMethodFlags), codeRVA (ulCodeRVA), implFlags (dwImplFlags).
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: md,
+// methodFlags (dwMethodFlags), codeRVA (ulCodeRVA), implFlags
+// (dwImplFlags). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetMethodProps.
@@ -1680,11 +1696,11 @@ func (x *Emit2) setEventProps(ev Token, eventFlags uint32, eventType Token, mdAd
 
 // SetPermissionSetProps is Emit.SetPermissionSetProps, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: tk (tk), action (dwAction),
-// permission (pvPermission). It returns the runtime's ppm output as a
-// Token. IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: tk, action
+// (dwAction), permission (pvPermission). It returns the runtime's ppm
+// output as a Token. IMetaDataEmit: every supported runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetPermissionSetProps.
 func (x *Emit2) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
@@ -1693,10 +1709,10 @@ func (x *Emit2) SetPermissionSetProps(tk Token, action uint32, permission []byte
 
 // DefinePinvokeMap is Emit.DefinePinvokeMap, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: tk (tk), mappingFlags
-// (dwMappingFlags), importName (szImportName), mrImportDll (mrImportDLL).
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: tk,
+// mappingFlags (dwMappingFlags), importName (szImportName), mrImportDll
+// (mrImportDLL). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefinePinvokeMap.
@@ -1706,10 +1722,10 @@ func (x *Emit2) DefinePinvokeMap(tk Token, mappingFlags PinvokeMap, importName s
 
 // SetPinvokeMap is Emit.SetPinvokeMap, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: tk (tk), mappingFlags
-// (dwMappingFlags), importName (szImportName), mrImportDll (mrImportDLL).
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: tk,
+// mappingFlags (dwMappingFlags), importName (szImportName), mrImportDll
+// (mrImportDLL). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetPinvokeMap.
@@ -1719,9 +1735,10 @@ func (x *Emit2) SetPinvokeMap(tk Token, mappingFlags PinvokeMap, importName stri
 
 // DeletePinvokeMap is Emit.DeletePinvokeMap, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: tk (tk). IMetaDataEmit: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: tk.
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DeletePinvokeMap.
 func (x *Emit2) DeletePinvokeMap(tk Token) error {
@@ -1730,11 +1747,11 @@ func (x *Emit2) DeletePinvokeMap(tk Token) error {
 
 // DefineCustomAttribute is Emit.DefineCustomAttribute, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: owner (tkOwner), ctor
-// (tkCtor), customAttribute (pCustomAttribute). It returns the runtime's
-// pcv output as a Token. IMetaDataEmit: every supported runtime. A failure
-// is the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: owner
+// (tkOwner), ctor (tkCtor), customAttribute (pCustomAttribute). It returns
+// the runtime's pcv output as a Token. IMetaDataEmit: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineCustomAttribute.
 func (x *Emit2) DefineCustomAttribute(owner Token, ctor Token, customAttribute []byte) (Token, error) {
@@ -1743,10 +1760,10 @@ func (x *Emit2) DefineCustomAttribute(owner Token, ctor Token, customAttribute [
 
 // SetCustomAttributeValue is Emit.SetCustomAttributeValue, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: pcv (pcv), customAttribute
-// (pCustomAttribute). IMetaDataEmit: every supported runtime. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: pcv,
+// customAttribute (pCustomAttribute). IMetaDataEmit: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetCustomAttributeValue.
 func (x *Emit2) SetCustomAttributeValue(pcv Token, customAttribute []byte) error {
@@ -1776,9 +1793,9 @@ func (x *Emit2) defineSecurityAttributeSet(obj Token, secAttrs unsafe.Pointer, s
 
 // ApplyEditAndContinue is Emit.ApplyEditAndContinue, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: importArg (pImport).
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: importArg
+// (pImport). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::ApplyEditAndContinue.
@@ -1788,12 +1805,12 @@ func (x *Emit2) ApplyEditAndContinue(importArg *Unknown) error {
 
 // TranslateSigWithScope is Emit.TranslateSigWithScope, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: assemImport (pAssemImport),
-// hashValue (pbHashValue), importArg (import), sigBlob (pbSigBlob),
-// assemEmit (pAssemEmit), emit (emit), translatedSig (pvTranslatedSig). It
-// returns the runtime's pcbTranslatedSig output as a uint32.
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: assemImport
+// (pAssemImport), hashValue (pbHashValue), importArg (import), sigBlob
+// (pbSigBlob), assemEmit (pAssemEmit), emit, translatedSig
+// (pvTranslatedSig). It returns the runtime's pcbTranslatedSig output as a
+// uint32. IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::TranslateSigWithScope.
@@ -1803,7 +1820,7 @@ func (x *Emit2) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []b
 
 // SetMethodImplFlags is Emit.SetMethodImplFlags, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: md (md), implFlags
+// Its arguments, with the runtime's names where they differ: md, implFlags
 // (dwImplFlags). IMetaDataEmit: every supported runtime. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -1815,9 +1832,9 @@ func (x *Emit2) SetMethodImplFlags(md Token, implFlags MethodImpl) error {
 
 // SetFieldRVA is Emit.SetFieldRVA, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: fd (fd), rva (ulRVA).
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: fd, rva
+// (ulRVA). IMetaDataEmit: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetFieldRVA.
@@ -1827,10 +1844,11 @@ func (x *Emit2) SetFieldRVA(fd Token, rva uint32) error {
 
 // Merge is Emit.Merge, which Emit2 inherits.
 //
-// Its arguments are, by the runtime's names: importArg (pImport),
-// hostMapToken (pHostMapToken), handler (pHandler). IMetaDataEmit: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: importArg
+// (pImport), hostMapToken (pHostMapToken), handler (pHandler).
+// IMetaDataEmit: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::Merge.
 func (x *Emit2) Merge(importArg *Import, hostMapToken *MapToken, handler *Unknown) error {
@@ -1904,7 +1922,7 @@ func (x *Import) Release() {
 	x.p = nil
 }
 
-// Its arguments are, by the runtime's names: hEnum (hEnum).
+// Its arguments, with the runtime's names where they differ: hEnum.
 // IMetaDataImport: every supported runtime.
 //
 // It calls IMetaDataImport::CloseEnum.
@@ -1915,10 +1933,10 @@ func (x *Import) CloseEnum(hEnum EnumHandle) {
 	C.clrprof_IMetaDataImport_CloseEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(unsafe.Pointer(&hEnum)))
 }
 
-// Its arguments are, by the runtime's names: hEnum (hEnum). It returns the
-// runtime's pulCount output as a uint32. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: hEnum. It
+// returns the runtime's pulCount output as a uint32. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::CountEnum.
 func (x *Import) CountEnum(hEnum EnumHandle) (uint32, error) {
@@ -1935,9 +1953,9 @@ func (x *Import) CountEnum(hEnum EnumHandle) (uint32, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: hEnum (hEnum), pos (ulPos).
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: hEnum, pos
+// (ulPos). IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::ResetEnum.
@@ -1952,8 +1970,12 @@ func (x *Import) ResetEnum(hEnum EnumHandle, pos uint32) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-// the runtime's rTypeDefs output as a []Token. IMetaDataImport: every
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rTypeDefs output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -1982,8 +2004,12 @@ func (x *Import) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum), td (td). It
-// returns the runtime's rImpls output as a []Token. IMetaDataImport: every
+// Its arguments, with the runtime's names where they differ: phEnum, td.
+// It returns the runtime's rImpls output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -2012,8 +2038,12 @@ func (x *Import) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, erro
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-// the runtime's rTypeRefs output as a []Token. IMetaDataImport: every
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rTypeRefs output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -2046,11 +2076,11 @@ func (x *Import) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 // ("System.String"), nested in enclosingClass (0 for a top-level type); the
 // error matches ErrNotFound when there is none.
 //
-// Its arguments are, by the runtime's names: typeDef (szTypeDef),
-// enclosingClass (tkEnclosingClass). It returns the runtime's ptd output
-// as a Token. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: typeDef
+// (szTypeDef), enclosingClass (tkEnclosingClass). It returns the runtime's
+// ptd output as a Token. IMetaDataImport: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindTypeDefByName.
 func (x *Import) FindTypeDefByName(typeDef string, enclosingClass Token) (Token, error) {
@@ -2148,11 +2178,11 @@ type ImportTypeDefPropsResult struct {
 	Extends Token
 }
 
-// Its arguments are, by the runtime's names: td (td). It returns the
-// runtime's outputs szTypeDef, pdwTypeDefFlags, ptkExtends as the fields
-// of ImportTypeDefPropsResult. IMetaDataImport: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: td. It
+// returns the runtime's outputs szTypeDef, pdwTypeDefFlags, ptkExtends as
+// the fields of ImportTypeDefPropsResult. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetTypeDefProps.
 func (x *Import) GetTypeDefProps(td Token) (ImportTypeDefPropsResult, error) {
@@ -2196,8 +2226,8 @@ type ImportInterfaceImplPropsResult struct {
 	Iface Token
 }
 
-// Its arguments are, by the runtime's names: iiImpl (iiImpl). It returns
-// the runtime's outputs pClass, ptkIface as the fields of
+// Its arguments, with the runtime's names where they differ: iiImpl. It
+// returns the runtime's outputs pClass, ptkIface as the fields of
 // ImportInterfaceImplPropsResult. IMetaDataImport: every supported
 // runtime. A failure is the runtime's HRESULT as the error (errors.Is
 // compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -2231,9 +2261,9 @@ type ImportTypeRefPropsResult struct {
 	Name string
 }
 
-// Its arguments are, by the runtime's names: tr (tr). It returns the
-// runtime's outputs ptkResolutionScope, szName as the fields of
-// ImportTypeRefPropsResult. IMetaDataImport: every supported runtime. A
+// Its arguments, with the runtime's names where they differ: tr. It
+// returns the runtime's outputs ptkResolutionScope, szName as the fields
+// of ImportTypeRefPropsResult. IMetaDataImport: every supported runtime. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -2276,7 +2306,7 @@ type ImportResolveTypeRefResult struct {
 	Ptd Token
 }
 
-// Its arguments are, by the runtime's names: tr (tr), riid (riid). It
+// Its arguments, with the runtime's names where they differ: tr, riid. It
 // returns the runtime's outputs ppIScope, ptd as the fields of
 // ImportResolveTypeRefResult. IMetaDataImport: every supported runtime. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
@@ -2300,9 +2330,13 @@ func (x *Import) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefR
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl). It
-// returns the runtime's rMembers output as a []Token. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
+// Its arguments, with the runtime's names where they differ: phEnum, cl.
+// It returns the runtime's rMembers output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMembers.
@@ -2330,8 +2364,12 @@ func (x *Import) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl),
-// name (szName). It returns the runtime's rMembers output as a []Token.
+// Its arguments, with the runtime's names where they differ: phEnum, cl,
+// name (szName). It returns the runtime's rMembers output as a []Token. It
+// is one step of an enumeration: phEnum starts as a zero EnumHandle and is
+// passed again on every call; each call returns at most 32 items and an
+// empty slice at the end; CloseEnum frees the handle. Import2's slice
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration.
 // IMetaDataImport: every supported runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -2362,9 +2400,13 @@ func (x *Import) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string) 
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl). It
-// returns the runtime's rMethods output as a []Token. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
+// Its arguments, with the runtime's names where they differ: phEnum, cl.
+// It returns the runtime's rMethods output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMethods.
@@ -2392,8 +2434,12 @@ func (x *Import) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl),
-// name (szName). It returns the runtime's rMethods output as a []Token.
+// Its arguments, with the runtime's names where they differ: phEnum, cl,
+// name (szName). It returns the runtime's rMethods output as a []Token. It
+// is one step of an enumeration: phEnum starts as a zero EnumHandle and is
+// passed again on every call; each call returns at most 32 items and an
+// empty slice at the end; CloseEnum frees the handle. Import2's slice
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration.
 // IMetaDataImport: every supported runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -2424,9 +2470,13 @@ func (x *Import) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string) 
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl). It
-// returns the runtime's rFields output as a []Token. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
+// Its arguments, with the runtime's names where they differ: phEnum, cl.
+// It returns the runtime's rFields output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumFields.
@@ -2454,8 +2504,12 @@ func (x *Import) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl),
-// name (szName). It returns the runtime's rFields output as a []Token.
+// Its arguments, with the runtime's names where they differ: phEnum, cl,
+// name (szName). It returns the runtime's rFields output as a []Token. It
+// is one step of an enumeration: phEnum starts as a zero EnumHandle and is
+// passed again on every call; each call returns at most 32 items and an
+// empty slice at the end; CloseEnum frees the handle. Import2's slice
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration.
 // IMetaDataImport: every supported runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -2486,9 +2540,13 @@ func (x *Import) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) (
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum), mb (mb). It
-// returns the runtime's rParams output as a []Token. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
+// Its arguments, with the runtime's names where they differ: phEnum, mb.
+// It returns the runtime's rParams output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumParams.
@@ -2516,10 +2574,14 @@ func (x *Import) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum), parent
-// (tkParent). It returns the runtime's rMemberRefs output as a []Token.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: phEnum,
+// parent (tkParent). It returns the runtime's rMemberRefs output as a
+// []Token. It is one step of an enumeration: phEnum starts as a zero
+// EnumHandle and is passed again on every call; each call returns at most
+// 32 items and an empty slice at the end; CloseEnum frees the handle.
+// Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole
+// enumeration. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMemberRefs.
@@ -2572,9 +2634,13 @@ func (x *Import) enumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsafe
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk),
+// Its arguments, with the runtime's names where they differ: phEnum, tk,
 // actions (dwActions). It returns the runtime's rPermission output as a
-// []Token. IMetaDataImport: every supported runtime. A failure is the
+// []Token. It is one step of an enumeration: phEnum starts as a zero
+// EnumHandle and is passed again on every call; each call returns at most
+// 32 items and an empty slice at the end; CloseEnum frees the handle.
+// Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole
+// enumeration. IMetaDataImport: every supported runtime. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -2603,10 +2669,10 @@ func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: td (td), name (szName),
-// sigBlob (pvSigBlob). It returns the runtime's pmb output as a Token.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output as a
+// Token. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindMember.
@@ -2628,10 +2694,10 @@ func (x *Import) FindMember(td Token, name string, sigBlob []byte) (Token, error
 // FindMethod finds a method of td by name and, unless sigBlob is empty,
 // signature; the error matches ErrNotFound when there is none.
 //
-// Its arguments are, by the runtime's names: td (td), name (szName),
-// sigBlob (pvSigBlob). It returns the runtime's pmb output as a Token.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output as a
+// Token. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindMethod.
@@ -2650,10 +2716,10 @@ func (x *Import) FindMethod(td Token, name string, sigBlob []byte) (Token, error
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: td (td), name (szName),
-// sigBlob (pvSigBlob). It returns the runtime's pmb output as a Token.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output as a
+// Token. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindField.
@@ -2675,10 +2741,10 @@ func (x *Import) FindField(td Token, name string, sigBlob []byte) (Token, error)
 // FindMemberRef finds the MemberRef of name and, unless sigBlob is empty,
 // signature on parent td; Emit2.EnsureMemberRef finds or defines one.
 //
-// Its arguments are, by the runtime's names: td (td), name (szName),
-// sigBlob (pvSigBlob). It returns the runtime's pmr output as a Token.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmr output as a
+// Token. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindMemberRef.
@@ -2720,11 +2786,12 @@ type ImportMethodPropsResult struct {
 	ImplFlags uint32
 }
 
-// Its arguments are, by the runtime's names: mb (mb). It returns the
-// runtime's outputs pClass, szMethod, pdwAttr, ppvSigBlob, pulCodeRVA,
-// pdwImplFlags as the fields of ImportMethodPropsResult. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: mb. It
+// returns the runtime's outputs pClass, szMethod, pdwAttr, ppvSigBlob,
+// pulCodeRVA, pdwImplFlags as the fields of ImportMethodPropsResult.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetMethodProps.
 func (x *Import) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
@@ -2777,8 +2844,8 @@ type ImportMemberRefPropsResult struct {
 	SigBlob []byte
 }
 
-// Its arguments are, by the runtime's names: mr (mr). It returns the
-// runtime's outputs ptk, szMember, ppvSigBlob as the fields of
+// Its arguments, with the runtime's names where they differ: mr. It
+// returns the runtime's outputs ptk, szMember, ppvSigBlob as the fields of
 // ImportMemberRefPropsResult. IMetaDataImport: every supported runtime. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -2813,10 +2880,15 @@ func (x *Import) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error)
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum), td (td). It
-// returns the runtime's rProperties output as a []Token. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: phEnum, td.
+// It returns the runtime's rProperties output as a []Token. It is one step
+// of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// again on every call; each call returns at most 32 items and an empty
+// slice at the end; CloseEnum frees the handle. Import2's slice methods
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumProperties.
 func (x *Import) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
@@ -2843,9 +2915,13 @@ func (x *Import) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum), td (td). It
-// returns the runtime's rEvents output as a []Token. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
+// Its arguments, with the runtime's names where they differ: phEnum, td.
+// It returns the runtime's rEvents output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumEvents.
@@ -2902,9 +2978,9 @@ type ImportEventPropsResult struct {
 	RmdOtherMethod []Token
 }
 
-// Its arguments are, by the runtime's names: ev (ev), event (szEvent),
-// event2 (cchEvent). It returns the runtime's outputs pClass, pchEvent,
-// pdwEventFlags, ptkEventType, pmdAddOn, pmdRemoveOn, pmdFire,
+// Its arguments, with the runtime's names where they differ: ev, event
+// (szEvent), event2 (cchEvent). It returns the runtime's outputs pClass,
+// pchEvent, pdwEventFlags, ptkEventType, pmdAddOn, pmdRemoveOn, pmdFire,
 // rmdOtherMethod as the fields of ImportEventPropsResult. IMetaDataImport:
 // every supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -2949,10 +3025,15 @@ func (x *Import) GetEventProps(ev Token, event string, event2 uint32) (ImportEve
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum), mb (mb). It
-// returns the runtime's rEventProp output as a []Token. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: phEnum, mb.
+// It returns the runtime's rEventProp output as a []Token. It is one step
+// of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// again on every call; each call returns at most 32 items and an empty
+// slice at the end; CloseEnum frees the handle. Import2's slice methods
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMethodSemantics.
 func (x *Import) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, error) {
@@ -2979,7 +3060,7 @@ func (x *Import) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, err
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: mb (mb), eventProp
+// Its arguments, with the runtime's names where they differ: mb, eventProp
 // (tkEventProp). It returns the runtime's pdwSemanticsFlags output as a
 // MethodSemanticsAttr. IMetaDataImport: every supported runtime. A failure
 // is the runtime's HRESULT as the error (errors.Is compares it with
@@ -3016,11 +3097,11 @@ type ImportClassLayoutResult struct {
 	ClassSize uint32
 }
 
-// Its arguments are, by the runtime's names: td (td). It returns the
-// runtime's outputs pdwPackSize, rFieldOffset, pulClassSize as the fields
-// of ImportClassLayoutResult. IMetaDataImport: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: td. It
+// returns the runtime's outputs pdwPackSize, rFieldOffset, pulClassSize as
+// the fields of ImportClassLayoutResult. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetClassLayout.
 func (x *Import) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
@@ -3051,9 +3132,9 @@ func (x *Import) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: tk (tk). It returns the
-// runtime's ppvNativeType output as a []byte. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
+// Its arguments, with the runtime's names where they differ: tk. It
+// returns the runtime's ppvNativeType output as a []byte. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetFieldMarshal.
@@ -3084,8 +3165,8 @@ type ImportRVAResult struct {
 	ImplFlags MethodImpl
 }
 
-// Its arguments are, by the runtime's names: tk (tk). It returns the
-// runtime's outputs pulCodeRVA, pdwImplFlags as the fields of
+// Its arguments, with the runtime's names where they differ: tk. It
+// returns the runtime's outputs pulCodeRVA, pdwImplFlags as the fields of
 // ImportRVAResult. IMetaDataImport: every supported runtime. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
 // E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -3120,8 +3201,8 @@ type ImportPermissionSetPropsResult struct {
 	Permission []byte
 }
 
-// Its arguments are, by the runtime's names: pm (pm). It returns the
-// runtime's outputs pdwAction, ppvPermission as the fields of
+// Its arguments, with the runtime's names where they differ: pm. It
+// returns the runtime's outputs pdwAction, ppvPermission as the fields of
 // ImportPermissionSetPropsResult. IMetaDataImport: every supported
 // runtime. A failure is the runtime's HRESULT as the error (errors.Is
 // compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -3144,10 +3225,10 @@ func (x *Import) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: mdSig (mdSig). It returns the
-// runtime's ppvSig output as a []byte. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: mdSig. It
+// returns the runtime's ppvSig output as a []byte. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetSigFromToken.
 func (x *Import) GetSigFromToken(mdSig Token) ([]byte, error) {
@@ -3165,10 +3246,10 @@ func (x *Import) GetSigFromToken(mdSig Token) ([]byte, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: mur (mur). It returns the
-// runtime's szName output as a string. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: mur. It
+// returns the runtime's szName output as a string. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetModuleRefProps.
 func (x *Import) GetModuleRefProps(mur Token) (string, error) {
@@ -3195,8 +3276,12 @@ func (x *Import) GetModuleRefProps(mur Token) (string, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-// the runtime's rModuleRefs output as a []Token. IMetaDataImport: every
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rModuleRefs output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -3225,7 +3310,7 @@ func (x *Import) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: typespec (typespec). It
+// Its arguments, with the runtime's names where they differ: typespec. It
 // returns the runtime's ppvSig output as a []byte. IMetaDataImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -3258,8 +3343,12 @@ func (x *Import) getNameFromToken(tk Token, utf8NamePtr unsafe.Pointer) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-// the runtime's rMethods output as a []Token. IMetaDataImport: every
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rMethods output as a []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -3290,10 +3379,10 @@ func (x *Import) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 
 // GetUserString returns the string an ldstr token names.
 //
-// Its arguments are, by the runtime's names: stk (stk). It returns the
-// runtime's szString output as a string. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: stk. It
+// returns the runtime's szString output as a string. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetUserString.
 func (x *Import) GetUserString(stk Token) (string, error) {
@@ -3336,11 +3425,11 @@ type ImportPinvokeMapResult struct {
 	ImportDll Token
 }
 
-// Its arguments are, by the runtime's names: tk (tk). It returns the
-// runtime's outputs pdwMappingFlags, szImportName, pmrImportDLL as the
-// fields of ImportPinvokeMapResult. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: tk. It
+// returns the runtime's outputs pdwMappingFlags, szImportName,
+// pmrImportDLL as the fields of ImportPinvokeMapResult. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetPinvokeMap.
 func (x *Import) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
@@ -3371,8 +3460,12 @@ func (x *Import) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-// the runtime's rSignatures output as a []Token. IMetaDataImport: every
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rSignatures output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -3401,8 +3494,12 @@ func (x *Import) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-// the runtime's rTypeSpecs output as a []Token. IMetaDataImport: every
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rTypeSpecs output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -3431,8 +3528,12 @@ func (x *Import) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-// the runtime's rStrings output as a []Token. IMetaDataImport: every
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rStrings output as a []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -3461,7 +3562,7 @@ func (x *Import) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: md (md), paramSeq
+// Its arguments, with the runtime's names where they differ: md, paramSeq
 // (ulParamSeq). It returns the runtime's ppd output as a Token.
 // IMetaDataImport: every supported runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
@@ -3482,9 +3583,13 @@ func (x *Import) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk), typ
-// (tkType). It returns the runtime's rCustomAttributes output as a
-// []Token. IMetaDataImport: every supported runtime. A failure is the
+// Its arguments, with the runtime's names where they differ: phEnum, tk,
+// typ (tkType). It returns the runtime's rCustomAttributes output as a
+// []Token. It is one step of an enumeration: phEnum starts as a zero
+// EnumHandle and is passed again on every call; each call returns at most
+// 32 items and an empty slice at the end; CloseEnum frees the handle.
+// Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole
+// enumeration. IMetaDataImport: every supported runtime. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -3552,11 +3657,11 @@ func (x *Import) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsRe
 // FindTypeRef finds the TypeRef to a namespace-qualified name in a
 // resolution scope; Emit2.EnsureTypeRef finds or defines one.
 //
-// Its arguments are, by the runtime's names: resolutionScope
-// (tkResolutionScope), name (szName). It returns the runtime's ptr output
-// as a Token. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ:
+// resolutionScope (tkResolutionScope), name (szName). It returns the
+// runtime's ptr output as a Token. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindTypeRef.
 func (x *Import) FindTypeRef(resolutionScope Token, name string) (Token, error) {
@@ -3869,8 +3974,8 @@ func (x *Import) getCustomAttributeByName(obj Token, name string) ([]byte, error
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: tk (tk). IMetaDataImport:
-// every supported runtime.
+// Its arguments, with the runtime's names where they differ: tk.
+// IMetaDataImport: every supported runtime.
 //
 // It calls IMetaDataImport::IsValidToken.
 func (x *Import) IsValidToken(tk Token) bool {
@@ -3881,8 +3986,8 @@ func (x *Import) IsValidToken(tk Token) bool {
 	return ret != 0
 }
 
-// Its arguments are, by the runtime's names: tdNestedClass
-// (tdNestedClass). It returns the runtime's ptdEnclosingClass output as a
+// Its arguments, with the runtime's names where they differ:
+// tdNestedClass. It returns the runtime's ptdEnclosingClass output as a
 // Token. IMetaDataImport: every supported runtime. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -3902,10 +4007,10 @@ func (x *Import) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: sig (pvSig). It returns the
-// runtime's pCallConv output as a uint32. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: sig (pvSig).
+// It returns the runtime's pCallConv output as a uint32. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetNativeCallConvFromSig.
 func (x *Import) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
@@ -3922,10 +4027,10 @@ func (x *Import) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: pd (pd). It returns the
-// runtime's pbGlobal output as a int32. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: pd. It
+// returns the runtime's pbGlobal output as a int32. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::IsGlobal.
 func (x *Import) IsGlobal(pd Token) (int32, error) {
@@ -3987,8 +4092,12 @@ func (x *Import2) base() *Import {
 	return &x.Import
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk). It
-// returns the runtime's rGenericParams output as a []Token.
+// Its arguments, with the runtime's names where they differ: phEnum, tk.
+// It returns the runtime's rGenericParams output as a []Token. It is one
+// step of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// again on every call; each call returns at most 32 items and an empty
+// slice at the end; CloseEnum frees the handle. Import2's slice methods
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration.
 // IMetaDataImport2: every supported runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -4040,11 +4149,12 @@ type Import2GenericParamPropsResult struct {
 	Wzname string
 }
 
-// Its arguments are, by the runtime's names: gp (gp). It returns the
-// runtime's outputs pulParamSeq, pdwParamFlags, ptOwner, reserved, wzname
-// as the fields of Import2GenericParamPropsResult. IMetaDataImport2: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: gp. It
+// returns the runtime's outputs pulParamSeq, pdwParamFlags, ptOwner,
+// reserved, wzname as the fields of Import2GenericParamPropsResult.
+// IMetaDataImport2: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport2::GetGenericParamProps.
 func (x *Import2) GetGenericParamProps(gp Token) (Import2GenericParamPropsResult, error) {
@@ -4092,8 +4202,8 @@ type Import2MethodSpecPropsResult struct {
 	SigBlob []byte
 }
 
-// Its arguments are, by the runtime's names: mi (mi). It returns the
-// runtime's outputs tkParent, ppvSigBlob as the fields of
+// Its arguments, with the runtime's names where they differ: mi. It
+// returns the runtime's outputs tkParent, ppvSigBlob as the fields of
 // Import2MethodSpecPropsResult. IMetaDataImport2: every supported runtime.
 // A failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -4116,8 +4226,12 @@ func (x *Import2) GetMethodSpecProps(mi Token) (Import2MethodSpecPropsResult, er
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk). It
-// returns the runtime's rGenericParamConstraints output as a []Token.
+// Its arguments, with the runtime's names where they differ: phEnum, tk.
+// It returns the runtime's rGenericParamConstraints output as a []Token.
+// It is one step of an enumeration: phEnum starts as a zero EnumHandle and
+// is passed again on every call; each call returns at most 32 items and an
+// empty slice at the end; CloseEnum frees the handle. Import2's slice
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration.
 // IMetaDataImport2: every supported runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -4160,10 +4274,10 @@ type Import2GenericParamConstraintPropsResult struct {
 	ConstraintType Token
 }
 
-// Its arguments are, by the runtime's names: gpc (gpc). It returns the
-// runtime's outputs ptGenericParam, ptkConstraintType as the fields of
-// Import2GenericParamConstraintPropsResult. IMetaDataImport2: every
-// supported runtime. A failure is the runtime's HRESULT as the error
+// Its arguments, with the runtime's names where they differ: gpc. It
+// returns the runtime's outputs ptGenericParam, ptkConstraintType as the
+// fields of Import2GenericParamConstraintPropsResult. IMetaDataImport2:
+// every supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport2::GetGenericParamConstraintProps.
@@ -4246,8 +4360,12 @@ func (x *Import2) GetVersionString() (string, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk). It
-// returns the runtime's rMethodSpecs output as a []Token.
+// Its arguments, with the runtime's names where they differ: phEnum, tk.
+// It returns the runtime's rMethodSpecs output as a []Token. It is one
+// step of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// again on every call; each call returns at most 32 items and an empty
+// slice at the end; CloseEnum frees the handle. Import2's slice methods
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration.
 // IMetaDataImport2: every supported runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -4279,7 +4397,7 @@ func (x *Import2) EnumMethodSpecs(phEnum *EnumHandle, tk Token) ([]Token, error)
 
 // CloseEnum is Import.CloseEnum, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: hEnum (hEnum).
+// Its arguments, with the runtime's names where they differ: hEnum.
 // IMetaDataImport: every supported runtime.
 //
 // It calls IMetaDataImport::CloseEnum.
@@ -4289,10 +4407,10 @@ func (x *Import2) CloseEnum(hEnum EnumHandle) {
 
 // CountEnum is Import.CountEnum, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: hEnum (hEnum). It returns the
-// runtime's pulCount output as a uint32. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: hEnum. It
+// returns the runtime's pulCount output as a uint32. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::CountEnum.
 func (x *Import2) CountEnum(hEnum EnumHandle) (uint32, error) {
@@ -4301,9 +4419,9 @@ func (x *Import2) CountEnum(hEnum EnumHandle) (uint32, error) {
 
 // ResetEnum is Import.ResetEnum, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: hEnum (hEnum), pos (ulPos).
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: hEnum, pos
+// (ulPos). IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::ResetEnum.
@@ -4313,8 +4431,12 @@ func (x *Import2) ResetEnum(hEnum EnumHandle, pos uint32) error {
 
 // EnumTypeDefs is Import.EnumTypeDefs, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-// the runtime's rTypeDefs output as a []Token. IMetaDataImport: every
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rTypeDefs output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -4325,8 +4447,12 @@ func (x *Import2) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 
 // EnumInterfaceImpls is Import.EnumInterfaceImpls, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum), td (td). It
-// returns the runtime's rImpls output as a []Token. IMetaDataImport: every
+// Its arguments, with the runtime's names where they differ: phEnum, td.
+// It returns the runtime's rImpls output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -4337,8 +4463,12 @@ func (x *Import2) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, err
 
 // EnumTypeRefs is Import.EnumTypeRefs, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-// the runtime's rTypeRefs output as a []Token. IMetaDataImport: every
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rTypeRefs output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -4353,11 +4483,11 @@ func (x *Import2) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 // ("System.String"), nested in enclosingClass (0 for a top-level type); the
 // error matches ErrNotFound when there is none.
 //
-// Its arguments are, by the runtime's names: typeDef (szTypeDef),
-// enclosingClass (tkEnclosingClass). It returns the runtime's ptd output
-// as a Token. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: typeDef
+// (szTypeDef), enclosingClass (tkEnclosingClass). It returns the runtime's
+// ptd output as a Token. IMetaDataImport: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindTypeDefByName.
 func (x *Import2) FindTypeDefByName(typeDef string, enclosingClass Token) (Token, error) {
@@ -4391,11 +4521,11 @@ func (x *Import2) GetModuleFromScope() (Token, error) {
 
 // GetTypeDefProps is Import.GetTypeDefProps, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: td (td). It returns the
-// runtime's outputs szTypeDef, pdwTypeDefFlags, ptkExtends as the fields
-// of ImportTypeDefPropsResult. IMetaDataImport: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: td. It
+// returns the runtime's outputs szTypeDef, pdwTypeDefFlags, ptkExtends as
+// the fields of ImportTypeDefPropsResult. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetTypeDefProps.
 func (x *Import2) GetTypeDefProps(td Token) (ImportTypeDefPropsResult, error) {
@@ -4404,8 +4534,8 @@ func (x *Import2) GetTypeDefProps(td Token) (ImportTypeDefPropsResult, error) {
 
 // GetInterfaceImplProps is Import.GetInterfaceImplProps, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: iiImpl (iiImpl). It returns
-// the runtime's outputs pClass, ptkIface as the fields of
+// Its arguments, with the runtime's names where they differ: iiImpl. It
+// returns the runtime's outputs pClass, ptkIface as the fields of
 // ImportInterfaceImplPropsResult. IMetaDataImport: every supported
 // runtime. A failure is the runtime's HRESULT as the error (errors.Is
 // compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -4417,9 +4547,9 @@ func (x *Import2) GetInterfaceImplProps(iiImpl Token) (ImportInterfaceImplPropsR
 
 // GetTypeRefProps is Import.GetTypeRefProps, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: tr (tr). It returns the
-// runtime's outputs ptkResolutionScope, szName as the fields of
-// ImportTypeRefPropsResult. IMetaDataImport: every supported runtime. A
+// Its arguments, with the runtime's names where they differ: tr. It
+// returns the runtime's outputs ptkResolutionScope, szName as the fields
+// of ImportTypeRefPropsResult. IMetaDataImport: every supported runtime. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -4430,7 +4560,7 @@ func (x *Import2) GetTypeRefProps(tr Token) (ImportTypeRefPropsResult, error) {
 
 // ResolveTypeRef is Import.ResolveTypeRef, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: tr (tr), riid (riid). It
+// Its arguments, with the runtime's names where they differ: tr, riid. It
 // returns the runtime's outputs ppIScope, ptd as the fields of
 // ImportResolveTypeRefResult. IMetaDataImport: every supported runtime. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
@@ -4443,9 +4573,13 @@ func (x *Import2) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRef
 
 // EnumMembers is Import.EnumMembers, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl). It
-// returns the runtime's rMembers output as a []Token. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
+// Its arguments, with the runtime's names where they differ: phEnum, cl.
+// It returns the runtime's rMembers output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMembers.
@@ -4455,8 +4589,12 @@ func (x *Import2) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 
 // EnumMembersWithName is Import.EnumMembersWithName, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl),
-// name (szName). It returns the runtime's rMembers output as a []Token.
+// Its arguments, with the runtime's names where they differ: phEnum, cl,
+// name (szName). It returns the runtime's rMembers output as a []Token. It
+// is one step of an enumeration: phEnum starts as a zero EnumHandle and is
+// passed again on every call; each call returns at most 32 items and an
+// empty slice at the end; CloseEnum frees the handle. Import2's slice
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration.
 // IMetaDataImport: every supported runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -4468,9 +4606,13 @@ func (x *Import2) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string)
 
 // EnumMethods is Import.EnumMethods, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl). It
-// returns the runtime's rMethods output as a []Token. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
+// Its arguments, with the runtime's names where they differ: phEnum, cl.
+// It returns the runtime's rMethods output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMethods.
@@ -4480,8 +4622,12 @@ func (x *Import2) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 
 // EnumMethodsWithName is Import.EnumMethodsWithName, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl),
-// name (szName). It returns the runtime's rMethods output as a []Token.
+// Its arguments, with the runtime's names where they differ: phEnum, cl,
+// name (szName). It returns the runtime's rMethods output as a []Token. It
+// is one step of an enumeration: phEnum starts as a zero EnumHandle and is
+// passed again on every call; each call returns at most 32 items and an
+// empty slice at the end; CloseEnum frees the handle. Import2's slice
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration.
 // IMetaDataImport: every supported runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -4493,9 +4639,13 @@ func (x *Import2) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string)
 
 // EnumFields is Import.EnumFields, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl). It
-// returns the runtime's rFields output as a []Token. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
+// Its arguments, with the runtime's names where they differ: phEnum, cl.
+// It returns the runtime's rFields output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumFields.
@@ -4505,8 +4655,12 @@ func (x *Import2) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 
 // EnumFieldsWithName is Import.EnumFieldsWithName, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum), cl (cl),
-// name (szName). It returns the runtime's rFields output as a []Token.
+// Its arguments, with the runtime's names where they differ: phEnum, cl,
+// name (szName). It returns the runtime's rFields output as a []Token. It
+// is one step of an enumeration: phEnum starts as a zero EnumHandle and is
+// passed again on every call; each call returns at most 32 items and an
+// empty slice at the end; CloseEnum frees the handle. Import2's slice
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration.
 // IMetaDataImport: every supported runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -4518,9 +4672,13 @@ func (x *Import2) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) 
 
 // EnumParams is Import.EnumParams, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum), mb (mb). It
-// returns the runtime's rParams output as a []Token. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
+// Its arguments, with the runtime's names where they differ: phEnum, mb.
+// It returns the runtime's rParams output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumParams.
@@ -4530,10 +4688,14 @@ func (x *Import2) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 
 // EnumMemberRefs is Import.EnumMemberRefs, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum), parent
-// (tkParent). It returns the runtime's rMemberRefs output as a []Token.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: phEnum,
+// parent (tkParent). It returns the runtime's rMemberRefs output as a
+// []Token. It is one step of an enumeration: phEnum starts as a zero
+// EnumHandle and is passed again on every call; each call returns at most
+// 32 items and an empty slice at the end; CloseEnum frees the handle.
+// Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole
+// enumeration. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMemberRefs.
@@ -4546,9 +4708,13 @@ func (x *Import2) enumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsaf
 
 // EnumPermissionSets is Import.EnumPermissionSets, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk),
+// Its arguments, with the runtime's names where they differ: phEnum, tk,
 // actions (dwActions). It returns the runtime's rPermission output as a
-// []Token. IMetaDataImport: every supported runtime. A failure is the
+// []Token. It is one step of an enumeration: phEnum starts as a zero
+// EnumHandle and is passed again on every call; each call returns at most
+// 32 items and an empty slice at the end; CloseEnum frees the handle.
+// Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole
+// enumeration. IMetaDataImport: every supported runtime. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -4559,10 +4725,10 @@ func (x *Import2) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint3
 
 // FindMember is Import.FindMember, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: td (td), name (szName),
-// sigBlob (pvSigBlob). It returns the runtime's pmb output as a Token.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output as a
+// Token. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindMember.
@@ -4575,10 +4741,10 @@ func (x *Import2) FindMember(td Token, name string, sigBlob []byte) (Token, erro
 // FindMethod finds a method of td by name and, unless sigBlob is empty,
 // signature; the error matches ErrNotFound when there is none.
 //
-// Its arguments are, by the runtime's names: td (td), name (szName),
-// sigBlob (pvSigBlob). It returns the runtime's pmb output as a Token.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output as a
+// Token. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindMethod.
@@ -4588,10 +4754,10 @@ func (x *Import2) FindMethod(td Token, name string, sigBlob []byte) (Token, erro
 
 // FindField is Import.FindField, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: td (td), name (szName),
-// sigBlob (pvSigBlob). It returns the runtime's pmb output as a Token.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output as a
+// Token. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindField.
@@ -4604,10 +4770,10 @@ func (x *Import2) FindField(td Token, name string, sigBlob []byte) (Token, error
 // FindMemberRef finds the MemberRef of name and, unless sigBlob is empty,
 // signature on parent td; Emit2.EnsureMemberRef finds or defines one.
 //
-// Its arguments are, by the runtime's names: td (td), name (szName),
-// sigBlob (pvSigBlob). It returns the runtime's pmr output as a Token.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmr output as a
+// Token. IMetaDataImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindMemberRef.
@@ -4617,11 +4783,12 @@ func (x *Import2) FindMemberRef(td Token, name string, sigBlob []byte) (Token, e
 
 // GetMethodProps is Import.GetMethodProps, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: mb (mb). It returns the
-// runtime's outputs pClass, szMethod, pdwAttr, ppvSigBlob, pulCodeRVA,
-// pdwImplFlags as the fields of ImportMethodPropsResult. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: mb. It
+// returns the runtime's outputs pClass, szMethod, pdwAttr, ppvSigBlob,
+// pulCodeRVA, pdwImplFlags as the fields of ImportMethodPropsResult.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetMethodProps.
 func (x *Import2) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
@@ -4630,8 +4797,8 @@ func (x *Import2) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
 
 // GetMemberRefProps is Import.GetMemberRefProps, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: mr (mr). It returns the
-// runtime's outputs ptk, szMember, ppvSigBlob as the fields of
+// Its arguments, with the runtime's names where they differ: mr. It
+// returns the runtime's outputs ptk, szMember, ppvSigBlob as the fields of
 // ImportMemberRefPropsResult. IMetaDataImport: every supported runtime. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -4643,10 +4810,15 @@ func (x *Import2) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error
 
 // EnumProperties is Import.EnumProperties, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum), td (td). It
-// returns the runtime's rProperties output as a []Token. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: phEnum, td.
+// It returns the runtime's rProperties output as a []Token. It is one step
+// of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// again on every call; each call returns at most 32 items and an empty
+// slice at the end; CloseEnum frees the handle. Import2's slice methods
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumProperties.
 func (x *Import2) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
@@ -4655,9 +4827,13 @@ func (x *Import2) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) 
 
 // EnumEvents is Import.EnumEvents, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum), td (td). It
-// returns the runtime's rEvents output as a []Token. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
+// Its arguments, with the runtime's names where they differ: phEnum, td.
+// It returns the runtime's rEvents output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumEvents.
@@ -4667,9 +4843,9 @@ func (x *Import2) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
 
 // GetEventProps is Import.GetEventProps, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: ev (ev), event (szEvent),
-// event2 (cchEvent). It returns the runtime's outputs pClass, pchEvent,
-// pdwEventFlags, ptkEventType, pmdAddOn, pmdRemoveOn, pmdFire,
+// Its arguments, with the runtime's names where they differ: ev, event
+// (szEvent), event2 (cchEvent). It returns the runtime's outputs pClass,
+// pchEvent, pdwEventFlags, ptkEventType, pmdAddOn, pmdRemoveOn, pmdFire,
 // rmdOtherMethod as the fields of ImportEventPropsResult. IMetaDataImport:
 // every supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -4681,10 +4857,15 @@ func (x *Import2) GetEventProps(ev Token, event string, event2 uint32) (ImportEv
 
 // EnumMethodSemantics is Import.EnumMethodSemantics, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum), mb (mb). It
-// returns the runtime's rEventProp output as a []Token. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: phEnum, mb.
+// It returns the runtime's rEventProp output as a []Token. It is one step
+// of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// again on every call; each call returns at most 32 items and an empty
+// slice at the end; CloseEnum frees the handle. Import2's slice methods
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration.
+// IMetaDataImport: every supported runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMethodSemantics.
 func (x *Import2) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, error) {
@@ -4693,7 +4874,7 @@ func (x *Import2) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, er
 
 // GetMethodSemantics is Import.GetMethodSemantics, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: mb (mb), eventProp
+// Its arguments, with the runtime's names where they differ: mb, eventProp
 // (tkEventProp). It returns the runtime's pdwSemanticsFlags output as a
 // MethodSemanticsAttr. IMetaDataImport: every supported runtime. A failure
 // is the runtime's HRESULT as the error (errors.Is compares it with
@@ -4706,11 +4887,11 @@ func (x *Import2) GetMethodSemantics(mb Token, eventProp Token) (MethodSemantics
 
 // GetClassLayout is Import.GetClassLayout, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: td (td). It returns the
-// runtime's outputs pdwPackSize, rFieldOffset, pulClassSize as the fields
-// of ImportClassLayoutResult. IMetaDataImport: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: td. It
+// returns the runtime's outputs pdwPackSize, rFieldOffset, pulClassSize as
+// the fields of ImportClassLayoutResult. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetClassLayout.
 func (x *Import2) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
@@ -4719,9 +4900,9 @@ func (x *Import2) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 
 // GetFieldMarshal is Import.GetFieldMarshal, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: tk (tk). It returns the
-// runtime's ppvNativeType output as a []byte. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
+// Its arguments, with the runtime's names where they differ: tk. It
+// returns the runtime's ppvNativeType output as a []byte. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetFieldMarshal.
@@ -4731,8 +4912,8 @@ func (x *Import2) GetFieldMarshal(tk Token) ([]byte, error) {
 
 // GetRVA is Import.GetRVA, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: tk (tk). It returns the
-// runtime's outputs pulCodeRVA, pdwImplFlags as the fields of
+// Its arguments, with the runtime's names where they differ: tk. It
+// returns the runtime's outputs pulCodeRVA, pdwImplFlags as the fields of
 // ImportRVAResult. IMetaDataImport: every supported runtime. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
 // E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -4744,8 +4925,8 @@ func (x *Import2) GetRVA(tk Token) (ImportRVAResult, error) {
 
 // GetPermissionSetProps is Import.GetPermissionSetProps, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: pm (pm). It returns the
-// runtime's outputs pdwAction, ppvPermission as the fields of
+// Its arguments, with the runtime's names where they differ: pm. It
+// returns the runtime's outputs pdwAction, ppvPermission as the fields of
 // ImportPermissionSetPropsResult. IMetaDataImport: every supported
 // runtime. A failure is the runtime's HRESULT as the error (errors.Is
 // compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -4757,10 +4938,10 @@ func (x *Import2) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResul
 
 // GetSigFromToken is Import.GetSigFromToken, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: mdSig (mdSig). It returns the
-// runtime's ppvSig output as a []byte. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: mdSig. It
+// returns the runtime's ppvSig output as a []byte. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetSigFromToken.
 func (x *Import2) GetSigFromToken(mdSig Token) ([]byte, error) {
@@ -4769,10 +4950,10 @@ func (x *Import2) GetSigFromToken(mdSig Token) ([]byte, error) {
 
 // GetModuleRefProps is Import.GetModuleRefProps, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: mur (mur). It returns the
-// runtime's szName output as a string. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: mur. It
+// returns the runtime's szName output as a string. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetModuleRefProps.
 func (x *Import2) GetModuleRefProps(mur Token) (string, error) {
@@ -4781,8 +4962,12 @@ func (x *Import2) GetModuleRefProps(mur Token) (string, error) {
 
 // EnumModuleRefs is Import.EnumModuleRefs, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-// the runtime's rModuleRefs output as a []Token. IMetaDataImport: every
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rModuleRefs output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -4793,7 +4978,7 @@ func (x *Import2) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 
 // GetTypeSpecFromToken is Import.GetTypeSpecFromToken, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: typespec (typespec). It
+// Its arguments, with the runtime's names where they differ: typespec. It
 // returns the runtime's ppvSig output as a []byte. IMetaDataImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -4808,8 +4993,12 @@ func (x *Import2) getNameFromToken(tk Token, utf8NamePtr unsafe.Pointer) error {
 
 // EnumUnresolvedMethods is Import.EnumUnresolvedMethods, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-// the runtime's rMethods output as a []Token. IMetaDataImport: every
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rMethods output as a []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -4822,10 +5011,10 @@ func (x *Import2) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 //
 // GetUserString returns the string an ldstr token names.
 //
-// Its arguments are, by the runtime's names: stk (stk). It returns the
-// runtime's szString output as a string. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: stk. It
+// returns the runtime's szString output as a string. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetUserString.
 func (x *Import2) GetUserString(stk Token) (string, error) {
@@ -4834,11 +5023,11 @@ func (x *Import2) GetUserString(stk Token) (string, error) {
 
 // GetPinvokeMap is Import.GetPinvokeMap, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: tk (tk). It returns the
-// runtime's outputs pdwMappingFlags, szImportName, pmrImportDLL as the
-// fields of ImportPinvokeMapResult. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: tk. It
+// returns the runtime's outputs pdwMappingFlags, szImportName,
+// pmrImportDLL as the fields of ImportPinvokeMapResult. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetPinvokeMap.
 func (x *Import2) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
@@ -4847,8 +5036,12 @@ func (x *Import2) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 
 // EnumSignatures is Import.EnumSignatures, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-// the runtime's rSignatures output as a []Token. IMetaDataImport: every
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rSignatures output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -4859,8 +5052,12 @@ func (x *Import2) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 
 // EnumTypeSpecs is Import.EnumTypeSpecs, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-// the runtime's rTypeSpecs output as a []Token. IMetaDataImport: every
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rTypeSpecs output as a []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -4871,8 +5068,12 @@ func (x *Import2) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 
 // EnumUserStrings is Import.EnumUserStrings, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-// the runtime's rStrings output as a []Token. IMetaDataImport: every
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rStrings output as a []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -4883,7 +5084,7 @@ func (x *Import2) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 
 // GetParamForMethodIndex is Import.GetParamForMethodIndex, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: md (md), paramSeq
+// Its arguments, with the runtime's names where they differ: md, paramSeq
 // (ulParamSeq). It returns the runtime's ppd output as a Token.
 // IMetaDataImport: every supported runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
@@ -4896,9 +5097,13 @@ func (x *Import2) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, erro
 
 // EnumCustomAttributes is Import.EnumCustomAttributes, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: phEnum (phEnum), tk (tk), typ
-// (tkType). It returns the runtime's rCustomAttributes output as a
-// []Token. IMetaDataImport: every supported runtime. A failure is the
+// Its arguments, with the runtime's names where they differ: phEnum, tk,
+// typ (tkType). It returns the runtime's rCustomAttributes output as a
+// []Token. It is one step of an enumeration: phEnum starts as a zero
+// EnumHandle and is passed again on every call; each call returns at most
+// 32 items and an empty slice at the end; CloseEnum frees the handle.
+// Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole
+// enumeration. IMetaDataImport: every supported runtime. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -4915,11 +5120,11 @@ func (x *Import2) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsR
 // FindTypeRef finds the TypeRef to a namespace-qualified name in a
 // resolution scope; Emit2.EnsureTypeRef finds or defines one.
 //
-// Its arguments are, by the runtime's names: resolutionScope
-// (tkResolutionScope), name (szName). It returns the runtime's ptr output
-// as a Token. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ:
+// resolutionScope (tkResolutionScope), name (szName). It returns the
+// runtime's ptr output as a Token. IMetaDataImport: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindTypeRef.
 func (x *Import2) FindTypeRef(resolutionScope Token, name string) (Token, error) {
@@ -4943,8 +5148,8 @@ func (x *Import2) getCustomAttributeByName(obj Token, name string) ([]byte, erro
 
 // IsValidToken is Import.IsValidToken, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: tk (tk). IMetaDataImport:
-// every supported runtime.
+// Its arguments, with the runtime's names where they differ: tk.
+// IMetaDataImport: every supported runtime.
 //
 // It calls IMetaDataImport::IsValidToken.
 func (x *Import2) IsValidToken(tk Token) bool {
@@ -4953,8 +5158,8 @@ func (x *Import2) IsValidToken(tk Token) bool {
 
 // GetNestedClassProps is Import.GetNestedClassProps, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: tdNestedClass
-// (tdNestedClass). It returns the runtime's ptdEnclosingClass output as a
+// Its arguments, with the runtime's names where they differ:
+// tdNestedClass. It returns the runtime's ptdEnclosingClass output as a
 // Token. IMetaDataImport: every supported runtime. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -4966,10 +5171,10 @@ func (x *Import2) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 
 // GetNativeCallConvFromSig is Import.GetNativeCallConvFromSig, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: sig (pvSig). It returns the
-// runtime's pCallConv output as a uint32. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: sig (pvSig).
+// It returns the runtime's pCallConv output as a uint32. IMetaDataImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetNativeCallConvFromSig.
 func (x *Import2) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
@@ -4978,10 +5183,10 @@ func (x *Import2) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
 
 // IsGlobal is Import.IsGlobal, which Import2 inherits.
 //
-// Its arguments are, by the runtime's names: pd (pd). It returns the
-// runtime's pbGlobal output as a int32. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: pd. It
+// returns the runtime's pbGlobal output as a int32. IMetaDataImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::IsGlobal.
 func (x *Import2) IsGlobal(pd Token) (int32, error) {
@@ -5059,9 +5264,9 @@ func (x *Filter) UnmarkAll() error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: tk (tk). A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: tk. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataFilter::MarkToken.
 func (x *Filter) MarkToken(tk Token) error {
@@ -5075,9 +5280,9 @@ func (x *Filter) MarkToken(tk Token) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: tk (tk). It returns the
-// runtime's pIsMarked output as a bool. A failure is the runtime's HRESULT
-// as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: tk. It
+// returns the runtime's pIsMarked output as a bool. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataFilter::IsTokenMarked.
@@ -5151,9 +5356,9 @@ func (x *HostFilter) Release() {
 	x.p = nil
 }
 
-// Its arguments are, by the runtime's names: tk (tk). A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: tk. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IHostFilter::MarkToken.
 func (x *HostFilter) MarkToken(tk Token) error {
@@ -5255,11 +5460,11 @@ func (x *AssemblyEmit) defineAssemblyRef(publicKeyOrToken []byte, name string, m
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: name (szName), hashValue
-// (pbHashValue), fileFlags (dwFileFlags). It returns the runtime's pmdf
-// output as a Token. IMetaDataAssemblyEmit: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: name
+// (szName), hashValue (pbHashValue), fileFlags (dwFileFlags). It returns
+// the runtime's pmdf output as a Token. IMetaDataAssemblyEmit: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyEmit::DefineFile.
 func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags FileFlags) (Token, error) {
@@ -5277,12 +5482,12 @@ func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags FileF
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: name (szName), implementation
-// (tkImplementation), typeDef (tkTypeDef), exportedTypeFlags
-// (dwExportedTypeFlags). It returns the runtime's pmdct output as a Token.
-// IMetaDataAssemblyEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: name
+// (szName), implementation (tkImplementation), typeDef (tkTypeDef),
+// exportedTypeFlags (dwExportedTypeFlags). It returns the runtime's pmdct
+// output as a Token. IMetaDataAssemblyEmit: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyEmit::DefineExportedType.
 func (x *AssemblyEmit) DefineExportedType(name string, implementation Token, typeDef Token, exportedTypeFlags TypeAttr) (Token, error) {
@@ -5300,11 +5505,12 @@ func (x *AssemblyEmit) DefineExportedType(name string, implementation Token, typ
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: name (szName), implementation
-// (tkImplementation), offset (dwOffset), resourceFlags (dwResourceFlags).
-// It returns the runtime's pmdmr output as a Token. IMetaDataAssemblyEmit:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: name
+// (szName), implementation (tkImplementation), offset (dwOffset),
+// resourceFlags (dwResourceFlags). It returns the runtime's pmdmr output
+// as a Token. IMetaDataAssemblyEmit: every supported runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyEmit::DefineManifestResource.
 func (x *AssemblyEmit) DefineManifestResource(name string, implementation Token, offset uint32, resourceFlags ManifestResourceFlags) (Token, error) {
@@ -5348,9 +5554,9 @@ func (x *AssemblyEmit) setAssemblyRefProps(ar Token, publicKeyOrToken []byte, na
 	return nil
 }
 
-// Its arguments are, by the runtime's names: file (file), hashValue
-// (pbHashValue), fileFlags (dwFileFlags). IMetaDataAssemblyEmit: every
-// supported runtime. A failure is the runtime's HRESULT as the error
+// Its arguments, with the runtime's names where they differ: file,
+// hashValue (pbHashValue), fileFlags (dwFileFlags). IMetaDataAssemblyEmit:
+// every supported runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyEmit::SetFileProps.
@@ -5365,11 +5571,11 @@ func (x *AssemblyEmit) SetFileProps(file Token, hashValue []byte, fileFlags File
 	return nil
 }
 
-// Its arguments are, by the runtime's names: ct (ct), implementation
-// (tkImplementation), typeDef (tkTypeDef), exportedTypeFlags
-// (dwExportedTypeFlags). IMetaDataAssemblyEmit: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: ct,
+// implementation (tkImplementation), typeDef (tkTypeDef),
+// exportedTypeFlags (dwExportedTypeFlags). IMetaDataAssemblyEmit: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyEmit::SetExportedTypeProps.
 func (x *AssemblyEmit) SetExportedTypeProps(ct Token, implementation Token, typeDef Token, exportedTypeFlags TypeAttr) error {
@@ -5383,11 +5589,11 @@ func (x *AssemblyEmit) SetExportedTypeProps(ct Token, implementation Token, type
 	return nil
 }
 
-// Its arguments are, by the runtime's names: mr (mr), implementation
-// (tkImplementation), offset (dwOffset), resourceFlags (dwResourceFlags).
-// IMetaDataAssemblyEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: mr,
+// implementation (tkImplementation), offset (dwOffset), resourceFlags
+// (dwResourceFlags). IMetaDataAssemblyEmit: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyEmit::SetManifestResourceProps.
 func (x *AssemblyEmit) SetManifestResourceProps(mr Token, implementation Token, offset uint32, resourceFlags ManifestResourceFlags) error {
@@ -5586,11 +5792,11 @@ type AssemblyImportFilePropsResult struct {
 	FileFlags FileFlags
 }
 
-// Its arguments are, by the runtime's names: mdf (mdf). It returns the
-// runtime's outputs szName, ppbHashValue, pdwFileFlags as the fields of
-// AssemblyImportFilePropsResult. IMetaDataAssemblyImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: mdf. It
+// returns the runtime's outputs szName, ppbHashValue, pdwFileFlags as the
+// fields of AssemblyImportFilePropsResult. IMetaDataAssemblyImport: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyImport::GetFileProps.
 func (x *AssemblyImport) GetFileProps(mdf Token) (AssemblyImportFilePropsResult, error) {
@@ -5641,8 +5847,8 @@ type AssemblyImportExportedTypePropsResult struct {
 	ExportedTypeFlags TypeAttr
 }
 
-// Its arguments are, by the runtime's names: mdct (mdct). It returns the
-// runtime's outputs szName, ptkImplementation, ptkTypeDef,
+// Its arguments, with the runtime's names where they differ: mdct. It
+// returns the runtime's outputs szName, ptkImplementation, ptkTypeDef,
 // pdwExportedTypeFlags as the fields of
 // AssemblyImportExportedTypePropsResult. IMetaDataAssemblyImport: every
 // supported runtime. A failure is the runtime's HRESULT as the error
@@ -5698,12 +5904,12 @@ type AssemblyImportManifestResourcePropsResult struct {
 	ResourceFlags ManifestResourceFlags
 }
 
-// Its arguments are, by the runtime's names: mdmr (mdmr). It returns the
-// runtime's outputs szName, ptkImplementation, pdwOffset, pdwResourceFlags
-// as the fields of AssemblyImportManifestResourcePropsResult.
-// IMetaDataAssemblyImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: mdmr. It
+// returns the runtime's outputs szName, ptkImplementation, pdwOffset,
+// pdwResourceFlags as the fields of
+// AssemblyImportManifestResourcePropsResult. IMetaDataAssemblyImport:
+// every supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyImport::GetManifestResourceProps.
 func (x *AssemblyImport) GetManifestResourceProps(mdmr Token) (AssemblyImportManifestResourcePropsResult, error) {
@@ -5736,8 +5942,12 @@ func (x *AssemblyImport) GetManifestResourceProps(mdmr Token) (AssemblyImportMan
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-// the runtime's rAssemblyRefs output as a []Token.
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rAssemblyRefs output as a []Token. It is one step
+// of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// again on every call; each call returns at most 32 items and an empty
+// slice at the end; CloseEnum frees the handle. Import2's slice methods
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration.
 // IMetaDataAssemblyImport: every supported runtime. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -5767,10 +5977,15 @@ func (x *AssemblyImport) EnumAssemblyRefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-// the runtime's rFiles output as a []Token. IMetaDataAssemblyImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rFiles output as a []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration.
+// IMetaDataAssemblyImport: every supported runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyImport::EnumFiles.
 func (x *AssemblyImport) EnumFiles(phEnum *EnumHandle) ([]Token, error) {
@@ -5797,8 +6012,12 @@ func (x *AssemblyImport) EnumFiles(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-// the runtime's rExportedTypes output as a []Token.
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rExportedTypes output as a []Token. It is one step
+// of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// again on every call; each call returns at most 32 items and an empty
+// slice at the end; CloseEnum frees the handle. Import2's slice methods
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration.
 // IMetaDataAssemblyImport: every supported runtime. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -5828,8 +6047,12 @@ func (x *AssemblyImport) EnumExportedTypes(phEnum *EnumHandle) ([]Token, error) 
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: phEnum (phEnum). It returns
-// the runtime's rManifestResources output as a []Token.
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rManifestResources output as a []Token. It is one
+// step of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// again on every call; each call returns at most 32 items and an empty
+// slice at the end; CloseEnum frees the handle. Import2's slice methods
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration.
 // IMetaDataAssemblyImport: every supported runtime. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -5879,11 +6102,11 @@ func (x *AssemblyImport) GetAssemblyFromScope() (Token, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: name (szName),
-// mdtExportedType (mdtExportedType). It returns the runtime's
-// ptkExportedType output as a Token. IMetaDataAssemblyImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: name
+// (szName), mdtExportedType. It returns the runtime's ptkExportedType
+// output as a Token. IMetaDataAssemblyImport: every supported runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyImport::FindExportedTypeByName.
 func (x *AssemblyImport) FindExportedTypeByName(name string, mdtExportedType Token) (Token, error) {
@@ -5901,11 +6124,11 @@ func (x *AssemblyImport) FindExportedTypeByName(name string, mdtExportedType Tok
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: name (szName). It returns the
-// runtime's ptkManifestResource output as a Token.
-// IMetaDataAssemblyImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: name
+// (szName). It returns the runtime's ptkManifestResource output as a
+// Token. IMetaDataAssemblyImport: every supported runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyImport::FindManifestResourceByName.
 func (x *AssemblyImport) FindManifestResourceByName(name string) (Token, error) {
@@ -5923,7 +6146,7 @@ func (x *AssemblyImport) FindManifestResourceByName(name string) (Token, error) 
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: hEnum (hEnum).
+// Its arguments, with the runtime's names where they differ: hEnum.
 // IMetaDataAssemblyImport: every supported runtime.
 //
 // It calls IMetaDataAssemblyImport::CloseEnum.
@@ -6008,9 +6231,10 @@ func (x *Validate) Release() {
 	x.p = nil
 }
 
-// Its arguments are, by the runtime's names: moduleType (dwModuleType),
-// unk (pUnk). A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: moduleType
+// (dwModuleType), unk (pUnk). A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataValidate::ValidatorInit.
 func (x *Validate) ValidatorInit(moduleType uint32, unk *Unknown) error {
@@ -6160,12 +6384,12 @@ func (x *DispenserEx) GetCORSystemDirectory() (string, error) {
 
 // FindAssembly is not implemented by CoreCLR (it fails with E_NOTIMPL).
 //
-// Its arguments are, by the runtime's names: appBase (szAppBase),
-// privateBin (szPrivateBin), globalBin (szGlobalBin), assemblyName
-// (szAssemblyName). It returns the runtime's szName output as a string.
-// IMetaDataDispenserEx: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: appBase
+// (szAppBase), privateBin (szPrivateBin), globalBin (szGlobalBin),
+// assemblyName (szAssemblyName). It returns the runtime's szName output as
+// a string. IMetaDataDispenserEx: every supported runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataDispenserEx::FindAssembly.
 func (x *DispenserEx) FindAssembly(appBase string, privateBin string, globalBin string, assemblyName string) (string, error) {
@@ -6199,12 +6423,12 @@ func (x *DispenserEx) FindAssembly(appBase string, privateBin string, globalBin 
 // FindAssemblyModule is not implemented by CoreCLR (it fails with
 // E_NOTIMPL).
 //
-// Its arguments are, by the runtime's names: appBase (szAppBase),
-// privateBin (szPrivateBin), globalBin (szGlobalBin), assemblyName
-// (szAssemblyName), moduleName (szModuleName). It returns the runtime's
-// szName output as a string. IMetaDataDispenserEx: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: appBase
+// (szAppBase), privateBin (szPrivateBin), globalBin (szGlobalBin),
+// assemblyName (szAssemblyName), moduleName (szModuleName). It returns the
+// runtime's szName output as a string. IMetaDataDispenserEx: every
+// supported runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataDispenserEx::FindAssemblyModule.
 func (x *DispenserEx) FindAssemblyModule(appBase string, privateBin string, globalBin string, assemblyName string, moduleName string) (string, error) {
@@ -6241,7 +6465,7 @@ func (x *DispenserEx) FindAssemblyModule(appBase string, privateBin string, glob
 // DefineScope creates a new, empty metadata scope in memory and returns it
 // as the interface riid (metadata.IIDEmit2, ...).
 //
-// Its arguments are, by the runtime's names: rclsid (rclsid), riid (riid).
+// Its arguments, with the runtime's names where they differ: rclsid, riid.
 // It returns the runtime's ppIUnk output as a *Unknown.
 // IMetaDataDispenser: every supported runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
@@ -6258,11 +6482,11 @@ func (x *DispenserEx) DefineScope(rclsid uuid.UUID, riid uuid.UUID) (*Unknown, e
 // (metadata.IIDImport2, ...); openFlags says read-only (OfRead) or
 // writable (OfWrite). The caller must Release the result.
 //
-// Its arguments are, by the runtime's names: scope (szScope), openFlags
-// (dwOpenFlags), riid (riid). It returns the runtime's ppIUnk output as a
-// *Unknown. IMetaDataDispenser: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: scope
+// (szScope), openFlags (dwOpenFlags), riid. It returns the runtime's
+// ppIUnk output as a *Unknown. IMetaDataDispenser: every supported
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataDispenser::OpenScope.
 func (x *DispenserEx) OpenScope(scope string, openFlags OpenFlags, riid uuid.UUID) (*Unknown, error) {
@@ -6423,9 +6647,9 @@ func (x *Tables) GetNumTables() (uint32, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: token (token). It returns the
-// runtime's pixTbl output as a uint32. A failure is the runtime's HRESULT
-// as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: token. It
+// returns the runtime's pixTbl output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataTables::GetTableIndex.
@@ -6526,8 +6750,8 @@ func (x *Tables) getCodedTokenInfo(ixCdTkn uint32, tokens unsafe.Pointer, name u
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: ixTbl (ixTbl), rid (rid). It
-// returns the runtime's ppRow output as a Address. A failure is the
+// Its arguments, with the runtime's names where they differ: ixTbl, rid.
+// It returns the runtime's ppRow output as a Address. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -6546,10 +6770,10 @@ func (x *Tables) GetRow(ixTbl uint32, rid uint32) (Address, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: ixTbl (ixTbl), ixCol (ixCol),
-// rid (rid). It returns the runtime's pVal output as a uint32. A failure
-// is the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: ixTbl, ixCol,
+// rid. It returns the runtime's pVal output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataTables::GetColumn.
 func (x *Tables) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, error) {
@@ -6578,9 +6802,9 @@ func (x *Tables) getString(ixString uint32, str unsafe.Pointer) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: ixBlob (ixBlob). It returns
-// the runtime's ppData output as a []byte. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: ixBlob. It
+// returns the runtime's ppData output as a []byte. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataTables::GetBlob.
@@ -6611,7 +6835,7 @@ func (x *Tables) getGuid(ixGUID uint32, guid unsafe.Pointer) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: ixUserString (ixUserString).
+// Its arguments, with the runtime's names where they differ: ixUserString.
 // It returns the runtime's ppData output as a []byte. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -6632,7 +6856,7 @@ func (x *Tables) GetUserString(ixUserString uint32) ([]byte, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: ixString (ixString). It
+// Its arguments, with the runtime's names where they differ: ixString. It
 // returns the runtime's pNext output as a uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -6652,9 +6876,9 @@ func (x *Tables) GetNextString(ixString uint32) (uint32, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: ixBlob (ixBlob). It returns
-// the runtime's pNext output as a uint32. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: ixBlob. It
+// returns the runtime's pNext output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataTables::GetNextBlob.
@@ -6672,10 +6896,10 @@ func (x *Tables) GetNextBlob(ixBlob uint32) (uint32, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: ixGUID (ixGuid). It returns
-// the runtime's pNext output as a uint32. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: ixGUID
+// (ixGuid). It returns the runtime's pNext output as a uint32. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataTables::GetNextGuid.
 func (x *Tables) GetNextGuid(ixGUID uint32) (uint32, error) {
@@ -6692,7 +6916,7 @@ func (x *Tables) GetNextGuid(ixGUID uint32) (uint32, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: ixUserString (ixUserString).
+// Its arguments, with the runtime's names where they differ: ixUserString.
 // It returns the runtime's pNext output as a uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -6850,9 +7074,9 @@ func (x *Tables2) GetNumTables() (uint32, error) {
 
 // GetTableIndex is Tables.GetTableIndex, which Tables2 inherits.
 //
-// Its arguments are, by the runtime's names: token (token). It returns the
-// runtime's pixTbl output as a uint32. A failure is the runtime's HRESULT
-// as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: token. It
+// returns the runtime's pixTbl output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataTables::GetTableIndex.
@@ -6871,8 +7095,8 @@ func (x *Tables2) getCodedTokenInfo(ixCdTkn uint32, tokens unsafe.Pointer, name 
 
 // GetRow is Tables.GetRow, which Tables2 inherits.
 //
-// Its arguments are, by the runtime's names: ixTbl (ixTbl), rid (rid). It
-// returns the runtime's ppRow output as a Address. A failure is the
+// Its arguments, with the runtime's names where they differ: ixTbl, rid.
+// It returns the runtime's ppRow output as a Address. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -6883,10 +7107,10 @@ func (x *Tables2) GetRow(ixTbl uint32, rid uint32) (Address, error) {
 
 // GetColumn is Tables.GetColumn, which Tables2 inherits.
 //
-// Its arguments are, by the runtime's names: ixTbl (ixTbl), ixCol (ixCol),
-// rid (rid). It returns the runtime's pVal output as a uint32. A failure
-// is the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: ixTbl, ixCol,
+// rid. It returns the runtime's pVal output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataTables::GetColumn.
 func (x *Tables2) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, error) {
@@ -6898,9 +7122,9 @@ func (x *Tables2) getString(ixString uint32, str unsafe.Pointer) error {
 
 // GetBlob is Tables.GetBlob, which Tables2 inherits.
 //
-// Its arguments are, by the runtime's names: ixBlob (ixBlob). It returns
-// the runtime's ppData output as a []byte. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: ixBlob. It
+// returns the runtime's ppData output as a []byte. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataTables::GetBlob.
@@ -6913,7 +7137,7 @@ func (x *Tables2) getGuid(ixGUID uint32, guid unsafe.Pointer) error {
 
 // GetUserString is Tables.GetUserString, which Tables2 inherits.
 //
-// Its arguments are, by the runtime's names: ixUserString (ixUserString).
+// Its arguments, with the runtime's names where they differ: ixUserString.
 // It returns the runtime's ppData output as a []byte. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -6925,7 +7149,7 @@ func (x *Tables2) GetUserString(ixUserString uint32) ([]byte, error) {
 
 // GetNextString is Tables.GetNextString, which Tables2 inherits.
 //
-// Its arguments are, by the runtime's names: ixString (ixString). It
+// Its arguments, with the runtime's names where they differ: ixString. It
 // returns the runtime's pNext output as a uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -6937,9 +7161,9 @@ func (x *Tables2) GetNextString(ixString uint32) (uint32, error) {
 
 // GetNextBlob is Tables.GetNextBlob, which Tables2 inherits.
 //
-// Its arguments are, by the runtime's names: ixBlob (ixBlob). It returns
-// the runtime's pNext output as a uint32. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: ixBlob. It
+// returns the runtime's pNext output as a uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataTables::GetNextBlob.
@@ -6949,10 +7173,10 @@ func (x *Tables2) GetNextBlob(ixBlob uint32) (uint32, error) {
 
 // GetNextGuid is Tables.GetNextGuid, which Tables2 inherits.
 //
-// Its arguments are, by the runtime's names: ixGUID (ixGuid). It returns
-// the runtime's pNext output as a uint32. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: ixGUID
+// (ixGuid). It returns the runtime's pNext output as a uint32. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataTables::GetNextGuid.
 func (x *Tables2) GetNextGuid(ixGUID uint32) (uint32, error) {
@@ -6961,7 +7185,7 @@ func (x *Tables2) GetNextGuid(ixGUID uint32) (uint32, error) {
 
 // GetNextUserString is Tables.GetNextUserString, which Tables2 inherits.
 //
-// Its arguments are, by the runtime's names: ixUserString (ixUserString).
+// Its arguments, with the runtime's names where they differ: ixUserString.
 // It returns the runtime's pNext output as a uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).

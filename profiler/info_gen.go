@@ -76,10 +76,10 @@ func (x *Info) release() {
 // GetClassFromObject returns the class of an object; valid while the
 // object does not move (inside the callback that reported it).
 //
-// Its arguments are, by the runtime's names: objectID (objectId). It
-// returns the runtime's pClassId output as a ClassID. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: objectID
+// (objectId). It returns the runtime's pClassId output as a ClassID. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetClassFromObject.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -106,10 +106,10 @@ func (x *Info) GetClassFromObject(objectID ObjectID) (ClassID, error) {
 // generic types need GetClassFromTokenAndTypeArgs (which loads the
 // instantiation if needed).
 //
-// Its arguments are, by the runtime's names: moduleID (moduleId), typeDef
-// (typeDef). It returns the runtime's pClassId output as a ClassID. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId), typeDef. It returns the runtime's pClassId output as a
+// ClassID. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetClassFromToken.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -147,11 +147,11 @@ type CodeInfoResult struct {
 // size in bytes, for a function whose code is one contiguous block; prefer
 // GetCodeInfo2, which reports every block.
 //
-// Its arguments are, by the runtime's names: functionID (functionId). It
-// returns the runtime's outputs pStart, pcSize as the fields of
-// CodeInfoResult. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-// ...).
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId). It returns the runtime's outputs pStart, pcSize as the
+// fields of CodeInfoResult. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetCodeInfo.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -207,10 +207,10 @@ func (x *Info) GetEventMask() (Monitor, error) {
 // GetFunctionFromIP returns the managed function whose native code holds
 // the instruction pointer ip; an error for an address outside managed code.
 //
-// Its arguments are, by the runtime's names: ip (ip). It returns the
-// runtime's pFunctionId output as a FunctionID. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: ip. It
+// returns the runtime's pFunctionId output as a FunctionID. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetFunctionFromIP.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -237,10 +237,10 @@ func (x *Info) GetFunctionFromIP(ip Address) (FunctionID, error) {
 // once the runtime has created it; generic methods need
 // GetFunctionFromTokenAndTypeArgs.
 //
-// Its arguments are, by the runtime's names: moduleID (moduleId), token
-// (token). It returns the runtime's pFunctionId output as a FunctionID. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId), token. It returns the runtime's pFunctionId output as a
+// FunctionID. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetFunctionFromToken.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -279,10 +279,10 @@ func (x *Info) getHandleFromThread(threadID ThreadID, phThread unsafe.Pointer) e
 // GetObjectSize returns an object's size in bytes as a 32-bit value;
 // prefer GetObjectSize2, which does not overflow for large arrays.
 //
-// Its arguments are, by the runtime's names: objectID (objectId). It
-// returns the runtime's pcSize output as a uint32. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: objectID
+// (objectId). It returns the runtime's pcSize output as a uint32. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetObjectSize.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -323,12 +323,13 @@ type IsArrayClassResult struct {
 // IsArrayClass says whether a class is an array type and, if so, its
 // element type, element class and rank.
 //
-// Its arguments are, by the runtime's names: classID (classId). It returns
-// the runtime's outputs pBaseElemType, pBaseClassId, pcRank as the fields
-// of IsArrayClassResult. The bool is true when the runtime answers S_OK
-// and false when it answers S_FALSE (not an array: the result's fields are
-// then zero). A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: classID
+// (classId). It returns the runtime's outputs pBaseElemType, pBaseClassId,
+// pcRank as the fields of IsArrayClassResult. The bool is true when the
+// runtime answers S_OK and false when it answers S_FALSE (not an array:
+// the result's fields are then zero). A failure is the runtime's HRESULT
+// as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::IsArrayClass.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -358,10 +359,10 @@ func (x *Info) IsArrayClass(classID ClassID) (IsArrayClassResult, bool, error) {
 // GetThreadInfo returns the OS thread handle behind a managed thread (not
 // its thread ID: see ThreadAssignedToOSThread).
 //
-// Its arguments are, by the runtime's names: threadID (threadId). It
-// returns the runtime's pdwWin32ThreadId output as a uint32. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: threadID
+// (threadId). It returns the runtime's pdwWin32ThreadId output as a
+// uint32. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetThreadInfo.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -429,11 +430,11 @@ type ClassIDInfoResult struct {
 // GetClassIDInfo returns the module and TypeDef token of a class; prefer
 // GetClassIDInfo2, which also gives the parent and type arguments.
 //
-// Its arguments are, by the runtime's names: classID (classId). It returns
-// the runtime's outputs pModuleId, pTypeDefToken as the fields of
-// ClassIDInfoResult. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-// ...).
+// Its arguments, with the runtime's names where they differ: classID
+// (classId). It returns the runtime's outputs pModuleId, pTypeDefToken as
+// the fields of ClassIDInfoResult. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetClassIDInfo.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -477,11 +478,11 @@ type FunctionInfoResult struct {
 // GetFunctionInfo returns the class, module and MethodDef token of a
 // function; prefer GetFunctionInfo2 for generic code.
 //
-// Its arguments are, by the runtime's names: functionID (functionId). It
-// returns the runtime's outputs pClassId, pModuleId, pToken as the fields
-// of FunctionInfoResult. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-// ...).
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId). It returns the runtime's outputs pClassId, pModuleId,
+// pToken as the fields of FunctionInfoResult. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetFunctionInfo.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -564,10 +565,10 @@ type TokenAndMetaDataFromFunctionResult struct {
 // its module's metadata as the interface iid; FunctionImport returns the
 // typed reader.
 //
-// Its arguments are, by the runtime's names: functionID (functionId), riid
-// (riid). It returns the runtime's outputs ppImport, pToken as the fields
-// of TokenAndMetaDataFromFunctionResult. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId), riid. It returns the runtime's outputs ppImport, pToken as
+// the fields of TokenAndMetaDataFromFunctionResult. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
@@ -613,10 +614,10 @@ type ModuleInfoResult struct {
 // GetModuleInfo returns a module's base address, file path and assembly;
 // prefer GetModuleInfo2, which also gives its flags.
 //
-// Its arguments are, by the runtime's names: moduleID (moduleId). It
-// returns the runtime's outputs ppBaseLoadAddress, szName, pAssemblyId as
-// the fields of ModuleInfoResult. A failure is the runtime's HRESULT as
-// the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId). It returns the runtime's outputs ppBaseLoadAddress, szName,
+// pAssemblyId as the fields of ModuleInfoResult. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetModuleInfo.
@@ -658,11 +659,11 @@ func (x *Info) GetModuleInfo(moduleID ModuleID) (ModuleInfoResult, error) {
 // (metadata.IIDImport2, ...). ModuleImport and ModuleEmit return the typed
 // readers and writers; prefer them.
 //
-// Its arguments are, by the runtime's names: moduleID (moduleId),
-// openFlags (dwOpenFlags), riid (riid). It returns the runtime's ppOut
-// output as a *Unknown. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-// ...).
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId), openFlags (dwOpenFlags), riid. It returns the runtime's
+// ppOut output as a *Unknown. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetModuleMetaData.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -690,10 +691,11 @@ func (x *Info) GetModuleMetaData(moduleID ModuleID, openFlags metadata.OpenFlags
 // body its first JIT compiles (the metadata's, or one installed with
 // SetILFunctionBody; never a ReJIT body). ilrw.Decode reads it.
 //
-// Its arguments are, by the runtime's names: moduleID (moduleId), methodID
-// (methodId). It returns the runtime's ppMethodHeader output as a []byte.
-// A failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId), methodID (methodId). It returns the runtime's ppMethodHeader
+// output as a []byte. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
 //
 // It calls ICorProfilerInfo::GetILFunctionBody.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -721,10 +723,10 @@ func (x *Info) GetILFunctionBody(moduleID ModuleID, methodID metadata.Token) ([]
 // SetILFunctionBody wants; the hand-written SetILFunctionBody uses it for
 // you.
 //
-// Its arguments are, by the runtime's names: moduleID (moduleId). It
-// returns the runtime's ppMalloc output as a *MethodMalloc. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId). It returns the runtime's ppMalloc output as a *MethodMalloc.
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetILFunctionBodyAllocator.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -776,11 +778,11 @@ type AppDomainInfoResult struct {
 // GetAppDomainInfo returns an app domain's name and the process it lives
 // in.
 //
-// Its arguments are, by the runtime's names: appDomainID (appDomainId). It
-// returns the runtime's outputs szName, pProcessId as the fields of
-// AppDomainInfoResult. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-// ...).
+// Its arguments, with the runtime's names where they differ: appDomainID
+// (appDomainId). It returns the runtime's outputs szName, pProcessId as
+// the fields of AppDomainInfoResult. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetAppDomainInfo.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -834,10 +836,10 @@ type AssemblyInfoResult struct {
 // GetAssemblyInfo returns an assembly's name, app domain and manifest
 // module.
 //
-// Its arguments are, by the runtime's names: assemblyID (assemblyId). It
-// returns the runtime's outputs szName, pAppDomainId, pModuleId as the
-// fields of AssemblyInfoResult. A failure is the runtime's HRESULT as the
-// error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: assemblyID
+// (assemblyId). It returns the runtime's outputs szName, pAppDomainId,
+// pModuleId as the fields of AssemblyInfoResult. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetAssemblyInfo.
@@ -877,9 +879,9 @@ func (x *Info) GetAssemblyInfo(assemblyID AssemblyID) (AssemblyInfoResult, error
 
 // SetFunctionReJIT is not implemented by CoreCLR: use RequestReJIT.
 //
-// Its arguments are, by the runtime's names: functionID (functionId). A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId). A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::SetFunctionReJIT.
 func (x *Info) SetFunctionReJIT(functionID FunctionID) error {
@@ -917,10 +919,10 @@ func (x *Info) ForceGC() error {
 // SetILInstrumentedCodeMap tells debuggers how the IL offsets of a
 // rewritten body map to the original ones.
 //
-// Its arguments are, by the runtime's names: functionID (functionId),
-// startJIT (fStartJit), ilMapEntries (rgILMapEntries). A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId), startJIT (fStartJit), ilMapEntries (rgILMapEntries). A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::SetILInstrumentedCodeMap.
 func (x *Info) SetILInstrumentedCodeMap(functionID FunctionID, startJIT bool, ilMapEntries []ILMap) error {
@@ -985,10 +987,10 @@ func (x *Info) GetInprocInspectionIThisThread() (*Unknown, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: threadID (threadId). It
-// returns the runtime's pContextId output as a ContextID. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: threadID
+// (threadId). It returns the runtime's pContextId output as a ContextID. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetThreadContext.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1011,10 +1013,11 @@ func (x *Info) GetThreadContext(threadID ThreadID) (ContextID, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: thisThreadOnly
-// (fThisThreadOnly). It returns the runtime's pdwProfilerContext output as
-// a uint32. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ:
+// thisThreadOnly (fThisThreadOnly). It returns the runtime's
+// pdwProfilerContext output as a uint32. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::BeginInprocDebugging.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1037,10 +1040,10 @@ func (x *Info) BeginInprocDebugging(thisThreadOnly bool) (uint32, error) {
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: profilerContext
-// (dwProfilerContext). A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-// ...).
+// Its arguments, with the runtime's names where they differ:
+// profilerContext (dwProfilerContext). A failure is the runtime's HRESULT
+// as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::EndInprocDebugging.
 func (x *Info) EndInprocDebugging(profilerContext uint32) error {
@@ -1059,10 +1062,11 @@ func (x *Info) EndInprocDebugging(profilerContext uint32) error {
 // native code offsets (the JIT's debug map; needs EnableJITMaps for a
 // complete map).
 //
-// Its arguments are, by the runtime's names: functionID (functionId). It
-// returns the runtime's map output as a []DebugILToNativeMap. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId). It returns the runtime's map output as a
+// []DebugILToNativeMap. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
 //
 // It calls ICorProfilerInfo::GetILToNativeMapping.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1146,13 +1150,13 @@ type FunctionInfo2Result struct {
 // the frame info of an ELT hook (frameInfo 0 gives ClassID 0 for a shared
 // generic class); FunctionName and FunctionFullName format all this.
 //
-// Its arguments are, by the runtime's names: funcID (funcId), frameInfo
-// (frameInfo). It returns the runtime's outputs pClassId, pModuleId,
-// pToken, typeArgs as the fields of FunctionInfo2Result. It needs
-// ICorProfilerInfo2 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: funcID
+// (funcId), frameInfo. It returns the runtime's outputs pClassId,
+// pModuleId, pToken, typeArgs as the fields of FunctionInfo2Result. It
+// needs ICorProfilerInfo2 (every supported runtime); on an older runtime
+// it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetFunctionInfo2.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1301,13 +1305,13 @@ type ClassIDInfo2Result struct {
 // token, parent class and type arguments. Arrays have no TypeDef: ask
 // IsArrayClass first (ClassName does both).
 //
-// Its arguments are, by the runtime's names: classID (classId). It returns
-// the runtime's outputs pModuleId, pTypeDefToken, pParentClassId, typeArgs
-// as the fields of ClassIDInfo2Result. It needs ICorProfilerInfo2 (every
-// supported runtime); on an older runtime it returns an error matching
-// ErrNotAvailable without calling the runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: classID
+// (classId). It returns the runtime's outputs pModuleId, pTypeDefToken,
+// pParentClassId, typeArgs as the fields of ClassIDInfo2Result. It needs
+// ICorProfilerInfo2 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetClassIDInfo2.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1349,8 +1353,8 @@ func (x *Info) GetClassIDInfo2(classID ClassID) (ClassIDInfo2Result, error) {
 // GetCodeInfo2 returns the native code ranges of a function's current
 // body (hot and cold parts).
 //
-// Its arguments are, by the runtime's names: functionID (functionID). It
-// returns the runtime's codeInfos output as a []CodeInfo. It needs
+// Its arguments, with the runtime's names where they differ: functionID.
+// It returns the runtime's codeInfos output as a []CodeInfo. It needs
 // ICorProfilerInfo2 (every supported runtime); on an older runtime it
 // returns an error matching ErrNotAvailable without calling the runtime. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
@@ -1390,10 +1394,10 @@ func (x *Info) GetCodeInfo2(functionID FunctionID) ([]CodeInfo, error) {
 // GetClassFromTokenAndTypeArgs returns the ClassID of a generic
 // instantiation, loading it if needed.
 //
-// Its arguments are, by the runtime's names: moduleID (moduleID), typeDef
-// (typeDef), typeArgs (typeArgs). It returns the runtime's pClassID output
-// as a ClassID. It needs ICorProfilerInfo2 (every supported runtime); on
-// an older runtime it returns an error matching ErrNotAvailable without
+// Its arguments, with the runtime's names where they differ: moduleID,
+// typeDef, typeArgs. It returns the runtime's pClassID output as a
+// ClassID. It needs ICorProfilerInfo2 (every supported runtime); on an
+// older runtime it returns an error matching ErrNotAvailable without
 // calling the runtime. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
 // ...).
@@ -1422,12 +1426,12 @@ func (x *Info) GetClassFromTokenAndTypeArgs(moduleID ModuleID, typeDef metadata.
 // GetFunctionFromTokenAndTypeArgs returns the FunctionID of a generic
 // method instantiation, creating it if needed.
 //
-// Its arguments are, by the runtime's names: moduleID (moduleID), funcDef
-// (funcDef), classID (classId), typeArgs (typeArgs). It returns the
-// runtime's pFunctionID output as a FunctionID. It needs ICorProfilerInfo2
-// (every supported runtime); on an older runtime it returns an error
-// matching ErrNotAvailable without calling the runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: moduleID,
+// funcDef, classID (classId), typeArgs. It returns the runtime's
+// pFunctionID output as a FunctionID. It needs ICorProfilerInfo2 (every
+// supported runtime); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetFunctionFromTokenAndTypeArgs.
@@ -1454,7 +1458,7 @@ func (x *Info) GetFunctionFromTokenAndTypeArgs(moduleID ModuleID, funcDef metada
 // EnumModuleFrozenObjects returns an enumeration of the frozen
 // (preallocated, never moved) objects of a module.
 //
-// Its arguments are, by the runtime's names: moduleID (moduleID). It
+// Its arguments, with the runtime's names where they differ: moduleID. It
 // returns the runtime's ppEnum output as a *ObjectEnum. It needs
 // ICorProfilerInfo2 (every supported runtime); on an older runtime it
 // returns an error matching ErrNotAvailable without calling the runtime. A
@@ -1506,12 +1510,12 @@ func (x *Info) getArrayObjectInfo(objectID ObjectID, dimensions uint32, dimensio
 // GetBoxClassLayout returns the offset of a boxed value type's value
 // inside the box.
 //
-// Its arguments are, by the runtime's names: classID (classId). It returns
-// the runtime's pBufferOffset output as a uint32. It needs
-// ICorProfilerInfo2 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: classID
+// (classId). It returns the runtime's pBufferOffset output as a uint32. It
+// needs ICorProfilerInfo2 (every supported runtime); on an older runtime
+// it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetBoxClassLayout.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1536,12 +1540,13 @@ func (x *Info) GetBoxClassLayout(classID ClassID) (uint32, error) {
 
 // GetThreadAppDomain returns the app domain a managed thread runs in.
 //
-// Its arguments are, by the runtime's names: threadID (threadId). It
-// returns the runtime's pAppDomainId output as a AppDomainID. It needs
-// ICorProfilerInfo2 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: threadID
+// (threadId). It returns the runtime's pAppDomainId output as a
+// AppDomainID. It needs ICorProfilerInfo2 (every supported runtime); on an
+// older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
 //
 // It calls ICorProfilerInfo2::GetThreadAppDomain.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1567,12 +1572,13 @@ func (x *Info) GetThreadAppDomain(threadID ThreadID) (AppDomainID, error) {
 // GetRVAStaticAddress returns the address of an RVA static field (a field
 // with initial data in the image) of a class.
 //
-// Its arguments are, by the runtime's names: classID (classId), fieldToken
-// (fieldToken). It returns the runtime's ppAddress output as a Address. It
-// needs ICorProfilerInfo2 (every supported runtime); on an older runtime
-// it returns an error matching ErrNotAvailable without calling the
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: classID
+// (classId), fieldToken. It returns the runtime's ppAddress output as a
+// Address. It needs ICorProfilerInfo2 (every supported runtime); on an
+// older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
 //
 // It calls ICorProfilerInfo2::GetRVAStaticAddress.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1600,12 +1606,12 @@ func (x *Info) GetRVAStaticAddress(classID ClassID, fieldToken metadata.Token) (
 // It fails with CORPROF_E_DATAINCOMPLETE while the class's statics are not
 // yet initialised (before its static constructor ran).
 //
-// Its arguments are, by the runtime's names: classID (classId), fieldToken
-// (fieldToken), appDomainID (appDomainId). It returns the runtime's
-// ppAddress output as a Address. It needs ICorProfilerInfo2 (every
-// supported runtime); on an older runtime it returns an error matching
-// ErrNotAvailable without calling the runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: classID
+// (classId), fieldToken, appDomainID (appDomainId). It returns the
+// runtime's ppAddress output as a Address. It needs ICorProfilerInfo2
+// (every supported runtime); on an older runtime it returns an error
+// matching ErrNotAvailable without calling the runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetAppDomainStaticAddress.
@@ -1632,10 +1638,10 @@ func (x *Info) GetAppDomainStaticAddress(classID ClassID, fieldToken metadata.To
 // GetThreadStaticAddress returns the address of a [ThreadStatic] field on
 // one thread; prefer GetThreadStaticAddress2.
 //
-// Its arguments are, by the runtime's names: classID (classId), fieldToken
-// (fieldToken), threadID (threadId). It returns the runtime's ppAddress
-// output as a Address. It needs ICorProfilerInfo2 (every supported
-// runtime); on an older runtime it returns an error matching
+// Its arguments, with the runtime's names where they differ: classID
+// (classId), fieldToken, threadID (threadId). It returns the runtime's
+// ppAddress output as a Address. It needs ICorProfilerInfo2 (every
+// supported runtime); on an older runtime it returns an error matching
 // ErrNotAvailable without calling the runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
@@ -1664,10 +1670,10 @@ func (x *Info) GetThreadStaticAddress(classID ClassID, fieldToken metadata.Token
 // GetContextStaticAddress is for .NET Framework context statics; CoreCLR
 // fails it.
 //
-// Its arguments are, by the runtime's names: classID (classId), fieldToken
-// (fieldToken), contextID (contextId). It returns the runtime's ppAddress
-// output as a Address. It needs ICorProfilerInfo2 (every supported
-// runtime); on an older runtime it returns an error matching
+// Its arguments, with the runtime's names where they differ: classID
+// (classId), fieldToken, contextID (contextId). It returns the runtime's
+// ppAddress output as a Address. It needs ICorProfilerInfo2 (every
+// supported runtime); on an older runtime it returns an error matching
 // ErrNotAvailable without calling the runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
@@ -1697,8 +1703,8 @@ func (x *Info) GetContextStaticAddress(classID ClassID, fieldToken metadata.Toke
 // StaticFieldInfo: app domain, thread, RVA, context); FieldNotAStatic for
 // an instance field. Use it to choose which Get...StaticAddress to call.
 //
-// Its arguments are, by the runtime's names: classID (classId), fieldToken
-// (fieldToken). It returns the runtime's pFieldInfo output as a
+// Its arguments, with the runtime's names where they differ: classID
+// (classId), fieldToken. It returns the runtime's pFieldInfo output as a
 // StaticType. It needs ICorProfilerInfo2 (every supported runtime); on an
 // older runtime it returns an error matching ErrNotAvailable without
 // calling the runtime. A failure is the runtime's HRESULT as the error
@@ -1769,12 +1775,13 @@ func (x *Info) GetGenerationBounds() ([]GCGenerationRange, error) {
 // GetObjectGeneration returns the GC generation an object is in and the
 // range that holds it.
 //
-// Its arguments are, by the runtime's names: objectID (objectId). It
-// returns the runtime's range output as a GCGenerationRange. It needs
-// ICorProfilerInfo2 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: objectID
+// (objectId). It returns the runtime's range output as a
+// GCGenerationRange. It needs ICorProfilerInfo2 (every supported runtime);
+// on an older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
 //
 // It calls ICorProfilerInfo2::GetObjectGeneration.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1863,7 +1870,7 @@ func (x *Info) EnumJITedFunctions() (*FunctionEnum, error) {
 // thread runs its code; ProfilerDetachSucceeded follows after at least
 // expectedCompletionMilliseconds.
 //
-// Its arguments are, by the runtime's names:
+// Its arguments, with the runtime's names where they differ:
 // expectedCompletionMilliseconds (dwExpectedCompletionMilliseconds). It
 // needs ICorProfilerInfo3 (every supported runtime); on an older runtime
 // it returns an error matching ErrNotAvailable without calling the
@@ -2002,8 +2009,8 @@ type FunctionLeave3InfoResult struct {
 	RetValRange FunctionArgumentRange
 }
 
-// Its arguments are, by the runtime's names: functionID (functionId),
-// eltInfo (eltInfo). It returns the runtime's outputs pFrameInfo,
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId), eltInfo. It returns the runtime's outputs pFrameInfo,
 // pRetvalRange as the fields of FunctionLeave3InfoResult. It needs
 // ICorProfilerInfo3 (every supported runtime); on an older runtime it
 // returns an error matching ErrNotAvailable without calling the runtime. A
@@ -2033,8 +2040,8 @@ func (x *Info) GetFunctionLeave3Info(functionID FunctionID, eltInfo ELTInfo) (Fu
 	return res, nil
 }
 
-// Its arguments are, by the runtime's names: functionID (functionId),
-// eltInfo (eltInfo). It returns the runtime's pFrameInfo output as a
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId), eltInfo. It returns the runtime's pFrameInfo output as a
 // FrameInfo. It needs ICorProfilerInfo3 (every supported runtime); on an
 // older runtime it returns an error matching ErrNotAvailable without
 // calling the runtime. A failure is the runtime's HRESULT as the error
@@ -2174,13 +2181,13 @@ func (x *Info) GetRuntimeInformation() (RuntimeInformationResult, error) {
 // GetThreadStaticAddress2 returns the address of a [ThreadStatic] field of
 // a class in an app domain on one thread.
 //
-// Its arguments are, by the runtime's names: classID (classId), fieldToken
-// (fieldToken), appDomainID (appDomainId), threadID (threadId). It returns
-// the runtime's ppAddress output as a Address. It needs ICorProfilerInfo3
-// (every supported runtime); on an older runtime it returns an error
-// matching ErrNotAvailable without calling the runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: classID
+// (classId), fieldToken, appDomainID (appDomainId), threadID (threadId).
+// It returns the runtime's ppAddress output as a Address. It needs
+// ICorProfilerInfo3 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo3::GetThreadStaticAddress2.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2206,12 +2213,13 @@ func (x *Info) GetThreadStaticAddress2(classID ClassID, fieldToken metadata.Toke
 // GetAppDomainsContainingModule returns the app domains a module is loaded
 // in.
 //
-// Its arguments are, by the runtime's names: moduleID (moduleId). It
-// returns the runtime's appDomainIds output as a []AppDomainID. It needs
-// ICorProfilerInfo3 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId). It returns the runtime's appDomainIds output as a
+// []AppDomainID. It needs ICorProfilerInfo3 (every supported runtime); on
+// an older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
 //
 // It calls ICorProfilerInfo3::GetAppDomainsContainingModule.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2355,9 +2363,9 @@ func (x *Info) InitializeCurrentThread() error {
 // GetReJITParameters follows, where the new IL is set. Needs EnableReJIT
 // at Initialize.
 //
-// Its arguments are, by the runtime's names: moduleIDs (moduleIds),
-// methodIDs (methodIds). It needs ICorProfilerInfo4 (every supported
-// runtime); on an older runtime it returns an error matching
+// Its arguments, with the runtime's names where they differ: moduleIDs
+// (moduleIds), methodIDs (methodIds). It needs ICorProfilerInfo4 (every
+// supported runtime); on an older runtime it returns an error matching
 // ErrNotAvailable without calling the runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
@@ -2391,7 +2399,7 @@ func (x *Info) requestRevert(moduleIDs []ModuleID, methodIDs []metadata.Token, s
 // GetCodeInfo3 returns the native code blocks of one ReJIT version of a
 // function.
 //
-// Its arguments are, by the runtime's names: functionID (functionID),
+// Its arguments, with the runtime's names where they differ: functionID,
 // reJITID (reJitId). It returns the runtime's codeInfos output as a
 // []CodeInfo. It needs ICorProfilerInfo4 (every supported runtime); on an
 // older runtime it returns an error matching ErrNotAvailable without
@@ -2446,8 +2454,8 @@ type FunctionFromIP2Result struct {
 // GetFunctionFromIP2 returns the function and ReJIT version whose native
 // code holds an instruction pointer.
 //
-// Its arguments are, by the runtime's names: ip (ip). It returns the
-// runtime's outputs pFunctionId, pReJitId as the fields of
+// Its arguments, with the runtime's names where they differ: ip. It
+// returns the runtime's outputs pFunctionId, pReJitId as the fields of
 // FunctionFromIP2Result. It needs ICorProfilerInfo4 (every supported
 // runtime); on an older runtime it returns an error matching
 // ErrNotAvailable without calling the runtime. A failure is the runtime's
@@ -2480,12 +2488,12 @@ func (x *Info) GetFunctionFromIP2(ip Address) (FunctionFromIP2Result, error) {
 // GetReJITIDs returns the ReJIT IDs of a function's current and older
 // re-compiled versions.
 //
-// Its arguments are, by the runtime's names: functionID (functionId). It
-// returns the runtime's reJitIds output as a []ReJITID. It needs
-// ICorProfilerInfo4 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId). It returns the runtime's reJitIds output as a []ReJITID.
+// It needs ICorProfilerInfo4 (every supported runtime); on an older
+// runtime it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo4::GetReJITIDs.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2521,9 +2529,9 @@ func (x *Info) GetReJITIDs(functionID FunctionID) ([]ReJITID, error) {
 // GetILToNativeMapping2 returns how the IL offsets of one ReJIT version
 // map to native offsets.
 //
-// Its arguments are, by the runtime's names: functionID (functionId),
-// reJITID (reJitId). It returns the runtime's map output as a
-// []DebugILToNativeMap. It needs ICorProfilerInfo4 (every supported
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId), reJITID (reJitId). It returns the runtime's map output as
+// a []DebugILToNativeMap. It needs ICorProfilerInfo4 (every supported
 // runtime); on an older runtime it returns an error matching
 // ErrNotAvailable without calling the runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
@@ -2593,8 +2601,8 @@ func (x *Info) EnumJITedFunctions2() (*FunctionEnum, error) {
 // GetObjectSize2 returns an object's size in bytes, arrays and strings
 // included.
 //
-// Its arguments are, by the runtime's names: objectID (objectId). It
-// returns the runtime's pcSize output as a uint64. It needs
+// Its arguments, with the runtime's names where they differ: objectID
+// (objectId). It returns the runtime's pcSize output as a uint64. It needs
 // ICorProfilerInfo4 (every supported runtime); on an older runtime it
 // returns an error matching ErrNotAvailable without calling the runtime. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
@@ -2697,14 +2705,15 @@ type EnumNgenModuleMethodsInliningThisMethodResult struct {
 // precompiled methods of a module that inlined a given method (to re-JIT
 // them too).
 //
-// Its arguments are, by the runtime's names: inlinersModuleID
-// (inlinersModuleId), inlineeModuleID (inlineeModuleId), inlineeMethodID
-// (inlineeMethodId). It returns the runtime's outputs incompleteData,
-// ppEnum as the fields of EnumNgenModuleMethodsInliningThisMethodResult.
-// It needs ICorProfilerInfo6 (every supported runtime); on an older
-// runtime it returns an error matching ErrNotAvailable without calling the
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ:
+// inlinersModuleID (inlinersModuleId), inlineeModuleID (inlineeModuleId),
+// inlineeMethodID (inlineeMethodId). It returns the runtime's outputs
+// incompleteData, ppEnum as the fields of
+// EnumNgenModuleMethodsInliningThisMethodResult. It needs
+// ICorProfilerInfo6 (every supported runtime); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2732,11 +2741,12 @@ func (x *Info) EnumNgenModuleMethodsInliningThisMethod(inlinersModuleID ModuleID
 // ApplyMetaData makes metadata added with ModuleEmit usable by the runtime
 // (call it after defining new types or members, before code uses them).
 //
-// Its arguments are, by the runtime's names: moduleID (moduleId). It needs
-// ICorProfilerInfo7 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId). It needs ICorProfilerInfo7 (every supported runtime); on an
+// older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
 //
 // It calls ICorProfilerInfo7::ApplyMetaData.
 func (x *Info) ApplyMetaData(moduleID ModuleID) error {
@@ -2754,12 +2764,13 @@ func (x *Info) ApplyMetaData(moduleID ModuleID) error {
 // GetInMemorySymbolsLength returns the size of the symbols (PDB) of an
 // in-memory module.
 //
-// Its arguments are, by the runtime's names: moduleID (moduleId). It
-// returns the runtime's pCountSymbolBytes output as a uint32. It needs
-// ICorProfilerInfo7 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId). It returns the runtime's pCountSymbolBytes output as a
+// uint32. It needs ICorProfilerInfo7 (every supported runtime); on an
+// older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
 //
 // It calls ICorProfilerInfo7::GetInMemorySymbolsLength.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2798,14 +2809,14 @@ type ReadInMemorySymbolsResult struct {
 // ReadInMemorySymbols reads the symbols of an in-memory module from an
 // offset.
 //
-// Its arguments are, by the runtime's names: moduleID (moduleId),
-// symbolsReadOffset (symbolsReadOffset), countSymbolBytes
-// (countSymbolBytes). It returns the runtime's outputs pSymbolBytes,
-// pCountSymbolBytesRead as the fields of ReadInMemorySymbolsResult. It
-// needs ICorProfilerInfo7 (every supported runtime); on an older runtime
-// it returns an error matching ErrNotAvailable without calling the
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId), symbolsReadOffset, countSymbolBytes. It returns the
+// runtime's outputs pSymbolBytes, pCountSymbolBytesRead as the fields of
+// ReadInMemorySymbolsResult. It needs ICorProfilerInfo7 (every supported
+// runtime); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo7::ReadInMemorySymbols.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2833,12 +2844,12 @@ func (x *Info) ReadInMemorySymbols(moduleID ModuleID, symbolsReadOffset uint32, 
 // IsFunctionDynamic says whether a function is a dynamic method
 // (DynamicMethod, LCG): such a method has no metadata token.
 //
-// Its arguments are, by the runtime's names: functionID (functionId). It
-// returns the runtime's isDynamic output as a bool. It needs
-// ICorProfilerInfo8 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId). It returns the runtime's isDynamic output as a bool. It
+// needs ICorProfilerInfo8 (every supported runtime); on an older runtime
+// it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo8::IsFunctionDynamic.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2877,8 +2888,8 @@ type FunctionFromIP3Result struct {
 // GetFunctionFromIP3 returns the function and ReJIT version whose native
 // code holds an instruction pointer, dynamic methods included.
 //
-// Its arguments are, by the runtime's names: ip (ip). It returns the
-// runtime's outputs functionId, pReJitId as the fields of
+// Its arguments, with the runtime's names where they differ: ip. It
+// returns the runtime's outputs functionId, pReJitId as the fields of
 // FunctionFromIP3Result. It needs ICorProfilerInfo8 (every supported
 // runtime); on an older runtime it returns an error matching
 // ErrNotAvailable without calling the runtime. A failure is the runtime's
@@ -2927,12 +2938,12 @@ type DynamicFunctionInfoResult struct {
 // GetDynamicFunctionInfo returns a dynamic method's module, signature and
 // name.
 //
-// Its arguments are, by the runtime's names: functionID (functionId). It
-// returns the runtime's outputs moduleId, ppvSig, wszName as the fields of
-// DynamicFunctionInfoResult. It needs ICorProfilerInfo8 (every supported
-// runtime); on an older runtime it returns an error matching
-// ErrNotAvailable without calling the runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId). It returns the runtime's outputs moduleId, ppvSig, wszName
+// as the fields of DynamicFunctionInfoResult. It needs ICorProfilerInfo8
+// (every supported runtime); on an older runtime it returns an error
+// matching ErrNotAvailable without calling the runtime. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo8::GetDynamicFunctionInfo.
@@ -2975,7 +2986,7 @@ func (x *Info) GetDynamicFunctionInfo(functionID FunctionID) (DynamicFunctionInf
 // code version of a function (tiered compilation compiles a method several
 // times); empty when none is compiled yet.
 //
-// Its arguments are, by the runtime's names: functionID (functionID),
+// Its arguments, with the runtime's names where they differ: functionID,
 // reJITID (reJitId). It returns the runtime's codeStartAddresses output as
 // a []Address. It needs ICorProfilerInfo9 (.NET Core 2.1 and later; not
 // .NET Core 2.0); on an older runtime it returns an error matching
@@ -3017,13 +3028,14 @@ func (x *Info) GetNativeCodeStartAddresses(functionID FunctionID, reJITID ReJITI
 // GetILToNativeMapping3 returns the IL to native map of the code version
 // that starts at an address from GetNativeCodeStartAddresses.
 //
-// Its arguments are, by the runtime's names: nativeCodeStartAddress
-// (pNativeCodeStartAddress). It returns the runtime's map output as a
-// []DebugILToNativeMap. It needs ICorProfilerInfo9 (.NET Core 2.1 and
-// later; not .NET Core 2.0); on an older runtime it returns an error
-// matching ErrNotAvailable without calling the runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ:
+// nativeCodeStartAddress (pNativeCodeStartAddress). It returns the
+// runtime's map output as a []DebugILToNativeMap. It needs
+// ICorProfilerInfo9 (.NET Core 2.1 and later; not .NET Core 2.0); on an
+// older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
 //
 // It calls ICorProfilerInfo9::GetILToNativeMapping3.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -3059,13 +3071,13 @@ func (x *Info) GetILToNativeMapping3(nativeCodeStartAddress Address) ([]DebugILT
 // GetCodeInfo4 returns the native code blocks of the code version that
 // starts at an address from GetNativeCodeStartAddresses.
 //
-// Its arguments are, by the runtime's names: nativeCodeStartAddress
-// (pNativeCodeStartAddress). It returns the runtime's codeInfos output as
-// a []CodeInfo. It needs ICorProfilerInfo9 (.NET Core 2.1 and later; not
-// .NET Core 2.0); on an older runtime it returns an error matching
-// ErrNotAvailable without calling the runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ:
+// nativeCodeStartAddress (pNativeCodeStartAddress). It returns the
+// runtime's codeInfos output as a []CodeInfo. It needs ICorProfilerInfo9
+// (.NET Core 2.1 and later; not .NET Core 2.0); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo9::GetCodeInfo4.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -3114,8 +3126,8 @@ func (x *Info) enumerateObjectReferences(objectID ObjectID, callback unsafe.Poin
 // IsFrozenObject says whether an object is frozen (allocated once, never
 // moved or collected, as string literals on .NET 8).
 //
-// Its arguments are, by the runtime's names: objectID (objectId). It
-// returns the runtime's pbFrozen output as a bool. It needs
+// Its arguments, with the runtime's names where they differ: objectID
+// (objectId). It returns the runtime's pbFrozen output as a bool. It needs
 // ICorProfilerInfo10 (.NET Core 3.0 and later); on an older runtime it
 // returns an error matching ErrNotAvailable without calling the runtime. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
@@ -3176,8 +3188,8 @@ func (x *Info) GetLOHObjectSizeThreshold() (uint32, error) {
 // methods that inlined the given ones (rejitFlags: ReJITInliningCallbacks
 // and the other ReJITFlags).
 //
-// Its arguments are, by the runtime's names: rejitFlags (dwRejitFlags),
-// moduleIDs (moduleIds), methodIDs (methodIds). It needs
+// Its arguments, with the runtime's names where they differ: rejitFlags
+// (dwRejitFlags), moduleIDs (moduleIds), methodIDs (methodIds). It needs
 // ICorProfilerInfo10 (.NET Core 3.0 and later); on an older runtime it
 // returns an error matching ErrNotAvailable without calling the runtime. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
@@ -3242,12 +3254,12 @@ func (x *Info) ResumeRuntime() error {
 // sees it (the runtime's own copy, which the managed Environment class
 // changes).
 //
-// Its arguments are, by the runtime's names: name (szName). It returns the
-// runtime's szValue output as a string. It needs ICorProfilerInfo11 (.NET
-// Core 3.0 and later); on an older runtime it returns an error matching
-// ErrNotAvailable without calling the runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: name
+// (szName). It returns the runtime's szValue output as a string. It needs
+// ICorProfilerInfo11 (.NET Core 3.0 and later); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo11::GetEnvironmentVariable.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -3284,12 +3296,12 @@ func (x *Info) GetEnvironmentVariable(name string) (string, error) {
 // SetEnvironmentVariable sets (or, with an empty value, removes) an
 // environment variable in the runtime's copy of the environment.
 //
-// Its arguments are, by the runtime's names: name (szName), value
-// (szValue). It needs ICorProfilerInfo11 (.NET Core 3.0 and later); on an
-// older runtime it returns an error matching ErrNotAvailable without
-// calling the runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-// ...).
+// Its arguments, with the runtime's names where they differ: name
+// (szName), value (szValue). It needs ICorProfilerInfo11 (.NET Core 3.0
+// and later); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo11::SetEnvironmentVariable.
 func (x *Info) SetEnvironmentVariable(name string, value string) error {
@@ -3342,11 +3354,12 @@ func (x *Info) eventPipeAddProviderToSession(session EventPipeSession, providerC
 
 // EventPipeStopSession stops an EventPipe session this profiler started.
 //
-// Its arguments are, by the runtime's names: session (session). It needs
-// ICorProfilerInfo12 (.NET 5 and later; not .NET Core 3.1); on an older
-// runtime it returns an error matching ErrNotAvailable without calling the
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: session. It
+// needs ICorProfilerInfo12 (.NET 5 and later; not .NET Core 3.1); on an
+// older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
 //
 // It calls ICorProfilerInfo12::EventPipeStopSession.
 func (x *Info) EventPipeStopSession(session EventPipeSession) error {
@@ -3364,7 +3377,7 @@ func (x *Info) EventPipeStopSession(session EventPipeSession) error {
 // EventPipeCreateProvider creates an EventPipe provider this profiler can
 // write events to.
 //
-// Its arguments are, by the runtime's names: providerName (providerName).
+// Its arguments, with the runtime's names where they differ: providerName.
 // It returns the runtime's pProvider output as a EventPipeProvider. It
 // needs ICorProfilerInfo12 (.NET 5 and later; not .NET Core 3.1); on an
 // older runtime it returns an error matching ErrNotAvailable without
@@ -3396,7 +3409,7 @@ func (x *Info) EventPipeCreateProvider(providerName string) (EventPipeProvider, 
 
 // EventPipeGetProviderInfo returns the name of an EventPipe provider.
 //
-// Its arguments are, by the runtime's names: provider (provider). It
+// Its arguments, with the runtime's names where they differ: provider. It
 // returns the runtime's providerName output as a string. It needs
 // ICorProfilerInfo12 (.NET 5 and later; not .NET Core 3.1); on an older
 // runtime it returns an error matching ErrNotAvailable without calling the
@@ -3476,12 +3489,13 @@ func (x *Info) eventPipeWriteEvent(event EventPipeEvent, data uint32, data2 unsa
 // (keeps it alive and in place). The handle outlives the callback that
 // reported the object; DestroyHandle frees it.
 //
-// Its arguments are, by the runtime's names: object (object), typ (type).
-// It returns the runtime's pHandle output as a ObjectHandle. It needs
-// ICorProfilerInfo13 (.NET 7 and later; not .NET Core 3.1); on an older
-// runtime it returns an error matching ErrNotAvailable without calling the
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: object, typ
+// (type). It returns the runtime's pHandle output as a ObjectHandle. It
+// needs ICorProfilerInfo13 (.NET 7 and later; not .NET Core 3.1); on an
+// older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
 //
 // It calls ICorProfilerInfo13::CreateHandle.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -3507,11 +3521,12 @@ func (x *Info) CreateHandle(object ObjectID, typ HandleType) (ObjectHandle, erro
 // DestroyHandle frees a handle CreateHandle made; the handle must not be
 // used afterwards.
 //
-// Its arguments are, by the runtime's names: handle (handle). It needs
-// ICorProfilerInfo13 (.NET 7 and later; not .NET Core 3.1); on an older
-// runtime it returns an error matching ErrNotAvailable without calling the
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: handle. It
+// needs ICorProfilerInfo13 (.NET 7 and later; not .NET Core 3.1); on an
+// older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
 //
 // It calls ICorProfilerInfo13::DestroyHandle.
 func (x *Info) DestroyHandle(handle ObjectHandle) error {
@@ -3529,12 +3544,12 @@ func (x *Info) DestroyHandle(handle ObjectHandle) error {
 // GetObjectIDFromHandle returns the object a handle refers to now (it may
 // have moved since), or 0 when a weak handle's object was collected.
 //
-// Its arguments are, by the runtime's names: handle (handle). It returns
-// the runtime's pObject output as a ObjectID. It needs ICorProfilerInfo13
-// (.NET 7 and later; not .NET Core 3.1); on an older runtime it returns an
-// error matching ErrNotAvailable without calling the runtime. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// Its arguments, with the runtime's names where they differ: handle. It
+// returns the runtime's pObject output as a ObjectID. It needs
+// ICorProfilerInfo13 (.NET 7 and later; not .NET Core 3.1); on an older
+// runtime it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo13::GetObjectIDFromHandle.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -3718,9 +3733,11 @@ func (x *ObjectEnum) Release() {
 	x.p = nil
 }
 
-// Its arguments are, by the runtime's names: celt (celt). A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Skip skips the next celt items.
+//
+// Its arguments, with the runtime's names where they differ: celt. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerObjectEnum::Skip.
 func (x *ObjectEnum) Skip(celt uint32) error {
@@ -3734,8 +3751,10 @@ func (x *ObjectEnum) Skip(celt uint32) error {
 	return nil
 }
 
+// Reset starts the enumeration over.
+//
 // A failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerObjectEnum::Reset.
 func (x *ObjectEnum) Reset() error {
@@ -3749,9 +3768,12 @@ func (x *ObjectEnum) Reset() error {
 	return nil
 }
 
+// Clone returns a copy of the enumerator at its current position; release
+// it.
+//
 // It returns the runtime's ppEnum output as a *ObjectEnum. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerObjectEnum::Clone.
 func (x *ObjectEnum) Clone() (*ObjectEnum, error) {
@@ -3768,9 +3790,11 @@ func (x *ObjectEnum) Clone() (*ObjectEnum, error) {
 	return res, nil
 }
 
+// GetCount returns the number of items the enumeration holds in all.
+//
 // It returns the runtime's pcelt output as a uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerObjectEnum::GetCount.
 func (x *ObjectEnum) GetCount() (uint32, error) {
@@ -3787,9 +3811,13 @@ func (x *ObjectEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
+// Next returns the next objects, at most 32 a call; an empty slice with a
+// nil error means the end. All (a Go iterator) and Collect (a slice) run
+// the loop for you.
+//
 // It returns the runtime's objects output as a []ObjectID. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerObjectEnum::Next.
 func (x *ObjectEnum) Next() ([]ObjectID, error) {
@@ -3872,9 +3900,11 @@ func (x *FunctionEnum) Release() {
 	x.p = nil
 }
 
-// Its arguments are, by the runtime's names: celt (celt). A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Skip skips the next celt items.
+//
+// Its arguments, with the runtime's names where they differ: celt. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerFunctionEnum::Skip.
 func (x *FunctionEnum) Skip(celt uint32) error {
@@ -3888,8 +3918,10 @@ func (x *FunctionEnum) Skip(celt uint32) error {
 	return nil
 }
 
+// Reset starts the enumeration over.
+//
 // A failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerFunctionEnum::Reset.
 func (x *FunctionEnum) Reset() error {
@@ -3903,9 +3935,12 @@ func (x *FunctionEnum) Reset() error {
 	return nil
 }
 
+// Clone returns a copy of the enumerator at its current position; release
+// it.
+//
 // It returns the runtime's ppEnum output as a *FunctionEnum. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerFunctionEnum::Clone.
 func (x *FunctionEnum) Clone() (*FunctionEnum, error) {
@@ -3922,9 +3957,11 @@ func (x *FunctionEnum) Clone() (*FunctionEnum, error) {
 	return res, nil
 }
 
+// GetCount returns the number of items the enumeration holds in all.
+//
 // It returns the runtime's pcelt output as a uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerFunctionEnum::GetCount.
 func (x *FunctionEnum) GetCount() (uint32, error) {
@@ -3941,9 +3978,13 @@ func (x *FunctionEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
+// Next returns the next functions (with their ReJIT IDs), at most 32 a
+// call; an empty slice with a nil error means the end. All (a Go iterator)
+// and Collect (a slice) run the loop for you.
+//
 // It returns the runtime's ids output as a []Function. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerFunctionEnum::Next.
 func (x *FunctionEnum) Next() ([]Function, error) {
@@ -4026,9 +4067,11 @@ func (x *ModuleEnum) Release() {
 	x.p = nil
 }
 
-// Its arguments are, by the runtime's names: celt (celt). A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Skip skips the next celt items.
+//
+// Its arguments, with the runtime's names where they differ: celt. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerModuleEnum::Skip.
 func (x *ModuleEnum) Skip(celt uint32) error {
@@ -4042,8 +4085,10 @@ func (x *ModuleEnum) Skip(celt uint32) error {
 	return nil
 }
 
+// Reset starts the enumeration over.
+//
 // A failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerModuleEnum::Reset.
 func (x *ModuleEnum) Reset() error {
@@ -4057,9 +4102,12 @@ func (x *ModuleEnum) Reset() error {
 	return nil
 }
 
+// Clone returns a copy of the enumerator at its current position; release
+// it.
+//
 // It returns the runtime's ppEnum output as a *ModuleEnum. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerModuleEnum::Clone.
 func (x *ModuleEnum) Clone() (*ModuleEnum, error) {
@@ -4076,9 +4124,11 @@ func (x *ModuleEnum) Clone() (*ModuleEnum, error) {
 	return res, nil
 }
 
+// GetCount returns the number of items the enumeration holds in all.
+//
 // It returns the runtime's pcelt output as a uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerModuleEnum::GetCount.
 func (x *ModuleEnum) GetCount() (uint32, error) {
@@ -4095,9 +4145,13 @@ func (x *ModuleEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
+// Next returns the next modules, at most 32 a call; an empty slice with a
+// nil error means the end. All (a Go iterator) and Collect (a slice) run
+// the loop for you.
+//
 // It returns the runtime's ids output as a []ModuleID. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerModuleEnum::Next.
 func (x *ModuleEnum) Next() ([]ModuleID, error) {
@@ -4245,9 +4299,9 @@ func (x *FunctionControl) Release() {
 	x.p = nil
 }
 
-// Its arguments are, by the runtime's names: flags (flags). A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: flags. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerFunctionControl::SetCodegenFlags.
 func (x *FunctionControl) SetCodegenFlags(flags CodegenFlags) error {
@@ -4261,9 +4315,10 @@ func (x *FunctionControl) SetCodegenFlags(flags CodegenFlags) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: newILMethodHeader
-// (pbNewILMethodHeader). A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ:
+// newILMethodHeader (pbNewILMethodHeader). A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerFunctionControl::SetILFunctionBody.
 func (x *FunctionControl) SetILFunctionBody(newILMethodHeader []byte) error {
@@ -4277,9 +4332,10 @@ func (x *FunctionControl) SetILFunctionBody(newILMethodHeader []byte) error {
 	return nil
 }
 
-// Its arguments are, by the runtime's names: ilMapEntries
+// Its arguments, with the runtime's names where they differ: ilMapEntries
 // (rgILMapEntries). A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
 //
 // It calls ICorProfilerFunctionControl::SetILInstrumentedCodeMap.
 func (x *FunctionControl) SetILInstrumentedCodeMap(ilMapEntries []ILMap) error {
@@ -4349,9 +4405,11 @@ func (x *MethodEnum) Release() {
 	x.p = nil
 }
 
-// Its arguments are, by the runtime's names: celt (celt). A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Skip skips the next celt items.
+//
+// Its arguments, with the runtime's names where they differ: celt. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerMethodEnum::Skip.
 func (x *MethodEnum) Skip(celt uint32) error {
@@ -4365,8 +4423,10 @@ func (x *MethodEnum) Skip(celt uint32) error {
 	return nil
 }
 
+// Reset starts the enumeration over.
+//
 // A failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerMethodEnum::Reset.
 func (x *MethodEnum) Reset() error {
@@ -4380,9 +4440,12 @@ func (x *MethodEnum) Reset() error {
 	return nil
 }
 
+// Clone returns a copy of the enumerator at its current position; release
+// it.
+//
 // It returns the runtime's ppEnum output as a *MethodEnum. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerMethodEnum::Clone.
 func (x *MethodEnum) Clone() (*MethodEnum, error) {
@@ -4399,9 +4462,11 @@ func (x *MethodEnum) Clone() (*MethodEnum, error) {
 	return res, nil
 }
 
+// GetCount returns the number of items the enumeration holds in all.
+//
 // It returns the runtime's pcelt output as a uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerMethodEnum::GetCount.
 func (x *MethodEnum) GetCount() (uint32, error) {
@@ -4418,9 +4483,13 @@ func (x *MethodEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
+// Next returns the next methods, at most 32 a call; an empty slice with a
+// nil error means the end. All (a Go iterator) and Collect (a slice) run
+// the loop for you.
+//
 // It returns the runtime's elements output as a []Method. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerMethodEnum::Next.
 func (x *MethodEnum) Next() ([]Method, error) {
@@ -4503,9 +4572,11 @@ func (x *ThreadEnum) Release() {
 	x.p = nil
 }
 
-// Its arguments are, by the runtime's names: celt (celt). A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Skip skips the next celt items.
+//
+// Its arguments, with the runtime's names where they differ: celt. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerThreadEnum::Skip.
 func (x *ThreadEnum) Skip(celt uint32) error {
@@ -4519,8 +4590,10 @@ func (x *ThreadEnum) Skip(celt uint32) error {
 	return nil
 }
 
+// Reset starts the enumeration over.
+//
 // A failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerThreadEnum::Reset.
 func (x *ThreadEnum) Reset() error {
@@ -4534,9 +4607,12 @@ func (x *ThreadEnum) Reset() error {
 	return nil
 }
 
+// Clone returns a copy of the enumerator at its current position; release
+// it.
+//
 // It returns the runtime's ppEnum output as a *ThreadEnum. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerThreadEnum::Clone.
 func (x *ThreadEnum) Clone() (*ThreadEnum, error) {
@@ -4553,9 +4629,11 @@ func (x *ThreadEnum) Clone() (*ThreadEnum, error) {
 	return res, nil
 }
 
+// GetCount returns the number of items the enumeration holds in all.
+//
 // It returns the runtime's pcelt output as a uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerThreadEnum::GetCount.
 func (x *ThreadEnum) GetCount() (uint32, error) {
@@ -4572,9 +4650,13 @@ func (x *ThreadEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
+// Next returns the next managed threads, at most 32 a call; an empty slice
+// with a nil error means the end. All (a Go iterator) and Collect (a
+// slice) run the loop for you.
+//
 // It returns the runtime's ids output as a []ThreadID. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerThreadEnum::Next.
 func (x *ThreadEnum) Next() ([]ThreadID, error) {
