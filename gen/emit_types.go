@@ -55,7 +55,7 @@ func emitEnums(f *jen.File, tm *TypeMapper, enums []*Enum, used map[string]strin
 		}
 		used[goType] = e.Name
 		basic := enumBasic(e)
-		flagsEnum := isFlagEnum(e)
+		flagsEnum := isFlagEnum(e) && !tm.ValueEnums[e.Name]
 		kind := "a set of flags: combine them with |; String names each"
 		if !flagsEnum {
 			kind = "one value of a list; String names it"

@@ -92,6 +92,8 @@ type TypeMapper struct {
 	Tokens  map[string]bool // typedef names of the mdToken family
 	Renames map[string]string
 	Docs    *Docs // idl/docs.txt, for the docs of enums and constants
+	// ValueEnums are enums never treated as flags (Overlay.ValueEnums).
+	ValueEnums map[string]bool
 }
 
 // tokenPkg is where metadata.Token lives.

@@ -35,7 +35,7 @@ var pointerIDs = []string{"ObjectHandleID"}
 
 // profilerMapper builds the type mapper for package profiler.
 func profilerMapper(u *Universe, prof *File, ov *Overlay) *TypeMapper {
-	tm := &TypeMapper{U: u, Pkg: profilerPkg, IDs: map[string]bool{}, Tokens: map[string]bool{}, Renames: ov.Types, Docs: ov.Docs}
+	tm := &TypeMapper{U: u, Pkg: profilerPkg, IDs: map[string]bool{}, Tokens: map[string]bool{}, Renames: ov.Types, Docs: ov.Docs, ValueEnums: ov.ValueEnums}
 	for _, td := range prof.Typedefs {
 		if strings.HasPrefix(td.Name, "md") && td.Type.Ptr == 0 {
 			tm.Tokens[td.Name] = true

@@ -1404,118 +1404,118 @@ func (v GenericParamAttr) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesGenericParamAttr, false, "GenericParamAttr")
 }
 
-// ElementType is the runtime's CorElementType, a set of flags: combine
-// them with |; String names each.
+// ElementType is the runtime's CorElementType, one value of a list; String
+// names it.
 type ElementType uint32
 
 const (
-	// ElementTypeEnd is the runtime's ELEMENT_TYPE_END (0x0), a flag of
+	// ElementTypeEnd is the runtime's ELEMENT_TYPE_END (0x0), a value of
 	// ElementType.
 	ElementTypeEnd ElementType = 0
-	// ElementTypeVoid is the runtime's ELEMENT_TYPE_VOID (0x1), a flag of
+	// ElementTypeVoid is the runtime's ELEMENT_TYPE_VOID (0x1), a value of
 	// ElementType.
 	ElementTypeVoid ElementType = 1
-	// ElementTypeBoolean is the runtime's ELEMENT_TYPE_BOOLEAN (0x2), a flag
+	// ElementTypeBoolean is the runtime's ELEMENT_TYPE_BOOLEAN (0x2), a value
 	// of ElementType.
 	ElementTypeBoolean ElementType = 2
-	// ElementTypeChar is the runtime's ELEMENT_TYPE_CHAR (0x3), a combination
-	// of flags of ElementType.
+	// ElementTypeChar is the runtime's ELEMENT_TYPE_CHAR (0x3), a value of
+	// ElementType.
 	ElementTypeChar ElementType = 3
-	// ElementTypeI1 is the runtime's ELEMENT_TYPE_I1 (0x4), a flag of
+	// ElementTypeI1 is the runtime's ELEMENT_TYPE_I1 (0x4), a value of
 	// ElementType.
 	ElementTypeI1 ElementType = 4
-	// ElementTypeU1 is the runtime's ELEMENT_TYPE_U1 (0x5), a combination of
-	// flags of ElementType.
+	// ElementTypeU1 is the runtime's ELEMENT_TYPE_U1 (0x5), a value of
+	// ElementType.
 	ElementTypeU1 ElementType = 5
-	// ElementTypeI2 is the runtime's ELEMENT_TYPE_I2 (0x6), a combination of
-	// flags of ElementType.
+	// ElementTypeI2 is the runtime's ELEMENT_TYPE_I2 (0x6), a value of
+	// ElementType.
 	ElementTypeI2 ElementType = 6
-	// ElementTypeU2 is the runtime's ELEMENT_TYPE_U2 (0x7), a combination of
-	// flags of ElementType.
+	// ElementTypeU2 is the runtime's ELEMENT_TYPE_U2 (0x7), a value of
+	// ElementType.
 	ElementTypeU2 ElementType = 7
-	// ElementTypeI4 is the runtime's ELEMENT_TYPE_I4 (0x8), a flag of
+	// ElementTypeI4 is the runtime's ELEMENT_TYPE_I4 (0x8), a value of
 	// ElementType.
 	ElementTypeI4 ElementType = 8
-	// ElementTypeU4 is the runtime's ELEMENT_TYPE_U4 (0x9), a combination of
-	// flags of ElementType.
+	// ElementTypeU4 is the runtime's ELEMENT_TYPE_U4 (0x9), a value of
+	// ElementType.
 	ElementTypeU4 ElementType = 9
-	// ElementTypeI8 is the runtime's ELEMENT_TYPE_I8 (0xa), a combination of
-	// flags of ElementType.
+	// ElementTypeI8 is the runtime's ELEMENT_TYPE_I8 (0xa), a value of
+	// ElementType.
 	ElementTypeI8 ElementType = 10
-	// ElementTypeU8 is the runtime's ELEMENT_TYPE_U8 (0xb), a combination of
-	// flags of ElementType.
+	// ElementTypeU8 is the runtime's ELEMENT_TYPE_U8 (0xb), a value of
+	// ElementType.
 	ElementTypeU8 ElementType = 11
-	// ElementTypeR4 is the runtime's ELEMENT_TYPE_R4 (0xc), a combination of
-	// flags of ElementType.
+	// ElementTypeR4 is the runtime's ELEMENT_TYPE_R4 (0xc), a value of
+	// ElementType.
 	ElementTypeR4 ElementType = 12
-	// ElementTypeR8 is the runtime's ELEMENT_TYPE_R8 (0xd), a combination of
-	// flags of ElementType.
+	// ElementTypeR8 is the runtime's ELEMENT_TYPE_R8 (0xd), a value of
+	// ElementType.
 	ElementTypeR8 ElementType = 13
-	// ElementTypeString is the runtime's ELEMENT_TYPE_STRING (0xe), a
-	// combination of flags of ElementType.
+	// ElementTypeString is the runtime's ELEMENT_TYPE_STRING (0xe), a value of
+	// ElementType.
 	ElementTypeString ElementType = 14
-	// ElementTypePtr is the runtime's ELEMENT_TYPE_PTR (0xf), a combination of
-	// flags of ElementType.
+	// ElementTypePtr is the runtime's ELEMENT_TYPE_PTR (0xf), a value of
+	// ElementType.
 	ElementTypePtr ElementType = 15
-	// ElementTypeByref is the runtime's ELEMENT_TYPE_BYREF (0x10), a flag of
+	// ElementTypeByref is the runtime's ELEMENT_TYPE_BYREF (0x10), a value of
 	// ElementType.
 	ElementTypeByref ElementType = 16
 	// ElementTypeValuetype is the runtime's ELEMENT_TYPE_VALUETYPE (0x11), a
-	// combination of flags of ElementType.
+	// value of ElementType.
 	ElementTypeValuetype ElementType = 17
-	// ElementTypeClass is the runtime's ELEMENT_TYPE_CLASS (0x12), a
-	// combination of flags of ElementType.
+	// ElementTypeClass is the runtime's ELEMENT_TYPE_CLASS (0x12), a value of
+	// ElementType.
 	ElementTypeClass ElementType = 18
-	// ElementTypeVar is the runtime's ELEMENT_TYPE_VAR (0x13), a combination
-	// of flags of ElementType.
+	// ElementTypeVar is the runtime's ELEMENT_TYPE_VAR (0x13), a value of
+	// ElementType.
 	ElementTypeVar ElementType = 19
-	// ElementTypeArray is the runtime's ELEMENT_TYPE_ARRAY (0x14), a
-	// combination of flags of ElementType.
+	// ElementTypeArray is the runtime's ELEMENT_TYPE_ARRAY (0x14), a value of
+	// ElementType.
 	ElementTypeArray ElementType = 20
 	// ElementTypeGenericinst is the runtime's ELEMENT_TYPE_GENERICINST (0x15),
-	// a combination of flags of ElementType.
+	// a value of ElementType.
 	ElementTypeGenericinst ElementType = 21
 	// ElementTypeTypedbyref is the runtime's ELEMENT_TYPE_TYPEDBYREF (0x16), a
-	// combination of flags of ElementType.
+	// value of ElementType.
 	ElementTypeTypedbyref ElementType = 22
-	// ElementTypeI is the runtime's ELEMENT_TYPE_I (0x18), a combination of
-	// flags of ElementType.
+	// ElementTypeI is the runtime's ELEMENT_TYPE_I (0x18), a value of
+	// ElementType.
 	ElementTypeI ElementType = 24
-	// ElementTypeU is the runtime's ELEMENT_TYPE_U (0x19), a combination of
-	// flags of ElementType.
+	// ElementTypeU is the runtime's ELEMENT_TYPE_U (0x19), a value of
+	// ElementType.
 	ElementTypeU ElementType = 25
-	// ElementTypeFnptr is the runtime's ELEMENT_TYPE_FNPTR (0x1b), a
-	// combination of flags of ElementType.
+	// ElementTypeFnptr is the runtime's ELEMENT_TYPE_FNPTR (0x1b), a value of
+	// ElementType.
 	ElementTypeFnptr ElementType = 27
-	// ElementTypeObject is the runtime's ELEMENT_TYPE_OBJECT (0x1c), a
-	// combination of flags of ElementType.
+	// ElementTypeObject is the runtime's ELEMENT_TYPE_OBJECT (0x1c), a value
+	// of ElementType.
 	ElementTypeObject ElementType = 28
-	// ElementTypeSzarray is the runtime's ELEMENT_TYPE_SZARRAY (0x1d), a
-	// combination of flags of ElementType.
+	// ElementTypeSzarray is the runtime's ELEMENT_TYPE_SZARRAY (0x1d), a value
+	// of ElementType.
 	ElementTypeSzarray ElementType = 29
-	// ElementTypeMvar is the runtime's ELEMENT_TYPE_MVAR (0x1e), a combination
-	// of flags of ElementType.
+	// ElementTypeMvar is the runtime's ELEMENT_TYPE_MVAR (0x1e), a value of
+	// ElementType.
 	ElementTypeMvar ElementType = 30
 	// ElementTypeCmodReqd is the runtime's ELEMENT_TYPE_CMOD_REQD (0x1f), a
-	// combination of flags of ElementType.
+	// value of ElementType.
 	ElementTypeCmodReqd ElementType = 31
-	// ElementTypeCmodOpt is the runtime's ELEMENT_TYPE_CMOD_OPT (0x20), a flag
-	// of ElementType.
+	// ElementTypeCmodOpt is the runtime's ELEMENT_TYPE_CMOD_OPT (0x20), a
+	// value of ElementType.
 	ElementTypeCmodOpt ElementType = 32
 	// ElementTypeInternal is the runtime's ELEMENT_TYPE_INTERNAL (0x21), a
-	// combination of flags of ElementType.
+	// value of ElementType.
 	ElementTypeInternal ElementType = 33
-	// ElementTypeMax is the runtime's ELEMENT_TYPE_MAX (0x22), a combination
-	// of flags of ElementType.
+	// ElementTypeMax is the runtime's ELEMENT_TYPE_MAX (0x22), a value of
+	// ElementType.
 	ElementTypeMax ElementType = 34
 	// ElementTypeModifier is the runtime's ELEMENT_TYPE_MODIFIER (0x40), a
-	// flag of ElementType.
+	// value of ElementType.
 	ElementTypeModifier ElementType = 64
 	// ElementTypeSentinel is the runtime's ELEMENT_TYPE_SENTINEL (0x41), a
-	// combination of flags of ElementType.
+	// value of ElementType.
 	ElementTypeSentinel ElementType = 65
-	// ElementTypePinned is the runtime's ELEMENT_TYPE_PINNED (0x45), a
-	// combination of flags of ElementType.
+	// ElementTypePinned is the runtime's ELEMENT_TYPE_PINNED (0x45), a value
+	// of ElementType.
 	ElementTypePinned ElementType = 69
 )
 
@@ -1629,9 +1629,9 @@ var namesElementType = []enumfmt.Name{{
 	V: uint64(0x45),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v ElementType) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesElementType, true, "ElementType")
+	return enumfmt.Format(uint64(uint32(v)), namesElementType, false, "ElementType")
 }
 
 // SerializationType is the runtime's CorSerializationType, one value of a
@@ -1769,25 +1769,24 @@ func (v SerializationType) String() string {
 }
 
 // UnmanagedCallingConvention is the runtime's
-// CorUnmanagedCallingConvention, a set of flags: combine them with |;
-// String names each.
+// CorUnmanagedCallingConvention, one value of a list; String names it.
 type UnmanagedCallingConvention uint32
 
 const (
 	// ImageCeeUnmanagedCallconvC is the runtime's
-	// IMAGE_CEE_UNMANAGED_CALLCONV_C (0x1), a flag of
+	// IMAGE_CEE_UNMANAGED_CALLCONV_C (0x1), a value of
 	// UnmanagedCallingConvention.
 	ImageCeeUnmanagedCallconvC UnmanagedCallingConvention = 1
 	// ImageCeeUnmanagedCallconvStdcall is the runtime's
-	// IMAGE_CEE_UNMANAGED_CALLCONV_STDCALL (0x2), a flag of
+	// IMAGE_CEE_UNMANAGED_CALLCONV_STDCALL (0x2), a value of
 	// UnmanagedCallingConvention.
 	ImageCeeUnmanagedCallconvStdcall UnmanagedCallingConvention = 2
 	// ImageCeeUnmanagedCallconvThiscall is the runtime's
-	// IMAGE_CEE_UNMANAGED_CALLCONV_THISCALL (0x3), a combination of flags of
+	// IMAGE_CEE_UNMANAGED_CALLCONV_THISCALL (0x3), a value of
 	// UnmanagedCallingConvention.
 	ImageCeeUnmanagedCallconvThiscall UnmanagedCallingConvention = 3
 	// ImageCeeUnmanagedCallconvFastcall is the runtime's
-	// IMAGE_CEE_UNMANAGED_CALLCONV_FASTCALL (0x4), a flag of
+	// IMAGE_CEE_UNMANAGED_CALLCONV_FASTCALL (0x4), a value of
 	// UnmanagedCallingConvention.
 	ImageCeeUnmanagedCallconvFastcall UnmanagedCallingConvention = 4
 )
@@ -1806,9 +1805,9 @@ var namesUnmanagedCallingConvention = []enumfmt.Name{{
 	V: uint64(0x4),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v UnmanagedCallingConvention) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesUnmanagedCallingConvention, true, "UnmanagedCallingConvention")
+	return enumfmt.Format(uint64(uint32(v)), namesUnmanagedCallingConvention, false, "UnmanagedCallingConvention")
 }
 
 // CallingConvention is the runtime's CorCallingConvention, one value of a
@@ -1927,41 +1926,39 @@ func (v CallingConvention) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesCallingConvention, false, "CallingConvention")
 }
 
-// ArgType is the runtime's CorArgType, a set of flags: combine them with
-// |; String names each.
+// ArgType is the runtime's CorArgType, one value of a list; String names
+// it.
 type ArgType uint32
 
 const (
-	// ImageCeeCsEnd is the runtime's IMAGE_CEE_CS_END (0x0), a flag of
+	// ImageCeeCsEnd is the runtime's IMAGE_CEE_CS_END (0x0), a value of
 	// ArgType.
 	ImageCeeCsEnd ArgType = 0
-	// ImageCeeCsVoid is the runtime's IMAGE_CEE_CS_VOID (0x1), a flag of
+	// ImageCeeCsVoid is the runtime's IMAGE_CEE_CS_VOID (0x1), a value of
 	// ArgType.
 	ImageCeeCsVoid ArgType = 1
-	// ImageCeeCsI4 is the runtime's IMAGE_CEE_CS_I4 (0x2), a flag of ArgType.
+	// ImageCeeCsI4 is the runtime's IMAGE_CEE_CS_I4 (0x2), a value of ArgType.
 	ImageCeeCsI4 ArgType = 2
-	// ImageCeeCsI8 is the runtime's IMAGE_CEE_CS_I8 (0x3), a combination of
-	// flags of ArgType.
+	// ImageCeeCsI8 is the runtime's IMAGE_CEE_CS_I8 (0x3), a value of ArgType.
 	ImageCeeCsI8 ArgType = 3
-	// ImageCeeCsR4 is the runtime's IMAGE_CEE_CS_R4 (0x4), a flag of ArgType.
+	// ImageCeeCsR4 is the runtime's IMAGE_CEE_CS_R4 (0x4), a value of ArgType.
 	ImageCeeCsR4 ArgType = 4
-	// ImageCeeCsR8 is the runtime's IMAGE_CEE_CS_R8 (0x5), a combination of
-	// flags of ArgType.
+	// ImageCeeCsR8 is the runtime's IMAGE_CEE_CS_R8 (0x5), a value of ArgType.
 	ImageCeeCsR8 ArgType = 5
-	// ImageCeeCsPtr is the runtime's IMAGE_CEE_CS_PTR (0x6), a combination of
-	// flags of ArgType.
-	ImageCeeCsPtr ArgType = 6
-	// ImageCeeCsObject is the runtime's IMAGE_CEE_CS_OBJECT (0x7), a
-	// combination of flags of ArgType.
-	ImageCeeCsObject ArgType = 7
-	// ImageCeeCsStruct4 is the runtime's IMAGE_CEE_CS_STRUCT4 (0x8), a flag of
+	// ImageCeeCsPtr is the runtime's IMAGE_CEE_CS_PTR (0x6), a value of
 	// ArgType.
+	ImageCeeCsPtr ArgType = 6
+	// ImageCeeCsObject is the runtime's IMAGE_CEE_CS_OBJECT (0x7), a value of
+	// ArgType.
+	ImageCeeCsObject ArgType = 7
+	// ImageCeeCsStruct4 is the runtime's IMAGE_CEE_CS_STRUCT4 (0x8), a value
+	// of ArgType.
 	ImageCeeCsStruct4 ArgType = 8
-	// ImageCeeCsStruct32 is the runtime's IMAGE_CEE_CS_STRUCT32 (0x9), a
-	// combination of flags of ArgType.
+	// ImageCeeCsStruct32 is the runtime's IMAGE_CEE_CS_STRUCT32 (0x9), a value
+	// of ArgType.
 	ImageCeeCsStruct32 ArgType = 9
-	// ImageCeeCsByvalue is the runtime's IMAGE_CEE_CS_BYVALUE (0xa), a
-	// combination of flags of ArgType.
+	// ImageCeeCsByvalue is the runtime's IMAGE_CEE_CS_BYVALUE (0xa), a value
+	// of ArgType.
 	ImageCeeCsByvalue ArgType = 10
 )
 
@@ -2000,9 +1997,9 @@ var namesArgType = []enumfmt.Name{{
 	V: uint64(0xa),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v ArgType) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesArgType, true, "ArgType")
+	return enumfmt.Format(uint64(uint32(v)), namesArgType, false, "ArgType")
 }
 
 // NativeType is the runtime's CorNativeType, one value of a list; String
@@ -3673,25 +3670,25 @@ func (v NativeTypeArrayFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesNativeTypeArrayFlags, false, "NativeTypeArrayFlags")
 }
 
-// InfoHfaElemType is the runtime's CorInfoHFAElemType, a set of flags:
-// combine them with |; String names each.
+// InfoHfaElemType is the runtime's CorInfoHFAElemType, one value of a
+// list; String names it.
 type InfoHfaElemType uint32
 
 const (
-	// CorinfoHfaElemNone is the runtime's CORINFO_HFA_ELEM_NONE (0x0), a flag
+	// CorinfoHfaElemNone is the runtime's CORINFO_HFA_ELEM_NONE (0x0), a value
 	// of InfoHfaElemType.
 	CorinfoHfaElemNone InfoHfaElemType = 0
 	// CorinfoHfaElemFloat is the runtime's CORINFO_HFA_ELEM_FLOAT (0x1), a
-	// flag of InfoHfaElemType.
+	// value of InfoHfaElemType.
 	CorinfoHfaElemFloat InfoHfaElemType = 1
 	// CorinfoHfaElemDouble is the runtime's CORINFO_HFA_ELEM_DOUBLE (0x2), a
-	// flag of InfoHfaElemType.
+	// value of InfoHfaElemType.
 	CorinfoHfaElemDouble InfoHfaElemType = 2
 	// CorinfoHfaElemVector64 is the runtime's CORINFO_HFA_ELEM_VECTOR64 (0x3),
-	// a combination of flags of InfoHfaElemType.
+	// a value of InfoHfaElemType.
 	CorinfoHfaElemVector64 InfoHfaElemType = 3
 	// CorinfoHfaElemVector128 is the runtime's CORINFO_HFA_ELEM_VECTOR128
-	// (0x4), a flag of InfoHfaElemType.
+	// (0x4), a value of InfoHfaElemType.
 	CorinfoHfaElemVector128 InfoHfaElemType = 4
 )
 
@@ -3712,9 +3709,9 @@ var namesInfoHfaElemType = []enumfmt.Name{{
 	V: uint64(0x4),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v InfoHfaElemType) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesInfoHfaElemType, true, "InfoHfaElemType")
+	return enumfmt.Format(uint64(uint32(v)), namesInfoHfaElemType, false, "InfoHfaElemType")
 }
 
 const (

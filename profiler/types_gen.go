@@ -615,39 +615,37 @@ func (v TransitionReason) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesTransitionReason, false, "TransitionReason")
 }
 
-// SuspendReason is the runtime's COR_PRF_SUSPEND_REASON, a set of flags:
-// combine them with |; String names each.
+// SuspendReason is the runtime's COR_PRF_SUSPEND_REASON, one value of a
+// list; String names it.
 type SuspendReason uint32
 
 const (
-	// SuspendOther is the runtime's COR_PRF_SUSPEND_OTHER (0x0), a flag of
+	// SuspendOther is the runtime's COR_PRF_SUSPEND_OTHER (0x0), a value of
 	// SuspendReason.
 	SuspendOther SuspendReason = 0
-	// SuspendForGC is the runtime's COR_PRF_SUSPEND_FOR_GC (0x1), a flag of
+	// SuspendForGC is the runtime's COR_PRF_SUSPEND_FOR_GC (0x1), a value of
 	// SuspendReason.
 	SuspendForGC SuspendReason = 1
 	// SuspendForAppDomainShutdown is the runtime's
-	// COR_PRF_SUSPEND_FOR_APPDOMAIN_SHUTDOWN (0x2), a flag of SuspendReason.
+	// COR_PRF_SUSPEND_FOR_APPDOMAIN_SHUTDOWN (0x2), a value of SuspendReason.
 	SuspendForAppDomainShutdown SuspendReason = 2
 	// SuspendForCodePitching is the runtime's
-	// COR_PRF_SUSPEND_FOR_CODE_PITCHING (0x3), a combination of flags of
-	// SuspendReason.
+	// COR_PRF_SUSPEND_FOR_CODE_PITCHING (0x3), a value of SuspendReason.
 	SuspendForCodePitching SuspendReason = 3
 	// SuspendForShutdown is the runtime's COR_PRF_SUSPEND_FOR_SHUTDOWN (0x4),
-	// a flag of SuspendReason.
+	// a value of SuspendReason.
 	SuspendForShutdown SuspendReason = 4
 	// SuspendForInProcDebugger is the runtime's
-	// COR_PRF_SUSPEND_FOR_INPROC_DEBUGGER (0x6), a combination of flags of
-	// SuspendReason.
+	// COR_PRF_SUSPEND_FOR_INPROC_DEBUGGER (0x6), a value of SuspendReason.
 	SuspendForInProcDebugger SuspendReason = 6
 	// SuspendForGCPrep is the runtime's COR_PRF_SUSPEND_FOR_GC_PREP (0x7), a
-	// combination of flags of SuspendReason.
+	// value of SuspendReason.
 	SuspendForGCPrep SuspendReason = 7
-	// SuspendForReJIT is the runtime's COR_PRF_SUSPEND_FOR_REJIT (0x8), a flag
-	// of SuspendReason.
+	// SuspendForReJIT is the runtime's COR_PRF_SUSPEND_FOR_REJIT (0x8), a
+	// value of SuspendReason.
 	SuspendForReJIT SuspendReason = 8
 	// SuspendForProfiler is the runtime's COR_PRF_SUSPEND_FOR_PROFILER (0x9),
-	// a combination of flags of SuspendReason.
+	// a value of SuspendReason.
 	SuspendForProfiler SuspendReason = 9
 )
 
@@ -680,9 +678,9 @@ var namesSuspendReason = []enumfmt.Name{{
 	V: uint64(0x9),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v SuspendReason) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesSuspendReason, true, "SuspendReason")
+	return enumfmt.Format(uint64(uint32(v)), namesSuspendReason, false, "SuspendReason")
 }
 
 // RuntimeType is the runtime's COR_PRF_RUNTIME_TYPE, one value of a list;
@@ -858,28 +856,28 @@ func (v EventPipeParamType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesEventPipeParamType, false, "EventPipeParamType")
 }
 
-// EventPipeLevel is the runtime's COR_PRF_EVENTPIPE_LEVEL, a set of flags:
-// combine them with |; String names each.
+// EventPipeLevel is the runtime's COR_PRF_EVENTPIPE_LEVEL, one value of a
+// list; String names it.
 type EventPipeLevel uint32
 
 const (
 	// EventPipeLogalways is the runtime's COR_PRF_EVENTPIPE_LOGALWAYS (0x0), a
-	// flag of EventPipeLevel.
+	// value of EventPipeLevel.
 	EventPipeLogalways EventPipeLevel = 0
 	// EventPipeCritical is the runtime's COR_PRF_EVENTPIPE_CRITICAL (0x1), a
-	// flag of EventPipeLevel.
+	// value of EventPipeLevel.
 	EventPipeCritical EventPipeLevel = 1
-	// EventPipeError is the runtime's COR_PRF_EVENTPIPE_ERROR (0x2), a flag of
-	// EventPipeLevel.
+	// EventPipeError is the runtime's COR_PRF_EVENTPIPE_ERROR (0x2), a value
+	// of EventPipeLevel.
 	EventPipeError EventPipeLevel = 2
 	// EventPipeWarning is the runtime's COR_PRF_EVENTPIPE_WARNING (0x3), a
-	// combination of flags of EventPipeLevel.
+	// value of EventPipeLevel.
 	EventPipeWarning EventPipeLevel = 3
 	// EventPipeInformational is the runtime's COR_PRF_EVENTPIPE_INFORMATIONAL
-	// (0x4), a flag of EventPipeLevel.
+	// (0x4), a value of EventPipeLevel.
 	EventPipeInformational EventPipeLevel = 4
 	// EventPipeVerbose is the runtime's COR_PRF_EVENTPIPE_VERBOSE (0x5), a
-	// combination of flags of EventPipeLevel.
+	// value of EventPipeLevel.
 	EventPipeVerbose EventPipeLevel = 5
 )
 
@@ -903,9 +901,9 @@ var namesEventPipeLevel = []enumfmt.Name{{
 	V: uint64(0x5),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v EventPipeLevel) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesEventPipeLevel, true, "EventPipeLevel")
+	return enumfmt.Format(uint64(uint32(v)), namesEventPipeLevel, false, "EventPipeLevel")
 }
 
 // HandleType is the runtime's COR_PRF_HANDLE_TYPE, one value of a list;
@@ -1036,22 +1034,22 @@ func (v FinalizerFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesFinalizerFlags, false, "FinalizerFlags")
 }
 
-// GCGeneration is the runtime's COR_PRF_GC_GENERATION, a set of flags:
-// combine them with |; String names each.
+// GCGeneration is the runtime's COR_PRF_GC_GENERATION, one value of a
+// list; String names it.
 type GCGeneration uint32
 
 const (
-	// GCGen0 is the runtime's COR_PRF_GC_GEN_0 (0x0), a flag of GCGeneration.
+	// GCGen0 is the runtime's COR_PRF_GC_GEN_0 (0x0), a value of GCGeneration.
 	GCGen0 GCGeneration = 0
-	// GCGen1 is the runtime's COR_PRF_GC_GEN_1 (0x1), a flag of GCGeneration.
+	// GCGen1 is the runtime's COR_PRF_GC_GEN_1 (0x1), a value of GCGeneration.
 	GCGen1 GCGeneration = 1
-	// GCGen2 is the runtime's COR_PRF_GC_GEN_2 (0x2), a flag of GCGeneration.
+	// GCGen2 is the runtime's COR_PRF_GC_GEN_2 (0x2), a value of GCGeneration.
 	GCGen2 GCGeneration = 2
 	// GCLargeObjectHeap is the runtime's COR_PRF_GC_LARGE_OBJECT_HEAP (0x3), a
-	// combination of flags of GCGeneration.
+	// value of GCGeneration.
 	GCLargeObjectHeap GCGeneration = 3
 	// GCPinnedObjectHeap is the runtime's COR_PRF_GC_PINNED_OBJECT_HEAP (0x4),
-	// a flag of GCGeneration.
+	// a value of GCGeneration.
 	GCPinnedObjectHeap GCGeneration = 4
 )
 
@@ -1072,9 +1070,9 @@ var namesGCGeneration = []enumfmt.Name{{
 	V: uint64(0x4),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v GCGeneration) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesGCGeneration, true, "GCGeneration")
+	return enumfmt.Format(uint64(uint32(v)), namesGCGeneration, false, "GCGeneration")
 }
 
 // ClauseType is the runtime's COR_PRF_CLAUSE_TYPE, one value of a list;
