@@ -180,6 +180,9 @@ func (d *Docs) sinceSentence(iface string, info bool) string {
 	if s == "" {
 		return ""
 	}
+	if strings.HasPrefix(s, "every supported runtime") {
+		return fmt.Sprintf("It is a method of %s, which every supported runtime has.", iface)
+	}
 	if info && versionOf(iface) > 1 {
 		return fmt.Sprintf("It needs %s (%s); on an older runtime it returns an error matching ErrNotAvailable without calling the runtime.", iface, s)
 	}

@@ -265,7 +265,9 @@ func constDoc(d *Docs, gn, goType string, v *EnumValue, flags bool) string {
 	what := "a value"
 	if flags {
 		what = "a flag"
-		if x := uint64(uint32(v.Value)); x != 0 && x&(x-1) != 0 {
+		if x := uint64(uint32(v.Value)); x == 0 {
+			what = "no flag: the empty set"
+		} else if x&(x-1) != 0 {
 			what = "a combination of flags"
 		}
 	}

@@ -1298,7 +1298,7 @@ func (v FileFlags) String() string {
 type PEKind uint32
 
 const (
-	// PENot is the runtime's peNot (0x0), a flag of PEKind.
+	// PENot is the runtime's peNot (0x0), no flag: the empty set of PEKind.
 	PENot PEKind = 0
 	// PEILonly is the runtime's peILonly (0x1), a flag of PEKind.
 	PEILonly PEKind = 1
@@ -2360,13 +2360,15 @@ type ExceptionFlag uint32
 
 const (
 	// IlexceptionClauseNone is the runtime's COR_ILEXCEPTION_CLAUSE_NONE
-	// (0x0), a flag of ExceptionFlag.
+	// (0x0), no flag: the empty set of ExceptionFlag.
 	IlexceptionClauseNone ExceptionFlag = 0
 	// IlexceptionClauseOffsetlen is the runtime's
-	// COR_ILEXCEPTION_CLAUSE_OFFSETLEN (0x0), a flag of ExceptionFlag.
+	// COR_ILEXCEPTION_CLAUSE_OFFSETLEN (0x0), no flag: the empty set of
+	// ExceptionFlag.
 	IlexceptionClauseOffsetlen ExceptionFlag = 0
 	// IlexceptionClauseDeprecated is the runtime's
-	// COR_ILEXCEPTION_CLAUSE_DEPRECATED (0x0), a flag of ExceptionFlag.
+	// COR_ILEXCEPTION_CLAUSE_DEPRECATED (0x0), no flag: the empty set of
+	// ExceptionFlag.
 	IlexceptionClauseDeprecated ExceptionFlag = 0
 	// IlexceptionClauseFilter is the runtime's COR_ILEXCEPTION_CLAUSE_FILTER
 	// (0x1), a flag of ExceptionFlag.
@@ -2480,8 +2482,8 @@ const (
 	// MDDupEnc is the runtime's MDDupENC (0xffffffff), a combination of flags
 	// of CheckDuplicatesFor.
 	MDDupEnc CheckDuplicatesFor = 4294967295
-	// MDNoDupChecks is the runtime's MDNoDupChecks (0x0), a flag of
-	// CheckDuplicatesFor.
+	// MDNoDupChecks is the runtime's MDNoDupChecks (0x0), no flag: the empty
+	// set of CheckDuplicatesFor.
 	MDNoDupChecks CheckDuplicatesFor = 0
 	// MDDupTypeDef is the runtime's MDDupTypeDef (0x1), a flag of
 	// CheckDuplicatesFor.
@@ -2698,8 +2700,8 @@ const (
 	// MDNotifyAll is the runtime's MDNotifyAll (0xffffffff), a combination of
 	// flags of NotificationForTokenMovement.
 	MDNotifyAll NotificationForTokenMovement = 4294967295
-	// MDNotifyNone is the runtime's MDNotifyNone (0x0), a flag of
-	// NotificationForTokenMovement.
+	// MDNotifyNone is the runtime's MDNotifyNone (0x0), no flag: the empty set
+	// of NotificationForTokenMovement.
 	MDNotifyNone NotificationForTokenMovement = 0
 	// MDNotifyMethodDef is the runtime's MDNotifyMethodDef (0x1), a flag of
 	// NotificationForTokenMovement.
@@ -2894,10 +2896,10 @@ type ErrorIfEmitOutOfOrder uint32
 
 const (
 	// MDErrorOutOfOrderDefault is the runtime's MDErrorOutOfOrderDefault
-	// (0x0), a flag of ErrorIfEmitOutOfOrder.
+	// (0x0), no flag: the empty set of ErrorIfEmitOutOfOrder.
 	MDErrorOutOfOrderDefault ErrorIfEmitOutOfOrder = 0
-	// MDErrorOutOfOrderNone is the runtime's MDErrorOutOfOrderNone (0x0), a
-	// flag of ErrorIfEmitOutOfOrder.
+	// MDErrorOutOfOrderNone is the runtime's MDErrorOutOfOrderNone (0x0), no
+	// flag: the empty set of ErrorIfEmitOutOfOrder.
 	MDErrorOutOfOrderNone ErrorIfEmitOutOfOrder = 0
 	// MDErrorOutOfOrderAll is the runtime's MDErrorOutOfOrderAll (0xffffffff),
 	// a combination of flags of ErrorIfEmitOutOfOrder.
@@ -2952,8 +2954,8 @@ func (v ErrorIfEmitOutOfOrder) String() string {
 type ImportOptions uint32
 
 const (
-	// MDImportOptionDefault is the runtime's MDImportOptionDefault (0x0), a
-	// flag of ImportOptions.
+	// MDImportOptionDefault is the runtime's MDImportOptionDefault (0x0), no
+	// flag: the empty set of ImportOptions.
 	MDImportOptionDefault ImportOptions = 0
 	// MDImportOptionAll is the runtime's MDImportOptionAll (0xffffffff), a
 	// combination of flags of ImportOptions.
@@ -3074,8 +3076,8 @@ func (v LinkerOptions) String() string {
 type MergeFlags uint32
 
 const (
-	// MergeFlagsNone is the runtime's MergeFlagsNone (0x0), a flag of
-	// MergeFlags.
+	// MergeFlagsNone is the runtime's MergeFlagsNone (0x0), no flag: the empty
+	// set of MergeFlags.
 	MergeFlagsNone MergeFlags = 0
 	// MergeManifest is the runtime's MergeManifest (0x1), a flag of
 	// MergeFlags.

@@ -218,9 +218,9 @@ func (x *Dispenser) Release() {
 // as the interface riid (metadata.IIDEmit2, ...).
 //
 // Its arguments, with the runtime's names where they differ: rclsid, riid.
-// It returns the runtime's ppIUnk output as a *Unknown.
-// IMetaDataDispenser: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// It returns the runtime's ppIUnk output as a *Unknown. It is a method of
+// IMetaDataDispenser, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataDispenser::DefineScope.
@@ -246,9 +246,10 @@ func (x *Dispenser) DefineScope(rclsid uuid.UUID, riid uuid.UUID) (*Unknown, err
 //
 // Its arguments, with the runtime's names where they differ: scope
 // (szScope), openFlags (dwOpenFlags), riid. It returns the runtime's
-// ppIUnk output as a *Unknown. IMetaDataDispenser: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// ppIUnk output as a *Unknown. It is a method of IMetaDataDispenser, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataDispenser::OpenScope.
 func (x *Dispenser) OpenScope(scope string, openFlags OpenFlags, riid uuid.UUID) (*Unknown, error) {
@@ -340,9 +341,9 @@ func (x *Emit) Release() {
 }
 
 // Its arguments, with the runtime's names where they differ: name
-// (szName). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (szName). It is a method of IMetaDataEmit, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetModuleProps.
 func (x *Emit) SetModuleProps(name string) error {
@@ -358,9 +359,10 @@ func (x *Emit) SetModuleProps(name string) error {
 }
 
 // Its arguments, with the runtime's names where they differ: file
-// (szFile), saveFlags (dwSaveFlags). IMetaDataEmit: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// (szFile), saveFlags (dwSaveFlags). It is a method of IMetaDataEmit,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::Save.
 func (x *Emit) Save(file string, saveFlags SaveSize) error {
@@ -388,9 +390,10 @@ func (x *Emit) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
 }
 
 // Its arguments, with the runtime's names where they differ: save (fSave).
-// It returns the runtime's pdwSaveSize output as a uint32. IMetaDataEmit:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// It returns the runtime's pdwSaveSize output as a uint32. It is a method
+// of IMetaDataEmit, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::GetSaveSize.
 func (x *Emit) GetSaveSize(save SaveSize) (uint32, error) {
@@ -440,9 +443,9 @@ func (x *Emit) defineNestedType(typeDef string, typeDefFlags uint32, extends Tok
 }
 
 // Its arguments, with the runtime's names where they differ: unk (pUnk).
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// It is a method of IMetaDataEmit, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetHandler.
 func (x *Emit) SetHandler(unk *Unknown) error {
@@ -459,9 +462,9 @@ func (x *Emit) SetHandler(unk *Unknown) error {
 // Its arguments, with the runtime's names where they differ: td, name
 // (szName), methodFlags (dwMethodFlags), sigBlob (pvSigBlob), codeRVA
 // (ulCodeRVA), implFlags (dwImplFlags). It returns the runtime's pmd
-// output as a Token. IMetaDataEmit: every supported runtime. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// output as a Token. It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineMethod.
 func (x *Emit) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBlob []byte, codeRVA uint32, implFlags MethodImpl) (Token, error) {
@@ -480,9 +483,9 @@ func (x *Emit) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBl
 }
 
 // Its arguments, with the runtime's names where they differ: td, body
-// (tkBody), decl (tkDecl). IMetaDataEmit: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// (tkBody), decl (tkDecl). It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineMethodImpl.
 func (x *Emit) DefineMethodImpl(td Token, body Token, decl Token) error {
@@ -502,9 +505,10 @@ func (x *Emit) DefineMethodImpl(td Token, body Token, decl Token) error {
 //
 // Its arguments, with the runtime's names where they differ:
 // resolutionScope (tkResolutionScope), name (szName). It returns the
-// runtime's ptr output as a Token. IMetaDataEmit: every supported runtime.
-// A failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// runtime's ptr output as a Token. It is a method of IMetaDataEmit, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataEmit::DefineTypeRefByName.
 func (x *Emit) DefineTypeRefByName(resolutionScope Token, name string) (Token, error) {
@@ -525,9 +529,9 @@ func (x *Emit) DefineTypeRefByName(resolutionScope Token, name string) (Token, e
 // Its arguments, with the runtime's names where they differ: assemImport
 // (pAssemImport), hashValue (pbHashValue), importArg (pImport), tdImport,
 // assemEmit (pAssemEmit). It returns the runtime's ptr output as a Token.
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// It is a method of IMetaDataEmit, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineImportType.
 func (x *Emit) DefineImportType(assemImport *AssemblyImport, hashValue []byte, importArg *Import, tdImport Token, assemEmit *AssemblyEmit) (Token, error) {
@@ -550,9 +554,9 @@ func (x *Emit) DefineImportType(assemImport *AssemblyImport, hashValue []byte, i
 //
 // Its arguments, with the runtime's names where they differ: importArg
 // (tkImport), name (szName), sigBlob (pvSigBlob). It returns the runtime's
-// pmr output as a Token. IMetaDataEmit: every supported runtime. A failure
-// is the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// pmr output as a Token. It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineMemberRef.
 func (x *Emit) DefineMemberRef(importArg Token, name string, sigBlob []byte) (Token, error) {
@@ -573,9 +577,9 @@ func (x *Emit) DefineMemberRef(importArg Token, name string, sigBlob []byte) (To
 // Its arguments, with the runtime's names where they differ: assemImport
 // (pAssemImport), hashValue (pbHashValue), importArg (pImport), mbMember,
 // assemEmit (pAssemEmit), parent (tkParent). It returns the runtime's pmr
-// output as a Token. IMetaDataEmit: every supported runtime. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// output as a Token. It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineImportMember.
 func (x *Emit) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, parent Token) (Token, error) {
@@ -620,10 +624,10 @@ func (x *Emit) setClassLayout(td Token, packSize uint32, fieldOffsets unsafe.Poi
 	return nil
 }
 
-// Its arguments, with the runtime's names where they differ: td.
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: td. It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DeleteClassLayout.
 func (x *Emit) DeleteClassLayout(td Token) error {
@@ -638,9 +642,9 @@ func (x *Emit) DeleteClassLayout(td Token) error {
 }
 
 // Its arguments, with the runtime's names where they differ: tk,
-// nativeType (pvNativeType). IMetaDataEmit: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// nativeType (pvNativeType). It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetFieldMarshal.
 func (x *Emit) SetFieldMarshal(tk Token, nativeType []byte) error {
@@ -654,10 +658,10 @@ func (x *Emit) SetFieldMarshal(tk Token, nativeType []byte) error {
 	return nil
 }
 
-// Its arguments, with the runtime's names where they differ: tk.
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: tk. It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DeleteFieldMarshal.
 func (x *Emit) DeleteFieldMarshal(tk Token) error {
@@ -673,9 +677,9 @@ func (x *Emit) DeleteFieldMarshal(tk Token) error {
 
 // Its arguments, with the runtime's names where they differ: tk, action
 // (dwAction), permission (pvPermission). It returns the runtime's ppm
-// output as a Token. IMetaDataEmit: every supported runtime. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// output as a Token. It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefinePermissionSet.
 func (x *Emit) DefinePermissionSet(tk Token, action uint32, permission []byte) (Token, error) {
@@ -693,9 +697,9 @@ func (x *Emit) DefinePermissionSet(tk Token, action uint32, permission []byte) (
 }
 
 // Its arguments, with the runtime's names where they differ: md, rva
-// (ulRVA). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (ulRVA). It is a method of IMetaDataEmit, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetRVA.
 func (x *Emit) SetRVA(md Token, rva uint32) error {
@@ -713,9 +717,10 @@ func (x *Emit) SetRVA(md Token, rva uint32) error {
 // local-variable or call-site signature), defining it if needed.
 //
 // Its arguments, with the runtime's names where they differ: sig (pvSig).
-// It returns the runtime's pmsig output as a Token. IMetaDataEmit: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// It returns the runtime's pmsig output as a Token. It is a method of
+// IMetaDataEmit, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::GetTokenFromSig.
 func (x *Emit) GetTokenFromSig(sig []byte) (Token, error) {
@@ -733,10 +738,10 @@ func (x *Emit) GetTokenFromSig(sig []byte) (Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: name
-// (szName). It returns the runtime's pmur output as a Token.
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (szName). It returns the runtime's pmur output as a Token. It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineModuleRef.
 func (x *Emit) DefineModuleRef(name string) (Token, error) {
@@ -754,10 +759,10 @@ func (x *Emit) DefineModuleRef(name string) (Token, error) {
 	return res, nil
 }
 
-// Its arguments, with the runtime's names where they differ: mr, tk.
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: mr, tk. It is
+// a method of IMetaDataEmit, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetParent.
 func (x *Emit) SetParent(mr Token, tk Token) error {
@@ -772,9 +777,10 @@ func (x *Emit) SetParent(mr Token, tk Token) error {
 }
 
 // Its arguments, with the runtime's names where they differ: sig (pvSig).
-// It returns the runtime's ptypespec output as a Token. IMetaDataEmit:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// It returns the runtime's ptypespec output as a Token. It is a method of
+// IMetaDataEmit, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::GetTokenFromTypeSpec.
 func (x *Emit) GetTokenFromTypeSpec(sig []byte) (Token, error) {
@@ -806,10 +812,10 @@ func (x *Emit) saveToMemory(data unsafe.Pointer, data2 uint32) error {
 // DefineUserString defines a string for ldstr and returns its token.
 //
 // Its arguments, with the runtime's names where they differ: str
-// (szString). It returns the runtime's pstk output as a Token.
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (szString). It returns the runtime's pstk output as a Token. It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineUserString.
 func (x *Emit) DefineUserString(str string) (Token, error) {
@@ -828,9 +834,9 @@ func (x *Emit) DefineUserString(str string) (Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: obj (tkObj).
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// It is a method of IMetaDataEmit, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DeleteToken.
 func (x *Emit) DeleteToken(obj Token) error {
@@ -846,9 +852,9 @@ func (x *Emit) DeleteToken(obj Token) error {
 
 // Its arguments, with the runtime's names where they differ: md,
 // methodFlags (dwMethodFlags), codeRVA (ulCodeRVA), implFlags
-// (dwImplFlags). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (dwImplFlags). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetMethodProps.
 func (x *Emit) SetMethodProps(md Token, methodFlags MethodAttr, codeRVA uint32, implFlags MethodImpl) error {
@@ -888,9 +894,9 @@ func (x *Emit) setEventProps(ev Token, eventFlags uint32, eventType Token, mdAdd
 
 // Its arguments, with the runtime's names where they differ: tk, action
 // (dwAction), permission (pvPermission). It returns the runtime's ppm
-// output as a Token. IMetaDataEmit: every supported runtime. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// output as a Token. It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetPermissionSetProps.
 func (x *Emit) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
@@ -909,9 +915,9 @@ func (x *Emit) SetPermissionSetProps(tk Token, action uint32, permission []byte)
 
 // Its arguments, with the runtime's names where they differ: tk,
 // mappingFlags (dwMappingFlags), importName (szImportName), mrImportDll
-// (mrImportDLL). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (mrImportDLL). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefinePinvokeMap.
 func (x *Emit) DefinePinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
@@ -928,9 +934,9 @@ func (x *Emit) DefinePinvokeMap(tk Token, mappingFlags PinvokeMap, importName st
 
 // Its arguments, with the runtime's names where they differ: tk,
 // mappingFlags (dwMappingFlags), importName (szImportName), mrImportDll
-// (mrImportDLL). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (mrImportDLL). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetPinvokeMap.
 func (x *Emit) SetPinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
@@ -945,10 +951,10 @@ func (x *Emit) SetPinvokeMap(tk Token, mappingFlags PinvokeMap, importName strin
 	return nil
 }
 
-// Its arguments, with the runtime's names where they differ: tk.
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: tk. It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DeletePinvokeMap.
 func (x *Emit) DeletePinvokeMap(tk Token) error {
@@ -964,9 +970,10 @@ func (x *Emit) DeletePinvokeMap(tk Token) error {
 
 // Its arguments, with the runtime's names where they differ: owner
 // (tkOwner), ctor (tkCtor), customAttribute (pCustomAttribute). It returns
-// the runtime's pcv output as a Token. IMetaDataEmit: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// the runtime's pcv output as a Token. It is a method of IMetaDataEmit,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineCustomAttribute.
 func (x *Emit) DefineCustomAttribute(owner Token, ctor Token, customAttribute []byte) (Token, error) {
@@ -984,9 +991,10 @@ func (x *Emit) DefineCustomAttribute(owner Token, ctor Token, customAttribute []
 }
 
 // Its arguments, with the runtime's names where they differ: pcv,
-// customAttribute (pCustomAttribute). IMetaDataEmit: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// customAttribute (pCustomAttribute). It is a method of IMetaDataEmit,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetCustomAttributeValue.
 func (x *Emit) SetCustomAttributeValue(pcv Token, customAttribute []byte) error {
@@ -1101,9 +1109,9 @@ func (x *Emit) defineSecurityAttributeSet(obj Token, secAttrs unsafe.Pointer, se
 }
 
 // Its arguments, with the runtime's names where they differ: importArg
-// (pImport). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (pImport). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::ApplyEditAndContinue.
 func (x *Emit) ApplyEditAndContinue(importArg *Unknown) error {
@@ -1121,9 +1129,9 @@ func (x *Emit) ApplyEditAndContinue(importArg *Unknown) error {
 // (pAssemImport), hashValue (pbHashValue), importArg (import), sigBlob
 // (pbSigBlob), assemEmit (pAssemEmit), emit, translatedSig
 // (pvTranslatedSig). It returns the runtime's pcbTranslatedSig output as a
-// uint32. IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// uint32. It is a method of IMetaDataEmit, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::TranslateSigWithScope.
 func (x *Emit) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []byte, importArg *Import, sigBlob []byte, assemEmit *AssemblyEmit, emit *Emit, translatedSig []byte) (uint32, error) {
@@ -1141,9 +1149,9 @@ func (x *Emit) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []by
 }
 
 // Its arguments, with the runtime's names where they differ: md, implFlags
-// (dwImplFlags). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (dwImplFlags). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetMethodImplFlags.
 func (x *Emit) SetMethodImplFlags(md Token, implFlags MethodImpl) error {
@@ -1158,9 +1166,9 @@ func (x *Emit) SetMethodImplFlags(md Token, implFlags MethodImpl) error {
 }
 
 // Its arguments, with the runtime's names where they differ: fd, rva
-// (ulRVA). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (ulRVA). It is a method of IMetaDataEmit, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetFieldRVA.
 func (x *Emit) SetFieldRVA(fd Token, rva uint32) error {
@@ -1175,10 +1183,10 @@ func (x *Emit) SetFieldRVA(fd Token, rva uint32) error {
 }
 
 // Its arguments, with the runtime's names where they differ: importArg
-// (pImport), hostMapToken (pHostMapToken), handler (pHandler).
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (pImport), hostMapToken (pHostMapToken), handler (pHandler). It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::Merge.
 func (x *Emit) Merge(importArg *Import, hostMapToken *MapToken, handler *Unknown) error {
@@ -1192,9 +1200,9 @@ func (x *Emit) Merge(importArg *Import, hostMapToken *MapToken, handler *Unknown
 	return nil
 }
 
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// It is a method of IMetaDataEmit, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::MergeEnd.
 func (x *Emit) MergeEnd() error {
@@ -1255,9 +1263,9 @@ func (x *Emit2) base() *Emit {
 
 // Its arguments, with the runtime's names where they differ: parent
 // (tkParent), sigBlob (pvSigBlob). It returns the runtime's pmi output as
-// a Token. IMetaDataEmit2: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// a Token. It is a method of IMetaDataEmit2, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit2::DefineMethodSpec.
 func (x *Emit2) DefineMethodSpec(parent Token, sigBlob []byte) (Token, error) {
@@ -1275,9 +1283,10 @@ func (x *Emit2) DefineMethodSpec(parent Token, sigBlob []byte) (Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: save (fSave).
-// It returns the runtime's pdwSaveSize output as a uint32. IMetaDataEmit2:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// It returns the runtime's pdwSaveSize output as a uint32. It is a method
+// of IMetaDataEmit2, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit2::GetDeltaSaveSize.
 func (x *Emit2) GetDeltaSaveSize(save SaveSize) (uint32, error) {
@@ -1295,9 +1304,10 @@ func (x *Emit2) GetDeltaSaveSize(save SaveSize) (uint32, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: file
-// (szFile), saveFlags (dwSaveFlags). IMetaDataEmit2: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// (szFile), saveFlags (dwSaveFlags). It is a method of IMetaDataEmit2,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit2::SaveDelta.
 func (x *Emit2) SaveDelta(file string, saveFlags SaveSize) error {
@@ -1365,9 +1375,9 @@ func (x *Emit2) setGenericParamProps(gp Token, paramFlags GenericParamAttr, name
 	return nil
 }
 
-// IMetaDataEmit2: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// It is a method of IMetaDataEmit2, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit2::ResetENCLog.
 func (x *Emit2) ResetENCLog() error {
@@ -1384,9 +1394,9 @@ func (x *Emit2) ResetENCLog() error {
 // SetModuleProps is Emit.SetModuleProps, which Emit2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: name
-// (szName). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (szName). It is a method of IMetaDataEmit, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetModuleProps.
 func (x *Emit2) SetModuleProps(name string) error {
@@ -1396,9 +1406,10 @@ func (x *Emit2) SetModuleProps(name string) error {
 // Save is Emit.Save, which Emit2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: file
-// (szFile), saveFlags (dwSaveFlags). IMetaDataEmit: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// (szFile), saveFlags (dwSaveFlags). It is a method of IMetaDataEmit,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::Save.
 func (x *Emit2) Save(file string, saveFlags SaveSize) error {
@@ -1411,9 +1422,10 @@ func (x *Emit2) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
 // GetSaveSize is Emit.GetSaveSize, which Emit2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: save (fSave).
-// It returns the runtime's pdwSaveSize output as a uint32. IMetaDataEmit:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// It returns the runtime's pdwSaveSize output as a uint32. It is a method
+// of IMetaDataEmit, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::GetSaveSize.
 func (x *Emit2) GetSaveSize(save SaveSize) (uint32, error) {
@@ -1429,9 +1441,9 @@ func (x *Emit2) defineNestedType(typeDef string, typeDefFlags uint32, extends To
 // SetHandler is Emit.SetHandler, which Emit2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: unk (pUnk).
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// It is a method of IMetaDataEmit, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetHandler.
 func (x *Emit2) SetHandler(unk *Unknown) error {
@@ -1443,9 +1455,9 @@ func (x *Emit2) SetHandler(unk *Unknown) error {
 // Its arguments, with the runtime's names where they differ: td, name
 // (szName), methodFlags (dwMethodFlags), sigBlob (pvSigBlob), codeRVA
 // (ulCodeRVA), implFlags (dwImplFlags). It returns the runtime's pmd
-// output as a Token. IMetaDataEmit: every supported runtime. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// output as a Token. It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineMethod.
 func (x *Emit2) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBlob []byte, codeRVA uint32, implFlags MethodImpl) (Token, error) {
@@ -1455,9 +1467,9 @@ func (x *Emit2) DefineMethod(td Token, name string, methodFlags MethodAttr, sigB
 // DefineMethodImpl is Emit.DefineMethodImpl, which Emit2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: td, body
-// (tkBody), decl (tkDecl). IMetaDataEmit: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// (tkBody), decl (tkDecl). It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineMethodImpl.
 func (x *Emit2) DefineMethodImpl(td Token, body Token, decl Token) error {
@@ -1472,9 +1484,10 @@ func (x *Emit2) DefineMethodImpl(td Token, body Token, decl Token) error {
 //
 // Its arguments, with the runtime's names where they differ:
 // resolutionScope (tkResolutionScope), name (szName). It returns the
-// runtime's ptr output as a Token. IMetaDataEmit: every supported runtime.
-// A failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// runtime's ptr output as a Token. It is a method of IMetaDataEmit, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataEmit::DefineTypeRefByName.
 func (x *Emit2) DefineTypeRefByName(resolutionScope Token, name string) (Token, error) {
@@ -1486,9 +1499,9 @@ func (x *Emit2) DefineTypeRefByName(resolutionScope Token, name string) (Token, 
 // Its arguments, with the runtime's names where they differ: assemImport
 // (pAssemImport), hashValue (pbHashValue), importArg (pImport), tdImport,
 // assemEmit (pAssemEmit). It returns the runtime's ptr output as a Token.
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// It is a method of IMetaDataEmit, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineImportType.
 func (x *Emit2) DefineImportType(assemImport *AssemblyImport, hashValue []byte, importArg *Import, tdImport Token, assemEmit *AssemblyEmit) (Token, error) {
@@ -1503,9 +1516,9 @@ func (x *Emit2) DefineImportType(assemImport *AssemblyImport, hashValue []byte, 
 //
 // Its arguments, with the runtime's names where they differ: importArg
 // (tkImport), name (szName), sigBlob (pvSigBlob). It returns the runtime's
-// pmr output as a Token. IMetaDataEmit: every supported runtime. A failure
-// is the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// pmr output as a Token. It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineMemberRef.
 func (x *Emit2) DefineMemberRef(importArg Token, name string, sigBlob []byte) (Token, error) {
@@ -1517,9 +1530,9 @@ func (x *Emit2) DefineMemberRef(importArg Token, name string, sigBlob []byte) (T
 // Its arguments, with the runtime's names where they differ: assemImport
 // (pAssemImport), hashValue (pbHashValue), importArg (pImport), mbMember,
 // assemEmit (pAssemEmit), parent (tkParent). It returns the runtime's pmr
-// output as a Token. IMetaDataEmit: every supported runtime. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// output as a Token. It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineImportMember.
 func (x *Emit2) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, parent Token) (Token, error) {
@@ -1534,10 +1547,10 @@ func (x *Emit2) setClassLayout(td Token, packSize uint32, fieldOffsets unsafe.Po
 
 // DeleteClassLayout is Emit.DeleteClassLayout, which Emit2 inherits.
 //
-// Its arguments, with the runtime's names where they differ: td.
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: td. It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DeleteClassLayout.
 func (x *Emit2) DeleteClassLayout(td Token) error {
@@ -1547,9 +1560,9 @@ func (x *Emit2) DeleteClassLayout(td Token) error {
 // SetFieldMarshal is Emit.SetFieldMarshal, which Emit2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: tk,
-// nativeType (pvNativeType). IMetaDataEmit: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// nativeType (pvNativeType). It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetFieldMarshal.
 func (x *Emit2) SetFieldMarshal(tk Token, nativeType []byte) error {
@@ -1558,10 +1571,10 @@ func (x *Emit2) SetFieldMarshal(tk Token, nativeType []byte) error {
 
 // DeleteFieldMarshal is Emit.DeleteFieldMarshal, which Emit2 inherits.
 //
-// Its arguments, with the runtime's names where they differ: tk.
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: tk. It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DeleteFieldMarshal.
 func (x *Emit2) DeleteFieldMarshal(tk Token) error {
@@ -1572,9 +1585,9 @@ func (x *Emit2) DeleteFieldMarshal(tk Token) error {
 //
 // Its arguments, with the runtime's names where they differ: tk, action
 // (dwAction), permission (pvPermission). It returns the runtime's ppm
-// output as a Token. IMetaDataEmit: every supported runtime. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// output as a Token. It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefinePermissionSet.
 func (x *Emit2) DefinePermissionSet(tk Token, action uint32, permission []byte) (Token, error) {
@@ -1584,9 +1597,9 @@ func (x *Emit2) DefinePermissionSet(tk Token, action uint32, permission []byte) 
 // SetRVA is Emit.SetRVA, which Emit2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: md, rva
-// (ulRVA). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (ulRVA). It is a method of IMetaDataEmit, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetRVA.
 func (x *Emit2) SetRVA(md Token, rva uint32) error {
@@ -1599,9 +1612,10 @@ func (x *Emit2) SetRVA(md Token, rva uint32) error {
 // local-variable or call-site signature), defining it if needed.
 //
 // Its arguments, with the runtime's names where they differ: sig (pvSig).
-// It returns the runtime's pmsig output as a Token. IMetaDataEmit: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// It returns the runtime's pmsig output as a Token. It is a method of
+// IMetaDataEmit, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::GetTokenFromSig.
 func (x *Emit2) GetTokenFromSig(sig []byte) (Token, error) {
@@ -1611,10 +1625,10 @@ func (x *Emit2) GetTokenFromSig(sig []byte) (Token, error) {
 // DefineModuleRef is Emit.DefineModuleRef, which Emit2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: name
-// (szName). It returns the runtime's pmur output as a Token.
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (szName). It returns the runtime's pmur output as a Token. It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineModuleRef.
 func (x *Emit2) DefineModuleRef(name string) (Token, error) {
@@ -1623,10 +1637,10 @@ func (x *Emit2) DefineModuleRef(name string) (Token, error) {
 
 // SetParent is Emit.SetParent, which Emit2 inherits.
 //
-// Its arguments, with the runtime's names where they differ: mr, tk.
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: mr, tk. It is
+// a method of IMetaDataEmit, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetParent.
 func (x *Emit2) SetParent(mr Token, tk Token) error {
@@ -1636,9 +1650,10 @@ func (x *Emit2) SetParent(mr Token, tk Token) error {
 // GetTokenFromTypeSpec is Emit.GetTokenFromTypeSpec, which Emit2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: sig (pvSig).
-// It returns the runtime's ptypespec output as a Token. IMetaDataEmit:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// It returns the runtime's ptypespec output as a Token. It is a method of
+// IMetaDataEmit, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::GetTokenFromTypeSpec.
 func (x *Emit2) GetTokenFromTypeSpec(sig []byte) (Token, error) {
@@ -1653,10 +1668,10 @@ func (x *Emit2) saveToMemory(data unsafe.Pointer, data2 uint32) error {
 // DefineUserString defines a string for ldstr and returns its token.
 //
 // Its arguments, with the runtime's names where they differ: str
-// (szString). It returns the runtime's pstk output as a Token.
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (szString). It returns the runtime's pstk output as a Token. It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineUserString.
 func (x *Emit2) DefineUserString(str string) (Token, error) {
@@ -1666,9 +1681,9 @@ func (x *Emit2) DefineUserString(str string) (Token, error) {
 // DeleteToken is Emit.DeleteToken, which Emit2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: obj (tkObj).
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// It is a method of IMetaDataEmit, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DeleteToken.
 func (x *Emit2) DeleteToken(obj Token) error {
@@ -1679,9 +1694,9 @@ func (x *Emit2) DeleteToken(obj Token) error {
 //
 // Its arguments, with the runtime's names where they differ: md,
 // methodFlags (dwMethodFlags), codeRVA (ulCodeRVA), implFlags
-// (dwImplFlags). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (dwImplFlags). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetMethodProps.
 func (x *Emit2) SetMethodProps(md Token, methodFlags MethodAttr, codeRVA uint32, implFlags MethodImpl) error {
@@ -1698,9 +1713,9 @@ func (x *Emit2) setEventProps(ev Token, eventFlags uint32, eventType Token, mdAd
 //
 // Its arguments, with the runtime's names where they differ: tk, action
 // (dwAction), permission (pvPermission). It returns the runtime's ppm
-// output as a Token. IMetaDataEmit: every supported runtime. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// output as a Token. It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetPermissionSetProps.
 func (x *Emit2) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
@@ -1711,9 +1726,9 @@ func (x *Emit2) SetPermissionSetProps(tk Token, action uint32, permission []byte
 //
 // Its arguments, with the runtime's names where they differ: tk,
 // mappingFlags (dwMappingFlags), importName (szImportName), mrImportDll
-// (mrImportDLL). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (mrImportDLL). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefinePinvokeMap.
 func (x *Emit2) DefinePinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
@@ -1724,9 +1739,9 @@ func (x *Emit2) DefinePinvokeMap(tk Token, mappingFlags PinvokeMap, importName s
 //
 // Its arguments, with the runtime's names where they differ: tk,
 // mappingFlags (dwMappingFlags), importName (szImportName), mrImportDll
-// (mrImportDLL). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (mrImportDLL). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetPinvokeMap.
 func (x *Emit2) SetPinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
@@ -1735,10 +1750,10 @@ func (x *Emit2) SetPinvokeMap(tk Token, mappingFlags PinvokeMap, importName stri
 
 // DeletePinvokeMap is Emit.DeletePinvokeMap, which Emit2 inherits.
 //
-// Its arguments, with the runtime's names where they differ: tk.
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Its arguments, with the runtime's names where they differ: tk. It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DeletePinvokeMap.
 func (x *Emit2) DeletePinvokeMap(tk Token) error {
@@ -1749,9 +1764,10 @@ func (x *Emit2) DeletePinvokeMap(tk Token) error {
 //
 // Its arguments, with the runtime's names where they differ: owner
 // (tkOwner), ctor (tkCtor), customAttribute (pCustomAttribute). It returns
-// the runtime's pcv output as a Token. IMetaDataEmit: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// the runtime's pcv output as a Token. It is a method of IMetaDataEmit,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineCustomAttribute.
 func (x *Emit2) DefineCustomAttribute(owner Token, ctor Token, customAttribute []byte) (Token, error) {
@@ -1761,9 +1777,10 @@ func (x *Emit2) DefineCustomAttribute(owner Token, ctor Token, customAttribute [
 // SetCustomAttributeValue is Emit.SetCustomAttributeValue, which Emit2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: pcv,
-// customAttribute (pCustomAttribute). IMetaDataEmit: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// customAttribute (pCustomAttribute). It is a method of IMetaDataEmit,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetCustomAttributeValue.
 func (x *Emit2) SetCustomAttributeValue(pcv Token, customAttribute []byte) error {
@@ -1794,9 +1811,9 @@ func (x *Emit2) defineSecurityAttributeSet(obj Token, secAttrs unsafe.Pointer, s
 // ApplyEditAndContinue is Emit.ApplyEditAndContinue, which Emit2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: importArg
-// (pImport). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (pImport). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::ApplyEditAndContinue.
 func (x *Emit2) ApplyEditAndContinue(importArg *Unknown) error {
@@ -1809,9 +1826,9 @@ func (x *Emit2) ApplyEditAndContinue(importArg *Unknown) error {
 // (pAssemImport), hashValue (pbHashValue), importArg (import), sigBlob
 // (pbSigBlob), assemEmit (pAssemEmit), emit, translatedSig
 // (pvTranslatedSig). It returns the runtime's pcbTranslatedSig output as a
-// uint32. IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// uint32. It is a method of IMetaDataEmit, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::TranslateSigWithScope.
 func (x *Emit2) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []byte, importArg *Import, sigBlob []byte, assemEmit *AssemblyEmit, emit *Emit, translatedSig []byte) (uint32, error) {
@@ -1821,9 +1838,9 @@ func (x *Emit2) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []b
 // SetMethodImplFlags is Emit.SetMethodImplFlags, which Emit2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: md, implFlags
-// (dwImplFlags). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (dwImplFlags). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetMethodImplFlags.
 func (x *Emit2) SetMethodImplFlags(md Token, implFlags MethodImpl) error {
@@ -1833,9 +1850,9 @@ func (x *Emit2) SetMethodImplFlags(md Token, implFlags MethodImpl) error {
 // SetFieldRVA is Emit.SetFieldRVA, which Emit2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: fd, rva
-// (ulRVA). IMetaDataEmit: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (ulRVA). It is a method of IMetaDataEmit, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetFieldRVA.
 func (x *Emit2) SetFieldRVA(fd Token, rva uint32) error {
@@ -1845,10 +1862,10 @@ func (x *Emit2) SetFieldRVA(fd Token, rva uint32) error {
 // Merge is Emit.Merge, which Emit2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: importArg
-// (pImport), hostMapToken (pHostMapToken), handler (pHandler).
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (pImport), hostMapToken (pHostMapToken), handler (pHandler). It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::Merge.
 func (x *Emit2) Merge(importArg *Import, hostMapToken *MapToken, handler *Unknown) error {
@@ -1857,9 +1874,9 @@ func (x *Emit2) Merge(importArg *Import, hostMapToken *MapToken, handler *Unknow
 
 // MergeEnd is Emit.MergeEnd, which Emit2 inherits.
 //
-// IMetaDataEmit: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// It is a method of IMetaDataEmit, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::MergeEnd.
 func (x *Emit2) MergeEnd() error {
@@ -1922,8 +1939,8 @@ func (x *Import) Release() {
 	x.p = nil
 }
 
-// Its arguments, with the runtime's names where they differ: hEnum.
-// IMetaDataImport: every supported runtime.
+// Its arguments, with the runtime's names where they differ: hEnum. It is
+// a method of IMetaDataImport, which every supported runtime has.
 //
 // It calls IMetaDataImport::CloseEnum.
 func (x *Import) CloseEnum(hEnum EnumHandle) {
@@ -1934,9 +1951,10 @@ func (x *Import) CloseEnum(hEnum EnumHandle) {
 }
 
 // Its arguments, with the runtime's names where they differ: hEnum. It
-// returns the runtime's pulCount output as a uint32. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// returns the runtime's pulCount output as a uint32. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::CountEnum.
 func (x *Import) CountEnum(hEnum EnumHandle) (uint32, error) {
@@ -1954,9 +1972,9 @@ func (x *Import) CountEnum(hEnum EnumHandle) (uint32, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: hEnum, pos
-// (ulPos). IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (ulPos). It is a method of IMetaDataImport, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::ResetEnum.
 func (x *Import) ResetEnum(hEnum EnumHandle, pos uint32) error {
@@ -1975,9 +1993,10 @@ func (x *Import) ResetEnum(hEnum EnumHandle, pos uint32) error {
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumTypeDefs.
 func (x *Import) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
@@ -2009,9 +2028,10 @@ func (x *Import) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumInterfaceImpls.
 func (x *Import) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, error) {
@@ -2043,9 +2063,10 @@ func (x *Import) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, erro
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumTypeRefs.
 func (x *Import) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
@@ -2078,9 +2099,9 @@ func (x *Import) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 //
 // Its arguments, with the runtime's names where they differ: typeDef
 // (szTypeDef), enclosingClass (tkEnclosingClass). It returns the runtime's
-// ptd output as a Token. IMetaDataImport: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// ptd output as a Token. It is a method of IMetaDataImport, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindTypeDefByName.
 func (x *Import) FindTypeDefByName(typeDef string, enclosingClass Token) (Token, error) {
@@ -2112,9 +2133,9 @@ type ImportScopePropsResult struct {
 // GetScopeProps returns the module's name and MVID.
 //
 // It returns the runtime's outputs szName, pmvid as the fields of
-// ImportScopePropsResult. IMetaDataImport: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// ImportScopePropsResult. It is a method of IMetaDataImport, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetScopeProps.
 func (x *Import) GetScopeProps() (ImportScopePropsResult, error) {
@@ -2143,9 +2164,10 @@ func (x *Import) GetScopeProps() (ImportScopePropsResult, error) {
 	return res, nil
 }
 
-// It returns the runtime's pmd output as a Token. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// It returns the runtime's pmd output as a Token. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetModuleFromScope.
 func (x *Import) GetModuleFromScope() (Token, error) {
@@ -2180,9 +2202,10 @@ type ImportTypeDefPropsResult struct {
 
 // Its arguments, with the runtime's names where they differ: td. It
 // returns the runtime's outputs szTypeDef, pdwTypeDefFlags, ptkExtends as
-// the fields of ImportTypeDefPropsResult. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// the fields of ImportTypeDefPropsResult. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetTypeDefProps.
 func (x *Import) GetTypeDefProps(td Token) (ImportTypeDefPropsResult, error) {
@@ -2228,9 +2251,10 @@ type ImportInterfaceImplPropsResult struct {
 
 // Its arguments, with the runtime's names where they differ: iiImpl. It
 // returns the runtime's outputs pClass, ptkIface as the fields of
-// ImportInterfaceImplPropsResult. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// ImportInterfaceImplPropsResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataImport::GetInterfaceImplProps.
 func (x *Import) GetInterfaceImplProps(iiImpl Token) (ImportInterfaceImplPropsResult, error) {
@@ -2263,9 +2287,10 @@ type ImportTypeRefPropsResult struct {
 
 // Its arguments, with the runtime's names where they differ: tr. It
 // returns the runtime's outputs ptkResolutionScope, szName as the fields
-// of ImportTypeRefPropsResult. IMetaDataImport: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// of ImportTypeRefPropsResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataImport::GetTypeRefProps.
 func (x *Import) GetTypeRefProps(tr Token) (ImportTypeRefPropsResult, error) {
@@ -2308,9 +2333,10 @@ type ImportResolveTypeRefResult struct {
 
 // Its arguments, with the runtime's names where they differ: tr, riid. It
 // returns the runtime's outputs ppIScope, ptd as the fields of
-// ImportResolveTypeRefResult. IMetaDataImport: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// ImportResolveTypeRefResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataImport::ResolveTypeRef.
 func (x *Import) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefResult, error) {
@@ -2335,9 +2361,10 @@ func (x *Import) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefR
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMembers.
 func (x *Import) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
@@ -2369,10 +2396,10 @@ func (x *Import) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 // is one step of an enumeration: phEnum starts as a zero EnumHandle and is
 // passed again on every call; each call returns at most 32 items and an
 // empty slice at the end; CloseEnum frees the handle. Import2's slice
-// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration. It
+// is a method of IMetaDataImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMembersWithName.
 func (x *Import) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
@@ -2405,9 +2432,10 @@ func (x *Import) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string) 
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMethods.
 func (x *Import) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
@@ -2439,10 +2467,10 @@ func (x *Import) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 // is one step of an enumeration: phEnum starts as a zero EnumHandle and is
 // passed again on every call; each call returns at most 32 items and an
 // empty slice at the end; CloseEnum frees the handle. Import2's slice
-// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration. It
+// is a method of IMetaDataImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMethodsWithName.
 func (x *Import) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
@@ -2475,9 +2503,10 @@ func (x *Import) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string) 
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumFields.
 func (x *Import) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
@@ -2509,10 +2538,10 @@ func (x *Import) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 // is one step of an enumeration: phEnum starts as a zero EnumHandle and is
 // passed again on every call; each call returns at most 32 items and an
 // empty slice at the end; CloseEnum frees the handle. Import2's slice
-// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration. It
+// is a method of IMetaDataImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumFieldsWithName.
 func (x *Import) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
@@ -2545,9 +2574,10 @@ func (x *Import) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) (
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumParams.
 func (x *Import) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
@@ -2580,9 +2610,9 @@ func (x *Import) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 // EnumHandle and is passed again on every call; each call returns at most
 // 32 items and an empty slice at the end; CloseEnum frees the handle.
 // Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole
-// enumeration. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// enumeration. It is a method of IMetaDataImport, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMemberRefs.
 func (x *Import) EnumMemberRefs(phEnum *EnumHandle, parent Token) ([]Token, error) {
@@ -2640,9 +2670,9 @@ func (x *Import) enumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsafe
 // EnumHandle and is passed again on every call; each call returns at most
 // 32 items and an empty slice at the end; CloseEnum frees the handle.
 // Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole
-// enumeration. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// enumeration. It is a method of IMetaDataImport, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumPermissionSets.
 func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32) ([]Token, error) {
@@ -2671,9 +2701,9 @@ func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32
 
 // Its arguments, with the runtime's names where they differ: td, name
 // (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output as a
-// Token. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindMember.
 func (x *Import) FindMember(td Token, name string, sigBlob []byte) (Token, error) {
@@ -2696,9 +2726,9 @@ func (x *Import) FindMember(td Token, name string, sigBlob []byte) (Token, error
 //
 // Its arguments, with the runtime's names where they differ: td, name
 // (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output as a
-// Token. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindMethod.
 func (x *Import) FindMethod(td Token, name string, sigBlob []byte) (Token, error) {
@@ -2718,9 +2748,9 @@ func (x *Import) FindMethod(td Token, name string, sigBlob []byte) (Token, error
 
 // Its arguments, with the runtime's names where they differ: td, name
 // (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output as a
-// Token. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindField.
 func (x *Import) FindField(td Token, name string, sigBlob []byte) (Token, error) {
@@ -2743,9 +2773,9 @@ func (x *Import) FindField(td Token, name string, sigBlob []byte) (Token, error)
 //
 // Its arguments, with the runtime's names where they differ: td, name
 // (szName), sigBlob (pvSigBlob). It returns the runtime's pmr output as a
-// Token. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindMemberRef.
 func (x *Import) FindMemberRef(td Token, name string, sigBlob []byte) (Token, error) {
@@ -2788,10 +2818,10 @@ type ImportMethodPropsResult struct {
 
 // Its arguments, with the runtime's names where they differ: mb. It
 // returns the runtime's outputs pClass, szMethod, pdwAttr, ppvSigBlob,
-// pulCodeRVA, pdwImplFlags as the fields of ImportMethodPropsResult.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// pulCodeRVA, pdwImplFlags as the fields of ImportMethodPropsResult. It is
+// a method of IMetaDataImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetMethodProps.
 func (x *Import) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
@@ -2846,9 +2876,10 @@ type ImportMemberRefPropsResult struct {
 
 // Its arguments, with the runtime's names where they differ: mr. It
 // returns the runtime's outputs ptk, szMember, ppvSigBlob as the fields of
-// ImportMemberRefPropsResult. IMetaDataImport: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// ImportMemberRefPropsResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataImport::GetMemberRefProps.
 func (x *Import) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error) {
@@ -2885,10 +2916,10 @@ func (x *Import) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error)
 // of an enumeration: phEnum starts as a zero EnumHandle and is passed
 // again on every call; each call returns at most 32 items and an empty
 // slice at the end; CloseEnum frees the handle. Import2's slice methods
-// (TypeDefs, Methods, Fields, ...) run the whole enumeration.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
+// method of IMetaDataImport, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumProperties.
 func (x *Import) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
@@ -2920,9 +2951,10 @@ func (x *Import) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumEvents.
 func (x *Import) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
@@ -2981,9 +3013,10 @@ type ImportEventPropsResult struct {
 // Its arguments, with the runtime's names where they differ: ev, event
 // (szEvent), event2 (cchEvent). It returns the runtime's outputs pClass,
 // pchEvent, pdwEventFlags, ptkEventType, pmdAddOn, pmdRemoveOn, pmdFire,
-// rmdOtherMethod as the fields of ImportEventPropsResult. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// rmdOtherMethod as the fields of ImportEventPropsResult. It is a method
+// of IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetEventProps.
 func (x *Import) GetEventProps(ev Token, event string, event2 uint32) (ImportEventPropsResult, error) {
@@ -3030,10 +3063,10 @@ func (x *Import) GetEventProps(ev Token, event string, event2 uint32) (ImportEve
 // of an enumeration: phEnum starts as a zero EnumHandle and is passed
 // again on every call; each call returns at most 32 items and an empty
 // slice at the end; CloseEnum frees the handle. Import2's slice methods
-// (TypeDefs, Methods, Fields, ...) run the whole enumeration.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
+// method of IMetaDataImport, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMethodSemantics.
 func (x *Import) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, error) {
@@ -3062,9 +3095,9 @@ func (x *Import) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, err
 
 // Its arguments, with the runtime's names where they differ: mb, eventProp
 // (tkEventProp). It returns the runtime's pdwSemanticsFlags output as a
-// MethodSemanticsAttr. IMetaDataImport: every supported runtime. A failure
-// is the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// MethodSemanticsAttr. It is a method of IMetaDataImport, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetMethodSemantics.
 func (x *Import) GetMethodSemantics(mb Token, eventProp Token) (MethodSemanticsAttr, error) {
@@ -3099,9 +3132,10 @@ type ImportClassLayoutResult struct {
 
 // Its arguments, with the runtime's names where they differ: td. It
 // returns the runtime's outputs pdwPackSize, rFieldOffset, pulClassSize as
-// the fields of ImportClassLayoutResult. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// the fields of ImportClassLayoutResult. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetClassLayout.
 func (x *Import) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
@@ -3133,9 +3167,10 @@ func (x *Import) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: tk. It
-// returns the runtime's ppvNativeType output as a []byte. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// returns the runtime's ppvNativeType output as a []byte. It is a method
+// of IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetFieldMarshal.
 func (x *Import) GetFieldMarshal(tk Token) ([]byte, error) {
@@ -3167,9 +3202,9 @@ type ImportRVAResult struct {
 
 // Its arguments, with the runtime's names where they differ: tk. It
 // returns the runtime's outputs pulCodeRVA, pdwImplFlags as the fields of
-// ImportRVAResult. IMetaDataImport: every supported runtime. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// ImportRVAResult. It is a method of IMetaDataImport, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetRVA.
 func (x *Import) GetRVA(tk Token) (ImportRVAResult, error) {
@@ -3203,9 +3238,10 @@ type ImportPermissionSetPropsResult struct {
 
 // Its arguments, with the runtime's names where they differ: pm. It
 // returns the runtime's outputs pdwAction, ppvPermission as the fields of
-// ImportPermissionSetPropsResult. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// ImportPermissionSetPropsResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataImport::GetPermissionSetProps.
 func (x *Import) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
@@ -3226,9 +3262,10 @@ func (x *Import) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult
 }
 
 // Its arguments, with the runtime's names where they differ: mdSig. It
-// returns the runtime's ppvSig output as a []byte. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// returns the runtime's ppvSig output as a []byte. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetSigFromToken.
 func (x *Import) GetSigFromToken(mdSig Token) ([]byte, error) {
@@ -3247,9 +3284,10 @@ func (x *Import) GetSigFromToken(mdSig Token) ([]byte, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: mur. It
-// returns the runtime's szName output as a string. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// returns the runtime's szName output as a string. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetModuleRefProps.
 func (x *Import) GetModuleRefProps(mur Token) (string, error) {
@@ -3281,9 +3319,10 @@ func (x *Import) GetModuleRefProps(mur Token) (string, error) {
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumModuleRefs.
 func (x *Import) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
@@ -3311,9 +3350,10 @@ func (x *Import) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: typespec. It
-// returns the runtime's ppvSig output as a []byte. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// returns the runtime's ppvSig output as a []byte. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetTypeSpecFromToken.
 func (x *Import) GetTypeSpecFromToken(typespec Token) ([]byte, error) {
@@ -3348,9 +3388,10 @@ func (x *Import) getNameFromToken(tk Token, utf8NamePtr unsafe.Pointer) error {
 // enumeration: phEnum starts as a zero EnumHandle and is passed again on
 // every call; each call returns at most 32 items and an empty slice at the
 // end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumUnresolvedMethods.
 func (x *Import) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
@@ -3380,9 +3421,10 @@ func (x *Import) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 // GetUserString returns the string an ldstr token names.
 //
 // Its arguments, with the runtime's names where they differ: stk. It
-// returns the runtime's szString output as a string. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// returns the runtime's szString output as a string. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetUserString.
 func (x *Import) GetUserString(stk Token) (string, error) {
@@ -3427,9 +3469,10 @@ type ImportPinvokeMapResult struct {
 
 // Its arguments, with the runtime's names where they differ: tk. It
 // returns the runtime's outputs pdwMappingFlags, szImportName,
-// pmrImportDLL as the fields of ImportPinvokeMapResult. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// pmrImportDLL as the fields of ImportPinvokeMapResult. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetPinvokeMap.
 func (x *Import) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
@@ -3465,9 +3508,10 @@ func (x *Import) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumSignatures.
 func (x *Import) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
@@ -3499,9 +3543,10 @@ func (x *Import) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumTypeSpecs.
 func (x *Import) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
@@ -3533,9 +3578,10 @@ func (x *Import) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 // enumeration: phEnum starts as a zero EnumHandle and is passed again on
 // every call; each call returns at most 32 items and an empty slice at the
 // end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumUserStrings.
 func (x *Import) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
@@ -3563,10 +3609,10 @@ func (x *Import) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: md, paramSeq
-// (ulParamSeq). It returns the runtime's ppd output as a Token.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (ulParamSeq). It returns the runtime's ppd output as a Token. It is a
+// method of IMetaDataImport, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetParamForMethodIndex.
 func (x *Import) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error) {
@@ -3589,9 +3635,9 @@ func (x *Import) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error
 // EnumHandle and is passed again on every call; each call returns at most
 // 32 items and an empty slice at the end; CloseEnum frees the handle.
 // Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole
-// enumeration. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// enumeration. It is a method of IMetaDataImport, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumCustomAttributes.
 func (x *Import) EnumCustomAttributes(phEnum *EnumHandle, tk Token, typ Token) ([]Token, error) {
@@ -3659,9 +3705,10 @@ func (x *Import) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsRe
 //
 // Its arguments, with the runtime's names where they differ:
 // resolutionScope (tkResolutionScope), name (szName). It returns the
-// runtime's ptr output as a Token. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// runtime's ptr output as a Token. It is a method of IMetaDataImport,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindTypeRef.
 func (x *Import) FindTypeRef(resolutionScope Token, name string) (Token, error) {
@@ -3974,8 +4021,8 @@ func (x *Import) getCustomAttributeByName(obj Token, name string) ([]byte, error
 	return res, nil
 }
 
-// Its arguments, with the runtime's names where they differ: tk.
-// IMetaDataImport: every supported runtime.
+// Its arguments, with the runtime's names where they differ: tk. It is a
+// method of IMetaDataImport, which every supported runtime has.
 //
 // It calls IMetaDataImport::IsValidToken.
 func (x *Import) IsValidToken(tk Token) bool {
@@ -3988,9 +4035,9 @@ func (x *Import) IsValidToken(tk Token) bool {
 
 // Its arguments, with the runtime's names where they differ:
 // tdNestedClass. It returns the runtime's ptdEnclosingClass output as a
-// Token. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetNestedClassProps.
 func (x *Import) GetNestedClassProps(tdNestedClass Token) (Token, error) {
@@ -4008,9 +4055,10 @@ func (x *Import) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: sig (pvSig).
-// It returns the runtime's pCallConv output as a uint32. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// It returns the runtime's pCallConv output as a uint32. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetNativeCallConvFromSig.
 func (x *Import) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
@@ -4028,9 +4076,10 @@ func (x *Import) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: pd. It
-// returns the runtime's pbGlobal output as a int32. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// returns the runtime's pbGlobal output as a int32. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::IsGlobal.
 func (x *Import) IsGlobal(pd Token) (int32, error) {
@@ -4097,10 +4146,10 @@ func (x *Import2) base() *Import {
 // step of an enumeration: phEnum starts as a zero EnumHandle and is passed
 // again on every call; each call returns at most 32 items and an empty
 // slice at the end; CloseEnum frees the handle. Import2's slice methods
-// (TypeDefs, Methods, Fields, ...) run the whole enumeration.
-// IMetaDataImport2: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
+// method of IMetaDataImport2, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport2::EnumGenericParams.
 func (x *Import2) EnumGenericParams(phEnum *EnumHandle, tk Token) ([]Token, error) {
@@ -4151,10 +4200,10 @@ type Import2GenericParamPropsResult struct {
 
 // Its arguments, with the runtime's names where they differ: gp. It
 // returns the runtime's outputs pulParamSeq, pdwParamFlags, ptOwner,
-// reserved, wzname as the fields of Import2GenericParamPropsResult.
-// IMetaDataImport2: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// reserved, wzname as the fields of Import2GenericParamPropsResult. It is
+// a method of IMetaDataImport2, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport2::GetGenericParamProps.
 func (x *Import2) GetGenericParamProps(gp Token) (Import2GenericParamPropsResult, error) {
@@ -4204,9 +4253,10 @@ type Import2MethodSpecPropsResult struct {
 
 // Its arguments, with the runtime's names where they differ: mi. It
 // returns the runtime's outputs tkParent, ppvSigBlob as the fields of
-// Import2MethodSpecPropsResult. IMetaDataImport2: every supported runtime.
-// A failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Import2MethodSpecPropsResult. It is a method of IMetaDataImport2, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataImport2::GetMethodSpecProps.
 func (x *Import2) GetMethodSpecProps(mi Token) (Import2MethodSpecPropsResult, error) {
@@ -4231,10 +4281,10 @@ func (x *Import2) GetMethodSpecProps(mi Token) (Import2MethodSpecPropsResult, er
 // It is one step of an enumeration: phEnum starts as a zero EnumHandle and
 // is passed again on every call; each call returns at most 32 items and an
 // empty slice at the end; CloseEnum frees the handle. Import2's slice
-// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration.
-// IMetaDataImport2: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration. It
+// is a method of IMetaDataImport2, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport2::EnumGenericParamConstraints.
 func (x *Import2) EnumGenericParamConstraints(phEnum *EnumHandle, tk Token) ([]Token, error) {
@@ -4276,9 +4326,10 @@ type Import2GenericParamConstraintPropsResult struct {
 
 // Its arguments, with the runtime's names where they differ: gpc. It
 // returns the runtime's outputs ptGenericParam, ptkConstraintType as the
-// fields of Import2GenericParamConstraintPropsResult. IMetaDataImport2:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// fields of Import2GenericParamConstraintPropsResult. It is a method of
+// IMetaDataImport2, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport2::GetGenericParamConstraintProps.
 func (x *Import2) GetGenericParamConstraintProps(gpc Token) (Import2GenericParamConstraintPropsResult, error) {
@@ -4310,9 +4361,9 @@ type Import2PEKindResult struct {
 }
 
 // It returns the runtime's outputs pdwPEKind, pdwMAchine as the fields of
-// Import2PEKindResult. IMetaDataImport2: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Import2PEKindResult. It is a method of IMetaDataImport2, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport2::GetPEKind.
 func (x *Import2) GetPEKind() (Import2PEKindResult, error) {
@@ -4331,9 +4382,10 @@ func (x *Import2) GetPEKind() (Import2PEKindResult, error) {
 	return res, nil
 }
 
-// It returns the runtime's pwzBuf output as a string. IMetaDataImport2:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// It returns the runtime's pwzBuf output as a string. It is a method of
+// IMetaDataImport2, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport2::GetVersionString.
 func (x *Import2) GetVersionString() (string, error) {
@@ -4365,10 +4417,10 @@ func (x *Import2) GetVersionString() (string, error) {
 // step of an enumeration: phEnum starts as a zero EnumHandle and is passed
 // again on every call; each call returns at most 32 items and an empty
 // slice at the end; CloseEnum frees the handle. Import2's slice methods
-// (TypeDefs, Methods, Fields, ...) run the whole enumeration.
-// IMetaDataImport2: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
+// method of IMetaDataImport2, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport2::EnumMethodSpecs.
 func (x *Import2) EnumMethodSpecs(phEnum *EnumHandle, tk Token) ([]Token, error) {
@@ -4397,8 +4449,8 @@ func (x *Import2) EnumMethodSpecs(phEnum *EnumHandle, tk Token) ([]Token, error)
 
 // CloseEnum is Import.CloseEnum, which Import2 inherits.
 //
-// Its arguments, with the runtime's names where they differ: hEnum.
-// IMetaDataImport: every supported runtime.
+// Its arguments, with the runtime's names where they differ: hEnum. It is
+// a method of IMetaDataImport, which every supported runtime has.
 //
 // It calls IMetaDataImport::CloseEnum.
 func (x *Import2) CloseEnum(hEnum EnumHandle) {
@@ -4408,9 +4460,10 @@ func (x *Import2) CloseEnum(hEnum EnumHandle) {
 // CountEnum is Import.CountEnum, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: hEnum. It
-// returns the runtime's pulCount output as a uint32. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// returns the runtime's pulCount output as a uint32. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::CountEnum.
 func (x *Import2) CountEnum(hEnum EnumHandle) (uint32, error) {
@@ -4420,9 +4473,9 @@ func (x *Import2) CountEnum(hEnum EnumHandle) (uint32, error) {
 // ResetEnum is Import.ResetEnum, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: hEnum, pos
-// (ulPos). IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (ulPos). It is a method of IMetaDataImport, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::ResetEnum.
 func (x *Import2) ResetEnum(hEnum EnumHandle, pos uint32) error {
@@ -4436,9 +4489,10 @@ func (x *Import2) ResetEnum(hEnum EnumHandle, pos uint32) error {
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumTypeDefs.
 func (x *Import2) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
@@ -4452,9 +4506,10 @@ func (x *Import2) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumInterfaceImpls.
 func (x *Import2) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, error) {
@@ -4468,9 +4523,10 @@ func (x *Import2) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, err
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumTypeRefs.
 func (x *Import2) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
@@ -4485,9 +4541,9 @@ func (x *Import2) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 //
 // Its arguments, with the runtime's names where they differ: typeDef
 // (szTypeDef), enclosingClass (tkEnclosingClass). It returns the runtime's
-// ptd output as a Token. IMetaDataImport: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// ptd output as a Token. It is a method of IMetaDataImport, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindTypeDefByName.
 func (x *Import2) FindTypeDefByName(typeDef string, enclosingClass Token) (Token, error) {
@@ -4499,9 +4555,9 @@ func (x *Import2) FindTypeDefByName(typeDef string, enclosingClass Token) (Token
 // GetScopeProps returns the module's name and MVID.
 //
 // It returns the runtime's outputs szName, pmvid as the fields of
-// ImportScopePropsResult. IMetaDataImport: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// ImportScopePropsResult. It is a method of IMetaDataImport, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetScopeProps.
 func (x *Import2) GetScopeProps() (ImportScopePropsResult, error) {
@@ -4510,9 +4566,10 @@ func (x *Import2) GetScopeProps() (ImportScopePropsResult, error) {
 
 // GetModuleFromScope is Import.GetModuleFromScope, which Import2 inherits.
 //
-// It returns the runtime's pmd output as a Token. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// It returns the runtime's pmd output as a Token. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetModuleFromScope.
 func (x *Import2) GetModuleFromScope() (Token, error) {
@@ -4523,9 +4580,10 @@ func (x *Import2) GetModuleFromScope() (Token, error) {
 //
 // Its arguments, with the runtime's names where they differ: td. It
 // returns the runtime's outputs szTypeDef, pdwTypeDefFlags, ptkExtends as
-// the fields of ImportTypeDefPropsResult. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// the fields of ImportTypeDefPropsResult. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetTypeDefProps.
 func (x *Import2) GetTypeDefProps(td Token) (ImportTypeDefPropsResult, error) {
@@ -4536,9 +4594,10 @@ func (x *Import2) GetTypeDefProps(td Token) (ImportTypeDefPropsResult, error) {
 //
 // Its arguments, with the runtime's names where they differ: iiImpl. It
 // returns the runtime's outputs pClass, ptkIface as the fields of
-// ImportInterfaceImplPropsResult. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// ImportInterfaceImplPropsResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataImport::GetInterfaceImplProps.
 func (x *Import2) GetInterfaceImplProps(iiImpl Token) (ImportInterfaceImplPropsResult, error) {
@@ -4549,9 +4608,10 @@ func (x *Import2) GetInterfaceImplProps(iiImpl Token) (ImportInterfaceImplPropsR
 //
 // Its arguments, with the runtime's names where they differ: tr. It
 // returns the runtime's outputs ptkResolutionScope, szName as the fields
-// of ImportTypeRefPropsResult. IMetaDataImport: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// of ImportTypeRefPropsResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataImport::GetTypeRefProps.
 func (x *Import2) GetTypeRefProps(tr Token) (ImportTypeRefPropsResult, error) {
@@ -4562,9 +4622,10 @@ func (x *Import2) GetTypeRefProps(tr Token) (ImportTypeRefPropsResult, error) {
 //
 // Its arguments, with the runtime's names where they differ: tr, riid. It
 // returns the runtime's outputs ppIScope, ptd as the fields of
-// ImportResolveTypeRefResult. IMetaDataImport: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// ImportResolveTypeRefResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataImport::ResolveTypeRef.
 func (x *Import2) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefResult, error) {
@@ -4578,9 +4639,10 @@ func (x *Import2) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRef
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMembers.
 func (x *Import2) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
@@ -4594,10 +4656,10 @@ func (x *Import2) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 // is one step of an enumeration: phEnum starts as a zero EnumHandle and is
 // passed again on every call; each call returns at most 32 items and an
 // empty slice at the end; CloseEnum frees the handle. Import2's slice
-// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration. It
+// is a method of IMetaDataImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMembersWithName.
 func (x *Import2) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
@@ -4611,9 +4673,10 @@ func (x *Import2) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string)
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMethods.
 func (x *Import2) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
@@ -4627,10 +4690,10 @@ func (x *Import2) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 // is one step of an enumeration: phEnum starts as a zero EnumHandle and is
 // passed again on every call; each call returns at most 32 items and an
 // empty slice at the end; CloseEnum frees the handle. Import2's slice
-// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration. It
+// is a method of IMetaDataImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMethodsWithName.
 func (x *Import2) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
@@ -4644,9 +4707,10 @@ func (x *Import2) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string)
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumFields.
 func (x *Import2) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
@@ -4660,10 +4724,10 @@ func (x *Import2) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 // is one step of an enumeration: phEnum starts as a zero EnumHandle and is
 // passed again on every call; each call returns at most 32 items and an
 // empty slice at the end; CloseEnum frees the handle. Import2's slice
-// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration. It
+// is a method of IMetaDataImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumFieldsWithName.
 func (x *Import2) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
@@ -4677,9 +4741,10 @@ func (x *Import2) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) 
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumParams.
 func (x *Import2) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
@@ -4694,9 +4759,9 @@ func (x *Import2) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 // EnumHandle and is passed again on every call; each call returns at most
 // 32 items and an empty slice at the end; CloseEnum frees the handle.
 // Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole
-// enumeration. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// enumeration. It is a method of IMetaDataImport, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMemberRefs.
 func (x *Import2) EnumMemberRefs(phEnum *EnumHandle, parent Token) ([]Token, error) {
@@ -4714,9 +4779,9 @@ func (x *Import2) enumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsaf
 // EnumHandle and is passed again on every call; each call returns at most
 // 32 items and an empty slice at the end; CloseEnum frees the handle.
 // Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole
-// enumeration. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// enumeration. It is a method of IMetaDataImport, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumPermissionSets.
 func (x *Import2) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32) ([]Token, error) {
@@ -4727,9 +4792,9 @@ func (x *Import2) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint3
 //
 // Its arguments, with the runtime's names where they differ: td, name
 // (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output as a
-// Token. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindMember.
 func (x *Import2) FindMember(td Token, name string, sigBlob []byte) (Token, error) {
@@ -4743,9 +4808,9 @@ func (x *Import2) FindMember(td Token, name string, sigBlob []byte) (Token, erro
 //
 // Its arguments, with the runtime's names where they differ: td, name
 // (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output as a
-// Token. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindMethod.
 func (x *Import2) FindMethod(td Token, name string, sigBlob []byte) (Token, error) {
@@ -4756,9 +4821,9 @@ func (x *Import2) FindMethod(td Token, name string, sigBlob []byte) (Token, erro
 //
 // Its arguments, with the runtime's names where they differ: td, name
 // (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output as a
-// Token. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindField.
 func (x *Import2) FindField(td Token, name string, sigBlob []byte) (Token, error) {
@@ -4772,9 +4837,9 @@ func (x *Import2) FindField(td Token, name string, sigBlob []byte) (Token, error
 //
 // Its arguments, with the runtime's names where they differ: td, name
 // (szName), sigBlob (pvSigBlob). It returns the runtime's pmr output as a
-// Token. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindMemberRef.
 func (x *Import2) FindMemberRef(td Token, name string, sigBlob []byte) (Token, error) {
@@ -4785,10 +4850,10 @@ func (x *Import2) FindMemberRef(td Token, name string, sigBlob []byte) (Token, e
 //
 // Its arguments, with the runtime's names where they differ: mb. It
 // returns the runtime's outputs pClass, szMethod, pdwAttr, ppvSigBlob,
-// pulCodeRVA, pdwImplFlags as the fields of ImportMethodPropsResult.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// pulCodeRVA, pdwImplFlags as the fields of ImportMethodPropsResult. It is
+// a method of IMetaDataImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetMethodProps.
 func (x *Import2) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
@@ -4799,9 +4864,10 @@ func (x *Import2) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
 //
 // Its arguments, with the runtime's names where they differ: mr. It
 // returns the runtime's outputs ptk, szMember, ppvSigBlob as the fields of
-// ImportMemberRefPropsResult. IMetaDataImport: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// ImportMemberRefPropsResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataImport::GetMemberRefProps.
 func (x *Import2) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error) {
@@ -4815,10 +4881,10 @@ func (x *Import2) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error
 // of an enumeration: phEnum starts as a zero EnumHandle and is passed
 // again on every call; each call returns at most 32 items and an empty
 // slice at the end; CloseEnum frees the handle. Import2's slice methods
-// (TypeDefs, Methods, Fields, ...) run the whole enumeration.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
+// method of IMetaDataImport, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumProperties.
 func (x *Import2) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
@@ -4832,9 +4898,10 @@ func (x *Import2) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) 
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumEvents.
 func (x *Import2) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
@@ -4846,9 +4913,10 @@ func (x *Import2) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
 // Its arguments, with the runtime's names where they differ: ev, event
 // (szEvent), event2 (cchEvent). It returns the runtime's outputs pClass,
 // pchEvent, pdwEventFlags, ptkEventType, pmdAddOn, pmdRemoveOn, pmdFire,
-// rmdOtherMethod as the fields of ImportEventPropsResult. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// rmdOtherMethod as the fields of ImportEventPropsResult. It is a method
+// of IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetEventProps.
 func (x *Import2) GetEventProps(ev Token, event string, event2 uint32) (ImportEventPropsResult, error) {
@@ -4862,10 +4930,10 @@ func (x *Import2) GetEventProps(ev Token, event string, event2 uint32) (ImportEv
 // of an enumeration: phEnum starts as a zero EnumHandle and is passed
 // again on every call; each call returns at most 32 items and an empty
 // slice at the end; CloseEnum frees the handle. Import2's slice methods
-// (TypeDefs, Methods, Fields, ...) run the whole enumeration.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
+// method of IMetaDataImport, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumMethodSemantics.
 func (x *Import2) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, error) {
@@ -4876,9 +4944,9 @@ func (x *Import2) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, er
 //
 // Its arguments, with the runtime's names where they differ: mb, eventProp
 // (tkEventProp). It returns the runtime's pdwSemanticsFlags output as a
-// MethodSemanticsAttr. IMetaDataImport: every supported runtime. A failure
-// is the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// MethodSemanticsAttr. It is a method of IMetaDataImport, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetMethodSemantics.
 func (x *Import2) GetMethodSemantics(mb Token, eventProp Token) (MethodSemanticsAttr, error) {
@@ -4889,9 +4957,10 @@ func (x *Import2) GetMethodSemantics(mb Token, eventProp Token) (MethodSemantics
 //
 // Its arguments, with the runtime's names where they differ: td. It
 // returns the runtime's outputs pdwPackSize, rFieldOffset, pulClassSize as
-// the fields of ImportClassLayoutResult. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// the fields of ImportClassLayoutResult. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetClassLayout.
 func (x *Import2) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
@@ -4901,9 +4970,10 @@ func (x *Import2) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 // GetFieldMarshal is Import.GetFieldMarshal, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: tk. It
-// returns the runtime's ppvNativeType output as a []byte. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// returns the runtime's ppvNativeType output as a []byte. It is a method
+// of IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetFieldMarshal.
 func (x *Import2) GetFieldMarshal(tk Token) ([]byte, error) {
@@ -4914,9 +4984,9 @@ func (x *Import2) GetFieldMarshal(tk Token) ([]byte, error) {
 //
 // Its arguments, with the runtime's names where they differ: tk. It
 // returns the runtime's outputs pulCodeRVA, pdwImplFlags as the fields of
-// ImportRVAResult. IMetaDataImport: every supported runtime. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// ImportRVAResult. It is a method of IMetaDataImport, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetRVA.
 func (x *Import2) GetRVA(tk Token) (ImportRVAResult, error) {
@@ -4927,9 +4997,10 @@ func (x *Import2) GetRVA(tk Token) (ImportRVAResult, error) {
 //
 // Its arguments, with the runtime's names where they differ: pm. It
 // returns the runtime's outputs pdwAction, ppvPermission as the fields of
-// ImportPermissionSetPropsResult. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// ImportPermissionSetPropsResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataImport::GetPermissionSetProps.
 func (x *Import2) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
@@ -4939,9 +5010,10 @@ func (x *Import2) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResul
 // GetSigFromToken is Import.GetSigFromToken, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: mdSig. It
-// returns the runtime's ppvSig output as a []byte. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// returns the runtime's ppvSig output as a []byte. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetSigFromToken.
 func (x *Import2) GetSigFromToken(mdSig Token) ([]byte, error) {
@@ -4951,9 +5023,10 @@ func (x *Import2) GetSigFromToken(mdSig Token) ([]byte, error) {
 // GetModuleRefProps is Import.GetModuleRefProps, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: mur. It
-// returns the runtime's szName output as a string. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// returns the runtime's szName output as a string. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetModuleRefProps.
 func (x *Import2) GetModuleRefProps(mur Token) (string, error) {
@@ -4967,9 +5040,10 @@ func (x *Import2) GetModuleRefProps(mur Token) (string, error) {
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumModuleRefs.
 func (x *Import2) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
@@ -4979,9 +5053,10 @@ func (x *Import2) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 // GetTypeSpecFromToken is Import.GetTypeSpecFromToken, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: typespec. It
-// returns the runtime's ppvSig output as a []byte. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// returns the runtime's ppvSig output as a []byte. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetTypeSpecFromToken.
 func (x *Import2) GetTypeSpecFromToken(typespec Token) ([]byte, error) {
@@ -4998,9 +5073,10 @@ func (x *Import2) getNameFromToken(tk Token, utf8NamePtr unsafe.Pointer) error {
 // enumeration: phEnum starts as a zero EnumHandle and is passed again on
 // every call; each call returns at most 32 items and an empty slice at the
 // end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumUnresolvedMethods.
 func (x *Import2) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
@@ -5012,9 +5088,10 @@ func (x *Import2) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 // GetUserString returns the string an ldstr token names.
 //
 // Its arguments, with the runtime's names where they differ: stk. It
-// returns the runtime's szString output as a string. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// returns the runtime's szString output as a string. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetUserString.
 func (x *Import2) GetUserString(stk Token) (string, error) {
@@ -5025,9 +5102,10 @@ func (x *Import2) GetUserString(stk Token) (string, error) {
 //
 // Its arguments, with the runtime's names where they differ: tk. It
 // returns the runtime's outputs pdwMappingFlags, szImportName,
-// pmrImportDLL as the fields of ImportPinvokeMapResult. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// pmrImportDLL as the fields of ImportPinvokeMapResult. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetPinvokeMap.
 func (x *Import2) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
@@ -5041,9 +5119,10 @@ func (x *Import2) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumSignatures.
 func (x *Import2) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
@@ -5057,9 +5136,10 @@ func (x *Import2) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumTypeSpecs.
 func (x *Import2) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
@@ -5073,9 +5153,10 @@ func (x *Import2) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 // enumeration: phEnum starts as a zero EnumHandle and is passed again on
 // every call; each call returns at most 32 items and an empty slice at the
 // end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumUserStrings.
 func (x *Import2) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
@@ -5085,10 +5166,10 @@ func (x *Import2) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 // GetParamForMethodIndex is Import.GetParamForMethodIndex, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: md, paramSeq
-// (ulParamSeq). It returns the runtime's ppd output as a Token.
-// IMetaDataImport: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (ulParamSeq). It returns the runtime's ppd output as a Token. It is a
+// method of IMetaDataImport, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetParamForMethodIndex.
 func (x *Import2) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error) {
@@ -5103,9 +5184,9 @@ func (x *Import2) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, erro
 // EnumHandle and is passed again on every call; each call returns at most
 // 32 items and an empty slice at the end; CloseEnum frees the handle.
 // Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole
-// enumeration. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// enumeration. It is a method of IMetaDataImport, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::EnumCustomAttributes.
 func (x *Import2) EnumCustomAttributes(phEnum *EnumHandle, tk Token, typ Token) ([]Token, error) {
@@ -5122,9 +5203,10 @@ func (x *Import2) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsR
 //
 // Its arguments, with the runtime's names where they differ:
 // resolutionScope (tkResolutionScope), name (szName). It returns the
-// runtime's ptr output as a Token. IMetaDataImport: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// runtime's ptr output as a Token. It is a method of IMetaDataImport,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::FindTypeRef.
 func (x *Import2) FindTypeRef(resolutionScope Token, name string) (Token, error) {
@@ -5148,8 +5230,8 @@ func (x *Import2) getCustomAttributeByName(obj Token, name string) ([]byte, erro
 
 // IsValidToken is Import.IsValidToken, which Import2 inherits.
 //
-// Its arguments, with the runtime's names where they differ: tk.
-// IMetaDataImport: every supported runtime.
+// Its arguments, with the runtime's names where they differ: tk. It is a
+// method of IMetaDataImport, which every supported runtime has.
 //
 // It calls IMetaDataImport::IsValidToken.
 func (x *Import2) IsValidToken(tk Token) bool {
@@ -5160,9 +5242,9 @@ func (x *Import2) IsValidToken(tk Token) bool {
 //
 // Its arguments, with the runtime's names where they differ:
 // tdNestedClass. It returns the runtime's ptdEnclosingClass output as a
-// Token. IMetaDataImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetNestedClassProps.
 func (x *Import2) GetNestedClassProps(tdNestedClass Token) (Token, error) {
@@ -5172,9 +5254,10 @@ func (x *Import2) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 // GetNativeCallConvFromSig is Import.GetNativeCallConvFromSig, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: sig (pvSig).
-// It returns the runtime's pCallConv output as a uint32. IMetaDataImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// It returns the runtime's pCallConv output as a uint32. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::GetNativeCallConvFromSig.
 func (x *Import2) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
@@ -5184,9 +5267,10 @@ func (x *Import2) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
 // IsGlobal is Import.IsGlobal, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: pd. It
-// returns the runtime's pbGlobal output as a int32. IMetaDataImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// returns the runtime's pbGlobal output as a int32. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataImport::IsGlobal.
 func (x *Import2) IsGlobal(pd Token) (int32, error) {
@@ -5462,9 +5546,10 @@ func (x *AssemblyEmit) defineAssemblyRef(publicKeyOrToken []byte, name string, m
 
 // Its arguments, with the runtime's names where they differ: name
 // (szName), hashValue (pbHashValue), fileFlags (dwFileFlags). It returns
-// the runtime's pmdf output as a Token. IMetaDataAssemblyEmit: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// the runtime's pmdf output as a Token. It is a method of
+// IMetaDataAssemblyEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyEmit::DefineFile.
 func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags FileFlags) (Token, error) {
@@ -5485,9 +5570,9 @@ func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags FileF
 // Its arguments, with the runtime's names where they differ: name
 // (szName), implementation (tkImplementation), typeDef (tkTypeDef),
 // exportedTypeFlags (dwExportedTypeFlags). It returns the runtime's pmdct
-// output as a Token. IMetaDataAssemblyEmit: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// output as a Token. It is a method of IMetaDataAssemblyEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyEmit::DefineExportedType.
 func (x *AssemblyEmit) DefineExportedType(name string, implementation Token, typeDef Token, exportedTypeFlags TypeAttr) (Token, error) {
@@ -5508,9 +5593,9 @@ func (x *AssemblyEmit) DefineExportedType(name string, implementation Token, typ
 // Its arguments, with the runtime's names where they differ: name
 // (szName), implementation (tkImplementation), offset (dwOffset),
 // resourceFlags (dwResourceFlags). It returns the runtime's pmdmr output
-// as a Token. IMetaDataAssemblyEmit: every supported runtime. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// as a Token. It is a method of IMetaDataAssemblyEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyEmit::DefineManifestResource.
 func (x *AssemblyEmit) DefineManifestResource(name string, implementation Token, offset uint32, resourceFlags ManifestResourceFlags) (Token, error) {
@@ -5555,9 +5640,10 @@ func (x *AssemblyEmit) setAssemblyRefProps(ar Token, publicKeyOrToken []byte, na
 }
 
 // Its arguments, with the runtime's names where they differ: file,
-// hashValue (pbHashValue), fileFlags (dwFileFlags). IMetaDataAssemblyEmit:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// hashValue (pbHashValue), fileFlags (dwFileFlags). It is a method of
+// IMetaDataAssemblyEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyEmit::SetFileProps.
 func (x *AssemblyEmit) SetFileProps(file Token, hashValue []byte, fileFlags FileFlags) error {
@@ -5573,9 +5659,10 @@ func (x *AssemblyEmit) SetFileProps(file Token, hashValue []byte, fileFlags File
 
 // Its arguments, with the runtime's names where they differ: ct,
 // implementation (tkImplementation), typeDef (tkTypeDef),
-// exportedTypeFlags (dwExportedTypeFlags). IMetaDataAssemblyEmit: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// exportedTypeFlags (dwExportedTypeFlags). It is a method of
+// IMetaDataAssemblyEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyEmit::SetExportedTypeProps.
 func (x *AssemblyEmit) SetExportedTypeProps(ct Token, implementation Token, typeDef Token, exportedTypeFlags TypeAttr) error {
@@ -5591,9 +5678,9 @@ func (x *AssemblyEmit) SetExportedTypeProps(ct Token, implementation Token, type
 
 // Its arguments, with the runtime's names where they differ: mr,
 // implementation (tkImplementation), offset (dwOffset), resourceFlags
-// (dwResourceFlags). IMetaDataAssemblyEmit: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// (dwResourceFlags). It is a method of IMetaDataAssemblyEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyEmit::SetManifestResourceProps.
 func (x *AssemblyEmit) SetManifestResourceProps(mr Token, implementation Token, offset uint32, resourceFlags ManifestResourceFlags) error {
@@ -5794,9 +5881,10 @@ type AssemblyImportFilePropsResult struct {
 
 // Its arguments, with the runtime's names where they differ: mdf. It
 // returns the runtime's outputs szName, ppbHashValue, pdwFileFlags as the
-// fields of AssemblyImportFilePropsResult. IMetaDataAssemblyImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// fields of AssemblyImportFilePropsResult. It is a method of
+// IMetaDataAssemblyImport, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyImport::GetFileProps.
 func (x *AssemblyImport) GetFileProps(mdf Token) (AssemblyImportFilePropsResult, error) {
@@ -5850,9 +5938,10 @@ type AssemblyImportExportedTypePropsResult struct {
 // Its arguments, with the runtime's names where they differ: mdct. It
 // returns the runtime's outputs szName, ptkImplementation, ptkTypeDef,
 // pdwExportedTypeFlags as the fields of
-// AssemblyImportExportedTypePropsResult. IMetaDataAssemblyImport: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// AssemblyImportExportedTypePropsResult. It is a method of
+// IMetaDataAssemblyImport, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyImport::GetExportedTypeProps.
 func (x *AssemblyImport) GetExportedTypeProps(mdct Token) (AssemblyImportExportedTypePropsResult, error) {
@@ -5907,9 +5996,10 @@ type AssemblyImportManifestResourcePropsResult struct {
 // Its arguments, with the runtime's names where they differ: mdmr. It
 // returns the runtime's outputs szName, ptkImplementation, pdwOffset,
 // pdwResourceFlags as the fields of
-// AssemblyImportManifestResourcePropsResult. IMetaDataAssemblyImport:
-// every supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// AssemblyImportManifestResourcePropsResult. It is a method of
+// IMetaDataAssemblyImport, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyImport::GetManifestResourceProps.
 func (x *AssemblyImport) GetManifestResourceProps(mdmr Token) (AssemblyImportManifestResourcePropsResult, error) {
@@ -5947,10 +6037,10 @@ func (x *AssemblyImport) GetManifestResourceProps(mdmr Token) (AssemblyImportMan
 // of an enumeration: phEnum starts as a zero EnumHandle and is passed
 // again on every call; each call returns at most 32 items and an empty
 // slice at the end; CloseEnum frees the handle. Import2's slice methods
-// (TypeDefs, Methods, Fields, ...) run the whole enumeration.
-// IMetaDataAssemblyImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
+// method of IMetaDataAssemblyImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyImport::EnumAssemblyRefs.
 func (x *AssemblyImport) EnumAssemblyRefs(phEnum *EnumHandle) ([]Token, error) {
@@ -5982,10 +6072,10 @@ func (x *AssemblyImport) EnumAssemblyRefs(phEnum *EnumHandle) ([]Token, error) {
 // enumeration: phEnum starts as a zero EnumHandle and is passed again on
 // every call; each call returns at most 32 items and an empty slice at the
 // end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
-// Methods, Fields, ...) run the whole enumeration.
-// IMetaDataAssemblyImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataAssemblyImport, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyImport::EnumFiles.
 func (x *AssemblyImport) EnumFiles(phEnum *EnumHandle) ([]Token, error) {
@@ -6017,10 +6107,10 @@ func (x *AssemblyImport) EnumFiles(phEnum *EnumHandle) ([]Token, error) {
 // of an enumeration: phEnum starts as a zero EnumHandle and is passed
 // again on every call; each call returns at most 32 items and an empty
 // slice at the end; CloseEnum frees the handle. Import2's slice methods
-// (TypeDefs, Methods, Fields, ...) run the whole enumeration.
-// IMetaDataAssemblyImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
+// method of IMetaDataAssemblyImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyImport::EnumExportedTypes.
 func (x *AssemblyImport) EnumExportedTypes(phEnum *EnumHandle) ([]Token, error) {
@@ -6052,10 +6142,10 @@ func (x *AssemblyImport) EnumExportedTypes(phEnum *EnumHandle) ([]Token, error) 
 // step of an enumeration: phEnum starts as a zero EnumHandle and is passed
 // again on every call; each call returns at most 32 items and an empty
 // slice at the end; CloseEnum frees the handle. Import2's slice methods
-// (TypeDefs, Methods, Fields, ...) run the whole enumeration.
-// IMetaDataAssemblyImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
+// method of IMetaDataAssemblyImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyImport::EnumManifestResources.
 func (x *AssemblyImport) EnumManifestResources(phEnum *EnumHandle) ([]Token, error) {
@@ -6082,10 +6172,10 @@ func (x *AssemblyImport) EnumManifestResources(phEnum *EnumHandle) ([]Token, err
 	return res, nil
 }
 
-// It returns the runtime's ptkAssembly output as a Token.
-// IMetaDataAssemblyImport: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// It returns the runtime's ptkAssembly output as a Token. It is a method
+// of IMetaDataAssemblyImport, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyImport::GetAssemblyFromScope.
 func (x *AssemblyImport) GetAssemblyFromScope() (Token, error) {
@@ -6104,9 +6194,10 @@ func (x *AssemblyImport) GetAssemblyFromScope() (Token, error) {
 
 // Its arguments, with the runtime's names where they differ: name
 // (szName), mdtExportedType. It returns the runtime's ptkExportedType
-// output as a Token. IMetaDataAssemblyImport: every supported runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// output as a Token. It is a method of IMetaDataAssemblyImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataAssemblyImport::FindExportedTypeByName.
 func (x *AssemblyImport) FindExportedTypeByName(name string, mdtExportedType Token) (Token, error) {
@@ -6126,9 +6217,9 @@ func (x *AssemblyImport) FindExportedTypeByName(name string, mdtExportedType Tok
 
 // Its arguments, with the runtime's names where they differ: name
 // (szName). It returns the runtime's ptkManifestResource output as a
-// Token. IMetaDataAssemblyImport: every supported runtime. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// Token. It is a method of IMetaDataAssemblyImport, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyImport::FindManifestResourceByName.
 func (x *AssemblyImport) FindManifestResourceByName(name string) (Token, error) {
@@ -6146,8 +6237,8 @@ func (x *AssemblyImport) FindManifestResourceByName(name string) (Token, error) 
 	return res, nil
 }
 
-// Its arguments, with the runtime's names where they differ: hEnum.
-// IMetaDataAssemblyImport: every supported runtime.
+// Its arguments, with the runtime's names where they differ: hEnum. It is
+// a method of IMetaDataAssemblyImport, which every supported runtime has.
 //
 // It calls IMetaDataAssemblyImport::CloseEnum.
 func (x *AssemblyImport) CloseEnum(hEnum EnumHandle) {
@@ -6352,10 +6443,10 @@ func (x *DispenserEx) openScopeOnITypeInfo(iti unsafe.Pointer, openFlags uint32,
 
 // GetCORSystemDirectory returns the runtime's directory.
 //
-// It returns the runtime's szBuffer output as a string.
-// IMetaDataDispenserEx: every supported runtime. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// It returns the runtime's szBuffer output as a string. It is a method of
+// IMetaDataDispenserEx, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataDispenserEx::GetCORSystemDirectory.
 func (x *DispenserEx) GetCORSystemDirectory() (string, error) {
@@ -6387,9 +6478,9 @@ func (x *DispenserEx) GetCORSystemDirectory() (string, error) {
 // Its arguments, with the runtime's names where they differ: appBase
 // (szAppBase), privateBin (szPrivateBin), globalBin (szGlobalBin),
 // assemblyName (szAssemblyName). It returns the runtime's szName output as
-// a string. IMetaDataDispenserEx: every supported runtime. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// a string. It is a method of IMetaDataDispenserEx, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataDispenserEx::FindAssembly.
 func (x *DispenserEx) FindAssembly(appBase string, privateBin string, globalBin string, assemblyName string) (string, error) {
@@ -6426,9 +6517,10 @@ func (x *DispenserEx) FindAssembly(appBase string, privateBin string, globalBin 
 // Its arguments, with the runtime's names where they differ: appBase
 // (szAppBase), privateBin (szPrivateBin), globalBin (szGlobalBin),
 // assemblyName (szAssemblyName), moduleName (szModuleName). It returns the
-// runtime's szName output as a string. IMetaDataDispenserEx: every
-// supported runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// runtime's szName output as a string. It is a method of
+// IMetaDataDispenserEx, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataDispenserEx::FindAssemblyModule.
 func (x *DispenserEx) FindAssemblyModule(appBase string, privateBin string, globalBin string, assemblyName string, moduleName string) (string, error) {
@@ -6466,9 +6558,9 @@ func (x *DispenserEx) FindAssemblyModule(appBase string, privateBin string, glob
 // as the interface riid (metadata.IIDEmit2, ...).
 //
 // Its arguments, with the runtime's names where they differ: rclsid, riid.
-// It returns the runtime's ppIUnk output as a *Unknown.
-// IMetaDataDispenser: every supported runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// It returns the runtime's ppIUnk output as a *Unknown. It is a method of
+// IMetaDataDispenser, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataDispenser::DefineScope.
@@ -6484,9 +6576,10 @@ func (x *DispenserEx) DefineScope(rclsid uuid.UUID, riid uuid.UUID) (*Unknown, e
 //
 // Its arguments, with the runtime's names where they differ: scope
 // (szScope), openFlags (dwOpenFlags), riid. It returns the runtime's
-// ppIUnk output as a *Unknown. IMetaDataDispenser: every supported
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// ppIUnk output as a *Unknown. It is a method of IMetaDataDispenser, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataDispenser::OpenScope.
 func (x *DispenserEx) OpenScope(scope string, openFlags OpenFlags, riid uuid.UUID) (*Unknown, error) {

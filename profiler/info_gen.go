@@ -606,8 +606,8 @@ type ModuleInfoResult struct {
 	// Name is the module's file path, empty for a dynamic or in-memory module
 	// (the runtime's szName).
 	Name string
-	// AssemblyID is the assembly the module belongs to (0 before
-	// ModuleAttachedToAssembly) (the runtime's pAssemblyId).
+	// AssemblyID is the assembly the module belongs to (the runtime's
+	// pAssemblyId).
 	AssemblyID AssemblyID
 }
 
@@ -1152,11 +1152,10 @@ type FunctionInfo2Result struct {
 //
 // Its arguments, with the runtime's names where they differ: funcID
 // (funcId), frameInfo. It returns the runtime's outputs pClassId,
-// pModuleId, pToken, typeArgs as the fields of FunctionInfo2Result. It
-// needs ICorProfilerInfo2 (every supported runtime); on an older runtime
-// it returns an error matching ErrNotAvailable without calling the
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// pModuleId, pToken, typeArgs as the fields of FunctionInfo2Result. It is
+// a method of ICorProfilerInfo2, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetFunctionInfo2.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1216,10 +1215,9 @@ type StringLayoutResult struct {
 //
 // It returns the runtime's outputs pBufferLengthOffset,
 // pStringLengthOffset, pBufferOffset as the fields of StringLayoutResult.
-// It needs ICorProfilerInfo2 (every supported runtime); on an older
-// runtime it returns an error matching ErrNotAvailable without calling the
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// It is a method of ICorProfilerInfo2, which every supported runtime has.
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetStringLayout.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1307,9 +1305,8 @@ type ClassIDInfo2Result struct {
 //
 // Its arguments, with the runtime's names where they differ: classID
 // (classId). It returns the runtime's outputs pModuleId, pTypeDefToken,
-// pParentClassId, typeArgs as the fields of ClassIDInfo2Result. It needs
-// ICorProfilerInfo2 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
+// pParentClassId, typeArgs as the fields of ClassIDInfo2Result. It is a
+// method of ICorProfilerInfo2, which every supported runtime has. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -1354,9 +1351,8 @@ func (x *Info) GetClassIDInfo2(classID ClassID) (ClassIDInfo2Result, error) {
 // body (hot and cold parts).
 //
 // Its arguments, with the runtime's names where they differ: functionID.
-// It returns the runtime's codeInfos output as a []CodeInfo. It needs
-// ICorProfilerInfo2 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
+// It returns the runtime's codeInfos output as a []CodeInfo. It is a
+// method of ICorProfilerInfo2, which every supported runtime has. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -1396,11 +1392,9 @@ func (x *Info) GetCodeInfo2(functionID FunctionID) ([]CodeInfo, error) {
 //
 // Its arguments, with the runtime's names where they differ: moduleID,
 // typeDef, typeArgs. It returns the runtime's pClassID output as a
-// ClassID. It needs ICorProfilerInfo2 (every supported runtime); on an
-// older runtime it returns an error matching ErrNotAvailable without
-// calling the runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-// ...).
+// ClassID. It is a method of ICorProfilerInfo2, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetClassFromTokenAndTypeArgs.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1428,10 +1422,9 @@ func (x *Info) GetClassFromTokenAndTypeArgs(moduleID ModuleID, typeDef metadata.
 //
 // Its arguments, with the runtime's names where they differ: moduleID,
 // funcDef, classID (classId), typeArgs. It returns the runtime's
-// pFunctionID output as a FunctionID. It needs ICorProfilerInfo2 (every
-// supported runtime); on an older runtime it returns an error matching
-// ErrNotAvailable without calling the runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// pFunctionID output as a FunctionID. It is a method of ICorProfilerInfo2,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetFunctionFromTokenAndTypeArgs.
@@ -1459,11 +1452,10 @@ func (x *Info) GetFunctionFromTokenAndTypeArgs(moduleID ModuleID, funcDef metada
 // (preallocated, never moved) objects of a module.
 //
 // Its arguments, with the runtime's names where they differ: moduleID. It
-// returns the runtime's ppEnum output as a *ObjectEnum. It needs
-// ICorProfilerInfo2 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// returns the runtime's ppEnum output as a *ObjectEnum. It is a method of
+// ICorProfilerInfo2, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::EnumModuleFrozenObjects.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1512,10 +1504,9 @@ func (x *Info) getArrayObjectInfo(objectID ObjectID, dimensions uint32, dimensio
 //
 // Its arguments, with the runtime's names where they differ: classID
 // (classId). It returns the runtime's pBufferOffset output as a uint32. It
-// needs ICorProfilerInfo2 (every supported runtime); on an older runtime
-// it returns an error matching ErrNotAvailable without calling the
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// is a method of ICorProfilerInfo2, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetBoxClassLayout.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1542,11 +1533,9 @@ func (x *Info) GetBoxClassLayout(classID ClassID) (uint32, error) {
 //
 // Its arguments, with the runtime's names where they differ: threadID
 // (threadId). It returns the runtime's pAppDomainId output as a
-// AppDomainID. It needs ICorProfilerInfo2 (every supported runtime); on an
-// older runtime it returns an error matching ErrNotAvailable without
-// calling the runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-// ...).
+// AppDomainID. It is a method of ICorProfilerInfo2, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetThreadAppDomain.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1574,11 +1563,9 @@ func (x *Info) GetThreadAppDomain(threadID ThreadID) (AppDomainID, error) {
 //
 // Its arguments, with the runtime's names where they differ: classID
 // (classId), fieldToken. It returns the runtime's ppAddress output as a
-// Address. It needs ICorProfilerInfo2 (every supported runtime); on an
-// older runtime it returns an error matching ErrNotAvailable without
-// calling the runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-// ...).
+// Address. It is a method of ICorProfilerInfo2, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetRVAStaticAddress.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1608,9 +1595,8 @@ func (x *Info) GetRVAStaticAddress(classID ClassID, fieldToken metadata.Token) (
 //
 // Its arguments, with the runtime's names where they differ: classID
 // (classId), fieldToken, appDomainID (appDomainId). It returns the
-// runtime's ppAddress output as a Address. It needs ICorProfilerInfo2
-// (every supported runtime); on an older runtime it returns an error
-// matching ErrNotAvailable without calling the runtime. A failure is the
+// runtime's ppAddress output as a Address. It is a method of
+// ICorProfilerInfo2, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -1640,10 +1626,9 @@ func (x *Info) GetAppDomainStaticAddress(classID ClassID, fieldToken metadata.To
 //
 // Its arguments, with the runtime's names where they differ: classID
 // (classId), fieldToken, threadID (threadId). It returns the runtime's
-// ppAddress output as a Address. It needs ICorProfilerInfo2 (every
-// supported runtime); on an older runtime it returns an error matching
-// ErrNotAvailable without calling the runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// ppAddress output as a Address. It is a method of ICorProfilerInfo2,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetThreadStaticAddress.
@@ -1672,10 +1657,9 @@ func (x *Info) GetThreadStaticAddress(classID ClassID, fieldToken metadata.Token
 //
 // Its arguments, with the runtime's names where they differ: classID
 // (classId), fieldToken, contextID (contextId). It returns the runtime's
-// ppAddress output as a Address. It needs ICorProfilerInfo2 (every
-// supported runtime); on an older runtime it returns an error matching
-// ErrNotAvailable without calling the runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// ppAddress output as a Address. It is a method of ICorProfilerInfo2,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetContextStaticAddress.
@@ -1700,16 +1684,14 @@ func (x *Info) GetContextStaticAddress(classID ClassID, fieldToken metadata.Toke
 }
 
 // GetStaticFieldInfo says what kind of static a field is (a bit set of
-// StaticFieldInfo: app domain, thread, RVA, context); FieldNotAStatic for
-// an instance field. Use it to choose which Get...StaticAddress to call.
+// StaticType: app domain, thread, RVA, context); FieldNotAStatic for an
+// instance field. Use it to choose which Get...StaticAddress to call.
 //
 // Its arguments, with the runtime's names where they differ: classID
 // (classId), fieldToken. It returns the runtime's pFieldInfo output as a
-// StaticType. It needs ICorProfilerInfo2 (every supported runtime); on an
-// older runtime it returns an error matching ErrNotAvailable without
-// calling the runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-// ...).
+// StaticType. It is a method of ICorProfilerInfo2, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetStaticFieldInfo.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1735,11 +1717,10 @@ func (x *Info) GetStaticFieldInfo(classID ClassID, fieldToken metadata.Token) (S
 // GetGenerationBounds returns the address ranges of every GC generation's
 // memory.
 //
-// It returns the runtime's ranges output as a []GCGenerationRange. It
-// needs ICorProfilerInfo2 (every supported runtime); on an older runtime
-// it returns an error matching ErrNotAvailable without calling the
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// It returns the runtime's ranges output as a []GCGenerationRange. It is a
+// method of ICorProfilerInfo2, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetGenerationBounds.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1777,9 +1758,8 @@ func (x *Info) GetGenerationBounds() ([]GCGenerationRange, error) {
 //
 // Its arguments, with the runtime's names where they differ: objectID
 // (objectId). It returns the runtime's range output as a
-// GCGenerationRange. It needs ICorProfilerInfo2 (every supported runtime);
-// on an older runtime it returns an error matching ErrNotAvailable without
-// calling the runtime. A failure is the runtime's HRESULT as the error
+// GCGenerationRange. It is a method of ICorProfilerInfo2, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
 // ...).
 //
@@ -1809,10 +1789,9 @@ func (x *Info) GetObjectGeneration(objectID ObjectID) (GCGenerationRange, error)
 //
 // It returns the runtime's pinfo output as a ExClauseInfo. The bool is
 // true when the runtime answers S_OK and false when it answers S_FALSE (no
-// clause is active on this thread). It needs ICorProfilerInfo2 (every
-// supported runtime); on an older runtime it returns an error matching
-// ErrNotAvailable without calling the runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// clause is active on this thread). It is a method of ICorProfilerInfo2,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetNotifiedExceptionClauseInfo.
@@ -1839,9 +1818,8 @@ func (x *Info) GetNotifiedExceptionClauseInfo() (ExClauseInfo, bool, error) {
 // EnumJITedFunctions returns an enumeration of the functions compiled so
 // far; prefer EnumJITedFunctions2, which includes ReJIT IDs.
 //
-// It returns the runtime's ppEnum output as a *FunctionEnum. It needs
-// ICorProfilerInfo3 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
+// It returns the runtime's ppEnum output as a *FunctionEnum. It is a
+// method of ICorProfilerInfo3, which every supported runtime has. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -1871,11 +1849,10 @@ func (x *Info) EnumJITedFunctions() (*FunctionEnum, error) {
 // expectedCompletionMilliseconds.
 //
 // Its arguments, with the runtime's names where they differ:
-// expectedCompletionMilliseconds (dwExpectedCompletionMilliseconds). It
-// needs ICorProfilerInfo3 (every supported runtime); on an older runtime
-// it returns an error matching ErrNotAvailable without calling the
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// expectedCompletionMilliseconds (dwExpectedCompletionMilliseconds). It is
+// a method of ICorProfilerInfo3, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo3::RequestProfilerDetach.
 func (x *Info) RequestProfilerDetach(expectedCompletionMilliseconds uint32) error {
@@ -1920,10 +1897,9 @@ type StringLayout2Result struct {
 // characters.
 //
 // It returns the runtime's outputs pStringLengthOffset, pBufferOffset as
-// the fields of StringLayout2Result. It needs ICorProfilerInfo3 (every
-// supported runtime); on an older runtime it returns an error matching
-// ErrNotAvailable without calling the runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// the fields of StringLayout2Result. It is a method of ICorProfilerInfo3,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo3::GetStringLayout2.
@@ -2011,11 +1987,10 @@ type FunctionLeave3InfoResult struct {
 
 // Its arguments, with the runtime's names where they differ: functionID
 // (functionId), eltInfo. It returns the runtime's outputs pFrameInfo,
-// pRetvalRange as the fields of FunctionLeave3InfoResult. It needs
-// ICorProfilerInfo3 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// pRetvalRange as the fields of FunctionLeave3InfoResult. It is a method
+// of ICorProfilerInfo3, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo3::GetFunctionLeave3Info.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2042,11 +2017,9 @@ func (x *Info) GetFunctionLeave3Info(functionID FunctionID, eltInfo ELTInfo) (Fu
 
 // Its arguments, with the runtime's names where they differ: functionID
 // (functionId), eltInfo. It returns the runtime's pFrameInfo output as a
-// FrameInfo. It needs ICorProfilerInfo3 (every supported runtime); on an
-// older runtime it returns an error matching ErrNotAvailable without
-// calling the runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-// ...).
+// FrameInfo. It is a method of ICorProfilerInfo3, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo3::GetFunctionTailcall3Info.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2072,11 +2045,10 @@ func (x *Info) GetFunctionTailcall3Info(functionID FunctionID, eltInfo ELTInfo) 
 // EnumModules returns an enumeration of the loaded modules (for a profiler
 // attached late).
 //
-// It returns the runtime's ppEnum output as a *ModuleEnum. It needs
-// ICorProfilerInfo3 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// It returns the runtime's ppEnum output as a *ModuleEnum. It is a method
+// of ICorProfilerInfo3, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo3::EnumModules.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2129,9 +2101,8 @@ type RuntimeInformationResult struct {
 
 // It returns the runtime's outputs pClrInstanceId, pRuntimeType,
 // pMajorVersion, pMinorVersion, pBuildNumber, pQFEVersion, szVersionString
-// as the fields of RuntimeInformationResult. It needs ICorProfilerInfo3
-// (every supported runtime); on an older runtime it returns an error
-// matching ErrNotAvailable without calling the runtime. A failure is the
+// as the fields of RuntimeInformationResult. It is a method of
+// ICorProfilerInfo3, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -2183,11 +2154,10 @@ func (x *Info) GetRuntimeInformation() (RuntimeInformationResult, error) {
 //
 // Its arguments, with the runtime's names where they differ: classID
 // (classId), fieldToken, appDomainID (appDomainId), threadID (threadId).
-// It returns the runtime's ppAddress output as a Address. It needs
-// ICorProfilerInfo3 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// It returns the runtime's ppAddress output as a Address. It is a method
+// of ICorProfilerInfo3, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo3::GetThreadStaticAddress2.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2215,9 +2185,8 @@ func (x *Info) GetThreadStaticAddress2(classID ClassID, fieldToken metadata.Toke
 //
 // Its arguments, with the runtime's names where they differ: moduleID
 // (moduleId). It returns the runtime's appDomainIds output as a
-// []AppDomainID. It needs ICorProfilerInfo3 (every supported runtime); on
-// an older runtime it returns an error matching ErrNotAvailable without
-// calling the runtime. A failure is the runtime's HRESULT as the error
+// []AppDomainID. It is a method of ICorProfilerInfo3, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
 // ...).
 //
@@ -2310,11 +2279,10 @@ func (x *Info) getModuleInfo2(moduleID ModuleID) (ModuleInfo2Result, error) {
 
 // EnumThreads returns an enumeration of the managed threads alive.
 //
-// It returns the runtime's ppEnum output as a *ThreadEnum. It needs
-// ICorProfilerInfo4 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// It returns the runtime's ppEnum output as a *ThreadEnum. It is a method
+// of ICorProfilerInfo4, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo4::EnumThreads.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2341,10 +2309,9 @@ func (x *Info) EnumThreads() (*ThreadEnum, error) {
 // from it do not allocate (call it before a thread that suspends the
 // runtime asks anything).
 //
-// It needs ICorProfilerInfo4 (every supported runtime); on an older
-// runtime it returns an error matching ErrNotAvailable without calling the
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// It is a method of ICorProfilerInfo4, which every supported runtime has.
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo4::InitializeCurrentThread.
 func (x *Info) InitializeCurrentThread() error {
@@ -2364,10 +2331,9 @@ func (x *Info) InitializeCurrentThread() error {
 // at Initialize.
 //
 // Its arguments, with the runtime's names where they differ: moduleIDs
-// (moduleIds), methodIDs (methodIds). It needs ICorProfilerInfo4 (every
-// supported runtime); on an older runtime it returns an error matching
-// ErrNotAvailable without calling the runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// (moduleIds), methodIDs (methodIds). It is a method of ICorProfilerInfo4,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo4::RequestReJIT.
@@ -2401,11 +2367,9 @@ func (x *Info) requestRevert(moduleIDs []ModuleID, methodIDs []metadata.Token, s
 //
 // Its arguments, with the runtime's names where they differ: functionID,
 // reJITID (reJitId). It returns the runtime's codeInfos output as a
-// []CodeInfo. It needs ICorProfilerInfo4 (every supported runtime); on an
-// older runtime it returns an error matching ErrNotAvailable without
-// calling the runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-// ...).
+// []CodeInfo. It is a method of ICorProfilerInfo4, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo4::GetCodeInfo3.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2456,11 +2420,10 @@ type FunctionFromIP2Result struct {
 //
 // Its arguments, with the runtime's names where they differ: ip. It
 // returns the runtime's outputs pFunctionId, pReJitId as the fields of
-// FunctionFromIP2Result. It needs ICorProfilerInfo4 (every supported
-// runtime); on an older runtime it returns an error matching
-// ErrNotAvailable without calling the runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CORPROF_E_NOT_MANAGED_THREAD, ...).
+// FunctionFromIP2Result. It is a method of ICorProfilerInfo4, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
 //
 // It calls ICorProfilerInfo4::GetFunctionFromIP2.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2490,10 +2453,9 @@ func (x *Info) GetFunctionFromIP2(ip Address) (FunctionFromIP2Result, error) {
 //
 // Its arguments, with the runtime's names where they differ: functionID
 // (functionId). It returns the runtime's reJitIds output as a []ReJITID.
-// It needs ICorProfilerInfo4 (every supported runtime); on an older
-// runtime it returns an error matching ErrNotAvailable without calling the
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// It is a method of ICorProfilerInfo4, which every supported runtime has.
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo4::GetReJITIDs.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2531,11 +2493,10 @@ func (x *Info) GetReJITIDs(functionID FunctionID) ([]ReJITID, error) {
 //
 // Its arguments, with the runtime's names where they differ: functionID
 // (functionId), reJITID (reJitId). It returns the runtime's map output as
-// a []DebugILToNativeMap. It needs ICorProfilerInfo4 (every supported
-// runtime); on an older runtime it returns an error matching
-// ErrNotAvailable without calling the runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CORPROF_E_NOT_MANAGED_THREAD, ...).
+// a []DebugILToNativeMap. It is a method of ICorProfilerInfo4, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
 //
 // It calls ICorProfilerInfo4::GetILToNativeMapping2.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2571,9 +2532,8 @@ func (x *Info) GetILToNativeMapping2(functionID FunctionID, reJITID ReJITID) ([]
 // EnumJITedFunctions2 returns an enumeration of the functions compiled so
 // far with their ReJIT IDs.
 //
-// It returns the runtime's ppEnum output as a *FunctionEnum. It needs
-// ICorProfilerInfo4 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
+// It returns the runtime's ppEnum output as a *FunctionEnum. It is a
+// method of ICorProfilerInfo4, which every supported runtime has. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -2602,9 +2562,8 @@ func (x *Info) EnumJITedFunctions2() (*FunctionEnum, error) {
 // included.
 //
 // Its arguments, with the runtime's names where they differ: objectID
-// (objectId). It returns the runtime's pcSize output as a uint64. It needs
-// ICorProfilerInfo4 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
+// (objectId). It returns the runtime's pcSize output as a uint64. It is a
+// method of ICorProfilerInfo4, which every supported runtime has. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -2646,10 +2605,9 @@ type EventMask2Result struct {
 // and the HighMonitor flags.
 //
 // It returns the runtime's outputs pdwEventsLow, pdwEventsHigh as the
-// fields of EventMask2Result. It needs ICorProfilerInfo5 (every supported
-// runtime); on an older runtime it returns an error matching
-// ErrNotAvailable without calling the runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// fields of EventMask2Result. It is a method of ICorProfilerInfo5, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo5::GetEventMask2.
@@ -2709,11 +2667,10 @@ type EnumNgenModuleMethodsInliningThisMethodResult struct {
 // inlinersModuleID (inlinersModuleId), inlineeModuleID (inlineeModuleId),
 // inlineeMethodID (inlineeMethodId). It returns the runtime's outputs
 // incompleteData, ppEnum as the fields of
-// EnumNgenModuleMethodsInliningThisMethodResult. It needs
-// ICorProfilerInfo6 (every supported runtime); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// EnumNgenModuleMethodsInliningThisMethodResult. It is a method of
+// ICorProfilerInfo6, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2742,11 +2699,9 @@ func (x *Info) EnumNgenModuleMethodsInliningThisMethod(inlinersModuleID ModuleID
 // (call it after defining new types or members, before code uses them).
 //
 // Its arguments, with the runtime's names where they differ: moduleID
-// (moduleId). It needs ICorProfilerInfo7 (every supported runtime); on an
-// older runtime it returns an error matching ErrNotAvailable without
-// calling the runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-// ...).
+// (moduleId). It is a method of ICorProfilerInfo7, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo7::ApplyMetaData.
 func (x *Info) ApplyMetaData(moduleID ModuleID) error {
@@ -2766,11 +2721,9 @@ func (x *Info) ApplyMetaData(moduleID ModuleID) error {
 //
 // Its arguments, with the runtime's names where they differ: moduleID
 // (moduleId). It returns the runtime's pCountSymbolBytes output as a
-// uint32. It needs ICorProfilerInfo7 (every supported runtime); on an
-// older runtime it returns an error matching ErrNotAvailable without
-// calling the runtime. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-// ...).
+// uint32. It is a method of ICorProfilerInfo7, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo7::GetInMemorySymbolsLength.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2812,10 +2765,9 @@ type ReadInMemorySymbolsResult struct {
 // Its arguments, with the runtime's names where they differ: moduleID
 // (moduleId), symbolsReadOffset, countSymbolBytes. It returns the
 // runtime's outputs pSymbolBytes, pCountSymbolBytesRead as the fields of
-// ReadInMemorySymbolsResult. It needs ICorProfilerInfo7 (every supported
-// runtime); on an older runtime it returns an error matching
-// ErrNotAvailable without calling the runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// ReadInMemorySymbolsResult. It is a method of ICorProfilerInfo7, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo7::ReadInMemorySymbols.
@@ -2845,11 +2797,10 @@ func (x *Info) ReadInMemorySymbols(moduleID ModuleID, symbolsReadOffset uint32, 
 // (DynamicMethod, LCG): such a method has no metadata token.
 //
 // Its arguments, with the runtime's names where they differ: functionID
-// (functionId). It returns the runtime's isDynamic output as a bool. It
-// needs ICorProfilerInfo8 (every supported runtime); on an older runtime
-// it returns an error matching ErrNotAvailable without calling the
-// runtime. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// (functionId). It returns the runtime's isDynamic output as a bool. It is
+// a method of ICorProfilerInfo8, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo8::IsFunctionDynamic.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2890,11 +2841,10 @@ type FunctionFromIP3Result struct {
 //
 // Its arguments, with the runtime's names where they differ: ip. It
 // returns the runtime's outputs functionId, pReJitId as the fields of
-// FunctionFromIP3Result. It needs ICorProfilerInfo8 (every supported
-// runtime); on an older runtime it returns an error matching
-// ErrNotAvailable without calling the runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CORPROF_E_NOT_MANAGED_THREAD, ...).
+// FunctionFromIP3Result. It is a method of ICorProfilerInfo8, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
 //
 // It calls ICorProfilerInfo8::GetFunctionFromIP3.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2940,9 +2890,8 @@ type DynamicFunctionInfoResult struct {
 //
 // Its arguments, with the runtime's names where they differ: functionID
 // (functionId). It returns the runtime's outputs moduleId, ppvSig, wszName
-// as the fields of DynamicFunctionInfoResult. It needs ICorProfilerInfo8
-// (every supported runtime); on an older runtime it returns an error
-// matching ErrNotAvailable without calling the runtime. A failure is the
+// as the fields of DynamicFunctionInfoResult. It is a method of
+// ICorProfilerInfo8, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //

@@ -134,8 +134,8 @@ func (v SnapshotInfo) String() string {
 type StaticType uint32
 
 const (
-	// FieldNotAStatic is the runtime's COR_PRF_FIELD_NOT_A_STATIC (0x0), a
-	// flag of StaticType.
+	// FieldNotAStatic is the runtime's COR_PRF_FIELD_NOT_A_STATIC (0x0), no
+	// flag: the empty set of StaticType.
 	FieldNotAStatic StaticType = 0
 	// FieldAppDomainStatic is the runtime's COR_PRF_FIELD_APP_DOMAIN_STATIC
 	// (0x1), a flag of StaticType.
@@ -179,7 +179,7 @@ type Monitor uint32
 
 const (
 	// MonitorNone asks for no callback at all. MonitorNone is the runtime's
-	// COR_PRF_MONITOR_NONE (0x0), a flag of Monitor.
+	// COR_PRF_MONITOR_NONE (0x0), no flag: the empty set of Monitor.
 	MonitorNone Monitor = 0
 	// MonitorFunctionUnloads is the runtime's COR_PRF_MONITOR_FUNCTION_UNLOADS
 	// (0x1), a flag of Monitor.
@@ -437,8 +437,8 @@ func (v Monitor) String() string {
 type HighMonitor uint32
 
 const (
-	// HighNone is the runtime's COR_PRF_HIGH_MONITOR_NONE (0x0), a flag of
-	// HighMonitor.
+	// HighNone is the runtime's COR_PRF_HIGH_MONITOR_NONE (0x0), no flag: the
+	// empty set of HighMonitor.
 	HighNone HighMonitor = 0
 	// HighAddAssemblyReferences is the runtime's
 	// COR_PRF_HIGH_ADD_ASSEMBLY_REFERENCES (0x1), a flag of HighMonitor.
@@ -462,7 +462,8 @@ const (
 	// HighRequireProfileImage is the set of HighMonitor flags that need
 	// profile images, which is empty (0): no high flag does. It exists because
 	// the runtime defines it. HighRequireProfileImage is the runtime's
-	// COR_PRF_HIGH_REQUIRE_PROFILE_IMAGE (0x0), a flag of HighMonitor.
+	// COR_PRF_HIGH_REQUIRE_PROFILE_IMAGE (0x0), no flag: the empty set of
+	// HighMonitor.
 	HighRequireProfileImage HighMonitor = 0
 	// HighLargeObjectAllocated is the runtime's
 	// COR_PRF_HIGH_MONITOR_LARGEOBJECT_ALLOCATED (0x40), a flag of
