@@ -30,8 +30,8 @@ type modloadprof struct {
 	// out; bad those whose error is not a ModuleInfoIncompleteError or
 	// names an output the result has.
 	said, withheld, bad atomic.Int64
-	first                          sync.Once
-	returnErrors                   bool
+	first               sync.Once
+	returnErrors        bool
 }
 
 func (p *modloadprof) Initialize(info *profiler.Info) error {
