@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -94,11 +95,30 @@ func docFor(iface, method, line string) string {
 type Docs struct {
 	Since map[string]string
 	Text  map[string]string
+	used  map[string]bool // keys the generator asked for
+}
+
+// Unused lists the keys of doc and since records no generated
+// declaration asked for (a typo, or a method that is gone), sorted.
+func (d *Docs) Unused() []string {
+	var out []string
+	for k := range d.Text {
+		if !d.used[k] {
+			out = append(out, "doc "+k)
+		}
+	}
+	for k := range d.Since {
+		if !d.used["since "+k] {
+			out = append(out, "since "+k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // ParseDocs reads the text form of Docs.
 func ParseDocs(name string, src []byte) (*Docs, error) {
-	d := &Docs{Since: map[string]string{}, Text: map[string]string{}}
+	d := &Docs{Since: map[string]string{}, Text: map[string]string{}, used: map[string]bool{}}
 	for _, rec := range idl.Records(src) {
 		f := rec.Fields
 		pos := Pos{File: name, Line: rec.Line, Col: 1}
@@ -126,6 +146,9 @@ func (d *Docs) since(iface string) string {
 	if d == nil {
 		return ""
 	}
+	if _, ok := d.Since[iface]; ok {
+		d.used["since "+iface] = true
+	}
 	return d.Since[iface]
 }
 
@@ -133,6 +156,9 @@ func (d *Docs) since(iface string) string {
 func (d *Docs) text(key string) string {
 	if d == nil {
 		return ""
+	}
+	if _, ok := d.Text[key]; ok {
+		d.used[key] = true
 	}
 	return d.Text[key]
 }
@@ -173,10 +199,7 @@ func versionOf(iface string) int {
 
 // sinceSentence says which runtime brings iface, from the since records.
 func (d *Docs) sinceSentence(iface string, info bool) string {
-	s := ""
-	if d != nil {
-		s = d.Since[iface]
-	}
+	s := d.since(iface)
 	if s == "" {
 		return ""
 	}
@@ -197,7 +220,7 @@ func outputsPhrase(pl *Plan, resultName string) string {
 	}
 	switch {
 	case len(pl.Outputs) == 1:
-		return fmt.Sprintf("It returns the runtime's %s output as a %s.", names[0], goTypeString(pl.Outputs[0]))
+		return fmt.Sprintf("It returns the runtime's %s output, as %s.", names[0], goTypeString(pl.Outputs[0]))
 	case len(pl.Outputs) > 1:
 		return fmt.Sprintf("It returns the runtime's outputs %s as the fields of %s.", strings.Join(names, ", "), resultName)
 	}
@@ -235,10 +258,10 @@ func inputsPhrase(pl *Plan) string {
 func methodDoc(d *Docs, pl *Plan, iface, resultName string, info bool) string {
 	key := iface + "." + pl.M.Name
 	var parts []string
-	if t, ok := methodDocs[key]; ok {
-		parts = append(parts, t)
-	} else if t := d.text(key); t != "" {
+	if t := d.text(key); t != "" {
 		parts = append(parts, wrap(pl.GoName()+" "+t))
+	} else if t, ok := methodDocs[key]; ok {
+		parts = append(parts, t)
 	}
 	var facts []string
 	if s := inputsPhrase(pl); s != "" {

@@ -218,7 +218,7 @@ func (x *Dispenser) Release() {
 // as the interface riid (metadata.IIDEmit2, ...).
 //
 // Its arguments, with the runtime's names where they differ: rclsid, riid.
-// It returns the runtime's ppIUnk output as a *Unknown. It is a method of
+// It returns the runtime's ppIUnk output, as *Unknown. It is a method of
 // IMetaDataDispenser, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -246,7 +246,7 @@ func (x *Dispenser) DefineScope(rclsid uuid.UUID, riid uuid.UUID) (*Unknown, err
 //
 // Its arguments, with the runtime's names where they differ: scope
 // (szScope), openFlags (dwOpenFlags), riid. It returns the runtime's
-// ppIUnk output as a *Unknown. It is a method of IMetaDataDispenser, which
+// ppIUnk output, as *Unknown. It is a method of IMetaDataDispenser, which
 // every supported runtime has. A failure is the runtime's HRESULT as the
 // error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
 // ...).
@@ -390,7 +390,7 @@ func (x *Emit) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
 }
 
 // Its arguments, with the runtime's names where they differ: save (fSave).
-// It returns the runtime's pdwSaveSize output as a uint32. It is a method
+// It returns the runtime's pdwSaveSize output, as uint32. It is a method
 // of IMetaDataEmit, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -462,9 +462,9 @@ func (x *Emit) SetHandler(unk *Unknown) error {
 // Its arguments, with the runtime's names where they differ: td, name
 // (szName), methodFlags (dwMethodFlags), sigBlob (pvSigBlob), codeRVA
 // (ulCodeRVA), implFlags (dwImplFlags). It returns the runtime's pmd
-// output as a Token. It is a method of IMetaDataEmit, which every
-// supported runtime has. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// output, as Token. It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineMethod.
 func (x *Emit) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBlob []byte, codeRVA uint32, implFlags MethodImpl) (Token, error) {
@@ -505,7 +505,7 @@ func (x *Emit) DefineMethodImpl(td Token, body Token, decl Token) error {
 //
 // Its arguments, with the runtime's names where they differ:
 // resolutionScope (tkResolutionScope), name (szName). It returns the
-// runtime's ptr output as a Token. It is a method of IMetaDataEmit, which
+// runtime's ptr output, as Token. It is a method of IMetaDataEmit, which
 // every supported runtime has. A failure is the runtime's HRESULT as the
 // error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
 // ...).
@@ -528,7 +528,7 @@ func (x *Emit) DefineTypeRefByName(resolutionScope Token, name string) (Token, e
 
 // Its arguments, with the runtime's names where they differ: assemImport
 // (pAssemImport), hashValue (pbHashValue), importArg (pImport), tdImport,
-// assemEmit (pAssemEmit). It returns the runtime's ptr output as a Token.
+// assemEmit (pAssemEmit). It returns the runtime's ptr output, as Token.
 // It is a method of IMetaDataEmit, which every supported runtime has. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -554,7 +554,7 @@ func (x *Emit) DefineImportType(assemImport *AssemblyImport, hashValue []byte, i
 //
 // Its arguments, with the runtime's names where they differ: importArg
 // (tkImport), name (szName), sigBlob (pvSigBlob). It returns the runtime's
-// pmr output as a Token. It is a method of IMetaDataEmit, which every
+// pmr output, as Token. It is a method of IMetaDataEmit, which every
 // supported runtime has. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -577,9 +577,9 @@ func (x *Emit) DefineMemberRef(importArg Token, name string, sigBlob []byte) (To
 // Its arguments, with the runtime's names where they differ: assemImport
 // (pAssemImport), hashValue (pbHashValue), importArg (pImport), mbMember,
 // assemEmit (pAssemEmit), parent (tkParent). It returns the runtime's pmr
-// output as a Token. It is a method of IMetaDataEmit, which every
-// supported runtime has. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// output, as Token. It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineImportMember.
 func (x *Emit) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, parent Token) (Token, error) {
@@ -677,9 +677,9 @@ func (x *Emit) DeleteFieldMarshal(tk Token) error {
 
 // Its arguments, with the runtime's names where they differ: tk, action
 // (dwAction), permission (pvPermission). It returns the runtime's ppm
-// output as a Token. It is a method of IMetaDataEmit, which every
-// supported runtime has. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// output, as Token. It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefinePermissionSet.
 func (x *Emit) DefinePermissionSet(tk Token, action uint32, permission []byte) (Token, error) {
@@ -717,7 +717,7 @@ func (x *Emit) SetRVA(md Token, rva uint32) error {
 // local-variable or call-site signature), defining it if needed.
 //
 // Its arguments, with the runtime's names where they differ: sig (pvSig).
-// It returns the runtime's pmsig output as a Token. It is a method of
+// It returns the runtime's pmsig output, as Token. It is a method of
 // IMetaDataEmit, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -738,10 +738,10 @@ func (x *Emit) GetTokenFromSig(sig []byte) (Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: name
-// (szName). It returns the runtime's pmur output as a Token. It is a
-// method of IMetaDataEmit, which every supported runtime has. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// (szName). It returns the runtime's pmur output, as Token. It is a method
+// of IMetaDataEmit, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineModuleRef.
 func (x *Emit) DefineModuleRef(name string) (Token, error) {
@@ -777,7 +777,7 @@ func (x *Emit) SetParent(mr Token, tk Token) error {
 }
 
 // Its arguments, with the runtime's names where they differ: sig (pvSig).
-// It returns the runtime's ptypespec output as a Token. It is a method of
+// It returns the runtime's ptypespec output, as Token. It is a method of
 // IMetaDataEmit, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -809,10 +809,11 @@ func (x *Emit) saveToMemory(data unsafe.Pointer, data2 uint32) error {
 	return nil
 }
 
-// DefineUserString defines a string for ldstr and returns its token.
+// DefineUserString defines a string for ldstr and returns its token (a
+// UserString token, 0x70......).
 //
 // Its arguments, with the runtime's names where they differ: str
-// (szString). It returns the runtime's pstk output as a Token. It is a
+// (szString). It returns the runtime's pstk output, as Token. It is a
 // method of IMetaDataEmit, which every supported runtime has. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
 // E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -894,9 +895,9 @@ func (x *Emit) setEventProps(ev Token, eventFlags uint32, eventType Token, mdAdd
 
 // Its arguments, with the runtime's names where they differ: tk, action
 // (dwAction), permission (pvPermission). It returns the runtime's ppm
-// output as a Token. It is a method of IMetaDataEmit, which every
-// supported runtime has. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// output, as Token. It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetPermissionSetProps.
 func (x *Emit) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
@@ -970,7 +971,7 @@ func (x *Emit) DeletePinvokeMap(tk Token) error {
 
 // Its arguments, with the runtime's names where they differ: owner
 // (tkOwner), ctor (tkCtor), customAttribute (pCustomAttribute). It returns
-// the runtime's pcv output as a Token. It is a method of IMetaDataEmit,
+// the runtime's pcv output, as Token. It is a method of IMetaDataEmit,
 // which every supported runtime has. A failure is the runtime's HRESULT as
 // the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -1128,7 +1129,7 @@ func (x *Emit) ApplyEditAndContinue(importArg *Unknown) error {
 // Its arguments, with the runtime's names where they differ: assemImport
 // (pAssemImport), hashValue (pbHashValue), importArg (import), sigBlob
 // (pbSigBlob), assemEmit (pAssemEmit), emit, translatedSig
-// (pvTranslatedSig). It returns the runtime's pcbTranslatedSig output as a
+// (pvTranslatedSig). It returns the runtime's pcbTranslatedSig output, as
 // uint32. It is a method of IMetaDataEmit, which every supported runtime
 // has. A failure is the runtime's HRESULT as the error (errors.Is compares
 // it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -1262,8 +1263,8 @@ func (x *Emit2) base() *Emit {
 }
 
 // Its arguments, with the runtime's names where they differ: parent
-// (tkParent), sigBlob (pvSigBlob). It returns the runtime's pmi output as
-// a Token. It is a method of IMetaDataEmit2, which every supported runtime
+// (tkParent), sigBlob (pvSigBlob). It returns the runtime's pmi output, as
+// Token. It is a method of IMetaDataEmit2, which every supported runtime
 // has. A failure is the runtime's HRESULT as the error (errors.Is compares
 // it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -1283,7 +1284,7 @@ func (x *Emit2) DefineMethodSpec(parent Token, sigBlob []byte) (Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: save (fSave).
-// It returns the runtime's pdwSaveSize output as a uint32. It is a method
+// It returns the runtime's pdwSaveSize output, as uint32. It is a method
 // of IMetaDataEmit2, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -1422,7 +1423,7 @@ func (x *Emit2) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
 // GetSaveSize is Emit.GetSaveSize, which Emit2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: save (fSave).
-// It returns the runtime's pdwSaveSize output as a uint32. It is a method
+// It returns the runtime's pdwSaveSize output, as uint32. It is a method
 // of IMetaDataEmit, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -1455,9 +1456,9 @@ func (x *Emit2) SetHandler(unk *Unknown) error {
 // Its arguments, with the runtime's names where they differ: td, name
 // (szName), methodFlags (dwMethodFlags), sigBlob (pvSigBlob), codeRVA
 // (ulCodeRVA), implFlags (dwImplFlags). It returns the runtime's pmd
-// output as a Token. It is a method of IMetaDataEmit, which every
-// supported runtime has. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// output, as Token. It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineMethod.
 func (x *Emit2) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBlob []byte, codeRVA uint32, implFlags MethodImpl) (Token, error) {
@@ -1484,7 +1485,7 @@ func (x *Emit2) DefineMethodImpl(td Token, body Token, decl Token) error {
 //
 // Its arguments, with the runtime's names where they differ:
 // resolutionScope (tkResolutionScope), name (szName). It returns the
-// runtime's ptr output as a Token. It is a method of IMetaDataEmit, which
+// runtime's ptr output, as Token. It is a method of IMetaDataEmit, which
 // every supported runtime has. A failure is the runtime's HRESULT as the
 // error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
 // ...).
@@ -1498,7 +1499,7 @@ func (x *Emit2) DefineTypeRefByName(resolutionScope Token, name string) (Token, 
 //
 // Its arguments, with the runtime's names where they differ: assemImport
 // (pAssemImport), hashValue (pbHashValue), importArg (pImport), tdImport,
-// assemEmit (pAssemEmit). It returns the runtime's ptr output as a Token.
+// assemEmit (pAssemEmit). It returns the runtime's ptr output, as Token.
 // It is a method of IMetaDataEmit, which every supported runtime has. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -1516,7 +1517,7 @@ func (x *Emit2) DefineImportType(assemImport *AssemblyImport, hashValue []byte, 
 //
 // Its arguments, with the runtime's names where they differ: importArg
 // (tkImport), name (szName), sigBlob (pvSigBlob). It returns the runtime's
-// pmr output as a Token. It is a method of IMetaDataEmit, which every
+// pmr output, as Token. It is a method of IMetaDataEmit, which every
 // supported runtime has. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -1530,9 +1531,9 @@ func (x *Emit2) DefineMemberRef(importArg Token, name string, sigBlob []byte) (T
 // Its arguments, with the runtime's names where they differ: assemImport
 // (pAssemImport), hashValue (pbHashValue), importArg (pImport), mbMember,
 // assemEmit (pAssemEmit), parent (tkParent). It returns the runtime's pmr
-// output as a Token. It is a method of IMetaDataEmit, which every
-// supported runtime has. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// output, as Token. It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineImportMember.
 func (x *Emit2) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, parent Token) (Token, error) {
@@ -1585,9 +1586,9 @@ func (x *Emit2) DeleteFieldMarshal(tk Token) error {
 //
 // Its arguments, with the runtime's names where they differ: tk, action
 // (dwAction), permission (pvPermission). It returns the runtime's ppm
-// output as a Token. It is a method of IMetaDataEmit, which every
-// supported runtime has. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// output, as Token. It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefinePermissionSet.
 func (x *Emit2) DefinePermissionSet(tk Token, action uint32, permission []byte) (Token, error) {
@@ -1612,7 +1613,7 @@ func (x *Emit2) SetRVA(md Token, rva uint32) error {
 // local-variable or call-site signature), defining it if needed.
 //
 // Its arguments, with the runtime's names where they differ: sig (pvSig).
-// It returns the runtime's pmsig output as a Token. It is a method of
+// It returns the runtime's pmsig output, as Token. It is a method of
 // IMetaDataEmit, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -1625,10 +1626,10 @@ func (x *Emit2) GetTokenFromSig(sig []byte) (Token, error) {
 // DefineModuleRef is Emit.DefineModuleRef, which Emit2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: name
-// (szName). It returns the runtime's pmur output as a Token. It is a
-// method of IMetaDataEmit, which every supported runtime has. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// (szName). It returns the runtime's pmur output, as Token. It is a method
+// of IMetaDataEmit, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::DefineModuleRef.
 func (x *Emit2) DefineModuleRef(name string) (Token, error) {
@@ -1650,7 +1651,7 @@ func (x *Emit2) SetParent(mr Token, tk Token) error {
 // GetTokenFromTypeSpec is Emit.GetTokenFromTypeSpec, which Emit2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: sig (pvSig).
-// It returns the runtime's ptypespec output as a Token. It is a method of
+// It returns the runtime's ptypespec output, as Token. It is a method of
 // IMetaDataEmit, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -1665,10 +1666,11 @@ func (x *Emit2) saveToMemory(data unsafe.Pointer, data2 uint32) error {
 
 // DefineUserString is Emit.DefineUserString, which Emit2 inherits.
 //
-// DefineUserString defines a string for ldstr and returns its token.
+// DefineUserString defines a string for ldstr and returns its token (a
+// UserString token, 0x70......).
 //
 // Its arguments, with the runtime's names where they differ: str
-// (szString). It returns the runtime's pstk output as a Token. It is a
+// (szString). It returns the runtime's pstk output, as Token. It is a
 // method of IMetaDataEmit, which every supported runtime has. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
 // E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -1713,9 +1715,9 @@ func (x *Emit2) setEventProps(ev Token, eventFlags uint32, eventType Token, mdAd
 //
 // Its arguments, with the runtime's names where they differ: tk, action
 // (dwAction), permission (pvPermission). It returns the runtime's ppm
-// output as a Token. It is a method of IMetaDataEmit, which every
-// supported runtime has. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// output, as Token. It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataEmit::SetPermissionSetProps.
 func (x *Emit2) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
@@ -1764,7 +1766,7 @@ func (x *Emit2) DeletePinvokeMap(tk Token) error {
 //
 // Its arguments, with the runtime's names where they differ: owner
 // (tkOwner), ctor (tkCtor), customAttribute (pCustomAttribute). It returns
-// the runtime's pcv output as a Token. It is a method of IMetaDataEmit,
+// the runtime's pcv output, as Token. It is a method of IMetaDataEmit,
 // which every supported runtime has. A failure is the runtime's HRESULT as
 // the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -1825,7 +1827,7 @@ func (x *Emit2) ApplyEditAndContinue(importArg *Unknown) error {
 // Its arguments, with the runtime's names where they differ: assemImport
 // (pAssemImport), hashValue (pbHashValue), importArg (import), sigBlob
 // (pbSigBlob), assemEmit (pAssemEmit), emit, translatedSig
-// (pvTranslatedSig). It returns the runtime's pcbTranslatedSig output as a
+// (pvTranslatedSig). It returns the runtime's pcbTranslatedSig output, as
 // uint32. It is a method of IMetaDataEmit, which every supported runtime
 // has. A failure is the runtime's HRESULT as the error (errors.Is compares
 // it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -1951,7 +1953,7 @@ func (x *Import) CloseEnum(hEnum EnumHandle) {
 }
 
 // Its arguments, with the runtime's names where they differ: hEnum. It
-// returns the runtime's pulCount output as a uint32. It is a method of
+// returns the runtime's pulCount output, as uint32. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -1989,10 +1991,10 @@ func (x *Import) ResetEnum(hEnum EnumHandle, pos uint32) error {
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum. It
-// returns the runtime's rTypeDefs output as a []Token. It is one step of
-// an enumeration: phEnum starts as a zero EnumHandle and is passed again
-// on every call; each call returns at most 32 items and an empty slice at
-// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// returns the runtime's rTypeDefs output, as []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
 // Methods, Fields, ...) run the whole enumeration. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
@@ -2024,10 +2026,10 @@ func (x *Import) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum, td.
-// It returns the runtime's rImpls output as a []Token. It is one step of
-// an enumeration: phEnum starts as a zero EnumHandle and is passed again
-// on every call; each call returns at most 32 items and an empty slice at
-// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// It returns the runtime's rImpls output, as []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
 // Methods, Fields, ...) run the whole enumeration. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
@@ -2059,10 +2061,10 @@ func (x *Import) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, erro
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum. It
-// returns the runtime's rTypeRefs output as a []Token. It is one step of
-// an enumeration: phEnum starts as a zero EnumHandle and is passed again
-// on every call; each call returns at most 32 items and an empty slice at
-// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// returns the runtime's rTypeRefs output, as []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
 // Methods, Fields, ...) run the whole enumeration. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
@@ -2099,7 +2101,7 @@ func (x *Import) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 //
 // Its arguments, with the runtime's names where they differ: typeDef
 // (szTypeDef), enclosingClass (tkEnclosingClass). It returns the runtime's
-// ptd output as a Token. It is a method of IMetaDataImport, which every
+// ptd output, as Token. It is a method of IMetaDataImport, which every
 // supported runtime has. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -2164,7 +2166,7 @@ func (x *Import) GetScopeProps() (ImportScopePropsResult, error) {
 	return res, nil
 }
 
-// It returns the runtime's pmd output as a Token. It is a method of
+// It returns the runtime's pmd output, as Token. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -2357,7 +2359,7 @@ func (x *Import) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefR
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum, cl.
-// It returns the runtime's rMembers output as a []Token. It is one step of
+// It returns the runtime's rMembers output, as []Token. It is one step of
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -2392,7 +2394,7 @@ func (x *Import) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum, cl,
-// name (szName). It returns the runtime's rMembers output as a []Token. It
+// name (szName). It returns the runtime's rMembers output, as []Token. It
 // is one step of an enumeration: phEnum starts as a zero EnumHandle and is
 // passed again on every call; each call returns at most 32 items and an
 // empty slice at the end; CloseEnum frees the handle. Import2's slice
@@ -2428,7 +2430,7 @@ func (x *Import) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string) 
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum, cl.
-// It returns the runtime's rMethods output as a []Token. It is one step of
+// It returns the runtime's rMethods output, as []Token. It is one step of
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -2463,7 +2465,7 @@ func (x *Import) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum, cl,
-// name (szName). It returns the runtime's rMethods output as a []Token. It
+// name (szName). It returns the runtime's rMethods output, as []Token. It
 // is one step of an enumeration: phEnum starts as a zero EnumHandle and is
 // passed again on every call; each call returns at most 32 items and an
 // empty slice at the end; CloseEnum frees the handle. Import2's slice
@@ -2499,7 +2501,7 @@ func (x *Import) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string) 
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum, cl.
-// It returns the runtime's rFields output as a []Token. It is one step of
+// It returns the runtime's rFields output, as []Token. It is one step of
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -2534,7 +2536,7 @@ func (x *Import) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum, cl,
-// name (szName). It returns the runtime's rFields output as a []Token. It
+// name (szName). It returns the runtime's rFields output, as []Token. It
 // is one step of an enumeration: phEnum starts as a zero EnumHandle and is
 // passed again on every call; each call returns at most 32 items and an
 // empty slice at the end; CloseEnum frees the handle. Import2's slice
@@ -2570,7 +2572,7 @@ func (x *Import) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) (
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum, mb.
-// It returns the runtime's rParams output as a []Token. It is one step of
+// It returns the runtime's rParams output, as []Token. It is one step of
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -2605,7 +2607,7 @@ func (x *Import) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum,
-// parent (tkParent). It returns the runtime's rMemberRefs output as a
+// parent (tkParent). It returns the runtime's rMemberRefs output, as
 // []Token. It is one step of an enumeration: phEnum starts as a zero
 // EnumHandle and is passed again on every call; each call returns at most
 // 32 items and an empty slice at the end; CloseEnum frees the handle.
@@ -2665,7 +2667,7 @@ func (x *Import) enumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsafe
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum, tk,
-// actions (dwActions). It returns the runtime's rPermission output as a
+// actions (dwActions). It returns the runtime's rPermission output, as
 // []Token. It is one step of an enumeration: phEnum starts as a zero
 // EnumHandle and is passed again on every call; each call returns at most
 // 32 items and an empty slice at the end; CloseEnum frees the handle.
@@ -2700,7 +2702,7 @@ func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32
 }
 
 // Its arguments, with the runtime's names where they differ: td, name
-// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output as a
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output, as
 // Token. It is a method of IMetaDataImport, which every supported runtime
 // has. A failure is the runtime's HRESULT as the error (errors.Is compares
 // it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -2725,7 +2727,7 @@ func (x *Import) FindMember(td Token, name string, sigBlob []byte) (Token, error
 // signature; the error matches ErrNotFound when there is none.
 //
 // Its arguments, with the runtime's names where they differ: td, name
-// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output as a
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output, as
 // Token. It is a method of IMetaDataImport, which every supported runtime
 // has. A failure is the runtime's HRESULT as the error (errors.Is compares
 // it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -2747,7 +2749,7 @@ func (x *Import) FindMethod(td Token, name string, sigBlob []byte) (Token, error
 }
 
 // Its arguments, with the runtime's names where they differ: td, name
-// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output as a
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output, as
 // Token. It is a method of IMetaDataImport, which every supported runtime
 // has. A failure is the runtime's HRESULT as the error (errors.Is compares
 // it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -2772,7 +2774,7 @@ func (x *Import) FindField(td Token, name string, sigBlob []byte) (Token, error)
 // signature on parent td; Emit2.EnsureMemberRef finds or defines one.
 //
 // Its arguments, with the runtime's names where they differ: td, name
-// (szName), sigBlob (pvSigBlob). It returns the runtime's pmr output as a
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmr output, as
 // Token. It is a method of IMetaDataImport, which every supported runtime
 // has. A failure is the runtime's HRESULT as the error (errors.Is compares
 // it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -2912,7 +2914,7 @@ func (x *Import) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error)
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum, td.
-// It returns the runtime's rProperties output as a []Token. It is one step
+// It returns the runtime's rProperties output, as []Token. It is one step
 // of an enumeration: phEnum starts as a zero EnumHandle and is passed
 // again on every call; each call returns at most 32 items and an empty
 // slice at the end; CloseEnum frees the handle. Import2's slice methods
@@ -2947,7 +2949,7 @@ func (x *Import) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum, td.
-// It returns the runtime's rEvents output as a []Token. It is one step of
+// It returns the runtime's rEvents output, as []Token. It is one step of
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -3059,7 +3061,7 @@ func (x *Import) GetEventProps(ev Token, event string, event2 uint32) (ImportEve
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum, mb.
-// It returns the runtime's rEventProp output as a []Token. It is one step
+// It returns the runtime's rEventProp output, as []Token. It is one step
 // of an enumeration: phEnum starts as a zero EnumHandle and is passed
 // again on every call; each call returns at most 32 items and an empty
 // slice at the end; CloseEnum frees the handle. Import2's slice methods
@@ -3094,7 +3096,7 @@ func (x *Import) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, err
 }
 
 // Its arguments, with the runtime's names where they differ: mb, eventProp
-// (tkEventProp). It returns the runtime's pdwSemanticsFlags output as a
+// (tkEventProp). It returns the runtime's pdwSemanticsFlags output, as
 // MethodSemanticsAttr. It is a method of IMetaDataImport, which every
 // supported runtime has. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -3167,8 +3169,8 @@ func (x *Import) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: tk. It
-// returns the runtime's ppvNativeType output as a []byte. It is a method
-// of IMetaDataImport, which every supported runtime has. A failure is the
+// returns the runtime's ppvNativeType output, as []byte. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -3262,7 +3264,7 @@ func (x *Import) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult
 }
 
 // Its arguments, with the runtime's names where they differ: mdSig. It
-// returns the runtime's ppvSig output as a []byte. It is a method of
+// returns the runtime's ppvSig output, as []byte. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -3284,7 +3286,7 @@ func (x *Import) GetSigFromToken(mdSig Token) ([]byte, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: mur. It
-// returns the runtime's szName output as a string. It is a method of
+// returns the runtime's szName output, as string. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -3315,7 +3317,7 @@ func (x *Import) GetModuleRefProps(mur Token) (string, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum. It
-// returns the runtime's rModuleRefs output as a []Token. It is one step of
+// returns the runtime's rModuleRefs output, as []Token. It is one step of
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -3350,7 +3352,7 @@ func (x *Import) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: typespec. It
-// returns the runtime's ppvSig output as a []byte. It is a method of
+// returns the runtime's ppvSig output, as []byte. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -3384,7 +3386,7 @@ func (x *Import) getNameFromToken(tk Token, utf8NamePtr unsafe.Pointer) error {
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum. It
-// returns the runtime's rMethods output as a []Token. It is one step of an
+// returns the runtime's rMethods output, as []Token. It is one step of an
 // enumeration: phEnum starts as a zero EnumHandle and is passed again on
 // every call; each call returns at most 32 items and an empty slice at the
 // end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -3421,7 +3423,7 @@ func (x *Import) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 // GetUserString returns the string an ldstr token names.
 //
 // Its arguments, with the runtime's names where they differ: stk. It
-// returns the runtime's szString output as a string. It is a method of
+// returns the runtime's szString output, as string. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -3504,7 +3506,7 @@ func (x *Import) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum. It
-// returns the runtime's rSignatures output as a []Token. It is one step of
+// returns the runtime's rSignatures output, as []Token. It is one step of
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -3539,7 +3541,7 @@ func (x *Import) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum. It
-// returns the runtime's rTypeSpecs output as a []Token. It is one step of
+// returns the runtime's rTypeSpecs output, as []Token. It is one step of
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -3574,7 +3576,7 @@ func (x *Import) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum. It
-// returns the runtime's rStrings output as a []Token. It is one step of an
+// returns the runtime's rStrings output, as []Token. It is one step of an
 // enumeration: phEnum starts as a zero EnumHandle and is passed again on
 // every call; each call returns at most 32 items and an empty slice at the
 // end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -3609,7 +3611,7 @@ func (x *Import) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: md, paramSeq
-// (ulParamSeq). It returns the runtime's ppd output as a Token. It is a
+// (ulParamSeq). It returns the runtime's ppd output, as Token. It is a
 // method of IMetaDataImport, which every supported runtime has. A failure
 // is the runtime's HRESULT as the error (errors.Is compares it with
 // E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -3630,7 +3632,7 @@ func (x *Import) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum, tk,
-// typ (tkType). It returns the runtime's rCustomAttributes output as a
+// typ (tkType). It returns the runtime's rCustomAttributes output, as
 // []Token. It is one step of an enumeration: phEnum starts as a zero
 // EnumHandle and is passed again on every call; each call returns at most
 // 32 items and an empty slice at the end; CloseEnum frees the handle.
@@ -3705,10 +3707,10 @@ func (x *Import) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsRe
 //
 // Its arguments, with the runtime's names where they differ:
 // resolutionScope (tkResolutionScope), name (szName). It returns the
-// runtime's ptr output as a Token. It is a method of IMetaDataImport,
-// which every supported runtime has. A failure is the runtime's HRESULT as
-// the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// runtime's ptr output, as Token. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataImport::FindTypeRef.
 func (x *Import) FindTypeRef(resolutionScope Token, name string) (Token, error) {
@@ -4034,7 +4036,7 @@ func (x *Import) IsValidToken(tk Token) bool {
 }
 
 // Its arguments, with the runtime's names where they differ:
-// tdNestedClass. It returns the runtime's ptdEnclosingClass output as a
+// tdNestedClass. It returns the runtime's ptdEnclosingClass output, as
 // Token. It is a method of IMetaDataImport, which every supported runtime
 // has. A failure is the runtime's HRESULT as the error (errors.Is compares
 // it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -4055,7 +4057,7 @@ func (x *Import) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: sig (pvSig).
-// It returns the runtime's pCallConv output as a uint32. It is a method of
+// It returns the runtime's pCallConv output, as uint32. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -4076,7 +4078,7 @@ func (x *Import) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: pd. It
-// returns the runtime's pbGlobal output as a int32. It is a method of
+// returns the runtime's pbGlobal output, as int32. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -4142,7 +4144,7 @@ func (x *Import2) base() *Import {
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum, tk.
-// It returns the runtime's rGenericParams output as a []Token. It is one
+// It returns the runtime's rGenericParams output, as []Token. It is one
 // step of an enumeration: phEnum starts as a zero EnumHandle and is passed
 // again on every call; each call returns at most 32 items and an empty
 // slice at the end; CloseEnum frees the handle. Import2's slice methods
@@ -4277,9 +4279,9 @@ func (x *Import2) GetMethodSpecProps(mi Token) (Import2MethodSpecPropsResult, er
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum, tk.
-// It returns the runtime's rGenericParamConstraints output as a []Token.
-// It is one step of an enumeration: phEnum starts as a zero EnumHandle and
-// is passed again on every call; each call returns at most 32 items and an
+// It returns the runtime's rGenericParamConstraints output, as []Token. It
+// is one step of an enumeration: phEnum starts as a zero EnumHandle and is
+// passed again on every call; each call returns at most 32 items and an
 // empty slice at the end; CloseEnum frees the handle. Import2's slice
 // methods (TypeDefs, Methods, Fields, ...) run the whole enumeration. It
 // is a method of IMetaDataImport2, which every supported runtime has. A
@@ -4382,7 +4384,7 @@ func (x *Import2) GetPEKind() (Import2PEKindResult, error) {
 	return res, nil
 }
 
-// It returns the runtime's pwzBuf output as a string. It is a method of
+// It returns the runtime's pwzBuf output, as string. It is a method of
 // IMetaDataImport2, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -4413,8 +4415,8 @@ func (x *Import2) GetVersionString() (string, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum, tk.
-// It returns the runtime's rMethodSpecs output as a []Token. It is one
-// step of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// It returns the runtime's rMethodSpecs output, as []Token. It is one step
+// of an enumeration: phEnum starts as a zero EnumHandle and is passed
 // again on every call; each call returns at most 32 items and an empty
 // slice at the end; CloseEnum frees the handle. Import2's slice methods
 // (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
@@ -4460,7 +4462,7 @@ func (x *Import2) CloseEnum(hEnum EnumHandle) {
 // CountEnum is Import.CountEnum, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: hEnum. It
-// returns the runtime's pulCount output as a uint32. It is a method of
+// returns the runtime's pulCount output, as uint32. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -4485,10 +4487,10 @@ func (x *Import2) ResetEnum(hEnum EnumHandle, pos uint32) error {
 // EnumTypeDefs is Import.EnumTypeDefs, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum. It
-// returns the runtime's rTypeDefs output as a []Token. It is one step of
-// an enumeration: phEnum starts as a zero EnumHandle and is passed again
-// on every call; each call returns at most 32 items and an empty slice at
-// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// returns the runtime's rTypeDefs output, as []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
 // Methods, Fields, ...) run the whole enumeration. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
@@ -4502,10 +4504,10 @@ func (x *Import2) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 // EnumInterfaceImpls is Import.EnumInterfaceImpls, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum, td.
-// It returns the runtime's rImpls output as a []Token. It is one step of
-// an enumeration: phEnum starts as a zero EnumHandle and is passed again
-// on every call; each call returns at most 32 items and an empty slice at
-// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// It returns the runtime's rImpls output, as []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
 // Methods, Fields, ...) run the whole enumeration. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
@@ -4519,10 +4521,10 @@ func (x *Import2) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, err
 // EnumTypeRefs is Import.EnumTypeRefs, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum. It
-// returns the runtime's rTypeRefs output as a []Token. It is one step of
-// an enumeration: phEnum starts as a zero EnumHandle and is passed again
-// on every call; each call returns at most 32 items and an empty slice at
-// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// returns the runtime's rTypeRefs output, as []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
 // Methods, Fields, ...) run the whole enumeration. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
@@ -4541,7 +4543,7 @@ func (x *Import2) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 //
 // Its arguments, with the runtime's names where they differ: typeDef
 // (szTypeDef), enclosingClass (tkEnclosingClass). It returns the runtime's
-// ptd output as a Token. It is a method of IMetaDataImport, which every
+// ptd output, as Token. It is a method of IMetaDataImport, which every
 // supported runtime has. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -4566,7 +4568,7 @@ func (x *Import2) GetScopeProps() (ImportScopePropsResult, error) {
 
 // GetModuleFromScope is Import.GetModuleFromScope, which Import2 inherits.
 //
-// It returns the runtime's pmd output as a Token. It is a method of
+// It returns the runtime's pmd output, as Token. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -4635,7 +4637,7 @@ func (x *Import2) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRef
 // EnumMembers is Import.EnumMembers, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum, cl.
-// It returns the runtime's rMembers output as a []Token. It is one step of
+// It returns the runtime's rMembers output, as []Token. It is one step of
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -4652,7 +4654,7 @@ func (x *Import2) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 // EnumMembersWithName is Import.EnumMembersWithName, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum, cl,
-// name (szName). It returns the runtime's rMembers output as a []Token. It
+// name (szName). It returns the runtime's rMembers output, as []Token. It
 // is one step of an enumeration: phEnum starts as a zero EnumHandle and is
 // passed again on every call; each call returns at most 32 items and an
 // empty slice at the end; CloseEnum frees the handle. Import2's slice
@@ -4669,7 +4671,7 @@ func (x *Import2) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string)
 // EnumMethods is Import.EnumMethods, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum, cl.
-// It returns the runtime's rMethods output as a []Token. It is one step of
+// It returns the runtime's rMethods output, as []Token. It is one step of
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -4686,7 +4688,7 @@ func (x *Import2) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 // EnumMethodsWithName is Import.EnumMethodsWithName, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum, cl,
-// name (szName). It returns the runtime's rMethods output as a []Token. It
+// name (szName). It returns the runtime's rMethods output, as []Token. It
 // is one step of an enumeration: phEnum starts as a zero EnumHandle and is
 // passed again on every call; each call returns at most 32 items and an
 // empty slice at the end; CloseEnum frees the handle. Import2's slice
@@ -4703,7 +4705,7 @@ func (x *Import2) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string)
 // EnumFields is Import.EnumFields, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum, cl.
-// It returns the runtime's rFields output as a []Token. It is one step of
+// It returns the runtime's rFields output, as []Token. It is one step of
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -4720,7 +4722,7 @@ func (x *Import2) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 // EnumFieldsWithName is Import.EnumFieldsWithName, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum, cl,
-// name (szName). It returns the runtime's rFields output as a []Token. It
+// name (szName). It returns the runtime's rFields output, as []Token. It
 // is one step of an enumeration: phEnum starts as a zero EnumHandle and is
 // passed again on every call; each call returns at most 32 items and an
 // empty slice at the end; CloseEnum frees the handle. Import2's slice
@@ -4737,7 +4739,7 @@ func (x *Import2) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) 
 // EnumParams is Import.EnumParams, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum, mb.
-// It returns the runtime's rParams output as a []Token. It is one step of
+// It returns the runtime's rParams output, as []Token. It is one step of
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -4754,7 +4756,7 @@ func (x *Import2) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 // EnumMemberRefs is Import.EnumMemberRefs, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum,
-// parent (tkParent). It returns the runtime's rMemberRefs output as a
+// parent (tkParent). It returns the runtime's rMemberRefs output, as
 // []Token. It is one step of an enumeration: phEnum starts as a zero
 // EnumHandle and is passed again on every call; each call returns at most
 // 32 items and an empty slice at the end; CloseEnum frees the handle.
@@ -4774,7 +4776,7 @@ func (x *Import2) enumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsaf
 // EnumPermissionSets is Import.EnumPermissionSets, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum, tk,
-// actions (dwActions). It returns the runtime's rPermission output as a
+// actions (dwActions). It returns the runtime's rPermission output, as
 // []Token. It is one step of an enumeration: phEnum starts as a zero
 // EnumHandle and is passed again on every call; each call returns at most
 // 32 items and an empty slice at the end; CloseEnum frees the handle.
@@ -4791,7 +4793,7 @@ func (x *Import2) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint3
 // FindMember is Import.FindMember, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: td, name
-// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output as a
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output, as
 // Token. It is a method of IMetaDataImport, which every supported runtime
 // has. A failure is the runtime's HRESULT as the error (errors.Is compares
 // it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -4807,7 +4809,7 @@ func (x *Import2) FindMember(td Token, name string, sigBlob []byte) (Token, erro
 // signature; the error matches ErrNotFound when there is none.
 //
 // Its arguments, with the runtime's names where they differ: td, name
-// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output as a
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output, as
 // Token. It is a method of IMetaDataImport, which every supported runtime
 // has. A failure is the runtime's HRESULT as the error (errors.Is compares
 // it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -4820,7 +4822,7 @@ func (x *Import2) FindMethod(td Token, name string, sigBlob []byte) (Token, erro
 // FindField is Import.FindField, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: td, name
-// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output as a
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output, as
 // Token. It is a method of IMetaDataImport, which every supported runtime
 // has. A failure is the runtime's HRESULT as the error (errors.Is compares
 // it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -4836,7 +4838,7 @@ func (x *Import2) FindField(td Token, name string, sigBlob []byte) (Token, error
 // signature on parent td; Emit2.EnsureMemberRef finds or defines one.
 //
 // Its arguments, with the runtime's names where they differ: td, name
-// (szName), sigBlob (pvSigBlob). It returns the runtime's pmr output as a
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmr output, as
 // Token. It is a method of IMetaDataImport, which every supported runtime
 // has. A failure is the runtime's HRESULT as the error (errors.Is compares
 // it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -4877,7 +4879,7 @@ func (x *Import2) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error
 // EnumProperties is Import.EnumProperties, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum, td.
-// It returns the runtime's rProperties output as a []Token. It is one step
+// It returns the runtime's rProperties output, as []Token. It is one step
 // of an enumeration: phEnum starts as a zero EnumHandle and is passed
 // again on every call; each call returns at most 32 items and an empty
 // slice at the end; CloseEnum frees the handle. Import2's slice methods
@@ -4894,7 +4896,7 @@ func (x *Import2) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) 
 // EnumEvents is Import.EnumEvents, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum, td.
-// It returns the runtime's rEvents output as a []Token. It is one step of
+// It returns the runtime's rEvents output, as []Token. It is one step of
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -4926,7 +4928,7 @@ func (x *Import2) GetEventProps(ev Token, event string, event2 uint32) (ImportEv
 // EnumMethodSemantics is Import.EnumMethodSemantics, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum, mb.
-// It returns the runtime's rEventProp output as a []Token. It is one step
+// It returns the runtime's rEventProp output, as []Token. It is one step
 // of an enumeration: phEnum starts as a zero EnumHandle and is passed
 // again on every call; each call returns at most 32 items and an empty
 // slice at the end; CloseEnum frees the handle. Import2's slice methods
@@ -4943,7 +4945,7 @@ func (x *Import2) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, er
 // GetMethodSemantics is Import.GetMethodSemantics, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: mb, eventProp
-// (tkEventProp). It returns the runtime's pdwSemanticsFlags output as a
+// (tkEventProp). It returns the runtime's pdwSemanticsFlags output, as
 // MethodSemanticsAttr. It is a method of IMetaDataImport, which every
 // supported runtime has. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -4970,8 +4972,8 @@ func (x *Import2) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 // GetFieldMarshal is Import.GetFieldMarshal, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: tk. It
-// returns the runtime's ppvNativeType output as a []byte. It is a method
-// of IMetaDataImport, which every supported runtime has. A failure is the
+// returns the runtime's ppvNativeType output, as []byte. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -5010,7 +5012,7 @@ func (x *Import2) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResul
 // GetSigFromToken is Import.GetSigFromToken, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: mdSig. It
-// returns the runtime's ppvSig output as a []byte. It is a method of
+// returns the runtime's ppvSig output, as []byte. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -5023,7 +5025,7 @@ func (x *Import2) GetSigFromToken(mdSig Token) ([]byte, error) {
 // GetModuleRefProps is Import.GetModuleRefProps, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: mur. It
-// returns the runtime's szName output as a string. It is a method of
+// returns the runtime's szName output, as string. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -5036,7 +5038,7 @@ func (x *Import2) GetModuleRefProps(mur Token) (string, error) {
 // EnumModuleRefs is Import.EnumModuleRefs, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum. It
-// returns the runtime's rModuleRefs output as a []Token. It is one step of
+// returns the runtime's rModuleRefs output, as []Token. It is one step of
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -5053,7 +5055,7 @@ func (x *Import2) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 // GetTypeSpecFromToken is Import.GetTypeSpecFromToken, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: typespec. It
-// returns the runtime's ppvSig output as a []byte. It is a method of
+// returns the runtime's ppvSig output, as []byte. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -5069,7 +5071,7 @@ func (x *Import2) getNameFromToken(tk Token, utf8NamePtr unsafe.Pointer) error {
 // EnumUnresolvedMethods is Import.EnumUnresolvedMethods, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum. It
-// returns the runtime's rMethods output as a []Token. It is one step of an
+// returns the runtime's rMethods output, as []Token. It is one step of an
 // enumeration: phEnum starts as a zero EnumHandle and is passed again on
 // every call; each call returns at most 32 items and an empty slice at the
 // end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -5088,7 +5090,7 @@ func (x *Import2) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 // GetUserString returns the string an ldstr token names.
 //
 // Its arguments, with the runtime's names where they differ: stk. It
-// returns the runtime's szString output as a string. It is a method of
+// returns the runtime's szString output, as string. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -5115,7 +5117,7 @@ func (x *Import2) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 // EnumSignatures is Import.EnumSignatures, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum. It
-// returns the runtime's rSignatures output as a []Token. It is one step of
+// returns the runtime's rSignatures output, as []Token. It is one step of
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -5132,7 +5134,7 @@ func (x *Import2) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 // EnumTypeSpecs is Import.EnumTypeSpecs, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum. It
-// returns the runtime's rTypeSpecs output as a []Token. It is one step of
+// returns the runtime's rTypeSpecs output, as []Token. It is one step of
 // an enumeration: phEnum starts as a zero EnumHandle and is passed again
 // on every call; each call returns at most 32 items and an empty slice at
 // the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -5149,7 +5151,7 @@ func (x *Import2) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 // EnumUserStrings is Import.EnumUserStrings, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum. It
-// returns the runtime's rStrings output as a []Token. It is one step of an
+// returns the runtime's rStrings output, as []Token. It is one step of an
 // enumeration: phEnum starts as a zero EnumHandle and is passed again on
 // every call; each call returns at most 32 items and an empty slice at the
 // end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -5166,7 +5168,7 @@ func (x *Import2) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 // GetParamForMethodIndex is Import.GetParamForMethodIndex, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: md, paramSeq
-// (ulParamSeq). It returns the runtime's ppd output as a Token. It is a
+// (ulParamSeq). It returns the runtime's ppd output, as Token. It is a
 // method of IMetaDataImport, which every supported runtime has. A failure
 // is the runtime's HRESULT as the error (errors.Is compares it with
 // E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -5179,7 +5181,7 @@ func (x *Import2) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, erro
 // EnumCustomAttributes is Import.EnumCustomAttributes, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: phEnum, tk,
-// typ (tkType). It returns the runtime's rCustomAttributes output as a
+// typ (tkType). It returns the runtime's rCustomAttributes output, as
 // []Token. It is one step of an enumeration: phEnum starts as a zero
 // EnumHandle and is passed again on every call; each call returns at most
 // 32 items and an empty slice at the end; CloseEnum frees the handle.
@@ -5203,10 +5205,10 @@ func (x *Import2) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsR
 //
 // Its arguments, with the runtime's names where they differ:
 // resolutionScope (tkResolutionScope), name (szName). It returns the
-// runtime's ptr output as a Token. It is a method of IMetaDataImport,
-// which every supported runtime has. A failure is the runtime's HRESULT as
-// the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
+// runtime's ptr output, as Token. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
 //
 // It calls IMetaDataImport::FindTypeRef.
 func (x *Import2) FindTypeRef(resolutionScope Token, name string) (Token, error) {
@@ -5241,7 +5243,7 @@ func (x *Import2) IsValidToken(tk Token) bool {
 // GetNestedClassProps is Import.GetNestedClassProps, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ:
-// tdNestedClass. It returns the runtime's ptdEnclosingClass output as a
+// tdNestedClass. It returns the runtime's ptdEnclosingClass output, as
 // Token. It is a method of IMetaDataImport, which every supported runtime
 // has. A failure is the runtime's HRESULT as the error (errors.Is compares
 // it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -5254,7 +5256,7 @@ func (x *Import2) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 // GetNativeCallConvFromSig is Import.GetNativeCallConvFromSig, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: sig (pvSig).
-// It returns the runtime's pCallConv output as a uint32. It is a method of
+// It returns the runtime's pCallConv output, as uint32. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -5267,7 +5269,7 @@ func (x *Import2) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
 // IsGlobal is Import.IsGlobal, which Import2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: pd. It
-// returns the runtime's pbGlobal output as a int32. It is a method of
+// returns the runtime's pbGlobal output, as int32. It is a method of
 // IMetaDataImport, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -5365,7 +5367,7 @@ func (x *Filter) MarkToken(tk Token) error {
 }
 
 // Its arguments, with the runtime's names where they differ: tk. It
-// returns the runtime's pIsMarked output as a bool. A failure is the
+// returns the runtime's pIsMarked output, as bool. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -5546,7 +5548,7 @@ func (x *AssemblyEmit) defineAssemblyRef(publicKeyOrToken []byte, name string, m
 
 // Its arguments, with the runtime's names where they differ: name
 // (szName), hashValue (pbHashValue), fileFlags (dwFileFlags). It returns
-// the runtime's pmdf output as a Token. It is a method of
+// the runtime's pmdf output, as Token. It is a method of
 // IMetaDataAssemblyEmit, which every supported runtime has. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
 // E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -5570,7 +5572,7 @@ func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags FileF
 // Its arguments, with the runtime's names where they differ: name
 // (szName), implementation (tkImplementation), typeDef (tkTypeDef),
 // exportedTypeFlags (dwExportedTypeFlags). It returns the runtime's pmdct
-// output as a Token. It is a method of IMetaDataAssemblyEmit, which every
+// output, as Token. It is a method of IMetaDataAssemblyEmit, which every
 // supported runtime has. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -5592,10 +5594,10 @@ func (x *AssemblyEmit) DefineExportedType(name string, implementation Token, typ
 
 // Its arguments, with the runtime's names where they differ: name
 // (szName), implementation (tkImplementation), offset (dwOffset),
-// resourceFlags (dwResourceFlags). It returns the runtime's pmdmr output
-// as a Token. It is a method of IMetaDataAssemblyEmit, which every
-// supported runtime has. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// resourceFlags (dwResourceFlags). It returns the runtime's pmdmr output,
+// as Token. It is a method of IMetaDataAssemblyEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyEmit::DefineManifestResource.
 func (x *AssemblyEmit) DefineManifestResource(name string, implementation Token, offset uint32, resourceFlags ManifestResourceFlags) (Token, error) {
@@ -6033,7 +6035,7 @@ func (x *AssemblyImport) GetManifestResourceProps(mdmr Token) (AssemblyImportMan
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum. It
-// returns the runtime's rAssemblyRefs output as a []Token. It is one step
+// returns the runtime's rAssemblyRefs output, as []Token. It is one step
 // of an enumeration: phEnum starts as a zero EnumHandle and is passed
 // again on every call; each call returns at most 32 items and an empty
 // slice at the end; CloseEnum frees the handle. Import2's slice methods
@@ -6068,7 +6070,7 @@ func (x *AssemblyImport) EnumAssemblyRefs(phEnum *EnumHandle) ([]Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum. It
-// returns the runtime's rFiles output as a []Token. It is one step of an
+// returns the runtime's rFiles output, as []Token. It is one step of an
 // enumeration: phEnum starts as a zero EnumHandle and is passed again on
 // every call; each call returns at most 32 items and an empty slice at the
 // end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
@@ -6103,7 +6105,7 @@ func (x *AssemblyImport) EnumFiles(phEnum *EnumHandle) ([]Token, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum. It
-// returns the runtime's rExportedTypes output as a []Token. It is one step
+// returns the runtime's rExportedTypes output, as []Token. It is one step
 // of an enumeration: phEnum starts as a zero EnumHandle and is passed
 // again on every call; each call returns at most 32 items and an empty
 // slice at the end; CloseEnum frees the handle. Import2's slice methods
@@ -6138,7 +6140,7 @@ func (x *AssemblyImport) EnumExportedTypes(phEnum *EnumHandle) ([]Token, error) 
 }
 
 // Its arguments, with the runtime's names where they differ: phEnum. It
-// returns the runtime's rManifestResources output as a []Token. It is one
+// returns the runtime's rManifestResources output, as []Token. It is one
 // step of an enumeration: phEnum starts as a zero EnumHandle and is passed
 // again on every call; each call returns at most 32 items and an empty
 // slice at the end; CloseEnum frees the handle. Import2's slice methods
@@ -6172,9 +6174,9 @@ func (x *AssemblyImport) EnumManifestResources(phEnum *EnumHandle) ([]Token, err
 	return res, nil
 }
 
-// It returns the runtime's ptkAssembly output as a Token. It is a method
-// of IMetaDataAssemblyImport, which every supported runtime has. A failure
-// is the runtime's HRESULT as the error (errors.Is compares it with
+// It returns the runtime's ptkAssembly output, as Token. It is a method of
+// IMetaDataAssemblyImport, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
 // E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyImport::GetAssemblyFromScope.
@@ -6194,10 +6196,9 @@ func (x *AssemblyImport) GetAssemblyFromScope() (Token, error) {
 
 // Its arguments, with the runtime's names where they differ: name
 // (szName), mdtExportedType. It returns the runtime's ptkExportedType
-// output as a Token. It is a method of IMetaDataAssemblyImport, which
-// every supported runtime has. A failure is the runtime's HRESULT as the
-// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
-// ...).
+// output, as Token. It is a method of IMetaDataAssemblyImport, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyImport::FindExportedTypeByName.
 func (x *AssemblyImport) FindExportedTypeByName(name string, mdtExportedType Token) (Token, error) {
@@ -6216,10 +6217,10 @@ func (x *AssemblyImport) FindExportedTypeByName(name string, mdtExportedType Tok
 }
 
 // Its arguments, with the runtime's names where they differ: name
-// (szName). It returns the runtime's ptkManifestResource output as a
-// Token. It is a method of IMetaDataAssemblyImport, which every supported
-// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+// (szName). It returns the runtime's ptkManifestResource output, as Token.
+// It is a method of IMetaDataAssemblyImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataAssemblyImport::FindManifestResourceByName.
 func (x *AssemblyImport) FindManifestResourceByName(name string) (Token, error) {
@@ -6443,7 +6444,7 @@ func (x *DispenserEx) openScopeOnITypeInfo(iti unsafe.Pointer, openFlags uint32,
 
 // GetCORSystemDirectory returns the runtime's directory.
 //
-// It returns the runtime's szBuffer output as a string. It is a method of
+// It returns the runtime's szBuffer output, as string. It is a method of
 // IMetaDataDispenserEx, which every supported runtime has. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
 // E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -6477,8 +6478,8 @@ func (x *DispenserEx) GetCORSystemDirectory() (string, error) {
 //
 // Its arguments, with the runtime's names where they differ: appBase
 // (szAppBase), privateBin (szPrivateBin), globalBin (szGlobalBin),
-// assemblyName (szAssemblyName). It returns the runtime's szName output as
-// a string. It is a method of IMetaDataDispenserEx, which every supported
+// assemblyName (szAssemblyName). It returns the runtime's szName output,
+// as string. It is a method of IMetaDataDispenserEx, which every supported
 // runtime has. A failure is the runtime's HRESULT as the error (errors.Is
 // compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -6517,7 +6518,7 @@ func (x *DispenserEx) FindAssembly(appBase string, privateBin string, globalBin 
 // Its arguments, with the runtime's names where they differ: appBase
 // (szAppBase), privateBin (szPrivateBin), globalBin (szGlobalBin),
 // assemblyName (szAssemblyName), moduleName (szModuleName). It returns the
-// runtime's szName output as a string. It is a method of
+// runtime's szName output, as string. It is a method of
 // IMetaDataDispenserEx, which every supported runtime has. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
 // E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
@@ -6558,7 +6559,7 @@ func (x *DispenserEx) FindAssemblyModule(appBase string, privateBin string, glob
 // as the interface riid (metadata.IIDEmit2, ...).
 //
 // Its arguments, with the runtime's names where they differ: rclsid, riid.
-// It returns the runtime's ppIUnk output as a *Unknown. It is a method of
+// It returns the runtime's ppIUnk output, as *Unknown. It is a method of
 // IMetaDataDispenser, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
@@ -6576,7 +6577,7 @@ func (x *DispenserEx) DefineScope(rclsid uuid.UUID, riid uuid.UUID) (*Unknown, e
 //
 // Its arguments, with the runtime's names where they differ: scope
 // (szScope), openFlags (dwOpenFlags), riid. It returns the runtime's
-// ppIUnk output as a *Unknown. It is a method of IMetaDataDispenser, which
+// ppIUnk output, as *Unknown. It is a method of IMetaDataDispenser, which
 // every supported runtime has. A failure is the runtime's HRESULT as the
 // error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
 // ...).
@@ -6645,7 +6646,7 @@ func (x *Tables) Release() {
 	x.p = nil
 }
 
-// It returns the runtime's pcbStrings output as a uint32. A failure is the
+// It returns the runtime's pcbStrings output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -6664,7 +6665,7 @@ func (x *Tables) GetStringHeapSize() (uint32, error) {
 	return res, nil
 }
 
-// It returns the runtime's pcbBlobs output as a uint32. A failure is the
+// It returns the runtime's pcbBlobs output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -6683,7 +6684,7 @@ func (x *Tables) GetBlobHeapSize() (uint32, error) {
 	return res, nil
 }
 
-// It returns the runtime's pcbGuids output as a uint32. A failure is the
+// It returns the runtime's pcbGuids output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -6702,7 +6703,7 @@ func (x *Tables) GetGuidHeapSize() (uint32, error) {
 	return res, nil
 }
 
-// It returns the runtime's pcbBlobs output as a uint32. A failure is the
+// It returns the runtime's pcbBlobs output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -6721,7 +6722,7 @@ func (x *Tables) GetUserStringHeapSize() (uint32, error) {
 	return res, nil
 }
 
-// It returns the runtime's pcTables output as a uint32. A failure is the
+// It returns the runtime's pcTables output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -6741,7 +6742,7 @@ func (x *Tables) GetNumTables() (uint32, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: token. It
-// returns the runtime's pixTbl output as a uint32. A failure is the
+// returns the runtime's pixTbl output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -6844,7 +6845,7 @@ func (x *Tables) getCodedTokenInfo(ixCdTkn uint32, tokens unsafe.Pointer, name u
 }
 
 // Its arguments, with the runtime's names where they differ: ixTbl, rid.
-// It returns the runtime's ppRow output as a Address. A failure is the
+// It returns the runtime's ppRow output, as Address. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -6864,7 +6865,7 @@ func (x *Tables) GetRow(ixTbl uint32, rid uint32) (Address, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: ixTbl, ixCol,
-// rid. It returns the runtime's pVal output as a uint32. A failure is the
+// rid. It returns the runtime's pVal output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -6896,7 +6897,7 @@ func (x *Tables) getString(ixString uint32, str unsafe.Pointer) error {
 }
 
 // Its arguments, with the runtime's names where they differ: ixBlob. It
-// returns the runtime's ppData output as a []byte. A failure is the
+// returns the runtime's ppData output, as []byte. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -6929,7 +6930,7 @@ func (x *Tables) getGuid(ixGUID uint32, guid unsafe.Pointer) error {
 }
 
 // Its arguments, with the runtime's names where they differ: ixUserString.
-// It returns the runtime's ppData output as a []byte. A failure is the
+// It returns the runtime's ppData output, as []byte. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -6950,7 +6951,7 @@ func (x *Tables) GetUserString(ixUserString uint32) ([]byte, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: ixString. It
-// returns the runtime's pNext output as a uint32. A failure is the
+// returns the runtime's pNext output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -6970,7 +6971,7 @@ func (x *Tables) GetNextString(ixString uint32) (uint32, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: ixBlob. It
-// returns the runtime's pNext output as a uint32. A failure is the
+// returns the runtime's pNext output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -6990,8 +6991,8 @@ func (x *Tables) GetNextBlob(ixBlob uint32) (uint32, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: ixGUID
-// (ixGuid). It returns the runtime's pNext output as a uint32. A failure
-// is the runtime's HRESULT as the error (errors.Is compares it with
+// (ixGuid). It returns the runtime's pNext output, as uint32. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
 // E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataTables::GetNextGuid.
@@ -7010,7 +7011,7 @@ func (x *Tables) GetNextGuid(ixGUID uint32) (uint32, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: ixUserString.
-// It returns the runtime's pNext output as a uint32. A failure is the
+// It returns the runtime's pNext output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -7074,7 +7075,7 @@ func (x *Tables2) base() *Tables {
 	return &x.Tables
 }
 
-// It returns the runtime's ppvMd output as a []byte. A failure is the
+// It returns the runtime's ppvMd output, as []byte. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -7112,7 +7113,7 @@ func (x *Tables2) getMetaDataStreamInfo(ix uint32, ppchName unsafe.Pointer) ([]b
 
 // GetStringHeapSize is Tables.GetStringHeapSize, which Tables2 inherits.
 //
-// It returns the runtime's pcbStrings output as a uint32. A failure is the
+// It returns the runtime's pcbStrings output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -7123,7 +7124,7 @@ func (x *Tables2) GetStringHeapSize() (uint32, error) {
 
 // GetBlobHeapSize is Tables.GetBlobHeapSize, which Tables2 inherits.
 //
-// It returns the runtime's pcbBlobs output as a uint32. A failure is the
+// It returns the runtime's pcbBlobs output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -7134,7 +7135,7 @@ func (x *Tables2) GetBlobHeapSize() (uint32, error) {
 
 // GetGuidHeapSize is Tables.GetGuidHeapSize, which Tables2 inherits.
 //
-// It returns the runtime's pcbGuids output as a uint32. A failure is the
+// It returns the runtime's pcbGuids output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -7145,7 +7146,7 @@ func (x *Tables2) GetGuidHeapSize() (uint32, error) {
 
 // GetUserStringHeapSize is Tables.GetUserStringHeapSize, which Tables2 inherits.
 //
-// It returns the runtime's pcbBlobs output as a uint32. A failure is the
+// It returns the runtime's pcbBlobs output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -7156,7 +7157,7 @@ func (x *Tables2) GetUserStringHeapSize() (uint32, error) {
 
 // GetNumTables is Tables.GetNumTables, which Tables2 inherits.
 //
-// It returns the runtime's pcTables output as a uint32. A failure is the
+// It returns the runtime's pcTables output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -7168,7 +7169,7 @@ func (x *Tables2) GetNumTables() (uint32, error) {
 // GetTableIndex is Tables.GetTableIndex, which Tables2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: token. It
-// returns the runtime's pixTbl output as a uint32. A failure is the
+// returns the runtime's pixTbl output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -7189,7 +7190,7 @@ func (x *Tables2) getCodedTokenInfo(ixCdTkn uint32, tokens unsafe.Pointer, name 
 // GetRow is Tables.GetRow, which Tables2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: ixTbl, rid.
-// It returns the runtime's ppRow output as a Address. A failure is the
+// It returns the runtime's ppRow output, as Address. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -7201,7 +7202,7 @@ func (x *Tables2) GetRow(ixTbl uint32, rid uint32) (Address, error) {
 // GetColumn is Tables.GetColumn, which Tables2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: ixTbl, ixCol,
-// rid. It returns the runtime's pVal output as a uint32. A failure is the
+// rid. It returns the runtime's pVal output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -7216,7 +7217,7 @@ func (x *Tables2) getString(ixString uint32, str unsafe.Pointer) error {
 // GetBlob is Tables.GetBlob, which Tables2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: ixBlob. It
-// returns the runtime's ppData output as a []byte. A failure is the
+// returns the runtime's ppData output, as []byte. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -7231,7 +7232,7 @@ func (x *Tables2) getGuid(ixGUID uint32, guid unsafe.Pointer) error {
 // GetUserString is Tables.GetUserString, which Tables2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: ixUserString.
-// It returns the runtime's ppData output as a []byte. A failure is the
+// It returns the runtime's ppData output, as []byte. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -7243,7 +7244,7 @@ func (x *Tables2) GetUserString(ixUserString uint32) ([]byte, error) {
 // GetNextString is Tables.GetNextString, which Tables2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: ixString. It
-// returns the runtime's pNext output as a uint32. A failure is the
+// returns the runtime's pNext output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -7255,7 +7256,7 @@ func (x *Tables2) GetNextString(ixString uint32) (uint32, error) {
 // GetNextBlob is Tables.GetNextBlob, which Tables2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: ixBlob. It
-// returns the runtime's pNext output as a uint32. A failure is the
+// returns the runtime's pNext output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //
@@ -7267,8 +7268,8 @@ func (x *Tables2) GetNextBlob(ixBlob uint32) (uint32, error) {
 // GetNextGuid is Tables.GetNextGuid, which Tables2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: ixGUID
-// (ixGuid). It returns the runtime's pNext output as a uint32. A failure
-// is the runtime's HRESULT as the error (errors.Is compares it with
+// (ixGuid). It returns the runtime's pNext output, as uint32. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
 // E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
 //
 // It calls IMetaDataTables::GetNextGuid.
@@ -7279,7 +7280,7 @@ func (x *Tables2) GetNextGuid(ixGUID uint32) (uint32, error) {
 // GetNextUserString is Tables.GetNextUserString, which Tables2 inherits.
 //
 // Its arguments, with the runtime's names where they differ: ixUserString.
-// It returns the runtime's pNext output as a uint32. A failure is the
+// It returns the runtime's pNext output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CLDB_E_RECORD_NOTFOUND, ...).
 //

@@ -77,7 +77,7 @@ func (x *Info) release() {
 // object does not move (inside the callback that reported it).
 //
 // Its arguments, with the runtime's names where they differ: objectID
-// (objectId). It returns the runtime's pClassId output as a ClassID. A
+// (objectId). It returns the runtime's pClassId output, as ClassID. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -107,7 +107,7 @@ func (x *Info) GetClassFromObject(objectID ObjectID) (ClassID, error) {
 // instantiation if needed).
 //
 // Its arguments, with the runtime's names where they differ: moduleID
-// (moduleId), typeDef. It returns the runtime's pClassId output as a
+// (moduleId), typeDef. It returns the runtime's pClassId output, as
 // ClassID. A failure is the runtime's HRESULT as the error (errors.Is
 // compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -179,7 +179,7 @@ func (x *Info) GetCodeInfo(functionID FunctionID) (CodeInfoResult, error) {
 // GetEventMask returns the events the runtime reports to this profiler
 // (SetEventMask's low half).
 //
-// It returns the runtime's pdwEvents output as a Monitor. A failure is the
+// It returns the runtime's pdwEvents output, as Monitor. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -208,7 +208,7 @@ func (x *Info) GetEventMask() (Monitor, error) {
 // the instruction pointer ip; an error for an address outside managed code.
 //
 // Its arguments, with the runtime's names where they differ: ip. It
-// returns the runtime's pFunctionId output as a FunctionID. A failure is
+// returns the runtime's pFunctionId output, as FunctionID. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
 // E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -238,7 +238,7 @@ func (x *Info) GetFunctionFromIP(ip Address) (FunctionID, error) {
 // GetFunctionFromTokenAndTypeArgs.
 //
 // Its arguments, with the runtime's names where they differ: moduleID
-// (moduleId), token. It returns the runtime's pFunctionId output as a
+// (moduleId), token. It returns the runtime's pFunctionId output, as
 // FunctionID. A failure is the runtime's HRESULT as the error (errors.Is
 // compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -280,9 +280,9 @@ func (x *Info) getHandleFromThread(threadID ThreadID, phThread unsafe.Pointer) e
 // prefer GetObjectSize2, which does not overflow for large arrays.
 //
 // Its arguments, with the runtime's names where they differ: objectID
-// (objectId). It returns the runtime's pcSize output as a uint32. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// (objectId). It returns the runtime's pcSize output, as uint32. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetObjectSize.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -360,9 +360,9 @@ func (x *Info) IsArrayClass(classID ClassID) (IsArrayClassResult, bool, error) {
 // its thread ID: see ThreadAssignedToOSThread).
 //
 // Its arguments, with the runtime's names where they differ: threadID
-// (threadId). It returns the runtime's pdwWin32ThreadId output as a
-// uint32. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// (threadId). It returns the runtime's pdwWin32ThreadId output, as uint32.
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetThreadInfo.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -389,9 +389,9 @@ func (x *Info) GetThreadInfo(threadID ThreadID) (uint32, error) {
 // error on a thread the runtime does not know (a goroutine's thread that
 // never ran managed code).
 //
-// It returns the runtime's pThreadId output as a ThreadID. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// It returns the runtime's pThreadId output, as ThreadID. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::GetCurrentThreadID.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -661,7 +661,7 @@ func (x *Info) GetModuleInfo(moduleID ModuleID) (ModuleInfoResult, error) {
 //
 // Its arguments, with the runtime's names where they differ: moduleID
 // (moduleId), openFlags (dwOpenFlags), riid. It returns the runtime's
-// ppOut output as a *Unknown. A failure is the runtime's HRESULT as the
+// ppOut output, as *Unknown. A failure is the runtime's HRESULT as the
 // error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -693,7 +693,7 @@ func (x *Info) GetModuleMetaData(moduleID ModuleID, openFlags metadata.OpenFlags
 //
 // Its arguments, with the runtime's names where they differ: moduleID
 // (moduleId), methodID (methodId). It returns the runtime's ppMethodHeader
-// output as a []byte. A failure is the runtime's HRESULT as the error
+// output, as []byte. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
 // ...).
 //
@@ -724,7 +724,7 @@ func (x *Info) GetILFunctionBody(moduleID ModuleID, methodID metadata.Token) ([]
 // you.
 //
 // Its arguments, with the runtime's names where they differ: moduleID
-// (moduleId). It returns the runtime's ppMalloc output as a *MethodMalloc.
+// (moduleId). It returns the runtime's ppMalloc output, as *MethodMalloc.
 // A failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -937,7 +937,7 @@ func (x *Info) SetILInstrumentedCodeMap(functionID FunctionID, startJIT bool, il
 	return nil
 }
 
-// It returns the runtime's ppicd output as a *Unknown. A failure is the
+// It returns the runtime's ppicd output, as *Unknown. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -962,7 +962,7 @@ func (x *Info) GetInprocInspectionInterface() (*Unknown, error) {
 	return res, nil
 }
 
-// It returns the runtime's ppicd output as a *Unknown. A failure is the
+// It returns the runtime's ppicd output, as *Unknown. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -988,7 +988,7 @@ func (x *Info) GetInprocInspectionIThisThread() (*Unknown, error) {
 }
 
 // Its arguments, with the runtime's names where they differ: threadID
-// (threadId). It returns the runtime's pContextId output as a ContextID. A
+// (threadId). It returns the runtime's pContextId output, as ContextID. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -1015,8 +1015,8 @@ func (x *Info) GetThreadContext(threadID ThreadID) (ContextID, error) {
 
 // Its arguments, with the runtime's names where they differ:
 // thisThreadOnly (fThisThreadOnly). It returns the runtime's
-// pdwProfilerContext output as a uint32. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// pdwProfilerContext output, as uint32. A failure is the runtime's HRESULT
+// as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo::BeginInprocDebugging.
@@ -1063,7 +1063,7 @@ func (x *Info) EndInprocDebugging(profilerContext uint32) error {
 // complete map).
 //
 // Its arguments, with the runtime's names where they differ: functionID
-// (functionId). It returns the runtime's map output as a
+// (functionId). It returns the runtime's map output, as
 // []DebugILToNativeMap. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
 // ...).
@@ -1351,10 +1351,10 @@ func (x *Info) GetClassIDInfo2(classID ClassID) (ClassIDInfo2Result, error) {
 // body (hot and cold parts).
 //
 // Its arguments, with the runtime's names where they differ: functionID.
-// It returns the runtime's codeInfos output as a []CodeInfo. It is a
-// method of ICorProfilerInfo2, which every supported runtime has. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// It returns the runtime's codeInfos output, as []CodeInfo. It is a method
+// of ICorProfilerInfo2, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetCodeInfo2.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1391,10 +1391,10 @@ func (x *Info) GetCodeInfo2(functionID FunctionID) ([]CodeInfo, error) {
 // instantiation, loading it if needed.
 //
 // Its arguments, with the runtime's names where they differ: moduleID,
-// typeDef, typeArgs. It returns the runtime's pClassID output as a
-// ClassID. It is a method of ICorProfilerInfo2, which every supported
-// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
-// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// typeDef, typeArgs. It returns the runtime's pClassID output, as ClassID.
+// It is a method of ICorProfilerInfo2, which every supported runtime has.
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetClassFromTokenAndTypeArgs.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1422,7 +1422,7 @@ func (x *Info) GetClassFromTokenAndTypeArgs(moduleID ModuleID, typeDef metadata.
 //
 // Its arguments, with the runtime's names where they differ: moduleID,
 // funcDef, classID (classId), typeArgs. It returns the runtime's
-// pFunctionID output as a FunctionID. It is a method of ICorProfilerInfo2,
+// pFunctionID output, as FunctionID. It is a method of ICorProfilerInfo2,
 // which every supported runtime has. A failure is the runtime's HRESULT as
 // the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
@@ -1452,7 +1452,7 @@ func (x *Info) GetFunctionFromTokenAndTypeArgs(moduleID ModuleID, funcDef metada
 // (preallocated, never moved) objects of a module.
 //
 // Its arguments, with the runtime's names where they differ: moduleID. It
-// returns the runtime's ppEnum output as a *ObjectEnum. It is a method of
+// returns the runtime's ppEnum output, as *ObjectEnum. It is a method of
 // ICorProfilerInfo2, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
@@ -1503,7 +1503,7 @@ func (x *Info) getArrayObjectInfo(objectID ObjectID, dimensions uint32, dimensio
 // inside the box.
 //
 // Its arguments, with the runtime's names where they differ: classID
-// (classId). It returns the runtime's pBufferOffset output as a uint32. It
+// (classId). It returns the runtime's pBufferOffset output, as uint32. It
 // is a method of ICorProfilerInfo2, which every supported runtime has. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
@@ -1532,7 +1532,7 @@ func (x *Info) GetBoxClassLayout(classID ClassID) (uint32, error) {
 // GetThreadAppDomain returns the app domain a managed thread runs in.
 //
 // Its arguments, with the runtime's names where they differ: threadID
-// (threadId). It returns the runtime's pAppDomainId output as a
+// (threadId). It returns the runtime's pAppDomainId output, as
 // AppDomainID. It is a method of ICorProfilerInfo2, which every supported
 // runtime has. A failure is the runtime's HRESULT as the error (errors.Is
 // compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
@@ -1562,7 +1562,7 @@ func (x *Info) GetThreadAppDomain(threadID ThreadID) (AppDomainID, error) {
 // with initial data in the image) of a class.
 //
 // Its arguments, with the runtime's names where they differ: classID
-// (classId), fieldToken. It returns the runtime's ppAddress output as a
+// (classId), fieldToken. It returns the runtime's ppAddress output, as
 // Address. It is a method of ICorProfilerInfo2, which every supported
 // runtime has. A failure is the runtime's HRESULT as the error (errors.Is
 // compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
@@ -1595,7 +1595,7 @@ func (x *Info) GetRVAStaticAddress(classID ClassID, fieldToken metadata.Token) (
 //
 // Its arguments, with the runtime's names where they differ: classID
 // (classId), fieldToken, appDomainID (appDomainId). It returns the
-// runtime's ppAddress output as a Address. It is a method of
+// runtime's ppAddress output, as Address. It is a method of
 // ICorProfilerInfo2, which every supported runtime has. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
@@ -1626,9 +1626,9 @@ func (x *Info) GetAppDomainStaticAddress(classID ClassID, fieldToken metadata.To
 //
 // Its arguments, with the runtime's names where they differ: classID
 // (classId), fieldToken, threadID (threadId). It returns the runtime's
-// ppAddress output as a Address. It is a method of ICorProfilerInfo2,
-// which every supported runtime has. A failure is the runtime's HRESULT as
-// the error (errors.Is compares it with E_INVALIDARG,
+// ppAddress output, as Address. It is a method of ICorProfilerInfo2, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetThreadStaticAddress.
@@ -1657,9 +1657,9 @@ func (x *Info) GetThreadStaticAddress(classID ClassID, fieldToken metadata.Token
 //
 // Its arguments, with the runtime's names where they differ: classID
 // (classId), fieldToken, contextID (contextId). It returns the runtime's
-// ppAddress output as a Address. It is a method of ICorProfilerInfo2,
-// which every supported runtime has. A failure is the runtime's HRESULT as
-// the error (errors.Is compares it with E_INVALIDARG,
+// ppAddress output, as Address. It is a method of ICorProfilerInfo2, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetContextStaticAddress.
@@ -1688,7 +1688,7 @@ func (x *Info) GetContextStaticAddress(classID ClassID, fieldToken metadata.Toke
 // instance field. Use it to choose which Get...StaticAddress to call.
 //
 // Its arguments, with the runtime's names where they differ: classID
-// (classId), fieldToken. It returns the runtime's pFieldInfo output as a
+// (classId), fieldToken. It returns the runtime's pFieldInfo output, as
 // StaticType. It is a method of ICorProfilerInfo2, which every supported
 // runtime has. A failure is the runtime's HRESULT as the error (errors.Is
 // compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
@@ -1717,7 +1717,7 @@ func (x *Info) GetStaticFieldInfo(classID ClassID, fieldToken metadata.Token) (S
 // GetGenerationBounds returns the address ranges of every GC generation's
 // memory.
 //
-// It returns the runtime's ranges output as a []GCGenerationRange. It is a
+// It returns the runtime's ranges output, as []GCGenerationRange. It is a
 // method of ICorProfilerInfo2, which every supported runtime has. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
@@ -1757,11 +1757,10 @@ func (x *Info) GetGenerationBounds() ([]GCGenerationRange, error) {
 // range that holds it.
 //
 // Its arguments, with the runtime's names where they differ: objectID
-// (objectId). It returns the runtime's range output as a
-// GCGenerationRange. It is a method of ICorProfilerInfo2, which every
-// supported runtime has. A failure is the runtime's HRESULT as the error
-// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
-// ...).
+// (objectId). It returns the runtime's range output, as GCGenerationRange.
+// It is a method of ICorProfilerInfo2, which every supported runtime has.
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo2::GetObjectGeneration.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -1787,8 +1786,8 @@ func (x *Info) GetObjectGeneration(objectID ObjectID) (GCGenerationRange, error)
 // GetNotifiedExceptionClauseInfo returns the exception clause the last
 // exception callback on this thread reported.
 //
-// It returns the runtime's pinfo output as a ExClauseInfo. The bool is
-// true when the runtime answers S_OK and false when it answers S_FALSE (no
+// It returns the runtime's pinfo output, as ExClauseInfo. The bool is true
+// when the runtime answers S_OK and false when it answers S_FALSE (no
 // clause is active on this thread). It is a method of ICorProfilerInfo2,
 // which every supported runtime has. A failure is the runtime's HRESULT as
 // the error (errors.Is compares it with E_INVALIDARG,
@@ -1818,10 +1817,10 @@ func (x *Info) GetNotifiedExceptionClauseInfo() (ExClauseInfo, bool, error) {
 // EnumJITedFunctions returns an enumeration of the functions compiled so
 // far; prefer EnumJITedFunctions2, which includes ReJIT IDs.
 //
-// It returns the runtime's ppEnum output as a *FunctionEnum. It is a
-// method of ICorProfilerInfo3, which every supported runtime has. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// It returns the runtime's ppEnum output, as *FunctionEnum. It is a method
+// of ICorProfilerInfo3, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo3::EnumJITedFunctions.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2016,7 +2015,7 @@ func (x *Info) GetFunctionLeave3Info(functionID FunctionID, eltInfo ELTInfo) (Fu
 }
 
 // Its arguments, with the runtime's names where they differ: functionID
-// (functionId), eltInfo. It returns the runtime's pFrameInfo output as a
+// (functionId), eltInfo. It returns the runtime's pFrameInfo output, as
 // FrameInfo. It is a method of ICorProfilerInfo3, which every supported
 // runtime has. A failure is the runtime's HRESULT as the error (errors.Is
 // compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
@@ -2045,7 +2044,7 @@ func (x *Info) GetFunctionTailcall3Info(functionID FunctionID, eltInfo ELTInfo) 
 // EnumModules returns an enumeration of the loaded modules (for a profiler
 // attached late).
 //
-// It returns the runtime's ppEnum output as a *ModuleEnum. It is a method
+// It returns the runtime's ppEnum output, as *ModuleEnum. It is a method
 // of ICorProfilerInfo3, which every supported runtime has. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
 // E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
@@ -2154,10 +2153,10 @@ func (x *Info) GetRuntimeInformation() (RuntimeInformationResult, error) {
 //
 // Its arguments, with the runtime's names where they differ: classID
 // (classId), fieldToken, appDomainID (appDomainId), threadID (threadId).
-// It returns the runtime's ppAddress output as a Address. It is a method
-// of ICorProfilerInfo3, which every supported runtime has. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// It returns the runtime's ppAddress output, as Address. It is a method of
+// ICorProfilerInfo3, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo3::GetThreadStaticAddress2.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2184,7 +2183,7 @@ func (x *Info) GetThreadStaticAddress2(classID ClassID, fieldToken metadata.Toke
 // in.
 //
 // Its arguments, with the runtime's names where they differ: moduleID
-// (moduleId). It returns the runtime's appDomainIds output as a
+// (moduleId). It returns the runtime's appDomainIds output, as
 // []AppDomainID. It is a method of ICorProfilerInfo3, which every
 // supported runtime has. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
@@ -2279,7 +2278,7 @@ func (x *Info) getModuleInfo2(moduleID ModuleID) (ModuleInfo2Result, error) {
 
 // EnumThreads returns an enumeration of the managed threads alive.
 //
-// It returns the runtime's ppEnum output as a *ThreadEnum. It is a method
+// It returns the runtime's ppEnum output, as *ThreadEnum. It is a method
 // of ICorProfilerInfo4, which every supported runtime has. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
 // E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
@@ -2366,7 +2365,7 @@ func (x *Info) requestRevert(moduleIDs []ModuleID, methodIDs []metadata.Token, s
 // function.
 //
 // Its arguments, with the runtime's names where they differ: functionID,
-// reJITID (reJitId). It returns the runtime's codeInfos output as a
+// reJITID (reJitId). It returns the runtime's codeInfos output, as
 // []CodeInfo. It is a method of ICorProfilerInfo4, which every supported
 // runtime has. A failure is the runtime's HRESULT as the error (errors.Is
 // compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
@@ -2452,9 +2451,9 @@ func (x *Info) GetFunctionFromIP2(ip Address) (FunctionFromIP2Result, error) {
 // re-compiled versions.
 //
 // Its arguments, with the runtime's names where they differ: functionID
-// (functionId). It returns the runtime's reJitIds output as a []ReJITID.
-// It is a method of ICorProfilerInfo4, which every supported runtime has.
-// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// (functionId). It returns the runtime's reJitIds output, as []ReJITID. It
+// is a method of ICorProfilerInfo4, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo4::GetReJITIDs.
@@ -2492,8 +2491,8 @@ func (x *Info) GetReJITIDs(functionID FunctionID) ([]ReJITID, error) {
 // map to native offsets.
 //
 // Its arguments, with the runtime's names where they differ: functionID
-// (functionId), reJITID (reJitId). It returns the runtime's map output as
-// a []DebugILToNativeMap. It is a method of ICorProfilerInfo4, which every
+// (functionId), reJITID (reJitId). It returns the runtime's map output, as
+// []DebugILToNativeMap. It is a method of ICorProfilerInfo4, which every
 // supported runtime has. A failure is the runtime's HRESULT as the error
 // (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
 // ...).
@@ -2532,10 +2531,10 @@ func (x *Info) GetILToNativeMapping2(functionID FunctionID, reJITID ReJITID) ([]
 // EnumJITedFunctions2 returns an enumeration of the functions compiled so
 // far with their ReJIT IDs.
 //
-// It returns the runtime's ppEnum output as a *FunctionEnum. It is a
-// method of ICorProfilerInfo4, which every supported runtime has. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// It returns the runtime's ppEnum output, as *FunctionEnum. It is a method
+// of ICorProfilerInfo4, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo4::EnumJITedFunctions2.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -2562,7 +2561,7 @@ func (x *Info) EnumJITedFunctions2() (*FunctionEnum, error) {
 // included.
 //
 // Its arguments, with the runtime's names where they differ: objectID
-// (objectId). It returns the runtime's pcSize output as a uint64. It is a
+// (objectId). It returns the runtime's pcSize output, as uint64. It is a
 // method of ICorProfilerInfo4, which every supported runtime has. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
@@ -2720,7 +2719,7 @@ func (x *Info) ApplyMetaData(moduleID ModuleID) error {
 // in-memory module.
 //
 // Its arguments, with the runtime's names where they differ: moduleID
-// (moduleId). It returns the runtime's pCountSymbolBytes output as a
+// (moduleId). It returns the runtime's pCountSymbolBytes output, as
 // uint32. It is a method of ICorProfilerInfo7, which every supported
 // runtime has. A failure is the runtime's HRESULT as the error (errors.Is
 // compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
@@ -2797,7 +2796,7 @@ func (x *Info) ReadInMemorySymbols(moduleID ModuleID, symbolsReadOffset uint32, 
 // (DynamicMethod, LCG): such a method has no metadata token.
 //
 // Its arguments, with the runtime's names where they differ: functionID
-// (functionId). It returns the runtime's isDynamic output as a bool. It is
+// (functionId). It returns the runtime's isDynamic output, as bool. It is
 // a method of ICorProfilerInfo8, which every supported runtime has. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
 // with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
@@ -2936,8 +2935,8 @@ func (x *Info) GetDynamicFunctionInfo(functionID FunctionID) (DynamicFunctionInf
 // times); empty when none is compiled yet.
 //
 // Its arguments, with the runtime's names where they differ: functionID,
-// reJITID (reJitId). It returns the runtime's codeStartAddresses output as
-// a []Address. It needs ICorProfilerInfo9 (.NET Core 2.1 and later; not
+// reJITID (reJitId). It returns the runtime's codeStartAddresses output,
+// as []Address. It needs ICorProfilerInfo9 (.NET Core 2.1 and later; not
 // .NET Core 2.0); on an older runtime it returns an error matching
 // ErrNotAvailable without calling the runtime. A failure is the runtime's
 // HRESULT as the error (errors.Is compares it with E_INVALIDARG,
@@ -2979,7 +2978,7 @@ func (x *Info) GetNativeCodeStartAddresses(functionID FunctionID, reJITID ReJITI
 //
 // Its arguments, with the runtime's names where they differ:
 // nativeCodeStartAddress (pNativeCodeStartAddress). It returns the
-// runtime's map output as a []DebugILToNativeMap. It needs
+// runtime's map output, as []DebugILToNativeMap. It needs
 // ICorProfilerInfo9 (.NET Core 2.1 and later; not .NET Core 2.0); on an
 // older runtime it returns an error matching ErrNotAvailable without
 // calling the runtime. A failure is the runtime's HRESULT as the error
@@ -3022,7 +3021,7 @@ func (x *Info) GetILToNativeMapping3(nativeCodeStartAddress Address) ([]DebugILT
 //
 // Its arguments, with the runtime's names where they differ:
 // nativeCodeStartAddress (pNativeCodeStartAddress). It returns the
-// runtime's codeInfos output as a []CodeInfo. It needs ICorProfilerInfo9
+// runtime's codeInfos output, as []CodeInfo. It needs ICorProfilerInfo9
 // (.NET Core 2.1 and later; not .NET Core 2.0); on an older runtime it
 // returns an error matching ErrNotAvailable without calling the runtime. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
@@ -3076,7 +3075,7 @@ func (x *Info) enumerateObjectReferences(objectID ObjectID, callback unsafe.Poin
 // moved or collected, as string literals on .NET 8).
 //
 // Its arguments, with the runtime's names where they differ: objectID
-// (objectId). It returns the runtime's pbFrozen output as a bool. It needs
+// (objectId). It returns the runtime's pbFrozen output, as bool. It needs
 // ICorProfilerInfo10 (.NET Core 3.0 and later); on an older runtime it
 // returns an error matching ErrNotAvailable without calling the runtime. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
@@ -3106,7 +3105,7 @@ func (x *Info) IsFrozenObject(objectID ObjectID) (bool, error) {
 // GetLOHObjectSizeThreshold returns the size from which objects go to the
 // large object heap.
 //
-// It returns the runtime's pThreshold output as a uint32. It needs
+// It returns the runtime's pThreshold output, as uint32. It needs
 // ICorProfilerInfo10 (.NET Core 3.0 and later); on an older runtime it
 // returns an error matching ErrNotAvailable without calling the runtime. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
@@ -3204,7 +3203,7 @@ func (x *Info) ResumeRuntime() error {
 // changes).
 //
 // Its arguments, with the runtime's names where they differ: name
-// (szName). It returns the runtime's szValue output as a string. It needs
+// (szName). It returns the runtime's szValue output, as string. It needs
 // ICorProfilerInfo11 (.NET Core 3.0 and later); on an older runtime it
 // returns an error matching ErrNotAvailable without calling the runtime. A
 // failure is the runtime's HRESULT as the error (errors.Is compares it
@@ -3327,7 +3326,7 @@ func (x *Info) EventPipeStopSession(session EventPipeSession) error {
 // write events to.
 //
 // Its arguments, with the runtime's names where they differ: providerName.
-// It returns the runtime's pProvider output as a EventPipeProvider. It
+// It returns the runtime's pProvider output, as EventPipeProvider. It
 // needs ICorProfilerInfo12 (.NET 5 and later; not .NET Core 3.1); on an
 // older runtime it returns an error matching ErrNotAvailable without
 // calling the runtime. A failure is the runtime's HRESULT as the error
@@ -3359,7 +3358,7 @@ func (x *Info) EventPipeCreateProvider(providerName string) (EventPipeProvider, 
 // EventPipeGetProviderInfo returns the name of an EventPipe provider.
 //
 // Its arguments, with the runtime's names where they differ: provider. It
-// returns the runtime's providerName output as a string. It needs
+// returns the runtime's providerName output, as string. It needs
 // ICorProfilerInfo12 (.NET 5 and later; not .NET Core 3.1); on an older
 // runtime it returns an error matching ErrNotAvailable without calling the
 // runtime. A failure is the runtime's HRESULT as the error (errors.Is
@@ -3439,7 +3438,7 @@ func (x *Info) eventPipeWriteEvent(event EventPipeEvent, data uint32, data2 unsa
 // reported the object; DestroyHandle frees it.
 //
 // Its arguments, with the runtime's names where they differ: object, typ
-// (type). It returns the runtime's pHandle output as a ObjectHandle. It
+// (type). It returns the runtime's pHandle output, as ObjectHandle. It
 // needs ICorProfilerInfo13 (.NET 7 and later; not .NET Core 3.1); on an
 // older runtime it returns an error matching ErrNotAvailable without
 // calling the runtime. A failure is the runtime's HRESULT as the error
@@ -3494,7 +3493,7 @@ func (x *Info) DestroyHandle(handle ObjectHandle) error {
 // have moved since), or 0 when a weak handle's object was collected.
 //
 // Its arguments, with the runtime's names where they differ: handle. It
-// returns the runtime's pObject output as a ObjectID. It needs
+// returns the runtime's pObject output, as ObjectID. It needs
 // ICorProfilerInfo13 (.NET 7 and later; not .NET Core 3.1); on an older
 // runtime it returns an error matching ErrNotAvailable without calling the
 // runtime. A failure is the runtime's HRESULT as the error (errors.Is
@@ -3524,7 +3523,7 @@ func (x *Info) GetObjectIDFromHandle(handle ObjectHandle) (ObjectID, error) {
 // EnumerateNonGCObjects returns an enumeration of the objects on the
 // non-GC (frozen) heap.
 //
-// It returns the runtime's ppEnum output as a *ObjectEnum. It needs
+// It returns the runtime's ppEnum output, as *ObjectEnum. It needs
 // ICorProfilerInfo14 (.NET 8 and later); on an older runtime it returns an
 // error matching ErrNotAvailable without calling the runtime. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
@@ -3554,7 +3553,7 @@ func (x *Info) EnumerateNonGCObjects() (*ObjectEnum, error) {
 // GetNonGCHeapBounds returns the address ranges of the non-GC heap's
 // segments.
 //
-// It returns the runtime's ranges output as a []NonGCHeapRange. It needs
+// It returns the runtime's ranges output, as []NonGCHeapRange. It needs
 // ICorProfilerInfo14 (.NET 8 and later); on an older runtime it returns an
 // error matching ErrNotAvailable without calling the runtime. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
@@ -3720,9 +3719,9 @@ func (x *ObjectEnum) Reset() error {
 // Clone returns a copy of the enumerator at its current position; release
 // it.
 //
-// It returns the runtime's ppEnum output as a *ObjectEnum. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// It returns the runtime's ppEnum output, as *ObjectEnum. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerObjectEnum::Clone.
 func (x *ObjectEnum) Clone() (*ObjectEnum, error) {
@@ -3741,7 +3740,7 @@ func (x *ObjectEnum) Clone() (*ObjectEnum, error) {
 
 // GetCount returns the number of items the enumeration holds in all.
 //
-// It returns the runtime's pcelt output as a uint32. A failure is the
+// It returns the runtime's pcelt output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -3764,9 +3763,9 @@ func (x *ObjectEnum) GetCount() (uint32, error) {
 // nil error means the end. All (a Go iterator) and Collect (a slice) run
 // the loop for you.
 //
-// It returns the runtime's objects output as a []ObjectID. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// It returns the runtime's objects output, as []ObjectID. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerObjectEnum::Next.
 func (x *ObjectEnum) Next() ([]ObjectID, error) {
@@ -3887,7 +3886,7 @@ func (x *FunctionEnum) Reset() error {
 // Clone returns a copy of the enumerator at its current position; release
 // it.
 //
-// It returns the runtime's ppEnum output as a *FunctionEnum. A failure is
+// It returns the runtime's ppEnum output, as *FunctionEnum. A failure is
 // the runtime's HRESULT as the error (errors.Is compares it with
 // E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -3908,7 +3907,7 @@ func (x *FunctionEnum) Clone() (*FunctionEnum, error) {
 
 // GetCount returns the number of items the enumeration holds in all.
 //
-// It returns the runtime's pcelt output as a uint32. A failure is the
+// It returns the runtime's pcelt output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -3931,7 +3930,7 @@ func (x *FunctionEnum) GetCount() (uint32, error) {
 // call; an empty slice with a nil error means the end. All (a Go iterator)
 // and Collect (a slice) run the loop for you.
 //
-// It returns the runtime's ids output as a []Function. A failure is the
+// It returns the runtime's ids output, as []Function. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -4054,9 +4053,9 @@ func (x *ModuleEnum) Reset() error {
 // Clone returns a copy of the enumerator at its current position; release
 // it.
 //
-// It returns the runtime's ppEnum output as a *ModuleEnum. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// It returns the runtime's ppEnum output, as *ModuleEnum. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerModuleEnum::Clone.
 func (x *ModuleEnum) Clone() (*ModuleEnum, error) {
@@ -4075,7 +4074,7 @@ func (x *ModuleEnum) Clone() (*ModuleEnum, error) {
 
 // GetCount returns the number of items the enumeration holds in all.
 //
-// It returns the runtime's pcelt output as a uint32. A failure is the
+// It returns the runtime's pcelt output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -4098,7 +4097,7 @@ func (x *ModuleEnum) GetCount() (uint32, error) {
 // nil error means the end. All (a Go iterator) and Collect (a slice) run
 // the loop for you.
 //
-// It returns the runtime's ids output as a []ModuleID. A failure is the
+// It returns the runtime's ids output, as []ModuleID. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -4392,9 +4391,9 @@ func (x *MethodEnum) Reset() error {
 // Clone returns a copy of the enumerator at its current position; release
 // it.
 //
-// It returns the runtime's ppEnum output as a *MethodEnum. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// It returns the runtime's ppEnum output, as *MethodEnum. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerMethodEnum::Clone.
 func (x *MethodEnum) Clone() (*MethodEnum, error) {
@@ -4413,7 +4412,7 @@ func (x *MethodEnum) Clone() (*MethodEnum, error) {
 
 // GetCount returns the number of items the enumeration holds in all.
 //
-// It returns the runtime's pcelt output as a uint32. A failure is the
+// It returns the runtime's pcelt output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -4436,7 +4435,7 @@ func (x *MethodEnum) GetCount() (uint32, error) {
 // nil error means the end. All (a Go iterator) and Collect (a slice) run
 // the loop for you.
 //
-// It returns the runtime's elements output as a []Method. A failure is the
+// It returns the runtime's elements output, as []Method. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -4559,9 +4558,9 @@ func (x *ThreadEnum) Reset() error {
 // Clone returns a copy of the enumerator at its current position; release
 // it.
 //
-// It returns the runtime's ppEnum output as a *ThreadEnum. A failure is
-// the runtime's HRESULT as the error (errors.Is compares it with
-// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// It returns the runtime's ppEnum output, as *ThreadEnum. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerThreadEnum::Clone.
 func (x *ThreadEnum) Clone() (*ThreadEnum, error) {
@@ -4580,7 +4579,7 @@ func (x *ThreadEnum) Clone() (*ThreadEnum, error) {
 
 // GetCount returns the number of items the enumeration holds in all.
 //
-// It returns the runtime's pcelt output as a uint32. A failure is the
+// It returns the runtime's pcelt output, as uint32. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
@@ -4603,7 +4602,7 @@ func (x *ThreadEnum) GetCount() (uint32, error) {
 // with a nil error means the end. All (a Go iterator) and Collect (a
 // slice) run the loop for you.
 //
-// It returns the runtime's ids output as a []ThreadID. A failure is the
+// It returns the runtime's ids output, as []ThreadID. A failure is the
 // runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
 // CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
