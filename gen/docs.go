@@ -76,13 +76,6 @@ enclosing type).`,
 	"IMetaDataEmit.DefineUserString": `DefineUserString defines a string for ldstr and returns its token.`,
 }
 
-// docFor returns the project's doc of a method followed by line, or line.
-func docFor(iface, method, line string) string {
-	if d, ok := methodDocs[iface+"."+method]; ok {
-		return d + "\n\n" + line
-	}
-	return line
-}
 
 // Docs is idl/docs.txt: what the project says a runtime method, callback,
 // result or constant means for a Go user, and which runtime brings each

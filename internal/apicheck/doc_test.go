@@ -92,8 +92,7 @@ func docIndex(fset *token.FileSet, files []*ast.File) map[token.Position]string 
 			}
 		}
 	}
-	var typeExpr func(e ast.Expr, typeDoc string)
-	typeExpr = func(e ast.Expr, typeDoc string) {
+	typeExpr := func(e ast.Expr, typeDoc string) {
 		switch t := e.(type) {
 		case *ast.StructType:
 			fields(t.Fields, typeDoc)
