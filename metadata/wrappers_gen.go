@@ -2985,7 +2985,7 @@ func (x *Import) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
 
 // ImportEventPropsResult holds the outputs of IMetaDataImport::GetEventProps.
 //
-// GetEventProps returns it; its fields are the runtime's outputs in the order
+// getEventProps returns it; its fields are the runtime's outputs in the order
 // the runtime declares them.
 type ImportEventPropsResult struct {
 	// Class is the runtime's pClass output of IMetaDataImport::GetEventProps.
@@ -3012,16 +3012,8 @@ type ImportEventPropsResult struct {
 	RmdOtherMethod []Token
 }
 
-// Its arguments, with the runtime's names where they differ: ev, event
-// (szEvent), event2 (cchEvent). It returns the runtime's outputs pClass,
-// pchEvent, pdwEventFlags, ptkEventType, pmdAddOn, pmdRemoveOn, pmdFire,
-// rmdOtherMethod as the fields of ImportEventPropsResult. It is a method
-// of IMetaDataImport, which every supported runtime has. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
-//
-// It calls IMetaDataImport::GetEventProps.
-func (x *Import) GetEventProps(ev Token, event string, event2 uint32) (ImportEventPropsResult, error) {
+// getEventProps calls IMetaDataImport::GetEventProps.
+func (x *Import) getEventProps(ev Token, event string, event2 uint32) (ImportEventPropsResult, error) {
 	var res ImportEventPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -4909,20 +4901,8 @@ func (x *Import2) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) 
 func (x *Import2) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
 	return x.base().EnumEvents(phEnum, td)
 }
-
-// GetEventProps is Import.GetEventProps, which Import2 inherits.
-//
-// Its arguments, with the runtime's names where they differ: ev, event
-// (szEvent), event2 (cchEvent). It returns the runtime's outputs pClass,
-// pchEvent, pdwEventFlags, ptkEventType, pmdAddOn, pmdRemoveOn, pmdFire,
-// rmdOtherMethod as the fields of ImportEventPropsResult. It is a method
-// of IMetaDataImport, which every supported runtime has. A failure is the
-// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CLDB_E_RECORD_NOTFOUND, ...).
-//
-// It calls IMetaDataImport::GetEventProps.
-func (x *Import2) GetEventProps(ev Token, event string, event2 uint32) (ImportEventPropsResult, error) {
-	return x.base().GetEventProps(ev, event, event2)
+func (x *Import2) getEventProps(ev Token, event string, event2 uint32) (ImportEventPropsResult, error) {
+	return x.base().getEventProps(ev, event, event2)
 }
 
 // EnumMethodSemantics is Import.EnumMethodSemantics, which Import2 inherits.
