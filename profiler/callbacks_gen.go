@@ -625,10 +625,10 @@ type Callback7 interface {
 type Callback8 interface {
 	Callback7
 	// DynamicMethodJITCompilationStarted reports that the JIT is about to
-	// compile a dynamic method (HighDynamicFunctionUnloads); its IL header
-	// comes with it, read-only. Only a profiler that implements Callback8 gets
-	// it (every supported runtime). A non-nil error is returned to the runtime
-	// as its HRESULT (E_FAIL unless it wraps one).
+	// compile a dynamic method (MonitorJITCompilation); its IL header comes
+	// with it, read-only. Only a profiler that implements Callback8 gets it
+	// (every supported runtime). A non-nil error is returned to the runtime as
+	// its HRESULT (E_FAIL unless it wraps one).
 	//
 	// It is ICorProfilerCallback8::DynamicMethodJITCompilationStarted.
 	DynamicMethodJITCompilationStarted(functionID FunctionID, isSafeToBlock bool, ilHeader []byte) error

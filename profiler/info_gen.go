@@ -356,8 +356,8 @@ func (x *Info) IsArrayClass(classID ClassID) (IsArrayClassResult, bool, error) {
 	return res, hr == 0, nil
 }
 
-// GetThreadInfo returns the OS thread handle behind a managed thread (not
-// its thread ID: see ThreadAssignedToOSThread).
+// GetThreadInfo returns the OS thread ID of the thread a managed thread
+// runs on (ThreadAssignedToOSThread reports it too).
 //
 // Its arguments, with the runtime's names where they differ: threadID
 // (threadId). It returns the runtime's pdwWin32ThreadId output, as uint32.
@@ -1652,8 +1652,8 @@ func (x *Info) GetThreadStaticAddress(classID ClassID, fieldToken metadata.Token
 	return res, nil
 }
 
-// GetContextStaticAddress is for .NET Framework context statics; CoreCLR
-// fails it.
+// GetContextStaticAddress is for .NET Framework context statics, which
+// CoreCLR does not have: expect an error.
 //
 // Its arguments, with the runtime's names where they differ: classID
 // (classId), fieldToken, contextID (contextId). It returns the runtime's
@@ -3204,10 +3204,11 @@ func (x *Info) ResumeRuntime() error {
 //
 // Its arguments, with the runtime's names where they differ: name
 // (szName). It returns the runtime's szValue output, as string. It needs
-// ICorProfilerInfo11 (.NET Core 3.0 and later); on an older runtime it
-// returns an error matching ErrNotAvailable without calling the runtime. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+// ICorProfilerInfo11 (.NET Core 3.1 has it (measured); not .NET Core 2.1);
+// on an older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
 //
 // It calls ICorProfilerInfo11::GetEnvironmentVariable.
 // When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
@@ -3245,11 +3246,11 @@ func (x *Info) GetEnvironmentVariable(name string) (string, error) {
 // environment variable in the runtime's copy of the environment.
 //
 // Its arguments, with the runtime's names where they differ: name
-// (szName), value (szValue). It needs ICorProfilerInfo11 (.NET Core 3.0
-// and later); on an older runtime it returns an error matching
-// ErrNotAvailable without calling the runtime. A failure is the runtime's
-// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
-// CORPROF_E_NOT_MANAGED_THREAD, ...).
+// (szName), value (szValue). It needs ICorProfilerInfo11 (.NET Core 3.1
+// has it (measured); not .NET Core 2.1); on an older runtime it returns an
+// error matching ErrNotAvailable without calling the runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
 //
 // It calls ICorProfilerInfo11::SetEnvironmentVariable.
 func (x *Info) SetEnvironmentVariable(name string, value string) error {
