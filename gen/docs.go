@@ -76,7 +76,6 @@ enclosing type).`,
 	"IMetaDataEmit.DefineUserString": `DefineUserString defines a string for ldstr and returns its token.`,
 }
 
-
 // Docs is idl/docs.txt: what the project says a runtime method, callback,
 // result or constant means for a Go user, and which runtime brings each
 // interface version. The generator joins it to the facts it knows (the
