@@ -41,6 +41,8 @@ var typeNames = map[TypeCode]string{
 	TypeDateTime: "DateTime", TypeGUID: "Guid", TypeString: "String", TypeArray: "Array",
 }
 
+// String returns the type's name ("UInt32", "String", ...), or
+// "TypeCode(n)" for a code this package does not know.
 func (t TypeCode) String() string {
 	if n, ok := typeNames[t]; ok {
 		return n
@@ -50,7 +52,9 @@ func (t TypeCode) String() string {
 
 // Field describes one field of an event's payload.
 type Field struct {
+	// Name is the field's name as the event's manifest spells it.
 	Name string
+	// Type is how the field is encoded.
 	Type TypeCode
 	// Elem is the element type of an array (Type == TypeArray).
 	Elem *Field
@@ -61,13 +65,22 @@ type Field struct {
 // Metadata is what EventPipe says of an event: its identity and the layout
 // of its payload.
 type Metadata struct {
-	ID       uint32
-	Name     string // empty for most of the runtime's own events
+	// ID is the event's ID within its provider.
+	ID uint32
+	// Name is the event's name; empty for most of the runtime's own
+	// events (their IDs name them: IDGCStart, ...).
+	Name string
+	// Keywords are the keyword bits that enable the event.
 	Keywords uint64
-	Version  uint32
-	Level    uint32
-	Opcode   uint8
-	Params   []Field
+	// Version is the event's version (its payload layout).
+	Version uint32
+	// Level is the event's level (LevelCritical .. LevelVerbose).
+	Level uint32
+	// Opcode is the event's opcode (start, stop, info, ...).
+	Opcode uint8
+	// Params are the fields of the payload in order; empty when the
+	// metadata does not describe them (the runtime's own events).
+	Params []Field
 }
 
 // maxNesting bounds objects in objects and arrays of arrays.

@@ -49,6 +49,7 @@ const (
 
 // GCStart is GCStart (versions 0 to 2): a collection begins.
 type GCStart struct {
+	// Version is the version of the event the payload was written at.
 	Version              uint32
 	Count                uint32 // the collection's number
 	Depth                uint32 // the generation collected (v1+)
@@ -60,30 +61,51 @@ type GCStart struct {
 
 // GCEnd is GCEnd (versions 0 and 1): a collection ends.
 type GCEnd struct {
-	Version       uint32
-	Count         uint32
-	Depth         uint32 // a UInt16 in version 0
-	ClrInstanceID uint16 // v1
+	// Version is the version of the event the payload was written at.
+	Version uint32
+	// Count is the collection's number (GCStart's Count of the same one).
+	Count uint32
+	// Depth is the generation collected (a UInt16 in version 0).
+	Depth uint32
+	// ClrInstanceID identifies the runtime in the process (v1).
+	ClrInstanceID uint16
 }
 
 // GCHeapStats is GCHeapStats (versions 0 to 2): the heap after a collection.
 type GCHeapStats struct {
-	Version                             uint32
+	// Version is the version of the event the payload was written at.
+	Version uint32
+	// GenerationSize0 .. GenerationSize4 are the bytes in generations 0,
+	// 1, 2, the large object heap (3) and the pinned object heap (4, v2)
+	// after the collection; TotalPromotedSize0 .. TotalPromotedSize4 the
+	// bytes that survived it in each.
 	GenerationSize0, TotalPromotedSize0 uint64
+	// GenerationSize1 and TotalPromotedSize1: generation 1 (see above).
 	GenerationSize1, TotalPromotedSize1 uint64
+	// GenerationSize2 and TotalPromotedSize2: generation 2 (see above).
 	GenerationSize2, TotalPromotedSize2 uint64
-	GenerationSize3, TotalPromotedSize3 uint64 // generation 3 is the large object heap
-	FinalizationPromotedSize            uint64
-	FinalizationPromotedCount           uint64
-	PinnedObjectCount, SinkBlockCount   uint32
-	GCHandleCount                       uint32
-	ClrInstanceID                       uint16 // v1+
-	GenerationSize4, TotalPromotedSize4 uint64 // the pinned object heap (v2)
+	// GenerationSize3 and TotalPromotedSize3: the large object heap.
+	GenerationSize3, TotalPromotedSize3 uint64
+	// FinalizationPromotedSize is the bytes of objects kept alive only
+	// to run their finalizers.
+	FinalizationPromotedSize uint64
+	// FinalizationPromotedCount is the number of those objects.
+	FinalizationPromotedCount uint64
+	// PinnedObjectCount is the number of pinned objects the collection
+	// saw; SinkBlockCount the number of sync blocks in use.
+	PinnedObjectCount, SinkBlockCount uint32
+	// GCHandleCount is the number of GC handles in use.
+	GCHandleCount uint32
+	// ClrInstanceID identifies the runtime in the process (v1+).
+	ClrInstanceID uint16
+	// GenerationSize4 and TotalPromotedSize4: the pinned object heap (v2).
+	GenerationSize4, TotalPromotedSize4 uint64
 }
 
 // GCSuspendEEBegin is GCSuspendEEBegin (versions 0 and 1): the runtime
 // starts suspending managed threads.
 type GCSuspendEEBegin struct {
+	// Version is the version of the event the payload was written at.
 	Version       uint32
 	Reason        uint32 // a UInt16 in version 0 (GCSuspendEEReasonMap)
 	Count         uint32 // v1
@@ -93,21 +115,27 @@ type GCSuspendEEBegin struct {
 // GCPhase is one of the payload-less phase events of a collection:
 // GCSuspendEEEnd, GCRestartEEBegin, GCRestartEEEnd (versions 0 and 1).
 type GCPhase struct {
-	ID            uint32 // IDGCSuspendEEEnd, IDGCRestartEEBegin or IDGCRestartEEEnd
+	ID uint32 // IDGCSuspendEEEnd, IDGCRestartEEBegin or IDGCRestartEEEnd
+	// Version is the version of the event the payload was written at.
 	Version       uint32
 	ClrInstanceID uint16 // v1
 }
 
 // GCTriggered is GCTriggered (version 0): why a collection was triggered.
 type GCTriggered struct {
-	Version       uint32
-	Reason        uint32
+	// Version is the version of the event the payload was written at.
+	Version uint32
+	// Reason is why the collection was triggered (the GC reason codes of
+	// GCStart.Reason).
+	Reason uint32
+	// ClrInstanceID identifies the runtime in the process.
 	ClrInstanceID uint16
 }
 
 // GCAllocationTick is GCAllocationTick (versions 0 to 4): about every
 // 100 KB allocated, the allocation that crossed the mark.
 type GCAllocationTick struct {
+	// Version is the version of the event the payload was written at.
 	Version            uint32
 	AllocationAmount   uint32 // bytes since the last tick, truncated to 32 bits
 	AllocationKind     uint32 // 0 small, 1 large, 2 pinned
@@ -123,18 +151,27 @@ type GCAllocationTick struct {
 // ExceptionThrown is ExceptionThrown (versions 0 and 1; version 0 has no
 // payload).
 type ExceptionThrown struct {
-	Version          uint32
-	ExceptionType    string
+	// Version is the version of the event the payload was written at.
+	Version uint32
+	// ExceptionType is the exception's type name ("System.InvalidOperationException").
+	ExceptionType string
+	// ExceptionMessage is the exception's message.
 	ExceptionMessage string
-	ExceptionEIP     uint64
+	// ExceptionEIP is the instruction pointer where it was thrown.
+	ExceptionEIP uint64
+	// ExceptionHRESULT is the exception's HResult.
 	ExceptionHRESULT uint32
-	ExceptionFlags   uint16
-	ClrInstanceID    uint16
+	// ExceptionFlags: 0x1 it has an inner exception, 0x2 nested, 0x4
+	// rethrown, 0x8 corrupted state, 0x10 a CLS-compliant exception.
+	ExceptionFlags uint16
+	// ClrInstanceID identifies the runtime in the process.
+	ClrInstanceID uint16
 }
 
 // ContentionStart is ContentionStart (versions 0 to 2): a thread starts
 // waiting for a lock.
 type ContentionStart struct {
+	// Version is the version of the event the payload was written at.
 	Version            uint32
 	ContentionFlags    uint8  // 0 managed, 1 native
 	ClrInstanceID      uint16 // v1+
@@ -145,42 +182,66 @@ type ContentionStart struct {
 
 // ContentionStop is ContentionStop (versions 0 and 1): the wait ends.
 type ContentionStop struct {
-	Version         uint32
+	// Version is the version of the event the payload was written at.
+	Version uint32
+	// ContentionFlags: 0 a managed lock, 1 a native one.
 	ContentionFlags uint8
-	ClrInstanceID   uint16
-	DurationNs      float64 // v1
+	// ClrInstanceID identifies the runtime in the process.
+	ClrInstanceID uint16
+	DurationNs    float64 // v1
 }
 
 // ThreadPoolWorkerThread is ThreadPoolWorkerThreadStart, Stop and Wait.
 type ThreadPoolWorkerThread struct {
-	ID                       uint32 // IDThreadPoolWorkerStart, Stop or Wait
-	Version                  uint32
-	ActiveWorkerThreadCount  uint32
+	ID uint32 // IDThreadPoolWorkerStart, Stop or Wait
+	// Version is the version of the event the payload was written at.
+	Version uint32
+	// ActiveWorkerThreadCount is the number of worker threads running.
+	ActiveWorkerThreadCount uint32
+	// RetiredWorkerThreadCount is the number of worker threads retired
+	// (kept, not running work).
 	RetiredWorkerThreadCount uint32
-	ClrInstanceID            uint16
-}
-
-// ThreadPoolAdjustmentSample is ThreadPoolWorkerThreadAdjustmentSample.
-type ThreadPoolAdjustmentSample struct {
-	Version       uint32
-	Throughput    float64
+	// ClrInstanceID identifies the runtime in the process.
 	ClrInstanceID uint16
 }
 
-// ThreadPoolAdjustment is ThreadPoolWorkerThreadAdjustmentAdjustment.
+// ThreadPoolAdjustmentSample is the runtime's
+// ThreadPoolWorkerThreadAdjustmentSample event: one throughput sample
+// the thread pool's hill-climbing takes.
+type ThreadPoolAdjustmentSample struct {
+	// Version is the version of the event the payload was written at.
+	Version uint32
+	// Throughput is the work items completed per second in the sample.
+	Throughput float64
+	// ClrInstanceID identifies the runtime in the process.
+	ClrInstanceID uint16
+}
+
+// ThreadPoolAdjustment is the runtime's
+// ThreadPoolWorkerThreadAdjustmentAdjustment event: the thread pool
+// changes its number of worker threads.
 type ThreadPoolAdjustment struct {
-	Version              uint32
-	AverageThroughput    float64
+	// Version is the version of the event the payload was written at.
+	Version uint32
+	// AverageThroughput is the work items per second that led to it.
+	AverageThroughput float64
+	// NewWorkerThreadCount is the number of worker threads wanted now.
 	NewWorkerThreadCount uint32
-	Reason               uint32
-	ClrInstanceID        uint16
+	// Reason: 0 warm-up, 1 initializing, 2 random move, 3 climbing
+	// move, 4 change point, 5 stabilizing, 6 starvation, 7 thread timed
+	// out.
+	Reason uint32
+	// ClrInstanceID identifies the runtime in the process.
+	ClrInstanceID uint16
 }
 
 // Raw is an event DecodeRuntime does not know (or a version newer than it
 // knows with a payload it cannot read): its identity and bytes.
 type Raw struct {
+	// ID and Version are the event's ID and version.
 	ID, Version uint32
-	Data        []byte
+	// Data is a copy of the payload.
+	Data []byte
 }
 
 // DecodeRuntime decodes the payload of the runtime provider's event id at

@@ -52,6 +52,7 @@ type Error struct {
 	Err    error   // the underlying error, or nil
 }
 
+// Error says which operation failed, on which process or socket, and why.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("diag: ")

@@ -42,10 +42,17 @@ const Magic = "DOTNET_IPC_V1\x00"
 // magic, total message size including the header, command set, command
 // id, and a reserved 16-bit field that must be zero.
 type Header struct {
-	Size       uint16
+	// Size is the whole message's size in bytes, header included.
+	Size uint16
+	// CommandSet is the command's group (CommandSetProcess, ...; in a
+	// response, CommandSetServer).
 	CommandSet uint8
-	CommandID  uint8
-	Reserved   uint16
+	// CommandID is the command within its set (in a response: OK or
+	// error).
+	CommandID uint8
+	// Reserved is sent as zero (the protocol reserves it); parsing keeps
+	// whatever value came, without refusing it.
+	Reserved uint16
 }
 
 // AppendHeader appends the encoding of h to b.
@@ -59,10 +66,13 @@ func AppendHeader(b []byte, h Header) []byte {
 // A FormatError reports a malformed message: what was wrong and at which
 // byte offset of the message.
 type FormatError struct {
+	// Offset is the byte offset in the message where decoding failed.
 	Offset int
-	Msg    string
+	// Msg says what was wrong there.
+	Msg string
 }
 
+// Error returns the offset and what was wrong there.
 func (e *FormatError) Error() string {
 	return fmt.Sprintf("diag: malformed message at byte %d: %s", e.Offset, e.Msg)
 }
@@ -93,9 +103,13 @@ func ParseHeader(b []byte) (Header, error) {
 // A Message is one IPC message: a header's command and its payload (the
 // header's size is implied by the payload's length).
 type Message struct {
+	// CommandSet and CommandID name the command (or, in a response, the
+	// server's OK or error).
 	CommandSet uint8
-	CommandID  uint8
-	Payload    []byte
+	// CommandID: see CommandSet.
+	CommandID uint8
+	// Payload is the message's body after the header.
+	Payload []byte
 }
 
 // Encode returns the message with its header. It fails if the message is

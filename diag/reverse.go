@@ -33,8 +33,13 @@ const (
 // a reverse diagnostics port: magic, its instance cookie (a GUID in the COM
 // layout), its process id (uint64) and a reserved uint16, little-endian.
 type Advertise struct {
-	Cookie   uuid.UUID
-	PID      uint64
+	// Cookie is the runtime instance's random ID (the same for every
+	// connection of one process).
+	Cookie uuid.UUID
+	// PID is the connecting process's ID.
+	PID uint64
+	// Reserved is sent as zero (the protocol reserves it); parsing keeps
+	// whatever value came, without refusing it.
 	Reserved uint16
 }
 

@@ -54,16 +54,20 @@ func goCallbackSignature(s *CallbackSlot) (params, results []jen.Code) {
 		params = append(params, jen.Id(in.GoName).Add(goParamType(in, false)))
 	}
 	for _, out := range s.Plan.Outputs {
-		results = append(results, goResultType(out))
+		results = append(results, jen.Id(ParamName(out.P.Name)).Add(goResultType(out)))
 	}
-	results = append(results, jen.Error())
+	if len(results) > 0 {
+		results = append(results, jen.Id("err").Error())
+	} else {
+		results = append(results, jen.Error())
+	}
 	return params, results
 }
 
 // emitCallbacksGo writes the Go side of the callback interfaces: one Go
 // interface per version, the no-op Base, the binding struct, the slot table
 // and the cgo exports the C thunks call.
-func emitCallbacksGo(f *jen.File, slots []*CallbackSlot, maxVersion int) {
+func emitCallbacksGo(f *jen.File, docs *Docs, slots []*CallbackSlot, maxVersion int) {
 	byVersion := map[int][]*CallbackSlot{}
 	for _, s := range slots {
 		byVersion[s.Version] = append(byVersion[s.Version], s)
@@ -76,7 +80,7 @@ func emitCallbacksGo(f *jen.File, slots []*CallbackSlot, maxVersion int) {
 		}
 		for _, s := range byVersion[v] {
 			params, results := goCallbackSignature(s)
-			members = append(members, jen.Comment(fmt.Sprintf("%s is %s::%s.", s.Plan.M.Name, s.Iface.Name, s.Plan.M.Name)))
+			members = append(members, lineComments(callbackDoc(docs, s))...)
 			members = append(members, jen.Id(s.Plan.M.Name).Params(params...).Params(results...))
 		}
 		f.Commentf("%s is the Go form of %s (IID %s): implement it, usually by embedding Base and overriding what you need.", name, ifaceNameForVersion(slots, v), ifaceIIDForVersion(slots, v))
@@ -91,17 +95,14 @@ func emitCallbacksGo(f *jen.File, slots []*CallbackSlot, maxVersion int) {
 	f.Line()
 	for _, s := range slots {
 		params, results := goCallbackSignature(s)
-		var ret []jen.Code
-		for range s.Plan.Outputs {
-			ret = append(ret, jen.Id("zero"+fmt.Sprint(len(ret))))
-		}
 		var named []jen.Code
-		for i, out := range s.Plan.Outputs {
+		for _, out := range s.Plan.Outputs {
 			if s.Special != "" {
 				break
 			}
-			named = append(named, jen.Id(fmt.Sprintf("zero%d", i)).Add(goResultType(out)))
+			named = append(named, jen.Id(ParamName(out.P.Name)).Add(goResultType(out)))
 		}
+		commentLines(f, baseDoc(docs, s))
 		// Unnamed parameters: Base ignores them.
 		for i := range params {
 			params[i] = jen.Id("_").Add(paramTypeOnly(s, i))
@@ -326,4 +327,48 @@ func writeIIDTable(b *strings.Builder, name string, ifaces []*Interface) {
 			u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15], it.Name)
 	}
 	fmt.Fprintf(b, "};\nconst int %s_count = %d;\n\n", strings.TrimSuffix(name, "s"), len(ifaces))
+}
+
+// callbackDoc is the doc of a callback interface method: the project's
+// words from idl/docs.txt, the meaning of each result, the runtime that
+// brings it and the runtime's name.
+func callbackDoc(d *Docs, s *CallbackSlot) string {
+	key := s.Iface.Name + "." + s.Plan.M.Name
+	var parts []string
+	if t := d.text(key); t != "" {
+		parts = append(parts, s.Plan.M.Name+" "+t)
+	} else {
+		parts = append(parts, fmt.Sprintf("The runtime calls %s for the event its name says.", s.Plan.M.Name))
+	}
+	for _, o := range s.Plan.Outputs {
+		n := ParamName(o.P.Name)
+		if t := d.text(key + "." + o.P.Name); t != "" {
+			parts = append(parts, fmt.Sprintf("Return %s: %s.", n, t))
+		} else {
+			parts = append(parts, fmt.Sprintf("Return %s is the runtime's %s.", n, o.P.Name))
+		}
+	}
+	if s.Version > 1 {
+		if since := d.since(s.Iface.Name); since != "" {
+			parts = append(parts, fmt.Sprintf("Only a profiler that implements Callback%d gets it (%s).", s.Version, since))
+		}
+	}
+	parts = append(parts, "A non-nil error is returned to the runtime as its HRESULT (E_FAIL unless it wraps one).")
+	return wrap(strings.Join(parts, " ")) + "\n\n" + fmt.Sprintf("It is %s::%s.", s.Iface.Name, s.Plan.M.Name)
+}
+
+// baseDoc is the doc of Base's no-op form of a callback.
+func baseDoc(d *Docs, s *CallbackSlot) string {
+	name := s.Plan.M.Name
+	if len(s.Plan.Outputs) > 0 && s.Special == "" {
+		var ns []string
+		for _, o := range s.Plan.Outputs {
+			ns = append(ns, ParamName(o.P.Name))
+		}
+		r := strings.Join(ns, ", ")
+		return wrap(fmt.Sprintf("%s is the no-op form. When a profiler does not declare %s itself, the C shim answers the runtime S_OK without entering Go and leaves %s at the runtime's default; this Go method, reached only by calling it, returns the zero %s and nil (%s::%s).",
+			name, name, r, r, s.Iface.Name, name))
+	}
+	return wrap(fmt.Sprintf("%s does nothing and returns nil. When a profiler does not declare %s itself, the C shim answers the runtime S_OK without entering Go (%s::%s).",
+		name, name, s.Iface.Name, name))
 }

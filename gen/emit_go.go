@@ -434,7 +434,7 @@ func emitWrapperMethod(f *jen.File, pl *Plan, o WrapperOpts) {
 		}
 	}
 	if o.Doc != "" {
-		f.Comment(o.Doc)
+		commentLines(f, o.Doc)
 	}
 	f.Func().Params(jen.Id("x").Op("*").Id(o.Recv)).Id(pl.GoName()).Params(params...).Params(results...).Block(body...)
 	f.Line()
@@ -442,7 +442,7 @@ func emitWrapperMethod(f *jen.File, pl *Plan, o WrapperOpts) {
 
 // emitForwarder writes a method of a derived wrapper that calls the same
 // method of its embedded base through base(), keeping nil receivers safe.
-func emitForwarder(f *jen.File, pl *Plan, recv, resultName string) {
+func emitForwarder(f *jen.File, pl *Plan, recv, resultName, doc string) {
 	var params, args []jen.Code
 	for _, in := range pl.Inputs {
 		params = append(params, jen.Id(in.GoName).Add(goParamType(in, true)))
@@ -472,6 +472,9 @@ func emitForwarder(f *jen.File, pl *Plan, recv, resultName string) {
 	body := jen.Return(call)
 	if len(results) == 0 {
 		body = call
+	}
+	if doc != "" {
+		commentLines(f, doc)
 	}
 	f.Func().Params(jen.Id("x").Op("*").Id(recv)).Id(pl.GoName()).Params(params...).Params(results...).Block(body)
 }

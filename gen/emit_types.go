@@ -55,7 +55,16 @@ func emitEnums(f *jen.File, tm *TypeMapper, enums []*Enum, used map[string]strin
 		}
 		used[goType] = e.Name
 		basic := enumBasic(e)
-		f.Commentf("%s is %s.", goType, e.Name)
+		flagsEnum := isFlagEnum(e) && !tm.ValueEnums[e.Name]
+		kind := "a set of flags: combine them with |; String names each"
+		if !flagsEnum {
+			kind = "one value of a list; String names it"
+		}
+		if t := tm.Docs.text(e.Name); t != "" {
+			commentLines(f, wrap(goType+" "+t))
+			f.Comment("")
+		}
+		commentLines(f, wrap(fmt.Sprintf("%s is the runtime's %s, %s.", goType, e.Name, kind)))
 		f.Type().Id(goType).Id(basic)
 		var consts []jen.Code
 		var names []jen.Code
@@ -75,7 +84,8 @@ func emitEnums(f *jen.File, tm *TypeMapper, enums []*Enum, used map[string]strin
 			} else {
 				val = jen.Lit(int(int32(v.Value)))
 			}
-			consts = append(consts, jen.Comment(fmt.Sprintf("%s is %s.", gn, v.Name)), jen.Id(gn).Id(goType).Op("=").Add(val))
+			consts = append(consts, lineComments(constDoc(tm.Docs, gn, goType, v, flagsEnum))...)
+			consts = append(consts, jen.Id(gn).Id(goType).Op("=").Add(val))
 			if !seenVal[v.Value] {
 				seenVal[v.Value] = true
 				names = append(names, jen.Values(jen.Dict{jen.Id("V"): jen.Lit(uint64(uint32(v.Value))), jen.Id("N"): jen.Lit(gn)}))
@@ -83,7 +93,7 @@ func emitEnums(f *jen.File, tm *TypeMapper, enums []*Enum, used map[string]strin
 		}
 		f.Const().Defs(consts...)
 		f.Line()
-		flags := isFlagEnum(e)
+		flags := flagsEnum
 		tbl := "names" + goType
 		f.Var().Id(tbl).Op("=").Index().Qual(enumfmtPkg, "Name").Values(names...)
 		f.Commentf("String returns the constant's Go name%s.", map[bool]string{true: ", or the names of its flags joined by |", false: ""}[flags])
@@ -171,9 +181,18 @@ func emitStructs(f, checkFile *jen.File, tm *TypeMapper, structs []*Struct, used
 				if lengthField(tm, fl) {
 					typ = jen.Uint64()
 				}
+				fd := fmt.Sprintf("%s is the runtime's %s.%s (%s).", names[i], s.Name, fl.Name, cTypeString(fl.Type))
+				if t := tm.Docs.text(s.Name + "." + fl.Name); t != "" {
+					fd = names[i] + " " + t + " (" + s.Name + "." + fl.Name + ")."
+				}
+				fields = append(fields, lineComments(wrap(fd))...)
 				fields = append(fields, jen.Id(names[i]).Add(typ))
 			}
-			f.Commentf("%s mirrors the C struct %s.", goName, s.Name)
+			if t := tm.Docs.text(s.Name); t != "" {
+				commentLines(f, wrap(goName+" "+t))
+				f.Comment("")
+			}
+			f.Commentf("%s mirrors the C struct %s, field by field.", goName, s.Name)
 			f.Type().Id(goName).Struct(fields...)
 			f.Line()
 		}
@@ -238,4 +257,23 @@ func structFieldNames(fields []*Field) []string {
 func lengthField(tm *TypeMapper, fl *Field) bool {
 	nt := tm.Norm(fl.Type)
 	return nt.Ptr == 0 && !nt.Array && tm.Info(nt.Name).Kind == KindAddr && strings.Contains(strings.ToLower(fl.Name), "length")
+}
+
+// constDoc is the doc of an enum constant: the project's words when
+// idl/docs.txt has them, and always the runtime's name and value.
+func constDoc(d *Docs, gn, goType string, v *EnumValue, flags bool) string {
+	what := "a value"
+	if flags {
+		what = "a flag"
+		if x := uint64(uint32(v.Value)); x == 0 {
+			what = "no flag: the empty set"
+		} else if x&(x-1) != 0 {
+			what = "a combination of flags"
+		}
+	}
+	fact := fmt.Sprintf("%s is the runtime's %s (%#x), %s of %s.", gn, v.Name, uint32(v.Value), what, goType)
+	if t := d.text(v.Name); t != "" {
+		return wrap(gn + " " + t + " " + fact)
+	}
+	return wrap(fact)
 }

@@ -74,6 +74,9 @@ func ReadInputs(dir string) (*Inputs, error) {
 type Output struct {
 	Files map[string][]byte
 	Stats Stats
+	// UnusedDocs are the records of idl/docs.txt no generated declaration
+	// used: misspelt keys, or declarations these inputs lack (older IDL).
+	UnusedDocs []string
 }
 
 // Paths returns the output paths in sorted order.
@@ -84,6 +87,9 @@ func (o *Output) Paths() []string { return sortedKeys(o.Files) }
 func Generate(in *Inputs, cmdline string) (*Output, error) {
 	ov, err := ParseOverlay("idl/overlay.txt", idl.Overlay)
 	if err != nil {
+		return nil, err
+	}
+	if ov.Docs, err = ParseDocs("idl/docs.txt", idl.Docs); err != nil {
 		return nil, err
 	}
 	out := &Output{Files: map[string][]byte{}}
@@ -107,6 +113,7 @@ func Generate(in *Inputs, cmdline string) (*Output, error) {
 	if out.Files["ilrw/opcodes_gen.go"], err = GenerateOpcodes(cmdline, in.Opcodes); err != nil {
 		return nil, err
 	}
+	out.UnusedDocs = ov.Docs.Unused()
 	return out, nil
 }
 

@@ -64,6 +64,27 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 	}
 }
 
+// TestDocsAllUsed fails on a record of idl/docs.txt that no generated
+// declaration of the current inputs uses: a misspelt key would otherwise
+// silently leave a method with only its generated facts.
+func TestDocsAllUsed(t *testing.T) {
+	out := generateFrom(t, genInputDir(t, ""))
+	for _, u := range out.UnusedDocs {
+		t.Errorf("idl/docs.txt: %s is used by no generated declaration", u)
+	}
+	d, err := ParseDocs("docs.txt", []byte("doc ICorProfilerInfo.GetCodeInfo returns\ndoc ICorProfilerInfo.NoSuchMethod x\nsince ICorProfilerInfo9 2.1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.text("ICorProfilerInfo.GetCodeInfo")
+	if u := d.Unused(); len(u) != 2 || u[0] != "doc ICorProfilerInfo.NoSuchMethod" || u[1] != "since ICorProfilerInfo9" {
+		t.Errorf("Unused = %q, want the method nobody asked for and the since record", u)
+	}
+	if _, err := ParseDocs("docs.txt", []byte("doc A.B x\ndoc A.B y\n")); err == nil {
+		t.Error("a key given twice: no error")
+	}
+}
+
 // TestDeterministic checks that two runs give identical bytes.
 func TestDeterministic(t *testing.T) {
 	dir := genInputDir(t, "")

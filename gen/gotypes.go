@@ -91,6 +91,9 @@ type TypeMapper struct {
 	IDs     map[string]bool // typedef names that become named Go ID types here
 	Tokens  map[string]bool // typedef names of the mdToken family
 	Renames map[string]string
+	Docs    *Docs // idl/docs.txt, for the docs of enums and constants
+	// ValueEnums are enums never treated as flags (Overlay.ValueEnums).
+	ValueEnums map[string]bool
 }
 
 // tokenPkg is where metadata.Token lives.

@@ -11,7 +11,7 @@ import (
 // the enums of corhdr.h. Keys of the result are file names in metadata/.
 func GenerateMetadata(cmdline string, cor, corhdr *File, ov *Overlay, st *Stats) (map[string][]byte, error) {
 	u := NewUniverse(corhdr, cor)
-	tm := &TypeMapper{U: u, Pkg: tokenPkg, IDs: map[string]bool{}, Tokens: map[string]bool{}, Renames: ov.Types}
+	tm := &TypeMapper{U: u, Pkg: tokenPkg, IDs: map[string]bool{}, Tokens: map[string]bool{}, Renames: ov.Types, Docs: ov.Docs, ValueEnums: ov.ValueEnums}
 	for _, f := range []*File{corhdr, cor} {
 		for _, td := range f.Typedefs {
 			if strings.HasPrefix(td.Name, "md") && td.Type.Ptr == 0 && !td.Type.Array {
@@ -129,7 +129,12 @@ func GenerateMetadata(cmdline string, cor, corhdr *File, ov *Overlay, st *Stats)
 				}
 				pl.SFalse = ov.SFalse[base.Name+"."+m.Name]
 				pl.HandWritten = ov.HandWritten[base.Name+"."+m.Name]
-				emitForwarder(wf, pl, InterfaceGoName(it.Name), resultNames[m.Name+"@"+base.Name])
+				rn := resultNames[m.Name+"@"+base.Name]
+				doc := ""
+				if pl.Exported() {
+					doc = fmt.Sprintf("%s is %s.%s, which %s inherits.\n\n", pl.GoName(), InterfaceGoName(base.Name), pl.GoName(), InterfaceGoName(it.Name)) + methodDoc(ov.Docs, pl, base.Name, rn, false)
+				}
+				emitForwarder(wf, pl, InterfaceGoName(it.Name), rn, doc)
 			}
 			wf.Line()
 		}

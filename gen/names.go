@@ -16,7 +16,7 @@ var initialisms = map[string]string{
 	// Words the C names run together, and runs of capitals that are two words.
 	"rejitid": "ReJITID", "jitid": "JITID", "enterleave": "EnterLeave", "nongc": "NonGC",
 	"eventpipe": "EventPipe", "largeobject": "LargeObject", "pinnedobject": "PinnedObject",
-	"sbyte": "SByte", "retval": "RetVal", "inproc": "InProc",
+	"sbyte": "SByte", "retval": "RetVal", "inproc": "InProc", "appdomain": "AppDomain",
 }
 
 // splitWords splits a C identifier at underscores and lower→upper case

@@ -21,6 +21,7 @@ import (
 // parameter out of the Go signature (reserved and unused parameters).
 //
 //	type  CName GoName
+//	enum  CName values
 //	method Interface.Method sfalse|handwritten
 //
 // sfalse: S_FALSE is an answer (see SFalse); handwritten: the generated call
@@ -36,11 +37,17 @@ type Overlay struct {
 	SFalse map[string]bool
 	// HandWritten names methods whose exported form is written by hand.
 	HandWritten map[string]bool
+	// ValueEnums names enums that are lists of values although their
+	// values look like bit flags (CorElementType: 1, 2, 4, 8 ... are
+	// element types, not bits): their String never joins names with |.
+	ValueEnums map[string]bool
+	// Docs is idl/docs.txt (nil: generated docs carry only the facts).
+	Docs *Docs
 }
 
 // ParseOverlay reads the overlay's text form.
 func ParseOverlay(name string, src []byte) (*Overlay, error) {
-	o := &Overlay{Params: map[string]map[string]ParamRule{}, Types: map[string]string{}, SFalse: map[string]bool{}, HandWritten: map[string]bool{}}
+	o := &Overlay{Params: map[string]map[string]ParamRule{}, Types: map[string]string{}, SFalse: map[string]bool{}, HandWritten: map[string]bool{}, ValueEnums: map[string]bool{}}
 	for _, rec := range idl.Records(src) {
 		fields := rec.Fields
 		pos := Pos{File: name, Line: rec.Line, Col: 1}
@@ -84,6 +91,11 @@ func ParseOverlay(name string, src []byte) (*Overlay, error) {
 			} else {
 				o.HandWritten[fields[1]] = true
 			}
+		case "enum":
+			if len(fields) != 3 || fields[2] != "values" {
+				return nil, errorf(pos, "enum needs a C enum name and values")
+			}
+			o.ValueEnums[fields[1]] = true
 		case "type":
 			if len(fields) != 3 {
 				return nil, errorf(pos, "type needs a C name and a Go name")

@@ -130,6 +130,11 @@ func planMethod(tm *TypeMapper, m *Method, callback bool, rules map[string]Param
 		pp.Elem = tm.Info(pp.T.Name)
 		if r, ok := rules[p.Name]; ok && r.As != "" {
 			as := tm.Info(r.As)
+			if n, ok := strings.CutPrefix(r.As, "metadata."); ok && tm.Pkg != tokenPkg && pp.Elem.Kind == KindNumber {
+				// A metadata flag type in another package's signature
+				// (as=metadata.OpenFlags): the C parameter keeps its type.
+				as = TypeInfo{Kind: KindEnum, CName: pp.Elem.CName, GoName: n, GoPkg: tokenPkg, GoBasic: pp.Elem.GoBasic}
+			}
 			if as.Kind == KindUnknown {
 				return nil, fmt.Errorf("overlay: %s: as=%s is not a known type", p.Name, r.As)
 			}

@@ -35,7 +35,7 @@ var pointerIDs = []string{"ObjectHandleID"}
 
 // profilerMapper builds the type mapper for package profiler.
 func profilerMapper(u *Universe, prof *File, ov *Overlay) *TypeMapper {
-	tm := &TypeMapper{U: u, Pkg: profilerPkg, IDs: map[string]bool{}, Tokens: map[string]bool{}, Renames: ov.Types}
+	tm := &TypeMapper{U: u, Pkg: profilerPkg, IDs: map[string]bool{}, Tokens: map[string]bool{}, Renames: ov.Types, Docs: ov.Docs, ValueEnums: ov.ValueEnums}
 	for _, td := range prof.Typedefs {
 		if strings.HasPrefix(td.Name, "md") && td.Type.Ptr == 0 {
 			tm.Tokens[td.Name] = true
@@ -168,7 +168,7 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 
 	// callbacks_gen.go
 	cf := newGoFile("profiler", cmdline, `#include "corprof_gen.h"`)
-	emitCallbacksGo(cf, slots, len(callbacks))
+	emitCallbacksGo(cf, ov.Docs, slots, len(callbacks))
 	if out["callbacks_gen.go"], err = render(cf); err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 				st.ExportedRawParams += pl.Raw
 			}
 			st.WrappedMethods++
-			rn, err := resultTypeName(wf, pl, "", resultNames, it)
+			rn, err := resultTypeName(wf, ov.Docs, pl, "", resultNames, it)
 			if err != nil {
 				return nil, err
 			}
@@ -212,7 +212,7 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 				CIface:     it.Name,
 				Thunk:      thunkName(it, m),
 				ResultName: rn,
-				Doc:        infoDoc(pl, it),
+				Doc:        infoDoc(ov.Docs, pl, it, rn),
 				Partial:    true,
 			})
 		}
@@ -241,15 +241,15 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 }
 
 // infoDoc is the doc comment of a generated Info method.
-func infoDoc(pl *Plan, it *Interface) string {
-	d := fmt.Sprintf("%s calls %s::%s.", pl.GoName(), it.Name, pl.M.Name)
-	if pl.Exported() {
-		d = docFor(it.Name, pl.M.Name, fmt.Sprintf("It calls %s::%s.", it.Name, pl.M.Name))
+func infoDoc(d *Docs, pl *Plan, it *Interface, resultName string) string {
+	if !pl.Exported() {
+		s := fmt.Sprintf("%s calls %s::%s.", pl.GoName(), it.Name, pl.M.Name)
+		if len(pl.Outputs) > 0 && pl.M.Ret.Name == "HRESULT" && pl.M.Ret.Ptr == 0 {
+			s += "\nWhen the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer\nis not known yet), the outputs it did fill are returned with that error."
+		}
+		return s
 	}
-	if len(pl.Outputs) > 0 && pl.M.Ret.Name == "HRESULT" && pl.M.Ret.Ptr == 0 {
-		d += "\nWhen the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer\nis not known yet), the outputs it did fill are returned with that error."
-	}
-	return d
+	return methodDoc(d, pl, it.Name, resultName, true)
 }
 
 func infoGuard(version int, iface, method string, hasRes, sfalse bool) []jen.Code {
@@ -288,7 +288,7 @@ func objectGuard(ret TypeRef, hasRes bool, iface string) []jen.Code {
 }
 
 // resultTypeName declares the struct type for a method with several outputs.
-func resultTypeName(f *jen.File, pl *Plan, prefix string, used map[string]string, it *Interface) (string, error) {
+func resultTypeName(f *jen.File, docs *Docs, pl *Plan, prefix string, used map[string]string, it *Interface) (string, error) {
 	if len(pl.Outputs) < 2 {
 		return "", nil
 	}
@@ -300,9 +300,13 @@ func resultTypeName(f *jen.File, pl *Plan, prefix string, used map[string]string
 	used[pl.M.Name+"@"+it.Name] = name // lets forwarders of derived wrappers name it
 	var fields []jen.Code
 	for _, o := range pl.Outputs {
+		fields = append(fields, lineComments(fieldDoc(docs, it.Name, pl.M.Name, o))...)
 		fields = append(fields, jen.Id(o.GoName).Add(goResultType(o)))
 	}
 	f.Commentf("%s holds the outputs of %s::%s.", name, it.Name, pl.M.Name)
+	f.Comment("")
+	f.Commentf("%s returns it; its fields are the runtime's outputs in the order", pl.GoName())
+	f.Comment("the runtime declares them.")
 	f.Type().Id(name).Struct(fields...)
 	f.Line()
 	return name, nil
@@ -379,7 +383,7 @@ func emitObjectWrapper(wf *jen.File, tm *TypeMapper, it *Interface, ov *Overlay,
 			st.ExportedRawParams += pl.Raw
 		}
 		st.WrappedMethods++
-		rn, err := resultTypeName(wf, pl, InterfaceGoName(it.Name), resultNames, it)
+		rn, err := resultTypeName(wf, ov.Docs, pl, InterfaceGoName(it.Name), resultNames, it)
 		if err != nil {
 			return err
 		}
@@ -390,7 +394,7 @@ func emitObjectWrapper(wf *jen.File, tm *TypeMapper, it *Interface, ov *Overlay,
 			CIface:     it.Name,
 			Thunk:      thunkName(it, m),
 			ResultName: rn,
-			Doc:        objectDoc(pl, it.Name, m.Name),
+			Doc:        objectDoc(ov.Docs, pl, it.Name, m.Name, rn),
 		})
 	}
 	return nil
@@ -535,10 +539,9 @@ func emitHRESULTs(f, nf *jen.File, errs *File) int {
 
 const comPkg = "github.com/clrprof/clrprof/internal/com"
 
-func objectDoc(pl *Plan, iface, method string) string {
-	d := fmt.Sprintf("%s calls %s::%s.", pl.GoName(), iface, method)
-	if pl.Exported() {
-		d = docFor(iface, method, fmt.Sprintf("It calls %s::%s.", iface, method))
+func objectDoc(d *Docs, pl *Plan, iface, method, resultName string) string {
+	if !pl.Exported() {
+		return fmt.Sprintf("%s calls %s::%s.", pl.GoName(), iface, method)
 	}
-	return d
+	return methodDoc(d, pl, iface, resultName, false)
 }

@@ -18,6 +18,13 @@ var Manifest []byte
 //go:embed overlay.txt
 var Overlay []byte
 
+// Docs is docs.txt, read by gen.ParseDocs: what runtime methods, results
+// and constants mean for a Go user, and which runtime brings each
+// interface version.
+//
+//go:embed docs.txt
+var Docs []byte
+
 // Record is one non-empty line of manifest.txt or overlay.txt: its 1-based
 // line number and its white-space separated fields, '#' comments removed.
 type Record struct {

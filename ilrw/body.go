@@ -34,10 +34,14 @@ const (
 
 // FormatError reports a malformed method body.
 type FormatError struct {
-	Offset int // byte offset in the body (header included)
-	Msg    string
+	// Offset is the byte offset in the body (header included) where
+	// decoding failed.
+	Offset int
+	// Msg says what was wrong there.
+	Msg string
 }
 
+// Error returns the offset and what was wrong there.
 func (e *FormatError) Error() string {
 	return fmt.Sprintf("ilrw: malformed method body at offset %#x: %s", e.Offset, e.Msg)
 }
@@ -64,7 +68,8 @@ type Instruction struct {
 	Targets []*Instruction
 
 	// Offset is where the instruction starts in the code: as decoded, then
-	// as last encoded. Informational; edits do not update it.
+	// as last encoded. Informational; edits do not update it (Dump shows
+	// the offsets Encode will give, at any time).
 	Offset int
 }
 
@@ -97,6 +102,7 @@ const (
 	ClauseFault   ClauseKind = 0x4
 )
 
+// String returns "catch", "filter", "finally" or "fault".
 func (k ClauseKind) String() string {
 	switch k {
 	case ClauseCatch:
@@ -115,13 +121,20 @@ func (k ClauseKind) String() string {
 // the first instruction inside, End the first one after (nil: the end of
 // the code). A filter's code runs from FilterStart to HandlerStart.
 type Clause struct {
-	Kind         ClauseKind
-	TryStart     *Instruction
-	TryEnd       *Instruction
+	// Kind is the clause's kind: catch, filter, finally or fault.
+	Kind ClauseKind
+	// TryStart is the first instruction of the protected block; TryEnd
+	// the first instruction after it (nil: the end of the body).
+	TryStart *Instruction
+	// TryEnd: see TryStart.
+	TryEnd *Instruction
+	// HandlerStart is the first instruction of the handler; HandlerEnd
+	// the first instruction after it (nil: the end of the body).
 	HandlerStart *Instruction
-	HandlerEnd   *Instruction
-	FilterStart  *Instruction   // ClauseFilter only
-	ClassToken   metadata.Token // ClauseCatch only: the exception type caught
+	// HandlerEnd: see HandlerStart.
+	HandlerEnd  *Instruction
+	FilterStart *Instruction   // ClauseFilter only
+	ClassToken  metadata.Token // ClauseCatch only: the exception type caught
 
 	// Extra keeps the last field of finally and fault clauses (zero in
 	// practice), so that re-encoding is byte-identical.
@@ -143,8 +156,13 @@ type Body struct {
 	// LocalVarSig is the StandAloneSig token of the locals, 0 if none.
 	LocalVarSig metadata.Token
 
+	// Instructions is the code in order. Edit it with the Insert*,
+	// Replace and Remove methods, which keep branches and clauses
+	// pointing at the right instructions.
 	Instructions []*Instruction
-	Clauses      []*Clause
+	// Clauses are the exception clauses, innermost first (the order
+	// ECMA-335 requires).
+	Clauses []*Clause
 
 	// FatClauses keeps the EH section fat when it was decoded fat; a small
 	// section is promoted when a clause or the section no longer fits.

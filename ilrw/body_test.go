@@ -474,3 +474,46 @@ func TestDecoderReuse(t *testing.T) {
 		}
 	}
 }
+
+// TestDumpMidEdit: Dump gives inserted instructions the offsets Encode
+// will give them (a short branch that no longer reaches counted widened)
+// and the computed max stack, before Encode runs, without changing the
+// body; after Encode its listing is the same.
+func TestDumpMidEdit(t *testing.T) {
+	ret := I(OpRet)
+	br := IBranch(OpBrS, ret)
+	b := &Body{MaxStack: 8, Instructions: []*Instruction{br, ret}}
+	if _, err := b.Encode(); err != nil {
+		t.Fatal(err)
+	}
+	var nops []*Instruction
+	for range 200 {
+		nops = append(nops, I(OpNop))
+	}
+	if err := b.InsertAfter(br, nops...); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.InsertAtEntry(LdcI4(1), LdcI4(2), I(OpAdd), I(OpPop)); err != nil {
+		t.Fatal(err)
+	}
+	before := b.Dump(nil)
+	for _, want := range []string{"maxstack 2 (header 8)", "IL_0004: br.s IL_00d1", "IL_00d1: ret", "IL_0009: nop"} {
+		if !strings.Contains(before, want) {
+			t.Errorf("Dump before Encode lacks %q:\n%s", want, before)
+		}
+	}
+	if b.Instructions[0].Offset != 0 || ret.Offset != 2 || br.Op != OpBrS {
+		t.Errorf("Dump changed the body: ret.Offset %d, branch %s", ret.Offset, br.Op)
+	}
+	if _, err := b.ComputeMaxStack(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Encode(); err != nil {
+		t.Fatal(err)
+	}
+	after := b.Dump(nil)
+	// Encode widened the branch: same offsets, the long form's name.
+	if want := strings.ReplaceAll(strings.ReplaceAll(before, "br.s", "br"), "maxstack 2 (header 8)", "maxstack 2"); after != want {
+		t.Errorf("Dump after Encode:\n%s\nwant (the listing before Encode):\n%s", after, want)
+	}
+}

@@ -28,6 +28,10 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
+	// Dump is right in the middle of an edit: the inserted instructions'
+	// offsets are those Encode will give them, and the max stack is
+	// computed (the header still says 8 until ComputeMaxStack).
+	fmt.Print(body.Dump(nil))
 	if _, err := body.ComputeMaxStack(nil); err != nil {
 		fmt.Println(err)
 		return
@@ -40,11 +44,20 @@ func Example() {
 	fmt.Printf("% x\n", out)
 	fmt.Print(body.Dump(nil))
 	// Output:
-	// // tiny header, maxstack 8, 4 instructions
+	// // tiny header, maxstack 2 (header 8), 4 instructions
 	// IL_0000: ldarg.0
 	// IL_0001: ldarg.1
 	// IL_0002: add
 	// IL_0003: ret
+	// // tiny header, maxstack 2 (header 8), 8 instructions
+	// IL_0000: ldsfld 0x04000001
+	// IL_0005: ldc.i4.1
+	// IL_0006: add
+	// IL_0007: stsfld 0x04000001
+	// IL_000c: ldarg.0
+	// IL_000d: ldarg.1
+	// IL_000e: add
+	// IL_000f: ret
 	// 42 7e 01 00 00 04 17 58 80 01 00 00 04 02 03 58 2a
 	// // tiny header, maxstack 2, 8 instructions
 	// IL_0000: ldsfld 0x04000001

@@ -14,7 +14,9 @@ import (
 
 // Method is a method whose body a Rewriter is offering for rewriting.
 type Method struct {
-	Info     *profiler.Info
+	// Info is the runtime's Info, for calls the rewrite needs.
+	Info *profiler.Info
+	// ModuleID is the module that defines the method.
 	ModuleID profiler.ModuleID
 	Token    metadata.Token // the MethodDef
 	Module   *Module        // valid during the RewriteFunc call; opened writable on demand

@@ -15,7 +15,9 @@ import (
 // for dumps (a Namer), and new tokens for signatures, strings and type
 // specs. Not safe for concurrent use.
 type Module struct {
-	ID     profiler.ModuleID
+	// ID is the runtime's ID of the module.
+	ID profiler.ModuleID
+	// Import reads the module's metadata.
 	Import *metadata.Import2
 	// Emit is nil until the first method that defines a token: opening a
 	// module's metadata for writing costs the runtime a conversion, so a

@@ -35,6 +35,7 @@ const (
 var operandNames = [...]string{"InlineNone", "ShortInlineVar", "InlineVar", "ShortInlineI", "InlineI", "InlineI8", "ShortInlineR", "InlineR",
 	"ShortInlineBrTarget", "InlineBrTarget", "InlineMethod", "InlineField", "InlineType", "InlineTok", "InlineString", "InlineSig", "InlineSwitch"}
 
+// String returns the operand kind's ECMA-335 name ("InlineTok", ...).
 func (k OperandKind) String() string {
 	if int(k) < len(operandNames) {
 		return operandNames[k]
@@ -83,6 +84,7 @@ const (
 
 var flowNames = [...]string{"Next", "Break", "Call", "Return", "Branch", "CondBranch", "Throw", "Meta"}
 
+// String returns the flow control's name ("Next", "Branch", ...).
 func (f FlowControl) String() string {
 	if int(f) < len(flowNames) {
 		return flowNames[f]

@@ -18,6 +18,8 @@ type CallSite struct {
 // is the operand of call, callvirt, newobj (MethodDef, MemberRef or
 // MethodSpec) or calli (StandAloneSig).
 type Resolver interface {
+	// CallSite returns how many stack items a call, callvirt, newobj or
+	// calli to tok pops and pushes.
 	CallSite(tok metadata.Token) (CallSite, error)
 }
 

@@ -23,7 +23,9 @@ import "C"
 // little-endian, as [PropertyInfo] reports them. Strings are UTF-16LE.
 // A nil *Constant means no constant.
 type Constant struct {
-	Type  ElementType
+	// Type is the constant's element type (ElementTypeI4, ElementTypeString, ...).
+	Type ElementType
+	// Value is the constant's bytes: little-endian, UTF-16 for a string.
 	Value []byte
 }
 
@@ -140,10 +142,15 @@ func (x *Emit2) SetFieldProps(fd Token, flags FieldAttr, value *Constant) error 
 // PropertyDef is what [Emit2.DefineProperty] and [Emit2.SetPropertyProps]
 // take.
 type PropertyDef struct {
-	Flags          PropertyAttr
-	Default        *Constant
+	// Flags are the property's attributes.
+	Flags PropertyAttr
+	// Default is the property's constant value, nil for none.
+	Default *Constant
+	// Setter and Getter are the MethodDefs of its set and get methods
+	// (0 for none).
 	Setter, Getter Token
-	Other          []Token
+	// Other are the MethodDefs of its other methods.
+	Other []Token
 }
 
 // DefineProperty defines a property of td with its signature blob.
@@ -197,10 +204,14 @@ func (x *Emit2) SetParamProps(pd Token, name string, flags ParamAttr, value *Con
 
 // EventDef is what [Emit2.DefineEvent] and [Emit2.SetEventProps] take.
 type EventDef struct {
-	Flags                 EventAttr
-	Type                  Token // the delegate type
+	// Flags are the event's attributes.
+	Flags EventAttr
+	Type  Token // the delegate type
+	// AddOn, RemoveOn and Fire are the MethodDefs of the event's add,
+	// remove and raise methods (0 for none).
 	AddOn, RemoveOn, Fire Token
-	Other                 []Token
+	// Other are the MethodDefs of its other methods.
+	Other []Token
 }
 
 // DefineEvent defines an event of td.

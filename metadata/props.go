@@ -165,9 +165,12 @@ func (x *Import2) allRows(table TokenType) ([]Token, error) {
 
 // TypeDefInfo describes a TypeDef.
 type TypeDefInfo struct {
+	// Token is the TypeDef token.
 	Token     Token
 	Namespace string // empty for nested types
-	Name      string
+	// Name is the type's name ("List`1" for a generic type).
+	Name string
+	// Flags are the type's attributes (TdPublic, TdInterface, ...).
 	Flags     TypeAttr
 	Extends   Token // base type: TypeDef, TypeRef, TypeSpec or nil
 	Enclosing Token // enclosing TypeDef of a nested type, else 0
@@ -196,10 +199,13 @@ func (x *Import2) TypeDef(td Token) (TypeDefInfo, error) {
 
 // TypeRefInfo describes a TypeRef.
 type TypeRefInfo struct {
-	Token     Token
-	Scope     Token // ResolutionScope: AssemblyRef, ModuleRef, Module or (nested) TypeRef
+	// Token is the TypeRef token.
+	Token Token
+	Scope Token // ResolutionScope: AssemblyRef, ModuleRef, Module or (nested) TypeRef
+	// Namespace and Name are the referenced type's names.
 	Namespace string
-	Name      string
+	// Name: see Namespace.
+	Name string
 }
 
 // TypeRef returns the properties of a TypeRef.
@@ -215,12 +221,21 @@ func (x *Import2) TypeRef(tr Token) (TypeRefInfo, error) {
 
 // MethodInfo describes a MethodDef.
 type MethodInfo struct {
-	Token     Token
-	Class     Token
-	Name      string
-	Flags     MethodAttr
-	Sig       []byte
-	RVA       uint32
+	// Token is the MethodDef token.
+	Token Token
+	// Class is the TypeDef that declares the method.
+	Class Token
+	// Name is the method's name (".ctor" for a constructor).
+	Name string
+	// Flags are the method's attributes (MdStatic, MdVirtual, ...).
+	Flags MethodAttr
+	// Sig is the method's signature blob (MethodSig decodes it).
+	Sig []byte
+	// RVA is where the method's IL body lies in the image, 0 for a method
+	// without one (abstract, extern, runtime-implemented).
+	RVA uint32
+	// ImplFlags are the method's implementation flags (MiIL,
+	// MiNoInlining, ...).
 	ImplFlags MethodImpl
 }
 
@@ -236,13 +251,22 @@ func (x *Import2) Method(md Token) (MethodInfo, error) {
 
 // FieldInfo describes a FieldDef.
 type FieldInfo struct {
-	Token       Token
-	Class       Token
-	Name        string
-	Flags       FieldAttr
-	Sig         []byte
+	// Token is the FieldDef token.
+	Token Token
+	// Class is the TypeDef that declares the field.
+	Class Token
+	// Name is the field's name.
+	Name string
+	// Flags are the field's attributes (FdStatic, FdPublic, ...).
+	Flags FieldAttr
+	// Sig is the field's signature blob (FieldSig decodes it).
+	Sig []byte
+	// DefaultType is the element type of the field's constant value, 0
+	// when it has none.
 	DefaultType ElementType
-	Default     []byte
+	// Default is the constant's bytes (little-endian; UTF-16 for strings),
+	// empty when the field has no constant.
+	Default []byte
 }
 
 // Field returns the properties of a FieldDef.
@@ -271,11 +295,15 @@ func (x *Import2) Event(ev Token) (EventInfo, error) {
 
 // ParamInfo describes a Param row.
 type ParamInfo struct {
-	Token    Token
+	// Token is the Param token.
+	Token Token
+	// Method is the MethodDef the parameter belongs to.
 	Method   Token
 	Sequence uint32 // 0 is the return value, 1 the first parameter
-	Name     string
-	Flags    ParamAttr
+	// Name is the parameter's name (empty for the return value).
+	Name string
+	// Flags are the parameter's attributes (PdIn, PdOut, PdOptional, ...).
+	Flags ParamAttr
 }
 
 // Param returns the properties of a Param row.
@@ -289,10 +317,12 @@ func (x *Import2) Param(pd Token) (ParamInfo, error) {
 
 // MemberRefInfo describes a MemberRef.
 type MemberRefInfo struct {
+	// Token is the MemberRef token.
 	Token  Token
 	Parent Token // TypeRef, TypeDef, TypeSpec, ModuleRef or MethodDef
-	Name   string
-	Sig    []byte // a method or field signature
+	// Name is the member's name.
+	Name string
+	Sig  []byte // a method or field signature
 }
 
 // MemberRef returns the properties of a MemberRef.
@@ -309,9 +339,11 @@ func (x *Import2) MemberRef(mr Token) (MemberRefInfo, error) {
 
 // MethodSpecInfo describes a MethodSpec.
 type MethodSpecInfo struct {
+	// Token is the MethodSpec token.
 	Token  Token
 	Method Token // the generic MethodDef or MemberRef
-	Sig    []byte
+	// Sig is the instantiation's blob (MethodSpecSig decodes it).
+	Sig []byte
 }
 
 // MethodSpec returns the properties of a MethodSpec.
@@ -334,11 +366,15 @@ func (x *Import2) UserString(tk Token) (string, error) { return x.base().GetUser
 
 // GenericParamInfo describes a generic parameter.
 type GenericParamInfo struct {
+	// Token is the GenericParam token.
 	Token Token
+	// Index is the parameter's position (0 for the first).
 	Index uint32
+	// Flags are its variance and constraint flags.
 	Flags GenericParamAttr
 	Owner Token // TypeDef or MethodDef
-	Name  string
+	// Name is the parameter's name ("T").
+	Name string
 }
 
 // GenericParam returns the properties of a GenericParam row.
@@ -372,9 +408,14 @@ func (x *Import2) GenericParamNames(owner Token) ([]string, error) {
 
 // CustomAttributeInfo describes a custom attribute.
 type CustomAttributeInfo struct {
+	// Token is the CustomAttribute token.
 	Token Token
+	// Owner is the token the attribute is attached to (a TypeDef, a
+	// MethodDef, the Assembly, ...).
 	Owner Token
 	Ctor  Token // the attribute's constructor: MethodDef or MemberRef
+	// Value is the attribute's blob: its constructor arguments and named
+	// arguments, in ECMA-335's CustomAttribute encoding.
 	Value []byte
 }
 
@@ -410,8 +451,12 @@ func (x *Import2) FindTypeDef(fullName string, enclosing Token) (Token, error) {
 }
 
 // Version is an assembly version.
-type Version struct{ Major, Minor, Build, Revision uint16 }
+type Version struct {
+	// Major, Minor, Build and Revision are the four parts of the version.
+	Major, Minor, Build, Revision uint16
+}
 
+// String returns "Major.Minor.Build.Revision".
 func (v Version) String() string {
 	return fmt.Sprintf("%d.%d.%d.%d", v.Major, v.Minor, v.Build, v.Revision)
 }
@@ -436,11 +481,16 @@ func versionOf(m AssemblyMetadata) Version {
 
 // AssemblyInfo describes the assembly (manifest) of a module.
 type AssemblyInfo struct {
-	Token     Token
-	Name      string
-	Version   Version
+	// Token is the Assembly token (0x20000001).
+	Token Token
+	// Name is the assembly's simple name ("System.Runtime").
+	Name string
+	// Version is the assembly's version.
+	Version Version
+	// PublicKey is the assembly's full public key, empty when unsigned.
 	PublicKey []byte
-	Flags     AssemblyFlags
+	// Flags are the assembly's flags (AfPublicKey, ...).
+	Flags AssemblyFlags
 }
 
 // afPublicKey is the AssemblyRef flag saying PublicKeyOrToken holds a full
@@ -467,13 +517,18 @@ func (x *AssemblyImport) Assembly() (AssemblyInfo, error) {
 
 // AssemblyRefInfo describes an AssemblyRef.
 type AssemblyRefInfo struct {
-	Token   Token
-	Name    string
+	// Token is the AssemblyRef token.
+	Token Token
+	// Name is the referenced assembly's simple name.
+	Name string
+	// Version is the referenced version.
 	Version Version
 	// PublicKeyOrToken is the full key when Flags has the PublicKey bit
 	// (0x0001), else the 8-byte token (or empty).
 	PublicKeyOrToken []byte
-	Flags            AssemblyFlags
+	// Flags are the reference's flags (AfPublicKey says which form
+	// PublicKeyOrToken has).
+	Flags AssemblyFlags
 }
 
 // PublicKeyToken returns the reference's public key token (nil when it
@@ -513,14 +568,20 @@ func (x *AssemblyImport) ExportedTypes() ([]Token, error) { return x.enum(x.Enum
 
 // ExportedTypeInfo describes an ExportedType.
 type ExportedTypeInfo struct {
-	Token     Token
+	// Token is the ExportedType token.
+	Token Token
+	// Namespace and Name are the exported type's names.
 	Namespace string
-	Name      string
+	// Name: see Namespace.
+	Name string
 	// Implementation is where the type lives: an AssemblyRef (a type
 	// forwarder), a File, or the ExportedType of the enclosing type.
 	Implementation Token
-	TypeDefHint    Token
-	Flags          TypeAttr
+	// TypeDefHint is the TypeDef token the type probably has in the
+	// assembly that defines it (a hint only).
+	TypeDefHint Token
+	// Flags are the type's visibility and layout flags.
+	Flags TypeAttr
 }
 
 // ExportedType returns the properties of an ExportedType.

@@ -86,14 +86,22 @@ func (x *Import) memberRefRaw(mr Token) (parent Token, name string, sig []byte, 
 
 // PropertyInfo is what [Import2.Property] returns.
 type PropertyInfo struct {
-	Class          Token
-	Name           string
-	Flags          PropertyAttr
-	Sig            []byte
-	DefaultType    ElementType // ELEMENT_TYPE of the default value (0 if none)
-	Default        []byte
+	// Class is the TypeDef that declares the property.
+	Class Token
+	// Name is the property's name.
+	Name string
+	// Flags are the property's attributes.
+	Flags PropertyAttr
+	// Sig is the property's signature blob.
+	Sig         []byte
+	DefaultType ElementType // ELEMENT_TYPE of the default value (0 if none)
+	// Default is the constant's bytes, empty for none.
+	Default []byte
+	// Setter and Getter are the MethodDefs of its set and get methods
+	// (0 for none).
 	Setter, Getter Token
-	Other          []Token
+	// Other are the MethodDefs of its other methods.
+	Other []Token
 }
 
 // propertyRaw is IMetaDataImport::GetPropertyProps with name and signature.
@@ -125,12 +133,19 @@ func (x *Import) propertyRaw(prop Token) (PropertyInfo, error) {
 
 // EventInfo is what [Import2.Event] returns.
 type EventInfo struct {
-	Class                 Token
-	Name                  string
-	Flags                 EventAttr
-	Type                  Token
+	// Class is the TypeDef that declares the event.
+	Class Token
+	// Name is the event's name.
+	Name string
+	// Flags are the event's attributes.
+	Flags EventAttr
+	// Type is the event's delegate type.
+	Type Token
+	// AddOn, RemoveOn and Fire are the MethodDefs of the event's add,
+	// remove and raise methods (0 for none).
 	AddOn, RemoveOn, Fire Token
-	Other                 []Token
+	// Other are the MethodDefs of its other methods.
+	Other []Token
 }
 
 // eventRaw is IMetaDataImport::GetEventProps with the name.

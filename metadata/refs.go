@@ -22,7 +22,9 @@ import "C"
 // AssemblyName names an assembly for a reference. Name is required;
 // a nil PublicKeyToken references an assembly without a strong name.
 type AssemblyName struct {
-	Name           string
+	// Name is the assembly's simple name.
+	Name string
+	// Version is the assembly's version.
 	Version        Version
 	Culture        string // "" for neutral
 	PublicKeyToken []byte // 8 bytes, or nil

@@ -38,8 +38,12 @@ type Type struct {
 // sizes of the first len(Sizes) dimensions and the lower bounds of the
 // first len(LoBounds) dimensions.
 type ArrayShape struct {
-	Rank     uint32
-	Sizes    []uint32
+	// Rank is the number of dimensions.
+	Rank uint32
+	// Sizes are the sizes given for the first len(Sizes) dimensions (often none).
+	Sizes []uint32
+	// LoBounds are the lower bounds given for the first len(LoBounds)
+	// dimensions (often none: 0).
 	LoBounds []int32
 }
 
@@ -87,11 +91,13 @@ type FieldSig struct {
 
 // LocalVarSig is a local-variable signature (II.23.2.6).
 type LocalVarSig struct {
+	// Locals are the local variables' types, in slot order.
 	Locals []*Type
 }
 
 // MethodSpecSig is the instantiation of a generic method (II.23.2.15).
 type MethodSpecSig struct {
+	// Args are the method's type arguments, in order.
 	Args []*Type
 }
 
@@ -134,15 +140,18 @@ var (
 // and the byte offset in the blob where it did (for the encoder, the
 // offset in the output so far).
 type SigError struct {
+	// Offset is the byte offset in the signature where decoding failed.
 	Offset int
 	Err    error  // one of the ErrSig values
 	Detail string // what was expected or found
 }
 
+// Error returns the offset, the kind of error and what was expected.
 func (e *SigError) Error() string {
 	return fmt.Sprintf("metadata: signature: %v at byte %d: %s", e.Err, e.Offset, e.Detail)
 }
 
+// Unwrap returns Err (one of the ErrSig values), for errors.Is.
 func (e *SigError) Unwrap() error { return e.Err }
 
 // IsPrimitive reports whether k is an element type without operands

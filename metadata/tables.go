@@ -59,9 +59,12 @@ func cString(p *C.char) string {
 
 // TableInfo describes one metadata table ([Tables.TableInfo]).
 type TableInfo struct {
-	Name      string
-	RowSize   uint32 // bytes
-	Rows      uint32
+	// Name is the table's name ("TypeDef", ...).
+	Name    string
+	RowSize uint32 // bytes
+	// Rows is the number of rows.
+	Rows uint32
+	// Columns is the number of columns (ColumnInfo describes each).
 	Columns   uint32
 	KeyColumn uint32 // the sorted column, or ^uint32(0)
 }
@@ -82,6 +85,7 @@ func (x *Tables) TableInfo(ix uint32) (TableInfo, error) {
 
 // ColumnInfo describes one column of a metadata table.
 type ColumnInfo struct {
+	// Name is the column's name as the runtime's schema spells it.
 	Name   string
 	Offset uint32 // in the row, in bytes
 	Size   uint32 // bytes

@@ -16,4 +16,5 @@ func (t Token) RID() uint32 { return uint32(t) & 0x00ffffff }
 // IsNil reports whether the token has no row.
 func (t Token) IsNil() bool { return t.RID() == 0 }
 
+// String returns the token in hex ("0x06000001").
 func (t Token) String() string { return fmt.Sprintf("0x%08x", uint32(t)) }

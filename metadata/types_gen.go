@@ -8,11 +8,14 @@ import (
 	"github.com/google/uuid"
 )
 
-// ReplacesGeneralNumericDefines is ReplacesGeneralNumericDefines.
+// ReplacesGeneralNumericDefines is the runtime's
+// ReplacesGeneralNumericDefines, one value of a list; String names it.
 type ReplacesGeneralNumericDefines uint32
 
 const (
-	// ImageDirectoryEntryComheader is IMAGE_DIRECTORY_ENTRY_COMHEADER.
+	// ImageDirectoryEntryComheader is the runtime's
+	// IMAGE_DIRECTORY_ENTRY_COMHEADER (0xe), a value of
+	// ReplacesGeneralNumericDefines.
 	ImageDirectoryEntryComheader ReplacesGeneralNumericDefines = 14
 )
 
@@ -26,53 +29,83 @@ func (v ReplacesGeneralNumericDefines) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesReplacesGeneralNumericDefines, false, "ReplacesGeneralNumericDefines")
 }
 
-// ReplacesCorHdrNumericDefines is ReplacesCorHdrNumericDefines.
+// ReplacesCorHdrNumericDefines is the runtime's
+// ReplacesCorHdrNumericDefines, a set of flags: combine them with |;
+// String names each.
 type ReplacesCorHdrNumericDefines uint32
 
 const (
-	// ComimageFlagsIlonly is COMIMAGE_FLAGS_ILONLY.
+	// ComimageFlagsIlonly is the runtime's COMIMAGE_FLAGS_ILONLY (0x1), a flag
+	// of ReplacesCorHdrNumericDefines.
 	ComimageFlagsIlonly ReplacesCorHdrNumericDefines = 1
-	// ComimageFlags32bitrequired is COMIMAGE_FLAGS_32BITREQUIRED.
+	// ComimageFlags32bitrequired is the runtime's COMIMAGE_FLAGS_32BITREQUIRED
+	// (0x2), a flag of ReplacesCorHdrNumericDefines.
 	ComimageFlags32bitrequired ReplacesCorHdrNumericDefines = 2
-	// ComimageFlagsILLibrary is COMIMAGE_FLAGS_IL_LIBRARY.
+	// ComimageFlagsILLibrary is the runtime's COMIMAGE_FLAGS_IL_LIBRARY (0x4),
+	// a flag of ReplacesCorHdrNumericDefines.
 	ComimageFlagsILLibrary ReplacesCorHdrNumericDefines = 4
-	// ComimageFlagsStrongnamesigned is COMIMAGE_FLAGS_STRONGNAMESIGNED.
+	// ComimageFlagsStrongnamesigned is the runtime's
+	// COMIMAGE_FLAGS_STRONGNAMESIGNED (0x8), a flag of
+	// ReplacesCorHdrNumericDefines.
 	ComimageFlagsStrongnamesigned ReplacesCorHdrNumericDefines = 8
-	// ComimageFlagsNativeEntrypoint is COMIMAGE_FLAGS_NATIVE_ENTRYPOINT.
+	// ComimageFlagsNativeEntrypoint is the runtime's
+	// COMIMAGE_FLAGS_NATIVE_ENTRYPOINT (0x10), a flag of
+	// ReplacesCorHdrNumericDefines.
 	ComimageFlagsNativeEntrypoint ReplacesCorHdrNumericDefines = 16
-	// ComimageFlagsTrackdebugdata is COMIMAGE_FLAGS_TRACKDEBUGDATA.
+	// ComimageFlagsTrackdebugdata is the runtime's
+	// COMIMAGE_FLAGS_TRACKDEBUGDATA (0x10000), a flag of
+	// ReplacesCorHdrNumericDefines.
 	ComimageFlagsTrackdebugdata ReplacesCorHdrNumericDefines = 65536
-	// ComimageFlags32bitpreferred is COMIMAGE_FLAGS_32BITPREFERRED.
+	// ComimageFlags32bitpreferred is the runtime's
+	// COMIMAGE_FLAGS_32BITPREFERRED (0x20000), a flag of
+	// ReplacesCorHdrNumericDefines.
 	ComimageFlags32bitpreferred ReplacesCorHdrNumericDefines = 131072
-	// VersionMajorV2 is COR_VERSION_MAJOR_V2.
+	// VersionMajorV2 is the runtime's COR_VERSION_MAJOR_V2 (0x2), a flag of
+	// ReplacesCorHdrNumericDefines.
 	VersionMajorV2 ReplacesCorHdrNumericDefines = 2
-	// VersionMajor is COR_VERSION_MAJOR.
+	// VersionMajor is the runtime's COR_VERSION_MAJOR (0x2), a flag of
+	// ReplacesCorHdrNumericDefines.
 	VersionMajor ReplacesCorHdrNumericDefines = 2
-	// VersionMinor is COR_VERSION_MINOR.
+	// VersionMinor is the runtime's COR_VERSION_MINOR (0x5), a combination of
+	// flags of ReplacesCorHdrNumericDefines.
 	VersionMinor ReplacesCorHdrNumericDefines = 5
-	// DeletedNameLength is COR_DELETED_NAME_LENGTH.
+	// DeletedNameLength is the runtime's COR_DELETED_NAME_LENGTH (0x8), a flag
+	// of ReplacesCorHdrNumericDefines.
 	DeletedNameLength ReplacesCorHdrNumericDefines = 8
-	// VtablegapNameLength is COR_VTABLEGAP_NAME_LENGTH.
+	// VtablegapNameLength is the runtime's COR_VTABLEGAP_NAME_LENGTH (0x8), a
+	// flag of ReplacesCorHdrNumericDefines.
 	VtablegapNameLength ReplacesCorHdrNumericDefines = 8
-	// NativeTypeMaxCb is NATIVE_TYPE_MAX_CB.
+	// NativeTypeMaxCb is the runtime's NATIVE_TYPE_MAX_CB (0x1), a flag of
+	// ReplacesCorHdrNumericDefines.
 	NativeTypeMaxCb ReplacesCorHdrNumericDefines = 1
-	// IlmethodSectSmallMaxDatasize is COR_ILMETHOD_SECT_SMALL_MAX_DATASIZE.
+	// IlmethodSectSmallMaxDatasize is the runtime's
+	// COR_ILMETHOD_SECT_SMALL_MAX_DATASIZE (0xff), a combination of flags of
+	// ReplacesCorHdrNumericDefines.
 	IlmethodSectSmallMaxDatasize ReplacesCorHdrNumericDefines = 255
-	// Vtable32bit is COR_VTABLE_32BIT.
+	// Vtable32bit is the runtime's COR_VTABLE_32BIT (0x1), a flag of
+	// ReplacesCorHdrNumericDefines.
 	Vtable32bit ReplacesCorHdrNumericDefines = 1
-	// Vtable64bit is COR_VTABLE_64BIT.
+	// Vtable64bit is the runtime's COR_VTABLE_64BIT (0x2), a flag of
+	// ReplacesCorHdrNumericDefines.
 	Vtable64bit ReplacesCorHdrNumericDefines = 2
-	// VtableFromUnmanaged is COR_VTABLE_FROM_UNMANAGED.
+	// VtableFromUnmanaged is the runtime's COR_VTABLE_FROM_UNMANAGED (0x4), a
+	// flag of ReplacesCorHdrNumericDefines.
 	VtableFromUnmanaged ReplacesCorHdrNumericDefines = 4
-	// VtableFromUnmanagedRetainAppdomain is COR_VTABLE_FROM_UNMANAGED_RETAIN_APPDOMAIN.
-	VtableFromUnmanagedRetainAppdomain ReplacesCorHdrNumericDefines = 8
-	// VtableCallMostDerived is COR_VTABLE_CALL_MOST_DERIVED.
+	// VtableFromUnmanagedRetainAppDomain is the runtime's
+	// COR_VTABLE_FROM_UNMANAGED_RETAIN_APPDOMAIN (0x8), a flag of
+	// ReplacesCorHdrNumericDefines.
+	VtableFromUnmanagedRetainAppDomain ReplacesCorHdrNumericDefines = 8
+	// VtableCallMostDerived is the runtime's COR_VTABLE_CALL_MOST_DERIVED
+	// (0x10), a flag of ReplacesCorHdrNumericDefines.
 	VtableCallMostDerived ReplacesCorHdrNumericDefines = 16
-	// ImageCorEatjThunkSize is IMAGE_COR_EATJ_THUNK_SIZE.
+	// ImageCorEatjThunkSize is the runtime's IMAGE_COR_EATJ_THUNK_SIZE (0x20),
+	// a flag of ReplacesCorHdrNumericDefines.
 	ImageCorEatjThunkSize ReplacesCorHdrNumericDefines = 32
-	// MaxClassName is MAX_CLASS_NAME.
+	// MaxClassName is the runtime's MAX_CLASS_NAME (0x400), a flag of
+	// ReplacesCorHdrNumericDefines.
 	MaxClassName ReplacesCorHdrNumericDefines = 1024
-	// MaxPackageName is MAX_PACKAGE_NAME.
+	// MaxPackageName is the runtime's MAX_PACKAGE_NAME (0x400), a flag of
+	// ReplacesCorHdrNumericDefines.
 	MaxPackageName ReplacesCorHdrNumericDefines = 1024
 )
 
@@ -116,75 +149,98 @@ func (v ReplacesCorHdrNumericDefines) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesReplacesCorHdrNumericDefines, true, "ReplacesCorHdrNumericDefines")
 }
 
-// TypeAttr is CorTypeAttr.
+// TypeAttr is the runtime's CorTypeAttr, one value of a list; String names
+// it.
 type TypeAttr uint32
 
 const (
-	// TdVisibilityMask is tdVisibilityMask.
+	// TdVisibilityMask is the runtime's tdVisibilityMask (0x7), a value of
+	// TypeAttr.
 	TdVisibilityMask TypeAttr = 7
-	// TdNotPublic is tdNotPublic.
+	// TdNotPublic is the runtime's tdNotPublic (0x0), a value of TypeAttr.
 	TdNotPublic TypeAttr = 0
-	// TdPublic is tdPublic.
+	// TdPublic is the runtime's tdPublic (0x1), a value of TypeAttr.
 	TdPublic TypeAttr = 1
-	// TdNestedPublic is tdNestedPublic.
+	// TdNestedPublic is the runtime's tdNestedPublic (0x2), a value of
+	// TypeAttr.
 	TdNestedPublic TypeAttr = 2
-	// TdNestedPrivate is tdNestedPrivate.
+	// TdNestedPrivate is the runtime's tdNestedPrivate (0x3), a value of
+	// TypeAttr.
 	TdNestedPrivate TypeAttr = 3
-	// TdNestedFamily is tdNestedFamily.
+	// TdNestedFamily is the runtime's tdNestedFamily (0x4), a value of
+	// TypeAttr.
 	TdNestedFamily TypeAttr = 4
-	// TdNestedAssembly is tdNestedAssembly.
+	// TdNestedAssembly is the runtime's tdNestedAssembly (0x5), a value of
+	// TypeAttr.
 	TdNestedAssembly TypeAttr = 5
-	// TdNestedFamAndAssem is tdNestedFamANDAssem.
+	// TdNestedFamAndAssem is the runtime's tdNestedFamANDAssem (0x6), a value
+	// of TypeAttr.
 	TdNestedFamAndAssem TypeAttr = 6
-	// TdNestedFamOrAssem is tdNestedFamORAssem.
+	// TdNestedFamOrAssem is the runtime's tdNestedFamORAssem (0x7), a value of
+	// TypeAttr.
 	TdNestedFamOrAssem TypeAttr = 7
-	// TdLayoutMask is tdLayoutMask.
+	// TdLayoutMask is the runtime's tdLayoutMask (0x18), a value of TypeAttr.
 	TdLayoutMask TypeAttr = 24
-	// TdAutoLayout is tdAutoLayout.
+	// TdAutoLayout is the runtime's tdAutoLayout (0x0), a value of TypeAttr.
 	TdAutoLayout TypeAttr = 0
-	// TdSequentialLayout is tdSequentialLayout.
+	// TdSequentialLayout is the runtime's tdSequentialLayout (0x8), a value of
+	// TypeAttr.
 	TdSequentialLayout TypeAttr = 8
-	// TdExplicitLayout is tdExplicitLayout.
+	// TdExplicitLayout is the runtime's tdExplicitLayout (0x10), a value of
+	// TypeAttr.
 	TdExplicitLayout TypeAttr = 16
-	// TdClassSemanticsMask is tdClassSemanticsMask.
+	// TdClassSemanticsMask is the runtime's tdClassSemanticsMask (0x20), a
+	// value of TypeAttr.
 	TdClassSemanticsMask TypeAttr = 32
-	// TdClass is tdClass.
+	// TdClass is the runtime's tdClass (0x0), a value of TypeAttr.
 	TdClass TypeAttr = 0
-	// TdInterface is tdInterface.
+	// TdInterface is the runtime's tdInterface (0x20), a value of TypeAttr.
 	TdInterface TypeAttr = 32
-	// TdAbstract is tdAbstract.
+	// TdAbstract is the runtime's tdAbstract (0x80), a value of TypeAttr.
 	TdAbstract TypeAttr = 128
-	// TdSealed is tdSealed.
+	// TdSealed is the runtime's tdSealed (0x100), a value of TypeAttr.
 	TdSealed TypeAttr = 256
-	// TdSpecialName is tdSpecialName.
+	// TdSpecialName is the runtime's tdSpecialName (0x400), a value of
+	// TypeAttr.
 	TdSpecialName TypeAttr = 1024
-	// TdImport is tdImport.
+	// TdImport is the runtime's tdImport (0x1000), a value of TypeAttr.
 	TdImport TypeAttr = 4096
-	// TdSerializable is tdSerializable.
+	// TdSerializable is the runtime's tdSerializable (0x2000), a value of
+	// TypeAttr.
 	TdSerializable TypeAttr = 8192
-	// TdWindowsRuntime is tdWindowsRuntime.
+	// TdWindowsRuntime is the runtime's tdWindowsRuntime (0x4000), a value of
+	// TypeAttr.
 	TdWindowsRuntime TypeAttr = 16384
-	// TdStringFormatMask is tdStringFormatMask.
+	// TdStringFormatMask is the runtime's tdStringFormatMask (0x30000), a
+	// value of TypeAttr.
 	TdStringFormatMask TypeAttr = 196608
-	// TdAnsiClass is tdAnsiClass.
+	// TdAnsiClass is the runtime's tdAnsiClass (0x0), a value of TypeAttr.
 	TdAnsiClass TypeAttr = 0
-	// TdUnicodeClass is tdUnicodeClass.
+	// TdUnicodeClass is the runtime's tdUnicodeClass (0x10000), a value of
+	// TypeAttr.
 	TdUnicodeClass TypeAttr = 65536
-	// TdAutoClass is tdAutoClass.
+	// TdAutoClass is the runtime's tdAutoClass (0x20000), a value of TypeAttr.
 	TdAutoClass TypeAttr = 131072
-	// TdCustomFormatClass is tdCustomFormatClass.
+	// TdCustomFormatClass is the runtime's tdCustomFormatClass (0x30000), a
+	// value of TypeAttr.
 	TdCustomFormatClass TypeAttr = 196608
-	// TdCustomFormatMask is tdCustomFormatMask.
+	// TdCustomFormatMask is the runtime's tdCustomFormatMask (0xc00000), a
+	// value of TypeAttr.
 	TdCustomFormatMask TypeAttr = 12582912
-	// TdBeforeFieldInit is tdBeforeFieldInit.
+	// TdBeforeFieldInit is the runtime's tdBeforeFieldInit (0x100000), a value
+	// of TypeAttr.
 	TdBeforeFieldInit TypeAttr = 1048576
-	// TdForwarder is tdForwarder.
+	// TdForwarder is the runtime's tdForwarder (0x200000), a value of
+	// TypeAttr.
 	TdForwarder TypeAttr = 2097152
-	// TdReservedMask is tdReservedMask.
+	// TdReservedMask is the runtime's tdReservedMask (0x40800), a value of
+	// TypeAttr.
 	TdReservedMask TypeAttr = 264192
-	// TdRtSpecialName is tdRTSpecialName.
+	// TdRtSpecialName is the runtime's tdRTSpecialName (0x800), a value of
+	// TypeAttr.
 	TdRtSpecialName TypeAttr = 2048
-	// TdHasSecurity is tdHasSecurity.
+	// TdHasSecurity is the runtime's tdHasSecurity (0x40000), a value of
+	// TypeAttr.
 	TdHasSecurity TypeAttr = 262144
 )
 
@@ -276,57 +332,70 @@ func (v TypeAttr) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesTypeAttr, false, "TypeAttr")
 }
 
-// MethodAttr is CorMethodAttr.
+// MethodAttr is the runtime's CorMethodAttr, one value of a list; String
+// names it.
 type MethodAttr uint32
 
 const (
-	// MdMemberAccessMask is mdMemberAccessMask.
+	// MdMemberAccessMask is the runtime's mdMemberAccessMask (0x7), a value of
+	// MethodAttr.
 	MdMemberAccessMask MethodAttr = 7
-	// MdPrivateScope is mdPrivateScope.
+	// MdPrivateScope is the runtime's mdPrivateScope (0x0), a value of
+	// MethodAttr.
 	MdPrivateScope MethodAttr = 0
-	// MdPrivate is mdPrivate.
+	// MdPrivate is the runtime's mdPrivate (0x1), a value of MethodAttr.
 	MdPrivate MethodAttr = 1
-	// MdFamAndAssem is mdFamANDAssem.
+	// MdFamAndAssem is the runtime's mdFamANDAssem (0x2), a value of
+	// MethodAttr.
 	MdFamAndAssem MethodAttr = 2
-	// MdAssem is mdAssem.
+	// MdAssem is the runtime's mdAssem (0x3), a value of MethodAttr.
 	MdAssem MethodAttr = 3
-	// MdFamily is mdFamily.
+	// MdFamily is the runtime's mdFamily (0x4), a value of MethodAttr.
 	MdFamily MethodAttr = 4
-	// MdFamOrAssem is mdFamORAssem.
+	// MdFamOrAssem is the runtime's mdFamORAssem (0x5), a value of MethodAttr.
 	MdFamOrAssem MethodAttr = 5
-	// MdPublic is mdPublic.
+	// MdPublic is the runtime's mdPublic (0x6), a value of MethodAttr.
 	MdPublic MethodAttr = 6
-	// MdStatic is mdStatic.
+	// MdStatic is the runtime's mdStatic (0x10), a value of MethodAttr.
 	MdStatic MethodAttr = 16
-	// MdFinal is mdFinal.
+	// MdFinal is the runtime's mdFinal (0x20), a value of MethodAttr.
 	MdFinal MethodAttr = 32
-	// MdVirtual is mdVirtual.
+	// MdVirtual is the runtime's mdVirtual (0x40), a value of MethodAttr.
 	MdVirtual MethodAttr = 64
-	// MdHideBySig is mdHideBySig.
+	// MdHideBySig is the runtime's mdHideBySig (0x80), a value of MethodAttr.
 	MdHideBySig MethodAttr = 128
-	// MdVtableLayoutMask is mdVtableLayoutMask.
+	// MdVtableLayoutMask is the runtime's mdVtableLayoutMask (0x100), a value
+	// of MethodAttr.
 	MdVtableLayoutMask MethodAttr = 256
-	// MdReuseSlot is mdReuseSlot.
+	// MdReuseSlot is the runtime's mdReuseSlot (0x0), a value of MethodAttr.
 	MdReuseSlot MethodAttr = 0
-	// MdNewSlot is mdNewSlot.
+	// MdNewSlot is the runtime's mdNewSlot (0x100), a value of MethodAttr.
 	MdNewSlot MethodAttr = 256
-	// MdCheckAccessOnOverride is mdCheckAccessOnOverride.
+	// MdCheckAccessOnOverride is the runtime's mdCheckAccessOnOverride
+	// (0x200), a value of MethodAttr.
 	MdCheckAccessOnOverride MethodAttr = 512
-	// MdAbstract is mdAbstract.
+	// MdAbstract is the runtime's mdAbstract (0x400), a value of MethodAttr.
 	MdAbstract MethodAttr = 1024
-	// MdSpecialName is mdSpecialName.
+	// MdSpecialName is the runtime's mdSpecialName (0x800), a value of
+	// MethodAttr.
 	MdSpecialName MethodAttr = 2048
-	// MdPinvokeImpl is mdPinvokeImpl.
+	// MdPinvokeImpl is the runtime's mdPinvokeImpl (0x2000), a value of
+	// MethodAttr.
 	MdPinvokeImpl MethodAttr = 8192
-	// MdUnmanagedExport is mdUnmanagedExport.
+	// MdUnmanagedExport is the runtime's mdUnmanagedExport (0x8), a value of
+	// MethodAttr.
 	MdUnmanagedExport MethodAttr = 8
-	// MdReservedMask is mdReservedMask.
+	// MdReservedMask is the runtime's mdReservedMask (0xd000), a value of
+	// MethodAttr.
 	MdReservedMask MethodAttr = 53248
-	// MdRtSpecialName is mdRTSpecialName.
+	// MdRtSpecialName is the runtime's mdRTSpecialName (0x1000), a value of
+	// MethodAttr.
 	MdRtSpecialName MethodAttr = 4096
-	// MdHasSecurity is mdHasSecurity.
+	// MdHasSecurity is the runtime's mdHasSecurity (0x4000), a value of
+	// MethodAttr.
 	MdHasSecurity MethodAttr = 16384
-	// MdRequireSecObject is mdRequireSecObject.
+	// MdRequireSecObject is the runtime's mdRequireSecObject (0x8000), a value
+	// of MethodAttr.
 	MdRequireSecObject MethodAttr = 32768
 )
 
@@ -403,47 +472,59 @@ func (v MethodAttr) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesMethodAttr, false, "MethodAttr")
 }
 
-// FieldAttr is CorFieldAttr.
+// FieldAttr is the runtime's CorFieldAttr, one value of a list; String
+// names it.
 type FieldAttr uint32
 
 const (
-	// FdFieldAccessMask is fdFieldAccessMask.
+	// FdFieldAccessMask is the runtime's fdFieldAccessMask (0x7), a value of
+	// FieldAttr.
 	FdFieldAccessMask FieldAttr = 7
-	// FdPrivateScope is fdPrivateScope.
+	// FdPrivateScope is the runtime's fdPrivateScope (0x0), a value of
+	// FieldAttr.
 	FdPrivateScope FieldAttr = 0
-	// FdPrivate is fdPrivate.
+	// FdPrivate is the runtime's fdPrivate (0x1), a value of FieldAttr.
 	FdPrivate FieldAttr = 1
-	// FdFamAndAssem is fdFamANDAssem.
+	// FdFamAndAssem is the runtime's fdFamANDAssem (0x2), a value of
+	// FieldAttr.
 	FdFamAndAssem FieldAttr = 2
-	// FdAssembly is fdAssembly.
+	// FdAssembly is the runtime's fdAssembly (0x3), a value of FieldAttr.
 	FdAssembly FieldAttr = 3
-	// FdFamily is fdFamily.
+	// FdFamily is the runtime's fdFamily (0x4), a value of FieldAttr.
 	FdFamily FieldAttr = 4
-	// FdFamOrAssem is fdFamORAssem.
+	// FdFamOrAssem is the runtime's fdFamORAssem (0x5), a value of FieldAttr.
 	FdFamOrAssem FieldAttr = 5
-	// FdPublic is fdPublic.
+	// FdPublic is the runtime's fdPublic (0x6), a value of FieldAttr.
 	FdPublic FieldAttr = 6
-	// FdStatic is fdStatic.
+	// FdStatic is the runtime's fdStatic (0x10), a value of FieldAttr.
 	FdStatic FieldAttr = 16
-	// FdInitOnly is fdInitOnly.
+	// FdInitOnly is the runtime's fdInitOnly (0x20), a value of FieldAttr.
 	FdInitOnly FieldAttr = 32
-	// FdLiteral is fdLiteral.
+	// FdLiteral is the runtime's fdLiteral (0x40), a value of FieldAttr.
 	FdLiteral FieldAttr = 64
-	// FdNotSerialized is fdNotSerialized.
+	// FdNotSerialized is the runtime's fdNotSerialized (0x80), a value of
+	// FieldAttr.
 	FdNotSerialized FieldAttr = 128
-	// FdSpecialName is fdSpecialName.
+	// FdSpecialName is the runtime's fdSpecialName (0x200), a value of
+	// FieldAttr.
 	FdSpecialName FieldAttr = 512
-	// FdPinvokeImpl is fdPinvokeImpl.
+	// FdPinvokeImpl is the runtime's fdPinvokeImpl (0x2000), a value of
+	// FieldAttr.
 	FdPinvokeImpl FieldAttr = 8192
-	// FdReservedMask is fdReservedMask.
+	// FdReservedMask is the runtime's fdReservedMask (0x9500), a value of
+	// FieldAttr.
 	FdReservedMask FieldAttr = 38144
-	// FdRtSpecialName is fdRTSpecialName.
+	// FdRtSpecialName is the runtime's fdRTSpecialName (0x400), a value of
+	// FieldAttr.
 	FdRtSpecialName FieldAttr = 1024
-	// FdHasFieldMarshal is fdHasFieldMarshal.
+	// FdHasFieldMarshal is the runtime's fdHasFieldMarshal (0x1000), a value
+	// of FieldAttr.
 	FdHasFieldMarshal FieldAttr = 4096
-	// FdHasDefault is fdHasDefault.
+	// FdHasDefault is the runtime's fdHasDefault (0x8000), a value of
+	// FieldAttr.
 	FdHasDefault FieldAttr = 32768
-	// FdHasFieldRVA is fdHasFieldRVA.
+	// FdHasFieldRVA is the runtime's fdHasFieldRVA (0x100), a value of
+	// FieldAttr.
 	FdHasFieldRVA FieldAttr = 256
 )
 
@@ -511,23 +592,27 @@ func (v FieldAttr) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesFieldAttr, false, "FieldAttr")
 }
 
-// ParamAttr is CorParamAttr.
+// ParamAttr is the runtime's CorParamAttr, one value of a list; String
+// names it.
 type ParamAttr uint32
 
 const (
-	// PdIn is pdIn.
+	// PdIn is the runtime's pdIn (0x1), a value of ParamAttr.
 	PdIn ParamAttr = 1
-	// PdOut is pdOut.
+	// PdOut is the runtime's pdOut (0x2), a value of ParamAttr.
 	PdOut ParamAttr = 2
-	// PdOptional is pdOptional.
+	// PdOptional is the runtime's pdOptional (0x10), a value of ParamAttr.
 	PdOptional ParamAttr = 16
-	// PdReservedMask is pdReservedMask.
+	// PdReservedMask is the runtime's pdReservedMask (0xf000), a value of
+	// ParamAttr.
 	PdReservedMask ParamAttr = 61440
-	// PdHasDefault is pdHasDefault.
+	// PdHasDefault is the runtime's pdHasDefault (0x1000), a value of
+	// ParamAttr.
 	PdHasDefault ParamAttr = 4096
-	// PdHasFieldMarshal is pdHasFieldMarshal.
+	// PdHasFieldMarshal is the runtime's pdHasFieldMarshal (0x2000), a value
+	// of ParamAttr.
 	PdHasFieldMarshal ParamAttr = 8192
-	// PdUnused is pdUnused.
+	// PdUnused is the runtime's pdUnused (0xcfe0), a value of ParamAttr.
 	PdUnused ParamAttr = 53216
 )
 
@@ -559,19 +644,24 @@ func (v ParamAttr) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesParamAttr, false, "ParamAttr")
 }
 
-// PropertyAttr is CorPropertyAttr.
+// PropertyAttr is the runtime's CorPropertyAttr, one value of a list;
+// String names it.
 type PropertyAttr uint32
 
 const (
-	// PrSpecialName is prSpecialName.
+	// PrSpecialName is the runtime's prSpecialName (0x200), a value of
+	// PropertyAttr.
 	PrSpecialName PropertyAttr = 512
-	// PrReservedMask is prReservedMask.
+	// PrReservedMask is the runtime's prReservedMask (0xf400), a value of
+	// PropertyAttr.
 	PrReservedMask PropertyAttr = 62464
-	// PrRtSpecialName is prRTSpecialName.
+	// PrRtSpecialName is the runtime's prRTSpecialName (0x400), a value of
+	// PropertyAttr.
 	PrRtSpecialName PropertyAttr = 1024
-	// PrHasDefault is prHasDefault.
+	// PrHasDefault is the runtime's prHasDefault (0x1000), a value of
+	// PropertyAttr.
 	PrHasDefault PropertyAttr = 4096
-	// PrUnused is prUnused.
+	// PrUnused is the runtime's prUnused (0xe9ff), a value of PropertyAttr.
 	PrUnused PropertyAttr = 59903
 )
 
@@ -597,15 +687,19 @@ func (v PropertyAttr) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesPropertyAttr, false, "PropertyAttr")
 }
 
-// EventAttr is CorEventAttr.
+// EventAttr is the runtime's CorEventAttr, one value of a list; String
+// names it.
 type EventAttr uint32
 
 const (
-	// EvSpecialName is evSpecialName.
+	// EvSpecialName is the runtime's evSpecialName (0x200), a value of
+	// EventAttr.
 	EvSpecialName EventAttr = 512
-	// EvReservedMask is evReservedMask.
+	// EvReservedMask is the runtime's evReservedMask (0x400), a value of
+	// EventAttr.
 	EvReservedMask EventAttr = 1024
-	// EvRtSpecialName is evRTSpecialName.
+	// EvRtSpecialName is the runtime's evRTSpecialName (0x400), a value of
+	// EventAttr.
 	EvRtSpecialName EventAttr = 1024
 )
 
@@ -622,21 +716,23 @@ func (v EventAttr) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesEventAttr, false, "EventAttr")
 }
 
-// MethodSemanticsAttr is CorMethodSemanticsAttr.
+// MethodSemanticsAttr is the runtime's CorMethodSemanticsAttr, a set of
+// flags: combine them with |; String names each.
 type MethodSemanticsAttr uint32
 
 const (
-	// MsSetter is msSetter.
+	// MsSetter is the runtime's msSetter (0x1), a flag of MethodSemanticsAttr.
 	MsSetter MethodSemanticsAttr = 1
-	// MsGetter is msGetter.
+	// MsGetter is the runtime's msGetter (0x2), a flag of MethodSemanticsAttr.
 	MsGetter MethodSemanticsAttr = 2
-	// MsOther is msOther.
+	// MsOther is the runtime's msOther (0x4), a flag of MethodSemanticsAttr.
 	MsOther MethodSemanticsAttr = 4
-	// MsAddOn is msAddOn.
+	// MsAddOn is the runtime's msAddOn (0x8), a flag of MethodSemanticsAttr.
 	MsAddOn MethodSemanticsAttr = 8
-	// MsRemoveOn is msRemoveOn.
+	// MsRemoveOn is the runtime's msRemoveOn (0x10), a flag of
+	// MethodSemanticsAttr.
 	MsRemoveOn MethodSemanticsAttr = 16
-	// MsFire is msFire.
+	// MsFire is the runtime's msFire (0x20), a flag of MethodSemanticsAttr.
 	MsFire MethodSemanticsAttr = 32
 )
 
@@ -665,45 +761,60 @@ func (v MethodSemanticsAttr) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesMethodSemanticsAttr, true, "MethodSemanticsAttr")
 }
 
-// DeclSecurity is CorDeclSecurity.
+// DeclSecurity is the runtime's CorDeclSecurity, one value of a list;
+// String names it.
 type DeclSecurity uint32
 
 const (
-	// DclActionMask is dclActionMask.
+	// DclActionMask is the runtime's dclActionMask (0x1f), a value of
+	// DeclSecurity.
 	DclActionMask DeclSecurity = 31
-	// DclActionNil is dclActionNil.
+	// DclActionNil is the runtime's dclActionNil (0x0), a value of
+	// DeclSecurity.
 	DclActionNil DeclSecurity = 0
-	// DclRequest is dclRequest.
+	// DclRequest is the runtime's dclRequest (0x1), a value of DeclSecurity.
 	DclRequest DeclSecurity = 1
-	// DclDemand is dclDemand.
+	// DclDemand is the runtime's dclDemand (0x2), a value of DeclSecurity.
 	DclDemand DeclSecurity = 2
-	// DclAssert is dclAssert.
+	// DclAssert is the runtime's dclAssert (0x3), a value of DeclSecurity.
 	DclAssert DeclSecurity = 3
-	// DclDeny is dclDeny.
+	// DclDeny is the runtime's dclDeny (0x4), a value of DeclSecurity.
 	DclDeny DeclSecurity = 4
-	// DclPermitOnly is dclPermitOnly.
+	// DclPermitOnly is the runtime's dclPermitOnly (0x5), a value of
+	// DeclSecurity.
 	DclPermitOnly DeclSecurity = 5
-	// DclLinktimeCheck is dclLinktimeCheck.
+	// DclLinktimeCheck is the runtime's dclLinktimeCheck (0x6), a value of
+	// DeclSecurity.
 	DclLinktimeCheck DeclSecurity = 6
-	// DclInheritanceCheck is dclInheritanceCheck.
+	// DclInheritanceCheck is the runtime's dclInheritanceCheck (0x7), a value
+	// of DeclSecurity.
 	DclInheritanceCheck DeclSecurity = 7
-	// DclRequestMinimum is dclRequestMinimum.
+	// DclRequestMinimum is the runtime's dclRequestMinimum (0x8), a value of
+	// DeclSecurity.
 	DclRequestMinimum DeclSecurity = 8
-	// DclRequestOptional is dclRequestOptional.
+	// DclRequestOptional is the runtime's dclRequestOptional (0x9), a value of
+	// DeclSecurity.
 	DclRequestOptional DeclSecurity = 9
-	// DclRequestRefuse is dclRequestRefuse.
+	// DclRequestRefuse is the runtime's dclRequestRefuse (0xa), a value of
+	// DeclSecurity.
 	DclRequestRefuse DeclSecurity = 10
-	// DclPrejitGrant is dclPrejitGrant.
+	// DclPrejitGrant is the runtime's dclPrejitGrant (0xb), a value of
+	// DeclSecurity.
 	DclPrejitGrant DeclSecurity = 11
-	// DclPrejitDenied is dclPrejitDenied.
+	// DclPrejitDenied is the runtime's dclPrejitDenied (0xc), a value of
+	// DeclSecurity.
 	DclPrejitDenied DeclSecurity = 12
-	// DclNonCasDemand is dclNonCasDemand.
+	// DclNonCasDemand is the runtime's dclNonCasDemand (0xd), a value of
+	// DeclSecurity.
 	DclNonCasDemand DeclSecurity = 13
-	// DclNonCasLinkDemand is dclNonCasLinkDemand.
+	// DclNonCasLinkDemand is the runtime's dclNonCasLinkDemand (0xe), a value
+	// of DeclSecurity.
 	DclNonCasLinkDemand DeclSecurity = 14
-	// DclNonCasInheritance is dclNonCasInheritance.
+	// DclNonCasInheritance is the runtime's dclNonCasInheritance (0xf), a
+	// value of DeclSecurity.
 	DclNonCasInheritance DeclSecurity = 15
-	// DclMaximumValue is dclMaximumValue.
+	// DclMaximumValue is the runtime's dclMaximumValue (0xf), a value of
+	// DeclSecurity.
 	DclMaximumValue DeclSecurity = 15
 )
 
@@ -765,45 +876,56 @@ func (v DeclSecurity) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesDeclSecurity, false, "DeclSecurity")
 }
 
-// MethodImpl is CorMethodImpl.
+// MethodImpl is the runtime's CorMethodImpl, one value of a list; String
+// names it.
 type MethodImpl uint32
 
 const (
-	// MiCodeTypeMask is miCodeTypeMask.
+	// MiCodeTypeMask is the runtime's miCodeTypeMask (0x3), a value of
+	// MethodImpl.
 	MiCodeTypeMask MethodImpl = 3
-	// MiIL is miIL.
+	// MiIL is the runtime's miIL (0x0), a value of MethodImpl.
 	MiIL MethodImpl = 0
-	// MiNative is miNative.
+	// MiNative is the runtime's miNative (0x1), a value of MethodImpl.
 	MiNative MethodImpl = 1
-	// MiOptil is miOPTIL.
+	// MiOptil is the runtime's miOPTIL (0x2), a value of MethodImpl.
 	MiOptil MethodImpl = 2
-	// MiRuntime is miRuntime.
+	// MiRuntime is the runtime's miRuntime (0x3), a value of MethodImpl.
 	MiRuntime MethodImpl = 3
-	// MiManagedMask is miManagedMask.
+	// MiManagedMask is the runtime's miManagedMask (0x4), a value of
+	// MethodImpl.
 	MiManagedMask MethodImpl = 4
-	// MiUnmanaged is miUnmanaged.
+	// MiUnmanaged is the runtime's miUnmanaged (0x4), a value of MethodImpl.
 	MiUnmanaged MethodImpl = 4
-	// MiManaged is miManaged.
+	// MiManaged is the runtime's miManaged (0x0), a value of MethodImpl.
 	MiManaged MethodImpl = 0
-	// MiForwardRef is miForwardRef.
+	// MiForwardRef is the runtime's miForwardRef (0x10), a value of
+	// MethodImpl.
 	MiForwardRef MethodImpl = 16
-	// MiPreserveSig is miPreserveSig.
+	// MiPreserveSig is the runtime's miPreserveSig (0x80), a value of
+	// MethodImpl.
 	MiPreserveSig MethodImpl = 128
-	// MiInternalCall is miInternalCall.
+	// MiInternalCall is the runtime's miInternalCall (0x1000), a value of
+	// MethodImpl.
 	MiInternalCall MethodImpl = 4096
-	// MiSynchronized is miSynchronized.
+	// MiSynchronized is the runtime's miSynchronized (0x20), a value of
+	// MethodImpl.
 	MiSynchronized MethodImpl = 32
-	// MiNoInlining is miNoInlining.
+	// MiNoInlining is the runtime's miNoInlining (0x8), a value of MethodImpl.
 	MiNoInlining MethodImpl = 8
-	// MiAggressiveInlining is miAggressiveInlining.
+	// MiAggressiveInlining is the runtime's miAggressiveInlining (0x100), a
+	// value of MethodImpl.
 	MiAggressiveInlining MethodImpl = 256
-	// MiNoOptimization is miNoOptimization.
+	// MiNoOptimization is the runtime's miNoOptimization (0x40), a value of
+	// MethodImpl.
 	MiNoOptimization MethodImpl = 64
-	// MiAggressiveOptimization is miAggressiveOptimization.
+	// MiAggressiveOptimization is the runtime's miAggressiveOptimization
+	// (0x200), a value of MethodImpl.
 	MiAggressiveOptimization MethodImpl = 512
-	// MiUserMask is miUserMask.
+	// MiUserMask is the runtime's miUserMask (0x13fc), a value of MethodImpl.
 	MiUserMask MethodImpl = 5116
-	// MiMaxMethodImplVal is miMaxMethodImplVal.
+	// MiMaxMethodImplVal is the runtime's miMaxMethodImplVal (0xffff), a value
+	// of MethodImpl.
 	MiMaxMethodImplVal MethodImpl = 65535
 )
 
@@ -859,53 +981,74 @@ func (v MethodImpl) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesMethodImpl, false, "MethodImpl")
 }
 
-// PinvokeMap is CorPinvokeMap.
+// PinvokeMap is the runtime's CorPinvokeMap, one value of a list; String
+// names it.
 type PinvokeMap uint32
 
 const (
-	// PmNoMangle is pmNoMangle.
+	// PmNoMangle is the runtime's pmNoMangle (0x1), a value of PinvokeMap.
 	PmNoMangle PinvokeMap = 1
-	// PmCharSetMask is pmCharSetMask.
+	// PmCharSetMask is the runtime's pmCharSetMask (0x6), a value of
+	// PinvokeMap.
 	PmCharSetMask PinvokeMap = 6
-	// PmCharSetNotSpec is pmCharSetNotSpec.
+	// PmCharSetNotSpec is the runtime's pmCharSetNotSpec (0x0), a value of
+	// PinvokeMap.
 	PmCharSetNotSpec PinvokeMap = 0
-	// PmCharSetAnsi is pmCharSetAnsi.
+	// PmCharSetAnsi is the runtime's pmCharSetAnsi (0x2), a value of
+	// PinvokeMap.
 	PmCharSetAnsi PinvokeMap = 2
-	// PmCharSetUnicode is pmCharSetUnicode.
+	// PmCharSetUnicode is the runtime's pmCharSetUnicode (0x4), a value of
+	// PinvokeMap.
 	PmCharSetUnicode PinvokeMap = 4
-	// PmCharSetAuto is pmCharSetAuto.
+	// PmCharSetAuto is the runtime's pmCharSetAuto (0x6), a value of
+	// PinvokeMap.
 	PmCharSetAuto PinvokeMap = 6
-	// PmBestFitUseAssem is pmBestFitUseAssem.
+	// PmBestFitUseAssem is the runtime's pmBestFitUseAssem (0x0), a value of
+	// PinvokeMap.
 	PmBestFitUseAssem PinvokeMap = 0
-	// PmBestFitEnabled is pmBestFitEnabled.
+	// PmBestFitEnabled is the runtime's pmBestFitEnabled (0x10), a value of
+	// PinvokeMap.
 	PmBestFitEnabled PinvokeMap = 16
-	// PmBestFitDisabled is pmBestFitDisabled.
+	// PmBestFitDisabled is the runtime's pmBestFitDisabled (0x20), a value of
+	// PinvokeMap.
 	PmBestFitDisabled PinvokeMap = 32
-	// PmBestFitMask is pmBestFitMask.
+	// PmBestFitMask is the runtime's pmBestFitMask (0x30), a value of
+	// PinvokeMap.
 	PmBestFitMask PinvokeMap = 48
-	// PmThrowOnUnmappableCharUseAssem is pmThrowOnUnmappableCharUseAssem.
+	// PmThrowOnUnmappableCharUseAssem is the runtime's
+	// pmThrowOnUnmappableCharUseAssem (0x0), a value of PinvokeMap.
 	PmThrowOnUnmappableCharUseAssem PinvokeMap = 0
-	// PmThrowOnUnmappableCharEnabled is pmThrowOnUnmappableCharEnabled.
+	// PmThrowOnUnmappableCharEnabled is the runtime's
+	// pmThrowOnUnmappableCharEnabled (0x1000), a value of PinvokeMap.
 	PmThrowOnUnmappableCharEnabled PinvokeMap = 4096
-	// PmThrowOnUnmappableCharDisabled is pmThrowOnUnmappableCharDisabled.
+	// PmThrowOnUnmappableCharDisabled is the runtime's
+	// pmThrowOnUnmappableCharDisabled (0x2000), a value of PinvokeMap.
 	PmThrowOnUnmappableCharDisabled PinvokeMap = 8192
-	// PmThrowOnUnmappableCharMask is pmThrowOnUnmappableCharMask.
+	// PmThrowOnUnmappableCharMask is the runtime's pmThrowOnUnmappableCharMask
+	// (0x3000), a value of PinvokeMap.
 	PmThrowOnUnmappableCharMask PinvokeMap = 12288
-	// PmSupportsLastError is pmSupportsLastError.
+	// PmSupportsLastError is the runtime's pmSupportsLastError (0x40), a value
+	// of PinvokeMap.
 	PmSupportsLastError PinvokeMap = 64
-	// PmCallConvMask is pmCallConvMask.
+	// PmCallConvMask is the runtime's pmCallConvMask (0x700), a value of
+	// PinvokeMap.
 	PmCallConvMask PinvokeMap = 1792
-	// PmCallConvWinapi is pmCallConvWinapi.
+	// PmCallConvWinapi is the runtime's pmCallConvWinapi (0x100), a value of
+	// PinvokeMap.
 	PmCallConvWinapi PinvokeMap = 256
-	// PmCallConvCdecl is pmCallConvCdecl.
+	// PmCallConvCdecl is the runtime's pmCallConvCdecl (0x200), a value of
+	// PinvokeMap.
 	PmCallConvCdecl PinvokeMap = 512
-	// PmCallConvStdcall is pmCallConvStdcall.
+	// PmCallConvStdcall is the runtime's pmCallConvStdcall (0x300), a value of
+	// PinvokeMap.
 	PmCallConvStdcall PinvokeMap = 768
-	// PmCallConvThiscall is pmCallConvThiscall.
+	// PmCallConvThiscall is the runtime's pmCallConvThiscall (0x400), a value
+	// of PinvokeMap.
 	PmCallConvThiscall PinvokeMap = 1024
-	// PmCallConvFastcall is pmCallConvFastcall.
+	// PmCallConvFastcall is the runtime's pmCallConvFastcall (0x500), a value
+	// of PinvokeMap.
 	PmCallConvFastcall PinvokeMap = 1280
-	// PmMaxValue is pmMaxValue.
+	// PmMaxValue is the runtime's pmMaxValue (0xffff), a value of PinvokeMap.
 	PmMaxValue PinvokeMap = 65535
 )
 
@@ -973,49 +1116,61 @@ func (v PinvokeMap) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesPinvokeMap, false, "PinvokeMap")
 }
 
-// AssemblyFlags is CorAssemblyFlags.
+// AssemblyFlags is the runtime's CorAssemblyFlags, one value of a list;
+// String names it.
 type AssemblyFlags uint32
 
 const (
-	// AfPublicKey is afPublicKey.
+	// AfPublicKey is the runtime's afPublicKey (0x1), a value of
+	// AssemblyFlags.
 	AfPublicKey AssemblyFlags = 1
-	// AfPaNone is afPA_None.
+	// AfPaNone is the runtime's afPA_None (0x0), a value of AssemblyFlags.
 	AfPaNone AssemblyFlags = 0
-	// AfPaMsil is afPA_MSIL.
+	// AfPaMsil is the runtime's afPA_MSIL (0x10), a value of AssemblyFlags.
 	AfPaMsil AssemblyFlags = 16
-	// AfPaX86 is afPA_x86.
+	// AfPaX86 is the runtime's afPA_x86 (0x20), a value of AssemblyFlags.
 	AfPaX86 AssemblyFlags = 32
-	// AfPaIa64 is afPA_IA64.
+	// AfPaIa64 is the runtime's afPA_IA64 (0x30), a value of AssemblyFlags.
 	AfPaIa64 AssemblyFlags = 48
-	// AfPaAmd64 is afPA_AMD64.
+	// AfPaAmd64 is the runtime's afPA_AMD64 (0x40), a value of AssemblyFlags.
 	AfPaAmd64 AssemblyFlags = 64
-	// AfPaArm is afPA_ARM.
+	// AfPaArm is the runtime's afPA_ARM (0x50), a value of AssemblyFlags.
 	AfPaArm AssemblyFlags = 80
-	// AfPaArm64 is afPA_ARM64.
+	// AfPaArm64 is the runtime's afPA_ARM64 (0x60), a value of AssemblyFlags.
 	AfPaArm64 AssemblyFlags = 96
-	// AfPaNoPlatform is afPA_NoPlatform.
+	// AfPaNoPlatform is the runtime's afPA_NoPlatform (0x70), a value of
+	// AssemblyFlags.
 	AfPaNoPlatform AssemblyFlags = 112
-	// AfPaSpecified is afPA_Specified.
+	// AfPaSpecified is the runtime's afPA_Specified (0x80), a value of
+	// AssemblyFlags.
 	AfPaSpecified AssemblyFlags = 128
-	// AfPaMask is afPA_Mask.
+	// AfPaMask is the runtime's afPA_Mask (0x70), a value of AssemblyFlags.
 	AfPaMask AssemblyFlags = 112
-	// AfPaFullMask is afPA_FullMask.
+	// AfPaFullMask is the runtime's afPA_FullMask (0xf0), a value of
+	// AssemblyFlags.
 	AfPaFullMask AssemblyFlags = 240
-	// AfPaShift is afPA_Shift.
+	// AfPaShift is the runtime's afPA_Shift (0x4), a value of AssemblyFlags.
 	AfPaShift AssemblyFlags = 4
-	// AfEnableJiTcompileTracking is afEnableJITcompileTracking.
+	// AfEnableJiTcompileTracking is the runtime's afEnableJITcompileTracking
+	// (0x8000), a value of AssemblyFlags.
 	AfEnableJiTcompileTracking AssemblyFlags = 32768
-	// AfDisableJiTcompileOptimizer is afDisableJITcompileOptimizer.
+	// AfDisableJiTcompileOptimizer is the runtime's
+	// afDisableJITcompileOptimizer (0x4000), a value of AssemblyFlags.
 	AfDisableJiTcompileOptimizer AssemblyFlags = 16384
-	// AfDebuggableAttributeMask is afDebuggableAttributeMask.
+	// AfDebuggableAttributeMask is the runtime's afDebuggableAttributeMask
+	// (0xc000), a value of AssemblyFlags.
 	AfDebuggableAttributeMask AssemblyFlags = 49152
-	// AfRetargetable is afRetargetable.
+	// AfRetargetable is the runtime's afRetargetable (0x100), a value of
+	// AssemblyFlags.
 	AfRetargetable AssemblyFlags = 256
-	// AfContentTypeDefault is afContentType_Default.
+	// AfContentTypeDefault is the runtime's afContentType_Default (0x0), a
+	// value of AssemblyFlags.
 	AfContentTypeDefault AssemblyFlags = 0
-	// AfContentTypeWindowsRuntime is afContentType_WindowsRuntime.
+	// AfContentTypeWindowsRuntime is the runtime's
+	// afContentType_WindowsRuntime (0x200), a value of AssemblyFlags.
 	AfContentTypeWindowsRuntime AssemblyFlags = 512
-	// AfContentTypeMask is afContentType_Mask.
+	// AfContentTypeMask is the runtime's afContentType_Mask (0xe00), a value
+	// of AssemblyFlags.
 	AfContentTypeMask AssemblyFlags = 3584
 )
 
@@ -1080,15 +1235,19 @@ func (v AssemblyFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesAssemblyFlags, false, "AssemblyFlags")
 }
 
-// ManifestResourceFlags is CorManifestResourceFlags.
+// ManifestResourceFlags is the runtime's CorManifestResourceFlags, one
+// value of a list; String names it.
 type ManifestResourceFlags uint32
 
 const (
-	// MrVisibilityMask is mrVisibilityMask.
+	// MrVisibilityMask is the runtime's mrVisibilityMask (0x7), a value of
+	// ManifestResourceFlags.
 	MrVisibilityMask ManifestResourceFlags = 7
-	// MrPublic is mrPublic.
+	// MrPublic is the runtime's mrPublic (0x1), a value of
+	// ManifestResourceFlags.
 	MrPublic ManifestResourceFlags = 1
-	// MrPrivate is mrPrivate.
+	// MrPrivate is the runtime's mrPrivate (0x2), a value of
+	// ManifestResourceFlags.
 	MrPrivate ManifestResourceFlags = 2
 )
 
@@ -1108,13 +1267,16 @@ func (v ManifestResourceFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesManifestResourceFlags, false, "ManifestResourceFlags")
 }
 
-// FileFlags is CorFileFlags.
+// FileFlags is the runtime's CorFileFlags, one value of a list; String
+// names it.
 type FileFlags uint32
 
 const (
-	// FfContainsMetaData is ffContainsMetaData.
+	// FfContainsMetaData is the runtime's ffContainsMetaData (0x0), a value of
+	// FileFlags.
 	FfContainsMetaData FileFlags = 0
-	// FfContainsNoMetaData is ffContainsNoMetaData.
+	// FfContainsNoMetaData is the runtime's ffContainsNoMetaData (0x1), a
+	// value of FileFlags.
 	FfContainsNoMetaData FileFlags = 1
 )
 
@@ -1131,21 +1293,24 @@ func (v FileFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesFileFlags, false, "FileFlags")
 }
 
-// PEKind is CorPEKind.
+// PEKind is the runtime's CorPEKind, a set of flags: combine them with |;
+// String names each.
 type PEKind uint32
 
 const (
-	// PENot is peNot.
+	// PENot is the runtime's peNot (0x0), no flag: the empty set of PEKind.
 	PENot PEKind = 0
-	// PEILonly is peILonly.
+	// PEILonly is the runtime's peILonly (0x1), a flag of PEKind.
 	PEILonly PEKind = 1
-	// Pe32BitRequired is pe32BitRequired.
+	// Pe32BitRequired is the runtime's pe32BitRequired (0x2), a flag of
+	// PEKind.
 	Pe32BitRequired PEKind = 2
-	// Pe32Plus is pe32Plus.
+	// Pe32Plus is the runtime's pe32Plus (0x4), a flag of PEKind.
 	Pe32Plus PEKind = 4
-	// Pe32Unmanaged is pe32Unmanaged.
+	// Pe32Unmanaged is the runtime's pe32Unmanaged (0x8), a flag of PEKind.
 	Pe32Unmanaged PEKind = 8
-	// Pe32BitPreferred is pe32BitPreferred.
+	// Pe32BitPreferred is the runtime's pe32BitPreferred (0x10), a flag of
+	// PEKind.
 	Pe32BitPreferred PEKind = 16
 )
 
@@ -1174,27 +1339,37 @@ func (v PEKind) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesPEKind, true, "PEKind")
 }
 
-// GenericParamAttr is CorGenericParamAttr.
+// GenericParamAttr is the runtime's CorGenericParamAttr, one value of a
+// list; String names it.
 type GenericParamAttr uint32
 
 const (
-	// GpVarianceMask is gpVarianceMask.
+	// GpVarianceMask is the runtime's gpVarianceMask (0x3), a value of
+	// GenericParamAttr.
 	GpVarianceMask GenericParamAttr = 3
-	// GpNonVariant is gpNonVariant.
+	// GpNonVariant is the runtime's gpNonVariant (0x0), a value of
+	// GenericParamAttr.
 	GpNonVariant GenericParamAttr = 0
-	// GpCovariant is gpCovariant.
+	// GpCovariant is the runtime's gpCovariant (0x1), a value of
+	// GenericParamAttr.
 	GpCovariant GenericParamAttr = 1
-	// GpContravariant is gpContravariant.
+	// GpContravariant is the runtime's gpContravariant (0x2), a value of
+	// GenericParamAttr.
 	GpContravariant GenericParamAttr = 2
-	// GpSpecialConstraintMask is gpSpecialConstraintMask.
+	// GpSpecialConstraintMask is the runtime's gpSpecialConstraintMask (0x1c),
+	// a value of GenericParamAttr.
 	GpSpecialConstraintMask GenericParamAttr = 28
-	// GpNoSpecialConstraint is gpNoSpecialConstraint.
+	// GpNoSpecialConstraint is the runtime's gpNoSpecialConstraint (0x0), a
+	// value of GenericParamAttr.
 	GpNoSpecialConstraint GenericParamAttr = 0
-	// GpReferenceTypeConstraint is gpReferenceTypeConstraint.
+	// GpReferenceTypeConstraint is the runtime's gpReferenceTypeConstraint
+	// (0x4), a value of GenericParamAttr.
 	GpReferenceTypeConstraint GenericParamAttr = 4
-	// GpNotNullableValueTypeConstraint is gpNotNullableValueTypeConstraint.
+	// GpNotNullableValueTypeConstraint is the runtime's
+	// gpNotNullableValueTypeConstraint (0x8), a value of GenericParamAttr.
 	GpNotNullableValueTypeConstraint GenericParamAttr = 8
-	// GpDefaultConstructorConstraint is gpDefaultConstructorConstraint.
+	// GpDefaultConstructorConstraint is the runtime's
+	// gpDefaultConstructorConstraint (0x10), a value of GenericParamAttr.
 	GpDefaultConstructorConstraint GenericParamAttr = 16
 )
 
@@ -1229,81 +1404,118 @@ func (v GenericParamAttr) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesGenericParamAttr, false, "GenericParamAttr")
 }
 
-// ElementType is CorElementType.
+// ElementType is the runtime's CorElementType, one value of a list; String
+// names it.
 type ElementType uint32
 
 const (
-	// ElementTypeEnd is ELEMENT_TYPE_END.
+	// ElementTypeEnd is the runtime's ELEMENT_TYPE_END (0x0), a value of
+	// ElementType.
 	ElementTypeEnd ElementType = 0
-	// ElementTypeVoid is ELEMENT_TYPE_VOID.
+	// ElementTypeVoid is the runtime's ELEMENT_TYPE_VOID (0x1), a value of
+	// ElementType.
 	ElementTypeVoid ElementType = 1
-	// ElementTypeBoolean is ELEMENT_TYPE_BOOLEAN.
+	// ElementTypeBoolean is the runtime's ELEMENT_TYPE_BOOLEAN (0x2), a value
+	// of ElementType.
 	ElementTypeBoolean ElementType = 2
-	// ElementTypeChar is ELEMENT_TYPE_CHAR.
+	// ElementTypeChar is the runtime's ELEMENT_TYPE_CHAR (0x3), a value of
+	// ElementType.
 	ElementTypeChar ElementType = 3
-	// ElementTypeI1 is ELEMENT_TYPE_I1.
+	// ElementTypeI1 is the runtime's ELEMENT_TYPE_I1 (0x4), a value of
+	// ElementType.
 	ElementTypeI1 ElementType = 4
-	// ElementTypeU1 is ELEMENT_TYPE_U1.
+	// ElementTypeU1 is the runtime's ELEMENT_TYPE_U1 (0x5), a value of
+	// ElementType.
 	ElementTypeU1 ElementType = 5
-	// ElementTypeI2 is ELEMENT_TYPE_I2.
+	// ElementTypeI2 is the runtime's ELEMENT_TYPE_I2 (0x6), a value of
+	// ElementType.
 	ElementTypeI2 ElementType = 6
-	// ElementTypeU2 is ELEMENT_TYPE_U2.
+	// ElementTypeU2 is the runtime's ELEMENT_TYPE_U2 (0x7), a value of
+	// ElementType.
 	ElementTypeU2 ElementType = 7
-	// ElementTypeI4 is ELEMENT_TYPE_I4.
+	// ElementTypeI4 is the runtime's ELEMENT_TYPE_I4 (0x8), a value of
+	// ElementType.
 	ElementTypeI4 ElementType = 8
-	// ElementTypeU4 is ELEMENT_TYPE_U4.
+	// ElementTypeU4 is the runtime's ELEMENT_TYPE_U4 (0x9), a value of
+	// ElementType.
 	ElementTypeU4 ElementType = 9
-	// ElementTypeI8 is ELEMENT_TYPE_I8.
+	// ElementTypeI8 is the runtime's ELEMENT_TYPE_I8 (0xa), a value of
+	// ElementType.
 	ElementTypeI8 ElementType = 10
-	// ElementTypeU8 is ELEMENT_TYPE_U8.
+	// ElementTypeU8 is the runtime's ELEMENT_TYPE_U8 (0xb), a value of
+	// ElementType.
 	ElementTypeU8 ElementType = 11
-	// ElementTypeR4 is ELEMENT_TYPE_R4.
+	// ElementTypeR4 is the runtime's ELEMENT_TYPE_R4 (0xc), a value of
+	// ElementType.
 	ElementTypeR4 ElementType = 12
-	// ElementTypeR8 is ELEMENT_TYPE_R8.
+	// ElementTypeR8 is the runtime's ELEMENT_TYPE_R8 (0xd), a value of
+	// ElementType.
 	ElementTypeR8 ElementType = 13
-	// ElementTypeString is ELEMENT_TYPE_STRING.
+	// ElementTypeString is the runtime's ELEMENT_TYPE_STRING (0xe), a value of
+	// ElementType.
 	ElementTypeString ElementType = 14
-	// ElementTypePtr is ELEMENT_TYPE_PTR.
+	// ElementTypePtr is the runtime's ELEMENT_TYPE_PTR (0xf), a value of
+	// ElementType.
 	ElementTypePtr ElementType = 15
-	// ElementTypeByref is ELEMENT_TYPE_BYREF.
+	// ElementTypeByref is the runtime's ELEMENT_TYPE_BYREF (0x10), a value of
+	// ElementType.
 	ElementTypeByref ElementType = 16
-	// ElementTypeValuetype is ELEMENT_TYPE_VALUETYPE.
+	// ElementTypeValuetype is the runtime's ELEMENT_TYPE_VALUETYPE (0x11), a
+	// value of ElementType.
 	ElementTypeValuetype ElementType = 17
-	// ElementTypeClass is ELEMENT_TYPE_CLASS.
+	// ElementTypeClass is the runtime's ELEMENT_TYPE_CLASS (0x12), a value of
+	// ElementType.
 	ElementTypeClass ElementType = 18
-	// ElementTypeVar is ELEMENT_TYPE_VAR.
+	// ElementTypeVar is the runtime's ELEMENT_TYPE_VAR (0x13), a value of
+	// ElementType.
 	ElementTypeVar ElementType = 19
-	// ElementTypeArray is ELEMENT_TYPE_ARRAY.
+	// ElementTypeArray is the runtime's ELEMENT_TYPE_ARRAY (0x14), a value of
+	// ElementType.
 	ElementTypeArray ElementType = 20
-	// ElementTypeGenericinst is ELEMENT_TYPE_GENERICINST.
+	// ElementTypeGenericinst is the runtime's ELEMENT_TYPE_GENERICINST (0x15),
+	// a value of ElementType.
 	ElementTypeGenericinst ElementType = 21
-	// ElementTypeTypedbyref is ELEMENT_TYPE_TYPEDBYREF.
+	// ElementTypeTypedbyref is the runtime's ELEMENT_TYPE_TYPEDBYREF (0x16), a
+	// value of ElementType.
 	ElementTypeTypedbyref ElementType = 22
-	// ElementTypeI is ELEMENT_TYPE_I.
+	// ElementTypeI is the runtime's ELEMENT_TYPE_I (0x18), a value of
+	// ElementType.
 	ElementTypeI ElementType = 24
-	// ElementTypeU is ELEMENT_TYPE_U.
+	// ElementTypeU is the runtime's ELEMENT_TYPE_U (0x19), a value of
+	// ElementType.
 	ElementTypeU ElementType = 25
-	// ElementTypeFnptr is ELEMENT_TYPE_FNPTR.
+	// ElementTypeFnptr is the runtime's ELEMENT_TYPE_FNPTR (0x1b), a value of
+	// ElementType.
 	ElementTypeFnptr ElementType = 27
-	// ElementTypeObject is ELEMENT_TYPE_OBJECT.
+	// ElementTypeObject is the runtime's ELEMENT_TYPE_OBJECT (0x1c), a value
+	// of ElementType.
 	ElementTypeObject ElementType = 28
-	// ElementTypeSzarray is ELEMENT_TYPE_SZARRAY.
+	// ElementTypeSzarray is the runtime's ELEMENT_TYPE_SZARRAY (0x1d), a value
+	// of ElementType.
 	ElementTypeSzarray ElementType = 29
-	// ElementTypeMvar is ELEMENT_TYPE_MVAR.
+	// ElementTypeMvar is the runtime's ELEMENT_TYPE_MVAR (0x1e), a value of
+	// ElementType.
 	ElementTypeMvar ElementType = 30
-	// ElementTypeCmodReqd is ELEMENT_TYPE_CMOD_REQD.
+	// ElementTypeCmodReqd is the runtime's ELEMENT_TYPE_CMOD_REQD (0x1f), a
+	// value of ElementType.
 	ElementTypeCmodReqd ElementType = 31
-	// ElementTypeCmodOpt is ELEMENT_TYPE_CMOD_OPT.
+	// ElementTypeCmodOpt is the runtime's ELEMENT_TYPE_CMOD_OPT (0x20), a
+	// value of ElementType.
 	ElementTypeCmodOpt ElementType = 32
-	// ElementTypeInternal is ELEMENT_TYPE_INTERNAL.
+	// ElementTypeInternal is the runtime's ELEMENT_TYPE_INTERNAL (0x21), a
+	// value of ElementType.
 	ElementTypeInternal ElementType = 33
-	// ElementTypeMax is ELEMENT_TYPE_MAX.
+	// ElementTypeMax is the runtime's ELEMENT_TYPE_MAX (0x22), a value of
+	// ElementType.
 	ElementTypeMax ElementType = 34
-	// ElementTypeModifier is ELEMENT_TYPE_MODIFIER.
+	// ElementTypeModifier is the runtime's ELEMENT_TYPE_MODIFIER (0x40), a
+	// value of ElementType.
 	ElementTypeModifier ElementType = 64
-	// ElementTypeSentinel is ELEMENT_TYPE_SENTINEL.
+	// ElementTypeSentinel is the runtime's ELEMENT_TYPE_SENTINEL (0x41), a
+	// value of ElementType.
 	ElementTypeSentinel ElementType = 65
-	// ElementTypePinned is ELEMENT_TYPE_PINNED.
+	// ElementTypePinned is the runtime's ELEMENT_TYPE_PINNED (0x45), a value
+	// of ElementType.
 	ElementTypePinned ElementType = 69
 )
 
@@ -1417,54 +1629,75 @@ var namesElementType = []enumfmt.Name{{
 	V: uint64(0x45),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v ElementType) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesElementType, true, "ElementType")
+	return enumfmt.Format(uint64(uint32(v)), namesElementType, false, "ElementType")
 }
 
-// SerializationType is CorSerializationType.
+// SerializationType is the runtime's CorSerializationType, one value of a
+// list; String names it.
 type SerializationType uint32
 
 const (
-	// SerializationTypeUndefined is SERIALIZATION_TYPE_UNDEFINED.
+	// SerializationTypeUndefined is the runtime's SERIALIZATION_TYPE_UNDEFINED
+	// (0x0), a value of SerializationType.
 	SerializationTypeUndefined SerializationType = 0
-	// SerializationTypeBoolean is SERIALIZATION_TYPE_BOOLEAN.
+	// SerializationTypeBoolean is the runtime's SERIALIZATION_TYPE_BOOLEAN
+	// (0x2), a value of SerializationType.
 	SerializationTypeBoolean SerializationType = 2
-	// SerializationTypeChar is SERIALIZATION_TYPE_CHAR.
+	// SerializationTypeChar is the runtime's SERIALIZATION_TYPE_CHAR (0x3), a
+	// value of SerializationType.
 	SerializationTypeChar SerializationType = 3
-	// SerializationTypeI1 is SERIALIZATION_TYPE_I1.
+	// SerializationTypeI1 is the runtime's SERIALIZATION_TYPE_I1 (0x4), a
+	// value of SerializationType.
 	SerializationTypeI1 SerializationType = 4
-	// SerializationTypeU1 is SERIALIZATION_TYPE_U1.
+	// SerializationTypeU1 is the runtime's SERIALIZATION_TYPE_U1 (0x5), a
+	// value of SerializationType.
 	SerializationTypeU1 SerializationType = 5
-	// SerializationTypeI2 is SERIALIZATION_TYPE_I2.
+	// SerializationTypeI2 is the runtime's SERIALIZATION_TYPE_I2 (0x6), a
+	// value of SerializationType.
 	SerializationTypeI2 SerializationType = 6
-	// SerializationTypeU2 is SERIALIZATION_TYPE_U2.
+	// SerializationTypeU2 is the runtime's SERIALIZATION_TYPE_U2 (0x7), a
+	// value of SerializationType.
 	SerializationTypeU2 SerializationType = 7
-	// SerializationTypeI4 is SERIALIZATION_TYPE_I4.
+	// SerializationTypeI4 is the runtime's SERIALIZATION_TYPE_I4 (0x8), a
+	// value of SerializationType.
 	SerializationTypeI4 SerializationType = 8
-	// SerializationTypeU4 is SERIALIZATION_TYPE_U4.
+	// SerializationTypeU4 is the runtime's SERIALIZATION_TYPE_U4 (0x9), a
+	// value of SerializationType.
 	SerializationTypeU4 SerializationType = 9
-	// SerializationTypeI8 is SERIALIZATION_TYPE_I8.
+	// SerializationTypeI8 is the runtime's SERIALIZATION_TYPE_I8 (0xa), a
+	// value of SerializationType.
 	SerializationTypeI8 SerializationType = 10
-	// SerializationTypeU8 is SERIALIZATION_TYPE_U8.
+	// SerializationTypeU8 is the runtime's SERIALIZATION_TYPE_U8 (0xb), a
+	// value of SerializationType.
 	SerializationTypeU8 SerializationType = 11
-	// SerializationTypeR4 is SERIALIZATION_TYPE_R4.
+	// SerializationTypeR4 is the runtime's SERIALIZATION_TYPE_R4 (0xc), a
+	// value of SerializationType.
 	SerializationTypeR4 SerializationType = 12
-	// SerializationTypeR8 is SERIALIZATION_TYPE_R8.
+	// SerializationTypeR8 is the runtime's SERIALIZATION_TYPE_R8 (0xd), a
+	// value of SerializationType.
 	SerializationTypeR8 SerializationType = 13
-	// SerializationTypeString is SERIALIZATION_TYPE_STRING.
+	// SerializationTypeString is the runtime's SERIALIZATION_TYPE_STRING
+	// (0xe), a value of SerializationType.
 	SerializationTypeString SerializationType = 14
-	// SerializationTypeSzarray is SERIALIZATION_TYPE_SZARRAY.
+	// SerializationTypeSzarray is the runtime's SERIALIZATION_TYPE_SZARRAY
+	// (0x1d), a value of SerializationType.
 	SerializationTypeSzarray SerializationType = 29
-	// SerializationTypeType is SERIALIZATION_TYPE_TYPE.
+	// SerializationTypeType is the runtime's SERIALIZATION_TYPE_TYPE (0x50), a
+	// value of SerializationType.
 	SerializationTypeType SerializationType = 80
-	// SerializationTypeTaggedObject is SERIALIZATION_TYPE_TAGGED_OBJECT.
+	// SerializationTypeTaggedObject is the runtime's
+	// SERIALIZATION_TYPE_TAGGED_OBJECT (0x51), a value of SerializationType.
 	SerializationTypeTaggedObject SerializationType = 81
-	// SerializationTypeField is SERIALIZATION_TYPE_FIELD.
+	// SerializationTypeField is the runtime's SERIALIZATION_TYPE_FIELD (0x53),
+	// a value of SerializationType.
 	SerializationTypeField SerializationType = 83
-	// SerializationTypeProperty is SERIALIZATION_TYPE_PROPERTY.
+	// SerializationTypeProperty is the runtime's SERIALIZATION_TYPE_PROPERTY
+	// (0x54), a value of SerializationType.
 	SerializationTypeProperty SerializationType = 84
-	// SerializationTypeEnum is SERIALIZATION_TYPE_ENUM.
+	// SerializationTypeEnum is the runtime's SERIALIZATION_TYPE_ENUM (0x55), a
+	// value of SerializationType.
 	SerializationTypeEnum SerializationType = 85
 )
 
@@ -1535,17 +1768,26 @@ func (v SerializationType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesSerializationType, false, "SerializationType")
 }
 
-// UnmanagedCallingConvention is CorUnmanagedCallingConvention.
+// UnmanagedCallingConvention is the runtime's
+// CorUnmanagedCallingConvention, one value of a list; String names it.
 type UnmanagedCallingConvention uint32
 
 const (
-	// ImageCeeUnmanagedCallconvC is IMAGE_CEE_UNMANAGED_CALLCONV_C.
+	// ImageCeeUnmanagedCallconvC is the runtime's
+	// IMAGE_CEE_UNMANAGED_CALLCONV_C (0x1), a value of
+	// UnmanagedCallingConvention.
 	ImageCeeUnmanagedCallconvC UnmanagedCallingConvention = 1
-	// ImageCeeUnmanagedCallconvStdcall is IMAGE_CEE_UNMANAGED_CALLCONV_STDCALL.
+	// ImageCeeUnmanagedCallconvStdcall is the runtime's
+	// IMAGE_CEE_UNMANAGED_CALLCONV_STDCALL (0x2), a value of
+	// UnmanagedCallingConvention.
 	ImageCeeUnmanagedCallconvStdcall UnmanagedCallingConvention = 2
-	// ImageCeeUnmanagedCallconvThiscall is IMAGE_CEE_UNMANAGED_CALLCONV_THISCALL.
+	// ImageCeeUnmanagedCallconvThiscall is the runtime's
+	// IMAGE_CEE_UNMANAGED_CALLCONV_THISCALL (0x3), a value of
+	// UnmanagedCallingConvention.
 	ImageCeeUnmanagedCallconvThiscall UnmanagedCallingConvention = 3
-	// ImageCeeUnmanagedCallconvFastcall is IMAGE_CEE_UNMANAGED_CALLCONV_FASTCALL.
+	// ImageCeeUnmanagedCallconvFastcall is the runtime's
+	// IMAGE_CEE_UNMANAGED_CALLCONV_FASTCALL (0x4), a value of
+	// UnmanagedCallingConvention.
 	ImageCeeUnmanagedCallconvFastcall UnmanagedCallingConvention = 4
 )
 
@@ -1563,48 +1805,66 @@ var namesUnmanagedCallingConvention = []enumfmt.Name{{
 	V: uint64(0x4),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v UnmanagedCallingConvention) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesUnmanagedCallingConvention, true, "UnmanagedCallingConvention")
+	return enumfmt.Format(uint64(uint32(v)), namesUnmanagedCallingConvention, false, "UnmanagedCallingConvention")
 }
 
-// CallingConvention is CorCallingConvention.
+// CallingConvention is the runtime's CorCallingConvention, one value of a
+// list; String names it.
 type CallingConvention uint32
 
 const (
-	// ImageCeeCsCallconvDefault is IMAGE_CEE_CS_CALLCONV_DEFAULT.
+	// ImageCeeCsCallconvDefault is the runtime's IMAGE_CEE_CS_CALLCONV_DEFAULT
+	// (0x0), a value of CallingConvention.
 	ImageCeeCsCallconvDefault CallingConvention = 0
-	// ImageCeeCsCallconvC is IMAGE_CEE_CS_CALLCONV_C.
+	// ImageCeeCsCallconvC is the runtime's IMAGE_CEE_CS_CALLCONV_C (0x1), a
+	// value of CallingConvention.
 	ImageCeeCsCallconvC CallingConvention = 1
-	// ImageCeeCsCallconvStdcall is IMAGE_CEE_CS_CALLCONV_STDCALL.
+	// ImageCeeCsCallconvStdcall is the runtime's IMAGE_CEE_CS_CALLCONV_STDCALL
+	// (0x2), a value of CallingConvention.
 	ImageCeeCsCallconvStdcall CallingConvention = 2
-	// ImageCeeCsCallconvThiscall is IMAGE_CEE_CS_CALLCONV_THISCALL.
+	// ImageCeeCsCallconvThiscall is the runtime's
+	// IMAGE_CEE_CS_CALLCONV_THISCALL (0x3), a value of CallingConvention.
 	ImageCeeCsCallconvThiscall CallingConvention = 3
-	// ImageCeeCsCallconvFastcall is IMAGE_CEE_CS_CALLCONV_FASTCALL.
+	// ImageCeeCsCallconvFastcall is the runtime's
+	// IMAGE_CEE_CS_CALLCONV_FASTCALL (0x4), a value of CallingConvention.
 	ImageCeeCsCallconvFastcall CallingConvention = 4
-	// ImageCeeCsCallconvVararg is IMAGE_CEE_CS_CALLCONV_VARARG.
+	// ImageCeeCsCallconvVararg is the runtime's IMAGE_CEE_CS_CALLCONV_VARARG
+	// (0x5), a value of CallingConvention.
 	ImageCeeCsCallconvVararg CallingConvention = 5
-	// ImageCeeCsCallconvField is IMAGE_CEE_CS_CALLCONV_FIELD.
+	// ImageCeeCsCallconvField is the runtime's IMAGE_CEE_CS_CALLCONV_FIELD
+	// (0x6), a value of CallingConvention.
 	ImageCeeCsCallconvField CallingConvention = 6
-	// ImageCeeCsCallconvLocalSig is IMAGE_CEE_CS_CALLCONV_LOCAL_SIG.
+	// ImageCeeCsCallconvLocalSig is the runtime's
+	// IMAGE_CEE_CS_CALLCONV_LOCAL_SIG (0x7), a value of CallingConvention.
 	ImageCeeCsCallconvLocalSig CallingConvention = 7
-	// ImageCeeCsCallconvProperty is IMAGE_CEE_CS_CALLCONV_PROPERTY.
+	// ImageCeeCsCallconvProperty is the runtime's
+	// IMAGE_CEE_CS_CALLCONV_PROPERTY (0x8), a value of CallingConvention.
 	ImageCeeCsCallconvProperty CallingConvention = 8
-	// ImageCeeCsCallconvUnmanaged is IMAGE_CEE_CS_CALLCONV_UNMANAGED.
+	// ImageCeeCsCallconvUnmanaged is the runtime's
+	// IMAGE_CEE_CS_CALLCONV_UNMANAGED (0x9), a value of CallingConvention.
 	ImageCeeCsCallconvUnmanaged CallingConvention = 9
-	// ImageCeeCsCallconvGenericinst is IMAGE_CEE_CS_CALLCONV_GENERICINST.
+	// ImageCeeCsCallconvGenericinst is the runtime's
+	// IMAGE_CEE_CS_CALLCONV_GENERICINST (0xa), a value of CallingConvention.
 	ImageCeeCsCallconvGenericinst CallingConvention = 10
-	// ImageCeeCsCallconvNativevararg is IMAGE_CEE_CS_CALLCONV_NATIVEVARARG.
+	// ImageCeeCsCallconvNativevararg is the runtime's
+	// IMAGE_CEE_CS_CALLCONV_NATIVEVARARG (0xb), a value of CallingConvention.
 	ImageCeeCsCallconvNativevararg CallingConvention = 11
-	// ImageCeeCsCallconvMax is IMAGE_CEE_CS_CALLCONV_MAX.
+	// ImageCeeCsCallconvMax is the runtime's IMAGE_CEE_CS_CALLCONV_MAX (0xc),
+	// a value of CallingConvention.
 	ImageCeeCsCallconvMax CallingConvention = 12
-	// ImageCeeCsCallconvMask is IMAGE_CEE_CS_CALLCONV_MASK.
+	// ImageCeeCsCallconvMask is the runtime's IMAGE_CEE_CS_CALLCONV_MASK
+	// (0xf), a value of CallingConvention.
 	ImageCeeCsCallconvMask CallingConvention = 15
-	// ImageCeeCsCallconvHasthis is IMAGE_CEE_CS_CALLCONV_HASTHIS.
+	// ImageCeeCsCallconvHasthis is the runtime's IMAGE_CEE_CS_CALLCONV_HASTHIS
+	// (0x20), a value of CallingConvention.
 	ImageCeeCsCallconvHasthis CallingConvention = 32
-	// ImageCeeCsCallconvExplicitthis is IMAGE_CEE_CS_CALLCONV_EXPLICITTHIS.
+	// ImageCeeCsCallconvExplicitthis is the runtime's
+	// IMAGE_CEE_CS_CALLCONV_EXPLICITTHIS (0x40), a value of CallingConvention.
 	ImageCeeCsCallconvExplicitthis CallingConvention = 64
-	// ImageCeeCsCallconvGeneric is IMAGE_CEE_CS_CALLCONV_GENERIC.
+	// ImageCeeCsCallconvGeneric is the runtime's IMAGE_CEE_CS_CALLCONV_GENERIC
+	// (0x10), a value of CallingConvention.
 	ImageCeeCsCallconvGeneric CallingConvention = 16
 )
 
@@ -1666,31 +1926,39 @@ func (v CallingConvention) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesCallingConvention, false, "CallingConvention")
 }
 
-// ArgType is CorArgType.
+// ArgType is the runtime's CorArgType, one value of a list; String names
+// it.
 type ArgType uint32
 
 const (
-	// ImageCeeCsEnd is IMAGE_CEE_CS_END.
+	// ImageCeeCsEnd is the runtime's IMAGE_CEE_CS_END (0x0), a value of
+	// ArgType.
 	ImageCeeCsEnd ArgType = 0
-	// ImageCeeCsVoid is IMAGE_CEE_CS_VOID.
+	// ImageCeeCsVoid is the runtime's IMAGE_CEE_CS_VOID (0x1), a value of
+	// ArgType.
 	ImageCeeCsVoid ArgType = 1
-	// ImageCeeCsI4 is IMAGE_CEE_CS_I4.
+	// ImageCeeCsI4 is the runtime's IMAGE_CEE_CS_I4 (0x2), a value of ArgType.
 	ImageCeeCsI4 ArgType = 2
-	// ImageCeeCsI8 is IMAGE_CEE_CS_I8.
+	// ImageCeeCsI8 is the runtime's IMAGE_CEE_CS_I8 (0x3), a value of ArgType.
 	ImageCeeCsI8 ArgType = 3
-	// ImageCeeCsR4 is IMAGE_CEE_CS_R4.
+	// ImageCeeCsR4 is the runtime's IMAGE_CEE_CS_R4 (0x4), a value of ArgType.
 	ImageCeeCsR4 ArgType = 4
-	// ImageCeeCsR8 is IMAGE_CEE_CS_R8.
+	// ImageCeeCsR8 is the runtime's IMAGE_CEE_CS_R8 (0x5), a value of ArgType.
 	ImageCeeCsR8 ArgType = 5
-	// ImageCeeCsPtr is IMAGE_CEE_CS_PTR.
+	// ImageCeeCsPtr is the runtime's IMAGE_CEE_CS_PTR (0x6), a value of
+	// ArgType.
 	ImageCeeCsPtr ArgType = 6
-	// ImageCeeCsObject is IMAGE_CEE_CS_OBJECT.
+	// ImageCeeCsObject is the runtime's IMAGE_CEE_CS_OBJECT (0x7), a value of
+	// ArgType.
 	ImageCeeCsObject ArgType = 7
-	// ImageCeeCsStruct4 is IMAGE_CEE_CS_STRUCT4.
+	// ImageCeeCsStruct4 is the runtime's IMAGE_CEE_CS_STRUCT4 (0x8), a value
+	// of ArgType.
 	ImageCeeCsStruct4 ArgType = 8
-	// ImageCeeCsStruct32 is IMAGE_CEE_CS_STRUCT32.
+	// ImageCeeCsStruct32 is the runtime's IMAGE_CEE_CS_STRUCT32 (0x9), a value
+	// of ArgType.
 	ImageCeeCsStruct32 ArgType = 9
-	// ImageCeeCsByvalue is IMAGE_CEE_CS_BYVALUE.
+	// ImageCeeCsByvalue is the runtime's IMAGE_CEE_CS_BYVALUE (0xa), a value
+	// of ArgType.
 	ImageCeeCsByvalue ArgType = 10
 )
 
@@ -1729,110 +1997,159 @@ var namesArgType = []enumfmt.Name{{
 	V: uint64(0xa),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v ArgType) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesArgType, true, "ArgType")
+	return enumfmt.Format(uint64(uint32(v)), namesArgType, false, "ArgType")
 }
 
-// NativeType is CorNativeType.
+// NativeType is the runtime's CorNativeType, one value of a list; String
+// names it.
 type NativeType uint32
 
 const (
-	// NativeTypeEnd is NATIVE_TYPE_END.
+	// NativeTypeEnd is the runtime's NATIVE_TYPE_END (0x0), a value of
+	// NativeType.
 	NativeTypeEnd NativeType = 0
-	// NativeTypeVoid is NATIVE_TYPE_VOID.
+	// NativeTypeVoid is the runtime's NATIVE_TYPE_VOID (0x1), a value of
+	// NativeType.
 	NativeTypeVoid NativeType = 1
-	// NativeTypeBoolean is NATIVE_TYPE_BOOLEAN.
+	// NativeTypeBoolean is the runtime's NATIVE_TYPE_BOOLEAN (0x2), a value of
+	// NativeType.
 	NativeTypeBoolean NativeType = 2
-	// NativeTypeI1 is NATIVE_TYPE_I1.
+	// NativeTypeI1 is the runtime's NATIVE_TYPE_I1 (0x3), a value of
+	// NativeType.
 	NativeTypeI1 NativeType = 3
-	// NativeTypeU1 is NATIVE_TYPE_U1.
+	// NativeTypeU1 is the runtime's NATIVE_TYPE_U1 (0x4), a value of
+	// NativeType.
 	NativeTypeU1 NativeType = 4
-	// NativeTypeI2 is NATIVE_TYPE_I2.
+	// NativeTypeI2 is the runtime's NATIVE_TYPE_I2 (0x5), a value of
+	// NativeType.
 	NativeTypeI2 NativeType = 5
-	// NativeTypeU2 is NATIVE_TYPE_U2.
+	// NativeTypeU2 is the runtime's NATIVE_TYPE_U2 (0x6), a value of
+	// NativeType.
 	NativeTypeU2 NativeType = 6
-	// NativeTypeI4 is NATIVE_TYPE_I4.
+	// NativeTypeI4 is the runtime's NATIVE_TYPE_I4 (0x7), a value of
+	// NativeType.
 	NativeTypeI4 NativeType = 7
-	// NativeTypeU4 is NATIVE_TYPE_U4.
+	// NativeTypeU4 is the runtime's NATIVE_TYPE_U4 (0x8), a value of
+	// NativeType.
 	NativeTypeU4 NativeType = 8
-	// NativeTypeI8 is NATIVE_TYPE_I8.
+	// NativeTypeI8 is the runtime's NATIVE_TYPE_I8 (0x9), a value of
+	// NativeType.
 	NativeTypeI8 NativeType = 9
-	// NativeTypeU8 is NATIVE_TYPE_U8.
+	// NativeTypeU8 is the runtime's NATIVE_TYPE_U8 (0xa), a value of
+	// NativeType.
 	NativeTypeU8 NativeType = 10
-	// NativeTypeR4 is NATIVE_TYPE_R4.
+	// NativeTypeR4 is the runtime's NATIVE_TYPE_R4 (0xb), a value of
+	// NativeType.
 	NativeTypeR4 NativeType = 11
-	// NativeTypeR8 is NATIVE_TYPE_R8.
+	// NativeTypeR8 is the runtime's NATIVE_TYPE_R8 (0xc), a value of
+	// NativeType.
 	NativeTypeR8 NativeType = 12
-	// NativeTypeSyschar is NATIVE_TYPE_SYSCHAR.
+	// NativeTypeSyschar is the runtime's NATIVE_TYPE_SYSCHAR (0xd), a value of
+	// NativeType.
 	NativeTypeSyschar NativeType = 13
-	// NativeTypeVariant is NATIVE_TYPE_VARIANT.
+	// NativeTypeVariant is the runtime's NATIVE_TYPE_VARIANT (0xe), a value of
+	// NativeType.
 	NativeTypeVariant NativeType = 14
-	// NativeTypeCurrency is NATIVE_TYPE_CURRENCY.
+	// NativeTypeCurrency is the runtime's NATIVE_TYPE_CURRENCY (0xf), a value
+	// of NativeType.
 	NativeTypeCurrency NativeType = 15
-	// NativeTypePtr is NATIVE_TYPE_PTR.
+	// NativeTypePtr is the runtime's NATIVE_TYPE_PTR (0x10), a value of
+	// NativeType.
 	NativeTypePtr NativeType = 16
-	// NativeTypeDecimal is NATIVE_TYPE_DECIMAL.
+	// NativeTypeDecimal is the runtime's NATIVE_TYPE_DECIMAL (0x11), a value
+	// of NativeType.
 	NativeTypeDecimal NativeType = 17
-	// NativeTypeDate is NATIVE_TYPE_DATE.
+	// NativeTypeDate is the runtime's NATIVE_TYPE_DATE (0x12), a value of
+	// NativeType.
 	NativeTypeDate NativeType = 18
-	// NativeTypeBstr is NATIVE_TYPE_BSTR.
+	// NativeTypeBstr is the runtime's NATIVE_TYPE_BSTR (0x13), a value of
+	// NativeType.
 	NativeTypeBstr NativeType = 19
-	// NativeTypeLpstr is NATIVE_TYPE_LPSTR.
+	// NativeTypeLpstr is the runtime's NATIVE_TYPE_LPSTR (0x14), a value of
+	// NativeType.
 	NativeTypeLpstr NativeType = 20
-	// NativeTypeLpwstr is NATIVE_TYPE_LPWSTR.
+	// NativeTypeLpwstr is the runtime's NATIVE_TYPE_LPWSTR (0x15), a value of
+	// NativeType.
 	NativeTypeLpwstr NativeType = 21
-	// NativeTypeLptstr is NATIVE_TYPE_LPTSTR.
+	// NativeTypeLptstr is the runtime's NATIVE_TYPE_LPTSTR (0x16), a value of
+	// NativeType.
 	NativeTypeLptstr NativeType = 22
-	// NativeTypeFixedsysstring is NATIVE_TYPE_FIXEDSYSSTRING.
+	// NativeTypeFixedsysstring is the runtime's NATIVE_TYPE_FIXEDSYSSTRING
+	// (0x17), a value of NativeType.
 	NativeTypeFixedsysstring NativeType = 23
-	// NativeTypeObjectref is NATIVE_TYPE_OBJECTREF.
+	// NativeTypeObjectref is the runtime's NATIVE_TYPE_OBJECTREF (0x18), a
+	// value of NativeType.
 	NativeTypeObjectref NativeType = 24
-	// NativeTypeIunknown is NATIVE_TYPE_IUNKNOWN.
+	// NativeTypeIunknown is the runtime's NATIVE_TYPE_IUNKNOWN (0x19), a value
+	// of NativeType.
 	NativeTypeIunknown NativeType = 25
-	// NativeTypeIdispatch is NATIVE_TYPE_IDISPATCH.
+	// NativeTypeIdispatch is the runtime's NATIVE_TYPE_IDISPATCH (0x1a), a
+	// value of NativeType.
 	NativeTypeIdispatch NativeType = 26
-	// NativeTypeStruct is NATIVE_TYPE_STRUCT.
+	// NativeTypeStruct is the runtime's NATIVE_TYPE_STRUCT (0x1b), a value of
+	// NativeType.
 	NativeTypeStruct NativeType = 27
-	// NativeTypeIntf is NATIVE_TYPE_INTF.
+	// NativeTypeIntf is the runtime's NATIVE_TYPE_INTF (0x1c), a value of
+	// NativeType.
 	NativeTypeIntf NativeType = 28
-	// NativeTypeSafearray is NATIVE_TYPE_SAFEARRAY.
+	// NativeTypeSafearray is the runtime's NATIVE_TYPE_SAFEARRAY (0x1d), a
+	// value of NativeType.
 	NativeTypeSafearray NativeType = 29
-	// NativeTypeFixedarray is NATIVE_TYPE_FIXEDARRAY.
+	// NativeTypeFixedarray is the runtime's NATIVE_TYPE_FIXEDARRAY (0x1e), a
+	// value of NativeType.
 	NativeTypeFixedarray NativeType = 30
-	// NativeTypeInt is NATIVE_TYPE_INT.
+	// NativeTypeInt is the runtime's NATIVE_TYPE_INT (0x1f), a value of
+	// NativeType.
 	NativeTypeInt NativeType = 31
-	// NativeTypeUint is NATIVE_TYPE_UINT.
+	// NativeTypeUint is the runtime's NATIVE_TYPE_UINT (0x20), a value of
+	// NativeType.
 	NativeTypeUint NativeType = 32
-	// NativeTypeNestedstruct is NATIVE_TYPE_NESTEDSTRUCT.
+	// NativeTypeNestedstruct is the runtime's NATIVE_TYPE_NESTEDSTRUCT (0x21),
+	// a value of NativeType.
 	NativeTypeNestedstruct NativeType = 33
-	// NativeTypeByvalstr is NATIVE_TYPE_BYVALSTR.
+	// NativeTypeByvalstr is the runtime's NATIVE_TYPE_BYVALSTR (0x22), a value
+	// of NativeType.
 	NativeTypeByvalstr NativeType = 34
-	// NativeTypeAnsibstr is NATIVE_TYPE_ANSIBSTR.
+	// NativeTypeAnsibstr is the runtime's NATIVE_TYPE_ANSIBSTR (0x23), a value
+	// of NativeType.
 	NativeTypeAnsibstr NativeType = 35
-	// NativeTypeTbstr is NATIVE_TYPE_TBSTR.
+	// NativeTypeTbstr is the runtime's NATIVE_TYPE_TBSTR (0x24), a value of
+	// NativeType.
 	NativeTypeTbstr NativeType = 36
-	// NativeTypeVariantbool is NATIVE_TYPE_VARIANTBOOL.
+	// NativeTypeVariantbool is the runtime's NATIVE_TYPE_VARIANTBOOL (0x25), a
+	// value of NativeType.
 	NativeTypeVariantbool NativeType = 37
-	// NativeTypeFunc is NATIVE_TYPE_FUNC.
+	// NativeTypeFunc is the runtime's NATIVE_TYPE_FUNC (0x26), a value of
+	// NativeType.
 	NativeTypeFunc NativeType = 38
-	// NativeTypeAsany is NATIVE_TYPE_ASANY.
+	// NativeTypeAsany is the runtime's NATIVE_TYPE_ASANY (0x28), a value of
+	// NativeType.
 	NativeTypeAsany NativeType = 40
-	// NativeTypeArray is NATIVE_TYPE_ARRAY.
+	// NativeTypeArray is the runtime's NATIVE_TYPE_ARRAY (0x2a), a value of
+	// NativeType.
 	NativeTypeArray NativeType = 42
-	// NativeTypeLpstruct is NATIVE_TYPE_LPSTRUCT.
+	// NativeTypeLpstruct is the runtime's NATIVE_TYPE_LPSTRUCT (0x2b), a value
+	// of NativeType.
 	NativeTypeLpstruct NativeType = 43
-	// NativeTypeCustommarshaler is NATIVE_TYPE_CUSTOMMARSHALER.
+	// NativeTypeCustommarshaler is the runtime's NATIVE_TYPE_CUSTOMMARSHALER
+	// (0x2c), a value of NativeType.
 	NativeTypeCustommarshaler NativeType = 44
-	// NativeTypeError is NATIVE_TYPE_ERROR.
+	// NativeTypeError is the runtime's NATIVE_TYPE_ERROR (0x2d), a value of
+	// NativeType.
 	NativeTypeError NativeType = 45
-	// NativeTypeIinspectable is NATIVE_TYPE_IINSPECTABLE.
+	// NativeTypeIinspectable is the runtime's NATIVE_TYPE_IINSPECTABLE (0x2e),
+	// a value of NativeType.
 	NativeTypeIinspectable NativeType = 46
-	// NativeTypeHstring is NATIVE_TYPE_HSTRING.
+	// NativeTypeHstring is the runtime's NATIVE_TYPE_HSTRING (0x2f), a value
+	// of NativeType.
 	NativeTypeHstring NativeType = 47
-	// NativeTypeLputf8str is NATIVE_TYPE_LPUTF8STR.
+	// NativeTypeLputf8str is the runtime's NATIVE_TYPE_LPUTF8STR (0x30), a
+	// value of NativeType.
 	NativeTypeLputf8str NativeType = 48
-	// NativeTypeMax is NATIVE_TYPE_MAX.
+	// NativeTypeMax is the runtime's NATIVE_TYPE_MAX (0x50), a value of
+	// NativeType.
 	NativeTypeMax NativeType = 80
 )
 
@@ -1987,21 +2304,28 @@ func (v NativeType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesNativeType, false, "NativeType")
 }
 
-// ILMethodSect is CorILMethodSect.
+// ILMethodSect is the runtime's CorILMethodSect, one value of a list;
+// String names it.
 type ILMethodSect uint32
 
 const (
-	// ILMethodSectReserved is CorILMethod_Sect_Reserved.
+	// ILMethodSectReserved is the runtime's CorILMethod_Sect_Reserved (0x0), a
+	// value of ILMethodSect.
 	ILMethodSectReserved ILMethodSect = 0
-	// ILMethodSectEHTable is CorILMethod_Sect_EHTable.
+	// ILMethodSectEHTable is the runtime's CorILMethod_Sect_EHTable (0x1), a
+	// value of ILMethodSect.
 	ILMethodSectEHTable ILMethodSect = 1
-	// ILMethodSectOptILTable is CorILMethod_Sect_OptILTable.
+	// ILMethodSectOptILTable is the runtime's CorILMethod_Sect_OptILTable
+	// (0x2), a value of ILMethodSect.
 	ILMethodSectOptILTable ILMethodSect = 2
-	// ILMethodSectKindMask is CorILMethod_Sect_KindMask.
+	// ILMethodSectKindMask is the runtime's CorILMethod_Sect_KindMask (0x3f),
+	// a value of ILMethodSect.
 	ILMethodSectKindMask ILMethodSect = 63
-	// ILMethodSectFatFormat is CorILMethod_Sect_FatFormat.
+	// ILMethodSectFatFormat is the runtime's CorILMethod_Sect_FatFormat
+	// (0x40), a value of ILMethodSect.
 	ILMethodSectFatFormat ILMethodSect = 64
-	// ILMethodSectMoreSects is CorILMethod_Sect_MoreSects.
+	// ILMethodSectMoreSects is the runtime's CorILMethod_Sect_MoreSects
+	// (0x80), a value of ILMethodSect.
 	ILMethodSectMoreSects ILMethodSect = 128
 )
 
@@ -2030,23 +2354,33 @@ func (v ILMethodSect) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesILMethodSect, false, "ILMethodSect")
 }
 
-// ExceptionFlag is CorExceptionFlag.
+// ExceptionFlag is the runtime's CorExceptionFlag, a set of flags: combine
+// them with |; String names each.
 type ExceptionFlag uint32
 
 const (
-	// IlexceptionClauseNone is COR_ILEXCEPTION_CLAUSE_NONE.
+	// IlexceptionClauseNone is the runtime's COR_ILEXCEPTION_CLAUSE_NONE
+	// (0x0), no flag: the empty set of ExceptionFlag.
 	IlexceptionClauseNone ExceptionFlag = 0
-	// IlexceptionClauseOffsetlen is COR_ILEXCEPTION_CLAUSE_OFFSETLEN.
+	// IlexceptionClauseOffsetlen is the runtime's
+	// COR_ILEXCEPTION_CLAUSE_OFFSETLEN (0x0), no flag: the empty set of
+	// ExceptionFlag.
 	IlexceptionClauseOffsetlen ExceptionFlag = 0
-	// IlexceptionClauseDeprecated is COR_ILEXCEPTION_CLAUSE_DEPRECATED.
+	// IlexceptionClauseDeprecated is the runtime's
+	// COR_ILEXCEPTION_CLAUSE_DEPRECATED (0x0), no flag: the empty set of
+	// ExceptionFlag.
 	IlexceptionClauseDeprecated ExceptionFlag = 0
-	// IlexceptionClauseFilter is COR_ILEXCEPTION_CLAUSE_FILTER.
+	// IlexceptionClauseFilter is the runtime's COR_ILEXCEPTION_CLAUSE_FILTER
+	// (0x1), a flag of ExceptionFlag.
 	IlexceptionClauseFilter ExceptionFlag = 1
-	// IlexceptionClauseFinally is COR_ILEXCEPTION_CLAUSE_FINALLY.
+	// IlexceptionClauseFinally is the runtime's COR_ILEXCEPTION_CLAUSE_FINALLY
+	// (0x2), a flag of ExceptionFlag.
 	IlexceptionClauseFinally ExceptionFlag = 2
-	// IlexceptionClauseFault is COR_ILEXCEPTION_CLAUSE_FAULT.
+	// IlexceptionClauseFault is the runtime's COR_ILEXCEPTION_CLAUSE_FAULT
+	// (0x4), a flag of ExceptionFlag.
 	IlexceptionClauseFault ExceptionFlag = 4
-	// IlexceptionClauseDuplicated is COR_ILEXCEPTION_CLAUSE_DUPLICATED.
+	// IlexceptionClauseDuplicated is the runtime's
+	// COR_ILEXCEPTION_CLAUSE_DUPLICATED (0x8), a flag of ExceptionFlag.
 	IlexceptionClauseDuplicated ExceptionFlag = 8
 )
 
@@ -2072,27 +2406,37 @@ func (v ExceptionFlag) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesExceptionFlag, true, "ExceptionFlag")
 }
 
-// ILMethodFlags is CorILMethodFlags.
+// ILMethodFlags is the runtime's CorILMethodFlags, one value of a list;
+// String names it.
 type ILMethodFlags uint32
 
 const (
-	// ILMethodInitLocals is CorILMethod_InitLocals.
+	// ILMethodInitLocals is the runtime's CorILMethod_InitLocals (0x10), a
+	// value of ILMethodFlags.
 	ILMethodInitLocals ILMethodFlags = 16
-	// ILMethodMoreSects is CorILMethod_MoreSects.
+	// ILMethodMoreSects is the runtime's CorILMethod_MoreSects (0x8), a value
+	// of ILMethodFlags.
 	ILMethodMoreSects ILMethodFlags = 8
-	// ILMethodCompressedIL is CorILMethod_CompressedIL.
+	// ILMethodCompressedIL is the runtime's CorILMethod_CompressedIL (0x40), a
+	// value of ILMethodFlags.
 	ILMethodCompressedIL ILMethodFlags = 64
-	// ILMethodFormatShift is CorILMethod_FormatShift.
+	// ILMethodFormatShift is the runtime's CorILMethod_FormatShift (0x3), a
+	// value of ILMethodFlags.
 	ILMethodFormatShift ILMethodFlags = 3
-	// ILMethodFormatMask is CorILMethod_FormatMask.
+	// ILMethodFormatMask is the runtime's CorILMethod_FormatMask (0x7), a
+	// value of ILMethodFlags.
 	ILMethodFormatMask ILMethodFlags = 7
-	// ILMethodTinyFormat is CorILMethod_TinyFormat.
+	// ILMethodTinyFormat is the runtime's CorILMethod_TinyFormat (0x2), a
+	// value of ILMethodFlags.
 	ILMethodTinyFormat ILMethodFlags = 2
-	// ILMethodSmallFormat is CorILMethod_SmallFormat.
+	// ILMethodSmallFormat is the runtime's CorILMethod_SmallFormat (0x0), a
+	// value of ILMethodFlags.
 	ILMethodSmallFormat ILMethodFlags = 0
-	// ILMethodFatFormat is CorILMethod_FatFormat.
+	// ILMethodFatFormat is the runtime's CorILMethod_FatFormat (0x3), a value
+	// of ILMethodFlags.
 	ILMethodFatFormat ILMethodFlags = 3
-	// ILMethodTinyFormat1 is CorILMethod_TinyFormat1.
+	// ILMethodTinyFormat1 is the runtime's CorILMethod_TinyFormat1 (0x6), a
+	// value of ILMethodFlags.
 	ILMethodTinyFormat1 ILMethodFlags = 6
 )
 
@@ -2127,63 +2471,91 @@ func (v ILMethodFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesILMethodFlags, false, "ILMethodFlags")
 }
 
-// CheckDuplicatesFor is CorCheckDuplicatesFor.
+// CheckDuplicatesFor is the runtime's CorCheckDuplicatesFor, a set of
+// flags: combine them with |; String names each.
 type CheckDuplicatesFor uint32
 
 const (
-	// MDDupAll is MDDupAll.
+	// MDDupAll is the runtime's MDDupAll (0xffffffff), a combination of flags
+	// of CheckDuplicatesFor.
 	MDDupAll CheckDuplicatesFor = 4294967295
-	// MDDupEnc is MDDupENC.
+	// MDDupEnc is the runtime's MDDupENC (0xffffffff), a combination of flags
+	// of CheckDuplicatesFor.
 	MDDupEnc CheckDuplicatesFor = 4294967295
-	// MDNoDupChecks is MDNoDupChecks.
+	// MDNoDupChecks is the runtime's MDNoDupChecks (0x0), no flag: the empty
+	// set of CheckDuplicatesFor.
 	MDNoDupChecks CheckDuplicatesFor = 0
-	// MDDupTypeDef is MDDupTypeDef.
+	// MDDupTypeDef is the runtime's MDDupTypeDef (0x1), a flag of
+	// CheckDuplicatesFor.
 	MDDupTypeDef CheckDuplicatesFor = 1
-	// MDDupInterfaceImpl is MDDupInterfaceImpl.
+	// MDDupInterfaceImpl is the runtime's MDDupInterfaceImpl (0x2), a flag of
+	// CheckDuplicatesFor.
 	MDDupInterfaceImpl CheckDuplicatesFor = 2
-	// MDDupMethodDef is MDDupMethodDef.
+	// MDDupMethodDef is the runtime's MDDupMethodDef (0x4), a flag of
+	// CheckDuplicatesFor.
 	MDDupMethodDef CheckDuplicatesFor = 4
-	// MDDupTypeRef is MDDupTypeRef.
+	// MDDupTypeRef is the runtime's MDDupTypeRef (0x8), a flag of
+	// CheckDuplicatesFor.
 	MDDupTypeRef CheckDuplicatesFor = 8
-	// MDDupMemberRef is MDDupMemberRef.
+	// MDDupMemberRef is the runtime's MDDupMemberRef (0x10), a flag of
+	// CheckDuplicatesFor.
 	MDDupMemberRef CheckDuplicatesFor = 16
-	// MDDupCustomAttribute is MDDupCustomAttribute.
+	// MDDupCustomAttribute is the runtime's MDDupCustomAttribute (0x20), a
+	// flag of CheckDuplicatesFor.
 	MDDupCustomAttribute CheckDuplicatesFor = 32
-	// MDDupParamDef is MDDupParamDef.
+	// MDDupParamDef is the runtime's MDDupParamDef (0x40), a flag of
+	// CheckDuplicatesFor.
 	MDDupParamDef CheckDuplicatesFor = 64
-	// MDDupPermission is MDDupPermission.
+	// MDDupPermission is the runtime's MDDupPermission (0x80), a flag of
+	// CheckDuplicatesFor.
 	MDDupPermission CheckDuplicatesFor = 128
-	// MDDupProperty is MDDupProperty.
+	// MDDupProperty is the runtime's MDDupProperty (0x100), a flag of
+	// CheckDuplicatesFor.
 	MDDupProperty CheckDuplicatesFor = 256
-	// MDDupEvent is MDDupEvent.
+	// MDDupEvent is the runtime's MDDupEvent (0x200), a flag of
+	// CheckDuplicatesFor.
 	MDDupEvent CheckDuplicatesFor = 512
-	// MDDupFieldDef is MDDupFieldDef.
+	// MDDupFieldDef is the runtime's MDDupFieldDef (0x400), a flag of
+	// CheckDuplicatesFor.
 	MDDupFieldDef CheckDuplicatesFor = 1024
-	// MDDupSignature is MDDupSignature.
+	// MDDupSignature is the runtime's MDDupSignature (0x800), a flag of
+	// CheckDuplicatesFor.
 	MDDupSignature CheckDuplicatesFor = 2048
-	// MDDupModuleRef is MDDupModuleRef.
+	// MDDupModuleRef is the runtime's MDDupModuleRef (0x1000), a flag of
+	// CheckDuplicatesFor.
 	MDDupModuleRef CheckDuplicatesFor = 4096
-	// MDDupTypeSpec is MDDupTypeSpec.
+	// MDDupTypeSpec is the runtime's MDDupTypeSpec (0x2000), a flag of
+	// CheckDuplicatesFor.
 	MDDupTypeSpec CheckDuplicatesFor = 8192
-	// MDDupImplMap is MDDupImplMap.
+	// MDDupImplMap is the runtime's MDDupImplMap (0x4000), a flag of
+	// CheckDuplicatesFor.
 	MDDupImplMap CheckDuplicatesFor = 16384
-	// MDDupAssemblyRef is MDDupAssemblyRef.
+	// MDDupAssemblyRef is the runtime's MDDupAssemblyRef (0x8000), a flag of
+	// CheckDuplicatesFor.
 	MDDupAssemblyRef CheckDuplicatesFor = 32768
-	// MDDupFile is MDDupFile.
+	// MDDupFile is the runtime's MDDupFile (0x10000), a flag of
+	// CheckDuplicatesFor.
 	MDDupFile CheckDuplicatesFor = 65536
-	// MDDupExportedType is MDDupExportedType.
+	// MDDupExportedType is the runtime's MDDupExportedType (0x20000), a flag
+	// of CheckDuplicatesFor.
 	MDDupExportedType CheckDuplicatesFor = 131072
-	// MDDupManifestResource is MDDupManifestResource.
+	// MDDupManifestResource is the runtime's MDDupManifestResource (0x40000),
+	// a flag of CheckDuplicatesFor.
 	MDDupManifestResource CheckDuplicatesFor = 262144
-	// MDDupGenericParam is MDDupGenericParam.
+	// MDDupGenericParam is the runtime's MDDupGenericParam (0x80000), a flag
+	// of CheckDuplicatesFor.
 	MDDupGenericParam CheckDuplicatesFor = 524288
-	// MDDupMethodSpec is MDDupMethodSpec.
+	// MDDupMethodSpec is the runtime's MDDupMethodSpec (0x100000), a flag of
+	// CheckDuplicatesFor.
 	MDDupMethodSpec CheckDuplicatesFor = 1048576
-	// MDDupGenericParamConstraint is MDDupGenericParamConstraint.
+	// MDDupGenericParamConstraint is the runtime's MDDupGenericParamConstraint
+	// (0x200000), a flag of CheckDuplicatesFor.
 	MDDupGenericParamConstraint CheckDuplicatesFor = 2097152
-	// MDDupAssembly is MDDupAssembly.
+	// MDDupAssembly is the runtime's MDDupAssembly (0x10000000), a flag of
+	// CheckDuplicatesFor.
 	MDDupAssembly CheckDuplicatesFor = 268435456
-	// MDDupDefault is MDDupDefault.
+	// MDDupDefault is the runtime's MDDupDefault (0x102818), a combination of
+	// flags of CheckDuplicatesFor.
 	MDDupDefault CheckDuplicatesFor = 1058840
 )
 
@@ -2272,19 +2644,25 @@ func (v CheckDuplicatesFor) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesCheckDuplicatesFor, true, "CheckDuplicatesFor")
 }
 
-// RefToDefCheck is CorRefToDefCheck.
+// RefToDefCheck is the runtime's CorRefToDefCheck, one value of a list;
+// String names it.
 type RefToDefCheck uint32
 
 const (
-	// MDRefToDefDefault is MDRefToDefDefault.
+	// MDRefToDefDefault is the runtime's MDRefToDefDefault (0x3), a value of
+	// RefToDefCheck.
 	MDRefToDefDefault RefToDefCheck = 3
-	// MDRefToDefAll is MDRefToDefAll.
+	// MDRefToDefAll is the runtime's MDRefToDefAll (0xffffffff), a value of
+	// RefToDefCheck.
 	MDRefToDefAll RefToDefCheck = 4294967295
-	// MDRefToDefNone is MDRefToDefNone.
+	// MDRefToDefNone is the runtime's MDRefToDefNone (0x0), a value of
+	// RefToDefCheck.
 	MDRefToDefNone RefToDefCheck = 0
-	// MDTypeRefToDef is MDTypeRefToDef.
+	// MDTypeRefToDef is the runtime's MDTypeRefToDef (0x1), a value of
+	// RefToDefCheck.
 	MDTypeRefToDef RefToDefCheck = 1
-	// MDMemberRefToDef is MDMemberRefToDef.
+	// MDMemberRefToDef is the runtime's MDMemberRefToDef (0x2), a value of
+	// RefToDefCheck.
 	MDMemberRefToDef RefToDefCheck = 2
 )
 
@@ -2310,55 +2688,80 @@ func (v RefToDefCheck) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesRefToDefCheck, false, "RefToDefCheck")
 }
 
-// NotificationForTokenMovement is CorNotificationForTokenMovement.
+// NotificationForTokenMovement is the runtime's
+// CorNotificationForTokenMovement, a set of flags: combine them with |;
+// String names each.
 type NotificationForTokenMovement uint32
 
 const (
-	// MDNotifyDefault is MDNotifyDefault.
+	// MDNotifyDefault is the runtime's MDNotifyDefault (0xf), a combination of
+	// flags of NotificationForTokenMovement.
 	MDNotifyDefault NotificationForTokenMovement = 15
-	// MDNotifyAll is MDNotifyAll.
+	// MDNotifyAll is the runtime's MDNotifyAll (0xffffffff), a combination of
+	// flags of NotificationForTokenMovement.
 	MDNotifyAll NotificationForTokenMovement = 4294967295
-	// MDNotifyNone is MDNotifyNone.
+	// MDNotifyNone is the runtime's MDNotifyNone (0x0), no flag: the empty set
+	// of NotificationForTokenMovement.
 	MDNotifyNone NotificationForTokenMovement = 0
-	// MDNotifyMethodDef is MDNotifyMethodDef.
+	// MDNotifyMethodDef is the runtime's MDNotifyMethodDef (0x1), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyMethodDef NotificationForTokenMovement = 1
-	// MDNotifyMemberRef is MDNotifyMemberRef.
+	// MDNotifyMemberRef is the runtime's MDNotifyMemberRef (0x2), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyMemberRef NotificationForTokenMovement = 2
-	// MDNotifyFieldDef is MDNotifyFieldDef.
+	// MDNotifyFieldDef is the runtime's MDNotifyFieldDef (0x4), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyFieldDef NotificationForTokenMovement = 4
-	// MDNotifyTypeRef is MDNotifyTypeRef.
+	// MDNotifyTypeRef is the runtime's MDNotifyTypeRef (0x8), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyTypeRef NotificationForTokenMovement = 8
-	// MDNotifyTypeDef is MDNotifyTypeDef.
+	// MDNotifyTypeDef is the runtime's MDNotifyTypeDef (0x10), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyTypeDef NotificationForTokenMovement = 16
-	// MDNotifyParamDef is MDNotifyParamDef.
+	// MDNotifyParamDef is the runtime's MDNotifyParamDef (0x20), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyParamDef NotificationForTokenMovement = 32
-	// MDNotifyInterfaceImpl is MDNotifyInterfaceImpl.
+	// MDNotifyInterfaceImpl is the runtime's MDNotifyInterfaceImpl (0x40), a
+	// flag of NotificationForTokenMovement.
 	MDNotifyInterfaceImpl NotificationForTokenMovement = 64
-	// MDNotifyProperty is MDNotifyProperty.
+	// MDNotifyProperty is the runtime's MDNotifyProperty (0x80), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyProperty NotificationForTokenMovement = 128
-	// MDNotifyEvent is MDNotifyEvent.
+	// MDNotifyEvent is the runtime's MDNotifyEvent (0x100), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyEvent NotificationForTokenMovement = 256
-	// MDNotifySignature is MDNotifySignature.
+	// MDNotifySignature is the runtime's MDNotifySignature (0x200), a flag of
+	// NotificationForTokenMovement.
 	MDNotifySignature NotificationForTokenMovement = 512
-	// MDNotifyTypeSpec is MDNotifyTypeSpec.
+	// MDNotifyTypeSpec is the runtime's MDNotifyTypeSpec (0x400), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyTypeSpec NotificationForTokenMovement = 1024
-	// MDNotifyCustomAttribute is MDNotifyCustomAttribute.
+	// MDNotifyCustomAttribute is the runtime's MDNotifyCustomAttribute
+	// (0x800), a flag of NotificationForTokenMovement.
 	MDNotifyCustomAttribute NotificationForTokenMovement = 2048
-	// MDNotifySecurityValue is MDNotifySecurityValue.
+	// MDNotifySecurityValue is the runtime's MDNotifySecurityValue (0x1000), a
+	// flag of NotificationForTokenMovement.
 	MDNotifySecurityValue NotificationForTokenMovement = 4096
-	// MDNotifyPermission is MDNotifyPermission.
+	// MDNotifyPermission is the runtime's MDNotifyPermission (0x2000), a flag
+	// of NotificationForTokenMovement.
 	MDNotifyPermission NotificationForTokenMovement = 8192
-	// MDNotifyModuleRef is MDNotifyModuleRef.
+	// MDNotifyModuleRef is the runtime's MDNotifyModuleRef (0x4000), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyModuleRef NotificationForTokenMovement = 16384
-	// MDNotifyNameSpace is MDNotifyNameSpace.
+	// MDNotifyNameSpace is the runtime's MDNotifyNameSpace (0x8000), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyNameSpace NotificationForTokenMovement = 32768
-	// MDNotifyAssemblyRef is MDNotifyAssemblyRef.
+	// MDNotifyAssemblyRef is the runtime's MDNotifyAssemblyRef (0x1000000), a
+	// flag of NotificationForTokenMovement.
 	MDNotifyAssemblyRef NotificationForTokenMovement = 16777216
-	// MDNotifyFile is MDNotifyFile.
+	// MDNotifyFile is the runtime's MDNotifyFile (0x2000000), a flag of
+	// NotificationForTokenMovement.
 	MDNotifyFile NotificationForTokenMovement = 33554432
-	// MDNotifyExportedType is MDNotifyExportedType.
+	// MDNotifyExportedType is the runtime's MDNotifyExportedType (0x4000000),
+	// a flag of NotificationForTokenMovement.
 	MDNotifyExportedType NotificationForTokenMovement = 67108864
-	// MDNotifyResource is MDNotifyResource.
+	// MDNotifyResource is the runtime's MDNotifyResource (0x8000000), a flag
+	// of NotificationForTokenMovement.
 	MDNotifyResource NotificationForTokenMovement = 134217728
 )
 
@@ -2438,25 +2841,27 @@ func (v NotificationForTokenMovement) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesNotificationForTokenMovement, true, "NotificationForTokenMovement")
 }
 
-// SetEnc is CorSetENC.
+// SetEnc is the runtime's CorSetENC, one value of a list; String names it.
 type SetEnc uint32
 
 const (
-	// MDSetEncOn is MDSetENCOn.
+	// MDSetEncOn is the runtime's MDSetENCOn (0x1), a value of SetEnc.
 	MDSetEncOn SetEnc = 1
-	// MDSetEncOff is MDSetENCOff.
+	// MDSetEncOff is the runtime's MDSetENCOff (0x2), a value of SetEnc.
 	MDSetEncOff SetEnc = 2
-	// MDUpdateEnc is MDUpdateENC.
+	// MDUpdateEnc is the runtime's MDUpdateENC (0x1), a value of SetEnc.
 	MDUpdateEnc SetEnc = 1
-	// MDUpdateFull is MDUpdateFull.
+	// MDUpdateFull is the runtime's MDUpdateFull (0x2), a value of SetEnc.
 	MDUpdateFull SetEnc = 2
-	// MDUpdateExtension is MDUpdateExtension.
+	// MDUpdateExtension is the runtime's MDUpdateExtension (0x3), a value of
+	// SetEnc.
 	MDUpdateExtension SetEnc = 3
-	// MDUpdateIncremental is MDUpdateIncremental.
+	// MDUpdateIncremental is the runtime's MDUpdateIncremental (0x4), a value
+	// of SetEnc.
 	MDUpdateIncremental SetEnc = 4
-	// MDUpdateDelta is MDUpdateDelta.
+	// MDUpdateDelta is the runtime's MDUpdateDelta (0x5), a value of SetEnc.
 	MDUpdateDelta SetEnc = 5
-	// MDUpdateMask is MDUpdateMask.
+	// MDUpdateMask is the runtime's MDUpdateMask (0x7), a value of SetEnc.
 	MDUpdateMask SetEnc = 7
 )
 
@@ -2485,25 +2890,34 @@ func (v SetEnc) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesSetEnc, false, "SetEnc")
 }
 
-// ErrorIfEmitOutOfOrder is CorErrorIfEmitOutOfOrder.
+// ErrorIfEmitOutOfOrder is the runtime's CorErrorIfEmitOutOfOrder, a set
+// of flags: combine them with |; String names each.
 type ErrorIfEmitOutOfOrder uint32
 
 const (
-	// MDErrorOutOfOrderDefault is MDErrorOutOfOrderDefault.
+	// MDErrorOutOfOrderDefault is the runtime's MDErrorOutOfOrderDefault
+	// (0x0), no flag: the empty set of ErrorIfEmitOutOfOrder.
 	MDErrorOutOfOrderDefault ErrorIfEmitOutOfOrder = 0
-	// MDErrorOutOfOrderNone is MDErrorOutOfOrderNone.
+	// MDErrorOutOfOrderNone is the runtime's MDErrorOutOfOrderNone (0x0), no
+	// flag: the empty set of ErrorIfEmitOutOfOrder.
 	MDErrorOutOfOrderNone ErrorIfEmitOutOfOrder = 0
-	// MDErrorOutOfOrderAll is MDErrorOutOfOrderAll.
+	// MDErrorOutOfOrderAll is the runtime's MDErrorOutOfOrderAll (0xffffffff),
+	// a combination of flags of ErrorIfEmitOutOfOrder.
 	MDErrorOutOfOrderAll ErrorIfEmitOutOfOrder = 4294967295
-	// MDMethodOutOfOrder is MDMethodOutOfOrder.
+	// MDMethodOutOfOrder is the runtime's MDMethodOutOfOrder (0x1), a flag of
+	// ErrorIfEmitOutOfOrder.
 	MDMethodOutOfOrder ErrorIfEmitOutOfOrder = 1
-	// MDFieldOutOfOrder is MDFieldOutOfOrder.
+	// MDFieldOutOfOrder is the runtime's MDFieldOutOfOrder (0x2), a flag of
+	// ErrorIfEmitOutOfOrder.
 	MDFieldOutOfOrder ErrorIfEmitOutOfOrder = 2
-	// MDParamOutOfOrder is MDParamOutOfOrder.
+	// MDParamOutOfOrder is the runtime's MDParamOutOfOrder (0x4), a flag of
+	// ErrorIfEmitOutOfOrder.
 	MDParamOutOfOrder ErrorIfEmitOutOfOrder = 4
-	// MDPropertyOutOfOrder is MDPropertyOutOfOrder.
+	// MDPropertyOutOfOrder is the runtime's MDPropertyOutOfOrder (0x8), a flag
+	// of ErrorIfEmitOutOfOrder.
 	MDPropertyOutOfOrder ErrorIfEmitOutOfOrder = 8
-	// MDEventOutOfOrder is MDEventOutOfOrder.
+	// MDEventOutOfOrder is the runtime's MDEventOutOfOrder (0x10), a flag of
+	// ErrorIfEmitOutOfOrder.
 	MDEventOutOfOrder ErrorIfEmitOutOfOrder = 16
 )
 
@@ -2535,27 +2949,37 @@ func (v ErrorIfEmitOutOfOrder) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesErrorIfEmitOutOfOrder, true, "ErrorIfEmitOutOfOrder")
 }
 
-// ImportOptions is CorImportOptions.
+// ImportOptions is the runtime's CorImportOptions, a set of flags: combine
+// them with |; String names each.
 type ImportOptions uint32
 
 const (
-	// MDImportOptionDefault is MDImportOptionDefault.
+	// MDImportOptionDefault is the runtime's MDImportOptionDefault (0x0), no
+	// flag: the empty set of ImportOptions.
 	MDImportOptionDefault ImportOptions = 0
-	// MDImportOptionAll is MDImportOptionAll.
+	// MDImportOptionAll is the runtime's MDImportOptionAll (0xffffffff), a
+	// combination of flags of ImportOptions.
 	MDImportOptionAll ImportOptions = 4294967295
-	// MDImportOptionAllTypeDefs is MDImportOptionAllTypeDefs.
+	// MDImportOptionAllTypeDefs is the runtime's MDImportOptionAllTypeDefs
+	// (0x1), a flag of ImportOptions.
 	MDImportOptionAllTypeDefs ImportOptions = 1
-	// MDImportOptionAllMethodDefs is MDImportOptionAllMethodDefs.
+	// MDImportOptionAllMethodDefs is the runtime's MDImportOptionAllMethodDefs
+	// (0x2), a flag of ImportOptions.
 	MDImportOptionAllMethodDefs ImportOptions = 2
-	// MDImportOptionAllFieldDefs is MDImportOptionAllFieldDefs.
+	// MDImportOptionAllFieldDefs is the runtime's MDImportOptionAllFieldDefs
+	// (0x4), a flag of ImportOptions.
 	MDImportOptionAllFieldDefs ImportOptions = 4
-	// MDImportOptionAllProperties is MDImportOptionAllProperties.
+	// MDImportOptionAllProperties is the runtime's MDImportOptionAllProperties
+	// (0x8), a flag of ImportOptions.
 	MDImportOptionAllProperties ImportOptions = 8
-	// MDImportOptionAllEvents is MDImportOptionAllEvents.
+	// MDImportOptionAllEvents is the runtime's MDImportOptionAllEvents (0x10),
+	// a flag of ImportOptions.
 	MDImportOptionAllEvents ImportOptions = 16
-	// MDImportOptionAllCustomAttributes is MDImportOptionAllCustomAttributes.
+	// MDImportOptionAllCustomAttributes is the runtime's
+	// MDImportOptionAllCustomAttributes (0x20), a flag of ImportOptions.
 	MDImportOptionAllCustomAttributes ImportOptions = 32
-	// MDImportOptionAllExportedTypes is MDImportOptionAllExportedTypes.
+	// MDImportOptionAllExportedTypes is the runtime's
+	// MDImportOptionAllExportedTypes (0x40), a flag of ImportOptions.
 	MDImportOptionAllExportedTypes ImportOptions = 64
 )
 
@@ -2593,15 +3017,19 @@ func (v ImportOptions) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesImportOptions, true, "ImportOptions")
 }
 
-// ThreadSafetyOptions is CorThreadSafetyOptions.
+// ThreadSafetyOptions is the runtime's CorThreadSafetyOptions, one value
+// of a list; String names it.
 type ThreadSafetyOptions uint32
 
 const (
-	// MDThreadSafetyDefault is MDThreadSafetyDefault.
+	// MDThreadSafetyDefault is the runtime's MDThreadSafetyDefault (0x0), a
+	// value of ThreadSafetyOptions.
 	MDThreadSafetyDefault ThreadSafetyOptions = 0
-	// MDThreadSafetyOff is MDThreadSafetyOff.
+	// MDThreadSafetyOff is the runtime's MDThreadSafetyOff (0x0), a value of
+	// ThreadSafetyOptions.
 	MDThreadSafetyOff ThreadSafetyOptions = 0
-	// MDThreadSafetyOn is MDThreadSafetyOn.
+	// MDThreadSafetyOn is the runtime's MDThreadSafetyOn (0x1), a value of
+	// ThreadSafetyOptions.
 	MDThreadSafetyOn ThreadSafetyOptions = 1
 )
 
@@ -2618,13 +3046,15 @@ func (v ThreadSafetyOptions) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesThreadSafetyOptions, false, "ThreadSafetyOptions")
 }
 
-// LinkerOptions is CorLinkerOptions.
+// LinkerOptions is the runtime's CorLinkerOptions, one value of a list;
+// String names it.
 type LinkerOptions uint32
 
 const (
-	// MDAssembly is MDAssembly.
+	// MDAssembly is the runtime's MDAssembly (0x0), a value of LinkerOptions.
 	MDAssembly LinkerOptions = 0
-	// MDNetModule is MDNetModule.
+	// MDNetModule is the runtime's MDNetModule (0x1), a value of
+	// LinkerOptions.
 	MDNetModule LinkerOptions = 1
 )
 
@@ -2641,19 +3071,24 @@ func (v LinkerOptions) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesLinkerOptions, false, "LinkerOptions")
 }
 
-// MergeFlags is MergeFlags.
+// MergeFlags is the runtime's MergeFlags, a set of flags: combine them
+// with |; String names each.
 type MergeFlags uint32
 
 const (
-	// MergeFlagsNone is MergeFlagsNone.
+	// MergeFlagsNone is the runtime's MergeFlagsNone (0x0), no flag: the empty
+	// set of MergeFlags.
 	MergeFlagsNone MergeFlags = 0
-	// MergeManifest is MergeManifest.
+	// MergeManifest is the runtime's MergeManifest (0x1), a flag of
+	// MergeFlags.
 	MergeManifest MergeFlags = 1
-	// DropMemberRefCAs is DropMemberRefCAs.
+	// DropMemberRefCAs is the runtime's DropMemberRefCAs (0x2), a flag of
+	// MergeFlags.
 	DropMemberRefCAs MergeFlags = 2
-	// NoDupCheck is NoDupCheck.
+	// NoDupCheck is the runtime's NoDupCheck (0x4), a flag of MergeFlags.
 	NoDupCheck MergeFlags = 4
-	// MergeExportedTypes is MergeExportedTypes.
+	// MergeExportedTypes is the runtime's MergeExportedTypes (0x8), a flag of
+	// MergeFlags.
 	MergeExportedTypes MergeFlags = 8
 )
 
@@ -2679,15 +3114,19 @@ func (v MergeFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesMergeFlags, true, "MergeFlags")
 }
 
-// LocalRefPreservation is CorLocalRefPreservation.
+// LocalRefPreservation is the runtime's CorLocalRefPreservation, one value
+// of a list; String names it.
 type LocalRefPreservation uint32
 
 const (
-	// MDPreserveLocalRefsNone is MDPreserveLocalRefsNone.
+	// MDPreserveLocalRefsNone is the runtime's MDPreserveLocalRefsNone (0x0),
+	// a value of LocalRefPreservation.
 	MDPreserveLocalRefsNone LocalRefPreservation = 0
-	// MDPreserveLocalTypeRef is MDPreserveLocalTypeRef.
+	// MDPreserveLocalTypeRef is the runtime's MDPreserveLocalTypeRef (0x1), a
+	// value of LocalRefPreservation.
 	MDPreserveLocalTypeRef LocalRefPreservation = 1
-	// MDPreserveLocalMemberRef is MDPreserveLocalMemberRef.
+	// MDPreserveLocalMemberRef is the runtime's MDPreserveLocalMemberRef
+	// (0x2), a value of LocalRefPreservation.
 	MDPreserveLocalMemberRef LocalRefPreservation = 2
 )
 
@@ -2707,65 +3146,89 @@ func (v LocalRefPreservation) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesLocalRefPreservation, false, "LocalRefPreservation")
 }
 
-// TokenType is CorTokenType.
+// TokenType is the runtime's CorTokenType, one value of a list; String
+// names it.
 type TokenType uint32
 
 const (
-	// MdtModule is mdtModule.
+	// MdtModule is the runtime's mdtModule (0x0), a value of TokenType.
 	MdtModule TokenType = 0
-	// MdtTypeRef is mdtTypeRef.
+	// MdtTypeRef is the runtime's mdtTypeRef (0x1000000), a value of
+	// TokenType.
 	MdtTypeRef TokenType = 16777216
-	// MdtTypeDef is mdtTypeDef.
+	// MdtTypeDef is the runtime's mdtTypeDef (0x2000000), a value of
+	// TokenType.
 	MdtTypeDef TokenType = 33554432
-	// MdtFieldDef is mdtFieldDef.
+	// MdtFieldDef is the runtime's mdtFieldDef (0x4000000), a value of
+	// TokenType.
 	MdtFieldDef TokenType = 67108864
-	// MdtMethodDef is mdtMethodDef.
+	// MdtMethodDef is the runtime's mdtMethodDef (0x6000000), a value of
+	// TokenType.
 	MdtMethodDef TokenType = 100663296
-	// MdtParamDef is mdtParamDef.
+	// MdtParamDef is the runtime's mdtParamDef (0x8000000), a value of
+	// TokenType.
 	MdtParamDef TokenType = 134217728
-	// MdtInterfaceImpl is mdtInterfaceImpl.
+	// MdtInterfaceImpl is the runtime's mdtInterfaceImpl (0x9000000), a value
+	// of TokenType.
 	MdtInterfaceImpl TokenType = 150994944
-	// MdtMemberRef is mdtMemberRef.
+	// MdtMemberRef is the runtime's mdtMemberRef (0xa000000), a value of
+	// TokenType.
 	MdtMemberRef TokenType = 167772160
-	// MdtCustomAttribute is mdtCustomAttribute.
+	// MdtCustomAttribute is the runtime's mdtCustomAttribute (0xc000000), a
+	// value of TokenType.
 	MdtCustomAttribute TokenType = 201326592
-	// MdtPermission is mdtPermission.
+	// MdtPermission is the runtime's mdtPermission (0xe000000), a value of
+	// TokenType.
 	MdtPermission TokenType = 234881024
-	// MdtSignature is mdtSignature.
+	// MdtSignature is the runtime's mdtSignature (0x11000000), a value of
+	// TokenType.
 	MdtSignature TokenType = 285212672
-	// MdtEvent is mdtEvent.
+	// MdtEvent is the runtime's mdtEvent (0x14000000), a value of TokenType.
 	MdtEvent TokenType = 335544320
-	// MdtProperty is mdtProperty.
+	// MdtProperty is the runtime's mdtProperty (0x17000000), a value of
+	// TokenType.
 	MdtProperty TokenType = 385875968
-	// MdtMethodImpl is mdtMethodImpl.
+	// MdtMethodImpl is the runtime's mdtMethodImpl (0x19000000), a value of
+	// TokenType.
 	MdtMethodImpl TokenType = 419430400
-	// MdtModuleRef is mdtModuleRef.
+	// MdtModuleRef is the runtime's mdtModuleRef (0x1a000000), a value of
+	// TokenType.
 	MdtModuleRef TokenType = 436207616
-	// MdtTypeSpec is mdtTypeSpec.
+	// MdtTypeSpec is the runtime's mdtTypeSpec (0x1b000000), a value of
+	// TokenType.
 	MdtTypeSpec TokenType = 452984832
-	// MdtAssembly is mdtAssembly.
+	// MdtAssembly is the runtime's mdtAssembly (0x20000000), a value of
+	// TokenType.
 	MdtAssembly TokenType = 536870912
-	// MdtAssemblyRef is mdtAssemblyRef.
+	// MdtAssemblyRef is the runtime's mdtAssemblyRef (0x23000000), a value of
+	// TokenType.
 	MdtAssemblyRef TokenType = 587202560
-	// MdtFile is mdtFile.
+	// MdtFile is the runtime's mdtFile (0x26000000), a value of TokenType.
 	MdtFile TokenType = 637534208
-	// MdtExportedType is mdtExportedType.
+	// MdtExportedType is the runtime's mdtExportedType (0x27000000), a value
+	// of TokenType.
 	MdtExportedType TokenType = 654311424
-	// MdtManifestResource is mdtManifestResource.
+	// MdtManifestResource is the runtime's mdtManifestResource (0x28000000), a
+	// value of TokenType.
 	MdtManifestResource TokenType = 671088640
-	// MdtNestedClass is mdtNestedClass.
+	// MdtNestedClass is the runtime's mdtNestedClass (0x29000000), a value of
+	// TokenType.
 	MdtNestedClass TokenType = 687865856
-	// MdtGenericParam is mdtGenericParam.
+	// MdtGenericParam is the runtime's mdtGenericParam (0x2a000000), a value
+	// of TokenType.
 	MdtGenericParam TokenType = 704643072
-	// MdtMethodSpec is mdtMethodSpec.
+	// MdtMethodSpec is the runtime's mdtMethodSpec (0x2b000000), a value of
+	// TokenType.
 	MdtMethodSpec TokenType = 721420288
-	// MdtGenericParamConstraint is mdtGenericParamConstraint.
+	// MdtGenericParamConstraint is the runtime's mdtGenericParamConstraint
+	// (0x2c000000), a value of TokenType.
 	MdtGenericParamConstraint TokenType = 738197504
-	// MdtString is mdtString.
+	// MdtString is the runtime's mdtString (0x70000000), a value of TokenType.
 	MdtString TokenType = 1879048192
-	// MdtName is mdtName.
+	// MdtName is the runtime's mdtName (0x71000000), a value of TokenType.
 	MdtName TokenType = 1895825408
-	// MdtBaseType is mdtBaseType.
+	// MdtBaseType is the runtime's mdtBaseType (0x72000000), a value of
+	// TokenType.
 	MdtBaseType TokenType = 1912602624
 )
 
@@ -2860,33 +3323,38 @@ func (v TokenType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesTokenType, false, "TokenType")
 }
 
-// OpenFlags is CorOpenFlags.
+// OpenFlags is the runtime's CorOpenFlags, one value of a list; String
+// names it.
 type OpenFlags uint32
 
 const (
-	// OfRead is ofRead.
+	// OfRead is the runtime's ofRead (0x0), a value of OpenFlags.
 	OfRead OpenFlags = 0
-	// OfWrite is ofWrite.
+	// OfWrite is the runtime's ofWrite (0x1), a value of OpenFlags.
 	OfWrite OpenFlags = 1
-	// OfReadWriteMask is ofReadWriteMask.
+	// OfReadWriteMask is the runtime's ofReadWriteMask (0x1), a value of
+	// OpenFlags.
 	OfReadWriteMask OpenFlags = 1
-	// OfCopyMemory is ofCopyMemory.
+	// OfCopyMemory is the runtime's ofCopyMemory (0x2), a value of OpenFlags.
 	OfCopyMemory OpenFlags = 2
-	// OfReadOnly is ofReadOnly.
+	// OfReadOnly is the runtime's ofReadOnly (0x10), a value of OpenFlags.
 	OfReadOnly OpenFlags = 16
-	// OfTakeOwnership is ofTakeOwnership.
+	// OfTakeOwnership is the runtime's ofTakeOwnership (0x20), a value of
+	// OpenFlags.
 	OfTakeOwnership OpenFlags = 32
-	// OfNoTypeLib is ofNoTypeLib.
+	// OfNoTypeLib is the runtime's ofNoTypeLib (0x80), a value of OpenFlags.
 	OfNoTypeLib OpenFlags = 128
-	// OfNoTransform is ofNoTransform.
+	// OfNoTransform is the runtime's ofNoTransform (0x1000), a value of
+	// OpenFlags.
 	OfNoTransform OpenFlags = 4096
-	// OfReserved1 is ofReserved1.
+	// OfReserved1 is the runtime's ofReserved1 (0x100), a value of OpenFlags.
 	OfReserved1 OpenFlags = 256
-	// OfReserved2 is ofReserved2.
+	// OfReserved2 is the runtime's ofReserved2 (0x200), a value of OpenFlags.
 	OfReserved2 OpenFlags = 512
-	// OfReserved3 is ofReserved3.
+	// OfReserved3 is the runtime's ofReserved3 (0x400), a value of OpenFlags.
 	OfReserved3 OpenFlags = 1024
-	// OfReserved is ofReserved.
+	// OfReserved is the runtime's ofReserved (0xffffef40), a value of
+	// OpenFlags.
 	OfReserved OpenFlags = 4294963008
 )
 
@@ -2930,13 +3398,15 @@ func (v OpenFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesOpenFlags, false, "OpenFlags")
 }
 
-// FileMapping is CorFileMapping.
+// FileMapping is the runtime's CorFileMapping, one value of a list; String
+// names it.
 type FileMapping uint32
 
 const (
-	// FmFlat is fmFlat.
+	// FmFlat is the runtime's fmFlat (0x0), a value of FileMapping.
 	FmFlat FileMapping = 0
-	// FmExecutableImage is fmExecutableImage.
+	// FmExecutableImage is the runtime's fmExecutableImage (0x1), a value of
+	// FileMapping.
 	FmExecutableImage FileMapping = 1
 )
 
@@ -2953,41 +3423,51 @@ func (v FileMapping) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesFileMapping, false, "FileMapping")
 }
 
-// AttributeTargets is CorAttributeTargets.
+// AttributeTargets is the runtime's CorAttributeTargets, a set of flags:
+// combine them with |; String names each.
 type AttributeTargets uint32
 
 const (
-	// CatAssembly is catAssembly.
+	// CatAssembly is the runtime's catAssembly (0x1), a flag of
+	// AttributeTargets.
 	CatAssembly AttributeTargets = 1
-	// CatModule is catModule.
+	// CatModule is the runtime's catModule (0x2), a flag of AttributeTargets.
 	CatModule AttributeTargets = 2
-	// CatClass is catClass.
+	// CatClass is the runtime's catClass (0x4), a flag of AttributeTargets.
 	CatClass AttributeTargets = 4
-	// CatStruct is catStruct.
+	// CatStruct is the runtime's catStruct (0x8), a flag of AttributeTargets.
 	CatStruct AttributeTargets = 8
-	// CatEnum is catEnum.
+	// CatEnum is the runtime's catEnum (0x10), a flag of AttributeTargets.
 	CatEnum AttributeTargets = 16
-	// CatConstructor is catConstructor.
+	// CatConstructor is the runtime's catConstructor (0x20), a flag of
+	// AttributeTargets.
 	CatConstructor AttributeTargets = 32
-	// CatMethod is catMethod.
+	// CatMethod is the runtime's catMethod (0x40), a flag of AttributeTargets.
 	CatMethod AttributeTargets = 64
-	// CatProperty is catProperty.
+	// CatProperty is the runtime's catProperty (0x80), a flag of
+	// AttributeTargets.
 	CatProperty AttributeTargets = 128
-	// CatField is catField.
+	// CatField is the runtime's catField (0x100), a flag of AttributeTargets.
 	CatField AttributeTargets = 256
-	// CatEvent is catEvent.
+	// CatEvent is the runtime's catEvent (0x200), a flag of AttributeTargets.
 	CatEvent AttributeTargets = 512
-	// CatInterface is catInterface.
+	// CatInterface is the runtime's catInterface (0x400), a flag of
+	// AttributeTargets.
 	CatInterface AttributeTargets = 1024
-	// CatParameter is catParameter.
+	// CatParameter is the runtime's catParameter (0x800), a flag of
+	// AttributeTargets.
 	CatParameter AttributeTargets = 2048
-	// CatDelegate is catDelegate.
+	// CatDelegate is the runtime's catDelegate (0x1000), a flag of
+	// AttributeTargets.
 	CatDelegate AttributeTargets = 4096
-	// CatGenericParameter is catGenericParameter.
+	// CatGenericParameter is the runtime's catGenericParameter (0x4000), a
+	// flag of AttributeTargets.
 	CatGenericParameter AttributeTargets = 16384
-	// CatAll is catAll.
+	// CatAll is the runtime's catAll (0x5fff), a combination of flags of
+	// AttributeTargets.
 	CatAll AttributeTargets = 24575
-	// CatClassMembers is catClassMembers.
+	// CatClassMembers is the runtime's catClassMembers (0x17fc), a combination
+	// of flags of AttributeTargets.
 	CatClassMembers AttributeTargets = 6140
 )
 
@@ -3046,11 +3526,14 @@ func (v AttributeTargets) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesAttributeTargets, true, "AttributeTargets")
 }
 
-// CompilationRelaxationEnum is CompilationRelaxationEnum.
+// CompilationRelaxationEnum is the runtime's CompilationRelaxationEnum,
+// one value of a list; String names it.
 type CompilationRelaxationEnum uint32
 
 const (
-	// CompilationRelaxationsNoStringInterning is CompilationRelaxations_NoStringInterning.
+	// CompilationRelaxationsNoStringInterning is the runtime's
+	// CompilationRelaxations_NoStringInterning (0x8), a value of
+	// CompilationRelaxationEnum.
 	CompilationRelaxationsNoStringInterning CompilationRelaxationEnum = 8
 )
 
@@ -3064,17 +3547,18 @@ func (v CompilationRelaxationEnum) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesCompilationRelaxationEnum, false, "CompilationRelaxationEnum")
 }
 
-// NGenHintEnum is NGenHintEnum.
+// NGenHintEnum is the runtime's NGenHintEnum, one value of a list; String
+// names it.
 type NGenHintEnum uint32
 
 const (
-	// NGenDefault is NGenDefault.
+	// NGenDefault is the runtime's NGenDefault (0x0), a value of NGenHintEnum.
 	NGenDefault NGenHintEnum = 0
-	// NGenEager is NGenEager.
+	// NGenEager is the runtime's NGenEager (0x1), a value of NGenHintEnum.
 	NGenEager NGenHintEnum = 1
-	// NGenLazy is NGenLazy.
+	// NGenLazy is the runtime's NGenLazy (0x2), a value of NGenHintEnum.
 	NGenLazy NGenHintEnum = 2
-	// NGenNever is NGenNever.
+	// NGenNever is the runtime's NGenNever (0x3), a value of NGenHintEnum.
 	NGenNever NGenHintEnum = 3
 )
 
@@ -3097,17 +3581,19 @@ func (v NGenHintEnum) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesNGenHintEnum, false, "NGenHintEnum")
 }
 
-// LoadHintEnum is LoadHintEnum.
+// LoadHintEnum is the runtime's LoadHintEnum, one value of a list; String
+// names it.
 type LoadHintEnum uint32
 
 const (
-	// LoadDefault is LoadDefault.
+	// LoadDefault is the runtime's LoadDefault (0x0), a value of LoadHintEnum.
 	LoadDefault LoadHintEnum = 0
-	// LoadAlways is LoadAlways.
+	// LoadAlways is the runtime's LoadAlways (0x1), a value of LoadHintEnum.
 	LoadAlways LoadHintEnum = 1
-	// LoadSometimes is LoadSometimes.
+	// LoadSometimes is the runtime's LoadSometimes (0x2), a value of
+	// LoadHintEnum.
 	LoadSometimes LoadHintEnum = 2
-	// LoadNever is LoadNever.
+	// LoadNever is the runtime's LoadNever (0x3), a value of LoadHintEnum.
 	LoadNever LoadHintEnum = 3
 )
 
@@ -3130,15 +3616,17 @@ func (v LoadHintEnum) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesLoadHintEnum, false, "LoadHintEnum")
 }
 
-// SaveSize is CorSaveSize.
+// SaveSize is the runtime's CorSaveSize, one value of a list; String names
+// it.
 type SaveSize uint32
 
 const (
-	// CssAccurate is cssAccurate.
+	// CssAccurate is the runtime's cssAccurate (0x0), a value of SaveSize.
 	CssAccurate SaveSize = 0
-	// CssQuick is cssQuick.
+	// CssQuick is the runtime's cssQuick (0x1), a value of SaveSize.
 	CssQuick SaveSize = 1
-	// CssDiscardTransientCAs is cssDiscardTransientCAs.
+	// CssDiscardTransientCAs is the runtime's cssDiscardTransientCAs (0x2), a
+	// value of SaveSize.
 	CssDiscardTransientCAs SaveSize = 2
 )
 
@@ -3158,13 +3646,16 @@ func (v SaveSize) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesSaveSize, false, "SaveSize")
 }
 
-// NativeTypeArrayFlags is NativeTypeArrayFlags.
+// NativeTypeArrayFlags is the runtime's NativeTypeArrayFlags, one value of
+// a list; String names it.
 type NativeTypeArrayFlags uint32
 
 const (
-	// NtaSizeParamIndexSpecified is ntaSizeParamIndexSpecified.
+	// NtaSizeParamIndexSpecified is the runtime's ntaSizeParamIndexSpecified
+	// (0x1), a value of NativeTypeArrayFlags.
 	NtaSizeParamIndexSpecified NativeTypeArrayFlags = 1
-	// NtaReserved is ntaReserved.
+	// NtaReserved is the runtime's ntaReserved (0xfffe), a value of
+	// NativeTypeArrayFlags.
 	NtaReserved NativeTypeArrayFlags = 65534
 )
 
@@ -3181,19 +3672,25 @@ func (v NativeTypeArrayFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesNativeTypeArrayFlags, false, "NativeTypeArrayFlags")
 }
 
-// InfoHfaElemType is CorInfoHFAElemType.
+// InfoHfaElemType is the runtime's CorInfoHFAElemType, one value of a
+// list; String names it.
 type InfoHfaElemType uint32
 
 const (
-	// CorinfoHfaElemNone is CORINFO_HFA_ELEM_NONE.
+	// CorinfoHfaElemNone is the runtime's CORINFO_HFA_ELEM_NONE (0x0), a value
+	// of InfoHfaElemType.
 	CorinfoHfaElemNone InfoHfaElemType = 0
-	// CorinfoHfaElemFloat is CORINFO_HFA_ELEM_FLOAT.
+	// CorinfoHfaElemFloat is the runtime's CORINFO_HFA_ELEM_FLOAT (0x1), a
+	// value of InfoHfaElemType.
 	CorinfoHfaElemFloat InfoHfaElemType = 1
-	// CorinfoHfaElemDouble is CORINFO_HFA_ELEM_DOUBLE.
+	// CorinfoHfaElemDouble is the runtime's CORINFO_HFA_ELEM_DOUBLE (0x2), a
+	// value of InfoHfaElemType.
 	CorinfoHfaElemDouble InfoHfaElemType = 2
-	// CorinfoHfaElemVector64 is CORINFO_HFA_ELEM_VECTOR64.
+	// CorinfoHfaElemVector64 is the runtime's CORINFO_HFA_ELEM_VECTOR64 (0x3),
+	// a value of InfoHfaElemType.
 	CorinfoHfaElemVector64 InfoHfaElemType = 3
-	// CorinfoHfaElemVector128 is CORINFO_HFA_ELEM_VECTOR128.
+	// CorinfoHfaElemVector128 is the runtime's CORINFO_HFA_ELEM_VECTOR128
+	// (0x4), a value of InfoHfaElemType.
 	CorinfoHfaElemVector128 InfoHfaElemType = 4
 )
 
@@ -3214,9 +3711,9 @@ var namesInfoHfaElemType = []enumfmt.Name{{
 	V: uint64(0x4),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v InfoHfaElemType) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesInfoHfaElemType, true, "InfoHfaElemType")
+	return enumfmt.Format(uint64(uint32(v)), namesInfoHfaElemType, false, "InfoHfaElemType")
 }
 
 const (
@@ -3280,38 +3777,63 @@ const (
 	ImageCeeCsCallconvDefaultHasthis = 32
 )
 
-// FieldOffset mirrors the C struct COR_FIELD_OFFSET.
+// FieldOffset mirrors the C struct COR_FIELD_OFFSET, field by field.
 type FieldOffset struct {
-	Field  Token
+	// Field is the field's FieldDef token (COR_FIELD_OFFSET.ridOfField).
+	Field Token
+	// Offset is the field's offset in bytes from the start of the object's
+	// fields (COR_FIELD_OFFSET.ulOffset).
 	Offset uint32
 }
 
-// Secattr mirrors the C struct COR_SECATTR.
+// Secattr mirrors the C struct COR_SECATTR, field by field.
 type Secattr struct {
-	Ctor               Token
-	CustomAttribute    Address
+	// Ctor is the runtime's COR_SECATTR.tkCtor (mdMemberRef).
+	Ctor Token
+	// CustomAttribute is the runtime's COR_SECATTR.pCustomAttribute (const
+	// void *).
+	CustomAttribute Address
+	// CustomAttributeLen is the runtime's COR_SECATTR.cbCustomAttribute
+	// (uint32_t).
 	CustomAttributeLen uint32
 }
 
-// OSInfo mirrors the C struct OSINFO.
+// OSInfo mirrors the C struct OSINFO, field by field.
 type OSInfo struct {
-	OSPlatformID   uint32
+	// OSPlatformID is the OS platform ID (unused by CoreCLR)
+	// (OSINFO.dwOSPlatformId).
+	OSPlatformID uint32
+	// OSMajorVersion is the OS major version (unused by CoreCLR)
+	// (OSINFO.dwOSMajorVersion).
 	OSMajorVersion uint32
+	// OSMinorVersion is the OS minor version (unused by CoreCLR)
+	// (OSINFO.dwOSMinorVersion).
 	OSMinorVersion uint32
 }
 
-// AssemblyMetadata mirrors the C struct ASSEMBLYMETADATA.
+// AssemblyMetadata mirrors the C struct ASSEMBLYMETADATA, field by field.
 type AssemblyMetadata struct {
-	MajorVersion   uint16
-	MinorVersion   uint16
-	BuildNumber    uint16
+	// MajorVersion is the runtime's ASSEMBLYMETADATA.usMajorVersion (USHORT).
+	MajorVersion uint16
+	// MinorVersion is the runtime's ASSEMBLYMETADATA.usMinorVersion (USHORT).
+	MinorVersion uint16
+	// BuildNumber is the runtime's ASSEMBLYMETADATA.usBuildNumber (USHORT).
+	BuildNumber uint16
+	// RevisionNumber is the runtime's ASSEMBLYMETADATA.usRevisionNumber
+	// (USHORT).
 	RevisionNumber uint16
-	Locale         Address
-	LocaleLen      uint32
-	Processor      Address
-	ProcessorLen   uint32
-	OS             Address
-	OSLen          uint32
+	// Locale is the runtime's ASSEMBLYMETADATA.szLocale (LPWSTR).
+	Locale Address
+	// LocaleLen is the runtime's ASSEMBLYMETADATA.cbLocale (ULONG).
+	LocaleLen uint32
+	// Processor is the runtime's ASSEMBLYMETADATA.rProcessor (DWORD *).
+	Processor Address
+	// ProcessorLen is the runtime's ASSEMBLYMETADATA.ulProcessor (ULONG).
+	ProcessorLen uint32
+	// OS is the runtime's ASSEMBLYMETADATA.rOS (OSINFO *).
+	OS Address
+	// OSLen is the runtime's ASSEMBLYMETADATA.ulOS (ULONG).
+	OSLen uint32
 }
 
 var (

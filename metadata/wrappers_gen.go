@@ -70,6 +70,10 @@ func (x *Error) Release() {
 	x.p = nil
 }
 
+// Its arguments, with the runtime's names where they differ: hrError,
+// token. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataError::OnError.
 func (x *Error) OnError(hrError HRESULT, token Token) error {
 	if x == nil || x.p == nil {
@@ -138,6 +142,10 @@ func (x *MapToken) Release() {
 	x.p = nil
 }
 
+// Its arguments, with the runtime's names where they differ: imp (tkImp),
+// emit (tkEmit). A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMapToken::Map.
 func (x *MapToken) Map(imp Token, emit Token) error {
 	if x == nil || x.p == nil {
@@ -206,8 +214,17 @@ func (x *Dispenser) Release() {
 	x.p = nil
 }
 
+// DefineScope creates a new, empty metadata scope in memory and returns it
+// as the interface riid (metadata.IIDEmit2, ...).
+//
+// Its arguments, with the runtime's names where they differ: rclsid, riid.
+// It returns the runtime's ppIUnk output, as *Unknown. It is a method of
+// IMetaDataDispenser, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataDispenser::DefineScope.
-func (x *Dispenser) DefineScope(rclsid uuid.UUID, createFlags uint32, riid uuid.UUID) (*Unknown, error) {
+func (x *Dispenser) DefineScope(rclsid uuid.UUID, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataDispenser")
@@ -215,7 +232,7 @@ func (x *Dispenser) DefineScope(rclsid uuid.UUID, createFlags uint32, riid uuid.
 	g_rclsid := cgoutil.ToGUID(rclsid)
 	g_riid := cgoutil.ToGUID(riid)
 	var o_ppIUnk *C.IUnknown
-	hr := C.clrprof_IMetaDataDispenser_DefineScope((*C.IMetaDataDispenser)(x.p), (C.REFCLSID)(unsafe.Pointer(&g_rclsid)), C.DWORD(createFlags), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppIUnk)))
+	hr := C.clrprof_IMetaDataDispenser_DefineScope((*C.IMetaDataDispenser)(x.p), (C.REFCLSID)(unsafe.Pointer(&g_rclsid)), C.DWORD(0), (C.REFIID)(unsafe.Pointer(&g_riid)), (**C.IUnknown)(unsafe.Pointer(&o_ppIUnk)))
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
@@ -223,6 +240,17 @@ func (x *Dispenser) DefineScope(rclsid uuid.UUID, createFlags uint32, riid uuid.
 	return res, nil
 }
 
+// OpenScope opens the metadata of an assembly file as the interface riid
+// (metadata.IIDImport2, ...); openFlags says read-only (OfRead) or
+// writable (OfWrite). The caller must Release the result.
+//
+// Its arguments, with the runtime's names where they differ: scope
+// (szScope), openFlags (dwOpenFlags), riid. It returns the runtime's
+// ppIUnk output, as *Unknown. It is a method of IMetaDataDispenser, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
 // It calls IMetaDataDispenser::OpenScope.
 func (x *Dispenser) OpenScope(scope string, openFlags OpenFlags, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
@@ -312,6 +340,11 @@ func (x *Emit) Release() {
 	x.p = nil
 }
 
+// Its arguments, with the runtime's names where they differ: name
+// (szName). It is a method of IMetaDataEmit, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::SetModuleProps.
 func (x *Emit) SetModuleProps(name string) error {
 	if x == nil || x.p == nil {
@@ -325,6 +358,12 @@ func (x *Emit) SetModuleProps(name string) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: file
+// (szFile), saveFlags (dwSaveFlags). It is a method of IMetaDataEmit,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::Save.
 func (x *Emit) Save(file string, saveFlags SaveSize) error {
 	if x == nil || x.p == nil {
@@ -350,6 +389,12 @@ func (x *Emit) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: save (fSave).
+// It returns the runtime's pdwSaveSize output, as uint32. It is a method
+// of IMetaDataEmit, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::GetSaveSize.
 func (x *Emit) GetSaveSize(save SaveSize) (uint32, error) {
 	var res uint32
@@ -397,6 +442,11 @@ func (x *Emit) defineNestedType(typeDef string, typeDefFlags uint32, extends Tok
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: unk (pUnk).
+// It is a method of IMetaDataEmit, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::SetHandler.
 func (x *Emit) SetHandler(unk *Unknown) error {
 	if x == nil || x.p == nil {
@@ -409,6 +459,13 @@ func (x *Emit) SetHandler(unk *Unknown) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), methodFlags (dwMethodFlags), sigBlob (pvSigBlob), codeRVA
+// (ulCodeRVA), implFlags (dwImplFlags). It returns the runtime's pmd
+// output, as Token. It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::DefineMethod.
 func (x *Emit) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBlob []byte, codeRVA uint32, implFlags MethodImpl) (Token, error) {
 	var res Token
@@ -425,6 +482,11 @@ func (x *Emit) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBl
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: td, body
+// (tkBody), decl (tkDecl). It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::DefineMethodImpl.
 func (x *Emit) DefineMethodImpl(td Token, body Token, decl Token) error {
 	if x == nil || x.p == nil {
@@ -437,13 +499,18 @@ func (x *Emit) DefineMethodImpl(td Token, body Token, decl Token) error {
 	return nil
 }
 
-/*
-DefineTypeRefByName defines a TypeRef to a namespace-qualified name in a
-resolution scope (an AssemblyRef, a ModuleRef, or the TypeRef of the
-enclosing type).
-
-It calls IMetaDataEmit::DefineTypeRefByName.
-*/
+// DefineTypeRefByName defines a TypeRef to a namespace-qualified name in a
+// resolution scope (an AssemblyRef, a ModuleRef, or the TypeRef of the
+// enclosing type).
+//
+// Its arguments, with the runtime's names where they differ:
+// resolutionScope (tkResolutionScope), name (szName). It returns the
+// runtime's ptr output, as Token. It is a method of IMetaDataEmit, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
+// It calls IMetaDataEmit::DefineTypeRefByName.
 func (x *Emit) DefineTypeRefByName(resolutionScope Token, name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -459,6 +526,13 @@ func (x *Emit) DefineTypeRefByName(resolutionScope Token, name string) (Token, e
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: assemImport
+// (pAssemImport), hashValue (pbHashValue), importArg (pImport), tdImport,
+// assemEmit (pAssemEmit). It returns the runtime's ptr output, as Token.
+// It is a method of IMetaDataEmit, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::DefineImportType.
 func (x *Emit) DefineImportType(assemImport *AssemblyImport, hashValue []byte, importArg *Import, tdImport Token, assemEmit *AssemblyEmit) (Token, error) {
 	var res Token
@@ -474,13 +548,17 @@ func (x *Emit) DefineImportType(assemImport *AssemblyImport, hashValue []byte, i
 	return res, nil
 }
 
-/*
-DefineMemberRef defines a reference to a method or field of another
-type (a TypeRef, TypeSpec or ModuleRef) with its signature blob, without
-looking for an existing one (Emit2.EnsureMemberRef does).
-
-It calls IMetaDataEmit::DefineMemberRef.
-*/
+// DefineMemberRef defines a reference to a method or field of another
+// type (a TypeRef, TypeSpec or ModuleRef) with its signature blob, without
+// looking for an existing one (Emit2.EnsureMemberRef does).
+//
+// Its arguments, with the runtime's names where they differ: importArg
+// (tkImport), name (szName), sigBlob (pvSigBlob). It returns the runtime's
+// pmr output, as Token. It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineMemberRef.
 func (x *Emit) DefineMemberRef(importArg Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -496,6 +574,13 @@ func (x *Emit) DefineMemberRef(importArg Token, name string, sigBlob []byte) (To
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: assemImport
+// (pAssemImport), hashValue (pbHashValue), importArg (pImport), mbMember,
+// assemEmit (pAssemEmit), parent (tkParent). It returns the runtime's pmr
+// output, as Token. It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::DefineImportMember.
 func (x *Emit) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, parent Token) (Token, error) {
 	var res Token
@@ -539,6 +624,11 @@ func (x *Emit) setClassLayout(td Token, packSize uint32, fieldOffsets unsafe.Poi
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: td. It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::DeleteClassLayout.
 func (x *Emit) DeleteClassLayout(td Token) error {
 	if x == nil || x.p == nil {
@@ -551,6 +641,11 @@ func (x *Emit) DeleteClassLayout(td Token) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: tk,
+// nativeType (pvNativeType). It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::SetFieldMarshal.
 func (x *Emit) SetFieldMarshal(tk Token, nativeType []byte) error {
 	if x == nil || x.p == nil {
@@ -563,6 +658,11 @@ func (x *Emit) SetFieldMarshal(tk Token, nativeType []byte) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: tk. It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::DeleteFieldMarshal.
 func (x *Emit) DeleteFieldMarshal(tk Token) error {
 	if x == nil || x.p == nil {
@@ -575,6 +675,12 @@ func (x *Emit) DeleteFieldMarshal(tk Token) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: tk, action
+// (dwAction), permission (pvPermission). It returns the runtime's ppm
+// output, as Token. It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::DefinePermissionSet.
 func (x *Emit) DefinePermissionSet(tk Token, action uint32, permission []byte) (Token, error) {
 	var res Token
@@ -590,6 +696,11 @@ func (x *Emit) DefinePermissionSet(tk Token, action uint32, permission []byte) (
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: md, rva
+// (ulRVA). It is a method of IMetaDataEmit, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::SetRVA.
 func (x *Emit) SetRVA(md Token, rva uint32) error {
 	if x == nil || x.p == nil {
@@ -602,12 +713,16 @@ func (x *Emit) SetRVA(md Token, rva uint32) error {
 	return nil
 }
 
-/*
-GetTokenFromSig returns the StandAloneSig token of a signature blob (a
-local-variable or call-site signature), defining it if needed.
-
-It calls IMetaDataEmit::GetTokenFromSig.
-*/
+// GetTokenFromSig returns the StandAloneSig token of a signature blob (a
+// local-variable or call-site signature), defining it if needed.
+//
+// Its arguments, with the runtime's names where they differ: sig (pvSig).
+// It returns the runtime's pmsig output, as Token. It is a method of
+// IMetaDataEmit, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::GetTokenFromSig.
 func (x *Emit) GetTokenFromSig(sig []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -622,6 +737,12 @@ func (x *Emit) GetTokenFromSig(sig []byte) (Token, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: name
+// (szName). It returns the runtime's pmur output, as Token. It is a method
+// of IMetaDataEmit, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::DefineModuleRef.
 func (x *Emit) DefineModuleRef(name string) (Token, error) {
 	var res Token
@@ -638,6 +759,11 @@ func (x *Emit) DefineModuleRef(name string) (Token, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: mr, tk. It is
+// a method of IMetaDataEmit, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::SetParent.
 func (x *Emit) SetParent(mr Token, tk Token) error {
 	if x == nil || x.p == nil {
@@ -650,6 +776,12 @@ func (x *Emit) SetParent(mr Token, tk Token) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: sig (pvSig).
+// It returns the runtime's ptypespec output, as Token. It is a method of
+// IMetaDataEmit, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::GetTokenFromTypeSpec.
 func (x *Emit) GetTokenFromTypeSpec(sig []byte) (Token, error) {
 	var res Token
@@ -677,11 +809,16 @@ func (x *Emit) saveToMemory(data unsafe.Pointer, data2 uint32) error {
 	return nil
 }
 
-/*
-DefineUserString defines a string for ldstr and returns its token.
-
-It calls IMetaDataEmit::DefineUserString.
-*/
+// DefineUserString defines a string for ldstr and returns its token (a
+// UserString token, 0x70......).
+//
+// Its arguments, with the runtime's names where they differ: str
+// (szString). It returns the runtime's pstk output, as Token. It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineUserString.
 func (x *Emit) DefineUserString(str string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -697,6 +834,11 @@ func (x *Emit) DefineUserString(str string) (Token, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: obj (tkObj).
+// It is a method of IMetaDataEmit, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::DeleteToken.
 func (x *Emit) DeleteToken(obj Token) error {
 	if x == nil || x.p == nil {
@@ -709,6 +851,12 @@ func (x *Emit) DeleteToken(obj Token) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: md,
+// methodFlags (dwMethodFlags), codeRVA (ulCodeRVA), implFlags
+// (dwImplFlags). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::SetMethodProps.
 func (x *Emit) SetMethodProps(md Token, methodFlags MethodAttr, codeRVA uint32, implFlags MethodImpl) error {
 	if x == nil || x.p == nil {
@@ -745,6 +893,12 @@ func (x *Emit) setEventProps(ev Token, eventFlags uint32, eventType Token, mdAdd
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: tk, action
+// (dwAction), permission (pvPermission). It returns the runtime's ppm
+// output, as Token. It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::SetPermissionSetProps.
 func (x *Emit) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
 	var res Token
@@ -760,6 +914,12 @@ func (x *Emit) SetPermissionSetProps(tk Token, action uint32, permission []byte)
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: tk,
+// mappingFlags (dwMappingFlags), importName (szImportName), mrImportDll
+// (mrImportDLL). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::DefinePinvokeMap.
 func (x *Emit) DefinePinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
 	if x == nil || x.p == nil {
@@ -773,6 +933,12 @@ func (x *Emit) DefinePinvokeMap(tk Token, mappingFlags PinvokeMap, importName st
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: tk,
+// mappingFlags (dwMappingFlags), importName (szImportName), mrImportDll
+// (mrImportDLL). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::SetPinvokeMap.
 func (x *Emit) SetPinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
 	if x == nil || x.p == nil {
@@ -786,6 +952,11 @@ func (x *Emit) SetPinvokeMap(tk Token, mappingFlags PinvokeMap, importName strin
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: tk. It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::DeletePinvokeMap.
 func (x *Emit) DeletePinvokeMap(tk Token) error {
 	if x == nil || x.p == nil {
@@ -798,6 +969,13 @@ func (x *Emit) DeletePinvokeMap(tk Token) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: owner
+// (tkOwner), ctor (tkCtor), customAttribute (pCustomAttribute). It returns
+// the runtime's pcv output, as Token. It is a method of IMetaDataEmit,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::DefineCustomAttribute.
 func (x *Emit) DefineCustomAttribute(owner Token, ctor Token, customAttribute []byte) (Token, error) {
 	var res Token
@@ -813,6 +991,12 @@ func (x *Emit) DefineCustomAttribute(owner Token, ctor Token, customAttribute []
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: pcv,
+// customAttribute (pCustomAttribute). It is a method of IMetaDataEmit,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::SetCustomAttributeValue.
 func (x *Emit) SetCustomAttributeValue(pcv Token, customAttribute []byte) error {
 	if x == nil || x.p == nil {
@@ -925,6 +1109,11 @@ func (x *Emit) defineSecurityAttributeSet(obj Token, secAttrs unsafe.Pointer, se
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: importArg
+// (pImport). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::ApplyEditAndContinue.
 func (x *Emit) ApplyEditAndContinue(importArg *Unknown) error {
 	if x == nil || x.p == nil {
@@ -937,6 +1126,14 @@ func (x *Emit) ApplyEditAndContinue(importArg *Unknown) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: assemImport
+// (pAssemImport), hashValue (pbHashValue), importArg (import), sigBlob
+// (pbSigBlob), assemEmit (pAssemEmit), emit, translatedSig
+// (pvTranslatedSig). It returns the runtime's pcbTranslatedSig output, as
+// uint32. It is a method of IMetaDataEmit, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::TranslateSigWithScope.
 func (x *Emit) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []byte, importArg *Import, sigBlob []byte, assemEmit *AssemblyEmit, emit *Emit, translatedSig []byte) (uint32, error) {
 	var res uint32
@@ -952,6 +1149,11 @@ func (x *Emit) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []by
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: md, implFlags
+// (dwImplFlags). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::SetMethodImplFlags.
 func (x *Emit) SetMethodImplFlags(md Token, implFlags MethodImpl) error {
 	if x == nil || x.p == nil {
@@ -964,6 +1166,11 @@ func (x *Emit) SetMethodImplFlags(md Token, implFlags MethodImpl) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: fd, rva
+// (ulRVA). It is a method of IMetaDataEmit, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::SetFieldRVA.
 func (x *Emit) SetFieldRVA(fd Token, rva uint32) error {
 	if x == nil || x.p == nil {
@@ -976,6 +1183,12 @@ func (x *Emit) SetFieldRVA(fd Token, rva uint32) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: importArg
+// (pImport), hostMapToken (pHostMapToken), handler (pHandler). It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::Merge.
 func (x *Emit) Merge(importArg *Import, hostMapToken *MapToken, handler *Unknown) error {
 	if x == nil || x.p == nil {
@@ -988,6 +1201,10 @@ func (x *Emit) Merge(importArg *Import, hostMapToken *MapToken, handler *Unknown
 	return nil
 }
 
+// It is a method of IMetaDataEmit, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit::MergeEnd.
 func (x *Emit) MergeEnd() error {
 	if x == nil || x.p == nil {
@@ -1045,6 +1262,12 @@ func (x *Emit2) base() *Emit {
 	return &x.Emit
 }
 
+// Its arguments, with the runtime's names where they differ: parent
+// (tkParent), sigBlob (pvSigBlob). It returns the runtime's pmi output, as
+// Token. It is a method of IMetaDataEmit2, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit2::DefineMethodSpec.
 func (x *Emit2) DefineMethodSpec(parent Token, sigBlob []byte) (Token, error) {
 	var res Token
@@ -1060,6 +1283,12 @@ func (x *Emit2) DefineMethodSpec(parent Token, sigBlob []byte) (Token, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: save (fSave).
+// It returns the runtime's pdwSaveSize output, as uint32. It is a method
+// of IMetaDataEmit2, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit2::GetDeltaSaveSize.
 func (x *Emit2) GetDeltaSaveSize(save SaveSize) (uint32, error) {
 	var res uint32
@@ -1075,8 +1304,14 @@ func (x *Emit2) GetDeltaSaveSize(save SaveSize) (uint32, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: file
+// (szFile), saveFlags (dwSaveFlags). It is a method of IMetaDataEmit2,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit2::SaveDelta.
-func (x *Emit2) SaveDelta(file string, saveFlags uint32) error {
+func (x *Emit2) SaveDelta(file string, saveFlags SaveSize) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("IMetaDataEmit2")
 	}
@@ -1141,6 +1376,10 @@ func (x *Emit2) setGenericParamProps(gp Token, paramFlags GenericParamAttr, name
 	return nil
 }
 
+// It is a method of IMetaDataEmit2, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataEmit2::ResetENCLog.
 func (x *Emit2) ResetENCLog() error {
 	if x == nil || x.p == nil {
@@ -1153,15 +1392,43 @@ func (x *Emit2) ResetENCLog() error {
 	return nil
 }
 
+// SetModuleProps is Emit.SetModuleProps, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: name
+// (szName). It is a method of IMetaDataEmit, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetModuleProps.
 func (x *Emit2) SetModuleProps(name string) error {
 	return x.base().SetModuleProps(name)
 }
+
+// Save is Emit.Save, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: file
+// (szFile), saveFlags (dwSaveFlags). It is a method of IMetaDataEmit,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::Save.
 func (x *Emit2) Save(file string, saveFlags SaveSize) error {
 	return x.base().Save(file, saveFlags)
 }
 func (x *Emit2) saveToStream(iStream unsafe.Pointer, saveFlags uint32) error {
 	return x.base().saveToStream(iStream, saveFlags)
 }
+
+// GetSaveSize is Emit.GetSaveSize, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: save (fSave).
+// It returns the runtime's pdwSaveSize output, as uint32. It is a method
+// of IMetaDataEmit, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::GetSaveSize.
 func (x *Emit2) GetSaveSize(save SaveSize) (uint32, error) {
 	return x.base().GetSaveSize(save)
 }
@@ -1171,24 +1438,104 @@ func (x *Emit2) defineTypeDef(typeDef string, typeDefFlags uint32, extends Token
 func (x *Emit2) defineNestedType(typeDef string, typeDefFlags uint32, extends Token, rtkImplements unsafe.Pointer, tdEncloser Token) (Token, error) {
 	return x.base().defineNestedType(typeDef, typeDefFlags, extends, rtkImplements, tdEncloser)
 }
+
+// SetHandler is Emit.SetHandler, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: unk (pUnk).
+// It is a method of IMetaDataEmit, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetHandler.
 func (x *Emit2) SetHandler(unk *Unknown) error {
 	return x.base().SetHandler(unk)
 }
+
+// DefineMethod is Emit.DefineMethod, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), methodFlags (dwMethodFlags), sigBlob (pvSigBlob), codeRVA
+// (ulCodeRVA), implFlags (dwImplFlags). It returns the runtime's pmd
+// output, as Token. It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineMethod.
 func (x *Emit2) DefineMethod(td Token, name string, methodFlags MethodAttr, sigBlob []byte, codeRVA uint32, implFlags MethodImpl) (Token, error) {
 	return x.base().DefineMethod(td, name, methodFlags, sigBlob, codeRVA, implFlags)
 }
+
+// DefineMethodImpl is Emit.DefineMethodImpl, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: td, body
+// (tkBody), decl (tkDecl). It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineMethodImpl.
 func (x *Emit2) DefineMethodImpl(td Token, body Token, decl Token) error {
 	return x.base().DefineMethodImpl(td, body, decl)
 }
+
+// DefineTypeRefByName is Emit.DefineTypeRefByName, which Emit2 inherits.
+//
+// DefineTypeRefByName defines a TypeRef to a namespace-qualified name in a
+// resolution scope (an AssemblyRef, a ModuleRef, or the TypeRef of the
+// enclosing type).
+//
+// Its arguments, with the runtime's names where they differ:
+// resolutionScope (tkResolutionScope), name (szName). It returns the
+// runtime's ptr output, as Token. It is a method of IMetaDataEmit, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
+// It calls IMetaDataEmit::DefineTypeRefByName.
 func (x *Emit2) DefineTypeRefByName(resolutionScope Token, name string) (Token, error) {
 	return x.base().DefineTypeRefByName(resolutionScope, name)
 }
+
+// DefineImportType is Emit.DefineImportType, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: assemImport
+// (pAssemImport), hashValue (pbHashValue), importArg (pImport), tdImport,
+// assemEmit (pAssemEmit). It returns the runtime's ptr output, as Token.
+// It is a method of IMetaDataEmit, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineImportType.
 func (x *Emit2) DefineImportType(assemImport *AssemblyImport, hashValue []byte, importArg *Import, tdImport Token, assemEmit *AssemblyEmit) (Token, error) {
 	return x.base().DefineImportType(assemImport, hashValue, importArg, tdImport, assemEmit)
 }
+
+// DefineMemberRef is Emit.DefineMemberRef, which Emit2 inherits.
+//
+// DefineMemberRef defines a reference to a method or field of another
+// type (a TypeRef, TypeSpec or ModuleRef) with its signature blob, without
+// looking for an existing one (Emit2.EnsureMemberRef does).
+//
+// Its arguments, with the runtime's names where they differ: importArg
+// (tkImport), name (szName), sigBlob (pvSigBlob). It returns the runtime's
+// pmr output, as Token. It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineMemberRef.
 func (x *Emit2) DefineMemberRef(importArg Token, name string, sigBlob []byte) (Token, error) {
 	return x.base().DefineMemberRef(importArg, name, sigBlob)
 }
+
+// DefineImportMember is Emit.DefineImportMember, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: assemImport
+// (pAssemImport), hashValue (pbHashValue), importArg (pImport), mbMember,
+// assemEmit (pAssemEmit), parent (tkParent). It returns the runtime's pmr
+// output, as Token. It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineImportMember.
 func (x *Emit2) DefineImportMember(assemImport *AssemblyImport, hashValue []byte, importArg *Import, mbMember Token, assemEmit *AssemblyEmit, parent Token) (Token, error) {
 	return x.base().DefineImportMember(assemImport, hashValue, importArg, mbMember, assemEmit, parent)
 }
@@ -1198,42 +1545,162 @@ func (x *Emit2) defineEvent(td Token, event string, eventFlags uint32, eventType
 func (x *Emit2) setClassLayout(td Token, packSize uint32, fieldOffsets unsafe.Pointer, classSize uint32) error {
 	return x.base().setClassLayout(td, packSize, fieldOffsets, classSize)
 }
+
+// DeleteClassLayout is Emit.DeleteClassLayout, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: td. It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DeleteClassLayout.
 func (x *Emit2) DeleteClassLayout(td Token) error {
 	return x.base().DeleteClassLayout(td)
 }
+
+// SetFieldMarshal is Emit.SetFieldMarshal, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: tk,
+// nativeType (pvNativeType). It is a method of IMetaDataEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetFieldMarshal.
 func (x *Emit2) SetFieldMarshal(tk Token, nativeType []byte) error {
 	return x.base().SetFieldMarshal(tk, nativeType)
 }
+
+// DeleteFieldMarshal is Emit.DeleteFieldMarshal, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: tk. It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DeleteFieldMarshal.
 func (x *Emit2) DeleteFieldMarshal(tk Token) error {
 	return x.base().DeleteFieldMarshal(tk)
 }
+
+// DefinePermissionSet is Emit.DefinePermissionSet, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: tk, action
+// (dwAction), permission (pvPermission). It returns the runtime's ppm
+// output, as Token. It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefinePermissionSet.
 func (x *Emit2) DefinePermissionSet(tk Token, action uint32, permission []byte) (Token, error) {
 	return x.base().DefinePermissionSet(tk, action, permission)
 }
+
+// SetRVA is Emit.SetRVA, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: md, rva
+// (ulRVA). It is a method of IMetaDataEmit, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetRVA.
 func (x *Emit2) SetRVA(md Token, rva uint32) error {
 	return x.base().SetRVA(md, rva)
 }
+
+// GetTokenFromSig is Emit.GetTokenFromSig, which Emit2 inherits.
+//
+// GetTokenFromSig returns the StandAloneSig token of a signature blob (a
+// local-variable or call-site signature), defining it if needed.
+//
+// Its arguments, with the runtime's names where they differ: sig (pvSig).
+// It returns the runtime's pmsig output, as Token. It is a method of
+// IMetaDataEmit, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::GetTokenFromSig.
 func (x *Emit2) GetTokenFromSig(sig []byte) (Token, error) {
 	return x.base().GetTokenFromSig(sig)
 }
+
+// DefineModuleRef is Emit.DefineModuleRef, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: name
+// (szName). It returns the runtime's pmur output, as Token. It is a method
+// of IMetaDataEmit, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineModuleRef.
 func (x *Emit2) DefineModuleRef(name string) (Token, error) {
 	return x.base().DefineModuleRef(name)
 }
+
+// SetParent is Emit.SetParent, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: mr, tk. It is
+// a method of IMetaDataEmit, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetParent.
 func (x *Emit2) SetParent(mr Token, tk Token) error {
 	return x.base().SetParent(mr, tk)
 }
+
+// GetTokenFromTypeSpec is Emit.GetTokenFromTypeSpec, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: sig (pvSig).
+// It returns the runtime's ptypespec output, as Token. It is a method of
+// IMetaDataEmit, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::GetTokenFromTypeSpec.
 func (x *Emit2) GetTokenFromTypeSpec(sig []byte) (Token, error) {
 	return x.base().GetTokenFromTypeSpec(sig)
 }
 func (x *Emit2) saveToMemory(data unsafe.Pointer, data2 uint32) error {
 	return x.base().saveToMemory(data, data2)
 }
+
+// DefineUserString is Emit.DefineUserString, which Emit2 inherits.
+//
+// DefineUserString defines a string for ldstr and returns its token (a
+// UserString token, 0x70......).
+//
+// Its arguments, with the runtime's names where they differ: str
+// (szString). It returns the runtime's pstk output, as Token. It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineUserString.
 func (x *Emit2) DefineUserString(str string) (Token, error) {
 	return x.base().DefineUserString(str)
 }
+
+// DeleteToken is Emit.DeleteToken, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: obj (tkObj).
+// It is a method of IMetaDataEmit, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DeleteToken.
 func (x *Emit2) DeleteToken(obj Token) error {
 	return x.base().DeleteToken(obj)
 }
+
+// SetMethodProps is Emit.SetMethodProps, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: md,
+// methodFlags (dwMethodFlags), codeRVA (ulCodeRVA), implFlags
+// (dwImplFlags). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetMethodProps.
 func (x *Emit2) SetMethodProps(md Token, methodFlags MethodAttr, codeRVA uint32, implFlags MethodImpl) error {
 	return x.base().SetMethodProps(md, methodFlags, codeRVA, implFlags)
 }
@@ -1243,21 +1710,81 @@ func (x *Emit2) setTypeDefProps(td Token, typeDefFlags uint32, extends Token, rt
 func (x *Emit2) setEventProps(ev Token, eventFlags uint32, eventType Token, mdAddOn Token, mdRemoveOn Token, mdFire Token, rmdOtherMethods unsafe.Pointer) error {
 	return x.base().setEventProps(ev, eventFlags, eventType, mdAddOn, mdRemoveOn, mdFire, rmdOtherMethods)
 }
+
+// SetPermissionSetProps is Emit.SetPermissionSetProps, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: tk, action
+// (dwAction), permission (pvPermission). It returns the runtime's ppm
+// output, as Token. It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetPermissionSetProps.
 func (x *Emit2) SetPermissionSetProps(tk Token, action uint32, permission []byte) (Token, error) {
 	return x.base().SetPermissionSetProps(tk, action, permission)
 }
+
+// DefinePinvokeMap is Emit.DefinePinvokeMap, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: tk,
+// mappingFlags (dwMappingFlags), importName (szImportName), mrImportDll
+// (mrImportDLL). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefinePinvokeMap.
 func (x *Emit2) DefinePinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
 	return x.base().DefinePinvokeMap(tk, mappingFlags, importName, mrImportDll)
 }
+
+// SetPinvokeMap is Emit.SetPinvokeMap, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: tk,
+// mappingFlags (dwMappingFlags), importName (szImportName), mrImportDll
+// (mrImportDLL). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetPinvokeMap.
 func (x *Emit2) SetPinvokeMap(tk Token, mappingFlags PinvokeMap, importName string, mrImportDll Token) error {
 	return x.base().SetPinvokeMap(tk, mappingFlags, importName, mrImportDll)
 }
+
+// DeletePinvokeMap is Emit.DeletePinvokeMap, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: tk. It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DeletePinvokeMap.
 func (x *Emit2) DeletePinvokeMap(tk Token) error {
 	return x.base().DeletePinvokeMap(tk)
 }
+
+// DefineCustomAttribute is Emit.DefineCustomAttribute, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: owner
+// (tkOwner), ctor (tkCtor), customAttribute (pCustomAttribute). It returns
+// the runtime's pcv output, as Token. It is a method of IMetaDataEmit,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::DefineCustomAttribute.
 func (x *Emit2) DefineCustomAttribute(owner Token, ctor Token, customAttribute []byte) (Token, error) {
 	return x.base().DefineCustomAttribute(owner, ctor, customAttribute)
 }
+
+// SetCustomAttributeValue is Emit.SetCustomAttributeValue, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: pcv,
+// customAttribute (pCustomAttribute). It is a method of IMetaDataEmit,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetCustomAttributeValue.
 func (x *Emit2) SetCustomAttributeValue(pcv Token, customAttribute []byte) error {
 	return x.base().SetCustomAttributeValue(pcv, customAttribute)
 }
@@ -1282,21 +1809,78 @@ func (x *Emit2) setParamProps(pd Token, name string, paramFlags uint32, cPlusTyp
 func (x *Emit2) defineSecurityAttributeSet(obj Token, secAttrs unsafe.Pointer, secAttrs2 uint32) (uint32, error) {
 	return x.base().defineSecurityAttributeSet(obj, secAttrs, secAttrs2)
 }
+
+// ApplyEditAndContinue is Emit.ApplyEditAndContinue, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: importArg
+// (pImport). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::ApplyEditAndContinue.
 func (x *Emit2) ApplyEditAndContinue(importArg *Unknown) error {
 	return x.base().ApplyEditAndContinue(importArg)
 }
+
+// TranslateSigWithScope is Emit.TranslateSigWithScope, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: assemImport
+// (pAssemImport), hashValue (pbHashValue), importArg (import), sigBlob
+// (pbSigBlob), assemEmit (pAssemEmit), emit, translatedSig
+// (pvTranslatedSig). It returns the runtime's pcbTranslatedSig output, as
+// uint32. It is a method of IMetaDataEmit, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::TranslateSigWithScope.
 func (x *Emit2) TranslateSigWithScope(assemImport *AssemblyImport, hashValue []byte, importArg *Import, sigBlob []byte, assemEmit *AssemblyEmit, emit *Emit, translatedSig []byte) (uint32, error) {
 	return x.base().TranslateSigWithScope(assemImport, hashValue, importArg, sigBlob, assemEmit, emit, translatedSig)
 }
+
+// SetMethodImplFlags is Emit.SetMethodImplFlags, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: md, implFlags
+// (dwImplFlags). It is a method of IMetaDataEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetMethodImplFlags.
 func (x *Emit2) SetMethodImplFlags(md Token, implFlags MethodImpl) error {
 	return x.base().SetMethodImplFlags(md, implFlags)
 }
+
+// SetFieldRVA is Emit.SetFieldRVA, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: fd, rva
+// (ulRVA). It is a method of IMetaDataEmit, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::SetFieldRVA.
 func (x *Emit2) SetFieldRVA(fd Token, rva uint32) error {
 	return x.base().SetFieldRVA(fd, rva)
 }
+
+// Merge is Emit.Merge, which Emit2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: importArg
+// (pImport), hostMapToken (pHostMapToken), handler (pHandler). It is a
+// method of IMetaDataEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::Merge.
 func (x *Emit2) Merge(importArg *Import, hostMapToken *MapToken, handler *Unknown) error {
 	return x.base().Merge(importArg, hostMapToken, handler)
 }
+
+// MergeEnd is Emit.MergeEnd, which Emit2 inherits.
+//
+// It is a method of IMetaDataEmit, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataEmit::MergeEnd.
 func (x *Emit2) MergeEnd() error {
 	return x.base().MergeEnd()
 }
@@ -1357,6 +1941,9 @@ func (x *Import) Release() {
 	x.p = nil
 }
 
+// Its arguments, with the runtime's names where they differ: hEnum. It is
+// a method of IMetaDataImport, which every supported runtime has.
+//
 // It calls IMetaDataImport::CloseEnum.
 func (x *Import) CloseEnum(hEnum EnumHandle) {
 	if x == nil || x.p == nil {
@@ -1365,6 +1952,12 @@ func (x *Import) CloseEnum(hEnum EnumHandle) {
 	C.clrprof_IMetaDataImport_CloseEnum((*C.IMetaDataImport)(x.p), *(*C.HCORENUM)(unsafe.Pointer(&hEnum)))
 }
 
+// Its arguments, with the runtime's names where they differ: hEnum. It
+// returns the runtime's pulCount output, as uint32. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::CountEnum.
 func (x *Import) CountEnum(hEnum EnumHandle) (uint32, error) {
 	var res uint32
@@ -1380,6 +1973,11 @@ func (x *Import) CountEnum(hEnum EnumHandle) (uint32, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: hEnum, pos
+// (ulPos). It is a method of IMetaDataImport, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::ResetEnum.
 func (x *Import) ResetEnum(hEnum EnumHandle, pos uint32) error {
 	if x == nil || x.p == nil {
@@ -1392,6 +1990,16 @@ func (x *Import) ResetEnum(hEnum EnumHandle, pos uint32) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rTypeDefs output, as []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumTypeDefs.
 func (x *Import) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
@@ -1417,6 +2025,16 @@ func (x *Import) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum, td.
+// It returns the runtime's rImpls output, as []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumInterfaceImpls.
 func (x *Import) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, error) {
 	var res []Token
@@ -1442,6 +2060,16 @@ func (x *Import) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, erro
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rTypeRefs output, as []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumTypeRefs.
 func (x *Import) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
@@ -1467,13 +2095,17 @@ func (x *Import) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-/*
-FindTypeDefByName finds a TypeDef by its namespace-qualified name
-("System.String"), nested in enclosingClass (0 for a top-level type); the
-error matches ErrNotFound when there is none.
-
-It calls IMetaDataImport::FindTypeDefByName.
-*/
+// FindTypeDefByName finds a TypeDef by its namespace-qualified name
+// ("System.String"), nested in enclosingClass (0 for a top-level type); the
+// error matches ErrNotFound when there is none.
+//
+// Its arguments, with the runtime's names where they differ: typeDef
+// (szTypeDef), enclosingClass (tkEnclosingClass). It returns the runtime's
+// ptd output, as Token. It is a method of IMetaDataImport, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindTypeDefByName.
 func (x *Import) FindTypeDefByName(typeDef string, enclosingClass Token) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -1490,16 +2122,24 @@ func (x *Import) FindTypeDefByName(typeDef string, enclosingClass Token) (Token,
 }
 
 // ImportScopePropsResult holds the outputs of IMetaDataImport::GetScopeProps.
+//
+// GetScopeProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ImportScopePropsResult struct {
+	// Name is the runtime's szName output of IMetaDataImport::GetScopeProps.
 	Name string
+	// MVID is the runtime's pmvid output of IMetaDataImport::GetScopeProps.
 	MVID uuid.UUID
 }
 
-/*
-GetScopeProps returns the module's name and MVID.
-
-It calls IMetaDataImport::GetScopeProps.
-*/
+// GetScopeProps returns the module's name and MVID.
+//
+// It returns the runtime's outputs szName, pmvid as the fields of
+// ImportScopePropsResult. It is a method of IMetaDataImport, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetScopeProps.
 func (x *Import) GetScopeProps() (ImportScopePropsResult, error) {
 	var res ImportScopePropsResult
 	if x == nil || x.p == nil {
@@ -1526,6 +2166,11 @@ func (x *Import) GetScopeProps() (ImportScopePropsResult, error) {
 	return res, nil
 }
 
+// It returns the runtime's pmd output, as Token. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::GetModuleFromScope.
 func (x *Import) GetModuleFromScope() (Token, error) {
 	var res Token
@@ -1542,12 +2187,28 @@ func (x *Import) GetModuleFromScope() (Token, error) {
 }
 
 // ImportTypeDefPropsResult holds the outputs of IMetaDataImport::GetTypeDefProps.
+//
+// GetTypeDefProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ImportTypeDefPropsResult struct {
-	TypeDef      string
+	// TypeDef is the runtime's szTypeDef output of
+	// IMetaDataImport::GetTypeDefProps.
+	TypeDef string
+	// TypeDefFlags is the runtime's pdwTypeDefFlags output of
+	// IMetaDataImport::GetTypeDefProps.
 	TypeDefFlags TypeAttr
-	Extends      Token
+	// Extends is the runtime's ptkExtends output of
+	// IMetaDataImport::GetTypeDefProps.
+	Extends Token
 }
 
+// Its arguments, with the runtime's names where they differ: td. It
+// returns the runtime's outputs szTypeDef, pdwTypeDefFlags, ptkExtends as
+// the fields of ImportTypeDefPropsResult. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::GetTypeDefProps.
 func (x *Import) GetTypeDefProps(td Token) (ImportTypeDefPropsResult, error) {
 	var res ImportTypeDefPropsResult
@@ -1578,11 +2239,25 @@ func (x *Import) GetTypeDefProps(td Token) (ImportTypeDefPropsResult, error) {
 }
 
 // ImportInterfaceImplPropsResult holds the outputs of IMetaDataImport::GetInterfaceImplProps.
+//
+// GetInterfaceImplProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ImportInterfaceImplPropsResult struct {
+	// Class is the runtime's pClass output of
+	// IMetaDataImport::GetInterfaceImplProps.
 	Class Token
+	// Iface is the runtime's ptkIface output of
+	// IMetaDataImport::GetInterfaceImplProps.
 	Iface Token
 }
 
+// Its arguments, with the runtime's names where they differ: iiImpl. It
+// returns the runtime's outputs pClass, ptkIface as the fields of
+// ImportInterfaceImplPropsResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
 // It calls IMetaDataImport::GetInterfaceImplProps.
 func (x *Import) GetInterfaceImplProps(iiImpl Token) (ImportInterfaceImplPropsResult, error) {
 	var res ImportInterfaceImplPropsResult
@@ -1601,11 +2276,24 @@ func (x *Import) GetInterfaceImplProps(iiImpl Token) (ImportInterfaceImplPropsRe
 }
 
 // ImportTypeRefPropsResult holds the outputs of IMetaDataImport::GetTypeRefProps.
+//
+// GetTypeRefProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ImportTypeRefPropsResult struct {
+	// ResolutionScope is the runtime's ptkResolutionScope output of
+	// IMetaDataImport::GetTypeRefProps.
 	ResolutionScope Token
-	Name            string
+	// Name is the runtime's szName output of IMetaDataImport::GetTypeRefProps.
+	Name string
 }
 
+// Its arguments, with the runtime's names where they differ: tr. It
+// returns the runtime's outputs ptkResolutionScope, szName as the fields
+// of ImportTypeRefPropsResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
 // It calls IMetaDataImport::GetTypeRefProps.
 func (x *Import) GetTypeRefProps(tr Token) (ImportTypeRefPropsResult, error) {
 	var res ImportTypeRefPropsResult
@@ -1634,11 +2322,24 @@ func (x *Import) GetTypeRefProps(tr Token) (ImportTypeRefPropsResult, error) {
 }
 
 // ImportResolveTypeRefResult holds the outputs of IMetaDataImport::ResolveTypeRef.
+//
+// ResolveTypeRef returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ImportResolveTypeRefResult struct {
+	// IScope is the runtime's ppIScope output of
+	// IMetaDataImport::ResolveTypeRef.
 	IScope *Unknown
-	Ptd    Token
+	// Ptd is the runtime's ptd output of IMetaDataImport::ResolveTypeRef.
+	Ptd Token
 }
 
+// Its arguments, with the runtime's names where they differ: tr, riid. It
+// returns the runtime's outputs ppIScope, ptd as the fields of
+// ImportResolveTypeRefResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
 // It calls IMetaDataImport::ResolveTypeRef.
 func (x *Import) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefResult, error) {
 	var res ImportResolveTypeRefResult
@@ -1657,6 +2358,16 @@ func (x *Import) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefR
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum, cl.
+// It returns the runtime's rMembers output, as []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumMembers.
 func (x *Import) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	var res []Token
@@ -1682,6 +2393,16 @@ func (x *Import) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum, cl,
+// name (szName). It returns the runtime's rMembers output, as []Token. It
+// is one step of an enumeration: phEnum starts as a zero EnumHandle and is
+// passed again on every call; each call returns at most 32 items and an
+// empty slice at the end; CloseEnum frees the handle. Import2's slice
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration. It
+// is a method of IMetaDataImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumMembersWithName.
 func (x *Import) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	var res []Token
@@ -1708,6 +2429,16 @@ func (x *Import) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string) 
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum, cl.
+// It returns the runtime's rMethods output, as []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumMethods.
 func (x *Import) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	var res []Token
@@ -1733,6 +2464,16 @@ func (x *Import) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum, cl,
+// name (szName). It returns the runtime's rMethods output, as []Token. It
+// is one step of an enumeration: phEnum starts as a zero EnumHandle and is
+// passed again on every call; each call returns at most 32 items and an
+// empty slice at the end; CloseEnum frees the handle. Import2's slice
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration. It
+// is a method of IMetaDataImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumMethodsWithName.
 func (x *Import) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	var res []Token
@@ -1759,6 +2500,16 @@ func (x *Import) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string) 
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum, cl.
+// It returns the runtime's rFields output, as []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumFields.
 func (x *Import) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	var res []Token
@@ -1784,6 +2535,16 @@ func (x *Import) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum, cl,
+// name (szName). It returns the runtime's rFields output, as []Token. It
+// is one step of an enumeration: phEnum starts as a zero EnumHandle and is
+// passed again on every call; each call returns at most 32 items and an
+// empty slice at the end; CloseEnum frees the handle. Import2's slice
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration. It
+// is a method of IMetaDataImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumFieldsWithName.
 func (x *Import) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	var res []Token
@@ -1810,6 +2571,16 @@ func (x *Import) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) (
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum, mb.
+// It returns the runtime's rParams output, as []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumParams.
 func (x *Import) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	var res []Token
@@ -1835,6 +2606,16 @@ func (x *Import) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum,
+// parent (tkParent). It returns the runtime's rMemberRefs output, as
+// []Token. It is one step of an enumeration: phEnum starts as a zero
+// EnumHandle and is passed again on every call; each call returns at most
+// 32 items and an empty slice at the end; CloseEnum frees the handle.
+// Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole
+// enumeration. It is a method of IMetaDataImport, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumMemberRefs.
 func (x *Import) EnumMemberRefs(phEnum *EnumHandle, parent Token) ([]Token, error) {
 	var res []Token
@@ -1885,6 +2666,16 @@ func (x *Import) enumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsafe
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum, tk,
+// actions (dwActions). It returns the runtime's rPermission output, as
+// []Token. It is one step of an enumeration: phEnum starts as a zero
+// EnumHandle and is passed again on every call; each call returns at most
+// 32 items and an empty slice at the end; CloseEnum frees the handle.
+// Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole
+// enumeration. It is a method of IMetaDataImport, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumPermissionSets.
 func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32) ([]Token, error) {
 	var res []Token
@@ -1910,6 +2701,12 @@ func (x *Import) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output, as
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::FindMember.
 func (x *Import) FindMember(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
@@ -1926,12 +2723,16 @@ func (x *Import) FindMember(td Token, name string, sigBlob []byte) (Token, error
 	return res, nil
 }
 
-/*
-FindMethod finds a method of td by name and, unless sigBlob is empty,
-signature; the error matches ErrNotFound when there is none.
-
-It calls IMetaDataImport::FindMethod.
-*/
+// FindMethod finds a method of td by name and, unless sigBlob is empty,
+// signature; the error matches ErrNotFound when there is none.
+//
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output, as
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindMethod.
 func (x *Import) FindMethod(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -1947,6 +2748,12 @@ func (x *Import) FindMethod(td Token, name string, sigBlob []byte) (Token, error
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output, as
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::FindField.
 func (x *Import) FindField(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
@@ -1963,12 +2770,16 @@ func (x *Import) FindField(td Token, name string, sigBlob []byte) (Token, error)
 	return res, nil
 }
 
-/*
-FindMemberRef finds the MemberRef of name and, unless sigBlob is empty,
-signature on parent td; Emit2.EnsureMemberRef finds or defines one.
-
-It calls IMetaDataImport::FindMemberRef.
-*/
+// FindMemberRef finds the MemberRef of name and, unless sigBlob is empty,
+// signature on parent td; Emit2.EnsureMemberRef finds or defines one.
+//
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmr output, as
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindMemberRef.
 func (x *Import) FindMemberRef(td Token, name string, sigBlob []byte) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -1985,15 +2796,35 @@ func (x *Import) FindMemberRef(td Token, name string, sigBlob []byte) (Token, er
 }
 
 // ImportMethodPropsResult holds the outputs of IMetaDataImport::GetMethodProps.
+//
+// GetMethodProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ImportMethodPropsResult struct {
-	Class     Token
-	Method    string
-	Attr      uint32
-	SigBlob   []byte
-	CodeRVA   uint32
+	// Class is the runtime's pClass output of IMetaDataImport::GetMethodProps.
+	Class Token
+	// Method is the runtime's szMethod output of
+	// IMetaDataImport::GetMethodProps.
+	Method string
+	// Attr is the runtime's pdwAttr output of IMetaDataImport::GetMethodProps.
+	Attr uint32
+	// SigBlob is the runtime's ppvSigBlob output of
+	// IMetaDataImport::GetMethodProps.
+	SigBlob []byte
+	// CodeRVA is the runtime's pulCodeRVA output of
+	// IMetaDataImport::GetMethodProps.
+	CodeRVA uint32
+	// ImplFlags is the runtime's pdwImplFlags output of
+	// IMetaDataImport::GetMethodProps.
 	ImplFlags uint32
 }
 
+// Its arguments, with the runtime's names where they differ: mb. It
+// returns the runtime's outputs pClass, szMethod, pdwAttr, ppvSigBlob,
+// pulCodeRVA, pdwImplFlags as the fields of ImportMethodPropsResult. It is
+// a method of IMetaDataImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::GetMethodProps.
 func (x *Import) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
 	var res ImportMethodPropsResult
@@ -2031,12 +2862,27 @@ func (x *Import) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
 }
 
 // ImportMemberRefPropsResult holds the outputs of IMetaDataImport::GetMemberRefProps.
+//
+// GetMemberRefProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ImportMemberRefPropsResult struct {
-	Ptk     Token
-	Member  string
+	// Ptk is the runtime's ptk output of IMetaDataImport::GetMemberRefProps.
+	Ptk Token
+	// Member is the runtime's szMember output of
+	// IMetaDataImport::GetMemberRefProps.
+	Member string
+	// SigBlob is the runtime's ppvSigBlob output of
+	// IMetaDataImport::GetMemberRefProps.
 	SigBlob []byte
 }
 
+// Its arguments, with the runtime's names where they differ: mr. It
+// returns the runtime's outputs ptk, szMember, ppvSigBlob as the fields of
+// ImportMemberRefPropsResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
 // It calls IMetaDataImport::GetMemberRefProps.
 func (x *Import) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error) {
 	var res ImportMemberRefPropsResult
@@ -2067,6 +2913,16 @@ func (x *Import) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error)
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum, td.
+// It returns the runtime's rProperties output, as []Token. It is one step
+// of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// again on every call; each call returns at most 32 items and an empty
+// slice at the end; CloseEnum frees the handle. Import2's slice methods
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
+// method of IMetaDataImport, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumProperties.
 func (x *Import) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
 	var res []Token
@@ -2092,6 +2948,16 @@ func (x *Import) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum, td.
+// It returns the runtime's rEvents output, as []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumEvents.
 func (x *Import) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
 	var res []Token
@@ -2118,19 +2984,36 @@ func (x *Import) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
 }
 
 // ImportEventPropsResult holds the outputs of IMetaDataImport::GetEventProps.
+//
+// getEventProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ImportEventPropsResult struct {
-	Class          Token
-	Event          uint32
-	EventFlags     uint32
-	EventType      Token
-	AddOn          Token
-	RemoveOn       Token
-	Fire           Token
+	// Class is the runtime's pClass output of IMetaDataImport::GetEventProps.
+	Class Token
+	// Event is the runtime's pchEvent output of
+	// IMetaDataImport::GetEventProps.
+	Event uint32
+	// EventFlags is the runtime's pdwEventFlags output of
+	// IMetaDataImport::GetEventProps.
+	EventFlags uint32
+	// EventType is the runtime's ptkEventType output of
+	// IMetaDataImport::GetEventProps.
+	EventType Token
+	// AddOn is the runtime's pmdAddOn output of
+	// IMetaDataImport::GetEventProps.
+	AddOn Token
+	// RemoveOn is the runtime's pmdRemoveOn output of
+	// IMetaDataImport::GetEventProps.
+	RemoveOn Token
+	// Fire is the runtime's pmdFire output of IMetaDataImport::GetEventProps.
+	Fire Token
+	// RmdOtherMethod is the runtime's rmdOtherMethod output of
+	// IMetaDataImport::GetEventProps.
 	RmdOtherMethod []Token
 }
 
-// It calls IMetaDataImport::GetEventProps.
-func (x *Import) GetEventProps(ev Token, event string, event2 uint32) (ImportEventPropsResult, error) {
+// getEventProps calls IMetaDataImport::GetEventProps.
+func (x *Import) getEventProps(ev Token, event string, event2 uint32) (ImportEventPropsResult, error) {
 	var res ImportEventPropsResult
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataImport")
@@ -2169,6 +3052,16 @@ func (x *Import) GetEventProps(ev Token, event string, event2 uint32) (ImportEve
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum, mb.
+// It returns the runtime's rEventProp output, as []Token. It is one step
+// of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// again on every call; each call returns at most 32 items and an empty
+// slice at the end; CloseEnum frees the handle. Import2's slice methods
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
+// method of IMetaDataImport, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumMethodSemantics.
 func (x *Import) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	var res []Token
@@ -2194,6 +3087,12 @@ func (x *Import) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, err
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: mb, eventProp
+// (tkEventProp). It returns the runtime's pdwSemanticsFlags output, as
+// MethodSemanticsAttr. It is a method of IMetaDataImport, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::GetMethodSemantics.
 func (x *Import) GetMethodSemantics(mb Token, eventProp Token) (MethodSemanticsAttr, error) {
 	var res MethodSemanticsAttr
@@ -2210,12 +3109,28 @@ func (x *Import) GetMethodSemantics(mb Token, eventProp Token) (MethodSemanticsA
 }
 
 // ImportClassLayoutResult holds the outputs of IMetaDataImport::GetClassLayout.
+//
+// GetClassLayout returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ImportClassLayoutResult struct {
-	PackSize    uint32
+	// PackSize is the runtime's pdwPackSize output of
+	// IMetaDataImport::GetClassLayout.
+	PackSize uint32
+	// FieldOffset is the runtime's rFieldOffset output of
+	// IMetaDataImport::GetClassLayout.
 	FieldOffset []FieldOffset
-	ClassSize   uint32
+	// ClassSize is the runtime's pulClassSize output of
+	// IMetaDataImport::GetClassLayout.
+	ClassSize uint32
 }
 
+// Its arguments, with the runtime's names where they differ: td. It
+// returns the runtime's outputs pdwPackSize, rFieldOffset, pulClassSize as
+// the fields of ImportClassLayoutResult. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::GetClassLayout.
 func (x *Import) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 	var res ImportClassLayoutResult
@@ -2245,6 +3160,12 @@ func (x *Import) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: tk. It
+// returns the runtime's ppvNativeType output, as []byte. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::GetFieldMarshal.
 func (x *Import) GetFieldMarshal(tk Token) ([]byte, error) {
 	var res []byte
@@ -2262,11 +3183,23 @@ func (x *Import) GetFieldMarshal(tk Token) ([]byte, error) {
 }
 
 // ImportRVAResult holds the outputs of IMetaDataImport::GetRVA.
+//
+// GetRVA returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ImportRVAResult struct {
-	CodeRVA   uint32
+	// CodeRVA is the runtime's pulCodeRVA output of IMetaDataImport::GetRVA.
+	CodeRVA uint32
+	// ImplFlags is the runtime's pdwImplFlags output of
+	// IMetaDataImport::GetRVA.
 	ImplFlags MethodImpl
 }
 
+// Its arguments, with the runtime's names where they differ: tk. It
+// returns the runtime's outputs pulCodeRVA, pdwImplFlags as the fields of
+// ImportRVAResult. It is a method of IMetaDataImport, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::GetRVA.
 func (x *Import) GetRVA(tk Token) (ImportRVAResult, error) {
 	var res ImportRVAResult
@@ -2285,11 +3218,25 @@ func (x *Import) GetRVA(tk Token) (ImportRVAResult, error) {
 }
 
 // ImportPermissionSetPropsResult holds the outputs of IMetaDataImport::GetPermissionSetProps.
+//
+// GetPermissionSetProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ImportPermissionSetPropsResult struct {
-	Action     uint32
+	// Action is the runtime's pdwAction output of
+	// IMetaDataImport::GetPermissionSetProps.
+	Action uint32
+	// Permission is the runtime's ppvPermission output of
+	// IMetaDataImport::GetPermissionSetProps.
 	Permission []byte
 }
 
+// Its arguments, with the runtime's names where they differ: pm. It
+// returns the runtime's outputs pdwAction, ppvPermission as the fields of
+// ImportPermissionSetPropsResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
 // It calls IMetaDataImport::GetPermissionSetProps.
 func (x *Import) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
 	var res ImportPermissionSetPropsResult
@@ -2308,6 +3255,12 @@ func (x *Import) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: mdSig. It
+// returns the runtime's ppvSig output, as []byte. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::GetSigFromToken.
 func (x *Import) GetSigFromToken(mdSig Token) ([]byte, error) {
 	var res []byte
@@ -2324,6 +3277,12 @@ func (x *Import) GetSigFromToken(mdSig Token) ([]byte, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: mur. It
+// returns the runtime's szName output, as string. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::GetModuleRefProps.
 func (x *Import) GetModuleRefProps(mur Token) (string, error) {
 	var res string
@@ -2349,6 +3308,16 @@ func (x *Import) GetModuleRefProps(mur Token) (string, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rModuleRefs output, as []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumModuleRefs.
 func (x *Import) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
@@ -2374,6 +3343,12 @@ func (x *Import) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: typespec. It
+// returns the runtime's ppvSig output, as []byte. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::GetTypeSpecFromToken.
 func (x *Import) GetTypeSpecFromToken(typespec Token) ([]byte, error) {
 	var res []byte
@@ -2402,6 +3377,16 @@ func (x *Import) getNameFromToken(tk Token, utf8NamePtr unsafe.Pointer) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rMethods output, as []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumUnresolvedMethods.
 func (x *Import) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
@@ -2427,11 +3412,15 @@ func (x *Import) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
-/*
-GetUserString returns the string an ldstr token names.
-
-It calls IMetaDataImport::GetUserString.
-*/
+// GetUserString returns the string an ldstr token names.
+//
+// Its arguments, with the runtime's names where they differ: stk. It
+// returns the runtime's szString output, as string. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetUserString.
 func (x *Import) GetUserString(stk Token) (string, error) {
 	var res string
 	if x == nil || x.p == nil {
@@ -2457,12 +3446,28 @@ func (x *Import) GetUserString(stk Token) (string, error) {
 }
 
 // ImportPinvokeMapResult holds the outputs of IMetaDataImport::GetPinvokeMap.
+//
+// GetPinvokeMap returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ImportPinvokeMapResult struct {
+	// MappingFlags is the runtime's pdwMappingFlags output of
+	// IMetaDataImport::GetPinvokeMap.
 	MappingFlags PinvokeMap
-	ImportName   string
-	ImportDll    Token
+	// ImportName is the runtime's szImportName output of
+	// IMetaDataImport::GetPinvokeMap.
+	ImportName string
+	// ImportDll is the runtime's pmrImportDLL output of
+	// IMetaDataImport::GetPinvokeMap.
+	ImportDll Token
 }
 
+// Its arguments, with the runtime's names where they differ: tk. It
+// returns the runtime's outputs pdwMappingFlags, szImportName,
+// pmrImportDLL as the fields of ImportPinvokeMapResult. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::GetPinvokeMap.
 func (x *Import) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 	var res ImportPinvokeMapResult
@@ -2492,6 +3497,16 @@ func (x *Import) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rSignatures output, as []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumSignatures.
 func (x *Import) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
@@ -2517,6 +3532,16 @@ func (x *Import) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rTypeSpecs output, as []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumTypeSpecs.
 func (x *Import) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
@@ -2542,6 +3567,16 @@ func (x *Import) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rStrings output, as []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumUserStrings.
 func (x *Import) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
@@ -2567,6 +3602,12 @@ func (x *Import) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: md, paramSeq
+// (ulParamSeq). It returns the runtime's ppd output, as Token. It is a
+// method of IMetaDataImport, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::GetParamForMethodIndex.
 func (x *Import) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error) {
 	var res Token
@@ -2582,6 +3623,16 @@ func (x *Import) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum, tk,
+// typ (tkType). It returns the runtime's rCustomAttributes output, as
+// []Token. It is one step of an enumeration: phEnum starts as a zero
+// EnumHandle and is passed again on every call; each call returns at most
+// 32 items and an empty slice at the end; CloseEnum frees the handle.
+// Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole
+// enumeration. It is a method of IMetaDataImport, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::EnumCustomAttributes.
 func (x *Import) EnumCustomAttributes(phEnum *EnumHandle, tk Token, typ Token) ([]Token, error) {
 	var res []Token
@@ -2608,9 +3659,18 @@ func (x *Import) EnumCustomAttributes(phEnum *EnumHandle, tk Token, typ Token) (
 }
 
 // ImportCustomAttributePropsResult holds the outputs of IMetaDataImport::GetCustomAttributeProps.
+//
+// getCustomAttributeProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ImportCustomAttributePropsResult struct {
-	Obj  Token
+	// Obj is the runtime's ptkObj output of
+	// IMetaDataImport::GetCustomAttributeProps.
+	Obj Token
+	// Type is the runtime's ptkType output of
+	// IMetaDataImport::GetCustomAttributeProps.
 	Type Token
+	// Blob is the runtime's ppBlob output of
+	// IMetaDataImport::GetCustomAttributeProps.
 	Blob []byte
 }
 
@@ -2634,12 +3694,17 @@ func (x *Import) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsRe
 	return res, nil
 }
 
-/*
-FindTypeRef finds the TypeRef to a namespace-qualified name in a
-resolution scope; Emit2.EnsureTypeRef finds or defines one.
-
-It calls IMetaDataImport::FindTypeRef.
-*/
+// FindTypeRef finds the TypeRef to a namespace-qualified name in a
+// resolution scope; Emit2.EnsureTypeRef finds or defines one.
+//
+// Its arguments, with the runtime's names where they differ:
+// resolutionScope (tkResolutionScope), name (szName). It returns the
+// runtime's ptr output, as Token. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
+// It calls IMetaDataImport::FindTypeRef.
 func (x *Import) FindTypeRef(resolutionScope Token, name string) (Token, error) {
 	var res Token
 	if x == nil || x.p == nil {
@@ -2656,16 +3721,35 @@ func (x *Import) FindTypeRef(resolutionScope Token, name string) (Token, error) 
 }
 
 // ImportMemberPropsResult holds the outputs of IMetaDataImport::GetMemberProps.
+//
+// getMemberProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ImportMemberPropsResult struct {
-	Class         Token
-	Member        string
-	Attr          uint32
-	SigBlob       []byte
-	CodeRVA       uint32
-	ImplFlags     uint32
+	// Class is the runtime's pClass output of IMetaDataImport::GetMemberProps.
+	Class Token
+	// Member is the runtime's szMember output of
+	// IMetaDataImport::GetMemberProps.
+	Member string
+	// Attr is the runtime's pdwAttr output of IMetaDataImport::GetMemberProps.
+	Attr uint32
+	// SigBlob is the runtime's ppvSigBlob output of
+	// IMetaDataImport::GetMemberProps.
+	SigBlob []byte
+	// CodeRVA is the runtime's pulCodeRVA output of
+	// IMetaDataImport::GetMemberProps.
+	CodeRVA uint32
+	// ImplFlags is the runtime's pdwImplFlags output of
+	// IMetaDataImport::GetMemberProps.
+	ImplFlags uint32
+	// CPlusTypeFlag is the runtime's pdwCPlusTypeFlag output of
+	// IMetaDataImport::GetMemberProps.
 	CPlusTypeFlag uint32
-	Value         Address
-	Value2        uint32
+	// Value is the runtime's ppValue output of
+	// IMetaDataImport::GetMemberProps.
+	Value Address
+	// Value2 is the runtime's pcchValue output of
+	// IMetaDataImport::GetMemberProps.
+	Value2 uint32
 }
 
 // getMemberProps calls IMetaDataImport::GetMemberProps.
@@ -2711,14 +3795,27 @@ func (x *Import) getMemberProps(mb Token) (ImportMemberPropsResult, error) {
 }
 
 // ImportFieldPropsResult holds the outputs of IMetaDataImport::GetFieldProps.
+//
+// getFieldProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ImportFieldPropsResult struct {
-	Class         Token
-	Field         string
-	Attr          uint32
-	SigBlob       []byte
+	// Class is the runtime's pClass output of IMetaDataImport::GetFieldProps.
+	Class Token
+	// Field is the runtime's szField output of IMetaDataImport::GetFieldProps.
+	Field string
+	// Attr is the runtime's pdwAttr output of IMetaDataImport::GetFieldProps.
+	Attr uint32
+	// SigBlob is the runtime's ppvSigBlob output of
+	// IMetaDataImport::GetFieldProps.
+	SigBlob []byte
+	// CPlusTypeFlag is the runtime's pdwCPlusTypeFlag output of
+	// IMetaDataImport::GetFieldProps.
 	CPlusTypeFlag uint32
-	Value         Address
-	Value2        uint32
+	// Value is the runtime's ppValue output of IMetaDataImport::GetFieldProps.
+	Value Address
+	// Value2 is the runtime's pcchValue output of
+	// IMetaDataImport::GetFieldProps.
+	Value2 uint32
 }
 
 // getFieldProps calls IMetaDataImport::GetFieldProps.
@@ -2760,16 +3857,38 @@ func (x *Import) getFieldProps(mb Token) (ImportFieldPropsResult, error) {
 }
 
 // ImportPropertyPropsResult holds the outputs of IMetaDataImport::GetPropertyProps.
+//
+// getPropertyProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ImportPropertyPropsResult struct {
-	Class          Token
-	Property       uint32
-	PropFlags      uint32
-	Sig            []byte
-	CPlusTypeFlag  uint32
-	DefaultValue   Address
-	DefaultValue2  uint32
-	Setter         Token
-	Getter         Token
+	// Class is the runtime's pClass output of
+	// IMetaDataImport::GetPropertyProps.
+	Class Token
+	// Property is the runtime's pchProperty output of
+	// IMetaDataImport::GetPropertyProps.
+	Property uint32
+	// PropFlags is the runtime's pdwPropFlags output of
+	// IMetaDataImport::GetPropertyProps.
+	PropFlags uint32
+	// Sig is the runtime's ppvSig output of IMetaDataImport::GetPropertyProps.
+	Sig []byte
+	// CPlusTypeFlag is the runtime's pdwCPlusTypeFlag output of
+	// IMetaDataImport::GetPropertyProps.
+	CPlusTypeFlag uint32
+	// DefaultValue is the runtime's ppDefaultValue output of
+	// IMetaDataImport::GetPropertyProps.
+	DefaultValue Address
+	// DefaultValue2 is the runtime's pcchDefaultValue output of
+	// IMetaDataImport::GetPropertyProps.
+	DefaultValue2 uint32
+	// Setter is the runtime's pmdSetter output of
+	// IMetaDataImport::GetPropertyProps.
+	Setter Token
+	// Getter is the runtime's pmdGetter output of
+	// IMetaDataImport::GetPropertyProps.
+	Getter Token
+	// RmdOtherMethod is the runtime's rmdOtherMethod output of
+	// IMetaDataImport::GetPropertyProps.
 	RmdOtherMethod []Token
 }
 
@@ -2819,14 +3938,27 @@ func (x *Import) getPropertyProps(prop Token, property string, property2 uint32)
 }
 
 // ImportParamPropsResult holds the outputs of IMetaDataImport::GetParamProps.
+//
+// getParamProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ImportParamPropsResult struct {
-	Method        Token
-	Sequence      uint32
-	Name          string
-	Attr          uint32
+	// Method is the runtime's pmd output of IMetaDataImport::GetParamProps.
+	Method Token
+	// Sequence is the runtime's pulSequence output of
+	// IMetaDataImport::GetParamProps.
+	Sequence uint32
+	// Name is the runtime's szName output of IMetaDataImport::GetParamProps.
+	Name string
+	// Attr is the runtime's pdwAttr output of IMetaDataImport::GetParamProps.
+	Attr uint32
+	// CPlusTypeFlag is the runtime's pdwCPlusTypeFlag output of
+	// IMetaDataImport::GetParamProps.
 	CPlusTypeFlag uint32
-	Value         Address
-	Value2        uint32
+	// Value is the runtime's ppValue output of IMetaDataImport::GetParamProps.
+	Value Address
+	// Value2 is the runtime's pcchValue output of
+	// IMetaDataImport::GetParamProps.
+	Value2 uint32
 }
 
 // getParamProps calls IMetaDataImport::GetParamProps.
@@ -2883,6 +4015,9 @@ func (x *Import) getCustomAttributeByName(obj Token, name string) ([]byte, error
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: tk. It is a
+// method of IMetaDataImport, which every supported runtime has.
+//
 // It calls IMetaDataImport::IsValidToken.
 func (x *Import) IsValidToken(tk Token) bool {
 	if x == nil || x.p == nil {
@@ -2892,6 +4027,12 @@ func (x *Import) IsValidToken(tk Token) bool {
 	return ret != 0
 }
 
+// Its arguments, with the runtime's names where they differ:
+// tdNestedClass. It returns the runtime's ptdEnclosingClass output, as
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::GetNestedClassProps.
 func (x *Import) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 	var res Token
@@ -2907,6 +4048,12 @@ func (x *Import) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: sig (pvSig).
+// It returns the runtime's pCallConv output, as uint32. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::GetNativeCallConvFromSig.
 func (x *Import) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
 	var res uint32
@@ -2922,6 +4069,12 @@ func (x *Import) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: pd. It
+// returns the runtime's pbGlobal output, as int32. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport::IsGlobal.
 func (x *Import) IsGlobal(pd Token) (int32, error) {
 	var res int32
@@ -2982,6 +4135,16 @@ func (x *Import2) base() *Import {
 	return &x.Import
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum, tk.
+// It returns the runtime's rGenericParams output, as []Token. It is one
+// step of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// again on every call; each call returns at most 32 items and an empty
+// slice at the end; CloseEnum frees the handle. Import2's slice methods
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
+// method of IMetaDataImport2, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport2::EnumGenericParams.
 func (x *Import2) EnumGenericParams(phEnum *EnumHandle, tk Token) ([]Token, error) {
 	var res []Token
@@ -3008,14 +4171,34 @@ func (x *Import2) EnumGenericParams(phEnum *EnumHandle, tk Token) ([]Token, erro
 }
 
 // Import2GenericParamPropsResult holds the outputs of IMetaDataImport2::GetGenericParamProps.
+//
+// GetGenericParamProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type Import2GenericParamPropsResult struct {
-	ParamSeq   uint32
+	// ParamSeq is the runtime's pulParamSeq output of
+	// IMetaDataImport2::GetGenericParamProps.
+	ParamSeq uint32
+	// ParamFlags is the runtime's pdwParamFlags output of
+	// IMetaDataImport2::GetGenericParamProps.
 	ParamFlags GenericParamAttr
-	Owner      Token
-	Reserved   uint32
-	Wzname     string
+	// Owner is the runtime's ptOwner output of
+	// IMetaDataImport2::GetGenericParamProps.
+	Owner Token
+	// Reserved is the runtime's reserved output of
+	// IMetaDataImport2::GetGenericParamProps.
+	Reserved uint32
+	// Wzname is the runtime's wzname output of
+	// IMetaDataImport2::GetGenericParamProps.
+	Wzname string
 }
 
+// Its arguments, with the runtime's names where they differ: gp. It
+// returns the runtime's outputs pulParamSeq, pdwParamFlags, ptOwner,
+// reserved, wzname as the fields of Import2GenericParamPropsResult. It is
+// a method of IMetaDataImport2, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport2::GetGenericParamProps.
 func (x *Import2) GetGenericParamProps(gp Token) (Import2GenericParamPropsResult, error) {
 	var res Import2GenericParamPropsResult
@@ -3050,11 +4233,25 @@ func (x *Import2) GetGenericParamProps(gp Token) (Import2GenericParamPropsResult
 }
 
 // Import2MethodSpecPropsResult holds the outputs of IMetaDataImport2::GetMethodSpecProps.
+//
+// GetMethodSpecProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type Import2MethodSpecPropsResult struct {
-	Parent  Token
+	// Parent is the runtime's tkParent output of
+	// IMetaDataImport2::GetMethodSpecProps.
+	Parent Token
+	// SigBlob is the runtime's ppvSigBlob output of
+	// IMetaDataImport2::GetMethodSpecProps.
 	SigBlob []byte
 }
 
+// Its arguments, with the runtime's names where they differ: mi. It
+// returns the runtime's outputs tkParent, ppvSigBlob as the fields of
+// Import2MethodSpecPropsResult. It is a method of IMetaDataImport2, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
 // It calls IMetaDataImport2::GetMethodSpecProps.
 func (x *Import2) GetMethodSpecProps(mi Token) (Import2MethodSpecPropsResult, error) {
 	var res Import2MethodSpecPropsResult
@@ -3073,6 +4270,16 @@ func (x *Import2) GetMethodSpecProps(mi Token) (Import2MethodSpecPropsResult, er
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum, tk.
+// It returns the runtime's rGenericParamConstraints output, as []Token. It
+// is one step of an enumeration: phEnum starts as a zero EnumHandle and is
+// passed again on every call; each call returns at most 32 items and an
+// empty slice at the end; CloseEnum frees the handle. Import2's slice
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration. It
+// is a method of IMetaDataImport2, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport2::EnumGenericParamConstraints.
 func (x *Import2) EnumGenericParamConstraints(phEnum *EnumHandle, tk Token) ([]Token, error) {
 	var res []Token
@@ -3099,11 +4306,25 @@ func (x *Import2) EnumGenericParamConstraints(phEnum *EnumHandle, tk Token) ([]T
 }
 
 // Import2GenericParamConstraintPropsResult holds the outputs of IMetaDataImport2::GetGenericParamConstraintProps.
+//
+// GetGenericParamConstraintProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type Import2GenericParamConstraintPropsResult struct {
-	GenericParam   Token
+	// GenericParam is the runtime's ptGenericParam output of
+	// IMetaDataImport2::GetGenericParamConstraintProps.
+	GenericParam Token
+	// ConstraintType is the runtime's ptkConstraintType output of
+	// IMetaDataImport2::GetGenericParamConstraintProps.
 	ConstraintType Token
 }
 
+// Its arguments, with the runtime's names where they differ: gpc. It
+// returns the runtime's outputs ptGenericParam, ptkConstraintType as the
+// fields of Import2GenericParamConstraintPropsResult. It is a method of
+// IMetaDataImport2, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport2::GetGenericParamConstraintProps.
 func (x *Import2) GetGenericParamConstraintProps(gpc Token) (Import2GenericParamConstraintPropsResult, error) {
 	var res Import2GenericParamConstraintPropsResult
@@ -3122,11 +4343,22 @@ func (x *Import2) GetGenericParamConstraintProps(gpc Token) (Import2GenericParam
 }
 
 // Import2PEKindResult holds the outputs of IMetaDataImport2::GetPEKind.
+//
+// GetPEKind returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type Import2PEKindResult struct {
-	PEKind  uint32
+	// PEKind is the runtime's pdwPEKind output of IMetaDataImport2::GetPEKind.
+	PEKind uint32
+	// MAchine is the runtime's pdwMAchine output of
+	// IMetaDataImport2::GetPEKind.
 	MAchine uint32
 }
 
+// It returns the runtime's outputs pdwPEKind, pdwMAchine as the fields of
+// Import2PEKindResult. It is a method of IMetaDataImport2, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport2::GetPEKind.
 func (x *Import2) GetPEKind() (Import2PEKindResult, error) {
 	var res Import2PEKindResult
@@ -3144,6 +4376,11 @@ func (x *Import2) GetPEKind() (Import2PEKindResult, error) {
 	return res, nil
 }
 
+// It returns the runtime's pwzBuf output, as string. It is a method of
+// IMetaDataImport2, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport2::GetVersionString.
 func (x *Import2) GetVersionString() (string, error) {
 	var res string
@@ -3169,6 +4406,16 @@ func (x *Import2) GetVersionString() (string, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum, tk.
+// It returns the runtime's rMethodSpecs output, as []Token. It is one step
+// of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// again on every call; each call returns at most 32 items and an empty
+// slice at the end; CloseEnum frees the handle. Import2's slice methods
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
+// method of IMetaDataImport2, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataImport2::EnumMethodSpecs.
 func (x *Import2) EnumMethodSpecs(phEnum *EnumHandle, tk Token) ([]Token, error) {
 	var res []Token
@@ -3194,162 +4441,756 @@ func (x *Import2) EnumMethodSpecs(phEnum *EnumHandle, tk Token) ([]Token, error)
 	return res, nil
 }
 
+// CloseEnum is Import.CloseEnum, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: hEnum. It is
+// a method of IMetaDataImport, which every supported runtime has.
+//
+// It calls IMetaDataImport::CloseEnum.
 func (x *Import2) CloseEnum(hEnum EnumHandle) {
 	x.base().CloseEnum(hEnum)
 }
+
+// CountEnum is Import.CountEnum, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: hEnum. It
+// returns the runtime's pulCount output, as uint32. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::CountEnum.
 func (x *Import2) CountEnum(hEnum EnumHandle) (uint32, error) {
 	return x.base().CountEnum(hEnum)
 }
+
+// ResetEnum is Import.ResetEnum, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: hEnum, pos
+// (ulPos). It is a method of IMetaDataImport, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::ResetEnum.
 func (x *Import2) ResetEnum(hEnum EnumHandle, pos uint32) error {
 	return x.base().ResetEnum(hEnum, pos)
 }
+
+// EnumTypeDefs is Import.EnumTypeDefs, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rTypeDefs output, as []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumTypeDefs.
 func (x *Import2) EnumTypeDefs(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumTypeDefs(phEnum)
 }
+
+// EnumInterfaceImpls is Import.EnumInterfaceImpls, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum, td.
+// It returns the runtime's rImpls output, as []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumInterfaceImpls.
 func (x *Import2) EnumInterfaceImpls(phEnum *EnumHandle, td Token) ([]Token, error) {
 	return x.base().EnumInterfaceImpls(phEnum, td)
 }
+
+// EnumTypeRefs is Import.EnumTypeRefs, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rTypeRefs output, as []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumTypeRefs.
 func (x *Import2) EnumTypeRefs(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumTypeRefs(phEnum)
 }
+
+// FindTypeDefByName is Import.FindTypeDefByName, which Import2 inherits.
+//
+// FindTypeDefByName finds a TypeDef by its namespace-qualified name
+// ("System.String"), nested in enclosingClass (0 for a top-level type); the
+// error matches ErrNotFound when there is none.
+//
+// Its arguments, with the runtime's names where they differ: typeDef
+// (szTypeDef), enclosingClass (tkEnclosingClass). It returns the runtime's
+// ptd output, as Token. It is a method of IMetaDataImport, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindTypeDefByName.
 func (x *Import2) FindTypeDefByName(typeDef string, enclosingClass Token) (Token, error) {
 	return x.base().FindTypeDefByName(typeDef, enclosingClass)
 }
+
+// GetScopeProps is Import.GetScopeProps, which Import2 inherits.
+//
+// GetScopeProps returns the module's name and MVID.
+//
+// It returns the runtime's outputs szName, pmvid as the fields of
+// ImportScopePropsResult. It is a method of IMetaDataImport, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetScopeProps.
 func (x *Import2) GetScopeProps() (ImportScopePropsResult, error) {
 	return x.base().GetScopeProps()
 }
+
+// GetModuleFromScope is Import.GetModuleFromScope, which Import2 inherits.
+//
+// It returns the runtime's pmd output, as Token. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetModuleFromScope.
 func (x *Import2) GetModuleFromScope() (Token, error) {
 	return x.base().GetModuleFromScope()
 }
+
+// GetTypeDefProps is Import.GetTypeDefProps, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: td. It
+// returns the runtime's outputs szTypeDef, pdwTypeDefFlags, ptkExtends as
+// the fields of ImportTypeDefPropsResult. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetTypeDefProps.
 func (x *Import2) GetTypeDefProps(td Token) (ImportTypeDefPropsResult, error) {
 	return x.base().GetTypeDefProps(td)
 }
+
+// GetInterfaceImplProps is Import.GetInterfaceImplProps, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: iiImpl. It
+// returns the runtime's outputs pClass, ptkIface as the fields of
+// ImportInterfaceImplPropsResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
+// It calls IMetaDataImport::GetInterfaceImplProps.
 func (x *Import2) GetInterfaceImplProps(iiImpl Token) (ImportInterfaceImplPropsResult, error) {
 	return x.base().GetInterfaceImplProps(iiImpl)
 }
+
+// GetTypeRefProps is Import.GetTypeRefProps, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: tr. It
+// returns the runtime's outputs ptkResolutionScope, szName as the fields
+// of ImportTypeRefPropsResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
+// It calls IMetaDataImport::GetTypeRefProps.
 func (x *Import2) GetTypeRefProps(tr Token) (ImportTypeRefPropsResult, error) {
 	return x.base().GetTypeRefProps(tr)
 }
+
+// ResolveTypeRef is Import.ResolveTypeRef, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: tr, riid. It
+// returns the runtime's outputs ppIScope, ptd as the fields of
+// ImportResolveTypeRefResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
+// It calls IMetaDataImport::ResolveTypeRef.
 func (x *Import2) ResolveTypeRef(tr Token, riid uuid.UUID) (ImportResolveTypeRefResult, error) {
 	return x.base().ResolveTypeRef(tr, riid)
 }
+
+// EnumMembers is Import.EnumMembers, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum, cl.
+// It returns the runtime's rMembers output, as []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumMembers.
 func (x *Import2) EnumMembers(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return x.base().EnumMembers(phEnum, cl)
 }
+
+// EnumMembersWithName is Import.EnumMembersWithName, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum, cl,
+// name (szName). It returns the runtime's rMembers output, as []Token. It
+// is one step of an enumeration: phEnum starts as a zero EnumHandle and is
+// passed again on every call; each call returns at most 32 items and an
+// empty slice at the end; CloseEnum frees the handle. Import2's slice
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration. It
+// is a method of IMetaDataImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumMembersWithName.
 func (x *Import2) EnumMembersWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	return x.base().EnumMembersWithName(phEnum, cl, name)
 }
+
+// EnumMethods is Import.EnumMethods, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum, cl.
+// It returns the runtime's rMethods output, as []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumMethods.
 func (x *Import2) EnumMethods(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return x.base().EnumMethods(phEnum, cl)
 }
+
+// EnumMethodsWithName is Import.EnumMethodsWithName, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum, cl,
+// name (szName). It returns the runtime's rMethods output, as []Token. It
+// is one step of an enumeration: phEnum starts as a zero EnumHandle and is
+// passed again on every call; each call returns at most 32 items and an
+// empty slice at the end; CloseEnum frees the handle. Import2's slice
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration. It
+// is a method of IMetaDataImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumMethodsWithName.
 func (x *Import2) EnumMethodsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	return x.base().EnumMethodsWithName(phEnum, cl, name)
 }
+
+// EnumFields is Import.EnumFields, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum, cl.
+// It returns the runtime's rFields output, as []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumFields.
 func (x *Import2) EnumFields(phEnum *EnumHandle, cl Token) ([]Token, error) {
 	return x.base().EnumFields(phEnum, cl)
 }
+
+// EnumFieldsWithName is Import.EnumFieldsWithName, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum, cl,
+// name (szName). It returns the runtime's rFields output, as []Token. It
+// is one step of an enumeration: phEnum starts as a zero EnumHandle and is
+// passed again on every call; each call returns at most 32 items and an
+// empty slice at the end; CloseEnum frees the handle. Import2's slice
+// methods (TypeDefs, Methods, Fields, ...) run the whole enumeration. It
+// is a method of IMetaDataImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumFieldsWithName.
 func (x *Import2) EnumFieldsWithName(phEnum *EnumHandle, cl Token, name string) ([]Token, error) {
 	return x.base().EnumFieldsWithName(phEnum, cl, name)
 }
+
+// EnumParams is Import.EnumParams, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum, mb.
+// It returns the runtime's rParams output, as []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumParams.
 func (x *Import2) EnumParams(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	return x.base().EnumParams(phEnum, mb)
 }
+
+// EnumMemberRefs is Import.EnumMemberRefs, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum,
+// parent (tkParent). It returns the runtime's rMemberRefs output, as
+// []Token. It is one step of an enumeration: phEnum starts as a zero
+// EnumHandle and is passed again on every call; each call returns at most
+// 32 items and an empty slice at the end; CloseEnum frees the handle.
+// Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole
+// enumeration. It is a method of IMetaDataImport, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumMemberRefs.
 func (x *Import2) EnumMemberRefs(phEnum *EnumHandle, parent Token) ([]Token, error) {
 	return x.base().EnumMemberRefs(phEnum, parent)
 }
 func (x *Import2) enumMethodImpls(phEnum *EnumHandle, td Token, methodBody unsafe.Pointer) ([]Token, error) {
 	return x.base().enumMethodImpls(phEnum, td, methodBody)
 }
+
+// EnumPermissionSets is Import.EnumPermissionSets, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum, tk,
+// actions (dwActions). It returns the runtime's rPermission output, as
+// []Token. It is one step of an enumeration: phEnum starts as a zero
+// EnumHandle and is passed again on every call; each call returns at most
+// 32 items and an empty slice at the end; CloseEnum frees the handle.
+// Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole
+// enumeration. It is a method of IMetaDataImport, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumPermissionSets.
 func (x *Import2) EnumPermissionSets(phEnum *EnumHandle, tk Token, actions uint32) ([]Token, error) {
 	return x.base().EnumPermissionSets(phEnum, tk, actions)
 }
+
+// FindMember is Import.FindMember, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output, as
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindMember.
 func (x *Import2) FindMember(td Token, name string, sigBlob []byte) (Token, error) {
 	return x.base().FindMember(td, name, sigBlob)
 }
+
+// FindMethod is Import.FindMethod, which Import2 inherits.
+//
+// FindMethod finds a method of td by name and, unless sigBlob is empty,
+// signature; the error matches ErrNotFound when there is none.
+//
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output, as
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindMethod.
 func (x *Import2) FindMethod(td Token, name string, sigBlob []byte) (Token, error) {
 	return x.base().FindMethod(td, name, sigBlob)
 }
+
+// FindField is Import.FindField, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmb output, as
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindField.
 func (x *Import2) FindField(td Token, name string, sigBlob []byte) (Token, error) {
 	return x.base().FindField(td, name, sigBlob)
 }
+
+// FindMemberRef is Import.FindMemberRef, which Import2 inherits.
+//
+// FindMemberRef finds the MemberRef of name and, unless sigBlob is empty,
+// signature on parent td; Emit2.EnsureMemberRef finds or defines one.
+//
+// Its arguments, with the runtime's names where they differ: td, name
+// (szName), sigBlob (pvSigBlob). It returns the runtime's pmr output, as
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::FindMemberRef.
 func (x *Import2) FindMemberRef(td Token, name string, sigBlob []byte) (Token, error) {
 	return x.base().FindMemberRef(td, name, sigBlob)
 }
+
+// GetMethodProps is Import.GetMethodProps, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: mb. It
+// returns the runtime's outputs pClass, szMethod, pdwAttr, ppvSigBlob,
+// pulCodeRVA, pdwImplFlags as the fields of ImportMethodPropsResult. It is
+// a method of IMetaDataImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetMethodProps.
 func (x *Import2) GetMethodProps(mb Token) (ImportMethodPropsResult, error) {
 	return x.base().GetMethodProps(mb)
 }
+
+// GetMemberRefProps is Import.GetMemberRefProps, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: mr. It
+// returns the runtime's outputs ptk, szMember, ppvSigBlob as the fields of
+// ImportMemberRefPropsResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
+// It calls IMetaDataImport::GetMemberRefProps.
 func (x *Import2) GetMemberRefProps(mr Token) (ImportMemberRefPropsResult, error) {
 	return x.base().GetMemberRefProps(mr)
 }
+
+// EnumProperties is Import.EnumProperties, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum, td.
+// It returns the runtime's rProperties output, as []Token. It is one step
+// of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// again on every call; each call returns at most 32 items and an empty
+// slice at the end; CloseEnum frees the handle. Import2's slice methods
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
+// method of IMetaDataImport, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumProperties.
 func (x *Import2) EnumProperties(phEnum *EnumHandle, td Token) ([]Token, error) {
 	return x.base().EnumProperties(phEnum, td)
 }
+
+// EnumEvents is Import.EnumEvents, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum, td.
+// It returns the runtime's rEvents output, as []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumEvents.
 func (x *Import2) EnumEvents(phEnum *EnumHandle, td Token) ([]Token, error) {
 	return x.base().EnumEvents(phEnum, td)
 }
-func (x *Import2) GetEventProps(ev Token, event string, event2 uint32) (ImportEventPropsResult, error) {
-	return x.base().GetEventProps(ev, event, event2)
+func (x *Import2) getEventProps(ev Token, event string, event2 uint32) (ImportEventPropsResult, error) {
+	return x.base().getEventProps(ev, event, event2)
 }
+
+// EnumMethodSemantics is Import.EnumMethodSemantics, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum, mb.
+// It returns the runtime's rEventProp output, as []Token. It is one step
+// of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// again on every call; each call returns at most 32 items and an empty
+// slice at the end; CloseEnum frees the handle. Import2's slice methods
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
+// method of IMetaDataImport, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumMethodSemantics.
 func (x *Import2) EnumMethodSemantics(phEnum *EnumHandle, mb Token) ([]Token, error) {
 	return x.base().EnumMethodSemantics(phEnum, mb)
 }
+
+// GetMethodSemantics is Import.GetMethodSemantics, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: mb, eventProp
+// (tkEventProp). It returns the runtime's pdwSemanticsFlags output, as
+// MethodSemanticsAttr. It is a method of IMetaDataImport, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetMethodSemantics.
 func (x *Import2) GetMethodSemantics(mb Token, eventProp Token) (MethodSemanticsAttr, error) {
 	return x.base().GetMethodSemantics(mb, eventProp)
 }
+
+// GetClassLayout is Import.GetClassLayout, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: td. It
+// returns the runtime's outputs pdwPackSize, rFieldOffset, pulClassSize as
+// the fields of ImportClassLayoutResult. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetClassLayout.
 func (x *Import2) GetClassLayout(td Token) (ImportClassLayoutResult, error) {
 	return x.base().GetClassLayout(td)
 }
+
+// GetFieldMarshal is Import.GetFieldMarshal, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: tk. It
+// returns the runtime's ppvNativeType output, as []byte. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetFieldMarshal.
 func (x *Import2) GetFieldMarshal(tk Token) ([]byte, error) {
 	return x.base().GetFieldMarshal(tk)
 }
+
+// GetRVA is Import.GetRVA, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: tk. It
+// returns the runtime's outputs pulCodeRVA, pdwImplFlags as the fields of
+// ImportRVAResult. It is a method of IMetaDataImport, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetRVA.
 func (x *Import2) GetRVA(tk Token) (ImportRVAResult, error) {
 	return x.base().GetRVA(tk)
 }
+
+// GetPermissionSetProps is Import.GetPermissionSetProps, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: pm. It
+// returns the runtime's outputs pdwAction, ppvPermission as the fields of
+// ImportPermissionSetPropsResult. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
+// It calls IMetaDataImport::GetPermissionSetProps.
 func (x *Import2) GetPermissionSetProps(pm Token) (ImportPermissionSetPropsResult, error) {
 	return x.base().GetPermissionSetProps(pm)
 }
+
+// GetSigFromToken is Import.GetSigFromToken, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: mdSig. It
+// returns the runtime's ppvSig output, as []byte. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetSigFromToken.
 func (x *Import2) GetSigFromToken(mdSig Token) ([]byte, error) {
 	return x.base().GetSigFromToken(mdSig)
 }
+
+// GetModuleRefProps is Import.GetModuleRefProps, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: mur. It
+// returns the runtime's szName output, as string. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetModuleRefProps.
 func (x *Import2) GetModuleRefProps(mur Token) (string, error) {
 	return x.base().GetModuleRefProps(mur)
 }
+
+// EnumModuleRefs is Import.EnumModuleRefs, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rModuleRefs output, as []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumModuleRefs.
 func (x *Import2) EnumModuleRefs(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumModuleRefs(phEnum)
 }
+
+// GetTypeSpecFromToken is Import.GetTypeSpecFromToken, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: typespec. It
+// returns the runtime's ppvSig output, as []byte. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetTypeSpecFromToken.
 func (x *Import2) GetTypeSpecFromToken(typespec Token) ([]byte, error) {
 	return x.base().GetTypeSpecFromToken(typespec)
 }
 func (x *Import2) getNameFromToken(tk Token, utf8NamePtr unsafe.Pointer) error {
 	return x.base().getNameFromToken(tk, utf8NamePtr)
 }
+
+// EnumUnresolvedMethods is Import.EnumUnresolvedMethods, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rMethods output, as []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumUnresolvedMethods.
 func (x *Import2) EnumUnresolvedMethods(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumUnresolvedMethods(phEnum)
 }
+
+// GetUserString is Import.GetUserString, which Import2 inherits.
+//
+// GetUserString returns the string an ldstr token names.
+//
+// Its arguments, with the runtime's names where they differ: stk. It
+// returns the runtime's szString output, as string. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetUserString.
 func (x *Import2) GetUserString(stk Token) (string, error) {
 	return x.base().GetUserString(stk)
 }
+
+// GetPinvokeMap is Import.GetPinvokeMap, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: tk. It
+// returns the runtime's outputs pdwMappingFlags, szImportName,
+// pmrImportDLL as the fields of ImportPinvokeMapResult. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetPinvokeMap.
 func (x *Import2) GetPinvokeMap(tk Token) (ImportPinvokeMapResult, error) {
 	return x.base().GetPinvokeMap(tk)
 }
+
+// EnumSignatures is Import.EnumSignatures, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rSignatures output, as []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumSignatures.
 func (x *Import2) EnumSignatures(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumSignatures(phEnum)
 }
+
+// EnumTypeSpecs is Import.EnumTypeSpecs, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rTypeSpecs output, as []Token. It is one step of
+// an enumeration: phEnum starts as a zero EnumHandle and is passed again
+// on every call; each call returns at most 32 items and an empty slice at
+// the end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumTypeSpecs.
 func (x *Import2) EnumTypeSpecs(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumTypeSpecs(phEnum)
 }
+
+// EnumUserStrings is Import.EnumUserStrings, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rStrings output, as []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumUserStrings.
 func (x *Import2) EnumUserStrings(phEnum *EnumHandle) ([]Token, error) {
 	return x.base().EnumUserStrings(phEnum)
 }
+
+// GetParamForMethodIndex is Import.GetParamForMethodIndex, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: md, paramSeq
+// (ulParamSeq). It returns the runtime's ppd output, as Token. It is a
+// method of IMetaDataImport, which every supported runtime has. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetParamForMethodIndex.
 func (x *Import2) GetParamForMethodIndex(md Token, paramSeq uint32) (Token, error) {
 	return x.base().GetParamForMethodIndex(md, paramSeq)
 }
+
+// EnumCustomAttributes is Import.EnumCustomAttributes, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: phEnum, tk,
+// typ (tkType). It returns the runtime's rCustomAttributes output, as
+// []Token. It is one step of an enumeration: phEnum starts as a zero
+// EnumHandle and is passed again on every call; each call returns at most
+// 32 items and an empty slice at the end; CloseEnum frees the handle.
+// Import2's slice methods (TypeDefs, Methods, Fields, ...) run the whole
+// enumeration. It is a method of IMetaDataImport, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::EnumCustomAttributes.
 func (x *Import2) EnumCustomAttributes(phEnum *EnumHandle, tk Token, typ Token) ([]Token, error) {
 	return x.base().EnumCustomAttributes(phEnum, tk, typ)
 }
 func (x *Import2) getCustomAttributeProps(cv Token) (ImportCustomAttributePropsResult, error) {
 	return x.base().getCustomAttributeProps(cv)
 }
+
+// FindTypeRef is Import.FindTypeRef, which Import2 inherits.
+//
+// FindTypeRef finds the TypeRef to a namespace-qualified name in a
+// resolution scope; Emit2.EnsureTypeRef finds or defines one.
+//
+// Its arguments, with the runtime's names where they differ:
+// resolutionScope (tkResolutionScope), name (szName). It returns the
+// runtime's ptr output, as Token. It is a method of IMetaDataImport, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
+// It calls IMetaDataImport::FindTypeRef.
 func (x *Import2) FindTypeRef(resolutionScope Token, name string) (Token, error) {
 	return x.base().FindTypeRef(resolutionScope, name)
 }
@@ -3368,15 +5209,52 @@ func (x *Import2) getParamProps(tk Token) (ImportParamPropsResult, error) {
 func (x *Import2) getCustomAttributeByName(obj Token, name string) ([]byte, error) {
 	return x.base().getCustomAttributeByName(obj, name)
 }
+
+// IsValidToken is Import.IsValidToken, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: tk. It is a
+// method of IMetaDataImport, which every supported runtime has.
+//
+// It calls IMetaDataImport::IsValidToken.
 func (x *Import2) IsValidToken(tk Token) bool {
 	return x.base().IsValidToken(tk)
 }
+
+// GetNestedClassProps is Import.GetNestedClassProps, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ:
+// tdNestedClass. It returns the runtime's ptdEnclosingClass output, as
+// Token. It is a method of IMetaDataImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetNestedClassProps.
 func (x *Import2) GetNestedClassProps(tdNestedClass Token) (Token, error) {
 	return x.base().GetNestedClassProps(tdNestedClass)
 }
+
+// GetNativeCallConvFromSig is Import.GetNativeCallConvFromSig, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: sig (pvSig).
+// It returns the runtime's pCallConv output, as uint32. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::GetNativeCallConvFromSig.
 func (x *Import2) GetNativeCallConvFromSig(sig []byte) (uint32, error) {
 	return x.base().GetNativeCallConvFromSig(sig)
 }
+
+// IsGlobal is Import.IsGlobal, which Import2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: pd. It
+// returns the runtime's pbGlobal output, as int32. It is a method of
+// IMetaDataImport, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataImport::IsGlobal.
 func (x *Import2) IsGlobal(pd Token) (int32, error) {
 	return x.base().IsGlobal(pd)
 }
@@ -3437,6 +5315,9 @@ func (x *Filter) Release() {
 	x.p = nil
 }
 
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataFilter::UnmarkAll.
 func (x *Filter) UnmarkAll() error {
 	if x == nil || x.p == nil {
@@ -3449,6 +5330,10 @@ func (x *Filter) UnmarkAll() error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: tk. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataFilter::MarkToken.
 func (x *Filter) MarkToken(tk Token) error {
 	if x == nil || x.p == nil {
@@ -3461,6 +5346,11 @@ func (x *Filter) MarkToken(tk Token) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: tk. It
+// returns the runtime's pIsMarked output, as bool. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataFilter::IsTokenMarked.
 func (x *Filter) IsTokenMarked(tk Token) (bool, error) {
 	var res bool
@@ -3532,6 +5422,10 @@ func (x *HostFilter) Release() {
 	x.p = nil
 }
 
+// Its arguments, with the runtime's names where they differ: tk. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IHostFilter::MarkToken.
 func (x *HostFilter) MarkToken(tk Token) error {
 	if x == nil || x.p == nil {
@@ -3632,6 +5526,13 @@ func (x *AssemblyEmit) defineAssemblyRef(publicKeyOrToken []byte, name string, m
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: name
+// (szName), hashValue (pbHashValue), fileFlags (dwFileFlags). It returns
+// the runtime's pmdf output, as Token. It is a method of
+// IMetaDataAssemblyEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataAssemblyEmit::DefineFile.
 func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags FileFlags) (Token, error) {
 	var res Token
@@ -3648,6 +5549,13 @@ func (x *AssemblyEmit) DefineFile(name string, hashValue []byte, fileFlags FileF
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: name
+// (szName), implementation (tkImplementation), typeDef (tkTypeDef),
+// exportedTypeFlags (dwExportedTypeFlags). It returns the runtime's pmdct
+// output, as Token. It is a method of IMetaDataAssemblyEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataAssemblyEmit::DefineExportedType.
 func (x *AssemblyEmit) DefineExportedType(name string, implementation Token, typeDef Token, exportedTypeFlags TypeAttr) (Token, error) {
 	var res Token
@@ -3664,6 +5572,13 @@ func (x *AssemblyEmit) DefineExportedType(name string, implementation Token, typ
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: name
+// (szName), implementation (tkImplementation), offset (dwOffset),
+// resourceFlags (dwResourceFlags). It returns the runtime's pmdmr output,
+// as Token. It is a method of IMetaDataAssemblyEmit, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataAssemblyEmit::DefineManifestResource.
 func (x *AssemblyEmit) DefineManifestResource(name string, implementation Token, offset uint32, resourceFlags ManifestResourceFlags) (Token, error) {
 	var res Token
@@ -3706,6 +5621,12 @@ func (x *AssemblyEmit) setAssemblyRefProps(ar Token, publicKeyOrToken []byte, na
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: file,
+// hashValue (pbHashValue), fileFlags (dwFileFlags). It is a method of
+// IMetaDataAssemblyEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataAssemblyEmit::SetFileProps.
 func (x *AssemblyEmit) SetFileProps(file Token, hashValue []byte, fileFlags FileFlags) error {
 	if x == nil || x.p == nil {
@@ -3718,6 +5639,13 @@ func (x *AssemblyEmit) SetFileProps(file Token, hashValue []byte, fileFlags File
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: ct,
+// implementation (tkImplementation), typeDef (tkTypeDef),
+// exportedTypeFlags (dwExportedTypeFlags). It is a method of
+// IMetaDataAssemblyEmit, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataAssemblyEmit::SetExportedTypeProps.
 func (x *AssemblyEmit) SetExportedTypeProps(ct Token, implementation Token, typeDef Token, exportedTypeFlags TypeAttr) error {
 	if x == nil || x.p == nil {
@@ -3730,6 +5658,12 @@ func (x *AssemblyEmit) SetExportedTypeProps(ct Token, implementation Token, type
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: mr,
+// implementation (tkImplementation), offset (dwOffset), resourceFlags
+// (dwResourceFlags). It is a method of IMetaDataAssemblyEmit, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataAssemblyEmit::SetManifestResourceProps.
 func (x *AssemblyEmit) SetManifestResourceProps(mr Token, implementation Token, offset uint32, resourceFlags ManifestResourceFlags) error {
 	if x == nil || x.p == nil {
@@ -3799,11 +5733,24 @@ func (x *AssemblyImport) Release() {
 }
 
 // AssemblyImportAssemblyPropsResult holds the outputs of IMetaDataAssemblyImport::GetAssemblyProps.
+//
+// getAssemblyProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type AssemblyImportAssemblyPropsResult struct {
-	PublicKey     []byte
-	HashAlgID     uint32
-	Name          string
-	MetaData      AssemblyMetadata
+	// PublicKey is the runtime's ppbPublicKey output of
+	// IMetaDataAssemblyImport::GetAssemblyProps.
+	PublicKey []byte
+	// HashAlgID is the runtime's pulHashAlgId output of
+	// IMetaDataAssemblyImport::GetAssemblyProps.
+	HashAlgID uint32
+	// Name is the runtime's szName output of
+	// IMetaDataAssemblyImport::GetAssemblyProps.
+	Name string
+	// MetaData is the runtime's pMetaData output of
+	// IMetaDataAssemblyImport::GetAssemblyProps.
+	MetaData AssemblyMetadata
+	// AssemblyFlags is the runtime's pdwAssemblyFlags output of
+	// IMetaDataAssemblyImport::GetAssemblyProps.
 	AssemblyFlags uint32
 }
 
@@ -3842,11 +5789,24 @@ func (x *AssemblyImport) getAssemblyProps(mda Token) (AssemblyImportAssemblyProp
 }
 
 // AssemblyImportAssemblyRefPropsResult holds the outputs of IMetaDataAssemblyImport::GetAssemblyRefProps.
+//
+// getAssemblyRefProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type AssemblyImportAssemblyRefPropsResult struct {
+	// PublicKeyOrToken is the runtime's ppbPublicKeyOrToken output of
+	// IMetaDataAssemblyImport::GetAssemblyRefProps.
 	PublicKeyOrToken []byte
-	Name             string
-	MetaData         AssemblyMetadata
-	HashValue        []byte
+	// Name is the runtime's szName output of
+	// IMetaDataAssemblyImport::GetAssemblyRefProps.
+	Name string
+	// MetaData is the runtime's pMetaData output of
+	// IMetaDataAssemblyImport::GetAssemblyRefProps.
+	MetaData AssemblyMetadata
+	// HashValue is the runtime's ppbHashValue output of
+	// IMetaDataAssemblyImport::GetAssemblyRefProps.
+	HashValue []byte
+	// AssemblyRefFlags is the runtime's pdwAssemblyRefFlags output of
+	// IMetaDataAssemblyImport::GetAssemblyRefProps.
 	AssemblyRefFlags uint32
 }
 
@@ -3886,12 +5846,28 @@ func (x *AssemblyImport) getAssemblyRefProps(mdar Token) (AssemblyImportAssembly
 }
 
 // AssemblyImportFilePropsResult holds the outputs of IMetaDataAssemblyImport::GetFileProps.
+//
+// GetFileProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type AssemblyImportFilePropsResult struct {
-	Name      string
+	// Name is the runtime's szName output of
+	// IMetaDataAssemblyImport::GetFileProps.
+	Name string
+	// HashValue is the runtime's ppbHashValue output of
+	// IMetaDataAssemblyImport::GetFileProps.
 	HashValue []byte
+	// FileFlags is the runtime's pdwFileFlags output of
+	// IMetaDataAssemblyImport::GetFileProps.
 	FileFlags FileFlags
 }
 
+// Its arguments, with the runtime's names where they differ: mdf. It
+// returns the runtime's outputs szName, ppbHashValue, pdwFileFlags as the
+// fields of AssemblyImportFilePropsResult. It is a method of
+// IMetaDataAssemblyImport, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataAssemblyImport::GetFileProps.
 func (x *AssemblyImport) GetFileProps(mdf Token) (AssemblyImportFilePropsResult, error) {
 	var res AssemblyImportFilePropsResult
@@ -3923,13 +5899,32 @@ func (x *AssemblyImport) GetFileProps(mdf Token) (AssemblyImportFilePropsResult,
 }
 
 // AssemblyImportExportedTypePropsResult holds the outputs of IMetaDataAssemblyImport::GetExportedTypeProps.
+//
+// GetExportedTypeProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type AssemblyImportExportedTypePropsResult struct {
-	Name              string
-	Implementation    Token
-	TypeDef           Token
+	// Name is the runtime's szName output of
+	// IMetaDataAssemblyImport::GetExportedTypeProps.
+	Name string
+	// Implementation is the runtime's ptkImplementation output of
+	// IMetaDataAssemblyImport::GetExportedTypeProps.
+	Implementation Token
+	// TypeDef is the runtime's ptkTypeDef output of
+	// IMetaDataAssemblyImport::GetExportedTypeProps.
+	TypeDef Token
+	// ExportedTypeFlags is the runtime's pdwExportedTypeFlags output of
+	// IMetaDataAssemblyImport::GetExportedTypeProps.
 	ExportedTypeFlags TypeAttr
 }
 
+// Its arguments, with the runtime's names where they differ: mdct. It
+// returns the runtime's outputs szName, ptkImplementation, ptkTypeDef,
+// pdwExportedTypeFlags as the fields of
+// AssemblyImportExportedTypePropsResult. It is a method of
+// IMetaDataAssemblyImport, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataAssemblyImport::GetExportedTypeProps.
 func (x *AssemblyImport) GetExportedTypeProps(mdct Token) (AssemblyImportExportedTypePropsResult, error) {
 	var res AssemblyImportExportedTypePropsResult
@@ -3962,13 +5957,32 @@ func (x *AssemblyImport) GetExportedTypeProps(mdct Token) (AssemblyImportExporte
 }
 
 // AssemblyImportManifestResourcePropsResult holds the outputs of IMetaDataAssemblyImport::GetManifestResourceProps.
+//
+// GetManifestResourceProps returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type AssemblyImportManifestResourcePropsResult struct {
-	Name           string
+	// Name is the runtime's szName output of
+	// IMetaDataAssemblyImport::GetManifestResourceProps.
+	Name string
+	// Implementation is the runtime's ptkImplementation output of
+	// IMetaDataAssemblyImport::GetManifestResourceProps.
 	Implementation Token
-	Offset         uint32
-	ResourceFlags  ManifestResourceFlags
+	// Offset is the runtime's pdwOffset output of
+	// IMetaDataAssemblyImport::GetManifestResourceProps.
+	Offset uint32
+	// ResourceFlags is the runtime's pdwResourceFlags output of
+	// IMetaDataAssemblyImport::GetManifestResourceProps.
+	ResourceFlags ManifestResourceFlags
 }
 
+// Its arguments, with the runtime's names where they differ: mdmr. It
+// returns the runtime's outputs szName, ptkImplementation, pdwOffset,
+// pdwResourceFlags as the fields of
+// AssemblyImportManifestResourcePropsResult. It is a method of
+// IMetaDataAssemblyImport, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataAssemblyImport::GetManifestResourceProps.
 func (x *AssemblyImport) GetManifestResourceProps(mdmr Token) (AssemblyImportManifestResourcePropsResult, error) {
 	var res AssemblyImportManifestResourcePropsResult
@@ -4000,6 +6014,16 @@ func (x *AssemblyImport) GetManifestResourceProps(mdmr Token) (AssemblyImportMan
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rAssemblyRefs output, as []Token. It is one step
+// of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// again on every call; each call returns at most 32 items and an empty
+// slice at the end; CloseEnum frees the handle. Import2's slice methods
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
+// method of IMetaDataAssemblyImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataAssemblyImport::EnumAssemblyRefs.
 func (x *AssemblyImport) EnumAssemblyRefs(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
@@ -4025,6 +6049,16 @@ func (x *AssemblyImport) EnumAssemblyRefs(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rFiles output, as []Token. It is one step of an
+// enumeration: phEnum starts as a zero EnumHandle and is passed again on
+// every call; each call returns at most 32 items and an empty slice at the
+// end; CloseEnum frees the handle. Import2's slice methods (TypeDefs,
+// Methods, Fields, ...) run the whole enumeration. It is a method of
+// IMetaDataAssemblyImport, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataAssemblyImport::EnumFiles.
 func (x *AssemblyImport) EnumFiles(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
@@ -4050,6 +6084,16 @@ func (x *AssemblyImport) EnumFiles(phEnum *EnumHandle) ([]Token, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rExportedTypes output, as []Token. It is one step
+// of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// again on every call; each call returns at most 32 items and an empty
+// slice at the end; CloseEnum frees the handle. Import2's slice methods
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
+// method of IMetaDataAssemblyImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataAssemblyImport::EnumExportedTypes.
 func (x *AssemblyImport) EnumExportedTypes(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
@@ -4075,6 +6119,16 @@ func (x *AssemblyImport) EnumExportedTypes(phEnum *EnumHandle) ([]Token, error) 
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: phEnum. It
+// returns the runtime's rManifestResources output, as []Token. It is one
+// step of an enumeration: phEnum starts as a zero EnumHandle and is passed
+// again on every call; each call returns at most 32 items and an empty
+// slice at the end; CloseEnum frees the handle. Import2's slice methods
+// (TypeDefs, Methods, Fields, ...) run the whole enumeration. It is a
+// method of IMetaDataAssemblyImport, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataAssemblyImport::EnumManifestResources.
 func (x *AssemblyImport) EnumManifestResources(phEnum *EnumHandle) ([]Token, error) {
 	var res []Token
@@ -4100,6 +6154,11 @@ func (x *AssemblyImport) EnumManifestResources(phEnum *EnumHandle) ([]Token, err
 	return res, nil
 }
 
+// It returns the runtime's ptkAssembly output, as Token. It is a method of
+// IMetaDataAssemblyImport, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataAssemblyImport::GetAssemblyFromScope.
 func (x *AssemblyImport) GetAssemblyFromScope() (Token, error) {
 	var res Token
@@ -4115,6 +6174,12 @@ func (x *AssemblyImport) GetAssemblyFromScope() (Token, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: name
+// (szName), mdtExportedType. It returns the runtime's ptkExportedType
+// output, as Token. It is a method of IMetaDataAssemblyImport, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataAssemblyImport::FindExportedTypeByName.
 func (x *AssemblyImport) FindExportedTypeByName(name string, mdtExportedType Token) (Token, error) {
 	var res Token
@@ -4131,6 +6196,12 @@ func (x *AssemblyImport) FindExportedTypeByName(name string, mdtExportedType Tok
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: name
+// (szName). It returns the runtime's ptkManifestResource output, as Token.
+// It is a method of IMetaDataAssemblyImport, which every supported runtime
+// has. A failure is the runtime's HRESULT as the error (errors.Is compares
+// it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataAssemblyImport::FindManifestResourceByName.
 func (x *AssemblyImport) FindManifestResourceByName(name string) (Token, error) {
 	var res Token
@@ -4147,6 +6218,9 @@ func (x *AssemblyImport) FindManifestResourceByName(name string) (Token, error) 
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: hEnum. It is
+// a method of IMetaDataAssemblyImport, which every supported runtime has.
+//
 // It calls IMetaDataAssemblyImport::CloseEnum.
 func (x *AssemblyImport) CloseEnum(hEnum EnumHandle) {
 	if x == nil || x.p == nil {
@@ -4229,6 +6303,11 @@ func (x *Validate) Release() {
 	x.p = nil
 }
 
+// Its arguments, with the runtime's names where they differ: moduleType
+// (dwModuleType), unk (pUnk). A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
 // It calls IMetaDataValidate::ValidatorInit.
 func (x *Validate) ValidatorInit(moduleType uint32, unk *Unknown) error {
 	if x == nil || x.p == nil {
@@ -4241,6 +6320,9 @@ func (x *Validate) ValidatorInit(moduleType uint32, unk *Unknown) error {
 	return nil
 }
 
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataValidate::ValidateMetaData.
 func (x *Validate) ValidateMetaData() error {
 	if x == nil || x.p == nil {
@@ -4340,6 +6422,13 @@ func (x *DispenserEx) openScopeOnITypeInfo(iti unsafe.Pointer, openFlags uint32,
 	return res, nil
 }
 
+// GetCORSystemDirectory returns the runtime's directory.
+//
+// It returns the runtime's szBuffer output, as string. It is a method of
+// IMetaDataDispenserEx, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataDispenserEx::GetCORSystemDirectory.
 func (x *DispenserEx) GetCORSystemDirectory() (string, error) {
 	var res string
@@ -4365,9 +6454,18 @@ func (x *DispenserEx) GetCORSystemDirectory() (string, error) {
 	return res, nil
 }
 
+// FindAssembly is not implemented by CoreCLR (it fails with E_NOTIMPL).
+//
+// Its arguments, with the runtime's names where they differ: appBase
+// (szAppBase), privateBin (szPrivateBin), globalBin (szGlobalBin),
+// assemblyName (szAssemblyName). It returns the runtime's szName output,
+// as string. It is a method of IMetaDataDispenserEx, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataDispenserEx::FindAssembly.
-func (x *DispenserEx) FindAssembly(appBase string, privateBin string, globalBin string, assemblyName string, name string, name2 uint32) (uint32, error) {
-	var res uint32
+func (x *DispenserEx) FindAssembly(appBase string, privateBin string, globalBin string, assemblyName string) (string, error) {
+	var res string
 	if x == nil || x.p == nil {
 		return res, com.NilObject("IMetaDataDispenserEx")
 	}
@@ -4375,16 +6473,36 @@ func (x *DispenserEx) FindAssembly(appBase string, privateBin string, globalBin 
 	s_szPrivateBin := cgoutil.EncodeUTF16Z(privateBin)
 	s_szGlobalBin := cgoutil.EncodeUTF16Z(globalBin)
 	s_szAssemblyName := cgoutil.EncodeUTF16Z(assemblyName)
-	s_szName := cgoutil.EncodeUTF16Z(name)
-	var o_pcName C.ULONG
-	hr := C.clrprof_IMetaDataDispenserEx_FindAssembly((*C.IMetaDataDispenserEx)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szAppBase[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szPrivateBin[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szGlobalBin[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szAssemblyName[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szName[0])), C.ULONG(name2), (*C.ULONG)(unsafe.Pointer(&o_pcName)))
+	b_szName := make([]uint16, 256)
+	var l_pcName C.ULONG
+	var hr C.HRESULT
+	for attempt := 0; ; attempt++ {
+		hr = C.clrprof_IMetaDataDispenserEx_FindAssembly((*C.IMetaDataDispenserEx)(x.p), (C.LPCWSTR)(unsafe.Pointer(&s_szAppBase[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szPrivateBin[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szGlobalBin[0])), (C.LPCWSTR)(unsafe.Pointer(&s_szAssemblyName[0])), (C.LPCWSTR)(unsafe.Pointer(&b_szName[0])), C.ULONG(len(b_szName)), (*C.ULONG)(unsafe.Pointer(&l_pcName)))
+		if attempt == 2 || !(hr >= 0 || hr == com.InsufficientBuffer) || !(int(l_pcName) > len(b_szName)) {
+			break
+		}
+		if int(l_pcName) > len(b_szName) {
+			b_szName = make([]uint16, int(l_pcName))
+		}
+	}
 	if hr < 0 {
 		return res, com.HRESULT(hr)
 	}
-	res = uint32(o_pcName)
+	res = cgoutil.DecodeUTF16(b_szName[:min(int(l_pcName), len(b_szName))])
 	return res, nil
 }
 
+// FindAssemblyModule is not implemented by CoreCLR (it fails with
+// E_NOTIMPL).
+//
+// Its arguments, with the runtime's names where they differ: appBase
+// (szAppBase), privateBin (szPrivateBin), globalBin (szGlobalBin),
+// assemblyName (szAssemblyName), moduleName (szModuleName). It returns the
+// runtime's szName output, as string. It is a method of
+// IMetaDataDispenserEx, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataDispenserEx::FindAssemblyModule.
 func (x *DispenserEx) FindAssemblyModule(appBase string, privateBin string, globalBin string, assemblyName string, moduleName string) (string, error) {
 	var res string
@@ -4415,9 +6533,36 @@ func (x *DispenserEx) FindAssemblyModule(appBase string, privateBin string, glob
 	return res, nil
 }
 
-func (x *DispenserEx) DefineScope(rclsid uuid.UUID, createFlags uint32, riid uuid.UUID) (*Unknown, error) {
-	return x.base().DefineScope(rclsid, createFlags, riid)
+// DefineScope is Dispenser.DefineScope, which DispenserEx inherits.
+//
+// DefineScope creates a new, empty metadata scope in memory and returns it
+// as the interface riid (metadata.IIDEmit2, ...).
+//
+// Its arguments, with the runtime's names where they differ: rclsid, riid.
+// It returns the runtime's ppIUnk output, as *Unknown. It is a method of
+// IMetaDataDispenser, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataDispenser::DefineScope.
+func (x *DispenserEx) DefineScope(rclsid uuid.UUID, riid uuid.UUID) (*Unknown, error) {
+	return x.base().DefineScope(rclsid, riid)
 }
+
+// OpenScope is Dispenser.OpenScope, which DispenserEx inherits.
+//
+// OpenScope opens the metadata of an assembly file as the interface riid
+// (metadata.IIDImport2, ...); openFlags says read-only (OfRead) or
+// writable (OfWrite). The caller must Release the result.
+//
+// Its arguments, with the runtime's names where they differ: scope
+// (szScope), openFlags (dwOpenFlags), riid. It returns the runtime's
+// ppIUnk output, as *Unknown. It is a method of IMetaDataDispenser, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
+// It calls IMetaDataDispenser::OpenScope.
 func (x *DispenserEx) OpenScope(scope string, openFlags OpenFlags, riid uuid.UUID) (*Unknown, error) {
 	return x.base().OpenScope(scope, openFlags, riid)
 }
@@ -4481,6 +6626,10 @@ func (x *Tables) Release() {
 	x.p = nil
 }
 
+// It returns the runtime's pcbStrings output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataTables::GetStringHeapSize.
 func (x *Tables) GetStringHeapSize() (uint32, error) {
 	var res uint32
@@ -4496,6 +6645,10 @@ func (x *Tables) GetStringHeapSize() (uint32, error) {
 	return res, nil
 }
 
+// It returns the runtime's pcbBlobs output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataTables::GetBlobHeapSize.
 func (x *Tables) GetBlobHeapSize() (uint32, error) {
 	var res uint32
@@ -4511,6 +6664,10 @@ func (x *Tables) GetBlobHeapSize() (uint32, error) {
 	return res, nil
 }
 
+// It returns the runtime's pcbGuids output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataTables::GetGuidHeapSize.
 func (x *Tables) GetGuidHeapSize() (uint32, error) {
 	var res uint32
@@ -4526,6 +6683,10 @@ func (x *Tables) GetGuidHeapSize() (uint32, error) {
 	return res, nil
 }
 
+// It returns the runtime's pcbBlobs output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataTables::GetUserStringHeapSize.
 func (x *Tables) GetUserStringHeapSize() (uint32, error) {
 	var res uint32
@@ -4541,6 +6702,10 @@ func (x *Tables) GetUserStringHeapSize() (uint32, error) {
 	return res, nil
 }
 
+// It returns the runtime's pcTables output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataTables::GetNumTables.
 func (x *Tables) GetNumTables() (uint32, error) {
 	var res uint32
@@ -4556,6 +6721,11 @@ func (x *Tables) GetNumTables() (uint32, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: token. It
+// returns the runtime's pixTbl output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataTables::GetTableIndex.
 func (x *Tables) GetTableIndex(token uint32) (uint32, error) {
 	var res uint32
@@ -4572,11 +6742,18 @@ func (x *Tables) GetTableIndex(token uint32) (uint32, error) {
 }
 
 // TablesTableInfoResult holds the outputs of IMetaDataTables::GetTableInfo.
+//
+// getTableInfo returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type TablesTableInfoResult struct {
-	Row  uint32
+	// Row is the runtime's pcbRow output of IMetaDataTables::GetTableInfo.
+	Row uint32
+	// Rows is the runtime's pcRows output of IMetaDataTables::GetTableInfo.
 	Rows uint32
+	// Cols is the runtime's pcCols output of IMetaDataTables::GetTableInfo.
 	Cols uint32
-	Key  uint32
+	// Key is the runtime's piKey output of IMetaDataTables::GetTableInfo.
+	Key uint32
 }
 
 // getTableInfo calls IMetaDataTables::GetTableInfo.
@@ -4601,10 +6778,16 @@ func (x *Tables) getTableInfo(ixTbl uint32, name unsafe.Pointer) (TablesTableInf
 }
 
 // TablesColumnInfoResult holds the outputs of IMetaDataTables::GetColumnInfo.
+//
+// getColumnInfo returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type TablesColumnInfoResult struct {
+	// PoCol is the runtime's poCol output of IMetaDataTables::GetColumnInfo.
 	PoCol uint32
-	Col   uint32
-	Type  uint32
+	// Col is the runtime's pcbCol output of IMetaDataTables::GetColumnInfo.
+	Col uint32
+	// Type is the runtime's pType output of IMetaDataTables::GetColumnInfo.
+	Type uint32
 }
 
 // getColumnInfo calls IMetaDataTables::GetColumnInfo.
@@ -4641,6 +6824,11 @@ func (x *Tables) getCodedTokenInfo(ixCdTkn uint32, tokens unsafe.Pointer, name u
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: ixTbl, rid.
+// It returns the runtime's ppRow output, as Address. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataTables::GetRow.
 func (x *Tables) GetRow(ixTbl uint32, rid uint32) (Address, error) {
 	var res Address
@@ -4656,6 +6844,11 @@ func (x *Tables) GetRow(ixTbl uint32, rid uint32) (Address, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: ixTbl, ixCol,
+// rid. It returns the runtime's pVal output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataTables::GetColumn.
 func (x *Tables) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, error) {
 	var res uint32
@@ -4683,6 +6876,11 @@ func (x *Tables) getString(ixString uint32, str unsafe.Pointer) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: ixBlob. It
+// returns the runtime's ppData output, as []byte. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataTables::GetBlob.
 func (x *Tables) GetBlob(ixBlob uint32) ([]byte, error) {
 	var res []byte
@@ -4711,6 +6909,11 @@ func (x *Tables) getGuid(ixGUID uint32, guid unsafe.Pointer) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: ixUserString.
+// It returns the runtime's ppData output, as []byte. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataTables::GetUserString.
 func (x *Tables) GetUserString(ixUserString uint32) ([]byte, error) {
 	var res []byte
@@ -4727,6 +6930,11 @@ func (x *Tables) GetUserString(ixUserString uint32) ([]byte, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: ixString. It
+// returns the runtime's pNext output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataTables::GetNextString.
 func (x *Tables) GetNextString(ixString uint32) (uint32, error) {
 	var res uint32
@@ -4742,6 +6950,11 @@ func (x *Tables) GetNextString(ixString uint32) (uint32, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: ixBlob. It
+// returns the runtime's pNext output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataTables::GetNextBlob.
 func (x *Tables) GetNextBlob(ixBlob uint32) (uint32, error) {
 	var res uint32
@@ -4757,6 +6970,11 @@ func (x *Tables) GetNextBlob(ixBlob uint32) (uint32, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: ixGUID
+// (ixGuid). It returns the runtime's pNext output, as uint32. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataTables::GetNextGuid.
 func (x *Tables) GetNextGuid(ixGUID uint32) (uint32, error) {
 	var res uint32
@@ -4772,6 +6990,11 @@ func (x *Tables) GetNextGuid(ixGUID uint32) (uint32, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ: ixUserString.
+// It returns the runtime's pNext output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataTables::GetNextUserString.
 func (x *Tables) GetNextUserString(ixUserString uint32) (uint32, error) {
 	var res uint32
@@ -4832,6 +7055,10 @@ func (x *Tables2) base() *Tables {
 	return &x.Tables
 }
 
+// It returns the runtime's ppvMd output, as []byte. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
 // It calls IMetaDataTables2::GetMetaDataStorage.
 func (x *Tables2) GetMetaDataStorage() ([]byte, error) {
 	var res []byte
@@ -4864,21 +7091,69 @@ func (x *Tables2) getMetaDataStreamInfo(ix uint32, ppchName unsafe.Pointer) ([]b
 	return res, nil
 }
 
+// GetStringHeapSize is Tables.GetStringHeapSize, which Tables2 inherits.
+//
+// It returns the runtime's pcbStrings output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetStringHeapSize.
 func (x *Tables2) GetStringHeapSize() (uint32, error) {
 	return x.base().GetStringHeapSize()
 }
+
+// GetBlobHeapSize is Tables.GetBlobHeapSize, which Tables2 inherits.
+//
+// It returns the runtime's pcbBlobs output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetBlobHeapSize.
 func (x *Tables2) GetBlobHeapSize() (uint32, error) {
 	return x.base().GetBlobHeapSize()
 }
+
+// GetGuidHeapSize is Tables.GetGuidHeapSize, which Tables2 inherits.
+//
+// It returns the runtime's pcbGuids output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetGuidHeapSize.
 func (x *Tables2) GetGuidHeapSize() (uint32, error) {
 	return x.base().GetGuidHeapSize()
 }
+
+// GetUserStringHeapSize is Tables.GetUserStringHeapSize, which Tables2 inherits.
+//
+// It returns the runtime's pcbBlobs output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetUserStringHeapSize.
 func (x *Tables2) GetUserStringHeapSize() (uint32, error) {
 	return x.base().GetUserStringHeapSize()
 }
+
+// GetNumTables is Tables.GetNumTables, which Tables2 inherits.
+//
+// It returns the runtime's pcTables output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetNumTables.
 func (x *Tables2) GetNumTables() (uint32, error) {
 	return x.base().GetNumTables()
 }
+
+// GetTableIndex is Tables.GetTableIndex, which Tables2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: token. It
+// returns the runtime's pixTbl output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetTableIndex.
 func (x *Tables2) GetTableIndex(token uint32) (uint32, error) {
 	return x.base().GetTableIndex(token)
 }
@@ -4891,33 +7166,105 @@ func (x *Tables2) getColumnInfo(ixTbl uint32, ixCol uint32, name unsafe.Pointer)
 func (x *Tables2) getCodedTokenInfo(ixCdTkn uint32, tokens unsafe.Pointer, name unsafe.Pointer) (uint32, error) {
 	return x.base().getCodedTokenInfo(ixCdTkn, tokens, name)
 }
+
+// GetRow is Tables.GetRow, which Tables2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: ixTbl, rid.
+// It returns the runtime's ppRow output, as Address. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetRow.
 func (x *Tables2) GetRow(ixTbl uint32, rid uint32) (Address, error) {
 	return x.base().GetRow(ixTbl, rid)
 }
+
+// GetColumn is Tables.GetColumn, which Tables2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: ixTbl, ixCol,
+// rid. It returns the runtime's pVal output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetColumn.
 func (x *Tables2) GetColumn(ixTbl uint32, ixCol uint32, rid uint32) (uint32, error) {
 	return x.base().GetColumn(ixTbl, ixCol, rid)
 }
 func (x *Tables2) getString(ixString uint32, str unsafe.Pointer) error {
 	return x.base().getString(ixString, str)
 }
+
+// GetBlob is Tables.GetBlob, which Tables2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: ixBlob. It
+// returns the runtime's ppData output, as []byte. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetBlob.
 func (x *Tables2) GetBlob(ixBlob uint32) ([]byte, error) {
 	return x.base().GetBlob(ixBlob)
 }
 func (x *Tables2) getGuid(ixGUID uint32, guid unsafe.Pointer) error {
 	return x.base().getGuid(ixGUID, guid)
 }
+
+// GetUserString is Tables.GetUserString, which Tables2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: ixUserString.
+// It returns the runtime's ppData output, as []byte. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetUserString.
 func (x *Tables2) GetUserString(ixUserString uint32) ([]byte, error) {
 	return x.base().GetUserString(ixUserString)
 }
+
+// GetNextString is Tables.GetNextString, which Tables2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: ixString. It
+// returns the runtime's pNext output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetNextString.
 func (x *Tables2) GetNextString(ixString uint32) (uint32, error) {
 	return x.base().GetNextString(ixString)
 }
+
+// GetNextBlob is Tables.GetNextBlob, which Tables2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: ixBlob. It
+// returns the runtime's pNext output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetNextBlob.
 func (x *Tables2) GetNextBlob(ixBlob uint32) (uint32, error) {
 	return x.base().GetNextBlob(ixBlob)
 }
+
+// GetNextGuid is Tables.GetNextGuid, which Tables2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: ixGUID
+// (ixGuid). It returns the runtime's pNext output, as uint32. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetNextGuid.
 func (x *Tables2) GetNextGuid(ixGUID uint32) (uint32, error) {
 	return x.base().GetNextGuid(ixGUID)
 }
+
+// GetNextUserString is Tables.GetNextUserString, which Tables2 inherits.
+//
+// Its arguments, with the runtime's names where they differ: ixUserString.
+// It returns the runtime's pNext output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CLDB_E_RECORD_NOTFOUND, ...).
+//
+// It calls IMetaDataTables::GetNextUserString.
 func (x *Tables2) GetNextUserString(ixUserString uint32) (uint32, error) {
 	return x.base().GetNextUserString(ixUserString)
 }
@@ -4979,11 +7326,22 @@ func (x *Info) Release() {
 }
 
 // InfoFileMappingResult holds the outputs of IMetaDataInfo::GetFileMapping.
+//
+// GetFileMapping returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type InfoFileMappingResult struct {
-	Data        []byte
+	// Data is the runtime's ppvData output of IMetaDataInfo::GetFileMapping.
+	Data []byte
+	// MappingType is the runtime's pdwMappingType output of
+	// IMetaDataInfo::GetFileMapping.
 	MappingType uint32
 }
 
+// It returns the runtime's outputs ppvData, pdwMappingType as the fields
+// of InfoFileMappingResult. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG, CLDB_E_RECORD_NOTFOUND,
+// ...).
+//
 // It calls IMetaDataInfo::GetFileMapping.
 func (x *Info) GetFileMapping() (InfoFileMappingResult, error) {
 	var res InfoFileMappingResult

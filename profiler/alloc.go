@@ -18,6 +18,7 @@ import (
 
 // AllocEvent is one recorded allocation.
 type AllocEvent struct {
+	// Class is the allocated object's class.
 	Class ClassID
 	Size  uint64 // bytes (GetObjectSize; objects of 4 GiB and more read 0)
 }
@@ -25,8 +26,10 @@ type AllocEvent struct {
 // AllocSample is an allocation whose stack was taken (see
 // AllocOptions.SampleBytes).
 type AllocSample struct {
+	// Class is the allocated object's class.
 	Class ClassID
-	Size  uint64
+	// Size is its size in bytes (as AllocEvent.Size).
+	Size uint64
 	// Object is the object's ID when it was allocated, and Epoch the
 	// number of [AllocRecorder.GCStarted] calls before the allocation: the
 	// ID stays the object's address until the next garbage collection
@@ -42,6 +45,7 @@ type AllocSample struct {
 // AllocBatch is what the allocation recorder hands the user: one thread's
 // allocations since its last batch.
 type AllocBatch struct {
+	// Thread is the thread that allocated.
 	Thread ThreadRef
 	// Events holds every allocation, in order; valid until the callback
 	// returns.
@@ -89,9 +93,12 @@ type AllocOptions struct {
 
 // AllocStats counts what an allocation recorder delivered.
 type AllocStats struct {
+	// Events, Samples and Dropped count the allocations recorded, the
+	// samples taken and the records lost to full buffers, since the start.
 	Events, Samples, Dropped uint64
 	// Waited counts records whose thread waited for room in its buffer.
-	Waited  uint64
+	Waited uint64
+	// Threads is the number of threads that have a buffer.
 	Threads int
 }
 

@@ -37,7 +37,7 @@ import (
 // its COR_PRF_ALLOWABLE_AFTER_ATTACH and COR_PRF_HIGH_ALLOWABLE_AFTER_ATTACH.
 const (
 	// attachAllowedLow is the .NET Core 3.x-9 set.
-	attachAllowedLow = MonitorThreads | MonitorModuleLoads | MonitorAssemblyLoads | MonitorAppdomainLoads |
+	attachAllowedLow = MonitorThreads | MonitorModuleLoads | MonitorAssemblyLoads | MonitorAppDomainLoads |
 		EnableStackSnapshot | MonitorGC | MonitorSuspends | MonitorClassLoads | MonitorExceptions |
 		MonitorJITCompilation | EnableReJIT
 	// .NET 10 adds DisableInlining and DisableOptimizations.
@@ -74,6 +74,8 @@ type AttachMaskError struct {
 	High  HighMonitor // offending COR_PRF_HIGH_MONITOR flags
 }
 
+// Error names the refused flags, the flags allowed after attach on
+// that runtime, and the runtime's HRESULT.
 func (e *AttachMaskError) Error() string {
 	low, high := AttachAllowed(e.Major)
 	return fmt.Sprintf("clrprof: a profiler attached to a running process may not set %s on this runtime (.NET %d); allowed after attach: %s: %v",

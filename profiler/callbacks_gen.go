@@ -16,246 +16,677 @@ import "C"
 
 // Callback is the Go form of ICorProfilerCallback (IID 176fbed1-a55c-4796-98ca-a9da0ef883e7): implement it, usually by embedding Base and overriding what you need.
 type Callback interface {
-	// Initialize is ICorProfilerCallback::Initialize.
+	// Initialize is the first call: it hands over the Info of this runtime.
+	// Set the event mask here (SetEventMask, SetEventMask2); an error makes
+	// the runtime unload the profiler. A non-nil error is returned to the
+	// runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::Initialize.
 	Initialize(info *Info) error
-	// Shutdown is ICorProfilerCallback::Shutdown.
+	// Shutdown is the last call when the process exits normally; not called on
+	// a crash or a hard kill. A non-nil error is returned to the runtime as
+	// its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::Shutdown.
 	Shutdown() error
-	// AppDomainCreationStarted is ICorProfilerCallback::AppDomainCreationStarted.
+	// AppDomainCreationStarted reports an app domain being created
+	// (MonitorAppDomainLoads); its name is not known yet. A non-nil error is
+	// returned to the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::AppDomainCreationStarted.
 	AppDomainCreationStarted(appDomainID AppDomainID) error
-	// AppDomainCreationFinished is ICorProfilerCallback::AppDomainCreationFinished.
+	// AppDomainCreationFinished reports an app domain created; hrStatus is a
+	// failure when its creation failed. A non-nil error is returned to the
+	// runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::AppDomainCreationFinished.
 	AppDomainCreationFinished(appDomainID AppDomainID, hrStatus HRESULT) error
-	// AppDomainShutdownStarted is ICorProfilerCallback::AppDomainShutdownStarted.
+	// AppDomainShutdownStarted reports an app domain being unloaded
+	// (MonitorAppDomainLoads). A non-nil error is returned to the runtime as
+	// its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::AppDomainShutdownStarted.
 	AppDomainShutdownStarted(appDomainID AppDomainID) error
-	// AppDomainShutdownFinished is ICorProfilerCallback::AppDomainShutdownFinished.
+	// AppDomainShutdownFinished reports an app domain unloaded; its ID is no
+	// longer valid after this call. A non-nil error is returned to the runtime
+	// as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::AppDomainShutdownFinished.
 	AppDomainShutdownFinished(appDomainID AppDomainID, hrStatus HRESULT) error
-	// AssemblyLoadStarted is ICorProfilerCallback::AssemblyLoadStarted.
+	// AssemblyLoadStarted reports an assembly being loaded
+	// (MonitorAssemblyLoads); GetAssemblyInfo may not know its name yet. A
+	// non-nil error is returned to the runtime as its HRESULT (E_FAIL unless
+	// it wraps one).
+	//
+	// It is ICorProfilerCallback::AssemblyLoadStarted.
 	AssemblyLoadStarted(assemblyID AssemblyID) error
-	// AssemblyLoadFinished is ICorProfilerCallback::AssemblyLoadFinished.
+	// AssemblyLoadFinished reports an assembly loaded; hrStatus is a failure
+	// when the load failed. A non-nil error is returned to the runtime as its
+	// HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::AssemblyLoadFinished.
 	AssemblyLoadFinished(assemblyID AssemblyID, hrStatus HRESULT) error
-	// AssemblyUnloadStarted is ICorProfilerCallback::AssemblyUnloadStarted.
+	// AssemblyUnloadStarted reports an assembly being unloaded
+	// (MonitorAssemblyLoads; collectible assemblies only on CoreCLR). A
+	// non-nil error is returned to the runtime as its HRESULT (E_FAIL unless
+	// it wraps one).
+	//
+	// It is ICorProfilerCallback::AssemblyUnloadStarted.
 	AssemblyUnloadStarted(assemblyID AssemblyID) error
-	// AssemblyUnloadFinished is ICorProfilerCallback::AssemblyUnloadFinished.
+	// AssemblyUnloadFinished reports an assembly unloaded; its ID is no longer
+	// valid after this call. A non-nil error is returned to the runtime as its
+	// HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::AssemblyUnloadFinished.
 	AssemblyUnloadFinished(assemblyID AssemblyID, hrStatus HRESULT) error
-	// ModuleLoadStarted is ICorProfilerCallback::ModuleLoadStarted.
+	// ModuleLoadStarted reports a module being loaded (MonitorModuleLoads);
+	// its base address and flags are not safe to ask for yet (GetModuleInfo2
+	// says so). A non-nil error is returned to the runtime as its HRESULT
+	// (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ModuleLoadStarted.
 	ModuleLoadStarted(moduleID ModuleID) error
-	// ModuleLoadFinished is ICorProfilerCallback::ModuleLoadFinished.
+	// ModuleLoadFinished reports a module loaded: its metadata can be opened
+	// now (ModuleImport, ModuleEmit). hrStatus is a failure when the load
+	// failed. A non-nil error is returned to the runtime as its HRESULT
+	// (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ModuleLoadFinished.
 	ModuleLoadFinished(moduleID ModuleID, hrStatus HRESULT) error
-	// ModuleUnloadStarted is ICorProfilerCallback::ModuleUnloadStarted.
+	// ModuleUnloadStarted reports a module being unloaded
+	// (MonitorModuleLoads); the module's IDs are still valid during this call.
+	// A non-nil error is returned to the runtime as its HRESULT (E_FAIL unless
+	// it wraps one).
+	//
+	// It is ICorProfilerCallback::ModuleUnloadStarted.
 	ModuleUnloadStarted(moduleID ModuleID) error
-	// ModuleUnloadFinished is ICorProfilerCallback::ModuleUnloadFinished.
+	// ModuleUnloadFinished reports a module unloaded; its ID is no longer
+	// valid after this call. A non-nil error is returned to the runtime as its
+	// HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ModuleUnloadFinished.
 	ModuleUnloadFinished(moduleID ModuleID, hrStatus HRESULT) error
-	// ModuleAttachedToAssembly is ICorProfilerCallback::ModuleAttachedToAssembly.
+	// ModuleAttachedToAssembly reports which assembly a loaded module belongs
+	// to. A non-nil error is returned to the runtime as its HRESULT (E_FAIL
+	// unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ModuleAttachedToAssembly.
 	ModuleAttachedToAssembly(moduleID ModuleID, assemblyID AssemblyID) error
-	// ClassLoadStarted is ICorProfilerCallback::ClassLoadStarted.
+	// ClassLoadStarted reports a class being loaded (MonitorClassLoads); its
+	// layout is not known yet. A non-nil error is returned to the runtime as
+	// its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ClassLoadStarted.
 	ClassLoadStarted(classID ClassID) error
-	// ClassLoadFinished is ICorProfilerCallback::ClassLoadFinished.
+	// ClassLoadFinished reports a class loaded; hrStatus is a failure when the
+	// load failed. A non-nil error is returned to the runtime as its HRESULT
+	// (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ClassLoadFinished.
 	ClassLoadFinished(classID ClassID, hrStatus HRESULT) error
-	// ClassUnloadStarted is ICorProfilerCallback::ClassUnloadStarted.
+	// ClassUnloadStarted reports a class being unloaded (MonitorClassLoads;
+	// collectible assemblies only). A non-nil error is returned to the runtime
+	// as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ClassUnloadStarted.
 	ClassUnloadStarted(classID ClassID) error
-	// ClassUnloadFinished is ICorProfilerCallback::ClassUnloadFinished.
+	// ClassUnloadFinished reports a class unloaded; its ID is no longer valid
+	// after this call. A non-nil error is returned to the runtime as its
+	// HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ClassUnloadFinished.
 	ClassUnloadFinished(classID ClassID, hrStatus HRESULT) error
-	// FunctionUnloadStarted is ICorProfilerCallback::FunctionUnloadStarted.
+	// FunctionUnloadStarted reports a function being unloaded
+	// (MonitorFunctionUnloads). A non-nil error is returned to the runtime as
+	// its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::FunctionUnloadStarted.
 	FunctionUnloadStarted(functionID FunctionID) error
-	// JITCompilationStarted is ICorProfilerCallback::JITCompilationStarted.
+	// JITCompilationStarted reports that the JIT is about to compile a
+	// function (MonitorJITCompilation): the place to replace its IL
+	// (SetILFunctionBody, ilrw.Rewrite). isSafeToBlock is false when blocking
+	// would deadlock the runtime. A non-nil error is returned to the runtime
+	// as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::JITCompilationStarted.
 	JITCompilationStarted(functionID FunctionID, isSafeToBlock bool) error
-	// JITCompilationFinished is ICorProfilerCallback::JITCompilationFinished.
+	// JITCompilationFinished reports a function compiled; hrStatus is a
+	// failure when the JIT failed (for instance on an invalid rewritten body).
+	// A non-nil error is returned to the runtime as its HRESULT (E_FAIL unless
+	// it wraps one).
+	//
+	// It is ICorProfilerCallback::JITCompilationFinished.
 	JITCompilationFinished(functionID FunctionID, hrStatus HRESULT, isSafeToBlock bool) error
-	// JITCachedFunctionSearchStarted is ICorProfilerCallback::JITCachedFunctionSearchStarted.
-	JITCachedFunctionSearchStarted(functionID FunctionID) (bool, error)
-	// JITCachedFunctionSearchFinished is ICorProfilerCallback::JITCachedFunctionSearchFinished.
+	// JITCachedFunctionSearchStarted reports that the runtime found
+	// precompiled (ReadyToRun) code for a function (MonitorCacheSearches).
+	// Return useCachedFunction: true lets the runtime use the precompiled
+	// code; false makes the JIT compile the function instead (so that its IL
+	// can be rewritten). A non-nil error is returned to the runtime as its
+	// HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::JITCachedFunctionSearchStarted.
+	JITCachedFunctionSearchStarted(functionID FunctionID) (useCachedFunction bool, err error)
+	// JITCachedFunctionSearchFinished reports the outcome of a search for
+	// precompiled code (MonitorCacheSearches). A non-nil error is returned to
+	// the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::JITCachedFunctionSearchFinished.
 	JITCachedFunctionSearchFinished(functionID FunctionID, result JITCache) error
-	// JITFunctionPitched is ICorProfilerCallback::JITFunctionPitched.
+	// JITFunctionPitched reports compiled code thrown away; never called by
+	// CoreCLR. A non-nil error is returned to the runtime as its HRESULT
+	// (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::JITFunctionPitched.
 	JITFunctionPitched(functionID FunctionID) error
-	// JITInlining is ICorProfilerCallback::JITInlining.
-	JITInlining(callerID FunctionID, calleeID FunctionID) (bool, error)
-	// ThreadCreated is ICorProfilerCallback::ThreadCreated.
+	// JITInlining reports that the JIT is about to inline calleeID into
+	// callerID (MonitorJITCompilation); refuse to keep a rewritten callee out
+	// of other methods' code. Return shouldInline: true lets the JIT inline
+	// calleeID into callerID; false refuses this inlining (the call stays a
+	// call). A non-nil error is returned to the runtime as its HRESULT (E_FAIL
+	// unless it wraps one).
+	//
+	// It is ICorProfilerCallback::JITInlining.
+	JITInlining(callerID FunctionID, calleeID FunctionID) (shouldInline bool, err error)
+	// ThreadCreated reports a managed thread created (MonitorThreads); it may
+	// not run on an OS thread yet. A non-nil error is returned to the runtime
+	// as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ThreadCreated.
 	ThreadCreated(threadID ThreadID) error
-	// ThreadDestroyed is ICorProfilerCallback::ThreadDestroyed.
+	// ThreadDestroyed reports a managed thread destroyed; its ID is no longer
+	// valid after this call. A non-nil error is returned to the runtime as its
+	// HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ThreadDestroyed.
 	ThreadDestroyed(threadID ThreadID) error
-	// ThreadAssignedToOSThread is ICorProfilerCallback::ThreadAssignedToOSThread.
+	// ThreadAssignedToOSThread reports the OS thread (its Linux thread ID) a
+	// managed thread runs on. A non-nil error is returned to the runtime as
+	// its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ThreadAssignedToOSThread.
 	ThreadAssignedToOSThread(managedThreadID ThreadID, osThreadID uint32) error
-	// RemotingClientInvocationStarted is ICorProfilerCallback::RemotingClientInvocationStarted.
+	// RemotingClientInvocationStarted is a .NET Framework remoting event;
+	// CoreCLR never calls it. A non-nil error is returned to the runtime as
+	// its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::RemotingClientInvocationStarted.
 	RemotingClientInvocationStarted() error
-	// RemotingClientSendingMessage is ICorProfilerCallback::RemotingClientSendingMessage.
+	// RemotingClientSendingMessage is a .NET Framework remoting event; CoreCLR
+	// never calls it. A non-nil error is returned to the runtime as its
+	// HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::RemotingClientSendingMessage.
 	RemotingClientSendingMessage(cookie uuid.UUID, isAsync bool) error
-	// RemotingClientReceivingReply is ICorProfilerCallback::RemotingClientReceivingReply.
+	// RemotingClientReceivingReply is a .NET Framework remoting event; CoreCLR
+	// never calls it. A non-nil error is returned to the runtime as its
+	// HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::RemotingClientReceivingReply.
 	RemotingClientReceivingReply(cookie uuid.UUID, isAsync bool) error
-	// RemotingClientInvocationFinished is ICorProfilerCallback::RemotingClientInvocationFinished.
+	// RemotingClientInvocationFinished is a .NET Framework remoting event;
+	// CoreCLR never calls it. A non-nil error is returned to the runtime as
+	// its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::RemotingClientInvocationFinished.
 	RemotingClientInvocationFinished() error
-	// RemotingServerReceivingMessage is ICorProfilerCallback::RemotingServerReceivingMessage.
+	// RemotingServerReceivingMessage is a .NET Framework remoting event;
+	// CoreCLR never calls it. A non-nil error is returned to the runtime as
+	// its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::RemotingServerReceivingMessage.
 	RemotingServerReceivingMessage(cookie uuid.UUID, isAsync bool) error
-	// RemotingServerInvocationStarted is ICorProfilerCallback::RemotingServerInvocationStarted.
+	// RemotingServerInvocationStarted is a .NET Framework remoting event;
+	// CoreCLR never calls it. A non-nil error is returned to the runtime as
+	// its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::RemotingServerInvocationStarted.
 	RemotingServerInvocationStarted() error
-	// RemotingServerInvocationReturned is ICorProfilerCallback::RemotingServerInvocationReturned.
+	// RemotingServerInvocationReturned is a .NET Framework remoting event;
+	// CoreCLR never calls it. A non-nil error is returned to the runtime as
+	// its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::RemotingServerInvocationReturned.
 	RemotingServerInvocationReturned() error
-	// RemotingServerSendingReply is ICorProfilerCallback::RemotingServerSendingReply.
+	// RemotingServerSendingReply is a .NET Framework remoting event; CoreCLR
+	// never calls it. A non-nil error is returned to the runtime as its
+	// HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::RemotingServerSendingReply.
 	RemotingServerSendingReply(cookie uuid.UUID, isAsync bool) error
-	// UnmanagedToManagedTransition is ICorProfilerCallback::UnmanagedToManagedTransition.
+	// UnmanagedToManagedTransition reports a call from native code into
+	// managed code, or a return to it (MonitorCodeTransitions). A non-nil
+	// error is returned to the runtime as its HRESULT (E_FAIL unless it wraps
+	// one).
+	//
+	// It is ICorProfilerCallback::UnmanagedToManagedTransition.
 	UnmanagedToManagedTransition(functionID FunctionID, reason TransitionReason) error
-	// ManagedToUnmanagedTransition is ICorProfilerCallback::ManagedToUnmanagedTransition.
+	// ManagedToUnmanagedTransition reports a call from managed code into
+	// native code (P/Invoke), or a return to it (MonitorCodeTransitions). A
+	// non-nil error is returned to the runtime as its HRESULT (E_FAIL unless
+	// it wraps one).
+	//
+	// It is ICorProfilerCallback::ManagedToUnmanagedTransition.
 	ManagedToUnmanagedTransition(functionID FunctionID, reason TransitionReason) error
-	// RuntimeSuspendStarted is ICorProfilerCallback::RuntimeSuspendStarted.
+	// RuntimeSuspendStarted reports that the runtime starts suspending every
+	// managed thread (MonitorSuspends), for a GC or another reason. A non-nil
+	// error is returned to the runtime as its HRESULT (E_FAIL unless it wraps
+	// one).
+	//
+	// It is ICorProfilerCallback::RuntimeSuspendStarted.
 	RuntimeSuspendStarted(suspendReason SuspendReason) error
-	// RuntimeSuspendFinished is ICorProfilerCallback::RuntimeSuspendFinished.
+	// RuntimeSuspendFinished reports that every managed thread is suspended. A
+	// non-nil error is returned to the runtime as its HRESULT (E_FAIL unless
+	// it wraps one).
+	//
+	// It is ICorProfilerCallback::RuntimeSuspendFinished.
 	RuntimeSuspendFinished() error
-	// RuntimeSuspendAborted is ICorProfilerCallback::RuntimeSuspendAborted.
+	// RuntimeSuspendAborted reports that a suspension was given up. A non-nil
+	// error is returned to the runtime as its HRESULT (E_FAIL unless it wraps
+	// one).
+	//
+	// It is ICorProfilerCallback::RuntimeSuspendAborted.
 	RuntimeSuspendAborted() error
-	// RuntimeResumeStarted is ICorProfilerCallback::RuntimeResumeStarted.
+	// RuntimeResumeStarted reports that the runtime starts resuming the
+	// suspended threads. A non-nil error is returned to the runtime as its
+	// HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::RuntimeResumeStarted.
 	RuntimeResumeStarted() error
-	// RuntimeResumeFinished is ICorProfilerCallback::RuntimeResumeFinished.
+	// RuntimeResumeFinished reports that the threads run again. A non-nil
+	// error is returned to the runtime as its HRESULT (E_FAIL unless it wraps
+	// one).
+	//
+	// It is ICorProfilerCallback::RuntimeResumeFinished.
 	RuntimeResumeFinished() error
-	// RuntimeThreadSuspended is ICorProfilerCallback::RuntimeThreadSuspended.
+	// RuntimeThreadSuspended reports one thread suspended. A non-nil error is
+	// returned to the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::RuntimeThreadSuspended.
 	RuntimeThreadSuspended(threadID ThreadID) error
-	// RuntimeThreadResumed is ICorProfilerCallback::RuntimeThreadResumed.
+	// RuntimeThreadResumed reports one thread resumed. A non-nil error is
+	// returned to the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::RuntimeThreadResumed.
 	RuntimeThreadResumed(threadID ThreadID) error
-	// MovedReferences is ICorProfilerCallback::MovedReferences.
+	// MovedReferences reports object ranges a compacting GC moved (MonitorGC);
+	// superseded by MovedReferences2, whose lengths are 64-bit. A non-nil
+	// error is returned to the runtime as its HRESULT (E_FAIL unless it wraps
+	// one).
+	//
+	// It is ICorProfilerCallback::MovedReferences.
 	MovedReferences(oldObjectIDRangeStart []ObjectID, newObjectIDRangeStart []ObjectID, objectIDRangeLength []uint32) error
-	// ObjectAllocated is ICorProfilerCallback::ObjectAllocated.
+	// ObjectAllocated reports one object allocated (EnableObjectAllocated and
+	// MonitorObjectAllocated); costly on every allocation. A non-nil error is
+	// returned to the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ObjectAllocated.
 	ObjectAllocated(objectID ObjectID, classID ClassID) error
-	// ObjectsAllocatedByClass is ICorProfilerCallback::ObjectsAllocatedByClass.
+	// ObjectsAllocatedByClass reports, after a GC, how many objects of each
+	// class were allocated since the last one (MonitorGC). A non-nil error is
+	// returned to the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ObjectsAllocatedByClass.
 	ObjectsAllocatedByClass(classIDs []ClassID, objects []uint32) error
-	// ObjectReferences is ICorProfilerCallback::ObjectReferences.
+	// ObjectReferences reports the objects one object refers to, after a GC
+	// (MonitorGC). A non-nil error is returned to the runtime as its HRESULT
+	// (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ObjectReferences.
 	ObjectReferences(objectID ObjectID, classID ClassID, objectRefIDs []ObjectID) error
-	// RootReferences is ICorProfilerCallback::RootReferences.
+	// RootReferences reports the GC roots (MonitorGC); superseded by
+	// RootReferences2, which says each root's kind. A non-nil error is
+	// returned to the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::RootReferences.
 	RootReferences(rootRefIDs []ObjectID) error
-	// ExceptionThrown is ICorProfilerCallback::ExceptionThrown.
+	// ExceptionThrown reports an exception thrown (MonitorExceptions); the
+	// object is valid during this call. A non-nil error is returned to the
+	// runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ExceptionThrown.
 	ExceptionThrown(thrownObjectID ObjectID) error
-	// ExceptionSearchFunctionEnter is ICorProfilerCallback::ExceptionSearchFunctionEnter.
+	// ExceptionSearchFunctionEnter reports that the first pass of exception
+	// handling looks for a handler in a function. A non-nil error is returned
+	// to the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ExceptionSearchFunctionEnter.
 	ExceptionSearchFunctionEnter(functionID FunctionID) error
-	// ExceptionSearchFunctionLeave is ICorProfilerCallback::ExceptionSearchFunctionLeave.
+	// ExceptionSearchFunctionLeave reports that the search leaves that
+	// function. A non-nil error is returned to the runtime as its HRESULT
+	// (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ExceptionSearchFunctionLeave.
 	ExceptionSearchFunctionLeave() error
-	// ExceptionSearchFilterEnter is ICorProfilerCallback::ExceptionSearchFilterEnter.
+	// ExceptionSearchFilterEnter reports a filter about to run. A non-nil
+	// error is returned to the runtime as its HRESULT (E_FAIL unless it wraps
+	// one).
+	//
+	// It is ICorProfilerCallback::ExceptionSearchFilterEnter.
 	ExceptionSearchFilterEnter(functionID FunctionID) error
-	// ExceptionSearchFilterLeave is ICorProfilerCallback::ExceptionSearchFilterLeave.
+	// ExceptionSearchFilterLeave reports that the filter returned. A non-nil
+	// error is returned to the runtime as its HRESULT (E_FAIL unless it wraps
+	// one).
+	//
+	// It is ICorProfilerCallback::ExceptionSearchFilterLeave.
 	ExceptionSearchFilterLeave() error
-	// ExceptionSearchCatcherFound is ICorProfilerCallback::ExceptionSearchCatcherFound.
+	// ExceptionSearchCatcherFound reports the function whose handler will
+	// catch the exception. A non-nil error is returned to the runtime as its
+	// HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ExceptionSearchCatcherFound.
 	ExceptionSearchCatcherFound(functionID FunctionID) error
-	// ExceptionOSHandlerEnter is ICorProfilerCallback::ExceptionOSHandlerEnter.
+	// ExceptionOSHandlerEnter is not called by CoreCLR. A non-nil error is
+	// returned to the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ExceptionOSHandlerEnter.
 	ExceptionOSHandlerEnter() error
-	// ExceptionOSHandlerLeave is ICorProfilerCallback::ExceptionOSHandlerLeave.
+	// ExceptionOSHandlerLeave is not called by CoreCLR. A non-nil error is
+	// returned to the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ExceptionOSHandlerLeave.
 	ExceptionOSHandlerLeave() error
-	// ExceptionUnwindFunctionEnter is ICorProfilerCallback::ExceptionUnwindFunctionEnter.
+	// ExceptionUnwindFunctionEnter reports that the second pass unwinds a
+	// function. A non-nil error is returned to the runtime as its HRESULT
+	// (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ExceptionUnwindFunctionEnter.
 	ExceptionUnwindFunctionEnter(functionID FunctionID) error
-	// ExceptionUnwindFunctionLeave is ICorProfilerCallback::ExceptionUnwindFunctionLeave.
+	// ExceptionUnwindFunctionLeave reports that the function is unwound: its
+	// frame is gone. A non-nil error is returned to the runtime as its HRESULT
+	// (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ExceptionUnwindFunctionLeave.
 	ExceptionUnwindFunctionLeave() error
-	// ExceptionUnwindFinallyEnter is ICorProfilerCallback::ExceptionUnwindFinallyEnter.
+	// ExceptionUnwindFinallyEnter reports a finally clause about to run during
+	// unwinding. A non-nil error is returned to the runtime as its HRESULT
+	// (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ExceptionUnwindFinallyEnter.
 	ExceptionUnwindFinallyEnter(functionID FunctionID) error
-	// ExceptionUnwindFinallyLeave is ICorProfilerCallback::ExceptionUnwindFinallyLeave.
+	// ExceptionUnwindFinallyLeave reports that the finally clause finished. A
+	// non-nil error is returned to the runtime as its HRESULT (E_FAIL unless
+	// it wraps one).
+	//
+	// It is ICorProfilerCallback::ExceptionUnwindFinallyLeave.
 	ExceptionUnwindFinallyLeave() error
-	// ExceptionCatcherEnter is ICorProfilerCallback::ExceptionCatcherEnter.
+	// ExceptionCatcherEnter reports that control enters the catch clause that
+	// handles the exception. A non-nil error is returned to the runtime as its
+	// HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ExceptionCatcherEnter.
 	ExceptionCatcherEnter(functionID FunctionID, objectID ObjectID) error
-	// ExceptionCatcherLeave is ICorProfilerCallback::ExceptionCatcherLeave.
+	// ExceptionCatcherLeave reports that the catch clause is left. A non-nil
+	// error is returned to the runtime as its HRESULT (E_FAIL unless it wraps
+	// one).
+	//
+	// It is ICorProfilerCallback::ExceptionCatcherLeave.
 	ExceptionCatcherLeave() error
-	// COMClassicVTableCreated is ICorProfilerCallback::COMClassicVTableCreated.
+	// COMClassicVTableCreated is a COM interop event; CoreCLR on Linux never
+	// calls it. A non-nil error is returned to the runtime as its HRESULT
+	// (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::COMClassicVTableCreated.
 	COMClassicVTableCreated(wrappedClassID ClassID, implementedIID uuid.UUID, vTable Address, slots uint32) error
-	// COMClassicVTableDestroyed is ICorProfilerCallback::COMClassicVTableDestroyed.
+	// COMClassicVTableDestroyed is a COM interop event; CoreCLR on Linux never
+	// calls it. A non-nil error is returned to the runtime as its HRESULT
+	// (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::COMClassicVTableDestroyed.
 	COMClassicVTableDestroyed(wrappedClassID ClassID, implementedIID uuid.UUID, vTable Address) error
-	// ExceptionCLRCatcherFound is ICorProfilerCallback::ExceptionCLRCatcherFound.
+	// ExceptionCLRCatcherFound is not called by CoreCLR. A non-nil error is
+	// returned to the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ExceptionCLRCatcherFound.
 	ExceptionCLRCatcherFound() error
-	// ExceptionCLRCatcherExecute is ICorProfilerCallback::ExceptionCLRCatcherExecute.
+	// ExceptionCLRCatcherExecute is not called by CoreCLR. A non-nil error is
+	// returned to the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback::ExceptionCLRCatcherExecute.
 	ExceptionCLRCatcherExecute() error
 }
 
 // Callback2 is the Go form of ICorProfilerCallback2 (IID 8a8cc829-ccf2-49fe-bbae-0f022228071a): implement it, usually by embedding Base and overriding what you need.
 type Callback2 interface {
 	Callback
-	// ThreadNameChanged is ICorProfilerCallback2::ThreadNameChanged.
+	// ThreadNameChanged reports a managed thread's new name (MonitorThreads).
+	// Only a profiler that implements Callback2 gets it (every supported
+	// runtime). A non-nil error is returned to the runtime as its HRESULT
+	// (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback2::ThreadNameChanged.
 	ThreadNameChanged(threadID ThreadID, name string) error
-	// GarbageCollectionStarted is ICorProfilerCallback2::GarbageCollectionStarted.
+	// GarbageCollectionStarted reports a GC starting (MonitorGC):
+	// generationCollected[g] is true for each generation g it collects. Only a
+	// profiler that implements Callback2 gets it (every supported runtime). A
+	// non-nil error is returned to the runtime as its HRESULT (E_FAIL unless
+	// it wraps one).
+	//
+	// It is ICorProfilerCallback2::GarbageCollectionStarted.
 	GarbageCollectionStarted(generationCollected []bool, reason GCReason) error
-	// SurvivingReferences is ICorProfilerCallback2::SurvivingReferences.
+	// SurvivingReferences reports object ranges a non-compacting GC kept
+	// (MonitorGC); superseded by SurvivingReferences2. Only a profiler that
+	// implements Callback2 gets it (every supported runtime). A non-nil error
+	// is returned to the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback2::SurvivingReferences.
 	SurvivingReferences(objectIDRangeStart []ObjectID, objectIDRangeLength []uint32) error
-	// GarbageCollectionFinished is ICorProfilerCallback2::GarbageCollectionFinished.
+	// GarbageCollectionFinished reports a GC finished; objects may have moved.
+	// Only a profiler that implements Callback2 gets it (every supported
+	// runtime). A non-nil error is returned to the runtime as its HRESULT
+	// (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback2::GarbageCollectionFinished.
 	GarbageCollectionFinished() error
-	// FinalizeableObjectQueued is ICorProfilerCallback2::FinalizeableObjectQueued.
-	FinalizeableObjectQueued(finalizerFlags uint32, objectID ObjectID) error
-	// RootReferences2 is ICorProfilerCallback2::RootReferences2.
+	// FinalizeableObjectQueued reports an object queued for its finalizer
+	// (MonitorGC); finalizerFlags says whether it is a critical finalizer.
+	// Only a profiler that implements Callback2 gets it (every supported
+	// runtime). A non-nil error is returned to the runtime as its HRESULT
+	// (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback2::FinalizeableObjectQueued.
+	FinalizeableObjectQueued(finalizerFlags FinalizerFlags, objectID ObjectID) error
+	// RootReferences2 reports the GC roots with each root's kind, flags and ID
+	// (MonitorGC). Only a profiler that implements Callback2 gets it (every
+	// supported runtime). A non-nil error is returned to the runtime as its
+	// HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback2::RootReferences2.
 	RootReferences2(rootRefIDs []ObjectID, rootKinds []GCRootKind, rootFlags []GCRootFlags, rootIDs []Address) error
-	// HandleCreated is ICorProfilerCallback2::HandleCreated.
+	// HandleCreated reports a GC handle created (MonitorGC). Only a profiler
+	// that implements Callback2 gets it (every supported runtime). A non-nil
+	// error is returned to the runtime as its HRESULT (E_FAIL unless it wraps
+	// one).
+	//
+	// It is ICorProfilerCallback2::HandleCreated.
 	HandleCreated(handleID GCHandleID, initialObjectID ObjectID) error
-	// HandleDestroyed is ICorProfilerCallback2::HandleDestroyed.
+	// HandleDestroyed reports a GC handle destroyed. Only a profiler that
+	// implements Callback2 gets it (every supported runtime). A non-nil error
+	// is returned to the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback2::HandleDestroyed.
 	HandleDestroyed(handleID GCHandleID) error
 }
 
 // Callback3 is the Go form of ICorProfilerCallback3 (IID 4fd2ed52-7731-4b8d-9469-03d2cc3086c5): implement it, usually by embedding Base and overriding what you need.
 type Callback3 interface {
 	Callback2
-	// InitializeForAttach is ICorProfilerCallback3::InitializeForAttach.
+	// InitializeForAttach is the first call of a profiler attached to a
+	// running process (diag.Client.AttachProfiler); clientData is what the
+	// attacher sent. An error makes the runtime unload the profiler. Only a
+	// profiler that implements Callback3 gets it (every supported runtime). A
+	// non-nil error is returned to the runtime as its HRESULT (E_FAIL unless
+	// it wraps one).
+	//
+	// It is ICorProfilerCallback3::InitializeForAttach.
 	InitializeForAttach(info *Info, clientData []byte) error
-	// ProfilerAttachComplete is ICorProfilerCallback3::ProfilerAttachComplete.
+	// ProfilerAttachComplete reports that an attached profiler may now use
+	// every Info method (after InitializeForAttach). Only a profiler that
+	// implements Callback3 gets it (every supported runtime). A non-nil error
+	// is returned to the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback3::ProfilerAttachComplete.
 	ProfilerAttachComplete() error
-	// ProfilerDetachSucceeded is ICorProfilerCallback3::ProfilerDetachSucceeded.
+	// ProfilerDetachSucceeded is the last call before a detached profiler is
+	// unloaded (RequestProfilerDetach). Only a profiler that implements
+	// Callback3 gets it (every supported runtime). A non-nil error is returned
+	// to the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback3::ProfilerDetachSucceeded.
 	ProfilerDetachSucceeded() error
 }
 
 // Callback4 is the Go form of ICorProfilerCallback4 (IID 7b63b2e3-107d-4d48-b2f6-f61e229470d2): implement it, usually by embedding Base and overriding what you need.
 type Callback4 interface {
 	Callback3
-	// ReJITCompilationStarted is ICorProfilerCallback4::ReJITCompilationStarted.
+	// ReJITCompilationStarted reports a ReJIT of a function about to be
+	// compiled (RequestReJIT). Only a profiler that implements Callback4 gets
+	// it (every supported runtime). A non-nil error is returned to the runtime
+	// as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback4::ReJITCompilationStarted.
 	ReJITCompilationStarted(functionID FunctionID, rejitID ReJITID, isSafeToBlock bool) error
-	// GetReJITParameters is ICorProfilerCallback4::GetReJITParameters.
+	// GetReJITParameters asks for the new IL of a function about to be
+	// re-JIT-compiled: set it through the FunctionControl (ilrw's ReJIT
+	// helpers do). Only a profiler that implements Callback4 gets it (every
+	// supported runtime). A non-nil error is returned to the runtime as its
+	// HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback4::GetReJITParameters.
 	GetReJITParameters(moduleID ModuleID, methodID metadata.Token, functionControl *FunctionControl) error
-	// ReJITCompilationFinished is ICorProfilerCallback4::ReJITCompilationFinished.
+	// ReJITCompilationFinished reports a ReJIT compiled; hrStatus is a failure
+	// when it failed. Only a profiler that implements Callback4 gets it (every
+	// supported runtime). A non-nil error is returned to the runtime as its
+	// HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback4::ReJITCompilationFinished.
 	ReJITCompilationFinished(functionID FunctionID, rejitID ReJITID, hrStatus HRESULT, isSafeToBlock bool) error
-	// ReJITError is ICorProfilerCallback4::ReJITError.
+	// ReJITError reports a ReJIT request that failed for one function. Only a
+	// profiler that implements Callback4 gets it (every supported runtime). A
+	// non-nil error is returned to the runtime as its HRESULT (E_FAIL unless
+	// it wraps one).
+	//
+	// It is ICorProfilerCallback4::ReJITError.
 	ReJITError(moduleID ModuleID, methodID metadata.Token, functionID FunctionID, hrStatus HRESULT) error
-	// MovedReferences2 is ICorProfilerCallback4::MovedReferences2.
+	// MovedReferences2 reports object ranges a compacting GC moved, with
+	// 64-bit lengths (MonitorGC). Only a profiler that implements Callback4
+	// gets it (every supported runtime). A non-nil error is returned to the
+	// runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback4::MovedReferences2.
 	MovedReferences2(oldObjectIDRangeStart []ObjectID, newObjectIDRangeStart []ObjectID, objectIDRangeLength []uint64) error
-	// SurvivingReferences2 is ICorProfilerCallback4::SurvivingReferences2.
+	// SurvivingReferences2 reports object ranges a non-compacting GC kept,
+	// with 64-bit lengths (MonitorGC). Only a profiler that implements
+	// Callback4 gets it (every supported runtime). A non-nil error is returned
+	// to the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback4::SurvivingReferences2.
 	SurvivingReferences2(objectIDRangeStart []ObjectID, objectIDRangeLength []uint64) error
 }
 
 // Callback5 is the Go form of ICorProfilerCallback5 (IID 8dfba405-8c9f-45f8-bffa-83b14cef78b5): implement it, usually by embedding Base and overriding what you need.
 type Callback5 interface {
 	Callback4
-	// ConditionalWeakTableElementReferences is ICorProfilerCallback5::ConditionalWeakTableElementReferences.
+	// ConditionalWeakTableElementReferences reports the dependent references
+	// of ConditionalWeakTable entries after a GC (MonitorGC). Only a profiler
+	// that implements Callback5 gets it (every supported runtime). A non-nil
+	// error is returned to the runtime as its HRESULT (E_FAIL unless it wraps
+	// one).
+	//
+	// It is ICorProfilerCallback5::ConditionalWeakTableElementReferences.
 	ConditionalWeakTableElementReferences(keyRefIDs []ObjectID, valueRefIDs []ObjectID, rootIDs []GCHandleID) error
 }
 
 // Callback6 is the Go form of ICorProfilerCallback6 (IID fc13df4b-4448-4f4f-950c-ba8d19d00c36): implement it, usually by embedding Base and overriding what you need.
 type Callback6 interface {
 	Callback5
-	// GetAssemblyReferences is ICorProfilerCallback6::GetAssemblyReferences.
+	// GetAssemblyReferences asks which assembly references to add while an
+	// assembly loads (HighAddAssemblyReferences); the provider records them.
+	// Only a profiler that implements Callback6 gets it (every supported
+	// runtime). A non-nil error is returned to the runtime as its HRESULT
+	// (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback6::GetAssemblyReferences.
 	GetAssemblyReferences(assemblyPath string, asmRefProvider *AssemblyReferenceProvider) error
 }
 
 // Callback7 is the Go form of ICorProfilerCallback7 (IID f76a2dba-1d52-4539-866c-2aa518f9efc3): implement it, usually by embedding Base and overriding what you need.
 type Callback7 interface {
 	Callback6
-	// ModuleInMemorySymbolsUpdated is ICorProfilerCallback7::ModuleInMemorySymbolsUpdated.
+	// ModuleInMemorySymbolsUpdated reports that the symbols of an in-memory
+	// module changed (HighInMemorySymbolsUpdated). Only a profiler that
+	// implements Callback7 gets it (every supported runtime). A non-nil error
+	// is returned to the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback7::ModuleInMemorySymbolsUpdated.
 	ModuleInMemorySymbolsUpdated(moduleID ModuleID) error
 }
 
 // Callback8 is the Go form of ICorProfilerCallback8 (IID 5bed9b15-c079-4d47-bfe2-215a140c07e0): implement it, usually by embedding Base and overriding what you need.
 type Callback8 interface {
 	Callback7
-	// DynamicMethodJITCompilationStarted is ICorProfilerCallback8::DynamicMethodJITCompilationStarted.
+	// DynamicMethodJITCompilationStarted reports that the JIT is about to
+	// compile a dynamic method (MonitorJITCompilation); its IL header comes
+	// with it, read-only. Only a profiler that implements Callback8 gets it
+	// (every supported runtime). A non-nil error is returned to the runtime as
+	// its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback8::DynamicMethodJITCompilationStarted.
 	DynamicMethodJITCompilationStarted(functionID FunctionID, isSafeToBlock bool, ilHeader []byte) error
-	// DynamicMethodJITCompilationFinished is ICorProfilerCallback8::DynamicMethodJITCompilationFinished.
+	// DynamicMethodJITCompilationFinished reports a dynamic method compiled;
+	// hrStatus is a failure when the JIT failed. Only a profiler that
+	// implements Callback8 gets it (every supported runtime). A non-nil error
+	// is returned to the runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback8::DynamicMethodJITCompilationFinished.
 	DynamicMethodJITCompilationFinished(functionID FunctionID, hrStatus HRESULT, isSafeToBlock bool) error
 }
 
 // Callback9 is the Go form of ICorProfilerCallback9 (IID 27583ec3-c8f5-482f-8052-194b8ce4705a): implement it, usually by embedding Base and overriding what you need.
 type Callback9 interface {
 	Callback8
-	// DynamicMethodUnloaded is ICorProfilerCallback9::DynamicMethodUnloaded.
+	// DynamicMethodUnloaded reports a dynamic method's code freed
+	// (HighDynamicFunctionUnloads). Only a profiler that implements Callback9
+	// gets it (every supported runtime). A non-nil error is returned to the
+	// runtime as its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback9::DynamicMethodUnloaded.
 	DynamicMethodUnloaded(functionID FunctionID) error
 }
 
 // Callback10 is the Go form of ICorProfilerCallback10 (IID cec5b60e-c69c-495f-87f6-84d28ee16ffb): implement it, usually by embedding Base and overriding what you need.
 type Callback10 interface {
 	Callback9
-	// EventPipeEventDelivered is ICorProfilerCallback10::EventPipeEventDelivered.
+	// EventPipeEventDelivered delivers one event of an EventPipe session this
+	// profiler started (EventPipeStartSession). Only a profiler that
+	// implements Callback10 gets it (.NET 5 and later; not .NET Core 3.1). A
+	// non-nil error is returned to the runtime as its HRESULT (E_FAIL unless
+	// it wraps one).
+	//
+	// It is ICorProfilerCallback10::EventPipeEventDelivered.
 	EventPipeEventDelivered(provider EventPipeProvider, eventID uint32, eventVersion uint32, metadataBlob []byte, eventData []byte, activityID uuid.UUID, relatedActivityID uuid.UUID, eventThread ThreadID, stackFrames []Address) error
-	// EventPipeProviderCreated is ICorProfilerCallback10::EventPipeProviderCreated.
+	// EventPipeProviderCreated reports an EventPipe provider created in the
+	// process. Only a profiler that implements Callback10 gets it (.NET 5 and
+	// later; not .NET Core 3.1). A non-nil error is returned to the runtime as
+	// its HRESULT (E_FAIL unless it wraps one).
+	//
+	// It is ICorProfilerCallback10::EventPipeProviderCreated.
 	EventPipeProviderCreated(provider EventPipeProvider) error
 }
 
 // Callback11 is the Go form of ICorProfilerCallback11 (IID 42350846-aaed-47f7-b128-fd0c98881cde): implement it, usually by embedding Base and overriding what you need.
 type Callback11 interface {
 	Callback10
-	// LoadAsNotificationOnly is ICorProfilerCallback11::LoadAsNotificationOnly.
-	LoadAsNotificationOnly() (bool, error)
+	// LoadAsNotificationOnly is asked before Initialize by a runtime that can
+	// load several profilers: a notification-only profiler gets callbacks but
+	// may not rewrite IL or use ELT hooks. Return notificationOnly: true loads
+	// this profiler as a notification-only profiler beside the main one; false
+	// (the default) loads it as the main profiler. Only a profiler that
+	// implements Callback11 gets it (.NET 8 has it; not .NET Core 3.1). A
+	// non-nil error is returned to the runtime as its HRESULT (E_FAIL unless
+	// it wraps one).
+	//
+	// It is ICorProfilerCallback11::LoadAsNotificationOnly.
+	LoadAsNotificationOnly() (notificationOnly bool, err error)
 }
 
 // Base implements every callback as a no-op that returns nil. Embed it in
@@ -263,289 +694,726 @@ type Callback11 interface {
 // promoted from Base are answered in C and never enter Go.
 type Base struct{}
 
+// Initialize does nothing and returns nil. When a profiler does not
+// declare Initialize itself, the C shim answers the runtime S_OK without
+// entering Go (ICorProfilerCallback::Initialize).
 func (Base) Initialize(_ *Info) error {
 	return nil
 }
+
+// Shutdown does nothing and returns nil. When a profiler does not declare
+// Shutdown itself, the C shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback::Shutdown).
 func (Base) Shutdown() error {
 	return nil
 }
+
+// AppDomainCreationStarted does nothing and returns nil. When a profiler
+// does not declare AppDomainCreationStarted itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback::AppDomainCreationStarted).
 func (Base) AppDomainCreationStarted(_ AppDomainID) error {
 	return nil
 }
+
+// AppDomainCreationFinished does nothing and returns nil. When a profiler
+// does not declare AppDomainCreationFinished itself, the C shim answers
+// the runtime S_OK without entering Go
+// (ICorProfilerCallback::AppDomainCreationFinished).
 func (Base) AppDomainCreationFinished(_ AppDomainID, _ HRESULT) error {
 	return nil
 }
+
+// AppDomainShutdownStarted does nothing and returns nil. When a profiler
+// does not declare AppDomainShutdownStarted itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback::AppDomainShutdownStarted).
 func (Base) AppDomainShutdownStarted(_ AppDomainID) error {
 	return nil
 }
+
+// AppDomainShutdownFinished does nothing and returns nil. When a profiler
+// does not declare AppDomainShutdownFinished itself, the C shim answers
+// the runtime S_OK without entering Go
+// (ICorProfilerCallback::AppDomainShutdownFinished).
 func (Base) AppDomainShutdownFinished(_ AppDomainID, _ HRESULT) error {
 	return nil
 }
+
+// AssemblyLoadStarted does nothing and returns nil. When a profiler does
+// not declare AssemblyLoadStarted itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback::AssemblyLoadStarted).
 func (Base) AssemblyLoadStarted(_ AssemblyID) error {
 	return nil
 }
+
+// AssemblyLoadFinished does nothing and returns nil. When a profiler does
+// not declare AssemblyLoadFinished itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback::AssemblyLoadFinished).
 func (Base) AssemblyLoadFinished(_ AssemblyID, _ HRESULT) error {
 	return nil
 }
+
+// AssemblyUnloadStarted does nothing and returns nil. When a profiler does
+// not declare AssemblyUnloadStarted itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback::AssemblyUnloadStarted).
 func (Base) AssemblyUnloadStarted(_ AssemblyID) error {
 	return nil
 }
+
+// AssemblyUnloadFinished does nothing and returns nil. When a profiler
+// does not declare AssemblyUnloadFinished itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback::AssemblyUnloadFinished).
 func (Base) AssemblyUnloadFinished(_ AssemblyID, _ HRESULT) error {
 	return nil
 }
+
+// ModuleLoadStarted does nothing and returns nil. When a profiler does not
+// declare ModuleLoadStarted itself, the C shim answers the runtime S_OK
+// without entering Go (ICorProfilerCallback::ModuleLoadStarted).
 func (Base) ModuleLoadStarted(_ ModuleID) error {
 	return nil
 }
+
+// ModuleLoadFinished does nothing and returns nil. When a profiler does
+// not declare ModuleLoadFinished itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback::ModuleLoadFinished).
 func (Base) ModuleLoadFinished(_ ModuleID, _ HRESULT) error {
 	return nil
 }
+
+// ModuleUnloadStarted does nothing and returns nil. When a profiler does
+// not declare ModuleUnloadStarted itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback::ModuleUnloadStarted).
 func (Base) ModuleUnloadStarted(_ ModuleID) error {
 	return nil
 }
+
+// ModuleUnloadFinished does nothing and returns nil. When a profiler does
+// not declare ModuleUnloadFinished itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback::ModuleUnloadFinished).
 func (Base) ModuleUnloadFinished(_ ModuleID, _ HRESULT) error {
 	return nil
 }
+
+// ModuleAttachedToAssembly does nothing and returns nil. When a profiler
+// does not declare ModuleAttachedToAssembly itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback::ModuleAttachedToAssembly).
 func (Base) ModuleAttachedToAssembly(_ ModuleID, _ AssemblyID) error {
 	return nil
 }
+
+// ClassLoadStarted does nothing and returns nil. When a profiler does not
+// declare ClassLoadStarted itself, the C shim answers the runtime S_OK
+// without entering Go (ICorProfilerCallback::ClassLoadStarted).
 func (Base) ClassLoadStarted(_ ClassID) error {
 	return nil
 }
+
+// ClassLoadFinished does nothing and returns nil. When a profiler does not
+// declare ClassLoadFinished itself, the C shim answers the runtime S_OK
+// without entering Go (ICorProfilerCallback::ClassLoadFinished).
 func (Base) ClassLoadFinished(_ ClassID, _ HRESULT) error {
 	return nil
 }
+
+// ClassUnloadStarted does nothing and returns nil. When a profiler does
+// not declare ClassUnloadStarted itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback::ClassUnloadStarted).
 func (Base) ClassUnloadStarted(_ ClassID) error {
 	return nil
 }
+
+// ClassUnloadFinished does nothing and returns nil. When a profiler does
+// not declare ClassUnloadFinished itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback::ClassUnloadFinished).
 func (Base) ClassUnloadFinished(_ ClassID, _ HRESULT) error {
 	return nil
 }
+
+// FunctionUnloadStarted does nothing and returns nil. When a profiler does
+// not declare FunctionUnloadStarted itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback::FunctionUnloadStarted).
 func (Base) FunctionUnloadStarted(_ FunctionID) error {
 	return nil
 }
+
+// JITCompilationStarted does nothing and returns nil. When a profiler does
+// not declare JITCompilationStarted itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback::JITCompilationStarted).
 func (Base) JITCompilationStarted(_ FunctionID, _ bool) error {
 	return nil
 }
+
+// JITCompilationFinished does nothing and returns nil. When a profiler
+// does not declare JITCompilationFinished itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback::JITCompilationFinished).
 func (Base) JITCompilationFinished(_ FunctionID, _ HRESULT, _ bool) error {
 	return nil
 }
-func (Base) JITCachedFunctionSearchStarted(_ FunctionID) (zero0 bool, err error) {
+
+// JITCachedFunctionSearchStarted is the no-op form. When a profiler does
+// not declare JITCachedFunctionSearchStarted itself, the C shim answers
+// the runtime S_OK without entering Go and leaves useCachedFunction at the
+// runtime's default; this Go method, reached only by calling it, returns
+// the zero useCachedFunction and nil
+// (ICorProfilerCallback::JITCachedFunctionSearchStarted).
+func (Base) JITCachedFunctionSearchStarted(_ FunctionID) (useCachedFunction bool, err error) {
 	return
 }
+
+// JITCachedFunctionSearchFinished does nothing and returns nil. When a
+// profiler does not declare JITCachedFunctionSearchFinished itself, the C
+// shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback::JITCachedFunctionSearchFinished).
 func (Base) JITCachedFunctionSearchFinished(_ FunctionID, _ JITCache) error {
 	return nil
 }
+
+// JITFunctionPitched does nothing and returns nil. When a profiler does
+// not declare JITFunctionPitched itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback::JITFunctionPitched).
 func (Base) JITFunctionPitched(_ FunctionID) error {
 	return nil
 }
-func (Base) JITInlining(_ FunctionID, _ FunctionID) (zero0 bool, err error) {
+
+// JITInlining is the no-op form. When a profiler does not declare
+// JITInlining itself, the C shim answers the runtime S_OK without entering
+// Go and leaves shouldInline at the runtime's default; this Go method,
+// reached only by calling it, returns the zero shouldInline and nil
+// (ICorProfilerCallback::JITInlining).
+func (Base) JITInlining(_ FunctionID, _ FunctionID) (shouldInline bool, err error) {
 	return
 }
+
+// ThreadCreated does nothing and returns nil. When a profiler does not
+// declare ThreadCreated itself, the C shim answers the runtime S_OK
+// without entering Go (ICorProfilerCallback::ThreadCreated).
 func (Base) ThreadCreated(_ ThreadID) error {
 	return nil
 }
+
+// ThreadDestroyed does nothing and returns nil. When a profiler does not
+// declare ThreadDestroyed itself, the C shim answers the runtime S_OK
+// without entering Go (ICorProfilerCallback::ThreadDestroyed).
 func (Base) ThreadDestroyed(_ ThreadID) error {
 	return nil
 }
+
+// ThreadAssignedToOSThread does nothing and returns nil. When a profiler
+// does not declare ThreadAssignedToOSThread itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback::ThreadAssignedToOSThread).
 func (Base) ThreadAssignedToOSThread(_ ThreadID, _ uint32) error {
 	return nil
 }
+
+// RemotingClientInvocationStarted does nothing and returns nil. When a
+// profiler does not declare RemotingClientInvocationStarted itself, the C
+// shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback::RemotingClientInvocationStarted).
 func (Base) RemotingClientInvocationStarted() error {
 	return nil
 }
+
+// RemotingClientSendingMessage does nothing and returns nil. When a
+// profiler does not declare RemotingClientSendingMessage itself, the C
+// shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback::RemotingClientSendingMessage).
 func (Base) RemotingClientSendingMessage(_ uuid.UUID, _ bool) error {
 	return nil
 }
+
+// RemotingClientReceivingReply does nothing and returns nil. When a
+// profiler does not declare RemotingClientReceivingReply itself, the C
+// shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback::RemotingClientReceivingReply).
 func (Base) RemotingClientReceivingReply(_ uuid.UUID, _ bool) error {
 	return nil
 }
+
+// RemotingClientInvocationFinished does nothing and returns nil. When a
+// profiler does not declare RemotingClientInvocationFinished itself, the C
+// shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback::RemotingClientInvocationFinished).
 func (Base) RemotingClientInvocationFinished() error {
 	return nil
 }
+
+// RemotingServerReceivingMessage does nothing and returns nil. When a
+// profiler does not declare RemotingServerReceivingMessage itself, the C
+// shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback::RemotingServerReceivingMessage).
 func (Base) RemotingServerReceivingMessage(_ uuid.UUID, _ bool) error {
 	return nil
 }
+
+// RemotingServerInvocationStarted does nothing and returns nil. When a
+// profiler does not declare RemotingServerInvocationStarted itself, the C
+// shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback::RemotingServerInvocationStarted).
 func (Base) RemotingServerInvocationStarted() error {
 	return nil
 }
+
+// RemotingServerInvocationReturned does nothing and returns nil. When a
+// profiler does not declare RemotingServerInvocationReturned itself, the C
+// shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback::RemotingServerInvocationReturned).
 func (Base) RemotingServerInvocationReturned() error {
 	return nil
 }
+
+// RemotingServerSendingReply does nothing and returns nil. When a profiler
+// does not declare RemotingServerSendingReply itself, the C shim answers
+// the runtime S_OK without entering Go
+// (ICorProfilerCallback::RemotingServerSendingReply).
 func (Base) RemotingServerSendingReply(_ uuid.UUID, _ bool) error {
 	return nil
 }
+
+// UnmanagedToManagedTransition does nothing and returns nil. When a
+// profiler does not declare UnmanagedToManagedTransition itself, the C
+// shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback::UnmanagedToManagedTransition).
 func (Base) UnmanagedToManagedTransition(_ FunctionID, _ TransitionReason) error {
 	return nil
 }
+
+// ManagedToUnmanagedTransition does nothing and returns nil. When a
+// profiler does not declare ManagedToUnmanagedTransition itself, the C
+// shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback::ManagedToUnmanagedTransition).
 func (Base) ManagedToUnmanagedTransition(_ FunctionID, _ TransitionReason) error {
 	return nil
 }
+
+// RuntimeSuspendStarted does nothing and returns nil. When a profiler does
+// not declare RuntimeSuspendStarted itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback::RuntimeSuspendStarted).
 func (Base) RuntimeSuspendStarted(_ SuspendReason) error {
 	return nil
 }
+
+// RuntimeSuspendFinished does nothing and returns nil. When a profiler
+// does not declare RuntimeSuspendFinished itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback::RuntimeSuspendFinished).
 func (Base) RuntimeSuspendFinished() error {
 	return nil
 }
+
+// RuntimeSuspendAborted does nothing and returns nil. When a profiler does
+// not declare RuntimeSuspendAborted itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback::RuntimeSuspendAborted).
 func (Base) RuntimeSuspendAborted() error {
 	return nil
 }
+
+// RuntimeResumeStarted does nothing and returns nil. When a profiler does
+// not declare RuntimeResumeStarted itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback::RuntimeResumeStarted).
 func (Base) RuntimeResumeStarted() error {
 	return nil
 }
+
+// RuntimeResumeFinished does nothing and returns nil. When a profiler does
+// not declare RuntimeResumeFinished itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback::RuntimeResumeFinished).
 func (Base) RuntimeResumeFinished() error {
 	return nil
 }
+
+// RuntimeThreadSuspended does nothing and returns nil. When a profiler
+// does not declare RuntimeThreadSuspended itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback::RuntimeThreadSuspended).
 func (Base) RuntimeThreadSuspended(_ ThreadID) error {
 	return nil
 }
+
+// RuntimeThreadResumed does nothing and returns nil. When a profiler does
+// not declare RuntimeThreadResumed itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback::RuntimeThreadResumed).
 func (Base) RuntimeThreadResumed(_ ThreadID) error {
 	return nil
 }
+
+// MovedReferences does nothing and returns nil. When a profiler does not
+// declare MovedReferences itself, the C shim answers the runtime S_OK
+// without entering Go (ICorProfilerCallback::MovedReferences).
 func (Base) MovedReferences(_ []ObjectID, _ []ObjectID, _ []uint32) error {
 	return nil
 }
+
+// ObjectAllocated does nothing and returns nil. When a profiler does not
+// declare ObjectAllocated itself, the C shim answers the runtime S_OK
+// without entering Go (ICorProfilerCallback::ObjectAllocated).
 func (Base) ObjectAllocated(_ ObjectID, _ ClassID) error {
 	return nil
 }
+
+// ObjectsAllocatedByClass does nothing and returns nil. When a profiler
+// does not declare ObjectsAllocatedByClass itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback::ObjectsAllocatedByClass).
 func (Base) ObjectsAllocatedByClass(_ []ClassID, _ []uint32) error {
 	return nil
 }
+
+// ObjectReferences does nothing and returns nil. When a profiler does not
+// declare ObjectReferences itself, the C shim answers the runtime S_OK
+// without entering Go (ICorProfilerCallback::ObjectReferences).
 func (Base) ObjectReferences(_ ObjectID, _ ClassID, _ []ObjectID) error {
 	return nil
 }
+
+// RootReferences does nothing and returns nil. When a profiler does not
+// declare RootReferences itself, the C shim answers the runtime S_OK
+// without entering Go (ICorProfilerCallback::RootReferences).
 func (Base) RootReferences(_ []ObjectID) error {
 	return nil
 }
+
+// ExceptionThrown does nothing and returns nil. When a profiler does not
+// declare ExceptionThrown itself, the C shim answers the runtime S_OK
+// without entering Go (ICorProfilerCallback::ExceptionThrown).
 func (Base) ExceptionThrown(_ ObjectID) error {
 	return nil
 }
+
+// ExceptionSearchFunctionEnter does nothing and returns nil. When a
+// profiler does not declare ExceptionSearchFunctionEnter itself, the C
+// shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback::ExceptionSearchFunctionEnter).
 func (Base) ExceptionSearchFunctionEnter(_ FunctionID) error {
 	return nil
 }
+
+// ExceptionSearchFunctionLeave does nothing and returns nil. When a
+// profiler does not declare ExceptionSearchFunctionLeave itself, the C
+// shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback::ExceptionSearchFunctionLeave).
 func (Base) ExceptionSearchFunctionLeave() error {
 	return nil
 }
+
+// ExceptionSearchFilterEnter does nothing and returns nil. When a profiler
+// does not declare ExceptionSearchFilterEnter itself, the C shim answers
+// the runtime S_OK without entering Go
+// (ICorProfilerCallback::ExceptionSearchFilterEnter).
 func (Base) ExceptionSearchFilterEnter(_ FunctionID) error {
 	return nil
 }
+
+// ExceptionSearchFilterLeave does nothing and returns nil. When a profiler
+// does not declare ExceptionSearchFilterLeave itself, the C shim answers
+// the runtime S_OK without entering Go
+// (ICorProfilerCallback::ExceptionSearchFilterLeave).
 func (Base) ExceptionSearchFilterLeave() error {
 	return nil
 }
+
+// ExceptionSearchCatcherFound does nothing and returns nil. When a
+// profiler does not declare ExceptionSearchCatcherFound itself, the C shim
+// answers the runtime S_OK without entering Go
+// (ICorProfilerCallback::ExceptionSearchCatcherFound).
 func (Base) ExceptionSearchCatcherFound(_ FunctionID) error {
 	return nil
 }
+
+// ExceptionOSHandlerEnter does nothing and returns nil. When a profiler
+// does not declare ExceptionOSHandlerEnter itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback::ExceptionOSHandlerEnter).
 func (Base) ExceptionOSHandlerEnter() error {
 	return nil
 }
+
+// ExceptionOSHandlerLeave does nothing and returns nil. When a profiler
+// does not declare ExceptionOSHandlerLeave itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback::ExceptionOSHandlerLeave).
 func (Base) ExceptionOSHandlerLeave() error {
 	return nil
 }
+
+// ExceptionUnwindFunctionEnter does nothing and returns nil. When a
+// profiler does not declare ExceptionUnwindFunctionEnter itself, the C
+// shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback::ExceptionUnwindFunctionEnter).
 func (Base) ExceptionUnwindFunctionEnter(_ FunctionID) error {
 	return nil
 }
+
+// ExceptionUnwindFunctionLeave does nothing and returns nil. When a
+// profiler does not declare ExceptionUnwindFunctionLeave itself, the C
+// shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback::ExceptionUnwindFunctionLeave).
 func (Base) ExceptionUnwindFunctionLeave() error {
 	return nil
 }
+
+// ExceptionUnwindFinallyEnter does nothing and returns nil. When a
+// profiler does not declare ExceptionUnwindFinallyEnter itself, the C shim
+// answers the runtime S_OK without entering Go
+// (ICorProfilerCallback::ExceptionUnwindFinallyEnter).
 func (Base) ExceptionUnwindFinallyEnter(_ FunctionID) error {
 	return nil
 }
+
+// ExceptionUnwindFinallyLeave does nothing and returns nil. When a
+// profiler does not declare ExceptionUnwindFinallyLeave itself, the C shim
+// answers the runtime S_OK without entering Go
+// (ICorProfilerCallback::ExceptionUnwindFinallyLeave).
 func (Base) ExceptionUnwindFinallyLeave() error {
 	return nil
 }
+
+// ExceptionCatcherEnter does nothing and returns nil. When a profiler does
+// not declare ExceptionCatcherEnter itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback::ExceptionCatcherEnter).
 func (Base) ExceptionCatcherEnter(_ FunctionID, _ ObjectID) error {
 	return nil
 }
+
+// ExceptionCatcherLeave does nothing and returns nil. When a profiler does
+// not declare ExceptionCatcherLeave itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback::ExceptionCatcherLeave).
 func (Base) ExceptionCatcherLeave() error {
 	return nil
 }
+
+// COMClassicVTableCreated does nothing and returns nil. When a profiler
+// does not declare COMClassicVTableCreated itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback::COMClassicVTableCreated).
 func (Base) COMClassicVTableCreated(_ ClassID, _ uuid.UUID, _ Address, _ uint32) error {
 	return nil
 }
+
+// COMClassicVTableDestroyed does nothing and returns nil. When a profiler
+// does not declare COMClassicVTableDestroyed itself, the C shim answers
+// the runtime S_OK without entering Go
+// (ICorProfilerCallback::COMClassicVTableDestroyed).
 func (Base) COMClassicVTableDestroyed(_ ClassID, _ uuid.UUID, _ Address) error {
 	return nil
 }
+
+// ExceptionCLRCatcherFound does nothing and returns nil. When a profiler
+// does not declare ExceptionCLRCatcherFound itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback::ExceptionCLRCatcherFound).
 func (Base) ExceptionCLRCatcherFound() error {
 	return nil
 }
+
+// ExceptionCLRCatcherExecute does nothing and returns nil. When a profiler
+// does not declare ExceptionCLRCatcherExecute itself, the C shim answers
+// the runtime S_OK without entering Go
+// (ICorProfilerCallback::ExceptionCLRCatcherExecute).
 func (Base) ExceptionCLRCatcherExecute() error {
 	return nil
 }
+
+// ThreadNameChanged does nothing and returns nil. When a profiler does not
+// declare ThreadNameChanged itself, the C shim answers the runtime S_OK
+// without entering Go (ICorProfilerCallback2::ThreadNameChanged).
 func (Base) ThreadNameChanged(_ ThreadID, _ string) error {
 	return nil
 }
+
+// GarbageCollectionStarted does nothing and returns nil. When a profiler
+// does not declare GarbageCollectionStarted itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback2::GarbageCollectionStarted).
 func (Base) GarbageCollectionStarted(_ []bool, _ GCReason) error {
 	return nil
 }
+
+// SurvivingReferences does nothing and returns nil. When a profiler does
+// not declare SurvivingReferences itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback2::SurvivingReferences).
 func (Base) SurvivingReferences(_ []ObjectID, _ []uint32) error {
 	return nil
 }
+
+// GarbageCollectionFinished does nothing and returns nil. When a profiler
+// does not declare GarbageCollectionFinished itself, the C shim answers
+// the runtime S_OK without entering Go
+// (ICorProfilerCallback2::GarbageCollectionFinished).
 func (Base) GarbageCollectionFinished() error {
 	return nil
 }
-func (Base) FinalizeableObjectQueued(_ uint32, _ ObjectID) error {
+
+// FinalizeableObjectQueued does nothing and returns nil. When a profiler
+// does not declare FinalizeableObjectQueued itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback2::FinalizeableObjectQueued).
+func (Base) FinalizeableObjectQueued(_ FinalizerFlags, _ ObjectID) error {
 	return nil
 }
+
+// RootReferences2 does nothing and returns nil. When a profiler does not
+// declare RootReferences2 itself, the C shim answers the runtime S_OK
+// without entering Go (ICorProfilerCallback2::RootReferences2).
 func (Base) RootReferences2(_ []ObjectID, _ []GCRootKind, _ []GCRootFlags, _ []Address) error {
 	return nil
 }
+
+// HandleCreated does nothing and returns nil. When a profiler does not
+// declare HandleCreated itself, the C shim answers the runtime S_OK
+// without entering Go (ICorProfilerCallback2::HandleCreated).
 func (Base) HandleCreated(_ GCHandleID, _ ObjectID) error {
 	return nil
 }
+
+// HandleDestroyed does nothing and returns nil. When a profiler does not
+// declare HandleDestroyed itself, the C shim answers the runtime S_OK
+// without entering Go (ICorProfilerCallback2::HandleDestroyed).
 func (Base) HandleDestroyed(_ GCHandleID) error {
 	return nil
 }
+
+// InitializeForAttach does nothing and returns nil. When a profiler does
+// not declare InitializeForAttach itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback3::InitializeForAttach).
 func (Base) InitializeForAttach(_ *Info, _ []byte) error {
 	return nil
 }
+
+// ProfilerAttachComplete does nothing and returns nil. When a profiler
+// does not declare ProfilerAttachComplete itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback3::ProfilerAttachComplete).
 func (Base) ProfilerAttachComplete() error {
 	return nil
 }
+
+// ProfilerDetachSucceeded does nothing and returns nil. When a profiler
+// does not declare ProfilerDetachSucceeded itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback3::ProfilerDetachSucceeded).
 func (Base) ProfilerDetachSucceeded() error {
 	return nil
 }
+
+// ReJITCompilationStarted does nothing and returns nil. When a profiler
+// does not declare ReJITCompilationStarted itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback4::ReJITCompilationStarted).
 func (Base) ReJITCompilationStarted(_ FunctionID, _ ReJITID, _ bool) error {
 	return nil
 }
+
+// GetReJITParameters does nothing and returns nil. When a profiler does
+// not declare GetReJITParameters itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback4::GetReJITParameters).
 func (Base) GetReJITParameters(_ ModuleID, _ metadata.Token, _ *FunctionControl) error {
 	return nil
 }
+
+// ReJITCompilationFinished does nothing and returns nil. When a profiler
+// does not declare ReJITCompilationFinished itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback4::ReJITCompilationFinished).
 func (Base) ReJITCompilationFinished(_ FunctionID, _ ReJITID, _ HRESULT, _ bool) error {
 	return nil
 }
+
+// ReJITError does nothing and returns nil. When a profiler does not
+// declare ReJITError itself, the C shim answers the runtime S_OK without
+// entering Go (ICorProfilerCallback4::ReJITError).
 func (Base) ReJITError(_ ModuleID, _ metadata.Token, _ FunctionID, _ HRESULT) error {
 	return nil
 }
+
+// MovedReferences2 does nothing and returns nil. When a profiler does not
+// declare MovedReferences2 itself, the C shim answers the runtime S_OK
+// without entering Go (ICorProfilerCallback4::MovedReferences2).
 func (Base) MovedReferences2(_ []ObjectID, _ []ObjectID, _ []uint64) error {
 	return nil
 }
+
+// SurvivingReferences2 does nothing and returns nil. When a profiler does
+// not declare SurvivingReferences2 itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback4::SurvivingReferences2).
 func (Base) SurvivingReferences2(_ []ObjectID, _ []uint64) error {
 	return nil
 }
+
+// ConditionalWeakTableElementReferences does nothing and returns nil. When
+// a profiler does not declare ConditionalWeakTableElementReferences
+// itself, the C shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback5::ConditionalWeakTableElementReferences).
 func (Base) ConditionalWeakTableElementReferences(_ []ObjectID, _ []ObjectID, _ []GCHandleID) error {
 	return nil
 }
+
+// GetAssemblyReferences does nothing and returns nil. When a profiler does
+// not declare GetAssemblyReferences itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback6::GetAssemblyReferences).
 func (Base) GetAssemblyReferences(_ string, _ *AssemblyReferenceProvider) error {
 	return nil
 }
+
+// ModuleInMemorySymbolsUpdated does nothing and returns nil. When a
+// profiler does not declare ModuleInMemorySymbolsUpdated itself, the C
+// shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback7::ModuleInMemorySymbolsUpdated).
 func (Base) ModuleInMemorySymbolsUpdated(_ ModuleID) error {
 	return nil
 }
+
+// DynamicMethodJITCompilationStarted does nothing and returns nil. When a
+// profiler does not declare DynamicMethodJITCompilationStarted itself, the
+// C shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback8::DynamicMethodJITCompilationStarted).
 func (Base) DynamicMethodJITCompilationStarted(_ FunctionID, _ bool, _ []byte) error {
 	return nil
 }
+
+// DynamicMethodJITCompilationFinished does nothing and returns nil. When a
+// profiler does not declare DynamicMethodJITCompilationFinished itself,
+// the C shim answers the runtime S_OK without entering Go
+// (ICorProfilerCallback8::DynamicMethodJITCompilationFinished).
 func (Base) DynamicMethodJITCompilationFinished(_ FunctionID, _ HRESULT, _ bool) error {
 	return nil
 }
+
+// DynamicMethodUnloaded does nothing and returns nil. When a profiler does
+// not declare DynamicMethodUnloaded itself, the C shim answers the runtime
+// S_OK without entering Go (ICorProfilerCallback9::DynamicMethodUnloaded).
 func (Base) DynamicMethodUnloaded(_ FunctionID) error {
 	return nil
 }
+
+// EventPipeEventDelivered does nothing and returns nil. When a profiler
+// does not declare EventPipeEventDelivered itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback10::EventPipeEventDelivered).
 func (Base) EventPipeEventDelivered(_ EventPipeProvider, _ uint32, _ uint32, _ []byte, _ []byte, _ uuid.UUID, _ uuid.UUID, _ ThreadID, _ []Address) error {
 	return nil
 }
+
+// EventPipeProviderCreated does nothing and returns nil. When a profiler
+// does not declare EventPipeProviderCreated itself, the C shim answers the
+// runtime S_OK without entering Go
+// (ICorProfilerCallback10::EventPipeProviderCreated).
 func (Base) EventPipeProviderCreated(_ EventPipeProvider) error {
 	return nil
 }
-func (Base) LoadAsNotificationOnly() (zero0 bool, err error) {
+
+// LoadAsNotificationOnly is the no-op form. When a profiler does not
+// declare LoadAsNotificationOnly itself, the C shim answers the runtime
+// S_OK without entering Go and leaves notificationOnly at the runtime's
+// default; this Go method, reached only by calling it, returns the zero
+// notificationOnly and nil
+// (ICorProfilerCallback11::LoadAsNotificationOnly).
+func (Base) LoadAsNotificationOnly() (notificationOnly bool, err error) {
 	return
 }
 
@@ -1552,7 +2420,7 @@ func clrprofGoFinalizeableObjectQueued(h C.uintptr_t, a_finalizerFlags C.DWORD, 
 	if d.cb2 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb2.FinalizeableObjectQueued(uint32(a_finalizerFlags), ObjectID(a_objectID))))
+	return C.HRESULT(toHRESULT(d.cb2.FinalizeableObjectQueued(FinalizerFlags(a_finalizerFlags), ObjectID(a_objectID))))
 }
 
 //export clrprofGoRootReferences2

@@ -49,7 +49,18 @@
 // delivered. If a method has the right name but the wrong signature, the
 // type no longer satisfies that CallbackN interface, none of its callbacks
 // (nor those of later versions) are delivered, and Register logs a warning
-// naming the method.
+// naming the method. Catch that at build time with an interface assertion
+// beside the type, and in a unit test with [CheckCallbacks]:
+//
+//	var _ profiler.Callback11 = (*prof)(nil)
+//
+// A callback that answers with a result names it: JITInlining returns
+// (shouldInline bool, err error), false refusing that inlining;
+// JITCachedFunctionSearchStarted returns useCachedFunction, false making
+// the JIT compile the method instead of using its precompiled code;
+// LoadAsNotificationOnly returns notificationOnly. Each callback's doc says
+// when the runtime calls it, which event mask flag asks for it and which
+// runtime brings its interface.
 //
 // The runtime creates a profiler object each time it loads the library (at
 // start-up, once per entry of the .NET 5+ notification profiler list, once
@@ -89,6 +100,23 @@
 // C code of your own.
 //
 // # Names
+//
+// Go names follow the runtime's with its prefixes dropped and words in Go
+// case: COR_PRF_MONITOR_JIT_COMPILATION is MonitorJITCompilation,
+// COR_PRF_HIGH_MONITOR_LARGEOBJECT_ALLOCATED is HighLargeObjectAllocated
+// (high flags are High + what they turn on), COR_PRF_ALL is
+// MonitorAllFlags (every flag SetEventMask accepts; MonitorAll is
+// COR_PRF_MONITOR_ALL, the callbacks only), ICorProfilerInfo10 is Info
+// (version 10's methods), ICorProfilerCallback4 is Callback4. The doc of
+// every generated constant, type, method and field names the runtime's
+// identifier, so `go doc -all profiler | grep COR_PRF_HIGH_MONITOR_` finds
+// the Go name of a runtime name; names that changed keep compiling as
+// Deprecated aliases (MonitorMonitorAll, MonitorAppdomainLoads).
+//
+// The runtime's enumerators ([ModuleEnum], [ThreadEnum], [FunctionEnum],
+// [ObjectEnum], [MethodEnum]) are Go iterators through All, or slices
+// through Collect; metadata's enumerations are slices (metadata.Import2's
+// TypeDefs, Methods, Fields, ...).
 //
 // [Info.FunctionName], [Info.FunctionNameParts], [Info.ClassName] and
 // [Info.FunctionFullName] format names from IDs: "Namespace.Outer+Inner<int>.Method<string>".

@@ -32,6 +32,7 @@ const (
 	ELTUnwind ELTKind = 4
 )
 
+// String returns "enter", "leave", "tailcall" or "unwind".
 func (k ELTKind) String() string {
 	switch k {
 	case ELTEnter:
@@ -48,8 +49,10 @@ func (k ELTKind) String() string {
 
 // ELTEvent is one recorded hook call.
 type ELTEvent struct {
+	// Function is the function entered or left.
 	Function FunctionID
-	Kind     ELTKind
+	// Kind says what happened: enter, leave, tail call or unwind.
+	Kind ELTKind
 	// Time is when the hook ran, on the monotonic clock, since the
 	// recorder started (converted from the CPU's time-stamp counter).
 	Time time.Duration
@@ -58,6 +61,7 @@ type ELTEvent struct {
 // ELTBatch is what the fast path hands the user: the events one thread
 // recorded since the last batch, in order.
 type ELTBatch struct {
+	// Thread is the thread whose hooks recorded the events.
 	Thread ThreadRef
 	// Events is valid only until the callback returns; copy what you keep.
 	Events []ELTEvent

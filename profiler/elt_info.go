@@ -37,10 +37,12 @@ type ELTCallOptions struct {
 // ELTCall is one hook call of the WithInfo path. It is valid only during
 // the Call callback.
 type ELTCall struct {
+	// Function is the function entered or left.
 	Function FunctionID
-	Kind     ELTKind
-	info     *Info
-	elt      ELTInfo
+	// Kind says which hook this is: enter, leave or tail call.
+	Kind ELTKind
+	info *Info
+	elt  ELTInfo
 }
 
 // EnableELTWithInfo installs the WithInfo enter/leave/tailcall hooks
@@ -213,7 +215,10 @@ func readArg(r FunctionArgumentRange) Arg {
 // address it had in the frame and a copy of its bytes. The typed readers
 // fail unless the size matches the type.
 type Arg struct {
+	// Addr is where the argument lies in memory (on the stack or in a
+	// register's spill slot), valid only during the hook.
 	Addr Address
+	// Data is a copy of the argument's bytes.
 	Data []byte
 }
 

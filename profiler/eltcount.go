@@ -28,6 +28,7 @@ type CallCountOptions struct {
 
 // FunctionCalls is one function's counts in a [CallCounter] snapshot.
 type FunctionCalls struct {
+	// Function is the function counted.
 	Function FunctionID
 	// Calls counts the function's entries (every call, including those an
 	// exception ended and those still running).
@@ -40,6 +41,7 @@ type FunctionCalls struct {
 
 // ShadowStack is a thread's shadow stack in a [CallCounter.Stacks] copy.
 type ShadowStack struct {
+	// Thread is the thread whose calls these are.
 	Thread ThreadRef
 	// Functions are the calls open on the thread, outermost first.
 	Functions []FunctionID

@@ -22,6 +22,8 @@ type NotAvailableError struct {
 	Have   int    // the highest version the runtime implements
 }
 
+// Error names the method, the interface version it needs and the
+// version the runtime has.
 func (e *NotAvailableError) Error() string {
 	return fmt.Sprintf("%s: %v (needs ICorProfilerInfo%s, runtime has ICorProfilerInfo%s)",
 		e.Method, ErrNotAvailable, versionSuffix(e.Need), versionSuffix(e.Have))

@@ -33,6 +33,7 @@ type EventMaskError struct {
 	Since string      // the oldest runtime that knows the first of them
 }
 
+// Error names the flags and the oldest runtime that knows them.
 func (e *EventMaskError) Error() string {
 	return fmt.Sprintf("clrprof: SetEventMask2: %s %v (needs %s or later)",
 		flagNames(0, e.High), ErrNotAvailable, e.Since)

@@ -156,7 +156,9 @@ func (x *Info) EventPipeAddProviderToSession(session EventPipeSession, provider 
 // EventPipeParam describes one parameter of an event defined with
 // EventPipeDefineEvent.
 type EventPipeParam struct {
+	// Name is the field's name.
 	Name string
+	// Type is the field's type.
 	Type EventPipeParamType
 	// ElementType is the type of an array's elements (Type ==
 	// EventPipeArray; the payload holds a UInt16 count, then the elements).
@@ -166,14 +168,21 @@ type EventPipeParam struct {
 // EventPipeEventDefinition describes an event of a provider created with
 // EventPipeCreateProvider.
 type EventPipeEventDefinition struct {
-	Name      string
-	ID        uint32
-	Keywords  uint64
-	Version   uint32
-	Level     EventPipeLevel
+	// Name is the event's name.
+	Name string
+	// ID is the event's ID within its provider.
+	ID uint32
+	// Keywords are the keyword bits a session enables the event with.
+	Keywords uint64
+	// Version is the event's version.
+	Version uint32
+	// Level is the event's level.
+	Level EventPipeLevel
+	// Opcode is the event's opcode (0 for info).
 	Opcode    uint8
 	NeedStack bool // the runtime takes the writing thread's stack with each event
-	Params    []EventPipeParam
+	// Params describe the payload's fields, in order.
+	Params []EventPipeParam
 }
 
 // EventPipeDefineEvent defines an event of a provider the profiler created
@@ -230,9 +239,14 @@ func (x *Info) EventPipeWriteEvent(event EventPipeEvent, payload []byte, activit
 // EventPipeProviderChange is what the runtime tells a provider created with
 // EventPipeCreateProvider2 when a session enables or disables it.
 type EventPipeProviderChange struct {
-	Enabled          bool
-	Level            EventPipeLevel
+	// Enabled is true when a session enabled the provider, false when
+	// the last one disabled it.
+	Enabled bool
+	// Level is the most verbose level enabled.
+	Level EventPipeLevel
+	// MatchAnyKeywords enables the events with any of these keyword bits.
 	MatchAnyKeywords uint64
+	// MatchAllKeywords restricts them to those with all of these bits.
 	MatchAllKeywords uint64
 	// SourceID is the ID of the session's source (the zero UUID if the
 	// runtime gave none).

@@ -91,7 +91,7 @@ type ArrayInfo struct {
 	// Element is the element type (ELEMENT_TYPE_*, as in
 	// [Info.IsArrayClass]); ElementClass the element's class when the
 	// elements are objects or value types.
-	Element      uint32
+	Element      metadata.ElementType
 	ElementClass ClassID
 }
 

@@ -19,23 +19,31 @@ var ErrUnknownID = errors.New("clrprof: ID not known to be loaded")
 
 // ModuleEntry is what an [IDMap] knows about a module.
 type ModuleEntry struct {
-	ID        ModuleID
-	Name      string // file path, or the name of a dynamic module
-	Assembly  AssemblyID
+	// ID is the module this entry describes (the map's key).
+	ID   ModuleID
+	Name string // file path, or the name of a dynamic module
+	// Assembly is the assembly the module belongs to.
+	Assembly AssemblyID
+	// AppDomain is the app domain the assembly was loaded in.
 	AppDomain AppDomainID
 }
 
 // ClassEntry is what an [IDMap] knows about a class.
 type ClassEntry struct {
-	ID       ClassID
-	Module   ModuleID
-	Token    metadata.Token // the TypeDef (0 for arrays and other types without one)
+	// ID is the class this entry describes (the map's key).
+	ID ClassID
+	// Module is the module that defines it.
+	Module ModuleID
+	Token  metadata.Token // the TypeDef (0 for arrays and other types without one)
+	// TypeArgs are the type arguments of a generic instantiation.
 	TypeArgs []ClassID
 }
 
 // FunctionEntry is what an [IDMap] knows about a function.
 type FunctionEntry struct {
-	ID       FunctionID
+	// ID is the function this entry describes (the map's key).
+	ID FunctionID
+	// Module is the module that defines it.
 	Module   ModuleID
 	Token    metadata.Token // the MethodDef
 	Class    ClassID        // may be 0 (shared generic code seen without frame info)
@@ -86,7 +94,7 @@ type modTok struct {
 //	}
 //
 // and ask the runtime for the matching notifications: MonitorModuleLoads,
-// MonitorClassLoads, MonitorAppdomainLoads, MonitorJITCompilation (for
+// MonitorClassLoads, MonitorAppDomainLoads, MonitorJITCompilation (for
 // functions). All methods are safe for concurrent use.
 type IDMap struct {
 	info *Info

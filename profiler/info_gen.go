@@ -73,14 +73,17 @@ func (x *Info) release() {
 	x.version = 0
 }
 
-/*
-GetClassFromObject returns the class of an object; valid while the
-object does not move (inside the callback that reported it).
-
-It calls ICorProfilerInfo::GetClassFromObject.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetClassFromObject returns the class of an object; valid while the
+// object does not move (inside the callback that reported it).
+//
+// Its arguments, with the runtime's names where they differ: objectID
+// (objectId). It returns the runtime's pClassId output, as ClassID. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetClassFromObject.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetClassFromObject(objectID ObjectID) (ClassID, error) {
 	var res ClassID
 	self := x.ptr(1)
@@ -99,15 +102,18 @@ func (x *Info) GetClassFromObject(objectID ObjectID) (ClassID, error) {
 	return res, nil
 }
 
-/*
-GetClassFromToken returns the ClassID of a loaded non-generic TypeDef;
-generic types need GetClassFromTokenAndTypeArgs (which loads the
-instantiation if needed).
-
-It calls ICorProfilerInfo::GetClassFromToken.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetClassFromToken returns the ClassID of a loaded non-generic TypeDef;
+// generic types need GetClassFromTokenAndTypeArgs (which loads the
+// instantiation if needed).
+//
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId), typeDef. It returns the runtime's pClassId output, as
+// ClassID. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetClassFromToken.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetClassFromToken(moduleID ModuleID, typeDef metadata.Token) (ClassID, error) {
 	var res ClassID
 	self := x.ptr(1)
@@ -127,16 +133,29 @@ func (x *Info) GetClassFromToken(moduleID ModuleID, typeDef metadata.Token) (Cla
 }
 
 // CodeInfoResult holds the outputs of ICorProfilerInfo::GetCodeInfo.
+//
+// GetCodeInfo returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type CodeInfoResult struct {
+	// Start is the runtime's pStart output of ICorProfilerInfo::GetCodeInfo.
 	Start Address
-	Size  uint32
+	// Size is the runtime's pcSize output of ICorProfilerInfo::GetCodeInfo.
+	Size uint32
 }
 
-/*
-It calls ICorProfilerInfo::GetCodeInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetCodeInfo returns where the native code of a function starts and its
+// size in bytes, for a function whose code is one contiguous block; prefer
+// GetCodeInfo2, which reports every block.
+//
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId). It returns the runtime's outputs pStart, pcSize as the
+// fields of CodeInfoResult. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetCodeInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetCodeInfo(functionID FunctionID) (CodeInfoResult, error) {
 	var res CodeInfoResult
 	self := x.ptr(1)
@@ -157,14 +176,16 @@ func (x *Info) GetCodeInfo(functionID FunctionID) (CodeInfoResult, error) {
 	return res, nil
 }
 
-/*
-GetEventMask returns the events the runtime reports to this profiler
-(SetEventMask's low half).
-
-It calls ICorProfilerInfo::GetEventMask.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetEventMask returns the events the runtime reports to this profiler
+// (SetEventMask's low half).
+//
+// It returns the runtime's pdwEvents output, as Monitor. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetEventMask.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetEventMask() (Monitor, error) {
 	var res Monitor
 	self := x.ptr(1)
@@ -183,14 +204,17 @@ func (x *Info) GetEventMask() (Monitor, error) {
 	return res, nil
 }
 
-/*
-GetFunctionFromIP returns the managed function whose native code holds
-the instruction pointer ip; an error for an address outside managed code.
-
-It calls ICorProfilerInfo::GetFunctionFromIP.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetFunctionFromIP returns the managed function whose native code holds
+// the instruction pointer ip; an error for an address outside managed code.
+//
+// Its arguments, with the runtime's names where they differ: ip. It
+// returns the runtime's pFunctionId output, as FunctionID. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetFunctionFromIP.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetFunctionFromIP(ip Address) (FunctionID, error) {
 	var res FunctionID
 	self := x.ptr(1)
@@ -209,15 +233,18 @@ func (x *Info) GetFunctionFromIP(ip Address) (FunctionID, error) {
 	return res, nil
 }
 
-/*
-GetFunctionFromToken returns the FunctionID of a non-generic method
-once the runtime has created it; generic methods need
-GetFunctionFromTokenAndTypeArgs.
-
-It calls ICorProfilerInfo::GetFunctionFromToken.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetFunctionFromToken returns the FunctionID of a non-generic method
+// once the runtime has created it; generic methods need
+// GetFunctionFromTokenAndTypeArgs.
+//
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId), token. It returns the runtime's pFunctionId output, as
+// FunctionID. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetFunctionFromToken.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetFunctionFromToken(moduleID ModuleID, token metadata.Token) (FunctionID, error) {
 	var res FunctionID
 	self := x.ptr(1)
@@ -249,11 +276,17 @@ func (x *Info) getHandleFromThread(threadID ThreadID, phThread unsafe.Pointer) e
 	return nil
 }
 
-/*
-It calls ICorProfilerInfo::GetObjectSize.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetObjectSize returns an object's size in bytes as a 32-bit value;
+// prefer GetObjectSize2, which does not overflow for large arrays.
+//
+// Its arguments, with the runtime's names where they differ: objectID
+// (objectId). It returns the runtime's pcSize output, as uint32. A failure
+// is the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetObjectSize.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetObjectSize(objectID ObjectID) (uint32, error) {
 	var res uint32
 	self := x.ptr(1)
@@ -273,17 +306,34 @@ func (x *Info) GetObjectSize(objectID ObjectID) (uint32, error) {
 }
 
 // IsArrayClassResult holds the outputs of ICorProfilerInfo::IsArrayClass.
+//
+// IsArrayClass returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type IsArrayClassResult struct {
-	BaseElemType uint32
-	BaseClassID  ClassID
-	Rank         uint32
+	// BaseElemType is the element type of the array (ElementTypeClass for
+	// arrays of reference types) (the runtime's pBaseElemType).
+	BaseElemType metadata.ElementType
+	// BaseClassID is the ClassID of the element type, 0 for primitive elements
+	// (the runtime's pBaseClassId).
+	BaseClassID ClassID
+	// Rank is the array's rank: 1 for a vector (T[]) (the runtime's pcRank).
+	Rank uint32
 }
 
-/*
-It calls ICorProfilerInfo::IsArrayClass.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// IsArrayClass says whether a class is an array type and, if so, its
+// element type, element class and rank.
+//
+// Its arguments, with the runtime's names where they differ: classID
+// (classId). It returns the runtime's outputs pBaseElemType, pBaseClassId,
+// pcRank as the fields of IsArrayClassResult. The bool is true when the
+// runtime answers S_OK and false when it answers S_FALSE (not an array:
+// the result's fields are then zero). A failure is the runtime's HRESULT
+// as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::IsArrayClass.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) IsArrayClass(classID ClassID) (IsArrayClassResult, bool, error) {
 	var res IsArrayClassResult
 	self := x.ptr(1)
@@ -297,7 +347,7 @@ func (x *Info) IsArrayClass(classID ClassID) (IsArrayClassResult, bool, error) {
 	if hr < 0 && hr != -2146233519 {
 		return res, false, com.HRESULT(hr)
 	}
-	res.BaseElemType = uint32(o_pBaseElemType)
+	res.BaseElemType = metadata.ElementType(o_pBaseElemType)
 	res.BaseClassID = ClassID(o_pBaseClassID)
 	res.Rank = uint32(o_pcRank)
 	if hr < 0 {
@@ -306,11 +356,17 @@ func (x *Info) IsArrayClass(classID ClassID) (IsArrayClassResult, bool, error) {
 	return res, hr == 0, nil
 }
 
-/*
-It calls ICorProfilerInfo::GetThreadInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetThreadInfo returns the OS thread ID of the thread a managed thread
+// runs on (ThreadAssignedToOSThread reports it too).
+//
+// Its arguments, with the runtime's names where they differ: threadID
+// (threadId). It returns the runtime's pdwWin32ThreadId output, as uint32.
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetThreadInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetThreadInfo(threadID ThreadID) (uint32, error) {
 	var res uint32
 	self := x.ptr(1)
@@ -329,15 +385,17 @@ func (x *Info) GetThreadInfo(threadID ThreadID) (uint32, error) {
 	return res, nil
 }
 
-/*
-GetCurrentThreadID returns the runtime's ID of the calling thread; an
-error on a thread the runtime does not know (a goroutine's thread that
-never ran managed code).
-
-It calls ICorProfilerInfo::GetCurrentThreadID.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetCurrentThreadID returns the runtime's ID of the calling thread; an
+// error on a thread the runtime does not know (a goroutine's thread that
+// never ran managed code).
+//
+// It returns the runtime's pThreadId output, as ThreadID. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetCurrentThreadID.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetCurrentThreadID() (ThreadID, error) {
 	var res ThreadID
 	self := x.ptr(1)
@@ -357,16 +415,30 @@ func (x *Info) GetCurrentThreadID() (ThreadID, error) {
 }
 
 // ClassIDInfoResult holds the outputs of ICorProfilerInfo::GetClassIDInfo.
+//
+// GetClassIDInfo returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ClassIDInfoResult struct {
-	ModuleID     ModuleID
+	// ModuleID is the runtime's pModuleId output of
+	// ICorProfilerInfo::GetClassIDInfo.
+	ModuleID ModuleID
+	// TypeDefToken is the runtime's pTypeDefToken output of
+	// ICorProfilerInfo::GetClassIDInfo.
 	TypeDefToken metadata.Token
 }
 
-/*
-It calls ICorProfilerInfo::GetClassIDInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetClassIDInfo returns the module and TypeDef token of a class; prefer
+// GetClassIDInfo2, which also gives the parent and type arguments.
+//
+// Its arguments, with the runtime's names where they differ: classID
+// (classId). It returns the runtime's outputs pModuleId, pTypeDefToken as
+// the fields of ClassIDInfoResult. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetClassIDInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetClassIDInfo(classID ClassID) (ClassIDInfoResult, error) {
 	var res ClassIDInfoResult
 	self := x.ptr(1)
@@ -388,17 +460,33 @@ func (x *Info) GetClassIDInfo(classID ClassID) (ClassIDInfoResult, error) {
 }
 
 // FunctionInfoResult holds the outputs of ICorProfilerInfo::GetFunctionInfo.
+//
+// GetFunctionInfo returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type FunctionInfoResult struct {
-	ClassID  ClassID
+	// ClassID is the runtime's pClassId output of
+	// ICorProfilerInfo::GetFunctionInfo.
+	ClassID ClassID
+	// ModuleID is the runtime's pModuleId output of
+	// ICorProfilerInfo::GetFunctionInfo.
 	ModuleID ModuleID
-	Token    metadata.Token
+	// Token is the runtime's pToken output of
+	// ICorProfilerInfo::GetFunctionInfo.
+	Token metadata.Token
 }
 
-/*
-It calls ICorProfilerInfo::GetFunctionInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetFunctionInfo returns the class, module and MethodDef token of a
+// function; prefer GetFunctionInfo2 for generic code.
+//
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId). It returns the runtime's outputs pClassId, pModuleId,
+// pToken as the fields of FunctionInfoResult. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetFunctionInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetFunctionInfo(functionID FunctionID) (FunctionInfoResult, error) {
 	var res FunctionInfoResult
 	self := x.ptr(1)
@@ -461,20 +549,31 @@ func (x *Info) setFunctionIDMapper(fn unsafe.Pointer) error {
 }
 
 // TokenAndMetaDataFromFunctionResult holds the outputs of ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
+//
+// GetTokenAndMetaDataFromFunction returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type TokenAndMetaDataFromFunctionResult struct {
+	// Import is the runtime's ppImport output of
+	// ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
 	Import *Unknown
-	Token  metadata.Token
+	// Token is the runtime's pToken output of
+	// ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
+	Token metadata.Token
 }
 
-/*
-GetTokenAndMetaDataFromFunction returns a function's MethodDef token and
-its module's metadata as the interface iid; FunctionImport returns the
-typed reader.
-
-It calls ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetTokenAndMetaDataFromFunction returns a function's MethodDef token and
+// its module's metadata as the interface iid; FunctionImport returns the
+// typed reader.
+//
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId), riid. It returns the runtime's outputs ppImport, pToken as
+// the fields of TokenAndMetaDataFromFunctionResult. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetTokenAndMetaDataFromFunction.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetTokenAndMetaDataFromFunction(functionID FunctionID, riid uuid.UUID) (TokenAndMetaDataFromFunctionResult, error) {
 	var res TokenAndMetaDataFromFunctionResult
 	self := x.ptr(1)
@@ -497,17 +596,33 @@ func (x *Info) GetTokenAndMetaDataFromFunction(functionID FunctionID, riid uuid.
 }
 
 // ModuleInfoResult holds the outputs of ICorProfilerInfo::GetModuleInfo.
+//
+// GetModuleInfo returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ModuleInfoResult struct {
+	// BaseLoadAddress is where the module is mapped in memory (0 for a dynamic
+	// module) (the runtime's ppBaseLoadAddress).
 	BaseLoadAddress Address
-	Name            string
-	AssemblyID      AssemblyID
+	// Name is the module's file path, empty for a dynamic or in-memory module
+	// (the runtime's szName).
+	Name string
+	// AssemblyID is the assembly the module belongs to (the runtime's
+	// pAssemblyId).
+	AssemblyID AssemblyID
 }
 
-/*
-It calls ICorProfilerInfo::GetModuleInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetModuleInfo returns a module's base address, file path and assembly;
+// prefer GetModuleInfo2, which also gives its flags.
+//
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId). It returns the runtime's outputs ppBaseLoadAddress, szName,
+// pAssemblyId as the fields of ModuleInfoResult. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetModuleInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetModuleInfo(moduleID ModuleID) (ModuleInfoResult, error) {
 	var res ModuleInfoResult
 	self := x.ptr(1)
@@ -540,16 +655,20 @@ func (x *Info) GetModuleInfo(moduleID ModuleID) (ModuleInfoResult, error) {
 	return res, nil
 }
 
-/*
-GetModuleMetaData opens a module's metadata as the interface iid
-(metadata.IIDImport2, ...). ModuleImport and ModuleEmit return the typed
-readers and writers; prefer them.
-
-It calls ICorProfilerInfo::GetModuleMetaData.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
-func (x *Info) GetModuleMetaData(moduleID ModuleID, openFlags uint32, riid uuid.UUID) (*Unknown, error) {
+// GetModuleMetaData opens a module's metadata as the interface iid
+// (metadata.IIDImport2, ...). ModuleImport and ModuleEmit return the typed
+// readers and writers; prefer them.
+//
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId), openFlags (dwOpenFlags), riid. It returns the runtime's
+// ppOut output, as *Unknown. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetModuleMetaData.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
+func (x *Info) GetModuleMetaData(moduleID ModuleID, openFlags metadata.OpenFlags, riid uuid.UUID) (*Unknown, error) {
 	var res *Unknown
 	self := x.ptr(1)
 	if self == nil {
@@ -568,15 +687,19 @@ func (x *Info) GetModuleMetaData(moduleID ModuleID, openFlags uint32, riid uuid.
 	return res, nil
 }
 
-/*
-GetILFunctionBody returns a copy of a method's IL, header included: the
-body its first JIT compiles (the metadata's, or one installed with
-SetILFunctionBody; never a ReJIT body). ilrw.Decode reads it.
-
-It calls ICorProfilerInfo::GetILFunctionBody.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetILFunctionBody returns a copy of a method's IL, header included: the
+// body its first JIT compiles (the metadata's, or one installed with
+// SetILFunctionBody; never a ReJIT body). ilrw.Decode reads it.
+//
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId), methodID (methodId). It returns the runtime's ppMethodHeader
+// output, as []byte. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo::GetILFunctionBody.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetILFunctionBody(moduleID ModuleID, methodID metadata.Token) ([]byte, error) {
 	var res []byte
 	self := x.ptr(1)
@@ -596,11 +719,18 @@ func (x *Info) GetILFunctionBody(moduleID ModuleID, methodID metadata.Token) ([]
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo::GetILFunctionBodyAllocator.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetILFunctionBodyAllocator returns the allocator whose memory
+// SetILFunctionBody wants; the hand-written SetILFunctionBody uses it for
+// you.
+//
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId). It returns the runtime's ppMalloc output, as *MethodMalloc.
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetILFunctionBodyAllocator.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetILFunctionBodyAllocator(moduleID ModuleID) (*MethodMalloc, error) {
 	var res *MethodMalloc
 	self := x.ptr(1)
@@ -633,16 +763,30 @@ func (x *Info) setILFunctionBody(moduleID ModuleID, methodid metadata.Token, new
 }
 
 // AppDomainInfoResult holds the outputs of ICorProfilerInfo::GetAppDomainInfo.
+//
+// GetAppDomainInfo returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type AppDomainInfoResult struct {
-	Name      string
+	// Name is the runtime's szName output of
+	// ICorProfilerInfo::GetAppDomainInfo.
+	Name string
+	// ProcessID is the runtime's pProcessId output of
+	// ICorProfilerInfo::GetAppDomainInfo.
 	ProcessID ProcessID
 }
 
-/*
-It calls ICorProfilerInfo::GetAppDomainInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetAppDomainInfo returns an app domain's name and the process it lives
+// in.
+//
+// Its arguments, with the runtime's names where they differ: appDomainID
+// (appDomainId). It returns the runtime's outputs szName, pProcessId as
+// the fields of AppDomainInfoResult. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetAppDomainInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetAppDomainInfo(appDomainID AppDomainID) (AppDomainInfoResult, error) {
 	var res AppDomainInfoResult
 	self := x.ptr(1)
@@ -674,20 +818,33 @@ func (x *Info) GetAppDomainInfo(appDomainID AppDomainID) (AppDomainInfoResult, e
 }
 
 // AssemblyInfoResult holds the outputs of ICorProfilerInfo::GetAssemblyInfo.
+//
+// GetAssemblyInfo returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type AssemblyInfoResult struct {
-	Name        string
+	// Name is the runtime's szName output of
+	// ICorProfilerInfo::GetAssemblyInfo.
+	Name string
+	// AppDomainID is the runtime's pAppDomainId output of
+	// ICorProfilerInfo::GetAssemblyInfo.
 	AppDomainID AppDomainID
-	ModuleID    ModuleID
+	// ModuleID is the runtime's pModuleId output of
+	// ICorProfilerInfo::GetAssemblyInfo.
+	ModuleID ModuleID
 }
 
-/*
-GetAssemblyInfo returns an assembly's name, app domain and manifest
-module.
-
-It calls ICorProfilerInfo::GetAssemblyInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetAssemblyInfo returns an assembly's name, app domain and manifest
+// module.
+//
+// Its arguments, with the runtime's names where they differ: assemblyID
+// (assemblyId). It returns the runtime's outputs szName, pAppDomainId,
+// pModuleId as the fields of AssemblyInfoResult. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetAssemblyInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetAssemblyInfo(assemblyID AssemblyID) (AssemblyInfoResult, error) {
 	var res AssemblyInfoResult
 	self := x.ptr(1)
@@ -720,6 +877,12 @@ func (x *Info) GetAssemblyInfo(assemblyID AssemblyID) (AssemblyInfoResult, error
 	return res, nil
 }
 
+// SetFunctionReJIT is not implemented by CoreCLR: use RequestReJIT.
+//
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId). A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerInfo::SetFunctionReJIT.
 func (x *Info) SetFunctionReJIT(functionID FunctionID) error {
 	self := x.ptr(1)
@@ -733,6 +896,13 @@ func (x *Info) SetFunctionReJIT(functionID FunctionID) error {
 	return nil
 }
 
+// ForceGC asks for a full blocking GC. Call it from a thread of your own
+// that never ran managed code, never inside a callback: elsewhere the
+// runtime refuses it with an HRESULT.
+//
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerInfo::ForceGC.
 func (x *Info) ForceGC() error {
 	self := x.ptr(1)
@@ -746,6 +916,14 @@ func (x *Info) ForceGC() error {
 	return nil
 }
 
+// SetILInstrumentedCodeMap tells debuggers how the IL offsets of a
+// rewritten body map to the original ones.
+//
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId), startJIT (fStartJit), ilMapEntries (rgILMapEntries). A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerInfo::SetILInstrumentedCodeMap.
 func (x *Info) SetILInstrumentedCodeMap(functionID FunctionID, startJIT bool, ilMapEntries []ILMap) error {
 	self := x.ptr(1)
@@ -759,11 +937,13 @@ func (x *Info) SetILInstrumentedCodeMap(functionID FunctionID, startJIT bool, il
 	return nil
 }
 
-/*
-It calls ICorProfilerInfo::GetInprocInspectionInterface.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// It returns the runtime's ppicd output, as *Unknown. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetInprocInspectionInterface.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetInprocInspectionInterface() (*Unknown, error) {
 	var res *Unknown
 	self := x.ptr(1)
@@ -782,11 +962,13 @@ func (x *Info) GetInprocInspectionInterface() (*Unknown, error) {
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo::GetInprocInspectionIThisThread.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// It returns the runtime's ppicd output, as *Unknown. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetInprocInspectionIThisThread.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetInprocInspectionIThisThread() (*Unknown, error) {
 	var res *Unknown
 	self := x.ptr(1)
@@ -805,11 +987,14 @@ func (x *Info) GetInprocInspectionIThisThread() (*Unknown, error) {
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo::GetThreadContext.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// Its arguments, with the runtime's names where they differ: threadID
+// (threadId). It returns the runtime's pContextId output, as ContextID. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::GetThreadContext.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetThreadContext(threadID ThreadID) (ContextID, error) {
 	var res ContextID
 	self := x.ptr(1)
@@ -828,11 +1013,15 @@ func (x *Info) GetThreadContext(threadID ThreadID) (ContextID, error) {
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo::BeginInprocDebugging.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// Its arguments, with the runtime's names where they differ:
+// thisThreadOnly (fThisThreadOnly). It returns the runtime's
+// pdwProfilerContext output, as uint32. A failure is the runtime's HRESULT
+// as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo::BeginInprocDebugging.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) BeginInprocDebugging(thisThreadOnly bool) (uint32, error) {
 	var res uint32
 	self := x.ptr(1)
@@ -851,6 +1040,11 @@ func (x *Info) BeginInprocDebugging(thisThreadOnly bool) (uint32, error) {
 	return res, nil
 }
 
+// Its arguments, with the runtime's names where they differ:
+// profilerContext (dwProfilerContext). A failure is the runtime's HRESULT
+// as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerInfo::EndInprocDebugging.
 func (x *Info) EndInprocDebugging(profilerContext uint32) error {
 	self := x.ptr(1)
@@ -864,11 +1058,19 @@ func (x *Info) EndInprocDebugging(profilerContext uint32) error {
 	return nil
 }
 
-/*
-It calls ICorProfilerInfo::GetILToNativeMapping.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetILToNativeMapping returns how the IL offsets of a function map to
+// native code offsets (the JIT's debug map; needs EnableJITMaps for a
+// complete map).
+//
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId). It returns the runtime's map output, as
+// []DebugILToNativeMap. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo::GetILToNativeMapping.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetILToNativeMapping(functionID FunctionID) ([]DebugILToNativeMap, error) {
 	var res []DebugILToNativeMap
 	self := x.ptr(1)
@@ -924,24 +1126,40 @@ func (x *Info) setEnterLeaveFunctionHooks2(funcEnter unsafe.Pointer, funcLeave u
 }
 
 // FunctionInfo2Result holds the outputs of ICorProfilerInfo2::GetFunctionInfo2.
+//
+// GetFunctionInfo2 returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type FunctionInfo2Result struct {
-	ClassID  ClassID
+	// ClassID is the runtime's pClassId output of
+	// ICorProfilerInfo2::GetFunctionInfo2.
+	ClassID ClassID
+	// ModuleID is the runtime's pModuleId output of
+	// ICorProfilerInfo2::GetFunctionInfo2.
 	ModuleID ModuleID
-	Token    metadata.Token
+	// Token is the runtime's pToken output of
+	// ICorProfilerInfo2::GetFunctionInfo2.
+	Token metadata.Token
+	// TypeArgs is the runtime's typeArgs output of
+	// ICorProfilerInfo2::GetFunctionInfo2.
 	TypeArgs []ClassID
 }
 
-/*
-GetFunctionInfo2 says which function a FunctionID is: its class, module,
-MethodDef token and the type arguments of a generic method. For code
-shared by several instantiations the runtime names the class only with
-the frame info of an ELT hook (frameInfo 0 gives ClassID 0 for a shared
-generic class); FunctionName and FunctionFullName format all this.
-
-It calls ICorProfilerInfo2::GetFunctionInfo2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetFunctionInfo2 says which function a FunctionID is: its class, module,
+// MethodDef token and the type arguments of a generic method. For code
+// shared by several instantiations the runtime names the class only with
+// the frame info of an ELT hook (frameInfo 0 gives ClassID 0 for a shared
+// generic class); FunctionName and FunctionFullName format all this.
+//
+// Its arguments, with the runtime's names where they differ: funcID
+// (funcId), frameInfo. It returns the runtime's outputs pClassId,
+// pModuleId, pToken, typeArgs as the fields of FunctionInfo2Result. It is
+// a method of ICorProfilerInfo2, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetFunctionInfo2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetFunctionInfo2(funcID FunctionID, frameInfo FrameInfo) (FunctionInfo2Result, error) {
 	var res FunctionInfo2Result
 	self := x.ptr(2)
@@ -977,17 +1195,33 @@ func (x *Info) GetFunctionInfo2(funcID FunctionID, frameInfo FrameInfo) (Functio
 }
 
 // StringLayoutResult holds the outputs of ICorProfilerInfo2::GetStringLayout.
+//
+// GetStringLayout returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type StringLayoutResult struct {
+	// BufferLengthOffset is the runtime's pBufferLengthOffset output of
+	// ICorProfilerInfo2::GetStringLayout.
 	BufferLengthOffset uint32
+	// StringLengthOffset is the runtime's pStringLengthOffset output of
+	// ICorProfilerInfo2::GetStringLayout.
 	StringLengthOffset uint32
-	BufferOffset       uint32
+	// BufferOffset is the runtime's pBufferOffset output of
+	// ICorProfilerInfo2::GetStringLayout.
+	BufferOffset uint32
 }
 
-/*
-It calls ICorProfilerInfo2::GetStringLayout.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetStringLayout returns where a string object keeps its length and
+// characters; prefer GetStringLayout2.
+//
+// It returns the runtime's outputs pBufferLengthOffset,
+// pStringLengthOffset, pBufferOffset as the fields of StringLayoutResult.
+// It is a method of ICorProfilerInfo2, which every supported runtime has.
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetStringLayout.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetStringLayout() (StringLayoutResult, error) {
 	var res StringLayoutResult
 	self := x.ptr(2)
@@ -1011,16 +1245,21 @@ func (x *Info) GetStringLayout() (StringLayoutResult, error) {
 }
 
 // ClassLayoutResult holds the outputs of ICorProfilerInfo2::GetClassLayout.
+//
+// getClassLayout returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ClassLayoutResult struct {
+	// FieldOffset is the runtime's pcFieldOffset output of
+	// ICorProfilerInfo2::GetClassLayout.
 	FieldOffset uint32
-	ClassSize   uint32
+	// ClassSize is the runtime's pulClassSize output of
+	// ICorProfilerInfo2::GetClassLayout.
+	ClassSize uint32
 }
 
-/*
-getClassLayout calls ICorProfilerInfo2::GetClassLayout.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// getClassLayout calls ICorProfilerInfo2::GetClassLayout.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) getClassLayout(classID ClassID, fieldOffset unsafe.Pointer, fieldOffset2 uint32) (ClassLayoutResult, error) {
 	var res ClassLayoutResult
 	self := x.ptr(2)
@@ -1042,22 +1281,38 @@ func (x *Info) getClassLayout(classID ClassID, fieldOffset unsafe.Pointer, field
 }
 
 // ClassIDInfo2Result holds the outputs of ICorProfilerInfo2::GetClassIDInfo2.
+//
+// GetClassIDInfo2 returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ClassIDInfo2Result struct {
-	ModuleID      ModuleID
-	TypeDefToken  metadata.Token
+	// ModuleID is the runtime's pModuleId output of
+	// ICorProfilerInfo2::GetClassIDInfo2.
+	ModuleID ModuleID
+	// TypeDefToken is the runtime's pTypeDefToken output of
+	// ICorProfilerInfo2::GetClassIDInfo2.
+	TypeDefToken metadata.Token
+	// ParentClassID is the runtime's pParentClassId output of
+	// ICorProfilerInfo2::GetClassIDInfo2.
 	ParentClassID ClassID
-	TypeArgs      []ClassID
+	// TypeArgs is the runtime's typeArgs output of
+	// ICorProfilerInfo2::GetClassIDInfo2.
+	TypeArgs []ClassID
 }
 
-/*
-GetClassIDInfo2 says which class a ClassID is: its module, TypeDef
-token, parent class and type arguments. Arrays have no TypeDef: ask
-IsArrayClass first (ClassName does both).
-
-It calls ICorProfilerInfo2::GetClassIDInfo2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetClassIDInfo2 says which class a ClassID is: its module, TypeDef
+// token, parent class and type arguments. Arrays have no TypeDef: ask
+// IsArrayClass first (ClassName does both).
+//
+// Its arguments, with the runtime's names where they differ: classID
+// (classId). It returns the runtime's outputs pModuleId, pTypeDefToken,
+// pParentClassId, typeArgs as the fields of ClassIDInfo2Result. It is a
+// method of ICorProfilerInfo2, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetClassIDInfo2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetClassIDInfo2(classID ClassID) (ClassIDInfo2Result, error) {
 	var res ClassIDInfo2Result
 	self := x.ptr(2)
@@ -1092,14 +1347,18 @@ func (x *Info) GetClassIDInfo2(classID ClassID) (ClassIDInfo2Result, error) {
 	return res, nil
 }
 
-/*
-GetCodeInfo2 returns the native code ranges of a function's current
-body (hot and cold parts).
-
-It calls ICorProfilerInfo2::GetCodeInfo2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetCodeInfo2 returns the native code ranges of a function's current
+// body (hot and cold parts).
+//
+// Its arguments, with the runtime's names where they differ: functionID.
+// It returns the runtime's codeInfos output, as []CodeInfo. It is a method
+// of ICorProfilerInfo2, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetCodeInfo2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetCodeInfo2(functionID FunctionID) ([]CodeInfo, error) {
 	var res []CodeInfo
 	self := x.ptr(2)
@@ -1128,11 +1387,18 @@ func (x *Info) GetCodeInfo2(functionID FunctionID) ([]CodeInfo, error) {
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo2::GetClassFromTokenAndTypeArgs.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetClassFromTokenAndTypeArgs returns the ClassID of a generic
+// instantiation, loading it if needed.
+//
+// Its arguments, with the runtime's names where they differ: moduleID,
+// typeDef, typeArgs. It returns the runtime's pClassID output, as ClassID.
+// It is a method of ICorProfilerInfo2, which every supported runtime has.
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetClassFromTokenAndTypeArgs.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetClassFromTokenAndTypeArgs(moduleID ModuleID, typeDef metadata.Token, typeArgs []ClassID) (ClassID, error) {
 	var res ClassID
 	self := x.ptr(2)
@@ -1151,11 +1417,19 @@ func (x *Info) GetClassFromTokenAndTypeArgs(moduleID ModuleID, typeDef metadata.
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo2::GetFunctionFromTokenAndTypeArgs.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetFunctionFromTokenAndTypeArgs returns the FunctionID of a generic
+// method instantiation, creating it if needed.
+//
+// Its arguments, with the runtime's names where they differ: moduleID,
+// funcDef, classID (classId), typeArgs. It returns the runtime's
+// pFunctionID output, as FunctionID. It is a method of ICorProfilerInfo2,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetFunctionFromTokenAndTypeArgs.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetFunctionFromTokenAndTypeArgs(moduleID ModuleID, funcDef metadata.Token, classID ClassID, typeArgs []ClassID) (FunctionID, error) {
 	var res FunctionID
 	self := x.ptr(2)
@@ -1174,11 +1448,18 @@ func (x *Info) GetFunctionFromTokenAndTypeArgs(moduleID ModuleID, funcDef metada
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo2::EnumModuleFrozenObjects.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// EnumModuleFrozenObjects returns an enumeration of the frozen
+// (preallocated, never moved) objects of a module.
+//
+// Its arguments, with the runtime's names where they differ: moduleID. It
+// returns the runtime's ppEnum output, as *ObjectEnum. It is a method of
+// ICorProfilerInfo2, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::EnumModuleFrozenObjects.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) EnumModuleFrozenObjects(moduleID ModuleID) (*ObjectEnum, error) {
 	var res *ObjectEnum
 	self := x.ptr(2)
@@ -1197,11 +1478,9 @@ func (x *Info) EnumModuleFrozenObjects(moduleID ModuleID) (*ObjectEnum, error) {
 	return res, nil
 }
 
-/*
-getArrayObjectInfo calls ICorProfilerInfo2::GetArrayObjectInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// getArrayObjectInfo calls ICorProfilerInfo2::GetArrayObjectInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) getArrayObjectInfo(objectID ObjectID, dimensions uint32, dimensionSizes unsafe.Pointer, dimensionLowerBounds unsafe.Pointer) (Address, error) {
 	var res Address
 	self := x.ptr(2)
@@ -1220,11 +1499,18 @@ func (x *Info) getArrayObjectInfo(objectID ObjectID, dimensions uint32, dimensio
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo2::GetBoxClassLayout.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetBoxClassLayout returns the offset of a boxed value type's value
+// inside the box.
+//
+// Its arguments, with the runtime's names where they differ: classID
+// (classId). It returns the runtime's pBufferOffset output, as uint32. It
+// is a method of ICorProfilerInfo2, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetBoxClassLayout.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetBoxClassLayout(classID ClassID) (uint32, error) {
 	var res uint32
 	self := x.ptr(2)
@@ -1243,11 +1529,17 @@ func (x *Info) GetBoxClassLayout(classID ClassID) (uint32, error) {
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo2::GetThreadAppDomain.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetThreadAppDomain returns the app domain a managed thread runs in.
+//
+// Its arguments, with the runtime's names where they differ: threadID
+// (threadId). It returns the runtime's pAppDomainId output, as
+// AppDomainID. It is a method of ICorProfilerInfo2, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetThreadAppDomain.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetThreadAppDomain(threadID ThreadID) (AppDomainID, error) {
 	var res AppDomainID
 	self := x.ptr(2)
@@ -1266,11 +1558,18 @@ func (x *Info) GetThreadAppDomain(threadID ThreadID) (AppDomainID, error) {
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo2::GetRVAStaticAddress.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetRVAStaticAddress returns the address of an RVA static field (a field
+// with initial data in the image) of a class.
+//
+// Its arguments, with the runtime's names where they differ: classID
+// (classId), fieldToken. It returns the runtime's ppAddress output, as
+// Address. It is a method of ICorProfilerInfo2, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetRVAStaticAddress.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetRVAStaticAddress(classID ClassID, fieldToken metadata.Token) (Address, error) {
 	var res Address
 	self := x.ptr(2)
@@ -1289,11 +1588,21 @@ func (x *Info) GetRVAStaticAddress(classID ClassID, fieldToken metadata.Token) (
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo2::GetAppDomainStaticAddress.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetAppDomainStaticAddress returns the address of a static field (a plain
+// static, GetStaticFieldInfo says FieldAppDomainStatic) in one app domain.
+// It fails with CORPROF_E_DATAINCOMPLETE while the class's statics are not
+// yet initialised (before its static constructor ran).
+//
+// Its arguments, with the runtime's names where they differ: classID
+// (classId), fieldToken, appDomainID (appDomainId). It returns the
+// runtime's ppAddress output, as Address. It is a method of
+// ICorProfilerInfo2, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetAppDomainStaticAddress.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetAppDomainStaticAddress(classID ClassID, fieldToken metadata.Token, appDomainID AppDomainID) (Address, error) {
 	var res Address
 	self := x.ptr(2)
@@ -1312,11 +1621,19 @@ func (x *Info) GetAppDomainStaticAddress(classID ClassID, fieldToken metadata.To
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo2::GetThreadStaticAddress.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetThreadStaticAddress returns the address of a [ThreadStatic] field on
+// one thread; prefer GetThreadStaticAddress2.
+//
+// Its arguments, with the runtime's names where they differ: classID
+// (classId), fieldToken, threadID (threadId). It returns the runtime's
+// ppAddress output, as Address. It is a method of ICorProfilerInfo2, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetThreadStaticAddress.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetThreadStaticAddress(classID ClassID, fieldToken metadata.Token, threadID ThreadID) (Address, error) {
 	var res Address
 	self := x.ptr(2)
@@ -1335,11 +1652,19 @@ func (x *Info) GetThreadStaticAddress(classID ClassID, fieldToken metadata.Token
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo2::GetContextStaticAddress.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetContextStaticAddress is for .NET Framework context statics, which
+// CoreCLR does not have: expect an error.
+//
+// Its arguments, with the runtime's names where they differ: classID
+// (classId), fieldToken, contextID (contextId). It returns the runtime's
+// ppAddress output, as Address. It is a method of ICorProfilerInfo2, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetContextStaticAddress.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetContextStaticAddress(classID ClassID, fieldToken metadata.Token, contextID ContextID) (Address, error) {
 	var res Address
 	self := x.ptr(2)
@@ -1358,11 +1683,19 @@ func (x *Info) GetContextStaticAddress(classID ClassID, fieldToken metadata.Toke
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo2::GetStaticFieldInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetStaticFieldInfo says what kind of static a field is (a bit set of
+// StaticType: app domain, thread, RVA, context); FieldNotAStatic for an
+// instance field. Use it to choose which Get...StaticAddress to call.
+//
+// Its arguments, with the runtime's names where they differ: classID
+// (classId), fieldToken. It returns the runtime's pFieldInfo output, as
+// StaticType. It is a method of ICorProfilerInfo2, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetStaticFieldInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetStaticFieldInfo(classID ClassID, fieldToken metadata.Token) (StaticType, error) {
 	var res StaticType
 	self := x.ptr(2)
@@ -1381,11 +1714,17 @@ func (x *Info) GetStaticFieldInfo(classID ClassID, fieldToken metadata.Token) (S
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo2::GetGenerationBounds.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetGenerationBounds returns the address ranges of every GC generation's
+// memory.
+//
+// It returns the runtime's ranges output, as []GCGenerationRange. It is a
+// method of ICorProfilerInfo2, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetGenerationBounds.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetGenerationBounds() ([]GCGenerationRange, error) {
 	var res []GCGenerationRange
 	self := x.ptr(2)
@@ -1414,11 +1753,18 @@ func (x *Info) GetGenerationBounds() ([]GCGenerationRange, error) {
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo2::GetObjectGeneration.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetObjectGeneration returns the GC generation an object is in and the
+// range that holds it.
+//
+// Its arguments, with the runtime's names where they differ: objectID
+// (objectId). It returns the runtime's range output, as GCGenerationRange.
+// It is a method of ICorProfilerInfo2, which every supported runtime has.
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetObjectGeneration.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetObjectGeneration(objectID ObjectID) (GCGenerationRange, error) {
 	var res GCGenerationRange
 	self := x.ptr(2)
@@ -1437,11 +1783,19 @@ func (x *Info) GetObjectGeneration(objectID ObjectID) (GCGenerationRange, error)
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo2::GetNotifiedExceptionClauseInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetNotifiedExceptionClauseInfo returns the exception clause the last
+// exception callback on this thread reported.
+//
+// It returns the runtime's pinfo output, as ExClauseInfo. The bool is true
+// when the runtime answers S_OK and false when it answers S_FALSE (no
+// clause is active on this thread). It is a method of ICorProfilerInfo2,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo2::GetNotifiedExceptionClauseInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetNotifiedExceptionClauseInfo() (ExClauseInfo, bool, error) {
 	var res ExClauseInfo
 	self := x.ptr(2)
@@ -1460,11 +1814,17 @@ func (x *Info) GetNotifiedExceptionClauseInfo() (ExClauseInfo, bool, error) {
 	return res, hr == 0, nil
 }
 
-/*
-It calls ICorProfilerInfo3::EnumJITedFunctions.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// EnumJITedFunctions returns an enumeration of the functions compiled so
+// far; prefer EnumJITedFunctions2, which includes ReJIT IDs.
+//
+// It returns the runtime's ppEnum output, as *FunctionEnum. It is a method
+// of ICorProfilerInfo3, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo3::EnumJITedFunctions.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) EnumJITedFunctions() (*FunctionEnum, error) {
 	var res *FunctionEnum
 	self := x.ptr(3)
@@ -1483,6 +1843,16 @@ func (x *Info) EnumJITedFunctions() (*FunctionEnum, error) {
 	return res, nil
 }
 
+// RequestProfilerDetach asks the runtime to unload this profiler once no
+// thread runs its code; ProfilerDetachSucceeded follows after at least
+// expectedCompletionMilliseconds.
+//
+// Its arguments, with the runtime's names where they differ:
+// expectedCompletionMilliseconds (dwExpectedCompletionMilliseconds). It is
+// a method of ICorProfilerInfo3, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerInfo3::RequestProfilerDetach.
 func (x *Info) RequestProfilerDetach(expectedCompletionMilliseconds uint32) error {
 	self := x.ptr(3)
@@ -1510,16 +1880,30 @@ func (x *Info) setFunctionIDMapper2(fn unsafe.Pointer, clientData unsafe.Pointer
 }
 
 // StringLayout2Result holds the outputs of ICorProfilerInfo3::GetStringLayout2.
+//
+// GetStringLayout2 returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type StringLayout2Result struct {
+	// StringLengthOffset is the runtime's pStringLengthOffset output of
+	// ICorProfilerInfo3::GetStringLayout2.
 	StringLengthOffset uint32
-	BufferOffset       uint32
+	// BufferOffset is the runtime's pBufferOffset output of
+	// ICorProfilerInfo3::GetStringLayout2.
+	BufferOffset uint32
 }
 
-/*
-It calls ICorProfilerInfo3::GetStringLayout2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetStringLayout2 returns where a string object keeps its length and
+// characters.
+//
+// It returns the runtime's outputs pStringLengthOffset, pBufferOffset as
+// the fields of StringLayout2Result. It is a method of ICorProfilerInfo3,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo3::GetStringLayout2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetStringLayout2() (StringLayout2Result, error) {
 	var res StringLayout2Result
 	self := x.ptr(3)
@@ -1566,11 +1950,9 @@ func (x *Info) setEnterLeaveFunctionHooks3WithInfo(funcEnter3WithInfo unsafe.Poi
 	return nil
 }
 
-/*
-getFunctionEnter3Info calls ICorProfilerInfo3::GetFunctionEnter3Info.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// getFunctionEnter3Info calls ICorProfilerInfo3::GetFunctionEnter3Info.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) getFunctionEnter3Info(functionID FunctionID, eltInfo ELTInfo, argumentInfo unsafe.Pointer, argumentInfo2 unsafe.Pointer) (FrameInfo, error) {
 	var res FrameInfo
 	self := x.ptr(3)
@@ -1590,16 +1972,28 @@ func (x *Info) getFunctionEnter3Info(functionID FunctionID, eltInfo ELTInfo, arg
 }
 
 // FunctionLeave3InfoResult holds the outputs of ICorProfilerInfo3::GetFunctionLeave3Info.
+//
+// GetFunctionLeave3Info returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type FunctionLeave3InfoResult struct {
-	FrameInfo   FrameInfo
+	// FrameInfo is the runtime's pFrameInfo output of
+	// ICorProfilerInfo3::GetFunctionLeave3Info.
+	FrameInfo FrameInfo
+	// RetValRange is the runtime's pRetvalRange output of
+	// ICorProfilerInfo3::GetFunctionLeave3Info.
 	RetValRange FunctionArgumentRange
 }
 
-/*
-It calls ICorProfilerInfo3::GetFunctionLeave3Info.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId), eltInfo. It returns the runtime's outputs pFrameInfo,
+// pRetvalRange as the fields of FunctionLeave3InfoResult. It is a method
+// of ICorProfilerInfo3, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo3::GetFunctionLeave3Info.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetFunctionLeave3Info(functionID FunctionID, eltInfo ELTInfo) (FunctionLeave3InfoResult, error) {
 	var res FunctionLeave3InfoResult
 	self := x.ptr(3)
@@ -1620,11 +2014,15 @@ func (x *Info) GetFunctionLeave3Info(functionID FunctionID, eltInfo ELTInfo) (Fu
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo3::GetFunctionTailcall3Info.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId), eltInfo. It returns the runtime's pFrameInfo output, as
+// FrameInfo. It is a method of ICorProfilerInfo3, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo3::GetFunctionTailcall3Info.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetFunctionTailcall3Info(functionID FunctionID, eltInfo ELTInfo) (FrameInfo, error) {
 	var res FrameInfo
 	self := x.ptr(3)
@@ -1643,11 +2041,17 @@ func (x *Info) GetFunctionTailcall3Info(functionID FunctionID, eltInfo ELTInfo) 
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo3::EnumModules.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// EnumModules returns an enumeration of the loaded modules (for a profiler
+// attached late).
+//
+// It returns the runtime's ppEnum output, as *ModuleEnum. It is a method
+// of ICorProfilerInfo3, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo3::EnumModules.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) EnumModules() (*ModuleEnum, error) {
 	var res *ModuleEnum
 	self := x.ptr(3)
@@ -1667,21 +2071,43 @@ func (x *Info) EnumModules() (*ModuleEnum, error) {
 }
 
 // RuntimeInformationResult holds the outputs of ICorProfilerInfo3::GetRuntimeInformation.
+//
+// GetRuntimeInformation returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type RuntimeInformationResult struct {
+	// CLRInstanceID is the runtime's pClrInstanceId output of
+	// ICorProfilerInfo3::GetRuntimeInformation.
 	CLRInstanceID uint16
-	RuntimeType   RuntimeType
-	MajorVersion  uint16
-	MinorVersion  uint16
-	BuildNumber   uint16
-	QfeVersion    uint16
+	// RuntimeType is the runtime's pRuntimeType output of
+	// ICorProfilerInfo3::GetRuntimeInformation.
+	RuntimeType RuntimeType
+	// MajorVersion is the runtime's pMajorVersion output of
+	// ICorProfilerInfo3::GetRuntimeInformation.
+	MajorVersion uint16
+	// MinorVersion is the runtime's pMinorVersion output of
+	// ICorProfilerInfo3::GetRuntimeInformation.
+	MinorVersion uint16
+	// BuildNumber is the runtime's pBuildNumber output of
+	// ICorProfilerInfo3::GetRuntimeInformation.
+	BuildNumber uint16
+	// QfeVersion is the runtime's pQFEVersion output of
+	// ICorProfilerInfo3::GetRuntimeInformation.
+	QfeVersion uint16
+	// VersionString is the runtime's szVersionString output of
+	// ICorProfilerInfo3::GetRuntimeInformation.
 	VersionString string
 }
 
-/*
-It calls ICorProfilerInfo3::GetRuntimeInformation.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// It returns the runtime's outputs pClrInstanceId, pRuntimeType,
+// pMajorVersion, pMinorVersion, pBuildNumber, pQFEVersion, szVersionString
+// as the fields of RuntimeInformationResult. It is a method of
+// ICorProfilerInfo3, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo3::GetRuntimeInformation.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetRuntimeInformation() (RuntimeInformationResult, error) {
 	var res RuntimeInformationResult
 	self := x.ptr(3)
@@ -1722,11 +2148,19 @@ func (x *Info) GetRuntimeInformation() (RuntimeInformationResult, error) {
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo3::GetThreadStaticAddress2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetThreadStaticAddress2 returns the address of a [ThreadStatic] field of
+// a class in an app domain on one thread.
+//
+// Its arguments, with the runtime's names where they differ: classID
+// (classId), fieldToken, appDomainID (appDomainId), threadID (threadId).
+// It returns the runtime's ppAddress output, as Address. It is a method of
+// ICorProfilerInfo3, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo3::GetThreadStaticAddress2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetThreadStaticAddress2(classID ClassID, fieldToken metadata.Token, appDomainID AppDomainID, threadID ThreadID) (Address, error) {
 	var res Address
 	self := x.ptr(3)
@@ -1745,11 +2179,19 @@ func (x *Info) GetThreadStaticAddress2(classID ClassID, fieldToken metadata.Toke
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo3::GetAppDomainsContainingModule.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetAppDomainsContainingModule returns the app domains a module is loaded
+// in.
+//
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId). It returns the runtime's appDomainIds output, as
+// []AppDomainID. It is a method of ICorProfilerInfo3, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo3::GetAppDomainsContainingModule.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetAppDomainsContainingModule(moduleID ModuleID) ([]AppDomainID, error) {
 	var res []AppDomainID
 	self := x.ptr(3)
@@ -1779,18 +2221,27 @@ func (x *Info) GetAppDomainsContainingModule(moduleID ModuleID) ([]AppDomainID, 
 }
 
 // ModuleInfo2Result holds the outputs of ICorProfilerInfo3::GetModuleInfo2.
+//
+// getModuleInfo2 returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ModuleInfo2Result struct {
+	// BaseLoadAddress is the runtime's ppBaseLoadAddress output of
+	// ICorProfilerInfo3::GetModuleInfo2.
 	BaseLoadAddress Address
-	Name            string
-	AssemblyID      AssemblyID
-	ModuleFlags     ModuleFlags
+	// Name is the runtime's szName output of
+	// ICorProfilerInfo3::GetModuleInfo2.
+	Name string
+	// AssemblyID is the runtime's pAssemblyId output of
+	// ICorProfilerInfo3::GetModuleInfo2.
+	AssemblyID AssemblyID
+	// ModuleFlags is the runtime's pdwModuleFlags output of
+	// ICorProfilerInfo3::GetModuleInfo2.
+	ModuleFlags ModuleFlags
 }
 
-/*
-getModuleInfo2 calls ICorProfilerInfo3::GetModuleInfo2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// getModuleInfo2 calls ICorProfilerInfo3::GetModuleInfo2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) getModuleInfo2(moduleID ModuleID) (ModuleInfo2Result, error) {
 	var res ModuleInfo2Result
 	self := x.ptr(3)
@@ -1825,11 +2276,16 @@ func (x *Info) getModuleInfo2(moduleID ModuleID) (ModuleInfo2Result, error) {
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo4::EnumThreads.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// EnumThreads returns an enumeration of the managed threads alive.
+//
+// It returns the runtime's ppEnum output, as *ThreadEnum. It is a method
+// of ICorProfilerInfo4, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo4::EnumThreads.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) EnumThreads() (*ThreadEnum, error) {
 	var res *ThreadEnum
 	self := x.ptr(4)
@@ -1848,6 +2304,14 @@ func (x *Info) EnumThreads() (*ThreadEnum, error) {
 	return res, nil
 }
 
+// InitializeCurrentThread prepares the calling thread so that later calls
+// from it do not allocate (call it before a thread that suspends the
+// runtime asks anything).
+//
+// It is a method of ICorProfilerInfo4, which every supported runtime has.
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerInfo4::InitializeCurrentThread.
 func (x *Info) InitializeCurrentThread() error {
 	self := x.ptr(4)
@@ -1861,6 +2325,16 @@ func (x *Info) InitializeCurrentThread() error {
 	return nil
 }
 
+// RequestReJIT asks the runtime to compile the given methods again:
+// GetReJITParameters follows, where the new IL is set. Needs EnableReJIT
+// at Initialize.
+//
+// Its arguments, with the runtime's names where they differ: moduleIDs
+// (moduleIds), methodIDs (methodIds). It is a method of ICorProfilerInfo4,
+// which every supported runtime has. A failure is the runtime's HRESULT as
+// the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerInfo4::RequestReJIT.
 func (x *Info) RequestReJIT(moduleIDs []ModuleID, methodIDs []metadata.Token) error {
 	self := x.ptr(4)
@@ -1887,11 +2361,18 @@ func (x *Info) requestRevert(moduleIDs []ModuleID, methodIDs []metadata.Token, s
 	return nil
 }
 
-/*
-It calls ICorProfilerInfo4::GetCodeInfo3.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetCodeInfo3 returns the native code blocks of one ReJIT version of a
+// function.
+//
+// Its arguments, with the runtime's names where they differ: functionID,
+// reJITID (reJitId). It returns the runtime's codeInfos output, as
+// []CodeInfo. It is a method of ICorProfilerInfo4, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo4::GetCodeInfo3.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetCodeInfo3(functionID FunctionID, reJITID ReJITID) ([]CodeInfo, error) {
 	var res []CodeInfo
 	self := x.ptr(4)
@@ -1921,16 +2402,31 @@ func (x *Info) GetCodeInfo3(functionID FunctionID, reJITID ReJITID) ([]CodeInfo,
 }
 
 // FunctionFromIP2Result holds the outputs of ICorProfilerInfo4::GetFunctionFromIP2.
+//
+// GetFunctionFromIP2 returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type FunctionFromIP2Result struct {
+	// FunctionID is the runtime's pFunctionId output of
+	// ICorProfilerInfo4::GetFunctionFromIP2.
 	FunctionID FunctionID
-	ReJITID    ReJITID
+	// ReJITID is the runtime's pReJitId output of
+	// ICorProfilerInfo4::GetFunctionFromIP2.
+	ReJITID ReJITID
 }
 
-/*
-It calls ICorProfilerInfo4::GetFunctionFromIP2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetFunctionFromIP2 returns the function and ReJIT version whose native
+// code holds an instruction pointer.
+//
+// Its arguments, with the runtime's names where they differ: ip. It
+// returns the runtime's outputs pFunctionId, pReJitId as the fields of
+// FunctionFromIP2Result. It is a method of ICorProfilerInfo4, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo4::GetFunctionFromIP2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetFunctionFromIP2(ip Address) (FunctionFromIP2Result, error) {
 	var res FunctionFromIP2Result
 	self := x.ptr(4)
@@ -1951,11 +2447,18 @@ func (x *Info) GetFunctionFromIP2(ip Address) (FunctionFromIP2Result, error) {
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo4::GetReJITIDs.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetReJITIDs returns the ReJIT IDs of a function's current and older
+// re-compiled versions.
+//
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId). It returns the runtime's reJitIds output, as []ReJITID. It
+// is a method of ICorProfilerInfo4, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo4::GetReJITIDs.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetReJITIDs(functionID FunctionID) ([]ReJITID, error) {
 	var res []ReJITID
 	self := x.ptr(4)
@@ -1984,11 +2487,19 @@ func (x *Info) GetReJITIDs(functionID FunctionID) ([]ReJITID, error) {
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo4::GetILToNativeMapping2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetILToNativeMapping2 returns how the IL offsets of one ReJIT version
+// map to native offsets.
+//
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId), reJITID (reJitId). It returns the runtime's map output, as
+// []DebugILToNativeMap. It is a method of ICorProfilerInfo4, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo4::GetILToNativeMapping2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetILToNativeMapping2(functionID FunctionID, reJITID ReJITID) ([]DebugILToNativeMap, error) {
 	var res []DebugILToNativeMap
 	self := x.ptr(4)
@@ -2017,11 +2528,17 @@ func (x *Info) GetILToNativeMapping2(functionID FunctionID, reJITID ReJITID) ([]
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo4::EnumJITedFunctions2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// EnumJITedFunctions2 returns an enumeration of the functions compiled so
+// far with their ReJIT IDs.
+//
+// It returns the runtime's ppEnum output, as *FunctionEnum. It is a method
+// of ICorProfilerInfo4, which every supported runtime has. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo4::EnumJITedFunctions2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) EnumJITedFunctions2() (*FunctionEnum, error) {
 	var res *FunctionEnum
 	self := x.ptr(4)
@@ -2040,14 +2557,18 @@ func (x *Info) EnumJITedFunctions2() (*FunctionEnum, error) {
 	return res, nil
 }
 
-/*
-GetObjectSize2 returns an object's size in bytes, arrays and strings
-included.
-
-It calls ICorProfilerInfo4::GetObjectSize2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetObjectSize2 returns an object's size in bytes, arrays and strings
+// included.
+//
+// Its arguments, with the runtime's names where they differ: objectID
+// (objectId). It returns the runtime's pcSize output, as uint64. It is a
+// method of ICorProfilerInfo4, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo4::GetObjectSize2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetObjectSize2(objectID ObjectID) (uint64, error) {
 	var res uint64
 	self := x.ptr(4)
@@ -2067,16 +2588,30 @@ func (x *Info) GetObjectSize2(objectID ObjectID) (uint64, error) {
 }
 
 // EventMask2Result holds the outputs of ICorProfilerInfo5::GetEventMask2.
+//
+// GetEventMask2 returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type EventMask2Result struct {
-	EventsLow  Monitor
+	// EventsLow is the runtime's pdwEventsLow output of
+	// ICorProfilerInfo5::GetEventMask2.
+	EventsLow Monitor
+	// EventsHigh is the runtime's pdwEventsHigh output of
+	// ICorProfilerInfo5::GetEventMask2.
 	EventsHigh HighMonitor
 }
 
-/*
-It calls ICorProfilerInfo5::GetEventMask2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetEventMask2 returns both halves of the event mask: the Monitor flags
+// and the HighMonitor flags.
+//
+// It returns the runtime's outputs pdwEventsLow, pdwEventsHigh as the
+// fields of EventMask2Result. It is a method of ICorProfilerInfo5, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo5::GetEventMask2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetEventMask2() (EventMask2Result, error) {
 	var res EventMask2Result
 	self := x.ptr(5)
@@ -2111,16 +2646,34 @@ func (x *Info) setEventMask2(eventsLow Monitor, eventsHigh HighMonitor) error {
 }
 
 // EnumNgenModuleMethodsInliningThisMethodResult holds the outputs of ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
+//
+// EnumNgenModuleMethodsInliningThisMethod returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type EnumNgenModuleMethodsInliningThisMethodResult struct {
+	// IncompleteData is the runtime's incompleteData output of
+	// ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
 	IncompleteData bool
-	Enum           *MethodEnum
+	// Enum is the runtime's ppEnum output of
+	// ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
+	Enum *MethodEnum
 }
 
-/*
-It calls ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// EnumNgenModuleMethodsInliningThisMethod returns an enumeration of the
+// precompiled methods of a module that inlined a given method (to re-JIT
+// them too).
+//
+// Its arguments, with the runtime's names where they differ:
+// inlinersModuleID (inlinersModuleId), inlineeModuleID (inlineeModuleId),
+// inlineeMethodID (inlineeMethodId). It returns the runtime's outputs
+// incompleteData, ppEnum as the fields of
+// EnumNgenModuleMethodsInliningThisMethodResult. It is a method of
+// ICorProfilerInfo6, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo6::EnumNgenModuleMethodsInliningThisMethod.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) EnumNgenModuleMethodsInliningThisMethod(inlinersModuleID ModuleID, inlineeModuleID ModuleID, inlineeMethodID metadata.Token) (EnumNgenModuleMethodsInliningThisMethodResult, error) {
 	var res EnumNgenModuleMethodsInliningThisMethodResult
 	self := x.ptr(6)
@@ -2141,6 +2694,14 @@ func (x *Info) EnumNgenModuleMethodsInliningThisMethod(inlinersModuleID ModuleID
 	return res, nil
 }
 
+// ApplyMetaData makes metadata added with ModuleEmit usable by the runtime
+// (call it after defining new types or members, before code uses them).
+//
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId). It is a method of ICorProfilerInfo7, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerInfo7::ApplyMetaData.
 func (x *Info) ApplyMetaData(moduleID ModuleID) error {
 	self := x.ptr(7)
@@ -2154,11 +2715,18 @@ func (x *Info) ApplyMetaData(moduleID ModuleID) error {
 	return nil
 }
 
-/*
-It calls ICorProfilerInfo7::GetInMemorySymbolsLength.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetInMemorySymbolsLength returns the size of the symbols (PDB) of an
+// in-memory module.
+//
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId). It returns the runtime's pCountSymbolBytes output, as
+// uint32. It is a method of ICorProfilerInfo7, which every supported
+// runtime has. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo7::GetInMemorySymbolsLength.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetInMemorySymbolsLength(moduleID ModuleID) (uint32, error) {
 	var res uint32
 	self := x.ptr(7)
@@ -2178,16 +2746,32 @@ func (x *Info) GetInMemorySymbolsLength(moduleID ModuleID) (uint32, error) {
 }
 
 // ReadInMemorySymbolsResult holds the outputs of ICorProfilerInfo7::ReadInMemorySymbols.
+//
+// ReadInMemorySymbols returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type ReadInMemorySymbolsResult struct {
-	SymbolBytes          uint8
+	// SymbolBytes is the runtime's pSymbolBytes output of
+	// ICorProfilerInfo7::ReadInMemorySymbols.
+	SymbolBytes uint8
+	// CountSymbolBytesRead is the runtime's pCountSymbolBytesRead output of
+	// ICorProfilerInfo7::ReadInMemorySymbols.
 	CountSymbolBytesRead uint32
 }
 
-/*
-It calls ICorProfilerInfo7::ReadInMemorySymbols.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// ReadInMemorySymbols reads the symbols of an in-memory module from an
+// offset.
+//
+// Its arguments, with the runtime's names where they differ: moduleID
+// (moduleId), symbolsReadOffset, countSymbolBytes. It returns the
+// runtime's outputs pSymbolBytes, pCountSymbolBytesRead as the fields of
+// ReadInMemorySymbolsResult. It is a method of ICorProfilerInfo7, which
+// every supported runtime has. A failure is the runtime's HRESULT as the
+// error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo7::ReadInMemorySymbols.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) ReadInMemorySymbols(moduleID ModuleID, symbolsReadOffset uint32, countSymbolBytes uint32) (ReadInMemorySymbolsResult, error) {
 	var res ReadInMemorySymbolsResult
 	self := x.ptr(7)
@@ -2208,11 +2792,18 @@ func (x *Info) ReadInMemorySymbols(moduleID ModuleID, symbolsReadOffset uint32, 
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo8::IsFunctionDynamic.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// IsFunctionDynamic says whether a function is a dynamic method
+// (DynamicMethod, LCG): such a method has no metadata token.
+//
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId). It returns the runtime's isDynamic output, as bool. It is
+// a method of ICorProfilerInfo8, which every supported runtime has. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo8::IsFunctionDynamic.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) IsFunctionDynamic(functionID FunctionID) (bool, error) {
 	var res bool
 	self := x.ptr(8)
@@ -2232,16 +2823,31 @@ func (x *Info) IsFunctionDynamic(functionID FunctionID) (bool, error) {
 }
 
 // FunctionFromIP3Result holds the outputs of ICorProfilerInfo8::GetFunctionFromIP3.
+//
+// GetFunctionFromIP3 returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type FunctionFromIP3Result struct {
+	// FunctionID is the runtime's functionId output of
+	// ICorProfilerInfo8::GetFunctionFromIP3.
 	FunctionID FunctionID
-	ReJITID    ReJITID
+	// ReJITID is the runtime's pReJitId output of
+	// ICorProfilerInfo8::GetFunctionFromIP3.
+	ReJITID ReJITID
 }
 
-/*
-It calls ICorProfilerInfo8::GetFunctionFromIP3.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetFunctionFromIP3 returns the function and ReJIT version whose native
+// code holds an instruction pointer, dynamic methods included.
+//
+// Its arguments, with the runtime's names where they differ: ip. It
+// returns the runtime's outputs functionId, pReJitId as the fields of
+// FunctionFromIP3Result. It is a method of ICorProfilerInfo8, which every
+// supported runtime has. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo8::GetFunctionFromIP3.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetFunctionFromIP3(ip Address) (FunctionFromIP3Result, error) {
 	var res FunctionFromIP3Result
 	self := x.ptr(8)
@@ -2263,17 +2869,34 @@ func (x *Info) GetFunctionFromIP3(ip Address) (FunctionFromIP3Result, error) {
 }
 
 // DynamicFunctionInfoResult holds the outputs of ICorProfilerInfo8::GetDynamicFunctionInfo.
+//
+// GetDynamicFunctionInfo returns it; its fields are the runtime's outputs in the order
+// the runtime declares them.
 type DynamicFunctionInfoResult struct {
+	// ModuleID is the runtime's moduleId output of
+	// ICorProfilerInfo8::GetDynamicFunctionInfo.
 	ModuleID ModuleID
-	Sig      []byte
-	Name     string
+	// Sig is the runtime's ppvSig output of
+	// ICorProfilerInfo8::GetDynamicFunctionInfo.
+	Sig []byte
+	// Name is the runtime's wszName output of
+	// ICorProfilerInfo8::GetDynamicFunctionInfo.
+	Name string
 }
 
-/*
-It calls ICorProfilerInfo8::GetDynamicFunctionInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetDynamicFunctionInfo returns a dynamic method's module, signature and
+// name.
+//
+// Its arguments, with the runtime's names where they differ: functionID
+// (functionId). It returns the runtime's outputs moduleId, ppvSig, wszName
+// as the fields of DynamicFunctionInfoResult. It is a method of
+// ICorProfilerInfo8, which every supported runtime has. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo8::GetDynamicFunctionInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetDynamicFunctionInfo(functionID FunctionID) (DynamicFunctionInfoResult, error) {
 	var res DynamicFunctionInfoResult
 	self := x.ptr(8)
@@ -2307,11 +2930,21 @@ func (x *Info) GetDynamicFunctionInfo(functionID FunctionID) (DynamicFunctionInf
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo9::GetNativeCodeStartAddresses.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetNativeCodeStartAddresses returns the start address of every native
+// code version of a function (tiered compilation compiles a method several
+// times); empty when none is compiled yet.
+//
+// Its arguments, with the runtime's names where they differ: functionID,
+// reJITID (reJitId). It returns the runtime's codeStartAddresses output,
+// as []Address. It needs ICorProfilerInfo9 (.NET Core 2.1 and later; not
+// .NET Core 2.0); on an older runtime it returns an error matching
+// ErrNotAvailable without calling the runtime. A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo9::GetNativeCodeStartAddresses.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetNativeCodeStartAddresses(functionID FunctionID, reJITID ReJITID) ([]Address, error) {
 	var res []Address
 	self := x.ptr(9)
@@ -2340,11 +2973,21 @@ func (x *Info) GetNativeCodeStartAddresses(functionID FunctionID, reJITID ReJITI
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo9::GetILToNativeMapping3.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetILToNativeMapping3 returns the IL to native map of the code version
+// that starts at an address from GetNativeCodeStartAddresses.
+//
+// Its arguments, with the runtime's names where they differ:
+// nativeCodeStartAddress (pNativeCodeStartAddress). It returns the
+// runtime's map output, as []DebugILToNativeMap. It needs
+// ICorProfilerInfo9 (.NET Core 2.1 and later; not .NET Core 2.0); on an
+// older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo9::GetILToNativeMapping3.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetILToNativeMapping3(nativeCodeStartAddress Address) ([]DebugILToNativeMap, error) {
 	var res []DebugILToNativeMap
 	self := x.ptr(9)
@@ -2373,11 +3016,20 @@ func (x *Info) GetILToNativeMapping3(nativeCodeStartAddress Address) ([]DebugILT
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo9::GetCodeInfo4.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetCodeInfo4 returns the native code blocks of the code version that
+// starts at an address from GetNativeCodeStartAddresses.
+//
+// Its arguments, with the runtime's names where they differ:
+// nativeCodeStartAddress (pNativeCodeStartAddress). It returns the
+// runtime's codeInfos output, as []CodeInfo. It needs ICorProfilerInfo9
+// (.NET Core 2.1 and later; not .NET Core 2.0); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo9::GetCodeInfo4.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetCodeInfo4(nativeCodeStartAddress Address) ([]CodeInfo, error) {
 	var res []CodeInfo
 	self := x.ptr(9)
@@ -2419,11 +3071,19 @@ func (x *Info) enumerateObjectReferences(objectID ObjectID, callback unsafe.Poin
 	return nil
 }
 
-/*
-It calls ICorProfilerInfo10::IsFrozenObject.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// IsFrozenObject says whether an object is frozen (allocated once, never
+// moved or collected, as string literals on .NET 8).
+//
+// Its arguments, with the runtime's names where they differ: objectID
+// (objectId). It returns the runtime's pbFrozen output, as bool. It needs
+// ICorProfilerInfo10 (.NET Core 3.0 and later); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo10::IsFrozenObject.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) IsFrozenObject(objectID ObjectID) (bool, error) {
 	var res bool
 	self := x.ptr(10)
@@ -2442,11 +3102,18 @@ func (x *Info) IsFrozenObject(objectID ObjectID) (bool, error) {
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo10::GetLOHObjectSizeThreshold.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetLOHObjectSizeThreshold returns the size from which objects go to the
+// large object heap.
+//
+// It returns the runtime's pThreshold output, as uint32. It needs
+// ICorProfilerInfo10 (.NET Core 3.0 and later); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo10::GetLOHObjectSizeThreshold.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetLOHObjectSizeThreshold() (uint32, error) {
 	var res uint32
 	self := x.ptr(10)
@@ -2465,6 +3132,17 @@ func (x *Info) GetLOHObjectSizeThreshold() (uint32, error) {
 	return res, nil
 }
 
+// RequestReJITWithInliners is RequestReJIT that also re-compiles the
+// methods that inlined the given ones (rejitFlags: ReJITInliningCallbacks
+// and the other ReJITFlags).
+//
+// Its arguments, with the runtime's names where they differ: rejitFlags
+// (dwRejitFlags), moduleIDs (moduleIds), methodIDs (methodIds). It needs
+// ICorProfilerInfo10 (.NET Core 3.0 and later); on an older runtime it
+// returns an error matching ErrNotAvailable without calling the runtime. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerInfo10::RequestReJITWithInliners.
 func (x *Info) RequestReJITWithInliners(rejitFlags ReJITFlags, moduleIDs []ModuleID, methodIDs []metadata.Token) error {
 	self := x.ptr(10)
@@ -2478,6 +3156,15 @@ func (x *Info) RequestReJITWithInliners(rejitFlags ReJITFlags, moduleIDs []Modul
 	return nil
 }
 
+// SuspendRuntime suspends every managed thread, as for a GC; ResumeRuntime
+// undoes it. Fails with CORPROF_E_SUSPENSION_IN_PROGRESS while another
+// suspension runs.
+//
+// It needs ICorProfilerInfo10 (.NET Core 3.0 and later); on an older
+// runtime it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerInfo10::SuspendRuntime.
 func (x *Info) SuspendRuntime() error {
 	self := x.ptr(10)
@@ -2491,6 +3178,13 @@ func (x *Info) SuspendRuntime() error {
 	return nil
 }
 
+// ResumeRuntime resumes the threads SuspendRuntime suspended.
+//
+// It needs ICorProfilerInfo10 (.NET Core 3.0 and later); on an older
+// runtime it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerInfo10::ResumeRuntime.
 func (x *Info) ResumeRuntime() error {
 	self := x.ptr(10)
@@ -2504,11 +3198,21 @@ func (x *Info) ResumeRuntime() error {
 	return nil
 }
 
-/*
-It calls ICorProfilerInfo11::GetEnvironmentVariable.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetEnvironmentVariable returns an environment variable as the runtime
+// sees it (the runtime's own copy, which the managed Environment class
+// changes).
+//
+// Its arguments, with the runtime's names where they differ: name
+// (szName). It returns the runtime's szValue output, as string. It needs
+// ICorProfilerInfo11 (.NET Core 3.1 has it (measured); not .NET Core 2.1);
+// on an older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo11::GetEnvironmentVariable.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetEnvironmentVariable(name string) (string, error) {
 	var res string
 	self := x.ptr(11)
@@ -2538,6 +3242,16 @@ func (x *Info) GetEnvironmentVariable(name string) (string, error) {
 	return res, nil
 }
 
+// SetEnvironmentVariable sets (or, with an empty value, removes) an
+// environment variable in the runtime's copy of the environment.
+//
+// Its arguments, with the runtime's names where they differ: name
+// (szName), value (szValue). It needs ICorProfilerInfo11 (.NET Core 3.1
+// has it (measured); not .NET Core 2.1); on an older runtime it returns an
+// error matching ErrNotAvailable without calling the runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerInfo11::SetEnvironmentVariable.
 func (x *Info) SetEnvironmentVariable(name string, value string) error {
 	self := x.ptr(11)
@@ -2553,11 +3267,9 @@ func (x *Info) SetEnvironmentVariable(name string, value string) error {
 	return nil
 }
 
-/*
-eventPipeStartSession calls ICorProfilerInfo12::EventPipeStartSession.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// eventPipeStartSession calls ICorProfilerInfo12::EventPipeStartSession.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) eventPipeStartSession(providerConfigs uint32, providerConfigs2 unsafe.Pointer, requestRundown bool) (EventPipeSession, error) {
 	var res EventPipeSession
 	self := x.ptr(12)
@@ -2589,6 +3301,15 @@ func (x *Info) eventPipeAddProviderToSession(session EventPipeSession, providerC
 	return nil
 }
 
+// EventPipeStopSession stops an EventPipe session this profiler started.
+//
+// Its arguments, with the runtime's names where they differ: session. It
+// needs ICorProfilerInfo12 (.NET 5 and later; not .NET Core 3.1); on an
+// older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
 // It calls ICorProfilerInfo12::EventPipeStopSession.
 func (x *Info) EventPipeStopSession(session EventPipeSession) error {
 	self := x.ptr(12)
@@ -2602,11 +3323,20 @@ func (x *Info) EventPipeStopSession(session EventPipeSession) error {
 	return nil
 }
 
-/*
-It calls ICorProfilerInfo12::EventPipeCreateProvider.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// EventPipeCreateProvider creates an EventPipe provider this profiler can
+// write events to.
+//
+// Its arguments, with the runtime's names where they differ: providerName.
+// It returns the runtime's pProvider output, as EventPipeProvider. It
+// needs ICorProfilerInfo12 (.NET 5 and later; not .NET Core 3.1); on an
+// older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo12::EventPipeCreateProvider.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) EventPipeCreateProvider(providerName string) (EventPipeProvider, error) {
 	var res EventPipeProvider
 	self := x.ptr(12)
@@ -2626,11 +3356,18 @@ func (x *Info) EventPipeCreateProvider(providerName string) (EventPipeProvider, 
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo12::EventPipeGetProviderInfo.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// EventPipeGetProviderInfo returns the name of an EventPipe provider.
+//
+// Its arguments, with the runtime's names where they differ: provider. It
+// returns the runtime's providerName output, as string. It needs
+// ICorProfilerInfo12 (.NET 5 and later; not .NET Core 3.1); on an older
+// runtime it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo12::EventPipeGetProviderInfo.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) EventPipeGetProviderInfo(provider EventPipeProvider) (string, error) {
 	var res string
 	self := x.ptr(12)
@@ -2659,11 +3396,9 @@ func (x *Info) EventPipeGetProviderInfo(provider EventPipeProvider) (string, err
 	return res, nil
 }
 
-/*
-eventPipeDefineEvent calls ICorProfilerInfo12::EventPipeDefineEvent.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// eventPipeDefineEvent calls ICorProfilerInfo12::EventPipeDefineEvent.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) eventPipeDefineEvent(provider EventPipeProvider, eventName string, eventID uint32, keywords uint64, eventVersion uint32, level uint32, opcode uint8, needStack bool, paramDescs uint32, paramDescs2 unsafe.Pointer) (EventPipeEvent, error) {
 	var res EventPipeEvent
 	self := x.ptr(12)
@@ -2698,11 +3433,22 @@ func (x *Info) eventPipeWriteEvent(event EventPipeEvent, data uint32, data2 unsa
 	return nil
 }
 
-/*
-It calls ICorProfilerInfo13::CreateHandle.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// CreateHandle makes a GC handle to an object: weak (the object may be
+// collected; the handle then gives 0), strong (keeps it alive) or pinned
+// (keeps it alive and in place). The handle outlives the callback that
+// reported the object; DestroyHandle frees it.
+//
+// Its arguments, with the runtime's names where they differ: object, typ
+// (type). It returns the runtime's pHandle output, as ObjectHandle. It
+// needs ICorProfilerInfo13 (.NET 7 and later; not .NET Core 3.1); on an
+// older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
+// It calls ICorProfilerInfo13::CreateHandle.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) CreateHandle(object ObjectID, typ HandleType) (ObjectHandle, error) {
 	var res ObjectHandle
 	self := x.ptr(13)
@@ -2721,6 +3467,16 @@ func (x *Info) CreateHandle(object ObjectID, typ HandleType) (ObjectHandle, erro
 	return res, nil
 }
 
+// DestroyHandle frees a handle CreateHandle made; the handle must not be
+// used afterwards.
+//
+// Its arguments, with the runtime's names where they differ: handle. It
+// needs ICorProfilerInfo13 (.NET 7 and later; not .NET Core 3.1); on an
+// older runtime it returns an error matching ErrNotAvailable without
+// calling the runtime. A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
 // It calls ICorProfilerInfo13::DestroyHandle.
 func (x *Info) DestroyHandle(handle ObjectHandle) error {
 	self := x.ptr(13)
@@ -2734,11 +3490,19 @@ func (x *Info) DestroyHandle(handle ObjectHandle) error {
 	return nil
 }
 
-/*
-It calls ICorProfilerInfo13::GetObjectIDFromHandle.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetObjectIDFromHandle returns the object a handle refers to now (it may
+// have moved since), or 0 when a weak handle's object was collected.
+//
+// Its arguments, with the runtime's names where they differ: handle. It
+// returns the runtime's pObject output, as ObjectID. It needs
+// ICorProfilerInfo13 (.NET 7 and later; not .NET Core 3.1); on an older
+// runtime it returns an error matching ErrNotAvailable without calling the
+// runtime. A failure is the runtime's HRESULT as the error (errors.Is
+// compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo13::GetObjectIDFromHandle.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetObjectIDFromHandle(handle ObjectHandle) (ObjectID, error) {
 	var res ObjectID
 	self := x.ptr(13)
@@ -2757,11 +3521,18 @@ func (x *Info) GetObjectIDFromHandle(handle ObjectHandle) (ObjectID, error) {
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo14::EnumerateNonGCObjects.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// EnumerateNonGCObjects returns an enumeration of the objects on the
+// non-GC (frozen) heap.
+//
+// It returns the runtime's ppEnum output, as *ObjectEnum. It needs
+// ICorProfilerInfo14 (.NET 8 and later); on an older runtime it returns an
+// error matching ErrNotAvailable without calling the runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo14::EnumerateNonGCObjects.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) EnumerateNonGCObjects() (*ObjectEnum, error) {
 	var res *ObjectEnum
 	self := x.ptr(14)
@@ -2780,11 +3551,18 @@ func (x *Info) EnumerateNonGCObjects() (*ObjectEnum, error) {
 	return res, nil
 }
 
-/*
-It calls ICorProfilerInfo14::GetNonGCHeapBounds.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// GetNonGCHeapBounds returns the address ranges of the non-GC heap's
+// segments.
+//
+// It returns the runtime's ranges output, as []NonGCHeapRange. It needs
+// ICorProfilerInfo14 (.NET 8 and later); on an older runtime it returns an
+// error matching ErrNotAvailable without calling the runtime. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
+// It calls ICorProfilerInfo14::GetNonGCHeapBounds.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) GetNonGCHeapBounds() ([]NonGCHeapRange, error) {
 	var res []NonGCHeapRange
 	self := x.ptr(14)
@@ -2813,11 +3591,9 @@ func (x *Info) GetNonGCHeapBounds() ([]NonGCHeapRange, error) {
 	return res, nil
 }
 
-/*
-eventPipeCreateProvider2 calls ICorProfilerInfo14::EventPipeCreateProvider2.
-When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
-is not known yet), the outputs it did fill are returned with that error.
-*/
+// eventPipeCreateProvider2 calls ICorProfilerInfo14::EventPipeCreateProvider2.
+// When the runtime answers CORPROF_E_DATAINCOMPLETE (part of the answer
+// is not known yet), the outputs it did fill are returned with that error.
 func (x *Info) eventPipeCreateProvider2(providerName string, callback unsafe.Pointer) (EventPipeProvider, error) {
 	var res EventPipeProvider
 	self := x.ptr(14)
@@ -2906,6 +3682,12 @@ func (x *ObjectEnum) Release() {
 	x.p = nil
 }
 
+// Skip skips the next celt items.
+//
+// Its arguments, with the runtime's names where they differ: celt. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerObjectEnum::Skip.
 func (x *ObjectEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
@@ -2918,6 +3700,11 @@ func (x *ObjectEnum) Skip(celt uint32) error {
 	return nil
 }
 
+// Reset starts the enumeration over.
+//
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerObjectEnum::Reset.
 func (x *ObjectEnum) Reset() error {
 	if x == nil || x.p == nil {
@@ -2930,6 +3717,13 @@ func (x *ObjectEnum) Reset() error {
 	return nil
 }
 
+// Clone returns a copy of the enumerator at its current position; release
+// it.
+//
+// It returns the runtime's ppEnum output, as *ObjectEnum. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerObjectEnum::Clone.
 func (x *ObjectEnum) Clone() (*ObjectEnum, error) {
 	var res *ObjectEnum
@@ -2945,6 +3739,12 @@ func (x *ObjectEnum) Clone() (*ObjectEnum, error) {
 	return res, nil
 }
 
+// GetCount returns the number of items the enumeration holds in all.
+//
+// It returns the runtime's pcelt output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerObjectEnum::GetCount.
 func (x *ObjectEnum) GetCount() (uint32, error) {
 	var res uint32
@@ -2960,6 +3760,14 @@ func (x *ObjectEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
+// Next returns the next objects, at most 32 a call; an empty slice with a
+// nil error means the end. All (a Go iterator) and Collect (a slice) run
+// the loop for you.
+//
+// It returns the runtime's objects output, as []ObjectID. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerObjectEnum::Next.
 func (x *ObjectEnum) Next() ([]ObjectID, error) {
 	var res []ObjectID
@@ -3041,6 +3849,12 @@ func (x *FunctionEnum) Release() {
 	x.p = nil
 }
 
+// Skip skips the next celt items.
+//
+// Its arguments, with the runtime's names where they differ: celt. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerFunctionEnum::Skip.
 func (x *FunctionEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
@@ -3053,6 +3867,11 @@ func (x *FunctionEnum) Skip(celt uint32) error {
 	return nil
 }
 
+// Reset starts the enumeration over.
+//
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerFunctionEnum::Reset.
 func (x *FunctionEnum) Reset() error {
 	if x == nil || x.p == nil {
@@ -3065,6 +3884,13 @@ func (x *FunctionEnum) Reset() error {
 	return nil
 }
 
+// Clone returns a copy of the enumerator at its current position; release
+// it.
+//
+// It returns the runtime's ppEnum output, as *FunctionEnum. A failure is
+// the runtime's HRESULT as the error (errors.Is compares it with
+// E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerFunctionEnum::Clone.
 func (x *FunctionEnum) Clone() (*FunctionEnum, error) {
 	var res *FunctionEnum
@@ -3080,6 +3906,12 @@ func (x *FunctionEnum) Clone() (*FunctionEnum, error) {
 	return res, nil
 }
 
+// GetCount returns the number of items the enumeration holds in all.
+//
+// It returns the runtime's pcelt output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerFunctionEnum::GetCount.
 func (x *FunctionEnum) GetCount() (uint32, error) {
 	var res uint32
@@ -3095,6 +3927,14 @@ func (x *FunctionEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
+// Next returns the next functions (with their ReJIT IDs), at most 32 a
+// call; an empty slice with a nil error means the end. All (a Go iterator)
+// and Collect (a slice) run the loop for you.
+//
+// It returns the runtime's ids output, as []Function. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerFunctionEnum::Next.
 func (x *FunctionEnum) Next() ([]Function, error) {
 	var res []Function
@@ -3176,6 +4016,12 @@ func (x *ModuleEnum) Release() {
 	x.p = nil
 }
 
+// Skip skips the next celt items.
+//
+// Its arguments, with the runtime's names where they differ: celt. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerModuleEnum::Skip.
 func (x *ModuleEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
@@ -3188,6 +4034,11 @@ func (x *ModuleEnum) Skip(celt uint32) error {
 	return nil
 }
 
+// Reset starts the enumeration over.
+//
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerModuleEnum::Reset.
 func (x *ModuleEnum) Reset() error {
 	if x == nil || x.p == nil {
@@ -3200,6 +4051,13 @@ func (x *ModuleEnum) Reset() error {
 	return nil
 }
 
+// Clone returns a copy of the enumerator at its current position; release
+// it.
+//
+// It returns the runtime's ppEnum output, as *ModuleEnum. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerModuleEnum::Clone.
 func (x *ModuleEnum) Clone() (*ModuleEnum, error) {
 	var res *ModuleEnum
@@ -3215,6 +4073,12 @@ func (x *ModuleEnum) Clone() (*ModuleEnum, error) {
 	return res, nil
 }
 
+// GetCount returns the number of items the enumeration holds in all.
+//
+// It returns the runtime's pcelt output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerModuleEnum::GetCount.
 func (x *ModuleEnum) GetCount() (uint32, error) {
 	var res uint32
@@ -3230,6 +4094,14 @@ func (x *ModuleEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
+// Next returns the next modules, at most 32 a call; an empty slice with a
+// nil error means the end. All (a Go iterator) and Collect (a slice) run
+// the loop for you.
+//
+// It returns the runtime's ids output, as []ModuleID. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerModuleEnum::Next.
 func (x *ModuleEnum) Next() ([]ModuleID, error) {
 	var res []ModuleID
@@ -3376,8 +4248,12 @@ func (x *FunctionControl) Release() {
 	x.p = nil
 }
 
+// Its arguments, with the runtime's names where they differ: flags. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerFunctionControl::SetCodegenFlags.
-func (x *FunctionControl) SetCodegenFlags(flags uint32) error {
+func (x *FunctionControl) SetCodegenFlags(flags CodegenFlags) error {
 	if x == nil || x.p == nil {
 		return com.NilObject("ICorProfilerFunctionControl")
 	}
@@ -3388,6 +4264,11 @@ func (x *FunctionControl) SetCodegenFlags(flags uint32) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ:
+// newILMethodHeader (pbNewILMethodHeader). A failure is the runtime's
+// HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerFunctionControl::SetILFunctionBody.
 func (x *FunctionControl) SetILFunctionBody(newILMethodHeader []byte) error {
 	if x == nil || x.p == nil {
@@ -3400,6 +4281,11 @@ func (x *FunctionControl) SetILFunctionBody(newILMethodHeader []byte) error {
 	return nil
 }
 
+// Its arguments, with the runtime's names where they differ: ilMapEntries
+// (rgILMapEntries). A failure is the runtime's HRESULT as the error
+// (errors.Is compares it with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD,
+// ...).
+//
 // It calls ICorProfilerFunctionControl::SetILInstrumentedCodeMap.
 func (x *FunctionControl) SetILInstrumentedCodeMap(ilMapEntries []ILMap) error {
 	if x == nil || x.p == nil {
@@ -3468,6 +4354,12 @@ func (x *MethodEnum) Release() {
 	x.p = nil
 }
 
+// Skip skips the next celt items.
+//
+// Its arguments, with the runtime's names where they differ: celt. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerMethodEnum::Skip.
 func (x *MethodEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
@@ -3480,6 +4372,11 @@ func (x *MethodEnum) Skip(celt uint32) error {
 	return nil
 }
 
+// Reset starts the enumeration over.
+//
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerMethodEnum::Reset.
 func (x *MethodEnum) Reset() error {
 	if x == nil || x.p == nil {
@@ -3492,6 +4389,13 @@ func (x *MethodEnum) Reset() error {
 	return nil
 }
 
+// Clone returns a copy of the enumerator at its current position; release
+// it.
+//
+// It returns the runtime's ppEnum output, as *MethodEnum. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerMethodEnum::Clone.
 func (x *MethodEnum) Clone() (*MethodEnum, error) {
 	var res *MethodEnum
@@ -3507,6 +4411,12 @@ func (x *MethodEnum) Clone() (*MethodEnum, error) {
 	return res, nil
 }
 
+// GetCount returns the number of items the enumeration holds in all.
+//
+// It returns the runtime's pcelt output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerMethodEnum::GetCount.
 func (x *MethodEnum) GetCount() (uint32, error) {
 	var res uint32
@@ -3522,6 +4432,14 @@ func (x *MethodEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
+// Next returns the next methods, at most 32 a call; an empty slice with a
+// nil error means the end. All (a Go iterator) and Collect (a slice) run
+// the loop for you.
+//
+// It returns the runtime's elements output, as []Method. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerMethodEnum::Next.
 func (x *MethodEnum) Next() ([]Method, error) {
 	var res []Method
@@ -3603,6 +4521,12 @@ func (x *ThreadEnum) Release() {
 	x.p = nil
 }
 
+// Skip skips the next celt items.
+//
+// Its arguments, with the runtime's names where they differ: celt. A
+// failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerThreadEnum::Skip.
 func (x *ThreadEnum) Skip(celt uint32) error {
 	if x == nil || x.p == nil {
@@ -3615,6 +4539,11 @@ func (x *ThreadEnum) Skip(celt uint32) error {
 	return nil
 }
 
+// Reset starts the enumeration over.
+//
+// A failure is the runtime's HRESULT as the error (errors.Is compares it
+// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerThreadEnum::Reset.
 func (x *ThreadEnum) Reset() error {
 	if x == nil || x.p == nil {
@@ -3627,6 +4556,13 @@ func (x *ThreadEnum) Reset() error {
 	return nil
 }
 
+// Clone returns a copy of the enumerator at its current position; release
+// it.
+//
+// It returns the runtime's ppEnum output, as *ThreadEnum. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerThreadEnum::Clone.
 func (x *ThreadEnum) Clone() (*ThreadEnum, error) {
 	var res *ThreadEnum
@@ -3642,6 +4578,12 @@ func (x *ThreadEnum) Clone() (*ThreadEnum, error) {
 	return res, nil
 }
 
+// GetCount returns the number of items the enumeration holds in all.
+//
+// It returns the runtime's pcelt output, as uint32. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerThreadEnum::GetCount.
 func (x *ThreadEnum) GetCount() (uint32, error) {
 	var res uint32
@@ -3657,6 +4599,14 @@ func (x *ThreadEnum) GetCount() (uint32, error) {
 	return res, nil
 }
 
+// Next returns the next managed threads, at most 32 a call; an empty slice
+// with a nil error means the end. All (a Go iterator) and Collect (a
+// slice) run the loop for you.
+//
+// It returns the runtime's ids output, as []ThreadID. A failure is the
+// runtime's HRESULT as the error (errors.Is compares it with E_INVALIDARG,
+// CORPROF_E_NOT_MANAGED_THREAD, ...).
+//
 // It calls ICorProfilerThreadEnum::Next.
 func (x *ThreadEnum) Next() ([]ThreadID, error) {
 	var res []ThreadID

@@ -9,7 +9,7 @@ import (
 // ModuleImport opens the metadata of a loaded module for reading. The
 // result is owned: release it with Release when done.
 func (x *Info) ModuleImport(m ModuleID) (*metadata.Import2, error) {
-	unk, err := x.GetModuleMetaData(m, uint32(metadata.OfRead), metadata.IIDImport2)
+	unk, err := x.GetModuleMetaData(m, metadata.OfRead, metadata.IIDImport2)
 	if err != nil {
 		return nil, fmt.Errorf("clrprof: metadata of module %#x: %w", uint64(m), err)
 	}
@@ -21,7 +21,7 @@ func (x *Info) ModuleImport(m ModuleID) (*metadata.Import2, error) {
 // writing (new tokens: type and member references, signatures, strings).
 // The result is owned: release it with Release when done.
 func (x *Info) ModuleEmit(m ModuleID) (*metadata.Emit2, error) {
-	unk, err := x.GetModuleMetaData(m, uint32(metadata.OfRead|metadata.OfWrite), metadata.IIDEmit2)
+	unk, err := x.GetModuleMetaData(m, metadata.OfRead|metadata.OfWrite, metadata.IIDEmit2)
 	if err != nil {
 		return nil, fmt.Errorf("clrprof: writable metadata of module %#x: %w", uint64(m), err)
 	}

@@ -1,6 +1,8 @@
 package profiler
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -15,23 +17,82 @@ import "C"
 type ModuleFields uint8
 
 const (
+	// ModuleFieldBase, ModuleFieldName, ModuleFieldAssembly and
+	// ModuleFieldFlags select BaseLoadAddress, Name (the file name),
+	// AssemblyID and ModuleFlags.
 	ModuleFieldBase     ModuleFields = 1 << iota // BaseLoadAddress
 	ModuleFieldName                              // Name (the file name)
 	ModuleFieldAssembly                          // AssemblyID
 	ModuleFieldFlags                             // ModuleFlags
 
+	// ModuleFieldsAll asks for every output.
 	ModuleFieldsAll = ModuleFieldBase | ModuleFieldName | ModuleFieldAssembly | ModuleFieldFlags
 )
+
+// String names the fields: "Base|Name|Assembly|Flags", "" for none.
+func (f ModuleFields) String() string {
+	var parts []string
+	for _, n := range []struct {
+		f    ModuleFields
+		name string
+	}{{ModuleFieldBase, "Base"}, {ModuleFieldName, "Name"}, {ModuleFieldAssembly, "Assembly"}, {ModuleFieldFlags, "Flags"}} {
+		if f&n.f != 0 {
+			parts = append(parts, n.name)
+		}
+	}
+	if rest := f &^ ModuleFieldsAll; rest != 0 {
+		parts = append(parts, fmt.Sprintf("%#x", uint8(rest)))
+	}
+	return strings.Join(parts, "|")
+}
+
+// ModuleInfoIncompleteError is the error of ModuleInfoOf and
+// GetModuleInfo2 when part of the answer is not known yet (inside
+// ModuleLoadStarted): it says which outputs are missing; the others are
+// in the result. It matches CORPROF_E_DATAINCOMPLETE (errors.Is), which
+// it unwraps to.
+type ModuleInfoIncompleteError struct {
+	// Module is the module asked about.
+	Module ModuleID
+	// Missing are the outputs asked for and not returned: those the
+	// runtime left empty (an AssemblyID of 0 before the module is
+	// attached to its assembly, a base address of 0, an empty name) and
+	// those ModuleInfoOf did not ask for because the runtime would crash
+	// (Base and Flags on .NET Core 2.1 and 3.1 before the load finished).
+	// Flags count as missing only in that last case: 0 is a valid value.
+	Missing ModuleFields
+	// Withheld are the outputs of Missing that were not asked for to keep
+	// the runtime from crashing.
+	Withheld ModuleFields
+}
+
+// Error names the module and the missing outputs.
+func (e *ModuleInfoIncompleteError) Error() string {
+	what := e.Missing.String()
+	if what == "" {
+		what = "the runtime did not say which part (every output asked for came back)"
+	}
+	s := fmt.Sprintf("clrprof: GetModuleInfo2(module %#x): not known yet: %s", uint64(e.Module), what)
+	if e.Withheld != 0 {
+		s += fmt.Sprintf(" (%s not asked: the runtime crashes when asked before the module has loaded)", e.Withheld)
+	}
+	return s + ": " + CORPROF_E_DATAINCOMPLETE.Error()
+}
+
+// Unwrap returns CORPROF_E_DATAINCOMPLETE.
+func (e *ModuleInfoIncompleteError) Unwrap() error { return CORPROF_E_DATAINCOMPLETE }
 
 // maxModuleName bounds the name buffer grown on the runtime's say-so.
 const maxModuleName = 1 << 16
 
 // ModuleInfoOf calls ICorProfilerInfo3::GetModuleInfo2 asking only for the
 // outputs in fields (the others are passed as NULL and left zero in the
-// result). Inside ModuleLoadStarted the runtime does not know a module's
-// assembly yet: asking for ModuleFieldAssembly there makes it answer
-// CORPROF_E_DATAINCOMPLETE (the other outputs are still returned, with that
-// error). Some runtimes (.NET Core 2.1 and 3.1) crash when asked for the
+// result). Inside ModuleLoadStarted the runtime has not finished loading
+// the module and answers CORPROF_E_DATAINCOMPLETE; what it did fill is
+// returned with the error, a *ModuleInfoIncompleteError that names the
+// missing outputs. Seen on .NET Core 2.0 to .NET 8 (TestModuleInfoInModuleLoadStarted):
+// the name and an AssemblyID are filled, and .NET 8 gives no base
+// address yet. Some runtimes (.NET Core 2.1 and 3.1) crash when asked for the
 // module flags or base address that early: on runtimes before .NET 8,
 // ModuleInfoOf first asks whether the module has finished loading and, if
 // it has not, leaves those two out (zero in the result) and returns the
@@ -99,11 +160,20 @@ func (x *Info) ModuleInfoOf(m ModuleID, fields ModuleFields) (ModuleInfo2Result,
 	}
 	res.AssemblyID = AssemblyID(asm)
 	res.ModuleFlags = ModuleFlags(flags)
-	if hr < 0 {
-		return res, com.HRESULT(hr)
-	}
-	if withheld != 0 {
-		return res, CORPROF_E_DATAINCOMPLETE
+	if hr < 0 || withheld != 0 {
+		missing := withheld
+		if hr < 0 { // the runtime said incomplete: name what came back empty
+			if fields&ModuleFieldAssembly != 0 && res.AssemblyID == 0 {
+				missing |= ModuleFieldAssembly
+			}
+			if fields&ModuleFieldBase != 0 && res.BaseLoadAddress == 0 {
+				missing |= ModuleFieldBase
+			}
+			if fields&ModuleFieldName != 0 && res.Name == "" {
+				missing |= ModuleFieldName
+			}
+		}
+		return res, &ModuleInfoIncompleteError{Module: m, Missing: missing, Withheld: withheld}
 	}
 	return res, nil
 }

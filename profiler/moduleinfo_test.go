@@ -8,6 +8,8 @@ import (
 	"github.com/clrprof/clrprof/internal/harness"
 )
 
+var modloadMissingRe = regexp.MustCompile(`(?m)^modloadprof: said=(\d+) withheld=(\d+) bad=(\d+)$`)
+
 var modloadRe = regexp.MustCompile(`(?m)^modloadprof: started=(\d+) incomplete=(\d+) named=(\d+) otherErrors=(\d+) returned=(\d+) finished=(\d+) complete=(\d+)$`)
 
 // TestModuleInfoInModuleLoadStarted asks GetModuleInfo2 for everything
@@ -41,6 +43,16 @@ func TestModuleInfoInModuleLoadStarted(t *testing.T) {
 			}
 			if mode == "error" && returned != incomplete {
 				t.Errorf("%s: returned %d errors to the runtime, want %d", rt.Name, returned, incomplete)
+			}
+			mm := modloadMissingRe.FindStringSubmatch(res.Stderr)
+			if mm == nil {
+				t.Fatalf("no modloadprof missing-outputs report:\n%s", res.Describe())
+			}
+			said, _ := strconv.Atoi(mm[1])
+			bad, _ := strconv.Atoi(mm[3])
+			t.Logf("%s (%s): %s; %s", rt.Name, mode, mm[0], regexp.MustCompile(`(?m)^modloadprof: first incomplete: .*$`).FindString(res.Stderr))
+			if bad != 0 || said != incomplete {
+				t.Errorf("%s: %d incomplete answers, %d naming what is missing, %d wrong about it; want every one to name the outputs it lacks", rt.Name, incomplete, said, bad)
 			}
 			if finished != started || complete != finished {
 				t.Errorf("%s: ModuleLoadFinished: %d modules, %d with every output; want %d", rt.Name, finished, complete, started)

@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/clrprof/clrprof/internal/guid"
 	"log/slog"
@@ -405,4 +406,27 @@ func slotOf(name string) int {
 		}
 	}
 	return -1
+}
+
+// CheckCallbacks reports, as one error, every method of impl that is named
+// like a runtime callback but has another signature, so that the runtime
+// never calls it (a callback written against an older clrprof, or with a
+// parameter type mistyped: FinalizeableObjectQueued(uint32, ObjectID)
+// instead of FinalizeableObjectQueued(FinalizerFlags, ObjectID)). Register
+// logs the same findings at load time; call CheckCallbacks from a unit test
+// of your profiler package to catch them at build time instead, or assert
+// the interface at compile time:
+//
+//	var _ profiler.Callback11 = (*prof)(nil)
+//
+// It returns nil when every such method has the runtime's signature.
+func CheckCallbacks(impl Callback) error {
+	if impl == nil {
+		return errors.New("clrprof: CheckCallbacks: nil callback")
+	}
+	_, warnings := implementedSlots(impl)
+	if len(warnings) == 0 {
+		return nil
+	}
+	return errors.New("clrprof: " + strings.Join(warnings, "; "))
 }

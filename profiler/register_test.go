@@ -285,3 +285,25 @@ func TestCompilerWrapperPositions(t *testing.T) {
 		t.Errorf("%s: a declared method is at %q, want register_test.go: Register would miss implemented callbacks", runtime.Version(), p)
 	}
 }
+
+// staleFinalizer has FinalizeableObjectQueued with the signature before
+// its flags got their named type: it no longer implements Callback2.
+type staleFinalizer struct{ Base }
+
+func (*staleFinalizer) FinalizeableObjectQueued(uint32, ObjectID) error { return nil }
+
+func TestCheckCallbacks(t *testing.T) {
+	err := CheckCallbacks(&staleFinalizer{})
+	if err == nil || !strings.Contains(err.Error(), "FinalizeableObjectQueued") || !strings.Contains(err.Error(), "FinalizerFlags") {
+		t.Errorf("CheckCallbacks(stale FinalizeableObjectQueued) = %v, want an error naming it and the FinalizerFlags signature", err)
+	}
+	if err := CheckCallbacks(&wrongSig{}); err == nil || !strings.Contains(err.Error(), "ThreadNameChanged") {
+		t.Errorf("CheckCallbacks(wrongSig) = %v, want ThreadNameChanged named", err)
+	}
+	if err := CheckCallbacks(usesMixin{}); err != nil {
+		t.Errorf("CheckCallbacks(correct type) = %v", err)
+	}
+	if err := CheckCallbacks(nil); err == nil {
+		t.Error("CheckCallbacks(nil) = nil")
+	}
+}

@@ -16,8 +16,10 @@ import (
 // StackFrame is one frame of a stack snapshot, innermost first. Function
 // is 0 for a run of native (unmanaged) frames.
 type StackFrame struct {
+	// Function is the frame's managed function, 0 for native frames.
 	Function FunctionID
-	IP       Address
+	// IP is the frame's instruction pointer.
+	IP Address
 	// Frame is the frame info for generic instantiations
 	// ([Info.FunctionFullName]); valid only inside a WalkStack callback,
 	// 0 in StackTrace results.
@@ -26,11 +28,13 @@ type StackFrame struct {
 
 // ThreadStack is one thread's stack in a [Info.SnapshotAllThreads] result.
 type ThreadStack struct {
+	// Thread is the managed thread the snapshot was taken of.
 	Thread     ThreadID
 	OSThreadID uint32 // 0 if the runtime did not say
-	Frames     []StackFrame
-	Truncated  bool  // deeper frames were cut off at the limit
-	Err        error // the snapshot of this thread failed
+	// Frames are the thread's frames, innermost first.
+	Frames    []StackFrame
+	Truncated bool  // deeper frames were cut off at the limit
+	Err       error // the snapshot of this thread failed
 }
 
 // maxStackDepth bounds one snapshot.

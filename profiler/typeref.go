@@ -20,7 +20,9 @@ const maxForwards = 8
 
 // TypeLocation is where a type is defined: a loaded module and its TypeDef.
 type TypeLocation struct {
-	Module  ModuleID
+	// Module is the module that defines the type; TypeDef its token there.
+	Module ModuleID
+	// TypeDef: see Module.
 	TypeDef metadata.Token
 }
 
@@ -100,7 +102,7 @@ func (r *TypeResolver) assemblyOf(m ModuleID) *moduleAssembly {
 		return a
 	}
 	a = &moduleAssembly{}
-	if unk, err := r.info.GetModuleMetaData(m, uint32(metadata.OfRead), metadata.IIDAssemblyImport); err == nil {
+	if unk, err := r.info.GetModuleMetaData(m, metadata.OfRead, metadata.IIDAssemblyImport); err == nil {
 		if ai, err := metadata.QueryAssemblyImport(unk); err == nil {
 			if info, err := ai.Assembly(); err == nil {
 				a.ok, a.name, a.version, a.pkt = true, info.Name, info.Version, info.PublicKeyToken()

@@ -65,15 +65,19 @@ type EventPipeSession uint64
 // ObjectHandle is the runtime's ObjectHandleID (void).
 type ObjectHandle uintptr
 
-// DebugILToNativeMappingTypes is CorDebugIlToNativeMappingTypes.
+// DebugILToNativeMappingTypes is the runtime's
+// CorDebugIlToNativeMappingTypes, one value of a list; String names it.
 type DebugILToNativeMappingTypes int32
 
 const (
-	// NoMapping is NO_MAPPING.
+	// NoMapping is the runtime's NO_MAPPING (0xffffffff), a value of
+	// DebugILToNativeMappingTypes.
 	NoMapping DebugILToNativeMappingTypes = -1
-	// Prolog is PROLOG.
+	// Prolog is the runtime's PROLOG (0xfffffffe), a value of
+	// DebugILToNativeMappingTypes.
 	Prolog DebugILToNativeMappingTypes = -2
-	// Epilog is EPILOG.
+	// Epilog is the runtime's EPILOG (0xfffffffd), a value of
+	// DebugILToNativeMappingTypes.
 	Epilog DebugILToNativeMappingTypes = -3
 )
 
@@ -93,15 +97,19 @@ func (v DebugILToNativeMappingTypes) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesDebugILToNativeMappingTypes, false, "DebugILToNativeMappingTypes")
 }
 
-// SnapshotInfo is COR_PRF_SNAPSHOT_INFO.
+// SnapshotInfo is the runtime's COR_PRF_SNAPSHOT_INFO, one value of a
+// list; String names it.
 type SnapshotInfo uint32
 
 const (
-	// SnapshotDefault is COR_PRF_SNAPSHOT_DEFAULT.
+	// SnapshotDefault is the runtime's COR_PRF_SNAPSHOT_DEFAULT (0x0), a value
+	// of SnapshotInfo.
 	SnapshotDefault SnapshotInfo = 0
-	// SnapshotRegisterContext is COR_PRF_SNAPSHOT_REGISTER_CONTEXT.
+	// SnapshotRegisterContext is the runtime's
+	// COR_PRF_SNAPSHOT_REGISTER_CONTEXT (0x1), a value of SnapshotInfo.
 	SnapshotRegisterContext SnapshotInfo = 1
-	// SnapshotX86Optimized is COR_PRF_SNAPSHOT_X86_OPTIMIZED.
+	// SnapshotX86Optimized is the runtime's COR_PRF_SNAPSHOT_X86_OPTIMIZED
+	// (0x2), a value of SnapshotInfo.
 	SnapshotX86Optimized SnapshotInfo = 2
 )
 
@@ -121,19 +129,25 @@ func (v SnapshotInfo) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesSnapshotInfo, false, "SnapshotInfo")
 }
 
-// StaticType is COR_PRF_STATIC_TYPE.
+// StaticType is the runtime's COR_PRF_STATIC_TYPE, a set of flags: combine
+// them with |; String names each.
 type StaticType uint32
 
 const (
-	// FieldNotAStatic is COR_PRF_FIELD_NOT_A_STATIC.
+	// FieldNotAStatic is the runtime's COR_PRF_FIELD_NOT_A_STATIC (0x0), no
+	// flag: the empty set of StaticType.
 	FieldNotAStatic StaticType = 0
-	// FieldAppDomainStatic is COR_PRF_FIELD_APP_DOMAIN_STATIC.
+	// FieldAppDomainStatic is the runtime's COR_PRF_FIELD_APP_DOMAIN_STATIC
+	// (0x1), a flag of StaticType.
 	FieldAppDomainStatic StaticType = 1
-	// FieldThreadStatic is COR_PRF_FIELD_THREAD_STATIC.
+	// FieldThreadStatic is the runtime's COR_PRF_FIELD_THREAD_STATIC (0x2), a
+	// flag of StaticType.
 	FieldThreadStatic StaticType = 2
-	// FieldContextStatic is COR_PRF_FIELD_CONTEXT_STATIC.
+	// FieldContextStatic is the runtime's COR_PRF_FIELD_CONTEXT_STATIC (0x4),
+	// a flag of StaticType.
 	FieldContextStatic StaticType = 4
-	// FieldRVAStatic is COR_PRF_FIELD_RVA_STATIC.
+	// FieldRVAStatic is the runtime's COR_PRF_FIELD_RVA_STATIC (0x8), a flag
+	// of StaticType.
 	FieldRVAStatic StaticType = 8
 )
 
@@ -159,87 +173,138 @@ func (v StaticType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesStaticType, true, "StaticType")
 }
 
-// Monitor is COR_PRF_MONITOR.
+// Monitor is the runtime's COR_PRF_MONITOR, a set of flags: combine them
+// with |; String names each.
 type Monitor uint32
 
 const (
-	// MonitorNone is COR_PRF_MONITOR_NONE.
+	// MonitorNone asks for no callback at all. MonitorNone is the runtime's
+	// COR_PRF_MONITOR_NONE (0x0), no flag: the empty set of Monitor.
 	MonitorNone Monitor = 0
-	// MonitorFunctionUnloads is COR_PRF_MONITOR_FUNCTION_UNLOADS.
+	// MonitorFunctionUnloads is the runtime's COR_PRF_MONITOR_FUNCTION_UNLOADS
+	// (0x1), a flag of Monitor.
 	MonitorFunctionUnloads Monitor = 1
-	// MonitorClassLoads is COR_PRF_MONITOR_CLASS_LOADS.
+	// MonitorClassLoads is the runtime's COR_PRF_MONITOR_CLASS_LOADS (0x2), a
+	// flag of Monitor.
 	MonitorClassLoads Monitor = 2
-	// MonitorModuleLoads is COR_PRF_MONITOR_MODULE_LOADS.
+	// MonitorModuleLoads is the runtime's COR_PRF_MONITOR_MODULE_LOADS (0x4),
+	// a flag of Monitor.
 	MonitorModuleLoads Monitor = 4
-	// MonitorAssemblyLoads is COR_PRF_MONITOR_ASSEMBLY_LOADS.
+	// MonitorAssemblyLoads is the runtime's COR_PRF_MONITOR_ASSEMBLY_LOADS
+	// (0x8), a flag of Monitor.
 	MonitorAssemblyLoads Monitor = 8
-	// MonitorAppdomainLoads is COR_PRF_MONITOR_APPDOMAIN_LOADS.
-	MonitorAppdomainLoads Monitor = 16
-	// MonitorJITCompilation is COR_PRF_MONITOR_JIT_COMPILATION.
+	// MonitorAppDomainLoads is the runtime's COR_PRF_MONITOR_APPDOMAIN_LOADS
+	// (0x10), a flag of Monitor.
+	MonitorAppDomainLoads Monitor = 16
+	// MonitorJITCompilation is the runtime's COR_PRF_MONITOR_JIT_COMPILATION
+	// (0x20), a flag of Monitor.
 	MonitorJITCompilation Monitor = 32
-	// MonitorExceptions is COR_PRF_MONITOR_EXCEPTIONS.
+	// MonitorExceptions is the runtime's COR_PRF_MONITOR_EXCEPTIONS (0x40), a
+	// flag of Monitor.
 	MonitorExceptions Monitor = 64
-	// MonitorGC is COR_PRF_MONITOR_GC.
+	// MonitorGC is the runtime's COR_PRF_MONITOR_GC (0x80), a flag of Monitor.
 	MonitorGC Monitor = 128
-	// MonitorObjectAllocated is COR_PRF_MONITOR_OBJECT_ALLOCATED.
+	// MonitorObjectAllocated is the runtime's COR_PRF_MONITOR_OBJECT_ALLOCATED
+	// (0x100), a flag of Monitor.
 	MonitorObjectAllocated Monitor = 256
-	// MonitorThreads is COR_PRF_MONITOR_THREADS.
+	// MonitorThreads is the runtime's COR_PRF_MONITOR_THREADS (0x200), a flag
+	// of Monitor.
 	MonitorThreads Monitor = 512
-	// MonitorRemoting is COR_PRF_MONITOR_REMOTING.
+	// MonitorRemoting is the runtime's COR_PRF_MONITOR_REMOTING (0x400), a
+	// flag of Monitor.
 	MonitorRemoting Monitor = 1024
-	// MonitorCodeTransitions is COR_PRF_MONITOR_CODE_TRANSITIONS.
+	// MonitorCodeTransitions is the runtime's COR_PRF_MONITOR_CODE_TRANSITIONS
+	// (0x800), a flag of Monitor.
 	MonitorCodeTransitions Monitor = 2048
-	// MonitorEnterLeave is COR_PRF_MONITOR_ENTERLEAVE.
+	// MonitorEnterLeave is the runtime's COR_PRF_MONITOR_ENTERLEAVE (0x1000),
+	// a flag of Monitor.
 	MonitorEnterLeave Monitor = 4096
-	// MonitorCCW is COR_PRF_MONITOR_CCW.
+	// MonitorCCW is the runtime's COR_PRF_MONITOR_CCW (0x2000), a flag of
+	// Monitor.
 	MonitorCCW Monitor = 8192
-	// MonitorRemotingCookie is COR_PRF_MONITOR_REMOTING_COOKIE.
+	// MonitorRemotingCookie is the runtime's COR_PRF_MONITOR_REMOTING_COOKIE
+	// (0x4400), a combination of flags of Monitor.
 	MonitorRemotingCookie Monitor = 17408
-	// MonitorRemotingAsync is COR_PRF_MONITOR_REMOTING_ASYNC.
+	// MonitorRemotingAsync is the runtime's COR_PRF_MONITOR_REMOTING_ASYNC
+	// (0x8400), a combination of flags of Monitor.
 	MonitorRemotingAsync Monitor = 33792
-	// MonitorSuspends is COR_PRF_MONITOR_SUSPENDS.
+	// MonitorSuspends is the runtime's COR_PRF_MONITOR_SUSPENDS (0x10000), a
+	// flag of Monitor.
 	MonitorSuspends Monitor = 65536
-	// MonitorCacheSearches is COR_PRF_MONITOR_CACHE_SEARCHES.
+	// MonitorCacheSearches is the runtime's COR_PRF_MONITOR_CACHE_SEARCHES
+	// (0x20000), a flag of Monitor.
 	MonitorCacheSearches Monitor = 131072
-	// EnableReJIT is COR_PRF_ENABLE_REJIT.
+	// EnableReJIT is the runtime's COR_PRF_ENABLE_REJIT (0x40000), a flag of
+	// Monitor.
 	EnableReJIT Monitor = 262144
-	// EnableInProcDebugging is COR_PRF_ENABLE_INPROC_DEBUGGING.
+	// EnableInProcDebugging is the runtime's COR_PRF_ENABLE_INPROC_DEBUGGING
+	// (0x80000), a flag of Monitor.
 	EnableInProcDebugging Monitor = 524288
-	// EnableJITMaps is COR_PRF_ENABLE_JIT_MAPS.
+	// EnableJITMaps is the runtime's COR_PRF_ENABLE_JIT_MAPS (0x100000), a
+	// flag of Monitor.
 	EnableJITMaps Monitor = 1048576
-	// DisableInlining is COR_PRF_DISABLE_INLINING.
+	// DisableInlining is the runtime's COR_PRF_DISABLE_INLINING (0x200000), a
+	// flag of Monitor.
 	DisableInlining Monitor = 2097152
-	// DisableOptimizations is COR_PRF_DISABLE_OPTIMIZATIONS.
+	// DisableOptimizations is the runtime's COR_PRF_DISABLE_OPTIMIZATIONS
+	// (0x400000), a flag of Monitor.
 	DisableOptimizations Monitor = 4194304
-	// EnableObjectAllocated is COR_PRF_ENABLE_OBJECT_ALLOCATED.
+	// EnableObjectAllocated is the runtime's COR_PRF_ENABLE_OBJECT_ALLOCATED
+	// (0x800000), a flag of Monitor.
 	EnableObjectAllocated Monitor = 8388608
-	// MonitorCLRExceptions is COR_PRF_MONITOR_CLR_EXCEPTIONS.
+	// MonitorCLRExceptions is the runtime's COR_PRF_MONITOR_CLR_EXCEPTIONS
+	// (0x1000000), a flag of Monitor.
 	MonitorCLRExceptions Monitor = 16777216
-	// MonitorAll is COR_PRF_MONITOR_ALL.
+	// MonitorAll (every Monitor flag that asks for callbacks, without the
+	// Enable/Disable switches) is what MonitorAll asks for. MonitorAll is the
+	// runtime's COR_PRF_MONITOR_ALL (0x107ffff), a combination of flags of
+	// Monitor.
 	MonitorAll Monitor = 17301503
-	// EnableFunctionArgs is COR_PRF_ENABLE_FUNCTION_ARGS.
+	// EnableFunctionArgs is the runtime's COR_PRF_ENABLE_FUNCTION_ARGS
+	// (0x2000000), a flag of Monitor.
 	EnableFunctionArgs Monitor = 33554432
-	// EnableFunctionRetVal is COR_PRF_ENABLE_FUNCTION_RETVAL.
+	// EnableFunctionRetVal is the runtime's COR_PRF_ENABLE_FUNCTION_RETVAL
+	// (0x4000000), a flag of Monitor.
 	EnableFunctionRetVal Monitor = 67108864
-	// EnableFrameInfo is COR_PRF_ENABLE_FRAME_INFO.
+	// EnableFrameInfo is the runtime's COR_PRF_ENABLE_FRAME_INFO (0x8000000),
+	// a flag of Monitor.
 	EnableFrameInfo Monitor = 134217728
-	// EnableStackSnapshot is COR_PRF_ENABLE_STACK_SNAPSHOT.
+	// EnableStackSnapshot is the runtime's COR_PRF_ENABLE_STACK_SNAPSHOT
+	// (0x10000000), a flag of Monitor.
 	EnableStackSnapshot Monitor = 268435456
-	// UseProfileImages is COR_PRF_USE_PROFILE_IMAGES.
+	// UseProfileImages is the runtime's COR_PRF_USE_PROFILE_IMAGES
+	// (0x20000000), a flag of Monitor.
 	UseProfileImages Monitor = 536870912
-	// DisableTransparencyChecksUnderFullTrust is COR_PRF_DISABLE_TRANSPARENCY_CHECKS_UNDER_FULL_TRUST.
+	// DisableTransparencyChecksUnderFullTrust is the runtime's
+	// COR_PRF_DISABLE_TRANSPARENCY_CHECKS_UNDER_FULL_TRUST (0x40000000), a
+	// flag of Monitor.
 	DisableTransparencyChecksUnderFullTrust Monitor = 1073741824
-	// DisableAllNGenImages is COR_PRF_DISABLE_ALL_NGEN_IMAGES.
+	// DisableAllNGenImages is the runtime's COR_PRF_DISABLE_ALL_NGEN_IMAGES
+	// (0x80000000), a flag of Monitor.
 	DisableAllNGenImages Monitor = 2147483648
-	// MonitorMonitorAll is COR_PRF_ALL.
-	MonitorMonitorAll Monitor = 2415919103
-	// RequireProfileImage is COR_PRF_REQUIRE_PROFILE_IMAGE.
+	// MonitorAllFlags (every flag SetEventMask accepts, switches included) is
+	// rarely what a profiler wants: it disables inlining and optimisations
+	// too. MonitorAllFlags is the runtime's COR_PRF_ALL (0x8fffffff), a
+	// combination of flags of Monitor.
+	MonitorAllFlags Monitor = 2415919103
+	// RequireProfileImage is the set of Monitor flags that need profile
+	// (non-precompiled) images. RequireProfileImage is the runtime's
+	// COR_PRF_REQUIRE_PROFILE_IMAGE (0x20001800), a combination of flags of
+	// Monitor.
 	RequireProfileImage Monitor = 536877056
-	// AllowableAfterAttach is COR_PRF_ALLOWABLE_AFTER_ATTACH.
+	// AllowableAfterAttach is the set of Monitor flags a profiler attached to
+	// a running process may set. AllowableAfterAttach is the runtime's
+	// COR_PRF_ALLOWABLE_AFTER_ATTACH (0x106502fe), a combination of flags of
+	// Monitor.
 	AllowableAfterAttach Monitor = 275055358
-	// AllowableNotificationProfiler is COR_PRF_ALLOWABLE_NOTIFICATION_PROFILER.
+	// AllowableNotificationProfiler is the runtime's
+	// COR_PRF_ALLOWABLE_NOTIFICATION_PROFILER (0xb1e32b7f), a combination of
+	// flags of Monitor.
 	AllowableNotificationProfiler Monitor = 2984455039
-	// MonitorImmutable is COR_PRF_MONITOR_IMMUTABLE.
+	// MonitorImmutable is the set of Monitor flags that can only be set in
+	// Initialize, never changed later. MonitorImmutable is the runtime's
+	// COR_PRF_MONITOR_IMMUTABLE (0xee98cc00), a combination of flags of
+	// Monitor.
 	MonitorImmutable Monitor = 4002991104
 )
 
@@ -259,7 +324,7 @@ var namesMonitor = []enumfmt.Name{{
 	N: "MonitorAssemblyLoads",
 	V: uint64(0x8),
 }, {
-	N: "MonitorAppdomainLoads",
+	N: "MonitorAppDomainLoads",
 	V: uint64(0x10),
 }, {
 	N: "MonitorJITCompilation",
@@ -346,7 +411,7 @@ var namesMonitor = []enumfmt.Name{{
 	N: "DisableAllNGenImages",
 	V: uint64(0x80000000),
 }, {
-	N: "MonitorMonitorAll",
+	N: "MonitorAllFlags",
 	V: uint64(0x8fffffff),
 }, {
 	N: "RequireProfileImage",
@@ -367,37 +432,60 @@ func (v Monitor) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesMonitor, true, "Monitor")
 }
 
-// HighMonitor is COR_PRF_HIGH_MONITOR.
+// HighMonitor is the runtime's COR_PRF_HIGH_MONITOR, a set of flags:
+// combine them with |; String names each.
 type HighMonitor uint32
 
 const (
-	// HighNone is COR_PRF_HIGH_MONITOR_NONE.
+	// HighNone is the runtime's COR_PRF_HIGH_MONITOR_NONE (0x0), no flag: the
+	// empty set of HighMonitor.
 	HighNone HighMonitor = 0
-	// HighAddAssemblyReferences is COR_PRF_HIGH_ADD_ASSEMBLY_REFERENCES.
+	// HighAddAssemblyReferences is the runtime's
+	// COR_PRF_HIGH_ADD_ASSEMBLY_REFERENCES (0x1), a flag of HighMonitor.
 	HighAddAssemblyReferences HighMonitor = 1
-	// HighInMemorySymbolsUpdated is COR_PRF_HIGH_IN_MEMORY_SYMBOLS_UPDATED.
+	// HighInMemorySymbolsUpdated is the runtime's
+	// COR_PRF_HIGH_IN_MEMORY_SYMBOLS_UPDATED (0x2), a flag of HighMonitor.
 	HighInMemorySymbolsUpdated HighMonitor = 2
-	// HighDynamicFunctionUnloads is COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS.
+	// HighDynamicFunctionUnloads is the runtime's
+	// COR_PRF_HIGH_MONITOR_DYNAMIC_FUNCTION_UNLOADS (0x4), a flag of
+	// HighMonitor.
 	HighDynamicFunctionUnloads HighMonitor = 4
-	// HighDisableTieredCompilation is COR_PRF_HIGH_DISABLE_TIERED_COMPILATION.
+	// HighDisableTieredCompilation is the runtime's
+	// COR_PRF_HIGH_DISABLE_TIERED_COMPILATION (0x8), a flag of HighMonitor.
 	HighDisableTieredCompilation HighMonitor = 8
-	// HighBasicGC is COR_PRF_HIGH_BASIC_GC.
+	// HighBasicGC is the runtime's COR_PRF_HIGH_BASIC_GC (0x10), a flag of
+	// HighMonitor.
 	HighBasicGC HighMonitor = 16
-	// HighGCMovedObjects is COR_PRF_HIGH_MONITOR_GC_MOVED_OBJECTS.
+	// HighGCMovedObjects is the runtime's
+	// COR_PRF_HIGH_MONITOR_GC_MOVED_OBJECTS (0x20), a flag of HighMonitor.
 	HighGCMovedObjects HighMonitor = 32
-	// HighRequireProfileImage is COR_PRF_HIGH_REQUIRE_PROFILE_IMAGE.
+	// HighRequireProfileImage is the set of HighMonitor flags that need
+	// profile images, which is empty (0): no high flag does. It exists because
+	// the runtime defines it. HighRequireProfileImage is the runtime's
+	// COR_PRF_HIGH_REQUIRE_PROFILE_IMAGE (0x0), no flag: the empty set of
+	// HighMonitor.
 	HighRequireProfileImage HighMonitor = 0
-	// HighLargeObjectAllocated is COR_PRF_HIGH_MONITOR_LARGEOBJECT_ALLOCATED.
+	// HighLargeObjectAllocated is the runtime's
+	// COR_PRF_HIGH_MONITOR_LARGEOBJECT_ALLOCATED (0x40), a flag of
+	// HighMonitor.
 	HighLargeObjectAllocated HighMonitor = 64
-	// HighEventPipe is COR_PRF_HIGH_MONITOR_EVENT_PIPE.
+	// HighEventPipe is the runtime's COR_PRF_HIGH_MONITOR_EVENT_PIPE (0x80), a
+	// flag of HighMonitor.
 	HighEventPipe HighMonitor = 128
-	// HighPinnedObjectAllocated is COR_PRF_HIGH_MONITOR_PINNEDOBJECT_ALLOCATED.
+	// HighPinnedObjectAllocated is the runtime's
+	// COR_PRF_HIGH_MONITOR_PINNEDOBJECT_ALLOCATED (0x100), a flag of
+	// HighMonitor.
 	HighPinnedObjectAllocated HighMonitor = 256
-	// HighAllowableAfterAttach is COR_PRF_HIGH_ALLOWABLE_AFTER_ATTACH.
+	// HighAllowableAfterAttach is the runtime's
+	// COR_PRF_HIGH_ALLOWABLE_AFTER_ATTACH (0xf6), a combination of flags of
+	// HighMonitor.
 	HighAllowableAfterAttach HighMonitor = 246
-	// HighAllowableNotificationProfiler is COR_PRF_HIGH_ALLOWABLE_NOTIFICATION_PROFILER.
+	// HighAllowableNotificationProfiler is the runtime's
+	// COR_PRF_HIGH_ALLOWABLE_NOTIFICATION_PROFILER (0xfe), a combination of
+	// flags of HighMonitor.
 	HighAllowableNotificationProfiler HighMonitor = 254
-	// HighImmutable is COR_PRF_HIGH_MONITOR_IMMUTABLE.
+	// HighImmutable is the runtime's COR_PRF_HIGH_MONITOR_IMMUTABLE (0x8), a
+	// flag of HighMonitor.
 	HighImmutable HighMonitor = 8
 )
 
@@ -444,15 +532,19 @@ func (v HighMonitor) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesHighMonitor, true, "HighMonitor")
 }
 
-// Misc is COR_PRF_MISC.
+// Misc is the runtime's COR_PRF_MISC, one value of a list; String names
+// it.
 type Misc uint32
 
 const (
-	// ProfilerParentUnknown is PROFILER_PARENT_UNKNOWN.
+	// ProfilerParentUnknown is the runtime's PROFILER_PARENT_UNKNOWN
+	// (0xfffffffd), a value of Misc.
 	ProfilerParentUnknown Misc = 4294967293
-	// ProfilerGlobalClass is PROFILER_GLOBAL_CLASS.
+	// ProfilerGlobalClass is the runtime's PROFILER_GLOBAL_CLASS (0xfffffffe),
+	// a value of Misc.
 	ProfilerGlobalClass Misc = 4294967294
-	// ProfilerGlobalModule is PROFILER_GLOBAL_MODULE.
+	// ProfilerGlobalModule is the runtime's PROFILER_GLOBAL_MODULE
+	// (0xffffffff), a value of Misc.
 	ProfilerGlobalModule Misc = 4294967295
 )
 
@@ -472,13 +564,16 @@ func (v Misc) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesMisc, false, "Misc")
 }
 
-// JITCache is COR_PRF_JIT_CACHE.
+// JITCache is the runtime's COR_PRF_JIT_CACHE, one value of a list; String
+// names it.
 type JITCache uint32
 
 const (
-	// CachedFunctionFound is COR_PRF_CACHED_FUNCTION_FOUND.
+	// CachedFunctionFound is the runtime's COR_PRF_CACHED_FUNCTION_FOUND
+	// (0x0), a value of JITCache.
 	CachedFunctionFound JITCache = 0
-	// CachedFunctionNotFound is COR_PRF_CACHED_FUNCTION_NOT_FOUND.
+	// CachedFunctionNotFound is the runtime's
+	// COR_PRF_CACHED_FUNCTION_NOT_FOUND (0x1), a value of JITCache.
 	CachedFunctionNotFound JITCache = 1
 )
 
@@ -495,13 +590,16 @@ func (v JITCache) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesJITCache, false, "JITCache")
 }
 
-// TransitionReason is COR_PRF_TRANSITION_REASON.
+// TransitionReason is the runtime's COR_PRF_TRANSITION_REASON, one value
+// of a list; String names it.
 type TransitionReason uint32
 
 const (
-	// TransitionCall is COR_PRF_TRANSITION_CALL.
+	// TransitionCall is the runtime's COR_PRF_TRANSITION_CALL (0x0), a value
+	// of TransitionReason.
 	TransitionCall TransitionReason = 0
-	// TransitionReturn is COR_PRF_TRANSITION_RETURN.
+	// TransitionReturn is the runtime's COR_PRF_TRANSITION_RETURN (0x1), a
+	// value of TransitionReason.
 	TransitionReturn TransitionReason = 1
 )
 
@@ -518,27 +616,37 @@ func (v TransitionReason) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesTransitionReason, false, "TransitionReason")
 }
 
-// SuspendReason is COR_PRF_SUSPEND_REASON.
+// SuspendReason is the runtime's COR_PRF_SUSPEND_REASON, one value of a
+// list; String names it.
 type SuspendReason uint32
 
 const (
-	// SuspendOther is COR_PRF_SUSPEND_OTHER.
+	// SuspendOther is the runtime's COR_PRF_SUSPEND_OTHER (0x0), a value of
+	// SuspendReason.
 	SuspendOther SuspendReason = 0
-	// SuspendForGC is COR_PRF_SUSPEND_FOR_GC.
+	// SuspendForGC is the runtime's COR_PRF_SUSPEND_FOR_GC (0x1), a value of
+	// SuspendReason.
 	SuspendForGC SuspendReason = 1
-	// SuspendForAppdomainShutdown is COR_PRF_SUSPEND_FOR_APPDOMAIN_SHUTDOWN.
-	SuspendForAppdomainShutdown SuspendReason = 2
-	// SuspendForCodePitching is COR_PRF_SUSPEND_FOR_CODE_PITCHING.
+	// SuspendForAppDomainShutdown is the runtime's
+	// COR_PRF_SUSPEND_FOR_APPDOMAIN_SHUTDOWN (0x2), a value of SuspendReason.
+	SuspendForAppDomainShutdown SuspendReason = 2
+	// SuspendForCodePitching is the runtime's
+	// COR_PRF_SUSPEND_FOR_CODE_PITCHING (0x3), a value of SuspendReason.
 	SuspendForCodePitching SuspendReason = 3
-	// SuspendForShutdown is COR_PRF_SUSPEND_FOR_SHUTDOWN.
+	// SuspendForShutdown is the runtime's COR_PRF_SUSPEND_FOR_SHUTDOWN (0x4),
+	// a value of SuspendReason.
 	SuspendForShutdown SuspendReason = 4
-	// SuspendForInProcDebugger is COR_PRF_SUSPEND_FOR_INPROC_DEBUGGER.
+	// SuspendForInProcDebugger is the runtime's
+	// COR_PRF_SUSPEND_FOR_INPROC_DEBUGGER (0x6), a value of SuspendReason.
 	SuspendForInProcDebugger SuspendReason = 6
-	// SuspendForGCPrep is COR_PRF_SUSPEND_FOR_GC_PREP.
+	// SuspendForGCPrep is the runtime's COR_PRF_SUSPEND_FOR_GC_PREP (0x7), a
+	// value of SuspendReason.
 	SuspendForGCPrep SuspendReason = 7
-	// SuspendForReJIT is COR_PRF_SUSPEND_FOR_REJIT.
+	// SuspendForReJIT is the runtime's COR_PRF_SUSPEND_FOR_REJIT (0x8), a
+	// value of SuspendReason.
 	SuspendForReJIT SuspendReason = 8
-	// SuspendForProfiler is COR_PRF_SUSPEND_FOR_PROFILER.
+	// SuspendForProfiler is the runtime's COR_PRF_SUSPEND_FOR_PROFILER (0x9),
+	// a value of SuspendReason.
 	SuspendForProfiler SuspendReason = 9
 )
 
@@ -549,7 +657,7 @@ var namesSuspendReason = []enumfmt.Name{{
 	N: "SuspendForGC",
 	V: uint64(0x1),
 }, {
-	N: "SuspendForAppdomainShutdown",
+	N: "SuspendForAppDomainShutdown",
 	V: uint64(0x2),
 }, {
 	N: "SuspendForCodePitching",
@@ -571,18 +679,20 @@ var namesSuspendReason = []enumfmt.Name{{
 	V: uint64(0x9),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v SuspendReason) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesSuspendReason, true, "SuspendReason")
+	return enumfmt.Format(uint64(uint32(v)), namesSuspendReason, false, "SuspendReason")
 }
 
-// RuntimeType is COR_PRF_RUNTIME_TYPE.
+// RuntimeType is the runtime's COR_PRF_RUNTIME_TYPE, one value of a list;
+// String names it.
 type RuntimeType uint32
 
 const (
-	// DesktopCLR is COR_PRF_DESKTOP_CLR.
+	// DesktopCLR is the runtime's COR_PRF_DESKTOP_CLR (0x1), a value of
+	// RuntimeType.
 	DesktopCLR RuntimeType = 1
-	// CoreCLR is COR_PRF_CORE_CLR.
+	// CoreCLR is the runtime's COR_PRF_CORE_CLR (0x2), a value of RuntimeType.
 	CoreCLR RuntimeType = 2
 )
 
@@ -599,13 +709,16 @@ func (v RuntimeType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesRuntimeType, false, "RuntimeType")
 }
 
-// ReJITFlags is COR_PRF_REJIT_FLAGS.
+// ReJITFlags is the runtime's COR_PRF_REJIT_FLAGS, one value of a list;
+// String names it.
 type ReJITFlags uint32
 
 const (
-	// ReJITBlockInlining is COR_PRF_REJIT_BLOCK_INLINING.
+	// ReJITBlockInlining is the runtime's COR_PRF_REJIT_BLOCK_INLINING (0x1),
+	// a value of ReJITFlags.
 	ReJITBlockInlining ReJITFlags = 1
-	// ReJITInliningCallbacks is COR_PRF_REJIT_INLINING_CALLBACKS.
+	// ReJITInliningCallbacks is the runtime's COR_PRF_REJIT_INLINING_CALLBACKS
+	// (0x2), a value of ReJITFlags.
 	ReJITInliningCallbacks ReJITFlags = 2
 )
 
@@ -622,45 +735,64 @@ func (v ReJITFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesReJITFlags, false, "ReJITFlags")
 }
 
-// EventPipeParamType is COR_PRF_EVENTPIPE_PARAM_TYPE.
+// EventPipeParamType is the runtime's COR_PRF_EVENTPIPE_PARAM_TYPE, one
+// value of a list; String names it.
 type EventPipeParamType uint32
 
 const (
-	// EventPipeObject is COR_PRF_EVENTPIPE_OBJECT.
+	// EventPipeObject is the runtime's COR_PRF_EVENTPIPE_OBJECT (0x1), a value
+	// of EventPipeParamType.
 	EventPipeObject EventPipeParamType = 1
-	// EventPipeBoolean is COR_PRF_EVENTPIPE_BOOLEAN.
+	// EventPipeBoolean is the runtime's COR_PRF_EVENTPIPE_BOOLEAN (0x3), a
+	// value of EventPipeParamType.
 	EventPipeBoolean EventPipeParamType = 3
-	// EventPipeChar is COR_PRF_EVENTPIPE_CHAR.
+	// EventPipeChar is the runtime's COR_PRF_EVENTPIPE_CHAR (0x4), a value of
+	// EventPipeParamType.
 	EventPipeChar EventPipeParamType = 4
-	// EventPipeSByte is COR_PRF_EVENTPIPE_SBYTE.
+	// EventPipeSByte is the runtime's COR_PRF_EVENTPIPE_SBYTE (0x5), a value
+	// of EventPipeParamType.
 	EventPipeSByte EventPipeParamType = 5
-	// EventPipeByte is COR_PRF_EVENTPIPE_BYTE.
+	// EventPipeByte is the runtime's COR_PRF_EVENTPIPE_BYTE (0x6), a value of
+	// EventPipeParamType.
 	EventPipeByte EventPipeParamType = 6
-	// EventPipeInt16 is COR_PRF_EVENTPIPE_INT16.
+	// EventPipeInt16 is the runtime's COR_PRF_EVENTPIPE_INT16 (0x7), a value
+	// of EventPipeParamType.
 	EventPipeInt16 EventPipeParamType = 7
-	// EventPipeUint16 is COR_PRF_EVENTPIPE_UINT16.
+	// EventPipeUint16 is the runtime's COR_PRF_EVENTPIPE_UINT16 (0x8), a value
+	// of EventPipeParamType.
 	EventPipeUint16 EventPipeParamType = 8
-	// EventPipeInt32 is COR_PRF_EVENTPIPE_INT32.
+	// EventPipeInt32 is the runtime's COR_PRF_EVENTPIPE_INT32 (0x9), a value
+	// of EventPipeParamType.
 	EventPipeInt32 EventPipeParamType = 9
-	// EventPipeUint32 is COR_PRF_EVENTPIPE_UINT32.
+	// EventPipeUint32 is the runtime's COR_PRF_EVENTPIPE_UINT32 (0xa), a value
+	// of EventPipeParamType.
 	EventPipeUint32 EventPipeParamType = 10
-	// EventPipeInt64 is COR_PRF_EVENTPIPE_INT64.
+	// EventPipeInt64 is the runtime's COR_PRF_EVENTPIPE_INT64 (0xb), a value
+	// of EventPipeParamType.
 	EventPipeInt64 EventPipeParamType = 11
-	// EventPipeUint64 is COR_PRF_EVENTPIPE_UINT64.
+	// EventPipeUint64 is the runtime's COR_PRF_EVENTPIPE_UINT64 (0xc), a value
+	// of EventPipeParamType.
 	EventPipeUint64 EventPipeParamType = 12
-	// EventPipeSingle is COR_PRF_EVENTPIPE_SINGLE.
+	// EventPipeSingle is the runtime's COR_PRF_EVENTPIPE_SINGLE (0xd), a value
+	// of EventPipeParamType.
 	EventPipeSingle EventPipeParamType = 13
-	// EventPipeDouble is COR_PRF_EVENTPIPE_DOUBLE.
+	// EventPipeDouble is the runtime's COR_PRF_EVENTPIPE_DOUBLE (0xe), a value
+	// of EventPipeParamType.
 	EventPipeDouble EventPipeParamType = 14
-	// EventPipeDecimal is COR_PRF_EVENTPIPE_DECIMAL.
+	// EventPipeDecimal is the runtime's COR_PRF_EVENTPIPE_DECIMAL (0xf), a
+	// value of EventPipeParamType.
 	EventPipeDecimal EventPipeParamType = 15
-	// EventPipeDatetime is COR_PRF_EVENTPIPE_DATETIME.
+	// EventPipeDatetime is the runtime's COR_PRF_EVENTPIPE_DATETIME (0x10), a
+	// value of EventPipeParamType.
 	EventPipeDatetime EventPipeParamType = 16
-	// EventPipeGUID is COR_PRF_EVENTPIPE_GUID.
+	// EventPipeGUID is the runtime's COR_PRF_EVENTPIPE_GUID (0x11), a value of
+	// EventPipeParamType.
 	EventPipeGUID EventPipeParamType = 17
-	// EventPipeString is COR_PRF_EVENTPIPE_STRING.
+	// EventPipeString is the runtime's COR_PRF_EVENTPIPE_STRING (0x12), a
+	// value of EventPipeParamType.
 	EventPipeString EventPipeParamType = 18
-	// EventPipeArray is COR_PRF_EVENTPIPE_ARRAY.
+	// EventPipeArray is the runtime's COR_PRF_EVENTPIPE_ARRAY (0x13), a value
+	// of EventPipeParamType.
 	EventPipeArray EventPipeParamType = 19
 )
 
@@ -725,21 +857,28 @@ func (v EventPipeParamType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesEventPipeParamType, false, "EventPipeParamType")
 }
 
-// EventPipeLevel is COR_PRF_EVENTPIPE_LEVEL.
+// EventPipeLevel is the runtime's COR_PRF_EVENTPIPE_LEVEL, one value of a
+// list; String names it.
 type EventPipeLevel uint32
 
 const (
-	// EventPipeLogalways is COR_PRF_EVENTPIPE_LOGALWAYS.
+	// EventPipeLogalways is the runtime's COR_PRF_EVENTPIPE_LOGALWAYS (0x0), a
+	// value of EventPipeLevel.
 	EventPipeLogalways EventPipeLevel = 0
-	// EventPipeCritical is COR_PRF_EVENTPIPE_CRITICAL.
+	// EventPipeCritical is the runtime's COR_PRF_EVENTPIPE_CRITICAL (0x1), a
+	// value of EventPipeLevel.
 	EventPipeCritical EventPipeLevel = 1
-	// EventPipeError is COR_PRF_EVENTPIPE_ERROR.
+	// EventPipeError is the runtime's COR_PRF_EVENTPIPE_ERROR (0x2), a value
+	// of EventPipeLevel.
 	EventPipeError EventPipeLevel = 2
-	// EventPipeWarning is COR_PRF_EVENTPIPE_WARNING.
+	// EventPipeWarning is the runtime's COR_PRF_EVENTPIPE_WARNING (0x3), a
+	// value of EventPipeLevel.
 	EventPipeWarning EventPipeLevel = 3
-	// EventPipeInformational is COR_PRF_EVENTPIPE_INFORMATIONAL.
+	// EventPipeInformational is the runtime's COR_PRF_EVENTPIPE_INFORMATIONAL
+	// (0x4), a value of EventPipeLevel.
 	EventPipeInformational EventPipeLevel = 4
-	// EventPipeVerbose is COR_PRF_EVENTPIPE_VERBOSE.
+	// EventPipeVerbose is the runtime's COR_PRF_EVENTPIPE_VERBOSE (0x5), a
+	// value of EventPipeLevel.
 	EventPipeVerbose EventPipeLevel = 5
 )
 
@@ -763,20 +902,24 @@ var namesEventPipeLevel = []enumfmt.Name{{
 	V: uint64(0x5),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v EventPipeLevel) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesEventPipeLevel, true, "EventPipeLevel")
+	return enumfmt.Format(uint64(uint32(v)), namesEventPipeLevel, false, "EventPipeLevel")
 }
 
-// HandleType is COR_PRF_HANDLE_TYPE.
+// HandleType is the runtime's COR_PRF_HANDLE_TYPE, one value of a list;
+// String names it.
 type HandleType uint32
 
 const (
-	// HandleTypeWeak is COR_PRF_HANDLE_TYPE_WEAK.
+	// HandleTypeWeak is the runtime's COR_PRF_HANDLE_TYPE_WEAK (0x1), a value
+	// of HandleType.
 	HandleTypeWeak HandleType = 1
-	// HandleTypeStrong is COR_PRF_HANDLE_TYPE_STRONG.
+	// HandleTypeStrong is the runtime's COR_PRF_HANDLE_TYPE_STRONG (0x2), a
+	// value of HandleType.
 	HandleTypeStrong HandleType = 2
-	// HandleTypePinned is COR_PRF_HANDLE_TYPE_PINNED.
+	// HandleTypePinned is the runtime's COR_PRF_HANDLE_TYPE_PINNED (0x3), a
+	// value of HandleType.
 	HandleTypePinned HandleType = 3
 )
 
@@ -796,17 +939,22 @@ func (v HandleType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesHandleType, false, "HandleType")
 }
 
-// GCRootKind is COR_PRF_GC_ROOT_KIND.
+// GCRootKind is the runtime's COR_PRF_GC_ROOT_KIND, one value of a list;
+// String names it.
 type GCRootKind uint32
 
 const (
-	// GCRootStack is COR_PRF_GC_ROOT_STACK.
+	// GCRootStack is the runtime's COR_PRF_GC_ROOT_STACK (0x1), a value of
+	// GCRootKind.
 	GCRootStack GCRootKind = 1
-	// GCRootFinalizer is COR_PRF_GC_ROOT_FINALIZER.
+	// GCRootFinalizer is the runtime's COR_PRF_GC_ROOT_FINALIZER (0x2), a
+	// value of GCRootKind.
 	GCRootFinalizer GCRootKind = 2
-	// GCRootHandle is COR_PRF_GC_ROOT_HANDLE.
+	// GCRootHandle is the runtime's COR_PRF_GC_ROOT_HANDLE (0x3), a value of
+	// GCRootKind.
 	GCRootHandle GCRootKind = 3
-	// GCRootOther is COR_PRF_GC_ROOT_OTHER.
+	// GCRootOther is the runtime's COR_PRF_GC_ROOT_OTHER (0x0), a value of
+	// GCRootKind.
 	GCRootOther GCRootKind = 0
 )
 
@@ -829,17 +977,22 @@ func (v GCRootKind) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesGCRootKind, false, "GCRootKind")
 }
 
-// GCRootFlags is COR_PRF_GC_ROOT_FLAGS.
+// GCRootFlags is the runtime's COR_PRF_GC_ROOT_FLAGS, a set of flags:
+// combine them with |; String names each.
 type GCRootFlags uint32
 
 const (
-	// GCRootPinning is COR_PRF_GC_ROOT_PINNING.
+	// GCRootPinning is the runtime's COR_PRF_GC_ROOT_PINNING (0x1), a flag of
+	// GCRootFlags.
 	GCRootPinning GCRootFlags = 1
-	// GCRootWeakref is COR_PRF_GC_ROOT_WEAKREF.
+	// GCRootWeakref is the runtime's COR_PRF_GC_ROOT_WEAKREF (0x2), a flag of
+	// GCRootFlags.
 	GCRootWeakref GCRootFlags = 2
-	// GCRootInterior is COR_PRF_GC_ROOT_INTERIOR.
+	// GCRootInterior is the runtime's COR_PRF_GC_ROOT_INTERIOR (0x4), a flag
+	// of GCRootFlags.
 	GCRootInterior GCRootFlags = 4
-	// GCRootRefcounted is COR_PRF_GC_ROOT_REFCOUNTED.
+	// GCRootRefcounted is the runtime's COR_PRF_GC_ROOT_REFCOUNTED (0x8), a
+	// flag of GCRootFlags.
 	GCRootRefcounted GCRootFlags = 8
 )
 
@@ -862,11 +1015,13 @@ func (v GCRootFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesGCRootFlags, true, "GCRootFlags")
 }
 
-// FinalizerFlags is COR_PRF_FINALIZER_FLAGS.
+// FinalizerFlags is the runtime's COR_PRF_FINALIZER_FLAGS, one value of a
+// list; String names it.
 type FinalizerFlags uint32
 
 const (
-	// FinalizerCritical is COR_PRF_FINALIZER_CRITICAL.
+	// FinalizerCritical is the runtime's COR_PRF_FINALIZER_CRITICAL (0x1), a
+	// value of FinalizerFlags.
 	FinalizerCritical FinalizerFlags = 1
 )
 
@@ -880,19 +1035,22 @@ func (v FinalizerFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesFinalizerFlags, false, "FinalizerFlags")
 }
 
-// GCGeneration is COR_PRF_GC_GENERATION.
+// GCGeneration is the runtime's COR_PRF_GC_GENERATION, one value of a
+// list; String names it.
 type GCGeneration uint32
 
 const (
-	// GCGen0 is COR_PRF_GC_GEN_0.
+	// GCGen0 is the runtime's COR_PRF_GC_GEN_0 (0x0), a value of GCGeneration.
 	GCGen0 GCGeneration = 0
-	// GCGen1 is COR_PRF_GC_GEN_1.
+	// GCGen1 is the runtime's COR_PRF_GC_GEN_1 (0x1), a value of GCGeneration.
 	GCGen1 GCGeneration = 1
-	// GCGen2 is COR_PRF_GC_GEN_2.
+	// GCGen2 is the runtime's COR_PRF_GC_GEN_2 (0x2), a value of GCGeneration.
 	GCGen2 GCGeneration = 2
-	// GCLargeObjectHeap is COR_PRF_GC_LARGE_OBJECT_HEAP.
+	// GCLargeObjectHeap is the runtime's COR_PRF_GC_LARGE_OBJECT_HEAP (0x3), a
+	// value of GCGeneration.
 	GCLargeObjectHeap GCGeneration = 3
-	// GCPinnedObjectHeap is COR_PRF_GC_PINNED_OBJECT_HEAP.
+	// GCPinnedObjectHeap is the runtime's COR_PRF_GC_PINNED_OBJECT_HEAP (0x4),
+	// a value of GCGeneration.
 	GCPinnedObjectHeap GCGeneration = 4
 )
 
@@ -913,22 +1071,27 @@ var namesGCGeneration = []enumfmt.Name{{
 	V: uint64(0x4),
 }}
 
-// String returns the constant's Go name, or the names of its flags joined by |.
+// String returns the constant's Go name.
 func (v GCGeneration) String() string {
-	return enumfmt.Format(uint64(uint32(v)), namesGCGeneration, true, "GCGeneration")
+	return enumfmt.Format(uint64(uint32(v)), namesGCGeneration, false, "GCGeneration")
 }
 
-// ClauseType is COR_PRF_CLAUSE_TYPE.
+// ClauseType is the runtime's COR_PRF_CLAUSE_TYPE, one value of a list;
+// String names it.
 type ClauseType uint32
 
 const (
-	// ClauseNone is COR_PRF_CLAUSE_NONE.
+	// ClauseNone is the runtime's COR_PRF_CLAUSE_NONE (0x0), a value of
+	// ClauseType.
 	ClauseNone ClauseType = 0
-	// ClauseFilter is COR_PRF_CLAUSE_FILTER.
+	// ClauseFilter is the runtime's COR_PRF_CLAUSE_FILTER (0x1), a value of
+	// ClauseType.
 	ClauseFilter ClauseType = 1
-	// ClauseCatch is COR_PRF_CLAUSE_CATCH.
+	// ClauseCatch is the runtime's COR_PRF_CLAUSE_CATCH (0x2), a value of
+	// ClauseType.
 	ClauseCatch ClauseType = 2
-	// ClauseFinally is COR_PRF_CLAUSE_FINALLY.
+	// ClauseFinally is the runtime's COR_PRF_CLAUSE_FINALLY (0x3), a value of
+	// ClauseType.
 	ClauseFinally ClauseType = 3
 )
 
@@ -951,13 +1114,15 @@ func (v ClauseType) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesClauseType, false, "ClauseType")
 }
 
-// GCReason is COR_PRF_GC_REASON.
+// GCReason is the runtime's COR_PRF_GC_REASON, one value of a list; String
+// names it.
 type GCReason uint32
 
 const (
-	// GCInduced is COR_PRF_GC_INDUCED.
+	// GCInduced is the runtime's COR_PRF_GC_INDUCED (0x1), a value of
+	// GCReason.
 	GCInduced GCReason = 1
-	// GCOther is COR_PRF_GC_OTHER.
+	// GCOther is the runtime's COR_PRF_GC_OTHER (0x0), a value of GCReason.
 	GCOther GCReason = 0
 )
 
@@ -974,23 +1139,31 @@ func (v GCReason) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesGCReason, false, "GCReason")
 }
 
-// ModuleFlags is COR_PRF_MODULE_FLAGS.
+// ModuleFlags is the runtime's COR_PRF_MODULE_FLAGS, a set of flags:
+// combine them with |; String names each.
 type ModuleFlags uint32
 
 const (
-	// ModuleDisk is COR_PRF_MODULE_DISK.
+	// ModuleDisk is the runtime's COR_PRF_MODULE_DISK (0x1), a flag of
+	// ModuleFlags.
 	ModuleDisk ModuleFlags = 1
-	// ModuleNGen is COR_PRF_MODULE_NGEN.
+	// ModuleNGen is the runtime's COR_PRF_MODULE_NGEN (0x2), a flag of
+	// ModuleFlags.
 	ModuleNGen ModuleFlags = 2
-	// ModuleDynamic is COR_PRF_MODULE_DYNAMIC.
+	// ModuleDynamic is the runtime's COR_PRF_MODULE_DYNAMIC (0x4), a flag of
+	// ModuleFlags.
 	ModuleDynamic ModuleFlags = 4
-	// ModuleCollectible is COR_PRF_MODULE_COLLECTIBLE.
+	// ModuleCollectible is the runtime's COR_PRF_MODULE_COLLECTIBLE (0x8), a
+	// flag of ModuleFlags.
 	ModuleCollectible ModuleFlags = 8
-	// ModuleResource is COR_PRF_MODULE_RESOURCE.
+	// ModuleResource is the runtime's COR_PRF_MODULE_RESOURCE (0x10), a flag
+	// of ModuleFlags.
 	ModuleResource ModuleFlags = 16
-	// ModuleFlatLayout is COR_PRF_MODULE_FLAT_LAYOUT.
+	// ModuleFlatLayout is the runtime's COR_PRF_MODULE_FLAT_LAYOUT (0x20), a
+	// flag of ModuleFlags.
 	ModuleFlatLayout ModuleFlags = 32
-	// ModuleWindowsRuntime is COR_PRF_MODULE_WINDOWS_RUNTIME.
+	// ModuleWindowsRuntime is the runtime's COR_PRF_MODULE_WINDOWS_RUNTIME
+	// (0x40), a flag of ModuleFlags.
 	ModuleWindowsRuntime ModuleFlags = 64
 )
 
@@ -1022,15 +1195,20 @@ func (v ModuleFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesModuleFlags, true, "ModuleFlags")
 }
 
-// CodegenFlags is COR_PRF_CODEGEN_FLAGS.
+// CodegenFlags is the runtime's COR_PRF_CODEGEN_FLAGS, one value of a
+// list; String names it.
 type CodegenFlags uint32
 
 const (
-	// CodegenDisableInlining is COR_PRF_CODEGEN_DISABLE_INLINING.
+	// CodegenDisableInlining is the runtime's COR_PRF_CODEGEN_DISABLE_INLINING
+	// (0x1), a value of CodegenFlags.
 	CodegenDisableInlining CodegenFlags = 1
-	// CodegenDisableAllOptimizations is COR_PRF_CODEGEN_DISABLE_ALL_OPTIMIZATIONS.
+	// CodegenDisableAllOptimizations is the runtime's
+	// COR_PRF_CODEGEN_DISABLE_ALL_OPTIMIZATIONS (0x2), a value of
+	// CodegenFlags.
 	CodegenDisableAllOptimizations CodegenFlags = 2
-	// CodegenDebugInfo is COR_PRF_CODEGEN_DEBUG_INFO.
+	// CodegenDebugInfo is the runtime's COR_PRF_CODEGEN_DEBUG_INFO (0x3), a
+	// value of CodegenFlags.
 	CodegenDebugInfo CodegenFlags = 3
 )
 
@@ -1056,114 +1234,197 @@ type OSInfo = metadata.OSInfo
 // AssemblyMetadata is the C struct ASSEMBLYMETADATA, as package metadata declares it.
 type AssemblyMetadata = metadata.AssemblyMetadata
 
-// ILMap mirrors the C struct COR_IL_MAP.
+// ILMap mirrors the C struct COR_IL_MAP, field by field.
 type ILMap struct {
+	// OldOffset is an IL offset in the original body (COR_IL_MAP.oldOffset).
 	OldOffset uint32
+	// NewOffset is the IL offset in the rewritten body that oldOffset became
+	// (COR_IL_MAP.newOffset).
 	NewOffset uint32
-	Accurate  int32
+	// Accurate says whether the mapping is exact (true) or the nearest one
+	// (COR_IL_MAP.fAccurate).
+	Accurate int32
 }
 
-// DebugILToNativeMap mirrors the C struct COR_DEBUG_IL_TO_NATIVE_MAP.
+// DebugILToNativeMap mirrors the C struct COR_DEBUG_IL_TO_NATIVE_MAP, field by field.
 type DebugILToNativeMap struct {
-	ILOffset          uint32
+	// ILOffset is an IL offset, or a negative special value (no mapping,
+	// prolog, epilog) (COR_DEBUG_IL_TO_NATIVE_MAP.ilOffset).
+	ILOffset uint32
+	// NativeStartOffset is the offset from the code's start of the first
+	// native instruction for ilOffset
+	// (COR_DEBUG_IL_TO_NATIVE_MAP.nativeStartOffset).
 	NativeStartOffset uint32
-	NativeEndOffset   uint32
+	// NativeEndOffset is the offset just past the last native instruction for
+	// ilOffset (COR_DEBUG_IL_TO_NATIVE_MAP.nativeEndOffset).
+	NativeEndOffset uint32
 }
 
 // FieldOffset is the C struct COR_FIELD_OFFSET, as package metadata declares it.
 type FieldOffset = metadata.FieldOffset
 
-// FunctionArgumentRange mirrors the C struct COR_PRF_FUNCTION_ARGUMENT_RANGE.
+// FunctionArgumentRange mirrors the C struct COR_PRF_FUNCTION_ARGUMENT_RANGE, field by field.
 type FunctionArgumentRange struct {
+	// StartAddress is where one run of argument bytes starts
+	// (COR_PRF_FUNCTION_ARGUMENT_RANGE.startAddress).
 	StartAddress Address
-	Length       uint32
+	// Length is that run's length in bytes
+	// (COR_PRF_FUNCTION_ARGUMENT_RANGE.length).
+	Length uint32
 }
 
-// FunctionArgumentInfo mirrors the C struct COR_PRF_FUNCTION_ARGUMENT_INFO.
+// FunctionArgumentInfo mirrors the C struct COR_PRF_FUNCTION_ARGUMENT_INFO, field by field.
 type FunctionArgumentInfo struct {
-	NumRanges         uint32
+	// NumRanges is the number of ranges that follow
+	// (COR_PRF_FUNCTION_ARGUMENT_INFO.numRanges).
+	NumRanges uint32
+	// TotalArgumentSize is the size in bytes of all arguments
+	// (COR_PRF_FUNCTION_ARGUMENT_INFO.totalArgumentSize).
 	TotalArgumentSize uint32
-	Ranges            [1]FunctionArgumentRange
+	// Ranges is the first range of argument memory (the C struct is
+	// variable-length: use ELTInfo's decoded arguments instead)
+	// (COR_PRF_FUNCTION_ARGUMENT_INFO.ranges).
+	Ranges [1]FunctionArgumentRange
 }
 
-// CodeInfo mirrors the C struct COR_PRF_CODE_INFO.
+// CodeInfo mirrors the C struct COR_PRF_CODE_INFO, field by field.
 type CodeInfo struct {
+	// StartAddress is where a block of native code starts
+	// (COR_PRF_CODE_INFO.startAddress).
 	StartAddress Address
-	Size         uint64
+	// Size is the block's size in bytes (COR_PRF_CODE_INFO.size).
+	Size uint64
 }
 
-// Function mirrors the C struct COR_PRF_FUNCTION.
+// Function mirrors the C struct COR_PRF_FUNCTION, field by field.
 type Function struct {
+	// FunctionID is the runtime's COR_PRF_FUNCTION.functionId (FunctionID).
 	FunctionID FunctionID
-	ReJITID    ReJITID
+	// ReJITID is the runtime's COR_PRF_FUNCTION.reJitId (ReJITID).
+	ReJITID ReJITID
 }
 
-// AssemblyReferenceInfo mirrors the C struct COR_PRF_ASSEMBLY_REFERENCE_INFO.
+// AssemblyReferenceInfo mirrors the C struct COR_PRF_ASSEMBLY_REFERENCE_INFO, field by field.
 type AssemblyReferenceInfo struct {
-	PublicKeyOrToken    Address
+	// PublicKeyOrToken is the runtime's
+	// COR_PRF_ASSEMBLY_REFERENCE_INFO.pbPublicKeyOrToken (void *).
+	PublicKeyOrToken Address
+	// PublicKeyOrTokenLen is the runtime's
+	// COR_PRF_ASSEMBLY_REFERENCE_INFO.cbPublicKeyOrToken (ULONG).
 	PublicKeyOrTokenLen uint32
-	Name                Address
-	MetaData            Address
-	HashValue           Address
-	HashValueLen        uint32
-	AssemblyRefFlags    uint32
+	// Name is the runtime's COR_PRF_ASSEMBLY_REFERENCE_INFO.szName (LPCWSTR).
+	Name Address
+	// MetaData is the runtime's COR_PRF_ASSEMBLY_REFERENCE_INFO.pMetaData
+	// (ASSEMBLYMETADATA *).
+	MetaData Address
+	// HashValue is the runtime's COR_PRF_ASSEMBLY_REFERENCE_INFO.pbHashValue
+	// (void *).
+	HashValue Address
+	// HashValueLen is the runtime's
+	// COR_PRF_ASSEMBLY_REFERENCE_INFO.cbHashValue (ULONG).
+	HashValueLen uint32
+	// AssemblyRefFlags is the runtime's
+	// COR_PRF_ASSEMBLY_REFERENCE_INFO.dwAssemblyRefFlags (DWORD).
+	AssemblyRefFlags uint32
 }
 
-// Method mirrors the C struct COR_PRF_METHOD.
+// Method mirrors the C struct COR_PRF_METHOD, field by field.
 type Method struct {
+	// ModuleID is the runtime's COR_PRF_METHOD.moduleId (ModuleID).
 	ModuleID ModuleID
+	// MethodID is the runtime's COR_PRF_METHOD.methodId (mdMethodDef).
 	MethodID metadata.Token
 }
 
-// EventPipeProviderConfig mirrors the C struct COR_PRF_EVENTPIPE_PROVIDER_CONFIG.
+// EventPipeProviderConfig mirrors the C struct COR_PRF_EVENTPIPE_PROVIDER_CONFIG, field by field.
 type EventPipeProviderConfig struct {
+	// ProviderName is the provider to enable
+	// (COR_PRF_EVENTPIPE_PROVIDER_CONFIG.providerName).
 	ProviderName Address
-	Keywords     uint64
+	// Keywords selects the provider's events by keyword bits
+	// (COR_PRF_EVENTPIPE_PROVIDER_CONFIG.keywords).
+	Keywords uint64
+	// LoggingLevel is the most verbose level enabled
+	// (COR_PRF_EVENTPIPE_PROVIDER_CONFIG.loggingLevel).
 	LoggingLevel uint32
-	FilterData   Address
+	// FilterData is the provider's filter string
+	// (COR_PRF_EVENTPIPE_PROVIDER_CONFIG.filterData).
+	FilterData Address
 }
 
-// EventPipeParamDesc mirrors the C struct COR_PRF_EVENTPIPE_PARAM_DESC.
+// EventPipeParamDesc mirrors the C struct COR_PRF_EVENTPIPE_PARAM_DESC, field by field.
 type EventPipeParamDesc struct {
-	Type        uint32
+	// Type is the runtime's COR_PRF_EVENTPIPE_PARAM_DESC.type (UINT32).
+	Type uint32
+	// ElementType is the runtime's COR_PRF_EVENTPIPE_PARAM_DESC.elementType
+	// (UINT32).
 	ElementType uint32
-	Name        Address
+	// Name is the runtime's COR_PRF_EVENTPIPE_PARAM_DESC.name (const WCHAR *).
+	Name Address
 }
 
-// EventData mirrors the C struct COR_PRF_EVENT_DATA.
+// EventData mirrors the C struct COR_PRF_EVENT_DATA, field by field.
 type EventData struct {
-	Ptr      uint64
-	Size     uint32
+	// Ptr is the runtime's COR_PRF_EVENT_DATA.ptr (UINT64).
+	Ptr uint64
+	// Size is the runtime's COR_PRF_EVENT_DATA.size (UINT32).
+	Size uint32
+	// Reserved is the runtime's COR_PRF_EVENT_DATA.reserved (UINT32).
 	Reserved uint32
 }
 
-// FilterData mirrors the C struct COR_PRF_FILTER_DATA.
+// FilterData mirrors the C struct COR_PRF_FILTER_DATA, field by field.
 type FilterData struct {
-	Ptr  uint64
+	// Ptr is the runtime's COR_PRF_FILTER_DATA.Ptr (UINT64).
+	Ptr uint64
+	// Size is the runtime's COR_PRF_FILTER_DATA.Size (UINT32).
 	Size uint32
+	// Type is the runtime's COR_PRF_FILTER_DATA.Type (UINT32).
 	Type uint32
 }
 
-// GCGenerationRange mirrors the C struct COR_PRF_GC_GENERATION_RANGE.
+// GCGenerationRange mirrors the C struct COR_PRF_GC_GENERATION_RANGE, field by field.
 type GCGenerationRange struct {
-	Generation          GCGeneration
-	RangeStart          ObjectID
-	RangeLength         uint64
+	// Generation is the generation the range belongs to
+	// (COR_PRF_GC_GENERATION_RANGE.generation).
+	Generation GCGeneration
+	// RangeStart is the address where the range starts
+	// (COR_PRF_GC_GENERATION_RANGE.rangeStart).
+	RangeStart ObjectID
+	// RangeLength is the size in bytes of the part of the range in use
+	// (COR_PRF_GC_GENERATION_RANGE.rangeLength).
+	RangeLength uint64
+	// RangeLengthReserved is the size in bytes reserved for the range (in use
+	// or not) (COR_PRF_GC_GENERATION_RANGE.rangeLengthReserved).
 	RangeLengthReserved uint64
 }
 
-// NonGCHeapRange mirrors the C struct COR_PRF_NONGC_HEAP_RANGE.
+// NonGCHeapRange mirrors the C struct COR_PRF_NONGC_HEAP_RANGE, field by field.
 type NonGCHeapRange struct {
-	RangeStart          ObjectID
-	RangeLength         uint64
+	// RangeStart is the address where the segment starts
+	// (COR_PRF_NONGC_HEAP_RANGE.rangeStart).
+	RangeStart ObjectID
+	// RangeLength is the size in bytes of the part of the segment in use
+	// (COR_PRF_NONGC_HEAP_RANGE.rangeLength).
+	RangeLength uint64
+	// RangeLengthReserved is the size in bytes reserved for the segment
+	// (COR_PRF_NONGC_HEAP_RANGE.rangeLengthReserved).
 	RangeLengthReserved uint64
 }
 
-// ExClauseInfo mirrors the C struct COR_PRF_EX_CLAUSE_INFO.
+// ExClauseInfo mirrors the C struct COR_PRF_EX_CLAUSE_INFO, field by field.
 type ExClauseInfo struct {
-	ClauseType         ClauseType
-	ProgramCounter     Address
-	FramePointer       Address
+	// ClauseType is the kind of clause running (none, filter, catch, finally)
+	// (COR_PRF_EX_CLAUSE_INFO.clauseType).
+	ClauseType ClauseType
+	// ProgramCounter is the native address of the clause's code
+	// (COR_PRF_EX_CLAUSE_INFO.programCounter).
+	ProgramCounter Address
+	// FramePointer is the frame pointer of the clause's frame
+	// (COR_PRF_EX_CLAUSE_INFO.framePointer).
+	FramePointer Address
+	// ShadowStackPointer is unused on x64 and arm64
+	// (COR_PRF_EX_CLAUSE_INFO.shadowStackPointer).
 	ShadowStackPointer Address
 }
 

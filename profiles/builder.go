@@ -72,10 +72,18 @@ func (n *Names) Class(c profiler.ClassID) string {
 
 // SampleType is one value of a sample: its type and unit, as pprof shows
 // them ("cpu"/"nanoseconds", "inuse_space"/"bytes").
-type SampleType struct{ Type, Unit string }
+type SampleType struct {
+	// Type is what the value counts ("cpu", "alloc_space", ...); Unit
+	// its unit ("nanoseconds", "bytes", "count").
+	Type, Unit string
+}
 
-// Label is a sample label.
-type Label struct{ Key, Value string }
+// Label is a sample label: pprof's string label Key=Value (a thread
+// name, a span ID), which tools can group or filter samples by.
+type Label struct {
+	// Key is the label's name and Value its value.
+	Key, Value string
+}
 
 type agg struct {
 	frames []profiler.FunctionID
@@ -183,12 +191,16 @@ func (b *Builder) Overflowed() int64 {
 
 // Meta is what a built profile says of itself.
 type Meta struct {
-	Start    time.Time
+	// Start is when the profile's samples begin (pprof's time_nanos).
+	Start time.Time
+	// Duration is how long the profile covers (pprof's duration_nanos).
 	Duration time.Duration
 	// PeriodType and Period, for sampled profiles ("" for none).
 	PeriodType SampleType
 	Period     int64
-	Comments   []string
+	// Comments are free-form lines pprof shows with the profile (what a
+	// number means, or how it is wrong).
+	Comments []string
 }
 
 // Build writes the samples so far into a pprof profile, names resolved by

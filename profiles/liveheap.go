@@ -92,7 +92,7 @@ type LiveHeapStats struct {
 	Stale     int64 // samples dropped: a collection moved them before they arrived
 	Full      int64 // samples dropped: max objects tracked
 	GenErrors int64 // GetObjectGeneration failures (the object is taken as collected)
-	GCs       int64
+	GCs       int64 // garbage collections seen
 	// HandleErrors counts objects not tracked: CreateHandle failed
 	// (UseWeakHandles).
 	HandleErrors int64

@@ -22,7 +22,7 @@ import (
 
 // unimplMask is bench/cref's UNIMPL_MASK.
 const unimplMask = profiler.MonitorFunctionUnloads | profiler.MonitorClassLoads | profiler.MonitorModuleLoads |
-	profiler.MonitorAssemblyLoads | profiler.MonitorAppdomainLoads | profiler.MonitorJITCompilation |
+	profiler.MonitorAssemblyLoads | profiler.MonitorAppDomainLoads | profiler.MonitorJITCompilation |
 	profiler.MonitorExceptions | profiler.MonitorGC | profiler.MonitorObjectAllocated | profiler.MonitorThreads |
 	profiler.MonitorSuspends | profiler.MonitorCacheSearches | profiler.EnableObjectAllocated |
 	profiler.MonitorCLRExceptions

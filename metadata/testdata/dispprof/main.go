@@ -131,7 +131,7 @@ func options(d *metadata.DispenserEx) {
 }
 
 func emit(d *metadata.DispenserEx) {
-	unk, err := d.DefineScope(metadata.CLSIDCorMetaDataRuntime, 0, metadata.IIDEmit2)
+	unk, err := d.DefineScope(metadata.CLSIDCorMetaDataRuntime, metadata.IIDEmit2)
 	if err != nil {
 		logf("define scope ERROR %v", err)
 		return

@@ -60,7 +60,7 @@ func (p *metaprof) Initialize(info *profiler.Info) error {
 	p.alcMods = map[profiler.ModuleID]string{}
 	p.alcSeen = map[profiler.FunctionID]bool{}
 	return info.SetEventMask(profiler.MonitorModuleLoads | profiler.MonitorClassLoads | profiler.MonitorJITCompilation |
-		profiler.MonitorAppdomainLoads | profiler.MonitorExceptions | profiler.EnableStackSnapshot | profiler.EnableFrameInfo)
+		profiler.MonitorAppDomainLoads | profiler.MonitorExceptions | profiler.EnableStackSnapshot | profiler.EnableFrameInfo)
 }
 
 func (p *metaprof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) error {

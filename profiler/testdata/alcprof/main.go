@@ -212,7 +212,7 @@ func (p *alcprof) Initialize(info *profiler.Info) error {
 	p.stop = make(chan struct{})
 	p.done = make(chan struct{})
 	if err := info.SetEventMask(profiler.MonitorModuleLoads | profiler.MonitorClassLoads |
-		profiler.MonitorJITCompilation | profiler.MonitorAppdomainLoads); err != nil {
+		profiler.MonitorJITCompilation | profiler.MonitorAppDomainLoads); err != nil {
 		return err
 	}
 	go p.sweep()

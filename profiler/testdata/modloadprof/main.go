@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"github.com/clrprof/clrprof/profiler"
@@ -23,7 +24,14 @@ type modloadprof struct {
 	info                                        *profiler.Info
 	started, incomplete, named, other, returned atomic.Int64
 	finished, complete                          atomic.Int64
-	returnErrors                                bool
+	// said counts incomplete answers whose ModuleInfoIncompleteError
+	// names at least one missing output, each of them really empty in
+	// the result (or withheld); withheld those that left base and flags
+	// out; bad those whose error is not a ModuleInfoIncompleteError or
+	// names an output the result has.
+	said, withheld, bad atomic.Int64
+	first               sync.Once
+	returnErrors        bool
 }
 
 func (p *modloadprof) Initialize(info *profiler.Info) error {
@@ -39,6 +47,26 @@ func (p *modloadprof) ModuleLoadStarted(m profiler.ModuleID) error {
 	case err == nil:
 	case errors.Is(err, profiler.CORPROF_E_DATAINCOMPLETE):
 		p.incomplete.Add(1)
+		var ie *profiler.ModuleInfoIncompleteError
+		switch {
+		case !errors.As(err, &ie) || ie.Missing&ie.Withheld != ie.Withheld || ie.Module != m:
+			p.bad.Add(1)
+			fmt.Fprintf(os.Stderr, "modloadprof: ModuleLoadStarted: incomplete without saying what: %v\n", err)
+		case ie.Missing&profiler.ModuleFieldAssembly != 0 && res.AssemblyID != 0,
+			ie.Missing&profiler.ModuleFieldBase != 0 && res.BaseLoadAddress != 0,
+			ie.Missing&profiler.ModuleFieldName != 0 && res.Name != "",
+			ie.Missing&profiler.ModuleFieldFlags != 0 && ie.Withheld&profiler.ModuleFieldFlags == 0:
+			p.bad.Add(1)
+			fmt.Fprintf(os.Stderr, "modloadprof: ModuleLoadStarted: %v, but the result has %+v\n", err, res)
+		default:
+			if ie.Missing != 0 {
+				p.said.Add(1)
+			}
+			if ie.Withheld != 0 {
+				p.withheld.Add(1)
+			}
+			p.first.Do(func() { fmt.Fprintf(os.Stderr, "modloadprof: first incomplete: %v\n", err) })
+		}
 	default:
 		p.other.Add(1)
 		fmt.Fprintf(os.Stderr, "modloadprof: ModuleLoadStarted: %v\n", err)
@@ -67,6 +95,7 @@ func (p *modloadprof) ModuleLoadFinished(m profiler.ModuleID, status profiler.HR
 func (p *modloadprof) Shutdown() error {
 	fmt.Fprintf(os.Stderr, "modloadprof: started=%d incomplete=%d named=%d otherErrors=%d returned=%d finished=%d complete=%d\n",
 		p.started.Load(), p.incomplete.Load(), p.named.Load(), p.other.Load(), p.returned.Load(), p.finished.Load(), p.complete.Load())
+	fmt.Fprintf(os.Stderr, "modloadprof: said=%d withheld=%d bad=%d\n", p.said.Load(), p.withheld.Load(), p.bad.Load())
 	return nil
 }
 
