@@ -1183,7 +1183,7 @@ func (c *Composite) GarbageCollectionFinished() (err error) {
 }
 
 // FinalizeableObjectQueued delivers ICorProfilerCallback2::FinalizeableObjectQueued to the members (see Compose).
-func (c *Composite) FinalizeableObjectQueued(finalizerFlags uint32, objectID ObjectID) (err error) {
+func (c *Composite) FinalizeableObjectQueued(finalizerFlags FinalizerFlags, objectID ObjectID) (err error) {
 	for i := range c.members {
 		m := &c.members[i]
 		if m.cbs.cb2 == nil || !c.deliver(i, 73) {
