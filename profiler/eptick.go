@@ -36,8 +36,13 @@ type AllocationTickSampler struct {
 // read (a payload too short to hold its byte count; dropped), and the
 // bytes the ticks it saw reported.
 type AllocationTickCounts struct {
+	// Seen counts the allocation ticks of the runtime's provider the
+	// sampler read; Kept those it delivered to EventPipeEventDelivered;
+	// Short those whose payload was too short to hold a byte count
+	// (dropped, not delivered).
 	Seen, Kept, Short int64
-	Bytes             uint64
+	// Bytes is the sum of the byte counts the seen ticks reported.
+	Bytes uint64
 }
 
 // SampleAllocationTicks starts sampling the runtime's allocation ticks in

@@ -22,7 +22,7 @@ import (
 // E_INVALIDARG to a notification profiler's SetEventMask with any other flag.
 const (
 	NotificationAllowed Monitor = MonitorFunctionUnloads | MonitorClassLoads | MonitorModuleLoads |
-		MonitorAssemblyLoads | MonitorAppdomainLoads | MonitorJITCompilation | MonitorExceptions |
+		MonitorAssemblyLoads | MonitorAppDomainLoads | MonitorJITCompilation | MonitorExceptions |
 		MonitorObjectAllocated | MonitorThreads | MonitorCodeTransitions | MonitorCCW | MonitorSuspends |
 		MonitorCacheSearches | DisableInlining | DisableOptimizations | EnableObjectAllocated |
 		MonitorCLRExceptions | EnableStackSnapshot | UseProfileImages | DisableAllNGenImages
@@ -48,6 +48,8 @@ type NotificationError struct {
 	High  HighMonitor
 }
 
+// Error says what was refused (the operation, and the event flags a
+// notification profiler may not ask for) and why.
 func (e *NotificationError) Error() string {
 	what := e.Op
 	if e.Flags != 0 || e.High != 0 {
@@ -65,8 +67,13 @@ func (e *NotificationError) Error() string {
 		"load it as the main profiler (CORECLR_PROFILER) instead, or chain the other profiler from it (WithChain)"
 }
 
+// Is reports whether target is ErrNotificationOnly, so that
+// errors.Is(err, ErrNotificationOnly) finds every such refusal.
 func (e *NotificationError) Is(target error) bool { return target == ErrNotificationOnly }
-func (e *NotificationError) Unwrap() error        { return E_INVALIDARG }
+
+// Unwrap gives the HRESULT the runtime itself would have answered,
+// E_INVALIDARG.
+func (e *NotificationError) Unwrap() error { return E_INVALIDARG }
 
 // notificationInfos holds the Infos of profiler objects that answered
 // LoadAsNotificationOnly with true.

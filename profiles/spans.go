@@ -11,8 +11,10 @@ import (
 // Span identifies a tracing span: its trace's 16-byte ID and its own
 // 8-byte ID, as W3C Trace Context and OpenTelemetry have them.
 type Span struct {
+	// TraceID is the trace's 16-byte ID; all zero means none.
 	TraceID [16]byte
-	SpanID  [8]byte
+	// SpanID is the span's own 8-byte ID; all zero means none.
+	SpanID [8]byte
 }
 
 // IsValid says whether both IDs are non-zero.
