@@ -101,6 +101,13 @@ func TestContprofExport(t *testing.T) {
 		if !rt.AtLeast(3, 0) {
 			return
 		}
+		names := map[string]int{}
+		for _, r := range pyro.Received() {
+			names[r.Labels["__name__"]]++
+		}
+		if names["process_cpu"] == 0 || names["cpu"] != 0 {
+			t.Errorf("Pyroscope series by __name__: %v, want the CPU profiles as process_cpu", names)
+		}
 		// the span: labels in the directory (and so in the copies, which equal it)
 		for _, kind := range []string{"cpu", "wall"} {
 			in, inLabelled, out, outLabelled := int64(0), int64(0), int64(0), int64(0)
