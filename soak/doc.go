@@ -43,6 +43,12 @@
 //     at startup (CORECLR_PROFILER...), with their reports sent to files
 //     where the sample allows it (JITLOG_FILE, ILCOUNT_OUT, CPUPROF_OUT,
 //     ALLOCPROF_OUT);
+//   - under contprof (one-second periods) writing its directory and
+//     shipping the same profiles to a Pyroscope push server and to the
+//     OpenTelemetry Collector's OTLP receiver (gRPC), both started by the
+//     test on loopback (internal/exporttest): the three copies must agree,
+//     every period of every profile once with the directory's time range
+//     and samples, and neither exporter may have dropped or lost one;
 //   - with attachjit attached by cmd/clrattach to the running mcs as soon as
 //     the runtime's diagnostics socket exists (it collects for half a second,
 //     reports and detaches, or reports at shutdown if mcs ends first). An attach in the

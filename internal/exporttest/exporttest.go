@@ -480,7 +480,8 @@ func FromOTLP(r *collectorv1.ExportProfilesServiceRequest) []Received {
 
 // Compare checks the copies of a profiler's run: dir holds the
 // directory's profiles by kind; pyro what Pyroscope received (each
-// profile once, its __name__ the kind, its time range and samples the
+// profile once, its __name__ the kind (process_cpu for cpu), its time
+// range and samples the
 // directory's); otlp what the Collector received (each sample type of
 // each non-empty profile once, profile.name the kind, same time range and
 // samples). It returns what differs, and how many profiles it compared.
@@ -491,7 +492,11 @@ func Compare(dir map[string][]*profile.Profile, pyro, otlp []Received) (problems
 	}
 	pyroBy := map[key][]Received{}
 	for _, r := range pyro {
-		k := key{r.Labels["__name__"], r.Start.UnixNano()}
+		name := r.Labels["__name__"]
+		if name == "process_cpu" { // contprof's "cpu" at Pyroscope
+			name = "cpu"
+		}
+		k := key{name, r.Start.UnixNano()}
 		pyroBy[k] = append(pyroBy[k], r)
 	}
 	otlpBy := map[key][]Received{}

@@ -80,7 +80,11 @@ func checkPyroscope(t *testing.T, got []exporttest.Received, want map[string]sen
 	t.Helper()
 	seen := map[string]int{}
 	for _, g := range got {
-		key := g.Labels["__name__"] + "/" + g.Labels["period"]
+		name := g.Labels["__name__"]
+		if name == "exception" { // PyroscopeOptions.Names
+			name = "exceptions"
+		}
+		key := name + "/" + g.Labels["period"]
 		seen[key]++
 		w, ok := want[key]
 		if !ok {
@@ -110,7 +114,8 @@ func checkPyroscope(t *testing.T, got []exporttest.Received, want map[string]sen
 func TestPyroscope(t *testing.T) {
 	res := resource(t)
 	srv := exporttest.StartPyroscope(t, "")
-	c, err := export.NewPyroscope(export.PyroscopeOptions{URL: srv.URL(), BearerToken: "tok", TenantID: "tenant-1", Resource: res, Gzip: true})
+	c, err := export.NewPyroscope(export.PyroscopeOptions{URL: srv.URL(), BearerToken: "tok", TenantID: "tenant-1", Resource: res, Gzip: true,
+		Names: map[string]string{"exceptions": "exception"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +134,15 @@ func TestPyroscope(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPyroscope(t, srv.Received(), want, res)
+	renamed := 0
+	for _, g := range srv.Received() {
+		if g.Labels["__name__"] == "exception" {
+			renamed++
+		}
+	}
+	if renamed != 3 {
+		t.Errorf("%d series named exception (PyroscopeOptions.Names), want 3", renamed)
+	}
 	for _, h := range srv.Headers() {
 		if h.Get("Authorization") != "Bearer tok" || h.Get("X-Scope-OrgID") != "tenant-1" {
 			t.Errorf("headers %v", h)

@@ -3,12 +3,15 @@ package export_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -354,4 +357,76 @@ func TestOTLPHTTPFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A gRPC receiver that hangs: a TCP proxy in front of the Collector's gRPC
+// receiver accepts connections and answers nothing for a second, then
+// passes them on. The requests time out, are retried, and every profile
+// arrives once.
+func TestOTLPGRPCHang(t *testing.T) {
+	col := exporttest.StartCollector(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var hang atomic.Bool
+	hang.Store(true)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				if hang.Load() {
+					io.Copy(io.Discard, c) // until the client gives up on it
+					return
+				}
+				up, err := net.Dial("tcp", col.GRPCAddr)
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				go func() {
+					io.Copy(up, c)
+					up.Close()
+				}()
+				io.Copy(c, up)
+			}()
+		}
+	}()
+	c, err := export.NewOTLP(export.OTLPOptions{Protocol: export.ProtocolGRPC, Endpoint: "http://" + ln.Addr().String(), Gzip: true, Resource: resource(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	before, _ := col.Received()
+	e := export.New(c, opts(t, func(o *export.Options) { o.Timeout = 300 * time.Millisecond }))
+	want := map[string]sent{}
+	enqueuePeriods(t, e, 1, 1, want)
+	time.Sleep(time.Second)
+	if st := e.Stats(); st.Sent != 0 || st.Retries == 0 {
+		t.Errorf("while the receiver hangs: %+v", st)
+	}
+	hang.Store(false)
+	// gRPC gives up on the connection that hangs in its handshake after
+	// the connect timeout (5 s, NewOTLP) and then connects anew
+	start := time.Now()
+	if err := shutdown(t, e, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	got, err := col.Received()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkOTLP(t, got[len(before):], want)
+	t.Logf("stats %+v; delivered %v after the receiver stopped hanging", e.Stats(), time.Since(start).Round(time.Millisecond))
+	c.Close()
+	ln.Close()
 }

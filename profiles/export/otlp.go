@@ -18,6 +18,7 @@ import (
 	commonv1 "go.opentelemetry.io/proto/otlp/common/v1"
 	profilesv1 "go.opentelemetry.io/proto/otlp/profiles/v1development"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -117,7 +118,15 @@ func NewOTLP(o OTLPOptions) (*OTLP, error) {
 		if secure {
 			creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
 		}
-		conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(creds))
+		// gRPC's defaults suit long-lived services: a connection whose
+		// handshake hangs is given up after 20 s, and reconnecting backs
+		// off up to 2 minutes, which would keep the queue waiting long
+		// after a receiver is back. An exporter retries on its own.
+		conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(creds),
+			grpc.WithConnectParams(grpc.ConnectParams{
+				Backoff:           backoff.Config{BaseDelay: time.Second, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 5 * time.Second},
+				MinConnectTimeout: 5 * time.Second,
+			}))
 		if err != nil {
 			return nil, fmt.Errorf("OTLP endpoint %q: %v", o.Endpoint, err)
 		}

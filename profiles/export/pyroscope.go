@@ -44,6 +44,11 @@ type PyroscopeOptions struct {
 	Gzip bool
 	// HTTPClient, if not nil, is used instead of a default one.
 	HTTPClient *http.Client
+	// Names maps a Profile.Name to the __name__ of its series, where
+	// Pyroscope's convention differs ({"cpu": "process_cpu"}: Grafana's
+	// default profile type is process_cpu:cpu:nanoseconds:cpu:nanoseconds);
+	// a name not in it is used as it is.
+	Names map[string]string
 }
 
 // Pyroscope is a client of Pyroscope's push API (POST
@@ -123,7 +128,11 @@ func (p *Pyroscope) String() string { return "pyroscope " + p.url }
 func (p *Pyroscope) Send(ctx context.Context, batch []*Profile) error {
 	req := &pushv1.PushRequest{}
 	for _, pr := range batch {
-		ls := append([]*typesv1.LabelPair{{Name: "__name__", Value: pr.Name}}, p.labels...)
+		name := pr.Name
+		if n, ok := p.o.Names[name]; ok {
+			name = n
+		}
+		ls := append([]*typesv1.LabelPair{{Name: "__name__", Value: name}}, p.labels...)
 		for k, v := range pr.Labels {
 			ls = append(ls, &typesv1.LabelPair{Name: LabelName(k), Value: v})
 		}

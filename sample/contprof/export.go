@@ -68,7 +68,8 @@ func (p *contprof) configExport() {
 // CONTPROF_PYROSCOPE_AUTH ("user:password" for basic auth, else a bearer
 // token) and CONTPROF_PYROSCOPE_TENANT (X-Scope-OrgID).
 func newPyroscope(url string, res export.Resource, opts export.Options) (*export.Exporter, error) {
-	o := export.PyroscopeOptions{URL: url, TenantID: os.Getenv("CONTPROF_PYROSCOPE_TENANT"), Resource: res}
+	o := export.PyroscopeOptions{URL: url, TenantID: os.Getenv("CONTPROF_PYROSCOPE_TENANT"), Resource: res,
+		Names: map[string]string{"cpu": "process_cpu"}}
 	if a := os.Getenv("CONTPROF_PYROSCOPE_AUTH"); a != "" {
 		if strings.ContainsAny(a, "\r\n") {
 			return nil, fmt.Errorf("CONTPROF_PYROSCOPE_AUTH: not a header value")

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clrprof/clrprof/internal/exporttest"
 	"github.com/clrprof/clrprof/internal/harness"
@@ -99,6 +100,13 @@ func TestContprofExport(t *testing.T) {
 
 		if !rt.AtLeast(3, 0) {
 			return
+		}
+		names := map[string]int{}
+		for _, r := range pyro.Received() {
+			names[r.Labels["__name__"]]++
+		}
+		if names["process_cpu"] == 0 || names["cpu"] != 0 {
+			t.Errorf("Pyroscope series by __name__: %v, want the CPU profiles as process_cpu", names)
 		}
 		// the span: labels in the directory (and so in the copies, which equal it)
 		for _, kind := range []string{"cpu", "wall"} {
@@ -213,4 +221,45 @@ func latestRuntime(t *testing.T) harness.Runtime {
 		}
 	}
 	return best
+}
+
+// Both receivers go away for a few periods while the app runs and come
+// back: every period still arrives exactly once at each (the exporters
+// retried, nothing dropped or lost), and the copies agree with the
+// directory.
+func TestContprofExportReceiversRestart(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./sample/contprof")
+	app := harness.CompileCS(t, []string{"testdata/spans.cs"}, "")
+	rt := latestRuntime(t)
+	pyro := exporttest.StartPyroscope(t, "")
+	col := exporttest.StartCollector(t)
+	dir := t.TempDir()
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		pyro.Stop()
+		col.Stop()
+		time.Sleep(2500 * time.Millisecond) // periods 2 and 3 written while they are away
+		pyro.Restart()
+		col.Start()
+	}()
+	res := harness.Run(t, rt, app, harness.RunOptions{
+		ProfilerPath: lib, ProfilerCLSID: clsid, Args: []string{"1500", "2"},
+		Env: []string{"CONTPROF_DIR=" + dir, "CONTPROF_PERIOD=1", "CONTPROF_PYROSCOPE_URL=" + pyro.URL(),
+			"CONTPROF_OTLP=1", "OTEL_EXPORTER_OTLP_ENDPOINT=http://" + col.HTTPAddr, "CONTPROF_FLUSH_TIMEOUT=10",
+			"OTEL_SERVICE_NAME=contprof-test", "OTEL_RESOURCE_ATTRIBUTES=deployment.environment=ci"},
+	})
+	res.MustSucceed(t)
+	res.MustStderrContain(t, "failing: ", "recovered after ")
+	lines := regexp.MustCompile(`export to [^\n]*: sent=\d+ dropped=0 rejected=0 lost=0 retries=[1-9]\d*`).FindAllString(res.Stderr, -1)
+	if len(lines) != 2 {
+		t.Errorf("want both exporters to have retried and lost nothing:\n%s", res.Stderr)
+	}
+	for _, l := range lines {
+		t.Log(l)
+	}
+	got, err := col.Received()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCopies(t, rt, load(t, dir), pyro.Received(), got)
 }

@@ -76,8 +76,9 @@
 // contprof also ships every profile (the bytes of the directory's copy)
 // to Pyroscope's push API and/or over OTLP's profiles signal
 // (experimental; package profiles/export), as the profile types "cpu",
-// "wall", "exceptions", "contention", "heap" and "gc" (Pyroscope's
-// __name__, the OTLP attribute profile.name), with the resource of
+// "wall", "exceptions", "contention", "heap" and "gc" (the OTLP attribute
+// profile.name; Pyroscope's __name__, but "process_cpu" for "cpu", the
+// name of Grafana's default CPU profile type), with the resource of
 // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES plus the process, the
 // host and the runtime. CPU and wall samples taken while the thread was
 // inside a span of a tracer in the same library (profiles.Spans) carry
