@@ -1,0 +1,434 @@
+// Package gotrace is the gotrace sample's tracer as a package, so that a
+// library can run it beside other profilers (profiler.Compose; see
+// sample/contprof's with_gotrace.go). The methods that GOTRACE_TARGETS
+// names call Go hooks (instr.GoHooks); each call becomes an OpenTelemetry
+// span, exported through OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set, and
+// a JSON line. sample/gotrace's package doc describes the environment, the
+// lines and the spans.
+//
+// With Options.Spans set, the tracer also records the span each managed
+// thread is in there (ThreadSpans.Enter when a call starts, Exit when it
+// ends, keyed by the managed thread's ID), so that a sampler in the same
+// library labels the samples it takes inside a span with the span's IDs:
+// sample/contprof built with -tags contprof_gotrace. Without an OTLP
+// endpoint the spans are not exported, but each call still gets a span ID
+// (random; the trace ID is its outermost enclosing call's), written in its
+// JSON line.
+package gotrace
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/clrprof/clrprof/instr"
+	"github.com/clrprof/clrprof/instr/target"
+	"github.com/clrprof/clrprof/metadata"
+	"github.com/clrprof/clrprof/profiler"
+	"github.com/clrprof/clrprof/profiles"
+)
+
+// capacity is how many methods the summary counts in its array (ids
+// beyond go to a map).
+const capacity = 1 << 16
+
+type method struct {
+	json  []byte // JSON-quoted TYPE::METHOD
+	name  string
+	attrs []attribute.KeyValue
+}
+
+type frame struct {
+	id    int32
+	start time.Time
+	span  trace.Span
+	ids   profiles.Span     // the span's IDs (zero: no span)
+	tid   profiler.ThreadID // the managed thread it was entered on (0: not recorded in spans)
+}
+
+type stack struct{ frames []frame }
+
+// CLSID is the class ID of the gotrace sample library (sample/gotrace).
+const CLSID = "{8F2D4C61-7B3E-4A90-B5D2-1E6C9A3F7D08}"
+
+// Options configure a Tracer.
+type Options struct {
+	// Spans, when not nil, is told which span each managed thread is in
+	// (profiles.Spans is the one sample/contprof reads). Each call then
+	// costs one more ICorProfilerInfo::GetCurrentThreadID and the
+	// ThreadSpans' lock twice.
+	Spans *profiles.ThreadSpans
+}
+
+// New returns a tracer configured by o and the environment (read at
+// Initialize).
+func New(o Options) *Tracer { return &Tracer{spans: o.Spans} }
+
+// Tracer is the gotrace profiler.
+type Tracer struct {
+	profiler.Base
+	info    *profiler.Info
+	in      *instr.Instrumenter
+	summary bool
+	start   time.Time
+	otlp    *otlp // nil: no spans exported
+	spans   *profiles.ThreadSpans
+
+	methods sync.Map // int32 -> *method
+	stacks  sync.Map // uint64 (tid) -> *stack
+	nstacks atomic.Int64
+
+	counters []atomic.Int64 // 4 per method id: calls, total ns, exceptions, entries
+
+	mu   sync.Mutex
+	w    *bufio.Writer
+	file *os.File
+	slow map[int32]*[3]int64
+	line []byte
+	done bool
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "gotrace: "+format+"\n", args...)
+}
+
+func (p *Tracer) Initialize(info *profiler.Info) error {
+	p.info = info
+	p.start = time.Now()
+	spec := os.Getenv("GOTRACE_TARGETS")
+	if strings.TrimSpace(spec) == "" {
+		err := errors.New("GOTRACE_TARGETS is empty: nothing to trace")
+		logf("%v", err)
+		return err
+	}
+	targets, err := target.ParseList(spec)
+	if err != nil {
+		logf("%v", err)
+		return err
+	}
+	p.summary = os.Getenv("GOTRACE_SUMMARY") == "1"
+	if endpointSet() {
+		if p.otlp, err = newOTLP(info); err != nil {
+			logf("OTLP: %v", err)
+			return err
+		}
+	}
+	var out io.Writer = os.Stderr
+	if path := os.Getenv("GOTRACE_OUTPUT"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			logf("%v", err)
+			return err
+		}
+		p.file, out = f, f
+	} else if p.otlp != nil && !p.summary {
+		out = io.Discard
+	}
+	p.w = bufio.NewWriterSize(out, 1<<16)
+	p.slow = map[int32]*[3]int64{}
+	if p.summary {
+		p.counters = make([]atomic.Int64, 4*capacity)
+	}
+	p.in, err = instr.New(info, instr.Config{
+		Rules: []instr.Rule{{Targets: targets, Go: &instr.GoHooks{Enter: p.enter, Exit: p.exit}}},
+		ReJIT: true,
+	})
+	if err != nil {
+		logf("%v", err)
+		return err
+	}
+	var names []string
+	for _, t := range targets {
+		names = append(names, t.String())
+	}
+	mode := "a line per call"
+	if p.summary {
+		mode = "a summary at shutdown"
+	} else if out == io.Discard {
+		mode = "no lines"
+	}
+	dest := "no spans (OTEL_EXPORTER_OTLP_ENDPOINT is not set)"
+	if p.otlp != nil {
+		dest = "spans to " + p.otlp.String()
+	}
+	logf("tracing %s (%s; %s)", strings.Join(names, ", "), mode, dest)
+	return info.SetEventMask(p.in.EventMask())
+}
+
+func (p *Tracer) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) error {
+	return p.in.ModuleLoadFinished(m, hr)
+}
+
+func (p *Tracer) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
+	return p.in.JITCompilationStarted(f, safe)
+}
+
+func (p *Tracer) JITInlining(caller, callee profiler.FunctionID) (bool, error) {
+	return p.in.JITInlining(caller, callee)
+}
+
+func (p *Tracer) GetReJITParameters(m profiler.ModuleID, tok metadata.Token, fc *profiler.FunctionControl) error {
+	return p.in.GetReJITParameters(m, tok, fc)
+}
+
+func (p *Tracer) ReJITError(m profiler.ModuleID, tok metadata.Token, f profiler.FunctionID, hr profiler.HRESULT) error {
+	return p.in.ReJITError(m, tok, f, hr)
+}
+
+func (p *Tracer) method(id int32) *method {
+	if m, ok := p.methods.Load(id); ok {
+		return m.(*method)
+	}
+	s := fmt.Sprintf("<unknown method %d>", id)
+	if m, ok := p.in.Method(id); ok {
+		s = m.Name
+		if i := strings.IndexByte(s, '!'); i >= 0 {
+			s = s[i+1:]
+		}
+	}
+	q, _ := json.Marshal(s)
+	m := &method{json: q, name: s}
+	typ, fn := s, ""
+	if i := strings.LastIndex(s, "::"); i >= 0 {
+		typ, fn = s[:i], s[i+2:]
+	}
+	m.attrs = []attribute.KeyValue{attribute.String("code.namespace", typ), attribute.String("code.function", fn)}
+	v, _ := p.methods.LoadOrStore(id, m)
+	return v.(*method)
+}
+
+func (p *Tracer) stack(tid uint64) *stack {
+	if s, ok := p.stacks.Load(tid); ok {
+		return s.(*stack)
+	}
+	s := &stack{}
+	p.stacks.Store(tid, s)
+	p.nstacks.Add(1)
+	return s
+}
+
+// enter runs on the calling thread; the hooks of one thread never run
+// concurrently, so its stack needs no lock.
+func (p *Tracer) enter(c instr.Call) uint64 {
+	st := p.stack(c.Thread)
+	f := frame{id: c.Method, start: time.Now()}
+	if p.otlp != nil {
+		ctx := context.Background()
+		if n := len(st.frames); n > 0 && st.frames[n-1].span != nil {
+			ctx = trace.ContextWithSpan(ctx, st.frames[n-1].span)
+		}
+		m := p.method(c.Method)
+		_, f.span = p.otlp.tracer.Start(ctx, m.name, trace.WithTimestamp(f.start),
+			trace.WithAttributes(append(m.attrs, attribute.Int64("thread.id", int64(c.Thread)))...))
+		sc := f.span.SpanContext()
+		f.ids = profiles.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID()}
+	}
+	if p.spans != nil {
+		p.enterSpans(st, &f)
+	}
+	st.frames = append(st.frames, f)
+	if p.summary && c.Method >= 0 && c.Method < capacity {
+		p.counters[4*c.Method+3].Add(1)
+	}
+	return uint64(len(st.frames))
+}
+
+// enterSpans gives f IDs if it has none (spans are not exported: random
+// ones, the trace ID of the enclosing call's span, a new one for an
+// outermost call) and records that the calling managed thread is in it. A
+// thread the runtime does not know as managed is not recorded.
+func (p *Tracer) enterSpans(st *stack, f *frame) {
+	if !f.ids.IsValid() {
+		if n := len(st.frames); n > 0 && st.frames[n-1].ids.IsValid() {
+			f.ids.TraceID = st.frames[n-1].ids.TraceID
+		} else {
+			for f.ids.TraceID == ([16]byte{}) {
+				binary.LittleEndian.PutUint64(f.ids.TraceID[:8], rand.Uint64())
+				binary.LittleEndian.PutUint64(f.ids.TraceID[8:], rand.Uint64())
+			}
+		}
+		for f.ids.SpanID == ([8]byte{}) {
+			binary.LittleEndian.PutUint64(f.ids.SpanID[:], rand.Uint64())
+		}
+	}
+	tid, err := p.info.GetCurrentThreadID()
+	if err != nil || tid == 0 {
+		return
+	}
+	f.tid = tid
+	p.spans.Enter(tid, f.ids)
+}
+
+func (p *Tracer) exit(r instr.Return) {
+	end := time.Now()
+	st := p.stack(r.Thread)
+	n := len(st.frames)
+	if n == 0 || st.frames[n-1].id != r.Method {
+		// Enter did not run for this call (it panicked, or the hooks were
+		// installed while the call was running): nothing to pair with.
+		return
+	}
+	f := st.frames[n-1]
+	st.frames = st.frames[:n-1]
+	if n == 1 && p.nstacks.Load() > 4096 {
+		// Bound the per-thread state: threads die without telling Go.
+		p.stacks.Delete(r.Thread)
+		p.nstacks.Add(-1)
+	}
+	if f.tid != 0 {
+		p.spans.Exit(f.tid, f.ids)
+	}
+	dur := end.Sub(f.start)
+	if f.span != nil {
+		if r.Exception {
+			f.span.SetStatus(codes.Error, r.ExceptionType)
+			f.span.AddEvent("exception", trace.WithTimestamp(end),
+				trace.WithAttributes(attribute.String("exception.type", r.ExceptionType)))
+		}
+		f.span.End(trace.WithTimestamp(end))
+	}
+	if p.summary {
+		if id := r.Method; id >= 0 && id < capacity {
+			p.counters[4*id].Add(1)
+			p.counters[4*id+1].Add(int64(dur))
+			if r.Exception {
+				p.counters[4*id+2].Add(1)
+			}
+			return
+		}
+		p.mu.Lock()
+		c := p.slow[r.Method]
+		if c == nil {
+			c = new([3]int64)
+			p.slow[r.Method] = c
+		}
+		c[0]++
+		c[1] += int64(dur)
+		if r.Exception {
+			c[2]++
+		}
+		p.mu.Unlock()
+		return
+	}
+	m := p.method(r.Method)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return
+	}
+	b := append(p.line[:0], `{"method":`...)
+	b = append(b, m.json...)
+	b = append(b, `,"thread":`...)
+	b = strconv.AppendUint(b, r.Thread, 10)
+	b = append(b, `,"depth":`...)
+	b = strconv.AppendInt(b, int64(n), 10)
+	b = append(b, `,"start_ns":`...)
+	b = strconv.AppendInt(b, int64(f.start.Sub(p.start)), 10)
+	b = append(b, `,"dur_ns":`...)
+	b = strconv.AppendInt(b, int64(dur), 10)
+	if f.ids.IsValid() {
+		b = append(b, `,"trace_id":"`...)
+		b = hex.AppendEncode(b, f.ids.TraceID[:])
+		b = append(b, `","span_id":"`...)
+		b = hex.AppendEncode(b, f.ids.SpanID[:])
+		b = append(b, '"')
+	}
+	b = append(b, `,"exception":`...)
+	if !r.Exception {
+		b = append(b, "null"...)
+	} else {
+		q, _ := json.Marshal(r.ExceptionType)
+		b = append(b, q...)
+	}
+	b = append(b, "}\n"...)
+	p.line = b
+	p.w.Write(b)
+}
+
+func (p *Tracer) Shutdown() error {
+	rep := p.in.Report()
+	var running []string
+	p.mu.Lock()
+	p.done = true
+	if p.summary {
+		type row struct {
+			id             int32
+			name           []byte
+			calls, ns, exc int64
+		}
+		var rows []row
+		for _, m := range rep.Instrumented {
+			r := row{id: m.ID, name: p.method(m.ID).json}
+			if m.ID >= 0 && m.ID < capacity {
+				r.calls = p.counters[4*m.ID].Load()
+				r.ns = p.counters[4*m.ID+1].Load()
+				r.exc = p.counters[4*m.ID+2].Load()
+				if n := p.counters[4*m.ID+3].Load() - r.calls; n > 0 {
+					running = append(running, fmt.Sprintf("%s (%d)", p.method(m.ID).name, n))
+				}
+			}
+			if c := p.slow[m.ID]; c != nil {
+				r.calls, r.ns, r.exc = r.calls+c[0], r.ns+c[1], r.exc+c[2]
+			}
+			rows = append(rows, r)
+		}
+		sort.Slice(rows, func(i, j int) bool { return rows[i].id < rows[j].id })
+		for _, r := range rows {
+			fmt.Fprintf(p.w, "{\"method\":%s,\"calls\":%d,\"total_ns\":%d,\"exceptions\":%d}\n", r.name, r.calls, r.ns, r.exc)
+		}
+	}
+	werr := p.w.Flush()
+	if p.file != nil {
+		if err := p.file.Close(); werr == nil {
+			werr = err
+		}
+	}
+	p.mu.Unlock()
+
+	logf("instrumented %d methods", len(rep.Instrumented))
+	if len(running) > 0 {
+		// Calls still on a stack: Main when the app ends with
+		// Environment.Exit, threads still running. The summary counts
+		// completed calls only.
+		logf("calls that had not returned at shutdown (not in the summary): %s", strings.Join(running, ", "))
+	}
+	if len(rep.Failed) > 0 {
+		logf("could not instrument %d methods:", len(rep.Failed))
+		for _, f := range rep.Failed {
+			logf("  %s: %s", f.Method, f.Reason)
+		}
+	}
+	if len(rep.Pending) > 0 {
+		logf("%d matched methods were never compiled (never called)", len(rep.Pending))
+	}
+	for _, t := range rep.Unmatched {
+		logf("target %s matched nothing (its assembly never loaded, or has no such method)", t)
+	}
+	for _, hp := range instr.GoHookPanics() {
+		logf("the Go hooks panicked %d times in %s (first: %s); the calls ran on", hp.Count, hp.Method, hp.First)
+	}
+	if werr != nil {
+		logf("writing the output: %v", werr)
+	}
+	if p.otlp != nil {
+		p.otlp.shutdown()
+	}
+	return nil
+}
