@@ -82,7 +82,11 @@
 // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES plus the process, the
 // host and the runtime. CPU and wall samples taken while the thread was
 // inside a span of a tracer in the same library (profiles.Spans) carry
-// the labels trace_id and span_id (the OTLP samples' link). Exporting
+// the labels trace_id and span_id (the OTLP samples' link): build contprof
+// with -tags contprof_gotrace to run the gotrace tracer (package
+// sample/gotrace/gotrace) beside it, GOTRACE_TARGETS naming the methods
+// whose calls become spans (GOTRACE_OUTPUT for its lines, with each
+// call's IDs; OTEL_EXPORTER_OTLP_ENDPOINT exports the spans too). Exporting
 // happens on goroutines of the exporters, never in the sampler's tick
 // or a runtime callback: a backend that is down or slow only fills a
 // bounded queue (512 profiles, 64 MiB, per backend), retried with

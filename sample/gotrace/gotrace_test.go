@@ -39,6 +39,8 @@ type callLine struct {
 	StartNs   int64   `json:"start_ns"`
 	DurNs     int64   `json:"dur_ns"`
 	Exception *string `json:"exception"`
+	TraceID   string  `json:"trace_id"`
+	SpanID    string  `json:"span_id"`
 }
 
 type span struct {
@@ -164,6 +166,9 @@ func checkSpans(t *testing.T, spans []span, lines []callLine) {
 		}
 		if (l.Method == "Traced.Orders::Fail") != (l.Exception != nil && *l.Exception == "System.InvalidOperationException") {
 			t.Errorf("line %+v: exception", l)
+		}
+		if s, ok := byID[l.SpanID]; !ok || s.name != l.Method || s.trace != l.TraceID {
+			t.Errorf("line %+v: its span_id and trace_id are not those of a %s span received", l, l.Method)
 		}
 	}
 	if fmt.Sprint(lc) != fmt.Sprint(count) {
