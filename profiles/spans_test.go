@@ -63,3 +63,18 @@ func ExampleThreadSpans() {
 	// [{span_id b700000000000031} {trace_id 0a00000000000000000000000000009c}]
 	// []
 }
+
+// BenchmarkSpansEnterExit: what a tracer pays per span to record it
+// (sample/gotrace's Options.Spans), 8 threads' worth of map entries.
+func BenchmarkSpansEnterExit(b *testing.B) {
+	var t ThreadSpans
+	s := Span{TraceID: [16]byte{1, 2, 3}, SpanID: [8]byte{4, 5, 6}}
+	for i := range 8 {
+		t.Enter(profiler.ThreadID(1000+i), s)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		t.Enter(42, s)
+		t.Exit(42, s)
+	}
+}
