@@ -169,7 +169,21 @@ func (p *Tracer) Initialize(info *profiler.Info) error {
 		dest = "spans to " + p.otlp.String()
 	}
 	logf("tracing %s (%s; %s)", strings.Join(names, ", "), mode, dest)
-	return info.SetEventMask(p.in.EventMask())
+	mask := p.in.EventMask()
+	if p.spans != nil {
+		mask |= profiler.MonitorThreads // ThreadDestroyed
+	}
+	return info.SetEventMask(mask)
+}
+
+// ThreadDestroyed forgets the spans a thread that ends inside them was
+// in (Options.Spans), so that a thread given its ID later is not taken to
+// be in them.
+func (p *Tracer) ThreadDestroyed(t profiler.ThreadID) error {
+	if p.spans != nil {
+		p.spans.Forget(t)
+	}
+	return nil
 }
 
 func (p *Tracer) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) error {
