@@ -398,6 +398,15 @@ var Targets = []Target{
 	{"instr: a hot small method wrapped with an empty integration vs the same wrap written by hand in C#, start-up taken out (per call)", "wrap", "go-wrap", "ref", "wall-steady", 1.10},
 	{"instr: a hot small method wrapped with an empty integration vs the same wrap written by hand in C#, start-up taken out (per call), CPU time", "wrap", "go-wrap", "ref", "cpu-steady", 1.10},
 	{"instr Go hooks: an empty Go hook vs an empty C hook bound the same way (P/Invoke from the wrap), start-up taken out (per call)", "gohook", "go-gohook", "ref", "wall-steady", 1.5},
+	{"a chained native profiler (the C reference behind the idle Go profiler, CLRPROF_CHAIN_PATH): unimplemented callbacks vs the same C profiler alone", "alloc", "c-unimpl-chained", "ref", "wall", 1.05},
+	{"a chained native profiler: unimplemented callbacks vs the same C profiler alone, start-up taken out (the Go runtime's own start-up is go-idle's)", "alloc", "c-unimpl-chained", "ref", "wall-steady", 1.05},
+	{"a chained native profiler: ObjectAllocated on every allocation vs the same C profiler alone", "alloc", "c-alloc-chained", "ref", "wall", 1.05},
+	{"a chained native profiler: ObjectAllocated on every allocation vs the same C profiler alone, start-up taken out", "alloc", "c-alloc-chained", "ref", "wall-steady", 1.05},
+	{"a chained native profiler: ObjectAllocated on every allocation vs the same C profiler alone, start-up taken out, CPU time", "alloc", "c-alloc-chained", "ref", "cpu-steady", 1.05},
+	{"contprof shipping to Pyroscope and an OTLP Collector (and the directory) vs contprof writing the directory only: CPU-bound", "cpu", "go-contprof-export", "ref", "wall", 1.02},
+	{"contprof shipping to Pyroscope and an OTLP Collector vs the directory only: CPU-bound, CPU time", "cpu", "go-contprof-export", "ref", "cpu", 1.02},
+	{"contprof shipping to Pyroscope and an OTLP Collector vs the directory only: long allocation storm", "alloc-long", "go-contprof-export", "ref", "wall", 1.02},
+	{"contprof shipping to Pyroscope and an OTLP Collector vs the directory only: long allocation storm, CPU time", "alloc-long", "go-contprof-export", "ref", "cpu", 1.02},
 	{"continuous profiler (sample/contprof) at its defaults: mcs.exe (a real application) vs no profiler", "mcs", "go-contprof", "none", "wall", 1.03},
 	{"continuous profiler (sample/contprof) at its defaults: mcs.exe (a real application) vs no profiler, CPU time", "mcs", "go-contprof", "none", "cpu", 1.03},
 	{"CPU sampling (sample/cpuprof) at 99 Hz: mcs.exe (a real application) vs no profiler", "mcs", "cpuprof-99", "none", "wall", 1.02},
@@ -424,6 +433,9 @@ var startupOf = map[string]string{
 	"go-gohook-noguard": "go-idle",
 	"hand":              "none",
 	"c-alloc":           "c-idle",
+	"c-unimpl":          "c-idle",
+	"c-unimpl-chained":  "go-idle", // the Go runtime's start-up; the chained C profiler's is c-idle's, about none
+	"c-alloc-chained":   "go-idle",
 }
 
 // StartupOf is the configuration whose median on the empty workload is
