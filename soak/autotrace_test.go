@@ -2,13 +2,11 @@ package soak
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -111,41 +109,8 @@ func TestMCSAutotrace(t *testing.T) {
 	}
 
 	jitNames := checkJitlog(t, jitFile)
-	data, err := os.ReadFile(sumFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls := map[string]int64{}
-	methods := 0
-	var total int64
-	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var s struct {
-			Method     string `json:"method"`
-			Calls      int64  `json:"calls"`
-			TotalNs    int64  `json:"total_ns"`
-			Exceptions int64  `json:"exceptions"`
-		}
-		if err := json.Unmarshal([]byte(l), &s); err != nil {
-			t.Fatalf("summary line %q: %v", l, err)
-		}
-		methods++
-		total += s.Calls
-		calls[normalize(s.Method)] += s.Calls
-	}
-	ilData, err := os.ReadFile(ilFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ilCalls := map[string]int64{}
-	for _, m := range ilCountRe.FindAllStringSubmatch(string(ilData), -1) {
-		if strings.HasSuffix(m[0], " errors") && strings.Contains(m[0], " methods rewritten, ") {
-			continue
-		}
-		n, _ := strconv.ParseInt(m[1], 10, 64)
-		if mcsType(m[2]) {
-			ilCalls[normalize(m[2])] += n
-		}
-	}
+	calls, methods, total := readTraceSummary(t, sumFile)
+	ilCalls := readILCounts(t, ilFile)
 	// The method whose entry loads the integration (mcs's Main) runs once,
 	// and that call started before the integration existed: autotrace says
 	// so; it is the one method allowed to be missing, with one call.
