@@ -2,7 +2,6 @@ package soak
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -115,26 +114,7 @@ func TestMCSGotrace(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("%d mcs methods that jitlog saw compiled were not instrumented by gotrace, e.g. %q", len(missing), missing[:min(len(missing), 10)])
 	}
-	var bad, varied []string
-	same := 0
-	for n, i := range ilCalls {
-		c := calls[n]
-		switch {
-		case c == i:
-			same++
-		case abs(c-i) <= max(1, i/100):
-			varied = append(varied, fmt.Sprintf("%s: gotrace %d, ilcount %d", n, c, i))
-		default:
-			bad = append(bad, fmt.Sprintf("%s: gotrace %d, ilcount %d", n, c, i))
-		}
-	}
-	for n, c := range calls {
-		if _, ok := ilCalls[n]; !ok && c > 0 {
-			bad = append(bad, fmt.Sprintf("%s: gotrace %d, ilcount none", n, c))
-		}
-	}
-	slices.Sort(bad)
-	slices.Sort(varied)
+	same, varied, bad := compareTraceCounts("gotrace", calls, ilCalls)
 	t.Logf("gotrace: %d calls traced; %d instrumented methods in the summary (%d by normalized name); ilcount counted %d names: %d equal, %d within run-to-run variation, %d differ; jitlog's %d mcs methods all instrumented: %v",
 		total, methods, len(calls), len(ilCalls), same, len(varied), len(bad), len(jitNames), len(missing) == 0)
 	if len(bad) > 0 {

@@ -2,7 +2,9 @@ package soak
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -52,4 +54,30 @@ func readILCounts(t *testing.T, file string) map[string]int64 {
 		}
 	}
 	return ilCalls
+}
+
+// compareTraceCounts compares a tracer's calls per method with ilcount's:
+// how many are equal, the methods within run-to-run variation (one call or
+// 1%), and those that differ more or that only the tracer counted, each
+// sorted and worded "name: tool N, ilcount M".
+func compareTraceCounts(tool string, calls, ilCalls map[string]int64) (same int, varied, bad []string) {
+	for n, i := range ilCalls {
+		c := calls[n]
+		switch {
+		case c == i:
+			same++
+		case abs(c-i) <= max(1, i/100):
+			varied = append(varied, fmt.Sprintf("%s: %s %d, ilcount %d", n, tool, c, i))
+		default:
+			bad = append(bad, fmt.Sprintf("%s: %s %d, ilcount %d", n, tool, c, i))
+		}
+	}
+	for n, c := range calls {
+		if _, ok := ilCalls[n]; !ok && c > 0 {
+			bad = append(bad, fmt.Sprintf("%s: %s %d, ilcount none", n, tool, c))
+		}
+	}
+	slices.Sort(bad)
+	slices.Sort(varied)
+	return same, varied, bad
 }
