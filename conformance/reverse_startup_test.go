@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,8 +80,22 @@ func runReverseStartup(t *testing.T, rt harness.Runtime, app, lib string, sc *sc
 		t.Errorf("the app ran before ResumeRuntime:\n%s", out)
 	}
 	req := diag.StartupRequest{CLSID: uuid.MustParse(strings.Trim(sc.CLSID, "{}")), ProfilerPath: lib}
-	if err := diag.SetStartupProfiler(ctx, p.Pid, req); err != nil {
-		t.Errorf("SetStartupProfiler: %v", err)
+	// The runtime connects before its start-up thread marks it paused
+	// (see diag.ReverseListener.SetStartupProfiler); until then it
+	// answers E_INVALIDARG, which before any ResumeRuntime means "not
+	// yet". Ask again until it accepts.
+	const eInvalidArg = diag.HRESULT(-2147024809) // 0x80070057
+	for {
+		err := diag.SetStartupProfiler(ctx, p.Pid, req)
+		if errors.Is(err, eInvalidArg) && ctx.Err() == nil {
+			t.Logf("SetStartupProfiler: %v; again", err)
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			t.Errorf("SetStartupProfiler: %v", err)
+		}
+		break
 	}
 	if err := conn.ResumeRuntime(ctx); err != nil {
 		t.Errorf("ResumeRuntime: %v", err)

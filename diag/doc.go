@@ -36,7 +36,9 @@
 // Profiler/StartupProfiler (.NET 6 and later; [StartupRequest]) names the
 // profiler the runtime loads at start-up as if CORECLR_PROFILER and
 // CORECLR_PROFILER_PATH named it; it can go over a reverse connection
-// ([ReverseConn.SetStartupProfiler]) or the ordinary socket
+// ([ReverseListener.SetStartupProfiler], which also rides out the moment
+// after the runtime's first connection when it is not yet marked paused)
+// or the ordinary socket
 // ([SetStartupProfiler]), and only while the runtime is paused (else it
 // answers E_INVALIDARG). Process/ResumeRuntime ([ReverseConn.ResumeRuntime])
 // lets it go on. A profiler that cannot be loaded is not reported to the

@@ -279,7 +279,10 @@ func (c *ReverseConn) ResumeRuntime(ctx context.Context) error {
 // the paused runtime will load the profiler req.ProfilerPath with class
 // req.CLSID as if CORECLR_PROFILER and CORECLR_PROFILER_PATH named it,
 // once resumed. It uses up the connection, which it closes; resume the
-// runtime on the next one. Errors are as for [SetStartupProfiler].
+// runtime on the next one. Errors are as for [SetStartupProfiler]. On the
+// runtime's first connection the runtime may not be marked paused yet and
+// refuse with E_INVALIDARG; [ReverseListener.SetStartupProfiler] handles
+// that.
 func (c *ReverseConn) SetStartupProfiler(ctx context.Context, req StartupRequest) error {
 	m, err := startupMessage(&req, c.PID)
 	if err != nil {
@@ -287,6 +290,84 @@ func (c *ReverseConn) SetStartupProfiler(ctx context.Context, req StartupRequest
 	}
 	_, err = c.command(ctx, "set startup profiler", m)
 	return err
+}
+
+// SetStartupProfiler sends Profiler/StartupProfiler to the runtime that
+// made c and returns that runtime's next connection, on which to resume it
+// (or send another command). Use it rather than
+// [ReverseConn.SetStartupProfiler] right after the first Accept.
+//
+// The reason is a race in the runtime (.NET 6 to 8 at least): its
+// diagnostics server thread connects to the reverse ports as soon as the
+// server starts, while the start-up thread marks the runtime "paused" a
+// moment later, when it reaches the pause (ds-server.c: the flag is set
+// in ds_server_pause_for_diagnostics_monitor, the connection is made by
+// the thread ds_server_init starts). A StartupProfiler that arrives in
+// between is refused with E_INVALIDARG, just as after ResumeRuntime. A
+// runtime on a suspending port cannot have been resumed before anyone sent
+// ResumeRuntime, so this method takes E_INVALIDARG as "not paused yet":
+// it accepts the same runtime's next connection (same instance cookie)
+// and asks again, a few milliseconds apart, until the runtime accepts, it
+// answers anything else, or ctx ends (then the error is the last
+// refusal, which also matches ErrTimeout). Connections other runtimes make
+// to the same listener meanwhile are closed; they connect again.
+func (l *ReverseListener) SetStartupProfiler(ctx context.Context, c *ReverseConn, req StartupRequest) (*ReverseConn, error) {
+	for {
+		err := c.SetStartupProfiler(ctx, req)
+		if err != nil && !(errors.Is(err, ErrRefused) && errors.Is(err, HRESULT(eInvalidArg))) {
+			return nil, err
+		}
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return nil, &timeoutError{err}
+			case <-time.After(startupRetryDelay):
+			}
+		}
+		next, aerr := l.acceptSame(ctx, c.Advertise.Cookie)
+		if aerr != nil {
+			if err != nil {
+				return nil, &timeoutError{err}
+			}
+			return nil, aerr
+		}
+		if err == nil {
+			return next, nil
+		}
+		c = next
+	}
+}
+
+// startupRetryDelay separates StartupProfiler attempts while a runtime is
+// not yet paused.
+const startupRetryDelay = 5 * time.Millisecond
+
+// eInvalidArg is E_INVALIDARG, the runtime's answer to StartupProfiler
+// when it is not paused.
+const eInvalidArg = -2147024809 // 0x80070057
+
+// timeoutError is a refusal still standing when the context ended: it is
+// the refusal and also matches ErrTimeout.
+type timeoutError struct{ err error }
+
+func (e *timeoutError) Error() string {
+	return e.err.Error() + " (still refused when the deadline passed)"
+}
+func (e *timeoutError) Unwrap() []error { return []error{e.err, ErrTimeout} }
+
+// acceptSame accepts the next connection of the runtime with the given
+// instance cookie, closing other runtimes' connections.
+func (l *ReverseListener) acceptSame(ctx context.Context, cookie uuid.UUID) (*ReverseConn, error) {
+	for {
+		c, err := l.Accept(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if c.Advertise.Cookie == cookie {
+			return c, nil
+		}
+		c.Close()
+	}
 }
 
 // command sends m, reads the HRESULT answer and closes the connection.
@@ -383,7 +464,9 @@ func startupMessage(req *StartupRequest, pid int) (Message, error) {
 // there is no such process or socket, ErrTimeout, ErrNotSupported for a
 // runtime older than .NET 6, and ErrRefused (with the
 // runtime's HRESULT) when the runtime declines, for instance E_INVALIDARG
-// when it is not paused at start-up. The profiler itself is loaded only
+// when it is not paused at start-up (including the moment between its
+// first connection to a reverse port and its start-up thread reaching the
+// pause: see [ReverseListener.SetStartupProfiler]). The profiler itself is loaded only
 // after ResumeRuntime: a library that cannot be loaded is not reported
 // here.
 func SetStartupProfiler(ctx context.Context, pid int, req StartupRequest) error {

@@ -15,7 +15,7 @@ import (
 // the runtime connects to the reverse port and waits; StartupProfiler
 // names the profiler; ResumeRuntime lets the runtime go on, and it loads
 // the profiler before any managed code runs. Each connection carries one
-// command, so the runtime is accepted twice.
+// command: SetStartupProfiler returns the runtime's next connection.
 func ExampleListenReverse() {
 	ln, err := diag.ListenReverse("/tmp/myprofiler-port")
 	if err != nil {
@@ -39,11 +39,7 @@ func ExampleListenReverse() {
 		return
 	}
 	req := diag.StartupRequest{CLSID: uuid.MustParse("9C1A6E14-2DEC-45CE-9061-F31964D8884D"), ProfilerPath: "/opt/myprofiler/libprofiler.so"}
-	if err := conn.SetStartupProfiler(ctx, req); err != nil {
-		fmt.Println(err)
-		return
-	}
-	conn, err = ln.Accept(ctx)
+	conn, err = ln.SetStartupProfiler(ctx, conn, req)
 	if err != nil {
 		fmt.Println(err)
 		return

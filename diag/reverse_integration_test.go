@@ -65,8 +65,7 @@ func TestReverseStartupProfiler(t *testing.T) {
 		if c1.PID != p.Pid {
 			t.Errorf("advertised pid %d, started %d", c1.PID, p.Pid)
 		}
-		must(t, c1.SetStartupProfiler(ctx, req))
-		c2, err := ln.Accept(ctx)
+		c2, err := ln.SetStartupProfiler(ctx, c1, req)
 		must(t, err)
 		if c2.PID != c1.PID || c2.Advertise.Cookie != c1.Advertise.Cookie {
 			t.Errorf("second advertise %+v differs from the first %+v", c2.Advertise, c1.Advertise)

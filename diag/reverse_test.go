@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -237,5 +238,134 @@ func TestReverseErrors(t *testing.T) {
 	// A library that does not exist is refused before anything is sent.
 	if err := SetStartupProfiler(ctx, os.Getpid(), StartupRequest{CLSID: testCLSID, ProfilerPath: "/nonexistent/lib.so"}); err == nil {
 		t.Error("SetStartupProfiler to a process without a socket succeeded")
+	}
+}
+
+// A runtime's first connection can come before its start-up thread marks
+// it paused; StartupProfiler is then refused with E_INVALIDARG.
+// ReverseListener.SetStartupProfiler asks again on the same runtime's next
+// connections, skips other runtimes', and returns the connection after
+// the one that accepted.
+func TestReverseStartupNotYetPaused(t *testing.T) {
+	l := reverseListener(t)
+	lib := filepath.Join(t.TempDir(), "libp.so")
+	if err := os.WriteFile(lib, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	answer := func(c net.Conn, code int32) error {
+		if _, err := ReadMessage(c); err != nil {
+			return err
+		}
+		m := Message{CommandSet: CommandSetServer, CommandID: ServerOK, Payload: []byte{0, 0, 0, 0}}
+		if code != 0 {
+			m = Message{CommandSet: CommandSetServer, CommandID: ServerError, Payload: binary.LittleEndian.AppendUint32(nil, uint32(code))}
+		}
+		b, _ := m.Encode()
+		_, err := c.Write(b)
+		return err
+	}
+	other := uuid.MustParse("0f0e0d0c-0b0a-0908-0706-050403020100")
+	// connect makes one connection as the runtime with the given cookie
+	// and answers its command with code.
+	connect := func(l *ReverseListener, cookie uuid.UUID, code int32) error {
+		c, err := net.Dial("unix", l.Path())
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		b, _ := Advertise{Cookie: cookie, PID: 99}.MarshalBinary()
+		if _, err := c.Write(b); err != nil {
+			return err
+		}
+		return answer(c, code)
+	}
+	const refusals = 3
+	done := make(chan error, 1)
+	go func() {
+		// The runtime: three refusals, a stranger's connection in the
+		// middle (closed by the listener unanswered), acceptance, then a
+		// last connection that carries the test's ResumeRuntime.
+		for i := 0; i < refusals; i++ {
+			if err := connect(l, testCLSID, -2147024809); err != nil {
+				done <- err
+				return
+			}
+			if i == 1 {
+				// The listener closes a stranger's connection unanswered.
+				if err := connect(l, other, -2147024809); err == nil {
+					done <- errors.New("a stranger's connection got a command")
+					return
+				}
+			}
+		}
+		if err := connect(l, testCLSID, 0); err != nil {
+			done <- err
+			return
+		}
+		done <- connect(l, testCLSID, 0)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := l.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := l.SetStartupProfiler(ctx, c, StartupRequest{CLSID: testCLSID, ProfilerPath: lib})
+	if err != nil {
+		t.Fatalf("SetStartupProfiler: %v", err)
+	}
+	if next.Advertise.Cookie != testCLSID {
+		t.Errorf("next connection from %v, want the runtime's own", next.Advertise.Cookie)
+	}
+	if err := next.ResumeRuntime(ctx); err != nil {
+		t.Fatalf("ResumeRuntime on the returned connection: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("stand-in runtime: %v", err)
+	}
+
+	// A runtime that keeps refusing (it was resumed by someone else):
+	// the refusal is returned when the context ends, matching both
+	// ErrRefused and ErrTimeout.
+	l2 := reverseListener(t)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if connect(l2, testCLSID, -2147024809) != nil {
+				return
+			}
+		}
+	}()
+	defer wg.Wait()
+	defer close(stop)
+	short, cancelShort := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancelShort()
+	c, err = l2.Accept(short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = l2.SetStartupProfiler(short, c, StartupRequest{CLSID: testCLSID, ProfilerPath: lib})
+	if !errors.Is(err, ErrRefused) || !errors.Is(err, ErrTimeout) || !errors.Is(err, HRESULT(-2147024809)) {
+		t.Errorf("a runtime that never pauses: %v, want ErrRefused and ErrTimeout with E_INVALIDARG", err)
+	}
+
+	// Any other answer is returned at once.
+	l3 := reverseListener(t)
+	go connect(l3, testCLSID, -2146233467)
+	c, err = l3.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l3.SetStartupProfiler(ctx, c, StartupRequest{CLSID: testCLSID, ProfilerPath: lib}); !errors.Is(err, ErrNotSupported) {
+		t.Errorf("unknown command: %v, want ErrNotSupported", err)
 	}
 }
