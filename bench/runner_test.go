@@ -180,10 +180,10 @@ var configs = []config{
 		what:  "sample/cpuprof at 99 Hz with CPUPROF_MODE=perf"},
 	// Issue 26: a chained native profiler and composed Go profilers.
 	{name: "c-unimpl-chained", lib: "goidle", chain: "cref", env: []string{"BENCH_MODE=idle", "CREF_MODE=unimpl"}, ref: "c-unimpl", shutdown: "cref: Shutdown mode=unimpl",
-		what: "c-unimpl's C profiler chained behind clrprof's idle Go profiler (CLRPROF_CHAIN_PATH): every callback reaches the C profiler through the SDK's forwarding vtable (its mask filter, then the Go profiler's slot, answered in C); target at most 1.05x c-unimpl"},
+		what: "c-unimpl's C profiler chained behind clrprof's idle Go profiler (CLRPROF_CHAIN_PATH): the callbacks only the C profiler asks for (all of them: the Go profiler asks for none) go to it straight through the SDK's direct vtable slots (a this-swapping trampoline); target at most 1.05x c-unimpl"},
 	{name: "c-alloc-chained", lib: "goidle", chain: "cref", env: []string{"BENCH_MODE=idle", "CREF_MODE=alloc"}, ref: "c-alloc", shutdown: "cref: Shutdown mode=alloc", nonzero: []string{"allocations"},
 		valid: bench.Validity{Zero: []string{"lost"}, MatchRef: []string{"allocations"}},
-		what:  "c-alloc's C profiler chained behind clrprof's idle Go profiler: ObjectAllocated forwarded (GetObjectSize through the SDK's Info wrapper, a trampoline); target at most 1.05x c-alloc"},
+		what:  "c-alloc's C profiler chained behind clrprof's idle Go profiler: ObjectAllocated straight to it by the direct slot, GetObjectSize through the SDK's Info wrapper (a trampoline too); target at most 1.05x c-alloc"},
 	{name: "go-alloc-compose1", lib: "gosync", env: []string{"BENCH_MODE=alloc", "BENCH_MEMBERS=1"}, ref: "go-alloc-sync", shutdown: "gosync: Shutdown mode=alloc", nonzero: []string{"allocations"},
 		valid: bench.Validity{Zero: []string{"sizeErrors"}},
 		what:  "go-alloc-sync's profiler as the one member of profiler.Compose: the composite's fan-out (mask filter, recover) and the member's Info wrapper"},

@@ -192,7 +192,9 @@ int clrprof_chain_claim(void) {
 	}
 	clrprof_chain.lib = lib;
 	clrprof_chain.cb = best;
+	clrprof_chain_direct_cb = best;
 	clrprof_chain.version = version;
+	clrprof_chain_live = clrprof_chain_vtbl;
 	__atomic_store_n(&clrprof_chain.active, 1, __ATOMIC_RELEASE);
 	chain_log(LOG_INFO, "chain: loaded the chained profiler %s %s (ICorProfilerCallback%d)", chain_path, chain_clsid, version);
 	return 1;
@@ -270,8 +272,60 @@ static HRESULT STDMETHODCALLTYPE w_QueryInterface(clrprof_infowrap *w, REFIID ri
 static ULONG STDMETHODCALLTYPE w_AddRef(clrprof_infowrap *w) { return w->real->lpVtbl->AddRef(w->real); }
 static ULONG STDMETHODCALLTYPE w_Release(clrprof_infowrap *w) { return w->real->lpVtbl->Release(w->real); }
 
-// apply sets the runtime's mask to the union of the parties'. Call with
-// mask_mu held.
+ICorProfilerCallback11Vtbl clrprof_chain_live;
+void *clrprof_chain_direct_cb;
+extern char clrprof_chaindirect_base[], clrprof_chaindirect_end[];
+static int direct_count; // slots pointing straight at the chained profiler (logged when it changes)
+
+// direct_slot reports whether callback slot s goes straight to the chained
+// profiler: it is active, implements the slot's interface version, its
+// mask asks for the callback, and no other party's does. Callbacks the
+// runtime delivers whatever the mask (Initialize, Shutdown, ...) always
+// go through the fan-out.
+static int direct_slot(int s) {
+	if (!__atomic_load_n(&clrprof_chain.active, __ATOMIC_ACQUIRE) || clrprof_chain.version < clrprof_slot_version[s]) {
+		return 0;
+	}
+	if (clrprof_slot_lo[s] == 0 && clrprof_slot_hi[s] == 0) {
+		return 0;
+	}
+	if (!clrprof_chain_wants(CLRPROF_PARTY_CHAIN, s)) {
+		return 0;
+	}
+	return !clrprof_chain_go_for(s);
+}
+
+// refresh points each callback slot of clrprof_chain_live either at the
+// fan-out (clrprof_chain_vtbl's function) or straight at the chained
+// profiler. A call already made through the old pointer ends as that
+// path would have: both are right for the masks of a moment ago, as a
+// fan-out call that read the masks just before a change is. Call with
+// mask_mu held (or before the object exists).
+static void refresh(void) {
+	if (clrprof_chain_live.Initialize == NULL) {
+		return; // not the chaining object's library state
+	}
+	if (clrprof_chaindirect_end - clrprof_chaindirect_base != 16 * 128 || CLRPROF_CALLBACK_SLOTS + 3 > 128) {
+		return; // trampolines not laid out as expected: keep the fan-out
+	}
+	void **live = (void **)&clrprof_chain_live;
+	void *const *fan = (void *const *)&clrprof_chain_vtbl;
+	int n = 0;
+	for (int s = 0; s < CLRPROF_CALLBACK_SLOTS; s++) {
+		int i = s + 3; // after IUnknown
+		int d = direct_slot(s);
+		n += d;
+		void *p = d ? (void *)(clrprof_chaindirect_base + 16 * i) : fan[i];
+		__atomic_store_n(&live[i], p, __ATOMIC_RELEASE);
+	}
+	if (n != direct_count) {
+		direct_count = n;
+		chain_log(LOG_INFO, "chain: %d callbacks go straight to the chained profiler (only it asks for them)", n);
+	}
+}
+
+// apply sets the runtime's mask to the union of the parties' and points
+// the chain vtable's slots accordingly. Call with mask_mu held.
 static HRESULT apply_masks(void) {
 	uint32_t lo = 0, hi = 0, glo = 0, ghi = 0;
 	for (int p = 0; p < CLRPROF_PARTIES; p++) {
@@ -284,6 +338,7 @@ static HRESULT apply_masks(void) {
 	}
 	__atomic_store_n(&clrprof_chain.go_lo, glo, __ATOMIC_RELAXED);
 	__atomic_store_n(&clrprof_chain.go_hi, ghi, __ATOMIC_RELAXED);
+	refresh();
 	if (real_version >= 5) {
 		return real_info->lpVtbl->SetEventMask2(real_info, lo, hi);
 	}
@@ -521,13 +576,15 @@ static void drop_chain(void) {
 	if (!__atomic_exchange_n(&clrprof_chain.active, 0, __ATOMIC_ACQ_REL)) {
 		return;
 	}
+	pthread_mutex_lock(&mask_mu);
 	if (real_info != NULL) {
-		pthread_mutex_lock(&mask_mu);
 		clrprof_chain.mask_lo[CLRPROF_PARTY_CHAIN] = 0;
 		clrprof_chain.mask_hi[CLRPROF_PARTY_CHAIN] = 0;
 		apply_masks();
-		pthread_mutex_unlock(&mask_mu);
+	} else {
+		refresh();
 	}
+	pthread_mutex_unlock(&mask_mu);
 	// What it owned (enter/leave hooks, the function ID mapper) is free
 	// again.
 	for (int w = 0; w < 2; w++) {
@@ -587,6 +644,9 @@ HRESULT STDMETHODCALLTYPE clrprof_chain_Shutdown(ICorProfilerCallback11 *self) {
 	}
 	HRESULT hr = clrprof_chain_go_on() ? clrprof_live_vtbl.Shutdown(self) : S_OK;
 	__atomic_store_n(&clrprof_chain.active, 0, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&mask_mu);
+	refresh();
+	pthread_mutex_unlock(&mask_mu);
 	return hr;
 }
 
@@ -644,26 +704,37 @@ static HRESULT STDMETHODCALLTYPE fake_allocated(ICorProfilerCallback11 *self, Ob
 static ICorProfilerCallback11Vtbl fake_vt;
 static ICorProfilerCallback11 fake_cb = {&fake_vt};
 
-// clrprof_test_chain_calls makes n ObjectAllocated calls, straight to a
-// fake native profiler (via 0) or through the chain vtable with that fake
-// chained (via 1), the chained party's mask asking for allocations (want
-// 1) or not (0) and the Go party asking for none; it returns the
-// nanoseconds the loop took and in *calls how many reached the fake. The
-// chain state is restored afterwards.
-uint64_t clrprof_test_chain_calls(long n, int via, int want, uint64_t *calls) {
+// clrprof_test_chain_calls makes n ObjectAllocated calls: straight to a
+// fake native profiler (via 0), through the fan-out vtable
+// clrprof_chain_vtbl with that fake chained (via 1), or through the chain
+// vtable as the object has it, clrprof_chain_live after refresh (via 2).
+// The chained party's mask asks for allocations (want 1) or not (0); the
+// Go party's asks for them when go_wants is 1. It returns the nanoseconds
+// the loop took, in *calls how many reached the fake, and in *direct
+// whether the live slot pointed straight at the fake. The chain state is
+// restored afterwards.
+uint64_t clrprof_test_chain_calls(long n, int via, int want, int go_wants, uint64_t *calls, int *direct) {
 	fake_vt.ObjectAllocated = fake_allocated;
 	if (clrprof_live_vtbl.ObjectAllocated == NULL) {
 		clrprof_live_vtbl = clrprof_callback_vtbl;
 	}
+	pthread_mutex_lock(&mask_mu);
 	clrprof_chain_state saved = clrprof_chain;
+	ICorProfilerCallback11Vtbl saved_live = clrprof_chain_live;
+	void *saved_cb = clrprof_chain_direct_cb;
 	clrprof_chain.cb = &fake_cb;
+	clrprof_chain_direct_cb = &fake_cb;
 	clrprof_chain.version = 11;
 	clrprof_chain.active = 1;
 	clrprof_chain.go_off = 0;
 	clrprof_chain.mask_lo[CLRPROF_PARTY_CHAIN] = want ? (M_OBJECT_ALLOCATED | M_ENABLE_OBJECT_ALLOCATED) : M_JIT_COMPILATION;
-	clrprof_chain.go_lo = 0;
+	clrprof_chain.go_lo = go_wants ? (M_OBJECT_ALLOCATED | M_ENABLE_OBJECT_ALLOCATED) : 0;
 	clrprof_chain.go_hi = 0;
-	clrprof_object obj = {&clrprof_chain_vtbl, 1, 0};
+	clrprof_chain_live = clrprof_chain_vtbl;
+	refresh();
+	*direct = clrprof_chain_live.ObjectAllocated != clrprof_chain_vtbl.ObjectAllocated;
+	pthread_mutex_unlock(&mask_mu);
+	clrprof_object obj = {via == 2 ? &clrprof_chain_live : &clrprof_chain_vtbl, 1, 0};
 	ICorProfilerCallback11 *target = via ? (ICorProfilerCallback11 *)&obj : &fake_cb;
 	fake_calls = 0;
 	struct timespec t0, t1;
@@ -673,7 +744,11 @@ uint64_t clrprof_test_chain_calls(long n, int via, int want, uint64_t *calls) {
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	*calls = fake_calls;
+	pthread_mutex_lock(&mask_mu);
 	clrprof_chain = saved;
+	clrprof_chain_live = saved_live;
+	clrprof_chain_direct_cb = saved_cb;
+	pthread_mutex_unlock(&mask_mu);
 	return (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)(t1.tv_nsec - t0.tv_nsec);
 }
 #endif

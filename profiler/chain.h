@@ -39,6 +39,14 @@ extern clrprof_chain_state clrprof_chain;
 extern ICorProfilerCallback11Vtbl clrprof_live_vtbl;
 extern const ICorProfilerCallback11Vtbl clrprof_chain_vtbl;
 
+// clrprof_chain_live is the vtable of the object that chains: a copy of
+// clrprof_chain_vtbl (the fan-out of every callback) whose slots
+// clrprof_chain_refresh points straight at the chained profiler
+// (clrprof_chaindirect_base) while it alone asks for the callback.
+extern ICorProfilerCallback11Vtbl clrprof_chain_live;
+extern const uint8_t clrprof_slot_version[CLRPROF_CALLBACK_SLOTS];
+extern void *clrprof_chain_direct_cb;
+
 // clrprof_slot_events: the event mask bits (low, high) under which the
 // runtime delivers the callback at slot; both 0 for a callback that is
 // always delivered (Initialize, Shutdown, attach, ...).
@@ -84,7 +92,7 @@ static inline int clrprof_chain_go_for(int slot) {
 // clrprof_chain_claim loads the chained profiler named by the Go side's
 // configuration (CLRPROF_CHAIN_PATH / CLRPROF_CHAIN_CLSID, or WithChain)
 // for the first profiler object of the process; it returns 1 when that
-// object must use clrprof_chain_vtbl.
+// object must use clrprof_chain_live.
 int clrprof_chain_claim(void);
 
 // The hand-written slots of clrprof_chain_vtbl.
@@ -139,7 +147,7 @@ void clrprof_chain_masks(int party, uint32_t *lo, uint32_t *hi);
 int clrprof_chain_owner(int what); // 0 ELT hooks, 1 function ID mapper: the owning party, or -1
 
 #ifdef CLRPROF_TESTHOOKS
-uint64_t clrprof_test_chain_calls(long n, int via, int want, uint64_t *calls);
+uint64_t clrprof_test_chain_calls(long n, int via, int want, int go_wants, uint64_t *calls, int *direct);
 #endif
 
 #pragma GCC visibility pop

@@ -6,33 +6,51 @@ import "testing"
 
 // TestChainForwarding drives the chain vtable without a runtime: an
 // ObjectAllocated reaches the chained profiler when its mask asks for
-// allocations, and not otherwise.
+// allocations, and not otherwise; the chaining object's slot points
+// straight at the chained profiler exactly when it alone asks.
 func TestChainForwarding(t *testing.T) {
-	if _, calls := testChainCalls(1000, true, true); calls != 1000 {
-		t.Errorf("chained, asking for allocations: %d of 1000 calls reached the chained profiler", calls)
-	}
-	if _, calls := testChainCalls(1000, true, false); calls != 0 {
-		t.Errorf("chained, not asking for allocations: %d calls reached the chained profiler", calls)
-	}
-	if _, calls := testChainCalls(1000, false, true); calls != 1000 {
-		t.Errorf("direct: %d of 1000 calls", calls)
+	for _, tc := range []struct {
+		via           chainVia
+		want, goWants bool
+		calls         uint64
+		direct        bool
+	}{
+		{viaFanOut, true, false, 1000, true}, // (the live slot is direct; this call goes by the fan-out)
+		{viaFanOut, false, false, 0, false},
+		{viaStraight, true, false, 1000, true},
+		{viaLive, true, false, 1000, true}, // only the chained profiler asks: direct
+		{viaLive, true, true, 1000, false}, // both ask: the fan-out
+		{viaLive, false, true, 0, false},   // only the Go profiler asks
+		{viaLive, false, false, 0, false},  // nobody asks
+	} {
+		_, calls, direct := testChainCalls(1000, tc.via, tc.want, tc.goWants)
+		if calls != tc.calls || direct != tc.direct {
+			t.Errorf("via %d, chained asks %v, Go asks %v: %d of 1000 calls reached the chained profiler, direct slot %v; want %d, %v",
+				tc.via, tc.want, tc.goWants, calls, direct, tc.calls, tc.direct)
+		}
 	}
 }
 
 // BenchmarkChainObjectAllocated is the cost of the forwarding vtable per
 // callback: ObjectAllocated straight to a native profiler against the same
-// call through the chain (its mask check, the call, the Go profiler's mask
-// check and its C slot). It reports ns per call of each and their ratio.
+// call through the fan-out (its mask check, the call, the Go profiler's
+// mask check and its C slot) and through the chaining object's vtable
+// when only the chained profiler asks (the direct trampoline). It reports
+// ns per call of each and their ratios.
 func BenchmarkChainObjectAllocated(b *testing.B) {
 	const n = 1 << 22
-	var direct, chained uint64
+	var straight, fan, live uint64
 	for range b.N {
-		d, _ := testChainCalls(n, false, true)
-		c, _ := testChainCalls(n, true, true)
-		direct += d
-		chained += c
+		s, _, _ := testChainCalls(n, viaStraight, true, false)
+		f, _, _ := testChainCalls(n, viaFanOut, true, false)
+		l, _, _ := testChainCalls(n, viaLive, true, false)
+		straight += s
+		fan += f
+		live += l
 	}
-	b.ReportMetric(float64(direct)/float64(b.N*n), "ns/direct")
-	b.ReportMetric(float64(chained)/float64(b.N*n), "ns/chained")
-	b.ReportMetric(float64(chained)/float64(direct), "chained/direct")
+	b.ReportMetric(float64(straight)/float64(b.N*n), "ns/direct")
+	b.ReportMetric(float64(fan)/float64(b.N*n), "ns/fanout")
+	b.ReportMetric(float64(live)/float64(b.N*n), "ns/chained")
+	b.ReportMetric(float64(fan)/float64(straight), "fanout/direct")
+	b.ReportMetric(float64(live)/float64(straight), "chained/direct")
 }

@@ -38,7 +38,8 @@ func chaincShutdown(t *testing.T, res harness.Result) chaincCounts {
 // TestChainNativeProfiler: a Go profiler (countprof) chains a native one
 // (chainc) named by CLRPROF_CHAIN_PATH / CLRPROF_CHAIN_CLSID, on every
 // runtime. Both see their events: chainc its JIT compilations and object
-// allocations and no module loads (which only the Go profiler asked for);
+// allocations (which only it asked for: they go to it straight, by the
+// direct slots) and no module loads (which only the Go profiler asked for);
 // countprof the same module loads as when it runs alone, although chainc
 // set its own mask after countprof's (in Initialize, the chained profiler
 // goes first) and again from a callback. chainc's own asserts (the
@@ -61,6 +62,11 @@ func TestChainNativeProfiler(t *testing.T) {
 			Env: []string{"CLRPROF_CHAIN_PATH=" + native, "CLRPROF_CHAIN_CLSID=" + chaincCLSID, "CLRPROF_LOG_LEVEL=info"}})
 		checkApp(t, res)
 		res.MustStderrContain(t, "chain: loaded the chained profiler", "chainc: Initialize")
+		// ObjectAllocated, which only chainc asks for, goes to it straight
+		// (the direct slots); chainc still counts allocations below.
+		if !regexp.MustCompile(`chain: [1-9]\d* callbacks go straight to the chained profiler`).MatchString(res.Stderr) {
+			t.Errorf("%s: no callback went straight to the chained profiler:\n%s", rt.Name, res.Stderr)
+		}
 		// The chained profiler's Info answers exactly the runtime's
 		// ICorProfilerInfoN, as the Go profiler sees them.
 		if m := regexp.MustCompile(`countprof: Initialize info=(\d+)`).FindStringSubmatch(res.Stderr); m == nil {

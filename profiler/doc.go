@@ -320,11 +320,20 @@
 //     process. The first party to set them owns them; the other's call
 //     fails with CORPROF_E_PROFILER_ALREADY_ACTIVE and a logged error.
 //
-// Forwarding costs a few nanoseconds per callback
-// (BenchmarkChainObjectAllocated: about 4 ns more than a direct call here).
+// A callback only the chained profiler asks for (its event mask has the
+// callback's bit and no other party's has) goes to it straight: the
+// object's vtable slot points at a three-instruction trampoline that
+// swaps in the chained profiler's object and jumps to its method, so the
+// runtime gets the chained profiler's HRESULT, as if it were alone, and
+// the call costs about what a call to it alone does
+// (BenchmarkChainObjectAllocated). The slots are re-pointed whenever a
+// party's mask changes. A callback both ask for goes through the fan-out:
+// the chained profiler first, then the Go profiler, a few nanoseconds
+// more (about 5 ns here).
 //
 // Answers: JITInlining and JITCachedFunctionSearchStarted ask both, and a
-// "no" from either wins; the runtime sees the Go profiler's HRESULT;
+// "no" from either wins; for a callback both ask for, the runtime sees
+// the Go profiler's HRESULT;
 // GetReJITParameters goes to both with the same function control (the Go
 // profiler's body, set last, wins);
 // LoadAsNotificationOnly is the Go profiler's alone. If the chained

@@ -213,7 +213,7 @@ static HRESULT STDMETHODCALLTYPE factory_CreateInstance(IClassFactory *self, IUn
 	}
 	// The first profiler object of the process loads the chained native
 	// profiler, if one is configured, and forwards to it (chain.c).
-	return clrprof_new_object_vtbl(h, clrprof_chain_claim() ? &clrprof_chain_vtbl : NULL, riid, ppv);
+	return clrprof_new_object_vtbl(h, clrprof_chain_claim() ? &clrprof_chain_live : NULL, riid, ppv);
 }
 
 static HRESULT STDMETHODCALLTYPE factory_LockServer(IClassFactory *self, BOOL lock) {

@@ -119,19 +119,23 @@ func testAudit(activation int) []signalRecord {
 	return copySigrecs(&recs[0], int(n))
 }
 
-// testChainCalls makes n ObjectAllocated calls straight to a fake native
-// profiler (chained false) or through the chain vtable with that profiler
-// chained, asking for allocations or not (want); it returns the loop's
-// duration in nanoseconds and how many calls reached the fake.
-func testChainCalls(n int, chained, want bool) (ns, calls uint64) {
+// chainVia is how testChainCalls reaches the fake native profiler.
+type chainVia int
+
+const (
+	viaStraight chainVia = iota // a direct call, no SDK in between
+	viaFanOut                   // the fan-out vtable (clrprof_chain_vtbl)
+	viaLive                     // the chaining object's vtable after refresh
+)
+
+// testChainCalls makes n ObjectAllocated calls to a fake native profiler,
+// chained or not (via), its mask asking for allocations or not (want), the
+// Go party's too (goWants); it returns the loop's duration in
+// nanoseconds, how many calls reached the fake, and whether the live slot
+// pointed straight at it.
+func testChainCalls(n int, via chainVia, want, goWants bool) (ns, calls uint64, direct bool) {
 	var c C.uint64_t
-	via, w := 0, 0
-	if chained {
-		via = 1
-	}
-	if want {
-		w = 1
-	}
-	ns = uint64(C.clrprof_test_chain_calls(C.long(n), C.int(via), C.int(w), &c))
-	return ns, uint64(c)
+	var d C.int
+	ns = uint64(C.clrprof_test_chain_calls(C.long(n), C.int(via), C.int(b2i(want)), C.int(b2i(goWants)), &c, &d))
+	return ns, uint64(c), d != 0
 }
