@@ -1,7 +1,12 @@
 package profiler
 
 /*
-#cgo LDFLAGS: -ldl
+// -z now: every symbol the library uses is bound when it is loaded, none
+// lazily on its first call. The SIGSEGV router (shim.c) calls memcpy
+// inside a signal handler, and a lazy binding there ran the dynamic
+// linker's resolver in the handler: one storm run crashed in _dl_fixup
+// that way (/work/evidence/issue28-storm-perf-crashes.md, crash 1).
+#cgo LDFLAGS: -ldl -Wl,-z,now
 #include "shim.h"
 */
 import "C"
