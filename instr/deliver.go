@@ -153,7 +153,9 @@ func NewDelivery(info *profiler.Info, helpers ...[]byte) (*Delivery, error) {
 func (d *Delivery) Loaded() bool { return d.loaded.Load() }
 
 // OnLoaded registers f to run, on its own goroutine, once the helpers are
-// loaded (at once if they already are).
+// loaded (at once if they already are). The app goes on meanwhile: a
+// short-lived app can reach the profiler's Shutdown before f has run, so a
+// profiler whose Shutdown depends on f's work waits for it there.
 func (d *Delivery) OnLoaded(f func()) {
 	d.mu.Lock()
 	if !d.loaded.Load() {

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/clrprof/clrprof/ilrw"
 	"github.com/clrprof/clrprof/instr"
@@ -27,6 +28,9 @@ type prof struct {
 	in     *instr.Instrumenter
 	probed bool
 	early  bool
+	// onLoaded is closed when the OnLoaded callback has run: it runs on
+	// its own goroutine, which a short app can outpace to Shutdown.
+	onLoaded chan struct{}
 }
 
 var helperAsm = metadata.AssemblyName{Name: "DeliverHelper", Version: metadata.Version{Major: 3, Minor: 1}}
@@ -63,9 +67,11 @@ func (p *prof) Initialize(info *profiler.Info) error {
 	if p.in, err = instr.New(info, cfg); err != nil {
 		return err
 	}
+	p.onLoaded = make(chan struct{})
 	d.OnLoaded(func() {
 		fmt.Fprintln(os.Stderr, "deliverprof: OnLoaded ran")
 		p.in.HelperReady()
+		close(p.onLoaded)
 	})
 	return info.SetEventMask(p.in.EventMask())
 }
@@ -112,6 +118,13 @@ func (p *prof) probe(m *ilrw.Method) (bool, error) {
 }
 
 func (p *prof) Shutdown() error {
+	if p.d.Loaded() {
+		select {
+		case <-p.onLoaded:
+		case <-time.After(10 * time.Second):
+			fmt.Fprintln(os.Stderr, "deliverprof: the helpers loaded but OnLoaded did not run within 10 s")
+		}
+	}
 	for _, e := range p.d.IntegrationErrors() {
 		name := fmt.Sprintf("id %d", e.ID)
 		if m, ok := p.in.Method(e.ID); ok {
