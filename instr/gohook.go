@@ -14,6 +14,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf16"
 	"unsafe"
 )
@@ -41,6 +42,23 @@ type GoHooks struct {
 	// MaxGoArgs of them); without it Call.Args is nil and the call costs
 	// the same whatever the method's parameters.
 	Args bool
+	// Deferred makes the hooks observe the calls instead of running in
+	// them: the wrapped method only appends a record of the call (its
+	// arguments, strings copied, and at exit its return value and
+	// exception) to a ring of its thread, in C, without calling Go or
+	// blocking a signal, and a goroutine of the SDK runs Enter and Exit
+	// later (within DeferredPoll plus the time the hooks before take), in
+	// each thread's order, with Return.State paired with its Enter as in
+	// the synchronous mode. Call.Thread is the calling thread. The hooks
+	// cannot influence the call and run after it; a copied string is cut
+	// at 1024 UTF-16 units (Value.Truncated). When a thread's ring is full
+	// (DeferredRingSize) the call is dropped, neither Enter nor Exit runs
+	// for it, and DeferredStats counts it. Call FlushDeferred at Shutdown.
+	Deferred bool
+	// Timestamps, with Deferred, records the time of the entry and of the
+	// exit (Call.Time, Return.Time), so that the hooks can build spans
+	// after the fact. Without it the clock is not read (Time is zero).
+	Timestamps bool
 }
 
 // MaxGoArgs is the number of arguments a Go hook can receive: a method
@@ -56,6 +74,11 @@ type Call struct {
 	// Args are the arguments with GoHooks.Args (this is not among them),
 	// nil otherwise. The hook may keep them.
 	Args []Value
+	// Time is when the method was entered, with GoHooks.Deferred and
+	// GoHooks.Timestamps (read from CLOCK_MONOTONIC in the call, made a
+	// wall-clock time by the offset between the two clocks when the
+	// first deferred rule was added); zero otherwise.
+	Time time.Time
 }
 
 // Return is what an Exit hook receives.
@@ -71,6 +94,11 @@ type Return struct {
 	// ExceptionType is its type's name ("System.InvalidOperationException").
 	Exception     bool
 	ExceptionType string
+	// ExceptionTypeTruncated tells, with GoHooks.Deferred, that
+	// ExceptionType was cut short (as Value.Truncated).
+	ExceptionTypeTruncated bool
+	// Time is when the method returned, as Call.Time.
+	Time time.Time
 }
 
 // Kind is the kind of a Value.
@@ -111,8 +139,15 @@ type Value struct {
 	bits     uint64
 	str      string
 	null     bool
+	trunc    bool
 	unsigned bool // an enum with an unsigned underlying type
 }
+
+// Truncated tells a KindString value of a deferred hook (GoHooks.Deferred)
+// cut short: the string had more than 1024 UTF-16 units (Str holds the
+// first 1024), or, for a return value, its thread's ring had no room left
+// for all of it. Synchronous hooks always get the whole string.
+func (v Value) Truncated() bool { return v.trunc }
 
 // Int is the value of a KindInt or KindEnum value (a KindUint value
 // converted).

@@ -1,0 +1,293 @@
+//go:build cgo
+
+package instr
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include "gohook_q.h"
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// DeferredPoll is how often the drain goroutine of deferred Go hooks
+// (GoHooks.Deferred) empties the threads' rings.
+const DeferredPoll = time.Millisecond
+
+// DeferredRingSize is the size in bytes of each thread's ring of deferred
+// hook records (allocated at the thread's first deferred call, freed after
+// the thread exits and its ring was drained). An enter record takes 24
+// bytes plus 8 per argument plus its strings (8 bytes and 2 per UTF-16
+// unit each), an exit record 32 bytes plus its strings.
+const DeferredRingSize = 256 << 10
+
+// DeferredCounts are the counts of the calls deferred Go hooks saw.
+type DeferredCounts struct {
+	// Delivered counts the calls whose Enter record was taken from its
+	// thread's ring and handed to the hooks (Enter, then Exit when the
+	// method has returned, in the thread's order).
+	Delivered uint64
+	// Dropped counts the calls recorded neither at entry nor at exit
+	// because their thread's ring was full (the drain fell behind).
+	Dropped uint64
+}
+
+// DeferredStats returns the counts of every deferred rule of the process
+// so far. Once the app's threads have stopped calling hooked methods and
+// FlushDeferred has returned, Delivered + Dropped is the number of calls.
+func DeferredStats() DeferredCounts {
+	return DeferredCounts{Delivered: qDelivered.Load(), Dropped: qDropped.Load()}
+}
+
+var (
+	qDelivered atomic.Uint64
+	qDropped   atomic.Uint64
+	qStart     sync.Once
+
+	qMu       sync.Mutex // one drain pass at a time
+	qRings    []*C.qring
+	qBuf      []byte
+	qThreads  = map[uint64]*qthread{}
+	qLostSeen uint64
+
+	qEpochWall time.Time
+	qEpochMono uint64
+)
+
+type qthread struct {
+	tid   uint64
+	stack []uint64 // the states of the enters whose exits are still to come
+	seen  bool
+}
+
+// startDeferred sets up the rings' size and starts the drain goroutine
+// (once, at the first deferred rule).
+func startDeferred() {
+	qStart.Do(func() {
+		if testHooks {
+			if v := os.Getenv("CLRPROF_GOHOOK_RING"); v != "" {
+				if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+					C.clrprof_q_setsize(C.uint32_t(n))
+				}
+			}
+		}
+		qEpochWall = time.Now()
+		qEpochMono = uint64(C.clrprof_q_now())
+		qBuf = make([]byte, 64<<10)
+		go func() {
+			t := time.NewTicker(DeferredPoll)
+			defer t.Stop()
+			for range t.C {
+				qPass()
+			}
+		}()
+	})
+}
+
+// setDeferred tells the C side which of e's values are strings (to copy)
+// and whether to read the clock, before e's code can run.
+func setDeferred(id int32, e *goEntry) error {
+	var info C.uint16_t
+	for i, a := range e.args {
+		if a.kind == KindString {
+			info |= 1 << i
+		}
+	}
+	if e.ret.kind == KindString {
+		info |= C.QINFO_RETSTR
+	}
+	if e.hooks.Timestamps {
+		info |= C.QINFO_TIME
+	}
+	if C.clrprof_q_setinfo(C.int32_t(id), info) != 0 {
+		return fmt.Errorf("instr: deferred Go hooks: method id %d out of range", id)
+	}
+	startDeferred()
+	return nil
+}
+
+// FlushDeferred delivers every record of deferred Go hooks queued so far
+// (it returns when a pass over every thread's ring found none, or with
+// ctx's error). Call it at Shutdown so that nothing queued is lost.
+func FlushDeferred(ctx context.Context) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if qPass() == 0 {
+			return nil
+		}
+	}
+}
+
+// qPass empties every ring once (at most its size per ring, so that a
+// busy thread cannot hold the pass) and returns the records delivered.
+func qPass() int {
+	qMu.Lock()
+	defer qMu.Unlock()
+	if qBuf == nil {
+		return 0
+	}
+	var n int
+	for {
+		var p **C.qring
+		if len(qRings) > 0 {
+			p = &qRings[0]
+		}
+		n = int(C.clrprof_q_rings(p, C.int(len(qRings))))
+		if n <= len(qRings) {
+			break
+		}
+		qRings = make([]*C.qring, n+16)
+	}
+	for _, th := range qThreads {
+		th.seen = false
+	}
+	total := 0
+	for _, r := range qRings[:n] {
+		th := qThreads[uint64(r.serial)]
+		if th == nil {
+			th = &qthread{tid: uint64(r.tid)}
+			qThreads[uint64(r.serial)] = th
+		}
+		th.seen = true
+		limit := int(r.size)
+		for taken := 0; taken < limit; {
+			got := int(C.clrprof_q_take(r, (*C.uint8_t)(unsafe.Pointer(&qBuf[0])), C.uint32_t(len(qBuf))))
+			if got == 0 {
+				break
+			}
+			taken += got
+			total += th.deliver(qBuf[:got])
+		}
+		d := uint64(atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.dropped))))
+		if seen := uint64(r.dropped_seen); d != seen {
+			qDropped.Add(d - seen)
+			r.dropped_seen = C.uint64_t(d)
+		}
+	}
+	for k, th := range qThreads {
+		if !th.seen {
+			delete(qThreads, k)
+		}
+	}
+	if lost := uint64(C.clrprof_q_lost()); lost != qLostSeen {
+		qDropped.Add(lost - qLostSeen)
+		qLostSeen = lost
+	}
+	return total
+}
+
+// deliver runs the hooks of a run of one thread's records.
+func (th *qthread) deliver(b []byte) int {
+	n := 0
+	err := decodeQ(b, func(r *qrec) {
+		n++
+		e := goLookup(r.id)
+		switch r.kind {
+		case qEnter:
+			qDelivered.Add(1)
+			var state uint64
+			if e != nil {
+				state = e.deferredEnter(th.tid, r)
+			}
+			th.stack = append(th.stack, state)
+		case qExit:
+			var state uint64
+			if k := len(th.stack); k > 0 {
+				state = th.stack[k-1]
+				th.stack = th.stack[:k-1]
+			}
+			if e != nil {
+				e.deferredExit(th.tid, state, r)
+			}
+		}
+	})
+	if err != nil {
+		// The C side wrote it: a bug, said once.
+		qBadOnce.Do(func() { fmt.Fprintf(os.Stderr, "clrprof: %v\n", err) })
+	}
+	return n
+}
+
+var qBadOnce sync.Once
+
+func qTime(t uint64) time.Time {
+	if t == 0 {
+		return time.Time{}
+	}
+	return qEpochWall.Add(time.Duration(int64(t - qEpochMono)))
+}
+
+// qvalue is the Value of a record's value of kind k: strings from the
+// record (s), never from memory.
+func qvalue(k valueKind, bits uint64, s *qstr) Value {
+	if k.kind != KindString {
+		return decode(k, bits)
+	}
+	v := Value{Kind: KindString, Type: k.typ}
+	if s == nil {
+		v.trunc = true // no room for it in the ring
+		return v
+	}
+	v.str, v.null, v.trunc = s.s, s.null, s.trunc
+	return v
+}
+
+func (e *goEntry) deferredEnter(tid uint64, r *qrec) (state uint64) {
+	if e.hooks.Enter == nil {
+		return 0
+	}
+	defer func() {
+		if x := recover(); x != nil {
+			e.recovered(x)
+			state = 0
+		}
+	}()
+	c := Call{Method: e.method, Thread: tid, Time: qTime(r.time)}
+	if r.nargs > 0 {
+		c.Args = make([]Value, r.nargs)
+		for i := 0; i < r.nargs && i < len(e.args); i++ {
+			var s *qstr
+			if r.flags&(1<<i) != 0 {
+				s = &r.strs[i]
+			}
+			c.Args[i] = qvalue(e.args[i], r.args[i], s)
+		}
+	}
+	return e.hooks.Enter(c)
+}
+
+func (e *goEntry) deferredExit(tid uint64, state uint64, r *qrec) {
+	if e.hooks.Exit == nil {
+		return
+	}
+	defer func() {
+		if x := recover(); x != nil {
+			e.recovered(x)
+		}
+	}()
+	var rs *qstr
+	if r.flags&qRetStrFlag != 0 {
+		rs = &r.strs[0]
+	}
+	ret := Return{Method: e.method, Thread: tid, State: state, Time: qTime(r.time), Value: qvalue(e.ret, r.ret, rs)}
+	if r.flags&qExcFlag != 0 {
+		ret.Exception = true
+		if r.flags&qTypeStrFlag != 0 {
+			ret.ExceptionType = r.strs[1].s
+			ret.ExceptionTypeTruncated = r.strs[1].trunc
+		}
+	}
+	e.hooks.Exit(ret)
+}
