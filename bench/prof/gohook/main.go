@@ -6,12 +6,17 @@
 // ran. Built with -tags clrprof_testhooks, CLRPROF_GOHOOK_ENTRY=c binds the
 // same P/Invokes to empty C functions instead (the C baseline) and
 // CLRPROF_GOHOOK_GUARD=0 drops the signal guard (for comparison only).
+// BENCH_GOHOOK_DEFERRED=1 makes the hooks deferred (GoHooks.Deferred):
+// Shutdown then flushes them and prints how many calls were delivered and
+// dropped.
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/clrprof/clrprof/instr"
 	"github.com/clrprof/clrprof/instr/target"
@@ -39,6 +44,7 @@ func (p *prof) Initialize(info *profiler.Info) error {
 		return err
 	}
 	hooks := &instr.GoHooks{Enter: func(instr.Call) uint64 { return 0 }, Exit: func(instr.Return) {}}
+	hooks.Deferred = os.Getenv("BENCH_GOHOOK_DEFERRED") == "1"
 	if os.Getenv("BENCH_GOHOOK_COUNT") == "1" {
 		hooks.Exit = func(instr.Return) { calls.Add(1) }
 	}
@@ -65,6 +71,13 @@ func (p *prof) GetReJITParameters(m profiler.ModuleID, tok metadata.Token, fc *p
 }
 
 func (p *prof) Shutdown() error {
+	if os.Getenv("BENCH_GOHOOK_DEFERRED") == "1" {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := instr.FlushDeferred(ctx)
+		cancel()
+		st := instr.DeferredStats()
+		fmt.Fprintf(os.Stderr, "gohook: deferred delivered=%d dropped=%d flush=%v\n", st.Delivered, st.Dropped, err)
+	}
 	r := p.in.Report()
 	fmt.Fprintf(os.Stderr, "gohook: Shutdown instrumented=%d failed=%d counted=%d panics=%d\n", len(r.Instrumented), len(r.Failed), calls.Load(), len(instr.GoHookPanics()))
 	return nil
