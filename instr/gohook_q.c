@@ -34,7 +34,7 @@ static qring *qhead; // every ring; new ones in front (under qmu)
 static uint64_t qserial;
 static pthread_key_t qkey;
 static pthread_once_t qonce = PTHREAD_ONCE_INIT;
-static __thread qring *qmine;
+static __thread qring *qmine __attribute__((tls_model("initial-exec"))); // one %fs-relative load, as profiler/elt.c
 static uint32_t qsize = 256 << 10;
 static uint64_t qlost; // calls dropped for want of a ring (malloc failed)
 

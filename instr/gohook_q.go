@@ -59,6 +59,7 @@ var (
 	qBuf      []byte
 	qThreads  = map[uint64]*qthread{}
 	qLostSeen uint64
+	qBusy     bool // the last pass took more than half of a ring
 
 	qEpochWall time.Time
 	qEpochMono uint64
@@ -88,7 +89,11 @@ func startDeferred() {
 			t := time.NewTicker(DeferredPoll)
 			defer t.Stop()
 			for range t.C {
-				qPass()
+				// A pass that found a ring over half full goes again
+				// at once: the rings are drained as fast as the hooks
+				// run while the app keeps them filling.
+				for n := qPass(); n > 0 && qBusy; n = qPass() {
+				}
 			}
 		}()
 	})
@@ -154,6 +159,7 @@ func qPass() int {
 		th.seen = false
 	}
 	total := 0
+	qBusy = false
 	for _, r := range qRings[:n] {
 		th := qThreads[uint64(r.serial)]
 		if th == nil {
@@ -161,14 +167,17 @@ func qPass() int {
 			qThreads[uint64(r.serial)] = th
 		}
 		th.seen = true
-		limit := int(r.size)
-		for taken := 0; taken < limit; {
+		limit, taken := int(r.size), 0
+		for taken < limit {
 			got := int(C.clrprof_q_take(r, (*C.uint8_t)(unsafe.Pointer(&qBuf[0])), C.uint32_t(len(qBuf))))
 			if got == 0 {
 				break
 			}
 			taken += got
 			total += th.deliver(qBuf[:got])
+		}
+		if taken > limit/2 {
+			qBusy = true
 		}
 		d := uint64(atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.dropped))))
 		if seen := uint64(r.dropped_seen); d != seen {
@@ -190,13 +199,13 @@ func qPass() int {
 
 // deliver runs the hooks of a run of one thread's records.
 func (th *qthread) deliver(b []byte) int {
-	n := 0
+	n, enters := 0, 0
 	err := decodeQ(b, func(r *qrec) {
 		n++
 		e := goLookup(r.id)
 		switch r.kind {
 		case qEnter:
-			qDelivered.Add(1)
+			enters++
 			var state uint64
 			if e != nil {
 				state = e.deferredEnter(th.tid, r)
@@ -213,6 +222,7 @@ func (th *qthread) deliver(b []byte) int {
 			}
 		}
 	})
+	qDelivered.Add(uint64(enters))
 	if err != nil {
 		// The C side wrote it: a bug, said once.
 		qBadOnce.Do(func() { fmt.Fprintf(os.Stderr, "clrprof: %v\n", err) })

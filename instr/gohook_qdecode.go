@@ -73,10 +73,13 @@ func decodeQ(b []byte, fn func(r *qrec)) error {
 		}
 		rec := b[:n]
 		b = b[n:]
-		r = qrec{kind: rec[4], flags: binary.LittleEndian.Uint16(rec[6:]), id: int32(binary.LittleEndian.Uint32(rec[8:])),
-			time: binary.LittleEndian.Uint64(rec[16:])}
+		// Only what this record sets is reset (strs: the slots it has).
+		r.kind, r.flags, r.id, r.time = rec[4], binary.LittleEndian.Uint16(rec[6:]), int32(binary.LittleEndian.Uint32(rec[8:])),
+			binary.LittleEndian.Uint64(rec[16:])
+		r.nargs, r.ret = 0, 0
 		p := rec[qHeader:]
-		var strs []int // which strs slots follow, in order
+		var slots [MaxGoArgs]int
+		strs := slots[:0] // which strs slots follow, in order
 		switch r.kind {
 		case qEnter:
 			r.nargs = int(rec[5])

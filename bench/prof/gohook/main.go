@@ -71,15 +71,19 @@ func (p *prof) GetReJITParameters(m profiler.ModuleID, tok metadata.Token, fc *p
 }
 
 func (p *prof) Shutdown() error {
+	deferred := ""
 	if os.Getenv("BENCH_GOHOOK_DEFERRED") == "1" {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		err := instr.FlushDeferred(ctx)
 		cancel()
 		st := instr.DeferredStats()
-		fmt.Fprintf(os.Stderr, "gohook: deferred delivered=%d dropped=%d flush=%v\n", st.Delivered, st.Dropped, err)
+		deferred = fmt.Sprintf(" delivered=%d dropped=%d", st.Delivered, st.Dropped)
+		if err != nil {
+			deferred += " flush=" + err.Error()
+		}
 	}
 	r := p.in.Report()
-	fmt.Fprintf(os.Stderr, "gohook: Shutdown instrumented=%d failed=%d counted=%d panics=%d\n", len(r.Instrumented), len(r.Failed), calls.Load(), len(instr.GoHookPanics()))
+	fmt.Fprintf(os.Stderr, "gohook: Shutdown instrumented=%d failed=%d counted=%d panics=%d%s\n", len(r.Instrumented), len(r.Failed), calls.Load(), len(instr.GoHookPanics()), deferred)
 	return nil
 }
 
