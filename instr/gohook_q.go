@@ -59,7 +59,6 @@ var (
 	qBuf      []byte
 	qThreads  = map[uint64]*qthread{}
 	qLostSeen uint64
-	qBusy     bool // the last pass took more than half of a ring
 
 	qEpochWall time.Time
 	qEpochMono uint64
@@ -92,7 +91,7 @@ func startDeferred() {
 				// A pass that found a ring over half full goes again
 				// at once: the rings are drained as fast as the hooks
 				// run while the app keeps them filling.
-				for n := qPass(); n > 0 && qBusy; n = qPass() {
+				for n, busy := qPass(); n > 0 && busy; n, busy = qPass() {
 				}
 			}
 		}()
@@ -129,19 +128,20 @@ func FlushDeferred(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if qPass() == 0 {
+		if n, _ := qPass(); n == 0 {
 			return nil
 		}
 	}
 }
 
 // qPass empties every ring once (at most its size per ring, so that a
-// busy thread cannot hold the pass) and returns the records delivered.
-func qPass() int {
+// busy thread cannot hold the pass) and returns the records delivered and
+// whether it took more than half of a ring.
+func qPass() (total int, busy bool) {
 	qMu.Lock()
 	defer qMu.Unlock()
 	if qBuf == nil {
-		return 0
+		return 0, false
 	}
 	var n int
 	for {
@@ -158,8 +158,6 @@ func qPass() int {
 	for _, th := range qThreads {
 		th.seen = false
 	}
-	total := 0
-	qBusy = false
 	for _, r := range qRings[:n] {
 		th := qThreads[uint64(r.serial)]
 		if th == nil {
@@ -177,7 +175,7 @@ func qPass() int {
 			total += th.deliver(qBuf[:got])
 		}
 		if taken > limit/2 {
-			qBusy = true
+			busy = true
 		}
 		d := uint64(atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.dropped))))
 		if seen := uint64(r.dropped_seen); d != seen {
@@ -194,7 +192,7 @@ func qPass() int {
 		qDropped.Add(lost - qLostSeen)
 		qLostSeen = lost
 	}
-	return total
+	return total, busy
 }
 
 // deliver runs the hooks of a run of one thread's records.
