@@ -69,8 +69,9 @@ type GoHooks struct {
 	// the synchronous mode. Call.Thread is the calling thread. The hooks
 	// cannot influence the call and run after it; a copied string is cut
 	// at 1024 UTF-16 units (Value.Truncated). When a thread's ring is full
-	// (DeferredRingSize) the call is dropped, neither Enter nor Exit runs
-	// for it, and DeferredStats counts it. Call FlushDeferred at Shutdown.
+	// (DeferredRingSize, SetDeferredRingSize) the call is dropped, neither
+	// Enter nor Exit runs for it, and DeferredStats counts it. Call
+	// FlushDeferred at Shutdown.
 	Deferred bool
 	// Timestamps, with Deferred, records the time of the entry and of the
 	// exit (Call.Time, Return.Time), so that the hooks can build spans

@@ -36,7 +36,7 @@ static pthread_key_t qkey;
 static pthread_once_t qonce = PTHREAD_ONCE_INIT;
 static __thread qring *qmine __attribute__((tls_model("initial-exec"))); // one %fs-relative load, as profiler/elt.c
 static uint32_t qsize = 256 << 10;
-static uint64_t qlost; // calls dropped for want of a ring (malloc failed)
+static uint64_t qlost; // calls dropped for want of a ring (malloc failed), and by the rings freed since
 
 // The per-method table the Go side fills before a method can run: bits
 // 0-7 the arguments that are strings, bit 8 the return value is a string,
@@ -350,6 +350,9 @@ int clrprof_q_rings(qring **out, int max) {
 		if (__atomic_load_n(&r->finished, __ATOMIC_ACQUIRE) &&
 		    __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) == r->tail) {
 			*pp = r->next;
+			// Its drops the drainer has not counted yet join those of
+			// the threads without a ring.
+			__atomic_fetch_add(&qlost, __atomic_load_n(&r->dropped, __ATOMIC_RELAXED) - r->dropped_seen, __ATOMIC_RELAXED);
 			free(r);
 			continue;
 		}

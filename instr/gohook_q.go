@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -24,12 +25,27 @@ import (
 // (GoHooks.Deferred) empties the threads' rings.
 const DeferredPoll = time.Millisecond
 
-// DeferredRingSize is the size in bytes of each thread's ring of deferred
-// hook records (allocated at the thread's first deferred call, freed after
-// the thread exits and its ring was drained). An enter record takes 24
-// bytes plus 8 per argument plus its strings (8 bytes and 2 per UTF-16
-// unit each), an exit record 32 bytes plus its strings.
+// DeferredRingSize is the default size in bytes of each thread's ring of
+// deferred hook records (allocated at the thread's first deferred call,
+// freed after the thread exits and its ring was drained). An enter record
+// takes 24 bytes plus 8 per argument plus its strings (8 bytes and 2 per
+// UTF-16 unit each), an exit record 32 bytes plus its strings: 256 KiB hold
+// about 4,600 calls without arguments.
 const DeferredRingSize = 256 << 10
+
+// SetDeferredRingSize sets the size in bytes of the rings of deferred Go
+// hooks created from then on (a thread's ring is created at its first
+// deferred call): a power of two from 4 KiB to 1 GiB. Larger rings ride
+// out longer bursts (a thread calling faster than the hooks run) before
+// calls are dropped, at the cost of memory per thread (touched as it
+// fills).
+func SetDeferredRingSize(bytes int) error {
+	if bytes < 4096 || bytes > 1<<30 || bytes&(bytes-1) != 0 {
+		return fmt.Errorf("instr: deferred ring size %d: want a power of two from 4096 to 1<<30", bytes)
+	}
+	C.clrprof_q_setsize(C.uint32_t(bytes))
+	return nil
+}
 
 // DeferredCounts are the counts of the calls deferred Go hooks saw.
 type DeferredCounts struct {
@@ -88,10 +104,11 @@ func startDeferred() {
 			t := time.NewTicker(DeferredPoll)
 			defer t.Stop()
 			for range t.C {
-				// A pass that found a ring over half full goes again
-				// at once: the rings are drained as fast as the hooks
-				// run while the app keeps them filling.
-				for n, busy := qPass(); n > 0 && busy; n, busy = qPass() {
+				// While passes find records the drain goes on at once
+				// (as fast as the hooks run, one core at most); it
+				// waits for the next tick once a pass finds none.
+				for n, _ := qPass(); n > 0; n, _ = qPass() {
+					runtime.Gosched()
 				}
 			}
 		}()

@@ -8,13 +8,15 @@
 // CLRPROF_GOHOOK_GUARD=0 drops the signal guard (for comparison only).
 // BENCH_GOHOOK_DEFERRED=1 makes the hooks deferred (GoHooks.Deferred):
 // Shutdown then flushes them and prints how many calls were delivered and
-// dropped.
+// dropped; BENCH_GOHOOK_RING sets the rings' size in bytes
+// (instr.SetDeferredRingSize).
 package main
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +47,15 @@ func (p *prof) Initialize(info *profiler.Info) error {
 	}
 	hooks := &instr.GoHooks{Enter: func(instr.Call) uint64 { return 0 }, Exit: func(instr.Return) {}}
 	hooks.Deferred = os.Getenv("BENCH_GOHOOK_DEFERRED") == "1"
+	if v := os.Getenv("BENCH_GOHOOK_RING"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err == nil {
+			err = instr.SetDeferredRingSize(n)
+		}
+		if err != nil {
+			return fmt.Errorf("BENCH_GOHOOK_RING=%q: %v", v, err)
+		}
+	}
 	if os.Getenv("BENCH_GOHOOK_COUNT") == "1" {
 		hooks.Exit = func(instr.Return) { calls.Add(1) }
 	}
