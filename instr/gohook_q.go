@@ -22,7 +22,8 @@ import (
 )
 
 // DeferredPoll is how often the drain goroutine of deferred Go hooks
-// (GoHooks.Deferred) empties the threads' rings.
+// (GoHooks.Deferred) empties the threads' rings when they were found
+// empty; while its passes find records it goes on at once.
 const DeferredPoll = time.Millisecond
 
 // DeferredRingSize is the default size in bytes of each thread's ring of
@@ -107,7 +108,7 @@ func startDeferred() {
 				// While passes find records the drain goes on at once
 				// (as fast as the hooks run, one core at most); it
 				// waits for the next tick once a pass finds none.
-				for n, _ := qPass(); n > 0; n, _ = qPass() {
+				for qPass() > 0 {
 					runtime.Gosched()
 				}
 			}
@@ -145,20 +146,19 @@ func FlushDeferred(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if n, _ := qPass(); n == 0 {
+		if qPass() == 0 {
 			return nil
 		}
 	}
 }
 
 // qPass empties every ring once (at most its size per ring, so that a
-// busy thread cannot hold the pass) and returns the records delivered and
-// whether it took more than half of a ring.
-func qPass() (total int, busy bool) {
+// busy thread cannot hold the pass) and returns the records delivered.
+func qPass() (total int) {
 	qMu.Lock()
 	defer qMu.Unlock()
 	if qBuf == nil {
-		return 0, false
+		return 0
 	}
 	var n int
 	for {
@@ -191,9 +191,6 @@ func qPass() (total int, busy bool) {
 			taken += got
 			total += th.deliver(qBuf[:got])
 		}
-		if taken > limit/2 {
-			busy = true
-		}
 		d := uint64(atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.dropped))))
 		if seen := uint64(r.dropped_seen); d != seen {
 			qDropped.Add(d - seen)
@@ -209,7 +206,7 @@ func qPass() (total int, busy bool) {
 		qDropped.Add(lost - qLostSeen)
 		qLostSeen = lost
 	}
-	return total, busy
+	return total
 }
 
 // deliver runs the hooks of a run of one thread's records.
