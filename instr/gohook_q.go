@@ -251,19 +251,21 @@ func qTime(t uint64) time.Time {
 	return qEpochWall.Add(time.Duration(int64(t - qEpochMono)))
 }
 
-// qvalue is the Value of a record's value of kind k: strings from the
-// record (s), never from memory.
-func qvalue(k valueKind, bits uint64, s *qstr) Value {
-	if k.kind != KindString {
-		return decode(k, bits)
+// setq sets *v to a record's value of kind k: strings from the record (s),
+// never from memory. It writes the fields in place (the drain's hot path).
+func (v *Value) setq(k *valueKind, bits uint64, s *qstr) {
+	v.Kind, v.Type, v.unsigned = k.kind, k.typ, k.unsigned
+	switch k.kind {
+	case KindString:
+		if s == nil {
+			v.trunc = true // no room for it in the ring
+			return
+		}
+		v.str, v.null, v.trunc = s.s, s.null, s.trunc
+	case KindObject, KindVoid:
+	default:
+		v.bits = bits
 	}
-	v := Value{Kind: KindString, Type: k.typ}
-	if s == nil {
-		v.trunc = true // no room for it in the ring
-		return v
-	}
-	v.str, v.null, v.trunc = s.s, s.null, s.trunc
-	return v
 }
 
 func (e *goEntry) deferredEnter(tid uint64, r *qrec) (state uint64) {
@@ -276,7 +278,10 @@ func (e *goEntry) deferredEnter(tid uint64, r *qrec) (state uint64) {
 			state = 0
 		}
 	}()
-	c := Call{Method: e.method, Thread: tid, Time: qTime(r.time)}
+	c := Call{Method: e.method, Thread: tid}
+	if r.time != 0 {
+		c.Time = qTime(r.time)
+	}
 	if r.nargs > 0 {
 		c.Args = make([]Value, r.nargs)
 		for i := 0; i < r.nargs && i < len(e.args); i++ {
@@ -284,7 +289,7 @@ func (e *goEntry) deferredEnter(tid uint64, r *qrec) (state uint64) {
 			if r.flags&(1<<i) != 0 {
 				s = &r.strs[i]
 			}
-			c.Args[i] = qvalue(e.args[i], r.args[i], s)
+			c.Args[i].setq(&e.args[i], r.args[i], s)
 		}
 	}
 	return e.hooks.Enter(c)
@@ -303,7 +308,11 @@ func (e *goEntry) deferredExit(tid uint64, state uint64, r *qrec) {
 	if r.flags&qRetStrFlag != 0 {
 		rs = &r.strs[0]
 	}
-	ret := Return{Method: e.method, Thread: tid, State: state, Time: qTime(r.time), Value: qvalue(e.ret, r.ret, rs)}
+	ret := Return{Method: e.method, Thread: tid, State: state}
+	if r.time != 0 {
+		ret.Time = qTime(r.time)
+	}
+	ret.Value.setq(&e.ret, r.ret, rs)
 	if r.flags&qExcFlag != 0 {
 		ret.Exception = true
 		if r.flags&qTypeStrFlag != 0 {

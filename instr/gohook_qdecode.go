@@ -63,6 +63,7 @@ var errQRecord = errors.New("instr: malformed deferred hook record")
 func decodeQ(b []byte, fn func(r *qrec)) error {
 	var r qrec
 	var units []uint16
+	var slots [MaxGoArgs]int
 	for len(b) > 0 {
 		if len(b) < qHeader {
 			return errQRecord
@@ -78,7 +79,6 @@ func decodeQ(b []byte, fn func(r *qrec)) error {
 			binary.LittleEndian.Uint64(rec[16:])
 		r.nargs, r.ret = 0, 0
 		p := rec[qHeader:]
-		var slots [MaxGoArgs]int
 		strs := slots[:0] // which strs slots follow, in order
 		switch r.kind {
 		case qEnter:
