@@ -35,8 +35,8 @@ import (
 // clock on the thread, see the call before the method's body runs).
 //
 // With Deferred the hooks observe instead: the call only leaves a record
-// in a ring of its thread (in C: no Go, no signal guard, no lock; tens of
-// nanoseconds), and a goroutine runs the hooks later, in each thread's
+// in a ring of its thread (in C: no Go, no signal guard, no lock), and a
+// goroutine runs the hooks later, in each thread's
 // order, Exit's State paired with its Enter's result as in the other mode.
 // They cannot influence the call, run after it (within DeferredPoll plus
 // the time earlier hooks take), and under overload (a thread making calls
