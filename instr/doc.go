@@ -162,7 +162,8 @@
 // call for empty hooks, 16-40x an empty C hook). Deferred hooks
 // ([GoHooks].Deferred) only record the call in a per-thread ring, in C
 // (empty ones cost 2.4-3x an empty C hook per call in wall time and 3-4x in
-// CPU time, the drain goroutine's included), and run later
+// CPU time, the drain goroutine's included, up to 6x in noisy runs: see
+// docs/instrumentation.md), and run later
 // on a goroutine in each thread's order: they observe and cannot influence
 // the call, may be dropped whole under overload (counted by
 // [DeferredStats]), and [FlushDeferred] delivers what is queued (call it at
