@@ -85,6 +85,7 @@ type qthread struct {
 	tid   uint64
 	stack []uint64 // the states of the enters whose exits are still to come
 	seen  bool
+	rec   qrec // scratch
 }
 
 // startDeferred sets up the rings' size and starts the drain goroutine
@@ -212,9 +213,18 @@ func qPass() (total int) {
 // deliver runs the hooks of a run of one thread's records.
 func (th *qthread) deliver(b []byte) int {
 	n, enters := 0, 0
-	err := decodeQ(b, func(r *qrec) {
+	r := &th.rec
+	var e *goEntry
+	lastID := int32(-1)
+	var err error
+	for len(b) > 0 {
+		if b, err = r.next(b); err != nil {
+			break
+		}
 		n++
-		e := goLookup(r.id)
+		if r.id != lastID {
+			e, lastID = goLookup(r.id), r.id
+		}
 		switch r.kind {
 		case qEnter:
 			enters++
@@ -233,7 +243,7 @@ func (th *qthread) deliver(b []byte) int {
 				e.deferredExit(th.tid, state, r)
 			}
 		}
-	})
+	}
 	qDelivered.Add(uint64(enters))
 	if err != nil {
 		// The C side wrote it: a bug, said once.

@@ -54,6 +54,7 @@ type qrec struct {
 	nargs int
 	ret   uint64
 	strs  [MaxGoArgs]qstr // enter: by argument index; exit: [0] return value, [1] type name
+	units []uint16        // scratch
 }
 
 var errQRecord = errors.New("instr: malformed deferred hook record")
@@ -62,81 +63,89 @@ var errQRecord = errors.New("instr: malformed deferred hook record")
 // returns an error at the first malformed one.
 func decodeQ(b []byte, fn func(r *qrec)) error {
 	var r qrec
-	var units []uint16
-	var slots [MaxGoArgs]int
 	for len(b) > 0 {
-		if len(b) < qHeader {
-			return errQRecord
-		}
-		n := binary.LittleEndian.Uint32(b)
-		if n < qHeader || n%8 != 0 || uint64(n) > uint64(len(b)) {
-			return errQRecord
-		}
-		rec := b[:n]
-		b = b[n:]
-		// Only what this record sets is reset (strs: the slots it has).
-		r.kind, r.flags, r.id, r.time = rec[4], binary.LittleEndian.Uint16(rec[6:]), int32(binary.LittleEndian.Uint32(rec[8:])),
-			binary.LittleEndian.Uint64(rec[16:])
-		r.nargs, r.ret = 0, 0
-		p := rec[qHeader:]
-		strs := slots[:0] // which strs slots follow, in order
-		switch r.kind {
-		case qEnter:
-			r.nargs = int(rec[5])
-			if r.nargs > MaxGoArgs || len(p) < 8*r.nargs || r.flags>>r.nargs != 0 {
-				return errQRecord
-			}
-			for i := 0; i < r.nargs; i++ {
-				r.args[i] = binary.LittleEndian.Uint64(p[8*i:])
-				if r.flags&(1<<i) != 0 {
-					strs = append(strs, i)
-				}
-			}
-			p = p[8*r.nargs:]
-		case qExit:
-			if rec[5] != 0 || len(p) < 8 || r.flags&^7 != 0 {
-				return errQRecord
-			}
-			r.ret = binary.LittleEndian.Uint64(p)
-			p = p[8:]
-			if r.flags&qRetStrFlag != 0 {
-				strs = append(strs, 0)
-			}
-			if r.flags&qTypeStrFlag != 0 {
-				strs = append(strs, 1)
-			}
-		default:
-			return errQRecord
-		}
-		for _, i := range strs {
-			if len(p) < 8 {
-				return errQRecord
-			}
-			cnt := int32(binary.LittleEndian.Uint32(p))
-			fl := binary.LittleEndian.Uint32(p[4:])
-			p = p[8:]
-			if cnt < 0 {
-				if cnt != -1 {
-					return errQRecord
-				}
-				r.strs[i] = qstr{null: true}
-				continue
-			}
-			size := (2*int(cnt) + 7) &^ 7
-			if len(p) < size {
-				return errQRecord
-			}
-			units = units[:0]
-			for j := 0; j < int(cnt); j++ {
-				units = append(units, binary.LittleEndian.Uint16(p[2*j:]))
-			}
-			r.strs[i] = qstr{s: string(utf16.Decode(units)), trunc: fl&1 != 0}
-			p = p[size:]
-		}
-		if len(p) != 0 {
-			return errQRecord
+		var err error
+		if b, err = r.next(b); err != nil {
+			return err
 		}
 		fn(&r)
 	}
 	return nil
+}
+
+// next decodes the record at the start of b into r and returns the rest.
+func (r *qrec) next(b []byte) ([]byte, error) {
+	if len(b) < qHeader {
+		return nil, errQRecord
+	}
+	n := binary.LittleEndian.Uint32(b)
+	if n < qHeader || n%8 != 0 || uint64(n) > uint64(len(b)) {
+		return nil, errQRecord
+	}
+	rec := b[:n]
+	b = b[n:]
+	// Only what this record sets is reset (strs: the slots it has).
+	r.kind, r.flags, r.id, r.time = rec[4], binary.LittleEndian.Uint16(rec[6:]), int32(binary.LittleEndian.Uint32(rec[8:])),
+		binary.LittleEndian.Uint64(rec[16:])
+	r.nargs, r.ret = 0, 0
+	p := rec[qHeader:]
+	var slots [MaxGoArgs]int
+	strs := slots[:0] // which strs slots follow, in order
+	switch r.kind {
+	case qEnter:
+		r.nargs = int(rec[5])
+		if r.nargs > MaxGoArgs || len(p) < 8*r.nargs || r.flags>>r.nargs != 0 {
+			return nil, errQRecord
+		}
+		for i := 0; i < r.nargs; i++ {
+			r.args[i] = binary.LittleEndian.Uint64(p[8*i:])
+			if r.flags&(1<<i) != 0 {
+				strs = append(strs, i)
+			}
+		}
+		p = p[8*r.nargs:]
+	case qExit:
+		if rec[5] != 0 || len(p) < 8 || r.flags&^7 != 0 {
+			return nil, errQRecord
+		}
+		r.ret = binary.LittleEndian.Uint64(p)
+		p = p[8:]
+		if r.flags&qRetStrFlag != 0 {
+			strs = append(strs, 0)
+		}
+		if r.flags&qTypeStrFlag != 0 {
+			strs = append(strs, 1)
+		}
+	default:
+		return nil, errQRecord
+	}
+	for _, i := range strs {
+		if len(p) < 8 {
+			return nil, errQRecord
+		}
+		cnt := int32(binary.LittleEndian.Uint32(p))
+		fl := binary.LittleEndian.Uint32(p[4:])
+		p = p[8:]
+		if cnt < 0 {
+			if cnt != -1 {
+				return nil, errQRecord
+			}
+			r.strs[i] = qstr{null: true}
+			continue
+		}
+		size := (2*int(cnt) + 7) &^ 7
+		if len(p) < size {
+			return nil, errQRecord
+		}
+		r.units = r.units[:0]
+		for j := 0; j < int(cnt); j++ {
+			r.units = append(r.units, binary.LittleEndian.Uint16(p[2*j:]))
+		}
+		r.strs[i] = qstr{s: string(utf16.Decode(r.units)), trunc: fl&1 != 0}
+		p = p[size:]
+	}
+	if len(p) != 0 {
+		return nil, errQRecord
+	}
+	return b, nil
 }
