@@ -159,10 +159,10 @@
 // library instead of a managed integration, through P/Invoke methods the
 // SDK defines in the target's module. Synchronous hooks (the default) run
 // inside the call, on its thread, behind the signal guard (about 1 µs per
-// call for empty hooks, 16-40x an empty C hook). Deferred hooks
+// call for empty hooks, 17-46x an empty C hook). Deferred hooks
 // ([GoHooks].Deferred) only record the call in a per-thread ring, in C
-// (empty ones cost 2.4-3x an empty C hook per call in wall time and 3-4x in
-// CPU time, the drain goroutine's included, up to 6x in noisy runs: see
+// (empty ones cost 2-6x an empty C hook per call in wall time and 3-6x in
+// CPU time, the drain goroutine's included, on a loaded machine: see
 // docs/instrumentation.md), and run later
 // on a goroutine in each thread's order: they observe and cannot influence
 // the call, may be dropped whole under overload (counted by
