@@ -398,6 +398,8 @@ var Targets = []Target{
 	{"instr: a hot small method wrapped with an empty integration vs the same wrap written by hand in C#, start-up taken out (per call)", "wrap", "go-wrap", "ref", "wall-steady", 1.10},
 	{"instr: a hot small method wrapped with an empty integration vs the same wrap written by hand in C#, start-up taken out (per call), CPU time", "wrap", "go-wrap", "ref", "cpu-steady", 1.10},
 	{"instr Go hooks: an empty Go hook vs an empty C hook bound the same way (P/Invoke from the wrap), start-up taken out (per call)", "gohook", "go-gohook", "ref", "wall-steady", 1.5},
+	{"instr deferred Go hooks: an empty deferred Go hook vs an empty C hook bound the same way, start-up taken out (per call)", "gohook", "go-gohook-deferred", "ref", "wall-steady", 1.5},
+	{"instr deferred Go hooks: an empty deferred Go hook vs an empty C hook bound the same way, start-up taken out (per call), CPU time (the drain goroutine's included)", "gohook", "go-gohook-deferred", "ref", "cpu-steady", 1.5},
 	{"a chained native profiler (the C reference behind the idle Go profiler, CLRPROF_CHAIN_PATH): unimplemented callbacks vs the same C profiler alone", "alloc", "c-unimpl-chained", "ref", "wall", 1.05},
 	{"a chained native profiler: unimplemented callbacks vs the same C profiler alone, start-up taken out (the Go runtime's own start-up is go-idle's)", "alloc", "c-unimpl-chained", "ref", "wall-steady", 1.05},
 	{"a chained native profiler: ObjectAllocated on every allocation vs the same C profiler alone", "alloc", "c-alloc-chained", "ref", "wall", 1.05},
@@ -436,6 +438,8 @@ var startupOf = map[string]string{
 	"c-unimpl":          "c-idle",
 	"c-unimpl-chained":  "go-idle", // the Go runtime's start-up; the chained C profiler's is c-idle's, about none
 	"c-alloc-chained":   "go-idle",
+
+	"go-gohook-deferred": "go-idle",
 }
 
 // StartupOf is the configuration whose median on the empty workload is

@@ -153,6 +153,23 @@
 // assembly may not have loaded yet) and the methods matched but not
 // compiled yet (Pending: never called, or waiting for a ReJIT).
 //
+// # Integrations in Go
+//
+// A Rule with Go set ([GoHooks]) calls Go functions of the profiler
+// library instead of a managed integration, through P/Invoke methods the
+// SDK defines in the target's module. Synchronous hooks (the default) run
+// inside the call, on its thread, behind the signal guard (about 1 µs per
+// call for empty hooks, 17-46x an empty C hook). Deferred hooks
+// ([GoHooks].Deferred) only record the call in a per-thread ring, in C
+// (empty ones cost 2-6x an empty C hook per call in wall time and 3-6x in
+// CPU time, the drain goroutine's included, on a loaded machine: see
+// docs/instrumentation.md), and run later
+// on a goroutine in each thread's order: they observe and cannot influence
+// the call, may be dropped whole under overload (counted by
+// [DeferredStats]), and [FlushDeferred] delivers what is queued (call it at
+// Shutdown). [GoHooks].Timestamps gives deferred hooks the times of entry
+// and exit.
+//
 // # Cost
 //
 // Per call, a wrapped method makes two calls (Begin, End) and enters three

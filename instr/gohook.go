@@ -14,6 +14,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf16"
 	"unsafe"
 )
@@ -24,12 +25,29 @@ import (
 // an exported function of the profiler library, by the library's absolute
 // path): no managed helper assembly is involved.
 //
-// The hooks run on the thread that called the method, in preemptive mode
-// (as any P/Invoke: a garbage collection may run meanwhile), with the
-// activation signal blocked like every other Go callback (see
-// docs/reliability.md). They must return promptly: the method waits for
-// them. A hook that panics is recovered (and counted, see GoHookPanics);
-// the method goes on. Many threads may run hooks at once.
+// There are two modes. By default (synchronous) the hooks run on the
+// thread that called the method, in preemptive mode (as any P/Invoke: a
+// garbage collection may run meanwhile), with the activation signal
+// blocked like every other Go callback (see docs/reliability.md). They
+// must return promptly: the method waits for them. An empty hook costs
+// about 1 µs per call (the guard's two pthread_sigmask calls and the cgo
+// callback): pick this mode when a hook must run inside the call (read the
+// clock on the thread, see the call before the method's body runs).
+//
+// With Deferred the hooks observe instead: the call only leaves a record
+// in a ring of its thread (in C: no Go, no signal guard, no lock), and a
+// goroutine runs the hooks later, in each thread's
+// order, Exit's State paired with its Enter's result as in the other mode.
+// They cannot influence the call, run after it (within DeferredPoll plus
+// the time earlier hooks take), and under overload (a thread making calls
+// faster than the hooks run) calls are dropped whole and counted
+// (DeferredStats), never blocking the app. Pick this mode for tracing and
+// counting on hot paths; use Timestamps to get the calls' times. See
+// docs/instrumentation.md for measured costs.
+//
+// In both modes a hook that panics is recovered (and counted, see
+// GoHookPanics); the method goes on. Synchronous hooks of many threads run
+// at once; deferred hooks run one at a time.
 type GoHooks struct {
 	// Enter, when set, runs before the method's body. What it returns
 	// is handed to Exit as Return.State.
@@ -41,6 +59,24 @@ type GoHooks struct {
 	// MaxGoArgs of them); without it Call.Args is nil and the call costs
 	// the same whatever the method's parameters.
 	Args bool
+	// Deferred makes the hooks observe the calls instead of running in
+	// them: the wrapped method only appends a record of the call (its
+	// arguments, strings copied, and at exit its return value and
+	// exception) to a ring of its thread, in C, without calling Go or
+	// blocking a signal, and a goroutine of the SDK runs Enter and Exit
+	// later (within DeferredPoll plus the time the hooks before take), in
+	// each thread's order, with Return.State paired with its Enter as in
+	// the synchronous mode. Call.Thread is the calling thread. The hooks
+	// cannot influence the call and run after it; a copied string is cut
+	// at 1024 UTF-16 units (Value.Truncated). When a thread's ring is full
+	// (DeferredRingSize, SetDeferredRingSize) the call is dropped, neither
+	// Enter nor Exit runs for it, and DeferredStats counts it. Call
+	// FlushDeferred at Shutdown.
+	Deferred bool
+	// Timestamps, with Deferred, records the time of the entry and of the
+	// exit (Call.Time, Return.Time), so that the hooks can build spans
+	// after the fact. Without it the clock is not read (Time is zero).
+	Timestamps bool
 }
 
 // MaxGoArgs is the number of arguments a Go hook can receive: a method
@@ -56,6 +92,11 @@ type Call struct {
 	// Args are the arguments with GoHooks.Args (this is not among them),
 	// nil otherwise. The hook may keep them.
 	Args []Value
+	// Time is when the method was entered, with GoHooks.Deferred and
+	// GoHooks.Timestamps (read from CLOCK_MONOTONIC in the call, made a
+	// wall-clock time by the offset between the two clocks when the
+	// first deferred rule was added); zero otherwise.
+	Time time.Time
 }
 
 // Return is what an Exit hook receives.
@@ -71,6 +112,11 @@ type Return struct {
 	// ExceptionType is its type's name ("System.InvalidOperationException").
 	Exception     bool
 	ExceptionType string
+	// ExceptionTypeTruncated tells, with GoHooks.Deferred, that
+	// ExceptionType was cut short (as Value.Truncated).
+	ExceptionTypeTruncated bool
+	// Time is when the method returned, as Call.Time.
+	Time time.Time
 }
 
 // Kind is the kind of a Value.
@@ -111,8 +157,15 @@ type Value struct {
 	bits     uint64
 	str      string
 	null     bool
+	trunc    bool
 	unsigned bool // an enum with an unsigned underlying type
 }
+
+// Truncated tells a KindString value of a deferred hook (GoHooks.Deferred)
+// cut short: the string had more than 1024 UTF-16 units (Str holds the
+// first 1024), or, for a return value, its thread's ring had no room left
+// for all of it. Synchronous hooks always get the whole string.
+func (v Value) Truncated() bool { return v.trunc }
 
 // Int is the value of a KindInt or KindEnum value (a KindUint value
 // converted).

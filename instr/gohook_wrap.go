@@ -37,6 +37,12 @@ var testHooks bool
 // recognizes a wrapped body by its first call, Clrprof.Instr.GoHooks::Enter.
 var goIntegration = Integration{Type: goHooksType, Begin: "Enter", End: "Exit"}
 
+// goHooksQType holds the P/Invokes of deferred rules (bound to
+// clrprof_gohook_q_*, gohook_q.c).
+const goHooksQType = "Clrprof.Instr.GoHooksDeferred"
+
+var goQIntegration = Integration{Type: goHooksQType, Begin: "Enter", End: "Exit"}
+
 // checkRule checks a rule's integration (a Go rule needs none).
 func checkRule(r *Rule) error {
 	if r.Go != nil {
@@ -44,6 +50,9 @@ func checkRule(r *Rule) error {
 			return fmt.Errorf("instr: GoHooks needs Enter or Exit")
 		}
 		r.Integration = goIntegration
+		if r.Go.Deferred {
+			r.Integration = goQIntegration
+		}
 		return nil
 	}
 	return checkIntegration(&r.Integration)
@@ -57,9 +66,14 @@ type goTokens struct {
 	fullName metadata.Token // System.Type::get_FullName
 }
 
+type goModKey struct {
+	mod      profiler.ModuleID
+	deferred bool
+}
+
 var goModules struct {
 	sync.Mutex
-	m map[profiler.ModuleID]*goTokens
+	m map[goModKey]*goTokens
 }
 
 const (
@@ -68,16 +82,21 @@ const (
 
 // goPinvokes defines (once per module) the Clrprof.Instr.GoHooks type and
 // its P/Invoke methods.
-func goPinvokes(m *ilrw.Method) (*goTokens, error) {
+func goPinvokes(m *ilrw.Method, deferred bool) (*goTokens, error) {
 	goModules.Lock()
 	defer goModules.Unlock()
-	if t := goModules.m[m.ModuleID]; t != nil {
+	typeName, prefix := goHooksType, "clrprof_gohook_"
+	if deferred {
+		typeName, prefix = goHooksQType, "clrprof_gohook_q_"
+	}
+	key := goModKey{m.ModuleID, deferred}
+	if t := goModules.m[key]; t != nil {
 		// A ModuleID can be reused after a collectible module unloads:
 		// the cached tokens must still name this module's P/Invokes.
-		if m.Module.TokenName(t.exit) == goHooksType+"::Exit" {
+		if m.Module.TokenName(t.exit) == typeName+"::Exit" {
 			return t, nil
 		}
-		delete(goModules.m, m.ModuleID)
+		delete(goModules.m, key)
 	}
 	mod := m.Module
 	scope, err := mod.AssemblyRef(coreLib) // also opens the module for writing
@@ -88,16 +107,15 @@ func goPinvokes(m *ilrw.Method) (*goTokens, error) {
 	if err != nil {
 		return nil, err
 	}
-	td, err := mod.Emit.DefineTypeDef(goHooksType,
+	td, err := mod.Emit.DefineTypeDef(typeName,
 		metadata.TdNotPublic|metadata.TdClass|metadata.TdAbstract|metadata.TdSealed|metadata.TdBeforeFieldInit, object, nil)
 	if err != nil {
-		return nil, fmt.Errorf("TypeDef %s: %w", goHooksType, err)
+		return nil, fmt.Errorf("TypeDef %s: %w", typeName, err)
 	}
 	typeT, err := mod.TypeRef(scope, "System", "Type")
 	if err != nil {
 		return nil, err
 	}
-	prefix := "clrprof_gohook_"
 	if testHooks && os.Getenv("CLRPROF_GOHOOK_ENTRY") == "c" {
 		prefix = "clrprof_gohook_c_"
 	}
@@ -121,9 +139,9 @@ func goPinvokes(m *ilrw.Method) (*goTokens, error) {
 		return nil, err
 	}
 	if goModules.m == nil {
-		goModules.m = map[profiler.ModuleID]*goTokens{}
+		goModules.m = map[goModKey]*goTokens{}
 	}
-	goModules.m[m.ModuleID] = t
+	goModules.m[key] = t
 	return t, nil
 }
 
@@ -137,7 +155,7 @@ type goWrap struct {
 }
 
 func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
-	toks, err := goPinvokes(m)
+	toks, err := goPinvokes(m, e.goh.Deferred)
 	if err != nil {
 		return err
 	}
@@ -171,6 +189,11 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 	w.byRefLike = func(tok metadata.Token) bool { return in.isByRefLike(m, tok) }
 	// The entry is published before the code that uses its index exists.
 	gw.id = addGoEntry(ge)
+	if e.goh.Deferred {
+		if err := setDeferred(gw.id, ge); err != nil {
+			return err
+		}
+	}
 	return w.wrap(0, 0)
 }
 

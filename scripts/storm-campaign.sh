@@ -37,21 +37,23 @@ trap stop_hogs EXIT
 
 go test -c -o bin/profiler.test ./profiler
 go test -c -o bin/instr.test ./instr
-# STORM_TESTS: which storms, space-separated (default all four):
+# STORM_TESTS: which storms, space-separated (default all five):
 # TestSignalStorm (callbacks in Go), TestSignalStormPerf (the same with the
 # kernel's perf-event sampling of every storm thread, the mechanism of
 # cpuprof's CPUPROF_MODE=perf) and TestGoHookStorm (Go hooks called by
 # P/Invoke from hot managed code, package instr: GC-suspension signals
-# alone, then SIGRTMIN by tgkill too) and TestStormsChained (the signal and
-# allocation storms with a native profiler chained beside the Go one).
-STORM_TESTS="${STORM_TESTS:-TestSignalStorm TestSignalStormPerf TestGoHookStorm TestStormsChained}"
+# alone, then SIGRTMIN by tgkill too), TestGoHookStormDeferred (the same
+# with deferred Go hooks: records into C rings, hooks run by the drain) and
+# TestStormsChained (the signal and allocation storms with a native
+# profiler chained beside the Go one).
+STORM_TESTS="${STORM_TESTS:-TestSignalStorm TestSignalStormPerf TestGoHookStorm TestGoHookStormDeferred TestStormsChained}"
 
 run_half() {
 	local half="$1"
 	echo "=== half=$half rounds=$ROUNDS hogs=$([ "$half" = loaded ] && echo "$HOGS" || echo 0) load=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$log"
 	for test in $STORM_TESTS; do
 		local pkg=profiler
-		[ "$test" = TestGoHookStorm ] && pkg=instr
+		case "$test" in TestGoHookStorm*) pkg=instr ;; esac
 		# -count=ROUNDS runs the whole storm test (every runtime) ROUNDS
 		# times; failures do not stop the rounds that follow.
 		(cd "$pkg" && "../bin/$pkg.test" -test.count="$ROUNDS" -test.timeout 0 -test.v \

@@ -199,7 +199,10 @@ func readLines(t *testing.T, path string) []callLine {
 // its parent, attributes, exception status and event; the resource
 // carries OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, the process and the
 // .NET runtime's version; the JSON lines match the spans; the app's output
-// is unchanged; every request carried OTEL_EXPORTER_OTLP_HEADERS.
+// is unchanged; every request carried OTEL_EXPORTER_OTLP_HEADERS. On the
+// newest runtime the same again with deferred hooks (GOTRACE_DEFERRED=1:
+// spans built after the fact from the recorded times), every call
+// delivered, none dropped.
 func TestGotraceOTLP(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/gotrace")
 	app := harness.CompileCS(t, []string{"testdata/traced.cs"}, "")
@@ -208,10 +211,11 @@ func TestGotraceOTLP(t *testing.T) {
 		base.MustSucceed(t)
 		protos := []string{"http/protobuf"}
 		if rt.Major >= 8 {
-			protos = append(protos, "grpc")
+			protos = append(protos, "grpc", "http/protobuf+deferred")
 		}
-		for _, proto := range protos {
-			t.Run(strings.ReplaceAll(proto, "/", "-"), func(t *testing.T) {
+		for _, variant := range protos {
+			proto, deferred := strings.CutSuffix(variant, "+deferred")
+			t.Run(strings.ReplaceAll(variant, "/", "-"), func(t *testing.T) {
 				c := exporttest.StartCollector(t)
 				ep := c.TracesEndpoint()
 				if proto == "grpc" {
@@ -222,7 +226,7 @@ func TestGotraceOTLP(t *testing.T) {
 					Env: []string{targets, "GOTRACE_OUTPUT=" + out, "OTEL_EXPORTER_OTLP_ENDPOINT=" + ep,
 						"OTEL_EXPORTER_OTLP_PROTOCOL=" + proto, "OTEL_SERVICE_NAME=traced-test",
 						"OTEL_RESOURCE_ATTRIBUTES=deployment.environment=test,team=a%20b",
-						"OTEL_EXPORTER_OTLP_HEADERS=x-test=1"}})
+						"OTEL_EXPORTER_OTLP_HEADERS=x-test=1", "GOTRACE_DEFERRED=" + map[bool]string{true: "1"}[deferred]}})
 				res.MustSucceed(t)
 				t.Logf("gotrace's stderr:\n%s", res.Stderr)
 				if res.Stdout != base.Stdout {
@@ -234,6 +238,11 @@ func TestGotraceOTLP(t *testing.T) {
 				}
 				res.MustStderrContain(t, "gotrace: instrumented 7 methods\n",
 					fmt.Sprintf("gotrace: spans: %d ended, %d exported, 0 dropped (queue full), 0 not delivered at shutdown; 0 export attempts failed", total, total))
+				if deferred {
+					res.MustStderrContain(t, fmt.Sprintf("gotrace: deferred hooks: %d calls delivered, 0 dropped", total))
+				} else {
+					res.MustStderrNotContain(t, "deferred hooks")
+				}
 				spans, resources := waitSpans(t, c, total)
 				hdrs, err := c.TraceHeaders()
 				if err != nil {

@@ -30,6 +30,12 @@
 //	                    (completed calls; those still running at Shutdown, such as Main
 //	                    when the app ends with Environment.Exit, are listed on stderr)
 //	GOTRACE_QUEUE       the span queue's bound (default 8192 spans)
+//	GOTRACE_DEFERRED=1  deferred Go hooks (instr.GoHooks.Deferred): the calls are recorded
+//	                    with their times in C and the spans and lines built after the fact
+//	                    by a goroutine (from the recorded times); much cheaper per call, but
+//	                    calls a thread makes faster than they are traced are dropped (the
+//	                    count is reported at Shutdown); the spans are not shared with a
+//	                    profiler beside gotrace (Options.Spans)
 //	OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
 //	                    export spans through OTLP to this collector (unset: no spans)
 //	OTEL_EXPORTER_OTLP_PROTOCOL  grpc or http/protobuf (the default)

@@ -6,12 +6,19 @@
 // ran. Built with -tags clrprof_testhooks, CLRPROF_GOHOOK_ENTRY=c binds the
 // same P/Invokes to empty C functions instead (the C baseline) and
 // CLRPROF_GOHOOK_GUARD=0 drops the signal guard (for comparison only).
+// BENCH_GOHOOK_DEFERRED=1 makes the hooks deferred (GoHooks.Deferred):
+// Shutdown then flushes them and prints how many calls were delivered and
+// dropped; BENCH_GOHOOK_RING sets the rings' size in bytes
+// (instr.SetDeferredRingSize).
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/clrprof/clrprof/instr"
 	"github.com/clrprof/clrprof/instr/target"
@@ -39,6 +46,16 @@ func (p *prof) Initialize(info *profiler.Info) error {
 		return err
 	}
 	hooks := &instr.GoHooks{Enter: func(instr.Call) uint64 { return 0 }, Exit: func(instr.Return) {}}
+	hooks.Deferred = os.Getenv("BENCH_GOHOOK_DEFERRED") == "1"
+	if v := os.Getenv("BENCH_GOHOOK_RING"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err == nil {
+			err = instr.SetDeferredRingSize(n)
+		}
+		if err != nil {
+			return fmt.Errorf("BENCH_GOHOOK_RING=%q: %v", v, err)
+		}
+	}
 	if os.Getenv("BENCH_GOHOOK_COUNT") == "1" {
 		hooks.Exit = func(instr.Return) { calls.Add(1) }
 	}
@@ -65,8 +82,19 @@ func (p *prof) GetReJITParameters(m profiler.ModuleID, tok metadata.Token, fc *p
 }
 
 func (p *prof) Shutdown() error {
+	deferred := ""
+	if os.Getenv("BENCH_GOHOOK_DEFERRED") == "1" {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := instr.FlushDeferred(ctx)
+		cancel()
+		st := instr.DeferredStats()
+		deferred = fmt.Sprintf(" delivered=%d dropped=%d", st.Delivered, st.Dropped)
+		if err != nil {
+			deferred += " flush=" + err.Error()
+		}
+	}
 	r := p.in.Report()
-	fmt.Fprintf(os.Stderr, "gohook: Shutdown instrumented=%d failed=%d counted=%d panics=%d\n", len(r.Instrumented), len(r.Failed), calls.Load(), len(instr.GoHookPanics()))
+	fmt.Fprintf(os.Stderr, "gohook: Shutdown instrumented=%d failed=%d counted=%d panics=%d%s\n", len(r.Instrumented), len(r.Failed), calls.Load(), len(instr.GoHookPanics()), deferred)
 	return nil
 }
 

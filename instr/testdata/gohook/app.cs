@@ -36,6 +36,8 @@ namespace Hooked {
 		public static int Outer(int x) { return Inner(x) + 1; }
 		public static int Inner(int x) { return x * 10; }
 		public static long Hot(int i) { return i * 3L; }
+		public static string Long(string s) { return s + "!"; }
+		public static int Rec(int d, int i) { return d > 0 ? Rec(d - 1, i) + 1 : i; }
 	}
 
 	public static class Program {
@@ -72,8 +74,25 @@ namespace Hooked {
 			return 0;
 		}
 
+		// rec N: 8 threads call Rec(3, i) (4 nested calls) N times each.
+		static int RecThreads(int n) {
+			int threads = 8;
+			long bad = 0;
+			var ts = new Thread[threads];
+			for (int t = 0; t < threads; t++) {
+				ts[t] = new Thread(() => {
+					for (int i = 0; i < n; i++) if (Kinds.Rec(3, i) != i + 3) Interlocked.Increment(ref bad);
+				});
+				ts[t].Start();
+			}
+			foreach (var t in ts) t.Join();
+			Console.WriteLine("rec: calls=" + (long)threads * n * 4 + " bad=" + bad);
+			return 0;
+		}
+
 		public static int Main(string[] args) {
 			if (args.Length > 1 && args[0] == "storm") return Storm(double.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture));
+			if (args.Length > 1 && args[0] == "rec") return RecThreads(int.Parse(args[1]));
 			Console.WriteLine(Kinds.Ints(-8, -1600, -320000, -64000000000L, 200, 65000, 4000000000u, 18000000000000000000UL));
 			Console.WriteLine(Kinds.Floats(1.5f, -2.25, true, 'A'));
 			Console.WriteLine(Kinds.Strings("héllo wörld ☃", null, ""));
@@ -93,6 +112,7 @@ namespace Hooked {
 			}
 			Console.WriteLine(Kinds.Panicky(41));
 			Console.WriteLine(Kinds.Outer(4));
+			Console.WriteLine(Kinds.Long(new string('x', 3000)).Length);
 			int threads = 8, calls = args.Length > 0 ? int.Parse(args[0]) : 20000;
 			long total = 0;
 			var ts = new Thread[threads];

@@ -7,9 +7,14 @@
 // (the benchmark's Go row). With GOPROF_STORM=1 a goroutine sends SIGRTMIN,
 // the runtime's GC-suspension activation signal, with tgkill to every
 // thread that ran a hook of Hot, every 10µs (at most 512 queued).
+// GOPROF_DEFERRED=1 makes the hooks deferred (GoHooks.Deferred; with
+// GOPROF_TIMESTAMPS=1 also timed): Shutdown flushes them and prints the
+// counts. Rec's hooks check, per thread, that each Exit pairs with the
+// last Enter not yet exited (state, return value, times).
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -38,6 +43,21 @@ type prof struct {
 	threads  sync.Map // uint64 -> bool
 	signals  atomic.Int64
 	stop     chan struct{}
+
+	recMu    sync.Mutex
+	recStack map[uint64][]recFrame // per thread: the Rec calls entered
+	recEnter int64
+	recExit  int64
+	recBad   int64
+	timed    atomic.Int64 // hooks that got a Time
+	badTime  atomic.Int64 // exits earlier than their enter, or a Time missing
+	enterAt  sync.Map     // state -> time.Time
+}
+
+type recFrame struct {
+	state uint64
+	d, i  int64
+	at    time.Time
 }
 
 // storm sends SIGRTMIN to the threads seen until stop is closed.
@@ -100,15 +120,25 @@ func (p *prof) enter(c instr.Call) uint64 {
 		return uint64(c.Args[0].Int()) + 1
 	case "Panicky":
 		panic("enter hook panicked")
+	case "Rec":
+		s := p.seq.Add(1)
+		p.recMu.Lock()
+		p.recEnter++
+		p.recStack[c.Thread] = append(p.recStack[c.Thread], recFrame{state: s, d: c.Args[0].Int(), i: c.Args[1].Int(), at: c.Time})
+		p.recMu.Unlock()
+		p.checkTime(c.Time)
+		return s
 	}
 	var sb strings.Builder
 	for i, a := range c.Args {
 		if i > 0 {
 			sb.WriteString(" ")
 		}
-		fmt.Fprintf(&sb, "%s:%s:%s", a.Kind, a.Type, a)
+		fmt.Fprintf(&sb, "%s:%s:%s", a.Kind, a.Type, show(a))
 	}
 	s := p.seq.Add(1)
+	p.checkTime(c.Time)
+	p.enterAt.Store(s, c.Time)
 	fmt.Fprintf(os.Stderr, "GOHOOK enter %s state=%d args=[%s]\n", n, s, sb.String())
 	return s
 }
@@ -125,8 +155,53 @@ func (p *prof) exit(r instr.Return) {
 	case "Panicky":
 		var m map[string]int
 		m["x"]++ // a nil map write: a runtime panic
+	case "Rec":
+		p.recMu.Lock()
+		defer p.recMu.Unlock()
+		p.recExit++
+		st := p.recStack[r.Thread]
+		if len(st) == 0 {
+			p.recBad++
+			return
+		}
+		f := st[len(st)-1]
+		p.recStack[r.Thread] = st[:len(st)-1]
+		if f.state != r.State || r.Value.Int() != f.i+f.d || r.Exception || r.Time.Before(f.at) {
+			p.recBad++
+		}
+		p.checkTime(r.Time)
+		return
 	}
-	fmt.Fprintf(os.Stderr, "GOHOOK exit %s state=%d ret=%s:%s exc=%v:%s\n", n, r.State, r.Value.Kind, r.Value, r.Exception, r.ExceptionType)
+	p.checkTime(r.Time)
+	if at, ok := p.enterAt.Load(r.State); ok && r.Time.Before(at.(time.Time)) {
+		p.badTime.Add(1)
+	}
+	exc := r.ExceptionType
+	if r.ExceptionTypeTruncated {
+		exc += "~trunc"
+	}
+	fmt.Fprintf(os.Stderr, "GOHOOK exit %s state=%d ret=%s:%s exc=%v:%s\n", n, r.State, r.Value.Kind, show(r.Value), r.Exception, exc)
+}
+
+// show formats a value, long strings by their length.
+func show(v instr.Value) string {
+	if v.Kind == instr.KindString && len(v.Str()) > 100 {
+		return fmt.Sprintf("<%d units trunc=%v>", len(v.Str()), v.Truncated())
+	}
+	if v.Truncated() {
+		return v.String() + "~trunc"
+	}
+	return v.String()
+}
+
+// checkTime counts the hooks that got a time, and with
+// GOPROF_TIMESTAMPS=1 those that did not.
+func (p *prof) checkTime(t time.Time) {
+	if !t.IsZero() {
+		p.timed.Add(1)
+	} else if os.Getenv("GOPROF_TIMESTAMPS") == "1" {
+		p.badTime.Add(1)
+	}
 }
 
 func (p *prof) Initialize(info *profiler.Info) error {
@@ -136,6 +211,11 @@ func (p *prof) Initialize(info *profiler.Info) error {
 		return err
 	}
 	hooks := &instr.GoHooks{Enter: p.enter, Exit: p.exit, Args: true}
+	if os.Getenv("GOPROF_DEFERRED") == "1" {
+		hooks.Deferred = true
+		hooks.Timestamps = os.Getenv("GOPROF_TIMESTAMPS") == "1"
+	}
+	p.recStack = map[uint64][]recFrame{}
 	if os.Getenv("GOPROF_EMPTY") == "1" {
 		hooks = &instr.GoHooks{Enter: func(instr.Call) uint64 { return 0 }, Exit: func(instr.Return) {}}
 	}
@@ -173,6 +253,15 @@ func (p *prof) Shutdown() error {
 		close(p.stop)
 		logf("storm signals=%d", p.signals.Load())
 	}
+	if os.Getenv("GOPROF_DEFERRED") == "1" {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := instr.FlushDeferred(ctx)
+		cancel()
+		st := instr.DeferredStats()
+		logf("deferred delivered=%d dropped=%d flush=%v", st.Delivered, st.Dropped, err)
+	}
+	logf("rec enter=%d exit=%d bad=%d", p.recEnter, p.recExit, p.recBad)
+	logf("time timed=%d bad=%d", p.timed.Load(), p.badTime.Load())
 	r := p.in.Report()
 	threads := 0
 	p.threads.Range(func(any, any) bool { threads++; return true })

@@ -84,12 +84,13 @@ func New(o Options) *Tracer { return &Tracer{spans: o.Spans} }
 // Tracer is the gotrace profiler.
 type Tracer struct {
 	profiler.Base
-	info    *profiler.Info
-	in      *instr.Instrumenter
-	summary bool
-	start   time.Time
-	otlp    *otlp // nil: no spans exported
-	spans   *profiles.ThreadSpans
+	info     *profiler.Info
+	in       *instr.Instrumenter
+	summary  bool
+	deferred bool // GOTRACE_DEFERRED=1: deferred Go hooks
+	start    time.Time
+	otlp     *otlp // nil: no spans exported
+	spans    *profiles.ThreadSpans
 
 	methods sync.Map // int32 -> *method
 	stacks  sync.Map // uint64 (tid) -> *stack
@@ -146,8 +147,15 @@ func (p *Tracer) Initialize(info *profiler.Info) error {
 	if p.summary {
 		p.counters = make([]atomic.Int64, 4*capacity)
 	}
+	p.deferred = os.Getenv("GOTRACE_DEFERRED") == "1"
+	if p.deferred && p.spans != nil {
+		// The hooks run on a goroutine, not on the app's threads: they
+		// cannot tell a profiler beside them which thread is in a span.
+		logf("GOTRACE_DEFERRED=1: the spans are not shared with the profiler beside gotrace (deferred hooks do not run on the app's threads)")
+		p.spans = nil
+	}
 	p.in, err = instr.New(info, instr.Config{
-		Rules: []instr.Rule{{Targets: targets, Go: &instr.GoHooks{Enter: p.enter, Exit: p.exit}}},
+		Rules: []instr.Rule{{Targets: targets, Go: &instr.GoHooks{Enter: p.enter, Exit: p.exit, Deferred: p.deferred, Timestamps: p.deferred}}},
 		ReJIT: true,
 	})
 	if err != nil {
@@ -167,6 +175,9 @@ func (p *Tracer) Initialize(info *profiler.Info) error {
 	dest := "no spans (OTEL_EXPORTER_OTLP_ENDPOINT is not set)"
 	if p.otlp != nil {
 		dest = "spans to " + p.otlp.String()
+	}
+	if p.deferred {
+		mode += "; deferred hooks"
 	}
 	logf("tracing %s (%s; %s)", strings.Join(names, ", "), mode, dest)
 	mask := p.in.EventMask()
@@ -242,7 +253,10 @@ func (p *Tracer) stack(tid uint64) *stack {
 // concurrently, so its stack needs no lock.
 func (p *Tracer) enter(c instr.Call) uint64 {
 	st := p.stack(c.Thread)
-	f := frame{id: c.Method, start: time.Now()}
+	f := frame{id: c.Method, start: c.Time} // deferred: the time recorded in the call
+	if f.start.IsZero() {
+		f.start = time.Now()
+	}
 	if p.otlp != nil {
 		ctx := context.Background()
 		if n := len(st.frames); n > 0 && st.frames[n-1].span != nil {
@@ -291,7 +305,10 @@ func (p *Tracer) enterSpans(st *stack, f *frame) {
 }
 
 func (p *Tracer) exit(r instr.Return) {
-	end := time.Now()
+	end := r.Time
+	if end.IsZero() {
+		end = time.Now()
+	}
 	st := p.stack(r.Thread)
 	n := len(st.frames)
 	if n == 0 || st.frames[n-1].id != r.Method {
@@ -377,6 +394,16 @@ func (p *Tracer) exit(r instr.Return) {
 }
 
 func (p *Tracer) Shutdown() error {
+	if p.deferred {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := instr.FlushDeferred(ctx)
+		cancel()
+		st := instr.DeferredStats()
+		logf("deferred hooks: %d calls delivered, %d dropped (their thread's ring was full: not traced, not counted in the output)", st.Delivered, st.Dropped)
+		if err != nil {
+			logf("deferred hooks: not all delivered at shutdown: %v", err)
+		}
+	}
 	rep := p.in.Report()
 	var running []string
 	p.mu.Lock()

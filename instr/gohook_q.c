@@ -1,0 +1,402 @@
+//go:build cgo
+
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gohook_q.h"
+
+// The P/Invoke entries of deferred Go hooks (GoHooks.Deferred). They never
+// call Go and take no signal guard: each appends a record to the calling
+// thread's ring (single producer: this thread; single consumer: the drain
+// goroutine, gohook_q.go) and returns. The record layout is documented in
+// gohook_qdecode.go, which decodes it.
+//
+// An enter is recorded only if the ring has room for it and for its exit
+// (qring.reserved counts the bytes kept for the exits of recorded enters),
+// and it returns 1 if it was recorded, 0 if it was dropped; the wrap hands
+// that back to the exit entry as its state, which records the exit iff it
+// is 1. So an exit is recorded iff its enter was, and the reserved room
+// means a recorded enter's exit always fits (its strings are cut to what
+// fits, and marked truncated, if the ring is short of room).
+
+#define QREC_HDR 24
+#define QEXIT_MIN (QREC_HDR + 8)
+#define QSTR_MAX 1024 // UTF-16 units copied per string
+
+static pthread_mutex_t qmu = PTHREAD_MUTEX_INITIALIZER;
+static qring *qhead; // every ring; new ones in front (under qmu)
+static uint64_t qserial;
+static pthread_key_t qkey;
+static pthread_once_t qonce = PTHREAD_ONCE_INIT;
+static __thread qring *qmine __attribute__((tls_model("initial-exec"))); // one %fs-relative load, as profiler/elt.c
+static uint32_t qsize = 256 << 10;
+static uint64_t qlost; // calls dropped for want of a ring (malloc failed), and by the rings freed since
+
+// The per-method table the Go side fills before a method can run: bits
+// 0-7 the arguments that are strings, bit 8 the return value is a string,
+// bit 9 record timestamps. Two levels so that readers need no lock.
+#define QPAGE 1024
+#define QPAGES 4096
+static uint16_t *qtable[QPAGES];
+
+int clrprof_q_setinfo(int32_t id, uint16_t info) {
+	if (id < 0 || id >= QPAGE * QPAGES) {
+		return -1;
+	}
+	pthread_mutex_lock(&qmu);
+	uint16_t *p = __atomic_load_n(&qtable[id / QPAGE], __ATOMIC_ACQUIRE);
+	if (p == NULL) {
+		p = calloc(QPAGE, sizeof(uint16_t));
+		if (p == NULL) {
+			pthread_mutex_unlock(&qmu);
+			return -1;
+		}
+		__atomic_store_n(&qtable[id / QPAGE], p, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&p[id % QPAGE], info, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&qmu);
+	return 0;
+}
+
+static inline uint16_t qinfo(int32_t id) {
+	if (id < 0 || id >= QPAGE * QPAGES) {
+		return 0;
+	}
+	uint16_t *p = __atomic_load_n(&qtable[id / QPAGE], __ATOMIC_ACQUIRE);
+	return p == NULL ? 0 : __atomic_load_n(&p[id % QPAGE], __ATOMIC_ACQUIRE);
+}
+
+void clrprof_q_setsize(uint32_t size) {
+	if (size >= 64 && (size & (size - 1)) == 0) {
+		qsize = size;
+	}
+}
+
+uint64_t clrprof_q_lost(void) { return __atomic_load_n(&qlost, __ATOMIC_RELAXED); }
+
+uint64_t clrprof_q_now(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+// The thread is exiting: the ring gets no more records; the drainer frees
+// it once empty.
+static void qfinish(void *p) {
+	qring *r = p;
+	qmine = NULL;
+	__atomic_store_n(&r->finished, 1, __ATOMIC_RELEASE);
+}
+
+static void qinit(void) { pthread_key_create(&qkey, qfinish); }
+
+static qring *qnew(void) {
+	pthread_once(&qonce, qinit);
+	uint32_t size = qsize;
+	qring *r = calloc(1, sizeof(qring) + size);
+	if (r == NULL) {
+		return NULL;
+	}
+	r->size = size;
+	r->tid = (uint64_t)syscall(SYS_gettid);
+	pthread_mutex_lock(&qmu);
+	r->serial = ++qserial;
+	r->next = qhead;
+	qhead = r;
+	pthread_mutex_unlock(&qmu);
+	pthread_setspecific(qkey, r);
+	qmine = r;
+	return r;
+}
+
+static inline qring *qring_self(void) {
+	qring *r = qmine;
+	return r != NULL ? r : qnew();
+}
+
+// put copies n bytes at the ring position pos (wrapping).
+static inline void qput(qring *r, uint64_t pos, const void *src, uint32_t n) {
+	uint32_t off = (uint32_t)(pos & (r->size - 1));
+	uint32_t first = r->size - off;
+	if (first >= n) {
+		memcpy(r->buf + off, src, n);
+	} else {
+		memcpy(r->buf + off, src, first);
+		memcpy(r->buf, (const uint8_t *)src + first, n - first);
+	}
+}
+
+static inline uint32_t pad8(uint32_t n) { return (n + 7) & ~7u; }
+
+// A pinned System.String: length (int32) at +8, UTF-16 at +12.
+static inline int32_t qstrlen(int64_t s) { return s == 0 ? -1 : *(const int32_t *)(uintptr_t)(s + 8); }
+
+// qputstr writes a string of at most max units: int32 units (-1 null),
+// uint32 flags (bit 0 truncated), the units, padding. It returns the bytes
+// written.
+static inline uint32_t qputstr(qring *r, uint64_t pos, int64_t s, uint32_t max) {
+	int32_t hdr[2] = {-1, 0};
+	if (s == 0) {
+		qput(r, pos, hdr, 8);
+		return 8;
+	}
+	int32_t n = qstrlen(s);
+	if (n < 0) {
+		n = 0;
+	}
+	if ((uint32_t)n > max) {
+		n = (int32_t)max;
+		hdr[1] = 1;
+	}
+	hdr[0] = n;
+	qput(r, pos, hdr, 8);
+	qput(r, pos + 8, (const void *)(uintptr_t)(s + 12), (uint32_t)n * 2);
+	return 8 + pad8((uint32_t)n * 2);
+}
+
+static inline uint32_t qstrsize(int64_t s) {
+	int32_t n = qstrlen(s);
+	if (n < 0) {
+		return 8;
+	}
+	if (n > QSTR_MAX) {
+		n = QSTR_MAX;
+	}
+	return 8 + pad8((uint32_t)n * 2);
+}
+
+static int64_t qenter(int32_t id, uint32_t n, const int64_t *a) {
+	qring *r = qring_self();
+	if (r == NULL) {
+		__atomic_fetch_add(&qlost, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	uint16_t info = qinfo(id);
+	uint32_t need = QREC_HDR + 8 * n;
+	uint16_t strs = (uint16_t)(info & 0xff & ((1u << n) - 1));
+	if (strs != 0) {
+		for (uint32_t i = 0; i < n; i++) {
+			if (strs & (1u << i)) {
+				need += qstrsize(a[i]);
+			}
+		}
+	}
+	uint64_t head = r->head;
+	uint64_t used = head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	if (used + need + r->reserved + QEXIT_MIN > r->size) {
+		__atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	struct {
+		uint32_t len;
+		uint8_t kind, n;
+		uint16_t flags;
+		int32_t id;
+		uint32_t zero;
+		uint64_t time;
+	} h = {need, 1, (uint8_t)n, strs, id, 0, 0};
+	if (info & QINFO_TIME) {
+		h.time = clrprof_q_now();
+	}
+	qput(r, head, &h, QREC_HDR);
+	uint64_t pos = head + QREC_HDR;
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t v = (strs & (1u << i)) ? 0 : a[i];
+		qput(r, pos, &v, 8);
+		pos += 8;
+	}
+	if (strs != 0) {
+		for (uint32_t i = 0; i < n; i++) {
+			if (strs & (1u << i)) {
+				pos += qputstr(r, pos, a[i], QSTR_MAX);
+			}
+		}
+	}
+	r->reserved += QEXIT_MIN;
+	__atomic_store_n(&r->head, head + need, __ATOMIC_RELEASE);
+	return 1;
+}
+
+EXPORT void clrprof_gohook_q_exit(int32_t id, int64_t state, int64_t ret, int64_t exc, int64_t type) {
+	if (state != 1) {
+		return; // its enter was dropped
+	}
+	qring *r = qmine;
+	if (r == NULL || r->reserved < QEXIT_MIN) {
+		return; // cannot happen: the enter was recorded in this thread's ring
+	}
+	r->reserved -= QEXIT_MIN;
+	uint16_t info = qinfo(id);
+	uint16_t flags = 0;
+	int retstr = (info & QINFO_RETSTR) != 0;
+	if (exc != 0) {
+		flags |= 1;
+	}
+	if (retstr) {
+		flags |= 2;
+	}
+	if (exc != 0 && type != 0) {
+		flags |= 4;
+	}
+	uint64_t head = r->head;
+	uint64_t used = head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	// Room: what the ring has left, less what the other pending exits keep.
+	uint32_t room = (uint32_t)(r->size - used - r->reserved) - QEXIT_MIN;
+	uint32_t need = QEXIT_MIN;
+	uint32_t rmax = 0, tmax = 0;
+	if (retstr) {
+		// Each string gets 8 bytes of header and whatever units fit.
+		uint32_t s = qstrsize(ret);
+		if (room >= s) {
+			rmax = QSTR_MAX;
+			room -= s;
+			need += s;
+		} else if (room >= 8) {
+			rmax = (room - 8) / 2 & ~3u;
+			need += 8 + pad8(rmax * 2);
+			room -= 8 + pad8(rmax * 2);
+		} else {
+			flags &= (uint16_t)~2; // no room even for a header (ring < 48 bytes)
+		}
+	}
+	if (flags & 4) {
+		uint32_t s = qstrsize(type);
+		if (room >= s) {
+			tmax = QSTR_MAX;
+			need += s;
+		} else if (room >= 8) {
+			tmax = (room - 8) / 2 & ~3u;
+			need += 8 + pad8(tmax * 2);
+		} else {
+			flags &= (uint16_t)~4;
+		}
+	}
+	struct {
+		uint32_t len;
+		uint8_t kind, n;
+		uint16_t flags;
+		int32_t id;
+		uint32_t zero;
+		uint64_t time;
+		int64_t ret;
+	} h = {need, 2, 0, flags, id, 0, 0, retstr ? 0 : ret};
+	if (info & QINFO_TIME) {
+		h.time = clrprof_q_now();
+	}
+	qput(r, head, &h, QEXIT_MIN);
+	uint64_t pos = head + QEXIT_MIN;
+	if (flags & 2) {
+		pos += qputstr(r, pos, ret, rmax);
+	}
+	if (flags & 4) {
+		pos += qputstr(r, pos, type, tmax);
+	}
+	__atomic_store_n(&r->head, head + need, __ATOMIC_RELEASE);
+}
+
+EXPORT int64_t clrprof_gohook_q_enter0(int32_t id) { return qenter(id, 0, NULL); }
+EXPORT int64_t clrprof_gohook_q_enter1(int32_t id, int64_t a0) {
+	int64_t a[] = {a0};
+	return qenter(id, 1, a);
+}
+EXPORT int64_t clrprof_gohook_q_enter2(int32_t id, int64_t a0, int64_t a1) {
+	int64_t a[] = {a0, a1};
+	return qenter(id, 2, a);
+}
+EXPORT int64_t clrprof_gohook_q_enter3(int32_t id, int64_t a0, int64_t a1, int64_t a2) {
+	int64_t a[] = {a0, a1, a2};
+	return qenter(id, 3, a);
+}
+EXPORT int64_t clrprof_gohook_q_enter4(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3) {
+	int64_t a[] = {a0, a1, a2, a3};
+	return qenter(id, 4, a);
+}
+EXPORT int64_t clrprof_gohook_q_enter5(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4) {
+	int64_t a[] = {a0, a1, a2, a3, a4};
+	return qenter(id, 5, a);
+}
+EXPORT int64_t clrprof_gohook_q_enter6(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4,
+                                       int64_t a5) {
+	int64_t a[] = {a0, a1, a2, a3, a4, a5};
+	return qenter(id, 6, a);
+}
+EXPORT int64_t clrprof_gohook_q_enter7(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4,
+                                       int64_t a5, int64_t a6) {
+	int64_t a[] = {a0, a1, a2, a3, a4, a5, a6};
+	return qenter(id, 7, a);
+}
+EXPORT int64_t clrprof_gohook_q_enter8(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4,
+                                       int64_t a5, int64_t a6, int64_t a7) {
+	int64_t a[] = {a0, a1, a2, a3, a4, a5, a6, a7};
+	return qenter(id, 8, a);
+}
+
+// The consumer side (the drain goroutine only, one at a time).
+
+// clrprof_q_rings frees the rings of exited threads that are empty and
+// stores up to max of the others in out; it returns how many there are.
+int clrprof_q_rings(qring **out, int max) {
+	int n = 0;
+	pthread_mutex_lock(&qmu);
+	qring **pp = &qhead;
+	while (*pp != NULL) {
+		qring *r = *pp;
+		if (__atomic_load_n(&r->finished, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) == r->tail) {
+			*pp = r->next;
+			// Its drops the drainer has not counted yet join those of
+			// the threads without a ring.
+			__atomic_fetch_add(&qlost, __atomic_load_n(&r->dropped, __ATOMIC_RELAXED) - r->dropped_seen, __ATOMIC_RELAXED);
+			free(r);
+			continue;
+		}
+		if (n < max) {
+			out[n] = r;
+		}
+		n++;
+		pp = &r->next;
+	}
+	pthread_mutex_unlock(&qmu);
+	return n;
+}
+
+// clrprof_q_take copies whole records from r, at most cap bytes, to dst,
+// frees their room and returns the bytes copied.
+uint32_t clrprof_q_take(qring *r, uint8_t *dst, uint32_t cap) {
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->tail;
+	uint32_t n = 0;
+	while (tail + n < head) {
+		uint32_t len;
+		uint32_t off = (uint32_t)((tail + n) & (r->size - 1));
+		if (r->size - off >= 4) {
+			memcpy(&len, r->buf + off, 4);
+		} else {
+			uint8_t b[4];
+			for (int i = 0; i < 4; i++) {
+				b[i] = r->buf[(off + i) & (r->size - 1)];
+			}
+			memcpy(&len, b, 4);
+		}
+		if (len == 0 || n + len > cap) {
+			break;
+		}
+		n += len;
+	}
+	uint32_t off = (uint32_t)(tail & (r->size - 1));
+	uint32_t first = r->size - off;
+	if (first >= n) {
+		memcpy(dst, r->buf + off, n);
+	} else {
+		memcpy(dst, r->buf + off, first);
+		memcpy(dst + first, r->buf, n - first);
+	}
+	__atomic_store_n(&r->tail, tail + n, __ATOMIC_RELEASE);
+	return n;
+}

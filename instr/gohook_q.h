@@ -1,0 +1,33 @@
+#ifndef CLRPROF_GOHOOK_Q_H
+#define CLRPROF_GOHOOK_Q_H
+
+#include <stdint.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+#define QINFO_RETSTR 0x100
+#define QINFO_TIME 0x200
+
+// A thread's ring of deferred Go hook records (gohook_q.c).
+typedef struct qring {
+	struct qring *next;
+	uint64_t serial; // never reused: the drainer's key for the thread
+	uint64_t tid;
+	uint32_t size; // bytes of buf, a power of two
+	int finished;  // the thread has exited
+	uint64_t head; // written by the thread
+	uint64_t reserved; // bytes kept for the exits of recorded enters (the thread's)
+	uint64_t dropped;  // calls dropped (written by the thread)
+	uint64_t dropped_seen; // the drainer's
+	uint64_t tail __attribute__((aligned(64))); // written by the drainer
+	uint8_t buf[] __attribute__((aligned(64)));
+} qring;
+
+int clrprof_q_setinfo(int32_t id, uint16_t info);
+void clrprof_q_setsize(uint32_t size);
+uint64_t clrprof_q_lost(void);
+uint64_t clrprof_q_now(void);
+int clrprof_q_rings(qring **out, int max);
+uint32_t clrprof_q_take(qring *r, uint8_t *dst, uint32_t cap);
+
+#endif
