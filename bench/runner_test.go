@@ -42,9 +42,9 @@ var (
 
 // A lib is a profiler library the runner builds.
 type lib struct {
-	name, clsid string
-	build       func(t *testing.T) string
-	path        string
+	clsid string
+	build func(t *testing.T) string
+	path  string
 }
 
 // A config is one profiler configuration of a benchmark row.
