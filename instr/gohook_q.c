@@ -26,6 +26,17 @@
 // fits, and marked truncated, if the ring is short of room).
 
 #define QREC_HDR 24
+
+// qhdr is a record's header (QREC_HDR bytes; gohook_qdecode.go decodes it).
+typedef struct {
+	uint32_t len;
+	uint8_t kind, n;
+	uint16_t flags;
+	int32_t id;
+	uint32_t zero;
+	uint64_t time;
+} qhdr;
+_Static_assert(sizeof(qhdr) == QREC_HDR, "record header size");
 #define QEXIT_MIN (QREC_HDR + 8)
 #define QSTR_MAX 1024 // UTF-16 units copied per string
 
@@ -193,14 +204,7 @@ static int64_t qenter(int32_t id, uint32_t n, const int64_t *a) {
 		__atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
 		return 0;
 	}
-	struct {
-		uint32_t len;
-		uint8_t kind, n;
-		uint16_t flags;
-		int32_t id;
-		uint32_t zero;
-		uint64_t time;
-	} h = {need, 1, (uint8_t)n, strs, id, 0, 0};
+	qhdr h = {need, 1, (uint8_t)n, strs, id, 0, 0};
 	if (info & QINFO_TIME) {
 		h.time = clrprof_q_now();
 	}
@@ -278,18 +282,13 @@ EXPORT void clrprof_gohook_q_exit(int32_t id, int64_t state, int64_t ret, int64_
 		}
 	}
 	struct {
-		uint32_t len;
-		uint8_t kind, n;
-		uint16_t flags;
-		int32_t id;
-		uint32_t zero;
-		uint64_t time;
+		qhdr hdr;
 		int64_t ret;
-	} h = {need, 2, 0, flags, id, 0, 0, retstr ? 0 : ret};
+	} x = {{need, 2, 0, flags, id, 0, 0}, retstr ? 0 : ret};
 	if (info & QINFO_TIME) {
-		h.time = clrprof_q_now();
+		x.hdr.time = clrprof_q_now();
 	}
-	qput(r, head, &h, QEXIT_MIN);
+	qput(r, head, &x, QEXIT_MIN);
 	uint64_t pos = head + QEXIT_MIN;
 	if (flags & 2) {
 		pos += qputstr(r, pos, ret, rmax);
