@@ -61,16 +61,7 @@ func TestGoHookStorm(t *testing.T) {
 			}
 			res := goStorm(t, rt, app, lib, false, env...)
 			res.MustSucceed(t)
-			m := goStormApp.FindStringSubmatch(res.Stdout)
-			if m == nil {
-				t.Fatalf("no storm line:\n%s", res.Describe())
-			}
-			calls, _ := strconv.Atoi(m[1])
-			collections, _ := strconv.Atoi(m[2])
-			sig := "0"
-			if s := goStormSig.FindStringSubmatch(res.Stderr); s != nil {
-				sig = s[1]
-			}
+			calls, collections, sig := goStormFigures(t, res)
 			t.Logf("%s %s: %d hooked calls, %d collections, %s tgkill signals; crashes: 0", rt.Name, mode, calls, collections, sig)
 			// On this shared 2-core machine a loaded storm can do a tenth of
 			// the work of a quiet one (campaign: 89,000 calls, 48
@@ -157,16 +148,7 @@ func TestGoHookStormDeferred(t *testing.T) {
 			}
 			res := goStorm(t, rt, app, lib, false, env...)
 			res.MustSucceed(t)
-			m := goStormApp.FindStringSubmatch(res.Stdout)
-			if m == nil {
-				t.Fatalf("no storm line:\n%s", res.Describe())
-			}
-			calls, _ := strconv.Atoi(m[1])
-			collections, _ := strconv.Atoi(m[2])
-			sig := "0"
-			if s := goStormSig.FindStringSubmatch(res.Stderr); s != nil {
-				sig = s[1]
-			}
+			calls, collections, sig := goStormFigures(t, res)
 			delivered, dropped := deferredCounts(t, res.Stderr)
 			t.Logf("%s %s deferred: %d hooked calls (%d delivered, %d dropped), %d collections, %s tgkill signals; crashes: 0",
 				rt.Name, mode, calls, delivered, dropped, collections, sig)
@@ -194,4 +176,21 @@ func TestGoHookStormDeferred(t *testing.T) {
 			}
 		}
 	})
+}
+
+// goStormFigures reads a storm run's hooked calls and collections (the
+// app's storm line) and the tgkill signals sent ("0" without them).
+func goStormFigures(t *testing.T, res harness.Result) (calls, collections int, sig string) {
+	t.Helper()
+	m := goStormApp.FindStringSubmatch(res.Stdout)
+	if m == nil {
+		t.Fatalf("no storm line:\n%s", res.Describe())
+	}
+	calls, _ = strconv.Atoi(m[1])
+	collections, _ = strconv.Atoi(m[2])
+	sig = "0"
+	if s := goStormSig.FindStringSubmatch(res.Stderr); s != nil {
+		sig = s[1]
+	}
+	return calls, collections, sig
 }
