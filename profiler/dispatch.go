@@ -201,7 +201,7 @@ func (d *dispatcher) quiesce() {
 		// Several parties share the runtime's mask (a chained profiler,
 		// Compose): each party's mutable events are cleared.
 		if d.info.Version() < quiesceDrainBelow {
-			time.Sleep(quiesceDrain)
+			d.quiesceWait()
 		}
 		return
 	}
@@ -217,10 +217,16 @@ func (d *dispatcher) quiesce() {
 	// call; let it, while the interface is still there. Only the runtimes
 	// with the race pay for the wait (every process exit would otherwise be
 	// quiesceDrain longer: seen as +20 ms of wall time on every runtime in
-	// the benchmarks' start-up rows).
+	// the benchmarks' start-up rows), and only while another thread could
+	// be in the window (quiesceWait).
 	if d.info.Version() < quiesceDrainBelow {
-		time.Sleep(quiesceDrain)
+		d.quiesceWait()
 	}
+}
+
+func (d *dispatcher) quiesceWait() {
+	waited := quiesceWait()
+	logger().Debug("shutdown: waited for the runtime's threads to leave its callback window", "waited", waited, "max", quiesceDrain)
 }
 
 // quiesceDrain is how long Shutdown waits after turning the events off, on

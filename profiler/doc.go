@@ -331,10 +331,11 @@
 // the chained profiler first, then the Go profiler, a few nanoseconds
 // more (about 5 ns here). What a chained profiler pays beyond its own
 // work is then mostly fixed, per process: the Go runtime's start-up, and on
-// .NET Core 2.x a 20 ms wait in Shutdown (after turning the events off,
-// the SDK lets callbacks the runtime had already decided to make finish
-// while the profiler is still there: the 2.x runtimes call through the
-// callback pointer they clear after Shutdown).
+// .NET Core 2.x a wait in Shutdown while another thread is running (after
+// turning the events off, the SDK lets callbacks the runtime had already
+// decided to make finish while the profiler is still there: the 2.x
+// runtimes call through the callback pointer they clear after Shutdown;
+// up to 20 ms, none when every other thread is asleep).
 //
 // Answers: JITInlining and JITCachedFunctionSearchStarted ask both, and a
 // "no" from either wins; for a callback both ask for, the runtime sees

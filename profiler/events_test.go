@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clrprof/clrprof/internal/harness"
+	"github.com/clrprof/clrprof/profiler"
 )
 
 const eventprofCLSID = "{3B9F6A21-5C4D-4E8F-A1B2-7C6D5E4F3A29}"
@@ -155,13 +156,18 @@ func TestShutdownRace(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/eventprof")
 	app := eventsApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		var waits []time.Duration
+		defer func() { checkShutdownWaits(t, rt, waits, true) }()
 		for i := 0; i < 3; i++ {
 			res := harness.Run(t, rt, app, harness.RunOptions{
 				ProfilerPath: lib, ProfilerCLSID: eventprofCLSID,
 				Args:    []string{"shutdown"},
-				Env:     []string{"EVENTPROF_SLOW_SHUTDOWN=200ms"},
+				Env:     []string{"EVENTPROF_SLOW_SHUTDOWN=200ms", "CLRPROF_LOG_LEVEL=debug"},
 				Timeout: time.Minute,
 			})
+			if w, ok := shutdownWait(t, res); ok {
+				waits = append(waits, w)
+			}
 			if knownShutdownRaceCrash(rt, res) {
 				// .NET Core 2.x's own race (docs/reliability.md): the
 				// SDK narrows it (events off after Shutdown) but cannot
@@ -178,6 +184,81 @@ func TestShutdownRace(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestShutdownWaitQuiet: on .NET Core 2.x the SDK waits after Shutdown
+// only while another thread could be between the runtime's mask check and
+// its call (TestShutdownRace: busy threads, the whole wait); when the app
+// has returned from Main with nothing else running, Shutdown returns at
+// once instead of sleeping the 20 ms every time.
+func TestShutdownWaitQuiet(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./profiler/testdata/eventprof")
+	app := eventsApp(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		var waits []time.Duration
+		for i := 0; i < 3; i++ {
+			res := harness.Run(t, rt, app, harness.RunOptions{
+				ProfilerPath: lib, ProfilerCLSID: eventprofCLSID,
+				Args: []string{"counts"},
+				Env:  []string{"CLRPROF_LOG_LEVEL=debug"},
+			})
+			res.MustSucceed(t)
+			if w, ok := shutdownWait(t, res); ok {
+				waits = append(waits, w)
+			}
+		}
+		checkShutdownWaits(t, rt, waits, false)
+	})
+}
+
+// shutdownWait reads how long Shutdown waited for the runtime's threads
+// from the SDK's debug log.
+func shutdownWait(t *testing.T, res harness.Result) (time.Duration, bool) {
+	for _, l := range strings.Split(res.Stderr, "\n") {
+		if !strings.Contains(l, "leave its callback window") {
+			continue
+		}
+		_, v, ok := strings.Cut(l, " waited=")
+		if !ok {
+			t.Errorf("no waited= in %q", l)
+			return 0, false
+		}
+		v, _, _ = strings.Cut(v, " ")
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Errorf("%q: %v", l, err)
+			return 0, false
+		}
+		return d, true
+	}
+	return 0, false
+}
+
+// checkShutdownWaits: only .NET Core 2.x waits; with busy threads at least
+// one of the runs waited the whole quiesceDrain, without them at least one
+// returned in less than half of it.
+func checkShutdownWaits(t *testing.T, rt harness.Runtime, waits []time.Duration, busy bool) {
+	t.Logf("%s: Shutdown waited %v", rt.Name, waits)
+	if rt.Major >= 3 {
+		if len(waits) != 0 {
+			t.Errorf("%s: Shutdown waited (%v); only .NET Core 2.x should", rt.Name, waits)
+		}
+		return
+	}
+	if len(waits) == 0 {
+		t.Errorf("%s: no run logged Shutdown's wait", rt.Name)
+		return
+	}
+	for _, w := range waits {
+		if busy && w >= profiler.QuiesceDrain || !busy && w < profiler.QuiesceDrain/2 {
+			return
+		}
+	}
+	if busy {
+		t.Errorf("%s: with threads throwing at exit no run waited %v (waits %v)", rt.Name, profiler.QuiesceDrain, waits)
+	} else {
+		t.Errorf("%s: with nothing running at exit every run waited %v or more (waits %v)", rt.Name, profiler.QuiesceDrain/2, waits)
+	}
 }
 
 // TestKnownShutdownRaceCrash checks the matcher against the report of a

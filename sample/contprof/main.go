@@ -56,8 +56,9 @@
 // defaults (one bench run had 1.12x on 2.1, where interleaved reruns gave
 // 0.98-1.05x: the runtime's GC marking, not the profiler). Start-up adds 7-16 ms (about 10 ms of it on .NET 5+ is the
 // runtime's managed NativeRuntimeEventSource, which the in-process session
-// enables), 26 ms on .NET Core 2.x (the 20 ms Shutdown wait every 2.x
-// profiler with events needs). The live heap before .NET 5 needs
+// enables), 26 ms on .NET Core 2.x, measured when every 2.x profiler with
+// events waited 20 ms in Shutdown (the wait now lasts only while another
+// thread is running). The live heap before .NET 5 needs
 // ObjectAllocated, which puts every allocation on the runtime's slow path:
 // with CONTPROF_HEAP=1 the storm ran 1.75x (2.0, 3.1) to 4.5x (2.1, with
 // MonitorGC's reports of 92 collections), hence off by default there.

@@ -1,0 +1,95 @@
+package profiler
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// quiesceWait is the wait after Shutdown on .NET Core 2.x (see quiesce):
+// it lasts while another thread of the process is on a CPU, waiting for
+// one (state R) or in an uninterruptible wait (D, a page fault), polled
+// every quiesceDrainPoll, for quiesceDrain at most. A thread between the
+// runtime's mask check and its call through the callback pointer is
+// executing the runtime's code, so it is in R (or D if it faults there):
+// when every other thread is asleep (S), stopped or a zombie, none can be
+// in that window and Shutdown returns at once. If the process's threads
+// cannot be read, the whole quiesceDrain is waited. It returns how long it
+// waited.
+func quiesceWait() time.Duration {
+	start := time.Now()
+	self := syscall.Gettid()
+	buf := make([]byte, 0, 512)
+	for {
+		busy, err := otherThreadsRunnable(self, buf)
+		waited := time.Since(start)
+		if err != nil {
+			if rest := quiesceDrain - waited; rest > 0 {
+				time.Sleep(rest)
+			}
+			return time.Since(start)
+		}
+		if !busy || waited >= quiesceDrain {
+			return waited
+		}
+		time.Sleep(quiesceDrainPoll)
+	}
+}
+
+// quiesceDrainPoll is how often quiesceWait looks at the threads again.
+const quiesceDrainPoll = time.Millisecond
+
+// otherThreadsRunnable tells whether a thread of the process other than
+// self is in state R or D (/proc/self/task/*/stat).
+func otherThreadsRunnable(self int, buf []byte) (bool, error) {
+	d, err := os.Open("/proc/self/task")
+	if err != nil {
+		return false, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return false, err
+	}
+	for _, n := range names {
+		tid, err := strconv.Atoi(n)
+		if err != nil || tid == self {
+			continue
+		}
+		b, err := readSmall("/proc/self/task/"+n+"/stat", buf)
+		if err != nil {
+			continue // the thread has exited
+		}
+		if st, ok := taskState(b); ok && (st == 'R' || st == 'D') {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// readSmall reads a small file into buf's storage.
+func readSmall(path string, buf []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	n, err := f.Read(buf[:cap(buf)])
+	if err != nil {
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
+// taskState is the state letter of a /proc/<pid>/task/<tid>/stat line: the
+// field after the command name, which is in parentheses and may itself
+// hold spaces and parentheses (so the last ')' ends it).
+func taskState(stat []byte) (byte, bool) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) || stat[i+1] != ' ' {
+		return 0, false
+	}
+	return stat[i+2], true
+}
