@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -293,5 +294,41 @@ func TestSteadyStateMetric(t *testing.T) {
 	}
 	if o := got["idle: CPU-bound steady state (wall ratio)"]; !o.OK || o.Measured <= 1.0 {
 		t.Errorf("plain wall: %+v", o)
+	}
+}
+
+func TestOutputMetric(t *testing.T) {
+	r := report(280, 280, 280)
+	with := func(rs []Run, wallUS, cpuUS []int) []Run {
+		for i := range rs {
+			rs[i].Counts = fmt.Sprintf("periods=1 output_wall_us=%d output_cpu_us=%d", wallUS[i], cpuUS[i])
+		}
+		return rs
+	}
+	r.Rows = append(r.Rows,
+		// The whole runs differ by 10% (noise); the output at exit by
+		// 20 ms of wall time and 10 ms of CPU time (medians).
+		Row{Runtime: "rt", Workload: "cpu", Config: "go-contprof", Runs: with(runs(2000, 2000, 2000), []int{5000, 6000, 90000}, []int{4000, 4000, 4000})},
+		Row{Runtime: "rt", Workload: "cpu", Config: "go-contprof-export", Ref: "go-contprof", Runs: with(runs(2200, 2200, 2200), []int{25000, 26000, 27000}, []int{14000, 14000, 15000})})
+	got := map[string]Outcome{}
+	for _, o := range Check(r) {
+		if o.Target.Workload == "cpu" && o.Target.Config == "go-contprof-export" {
+			got[o.Target.Metric] = o
+		}
+	}
+	if o := got["wall"]; !o.OK || o.Measured != 1.1 || o.Met {
+		t.Errorf("whole-run wall: %+v", o)
+	}
+	if o := got["wall-output"]; !o.OK || o.Measured != 1.01 || !o.Met || !strings.Contains(o.Note, "output at exit 26ms against 6ms") {
+		t.Errorf("wall-output: %+v", o)
+	}
+	if o := got["cpu-output"]; !o.OK || o.Measured != 1.01 || !o.Met {
+		t.Errorf("cpu-output: %+v", o)
+	}
+	r.Rows[len(r.Rows)-2].Runs[1].Counts = "periods=1"
+	for _, o := range Check(r) {
+		if o.Target.Workload == "cpu" && o.Target.Metric == "wall-output" && (o.OK || !strings.Contains(o.Note, "no output_wall_us counts")) {
+			t.Errorf("a run without the count: %+v", o)
+		}
 	}
 }

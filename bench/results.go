@@ -351,7 +351,14 @@ type Target struct {
 	// Metric is "wall" or "cpu" (ratio), "wall-steady" or "cpu-steady"
 	// (ratio after subtracting each configuration's median on the empty
 	// workload, or its StartupOf twin's: start-up and shutdown taken out), "wall-delta" or
-	// "cpu-delta" (milliseconds over) or "rss-delta" (MiB over).
+	// "cpu-delta" (milliseconds over), "rss-delta" (MiB over), or
+	// "wall-output" or "cpu-output": the ratio of the baseline's median
+	// plus the difference between the two configurations' own timing of
+	// their output at exit (the medians of their output_wall_us or
+	// output_cpu_us counts) to the baseline's median. For configurations
+	// that differ only in what they do with their output (contprof
+	// shipping it or not), this measures that difference directly, where
+	// the whole runs' ratio is within their noise.
 	Metric string
 	Limit  float64
 }
@@ -413,6 +420,10 @@ var Targets = []Target{
 	{"contprof shipping to Pyroscope and an OTLP Collector vs the directory only: CPU-bound, CPU time", "cpu", "go-contprof-export", "ref", "cpu", 1.02},
 	{"contprof shipping to Pyroscope and an OTLP Collector vs the directory only: long allocation storm", "alloc-long", "go-contprof-export", "ref", "wall", 1.02},
 	{"contprof shipping to Pyroscope and an OTLP Collector vs the directory only: long allocation storm, CPU time", "alloc-long", "go-contprof-export", "ref", "cpu", 1.02},
+	{"contprof shipping to Pyroscope and an OTLP Collector vs the directory only, the exporters' own cost (the output at exit timed by contprof, with exporters minus without, over the directory-only run): CPU-bound", "cpu", "go-contprof-export", "ref", "wall-output", 1.02},
+	{"contprof shipping vs the directory only, the exporters' own cost: CPU-bound, CPU time", "cpu", "go-contprof-export", "ref", "cpu-output", 1.02},
+	{"contprof shipping vs the directory only, the exporters' own cost: long allocation storm", "alloc-long", "go-contprof-export", "ref", "wall-output", 1.02},
+	{"contprof shipping vs the directory only, the exporters' own cost: long allocation storm, CPU time", "alloc-long", "go-contprof-export", "ref", "cpu-output", 1.02},
 	{"continuous profiler (sample/contprof) at its defaults: mcs.exe (a real application) vs no profiler", "mcs", "go-contprof", "none", "wall", 1.03},
 	{"continuous profiler (sample/contprof) at its defaults: mcs.exe (a real application) vs no profiler, CPU time", "mcs", "go-contprof", "none", "cpu", 1.03},
 	{"CPU sampling (sample/cpuprof) at 99 Hz: mcs.exe (a real application) vs no profiler", "mcs", "cpuprof-99", "none", "wall", 1.02},
@@ -501,6 +512,7 @@ func Check(r *Report) []Outcome {
 				continue
 			}
 			m, b := row.Median(), base.Median()
+			what := ""
 			if t.Metric == "wall-steady" || t.Metric == "cpu-steady" {
 				// The same ratio with each configuration's start-up and
 				// shutdown (its median on the empty workload) taken out.
@@ -528,8 +540,26 @@ func Check(r *Report) []Outcome {
 				o.Measured, o.OK = float64(m.CPU-b.CPU)/float64(time.Millisecond), true
 			case "rss-delta":
 				o.Measured, o.OK = float64(m.MaxRSS-b.MaxRSS)/(1<<20), true
+			case "wall-output", "cpu-output":
+				key, den := "output_wall_us", b.Wall
+				if t.Metric == "cpu-output" {
+					key, den = "output_cpu_us", b.CPU
+				}
+				ro, rok := medianCount(row, key)
+				bo, bok := medianCount(base, key)
+				if !rok || !bok {
+					o.Note = "no " + key + " counts"
+					out = append(out, o)
+					continue
+				}
+				if den > 0 {
+					extra := time.Duration(ro-bo) * time.Microsecond
+					o.Measured, o.OK = float64(den+extra)/float64(den), true
+					us := func(v int64) time.Duration { return (time.Duration(v) * time.Microsecond).Round(10 * time.Microsecond) }
+					what = fmt.Sprintf("output at exit %v against %v (medians of %d and %d runs); ", us(ro), us(bo), len(row.Runs), len(base.Runs))
+				}
 			}
-			o.Note = fmt.Sprintf("noise ±%.1f%% / ±%.1f%%", 100*row.Spread(), 100*base.Spread())
+			o.Note = what + fmt.Sprintf("noise ±%.1f%% / ±%.1f%%", 100*row.Spread(), 100*base.Spread())
 			if why := invalid(row); why != "" {
 				o.Invalid = why
 			} else if why := invalid(base); why != "" {
@@ -540,6 +570,23 @@ func Check(r *Report) []Outcome {
 		}
 	}
 	return out
+}
+
+// medianCount is the median over a row's runs of a count each run
+// reported (false if a run did not report it).
+func medianCount(r *Row, key string) (int64, bool) {
+	var xs []int64
+	for _, x := range r.Runs {
+		v, ok := countOf(x.Counts, key)
+		if !ok {
+			return 0, false
+		}
+		xs = append(xs, v)
+	}
+	if len(xs) == 0 {
+		return 0, false
+	}
+	return median(xs), true
 }
 
 // countOf returns the value of key in a "k=v k=v" count line (0, false if
