@@ -213,14 +213,41 @@ func qPass() (total int) {
 // deliver runs the hooks of a run of one thread's records.
 func (th *qthread) deliver(b []byte) int {
 	n, enters := 0, 0
+	for len(b) > 0 {
+		k, e, rest, err := th.deliverRun(b)
+		n, enters, b = n+k, enters+e, rest
+		if err != nil {
+			// The C side wrote it: a bug, said once.
+			qBadOnce.Do(func() { fmt.Fprintf(os.Stderr, "clrprof: %v\n", err) })
+			break
+		}
+	}
+	qDelivered.Add(uint64(enters))
+	return n
+}
+
+// deliverRun runs the hooks of b's records until the end of b or a hook
+// that panics: that panic is recovered and counted here, and rest is what
+// follows its record (one deferred recover for a run of records instead of
+// one per hook). An Enter that panicked has state 0 for its Exit.
+func (th *qthread) deliverRun(b []byte) (n, enters int, rest []byte, err error) {
 	r := &th.rec
 	var e *goEntry
 	lastID := int32(-1)
-	var err error
+	inEnter := false
+	defer func() {
+		if x := recover(); x != nil {
+			e.recovered(x)
+			if inEnter {
+				th.stack = append(th.stack, 0)
+			}
+		}
+	}()
 	for len(b) > 0 {
 		if b, err = r.next(b); err != nil {
-			break
+			return n, enters, nil, err
 		}
+		rest = b
 		n++
 		if r.id != lastID {
 			e, lastID = goLookup(r.id), r.id
@@ -229,8 +256,10 @@ func (th *qthread) deliver(b []byte) int {
 		case qEnter:
 			enters++
 			var state uint64
-			if e != nil {
+			if e != nil && e.hooks.Enter != nil {
+				inEnter = true
 				state = e.deferredEnter(th.tid, r)
+				inEnter = false
 			}
 			th.stack = append(th.stack, state)
 		case qExit:
@@ -239,17 +268,12 @@ func (th *qthread) deliver(b []byte) int {
 				state = th.stack[k-1]
 				th.stack = th.stack[:k-1]
 			}
-			if e != nil {
+			if e != nil && e.hooks.Exit != nil {
 				e.deferredExit(th.tid, state, r)
 			}
 		}
 	}
-	qDelivered.Add(uint64(enters))
-	if err != nil {
-		// The C side wrote it: a bug, said once.
-		qBadOnce.Do(func() { fmt.Fprintf(os.Stderr, "clrprof: %v\n", err) })
-	}
-	return n
+	return n, enters, rest, nil
 }
 
 var qBadOnce sync.Once
@@ -278,16 +302,8 @@ func (v *Value) setq(k *valueKind, bits uint64, s *qstr) {
 	}
 }
 
-func (e *goEntry) deferredEnter(tid uint64, r *qrec) (state uint64) {
-	if e.hooks.Enter == nil {
-		return 0
-	}
-	defer func() {
-		if x := recover(); x != nil {
-			e.recovered(x)
-			state = 0
-		}
-	}()
+// deferredEnter runs e's Enter for record r (deliverRun recovers a panic).
+func (e *goEntry) deferredEnter(tid uint64, r *qrec) uint64 {
 	c := Call{Method: e.method, Thread: tid}
 	if r.time != 0 {
 		c.Time = qTime(r.time)
@@ -305,15 +321,8 @@ func (e *goEntry) deferredEnter(tid uint64, r *qrec) (state uint64) {
 	return e.hooks.Enter(c)
 }
 
+// deferredExit runs e's Exit for record r (deliverRun recovers a panic).
 func (e *goEntry) deferredExit(tid uint64, state uint64, r *qrec) {
-	if e.hooks.Exit == nil {
-		return
-	}
-	defer func() {
-		if x := recover(); x != nil {
-			e.recovered(x)
-		}
-	}()
 	var rs *qstr
 	if r.flags&qRetStrFlag != 0 {
 		rs = &r.strs[0]
