@@ -319,7 +319,7 @@ func TestOutputMetric(t *testing.T) {
 	if o := got["wall"]; !o.OK || o.Measured != 1.1 || o.Met {
 		t.Errorf("whole-run wall: %+v", o)
 	}
-	if o := got["wall-output"]; !o.OK || o.Measured != 1.01 || !o.Met || !strings.Contains(o.Note, "output at exit 26ms against 6ms") {
+	if o := got["wall-output"]; !o.OK || o.Measured != 1.01 || !o.Met || !strings.Contains(o.Note, "output 26ms against 6ms") {
 		t.Errorf("wall-output: %+v", o)
 	}
 	if o := got["cpu-output"]; !o.OK || o.Measured != 1.01 || !o.Met {

@@ -354,8 +354,9 @@ type Target struct {
 	// "cpu-delta" (milliseconds over), "rss-delta" (MiB over), or
 	// "wall-output" or "cpu-output": the ratio of the baseline's median
 	// plus the difference between the two configurations' own timing of
-	// their output at exit (the medians of their output_wall_us or
-	// output_cpu_us counts) to the baseline's median. For configurations
+	// their output (the medians of their output_wall_us or output_cpu_us
+	// counts: contprof's exporters' set-up and its last period written
+	// and shipped at exit) to the baseline's median. For configurations
 	// that differ only in what they do with their output (contprof
 	// shipping it or not), this measures that difference directly, where
 	// the whole runs' ratio is within their noise.
@@ -420,7 +421,7 @@ var Targets = []Target{
 	{"contprof shipping to Pyroscope and an OTLP Collector vs the directory only: CPU-bound, CPU time", "cpu", "go-contprof-export", "ref", "cpu", 1.02},
 	{"contprof shipping to Pyroscope and an OTLP Collector vs the directory only: long allocation storm", "alloc-long", "go-contprof-export", "ref", "wall", 1.02},
 	{"contprof shipping to Pyroscope and an OTLP Collector vs the directory only: long allocation storm, CPU time", "alloc-long", "go-contprof-export", "ref", "cpu", 1.02},
-	{"contprof shipping to Pyroscope and an OTLP Collector vs the directory only, the exporters' own cost (the output at exit timed by contprof, with exporters minus without, over the directory-only run): CPU-bound", "cpu", "go-contprof-export", "ref", "wall-output", 1.02},
+	{"contprof shipping to Pyroscope and an OTLP Collector vs the directory only, the exporters' own cost (the output timed by contprof, with exporters minus without, added to the directory-only run): CPU-bound", "cpu", "go-contprof-export", "ref", "wall-output", 1.02},
 	{"contprof shipping vs the directory only, the exporters' own cost: CPU-bound, CPU time", "cpu", "go-contprof-export", "ref", "cpu-output", 1.02},
 	{"contprof shipping vs the directory only, the exporters' own cost: long allocation storm", "alloc-long", "go-contprof-export", "ref", "wall-output", 1.02},
 	{"contprof shipping vs the directory only, the exporters' own cost: long allocation storm, CPU time", "alloc-long", "go-contprof-export", "ref", "cpu-output", 1.02},
@@ -556,7 +557,7 @@ func Check(r *Report) []Outcome {
 					extra := time.Duration(ro-bo) * time.Microsecond
 					o.Measured, o.OK = float64(den+extra)/float64(den), true
 					us := func(v int64) time.Duration { return (time.Duration(v) * time.Microsecond).Round(10 * time.Microsecond) }
-					what = fmt.Sprintf("output at exit %v against %v (medians of %d and %d runs); ", us(ro), us(bo), len(row.Runs), len(base.Runs))
+					what = fmt.Sprintf("output %v against %v (medians of %d and %d runs); ", us(ro), us(bo), len(row.Runs), len(base.Runs))
 				}
 			}
 			o.Note = what + fmt.Sprintf("noise ±%.1f%% / ±%.1f%%", 100*row.Spread(), 100*base.Spread())

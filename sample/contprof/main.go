@@ -183,6 +183,12 @@ const clsid = "{D3A9F1C5-7B42-4E8D-9C6A-1F5B3E7D2A94}"
 var exceptionHook func(p *contprof, typ string)
 
 type contprof struct {
+	// outWall and outCPU time the profiles' output: the exporters' set-up
+	// at Initialize and the last period's writing and shipping at exit
+	// (wall time, and the process's CPU time meanwhile), reported on the
+	// Shutdown line.
+	outWall, outCPU time.Duration
+
 	profiler.Base
 	info *profiler.Info
 
@@ -312,7 +318,9 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		return err
 	}
 	p.runtime = profiles.RuntimeVersion(info)
+	wall0, cpu0 := time.Now(), processCPU()
 	p.configExport()
+	p.outWall, p.outCPU = time.Since(wall0), processCPU()-cpu0
 	if p.dir == "" && len(p.exporters) == 0 {
 		p.dir = "contprof"
 	}
@@ -801,7 +809,7 @@ func (p *contprof) Shutdown() error {
 		wall0, cpu0 := time.Now(), processCPU()
 		p.write()
 		p.flushExports()
-		outWall, outCPU := time.Since(wall0), processCPU()-cpu0
+		outWall, outCPU := p.outWall+time.Since(wall0), p.outCPU+processCPU()-cpu0
 		hs := p.heap.Stats()
 		logf("Shutdown periods=%d exceptions=%d live_objects=%d sampled_allocations=%d gcs=%d output_wall_us=%d output_cpu_us=%d", p.seq, p.excTotal.Load(), hs.Tracked, hs.Added, p.gc.Total(), outWall.Microseconds(), outCPU.Microseconds())
 	})
