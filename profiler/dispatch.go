@@ -225,8 +225,8 @@ func (d *dispatcher) quiesce() {
 }
 
 func (d *dispatcher) quiesceWait() {
-	waited := quiesceWait()
-	logger().Debug("shutdown: waited for the runtime's threads to leave its callback window", "waited", waited, "max", quiesceDrain)
+	waited, busy := quiesceWait()
+	logger().Debug("shutdown: waited for the runtime's threads to leave its callback window", "waited", waited, "max", quiesceDrain, "busy", busy)
 }
 
 // quiesceDrain is how long Shutdown waits after turning the events off, on

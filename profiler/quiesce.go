@@ -18,10 +18,13 @@ import (
 // in that window and Shutdown returns at once. If the process's threads
 // cannot be read, the whole quiesceDrain is waited. It returns how long it
 // waited.
-func quiesceWait() time.Duration {
+// The last thread seen busy is returned too ("" if none was), as its
+// stat line's start: its id, name and state.
+func quiesceWait() (time.Duration, string) {
 	start := time.Now()
 	self := syscall.Gettid()
 	buf := make([]byte, 0, 512)
+	last := ""
 	for {
 		busy, err := otherThreadsRunnable(self, buf)
 		waited := time.Since(start)
@@ -29,11 +32,12 @@ func quiesceWait() time.Duration {
 			if rest := quiesceDrain - waited; rest > 0 {
 				time.Sleep(rest)
 			}
-			return time.Since(start)
+			return time.Since(start), err.Error()
 		}
-		if !busy || waited >= quiesceDrain {
-			return waited
+		if busy == "" || waited >= quiesceDrain {
+			return waited, last
 		}
+		last = busy
 		time.Sleep(quiesceDrainPoll)
 	}
 }
@@ -41,17 +45,18 @@ func quiesceWait() time.Duration {
 // quiesceDrainPoll is how often quiesceWait looks at the threads again.
 const quiesceDrainPoll = time.Millisecond
 
-// otherThreadsRunnable tells whether a thread of the process other than
-// self is in state R or D (/proc/self/task/*/stat).
-func otherThreadsRunnable(self int, buf []byte) (bool, error) {
+// otherThreadsRunnable returns the first thread of the process other than
+// self in state R or D (/proc/self/task/*/stat), as its stat line's start
+// (id, name, state), or "" if there is none.
+func otherThreadsRunnable(self int, buf []byte) (string, error) {
 	d, err := os.Open("/proc/self/task")
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	defer d.Close()
 	names, err := d.Readdirnames(-1)
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	for _, n := range names {
 		tid, err := strconv.Atoi(n)
@@ -63,10 +68,11 @@ func otherThreadsRunnable(self int, buf []byte) (bool, error) {
 			continue // the thread has exited
 		}
 		if st, ok := taskState(b); ok && (st == 'R' || st == 'D') {
-			return true, nil
+			i := bytes.LastIndexByte(b, ')')
+			return string(b[:i+3]), nil
 		}
 	}
-	return false, nil
+	return "", nil
 }
 
 // readSmall reads a small file into buf's storage.
