@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/clrprof/clrprof/internal/procstat"
 )
 
 // procRoot is where the process table is read; tests may point it
@@ -84,13 +86,11 @@ func startTime(pid int) string {
 	if err != nil {
 		return ""
 	}
-	// The command name (field 2) is in parentheses and may hold spaces or
-	// parentheses: fields resume after the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
+	_, rest, ok := procstat.Split(b)
+	if !ok {
 		return ""
 	}
-	f := strings.Fields(string(b[i+1:]))
+	f := strings.Fields(string(rest))
 	// f[0] is field 3 (state); field 22 is f[19].
 	if len(f) < 20 {
 		return ""

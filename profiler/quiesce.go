@@ -1,11 +1,12 @@
 package profiler
 
 import (
-	"bytes"
 	"os"
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/clrprof/clrprof/internal/procstat"
 )
 
 // quiesceWait is the wait after Shutdown on .NET Core 2.x (see quiesce):
@@ -17,9 +18,8 @@ import (
 // when every other thread is asleep (S), stopped or a zombie, none can be
 // in that window and Shutdown returns at once. If the process's threads
 // cannot be read, the whole quiesceDrain is waited. It returns how long it
-// waited.
-// The last thread seen busy is returned too ("" if none was), as its
-// stat line's start: its id, name and state.
+// waited and the last thread seen busy ("" if none was: its id, name and
+// state), or why the threads could not be read.
 func quiesceWait() (time.Duration, string) {
 	start := time.Now()
 	self := syscall.Gettid()
@@ -67,9 +67,8 @@ func otherThreadsRunnable(self int, buf []byte) (string, error) {
 		if err != nil {
 			continue // the thread has exited
 		}
-		if st, ok := taskState(b); ok && (st == 'R' || st == 'D') {
-			i := bytes.LastIndexByte(b, ')')
-			return string(b[:i+3]), nil
+		if head, rest, ok := procstat.Split(b); ok && (rest[0] == 'R' || rest[0] == 'D') {
+			return string(head) + " " + string(rest[0]), nil
 		}
 	}
 	return "", nil
@@ -87,15 +86,4 @@ func readSmall(path string, buf []byte) ([]byte, error) {
 		return nil, err
 	}
 	return buf[:n], nil
-}
-
-// taskState is the state letter of a /proc/<pid>/task/<tid>/stat line: the
-// field after the command name, which is in parentheses and may itself
-// hold spaces and parentheses (so the last ')' ends it).
-func taskState(stat []byte) (byte, bool) {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 || i+2 >= len(stat) || stat[i+1] != ' ' {
-		return 0, false
-	}
-	return stat[i+2], true
 }

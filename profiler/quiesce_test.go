@@ -7,26 +7,6 @@ import (
 	"testing"
 )
 
-func TestTaskState(t *testing.T) {
-	for _, c := range []struct {
-		line string
-		want byte
-		ok   bool
-	}{
-		{"4242 (dotnet) S 1 4242 4242 0 -1", 'S', true},
-		{"4243 (.NET Tiered Com) R 1 4242", 'R', true},
-		{"4244 (a) b) (c) D 1", 'D', true},
-		{"4245 (x)", 0, false},
-		{"4246 x S 1", 0, false},
-		{"", 0, false},
-	} {
-		got, ok := taskState([]byte(c.line))
-		if got != c.want || ok != c.ok {
-			t.Errorf("taskState(%q) = %q, %v; want %q, %v", c.line, got, ok, c.want, c.ok)
-		}
-	}
-}
-
 // TestQuiesceWaitBusyThread: while another thread of the process spins,
 // the wait lasts the whole quiesceDrain; the spinning thread is seen.
 func TestQuiesceWaitBusyThread(t *testing.T) {
