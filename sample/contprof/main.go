@@ -321,9 +321,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		return err
 	}
 	p.runtime = profiles.RuntimeVersion(info)
-	wall0, cpu0 := time.Now(), processCPU()
-	p.configExport()
-	p.outWall, p.outCPU = time.Since(wall0), processCPU()-cpu0
+	p.timeOutput(p.configExport)
 	if p.dir == "" && len(p.exporters) == 0 {
 		p.dir = "contprof"
 	}
@@ -809,12 +807,12 @@ func (p *contprof) Shutdown() error {
 		// app's exit and the process's CPU time meanwhile (the app's
 		// threads have finished; task bench compares the two between
 		// contprof with and without exporters).
-		wall0, cpu0 := time.Now(), processCPU()
-		p.write()
-		p.flushExports()
-		outWall, outCPU := p.outWall+time.Since(wall0), p.outCPU+processCPU()-cpu0
+		p.timeOutput(func() {
+			p.write()
+			p.flushExports()
+		})
 		hs := p.heap.Stats()
-		logf("Shutdown periods=%d exceptions=%d live_objects=%d sampled_allocations=%d gcs=%d output_wall_us=%d output_cpu_us=%d", p.seq, p.excTotal.Load(), hs.Tracked, hs.Added, p.gc.Total(), outWall.Microseconds(), outCPU.Microseconds())
+		logf("Shutdown periods=%d exceptions=%d live_objects=%d sampled_allocations=%d gcs=%d output_wall_us=%d output_cpu_us=%d", p.seq, p.excTotal.Load(), hs.Tracked, hs.Added, p.gc.Total(), p.outWall.Microseconds(), p.outCPU.Microseconds())
 	})
 	return nil
 }
@@ -822,6 +820,15 @@ func (p *contprof) Shutdown() error {
 func init() { profiler.Register(clsid, composed(&contprof{})) }
 
 func main() {}
+
+// timeOutput runs f, a part of the profiles' output, and adds its wall
+// time and the process's CPU time meanwhile to outWall and outCPU.
+func (p *contprof) timeOutput(f func()) {
+	wall0, cpu0 := time.Now(), processCPU()
+	f()
+	p.outWall += time.Since(wall0)
+	p.outCPU += processCPU() - cpu0
+}
 
 // processCPU is the process's user and system CPU time so far.
 func processCPU() time.Duration {
