@@ -229,7 +229,10 @@
 //   - [Info.StackTrace] and [Info.WalkStack]: DoStackSnapshot of the
 //     current thread (from a callback), or of any thread while the runtime
 //     is suspended; [Info.SnapshotAllThreads] suspends, walks every managed
-//     thread and resumes (ICorProfilerInfo10: .NET Core 3.0 and later).
+//     thread and resumes (ICorProfilerInfo10: .NET Core 3.0 and later), and
+//     [Info.Snapshot] also says what that cost the application (a
+//     [Snapshot]'s Suspending and Held) apart from the time it waited for a
+//     garbage collection's suspension to end (Waited).
 //
 // What the runtimes here do: .NET Core 2.0 on Linux accepts the ELT hooks
 // but never calls them; .NET Core 2.1 calls them, but its argument ranges

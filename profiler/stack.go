@@ -141,21 +141,72 @@ func clrprofGoStackFrame(h C.uintptr_t, f, ip, frame C.uintptr_t) (goOn C.int) {
 // stack can be taken. Call it from a goroutine of your own, never from a
 // callback, and do not hold locks that callbacks take (the runtime waits
 // for threads in cooperative-mode callbacks before it is suspended).
+//
+// A sampler that keeps its cost within a budget uses [Info.Snapshot],
+// which also says how long the runtime was suspended and held.
 func (x *Info) SnapshotAllThreads(max int) ([]ThreadStack, error) {
+	s, err := x.Snapshot(max)
+	return s.Stacks, err
+}
+
+// A Snapshot is one [Info.Snapshot]: every managed thread's stack, and
+// where the call's time went.
+type Snapshot struct {
+	// Stacks are the managed threads' stacks, as SnapshotAllThreads
+	// returns them.
+	Stacks []ThreadStack
+	// Waited is the time spent first retrying SuspendRuntime while the
+	// runtime was suspended for something else (a garbage collection,
+	// mostly): the snapshot held no thread then, the application's threads
+	// were already stopped.
+	Waited time.Duration
+	// Suspending is the SuspendRuntime call that succeeded: the runtime
+	// brings every managed thread to a safe point, and a thread that stops
+	// early waits for the others (on a busy machine, for each to be
+	// scheduled); a garbage collection that began just before the call is
+	// waited for within it, which the profiler cannot tell apart.
+	Suspending time.Duration
+	// Held is the time from SuspendRuntime's return to ResumeRuntime's:
+	// the stacks were walked in it, with every managed thread stopped.
+	Held time.Duration
+	// Retries is how many times SuspendRuntime was called again.
+	Retries int
+}
+
+// Cost is what the snapshot can have cost the application, at most:
+// Suspending and Held (not Waited).
+func (s Snapshot) Cost() time.Duration { return s.Suspending + s.Held }
+
+// Snapshot is [Info.SnapshotAllThreads] that also says where the call's
+// time went: waiting for another suspension to end (Waited), suspending
+// (Suspending), walking with the runtime held (Held). A sampler that
+// skips ticks to keep its cost within a budget charges [Snapshot.Cost],
+// not the whole call, which a garbage collection can stretch to
+// milliseconds without costing the application anything. The Snapshot is
+// filled in also when err is not nil, as far as the call got.
+func (x *Info) Snapshot(max int) (Snapshot, error) {
+	var s Snapshot
 	if x.ptr(10) == nil {
-		return nil, notAvailable("ICorProfilerInfo10::SuspendRuntime", 10, x.Version())
+		return s, notAvailable("ICorProfilerInfo10::SuspendRuntime", 10, x.Version())
 	}
 	if max <= 0 || max > maxStackDepth {
-		return nil, fmt.Errorf("clrprof: SnapshotAllThreads: max %d: want 1..%d", max, maxStackDepth)
+		return s, fmt.Errorf("clrprof: SnapshotAllThreads: max %d: want 1..%d", max, maxStackDepth)
 	}
-	if err := x.suspendRetrying(); err != nil {
-		return nil, fmt.Errorf("clrprof: SuspendRuntime: %w", err)
+	t0 := time.Now()
+	began, err := x.suspendRetrying(&s)
+	suspended := time.Now()
+	s.Waited = began.Sub(t0)
+	if err != nil {
+		s.Waited = suspended.Sub(t0)
+		return s, fmt.Errorf("clrprof: SuspendRuntime: %w", err)
 	}
-	stacks, err := x.allStacks(max)
+	s.Suspending = suspended.Sub(began)
+	s.Stacks, err = x.allStacks(max)
 	if rerr := x.ResumeRuntime(); rerr != nil && err == nil {
 		err = fmt.Errorf("clrprof: ResumeRuntime: %w", rerr)
 	}
-	return stacks, err
+	s.Held = time.Since(suspended)
+	return s, err
 }
 
 // While the runtime is suspended for something else (a garbage collection,
@@ -168,12 +219,16 @@ const (
 	suspendRetryDelay = 250 * time.Microsecond
 )
 
-func (x *Info) suspendRetrying() error {
+// suspendRetrying suspends the runtime, retrying while another suspension
+// is in progress, and returns when the call that succeeded began.
+func (x *Info) suspendRetrying(s *Snapshot) (time.Time, error) {
 	for try := 0; ; try++ {
+		began := time.Now()
 		err := x.SuspendRuntime()
 		if err == nil || !errors.Is(err, CORPROF_E_SUSPENSION_IN_PROGRESS) || try == suspendRetries {
-			return err
+			return began, err
 		}
+		s.Retries++
 		time.Sleep(suspendRetryDelay)
 	}
 }

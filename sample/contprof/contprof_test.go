@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clrprof/clrprof/internal/harness"
 	"github.com/clrprof/clrprof/profiles"
@@ -430,10 +431,24 @@ func TestContprofSuspendBudget(t *testing.T) {
 		var sleepWall, samples int64
 		skipped := 0
 		skipRe := regexp.MustCompile(`skipped=(\d+) \(overhead budget\)`)
+		// what the budget was charged: the time suspended and held
+		heldRe := regexp.MustCompile(`sampling: ticks=\d+ .*held=(\S+) waited=(\S+)`)
+		var held time.Duration
 		for _, p := range profs["wall"] {
-			if m := skipRe.FindStringSubmatch(strings.Join(p.Comments, "\n")); m != nil {
+			c := strings.Join(p.Comments, "\n")
+			if m := skipRe.FindStringSubmatch(c); m != nil {
 				skipped += atoi(t, m[1])
 			}
+			m := heldRe.FindStringSubmatch(c)
+			if m == nil {
+				t.Fatalf("the wall profile does not say how long its snapshots held the runtime:\n%s", c)
+			}
+			h, err1 := time.ParseDuration(m[1])
+			_, err2 := time.ParseDuration(m[2])
+			if err1 != nil || err2 != nil {
+				t.Fatalf("held=%s waited=%s: %v %v", m[1], m[2], err1, err2)
+			}
+			held += h
 			for _, s := range p.Sample {
 				if hasFrame(s, "Hot.Sleeper") {
 					sleepWall += s.Value[1]
@@ -441,7 +456,10 @@ func TestContprofSuspendBudget(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%s: %d ticks skipped; Hot.Sleeper: %d samples, wall %d ms; run %v", rt.Name, skipped, samples, sleepWall/1e6, res.Duration)
+		t.Logf("%s: %d ticks skipped, runtime held %v; Hot.Sleeper: %d samples, wall %d ms; run %v", rt.Name, skipped, held, samples, sleepWall/1e6, res.Duration)
+		if held <= 0 {
+			t.Errorf("snapshots held the runtime for %v", held)
+		}
 		if skipped == 0 {
 			t.Errorf("no tick skipped with a budget of 0.0001%%")
 		}

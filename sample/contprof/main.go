@@ -67,7 +67,12 @@
 // suspension waits for each thread to be scheduled and reach a safe point
 // (measured up to 52 ms on 2 cores with 4 allocating threads), so contprof
 // keeps the time the runtime spends suspended for it within
-// CONTPROF_SUSPEND_BUDGET by skipping ticks after a long snapshot.
+// CONTPROF_SUSPEND_BUDGET by skipping ticks after a long snapshot. The
+// budget is charged the time suspending and walking (Snapshot.Cost), not
+// the time a snapshot first waits for a garbage collection's suspension
+// to end (the collection, not the sampler, has the threads stopped then);
+// each period's cpu and wall profiles say both ("sampling: ticks=N ...
+// held=H waited=W").
 //
 // Memory is bounded: CONTPROF_MAX_STACKS distinct stacks per profile and
 // period (default 10000; more are summed under "[stack table full]"),
@@ -224,8 +229,12 @@ type contprof struct {
 	// (sampler goroutine only)
 	budget             float64
 	skip, skippedSince int
-	excErrors          int
-	excTotal           atomic.Int64
+	// in the period, the time the runtime was suspended and held for
+	// snapshots (Snapshot.Cost) and the time they waited for another
+	// suspension (a GC) to end first (sampler goroutine only)
+	held, waited time.Duration
+	excErrors    int
+	excTotal     atomic.Int64
 	// allocation ticks that gave no live heap sample
 	ticksWithoutObject atomic.Int64
 	// which allocation ticks become live heap samples (.NET 5+): decided
@@ -510,9 +519,15 @@ func (p *contprof) sample() {
 		return
 	}
 	interval := time.Second / time.Duration(p.hz)
-	t0 := time.Now()
-	stacks, err := p.info.SnapshotAllThreads(p.depth)
-	p.skip = budgetSkip(time.Since(t0), interval, p.budget, p.hz)
+	// The budget is charged the time the runtime was suspended and held
+	// for the snapshot, not the time waited first for a garbage
+	// collection's suspension to end (the application was stopped by the
+	// collection then, not by the sampler).
+	snap, err := p.info.Snapshot(p.depth)
+	stacks := snap.Stacks
+	p.held += snap.Cost()
+	p.waited += snap.Waited
+	p.skip = budgetSkip(snap.Cost(), interval, p.budget, p.hz)
 	p.ticks.Tick(err)
 	// A sample stands for its own tick and the ticks skipped before it.
 	covers := int64(1 + p.skippedSince)
@@ -721,7 +736,8 @@ func (p *contprof) write() {
 		}
 	}
 	if p.snapshots() {
-		fr := "sampling: " + p.ticks.Report(true)
+		fr := fmt.Sprintf("sampling: %s held=%v waited=%v", p.ticks.Report(true), p.held.Round(time.Microsecond), p.waited.Round(time.Microsecond))
+		p.held, p.waited = 0, 0
 		written = append(written, fr)
 		if p.cpuOn {
 			m := meta("cpu", fr)

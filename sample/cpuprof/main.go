@@ -11,6 +11,13 @@
 // and the profile is written with two sample types: samples/count and
 // cpu/nanoseconds. Go's own SIGPROF profiler is never used.
 //
+// On exit it prints "cpuprof: wrote FILE samples=N stacks=S ticks=T
+// failures=F ..." and what sampling cost: "held=H of D (P%) waited=W",
+// the time the runtime was suspended and held for snapshots
+// (Snapshot.Cost) and, apart, the time they waited first for another
+// suspension (a GC) to end, which stopped nothing of the application's
+// (perf mode: "sampling=H of D (P%)", the time reading the samples).
+//
 // It needs .NET Core 3.0 or later (SuspendRuntime); on older runtimes it
 // logs "cpuprof: unsupported" and the application runs unprofiled.
 //
@@ -63,7 +70,9 @@ type cpuprof struct {
 	lastCPU    map[uint32]int64
 	ticks      profiles.Ticks // failed ticks by cause
 	perf       *perfMode      // CPUPROF_MODE=perf
-	spent      time.Duration  // inside SnapshotAllThreads
+	spent      time.Duration  // perf mode: reading the samples
+	held       time.Duration  // suspend mode: the runtime suspended and held for snapshots (Snapshot.Cost)
+	waited     time.Duration  // suspend mode: waiting for another suspension to end first
 	start      time.Time
 }
 
@@ -154,9 +163,10 @@ func (p *cpuprof) loop() {
 }
 
 func (p *cpuprof) tick() {
-	t0 := time.Now()
-	stacks, err := p.info.SnapshotAllThreads(p.depth)
-	p.spent += time.Since(t0)
+	snap, err := p.info.Snapshot(p.depth)
+	stacks := snap.Stacks
+	p.held += snap.Cost()
+	p.waited += snap.Waited
 	p.ticks.Tick(err)
 	if err != nil {
 		return
@@ -217,9 +227,15 @@ func (p *cpuprof) Shutdown() error {
 		samples += s.Value[0]
 	}
 	elapsed := time.Since(p.start)
-	fmt.Fprintf(os.Stderr, "cpuprof: wrote %s samples=%d stacks=%d %s sampling=%v of %v (%.2f%%)\n",
-		p.out, samples, len(prof.Sample), report, p.spent.Round(time.Microsecond), elapsed.Round(time.Millisecond),
-		100*p.spent.Seconds()/elapsed.Seconds())
+	// The cost: perf mode, the time reading the samples (the sampler's
+	// thread; nothing is held); suspend mode, the time the runtime was
+	// suspended and held for snapshots, and apart the time they waited first for
+	// another suspension (a GC) to end, which held nothing of theirs.
+	cost := fmt.Sprintf("sampling=%v of %v (%.2f%%)", p.spent.Round(time.Microsecond), elapsed.Round(time.Millisecond), 100*p.spent.Seconds()/elapsed.Seconds())
+	if p.perf == nil {
+		cost = fmt.Sprintf("held=%v of %v (%.2f%%) waited=%v", p.held.Round(time.Microsecond), elapsed.Round(time.Millisecond), 100*p.held.Seconds()/elapsed.Seconds(), p.waited.Round(time.Microsecond))
+	}
+	fmt.Fprintf(os.Stderr, "cpuprof: wrote %s samples=%d stacks=%d %s %s\n", p.out, samples, len(prof.Sample), report, cost)
 	return nil
 }
 

@@ -16,8 +16,11 @@
 // Every mode ends with "cpu_ms=N" (the process's CPU time) and "app done".
 //
 //   alloc S      for S seconds allocates in Elt.Alloc.Heavy (many byte[64]
-//                and Elt.Alloc.Big objects) and a little in Elt.Alloc.Light.
+//                and Elt.Alloc.Big objects) and a little in Elt.Alloc.Light;
+//   collect S    for S seconds collects a heap of 300,000 live arrays, one
+//                GC.Collect after another.
 using System;
+using System.Collections.Generic;
 using System.Reflection;
 using System.Reflection.Emit;
 using System.Runtime.CompilerServices;
@@ -101,6 +104,23 @@ namespace Elt
     }
 
     public class BigObj { public long A, B, C, D, E, F, G, H; }
+
+    // Collect keeps a few hundred thousand objects alive and collects
+    // them all, over and over: the runtime is suspended for a garbage
+    // collection most of the time (the snapshot timing test).
+    public static class Collect
+    {
+        public static void Run(double seconds)
+        {
+            var live = new List<object>();
+            for (int i = 0; i < 300000; i++) live.Add(new int[2]);
+            var sw = Stopwatch.StartNew();
+            int n = 0;
+            while (sw.Elapsed.TotalSeconds < seconds) { GC.Collect(); n++; }
+            GC.KeepAlive(live);
+            Console.WriteLine("collect: collections=" + (n > 0 ? "some" : "none"));
+        }
+    }
 
     public static class Alloc
     {
@@ -231,6 +251,7 @@ namespace Elt
                     Console.WriteLine("info: " + Info.Args(7, 2.5, 1.25f, -9L, true) + " " + Info.Ret(21).ToString("R"));
                     break;
                 case "spin": Hot.Run(arg == "" ? 2.0 : double.Parse(arg, System.Globalization.CultureInfo.InvariantCulture)); break;
+                case "collect": Collect.Run(arg == "" ? 1.0 : double.Parse(arg, System.Globalization.CultureInfo.InvariantCulture)); break;
                 case "alloc": Alloc.Run(arg == "" ? 2.0 : double.Parse(arg, System.Globalization.CultureInfo.InvariantCulture)); break;
                 default: Console.WriteLine("unknown mode " + mode); return 2;
             }
