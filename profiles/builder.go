@@ -2,13 +2,13 @@ package profiles
 
 import (
 	"bytes"
+	"encoding/binary"
 	"compress/gzip"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/clrprof/clrprof/profiler"
 	"github.com/google/pprof/profile"
@@ -117,23 +117,33 @@ func NewBuilder(types []SampleType, defaultType string, maxStacks int) *Builder 
 }
 
 func key(frames []profiler.FunctionID, pseudo []string, labels []Label) string {
-	var b strings.Builder
+	// The frame count, each frame's 8 bytes, then the pseudo frames and
+	// the labels' parts, each ended by a 0 byte, the two lists apart by a
+	// 1 byte: one allocation, no formatting.
+	n := binary.MaxVarintLen64 + 8*len(frames) + 1
+	for _, p := range pseudo {
+		n += len(p) + 1
+	}
+	for _, l := range labels {
+		n += len(l.Key) + len(l.Value) + 2
+	}
+	b := make([]byte, 0, n)
+	b = binary.AppendUvarint(b, uint64(len(frames)))
 	for _, f := range frames {
-		b.WriteString(strconv.FormatUint(uint64(f), 16))
-		b.WriteByte(',')
+		b = binary.LittleEndian.AppendUint64(b, uint64(f))
 	}
 	for _, p := range pseudo {
-		b.WriteString(p)
-		b.WriteByte(0)
+		b = append(b, p...)
+		b = append(b, 0)
 	}
-	b.WriteByte(1)
+	b = append(b, 1)
 	for _, l := range labels {
-		b.WriteString(l.Key)
-		b.WriteByte(0)
-		b.WriteString(l.Value)
-		b.WriteByte(0)
+		b = append(b, l.Key...)
+		b = append(b, 0)
+		b = append(b, l.Value...)
+		b = append(b, 0)
 	}
-	return b.String()
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // Add adds values (one per sample type) to the sample of stack (innermost

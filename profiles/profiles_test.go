@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -230,6 +232,95 @@ func TestGCStatsWithoutGenerations(t *testing.T) {
 		}
 		if n != want || g.Total() != want {
 			t.Errorf("WithoutGenerations %v: %d collections under %s, Total %d, want %d", noGen, n, UnknownGenerationFrame, g.Total(), want)
+		}
+	}
+}
+
+// ThreadCPU reads the thread's CPU-time clock, the same count as
+// schedstat's first field: both grow with a spin on the thread, and agree.
+func TestThreadCPUClock(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := uint32(syscall.Gettid())
+	c0, ok0 := threadClock(tid)
+	s0, ok1 := threadSchedstat(tid)
+	if !ok0 || !ok1 {
+		t.Fatalf("clock %v schedstat %v", ok0, ok1)
+	}
+	n := 0
+	for t0 := time.Now(); time.Since(t0) < 30*time.Millisecond; {
+		n++
+	}
+	c1, _ := threadClock(tid)
+	s1, _ := threadSchedstat(tid)
+	t.Logf("clock +%v, schedstat +%v (%d turns)", time.Duration(c1-c0), time.Duration(s1-s0), n)
+	if c1-c0 < int64(5*time.Millisecond) || s1-s0 < int64(5*time.Millisecond) {
+		t.Errorf("a 30 ms spin: clock +%v schedstat +%v", time.Duration(c1-c0), time.Duration(s1-s0))
+	}
+	if d := c1 - s1; d < -int64(10*time.Millisecond) || d > int64(10*time.Millisecond) {
+		t.Errorf("clock %d and schedstat %d differ by %v", c1, s1, time.Duration(d))
+	}
+	if v, ok := ThreadCPU(tid); !ok || v < c1 {
+		t.Errorf("ThreadCPU = %d, %v after the clock read %d", v, ok, c1)
+	}
+	if _, ok := ThreadCPU(0); ok {
+		t.Errorf("ThreadCPU(0) answered")
+	}
+}
+
+// BenchmarkBuilderAdd adds a sampler's stacks: 64 frames, 200 distinct
+// stacks, a span label on half of them.
+func BenchmarkBuilderAdd(b *testing.B) {
+	stacks := make([][]profiler.FunctionID, 200)
+	for i := range stacks {
+		st := make([]profiler.FunctionID, 64)
+		for j := range st {
+			st[j] = profiler.FunctionID(0x7f0000001000 + 0x40*uint64((i*7+j)%500))
+		}
+		stacks[i] = st
+	}
+	labels := []Label{{Key: "span_id", Value: "00f067aa0ba902b7"}}
+	bl := NewBuilder([]SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, "cpu", 1000)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		var l []Label
+		if i%2 == 0 {
+			l = labels
+		}
+		bl.Add(stacks[i%len(stacks)], l, 1, 10000000)
+	}
+}
+
+// Distinct stacks, pseudo frames and labels are distinct samples, however
+// their parts could line up.
+func TestBuilderKeysDistinct(t *testing.T) {
+	type in struct {
+		frames []profiler.FunctionID
+		pseudo []string
+		labels []Label
+	}
+	ins := []in{
+		{frames: []profiler.FunctionID{1, 2}},
+		{frames: []profiler.FunctionID{1}},
+		{frames: []profiler.FunctionID{0x201}},
+		{frames: []profiler.FunctionID{1, 2}, pseudo: []string{"x"}},
+		{frames: []profiler.FunctionID{1, 2}, labels: []Label{{Key: "x", Value: ""}}},
+		{frames: []profiler.FunctionID{1, 2}, pseudo: []string{"a", "b"}},
+		{frames: []profiler.FunctionID{1, 2}, pseudo: []string{"ab"}},
+		{frames: []profiler.FunctionID{1, 2}, labels: []Label{{Key: "a", Value: "b"}}},
+		{frames: []profiler.FunctionID{1, 2}, labels: []Label{{Key: "ab", Value: ""}}},
+		{pseudo: []string{"[stack table full]"}},
+		{},
+	}
+	seen := map[string]int{}
+	for i, x := range ins {
+		k := key(x.frames, x.pseudo, x.labels)
+		if j, ok := seen[k]; ok {
+			t.Errorf("inputs %d and %d share a key", j, i)
+		}
+		seen[k] = i
+		if k2 := key(x.frames, x.pseudo, x.labels); k2 != k {
+			t.Errorf("input %d: two keys", i)
 		}
 	}
 }
