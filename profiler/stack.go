@@ -35,6 +35,9 @@ type ThreadStack struct {
 	Frames    []StackFrame
 	Truncated bool  // deeper frames were cut off at the limit
 	Err       error // the snapshot of this thread failed
+	// Skipped tells that the thread was not walked: the walk function
+	// of [Info.SnapshotThreads] said so.
+	Skipped bool
 }
 
 // maxStackDepth bounds one snapshot.
@@ -185,6 +188,19 @@ func (s Snapshot) Cost() time.Duration { return s.Suspending + s.Held }
 // milliseconds without costing the application anything. The Snapshot is
 // filled in also when err is not nil, as far as the call got.
 func (x *Info) Snapshot(max int) (Snapshot, error) {
+	return x.SnapshotThreads(max, nil)
+}
+
+// SnapshotThreads is [Info.Snapshot] walking only the threads walk
+// returns true for: walk is called with the runtime suspended, for each
+// managed thread with its OS thread id (0 if the runtime did not say),
+// and a thread it refuses is in Stacks with Skipped set and no frames. A
+// CPU sampler walks only the threads whose CPU time grew since its last
+// tick, which shortens the time the runtime is held by the walks of the
+// idle ones. walk must not call into the runtime's stack walks or block;
+// nil walks every thread. If walk panics, the snapshot stops there,
+// resumes the runtime and returns the panic as its error.
+func (x *Info) SnapshotThreads(max int, walk func(thread ThreadID, osThread uint32) bool) (Snapshot, error) {
 	var s Snapshot
 	if x.ptr(10) == nil {
 		return s, notAvailable("ICorProfilerInfo10::SuspendRuntime", 10, x.Version())
@@ -201,7 +217,7 @@ func (x *Info) Snapshot(max int) (Snapshot, error) {
 		return s, fmt.Errorf("clrprof: SuspendRuntime: %w", err)
 	}
 	s.Suspending = suspended.Sub(began)
-	s.Stacks, err = x.allStacks(max)
+	s.Stacks, err = x.allStacks(max, walk)
 	if rerr := x.ResumeRuntime(); rerr != nil && err == nil {
 		err = fmt.Errorf("clrprof: ResumeRuntime: %w", rerr)
 	}
@@ -233,7 +249,18 @@ func (x *Info) suspendRetrying(s *Snapshot) (time.Time, error) {
 	}
 }
 
-func (x *Info) allStacks(max int) ([]ThreadStack, error) {
+// callWalk calls a SnapshotThreads walk function, its panic an error
+// (the runtime is suspended: the snapshot must go on to resume it).
+func callWalk(walk func(ThreadID, uint32) bool, t ThreadID, os uint32) (ok bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("clrprof: SnapshotThreads: the walk function panicked: %v", r)
+		}
+	}()
+	return walk(t, os), nil
+}
+
+func (x *Info) allStacks(max int, walk func(ThreadID, uint32) bool) ([]ThreadStack, error) {
 	en, err := x.EnumThreads()
 	if err != nil {
 		return nil, fmt.Errorf("clrprof: EnumThreads: %w", err)
@@ -252,6 +279,17 @@ func (x *Info) allStacks(max int) ([]ThreadStack, error) {
 			ts := ThreadStack{Thread: t}
 			if os, err := x.GetThreadInfo(t); err == nil {
 				ts.OSThreadID = os
+			}
+			if walk != nil {
+				ok, err := callWalk(walk, t, ts.OSThreadID)
+				if err != nil {
+					return out, err
+				}
+				if !ok {
+					ts.Skipped = true
+					out = append(out, ts)
+					continue
+				}
 			}
 			ts.Frames, ts.Truncated, ts.Err = x.stackTrace(t, max)
 			out = append(out, ts)

@@ -36,7 +36,9 @@ func TestStackSnapshots(t *testing.T) {
 // into the collections' suspensions, retry, and report the wait as Waited;
 // the test profiler checks every result's timing against the call's (the
 // three parts fit inside it, a wait only with retries, a suspension and a
-// hold with every success). Before .NET Core 3.0 there is no SuspendRuntime: Snapshot is
+// hold with every success). SnapshotThreads skips the threads its walk
+// function refuses, and returns a panic of that function as an error
+// after resuming the runtime. Before .NET Core 3.0 there is no SuspendRuntime: Snapshot is
 // unavailable.
 func TestSnapshotTiming(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/sampling/snapprof")
@@ -52,7 +54,7 @@ func TestSnapshotTiming(t *testing.T) {
 			res.MustStderrContain(t, "snapprof: unavailable: ")
 			return
 		}
-		m := regexp.MustCompile(`snapprof: snapshots=(\d+) ok=(\d+) retried=(\d+) waited=(\S+) suspending=(\S+) held=(\S+) bad=(\d+)\n`).FindStringSubmatch(res.Stderr)
+		m := regexp.MustCompile(`snapprof: snapshots=(\d+) ok=(\d+) retried=(\d+) waited=(\S+) suspending=(\S+) held=(\S+) bad=(\d+) skipped_all=(\d+) panics=(\d+)\n`).FindStringSubmatch(res.Stderr)
 		if m == nil {
 			t.Fatalf("no snapprof line; stderr:\n%s", res.Stderr)
 		}
@@ -68,12 +70,20 @@ func TestSnapshotTiming(t *testing.T) {
 		}
 		waited, suspending, held := d[0], d[1], d[2]
 		bad, _ := strconv.Atoi(m[7])
-		t.Logf("%s: %d snapshots, %d ok, %d retried, waited %v, suspending %v, held %v", rt.Name, n, ok, retried, waited, suspending, held)
+		skippedAll, _ := strconv.Atoi(m[8])
+		panics, _ := strconv.Atoi(m[9])
+		t.Logf("%s: %d snapshots, %d ok, %d retried, waited %v, suspending %v, held %v; %d with every thread skipped, %d panicking walks", rt.Name, n, ok, retried, waited, suspending, held, skippedAll, panics)
 		if bad != 0 {
 			t.Errorf("%d snapshots whose timing does not add up; stderr:\n%s", bad, res.Stderr)
 		}
 		if ok == 0 || held <= 0 || suspending <= 0 {
 			t.Errorf("no snapshot suspended and held the runtime (ok=%d suspending=%v held=%v)", ok, suspending, held)
+		}
+		// SnapshotThreads: a walk refusing every thread, a walk that
+		// panics (the runtime resumed: the app finished, later snapshots
+		// succeeded).
+		if skippedAll == 0 || panics == 0 {
+			t.Errorf("SnapshotThreads: %d snapshots with every thread skipped, %d panicking walks returned as errors (want some of each)", skippedAll, panics)
 		}
 		// Every collection suspends the runtime; a snapshot every
 		// millisecond for 1.5 s of collections meets some of them.

@@ -7,14 +7,19 @@
 //
 // with R the snapshots that retried SuspendRuntime, W, S and H the totals
 // of Waited, Suspending and Held, and B the snapshots whose timing did not add up
-// (each also printed as "snapprof: bad ..."). Where Snapshot is not
-// available it prints "snapprof: unavailable: ERR".
+// (each also printed as "snapprof: bad ..."), then "skipped_all=S
+// panics=P": every tenth snapshot (SnapshotThreads) walks no thread and
+// S counts those whose stacks were all Skipped, and another tenth have a
+// walk function that panics, P counting those that returned the panic as
+// an error (up to five; one that met a suspension first does not count). Where Snapshot is not available it
+// prints "snapprof: unavailable: ERR".
 package main
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/clrprof/clrprof/profiler"
@@ -26,6 +31,7 @@ type snapprof struct {
 	stop, done chan struct{}
 
 	n, ok, retried, bad      int
+	skipOK, panicOK          int
 	waited, suspending, held time.Duration
 }
 
@@ -63,6 +69,16 @@ func (p *snapprof) loop() {
 // suspended and held the runtime for some time, and Cost is Suspending
 // and Held.
 func (p *snapprof) one() {
+	switch p.n % 10 {
+	case 3:
+		p.skipAll()
+		return
+	case 7:
+		if p.panicOK < 5 {
+			p.panicking()
+			return
+		}
+	}
 	t0 := time.Now()
 	s, err := p.info.Snapshot(64)
 	elapsed := time.Since(t0)
@@ -97,13 +113,51 @@ func (p *snapprof) one() {
 	}
 }
 
+// skipAll takes a snapshot that walks no thread: every stack is Skipped,
+// without frames.
+func (p *snapprof) skipAll() {
+	p.n++
+	calls := 0
+	s, err := p.info.SnapshotThreads(64, func(profiler.ThreadID, uint32) bool { calls++; return false })
+	if err != nil {
+		return // a suspension in the way, as for any snapshot
+	}
+	for _, t := range s.Stacks {
+		if !t.Skipped || len(t.Frames) != 0 || t.Err != nil {
+			p.bad++
+			fmt.Fprintf(os.Stderr, "snapprof: bad skipped thread %+v\n", t)
+			return
+		}
+	}
+	if calls != len(s.Stacks) || calls == 0 {
+		p.bad++
+		fmt.Fprintf(os.Stderr, "snapprof: bad walk calls %d for %d threads\n", calls, len(s.Stacks))
+		return
+	}
+	p.skipOK++
+}
+
+// panicking takes a snapshot whose walk function panics: an error, and
+// the runtime resumed (the app goes on, the next snapshots succeed).
+func (p *snapprof) panicking() {
+	p.n++
+	_, err := p.info.SnapshotThreads(64, func(profiler.ThreadID, uint32) bool { panic("snapprof: walk") })
+	switch {
+	case err == nil:
+		p.bad++
+		fmt.Fprintf(os.Stderr, "snapprof: bad: a panicking walk gave no error\n")
+	case strings.Contains(err.Error(), "panicked: snapprof: walk"):
+		p.panicOK++
+	}
+}
+
 func (p *snapprof) Shutdown() error {
 	if p.stop == nil {
 		return nil
 	}
 	close(p.stop)
 	<-p.done
-	fmt.Fprintf(os.Stderr, "snapprof: snapshots=%d ok=%d retried=%d waited=%v suspending=%v held=%v bad=%d\n", p.n, p.ok, p.retried, p.waited, p.suspending, p.held, p.bad)
+	fmt.Fprintf(os.Stderr, "snapprof: snapshots=%d ok=%d retried=%d waited=%v suspending=%v held=%v bad=%d skipped_all=%d panics=%d\n", p.n, p.ok, p.retried, p.waited, p.suspending, p.held, p.bad, p.skipOK, p.panicOK)
 	return nil
 }
 
