@@ -2,8 +2,8 @@ package profiles
 
 import (
 	"bytes"
-	"encoding/binary"
 	"compress/gzip"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"sync"

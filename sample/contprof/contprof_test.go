@@ -13,6 +13,7 @@ import (
 
 	"github.com/clrprof/clrprof/internal/harness"
 	"github.com/clrprof/clrprof/profiles"
+	"github.com/clrprof/clrprof/profiles/overhead"
 	"github.com/google/pprof/profile"
 )
 
@@ -110,6 +111,48 @@ func hotspots(t *testing.T) (lib, app string) {
 // runHotspots runs the hotspots app under contprof with 1 s periods and
 // the given extra environment, into a fresh directory, and requires it to
 // succeed.
+// checkCost checks the cost contprof accounted for on its Shutdown line
+// (package profiles/overhead): every field there, the totals their sum,
+// the sampler's CPU time while it held the runtime within both the hold
+// and the sampler's CPU time, some output, and with snapshots (.NET Core
+// 3.0+) some hold and sampler time, callbacks on the app's threads
+// (exceptions, GC) everywhere.
+func checkCost(t *testing.T, res harness.Result, snapshots bool) {
+	t.Helper()
+	line := ""
+	for _, l := range res.StderrLines() {
+		if strings.HasPrefix(l, "contprof: Shutdown ") {
+			line = l
+		}
+	}
+	r, ok := overhead.ParseReport(line)
+	if !ok {
+		t.Fatalf("the Shutdown line does not account for the cost: %q", line)
+	}
+	wall, _ := strconv.ParseInt(regexp.MustCompile(`cost_wall_us=(\d+)`).FindStringSubmatch(line)[1], 10, 64)
+	cpu, _ := strconv.ParseInt(regexp.MustCompile(`cost_cpu_us=(\d+)`).FindStringSubmatch(line)[1], 10, 64)
+	t.Logf("cost: %s (run %v)", line[strings.Index(line, "cost_wall_us"):], res.Duration)
+	// the sums, within the fields' rounding to microseconds
+	if d := wall - r.Wall().Microseconds(); d < -6 || d > 6 {
+		t.Errorf("cost_wall_us=%d is not the sum of its parts (%v)", wall, r.Wall())
+	}
+	if d := cpu - r.CPU().Microseconds(); d < -6 || d > 6 {
+		t.Errorf("cost_cpu_us=%d is not the sum of its parts (%v)", cpu, r.CPU())
+	}
+	if r.HeldCPU > r.Held+time.Microsecond || r.HeldCPU > r.Sampler+time.Microsecond {
+		t.Errorf("sampler CPU while holding %v: more than the hold %v or the sampler's CPU %v", r.HeldCPU, r.Held, r.Sampler)
+	}
+	if r.OutputWall <= 0 || r.CallbackCount == 0 || r.Callbacks <= 0 {
+		t.Errorf("no output (%v) or no callbacks (%d, %v) accounted for", r.OutputWall, r.CallbackCount, r.Callbacks)
+	}
+	if snapshots && (r.Snapshots == 0 || r.Held <= 0 || r.Sampler <= 0) {
+		t.Errorf("snapshots: %d, held %v, sampler CPU %v", r.Snapshots, r.Held, r.Sampler)
+	}
+	if time.Duration(wall)*time.Microsecond > res.Duration {
+		t.Errorf("cost %v over the whole run of %v", time.Duration(wall)*time.Microsecond, res.Duration)
+	}
+}
+
 func runHotspots(t *testing.T, rt harness.Runtime, lib, app string, env ...string) (string, harness.Result) {
 	t.Helper()
 	dir := t.TempDir()
@@ -138,6 +181,7 @@ func TestContprof(t *testing.T) {
 		dir, res := runHotspots(t, rt, lib, app, "CONTPROF_HEAP=1", "CONTPROF_HEAP_RATE=65536")
 		res.MustStdoutContain(t, "phase: dropped", "app done")
 		res.MustStderrContain(t, "contprof: wrote period ")
+		checkCost(t, res, rt.AtLeast(3, 0))
 		profs := load(t, dir)
 		for kind, ps := range profs {
 			c := strings.Join(ps[len(ps)-1].Comments, "\n")

@@ -34,7 +34,17 @@
 //	                    generation, under the frames "[GC gen N]"
 //
 // At Shutdown it prints "contprof: Shutdown periods=N exceptions=E
-// live_objects=L sampled_allocations=S gcs=G".
+// live_objects=L sampled_allocations=S gcs=G" and what profiling cost the
+// application, measured as it ran (package profiles/overhead):
+// "cost_wall_us=W cost_cpu_us=C held_us=H snapshots=K callbacks_us=B
+// callbacks=M sampler_cpu_us=S goruntime_cpu_us=G output_wall_us=O
+// output_cpu_us=P": the runtime held for snapshots, the callbacks on the
+// application's threads (an allocation tick's stack walk, an exception's),
+// the sampler's and the Go runtime's CPU time, the output; W is what the
+// application's wall time can have grown by, C the CPU time profiling
+// used. Start-up (loading the library, the Go runtime, the runtime's own
+// work for an in-process EventPipe session) is not in it: on .NET 8 it is
+// about 20-25 ms of wall and CPU time once (task bench's empty workload).
 //
 // N counts the periods from 1; the heap profile is a snapshot, the others
 // hold what happened in the period. Every profile's comments name the
@@ -174,13 +184,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/clrprof/clrprof/clrevents"
 	"github.com/clrprof/clrprof/profiler"
 	"github.com/clrprof/clrprof/profiles"
 	"github.com/clrprof/clrprof/profiles/export"
+	"github.com/clrprof/clrprof/profiles/overhead"
 	"github.com/google/uuid"
 )
 
@@ -191,11 +201,13 @@ const clsid = "{D3A9F1C5-7B42-4E8D-9C6A-1F5B3E7D2A94}"
 var exceptionHook func(p *contprof, typ string)
 
 type contprof struct {
-	// outWall and outCPU time the profiles' output: the exporters' set-up
-	// at Initialize and the last period's writing and shipping at exit
-	// (wall time, and the process's CPU time meanwhile), reported on the
-	// Shutdown line.
-	outWall, outCPU time.Duration
+	// cost accounts for what profiling costs the application (package
+	// profiles/overhead): the snapshots' suspensions, the callbacks on the
+	// application's threads, the sampler's and the Go runtime's CPU time,
+	// and the output (the exporters' set-up at Initialize and the last
+	// period's writing and shipping at exit), reported on the Shutdown
+	// line.
+	cost overhead.Account
 
 	profiler.Base
 	info *profiler.Info
@@ -325,12 +337,13 @@ func (p *contprof) config() error {
 
 func (p *contprof) Initialize(info *profiler.Info) error {
 	p.info = info
+	p.cost.Start()
 	if err := p.config(); err != nil {
 		logf("%v", err)
 		return err
 	}
 	p.runtime = profiles.RuntimeVersion(info)
-	p.timeOutput(p.configExport)
+	p.cost.Output(p.configExport)
 	if p.dir == "" && len(p.exporters) == 0 {
 		p.dir = "contprof"
 	}
@@ -440,7 +453,10 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		// Before .NET 5: ObjectAllocated answered in C, sampled every
 		// CONTPROF_HEAP_RATE bytes.
 		p.rec, err = info.EnableAllocationRecording(profiler.AllocOptions{
-			Batch:        func(b profiler.AllocBatch) { p.heap.Add(b.Samples) },
+			Batch: func(b profiler.AllocBatch) {
+				defer p.cost.Callback(time.Now())
+				p.heap.Add(b.Samples)
+			},
 			SampleBytes:  p.rate,
 			SamplesOnly:  true,
 			MaxDepth:     p.depth,
@@ -464,7 +480,11 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	}
 	p.periodStart = time.Now()
 	p.stop, p.done = make(chan struct{}), make(chan struct{})
-	go p.loop()
+	go func() {
+		// done once the sampler's CPU time is accounted for
+		defer close(p.done)
+		p.cost.Thread(p.loop)
+	}()
 	var into []string
 	if p.dir != "" {
 		into = append(into, p.dir)
@@ -477,7 +497,6 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 }
 
 func (p *contprof) loop() {
-	defer close(p.done)
 	defer func() {
 		if r := recover(); r != nil {
 			logf("sampler stopped: %v", r)
@@ -523,7 +542,12 @@ func (p *contprof) sample() {
 	// for the snapshot, not the time waited first for a garbage
 	// collection's suspension to end (the application was stopped by the
 	// collection then, not by the sampler).
-	snap, err := p.info.Snapshot(p.depth)
+	var snap profiler.Snapshot
+	var err error
+	p.cost.Snapshot(func() time.Duration {
+		snap, err = p.info.Snapshot(p.depth)
+		return snap.Cost()
+	})
 	stacks := snap.Stacks
 	p.held += snap.Cost()
 	p.waited += snap.Waited
@@ -567,6 +591,7 @@ func (p *contprof) sample() {
 }
 
 func (p *contprof) ExceptionThrown(obj profiler.ObjectID) error {
+	defer p.cost.Callback(time.Now())
 	class, err := p.info.GetClassFromObject(obj)
 	typ := "[unknown type]"
 	if err == nil {
@@ -589,6 +614,7 @@ func (p *contprof) ExceptionThrown(obj profiler.ObjectID) error {
 // GC: the live heap on every runtime; pauses from the callbacks only
 // where the runtime's events are not read.
 func (p *contprof) GarbageCollectionStarted(collected []bool, reason profiler.GCReason) error {
+	defer p.cost.Callback(time.Now())
 	p.heap.GCStarted(collected)
 	if !p.gcFromEvents {
 		p.gc.Collection(profiles.OldestCollected(collected))
@@ -597,21 +623,25 @@ func (p *contprof) GarbageCollectionStarted(collected []bool, reason profiler.GC
 }
 
 func (p *contprof) MovedReferences2(oldStarts, newStarts []profiler.ObjectID, lengths []uint64) error {
+	defer p.cost.Callback(time.Now())
 	p.heap.Moved(oldStarts, newStarts, lengths)
 	return nil
 }
 
 func (p *contprof) SurvivingReferences2(starts []profiler.ObjectID, lengths []uint64) error {
+	defer p.cost.Callback(time.Now())
 	p.heap.Surviving(starts, lengths)
 	return nil
 }
 
 func (p *contprof) GarbageCollectionFinished() error {
+	defer p.cost.Callback(time.Now())
 	p.heap.GCFinished()
 	return nil
 }
 
 func (p *contprof) RuntimeSuspendStarted(reason profiler.SuspendReason) error {
+	defer p.cost.Callback(time.Now())
 	if !p.gcFromEvents {
 		p.gc.SuspendStarted(reason == profiler.SuspendForGC)
 	}
@@ -619,6 +649,7 @@ func (p *contprof) RuntimeSuspendStarted(reason profiler.SuspendReason) error {
 }
 
 func (p *contprof) RuntimeResumeFinished() error {
+	defer p.cost.Callback(time.Now())
 	if !p.gcFromEvents {
 		p.gc.Resumed()
 	}
@@ -627,6 +658,7 @@ func (p *contprof) RuntimeResumeFinished() error {
 
 func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, id, version uint32, _, data []byte,
 	_, _ uuid.UUID, thread profiler.ThreadID, _ []profiler.Address) error {
+	defer p.cost.Callback(time.Now())
 	if rp := profiler.EventPipeProvider(p.runtimeProvider.Load()); rp == 0 {
 		if name, err := p.info.EventPipeGetProviderInfo(provider); err != nil || name != clrevents.RuntimeProvider {
 			return nil
@@ -823,12 +855,12 @@ func (p *contprof) Shutdown() error {
 		// app's exit and the process's CPU time meanwhile (the app's
 		// threads have finished; task bench compares the two between
 		// contprof with and without exporters).
-		p.timeOutput(func() {
+		p.cost.Output(func() {
 			p.write()
 			p.flushExports()
 		})
 		hs := p.heap.Stats()
-		logf("Shutdown periods=%d exceptions=%d live_objects=%d sampled_allocations=%d gcs=%d output_wall_us=%d output_cpu_us=%d", p.seq, p.excTotal.Load(), hs.Tracked, hs.Added, p.gc.Total(), p.outWall.Microseconds(), p.outCPU.Microseconds())
+		logf("Shutdown periods=%d exceptions=%d live_objects=%d sampled_allocations=%d gcs=%d %s", p.seq, p.excTotal.Load(), hs.Tracked, hs.Added, p.gc.Total(), p.cost.Report())
 	})
 	return nil
 }
@@ -836,21 +868,3 @@ func (p *contprof) Shutdown() error {
 func init() { profiler.Register(clsid, composed(&contprof{})) }
 
 func main() {}
-
-// timeOutput runs f, a part of the profiles' output, and adds its wall
-// time and the process's CPU time meanwhile to outWall and outCPU.
-func (p *contprof) timeOutput(f func()) {
-	wall0, cpu0 := time.Now(), processCPU()
-	f()
-	p.outWall += time.Since(wall0)
-	p.outCPU += processCPU() - cpu0
-}
-
-// processCPU is the process's user and system CPU time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}

@@ -9,8 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clrprof/clrprof/internal/harness"
+	"github.com/clrprof/clrprof/profiles/overhead"
 	"github.com/google/pprof/profile"
 )
 
@@ -64,6 +66,7 @@ func TestCPUProfile(t *testing.T) {
 			t.Skipf("%s: no ICorProfilerInfo10 (SuspendRuntime); only current-thread snapshots work (TestStackSnapshots)", rt.Name)
 		}
 		res.MustStderrContain(t, "cpuprof: wrote "+out)
+		checkCost(t, res)
 		f, err := os.Open(out)
 		if err != nil {
 			t.Fatal(err)
@@ -108,6 +111,44 @@ func TestCPUProfile(t *testing.T) {
 		without = min(without, cpuPerRound(t, run(false)))
 		t.Logf("%s: overhead at %s Hz: %.3f ms CPU per round with the profiler, %.3f without: ratio %.3f", rt.Name, "99", with, without, with/without)
 	})
+}
+
+// checkCost checks the cost cpuprof accounted for on its last line
+// (package profiles/overhead): every field there, the total wall cost
+// their sum, snapshots held the runtime and the sampler used CPU time
+// (partly while it held the runtime, never more than the hold), the
+// output timed; the time held is what the held= figure says.
+func checkCost(t *testing.T, res harness.Result) {
+	t.Helper()
+	line := ""
+	for _, l := range res.StderrLines() {
+		if strings.HasPrefix(l, "cpuprof: wrote ") {
+			line = l
+		}
+	}
+	r, ok := overhead.ParseReport(line)
+	if !ok {
+		t.Fatalf("the last line does not account for the cost: %q", line)
+	}
+	m := regexp.MustCompile(`held=(\S+) of \S+ \(\S+%\) waited=\S+ cost_wall_us=(\d+)`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("no held= and cost_wall_us= in %q", line)
+	}
+	held, err := time.ParseDuration(m[1])
+	wall, _ := strconv.ParseInt(m[2], 10, 64)
+	t.Logf("cost: %s (run %v)", line[strings.Index(line, "held="):], res.Duration)
+	if err != nil || (held-r.Held).Abs() > time.Microsecond {
+		t.Errorf("held=%s against held_us=%d", m[1], r.Held.Microseconds())
+	}
+	if d := wall - r.Wall().Microseconds(); d < -6 || d > 6 {
+		t.Errorf("cost_wall_us=%d is not the sum of its parts (%v)", wall, r.Wall())
+	}
+	if r.Snapshots == 0 || r.Held <= 0 || r.Sampler <= 0 || r.HeldCPU <= 0 || r.HeldCPU > r.Held+time.Microsecond || r.HeldCPU > r.Sampler+time.Microsecond {
+		t.Errorf("snapshots %d, held %v, sampler CPU %v of which %v while holding", r.Snapshots, r.Held, r.Sampler, r.HeldCPU)
+	}
+	if r.OutputWall <= 0 || r.CallbackCount != 0 {
+		t.Errorf("output %v, callbacks %d (cpuprof has none)", r.OutputWall, r.CallbackCount)
+	}
 }
 
 // innermost sums the CPU time of a profile by innermost function.

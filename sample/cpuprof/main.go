@@ -16,7 +16,10 @@
 // the time the runtime was suspended and held for snapshots
 // (Snapshot.Cost) and, apart, the time they waited first for another
 // suspension (a GC) to end, which stopped nothing of the application's
-// (perf mode: "sampling=H of D (P%)", the time reading the samples).
+// (perf mode: "sampling=H of D (P%)", the time reading the samples);
+// then the cost measured as it ran (package profiles/overhead:
+// cost_wall_us=... cost_cpu_us=... held_us=... sampler_cpu_us=...
+// output_wall_us=... and the rest; start-up not included).
 //
 // It needs .NET Core 3.0 or later (SuspendRuntime); on older runtimes it
 // logs "cpuprof: unsupported" and the application runs unprofiled.
@@ -54,6 +57,7 @@ import (
 
 	"github.com/clrprof/clrprof/profiler"
 	"github.com/clrprof/clrprof/profiles"
+	"github.com/clrprof/clrprof/profiles/overhead"
 )
 
 const clsid = "{B1C7E2A4-5D36-4F89-A0B2-7C4D9E1F3A58}"
@@ -68,12 +72,15 @@ type cpuprof struct {
 	stop, done chan struct{}
 	stacks     *profiles.Builder
 	lastCPU    map[uint32]int64
+	ran        []int64        // in a tick, the CPU time of each thread walked since the last
 	ticks      profiles.Ticks // failed ticks by cause
 	perf       *perfMode      // CPUPROF_MODE=perf
 	spent      time.Duration  // perf mode: reading the samples
 	held       time.Duration  // suspend mode: the runtime suspended and held for snapshots (Snapshot.Cost)
 	waited     time.Duration  // suspend mode: waiting for another suspension to end first
 	start      time.Time
+	// cost accounts for what sampling costs (package profiles/overhead)
+	cost overhead.Account
 }
 
 func envInt(name string, def, lo, hi int) (int, error) {
@@ -110,9 +117,7 @@ func (p *cpuprof) Initialize(info *profiler.Info) error {
 	if mode == "perf" {
 		p.stacks = profiles.NewBuilder([]profiles.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, "", 1<<20)
 		if err := p.startPerf(); err == nil {
-			p.stop, p.done = make(chan struct{}), make(chan struct{})
-			p.start = time.Now()
-			go p.loop()
+			p.startLoop()
 			return nil
 		} else {
 			fmt.Fprintf(os.Stderr, "cpuprof: CPUPROF_MODE=perf: %v; sampling by suspending the runtime instead\n", err)
@@ -127,14 +132,23 @@ func (p *cpuprof) Initialize(info *profiler.Info) error {
 	}
 	p.stacks = profiles.NewBuilder([]profiles.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, "", 1<<20)
 	p.lastCPU = map[uint32]int64{}
-	p.stop, p.done = make(chan struct{}), make(chan struct{})
-	p.start = time.Now()
-	go p.loop()
+	p.startLoop()
 	return nil
 }
 
+// startLoop starts the sampling goroutine, its thread's CPU time
+// accounted for (done is closed once it is).
+func (p *cpuprof) startLoop() {
+	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	p.start = time.Now()
+	p.cost.Start()
+	go func() {
+		defer close(p.done)
+		p.cost.Thread(p.loop)
+	}()
+}
+
 func (p *cpuprof) loop() {
-	defer close(p.done)
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(os.Stderr, "cpuprof: sampler stopped: %v\n", r)
@@ -163,28 +177,46 @@ func (p *cpuprof) loop() {
 }
 
 func (p *cpuprof) tick() {
-	snap, err := p.info.Snapshot(p.depth)
-	stacks := snap.Stacks
+	var snap profiler.Snapshot
+	var err error
+	// Only the threads that ran since the last tick are walked: their
+	// CPU time is read with the runtime suspended, and an idle thread's
+	// walk would only lengthen the hold.
+	ran := p.ran[:0]
+	p.cost.Snapshot(func() time.Duration {
+		snap, err = p.info.SnapshotThreads(p.depth, func(_ profiler.ThreadID, os uint32) bool {
+			cpu, ok := profiles.ThreadCPU(os)
+			if !ok {
+				return false
+			}
+			last, seen := p.lastCPU[os]
+			p.lastCPU[os] = cpu
+			if !seen || cpu <= last {
+				return false // first sight, or idle since the last tick
+			}
+			ran = append(ran, cpu-last)
+			return true
+		})
+		return snap.Cost()
+	})
+	p.ran = ran
 	p.held += snap.Cost()
 	p.waited += snap.Waited
 	p.ticks.Tick(err)
 	if err != nil {
 		return
 	}
-	for _, ts := range stacks {
-		if ts.Err != nil || ts.OSThreadID == 0 || len(ts.Frames) == 0 {
+	i := 0
+	for _, ts := range snap.Stacks {
+		if ts.Skipped {
 			continue
 		}
-		cpu, ok := profiles.ThreadCPU(ts.OSThreadID)
-		if !ok {
+		d := ran[i]
+		i++
+		if ts.Err != nil || len(ts.Frames) == 0 {
 			continue
 		}
-		last, seen := p.lastCPU[ts.OSThreadID]
-		p.lastCPU[ts.OSThreadID] = cpu
-		if !seen || cpu <= last {
-			continue // first sight, or idle since the last tick
-		}
-		p.stacks.Add(profiles.Functions(ts.Frames), nil, 1, cpu-last)
+		p.stacks.Add(profiles.Functions(ts.Frames), nil, 1, d)
 	}
 }
 
@@ -194,9 +226,33 @@ func (p *cpuprof) Shutdown() error {
 	}
 	close(p.stop)
 	<-p.done
-	// What the samples leave out: ticks that took no snapshot (perf mode:
-	// threads, samples and frames it could not see).
+	elapsed := time.Since(p.start)
 	var report string
+	var samples, stacks int
+	var err error
+	p.cost.Output(func() { report, samples, stacks, err = p.write() })
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cpuprof: %v\n", err)
+		return nil
+	}
+	// The cost: perf mode, the time reading the samples (the sampler's
+	// thread; nothing is held); suspend mode, the time the runtime was
+	// suspended and held for snapshots, and apart the time they waited
+	// first for another suspension (a GC) to end, which held nothing of
+	// theirs; then what profiling cost, measured as it ran (package
+	// profiles/overhead).
+	cost := fmt.Sprintf("sampling=%v of %v (%.2f%%)", p.spent.Round(time.Microsecond), elapsed.Round(time.Millisecond), 100*p.spent.Seconds()/elapsed.Seconds())
+	if p.perf == nil {
+		cost = fmt.Sprintf("held=%v of %v (%.2f%%) waited=%v", p.held.Round(time.Microsecond), elapsed.Round(time.Millisecond), 100*p.held.Seconds()/elapsed.Seconds(), p.waited.Round(time.Microsecond))
+	}
+	fmt.Fprintf(os.Stderr, "cpuprof: wrote %s samples=%d stacks=%d %s %s %s\n", p.out, samples, stacks, report, cost, p.cost.Report())
+	return nil
+}
+
+// write builds the profile and writes it to CPUPROF_OUT; report says what
+// the samples leave out (ticks that took no snapshot; perf mode: threads,
+// samples and frames it could not see).
+func (p *cpuprof) write() (report string, samples, stacks int, err error) {
 	var comments []string
 	if p.perf != nil {
 		p.perf.s.Drain(p.perfSample)
@@ -214,29 +270,16 @@ func (p *cpuprof) Shutdown() error {
 	}, false)
 	f, err := os.Create(p.out)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "cpuprof: %v\n", err)
-		return nil
+		return "", 0, 0, err
 	}
 	defer f.Close()
 	if err := profiles.Write(f, prof); err != nil {
-		fmt.Fprintf(os.Stderr, "cpuprof: writing %s: %v\n", p.out, err)
-		return nil
+		return "", 0, 0, fmt.Errorf("writing %s: %w", p.out, err)
 	}
-	var samples int64
 	for _, s := range prof.Sample {
-		samples += s.Value[0]
+		samples += int(s.Value[0])
 	}
-	elapsed := time.Since(p.start)
-	// The cost: perf mode, the time reading the samples (the sampler's
-	// thread; nothing is held); suspend mode, the time the runtime was
-	// suspended and held for snapshots, and apart the time they waited first for
-	// another suspension (a GC) to end, which held nothing of theirs.
-	cost := fmt.Sprintf("sampling=%v of %v (%.2f%%)", p.spent.Round(time.Microsecond), elapsed.Round(time.Millisecond), 100*p.spent.Seconds()/elapsed.Seconds())
-	if p.perf == nil {
-		cost = fmt.Sprintf("held=%v of %v (%.2f%%) waited=%v", p.held.Round(time.Microsecond), elapsed.Round(time.Millisecond), 100*p.held.Seconds()/elapsed.Seconds(), p.waited.Round(time.Microsecond))
-	}
-	fmt.Fprintf(os.Stderr, "cpuprof: wrote %s samples=%d stacks=%d %s %s\n", p.out, samples, len(prof.Sample), report, cost)
-	return nil
+	return report, samples, len(prof.Sample), nil
 }
 
 func init() { profiler.Register(clsid, &cpuprof{}) }

@@ -1,0 +1,153 @@
+package overhead
+
+import (
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// spin uses the CPU for about d of wall time.
+func spin(d time.Duration) (n int) {
+	for t0 := time.Now(); time.Since(t0) < d; {
+		for i := 0; i < 1000; i++ {
+			n += i * i
+		}
+	}
+	return n
+}
+
+// The thread's CPU time is the process's while nothing else runs: a spin
+// inside Thread is counted whole (however loaded the machine), a sleep
+// not at all.
+func TestThreadCountsItsCPU(t *testing.T) {
+	var a Account
+	p0 := ProcessCPU()
+	a.Thread(func() { spin(60 * time.Millisecond) })
+	proc := ProcessCPU() - p0
+	r := a.Report()
+	t.Logf("sampler %v, process %v", r.Sampler, proc)
+	if r.Sampler < 5*time.Millisecond || r.Sampler > proc+2*time.Millisecond || r.Sampler < proc*7/10-5*time.Millisecond {
+		t.Errorf("sampler CPU %v for a spin while the process used %v", r.Sampler, proc)
+	}
+	var b Account
+	b.Thread(func() { time.Sleep(50 * time.Millisecond) })
+	if s := b.Report().Sampler; s > 5*time.Millisecond {
+		t.Errorf("sampler CPU %v for a 50 ms sleep", s)
+	}
+}
+
+// Snapshot counts the hold and the sampler's CPU time during it, at most
+// the hold.
+func TestSnapshotNotesCPU(t *testing.T) {
+	var a Account
+	a.Thread(func() {
+		a.Snapshot(func() time.Duration { spin(30 * time.Millisecond); return 25 * time.Millisecond })
+		a.Snapshot(func() time.Duration { time.Sleep(20 * time.Millisecond); return 20 * time.Millisecond })
+	})
+	r := a.Report()
+	t.Logf("held %v held CPU %v sampler %v", r.Held, r.HeldCPU, r.Sampler)
+	if r.Held != 45*time.Millisecond || r.Snapshots != 2 {
+		t.Errorf("held %v in %d snapshots", r.Held, r.Snapshots)
+	}
+	if r.HeldCPU <= 0 || r.HeldCPU > 25*time.Millisecond+5*time.Millisecond || r.HeldCPU > r.Sampler {
+		t.Errorf("held CPU %v (sampler %v): want the spin's, at most its 25 ms hold", r.HeldCPU, r.Sampler)
+	}
+}
+
+func TestOutputTimesWallAndCPU(t *testing.T) {
+	var a Account
+	p0 := ProcessCPU()
+	a.Output(func() { spin(40 * time.Millisecond); time.Sleep(30 * time.Millisecond) })
+	proc := ProcessCPU() - p0
+	r := a.Report()
+	t.Logf("output wall %v cpu %v (process %v)", r.OutputWall, r.OutputCPU, proc)
+	if r.OutputWall < 70*time.Millisecond {
+		t.Errorf("output wall %v, want at least the 70 ms it took", r.OutputWall)
+	}
+	if r.OutputCPU < 5*time.Millisecond || r.OutputCPU > proc || r.OutputCPU > r.OutputWall+20*time.Millisecond {
+		t.Errorf("output CPU %v for a spin and a sleep (process %v, wall %v)", r.OutputCPU, proc, r.OutputWall)
+	}
+}
+
+func TestSumsAndFields(t *testing.T) {
+	var a Account
+	a.Held(3 * time.Millisecond)
+	a.Held(2 * time.Millisecond)
+	a.Callback(time.Now().Add(-4 * time.Millisecond))
+	r := a.Report()
+	if r.Held != 5*time.Millisecond || r.Snapshots != 2 || r.CallbackCount != 1 {
+		t.Fatalf("report %+v", r)
+	}
+	if r.Callbacks < 4*time.Millisecond || r.Callbacks > 100*time.Millisecond {
+		t.Errorf("callbacks %v for one of 4 ms", r.Callbacks)
+	}
+	if r.GoRuntime != 0 {
+		t.Errorf("Go runtime %v without Start", r.GoRuntime)
+	}
+	r.Sampler, r.GoRuntime, r.OutputWall, r.OutputCPU = 7*time.Millisecond, 11*time.Millisecond, 13*time.Millisecond, 17*time.Millisecond
+	r.HeldCPU = 3 * time.Millisecond // the sampler's, while it held: not counted twice
+	if got, want := r.Wall(), r.Held+r.Callbacks+4*time.Millisecond+11*time.Millisecond+13*time.Millisecond; got != want {
+		t.Errorf("Wall %v, want %v", got, want)
+	}
+	if got, want := r.CPU(), r.Callbacks+7*time.Millisecond+11*time.Millisecond+17*time.Millisecond; got != want {
+		t.Errorf("CPU %v, want %v", got, want)
+	}
+	fields := map[string]int64{}
+	for _, f := range strings.Fields(r.String()) {
+		k, v, ok := strings.Cut(f, "=")
+		n, err := strconv.ParseInt(v, 10, 64)
+		if !ok || err != nil {
+			t.Fatalf("field %q of %q", f, r.String())
+		}
+		fields[k] = n
+	}
+	back, ok := ParseReport("prefix=x " + r.String() + " suffix=1")
+	if !ok {
+		t.Fatalf("ParseReport(%q) failed", r.String())
+	}
+	if back.Wall().Microseconds() != r.Wall().Microseconds() || back.CPU().Microseconds() != r.CPU().Microseconds() || back.Snapshots != 2 || back.HeldCPU != 3*time.Millisecond {
+		t.Errorf("ParseReport gave %+v from %+v", back, r)
+	}
+	if _, ok := ParseReport("held_us=1 snapshots=2"); ok {
+		t.Errorf("ParseReport accepted a line without most fields")
+	}
+	for k, want := range map[string]int64{
+		"cost_wall_us": r.Wall().Microseconds(), "cost_cpu_us": r.CPU().Microseconds(), "held_us": 5000, "snapshots": 2, "held_cpu_us": 3000,
+		"callbacks": 1, "sampler_cpu_us": 7000, "goruntime_cpu_us": 11000, "output_wall_us": 13000, "output_cpu_us": 17000,
+	} {
+		if fields[k] != want {
+			t.Errorf("%s=%d, want %d (%s)", k, fields[k], want, r.String())
+		}
+	}
+}
+
+var sink [][]byte
+
+func TestGoRuntimeCountsCollections(t *testing.T) {
+	var a Account
+	a.Start()
+	for i := 0; i < 20; i++ {
+		sink = nil
+		for j := 0; j < 2000; j++ {
+			sink = append(sink, make([]byte, 4096))
+		}
+		runtime.GC()
+	}
+	sink = nil
+	r := a.Report()
+	t.Logf("Go runtime %v after 20 collections", r.GoRuntime)
+	if r.GoRuntime <= 0 {
+		t.Errorf("Go runtime CPU %v after 20 forced collections", r.GoRuntime)
+	}
+}
+
+func TestFraction(t *testing.T) {
+	if got := Fraction(25*time.Millisecond, time.Second); got != "2.50%" {
+		t.Errorf("Fraction = %q", got)
+	}
+	if got := Fraction(time.Millisecond, 0); got != "-" {
+		t.Errorf("Fraction of nothing = %q", got)
+	}
+}
