@@ -332,3 +332,47 @@ func TestOutputMetric(t *testing.T) {
 		}
 	}
 }
+
+// The accounted metrics add the profiler's start-up (its empty-workload
+// median minus none's, less what it accounted for there) and the median
+// of the cost it accounted for on the workload to the baseline's median,
+// whatever the whole runs' noise: here the whole-run ratio is 1.1 and the
+// accounted one (2000 + (70-50-4) + 24) / 2000 = 1.02 in wall time,
+// (1000 + (35-25-2) + 12) / 1000 = 1.02 in CPU time (runs gives CPU as
+// half the wall).
+func TestAccountedMetric(t *testing.T) {
+	with := func(rs []Run, wallUS, cpuUS []int) []Run {
+		for i := range rs {
+			rs[i].Counts = fmt.Sprintf("samples=9 cost_wall_us=%d cost_cpu_us=%d held_us=1", wallUS[i], cpuUS[i])
+		}
+		return rs
+	}
+	rt := "net8.0.4"
+	r := &Report{Runtimes: []RuntimeInfo{{Name: rt}}, Rows: []Row{
+		{Runtime: rt, Workload: "empty", Config: "none", Runs: runs(50, 50, 50)},
+		{Runtime: rt, Workload: "empty", Config: "cpuprof-99-start", Runs: with(runs(70, 70, 70), []int{4000, 4000, 4000}, []int{2000, 2000, 2000})},
+		{Runtime: rt, Workload: "mcs", Config: "none", Runs: runs(2000, 2000, 2000)},
+		{Runtime: rt, Workload: "mcs", Config: "cpuprof-99", Runs: with(runs(2200, 2200, 2200), []int{20000, 24000, 90000}, []int{12000, 12000, 12000})},
+	}}
+	got := map[string]Outcome{}
+	for _, o := range Check(r) {
+		if o.Target.Workload == "mcs" && o.Target.Config == "cpuprof-99" {
+			got[o.Target.Metric] = o
+		}
+	}
+	if o := got["wall"]; !o.OK || o.Measured != 1.1 || o.Met {
+		t.Errorf("whole-run wall: %+v", o)
+	}
+	if o := got["wall-accounted"]; !o.OK || o.Measured != 1.02 || !o.Met || !strings.Contains(o.Note, "start-up 16.0 ms + 24.0 ms accounted") {
+		t.Errorf("wall-accounted: %+v", o)
+	}
+	if o := got["cpu-accounted"]; !o.OK || o.Measured != 1.02 || !o.Met {
+		t.Errorf("cpu-accounted: %+v", o)
+	}
+	r.Rows[1].Runs = nil
+	for _, o := range Check(r) {
+		if o.Target.Workload == "mcs" && o.Target.Metric == "wall-accounted" && o.Target.Config == "cpuprof-99" && (o.OK || !strings.Contains(o.Note, "no empty-workload rows")) {
+			t.Errorf("without the start-up row: %+v", o)
+		}
+	}
+}

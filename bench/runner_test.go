@@ -174,6 +174,8 @@ var configs = []config{
 		what: "sample/cpuprof at 19 Hz (CPUPROF_HZ=19): each tick suspends the runtime, walks every managed thread, resumes"},
 	{name: "cpuprof-99", lib: "cpuprof", env: []string{"CPUPROF_OUT=cpuprof.pprof"}, shutdown: "cpuprof: wrote", nonzero: []string{"samples"}, need: needInfo10,
 		what: "sample/cpuprof at its defaults (99 Hz)"},
+	{name: "cpuprof-99-start", lib: "cpuprof", env: []string{"CPUPROF_OUT=cpuprof.pprof"}, shutdown: "cpuprof: wrote", need: needInfo10,
+		what: "cpuprof-99 on the empty workload (too short for a sample): its start-up and shutdown, for cpuprof-99's accounted cost"},
 	{name: "cpuprof-19-perf", lib: "cpuprof", env: []string{"CPUPROF_HZ=19", "CPUPROF_MODE=perf", "CPUPROF_OUT=cpuprof.pprof"}, shutdown: "cpuprof: wrote", nonzero: []string{"samples"},
 		valid: bench.Validity{Zero: []string{"failed", "lost"}},
 		what:  "sample/cpuprof at 19 Hz with CPUPROF_MODE=perf: the kernel samples each managed thread (a perf event per thread, frame-pointer call chains), nothing suspended, no signal; read every 50 ms. Invalid if a thread could not be sampled or a sample was lost"},
@@ -202,7 +204,7 @@ var configs = []config{
 
 var workloads = []workload{
 	{name: "empty", src: "workloads/empty.cs", stdout: "empty: ok", repsFactor: 3,
-		configs: []string{"none", "c-idle", "go-idle", "go-contprof", "go-contprof-noheap", "go-contprof-heap", "go-contprof-export", "hand", "go-wrap-start"},
+		configs: []string{"none", "c-idle", "go-idle", "go-contprof", "go-contprof-noheap", "go-contprof-heap", "go-contprof-export", "hand", "go-wrap-start", "cpuprof-99-start"},
 		what:    "the smallest app: process start-up and shutdown"},
 	{name: "startup", src: "workloads/startup.cs", noR2R: true, refs: []string{"System.Core.dll"}, stdout: "startup: n=", repsFactor: 3,
 		configs: []string{"none", "c-idle", "go-idle", "c-unimpl", "go-unimpl"},
