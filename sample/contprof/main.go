@@ -72,6 +72,12 @@
 // ObjectAllocated, which puts every allocation on the runtime's slow path:
 // with CONTPROF_HEAP=1 the storm ran 1.75x (2.0, 3.1) to 4.5x (2.1, with
 // MonitorGC's reports of 92 collections), hence off by default there.
+// On a real application, Mono's C# compiler on .NET 8 (2.8 s), the cost
+// contprof accounted for (the Shutdown line) was 52-54 ms of wall and CPU
+// time and its start-up 30-35 ms: 1.030x wall and 1.024x CPU time of the
+// run without a profiler, leaving out the runtime's own work for each
+// suspension (about 150 us of CPU time on this machine, 0.3% at 19 Hz);
+// whole runs there vary by more than that (docs/benchmarks.md).
 //
 // Every snapshot suspends the runtime; with more busy threads than cores a
 // suspension waits for each thread to be scheduled and reach a safe point
