@@ -368,6 +368,18 @@ func (r Result) StdoutLines() []string { return lines(r.Stdout) }
 // StderrLines returns stderr split into lines, without the final newline.
 func (r Result) StderrLines() []string { return lines(r.Stderr) }
 
+// LastStderrLine is the last line of stderr that starts with prefix
+// ("" if none does): a profiler's closing report.
+func (r Result) LastStderrLine(prefix string) string {
+	line := ""
+	for _, l := range r.StderrLines() {
+		if strings.HasPrefix(l, prefix) {
+			line = l
+		}
+	}
+	return line
+}
+
 func lines(s string) []string {
 	s = strings.TrimRight(s, "\n")
 	if s == "" {

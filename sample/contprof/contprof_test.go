@@ -119,12 +119,7 @@ func hotspots(t *testing.T) (lib, app string) {
 // (exceptions, GC) everywhere.
 func checkCost(t *testing.T, res harness.Result, snapshots bool) {
 	t.Helper()
-	line := ""
-	for _, l := range res.StderrLines() {
-		if strings.HasPrefix(l, "contprof: Shutdown ") {
-			line = l
-		}
-	}
+	line := res.LastStderrLine("contprof: Shutdown ")
 	r, ok := overhead.ParseReport(line)
 	if !ok {
 		t.Fatalf("the Shutdown line does not account for the cost: %q", line)

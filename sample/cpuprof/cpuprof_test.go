@@ -120,12 +120,7 @@ func TestCPUProfile(t *testing.T) {
 // output timed; the time held is what the held= figure says.
 func checkCost(t *testing.T, res harness.Result) {
 	t.Helper()
-	line := ""
-	for _, l := range res.StderrLines() {
-		if strings.HasPrefix(l, "cpuprof: wrote ") {
-			line = l
-		}
-	}
+	line := res.LastStderrLine("cpuprof: wrote ")
 	r, ok := overhead.ParseReport(line)
 	if !ok {
 		t.Fatalf("the last line does not account for the cost: %q", line)
