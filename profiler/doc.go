@@ -232,7 +232,9 @@
 //     thread and resumes (ICorProfilerInfo10: .NET Core 3.0 and later), and
 //     [Info.Snapshot] also says what that cost the application (a
 //     [Snapshot]'s Suspending and Held) apart from the time it waited for a
-//     garbage collection's suspension to end (Waited).
+//     garbage collection's suspension to end (Waited);
+//     [Info.SnapshotThreads] walks only the threads a function picks
+//     while the runtime is suspended (a CPU sampler: those that ran).
 //
 // What the runtimes here do: .NET Core 2.0 on Linux accepts the ELT hooks
 // but never calls them; .NET Core 2.1 calls them, but its argument ranges
