@@ -8,11 +8,18 @@ import (
 	"time"
 )
 
-// spin uses the CPU for about d of wall time.
+// spin uses about d of the calling thread's CPU time, however loaded the
+// machine (at most 5 s of wall time).
 func spin(d time.Duration) (n int) {
-	for t0 := time.Now(); time.Since(t0) < d; {
-		for i := 0; i < 1000; i++ {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c0, _ := ThreadCPU()
+	for t0 := time.Now(); time.Since(t0) < 5*time.Second; {
+		for i := 0; i < 10000; i++ {
 			n += i * i
+		}
+		if c, _ := ThreadCPU(); c-c0 >= d {
+			break
 		}
 	}
 	return n

@@ -64,8 +64,8 @@ func (p *snapprof) loop() {
 }
 
 // one takes a snapshot and checks its timing: Waited, Suspending and
-// Held are parts of the call's time that do not overlap; Waited is spent
-// only in retries, each of which sleeps first; a snapshot that succeeded
+// Held are parts of the call's time that do not overlap; each retry
+// sleeps, in Waited; a snapshot that succeeded
 // suspended and held the runtime for some time, and Cost is Suspending
 // and Held.
 func (p *snapprof) one() {
@@ -102,8 +102,6 @@ func (p *snapprof) one() {
 		why = "succeeded without suspending or holding"
 	case err == nil && len(s.Stacks) == 0:
 		why = "no stacks"
-	case s.Retries == 0 && s.Waited > time.Millisecond:
-		why = "waited without a retry"
 	case s.Retries > 0 && s.Waited < time.Duration(s.Retries)*250*time.Microsecond:
 		why = "retried without waiting"
 	}
