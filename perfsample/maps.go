@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -16,13 +17,26 @@ import (
 // (a frame that used rbp for something else, a signal frame): the chain is
 // cut at the first address outside them, so a Sample never carries an
 // address that is not code, and a consumer may hand every address to a
-// runtime's code lookup.
+// runtime's code lookup. The unwinder also finds there the file a code
+// address belongs to, for its call frame information.
 type execMap struct {
-	ranges [][2]uint64 // sorted, [start, end)
+	path   string // the maps file; /proc/self/maps when empty
+	ranges []mapping
 	loaded time.Time
 	// seen caches the answer for addresses already checked (call chains
 	// repeat the same return addresses), until the next reload.
-	seen map[uint64]bool
+	seen map[uint64]int
+}
+
+// mapping is one executable mapping, [lo, hi), of file at offset off.
+type mapping struct {
+	lo, hi, off uint64
+	file        string // "" for anonymous memory (JIT-compiled code)
+	// The unwinder's: the file's call frame information (nil: none) and
+	// what the mapping adds to its addresses, once resolved.
+	resolved bool
+	obj      *objCFI
+	bias     uint64
 }
 
 // reloadEvery bounds how often an unknown address rereads the mappings
@@ -35,11 +49,20 @@ const reloadEvery = 250 * time.Millisecond
 func (m *execMap) load() {
 	m.loaded = time.Now()
 	clear(m.seen)
-	b, err := os.ReadFile("/proc/self/maps")
+	p := m.path
+	if p == "" {
+		p = "/proc/self/maps"
+	}
+	b, err := os.ReadFile(p)
 	if err != nil {
 		return
 	}
-	var rs [][2]uint64
+	m.ranges = parseMaps(b)
+}
+
+// parseMaps returns the executable mappings of a maps file, sorted.
+func parseMaps(b []byte) []mapping {
+	var rs []mapping
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		f := bytes.Fields(sc.Bytes())
@@ -52,33 +75,81 @@ func (m *execMap) load() {
 		}
 		a, err1 := strconv.ParseUint(string(lo), 16, 64)
 		z, err2 := strconv.ParseUint(string(hi), 16, 64)
-		if err1 == nil && err2 == nil && a < z {
-			rs = append(rs, [2]uint64{a, z})
+		if err1 != nil || err2 != nil || a >= z {
+			continue
+		}
+		mp := mapping{lo: a, hi: z}
+		if len(f) >= 6 && f[5][0] == '/' {
+			mp.off, _ = strconv.ParseUint(string(f[2]), 16, 64)
+			mp.file = string(bytes.Join(f[5:], []byte(" ")))
+		}
+		rs = append(rs, mp)
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].lo < rs[j].lo })
+	return rs
+}
+
+func (m *execMap) find(a uint64) int {
+	i := sort.Search(len(m.ranges), func(i int) bool { return m.ranges[i].hi > a })
+	if i < len(m.ranges) && m.ranges[i].lo <= a {
+		return i
+	}
+	return -1
+}
+
+// reloadUnwound bounds how often an address the unwinder found rereads the
+// mappings: found by call frame information or a frame-pointer chain
+// through JIT-compiled code, such an address is code, unless new (a JIT
+// maps its code as it goes), so the mappings are reread sooner.
+const reloadUnwound = 250 * time.Millisecond
+
+// lookup returns the mapping that holds a (nil: not code), rereading the
+// mappings (at most every reloadEvery) for an address not found.
+func (m *execMap) lookup(a uint64) *mapping { return m.lookupWithin(a, reloadEvery) }
+
+// lookupWithin is lookup, rereading the mappings at most every every.
+func (m *execMap) lookupWithin(a uint64, every time.Duration) *mapping {
+	i, hit := m.seen[a]
+	if !hit || (i < 0 && every < reloadEvery && time.Since(m.loaded) >= every) {
+		i = m.find(a)
+		if i < 0 && time.Since(m.loaded) >= every {
+			m.load()
+			i = m.find(a)
+		}
+		if m.seen == nil || len(m.seen) >= 1<<16 {
+			m.seen = make(map[uint64]int)
+		}
+		m.seen[a] = i
+	}
+	if i < 0 {
+		return nil
+	}
+	return &m.ranges[i]
+}
+
+// add records a new executable mapping (reported by the kernel as it was
+// made), replacing those it overlaps.
+func (m *execMap) add(mp mapping) {
+	if mp.lo >= mp.hi {
+		return
+	}
+	if i := m.find(mp.lo); i >= 0 {
+		if r := m.ranges[i]; r.lo == mp.lo && r.hi == mp.hi && r.off == mp.off && r.file == mp.file {
+			return
 		}
 	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i][0] < rs[j][0] })
-	m.ranges = rs
+	// In place: most new mappings overlap nothing (a JIT's next code
+	// block), and rebuilding the list for each would churn memory.
+	out := m.ranges[:0]
+	for _, r := range m.ranges {
+		if r.hi <= mp.lo || r.lo >= mp.hi {
+			out = append(out, r)
+		}
+	}
+	i := sort.Search(len(out), func(i int) bool { return out[i].lo > mp.lo })
+	m.ranges = slices.Insert(out, i, mp)
+	clear(m.seen)
 }
 
-func (m *execMap) find(a uint64) bool {
-	i := sort.Search(len(m.ranges), func(i int) bool { return m.ranges[i][1] > a })
-	return i < len(m.ranges) && m.ranges[i][0] <= a
-}
-
-// contains says whether a lies in an executable mapping, rereading the
-// mappings (at most every reloadEvery) for an address not found.
-func (m *execMap) contains(a uint64) bool {
-	if ok, hit := m.seen[a]; hit {
-		return ok
-	}
-	ok := m.find(a)
-	if !ok && time.Since(m.loaded) >= reloadEvery {
-		m.load()
-		ok = m.find(a)
-	}
-	if m.seen == nil || len(m.seen) >= 1<<16 {
-		m.seen = make(map[uint64]bool)
-	}
-	m.seen[a] = ok
-	return ok
-}
+// contains says whether a lies in an executable mapping.
+func (m *execMap) contains(a uint64) bool { return m.lookup(a) != nil }

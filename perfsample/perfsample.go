@@ -26,6 +26,7 @@
 package perfsample
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -42,13 +43,24 @@ type Options struct {
 	// Period is the CPU time of a thread between two of its samples
 	// (default 10.1 ms: 99 Hz of CPU).
 	Period time.Duration
-	// MaxDepth bounds the call chain of a sample (default 127, at most
-	// 127: the kernel's default limit).
+	// MaxDepth bounds the call chain of a sample (default 127; at most
+	// 127, the kernel's default limit, unless StackBytes is set).
 	MaxDepth int
 	// RingPages is the size of each thread's ring buffer in pages, a power
 	// of 2 (default 16: 64 KiB, about a hundred samples of 64 frames).
 	// A ring that fills before Drain empties it loses samples (Lost).
+	// With StackBytes, the default holds at least 8 samples.
 	RingPages int
+	// StackBytes, when not 0, has the kernel copy the thread's registers
+	// and this many bytes from the top of its stack into each sample
+	// (rounded up to 8, at most 65528) instead of following the frame
+	// pointers itself; the package then unwinds each sample: by the call
+	// frame information (.eh_frame) of the shared libraries the code
+	// belongs to, which stays right through native code compiled without
+	// frame pointers (a runtime's, the JIT's, the C library's), and by the
+	// frame pointers through code without it (code a JIT compiled). A
+	// stack deeper than the copy ends early (Sample.Short).
+	StackBytes int
 }
 
 // Sample is one sample of a thread: its instruction pointer, then the
@@ -63,6 +75,12 @@ type Sample struct {
 	// executable mappings (a frame that does not keep rbp as a frame
 	// pointer): it is cut there, outer callers missing.
 	Broken bool
+	// With Options.StackBytes: Short says the stack copy ended before the
+	// outermost frame; Stopped says the unwinding met a frame it cannot
+	// follow (a signal frame, a frame address given by an expression, a
+	// frame without call frame information and without a frame pointer).
+	// Outer callers are missing.
+	Short, Stopped bool
 }
 
 // Sampler holds one perf event and ring buffer per sampled thread.
@@ -77,6 +95,11 @@ type Sampler struct {
 	closed  bool
 	exec    execMap
 	cut     atomic.Uint64
+	short   atomic.Uint64
+	stopped atomic.Uint64
+	unw     unwinder
+	rec     []byte   // a record that wraps around its ring, copied
+	stack   []uint64 // a sample's stack, reused
 }
 
 type ring struct {
@@ -92,9 +115,13 @@ const (
 	sampleIP                   = 1 << 0
 	sampleTID                  = 1 << 1
 	sampleCallchain            = 1 << 5
+	sampleRegsUser             = 1 << 12
+	sampleStackUser            = 1 << 13
 	flagExcludeKernel          = 1 << 5
 	flagExcludeHV              = 1 << 6
 	flagExcludeCallchainKernel = 1 << 21
+	flagMmap                   = 1 << 8
+	recordMmap                 = 1
 	perfFlagFDCloexec          = 1 << 3
 	recordLost                 = 2
 	recordSample               = 9
@@ -109,11 +136,18 @@ func New(opts Options) (*Sampler, error) {
 	if opts.Period <= 0 {
 		opts.Period = time.Second / 99
 	}
-	if opts.MaxDepth <= 0 || opts.MaxDepth > 127 {
+	if opts.MaxDepth <= 0 || (opts.MaxDepth > 127 && opts.StackBytes == 0) {
 		opts.MaxDepth = 127
 	}
+	if opts.StackBytes < 0 || opts.StackBytes > 65528 {
+		return nil, fmt.Errorf("perfsample: StackBytes %d: want 0 to 65528", opts.StackBytes)
+	}
+	opts.StackBytes = (opts.StackBytes + 7) &^ 7
 	if opts.RingPages <= 0 {
 		opts.RingPages = 16
+		for opts.RingPages*os.Getpagesize() < 8*(opts.StackBytes+256) {
+			opts.RingPages *= 2
+		}
 	}
 	if opts.RingPages&(opts.RingPages-1) != 0 {
 		return nil, fmt.Errorf("perfsample: RingPages %d: want a power of 2", opts.RingPages)
@@ -129,9 +163,22 @@ func (s *Sampler) open(tid uint32) (*ring, error) {
 	le.PutUint32(attr[4:], attrSize)
 	le.PutUint64(attr[8:], perfCountSWTaskClock)
 	le.PutUint64(attr[16:], uint64(s.opts.Period.Nanoseconds()))
-	le.PutUint64(attr[24:], sampleIP|sampleTID|sampleCallchain)
-	le.PutUint64(attr[40:], flagExcludeKernel|flagExcludeHV|flagExcludeCallchainKernel)
-	le.PutUint16(attr[108:], uint16(s.opts.MaxDepth)) // sample_max_stack
+	if s.opts.StackBytes > 0 {
+		le.PutUint64(attr[24:], sampleIP|sampleTID|sampleRegsUser|sampleStackUser)
+		le.PutUint64(attr[80:], regsMask) // sample_regs_user
+		le.PutUint32(attr[88:], uint32(s.opts.StackBytes))
+	} else {
+		le.PutUint64(attr[24:], sampleIP|sampleTID|sampleCallchain)
+		le.PutUint16(attr[108:], uint16(s.opts.MaxDepth)) // sample_max_stack
+	}
+	flags := uint64(flagExcludeKernel | flagExcludeHV | flagExcludeCallchainKernel)
+	if s.opts.StackBytes > 0 {
+		// The thread's executable mappings as it makes them (a JIT
+		// mapping new code), so that an unwound address in them is
+		// known without rereading /proc/self/maps.
+		flags |= flagMmap
+	}
+	le.PutUint64(attr[40:], flags)
 	fd, _, errno := syscall.Syscall6(syscall.SYS_PERF_EVENT_OPEN, uintptr(unsafe.Pointer(&attr[0])), uintptr(tid), ^uintptr(0), ^uintptr(0), perfFlagFDCloexec, 0)
 	if errno != 0 {
 		return nil, fmt.Errorf("perfsample: perf_event_open(thread %d): %w", tid, errno)
@@ -217,9 +264,57 @@ func (s *Sampler) Add(tid uint32) error {
 func (s *Sampler) Drain(fn func(Sample)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.opts.StackBytes > 0 {
+		// Code one thread mapped may be on another's stack: every ring's
+		// mappings first.
+		for _, r := range s.threads {
+			s.scanMmaps(r)
+		}
+	}
 	for _, r := range s.threads {
 		s.drain(r, fn)
 	}
+}
+
+// scanMmaps adds the executable mappings a ring reports (PERF_RECORD_MMAP:
+// pid, tid, addr, len, pgoff, filename) to the map, without consuming
+// anything.
+func (s *Sampler) scanMmaps(r *ring) {
+	head := atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.mem[1024])))
+	tail := atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.mem[1032])))
+	size := uint64(len(r.data))
+	var rec []byte
+	for tail < head {
+		var hdr [8]byte
+		copyRing(hdr[:], r.data, tail%size)
+		n := uint64(binary.LittleEndian.Uint16(hdr[6:]))
+		if n < 8 || tail+n > head {
+			return
+		}
+		if binary.LittleEndian.Uint32(hdr[0:]) == recordMmap && n >= 8+32 && n <= 8+32+4096 {
+			if cap(rec) < int(n) {
+				rec = make([]byte, n)
+			}
+			rec = rec[:n]
+			copyRing(rec, r.data, tail%size)
+			s.addMmap(rec[8:])
+		}
+		tail += n
+	}
+}
+
+func (s *Sampler) addMmap(body []byte) {
+	le := binary.LittleEndian
+	addr, n, pgoff := le.Uint64(body[8:]), le.Uint64(body[16:]), le.Uint64(body[24:])
+	name := body[32:]
+	if i := bytes.IndexByte(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	file := ""
+	if len(name) > 0 && name[0] == '/' {
+		file = string(name)
+	}
+	s.exec.add(mapping{lo: addr, hi: addr + n, off: pgoff, file: file})
 }
 
 func (s *Sampler) drain(r *ring, fn func(Sample)) {
@@ -228,8 +323,8 @@ func (s *Sampler) drain(r *ring, fn func(Sample)) {
 	head := atomic.LoadUint64(headp) // acquire: the records before head are written
 	tail := atomic.LoadUint64(tailp)
 	size := uint64(len(r.data))
-	var rec []byte
-	var stack []uint64
+	stack := s.stack
+	defer func() { s.stack = stack }()
 	for tail < head {
 		var hdr [8]byte
 		copyRing(hdr[:], r.data, tail%size)
@@ -238,11 +333,18 @@ func (s *Sampler) drain(r *ring, fn func(Sample)) {
 		if n < 8 || tail+n > head {
 			break // cannot happen: a torn record; drop the rest
 		}
-		if cap(rec) < int(n) {
-			rec = make([]byte, n)
+		// In place, unless the record wraps around the ring's end (the
+		// kernel does not write it again before tail moves past it).
+		var rec []byte
+		if off := tail % size; off+n <= size {
+			rec = r.data[off : off+n]
+		} else {
+			if cap(s.rec) < int(n) {
+				s.rec = make([]byte, n)
+			}
+			rec = s.rec[:n]
+			copyRing(rec, r.data, off)
 		}
-		rec = rec[:n]
-		copyRing(rec, r.data, tail%size)
 		tail += n
 		body := rec[8:]
 		switch typ {
@@ -251,6 +353,10 @@ func (s *Sampler) drain(r *ring, fn func(Sample)) {
 				s.lost.Add(binary.LittleEndian.Uint64(body[8:]))
 			}
 		case recordSample:
+			if s.opts.StackBytes > 0 {
+				stack = s.unwindRecord(body, stack, fn)
+				continue
+			}
 			// ip, pid, tid, nr, ips[nr]
 			if len(body) < 24 {
 				continue
@@ -297,10 +403,13 @@ func copyRing(dst, data []byte, off uint64) {
 }
 
 // Counts are the threads whose sampling started and failed, the samples
-// the kernel lost (rings full before Drain), and the samples whose chain
-// was cut at an address that is not code (Sample.Broken).
+// the kernel lost (rings full before Drain), the samples whose chain
+// was cut at an address that is not code (Sample.Broken), and with
+// Options.StackBytes those whose stack copy ended first (Sample.Short) and
+// those whose unwinding stopped at a frame it cannot follow
+// (Sample.Stopped).
 type Counts struct {
-	Threads, Failed, Lost, Broken uint64
+	Threads, Failed, Lost, Broken, Short, Stopped uint64
 	// Err is the last failure to start sampling a thread.
 	Err error
 }
@@ -309,7 +418,7 @@ type Counts struct {
 func (s *Sampler) Counts() Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Counts{Threads: s.opened.Load(), Failed: s.failed.Load(), Lost: s.lost.Load(), Broken: s.cut.Load(), Err: s.lastErr}
+	return Counts{Threads: s.opened.Load(), Failed: s.failed.Load(), Lost: s.lost.Load(), Broken: s.cut.Load(), Short: s.short.Load(), Stopped: s.stopped.Load(), Err: s.lastErr}
 }
 
 // Close stops sampling every thread (without reading their rings: Drain
@@ -322,4 +431,69 @@ func (s *Sampler) Close() {
 		delete(s.threads, t)
 	}
 	s.closed = true
+}
+
+// The user registers a sample carries with StackBytes (perf's x86 register
+// numbers: ax bx cx dx si di bp sp ip, r8–r15), in this order, and their
+// DWARF numbers.
+const regsMask = 0x1ff | 0xff<<16
+
+var perfToDwarf = [...]int{0, 3, 2, 1, 4, 5, dwRBP, dwRSP, dwRA, 8, 9, 10, 11, 12, 13, 14, 15}
+
+// unwindRecord decodes a sample taken with StackBytes (ip, pid, tid, abi,
+// regs, size, stack[size], dyn_size), unwinds it and hands it to fn.
+func (s *Sampler) unwindRecord(body []byte, stack []uint64, fn func(Sample)) []uint64 {
+	le := binary.LittleEndian
+	nregs := len(perfToDwarf)
+	if len(body) < 24 {
+		return stack
+	}
+	tid := le.Uint32(body[12:])
+	abi := le.Uint64(body[16:])
+	rest := body[24:]
+	var regs [nRegs]uint64
+	var valid [nRegs]bool
+	if abi != 0 {
+		if len(rest) < 8*nregs {
+			return stack
+		}
+		for i, d := range perfToDwarf {
+			regs[d], valid[d] = le.Uint64(rest[8*i:]), true
+		}
+		rest = rest[8*nregs:]
+	} else {
+		// No user registers (the sample hit a kernel thread): the IP alone.
+		regs[dwRA], valid[dwRA] = le.Uint64(body[0:]), true
+	}
+	var data []byte
+	if len(rest) >= 8 {
+		size := le.Uint64(rest)
+		rest = rest[8:]
+		if size > 0 && size <= uint64(len(rest)) && len(rest) >= int(size)+8 {
+			dyn := le.Uint64(rest[size:])
+			data = rest[:min(dyn, size)]
+		}
+	}
+	if abi == 0 {
+		valid[dwRSP] = false
+	}
+	stack, end := s.unw.unwind(&s.exec, regs, valid, data, stack[:0], s.opts.MaxDepth)
+	smp := Sample{TID: tid, Stack: stack}
+	switch end {
+	case endOutermost:
+		smp.Truncated = len(stack) >= s.opts.MaxDepth
+	case endShort:
+		smp.Short = true
+		s.short.Add(1)
+	case endStopped:
+		smp.Stopped = true
+		s.stopped.Add(1)
+	case endBroken:
+		smp.Broken = true
+		s.cut.Add(1)
+	}
+	if len(stack) > 0 {
+		fn(smp)
+	}
+	return stack
 }

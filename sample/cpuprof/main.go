@@ -28,18 +28,26 @@
 //
 //	CPUPROF_OUT    the profile file (default cpu.pprof)
 //	CPUPROF_HZ     samples per second (default 99, 1..1000)
-//	CPUPROF_DEPTH  frames per stack (default 128; at most 127 with perf)
+//	CPUPROF_DEPTH  frames per stack (default 128; at most 127 with perf
+//	               and CPUPROF_STACK_BYTES=0)
 //	CPUPROF_MODE   suspend (the default): as above; perf: the kernel
 //	               samples each managed thread on its own, without
 //	               suspending the runtime or sending a signal (package
-//	               perfsample: a perf event per thread, the instruction
-//	               pointer and the frame-pointer call chain, mapped to
-//	               managed functions with GetFunctionFromIP), read every
+//	               perfsample: a perf event per thread, its registers and
+//	               the top of its stack, unwound through the runtime's
+//	               native code by its call frame information and through
+//	               JIT-compiled code by frame pointers, mapped to managed
+//	               functions with GetFunctionFromIP), read every
 //	               50 ms, the threads listed every 200 ms; what it could
-//	               not sample (threads, lost samples, chains without a
-//	               managed frame) is in the profile's comments. Where perf events are refused
+//	               not sample (threads, lost samples, stacks without a
+//	               managed frame, stack copies too short) is in the
+//	               profile's comments. Where perf events are refused
 //	               (perf_event_paranoid above 2, a seccomp profile) it
 //	               says so and suspends instead. Opt-in while it is new.
+//	CPUPROF_STACK_BYTES  perf mode: the stack copied with each sample
+//	               (default 32768, at most 65528); 0: the kernel's
+//	               frame-pointer call chains instead (no copy; native code
+//	               without frame pointers then hides its managed callers)
 //
 // Build and run:
 //

@@ -10,10 +10,14 @@ import (
 )
 
 // perfMode is CPUPROF_MODE=perf: the kernel samples each managed thread on
-// its own (package perfsample: a task-clock perf event per thread, the IP
-// and the frame-pointer call chain into a ring buffer), and a goroutine
-// reads the rings every drainInterval and maps each address to its managed
-// function (GetFunctionFromIP). Nothing is suspended and no signal is sent.
+// its own (package perfsample: a task-clock perf event per thread, its
+// registers and the top CPUPROF_STACK_BYTES of its stack into a ring
+// buffer), and a goroutine reads the rings every drainInterval, unwinds
+// each sample (the runtime's native code by its call frame information,
+// JIT-compiled code by its frame pointers) and maps each address to its
+// managed function (GetFunctionFromIP). Nothing is suspended and no signal
+// is sent. CPUPROF_STACK_BYTES=0 takes the kernel's frame-pointer call
+// chains instead, which end in the runtime's native code.
 type perfMode struct {
 	s *perfsample.Sampler
 	// fns caches GetFunctionFromIP by address (0: not managed code).
@@ -25,6 +29,8 @@ type perfMode struct {
 	truncated     int64 // samples whose chain reached the depth limit
 	enumErrors    int
 	period        int64 // ns of CPU per sample
+	stackBytes    int   // the stack copied with each sample (0: the kernel's frame-pointer call chains)
+	depth         int
 	frames        []profiler.FunctionID
 	threadsPolled int
 	ticks         int
@@ -38,11 +44,19 @@ const (
 )
 
 func (p *cpuprof) startPerf() error {
-	s, err := perfsample.New(perfsample.Options{Period: time.Second / time.Duration(p.hz), MaxDepth: min(p.depth, 127)})
+	stackBytes, err := envInt("CPUPROF_STACK_BYTES", 32768, 0, 65528)
 	if err != nil {
 		return err
 	}
-	p.perf = &perfMode{s: s, fns: map[uint64]profiler.FunctionID{}, period: int64(time.Second) / int64(p.hz)}
+	depth := p.depth
+	if stackBytes == 0 {
+		depth = min(depth, 127)
+	}
+	s, err := perfsample.New(perfsample.Options{Period: time.Second / time.Duration(p.hz), MaxDepth: depth, StackBytes: stackBytes})
+	if err != nil {
+		return err
+	}
+	p.perf = &perfMode{s: s, stackBytes: stackBytes, depth: depth, fns: map[uint64]profiler.FunctionID{}, period: int64(time.Second) / int64(p.hz)}
 	// The calling thread (Initialize's, the one that goes on to run Main)
 	// must be sampleable, or the mode cannot work here at all.
 	if err := s.Add(uint32(syscall.Gettid())); err != nil {
@@ -145,7 +159,7 @@ func (p *cpuprof) perfSample(s perfsample.Sample) {
 func (p *cpuprof) perfReport() string {
 	m := p.perf
 	c := m.s.Counts()
-	r := fmt.Sprintf("mode=perf threads=%d failed=%d lost=%d nomanaged=%d broken=%d", c.Threads, c.Failed, c.Lost, m.noManaged, c.Broken)
+	r := fmt.Sprintf("mode=perf threads=%d failed=%d lost=%d nomanaged=%d broken=%d short=%d stopped=%d", c.Threads, c.Failed, c.Lost, m.noManaged, c.Broken, c.Short, c.Stopped)
 	if c.Err != nil {
 		r += fmt.Sprintf(" (last failure: %v)", c.Err)
 	}
@@ -155,14 +169,19 @@ func (p *cpuprof) perfReport() string {
 func (p *cpuprof) perfComments() []string {
 	m := p.perf
 	c := m.s.Counts()
+	how := fmt.Sprintf("call stacks unwound from each sample's registers and top %d bytes of stack: native code by its call frame information (.eh_frame), JIT-compiled code by its frame pointers", m.stackBytes)
+	if m.stackBytes == 0 {
+		how = "call chains follow frame pointers (the kernel's): native code without them hides its callers"
+	}
 	out := []string{
 		"cpuprof: " + p.perfReport(),
-		"sampled by the kernel (perf events, task clock, every " + time.Duration(m.period).String() + " of a thread's CPU time), without suspending the runtime or sending signals; call chains follow frame pointers",
-		fmt.Sprintf("not sampled: managed threads whose perf event could not be opened: %d; samples the kernel lost (ring full): %d; samples whose call chain reached no managed frame (native code without frame pointers): %d, %v of CPU, left out", c.Failed, c.Lost, m.noManaged, time.Duration(m.noManagedNs)),
+		"sampled by the kernel (perf events, task clock, every " + time.Duration(m.period).String() + " of a thread's CPU time), without suspending the runtime or sending signals; " + how,
+		fmt.Sprintf("not sampled: managed threads whose perf event could not be opened: %d; samples the kernel lost (ring full): %d; samples whose stack reached no managed frame (a thread running only native code, such as the runtime's background compilation): %d, %v of CPU, left out", c.Failed, c.Lost, m.noManaged, time.Duration(m.noManagedNs)),
 		fmt.Sprintf("samples in native code (the runtime, the JIT) above a managed frame, counted for that frame: %d", m.nativeTop),
-		fmt.Sprintf("samples whose call chain reached an address that is not code (a frame without a frame pointer), cut there: %d", c.Broken),
-		fmt.Sprintf("samples whose call chain was cut at %d frames (the kernel's limit; outer callers missing): %d", min(p.depth, 127), m.truncated),
-		fmt.Sprintf("threads are found every %v: a thread's CPU before it was first seen is not sampled; a frame without a frame pointer hides its caller", threadsEvery*drainInterval),
+		fmt.Sprintf("samples whose stack reached an address that is not code, cut there: %d", c.Broken),
+		fmt.Sprintf("samples whose stack was cut at %d frames (outer callers missing): %d", m.depth, m.truncated),
+		fmt.Sprintf("samples whose stack copy ended before the outermost frame (outer callers missing): %d; whose unwinding stopped at a frame it cannot follow (a signal frame, a frame without call frame information or frame pointer): %d", c.Short, c.Stopped),
+		fmt.Sprintf("threads are found every %v: a thread's CPU before it was first seen is not sampled; JIT-compiled code that keeps no frame pointer (small leaf methods) hides its caller", threadsEvery*drainInterval),
 	}
 	if m.enumErrors > 0 {
 		out = append(out, fmt.Sprintf("EnumThreads failed %d times", m.enumErrors))
