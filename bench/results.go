@@ -442,8 +442,6 @@ var Targets = []Target{
 	{"CPU sampling (sample/cpuprof) at 99 Hz: mcs.exe (a real application), its cost accounted as it ran plus its start-up, vs no profiler", "mcs", "cpuprof-99", "none", "wall-accounted", 1.02},
 	{"CPU sampling (sample/cpuprof) at 99 Hz: mcs.exe (a real application), its cost accounted as it ran plus its start-up, vs no profiler, CPU time", "mcs", "cpuprof-99", "none", "cpu-accounted", 1.02},
 	{"the C reference sampler (suspend, walk every thread, resume; ~99 Hz): mcs.exe (a real application) vs no profiler, CPU time: the floor of stopping the world at that rate", "mcs", "c-sample", "none", "cpu", 1.02},
-	{"CPU sampling (sample/cpuprof) at 99 Hz, CPUPROF_MODE=perf: mcs.exe (a real application) vs no profiler", "mcs", "cpuprof-99-perf", "none", "wall", 1.02},
-	{"CPU sampling (sample/cpuprof) at 99 Hz, CPUPROF_MODE=perf: mcs.exe (a real application) vs no profiler, CPU time", "mcs", "cpuprof-99-perf", "none", "cpu", 1.02},
 }
 
 // WorkloadRuntime names the only runtime of a workload that runs on one:

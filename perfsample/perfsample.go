@@ -49,7 +49,9 @@ type Options struct {
 	// RingPages is the size of each thread's ring buffer in pages, a power
 	// of 2 (default 16: 64 KiB, about a hundred samples of 64 frames).
 	// A ring that fills before Drain empties it loses samples (Lost).
-	// With StackBytes, the default holds at least 8 samples.
+	// With StackBytes, the default holds at least 16 samples. Where the
+	// kernel refuses that much locked memory, the ring is halved (down to
+	// 8 pages) until it accepts (Counts.Smaller).
 	RingPages int
 	// StackBytes, when not 0, has the kernel copy the thread's registers
 	// and this many bytes from the top of its stack into each sample
@@ -96,6 +98,7 @@ type Sampler struct {
 	exec    execMap
 	cut     atomic.Uint64
 	short   atomic.Uint64
+	smaller atomic.Uint64
 	stopped atomic.Uint64
 	unw     unwinder
 	rec     []byte   // a record that wraps around its ring, copied
@@ -145,7 +148,7 @@ func New(opts Options) (*Sampler, error) {
 	opts.StackBytes = (opts.StackBytes + 7) &^ 7
 	if opts.RingPages <= 0 {
 		opts.RingPages = 16
-		for opts.RingPages*os.Getpagesize() < 8*(opts.StackBytes+256) {
+		for opts.RingPages*os.Getpagesize() < 16*(opts.StackBytes+256) {
 			opts.RingPages *= 2
 		}
 	}
@@ -184,7 +187,19 @@ func (s *Sampler) open(tid uint32) (*ring, error) {
 		return nil, fmt.Errorf("perfsample: perf_event_open(thread %d): %w", tid, errno)
 	}
 	page := os.Getpagesize()
-	mem, err := syscall.Mmap(int(fd), 0, (1+s.opts.RingPages)*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	// A ring counts against the user's locked-memory allowance for perf
+	// (perf_event_mlock_kb per CPU, then RLIMIT_MEMLOCK): past it the
+	// kernel refuses the mapping, and a smaller ring (down to 8 pages)
+	// is better than no sampling of the thread.
+	var mem []byte
+	var err error
+	for pages := s.opts.RingPages; ; pages /= 2 {
+		mem, err = syscall.Mmap(int(fd), 0, (1+pages)*page, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+		if err == nil || pages <= 8 || (err != syscall.EPERM && err != syscall.ENOMEM) {
+			break
+		}
+		s.smaller.Add(1)
+	}
 	if err != nil {
 		syscall.Close(int(fd))
 		return nil, fmt.Errorf("perfsample: mmap(thread %d): %w", tid, err)
@@ -192,7 +207,7 @@ func (s *Sampler) open(tid uint32) (*ring, error) {
 	r := &ring{tid: tid, fd: int(fd), mem: mem}
 	off, size := le.Uint64(mem[1040:]), le.Uint64(mem[1048:]) // data_offset, data_size
 	if off == 0 || size == 0 {
-		off, size = uint64(page), uint64(s.opts.RingPages*page)
+		off, size = uint64(page), uint64(len(mem)-page)
 	}
 	r.data = mem[off : off+size]
 	return r, nil
@@ -410,6 +425,9 @@ func copyRing(dst, data []byte, off uint64) {
 // (Sample.Stopped).
 type Counts struct {
 	Threads, Failed, Lost, Broken, Short, Stopped uint64
+	// Smaller counts the rings mapped at half the size asked (or less)
+	// because the kernel refused the memory (the locked-memory limit).
+	Smaller uint64
 	// Err is the last failure to start sampling a thread.
 	Err error
 }
@@ -418,7 +436,7 @@ type Counts struct {
 func (s *Sampler) Counts() Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Counts{Threads: s.opened.Load(), Failed: s.failed.Load(), Lost: s.lost.Load(), Broken: s.cut.Load(), Short: s.short.Load(), Stopped: s.stopped.Load(), Err: s.lastErr}
+	return Counts{Threads: s.opened.Load(), Failed: s.failed.Load(), Lost: s.lost.Load(), Broken: s.cut.Load(), Short: s.short.Load(), Stopped: s.stopped.Load(), Smaller: s.smaller.Load(), Err: s.lastErr}
 }
 
 // Close stops sampling every thread (without reading their rings: Drain

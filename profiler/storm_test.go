@@ -149,11 +149,13 @@ func TestSignalStormWithoutMeasures(t *testing.T) {
 	}
 }
 
-var stormPerfRe = regexp.MustCompile(`(?m)^stormprof: perf samples=(\d+) managed=(\d+) lost=(\d+) threads=(\d+) failed=(\d+) broken=(\d+)$`)
+var stormPerfRe = regexp.MustCompile(`(?m)^stormprof: perf samples=(\d+) managed=(\d+) lost=(\d+) threads=(\d+) failed=(\d+) broken=(\d+) short=(\d+) stopped=(\d+)$`)
 
 // TestSignalStormPerf is TestSignalStorm with the kernel's perf events
 // sampling every storm thread at 1000 Hz of CPU (package perfsample, the
-// mechanism of sample/cpuprof's CPUPROF_MODE=perf) and every sampled
+// mechanism of sample/cpuprof's CPUPROF_MODE=perf: each sample's registers
+// and top 32 KiB of stack, unwound by call frame information and frame
+// pointers, through the storm's signal frames too) and every sampled
 // address mapped with GetFunctionFromIP from a goroutine, during the
 // storm of SIGRTMIN and SIGURG, allocations, exceptions and collections.
 // The app must complete every time, and the sampler must have sampled

@@ -52,7 +52,10 @@ func TestCPUProfile(t *testing.T) {
 			o := harness.RunOptions{Args: []string{"spin", "2"}, Env: []string{"COMPlus_TieredCompilation=0", "DOTNET_TieredCompilation=0"}}
 			if withProfiler {
 				o.ProfilerPath, o.ProfilerCLSID = lib, clsid
-				o.Env = append(o.Env, "CPUPROF_OUT="+out)
+				// The suspending mode (the fallback where perf events
+				// are refused); perf mode, the default, is
+				// TestCPUProfileModes'.
+				o.Env = append(o.Env, "CPUPROF_OUT="+out, "CPUPROF_MODE=suspend")
 			}
 			res := harness.Run(t, rt, app, o)
 			res.MustSucceed(t)
@@ -176,13 +179,14 @@ func topN(m map[string]int64, n int) []string {
 var perfReportRe = regexp.MustCompile(`^cpuprof: mode=perf threads=(\d+) failed=(\d+) lost=(\d+) nomanaged=(\d+)`)
 
 // The old and the new CPU sampling on the same workload: suspending the
-// runtime and walking every thread (the default; .NET Core 3.0+), and
-// CPUPROF_MODE=perf (the kernel samples each managed thread, no suspension,
-// no signal; every runtime). Both profiles must put Elt.Hot.Spin on top as
-// the innermost frame with most of the CPU time, and agree on it; the perf
-// profile says in its comments what it could not sample (no thread failed,
-// nothing lost here) and has Elt.Hot.Spin's callers (Elt.Hot.Cold or
-// Main) below it in most of Spin's samples.
+// runtime and walking every thread (CPUPROF_MODE=suspend, the fallback;
+// .NET Core 3.0+), and perf mode, the default (run without CPUPROF_MODE:
+// the kernel samples each managed thread, no suspension, no signal, the
+// stacks unwound from copies; every runtime). Both profiles must put
+// Elt.Hot.Spin on top as the innermost frame with most of the CPU time, and
+// agree on it; the perf profile says in its comments what it could not
+// sample (no thread failed, nothing lost here) and has Elt.Hot.Spin's
+// callers (Elt.Hot.Cold or Main) below it in nine of ten of Spin's samples.
 func TestCPUProfileModes(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/cpuprof")
 	app := harness.CompileCS(t, []string{"../../profiler/testdata/sampling/eltapp.cs"}, "")
@@ -193,8 +197,12 @@ func TestCPUProfileModes(t *testing.T) {
 				continue
 			}
 			out := filepath.Join(t.TempDir(), "cpu.pprof")
-			res := harness.Run(t, rt, app, harness.RunOptions{Args: []string{"spin", "2"}, ProfilerPath: lib, ProfilerCLSID: clsid,
-				Env: []string{"COMPlus_TieredCompilation=0", "DOTNET_TieredCompilation=0", "CPUPROF_OUT=" + out, "CPUPROF_MODE=" + mode}})
+			opts := harness.RunOptions{Args: []string{"spin", "2"}, ProfilerPath: lib, ProfilerCLSID: clsid,
+				Env: []string{"COMPlus_TieredCompilation=0", "DOTNET_TieredCompilation=0", "CPUPROF_OUT=" + out}}
+			if mode == "suspend" {
+				opts.Env = append(opts.Env, "CPUPROF_MODE=suspend")
+			}
+			res := harness.Run(t, rt, app, opts)
 			res.MustSucceed(t)
 			res.MustStderrContain(t, "cpuprof: wrote "+out)
 			f, err := os.Open(out)
@@ -242,7 +250,7 @@ func TestCPUProfileModes(t *testing.T) {
 				}
 			}
 			t.Logf("%s perf: %d of %d Elt.Hot.Spin samples with a caller (Cold or Main) below", rt.Name, withCaller, spin)
-			if withCaller*2 < spin {
+			if withCaller*10 < spin*9 {
 				t.Errorf("perf: only %d of %d Elt.Hot.Spin samples have its caller below it", withCaller, spin)
 			}
 		}

@@ -1,51 +1,54 @@
 // Command cpuprof is a sampling CPU profiler for .NET, written with
 // clrprof, that writes a pprof profile `go tool pprof` reads directly.
 //
-// A goroutine ticks at the sampling rate; at every tick it reads how much
-// CPU time each runtime thread used since the last tick
-// (/proc/self/task/TID/schedstat), suspends the runtime
-// (ICorProfilerInfo10::SuspendRuntime), takes the managed stack of every
-// thread (DoStackSnapshot), and resumes it. A thread that ran since the last
-// tick contributes one sample, weighted by the CPU time it used, to its
-// current stack. At Shutdown the stacks get their names (Info.FunctionName)
-// and the profile is written with two sample types: samples/count and
-// cpu/nanoseconds. Go's own SIGPROF profiler is never used.
+// By default (CPUPROF_MODE=perf) the kernel samples each managed thread on
+// its own, without suspending the runtime or sending a signal (package
+// perfsample): a perf event per thread takes, every 1/CPUPROF_HZ of that
+// thread's CPU time, its registers and the top of its stack; a goroutine
+// reads the samples every 50 ms (the threads listed every 200 ms), unwinds
+// each (the runtime's and the system's native code by its call frame
+// information, JIT-compiled code by its frame pointers), maps every
+// address to its managed function (GetFunctionFromIP) and adds the stack,
+// weighted by the sampling period. Native frames above the innermost
+// managed one count for it, as with DoStackSnapshot. Where perf events are
+// refused (perf_event_paranoid above 2, a seccomp profile) it says so and
+// falls back to suspending.
 //
-// On exit it prints "cpuprof: wrote FILE samples=N stacks=S ticks=T
-// failures=F ..." and what sampling cost: "held=H of D (P%) waited=W",
-// the time the runtime was suspended and held for snapshots
-// (Snapshot.Cost) and, apart, the time they waited first for another
-// suspension (a GC) to end, which stopped nothing of the application's
-// (perf mode: "sampling=H of D (P%)", the time reading the samples);
-// then the cost measured as it ran (package profiles/overhead:
-// cost_wall_us=... cost_cpu_us=... held_us=... sampler_cpu_us=...
-// output_wall_us=... and the rest; start-up not included).
+// With CPUPROF_MODE=suspend (the fallback) a goroutine ticks at the
+// sampling rate; at every tick it suspends the runtime
+// (ICorProfilerInfo10::SuspendRuntime), reads the CPU time of each
+// runtime thread since the last tick, takes the managed stack of every
+// thread that ran (DoStackSnapshot), and resumes it; each such thread
+// contributes one sample, weighted by the CPU time it used. That mode
+// needs .NET Core 3.0 or later; on older runtimes it logs "cpuprof:
+// unsupported" and the application runs unprofiled.
 //
-// It needs .NET Core 3.0 or later (SuspendRuntime); on older runtimes it
-// logs "cpuprof: unsupported" and the application runs unprofiled.
+// At Shutdown the stacks get their names (Info.FunctionName) and the
+// profile is written with two sample types: samples/count and
+// cpu/nanoseconds; its comments say what could not be sampled (threads,
+// lost samples, stacks without a managed frame, stack copies too short;
+// ticks without a snapshot). Go's own SIGPROF profiler is never used.
+//
+// On exit it prints "cpuprof: wrote FILE samples=N stacks=S ..." with the
+// mode's report (perf: "mode=perf threads=... lost=... nomanaged=...
+// sampling=H of D (P%)", the time reading the samples; suspend:
+// "ticks=T failures=F ... held=H of D (P%) waited=W", the time the runtime
+// was suspended and held for snapshots (Snapshot.Cost) and, apart, the
+// time they waited first for another suspension (a GC) to end), then the
+// cost measured as it ran (package profiles/overhead: cost_wall_us=...
+// cost_cpu_us=... held_us=... sampler_cpu_us=... output_wall_us=... and
+// the rest; start-up not included).
 //
 // Environment:
 //
 //	CPUPROF_OUT    the profile file (default cpu.pprof)
-//	CPUPROF_HZ     samples per second (default 99, 1..1000)
-//	CPUPROF_DEPTH  frames per stack (default 128; at most 127 with perf
-//	               and CPUPROF_STACK_BYTES=0)
-//	CPUPROF_MODE   suspend (the default): as above; perf: the kernel
-//	               samples each managed thread on its own, without
-//	               suspending the runtime or sending a signal (package
-//	               perfsample: a perf event per thread, its registers and
-//	               the top of its stack, unwound through the runtime's
-//	               native code by its call frame information and through
-//	               JIT-compiled code by frame pointers, mapped to managed
-//	               functions with GetFunctionFromIP), read every
-//	               50 ms, the threads listed every 200 ms; what it could
-//	               not sample (threads, lost samples, stacks without a
-//	               managed frame, stack copies too short) is in the
-//	               profile's comments. Where perf events are refused
-//	               (perf_event_paranoid above 2, a seccomp profile) it
-//	               says so and suspends instead. Opt-in while it is new.
+//	CPUPROF_HZ     samples per second of CPU (default 99, 1..1000)
+//	CPUPROF_DEPTH  frames per stack (default 128; at most 127 with
+//	               CPUPROF_STACK_BYTES=0)
+//	CPUPROF_MODE   perf (the default) or suspend, as above
 //	CPUPROF_STACK_BYTES  perf mode: the stack copied with each sample
-//	               (default 32768, at most 65528); 0: the kernel's
+//	               (default 32768, at most 65528; a deeper stack loses its
+//	               outer frames and is counted); 0: the kernel's
 //	               frame-pointer call chains instead (no copy; native code
 //	               without frame pointers then hides its managed callers)
 //
@@ -118,9 +121,11 @@ func (p *cpuprof) Initialize(info *profiler.Info) error {
 	}
 	mode := os.Getenv("CPUPROF_MODE")
 	switch mode {
-	case "", "suspend", "perf":
+	case "":
+		mode = "perf"
+	case "suspend", "perf":
 	default:
-		return fmt.Errorf("CPUPROF_MODE=%q: want suspend (the default) or perf", mode)
+		return fmt.Errorf("CPUPROF_MODE=%q: want perf (the default) or suspend", mode)
 	}
 	if mode == "perf" {
 		p.stacks = profiles.NewBuilder([]profiles.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, "", 1<<20)

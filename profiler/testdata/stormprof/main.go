@@ -12,10 +12,12 @@
 // With STORMPROF_PERF=HZ it also samples every thread it has seen with the
 // kernel's perf events (package perfsample, as sample/cpuprof's
 // CPUPROF_MODE=perf) at HZ per second of each thread's CPU, reads the
-// samples every 10 ms and maps every address with GetFunctionFromIP, during
-// the storm, and prints
+// samples every 10 ms (each with its registers and top 32 KiB of stack,
+// unwound as cpuprof does; STORMPROF_PERF_STACK sets the size, 0 for the
+// kernel's frame-pointer chains) and maps every address with
+// GetFunctionFromIP, during the storm, and prints
 //
-//	stormprof: perf samples=S managed=M lost=L threads=T failed=F broken=B
+//	stormprof: perf samples=S managed=M lost=L threads=T failed=F broken=B short=H stopped=P
 package main
 
 import (
@@ -113,7 +115,16 @@ func (p *stormprof) Initialize(info *profiler.Info) error {
 		if err != nil || hz < 1 {
 			return fmt.Errorf("STORMPROF_PERF=%q: want samples per second", v)
 		}
-		if p.perf, err = perfsample.New(perfsample.Options{Period: time.Second / time.Duration(hz), MaxDepth: 64}); err != nil {
+		// As cpuprof's perf mode: each sample's registers and top 32 KiB
+		// of stack, unwound by the package (STORMPROF_PERF_STACK=0: the
+		// kernel's frame-pointer chains instead).
+		stack := 32768
+		if v := os.Getenv("STORMPROF_PERF_STACK"); v != "" {
+			if stack, err = strconv.Atoi(v); err != nil {
+				return fmt.Errorf("STORMPROF_PERF_STACK=%q: %v", v, err)
+			}
+		}
+		if p.perf, err = perfsample.New(perfsample.Options{Period: time.Second / time.Duration(hz), MaxDepth: 64, StackBytes: stack}); err != nil {
 			return err
 		}
 		p.perfDone = make(chan struct{})
@@ -266,7 +277,7 @@ func (p *stormprof) Shutdown() error {
 		select {
 		case <-p.perfDone:
 			c := p.perf.Counts()
-			fmt.Fprintf(os.Stderr, "stormprof: perf samples=%d managed=%d lost=%d threads=%d failed=%d broken=%d\n", p.perfSamples, p.perfMgd, c.Lost, c.Threads, c.Failed, c.Broken)
+			fmt.Fprintf(os.Stderr, "stormprof: perf samples=%d managed=%d lost=%d threads=%d failed=%d broken=%d short=%d stopped=%d\n", p.perfSamples, p.perfMgd, c.Lost, c.Threads, c.Failed, c.Broken, c.Short, c.Stopped)
 		case <-time.After(2 * time.Second):
 			fmt.Fprintf(os.Stderr, "stormprof: perf sampler did not stop\n")
 		}
