@@ -5,24 +5,38 @@
 // stopping anything: for each thread a task-clock sampling event
 // (perf_event_open(2): PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
 // user space only) makes the kernel record, every Period of that thread's
-// CPU time, the thread's instruction pointer and its user-space call chain
-// (the kernel follows the frame pointers: rbp chains) into a ring buffer
-// shared with the process, which [Sampler.Drain] reads from an ordinary
-// goroutine. The sampled thread is interrupted only by the kernel's timer
-// interrupt, as by any preemption: no signal reaches it, so nothing runs on
-// its stack, and a runtime in the process (CoreCLR, with its own signal
-// handling) never sees the sampler.
+// CPU time, the thread's instruction pointer and its call stack into a ring
+// buffer shared with the process, which [Sampler.Drain] reads from an
+// ordinary goroutine. The sampled thread is interrupted only by the
+// kernel's timer interrupt, as by any preemption: no signal reaches it, so
+// nothing runs on its stack, and a runtime in the process (CoreCLR, with
+// its own signal handling) never sees the sampler.
 //
-// What it cannot see: frames that do not keep a frame pointer (the call
-// chain then skips the caller of such a frame, or ends early: it is cut at
-// the first address outside the process's executable mappings, so that
-// every address a Sample holds is code) and code after the chain's depth
-// limit (the kernel's perf_event_max_stack, 127 by
-// default). It needs perf events for the process's own threads: Linux
-// allows them to unprivileged processes up to
-// /proc/sys/kernel/perf_event_paranoid 2 (the default; 3 and above, and
-// container seccomp profiles that block perf_event_open, refuse them, and
-// Open returns the error). The package is pure Go (no cgo).
+// The call stack comes one of two ways. By default the kernel follows the
+// frame pointers (rbp chains) itself: cheap, but a frame that keeps no
+// frame pointer (most native code built with optimisation: a runtime's, a
+// JIT's, the C library's) makes the chain skip its caller or end early.
+// With [Options.StackBytes] the kernel instead copies the thread's
+// registers and the top of its stack into each sample, and the package
+// unwinds the copy itself: through code with call frame information
+// (the .eh_frame of every ELF file mapped executable, read once per file)
+// by that information, which is exact at every instruction; through code
+// without it (code a JIT compiled, Go) by the frame pointers. The kernel
+// also reports each executable mapping a sampled thread makes (a JIT's new
+// code), so that an unwound address in it is known to be code without
+// rereading /proc/self/maps.
+//
+// What it cannot see: a frame without call frame information that keeps
+// no frame pointer hides its caller; an address outside the process's
+// executable mappings ends the stack (Sample.Broken), so that every
+// address a Sample holds is code and a consumer may hand it to a runtime's
+// code lookup; the kernel's chains stop at perf_event_max_stack (127 by
+// default) and the copies at StackBytes (Sample.Short). It needs perf
+// events for the process's own threads: Linux allows them to unprivileged
+// processes up to /proc/sys/kernel/perf_event_paranoid 2 (the default; 3
+// and above, and container seccomp profiles that block perf_event_open,
+// refuse them, and Add returns the error). The package is pure Go (no
+// cgo), for linux/amd64; the call frame information decoder is fuzzed.
 package perfsample
 
 import (

@@ -4,6 +4,7 @@ package perfsample
 
 import (
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -50,8 +51,17 @@ func funcName(pc uint64) string {
 // keeps no frame pointer (a Go leaf without a frame), so its own caller,
 // spinCaller, is the frame the chain skips: what the package comment says
 // it cannot see.
+// With StackBytes the same holds: the test binary's Go code has no call
+// frame information, and the package's own unwinding follows its frame
+// pointers as the kernel does.
 func TestSampleOwnThread(t *testing.T) {
-	s, err := New(Options{Period: 5 * time.Millisecond})
+	for _, sb := range []int{0, 16384} {
+		t.Run("StackBytes="+strconv.Itoa(sb), func(t *testing.T) { sampleOwnThread(t, sb) })
+	}
+}
+
+func sampleOwnThread(t *testing.T, stackBytes int) {
+	s, err := New(Options{Period: 5 * time.Millisecond, StackBytes: stackBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +99,7 @@ func TestSampleOwnThread(t *testing.T) {
 		if strings.HasSuffix(funcName(smp.Stack[0]), ".spinLeaf") {
 			leaf++
 			for _, pc := range smp.Stack[1:] {
-				if strings.HasSuffix(funcName(pc-1), ".TestSampleOwnThread.func1") {
+				if strings.HasSuffix(funcName(pc-1), ".sampleOwnThread.func1") {
 					withCaller++
 					break
 				}

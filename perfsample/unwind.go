@@ -3,10 +3,12 @@
 package perfsample
 
 import (
+	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"io"
+	"os"
 )
 
 // This file unwinds a sampled thread's stack from its registers and a copy
@@ -32,6 +34,7 @@ type cachedRule struct {
 // unwinder holds what the unwinding needs across samples.
 type unwinder struct {
 	objs map[string]*objCFI // by file; nil: the file has no usable CFI
+	sigs map[uint64]bool    // addresses known to be (or not) the signal trampoline
 }
 
 // resolve finds the CFI of a mapping's file and its bias, once.
@@ -53,6 +56,54 @@ func (u *unwinder) resolve(m *mapping) {
 			m.obj, m.bias = o, bias
 		}
 	}
+}
+
+// sigreturnCode is the x86-64 Linux signal trampoline (glibc's
+// __restore_rt, musl's __restore_rt): mov $15, %rax (rt_sigreturn);
+// syscall. A signal handler returns to it.
+var sigreturnCode = []byte{0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05}
+
+// sigreturn says whether pc, in mapping m, is the signal trampoline (read
+// from the file once per address).
+func (u *unwinder) sigreturn(m *mapping, pc uint64) bool {
+	if ok, seen := u.sigs[pc]; seen {
+		return ok
+	}
+	ok := false
+	if m.file != "" {
+		if f, err := os.Open(m.file); err == nil {
+			b := make([]byte, len(sigreturnCode))
+			if _, err := f.ReadAt(b, int64(pc-m.lo+m.off)); err == nil {
+				ok = bytes.Equal(b, sigreturnCode)
+			}
+			f.Close()
+		}
+	}
+	if u.sigs == nil {
+		u.sigs = map[uint64]bool{}
+	}
+	u.sigs[pc] = ok
+	return ok
+}
+
+// The general registers in a ucontext_t (x86-64 Linux: uc_flags, uc_link,
+// uc_stack, then mcontext's gregs: r8–r15, rdi, rsi, rbp, rbx, rdx, rax,
+// rcx, rsp, rip) and their DWARF numbers.
+const ucGregs = 40
+
+var gregDwarf = [...]int{8, 9, 10, 11, 12, 13, 14, 15, 5, 4, dwRBP, 3, 1, 0, 2, dwRSP, dwRA}
+
+// sigFrame reads the interrupted registers of the signal frame whose
+// ucontext is at uc.
+func sigFrame(uc uint64, read func(uint64) (uint64, bool)) (regs [nRegs]uint64, valid [nRegs]bool, ok bool) {
+	for i, d := range gregDwarf {
+		v, ok := read(uc + ucGregs + 8*uint64(i))
+		if !ok {
+			return regs, valid, false
+		}
+		regs[d], valid[d] = v, true
+	}
+	return regs, valid, true
 }
 
 // loadCFI reads the CFI of an ELF file (nil if it has none we can use).
@@ -175,6 +226,7 @@ func (u *unwinder) unwind(x *execMap, regs [nRegs]uint64, valid [nRegs]bool, sta
 		}
 		return binary.LittleEndian.Uint64(stack[a-sp:]), true
 	}
+	exact := true // the first pc, and one a signal interrupted, is not a return address
 	for frame := 0; ; frame++ {
 		pc := regs[dwRA]
 		if pc == 0 {
@@ -189,9 +241,10 @@ func (u *unwinder) unwind(x *execMap, regs [nRegs]uint64, valid [nRegs]bool, sta
 			return out, endOutermost
 		}
 		at := pc
-		if frame > 0 {
+		if !exact {
 			at-- // inside the call instruction
 		}
+		exact = false
 		var (
 			fr  *frameRule
 			err = errNoFDE
@@ -206,10 +259,26 @@ func (u *unwinder) unwind(x *execMap, regs [nRegs]uint64, valid [nRegs]bool, sta
 		var nvalid [nRegs]bool
 		switch {
 		case err == nil:
+			if fr.signal || fr.cfaReg == cfaExpr {
+				// The kernel's signal frame, below a signal handler:
+				// the interrupted registers are in the ucontext.
+				if u.sigreturn(m, pc) && valid[dwRSP] {
+					nr, nv, ok := sigFrame(regs[dwRSP], read)
+					if !ok {
+						return out, endShort
+					}
+					if nr[dwRSP] <= regs[dwRSP] {
+						return out, endStopped // an alternate signal stack above the interrupted one
+					}
+					regs, valid, exact = nr, nv, true
+					continue
+				}
+				return out, endStopped
+			}
 			if fr.regs[dwRA].kind == ruleUndefined {
 				return out, endOutermost // the ABI's mark of the outermost frame (_start, a thread's start)
 			}
-			if fr.signal || fr.cfaReg == cfaExpr || !valid[fr.cfaReg] {
+			if !valid[fr.cfaReg] {
 				return out, endStopped
 			}
 			cfa := regs[fr.cfaReg] + uint64(fr.cfaOff)

@@ -69,17 +69,34 @@ func (z *symbolizer) name(a uint64) string {
 // calls deep, each caller keeping a frame of its own size (8000, 136 and
 // 2400 bytes of locals), rbp used as an ordinary register. Sampled with
 // StackBytes, every sample unwinds through spin, the three levels and their
-// wrappers, and main to the C library's start and the program's _start, whose CFI marks
-// the outermost frame. The kernel's frame-pointer chain cannot follow this
-// program at all: the same program sampled without StackBytes is logged for
-// comparison.
+// wrappers, and main to the C library's start and the program's _start,
+// whose CFI marks the outermost frame. The kernel's frame-pointer chain
+// cannot follow this program at all: the same program sampled without
+// StackBytes is logged for comparison.
+//
+// With "signal", the spinning happens in a signal handler raised from
+// level3w: every sample must unwind through the handler, the kernel's
+// signal frame (the C library's trampoline, the interrupted registers read
+// from the ucontext) and on through level3w to _start.
 func TestUnwindWithoutFramePointers(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "spin")
 	if out, err := exec.Command("gcc", "-O2", "-fomit-frame-pointer", "-o", bin, "testdata/spin.c").CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin)
+	t.Run("plain", func(t *testing.T) {
+		unwindChild(t, bin, nil, []string{"spin", "level3w", "level3", "level2w", "level2", "level1w", "level1", "main"})
+	})
+	t.Run("signal", func(t *testing.T) {
+		unwindChild(t, bin, []string{"signal"}, []string{"spin", "handler", "level3w", "level3", "level2w", "level2", "level1w", "level1", "main"})
+	})
+}
+
+// unwindChild runs the program and checks that nearly every sample's
+// stack names the functions of want in that order (others, in the C
+// library, may come between) and ends at _start.
+func unwindChild(t *testing.T, bin string, args, want []string) {
+	cmd := exec.Command(bin, args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +130,6 @@ func TestUnwindWithoutFramePointers(t *testing.T) {
 		if err := s.Add(uint32(tid)); err != nil {
 			t.Skipf("perf events not available here: %v", err)
 		}
-		want := []string{"spin", "level3w", "level3", "level2w", "level2", "level1w", "level1", "main"}
 		add := func(smp Sample) {
 			n++
 			var names []string
@@ -126,7 +142,7 @@ func TestUnwindWithoutFramePointers(t *testing.T) {
 			if first == nil {
 				first = names
 			}
-			if len(names) >= len(want)+1 && strings.Join(names[:len(want)], " ") == strings.Join(want, " ") {
+			if inOrder(names, want) {
 				full++
 				if !smp.Short && !smp.Stopped && !smp.Broken && !smp.Truncated && names[len(names)-1] == "_start" {
 					outermost++
@@ -142,9 +158,29 @@ func TestUnwindWithoutFramePointers(t *testing.T) {
 
 	n, full, outermost, first, c := sample(16384)
 	t.Logf("with StackBytes: %d samples, %d through spin..main, %d of them ending at _start; first %q; counts %+v", n, full, outermost, first, c)
-	if n < 50 || full < n*95/100 || outermost < full*95/100 || c.Lost != 0 {
-		t.Errorf("want about 150 samples, nearly all unwound from spin through main to _start")
+	if n < 20 || full < n*95/100 || outermost < full*95/100 || c.Lost != 0 {
+		t.Errorf("want about 150 samples (at least 20 on a loaded machine), nearly all unwound through %q to _start", want)
 	}
 	kn, kfull, _, kfirst, kc := sample(0)
 	t.Logf("kernel frame-pointer chains: %d samples, %d through spin..main; first %q; counts %+v", kn, kfull, kfirst, kc)
+}
+
+// inOrder says whether names holds want in that order, with the first of
+// want first and unnamed (other files') functions allowed between.
+func inOrder(names, want []string) bool {
+	if len(names) == 0 || len(want) == 0 || names[0] != want[0] {
+		return false
+	}
+	i := 0
+	for _, n := range names {
+		switch {
+		case i == len(want):
+			return true // what follows the last (main): the C library's start, _start
+		case n == want[i]:
+			i++
+		case n != "":
+			return false
+		}
+	}
+	return i == len(want)
 }

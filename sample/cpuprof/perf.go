@@ -182,7 +182,7 @@ func (p *cpuprof) perfComments() []string {
 		fmt.Sprintf("samples whose stack was cut at %d frames (outer callers missing): %d", m.depth, m.truncated),
 		fmt.Sprintf("samples whose stack copy ended before the outermost frame (outer callers missing): %d; whose unwinding stopped at a frame it cannot follow (a signal frame, a frame without call frame information or frame pointer): %d", c.Short, c.Stopped),
 		fmt.Sprintf("ring buffers mapped smaller than asked (the locked-memory limit): %d", c.Smaller),
-		fmt.Sprintf("threads are found every %v: a thread's CPU before it was first seen is not sampled; JIT-compiled code that keeps no frame pointer (small leaf methods) hides its caller", threadsEvery*drainInterval),
+		fmt.Sprintf("threads are found every %v: a thread's CPU before it was first seen is not sampled; a JIT-compiled method that keeps no frame pointer (small optimized methods: at most one call, no loop) hides its caller", threadsEvery*drainInterval),
 	}
 	if m.enumErrors > 0 {
 		out = append(out, fmt.Sprintf("EnumThreads failed %d times", m.enumErrors))
