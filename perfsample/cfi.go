@@ -50,7 +50,6 @@ type frameRule struct {
 var (
 	errCFI       = errors.New("perfsample: malformed call frame information")
 	errNoFDE     = errors.New("perfsample: no FDE covers the address")
-	errCFAExpr   = errors.New("perfsample: the CFA is a DWARF expression")
 	errShortData = errors.New("perfsample: call frame information truncated")
 )
 

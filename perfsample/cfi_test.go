@@ -21,7 +21,7 @@ type cfiBuilder struct {
 func (b *cfiBuilder) u32(v uint32) { b.frame = binary.LittleEndian.AppendUint32(b.frame, v) }
 
 func (b *cfiBuilder) cie() {
-	body := []byte{0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78 /* -8 */, 16, 1, peDatarel&0 | pePcrel | peSdata4,
+	body := []byte{0, 0, 0, 0, 1, 'z', 'R', 0, 1, 0x78 /* -8 */, 16, 1, pePcrel | peSdata4,
 		0x0c, dwRSP, 8, // def_cfa rsp+8
 		0x80 | dwRA, 1, // offset RA at CFA-8
 	}

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
-	"errors"
 	"io"
 	"os"
 )
@@ -208,8 +207,6 @@ const (
 	endBroken           // an address that is not code
 )
 
-var errStop = errors.New("perfsample: cannot unwind this frame")
-
 // callerSaved are the registers a call does not preserve (rax, rdx, rcx,
 // rsi, rdi, r8–r11): a caller's are unknown unless its CFI says otherwise.
 var callerSaved = [nRegs]bool{0: true, 1: true, 2: true, 4: true, 5: true, 8: true, 9: true, 10: true, 11: true}
@@ -268,7 +265,7 @@ func (u *unwinder) unwind(x *execMap, regs [nRegs]uint64, valid [nRegs]bool, sta
 						return out, endShort
 					}
 					if nr[dwRSP] <= regs[dwRSP] {
-						return out, endStopped // an alternate signal stack above the interrupted one
+						return out, endStopped // the handler ran on an alternate signal stack: the interrupted one is not in the copy
 					}
 					regs, valid, exact = nr, nv, true
 					continue
