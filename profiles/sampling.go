@@ -8,9 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
-	"unsafe"
 
+	"github.com/clrprof/clrprof/internal/procstat"
 	"github.com/clrprof/clrprof/profiler"
 )
 
@@ -26,19 +25,12 @@ func ThreadCPU(tid uint32) (int64, bool) {
 	return threadSchedstat(tid)
 }
 
-// threadClock reads a thread's CPU-time clock: its id is the bitwise not
-// of the thread id shifted left by 3, with CPUCLOCK_PERTHREAD (4) and
-// CPUCLOCK_SCHED (2), the kernel's count of the time the thread ran.
+// threadClock reads a thread's CPU-time clock.
 func threadClock(tid uint32) (int64, bool) {
 	if tid == 0 {
 		return 0, false
 	}
-	clock := int64(^uint64(tid)<<3 | 6)
-	var ts syscall.Timespec
-	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, uintptr(clock), uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
-		return 0, false
-	}
-	return ts.Nano(), true
+	return procstat.ClockNanos(procstat.ThreadClock(tid))
 }
 
 func threadSchedstat(tid uint32) (int64, bool) {

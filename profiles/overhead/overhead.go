@@ -45,7 +45,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
+
+	"github.com/clrprof/clrprof/internal/procstat"
 )
 
 // An Account adds up a profiler's costs. Its methods are safe for
@@ -228,12 +229,8 @@ func Fraction(d, elapsed time.Duration) string {
 // sampled at ticks); false where it cannot be read. Lock the goroutine to
 // its thread around the readings that are compared.
 func ThreadCPU() (time.Duration, bool) {
-	const clockThreadCPUTime = 3 // CLOCK_THREAD_CPUTIME_ID
-	var ts syscall.Timespec
-	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
-		return 0, false
-	}
-	return time.Duration(ts.Nano()), true
+	ns, ok := procstat.ClockNanos(procstat.ClockThreadCPUTime)
+	return time.Duration(ns), ok
 }
 
 // ProcessCPU is the process's user and system CPU time so far (0 where
