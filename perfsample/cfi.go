@@ -377,7 +377,6 @@ func (e *ehFrame) rule(pc uint64) (frameRule, error) {
 	if pc < start || pc-start >= length {
 		return fr, errNoFDE
 	}
-	fr.signal = c.signal
 	var init frameRule
 	if err := c.run(&init, nil, c.initial, ^uint64(0), 0, base); err != nil {
 		return fr, err
@@ -468,9 +467,7 @@ func (c *cie) run(fr, init *frameRule, ins []byte, pc, loc uint64, base uint64) 
 			if len(stack) == 0 {
 				return errCFI
 			}
-			sig := fr.signal
 			*fr = stack[len(stack)-1]
-			fr.signal = sig
 			stack = stack[:len(stack)-1]
 		case 0x0c: // def_cfa
 			reg := r.uleb()

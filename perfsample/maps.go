@@ -97,22 +97,13 @@ func (m *execMap) find(a uint64) int {
 	return -1
 }
 
-// reloadUnwound bounds how often an address the unwinder found rereads the
-// mappings: found by call frame information or a frame-pointer chain
-// through JIT-compiled code, such an address is code, unless new (a JIT
-// maps its code as it goes), so the mappings are reread sooner.
-const reloadUnwound = 250 * time.Millisecond
-
 // lookup returns the mapping that holds a (nil: not code), rereading the
 // mappings (at most every reloadEvery) for an address not found.
-func (m *execMap) lookup(a uint64) *mapping { return m.lookupWithin(a, reloadEvery) }
-
-// lookupWithin is lookup, rereading the mappings at most every every.
-func (m *execMap) lookupWithin(a uint64, every time.Duration) *mapping {
+func (m *execMap) lookup(a uint64) *mapping {
 	i, hit := m.seen[a]
-	if !hit || (i < 0 && every < reloadEvery && time.Since(m.loaded) >= every) {
+	if !hit {
 		i = m.find(a)
-		if i < 0 && time.Since(m.loaded) >= every {
+		if i < 0 && time.Since(m.loaded) >= reloadEvery {
 			m.load()
 			i = m.find(a)
 		}

@@ -309,27 +309,11 @@ func (s *Sampler) Drain(fn func(Sample)) {
 // pid, tid, addr, len, pgoff, filename) to the map, without consuming
 // anything.
 func (s *Sampler) scanMmaps(r *ring) {
-	head := atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.mem[1024])))
-	tail := atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.mem[1032])))
-	size := uint64(len(r.data))
-	var rec []byte
-	for tail < head {
-		var hdr [8]byte
-		copyRing(hdr[:], r.data, tail%size)
-		n := uint64(binary.LittleEndian.Uint16(hdr[6:]))
-		if n < 8 || tail+n > head {
-			return
+	s.records(r, func(typ uint32, body []byte) {
+		if typ == recordMmap && len(body) >= 32 {
+			s.addMmap(body)
 		}
-		if binary.LittleEndian.Uint32(hdr[0:]) == recordMmap && n >= 8+32 && n <= 8+32+4096 {
-			if cap(rec) < int(n) {
-				rec = make([]byte, n)
-			}
-			rec = rec[:n]
-			copyRing(rec, r.data, tail%size)
-			s.addMmap(rec[8:])
-		}
-		tail += n
-	}
+	})
 }
 
 func (s *Sampler) addMmap(body []byte) {
@@ -346,24 +330,22 @@ func (s *Sampler) addMmap(body []byte) {
 	s.exec.add(mapping{lo: addr, hi: addr + n, off: pgoff, file: file})
 }
 
-func (s *Sampler) drain(r *ring, fn func(Sample)) {
-	headp := (*uint64)(unsafe.Pointer(&r.mem[1024]))
-	tailp := (*uint64)(unsafe.Pointer(&r.mem[1032]))
-	head := atomic.LoadUint64(headp) // acquire: the records before head are written
-	tail := atomic.LoadUint64(tailp)
+// records calls fn with the type and body of each record the ring holds,
+// oldest first, and returns the position after the last (the tail that
+// consumes them). A body is read in place, unless the record wraps around
+// the ring's end (the kernel does not write it again before the tail moves
+// past it), and is valid until fn returns.
+func (s *Sampler) records(r *ring, fn func(typ uint32, body []byte)) uint64 {
+	head := atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.mem[1024]))) // acquire: the records before head are written
+	tail := atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.mem[1032])))
 	size := uint64(len(r.data))
-	stack := s.stack
-	defer func() { s.stack = stack }()
 	for tail < head {
 		var hdr [8]byte
 		copyRing(hdr[:], r.data, tail%size)
-		typ := binary.LittleEndian.Uint32(hdr[0:])
 		n := uint64(binary.LittleEndian.Uint16(hdr[6:]))
 		if n < 8 || tail+n > head {
 			break // cannot happen: a torn record; drop the rest
 		}
-		// In place, unless the record wraps around the ring's end (the
-		// kernel does not write it again before tail moves past it).
 		var rec []byte
 		if off := tail % size; off+n <= size {
 			rec = r.data[off : off+n]
@@ -374,8 +356,16 @@ func (s *Sampler) drain(r *ring, fn func(Sample)) {
 			rec = s.rec[:n]
 			copyRing(rec, r.data, off)
 		}
+		fn(binary.LittleEndian.Uint32(hdr[0:]), rec[8:])
 		tail += n
-		body := rec[8:]
+	}
+	return tail
+}
+
+func (s *Sampler) drain(r *ring, fn func(Sample)) {
+	stack := s.stack
+	defer func() { s.stack = stack }()
+	tail := s.records(r, func(typ uint32, body []byte) {
 		switch typ {
 		case recordLost:
 			if len(body) >= 16 {
@@ -384,11 +374,11 @@ func (s *Sampler) drain(r *ring, fn func(Sample)) {
 		case recordSample:
 			if s.opts.StackBytes > 0 {
 				stack = s.unwindRecord(body, stack, fn)
-				continue
+				return
 			}
 			// ip, pid, tid, nr, ips[nr]
 			if len(body) < 24 {
-				continue
+				return
 			}
 			ip := binary.LittleEndian.Uint64(body[0:])
 			tid := binary.LittleEndian.Uint32(body[12:])
@@ -418,8 +408,8 @@ func (s *Sampler) drain(r *ring, fn func(Sample)) {
 			}
 			fn(Sample{TID: tid, Stack: stack, Truncated: nr >= uint64(s.opts.MaxDepth), Broken: broken})
 		}
-	}
-	atomic.StoreUint64(tailp, tail) // release: the kernel may reuse the space
+	})
+	atomic.StoreUint64((*uint64)(unsafe.Pointer(&r.mem[1032])), tail) // release: the kernel may reuse the space
 }
 
 // copyRing copies len(dst) bytes of the ring data starting at off,
@@ -505,9 +495,6 @@ func (s *Sampler) unwindRecord(body []byte, stack []uint64, fn func(Sample)) []u
 			dyn := le.Uint64(rest[size:])
 			data = rest[:min(dyn, size)]
 		}
-	}
-	if abi == 0 {
-		valid[dwRSP] = false
 	}
 	stack, end := s.unw.unwind(&s.exec, regs, valid, data, stack[:0], s.opts.MaxDepth)
 	smp := Sample{TID: tid, Stack: stack}

@@ -218,18 +218,18 @@ var callerSaved = [nRegs]bool{0: true, 1: true, 2: true, 4: true, 5: true, 8: tr
 func (u *unwinder) unwind(x *execMap, regs [nRegs]uint64, valid [nRegs]bool, stack []byte, out []uint64, max int) ([]uint64, int) {
 	sp := regs[dwRSP]
 	read := func(a uint64) (uint64, bool) {
-		if a < sp || a-sp > uint64(len(stack)) || a-sp+8 > uint64(len(stack)) {
+		if a < sp || a-sp > uint64(len(stack)) || a-sp+8 > uint64(len(stack)) { // the first test keeps the second from wrapping
 			return 0, false
 		}
 		return binary.LittleEndian.Uint64(stack[a-sp:]), true
 	}
 	exact := true // the first pc, and one a signal interrupted, is not a return address
-	for frame := 0; ; frame++ {
+	for {
 		pc := regs[dwRA]
 		if pc == 0 {
 			return out, endOutermost
 		}
-		m := x.lookupWithin(pc, reloadUnwound)
+		m := x.lookup(pc)
 		if m == nil {
 			return out, endBroken
 		}
