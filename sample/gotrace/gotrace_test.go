@@ -336,8 +336,15 @@ func TestGotraceCollectorRestart(t *testing.T) {
 	for _, s := range all {
 		ids[s.id] = true
 	}
-	if len(all) != 2*total || len(ids) != 2*total {
-		t.Errorf("after the restart: %d spans (%d distinct) in all, want %d", len(all), len(ids), 2*total)
+	// Every span must arrive. A batch whose request the receiver read
+	// just before it stopped, without answering, is sent again (the
+	// exporter cannot tell it arrived: "Post ...: EOF" above), so a span
+	// may arrive twice: OTLP delivery is at least once. A CI run on
+	// 2026-11-27 received 6732 spans, 6220 distinct, all of them.
+	if len(ids) != 2*total || len(all) < 2*total {
+		t.Errorf("after the restart: %d spans (%d distinct) in all, want %d distinct", len(all), len(ids), 2*total)
+	} else if len(all) > len(ids) {
+		t.Logf("after the restart: %d spans arrived twice (a batch sent again after the receiver stopped without answering it)", len(all)-len(ids))
 	}
 	ms := loop(res.Stderr)
 	t.Logf("paced loop of %d calls: %d ms with the receiver up, %d ms with it down for 1.5 s", ticks, refMs, ms)
