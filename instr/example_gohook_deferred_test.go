@@ -29,12 +29,12 @@ func (p *spanLogger) Initialize(info *profiler.Info) error {
 	var next uint64
 	hooks := &instr.GoHooks{
 		Args: true, Deferred: true, Timestamps: true,
-		Enter: func(c instr.Call) uint64 {
+		Enter: func(c *instr.Call) uint64 {
 			next++
 			started[next] = c.Time // when the call was entered, not now
 			return next
 		},
-		Exit: func(r instr.Return) {
+		Exit: func(r *instr.Return) {
 			start := started[r.State]
 			delete(started, r.State)
 			fmt.Fprintf(os.Stderr, "Price(thread %d) %v..%v returned %s\n", r.Thread, start, r.Time, r.Value)

@@ -27,10 +27,10 @@ func (p *goTracer) Initialize(info *profiler.Info) error {
 	}
 	hooks := &instr.GoHooks{
 		Args: true, // Enter receives the int argument
-		Enter: func(c instr.Call) uint64 {
+		Enter: func(c *instr.Call) uint64 {
 			return uint64(time.Now().UnixNano()) // handed to Exit as State
 		},
-		Exit: func(r instr.Return) {
+		Exit: func(r *instr.Return) {
 			d := time.Duration(time.Now().UnixNano() - int64(r.State))
 			if r.Exception {
 				fmt.Fprintf(os.Stderr, "Price threw %s after %v\n", r.ExceptionType, d)

@@ -50,11 +50,13 @@ import (
 // at once; deferred hooks run one at a time.
 type GoHooks struct {
 	// Enter, when set, runs before the method's body. What it returns
-	// is handed to Exit as Return.State.
-	Enter func(c Call) uint64
+	// is handed to Exit as Return.State. c is valid only until Enter
+	// returns (the deferred drain reuses it for the next call): keep
+	// what you need from it (c.Args itself may be kept), not c.
+	Enter func(c *Call) uint64
 	// Exit, when set, runs when the method returns or an exception
-	// leaves it.
-	Exit func(r Return)
+	// leaves it. r is valid only until Exit returns, as Enter's c.
+	Exit func(r *Return)
 	// Args makes Enter receive the method's arguments (the first
 	// MaxGoArgs of them); without it Call.Args is nil and the call costs
 	// the same whatever the method's parameters.
@@ -357,7 +359,7 @@ func clrprofGoEnter(id C.int32_t, tid C.uint64_t, n C.int32_t, a *C.int64_t) (st
 			}
 		}
 	}
-	return C.int64_t(e.hooks.Enter(c))
+	return C.int64_t(e.hooks.Enter(&c))
 }
 
 //export clrprofGoExit
@@ -378,5 +380,5 @@ func clrprofGoExit(id C.int32_t, tid C.uint64_t, state, ret, exc, typ C.int64_t)
 			r.ExceptionType = readString(uintptr(typ))
 		}
 	}
-	e.hooks.Exit(r)
+	e.hooks.Exit(&r)
 }

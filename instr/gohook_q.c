@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,7 +15,8 @@
 // The P/Invoke entries of deferred Go hooks (GoHooks.Deferred). They never
 // call Go and take no signal guard: each appends a record to the calling
 // thread's ring (single producer: this thread; single consumer: the drain
-// goroutine, gohook_q.go) and returns. The record layout is documented in
+// goroutine, gohook_q.go, which reads the records in place and then
+// advances tail) and returns. The record layout is documented in
 // gohook_qdecode.go, which decodes it.
 //
 // An enter is recorded only if the ring has room for it and for its exit
@@ -25,19 +27,11 @@
 // means a recorded enter's exit always fits (its strings are cut to what
 // fits, and marked truncated, if the ring is short of room).
 
-#define QREC_HDR 24
-
-// qhdr is a record's header (QREC_HDR bytes; gohook_qdecode.go decodes it).
-typedef struct {
-	uint32_t len;
-	uint8_t kind, n;
-	uint16_t flags;
-	int32_t id;
-	uint32_t zero;
-	uint64_t time;
-} qhdr;
-_Static_assert(sizeof(qhdr) == QREC_HDR, "record header size");
-#define QEXIT_MIN (QREC_HDR + 8)
+// A record starts with one word (gohook_qdecode.go documents and decodes
+// the layout): its length, kind, flags and method id (qhdr0), then the
+// clock if the method records timestamps. An enter without arguments or
+// clock is 8 bytes, an exit without strings or clock 16.
+#define QEXIT_MAX 24 // an exit record without strings: kept for each recorded enter
 #define QSTR_MAX 1024 // UTF-16 units copied per string
 
 static pthread_mutex_t qmu = PTHREAD_MUTEX_INITIALIZER;
@@ -143,6 +137,20 @@ static inline void qput(qring *r, uint64_t pos, const void *src, uint32_t n) {
 	}
 }
 
+// qword writes the 8-byte word at the ring position pos (a multiple of 8:
+// every word is contiguous, and the headers are written word by word from
+// registers, never assembled on the stack first).
+static inline void qword(qring *r, uint64_t pos, uint64_t w) {
+	*(uint64_t *)(void *)(r->buf + (pos & (r->size - 1))) = w;
+}
+
+// qhdr0 is a record's first word: length (bits 0-15), kind (16-17),
+// clock follows (18), argument count (19-22), flags (24-31), id (32-63).
+static inline uint64_t qhdr0(uint32_t len, uint32_t kind, int time, uint32_t n, uint32_t flags, int32_t id) {
+	return (uint64_t)len | (uint64_t)kind << 16 | (uint64_t)(time != 0) << 18 | (uint64_t)n << 19 |
+	       (uint64_t)(flags & 0xff) << 24 | (uint64_t)(uint32_t)id << 32;
+}
+
 static inline uint32_t pad8(uint32_t n) { return (n + 7) & ~7u; }
 
 // A pinned System.String: length (int32) at +8, UTF-16 at +12.
@@ -182,6 +190,52 @@ static inline uint32_t qstrsize(int64_t s) {
 	return 8 + pad8((uint32_t)n * 2);
 }
 
+// Waking the drain. It sleeps (clrprof_q_wait) until DeferredPoll has
+// passed or a thread's ring is half full, whichever comes first: a thread
+// that finds its ring half full while the drain sleeps wakes it (one
+// futex wake per half a ring at most, never a wait), so that a thread
+// calling hooked methods at full speed is drained long before its ring is
+// full however long the poll interval.
+static uint32_t qwake;     // the futex word: incremented at each wake
+static int qsleeping;      // the drain is in clrprof_q_wait, or about to be
+
+static void qwakeup(void) {
+	int one = 1;
+	if (__atomic_compare_exchange_n(&qsleeping, &one, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+		__atomic_fetch_add(&qwake, 1, __ATOMIC_SEQ_CST);
+		syscall(SYS_futex, &qwake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
+}
+
+// qnudge wakes the drain if r holds used bytes, half its size or more, and
+// the drain sleeps.
+static inline void qnudge(qring *r, uint64_t used) {
+	if (used >= r->size / 2 && __atomic_load_n(&qsleeping, __ATOMIC_RELAXED)) {
+		qwakeup();
+	}
+}
+
+// clrprof_q_sleeping announces that the drain is about to sleep and
+// returns the futex word to wait on: the drain checks the rings once more
+// after it (a thread that filled its ring before the announcement is seen
+// then; one that fills it after changes the word, or wakes the wait).
+uint32_t clrprof_q_sleeping(void) {
+	__atomic_store_n(&qsleeping, 1, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&qwake, __ATOMIC_SEQ_CST);
+}
+
+// clrprof_q_wait sleeps until a thread wakes the drain or timeout_ns has
+// passed, unless the word is no longer seen.
+void clrprof_q_wait(uint32_t seen, int64_t timeout_ns) {
+	struct timespec ts = {timeout_ns / 1000000000, timeout_ns % 1000000000};
+	syscall(SYS_futex, &qwake, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+	__atomic_store_n(&qsleeping, 0, __ATOMIC_SEQ_CST);
+}
+
+// clrprof_q_awake tells the threads that the drain did not sleep after
+// all.
+void clrprof_q_awake(void) { __atomic_store_n(&qsleeping, 0, __ATOMIC_SEQ_CST); }
+
 static int64_t qenter(int32_t id, uint32_t n, const int64_t *a) {
 	qring *r = qring_self();
 	if (r == NULL) {
@@ -189,7 +243,9 @@ static int64_t qenter(int32_t id, uint32_t n, const int64_t *a) {
 		return 0;
 	}
 	uint16_t info = qinfo(id);
-	uint32_t need = QREC_HDR + 8 * n;
+	int timed = (info & QINFO_TIME) != 0;
+	uint32_t fixed = 8 + (timed ? 8 : 0) + 8 * n;
+	uint32_t need = fixed;
 	uint16_t strs = (uint16_t)(info & 0xff & ((1u << n) - 1));
 	if (strs != 0) {
 		for (uint32_t i = 0; i < n; i++) {
@@ -200,19 +256,18 @@ static int64_t qenter(int32_t id, uint32_t n, const int64_t *a) {
 	}
 	uint64_t head = r->head;
 	uint64_t used = head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-	if (used + need + r->reserved + QEXIT_MIN > r->size) {
+	if (used + need + r->reserved + QEXIT_MAX > r->size) {
 		__atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
 		return 0;
 	}
-	qhdr h = {need, 1, (uint8_t)n, strs, id, 0, 0};
-	if (info & QINFO_TIME) {
-		h.time = clrprof_q_now();
+	qword(r, head, qhdr0(need, 1, timed, n, strs, id));
+	uint64_t pos = head + 8;
+	if (timed) {
+		qword(r, pos, clrprof_q_now());
+		pos += 8;
 	}
-	qput(r, head, &h, QREC_HDR);
-	uint64_t pos = head + QREC_HDR;
 	for (uint32_t i = 0; i < n; i++) {
-		int64_t v = (strs & (1u << i)) ? 0 : a[i];
-		qput(r, pos, &v, 8);
+		qword(r, pos, (strs & (1u << i)) ? 0 : (uint64_t)a[i]);
 		pos += 8;
 	}
 	if (strs != 0) {
@@ -222,8 +277,9 @@ static int64_t qenter(int32_t id, uint32_t n, const int64_t *a) {
 			}
 		}
 	}
-	r->reserved += QEXIT_MIN;
+	r->reserved += QEXIT_MAX;
 	__atomic_store_n(&r->head, head + need, __ATOMIC_RELEASE);
+	qnudge(r, used + need);
 	return 1;
 }
 
@@ -232,11 +288,13 @@ EXPORT void clrprof_gohook_q_exit(int32_t id, int64_t state, int64_t ret, int64_
 		return; // its enter was dropped
 	}
 	qring *r = qmine;
-	if (r == NULL || r->reserved < QEXIT_MIN) {
+	if (r == NULL || r->reserved < QEXIT_MAX) {
 		return; // cannot happen: the enter was recorded in this thread's ring
 	}
-	r->reserved -= QEXIT_MIN;
+	r->reserved -= QEXIT_MAX;
 	uint16_t info = qinfo(id);
+	int timed = (info & QINFO_TIME) != 0;
+	uint32_t need = 16 + (timed ? 8 : 0);
 	uint16_t flags = 0;
 	int retstr = (info & QINFO_RETSTR) != 0;
 	if (exc != 0) {
@@ -251,8 +309,7 @@ EXPORT void clrprof_gohook_q_exit(int32_t id, int64_t state, int64_t ret, int64_
 	uint64_t head = r->head;
 	uint64_t used = head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 	// Room: what the ring has left, less what the other pending exits keep.
-	uint32_t room = (uint32_t)(r->size - used - r->reserved) - QEXIT_MIN;
-	uint32_t need = QEXIT_MIN;
+	uint32_t room = (uint32_t)(r->size - used - r->reserved) - need;
 	uint32_t rmax = 0, tmax = 0;
 	if (retstr) {
 		// Each string gets 8 bytes of header and whatever units fit.
@@ -266,7 +323,7 @@ EXPORT void clrprof_gohook_q_exit(int32_t id, int64_t state, int64_t ret, int64_
 			need += 8 + pad8(rmax * 2);
 			room -= 8 + pad8(rmax * 2);
 		} else {
-			flags &= (uint16_t)~2; // no room even for a header (ring < 48 bytes)
+			flags &= (uint16_t)~2; // no room even for a string header (a tiny ring)
 		}
 	}
 	if (flags & 4) {
@@ -281,15 +338,14 @@ EXPORT void clrprof_gohook_q_exit(int32_t id, int64_t state, int64_t ret, int64_
 			flags &= (uint16_t)~4;
 		}
 	}
-	struct {
-		qhdr hdr;
-		int64_t ret;
-	} x = {{need, 2, 0, flags, id, 0, 0}, retstr ? 0 : ret};
-	if (info & QINFO_TIME) {
-		x.hdr.time = clrprof_q_now();
+	qword(r, head, qhdr0(need, 2, timed, 0, flags, id));
+	uint64_t pos = head + 8;
+	if (timed) {
+		qword(r, pos, clrprof_q_now());
+		pos += 8;
 	}
-	qput(r, head, &x, QEXIT_MIN);
-	uint64_t pos = head + QEXIT_MIN;
+	qword(r, pos, retstr ? 0 : (uint64_t)ret);
+	pos += 8;
 	if (flags & 2) {
 		pos += qputstr(r, pos, ret, rmax);
 	}
@@ -297,6 +353,7 @@ EXPORT void clrprof_gohook_q_exit(int32_t id, int64_t state, int64_t ret, int64_
 		pos += qputstr(r, pos, type, tmax);
 	}
 	__atomic_store_n(&r->head, head + need, __ATOMIC_RELEASE);
+	qnudge(r, used + need);
 }
 
 EXPORT int64_t clrprof_gohook_q_enter0(int32_t id) { return qenter(id, 0, NULL); }
@@ -362,40 +419,5 @@ int clrprof_q_rings(qring **out, int max) {
 		pp = &r->next;
 	}
 	pthread_mutex_unlock(&qmu);
-	return n;
-}
-
-// clrprof_q_take copies whole records from r, at most cap bytes, to dst,
-// frees their room and returns the bytes copied.
-uint32_t clrprof_q_take(qring *r, uint8_t *dst, uint32_t cap) {
-	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-	uint64_t tail = r->tail;
-	uint32_t n = 0;
-	while (tail + n < head) {
-		uint32_t len;
-		uint32_t off = (uint32_t)((tail + n) & (r->size - 1));
-		if (r->size - off >= 4) {
-			memcpy(&len, r->buf + off, 4);
-		} else {
-			uint8_t b[4];
-			for (int i = 0; i < 4; i++) {
-				b[i] = r->buf[(off + i) & (r->size - 1)];
-			}
-			memcpy(&len, b, 4);
-		}
-		if (len == 0 || n + len > cap) {
-			break;
-		}
-		n += len;
-	}
-	uint32_t off = (uint32_t)(tail & (r->size - 1));
-	uint32_t first = r->size - off;
-	if (first >= n) {
-		memcpy(dst, r->buf + off, n);
-	} else {
-		memcpy(dst, r->buf + off, first);
-		memcpy(dst + first, r->buf, n - first);
-	}
-	__atomic_store_n(&r->tail, tail + n, __ATOMIC_RELEASE);
 	return n;
 }

@@ -11,6 +11,7 @@ import "C"
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"runtime"
@@ -23,15 +24,17 @@ import (
 
 // DeferredPoll is how often the drain goroutine of deferred Go hooks
 // (GoHooks.Deferred) empties the threads' rings when they were found
-// empty; while its passes find records it goes on at once.
+// empty; while its passes find records it goes on at once, and a thread
+// that finds its ring half full wakes it before the poll is due.
 const DeferredPoll = time.Millisecond
 
 // DeferredRingSize is the default size in bytes of each thread's ring of
 // deferred hook records (allocated at the thread's first deferred call,
 // freed after the thread exits and its ring was drained). An enter record
-// takes 24 bytes plus 8 per argument plus its strings (8 bytes and 2 per
-// UTF-16 unit each), an exit record 32 bytes plus its strings: 256 KiB hold
-// about 4,600 calls without arguments.
+// takes 8 bytes plus 8 per argument plus its strings (8 bytes and 2 per
+// UTF-16 unit each), an exit record 16 bytes plus its strings, each 8 more
+// with GoHooks.Timestamps: 256 KiB hold about 10,900 calls without
+// arguments or timestamps.
 const DeferredRingSize = 256 << 10
 
 // SetDeferredRingSize sets the size in bytes of the rings of deferred Go
@@ -73,7 +76,7 @@ var (
 
 	qMu       sync.Mutex // one drain pass at a time
 	qRings    []*C.qring
-	qBuf      []byte
+	qStarted  bool // startDeferred ran
 	qThreads  = map[uint64]*qthread{}
 	qLostSeen uint64
 
@@ -82,10 +85,20 @@ var (
 )
 
 type qthread struct {
-	tid   uint64
-	stack []uint64 // the states of the enters whose exits are still to come
-	seen  bool
-	rec   qrec // scratch
+	tid uint64
+	// stack[:depth] are the states of the enters whose exits are still
+	// to come.
+	stack   []uint64
+	depth   int
+	seen    bool
+	rec     qrec   // scratch
+	scratch []byte // a record that goes on at the ring's start
+	call    Call   // handed to Enter
+	ret     Return // handed to Exit
+
+	// Where run is, for deliverRun when a hook panics.
+	cur *goEntry // the method of the record being delivered
+	at  int      // its offset
 }
 
 // startDeferred sets up the rings' size and starts the drain goroutine
@@ -101,17 +114,26 @@ func startDeferred() {
 		}
 		qEpochWall = time.Now()
 		qEpochMono = uint64(C.clrprof_q_now())
-		qBuf = make([]byte, 64<<10)
+		qMu.Lock()
+		qStarted = true
+		qMu.Unlock()
 		go func() {
-			t := time.NewTicker(DeferredPoll)
-			defer t.Stop()
-			for range t.C {
+			for {
 				// While passes find records the drain goes on at once
-				// (as fast as the hooks run, one core at most); it
-				// waits for the next tick once a pass finds none.
+				// (as fast as the hooks run, one core at most). Once a
+				// pass finds none it sleeps for DeferredPoll, or until
+				// a thread finds its ring half full (gohook_q.c): the
+				// announcement comes before the last look, so that no
+				// ring fills unseen.
 				for qPass() > 0 {
 					runtime.Gosched()
 				}
+				seen := C.clrprof_q_sleeping()
+				if qPass() > 0 {
+					C.clrprof_q_awake()
+					continue
+				}
+				C.clrprof_q_wait(seen, C.int64_t(DeferredPoll))
 			}
 		}()
 	})
@@ -158,7 +180,7 @@ func FlushDeferred(ctx context.Context) error {
 func qPass() (total int) {
 	qMu.Lock()
 	defer qMu.Unlock()
-	if qBuf == nil {
+	if !qStarted {
 		return 0
 	}
 	var n int
@@ -183,15 +205,7 @@ func qPass() (total int) {
 			qThreads[uint64(r.serial)] = th
 		}
 		th.seen = true
-		limit, taken := int(r.size), 0
-		for taken < limit {
-			got := int(C.clrprof_q_take(r, (*C.uint8_t)(unsafe.Pointer(&qBuf[0])), C.uint32_t(len(qBuf))))
-			if got == 0 {
-				break
-			}
-			taken += got
-			total += th.deliver(qBuf[:got])
-		}
+		total += th.drain(r)
 		d := uint64(atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.dropped))))
 		if seen := uint64(r.dropped_seen); d != seen {
 			qDropped.Add(d - seen)
@@ -210,70 +224,238 @@ func qPass() (total int) {
 	return total
 }
 
-// deliver runs the hooks of a run of one thread's records.
-func (th *qthread) deliver(b []byte) int {
-	n, enters := 0, 0
-	for len(b) > 0 {
-		k, e, rest, err := th.deliverRun(b)
-		n, enters, b = n+k, enters+e, rest
+// drain delivers the records of ring r, reading them where the thread
+// wrote them, at most the ring's size (so that a busy thread cannot hold
+// the pass), and frees their room; it returns the records delivered.
+func (th *qthread) drain(r *C.qring) (records int) {
+	buf := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(r), C.QRING_BUF)), uint64(r.size))
+	tailp := (*uint64)(unsafe.Pointer(&r.tail))
+	head := atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.head)))
+	return th.drainRing(buf, *tailp, head, func(tail uint64) { atomic.StoreUint64(tailp, tail) })
+}
+
+// drainRing delivers the records of ring buf from position tail to head
+// (positions grow without bound; a record may go on at buf's start) and
+// hands each new tail to free once the records before it were delivered.
+func (th *qthread) drainRing(buf []byte, tail, head uint64, free func(tail uint64)) (records int) {
+	size := uint64(len(buf))
+	for tail < head {
+		off := tail & (size - 1)
+		end := off + (head - tail)
+		if end > size {
+			end = size
+		}
+		used, n, err := th.deliver(buf[off:end])
+		records += n
+		if err == nil && used == 0 {
+			// The record at tail goes on at the start of the ring: it is
+			// delivered from a copy.
+			used, n, err = th.deliverStraddling(buf, off, head-tail)
+			records += n
+		}
 		if err != nil {
-			// The C side wrote it: a bug, said once.
+			// The C side wrote it: a bug, said once; what is left of the
+			// ring is skipped.
 			qBadOnce.Do(func() { fmt.Fprintf(os.Stderr, "clrprof: %v\n", err) })
-			break
+			used = int(head - tail)
+		}
+		tail += uint64(used)
+		free(tail)
+	}
+	return records
+}
+
+// deliverStraddling delivers the record at offset off of buf that goes
+// on at buf's start (avail bytes are written from off on).
+func (th *qthread) deliverStraddling(buf []byte, off, avail uint64) (used, n int, err error) {
+	size := uint64(len(buf))
+	if size-off < 8 || avail < 8 {
+		return 0, 0, errQRecord
+	}
+	length := uint64(binary.LittleEndian.Uint16(buf[off:]))
+	if length <= size-off || length > avail || length > size {
+		return 0, 0, errQRecord
+	}
+	th.scratch = append(append(th.scratch[:0], buf[off:]...), buf[:length-(size-off)]...)
+	used, n, err = th.deliver(th.scratch)
+	if err == nil && used != len(th.scratch) {
+		err = errQRecord
+	}
+	return used, n, err
+}
+
+// deliver runs the hooks of the whole records at the start of b (one
+// thread's) and returns the bytes they take and how many there were; a
+// record b holds only the start of is left (used < len(b)).
+func (th *qthread) deliver(b []byte) (used, n int, err error) {
+	enters := 0
+	for used < len(b) {
+		k, e, u, panicked, err := th.deliverRun(b[used:])
+		n, enters, used = n+k, enters+e, used+u
+		if err != nil || !panicked {
+			qDelivered.Add(uint64(enters))
+			return used, n, err
 		}
 	}
 	qDelivered.Add(uint64(enters))
-	return n
+	return used, n, nil
 }
 
-// deliverRun runs the hooks of b's records until the end of b or a hook
-// that panics: that panic is recovered and counted here, and rest is what
-// follows its record (one deferred recover for a run of records instead of
-// one per hook). An Enter that panicked has state 0 for its Exit.
-func (th *qthread) deliverRun(b []byte) (n, enters int, rest []byte, err error) {
-	r := &th.rec
-	var e *goEntry
-	lastID := int32(-1)
-	inEnter := false
+// deliverRun runs the hooks of b's records until the end of b, a record
+// b holds only the start of, or a hook that panics: that panic is
+// recovered and counted here (panicked), and used ends after its record
+// (one deferred recover for a run of records instead of one per hook). An
+// Enter that panicked has state 0 for its Exit.
+func (th *qthread) deliverRun(b []byte) (n, enters, used int, panicked bool, err error) {
 	defer func() {
 		if x := recover(); x != nil {
-			e.recovered(x)
-			if inEnter {
-				th.stack = append(th.stack, 0)
+			// th.at is the record whose hook panicked: it is delivered.
+			th.cur.recovered(x)
+			used = th.at + int(binary.LittleEndian.Uint16(b[th.at:]))
+			if qhead(binary.LittleEndian.Uint64(b[th.at:])).kind == qEnter {
+				th.push(0)
 			}
+			n, enters = countQ(b[:used])
+			panicked, err = true, nil
 		}
 	}()
-	for len(b) > 0 {
-		if b, err = r.next(b); err != nil {
-			return n, enters, nil, err
-		}
-		rest = b
+	n, enters, used, err = th.run(b)
+	return n, enters, used, false, err
+}
+
+// countQ counts the records of b (whole records, read before) and the
+// enters among them.
+func countQ(b []byte) (n, enters int) {
+	for off := 0; off+qHeader <= len(b); {
+		h := qhead(binary.LittleEndian.Uint64(b[off:]))
 		n++
-		if r.id != lastID {
-			e, lastID = goLookup(r.id), r.id
-		}
-		switch r.kind {
-		case qEnter:
+		if h.kind == qEnter {
 			enters++
+		}
+		off += h.size
+	}
+	return n, enters
+}
+
+func (th *qthread) push(state uint64) {
+	if th.depth == len(th.stack) {
+		th.stack = append(th.stack, 0)
+		th.stack = th.stack[:cap(th.stack)]
+	}
+	th.stack[th.depth] = state
+	th.depth++
+}
+
+// run delivers b's records (deliverRun recovers a panicking hook: run
+// keeps in th which record is being delivered).
+//
+// It is the drain's hot path, kept lean (the cost per call of empty hooks
+// is issue 24's budget, docs/benchmarks.md): the records of calls without
+// strings (an enter without arguments, an exit without a string) are
+// decoded here without qrec.next, the hooks get th's Call and Return,
+// reused, and their pointer fields are written only when they change (no
+// write barrier per call).
+func (th *qthread) run(b []byte) (n, enters, used int, err error) {
+	r := &th.rec
+	var e *goEntry
+	var enter func(*Call) uint64
+	var exit func(*Return)
+	lastID := int32(-1)
+	off := 0
+	for off < len(b) {
+		at, p := off, b[off:]
+		if len(p) < 8 {
+			return n, enters, off, nil // b holds the start of a record
+		}
+		w := binary.LittleEndian.Uint64(p)
+		size := int(uint16(w))
+		if size < qHeader || size%8 != 0 {
+			return n, enters, off, errQRecord
+		}
+		if size > len(p) {
+			return n, enters, off, nil
+		}
+		// The records without arguments or strings are decoded here (by
+		// their first word's low half: length, kind, clock, count and
+		// flags), the others by next.
+		id, kind, flags := int32(w>>32), uint8(w>>16)&3, uint16(uint8(w>>24))
+		var t, ret uint64
+		var full *qrec // the decoded record, for those with arguments or strings
+		switch uint32(w) {
+		case 8 | qEnter<<16:
+		case 16 | qEnter<<16 | 1<<18:
+			t = binary.LittleEndian.Uint64(p[8:])
+		case 16 | qExit<<16, 16 | qExit<<16 | qExcFlag<<24:
+			ret = binary.LittleEndian.Uint64(p[8:])
+		case 24 | qExit<<16 | 1<<18, 24 | qExit<<16 | 1<<18 | qExcFlag<<24:
+			t, ret = binary.LittleEndian.Uint64(p[8:]), binary.LittleEndian.Uint64(p[16:])
+		default:
+			if _, err := r.next(p); err != nil {
+				return n, enters, off, err
+			}
+			full, t, ret = r, r.time, r.ret
+		}
+		off += size
+		if id != lastID {
+			e, lastID = goLookup(id), id
+			enter, exit = nil, nil
+			if e != nil {
+				enter, exit = e.hooks.Enter, e.hooks.Exit
+			}
+			th.cur = e
+		}
+		n++
+		if kind == qEnter {
+			enters++
+		}
+		th.at = at
+		if kind == qEnter {
 			var state uint64
-			if e != nil && e.hooks.Enter != nil {
-				inEnter = true
-				state = e.deferredEnter(th.tid, r)
-				inEnter = false
+			if enter != nil {
+				c := &th.call
+				c.Method, c.Thread = e.method, th.tid
+				if c.Args != nil {
+					c.Args = nil
+				}
+				if t != 0 {
+					c.Time = qTime(t)
+				} else if c.Time != (time.Time{}) {
+					c.Time = time.Time{}
+				}
+				if full != nil && full.nargs > 0 {
+					e.deferredArgs(c, full)
+				}
+				state = enter(c)
 			}
-			th.stack = append(th.stack, state)
-		case qExit:
-			var state uint64
-			if k := len(th.stack); k > 0 {
-				state = th.stack[k-1]
-				th.stack = th.stack[:k-1]
+			th.push(state)
+			continue
+		}
+		var state uint64
+		if th.depth > 0 {
+			th.depth--
+			state = th.stack[th.depth]
+		}
+		if exit != nil {
+			x := &th.ret
+			x.Method, x.Thread, x.State = e.method, th.tid, state
+			if t != 0 {
+				x.Time = qTime(t)
+			} else if x.Time != (time.Time{}) {
+				x.Time = time.Time{}
 			}
-			if e != nil && e.hooks.Exit != nil {
-				e.deferredExit(th.tid, state, r)
+			x.Exception, x.ExceptionTypeTruncated = flags&qExcFlag != 0, false
+			if x.ExceptionType != "" {
+				x.ExceptionType = ""
 			}
+			if full == nil {
+				x.Value.setq(&e.ret, ret, nil)
+			} else {
+				e.deferredReturn(x, full)
+			}
+			exit(x)
 		}
 	}
-	return n, enters, rest, nil
+	return n, enters, off, nil
 }
 
 var qBadOnce sync.Once
@@ -288,7 +470,15 @@ func qTime(t uint64) time.Time {
 // setq sets *v to a record's value of kind k: strings from the record (s),
 // never from memory. It writes the fields in place (the drain's hot path).
 func (v *Value) setq(k *valueKind, bits uint64, s *qstr) {
-	v.Kind, v.Type, v.unsigned = k.kind, k.typ, k.unsigned
+	// v is reused: its strings are written only when they change.
+	v.Kind, v.unsigned = k.kind, k.unsigned
+	if v.Type != k.typ {
+		v.Type = k.typ
+	}
+	if v.str != "" {
+		v.str = ""
+	}
+	v.bits, v.null, v.trunc = 0, false, false
 	switch k.kind {
 	case KindString:
 		if s == nil {
@@ -302,42 +492,27 @@ func (v *Value) setq(k *valueKind, bits uint64, s *qstr) {
 	}
 }
 
-// deferredEnter runs e's Enter for record r (deliverRun recovers a panic).
-func (e *goEntry) deferredEnter(tid uint64, r *qrec) uint64 {
-	c := Call{Method: e.method, Thread: tid}
-	if r.time != 0 {
-		c.Time = qTime(r.time)
-	}
-	if r.nargs > 0 {
-		c.Args = make([]Value, r.nargs)
-		for i := 0; i < r.nargs && i < len(e.args); i++ {
-			var s *qstr
-			if r.flags&(1<<i) != 0 {
-				s = &r.strs[i]
-			}
-			c.Args[i].setq(&e.args[i], r.args[i], s)
+// deferredArgs sets c.Args from record r.
+func (e *goEntry) deferredArgs(c *Call, r *qrec) {
+	c.Args = make([]Value, r.nargs) // the hook may keep them
+	for i := 0; i < r.nargs && i < len(e.args); i++ {
+		var s *qstr
+		if r.flags&(1<<i) != 0 {
+			s = &r.strs[i]
 		}
+		c.Args[i].setq(&e.args[i], r.args[i], s)
 	}
-	return e.hooks.Enter(c)
 }
 
-// deferredExit runs e's Exit for record r (deliverRun recovers a panic).
-func (e *goEntry) deferredExit(tid uint64, state uint64, r *qrec) {
+// deferredReturn sets x's value and exception type from exit record r.
+func (e *goEntry) deferredReturn(x *Return, r *qrec) {
 	var rs *qstr
 	if r.flags&qRetStrFlag != 0 {
 		rs = &r.strs[0]
 	}
-	ret := Return{Method: e.method, Thread: tid, State: state}
-	if r.time != 0 {
-		ret.Time = qTime(r.time)
+	x.Value.setq(&e.ret, r.ret, rs)
+	if r.flags&qTypeStrFlag != 0 {
+		x.ExceptionType = r.strs[1].s
+		x.ExceptionTypeTruncated = r.strs[1].trunc
 	}
-	ret.Value.setq(&e.ret, r.ret, rs)
-	if r.flags&qExcFlag != 0 {
-		ret.Exception = true
-		if r.flags&qTypeStrFlag != 0 {
-			ret.ExceptionType = r.strs[1].s
-			ret.ExceptionTypeTruncated = r.strs[1].trunc
-		}
-	}
-	e.hooks.Exit(ret)
 }

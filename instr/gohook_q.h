@@ -1,6 +1,7 @@
 #ifndef CLRPROF_GOHOOK_Q_H
 #define CLRPROF_GOHOOK_Q_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -23,11 +24,16 @@ typedef struct qring {
 	uint8_t buf[] __attribute__((aligned(64)));
 } qring;
 
+// Where buf starts (cgo does not show a flexible array member to Go).
+enum { QRING_BUF = offsetof(qring, buf) };
+
 int clrprof_q_setinfo(int32_t id, uint16_t info);
 void clrprof_q_setsize(uint32_t size);
 uint64_t clrprof_q_lost(void);
 uint64_t clrprof_q_now(void);
 int clrprof_q_rings(qring **out, int max);
-uint32_t clrprof_q_take(qring *r, uint8_t *dst, uint32_t cap);
+uint32_t clrprof_q_sleeping(void);
+void clrprof_q_wait(uint32_t seen, int64_t timeout_ns);
+void clrprof_q_awake(void);
 
 #endif

@@ -7,24 +7,27 @@ import (
 )
 
 // The records of deferred Go hooks (gohook_q.c writes them in a thread's
-// ring; the drain copies runs of whole records out and decodes them here).
-// Little endian, every record a multiple of 8 bytes:
+// ring; the drain reads them there and decodes them here). Little endian,
+// every record a multiple of 8 bytes, starting with one word:
 //
-//	0  uint32 length of the record in bytes (header and strings included)
-//	4  uint8  kind: 1 enter, 2 exit
-//	5  uint8  enter: the number of arguments n (at most MaxGoArgs)
-//	6  uint16 flags: enter: bit i, argument i is a string (it follows);
-//	          exit: bit 0 an exception is leaving, bit 1 the return value
-//	          is a string (it follows), bit 2 the exception's type name
-//	          follows
-//	8  int32  the method's id (goTable's index)
-//	12 uint32 0
-//	16 uint64 CLOCK_MONOTONIC ns at the call (GoHooks.Timestamps), else 0
-//	24 enter: n int64 arguments (0 for those that are strings);
-//	   exit: int64 return value (0 if it is a string)
-//	then the strings in order (arguments by index; return value, then the
-//	type name): int32 UTF-16 units (-1 for null), uint32 flags (bit 0: cut
-//	short), the units, padded to 8 bytes.
+//	bits 0-15   length of the record in bytes (strings included)
+//	bits 16-17  kind: 1 enter, 2 exit
+//	bit  18     a clock reading follows (GoHooks.Timestamps)
+//	bits 19-22  enter: the number of arguments n (at most MaxGoArgs)
+//	bit  23     0
+//	bits 24-31  flags: enter: bit i, argument i is a string (it follows);
+//	            exit: bit 0 an exception is leaving, bit 1 the return
+//	            value is a string (it follows), bit 2 the exception's type
+//	            name follows
+//	bits 32-63  the method's id (goTable's index), int32
+//
+// then, if bit 18 is set, a uint64 of CLOCK_MONOTONIC ns at the call;
+// enter: n int64 arguments (0 for those that are strings); exit: int64
+// return value (0 if it is a string); then the strings in order
+// (arguments by index; return value, then the type name): int32 UTF-16
+// units (-1 for null), uint32 flags (bit 0: cut short), the units, padded
+// to 8 bytes. An enter without arguments or clock is 8 bytes, an exit
+// without strings or clock 16: the drain's fast path.
 
 const (
 	qEnter = 1
@@ -34,8 +37,29 @@ const (
 	qRetStrFlag  = 2
 	qTypeStrFlag = 4
 
-	qHeader = 24
+	qHeader = 8 // the first word
 )
+
+// qword0 is a record's first word, decoded.
+type qword0 struct {
+	size  int
+	kind  uint8
+	timed bool
+	n     int
+	flags uint16
+	id    int32
+}
+
+func qhead(w uint64) qword0 {
+	return qword0{
+		size:  int(uint16(w)),
+		kind:  uint8(w>>16) & 3,
+		timed: w>>18&1 != 0,
+		n:     int(w>>19) & 15,
+		flags: uint16(uint8(w >> 24)),
+		id:    int32(uint32(w >> 32)),
+	}
+}
 
 // qstr is a string copied into a record.
 type qstr struct {
@@ -78,22 +102,29 @@ func (r *qrec) next(b []byte) ([]byte, error) {
 	if len(b) < qHeader {
 		return nil, errQRecord
 	}
-	n := binary.LittleEndian.Uint32(b)
-	if n < qHeader || n%8 != 0 || uint64(n) > uint64(len(b)) {
+	w := binary.LittleEndian.Uint64(b)
+	h := qhead(w)
+	if h.size < qHeader || h.size%8 != 0 || h.size > len(b) || w>>23&1 != 0 {
 		return nil, errQRecord
 	}
-	rec := b[:n]
-	b = b[n:]
+	rec := b[:h.size]
+	b = b[h.size:]
 	// Only what this record sets is reset (strs: the slots it has).
-	r.kind, r.flags, r.id, r.time = rec[4], binary.LittleEndian.Uint16(rec[6:]), int32(binary.LittleEndian.Uint32(rec[8:])),
-		binary.LittleEndian.Uint64(rec[16:])
+	r.kind, r.flags, r.id, r.time = h.kind, h.flags, h.id, 0
 	r.nargs, r.ret = 0, 0
 	p := rec[qHeader:]
+	if h.timed {
+		if len(p) < 8 {
+			return nil, errQRecord
+		}
+		r.time = binary.LittleEndian.Uint64(p)
+		p = p[8:]
+	}
 	var slots [MaxGoArgs]int
 	strs := slots[:0] // which strs slots follow, in order
 	switch r.kind {
 	case qEnter:
-		r.nargs = int(rec[5])
+		r.nargs = h.n
 		if r.nargs > MaxGoArgs || len(p) < 8*r.nargs || r.flags>>r.nargs != 0 {
 			return nil, errQRecord
 		}
@@ -105,7 +136,7 @@ func (r *qrec) next(b []byte) ([]byte, error) {
 		}
 		p = p[8*r.nargs:]
 	case qExit:
-		if rec[5] != 0 || len(p) < 8 || r.flags&^7 != 0 {
+		if h.n != 0 || len(p) < 8 || r.flags&^7 != 0 {
 			return nil, errQRecord
 		}
 		r.ret = binary.LittleEndian.Uint64(p)

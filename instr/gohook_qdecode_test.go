@@ -11,12 +11,14 @@ type qbuild struct{ b []byte }
 
 func (q *qbuild) hdr(kind uint8, n uint8, flags uint16, id int32, t uint64) int {
 	at := len(q.b)
-	q.b = append(q.b, make([]byte, qHeader)...)
-	h := q.b[at:]
-	h[4], h[5] = kind, n
-	binary.LittleEndian.PutUint16(h[6:], flags)
-	binary.LittleEndian.PutUint32(h[8:], uint32(id))
-	binary.LittleEndian.PutUint64(h[16:], t)
+	w := uint64(kind)<<16 | uint64(n)<<19 | uint64(flags)<<24 | uint64(uint32(id))<<32
+	if t != 0 {
+		w |= 1 << 18
+	}
+	q.u64(w)
+	if t != 0 {
+		q.u64(t)
+	}
 	return at
 }
 
@@ -43,7 +45,7 @@ func (q *qbuild) str(s string, null, trunc bool) {
 	}
 }
 
-func (q *qbuild) end(at int) { binary.LittleEndian.PutUint32(q.b[at:], uint32(len(q.b)-at)) }
+func (q *qbuild) end(at int) { binary.LittleEndian.PutUint16(q.b[at:], uint16(len(q.b)-at)) }
 
 func TestDecodeQ(t *testing.T) {
 	var q qbuild
@@ -85,7 +87,7 @@ func TestDecodeQ(t *testing.T) {
 	// delivered), never a panic; cut at a boundary it is not.
 	bounds := map[int]int{0: 0}
 	for i, off := 0, 0; off < len(q.b); i++ {
-		off += int(binary.LittleEndian.Uint32(q.b[off:]))
+		off += int(binary.LittleEndian.Uint16(q.b[off:]))
 		bounds[off] = i + 1
 	}
 	for i := 0; i <= len(q.b); i++ {
@@ -100,8 +102,9 @@ func TestDecodeQ(t *testing.T) {
 		}
 	}
 	for _, bad := range [][]byte{
-		make([]byte, 8),  // short
-		make([]byte, 24), // length 0
+		make([]byte, 4),           // short
+		make([]byte, 24),          // length 0
+		{16, 0, 1, 0, 0, 0, 0, 0}, // longer than the run
 	} {
 		if err := decodeQ(bad, func(*qrec) {}); err == nil {
 			t.Errorf("%x: no error", bad)

@@ -9,17 +9,13 @@ import (
 // arguments and return value ret, calls times.
 func qrecs(buf []byte, id int32, ret uint64, calls int) []byte {
 	for i := 0; i < calls; i++ {
-		var h [qHeader]byte
-		binary.LittleEndian.PutUint32(h[0:], qHeader)
-		h[4] = qEnter
-		binary.LittleEndian.PutUint32(h[8:], uint32(id))
-		buf = append(buf, h[:]...)
-		var x [qHeader + 8]byte
-		binary.LittleEndian.PutUint32(x[0:], qHeader+8)
-		x[4] = qExit
-		binary.LittleEndian.PutUint32(x[8:], uint32(id))
-		binary.LittleEndian.PutUint64(x[qHeader:], ret)
-		buf = append(buf, x[:]...)
+		var q qbuild
+		at := q.hdr(qEnter, 0, 0, id, 0)
+		q.end(at)
+		at = q.hdr(qExit, 0, 0, id, 0)
+		q.u64(ret)
+		q.end(at)
+		buf = append(buf, q.b...)
 	}
 	return buf
 }
@@ -31,12 +27,12 @@ func TestDeliverPanics(t *testing.T) {
 	var states []uint64
 	var rets []int64
 	p := &goEntry{hooks: &GoHooks{
-		Enter: func(c Call) uint64 { panic("enter") },
-		Exit:  func(r Return) { states = append(states, r.State); panic("exit") },
+		Enter: func(c *Call) uint64 { panic("enter") },
+		Exit:  func(r *Return) { states = append(states, r.State); panic("exit") },
 	}, ret: valueKind{kind: KindInt}}
 	q := &goEntry{hooks: &GoHooks{
-		Enter: func(c Call) uint64 { return 7 },
-		Exit:  func(r Return) { states = append(states, r.State); rets = append(rets, r.Value.Int()) },
+		Enter: func(c *Call) uint64 { return 7 },
+		Exit:  func(r *Return) { states = append(states, r.State); rets = append(rets, r.Value.Int()) },
 	}, ret: valueKind{kind: KindInt}}
 	pid, qid := addGoEntry(p), addGoEntry(q)
 	buf := qrecs(nil, pid, 1, 2)
@@ -44,8 +40,8 @@ func TestDeliverPanics(t *testing.T) {
 	buf = qrecs(buf, pid, 1, 1)
 	th := &qthread{tid: 1}
 	before := qDelivered.Load()
-	if n := th.deliver(buf); n != 8 {
-		t.Errorf("delivered %d records, want 8", n)
+	if used, n, err := th.deliver(buf); n != 8 || used != len(buf) || err != nil {
+		t.Errorf("delivered %d records (%d of %d bytes, %v), want 8", n, used, len(buf), err)
 	}
 	if d := qDelivered.Load() - before; d != 4 {
 		t.Errorf("qDelivered +%d, want 4", d)
@@ -59,8 +55,8 @@ func TestDeliverPanics(t *testing.T) {
 	if got := p.panics.Load(); got != 6 {
 		t.Errorf("p's panics %d, want 6 (3 enters, 3 exits)", got)
 	}
-	if q.panics.Load() != 0 || len(th.stack) != 0 {
-		t.Errorf("q's panics %d, stack %v", q.panics.Load(), th.stack)
+	if q.panics.Load() != 0 || th.depth != 0 {
+		t.Errorf("q's panics %d, stack %v", q.panics.Load(), th.stack[:th.depth])
 	}
 }
 
@@ -68,14 +64,116 @@ func TestDeliverPanics(t *testing.T) {
 // and an exit record of a method with no arguments asked for, empty
 // hooks).
 func BenchmarkDeferredDeliver(b *testing.B) {
-	e := &goEntry{hooks: &GoHooks{Enter: func(Call) uint64 { return 0 }, Exit: func(Return) {}}, ret: valueKind{kind: KindInt}}
+	e := &goEntry{hooks: &GoHooks{Enter: func(*Call) uint64 { return 0 }, Exit: func(*Return) {}}, ret: valueKind{kind: KindInt}}
 	const calls = 1024
 	buf := qrecs(nil, addGoEntry(e), 7, calls)
 	th := &qthread{tid: 1}
 	b.ResetTimer()
 	for i := 0; i < b.N; i += calls {
-		if n := th.deliver(buf); n != 2*calls {
+		if _, n, _ := th.deliver(buf); n != 2*calls {
 			b.Fatal(n)
 		}
 	}
+}
+
+// TestDrainRing: records read in place from a ring, from any starting
+// position, those that go on at the ring's start included, are delivered
+// whole and in order, and the ring's room is freed up to head.
+func TestDrainRing(t *testing.T) {
+	var got []int64
+	e := &goEntry{hooks: &GoHooks{
+		Enter: func(c *Call) uint64 { return uint64(c.Args[0].Int()) },
+		Exit: func(r *Return) {
+			if int64(r.State) != r.Value.Int() {
+				t.Errorf("state %d for the exit returning %d", r.State, r.Value.Int())
+			}
+			got = append(got, r.Value.Int())
+		},
+	}, args: []valueKind{{kind: KindInt}}, ret: valueKind{kind: KindInt}}
+	id := addGoEntry(e)
+	// Calls with one argument (a 16-byte enter) and a clock (a 24-byte
+	// exit with it), then an 8-byte enter and 16-byte exit of another
+	// method without hooks.
+	var q qbuild
+	const calls = 9
+	for i := 0; i < calls; i++ {
+		at := q.hdr(qEnter, 1, 0, id, 0)
+		q.u64(uint64(i))
+		q.end(at)
+		at = q.hdr(qExit, 0, 0, id, uint64(1000+i))
+		q.u64(uint64(i))
+		q.end(at)
+		at = q.hdr(qEnter, 0, 0, -1, 0)
+		q.end(at)
+		at = q.hdr(qExit, 0, 0, -1, 0)
+		q.u64(0)
+		q.end(at)
+	}
+	const size = 512 // smaller than the records: the ring wraps
+	for start := uint64(0); start < size; start += 8 {
+		got = got[:0]
+		th := &qthread{tid: 1}
+		ring := make([]byte, size)
+		tail := start
+		var freed uint64
+		// Written and drained in pieces that fit, as the thread and the
+		// drain would.
+		for b := q.b; len(b) > 0; {
+			n := 0
+			for n < len(b) && n+int(binary.LittleEndian.Uint16(b[n:])) <= size/2 {
+				n += int(binary.LittleEndian.Uint16(b[n:]))
+			}
+			for i := 0; i < n; i++ {
+				ring[(tail+uint64(i))%size] = b[i]
+			}
+			head := tail + uint64(n)
+			th.drainRing(ring, tail, head, func(t uint64) { freed = t })
+			if freed != head {
+				t.Fatalf("start %d: freed to %d, want %d", start, freed, head)
+			}
+			tail, b = head, b[n:]
+		}
+		if len(got) != calls || th.depth != 0 {
+			t.Fatalf("start %d: exits %v, depth %d", start, got, th.depth)
+		}
+		for i, v := range got {
+			if v != int64(i) {
+				t.Fatalf("start %d: exits %v", start, got)
+			}
+		}
+	}
+}
+
+// FuzzDeliverQ: whatever the bytes, deliver never panics, delivers only
+// whole records, and what it leaves is an unfinished record or an error.
+func FuzzDeliverQ(f *testing.F) {
+	e := &goEntry{hooks: &GoHooks{Enter: func(*Call) uint64 { return 1 }, Exit: func(*Return) {}},
+		args: []valueKind{{kind: KindString}, {kind: KindInt}}, ret: valueKind{kind: KindString}}
+	id := addGoEntry(e)
+	f.Add(qrecs(nil, id, 3, 2))
+	var q qbuild
+	at := q.hdr(qEnter, 2, 1, id, 7)
+	q.u64(0)
+	q.u64(9)
+	q.str("x", false, false)
+	q.end(at)
+	at = q.hdr(qExit, 0, qExcFlag|qRetStrFlag|qTypeStrFlag, id, 8)
+	q.u64(0)
+	q.str("y", false, true)
+	q.str("System.Exception", false, false)
+	q.end(at)
+	f.Add(q.b)
+	f.Add(q.b[:len(q.b)-8])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		th := &qthread{tid: 1}
+		used, n, err := th.deliver(b)
+		if used < 0 || used > len(b) || n > len(b)/qHeader {
+			t.Fatalf("used %d of %d bytes, %d records", used, len(b), n)
+		}
+		if rest := b[used:]; err == nil && len(rest) >= qHeader {
+			if size := int(binary.LittleEndian.Uint16(rest)); size <= len(rest) {
+				t.Fatalf("a whole record of %d bytes left without an error", size)
+			}
+		}
+	})
 }

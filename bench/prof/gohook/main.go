@@ -45,7 +45,7 @@ func (p *prof) Initialize(info *profiler.Info) error {
 	if err != nil {
 		return err
 	}
-	hooks := &instr.GoHooks{Enter: func(instr.Call) uint64 { return 0 }, Exit: func(instr.Return) {}}
+	hooks := &instr.GoHooks{Enter: func(*instr.Call) uint64 { return 0 }, Exit: func(*instr.Return) {}}
 	hooks.Deferred = os.Getenv("BENCH_GOHOOK_DEFERRED") == "1"
 	if v := os.Getenv("BENCH_GOHOOK_RING"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -57,7 +57,7 @@ func (p *prof) Initialize(info *profiler.Info) error {
 		}
 	}
 	if os.Getenv("BENCH_GOHOOK_COUNT") == "1" {
-		hooks.Exit = func(instr.Return) { calls.Add(1) }
+		hooks.Exit = func(*instr.Return) { calls.Add(1) }
 	}
 	if p.in, err = instr.New(info, instr.Config{Rules: []instr.Rule{{Targets: targets, Go: hooks}}}); err != nil {
 		return err

@@ -110,7 +110,7 @@ func (p *prof) name(id int32) string {
 	return n
 }
 
-func (p *prof) enter(c instr.Call) uint64 {
+func (p *prof) enter(c *instr.Call) uint64 {
 	n := p.name(c.Method)
 	switch n {
 	case "Hot":
@@ -143,7 +143,7 @@ func (p *prof) enter(c instr.Call) uint64 {
 	return s
 }
 
-func (p *prof) exit(r instr.Return) {
+func (p *prof) exit(r *instr.Return) {
 	n := p.name(r.Method)
 	switch n {
 	case "Hot":
@@ -217,7 +217,7 @@ func (p *prof) Initialize(info *profiler.Info) error {
 	}
 	p.recStack = map[uint64][]recFrame{}
 	if os.Getenv("GOPROF_EMPTY") == "1" {
-		hooks = &instr.GoHooks{Enter: func(instr.Call) uint64 { return 0 }, Exit: func(instr.Return) {}}
+		hooks = &instr.GoHooks{Enter: func(*instr.Call) uint64 { return 0 }, Exit: func(*instr.Return) {}}
 	}
 	if os.Getenv("GOPROF_STORM") == "1" {
 		p.stop = make(chan struct{})

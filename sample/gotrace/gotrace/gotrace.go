@@ -251,7 +251,7 @@ func (p *Tracer) stack(tid uint64) *stack {
 
 // enter runs on the calling thread; the hooks of one thread never run
 // concurrently, so its stack needs no lock.
-func (p *Tracer) enter(c instr.Call) uint64 {
+func (p *Tracer) enter(c *instr.Call) uint64 {
 	st := p.stack(c.Thread)
 	f := frame{id: c.Method, start: c.Time} // deferred: the time recorded in the call
 	if f.start.IsZero() {
@@ -304,7 +304,7 @@ func (p *Tracer) enterSpans(st *stack, f *frame) {
 	p.spans.Enter(tid, f.ids)
 }
 
-func (p *Tracer) exit(r instr.Return) {
+func (p *Tracer) exit(r *instr.Return) {
 	end := r.Time
 	if end.IsZero() {
 		end = time.Now()
