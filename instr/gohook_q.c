@@ -207,11 +207,26 @@ static void qwakeup(void) {
 	}
 }
 
-// qnudge wakes the drain if r holds used bytes, half its size or more, and
-// the drain sleeps.
-static inline void qnudge(qring *r, uint64_t used) {
-	if (used >= r->size / 2 && __atomic_load_n(&qsleeping, __ATOMIC_RELAXED)) {
-		qwakeup();
+// qused returns the bytes of r in use by the thread's last reading of
+// tail while that shows room for need more bytes and the ring less than
+// half full, else by a new reading: the drainer's line is read once per
+// half a ring of records while the drain keeps up, not once a call.
+static inline uint64_t qused(qring *r, uint64_t need) {
+	uint64_t used = r->head - r->tail_seen;
+	if (used + need + r->reserved + QEXIT_MAX > r->size || used >= r->size / 2) {
+		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		used = r->head - r->tail_seen;
+	}
+	return used;
+}
+
+// qnudge wakes the drain if it sleeps and r is half full or more.
+static inline void qnudge(qring *r) {
+	if (r->head - r->tail_seen >= r->size / 2 && __atomic_load_n(&qsleeping, __ATOMIC_RELAXED)) {
+		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (r->head - r->tail_seen >= r->size / 2) {
+			qwakeup();
+		}
 	}
 }
 
@@ -255,7 +270,7 @@ static int64_t qenter(int32_t id, uint32_t n, const int64_t *a) {
 		}
 	}
 	uint64_t head = r->head;
-	uint64_t used = head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	uint64_t used = qused(r, need);
 	if (used + need + r->reserved + QEXIT_MAX > r->size) {
 		__atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
 		return 0;
@@ -279,7 +294,7 @@ static int64_t qenter(int32_t id, uint32_t n, const int64_t *a) {
 	}
 	r->reserved += QEXIT_MAX;
 	__atomic_store_n(&r->head, head + need, __ATOMIC_RELEASE);
-	qnudge(r, used + need);
+	qnudge(r);
 	return 1;
 }
 
@@ -307,9 +322,14 @@ EXPORT void clrprof_gohook_q_exit(int32_t id, int64_t state, int64_t ret, int64_
 		flags |= 4;
 	}
 	uint64_t head = r->head;
-	uint64_t used = head - __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-	// Room: what the ring has left, less what the other pending exits keep.
-	uint32_t room = (uint32_t)(r->size - used - r->reserved) - need;
+	// Room for strings: what the ring has left, less what the other
+	// pending exits keep (by a new reading of tail: the exit itself fits
+	// in the room its enter kept).
+	uint32_t room = 0;
+	if (flags & 6) {
+		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		room = (uint32_t)(r->size - (head - r->tail_seen) - r->reserved) - need;
+	}
 	uint32_t rmax = 0, tmax = 0;
 	if (retstr) {
 		// Each string gets 8 bytes of header and whatever units fit.
@@ -353,7 +373,7 @@ EXPORT void clrprof_gohook_q_exit(int32_t id, int64_t state, int64_t ret, int64_
 		pos += qputstr(r, pos, type, tmax);
 	}
 	__atomic_store_n(&r->head, head + need, __ATOMIC_RELEASE);
-	qnudge(r, used + need);
+	qnudge(r);
 }
 
 EXPORT int64_t clrprof_gohook_q_enter0(int32_t id) { return qenter(id, 0, NULL); }

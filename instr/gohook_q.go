@@ -119,17 +119,21 @@ func startDeferred() {
 		qMu.Unlock()
 		go func() {
 			for {
-				// While passes find records the drain goes on at once
+				// While passes find a backlog the drain goes on at once
 				// (as fast as the hooks run, one core at most). Once a
-				// pass finds none it sleeps for DeferredPoll, or until
-				// a thread finds its ring half full (gohook_q.c): the
+				// pass finds less it sleeps for DeferredPoll, or until
+				// a thread finds its ring half full (gohook_q.c), so
+				// that it takes records in large runs instead of
+				// following a busy thread record by record (a pass
+				// costs a few microseconds, and reading a line of the
+				// ring the thread is writing costs both of them). The
 				// announcement comes before the last look, so that no
 				// ring fills unseen.
-				for qPass() > 0 {
+				for qPass() >= qBacklog {
 					runtime.Gosched()
 				}
 				seen := C.clrprof_q_sleeping()
-				if qPass() > 0 {
+				if qPass() >= qBacklog {
 					C.clrprof_q_awake()
 					continue
 				}
@@ -138,6 +142,10 @@ func startDeferred() {
 		}()
 	})
 }
+
+// qBacklog is the number of records a pass of the drain must find for the
+// next pass to start at once.
+const qBacklog = 1024
 
 // setDeferred tells the C side which of e's values are strings (to copy)
 // and whether to read the clock, before e's code can run.

@@ -16,11 +16,15 @@ typedef struct qring {
 	uint64_t tid;
 	uint32_t size; // bytes of buf, a power of two
 	int finished;  // the thread has exited
-	uint64_t head; // written by the thread
-	uint64_t reserved; // bytes kept for the exits of recorded enters (the thread's)
-	uint64_t dropped;  // calls dropped (written by the thread)
-	uint64_t dropped_seen; // the drainer's
-	uint64_t tail __attribute__((aligned(64))); // written by the drainer
+	// The thread's line (the drainer reads head and dropped once a pass).
+	uint64_t head;      // written by the thread
+	uint64_t reserved;  // bytes kept for the exits of recorded enters (the thread's)
+	uint64_t dropped;   // calls dropped (written by the thread)
+	uint64_t tail_seen; // the thread's last reading of tail
+	// The drainer's line (the thread reads tail only when tail_seen shows
+	// the ring half full or short of room).
+	uint64_t tail __attribute__((aligned(64)));
+	uint64_t dropped_seen;
 	uint8_t buf[] __attribute__((aligned(64)));
 } qring;
 
