@@ -259,8 +259,7 @@ static int64_t qenter(int32_t id, uint32_t n, const int64_t *a) {
 	}
 	uint16_t info = qinfo(id);
 	int timed = (info & QINFO_TIME) != 0;
-	uint32_t fixed = 8 + (timed ? 8 : 0) + 8 * n;
-	uint32_t need = fixed;
+	uint32_t need = 8 + (timed ? 8 : 0) + 8 * n;
 	uint16_t strs = (uint16_t)(info & 0xff & ((1u << n) - 1));
 	if (strs != 0) {
 		for (uint32_t i = 0; i < n; i++) {

@@ -296,17 +296,14 @@ func (th *qthread) deliverStraddling(buf []byte, off, avail uint64) (used, n int
 // thread's) and returns the bytes they take and how many there were; a
 // record b holds only the start of is left (used < len(b)).
 func (th *qthread) deliver(b []byte) (used, n int, err error) {
-	enters := 0
-	for used < len(b) {
-		k, e, u, panicked, err := th.deliverRun(b[used:])
+	enters, panicked := 0, true
+	for panicked && err == nil && used < len(b) {
+		var k, e, u int
+		k, e, u, panicked, err = th.deliverRun(b[used:])
 		n, enters, used = n+k, enters+e, used+u
-		if err != nil || !panicked {
-			qDelivered.Add(uint64(enters))
-			return used, n, err
-		}
 	}
 	qDelivered.Add(uint64(enters))
-	return used, n, nil
+	return used, n, err
 }
 
 // deliverRun runs the hooks of b's records until the end of b, a record
@@ -319,8 +316,9 @@ func (th *qthread) deliverRun(b []byte) (n, enters, used int, panicked bool, err
 		if x := recover(); x != nil {
 			// th.at is the record whose hook panicked: it is delivered.
 			th.cur.recovered(x)
-			used = th.at + int(binary.LittleEndian.Uint16(b[th.at:]))
-			if qhead(binary.LittleEndian.Uint64(b[th.at:])).kind == qEnter {
+			h := qhead(binary.LittleEndian.Uint64(b[th.at:]))
+			used = th.at + h.size
+			if h.kind == qEnter {
 				th.push(0)
 			}
 			n, enters = countQ(b[:used])
@@ -385,7 +383,9 @@ func (th *qthread) run(b []byte) (n, enters, used int, err error) {
 		}
 		// The records without arguments or strings are decoded here (by
 		// their first word's low half: length, kind, clock, count and
-		// flags), the others by next.
+		// flags), the others by next. The fields are taken from w here,
+		// not through qhead: a qword0 kept live across the hook calls
+		// made this loop twice as slow (BenchmarkDeferredDeliver).
 		id, kind, flags := int32(w>>32), uint8(w>>16)&3, uint16(uint8(w>>24))
 		var t, ret uint64
 		var full *qrec // the decoded record, for those with arguments or strings
@@ -413,11 +413,9 @@ func (th *qthread) run(b []byte) (n, enters, used int, err error) {
 			th.cur = e
 		}
 		n++
-		if kind == qEnter {
-			enters++
-		}
 		th.at = at
 		if kind == qEnter {
+			enters++
 			var state uint64
 			if enter != nil {
 				c := &th.call
