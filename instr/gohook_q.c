@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,10 +102,44 @@ static void qfinish(void *p) {
 
 static void qinit(void) { pthread_key_create(&qkey, qfinish); }
 
+// qalloc allocates a zeroed ring of size bytes. A ring of 2 MiB or more
+// gets a mapping of its own, aligned to 2 MiB and advised into huge pages
+// where the kernel has them (transparent_hugepage madvise or always): the
+// thread that fills it then takes a page fault per 2 MiB rather than per
+// 4 KiB the first time round.
+#define QHUGE (2u << 20)
+
+static qring *qalloc(uint32_t size) {
+	size_t len = sizeof(qring) + size;
+	if (size < QHUGE) {
+		return calloc(1, len);
+	}
+	size_t maplen = len + QHUGE;
+	void *m = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		return NULL;
+	}
+	// buf (QRING_BUF bytes in) starts on a 2 MiB boundary.
+	uintptr_t b = ((uintptr_t)m + QRING_BUF + QHUGE - 1) & ~(uintptr_t)(QHUGE - 1);
+	qring *r = (qring *)(b - QRING_BUF);
+	madvise((void *)b, size, MADV_HUGEPAGE); // advice: its failure changes nothing
+	r->map = m;
+	r->maplen = maplen;
+	return r;
+}
+
+static void qfree(qring *r) {
+	if (r->map != NULL) {
+		munmap(r->map, r->maplen);
+	} else {
+		free(r);
+	}
+}
+
 static qring *qnew(void) {
 	pthread_once(&qonce, qinit);
 	uint32_t size = qsize;
-	qring *r = calloc(1, sizeof(qring) + size);
+	qring *r = qalloc(size);
 	if (r == NULL) {
 		return NULL;
 	}
@@ -297,6 +332,8 @@ static int64_t qenter(int32_t id, uint32_t n, const int64_t *a) {
 	return 1;
 }
 
+static __attribute__((noinline)) void qexit(qring *r, int32_t id, uint16_t info, int64_t ret, int64_t exc, int64_t type);
+
 EXPORT void clrprof_gohook_q_exit(int32_t id, int64_t state, int64_t ret, int64_t exc, int64_t type) {
 	if (state != 1) {
 		return; // its enter was dropped
@@ -307,6 +344,22 @@ EXPORT void clrprof_gohook_q_exit(int32_t id, int64_t state, int64_t ret, int64_
 	}
 	r->reserved -= QEXIT_MAX;
 	uint16_t info = qinfo(id);
+	if ((info & (QINFO_RETSTR | QINFO_TIME)) == 0 && exc == 0) {
+		// The common exit (no strings, no clock, no exception): 16
+		// bytes, here, without the general path's frame.
+		uint64_t head = r->head;
+		qword(r, head, qhdr0(16, 2, 0, 0, 0, id));
+		qword(r, head + 8, (uint64_t)ret);
+		__atomic_store_n(&r->head, head + 16, __ATOMIC_RELEASE);
+		qnudge(r);
+		return;
+	}
+	qexit(r, id, info, ret, exc, type);
+}
+
+// qexit records any other exit (r's room for it already counted out of
+// reserved).
+static void qexit(qring *r, int32_t id, uint16_t info, int64_t ret, int64_t exc, int64_t type) {
 	int timed = (info & QINFO_TIME) != 0;
 	uint32_t need = 16 + (timed ? 8 : 0);
 	uint16_t flags = 0;
@@ -375,7 +428,23 @@ EXPORT void clrprof_gohook_q_exit(int32_t id, int64_t state, int64_t ret, int64_
 	qnudge(r);
 }
 
-EXPORT int64_t clrprof_gohook_q_enter0(int32_t id) { return qenter(id, 0, NULL); }
+EXPORT int64_t clrprof_gohook_q_enter0(int32_t id) {
+	// The common enter (no arguments, no clock): 8 bytes, here, without
+	// the general path's frame; qenter takes the rest (a new thread, a
+	// clock, a ring short of room: it counts the drop).
+	qring *r = qmine;
+	if (r != NULL && (qinfo(id) & QINFO_TIME) == 0) {
+		uint64_t head = r->head;
+		if (qused(r, 8) + 8 + r->reserved + QEXIT_MAX <= r->size) {
+			qword(r, head, qhdr0(8, 1, 0, 0, 0, id));
+			r->reserved += QEXIT_MAX;
+			__atomic_store_n(&r->head, head + 8, __ATOMIC_RELEASE);
+			qnudge(r);
+			return 1;
+		}
+	}
+	return qenter(id, 0, NULL);
+}
 EXPORT int64_t clrprof_gohook_q_enter1(int32_t id, int64_t a0) {
 	int64_t a[] = {a0};
 	return qenter(id, 1, a);
@@ -428,7 +497,7 @@ int clrprof_q_rings(qring **out, int max) {
 			// Its drops the drainer has not counted yet join those of
 			// the threads without a ring.
 			__atomic_fetch_add(&qlost, __atomic_load_n(&r->dropped, __ATOMIC_RELAXED) - r->dropped_seen, __ATOMIC_RELAXED);
-			free(r);
+			qfree(r);
 			continue;
 		}
 		if (n < max) {

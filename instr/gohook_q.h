@@ -16,6 +16,8 @@ typedef struct qring {
 	uint64_t tid;
 	uint32_t size; // bytes of buf, a power of two
 	int finished;  // the thread has exited
+	void *map;     // the mapping that holds a large ring (qalloc), else NULL
+	size_t maplen;
 	// The thread's line (the drainer reads head and dropped once a pass).
 	uint64_t head;      // written by the thread
 	uint64_t reserved;  // bytes kept for the exits of recorded enters (the thread's)
