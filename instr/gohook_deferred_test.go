@@ -88,11 +88,19 @@ func TestGoHooksDeferredOrder(t *testing.T) {
 	app := harness.CompileCS(t, []string{"testdata/gohook/app.cs"}, dir, harness.OutName("GoHookApp.exe"))
 	lib := harness.BuildProfiler(t, "./instr/testdata/goprof")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
-		for _, ring := range []string{"4194304", "4096"} {
+		// With arguments and clock, and without either (the C side's
+		// entries for the common case, and the drain's path for leaf
+		// calls: Rec(0, i), innermost, is one).
+		for _, cf := range []struct{ ring, args string }{{"4194304", "1"}, {"4096", "1"}, {"4194304", "0"}, {"4096", "0"}} {
+			ring := cf.ring
+			env := []string{"GOPROF_TARGETS=GoHookApp!Hooked.Kinds::Rec", "GOPROF_DEFERRED=1", "CLRPROF_GOHOOK_RING=" + ring}
+			if cf.args == "1" {
+				env = append(env, "GOPROF_TIMESTAMPS=1")
+			} else {
+				env = append(env, "GOPROF_NOARGS=1")
+			}
 			res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
-				Args: []string{"rec", "5000"},
-				Env: []string{"GOPROF_TARGETS=GoHookApp!Hooked.Kinds::Rec", "GOPROF_DEFERRED=1", "GOPROF_TIMESTAMPS=1",
-					"CLRPROF_GOHOOK_RING=" + ring}})
+				Args: []string{"rec", "5000"}, Env: env})
 			res.MustSucceed(t)
 			a := goRecApp.FindStringSubmatch(res.Stdout)
 			if a == nil || a[2] != "0" {
@@ -106,7 +114,7 @@ func TestGoHooksDeferredOrder(t *testing.T) {
 			}
 			enters, _ := strconv.Atoi(r[1])
 			exits, _ := strconv.Atoi(r[2])
-			t.Logf("%s ring=%s: %d calls, delivered=%d dropped=%d, enters=%d exits=%d bad=%s", rt.Name, ring, calls, delivered, dropped, enters, exits, r[3])
+			t.Logf("%s ring=%s args=%s: %d calls, delivered=%d dropped=%d, enters=%d exits=%d bad=%s", rt.Name, ring, cf.args, calls, delivered, dropped, enters, exits, r[3])
 			if calls != 160000 {
 				t.Errorf("the app made %d calls, want 160000", calls)
 			}

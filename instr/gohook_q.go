@@ -42,7 +42,9 @@ const DeferredRingSize = 256 << 10
 // deferred call): a power of two from 4 KiB to 1 GiB. Larger rings ride
 // out longer bursts (a thread calling faster than the hooks run) before
 // calls are dropped, at the cost of memory per thread (touched as it
-// fills).
+// fills; a ring of 2 MiB or more is advised into huge pages, which the
+// kernel uses if transparent_hugepage is madvise or always, and which
+// then count 2 MiB at a time).
 func SetDeferredRingSize(bytes int) error {
 	if bytes < 4096 || bytes > 1<<30 || bytes&(bytes-1) != 0 {
 		return fmt.Errorf("instr: deferred ring size %d: want a power of two from 4096 to 1<<30", bytes)
@@ -412,6 +414,15 @@ func (th *qthread) run(b []byte) (n, enters, used int, err error) {
 			}
 			th.cur = e
 		}
+		if uint32(w) == 8|qEnter<<16 {
+			// A leaf's calls (an enter followed at once by its exit, no
+			// arguments, strings or clock) go through leaves, without
+			// the stack.
+			if end, calls := th.leaves(b, at, id, e, enter, exit); calls > 0 {
+				n, enters, off = n+2*calls, enters+calls, end
+				continue
+			}
+		}
 		n++
 		th.at = at
 		if kind == qEnter {
@@ -464,6 +475,56 @@ func (th *qthread) run(b []byte) (n, enters, used int, err error) {
 	return n, enters, off, nil
 }
 
+// leaves delivers the calls of method e from offset off of b on while
+// they are calls of a leaf (among the hooked methods) without arguments,
+// strings or clock: an 8-byte enter followed at once by its 16-byte exit
+// without an exception. It returns the offset after them and how many
+// calls it delivered (two records each). The stack is not touched: the
+// enter's state goes straight to its exit. Like run, it keeps in th.at
+// the record being delivered, for deliverRun's recovery.
+func (th *qthread) leaves(b []byte, off int, id int32, e *goEntry, enter func(*Call) uint64, exit func(*Return)) (end, calls int) {
+	if e == nil {
+		return off, 0
+	}
+	idw := uint64(uint32(id)) << 32
+	enterW, exitW := idw|8|qEnter<<16, idw|16|qExit<<16
+	c, x := &th.call, &th.ret
+	for len(b)-off >= 24 {
+		if binary.LittleEndian.Uint64(b[off:]) != enterW || binary.LittleEndian.Uint64(b[off+8:]) != exitW {
+			break
+		}
+		ret := binary.LittleEndian.Uint64(b[off+16:])
+		var state uint64
+		if enter != nil {
+			th.at = off
+			c.Method, c.Thread = e.method, th.tid
+			if c.Args != nil {
+				c.Args = nil
+			}
+			if c.Time != (time.Time{}) {
+				c.Time = time.Time{}
+			}
+			state = enter(c)
+		}
+		if exit != nil {
+			th.at = off + 8
+			x.Method, x.Thread, x.State = e.method, th.tid, state
+			if x.Time != (time.Time{}) {
+				x.Time = time.Time{}
+			}
+			x.Exception, x.ExceptionTypeTruncated = false, false
+			if x.ExceptionType != "" {
+				x.ExceptionType = ""
+			}
+			x.Value.setq(&e.ret, ret, nil)
+			exit(x)
+		}
+		off += 24
+		calls++
+	}
+	return off, calls
+}
+
 var qBadOnce sync.Once
 
 func qTime(t uint64) time.Time {
@@ -476,9 +537,10 @@ func qTime(t uint64) time.Time {
 // setq sets *v to a record's value of kind k: strings from the record (s),
 // never from memory. It writes the fields in place (the drain's hot path).
 func (v *Value) setq(k *valueKind, bits uint64, s *qstr) {
-	// v is reused: its strings are written only when they change.
+	// v is reused: its strings are written only when they change (Type
+	// compared by its bytes' address: not a call to compare the bytes).
 	v.Kind, v.unsigned = k.kind, k.unsigned
-	if v.Type != k.typ {
+	if unsafe.StringData(v.Type) != unsafe.StringData(k.typ) || len(v.Type) != len(k.typ) {
 		v.Type = k.typ
 	}
 	if v.str != "" {

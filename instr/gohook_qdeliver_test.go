@@ -2,7 +2,10 @@ package instr
 
 import (
 	"encoding/binary"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 )
 
 // qrecs appends an enter and an exit record of method id with no
@@ -176,4 +179,99 @@ func FuzzDeliverQ(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDeliverLeaves: runs of leaf calls (an 8-byte enter followed at once
+// by its 16-byte exit, which leaves delivers without the stack) mixed with
+// the records the general path takes (nested calls, an exception leaving,
+// a clock, a method without an Enter, another method between) reach the
+// hooks in order, each Exit with its own Enter's state and its value, and
+// what a hook wrote into the Call and Return it was handed does not reach
+// the next call.
+func TestDeliverLeaves(t *testing.T) {
+	var got []string
+	var ids [3]int32
+	mk := func(name string, enter bool) *goEntry {
+		h := &GoHooks{Exit: func(r *Return) {
+			got = append(got, fmt.Sprintf("%s exit m=%d state=%d value=%d %s exc=%v type=%q time=%v", name, r.Method, r.State, r.Value.Int(), r.Value.Type, r.Exception, r.ExceptionType, !r.Time.IsZero()))
+			// What the hook writes must not reach the next call.
+			r.Exception, r.ExceptionType, r.Time, r.Value.Type = true, "scribbled", time.Now(), "scribbled"
+		}}
+		if enter {
+			n := uint64(0)
+			h.Enter = func(c *Call) uint64 {
+				n++
+				got = append(got, fmt.Sprintf("%s enter m=%d args=%d time=%v", name, c.Method, len(c.Args), !c.Time.IsZero()))
+				c.Args, c.Time = make([]Value, 3), time.Now()
+				return n
+			}
+		}
+		return &goEntry{hooks: h, method: int32(len(name)), ret: valueKind{kind: KindInt, typ: "System.Int32"}}
+	}
+	ids[0] = addGoEntry(mk("a", true))
+	ids[1] = addGoEntry(mk("bb", true))
+	ids[2] = addGoEntry(mk("ccc", false))
+	var q qbuild
+	var want []string
+	leaf := func(i int, ret uint64, state uint64) {
+		name := [...]string{"a", "bb", "ccc"}[i]
+		at := q.hdr(qEnter, 0, 0, ids[i], 0)
+		q.end(at)
+		at = q.hdr(qExit, 0, 0, ids[i], 0)
+		q.u64(ret)
+		q.end(at)
+		if i != 2 {
+			want = append(want, fmt.Sprintf("%s enter m=%d args=0 time=false", name, len(name)))
+		}
+		want = append(want, fmt.Sprintf("%s exit m=%d state=%d value=%d System.Int32 exc=false type=\"\" time=false", name, len(name), state, ret))
+	}
+	leaf(0, 10, 1)
+	leaf(0, 11, 2)
+	leaf(1, 20, 1)
+	leaf(2, 30, 0)
+	leaf(0, 12, 3)
+	// a enters (state 4), bb's leaf calls run inside, a returns.
+	at := q.hdr(qEnter, 0, 0, ids[0], 0)
+	q.end(at)
+	want = append(want, "a enter m=1 args=0 time=false")
+	leaf(1, 21, 2)
+	leaf(1, 22, 3)
+	at = q.hdr(qExit, 0, 0, ids[0], 0)
+	q.u64(13)
+	q.end(at)
+	want = append(want, "a exit m=1 state=4 value=13 System.Int32 exc=false type=\"\" time=false")
+	// An exception leaves bb (the general path), then a leaf again.
+	at = q.hdr(qEnter, 0, 0, ids[1], 0)
+	q.end(at)
+	at = q.hdr(qExit, 0, qExcFlag, ids[1], 0)
+	q.u64(0)
+	q.end(at)
+	want = append(want, "bb enter m=2 args=0 time=false", "bb exit m=2 state=4 value=0 System.Int32 exc=true type=\"\" time=false")
+	leaf(1, 23, 5)
+	// A call with a clock (the general path), then a leaf.
+	at = q.hdr(qEnter, 0, 0, ids[0], 77)
+	q.end(at)
+	at = q.hdr(qExit, 0, 0, ids[0], 78)
+	q.u64(14)
+	q.end(at)
+	want = append(want, "a enter m=1 args=0 time=true", "a exit m=1 state=5 value=14 System.Int32 exc=false type=\"\" time=true")
+	leaf(0, 15, 6)
+	leaf(0, 16, 7)
+
+	th := &qthread{tid: 1}
+	used, n, err := th.deliver(q.b)
+	if err != nil || used != len(q.b) || n != 2*13 {
+		t.Fatalf("deliver: %d records, %d of %d bytes, %v; want 26, all", n, used, len(q.b), err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d hook calls, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("hook call %d: %s, want %s", i, got[i], want[i])
+		}
+	}
+	if th.depth != 0 {
+		t.Errorf("stack %v left", th.stack[:th.depth])
+	}
 }

@@ -9,8 +9,10 @@
 // thread that ran a hook of Hot, every 10µs (at most 512 queued).
 // GOPROF_DEFERRED=1 makes the hooks deferred (GoHooks.Deferred; with
 // GOPROF_TIMESTAMPS=1 also timed): Shutdown flushes them and prints the
-// counts. Rec's hooks check, per thread, that each Exit pairs with the
-// last Enter not yet exited (state, return value, times).
+// counts. GOPROF_NOARGS=1 asks for no arguments (the entries without
+// them). Rec's hooks check, per thread, that each Exit pairs with the
+// last Enter not yet exited (state, return value with the arguments,
+// times).
 package main
 
 import (
@@ -122,9 +124,13 @@ func (p *prof) enter(c *instr.Call) uint64 {
 		panic("enter hook panicked")
 	case "Rec":
 		s := p.seq.Add(1)
+		f := recFrame{state: s, d: -1, at: c.Time} // d -1: no arguments (GOPROF_NOARGS=1)
+		if len(c.Args) == 2 {
+			f.d, f.i = c.Args[0].Int(), c.Args[1].Int()
+		}
 		p.recMu.Lock()
 		p.recEnter++
-		p.recStack[c.Thread] = append(p.recStack[c.Thread], recFrame{state: s, d: c.Args[0].Int(), i: c.Args[1].Int(), at: c.Time})
+		p.recStack[c.Thread] = append(p.recStack[c.Thread], f)
 		p.recMu.Unlock()
 		p.checkTime(c.Time)
 		return s
@@ -166,7 +172,7 @@ func (p *prof) exit(r *instr.Return) {
 		}
 		f := st[len(st)-1]
 		p.recStack[r.Thread] = st[:len(st)-1]
-		if f.state != r.State || r.Value.Int() != f.i+f.d || r.Exception || r.Time.Before(f.at) {
+		if f.state != r.State || f.d >= 0 && r.Value.Int() != f.i+f.d || r.Exception || r.Time.Before(f.at) {
 			p.recBad++
 		}
 		p.checkTime(r.Time)
@@ -210,7 +216,7 @@ func (p *prof) Initialize(info *profiler.Info) error {
 		logf("bad targets: %v", err)
 		return err
 	}
-	hooks := &instr.GoHooks{Enter: p.enter, Exit: p.exit, Args: true}
+	hooks := &instr.GoHooks{Enter: p.enter, Exit: p.exit, Args: os.Getenv("GOPROF_NOARGS") != "1"}
 	if os.Getenv("GOPROF_DEFERRED") == "1" {
 		hooks.Deferred = true
 		hooks.Timestamps = os.Getenv("GOPROF_TIMESTAMPS") == "1"
