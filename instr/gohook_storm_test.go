@@ -141,10 +141,15 @@ func TestGoHookStormDeferred(t *testing.T) {
 	app, lib := goStormApps(t)
 	hot := regexp.MustCompile(`goprof: hot enter=(\d+) exit=(\d+) `)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
-		for _, mode := range []string{"gc", "gc+tgkill"} {
+		// The last mode asks for no arguments: the C side's entries for
+		// the common case and the drain's path for leaf calls.
+		for _, mode := range []string{"gc", "gc+tgkill", "gc+tgkill, no arguments"} {
 			env := []string{"GOPROF_DEFERRED=1"}
-			if mode == "gc+tgkill" {
+			if mode != "gc" {
 				env = append(env, "GOPROF_STORM=1")
+			}
+			if mode == "gc+tgkill, no arguments" {
+				env = append(env, "GOPROF_NOARGS=1")
 			}
 			res := goStorm(t, rt, app, lib, false, env...)
 			res.MustSucceed(t)
@@ -166,7 +171,7 @@ func TestGoHookStormDeferred(t *testing.T) {
 			if h == nil || h[1] != strconv.Itoa(delivered) || h[2] != h[1] {
 				t.Errorf("hot hooks %v, want %d enters and exits", h, delivered)
 			}
-			if mode == "gc+tgkill" {
+			if mode != "gc" {
 				if n, _ := strconv.Atoi(sig); n < 100 {
 					t.Errorf("only %d signals sent", n)
 				}
