@@ -39,7 +39,7 @@ const DeferredPoll = time.Millisecond
 // the gohook benchmark) fills it in a quarter of a millisecond, and
 // although the drain keeps up with such a loop on average it falls behind
 // for a millisecond or two when its thread waits for a core: on a 2-core
-// machine such a loop lost 0.4-8% of its calls with the default size and
+// machine such a loop lost 0.06-8% of its calls with the default size and
 // none with 4 MiB rings (docs/instrumentation.md).
 const DeferredRingSize = 256 << 10
 
