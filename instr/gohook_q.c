@@ -255,8 +255,16 @@ static inline uint64_t qused(qring *r, uint64_t need) {
 	return used;
 }
 
-// qnudge wakes the drain if it sleeps and r is half full or more.
-static inline void qnudge(qring *r) {
+// qfits tells whether r has room for an enter record of need bytes and
+// its exit, besides the exits its other recorded enters keep.
+static inline int qfits(qring *r, uint64_t need) {
+	return qused(r, need) + need + r->reserved + QEXIT_MAX <= r->size;
+}
+
+// qpublish hands the drain r's records up to end, and wakes it if it
+// sleeps and r is half full or more.
+static inline void qpublish(qring *r, uint64_t end) {
+	__atomic_store_n(&r->head, end, __ATOMIC_RELEASE);
 	if (r->head - r->tail_seen >= r->size / 2 && __atomic_load_n(&qsleeping, __ATOMIC_RELAXED)) {
 		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 		if (r->head - r->tail_seen >= r->size / 2) {
@@ -304,8 +312,7 @@ static int64_t qenter(int32_t id, uint32_t n, const int64_t *a) {
 		}
 	}
 	uint64_t head = r->head;
-	uint64_t used = qused(r, need);
-	if (used + need + r->reserved + QEXIT_MAX > r->size) {
+	if (!qfits(r, need)) {
 		__atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
 		return 0;
 	}
@@ -327,8 +334,7 @@ static int64_t qenter(int32_t id, uint32_t n, const int64_t *a) {
 		}
 	}
 	r->reserved += QEXIT_MAX;
-	__atomic_store_n(&r->head, head + need, __ATOMIC_RELEASE);
-	qnudge(r);
+	qpublish(r, head + need);
 	return 1;
 }
 
@@ -350,8 +356,7 @@ EXPORT void clrprof_gohook_q_exit(int32_t id, int64_t state, int64_t ret, int64_
 		uint64_t head = r->head;
 		qword(r, head, qhdr0(16, 2, 0, 0, 0, id));
 		qword(r, head + 8, (uint64_t)ret);
-		__atomic_store_n(&r->head, head + 16, __ATOMIC_RELEASE);
-		qnudge(r);
+		qpublish(r, head + 16);
 		return;
 	}
 	qexit(r, id, info, ret, exc, type);
@@ -424,8 +429,7 @@ static void qexit(qring *r, int32_t id, uint16_t info, int64_t ret, int64_t exc,
 	if (flags & 4) {
 		pos += qputstr(r, pos, type, tmax);
 	}
-	__atomic_store_n(&r->head, head + need, __ATOMIC_RELEASE);
-	qnudge(r);
+	qpublish(r, head + need);
 }
 
 EXPORT int64_t clrprof_gohook_q_enter0(int32_t id) {
@@ -435,11 +439,10 @@ EXPORT int64_t clrprof_gohook_q_enter0(int32_t id) {
 	qring *r = qmine;
 	if (r != NULL && (qinfo(id) & QINFO_TIME) == 0) {
 		uint64_t head = r->head;
-		if (qused(r, 8) + 8 + r->reserved + QEXIT_MAX <= r->size) {
+		if (qfits(r, 8)) {
 			qword(r, head, qhdr0(8, 1, 0, 0, 0, id));
 			r->reserved += QEXIT_MAX;
-			__atomic_store_n(&r->head, head + 8, __ATOMIC_RELEASE);
-			qnudge(r);
+			qpublish(r, head + 8);
 			return 1;
 		}
 	}

@@ -435,16 +435,7 @@ func (th *qthread) run(b []byte) (n, enters, used int, err error) {
 			enters++
 			var state uint64
 			if enter != nil {
-				c := &th.call
-				c.Method, c.Thread = e.method, th.tid
-				if c.Args != nil {
-					c.Args = nil
-				}
-				if t != 0 {
-					c.Time = qTime(t)
-				} else if c.Time != (time.Time{}) {
-					c.Time = time.Time{}
-				}
+				c := th.callFor(e, qTime(t))
 				if full != nil && full.nargs > 0 {
 					e.deferredArgs(c, full)
 				}
@@ -459,17 +450,7 @@ func (th *qthread) run(b []byte) (n, enters, used int, err error) {
 			state = th.stack[th.depth]
 		}
 		if exit != nil {
-			x := &th.ret
-			x.Method, x.Thread, x.State = e.method, th.tid, state
-			if t != 0 {
-				x.Time = qTime(t)
-			} else if x.Time != (time.Time{}) {
-				x.Time = time.Time{}
-			}
-			x.Exception, x.ExceptionTypeTruncated = flags&qExcFlag != 0, false
-			if x.ExceptionType != "" {
-				x.ExceptionType = ""
-			}
+			x := th.returnFor(e, state, qTime(t), flags&qExcFlag != 0)
 			if full == nil {
 				x.Value.setq(&e.ret, ret, nil)
 			} else {
@@ -494,7 +475,6 @@ func (th *qthread) leaves(b []byte, off int, id int32, e *goEntry, enter func(*C
 	}
 	idw := uint64(uint32(id)) << 32
 	enterW, exitW := idw|8|qEnter<<16, idw|16|qExit<<16
-	c, x := &th.call, &th.ret
 	for len(b)-off >= 24 {
 		if binary.LittleEndian.Uint64(b[off:]) != enterW || binary.LittleEndian.Uint64(b[off+8:]) != exitW {
 			break
@@ -503,25 +483,11 @@ func (th *qthread) leaves(b []byte, off int, id int32, e *goEntry, enter func(*C
 		var state uint64
 		if enter != nil {
 			th.at = off
-			c.Method, c.Thread = e.method, th.tid
-			if c.Args != nil {
-				c.Args = nil
-			}
-			if c.Time != (time.Time{}) {
-				c.Time = time.Time{}
-			}
-			state = enter(c)
+			state = enter(th.callFor(e, time.Time{}))
 		}
 		if exit != nil {
 			th.at = off + 8
-			x.Method, x.Thread, x.State = e.method, th.tid, state
-			if x.Time != (time.Time{}) {
-				x.Time = time.Time{}
-			}
-			x.Exception, x.ExceptionTypeTruncated = false, false
-			if x.ExceptionType != "" {
-				x.ExceptionType = ""
-			}
+			x := th.returnFor(e, state, time.Time{}, false)
 			x.Value.setq(&e.ret, ret, nil)
 			exit(x)
 		}
@@ -529,6 +495,37 @@ func (th *qthread) leaves(b []byte, off int, id int32, e *goEntry, enter func(*C
 		calls++
 	}
 	return off, calls
+}
+
+// callFor readies th's Call, reused, for a call of e entered at tm (zero
+// without a clock): its fields written only when they change, so that what
+// a hook wrote into it does not reach the next call.
+func (th *qthread) callFor(e *goEntry, tm time.Time) *Call {
+	c := &th.call
+	c.Method, c.Thread = e.method, th.tid
+	if c.Args != nil {
+		c.Args = nil
+	}
+	if c.Time != tm {
+		c.Time = tm
+	}
+	return c
+}
+
+// returnFor readies th's Return, reused, as callFor its Call, for an exit
+// of e with state, at t, an exception leaving or not; the caller sets the
+// value.
+func (th *qthread) returnFor(e *goEntry, state uint64, tm time.Time, exc bool) *Return {
+	x := &th.ret
+	x.Method, x.Thread, x.State = e.method, th.tid, state
+	if x.Time != tm {
+		x.Time = tm
+	}
+	x.Exception, x.ExceptionTypeTruncated = exc, false
+	if x.ExceptionType != "" {
+		x.ExceptionType = ""
+	}
+	return x
 }
 
 var qBadOnce sync.Once
