@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -70,6 +71,22 @@ func attach(t *testing.T, pid int, req diag.AttachRequest) (time.Duration, error
 	return time.Since(start), err
 }
 
+// plantStale leaves in dir what a runtime killed earlier with the same pid
+// leaves behind: a socket file named for pid with another key, which nobody
+// listens on (connecting to it is refused). Seen in CI: a leftover in /tmp
+// from an earlier killed test app whose pid the kernel had handed out
+// again was taken for the target's socket.
+func plantStale(t *testing.T, dir string, pid int) string {
+	t.Helper()
+	path := filepath.Join(dir, fmt.Sprintf("dotnet-diagnostic-%d-1-socket", pid))
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	must(t, err)
+	l.SetUnlinkOnClose(false)
+	must(t, l.Close())
+	t.Cleanup(func() { os.Remove(path) })
+	return path
+}
+
 // command sends a line to the app and waits for the answer that starts
 // with want.
 func command(t *testing.T, p *harness.Proc, line, want string) {
@@ -125,6 +142,7 @@ func TestAttachDetachOnEveryRuntime(t *testing.T) {
 	app := attachApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
 		p, tmp := startApp(t, rt, app)
+		stale := plantStale(t, tmp, p.Pid)
 		if !rt.AtLeast(3, 0) {
 			_, err := attach(t, p.Pid, request(lib, "jit"))
 			t.Logf("attach on %s: %v", rt.Name, err)
@@ -149,6 +167,9 @@ func TestAttachDetachOnEveryRuntime(t *testing.T) {
 		must(t, err)
 		if filepath.Dir(sock) != tmp {
 			t.Errorf("socket %s is not in the app's TMPDIR %s", sock, tmp)
+		}
+		if sock == stale {
+			t.Errorf("SocketPath took the leftover %s, newer than the app's own socket", stale)
 		}
 		t.Logf("diagnostics socket: %s", sock)
 

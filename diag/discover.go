@@ -27,9 +27,12 @@ func socketPrefix(pid int) string { return "dotnet-diagnostic-" + strconv.Itoa(p
 // time in clock ticks since boot, in the target's temporary directory. That
 // directory is the target's $TMPDIR (read from /proc/{pid}/environ when
 // permitted), else this process's $TMPDIR, else /tmp; all three are
-// searched. A socket whose key matches the process's start time wins over
-// leftovers of an earlier process with the same pid; among several
-// candidates the newest wins.
+// searched. When the process's start time can be read, only a socket with
+// that key (or key 0, which a runtime uses when it cannot read its own
+// start time) is taken: one with another key is a leftover of an earlier
+// process that had the same pid and was killed before it could remove it,
+// and connecting to it would be refused. When the start time cannot be
+// read, the newest candidate wins.
 //
 // The error matches ErrProcessNotFound if there is no such process, and
 // ErrNotSupported if it has no socket, with the reason when it can tell:
@@ -46,10 +49,17 @@ func SocketPath(pid int) (string, error) {
 		return "", &Error{Op: "find socket", PID: pid, Kind: ErrProcessNotFound, Err: err}
 	}
 	dirs := tempDirs(pid)
-	if p := findSocket(pid, startTime(pid), dirs); p != "" {
+	key := startTime(pid)
+	p, stale := findSocket(pid, key, dirs)
+	if p != "" {
 		return p, nil
 	}
-	return "", &Error{Op: "find socket", PID: pid, Kind: ErrNotSupported, Detail: noSocketReason(pid, dirs)}
+	why := noSocketReason(pid, dirs)
+	if len(stale) > 0 {
+		why += fmt.Sprintf(" (ignored %d leftover socket(s) of an earlier process with pid %d, whose key is not this process's start time %s: %s)",
+			len(stale), pid, key, strings.Join(stale, ", "))
+	}
+	return "", &Error{Op: "find socket", PID: pid, Kind: ErrNotSupported, Detail: why}
 }
 
 // tempDirs lists where pid's runtime may have created its socket.
@@ -86,23 +96,14 @@ func startTime(pid int) string {
 	if err != nil {
 		return ""
 	}
-	_, rest, ok := procstat.Split(b)
-	if !ok {
-		return ""
-	}
-	f := strings.Fields(string(rest))
-	// f[0] is field 3 (state); field 22 is f[19].
-	if len(f) < 20 {
-		return ""
-	}
-	if _, err := strconv.ParseUint(f[19], 10, 64); err != nil {
-		return ""
-	}
-	return f[19]
+	k, _ := procstat.StartTime(b)
+	return k
 }
 
-// findSocket returns the best socket of pid in dirs, or "".
-func findSocket(pid int, key string, dirs []string) string {
+// findSocket returns the best socket of pid in dirs, or "". If key (the
+// process's start time) is known, a socket with another key (other than 0)
+// is not a candidate; stale lists those.
+func findSocket(pid int, key string, dirs []string) (best string, stale []string) {
 	prefix := socketPrefix(pid)
 	type cand struct {
 		path  string
@@ -128,11 +129,17 @@ func findSocket(pid int, key string, dirs []string) string {
 			if err != nil || info.Mode()&fs.ModeSocket == 0 {
 				continue
 			}
-			cands = append(cands, cand{filepath.Join(d, name), key != "" && k == key, info.ModTime().UnixNano()})
+			path := filepath.Join(d, name)
+			match := key != "" && k == key
+			if key != "" && !match && k != "0" {
+				stale = append(stale, path)
+				continue
+			}
+			cands = append(cands, cand{path, match, info.ModTime().UnixNano()})
 		}
 	}
 	if len(cands) == 0 {
-		return ""
+		return "", stale
 	}
 	sort.SliceStable(cands, func(i, j int) bool {
 		if cands[i].match != cands[j].match {
@@ -140,7 +147,7 @@ func findSocket(pid int, key string, dirs []string) string {
 		}
 		return cands[i].mtime > cands[j].mtime
 	})
-	return cands[0].path
+	return cands[0].path, stale
 }
 
 // tooOldForAttach says whether the libcoreclr.so at path lib (its directory

@@ -41,16 +41,26 @@ func TestFindSocket(t *testing.T) {
 	}
 	listen(t, filepath.Join(a, "dotnet-diagnostic-4242-x-socket"))
 
-	if got := findSocket(pid, "", []string{a, b}); got != newer {
-		t.Errorf("no key: %s, want the newest %s", got, newer)
+	if got, stale := findSocket(pid, "", []string{a, b}); got != newer || len(stale) != 0 {
+		t.Errorf("no key: %s (stale %v), want the newest %s", got, stale, newer)
 	}
-	if got := findSocket(pid, "100", []string{a, b}); got != old {
-		t.Errorf("key 100: %s, want the matching %s", got, old)
+	if got, stale := findSocket(pid, "100", []string{a, b}); got != old || len(stale) != 1 || stale[0] != newer {
+		t.Errorf("key 100: %s (stale %v), want the matching %s, %s stale", got, stale, old, newer)
 	}
-	if got := findSocket(pid, "999", []string{b, a}); got != newer {
-		t.Errorf("unknown key: %s, want the newest %s", got, newer)
+	// A known start time that no socket has: every socket is a leftover of
+	// an earlier process with the same pid (killed before it could remove
+	// it), never a candidate, however new.
+	got, stale := findSocket(pid, "999", []string{b, a})
+	if got != "" || len(stale) != 2 {
+		t.Errorf("unknown key: %s (stale %v), want none and both stale", got, stale)
 	}
-	if got := findSocket(7, "", []string{a, b, filepath.Join(a, "missing")}); got != "" {
+	// Key 0 is what a runtime uses when it cannot read its start time.
+	zero := filepath.Join(a, "dotnet-diagnostic-4242-0-socket")
+	listen(t, zero)
+	if got, _ := findSocket(pid, "999", []string{b, a}); got != zero {
+		t.Errorf("unknown key with a key-0 socket: %s, want %s", got, zero)
+	}
+	if got, _ := findSocket(7, "", []string{a, b, filepath.Join(a, "missing")}); got != "" {
 		t.Errorf("pid 7: %s", got)
 	}
 }

@@ -47,6 +47,9 @@ func TestReverseStartupProfiler(t *testing.T) {
 			if !errors.Is(err, diag.ErrTimeout) {
 				t.Errorf("Accept on %s: %v, want ErrTimeout (no connection)", rt.Name, err)
 			}
+			// A leftover socket of an earlier process with the same pid
+			// is not taken for the app's (it has none).
+			plantStale(t, tmp, p.Pid)
 			err = diag.SetStartupProfiler(ctx, p.Pid, req)
 			t.Logf("SetStartupProfiler on %s: %v", rt.Name, err)
 			if !errors.Is(err, diag.ErrNotSupported) {

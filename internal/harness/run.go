@@ -102,6 +102,8 @@ func Run(t testing.TB, rt Runtime, app string, opts RunOptions) Result {
 		t.Fatalf("harness.Run: %v", err)
 	}
 	pgid := cmd.Process.Pid
+	sockets := diagSockets(pgid, cmd.Env)
+	defer removeSockets(sockets)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	timer := time.NewTimer(timeout)

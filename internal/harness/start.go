@@ -60,10 +60,12 @@ func Start(t testing.TB, rt Runtime, app string, opts RunOptions) *Proc {
 		t.Fatalf("harness.Start: %v", err)
 	}
 	p.Pid = cmd.Process.Pid
+	sockets := diagSockets(p.Pid, cmd.Env)
 	go func() {
 		p.waitErr = cmd.Wait()
 		// Leftover children of the program (same group) go too.
 		_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
+		removeSockets(sockets)
 		p.result = &Result{Runtime: rt, Args: p.args, Duration: time.Since(p.started)}
 		if ps := cmd.ProcessState; ps != nil {
 			exitFields(p.result, ps)

@@ -82,3 +82,47 @@ func TestStartEOFAndTimeout(t *testing.T) {
 		t.Fatalf("want a timeout kill, got %s", res.Status())
 	}
 }
+
+// A runtime killed before it can shut down leaves its diagnostics socket
+// behind; the harness removes it, so that a later process given the same
+// pid does not find it (seen in CI: a .NET Core 2.1 app, which makes no
+// socket, was taken to have one that refused connections). Runtimes from
+// .NET Core 3.0 make the socket; 2.x make none.
+func TestKilledRuntimeLeavesNoSocket(t *testing.T) {
+	app := harness.CompileCS(t, []string{"testdata/echo/echo.cs"}, "")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		if !rt.AtLeast(3, 0) {
+			t.Skipf(".NET Core %s makes no diagnostics socket", rt.Version)
+		}
+		tmp := t.TempDir()
+		p := harness.Start(t, rt, app, harness.RunOptions{Env: []string{"TMPDIR=" + tmp}})
+		if err := p.WaitStdout("ready\n", 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		prefix := "dotnet-diagnostic-" + strconv.Itoa(p.Pid) + "-"
+		sockets := func() []string {
+			var names []string
+			ents, _ := os.ReadDir(tmp)
+			for _, e := range ents {
+				if strings.HasPrefix(e.Name(), prefix) {
+					names = append(names, e.Name())
+				}
+			}
+			return names
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for len(sockets()) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s* in %s while the app runs", prefix, tmp)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Logf("while running: %v", sockets())
+		p.Kill()
+		res := p.Wait()
+		res.MustSignal(t, syscall.SIGKILL)
+		if left := sockets(); len(left) != 0 {
+			t.Errorf("after SIGKILL: %v left in %s", left, tmp)
+		}
+	})
+}

@@ -2,7 +2,11 @@
 // /proc/<pid>/task/<tid>/stat (proc(5)).
 package procstat
 
-import "bytes"
+import (
+	"bytes"
+	"strconv"
+	"strings"
+)
 
 // Split returns the line's head, from the process id through the command
 // name's closing parenthesis, and the fields after it (rest[0] is the
@@ -15,4 +19,24 @@ func Split(stat []byte) (head, rest []byte, ok bool) {
 		return nil, nil, false
 	}
 	return stat[:i+1], stat[i+2:], true
+}
+
+// StartTime returns field 22 of the line (starttime: clock ticks after
+// boot when the process started) as the decimal text it is, which is the
+// disambiguation key a .NET runtime puts in its diagnostics socket's name;
+// ok is false if the line has no such number.
+func StartTime(stat []byte) (key string, ok bool) {
+	_, rest, ok := Split(stat)
+	if !ok {
+		return "", false
+	}
+	f := strings.Fields(string(rest))
+	// f[0] is field 3 (state); field 22 is f[19].
+	if len(f) < 20 {
+		return "", false
+	}
+	if _, err := strconv.ParseUint(f[19], 10, 64); err != nil {
+		return "", false
+	}
+	return f[19], true
 }

@@ -19,3 +19,20 @@ func TestSplit(t *testing.T) {
 		}
 	}
 }
+
+func TestStartTime(t *testing.T) {
+	for _, c := range []struct {
+		line, key string
+		ok        bool
+	}{
+		{"9 (a) b (c)) S 1 9 9 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 123456 1000 10", "123456", true},
+		{"9 (a) S 1 9 9 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0", "", false},
+		{"9 (a) S 1 9 9 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 -5 1000", "", false},
+		{"9 a S", "", false},
+	} {
+		key, ok := StartTime([]byte(c.line))
+		if key != c.key || ok != c.ok {
+			t.Errorf("StartTime(%q) = %q, %v; want %q, %v", c.line, key, ok, c.key, c.ok)
+		}
+	}
+}
