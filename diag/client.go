@@ -185,19 +185,8 @@ func attach(ctx context.Context, pid int, sock string, req AttachRequest) error 
 		switch {
 		case ctx.Err() != nil:
 			return fail(ErrTimeout, 0, "connecting to the diagnostics socket", err)
-		case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, fs.ErrNotExist):
-			kind := ErrNotSupported
-			if pid != 0 && !processExists(pid) {
-				kind = ErrProcessNotFound
-			}
-			why := "nobody listens on the diagnostics socket (a leftover of an ended process?)"
-			if pid != 0 && kind == ErrNotSupported {
-				// A leftover socket of an earlier process with the same
-				// pid: say what the target itself runs.
-				if too, old := tooOldForAttach(coreclrOf(pid)); old {
-					why += "; " + too
-				}
-			}
+		case nobodyListens(err):
+			why, kind := noListener(pid, func(pid int) (string, bool) { return tooOldForAttach(coreclrOf(pid)) })
 			return fail(kind, 0, why, err)
 		default:
 			return fail(nil, 0, "connecting to the diagnostics socket", err)
@@ -270,6 +259,30 @@ func refusalHint(c HRESULT) string {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// nobodyListens tells whether err, from connecting to a diagnostics
+// socket, says that nobody listens there (refused, or the file is gone).
+func nobodyListens(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, fs.ErrNotExist)
+}
+
+// noListener explains a socket of process pid (0: unknown) that nobody
+// listens on: the process has ended, or the socket is a leftover of an
+// earlier process with the same pid, and then tooOld says whether the
+// target's runtime is too old for the command.
+func noListener(pid int, tooOld func(pid int) (string, bool)) (why string, kind error) {
+	why = "nobody listens on the diagnostics socket (a leftover of an ended process?)"
+	if pid == 0 {
+		return why, ErrNotSupported
+	}
+	if !processExists(pid) {
+		return why, ErrProcessNotFound
+	}
+	if too, old := tooOld(pid); old {
+		why += "; " + too
+	}
+	return why, ErrNotSupported
 }
 
 func processExists(pid int) bool {

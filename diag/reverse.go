@@ -5,12 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf16"
 
@@ -501,17 +499,11 @@ func SetStartupProfiler(ctx context.Context, pid int, req StartupRequest) error 
 		if ctx.Err() != nil {
 			return fail(ErrTimeout, 0, "connecting to the diagnostics socket", err)
 		}
-		why := "connecting to the diagnostics socket"
-		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, fs.ErrNotExist) {
-			if !processExists(pid) {
-				return fail(ErrProcessNotFound, 0, why, err)
-			}
-			why = "nobody listens on the diagnostics socket (a leftover of an ended process?)"
-			if too, old := tooOldForStartup(pid); old {
-				why += "; " + too
-			}
+		if nobodyListens(err) {
+			why, kind := noListener(pid, tooOldForStartup)
+			return fail(kind, 0, why, err)
 		}
-		return fail(ErrNotSupported, 0, why, err)
+		return fail(ErrNotSupported, 0, "connecting to the diagnostics socket", err)
 	}
 	defer conn.Close()
 	rc := &ReverseConn{conn: conn}
