@@ -312,11 +312,19 @@ func (c *ReverseConn) SetStartupProfiler(ctx context.Context, req StartupRequest
 // refusal, which also matches ErrTimeout). Connections other runtimes make
 // to the same listener meanwhile are closed; they connect again.
 func (l *ReverseListener) SetStartupProfiler(ctx context.Context, c *ReverseConn, req StartupRequest) (*ReverseConn, error) {
+	var refused error // the last "not paused yet"
 	for {
 		err := c.SetStartupProfiler(ctx, req)
 		if err != nil && !(errors.Is(err, ErrRefused) && errors.Is(err, HRESULT(eInvalidArg))) {
+			if refused != nil && errors.Is(err, ErrTimeout) {
+				// ctx ended (its deadline, on the connection,
+				// may pass a moment before ctx says so) while a
+				// later attempt waited.
+				return nil, &timeoutError{refused}
+			}
 			return nil, err
 		}
+		refused = err
 		if err != nil {
 			select {
 			case <-ctx.Done():

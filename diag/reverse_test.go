@@ -369,3 +369,55 @@ func TestReverseStartupNotYetPaused(t *testing.T) {
 		t.Errorf("unknown command: %v, want ErrNotSupported", err)
 	}
 }
+
+// TestReverseStartupRefusedThenSilent: the context ends while the runtime,
+// which refused once (not paused yet), has not answered the next attempt.
+// The error is still that refusal, matching ErrTimeout too (seen in CI under
+// load: the deadline passed during an attempt, and the refusals before it
+// were lost).
+func TestReverseStartupRefusedThenSilent(t *testing.T) {
+	l := reverseListener(t)
+	lib := filepath.Join(t.TempDir(), "libp.so")
+	if err := os.WriteFile(lib, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	defer close(release)
+	conn := func(answer bool) {
+		c, err := net.Dial("unix", l.Path())
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		b, _ := Advertise{Cookie: testCLSID, PID: 99}.MarshalBinary()
+		if _, err := c.Write(b); err != nil {
+			return
+		}
+		if _, err := ReadMessage(c); err != nil {
+			return
+		}
+		if !answer {
+			<-release // the command arrived; no answer
+			return
+		}
+		m := Message{CommandSet: CommandSetServer, CommandID: ServerError, Payload: binary.LittleEndian.AppendUint32(nil, uint32(eInvalidArgU))}
+		b, _ = m.Encode()
+		c.Write(b)
+	}
+	go func() {
+		conn(true)
+		conn(false)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	c, err := l.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.SetStartupProfiler(ctx, c, StartupRequest{CLSID: testCLSID, ProfilerPath: lib})
+	if !errors.Is(err, ErrRefused) || !errors.Is(err, ErrTimeout) || !errors.Is(err, HRESULT(eInvalidArg)) {
+		t.Errorf("refused, then no answer until the deadline: %v, want ErrRefused and ErrTimeout with E_INVALIDARG", err)
+	}
+}
+
+const eInvalidArgU = 0x80070057
