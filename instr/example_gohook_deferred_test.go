@@ -31,13 +31,13 @@ func (p *spanLogger) Initialize(info *profiler.Info) error {
 		Args: true, Deferred: true, Timestamps: true,
 		Enter: func(c *instr.Call) uint64 {
 			next++
-			started[next] = c.Time // when the call was entered, not now
+			started[next] = c.Time() // when the call was entered, not now
 			return next
 		},
 		Exit: func(r *instr.Return) {
-			start := started[r.State]
-			delete(started, r.State)
-			fmt.Fprintf(os.Stderr, "Price(thread %d) %v..%v returned %s\n", r.Thread, start, r.Time, r.Value)
+			start := started[r.State()]
+			delete(started, r.State())
+			fmt.Fprintf(os.Stderr, "Price(thread %d) %v..%v returned %s\n", r.Thread(), start, r.Time(), r.Value())
 		},
 	}
 	if p.in, err = instr.New(info, instr.Config{Rules: []instr.Rule{{Targets: targets, Go: hooks}}}); err != nil {

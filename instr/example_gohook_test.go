@@ -31,12 +31,12 @@ func (p *goTracer) Initialize(info *profiler.Info) error {
 			return uint64(time.Now().UnixNano()) // handed to Exit as State
 		},
 		Exit: func(r *instr.Return) {
-			d := time.Duration(time.Now().UnixNano() - int64(r.State))
-			if r.Exception {
-				fmt.Fprintf(os.Stderr, "Price threw %s after %v\n", r.ExceptionType, d)
+			d := time.Duration(time.Now().UnixNano() - int64(r.State()))
+			if r.Exception() {
+				fmt.Fprintf(os.Stderr, "Price threw %s after %v\n", r.ExceptionType(), d)
 				return
 			}
-			fmt.Fprintf(os.Stderr, "Price returned %s in %v (thread %d)\n", r.Value, d, r.Thread)
+			fmt.Fprintf(os.Stderr, "Price returned %s in %v (thread %d)\n", r.Value(), d, r.Thread())
 		},
 	}
 	if p.in, err = instr.New(info, instr.Config{Rules: []instr.Rule{{Targets: targets, Go: hooks}}}); err != nil {

@@ -52,7 +52,7 @@ type GoHooks struct {
 	// Enter, when set, runs before the method's body. What it returns
 	// is handed to Exit as Return.State. c is valid only until Enter
 	// returns (the deferred drain reuses it for the next call): keep
-	// what you need from it (c.Args itself may be kept), not c.
+	// what you need from it (c.Args() itself may be kept), not c.
 	Enter func(c *Call) uint64
 	// Exit, when set, runs when the method returns or an exception
 	// leaves it. r is valid only until Exit returns, as Enter's c.
@@ -85,41 +85,74 @@ type GoHooks struct {
 // with more parameters passes the first MaxGoArgs.
 const MaxGoArgs = 8
 
-// Call is what an Enter hook receives.
+// Call is what an Enter hook receives: a read-only view of the call, read
+// through its methods. The hooks cannot change it, so the deferred drain
+// can hand the same Call to every call of a thread and write only what
+// differs from the call before (a hook that could write into it would
+// make the drain reset every field before every call, which was most of
+// an empty deferred hook's cost).
 type Call struct {
-	// Method is the instrumented method's id (Instrumenter.Method).
-	Method int32
-	// Thread is the OS thread id (gettid) of the calling thread.
-	Thread uint64
-	// Args are the arguments with GoHooks.Args (this is not among them),
-	// nil otherwise. The hook may keep them.
-	Args []Value
-	// Time is when the method was entered, with GoHooks.Deferred and
-	// GoHooks.Timestamps (read from CLOCK_MONOTONIC in the call, made a
-	// wall-clock time by the offset between the two clocks when the
-	// first deferred rule was added); zero otherwise.
-	Time time.Time
+	method int32
+	thread uint64
+	args   []Value
+	time   time.Time
 }
 
-// Return is what an Exit hook receives.
+// Method is the instrumented method's id (Instrumenter.Method).
+func (c *Call) Method() int32 { return c.method }
+
+// Thread is the OS thread id (gettid) of the calling thread.
+func (c *Call) Thread() uint64 { return c.thread }
+
+// Args are the arguments with GoHooks.Args (this is not among them), nil
+// otherwise. The slice is the call's own: the hook may keep it.
+func (c *Call) Args() []Value { return c.args }
+
+// Time is when the method was entered, with GoHooks.Deferred and
+// GoHooks.Timestamps (read from CLOCK_MONOTONIC in the call, made a
+// wall-clock time by the offset between the two clocks when the first
+// deferred rule was added); zero otherwise.
+func (c *Call) Time() time.Time { return c.time }
+
+// Return is what an Exit hook receives: a read-only view of the return,
+// as Call is of the call.
 type Return struct {
-	Method int32
-	Thread uint64
-	// State is what Enter returned (0 without Enter, or if it panicked).
-	State uint64
-	// Value is the value returned (KindVoid for a void method; the
-	// type's default when an exception is leaving).
-	Value Value
-	// Exception tells whether an exception is leaving the method;
-	// ExceptionType is its type's name ("System.InvalidOperationException").
-	Exception     bool
-	ExceptionType string
-	// ExceptionTypeTruncated tells, with GoHooks.Deferred, that
-	// ExceptionType was cut short (as Value.Truncated).
-	ExceptionTypeTruncated bool
-	// Time is when the method returned, as Call.Time.
-	Time time.Time
+	method   int32
+	thread   uint64
+	state    uint64
+	value    Value
+	exc      bool
+	excType  string
+	excTrunc bool
+	time     time.Time
 }
+
+// Method is the instrumented method's id (Instrumenter.Method).
+func (r *Return) Method() int32 { return r.method }
+
+// Thread is the OS thread id (gettid) of the calling thread.
+func (r *Return) Thread() uint64 { return r.thread }
+
+// State is what Enter returned (0 without Enter, or if it panicked).
+func (r *Return) State() uint64 { return r.state }
+
+// Value is the value returned (KindVoid for a void method; the type's
+// default when an exception is leaving).
+func (r *Return) Value() Value { return r.value }
+
+// Exception tells whether an exception is leaving the method.
+func (r *Return) Exception() bool { return r.exc }
+
+// ExceptionType is the type's name of the exception leaving the method
+// ("System.InvalidOperationException"), "" without one.
+func (r *Return) ExceptionType() string { return r.excType }
+
+// ExceptionTypeTruncated tells, with GoHooks.Deferred, that ExceptionType
+// was cut short (as Value.Truncated).
+func (r *Return) ExceptionTypeTruncated() bool { return r.excTrunc }
+
+// Time is when the method returned, as Call.Time.
+func (r *Return) Time() time.Time { return r.time }
 
 // Kind is the kind of a Value.
 type Kind uint8
@@ -349,13 +382,13 @@ func clrprofGoEnter(id C.int32_t, tid C.uint64_t, n C.int32_t, a *C.int64_t) (st
 			state = 0
 		}
 	}()
-	c := Call{Method: e.method, Thread: uint64(tid)}
+	c := Call{method: e.method, thread: uint64(tid)}
 	if n > 0 && a != nil {
 		raw := unsafe.Slice((*uint64)(unsafe.Pointer(a)), int(n))
-		c.Args = make([]Value, len(raw))
+		c.args = make([]Value, len(raw))
 		for i, b := range raw {
 			if i < len(e.args) {
-				c.Args[i] = decode(e.args[i], b)
+				c.args[i] = decode(e.args[i], b)
 			}
 		}
 	}
@@ -373,11 +406,11 @@ func clrprofGoExit(id C.int32_t, tid C.uint64_t, state, ret, exc, typ C.int64_t)
 			e.recovered(r)
 		}
 	}()
-	r := Return{Method: e.method, Thread: uint64(tid), State: uint64(state), Value: decode(e.ret, uint64(ret))}
+	r := Return{method: e.method, thread: uint64(tid), state: uint64(state), value: decode(e.ret, uint64(ret))}
 	if exc != 0 {
-		r.Exception = true
+		r.exc = true
 		if typ != 0 {
-			r.ExceptionType = readString(uintptr(typ))
+			r.excType = readString(uintptr(typ))
 		}
 	}
 	e.hooks.Exit(&r)

@@ -367,8 +367,8 @@ func (th *qthread) push(state uint64) {
 // is issue 24's budget, docs/benchmarks.md): the records of calls without
 // strings (an enter without arguments, an exit without a string) are
 // decoded here without qrec.next, the hooks get th's Call and Return,
-// reused, and their pointer fields are written only when they change (no
-// write barrier per call).
+// reused (read-only to the hooks), and their pointer fields are written
+// only when they change (no write barrier per call).
 func (th *qthread) run(b []byte) (n, enters, used int, err error) {
 	r := &th.rec
 	var e *goEntry
@@ -452,7 +452,7 @@ func (th *qthread) run(b []byte) (n, enters, used int, err error) {
 		if exit != nil {
 			x := th.returnFor(e, state, qTime(t), flags&qExcFlag != 0)
 			if full == nil {
-				x.Value.setq(&e.ret, ret, nil)
+				x.value.setq(&e.ret, ret, nil)
 			} else {
 				e.deferredReturn(x, full)
 			}
@@ -475,6 +475,19 @@ func (th *qthread) leaves(b []byte, off int, id int32, e *goEntry, enter func(*C
 	}
 	idw := uint64(uint32(id)) << 32
 	enterW, exitW := idw|8|qEnter<<16, idw|16|qExit<<16
+	// The hooks cannot write into the Call and Return they get, and every
+	// call of the run differs from the one before only in its state and
+	// its value's bits: both are readied once, and only those two fields
+	// are written per call.
+	c := th.callFor(e, time.Time{})
+	x := th.returnFor(e, 0, time.Time{}, false)
+	x.value.setq(&e.ret, 0, nil)
+	var bits uint64 // the mask of the value's bits taken from the record
+	switch e.ret.kind {
+	case KindString, KindObject, KindVoid:
+	default:
+		bits = ^uint64(0)
+	}
 	for len(b)-off >= 24 {
 		if binary.LittleEndian.Uint64(b[off:]) != enterW || binary.LittleEndian.Uint64(b[off+8:]) != exitW {
 			break
@@ -483,12 +496,11 @@ func (th *qthread) leaves(b []byte, off int, id int32, e *goEntry, enter func(*C
 		var state uint64
 		if enter != nil {
 			th.at = off
-			state = enter(th.callFor(e, time.Time{}))
+			state = enter(c)
 		}
 		if exit != nil {
 			th.at = off + 8
-			x := th.returnFor(e, state, time.Time{}, false)
-			x.Value.setq(&e.ret, ret, nil)
+			x.state, x.value.bits = state, ret&bits
 			exit(x)
 		}
 		off += 24
@@ -498,16 +510,17 @@ func (th *qthread) leaves(b []byte, off int, id int32, e *goEntry, enter func(*C
 }
 
 // callFor readies th's Call, reused, for a call of e entered at tm (zero
-// without a clock): its fields written only when they change, so that what
-// a hook wrote into it does not reach the next call.
+// without a clock). The hooks cannot write into it: a field is written
+// only when it differs from the call before's (no write barrier when
+// nothing changed).
 func (th *qthread) callFor(e *goEntry, tm time.Time) *Call {
 	c := &th.call
-	c.Method, c.Thread = e.method, th.tid
-	if c.Args != nil {
-		c.Args = nil
+	c.method, c.thread = e.method, th.tid
+	if c.args != nil {
+		c.args = nil
 	}
-	if c.Time != tm {
-		c.Time = tm
+	if c.time != tm {
+		c.time = tm
 	}
 	return c
 }
@@ -517,13 +530,13 @@ func (th *qthread) callFor(e *goEntry, tm time.Time) *Call {
 // value.
 func (th *qthread) returnFor(e *goEntry, state uint64, tm time.Time, exc bool) *Return {
 	x := &th.ret
-	x.Method, x.Thread, x.State = e.method, th.tid, state
-	if x.Time != tm {
-		x.Time = tm
+	x.method, x.thread, x.state = e.method, th.tid, state
+	if x.time != tm {
+		x.time = tm
 	}
-	x.Exception, x.ExceptionTypeTruncated = exc, false
-	if x.ExceptionType != "" {
-		x.ExceptionType = ""
+	x.exc, x.excTrunc = exc, false
+	if x.excType != "" {
+		x.excType = ""
 	}
 	return x
 }
@@ -565,13 +578,13 @@ func (v *Value) setq(k *valueKind, bits uint64, s *qstr) {
 
 // deferredArgs sets c.Args from record r.
 func (e *goEntry) deferredArgs(c *Call, r *qrec) {
-	c.Args = make([]Value, r.nargs) // the hook may keep them
+	c.args = make([]Value, r.nargs) // the hook may keep them
 	for i := 0; i < r.nargs && i < len(e.args); i++ {
 		var s *qstr
 		if r.flags&(1<<i) != 0 {
 			s = &r.strs[i]
 		}
-		c.Args[i].setq(&e.args[i], r.args[i], s)
+		c.args[i].setq(&e.args[i], r.args[i], s)
 	}
 }
 
@@ -581,9 +594,9 @@ func (e *goEntry) deferredReturn(x *Return, r *qrec) {
 	if r.flags&qRetStrFlag != 0 {
 		rs = &r.strs[0]
 	}
-	x.Value.setq(&e.ret, r.ret, rs)
+	x.value.setq(&e.ret, r.ret, rs)
 	if r.flags&qTypeStrFlag != 0 {
-		x.ExceptionType = r.strs[1].s
-		x.ExceptionTypeTruncated = r.strs[1].trunc
+		x.excType = r.strs[1].s
+		x.excTrunc = r.strs[1].trunc
 	}
 }

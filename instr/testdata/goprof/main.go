@@ -113,54 +113,54 @@ func (p *prof) name(id int32) string {
 }
 
 func (p *prof) enter(c *instr.Call) uint64 {
-	n := p.name(c.Method)
+	n := p.name(c.Method())
 	switch n {
 	case "Hot":
 		p.hot.Add(1)
-		p.threads.Store(c.Thread, true)
-		if len(c.Args) == 0 {
-			return c.Thread<<1 | 1 // GOPROF_NOARGS=1: the exit checks its thread's mark
+		p.threads.Store(c.Thread(), true)
+		if len(c.Args()) == 0 {
+			return c.Thread()<<1 | 1 // GOPROF_NOARGS=1: the exit checks its thread's mark
 		}
-		p.hotSum.Add(c.Args[0].Int())
-		return uint64(c.Args[0].Int()) + 1
+		p.hotSum.Add(c.Args()[0].Int())
+		return uint64(c.Args()[0].Int()) + 1
 	case "Panicky":
 		panic("enter hook panicked")
 	case "Rec":
 		s := p.seq.Add(1)
-		f := recFrame{state: s, d: -1, at: c.Time} // d -1: no arguments (GOPROF_NOARGS=1)
-		if len(c.Args) == 2 {
-			f.d, f.i = c.Args[0].Int(), c.Args[1].Int()
+		f := recFrame{state: s, d: -1, at: c.Time()} // d -1: no arguments (GOPROF_NOARGS=1)
+		if len(c.Args()) == 2 {
+			f.d, f.i = c.Args()[0].Int(), c.Args()[1].Int()
 		}
 		p.recMu.Lock()
 		p.recEnter++
-		p.recStack[c.Thread] = append(p.recStack[c.Thread], f)
+		p.recStack[c.Thread()] = append(p.recStack[c.Thread()], f)
 		p.recMu.Unlock()
-		p.checkTime(c.Time)
+		p.checkTime(c.Time())
 		return s
 	}
 	var sb strings.Builder
-	for i, a := range c.Args {
+	for i, a := range c.Args() {
 		if i > 0 {
 			sb.WriteString(" ")
 		}
 		fmt.Fprintf(&sb, "%s:%s:%s", a.Kind, a.Type, show(a))
 	}
 	s := p.seq.Add(1)
-	p.checkTime(c.Time)
-	p.enterAt.Store(s, c.Time)
+	p.checkTime(c.Time())
+	p.enterAt.Store(s, c.Time())
 	fmt.Fprintf(os.Stderr, "GOHOOK enter %s state=%d args=[%s]\n", n, s, sb.String())
 	return s
 }
 
 func (p *prof) exit(r *instr.Return) {
-	n := p.name(r.Method)
+	n := p.name(r.Method())
 	switch n {
 	case "Hot":
 		p.hotExit.Add(1)
-		if r.State&1 == 1 && r.State>>1 == r.Thread {
+		if r.State()&1 == 1 && r.State()>>1 == r.Thread() {
 			return // GOPROF_NOARGS=1
 		}
-		if r.Value.Int()/3+1 != int64(r.State) {
+		if r.Value().Int()/3+1 != int64(r.State()) {
 			p.badState.Add(1)
 		}
 		return
@@ -171,28 +171,28 @@ func (p *prof) exit(r *instr.Return) {
 		p.recMu.Lock()
 		defer p.recMu.Unlock()
 		p.recExit++
-		st := p.recStack[r.Thread]
+		st := p.recStack[r.Thread()]
 		if len(st) == 0 {
 			p.recBad++
 			return
 		}
 		f := st[len(st)-1]
-		p.recStack[r.Thread] = st[:len(st)-1]
-		if f.state != r.State || f.d >= 0 && r.Value.Int() != f.i+f.d || r.Exception || r.Time.Before(f.at) {
+		p.recStack[r.Thread()] = st[:len(st)-1]
+		if f.state != r.State() || f.d >= 0 && r.Value().Int() != f.i+f.d || r.Exception() || r.Time().Before(f.at) {
 			p.recBad++
 		}
-		p.checkTime(r.Time)
+		p.checkTime(r.Time())
 		return
 	}
-	p.checkTime(r.Time)
-	if at, ok := p.enterAt.Load(r.State); ok && r.Time.Before(at.(time.Time)) {
+	p.checkTime(r.Time())
+	if at, ok := p.enterAt.Load(r.State()); ok && r.Time().Before(at.(time.Time)) {
 		p.badTime.Add(1)
 	}
-	exc := r.ExceptionType
-	if r.ExceptionTypeTruncated {
+	exc := r.ExceptionType()
+	if r.ExceptionTypeTruncated() {
 		exc += "~trunc"
 	}
-	fmt.Fprintf(os.Stderr, "GOHOOK exit %s state=%d ret=%s:%s exc=%v:%s\n", n, r.State, r.Value.Kind, show(r.Value), r.Exception, exc)
+	fmt.Fprintf(os.Stderr, "GOHOOK exit %s state=%d ret=%s:%s exc=%v:%s\n", n, r.State(), r.Value().Kind, show(r.Value()), r.Exception(), exc)
 }
 
 // show formats a value, long strings by their length.

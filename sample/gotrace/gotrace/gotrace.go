@@ -252,8 +252,8 @@ func (p *Tracer) stack(tid uint64) *stack {
 // enter runs on the calling thread; the hooks of one thread never run
 // concurrently, so its stack needs no lock.
 func (p *Tracer) enter(c *instr.Call) uint64 {
-	st := p.stack(c.Thread)
-	f := frame{id: c.Method, start: c.Time} // deferred: the time recorded in the call
+	st := p.stack(c.Thread())
+	f := frame{id: c.Method(), start: c.Time()} // deferred: the time recorded in the call
 	if f.start.IsZero() {
 		f.start = time.Now()
 	}
@@ -262,9 +262,9 @@ func (p *Tracer) enter(c *instr.Call) uint64 {
 		if n := len(st.frames); n > 0 && st.frames[n-1].span != nil {
 			ctx = trace.ContextWithSpan(ctx, st.frames[n-1].span)
 		}
-		m := p.method(c.Method)
+		m := p.method(c.Method())
 		_, f.span = p.otlp.tracer.Start(ctx, m.name, trace.WithTimestamp(f.start),
-			trace.WithAttributes(append(m.attrs, attribute.Int64("thread.id", int64(c.Thread)))...))
+			trace.WithAttributes(append(m.attrs, attribute.Int64("thread.id", int64(c.Thread())))...))
 		sc := f.span.SpanContext()
 		f.ids = profiles.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID()}
 	}
@@ -272,8 +272,8 @@ func (p *Tracer) enter(c *instr.Call) uint64 {
 		p.enterSpans(st, &f)
 	}
 	st.frames = append(st.frames, f)
-	if p.summary && c.Method >= 0 && c.Method < capacity {
-		p.counters[4*c.Method+3].Add(1)
+	if p.summary && c.Method() >= 0 && c.Method() < capacity {
+		p.counters[4*c.Method()+3].Add(1)
 	}
 	return uint64(len(st.frames))
 }
@@ -305,13 +305,13 @@ func (p *Tracer) enterSpans(st *stack, f *frame) {
 }
 
 func (p *Tracer) exit(r *instr.Return) {
-	end := r.Time
+	end := r.Time()
 	if end.IsZero() {
 		end = time.Now()
 	}
-	st := p.stack(r.Thread)
+	st := p.stack(r.Thread())
 	n := len(st.frames)
-	if n == 0 || st.frames[n-1].id != r.Method {
+	if n == 0 || st.frames[n-1].id != r.Method() {
 		// Enter did not run for this call (it panicked, or the hooks were
 		// installed while the call was running): nothing to pair with.
 		return
@@ -320,7 +320,7 @@ func (p *Tracer) exit(r *instr.Return) {
 	st.frames = st.frames[:n-1]
 	if n == 1 && p.nstacks.Load() > 4096 {
 		// Bound the per-thread state: threads die without telling Go.
-		p.stacks.Delete(r.Thread)
+		p.stacks.Delete(r.Thread())
 		p.nstacks.Add(-1)
 	}
 	if f.tid != 0 {
@@ -328,37 +328,37 @@ func (p *Tracer) exit(r *instr.Return) {
 	}
 	dur := end.Sub(f.start)
 	if f.span != nil {
-		if r.Exception {
-			f.span.SetStatus(codes.Error, r.ExceptionType)
+		if r.Exception() {
+			f.span.SetStatus(codes.Error, r.ExceptionType())
 			f.span.AddEvent("exception", trace.WithTimestamp(end),
-				trace.WithAttributes(attribute.String("exception.type", r.ExceptionType)))
+				trace.WithAttributes(attribute.String("exception.type", r.ExceptionType())))
 		}
 		f.span.End(trace.WithTimestamp(end))
 	}
 	if p.summary {
-		if id := r.Method; id >= 0 && id < capacity {
+		if id := r.Method(); id >= 0 && id < capacity {
 			p.counters[4*id].Add(1)
 			p.counters[4*id+1].Add(int64(dur))
-			if r.Exception {
+			if r.Exception() {
 				p.counters[4*id+2].Add(1)
 			}
 			return
 		}
 		p.mu.Lock()
-		c := p.slow[r.Method]
+		c := p.slow[r.Method()]
 		if c == nil {
 			c = new([3]int64)
-			p.slow[r.Method] = c
+			p.slow[r.Method()] = c
 		}
 		c[0]++
 		c[1] += int64(dur)
-		if r.Exception {
+		if r.Exception() {
 			c[2]++
 		}
 		p.mu.Unlock()
 		return
 	}
-	m := p.method(r.Method)
+	m := p.method(r.Method())
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done {
@@ -367,7 +367,7 @@ func (p *Tracer) exit(r *instr.Return) {
 	b := append(p.line[:0], `{"method":`...)
 	b = append(b, m.json...)
 	b = append(b, `,"thread":`...)
-	b = strconv.AppendUint(b, r.Thread, 10)
+	b = strconv.AppendUint(b, r.Thread(), 10)
 	b = append(b, `,"depth":`...)
 	b = strconv.AppendInt(b, int64(n), 10)
 	b = append(b, `,"start_ns":`...)
@@ -382,10 +382,10 @@ func (p *Tracer) exit(r *instr.Return) {
 		b = append(b, '"')
 	}
 	b = append(b, `,"exception":`...)
-	if !r.Exception {
+	if !r.Exception() {
 		b = append(b, "null"...)
 	} else {
-		q, _ := json.Marshal(r.ExceptionType)
+		q, _ := json.Marshal(r.ExceptionType())
 		b = append(b, q...)
 	}
 	b = append(b, "}\n"...)
