@@ -352,9 +352,9 @@ type Target struct {
 	// (ratio after subtracting each configuration's median on the empty
 	// workload, or its StartupOf twin's: start-up and shutdown taken out),
 	// "wall-slope" or "cpu-slope" (ratio of the differences between each
-	// configuration's median on Workload and on its shorter twin, slopeOf:
-	// the cost of the calls the longer run makes beyond the shorter, with
-	// everything paid once a run taken out), "wall-delta" or
+	// configuration's median and its twin's doing less of the same work,
+	// slopeOf: the cost of the calls the longer runs make beyond the
+	// shorter, with everything paid once a run taken out), "wall-delta" or
 	// "cpu-delta" (milliseconds over), "rss-delta" (MiB over), or
 	// "wall-output" or "cpu-output": the ratio of the baseline's median
 	// plus the difference between the two configurations' own timing of
@@ -420,8 +420,8 @@ var Targets = []Target{
 	{"instr Go hooks: an empty Go hook vs an empty C hook bound the same way (P/Invoke from the wrap), start-up taken out (per call)", "gohook", "go-gohook", "ref", "wall-steady", 1.5},
 	{"instr deferred Go hooks: an empty deferred Go hook vs an empty C hook bound the same way, start-up taken out (per call)", "gohook", "go-gohook-deferred", "ref", "wall-steady", 1.5},
 	{"instr deferred Go hooks: an empty deferred Go hook vs an empty C hook bound the same way, start-up taken out (per call), CPU time (the drain goroutine's included)", "gohook", "go-gohook-deferred", "ref", "cpu-steady", 1.5},
-	{"instr deferred Go hooks: an empty deferred Go hook vs an empty C hook bound the same way, per call (the 10,000,000 calls gohook-long makes beyond gohook: costs paid once per run cancel)", "gohook-long", "go-gohook-deferred", "ref", "wall-slope", 1.5},
-	{"instr deferred Go hooks: an empty deferred Go hook vs an empty C hook bound the same way, per call (gohook-long minus gohook), CPU time (the drain goroutine's included)", "gohook-long", "go-gohook-deferred", "ref", "cpu-slope", 1.5},
+	{"instr deferred Go hooks: an empty deferred Go hook vs an empty C hook bound the same way, per call (the 10,000,000 calls the -x3 configurations make beyond the others, interleaved: costs paid once a run cancel)", "gohook", "go-gohook-deferred-x3", "ref", "wall-slope", 1.5},
+	{"instr deferred Go hooks: an empty deferred Go hook vs an empty C hook bound the same way, per call (-x3 minus the others), CPU time (the drain goroutine's included)", "gohook", "go-gohook-deferred-x3", "ref", "cpu-slope", 1.5},
 	{"a chained native profiler (the C reference behind the idle Go profiler, CLRPROF_CHAIN_PATH): unimplemented callbacks vs the same C profiler alone", "alloc", "c-unimpl-chained", "ref", "wall", 1.05},
 	{"a chained native profiler: unimplemented callbacks vs the same C profiler alone, start-up taken out (the Go runtime's own start-up is go-idle's)", "alloc", "c-unimpl-chained", "ref", "wall-steady", 1.05},
 	{"a chained native profiler: ObjectAllocated on every allocation vs the same C profiler alone", "alloc", "c-alloc-chained", "ref", "wall", 1.05},
@@ -473,13 +473,17 @@ var startupOf = map[string]string{
 	"c-unimpl-chained":  "go-idle", // the Go runtime's start-up; the chained C profiler's is c-idle's, about none
 	"c-alloc-chained":   "go-idle",
 
-	"go-gohook-deferred": "go-idle",
+	"go-gohook-deferred":    "go-idle",
+	"go-gohook-deferred-x3": "go-idle",
+	"c-gohook-x3":           "go-idle",
 }
 
-// slopeOf names, for a workload of the "-slope" metrics, its shorter twin:
-// the same program making fewer calls.
+// slopeOf names, for a configuration of the "-slope" metrics, its twin
+// doing less of the same work on the same workload (the same program
+// making fewer calls).
 var slopeOf = map[string]string{
-	"gohook-long": "gohook",
+	"go-gohook-deferred-x3": "go-gohook-deferred",
+	"c-gohook-x3":           "c-gohook",
 }
 
 // StartupOf is the configuration whose median on the empty workload is
@@ -558,13 +562,13 @@ func Check(r *Report) []Outcome {
 			}
 			slopeInvalid := ""
 			if t.Metric == "wall-slope" || t.Metric == "cpu-slope" {
-				// The difference between the same configurations on a
-				// workload and on its shorter twin: the cost of the
-				// calls between, without anything paid once a run.
-				short := slopeOf[t.Workload]
-				rs, bs := r.Row(rt.Name, short, row.Config), r.Row(rt.Name, short, base.Config)
-				if short == "" || rs == nil || bs == nil || len(rs.Runs) == 0 || len(bs.Runs) == 0 {
-					o.Note = "no rows of the shorter workload " + short
+				// The difference between each configuration and its
+				// twin doing less of the same work on the same
+				// workload: the cost of the work between, without
+				// anything paid once a run.
+				rs, bs := r.Row(rt.Name, t.Workload, slopeOf[row.Config]), r.Row(rt.Name, t.Workload, slopeOf[base.Config])
+				if rs == nil || bs == nil || len(rs.Runs) == 0 || len(bs.Runs) == 0 {
+					o.Note = "no rows of the shorter twins " + slopeOf[row.Config] + ", " + slopeOf[base.Config]
 					out = append(out, o)
 					continue
 				}
@@ -573,16 +577,16 @@ func Check(r *Report) []Outcome {
 				if t.Metric == "cpu-slope" {
 					num, den = m.CPU-rm.CPU, b.CPU-bm.CPU
 				}
+				ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
 				if den > 0 && num > 0 {
 					o.Measured, o.OK = float64(num)/float64(den), true
-					ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
-					what = fmt.Sprintf("%s against %s beyond %s; ", ms(num), ms(den), short)
+					what = fmt.Sprintf("%s beyond %s against %s beyond %s; ", ms(num), rs.Config, ms(den), bs.Config)
 				} else {
-					what = fmt.Sprintf("no difference to measure (%v, %v); ", num, den)
+					what = fmt.Sprintf("nothing to measure (%s beyond %s, %s beyond %s); ", ms(num), rs.Config, ms(den), bs.Config)
 				}
 				for _, x := range []*Row{rs, bs} {
 					if why := invalid(x); why != "" && slopeInvalid == "" {
-						slopeInvalid = short + " " + x.Config + ": " + why
+						slopeInvalid = x.Config + ": " + why
 					}
 				}
 			}

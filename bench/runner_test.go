@@ -68,6 +68,10 @@ type config struct {
 	// need says why the config cannot run on rt ("" if it can).
 	need          func(rt harness.Runtime) string
 	informational bool
+	// args and quickArgs, when set, are the program's arguments instead
+	// of the workload's (the same program doing more of its work, run
+	// interleaved with the other configurations).
+	args, quickArgs []string
 }
 
 type workload struct {
@@ -161,6 +165,13 @@ var configs = []config{
 	{name: "go-gohook-deferred", lib: "gohook", env: []string{"BENCH_GOHOOK_DEFERRED=1", "BENCH_GOHOOK_RING=8388608"}, ref: "c-gohook", shutdown: "gohook: Shutdown", nonzero: []string{"instrumented"},
 		valid: bench.Validity{Zero: []string{"dropped"}},
 		what:  "clrprof (bench/prof/gohook): empty deferred Go hooks (instr.GoHooks.Deferred: the P/Invoke appends a record to the thread's ring in C; a goroutine runs the hooks meanwhile and FlushDeferred at Shutdown the rest; delivered and dropped printed). The ring is 8 MiB (BENCH_GOHOOK_RING, advised into huge pages) so that none of the 5,000,000 calls is dropped: the loop makes a call every 20-30 ns, and the drain, which keeps up on average, falls behind for a millisecond or two at times (its thread descheduled, a wake-up late); with the default 256 KiB rings 0.4-8% of the calls were dropped here, with 1 MiB rings 0.1-4%, with 4 MiB and 16 MiB none (7 runs each, .NET 8; dropped calls' hooks would be missing from the CPU time, so the row prints delivered and dropped). A larger ring costs more than its page faults: with 512 MiB rings (120 MB of records, every line of them new to the caches) the same run took half as long again as with 16 MiB"},
+	{name: "c-gohook-x3", lib: "gohookdiag", env: []string{"CLRPROF_GOHOOK_ENTRY=c"}, shutdown: "gohook: Shutdown", nonzero: []string{"instrumented"},
+		args: []string{"15000000"}, quickArgs: []string{"6000000"},
+		what: "c-gohook making three times the calls (15,000,000; 6,000,000 with -quick), run interleaved with the others: what it takes beyond c-gohook is the cost of the calls between, with everything paid once a run taken out"},
+	{name: "go-gohook-deferred-x3", lib: "gohook", env: []string{"BENCH_GOHOOK_DEFERRED=1", "BENCH_GOHOOK_RING=8388608"}, ref: "c-gohook-x3", shutdown: "gohook: Shutdown", nonzero: []string{"instrumented"},
+		valid: bench.Validity{Zero: []string{"dropped"}},
+		args:  []string{"15000000"}, quickArgs: []string{"6000000"},
+		what: "go-gohook-deferred making three times the calls, as c-gohook-x3: what it takes beyond go-gohook-deferred, against what c-gohook-x3 takes beyond c-gohook, is the deferred hooks' cost per call against the C hook's, without the costs paid once a run (start-up, instrumentation, the drain goroutine's start, the ring's first touch, the final flush)"},
 	{name: "go-contprof-export", lib: "contprof", ref: "go-contprof", shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
 		what: "go-contprof also shipping every profile to Pyroscope (push API) and over OTLP (gRPC) to the OpenTelemetry Collector's receiver, both on loopback (started by the runner), the directory kept: compared with go-contprof, the same profiler writing the directory alone; the final flush at Shutdown waits for the receivers"},
 	{name: "go-contprof-nowall", lib: "contprof", env: []string{"CONTPROF_WALL=0"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
@@ -227,11 +238,8 @@ var workloads = []workload{
 		configs: []string{"none", "hand", "go-wrap"},
 		what:    "a hot small method (int Add(int, int), not inlined) called N times: plain, wrapped by instr (go-wrap), or with the same wrap written by hand (hand)"},
 	{name: "gohook", src: "workloads/wrap.cs", args: []string{"5000000"}, quickArgs: []string{"2000000"}, stdout: "wrap: sum=",
-		configs: []string{"none", "go-wrap", "c-gohook", "go-gohook", "go-gohook-noguard", "go-gohook-deferred"},
+		configs: []string{"none", "go-wrap", "c-gohook", "go-gohook", "go-gohook-noguard", "go-gohook-deferred", "c-gohook-x3", "go-gohook-deferred-x3"},
 		what:    "the hot method of the wrap workload (fewer calls: a Go hook costs microseconds) hooked at entry and exit: by the managed integration (go-wrap), by empty C functions through instr's Go hook P/Invokes (c-gohook), by empty Go hooks (go-gohook), and by the same without the signal guard (go-gohook-noguard, not safe)"},
-	{name: "gohook-long", src: "workloads/wrap.cs", args: []string{"15000000"}, quickArgs: []string{"6000000"}, stdout: "wrap: sum=",
-		configs: []string{"none", "c-gohook", "go-gohook-deferred"},
-		what:    "the gohook workload with three times the calls (15,000,000): what a configuration takes here minus what it takes on gohook is the cost of the 10,000,000 calls between, with everything paid once per run taken out (start-up, instrumentation, the deferred mode's drain goroutine, its rings' first touch and final flush); the per-call targets of the deferred Go hooks compare that difference with the C hook's"},
 	{name: "mcs-jit", mcs: 200, quickMCS: 60, stdout: "Compilation succeeded",
 		configs: []string{"none", "go-wrap-mcs"},
 		what:    "Mono's C# compiler (mcs.exe, as in soak/) compiling a generated program of 200 classes (60 with -quick): the cost of instrumenting every method of mcs with an empty integration, mostly JIT time"},
@@ -295,6 +303,12 @@ func runOnce(t *testing.T, rt harness.Runtime, app, dir string, w *workload, c *
 	}
 	if quick && w.quickArgs != nil {
 		opts.Args = w.quickArgs
+	}
+	if c.args != nil {
+		opts.Args = c.args
+		if quick && c.quickArgs != nil {
+			opts.Args = c.quickArgs
+		}
 	}
 	if w.mcs > 0 {
 		opts.Args = mcsArgs
