@@ -542,51 +542,45 @@ func Check(r *Report) []Outcome {
 			}
 			m, b := row.Median(), base.Median()
 			what := ""
-			if t.Metric == "wall-steady" || t.Metric == "cpu-steady" {
-				// The same ratio with each configuration's start-up and
-				// shutdown (its median on the empty workload) taken out.
+			slopeInvalid := ""
+			steady := t.Metric == "wall-steady" || t.Metric == "cpu-steady"
+			slope := t.Metric == "wall-slope" || t.Metric == "cpu-slope"
+			if steady || slope {
+				// The same ratio with each configuration's twin taken
+				// out: for steady, its median on the empty workload
+				// (start-up and shutdown); for slope, its twin doing
+				// less of the same work on the same workload (the cost
+				// of the work between, without anything paid once a
+				// run).
 				re, be := r.Row(rt.Name, "empty", StartupOf(row.Config)), r.Row(rt.Name, "empty", StartupOf(base.Config))
+				missing := "no empty-workload rows to take start-up out"
+				if slope {
+					re, be = r.Row(rt.Name, t.Workload, slopeOf[row.Config]), r.Row(rt.Name, t.Workload, slopeOf[base.Config])
+					missing = "no rows of the shorter twins " + slopeOf[row.Config] + ", " + slopeOf[base.Config]
+				}
 				if re == nil || be == nil || len(re.Runs) == 0 || len(be.Runs) == 0 {
-					o.Note = "no empty-workload rows to take start-up out"
+					o.Note = missing
 					out = append(out, o)
 					continue
 				}
 				rm, bm := re.Median(), be.Median()
 				num, den := m.Wall-rm.Wall, b.Wall-bm.Wall
-				if t.Metric == "cpu-steady" {
+				if strings.HasPrefix(t.Metric, "cpu-") {
 					num, den = m.CPU-rm.CPU, b.CPU-bm.CPU
 				}
-				if den > 0 {
+				if den > 0 && (steady || num > 0) {
 					o.Measured, o.OK = float64(num)/float64(den), true
 				}
-			}
-			slopeInvalid := ""
-			if t.Metric == "wall-slope" || t.Metric == "cpu-slope" {
-				// The difference between each configuration and its
-				// twin doing less of the same work on the same
-				// workload: the cost of the work between, without
-				// anything paid once a run.
-				rs, bs := r.Row(rt.Name, t.Workload, slopeOf[row.Config]), r.Row(rt.Name, t.Workload, slopeOf[base.Config])
-				if rs == nil || bs == nil || len(rs.Runs) == 0 || len(bs.Runs) == 0 {
-					o.Note = "no rows of the shorter twins " + slopeOf[row.Config] + ", " + slopeOf[base.Config]
-					out = append(out, o)
-					continue
-				}
-				rm, bm := rs.Median(), bs.Median()
-				num, den := m.Wall-rm.Wall, b.Wall-bm.Wall
-				if t.Metric == "cpu-slope" {
-					num, den = m.CPU-rm.CPU, b.CPU-bm.CPU
-				}
-				ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
-				if den > 0 && num > 0 {
-					o.Measured, o.OK = float64(num)/float64(den), true
-					what = fmt.Sprintf("%s beyond %s against %s beyond %s; ", ms(num), rs.Config, ms(den), bs.Config)
-				} else {
-					what = fmt.Sprintf("nothing to measure (%s beyond %s, %s beyond %s); ", ms(num), rs.Config, ms(den), bs.Config)
-				}
-				for _, x := range []*Row{rs, bs} {
-					if why := invalid(x); why != "" && slopeInvalid == "" {
-						slopeInvalid = x.Config + ": " + why
+				if slope {
+					ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
+					what = fmt.Sprintf("%s beyond %s against %s beyond %s; ", ms(num), re.Config, ms(den), be.Config)
+					if !o.OK {
+						what = "nothing to measure (" + what[:len(what)-2] + "); "
+					}
+					for _, x := range []*Row{re, be} {
+						if why := invalid(x); why != "" && slopeInvalid == "" {
+							slopeInvalid = x.Config + ": " + why
+						}
 					}
 				}
 			}
