@@ -573,10 +573,11 @@ func Check(r *Report) []Outcome {
 				}
 				if slope {
 					ms := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
-					what = fmt.Sprintf("%s beyond %s against %s beyond %s; ", ms(num), re.Config, ms(den), be.Config)
+					what = fmt.Sprintf("%s beyond %s against %s beyond %s", ms(num), re.Config, ms(den), be.Config)
 					if !o.OK {
-						what = "nothing to measure (" + what[:len(what)-2] + "); "
+						what = "nothing to measure (" + what + ")"
 					}
+					what += "; "
 					for _, x := range []*Row{re, be} {
 						if why := invalid(x); why != "" && slopeInvalid == "" {
 							slopeInvalid = x.Config + ": " + why

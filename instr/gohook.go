@@ -263,6 +263,17 @@ type valueKind struct {
 	single   bool // a float32, widened to double
 }
 
+// bitsMask is the mask of the 64 bits passed for a value of kind k that a
+// Value keeps: all of them for numbers, bool, char and enums; none for a
+// string (passed as a reference, copied), an object or void.
+func (k *valueKind) bitsMask() uint64 {
+	switch k.kind {
+	case KindString, KindObject, KindVoid:
+		return 0
+	}
+	return ^uint64(0)
+}
+
 // goEntry is a method wrapped with Go hooks; the P/Invoke passes its
 // index in goTable.
 type goEntry struct {
@@ -338,17 +349,13 @@ func (e *goEntry) recovered(r any) {
 }
 
 func decode(k valueKind, bits uint64) Value {
-	v := Value{Kind: k.kind, Type: k.typ, bits: bits, unsigned: k.unsigned}
-	switch k.kind {
-	case KindString:
-		v.bits = 0
+	v := Value{Kind: k.kind, Type: k.typ, bits: bits & k.bitsMask(), unsigned: k.unsigned}
+	if k.kind == KindString {
 		if bits == 0 {
 			v.null = true
 		} else {
 			v.str = readString(uintptr(bits))
 		}
-	case KindObject, KindVoid:
-		v.bits = 0
 	}
 	return v
 }

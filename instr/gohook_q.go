@@ -482,12 +482,7 @@ func (th *qthread) leaves(b []byte, off int, id int32, e *goEntry, enter func(*C
 	c := th.callFor(e, time.Time{})
 	x := th.returnFor(e, 0, time.Time{}, false)
 	x.value.setq(&e.ret, 0, nil)
-	var bits uint64 // the mask of the value's bits taken from the record
-	switch e.ret.kind {
-	case KindString, KindObject, KindVoid:
-	default:
-		bits = ^uint64(0)
-	}
+	bits := e.ret.bitsMask()
 	for len(b)-off >= 24 {
 		if binary.LittleEndian.Uint64(b[off:]) != enterW || binary.LittleEndian.Uint64(b[off+8:]) != exitW {
 			break
@@ -562,17 +557,13 @@ func (v *Value) setq(k *valueKind, bits uint64, s *qstr) {
 	if v.str != "" {
 		v.str = ""
 	}
-	v.bits, v.null, v.trunc = 0, false, false
-	switch k.kind {
-	case KindString:
+	v.bits, v.null, v.trunc = bits&k.bitsMask(), false, false
+	if k.kind == KindString {
 		if s == nil {
 			v.trunc = true // no room for it in the ring
 			return
 		}
 		v.str, v.null, v.trunc = s.s, s.null, s.trunc
-	case KindObject, KindVoid:
-	default:
-		v.bits = bits
 	}
 }
 
