@@ -111,6 +111,11 @@ func (t *ThreadSpans) Current(thread profiler.ThreadID) (Span, bool) {
 // Labels returns the span_id and trace_id labels of the innermost span
 // thread is in, nil if none. The slice is shared: do not change it
 // (Builder.Add keeps it as it is).
+//
+// A sampler that suspends the runtime reads a thread's labels while it is
+// suspended, in the walk function of [profiler.Info.SnapshotThreads]:
+// read after the runtime is resumed, they can be of a later moment than
+// the stack (the thread has left the span since).
 func (t *ThreadSpans) Labels(thread profiler.ThreadID) []Label {
 	if !t.used.Load() {
 		return nil

@@ -117,30 +117,7 @@ func TestContprofExport(t *testing.T) {
 			t.Errorf("Pyroscope series by __name__: %v, want the CPU profiles as process_cpu", names)
 		}
 		// the span: labels in the directory (and so in the copies, which equal it)
-		for _, kind := range []string{"cpu", "wall"} {
-			in, inLabelled, out, outLabelled := int64(0), int64(0), int64(0), int64(0)
-			for _, p := range d[kind] {
-				for _, s := range p.Sample {
-					labelled := slices.Equal(s.Label["span_id"], []string{testSpanID}) && slices.Equal(s.Label["trace_id"], []string{testTraceID})
-					switch {
-					case hasFrame(s, "Spans.InSpan"):
-						in += s.Value[0]
-						if labelled {
-							inLabelled += s.Value[0]
-						}
-					case hasFrame(s, "Spans.OutOfSpan"):
-						out += s.Value[0]
-						if labelled || len(s.Label["span_id"]) > 0 {
-							outLabelled += s.Value[0]
-						}
-					}
-				}
-			}
-			t.Logf("%s %s: in the span %d samples (%d labelled), outside %d (%d labelled)", rt.Name, kind, in, inLabelled, out, outLabelled)
-			if in == 0 || inLabelled != in || out == 0 || outLabelled != 0 {
-				t.Errorf("%s: span labels wrong: in %d/%d labelled, out %d/%d labelled", kind, inLabelled, in, outLabelled, out)
-			}
-		}
+		checkSpanLabels(t, rt, d)
 		var links int
 		for _, r := range got {
 			if strings.HasPrefix(r.SampleType, "cpu/") || strings.HasPrefix(r.SampleType, "wall/") {
@@ -270,4 +247,60 @@ func TestContprofExportReceiversRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkCopies(t, rt, load(t, dir), pyro.Received(), got)
+}
+
+// checkSpanLabels checks the CPU and wall samples of spans.cs: those in
+// Spans.InSpan carry the span's IDs, those in Spans.OutOfSpan none.
+func checkSpanLabels(t *testing.T, rt harness.Runtime, d profs) {
+	t.Helper()
+	for _, kind := range []string{"cpu", "wall"} {
+		in, inLabelled, out, outLabelled := int64(0), int64(0), int64(0), int64(0)
+		for _, p := range d[kind] {
+			for _, s := range p.Sample {
+				labelled := slices.Equal(s.Label["span_id"], []string{testSpanID}) && slices.Equal(s.Label["trace_id"], []string{testTraceID})
+				switch {
+				case hasFrame(s, "Spans.InSpan"):
+					in += s.Value[0]
+					if labelled {
+						inLabelled += s.Value[0]
+					}
+				case hasFrame(s, "Spans.OutOfSpan"):
+					out += s.Value[0]
+					if labelled || len(s.Label["span_id"]) > 0 {
+						outLabelled += s.Value[0]
+					}
+				}
+			}
+		}
+		t.Logf("%s %s: in the span %d samples (%d labelled), outside %d (%d labelled)", rt.Name, kind, in, inLabelled, out, outLabelled)
+		if in == 0 || inLabelled != in || out == 0 || outLabelled != 0 {
+			t.Errorf("%s: span labels wrong: in %d/%d labelled, out %d/%d labelled", kind, inLabelled, in, outLabelled, out)
+		}
+	}
+}
+
+// The span's edges: spans.cs enters and leaves the span every
+// millisecond or so while contprof samples at 200 Hz, so that many
+// samples are taken just before the thread leaves or enters the span.
+// Each must carry the labels of the moment its stack was taken (contprof
+// reads them with the runtime suspended), even when the sampler is slow
+// to record the snapshot: the test build delays it by 2 ms after each
+// (SPANTEST_SNAPSHOT_DELAY), time for the app to cross an edge or two.
+// With the labels read after the runtime was resumed, as contprof first
+// did (TestContprofExport caught it once in CI), this test fails.
+func TestContprofSpanEdges(t *testing.T) {
+	lib, app := spansApp(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		if !rt.AtLeast(3, 0) {
+			t.Skipf("%s: no CPU or wall samples before .NET Core 3.0", rt.Name)
+		}
+		dir := t.TempDir()
+		res := harness.Run(t, rt, app, harness.RunOptions{
+			ProfilerPath: lib, ProfilerCLSID: clsid, Args: []string{"0", "0", "1500"},
+			Env: []string{"CONTPROF_DIR=" + dir, "CONTPROF_PERIOD=1", "CONTPROF_HZ=200", "SPANTEST_SNAPSHOT_DELAY=2ms"},
+		})
+		res.MustSucceed(t)
+		res.MustStdoutContain(t, "app done")
+		checkSpanLabels(t, rt, load(t, dir))
+	})
 }

@@ -208,6 +208,12 @@ const clsid = "{D3A9F1C5-7B42-4E8D-9C6A-1F5B3E7D2A94}"
 // with the type of every exception thrown, on the throwing thread.
 var exceptionHook func(p *contprof, typ string)
 
+// afterSnapshot, when set (by the test build, spanhook.go), is called by
+// the sampler after each snapshot, the runtime resumed: a delay there
+// widens the window in which a thread can move on before its sample is
+// recorded.
+var afterSnapshot func()
+
 type contprof struct {
 	// cost accounts for what profiling costs the application (package
 	// profiles/overhead): the snapshots' suspensions, the callbacks on the
@@ -249,6 +255,9 @@ type contprof struct {
 	// (sampler goroutine only)
 	budget             float64
 	skip, skippedSince int
+	// spanAt holds, for one snapshot, the span labels of the threads
+	// inside a span (readSpan; sampler goroutine only).
+	spanAt map[profiler.ThreadID][]profiles.Label
 	// in the period, the time the runtime was suspended and held for
 	// snapshots (Snapshot.Cost) and the time they waited for another
 	// suspension (a GC) to end first (sampler goroutine only)
@@ -370,6 +379,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	p.gcB = profiles.NewBuilder(profiles.GCTypes, "gc_pause", p.maxStacks)
 	p.gc = profiles.NewGCStats()
 	p.lastCPU = map[uint32]int64{}
+	p.spanAt = map[profiler.ThreadID][]profiles.Label{}
 
 	low := profiler.EnableStackSnapshot
 	if p.excOn {
@@ -552,10 +562,19 @@ func (p *contprof) sample() {
 	// collection then, not by the sampler).
 	var snap profiler.Snapshot
 	var err error
+	// The span labels are read with the runtime suspended, in the walk
+	// function, beside the stack: read after ResumeRuntime they could be
+	// of a later moment than the stack (a sample at the end of a span's
+	// method, its thread gone on to leave the span before the read, lost
+	// its labels; TestContprofExport saw it once in CI).
+	clear(p.spanAt)
 	p.cost.Snapshot(func() time.Duration {
-		snap, err = p.info.Snapshot(p.depth)
+		snap, err = p.info.SnapshotThreads(p.depth, p.readSpan)
 		return snap.Cost()
 	})
+	if afterSnapshot != nil {
+		afterSnapshot()
+	}
 	stacks := snap.Stacks
 	p.held += snap.Cost()
 	p.waited += snap.Waited
@@ -579,7 +598,7 @@ func (p *contprof) sample() {
 		}
 		st := profiles.Functions(ts.Frames)
 		// inside a span of a tracer in this library: its IDs as labels
-		spanLabels := profiles.Spans.Labels(ts.Thread)
+		spanLabels := p.spanAt[ts.Thread]
 		if p.wallOn {
 			p.wall.Add(st, spanLabels, covers, covers*int64(interval))
 		}
@@ -596,6 +615,15 @@ func (p *contprof) sample() {
 			p.cpu.Add(st, spanLabels, 1, cpu-last)
 		}
 	}
+}
+
+// readSpan is the snapshot's walk function: with the runtime suspended,
+// it notes the span thread is in (profiles.Spans) and walks every thread.
+func (p *contprof) readSpan(thread profiler.ThreadID, _ uint32) bool {
+	if l := profiles.Spans.Labels(thread); l != nil {
+		p.spanAt[thread] = l
+	}
+	return true
 }
 
 func (p *contprof) ExceptionThrown(obj profiler.ObjectID) error {

@@ -9,7 +9,12 @@ package main
 // one of type SpanExit that it leaves it; contprof's CPU and wall samples
 // of that thread in between must carry the span's labels.
 
-import "github.com/clrprof/clrprof/profiles"
+import (
+	"os"
+	"time"
+
+	"github.com/clrprof/clrprof/profiles"
+)
 
 var testSpan = profiles.Span{
 	TraceID: [16]byte{0x0a, 0xf7, 0x65, 0x19, 0x16, 0xcd, 0x43, 0xdd, 0x84, 0x48, 0xeb, 0x21, 0x1c, 0x80, 0x31, 0x9c},
@@ -17,6 +22,11 @@ var testSpan = profiles.Span{
 }
 
 func init() {
+	// SPANTEST_SNAPSHOT_DELAY (a duration) delays the sampler after each
+	// snapshot (TestContprofSpanEdges).
+	if d, err := time.ParseDuration(os.Getenv("SPANTEST_SNAPSHOT_DELAY")); err == nil && d > 0 {
+		afterSnapshot = func() { time.Sleep(d) }
+	}
 	exceptionHook = func(p *contprof, typ string) {
 		tid, err := p.info.GetCurrentThreadID()
 		if err != nil {

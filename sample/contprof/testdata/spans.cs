@@ -3,7 +3,9 @@
 // them into a tracer's "this thread entered/left span S"), spins inside
 // the span in Spans.InSpan and outside it in Spans.OutOfSpan, and throws
 // a few exceptions and allocates between periods, so that every profile
-// kind has samples.
+// kind has samples. A third argument, flips, then enters and leaves the
+// span that many times, about a millisecond inside and one outside each
+// time: samples taken near the span's edges.
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
@@ -37,6 +39,7 @@ static class Spans {
     static void Main(string[] args) {
         int ms = args.Length > 0 ? int.Parse(args[0]) : 1200;
         int rounds = args.Length > 1 ? int.Parse(args[1]) : 2;
+        int flips = args.Length > 2 ? int.Parse(args[2]) : 0;
         for (int r = 0; r < rounds; r++) {
             Mark(new SpanEnter());
             InSpan(ms);
@@ -47,6 +50,12 @@ static class Spans {
                 keep.Add(new byte[4000]);
             }
             GC.Collect();
+        }
+        for (int f = 0; f < flips; f++) {
+            Mark(new SpanEnter());
+            InSpan(1);
+            Mark(new SpanExit());
+            OutOfSpan(1);
         }
         Console.WriteLine("app done " + (sink & 1));
     }
