@@ -19,6 +19,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +55,9 @@ type prof struct {
 	timed    atomic.Int64 // hooks that got a Time
 	badTime  atomic.Int64 // exits earlier than their enter, or a Time missing
 	enterAt  sync.Map     // state -> time.Time
+	// hooks that got a Call, Return or Value other than instr's
+	// constructors make of what their methods return (remade)
+	remadeBad atomic.Int64
 }
 
 type recFrame struct {
@@ -139,11 +143,21 @@ func (p *prof) enter(c *instr.Call) uint64 {
 		return s
 	}
 	var sb strings.Builder
+	args := make([]instr.Value, 0, len(c.Args()))
 	for i, a := range c.Args() {
 		if i > 0 {
 			sb.WriteString(" ")
 		}
 		fmt.Fprintf(&sb, "%s:%s:%s", a.Kind, a.Type, show(a))
+		args = append(args, remade(a))
+	}
+	if c.Args() == nil {
+		args = nil
+	}
+	m := instr.NewCall(instr.CallFields{Method: c.Method(), Thread: c.Thread(), Args: args, Time: c.Time()})
+	if m.Method() != c.Method() || m.Thread() != c.Thread() || !slices.Equal(m.Args(), c.Args()) || m.Time() != c.Time() {
+		p.remadeBad.Add(1)
+		logf("remade call %s: %+v, got %+v", n, m, c)
 	}
 	s := p.seq.Add(1)
 	p.checkTime(c.Time())
@@ -188,11 +202,50 @@ func (p *prof) exit(r *instr.Return) {
 	if at, ok := p.enterAt.Load(r.State()); ok && r.Time().Before(at.(time.Time)) {
 		p.badTime.Add(1)
 	}
+	if m := instr.NewReturn(instr.ReturnFields{Method: r.Method(), Thread: r.Thread(), State: r.State(), Value: remade(r.Value()),
+		Exception: r.Exception(), ExceptionType: r.ExceptionType(), ExceptionTypeTruncated: r.ExceptionTypeTruncated(), Time: r.Time()}); *m != *r {
+		p.remadeBad.Add(1)
+		logf("remade return %s: %+v, got %+v", n, m, r)
+	}
 	exc := r.ExceptionType()
 	if r.ExceptionTypeTruncated() {
 		exc += "~trunc"
 	}
 	fmt.Fprintf(os.Stderr, "GOHOOK exit %s state=%d ret=%s:%s exc=%v:%s\n", n, r.State(), r.Value().Kind, show(r.Value()), r.Exception(), exc)
+}
+
+// remade is v made again with instr's constructors from what its methods
+// and fields say (the enums by the app's declarations: Hooked.Color is a
+// byte).
+func remade(v instr.Value) instr.Value {
+	switch v.Kind {
+	case instr.KindVoid:
+		return instr.VoidValue()
+	case instr.KindInt:
+		return instr.IntValue(v.Type, v.Int())
+	case instr.KindUint:
+		return instr.UintValue(v.Type, v.Uint())
+	case instr.KindFloat:
+		return instr.FloatValue(v.Type, v.Float())
+	case instr.KindBool:
+		return instr.BoolValue(v.Bool())
+	case instr.KindChar:
+		return instr.CharValue(uint16(v.Char()))
+	case instr.KindString:
+		switch {
+		case v.IsNull():
+			return instr.NullStringValue()
+		case v.Truncated():
+			return instr.TruncatedStringValue(v.Str())
+		}
+		return instr.StringValue(v.Str())
+	case instr.KindEnum:
+		if v.Type == "Hooked.Color" {
+			return instr.UnsignedEnumValue(v.Type, v.Uint())
+		}
+		return instr.EnumValue(v.Type, v.Int())
+	}
+	return instr.ObjectValue(v.Type)
 }
 
 // show formats a value, long strings by their length.
@@ -274,6 +327,7 @@ func (p *prof) Shutdown() error {
 	}
 	logf("rec enter=%d exit=%d bad=%d", p.recEnter, p.recExit, p.recBad)
 	logf("time timed=%d bad=%d", p.timed.Load(), p.badTime.Load())
+	logf("remade bad=%d", p.remadeBad.Load())
 	r := p.in.Report()
 	threads := 0
 	p.threads.Range(func(any, any) bool { threads++; return true })
