@@ -44,39 +44,13 @@ static __thread qring *qmine __attribute__((tls_model("initial-exec"))); // one 
 static uint32_t qsize = 256 << 10;
 static uint64_t qlost; // calls dropped for want of a ring (malloc failed), and by the rings freed since
 
-// The per-method table the Go side fills before a method can run: bits
-// 0-7 the arguments that are strings, bit 8 the return value is a string,
-// bit 9 record timestamps. Two levels so that readers need no lock.
-#define QPAGE 1024
-#define QPAGES 4096
-static uint16_t *qtable[QPAGES];
-
-int clrprof_q_setinfo(int32_t id, uint16_t info) {
-	if (id < 0 || id >= QPAGE * QPAGES) {
-		return -1;
-	}
-	pthread_mutex_lock(&qmu);
-	uint16_t *p = __atomic_load_n(&qtable[id / QPAGE], __ATOMIC_ACQUIRE);
-	if (p == NULL) {
-		p = calloc(QPAGE, sizeof(uint16_t));
-		if (p == NULL) {
-			pthread_mutex_unlock(&qmu);
-			return -1;
-		}
-		__atomic_store_n(&qtable[id / QPAGE], p, __ATOMIC_RELEASE);
-	}
-	__atomic_store_n(&p[id % QPAGE], info, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&qmu);
-	return 0;
-}
-
-static inline uint16_t qinfo(int32_t id) {
-	if (id < 0 || id >= QPAGE * QPAGES) {
-		return 0;
-	}
-	uint16_t *p = __atomic_load_n(&qtable[id / QPAGE], __ATOMIC_ACQUIRE);
-	return p == NULL ? 0 : __atomic_load_n(&p[id % QPAGE], __ATOMIC_ACQUIRE);
-}
+// The wrap passes each entry the method's id with the method's record
+// info above it (qidinfo in gohook_q.go): bits 0-21 the id, 22-29 the
+// arguments that are strings, 30 the return value is a string, 31 record
+// timestamps. The entries read what they need from the word itself, not
+// from a table: a call loads nothing but its thread's ring.
+static inline int32_t qid(int32_t w) { return (int32_t)((uint32_t)w & ((1u << QID_BITS) - 1)); }
+static inline uint16_t qinfo(int32_t w) { return (uint16_t)((uint32_t)w >> QID_BITS); }
 
 void clrprof_q_setsize(uint32_t size) {
 	if (size >= 64 && (size & (size - 1)) == 0) {
@@ -294,13 +268,14 @@ void clrprof_q_wait(uint32_t seen, int64_t timeout_ns) {
 // all.
 void clrprof_q_awake(void) { __atomic_store_n(&qsleeping, 0, __ATOMIC_SEQ_CST); }
 
-static int64_t qenter(int32_t id, uint32_t n, const int64_t *a) {
+static int64_t qenter(int32_t idw, uint32_t n, const int64_t *a) {
 	qring *r = qring_self();
 	if (r == NULL) {
 		__atomic_fetch_add(&qlost, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
-	uint16_t info = qinfo(id);
+	int32_t id = qid(idw);
+	uint16_t info = qinfo(idw);
 	int timed = (info & QINFO_TIME) != 0;
 	uint32_t need = 8 + (timed ? 8 : 0) + 8 * n;
 	uint16_t strs = (uint16_t)(info & 0xff & ((1u << n) - 1));
@@ -340,7 +315,7 @@ static int64_t qenter(int32_t id, uint32_t n, const int64_t *a) {
 
 static __attribute__((noinline)) void qexit(qring *r, int32_t id, uint16_t info, int64_t ret, int64_t exc, int64_t type);
 
-EXPORT void clrprof_gohook_q_exit(int32_t id, int64_t state, int64_t ret, int64_t exc, int64_t type) {
+EXPORT void clrprof_gohook_q_exit(int32_t idw, int64_t state, int64_t ret, int64_t exc, int64_t type) {
 	if (state != 1) {
 		return; // its enter was dropped
 	}
@@ -349,7 +324,8 @@ EXPORT void clrprof_gohook_q_exit(int32_t id, int64_t state, int64_t ret, int64_
 		return; // cannot happen: the enter was recorded in this thread's ring
 	}
 	r->reserved -= QEXIT_MAX;
-	uint16_t info = qinfo(id);
+	int32_t id = qid(idw);
+	uint16_t info = qinfo(idw);
 	if ((info & (QINFO_RETSTR | QINFO_TIME)) == 0 && exc == 0) {
 		// The common exit (no strings, no clock, no exception): 16
 		// bytes, here, without the general path's frame.
@@ -432,56 +408,56 @@ static void qexit(qring *r, int32_t id, uint16_t info, int64_t ret, int64_t exc,
 	qpublish(r, head + need);
 }
 
-EXPORT int64_t clrprof_gohook_q_enter0(int32_t id) {
+EXPORT int64_t clrprof_gohook_q_enter0(int32_t idw) {
 	// The common enter (no arguments, no clock): 8 bytes, here, without
 	// the general path's frame; qenter takes the rest (a new thread, a
 	// clock, a ring short of room: it counts the drop).
 	qring *r = qmine;
-	if (r != NULL && (qinfo(id) & QINFO_TIME) == 0) {
+	if (r != NULL && (qinfo(idw) & QINFO_TIME) == 0) {
 		uint64_t head = r->head;
 		if (qfits(r, 8)) {
-			qword(r, head, qhdr0(8, 1, 0, 0, 0, id));
+			qword(r, head, qhdr0(8, 1, 0, 0, 0, qid(idw)));
 			r->reserved += QEXIT_MAX;
 			qpublish(r, head + 8);
 			return 1;
 		}
 	}
-	return qenter(id, 0, NULL);
+	return qenter(idw, 0, NULL);
 }
-EXPORT int64_t clrprof_gohook_q_enter1(int32_t id, int64_t a0) {
+EXPORT int64_t clrprof_gohook_q_enter1(int32_t idw, int64_t a0) {
 	int64_t a[] = {a0};
-	return qenter(id, 1, a);
+	return qenter(idw, 1, a);
 }
-EXPORT int64_t clrprof_gohook_q_enter2(int32_t id, int64_t a0, int64_t a1) {
+EXPORT int64_t clrprof_gohook_q_enter2(int32_t idw, int64_t a0, int64_t a1) {
 	int64_t a[] = {a0, a1};
-	return qenter(id, 2, a);
+	return qenter(idw, 2, a);
 }
-EXPORT int64_t clrprof_gohook_q_enter3(int32_t id, int64_t a0, int64_t a1, int64_t a2) {
+EXPORT int64_t clrprof_gohook_q_enter3(int32_t idw, int64_t a0, int64_t a1, int64_t a2) {
 	int64_t a[] = {a0, a1, a2};
-	return qenter(id, 3, a);
+	return qenter(idw, 3, a);
 }
-EXPORT int64_t clrprof_gohook_q_enter4(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3) {
+EXPORT int64_t clrprof_gohook_q_enter4(int32_t idw, int64_t a0, int64_t a1, int64_t a2, int64_t a3) {
 	int64_t a[] = {a0, a1, a2, a3};
-	return qenter(id, 4, a);
+	return qenter(idw, 4, a);
 }
-EXPORT int64_t clrprof_gohook_q_enter5(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4) {
+EXPORT int64_t clrprof_gohook_q_enter5(int32_t idw, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4) {
 	int64_t a[] = {a0, a1, a2, a3, a4};
-	return qenter(id, 5, a);
+	return qenter(idw, 5, a);
 }
-EXPORT int64_t clrprof_gohook_q_enter6(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4,
+EXPORT int64_t clrprof_gohook_q_enter6(int32_t idw, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4,
                                        int64_t a5) {
 	int64_t a[] = {a0, a1, a2, a3, a4, a5};
-	return qenter(id, 6, a);
+	return qenter(idw, 6, a);
 }
-EXPORT int64_t clrprof_gohook_q_enter7(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4,
+EXPORT int64_t clrprof_gohook_q_enter7(int32_t idw, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4,
                                        int64_t a5, int64_t a6) {
 	int64_t a[] = {a0, a1, a2, a3, a4, a5, a6};
-	return qenter(id, 7, a);
+	return qenter(idw, 7, a);
 }
-EXPORT int64_t clrprof_gohook_q_enter8(int32_t id, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4,
+EXPORT int64_t clrprof_gohook_q_enter8(int32_t idw, int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4,
                                        int64_t a5, int64_t a6, int64_t a7) {
 	int64_t a[] = {a0, a1, a2, a3, a4, a5, a6, a7};
-	return qenter(id, 8, a);
+	return qenter(idw, 8, a);
 }
 
 // The consumer side (the drain goroutine only, one at a time).

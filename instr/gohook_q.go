@@ -155,10 +155,16 @@ func startDeferred() {
 // next pass to start at once.
 const qBacklog = 1024
 
-// setDeferred tells the C side which of e's values are strings (to copy)
-// and whether to read the clock, before e's code can run.
-func setDeferred(id int32, e *goEntry) error {
-	var info C.uint16_t
+// qidinfo is the word a deferred wrap passes its entries (gohook_q.c) in
+// place of e's id: the id in bits 0-21, and above it what the entries must
+// know of e's values (which are strings, to copy) and whether to read the
+// clock, so that a call reads nothing but its thread's ring. It starts the
+// drain.
+func qidinfo(id int32, e *goEntry) (int32, error) {
+	if id < 0 || id >= 1<<C.QID_BITS {
+		return 0, fmt.Errorf("instr: deferred Go hooks: method id %d out of range (at most %d methods)", id, 1<<C.QID_BITS)
+	}
+	var info uint32
 	for i, a := range e.args {
 		if a.kind == KindString {
 			info |= 1 << i
@@ -170,11 +176,8 @@ func setDeferred(id int32, e *goEntry) error {
 	if e.hooks.Timestamps {
 		info |= C.QINFO_TIME
 	}
-	if C.clrprof_q_setinfo(C.int32_t(id), info) != 0 {
-		return fmt.Errorf("instr: deferred Go hooks: method id %d out of range", id)
-	}
 	startDeferred()
-	return nil
+	return int32(uint32(id) | info<<C.QID_BITS), nil
 }
 
 // FlushDeferred delivers every record of deferred Go hooks queued so far

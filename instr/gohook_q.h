@@ -6,6 +6,10 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+// The record info a deferred wrap passes its entries above the method's
+// id (bits 0 to QID_BITS-1): bits 0-7 of the info the arguments that are
+// strings, then these.
+#define QID_BITS 22
 #define QINFO_RETSTR 0x100
 #define QINFO_TIME 0x200
 
@@ -33,7 +37,6 @@ typedef struct qring {
 // Where buf starts (cgo does not show a flexible array member to Go).
 enum { QRING_BUF = offsetof(qring, buf) };
 
-int clrprof_q_setinfo(int32_t id, uint16_t info);
 void clrprof_q_setsize(uint32_t size);
 uint64_t clrprof_q_lost(void);
 uint64_t clrprof_q_now(void);

@@ -148,6 +148,7 @@ func goPinvokes(m *ilrw.Method, deferred bool) (*goTokens, error) {
 // goWrap builds the entry and exit code of a Go-hooked method.
 type goWrap struct {
 	id    int32 // index in goTable
+	pass  int32 // what the wrap passes the entries: id, or with Deferred qidinfo's word
 	toks  *goTokens
 	ge    *goEntry
 	state int // long: what Enter returned
@@ -189,8 +190,9 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 	w.byRefLike = func(tok metadata.Token) bool { return in.isByRefLike(m, tok) }
 	// The entry is published before the code that uses its index exists.
 	gw.id = addGoEntry(ge)
+	gw.pass = gw.id
 	if e.goh.Deferred {
-		if err := setDeferred(gw.id, ge); err != nil {
+		if gw.pass, err = qidinfo(gw.id, ge); err != nil {
 			return err
 		}
 	}
@@ -329,7 +331,7 @@ func unpin(pinned []int) []*ilrw.Instruction {
 	return out
 }
 
-// enterCode: ldc.i4 id; <args widened>; call Enter; stloc state; <unpin>.
+// enterCode: ldc.i4 pass; <args widened>; call Enter; stloc state; <unpin>.
 func (gw *goWrap) enterCode(w *wrapper) ([]*ilrw.Instruction, error) {
 	sig := w.sig
 	var err error
@@ -337,7 +339,7 @@ func (gw *goWrap) enterCode(w *wrapper) ([]*ilrw.Instruction, error) {
 		return nil, err
 	}
 	gw.dbl = gw.state + 1
-	code := []*ilrw.Instruction{ilrw.LdcI4(gw.id)}
+	code := []*ilrw.Instruction{ilrw.LdcI4(gw.pass)}
 	var pinned []int
 	first := 0
 	if !w.static {
@@ -354,7 +356,7 @@ func (gw *goWrap) enterCode(w *wrapper) ([]*ilrw.Instruction, error) {
 	return append(code, unpin(pinned)...), nil
 }
 
-// exitCode: <the exception's type name, pinned>; ldc.i4 id; ldloc state;
+// exitCode: <the exception's type name, pinned>; ldc.i4 pass; ldloc state;
 // <return value widened>; <exception != null>; <the name>; call Exit;
 // <unpin>.
 func (gw *goWrap) exitCode(w *wrapper, ex ilrw.Exit, exc int) ([]*ilrw.Instruction, error) {
@@ -369,7 +371,7 @@ func (gw *goWrap) exitCode(w *wrapper, ex ilrw.Exit, exc int) ([]*ilrw.Instructi
 		ilrw.LdLoc(exc), ilrw.IBranch(ilrw.OpBrfalse, skip),
 		ilrw.LdLoc(exc), ilrw.IToken(ilrw.OpCallvirt, gw.toks.getType), ilrw.IToken(ilrw.OpCallvirt, gw.toks.fullName),
 		ilrw.StLoc(name), skip,
-		ilrw.LdcI4(gw.id), ilrw.LdLoc(gw.state)}
+		ilrw.LdcI4(gw.pass), ilrw.LdLoc(gw.state)}
 	if ex.ReturnLocal >= 0 && gw.ge.ret.kind != KindVoid {
 		ld, err := gw.widen(w, gw.ge.ret, ex.ReturnType, []*ilrw.Instruction{ilrw.LdLoc(ex.ReturnLocal)}, &pinned)
 		if err != nil {
