@@ -386,10 +386,10 @@ func TestSlopeMetric(t *testing.T) {
 	mk := func(shortInvalid string) []Outcome {
 		r := report(280, 280, 280)
 		r.Rows = append(r.Rows,
-			Row{Runtime: "rt", Workload: "gohook", Config: "c-gohook", Runs: runs(200, 200, 200)},
-			Row{Runtime: "rt", Workload: "gohook", Config: "go-gohook-deferred", Ref: "c-gohook", Runs: runs(400, 400, 400), Invalid: shortInvalid},
-			Row{Runtime: "rt", Workload: "gohook", Config: "c-gohook-x3", Runs: runs(400, 400, 400)},
-			Row{Runtime: "rt", Workload: "gohook", Config: "go-gohook-deferred-x3", Ref: "c-gohook-x3", Runs: runs(700, 700, 700)})
+			Row{Runtime: "rt", Workload: "gohook-calls", Config: "c-gohook", Runs: runs(200, 200, 200)},
+			Row{Runtime: "rt", Workload: "gohook-calls", Config: "go-gohook-deferred", Ref: "c-gohook", Runs: runs(400, 400, 400), Invalid: shortInvalid},
+			Row{Runtime: "rt", Workload: "gohook-calls", Config: "c-gohook-x3", Runs: runs(400, 400, 400)},
+			Row{Runtime: "rt", Workload: "gohook-calls", Config: "go-gohook-deferred-x3", Ref: "c-gohook-x3", Runs: runs(700, 700, 700)})
 		return Check(r)
 	}
 	find := func(out []Outcome, metric string) Outcome {
