@@ -158,8 +158,7 @@ const qBacklog = 1024
 // qidinfo is the word a deferred wrap passes its entries (gohook_q.c) in
 // place of e's id: the id in bits 0-21, and above it what the entries must
 // know of e's values (which are strings, to copy) and whether to read the
-// clock, so that a call reads nothing but its thread's ring. It starts the
-// drain.
+// clock, so that a call reads nothing but its thread's ring.
 func qidinfo(id int32, e *goEntry) (int32, error) {
 	if id < 0 || id >= 1<<C.QID_BITS {
 		return 0, fmt.Errorf("instr: deferred Go hooks: method id %d out of range (at most %d methods)", id, 1<<C.QID_BITS)
@@ -176,7 +175,6 @@ func qidinfo(id int32, e *goEntry) (int32, error) {
 	if e.hooks.Timestamps {
 		info |= C.QINFO_TIME
 	}
-	startDeferred()
 	return int32(uint32(id) | info<<C.QID_BITS), nil
 }
 

@@ -195,6 +195,7 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 		if gw.pass, err = qidinfo(gw.id, ge); err != nil {
 			return err
 		}
+		startDeferred()
 	}
 	return w.wrap(0, 0)
 }

@@ -143,16 +143,13 @@ func (p *prof) enter(c *instr.Call) uint64 {
 		return s
 	}
 	var sb strings.Builder
-	args := make([]instr.Value, 0, len(c.Args()))
+	var args []instr.Value // nil as c.Args() is without arguments
 	for i, a := range c.Args() {
 		if i > 0 {
 			sb.WriteString(" ")
 		}
 		fmt.Fprintf(&sb, "%s:%s:%s", a.Kind, a.Type, show(a))
 		args = append(args, remade(a))
-	}
-	if c.Args() == nil {
-		args = nil
 	}
 	m := instr.NewCall(instr.CallFields{Method: c.Method(), Thread: c.Thread(), Args: args, Time: c.Time()})
 	if m.Method() != c.Method() || m.Thread() != c.Thread() || !slices.Equal(m.Args(), c.Args()) || m.Time() != c.Time() {
