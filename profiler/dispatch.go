@@ -157,10 +157,13 @@ func (d *dispatcher) start(method string, unk unsafe.Pointer, call func(*Info) e
 		notificationInfos.Store(info, struct{}{})
 	}
 	logger().Info(method, "clsid", guidString(d.reg.clsid), "type", fmt.Sprintf("%T", d.impl), "infoVersion", info.Version())
-	for _, v := range []string{"CLRPROF_SIGNAL_GUARD", "CLRPROF_SIGNAL_AUDIT", "CLRPROF_SEGV_PRIVATE_STACK"} {
+	for _, v := range []string{"CLRPROF_SIGNAL_GUARD", "CLRPROF_SIGNAL_AUDIT", "CLRPROF_SEGV_PRIVATE_STACK", "CLRPROF_BINDM_HOOK"} {
 		if diagnostics && os.Getenv(v) == "0" {
 			logger().Warn(v + "=0: a signal-safety measure is off (a diagnostic setting; the host may crash under GC suspension)")
 		}
+	}
+	if !bindmHooked() && !(diagnostics && (os.Getenv("CLRPROF_SIGNAL_GUARD") == "0" || os.Getenv("CLRPROF_BINDM_HOOK") == "0")) {
+		logger().Warn("this Go toolchain's runtime has no _cgo_bindm hook: a thread's first callback runs Go with the runtime's activation signal (SIGRTMIN) unblocked; build with Go 1.21 or later")
 	}
 	d.live.Store(true)
 	liveObjects.Add(1)
@@ -276,6 +279,10 @@ func (d *dispatcher) stop() {
 		setImpl(slot, false)
 	}
 	st := segvCounts()
-	logger().Info("shut down", "sigsegvOnPrivateStack", st.private, "sigsegvReturned", st.returned,
-		"sigsegvOnAltStack", st.alt, "sigsegvReasserted", st.reasserts)
+	attrs := []any{"sigsegvOnPrivateStack", st.private, "sigsegvReturned", st.returned,
+		"sigsegvOnAltStack", st.alt, "sigsegvReasserted", st.reasserts, "activationReblocked", bindmReblocks()}
+	if diagnostics {
+		attrs = append(attrs, "guardLapses", guardLapses())
+	}
+	logger().Info("shut down", attrs...)
 }

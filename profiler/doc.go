@@ -420,15 +420,21 @@
 //
 // While a runtime thread runs Go code in a callback, the activation signal is
 // blocked on that thread, so it is delivered only after the callback returns,
-// on the thread's own stack.
+// on the thread's own stack. That includes a thread's first callback, in
+// which the Go runtime, binding the thread to one of its Ms, unblocks signal
+// 34 (glibc's SIGRTMIN), which Go never lets a thread block: the library
+// blocks it again in the runtime's hook for that moment (_cgo_bindm, Go
+// 1.21 and later), before any Go code runs on the callback's goroutine.
 //
 // At Shutdown, with CLRPROF_LOG_LEVEL=info, the library logs what the
 // router did (faults handed to the runtime on the private stack and on the
-// alternate stack).
+// alternate stack) and how many threads' first callbacks had the
+// activation signal blocked again.
 //
-// CLRPROF_SIGNAL_AUDIT=0, CLRPROF_SIGNAL_GUARD=0 and
-// CLRPROF_SEGV_PRIVATE_STACK=0 turn the audit, the blocking and the private
-// stack off; they exist to show what these measures prevent (the stress
+// CLRPROF_SIGNAL_AUDIT=0, CLRPROF_SIGNAL_GUARD=0,
+// CLRPROF_SEGV_PRIVATE_STACK=0 and CLRPROF_BINDM_HOOK=0 turn the audit, the
+// blocking, the private stack and the re-blocking after a thread's first
+// call into Go off; they exist to show what these measures prevent (the stress
 // tests) and what they cost (the benchmarks), never for production: they
 // are compiled only into builds with the tag clrprof_testhooks (with the
 // SDK's C test hooks), and a profiler built without it ignores them.

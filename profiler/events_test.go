@@ -93,19 +93,72 @@ func TestExceptionStorm(t *testing.T) {
 			res := harness.Run(t, rt, app, harness.RunOptions{
 				ProfilerPath: lib, ProfilerCLSID: eventprofCLSID,
 				Args: []string{"storm", strconv.Itoa(perThread)},
-				Env:  []string{"EVENTPROF_EXCEPTIONS=" + exc},
+				Env:  []string{"EVENTPROF_EXCEPTIONS=" + exc, "CLRPROF_LOG_LEVEL=info"},
 			})
 			res.MustSucceed(t)
 			caught := fmt.Sprintf("caught=%d want=%d", 2*8*perThread, 2*8*perThread)
 			res.MustStdoutContain(t, caught)
 			got, totals := eventCounts(t, res)
-			t.Logf("%s (exception events %s): %s; %s", rt.Name, exc, caught, totals)
+			reblocked, lapses := guardCounts(t, res)
+			t.Logf("%s (exception events %s): %s; %s; guard: %d threads' first calls re-blocked, %d lapses", rt.Name, exc, caught, totals, reblocked, lapses)
+			// Every thread's first call into Go (the storm threads', the
+			// main thread's) had SIGRTMIN blocked again after the Go
+			// runtime's needm unblocked it, and no callback ended with it
+			// deliverable.
+			if lapses != 0 || reblocked == 0 {
+				t.Errorf("%s: %d guarded calls into Go ended with SIGRTMIN unblocked, %d first calls re-blocked", rt.Name, lapses, reblocked)
+			}
 			if exc == "1" {
 				nre, dbz := got["throw System.NullReferenceException"], got["throw System.DivideByZeroException"]
 				if nre != 8*perThread || dbz != 8*perThread {
 					t.Errorf("%s: ExceptionThrown saw %d NullReferenceException and %d DivideByZeroException, want %d each", rt.Name, nre, dbz, 8*perThread)
 				}
 			}
+		}
+	})
+}
+
+var guardRe = regexp.MustCompile(`msg="shut down" .*activationReblocked=(\d+) guardLapses=(\d+)`)
+
+// guardCounts reads the guard's counts from the SDK's shutdown log line
+// (test builds, CLRPROF_LOG_LEVEL=info): how many threads' first calls into
+// Go had SIGRTMIN blocked again after the Go runtime bound them an M, and
+// how many guarded calls ended with SIGRTMIN unblocked.
+func guardCounts(t *testing.T, res harness.Result) (reblocked, lapses int) {
+	t.Helper()
+	m := guardRe.FindStringSubmatch(res.Stderr)
+	if m == nil {
+		t.Fatalf("no shutdown line with the guard's counts:\n%s", res.Describe())
+	}
+	reblocked, _ = strconv.Atoi(m[1])
+	lapses, _ = strconv.Atoi(m[2])
+	return reblocked, lapses
+}
+
+// TestGuardLapsesWithoutBindmHook shows what the guard's repair after a
+// thread's first call into Go prevents: with it off (CLRPROF_BINDM_HOOK=0,
+// test builds), the Go runtime's needm leaves SIGRTMIN (signal 34, which Go
+// never lets a thread block) unblocked for the whole first callback of
+// every thread, and the exception storm's callbacks must show it on every
+// runtime.
+func TestGuardLapsesWithoutBindmHook(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./profiler/testdata/eventprof")
+	app := eventsApp(t)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		res := harness.Run(t, rt, app, harness.RunOptions{
+			ProfilerPath: lib, ProfilerCLSID: eventprofCLSID,
+			Args: []string{"storm", "200"},
+			Env:  []string{"CLRPROF_BINDM_HOOK=0", "CLRPROF_LOG_LEVEL=info"},
+		})
+		res.MustSucceed(t)
+		reblocked, lapses := guardCounts(t, res)
+		t.Logf("%s without the hook: %d guarded calls ended with SIGRTMIN unblocked, %d re-blocked", rt.Name, lapses, reblocked)
+		if reblocked != 0 {
+			t.Errorf("%s: CLRPROF_BINDM_HOOK=0 but %d first calls were re-blocked", rt.Name, reblocked)
+		}
+		// At least the 8 storm threads' first ExceptionThrown.
+		if lapses < 8 {
+			t.Errorf("%s: %d lapses without the hook, want at least 8 (one a storm thread): the check does not see what the hook repairs", rt.Name, lapses)
 		}
 	})
 }

@@ -89,8 +89,12 @@ func TestSignalStorm(t *testing.T) {
 		allocs, _ := strconv.Atoi(m[3])
 		exceptions, _ := strconv.Atoi(m[4])
 		private, returned, alt, reasserted := routerCounts(t, res)
-		t.Logf("%s: %s; %s; router: %d faults on the private stack (%d returned), %d on the alternate stack, %d re-assertions; crashes: 0",
-			rt.Name, strings.TrimSpace(m[0]), strings.TrimSpace(res.StdoutLines()[len(res.StdoutLines())-1]), private, returned, alt, reasserted)
+		reblocked, lapses := guardCounts(t, res)
+		t.Logf("%s: %s; %s; router: %d faults on the private stack (%d returned), %d on the alternate stack, %d re-assertions; guard: %d first calls re-blocked, %d lapses; crashes: 0",
+			rt.Name, strings.TrimSpace(m[0]), strings.TrimSpace(res.StdoutLines()[len(res.StdoutLines())-1]), private, returned, alt, reasserted, reblocked, lapses)
+		if lapses != 0 {
+			t.Errorf("%s: %d guarded calls into Go ended with SIGRTMIN unblocked", rt.Name, lapses)
+		}
 		if signals < 1000 || allocs < 1000 {
 			t.Errorf("%s: the storm was too weak to prove anything: %d signals, %d allocations", rt.Name, signals, allocs)
 		}

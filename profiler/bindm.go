@@ -1,0 +1,39 @@
+package profiler
+
+/*
+#include <stdint.h>
+void *clrprof_bindm_install(void *orig);
+int clrprof_bindm_hooked(void);
+uint64_t clrprof_bindm_reblocks(void);
+uint64_t clrprof_guard_lapses(void);
+*/
+import "C"
+
+import "unsafe"
+
+// cgoBindm is the Go runtime's _cgo_bindm: the C function (runtime/cgo's
+// x_cgo_bindm) that needAndBindM calls, on the thread's own stack, right
+// after binding an M to a thread that calls into Go for the first time.
+// Go has called it since 1.21; were it gone, this variable would be the
+// package's own, nil, and the hook not installed (bindmHooked false, a
+// warning at Initialize).
+//
+//go:linkname cgoBindm _cgo_bindm
+var cgoBindm unsafe.Pointer
+
+// The guard's repair after needm: see "a thread's first call into Go" in
+// shim.c. Installed before any guarded call enters Go (those wait for it).
+func init() {
+	cgoBindm = C.clrprof_bindm_install(cgoBindm)
+}
+
+// bindmHooked reports whether the hook is in place.
+func bindmHooked() bool { return C.clrprof_bindm_hooked() != 0 }
+
+// bindmReblocks is how many threads' first guarded calls into Go had
+// SIGRTMIN blocked again after the Go runtime unblocked it.
+func bindmReblocks() uint64 { return uint64(C.clrprof_bindm_reblocks()) }
+
+// guardLapses is, in test builds, how many guards ended with SIGRTMIN
+// deliverable (always 0 in other builds, which do not check).
+func guardLapses() uint64 { return uint64(C.clrprof_guard_lapses()) }
