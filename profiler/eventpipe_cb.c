@@ -1,9 +1,13 @@
 // EventPipe provider callbacks (EventPipeCreateProvider2) into Go: the
 // runtime passes no user data the profiler chose, so each provider gets a
-// trampoline of its own from a fixed table; see eventpipe.go.
+// trampoline of its own from a fixed table; see eventpipe.go. The runtime
+// may call them on any thread (a session started from managed code, or by
+// the diagnostics server), so they take the signal guard like every
+// callback.
 #include <stdint.h>
 
 #include "corprof_gen.h"
+#include "shim.h"
 
 extern void clrprofGoEventPipeProviderCallback(int slot, uint8_t *source_id, uint32_t is_enabled, uint8_t level,
 	uint64_t match_any, uint64_t match_all, void *filter_ptr, uint32_t filter_size, uint32_t filter_type);
@@ -12,8 +16,11 @@ extern void clrprofGoEventPipeProviderCallback(int slot, uint8_t *source_id, uin
 	static void ep_provider_cb_##n(const UINT8 *source_id, UINT32 is_enabled, UINT8 level, UINT64 any, UINT64 all, \
 		COR_PRF_FILTER_DATA *filter, void *data) { \
 		(void)data; \
+		clrprof_guard g; \
+		clrprof_go_enter(&g); \
 		clrprofGoEventPipeProviderCallback(n, (uint8_t *)source_id, is_enabled, level, any, all, \
 			filter ? (void *)(uintptr_t)filter->Ptr : 0, filter ? filter->Size : 0, filter ? filter->Type : 0); \
+		clrprof_go_leave(&g); \
 	}
 
 CLRPROF_EP_TRAMPOLINE(0)
