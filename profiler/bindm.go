@@ -2,7 +2,8 @@ package profiler
 
 /*
 #include <stdint.h>
-void *clrprof_bindm_install(void *orig);
+void *clrprof_bindm_hook(void *orig);
+void clrprof_bindm_ready(void *installed);
 int clrprof_bindm_hooked(void);
 uint64_t clrprof_bindm_reblocks(void);
 uint64_t clrprof_guard_lapses(void);
@@ -24,7 +25,8 @@ var cgoBindm unsafe.Pointer
 // The guard's repair after needm: see "a thread's first call into Go" in
 // shim.c. Installed before any guarded call enters Go (those wait for it).
 func init() {
-	cgoBindm = C.clrprof_bindm_install(cgoBindm)
+	cgoBindm = C.clrprof_bindm_hook(cgoBindm)
+	C.clrprof_bindm_ready(cgoBindm)
 }
 
 // bindmHooked reports whether the hook is in place.

@@ -99,19 +99,24 @@ static void clrprof_bindm(void *g) {
 	}
 }
 
-void *clrprof_bindm_install(void *orig) {
-	void *hook = orig;
-	int state = 2;
-	if (orig != NULL && !guard_off && !bindm_hook_off) {
-		bindm_orig = (void (*)(void *))orig;
-		hook = (void *)clrprof_bindm;
-		state = 1;
+// clrprof_bindm_hook returns the hook to store in _cgo_bindm in place of
+// orig (orig itself when the hook is not to be used); Go stores it, then
+// calls clrprof_bindm_ready, which lets waiting guarded calls go on: only
+// then can their needm find the hook.
+void *clrprof_bindm_hook(void *orig) {
+	if (orig == NULL || guard_off || bindm_hook_off) {
+		return orig;
 	}
+	bindm_orig = (void (*)(void *))orig;
+	return (void *)clrprof_bindm;
+}
+
+void clrprof_bindm_ready(void *installed) {
+	int state = installed == (void *)clrprof_bindm ? 1 : 2;
 	pthread_mutex_lock(&bindm_mu);
 	__atomic_store_n(&bindm_state, state, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&bindm_cond);
 	pthread_mutex_unlock(&bindm_mu);
-	return hook;
 }
 
 int clrprof_bindm_hooked(void) { return __atomic_load_n(&bindm_state, __ATOMIC_ACQUIRE) == 1; }
