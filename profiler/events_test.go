@@ -150,7 +150,13 @@ func TestGuardLapsesWithoutBindmHook(t *testing.T) {
 			Args: []string{"storm", "200"},
 			Env:  []string{"CLRPROF_BINDM_HOOK=0", "CLRPROF_LOG_LEVEL=info"},
 		})
-		res.MustSucceed(t)
+		if !res.Succeeded() {
+			t.Fatalf("program did not succeed:\n%s", res.Describe())
+		}
+		// The line that fails any other test's run (Result.MustSucceed).
+		if !strings.Contains(res.Stderr, harness.GuardLapseMarker) {
+			t.Errorf("%s: no %q line", rt.Name, harness.GuardLapseMarker)
+		}
 		reblocked, lapses := guardCounts(t, res)
 		t.Logf("%s without the hook: %d guarded calls ended with SIGRTMIN unblocked, %d re-blocked", rt.Name, lapses, reblocked)
 		if reblocked != 0 {

@@ -315,7 +315,15 @@ func (r Result) MustSucceed(t testing.TB) {
 	if !r.Succeeded() {
 		t.Fatalf("program did not succeed:\n%s", r.Describe())
 	}
+	if strings.Contains(r.Stderr, GuardLapseMarker) {
+		t.Fatalf("the profiler's signal guard lapsed (a test build's check: Go ran in a callback with the runtime's activation signal unblocked):\n%s", r.Describe())
+	}
 }
+
+// GuardLapseMarker starts the line a test build of a profiler prints at
+// Shutdown when guarded calls into Go ended with SIGRTMIN unblocked
+// (profiler/dispatch.go); MustSucceed fails a run that printed it.
+const GuardLapseMarker = "clrprof-testhooks: guard lapses="
 
 // MustExit fails the test unless the program exited with code by itself.
 func (r Result) MustExit(t testing.TB, code int) {
