@@ -179,6 +179,12 @@ type alcprof struct {
 	seen   seenIDs
 	bypass bool
 
+	// changing: held shared by every change to the map and the record
+	// (an ID added, an unload), exclusively by Shutdown's count of the
+	// dead IDs left, which reads both and must see them agree (callbacks
+	// of the runtime's other threads still arrive during Shutdown).
+	changing sync.RWMutex
+
 	mu        sync.Mutex
 	alcMods   map[profiler.ModuleID]bool
 	lastDead  [nKinds][]uint64   // the IDs the last unload killed
@@ -369,9 +375,11 @@ func (p *alcprof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) e
 	}
 	// The record first, then the map: the map never holds an ID the
 	// record thinks dead (an ID may be reused by a new load).
+	p.changing.RLock()
 	p.rec.add(kModule, uint64(m), []profiler.ModuleID{m})
 	e, err := p.ids.AddModule(m)
 	if err != nil {
+		p.changing.RUnlock()
 		p.addErrors.Add(1)
 		return nil
 	}
@@ -383,6 +391,7 @@ func (p *alcprof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) e
 		p.alcLoads.Add(1)
 	}
 	p.seen.add(kModule, uint64(m))
+	p.changing.RUnlock()
 	p.useRecent()
 	return nil
 }
@@ -394,6 +403,7 @@ func (p *alcprof) ClassLoadFinished(c profiler.ClassID, hr profiler.HRESULT) err
 	deps := map[profiler.ModuleID]bool{}
 	p.classDeps(c, 0, deps)
 	p.noteName(uint64(c), deps, func() (string, error) { return p.info.ClassName(c) })
+	p.changing.RLock()
 	p.rec.add(kClass, uint64(c), depList(deps))
 	if _, err := p.ids.AddClass(c); err != nil {
 		p.addErrors.Add(1) // arrays: GetClassIDInfo2 refuses them
@@ -401,6 +411,7 @@ func (p *alcprof) ClassLoadFinished(c profiler.ClassID, hr profiler.HRESULT) err
 		p.tracked.Add(1)
 		p.seen.add(kClass, uint64(c))
 	}
+	p.changing.RUnlock()
 	p.useRecent()
 	return nil
 }
@@ -418,6 +429,7 @@ func (p *alcprof) JITCompilationFinished(f profiler.FunctionID, hr profiler.HRES
 		}
 	}
 	p.noteName(uint64(f), deps, func() (string, error) { return p.info.FunctionName(f) })
+	p.changing.RLock()
 	p.rec.add(kFunction, uint64(f), depList(deps))
 	if _, err := p.ids.AddFunction(f); err != nil {
 		p.addErrors.Add(1)
@@ -425,11 +437,14 @@ func (p *alcprof) JITCompilationFinished(f profiler.FunctionID, hr profiler.HRES
 		p.tracked.Add(1)
 		p.seen.add(kFunction, uint64(f))
 	}
+	p.changing.RUnlock()
 	p.useRecent()
 	return nil
 }
 
 func (p *alcprof) ModuleUnloadStarted(m profiler.ModuleID) error {
+	p.changing.RLock()
+	defer p.changing.RUnlock()
 	p.mu.Lock()
 	alc := p.alcMods[m]
 	delete(p.alcMods, m)
@@ -497,10 +512,14 @@ func (p *alcprof) ModuleUnloadStarted(m profiler.ModuleID) error {
 
 func (p *alcprof) ClassUnloadStarted(c profiler.ClassID) error {
 	p.classUnloads.Add(1)
+	p.changing.RLock()
+	defer p.changing.RUnlock()
 	return p.ids.ClassUnloadStarted(c)
 }
 
 func (p *alcprof) AppDomainShutdownStarted(a profiler.AppDomainID) error {
+	p.changing.RLock()
+	defer p.changing.RUnlock()
 	return p.ids.AppDomainShutdownStarted(a)
 }
 
@@ -511,6 +530,8 @@ func (p *alcprof) Shutdown() error {
 	case <-time.After(2 * time.Second):
 		p.logf("sweeper did not stop")
 	}
+	// No ID added or dropped while the map and the record are compared.
+	p.changing.Lock()
 	mods, classes, funcs := p.ids.Counts()
 	// What the map still holds that the record knows to be dead: the map's
 	// size less the live IDs it holds (every live ID is among the seen).
@@ -535,6 +556,7 @@ func (p *alcprof) Shutdown() error {
 		}
 	}
 	leaked := mods + classes + funcs - heldAlive
+	p.changing.Unlock()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	p.logf("totals alcloads=%d alcunloads=%d otherunloads=%d tracked=%d adderrors=%d dropped=%d killed=%d "+
