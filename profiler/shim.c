@@ -45,9 +45,9 @@ int clrprof_get_impl(int slot) {
 // Diagnostics only: CLRPROF_SIGNAL_GUARD=0 turns the guard off,
 // CLRPROF_SIGNAL_AUDIT=0 the signal audit, CLRPROF_SEGV_PRIVATE_STACK=0
 // the SIGSEGV router's private stack and CLRPROF_BINDM_HOOK=0 the guard's
-// repair after a thread's first call into Go, so that stress tests can show what
-// they prevent and benchmarks can measure what they cost. Read once, before
-// the Go runtime starts.
+// repair after a thread's first call into Go, so that stress tests can
+// show what they prevent and benchmarks can measure what they cost. Read
+// once, before the Go runtime starts.
 static int guard_off, audit_off, private_stack_off, bindm_hook_off;
 
 static int env_is_zero(const char *name) {
