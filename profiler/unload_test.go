@@ -143,9 +143,9 @@ func TestALCUnloadCycles(t *testing.T) {
 		_, plainRSS := alcAppFigures(t, plain)
 		tot := alcTotals(t, res)
 		un := alcUnloads(res)
-		t.Logf("%s: cycles=%d collected=%d in %v; IDs tracked=%d dropped=%d (of the unloaded modules: %d); uses=%d (in callbacks %d, from the sweeping goroutine %d in %d sweeps), runtime calls=%d (%d of them while an unload callback ran), refused=%d (of dead IDs: %d), stale uses=%d, dead IDs left in the map=%d; class unload callbacks=%d; map at exit %d/%d/%d modules/classes/functions; RSS start %d KiB, after cycle 1 %d KiB, end %d KiB (%+d KiB over %d cycles)",
+		t.Logf("%s: cycles=%d collected=%d in %v; IDs tracked=%d dropped=%d (of the unloaded modules: %d); uses=%d (in callbacks %d, from the sweeping goroutine %d in %d sweeps), runtime calls=%d (%d of them while an unload callback ran), IDs added while an unload callback ran=%d, refused=%d (of dead IDs: %d), stale uses=%d, dead IDs left in the map=%d; class unload callbacks=%d; map at exit %d/%d/%d modules/classes/functions; RSS start %d KiB, after cycle 1 %d KiB, end %d KiB (%+d KiB over %d cycles)",
 			rt.Name, cycles, collected, res.Duration.Round(time.Millisecond), tot["tracked"], tot["dropped"], tot["killed"],
-			tot["uses"], tot["callback_uses"], tot["sweep_uses"], tot["sweeps"], tot["calls"], tot["overlap"], tot["refused"], tot["refused_dead"], tot["stale"], tot["leaked"],
+			tot["uses"], tot["callback_uses"], tot["sweep_uses"], tot["sweeps"], tot["calls"], tot["overlap"], tot["addsinunload"], tot["refused"], tot["refused_dead"], tot["stale"], tot["leaked"],
 			tot["classunloads"], tot["map.0"], tot["map.1"], tot["map.2"],
 			rss["start"], rss["warm"], rss["end"], rss["end"]-rss["warm"], cycles-1)
 		t.Logf("%s: without the profiler: RSS start %d KiB, after cycle 1 %d KiB, end %d KiB (%+d KiB) in %v",
@@ -185,8 +185,14 @@ func TestALCUnloadCycles(t *testing.T) {
 			if u.dead == 0 || u.refused != u.dead {
 				t.Errorf("unload %d: %d IDs depended on the module, %d of them were refused right after", u.n, u.dead, u.refused)
 			}
+			// The map's size before and after the unload is no check of
+			// what it dropped: the app's next cycle loads classes and JITs
+			// methods on another thread meanwhile (a CI run saw 13 against
+			// the module's own 15). What was dropped is checked ID by ID:
+			// the module's counts afterwards (above) and every dependent
+			// ID refused.
 			if d := u.before[1] + u.before[2] - u.after[1] - u.after[2]; d < u.heldC+u.heldF {
-				t.Errorf("unload %d: the map dropped %d classes and functions, fewer than the module's own %d", u.n, d, u.heldC+u.heldF)
+				t.Logf("unload %d: the map's size fell by %d classes and functions, the module had %d (IDs added meanwhile by other threads)", u.n, d, u.heldC+u.heldF)
 			}
 		}
 		// Not vacuous: IDs of unloaded modules were tried (and refused),

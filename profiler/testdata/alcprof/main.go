@@ -199,6 +199,7 @@ type alcprof struct {
 	callbackUses, sweepUses, sweeps, classUnloads, notAfter atomic.Int64
 	killed                                                  atomic.Int64
 	unloading, overlap                                      atomic.Int64 // unload callbacks in progress; runtime calls made meanwhile
+	addsInUnload                                            atomic.Int64 // IDs added to the map while an unload callback ran
 
 	stop chan struct{}
 	done chan struct{}
@@ -384,6 +385,9 @@ func (p *alcprof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) e
 		return nil
 	}
 	p.tracked.Add(1)
+	if p.unloading.Load() > 0 {
+		p.addsInUnload.Add(1)
+	}
 	if strings.EqualFold(filepath.Base(e.Name), "AlcColl.dll") {
 		p.mu.Lock()
 		p.alcMods[m] = true
@@ -409,6 +413,9 @@ func (p *alcprof) ClassLoadFinished(c profiler.ClassID, hr profiler.HRESULT) err
 		p.addErrors.Add(1) // arrays: GetClassIDInfo2 refuses them
 	} else {
 		p.tracked.Add(1)
+		if p.unloading.Load() > 0 {
+			p.addsInUnload.Add(1)
+		}
 		p.seen.add(kClass, uint64(c))
 	}
 	p.changing.RUnlock()
@@ -435,6 +442,9 @@ func (p *alcprof) JITCompilationFinished(f profiler.FunctionID, hr profiler.HRES
 		p.addErrors.Add(1)
 	} else {
 		p.tracked.Add(1)
+		if p.unloading.Load() > 0 {
+			p.addsInUnload.Add(1)
+		}
 		p.seen.add(kFunction, uint64(f))
 	}
 	p.changing.RUnlock()
@@ -561,13 +571,13 @@ func (p *alcprof) Shutdown() error {
 	runtime.ReadMemStats(&ms)
 	p.logf("totals alcloads=%d alcunloads=%d otherunloads=%d tracked=%d adderrors=%d dropped=%d killed=%d "+
 		"uses=%d calls=%d refused=%d refused_dead=%d stale=%d callerrors=%d/%d/%d "+
-		"callback_uses=%d sweep_uses=%d sweeps=%d classunloads=%d notdropped=%d map=%d/%d/%d leaked=%d overlap=%d goheapkb=%d gosyskb=%d bypass=%v",
+		"callback_uses=%d sweep_uses=%d sweeps=%d classunloads=%d notdropped=%d map=%d/%d/%d leaked=%d overlap=%d addsinunload=%d goheapkb=%d gosyskb=%d bypass=%v",
 		p.alcLoads.Load(), p.alcUnloads.Load(), p.unloadsOther.Load(), p.tracked.Load(), p.addErrors.Load(),
 		p.dropped.Load(), p.killed.Load(),
 		p.uses.Load(), p.calls.Load(), p.refused.Load(), p.refusedDead.Load(), p.stale.Load(),
 		p.callErrors[kModule].Load(), p.callErrors[kClass].Load(), p.callErrors[kFunction].Load(),
 		p.callbackUses.Load(), p.sweepUses.Load(), p.sweeps.Load(), p.classUnloads.Load(), p.notAfter.Load(),
-		mods, classes, funcs, leaked, p.overlap.Load(), ms.HeapAlloc>>10, ms.Sys>>10, p.bypass)
+		mods, classes, funcs, leaked, p.overlap.Load(), p.addsInUnload.Load(), ms.HeapAlloc>>10, ms.Sys>>10, p.bypass)
 	return nil
 }
 
