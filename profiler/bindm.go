@@ -15,9 +15,10 @@ import "unsafe"
 // cgoBindm is the Go runtime's _cgo_bindm: the C function (runtime/cgo's
 // x_cgo_bindm) that needAndBindM calls, on the thread's own stack, right
 // after binding an M to a thread that calls into Go for the first time.
-// Go has called it since 1.21; were it gone, this variable would be the
-// package's own, nil, and the hook not installed (bindmHooked false, a
-// warning at Initialize).
+// Go has called it since 1.21 (this module requires 1.26); were it gone
+// from a later Go, this variable would be the package's own, nil, and the
+// hook not installed (bindmHooked false, a warning at Initialize); were
+// the linker to refuse the name, the build would fail.
 //
 //go:linkname cgoBindm _cgo_bindm
 var cgoBindm unsafe.Pointer

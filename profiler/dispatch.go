@@ -163,7 +163,7 @@ func (d *dispatcher) start(method string, unk unsafe.Pointer, call func(*Info) e
 		}
 	}
 	if !bindmHooked() && !(diagnostics && (os.Getenv("CLRPROF_SIGNAL_GUARD") == "0" || os.Getenv("CLRPROF_BINDM_HOOK") == "0")) {
-		logger().Warn("this Go toolchain's runtime has no _cgo_bindm hook: a thread's first callback runs Go with the runtime's activation signal (SIGRTMIN) unblocked; build with Go 1.21 or later")
+		logger().Warn("this build's Go runtime has no _cgo_bindm hook (Go 1.21 to 1.26 have it): a thread's first callback runs Go with the runtime's activation signal (SIGRTMIN) unblocked, which can corrupt memory under GC suspension; see profiler/bindm.go")
 	}
 	d.live.Store(true)
 	liveObjects.Add(1)
