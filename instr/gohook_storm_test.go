@@ -38,23 +38,6 @@ func goStorm(t *testing.T, rt harness.Runtime, app, lib string, expectCrash bool
 		Env: append([]string{"GOPROF_TARGETS=GoHookApp!Hooked.Kinds::Hot"}, env...)})
 }
 
-var guardRe = regexp.MustCompile(`msg="shut down" .*activationReblocked=(\d+) guardLapses=(\d+)`)
-
-// guardFigures reads the signal guard's counts from the SDK's shutdown log
-// line (test builds, CLRPROF_LOG_LEVEL=info): threads whose first call into
-// Go had SIGRTMIN blocked again, and guarded calls that ended with it
-// unblocked.
-func guardFigures(t *testing.T, res harness.Result) (reblocked, lapses int) {
-	t.Helper()
-	m := guardRe.FindStringSubmatch(res.Stderr)
-	if m == nil {
-		t.Fatalf("no shutdown line with the guard's counts:\n%s", res.Describe())
-	}
-	reblocked, _ = strconv.Atoi(m[1])
-	lapses, _ = strconv.Atoi(m[2])
-	return reblocked, lapses
-}
-
 func goStormApps(t *testing.T) (app, lib string) {
 	dir := t.TempDir()
 	app = harness.CompileCS(t, []string{"testdata/gohook/app.cs"}, dir, harness.OutName("GoHookApp.exe"))
@@ -79,7 +62,7 @@ func TestGoHookStorm(t *testing.T) {
 			res := goStorm(t, rt, app, lib, false, append(env, "CLRPROF_LOG_LEVEL=info")...)
 			res.MustSucceed(t)
 			calls, collections, sig := goStormFigures(t, res)
-			reblocked, lapses := guardFigures(t, res)
+			reblocked, lapses := res.GuardCounts(t)
 			t.Logf("%s %s: %d hooked calls, %d collections, %s tgkill signals; guard: %d first calls re-blocked, %d lapses; crashes: 0", rt.Name, mode, calls, collections, sig, reblocked, lapses)
 			// Each storm thread's first call into Go is a hook's P/Invoke:
 			// the Go runtime unblocks SIGRTMIN binding it an M, and the

@@ -99,7 +99,7 @@ func TestExceptionStorm(t *testing.T) {
 			caught := fmt.Sprintf("caught=%d want=%d", 2*8*perThread, 2*8*perThread)
 			res.MustStdoutContain(t, caught)
 			got, totals := eventCounts(t, res)
-			reblocked, lapses := guardCounts(t, res)
+			reblocked, lapses := res.GuardCounts(t)
 			t.Logf("%s (exception events %s): %s; %s; guard: %d threads' first calls re-blocked, %d lapses", rt.Name, exc, caught, totals, reblocked, lapses)
 			// Every thread's first call into Go (the storm threads', the
 			// main thread's) had SIGRTMIN blocked again after the Go
@@ -116,23 +116,6 @@ func TestExceptionStorm(t *testing.T) {
 			}
 		}
 	})
-}
-
-var guardRe = regexp.MustCompile(`msg="shut down" .*activationReblocked=(\d+) guardLapses=(\d+)`)
-
-// guardCounts reads the guard's counts from the SDK's shutdown log line
-// (test builds, CLRPROF_LOG_LEVEL=info): how many threads' first calls into
-// Go had SIGRTMIN blocked again after the Go runtime bound them an M, and
-// how many guarded calls ended with SIGRTMIN unblocked.
-func guardCounts(t *testing.T, res harness.Result) (reblocked, lapses int) {
-	t.Helper()
-	m := guardRe.FindStringSubmatch(res.Stderr)
-	if m == nil {
-		t.Fatalf("no shutdown line with the guard's counts:\n%s", res.Describe())
-	}
-	reblocked, _ = strconv.Atoi(m[1])
-	lapses, _ = strconv.Atoi(m[2])
-	return reblocked, lapses
 }
 
 // TestGuardLapsesWithoutBindmHook shows what the guard's repair after a
@@ -157,7 +140,7 @@ func TestGuardLapsesWithoutBindmHook(t *testing.T) {
 		if !strings.Contains(res.Stderr, harness.GuardLapseMarker) {
 			t.Errorf("%s: no %q line", rt.Name, harness.GuardLapseMarker)
 		}
-		reblocked, lapses := guardCounts(t, res)
+		reblocked, lapses := res.GuardCounts(t)
 		t.Logf("%s without the hook: %d guarded calls ended with SIGRTMIN unblocked, %d re-blocked", rt.Name, lapses, reblocked)
 		if reblocked != 0 {
 			t.Errorf("%s: CLRPROF_BINDM_HOOK=0 but %d first calls were re-blocked", rt.Name, reblocked)

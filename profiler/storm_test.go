@@ -89,7 +89,7 @@ func TestSignalStorm(t *testing.T) {
 		allocs, _ := strconv.Atoi(m[3])
 		exceptions, _ := strconv.Atoi(m[4])
 		private, returned, alt, reasserted := routerCounts(t, res)
-		reblocked, lapses := guardCounts(t, res)
+		reblocked, lapses := res.GuardCounts(t)
 		t.Logf("%s: %s; %s; router: %d faults on the private stack (%d returned), %d on the alternate stack, %d re-assertions; guard: %d first calls re-blocked, %d lapses; crashes: 0",
 			rt.Name, strings.TrimSpace(m[0]), strings.TrimSpace(res.StdoutLines()[len(res.StdoutLines())-1]), private, returned, alt, reasserted, reblocked, lapses)
 		if lapses != 0 {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -324,6 +326,23 @@ func (r Result) MustSucceed(t testing.TB) {
 // Shutdown when guarded calls into Go ended with SIGRTMIN unblocked
 // (profiler/dispatch.go); MustSucceed fails a run that printed it.
 const GuardLapseMarker = "clrprof-testhooks: guard lapses="
+
+var guardRe = regexp.MustCompile(`msg="shut down" .*activationReblocked=(\d+) guardLapses=(\d+)`)
+
+// GuardCounts reads the signal guard's counts from the SDK's shutdown log
+// line (test builds, CLRPROF_LOG_LEVEL=info): how many threads' first
+// calls into Go had SIGRTMIN blocked again after the Go runtime bound them
+// an M, and how many guarded calls ended with SIGRTMIN unblocked.
+func (r Result) GuardCounts(t testing.TB) (reblocked, lapses int) {
+	t.Helper()
+	m := guardRe.FindStringSubmatch(r.Stderr)
+	if m == nil {
+		t.Fatalf("no shutdown line with the guard's counts:\n%s", r.Describe())
+	}
+	reblocked, _ = strconv.Atoi(m[1])
+	lapses, _ = strconv.Atoi(m[2])
+	return reblocked, lapses
+}
 
 // MustExit fails the test unless the program exited with code by itself.
 func (r Result) MustExit(t testing.TB, code int) {
