@@ -4,7 +4,7 @@ package profiler
 #include <stdint.h>
 void *clrprof_bindm_hook(void *orig);
 void clrprof_bindm_ready(void *installed);
-int clrprof_bindm_hooked(void);
+int clrprof_bindm_missing(void);
 uint64_t clrprof_bindm_reblocks(void);
 uint64_t clrprof_guard_lapses(void);
 */
@@ -17,7 +17,7 @@ import "unsafe"
 // after binding an M to a thread that calls into Go for the first time.
 // Go has called it since 1.21 (this module requires 1.26); were it gone
 // from a later Go, this variable would be the package's own, nil, and the
-// hook not installed (bindmHooked false, a warning at Initialize); were
+// hook not installed (bindmMissing true, a warning at Initialize); were
 // the linker to refuse the name, the build would fail.
 //
 //go:linkname cgoBindm _cgo_bindm
@@ -30,8 +30,8 @@ func init() {
 	C.clrprof_bindm_ready(cgoBindm)
 }
 
-// bindmHooked reports whether the hook is in place.
-func bindmHooked() bool { return C.clrprof_bindm_hooked() != 0 }
+// bindmMissing reports whether the Go runtime had no hook to replace.
+func bindmMissing() bool { return C.clrprof_bindm_missing() != 0 }
 
 // bindmReblocks is how many threads' first guarded calls into Go had
 // SIGRTMIN blocked again after the Go runtime unblocked it.

@@ -162,7 +162,7 @@ func (d *dispatcher) start(method string, unk unsafe.Pointer, call func(*Info) e
 			logger().Warn(v + "=0: a signal-safety measure is off (a diagnostic setting; the host may crash under GC suspension)")
 		}
 	}
-	if !bindmHooked() && !(diagnostics && (os.Getenv("CLRPROF_SIGNAL_GUARD") == "0" || os.Getenv("CLRPROF_BINDM_HOOK") == "0")) {
+	if bindmMissing() {
 		logger().Warn("this build's Go runtime has no _cgo_bindm hook (Go 1.21 to 1.26 have it): a thread's first callback runs Go with the runtime's activation signal (SIGRTMIN) unblocked, which can corrupt memory under GC suspension; see profiler/bindm.go")
 	}
 	d.live.Store(true)

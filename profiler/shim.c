@@ -83,7 +83,9 @@ static void segv_stack_ensure(void);
 
 static __thread int guard_depth __attribute__((tls_model("initial-exec")));
 static void (*bindm_orig)(void *);
-static int bindm_state; // 0 before the profiler package's init, 1 hooked, 2 not hooked
+// 0 before the profiler package's init, then one of these.
+enum { BINDM_HOOKED = 1, BINDM_OFF = 2, BINDM_MISSING = 3 };
+static int bindm_state;
 static pthread_mutex_t bindm_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t bindm_cond = PTHREAD_COND_INITIALIZER;
 static uint64_t bindm_reblocks;
@@ -112,14 +114,16 @@ void *clrprof_bindm_hook(void *orig) {
 }
 
 void clrprof_bindm_ready(void *installed) {
-	int state = installed == (void *)clrprof_bindm ? 1 : 2;
+	int state = installed == (void *)clrprof_bindm ? BINDM_HOOKED : installed == NULL ? BINDM_MISSING : BINDM_OFF;
 	pthread_mutex_lock(&bindm_mu);
 	__atomic_store_n(&bindm_state, state, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&bindm_cond);
 	pthread_mutex_unlock(&bindm_mu);
 }
 
-int clrprof_bindm_hooked(void) { return __atomic_load_n(&bindm_state, __ATOMIC_ACQUIRE) == 1; }
+// clrprof_bindm_missing reports whether the Go runtime has no _cgo_bindm
+// hook to replace (not a diagnostic switch turning the repair off).
+int clrprof_bindm_missing(void) { return __atomic_load_n(&bindm_state, __ATOMIC_ACQUIRE) == BINDM_MISSING; }
 
 uint64_t clrprof_bindm_reblocks(void) { return __atomic_load_n(&bindm_reblocks, __ATOMIC_RELAXED); }
 
