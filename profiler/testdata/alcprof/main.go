@@ -384,10 +384,7 @@ func (p *alcprof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) e
 		p.addErrors.Add(1)
 		return nil
 	}
-	p.tracked.Add(1)
-	if p.unloading.Load() > 0 {
-		p.addsInUnload.Add(1)
-	}
+	p.added()
 	if strings.EqualFold(filepath.Base(e.Name), "AlcColl.dll") {
 		p.mu.Lock()
 		p.alcMods[m] = true
@@ -398,6 +395,15 @@ func (p *alcprof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) e
 	p.changing.RUnlock()
 	p.useRecent()
 	return nil
+}
+
+// added counts an ID the map took, and whether an unload callback was
+// running meanwhile.
+func (p *alcprof) added() {
+	p.tracked.Add(1)
+	if p.unloading.Load() > 0 {
+		p.addsInUnload.Add(1)
+	}
 }
 
 func (p *alcprof) ClassLoadFinished(c profiler.ClassID, hr profiler.HRESULT) error {
@@ -412,10 +418,7 @@ func (p *alcprof) ClassLoadFinished(c profiler.ClassID, hr profiler.HRESULT) err
 	if _, err := p.ids.AddClass(c); err != nil {
 		p.addErrors.Add(1) // arrays: GetClassIDInfo2 refuses them
 	} else {
-		p.tracked.Add(1)
-		if p.unloading.Load() > 0 {
-			p.addsInUnload.Add(1)
-		}
+		p.added()
 		p.seen.add(kClass, uint64(c))
 	}
 	p.changing.RUnlock()
@@ -441,10 +444,7 @@ func (p *alcprof) JITCompilationFinished(f profiler.FunctionID, hr profiler.HRES
 	if _, err := p.ids.AddFunction(f); err != nil {
 		p.addErrors.Add(1)
 	} else {
-		p.tracked.Add(1)
-		if p.unloading.Load() > 0 {
-			p.addsInUnload.Add(1)
-		}
+		p.added()
 		p.seen.add(kFunction, uint64(f))
 	}
 	p.changing.RUnlock()
