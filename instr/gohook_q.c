@@ -21,10 +21,10 @@
 // gohook_qdecode.go, which decodes it.
 //
 // An enter is recorded only if the ring has room for it and for its exit
-// (qring.reserved counts the bytes kept for the exits of recorded enters),
+// (qring.limit leaves out the bytes kept for the exits of recorded enters),
 // and it returns 1 if it was recorded, 0 if it was dropped; the wrap hands
 // that back to the exit entry as its state, which records the exit iff it
-// is 1. So an exit is recorded iff its enter was, and the reserved room
+// is 1. So an exit is recorded iff its enter was, and the room kept
 // means a recorded enter's exit always fits (its strings are cut to what
 // fits, and marked truncated, if the ring is short of room).
 
@@ -118,6 +118,8 @@ static qring *qnew(void) {
 		return NULL;
 	}
 	r->size = size;
+	r->limit = size;
+	r->wake_at = size / 2;
 	r->tid = (uint64_t)syscall(SYS_gettid);
 	pthread_mutex_lock(&qmu);
 	r->serial = ++qserial;
@@ -216,34 +218,52 @@ static void qwakeup(void) {
 	}
 }
 
-// qused returns the bytes of r in use by the thread's last reading of
-// tail while that shows room for need more bytes and the ring less than
-// half full, else by a new reading: the drainer's line is read once per
-// half a ring of records while the drain keeps up, not once a call.
-static inline uint64_t qused(qring *r, uint64_t need) {
-	uint64_t used = r->head - r->tail_seen;
-	if (used + need + r->reserved + QEXIT_MAX > r->size || used >= r->size / 2) {
-		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-		used = r->head - r->tail_seen;
-	}
-	return used;
+// The thread's room. head may grow to limit: tail_seen + size less the
+// bytes kept for the exits of recorded enters (an enter of n bytes takes
+// n + QEXIT_MAX of room, its exit gives QEXIT_MAX back and takes its own
+// size of it), so that a call checks its room with one comparison. A
+// thread reads the drainer's tail again (qseen) only when its head reaches
+// limit or wake_at, which lies half a ring on from tail_seen: once per half
+// a ring of records while the drain keeps up, not once a call.
+
+// qseen reads tail again and moves limit and wake_at on by what the drain
+// freed since the last reading.
+static inline void qseen(qring *r) {
+	uint64_t t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	r->limit += t - r->tail_seen;
+	r->tail_seen = t;
+	r->wake_at = t + r->size / 2;
 }
 
 // qfits tells whether r has room for an enter record of need bytes and
 // its exit, besides the exits its other recorded enters keep.
 static inline int qfits(qring *r, uint64_t need) {
-	return qused(r, need) + need + r->reserved + QEXIT_MAX <= r->size;
+	if (r->head + need + QEXIT_MAX > r->limit) {
+		qseen(r);
+	}
+	return r->head + need + QEXIT_MAX <= r->limit;
+}
+
+// qhalf runs when a thread's head reaches wake_at: with a new reading of
+// tail, it wakes the drain if it sleeps and the ring is half full or
+// more; while the ring stays that full it looks again every sixteenth of
+// the ring, not at every record.
+static __attribute__((noinline)) void qhalf(qring *r) {
+	qseen(r);
+	if (r->head >= r->wake_at) {
+		r->wake_at = r->head + r->size / 16;
+		if (__atomic_load_n(&qsleeping, __ATOMIC_RELAXED)) {
+			qwakeup();
+		}
+	}
 }
 
 // qpublish hands the drain r's records up to end, and wakes it if it
 // sleeps and r is half full or more.
 static inline void qpublish(qring *r, uint64_t end) {
 	__atomic_store_n(&r->head, end, __ATOMIC_RELEASE);
-	if (r->head - r->tail_seen >= r->size / 2 && __atomic_load_n(&qsleeping, __ATOMIC_RELAXED)) {
-		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-		if (r->head - r->tail_seen >= r->size / 2) {
-			qwakeup();
-		}
+	if (end >= r->wake_at) {
+		qhalf(r);
 	}
 }
 
@@ -308,7 +328,7 @@ static int64_t qenter(int32_t idw, uint32_t n, const int64_t *a) {
 			}
 		}
 	}
-	r->reserved += QEXIT_MAX;
+	r->limit -= QEXIT_MAX;
 	qpublish(r, head + need);
 	return 1;
 }
@@ -320,10 +340,10 @@ EXPORT void clrprof_gohook_q_exit(int32_t idw, int64_t state, int64_t ret, int64
 		return; // its enter was dropped
 	}
 	qring *r = qmine;
-	if (r == NULL || r->reserved < QEXIT_MAX) {
+	if (r == NULL || r->limit + QEXIT_MAX > r->tail_seen + r->size) {
 		return; // cannot happen: the enter was recorded in this thread's ring
 	}
-	r->reserved -= QEXIT_MAX;
+	r->limit += QEXIT_MAX;
 	int32_t id = qid(idw);
 	uint16_t info = qinfo(idw);
 	if ((info & (QINFO_RETSTR | QINFO_TIME)) == 0 && exc == 0) {
@@ -338,8 +358,8 @@ EXPORT void clrprof_gohook_q_exit(int32_t idw, int64_t state, int64_t ret, int64
 	qexit(r, id, info, ret, exc, type);
 }
 
-// qexit records any other exit (r's room for it already counted out of
-// reserved).
+// qexit records any other exit (r's room for it already given back to
+// limit).
 static void qexit(qring *r, int32_t id, uint16_t info, int64_t ret, int64_t exc, int64_t type) {
 	int timed = (info & QINFO_TIME) != 0;
 	uint32_t need = 16 + (timed ? 8 : 0);
@@ -360,8 +380,8 @@ static void qexit(qring *r, int32_t id, uint16_t info, int64_t ret, int64_t exc,
 	// in the room its enter kept).
 	uint32_t room = 0;
 	if (flags & 6) {
-		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-		room = (uint32_t)(r->size - (head - r->tail_seen) - r->reserved) - need;
+		qseen(r);
+		room = (uint32_t)(r->limit - head) - need;
 	}
 	uint32_t rmax = 0, tmax = 0;
 	if (retstr) {
@@ -415,9 +435,9 @@ EXPORT int64_t clrprof_gohook_q_enter0(int32_t idw) {
 	qring *r = qmine;
 	if (r != NULL && (qinfo(idw) & QINFO_TIME) == 0) {
 		uint64_t head = r->head;
-		if (qfits(r, 8)) {
+		if (head + 8 + QEXIT_MAX <= r->limit) {
 			qword(r, head, qhdr0(8, 1, 0, 0, 0, qid(idw)));
-			r->reserved += QEXIT_MAX;
+			r->limit -= QEXIT_MAX;
 			qpublish(r, head + 8);
 			return 1;
 		}

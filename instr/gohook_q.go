@@ -107,6 +107,8 @@ type qthread struct {
 	// Where run is, for deliverRun when a hook panics.
 	cur *goEntry // the method of the record being delivered
 	at  int      // its offset
+
+	bits uint64 // the leaf loop's mask of the return value's bits
 }
 
 // startDeferred sets up the rings' size and starts the drain goroutine
@@ -471,39 +473,52 @@ func (th *qthread) run(b []byte) (n, enters, used int, err error) {
 // enter's state goes straight to its exit. Like run, it keeps in th.at
 // the record being delivered, for deliverRun's recovery.
 func (th *qthread) leaves(b []byte, off int, id int32, e *goEntry, enter func(*Call) uint64, exit func(*Return)) (end, calls int) {
-	if e == nil {
+	if e == nil || len(b)-off < 24 {
 		return off, 0
 	}
-	idw := uint64(uint32(id)) << 32
-	enterW, exitW := idw|8|qEnter<<16, idw|16|qExit<<16
 	// The hooks cannot write into the Call and Return they get, and every
 	// call of the run differs from the one before only in its state and
 	// its value's bits: both are readied once, and only those two fields
 	// are written per call.
-	c := th.callFor(e, time.Time{})
+	th.callFor(e, time.Time{})
 	x := th.returnFor(e, 0, time.Time{}, false)
 	x.value.setq(&e.ret, 0, nil)
-	bits := e.ret.bitsMask()
-	for len(b)-off >= 24 {
-		if binary.LittleEndian.Uint64(b[off:]) != enterW || binary.LittleEndian.Uint64(b[off+8:]) != exitW {
+	if enter == nil {
+		enter = qNoEnter
+	}
+	if exit == nil {
+		exit = qNoExit
+	}
+	// The loop is the drain's hot path: Go keeps no register across a
+	// call, so every value the loop needs after a hook returns is loaded
+	// again, and there are as few as possible (th, the cursor, the last
+	// record's address, the id word, the hooks; the mask and the Call
+	// and Return are reached through th). The records are read through
+	// the cursor, in bounds by the loop's condition (the last whole
+	// 24-byte call starts at or before last).
+	th.bits = e.ret.bitsMask()
+	idw := uint64(uint32(id))<<32 | 8 | qEnter<<16
+	base := unsafe.Pointer(unsafe.SliceData(b))
+	at, last := off, len(b)-24
+	for at <= last {
+		rec := (*[3]uint64)(unsafe.Add(base, at))
+		if rec[0] != idw || rec[1] != idw+(8|(qExit-qEnter)<<16) {
 			break
 		}
-		ret := binary.LittleEndian.Uint64(b[off+16:])
-		var state uint64
-		if enter != nil {
-			th.at = off
-			state = enter(c)
-		}
-		if exit != nil {
-			th.at = off + 8
-			x.state, x.value.bits = state, ret&bits
-			exit(x)
-		}
-		off += 24
-		calls++
+		th.at = at
+		state := enter(&th.call)
+		th.at = at + 8
+		th.ret.state, th.ret.value.bits = state, rec[2]&th.bits
+		exit(&th.ret)
+		at += 24
 	}
-	return off, calls
+	return at, (at - off) / 24
 }
+
+// qNoEnter and qNoExit stand for the hook a GoHooks leaves nil, in the
+// leaf loop.
+func qNoEnter(*Call) uint64 { return 0 }
+func qNoExit(*Return)       {}
 
 // callFor readies th's Call, reused, for a call of e entered at tm (zero
 // without a clock). The hooks cannot write into it: a field is written

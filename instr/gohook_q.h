@@ -24,11 +24,13 @@ typedef struct qring {
 	size_t maplen;
 	// The thread's line (the drainer reads head and dropped once a pass).
 	uint64_t head;      // written by the thread
-	uint64_t reserved;  // bytes kept for the exits of recorded enters (the thread's)
+	uint64_t limit;     // the thread's: head may grow to it (tail_seen + size less the bytes kept for the exits of recorded enters)
+	uint64_t wake_at;   // the thread's: once head reaches it, tail is read again (half a ring on from tail_seen)
 	uint64_t dropped;   // calls dropped (written by the thread)
 	uint64_t tail_seen; // the thread's last reading of tail
-	// The drainer's line (the thread reads tail only when tail_seen shows
-	// the ring half full or short of room).
+	// The drainer's line (the thread reads tail only when its head
+	// reaches limit or wake_at: once per half a ring while the drain keeps
+	// up).
 	uint64_t tail __attribute__((aligned(64)));
 	uint64_t dropped_seen;
 	uint8_t buf[] __attribute__((aligned(64)));
