@@ -161,8 +161,9 @@
 // inside the call, on its thread, behind the signal guard (about 1 µs per
 // call for empty hooks, 24-55x an empty C hook). Deferred hooks
 // ([GoHooks].Deferred) only record the call in a per-thread ring, in C
-// (per call, empty ones cost about 1.1-1.4x an empty C hook in wall time
-// and 1.4-1.9x in CPU time, the drain goroutine's included: see
+// (per call, empty ones cost about 1.1-1.3x an empty C hook in wall time
+// and 1.3-1.5x in CPU time, the drain goroutine's included, in the
+// benchmark run of 2026-11-28; 1.4-1.9x in CPU time on a slower day: see
 // docs/benchmarks.md and docs/instrumentation.md), and run later
 // on a goroutine in each thread's order: they observe and cannot influence
 // the call, may be dropped whole under overload (counted by
