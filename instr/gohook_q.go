@@ -491,11 +491,12 @@ func (th *qthread) leaves(b []byte, off int, id int32, e *goEntry, enter func(*C
 	}
 	// The loop is the drain's hot path: Go keeps no register across a
 	// call, so every value the loop needs after a hook returns is loaded
-	// again, and there are as few as possible (th, the cursor, the last
-	// record's address, the id word, the hooks; the mask and the Call
-	// and Return are reached through th). The records are read through
-	// the cursor, in bounds by the loop's condition (the last whole
-	// 24-byte call starts at or before last).
+	// again, and there are as few as possible (th, b's base, the offset,
+	// the last offset, the id word, the hooks; the mask and the Call and
+	// Return are reached through th). A call's three words are read in
+	// place as the C entries wrote them (native order, 8-byte aligned:
+	// records start at multiples of 8 from b's start), in bounds by the
+	// loop's condition (a whole 24-byte call starts at or before last).
 	th.bits = e.ret.bitsMask()
 	idw := uint64(uint32(id))<<32 | 8 | qEnter<<16
 	base := unsafe.Pointer(unsafe.SliceData(b))
