@@ -235,13 +235,18 @@ static inline void qseen(qring *r) {
 	r->wake_at = t + r->size / 2;
 }
 
-// qfits tells whether r has room for an enter record of need bytes and
-// its exit, besides the exits its other recorded enters keep.
+// qroom tells whether r has room, by the thread's last reading of tail,
+// for an enter record of need bytes and its exit, besides the exits its
+// other recorded enters keep.
+static inline int qroom(qring *r, uint64_t need) { return r->head + need + QEXIT_MAX <= r->limit; }
+
+// qfits is qroom with a new reading of tail when the last one shows no
+// room.
 static inline int qfits(qring *r, uint64_t need) {
-	if (r->head + need + QEXIT_MAX > r->limit) {
+	if (!qroom(r, need)) {
 		qseen(r);
 	}
-	return r->head + need + QEXIT_MAX <= r->limit;
+	return qroom(r, need);
 }
 
 // qhalf runs when a thread's head reaches wake_at: with a new reading of
@@ -435,7 +440,7 @@ EXPORT int64_t clrprof_gohook_q_enter0(int32_t idw) {
 	qring *r = qmine;
 	if (r != NULL && (qinfo(idw) & QINFO_TIME) == 0) {
 		uint64_t head = r->head;
-		if (head + 8 + QEXIT_MAX <= r->limit) {
+		if (qroom(r, 8)) {
 			qword(r, head, qhdr0(8, 1, 0, 0, 0, qid(idw)));
 			r->limit -= QEXIT_MAX;
 			qpublish(r, head + 8);
