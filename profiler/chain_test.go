@@ -112,7 +112,7 @@ func TestTwoGoProfilerLibraries(t *testing.T) {
 
 		if rt.AtLeast(7, 0) {
 			res = harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: other, ProfilerCLSID: composeprofCLSID, Env: []string{
-				"CORECLR_ENABLE_NOTIFICATION_PROFILERS=1", "CORECLR_NOTIFICATION_PROFILERS=" + lib + "=" + countprofCLSID}})
+				"CORECLR_ENABLE_NOTIFICATION_PROFILERS=1", "CORECLR_NOTIFICATION_PROFILERS=" + notificationList(lib+"="+countprofCLSID)}})
 			checkApp(t, res)
 			res.MustStderrContain(t, "declining to profile this process", "libcomposeprof.so, the clrprof profiler "+composeprofCLSID,
 				"composeprof: A jits=")

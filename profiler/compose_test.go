@@ -111,7 +111,7 @@ func TestComposeTwoObjects(t *testing.T) {
 		entry := lib + "=" + composeprofCLSID
 		res := harness.Run(t, rt, a, harness.RunOptions{Env: []string{
 			"CORECLR_ENABLE_PROFILING=1", "CORECLR_ENABLE_NOTIFICATION_PROFILERS=1",
-			"CORECLR_NOTIFICATION_PROFILERS=" + entry + ";" + entry, "CLRPROF_LOG_LEVEL=info"}})
+			"CORECLR_NOTIFICATION_PROFILERS=" + notificationList(entry, entry), "CLRPROF_LOG_LEVEL=info"}})
 		checkApp(t, res)
 		res.MustStderrContain(t, "composed profilers initialized again for another profiler object")
 		ms := composeRe.FindAllStringSubmatch(res.Stderr, -1)

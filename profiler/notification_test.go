@@ -2,6 +2,7 @@ package profiler_test
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/clrprof/clrprof/internal/harness"
@@ -27,7 +28,7 @@ func TestNotificationProfilers(t *testing.T) {
 		// The Go profiler as a notification profiler beside chainc.
 		res := harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: native, ProfilerCLSID: chaincCLSID, Env: []string{
 			"CORECLR_ENABLE_NOTIFICATION_PROFILERS=1",
-			"CORECLR_NOTIFICATION_PROFILERS=" + lib + "=" + countprofCLSID,
+			"CORECLR_NOTIFICATION_PROFILERS=" + notificationList(lib+"="+countprofCLSID),
 			"COUNTPROF_TRY=rejit", "CLRPROF_LOG_LEVEL=info"}})
 		checkApp(t, res)
 		res.MustStderrContain(t, "countprof: notificationOnly=true", "CORECLR_NOTIFICATION_PROFILERS names this library")
@@ -50,7 +51,7 @@ func TestNotificationProfilers(t *testing.T) {
 		// profiler.
 		res = harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: countprofCLSID, Env: []string{
 			"CORECLR_ENABLE_NOTIFICATION_PROFILERS=1",
-			"CORECLR_NOTIFICATION_PROFILERS=" + native + "=" + chaincCLSID,
+			"CORECLR_NOTIFICATION_PROFILERS=" + notificationList(native+"="+chaincCLSID),
 			"CHAINC_NOTIFICATION=1", "COUNTPROF_TRY=rejit", "CLRPROF_LOG_LEVEL=info"}})
 		checkApp(t, res)
 		res.MustStderrContain(t, "countprof: notificationOnly=false", "countprof: try EnableReJIT: <nil>", "chainc: LoadAsNotificationOnly -> 1")
@@ -61,4 +62,13 @@ func TestNotificationProfilers(t *testing.T) {
 			t.Errorf("%s: Go main profiler: countprof modules=%d jits=%d (alone %d); chainc %+v", rt.Name, modules, jits, modules0, c)
 		}
 	})
+}
+
+// notificationList joins "path=CLSID" entries for
+// CORECLR_NOTIFICATION_PROFILERS, ending the list with ';': .NET 10.0.x
+// silently drops an entry not followed by ';' (one entry alone is never
+// loaded; dotnet/runtime#130584, fixed in .NET 11). Earlier runtimes and 11
+// take the list either way.
+func notificationList(entries ...string) string {
+	return strings.Join(entries, ";") + ";"
 }

@@ -24,12 +24,15 @@ import "C"
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
 	"syscall"
 	"unicode/utf16"
 	"unsafe"
+
+	"github.com/clrprof/clrprof/metadata"
 )
 
 // maxStringChars bounds what ReadString copies (a managed string's length
@@ -118,6 +121,14 @@ func (x *Info) ReadString(obj ObjectID) (string, error) {
 
 // stringClass finds System.String's ClassID in System.Private.CoreLib
 // (once it succeeds; a failure is retried at the next call).
+//
+// It asks by name (EnumModules, then GetClassFromToken) where the runtime
+// allows that. From .NET 10 on the runtime refuses those synchronous calls
+// inside enter/leave hooks (CORPROF_E_UNSUPPORTED_CALL_SEQUENCE: an ELT hook
+// is not a callback), so there it looks among the objects of the non-GC heap
+// instead (ICorProfilerInfo14, .NET 8 and later: string literals live there)
+// for one whose class is CoreLib's System.String, with calls the runtime
+// allows anywhere; those objects are the runtime's own, never a guess.
 func (x *Info) stringClass() (ClassID, StringLayout2Result, error) {
 	stringType.mu.Lock()
 	defer stringType.mu.Unlock()
@@ -128,39 +139,110 @@ func (x *Info) stringClass() (ClassID, StringLayout2Result, error) {
 	if err != nil {
 		return 0, layout, fmt.Errorf("GetStringLayout2: %w", err)
 	}
+	c, err := x.stringClassByName()
+	if err != nil && errors.Is(err, CORPROF_E_UNSUPPORTED_CALL_SEQUENCE) {
+		var ferr error
+		if c, ferr = x.stringClassFromNonGCHeap(); ferr != nil {
+			err = fmt.Errorf("%w; and from the non-GC heap: %w", err, ferr)
+		} else {
+			err = nil
+		}
+	}
+	if err != nil {
+		return 0, layout, err
+	}
+	stringType.class, stringType.layout = c, layout
+	return c, layout, nil
+}
+
+// stringClassByName looks System.String up in System.Private.CoreLib.
+func (x *Info) stringClassByName() (ClassID, error) {
 	e, err := x.EnumModules()
 	if err != nil {
-		return 0, layout, fmt.Errorf("EnumModules: %w", err)
+		return 0, fmt.Errorf("EnumModules: %w", err)
 	}
 	defer e.Release()
 	for {
 		batch, err := e.Next()
 		if err != nil {
-			return 0, layout, fmt.Errorf("EnumModules: %w", err)
+			return 0, fmt.Errorf("EnumModules: %w", err)
 		}
 		if len(batch) == 0 {
-			return 0, layout, fmt.Errorf("System.Private.CoreLib is not loaded")
+			return 0, fmt.Errorf("System.Private.CoreLib is not loaded")
 		}
 		for _, m := range batch {
 			mi, err := x.GetModuleInfo(m)
 			if err != nil || filepath.Base(mi.Name) != "System.Private.CoreLib.dll" {
 				continue
 			}
-			imp, err := x.ModuleImport(m)
+			tok, err := x.coreLibStringToken(m)
 			if err != nil {
-				return 0, layout, err
-			}
-			tok, err := imp.FindTypeDefByName("System.String", 0)
-			imp.Release()
-			if err != nil {
-				return 0, layout, fmt.Errorf("System.String in System.Private.CoreLib: %w", err)
+				return 0, err
 			}
 			c, err := x.GetClassFromToken(m, tok)
 			if err != nil {
-				return 0, layout, fmt.Errorf("System.String's ClassID: %w", err)
+				return 0, fmt.Errorf("System.String's ClassID: %w", err)
 			}
-			stringType.class, stringType.layout = c, layout
-			return c, layout, nil
+			return c, nil
 		}
 	}
+}
+
+// coreLibStringToken returns System.String's TypeDef in module m.
+func (x *Info) coreLibStringToken(m ModuleID) (metadata.Token, error) {
+	imp, err := x.ModuleImport(m)
+	if err != nil {
+		return 0, err
+	}
+	defer imp.Release()
+	tok, err := imp.FindTypeDefByName("System.String", 0)
+	if err != nil {
+		return 0, fmt.Errorf("System.String in System.Private.CoreLib: %w", err)
+	}
+	return tok, nil
+}
+
+// maxNonGCProbe bounds how many non-GC heap objects stringClassFromNonGCHeap
+// looks at (the first is a string literal on .NET 8 to 11).
+const maxNonGCProbe = 4096
+
+// stringClassFromNonGCHeap finds System.String's ClassID as the class of a
+// non-GC heap object: one whose class is CoreLib's TypeDef System.String.
+func (x *Info) stringClassFromNonGCHeap() (ClassID, error) {
+	e, err := x.EnumerateNonGCObjects()
+	if err != nil {
+		return 0, fmt.Errorf("EnumerateNonGCObjects: %w", err)
+	}
+	defer e.Release()
+	seen := 0
+	checked := map[ClassID]bool{}
+	for obj, err := range e.All() {
+		if err != nil {
+			return 0, fmt.Errorf("EnumerateNonGCObjects: %w", err)
+		}
+		if seen++; seen > maxNonGCProbe {
+			break
+		}
+		c, err := x.GetClassFromObject(obj)
+		if err != nil || checked[c] {
+			continue
+		}
+		checked[c] = true
+		ci, err := x.GetClassIDInfo2(c)
+		if err != nil || len(ci.TypeArgs) != 0 {
+			continue
+		}
+		mi, err := x.GetModuleInfo(ci.ModuleID)
+		if err != nil || filepath.Base(mi.Name) != "System.Private.CoreLib.dll" {
+			continue
+		}
+		tok, err := x.coreLibStringToken(ci.ModuleID)
+		if err != nil {
+			return 0, err
+		}
+		if ci.TypeDefToken == tok {
+			return c, nil
+		}
+	}
+	return 0, fmt.Errorf("no System.String among the first %d objects", min(seen, maxNonGCProbe))
 }
