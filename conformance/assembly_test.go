@@ -24,7 +24,7 @@ func init() {
 			return ""
 		},
 		Run: func(t *testing.T, rt harness.Runtime, app, lib string, sc *scenario) harness.Result {
-			exe := harness.CompileCS(t, []string{filepath.Join(sc.Name, "testfile.cs")}, t.TempDir(), harness.OutName("ConfTestFile.exe"))
+			exe := harness.CompileCS(t, []string{filepath.Join(sc.Name, "testfile.cs")}, t.TempDir(), harness.OutName("ConfTestFile.exe"), harness.For(rt))
 			return harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: sc.CLSID, Args: []string{exe}})
 		},
 		Check: func(t *testing.T, rt harness.Runtime, res harness.Result) {

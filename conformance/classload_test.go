@@ -21,7 +21,7 @@ func init() {
 		},
 		Run: func(t *testing.T, rt harness.Runtime, app, lib string, sc *scenario) harness.Result {
 			unload := harness.CompileCS(t, []string{filepath.Join("classload", "unloadlibrary.cs")}, t.TempDir(),
-				harness.Library(), harness.OutName("UnloadLibrary.dll"))
+				harness.Library(), harness.OutName("UnloadLibrary.dll"), harness.For(rt))
 			return harness.Run(t, rt, app, harness.RunOptions{
 				ProfilerPath:  lib,
 				ProfilerCLSID: sc.CLSID,

@@ -23,7 +23,7 @@ func init() {
 			return ""
 		},
 		Run: func(t *testing.T, rt harness.Runtime, app, lib string, sc *scenario) harness.Result {
-			dll := harness.CompileCS(t, []string{filepath.Join(sc.Name, "lib.cs")}, t.TempDir(), harness.Library(), harness.OutName("ConfUnloadLib.dll"))
+			dll := harness.CompileCS(t, []string{filepath.Join(sc.Name, "lib.cs")}, t.TempDir(), harness.Library(), harness.OutName("ConfUnloadLib.dll"), harness.For(rt))
 			return harness.Run(t, rt, app, harness.RunOptions{
 				ProfilerPath:  lib,
 				ProfilerCLSID: sc.CLSID,

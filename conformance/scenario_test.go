@@ -109,12 +109,14 @@ func (sc *scenario) profilerDir() string {
 func TestConformance(t *testing.T) {
 	for _, sc := range sortedScenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
-			app := harness.CompileCS(t, sc.appSources(), "", sc.CSOptions...)
 			lib := harness.BuildProfiler(t, sc.profilerPkg())
 			harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
 				if why := sc.notApplicable(rt); why != "" {
 					t.Skipf("NOT APPLICABLE: %s", why)
 				}
+				// Roslyn against the runtime's own reference assemblies on
+				// .NET 10 and later, mcs before.
+				app := harness.CompileCS(t, sc.appSources(), "", append(sc.CSOptions[:len(sc.CSOptions):len(sc.CSOptions)], harness.For(rt))...)
 				var res harness.Result
 				if sc.Run != nil {
 					res = sc.Run(t, rt, app, lib, sc)

@@ -18,9 +18,9 @@ import (
 // memory and reads back with the same values.
 func TestRuntimeDispenser(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "app")
-	app := harness.CompileCS(t, []string{"testdata/dispapp/app.cs"}, dir, harness.OutName("DApp.exe"))
 	lib := harness.BuildProfiler(t, "./metadata/testdata/dispprof")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"testdata/dispapp/app.cs"}, dir, harness.OutName("DApp.exe"), harness.For(rt))
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: "{8D2C4B6A-1E3F-4A5B-9C7D-2E4F6A8B0C1D}"})
 		res.MustSucceed(t)
 		res.MustStdoutContain(t, "get=7\n", "app done\n")

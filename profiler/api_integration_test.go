@@ -31,8 +31,8 @@ var (
 //   - GetNativeCodeStartAddresses returns a slice (ICorProfilerInfo9: 3.0+).
 func TestIdiomaticAPI(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/apiprof")
-	a := app(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		a := app(t, rt)
 		res := harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: apiprofCLSID})
 		checkApp(t, res)
 		iv := regexp.MustCompile(`(?m)^apiprof: info=(\d+)$`).FindStringSubmatch(res.Stderr)

@@ -48,8 +48,9 @@ func chaincShutdown(t *testing.T, res harness.Result) chaincCounts {
 // every ICorProfilerInfoN up to the runtime's with the same object and no
 // later one) pass.
 func TestChainNativeProfiler(t *testing.T) {
-	lib, native, a := countprof(t), chainc(t), app(t)
+	lib, native := countprof(t), chainc(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		a := app(t, rt)
 		alone := harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: countprofCLSID})
 		checkApp(t, alone)
 		modules0, _ := shutdownCounts(t, alone)
@@ -96,8 +97,9 @@ func TestChainNativeProfiler(t *testing.T) {
 // loaded at all: the SDK sees Go's build information in the file); on .NET
 // 8 also as a notification profiler beside a Go main profiler.
 func TestTwoGoProfilerLibraries(t *testing.T) {
-	lib, other, a := countprof(t), harness.BuildProfiler(t, "./profiler/testdata/composeprof"), app(t)
+	lib, other := countprof(t), harness.BuildProfiler(t, "./profiler/testdata/composeprof")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		a := app(t, rt)
 		res := harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: countprofCLSID, Env: []string{"LD_PRELOAD=" + other}})
 		checkApp(t, res)
 		res.MustStderrContain(t, "declining to profile this process", "libcomposeprof.so, the clrprof profiler "+composeprofCLSID+" *profiler.Composite",
@@ -129,14 +131,15 @@ func TestTwoGoProfilerLibraries(t *testing.T) {
 // with CORPROF_E_PROFILER_ALREADY_ACTIVE; a failing Initialize of either
 // leaves the other running.
 func TestChainRules(t *testing.T) {
-	lib, native, a := countprof(t), chainc(t), app(t)
+	lib, native := countprof(t), chainc(t)
 	chain := []string{"CLRPROF_CHAIN_PATH=" + native, "CLRPROF_CHAIN_CLSID=" + chaincCLSID, "CLRPROF_LOG_LEVEL=info"}
 	run := func(t *testing.T, rt harness.Runtime, env ...string) harness.Result {
-		res := harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: countprofCLSID, DisableReadyToRun: true, Env: append(append([]string{}, chain...), env...)})
+		res := harness.Run(t, rt, app(t, rt), harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: countprofCLSID, DisableReadyToRun: true, Env: append(append([]string{}, chain...), env...)})
 		checkApp(t, res)
 		return res
 	}
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		a := app(t, rt)
 		alone := harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: countprofCLSID, DisableReadyToRun: true})
 		checkApp(t, alone)
 		modules0, _ := shutdownCounts(t, alone)

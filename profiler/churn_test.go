@@ -46,9 +46,9 @@ func TestThreadChurn(t *testing.T) {
 		}
 	}
 	lib := harness.BuildProfiler(t, "./profiler/testdata/eventprof")
-	app := eventsApp(t)
 	args := []string{"churn", strconv.Itoa(n)}
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := eventsApp(t, rt)
 		plain := harness.Run(t, rt, app, harness.RunOptions{Args: args, Timeout: 20 * time.Minute})
 		plain.MustSucceed(t)
 		prof := harness.Run(t, rt, app, harness.RunOptions{Args: args, ProfilerPath: lib, ProfilerCLSID: eventprofCLSID, Timeout: 20 * time.Minute})

@@ -44,9 +44,10 @@ func composeCounts(t *testing.T, res harness.Result) (a, b memberCounts) {
 // runtime's GetILFunctionBody returns the body SetILFunctionBody set) and
 // the app runs with both rewrites.
 func TestComposeTwoGoProfilers(t *testing.T) {
-	lib, a := harness.BuildProfiler(t, "./profiler/testdata/composeprof"), app(t)
+	lib := harness.BuildProfiler(t, "./profiler/testdata/composeprof")
 	count := countprof(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		a := app(t, rt)
 		alone := harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: count, ProfilerCLSID: countprofCLSID, DisableReadyToRun: true})
 		checkApp(t, alone)
 		modules0, _ := shutdownCounts(t, alone)
@@ -103,8 +104,9 @@ func TestComposeTwoGoProfilers(t *testing.T) {
 // and its callbacks are filtered by the same masks: A never sees a module
 // load, B never a thread, from either object.
 func TestComposeTwoObjects(t *testing.T) {
-	lib, a := harness.BuildProfiler(t, "./profiler/testdata/composeprof"), app(t)
+	lib := harness.BuildProfiler(t, "./profiler/testdata/composeprof")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		a := app(t, rt)
 		if !rt.AtLeast(7, 0) {
 			t.Skipf("%s: notification profilers are tested on .NET 7+", rt.Name)
 		}

@@ -11,9 +11,9 @@ import (
 
 const eltprofCLSID = "{3F6A2E10-8C4B-4D7E-9A15-6B2C8D0E4F71}"
 
-func samplingApp(t *testing.T) string {
+func samplingApp(t *testing.T, rt harness.Runtime) string {
 	t.Helper()
-	return harness.CompileCS(t, []string{"testdata/sampling/eltapp.cs"}, "")
+	return harness.CompileCS(t, []string{"testdata/sampling/eltapp.cs"}, "", harness.For(rt))
 }
 
 type eltCounts struct{ enter, leave, tail, unwind int }
@@ -79,9 +79,9 @@ func checkBalance(t *testing.T, r eltReport) {
 // hooked and every event forced through the stubs' full-save path.
 func TestELTFastPathCounts(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/sampling/eltprof")
-	app := samplingApp(t)
 	known := []string{"AddVec", "Doubles", "Floats", "Inst", "IntAdd", "MakeBig", "ManyInts", "Mix", "Smalls"}
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := samplingApp(t, rt)
 		runs := []struct {
 			name string
 			n    int
@@ -140,8 +140,8 @@ func TestELTFastPathCounts(t *testing.T) {
 // is balanced by exactly one leave, tail call or unwind.
 func TestELTTailcallsAndUnwinds(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/sampling/eltprof")
-	app := samplingApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := samplingApp(t, rt)
 		if eltUnsupported(rt) {
 			t.Skipf("%s: the runtime calls no ELT hook on Linux", rt.Name)
 		}
@@ -176,8 +176,8 @@ func TestELTTailcallsAndUnwinds(t *testing.T) {
 // The WithInfo hooks read the arguments and return values of known calls.
 func TestELTWithInfo(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/sampling/eltprof")
-	app := samplingApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := samplingApp(t, rt)
 		if eltUnsupported(rt) {
 			t.Skipf("%s: the runtime calls no ELT hook on Linux", rt.Name)
 		}
@@ -216,8 +216,8 @@ var (
 // shows its open calls in order.
 func TestCallCounts(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/sampling/eltprof")
-	app := samplingApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := samplingApp(t, rt)
 		run := func(args []string, env ...string) (map[string]int, []string) {
 			t.Helper()
 			res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: eltprofCLSID, Args: args,

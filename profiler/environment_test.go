@@ -28,9 +28,9 @@ func goSettings(t *testing.T, res harness.Result) (gc, procs int, limit int64) {
 // registers with WithGoEnvironment.
 func TestGoEnvironmentNotFollowed(t *testing.T) {
 	lib := countprof(t)
-	a := app(t)
 	goEnv := []string{"GOGC=off", "GOMAXPROCS=1", "GOMEMLIMIT=1048576"}
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		a := app(t, rt)
 		run := func(env ...string) harness.Result {
 			res := harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: countprofCLSID, Env: append(env, "CLRPROF_LOG_LEVEL=info")})
 			checkApp(t, res)
@@ -61,8 +61,8 @@ func TestGoEnvironmentNotFollowed(t *testing.T) {
 func TestDeclinesBesideAnotherGoRuntime(t *testing.T) {
 	lib := countprof(t)
 	other := harness.BuildProfiler(t, "./profiler/testdata/othergo")
-	a := app(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		a := app(t, rt)
 		res := harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: countprofCLSID, Env: []string{"LD_PRELOAD=" + other}})
 		checkApp(t, res)
 		res.MustStderrContain(t, "declining to profile this process", "another Go runtime is already loaded", "libothergo.so")

@@ -30,8 +30,8 @@ var (
 // session call answers ErrNotAvailable.
 func TestRuntimeEvents(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/rtevents")
-	app := harness.CompileCS(t, []string{"testdata/rtevents/app.cs"}, "")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"testdata/rtevents/app.cs"}, "", harness.For(rt))
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: "{5B1E7C3A-9D24-4F6B-8A0E-2C7D4B9F1E63}"})
 		res.MustExit(t, 100)
 		res.MustStdoutContain(t, "app done")
@@ -94,8 +94,8 @@ var rtTickRe = regexp.MustCompile(`(?m)^rtevents: tick sampler mean=(\d+) delive
 // and decode as in TestRuntimeEvents.
 func TestAllocationTickSampler(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/rtevents")
-	app := harness.CompileCS(t, []string{"testdata/rtevents/app.cs"}, "")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"testdata/rtevents/app.cs"}, "", harness.For(rt))
 		if rt.Major < 5 {
 			t.Skip("EventPipe in process needs .NET 5+ (TestRuntimeEvents checks the error before)")
 		}

@@ -17,11 +17,11 @@ const eventprofCLSID = "{3B9F6A21-5C4D-4E8F-A1B2-7C6D5E4F3A29}"
 
 // eventsApp compiles testdata/events: the app and the EvLib library it
 // loads, in one directory.
-func eventsApp(t *testing.T) string {
+func eventsApp(t *testing.T, rt harness.Runtime) string {
 	t.Helper()
 	dir := t.TempDir()
-	lib := harness.CompileCS(t, []string{"testdata/events/lib.cs"}, dir, harness.Library(), harness.OutName("EvLib.dll"))
-	return harness.CompileCS(t, []string{"testdata/events/events.cs"}, dir, harness.Reference(lib), harness.OutName("EvApp.exe"))
+	lib := harness.CompileCS(t, []string{"testdata/events/lib.cs"}, dir, harness.Library(), harness.OutName("EvLib.dll"), harness.For(rt))
+	return harness.CompileCS(t, []string{"testdata/events/events.cs"}, dir, harness.Reference(lib), harness.OutName("EvApp.exe"), harness.For(rt))
 }
 
 var eventLineRe = regexp.MustCompile(`(?m)^eventprof: (\w+) (\S+) (\d+)$`)
@@ -48,7 +48,6 @@ func eventCounts(t *testing.T, res harness.Result) (map[string]int, string) {
 // does the corresponding thing, and that names resolve inside them.
 func TestCallbackCounts(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/eventprof")
-	app := eventsApp(t)
 	want := map[string]int{
 		"module EvApp": 1, "module EvLib": 1,
 		"assembly EvApp": 1, "assembly EvLib": 1,
@@ -61,6 +60,7 @@ func TestCallbackCounts(t *testing.T) {
 		want[fmt.Sprintf("jit Ev.Jitted.M%d", i)] = 1
 	}
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := eventsApp(t, rt)
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: eventprofCLSID, Args: []string{"counts"}})
 		res.MustSucceed(t)
 		res.MustStdoutContain(t, "counts: sum=")
@@ -86,9 +86,9 @@ func TestCallbackCounts(t *testing.T) {
 // and counted.
 func TestExceptionStorm(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/eventprof")
-	app := eventsApp(t)
 	const perThread = 2000
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := eventsApp(t, rt)
 		for _, exc := range []string{"1", "0"} {
 			res := harness.Run(t, rt, app, harness.RunOptions{
 				ProfilerPath: lib, ProfilerCLSID: eventprofCLSID,
@@ -126,8 +126,8 @@ func TestExceptionStorm(t *testing.T) {
 // runtime.
 func TestGuardLapsesWithoutBindmHook(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/eventprof")
-	app := eventsApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := eventsApp(t, rt)
 		res := harness.Run(t, rt, app, harness.RunOptions{
 			ProfilerPath: lib, ProfilerCLSID: eventprofCLSID,
 			Args: []string{"storm", "200"},
@@ -169,8 +169,8 @@ func knownShutdownRaceCrash(rt harness.Runtime, res harness.Result) bool {
 // same way with and without the profiler.
 func TestStackOverflowUnchanged(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/eventprof")
-	app := eventsApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := eventsApp(t, rt)
 		// Expected crashes: no core read with gdb (ExpectCrash).
 		plain := harness.Run(t, rt, app, harness.RunOptions{Args: []string{"overflow"}, ExpectCrash: true})
 		prof := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: eventprofCLSID, Args: []string{"overflow"}, ExpectCrash: true})
@@ -196,8 +196,8 @@ func TestStackOverflowUnchanged(t *testing.T) {
 // in C). The process must exit normally and promptly on every runtime.
 func TestShutdownRace(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/eventprof")
-	app := eventsApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := eventsApp(t, rt)
 		var waits []time.Duration
 		defer func() { checkShutdownWaits(t, rt, waits, true) }()
 		for i := 0; i < 3; i++ {
@@ -235,8 +235,8 @@ func TestShutdownRace(t *testing.T) {
 // once instead of sleeping the 20 ms every time.
 func TestShutdownWaitQuiet(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/eventprof")
-	app := eventsApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := eventsApp(t, rt)
 		var waits []time.Duration
 		for i := 0; i < 3; i++ {
 			res := harness.Run(t, rt, app, harness.RunOptions{

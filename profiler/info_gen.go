@@ -3158,7 +3158,11 @@ func (x *Info) RequestReJITWithInliners(rejitFlags ReJITFlags, moduleIDs []Modul
 
 // SuspendRuntime suspends every managed thread, as for a GC; ResumeRuntime
 // undoes it. Fails with CORPROF_E_SUSPENSION_IN_PROGRESS while another
-// suspension runs.
+// suspension runs. Call it and ResumeRuntime from one OS thread
+// (runtime.LockOSThread around both, as Snapshot does): the runtime keeps
+// its thread store locked by the calling thread until ResumeRuntime, and
+// on .NET 11 a ResumeRuntime from another thread leaves that lock held, so
+// the next suspension, the runtime's own for a GC included, waits forever.
 //
 // It needs ICorProfilerInfo10 (.NET Core 3.0 and later); on an older
 // runtime it returns an error matching ErrNotAvailable without calling the

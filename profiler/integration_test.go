@@ -18,8 +18,8 @@ func countprof(t *testing.T) string {
 	return harness.BuildProfiler(t, "./profiler/testdata/countprof")
 }
 
-func app(t *testing.T) string {
-	return harness.CompileCS(t, []string{"testdata/app/app.cs"}, "")
+func app(t *testing.T, rt harness.Runtime) string {
+	return harness.CompileCS(t, []string{"testdata/app/app.cs"}, "", harness.For(rt))
 }
 
 func checkApp(t *testing.T, res harness.Result) {
@@ -43,8 +43,8 @@ func shutdownCounts(t *testing.T, res harness.Result) (modules, jits int) {
 
 func TestProfilerLoadsOnEveryRuntime(t *testing.T) {
 	lib := countprof(t)
-	a := app(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		a := app(t, rt)
 		res := harness.Run(t, rt, a, harness.RunOptions{
 			ProfilerPath:  lib,
 			ProfilerCLSID: countprofCLSID,
@@ -99,9 +99,9 @@ func TestProfilerLoadsOnEveryRuntime(t *testing.T) {
 
 func TestProfilerWrongCLSID(t *testing.T) {
 	lib := countprof(t)
-	a := app(t)
 	const wrong = "{0BADC0DE-0000-4000-8000-000000000001}"
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		a := app(t, rt)
 		res := harness.Run(t, rt, a, harness.RunOptions{
 			ProfilerPath:  lib,
 			ProfilerCLSID: wrong,
@@ -120,13 +120,13 @@ func TestProfilerWrongCLSID(t *testing.T) {
 // recovered and logged, and the app completes.
 func TestProfilerPanickingCallback(t *testing.T) {
 	lib := countprof(t)
-	a := app(t)
 	faults := []struct{ mode, msg string }{
 		{"panic", "deliberate panic in JITCompilationStarted"},
 		{"nil", "invalid memory address or nil pointer dereference"},
 		{"divide", "integer divide by zero"},
 	}
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		a := app(t, rt)
 		for _, f := range faults {
 			res := harness.Run(t, rt, a, harness.RunOptions{
 				ProfilerPath:  lib,
@@ -153,8 +153,8 @@ func TestProfilerPanickingCallback(t *testing.T) {
 // the process. This test pins that documented behaviour.
 func TestProfilerGoexitInCallbackAbortsProcess(t *testing.T) {
 	lib := countprof(t)
-	a := app(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		a := app(t, rt)
 		res := harness.Run(t, rt, a, harness.RunOptions{
 			ProfilerPath:  lib,
 			ProfilerCLSID: countprofCLSID,

@@ -23,8 +23,8 @@ var modloadRe = regexp.MustCompile(`(?m)^modloadprof: started=(\d+) incomplete=(
 // ModuleLoadFinished every output must be there.
 func TestModuleInfoInModuleLoadStarted(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/modloadprof")
-	app := app(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := app(t, rt)
 		for _, mode := range []string{"ignore", "error"} {
 			res := harness.Run(t, rt, app, harness.RunOptions{
 				ProfilerPath: lib, ProfilerCLSID: "{3C1B9A57-6D2E-4F80-9A1C-5E7D2B4F8A63}",

@@ -16,8 +16,9 @@ import (
 // not do (EnableReJIT in its mask, enter/leave hooks) is refused by the SDK
 // with ErrNotificationOnly, and it then runs with an allowed mask.
 func TestNotificationProfilers(t *testing.T) {
-	lib, native, a := countprof(t), chainc(t), app(t)
+	lib, native := countprof(t), chainc(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		a := app(t, rt)
 		if !rt.AtLeast(7, 0) {
 			t.Skipf("%s has no notification profilers (.NET 7+)", rt.Name)
 		}

@@ -13,9 +13,9 @@ import (
 // every runtime releases the profiler, after a detach, is the conformance
 // scenario releaseondetach.
 func TestReleased(t *testing.T) {
-	app := harness.CompileCS(t, []string{"testdata/app/app.cs"}, "")
 	lib := harness.BuildProfiler(t, "./profiler/testdata/relprof")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"testdata/app/app.cs"}, "", harness.For(rt))
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: "{0B5E7D93-1A2C-4E68-8F47-6D9C3B1A2E11}"})
 		res.MustSucceed(t)
 		shut := strings.Index(res.Stderr, "relprof: shutdown\n")

@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/cgo"
 	"time"
 	"unsafe"
@@ -208,6 +209,13 @@ func (x *Info) SnapshotThreads(max int, walk func(thread ThreadID, osThread uint
 	if max <= 0 || max > maxStackDepth {
 		return s, fmt.Errorf("clrprof: SnapshotAllThreads: max %d: want 1..%d", max, maxStackDepth)
 	}
+	// SuspendRuntime leaves the runtime's thread store locked by the
+	// calling OS thread until ResumeRuntime: both must run on one thread.
+	// A goroutine may move between them; on .NET 11 a ResumeRuntime from
+	// another thread leaves the lock held by the first, and the next
+	// suspension (the runtime's own, for a GC, included) waits forever.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	t0 := time.Now()
 	began, err := x.suspendRetrying(&s)
 	suspended := time.Now()

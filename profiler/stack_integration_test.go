@@ -16,8 +16,8 @@ import (
 // exercised by sample/cpuprof on .NET Core 3.0 and later.
 func TestStackSnapshots(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/sampling/stackprof")
-	app := samplingApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := samplingApp(t, rt)
 		res := harness.Run(t, rt, app, harness.RunOptions{
 			ProfilerPath: lib, ProfilerCLSID: "{9D2B4F61-3A7C-4E85-B1D0-5C6E8F2A4B93}",
 			Args: []string{"throw", "3"},
@@ -49,8 +49,8 @@ func TestStackSnapshots(t *testing.T) {
 // unavailable.
 func TestSnapshotTiming(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/sampling/snapprof")
-	app := samplingApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := samplingApp(t, rt)
 		res := harness.Run(t, rt, app, harness.RunOptions{
 			ProfilerPath: lib, ProfilerCLSID: "{4E8A1C37-92B5-4D60-A7F3-1B6C9D2E5F08}",
 			Args: []string{"collect", "1.5"},

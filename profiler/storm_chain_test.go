@@ -17,9 +17,10 @@ import (
 // a GC.Collect loop) must complete with both profilers' counts and chainc's
 // own asserts, 0 crashes.
 func TestStormsChained(t *testing.T) {
-	lib, native, app := harness.BuildProfiler(t, "./profiler/testdata/stormprof"), chainc(t), eventsApp(t)
+	lib, native := harness.BuildProfiler(t, "./profiler/testdata/stormprof"), chainc(t)
 	chain := []string{"CLRPROF_CHAIN_PATH=" + native, "CLRPROF_CHAIN_CLSID=" + chaincCLSID}
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := eventsApp(t, rt)
 		for _, storm := range []string{"signal", "allocation"} {
 			var res harness.Result
 			if storm == "signal" {

@@ -76,8 +76,8 @@ func stormTimeout(t *testing.T, slack time.Duration) time.Duration {
 // With the SDK's signal measures the app must complete every time.
 func TestSignalStorm(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/stormprof")
-	app := eventsApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := eventsApp(t, rt)
 		res := runStorm(t, rt, lib, app, stormTimeout(t, 3*time.Minute))
 		res.MustSucceed(t)
 		res.MustStdoutContain(t, "gcstorm: rounds=")
@@ -121,10 +121,10 @@ func TestSignalStormWithoutMeasures(t *testing.T) {
 		t.Skip("crash demonstration; not in -short")
 	}
 	lib := harness.BuildProfiler(t, "./profiler/testdata/stormprof")
-	app := eventsApp(t)
 	crashes, privateCrashes, runtimes := 0, 0, 0
 	var summary []string
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := eventsApp(t, rt)
 		runtimes++
 		for _, knob := range []string{"CLRPROF_SIGNAL_GUARD=0", "CLRPROF_SIGNAL_AUDIT=0", "CLRPROF_SEGV_PRIVATE_STACK=0"} {
 			outcome := "survived 3 runs"
@@ -166,8 +166,8 @@ var stormPerfRe = regexp.MustCompile(`(?m)^stormprof: perf samples=(\d+) managed
 // (managed frames among its samples).
 func TestSignalStormPerf(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/stormprof")
-	app := eventsApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := eventsApp(t, rt)
 		res := runStorm(t, rt, lib, app, stormTimeout(t, 3*time.Minute), "STORMPROF_PERF=1000")
 		res.MustSucceed(t)
 		res.MustStdoutContain(t, "gcstorm: rounds=")

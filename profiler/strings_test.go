@@ -12,9 +12,9 @@ import (
 // crashing, on an object that is no string and on values that are no
 // object (0, small and unmapped addresses, the address of a stack slot).
 func TestReadString(t *testing.T) {
-	app := harness.CompileCS(t, []string{"testdata/strprof/app.cs"}, "")
 	lib := harness.BuildProfiler(t, "./profiler/testdata/strprof")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"testdata/strprof/app.cs"}, "", harness.For(rt))
 		if rt.Major < 3 {
 			t.Skipf("%s: the ELT argument ranges are wrong on Linux before .NET Core 3.0 (dotnet/coreclr#19622), and 2.0 calls no hook", rt.Name)
 		}

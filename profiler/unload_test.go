@@ -15,11 +15,11 @@ const alcprofCLSID = "{03D49378-392C-492B-ACA4-EBFA32CD1299}"
 
 // alcCyclesApp compiles the unload stress app and the assembly it loads
 // into collectible contexts, side by side.
-func alcCyclesApp(t *testing.T) string {
+func alcCyclesApp(t *testing.T, rt harness.Runtime) string {
 	t.Helper()
 	dir := t.TempDir()
-	harness.CompileCS(t, []string{"testdata/alccycles/alccoll.cs"}, dir, harness.Library(), harness.OutName("AlcColl.dll"))
-	return harness.CompileCS(t, []string{"testdata/alccycles/alccycles.cs"}, dir, harness.OutName("AlcCycles.exe"))
+	harness.CompileCS(t, []string{"testdata/alccycles/alccoll.cs"}, dir, harness.Library(), harness.OutName("AlcColl.dll"), harness.For(rt))
+	return harness.CompileCS(t, []string{"testdata/alccycles/alccycles.cs"}, dir, harness.OutName("AlcCycles.exe"), harness.For(rt))
 }
 
 var (
@@ -121,8 +121,8 @@ func alcCycles(t *testing.T) int {
 func TestALCUnloadCycles(t *testing.T) {
 	cycles := alcCycles(t)
 	lib := harness.BuildProfiler(t, "./profiler/testdata/alcprof")
-	app := alcCyclesApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := alcCyclesApp(t, rt)
 		res := harness.Run(t, rt, app, harness.RunOptions{
 			Args:          []string{strconv.Itoa(cycles)},
 			ProfilerPath:  lib,

@@ -60,12 +60,12 @@ func TestClrattach(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	lib := harness.BuildProfiler(t, "./diag/testdata/attachprof")
-	app := harness.CompileCS(t, []string{"../../diag/testdata/attachapp/app.cs"}, "")
 	dataFile := filepath.Join(t.TempDir(), "data")
 	if err := os.WriteFile(dataFile, []byte("jit from-file\x00\x01"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"../../diag/testdata/attachapp/app.cs"}, "", harness.For(rt))
 		p := harness.Start(t, rt, app, harness.RunOptions{Timeout: 2 * time.Minute})
 		if err := p.WaitStdout("ready\n", time.Minute); err != nil {
 			t.Fatal(err)

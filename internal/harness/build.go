@@ -310,7 +310,7 @@ func CompileCS(t testing.TB, srcFiles []string, outDir string, opts ...CSOption)
 		if err != nil {
 			t.Fatalf("harness.CompileCS: %s %s: %v\n%s", compiler[0], strings.Join(full, " "), err, out)
 		}
-		t.Logf("compiled %s in %v", name, time.Since(start).Round(time.Millisecond))
+		t.Logf("compiled %s with %s in %v", name, filepath.Base(compiler[0]), time.Since(start).Round(time.Millisecond))
 		// Another process may have won the race; its result is identical.
 		if err := os.Rename(tmp, final); err != nil {
 			if _, serr := os.Stat(cached); serr != nil {

@@ -31,8 +31,8 @@ func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 // against no profiler, logged.
 func TestAllocProfile(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/allocprof")
-	app := harness.CompileCS(t, []string{"../../profiler/testdata/sampling/eltapp.cs"}, "")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"../../profiler/testdata/sampling/eltapp.cs"}, "", harness.For(rt))
 		out := filepath.Join(t.TempDir(), "alloc.pprof")
 		run := func(withProfiler bool) (harness.Result, []string) {
 			o := harness.RunOptions{Args: []string{"alloc", "1"}, Env: []string{"COMPlus_TieredCompilation=0", "DOTNET_TieredCompilation=0"}}

@@ -49,8 +49,8 @@ func TestWriteReport(t *testing.T) {
 // its report, and the app runs on.
 func TestAttachJIT(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/attachjit")
-	app := harness.CompileCS(t, []string{"../../diag/testdata/attachapp/app.cs"}, "")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"../../diag/testdata/attachapp/app.cs"}, "", harness.For(rt))
 		p := harness.Start(t, rt, app, harness.RunOptions{Timeout: 2 * time.Minute})
 		if err := p.WaitStdout("ready\n", time.Minute); err != nil {
 			t.Fatal(err)

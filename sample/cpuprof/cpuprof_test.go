@@ -44,8 +44,8 @@ var failuresRe = regexp.MustCompile(`^cpuprof: ticks=(\d+) failures=(\d+)( \(.*\
 
 func TestCPUProfile(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/cpuprof")
-	app := harness.CompileCS(t, []string{"../../profiler/testdata/sampling/eltapp.cs"}, "")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"../../profiler/testdata/sampling/eltapp.cs"}, "", harness.For(rt))
 		out := filepath.Join(t.TempDir(), "cpu.pprof")
 		run := func(withProfiler bool) harness.Result {
 			// Tiered compilation off: the same code quality in every run.
@@ -189,8 +189,8 @@ var perfReportRe = regexp.MustCompile(`^cpuprof: mode=perf threads=(\d+) failed=
 // callers (Elt.Hot.Cold or Main) below it in nine of ten of Spin's samples.
 func TestCPUProfileModes(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/cpuprof")
-	app := harness.CompileCS(t, []string{"../../profiler/testdata/sampling/eltapp.cs"}, "")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"../../profiler/testdata/sampling/eltapp.cs"}, "", harness.For(rt))
 		tops := map[string][]string{}
 		for _, mode := range []string{"suspend", "perf"} {
 			if mode == "suspend" && !rt.AtLeast(3, 0) {
