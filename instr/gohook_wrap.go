@@ -160,7 +160,7 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 	if err != nil {
 		return err
 	}
-	sig, err := m.Sig()
+	sig, err := m.ILSig() // a runtime-async method's return unwrapped
 	if err != nil {
 		return err
 	}

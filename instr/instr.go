@@ -655,7 +655,7 @@ func (in *Instrumenter) wrapMethod(m *ilrw.Method, e *entry) error {
 	if err != nil {
 		return err
 	}
-	sig, err := m.Sig()
+	sig, err := m.ILSig() // a runtime-async method's return unwrapped
 	if err != nil {
 		return err
 	}
