@@ -34,6 +34,11 @@ func asyncBuilds(rt harness.Runtime) []asyncBuild {
 	return b
 }
 
+// readToEnd is a CoreLib method the async app reaches (built by Roslyn),
+// runtime async on .NET 11 (ILDasm: "cil managed async"), a state
+// machine's stub before.
+const readToEnd = "System.Private.CoreLib!System.IO.StreamReader::ReadToEndAsyncInternal"
+
 // appFigure reads "NAME calls=N ... KEY=V" from the app's output.
 func appFigure(t *testing.T, out, line, key string) float64 {
 	t.Helper()
@@ -70,9 +75,9 @@ func TestAutotraceAsync(t *testing.T) {
 				}
 				out := filepath.Join(t.TempDir(), "calls.jsonl")
 				res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
-					Env: append(env, "AUTOTRACE_TARGETS=async!AsyncApp.Ops::*", "AUTOTRACE_OUTPUT="+out)})
+					Env: append(env, "AUTOTRACE_TARGETS=async!AsyncApp.Ops::*,"+readToEnd, "AUTOTRACE_OUTPUT="+out)})
 				res.MustSucceed(t)
-				res.MustStdoutContain(t, "done\n", "DelayThenValue calls=51 ", "ThrowAfterAwait calls=51 thrown=51", "CatchAround calls=51 caught=51")
+				res.MustStdoutContain(t, "done\n", "DelayThenValue calls=51 ", "ThrowAfterAwait calls=51 thrown=51", "FinallyAround calls=51 finallies=51", "CatchAround calls=51 caught=51")
 				res.MustStderrNotContain(t, "could not instrument", "not delivered", "integration threw")
 				t.Logf("stdout:\n%sstderr:\n%s", res.Stdout, res.Stderr)
 				data, err := os.ReadFile(out)
@@ -120,10 +125,18 @@ func TestAutotraceAsync(t *testing.T) {
 					wantExc = 2 * n
 				}
 				for m, want := range map[string][2]int{"DelayThenValue": {n, 0}, "ThrowAfterAwait": {2 * n, wantExc},
-					"CatchAround": {n, 0}, "UsingAround": {n, 0}, "NoAwait": {n, 0}} {
+					"CatchAround": {n, 0}, "UsingAround": {n, 0}, "NoAwait": {n, 0}, "FinallyAround": {n, 0}} {
 					a := got["AsyncApp.Ops::"+m]
 					if a == nil || a.calls != want[0] || a.exc != want[1] {
 						t.Errorf("%s: %+v, want %d calls, %d exceptions", m, a, want[0], want[1])
+					}
+				}
+				// On .NET 11 the framework's own async methods are runtime
+				// async whatever the app's build.
+				if rt.Major >= 10 {
+					res.MustStdoutContain(t, "ReadToEndAsync calls=51 chars=612")
+					if a := got["System.IO.StreamReader::ReadToEndAsyncInternal"]; a == nil || a.calls != n || a.exc != 0 {
+						t.Errorf("StreamReader::ReadToEndAsyncInternal: %+v, want %d calls", a, n)
 					}
 				}
 				d := got["AsyncApp.Ops::DelayThenValue"]

@@ -50,7 +50,7 @@ func TestGotraceAsync(t *testing.T) {
 					}
 					res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid, Env: env})
 					res.MustSucceed(t)
-					res.MustStdoutContain(t, "done\n", "DelayThenValue calls=51 ", "ThrowAfterAwait calls=51 thrown=51")
+					res.MustStdoutContain(t, "done\n", "DelayThenValue calls=51 ", "ThrowAfterAwait calls=51 thrown=51", "FinallyAround calls=51 finallies=51")
 					res.MustStderrNotContain(t, "could not instrument", "not returned at shutdown", "not all delivered")
 					if deferred && !strings.Contains(res.Stderr, " calls delivered, 0 dropped") {
 						t.Errorf("deferred: calls dropped, or no count:\n%s", res.Stderr)
@@ -88,7 +88,7 @@ func TestGotraceAsync(t *testing.T) {
 						wantExc = 2 * n
 					}
 					for m, want := range map[string][2]int{"DelayThenValue": {n, 0}, "ThrowAfterAwait": {2 * n, wantExc},
-						"CatchAround": {n, 0}, "UsingAround": {n, 0}, "NoAwait": {n, 0}} {
+						"CatchAround": {n, 0}, "UsingAround": {n, 0}, "NoAwait": {n, 0}, "FinallyAround": {n, 0}} {
 						a := got["AsyncApp.Ops::"+m]
 						if a == nil || a.calls != want[0] || a.exc != want[1] {
 							t.Errorf("%s: %+v, want %d calls, %d exceptions", m, a, want[0], want[1])
