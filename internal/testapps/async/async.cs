@@ -103,8 +103,24 @@ namespace AsyncApp
 
 		public static int Main(string[] args)
 		{
+			string wait = Environment.GetEnvironmentVariable("INSTR_WAIT_FILE");
+			if (!string.IsNullOrEmpty(wait))
+			{
+				// For a ReJIT test: DelayThenValue runs (and is compiled)
+				// before the profiler adds it as a target, at the
+				// compilation of AddTargetsNow; the profiler creates the
+				// file once its ReJIT request was accepted.
+				Console.WriteLine("before {0}", Ops.DelayThenValue(1).GetAwaiter().GetResult());
+				AddTargetsNow();
+				for (int i = 0; i < 1000 && !File.Exists(wait); i++)
+					Thread.Sleep(10);
+				Thread.Sleep(300);
+			}
 			return Run(Iterations(args)).GetAwaiter().GetResult();
 		}
+
+		[System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+		static void AddTargetsNow() { }
 
 		static async Task<int> Run(int n)
 		{
