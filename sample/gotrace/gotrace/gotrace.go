@@ -60,9 +60,9 @@ type frame struct {
 	serial uint32 // the call's number in its stack (Enter's state names it)
 	depth  int    // instrumented calls on the thread's stack at Enter, this one included
 	start  time.Time
-	span  trace.Span
-	ids   profiles.Span     // the span's IDs (zero: no span)
-	tid   profiler.ThreadID // the managed thread it was entered on (0: not recorded in spans)
+	span   trace.Span
+	ids    profiles.Span     // the span's IDs (zero: no span)
+	tid    profiler.ThreadID // the managed thread it was entered on (0: not recorded in spans)
 }
 
 // stack holds the calls in progress that were entered on one thread,
