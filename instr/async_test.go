@@ -3,6 +3,8 @@ package instr_test
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/clrprof/clrprof/internal/harness"
@@ -10,11 +12,13 @@ import (
 
 // TestAsyncReJIT adds DelayThenValue of the async app as a target after it
 // ran (so it is compiled), which instruments it through ReJIT, on the
-// classic and the runtime-async build. Classic: every call after the
-// request is wrapped (51 Ends, each seeing the stub's return, the Task).
-// Runtime async: what the runtime does differs by version (see the
-// cases); End sees the call's completion with the unwrapped result (an
-// Int32, 2*i).
+// classic and the runtime-async build. Classic, and runtime async on
+// .NET 11.0.0: every call after the request is wrapped (51 Ends; classic:
+// each seeing the stub's return, the Task; runtime async: the call's
+// completion with the unwrapped result, an Int32, 2*i). Runtime async on
+// 10.0.15: the rewritten code never runs (dotnet/runtime#128944: the
+// runtime republished only the Task-returning thunk, not the async variant
+// that runs the body; fixed in 11 by dotnet/runtime#131681).
 func TestAsyncReJIT(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./instr/testdata/instrprof")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
@@ -34,18 +38,15 @@ func TestAsyncReJIT(t *testing.T) {
 				}
 				res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid, Env: env})
 				res.MustSucceed(t)
-				res.MustStdoutContain(t, "before 2\n", "DelayThenValue calls=51 ", "done\n")
+				res.MustStdoutContain(t, "before 2\nadded True\n", "DelayThenValue calls=51 ", "done\n")
 				res.MustStderrContain(t, "instrprof: added targets at run time: <nil>\n")
+				// (The helper's depth, per thread, goes negative where a
+				// call resumed on another thread: parseHooks takes it.)
 				h := parseHooks(res.StderrLines())
 				m := "async!AsyncApp.Ops::DelayThenValue"
 				e := h.ends[m]
 				t.Logf("%s: %d Begins, %d Ends; first End %q", m, len(h.begins[m]), len(e), e[:min(len(e), 1)])
-				switch {
-				case name == "classic":
-					if len(e) != 51 {
-						t.Fatalf("%s: %d Ends after the ReJIT, want 51\n%s", m, len(e), res.Describe())
-					}
-				case rt.Major == 10:
+				if name == "runtime-async" && rt.Major == 10 {
 					// 10.0.15 republishes the Task-returning thunk's code
 					// only; the async variant, which runs the body, keeps
 					// its old code (dotnet/runtime#128944): the wrap never
@@ -53,28 +54,91 @@ func TestAsyncReJIT(t *testing.T) {
 					if len(e) != 0 {
 						t.Errorf("%s on %s: %d wrapped calls after the ReJIT: the runtime now applies it (dotnet/runtime#128944 fixed?)", m, rt.Name, len(e))
 					}
-				default:
-					// 11.0.0 recompiles the async variant, but a caller
-					// compiled before the request (Run, itself runtime
-					// async) goes on calling the old code until it is
-					// recompiled itself (tiered compilation promotes it
-					// during the loop's 51 calls of 20 ms): only the later
-					// calls are wrapped, and each End sees the unwrapped
-					// result of its own call.
-					if len(e) == 0 || len(e) > 51 {
-						t.Fatalf("%s: %d Ends after the ReJIT, want 1 to 51\n%s", m, len(e), res.Describe())
-					}
-					last := -1
-					for _, l := range e {
-						var v int
-						if _, err := fmt.Sscanf(l, "ret=System.Int32:%d exc=null", &v); err != nil || v%2 != 0 || v <= last || v > 100 {
-							t.Fatalf("End saw %q (after %d): want the Int32 2*i of a later call", l, last)
+				} else if len(e) != 51 {
+					t.Fatalf("%s: %d Ends after the ReJIT, want 51\n%s", m, len(e), res.Describe())
+				}
+				if name == "runtime-async" {
+					// End sees each call's completion with its unwrapped
+					// result: the Int32 2*i, in the order of the calls.
+					for i, l := range e {
+						if want := fmt.Sprintf("ret=System.Int32:%d exc=null", 2*i); l != want {
+							t.Fatalf("End %d saw %q, want %q", i, l, want)
 						}
-						last = v
 					}
 				}
 				if n := len(h.ends["async!AsyncApp.Ops::NoAwait"]); n != 51 {
 					t.Errorf("NoAwait (wrapped at first JIT): %d Ends, want 51", n)
+				}
+			})
+		}
+	})
+}
+
+// TestAsyncThunk shows what a rewriter sees of a runtime-async method
+// (JITCompilationStarted and GetILFunctionBody, logged by instrprof) and
+// that the wrap runs once per call. Program.Run, called by the synchronous
+// Main, is compiled twice: the Task-returning entry (the "thunk", whose IL
+// the runtime generates) and the async variant that runs the body, two
+// FunctionIDs with one MethodDef token, for which GetILFunctionBody
+// returns the token's IL: the body's at the thunk's compilation (which
+// comes first), the body instr set for the token there at the variant's.
+// DelayThenValue, awaited only by runtime-async code, is compiled once
+// (the variant). The thunk runs its generated IL, the variant the wrapped
+// body: one Begin and one End per call (Run: 1; DelayThenValue: 51). The
+// classic build compiles each once.
+func TestAsyncThunk(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./instr/testdata/instrprof")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		builds := map[string][]harness.CSOption{"classic": {harness.For(rt)}}
+		if rt.Major >= 10 {
+			builds["runtime-async"] = []harness.CSOption{harness.For(rt), harness.RuntimeAsync()}
+		}
+		for name, opts := range builds {
+			t.Run(name, func(t *testing.T) {
+				dir := t.TempDir()
+				harness.CompileCS(t, []string{"testdata/apps/helper.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"))
+				app := harness.CompileCS(t, []string{"../internal/testapps/async/async.cs"}, dir, opts...)
+				env := []string{"INSTRPROF_TARGETS=async!AsyncApp.Program::Run,async!AsyncApp.Ops::DelayThenValue", "INSTRPROF_JITLOG=async"}
+				if name == "runtime-async" {
+					env = append(env, harness.RuntimeAsyncEnv(rt)...)
+				}
+				res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid, Env: env})
+				res.MustSucceed(t)
+				res.MustStdoutContain(t, "DelayThenValue calls=51 ", "done\n")
+				type comp struct{ fid, token, il string }
+				jits := map[string][]comp{}
+				re := regexp.MustCompile(`^instrprof: jitlog fid=(\S+) token=(\S+) AsyncApp\.(\S+) il=(\d+) err=<nil>$`)
+				for _, l := range res.StderrLines() {
+					if m := re.FindStringSubmatch(l); m != nil {
+						jits[m[3]] = append(jits[m[3]], comp{m[1], m[2], m[4]})
+					}
+				}
+				t.Logf("compilations: Run %v, DelayThenValue %v", jits["Program::Run"], jits["Ops::DelayThenValue"])
+				run, dtv := jits["Program::Run"], jits["Ops::DelayThenValue"]
+				wantRun := 1
+				if name == "runtime-async" && rt.Major >= 10 {
+					wantRun = 2
+				}
+				if len(run) != wantRun || len(dtv) != 1 {
+					t.Fatalf("JITCompilationStarted: Run %d times, DelayThenValue %d; want %d and 1", len(run), len(dtv), wantRun)
+				}
+				if wantRun == 2 {
+					// The thunk comes first (Main calls it); its
+					// JITCompilationStarted is where instr wraps the token's
+					// IL, so GetILFunctionBody at the variant's returns the
+					// wrapped body, larger.
+					n0, _ := strconv.Atoi(run[0].il)
+					n1, _ := strconv.Atoi(run[1].il)
+					if run[0].fid == run[1].fid || run[0].token != run[1].token || n0 == 0 || n1 <= n0 {
+						t.Errorf("Run's two compilations: %v: want two FunctionIDs, one token, the original IL then the wrapped one", run)
+					}
+				}
+				h := parseHooks(res.StderrLines())
+				if b, e := len(h.begins["async!AsyncApp.Program::Run"]), len(h.ends["async!AsyncApp.Program::Run"]); b != 1 || e != 1 {
+					t.Errorf("Run: %d Begins, %d Ends, want 1 each", b, e)
+				}
+				if b, e := len(h.begins["async!AsyncApp.Ops::DelayThenValue"]), len(h.ends["async!AsyncApp.Ops::DelayThenValue"]); b != 51 || e != 51 {
+					t.Errorf("DelayThenValue: %d Begins, %d Ends, want 51 each", b, e)
 				}
 			})
 		}
