@@ -112,8 +112,9 @@ namespace AsyncApp
 				// file once its ReJIT request was accepted.
 				Console.WriteLine("before {0}", Ops.DelayThenValue(1).GetAwaiter().GetResult());
 				AddTargetsNow();
-				for (int i = 0; i < 1000 && !File.Exists(wait); i++)
+				for (int i = 0; i < 12000 && !File.Exists(wait); i++)
 					Thread.Sleep(10);
+				Console.WriteLine("added {0}", File.Exists(wait));
 				Thread.Sleep(300);
 			}
 			return Run(Iterations(args)).GetAwaiter().GetResult();
