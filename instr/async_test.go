@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/clrprof/clrprof/internal/harness"
@@ -141,6 +142,72 @@ func TestAsyncThunk(t *testing.T) {
 					t.Errorf("DelayThenValue: %d Begins, %d Ends, want 51 each", b, e)
 				}
 			})
+		}
+	})
+}
+
+// TestAsyncGoHooks hooks the async app's DelayThenValue and
+// ThrowAfterAwait with Go hooks (goprof), synchronous and Deferred, on the
+// classic and the runtime-async build. Runtime async: Exit gets the
+// unwrapped result (KindInt, 2*i for DelayThenValue's 51 calls, in order)
+// and ThrowAfterAwait's exception (102 calls: 51 direct, 51 under
+// CatchAround), wherever the call resumed (a Deferred rule delivers
+// runtime-async methods synchronously). Classic: Exit sees the stub's
+// return, the Task (KindObject), and no exception.
+func TestAsyncGoHooks(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./instr/testdata/goprof")
+	exitRe := regexp.MustCompile(`^GOHOOK exit (\S+) state=\d+ ret=(\S+?):(.*) exc=(true|false):(.*)$`)
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		builds := map[string][]harness.CSOption{"classic": {harness.For(rt)}}
+		if rt.Major >= 10 {
+			builds["runtime-async"] = []harness.CSOption{harness.For(rt), harness.RuntimeAsync()}
+		}
+		for name, opts := range builds {
+			for _, deferred := range []string{"0", "1"} {
+				t.Run(name+"/deferred="+deferred, func(t *testing.T) {
+					app := harness.CompileCS(t, []string{"../internal/testapps/async/async.cs"}, "", opts...)
+					env := []string{"GOPROF_TARGETS=async!AsyncApp.Ops::DelayThenValue,async!AsyncApp.Ops::ThrowAfterAwait", "GOPROF_DEFERRED=" + deferred}
+					if name == "runtime-async" {
+						env = append(env, harness.RuntimeAsyncEnv(rt)...)
+					}
+					res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid, Env: env})
+					res.MustSucceed(t)
+					res.MustStdoutContain(t, "DelayThenValue calls=51 ", "ThrowAfterAwait calls=51 thrown=51", "done\n")
+					var dtv, thr []string
+					thrExc := 0
+					for _, l := range res.StderrLines() {
+						m := exitRe.FindStringSubmatch(l)
+						if m == nil {
+							continue
+						}
+						switch m[1] {
+						case "DelayThenValue":
+							dtv = append(dtv, m[2]+":"+m[3])
+						case "ThrowAfterAwait":
+							thr = append(thr, m[2])
+							if m[4] == "true" && m[5] == "System.InvalidOperationException" {
+								thrExc++
+							}
+						}
+					}
+					t.Logf("DelayThenValue exits %d (first %q), ThrowAfterAwait exits %d (%d with the exception)", len(dtv), dtv[:min(len(dtv), 1)], len(thr), thrExc)
+					if len(dtv) != 51 || len(thr) != 102 {
+						t.Fatalf("exits: DelayThenValue %d, ThrowAfterAwait %d; want 51 and 102\n%s", len(dtv), len(thr), res.Describe())
+					}
+					if name == "runtime-async" {
+						for i, v := range dtv {
+							if want := fmt.Sprintf("int:%d", 2*i); v != want {
+								t.Fatalf("DelayThenValue exit %d: ret %q, want %q", i, v, want)
+							}
+						}
+						if thrExc != 102 {
+							t.Errorf("ThrowAfterAwait: %d exits with InvalidOperationException, want 102", thrExc)
+						}
+					} else if thrExc != 0 || !strings.HasPrefix(dtv[0], "object:") {
+						t.Errorf("classic: DelayThenValue ret %q, %d exceptions: want the Task (object) and none", dtv[0], thrExc)
+					}
+				})
+			}
 		}
 	})
 }
