@@ -49,6 +49,13 @@
 // MethodDef), so that every instantiation of a generic method receives the
 // same IL.
 //
+// Runtime-async methods (MethodImplAttributes.Async, 0x2000: .NET 11's
+// libraries and code compiled with Roslyn's runtime-async feature) declare
+// Task, Task<T>, ValueTask or ValueTask<T> but their IL returns void or T:
+// [Method.ILSig] (and [Module.ILSig], [ILSig], [AsyncReturn]) gives the
+// signature as the body sees it, which [Body.WrapExit] needs;
+// [Method.Sig] stays the declared one, which call sites use.
+//
 // Signatures are package metadata's: [Module.MethodSig] decodes a called
 // method's with metadata.ParseMethodSig, [CallSiteOf] tells what a call
 // does to the stack, and locals are *metadata.Type trees.

@@ -111,7 +111,7 @@ func (p *wrapper) wrap(m *ilrw.Method) (bool, error) {
 	if !inShop(m.Module.Import, m.Token) {
 		return false, nil
 	}
-	sig, err := m.Sig()
+	sig, err := m.ILSig() // as the body sees it: a runtime-async method returns T, not Task<T>
 	if err != nil {
 		return false, err
 	}

@@ -24,8 +24,21 @@ type Method struct {
 	ReJIT    bool           // true in GetReJITParameters, false at first JIT
 }
 
-// Sig returns the method's signature.
+// Sig returns the method's signature as declared (what its callers see).
+// For a runtime-async method that is not what its body returns: see
+// ILSig.
 func (m *Method) Sig() (*metadata.MethodSig, error) { return m.Module.MethodSig(m.Token) }
+
+// ILSig returns the method's signature as its body sees it: Sig, except
+// that for a runtime-async method (MethodImplAttributes.Async) the return
+// type is the unwrapped one (void for Task and ValueTask, T for Task<T>
+// and ValueTask<T>), which is what its ret instructions return. Pass it to
+// Body.WrapExit.
+func (m *Method) ILSig() (*metadata.MethodSig, error) { return m.Module.ILSig(m.Token) }
+
+// Async reports whether the method is runtime async: its implementation
+// flags carry MethodImplAttributes.Async (0x2000).
+func (m *Method) Async() (bool, error) { return m.Module.IsRuntimeAsync(m.Token) }
 
 // Name returns "Type::Method" as ILAsm writes it: nested types after '/'
 // (Shop.Box`1/Inner::Get). Package instr/target's TypeFromIL converts the

@@ -87,6 +87,41 @@ func (m *Module) MethodSig(tok metadata.Token) (*metadata.MethodSig, error) {
 	return s, nil
 }
 
+// IsRuntimeAsync reports whether a MethodDef is runtime async (its
+// implementation flags carry MethodImplAttributes.Async, 0x2000).
+func (m *Module) IsRuntimeAsync(tok metadata.Token) (bool, error) {
+	if table(tok) != tabMethodDef {
+		return false, fmt.Errorf("ilrw: IsRuntimeAsync: %v is not a MethodDef", tok)
+	}
+	mi, err := m.Import.Method(tok)
+	if err != nil {
+		return false, fmt.Errorf("properties of %v: %w", tok, err)
+	}
+	return IsRuntimeAsync(mi.ImplFlags), nil
+}
+
+// ILSig returns the signature of a MethodDef as its body sees it (see
+// ILSig): the declared one, with a runtime-async method's return type
+// unwrapped. Do not modify it.
+func (m *Module) ILSig(tok metadata.Token) (*metadata.MethodSig, error) {
+	s, err := m.MethodSig(tok)
+	if err != nil {
+		return nil, err
+	}
+	if table(tok) != tabMethodDef {
+		return nil, fmt.Errorf("ilrw: ILSig: %v is not a MethodDef", tok)
+	}
+	mi, err := m.Import.Method(tok)
+	if err != nil {
+		return nil, fmt.Errorf("properties of %v: %w", tok, err)
+	}
+	is, err := ILSig(s, mi.ImplFlags)
+	if err != nil {
+		return nil, fmt.Errorf("signature of %v: %w", tok, err)
+	}
+	return is, nil
+}
+
 // table returns a token's table number (0x06 for a MethodDef).
 func table(t metadata.Token) uint32 { return uint32(t) >> 24 }
 

@@ -44,7 +44,12 @@ type Exit struct {
 	// for a void method. In the finally block it holds the value being
 	// returned, or its default when an exception is leaving the method.
 	ReturnLocal int
-	// ReturnType is the return type (nil for void).
+	// ReturnType is the type the body returns (nil for void): the return
+	// type of the signature WrapExit was given, which for a runtime-async
+	// method must be the unwrapped one (Method.ILSig): T for Task<T> and
+	// ValueTask<T>, void for Task and ValueTask. So for such a method the
+	// finally sees the T the body produced at its completion, never the
+	// Task its callers get.
 	ReturnType *metadata.Type
 }
 
@@ -102,9 +107,21 @@ func StLoc(i int) *Instruction {
 // value (into a new local) and a leave to a single exit that loads it and
 // returns; tail. prefixes are dropped (no tail call may leave a try). The
 // finally block is what hook returns (endfinally is added), given where
-// the return value is. sig is the signature of the method being rewritten;
-// m (writable) receives the new local signature. InitLocals is set, so the
-// return local reads as its default on the exceptional path.
+// the return value is. sig is the signature of the method being rewritten
+// as its body sees it: Method.ILSig, which differs from the declared one
+// (Method.Sig) for a runtime-async method (MethodImplAttributes.Async),
+// whose ret returns nothing for Task and ValueTask and a T for Task<T>
+// and ValueTask<T>; given the declared signature of such a method,
+// WrapExit would store a value that is not on the stack (ComputeMaxStack
+// then fails with "stack underflow"). m (writable) receives the new local
+// signature. InitLocals is set, so the return local reads as its default
+// on the exceptional path.
+//
+// A runtime-async body is one resumable frame: when it suspends at an
+// await its state is captured and the frame left without running
+// finally blocks, and it resumes (on whatever thread runs the
+// continuation) inside the same try. So the finally runs once per call,
+// when the body completes or faults, after every await.
 func (b *Body) WrapExit(m Emitter, sig *metadata.MethodSig, hook func(Exit) ([]*Instruction, error)) error {
 	if len(b.Instructions) == 0 {
 		return fmt.Errorf("ilrw: WrapExit: empty body")

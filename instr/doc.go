@@ -153,6 +153,64 @@
 // assembly may not have loaded yet) and the methods matched but not
 // compiled yet (Pending: never called, or waiting for a ReJIT).
 //
+// # Async methods
+//
+// What End (or a Go Exit hook) sees of an async method depends on how it
+// was compiled:
+//
+//   - Classic async (Roslyn's or mcs's state machines; everything before
+//     .NET 10, and code built for .NET 10 without runtime async): the
+//     wrapped method is the stub that creates the state machine, runs it
+//     to the first await that does not complete at once, and returns the
+//     Task. End runs then, on the calling thread: the duration is that
+//     first synchronous part, the return value is the Task (not its
+//     result), and an exception thrown after an await never reaches End
+//     (it goes into the Task). The state machine's MoveNext is a method of
+//     a nested compiler-generated type, matched only by a target naming it.
+//   - Runtime async (MethodImplAttributes.Async, "cil managed async": code
+//     Roslyn compiles with -features:runtime-async=on, which runs on .NET 11
+//     and on .NET 10 with DOTNET_RuntimeAsync=1, and on .NET 11 the
+//     framework's own async methods, e.g. StreamReader.ReadToEndAsync's
+//     core, even in an app built the classic way): the body's IL returns
+//     void for Task and ValueTask and T for Task<T> and ValueTask<T>
+//     (ilrw.Method.ILSig; the wrap uses it). The body is one resumable
+//     frame: at an await that suspends, the frame is captured and left
+//     without running finally blocks, and it resumes, inside the same
+//     try, on whichever thread runs the continuation. So End runs once per
+//     call, when the body completes or faults: the duration is the whole
+//     call, awaits included; returnValue is the unwrapped result (a boxed
+//     T, null for Task and ValueTask); exception is the one that faulted
+//     the call. But End may run on another thread than Begin: an
+//     integration must carry what it needs from Begin to End in Begin's
+//     state, not in thread-local storage (sample/autotrace's Hooks.cs
+//     does; GoHooks' Return.State likewise).
+//
+// On .NET 10 and 11 a runtime-async method has two compiled forms with one
+// MethodDef token: the Task-returning entry ("thunk"), whose IL the
+// runtime generates (it calls the other and wraps the result in a Task),
+// and the async variant, which runs the method's IL. JITCompilationStarted
+// is raised for each (two FunctionIDs; the thunk first when synchronous
+// code calls the method, only the variant when runtime-async callers
+// alone await it); GetILFunctionBody returns the token's IL in both, and
+// SetILFunctionBody sets it for the token, which only the variant reads.
+// The Instrumenter wraps the token once, at whichever compilation comes
+// first, so the variant runs the wrapped body and each call runs Begin and
+// End exactly once (TestAsyncThunk).
+//
+// ReJIT of a runtime-async method already compiled (AddRule,
+// InstrumentLoaded, precompiled framework code): on .NET 11.0.0 every call
+// after the request runs the wrapped body; on .NET 10.0.15 the runtime
+// accepts the request but recompiles only the thunk, and the variant keeps
+// its old code, so the wrap never runs (dotnet/runtime#128944, fixed for
+// .NET 11 by dotnet/runtime#131681). Such a method is instrumented on 10
+// only at its first JIT compilation.
+//
+// Deferred Go hooks pair an exit with its entry in the order of one
+// thread's records; a runtime-async call can exit on another thread, so a
+// Deferred rule wraps runtime-async methods with the synchronous entries
+// (the hooks run in the call, on its thread; with Timestamps, Call.Time
+// and Return.Time are read in Go).
+//
 // # Integrations in Go
 //
 // A Rule with Go set ([GoHooks]) calls Go functions of the profiler

@@ -282,6 +282,10 @@ type goEntry struct {
 	name   string
 	args   []valueKind
 	ret    valueKind
+	// stamp: a Deferred rule with Timestamps on a runtime-async method,
+	// which is delivered synchronously: Call.Time and Return.Time are
+	// read here.
+	stamp bool
 
 	panics     atomic.Int64
 	firstPanic atomic.Pointer[string]
@@ -390,6 +394,9 @@ func clrprofGoEnter(id C.int32_t, tid C.uint64_t, n C.int32_t, a *C.int64_t) (st
 		}
 	}()
 	c := Call{method: e.method, thread: uint64(tid)}
+	if e.stamp {
+		c.time = time.Now()
+	}
 	if n > 0 && a != nil {
 		raw := unsafe.Slice((*uint64)(unsafe.Pointer(a)), int(n))
 		c.args = make([]Value, len(raw))
@@ -414,6 +421,9 @@ func clrprofGoExit(id C.int32_t, tid C.uint64_t, state, ret, exc, typ C.int64_t)
 		}
 	}()
 	r := Return{method: e.method, thread: uint64(tid), state: uint64(state), value: decode(e.ret, uint64(ret))}
+	if e.stamp {
+		r.time = time.Now()
+	}
 	if exc != 0 {
 		r.exc = true
 		if typ != 0 {

@@ -156,15 +156,26 @@ type goWrap struct {
 }
 
 func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
-	toks, err := goPinvokes(m, e.goh.Deferred)
+	async, err := m.Async()
 	if err != nil {
 		return err
 	}
-	sig, err := m.Sig()
+	// A runtime-async call can exit on another thread than the one it
+	// entered on (it resumes wherever its continuation runs); the
+	// deferred rings pair an exit with its enter in the order of one
+	// thread's records, so such a method is wrapped with the synchronous
+	// entries even under a Deferred rule (with Timestamps, the hooks get
+	// the times read in Go).
+	deferred := e.goh.Deferred && !async
+	toks, err := goPinvokes(m, deferred)
 	if err != nil {
 		return err
 	}
-	ge := &goEntry{hooks: e.goh, method: e.ID, name: e.Name}
+	sig, err := m.ILSig() // a runtime-async method's return unwrapped
+	if err != nil {
+		return err
+	}
+	ge := &goEntry{hooks: e.goh, method: e.ID, name: e.Name, stamp: e.goh.Deferred && e.goh.Timestamps && !deferred}
 	imp := m.Module.Import
 	if e.goh.Args {
 		for i, p := range sig.Params {
@@ -191,7 +202,7 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 	// The entry is published before the code that uses its index exists.
 	gw.id = addGoEntry(ge)
 	gw.pass = gw.id
-	if e.goh.Deferred {
+	if deferred {
 		if gw.pass, err = qidinfo(gw.id, ge); err != nil {
 			return err
 		}

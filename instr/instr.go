@@ -636,6 +636,11 @@ func alreadyWrapped(m *ilrw.Method, e *entry) bool {
 	for _, in := range m.Body.Instructions {
 		if in.Op == ilrw.OpCall || in.Op == ilrw.OpCallvirt || in.Op == ilrw.OpNewobj {
 			name := m.Module.TokenName(in.Token)
+			if e.goh != nil {
+				// A Go rule's wrap calls either entry (a Deferred rule's
+				// runtime-async methods get the synchronous one).
+				return strings.HasSuffix(name, goHooksType+"::Enter") || strings.HasSuffix(name, goHooksQType+"::Enter")
+			}
 			return strings.HasSuffix(name, e.integ.Type+"::"+e.integ.Begin)
 		}
 	}
@@ -655,7 +660,7 @@ func (in *Instrumenter) wrapMethod(m *ilrw.Method, e *entry) error {
 	if err != nil {
 		return err
 	}
-	sig, err := m.Sig()
+	sig, err := m.ILSig() // a runtime-async method's return unwrapped
 	if err != nil {
 		return err
 	}

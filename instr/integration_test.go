@@ -42,8 +42,8 @@ type hooks struct {
 
 var (
 	methodLine = regexp.MustCompile(`^instrprof: method (\d+) (\S+) \(`)
-	beginLine  = regexp.MustCompile(`^HOOK begin (\d+) depth=\d+ (this=.*) state=(\S+)$`)
-	endLine    = regexp.MustCompile(`^HOOK end (\d+) depth=\d+ state=(\S+) (ret=.*)$`)
+	beginLine  = regexp.MustCompile(`^HOOK begin (\d+) depth=-?\d+ (this=.*) state=(\S+)$`)
+	endLine    = regexp.MustCompile(`^HOOK end (\d+) depth=-?\d+ state=(\S+) (ret=.*)$`)
 )
 
 func parseHooks(lines []string) *hooks {

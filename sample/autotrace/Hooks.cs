@@ -15,17 +15,38 @@ namespace Autotrace
 {
 	public static unsafe class Hooks
 	{
-		// Per thread: the start times of the calls in progress, a stack (no
-		// allocation per call); Begin returns no state.
+		// One call in progress: Begin's state, handed back to End. A call
+		// is not always ended on the thread that began it: a runtime-async
+		// method (MethodImplAttributes.Async) that suspends at an await
+		// leaves its thread's stack without End (its frame is captured, no
+		// finally runs) and ends, End included, on whichever thread runs
+		// its continuation. So the start travels with the call, not in a
+		// per-thread stack. Frames are reused (a free list per thread) so
+		// that a call allocates nothing once its thread has warmed up.
+		sealed class Frame
+		{
+			public long start;
+			public int depth; // instrumented calls on the thread's stack at Begin, this one included
+			public long sp;   // where Begin's frame was on the thread's stack
+			public Frame next; // in the free list
+		}
+
+		// Per thread: the calls in progress whose Begin ran on the thread,
+		// innermost last, and the free frames.
 		sealed class Frames
 		{
-			public long[] starts = new long[64];
+			public Frame[] stack = new Frame[64];
 			public int depth;
+			public Frame free;
+			public int nfree;
 			// busy: Begin or End is running on this thread; a traced
 			// method they call themselves (Stopwatch.GetTimestamp, when a
 			// target names it) is not traced, instead of recursing.
 			public bool busy;
 		}
+
+		const int MaxFree = 64;
+		const int MaxStack = 1 << 16;
 
 		// Begin's state for a call made from inside Begin or End.
 		static readonly object Skip = new object();
@@ -88,27 +109,76 @@ namespace Autotrace
 			if (f.busy)
 				return Skip;
 			f.busy = true;
+			long mark;
+			long sp = (long)&mark;
 			int d = f.depth;
-			if (d >= f.starts.Length)
-				Array.Resize(ref f.starts, f.starts.Length * 2);
-			f.starts[d] = Now(shared);
+			// Calls whose Begin ran at or below this point of the stack are
+			// no longer on it: they suspended (runtime async) and will end
+			// elsewhere, or later on a fresh frame. They leave the stack (not
+			// the free list: their End is still to come).
+			while (d > 0 && f.stack[d - 1].sp <= sp)
+				f.stack[--d] = null;
+			if (d >= f.stack.Length) {
+				if (d >= MaxStack) {
+					// Only stale calls could pile up this deep: forget them.
+					Array.Clear(f.stack, 0, f.stack.Length);
+					d = 0;
+				} else {
+					Array.Resize(ref f.stack, f.stack.Length * 2);
+				}
+			}
+			Frame fr = f.free;
+			if (fr != null) {
+				f.free = fr.next;
+				fr.next = null;
+				f.nfree--;
+			} else {
+				fr = new Frame();
+			}
+			fr.sp = sp;
+			fr.depth = d + 1;
+			f.stack[d] = fr;
 			f.depth = d + 1;
+			fr.start = Now(shared);
 			f.busy = false;
-			return null;
+			return fr;
 		}
 
 		public static void End(int id, object state, object returnValue, object exception)
 		{
-			if (state == Skip)
-				return;
+			Frame fr = state as Frame;
+			if (fr == null)
+				return; // Skip, or Begin did not run for this call: nothing to time
 			Frames f = frames;
-			if (f == null || f.depth == 0 || f.busy)
-				return; // an End without its Begin: nothing to time
+			if (f == null)
+				frames = f = new Frames(); // the call began on another thread
+			if (f.busy)
+				return;
 			f.busy = true;
 			Shared s = shared;
 			long end = Now(s);
-			int d = --f.depth;
-			long start = f.starts[d];
+			// Off this thread's stack: on top when the call began here and
+			// did not suspend (every synchronous call); further down when
+			// calls above it suspended (they leave with it); absent when it
+			// began on another thread. Only a frame taken from the top is
+			// reused: no stack refers to it any more.
+			bool reuse = false;
+			int d = f.depth;
+			if (d > 0 && f.stack[d - 1] == fr) {
+				f.stack[--d] = null;
+				f.depth = d;
+				reuse = true;
+			} else {
+				for (int i = d - 2; i >= 0; i--) {
+					if (f.stack[i] == fr) {
+						Array.Clear(f.stack, i, d - i);
+						f.depth = i;
+						break;
+					}
+				}
+			}
+			long start = fr.start;
+			int depth = fr.depth;
 			long dur = end - start;
 			if (s.summary && (uint)id < (uint)s.capacity) {
 				long* c = s.counters + 3 * id;
@@ -119,8 +189,13 @@ namespace Autotrace
 			} else {
 				RecordFunc r = s.record;
 				if (r != null)
-					r(id, Environment.CurrentManagedThreadId, d + 1, start, dur,
+					r(id, Environment.CurrentManagedThreadId, depth, start, dur,
 						exception == null ? null : exception.GetType().FullName);
+			}
+			if (reuse && f.nfree < MaxFree) {
+				fr.next = f.free;
+				f.free = fr;
+				f.nfree++;
 			}
 			f.busy = false;
 		}

@@ -15,6 +15,16 @@
 // null, or the full name of the exception's type when the call ended with
 // one.
 //
+// Async methods: a runtime-async method (.NET 11, or .NET 10 with
+// DOTNET_RuntimeAsync=1) is traced from its start to its completion,
+// awaits included, with the exception that faulted it; thread is then the
+// thread it completed on, and depth is counted when it started (a call
+// suspended at an await goes on counting for calls that start later on
+// its thread, deeper or at the same point of the stack, until it
+// completes). A classic async method (a state machine) is traced up to
+// the first await that suspends, where its stub returns the Task
+// (docs/instrumentation.md, "Async methods").
+//
 // Environment:
 //
 //	AUTOTRACE_TARGETS   comma-separated targets, ASSEMBLY!TYPE::METHOD (see package instr/target),

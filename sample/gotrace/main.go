@@ -19,7 +19,12 @@
 // (autotrace writes the managed thread id); depth: instrumented calls on
 // the thread's stack, this one included; start_ns: since the profiler
 // started (monotonic clock); dur_ns: the call's duration; exception: null
-// or the full name of the exception's type when one left the call.
+// or the full name of the exception's type when one left the call. A
+// runtime-async call (.NET 11, or .NET 10 with DOTNET_RuntimeAsync=1) is
+// traced to its completion, awaits included; it may complete on another
+// thread (thread is then that one; depth and the parent span are those
+// of the thread it started on), and with GOTRACE_DEFERRED=1 its hooks run
+// synchronously (docs/instrumentation.md, "Async methods").
 //
 // Environment:
 //

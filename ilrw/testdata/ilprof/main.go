@@ -218,7 +218,7 @@ func (p *prof) rewrite(m *ilrw.Method) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	sig, err := m.Sig()
+	sig, err := m.ILSig() // as the body sees it (runtime async: T, not Task<T>)
 	if err != nil {
 		return false, err
 	}

@@ -12,7 +12,9 @@
 // waits for it); with INSTRPROF_READY_AT=1 the helper counts as ready (Config.Ready,
 // HelperReady) only from the compilation of AddTargetsNow on. It reports on stderr,
 // lines starting "instrprof: ": at Shutdown each method by id and what the
-// Instrumenter's report says.
+// Instrumenter's report says. INSTRPROF_JITLOG=ASSEMBLY logs each
+// JITCompilationStarted of a function of that assembly (FunctionID, token,
+// name, size of its IL by GetILFunctionBody).
 package main
 
 import (
@@ -266,6 +268,9 @@ func (p *prof) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
 			}
 		}
 	}
+	if asm := os.Getenv("INSTRPROF_JITLOG"); asm != "" {
+		p.jitlog(f, asm)
+	}
 	if start := os.Getenv("INSTR_START_FILE"); start != "" {
 		if parts, err := p.info.FunctionNameParts(f); err == nil && parts.Method == "Main" {
 			go func() {
@@ -303,6 +308,31 @@ func (p *prof) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
 		}
 	}
 	return p.in.JITCompilationStarted(f, safe)
+}
+
+// jitlog logs, for a function of assembly asm being compiled, its
+// FunctionID, MethodDef token, name and the size of the IL that
+// GetILFunctionBody returns for the token (INSTRPROF_JITLOG=asm): "jitlog
+// fid=0x... token=0x06000001 Type::Method il=N".
+func (p *prof) jitlog(f profiler.FunctionID, asm string) {
+	fi, err := p.info.GetFunctionInfo(f)
+	if err != nil {
+		return
+	}
+	mi, err := p.info.GetModuleInfo2(fi.ModuleID)
+	if err != nil {
+		return
+	}
+	ai, err := p.info.GetAssemblyInfo(mi.AssemblyID)
+	if err != nil || ai.Name != asm {
+		return
+	}
+	parts, err := p.info.FunctionNameParts(f)
+	if err != nil {
+		return
+	}
+	il, err := p.info.GetILFunctionBody(fi.ModuleID, fi.Token)
+	logf("jitlog fid=%#x token=%#x %s::%s il=%d err=%v", uint64(f), uint32(fi.Token), parts.Class, parts.Method, len(il), err)
 }
 
 func (p *prof) ModuleUnloadStarted(m profiler.ModuleID) error {

@@ -7,6 +7,7 @@
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
+using System.IO;
 using System.Threading;
 using System.Threading.Tasks;
 
@@ -40,6 +41,21 @@ namespace AsyncApp
 			{
 				await Task.Delay(1);
 				return x + 1;
+			}
+		}
+
+		// Returns Task, completes normally: its IL's ret returns nothing
+		// (runtime async), with a finally around an await.
+		public static int Finallies;
+		public static async Task FinallyAround(int x)
+		{
+			try
+			{
+				await Task.Delay(1);
+			}
+			finally
+			{
+				Interlocked.Increment(ref Finallies);
 			}
 		}
 
@@ -87,8 +103,25 @@ namespace AsyncApp
 
 		public static int Main(string[] args)
 		{
+			string wait = Environment.GetEnvironmentVariable("INSTR_WAIT_FILE");
+			if (!string.IsNullOrEmpty(wait))
+			{
+				// For a ReJIT test: DelayThenValue runs (and is compiled)
+				// before the profiler adds it as a target, at the
+				// compilation of AddTargetsNow; the profiler creates the
+				// file once its ReJIT request was accepted.
+				Console.WriteLine("before {0}", Ops.DelayThenValue(1).GetAwaiter().GetResult());
+				AddTargetsNow();
+				for (int i = 0; i < 12000 && !File.Exists(wait); i++)
+					Thread.Sleep(10);
+				Console.WriteLine("added {0}", File.Exists(wait));
+				Thread.Sleep(300);
+			}
 			return Run(Iterations(args)).GetAwaiter().GetResult();
 		}
+
+		[System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+		static void AddTargetsNow() { }
 
 		static async Task<int> Run(int n)
 		{
@@ -111,18 +144,31 @@ namespace AsyncApp
 				if (await Ops.CatchAround(i) == -1) caught++;
 				usings += await Ops.UsingAround(i) - i;
 				noAwait += await Ops.NoAwait(1);
+				await Ops.FinallyAround(i);
 			}
 			Console.WriteLine("DelayThenValue calls={0} sum={1} mean_ms={2:F3}", n, sum, delayTicks * 1000.0 / Stopwatch.Frequency / n);
 			Console.WriteLine("ThrowAfterAwait calls={0} thrown={1}", n, thrown);
 			Console.WriteLine("CatchAround calls={0} caught={1}", n, caught);
 			Console.WriteLine("UsingAround calls={0} disposed={1} ok={2}", n, Res.Disposed, usings);
 			Console.WriteLine("NoAwait calls={0} sum={1}", n, noAwait);
+			Console.WriteLine("FinallyAround calls={0} finallies={1}", n, Ops.Finallies);
 #if ROSLYN
 			int vsum = 0, items = 0;
 			for (int i = 0; i < n; i++)
 				vsum += await Ops.ValueDelay(1);
 			await foreach (var x in Ops.Stream(n))
 				items++;
+			// A framework async method: on .NET 11 CoreLib's
+			// StreamReader.ReadToEndAsyncInternal is runtime async even
+			// when this app is not.
+			int chars = 0;
+			byte[] text = System.Text.Encoding.UTF8.GetBytes("hello, async");
+			for (int i = 0; i < n; i++)
+			{
+				using (var r = new StreamReader(new MemoryStream(text)))
+					chars += (await r.ReadToEndAsync()).Length;
+			}
+			Console.WriteLine("ReadToEndAsync calls={0} chars={1}", n, chars);
 			Console.WriteLine("ValueDelay calls={0} sum={1}", n, vsum);
 			Console.WriteLine("Stream items={0}", items);
 #endif

@@ -56,14 +56,31 @@ type method struct {
 }
 
 type frame struct {
-	id    int32
-	start time.Time
-	span  trace.Span
-	ids   profiles.Span     // the span's IDs (zero: no span)
-	tid   profiler.ThreadID // the managed thread it was entered on (0: not recorded in spans)
+	id     int32
+	serial uint32 // the call's number in its stack (Enter's state names it)
+	depth  int    // instrumented calls on the thread's stack at Enter, this one included
+	start  time.Time
+	span   trace.Span
+	ids    profiles.Span     // the span's IDs (zero: no span)
+	tid    profiler.ThreadID // the managed thread it was entered on (0: not recorded in spans)
 }
 
-type stack struct{ frames []frame }
+// stack holds the calls in progress that were entered on one thread,
+// innermost last. A call usually exits on the thread it entered on, from
+// the top; a runtime-async call that suspended at an await exits on
+// whichever thread runs its continuation: its Exit finds the frame through
+// the state Enter returned (the stack's id and the frame's serial) and
+// takes it out of the stack it is in. The lock is uncontended but for
+// those exits (and for a thread whose runtime-async calls go synchronous
+// while its other calls are delivered deferred).
+type stack struct {
+	mu     sync.Mutex
+	id     uint32
+	tid    uint64
+	serial uint32
+	dead   bool // taken out of the maps: get another
+	frames []frame
+}
 
 // CLSID is the class ID of the gotrace sample library (sample/gotrace).
 const CLSID = "{8F2D4C61-7B3E-4A90-B5D2-1E6C9A3F7D08}"
@@ -94,7 +111,9 @@ type Tracer struct {
 
 	methods sync.Map // int32 -> *method
 	stacks  sync.Map // uint64 (tid) -> *stack
+	byID    sync.Map // uint32 (stack.id) -> *stack
 	nstacks atomic.Int64
+	stackID atomic.Uint32
 
 	counters []atomic.Int64 // 4 per method id: calls, total ns, exceptions, entries
 
@@ -243,17 +262,33 @@ func (p *Tracer) stack(tid uint64) *stack {
 	if s, ok := p.stacks.Load(tid); ok {
 		return s.(*stack)
 	}
-	s := &stack{}
-	p.stacks.Store(tid, s)
+	s := &stack{id: p.stackID.Add(1), tid: tid}
+	p.byID.Store(s.id, s)
+	if v, loaded := p.stacks.LoadOrStore(tid, s); loaded {
+		p.byID.Delete(s.id)
+		return v.(*stack)
+	}
 	p.nstacks.Add(1)
 	return s
 }
 
-// enter runs on the calling thread; the hooks of one thread never run
-// concurrently, so its stack needs no lock.
+// enter runs on the calling thread (or, deferred, on the drain for that
+// thread). It returns the call's state: its stack's id and its serial
+// there, never 0.
 func (p *Tracer) enter(c *instr.Call) uint64 {
 	st := p.stack(c.Thread())
-	f := frame{id: c.Method(), start: c.Time()} // deferred: the time recorded in the call
+	st.mu.Lock()
+	for st.dead {
+		st.mu.Unlock()
+		st = p.stack(c.Thread())
+		st.mu.Lock()
+	}
+	defer st.mu.Unlock()
+	st.serial++
+	if st.serial == 0 {
+		st.serial = 1
+	}
+	f := frame{id: c.Method(), serial: st.serial, depth: len(st.frames) + 1, start: c.Time()} // deferred: the time recorded in the call
 	if f.start.IsZero() {
 		f.start = time.Now()
 	}
@@ -275,7 +310,45 @@ func (p *Tracer) enter(c *instr.Call) uint64 {
 	if p.summary && c.Method() >= 0 && c.Method() < capacity {
 		p.counters[4*c.Method()+3].Add(1)
 	}
-	return uint64(len(st.frames))
+	return uint64(st.id)<<32 | uint64(f.serial)
+}
+
+// take removes the frame of the call whose Enter returned state from the
+// stack it is in: the exiting thread's (usually on top), or for a call
+// that resumed elsewhere the stack of the thread it entered on.
+func (p *Tracer) take(tid, state uint64) (frame, bool) {
+	id, serial := uint32(state>>32), uint32(state)
+	if state == 0 {
+		return frame{}, false
+	}
+	var st *stack
+	if s, ok := p.stacks.Load(tid); ok && s.(*stack).id == id {
+		st = s.(*stack)
+	} else if s, ok := p.byID.Load(id); ok {
+		st = s.(*stack)
+	} else {
+		return frame{}, false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i := len(st.frames) - 1; i >= 0; i-- {
+		if st.frames[i].serial != serial {
+			continue
+		}
+		f := st.frames[i]
+		copy(st.frames[i:], st.frames[i+1:])
+		st.frames[len(st.frames)-1] = frame{}
+		st.frames = st.frames[:len(st.frames)-1]
+		if len(st.frames) == 0 && p.nstacks.Load() > 4096 {
+			// Bound the per-thread state: threads die without telling Go.
+			st.dead = true
+			p.stacks.CompareAndDelete(st.tid, st)
+			p.byID.Delete(st.id)
+			p.nstacks.Add(-1)
+		}
+		return f, true
+	}
+	return frame{}, false
 }
 
 // enterSpans gives f IDs if it has none (spans are not exported: random
@@ -309,20 +382,13 @@ func (p *Tracer) exit(r *instr.Return) {
 	if end.IsZero() {
 		end = time.Now()
 	}
-	st := p.stack(r.Thread())
-	n := len(st.frames)
-	if n == 0 || st.frames[n-1].id != r.Method() {
+	f, ok := p.take(r.Thread(), r.State())
+	if !ok {
 		// Enter did not run for this call (it panicked, or the hooks were
 		// installed while the call was running): nothing to pair with.
 		return
 	}
-	f := st.frames[n-1]
-	st.frames = st.frames[:n-1]
-	if n == 1 && p.nstacks.Load() > 4096 {
-		// Bound the per-thread state: threads die without telling Go.
-		p.stacks.Delete(r.Thread())
-		p.nstacks.Add(-1)
-	}
+	n := f.depth
 	if f.tid != 0 {
 		p.spans.Exit(f.tid, f.ids)
 	}
