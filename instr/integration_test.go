@@ -483,9 +483,11 @@ func TestAttach(t *testing.T) {
 			t.Errorf("no delivery line of the attach, or a wrong one")
 		}
 		// No method of the app compiled for the first time after the
-		// attach but the loader's Run: the host can only be the ReJIT one.
+		// attach but the loader's: the host can only be the ReJIT one.
+		// (.NET 11 also reports the compilation of the loader's P/Invoke
+		// Op, its marshalling stub, as JITCompilationStarted of Op.)
 		for _, l := range res.StderrLines() {
-			if strings.HasPrefix(l, "instrprof: jit ") && l != "instrprof: jit <clrprof>Loader::Run" {
+			if strings.HasPrefix(l, "instrprof: jit ") && l != "instrprof: jit <clrprof>Loader::Run" && l != "instrprof: jit <clrprof>Loader::Op" {
 				t.Errorf("a method of the app was JIT-compiled after the attach: %s", l)
 			}
 		}
@@ -514,8 +516,14 @@ func TestAttach(t *testing.T) {
 		if want := "ready 40000\nwork 1 -> 3\nwork 5 -> 11\nwork 6 -> 13\napp done\n"; res.Stdout != want {
 			t.Errorf("the app printed\n%s\nwant (what it prints without a profiler)\n%s", res.Stdout, want)
 		}
-		res.MustStderrContain(t, "instrprof: delivery at shutdown: host Shop.Worker::Work, loaded false, err instr: the helper loader failed in the application: System.BadImageFormatException",
-			"instrprof: pending AttachApp!Shop.Worker::Work\n")
+		// The host is Work's ReJIT, or a method of the app whose tier-1
+		// compilation came after the attach (Step once on .NET 10: tiered
+		// compilation finishes the warm-up's methods in the background,
+		// sometimes after the attach; a real compilation, a fine host).
+		if !regexp.MustCompile(`(?m)^instrprof: delivery at shutdown: host Shop\.Worker::(Work|Step), loaded false, err instr: the helper loader failed in the application: System\.BadImageFormatException`).MatchString(res.Stderr) {
+			t.Errorf("no delivery line saying the loader failed with BadImageFormatException:\n%s", res.Stderr)
+		}
+		res.MustStderrContain(t, "instrprof: pending AttachApp!Shop.Worker::Work\n")
 		res.MustStderrNotContain(t, "HOOK ")
 	})
 }
