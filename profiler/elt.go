@@ -144,9 +144,12 @@ type ELTRecorder struct {
 
 // eltState is process-wide: the runtime takes one set of hooks.
 var eltState struct {
-	mu       sync.Mutex
-	enabled  bool
-	filter   atomic.Pointer[func(FunctionID) bool]
+	mu      sync.Mutex
+	enabled bool
+	filter  atomic.Pointer[func(FunctionID) bool]
+	// guard: functions the runtime must not hook (eltasync.go); nil on
+	// most runtimes.
+	guard    atomic.Pointer[eltGuard]
 	call     atomic.Pointer[func(*ELTCall)]
 	callInfo atomic.Pointer[Info]
 }
@@ -231,7 +234,7 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 		C.clrprof_elt_force_slow = 1
 		logger().Warn("CLRPROF_ELT_SLOW=1: every enter/leave event takes the slow path (a diagnostic setting)")
 	}
-	if err := x.installMapper(opts.Filter); err != nil {
+	if err := x.installMapper(opts.Filter, x.newELTGuard(false)); err != nil {
 		return nil, err
 	}
 	if err := x.setEnterLeaveFunctionHooks3(C.clrprof_elt_hook(0), C.clrprof_elt_hook(1), C.clrprof_elt_hook(2)); err != nil {
@@ -287,15 +290,12 @@ func (x *Info) addEventMask(add Monitor) error {
 	return nil
 }
 
-// installMapper sets the function ID mapper when there is a filter.
-func (x *Info) installMapper(filter func(FunctionID) bool) error {
-	eltState.filter.Store(nil)
-	C.clrprof_elt_filtered = 0
-	if filter == nil {
+// installMapper sets the function ID mapper when there is a filter or a
+// guard.
+func (x *Info) installMapper(filter func(FunctionID) bool, guard *eltGuard) error {
+	if !setFilter(filter, guard) {
 		return nil
 	}
-	eltState.filter.Store(&filter)
-	C.clrprof_elt_filtered = 1
 	var err error
 	if x.ptr(3) != nil {
 		err = x.setFunctionIDMapper2(C.clrprof_elt_mapper2(), nil)
@@ -306,6 +306,22 @@ func (x *Info) installMapper(filter func(FunctionID) bool) error {
 		return fmt.Errorf("clrprof: SetFunctionIDMapper: %w", err)
 	}
 	return nil
+}
+
+// setFilter records the user's filter and the runtime's guard for the
+// function ID mapper; it reports whether the mapper must ask Go.
+func setFilter(filter func(FunctionID) bool, guard *eltGuard) bool {
+	eltState.filter.Store(nil)
+	eltState.guard.Store(guard)
+	C.clrprof_elt_filtered = 0
+	if filter == nil && guard == nil {
+		return false
+	}
+	if filter != nil {
+		eltState.filter.Store(&filter)
+	}
+	C.clrprof_elt_filtered = 1
+	return true
 }
 
 // callFilter runs the user's filter; a panic hooks the function.
@@ -324,6 +340,9 @@ func callFilter(fn func(FunctionID) bool, id FunctionID) (on bool) {
 //export clrprofGoELTFilter
 func clrprofGoELTFilter(f C.uintptr_t) (on C.int) {
 	defer recoverExport("FunctionIDMapper", func() { on = 1 })
+	if g := eltState.guard.Load(); g != nil && g.excludes(FunctionID(f)) {
+		return 0
+	}
 	fp := eltState.filter.Load()
 	if fp == nil || callFilter(*fp, FunctionID(f)) {
 		return 1

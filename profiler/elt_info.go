@@ -70,7 +70,7 @@ func (x *Info) EnableELTWithInfo(opts ELTCallOptions) error {
 	if eltState.enabled {
 		return errors.New("clrprof: EnableELTWithInfo: enter/leave hooks are already installed (the runtime takes one set per process)")
 	}
-	if err := x.installMapper(opts.Filter); err != nil {
+	if err := x.installMapper(opts.Filter, x.newELTGuard(true)); err != nil {
 		return err
 	}
 	add := MonitorEnterLeave

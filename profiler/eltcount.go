@@ -127,13 +127,7 @@ func (x *Info) EnableCallCounts(opts CallCountOptions) (*CallCounter, error) {
 	if rc := C.clrprof_cnt_setup(C.uint64_t(opts.StackFrames), x.ptr(1)); rc != 0 {
 		return nil, fmt.Errorf("clrprof: EnableCallCounts: pthread_key_create: errno %d", int(rc))
 	}
-	eltState.filter.Store(nil)
-	C.clrprof_elt_filtered = 0
-	if opts.Filter != nil {
-		f := opts.Filter
-		eltState.filter.Store(&f)
-		C.clrprof_elt_filtered = 1
-	}
+	setFilter(opts.Filter, x.newELTGuard(false))
 	if err := x.setFunctionIDMapper2(C.clrprof_cnt_mapper2(), nil); err != nil {
 		return nil, fmt.Errorf("clrprof: EnableCallCounts: SetFunctionIDMapper2: %w", err)
 	}
