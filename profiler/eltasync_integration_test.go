@@ -1,0 +1,100 @@
+package profiler_test
+
+import (
+	"testing"
+
+	"github.com/clrprof/clrprof/internal/harness"
+)
+
+// asyncApp compiles internal/testapps/async for rt, classic or runtime
+// async, and returns it with the environment it needs.
+func asyncApp(t *testing.T, rt harness.Runtime, runtimeAsync bool) (string, []string) {
+	t.Helper()
+	opts := []harness.CSOption{harness.For(rt)}
+	var env []string
+	if runtimeAsync {
+		opts = append(opts, harness.RuntimeAsync())
+		env = harness.RuntimeAsyncEnv(rt)
+	}
+	return harness.CompileCS(t, []string{"../internal/testapps/async/async.cs"}, "", opts...), env
+}
+
+var asyncAppDone = []string{
+	"DelayThenValue calls=51 sum=2550 ",
+	"ThrowAfterAwait calls=51 thrown=51\n",
+	"CatchAround calls=51 caught=51\n",
+	"Stream items=51\n",
+	"done\n",
+}
+
+// What the fast enter/leave hooks see of runtime async (.NET 10 with
+// DOTNET_RuntimeAsync=1 and .NET 11; docs/runtime-async.md), against the
+// same source compiled classic: a runtime-async method's Enter runs in its
+// prolog, so on its call and again on every resumption; no Leave on a
+// suspension, one Leave when it returns, one unwind when an exception
+// leaves it. DelayThenValue (one await of Task.Delay, always suspending)
+// shows 2 enters and 1 leave per call; ThrowAfterAwait (await Task.Yield,
+// then throw; called 51 times directly and 51 times through CatchAround)
+// 2 enters and 1 unwind per call; NoAwait (never suspends) 1 and 1. The
+// classic build's DelayThenValue is the stub that starts the state
+// machine: 1 enter and 1 leave per call.
+func TestELTRuntimeAsync(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./profiler/testdata/sampling/eltprof")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		if rt.Major < 10 {
+			t.Skipf("%s: no runtime async before .NET 10", rt.Name)
+		}
+		for _, ra := range []bool{false, true} {
+			build := map[bool]string{false: "classic", true: "runtime-async"}[ra]
+			app, env := asyncApp(t, rt, ra)
+			res := harness.Run(t, rt, app, harness.RunOptions{
+				ProfilerPath: lib, ProfilerCLSID: eltprofCLSID,
+				Env: append(env, "ELTPROF_FILTER=AsyncApp.", "ELTPROF_PRINT=AsyncApp.", "ELTPROF_UNWINDS=1"),
+			})
+			res.MustSucceed(t)
+			res.MustStdoutContain(t, asyncAppDone...)
+			r := parseELT(t, res)
+			want := map[string]eltCounts{
+				"AsyncApp.Ops.DelayThenValue":  {51, 51, 0, 0},
+				"AsyncApp.Ops.NoAwait":         {51, 51, 0, 0},
+				"AsyncApp.Ops.ThrowAfterAwait": {102, 102, 0, 0},
+			}
+			if ra {
+				want = map[string]eltCounts{
+					"AsyncApp.Ops.DelayThenValue":  {102, 51, 0, 0},
+					"AsyncApp.Ops.NoAwait":         {51, 51, 0, 0},
+					"AsyncApp.Ops.ThrowAfterAwait": {204, 0, 0, 102},
+					"AsyncApp.Ops.CatchAround":     {102, 51, 0, 0},
+				}
+			}
+			for fn, w := range want {
+				if got := r.fns[fn]; got != w {
+					t.Errorf("%s %s: %s %+v, want %+v", rt.Name, build, fn, got, w)
+				}
+			}
+			t.Logf("%s %s: events=%d threads=%d order=%d (shadow-stack mismatches: suspended frames get no leave)", rt.Name, build, r.events, r.threads, r.order)
+		}
+	})
+}
+
+// The slow-path hooks (EnableELTWithInfo, every function hooked, tiered
+// compilation on) leave the runtime-async build running to its end: on
+// .NET 10 the SDK gives no hooks to what the JIT mis-compiles with them
+// (profiler/eltasync.go); before, the app died of an access violation.
+func TestELTWithInfoRuntimeAsync(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./profiler/testdata/sampling/eltprof")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		if rt.Major < 10 {
+			t.Skipf("%s: no runtime async before .NET 10", rt.Name)
+		}
+		app, env := asyncApp(t, rt, true)
+		for _, filter := range []string{"AsyncApp.", ""} {
+			res := harness.Run(t, rt, app, harness.RunOptions{
+				ProfilerPath: lib, ProfilerCLSID: eltprofCLSID,
+				Env: append(env, "ELTPROF_MODE=info", "ELTPROF_FILTER="+filter),
+			})
+			res.MustSucceed(t)
+			res.MustStdoutContain(t, asyncAppDone...)
+		}
+	})
+}
