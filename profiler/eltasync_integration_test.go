@@ -1,6 +1,7 @@
 package profiler_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/clrprof/clrprof/internal/harness"
@@ -95,6 +96,54 @@ func TestELTWithInfoRuntimeAsync(t *testing.T) {
 			})
 			res.MustSucceed(t)
 			res.MustStdoutContain(t, asyncAppDone...)
+		}
+	})
+}
+
+// A stack walk (DoStackSnapshot of the current thread, from
+// ExceptionThrown) inside a runtime-async method after it resumed on a
+// thread-pool thread: ThrowAfterAwait's frame is named as the method
+// itself (the async variant), and under it come the runtime's
+// continuation dispatcher and the thread pool, not its logical callers
+// (CatchAround, Program.Run): those are continuations on the heap, with no
+// frame on any stack. On the classic build the throwing frame is the state
+// machine's MoveNext.
+func TestStackWalkRuntimeAsyncResumed(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./profiler/testdata/sampling/stackprof")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		if rt.Major < 10 {
+			t.Skipf("%s: no runtime async before .NET 10", rt.Name)
+		}
+		for _, ra := range []bool{false, true} {
+			app, env := asyncApp(t, rt, ra)
+			from := "AsyncApp.Ops+<ThrowAfterAwait>"
+			if ra {
+				from = "AsyncApp.Ops.ThrowAfterAwait"
+			}
+			res := harness.Run(t, rt, app, harness.RunOptions{
+				ProfilerPath: lib, ProfilerCLSID: "{9D2B4F61-3A7C-4E85-B1D0-5C6E8F2A4B93}",
+				Env: append(env, "STACKPROF_FROM="+from),
+			})
+			res.MustSucceed(t)
+			res.MustStdoutContain(t, asyncAppDone...)
+			walk := res.LastStderrLine("stackprof: walk ")
+			if walk == "" {
+				t.Fatalf("%s runtime-async=%v: no walk from %s:\n%s", rt.Name, ra, from, res.Describe())
+			}
+			frames := strings.Split(strings.TrimPrefix(walk, "stackprof: walk "), " > ")
+			t.Logf("%s runtime-async=%v: %s", rt.Name, ra, walk)
+			if !ra {
+				continue
+			}
+			if len(frames) < 3 || !strings.HasPrefix(frames[0], "AsyncApp.Ops.ThrowAfterAwait(") ||
+				!strings.HasPrefix(frames[1], "System.Runtime.CompilerServices.AsyncHelpers+") {
+				t.Errorf("%s: want ThrowAfterAwait called by the runtime's continuation dispatcher, got %q", rt.Name, frames)
+			}
+			for _, f := range frames[1:] {
+				if strings.HasPrefix(f, "AsyncApp.") {
+					t.Errorf("%s: a logical caller has a frame after the resumption: %q", rt.Name, frames)
+				}
+			}
 		}
 	})
 }
