@@ -149,9 +149,13 @@ var eltState struct {
 	filter  atomic.Pointer[func(FunctionID) bool]
 	// guard: functions the runtime must not hook (eltasync.go); nil on
 	// most runtimes.
-	guard    atomic.Pointer[eltGuard]
-	call     atomic.Pointer[func(*ELTCall)]
-	callInfo atomic.Pointer[Info]
+	guard atomic.Pointer[eltGuard]
+	// asyncRoles: call counting asks which functions are the runtime's
+	// continuation dispatchers and which may be async variants
+	// (eltasync.go); nil when the runtime has no runtime async.
+	asyncRoles atomic.Pointer[Info]
+	call       atomic.Pointer[func(*ELTCall)]
+	callInfo   atomic.Pointer[Info]
 }
 
 // EnableELT installs the fast-path enter/leave/tailcall hooks
@@ -293,7 +297,7 @@ func (x *Info) addEventMask(add Monitor) error {
 // installMapper sets the function ID mapper when there is a filter or a
 // guard.
 func (x *Info) installMapper(filter func(FunctionID) bool, guard *eltGuard) error {
-	if !setFilter(filter, guard) {
+	if !setFilter(filter, guard, nil) {
 		return nil
 	}
 	var err error
@@ -310,11 +314,12 @@ func (x *Info) installMapper(filter func(FunctionID) bool, guard *eltGuard) erro
 
 // setFilter records the user's filter and the runtime's guard for the
 // function ID mapper; it reports whether the mapper must ask Go.
-func setFilter(filter func(FunctionID) bool, guard *eltGuard) bool {
+func setFilter(filter func(FunctionID) bool, guard *eltGuard, roles *Info) bool {
 	eltState.filter.Store(nil)
 	eltState.guard.Store(guard)
+	eltState.asyncRoles.Store(roles)
 	C.clrprof_elt_filtered = 0
-	if filter == nil && guard == nil {
+	if filter == nil && guard == nil && roles == nil {
 		return false
 	}
 	if filter != nil {
@@ -343,11 +348,13 @@ func clrprofGoELTFilter(f C.uintptr_t) (on C.int) {
 	if g := eltState.guard.Load(); g != nil && g.excludes(FunctionID(f)) {
 		return 0
 	}
-	fp := eltState.filter.Load()
-	if fp == nil || callFilter(*fp, FunctionID(f)) {
-		return 1
+	if fp := eltState.filter.Load(); fp == nil || callFilter(*fp, FunctionID(f)) {
+		on = 1
 	}
-	return 0
+	if x := eltState.asyncRoles.Load(); x != nil {
+		on |= C.int(x.asyncRole(FunctionID(f)))
+	}
+	return on
 }
 
 // eltWaker wakes the ELT recorder's drain (see waker).

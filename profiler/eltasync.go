@@ -132,3 +132,66 @@ func returnsTask(imp *metadata.Import2, sig []byte) bool {
 	n, _, _ = strings.Cut(n, "<")
 	return n == "System.Threading.Tasks.Task" || n == "System.Threading.Tasks.ValueTask"
 }
+
+// Roles in call counting (the bits clrprofGoELTFilter adds for the
+// function ID mapper of eltcount.c).
+const (
+	eltRoleDispatch  = 2 // the runtime's continuation dispatcher
+	eltRoleMayResume = 4 // may be an async variant
+)
+
+// asyncDispatchers are the methods of System.Private.CoreLib that resume
+// runtime-async continuations (each calls the resumption stub, which calls
+// the resumed method): declaring class prefix and method name (a trailing
+// "*" matches a name prefix). .NET 10.0.15: ThunkTaskCore.MoveNext; .NET
+// 11.0.0: RuntimeAsyncTask<T>.DispatchContinuations and, when the
+// runtime's async instrumentation or a ValueTask source resumes one, the
+// others (found by the calli to the resumption stub in their IL).
+var asyncDispatchers = []struct{ class, method string }{
+	{"System.Runtime.CompilerServices.AsyncHelpers+ThunkTaskCore", "MoveNext"},
+	{"System.Runtime.CompilerServices.AsyncHelpers+RuntimeAsyncTask", "DispatchContinuations"},
+	{"System.Runtime.CompilerServices.AsyncHelpers+RuntimeAsyncInstrumentationHelpers", "ResumeContinuation"},
+	{"System.Runtime.CompilerServices.AsyncHelpers+ValueTaskSourceContinuation+ValueTaskSourceContinuationResume", "GetResult"},
+	{"System.Runtime.CompilerServices.AsyncProfiler+ContinuationWrapper+ContinuationWrapperTable", "Dispatch"},
+	{"System.Runtime.CompilerServices.AsyncProfiler+ContinuationWrapper+ContinuationWrapperTable", "Continuation_Wrapper_*"},
+}
+
+// asyncRole returns f's eltRole bits: a continuation dispatcher, or a
+// function that may be an async variant (a runtime-async method, or a
+// Task- or ValueTask-returning one, for which the runtime makes an async
+// variant when a runtime-async caller awaits it). The FunctionID of an
+// async variant cannot be told from its method's other compilation, so
+// both get the bit; the counter only uses it for an enter directly under
+// a dispatcher, which only a resumption is.
+func (x *Info) asyncRole(f FunctionID) int {
+	fi, err := x.GetFunctionInfo(f)
+	if err != nil || fi.ModuleID == 0 {
+		return 0
+	}
+	imp, done, err := x.sharedModuleImport(fi.ModuleID)
+	if err != nil {
+		return 0
+	}
+	defer done()
+	m, err := imp.Method(fi.Token)
+	if err != nil {
+		return 0
+	}
+	if m.ImplFlags&miAsync != 0 || returnsTask(imp, m.Sig) {
+		return eltRoleMayResume
+	}
+	for _, d := range asyncDispatchers {
+		name, prefix := d.method, false
+		if strings.HasSuffix(name, "*") {
+			name, prefix = strings.TrimSuffix(name, "*"), true
+		}
+		if m.Name != name && !(prefix && strings.HasPrefix(m.Name, name)) {
+			continue
+		}
+		cls, err := imp.TypeDefDisplayName(m.Class, nil)
+		if err == nil && strings.HasPrefix(cls, d.class) {
+			return eltRoleDispatch
+		}
+	}
+	return 0
+}

@@ -144,8 +144,8 @@ func (p *calltrace) Shutdown() error {
 		inlined = append(inlined, f)
 	}
 	p.mu.Unlock()
-	fmt.Fprintf(os.Stderr, "calltrace: summary calls=%d functions=%d threads=%d lost=%d refused=%d unmapped=%d overflow=%d unmatched=%d unwound=%d unwinds=%d inlined=%d memory=%d\n",
-		total, len(snap), st.Threads, st.Lost, st.Refused, st.Unmapped, st.Overflow, st.Unmatched, st.Unwound, st.Unwinds, len(inlined), st.MemoryBytes)
+	fmt.Fprintf(os.Stderr, "calltrace: summary calls=%d functions=%d threads=%d lost=%d refused=%d unmapped=%d overflow=%d unmatched=%d unwound=%d unwinds=%d suspended=%d resumed=%d inlined=%d memory=%d\n",
+		total, len(snap), st.Threads, st.Lost, st.Refused, st.Unmapped, st.Overflow, st.Unmatched, st.Unwound, st.Unwinds, st.Suspended, st.Resumed, len(inlined), st.MemoryBytes)
 	if len(inlined) > 0 {
 		fmt.Fprintf(os.Stderr, "calltrace: inlined=%d functions were inlined at some call sites (their inlined calls are not counted; CALLTRACE_NOINLINE=1 counts every call)\n", len(inlined))
 	}
