@@ -147,3 +147,70 @@ func TestStackWalkRuntimeAsyncResumed(t *testing.T) {
 		}
 	})
 }
+
+// The exception callbacks of one pass of the async app (argument 1:
+// ThrowAfterAwait awaited by Run in a try/catch, then through
+// CatchAround), classic and runtime async, every callback in order (the
+// conformance exceptions profiler; the app's exceptions happen one after
+// another). On the runtime-async build an exception thrown after a
+// resumption is caught by the runtime's continuation dispatcher
+// (ThunkTaskCore.MoveNext on .NET 10, DispatchContinuations on 11: its
+// search finds the catcher there), and thrown again, a second
+// ExceptionThrown, in the awaiting method when it resumes, whose catch
+// handles it. docs/runtime-async.md has both builds' sequences.
+func TestExceptionCallbacksRuntimeAsync(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./conformance/exceptions/profiler")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		if rt.Major < 10 {
+			t.Skipf("%s: no runtime async before .NET 10", rt.Name)
+		}
+		for _, ra := range []bool{false, true} {
+			app, env := asyncApp(t, rt, ra)
+			res := harness.Run(t, rt, app, harness.RunOptions{
+				Args:         []string{"1"},
+				ProfilerPath: lib, ProfilerCLSID: "{5E0E5A51-3C1B-4A7E-9D0B-1F6A8C2E4B01}",
+				Env: append(env, "EXCEPTIONS_EXPECTED=(logged)"),
+			})
+			res.MustSucceed(t)
+			res.MustStdoutContain(t, "ThrowAfterAwait calls=1 thrown=1\n", "CatchAround calls=1 caught=1\n", "done\n")
+			i := strings.Index(res.Stdout, "got:\n")
+			if i < 0 {
+				t.Fatalf("no callback sequence:\n%s", res.Describe())
+			}
+			got := res.Stdout[i+len("got:\n"):]
+			if j := strings.Index(got, "\nPROFILER TEST"); j >= 0 {
+				got = got[:j]
+			}
+			t.Logf("%s runtime-async=%v:\n%s", rt.Name, ra, got)
+			seq := strings.Split(strings.TrimSpace(got), "\n")
+			thrown := 0
+			for _, s := range seq {
+				if s == "ExceptionThrown" {
+					thrown++
+				}
+			}
+			if !ra {
+				continue
+			}
+			dispatcher := "ExceptionSearchCatcherFound: DispatchContinuations"
+			if rt.Major == 10 {
+				dispatcher = "ExceptionSearchCatcherFound: MoveNext"
+			}
+			want := []string{
+				"ExceptionSearchFunctionEnter: ThrowAfterAwait", dispatcher, "ExceptionCatcherEnter: " + strings.TrimPrefix(dispatcher, "ExceptionSearchCatcherFound: "),
+				"ExceptionSearchCatcherFound: Run", "ExceptionCatcherEnter: Run",
+				"ExceptionSearchFunctionEnter: ThrowAfterAwait", dispatcher,
+				"ExceptionSearchCatcherFound: CatchAround", "ExceptionCatcherEnter: CatchAround",
+			}
+			k := 0
+			for _, s := range seq {
+				if k < len(want) && s == want[k] {
+					k++
+				}
+			}
+			if thrown != 4 || k != len(want) {
+				t.Errorf("%s: want 4 ExceptionThrown (each throw after an await, then its rethrow in the awaiting method) and, in order, %q; got %d and %q", rt.Name, want, thrown, seq)
+			}
+		}
+	})
+}
