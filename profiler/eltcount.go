@@ -106,6 +106,17 @@ type CallCounter struct {
 // added to the event mask; a profiler that implements those callbacks
 // still receives them).
 //
+// Runtime async (docs/runtime-async.md): a runtime-async method's enter
+// hook runs on its call and on every resumption, and no leave runs when
+// it suspends. The hooks also receive the caller's stack pointer, so a
+// frame that is no longer on its thread's stack is closed at the next hook
+// there (CallCountStats.Suspended), and an enter directly under the
+// runtime's continuation dispatcher (hooked for that purpose even when
+// Filter refuses it; it is then neither counted nor reported) is a
+// resumption (CallCountStats.Resumed): timed, not counted as a call. A
+// runtime-async call's Inclusive time is therefore the time its frames
+// were on a thread, without the time it was suspended.
+//
 // Call it from Initialize. It adds MonitorEnterLeave and MonitorExceptions
 // to the event mask; only one of EnableELT, EnableELTWithInfo and
 // EnableCallCounts can be used in a process. Methods the runtime did not
