@@ -179,6 +179,14 @@ var eltState struct {
 // their callers have no hooks; add DisableInlining (and, for framework
 // code, DisableAllNGenImages) to the event mask to see them.
 //
+// Runtime async (docs/runtime-async.md): a runtime-async method's
+// ELTEnter comes on its call and again on every resumption, possibly on
+// another thread, and it gets no ELTLeave when it suspends: one ELTLeave
+// (or ELTUnwind) when it completes. The events are delivered as the
+// runtime calls the hooks; EnableCallCounts turns them into calls. On
+// .NET 10 the SDK gives AsyncHelpers.AwaitAwaiter and UnsafeAwaitAwaiter
+// no hooks (the JIT mis-compiles them with a leave hook).
+//
 // In test builds only (build tag clrprof_testhooks), CLRPROF_ELT_SLOW=1
 // in the environment makes every event take the stubs' full-save path (a
 // diagnostic for register-preservation tests).
