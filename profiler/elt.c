@@ -143,7 +143,7 @@ int clrprof_elt_filter_allows(uintptr_t f) {
 
 static UINT_PTR STDMETHODCALLTYPE mapper2(FunctionID f, void *data, BOOL *hook) {
 	(void)data;
-	int on = clrprof_elt_filter_allows(f);
+	int on = clrprof_elt_filter_allows(f) & 1;
 	if (hook != NULL) {
 		*hook = on ? 1 : 0;
 	}

@@ -144,11 +144,18 @@ type ELTRecorder struct {
 
 // eltState is process-wide: the runtime takes one set of hooks.
 var eltState struct {
-	mu       sync.Mutex
-	enabled  bool
-	filter   atomic.Pointer[func(FunctionID) bool]
-	call     atomic.Pointer[func(*ELTCall)]
-	callInfo atomic.Pointer[Info]
+	mu      sync.Mutex
+	enabled bool
+	filter  atomic.Pointer[func(FunctionID) bool]
+	// guard: functions the runtime must not hook (eltasync.go); nil on
+	// most runtimes.
+	guard atomic.Pointer[eltGuard]
+	// asyncRoles: call counting asks which functions are the runtime's
+	// continuation dispatchers and which may be async variants
+	// (eltasync.go); nil when the runtime has no runtime async.
+	asyncRoles atomic.Pointer[Info]
+	call       atomic.Pointer[func(*ELTCall)]
+	callInfo   atomic.Pointer[Info]
 }
 
 // EnableELT installs the fast-path enter/leave/tailcall hooks
@@ -171,6 +178,14 @@ var eltState struct {
 // the runtime did not JIT (ReadyToRun/NGEN images) and methods inlined into
 // their callers have no hooks; add DisableInlining (and, for framework
 // code, DisableAllNGenImages) to the event mask to see them.
+//
+// Runtime async (docs/runtime-async.md): a runtime-async method's
+// ELTEnter comes on its call and again on every resumption, possibly on
+// another thread, and it gets no ELTLeave when it suspends: one ELTLeave
+// (or ELTUnwind) when it completes. The events are delivered as the
+// runtime calls the hooks; EnableCallCounts turns them into calls. On
+// .NET 10 the SDK gives AsyncHelpers.AwaitAwaiter and UnsafeAwaitAwaiter
+// no hooks (the JIT mis-compiles them with a leave hook).
 //
 // In test builds only (build tag clrprof_testhooks), CLRPROF_ELT_SLOW=1
 // in the environment makes every event take the stubs' full-save path (a
@@ -231,7 +246,7 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 		C.clrprof_elt_force_slow = 1
 		logger().Warn("CLRPROF_ELT_SLOW=1: every enter/leave event takes the slow path (a diagnostic setting)")
 	}
-	if err := x.installMapper(opts.Filter); err != nil {
+	if err := x.installMapper(opts.Filter, x.newELTGuard(false)); err != nil {
 		return nil, err
 	}
 	if err := x.setEnterLeaveFunctionHooks3(C.clrprof_elt_hook(0), C.clrprof_elt_hook(1), C.clrprof_elt_hook(2)); err != nil {
@@ -287,15 +302,12 @@ func (x *Info) addEventMask(add Monitor) error {
 	return nil
 }
 
-// installMapper sets the function ID mapper when there is a filter.
-func (x *Info) installMapper(filter func(FunctionID) bool) error {
-	eltState.filter.Store(nil)
-	C.clrprof_elt_filtered = 0
-	if filter == nil {
+// installMapper sets the function ID mapper when there is a filter or a
+// guard.
+func (x *Info) installMapper(filter func(FunctionID) bool, guard *eltGuard) error {
+	if !setFilter(filter, guard, nil) {
 		return nil
 	}
-	eltState.filter.Store(&filter)
-	C.clrprof_elt_filtered = 1
 	var err error
 	if x.ptr(3) != nil {
 		err = x.setFunctionIDMapper2(C.clrprof_elt_mapper2(), nil)
@@ -306,6 +318,23 @@ func (x *Info) installMapper(filter func(FunctionID) bool) error {
 		return fmt.Errorf("clrprof: SetFunctionIDMapper: %w", err)
 	}
 	return nil
+}
+
+// setFilter records the user's filter and the runtime's guard for the
+// function ID mapper; it reports whether the mapper must ask Go.
+func setFilter(filter func(FunctionID) bool, guard *eltGuard, roles *Info) bool {
+	eltState.filter.Store(nil)
+	eltState.guard.Store(guard)
+	eltState.asyncRoles.Store(roles)
+	C.clrprof_elt_filtered = 0
+	if filter == nil && guard == nil && roles == nil {
+		return false
+	}
+	if filter != nil {
+		eltState.filter.Store(&filter)
+	}
+	C.clrprof_elt_filtered = 1
+	return true
 }
 
 // callFilter runs the user's filter; a panic hooks the function.
@@ -324,11 +353,16 @@ func callFilter(fn func(FunctionID) bool, id FunctionID) (on bool) {
 //export clrprofGoELTFilter
 func clrprofGoELTFilter(f C.uintptr_t) (on C.int) {
 	defer recoverExport("FunctionIDMapper", func() { on = 1 })
-	fp := eltState.filter.Load()
-	if fp == nil || callFilter(*fp, FunctionID(f)) {
-		return 1
+	if g := eltState.guard.Load(); g != nil && g.excludes(FunctionID(f)) {
+		return 0
 	}
-	return 0
+	if fp := eltState.filter.Load(); fp == nil || callFilter(*fp, FunctionID(f)) {
+		on = 1
+	}
+	if x := eltState.asyncRoles.Load(); x != nil {
+		on |= C.int(x.asyncRole(FunctionID(f)))
+	}
+	return on
 }
 
 // eltWaker wakes the ELT recorder's drain (see waker).

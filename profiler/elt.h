@@ -34,7 +34,9 @@ uint64_t clrprof_xsave_size(void);
 // clrprof_elt_filtered: the function ID mapper asks Go's filter.
 extern volatile uint8_t clrprof_elt_filtered;
 // clrprof_elt_filter_allows asks Go's filter (when one is set) whether f
-// gets hooks; the function ID mappers of elt.c and eltcount.c call it.
+// gets hooks (bit 0) and, for call counting, whether it is the runtime's
+// continuation dispatcher (bit 1) or may be an async variant (bit 2); the
+// function ID mappers of elt.c and eltcount.c call it.
 int clrprof_elt_filter_allows(uintptr_t f);
 
 // Back-pressure of the event recorder (ring.h); the stubs read its wake
@@ -47,7 +49,7 @@ extern volatile uint8_t clrprof_elt_counting;
 void clrprof_cnt_enter3(uint64_t id);
 void clrprof_cnt_leave3(uint64_t id);
 void clrprof_cnt_tailcall3(uint64_t id);
-int clrprof_cnt_hook(uint64_t id, uint64_t kind);
+int clrprof_cnt_hook(uint64_t id, uint64_t kind, uint64_t sp);
 void clrprof_cnt_slow(uint64_t id, uint64_t kind);
 int clrprof_cnt_setup(uint64_t stack_frames, void *info);
 void *clrprof_cnt_mapper2(void);

@@ -52,6 +52,14 @@ type ELTCall struct {
 // transition and two system calls per event, so prefer [Info.EnableELT]
 // when IDs and times are enough). Call it from Initialize. Only one of
 // EnableELT and EnableELTWithInfo can be used in a process.
+//
+// On .NET 10 with runtime async on (DOTNET_RuntimeAsync=1) the runtime's
+// leave helper corrupts a runtime-async return (dotnet/runtime#122475,
+// fixed in .NET 11), so these hooks are not given to any method that may
+// have an async variant: methods with MethodImplAttributes.Async and
+// methods declared to return Task, Task<T>, ValueTask or ValueTask<T>
+// (docs/runtime-async.md). Runtime async's enter/leave pattern is
+// EnableELT's.
 func (x *Info) EnableELTWithInfo(opts ELTCallOptions) error {
 	if opts.Call == nil {
 		return errors.New("clrprof: EnableELTWithInfo: ELTCallOptions.Call is nil")
@@ -70,7 +78,7 @@ func (x *Info) EnableELTWithInfo(opts ELTCallOptions) error {
 	if eltState.enabled {
 		return errors.New("clrprof: EnableELTWithInfo: enter/leave hooks are already installed (the runtime takes one set per process)")
 	}
-	if err := x.installMapper(opts.Filter); err != nil {
+	if err := x.installMapper(opts.Filter, x.newELTGuard(true)); err != nil {
 		return err
 	}
 	add := MonitorEnterLeave

@@ -116,7 +116,7 @@ ELT_STUB clrprof_elt_tailcall3, 0x6000000000000000, %rdi
 // registers is enough. When it returns non-zero (the thread's first event,
 // a page of counters to allocate), the event goes through the full-save
 // path to clrprof_elt_slow, which may allocate.
-.macro CNT_STUB name, kind, idreg, idslot
+.macro CNT_STUB name, kind, idreg, idslot, spslot
 	.globl \name
 	.hidden \name
 	.type \name, @function
@@ -136,6 +136,7 @@ ELT_STUB clrprof_elt_tailcall3, 0x6000000000000000, %rdi
 	pushq	%r10		// -64
 	pushq	%r11		// -72
 	andq	$-16, %rsp
+	movq	\spslot, %rdx
 	movq	\idreg, %rdi
 	movabsq	$\kind, %rsi
 	call	clrprof_cnt_hook
@@ -161,9 +162,14 @@ ELT_STUB clrprof_elt_tailcall3, 0x6000000000000000, %rdi
 	.size \name, .-\name
 .endm
 
-CNT_STUB clrprof_cnt_enter3, 0x2000000000000000, %r14, %r14
-CNT_STUB clrprof_cnt_leave3, 0x4000000000000000, %rdi, -40(%rbp)
-CNT_STUB clrprof_cnt_tailcall3, 0x6000000000000000, %rdi, -40(%rbp)
+// The third argument of clrprof_cnt_hook is the hooked frame's caller's
+// stack pointer, which the JIT passes the hooks beside the ID: %r15 for
+// enter, %rsi for leave and tail call (saved at -32(%rbp)); the shadow
+// stacks use it to close frames that are no longer on the machine stack
+// (a runtime-async frame that suspended returns without a leave).
+CNT_STUB clrprof_cnt_enter3, 0x2000000000000000, %r14, %r14, %r15
+CNT_STUB clrprof_cnt_leave3, 0x4000000000000000, %rdi, -40(%rbp), -32(%rbp)
+CNT_STUB clrprof_cnt_tailcall3, 0x6000000000000000, %rdi, -40(%rbp), -32(%rbp)
 
 // clrprof_elt_full_save: %rdi id, %rsi kind (the caller saved %rsi).
 // Saves everything else, calls clrprof_elt_slow(id, kind), restores.

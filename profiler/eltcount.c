@@ -26,9 +26,21 @@ typedef struct {
 	uint64_t calls, ticks, active;
 } cnt_ctr;
 
+// A shadow frame: the function's index with the CNT_F_ flags in its high
+// bits, when it was entered, and its caller's stack pointer (0: unknown).
 typedef struct {
-	uint64_t idx, t;
+	uint64_t idx, t, sp;
 } cnt_frame;
+
+// Frame flags (in cnt_frame.idx) and function flags (cnt.fflags, set by
+// the mapper from Go's answer).
+#define CNT_F_RESUMED (1ULL << 63) // entered by a resumption, not a call
+#define CNT_F_HIDDEN (1ULL << 62) // hooked only as a marker: not counted
+#define CNT_F_DISPATCH (1ULL << 61) // the runtime's continuation dispatcher
+#define CNT_IDX(x) ((x) & (CLRPROF_CNT_MAX_FUNCS - 1))
+#define CNT_FF_HIDDEN 1
+#define CNT_FF_DISPATCH 2
+#define CNT_FF_MAYRESUME 4 // may be an async variant (resumed by the dispatcher)
 
 typedef struct cnt_thread {
 	cnt_ctr *pages[CNT_PAGES];
@@ -37,6 +49,7 @@ typedef struct cnt_thread {
 	uint64_t cap;
 	// Per-thread problem counts (see clrprof_cnt_stats).
 	uint64_t overflow, unmatched, unwound, unmapped;
+	uint64_t suspended, resumed;
 	volatile int32_t state; // CLRPROF_RING_LIVE or _DEAD
 	uint32_t os_tid;
 	uint64_t managed_tid;
@@ -45,6 +58,8 @@ typedef struct cnt_thread {
 } cnt_thread;
 
 static __thread cnt_thread *cnt_tls __attribute__((tls_model("initial-exec")));
+// The stack pointer of an event handed to the slow path.
+static __thread uint64_t cnt_pending_sp __attribute__((tls_model("initial-exec")));
 
 static struct {
 	cnt_thread *volatile list;
@@ -55,6 +70,7 @@ static struct {
 	int key_ok;
 	pthread_mutex_t mu; // allocation of function pages
 	uint64_t *volatile funcs[CNT_PAGES];
+	uint8_t *volatile fflags[CNT_PAGES]; // CNT_FF_ per function index
 	// FunctionID -> index, under mu: the runtime calls the mapper again for
 	// another code version of a function (tiering, OSR), whose hooks must
 	// find the same counter.
@@ -109,6 +125,11 @@ static inline uint64_t cnt_tsc(void) {
 	return ((uint64_t)hi << 32) | lo;
 }
 
+static inline uint8_t fflags_of(uint64_t idx) {
+	uint8_t *pg = __atomic_load_n(&cnt.fflags[idx >> CNT_PAGE_SHIFT], __ATOMIC_ACQUIRE);
+	return pg == NULL ? 0 : pg[idx & (CNT_PAGE - 1)];
+}
+
 static inline cnt_ctr *ctr_of(cnt_thread *t, uint64_t idx) {
 	cnt_ctr *pg = t->pages[idx >> CNT_PAGE_SHIFT];
 	return pg == NULL ? NULL : &pg[idx & (CNT_PAGE - 1)];
@@ -117,7 +138,10 @@ static inline cnt_ctr *ctr_of(cnt_thread *t, uint64_t idx) {
 // close_frame ends frame f at now: its function's inclusive time grows
 // when f was its outermost open call on the thread.
 static void close_frame(cnt_thread *t, const cnt_frame *f, uint64_t now) {
-	cnt_ctr *c = ctr_of(t, f->idx);
+	if (f->idx & CNT_F_HIDDEN) {
+		return;
+	}
+	cnt_ctr *c = ctr_of(t, CNT_IDX(f->idx));
 	if (c == NULL) {
 		return;
 	}
@@ -129,10 +153,23 @@ static void close_frame(cnt_thread *t, const cnt_frame *f, uint64_t now) {
 // clrprof_cnt_hook is the hooks' work. It uses general-purpose registers
 // only and calls nothing (the stubs save only those); it returns 1 when
 // the event needs clrprof_cnt_slow (no state for this thread yet, or no
-// page of counters for this function), 0 when done.
-int clrprof_cnt_hook(uint64_t id, uint64_t kind) {
+// page of counters for this function), 0 when done. sp is the hooked
+// frame's caller's stack pointer (0 when unknown).
+//
+// Frames that are no longer on the machine stack are closed first: at an
+// enter, those whose caller's stack pointer is at or below the new
+// frame's (the stack grows down: a live caller's is above it); at a
+// leave or tail call, those below the leaving frame's. Such a frame
+// returned without a leave: a runtime-async method that suspended (its
+// Leave comes only when it completes, after its last resumption,
+// possibly on another thread), or a frame whose unwind was not seen.
+// An enter of a function that may be an async variant, directly under
+// the runtime's continuation dispatcher, is a resumption: it is timed but
+// not counted as a call.
+int clrprof_cnt_hook(uint64_t id, uint64_t kind, uint64_t sp) {
 	cnt_thread *t = cnt_tls;
 	if (t == NULL) {
+		cnt_pending_sp = sp;
 		return 1;
 	}
 	uint64_t now = cnt_tsc();
@@ -141,16 +178,50 @@ int clrprof_cnt_hook(uint64_t id, uint64_t kind) {
 		return 0;
 	}
 	uint64_t d = t->depth;
+	if (sp != 0 && d > 0 && d <= t->cap) {
+		uint64_t n = d;
+		while (n > 0) {
+			uint64_t fsp = t->stack[n - 1].sp;
+			if (fsp == 0 || fsp > sp || (fsp == sp && kind != CLRPROF_ELT_ENTER)) {
+				break;
+			}
+			close_frame(t, &t->stack[n - 1], now);
+			n--;
+		}
+		if (n != d) {
+			t->suspended += d - n;
+			d = n;
+			__atomic_store_n(&t->depth, d, __ATOMIC_RELEASE);
+		}
+	}
 	if (kind == CLRPROF_ELT_ENTER) {
 		cnt_ctr *c = ctr_of(t, id);
 		if (c == NULL) {
+			cnt_pending_sp = sp;
 			return 1;
 		}
-		c->calls++;
-		c->active++;
+		uint8_t ff = fflags_of(id);
+		uint64_t fl = 0;
+		if (ff & CNT_FF_HIDDEN) {
+			fl |= CNT_F_HIDDEN;
+		}
+		if (ff & CNT_FF_DISPATCH) {
+			fl |= CNT_F_DISPATCH;
+		}
+		if ((ff & CNT_FF_MAYRESUME) && d > 0 && d <= t->cap && (t->stack[d - 1].idx & CNT_F_DISPATCH)) {
+			fl |= CNT_F_RESUMED;
+			t->resumed++;
+		}
+		if (!(fl & CNT_F_HIDDEN)) {
+			if (!(fl & CNT_F_RESUMED)) {
+				c->calls++;
+			}
+			c->active++;
+		}
 		if (d < t->cap) {
-			t->stack[d].idx = id;
+			t->stack[d].idx = id | fl;
 			t->stack[d].t = now;
+			t->stack[d].sp = sp;
 		} else {
 			t->overflow++;
 		}
@@ -166,13 +237,13 @@ int clrprof_cnt_hook(uint64_t id, uint64_t kind) {
 		// The frame was not stored (the stack overflowed): trust the
 		// runtime's nesting; its time is not measured.
 		cnt_ctr *c = ctr_of(t, id);
-		if (c != NULL && c->active > 0) {
+		if (c != NULL && c->active > 0 && !(fflags_of(id) & CNT_FF_HIDDEN)) {
 			c->active--;
 		}
 		__atomic_store_n(&t->depth, d - 1, __ATOMIC_RELEASE);
 		return 0;
 	}
-	if (t->stack[d - 1].idx == id) {
+	if (CNT_IDX(t->stack[d - 1].idx) == id) {
 		close_frame(t, &t->stack[d - 1], now);
 		__atomic_store_n(&t->depth, d - 1, __ATOMIC_RELEASE);
 		return 0;
@@ -181,7 +252,7 @@ int clrprof_cnt_hook(uint64_t id, uint64_t kind) {
 	// unwinds are not seen, or a hook was missed): close them here.
 	uint64_t lim = d < CNT_SEARCH ? d : CNT_SEARCH;
 	for (uint64_t k = 1; k < lim; k++) {
-		if (t->stack[d - 1 - k].idx == id) {
+		if (CNT_IDX(t->stack[d - 1 - k].idx) == id) {
 			for (uint64_t j = 0; j <= k; j++) {
 				close_frame(t, &t->stack[d - 1 - j], now);
 			}
@@ -219,7 +290,10 @@ static cnt_thread *cnt_claim(void) {
 		// The exited thread's open calls never return.
 		uint64_t d = t->depth < t->cap ? t->depth : t->cap;
 		for (uint64_t i = 0; i < d; i++) {
-			cnt_ctr *c = ctr_of(t, t->stack[i].idx);
+			if (t->stack[i].idx & CNT_F_HIDDEN) {
+				continue;
+			}
+			cnt_ctr *c = ctr_of(t, CNT_IDX(t->stack[i].idx));
 			if (c != NULL && c->active > 0) {
 				c->active--;
 			}
@@ -269,7 +343,7 @@ void clrprof_cnt_slow(uint64_t id, uint64_t kind) {
 		if (d == 0 || d > t->cap) {
 			return;
 		}
-		uint64_t idx = t->stack[d - 1].idx;
+		uint64_t idx = CNT_IDX(t->stack[d - 1].idx);
 		uint64_t *pg = cnt.funcs[idx >> CNT_PAGE_SHIFT];
 		if (pg != NULL && pg[idx & (CNT_PAGE - 1)] == id) {
 			close_frame(t, &t->stack[d - 1], clrprof_tsc());
@@ -287,7 +361,7 @@ void clrprof_cnt_slow(uint64_t id, uint64_t kind) {
 		__atomic_add_fetch(&cnt.bytes, CNT_PAGE * sizeof(cnt_ctr), __ATOMIC_RELAXED);
 		__atomic_store_n(&t->pages[id >> CNT_PAGE_SHIFT], pg, __ATOMIC_RELEASE);
 	}
-	clrprof_cnt_hook(id, kind);
+	clrprof_cnt_hook(id, kind, cnt_pending_sp);
 }
 
 // ---- the function ID mapper: numbers the functions ----
@@ -363,7 +437,10 @@ static uint64_t map_new(uint64_t f) {
 
 static UINT_PTR STDMETHODCALLTYPE cnt_mapper(FunctionID f, void *data, BOOL *hook) {
 	(void)data;
-	if (!clrprof_elt_filter_allows(f)) {
+	// Bit 0: count it; bit 1: a continuation dispatcher (hooked as a
+	// marker even when not counted); bit 2: may be an async variant.
+	int r = clrprof_elt_filter_allows(f);
+	if ((r & 3) == 0) {
 		if (hook != NULL) {
 			*hook = 0;
 		}
@@ -373,6 +450,17 @@ static UINT_PTR STDMETHODCALLTYPE cnt_mapper(FunctionID f, void *data, BOOL *hoo
 	uint64_t idx = map_find(f);
 	if (idx == 0) {
 		idx = map_new(f);
+	}
+	if (idx != 0) {
+		uint8_t *fp = cnt.fflags[idx >> CNT_PAGE_SHIFT];
+		if (fp == NULL && (fp = calloc(CNT_PAGE, 1)) != NULL) {
+			__atomic_add_fetch(&cnt.bytes, CNT_PAGE, __ATOMIC_RELAXED);
+			__atomic_store_n(&cnt.fflags[idx >> CNT_PAGE_SHIFT], fp, __ATOMIC_RELEASE);
+		}
+		if (fp != NULL) {
+			uint8_t ff = (r & 1 ? 0 : CNT_FF_HIDDEN) | (r & 2 ? CNT_FF_DISPATCH : 0) | (r & 4 ? CNT_FF_MAYRESUME : 0);
+			__atomic_store_n(&fp[idx & (CNT_PAGE - 1)], ff, __ATOMIC_RELEASE);
+		}
 	}
 	pthread_mutex_unlock(&cnt.mu);
 	if (idx == 0) {
@@ -444,9 +532,11 @@ void clrprof_cnt_snapshot(uint64_t n, uint64_t *fids, uint64_t *calls, uint64_t 
 // refused (table full), [3] events lost (no memory), [4] frames beyond the
 // shadow stacks, [5] leaves matching no open call, [6] frames closed
 // without their leave, [7] events with an unknown client ID, [8] bytes
-// allocated, [9] frames closed by an exception unwind.
+// allocated, [9] frames closed by an exception unwind, [10] frames closed
+// because they were no longer on the stack, [11] enters that were
+// resumptions.
 void clrprof_cnt_stats(uint64_t *out) {
-	memset(out, 0, 10 * sizeof *out);
+	memset(out, 0, 12 * sizeof *out);
 	out[0] = __atomic_load_n(&cnt.threads, __ATOMIC_RELAXED);
 	out[1] = clrprof_cnt_functions() - 1;
 	out[2] = __atomic_load_n(&cnt.unhooked, __ATOMIC_RELAXED);
@@ -456,6 +546,8 @@ void clrprof_cnt_stats(uint64_t *out) {
 		out[5] += __atomic_load_n(&t->unmatched, __ATOMIC_RELAXED);
 		out[6] += __atomic_load_n(&t->unwound, __ATOMIC_RELAXED);
 		out[7] += __atomic_load_n(&t->unmapped, __ATOMIC_RELAXED);
+		out[10] += __atomic_load_n(&t->suspended, __ATOMIC_RELAXED);
+		out[11] += __atomic_load_n(&t->resumed, __ATOMIC_RELAXED);
 	}
 	out[8] = __atomic_load_n(&cnt.bytes, __ATOMIC_RELAXED);
 	out[9] = __atomic_load_n(&cnt.unwinds, __ATOMIC_RELAXED);
@@ -481,12 +573,17 @@ uint64_t clrprof_cnt_stacks(uint64_t max, uint64_t frames, uint64_t *tids, uint6
 		}
 		tids[3 * n] = t->os_tid;
 		tids[3 * n + 1] = t->managed_tid;
-		tids[3 * n + 2] = d;
+		uint64_t k = 0;
 		for (uint64_t i = 0; i < d; i++) {
-			uint64_t idx = __atomic_load_n(&t->stack[i].idx, __ATOMIC_RELAXED);
-			uint64_t *pg = idx < CLRPROF_CNT_MAX_FUNCS ? __atomic_load_n(&cnt.funcs[idx >> CNT_PAGE_SHIFT], __ATOMIC_ACQUIRE) : NULL;
-			fids[n * frames + i] = pg == NULL ? 0 : pg[idx & (CNT_PAGE - 1)];
+			uint64_t raw = __atomic_load_n(&t->stack[i].idx, __ATOMIC_RELAXED);
+			if (raw & CNT_F_HIDDEN) {
+				continue;
+			}
+			uint64_t idx = CNT_IDX(raw);
+			uint64_t *pg = __atomic_load_n(&cnt.funcs[idx >> CNT_PAGE_SHIFT], __ATOMIC_ACQUIRE);
+			fids[n * frames + k++] = pg == NULL ? 0 : pg[idx & (CNT_PAGE - 1)];
 		}
+		tids[3 * n + 2] = k;
 		n++;
 	}
 	return n;

@@ -20,7 +20,7 @@ type CallCountOptions struct {
 	// compiles it, whether to count it (as in ELTOptions). nil counts every
 	// function the runtime compiles with hooks.
 	Filter func(FunctionID) bool
-	// StackFrames is the depth of each thread's shadow stack (16 bytes a
+	// StackFrames is the depth of each thread's shadow stack (24 bytes a
 	// frame); default 1<<14. Calls nested deeper are still counted, but
 	// their inclusive time is not measured (CallCountStats.Overflow).
 	StackFrames int
@@ -72,6 +72,16 @@ type CallCountStats struct {
 	Unwound, Unwinds uint64
 	// Unmapped counts hook calls with an ID the mapper never handed out.
 	Unmapped uint64
+	// Suspended counts frames closed because they were no longer on their
+	// thread's stack when a later hook ran there (the caller's stack
+	// pointer says so): a runtime-async method that suspended, whose Leave
+	// comes only when it completes. Such a frame's time ends at that later
+	// hook.
+	Suspended uint64
+	// Resumed counts enters that were resumptions of a runtime-async
+	// method (directly under the runtime's continuation dispatcher): timed,
+	// not counted as calls.
+	Resumed uint64
 	// MemoryBytes is the C memory allocated for the counters, the function
 	// table and the shadow stacks.
 	MemoryBytes uint64
@@ -95,6 +105,17 @@ type CallCounter struct {
 // followed through the runtime's unwind callbacks (MonitorExceptions is
 // added to the event mask; a profiler that implements those callbacks
 // still receives them).
+//
+// Runtime async (docs/runtime-async.md): a runtime-async method's enter
+// hook runs on its call and on every resumption, and no leave runs when
+// it suspends. The hooks also receive the caller's stack pointer, so a
+// frame that is no longer on its thread's stack is closed at the next hook
+// there (CallCountStats.Suspended), and an enter directly under the
+// runtime's continuation dispatcher (hooked for that purpose even when
+// Filter refuses it; it is then neither counted nor reported) is a
+// resumption (CallCountStats.Resumed): timed, not counted as a call. A
+// runtime-async call's Inclusive time is therefore the time its frames
+// were on a thread, without the time it was suspended.
 //
 // Call it from Initialize. It adds MonitorEnterLeave and MonitorExceptions
 // to the event mask; only one of EnableELT, EnableELTWithInfo and
@@ -127,13 +148,11 @@ func (x *Info) EnableCallCounts(opts CallCountOptions) (*CallCounter, error) {
 	if rc := C.clrprof_cnt_setup(C.uint64_t(opts.StackFrames), x.ptr(1)); rc != 0 {
 		return nil, fmt.Errorf("clrprof: EnableCallCounts: pthread_key_create: errno %d", int(rc))
 	}
-	eltState.filter.Store(nil)
-	C.clrprof_elt_filtered = 0
-	if opts.Filter != nil {
-		f := opts.Filter
-		eltState.filter.Store(&f)
-		C.clrprof_elt_filtered = 1
+	var roles *Info
+	if major, err := x.RuntimeMajor(); err == nil && major >= 10 {
+		roles = x // runtime async: find the dispatchers (eltasync.go)
 	}
+	setFilter(opts.Filter, x.newELTGuard(false), roles)
 	if err := x.setFunctionIDMapper2(C.clrprof_cnt_mapper2(), nil); err != nil {
 		return nil, fmt.Errorf("clrprof: EnableCallCounts: SetFunctionIDMapper2: %w", err)
 	}
@@ -209,11 +228,12 @@ func (c *CallCounter) Stacks(maxFrames int) []ShadowStack {
 
 // Stats returns what could not be counted exactly, and the sizes.
 func (c *CallCounter) Stats() CallCountStats {
-	var s [10]uint64
+	var s [12]uint64
 	C.clrprof_cnt_stats((*C.uint64_t)(unsafe.Pointer(&s[0])))
 	return CallCountStats{
 		Threads: int(s[0]), Functions: int(s[1]), Refused: s[2], Lost: s[3], Overflow: s[4],
 		Unmatched: s[5], Unwound: s[6], Unmapped: s[7], MemoryBytes: s[8], Unwinds: s[9],
+		Suspended: s[10], Resumed: s[11],
 	}
 }
 

@@ -6,7 +6,7 @@
 // calls. At Shutdown it prints the functions called most:
 //
 //	calltrace: calls=N total=DUR avg=DUR NAME
-//	calltrace: summary calls=N functions=N threads=N lost=N refused=N unmapped=N overflow=N unmatched=N unwound=N unwinds=N inlined=N memory=BYTES
+//	calltrace: summary calls=N functions=N threads=N lost=N refused=N unmapped=N overflow=N unmatched=N unwound=N unwinds=N suspended=N resumed=N inlined=N memory=BYTES
 //
 // calls counts every entry of the function (exact for the functions with
 // hooks); total is inclusive wall time (callees included) of the calls
@@ -27,6 +27,15 @@
 // when it is not set. With both, every call of a JIT-compiled method is
 // counted (the mcs soak checks this against sample/ilcount, method by
 // method).
+//
+// Runtime async (.NET 11's libraries, apps built with it; .NET 10 with
+// DOTNET_RuntimeAsync=1): a runtime-async method's enter hook runs on its
+// call and again on every resumption (on whichever thread resumes it),
+// and it gets no leave when it suspends. calltrace still counts calls, not
+// resumptions (summary: resumed=N enters that were resumptions,
+// suspended=N frames closed because they had left the stack), and such a
+// method's total is the time its frames were on a thread, without the
+// time it was suspended (see docs/runtime-async.md).
 //
 // If any call could not be counted (lost, refused or unmapped are not 0)
 // it says so in a "calltrace: WARNING" line with what to change.
@@ -144,8 +153,8 @@ func (p *calltrace) Shutdown() error {
 		inlined = append(inlined, f)
 	}
 	p.mu.Unlock()
-	fmt.Fprintf(os.Stderr, "calltrace: summary calls=%d functions=%d threads=%d lost=%d refused=%d unmapped=%d overflow=%d unmatched=%d unwound=%d unwinds=%d inlined=%d memory=%d\n",
-		total, len(snap), st.Threads, st.Lost, st.Refused, st.Unmapped, st.Overflow, st.Unmatched, st.Unwound, st.Unwinds, len(inlined), st.MemoryBytes)
+	fmt.Fprintf(os.Stderr, "calltrace: summary calls=%d functions=%d threads=%d lost=%d refused=%d unmapped=%d overflow=%d unmatched=%d unwound=%d unwinds=%d suspended=%d resumed=%d inlined=%d memory=%d\n",
+		total, len(snap), st.Threads, st.Lost, st.Refused, st.Unmapped, st.Overflow, st.Unmatched, st.Unwound, st.Unwinds, st.Suspended, st.Resumed, len(inlined), st.MemoryBytes)
 	if len(inlined) > 0 {
 		fmt.Fprintf(os.Stderr, "calltrace: inlined=%d functions were inlined at some call sites (their inlined calls are not counted; CALLTRACE_NOINLINE=1 counts every call)\n", len(inlined))
 	}

@@ -253,11 +253,30 @@ func (p *eltprof) Shutdown() error {
 	}
 	p.rec.Close()
 	var lines []string
+	prefix := "Elt."
+	if v := os.Getenv("ELTPROF_PRINT"); v != "" {
+		prefix = v
+	}
+	// Functions of one name (a runtime-async method's two compilations)
+	// are summed.
+	sum := map[string]*counts{}
 	for f, c := range p.byFn {
 		n := p.name(f)
-		if strings.HasPrefix(n, "Elt.") {
-			lines = append(lines, fmt.Sprintf("eltprof: fn=%s enter=%d leave=%d tail=%d unwind=%d", n, c.enter, c.leave, c.tail, c.unwind))
+		if !strings.HasPrefix(n, prefix) {
+			continue
 		}
+		t := sum[n]
+		if t == nil {
+			t = &counts{}
+			sum[n] = t
+		}
+		t.enter += c.enter
+		t.leave += c.leave
+		t.tail += c.tail
+		t.unwind += c.unwind
+	}
+	for n, c := range sum {
+		lines = append(lines, fmt.Sprintf("eltprof: fn=%s enter=%d leave=%d tail=%d unwind=%d", n, c.enter, c.leave, c.tail, c.unwind))
 	}
 	sort.Strings(lines)
 	for _, l := range lines {

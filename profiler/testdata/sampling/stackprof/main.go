@@ -2,7 +2,7 @@
 // ExceptionThrown it takes the current thread's stack twice, with
 // Info.WalkStack (names through FunctionFullName and the frame info) and
 // Info.StackTrace, and prints the managed frames of the first exception
-// thrown from Elt.Thrower.Deep:
+// thrown from Elt.Thrower.Deep (STACKPROF_FROM names another function):
 //
 //	stackprof: walk NAME > NAME > ...
 //	stackprof: trace NAME > NAME > ...
@@ -40,7 +40,11 @@ func (p *stackprof) ExceptionThrown(profiler.ObjectID) error {
 		}
 		return true
 	})
-	if err != nil || len(walk) == 0 || !strings.HasPrefix(walk[0], "Elt.Thrower.Deep") {
+	from := "Elt.Thrower.Deep"
+	if v := os.Getenv("STACKPROF_FROM"); v != "" {
+		from = v
+	}
+	if err != nil || len(walk) == 0 || !strings.HasPrefix(walk[0], from) {
 		return err
 	}
 	frames, err := p.info.StackTrace(0, 64)
