@@ -28,7 +28,7 @@ import (
 const CLSID = jitlog.CLSID
 
 func init() {
-	if err := profiler.Register(CLSID, jitlog.New()); err != nil {
+	if err := profiler.Register(CLSID, jitlog.New(), jitlog.Options()...); err != nil {
 		fmt.Fprintln(os.Stderr, "jitlog:", err)
 	}
 }

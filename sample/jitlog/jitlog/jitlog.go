@@ -6,6 +6,16 @@
 // Each compilation is one line, "jit: <name>", on stderr, or appended to the
 // file named by JITLOG_FILE. At shutdown it prints how many functions it
 // saw.
+//
+// Shared generic code (one body compiled for every reference-type
+// instantiation) is named by the canonical instantiation the runtime
+// compiled, "MyClass<System.__Canon>.Foo<Demo.Point>", on every runtime:
+// .NET 10 and later report that class themselves (GetFunctionInfo2,
+// dotnet/runtime#107753); before, the SDK finds it among the classes it saw
+// loaded, which needs MonitorClassLoads (asked for here) and the Register
+// option profiler.WithSharedGenericNames (Options). A library that composes
+// jitlog without that option gets the class's formal parameters
+// ("MyClass<S>") on runtimes before .NET 10.
 package jitlog
 
 import (
@@ -33,7 +43,14 @@ type Profiler struct {
 // New returns a jitlog profiler.
 func New() *Profiler { return &Profiler{} }
 
-// Initialize asks for JIT compilations.
+// Options are the Register options jitlog's names need: shared generic code
+// named by its canonical instantiation on runtimes before .NET 10 too.
+func Options() []profiler.Option {
+	return []profiler.Option{profiler.WithSharedGenericNames()}
+}
+
+// Initialize asks for JIT compilations, and for class loads, through which
+// the SDK names shared generic code on runtimes before .NET 10.
 func (p *Profiler) Initialize(info *profiler.Info) error {
 	p.info = info
 	p.out = os.Stderr
@@ -44,7 +61,7 @@ func (p *Profiler) Initialize(info *profiler.Info) error {
 		}
 		p.out = f
 	}
-	return info.SetEventMask(profiler.MonitorJITCompilation)
+	return info.SetEventMask(profiler.MonitorJITCompilation | profiler.MonitorClassLoads)
 }
 
 // JITCompilationStarted prints the function's name.
