@@ -61,6 +61,9 @@ type Profiler struct {
 	// event, which says the signature the runtime compiled
 	events  bool
 	pending map[profiler.FunctionID]pendingLine
+	// the runtime's EventPipeProvider, once seen (another provider's
+	// event may have the same ID)
+	runtimeProvider profiler.EventPipeProvider
 }
 
 // pendingLine is a compilation's line waiting for the runtime's event, and
@@ -156,7 +159,7 @@ func (p *Profiler) JITCompilationFinished(f profiler.FunctionID, _ profiler.HRES
 // method, the body that returns the unwrapped result: its line says
 // "[async variant: <signature>]". The Task-returning entry's line is the
 // plain name.
-func (p *Profiler) EventPipeEventDelivered(_ profiler.EventPipeProvider, id, _ uint32, _, data []byte,
+func (p *Profiler) EventPipeEventDelivered(provider profiler.EventPipeProvider, id, _ uint32, _, data []byte,
 	_, _ uuid.UUID, _ profiler.ThreadID, _ []profiler.Address) error {
 	if id != methodJittingStarted || len(data) < 24 {
 		return nil
@@ -164,6 +167,15 @@ func (p *Profiler) EventPipeEventDelivered(_ profiler.EventPipeProvider, id, _ u
 	f := profiler.FunctionID(binary.LittleEndian.Uint64(data))
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if provider != p.runtimeProvider {
+		if p.runtimeProvider != 0 {
+			return nil
+		}
+		if name, err := p.info.EventPipeGetProviderInfo(provider); err != nil || name != clrevents.RuntimeProvider {
+			return nil
+		}
+		p.runtimeProvider = provider
+	}
 	l, ok := p.pending[f]
 	if !ok {
 		return nil
