@@ -4,7 +4,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -25,7 +24,6 @@ import (
 // silently.
 func TestContprofAsyncNames(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/contprof")
-	pprof := filepath.Join(runtime.GOROOT(), "bin", "go")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
 		app := harness.CompileCS(t, []string{"../../internal/testapps/async/async.cs"}, "", harness.For(rt))
 		dir := t.TempDir()
@@ -66,7 +64,7 @@ func TestContprofAsyncNames(t *testing.T) {
 			t.FailNow()
 		}
 		files, _ := filepath.Glob(filepath.Join(dir, "exceptions.*.pprof"))
-		out, err := exec.Command(pprof, append([]string{"tool", "pprof", "-top", "-nodecount=1000"}, files...)...).CombinedOutput()
+		out, err := exec.Command("go", append([]string{"tool", "pprof", "-top", "-nodecount=1000"}, files...)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go tool pprof: %v\n%s", err, out)
 		}
