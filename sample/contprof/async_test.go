@@ -76,7 +76,7 @@ func TestContprofAsyncNames(t *testing.T) {
 		}
 		// every tick and thread without a sample is said, by cause
 		if rt.AtLeast(3, 0) { // snapshots need ICorProfilerInfo10
-			form := regexp.MustCompile(`^sampling: ticks=(\d+) failures=\d+( \(.+\))?( skipped=\d+ \(overhead budget\))?( thread_failures=\d+ \(.+\))?( threads_without_frames=\d+)? held=\S+ waited=\S+ longest=\S+$`)
+			form := regexp.MustCompile(`^sampling: ticks=(\d+) failures=\d+( \(.+\))?( skipped=\d+ \(overhead budget\))?( thread_failures=\d+ \(.+\))?( threads_without_frames=\d+)? held=\S+ waited=\S+ longest=\S+ \(suspending \S+\)$`)
 			ticks, samples := 0, 0
 			for _, p := range ps["wall"] {
 				var line string

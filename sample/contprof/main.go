@@ -88,8 +88,8 @@
 // (Snapshot.Cost), not the time a snapshot first waits for a garbage
 // collection's suspension to end (the collection, not the sampler, has
 // the threads stopped then); each period's cpu and wall profiles say both
-// ("sampling: ticks=N ... held=H waited=W longest=L", L the costliest
-// snapshot). No tick or thread goes without a sample silently: the same
+// ("sampling: ticks=N ... held=H waited=W longest=L (suspending S)", L
+// the costliest snapshot, S its time bringing the threads to a stop). No tick or thread goes without a sample silently: the same
 // comment (and the "wrote period" log line) counts the ticks whose
 // snapshot failed, by cause ("failures=M (cause:n)"), those skipped for the
 // budget ("skipped=K (overhead budget)"), and the threads of a snapshot
@@ -274,11 +274,11 @@ type contprof struct {
 	// snapshots (Snapshot.Cost) and the time they waited for another
 	// suspension (a GC) to end first (sampler goroutine only)
 	held, waited time.Duration
-	// the period's costliest snapshot (Snapshot.Cost): what made the
-	// budget skip ticks (sampler goroutine only)
-	longest   time.Duration
-	excErrors int
-	excTotal  atomic.Int64
+	// the period's costliest snapshot (Snapshot.Cost) and its time
+	// suspending: what made the budget skip ticks (sampler goroutine only)
+	longest, longestSuspending time.Duration
+	excErrors                  int
+	excTotal                   atomic.Int64
 	// allocation ticks that gave no live heap sample
 	ticksWithoutObject atomic.Int64
 	// which allocation ticks become live heap samples (.NET 5+): decided
@@ -593,7 +593,9 @@ func (p *contprof) sample() {
 	stacks := snap.Stacks
 	p.held += snap.Cost()
 	p.waited += snap.Waited
-	p.longest = max(p.longest, snap.Cost())
+	if snap.Cost() > p.longest {
+		p.longest, p.longestSuspending = snap.Cost(), snap.Suspending
+	}
 	p.skip = budgetSkip(snap.Cost(), interval, p.budget, p.hz)
 	p.ticks.Tick(err)
 	// A sample stands for its own tick and the ticks skipped before it.
@@ -822,8 +824,9 @@ func (p *contprof) write() {
 		}
 	}
 	if p.snapshots() {
-		fr := fmt.Sprintf("sampling: %s held=%v waited=%v longest=%v", p.ticks.Report(true), p.held.Round(time.Microsecond), p.waited.Round(time.Microsecond), p.longest.Round(time.Microsecond))
-		p.held, p.waited, p.longest = 0, 0, 0
+		fr := fmt.Sprintf("sampling: %s held=%v waited=%v longest=%v (suspending %v)", p.ticks.Report(true), p.held.Round(time.Microsecond),
+			p.waited.Round(time.Microsecond), p.longest.Round(time.Microsecond), p.longestSuspending.Round(time.Microsecond))
+		p.held, p.waited, p.longest, p.longestSuspending = 0, 0, 0, 0
 		written = append(written, fr)
 		if p.cpuOn {
 			m := meta("cpu", fr)
