@@ -13,7 +13,8 @@ import (
 // method as its async variant (the IL's body, returning the unwrapped
 // result: Program.Run int32 (int32)) and, where something calls it for its
 // task (Main's GetAwaiter().GetResult()), also as the Task-returning entry:
-// two compilations of one method, same name, distinct FunctionIDs. jitlog
+// two compilations of one method, same name, distinct FunctionIDs; without
+// the marker both would print "jit: AsyncApp.Program.Run". jitlog
 // tells them apart by the signature the runtime's MethodJittingStarted
 // event gives for that FunctionID: the variant's line ends with "[async
 // variant: <signature>]" (.NET 11 writes the unwrapped return, 10 the task
@@ -64,15 +65,11 @@ func TestJitlogRuntimeAsync(t *testing.T) {
 			"jit: AsyncApp.Program.Run [async variant: " + variantSig,
 			"jit: AsyncApp.Ops.DelayThenValue [async variant: " + variantSig,
 		} {
-			if has[w] != 1 {
-				t.Errorf("%d lines %q, want 1", has[w], w)
+			if has[w] == 0 {
+				t.Errorf("no line %q", w)
 			}
 		}
-		// No two compilations of the app's methods print the same line.
-		for l, n := range has {
-			if n > 1 {
-				t.Errorf("%d lines %q: compilations not told apart", n, l)
-			}
-		}
+		// (A line may repeat: tiered compilation compiles the same code
+		// again at a higher tier, the same FunctionID and signature.)
 	})
 }
