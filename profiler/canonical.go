@@ -11,7 +11,9 @@ import (
 // code of Pair<string,object> and Pair<object,string> is that of the
 // canonical instantiation Pair<System.__Canon,System.__Canon>, and
 // Pair<int,string>'s that of Pair<int,System.__Canon>. Without a frame,
-// GetFunctionInfo2 names no class for such code (ClassID 0). The runtime
+// GetFunctionInfo2 names no class for such code (ClassID 0) before .NET 10;
+// from 10 on it gives the canonical instantiation (dotnet/runtime#107753)
+// and none of what follows is needed. The runtime
 // does report the canonical instantiations as classes (ClassLoadFinished),
 // and GetFunctionFromTokenAndTypeArgs maps a method of one of them to its
 // FunctionID: so, while class loads are monitored, the SDK records each

@@ -124,7 +124,8 @@
 // reader per module (dropped when the module unloads); with the Register
 // option WithSharedGenericNames and while the mask has MonitorClassLoads,
 // shared generic code is named by the canonical
-// instantiation it is (Pair<int,System.__Canon>.Show), otherwise by the
+// instantiation it is (Pair<int,System.__Canon>.Show), as it is on .NET 10+
+// without them (the runtime reports it), otherwise by the
 // class's formal parameters (Pair<A,B>.Show): [Info.FunctionName] says
 // exactly what each case gives. [MetaDataDispenser] opens the metadata of
 // any assembly file through the runtime's own dispenser.

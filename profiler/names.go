@@ -37,14 +37,16 @@ const maxNameDepth = 32
 //     canonical instantiation, value-type arguments kept:
 //     Pair<System.__Canon,System.__Canon>.Show for Pair<string,object> and
 //     Pair<object,string>, Pair<int,System.__Canon>.Show for
-//     Pair<int,string>; unshared code is exact (Pair<int,long>.Show). The
-//     runtime names no class for such code (GetFunctionInfo2 reports
-//     ClassID 0), so the SDK finds it among the canonical instantiations
-//     it has seen loaded: only when Register was given
-//     WithSharedGenericNames and while the event mask has
+//     Pair<int,string>; unshared code is exact (Pair<int,long>.Show).
+//     From .NET 10 on the runtime reports that class itself (GetFunctionInfo2
+//     without a frame gives the canonical instantiation,
+//     dotnet/runtime#107753), so such names need nothing more. Before, the
+//     runtime names no class for such code (ClassID 0), so the SDK finds it
+//     among the canonical instantiations it has seen loaded: only when
+//     Register was given WithSharedGenericNames and while the event mask has
 //     MonitorClassLoads. Without them, or when the runtime refuses the lookup
 //     (GetFunctionFromTokenAndTypeArgs, which may not be called from every
-//     thread or callback), the class shows its formal type parameters:
+//     thread or callback), the class shows its formal type parameters there:
 //     Pair<A,B>.Show.
 //
 // FunctionFullName with a frame from an ELT hook (FunctionEnter3WithInfo)

@@ -30,7 +30,9 @@ type options struct {
 // WithSharedGenericNames makes the names of shared generic class code
 // (Info.FunctionName and friends) the canonical instantiation the code
 // really is (Pair<int,System.__Canon>.Show) instead of the class's formal
-// parameters (Pair<A,B>.Show). The runtime names no class for such code, so
+// parameters (Pair<A,B>.Show) on runtimes before .NET 10 (from 10 on the
+// runtime names the canonical class itself, and this option changes no
+// name). Those runtimes name no class for such code, so
 // the SDK records every canonical instantiation the runtime loads: while the
 // event mask has MonitorClassLoads, every ClassLoadFinished and
 // ClassUnloadStarted then reaches Go and asks the runtime about the class

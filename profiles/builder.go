@@ -246,7 +246,14 @@ func (b *Builder) Build(names *Names, m Meta, reset bool) *profile.Profile {
 		if l := locs[name]; l != nil {
 			return l
 		}
-		fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name, SystemName: name}
+		// No SystemName: pprof takes a function whose Name equals its
+		// SystemName for one not yet demangled, and "simplifies" any such
+		// name holding '<', '>', '[', ']' or "::" as if it were C++,
+		// cutting out everything between angle brackets:
+		// Ops+<Stream>d__9.MoveNext became Ops+d__9.MoveNext and
+		// List<int>.Add List.Add in `go tool pprof -top`. The name here is
+		// final, what the runtime's metadata says.
+		fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name}
 		p.Function = append(p.Function, fn)
 		l := &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: fn}}}
 		p.Location = append(p.Location, l)

@@ -142,6 +142,17 @@ func TestTicks(t *testing.T) {
 	if got := k.Report(true); got != "ticks=3 failures=0 skipped=2 (overhead budget)" {
 		t.Errorf("with skips %q", got)
 	}
+	k.Tick(nil)
+	k.Thread(fmt.Errorf("clrprof: DoStackSnapshot: %w", profiler.CORPROF_E_UNSUPPORTED_CALL_SEQUENCE))
+	k.Thread(errors.New("boom"))
+	k.Thread(errors.New("boom"))
+	k.Thread(nil)
+	if got := k.Report(true); got != "ticks=1 failures=0 thread_failures=3 (boom:2, unsupported-call-sequence:1) threads_without_frames=1" {
+		t.Errorf("with threads %q", got)
+	}
+	if got := k.Report(false); got != "ticks=0 failures=0" {
+		t.Errorf("after reset %q", got)
+	}
 }
 
 // The range logic of a collection, without a runtime: the tracked objects

@@ -72,6 +72,27 @@ type Ticks struct {
 	ticks   int
 	causes  map[string]int
 	skipped int
+	// the threads of successful snapshots that gave no sample: walks that
+	// failed, by cause, and threads without a managed frame
+	threadCauses map[string]int
+	noFrames     int
+}
+
+// Thread counts one thread of a snapshot that gave no sample: its walk
+// failed (err, counted by cause), or it had no managed frame to show
+// (err nil: a thread that has not run managed code yet, or runs only
+// native code, such as the finalizer waiting).
+func (t *Ticks) Thread(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err == nil {
+		t.noFrames++
+		return
+	}
+	if t.threadCauses == nil {
+		t.threadCauses = map[string]int{}
+	}
+	t.threadCauses[FailureCause(err)]++
 }
 
 // Skip counts one tick the sampler skipped on purpose (to keep within an
@@ -97,9 +118,10 @@ func (t *Ticks) Tick(err error) {
 	}
 }
 
-// Report is "ticks=N failures=M", with " (cause:n, ...)" when M > 0 and
-// " skipped=K (overhead budget)" when K > 0; with reset the counts start
-// over.
+// Report is "ticks=N failures=M", with " (cause:n, ...)" when M > 0,
+// " skipped=K (overhead budget)" when K > 0, " thread_failures=F (cause:n,
+// ...)" when F > 0 and " threads_without_frames=E" when E > 0; with reset
+// the counts start over.
 func (t *Ticks) Report(reset bool) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -117,8 +139,22 @@ func (t *Ticks) Report(reset bool) string {
 	if t.skipped > 0 {
 		s += fmt.Sprintf(" skipped=%d (overhead budget)", t.skipped)
 	}
+	if len(t.threadCauses) > 0 {
+		n := 0
+		causes := make([]string, 0, len(t.threadCauses))
+		for c, k := range t.threadCauses {
+			n += k
+			causes = append(causes, fmt.Sprintf("%s:%d", c, k))
+		}
+		sort.Strings(causes)
+		s += fmt.Sprintf(" thread_failures=%d (%s)", n, strings.Join(causes, ", "))
+	}
+	if t.noFrames > 0 {
+		s += fmt.Sprintf(" threads_without_frames=%d", t.noFrames)
+	}
 	if reset {
 		t.ticks, t.causes, t.skipped = 0, nil, 0
+		t.threadCauses, t.noFrames = nil, 0
 	}
 	return s
 }

@@ -20,7 +20,9 @@ var jitlogCountRe = regexp.MustCompile(`(?m)^jitlog: (\d+) functions compiled$`)
 // live heap's top, CPU or wall where the runtime has them), and jitlog
 // names every compilation: as many "jit:" lines as it counts, the app's hot
 // methods among them. Each has its own event mask: contprof does not ask
-// for JIT compilations, jitlog for nothing else.
+// for JIT compilations, jitlog for nothing else than class loads (its
+// names of shared generic code) and, on .NET 5+, its own EventPipe session
+// (the runtime's JIT events: the compiled signatures).
 func TestContprofWithJitlog(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/contprof", harness.BuildTags("contprof_jitlog"))
 	_, app := hotspots(t)

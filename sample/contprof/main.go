@@ -88,7 +88,19 @@
 // (Snapshot.Cost), not the time a snapshot first waits for a garbage
 // collection's suspension to end (the collection, not the sampler, has
 // the threads stopped then); each period's cpu and wall profiles say both
-// ("sampling: ticks=N ... held=H waited=W"). On mcs (.NET 8) a snapshot
+// ("sampling: ticks=N ... held=H waited=W longest=L (suspending S)", L
+// the costliest snapshot, S its time bringing the threads to a stop). No tick or thread goes without a sample silently: the same
+// comment (and the "wrote period" log line) counts the ticks whose
+// snapshot failed, by cause ("failures=M (cause:n)"), those skipped for the
+// budget ("skipped=K (overhead budget)"), and the threads of a snapshot
+// whose walk failed ("thread_failures=F (cause:n)") or that had no managed
+// frame ("threads_without_frames=E"). Seen on every runtime from 3.1 to 11:
+// the runtime's finalizer and tiered-compilation threads, idle with no
+// managed frame, fail DoStackSnapshot with E_FAIL at every tick (two
+// thread_failures a tick on the async test app); and a few costly
+// snapshots (one of 14.4 ms on .NET 11, longest=) make the budget skip
+// the ticks after them: what "skipped 26 of 95 ticks" on .NET 11 was,
+// varying from run to run on 10 and 11 alike. On mcs (.NET 8) a snapshot
 // holds the runtime about 0.2 ms, well within the budget; on four
 // allocating threads on two cores, 3-5 ms, and ticks are skipped.
 //
@@ -262,8 +274,11 @@ type contprof struct {
 	// snapshots (Snapshot.Cost) and the time they waited for another
 	// suspension (a GC) to end first (sampler goroutine only)
 	held, waited time.Duration
-	excErrors    int
-	excTotal     atomic.Int64
+	// the period's costliest snapshot (Snapshot.Cost) and its time
+	// suspending: what made the budget skip ticks (sampler goroutine only)
+	longest, longestSuspending time.Duration
+	excErrors                  int
+	excTotal                   atomic.Int64
 	// allocation ticks that gave no live heap sample
 	ticksWithoutObject atomic.Int64
 	// which allocation ticks become live heap samples (.NET 5+): decided
@@ -578,6 +593,9 @@ func (p *contprof) sample() {
 	stacks := snap.Stacks
 	p.held += snap.Cost()
 	p.waited += snap.Waited
+	if snap.Cost() > p.longest {
+		p.longest, p.longestSuspending = snap.Cost(), snap.Suspending
+	}
 	p.skip = budgetSkip(snap.Cost(), interval, p.budget, p.hz)
 	p.ticks.Tick(err)
 	// A sample stands for its own tick and the ticks skipped before it.
@@ -594,6 +612,8 @@ func (p *contprof) sample() {
 	defer func() { p.lastCPU = lastCPU }()
 	for _, ts := range stacks {
 		if ts.Err != nil || len(ts.Frames) == 0 {
+			// no sample of this thread: said in the comments, by cause
+			p.ticks.Thread(ts.Err)
 			continue
 		}
 		st := profiles.Functions(ts.Frames)
@@ -804,8 +824,9 @@ func (p *contprof) write() {
 		}
 	}
 	if p.snapshots() {
-		fr := fmt.Sprintf("sampling: %s held=%v waited=%v", p.ticks.Report(true), p.held.Round(time.Microsecond), p.waited.Round(time.Microsecond))
-		p.held, p.waited = 0, 0
+		fr := fmt.Sprintf("sampling: %s held=%v waited=%v longest=%v (suspending %v)", p.ticks.Report(true), p.held.Round(time.Microsecond),
+			p.waited.Round(time.Microsecond), p.longest.Round(time.Microsecond), p.longestSuspending.Round(time.Microsecond))
+		p.held, p.waited, p.longest, p.longestSuspending = 0, 0, 0, 0
 		written = append(written, fr)
 		if p.cpuOn {
 			m := meta("cpu", fr)

@@ -11,7 +11,11 @@
 //	dotnet app.dll
 //
 // Each compilation is one line, "jit: <name>", on stderr, or appended to the
-// file named by JITLOG_FILE. At shutdown jitlog prints how many functions it
+// file named by JITLOG_FILE; shared generic code is named by the canonical
+// instantiation compiled ("MyClass<System.__Canon>.Foo<Demo.Point>"), and
+// the async variant of a runtime-async method, compiled beside its
+// Task-returning entry under the same name, by the signature the runtime
+// compiled ("jit: Ops.DelayThenValue [async variant: int32  (int32)]"). At shutdown jitlog prints how many functions it
 // saw. The profiler itself is package jitlog (sample/jitlog/jitlog), which
 // other libraries compose with theirs (profiler.Compose).
 package main
@@ -28,7 +32,7 @@ import (
 const CLSID = jitlog.CLSID
 
 func init() {
-	if err := profiler.Register(CLSID, jitlog.New()); err != nil {
+	if err := profiler.Register(CLSID, jitlog.New(), jitlog.Options()...); err != nil {
 		fmt.Fprintln(os.Stderr, "jitlog:", err)
 	}
 }
