@@ -476,6 +476,10 @@ const (
 	// COR_PRF_HIGH_MONITOR_PINNEDOBJECT_ALLOCATED (0x100), a flag of
 	// HighMonitor.
 	HighPinnedObjectAllocated HighMonitor = 256
+	// HighGCSkipAllocatedByClassStatistic is the runtime's
+	// COR_PRF_HIGH_MONITOR_GC_SKIP_ALLOCATED_BY_CLASS_STATISTIC (0x200), a
+	// flag of HighMonitor.
+	HighGCSkipAllocatedByClassStatistic HighMonitor = 512
 	// HighAllowableAfterAttach is the runtime's
 	// COR_PRF_HIGH_ALLOWABLE_AFTER_ATTACH (0xf6), a combination of flags of
 	// HighMonitor.
@@ -519,6 +523,9 @@ var namesHighMonitor = []enumfmt.Name{{
 }, {
 	N: "HighPinnedObjectAllocated",
 	V: uint64(0x100),
+}, {
+	N: "HighGCSkipAllocatedByClassStatistic",
+	V: uint64(0x200),
 }, {
 	N: "HighAllowableAfterAttach",
 	V: uint64(0xf6),
