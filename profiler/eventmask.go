@@ -22,6 +22,10 @@ var highFlagsSince = []struct {
 	{HighEventPipe, 12, 0, ".NET 5"},
 	// dotnet/runtime#55448; .NET 6 still implements ICorProfilerInfo12.
 	{HighPinnedObjectAllocated, 12, 6, ".NET 6"},
+	// dotnet/runtime#123177 (merged 2026-01-20, .NET 11); .NET 10 has the
+	// same ICorProfilerInfo15 and ignores the flag: ObjectsAllocatedByClass
+	// is still called there (gcheap_integration_test.go).
+	{HighGCSkipAllocatedByClassStatistic, 15, 11, ".NET 11"},
 }
 
 // EventMaskError is the error of SetEventMask2 for high flags newer than
@@ -53,7 +57,15 @@ func (e *EventMaskError) Unwrap() error { return E_INVALIDARG }
 // *EventMaskError naming them, which matches ErrNotAvailable, without
 // changing the mask. HighBasicGC, HighGCMovedObjects and
 // HighLargeObjectAllocated need .NET Core 3.0, HighEventPipe
-// .NET 5, HighPinnedObjectAllocated .NET 6.
+// .NET 5, HighPinnedObjectAllocated .NET 6,
+// HighGCSkipAllocatedByClassStatistic .NET 11.
+//
+// HighGCSkipAllocatedByClassStatistic, with MonitorGC, makes the garbage
+// collector skip the heap walk that counts the objects allocated since the
+// last collection by class: ObjectsAllocatedByClass is never called, while
+// GarbageCollectionStarted, GarbageCollectionFinished, SurvivingReferences
+// and the other MonitorGC callbacks are (that walk can take seconds on a
+// large heap: dotnet/runtime#108230).
 func (x *Info) SetEventMask2(eventsLow Monitor, eventsHigh HighMonitor) error {
 	if x.ptr(5) == nil {
 		return notAvailable("ICorProfilerInfo5::SetEventMask2", 5, x.Version())
