@@ -89,6 +89,40 @@ func TestEnumerateGCHeapObjects(t *testing.T) {
 	})
 }
 
+// TestSuspendRuntimeInCallback runs testdata/gcheapprof in mode
+// "incallback": SuspendRuntime inside the Shutdown callback (a managed
+// thread), a heap walk, ResumeRuntime. SuspendRuntime and ResumeRuntime
+// succeed there from .NET Core 3.0 on (ICorProfilerInfo10); the walk
+// visits objects on ICorProfilerInfo15 and is ErrNotAvailable before.
+func TestSuspendRuntimeInCallback(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./profiler/testdata/gcheapprof")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		a := harness.CompileCS(t, []string{"testdata/gcheap/gcheap.cs"}, "", harness.For(rt))
+		res := harness.Run(t, rt, a, harness.RunOptions{
+			ProfilerPath:  lib,
+			ProfilerCLSID: gcheapprofCLSID,
+			Env:           []string{"CLRPROF_GCHEAP_MODE=incallback"},
+		})
+		res.MustSucceed(t)
+		res.MustStdoutContain(t, "app done")
+		m := gcheapLine(t, res, `incallback suspend=(.*) walk=(.*) resume=(.*) objects=(\d+) notavailable=(\w+)`)
+		switch {
+		case rt.Major >= 9:
+			if m[1] != "<nil>" || m[2] != "<nil>" || m[3] != "<nil>" || atoi(t, m[4]) <= gcheapKept {
+				t.Errorf("in Shutdown: %s (want no error, the app's objects walked)", m[0])
+			}
+		case rt.Major >= 3:
+			if m[1] != "<nil>" || m[3] != "<nil>" || m[5] != "true" {
+				t.Errorf("in Shutdown: %s (want SuspendRuntime and ResumeRuntime to succeed, the walk ErrNotAvailable)", m[0])
+			}
+		default:
+			if !regexp.MustCompile(`not available`).MatchString(m[1]) || m[5] != "true" {
+				t.Errorf("in Shutdown: %s (want SuspendRuntime and the walk not available)", m[0])
+			}
+		}
+	})
+}
+
 // TestHighGCSkipAllocatedByClassStatistic runs testdata/gcheapprof with
 // MonitorGC and without, then with HighGCSkipAllocatedByClassStatistic, on
 // every runtime, with an app that collects three times:

@@ -196,14 +196,15 @@ func (x *Info) EnumerateObjectReferences(obj ObjectID) ([]ObjectID, error) {
 //     should suspend itself for the walk, but from such a thread it fails
 //     every time with CORPROF_E_SUSPENSION_IN_PROGRESS on 10.0.15 and
 //     11.0.0 (dotnet/runtime#132643, fixed after 11.0.0).
-//   - Inside a callback on a managed thread (Shutdown, for instance)
-//     without SuspendRuntime: the runtime suspends itself for the walk and
-//     resumes after it. SuspendRuntime is not allowed inside callbacks.
+//   - Inside the Shutdown callback (a managed thread): alone, the runtime
+//     suspending itself for the walk, or between SuspendRuntime and
+//     ResumeRuntime; both work.
 //
-// Not inside the GC callbacks (GarbageCollectionStarted/Finished and the
-// reference callbacks run while a collection holds the runtime suspended;
-// the runtime's own test walks from another thread, which waits for the
-// collection to end): that is not tested here.
+// Other callbacks are not measured. In particular not the GC callbacks
+// (GarbageCollectionStarted/Finished and the reference callbacks run while
+// a collection holds the runtime suspended; the runtime's own test,
+// src/tests/profiler/native/gcheapenumerationprofiler, walks from another
+// thread, which waits for the collection to end).
 func (x *Info) EnumerateGCHeapObjects(fn func(ObjectID) bool) error {
 	p := x.ptr(15)
 	if p == nil {

@@ -3156,9 +3156,15 @@ func (x *Info) RequestReJITWithInliners(rejitFlags ReJITFlags, moduleIDs []Modul
 	return nil
 }
 
-// SuspendRuntime suspends every managed thread, as for a GC; ResumeRuntime
-// undoes it. Fails with CORPROF_E_SUSPENSION_IN_PROGRESS while another
-// suspension runs.
+// SuspendRuntime suspends every managed thread, as for a GC, without
+// collecting; ResumeRuntime undoes it. Fails with
+// CORPROF_E_SUSPENSION_IN_PROGRESS while another suspension runs (a
+// collection: try again). Measured to work from a goroutine of the
+// profiler's own (outside every callback) and inside the Shutdown callback
+// on .NET Core 3.1, .NET 8, 10 and 11; other callbacks are not measured.
+// corprof.idl describes SuspendRuntime, EnumerateGCHeapObjects and
+// ResumeRuntime called from the same thread: lock the goroutine to its
+// thread (runtime.LockOSThread) for the sequence.
 //
 // It needs ICorProfilerInfo10 (.NET Core 3.0 and later); on an older
 // runtime it returns an error matching ErrNotAvailable without calling the

@@ -17,6 +17,10 @@
 //
 // and then creates gcheap.done.
 //
+// Mode "incallback": in the Shutdown callback, "incallback suspend=E walk=E
+// resume=E objects=T notavailable=B": SuspendRuntime, EnumerateGCHeapObjects
+// counting every object, ResumeRuntime.
+//
 // Mode "skip" or "noskip": SetEventMask2(MonitorGC, HighGCSkipAllocatedByClassStatistic)
 // or SetEventMask2(MonitorGC, 0) in Initialize, "mask skip=B err=E
 // notavailable=B check=E"; at Shutdown "gc started=S finished=F bycls=C"
@@ -70,6 +74,8 @@ func (p *gcheapprof) Initialize(info *profiler.Info) error {
 			// Refused: count the callbacks of MonitorGC alone.
 			return info.SetEventMask2(profiler.MonitorGC, 0)
 		}
+	case "incallback":
+		return info.SetEventMask(profiler.MonitorClassLoads)
 	default:
 		return fmt.Errorf("gcheapprof: CLRPROF_GCHEAP_MODE=%q", p.mode)
 	}
@@ -148,6 +154,19 @@ func (p *gcheapprof) ObjectsAllocatedByClass(classes []profiler.ClassID, counts 
 }
 
 func (p *gcheapprof) Shutdown() error {
+	if p.mode == "incallback" {
+		// SuspendRuntime inside a callback, on a managed thread, and a walk
+		// under it.
+		err := p.info.SuspendRuntime()
+		objects := 0
+		werr := p.info.EnumerateGCHeapObjects(func(profiler.ObjectID) bool { objects++; return true })
+		var rerr error
+		if err == nil {
+			rerr = p.info.ResumeRuntime()
+		}
+		logf("incallback suspend=%v walk=%v resume=%v objects=%d notavailable=%v", err, werr, rerr, objects, errors.Is(werr, profiler.ErrNotAvailable))
+		return nil
+	}
 	if p.mode != "walk" {
 		logf("gc started=%d finished=%d bycls=%d", p.started.Load(), p.finished.Load(), p.bycls.Load())
 	}
