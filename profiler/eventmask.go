@@ -22,9 +22,11 @@ var highFlagsSince = []struct {
 	{HighEventPipe, 12, 0, ".NET 5"},
 	// dotnet/runtime#55448; .NET 6 still implements ICorProfilerInfo12.
 	{HighPinnedObjectAllocated, 12, 6, ".NET 6"},
-	// dotnet/runtime#123177 (merged 2026-01-20, .NET 11); .NET 10 has the
-	// same ICorProfilerInfo15 and ignores the flag: ObjectsAllocatedByClass
-	// is still called there (gcheap_integration_test.go).
+	// dotnet/runtime#123177, merged to main on 2026-01-20, after .NET 10
+	// shipped: .NET 11. .NET 10 has the same ICorProfilerInfo15, so the
+	// major version decides. (That 10.0.15 would accept and ignore it, as
+	// older runtimes do their newer flags, is not measured: the SDK never
+	// passes it there.)
 	{HighGCSkipAllocatedByClassStatistic, 15, 11, ".NET 11"},
 }
 
