@@ -479,8 +479,8 @@ const (
 	// HighGCSkipAllocatedByClassStatistic (.NET 11 and later; dotnet/runtime
 	// pull request 123177), with MonitorGC, makes each collection skip the
 	// heap walk behind ObjectsAllocatedByClass, which is then never called;
-	// the other GC callbacks still are. Older runtimes accept it and ignore
-	// it: SetEventMask2 refuses it on them. Its value is not in the shared
+	// the other GC callbacks still are. SetEventMask2 refuses it on older
+	// runtimes, which do not honour it. Its value is not in the shared
 	// generator inputs: idl/overlay.txt says where it comes from.
 	// HighGCSkipAllocatedByClassStatistic is the runtime's
 	// COR_PRF_HIGH_MONITOR_GC_SKIP_ALLOCATED_BY_CLASS_STATISTIC (0x200), a
