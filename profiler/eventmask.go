@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"fmt"
+	"os"
 	"sync"
 )
 
@@ -24,9 +25,9 @@ var highFlagsSince = []struct {
 	{HighPinnedObjectAllocated, 12, 6, ".NET 6"},
 	// dotnet/runtime#123177, merged to main on 2026-01-20, after .NET 10
 	// shipped: .NET 11. .NET 10 has the same ICorProfilerInfo15, so the
-	// major version decides. (That 10.0.15 would accept and ignore it, as
-	// older runtimes do their newer flags, is not measured: the SDK never
-	// passes it there.)
+	// major version decides. Passed unchecked, 2.0.0 to 10.0.15 accept the
+	// bit and go on calling ObjectsAllocatedByClass
+	// (TestHighGCSkipAllocatedByClassStatistic).
 	{HighGCSkipAllocatedByClassStatistic, 15, 11, ".NET 11"},
 }
 
@@ -72,8 +73,13 @@ func (x *Info) SetEventMask2(eventsLow Monitor, eventsHigh HighMonitor) error {
 	if x.ptr(5) == nil {
 		return notAvailable("ICorProfilerInfo5::SetEventMask2", 5, x.Version())
 	}
-	if err := x.CheckHighEvents(eventsHigh); err != nil {
-		return err
+	// In test builds only, CLRPROF_UNCHECKED_HIGH_FLAGS=1 passes every high
+	// flag to the runtime, to show what a runtime does with one it does not
+	// know (a diagnostic switch, see diag_off.go).
+	if !diagnostics || os.Getenv("CLRPROF_UNCHECKED_HIGH_FLAGS") != "1" {
+		if err := x.CheckHighEvents(eventsHigh); err != nil {
+			return err
+		}
 	}
 	if err := x.checkNotificationMask("SetEventMask2", eventsLow, eventsHigh); err != nil {
 		return err

@@ -131,7 +131,9 @@ func TestSuspendRuntimeInCallback(t *testing.T) {
 //     and finished at least 3 times each) and ObjectsAllocatedByClass never;
 //     without the flag ObjectsAllocatedByClass is called;
 //   - every older runtime: SetEventMask2 (and CheckHighEvents) refuse the
-//     flag with ErrNotAvailable, naming .NET 11.
+//     flag with ErrNotAvailable, naming .NET 11; passed unchecked (a
+//     test-build switch), the runtime accepts the bit and ignores it:
+//     ObjectsAllocatedByClass comes as often as without it.
 func TestHighGCSkipAllocatedByClassStatistic(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/gcheapprof")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
@@ -140,7 +142,7 @@ func TestHighGCSkipAllocatedByClassStatistic(t *testing.T) {
 			res := harness.Run(t, rt, a, harness.RunOptions{
 				ProfilerPath:  lib,
 				ProfilerCLSID: gcheapprofCLSID,
-				Env:           []string{"CLRPROF_GCHEAP_MODE=" + mode},
+				Env:           []string{"CLRPROF_GCHEAP_MODE=" + mode, "CLRPROF_UNCHECKED_HIGH_FLAGS=" + map[bool]string{true: "1"}[mode == "uncheckedskip"]},
 			})
 			res.MustSucceed(t)
 			res.MustStdoutContain(t, "app done")
@@ -171,6 +173,14 @@ func TestHighGCSkipAllocatedByClassStatistic(t *testing.T) {
 		want := "clrprof: SetEventMask2: HighGCSkipAllocatedByClassStatistic not available on this runtime (needs .NET 11 or later)"
 		if mask[2] != want || mask[3] != "true" || mask[4] != want {
 			t.Errorf("on %s: %s (want %q, matching ErrNotAvailable, from both SetEventMask2 and CheckHighEvents)", rt.Name, mask[0], want)
+		}
+		// Why it is refused: passed unchecked (a test-build switch), the
+		// runtime takes the bit and goes on calling ObjectsAllocatedByClass
+		// wherever it did without it.
+		mask, gc = run("uncheckedskip")
+		t.Logf("the flag unchecked: %s; %s", mask[0], gc[0])
+		if mask[2] != "<nil>" || atoi(t, gc[1]) < 3 || (noskipBycls > 0 && gc[3] == "0") {
+			t.Errorf("on %s the runtime honoured or refused bit 0x200: %s; %s", rt.Name, mask[0], gc[0])
 		}
 	})
 }

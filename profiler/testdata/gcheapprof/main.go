@@ -22,7 +22,9 @@
 // counting every object, ResumeRuntime.
 //
 // Mode "skip" or "noskip": SetEventMask2(MonitorGC, HighGCSkipAllocatedByClassStatistic)
-// or SetEventMask2(MonitorGC, 0) in Initialize, "mask skip=B err=E
+// or SetEventMask2(MonitorGC, 0) in Initialize ("uncheckedskip": "skip"
+// with CLRPROF_UNCHECKED_HIGH_FLAGS=1 set by the test, so the flag reaches
+// the runtime however old), "mask skip=B err=E
 // notavailable=B check=E"; at Shutdown "gc started=S finished=F bycls=C"
 // (GarbageCollectionStarted, GarbageCollectionFinished and
 // ObjectsAllocatedByClass calls).
@@ -62,9 +64,9 @@ func (p *gcheapprof) Initialize(info *profiler.Info) error {
 			return err
 		}
 		go p.walker()
-	case "skip", "noskip":
+	case "skip", "noskip", "uncheckedskip":
 		var high profiler.HighMonitor
-		if p.mode == "skip" {
+		if p.mode != "noskip" {
 			high = profiler.HighGCSkipAllocatedByClassStatistic
 		}
 		check := info.CheckHighEvents(high)
