@@ -77,6 +77,9 @@ type Output struct {
 	// UnusedDocs are the records of idl/docs.txt no generated declaration
 	// used: misspelt keys, or declarations these inputs lack (older IDL).
 	UnusedDocs []string
+	// SkippedValues are the overlay's value rules ("Enum.Name") these
+	// inputs are too old for: they lack the enumerator the value follows.
+	SkippedValues []string
 }
 
 // Paths returns the output paths in sorted order.
@@ -92,7 +95,11 @@ func Generate(in *Inputs, cmdline string) (*Output, error) {
 	if ov.Docs, err = ParseDocs("idl/docs.txt", idl.Docs); err != nil {
 		return nil, err
 	}
+	// Enumerators newer runtimes added that the inputs lack.
 	out := &Output{Files: map[string][]byte{}}
+	if out.SkippedValues, err = ov.AddValues(in.Corprof, in.Cor, in.Corhdr); err != nil {
+		return nil, err
+	}
 	prof, err := GenerateProfiler(cmdline, in.Corprof, in.Corerror, ov, MetadataStructs(in.Cor, in.Corhdr), &out.Stats)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,8 @@ package gen
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/clrprof/clrprof/idl"
@@ -23,11 +25,21 @@ import (
 //	type  CName GoName
 //	enum  CName values
 //	method Interface.Method sfalse|handwritten
+//	value Enum Name Value [after=Name] [was=Value]
 //
 // sfalse: S_FALSE is an answer (see SFalse); handwritten: the generated call
 // stays unexported under a lower-case name, and a hand-written method with
 // the good name replaces it (it must guard against something the runtime
 // does that the IDL cannot say).
+//
+// value adds an enumerator that a newer runtime's headers have and the
+// inputs lack (the comment above it names its upstream source): Enum is the
+// C enum's name, Value a C integer literal, after= the enumerator it
+// follows (default: the end; inputs that lack it are older than the
+// enumerator, and the rule is skipped). When the inputs already have Name with that
+// value (a newer input set), the rule does nothing; with another value it is
+// an error, unless was= names the value the older inputs have and the rule
+// replaces it (a mask that grew).
 type Overlay struct {
 	Params map[string]map[string]ParamRule // "Interface.Method" → param → rule
 	Types  map[string]string               // C type name → Go type name
@@ -41,8 +53,19 @@ type Overlay struct {
 	// values look like bit flags (CorElementType: 1, 2, 4, 8 ... are
 	// element types, not bits): their String never joins names with |.
 	ValueEnums map[string]bool
+	// Values are the enumerators the inputs lack, in the overlay's order.
+	Values []ValueRule
 	// Docs is idl/docs.txt (nil: generated docs carry only the facts).
 	Docs *Docs
+}
+
+// ValueRule is one value rule: an enumerator to add to a C enum.
+type ValueRule struct {
+	Enum, Name string
+	Value      int64
+	After      string // the enumerator it follows; "" for the end
+	Was        *int64 // the value older inputs have, which it replaces
+	Pos        Pos
 }
 
 // ParseOverlay reads the overlay's text form.
@@ -96,6 +119,12 @@ func ParseOverlay(name string, src []byte) (*Overlay, error) {
 				return nil, errorf(pos, "enum needs a C enum name and values")
 			}
 			o.ValueEnums[fields[1]] = true
+		case "value":
+			r, err := parseValueRule(pos, fields)
+			if err != nil {
+				return nil, err
+			}
+			o.Values = append(o.Values, r)
 		case "type":
 			if len(fields) != 3 {
 				return nil, errorf(pos, "type needs a C name and a Go name")
@@ -106,6 +135,84 @@ func ParseOverlay(name string, src []byte) (*Overlay, error) {
 		}
 	}
 	return o, nil
+}
+
+func parseValueRule(pos Pos, fields []string) (ValueRule, error) {
+	if len(fields) < 4 {
+		return ValueRule{}, errorf(pos, "value needs an enum, an enumerator and a value")
+	}
+	r := ValueRule{Enum: fields[1], Name: fields[2], Pos: pos}
+	v, err := strconv.ParseInt(fields[3], 0, 64)
+	if err != nil {
+		return ValueRule{}, errorf(pos, "value %q: not an integer", fields[3])
+	}
+	r.Value = v
+	for _, kv := range fields[4:] {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || v == "" {
+			return ValueRule{}, errorf(pos, "setting %q is not key=value", kv)
+		}
+		switch k {
+		case "after":
+			r.After = v
+		case "was":
+			w, err := strconv.ParseInt(v, 0, 64)
+			if err != nil {
+				return ValueRule{}, errorf(pos, "was=%q: not an integer", v)
+			}
+			r.Was = &w
+		default:
+			return ValueRule{}, errorf(pos, "unknown setting %q", k)
+		}
+	}
+	return r, nil
+}
+
+// AddValues applies the value rules to the enums of files (each enum is
+// looked for in every file). A rule for an enum no file declares is an
+// error; so is an enumerator the inputs have with another value than the
+// rule's (unless it is the rule's was=). A rule whose after= enumerator the
+// inputs lack is skipped (older inputs: the .NET Core 3.1 set) and named in
+// skipped. Applying the rules twice changes nothing the second time.
+func (o *Overlay) AddValues(files ...*File) (skipped []string, err error) {
+	for _, r := range o.Values {
+		var e *Enum
+		for _, f := range files {
+			for _, fe := range f.Enums {
+				if fe.Name == r.Enum || (fe.Name == "" && fe.Tag == r.Enum) {
+					e = fe
+				}
+			}
+		}
+		if e == nil {
+			return skipped, errorf(r.Pos, "value %s: no enum %s in the inputs", r.Name, r.Enum)
+		}
+		if i := slices.IndexFunc(e.Values, func(v *EnumValue) bool { return v.Name == r.Name }); i >= 0 {
+			switch have := e.Values[i].Value; {
+			case have == r.Value:
+			case r.Was != nil && have == *r.Was:
+				e.Values[i] = &EnumValue{Name: r.Name, Expr: fmt.Sprintf("%#x", r.Value), Value: r.Value, Pos: r.Pos}
+			default:
+				return skipped, errorf(r.Pos, "value %s.%s: the inputs have %#x, the overlay %#x", r.Enum, r.Name, have, r.Value)
+			}
+			continue
+		}
+		if r.Was != nil {
+			return skipped, errorf(r.Pos, "value %s.%s: was= names a value to replace, but the inputs lack %s", r.Enum, r.Name, r.Name)
+		}
+		at := len(e.Values)
+		if r.After != "" {
+			i := slices.IndexFunc(e.Values, func(v *EnumValue) bool { return v.Name == r.After })
+			if i < 0 {
+				skipped = append(skipped, r.Enum+"."+r.Name)
+				continue
+			}
+			at = i + 1
+		}
+		v := &EnumValue{Name: r.Name, Expr: fmt.Sprintf("%#x", r.Value), Value: r.Value, Pos: r.Pos}
+		e.Values = slices.Insert(e.Values, at, v)
+	}
+	return skipped, nil
 }
 
 // Check reports rules that name a method or parameter the inputs'

@@ -922,6 +922,13 @@ const (
 	// MiAggressiveOptimization is the runtime's miAggressiveOptimization
 	// (0x200), a value of MethodImpl.
 	MiAggressiveOptimization MethodImpl = 512
+	// MiAsync marks a runtime-async method (MethodImplAttributes.Async, .NET
+	// 10 with DOTNET_RuntimeAsync=1 and .NET 11): its IL returns the awaited
+	// value (or nothing) where its signature says Task<T> (or Task), and the
+	// runtime runs it as a resumable frame. Not in the shared generator
+	// inputs: idl/overlay.txt says where it comes from. MiAsync is the
+	// runtime's miAsync (0x2000), a value of MethodImpl.
+	MiAsync MethodImpl = 8192
 	// MiUserMask is the runtime's miUserMask (0x13fc), a value of MethodImpl.
 	MiUserMask MethodImpl = 5116
 	// MiMaxMethodImplVal is the runtime's miMaxMethodImplVal (0xffff), a value
@@ -968,6 +975,9 @@ var namesMethodImpl = []enumfmt.Name{{
 }, {
 	N: "MiAggressiveOptimization",
 	V: uint64(0x200),
+}, {
+	N: "MiAsync",
+	V: uint64(0x2000),
 }, {
 	N: "MiUserMask",
 	V: uint64(0x13fc),
@@ -1371,6 +1381,12 @@ const (
 	// GpDefaultConstructorConstraint is the runtime's
 	// gpDefaultConstructorConstraint (0x10), a value of GenericParamAttr.
 	GpDefaultConstructorConstraint GenericParamAttr = 16
+	// GpAllowByRefLike (.NET 9 and later) is the "allows ref struct"
+	// anti-constraint: the type argument may be a byref-like type. Not in the
+	// shared generator inputs: idl/overlay.txt says where it comes from.
+	// GpAllowByRefLike is the runtime's gpAllowByRefLike (0x20), a value of
+	// GenericParamAttr.
+	GpAllowByRefLike GenericParamAttr = 32
 )
 
 var namesGenericParamAttr = []enumfmt.Name{{
@@ -1397,6 +1413,9 @@ var namesGenericParamAttr = []enumfmt.Name{{
 }, {
 	N: "GpDefaultConstructorConstraint",
 	V: uint64(0x10),
+}, {
+	N: "GpAllowByRefLike",
+	V: uint64(0x20),
 }}
 
 // String returns the constant's Go name.

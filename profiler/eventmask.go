@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"fmt"
+	"os"
 	"sync"
 )
 
@@ -22,6 +23,12 @@ var highFlagsSince = []struct {
 	{HighEventPipe, 12, 0, ".NET 5"},
 	// dotnet/runtime#55448; .NET 6 still implements ICorProfilerInfo12.
 	{HighPinnedObjectAllocated, 12, 6, ".NET 6"},
+	// dotnet/runtime#123177, merged to main on 2026-01-20, after .NET 10
+	// shipped: .NET 11. .NET 10 has the same ICorProfilerInfo15, so the
+	// major version decides. Passed unchecked, 2.0.0 to 10.0.15 accept the
+	// bit and go on calling ObjectsAllocatedByClass
+	// (TestHighGCSkipAllocatedByClassStatistic).
+	{HighGCSkipAllocatedByClassStatistic, 15, 11, ".NET 11"},
 }
 
 // EventMaskError is the error of SetEventMask2 for high flags newer than
@@ -53,13 +60,26 @@ func (e *EventMaskError) Unwrap() error { return E_INVALIDARG }
 // *EventMaskError naming them, which matches ErrNotAvailable, without
 // changing the mask. HighBasicGC, HighGCMovedObjects and
 // HighLargeObjectAllocated need .NET Core 3.0, HighEventPipe
-// .NET 5, HighPinnedObjectAllocated .NET 6.
+// .NET 5, HighPinnedObjectAllocated .NET 6,
+// HighGCSkipAllocatedByClassStatistic .NET 11.
+//
+// HighGCSkipAllocatedByClassStatistic, with MonitorGC, makes the garbage
+// collector skip the heap walk that counts the objects allocated since the
+// last collection by class: ObjectsAllocatedByClass is never called, while
+// GarbageCollectionStarted, GarbageCollectionFinished, SurvivingReferences
+// and the other MonitorGC callbacks are (that walk can take seconds on a
+// large heap: dotnet/runtime#108230).
 func (x *Info) SetEventMask2(eventsLow Monitor, eventsHigh HighMonitor) error {
 	if x.ptr(5) == nil {
 		return notAvailable("ICorProfilerInfo5::SetEventMask2", 5, x.Version())
 	}
-	if err := x.CheckHighEvents(eventsHigh); err != nil {
-		return err
+	// In test builds only, CLRPROF_UNCHECKED_HIGH_FLAGS=1 passes every high
+	// flag to the runtime, to show what a runtime does with one it does not
+	// know (a diagnostic switch, see diag_off.go).
+	if !diagnostics || os.Getenv("CLRPROF_UNCHECKED_HIGH_FLAGS") != "1" {
+		if err := x.CheckHighEvents(eventsHigh); err != nil {
+			return err
+		}
 	}
 	if err := x.checkNotificationMask("SetEventMask2", eventsLow, eventsHigh); err != nil {
 		return err

@@ -173,16 +173,38 @@ func (x *Info) EnumerateObjectReferences(obj ObjectID) ([]ObjectID, error) {
 }
 
 // EnumerateGCHeapObjects calls fn for every object on the garbage-collected
-// heap (ICorProfilerInfo15::EnumerateGCHeapObjects, .NET 10 and later;
-// older runtimes give an error matching ErrNotAvailable); fn returning
-// false stops the walk, without an error. The runtime suspends itself for
-// the walk unless the profiler suspended it already ([Info.SuspendRuntime]);
-// it fails while a garbage collection runs. fn runs on the calling
-// goroutine with the runtime suspended: it must be short, must not
-// allocate managed objects or wait for managed threads. Call it from a
-// thread of your own or from a callback where the runtime may suspend
-// (not from GC callbacks). A panic in fn stops the walk and is returned as
-// an error.
+// heap (ICorProfilerInfo15::EnumerateGCHeapObjects, .NET 9 and later, from
+// dotnet/runtime#103735; older runtimes give an error matching
+// ErrNotAvailable without calling the runtime); fn returning false stops
+// the walk, without an error. fn runs on the calling goroutine, once per
+// object, while the runtime is suspended: it may ask about the object
+// ([Info.GetClassFromObject], [Info.GetObjectSize2] ...), and must be short,
+// must not allocate managed objects, wait for managed threads or take locks
+// that callbacks take. An ObjectID is valid only until the runtime
+// resumes. A panic in fn stops the walk and is returned as an error.
+//
+// The heap can only be walked with the runtime suspended. There are two
+// ways, measured on 10.0.15 and 11.0.0:
+//
+//   - From a goroutine of your own (a thread the runtime does not know,
+//     outside every callback): call [Info.SuspendRuntime] (retry while it
+//     fails with CORPROF_E_SUSPENSION_IN_PROGRESS: a collection holds the
+//     runtime), then EnumerateGCHeapObjects, then [Info.ResumeRuntime];
+//     corprof.idl describes the three calls "from the same thread", so lock
+//     the goroutine to its thread (runtime.LockOSThread) for the sequence.
+//     Without SuspendRuntime the runtime
+//     should suspend itself for the walk, but from such a thread it fails
+//     every time with CORPROF_E_SUSPENSION_IN_PROGRESS on 10.0.15 and
+//     11.0.0 (dotnet/runtime#132643, fixed after 11.0.0).
+//   - Inside the Shutdown callback (a managed thread): alone, the runtime
+//     suspending itself for the walk, or between SuspendRuntime and
+//     ResumeRuntime; both work.
+//
+// Other callbacks are not measured. In particular not the GC callbacks
+// (GarbageCollectionStarted/Finished and the reference callbacks run while
+// a collection holds the runtime suspended; the runtime's own test,
+// src/tests/profiler/native/gcheapenumerationprofiler, walks from another
+// thread, which waits for the collection to end).
 func (x *Info) EnumerateGCHeapObjects(fn func(ObjectID) bool) error {
 	p := x.ptr(15)
 	if p == nil {

@@ -1,8 +1,12 @@
 package profiler_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"sync/atomic"
+	"time"
 
 	"github.com/clrprof/clrprof/profiler"
 )
@@ -45,4 +49,70 @@ func ExampleInfo_GetClassLayout() {
 	if err := profiler.Register("{3E7B9A21-5C4D-4F8E-A1B2-6D0C9E8F7A53}", &heapInspector{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
+}
+
+// heapCensus counts the objects of each class on the heap, on request,
+// from a goroutine of its own.
+type heapCensus struct {
+	profiler.Base
+	info atomic.Pointer[profiler.Info] // set by Initialize, read by the goroutine
+}
+
+func (p *heapCensus) Initialize(info *profiler.Info) error {
+	p.info.Store(info)
+	return nil
+}
+
+// census suspends the runtime, walks the heap and resumes it, on one
+// thread; it retries while a collection holds the runtime suspended.
+func (p *heapCensus) census(info *profiler.Info) (map[profiler.ClassID]int, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var err error
+	for range 100 {
+		if err = info.SuspendRuntime(); !errors.Is(err, profiler.CORPROF_E_SUSPENSION_IN_PROGRESS) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer info.ResumeRuntime()
+	counts := map[profiler.ClassID]int{}
+	err = info.EnumerateGCHeapObjects(func(obj profiler.ObjectID) bool {
+		if c, err := info.GetClassFromObject(obj); err == nil {
+			counts[c]++
+		}
+		return true
+	})
+	return counts, err // ErrNotAvailable before .NET 9
+}
+
+// EnumerateGCHeapObjects from a goroutine, between SuspendRuntime and
+// ResumeRuntime: a census of the heap by class, every ten seconds.
+func ExampleInfo_EnumerateGCHeapObjects() {
+	p := &heapCensus{}
+	if err := profiler.Register("{9D2F4B6A-1E3C-4A5B-8C7D-0F1E2D3C4B5A}", p); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return
+	}
+	go func() {
+		for range time.Tick(10 * time.Second) {
+			info := p.info.Load()
+			if info == nil {
+				continue // not loaded yet
+			}
+			counts, err := p.census(info)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "census:", err)
+				return
+			}
+			for c, n := range counts {
+				if name, err := info.ClassName(c); err == nil && n > 10000 {
+					fmt.Fprintf(os.Stderr, "%s: %d objects\n", name, n)
+				}
+			}
+		}
+	}()
 }

@@ -47,7 +47,7 @@ func TestHighFlagsSince(t *testing.T) {
 			t.Errorf("group %v: info %d since %q", g.flags, g.info, g.since)
 		}
 	}
-	if want := HighBasicGC | HighGCMovedObjects | HighLargeObjectAllocated | HighEventPipe | HighPinnedObjectAllocated; seen != want {
+	if want := HighBasicGC | HighGCMovedObjects | HighLargeObjectAllocated | HighEventPipe | HighPinnedObjectAllocated | HighGCSkipAllocatedByClassStatistic; seen != want {
 		t.Errorf("flags checked %v, want %v", seen, want)
 	}
 }

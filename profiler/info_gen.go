@@ -3156,13 +3156,19 @@ func (x *Info) RequestReJITWithInliners(rejitFlags ReJITFlags, moduleIDs []Modul
 	return nil
 }
 
-// SuspendRuntime suspends every managed thread, as for a GC; ResumeRuntime
-// undoes it. Fails with CORPROF_E_SUSPENSION_IN_PROGRESS while another
-// suspension runs. Call it and ResumeRuntime from one OS thread
-// (runtime.LockOSThread around both, as Snapshot does): the runtime keeps
-// its thread store locked by the calling thread until ResumeRuntime, and
-// on .NET 11 a ResumeRuntime from another thread leaves that lock held, so
-// the next suspension, the runtime's own for a GC included, waits forever.
+// SuspendRuntime suspends every managed thread, as for a GC, without
+// collecting; ResumeRuntime undoes it. Fails with
+// CORPROF_E_SUSPENSION_IN_PROGRESS while another suspension runs (a
+// collection: try again). Measured to work from a goroutine of the
+// profiler's own (outside every callback) and inside the Shutdown callback
+// on .NET Core 3.1, .NET 8, 10 and 11; other callbacks are not measured.
+// Call it and ResumeRuntime (and EnumerateGCHeapObjects between them) from
+// one OS thread: lock the goroutine to its thread (runtime.LockOSThread)
+// for the sequence, as Snapshot does. The runtime keeps its thread store
+// locked by the calling thread until ResumeRuntime; a ResumeRuntime from
+// another thread leaves that lock held (seen on .NET 11, and once on 10),
+// and the next suspension, the runtime's own for a GC included, waits
+// forever.
 //
 // It needs ICorProfilerInfo10 (.NET Core 3.0 and later); on an older
 // runtime it returns an error matching ErrNotAvailable without calling the

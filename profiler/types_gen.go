@@ -476,6 +476,16 @@ const (
 	// COR_PRF_HIGH_MONITOR_PINNEDOBJECT_ALLOCATED (0x100), a flag of
 	// HighMonitor.
 	HighPinnedObjectAllocated HighMonitor = 256
+	// HighGCSkipAllocatedByClassStatistic (.NET 11 and later; dotnet/runtime
+	// pull request 123177), with MonitorGC, makes each collection skip the
+	// heap walk behind ObjectsAllocatedByClass, which is then never called;
+	// the other GC callbacks still are. SetEventMask2 refuses it on older
+	// runtimes, which do not honour it. Its value is not in the shared
+	// generator inputs: idl/overlay.txt says where it comes from.
+	// HighGCSkipAllocatedByClassStatistic is the runtime's
+	// COR_PRF_HIGH_MONITOR_GC_SKIP_ALLOCATED_BY_CLASS_STATISTIC (0x200), a
+	// flag of HighMonitor.
+	HighGCSkipAllocatedByClassStatistic HighMonitor = 512
 	// HighAllowableAfterAttach is the runtime's
 	// COR_PRF_HIGH_ALLOWABLE_AFTER_ATTACH (0xf6), a combination of flags of
 	// HighMonitor.
@@ -519,6 +529,9 @@ var namesHighMonitor = []enumfmt.Name{{
 }, {
 	N: "HighPinnedObjectAllocated",
 	V: uint64(0x100),
+}, {
+	N: "HighGCSkipAllocatedByClassStatistic",
+	V: uint64(0x200),
 }, {
 	N: "HighAllowableAfterAttach",
 	V: uint64(0xf6),

@@ -14,8 +14,9 @@
 //     references;
 //   - "mask F err=E notavailable=B" from SetEventMask2(0, F) in Initialize,
 //     for three high flags of different ages;
-//   - "heapwalk err=E notavailable=B" from EnumerateGCHeapObjects at
-//     Shutdown (ICorProfilerInfo15 only).
+//   - "heapwalk err=E notavailable=B objects=N" from EnumerateGCHeapObjects
+//     at Shutdown, inside the callback, without SuspendRuntime
+//     (ICorProfilerInfo15 only).
 package main
 
 import (
@@ -132,8 +133,9 @@ func (p *heapprof) Shutdown() error {
 	p.mu.Lock()
 	fmt.Fprintf(os.Stderr, "heapprof: refs same=%d differ=%d nonnull=%d err=%v notavailable=%v\n", p.same, p.differ, p.nonNull, p.refsErr, errors.Is(p.refsErr, profiler.ErrNotAvailable))
 	p.mu.Unlock()
-	err := p.info.EnumerateGCHeapObjects(func(profiler.ObjectID) bool { return true })
-	fmt.Fprintf(os.Stderr, "heapprof: heapwalk err=%v notavailable=%v\n", err, errors.Is(err, profiler.ErrNotAvailable))
+	objects := 0
+	err := p.info.EnumerateGCHeapObjects(func(profiler.ObjectID) bool { objects++; return true })
+	fmt.Fprintf(os.Stderr, "heapprof: heapwalk err=%v notavailable=%v objects=%d\n", err, errors.Is(err, profiler.ErrNotAvailable), objects)
 	return nil
 }
 
