@@ -157,6 +157,8 @@ var matrixRuntimes = []harness.Runtime{
 	{Name: "netcore2.1.30", Version: "2.1.30", Major: 2, Minor: 1, Patch: 30},
 	{Name: "netcore3.1.23", Version: "3.1.23", Major: 3, Minor: 1, Patch: 23},
 	{Name: "net8.0.4", Version: "8.0.4", Major: 8, Minor: 0, Patch: 4},
+	{Name: "net10.0.15", Version: "10.0.15", Major: 10, Minor: 0, Patch: 15},
+	{Name: "net11.0.0", Version: "11.0.0", Major: 11, Minor: 0, Patch: 0},
 }
 
 var update = flag.Bool("update", false, "rewrite the generated matrix in docs/conformance.md")
