@@ -375,7 +375,38 @@ func ForEachRuntime(t *testing.T, fn func(t *testing.T, rt Runtime)) {
 	for _, rt := range rts {
 		t.Run(rt.Name, func(t *testing.T) {
 			t.Logf("runtime %s", rt)
+			t.Cleanup(func() { recordOutcome(t, rt) })
 			fn(t, rt)
 		})
+	}
+}
+
+// SummaryEnv names the file ForEachRuntime appends each runtime subtest's
+// outcome to, one line each: "<runtime> <pass|fail|skip> <test>" (task
+// test prints the counts per runtime from it: internal/cmd/runtimesummary).
+const SummaryEnv = "CLRPROF_RUNTIME_SUMMARY"
+
+func recordOutcome(t *testing.T, rt Runtime) {
+	path := os.Getenv(SummaryEnv)
+	if path == "" {
+		return
+	}
+	outcome := "pass"
+	switch {
+	case t.Failed():
+		outcome = "fail"
+	case t.Skipped():
+		outcome = "skip"
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Logf("harness: %s: %v", SummaryEnv, err)
+		return
+	}
+	defer f.Close()
+	// One write of a short line: appends from parallel test binaries
+	// do not interleave.
+	if _, err := fmt.Fprintf(f, "%s %s %s\n", rt.Name, outcome, t.Name()); err != nil {
+		t.Logf("harness: %s: %v", SummaryEnv, err)
 	}
 }
