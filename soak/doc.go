@@ -1,7 +1,8 @@
 // Package soak puts the sample profilers under a real application not
 // written here: Mono's C# compiler, mcs.exe (/usr/lib/mono/4.5/mcs.exe,
 // Debian package mono-mcs, installed by scripts/setup.sh), running on
-// .NET 8.0.4 and compiling a large generated C# program (issue 13).
+// .NET 8.0.4 (and, in TestMCSSoak, on 10.0.15 and 11.0.0 too) and compiling
+// a large generated C# program (issue 13).
 //
 // # The program
 //

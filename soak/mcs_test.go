@@ -26,8 +26,11 @@ const (
 	monoLib = "/usr/lib/mono/4.5/"
 )
 
-// The runtime mcs runs on.
+// The runtime mcs runs on in the autotrace and gotrace soaks, and the ones
+// TestMCSSoak runs it on: .NET 8 and the runtimes in support.
 const mcsRuntime = "net8.0.4"
+
+var mcsRuntimes = []string{"net8.0.4", "net10.0.15", "net11.0.0"}
 
 // The samples' CLSIDs (from their package comments).
 const (
@@ -76,7 +79,7 @@ type compile struct {
 var mcsArgs = []string{"-nostdlib", "-r:" + monoLib + "mscorlib.dll", "-r:" + monoLib + "System.dll", "-r:" + monoLib + "System.Core.dll", "-out:p.exe", "p.cs"}
 
 // TestMCSSoak compiles a large generated C# program with Mono's mcs running
-// on .NET 8, once without a profiler and once under each sample profiler,
+// on .NET 8, 10 and 11, on each once without a profiler and once under each sample profiler,
 // and checks that the profilers change nothing and report sane figures.
 // See the package comment for exactly what is compared.
 func TestMCSSoak(t *testing.T) {
@@ -84,15 +87,14 @@ func TestMCSSoak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rt harness.Runtime
-	found := false
+	var chosen []harness.Runtime
 	for _, r := range rts {
-		if r.Name == mcsRuntime {
-			rt, found = r, true
+		if slices.Contains(mcsRuntimes, r.Name) {
+			chosen = append(chosen, r)
 		}
 	}
-	if !found {
-		t.Skipf("runtime %s is not available (installed by scripts/setup.sh, or excluded by CLRPROF_RUNTIMES); mcs.exe is run on it", mcsRuntime)
+	if len(chosen) == 0 {
+		t.Skipf("none of %v is available (installed by scripts/setup.sh, or excluded by CLRPROF_RUNTIMES); mcs.exe is run on them", mcsRuntimes)
 	}
 	if _, err := os.Stat(mcsExe); err != nil {
 		t.Fatalf("%v: scripts/setup.sh installs mcs.exe (Debian package mono-mcs)", err)
@@ -112,129 +114,133 @@ func TestMCSSoak(t *testing.T) {
 	}
 	t.Logf("profilers and clrattach built in %v", time.Since(testStart).Round(time.Millisecond))
 
-	// run compiles the program once; prefix marks the profiler's own lines
-	// on stderr.
-	run := func(name, prefix string, opts harness.RunOptions) compile {
-		t.Helper()
-		opts.Dir = t.TempDir()
-		opts.Args = mcsArgs
-		opts.Timeout = timeout
-		if err := os.WriteFile(filepath.Join(opts.Dir, "p.cs"), []byte(prog.Source), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		res := harness.Run(t, rt, mcsExe, opts)
-		return finish(t, name, prefix, res, opts.Dir)
-	}
+	for _, rt := range chosen {
+		t.Run(rt.Name, func(t *testing.T) {
+			// run compiles the program once; prefix marks the profiler's own lines
+			// on stderr.
+			run := func(name, prefix string, opts harness.RunOptions) compile {
+				t.Helper()
+				opts.Dir = t.TempDir()
+				opts.Args = mcsArgs
+				opts.Timeout = timeout
+				if err := os.WriteFile(filepath.Join(opts.Dir, "p.cs"), []byte(prog.Source), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				res := harness.Run(t, rt, mcsExe, opts)
+				return finish(t, name, prefix, res, opts.Dir)
+			}
 
-	out := t.TempDir()
-	base1 := run("baseline", "", harness.RunOptions{})
-	base1.res.MustSucceed(t)
-	if len(base1.assembly) == 0 || !strings.Contains(base1.res.Stdout, "Compilation succeeded - 3 warning(s)") || strings.Count(base1.stderr, ": warning CS") != 3 {
-		t.Fatalf("baseline compile: want success, p.exe, and the program's 3 deliberate warnings (got a %d-byte p.exe):\n%s", len(base1.assembly), base1.res.Describe())
-	}
+			out := t.TempDir()
+			base1 := run("baseline", "", harness.RunOptions{})
+			base1.res.MustSucceed(t)
+			if len(base1.assembly) == 0 || !strings.Contains(base1.res.Stdout, "Compilation succeeded - 3 warning(s)") || strings.Count(base1.stderr, ": warning CS") != 3 {
+				t.Fatalf("baseline compile: want success, p.exe, and the program's 3 deliberate warnings (got a %d-byte p.exe):\n%s", len(base1.assembly), base1.res.Describe())
+			}
 
-	jitFile := filepath.Join(out, "jit.txt")
-	jit := run("jitlog", "jitlog: ", harness.RunOptions{ProfilerPath: libs["jitlog"], ProfilerCLSID: jitlogCLSID, Env: []string{"JITLOG_FILE=" + jitFile}})
-	ilFile := filepath.Join(out, "ilcount.txt")
-	il := run("ilcount", "ilcount: ", harness.RunOptions{ProfilerPath: libs["ilcount"], ProfilerCLSID: ilcountCLSID, Env: []string{"ILCOUNT_OUT=" + ilFile}})
-	cpuFile := filepath.Join(out, "cpu.pprof")
-	cpu := run("cpuprof (suspend)", "cpuprof: ", harness.RunOptions{ProfilerPath: libs["cpuprof"], ProfilerCLSID: cpuprofCLSID, Env: []string{"CPUPROF_OUT=" + cpuFile, "CPUPROF_MODE=suspend"}})
-	cpuPerfFile := filepath.Join(out, "cpu-perf.pprof")
-	cpuPerf := run("cpuprof (perf)", "cpuprof: ", harness.RunOptions{ProfilerPath: libs["cpuprof"], ProfilerCLSID: cpuprofCLSID, Env: []string{"CPUPROF_OUT=" + cpuPerfFile, "CPUPROF_MODE=perf"}})
-	allocFile := filepath.Join(out, "alloc.pprof")
-	alloc := run("allocprof", "allocprof: ", harness.RunOptions{ProfilerPath: libs["allocprof"], ProfilerCLSID: allocprofCLSID, Env: []string{"ALLOCPROF_OUT=" + allocFile}})
-	ctFile := filepath.Join(out, "calltrace.txt")
-	ct := run("calltrace", "calltrace: ", harness.RunOptions{ProfilerPath: libs["calltrace"], ProfilerCLSID: calltraceCLSID, Env: []string{"CALLTRACE_OUT=" + ctFile}})
-	ctNoInlineFile := filepath.Join(out, "calltrace-noinline.txt")
-	ctNoInline := run("calltrace (no inlining)", "calltrace: ", harness.RunOptions{ProfilerPath: libs["calltrace"], ProfilerCLSID: calltraceCLSID,
-		Env: []string{"CALLTRACE_OUT=" + ctNoInlineFile, "CALLTRACE_NOINLINE=1", "DOTNET_TailCallLoopOpt=0"}})
-	// contprof writes the directory and ships the same profiles to
-	// Pyroscope and to the OpenTelemetry Collector (gRPC), both real
-	// receivers on loopback: the three copies must agree.
-	cpDir := filepath.Join(out, "contprof")
-	pyro := exporttest.StartPyroscope(t, "")
-	col := exporttest.StartCollector(t)
-	cp := run("contprof", "contprof: ", harness.RunOptions{ProfilerPath: libs["contprof"], ProfilerCLSID: contprofCLSID,
-		Env: []string{"CONTPROF_DIR=" + cpDir, "CONTPROF_PERIOD=1", "CONTPROF_PYROSCOPE_URL=" + pyro.URL(),
-			"CONTPROF_OTLP=1", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_EXPORTER_OTLP_ENDPOINT=" + col.GRPCEndpoint(), "OTEL_SERVICE_NAME=mcs"}})
-	attachReport := filepath.Join(out, "attachjit.txt")
-	att := attachCompile(t, rt, prog, clrattach, libs["attachjit"], attachReport, timeout)
-	base2 := run("baseline again", "", harness.RunOptions{})
-	base2.res.MustSucceed(t)
+			jitFile := filepath.Join(out, "jit.txt")
+			jit := run("jitlog", "jitlog: ", harness.RunOptions{ProfilerPath: libs["jitlog"], ProfilerCLSID: jitlogCLSID, Env: []string{"JITLOG_FILE=" + jitFile}})
+			ilFile := filepath.Join(out, "ilcount.txt")
+			il := run("ilcount", "ilcount: ", harness.RunOptions{ProfilerPath: libs["ilcount"], ProfilerCLSID: ilcountCLSID, Env: []string{"ILCOUNT_OUT=" + ilFile}})
+			cpuFile := filepath.Join(out, "cpu.pprof")
+			cpu := run("cpuprof (suspend)", "cpuprof: ", harness.RunOptions{ProfilerPath: libs["cpuprof"], ProfilerCLSID: cpuprofCLSID, Env: []string{"CPUPROF_OUT=" + cpuFile, "CPUPROF_MODE=suspend"}})
+			cpuPerfFile := filepath.Join(out, "cpu-perf.pprof")
+			cpuPerf := run("cpuprof (perf)", "cpuprof: ", harness.RunOptions{ProfilerPath: libs["cpuprof"], ProfilerCLSID: cpuprofCLSID, Env: []string{"CPUPROF_OUT=" + cpuPerfFile, "CPUPROF_MODE=perf"}})
+			allocFile := filepath.Join(out, "alloc.pprof")
+			alloc := run("allocprof", "allocprof: ", harness.RunOptions{ProfilerPath: libs["allocprof"], ProfilerCLSID: allocprofCLSID, Env: []string{"ALLOCPROF_OUT=" + allocFile}})
+			ctFile := filepath.Join(out, "calltrace.txt")
+			ct := run("calltrace", "calltrace: ", harness.RunOptions{ProfilerPath: libs["calltrace"], ProfilerCLSID: calltraceCLSID, Env: []string{"CALLTRACE_OUT=" + ctFile}})
+			ctNoInlineFile := filepath.Join(out, "calltrace-noinline.txt")
+			ctNoInline := run("calltrace (no inlining)", "calltrace: ", harness.RunOptions{ProfilerPath: libs["calltrace"], ProfilerCLSID: calltraceCLSID,
+				Env: []string{"CALLTRACE_OUT=" + ctNoInlineFile, "CALLTRACE_NOINLINE=1", "DOTNET_TailCallLoopOpt=0"}})
+			// contprof writes the directory and ships the same profiles to
+			// Pyroscope and to the OpenTelemetry Collector (gRPC), both real
+			// receivers on loopback: the three copies must agree.
+			cpDir := filepath.Join(out, "contprof")
+			pyro := exporttest.StartPyroscope(t, "")
+			col := exporttest.StartCollector(t)
+			cp := run("contprof", "contprof: ", harness.RunOptions{ProfilerPath: libs["contprof"], ProfilerCLSID: contprofCLSID,
+				Env: []string{"CONTPROF_DIR=" + cpDir, "CONTPROF_PERIOD=1", "CONTPROF_PYROSCOPE_URL=" + pyro.URL(),
+					"CONTPROF_OTLP=1", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_EXPORTER_OTLP_ENDPOINT=" + col.GRPCEndpoint(), "OTEL_SERVICE_NAME=mcs"}})
+			attachReport := filepath.Join(out, "attachjit.txt")
+			att := attachCompile(t, rt, prog, clrattach, libs["attachjit"], attachReport, timeout)
+			base2 := run("baseline again", "", harness.RunOptions{})
+			base2.res.MustSucceed(t)
 
-	// mcs is deterministic: two compiles without a profiler give the same
-	// bytes (its PE timestamp is 0 and its MVID is not random), so every
-	// profiled compile must give exactly those bytes too; nothing is masked.
-	if !bytes.Equal(base1.assembly, base2.assembly) {
-		t.Fatalf("two compiles without a profiler differ, at %s: mcs is no longer deterministic; compare more carefully", diffOffsets(base1.assembly, base2.assembly))
-	}
-	if base1.res.Stdout != base2.res.Stdout || base1.stderr != base2.stderr {
-		t.Fatalf("two compiles without a profiler printed differently:\n%s\n%s", base1.res.Describe(), base2.res.Describe())
-	}
-	t.Logf("baseline: exit 0, %d-byte assembly, stdout %q, %d stderr lines, identical twice", len(base1.assembly), strings.TrimSpace(base1.res.Stdout), strings.Count(base1.stderr, "\n"))
+			// mcs is deterministic: two compiles without a profiler give the same
+			// bytes (its PE timestamp is 0 and its MVID is not random), so every
+			// profiled compile must give exactly those bytes too; nothing is masked.
+			if !bytes.Equal(base1.assembly, base2.assembly) {
+				t.Fatalf("two compiles without a profiler differ, at %s: mcs is no longer deterministic; compare more carefully", diffOffsets(base1.assembly, base2.assembly))
+			}
+			if base1.res.Stdout != base2.res.Stdout || base1.stderr != base2.stderr {
+				t.Fatalf("two compiles without a profiler printed differently:\n%s\n%s", base1.res.Describe(), base2.res.Describe())
+			}
+			t.Logf("baseline: exit 0, %d-byte assembly, stdout %q, %d stderr lines, identical twice", len(base1.assembly), strings.TrimSpace(base1.res.Stdout), strings.Count(base1.stderr, "\n"))
 
-	profiled := []compile{jit, il, cpu, cpuPerf, alloc, ct, ctNoInline, att, cp}
-	for _, c := range profiled {
-		if !c.res.Succeeded() {
-			t.Errorf("%s: mcs did not succeed:\n%s", c.name, c.res.Describe())
-			continue
-		}
-		if c.res.Stdout != base1.res.Stdout {
-			t.Errorf("%s: mcs's stdout differs from the baseline's:\n%s\n--- baseline:\n%s", c.name, c.res.Stdout, base1.res.Stdout)
-		}
-		if c.stderr != base1.stderr {
-			t.Errorf("%s: mcs's stderr (without the profiler's lines) differs from the baseline's:\n%s\n--- baseline:\n%s", c.name, c.stderr, base1.stderr)
-		}
-		if !bytes.Equal(c.assembly, base1.assembly) {
-			t.Errorf("%s: the assembly differs from the baseline's (%d vs %d bytes), at %s", c.name, len(c.assembly), len(base1.assembly), diffOffsets(c.assembly, base1.assembly))
-		}
-	}
+			profiled := []compile{jit, il, cpu, cpuPerf, alloc, ct, ctNoInline, att, cp}
+			for _, c := range profiled {
+				if !c.res.Succeeded() {
+					t.Errorf("%s: mcs did not succeed:\n%s", c.name, c.res.Describe())
+					continue
+				}
+				if c.res.Stdout != base1.res.Stdout {
+					t.Errorf("%s: mcs's stdout differs from the baseline's:\n%s\n--- baseline:\n%s", c.name, c.res.Stdout, base1.res.Stdout)
+				}
+				if c.stderr != base1.stderr {
+					t.Errorf("%s: mcs's stderr (without the profiler's lines) differs from the baseline's:\n%s\n--- baseline:\n%s", c.name, c.stderr, base1.stderr)
+				}
+				if !bytes.Equal(c.assembly, base1.assembly) {
+					t.Errorf("%s: the assembly differs from the baseline's (%d vs %d bytes), at %s", c.name, len(c.assembly), len(base1.assembly), diffOffsets(c.assembly, base1.assembly))
+				}
+			}
 
-	// Wall time, CPU time and peak RSS against the mean of the baselines.
-	baseWall := (base1.res.Duration + base2.res.Duration) / 2
-	baseCPU := (base1.res.CPU + base2.res.CPU) / 2
-	baseRSS := (base1.res.MaxRSS + base2.res.MaxRSS) / 2
-	t.Logf("baselines: wall %v and %v, cpu %v and %v, max RSS %d and %d MiB",
-		base1.res.Duration.Round(time.Millisecond), base2.res.Duration.Round(time.Millisecond),
-		base1.res.CPU.Round(time.Millisecond), base2.res.CPU.Round(time.Millisecond), base1.res.MaxRSS>>20, base2.res.MaxRSS>>20)
-	for _, c := range profiled {
-		t.Logf("%-9s wall %7v (x%.2f)  cpu %7v (x%.2f)  max RSS %4d MiB (x%.2f)", c.name,
-			c.res.Duration.Round(time.Millisecond), ratio(c.res.Duration, baseWall),
-			c.res.CPU.Round(time.Millisecond), ratio(c.res.CPU, baseCPU),
-			c.res.MaxRSS>>20, float64(c.res.MaxRSS)/float64(max(baseRSS, 1)))
-	}
+			// Wall time, CPU time and peak RSS against the mean of the baselines.
+			baseWall := (base1.res.Duration + base2.res.Duration) / 2
+			baseCPU := (base1.res.CPU + base2.res.CPU) / 2
+			baseRSS := (base1.res.MaxRSS + base2.res.MaxRSS) / 2
+			t.Logf("baselines: wall %v and %v, cpu %v and %v, max RSS %d and %d MiB",
+				base1.res.Duration.Round(time.Millisecond), base2.res.Duration.Round(time.Millisecond),
+				base1.res.CPU.Round(time.Millisecond), base2.res.CPU.Round(time.Millisecond), base1.res.MaxRSS>>20, base2.res.MaxRSS>>20)
+			for _, c := range profiled {
+				t.Logf("%-9s wall %7v (x%.2f)  cpu %7v (x%.2f)  max RSS %4d MiB (x%.2f)", c.name,
+					c.res.Duration.Round(time.Millisecond), ratio(c.res.Duration, baseWall),
+					c.res.CPU.Round(time.Millisecond), ratio(c.res.CPU, baseCPU),
+					c.res.MaxRSS>>20, float64(c.res.MaxRSS)/float64(max(baseRSS, 1)))
+			}
 
-	// Each sample's own report.
-	jitNames := checkJitlog(t, jitFile)
-	checkILCount(t, ilFile, jitNames)
-	checkPprof(t, "cpuprof", cpuFile, cpu.profLines)
-	checkPprof(t, "cpuprof (perf)", cpuPerfFile, cpuPerf.profLines)
-	compareCPUModes(t, cpuFile, cpuPerfFile)
-	checkPprof(t, "allocprof", allocFile, alloc.profLines)
-	checkContprof(t, cpDir, cp.profLines)
-	checkContprofCopies(t, cpDir, cp.profLines, pyro, col)
-	exact := checkCalltrace(t, ctNoInline.profLines, ctNoInlineFile, ilFile, true, nil)
-	checkCalltrace(t, ct.profLines, ctFile, ilFile, false, exact)
-	checkAttachReport(t, attachReport, att)
+			// Each sample's own report.
+			jitNames := checkJitlog(t, jitFile)
+			checkILCount(t, ilFile, jitNames)
+			checkPprof(t, "cpuprof", cpuFile, cpu.profLines)
+			checkPprof(t, "cpuprof (perf)", cpuPerfFile, cpuPerf.profLines)
+			compareCPUModes(t, cpuFile, cpuPerfFile)
+			checkPprof(t, "allocprof", allocFile, alloc.profLines)
+			checkContprof(t, cpDir, cp.profLines)
+			checkContprofCopies(t, cpDir, cp.profLines, pyro, col)
+			exact := checkCalltrace(t, ctNoInline.profLines, ctNoInlineFile, ilFile, true, nil)
+			checkCalltrace(t, ct.profLines, ctFile, ilFile, false, exact)
+			checkAttachReport(t, attachReport, att)
 
-	// The compiled program runs on every runtime and prints what the
-	// generator computed. (The profiled compiles produced the same bytes,
-	// checked above, so this covers their output too.)
-	app := filepath.Join(t.TempDir(), "p.exe")
-	if err := os.WriteFile(app, base1.assembly, 0o644); err != nil {
-		t.Fatal(err)
+			// The compiled program runs on every runtime and prints what the
+			// generator computed. (The profiled compiles produced the same bytes,
+			// checked above, so this covers their output too.)
+			app := filepath.Join(t.TempDir(), "p.exe")
+			if err := os.WriteFile(app, base1.assembly, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var ran []string
+			for _, r := range rts {
+				res := harness.Run(t, r, app, harness.RunOptions{Timeout: timeout})
+				if !res.Succeeded() || res.Stdout != prog.Expected || res.Stderr != "" {
+					t.Errorf("the compiled program on %s: want exit 0 and\n%s\ngot:\n%s", r.Name, prog.Expected, res.Describe())
+					continue
+				}
+				ran = append(ran, fmt.Sprintf("%s (%v)", r.Name, res.Duration.Round(time.Millisecond)))
+			}
+			t.Logf("the compiled program printed the expected output on %s:\n%s", strings.Join(ran, ", "), prog.Expected)
+			t.Logf("soak of %d classes took %v", classes, time.Since(testStart).Round(time.Second))
+		})
 	}
-	var ran []string
-	for _, r := range rts {
-		res := harness.Run(t, r, app, harness.RunOptions{Timeout: timeout})
-		if !res.Succeeded() || res.Stdout != prog.Expected || res.Stderr != "" {
-			t.Errorf("the compiled program on %s: want exit 0 and\n%s\ngot:\n%s", r.Name, prog.Expected, res.Describe())
-			continue
-		}
-		ran = append(ran, fmt.Sprintf("%s (%v)", r.Name, res.Duration.Round(time.Millisecond)))
-	}
-	t.Logf("the compiled program printed the expected output on %s:\n%s", strings.Join(ran, ", "), prog.Expected)
-	t.Logf("soak of %d classes took %v", classes, time.Since(testStart).Round(time.Second))
 }
 
 // finish reads what a compile in dir produced.
