@@ -946,6 +946,7 @@ func (p *contprof) write() {
 	}
 	hs := p.heap.Stats()
 	src, allocNotes := p.allocSource()
+	allocNotes = append([]string{"from " + src}, allocNotes...)
 	if p.weakHeap {
 		src += ", objects held by weak handles"
 	} else {
@@ -962,7 +963,7 @@ func (p *contprof) write() {
 	}
 	if p.heapOn {
 		put("heap", p.heapB, hm)
-		am := meta("alloc", append([]string{"from " + src}, allocNotes...)...)
+		am := meta("alloc", allocNotes...)
 		if !p.gcFromEvents {
 			am.PeriodType, am.Period = profiles.SampleType{Type: "space", Unit: "bytes"}, int64(p.rate)
 		}
