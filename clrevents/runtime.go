@@ -18,7 +18,9 @@ const (
 	// KeywordAllocationSampling enables AllocationSampled (.NET 10+) at
 	// Informational level or above: in process (an EventPipe session of
 	// the profiler) the keyword and level 4 are all it needs on 10.0.15
-	// and 11.0.0; at level 3 no event comes.
+	// and 11.0.0; at level 3 no event comes. While it is enabled the
+	// runtime sends no GCAllocationTick (by design, dotnet/runtime
+	// #100356; seen on both).
 	KeywordAllocationSampling uint64 = 0x80000000000
 )
 

@@ -62,8 +62,11 @@
 //     in dotnet/runtime). Its variance is V = Σ s²(1-π)/π over the objects
 //     allocated; the alloc profile's comments give the period's estimate of
 //     √V, and with k = 1 V is at most N·(1/p-1) for N bytes (about 3% of
-//     100 MB). The runtime sends no GCAllocationTick while this keyword is
-//     on (seen on 10.0.15 and 11.0.0), so the ticks are not asked for.
+//     100 MB). The runtime sends no GCAllocationTick while the event is
+//     enabled (seen on 10.0.15 and 11.0.0; by design, dotnet/runtime
+//     #100356: the GC skips the tick when AllocationSampled is enabled in
+//     the process, so a tool enabling it stops the ticks for every
+//     session), so the ticks are not asked for.
 //   - .NET 5 to 9: the runtime's allocation ticks (GCAllocationTick, Verbose
 //     level: about every 100 KB, the object whose allocation crossed the
 //     mark); one kept every CONTPROF_HEAP_RATE bytes on average, chosen in
