@@ -383,7 +383,8 @@ func TestContprofOverhead(t *testing.T) {
 // need ObjectAllocated (it says so at start, and the GC profile still
 // counts the app's induced collections). On .NET 5+, at the default
 // CONTPROF_HEAP_RATE (512 KiB), it keeps about one allocation tick in
-// five, each standing for the bytes of the ticks it stands in for: the
+// five, each standing for the bytes of the ticks it stands in for (on
+// .NET 10+ one AllocationSampled event in five, 102400/524288): the
 // live heap must still be dominated by Hot.Retain with an estimate near
 // its 16 MB, and the comments must say how many ticks were kept.
 func TestContprofHeapDefault(t *testing.T) {
