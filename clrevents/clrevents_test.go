@@ -232,6 +232,9 @@ func FuzzDecodeRuntime(f *testing.F) {
 	f.Add(IDGCStart, uint32(2), make([]byte, 26))
 	f.Add(IDExceptionThrown, uint32(1), []byte{65, 0, 0, 0, 0, 0})
 	f.Add(IDContentionStart, uint32(2), make([]byte, 27))
+	for _, c := range realAllocationSampled {
+		f.Add(IDAllocationSampled, uint32(0), realPayload(f, c.hex))
+	}
 	f.Fuzz(func(t *testing.T, id, version uint32, data []byte) {
 		ev, err := DecodeRuntime(id, version, data)
 		if err == nil && ev == nil {

@@ -6,7 +6,8 @@
 // ([DecodeFields]), and the payloads of the runtime's own events that
 // profilers use most, as Go structs ([DecodeRuntime]): garbage collections
 // (GCStart, GCEnd, GCHeapStats, GCTriggered, the suspension and restart of
-// the runtime, GCAllocationTick), lock contention (ContentionStart,
+// the runtime, GCAllocationTick, and .NET 10's AllocationSampled with the
+// estimator its sampling calls for, [AllocationEstimate]), lock contention (ContentionStart,
 // ContentionStop), ExceptionThrown and the thread pool's worker thread
 // events. Every version of those events the runtime's manifest
 // (ClrEtwAll.man) defines is decoded: a struct carries the event's Version
@@ -17,7 +18,8 @@
 // never panic on any input: a payload too short for its version is an
 // error, bytes past the fields of the version are ignored (a newer runtime
 // may append fields). The decoders are fuzzed (FuzzDecodeRuntime,
-// FuzzParseMetadata).
+// FuzzDecodeAllocationSampled, FuzzParseMetadata; seeded with payloads
+// the runtimes sent).
 //
 // Pointers in payloads are 8 bytes: the package decodes events of 64-bit
 // processes, the only ones the SDK profiles.

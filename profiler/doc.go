@@ -269,7 +269,12 @@
 // second on allocation-heavy code; [Info.SampleAllocationTicks] keeps one
 // every N bytes on average, deciding in C inside the runtime's callback,
 // so the others never enter Go; a kept tick says in
-// [AllocationTickSampler.KeptBytes] how many bytes it stands for.
+// [AllocationTickSampler.KeptBytes] how many bytes it stands for. On .NET
+// 10+ the runtime's randomized allocation sampling (AllocationSampled,
+// clrevents.KeywordAllocationSampling at Informational; no ticks while it
+// is on) is the better source: the same sampler keeps each of its events
+// with probability [AllocationTickSampler.SampledKeep], and
+// clrevents.AllocationEstimate weighs the kept ones.
 //
 // What .NET 8.0.4 does here: events reach EventPipeEventDelivered without
 // stack frames (none of the runtime's or the profiler's own events,

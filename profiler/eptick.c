@@ -5,8 +5,14 @@
 
 #include "shim.h"
 
-// The runtime's provider and its GCAllocationTick event.
+// The runtime's provider, its GCAllocationTick event and .NET 10's
+// AllocationSampled, and the runtime's mean distance between sampled bytes.
 #define TICK_EVENT_ID 10
+#define SAMPLED_EVENT_ID 303
+#define SAMPLED_MEAN 102400.0
+// AllocationSampled's fields before the type name (4+2+8), the name's NUL
+// (2), then Address, ObjectSize, SampledByteOffset (8 each).
+#define SAMPLED_MIN_SIZE 40
 static const char tick_provider_name[] = "Microsoft-Windows-DotNETRuntime";
 
 typedef HRESULT(STDMETHODCALLTYPE *delivered_fn)(void *self, EVENTPIPE_PROVIDER provider, DWORD id, DWORD version, ULONG cbMeta,
@@ -25,6 +31,12 @@ static double tick_mean, tick_gap;
 static uint64_t tick_pending, tick_rnd;
 static int64_t tick_seen, tick_kept, tick_short;
 static uint64_t tick_total;
+// AllocationSampled events: each kept with probability sampled_keep
+// (sampled_threshold / 2^64; all when sampled_all), independently of
+// its contents.
+static int sampled_all;
+static uint64_t sampled_threshold;
+static int64_t sampled_seen, sampled_kept, sampled_short;
 
 // The bytes the kept tick being delivered on this thread stands for.
 static __thread uint64_t tick_bytes;
@@ -41,10 +53,15 @@ static void unlock(void) { __atomic_store_n(&tick_lock, 0, __ATOMIC_RELEASE); }
 
 // next_gap is an exponentially distributed gap of mean tick_mean
 // (xorshift64); under tick_lock.
-static double next_gap(void) {
+static uint64_t next_rnd(void) {
 	tick_rnd ^= tick_rnd << 13;
 	tick_rnd ^= tick_rnd >> 7;
 	tick_rnd ^= tick_rnd << 17;
+	return tick_rnd;
+}
+
+static double next_gap(void) {
+	next_rnd();
 	double u = ((double)(tick_rnd >> 11) + 1.0) / 9007199254740992.0; // (0, 1]
 	return -log(u) * tick_mean;
 }
@@ -111,6 +128,24 @@ static int64_t tick_amount(DWORD version, ULONG size, LPCBYTE data) {
 
 static HRESULT STDMETHODCALLTYPE delivered(void *self, EVENTPIPE_PROVIDER provider, DWORD id, DWORD version, ULONG cbMeta, LPCBYTE meta,
 	ULONG cbData, LPCBYTE data, LPCGUID act, LPCGUID rel, ThreadID thread, ULONG nframes, UINT_PTR *frames) {
+	if (tick_on && id == SAMPLED_EVENT_ID && is_runtime(provider)) {
+		if (cbData < SAMPLED_MIN_SIZE || data == NULL) {
+			__atomic_fetch_add(&sampled_short, 1, __ATOMIC_RELAXED);
+			return S_OK;
+		}
+		int keep;
+		lock();
+		sampled_seen++;
+		keep = sampled_all || next_rnd() < sampled_threshold;
+		if (keep) {
+			sampled_kept++;
+		}
+		unlock();
+		if (!keep) {
+			return S_OK; // not kept: never enters Go
+		}
+		return ((delivered_fn)orig_delivered)(self, provider, id, version, cbMeta, meta, cbData, data, act, rel, thread, nframes, frames);
+	}
 	if (tick_on && id == TICK_EVENT_ID && is_runtime(provider)) {
 		int64_t amount = tick_amount(version, cbData, data);
 		if (amount < 0) {
@@ -155,6 +190,12 @@ int clrprof_tick_enable(void *info, uint64_t mean_bytes, uint64_t seed) {
 	tick_mean = (double)mean_bytes;
 	tick_rnd = seed | 1;
 	tick_gap = next_gap();
+	// AllocationSampled: kept with probability SAMPLED_MEAN / mean_bytes,
+	// so that one is kept every mean_bytes on average (all of them when
+	// mean_bytes is at most the runtime's own mean).
+	double keep = SAMPLED_MEAN / (double)mean_bytes;
+	sampled_all = keep >= 1.0;
+	sampled_threshold = sampled_all ? 0 : (uint64_t)ldexp(keep, 64);
 	unlock();
 	if (clrprof_callback_override(CLRPROF_CB_EventPipeEventDelivered, (const void *)delivered, &orig_delivered) != 0) {
 		return -1;
@@ -172,4 +213,12 @@ void clrprof_tick_counts(int64_t *seen, int64_t *kept, int64_t *shortp, uint64_t
 	*bytes = tick_total;
 	unlock();
 	*shortp = __atomic_load_n(&tick_short, __ATOMIC_RELAXED);
+}
+
+void clrprof_sampled_counts(int64_t *seen, int64_t *kept, int64_t *shortp) {
+	lock();
+	*seen = sampled_seen;
+	*kept = sampled_kept;
+	unlock();
+	*shortp = __atomic_load_n(&sampled_short, __ATOMIC_RELAXED);
 }

@@ -7,6 +7,7 @@ package profiler
 int clrprof_tick_enable(void *info, uint64_t mean_bytes, uint64_t seed);
 uint64_t clrprof_tick_bytes(void);
 void clrprof_tick_counts(int64_t *seen, int64_t *kept, int64_t *shortp, uint64_t *bytes);
+void clrprof_sampled_counts(int64_t *seen, int64_t *kept, int64_t *shortp);
 */
 import "C"
 
@@ -26,8 +27,17 @@ import (
 // bytes the ticks report since the last kept one pass an exponentially
 // distributed gap of mean MeanBytes, so that each kept tick stands for
 // the bytes since the previous one ([AllocationTickSampler.KeptBytes]) and
-// estimates built on them stay unbiased. Every other event, and ticks of
-// other providers, reach EventPipeEventDelivered as before.
+// estimates built on them stay unbiased.
+//
+// The runtime's AllocationSampled events (.NET 10+, when the session has
+// clrevents.KeywordAllocationSampling) are thinned in C the same way: each
+// is kept with probability [AllocationTickSampler.SampledKeep],
+// AllocationSamplingMean (102,400 bytes, the runtime's mean) over
+// MeanBytes, at most 1, independently of its contents, so that one is
+// kept every MeanBytes allocated on average and the kept ones are a
+// random sample of the runtime's (an estimator weighs each by 1/keep more:
+// clrevents.AllocationEstimate). Every other event, and events of other
+// providers, reach EventPipeEventDelivered as before.
 type AllocationTickSampler struct {
 	mean int
 }
@@ -43,6 +53,10 @@ type AllocationTickCounts struct {
 	Seen, Kept, Short int64
 	// Bytes is the sum of the byte counts the seen ticks reported.
 	Bytes uint64
+	// Sampled counts the AllocationSampled events (.NET 10+) the sampler
+	// read, SampledKept those it delivered, SampledShort those too short
+	// for the event's fields (dropped).
+	Sampled, SampledKept, SampledShort int64
 }
 
 // SampleAllocationTicks starts sampling the runtime's allocation ticks in
@@ -72,6 +86,18 @@ func (x *Info) SampleAllocationTicks(meanBytes int) (*AllocationTickSampler, err
 // MeanBytes is the mean number of bytes between kept ticks.
 func (s *AllocationTickSampler) MeanBytes() int { return s.mean }
 
+// allocationSamplingMean is clrevents.AllocationSamplingMean (the C side
+// has its own copy, SAMPLED_MEAN).
+const allocationSamplingMean = 102400
+
+// SampledKeep is the probability with which the sampler keeps each
+// AllocationSampled event: 102,400 (the runtime's mean bytes between
+// samples) over MeanBytes, or 1 when MeanBytes is at most that (the
+// runtime samples no finer).
+func (s *AllocationTickSampler) SampledKeep() float64 {
+	return min(1, allocationSamplingMean/float64(s.mean))
+}
+
 // KeptBytes is, inside EventPipeEventDelivered for a GCAllocationTick the
 // sampler kept (on the thread the runtime delivers it on), the bytes the
 // tick stands for: those the ticks reported since the previous kept one,
@@ -80,10 +106,14 @@ func (s *AllocationTickSampler) KeptBytes() uint64 {
 	return uint64(C.clrprof_tick_bytes())
 }
 
-// Counts are the ticks seen, kept and unreadable so far.
+// Counts are the ticks and AllocationSampled events seen, kept and
+// unreadable so far.
 func (s *AllocationTickSampler) Counts() AllocationTickCounts {
 	var seen, kept, short C.int64_t
 	var bytes C.uint64_t
 	C.clrprof_tick_counts(&seen, &kept, &short, &bytes)
-	return AllocationTickCounts{Seen: int64(seen), Kept: int64(kept), Short: int64(short), Bytes: uint64(bytes)}
+	var sseen, skept, sshort C.int64_t
+	C.clrprof_sampled_counts(&sseen, &skept, &sshort)
+	return AllocationTickCounts{Seen: int64(seen), Kept: int64(kept), Short: int64(short), Bytes: uint64(bytes),
+		Sampled: int64(sseen), SampledKept: int64(skept), SampledShort: int64(sshort)}
 }

@@ -1,6 +1,7 @@
 package profiler_test
 
 import (
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -82,6 +83,8 @@ func TestRuntimeEvents(t *testing.T) {
 	})
 }
 
+var rtSampledRe = regexp.MustCompile(`(?m)^rtevents: sampled keep=(\S+) delivered=(\d+) seen=(\d+) kept=(\d+) short=(\d+)$`)
+
 var rtTickRe = regexp.MustCompile(`(?m)^rtevents: tick sampler mean=(\d+) delivered=(\d+) keptbytes=(\d+) seen=(\d+) kept=(\d+) short=(\d+) bytes=(\d+)$`)
 
 // Info.SampleAllocationTicks decides in C which allocation ticks reach Go:
@@ -91,7 +94,14 @@ var rtTickRe = regexp.MustCompile(`(?m)^rtevents: tick sampler mean=(\d+) delive
 // own bytes, and together for all the bytes the ticks reported but those
 // since the last kept one (less than a few means); the number kept is
 // about the bytes over the mean. The runtime's other events still arrive
-// and decode as in TestRuntimeEvents.
+// and decode as in TestRuntimeEvents. On .NET 10+, run again with the
+// AllocationSampling keyword on, the runtime's AllocationSampled events
+// are thinned the same way: all delivered with a mean of 1 byte; with 256
+// KiB each kept with probability 102400/262144 (0.39), as many delivered as
+// kept, the number kept within 5 standard deviations of the binomial's
+// mean; every one decodes whole, names its type and has its sampled byte
+// inside the object; and no allocation tick comes (10.0.15 and 11.0.0
+// send GCAllocationTick only while that keyword is off).
 func TestAllocationTickSampler(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/rtevents")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
@@ -120,6 +130,9 @@ func TestAllocationTickSampler(t *testing.T) {
 			if delivered != kept {
 				t.Errorf("mean %d: %d ticks delivered to Go, the sampler kept %d", mean, delivered, kept)
 			}
+			if rt.Major >= 10 {
+				checkSampled(t, rt, lib, app, mean)
+			}
 			if mean == 1 {
 				if kept != seen || keptBytes != bytes {
 					t.Errorf("mean 1: kept %d of %d ticks, %d of %d bytes: want all", kept, seen, keptBytes, bytes)
@@ -134,4 +147,41 @@ func TestAllocationTickSampler(t *testing.T) {
 			}
 		}
 	})
+}
+
+func checkSampled(t *testing.T, rt harness.Runtime, lib, app string, mean int) {
+	t.Helper()
+	res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: "{5B1E7C3A-9D24-4F6B-8A0E-2C7D4B9F1E63}",
+		Env: []string{"RTEVENTS_TICK_MEAN=" + strconv.Itoa(mean), "RTEVENTS_SAMPLING=1"}})
+	res.MustExit(t, 100)
+	res.MustStderrContain(t, "rtevents: done mismatches=0 errors=0\n", "rtevents: event AllocationSampled/303/v0 count=")
+	if strings.Contains(res.Stderr, "rtevents: event GCAllocationTick") {
+		t.Errorf("mean %d: allocation ticks with the AllocationSampling keyword on", mean)
+	}
+	m := rtSampledRe.FindStringSubmatch(res.Stderr)
+	if m == nil {
+		t.Fatalf("mean %d: no AllocationSampled sampler line:\n%s", mean, res.Stderr)
+	}
+	keep, _ := strconv.ParseFloat(m[1], 64)
+	var v [6]int64
+	for i := 2; i < len(m); i++ {
+		v[i], _ = strconv.ParseInt(m[i], 10, 64)
+	}
+	delivered, seen, kept, short := v[2], v[3], v[4], v[5]
+	t.Logf("%s mean %d: %s", rt.Name, mean, m[0])
+	if want := min(1, 102400/float64(mean)); keep != want {
+		t.Errorf("mean %d: keep %g, want %g", mean, keep, want)
+	}
+	if seen == 0 || short != 0 || delivered != kept {
+		t.Errorf("mean %d: %d AllocationSampled seen, %d short, %d kept, %d delivered", mean, seen, short, kept, delivered)
+	}
+	if mean == 1 && kept != seen {
+		t.Errorf("mean 1: %d of %d AllocationSampled kept, want all", kept, seen)
+	}
+	if mean > 1 {
+		mu, sd := float64(seen)*keep, math.Sqrt(float64(seen)*keep*(1-keep))
+		if math.Abs(float64(kept)-mu) > 5*sd {
+			t.Errorf("mean %d: kept %d of %d AllocationSampled, want %.0f ± %.0f (5 sd)", mean, kept, seen, mu, 5*sd)
+		}
+	}
 }

@@ -16,20 +16,15 @@
 //	                    contended lock, by waiting stack
 //	heap.N.pprof        inuse_objects/count, inuse_space/bytes: sampled
 //	                    allocations still alive, by allocation stack and
-//	                    class (label "object"), scaled to estimates as Go's
-//	                    heap profile scales in-use space. The samples are the
-//	                    runtime's allocation ticks on .NET 5+ (GCAllocationTick:
-//	                    about every 100 KB; one kept every CONTPROF_HEAP_RATE
-//	                    bytes on average, standing for the bytes allocated
-//	                    since the previous kept one, chosen in C inside the
-//	                    runtime's callback, Info.SampleAllocationTicks, so
-//	                    that the others never enter Go), and allocations
-//	                    recorded in C every CONTPROF_HEAP_RATE bytes on
-//	                    average (ObjectAllocated) before, where the live
-//	                    heap is off unless CONTPROF_HEAP=1; they are followed
-//	                    by weak handles on .NET 7+ (dead once the handle
-//	                    reads 0) and through the GC callbacks before
-//	                    (MonitorGC: moved and surviving references)
+//	                    class (label "object"), scaled to estimates (see
+//	                    "Allocation samples" below); followed by weak
+//	                    handles on .NET 7+ (dead once the handle reads 0)
+//	                    and through the GC callbacks before (MonitorGC:
+//	                    moved and surviving references)
+//	alloc.N.pprof       alloc_objects/count, alloc_space/bytes: the
+//	                    allocations of the period, by allocation stack and
+//	                    class (label "object"), estimated from the same
+//	                    samples; written whenever the heap profile is
 //	gc.N.pprof          gc_collections/count, gc_pause/nanoseconds: per
 //	                    generation, under the frames "[GC gen N]"
 //
@@ -47,10 +42,46 @@
 // about 20-25 ms of wall and CPU time once (task bench's empty workload).
 //
 // N counts the periods from 1; the heap profile is a snapshot, the others
-// hold what happened in the period. Every profile's comments name the
-// runtime version, the process (pid and command line) and the period, and
-// say what was lost (ticks that took no snapshot, by cause; samples past
-// the memory bounds).
+// hold what happened in the period.
+//
+// Allocation samples, the source of the heap and alloc profiles, by runtime
+// (each profile's comments name the source, the estimator and, on .NET
+// 10+, the error of the period's estimate):
+//
+//   - .NET 10 and later: the runtime's randomized allocation sampling
+//     (AllocationSampled, event 303: keyword 0x80000000000 of
+//     Microsoft-Windows-DotNETRuntime at Informational level, in the
+//     in-process EventPipe session; the runtime picks each allocated byte
+//     with probability p = 1/102400 and reports an object when one of its
+//     bytes is picked). contprof keeps each event with probability k =
+//     102400/CONTPROF_HEAP_RATE (1 at 102400 or less: the runtime samples
+//     no finer), in C, so that one in about CONTPROF_HEAP_RATE bytes enters
+//     Go. A kept sample of an object of s bytes stands for 1/π objects and
+//     s/π bytes, π = k·(1-(1-p)^s): the unbiased estimator of the runtime's
+//     design document (docs/design/features/RandomizedAllocationSampling.md
+//     in dotnet/runtime). Its variance is V = Σ s²(1-π)/π over the objects
+//     allocated; the alloc profile's comments give the period's estimate of
+//     √V, and with k = 1 V is at most N·(1/p-1) for N bytes (about 3% of
+//     100 MB). The runtime sends no GCAllocationTick while the event is
+//     enabled (seen on 10.0.15 and 11.0.0; by design, dotnet/runtime
+//     #100356: the GC skips the tick when AllocationSampled is enabled in
+//     the process, so a tool enabling it stops the ticks for every
+//     session), so the ticks are not asked for.
+//   - .NET 5 to 9: the runtime's allocation ticks (GCAllocationTick, Verbose
+//     level: about every 100 KB, the object whose allocation crossed the
+//     mark); one kept every CONTPROF_HEAP_RATE bytes on average, chosen in
+//     C inside the runtime's callback (Info.SampleAllocationTicks), each
+//     standing for the bytes allocated since the previous kept one. Totals
+//     are right to within a tick; the split by type and stack is not a
+//     random sample and has no error bound.
+//   - before .NET 5: allocations recorded in C every CONTPROF_HEAP_RATE
+//     bytes on average (ObjectAllocated), scaled as Go's heap profile
+//     scales; off unless CONTPROF_HEAP=1 (it puts every allocation on the
+//     runtime's slow path).
+//
+// Every profile's comments name the runtime version, the process (pid and
+// command line) and the period, and say what was lost (ticks that took no
+// snapshot, by cause; samples past the memory bounds).
 //
 // What each runtime gives: CPU and wall time need SuspendRuntime (.NET
 // Core 3.0+); lock contention needs the runtime's events in process
@@ -153,7 +184,8 @@
 //	CONTPROF_PERIOD       seconds between writes (default 60, 1..86400)
 //	CONTPROF_HZ           CPU and wall snapshots per second (default 19, 1..1000)
 //	CONTPROF_DEPTH        frames per stack (default 64, 1..256)
-//	CONTPROF_HEAP_RATE    mean bytes between live heap samples (default 524288)
+//	CONTPROF_HEAP_RATE    mean bytes between heap and alloc samples (default
+//	                      524288; on .NET 10+ at least 102400)
 //	CONTPROF_MAX_STACKS   distinct stacks per profile and period (default 10000)
 //	CONTPROF_MAX_OBJECTS  live objects tracked (default 100000)
 //	CONTPROF_SUSPEND_BUDGET  percentage of the time the CPU and wall snapshots
@@ -166,7 +198,7 @@
 //	                      CPU and wall off no snapshot is taken, without
 //	                      exceptions no ExceptionThrown callback, without
 //	                      contention the runtime's Contention keyword is off
-//	CONTPROF_HEAP         1: the live heap profile; 0: none; unset (the
+//	CONTPROF_HEAP         1: the live heap and alloc profiles; 0: none; unset (the
 //	                      default): on .NET 5+, where it is sampled from the
 //	                      runtime's allocation ticks, and off before, where
 //	                      it needs ObjectAllocated (every allocation of the
@@ -281,9 +313,22 @@ type contprof struct {
 	excTotal                   atomic.Int64
 	// allocation ticks that gave no live heap sample
 	ticksWithoutObject atomic.Int64
-	// which allocation ticks become live heap samples (.NET 5+): decided
-	// in C, so that the others never enter Go
+	// which allocation ticks (.NET 5 to 9) or AllocationSampled events
+	// (.NET 10+) become samples: decided in C, so that the others never
+	// enter Go
 	heapTicks *profiler.AllocationTickSampler
+	// allocSampling: the samples are the runtime's AllocationSampled
+	// events (.NET 10+), not its allocation ticks
+	allocSampling bool
+	// the allocation profile (with the live heap's samples), and the
+	// period's estimate of the bytes allocated, with its variance (.NET
+	// 10+; under allocMu)
+	allocB   *profiles.Builder
+	allocMu  sync.Mutex
+	allocEst clrevents.AllocationEstimate
+	// samples without a stack (counted in the allocation profile under
+	// stackUnavailable)
+	allocNoStack atomic.Int64
 
 	seq         int
 	periodStart time.Time
@@ -391,6 +436,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	p.exc = profiles.NewBuilder([]profiles.SampleType{{Type: "exceptions", Unit: "count"}}, "", p.maxStacks)
 	p.cont = profiles.NewBuilder(profiles.ContentionTypes, "delay", p.maxStacks)
 	p.heapB = profiles.NewBuilder(profiles.LiveHeapTypes, "inuse_space", p.maxStacks)
+	p.allocB = profiles.NewBuilder(allocTypes, "alloc_space", p.maxStacks)
 	p.gcB = profiles.NewBuilder(profiles.GCTypes, "gc_pause", p.maxStacks)
 	p.gc = profiles.NewGCStats()
 	p.lastCPU = map[uint32]int64{}
@@ -408,10 +454,17 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	// taken in the callback), GC pauses, and the live heap's samples
 	// (GCAllocationTick, Verbose), without a callback per allocation.
 	level := profiler.EventPipeInformational
-	if p.heapOn || p.heapAuto {
+	keywords := clrevents.KeywordGC
+	if major, err := info.RuntimeMajor(); err == nil && major >= 10 && (p.heapOn || p.heapAuto) {
+		// .NET 10+: the runtime's randomized allocation sampling
+		// (AllocationSampled; keyword 0x80000000000 at Informational,
+		// all it needs). With it on, 10.0.15 and 11.0.0 send no
+		// GCAllocationTick.
+		keywords |= clrevents.KeywordAllocationSampling
+		p.allocSampling = true
+	} else if p.heapOn || p.heapAuto {
 		level = profiler.EventPipeVerbose // GCAllocationTick
 	}
-	keywords := clrevents.KeywordGC
 	if p.contOn {
 		keywords |= clrevents.KeywordContention
 	} else {
@@ -433,6 +486,9 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		logf("contention: not available on %s: %v", p.runtime, err)
 	default:
 		logf("contention: EventPipeStartSession: %v", err)
+	}
+	if !p.gcFromEvents {
+		p.allocSampling = false
 	}
 	if p.heapAuto {
 		// Without the runtime's allocation ticks the live heap needs
@@ -489,6 +545,10 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 			Batch: func(b profiler.AllocBatch) {
 				defer p.cost.Callback(time.Now())
 				p.heap.Add(b.Samples)
+				for _, s := range b.Samples {
+					w := profiler.AllocSampleWeight(s.Size, p.rate)
+					p.addAlloc(s.Stack, p.names.Class(s.Class), w, w*float64(s.Size))
+				}
 			},
 			SampleBytes:  p.rate,
 			SamplesOnly:  true,
@@ -723,8 +783,12 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 	} else if provider != rp {
 		return nil
 	}
-	// Allocation ticks: only the kept ones get here (the sampler decides
-	// in C); each stands for the bytes since the previous kept one.
+	// Allocation ticks and AllocationSampled: only the kept ones get here
+	// (the sampler decides in C); a tick stands for the bytes since the
+	// previous kept one.
+	if id == clrevents.IDAllocationSampled && (!p.heapOn || p.heapTicks == nil) {
+		return nil
+	}
 	var tickBytes uint64
 	if id == clrevents.IDGCAllocationTick {
 		if !p.heapOn || p.heapTicks == nil {
@@ -751,16 +815,47 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 	case *clrevents.GCAllocationTick:
 		// A kept tick (above), on the allocating thread: the object is
 		// where the event says until the next collection.
-		if e.Address == 0 || e.ObjectSize == 0 {
+		st, err := p.info.StackTrace(0, p.depth)
+		var stack []profiler.FunctionID
+		if err == nil {
+			stack = profiles.Functions(st)
+		}
+		var objects float64
+		if e.ObjectSize > 0 {
+			objects = float64(tickBytes) / float64(e.ObjectSize)
+		}
+		p.addAlloc(stack, e.TypeName, objects, float64(tickBytes))
+		if e.Address == 0 || e.ObjectSize == 0 || err != nil {
 			p.ticksWithoutObject.Add(1) // versions before 4 carry no ObjectSize
 			return nil
 		}
+		p.heap.AddObject(profiler.ObjectID(e.Address), e.TypeName, e.ObjectSize, objects, stack)
+	case *clrevents.AllocationSampled:
+		// .NET 10+: a kept sample (above), on the allocating thread;
+		// it stands for 1/π objects of its size, π the probability
+		// that such an object is sampled and kept.
+		p.allocMu.Lock()
+		objects, bytes := p.allocEst.Add(e.ObjectSize, p.heapTicks.SampledKeep())
+		p.allocMu.Unlock()
+		if objects == 0 {
+			p.ticksWithoutObject.Add(1) // ObjectSize 0: nothing to weigh
+			return nil
+		}
+		typ := e.TypeName
+		if typ == "" {
+			typ = p.names.Class(profiler.ClassID(e.TypeID))
+		}
 		st, err := p.info.StackTrace(0, p.depth)
-		if err != nil {
+		var stack []profiler.FunctionID
+		if err == nil {
+			stack = profiles.Functions(st)
+		}
+		p.addAlloc(stack, typ, objects, bytes)
+		if e.Address == 0 || err != nil {
 			p.ticksWithoutObject.Add(1)
 			return nil
 		}
-		p.heap.AddObject(profiler.ObjectID(e.Address), e.TypeName, e.ObjectSize, float64(tickBytes)/float64(e.ObjectSize), profiles.Functions(st))
+		p.heap.AddObject(profiler.ObjectID(e.Address), typ, e.ObjectSize, objects, stack)
 	case *clrevents.ContentionStop:
 		if p.contention == nil {
 			return nil
@@ -774,6 +869,27 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 		p.gc.Event(ev)
 	}
 	return nil
+}
+
+// allocTypes are the sample types of the allocation profile, as in Go's
+// heap profile: alloc_objects/count, alloc_space/bytes.
+var allocTypes = []profiles.SampleType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}}
+
+// stackUnavailable is the frame of allocation samples whose stack could
+// not be taken: they still count in the totals.
+const stackUnavailable = "[stack unavailable]"
+
+// addAlloc adds one sample to the allocation profile: objects and bytes
+// are what it stands for (estimates), typ the label "object".
+func (p *contprof) addAlloc(stack []profiler.FunctionID, typ string, objects, bytes float64) {
+	labels := []profiles.Label{{Key: "object", Value: typ}}
+	o, b := int64(math.Round(objects)), int64(math.Round(bytes))
+	if len(stack) == 0 {
+		p.allocNoStack.Add(1)
+		p.allocB.AddNamed([]string{stackUnavailable}, labels, o, b)
+		return
+	}
+	p.allocB.Add(stack, labels, o, b)
 }
 
 // budgetSkip is how many ticks to skip after a snapshot that took d (the
@@ -853,14 +969,8 @@ func (p *contprof) write() {
 		p.heap.AddTo(p.heapB, p.names)
 	}
 	hs := p.heap.Stats()
-	src := fmt.Sprintf("allocations sampled every %d bytes on average (ObjectAllocated)", p.rate)
-	if p.gcFromEvents {
-		var c profiler.AllocationTickCounts
-		if p.heapTicks != nil {
-			c = p.heapTicks.Counts()
-		}
-		src = fmt.Sprintf("the runtime's allocation ticks (GCAllocationTick, about every 100 KB; one kept every %d bytes on average: %d of %d kept, chosen in C; %d ticks gave no sample, %d of them unreadable)", p.rate, c.Kept, c.Seen, p.ticksWithoutObject.Load()+c.Short, c.Short)
-	}
+	src, allocNotes := p.allocSource()
+	allocNotes = append([]string{"from " + src}, allocNotes...)
 	if p.weakHeap {
 		src += ", objects held by weak handles"
 	} else {
@@ -877,6 +987,11 @@ func (p *contprof) write() {
 	}
 	if p.heapOn {
 		put("heap", p.heapB, hm)
+		am := meta("alloc", allocNotes...)
+		if !p.gcFromEvents {
+			am.PeriodType, am.Period = profiles.SampleType{Type: "space", Unit: "bytes"}, int64(p.rate)
+		}
+		put("alloc", p.allocB, am)
 	}
 	gcsrc := "the profiling API's suspension and GC callbacks"
 	if p.gcFromEvents {
@@ -893,6 +1008,48 @@ func (p *contprof) write() {
 	}
 	logf("wrote period %d to %s: %s", p.seq, to, strings.Join(written, " "))
 	p.periodStart = time.Now()
+}
+
+// allocSource says where the allocation and live heap samples come from
+// (the heap profile's "from ..." comment) and, for the allocation
+// profile, how its numbers are estimated and how exact they are; it
+// starts the next period's estimate.
+func (p *contprof) allocSource() (string, []string) {
+	var c profiler.AllocationTickCounts
+	if p.heapTicks != nil {
+		c = p.heapTicks.Counts()
+	}
+	lost := fmt.Sprintf("samples without a stack (under %q): %d (cumulative)", stackUnavailable, p.allocNoStack.Load())
+	switch {
+	case p.allocSampling:
+		p.allocMu.Lock()
+		est := p.allocEst
+		p.allocEst = clrevents.AllocationEstimate{}
+		p.allocMu.Unlock()
+		keep := p.heapTicks.SampledKeep()
+		src := fmt.Sprintf("the runtime's allocation sampling (AllocationSampled, .NET 10+: each allocated byte picked with probability p = 1/%d, an object sampled when one of its bytes is; one kept every %d bytes on average: %d of %d kept, chosen in C with probability k = %.6g; %d gave no sample, %d of them unreadable)",
+			clrevents.AllocationSamplingMean, max(p.rate, clrevents.AllocationSamplingMean), c.SampledKept, c.Sampled, keep, p.ticksWithoutObject.Load()+c.SampledShort, c.SampledShort)
+		notes := []string{
+			"estimator (the runtime's design, RandomizedAllocationSampling.md, weighted samples): a sample of an object of s bytes stands for 1/π objects and s/π bytes, π = k·(1-(1-p)^s), the probability that such an object is sampled and kept; unbiased for the whole profile and for any part of it (a stack, a type)",
+			"error: the bytes' estimate has variance V = Σ s²(1-π)/π over the objects allocated, estimated from the samples as Σ s²(1-π)/π²; with many samples the error is about normal: within ±2√V 95% of the time, ±4√V all but 1 in 16,000; with k = 1, V ≤ N·(1/p-1) for N bytes allocated (relative error at most about 1/√samples); a part of the profile with m samples has a relative error of about 1/√m for objects much smaller than 1/p",
+			fmt.Sprintf("this period: %d samples, estimate %.0f bytes, %.0f objects; standard error √V ≈ %.0f bytes (%.2f%%)",
+				est.Samples, est.Bytes, est.Objects, est.StdErr(), 100*est.StdErr()/math.Max(est.Bytes, 1)),
+			lost,
+		}
+		return src, notes
+	case p.gcFromEvents:
+		src := fmt.Sprintf("the runtime's allocation ticks (GCAllocationTick, about every 100 KB; one kept every %d bytes on average: %d of %d kept, chosen in C; %d ticks gave no sample, %d of them unreadable)", p.rate, c.Kept, c.Seen, p.ticksWithoutObject.Load()+c.Short, c.Short)
+		return src, []string{
+			"estimator: each kept tick stands for the bytes the ticks reported since the previous kept one, charged to the object whose allocation crossed the tick's mark (bytes/size objects of its size): the total is the runtime's count up to the last tick; the split by stack and type is not a random sample (the ticks fall every 100 KB: a periodic allocation pattern can charge one type for another's bytes) and has no error bound",
+			lost,
+		}
+	default:
+		src := fmt.Sprintf("allocations sampled every %d bytes on average (ObjectAllocated)", p.rate)
+		return src, []string{
+			fmt.Sprintf("estimator: a sampled allocation of s bytes stands for 1/π objects and s/π bytes, π = 1-exp(-s/%d) (as Go's heap profile scales): unbiased, with variance Σ s²(1-π)/π over the objects allocated", p.rate),
+			lost,
+		}
+	}
 }
 
 func (p *contprof) Shutdown() error {

@@ -5,6 +5,9 @@
 // Each payload must decode whole, and one byte less must not (every field
 // of the version is read); it records the GC sequence, contention
 // durations and allocation ticks of byte[100] (ObjectSize 128) for the
+// test to check, and, with RTEVENTS_SAMPLING=1, the AllocationSampling
+// keyword on (.NET 10+), the AllocationSampled events the C sampler let
+// through, for the
 // test to check. At Shutdown it prints, per event type and version, how many were
 // decoded and how many had a stack, the mismatches, and the exception
 // types seen. On runtimes before .NET 5 it prints what the session call
@@ -45,15 +48,22 @@ type rtevents struct {
 	ticks                   *profiler.AllocationTickSampler
 	tickMean                int
 	ticksDelivered, keptSum uint64
+	sampledDelivered        uint64
 }
 
 func (p *rtevents) Initialize(info *profiler.Info) error {
 	p.info = info
 	p.names = map[profiler.EventPipeProvider]string{}
 	p.counts, p.withStack, p.exceptions = map[string]int{}, map[string]int{}, map[string]int{}
+	kw := clrevents.KeywordGC | clrevents.KeywordContention | clrevents.KeywordException | clrevents.KeywordThreading
+	if os.Getenv("RTEVENTS_SAMPLING") == "1" {
+		// .NET 10+: AllocationSampled instead of the ticks (with this
+		// keyword on, 10.0.15 and 11.0.0 send no GCAllocationTick).
+		kw |= clrevents.KeywordAllocationSampling
+	}
 	sess, err := info.EventPipeStartSession([]profiler.EventPipeProviderSettings{{
 		Name:     clrevents.RuntimeProvider,
-		Keywords: clrevents.KeywordGC | clrevents.KeywordContention | clrevents.KeywordException | clrevents.KeywordThreading,
+		Keywords: kw,
 		Level:    profiler.EventPipeVerbose,
 	}}, false)
 	if err != nil {
@@ -127,6 +137,11 @@ func (p *rtevents) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 		p.gcs = append(p.gcs, fmt.Sprintf("end#%d/gen%d", e.Count, e.Depth))
 	case *clrevents.ContentionStop:
 		p.contentionNs = append(p.contentionNs, e.DurationNs)
+	case *clrevents.AllocationSampled:
+		p.sampledDelivered++
+		if e.ObjectSize == 0 || e.SampledByteOffset >= e.ObjectSize || e.TypeName == "" || e.Address == 0 {
+			p.mismatch(fmt.Sprintf("%s: %+v: want a named object with the sampled byte inside it", key, e))
+		}
 	case *clrevents.GCAllocationTick:
 		if p.ticks != nil {
 			kb := p.ticks.KeptBytes()
@@ -180,6 +195,8 @@ func (p *rtevents) Shutdown() error {
 		c := p.ticks.Counts()
 		fmt.Fprintf(os.Stderr, "rtevents: tick sampler mean=%d delivered=%d keptbytes=%d seen=%d kept=%d short=%d bytes=%d\n",
 			p.tickMean, p.ticksDelivered, p.keptSum, c.Seen, c.Kept, c.Short, c.Bytes)
+		fmt.Fprintf(os.Stderr, "rtevents: sampled keep=%g delivered=%d seen=%d kept=%d short=%d\n",
+			p.ticks.SampledKeep(), p.sampledDelivered, c.Sampled, c.SampledKept, c.SampledShort)
 	}
 	for _, m := range p.mismatches {
 		fmt.Fprintf(os.Stderr, "rtevents: mismatch %s\n", m)
