@@ -57,7 +57,7 @@ func TestCPUProfileRuntimeAsync(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: parse: %v", what, err)
 				}
-				var total, in, dispatched, logical int64
+				var total, in, dispatched, logical, machine int64
 				var example string
 				for _, s := range prof.Sample {
 					total += s.Value[1]
@@ -78,6 +78,9 @@ func TestCPUProfileRuntimeAsync(t *testing.T) {
 						continue
 					}
 					in += s.Value[1]
+					if strings.HasPrefix(names[at], "AsyncSpin.Ops+<SpinAfterAwait>") {
+						machine += s.Value[1]
+					}
 					if example == "" {
 						example = strings.Join(names, " < ")
 					}
@@ -102,8 +105,11 @@ func TestCPUProfileRuntimeAsync(t *testing.T) {
 					continue
 				}
 				if !ra {
-					if !strings.Contains(example, "AsyncSpin.Ops+<SpinAfterAwait>") {
-						t.Errorf("%s: classic build: want the state machine's MoveNext, got %s", what, example)
+					// The spin runs in the state machine's MoveNext; the
+					// stub's own samples (starting the machine, before the
+					// await) are a few.
+					if machine*10 < in*9 {
+						t.Errorf("%s: classic build: want the state machine's MoveNext in nearly every sample of SpinAfterAwait, got %d of %d ns; e.g. %s", what, machine, in, example)
 					}
 					continue
 				}
