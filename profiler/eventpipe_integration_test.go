@@ -22,7 +22,7 @@ var (
 // decode whole (one byte less does not: every field of the runtime's version
 // is read), with the values the app caused: the three induced collections
 // of generations 0, 1 and 2 in order, five InvalidOperationExceptions, five
-// contended waits of about the 50 ms the holder sleeps, byte[100]
+// contended waits of about the 50 ms the holder sleeps, sbyte[100]
 // allocation ticks of 128 bytes (aligned). (The runtime's metadata for its own events
 // lists no fields, and 8.0.4 delivers no stack frames to in-process
 // sessions: both are logged.) An EventSource the app creates late, added
@@ -65,8 +65,8 @@ func TestRuntimeEvents(t *testing.T) {
 		if n < 5 {
 			t.Errorf("%d contended waits, want at least 5", n)
 		}
-		if !regexp.MustCompile(`(?m)^rtevents: byte\[\] ticks [1-9]`).MatchString(res.Stderr) {
-			t.Errorf("no allocation tick of System.Byte[]")
+		if !regexp.MustCompile(`(?m)^rtevents: sbyte\[\] ticks [1-9]`).MatchString(res.Stderr) {
+			t.Errorf("no allocation tick of System.SByte[]")
 		}
 		for _, want := range []string{"GCStart", "GCEnd", "GCHeapStats", "GCSuspendEEBegin", "GCPhase", "GCTriggered", "GCAllocationTick", "ExceptionThrown", "ContentionStart", "ContentionStop"} {
 			if !seen[want] {

@@ -4,7 +4,7 @@
 // (created later) to it with EventPipeAddProviderToSession and decodes every event with clrevents.DecodeRuntime.
 // Each payload must decode whole, and one byte less must not (every field
 // of the version is read); it records the GC sequence, contention
-// durations and allocation ticks of byte[100] (ObjectSize 128) for the
+// durations and allocation ticks of sbyte[100] (ObjectSize 128) for the
 // test to check, and, with RTEVENTS_SAMPLING=1, the AllocationSampling
 // keyword on (.NET 10+), the AllocationSampled events the C sampler let
 // through, for the
@@ -38,7 +38,7 @@ type rtevents struct {
 	withStack    map[string]int
 	gcs          []string
 	contentionNs []float64
-	byteTicks    int
+	sbyteTicks   int
 	mismatches   []string
 	exceptions   map[string]int
 	errs         []string
@@ -155,10 +155,10 @@ func (p *rtevents) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 				p.mismatch(fmt.Sprintf("every tick kept, but one of %d bytes stands for %d", n, kb))
 			}
 		}
-		if e.TypeName == "System.Byte[]" {
-			p.byteTicks++
+		if e.TypeName == "System.SByte[]" {
+			p.sbyteTicks++
 			if e.ObjectSize != 128 {
-				p.mismatch(fmt.Sprintf("%s: System.Byte[] of 100 bytes has ObjectSize %d, want 128 (24 bytes of header and length, 100 of data, aligned to 8)", key, e.ObjectSize))
+				p.mismatch(fmt.Sprintf("%s: System.SByte[] of 100 bytes has ObjectSize %d, want 128 (24 bytes of header and length, 100 of data, aligned to 8)", key, e.ObjectSize))
 			}
 		}
 	}
@@ -187,7 +187,7 @@ func (p *rtevents) Shutdown() error {
 	}
 	fmt.Fprintf(os.Stderr, "rtevents: gcs %s\n", strings.Join(p.gcs, " "))
 	fmt.Fprintf(os.Stderr, "rtevents: contention ns %v\n", p.contentionNs)
-	fmt.Fprintf(os.Stderr, "rtevents: byte[] ticks %d\n", p.byteTicks)
+	fmt.Fprintf(os.Stderr, "rtevents: sbyte[] ticks %d\n", p.sbyteTicks)
 	if p.ticks != nil {
 		if kb := p.ticks.KeptBytes(); kb != 0 {
 			p.mismatch(fmt.Sprintf("KeptBytes outside a kept tick's delivery: %d", kb))
