@@ -16,8 +16,7 @@
 //   - [Contention] pairs ContentionStart and ContentionStop events (.NET 5+)
 //     of a thread into one sample with the wait's duration;
 //   - [ThreadSpans] ([Spans]) records which tracing span each managed
-//     thread is in, as a tracer in the same library says (sample/gotrace,
-//     to come), for a sampler to label its samples trace_id and span_id.
+//     thread is in, as a tracer in the same library says (sample/gotrace), for a sampler to label its samples trace_id and span_id.
 //
 // Package profiles/export ships the profiles to Pyroscope and to
 // OpenTelemetry Collectors (OTLP profiles, experimental).
