@@ -38,8 +38,8 @@
 // the sampler's and the Go runtime's CPU time, the output; W is what the
 // application's wall time can have grown by, C the CPU time profiling
 // used. Start-up (loading the library, the Go runtime, the runtime's own
-// work for an in-process EventPipe session) is not in it: on .NET 8 it is
-// about 20-25 ms of wall and CPU time once (task bench's empty workload).
+// work for an in-process EventPipe session) is not in it (measured once:
+// docs/contprof.md).
 //
 // N counts the periods from 1; the heap profile is a snapshot, the others
 // hold what happened in the period.
@@ -90,29 +90,14 @@
 // not available contprof writes no file for it and says so on stderr at
 // start ("contprof: contention: not available on .NET Core 3.1.23: ...").
 //
-// What it costs (task bench, docs/benchmarks.md; TestContprofOverhead logs
-// the same per round of work): a CPU-bound loop 1.00-1.02x of no profiler;
-// an allocation storm of four threads on two cores for about a second
-// (20,000,000 small objects) 0.98-1.05x with start-up taken out, at the
-// defaults (one bench run had 1.12x on 2.1, where interleaved reruns gave
-// 0.98-1.05x: the runtime's GC marking, not the profiler). Start-up adds 7-16 ms (about 10 ms of it on .NET 5+ is the
-// runtime's managed NativeRuntimeEventSource, which the in-process session
-// enables), 26 ms on .NET Core 2.x, measured when every 2.x profiler with
-// events waited 20 ms in Shutdown (the wait now lasts only while another
-// thread is running). The live heap before .NET 5 needs
-// ObjectAllocated, which puts every allocation on the runtime's slow path:
-// with CONTPROF_HEAP=1 the storm ran 1.75x (2.0, 3.1) to 4.5x (2.1, with
-// MonitorGC's reports of 92 collections), hence off by default there.
-// On a real application, Mono's C# compiler on .NET 8 (2.8 s), the cost
-// contprof accounted for (the Shutdown line) was 52-54 ms of wall and CPU
-// time and its start-up 30-35 ms: 1.030x wall and 1.024x CPU time of the
-// run without a profiler, leaving out the runtime's own work for each
-// suspension (about 150 us of CPU time on this machine, 0.3% at 19 Hz);
-// whole runs there vary by more than that (docs/benchmarks.md).
+// What it costs: task bench (docs/benchmarks.md) and TestContprofOverhead
+// measure it; figures measured by hand are in docs/contprof.md. The live
+// heap before .NET 5 needs ObjectAllocated, which puts every allocation on
+// the runtime's slow path, hence off by default there.
 //
 // Every snapshot suspends the runtime; with more busy threads than cores a
 // suspension waits for each thread to be scheduled and reach a safe point
-// (measured up to 52 ms on 2 cores with 4 allocating threads), so contprof
+// (docs/contprof.md), so contprof
 // keeps the time the runtime spends suspended for it within
 // CONTPROF_SUSPEND_BUDGET (2% by default) by skipping ticks after a long
 // snapshot. The budget is charged the time suspending and walking
@@ -125,15 +110,8 @@
 // snapshot failed, by cause ("failures=M (cause:n)"), those skipped for the
 // budget ("skipped=K (overhead budget)"), and the threads of a snapshot
 // whose walk failed ("thread_failures=F (cause:n)") or that had no managed
-// frame ("threads_without_frames=E"). Seen on every runtime from 3.1 to 11:
-// the runtime's finalizer and tiered-compilation threads, idle with no
-// managed frame, fail DoStackSnapshot with E_FAIL at every tick (two
-// thread_failures a tick on the async test app); and a few costly
-// snapshots (one of 14.4 ms on .NET 11, longest=) make the budget skip
-// the ticks after them: what "skipped 26 of 95 ticks" on .NET 11 was,
-// varying from run to run on 10 and 11 alike. On mcs (.NET 8) a snapshot
-// holds the runtime about 0.2 ms, well within the budget; on four
-// allocating threads on two cores, 3-5 ms, and ticks are skipped.
+// frame ("threads_without_frames=E"); docs/contprof.md says what was seen
+// on each runtime.
 //
 // Memory is bounded: CONTPROF_MAX_STACKS distinct stacks per profile and
 // period (default 10000; more are summed under "[stack table full]"),
@@ -164,17 +142,7 @@
 // dropped=D rejected=R lost=L retries=T". A malformed URL, header or
 // attribute is refused at start with a message naming the variable, and
 // contprof runs on without that exporter. What exporting costs:
-// BenchmarkSend in profiles/export measured 6 ms of CPU time to ship a
-// busy period's CPU profile (1000 stacks of 30 frames) to Pyroscope, 13
-// ms over OTLP/HTTP and 22 ms over OTLP/gRPC (whose gzip runs at the
-// default level), so a few tens of milliseconds a minute at the default
-// period. task bench's go-contprof-export against go-contprof, same run:
-// whole runs 0.90-1.10x (their run-to-run spread on this machine is
-// larger than what exporting adds); contprof's own timing of its output
-// (the exporters' set-up, the last period written and shipped, on the
-// Shutdown line as output_wall_us and output_cpu_us) puts what the
-// exporters add at 1.001-1.008x of the directory-only run's wall and CPU
-// time (2-23 ms on 2-3 s runs, quiet machine).
+// docs/contprof.md.
 //
 // Environment:
 //
@@ -202,9 +170,8 @@
 //	                      default): on .NET 5+, where it is sampled from the
 //	                      runtime's allocation ticks, and off before, where
 //	                      it needs ObjectAllocated (every allocation of the
-//	                      process on the runtime's slow path: 1.3-1.5x on
-//	                      allocation-heavy code, more with MonitorGC's
-//	                      moved-references reports). Without the live heap
+//	                      process on the runtime's slow path:
+//	                      docs/contprof.md). Without the live heap
 //	                      on .NET Core 2.x the GC profile counts suspensions
 //	                      for GC, generation not reported
 //	CONTPROF_PYROSCOPE_URL     Pyroscope's base URL (http://host:4040): push there
