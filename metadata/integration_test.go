@@ -28,8 +28,10 @@ var (
 	runsMu sync.Mutex
 	runs   = map[string]*metaRun{}
 	built  struct {
-		once     sync.Once
-		lib, app string
+		once sync.Once
+		lib  string
+		mu   sync.Mutex
+		apps map[string]string // by runtime name
 	}
 )
 
@@ -48,36 +50,48 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildAll compiles the app with its libraries and builds the profiler,
-// once, into workDir.
-func buildAll(t *testing.T) (lib, app string) {
+// buildAll builds the profiler, once, into workDir, and compiles the app
+// with its libraries for rt (mcs's build before .NET 10, Roslyn's against
+// rt's reference assemblies from 10 on), once per runtime, into
+// workDir/<runtime>/.
+func buildAll(t *testing.T, rt harness.Runtime) (lib, app string) {
 	built.once.Do(func() {
-		dir := filepath.Join(workDir, "app")
-		v1 := filepath.Join(workDir, "fwda-v1")
-		fwdb := harness.CompileCS(t, []string{"testdata/metaapp/fwdb.cs"}, dir, harness.Library())
-		fwdaV1 := harness.CompileCS(t, []string{"testdata/metaapp/fwda_v1.cs"}, v1, harness.Library(), harness.OutName("fwda.dll"))
-		built.app = harness.CompileCS(t, []string{"testdata/metaapp/metaapp.cs"}, dir, harness.Unsafe(), harness.Reference(fwdaV1))
-		harness.CompileCS(t, []string{"testdata/metaapp/fwda_v2.cs"}, dir, harness.Library(), harness.OutName("fwda.dll"), harness.Reference(fwdb))
-		harness.CompileCS(t, []string{"testdata/metaapp/alclib.cs"}, dir, harness.Library())
 		so := harness.BuildProfiler(t, "./metadata/testdata/metaprof")
 		data, err := os.ReadFile(so)
 		if err != nil {
 			t.Fatal(err)
 		}
-		built.lib = filepath.Join(workDir, filepath.Base(so))
-		if err := os.WriteFile(built.lib, data, 0o755); err != nil {
+		lib := filepath.Join(workDir, filepath.Base(so))
+		if err := os.WriteFile(lib, data, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		built.lib = lib
 	})
-	if built.lib == "" || built.app == "" {
-		t.Fatal("building the app or the profiler failed in an earlier test")
+	if built.lib == "" {
+		t.Fatal("building the profiler failed in an earlier test")
 	}
-	return built.lib, built.app
+	built.mu.Lock()
+	defer built.mu.Unlock()
+	if app, ok := built.apps[rt.Name]; ok {
+		return built.lib, app
+	}
+	dir := filepath.Join(workDir, rt.Name, "app")
+	v1 := filepath.Join(workDir, rt.Name, "fwda-v1")
+	fwdb := harness.CompileCS(t, []string{"testdata/metaapp/fwdb.cs"}, dir, harness.Library(), harness.For(rt))
+	fwdaV1 := harness.CompileCS(t, []string{"testdata/metaapp/fwda_v1.cs"}, v1, harness.Library(), harness.OutName("fwda.dll"), harness.For(rt))
+	app = harness.CompileCS(t, []string{"testdata/metaapp/metaapp.cs"}, dir, harness.Unsafe(), harness.Reference(fwdaV1), harness.For(rt))
+	harness.CompileCS(t, []string{"testdata/metaapp/fwda_v2.cs"}, dir, harness.Library(), harness.OutName("fwda.dll"), harness.Reference(fwdb), harness.For(rt))
+	harness.CompileCS(t, []string{"testdata/metaapp/alclib.cs"}, dir, harness.Library(), harness.For(rt))
+	if built.apps == nil {
+		built.apps = map[string]string{}
+	}
+	built.apps[rt.Name] = app
+	return built.lib, app
 }
 
 func runMeta(t *testing.T, rt harness.Runtime) *metaRun {
 	t.Helper()
-	lib, app := buildAll(t)
+	lib, app := buildAll(t, rt)
 	runsMu.Lock()
 	defer runsMu.Unlock()
 	if r, ok := runs[rt.Name]; ok {
