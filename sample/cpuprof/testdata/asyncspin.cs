@@ -1,7 +1,10 @@
-// A runtime-async workload for the sampling tests: SpinAfterAwait awaits a
-// timer, so the rest of it runs where the continuation resumes (a
+// A runtime-async workload for the sampling tests: SpinAfterAwait awaits
+// Task.Yield, so the rest of it runs where the continuation resumes (a
 // thread-pool thread), and there it burns CPU for about the given
 // milliseconds. Compiled classic and runtime async (Roslyn, .NET 10+).
+// (Not Task.Delay(1): on a loaded machine the timer had sometimes fired
+// before the await looked at it, and the call ran on synchronously under
+// Program.Run; Task.Yield never completes synchronously.)
 using System;
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
@@ -16,7 +19,7 @@ namespace AsyncSpin
 
 		public static async Task<long> SpinAfterAwait(int ms)
 		{
-			await Task.Delay(1);
+			await Task.Yield();
 			long x = 1;
 			var sw = Stopwatch.StartNew();
 			while (sw.ElapsedMilliseconds < ms)
