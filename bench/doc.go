@@ -4,7 +4,9 @@
 //
 // # What is here
 //
-//   - workloads/: C# programs (compiled with Mono's mcs by the harness):
+//   - workloads/: C# programs (compiled by the harness for each runtime:
+//     with Mono's mcs before .NET 10, with Roslyn against the runtime's
+//     reference assemblies on 10 and 11; TestWorkloadsRun runs each once):
 //     empty (start-up), startup (JIT-heavy, run with ReadyToRun disabled),
 //     cpu (a CPU-bound loop, for sampling), alloc (an allocation storm on
 //     4 threads), calls (deep recursion and tight calls, for enter/leave
