@@ -323,6 +323,16 @@ func TestIDMapDropsUnloadedIDs(t *testing.T) {
 func TestMetadataAPI(t *testing.T) {
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
 		r := runMeta(t, rt)
+		// mcs references Mono's mscorlib; Roslyn (.NET 10 and later) the
+		// reference assemblies of the runtime's major version, System.Runtime
+		// for the base types and System.Console for Console.
+		refs := []string{"api: assembly ref mscorlib 4.0.0.0 token=b77a5c561934e089"}
+		if rt.Major >= 10 {
+			v := min(rt.Major, 11)
+			refs = []string{fmt.Sprintf("api: assembly ref System.Runtime %d.0.0.0 token=b03f5f7f11d50a3a", v),
+				fmt.Sprintf("api: assembly ref System.Console %d.0.0.0 token=b03f5f7f11d50a3a", v)}
+		}
+		mustHaveLines(t, r, refs)
 		mustHaveLines(t, r, []string{
 			"api: event Changed type=System.EventHandler add=add_Changed remove=remove_Changed",
 			"api: param 1 key out=false",
@@ -331,7 +341,6 @@ func TestMetadataAPI(t *testing.T) {
 			"api: custom attribute on Legacy: System.ObsoleteAttribute..ctor(string) value=01000a6f6c64207368617065730000",
 			"api: property Value get=get_Value set=set_Value",
 			"api: assembly metaapp 0.0.0.0",
-			"api: assembly ref mscorlib 4.0.0.0 token=b77a5c561934e089",
 			"api: assembly ref fwda 0.0.0.0 token=",
 			"api: defined member ref System.Console.WriteLine(string)",
 			"api: defined method spec Meta.Test.Gen.Id<long[]>(int64[])",
