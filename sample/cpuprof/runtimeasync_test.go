@@ -11,8 +11,8 @@ import (
 )
 
 // Samples taken while a runtime-async method runs after its await
-// (SpinAfterAwait burns about a second of CPU on the thread-pool thread
-// that resumed it), by DoStackSnapshot of the suspended runtime
+// (SpinAfterAwait burns about a second of CPU, a fixed amount of work, on
+// the thread-pool thread that resumed it), by DoStackSnapshot of the suspended runtime
 // (CPUPROF_MODE=suspend) and by perf events, on the classic and the
 // runtime-async build (docs/runtime-async.md). On the runtime-async build
 // the sampled stacks name SpinAfterAwait itself, and under it the
