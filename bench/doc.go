@@ -4,7 +4,7 @@
 //
 // The runner (runner_test.go, behind the benchrun build tag so that `go
 // test ./...` never runs it) is started by `task bench`: it builds the C#
-// workloads (workloads/), the C reference profiler (cref/) and the Go
+// workloads (workloads/: with mcs before .NET 10, with Roslyn on 10 and 11), the C reference profiler (cref/) and the Go
 // profilers under test (prof/), runs them interleaved on every installed
 // runtime and writes docs/benchmarks.md ([Markdown]) and results.json.
 // This package holds what the runner and the Go benchmarks share: the

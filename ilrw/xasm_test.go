@@ -20,16 +20,16 @@ import (
 // same external method twice defines nothing the second time. The app's
 // output shows the rewritten calls ran, on every runtime.
 func TestRewriteCallsIntoAnotherAssembly(t *testing.T) {
-	dir := t.TempDir()
-	harness.CompileCS(t, []string{"testdata/xasm/lib.cs"}, dir, harness.Library(), harness.OutName("XLib.dll"))
-	app := harness.CompileCS(t, []string{"testdata/xasm/app.cs"}, dir, harness.OutName("XApp.exe"))
-	if strings.Contains(filepath.Base(app), "XLib") {
-		t.Fatal("app and library mixed up")
-	}
 	lib := harness.BuildProfiler(t, "./ilrw/testdata/xasmprof")
 	existing := regexp.MustCompile(`^xasmprof: existing refs: WriteLine=(\S+) rows before asm=(\d+) type=(\d+) member=(\d+) after asm=(\d+) type=(\d+) member=(\d+)$`)
 	fresh := regexp.MustCompile(`^xasmprof: new refs: Hit=(\S+) again=(\S+) rows after first asm=(\d+) type=(\d+) member=(\d+) after second asm=(\d+) type=(\d+) member=(\d+)$`)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		dir := t.TempDir()
+		harness.CompileCS(t, []string{"testdata/xasm/lib.cs"}, dir, harness.Library(), harness.OutName("XLib.dll"), harness.For(rt))
+		app := harness.CompileCS(t, []string{"testdata/xasm/app.cs"}, dir, harness.OutName("XApp.exe"), harness.For(rt))
+		if strings.Contains(filepath.Base(app), "XLib") {
+			t.Fatal("app and library mixed up")
+		}
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: "{5B7A3C1E-2D4F-4A8B-9C6E-0F1A2B3C4D5E}"})
 		res.MustSucceed(t)
 		res.MustStderrNotContain(t, "rewrite error")

@@ -23,20 +23,14 @@ import (
 func TestAsyncReJIT(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./instr/testdata/instrprof")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
-		builds := map[string][]harness.CSOption{"classic": {harness.For(rt)}}
-		if rt.Major >= 10 {
-			builds["runtime-async"] = []harness.CSOption{harness.For(rt), harness.RuntimeAsync()}
-		}
-		for name, opts := range builds {
-			t.Run(name, func(t *testing.T) {
+		for _, b := range harness.AsyncBuilds(rt) {
+			t.Run(b.Name, func(t *testing.T) {
 				dir := t.TempDir()
-				harness.CompileCS(t, []string{"testdata/apps/helper.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"))
-				app := harness.CompileCS(t, []string{"../internal/testapps/async/async.cs"}, dir, opts...)
+				harness.CompileCS(t, []string{"testdata/apps/helper.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"), harness.For(rt))
+				app := harness.CompileCS(t, []string{"../internal/testapps/async/async.cs"}, dir, b.Options...)
 				env := []string{"INSTRPROF_TARGETS=async!AsyncApp.Ops::NoAwait", "INSTRPROF_ADD=async!AsyncApp.Ops::DelayThenValue",
 					"INSTRPROF_REJIT=1", "INSTR_WAIT_FILE=" + filepath.Join(t.TempDir(), "added")}
-				if name == "runtime-async" {
-					env = append(env, harness.RuntimeAsyncEnv(rt)...)
-				}
+				env = append(env, b.Env...)
 				res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid, Env: env})
 				res.MustSucceed(t)
 				res.MustStdoutContain(t, "before 2\nadded True\n", "DelayThenValue calls=51 ", "done\n")
@@ -47,7 +41,7 @@ func TestAsyncReJIT(t *testing.T) {
 				m := "async!AsyncApp.Ops::DelayThenValue"
 				e := h.ends[m]
 				t.Logf("%s: %d Begins, %d Ends; first End %q", m, len(h.begins[m]), len(e), e[:min(len(e), 1)])
-				if name == "runtime-async" && rt.Major == 10 {
+				if b.RuntimeAsync && rt.Major == 10 {
 					// 10.0.15 republishes the Task-returning thunk's code
 					// only; the async variant, which runs the body, keeps
 					// its old code (dotnet/runtime#128944): the wrap never
@@ -58,7 +52,7 @@ func TestAsyncReJIT(t *testing.T) {
 				} else if len(e) != 51 {
 					t.Fatalf("%s: %d Ends after the ReJIT, want 51\n%s", m, len(e), res.Describe())
 				}
-				if name == "runtime-async" {
+				if b.RuntimeAsync {
 					// End sees each call's completion with its unwrapped
 					// result: the Int32 2*i, in the order of the calls.
 					for i, l := range e {
@@ -90,19 +84,13 @@ func TestAsyncReJIT(t *testing.T) {
 func TestAsyncThunk(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./instr/testdata/instrprof")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
-		builds := map[string][]harness.CSOption{"classic": {harness.For(rt)}}
-		if rt.Major >= 10 {
-			builds["runtime-async"] = []harness.CSOption{harness.For(rt), harness.RuntimeAsync()}
-		}
-		for name, opts := range builds {
-			t.Run(name, func(t *testing.T) {
+		for _, b := range harness.AsyncBuilds(rt) {
+			t.Run(b.Name, func(t *testing.T) {
 				dir := t.TempDir()
-				harness.CompileCS(t, []string{"testdata/apps/helper.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"))
-				app := harness.CompileCS(t, []string{"../internal/testapps/async/async.cs"}, dir, opts...)
+				harness.CompileCS(t, []string{"testdata/apps/helper.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"), harness.For(rt))
+				app := harness.CompileCS(t, []string{"../internal/testapps/async/async.cs"}, dir, b.Options...)
 				env := []string{"INSTRPROF_TARGETS=async!AsyncApp.Program::Run,async!AsyncApp.Ops::DelayThenValue", "INSTRPROF_JITLOG=async"}
-				if name == "runtime-async" {
-					env = append(env, harness.RuntimeAsyncEnv(rt)...)
-				}
+				env = append(env, b.Env...)
 				res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid, Env: env})
 				res.MustSucceed(t)
 				res.MustStdoutContain(t, "DelayThenValue calls=51 ", "done\n")
@@ -122,7 +110,7 @@ func TestAsyncThunk(t *testing.T) {
 				t.Logf("compilations: Run %v, DelayThenValue %v", jits["Program::Run"], jits["Ops::DelayThenValue"])
 				run, dtv := jits["Program::Run"], jits["Ops::DelayThenValue"]
 				wantRun := 1
-				if name == "runtime-async" && rt.Major >= 10 {
+				if b.RuntimeAsync && rt.Major >= 10 {
 					wantRun = 2
 				}
 				if len(run) != wantRun || len(dtv) != 1 {
@@ -163,18 +151,12 @@ func TestAsyncGoHooks(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./instr/testdata/goprof")
 	exitRe := regexp.MustCompile(`^GOHOOK exit (\S+) state=\d+ ret=(\S+?):(.*) exc=(true|false):(.*)$`)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
-		builds := map[string][]harness.CSOption{"classic": {harness.For(rt)}}
-		if rt.Major >= 10 {
-			builds["runtime-async"] = []harness.CSOption{harness.For(rt), harness.RuntimeAsync()}
-		}
-		for name, opts := range builds {
+		for _, b := range harness.AsyncBuilds(rt) {
 			for _, deferred := range []string{"0", "1"} {
-				t.Run(name+"/deferred="+deferred, func(t *testing.T) {
-					app := harness.CompileCS(t, []string{"../internal/testapps/async/async.cs"}, "", opts...)
+				t.Run(b.Name+"/deferred="+deferred, func(t *testing.T) {
+					app := harness.CompileCS(t, []string{"../internal/testapps/async/async.cs"}, "", b.Options...)
 					env := []string{"GOPROF_TARGETS=async!AsyncApp.Ops::DelayThenValue,async!AsyncApp.Ops::ThrowAfterAwait", "GOPROF_DEFERRED=" + deferred}
-					if name == "runtime-async" {
-						env = append(env, harness.RuntimeAsyncEnv(rt)...)
-					}
+					env = append(env, b.Env...)
 					res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid, Env: env})
 					res.MustSucceed(t)
 					res.MustStdoutContain(t, "DelayThenValue calls=51 ", "ThrowAfterAwait calls=51 thrown=51", "done\n")
@@ -199,7 +181,7 @@ func TestAsyncGoHooks(t *testing.T) {
 					if len(dtv) != 51 || len(thr) != 102 {
 						t.Fatalf("exits: DelayThenValue %d, ThrowAfterAwait %d; want 51 and 102\n%s", len(dtv), len(thr), res.Describe())
 					}
-					if name == "runtime-async" {
+					if b.RuntimeAsync {
 						for i, v := range dtv {
 							if want := fmt.Sprintf("int:%d", 2*i); v != want {
 								t.Fatalf("DelayThenValue exit %d: ret %q, want %q", i, v, want)

@@ -28,21 +28,20 @@ const deliverCLSID = "{7A0C3D52-9B1E-4F6A-8C2D-5E4B3A291F07}"
 // with delivery turned off, and with a corrupt helper (the loader fails in
 // the app: the app must not notice).
 func TestDelivery(t *testing.T) {
-	tmp := t.TempDir()
-	appDir, helperDir := filepath.Join(tmp, "app"), filepath.Join(tmp, "helper")
-	lib1 := harness.CompileCS(t, []string{"testdata/deliver/lib1.cs"}, appDir, harness.Library(), harness.OutName("Lib.dll"))
-	app := harness.CompileCS(t, []string{"testdata/deliver/app.cs"}, appDir, harness.Reference(lib1))
-	lib2 := harness.CompileCS(t, []string{"testdata/deliver/lib2.cs"}, helperDir, harness.Library(), harness.OutName("Lib.dll"))
-	loader, err := filepath.Abs("loader/Clrprof.Instr.Loader.dll")
-	if err != nil {
-		t.Fatal(err)
-	}
-	helper := harness.CompileCS(t, []string{"testdata/deliver/helper.cs"}, helperDir, harness.Library(),
-		harness.OutName("DeliverHelper.dll"), harness.Reference(lib2, loader))
 	lib := harness.BuildProfiler(t, "./instr/testdata/deliverprof")
-	helpers := "DELIVER_HELPERS=" + helper + ":" + lib2
-
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		tmp := t.TempDir()
+		appDir, helperDir := filepath.Join(tmp, "app"), filepath.Join(tmp, "helper")
+		lib1 := harness.CompileCS(t, []string{"testdata/deliver/lib1.cs"}, appDir, harness.Library(), harness.OutName("Lib.dll"), harness.For(rt))
+		app := harness.CompileCS(t, []string{"testdata/deliver/app.cs"}, appDir, harness.Reference(lib1), harness.For(rt))
+		lib2 := harness.CompileCS(t, []string{"testdata/deliver/lib2.cs"}, helperDir, harness.Library(), harness.OutName("Lib.dll"), harness.For(rt))
+		loader, err := filepath.Abs("loader/Clrprof.Instr.Loader.dll")
+		if err != nil {
+			t.Fatal(err)
+		}
+		helper := harness.CompileCS(t, []string{"testdata/deliver/helper.cs"}, helperDir, harness.Library(),
+			harness.OutName("DeliverHelper.dll"), harness.Reference(lib2, loader), harness.For(rt))
+		helpers := "DELIVER_HELPERS=" + helper + ":" + lib2
 		base := harness.Run(t, rt, app, harness.RunOptions{})
 		base.MustSucceed(t)
 		if !strings.Contains(base.Stdout, "app: sees Lib 1\n") {

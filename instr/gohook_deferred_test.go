@@ -41,10 +41,9 @@ func deferredCounts(t *testing.T, stderr string) (delivered, dropped int) {
 // none dropped) and that every hook got a time, no exit earlier than its
 // enter.
 func TestGoHooksDeferred(t *testing.T) {
-	dir := t.TempDir()
-	app := harness.CompileCS(t, []string{"testdata/gohook/app.cs"}, dir, harness.OutName("GoHookApp.exe"))
-	lib := harness.BuildProfiler(t, "./instr/testdata/goprof")
+	lib := goprof(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := goHookApp(t, rt)
 		base := harness.Run(t, rt, app, harness.RunOptions{})
 		base.MustSucceed(t)
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
@@ -84,10 +83,9 @@ func TestGoHooksDeferred(t *testing.T) {
 // delivered Exit with its Enter, everything left delivered by
 // FlushDeferred at Shutdown).
 func TestGoHooksDeferredOrder(t *testing.T) {
-	dir := t.TempDir()
-	app := harness.CompileCS(t, []string{"testdata/gohook/app.cs"}, dir, harness.OutName("GoHookApp.exe"))
-	lib := harness.BuildProfiler(t, "./instr/testdata/goprof")
+	lib := goprof(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := goHookApp(t, rt)
 		// With arguments and clock, and without either (the C side's
 		// entries for the common case, and the drain's path for leaf
 		// calls: Rec(0, i), innermost, is one).

@@ -38,13 +38,6 @@ func goStorm(t *testing.T, rt harness.Runtime, app, lib string, expectCrash bool
 		Env: append([]string{"GOPROF_TARGETS=GoHookApp!Hooked.Kinds::Hot"}, env...)})
 }
 
-func goStormApps(t *testing.T) (app, lib string) {
-	dir := t.TempDir()
-	app = harness.CompileCS(t, []string{"testdata/gohook/app.cs"}, dir, harness.OutName("GoHookApp.exe"))
-	lib = harness.BuildProfiler(t, "./instr/testdata/goprof")
-	return app, lib
-}
-
 // TestGoHookStorm: Go hooks on a hot method called by 8 allocating threads
 // while a ninth collects every millisecond (the runtime suspends the
 // threads for each collection, sending its activation signal to those in
@@ -52,8 +45,9 @@ func goStormApps(t *testing.T) (app, lib string) {
 // SIGRTMIN also sent with tgkill to every hooked thread every 10µs. With
 // the signal guard on the Go hook entries, every run must complete.
 func TestGoHookStorm(t *testing.T) {
-	app, lib := goStormApps(t)
+	lib := goprof(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := goHookApp(t, rt)
 		for _, mode := range []string{"gc", "gc+tgkill"} {
 			var env []string
 			if mode == "gc+tgkill" {
@@ -102,10 +96,11 @@ func TestGoHookStormWithoutGuard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash demonstration; not in -short")
 	}
-	app, lib := goStormApps(t)
+	lib := goprof(t)
 	var summary []string
 	crashes := 0
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := goHookApp(t, rt)
 		for _, mode := range []string{"gc", "gc+tgkill"} {
 			env := []string{"CLRPROF_GOHOOK_GUARD=0"}
 			if mode == "gc+tgkill" {
@@ -145,9 +140,10 @@ func TestGoHookStormWithoutGuard(t *testing.T) {
 // the drain goroutine). Every run must complete, the states pair, and the
 // counts add up (delivered + dropped = the calls the app made).
 func TestGoHookStormDeferred(t *testing.T) {
-	app, lib := goStormApps(t)
+	lib := goprof(t)
 	hot := regexp.MustCompile(`goprof: hot enter=(\d+) exit=(\d+) `)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := goHookApp(t, rt)
 		// The last mode asks for no arguments: the C side's entries for
 		// the common case and the drain's path for leaf calls.
 		for _, mode := range []string{"gc", "gc+tgkill", "gc+tgkill, no arguments"} {

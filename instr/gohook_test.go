@@ -23,10 +23,9 @@ var (
 // counted, the method unaffected), nesting, and 8 threads calling a hooked
 // method 20,000 times each.
 func TestGoHooks(t *testing.T) {
-	dir := t.TempDir()
-	app := harness.CompileCS(t, []string{"testdata/gohook/app.cs"}, dir, harness.OutName("GoHookApp.exe"))
-	lib := harness.BuildProfiler(t, "./instr/testdata/goprof")
+	lib := goprof(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := goHookApp(t, rt)
 		base := harness.Run(t, rt, app, harness.RunOptions{})
 		base.MustSucceed(t)
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
@@ -119,4 +118,14 @@ func checkGoHooks(t *testing.T, lines []string, deferred bool) {
 	if strings.Contains(all, "goprof: failed") {
 		t.Errorf("methods failed:\n%s", all)
 	}
+}
+
+// goprof builds the Go-hooks test profiler.
+func goprof(t *testing.T) string {
+	return harness.BuildProfiler(t, "./instr/testdata/goprof")
+}
+
+// goHookApp compiles the Go-hooks test app for rt.
+func goHookApp(t *testing.T, rt harness.Runtime) string {
+	return harness.CompileCS(t, []string{"testdata/gohook/app.cs"}, t.TempDir(), harness.OutName("GoHookApp.exe"), harness.For(rt))
 }

@@ -20,7 +20,6 @@ import (
 // the names are the canonical ones there too (what FunctionName documents).
 func TestSharedGenericNames(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/genprof")
-	app := harness.CompileCS(t, []string{"testdata/generics/app.cs"}, "", harness.OutName("GenApp.exe"))
 	const clsid = "{6A1B2C3D-4E5F-4071-8293-A4B5C6D7E8F9}"
 	withLoads := []string{
 		"Pair<System.__Canon,System.__Canon>.Show | Pair<System.__Canon,System.__Canon>.Show()",
@@ -37,6 +36,7 @@ func TestSharedGenericNames(t *testing.T) {
 		"Pair<A,B>.Pick<System.__Canon> | Pair<A,B>.Pick<System.__Canon>(System.__Canon)",
 	}
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"testdata/generics/app.cs"}, "", harness.OutName("GenApp.exe"), harness.For(rt))
 		without, withoutShows := withoutLoads, 2
 		if rt.AtLeast(10, 0) {
 			// The runtime names the canonical class (dotnet/runtime#107753).
@@ -88,8 +88,8 @@ func TestSharedGenericNames(t *testing.T) {
 // the names must agree, the figures are for docs/benchmarks.md).
 func TestNameCacheSpeed(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/genprof")
-	app := harness.CompileCS(t, []string{"testdata/generics/app.cs"}, "", harness.OutName("GenApp.exe"))
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"testdata/generics/app.cs"}, "", harness.OutName("GenApp.exe"), harness.For(rt))
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: "{6A1B2C3D-4E5F-4071-8293-A4B5C6D7E8F9}",
 			Env: []string{"GENPROF_BENCH=1"}})
 		res.MustSucceed(t)

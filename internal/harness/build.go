@@ -106,6 +106,32 @@ func RuntimeAsyncEnv(rt Runtime) []string {
 	return nil
 }
 
+// AsyncBuild is one way of compiling an async app for a runtime: its name
+// ("classic" or "runtime-async", fit for a subtest), whether its async
+// methods are runtime async, the [CompileCS] options and the environment
+// the app needs to run.
+type AsyncBuild struct {
+	Name         string
+	RuntimeAsync bool
+	Options      []CSOption
+	Env          []string
+}
+
+// AsyncBuilds returns the builds of an async app that rt runs, for tests
+// that compare the classic build with the runtime-async build of one
+// source: the classic build ([For] rt) always, and from .NET 10 on the
+// runtime-async build ([For] rt and [RuntimeAsync], with [RuntimeAsyncEnv]:
+// DOTNET_RuntimeAsync=1 on .NET 10). extra options are added to both.
+func AsyncBuilds(rt Runtime, extra ...CSOption) []AsyncBuild {
+	classic := append([]CSOption{For(rt)}, extra...)
+	b := []AsyncBuild{{Name: "classic", Options: classic}}
+	if rt.Major >= 10 {
+		ra := append([]CSOption{For(rt), RuntimeAsync()}, extra...)
+		b = append(b, AsyncBuild{Name: "runtime-async", RuntimeAsync: true, Options: ra, Env: RuntimeAsyncEnv(rt)})
+	}
+	return b
+}
+
 // Roslyn is the C# compiler laid out by ../shared/dotnet/install.sh.
 type roslynTool struct {
 	csc     string // the wrapper script

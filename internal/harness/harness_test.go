@@ -30,8 +30,10 @@ var helloWant = []string{
 	"bye",
 }
 
-func helloApp(t *testing.T) string {
-	return harness.CompileCS(t, []string{"testdata/hello/hello.cs"}, "")
+// helloApp compiles the hello app for rt (mcs before .NET 10, Roslyn
+// against rt's reference assemblies from 10 on).
+func helloApp(t *testing.T, rt harness.Runtime) string {
+	return harness.CompileCS(t, []string{"testdata/hello/hello.cs"}, "", harness.For(rt))
 }
 
 // checkHello checks the hello app's whole output, including that it ran on
@@ -143,8 +145,8 @@ func TestSetupInstalledEveryRuntime(t *testing.T) {
 }
 
 func TestHelloWorld(t *testing.T) {
-	app := helloApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := helloApp(t, rt)
 		res := harness.Run(t, rt, app, harness.RunOptions{Args: []string{"one", "two"}})
 		checkHello(t, rt, res)
 		if res.Stderr != "" {
@@ -153,13 +155,13 @@ func TestHelloWorld(t *testing.T) {
 	})
 }
 
-func behaveApp(t *testing.T) string {
-	return harness.CompileCS(t, []string{"testdata/behave/behave.cs"}, "")
+func behaveApp(t *testing.T, rt harness.Runtime) string {
+	return harness.CompileCS(t, []string{"testdata/behave/behave.cs"}, "", harness.For(rt))
 }
 
 func TestExitCodeAndStdin(t *testing.T) {
-	app := behaveApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := behaveApp(t, rt)
 		res := harness.Run(t, rt, app, harness.RunOptions{Args: []string{"exit", "42"}})
 		res.MustExit(t, 42)
 		res.MustStdoutContain(t, "exiting 42")
@@ -177,8 +179,8 @@ func TestExitCodeAndStdin(t *testing.T) {
 }
 
 func TestUnhandledExceptionAborts(t *testing.T) {
-	app := behaveApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := behaveApp(t, rt)
 		res := harness.Run(t, rt, app, harness.RunOptions{Args: []string{"throw"}, ExpectCrash: true})
 		res.MustSignal(t, syscall.SIGABRT)
 		res.MustStdoutContain(t, "throwing")
@@ -195,8 +197,8 @@ func TestUnhandledExceptionAborts(t *testing.T) {
 }
 
 func TestTimeoutKillsProcessGroup(t *testing.T) {
-	app := behaveApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := behaveApp(t, rt)
 		const timeout = 3 * time.Second
 		res := harness.Run(t, rt, app, harness.RunOptions{Args: []string{"hang"}, Timeout: timeout})
 		if !res.TimedOut || !res.Signaled || res.Signal != syscall.SIGKILL {
@@ -271,9 +273,9 @@ func shutdownCounts(t *testing.T, res harness.Result) (modules, jit int) {
 }
 
 func TestCProfilerLoads(t *testing.T) {
-	app := helloApp(t)
 	lib := buildCProf(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := helloApp(t, rt)
 		res := harness.Run(t, rt, app, harness.RunOptions{
 			Args:          []string{"one", "two"},
 			ProfilerPath:  lib,
@@ -317,10 +319,10 @@ func TestCProfilerLoads(t *testing.T) {
 }
 
 func TestCProfilerWrongCLSID(t *testing.T) {
-	app := helloApp(t)
 	lib := buildCProf(t)
 	const wrong = "{0BADC0DE-0000-4000-8000-000000000001}"
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := helloApp(t, rt)
 		res := harness.Run(t, rt, app, harness.RunOptions{
 			Args:          []string{"one", "two"},
 			ProfilerPath:  lib,
@@ -336,9 +338,9 @@ func TestCProfilerWrongCLSID(t *testing.T) {
 }
 
 func TestCProfilerNotEnabled(t *testing.T) {
-	app := helloApp(t)
 	lib := buildCProf(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := helloApp(t, rt)
 		res := harness.Run(t, rt, app, harness.RunOptions{
 			Args:          []string{"one", "two"},
 			ProfilerPath:  lib,
@@ -351,9 +353,9 @@ func TestCProfilerNotEnabled(t *testing.T) {
 }
 
 func TestCProfilerInitializeFails(t *testing.T) {
-	app := helloApp(t)
 	lib := buildCProf(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := helloApp(t, rt)
 		res := harness.Run(t, rt, app, harness.RunOptions{
 			Args:          []string{"one", "two"},
 			ProfilerPath:  lib,
@@ -368,9 +370,9 @@ func TestCProfilerInitializeFails(t *testing.T) {
 }
 
 func TestCProfilerCrashIsReported(t *testing.T) {
-	app := helloApp(t)
 	lib := buildCProf(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := helloApp(t, rt)
 		res := harness.Run(t, rt, app, harness.RunOptions{
 			ProfilerPath:  lib,
 			ProfilerCLSID: cprofCLSID,
@@ -400,9 +402,9 @@ func TestCProfilerCrashIsReported(t *testing.T) {
 }
 
 func TestDisableReadyToRun(t *testing.T) {
-	app := helloApp(t)
 	lib := buildCProf(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := helloApp(t, rt)
 		opts := harness.RunOptions{Args: []string{"one", "two"}, ProfilerPath: lib, ProfilerCLSID: cprofCLSID}
 		res := harness.Run(t, rt, app, opts)
 		checkHello(t, rt, res)
@@ -438,17 +440,18 @@ func TestCompileCSCachesAndReferences(t *testing.T) {
 		t.Fatal("different options gave the same cached output")
 	}
 
-	// A library and an app referencing it, in one directory.
-	dir := t.TempDir()
-	lib := harness.CompileCS(t, []string{"testdata/greeter/greeter.cs"}, dir, harness.Library(), harness.Unsafe())
-	if filepath.Base(lib) != "greeter.dll" || filepath.Dir(lib) != dir {
-		t.Fatalf("library at %s", lib)
-	}
-	app := harness.CompileCS(t, []string{"testdata/greeter/main.cs"}, dir, harness.Reference(lib), harness.OutName("greet.exe"))
-	if filepath.Base(app) != "greet.exe" {
-		t.Fatalf("app at %s", app)
-	}
+	// A library and an app referencing it, in one directory, compiled for
+	// each runtime (by mcs before .NET 10, by Roslyn from 10 on).
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		dir := t.TempDir()
+		lib := harness.CompileCS(t, []string{"testdata/greeter/greeter.cs"}, dir, harness.Library(), harness.Unsafe(), harness.For(rt))
+		if filepath.Base(lib) != "greeter.dll" || filepath.Dir(lib) != dir {
+			t.Fatalf("library at %s", lib)
+		}
+		app := harness.CompileCS(t, []string{"testdata/greeter/main.cs"}, dir, harness.Reference(lib), harness.OutName("greet.exe"), harness.For(rt))
+		if filepath.Base(app) != "greet.exe" {
+			t.Fatalf("app at %s", app)
+		}
 		res := harness.Run(t, rt, app, harness.RunOptions{Args: []string{"harness"}})
 		res.MustSucceed(t)
 		if got, want := res.Stdout, "Hello, harness! (sum 15)\n"; got != want {
@@ -467,8 +470,8 @@ func TestBuildProfilerGo(t *testing.T) {
 	// .NET Core 3.1 and .NET 8 once a Go library is loaded (Go's SIGFPE
 	// handling; risks.md item 2), which is the profiler runtime's problem,
 	// not the harness's.
-	app := behaveApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := behaveApp(t, rt)
 		res := harness.Run(t, rt, app, harness.RunOptions{
 			Args:          []string{"exit", "0"},
 			ProfilerPath:  lib,

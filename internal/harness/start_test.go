@@ -12,8 +12,8 @@ import (
 )
 
 func TestStart(t *testing.T) {
-	app := harness.CompileCS(t, []string{"testdata/echo/echo.cs"}, "")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"testdata/echo/echo.cs"}, "", harness.For(rt))
 		p := harness.Start(t, rt, app, harness.RunOptions{})
 		if err := p.WaitStdout("ready\n", 30*time.Second); err != nil {
 			t.Fatal(err)
@@ -56,12 +56,12 @@ func TestStart(t *testing.T) {
 }
 
 func TestStartEOFAndTimeout(t *testing.T) {
-	app := harness.CompileCS(t, []string{"testdata/echo/echo.cs"}, "")
 	rts, err := harness.Runtimes()
 	if err != nil {
 		t.Fatal(err)
 	}
 	rt := rts[len(rts)-1]
+	app := harness.CompileCS(t, []string{"testdata/echo/echo.cs"}, "", harness.For(rt))
 	// Wait closes stdin: the app sees end of file and exits 0.
 	p := harness.Start(t, rt, app, harness.RunOptions{})
 	res := p.Wait()
@@ -89,8 +89,8 @@ func TestStartEOFAndTimeout(t *testing.T) {
 // socket, was taken to have one that refused connections). Runtimes from
 // .NET Core 3.0 make the socket; 2.x make none.
 func TestKilledRuntimeLeavesNoSocket(t *testing.T) {
-	app := harness.CompileCS(t, []string{"testdata/echo/echo.cs"}, "")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"testdata/echo/echo.cs"}, "", harness.For(rt))
 		if !rt.AtLeast(3, 0) {
 			t.Skipf(".NET Core %s makes no diagnostics socket", rt.Version)
 		}

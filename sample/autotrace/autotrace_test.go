@@ -51,9 +51,9 @@ var shopCalls = map[string]int{
 // target: a clear error, and the app runs as without the tracer.
 func TestAutotrace(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/autotrace")
-	app := harness.CompileCS(t, []string{"testdata/shop.cs"}, "")
 	targets := "AUTOTRACE_TARGETS=shop!Shop.Orders::*, shop!Shop.Nothing::X ,NoSuchAssembly!*::*"
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"testdata/shop.cs"}, "", harness.For(rt))
 		base := harness.Run(t, rt, app, harness.RunOptions{})
 		base.MustSucceed(t)
 

@@ -27,8 +27,8 @@ func cpuMS(t *testing.T, res harness.Result) int {
 // work, hooking every function, against no profiler) is logged.
 func TestCallTrace(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/calltrace")
-	app := harness.CompileCS(t, []string{"../../profiler/testdata/sampling/eltapp.cs"}, "")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"../../profiler/testdata/sampling/eltapp.cs"}, "", harness.For(rt))
 		run := func(lib string, n int, env ...string) harness.Result {
 			o := harness.RunOptions{Args: []string{"calls", strconv.Itoa(n)}, Env: append(env, "COMPlus_TieredCompilation=0", "DOTNET_TieredCompilation=0")}
 			if lib != "" {

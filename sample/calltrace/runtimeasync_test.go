@@ -31,14 +31,9 @@ func TestCallTraceRuntimeAsync(t *testing.T) {
 		if rt.Major < 10 {
 			t.Skipf("%s: no runtime async before .NET 10", rt.Name)
 		}
-		for _, ra := range []bool{false, true} {
-			opts := []harness.CSOption{harness.For(rt)}
-			var env []string
-			if ra {
-				opts = append(opts, harness.RuntimeAsync())
-				env = harness.RuntimeAsyncEnv(rt)
-			}
-			app := harness.CompileCS(t, []string{"../../internal/testapps/async/async.cs"}, "", opts...)
+		for _, b := range harness.AsyncBuilds(rt) {
+			ra, env := b.RuntimeAsync, b.Env
+			app := harness.CompileCS(t, []string{"../../internal/testapps/async/async.cs"}, "", b.Options...)
 			for _, filter := range []string{"", "AsyncApp."} {
 				out := filepath.Join(t.TempDir(), "calls.txt")
 				res := harness.Run(t, rt, app, harness.RunOptions{

@@ -25,8 +25,8 @@ var jitlogCountRe = regexp.MustCompile(`(?m)^jitlog: (\d+) functions compiled$`)
 // (the runtime's JIT events: the compiled signatures).
 func TestContprofWithJitlog(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/contprof", harness.BuildTags("contprof_jitlog"))
-	_, app := hotspots(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := hotspotsApp(t, rt)
 		dir, res := runHotspots(t, rt, lib, app, "CONTPROF_HEAP=1", "CONTPROF_HEAP_RATE=65536")
 		res.MustStdoutContain(t, "app done")
 		res.MustStderrContain(t, "contprof: wrote period ", "jit: Hot.Thrower", "jit: Hot.Retain")
@@ -75,8 +75,8 @@ func TestContprofWithJitlog(t *testing.T) {
 // two still run composed and gotrace reports the spans.
 func TestContprofWithGotrace(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/contprof", harness.BuildTags("contprof_gotrace"))
-	app := harness.CompileCS(t, []string{"testdata/spans.cs"}, "")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"testdata/spans.cs"}, "", harness.For(rt))
 		out := filepath.Join(t.TempDir(), "spans.jsonl")
 		dir := t.TempDir()
 		res := harness.Run(t, rt, app, harness.RunOptions{

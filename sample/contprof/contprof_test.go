@@ -102,10 +102,16 @@ func load(t *testing.T, dir string) map[string][]*profile.Profile {
 	return out
 }
 
-// hotspots builds contprof and the app of known hot spots.
-func hotspots(t *testing.T) (lib, app string) {
+// hotspots builds contprof.
+func hotspots(t *testing.T) (lib string) {
 	t.Helper()
-	return harness.BuildProfiler(t, "./sample/contprof"), harness.CompileCS(t, []string{"testdata/hotspots.cs"}, "")
+	return harness.BuildProfiler(t, "./sample/contprof")
+}
+
+// hotspotsApp compiles the app of known hot spots for rt.
+func hotspotsApp(t *testing.T, rt harness.Runtime) string {
+	t.Helper()
+	return harness.CompileCS(t, []string{"testdata/hotspots.cs"}, "", harness.For(rt))
 }
 
 // runHotspots runs the hotspots app under contprof with 1 s periods and
@@ -173,8 +179,9 @@ func runHotspots(t *testing.T, rt harness.Runtime, lib, app string, env ...strin
 // (TestContprofAllocations checks the estimates against their bound). Every file parses, names the runtime and the
 // process, and `go tool pprof -top` prints it.
 func TestContprof(t *testing.T) {
-	lib, app := hotspots(t)
+	lib := hotspots(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := hotspotsApp(t, rt)
 		dir, res := runHotspots(t, rt, lib, app, "CONTPROF_HEAP=1", "CONTPROF_HEAP_RATE=65536")
 		res.MustStdoutContain(t, "phase: dropped", "app done")
 		res.MustStderrContain(t, "contprof: wrote period ")
@@ -343,8 +350,8 @@ func TestContprofOverhead(t *testing.T) {
 		t.Skip("measures")
 	}
 	lib := harness.BuildProfiler(t, "./sample/contprof")
-	app := harness.CompileCS(t, []string{"../../profiler/testdata/sampling/eltapp.cs"}, "")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"../../profiler/testdata/sampling/eltapp.cs"}, "", harness.For(rt))
 		for _, c := range []struct{ mode, env string }{{"spin", ""}, {"alloc", ""}, {"alloc", "CONTPROF_HEAP=0"}, {"alloc", "CONTPROF_HEAP=1"}} {
 			mode := c.mode
 			perRound := func(with bool) float64 {
@@ -388,8 +395,9 @@ func TestContprofOverhead(t *testing.T) {
 // live heap must still be dominated by Hot.Retain with an estimate near
 // its 16 MB, and the comments must say how many ticks were kept.
 func TestContprofHeapDefault(t *testing.T) {
-	lib, app := hotspots(t)
+	lib := hotspots(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := hotspotsApp(t, rt)
 		dir, res := runHotspots(t, rt, lib, app)
 		profs := load(t, dir)
 		if rt.Major < 5 {
@@ -448,8 +456,9 @@ func atoi(t *testing.T, s string) int {
 // with MonitorGC, as suspensions for GC of unknown generation (the
 // induced two among them).
 func TestContprofHeapOff(t *testing.T) {
-	lib, app := hotspots(t)
+	lib := hotspots(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := hotspotsApp(t, rt)
 		dir, res := runHotspots(t, rt, lib, app, "CONTPROF_HEAP=0")
 		res.MustStderrContain(t, "contprof: heap: off (CONTPROF_HEAP=0)", "contprof: Shutdown")
 		profs := load(t, dir)
@@ -482,8 +491,9 @@ func TestContprofHeapOff(t *testing.T) {
 // next sample stands for the skipped ticks: Hot.Sleeper, asleep for the
 // whole run of several seconds, still gets seconds of wall time.
 func TestContprofSuspendBudget(t *testing.T) {
-	lib, app := hotspots(t)
+	lib := hotspots(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := hotspotsApp(t, rt)
 		if !rt.AtLeast(3, 0) {
 			t.Skipf("CPU and wall snapshots need SuspendRuntime (.NET Core 3.0+)")
 		}
@@ -537,8 +547,9 @@ func TestContprofSuspendBudget(t *testing.T) {
 // off no snapshot is taken (no cpu or wall file) and the GC profile still
 // counts the induced collections.
 func TestContprofPartsOff(t *testing.T) {
-	lib, app := hotspots(t)
+	lib := hotspots(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := hotspotsApp(t, rt)
 		if !rt.AtLeast(5, 0) {
 			t.Skipf("the contention profile needs .NET 5+; the switches are the same code everywhere")
 		}

@@ -12,12 +12,17 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// spansApp builds contprof with the stand-in tracer of spanhook.go and the
+// spansLib builds contprof with the stand-in tracer of spanhook.go, for the
 // app that drives it (testdata/spans.cs).
-func spansApp(t *testing.T) (lib, app string) {
+func spansLib(t *testing.T) string {
 	t.Helper()
-	return harness.BuildProfiler(t, "./sample/contprof", harness.BuildTags("contprof_spantest")),
-		harness.CompileCS(t, []string{"testdata/spans.cs"}, "")
+	return harness.BuildProfiler(t, "./sample/contprof", harness.BuildTags("contprof_spantest"))
+}
+
+// spansApp compiles the spans app for rt.
+func spansApp(t *testing.T, rt harness.Runtime) string {
+	t.Helper()
+	return harness.CompileCS(t, []string{"testdata/spans.cs"}, "", harness.For(rt))
 }
 
 const (
@@ -60,8 +65,9 @@ type profs = map[string][]*profile.Profile
 // the app's span carry its IDs (as labels, and as the OTLP samples' link),
 // those outside it none (.NET Core 3.0+, where contprof has CPU and wall).
 func TestContprofExport(t *testing.T) {
-	lib, app := spansApp(t)
+	lib := spansLib(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := spansApp(t, rt)
 		pyro := exporttest.StartPyroscope(t, "")
 		col := exporttest.StartCollector(t)
 		proto, ep := "http/protobuf", "http://"+col.HTTPAddr
@@ -134,8 +140,8 @@ func TestContprofExport(t *testing.T) {
 // the variable; contprof runs on with the directory.
 func TestContprofExportMisconfigured(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/contprof")
-	app := harness.CompileCS(t, []string{"testdata/spans.cs"}, "")
 	rt := latestRuntime(t)
+	app := harness.CompileCS(t, []string{"testdata/spans.cs"}, "", harness.For(rt))
 	for _, c := range [][]string{
 		{"CONTPROF_PYROSCOPE_URL=localhost:4040", "OTEL_EXPORTER_OTLP_HEADERS=novalue"},
 		{"CONTPROF_PYROSCOPE_URL=http://[::1", "OTEL_EXPORTER_OTLP_ENDPOINT=collector:4318"},
@@ -170,8 +176,8 @@ func TestContprofExportMisconfigured(t *testing.T) {
 // the directory alone is logged, not asserted (the machine is shared).
 func TestContprofExportBackendDown(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/contprof")
-	app := harness.CompileCS(t, []string{"testdata/spans.cs"}, "")
 	rt := latestRuntime(t)
+	app := harness.CompileCS(t, []string{"testdata/spans.cs"}, "", harness.For(rt))
 	addr := exporttest.FreeAddr(t) // nothing listens there
 	run := func(env ...string) harness.Result {
 		res := harness.Run(t, rt, app, harness.RunOptions{
@@ -214,8 +220,8 @@ func latestRuntime(t *testing.T) harness.Runtime {
 // directory.
 func TestContprofExportReceiversRestart(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/contprof")
-	app := harness.CompileCS(t, []string{"testdata/spans.cs"}, "")
 	rt := latestRuntime(t)
+	app := harness.CompileCS(t, []string{"testdata/spans.cs"}, "", harness.For(rt))
 	pyro := exporttest.StartPyroscope(t, "")
 	col := exporttest.StartCollector(t)
 	dir := t.TempDir()
@@ -289,8 +295,9 @@ func checkSpanLabels(t *testing.T, rt harness.Runtime, d profs) {
 // With the labels read after the runtime was resumed, as contprof first
 // did (TestContprofExport caught it once in CI), this test fails.
 func TestContprofSpanEdges(t *testing.T) {
-	lib, app := spansApp(t)
+	lib := spansLib(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := spansApp(t, rt)
 		if !rt.AtLeast(3, 0) {
 			t.Skipf("%s: no CPU or wall samples before .NET Core 3.0", rt.Name)
 		}

@@ -11,8 +11,8 @@ import (
 )
 
 // Samples taken while a runtime-async method runs after its await
-// (SpinAfterAwait burns about a second of CPU on the thread-pool thread
-// that resumed it), by DoStackSnapshot of the suspended runtime
+// (SpinAfterAwait burns about a second of CPU, a fixed amount of work, on
+// the thread-pool thread that resumed it), by DoStackSnapshot of the suspended runtime
 // (CPUPROF_MODE=suspend) and by perf events, on the classic and the
 // runtime-async build (docs/runtime-async.md). On the runtime-async build
 // the sampled stacks name SpinAfterAwait itself, and under it the
@@ -27,14 +27,9 @@ func TestCPUProfileRuntimeAsync(t *testing.T) {
 		if rt.Major < 10 {
 			t.Skipf("%s: no runtime async before .NET 10", rt.Name)
 		}
-		for _, ra := range []bool{false, true} {
-			opts := []harness.CSOption{harness.For(rt)}
-			var env []string
-			if ra {
-				opts = append(opts, harness.RuntimeAsync())
-				env = harness.RuntimeAsyncEnv(rt)
-			}
-			app := harness.CompileCS(t, []string{"testdata/asyncspin.cs"}, "", opts...)
+		for _, b := range harness.AsyncBuilds(rt) {
+			ra, env := b.RuntimeAsync, b.Env
+			app := harness.CompileCS(t, []string{"testdata/asyncspin.cs"}, "", b.Options...)
 			for _, mode := range []string{"suspend", "perf"} {
 				what := rt.Name + " runtime-async=" + map[bool]string{false: "no", true: "yes"}[ra] + " mode=" + mode
 				out := filepath.Join(t.TempDir(), "cpu.pprof")

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/clrprof/clrprof/internal/harness"
+	asyncapp "github.com/clrprof/clrprof/internal/testapps/async"
 )
 
 // TestGotraceAsync traces the async app (internal/testapps/async), built
@@ -25,26 +23,13 @@ import (
 func TestGotraceAsync(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/gotrace")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
-		type build struct {
-			name    string
-			runtime bool
-			opts    []harness.CSOption
-		}
-		builds := []build{{"classic", false, []harness.CSOption{harness.For(rt)}}}
-		if rt.Major >= 10 {
-			builds = append(builds, build{"runtime-async", true, []harness.CSOption{harness.For(rt), harness.RuntimeAsync()}})
-		}
-		for _, b := range builds {
+		for _, b := range harness.AsyncBuilds(rt) {
 			for _, deferred := range []bool{false, true} {
-				name := b.name + map[bool]string{false: "/sync", true: "/deferred"}[deferred]
+				name := b.Name + map[bool]string{false: "/sync", true: "/deferred"}[deferred]
 				t.Run(name, func(t *testing.T) {
-					app := harness.CompileCS(t, []string{"../../internal/testapps/async/async.cs"}, "", b.opts...)
-					var env []string
-					if b.runtime {
-						env = harness.RuntimeAsyncEnv(rt)
-					}
+					app := harness.CompileCS(t, []string{"../../internal/testapps/async/async.cs"}, "", b.Options...)
 					out := filepath.Join(t.TempDir(), "calls.jsonl")
-					env = append(env, "GOTRACE_TARGETS=async!AsyncApp.Ops::*", "GOTRACE_OUTPUT="+out)
+					env := append(b.Env, "GOTRACE_TARGETS=async!AsyncApp.Ops::*", "GOTRACE_OUTPUT="+out)
 					if deferred {
 						env = append(env, "GOTRACE_DEFERRED=1")
 					}
@@ -60,53 +45,27 @@ func TestGotraceAsync(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					type agg struct {
-						calls, exc int
-						total, min int64
+					_, got, err := asyncapp.ParseCalls(data)
+					if err != nil {
+						t.Fatal(err)
 					}
-					got := map[string]*agg{}
-					for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-						var c callLine
-						if err := json.Unmarshal([]byte(l), &c); err != nil {
-							t.Fatalf("line %q: %v", l, err)
-						}
-						a := got[c.Method]
-						if a == nil {
-							a = &agg{min: c.DurNs}
-							got[c.Method] = a
-						}
-						a.calls++
-						a.total += c.DurNs
-						a.min = min(a.min, c.DurNs)
-						if c.Exception != nil {
-							a.exc++
-						}
-					}
-					const n = 51
-					wantExc := 0
-					if b.runtime {
-						wantExc = 2 * n
-					}
-					for m, want := range map[string][2]int{"DelayThenValue": {n, 0}, "ThrowAfterAwait": {2 * n, wantExc},
-						"CatchAround": {n, 0}, "UsingAround": {n, 0}, "NoAwait": {n, 0}, "FinallyAround": {n, 0}} {
+					for m, want := range asyncapp.Want(b.RuntimeAsync) {
 						a := got["AsyncApp.Ops::"+m]
-						if a == nil || a.calls != want[0] || a.exc != want[1] {
+						if a == nil || a.Calls != want[0] || a.Exceptions != want[1] {
 							t.Errorf("%s: %+v, want %d calls, %d exceptions", m, a, want[0], want[1])
 						}
 					}
 					d := got["AsyncApp.Ops::DelayThenValue"]
-					mm := regexp.MustCompile(`DelayThenValue calls=51 .*mean_ms=([0-9.]+)`).FindStringSubmatch(res.Stdout)
-					if d == nil || mm == nil {
-						t.Fatalf("no DelayThenValue figures: %+v\n%s", d, res.Stdout)
+					appMean, err := asyncapp.DelayMean(res.Stdout)
+					if d == nil || err != nil {
+						t.Fatalf("no DelayThenValue figures: %+v, %v\n%s", d, err, res.Stdout)
 					}
-					ms, _ := strconv.ParseFloat(mm[1], 64)
-					appMean := time.Duration(ms * float64(time.Millisecond))
-					mean := time.Duration(d.total / int64(d.calls))
-					t.Logf("DelayThenValue: app mean %v around the await; gotrace mean %v, min %v", appMean, mean, time.Duration(d.min))
-					if b.runtime {
-						if d.min < int64(10*time.Millisecond) || mean > appMean {
+					mean := d.Mean()
+					t.Logf("DelayThenValue: app mean %v around the await; gotrace mean %v, min %v", appMean, mean, d.Min)
+					if b.RuntimeAsync {
+						if d.Min < 10*time.Millisecond || mean > appMean {
 							t.Errorf("DelayThenValue: min %v, mean %v: want each call's whole duration (at least the 20 ms delay, at most the app's mean %v)",
-								time.Duration(d.min), mean, appMean)
+								d.Min, mean, appMean)
 						}
 					} else if mean >= 10*time.Millisecond {
 						t.Errorf("classic DelayThenValue: mean %v: the stub returns at the first await", mean)

@@ -18,8 +18,8 @@ import (
 // it prints without the profiler.
 func TestGotraceFramework(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/gotrace")
-	app := harness.CompileCS(t, []string{"testdata/traced.cs"}, "")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"testdata/traced.cs"}, "", harness.For(rt))
 		base := harness.Run(t, rt, app, harness.RunOptions{})
 		base.MustSucceed(t)
 		out := filepath.Join(t.TempDir(), "sum.jsonl")
@@ -60,12 +60,12 @@ func TestGotraceFramework(t *testing.T) {
 // and the application runs as without the tracer (newest runtime).
 func TestGotraceBadTarget(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/gotrace")
-	app := harness.CompileCS(t, []string{"testdata/traced.cs"}, "")
 	rts, err := harness.Runtimes()
 	if err != nil || len(rts) == 0 {
 		t.Fatalf("runtimes: %v", err)
 	}
 	rt := rts[len(rts)-1]
+	app := harness.CompileCS(t, []string{"testdata/traced.cs"}, "", harness.For(rt))
 	base := harness.Run(t, rt, app, harness.RunOptions{})
 	base.MustSucceed(t)
 	res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,

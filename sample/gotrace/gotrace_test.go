@@ -205,8 +205,8 @@ func readLines(t *testing.T, path string) []callLine {
 // delivered, none dropped.
 func TestGotraceOTLP(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/gotrace")
-	app := harness.CompileCS(t, []string{"testdata/traced.cs"}, "")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"testdata/traced.cs"}, "", harness.For(rt))
 		base := harness.Run(t, rt, app, harness.RunOptions{})
 		base.MustSucceed(t)
 		protos := []string{"http/protobuf"}
@@ -287,12 +287,12 @@ var ticksLine = regexp.MustCompile(`ticks (\d+) in (\d+) ms`)
 // timeout.
 func TestGotraceCollectorRestart(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/gotrace")
-	app := harness.CompileCS(t, []string{"testdata/traced.cs"}, "")
 	rts, err := harness.Runtimes()
 	if err != nil || len(rts) == 0 {
 		t.Fatalf("runtimes: %v", err)
 	}
 	rt := rts[len(rts)-1]
+	app := harness.CompileCS(t, []string{"testdata/traced.cs"}, "", harness.For(rt))
 	c := exporttest.StartCollector(t)
 	env := []string{targets, "OTEL_EXPORTER_OTLP_ENDPOINT=" + c.TracesEndpoint()}
 	const ticks = 2500

@@ -15,11 +15,11 @@ const clsid = "{B5A4F2C1-6D3E-4A8B-9F07-2C1E5D4A3B69}"
 // are the app's.
 func TestCountsMatchTheApp(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/ilcount")
-	app := harness.CompileCS(t, []string{"../../ilrw/testdata/subjects/app.cs", "../../ilrw/testdata/subjects/workload.cs"}, "",
-		harness.Optimize(), harness.Reference("System.Core.dll", "System.Numerics.dll"))
 	manualRe := regexp.MustCompile(`(?m)^manual (\S+)=(\d+)$`)
 	countRe := regexp.MustCompile(`(?m)^ilcount: (\d+) (\S+)$`)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"../../ilrw/testdata/subjects/app.cs", "../../ilrw/testdata/subjects/workload.cs"}, "",
+			harness.Optimize(), harness.Reference("System.Core.dll", "System.Numerics.dll"), harness.For(rt))
 		base := harness.Run(t, rt, app, harness.RunOptions{})
 		base.MustSucceed(t)
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid})

@@ -13,7 +13,6 @@ const clsid = "{8A5D2C3E-1F4B-4E6A-9D7C-0B3E5F1A2C4D}"
 // checks the names of the demo's methods, generic instantiations included.
 func TestJitlogNames(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/jitlog")
-	app := harness.CompileCS(t, []string{"demo/demo.cs"}, "")
 	want := []string{
 		"jit: Demo.Program.Main",
 		"jit: Demo.MyClass<int>..ctor",
@@ -29,6 +28,7 @@ func TestJitlogNames(t *testing.T) {
 		"jit: Demo.Point.ToString",
 	}
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"demo/demo.cs"}, "", harness.For(rt))
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid})
 		res.MustSucceed(t)
 		res.MustStdoutContain(t, "1/4/8.8\n", "s/x/(1,2)\n", "3\n", "demo done\n")
