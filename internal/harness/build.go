@@ -31,6 +31,7 @@ type csConfig struct {
 	// csc compiles against instead of mcs.
 	roslyn       string
 	runtimeAsync bool
+	skip         string // why the compilation cannot be done (the test is skipped)
 }
 
 // Unsafe allows unsafe code (mcs -unsafe).
@@ -85,6 +86,23 @@ func For(rt Runtime) CSOption {
 		case rt.Major == 10:
 			c.roslyn = "net10.0"
 		}
+	}
+}
+
+// AspNetCore references the assemblies of the ASP.NET Core shared
+// framework installed beside rt ([AspNetCoreDir]): its implementation
+// assemblies, since the reference assemblies laid out for Roslyn cover
+// Microsoft.NETCore.App only. Use it with For; run the app with
+// RunOptions.AspNetCore. The test is skipped when rt has no ASP.NET Core.
+func AspNetCore(rt Runtime) CSOption {
+	return func(c *csConfig) {
+		dir, _, ok := AspNetCoreDir(rt)
+		if !ok {
+			c.skip = "no ASP.NET Core (" + aspNetCoreName + ") installed beside " + rt.Name
+			return
+		}
+		dlls, _ := filepath.Glob(filepath.Join(dir, "*.dll"))
+		c.refs = append(c.refs, dlls...)
 	}
 }
 
@@ -218,6 +236,9 @@ func CompileCS(t testing.TB, srcFiles []string, outDir string, opts ...CSOption)
 	cfg := csConfig{target: "exe"}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.skip != "" {
+		t.Skip("harness.CompileCS: " + cfg.skip)
 	}
 	if cfg.runtimeAsync && cfg.roslyn == "" {
 		t.Skip("harness.CompileCS: runtime async needs Roslyn and .NET 10 or later (harness.For)")

@@ -49,6 +49,10 @@
 // which .NET Core 2.0 needs: it ignores the environment variable) and passes
 // it with `dotnet exec --runtimeconfig`, which every runtime above honours, so
 // one compiled app serves every runtime and nothing is written next to it.
+// An ASP.NET Core app compiles with [AspNetCore] (against the implementation
+// assemblies of the runtime's Microsoft.AspNetCore.App, [AspNetCoreDir]) and
+// runs with RunOptions.AspNetCore (the runtimeconfig.json names both
+// frameworks); the runtimes before .NET 10 have no ASP.NET Core here.
 //
 // [BuildProfiler] builds a Go package as a c-shared library into the test's
 // temporary directory, relying on Go's build cache; the test's environment

@@ -410,3 +410,33 @@ func recordOutcome(t *testing.T, rt Runtime) {
 		t.Logf("harness: %s: %v", SummaryEnv, err)
 	}
 }
+
+// aspNetCoreName is the ASP.NET Core shared framework.
+const aspNetCoreName = "Microsoft.AspNetCore.App"
+
+// AspNetCoreDir returns the directory of the ASP.NET Core shared framework
+// (Microsoft.AspNetCore.App) installed beside rt, the one of rt's version
+// or else the newest with rt's major and minor version, and its version;
+// ok is false when rt's host has none (the runtimes before .NET 10 that
+// scripts/setup.sh installs come without it).
+func AspNetCoreDir(rt Runtime) (dir, version string, ok bool) {
+	best, bestPatch := "", -1
+	vdirs, _ := filepath.Glob(filepath.Join(rt.Dir, "shared", aspNetCoreName, "*", "Microsoft.AspNetCore.dll"))
+	for _, f := range vdirs {
+		d := filepath.Dir(f)
+		major, minor, patch, vok := parseVersion(filepath.Base(d))
+		if !vok || major != rt.Major || minor != rt.Minor {
+			continue
+		}
+		if filepath.Base(d) == rt.Version {
+			return d, rt.Version, true
+		}
+		if patch > bestPatch {
+			best, bestPatch = d, patch
+		}
+	}
+	if best == "" {
+		return "", "", false
+	}
+	return best, filepath.Base(best), true
+}
