@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clrprof/clrprof/internal/harness"
 )
 
 // symbolizer names the functions of one ELF file mapped into a process.
@@ -79,6 +81,7 @@ func (z *symbolizer) name(a uint64) string {
 // signal frame (the C library's trampoline, the interrupted registers read
 // from the ucontext) and on through level3w to _start.
 func TestUnwindWithoutFramePointers(t *testing.T) {
+	harness.Integration(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "spin")
 	if out, err := exec.Command("gcc", "-O2", "-fomit-frame-pointer", "-o", bin, "testdata/spin.c").CombinedOutput(); err != nil {

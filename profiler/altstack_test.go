@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clrprof/clrprof/internal/harness"
 )
 
 // TestAltStackClobberMechanism shows, without CoreCLR and without this
@@ -16,6 +18,7 @@ import (
 // moving the handler's work to a stack of its own (as the SDK's SIGSEGV
 // router does) keeps it. testdata/altstack/altstack.c, built with gcc.
 func TestAltStackClobberMechanism(t *testing.T) {
+	harness.Integration(t)
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
 		t.Skip("gcc not found (scripts/setup.sh installs it)")

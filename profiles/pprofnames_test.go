@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/clrprof/clrprof/internal/harness"
 )
 
 // TestNamesSurvivePprof writes a profile whose frames have the names .NET
@@ -15,6 +17,7 @@ import (
 // what is between angle brackets: Ops+<Stream>d__9.MoveNext became
 // Ops+d__9.MoveNext.)
 func TestNamesSurvivePprof(t *testing.T) {
+	harness.Integration(t)
 	names := []string{
 		"AsyncApp.Ops+<Stream>d__9.MoveNext",
 		"AsyncApp.Program+<Run>d__2.MoveNext",

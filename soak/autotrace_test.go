@@ -31,6 +31,7 @@ var hostRe = regexp.MustCompile(`^autotrace: (\S+) was not traced: it hosts the 
 // program's size is soakSize's, at most 50 classes in `task test` (full in
 // `task soak`).
 func TestMCSAutotrace(t *testing.T) {
+	harness.Integration(t)
 	rts, err := harness.Runtimes()
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ const gotraceCLSID = "{8F2D4C61-7B3E-4A90-B5D2-1E6C9A3F7D08}"
 // method's calls equal ilcount's (same tolerance as TestMCSAutotrace). No
 // helper assembly, so no loader's host: Main is traced too.
 func TestMCSGotrace(t *testing.T) {
+	harness.Integration(t)
 	rts, err := harness.Runtimes()
 	if err != nil {
 		t.Fatal(err)

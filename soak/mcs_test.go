@@ -83,6 +83,7 @@ var mcsArgs = []string{"-nostdlib", "-r:" + monoLib + "mscorlib.dll", "-r:" + mo
 // and checks that the profilers change nothing and report sane figures.
 // See the package comment for exactly what is compared.
 func TestMCSSoak(t *testing.T) {
+	harness.Integration(t)
 	rts, err := harness.Runtimes()
 	if err != nil {
 		t.Fatal(err)

@@ -55,6 +55,7 @@ func TestUsage(t *testing.T) {
 // The built command against real runtimes: it attaches the test profiler
 // with client data from a file, or explains why it cannot.
 func TestClrattach(t *testing.T) {
+	harness.Integration(t)
 	bin := filepath.Join(t.TempDir(), "clrattach")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -285,8 +285,10 @@ func FreeAddr(t testing.TB) string {
 }
 
 // StartCollector builds (once) and starts the OTLP receiver, stopped at
-// the test's end.
+// the test's end. It makes the test an integration test: under -short it
+// skips (see harness.Integration).
 func StartCollector(t testing.TB) *Collector {
+	harness.Integration(t)
 	c := &Collector{GRPCAddr: FreeAddr(t), HTTPAddr: FreeAddr(t), out: filepath.Join(t.TempDir(), "received.bin"), t: t}
 	c.Start()
 	t.Cleanup(c.Stop)

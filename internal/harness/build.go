@@ -186,6 +186,7 @@ func mcs() (string, string, error) {
 // fails; its output is in the failure message.
 func CompileCS(t testing.TB, srcFiles []string, outDir string, opts ...CSOption) string {
 	t.Helper()
+	Integration(t)
 	if len(srcFiles) == 0 {
 		t.Fatal("harness.CompileCS: no source files")
 	}
@@ -405,6 +406,7 @@ func BuildEnv(kv ...string) BuildOption {
 // it, unless BuildTags asks.
 func BuildProfiler(t testing.TB, pkg string, opts ...BuildOption) string {
 	t.Helper()
+	Integration(t)
 	var cfg buildConfig
 	for _, o := range opts {
 		o(&cfg)
@@ -461,6 +463,7 @@ func envNote(extra []string) string {
 // test's temporary directory. The test fails if the compiler does.
 func BuildCShared(t testing.TB, srcFiles []string, cflags ...string) string {
 	t.Helper()
+	Integration(t)
 	if len(srcFiles) == 0 {
 		t.Fatal("harness.BuildCShared: no source files")
 	}

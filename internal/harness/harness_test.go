@@ -58,6 +58,7 @@ func checkHello(t *testing.T, rt harness.Runtime, res harness.Result) {
 }
 
 func TestRuntimes(t *testing.T) {
+	harness.Integration(t)
 	rts, err := harness.Runtimes()
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +98,7 @@ func TestRuntimes(t *testing.T) {
 // TestSetupInstalledEveryRuntime checks that each runtime package listed in
 // scripts/setup.sh is unpacked in the cache and found by Runtimes.
 func TestSetupInstalledEveryRuntime(t *testing.T) {
+	harness.Integration(t)
 	if os.Getenv("CLRPROF_RUNTIMES") != "" {
 		t.Skip("CLRPROF_RUNTIMES filters the runtimes")
 	}

@@ -195,6 +195,7 @@ func TestContprofExportBackendDown(t *testing.T) {
 // need one.
 func latestRuntime(t *testing.T) harness.Runtime {
 	t.Helper()
+	harness.Integration(t)
 	rts, err := harness.Runtimes()
 	if err != nil || len(rts) == 0 {
 		t.Skipf("no runtime: %v", err)
