@@ -156,7 +156,7 @@ func TestSignalStormWithoutMeasures(t *testing.T) {
 var stormPerfRe = regexp.MustCompile(`(?m)^stormprof: perf samples=(\d+) managed=(\d+) lost=(\d+) threads=(\d+) failed=(\d+) broken=(\d+) short=(\d+) stopped=(\d+)$`)
 
 // TestSignalStormPerf is TestSignalStorm with the kernel's perf events
-// sampling every storm thread at 1000 Hz of CPU (package perfsample, the
+// sampling every storm thread at 1000 Hz of CPU (package perfevent, the
 // mechanism of sample/cpuprof's CPUPROF_MODE=perf: each sample's registers
 // and top 32 KiB of stack, unwound by call frame information and frame
 // pointers, through the storm's signal frames too) and every sampled

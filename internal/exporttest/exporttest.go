@@ -1,5 +1,5 @@
 // Package exporttest runs the real receiving code the tests of
-// profiles/export and sample/contprof ship profiles to, on loopback: a
+// pprofbuild/export and sample/contprof ship profiles to, on loopback: a
 // Pyroscope push server built from Pyroscope's generated connect handler
 // (pushv1connect) decoding with github.com/google/pprof/profile, and the
 // OpenTelemetry Collector's OTLP receiver (internal/otlpsink, built by

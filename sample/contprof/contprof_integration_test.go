@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/clrprof/clrprof/internal/harness"
-	"github.com/clrprof/clrprof/profiles"
-	"github.com/clrprof/clrprof/profiles/overhead"
+	"github.com/clrprof/clrprof/pprofbuild"
+	"github.com/clrprof/clrprof/pprofbuild/overhead"
 	"github.com/google/pprof/profile"
 )
 
@@ -112,7 +112,7 @@ func hotspots(t *testing.T) (lib, app string) {
 // the given extra environment, into a fresh directory, and requires it to
 // succeed.
 // checkCost checks the cost contprof accounted for on its Shutdown line
-// (package profiles/overhead): every field there, the totals their sum,
+// (package pprofbuild/overhead): every field there, the totals their sum,
 // the sampler's CPU time while it held the runtime within both the hold
 // and the sampler's CPU time, some output, and with snapshots (.NET Core
 // 3.0+) some hold and sampler time, callbacks on the app's threads
@@ -458,7 +458,7 @@ func TestContprofHeapOff(t *testing.T) {
 		}
 		frame := "[GC gen 2]"
 		if rt.Major < 3 {
-			frame = profiles.UnknownGenerationFrame
+			frame = pprofbuild.UnknownGenerationFrame
 			res.MustStderrContain(t, "collections are not reported without MonitorGC")
 		}
 		var n, pause int64

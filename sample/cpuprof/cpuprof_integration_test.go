@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/clrprof/clrprof/internal/harness"
-	"github.com/clrprof/clrprof/profiles/overhead"
+	"github.com/clrprof/clrprof/pprofbuild/overhead"
 	"github.com/google/pprof/profile"
 )
 
@@ -117,7 +117,7 @@ func TestCPUProfile(t *testing.T) {
 }
 
 // checkCost checks the cost cpuprof accounted for on its last line
-// (package profiles/overhead): every field there, the total wall cost
+// (package pprofbuild/overhead): every field there, the total wall cost
 // their sum, snapshots held the runtime and the sampler used CPU time
 // (partly while it held the runtime, never more than the hold), the
 // output timed; the time held is what the held= figure says.
