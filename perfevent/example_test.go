@@ -46,7 +46,7 @@ func Example() {
 		}
 		n++
 	})
-	fmt.Println(n, "samples;", s.Counts().Lost, "lost")
+	fmt.Println(n, "samples;", s.Stats().Lost, "lost")
 }
 
 // With StackBytes the kernel copies each sample's registers and the top 16
@@ -83,6 +83,6 @@ func Example_stackBytes() {
 			short++ // the outer frames were beyond the 16 KiB copied
 		}
 	})
-	c := s.Counts()
+	c := s.Stats()
 	fmt.Println(c.Lost, "lost,", short, "cut short,", c.Stopped, "stopped at a frame it cannot follow")
 }

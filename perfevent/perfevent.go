@@ -65,7 +65,7 @@ type Options struct {
 	// A ring that fills before Drain empties it loses samples (Lost).
 	// With StackBytes, the default holds at least 16 samples. Where the
 	// kernel refuses that much locked memory, the ring is halved (down to
-	// 8 pages) until it accepts (Counts.Smaller).
+	// 8 pages) until it accepts (Stats.Smaller).
 	RingPages int
 	// StackBytes, when not 0, has the kernel copy the thread's registers
 	// and this many bytes from the top of its stack into each sample
@@ -235,7 +235,7 @@ func (r *ring) close() {
 // SetThreads makes the sampler sample exactly the threads tids (OS thread
 // IDs of this process): it starts sampling the new ones and, after reading
 // what their rings hold (into fn), stops sampling those no longer listed.
-// A thread that cannot be sampled is counted (Counts) and skipped.
+// A thread that cannot be sampled is counted (Stats) and skipped.
 func (s *Sampler) SetThreads(tids []uint32, fn func(Sample)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -421,13 +421,13 @@ func copyRing(dst, data []byte, off uint64) {
 	}
 }
 
-// Counts are the threads whose sampling started and failed, the samples
+// Stats are the threads whose sampling started and failed, the samples
 // the kernel lost (rings full before Drain), the samples whose chain
 // was cut at an address that is not code (Sample.Broken), and with
 // Options.StackBytes those whose stack copy ended first (Sample.Short) and
 // those whose unwinding stopped at a frame it cannot follow
 // (Sample.Stopped).
-type Counts struct {
+type Stats struct {
 	Threads, Failed, Lost, Broken, Short, Stopped uint64
 	// Smaller counts the rings mapped at half the size asked (or less)
 	// because the kernel refused the memory (the locked-memory limit).
@@ -436,11 +436,11 @@ type Counts struct {
 	Err error
 }
 
-// Counts returns the sampler's counts so far.
-func (s *Sampler) Counts() Counts {
+// Stats returns the sampler's counts so far.
+func (s *Sampler) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Counts{Threads: s.opened.Load(), Failed: s.failed.Load(), Lost: s.lost.Load(), Broken: s.cut.Load(), Short: s.short.Load(), Stopped: s.stopped.Load(), Smaller: s.smaller.Load(), Err: s.lastErr}
+	return Stats{Threads: s.opened.Load(), Failed: s.failed.Load(), Lost: s.lost.Load(), Broken: s.cut.Load(), Short: s.short.Load(), Stopped: s.stopped.Load(), Smaller: s.smaller.Load(), Err: s.lastErr}
 }
 
 // Close stops sampling every thread (without reading their rings: Drain

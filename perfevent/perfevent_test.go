@@ -106,7 +106,7 @@ func sampleOwnThread(t *testing.T, stackBytes int) {
 			}
 		}
 	})
-	c := s.Counts()
+	c := s.Stats()
 	t.Logf("%d samples, %d with spinLeaf innermost, %d of those with the goroutine's function as a caller; counts %+v", n, leaf, withCaller, c)
 	if n < 20 || leaf < n*8/10 || withCaller < leaf*9/10 || otherTID != 0 || c.Lost != 0 || c.Threads != 1 {
 		t.Errorf("want about 80 samples of the thread, nearly all in spinLeaf under the goroutine's function, none lost")

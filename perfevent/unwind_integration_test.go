@@ -123,7 +123,7 @@ func unwindChild(t *testing.T, bin string, args, want []string) {
 	}
 	z := newSymbolizer(t, bin, parseMaps(mb))
 
-	sample := func(stackBytes int) (n, full, outermost int, first []string, c Counts) {
+	sample := func(stackBytes int) (n, full, outermost int, first []string, c Stats) {
 		s, err := New(Options{Period: 2 * time.Millisecond, StackBytes: stackBytes, RingPages: 256})
 		if err != nil {
 			t.Fatal(err)
@@ -156,7 +156,7 @@ func unwindChild(t *testing.T, bin string, args, want []string) {
 			time.Sleep(30 * time.Millisecond)
 			s.Drain(add)
 		}
-		return n, full, outermost, first, s.Counts()
+		return n, full, outermost, first, s.Stats()
 	}
 
 	n, full, outermost, first, c := sample(16384)

@@ -1015,9 +1015,9 @@ func (p *contprof) write() {
 // profile, how its numbers are estimated and how exact they are; it
 // starts the next period's estimate.
 func (p *contprof) allocSource() (string, []string) {
-	var c profiler.AllocationTickCounts
+	var c profiler.AllocationTickStats
 	if p.heapTicks != nil {
-		c = p.heapTicks.Counts()
+		c = p.heapTicks.Stats()
 	}
 	lost := fmt.Sprintf("samples without a stack (under %q): %d (cumulative)", stackUnavailable, p.allocNoStack.Load())
 	switch {

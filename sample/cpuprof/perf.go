@@ -158,7 +158,7 @@ func (p *cpuprof) perfSample(s perfevent.Sample) {
 // perfReport says what perf mode could not sample.
 func (p *cpuprof) perfReport() string {
 	m := p.perf
-	c := m.s.Counts()
+	c := m.s.Stats()
 	r := fmt.Sprintf("mode=perf threads=%d failed=%d lost=%d nomanaged=%d broken=%d short=%d stopped=%d", c.Threads, c.Failed, c.Lost, m.noManaged, c.Broken, c.Short, c.Stopped)
 	if c.Err != nil {
 		r += fmt.Sprintf(" (last failure: %v)", c.Err)
@@ -168,7 +168,7 @@ func (p *cpuprof) perfReport() string {
 
 func (p *cpuprof) perfComments() []string {
 	m := p.perf
-	c := m.s.Counts()
+	c := m.s.Stats()
 	how := fmt.Sprintf("call stacks unwound from each sample's registers and top %d bytes of stack: native code by its call frame information (.eh_frame), JIT-compiled code by its frame pointers", m.stackBytes)
 	if m.stackBytes == 0 {
 		how = "call chains follow frame pointers (the kernel's): native code without them hides its callers"

@@ -276,7 +276,7 @@ func (p *stormprof) Shutdown() error {
 	if p.perf != nil {
 		select {
 		case <-p.perfDone:
-			c := p.perf.Counts()
+			c := p.perf.Stats()
 			fmt.Fprintf(os.Stderr, "stormprof: perf samples=%d managed=%d lost=%d threads=%d failed=%d broken=%d short=%d stopped=%d\n", p.perfSamples, p.perfMgd, c.Lost, c.Threads, c.Failed, c.Broken, c.Short, c.Stopped)
 		case <-time.After(2 * time.Second):
 			fmt.Fprintf(os.Stderr, "stormprof: perf sampler did not stop\n")
