@@ -17,6 +17,7 @@ var initialisms = map[string]string{
 	"rejitid": "ReJITID", "jitid": "JITID", "enterleave": "EnterLeave", "nongc": "NonGC",
 	"eventpipe": "EventPipe", "largeobject": "LargeObject", "pinnedobject": "PinnedObject",
 	"sbyte": "SByte", "retval": "RetVal", "inproc": "InProc", "appdomain": "AppDomain",
+	"logalways": "LogAlways",
 }
 
 // splitWords splits a C identifier at underscores and lower→upper case

@@ -26,6 +26,7 @@ func TestNames(t *testing.T) {
 		{TypeName, "COR_PRF_MONITOR_ENTERLEAVE", "MonitorEnterLeave"},
 		{TypeName, "COR_PRF_NONGC_HEAP_RANGE", "NonGCHeapRange"},
 		{TypeName, "COR_PRF_EVENTPIPE_LEVEL", "EventPipeLevel"},
+		{TypeName, "COR_PRF_EVENTPIPE_LOGALWAYS", "EventPipeLogAlways"},
 		{LocalName, "type", "type_"},
 		{LocalName, "pICorProfilerInfoUnk", "pICorProfilerInfoUnk"},
 		{ResultName, "pClassId", "ClassID"},

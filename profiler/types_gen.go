@@ -875,9 +875,9 @@ func (v EventPipeParamType) String() string {
 type EventPipeLevel uint32
 
 const (
-	// EventPipeLogalways is the runtime's COR_PRF_EVENTPIPE_LOGALWAYS (0x0), a
+	// EventPipeLogAlways is the runtime's COR_PRF_EVENTPIPE_LOGALWAYS (0x0), a
 	// value of EventPipeLevel.
-	EventPipeLogalways EventPipeLevel = 0
+	EventPipeLogAlways EventPipeLevel = 0
 	// EventPipeCritical is the runtime's COR_PRF_EVENTPIPE_CRITICAL (0x1), a
 	// value of EventPipeLevel.
 	EventPipeCritical EventPipeLevel = 1
@@ -896,7 +896,7 @@ const (
 )
 
 var namesEventPipeLevel = []enumfmt.Name{{
-	N: "EventPipeLogalways",
+	N: "EventPipeLogAlways",
 	V: uint64(0x0),
 }, {
 	N: "EventPipeCritical",
