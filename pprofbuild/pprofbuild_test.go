@@ -258,9 +258,14 @@ func TestThreadCPUClock(t *testing.T) {
 	if !ok0 || !ok1 {
 		t.Fatalf("clock %v schedstat %v", ok0, ok1)
 	}
+	// Spin for 30 ms of this thread's CPU time (not of wall time: on a
+	// loaded machine a 30 ms wall spin got 4.5 ms of CPU once).
 	n := 0
-	for t0 := time.Now(); time.Since(t0) < 30*time.Millisecond; {
+	for {
 		n++
+		if c, _ := threadClock(tid); c-c0 >= int64(30*time.Millisecond) {
+			break
+		}
 	}
 	c1, _ := threadClock(tid)
 	s1, _ := threadSchedstat(tid)
