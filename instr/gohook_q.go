@@ -59,8 +59,8 @@ func SetDeferredRingSize(bytes int) error {
 	return nil
 }
 
-// DeferredCounts are the counts of the calls deferred Go hooks saw.
-type DeferredCounts struct {
+// DeferredHookStats are the counts of the calls deferred Go hooks saw.
+type DeferredHookStats struct {
 	// Delivered counts the calls whose Enter record was taken from its
 	// thread's ring and handed to the hooks (Enter, then Exit when the
 	// method has returned, in the thread's order).
@@ -73,8 +73,8 @@ type DeferredCounts struct {
 // DeferredStats returns the counts of every deferred rule of the process
 // so far. Once the app's threads have stopped calling hooked methods and
 // FlushDeferred has returned, Delivered + Dropped is the number of calls.
-func DeferredStats() DeferredCounts {
-	return DeferredCounts{Delivered: qDelivered.Load(), Dropped: qDropped.Load()}
+func DeferredStats() DeferredHookStats {
+	return DeferredHookStats{Delivered: qDelivered.Load(), Dropped: qDropped.Load()}
 }
 
 var (

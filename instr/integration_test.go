@@ -350,6 +350,7 @@ func TestAddRule(t *testing.T) {
 // (The full-size mcs test with sample/autotrace's tracer, checked against
 // jitlog and ilcount, belongs to sample/autotrace.)
 func TestMCS(t *testing.T) {
+	harness.Integration(t)
 	const mcsExe = "/usr/lib/mono/4.5/mcs.exe"
 	rts, err := harness.Runtimes()
 	if err != nil {

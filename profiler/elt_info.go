@@ -176,7 +176,7 @@ func (c *ELTCall) enterInfo() (FrameInfo, []Arg, error) {
 	if err != nil {
 		return 0, nil, fmt.Errorf("clrprof: GetFunctionEnter3Info: %w", err)
 	}
-	ai := (*FunctionArgumentInfo)(unsafe.Pointer(&buf[0]))
+	ai := (*functionArgumentInfo)(unsafe.Pointer(&buf[0]))
 	n := int(ai.NumRanges)
 	rangeSize := int(unsafe.Sizeof(FunctionArgumentRange{}))
 	off := int(unsafe.Offsetof(ai.Ranges))

@@ -162,7 +162,7 @@ func (p *allocBytes) Shutdown() error {
 // the profiler batches per thread, with Poisson-sampled stacks (each stands
 // for AllocSampleWeight allocations; see ExampleAllocSampleWeight). It
 // needs a running CoreCLR, so this example has no output;
-// profiles.LiveHeap turns the samples into a heap profile.
+// pprofbuild.LiveHeap turns the samples into a heap profile.
 func ExampleInfo_EnableAllocationRecording() {
 	_ = profiler.Register("{6E1F2A3B-4C5D-4E6F-8091-A2B3C4D5E6F7}", &allocBytes{})
 }

@@ -230,6 +230,7 @@ func mcs() (string, string, error) {
 // fails; its output is in the failure message.
 func CompileCS(t testing.TB, srcFiles []string, outDir string, opts ...CSOption) string {
 	t.Helper()
+	Integration(t)
 	if len(srcFiles) == 0 {
 		t.Fatal("harness.CompileCS: no source files")
 	}
@@ -452,6 +453,7 @@ func BuildEnv(kv ...string) BuildOption {
 // it, unless BuildTags asks.
 func BuildProfiler(t testing.TB, pkg string, opts ...BuildOption) string {
 	t.Helper()
+	Integration(t)
 	var cfg buildConfig
 	for _, o := range opts {
 		o(&cfg)
@@ -508,6 +510,7 @@ func envNote(extra []string) string {
 // test's temporary directory. The test fails if the compiler does.
 func BuildCShared(t testing.TB, srcFiles []string, cflags ...string) string {
 	t.Helper()
+	Integration(t)
 	if len(srcFiles) == 0 {
 		t.Fatal("harness.BuildCShared: no source files")
 	}

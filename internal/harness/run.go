@@ -139,6 +139,7 @@ func Run(t testing.TB, rt Runtime, app string, opts RunOptions) Result {
 // fail the test, prefixed with who.
 func command(t testing.TB, who string, rt Runtime, app string, opts RunOptions) (*exec.Cmd, time.Duration) {
 	t.Helper()
+	Integration(t)
 	appAbs, err := filepath.Abs(app)
 	if err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@
 //
 // At Shutdown it prints "contprof: Shutdown periods=N exceptions=E
 // live_objects=L sampled_allocations=S gcs=G" and what profiling cost the
-// application, measured as it ran (package profiles/overhead):
+// application, measured as it ran (package pprofbuild/overhead):
 // "cost_wall_us=W cost_cpu_us=C held_us=H snapshots=K callbacks_us=B
 // callbacks=M sampler_cpu_us=S goruntime_cpu_us=G output_wall_us=O
 // output_cpu_us=P": the runtime held for snapshots, the callbacks on the
@@ -120,13 +120,13 @@
 // Exporting: with CONTPROF_PYROSCOPE_URL, CONTPROF_OTLP=1 or both,
 // contprof also ships every profile (the bytes of the directory's copy)
 // to Pyroscope's push API and/or over OTLP's profiles signal
-// (experimental; package profiles/export), as the profile types "cpu",
+// (experimental; package pprofbuild/export), as the profile types "cpu",
 // "wall", "exceptions", "contention", "heap" and "gc" (the OTLP attribute
 // profile.name; Pyroscope's __name__, but "process_cpu" for "cpu", the
 // name of Grafana's default CPU profile type), with the resource of
 // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES plus the process, the
 // host and the runtime. CPU and wall samples taken while the thread was
-// inside a span of a tracer in the same library (profiles.Spans) carry
+// inside a span of a tracer in the same library (pprofbuild.Spans) carry
 // the labels trace_id and span_id (the OTLP samples' link): build contprof
 // with -tags contprof_gotrace to run the gotrace tracer (package
 // sample/gotrace/gotrace) beside it, GOTRACE_TARGETS naming the methods
@@ -206,10 +206,10 @@ import (
 	"time"
 
 	"github.com/clrprof/clrprof/clrevents"
+	"github.com/clrprof/clrprof/pprofbuild"
+	"github.com/clrprof/clrprof/pprofbuild/export"
+	"github.com/clrprof/clrprof/pprofbuild/overhead"
 	"github.com/clrprof/clrprof/profiler"
-	"github.com/clrprof/clrprof/profiles"
-	"github.com/clrprof/clrprof/profiles/export"
-	"github.com/clrprof/clrprof/profiles/overhead"
 	"github.com/google/uuid"
 )
 
@@ -227,7 +227,7 @@ var afterSnapshot func()
 
 type contprof struct {
 	// cost accounts for what profiling costs the application (package
-	// profiles/overhead): the snapshots' suspensions, the callbacks on the
+	// pprofbuild/overhead): the snapshots' suspensions, the callbacks on the
 	// application's threads, the sampler's and the Go runtime's CPU time,
 	// and the output (the exporters' set-up at Initialize and the last
 	// period's writing and shipping at exit), reported on the Shutdown
@@ -247,20 +247,20 @@ type contprof struct {
 	weakHeap              bool // the live heap tracks objects by weak handles
 	maxStacks, maxObjects int
 	runtime               string
-	names                 *profiles.Names
+	names                 *pprofbuild.Names
 
-	cpu, wall, exc, cont, heapB, gcB *profiles.Builder
-	heap                             *profiles.LiveHeap
+	cpu, wall, exc, cont, heapB, gcB *pprofbuild.Builder
+	heap                             *pprofbuild.LiveHeap
 	rec                              *profiler.AllocRecorder
-	gc                               *profiles.GCStats
-	contention                       *profiles.Contention
+	gc                               *pprofbuild.GCStats
+	contention                       *pprofbuild.Contention
 	gcFromEvents                     bool
 	session                          profiler.EventPipeSession
 	runtimeProvider                  atomic.Uintptr // the runtime's EventPipeProvider, once seen
 
 	mu      sync.Mutex // the sampler's state
 	lastCPU map[uint32]int64
-	ticks   profiles.Ticks
+	ticks   pprofbuild.Ticks
 	// the suspension budget: the fraction of time snapshots may take, the
 	// ticks still to skip, and those skipped since the last snapshot
 	// (sampler goroutine only)
@@ -268,7 +268,7 @@ type contprof struct {
 	skip, skippedSince int
 	// spanAt holds, for one snapshot, the span labels of the threads
 	// inside a span (readSpan; sampler goroutine only).
-	spanAt map[profiler.ThreadID][]profiles.Label
+	spanAt map[profiler.ThreadID][]pprofbuild.Label
 	// in the period, the time the runtime was suspended and held for
 	// snapshots (Snapshot.Cost) and the time they waited for another
 	// suspension (a GC) to end first (sampler goroutine only)
@@ -290,7 +290,7 @@ type contprof struct {
 	// the allocation profile (with the live heap's samples), and the
 	// period's estimate of the bytes allocated, with its variance (.NET
 	// 10+; under allocMu)
-	allocB   *profiles.Builder
+	allocB   *pprofbuild.Builder
 	allocMu  sync.Mutex
 	allocEst clrevents.AllocationEstimate
 	// samples without a stack (counted in the allocation profile under
@@ -386,7 +386,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		logf("%v", err)
 		return err
 	}
-	p.runtime = profiles.RuntimeVersion(info)
+	p.runtime = pprofbuild.RuntimeVersion(info)
 	p.cost.Output(p.configExport)
 	if p.dir == "" && len(p.exporters) == 0 {
 		p.dir = "contprof"
@@ -397,17 +397,17 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 			return err
 		}
 	}
-	p.names = profiles.NewNames(info)
-	p.cpu = profiles.NewBuilder([]profiles.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, "cpu", p.maxStacks)
-	p.wall = profiles.NewBuilder([]profiles.SampleType{{Type: "samples", Unit: "count"}, {Type: "wall", Unit: "nanoseconds"}}, "wall", p.maxStacks)
-	p.exc = profiles.NewBuilder([]profiles.SampleType{{Type: "exceptions", Unit: "count"}}, "", p.maxStacks)
-	p.cont = profiles.NewBuilder(profiles.ContentionTypes, "delay", p.maxStacks)
-	p.heapB = profiles.NewBuilder(profiles.LiveHeapTypes, "inuse_space", p.maxStacks)
-	p.allocB = profiles.NewBuilder(allocTypes, "alloc_space", p.maxStacks)
-	p.gcB = profiles.NewBuilder(profiles.GCTypes, "gc_pause", p.maxStacks)
-	p.gc = profiles.NewGCStats()
+	p.names = pprofbuild.NewNames(info)
+	p.cpu = pprofbuild.NewBuilder([]pprofbuild.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, "cpu", p.maxStacks)
+	p.wall = pprofbuild.NewBuilder([]pprofbuild.SampleType{{Type: "samples", Unit: "count"}, {Type: "wall", Unit: "nanoseconds"}}, "wall", p.maxStacks)
+	p.exc = pprofbuild.NewBuilder([]pprofbuild.SampleType{{Type: "exceptions", Unit: "count"}}, "", p.maxStacks)
+	p.cont = pprofbuild.NewBuilder(pprofbuild.ContentionTypes, "delay", p.maxStacks)
+	p.heapB = pprofbuild.NewBuilder(pprofbuild.LiveHeapTypes, "inuse_space", p.maxStacks)
+	p.allocB = pprofbuild.NewBuilder(allocTypes, "alloc_space", p.maxStacks)
+	p.gcB = pprofbuild.NewBuilder(pprofbuild.GCTypes, "gc_pause", p.maxStacks)
+	p.gc = pprofbuild.NewGCStats()
 	p.lastCPU = map[uint32]int64{}
-	p.spanAt = map[profiler.ThreadID][]profiles.Label{}
+	p.spanAt = map[profiler.ThreadID][]pprofbuild.Label{}
 
 	low := profiler.EnableStackSnapshot
 	if p.excOn {
@@ -416,7 +416,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		logf("exceptions: off (CONTPROF_EXCEPTIONS=0)")
 	}
 	var high profiler.HighMonitor
-	p.heap = profiles.NewLiveHeap(info, p.rate, p.maxObjects)
+	p.heap = pprofbuild.NewLiveHeap(info, p.rate, p.maxObjects)
 	// .NET 5+: the runtime's events give contention (the waiting stack is
 	// taken in the callback), GC pauses, and the live heap's samples
 	// (GCAllocationTick, Verbose), without a callback per allocation.
@@ -447,7 +447,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		p.session, p.gcFromEvents = sess, true
 		high |= profiler.HighEventPipe
 		if p.contOn {
-			p.contention = profiles.NewContention(p.cont)
+			p.contention = pprofbuild.NewContention(p.cont)
 		}
 	case errors.Is(err, profiler.ErrNotAvailable):
 		logf("contention: not available on %s: %v", p.runtime, err)
@@ -491,7 +491,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		// .NET Core 2.x: GarbageCollectionStarted comes only with
 		// MonitorGC, which would cost what the heap being off saves.
 		p.gc.WithoutGenerations()
-		logf("gc: on %s collections are not reported without MonitorGC (HighBasicGC needs .NET Core 3.0), which the live heap would turn on: every suspension for GC counts as one collection under %q", p.runtime, profiles.UnknownGenerationFrame)
+		logf("gc: on %s collections are not reported without MonitorGC (HighBasicGC needs .NET Core 3.0), which the live heap would turn on: every suspension for GC counts as one collection under %q", p.runtime, pprofbuild.UnknownGenerationFrame)
 	case p.gcFromEvents && p.heap.UseWeakHandles() == nil:
 		// .NET 7+: sampled objects held by weak handles; no GC callbacks.
 		p.weakHeap = true
@@ -643,7 +643,7 @@ func (p *contprof) sample() {
 			p.ticks.Thread(ts.Err)
 			continue
 		}
-		st := profiles.Functions(ts.Frames)
+		st := pprofbuild.Functions(ts.Frames)
 		// inside a span of a tracer in this library: its IDs as labels
 		spanLabels := p.spanAt[ts.Thread]
 		if p.wallOn {
@@ -652,7 +652,7 @@ func (p *contprof) sample() {
 		if !p.cpuOn || ts.OSThreadID == 0 {
 			continue
 		}
-		cpu, ok := profiles.ThreadCPU(ts.OSThreadID)
+		cpu, ok := pprofbuild.ThreadCPU(ts.OSThreadID)
 		if !ok {
 			continue
 		}
@@ -665,9 +665,9 @@ func (p *contprof) sample() {
 }
 
 // readSpan is the snapshot's walk function: with the runtime suspended,
-// it notes the span thread is in (profiles.Spans) and walks every thread.
+// it notes the span thread is in (pprofbuild.Spans) and walks every thread.
 func (p *contprof) readSpan(thread profiler.ThreadID, _ uint32) bool {
-	if l := profiles.Spans.Labels(thread); l != nil {
+	if l := pprofbuild.Spans.Labels(thread); l != nil {
 		p.spanAt[thread] = l
 	}
 	return true
@@ -686,7 +686,7 @@ func (p *contprof) ExceptionThrown(obj profiler.ObjectID) error {
 		p.excErrors++
 		p.mu.Unlock()
 	}
-	p.exc.Add(profiles.Functions(st), []profiles.Label{{Key: "exception", Value: typ}}, 1)
+	p.exc.Add(pprofbuild.Functions(st), []pprofbuild.Label{{Key: "exception", Value: typ}}, 1)
 	if exceptionHook != nil {
 		exceptionHook(p, typ)
 	}
@@ -700,7 +700,7 @@ func (p *contprof) GarbageCollectionStarted(collected []bool, reason profiler.GC
 	defer p.cost.Callback(time.Now())
 	p.heap.GCStarted(collected)
 	if !p.gcFromEvents {
-		p.gc.Collection(profiles.OldestCollected(collected))
+		p.gc.Collection(pprofbuild.OldestCollected(collected))
 	}
 	return nil
 }
@@ -777,7 +777,7 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 		// Delivered on the waiting thread: its stack is the contended one.
 		st, err := p.info.StackTrace(0, p.depth)
 		if err == nil {
-			p.contention.Start(thread, profiles.Functions(st))
+			p.contention.Start(thread, pprofbuild.Functions(st))
 		}
 	case *clrevents.GCAllocationTick:
 		// A kept tick (above), on the allocating thread: the object is
@@ -785,7 +785,7 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 		st, err := p.info.StackTrace(0, p.depth)
 		var stack []profiler.FunctionID
 		if err == nil {
-			stack = profiles.Functions(st)
+			stack = pprofbuild.Functions(st)
 		}
 		var objects float64
 		if e.ObjectSize > 0 {
@@ -815,7 +815,7 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 		st, err := p.info.StackTrace(0, p.depth)
 		var stack []profiler.FunctionID
 		if err == nil {
-			stack = profiles.Functions(st)
+			stack = pprofbuild.Functions(st)
 		}
 		p.addAlloc(stack, typ, objects, bytes)
 		if e.Address == 0 || err != nil {
@@ -840,7 +840,7 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 
 // allocTypes are the sample types of the allocation profile, as in Go's
 // heap profile: alloc_objects/count, alloc_space/bytes.
-var allocTypes = []profiles.SampleType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}}
+var allocTypes = []pprofbuild.SampleType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}}
 
 // stackUnavailable is the frame of allocation samples whose stack could
 // not be taken: they still count in the totals.
@@ -849,7 +849,7 @@ const stackUnavailable = "[stack unavailable]"
 // addAlloc adds one sample to the allocation profile: objects and bytes
 // are what it stands for (estimates), typ the label "object".
 func (p *contprof) addAlloc(stack []profiler.FunctionID, typ string, objects, bytes float64) {
-	labels := []profiles.Label{{Key: "object", Value: typ}}
+	labels := []pprofbuild.Label{{Key: "object", Value: typ}}
 	o, b := int64(math.Round(objects)), int64(math.Round(bytes))
 	if len(stack) == 0 {
 		p.allocNoStack.Add(1)
@@ -884,14 +884,14 @@ func (p *contprof) comments(kind string) []string {
 // write writes the period's profiles and starts the next period.
 func (p *contprof) write() {
 	p.seq++
-	meta := func(kind string, extra ...string) profiles.Meta {
-		return profiles.Meta{Start: p.periodStart, Duration: time.Since(p.periodStart), Comments: append(p.comments(kind), extra...)}
+	meta := func(kind string, extra ...string) pprofbuild.Meta {
+		return pprofbuild.Meta{Start: p.periodStart, Duration: time.Since(p.periodStart), Comments: append(p.comments(kind), extra...)}
 	}
 	var written []string
-	put := func(kind string, b *profiles.Builder, m profiles.Meta) {
+	put := func(kind string, b *pprofbuild.Builder, m pprofbuild.Meta) {
 		prof := b.Build(p.names, m, true)
 		var buf bytes.Buffer
-		if err := profiles.Write(&buf, prof); err != nil {
+		if err := pprofbuild.Write(&buf, prof); err != nil {
 			logf("encoding %s: %v", kind, err)
 			return
 		}
@@ -913,12 +913,12 @@ func (p *contprof) write() {
 		written = append(written, fr)
 		if p.cpuOn {
 			m := meta("cpu", fr)
-			m.PeriodType, m.Period = profiles.SampleType{Type: "cpu", Unit: "nanoseconds"}, int64(time.Second)/int64(p.hz)
+			m.PeriodType, m.Period = pprofbuild.SampleType{Type: "cpu", Unit: "nanoseconds"}, int64(time.Second)/int64(p.hz)
 			put("cpu", p.cpu, m)
 		}
 		if p.wallOn {
 			m := meta("wall", fr)
-			m.PeriodType, m.Period = profiles.SampleType{Type: "wall", Unit: "nanoseconds"}, int64(time.Second)/int64(p.hz)
+			m.PeriodType, m.Period = pprofbuild.SampleType{Type: "wall", Unit: "nanoseconds"}, int64(time.Second)/int64(p.hz)
 			put("wall", p.wall, m)
 		}
 	}
@@ -950,13 +950,13 @@ func (p *contprof) write() {
 	}
 	hm := meta("heap", "from "+src, counts+" (cumulative)")
 	if !p.gcFromEvents {
-		hm.PeriodType, hm.Period = profiles.SampleType{Type: "space", Unit: "bytes"}, int64(p.rate)
+		hm.PeriodType, hm.Period = pprofbuild.SampleType{Type: "space", Unit: "bytes"}, int64(p.rate)
 	}
 	if p.heapOn {
 		put("heap", p.heapB, hm)
 		am := meta("alloc", allocNotes...)
 		if !p.gcFromEvents {
-			am.PeriodType, am.Period = profiles.SampleType{Type: "space", Unit: "bytes"}, int64(p.rate)
+			am.PeriodType, am.Period = pprofbuild.SampleType{Type: "space", Unit: "bytes"}, int64(p.rate)
 		}
 		put("alloc", p.allocB, am)
 	}
@@ -982,9 +982,9 @@ func (p *contprof) write() {
 // profile, how its numbers are estimated and how exact they are; it
 // starts the next period's estimate.
 func (p *contprof) allocSource() (string, []string) {
-	var c profiler.AllocationTickCounts
+	var c profiler.AllocationTickStats
 	if p.heapTicks != nil {
-		c = p.heapTicks.Counts()
+		c = p.heapTicks.Stats()
 	}
 	lost := fmt.Sprintf("samples without a stack (under %q): %d (cumulative)", stackUnavailable, p.allocNoStack.Load())
 	switch {
