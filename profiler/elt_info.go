@@ -3,6 +3,8 @@ package profiler
 /*
 #include <string.h>
 #include "elt.h"
+#include "eltcommon.h"
+#include "eltcount.h"
 
 static void clrprof_copy_from(void *dst, uintptr_t src, size_t n) { memcpy(dst, (const void *)src, n); }
 */

@@ -1,4 +1,6 @@
-// The hand-written half of the C shim; see shim.h.
+// Signals: the snapshot of the host's handlers taken before the Go runtime
+// starts, the environment checks made then, the signal audit, and the
+// SIGSEGV router with its private stack. See signals.h.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -6,366 +8,28 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "shim.h"
-#include "chain.h"
-#include "_cgo_export.h"
+#include "signals.h"
 
-static const GUID clrprof_IID_IUnknown = {0x00000000, 0x0000, 0x0000, {0xC0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x46}};
-static const GUID clrprof_IID_IClassFactory = {0x00000001, 0x0000, 0x0000, {0xC0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x46}};
+// Diagnostics only (test builds): CLRPROF_SIGNAL_AUDIT=0 turns the signal
+// audit off, CLRPROF_SEGV_PRIVATE_STACK=0 the SIGSEGV router's private
+// stack. Read once, before the Go runtime starts.
+static int audit_off, private_stack_off;
 
-static int guid_equal(const GUID *a, const GUID *b) {
-	return memcmp(a, b, sizeof(GUID)) == 0;
-}
-
-// ---- implemented-callback table ----
-
-volatile uint8_t clrprof_impl[CLRPROF_CALLBACK_SLOTS];
-
-void clrprof_set_impl(int slot, int on) {
-	if (slot >= 0 && slot < CLRPROF_CALLBACK_SLOTS) {
-		__atomic_store_n(&clrprof_impl[slot], on ? 1 : 0, __ATOMIC_RELEASE);
-	}
-}
-
-int clrprof_get_impl(int slot) {
-	if (slot < 0 || slot >= CLRPROF_CALLBACK_SLOTS) {
-		return 0;
-	}
-	return __atomic_load_n(&clrprof_impl[slot], __ATOMIC_ACQUIRE);
-}
-
-// ---- guard around C->Go calls ----
-
-// Diagnostics only: CLRPROF_SIGNAL_GUARD=0 turns the guard off,
-// CLRPROF_SIGNAL_AUDIT=0 the signal audit, CLRPROF_SEGV_PRIVATE_STACK=0
-// the SIGSEGV router's private stack and CLRPROF_BINDM_HOOK=0 the guard's
-// repair after a thread's first call into Go, so that stress tests can
-// show what they prevent and benchmarks can measure what they cost. Read
-// once, before the Go runtime starts.
-static int guard_off, audit_off, private_stack_off, bindm_hook_off;
-
+#ifdef CLRPROF_TESTHOOKS
 static int env_is_zero(const char *name) {
 	const char *v = getenv(name);
 	return v != NULL && strcmp(v, "0") == 0;
 }
-
-static void segv_stack_ensure(void);
-
-// ---- a thread's first call into Go ----
-//
-// The first time a thread calls into Go, the Go runtime binds an M to it
-// (needm) and sets the thread's signal mask from the one it found, minus
-// the signals Go never lets be blocked. Signal 34 is one of them (Go's
-// signal table marks it _SigUnblock for musl's SIGSYNCCALL), and with glibc
-// signal 34 is SIGRTMIN, CoreCLR's activation signal: without more, the
-// guard's block is gone for the rest of that first callback, the
-// activation handler (installed without SA_ONSTACK) can run on the
-// callback goroutine's small stack, and the kernel's signal frame and the
-// CONTEXT the handler builds below it (about 6 KiB on a machine with
-// AVX-512 state) run off the bottom of that stack into the memory below:
-// another goroutine's stack or a free one (docs/reliability.md).
-//
-// After needm, on the thread's own stack and before it switches to the
-// goroutine's, the runtime calls its C hook _cgo_bindm once per thread (to
-// store the M in a pthread key whose destructor releases it at thread
-// exit). The profiler package's init replaces that hook with
-// clrprof_bindm, which calls the original and, when the thread is inside a
-// guard, blocks SIGRTMIN again before any Go code runs on the goroutine's
-// stack. A guarded call that comes before that init (a library's first
-// call, DllGetClassObject) waits for it in clrprof_go_enter, so that its
-// needm too finds the hook in place.
-
-static __thread int guard_depth __attribute__((tls_model("initial-exec")));
-static void (*bindm_orig)(void *);
-// 0 before the profiler package's init, then one of these.
-enum { BINDM_HOOKED = 1, BINDM_OFF = 2, BINDM_MISSING = 3 };
-static int bindm_state;
-static pthread_mutex_t bindm_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t bindm_cond = PTHREAD_COND_INITIALIZER;
-static uint64_t bindm_reblocks;
-
-static void clrprof_bindm(void *g) {
-	bindm_orig(g);
-	if (guard_depth > 0) {
-		sigset_t block;
-		sigemptyset(&block);
-		sigaddset(&block, SIGRTMIN);
-		pthread_sigmask(SIG_BLOCK, &block, NULL);
-		__atomic_add_fetch(&bindm_reblocks, 1, __ATOMIC_RELAXED);
-	}
-}
-
-// clrprof_bindm_hook returns the hook to store in _cgo_bindm in place of
-// orig (orig itself when the hook is not to be used); Go stores it, then
-// calls clrprof_bindm_ready, which lets waiting guarded calls go on: only
-// then can their needm find the hook.
-void *clrprof_bindm_hook(void *orig) {
-	if (orig == NULL || guard_off || bindm_hook_off) {
-		return orig;
-	}
-	bindm_orig = (void (*)(void *))orig;
-	return (void *)clrprof_bindm;
-}
-
-void clrprof_bindm_ready(void *installed) {
-	int state = installed == (void *)clrprof_bindm ? BINDM_HOOKED : installed == NULL ? BINDM_MISSING : BINDM_OFF;
-	pthread_mutex_lock(&bindm_mu);
-	__atomic_store_n(&bindm_state, state, __ATOMIC_RELEASE);
-	pthread_cond_broadcast(&bindm_cond);
-	pthread_mutex_unlock(&bindm_mu);
-}
-
-// clrprof_bindm_missing reports whether the Go runtime has no _cgo_bindm
-// hook to replace (not a diagnostic switch turning the repair off).
-int clrprof_bindm_missing(void) { return __atomic_load_n(&bindm_state, __ATOMIC_ACQUIRE) == BINDM_MISSING; }
-
-uint64_t clrprof_bindm_reblocks(void) { return __atomic_load_n(&bindm_reblocks, __ATOMIC_RELAXED); }
-
-static void bindm_wait(void) {
-	pthread_mutex_lock(&bindm_mu);
-	while (__atomic_load_n(&bindm_state, __ATOMIC_ACQUIRE) == 0) {
-		pthread_cond_wait(&bindm_cond, &bindm_mu);
-	}
-	pthread_mutex_unlock(&bindm_mu);
-}
-
-#ifdef CLRPROF_TESTHOOKS
-// Test builds check at every guard's end that SIGRTMIN is still blocked:
-// a lapse means Go ran with the activation signal deliverable.
-static uint64_t guard_lapses;
 #endif
 
-uint64_t clrprof_guard_lapses(void) {
-#ifdef CLRPROF_TESTHOOKS
-	return __atomic_load_n(&guard_lapses, __ATOMIC_RELAXED);
-#else
-	return 0;
-#endif
-}
-
-void clrprof_go_enter(clrprof_guard *g) {
-	segv_stack_ensure();
-	if (guard_off) {
-		g->restore = 0;
-		return;
-	}
-	if (__builtin_expect(__atomic_load_n(&bindm_state, __ATOMIC_ACQUIRE) == 0, 0)) {
-		bindm_wait();
-	}
-	sigset_t block;
-	sigemptyset(&block);
-	sigaddset(&block, SIGRTMIN);
-	g->restore = pthread_sigmask(SIG_BLOCK, &block, &g->old) == 0 && !sigismember(&g->old, SIGRTMIN);
-	guard_depth++;
-}
-
-void clrprof_go_leave(clrprof_guard *g) {
-	if (guard_off) {
-		return;
-	}
-	guard_depth--;
-#ifdef CLRPROF_TESTHOOKS
-	sigset_t cur;
-	if (pthread_sigmask(SIG_BLOCK, NULL, &cur) == 0 && !sigismember(&cur, SIGRTMIN)) {
-		__atomic_add_fetch(&guard_lapses, 1, __ATOMIC_RELAXED);
-	}
-#endif
-	// Only the outermost guard on a thread unblocks: a nested guard (a
-	// callback raised from inside a call Go made into the runtime) found
-	// the signal blocked already and leaves it so.
-	if (g->restore) {
-		pthread_sigmask(SIG_SETMASK, &g->old, NULL);
-	}
-}
-
-// ---- IUnknown of the profiler object ----
-
-static int is_callback_iid(REFIID riid) {
-	for (int i = 0; i < clrprof_callback_iid_count; i++) {
-		if (guid_equal(riid, &clrprof_callback_iids[i])) {
-			return 1;
-		}
-	}
-	return 0;
-}
-
-HRESULT STDMETHODCALLTYPE clrprof_QueryInterface(void *self, REFIID riid, void **ppv) {
-	if (ppv == NULL) {
-		return E_POINTER;
-	}
-	*ppv = NULL;
-	if (riid == NULL) {
-		return E_POINTER;
-	}
-	if (guid_equal(riid, &clrprof_IID_IUnknown) || is_callback_iid(riid)) {
-		clrprof_AddRef(self);
-		*ppv = self;
-		return S_OK;
-	}
-	return E_NOINTERFACE;
-}
-
-ULONG STDMETHODCALLTYPE clrprof_AddRef(void *self) {
-	clrprof_object *o = self;
-	return (ULONG)__atomic_add_fetch(&o->refs, 1, __ATOMIC_RELAXED);
-}
-
-ULONG STDMETHODCALLTYPE clrprof_Release(void *self) {
-	clrprof_object *o = self;
-	int32_t n = __atomic_sub_fetch(&o->refs, 1, __ATOMIC_ACQ_REL);
-	if (n == 0) {
-		uintptr_t h = o->handle;
-		o->handle = 0;
-		clrprof_guard g;
-		clrprof_go_enter(&g);
-		clrprofGoObjectReleased(h);
-		clrprof_go_leave(&g);
-		free(o);
-	}
-	return (ULONG)n;
-}
-
-// The vtable the profiler objects use: a writable copy of the generated
-// one, so that C fast paths can take over single slots.
-ICorProfilerCallback11Vtbl clrprof_live_vtbl;
-_Static_assert(sizeof(ICorProfilerCallback11Vtbl) == (CLRPROF_CALLBACK_SLOTS + 3) * sizeof(void *), "vtable is not one pointer per slot");
-static pthread_once_t live_once = PTHREAD_ONCE_INIT;
-
-static void live_vtbl_init(void) {
-	clrprof_live_vtbl = clrprof_callback_vtbl;
-}
-
-int clrprof_callback_override(int slot, const void *fn, const void **orig) {
-	if (slot < 0 || slot >= CLRPROF_CALLBACK_SLOTS || fn == NULL) {
-		return -1;
-	}
-	pthread_once(&live_once, live_vtbl_init);
-	const void *volatile *slots = (const void *volatile *)&clrprof_live_vtbl;
-	if (orig != NULL) {
-		*orig = ((const void *const *)&clrprof_callback_vtbl)[slot + 3];
-	}
-	__atomic_store_n((const void **)&slots[slot + 3], fn, __ATOMIC_RELEASE);
-	return 0;
-}
-
-HRESULT clrprof_new_object(uintptr_t h, REFIID riid, void **ppv) {
-	return clrprof_new_object_vtbl(h, NULL, riid, ppv);
-}
-
-HRESULT clrprof_new_object_vtbl(uintptr_t h, const void *vtbl, REFIID riid, void **ppv) {
-	clrprof_object *o = calloc(1, sizeof *o);
-	if (o == NULL) {
-		return E_OUTOFMEMORY;
-	}
-	pthread_once(&live_once, live_vtbl_init);
-	o->lpVtbl = vtbl != NULL ? vtbl : (const void *)&clrprof_live_vtbl;
-	o->refs = 1;
-	o->handle = h;
-	HRESULT hr = clrprof_QueryInterface(o, riid, ppv);
-	clrprof_Release(o); // frees o (and the handle) if the query failed
-	return hr;
-}
-
-// ---- class factory (one static object, never freed) ----
-
-static HRESULT STDMETHODCALLTYPE factory_QueryInterface(IClassFactory *self, REFIID riid, void **ppv) {
-	if (ppv == NULL) {
-		return E_POINTER;
-	}
-	*ppv = NULL;
-	if (riid == NULL) {
-		return E_POINTER;
-	}
-	if (guid_equal(riid, &clrprof_IID_IUnknown) || guid_equal(riid, &clrprof_IID_IClassFactory)) {
-		*ppv = self;
-		return S_OK;
-	}
-	return E_NOINTERFACE;
-}
-
-static ULONG STDMETHODCALLTYPE factory_AddRef(IClassFactory *self) {
-	(void)self;
-	return 2;
-}
-
-static ULONG STDMETHODCALLTYPE factory_Release(IClassFactory *self) {
-	(void)self;
-	return 1;
-}
-
-static HRESULT STDMETHODCALLTYPE factory_CreateInstance(IClassFactory *self, IUnknown *outer, REFIID riid, void **ppv) {
-	(void)self;
-	if (ppv == NULL) {
-		return E_POINTER;
-	}
-	*ppv = NULL;
-	if (outer != NULL) {
-		return CLASS_E_NOAGGREGATION;
-	}
-	if (riid == NULL) {
-		return E_POINTER;
-	}
-	clrprof_guard g;
-	clrprof_go_enter(&g);
-	uintptr_t h = clrprofGoNewObject();
-	clrprof_go_leave(&g);
-	if (h == 0) {
-		return E_FAIL;
-	}
-	// The first profiler object of the process loads the chained native
-	// profiler, if one is configured, and forwards to it (chain.c).
-	return clrprof_new_object_vtbl(h, clrprof_chain_claim() ? &clrprof_chain_live : NULL, riid, ppv);
-}
-
-static HRESULT STDMETHODCALLTYPE factory_LockServer(IClassFactory *self, BOOL lock) {
-	(void)self;
-	(void)lock;
-	return S_OK;
-}
-
-static const IClassFactoryVtbl factory_vtbl = {
-	factory_QueryInterface,
-	factory_AddRef,
-	factory_Release,
-	factory_CreateInstance,
-	factory_LockServer,
-};
-
-static IClassFactory factory = {&factory_vtbl};
-
-// ---- exported COM entry points ----
-
-__attribute__((visibility("default"))) HRESULT STDMETHODCALLTYPE DllGetClassObject(REFCLSID rclsid, REFIID riid, void **ppv) {
-	if (ppv == NULL) {
-		return E_POINTER;
-	}
-	*ppv = NULL;
-	GUID req;
-	memset(&req, 0, sizeof req);
-	if (rclsid != NULL) {
-		req = *rclsid;
-	}
-	// The first call into Go waits until the Go runtime has initialised.
-	clrprof_guard g;
-	clrprof_go_enter(&g);
-	int ok = clrprofGoMatchCLSID(&req, rclsid != NULL);
-	clrprof_go_leave(&g);
-	clrprof_signal_audit();
-	if (!ok) {
-		return CLASS_E_CLASSNOTAVAILABLE;
-	}
-	return factory_QueryInterface(&factory, riid, ppv);
-}
-
-__attribute__((visibility("default"))) HRESULT STDMETHODCALLTYPE DllCanUnloadNow(void) {
-	return S_FALSE; // a Go runtime cannot be unloaded
-}
+int clrprof_signal_audit_off(void) { return audit_off; }
 
 // ---- signal audit ----
 
@@ -454,10 +118,8 @@ __attribute__((constructor(101))) static void clrprof_snapshot_signals(void) {
 #ifdef CLRPROF_TESTHOOKS
 	// Diagnostic switches: compiled into test builds only (build tag
 	// clrprof_testhooks), never into a production profiler.
-	guard_off = env_is_zero("CLRPROF_SIGNAL_GUARD");
 	audit_off = env_is_zero("CLRPROF_SIGNAL_AUDIT");
 	private_stack_off = env_is_zero("CLRPROF_SEGV_PRIVATE_STACK");
-	bindm_hook_off = env_is_zero("CLRPROF_BINDM_HOOK");
 #endif
 	for (int sig = 1; sig < NSIG; sig++) {
 		pre_go_valid[sig] = sigaction(sig, NULL, &pre_go[sig]) == 0;
@@ -584,7 +246,7 @@ static void segv_stack_key_init(void) {
 static int segv_reassert(void);
 static void segv_router(int sig, siginfo_t *info, void *ctx);
 
-static void segv_stack_ensure(void) {
+void clrprof_segv_stack_ensure(void) {
 	if (__builtin_expect(segv_stack != NULL, 1)) {
 		return;
 	}
@@ -612,7 +274,7 @@ static void segv_stack_ensure(void) {
 	segv_stack = base;
 }
 
-// Assembly (shim_linux_amd64.S): call fn(sig, info, ctx) with the stack
+// Assembly (signals_linux_amd64.S): call fn(sig, info, ctx) with the stack
 // pointer at sp and, if it returns, return from the signal whose frame is
 // at ctx, without coming back here.
 __attribute__((noreturn)) void clrprof_run_handler_on_stack(void (*fn)(int, siginfo_t *, void *), int sig, siginfo_t *info, void *ctx, void *sp);
@@ -885,24 +547,6 @@ int clrprof_audit_signals(int activation, int skip_own, clrprof_sigrec *recs, in
 	return n;
 }
 
-static clrprof_sigrec audit_recs[NSIG];
-static int audit_count;
-static pthread_once_t audit_once = PTHREAD_ONCE_INIT;
-
-static void audit_run(void) {
-	if (audit_off) {
-		return;
-	}
-	audit_count = clrprof_audit_signals(SIGRTMIN, 1, audit_recs, NSIG);
-	clrprof_guard g;
-	clrprof_go_enter(&g);
-	clrprofGoSignalAudit(audit_recs, audit_count, SIGRTMIN);
-	clrprof_go_leave(&g);
-}
-
-void clrprof_signal_audit(void) {
-	pthread_once(&audit_once, audit_run);
-}
 
 #ifdef CLRPROF_TESTHOOKS
 // Test hooks: compiled into test builds only (build tag clrprof_testhooks).
@@ -976,7 +620,7 @@ static void test_segv_host(int sig, siginfo_t *info, void *ctx) {
 }
 
 int clrprof_test_segv_roundtrip(uint64_t *rcx_out, uint64_t *xmm_out) {
-	segv_stack_ensure();
+	clrprof_segv_stack_ensure();
 	if (segv_stack == NULL || segv_stack == (char *)-1) {
 		return -10;
 	}
@@ -1015,135 +659,6 @@ int clrprof_test_segv_roundtrip(uint64_t *rcx_out, uint64_t *xmm_out) {
 	*rcx_out = rcx;
 	*xmm_out = xmm;
 	return test_segv_result;
-}
-
-// ---- test hooks: drive the shim from Go tests as the runtime would ----
-
-static HRESULT STDMETHODCALLTYPE fake_notimpl(void) {
-	return E_NOTIMPL;
-}
-
-// A fake ICorProfilerInfo object: QueryInterface answers IUnknown and the
-// first `versions` ICorProfilerInfoN IIDs with itself; every other slot
-// returns E_NOTIMPL (extra arguments are harmless in the SysV convention).
-typedef struct fake_info {
-	const void *const *lpVtbl;
-	int versions;
-	volatile int32_t refs;
-} fake_info;
-
-static HRESULT STDMETHODCALLTYPE fake_QueryInterface(void *self, REFIID riid, void **ppv) {
-	fake_info *f = self;
-	*ppv = NULL;
-	int ok = guid_equal(riid, &clrprof_IID_IUnknown);
-	for (int i = 0; !ok && i < f->versions && i < clrprof_info_iid_count; i++) {
-		ok = guid_equal(riid, &clrprof_info_iids[i]);
-	}
-	if (!ok) {
-		return E_NOINTERFACE;
-	}
-	__atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
-	*ppv = self;
-	return S_OK;
-}
-
-static ULONG STDMETHODCALLTYPE fake_AddRef(void *self) {
-	return (ULONG)__atomic_add_fetch(&((fake_info *)self)->refs, 1, __ATOMIC_RELAXED);
-}
-
-static ULONG STDMETHODCALLTYPE fake_Release(void *self) {
-	return (ULONG)__atomic_sub_fetch(&((fake_info *)self)->refs, 1, __ATOMIC_RELAXED);
-}
-
-#define FAKE_SLOTS 512
-static const void *fake_vtbl[FAKE_SLOTS];
-static pthread_once_t fake_once = PTHREAD_ONCE_INIT;
-
-static void fake_vtbl_init(void) {
-	fake_vtbl[0] = (const void *)fake_QueryInterface;
-	fake_vtbl[1] = (const void *)fake_AddRef;
-	fake_vtbl[2] = (const void *)fake_Release;
-	for (int i = 3; i < FAKE_SLOTS; i++) {
-		fake_vtbl[i] = (const void *)fake_notimpl;
-	}
-}
-
-void *clrprof_test_fake_info(int versions) {
-	pthread_once(&fake_once, fake_vtbl_init);
-	fake_info *f = calloc(1, sizeof *f);
-	if (f != NULL) {
-		f->lpVtbl = fake_vtbl;
-		f->versions = versions;
-		f->refs = 1;
-	}
-	return f;
-}
-
-int clrprof_test_fake_refs(void *info) {
-	return __atomic_load_n(&((fake_info *)info)->refs, __ATOMIC_RELAXED);
-}
-
-void clrprof_test_free(void *p) {
-	free(p);
-}
-
-const GUID *clrprof_test_callback_iid(int i) {
-	if (i < 0 || i >= clrprof_callback_iid_count) {
-		return NULL;
-	}
-	return &clrprof_callback_iids[i];
-}
-
-const GUID *clrprof_test_iid_iunknown(void) {
-	return &clrprof_IID_IUnknown;
-}
-
-// clrprof_test_create does what the runtime does to load a profiler:
-// DllGetClassObject for clsid, then IClassFactory::CreateInstance for iid.
-// aggregate passes a non-NULL outer object.
-HRESULT clrprof_test_create(const GUID *clsid, const GUID *iid, int aggregate, void **obj) {
-	*obj = NULL;
-	IClassFactory *f = NULL;
-	HRESULT hr = DllGetClassObject(clsid, &clrprof_IID_IClassFactory, (void **)&f);
-	if (hr != S_OK) {
-		return hr;
-	}
-	IUnknown outer = {NULL};
-	hr = f->lpVtbl->CreateInstance(f, aggregate ? &outer : NULL, iid, obj);
-	f->lpVtbl->Release(f);
-	return hr;
-}
-
-HRESULT clrprof_test_qi(void *obj, const GUID *iid, void **out) {
-	return ((ICorProfilerCallback11 *)obj)->lpVtbl->QueryInterface(obj, iid, out);
-}
-
-ULONG clrprof_test_addref(void *obj) {
-	return ((ICorProfilerCallback11 *)obj)->lpVtbl->AddRef(obj);
-}
-
-ULONG clrprof_test_release(void *obj) {
-	return ((ICorProfilerCallback11 *)obj)->lpVtbl->Release(obj);
-}
-
-HRESULT clrprof_test_initialize(void *obj, void *info) {
-	return ((ICorProfilerCallback11 *)obj)->lpVtbl->Initialize(obj, (IUnknown *)info);
-}
-
-HRESULT clrprof_test_shutdown(void *obj) {
-	return ((ICorProfilerCallback11 *)obj)->lpVtbl->Shutdown(obj);
-}
-
-HRESULT clrprof_test_jit_started(void *obj, uintptr_t fid) {
-	return ((ICorProfilerCallback11 *)obj)->lpVtbl->JITCompilationStarted(obj, fid, 1);
-}
-
-HRESULT clrprof_test_module_loaded(void *obj, uintptr_t mid) {
-	return ((ICorProfilerCallback11 *)obj)->lpVtbl->ModuleLoadFinished(obj, mid, S_OK);
-}
-
-HRESULT clrprof_test_initialize_for_attach(void *obj, void *info, const void *data, unsigned n) {
-	return ((ICorProfilerCallback11 *)obj)->lpVtbl->InitializeForAttach(obj, (IUnknown *)info, (void *)data, n);
 }
 
 #endif // CLRPROF_TESTHOOKS

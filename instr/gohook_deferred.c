@@ -11,14 +11,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gohook_q.h"
+#include "gohook_deferred.h"
 
 // The P/Invoke entries of deferred Go hooks (GoHooks.Deferred). They never
 // call Go and take no signal guard: each appends a record to the calling
 // thread's ring (single producer: this thread; single consumer: the drain
-// goroutine, gohook_q.go, which reads the records in place and then
+// goroutine, gohook_deferred.go, which reads the records in place and then
 // advances tail) and returns. The record layout is documented in
-// gohook_qdecode.go, which decodes it.
+// gohook_deferred_decode.go, which decodes it.
 //
 // An enter is recorded only if the ring has room for it and for its exit
 // (qring.limit leaves out the bytes kept for the exits of recorded enters),
@@ -28,7 +28,7 @@
 // means a recorded enter's exit always fits (its strings are cut to what
 // fits, and marked truncated, if the ring is short of room).
 
-// A record starts with one word (gohook_qdecode.go documents and decodes
+// A record starts with one word (gohook_deferred_decode.go documents and decodes
 // the layout): its length, kind, flags and method id (qhdr0), then the
 // clock if the method records timestamps. An enter without arguments or
 // clock is 8 bytes, an exit without strings or clock 16.
@@ -45,7 +45,7 @@ static uint32_t qsize = 256 << 10;
 static uint64_t qlost; // calls dropped for want of a ring (malloc failed), and by the rings freed since
 
 // The wrap passes each entry the method's id with the method's record
-// info above it (qidinfo in gohook_q.go): bits 0-21 the id, 22-29 the
+// info above it (qidinfo in gohook_deferred.go): bits 0-21 the id, 22-29 the
 // arguments that are strings, 30 the return value is a string, 31 record
 // timestamps. The entries read what they need from the word itself, not
 // from a table: a call loads nothing but its thread's ring.

@@ -1,5 +1,5 @@
-#ifndef CLRPROF_GOHOOK_Q_H
-#define CLRPROF_GOHOOK_Q_H
+#ifndef CLRPROF_GOHOOK_DEFERRED_H
+#define CLRPROF_GOHOOK_DEFERRED_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -13,7 +13,7 @@
 #define QINFO_RETSTR 0x100
 #define QINFO_TIME 0x200
 
-// A thread's ring of deferred Go hook records (gohook_q.c).
+// A thread's ring of deferred Go hook records (gohook_deferred.c).
 typedef struct qring {
 	struct qring *next;
 	uint64_t serial; // never reused: the drainer's key for the thread

@@ -5,7 +5,7 @@ package instr
 /*
 #include <stdint.h>
 #include <stdlib.h>
-#include "gohook_q.h"
+#include "gohook_deferred.h"
 */
 import "C"
 
@@ -132,7 +132,7 @@ func startDeferred() {
 				// While passes find a backlog the drain goes on at once
 				// (as fast as the hooks run, one core at most). Once a
 				// pass finds less it sleeps for DeferredPoll, or until
-				// a thread finds its ring half full (gohook_q.c), so
+				// a thread finds its ring half full (gohook_deferred.c), so
 				// that it takes records in large runs instead of
 				// following a busy thread record by record (a pass
 				// costs a few microseconds, and reading a line of the
@@ -157,7 +157,7 @@ func startDeferred() {
 // next pass to start at once.
 const qBacklog = 1024
 
-// qidinfo is the word a deferred wrap passes its entries (gohook_q.c) in
+// qidinfo is the word a deferred wrap passes its entries (gohook_deferred.c) in
 // place of e's id: the id in bits 0-21, and above it what the entries must
 // know of e's values (which are strings, to copy) and whether to read the
 // clock, so that a call reads nothing but its thread's ring.

@@ -6,7 +6,7 @@ import (
 	"unicode/utf16"
 )
 
-// The records of deferred Go hooks (gohook_q.c writes them in a thread's
+// The records of deferred Go hooks (gohook_deferred.c writes them in a thread's
 // ring; the drain reads them there and decodes them here). Little endian,
 // every record a multiple of 8 bytes, starting with one word:
 //

@@ -1,4 +1,4 @@
-// Stack switching for the SIGSEGV router (shim.c, "the host's SIGSEGV
+// Stack switching for the SIGSEGV router (signals.c, "the host's SIGSEGV
 // handler on a stack of its own").
 
 	.text
