@@ -200,7 +200,7 @@ func leak(t testing.TB, leaked int) *Snapshot {
 	s1 := next()
 	b.Object(s1, 5, 40, nil)
 	b.Root(s1, RootStack)
-	b.Root(s1, RootHandle) // held by two kinds
+	b.Root(s1, RootHandle)       // held by two kinds
 	b.Object(next(), 5, 50, nil) // garbage
 	s, err := b.Build()
 	if err != nil {
