@@ -84,11 +84,27 @@ func (a *Analysis) Dominator(o int) (d int, kind RootKind, several bool) {
 		return -1, RootOther, false
 	case id < n:
 		return id, 0, false
-	case id == n+int(numRootKinds):
+	case id == n+int(numRootKinds)+len(a.S.Statics):
 		return -1, RootOther, true
+	case id >= n+int(numRootKinds):
+		return -1, RootStatic, false
 	default:
 		return -1, RootKind(id - n), false
 	}
+}
+
+func (a *Analysis) superRoot() int32 {
+	return int32(a.S.NumObjects() + int(numRootKinds) + len(a.S.Statics))
+}
+
+// StaticField returns the static field that alone holds object o (its
+// immediate dominator), or "".
+func (a *Analysis) StaticField(o int) string {
+	id := int(a.idom[o]) - a.S.NumObjects() - int(numRootKinds)
+	if id >= 0 && id < len(a.S.Statics) {
+		return a.S.Statics[id]
+	}
+	return ""
 }
 
 // Chain returns the objects from the outermost dominator (held by a root)
@@ -171,12 +187,15 @@ func (a *Analysis) walkTree(idom []int32) {
 		ts.Shallow += s.size[o]
 	}
 	active := make([]int32, len(s.Types)) // objects of the type on the current tree path
+	superRoot := int32(M - 1)
+	held := a.heldBySeveral(idom, superRoot)
 	a.paths = map[string]*PathStats{}
 
 	type frame struct {
 		v      int32
 		next   int32
-		pushed bool // v added a frame to names
+		pushed  bool // v added a frame to names
+		pushed2 bool // and another before it: its roots
 	}
 	var names []string // compressed path of frame names
 	a.pre = make([]int32, n)
@@ -189,10 +208,18 @@ func (a *Analysis) walkTree(idom []int32) {
 			// entering v
 			v := top.v
 			var name string
-			if int(v) < n {
+			switch {
+			case int(v) < n && idom[v] == superRoot:
+				// held by roots of several kinds: name them, then the type
+				names = append(names, held[v])
+				top.pushed2 = true
 				name = s.Types[s.typ[v]].Name
-			} else {
+			case int(v) < n:
+				name = s.Types[s.typ[v]].Name
+			case int(v) < n+int(numRootKinds):
 				name = "[" + RootKind(int(v)-n).String() + "]"
+			default:
+				name = s.Statics[int(v)-n-int(numRootKinds)]
 			}
 			if len(names) == 0 || names[len(names)-1] != name {
 				names = append(names, name)
@@ -236,16 +263,38 @@ func (a *Analysis) walkTree(idom []int32) {
 			if top.pushed {
 				names = names[:len(names)-1]
 			}
+			if top.pushed2 {
+				names = names[:len(names)-1]
+			}
 		}
 		stack = stack[:len(stack)-1]
 	}
-	// objects held by roots of several kinds hang under the super-root
-	// directly: name their path's first frame "[roots]"
-	for _, p := range a.paths {
-		if len(p.Frames) > 0 && !strings.HasPrefix(p.Frames[0], "[") {
-			p.Frames = append([]string{"[roots]"}, p.Frames...)
+}
+
+// heldBySeveral names, for each object the super-root dominates (held by
+// roots of several kinds), the roots that hold it: "[roots: stack,
+// static Shop.Work.Leak]".
+func (a *Analysis) heldBySeveral(idom []int32, superRoot int32) map[int32]string {
+	s := a.S
+	labels := map[int32][]string{}
+	for _, r := range s.roots {
+		if !r.Kind.Strong() || idom[r.Object] != superRoot {
+			continue
+		}
+		l := r.Kind.String()
+		if r.Static > 0 {
+			l = "static " + s.Statics[r.Static-1]
+		}
+		if !slices.Contains(labels[r.Object], l) {
+			labels[r.Object] = append(labels[r.Object], l)
 		}
 	}
+	out := make(map[int32]string, len(labels))
+	for o, ls := range labels {
+		slices.Sort(ls)
+		out[o] = "[roots: " + strings.Join(ls, ", ") + "]"
+	}
+	return out
 }
 
 const ellipsis = "…"

@@ -1,9 +1,10 @@
 package heapsnap
 
 // The graph the dominators are computed on: the objects (0..n-1), one node
-// per root kind (n+kind), and a super-root (n+numRootKinds) with an edge to
-// each kind that has strong roots. Weak roots keep nothing alive and are
-// left out.
+// per root kind (n+kind), one per named static field (n+numRootKinds+i,
+// under the static kind's node), and a super-root (the last node) with an
+// edge to each kind that has strong roots. Weak roots keep nothing alive
+// and are left out.
 
 // dominators returns, for every node of the graph, its immediate dominator
 // (-1 for the super-root and for nodes it does not reach), and the nodes
@@ -13,25 +14,42 @@ package heapsnap
 func (s *Snapshot) dominators() (idom []int32, order []int32) {
 	n := s.NumObjects()
 	K := int(numRootKinds)
-	M := n + K + 1
-	root := int32(n + K)
+	S := len(s.Statics)
+	M := n + K + S + 1
+	root := int32(n + K + S)
 
 	// successors of the virtual nodes
-	kindStart := make([]int32, K+1)
+	// the successors of virtual node k (0..K+S-1): objects, and for the
+	// static kind the named statics' nodes
+	V := K + S
+	target := func(r Root) (node int, succ int32) {
+		if r.Static > 0 {
+			return K + int(r.Static) - 1, r.Object
+		}
+		return int(r.Kind), r.Object
+	}
+	kindStart := make([]int32, V+1)
 	for _, r := range s.roots {
 		if r.Kind.Strong() {
-			kindStart[r.Kind+1]++
+			k, _ := target(r)
+			kindStart[k+1]++
 		}
 	}
-	for k := 1; k <= K; k++ {
+	kindStart[int(RootStatic)+1] += int32(S)
+	for k := 1; k <= V; k++ {
 		kindStart[k] += kindStart[k-1]
 	}
-	kindObjs := make([]int32, kindStart[K])
-	fill := append([]int32(nil), kindStart[:K]...)
+	kindObjs := make([]int32, kindStart[V])
+	fill := append([]int32(nil), kindStart[:V]...)
+	for i := range S {
+		kindObjs[fill[RootStatic]] = int32(n + K + i)
+		fill[RootStatic]++
+	}
 	for _, r := range s.roots {
 		if r.Kind.Strong() {
-			kindObjs[fill[r.Kind]] = r.Object
-			fill[r.Kind]++
+			k, o := target(r)
+			kindObjs[fill[k]] = o
+			fill[k]++
 		}
 	}
 	succ := func(v int32) []int32 {

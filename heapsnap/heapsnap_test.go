@@ -11,9 +11,10 @@ import (
 
 // graph is a test heap: objects 1..n at addresses 16*i, type i%types.
 type graph struct {
-	n     int
-	refs  map[int][]int
-	roots []bRoot
+	n       int
+	refs    map[int][]int
+	roots   []bRoot
+	statics []bStatic
 }
 
 func (g graph) build(t testing.TB) *Snapshot {
@@ -31,6 +32,9 @@ func (g graph) build(t testing.TB) *Snapshot {
 	}
 	for _, r := range g.roots {
 		b.Root(r.addr, r.kind)
+	}
+	for _, st := range g.statics {
+		b.Static(st.target, st.slot, st.name)
 	}
 	s, err := b.Build()
 	if err != nil {
@@ -112,6 +116,16 @@ func randomGraph(r *rand.Rand, n, edges, roots int) graph {
 	}
 	for range roots {
 		g.roots = append(g.roots, bRoot{uint64(16 * (1 + r.IntN(n))), RootKind(r.IntN(int(numRootKinds)))})
+	}
+	for i := range r.IntN(3) {
+		// a static in object h's storage (objects are 8*h bytes long)
+		// naming an object h references, or one nothing holds
+		h := 1 + r.IntN(n)
+		to := 1 + r.IntN(n)
+		if rs := g.refs[h]; len(rs) > 0 {
+			to = rs[0]
+		}
+		g.statics = append(g.statics, bStatic{uint64(16 * to), uint64(16*h + 4), fmt.Sprint("S.F", i)})
 	}
 	return g
 }
@@ -196,7 +210,12 @@ func leak(t testing.TB, leaked int) *Snapshot {
 		b.Object(data, 4, 65536+24, nil)
 	}
 	b.Object(arr, 2, uint64(32+8*leaked), items)
-	b.Root(list, RootStatic)
+	// the runtime's statics array, held by a handle, holds the list
+	holder := next()
+	b.Type(6, "System.Object[]")
+	b.Object(holder, 6, 64, []uint64{list})
+	b.Root(holder, RootHandle)
+	b.Static(list, holder+16, "Shop.Work.Leak")
 	s1 := next()
 	b.Object(s1, 5, 40, nil)
 	b.Root(s1, RootStack)
@@ -223,7 +242,7 @@ func TestLeakReport(t *testing.T) {
 	if top.Name != "System.Collections.Generic.List`1[Shop.Leaked]" || top.Retained < leakedBytes {
 		t.Errorf("top type %+v, want the list retaining >= %d", top, leakedBytes)
 	}
-	want := "[static] → System.Collections.Generic.List`1[Shop.Leaked] → Shop.Leaked[] → Shop.Leaked → System.Byte[]"
+	want := "[static] → Shop.Work.Leak → System.Collections.Generic.List`1[Shop.Leaked] → Shop.Leaked[] → Shop.Leaked → System.Byte[]"
 	found := false
 	for _, p := range a.Paths() {
 		if strings.Join(p.Frames, " → ") == want {
@@ -236,12 +255,12 @@ func TestLeakReport(t *testing.T) {
 	if !found {
 		t.Errorf("no path %s in %v", want, a.Paths())
 	}
-	if !strings.Contains(rep, "[static] → System.Collections.Generic.List`1[Shop.Leaked]") ||
+	if !strings.Contains(rep, "[static] → Shop.Work.Leak → System.Collections.Generic.List`1[Shop.Leaked]") ||
 		!strings.Contains(rep, "unreachable from a strong root: 1 objects, 50 B") {
 		t.Errorf("report:\n%s", rep)
 	}
 	// the string held by a stack root and a handle hangs under "[roots]"
-	if a.PathString(s.NumObjects()-2) != "[roots] → System.String" {
+	if a.PathString(s.NumObjects()-2) != "[roots: handle, stack] → System.String" {
 		t.Errorf("string held twice: %s", a.PathString(s.NumObjects()-2))
 	}
 
@@ -255,7 +274,7 @@ func TestLeakReport(t *testing.T) {
 	for _, smp := range p.Sample {
 		total += smp.Value[1]
 		n := len(smp.Location)
-		if n >= 2 && smp.Location[n-2].Line[0].Function.Name == "System.Collections.Generic.List`1[Shop.Leaked]" {
+		if n >= 3 && smp.Location[n-3].Line[0].Function.Name == "System.Collections.Generic.List`1[Shop.Leaked]" {
 			under += smp.Value[1]
 		}
 	}

@@ -69,9 +69,12 @@ func (a *Analysis) PathString(o int) string {
 	chain := a.Chain(o)
 	var parts []string
 	if _, kind, several := a.Dominator(chain[0]); several {
-		parts = append(parts, "[roots]")
+		parts = append(parts, a.heldBySeveral(a.idom, a.superRoot())[int32(chain[0])])
 	} else {
 		parts = append(parts, "["+kind.String()+"]")
+		if f := a.StaticField(chain[0]); f != "" {
+			parts = append(parts, f)
+		}
 	}
 	run := 0
 	for i, x := range chain {

@@ -44,6 +44,9 @@ type Type struct {
 type Root struct {
 	Object int32 // the object's index
 	Kind   RootKind
+	// Static is 1 + the index into Snapshot.Statics of the static field
+	// holding the object (Kind is RootStatic), 0 when the root has no name.
+	Static int32
 }
 
 // Snapshot is a heap snapshot: objects are numbered 0..NumObjects-1 in
@@ -57,6 +60,9 @@ type Snapshot struct {
 	refStart []uint32 // refs of object i: refs[refStart[i]:refStart[i+1]]
 	refs     []int32
 	roots    []Root
+	// Statics names the static fields of the roots that have one
+	// ("Shop.Work.Leak").
+	Statics []string
 
 	// Unresolved counts references and roots to addresses that are not
 	// objects of the snapshot (the runtime reported a reference to
@@ -105,7 +111,13 @@ type Builder struct {
 	objs    []bObj
 	refs    []uint64 // all references, grouped by object in AddRefs order
 	roots   []bRoot
+	statics []bStatic
 	meta    map[string]string
+}
+
+type bStatic struct {
+	target, slot uint64
+	name         string
 }
 
 type bObj struct {
@@ -167,6 +179,18 @@ func (b *Builder) Root(addr uint64, kind RootKind) {
 	}
 }
 
+// Static records that the static field name ("Shop.Work.Leak"), whose
+// storage is at address slot, holds the object at target. The runtime
+// keeps static fields in arrays of its own held by handles; Build takes
+// the reference out of the object that contains slot, when one does, and
+// makes the field a root of kind RootStatic of its own, so that retention
+// paths start at the field, not at the runtime's array.
+func (b *Builder) Static(target, slot uint64, name string) {
+	if target != 0 {
+		b.statics = append(b.statics, bStatic{target, slot, name})
+	}
+}
+
 // SetMeta records a key/value pair of the snapshot's Meta.
 func (b *Builder) SetMeta(k, v string) {
 	if b.meta == nil {
@@ -215,6 +239,30 @@ func (b *Builder) Build() (*Snapshot, error) {
 		} else {
 			s.Unresolved++
 		}
+	}
+	for _, st := range b.statics {
+		j, ok := s.Find(st.target)
+		if !ok {
+			s.Unresolved++
+			continue
+		}
+		// the object whose storage holds the slot: the last one at or
+		// below it, if the slot is inside it
+		if h, found := slices.BinarySearch(s.addr, st.slot); found || h > 0 {
+			if !found {
+				h--
+			}
+			if st.slot < s.addr[h]+s.size[h] {
+				refs := s.refs[s.refStart[h]:s.refStart[h+1]]
+				if k := slices.Index(refs, int32(j)); k >= 0 {
+					// drop it by pointing it at the holder itself: a
+					// self-reference changes no dominator
+					refs[k] = int32(h)
+				}
+			}
+		}
+		s.Statics = append(s.Statics, st.name)
+		s.roots = append(s.roots, Root{Object: int32(j), Kind: RootStatic, Static: int32(len(s.Statics))})
 	}
 	*b = Builder{}
 	return s, nil
