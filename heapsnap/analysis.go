@@ -192,8 +192,8 @@ func (a *Analysis) walkTree(idom []int32) {
 	a.paths = map[string]*PathStats{}
 
 	type frame struct {
-		v      int32
-		next   int32
+		v       int32
+		next    int32
 		pushed  bool // v added a frame to names
 		pushed2 bool // and another before it: its roots
 	}

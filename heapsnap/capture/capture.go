@@ -97,7 +97,7 @@ type Capturer struct {
 	restore        profiler.Monitor // the mask PrepareAtStartup found
 	restorePending bool
 	startErr       error
-	last     Stats
+	last           Stats
 }
 
 // New returns a Capturer.
