@@ -349,8 +349,16 @@ func TestBuilderUnresolvedAndDuplicate(t *testing.T) {
 	}
 	b = NewBuilder()
 	b.Object(0x10, 1, 8, nil)
-	b.Object(0x10, 1, 8, nil)
+	b.Object(0x10, 1, 16, nil)
 	if _, err := b.Build(); err == nil {
-		t.Error("two objects at one address: no error")
+		t.Error("two different objects at one address: no error")
+	}
+	// the same object reported twice is one, with its references
+	b = NewBuilder()
+	b.Object(0x10, 1, 8, nil)
+	b.Object(0x10, 1, 8, []uint64{0x20})
+	b.Object(0x20, 1, 8, nil)
+	if s, err := b.Build(); err != nil || s.NumObjects() != 2 || len(s.Refs(0)) != 1 {
+		t.Errorf("object reported twice: %v", err)
 	}
 }

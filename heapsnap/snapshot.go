@@ -20,10 +20,11 @@ const (
 	RootStatic                    // a static field (reached through its handle or the statics' storage)
 	RootPinning                   // a pinning handle or a pinned local
 	RootWeak                      // a weak handle (does not keep the object alive)
+	RootFrozen                    // the non-GC (frozen) heap: string literals, RuntimeType objects (.NET 8+); never freed
 	numRootKinds
 )
 
-var rootKindNames = [...]string{"other", "stack", "handle", "finalizer", "static", "pinning", "weak"}
+var rootKindNames = [...]string{"other", "stack", "handle", "finalizer", "static", "pinning", "weak", "frozen"}
 
 func (k RootKind) String() string {
 	if int(k) < len(rootKindNames) {
@@ -199,13 +200,32 @@ func (b *Builder) SetMeta(k, v string) {
 	b.meta[k] = v
 }
 
-// ErrDuplicate is returned by Build when two objects have one address.
+// ErrDuplicate is returned by Build when two objects of different types or
+// sizes have one address.
 var ErrDuplicate = errors.New("heapsnap: two objects at one address")
 
 // Build resolves the references and returns the snapshot. The Builder must
 // not be used afterwards.
 func (b *Builder) Build() (*Snapshot, error) {
-	slices.SortFunc(b.objs, func(x, y bObj) int { return cmp.Compare(x.addr, y.addr) })
+	slices.SortStableFunc(b.objs, func(x, y bObj) int { return cmp.Compare(x.addr, y.addr) })
+	// An object reported twice (the heap walk and the non-GC heap's
+	// enumeration both list some frozen objects) is one object if type
+	// and size agree: keep the report with references.
+	objs := b.objs[:0]
+	for _, o := range b.objs {
+		if k := len(objs) - 1; k >= 0 && objs[k].addr == o.addr {
+			if objs[k].typ != o.typ || objs[k].size != o.size {
+				return nil, fmt.Errorf("%w: %#x (types %q and %q, sizes %d and %d)", ErrDuplicate, o.addr,
+					b.types[objs[k].typ].Name, b.types[o.typ].Name, objs[k].size, o.size)
+			}
+			if o.nrefs > objs[k].nrefs {
+				objs[k] = o
+			}
+			continue
+		}
+		objs = append(objs, o)
+	}
+	b.objs = objs
 	n := len(b.objs)
 	s := &Snapshot{
 		Types:    b.types,
@@ -216,9 +236,6 @@ func (b *Builder) Build() (*Snapshot, error) {
 		Meta:     b.meta,
 	}
 	for i, o := range b.objs {
-		if i > 0 && o.addr == b.objs[i-1].addr {
-			return nil, fmt.Errorf("%w: %#x", ErrDuplicate, o.addr)
-		}
 		s.addr[i], s.typ[i], s.size[i] = o.addr, o.typ, o.size
 	}
 	s.refs = make([]int32, 0, len(b.refs))

@@ -97,6 +97,7 @@ type Capturer struct {
 	restore        profiler.Monitor // the mask PrepareAtStartup found
 	restorePending bool
 	startErr       error
+	frozen         string
 	last           Stats
 }
 
@@ -281,6 +282,9 @@ func (c *Capturer) Take() (*heapsnap.Snapshot, error) {
 		return nil, walkErr
 	}
 	t0 := time.Now()
+	c.mu.Lock()
+	frozen := c.frozen
+	c.mu.Unlock()
 	var unnamed int
 	for cls := range classes {
 		name, err := c.info.ClassName(cls)
@@ -304,6 +308,7 @@ func (c *Capturer) Take() (*heapsnap.Snapshot, error) {
 		statics += fmt.Sprintf("; %d failed (first: %v)", sst.failed, sst.firstErr)
 	}
 	b.SetMeta("static fields", statics)
+	b.SetMeta("frozen objects", frozen)
 	s, err := b.Build()
 	if err != nil {
 		return nil, err
@@ -313,6 +318,45 @@ func (c *Capturer) Take() (*heapsnap.Snapshot, error) {
 	c.last = st
 	c.mu.Unlock()
 	return s, nil
+}
+
+// addFrozen adds the objects of the non-GC (frozen) heap, which the heap
+// walk does not report (string literals, RuntimeType objects: .NET 8 and
+// later), as objects rooted by RootFrozen: they are never freed, so they
+// count in no one's retained size. It says what it did.
+func (c *Capturer) addFrozen(b *heapsnap.Builder, classes map[profiler.ClassID]struct{}) string {
+	e, err := c.info.EnumerateNonGCObjects()
+	if errors.Is(err, profiler.ErrNotAvailable) {
+		return "none before .NET 8 (no non-GC heap)"
+	}
+	if err != nil {
+		return fmt.Sprintf("not listed: EnumerateNonGCObjects: %v", err)
+	}
+	defer e.Release()
+	n, failed := 0, 0
+	var firstErr error
+	for id, err := range e.All() {
+		if err != nil {
+			return fmt.Sprintf("%d listed, then EnumerateNonGCObjects failed: %v", n, err)
+		}
+		cls, err1 := c.info.GetClassFromObject(id)
+		size, err2 := c.info.GetObjectSize2(id)
+		if err1 != nil || err2 != nil {
+			if failed == 0 {
+				firstErr = errors.Join(err1, err2)
+			}
+			failed++
+			continue
+		}
+		b.Object(uint64(id), uint64(cls), size, nil)
+		b.Root(uint64(id), heapsnap.RootFrozen)
+		classes[cls] = struct{}{}
+		n++
+	}
+	if failed > 0 {
+		return fmt.Sprintf("%d (and %d whose class or size the runtime did not give; first: %v)", n, failed, firstErr)
+	}
+	return fmt.Sprint(n)
 }
 
 // GarbageCollectionStarted starts gathering when a snapshot is armed and
@@ -397,6 +441,9 @@ func (c *Capturer) GarbageCollectionFinished() error {
 			for _, sl := range c.slots {
 				c.b.Static(load(sl.addr), uint64(sl.addr), sl.name)
 			}
+			// here, in a GC callback: the runtime answers GetClassFromObject
+			// on our own thread afterwards with CORPROF_E_UNSUPPORTED_CALL_SEQUENCE
+			c.frozen = c.addFrozen(c.b, c.classes)
 		}
 		c.phase = idle
 		c.walked++

@@ -19,6 +19,7 @@ namespace Shop
     public static class Work
     {
         public static List<Leaked> Leak = new List<Leaked>();
+        public static Dictionary<int, Leaked> ById;
     }
 
     static class Program
@@ -52,9 +53,29 @@ namespace Shop
             Console.WriteLine("leaked count=" + Work.Leak.Count + " bytes=" + (long)Work.Leak.Count * kb * 1024);
         }
 
+        // serve: leak, then wait (for a test that looks at the process from
+        // outside too) until the file "quit" appears in dir
+        static int Serve(string dir)
+        {
+            LeakMore(200, 64);
+            var byId = new Dictionary<int, Leaked>();
+            for (int i = 0; i < Work.Leak.Count; i++) byId[i] = Work.Leak[i];
+            Work.ById = byId;
+            Churn();
+            File.WriteAllText(Path.Combine(dir, "ready"), getpid().ToString());
+            string quit = Path.Combine(dir, "quit");
+            for (int i = 0; i < 3000 && !File.Exists(quit); i++)
+                Thread.Sleep(100);
+            GC.KeepAlive(Work.Leak);
+            Console.WriteLine(File.Exists(quit) ? "quit" : "not told to quit");
+            return 0;
+        }
+
         static int Main(string[] args)
         {
             string dir = Environment.GetEnvironmentVariable("HEAPSNAP_DIR");
+            if (args.Length > 0 && args[0] == "serve")
+                return Serve(dir);
             LeakMore(50, 64);
             Churn();
             Snap(dir, 1);
