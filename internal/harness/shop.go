@@ -255,3 +255,11 @@ func waitGone(pid int, d time.Duration) bool {
 	}
 	return false
 }
+
+// ProfilerEnv returns the variables that load the profiler library lib
+// (-buildmode=c-shared) with CLSID clsid into a .NET process started by
+// other means than Run (StartShop's ShopOptions.Env, say).
+func ProfilerEnv(lib, clsid string) []string {
+	return []string{"CORECLR_ENABLE_PROFILING=1", "CORECLR_PROFILER=" + clsid,
+		"CORECLR_PROFILER_PATH=" + lib, "CORECLR_PROFILER_PATH_64=" + lib}
+}
