@@ -42,6 +42,9 @@ var (
 	// ErrNotInitialized: Initialize was not called (the Capturer is not
 	// part of a registered profiler, or the runtime has not started it).
 	ErrNotInitialized = errors.New("heapsnap/capture: not initialized")
+	// ErrNotStarted: the runtime has not finished starting (it refuses
+	// the heap walk until then); try again later.
+	ErrNotStarted = errors.New("heapsnap/capture: the runtime has not finished starting")
 	// ErrShutdown: the runtime is shutting down.
 	ErrShutdown = errors.New("heapsnap/capture: the runtime is shutting down")
 )
@@ -230,6 +233,9 @@ func (c *Capturer) Take() (*heapsnap.Snapshot, error) {
 	}
 	if mask&profiler.MonitorGC == 0 {
 		if err := c.info.SetEventMask(mask | profiler.MonitorGC); err != nil {
+			if errors.Is(err, profiler.CORPROF_E_RUNTIME_UNINITIALIZED) {
+				return nil, fmt.Errorf("%w (SetEventMask: %v)", ErrNotStarted, err)
+			}
 			return nil, fmt.Errorf("heapsnap/capture: turning the heap walk on (SetEventMask): %w", err)
 		}
 		defer func() {

@@ -42,6 +42,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -214,13 +215,21 @@ func (p *heapsnapProfiler) Shutdown() error {
 	return p.Capturer.Shutdown()
 }
 
+// snapshot takes and writes one snapshot; one asked for while another is
+// taken is skipped (said so), except the exit snapshot, which waits.
 func (p *heapsnapProfiler) snapshot(why string) {
-	if !p.mu.TryLock() {
+	if why == "exit" {
+		p.mu.Lock()
+	} else if !p.mu.TryLock() {
 		logf("snapshot (%s) skipped: one is being taken", why)
 		return
 	}
 	defer p.mu.Unlock()
 	s, err := p.Take()
+	if errors.Is(err, capture.ErrNotStarted) {
+		logf("snapshot (%s) skipped: the runtime has not finished starting", why)
+		return
+	}
 	if err != nil {
 		logf("snapshot (%s) failed: %v", why, err)
 		return
