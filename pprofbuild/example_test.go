@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/clrprof/clrprof/profiler"
 	"github.com/clrprof/clrprof/pprofbuild"
+	"github.com/clrprof/clrprof/profiler"
 	"github.com/google/pprof/profile"
 )
 
