@@ -369,7 +369,7 @@ type Target struct {
 	// (its median on the empty workload, StartupOf, minus the baseline's
 	// there, less the cost it accounted for on the empty workload) and the
 	// cost it accounted for on this workload (the median of its
-	// cost_wall_us or cost_cpu_us count, package profiles/overhead), to the
+	// cost_wall_us or cost_cpu_us count, package pprofbuild/overhead), to the
 	// baseline's median: the profiler's cost where whole runs are too noisy
 	// to show a few percent.
 	Metric string

@@ -507,11 +507,11 @@ func TestBench(t *testing.T) {
 			apps[w.name], dirs[w.name] = mcsExe, dir
 			args = append([]string{fmt.Sprintf("(%d classes, %d lines)", prog.Classes, prog.Lines)}, mcsArgs...)
 		} else {
-			opts := []harness.CSOption{harness.Optimize()}
-			if len(w.refs) > 0 {
-				opts = append(opts, harness.Reference(w.refs...))
+			// Compiled for each runtime family (mcs before .NET 10,
+			// Roslyn from 10 on), cached by the harness.
+			for _, rt := range rts {
+				apps[w.name+"\x00"+rt.Name] = workloadApp(t, rt, w.src, w.refs...)
 			}
-			apps[w.name] = harness.CompileCS(t, []string{w.src}, "", opts...)
 		}
 		what := w.what
 		if w.noR2R {
@@ -559,7 +559,11 @@ func TestBench(t *testing.T) {
 					if row.Skipped != "" {
 						continue
 					}
-					o := runOnce(t, rt, apps[w.name], dirs[w.name], w, c, libs, quick)
+					app := apps[w.name]
+					if w.mcs == 0 {
+						app = apps[w.name+"\x00"+rt.Name]
+					}
+					o := runOnce(t, rt, app, dirs[w.name], w, c, libs, quick)
 					if o.err != "" {
 						t.Errorf("%s %s %s: %s", rt.Name, w.name, c.name, o.err)
 						row.Skipped = "failed: " + firstLine(o.err)

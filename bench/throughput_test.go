@@ -16,7 +16,7 @@ import (
 // with ReadyToRun disabled and returns what it collected.
 func collectCorpus(tb testing.TB, rt harness.Runtime) (*bench.Corpus, error) {
 	lib := harness.BuildProfiler(tb, "./bench/prof/corpus")
-	app := harness.CompileCS(tb, []string{"workloads/startup.cs"}, "", harness.Optimize(), harness.Reference("System.Core.dll"))
+	app := workloadApp(tb, rt, "workloads/startup.cs", "System.Core.dll")
 	file := filepath.Join(tb.TempDir(), "corpus")
 	res := harness.Run(tb, rt, app, harness.RunOptions{
 		ProfilerPath: lib, ProfilerCLSID: "{7F2C4A98-1E6B-4D35-A8C7-3B9E5D1F2A64}",

@@ -31,9 +31,10 @@ func attachprof(t *testing.T) string {
 	return harness.BuildProfiler(t, "./diag/testdata/attachprof")
 }
 
-func attachApp(t *testing.T) string {
+// attachApp compiles the long-running app for rt.
+func attachApp(t *testing.T, rt harness.Runtime) string {
 	t.Helper()
-	return harness.CompileCS(t, []string{"testdata/attachapp/app.cs"}, "")
+	return harness.CompileCS(t, []string{"testdata/attachapp/app.cs"}, "", harness.For(rt))
 }
 
 // startApp starts the long-running app without any profiler variables,
@@ -139,8 +140,8 @@ func finish(t *testing.T, p *harness.Proc) harness.Result {
 // untouched.
 func TestAttachDetachOnEveryRuntime(t *testing.T) {
 	lib := attachprof(t)
-	app := attachApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := attachApp(t, rt)
 		p, tmp := startApp(t, rt, app)
 		stale := plantStale(t, tmp, p.Pid)
 		if !rt.AtLeast(3, 0) {
@@ -242,10 +243,10 @@ func TestAttachDetachOnEveryRuntime(t *testing.T) {
 // allowed.
 func TestAttachEventMask(t *testing.T) {
 	lib := attachprof(t)
-	app := attachApp(t)
 	// profiler/testdata/countprof implements Initialize only.
 	countprof := harness.BuildProfiler(t, "./profiler/testdata/countprof")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := attachApp(t, rt)
 		if !rt.AtLeast(3, 0) {
 			t.Skipf("no attach on .NET Core %s (TestAttachDetachOnEveryRuntime checks the error)", rt.Version)
 		}
@@ -304,8 +305,8 @@ func TestAttachEventMask(t *testing.T) {
 func TestAttachDetachRepeatedly(t *testing.T) {
 	const cycles = 20
 	lib := attachprof(t)
-	app := attachApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := attachApp(t, rt)
 		if !rt.AtLeast(3, 0) {
 			t.Skipf("no attach on .NET Core %s", rt.Version)
 		}

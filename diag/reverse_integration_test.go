@@ -25,9 +25,9 @@ import (
 // does not know the command; 2.x has no diagnostics socket.
 func TestReverseStartupProfiler(t *testing.T) {
 	countprof := harness.BuildProfiler(t, "./profiler/testdata/countprof")
-	app := attachApp(t)
 	req := diag.StartupRequest{CLSID: uuid.MustParse(countprofCLSID), ProfilerPath: countprof}
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := attachApp(t, rt)
 		tmp, err := os.MkdirTemp("", "clrrv")
 		must(t, err)
 		t.Cleanup(func() { os.RemoveAll(tmp) })

@@ -154,7 +154,8 @@ func structFieldType(tm *TypeMapper, t TypeRef) *jen.Statement {
 // emitStructs writes layout-identical Go mirrors of C structs, each with a
 // compile-time check that its size equals the C size. Structs named in
 // aliases are declared by package metadata (corprof.idl repeats cor.h's) and
-// become aliases of its mirror, so each C struct has one Go type.
+// become aliases of its mirror, so each C struct has one Go type (the caller
+// leaves out of aliases the structs package metadata does not export).
 //
 // The checks need cgo: they go to checkFile, which may be f itself or a
 // separate cgo file so that f builds without cgo.
@@ -171,7 +172,7 @@ func emitStructs(f, checkFile *jen.File, tm *TypeMapper, structs []*Struct, used
 		used[goName] = s.Name
 		if aliases[s.Name] {
 			f.Commentf("%s is the C struct %s, as package metadata declares it.", goName, s.Name)
-			f.Type().Id(goName).Op("=").Qual(tokenPkg, goName)
+			f.Type().Id(goName).Op("=").Qual(tokenPkg, tm.exportedTypeName(s.Name))
 			f.Line()
 		} else {
 			var fields []jen.Code

@@ -91,7 +91,10 @@ type TypeMapper struct {
 	IDs     map[string]bool // typedef names that become named Go ID types here
 	Tokens  map[string]bool // typedef names of the mdToken family
 	Renames map[string]string
-	Docs    *Docs // idl/docs.txt, for the docs of enums and constants
+	// Unexported are the C structs whose Go mirror is unexported here
+	// (Overlay.Unexported).
+	Unexported map[string]bool
+	Docs       *Docs // idl/docs.txt, for the docs of enums and constants
 	// ValueEnums are enums never treated as flags (Overlay.ValueEnums).
 	ValueEnums map[string]bool
 }
@@ -161,6 +164,15 @@ func (m *TypeMapper) Info(name string) TypeInfo {
 }
 
 func (m *TypeMapper) goTypeName(c string) string {
+	n := m.exportedTypeName(c)
+	if m.Unexported[c] {
+		n = UnexportedName(n)
+	}
+	return n
+}
+
+// exportedTypeName is the name c has where it is exported.
+func (m *TypeMapper) exportedTypeName(c string) string {
 	if r, ok := m.Renames[c]; ok {
 		return r
 	}

@@ -11,7 +11,7 @@ import (
 // the enums of corhdr.h. Keys of the result are file names in metadata/.
 func GenerateMetadata(cmdline string, cor, corhdr *File, ov *Overlay, st *Stats) (map[string][]byte, error) {
 	u := NewUniverse(corhdr, cor)
-	tm := &TypeMapper{U: u, Pkg: tokenPkg, IDs: map[string]bool{}, Tokens: map[string]bool{}, Renames: ov.Types, Docs: ov.Docs, ValueEnums: ov.ValueEnums}
+	tm := &TypeMapper{U: u, Pkg: tokenPkg, IDs: map[string]bool{}, Tokens: map[string]bool{}, Renames: ov.Types, Unexported: ov.Unexported["metadata"], Docs: ov.Docs, ValueEnums: ov.ValueEnums}
 	for _, f := range []*File{corhdr, cor} {
 		for _, td := range f.Typedefs {
 			if strings.HasPrefix(td.Name, "md") && td.Type.Ptr == 0 && !td.Type.Array {

@@ -17,6 +17,7 @@ var initialisms = map[string]string{
 	"rejitid": "ReJITID", "jitid": "JITID", "enterleave": "EnterLeave", "nongc": "NonGC",
 	"eventpipe": "EventPipe", "largeobject": "LargeObject", "pinnedobject": "PinnedObject",
 	"sbyte": "SByte", "retval": "RetVal", "inproc": "InProc", "appdomain": "AppDomain",
+	"logalways": "LogAlways",
 }
 
 // splitWords splits a C identifier at underscores and lower→upper case
@@ -226,4 +227,22 @@ func InterfaceGoName(s string) string {
 var resultNameOverrides = map[string]string{
 	"pmd":        "Method", // GetParamProps: the method of the parameter
 	"ridOfField": "Field",  // COR_FIELD_OFFSET
+}
+
+// UnexportedName is the unexported form of an exported Go name: its leading
+// capitals in lower case, save the last of a run followed by a lower-case
+// letter (EventData → eventData, OSInfo → osInfo, ID → id).
+func UnexportedName(s string) string {
+	r := []rune(s)
+	i := 0
+	for i < len(r) && unicode.IsUpper(r[i]) {
+		i++
+	}
+	if i > 1 && i < len(r) && unicode.IsLower(r[i]) {
+		i--
+	}
+	for j := 0; j < i; j++ {
+		r[j] = unicode.ToLower(r[j])
+	}
+	return string(r)
 }

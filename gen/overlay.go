@@ -25,12 +25,19 @@ import (
 //	type  CName GoName
 //	enum  CName values
 //	method Interface.Method sfalse|handwritten
+//	unexported package CName
 //	value Enum Name Value [after=Name] [was=Value]
 //
 // sfalse: S_FALSE is an answer (see SFalse); handwritten: the generated call
 // stays unexported under a lower-case name, and a hand-written method with
 // the good name replaces it (it must guard against something the runtime
 // does that the IDL cannot say).
+//
+// unexported: the Go mirror of the C struct CName is unexported in the
+// package (profiler or metadata), for a struct no exported API uses, so that
+// the package's documentation shows only the structs a user can meet
+// (internal/apicheck's TestRawStructsUsed fails on an exported one that
+// nothing exported uses).
 //
 // value adds an enumerator that a newer runtime's headers have and the
 // inputs lack (the comment above it names its upstream source): Enum is the
@@ -53,6 +60,9 @@ type Overlay struct {
 	// values look like bit flags (CorElementType: 1, 2, 4, 8 ... are
 	// element types, not bits): their String never joins names with |.
 	ValueEnums map[string]bool
+	// Unexported names, per Go package name ("profiler", "metadata"), the
+	// C structs whose Go mirror is unexported there.
+	Unexported map[string]map[string]bool
 	// Values are the enumerators the inputs lack, in the overlay's order.
 	Values []ValueRule
 	// Docs is idl/docs.txt (nil: generated docs carry only the facts).
@@ -70,7 +80,7 @@ type ValueRule struct {
 
 // ParseOverlay reads the overlay's text form.
 func ParseOverlay(name string, src []byte) (*Overlay, error) {
-	o := &Overlay{Params: map[string]map[string]ParamRule{}, Types: map[string]string{}, SFalse: map[string]bool{}, HandWritten: map[string]bool{}, ValueEnums: map[string]bool{}}
+	o := &Overlay{Params: map[string]map[string]ParamRule{}, Types: map[string]string{}, SFalse: map[string]bool{}, HandWritten: map[string]bool{}, ValueEnums: map[string]bool{}, Unexported: map[string]map[string]bool{}}
 	for _, rec := range idl.Records(src) {
 		fields := rec.Fields
 		pos := Pos{File: name, Line: rec.Line, Col: 1}
@@ -125,6 +135,14 @@ func ParseOverlay(name string, src []byte) (*Overlay, error) {
 				return nil, err
 			}
 			o.Values = append(o.Values, r)
+		case "unexported":
+			if len(fields) != 3 || (fields[1] != "profiler" && fields[1] != "metadata") {
+				return nil, errorf(pos, "unexported needs a package (profiler or metadata) and a C struct name")
+			}
+			if o.Unexported[fields[1]] == nil {
+				o.Unexported[fields[1]] = map[string]bool{}
+			}
+			o.Unexported[fields[1]][fields[2]] = true
 		case "type":
 			if len(fields) != 3 {
 				return nil, errorf(pos, "type needs a C name and a Go name")

@@ -35,7 +35,7 @@ var pointerIDs = []string{"ObjectHandleID"}
 
 // profilerMapper builds the type mapper for package profiler.
 func profilerMapper(u *Universe, prof *File, ov *Overlay) *TypeMapper {
-	tm := &TypeMapper{U: u, Pkg: profilerPkg, IDs: map[string]bool{}, Tokens: map[string]bool{}, Renames: ov.Types, Docs: ov.Docs, ValueEnums: ov.ValueEnums}
+	tm := &TypeMapper{U: u, Pkg: profilerPkg, IDs: map[string]bool{}, Tokens: map[string]bool{}, Renames: ov.Types, Unexported: ov.Unexported["profiler"], Docs: ov.Docs, ValueEnums: ov.ValueEnums}
 	for _, td := range prof.Typedefs {
 		if strings.HasPrefix(td.Name, "md") && td.Type.Ptr == 0 {
 			tm.Tokens[td.Name] = true
@@ -153,7 +153,13 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 		st.Enums++
 		st.EnumValues += len(e.Values)
 	}
-	if err := emitStructs(tf, tf, tm, prof.Structs, used, shared); err != nil {
+	aliases := map[string]bool{}
+	for c := range shared {
+		if !ov.Unexported["metadata"][c] {
+			aliases[c] = true
+		}
+	}
+	if err := emitStructs(tf, tf, tm, prof.Structs, used, aliases); err != nil {
 		return nil, err
 	}
 	for _, s := range prof.Structs {

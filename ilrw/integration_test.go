@@ -18,9 +18,9 @@ func ilprof(t *testing.T) string {
 	return harness.BuildProfiler(t, "./ilrw/testdata/ilprof")
 }
 
-func subjectsApp(t *testing.T) string {
+func subjectsApp(t *testing.T, rt harness.Runtime) string {
 	return harness.CompileCS(t, []string{"testdata/subjects/app.cs", "testdata/subjects/workload.cs"}, "", harness.Optimize(),
-		harness.Reference("System.Core.dll", "System.Numerics.dll"))
+		harness.Reference("System.Core.dll", "System.Numerics.dll"), harness.For(rt))
 }
 
 // ints parses the name=value pairs of the first stderr line that matches
@@ -60,8 +60,8 @@ func notes(res harness.Result) string {
 // above the compiler's, and that dumps name tokens.
 func TestRoundTripEveryJITCompiledBody(t *testing.T) {
 	lib := ilprof(t)
-	app := subjectsApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := subjectsApp(t, rt)
 		res := harness.Run(t, rt, app, harness.RunOptions{
 			ProfilerPath:      lib,
 			ProfilerCLSID:     ilprofCLSID,
@@ -129,8 +129,8 @@ var (
 // rewrite adds, and that the hooks ran as often as the methods did.
 func TestRewriteHooks(t *testing.T) {
 	lib := ilprof(t)
-	app := subjectsApp(t)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := subjectsApp(t, rt)
 		base := harness.Run(t, rt, app, harness.RunOptions{})
 		base.MustSucceed(t)
 		res := harness.Run(t, rt, app, harness.RunOptions{
@@ -226,8 +226,8 @@ func TestRewriteHooks(t *testing.T) {
 // TestReJIT rewrites a method that already ran, then reverts it.
 func TestReJIT(t *testing.T) {
 	lib := ilprof(t)
-	app := harness.CompileCS(t, []string{"testdata/rejit/app.cs"}, "")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"testdata/rejit/app.cs"}, "", harness.For(rt))
 		res := harness.Run(t, rt, app, harness.RunOptions{
 			ProfilerPath:  lib,
 			ProfilerCLSID: ilprofCLSID,
@@ -253,8 +253,8 @@ func TestReJIT(t *testing.T) {
 // too (with inlining of the method blocked), and the revert undoes it.
 func TestReJITWithInliners(t *testing.T) {
 	lib := ilprof(t)
-	app := harness.CompileCS(t, []string{"testdata/rejitinl/app.cs"}, "", harness.Optimize())
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"testdata/rejitinl/app.cs"}, "", harness.Optimize(), harness.For(rt))
 		if rt.Major < 3 {
 			t.Skipf("%s: RequestReJITWithInliners is ICorProfilerInfo10, new in .NET Core 3.0", rt.Name)
 		}

@@ -7,7 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "guard.h"
 #include "_cgo_export.h"
 
 // The P/Invoke entries of Go hooks (gohook_wrap.go defines the managed

@@ -3,7 +3,7 @@
 package instr
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../profiler -I${SRCDIR}/../internal/include
+#cgo CFLAGS: -I${SRCDIR}/../internal/include -Wall -Wextra -Wno-unused-parameter -Wno-unused-function
 #include <stdint.h>
 */
 import "C"

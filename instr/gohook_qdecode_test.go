@@ -6,7 +6,7 @@ import (
 	"unicode/utf16"
 )
 
-// qbuild writes records as gohook_q.c does (the test's own encoder).
+// qbuild writes records as gohook_deferred.c does (the test's own encoder).
 type qbuild struct{ b []byte }
 
 func (q *qbuild) hdr(kind uint8, n uint8, flags uint16, id int32, t uint64) int {

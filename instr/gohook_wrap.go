@@ -38,7 +38,7 @@ var testHooks bool
 var goIntegration = Integration{Type: goHooksType, Begin: "Enter", End: "Exit"}
 
 // goHooksQType holds the P/Invokes of deferred rules (bound to
-// clrprof_gohook_q_*, gohook_q.c).
+// clrprof_gohook_q_*, gohook_deferred.c).
 const goHooksQType = "Clrprof.Instr.GoHooksDeferred"
 
 var goQIntegration = Integration{Type: goHooksQType, Begin: "Enter", End: "Exit"}

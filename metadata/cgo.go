@@ -1,6 +1,6 @@
 package metadata
 
-// #cgo CFLAGS: -I${SRCDIR}/../internal/include -Wall -Wno-unused-function
+// #cgo CFLAGS: -I${SRCDIR}/../internal/include -Wall -Wextra -Wno-unused-parameter -Wno-unused-function
 import "C"
 
 import "github.com/clrprof/clrprof/internal/com"

@@ -28,8 +28,10 @@ var (
 	runsMu sync.Mutex
 	runs   = map[string]*metaRun{}
 	built  struct {
-		once     sync.Once
-		lib, app string
+		once sync.Once
+		lib  string
+		mu   sync.Mutex
+		apps map[string]string // by runtime name
 	}
 )
 
@@ -48,36 +50,48 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildAll compiles the app with its libraries and builds the profiler,
-// once, into workDir.
-func buildAll(t *testing.T) (lib, app string) {
+// buildAll builds the profiler, once, into workDir, and compiles the app
+// with its libraries for rt (mcs's build before .NET 10, Roslyn's against
+// rt's reference assemblies from 10 on), once per runtime, into
+// workDir/<runtime>/.
+func buildAll(t *testing.T, rt harness.Runtime) (lib, app string) {
 	built.once.Do(func() {
-		dir := filepath.Join(workDir, "app")
-		v1 := filepath.Join(workDir, "fwda-v1")
-		fwdb := harness.CompileCS(t, []string{"testdata/metaapp/fwdb.cs"}, dir, harness.Library())
-		fwdaV1 := harness.CompileCS(t, []string{"testdata/metaapp/fwda_v1.cs"}, v1, harness.Library(), harness.OutName("fwda.dll"))
-		built.app = harness.CompileCS(t, []string{"testdata/metaapp/metaapp.cs"}, dir, harness.Unsafe(), harness.Reference(fwdaV1))
-		harness.CompileCS(t, []string{"testdata/metaapp/fwda_v2.cs"}, dir, harness.Library(), harness.OutName("fwda.dll"), harness.Reference(fwdb))
-		harness.CompileCS(t, []string{"testdata/metaapp/alclib.cs"}, dir, harness.Library())
 		so := harness.BuildProfiler(t, "./metadata/testdata/metaprof")
 		data, err := os.ReadFile(so)
 		if err != nil {
 			t.Fatal(err)
 		}
-		built.lib = filepath.Join(workDir, filepath.Base(so))
-		if err := os.WriteFile(built.lib, data, 0o755); err != nil {
+		lib := filepath.Join(workDir, filepath.Base(so))
+		if err := os.WriteFile(lib, data, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		built.lib = lib
 	})
-	if built.lib == "" || built.app == "" {
-		t.Fatal("building the app or the profiler failed in an earlier test")
+	if built.lib == "" {
+		t.Fatal("building the profiler failed in an earlier test")
 	}
-	return built.lib, built.app
+	built.mu.Lock()
+	defer built.mu.Unlock()
+	if app, ok := built.apps[rt.Name]; ok {
+		return built.lib, app
+	}
+	dir := filepath.Join(workDir, rt.Name, "app")
+	v1 := filepath.Join(workDir, rt.Name, "fwda-v1")
+	fwdb := harness.CompileCS(t, []string{"testdata/metaapp/fwdb.cs"}, dir, harness.Library(), harness.For(rt))
+	fwdaV1 := harness.CompileCS(t, []string{"testdata/metaapp/fwda_v1.cs"}, v1, harness.Library(), harness.OutName("fwda.dll"), harness.For(rt))
+	app = harness.CompileCS(t, []string{"testdata/metaapp/metaapp.cs"}, dir, harness.Unsafe(), harness.Reference(fwdaV1), harness.For(rt))
+	harness.CompileCS(t, []string{"testdata/metaapp/fwda_v2.cs"}, dir, harness.Library(), harness.OutName("fwda.dll"), harness.Reference(fwdb), harness.For(rt))
+	harness.CompileCS(t, []string{"testdata/metaapp/alclib.cs"}, dir, harness.Library(), harness.For(rt))
+	if built.apps == nil {
+		built.apps = map[string]string{}
+	}
+	built.apps[rt.Name] = app
+	return built.lib, app
 }
 
 func runMeta(t *testing.T, rt harness.Runtime) *metaRun {
 	t.Helper()
-	lib, app := buildAll(t)
+	lib, app := buildAll(t, rt)
 	runsMu.Lock()
 	defer runsMu.Unlock()
 	if r, ok := runs[rt.Name]; ok {
@@ -309,6 +323,16 @@ func TestIDMapDropsUnloadedIDs(t *testing.T) {
 func TestMetadataAPI(t *testing.T) {
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
 		r := runMeta(t, rt)
+		// mcs references Mono's mscorlib; Roslyn (.NET 10 and later) the
+		// reference assemblies of the runtime's major version, System.Runtime
+		// for the base types and System.Console for Console.
+		refs := []string{"api: assembly ref mscorlib 4.0.0.0 token=b77a5c561934e089"}
+		if rt.Major >= 10 {
+			v := min(rt.Major, 11)
+			refs = []string{fmt.Sprintf("api: assembly ref System.Runtime %d.0.0.0 token=b03f5f7f11d50a3a", v),
+				fmt.Sprintf("api: assembly ref System.Console %d.0.0.0 token=b03f5f7f11d50a3a", v)}
+		}
+		mustHaveLines(t, r, refs)
 		mustHaveLines(t, r, []string{
 			"api: event Changed type=System.EventHandler add=add_Changed remove=remove_Changed",
 			"api: param 1 key out=false",
@@ -317,7 +341,6 @@ func TestMetadataAPI(t *testing.T) {
 			"api: custom attribute on Legacy: System.ObsoleteAttribute..ctor(string) value=01000a6f6c64207368617065730000",
 			"api: property Value get=get_Value set=set_Value",
 			"api: assembly metaapp 0.0.0.0",
-			"api: assembly ref mscorlib 4.0.0.0 token=b77a5c561934e089",
 			"api: assembly ref fwda 0.0.0.0 token=",
 			"api: defined member ref System.Console.WriteLine(string)",
 			"api: defined method spec Meta.Test.Gen.Id<long[]>(int64[])",

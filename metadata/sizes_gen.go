@@ -13,10 +13,10 @@ import "C"
 func _() {
 	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_FIELD_OFFSET{})-unsafe.Sizeof(FieldOffset{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(FieldOffset{})-unsafe.Sizeof(C.COR_FIELD_OFFSET{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_SECATTR{})-unsafe.Sizeof(Secattr{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(Secattr{})-unsafe.Sizeof(C.COR_SECATTR{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.OSINFO{})-unsafe.Sizeof(OSInfo{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(OSInfo{})-unsafe.Sizeof(C.OSINFO{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_SECATTR{})-unsafe.Sizeof(secattr{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(secattr{})-unsafe.Sizeof(C.COR_SECATTR{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.OSINFO{})-unsafe.Sizeof(osInfo{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(osInfo{})-unsafe.Sizeof(C.OSINFO{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(C.ASSEMBLYMETADATA{})-unsafe.Sizeof(AssemblyMetadata{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(AssemblyMetadata{})-unsafe.Sizeof(C.ASSEMBLYMETADATA{})]
 }

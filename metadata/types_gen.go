@@ -3805,8 +3805,8 @@ type FieldOffset struct {
 	Offset uint32
 }
 
-// Secattr mirrors the C struct COR_SECATTR, field by field.
-type Secattr struct {
+// secattr mirrors the C struct COR_SECATTR, field by field.
+type secattr struct {
 	// Ctor is the runtime's COR_SECATTR.tkCtor (mdMemberRef).
 	Ctor Token
 	// CustomAttribute is the runtime's COR_SECATTR.pCustomAttribute (const
@@ -3817,8 +3817,8 @@ type Secattr struct {
 	CustomAttributeLen uint32
 }
 
-// OSInfo mirrors the C struct OSINFO, field by field.
-type OSInfo struct {
+// osInfo mirrors the C struct OSINFO, field by field.
+type osInfo struct {
 	// OSPlatformID is the OS platform ID (unused by CoreCLR)
 	// (OSINFO.dwOSPlatformId).
 	OSPlatformID uint32

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "shim.h"
+#include "object.h"
 #include "stack.h"
 
 clrprof_ringset clrprof_alloc_set;

@@ -34,7 +34,7 @@ type AllocSample struct {
 	// number of [AllocRecorder.GCStarted] calls before the allocation: the
 	// ID stays the object's address until the next garbage collection
 	// (Epoch+1) moves or frees it. A tracker of live objects
-	// (profiles.LiveHeap) takes the samples of the current epoch only.
+	// (pprofbuild.LiveHeap) takes the samples of the current epoch only.
 	Object ObjectID
 	Epoch  uint64
 	// Stack is the allocating thread's managed stack, innermost first; 0

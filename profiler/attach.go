@@ -201,7 +201,7 @@ func (x *Info) RequestDetach(expected time.Duration) <-chan error {
 			}
 			ch <- err
 		}()
-		err = x.RequestProfilerDetach(uint32(ms))
+		err = x.requestProfilerDetach(uint32(ms))
 	}()
 	return ch
 }

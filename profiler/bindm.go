@@ -24,7 +24,7 @@ import "unsafe"
 var cgoBindm unsafe.Pointer
 
 // The guard's repair after needm: see "a thread's first call into Go" in
-// shim.c. Installed before any guarded call enters Go (those wait for it).
+// guard.c. Installed before any guarded call enters Go (those wait for it).
 func init() {
 	cgoBindm = C.clrprof_bindm_hook(cgoBindm)
 	C.clrprof_bindm_ready(cgoBindm)

@@ -1,4 +1,4 @@
 package profiler
 
-// #cgo CFLAGS: -I${SRCDIR}/../internal/include -Wall -Wno-unused-function
+// #cgo CFLAGS: -I${SRCDIR}/../internal/include -Wall -Wextra -Wno-unused-parameter -Wno-unused-function
 import "C"

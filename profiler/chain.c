@@ -9,7 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "shim.h"
+#include "object.h"
+#include "guard.h"
 #include "chain.h"
 #include "_cgo_export.h"
 
@@ -198,6 +199,17 @@ int clrprof_chain_claim(void) {
 	__atomic_store_n(&clrprof_chain.active, 1, __ATOMIC_RELEASE);
 	chain_log(LOG_INFO, "chain: loaded the chained profiler %s %s (ICorProfilerCallback%d)", chain_path, chain_clsid, version);
 	return 1;
+}
+
+// The class factory (object.c, a layer below) asks this hook for the vtable
+// of each new profiler object: the chain's for the first object when a
+// native profiler is chained, else the ordinary one (NULL).
+static const void *chain_vtbl_hook(void) {
+	return clrprof_chain_claim() ? (const void *)&clrprof_chain_live : NULL;
+}
+
+__attribute__((constructor)) static void chain_register(void) {
+	clrprof_object_set_vtbl_hook(chain_vtbl_hook);
 }
 
 // ---- the Info wrappers ----

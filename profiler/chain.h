@@ -36,7 +36,6 @@ typedef struct clrprof_chain_state {
 } clrprof_chain_state;
 
 extern clrprof_chain_state clrprof_chain;
-extern ICorProfilerCallback11Vtbl clrprof_live_vtbl;
 extern const ICorProfilerCallback11Vtbl clrprof_chain_vtbl;
 
 // clrprof_chain_live is the vtable of the object that chains: a copy of

@@ -10,34 +10,18 @@
 #include <unistd.h>
 
 #include "elt.h"
-#include "shim.h"
+#include "eltcommon.h"
+#include "object.h"
+#include "guard.h"
 #include "_cgo_export.h"
 
 clrprof_ringset clrprof_elt_set;
 __thread clrprof_ring *clrprof_elt_ring __attribute__((tls_model("initial-exec")));
 volatile uint8_t clrprof_elt_on;
 volatile uint8_t clrprof_elt_force_slow;
-uint64_t clrprof_elt_xsave_size;
-volatile uint8_t clrprof_elt_filtered;
 clrprof_backpressure clrprof_elt_bp;
-
-uint64_t clrprof_xsave_size(void) {
-	unsigned a, b, c, d;
-	if (!__get_cpuid(1, &a, &b, &c, &d)) {
-		return 0;
-	}
-	if (!(c & (1u << 26)) || !(c & (1u << 27))) { // XSAVE, OSXSAVE
-		return 0;
-	}
-	if (__get_cpuid_max(0, NULL) < 0xD) {
-		return 0;
-	}
-	__cpuid_count(0xD, 0, a, b, c, d);
-	if (b < 576) {
-		return 0;
-	}
-	return ((uint64_t)b + 63) & ~(uint64_t)63;
-}
+volatile uint8_t clrprof_elt_counting;
+void (*clrprof_elt_divert)(uint64_t id, uint64_t kind);
 
 int clrprof_elt_setup(uint64_t slots, void *info) {
 	clrprof_elt_xsave_size = clrprof_xsave_size();
@@ -61,7 +45,12 @@ void clrprof_elt_slow(uint64_t id, uint64_t kind) {
 		return;
 	}
 	if (clrprof_elt_counting) {
-		clrprof_cnt_slow(id, kind);
+		// Call counting (eltcount.c, a layer above) registered where the
+		// slow path of its stubs goes (clrprof_cnt_slow).
+		void (*divert)(uint64_t, uint64_t) = __atomic_load_n(&clrprof_elt_divert, __ATOMIC_ACQUIRE);
+		if (divert != NULL) {
+			divert(id, kind);
+		}
 		return;
 	}
 	clrprof_ring *r = clrprof_elt_ring;
@@ -129,17 +118,6 @@ void *clrprof_elt_info_hook(int which) {
 }
 
 // ---- function ID mappers: once per function, when it is compiled ----
-
-int clrprof_elt_filter_allows(uintptr_t f) {
-	if (!clrprof_elt_filtered) {
-		return 1;
-	}
-	clrprof_guard g;
-	clrprof_go_enter(&g);
-	int on = clrprofGoELTFilter(f);
-	clrprof_go_leave(&g);
-	return on;
-}
 
 static UINT_PTR STDMETHODCALLTYPE mapper2(FunctionID f, void *data, BOOL *hook) {
 	(void)data;

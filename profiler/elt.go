@@ -2,7 +2,11 @@ package profiler
 
 /*
 #include "elt.h"
-#include "shim.h"
+#include "eltcommon.h"
+#include "eltcount.h"
+#include "object.h"
+#include "signals.h"
+#include "guard.h"
 */
 import "C"
 

@@ -27,38 +27,16 @@ extern __thread clrprof_ring *clrprof_elt_ring __attribute__((tls_model("initial
 extern volatile uint8_t clrprof_elt_on;
 extern volatile uint8_t clrprof_elt_force_slow;
 
-// The size of the XSAVE area the stubs' slow path uses (0: FXSAVE).
-extern uint64_t clrprof_elt_xsave_size;
-uint64_t clrprof_xsave_size(void);
-
-// clrprof_elt_filtered: the function ID mapper asks Go's filter.
-extern volatile uint8_t clrprof_elt_filtered;
-// clrprof_elt_filter_allows asks Go's filter (when one is set) whether f
-// gets hooks (bit 0) and, for call counting, whether it is the runtime's
-// continuation dispatcher (bit 1) or may be an async variant (bit 2); the
-// function ID mappers of elt.c and eltcount.c call it.
-int clrprof_elt_filter_allows(uintptr_t f);
+// clrprof_elt_counting: call counting (eltcount.c) owns the hooks; the
+// slow path goes to clrprof_elt_divert, which eltcount.c sets (a layer
+// above registering itself, so that this file never calls up).
+extern volatile uint8_t clrprof_elt_counting;
+extern void (*clrprof_elt_divert)(uint64_t id, uint64_t kind);
 
 // Back-pressure of the event recorder (ring.h); the stubs read its wake
 // flag.
 extern clrprof_backpressure clrprof_elt_bp;
 
-// ---- call counting (eltcount.c) ----
-#define CLRPROF_CNT_MAX_FUNCS (1u << 22)
-extern volatile uint8_t clrprof_elt_counting;
-void clrprof_cnt_enter3(uint64_t id);
-void clrprof_cnt_leave3(uint64_t id);
-void clrprof_cnt_tailcall3(uint64_t id);
-int clrprof_cnt_hook(uint64_t id, uint64_t kind, uint64_t sp);
-void clrprof_cnt_slow(uint64_t id, uint64_t kind);
-int clrprof_cnt_setup(uint64_t stack_frames, void *info);
-void *clrprof_cnt_mapper2(void);
-void *clrprof_cnt_mapper1(void);
-void *clrprof_cnt_hookaddr(int which);
-uint64_t clrprof_cnt_functions(void);
-void clrprof_cnt_snapshot(uint64_t n, uint64_t *fids, uint64_t *calls, uint64_t *ticks);
-void clrprof_cnt_stats(uint64_t *out);
-uint64_t clrprof_cnt_stacks(uint64_t max, uint64_t frames, uint64_t *tids, uint64_t *fids);
 
 // The fast-path hooks (elt_linux_amd64.S): FunctionEnter3, FunctionLeave3,
 // FunctionTailcall3. They preserve every register but the flags.

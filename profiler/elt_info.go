@@ -3,6 +3,8 @@ package profiler
 /*
 #include <string.h>
 #include "elt.h"
+#include "eltcommon.h"
+#include "eltcount.h"
 
 static void clrprof_copy_from(void *dst, uintptr_t src, size_t n) { memcpy(dst, (const void *)src, n); }
 */
@@ -176,7 +178,7 @@ func (c *ELTCall) enterInfo() (FrameInfo, []Arg, error) {
 	if err != nil {
 		return 0, nil, fmt.Errorf("clrprof: GetFunctionEnter3Info: %w", err)
 	}
-	ai := (*FunctionArgumentInfo)(unsafe.Pointer(&buf[0]))
+	ai := (*functionArgumentInfo)(unsafe.Pointer(&buf[0]))
 	n := int(ai.NumRanges)
 	rangeSize := int(unsafe.Sizeof(FunctionArgumentRange{}))
 	off := int(unsafe.Offsetof(ai.Ranges))

@@ -7,17 +7,24 @@ import (
 	"github.com/clrprof/clrprof/internal/harness"
 )
 
-// asyncApp compiles internal/testapps/async for rt, classic or runtime
-// async, and returns it with the environment it needs.
-func asyncApp(t *testing.T, rt harness.Runtime, runtimeAsync bool) (string, []string) {
+// asyncApp compiles internal/testapps/async as build b and returns it
+// with the environment it needs.
+func asyncApp(t *testing.T, b harness.AsyncBuild) (string, []string) {
 	t.Helper()
-	opts := []harness.CSOption{harness.For(rt)}
-	var env []string
-	if runtimeAsync {
-		opts = append(opts, harness.RuntimeAsync())
-		env = harness.RuntimeAsyncEnv(rt)
+	return harness.CompileCS(t, []string{"../internal/testapps/async/async.cs"}, "", b.Options...), b.Env
+}
+
+// runtimeAsyncBuild is rt's runtime-async build of an async app (the test
+// is skipped before .NET 10, which has none).
+func runtimeAsyncBuild(t *testing.T, rt harness.Runtime) harness.AsyncBuild {
+	t.Helper()
+	for _, b := range harness.AsyncBuilds(rt) {
+		if b.RuntimeAsync {
+			return b
+		}
 	}
-	return harness.CompileCS(t, []string{"../internal/testapps/async/async.cs"}, "", opts...), env
+	t.Skipf("%s: no runtime async before .NET 10", rt.Name)
+	return harness.AsyncBuild{}
 }
 
 var asyncAppDone = []string{
@@ -45,9 +52,9 @@ func TestELTRuntimeAsync(t *testing.T) {
 		if rt.Major < 10 {
 			t.Skipf("%s: no runtime async before .NET 10", rt.Name)
 		}
-		for _, ra := range []bool{false, true} {
-			build := map[bool]string{false: "classic", true: "runtime-async"}[ra]
-			app, env := asyncApp(t, rt, ra)
+		for _, b := range harness.AsyncBuilds(rt) {
+			ra, build := b.RuntimeAsync, b.Name
+			app, env := asyncApp(t, b)
 			res := harness.Run(t, rt, app, harness.RunOptions{
 				ProfilerPath: lib, ProfilerCLSID: eltprofCLSID,
 				Env: append(env, "ELTPROF_FILTER=AsyncApp.", "ELTPROF_PRINT=AsyncApp.", "ELTPROF_UNWINDS=1"),
@@ -88,7 +95,7 @@ func TestELTWithInfoRuntimeAsync(t *testing.T) {
 		if rt.Major < 10 {
 			t.Skipf("%s: no runtime async before .NET 10", rt.Name)
 		}
-		app, env := asyncApp(t, rt, true)
+		app, env := asyncApp(t, runtimeAsyncBuild(t, rt))
 		for _, filter := range []string{"AsyncApp.", ""} {
 			res := harness.Run(t, rt, app, harness.RunOptions{
 				ProfilerPath: lib, ProfilerCLSID: eltprofCLSID,
@@ -114,8 +121,9 @@ func TestStackWalkRuntimeAsyncResumed(t *testing.T) {
 		if rt.Major < 10 {
 			t.Skipf("%s: no runtime async before .NET 10", rt.Name)
 		}
-		for _, ra := range []bool{false, true} {
-			app, env := asyncApp(t, rt, ra)
+		for _, b := range harness.AsyncBuilds(rt) {
+			ra := b.RuntimeAsync
+			app, env := asyncApp(t, b)
 			from := "AsyncApp.Ops+<ThrowAfterAwait>"
 			if ra {
 				from = "AsyncApp.Ops.ThrowAfterAwait"
@@ -164,8 +172,9 @@ func TestExceptionCallbacksRuntimeAsync(t *testing.T) {
 		if rt.Major < 10 {
 			t.Skipf("%s: no runtime async before .NET 10", rt.Name)
 		}
-		for _, ra := range []bool{false, true} {
-			app, env := asyncApp(t, rt, ra)
+		for _, b := range harness.AsyncBuilds(rt) {
+			ra := b.RuntimeAsync
+			app, env := asyncApp(t, b)
 			res := harness.Run(t, rt, app, harness.RunOptions{
 				Args:         []string{"1"},
 				ProfilerPath: lib, ProfilerCLSID: "{5E0E5A51-3C1B-4A7E-9D0B-1F6A8C2E4B01}",

@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include "elt.h"
-#include "shim.h"
+#include "eltcommon.h"
+#include "eltcount.h"
+#include "ring.h"
 #include "_cgo_export.h"
 
 #define CNT_PAGE_SHIFT 10
@@ -83,7 +85,6 @@ static struct {
 	volatile uint64_t unwinds; // frames closed by ExceptionUnwindFunctionLeave
 } cnt = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-volatile uint8_t clrprof_elt_counting;
 
 static void cnt_thread_exit(void *p) {
 	cnt_thread *t = p;
@@ -110,6 +111,7 @@ int clrprof_cnt_setup(uint64_t stack_frames, void *info) {
 		}
 		cnt.key_ok = 1;
 	}
+	__atomic_store_n(&clrprof_elt_divert, clrprof_cnt_slow, __ATOMIC_RELEASE);
 	clrprof_elt_counting = 1;
 	return 0;
 }

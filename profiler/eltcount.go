@@ -2,6 +2,8 @@ package profiler
 
 /*
 #include "elt.h"
+#include "eltcommon.h"
+#include "eltcount.h"
 */
 import "C"
 

@@ -1,7 +1,9 @@
 package profiler
 
 /*
-#include "shim.h"
+#include "object.h"
+#include "signals.h"
+#include "guard.h"
 */
 import "C"
 

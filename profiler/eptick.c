@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "shim.h"
+#include "object.h"
 
 // The runtime's provider, its GCAllocationTick event and .NET 10's
 // AllocationSampled, and the runtime's mean distance between sampled bytes.

@@ -42,10 +42,10 @@ type AllocationTickSampler struct {
 	mean int
 }
 
-// AllocationTickCounts are the ticks the sampler saw, kept, and could not
+// AllocationTickStats are the ticks the sampler saw, kept, and could not
 // read (a payload too short to hold its byte count; dropped), and the
 // bytes the ticks it saw reported.
-type AllocationTickCounts struct {
+type AllocationTickStats struct {
 	// Seen counts the allocation ticks of the runtime's provider the
 	// sampler read; Kept those it delivered to EventPipeEventDelivered;
 	// Short those whose payload was too short to hold a byte count
@@ -106,14 +106,14 @@ func (s *AllocationTickSampler) KeptBytes() uint64 {
 	return uint64(C.clrprof_tick_bytes())
 }
 
-// Counts are the ticks and AllocationSampled events seen, kept and
+// Stats are the ticks and AllocationSampled events seen, kept and
 // unreadable so far.
-func (s *AllocationTickSampler) Counts() AllocationTickCounts {
+func (s *AllocationTickSampler) Stats() AllocationTickStats {
 	var seen, kept, short C.int64_t
 	var bytes C.uint64_t
 	C.clrprof_tick_counts(&seen, &kept, &short, &bytes)
 	var sseen, skept, sshort C.int64_t
 	C.clrprof_sampled_counts(&sseen, &skept, &sshort)
-	return AllocationTickCounts{Seen: int64(seen), Kept: int64(kept), Short: int64(short), Bytes: uint64(bytes),
+	return AllocationTickStats{Seen: int64(seen), Kept: int64(kept), Short: int64(short), Bytes: uint64(bytes),
 		Sampled: int64(sseen), SampledKept: int64(skept), SampledShort: int64(sshort)}
 }

@@ -99,7 +99,7 @@ func (m *cMem) providerConfig(cfg *C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG, p EventP
 		return errors.New("clrprof: EventPipe provider settings without a Name")
 	}
 	if p.Level > EventPipeVerbose {
-		return fmt.Errorf("clrprof: EventPipe provider %q: level %d: want EventPipeLogalways..EventPipeVerbose", p.Name, p.Level)
+		return fmt.Errorf("clrprof: EventPipe provider %q: level %d: want EventPipeLogAlways..EventPipeVerbose", p.Name, p.Level)
 	}
 	cfg.providerName = m.utf16z(p.Name)
 	cfg.keywords = C.UINT64(p.Keywords)

@@ -7,7 +7,8 @@
 #include <stdint.h>
 
 #include "corprof_gen.h"
-#include "shim.h"
+#include "object.h"
+#include "guard.h"
 
 extern void clrprofGoEventPipeProviderCallback(int slot, uint8_t *source_id, uint32_t is_enabled, uint8_t level,
 	uint64_t match_any, uint64_t match_all, void *filter_ptr, uint32_t filter_size, uint32_t filter_type);

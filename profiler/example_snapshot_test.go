@@ -5,8 +5,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/clrprof/clrprof/pprofbuild"
 	"github.com/clrprof/clrprof/profiler"
-	"github.com/clrprof/clrprof/profiles"
 )
 
 // cpuSampler samples, 99 times a second, the threads that used CPU time
@@ -51,7 +51,7 @@ func (p *cpuSampler) loop() {
 		}
 		ran := map[uint32]int64{}
 		snap, err := p.info.SnapshotThreads(64, func(_ profiler.ThreadID, tid uint32) bool {
-			cpu, ok := profiles.ThreadCPU(tid)
+			cpu, ok := pprofbuild.ThreadCPU(tid)
 			last, seen := p.lastCPU[tid]
 			p.lastCPU[tid] = cpu
 			if !ok || !seen || cpu <= last {
@@ -63,7 +63,7 @@ func (p *cpuSampler) loop() {
 		// Charge the hold, not the wait for a GC's suspension to end.
 		skip = int(snap.Cost() / budget)
 		if err != nil {
-			continue // counted by cause in a real sampler (profiles.Ticks)
+			continue // counted by cause in a real sampler (pprofbuild.Ticks)
 		}
 		for _, ts := range snap.Stacks {
 			if !ts.Skipped && ts.Err == nil && len(ts.Frames) > 0 {

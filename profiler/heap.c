@@ -1,6 +1,6 @@
 // Heap and object inspection with runtime callbacks; see heap.go.
 #include "heap.h"
-#include "shim.h"
+#include "corprof_gen.h"
 #include "_cgo_export.h"
 
 typedef struct {

@@ -63,7 +63,7 @@ func (x *Info) GetClassLayout(class ClassID) (ClassLayout, error) {
 		return out, nil
 	}
 	for range 4 {
-		buf := make([]FieldOffset, r.FieldOffset)
+		buf := make([]fieldOffset, r.FieldOffset)
 		r, err = x.getClassLayout(class, unsafe.Pointer(&buf[0]), uint32(len(buf)))
 		if err != nil {
 			return ClassLayout{}, err

@@ -31,8 +31,8 @@ const heapprofCLSID = "{6B0E3F7A-2C41-4D9B-8E15-A37C9D0F5B21}"
 //     HighPinnedObjectAllocated before 6) and sets them otherwise.
 func TestHeapAPI(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/heapprof")
-	a := harness.CompileCS(t, []string{"testdata/heap/heap.cs"}, "")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		a := harness.CompileCS(t, []string{"testdata/heap/heap.cs"}, "", harness.For(rt))
 		res := harness.Run(t, rt, a, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: heapprofCLSID})
 		res.MustSucceed(t)
 		res.MustStdoutContain(t, "app done")

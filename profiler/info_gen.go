@@ -1843,18 +1843,8 @@ func (x *Info) EnumJITedFunctions() (*FunctionEnum, error) {
 	return res, nil
 }
 
-// RequestProfilerDetach asks the runtime to unload this profiler once no
-// thread runs its code; ProfilerDetachSucceeded follows after at least
-// expectedCompletionMilliseconds.
-//
-// Its arguments, with the runtime's names where they differ:
-// expectedCompletionMilliseconds (dwExpectedCompletionMilliseconds). It is
-// a method of ICorProfilerInfo3, which every supported runtime has. A
-// failure is the runtime's HRESULT as the error (errors.Is compares it
-// with E_INVALIDARG, CORPROF_E_NOT_MANAGED_THREAD, ...).
-//
-// It calls ICorProfilerInfo3::RequestProfilerDetach.
-func (x *Info) RequestProfilerDetach(expectedCompletionMilliseconds uint32) error {
+// requestProfilerDetach calls ICorProfilerInfo3::RequestProfilerDetach.
+func (x *Info) requestProfilerDetach(expectedCompletionMilliseconds uint32) error {
 	self := x.ptr(3)
 	if self == nil {
 		return notAvailable("ICorProfilerInfo3::RequestProfilerDetach", 3, x.Version())

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "ring.h"
-#include "shim.h"
+#include "corprof_gen.h"
 
 static void ring_thread_exit(void *p) {
 	clrprof_ring *r = p;

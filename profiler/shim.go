@@ -2,12 +2,14 @@ package profiler
 
 /*
 // -z now: every symbol the library uses is bound when it is loaded, none
-// lazily on its first call. The SIGSEGV router (shim.c) calls memcpy
+// lazily on its first call. The SIGSEGV router (signals.c) calls memcpy
 // inside a signal handler, and a lazy binding there ran the dynamic
 // linker's resolver in the handler: one storm run crashed in _dl_fixup
 // that way (/work/evidence/issue28-storm-perf-crashes.md, crash 1).
 #cgo LDFLAGS: -ldl -Wl,-z,now
-#include "shim.h"
+#include "object.h"
+#include "signals.h"
+#include "guard.h"
 */
 import "C"
 
@@ -324,7 +326,7 @@ func guidString(u uuid.UUID) string { return "{" + strings.ToUpper(u.String()) +
 // dispatch), how many on the alternate signal stack (threads that never
 // called into Go, or a frame it could not copy), and how often it put itself
 // back on top of a handler installed over it. See "the host's SIGSEGV
-// handler on a stack of its own" in shim.c.
+// handler on a stack of its own" in signals.c.
 type segvStats struct{ private, returned, alt, reasserts uint64 }
 
 func segvCounts() segvStats {

@@ -1,6 +1,6 @@
 // Stack snapshots; see stack.go.
 #include "stack.h"
-#include "shim.h"
+#include "corprof_gen.h"
 #include "_cgo_export.h"
 
 typedef struct {

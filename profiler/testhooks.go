@@ -5,7 +5,10 @@ package profiler
 /*
 #cgo CFLAGS: -DCLRPROF_TESTHOOKS
 #include <stdlib.h>
-#include "shim.h"
+#include "object.h"
+#include "signals.h"
+#include "guard.h"
+#include "object_testhooks.h"
 #include "chain.h"
 */
 import "C"
@@ -16,8 +19,8 @@ import (
 	"github.com/google/uuid"
 )
 
-// Go wrappers of the C test hooks in shim.c, for this package's tests
-// (test files cannot use cgo). They drive the shim the way the runtime does:
+// Go wrappers of the C test hooks in object_testhooks.c and signals.c,
+// for this package's tests (test files cannot use cgo). They drive the shim the way the runtime does:
 // through DllGetClassObject, the class factory and the vtable.
 
 // comObject is a COM object in C memory (never a Go pointer).

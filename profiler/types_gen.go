@@ -875,9 +875,9 @@ func (v EventPipeParamType) String() string {
 type EventPipeLevel uint32
 
 const (
-	// EventPipeLogalways is the runtime's COR_PRF_EVENTPIPE_LOGALWAYS (0x0), a
+	// EventPipeLogAlways is the runtime's COR_PRF_EVENTPIPE_LOGALWAYS (0x0), a
 	// value of EventPipeLevel.
-	EventPipeLogalways EventPipeLevel = 0
+	EventPipeLogAlways EventPipeLevel = 0
 	// EventPipeCritical is the runtime's COR_PRF_EVENTPIPE_CRITICAL (0x1), a
 	// value of EventPipeLevel.
 	EventPipeCritical EventPipeLevel = 1
@@ -896,7 +896,7 @@ const (
 )
 
 var namesEventPipeLevel = []enumfmt.Name{{
-	N: "EventPipeLogalways",
+	N: "EventPipeLogAlways",
 	V: uint64(0x0),
 }, {
 	N: "EventPipeCritical",
@@ -1241,11 +1241,21 @@ func (v CodegenFlags) String() string {
 	return enumfmt.Format(uint64(uint32(v)), namesCodegenFlags, false, "CodegenFlags")
 }
 
-// OSInfo is the C struct OSINFO, as package metadata declares it.
-type OSInfo = metadata.OSInfo
+// osInfo mirrors the C struct OSINFO, field by field.
+type osInfo struct {
+	// OSPlatformID is the OS platform ID (unused by CoreCLR)
+	// (OSINFO.dwOSPlatformId).
+	OSPlatformID uint32
+	// OSMajorVersion is the OS major version (unused by CoreCLR)
+	// (OSINFO.dwOSMajorVersion).
+	OSMajorVersion uint32
+	// OSMinorVersion is the OS minor version (unused by CoreCLR)
+	// (OSINFO.dwOSMinorVersion).
+	OSMinorVersion uint32
+}
 
-// AssemblyMetadata is the C struct ASSEMBLYMETADATA, as package metadata declares it.
-type AssemblyMetadata = metadata.AssemblyMetadata
+// assemblyMetadata is the C struct ASSEMBLYMETADATA, as package metadata declares it.
+type assemblyMetadata = metadata.AssemblyMetadata
 
 // ILMap mirrors the C struct COR_IL_MAP, field by field.
 type ILMap struct {
@@ -1273,8 +1283,8 @@ type DebugILToNativeMap struct {
 	NativeEndOffset uint32
 }
 
-// FieldOffset is the C struct COR_FIELD_OFFSET, as package metadata declares it.
-type FieldOffset = metadata.FieldOffset
+// fieldOffset is the C struct COR_FIELD_OFFSET, as package metadata declares it.
+type fieldOffset = metadata.FieldOffset
 
 // FunctionArgumentRange mirrors the C struct COR_PRF_FUNCTION_ARGUMENT_RANGE, field by field.
 type FunctionArgumentRange struct {
@@ -1286,8 +1296,8 @@ type FunctionArgumentRange struct {
 	Length uint32
 }
 
-// FunctionArgumentInfo mirrors the C struct COR_PRF_FUNCTION_ARGUMENT_INFO, field by field.
-type FunctionArgumentInfo struct {
+// functionArgumentInfo mirrors the C struct COR_PRF_FUNCTION_ARGUMENT_INFO, field by field.
+type functionArgumentInfo struct {
 	// NumRanges is the number of ranges that follow
 	// (COR_PRF_FUNCTION_ARGUMENT_INFO.numRanges).
 	NumRanges uint32
@@ -1317,8 +1327,8 @@ type Function struct {
 	ReJITID ReJITID
 }
 
-// AssemblyReferenceInfo mirrors the C struct COR_PRF_ASSEMBLY_REFERENCE_INFO, field by field.
-type AssemblyReferenceInfo struct {
+// assemblyReferenceInfo mirrors the C struct COR_PRF_ASSEMBLY_REFERENCE_INFO, field by field.
+type assemblyReferenceInfo struct {
 	// PublicKeyOrToken is the runtime's
 	// COR_PRF_ASSEMBLY_REFERENCE_INFO.pbPublicKeyOrToken (void *).
 	PublicKeyOrToken Address
@@ -1349,8 +1359,8 @@ type Method struct {
 	MethodID metadata.Token
 }
 
-// EventPipeProviderConfig mirrors the C struct COR_PRF_EVENTPIPE_PROVIDER_CONFIG, field by field.
-type EventPipeProviderConfig struct {
+// eventPipeProviderConfig mirrors the C struct COR_PRF_EVENTPIPE_PROVIDER_CONFIG, field by field.
+type eventPipeProviderConfig struct {
 	// ProviderName is the provider to enable
 	// (COR_PRF_EVENTPIPE_PROVIDER_CONFIG.providerName).
 	ProviderName Address
@@ -1365,8 +1375,8 @@ type EventPipeProviderConfig struct {
 	FilterData Address
 }
 
-// EventPipeParamDesc mirrors the C struct COR_PRF_EVENTPIPE_PARAM_DESC, field by field.
-type EventPipeParamDesc struct {
+// eventPipeParamDesc mirrors the C struct COR_PRF_EVENTPIPE_PARAM_DESC, field by field.
+type eventPipeParamDesc struct {
 	// Type is the runtime's COR_PRF_EVENTPIPE_PARAM_DESC.type (UINT32).
 	Type uint32
 	// ElementType is the runtime's COR_PRF_EVENTPIPE_PARAM_DESC.elementType
@@ -1376,8 +1386,8 @@ type EventPipeParamDesc struct {
 	Name Address
 }
 
-// EventData mirrors the C struct COR_PRF_EVENT_DATA, field by field.
-type EventData struct {
+// eventData mirrors the C struct COR_PRF_EVENT_DATA, field by field.
+type eventData struct {
 	// Ptr is the runtime's COR_PRF_EVENT_DATA.ptr (UINT64).
 	Ptr uint64
 	// Size is the runtime's COR_PRF_EVENT_DATA.size (UINT32).
@@ -1386,8 +1396,8 @@ type EventData struct {
 	Reserved uint32
 }
 
-// FilterData mirrors the C struct COR_PRF_FILTER_DATA, field by field.
-type FilterData struct {
+// filterData mirrors the C struct COR_PRF_FILTER_DATA, field by field.
+type filterData struct {
 	// Ptr is the runtime's COR_PRF_FILTER_DATA.Ptr (UINT64).
 	Ptr uint64
 	// Size is the runtime's COR_PRF_FILTER_DATA.Size (UINT32).
@@ -1444,36 +1454,36 @@ type ExClauseInfo struct {
 // The Go mirrors of the C structs must have exactly the size of their C
 // structs; a mismatch is a compile error here.
 func _() {
-	_ = [1]struct{}{}[unsafe.Sizeof(C.OSINFO{})-unsafe.Sizeof(OSInfo{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(OSInfo{})-unsafe.Sizeof(C.OSINFO{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.ASSEMBLYMETADATA{})-unsafe.Sizeof(AssemblyMetadata{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(AssemblyMetadata{})-unsafe.Sizeof(C.ASSEMBLYMETADATA{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.OSINFO{})-unsafe.Sizeof(osInfo{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(osInfo{})-unsafe.Sizeof(C.OSINFO{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.ASSEMBLYMETADATA{})-unsafe.Sizeof(assemblyMetadata{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(assemblyMetadata{})-unsafe.Sizeof(C.ASSEMBLYMETADATA{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_IL_MAP{})-unsafe.Sizeof(ILMap{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(ILMap{})-unsafe.Sizeof(C.COR_IL_MAP{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_DEBUG_IL_TO_NATIVE_MAP{})-unsafe.Sizeof(DebugILToNativeMap{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(DebugILToNativeMap{})-unsafe.Sizeof(C.COR_DEBUG_IL_TO_NATIVE_MAP{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_FIELD_OFFSET{})-unsafe.Sizeof(FieldOffset{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(FieldOffset{})-unsafe.Sizeof(C.COR_FIELD_OFFSET{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_FIELD_OFFSET{})-unsafe.Sizeof(fieldOffset{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(fieldOffset{})-unsafe.Sizeof(C.COR_FIELD_OFFSET{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_FUNCTION_ARGUMENT_RANGE{})-unsafe.Sizeof(FunctionArgumentRange{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(FunctionArgumentRange{})-unsafe.Sizeof(C.COR_PRF_FUNCTION_ARGUMENT_RANGE{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_FUNCTION_ARGUMENT_INFO{})-unsafe.Sizeof(FunctionArgumentInfo{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(FunctionArgumentInfo{})-unsafe.Sizeof(C.COR_PRF_FUNCTION_ARGUMENT_INFO{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_FUNCTION_ARGUMENT_INFO{})-unsafe.Sizeof(functionArgumentInfo{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(functionArgumentInfo{})-unsafe.Sizeof(C.COR_PRF_FUNCTION_ARGUMENT_INFO{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_CODE_INFO{})-unsafe.Sizeof(CodeInfo{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(CodeInfo{})-unsafe.Sizeof(C.COR_PRF_CODE_INFO{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_FUNCTION{})-unsafe.Sizeof(Function{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(Function{})-unsafe.Sizeof(C.COR_PRF_FUNCTION{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_ASSEMBLY_REFERENCE_INFO{})-unsafe.Sizeof(AssemblyReferenceInfo{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(AssemblyReferenceInfo{})-unsafe.Sizeof(C.COR_PRF_ASSEMBLY_REFERENCE_INFO{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_ASSEMBLY_REFERENCE_INFO{})-unsafe.Sizeof(assemblyReferenceInfo{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(assemblyReferenceInfo{})-unsafe.Sizeof(C.COR_PRF_ASSEMBLY_REFERENCE_INFO{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_METHOD{})-unsafe.Sizeof(Method{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(Method{})-unsafe.Sizeof(C.COR_PRF_METHOD{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG{})-unsafe.Sizeof(EventPipeProviderConfig{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(EventPipeProviderConfig{})-unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PARAM_DESC{})-unsafe.Sizeof(EventPipeParamDesc{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(EventPipeParamDesc{})-unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PARAM_DESC{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_EVENT_DATA{})-unsafe.Sizeof(EventData{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(EventData{})-unsafe.Sizeof(C.COR_PRF_EVENT_DATA{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_FILTER_DATA{})-unsafe.Sizeof(FilterData{})]
-	_ = [1]struct{}{}[unsafe.Sizeof(FilterData{})-unsafe.Sizeof(C.COR_PRF_FILTER_DATA{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG{})-unsafe.Sizeof(eventPipeProviderConfig{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(eventPipeProviderConfig{})-unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PROVIDER_CONFIG{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PARAM_DESC{})-unsafe.Sizeof(eventPipeParamDesc{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(eventPipeParamDesc{})-unsafe.Sizeof(C.COR_PRF_EVENTPIPE_PARAM_DESC{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_EVENT_DATA{})-unsafe.Sizeof(eventData{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(eventData{})-unsafe.Sizeof(C.COR_PRF_EVENT_DATA{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_FILTER_DATA{})-unsafe.Sizeof(filterData{})]
+	_ = [1]struct{}{}[unsafe.Sizeof(filterData{})-unsafe.Sizeof(C.COR_PRF_FILTER_DATA{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_GC_GENERATION_RANGE{})-unsafe.Sizeof(GCGenerationRange{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(GCGenerationRange{})-unsafe.Sizeof(C.COR_PRF_GC_GENERATION_RANGE{})]
 	_ = [1]struct{}{}[unsafe.Sizeof(C.COR_PRF_NONGC_HEAP_RANGE{})-unsafe.Sizeof(NonGCHeapRange{})]

@@ -18,5 +18,5 @@ go test -count=1 -timeout 90m -v \
 	-run 'TestSignalStorm|TestExceptionStorm|TestStackOverflowUnchanged|TestThreadChurn|TestShutdownRace|TestALCUnloadCycles|TestProfilerPanickingCallback|TestDeclinesBesideAnotherGoRuntime|TestGoEnvironmentNotFollowed' \
 	./profiler 2>&1 | tee bin/reliability.log | grep -E '^(=== RUN|--- |    --- |ok|FAIL|PASS)|(storm|churn|events|unload|environment)_test.go:[0-9]+: (net|without|[A-Za-z0-9.]+ run)' || status=1
 CLRPROF_SOAK=long CLRPROF_SOAK_CLASSES="${SOAK_CLASSES:-1000}" go test -count=1 -timeout 90m -v -run '^TestMCSSoak$' ./soak 2>&1 | tee -a bin/reliability.log |
-	grep -E '^(=== RUN|--- |ok|FAIL|PASS)|mcs_test.go:[0-9]+: (generated|baseline|jitlog|ilcount|cpuprof|allocprof|calltrace|attachjit|the compiled|soak)|^ +(cpuprof: wrote|allocprof: wrote|calltrace: events=)' || status=1
+	grep -E '^(=== RUN|--- |ok|FAIL|PASS)|mcs_integration_test.go:[0-9]+: (generated|baseline|jitlog|ilcount|cpuprof|allocprof|calltrace|attachjit|the compiled|soak)|^ +(cpuprof: wrote|allocprof: wrote|calltrace: events=)' || status=1
 exit "$status"

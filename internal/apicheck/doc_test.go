@@ -20,7 +20,7 @@ var documented = []string{
 	"github.com/clrprof/clrprof/profiler",
 	"github.com/clrprof/clrprof/metadata",
 	"github.com/clrprof/clrprof/ilrw",
-	"github.com/clrprof/clrprof/profiles",
+	"github.com/clrprof/clrprof/pprofbuild",
 	"github.com/clrprof/clrprof/diag",
 	"github.com/clrprof/clrprof/clrevents",
 }

@@ -1,6 +1,6 @@
 package com
 
-// #cgo CFLAGS: -I${SRCDIR}/../include -Wall
+// #cgo CFLAGS: -I${SRCDIR}/../include -Wall -Wextra -Wno-unused-parameter -Wno-unused-function
 // #include "comtypes.h"
 // static HRESULT com_qi(void *self, const GUID *iid, void **out) {
 //     return ((IUnknown *)self)->lpVtbl->QueryInterface((IUnknown *)self, iid, out);

@@ -1,5 +1,5 @@
 // Package exporttest runs the real receiving code the tests of
-// profiles/export and sample/contprof ship profiles to, on loopback: a
+// pprofbuild/export and sample/contprof ship profiles to, on loopback: a
 // Pyroscope push server built from Pyroscope's generated connect handler
 // (pushv1connect) decoding with github.com/google/pprof/profile, and the
 // OpenTelemetry Collector's OTLP receiver (internal/otlpsink, built by
@@ -285,8 +285,10 @@ func FreeAddr(t testing.TB) string {
 }
 
 // StartCollector builds (once) and starts the OTLP receiver, stopped at
-// the test's end.
+// the test's end. It makes the test an integration test: under -short it
+// skips (see harness.Integration).
 func StartCollector(t testing.TB) *Collector {
+	harness.Integration(t)
 	c := &Collector{GRPCAddr: FreeAddr(t), HTTPAddr: FreeAddr(t), out: filepath.Join(t.TempDir(), "received.bin"), t: t}
 	c.Start()
 	t.Cleanup(c.Stop)

@@ -31,6 +31,7 @@ type csConfig struct {
 	// csc compiles against instead of mcs.
 	roslyn       string
 	runtimeAsync bool
+	skip         string // why the compilation cannot be done (the test is skipped)
 }
 
 // Unsafe allows unsafe code (mcs -unsafe).
@@ -88,6 +89,23 @@ func For(rt Runtime) CSOption {
 	}
 }
 
+// AspNetCore references the assemblies of the ASP.NET Core shared
+// framework installed beside rt ([AspNetCoreDir]): its implementation
+// assemblies, since the reference assemblies laid out for Roslyn cover
+// Microsoft.NETCore.App only. Use it with For; run the app with
+// RunOptions.AspNetCore. The test is skipped when rt has no ASP.NET Core.
+func AspNetCore(rt Runtime) CSOption {
+	return func(c *csConfig) {
+		dir, _, ok := AspNetCoreDir(rt)
+		if !ok {
+			c.skip = "no ASP.NET Core (" + aspNetCoreName + ") installed beside " + rt.Name
+			return
+		}
+		dlls, _ := filepath.Glob(filepath.Join(dir, "*.dll"))
+		c.refs = append(c.refs, dlls...)
+	}
+}
+
 // RuntimeAsync compiles async methods as runtime async (Roslyn's
 // -features:runtime-async=on -langversion:preview): no state machine, the
 // method carries MethodImplAttributes.Async (0x2000). It needs For with a
@@ -104,6 +122,32 @@ func RuntimeAsyncEnv(rt Runtime) []string {
 		return []string{"DOTNET_RuntimeAsync=1"}
 	}
 	return nil
+}
+
+// AsyncBuild is one way of compiling an async app for a runtime: its name
+// ("classic" or "runtime-async", fit for a subtest), whether its async
+// methods are runtime async, the [CompileCS] options and the environment
+// the app needs to run.
+type AsyncBuild struct {
+	Name         string
+	RuntimeAsync bool
+	Options      []CSOption
+	Env          []string
+}
+
+// AsyncBuilds returns the builds of an async app that rt runs, for tests
+// that compare the classic build with the runtime-async build of one
+// source: the classic build ([For] rt) always, and from .NET 10 on the
+// runtime-async build ([For] rt and [RuntimeAsync], with [RuntimeAsyncEnv]:
+// DOTNET_RuntimeAsync=1 on .NET 10). extra options are added to both.
+func AsyncBuilds(rt Runtime, extra ...CSOption) []AsyncBuild {
+	classic := append([]CSOption{For(rt)}, extra...)
+	b := []AsyncBuild{{Name: "classic", Options: classic}}
+	if rt.Major >= 10 {
+		ra := append([]CSOption{For(rt), RuntimeAsync()}, extra...)
+		b = append(b, AsyncBuild{Name: "runtime-async", RuntimeAsync: true, Options: ra, Env: RuntimeAsyncEnv(rt)})
+	}
+	return b
 }
 
 // Roslyn is the C# compiler laid out by ../shared/dotnet/install.sh.
@@ -186,12 +230,16 @@ func mcs() (string, string, error) {
 // fails; its output is in the failure message.
 func CompileCS(t testing.TB, srcFiles []string, outDir string, opts ...CSOption) string {
 	t.Helper()
+	Integration(t)
 	if len(srcFiles) == 0 {
 		t.Fatal("harness.CompileCS: no source files")
 	}
 	cfg := csConfig{target: "exe"}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.skip != "" {
+		t.Skip("harness.CompileCS: " + cfg.skip)
 	}
 	if cfg.runtimeAsync && cfg.roslyn == "" {
 		t.Skip("harness.CompileCS: runtime async needs Roslyn and .NET 10 or later (harness.For)")
@@ -405,6 +453,7 @@ func BuildEnv(kv ...string) BuildOption {
 // it, unless BuildTags asks.
 func BuildProfiler(t testing.TB, pkg string, opts ...BuildOption) string {
 	t.Helper()
+	Integration(t)
 	var cfg buildConfig
 	for _, o := range opts {
 		o(&cfg)
@@ -461,6 +510,7 @@ func envNote(extra []string) string {
 // test's temporary directory. The test fails if the compiler does.
 func BuildCShared(t testing.TB, srcFiles []string, cflags ...string) string {
 	t.Helper()
+	Integration(t)
 	if len(srcFiles) == 0 {
 		t.Fatal("harness.BuildCShared: no source files")
 	}

@@ -65,3 +65,33 @@ func TestDiscover(t *testing.T) {
 		t.Errorf("discover:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// AspNetCoreDir takes the ASP.NET Core framework of the runtime's own
+// version, else the newest patch of its major and minor version, and none
+// of another minor version.
+func TestAspNetCoreDir(t *testing.T) {
+	root := t.TempDir()
+	for _, v := range []string{"10.0.3", "10.0.15", "10.0.9", "10.1.0"} {
+		d := filepath.Join(root, "shared", aspNetCoreName, v)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "Microsoft.AspNetCore.dll"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		rt   Runtime
+		want string
+	}{
+		{Runtime{Version: "10.0.9", Major: 10, Minor: 0, Patch: 9, Dir: root}, "10.0.9"},
+		{Runtime{Version: "10.0.4", Major: 10, Minor: 0, Patch: 4, Dir: root}, "10.0.15"},
+		{Runtime{Version: "10.1.2", Major: 10, Minor: 1, Patch: 2, Dir: root}, "10.1.0"},
+		{Runtime{Version: "11.0.0", Major: 11, Minor: 0, Patch: 0, Dir: root}, ""},
+	} {
+		dir, v, ok := AspNetCoreDir(c.rt)
+		if v != c.want || ok != (c.want != "") || (ok && dir != filepath.Join(root, "shared", aspNetCoreName, c.want)) {
+			t.Errorf("%s: %q %q %v, want %q", c.rt.Version, dir, v, ok, c.want)
+		}
+	}
+}

@@ -39,13 +39,20 @@
 // runs on every CoreCLR through the framework's facades. With [For] and a
 // runtime of .NET 10 or later it compiles with Roslyn against that
 // runtime's reference assemblies instead (portable PDB beside it; current
-// C#; [RuntimeAsync] for runtime-async methods). Outputs are cached in
+// C#; [RuntimeAsync] for runtime-async methods; [AsyncBuilds] lists the
+// classic and runtime-async builds of one async app a runtime runs). Every
+// test compiles its apps with For inside [ForEachRuntime], so the older
+// runtimes run mcs's build and .NET 10 and 11 Roslyn's. Outputs are cached in
 // <cache>/cs/<hash of the inputs>/, so repeated runs do not recompile. [Run]
 // writes a runtimeconfig.json naming the runtime's exact
 // Microsoft.NETCore.App version (with System.Globalization.Invariant=true,
 // which .NET Core 2.0 needs: it ignores the environment variable) and passes
 // it with `dotnet exec --runtimeconfig`, which every runtime above honours, so
 // one compiled app serves every runtime and nothing is written next to it.
+// An ASP.NET Core app compiles with [AspNetCore] (against the implementation
+// assemblies of the runtime's Microsoft.AspNetCore.App, [AspNetCoreDir]) and
+// runs with RunOptions.AspNetCore (the runtimeconfig.json names both
+// frameworks); the runtimes before .NET 10 have no ASP.NET Core here.
 //
 // [BuildProfiler] builds a Go package as a c-shared library into the test's
 // temporary directory, relying on Go's build cache; the test's environment
@@ -90,9 +97,9 @@
 // Every integration test runs on every runtime:
 //
 //	func TestSomething(t *testing.T) {
-//		app := harness.CompileCS(t, []string{"testdata/app.cs"}, "")
 //		lib := harness.BuildProfiler(t, "./sample/someprofiler")
 //		harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+//			app := harness.CompileCS(t, []string{"testdata/app.cs"}, "", harness.For(rt))
 //			res := harness.Run(t, rt, app, harness.RunOptions{
 //				ProfilerPath:  lib,
 //				ProfilerCLSID: "{...}",

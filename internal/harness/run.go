@@ -41,6 +41,10 @@ type RunOptions struct {
 	// ConfigProperties are added to the runtimeconfig.json's
 	// configProperties (e.g. "System.GC.Server": true).
 	ConfigProperties map[string]any
+	// AspNetCore runs the app on the ASP.NET Core shared framework
+	// (Microsoft.AspNetCore.App, found by [AspNetCoreDir]) beside
+	// Microsoft.NETCore.App: the runtimeconfig.json names both.
+	AspNetCore bool
 	// Timeout bounds the run (default DefaultTimeout); the process group is
 	// killed with SIGKILL when it expires.
 	Timeout time.Duration
@@ -135,6 +139,7 @@ func Run(t testing.TB, rt Runtime, app string, opts RunOptions) Result {
 // fail the test, prefixed with who.
 func command(t testing.TB, who string, rt Runtime, app string, opts RunOptions) (*exec.Cmd, time.Duration) {
 	t.Helper()
+	Integration(t)
 	appAbs, err := filepath.Abs(app)
 	if err != nil {
 		t.Fatal(err)
@@ -153,6 +158,18 @@ func command(t testing.TB, who string, rt Runtime, app string, opts RunOptions) 
 		"framework":        map[string]any{"name": frameworkName, "version": rt.Version},
 		"configProperties": props,
 	}}
+	if opts.AspNetCore {
+		_, v, ok := AspNetCoreDir(rt)
+		if !ok {
+			t.Fatalf("%s: no %s beside %s", who, aspNetCoreName, rt)
+		}
+		ro := rc["runtimeOptions"].(map[string]any)
+		delete(ro, "framework")
+		ro["frameworks"] = []any{
+			map[string]any{"name": frameworkName, "version": rt.Version},
+			map[string]any{"name": aspNetCoreName, "version": v},
+		}
+	}
 	rcData, err := json.MarshalIndent(rc, "", "  ")
 	if err != nil {
 		t.Fatal(err)

@@ -97,8 +97,9 @@ var (
 // ../shared/dotnet) and a user's system ones, oldest version first, system
 // ones last. It runs
 // scripts/setup.sh (at most once per process) when none is found or when the
-// script changed since it last completed. The result is computed once per
-// process.
+// script changed since it last completed, except under `go test -short`,
+// where it installs nothing and only reports what is there. The result is
+// computed once per process.
 func Runtimes() ([]Runtime, error) {
 	rtMu.Lock()
 	defer rtMu.Unlock()
@@ -110,20 +111,32 @@ func Runtimes() ([]Runtime, error) {
 }
 
 func findRuntimes() ([]Runtime, error) {
-	if reason := setupStale(); reason != "" {
+	rts, err := findRuntimes1()
+	if err != nil && len(rts) == 0 && !errors.Is(err, errFilter) {
+		err = fmt.Errorf("%w\n%s", err, noRuntimeAdvice)
+	}
+	return rts, err
+}
+
+// errFilter is wrapped by the error of a CLRPROF_RUNTIMES that matches none.
+var errFilter = errors.New("CLRPROF_RUNTIMES matches no runtime")
+
+func findRuntimes1() ([]Runtime, error) {
+	if reason := setupStale(); reason != "" && !Short() {
 		if err := ensureSetup(reason); err != nil {
 			return nil, err
 		}
 	}
+	none := fmt.Sprintf("no CoreCLR runtime found (none in %s or %s, none in $DOTNET_ROOT, /usr/share/dotnet, /usr/lib/dotnet, /usr/local/share/dotnet or on PATH)", filepath.Join(CacheDir(), "runtimes"), filepath.Join(CacheDir(), "dotnet"))
 	rts := discover()
 	if len(rts) == 0 {
-		if err := ensureSetup("no CoreCLR runtime found"); err != nil {
+		if err := ensureSetup(none); err != nil {
 			return nil, err
 		}
 		rts = discover()
 	}
 	if len(rts) == 0 {
-		return nil, fmt.Errorf("harness: no CoreCLR runtime found (none in %s or %s, none in $DOTNET_ROOT, /usr/share/dotnet, /usr/lib/dotnet or on PATH); run scripts/setup.sh", filepath.Join(CacheDir(), "runtimes"), filepath.Join(CacheDir(), "dotnet"))
+		return nil, fmt.Errorf("harness: %s after scripts/setup.sh", none)
 	}
 	if f := os.Getenv("CLRPROF_RUNTIMES"); f != "" {
 		var keep []Runtime
@@ -140,7 +153,7 @@ func findRuntimes() ([]Runtime, error) {
 			for _, rt := range rts {
 				names = append(names, rt.Name)
 			}
-			return nil, fmt.Errorf("harness: CLRPROF_RUNTIMES=%q matches none of %s", f, strings.Join(names, ", "))
+			return nil, fmt.Errorf("harness: %w: CLRPROF_RUNTIMES=%q matches none of %s", errFilter, f, strings.Join(names, ", "))
 		}
 		rts = keep
 	}
@@ -337,6 +350,10 @@ func ensureSetup(reason string) error {
 		return setupError
 	}
 	setupRan = true
+	if Short() {
+		setupError = fmt.Errorf("harness: %s, and under -short the harness installs nothing (scripts/setup.sh does)", reason)
+		return setupError
+	}
 	if os.Getenv("CLRPROF_SKIP_SETUP") != "" {
 		setupError = fmt.Errorf("harness: %s, and CLRPROF_SKIP_SETUP is set; run scripts/setup.sh", reason)
 		return setupError
@@ -353,7 +370,7 @@ func ensureSetup(reason string) error {
 	cmd.Stdout = &out
 	cmd.Stderr = &out
 	if err := cmd.Run(); err != nil {
-		setupError = fmt.Errorf("harness: %s; %s failed (%v); run it by hand to fix:\n%s", reason, script, err, out.String())
+		setupError = fmt.Errorf("harness: %s; running %s to install the runtimes failed (%v); its output:\n%s\nrun it by hand to see why (it needs network access and apt)", reason, script, err, out.String())
 		return setupError
 	}
 	fmt.Fprintf(os.Stderr, "harness: %s done in %v\n%s", script, time.Since(start).Round(time.Millisecond), out.String())
@@ -361,17 +378,12 @@ func ensureSetup(reason string) error {
 }
 
 // ForEachRuntime runs fn as a subtest named after each runtime, on every
-// runtime [Runtimes] returns, and logs which runtime it is. It fails t (it
-// does not skip) when no runtime is available.
+// runtime [Runtimes] returns, and logs which runtime it is. Under -short it
+// skips t (see [Integration]); otherwise it fails t (it does not skip) when
+// no runtime is available, as [NeedsRuntime] does.
 func ForEachRuntime(t *testing.T, fn func(t *testing.T, rt Runtime)) {
 	t.Helper()
-	rts, err := Runtimes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rts) == 0 {
-		t.Fatal(errors.New("harness: no runtime available; run scripts/setup.sh"))
-	}
+	rts := NeedsRuntime(t)
 	for _, rt := range rts {
 		t.Run(rt.Name, func(t *testing.T) {
 			t.Logf("runtime %s", rt)
@@ -409,4 +421,34 @@ func recordOutcome(t *testing.T, rt Runtime) {
 	if _, err := fmt.Fprintf(f, "%s %s %s\n", rt.Name, outcome, t.Name()); err != nil {
 		t.Logf("harness: %s: %v", SummaryEnv, err)
 	}
+}
+
+// aspNetCoreName is the ASP.NET Core shared framework.
+const aspNetCoreName = "Microsoft.AspNetCore.App"
+
+// AspNetCoreDir returns the directory of the ASP.NET Core shared framework
+// (Microsoft.AspNetCore.App) installed beside rt, the one of rt's version
+// or else the newest with rt's major and minor version, and its version;
+// ok is false when rt's host has none (the runtimes before .NET 10 that
+// scripts/setup.sh installs come without it).
+func AspNetCoreDir(rt Runtime) (dir, version string, ok bool) {
+	best, bestPatch := "", -1
+	vdirs, _ := filepath.Glob(filepath.Join(rt.Dir, "shared", aspNetCoreName, "*", "Microsoft.AspNetCore.dll"))
+	for _, f := range vdirs {
+		d := filepath.Dir(f)
+		major, minor, patch, vok := parseVersion(filepath.Base(d))
+		if !vok || major != rt.Major || minor != rt.Minor {
+			continue
+		}
+		if filepath.Base(d) == rt.Version {
+			return d, rt.Version, true
+		}
+		if patch > bestPatch {
+			best, bestPatch = d, patch
+		}
+	}
+	if best == "" {
+		return "", "", false
+	}
+	return best, filepath.Base(best), true
 }

@@ -1,6 +1,6 @@
 // Command otlpsink runs the OpenTelemetry Collector's OTLP receiver
 // (go.opentelemetry.io/collector/receiver/otlpreceiver) with its profiles
-// signal, on loopback, for the tests of package profiles/export: every
+// signal, on loopback, for the tests of package pprofbuild/export: every
 // export request it accepts is appended to -out as a 4-byte big-endian
 // length and the request re-encoded by the Collector's own pdata
 // (pprofileotlp.ExportRequest.MarshalProto), which the tests decode with

@@ -25,8 +25,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/clrprof/clrprof/pprofbuild"
 	"github.com/clrprof/clrprof/profiler"
-	"github.com/clrprof/clrprof/profiles"
 )
 
 const clsid = "{C4E8A1B7-2F59-4D3C-8E6A-9B0D1F2C3E84}"
@@ -42,8 +42,8 @@ type allocprof struct {
 	top     int
 	start   time.Time
 	classes map[profiler.ClassID]*classTotal
-	stacks  *profiles.Builder
-	names   *profiles.Names
+	stacks  *pprofbuild.Builder
+	names   *pprofbuild.Names
 }
 
 func envInt(name string, def int) (int, error) {
@@ -71,8 +71,8 @@ func (p *allocprof) Initialize(info *profiler.Info) error {
 		p.out = "alloc.pprof"
 	}
 	p.classes = map[profiler.ClassID]*classTotal{}
-	p.names = profiles.NewNames(info)
-	p.stacks = profiles.NewBuilder([]profiles.SampleType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}}, "alloc_space", 1<<20)
+	p.names = pprofbuild.NewNames(info)
+	p.stacks = pprofbuild.NewBuilder([]pprofbuild.SampleType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}}, "alloc_space", 1<<20)
 	p.start = time.Now()
 	p.rec, err = info.EnableAllocationRecording(profiler.AllocOptions{
 		Batch:        p.batch,
@@ -95,7 +95,7 @@ func (p *allocprof) batch(b profiler.AllocBatch) {
 	}
 	for _, s := range b.Samples {
 		w := profiler.AllocSampleWeight(s.Size, p.rate)
-		p.stacks.Add(s.Stack, []profiles.Label{{Key: "object", Value: p.names.Class(s.Class)}}, int64(w+0.5), int64(w*float64(s.Size)+0.5))
+		p.stacks.Add(s.Stack, []pprofbuild.Label{{Key: "object", Value: p.names.Class(s.Class)}}, int64(w+0.5), int64(w*float64(s.Size)+0.5))
 	}
 }
 
@@ -120,13 +120,13 @@ func (p *allocprof) Shutdown() error {
 		fmt.Fprintf(os.Stderr, "allocprof: class %s objects=%d bytes=%d\n", r.name, r.t.objects, r.t.bytes)
 	}
 	st := p.rec.Stats()
-	prof := p.stacks.Build(p.names, profiles.Meta{
+	prof := p.stacks.Build(p.names, pprofbuild.Meta{
 		Start: p.start, Duration: time.Since(p.start),
-		PeriodType: profiles.SampleType{Type: "space", Unit: "bytes"}, Period: int64(p.rate),
+		PeriodType: pprofbuild.SampleType{Type: "space", Unit: "bytes"}, Period: int64(p.rate),
 	}, false)
 	f, err := os.Create(p.out)
 	if err == nil {
-		err = profiles.Write(f, prof)
+		err = pprofbuild.Write(f, prof)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}

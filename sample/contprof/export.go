@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/clrprof/clrprof/profiles/export"
+	"github.com/clrprof/clrprof/pprofbuild/export"
 )
 
 // configExport starts the exporters the environment asks for. One whose

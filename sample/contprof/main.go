@@ -30,7 +30,7 @@
 //
 // At Shutdown it prints "contprof: Shutdown periods=N exceptions=E
 // live_objects=L sampled_allocations=S gcs=G" and what profiling cost the
-// application, measured as it ran (package profiles/overhead):
+// application, measured as it ran (package pprofbuild/overhead):
 // "cost_wall_us=W cost_cpu_us=C held_us=H snapshots=K callbacks_us=B
 // callbacks=M sampler_cpu_us=S goruntime_cpu_us=G output_wall_us=O
 // output_cpu_us=P": the runtime held for snapshots, the callbacks on the
@@ -38,8 +38,8 @@
 // the sampler's and the Go runtime's CPU time, the output; W is what the
 // application's wall time can have grown by, C the CPU time profiling
 // used. Start-up (loading the library, the Go runtime, the runtime's own
-// work for an in-process EventPipe session) is not in it: on .NET 8 it is
-// about 20-25 ms of wall and CPU time once (task bench's empty workload).
+// work for an in-process EventPipe session) is not in it (measured once:
+// docs/contprof.md).
 //
 // N counts the periods from 1; the heap profile is a snapshot, the others
 // hold what happened in the period.
@@ -90,29 +90,14 @@
 // not available contprof writes no file for it and says so on stderr at
 // start ("contprof: contention: not available on .NET Core 3.1.23: ...").
 //
-// What it costs (task bench, docs/benchmarks.md; TestContprofOverhead logs
-// the same per round of work): a CPU-bound loop 1.00-1.02x of no profiler;
-// an allocation storm of four threads on two cores for about a second
-// (20,000,000 small objects) 0.98-1.05x with start-up taken out, at the
-// defaults (one bench run had 1.12x on 2.1, where interleaved reruns gave
-// 0.98-1.05x: the runtime's GC marking, not the profiler). Start-up adds 7-16 ms (about 10 ms of it on .NET 5+ is the
-// runtime's managed NativeRuntimeEventSource, which the in-process session
-// enables), 26 ms on .NET Core 2.x, measured when every 2.x profiler with
-// events waited 20 ms in Shutdown (the wait now lasts only while another
-// thread is running). The live heap before .NET 5 needs
-// ObjectAllocated, which puts every allocation on the runtime's slow path:
-// with CONTPROF_HEAP=1 the storm ran 1.75x (2.0, 3.1) to 4.5x (2.1, with
-// MonitorGC's reports of 92 collections), hence off by default there.
-// On a real application, Mono's C# compiler on .NET 8 (2.8 s), the cost
-// contprof accounted for (the Shutdown line) was 52-54 ms of wall and CPU
-// time and its start-up 30-35 ms: 1.030x wall and 1.024x CPU time of the
-// run without a profiler, leaving out the runtime's own work for each
-// suspension (about 150 us of CPU time on this machine, 0.3% at 19 Hz);
-// whole runs there vary by more than that (docs/benchmarks.md).
+// What it costs: task bench (docs/benchmarks.md) and TestContprofOverhead
+// measure it; figures measured by hand are in docs/contprof.md. The live
+// heap before .NET 5 needs ObjectAllocated, which puts every allocation on
+// the runtime's slow path, hence off by default there.
 //
 // Every snapshot suspends the runtime; with more busy threads than cores a
 // suspension waits for each thread to be scheduled and reach a safe point
-// (measured up to 52 ms on 2 cores with 4 allocating threads), so contprof
+// (docs/contprof.md), so contprof
 // keeps the time the runtime spends suspended for it within
 // CONTPROF_SUSPEND_BUDGET (2% by default) by skipping ticks after a long
 // snapshot. The budget is charged the time suspending and walking
@@ -125,15 +110,8 @@
 // snapshot failed, by cause ("failures=M (cause:n)"), those skipped for the
 // budget ("skipped=K (overhead budget)"), and the threads of a snapshot
 // whose walk failed ("thread_failures=F (cause:n)") or that had no managed
-// frame ("threads_without_frames=E"). Seen on every runtime from 3.1 to 11:
-// the runtime's finalizer and tiered-compilation threads, idle with no
-// managed frame, fail DoStackSnapshot with E_FAIL at every tick (two
-// thread_failures a tick on the async test app); and a few costly
-// snapshots (one of 14.4 ms on .NET 11, longest=) make the budget skip
-// the ticks after them: what "skipped 26 of 95 ticks" on .NET 11 was,
-// varying from run to run on 10 and 11 alike. On mcs (.NET 8) a snapshot
-// holds the runtime about 0.2 ms, well within the budget; on four
-// allocating threads on two cores, 3-5 ms, and ticks are skipped.
+// frame ("threads_without_frames=E"); docs/contprof.md says what was seen
+// on each runtime.
 //
 // Memory is bounded: CONTPROF_MAX_STACKS distinct stacks per profile and
 // period (default 10000; more are summed under "[stack table full]"),
@@ -142,13 +120,13 @@
 // Exporting: with CONTPROF_PYROSCOPE_URL, CONTPROF_OTLP=1 or both,
 // contprof also ships every profile (the bytes of the directory's copy)
 // to Pyroscope's push API and/or over OTLP's profiles signal
-// (experimental; package profiles/export), as the profile types "cpu",
+// (experimental; package pprofbuild/export), as the profile types "cpu",
 // "wall", "exceptions", "contention", "heap" and "gc" (the OTLP attribute
 // profile.name; Pyroscope's __name__, but "process_cpu" for "cpu", the
 // name of Grafana's default CPU profile type), with the resource of
 // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES plus the process, the
 // host and the runtime. CPU and wall samples taken while the thread was
-// inside a span of a tracer in the same library (profiles.Spans) carry
+// inside a span of a tracer in the same library (pprofbuild.Spans) carry
 // the labels trace_id and span_id (the OTLP samples' link): build contprof
 // with -tags contprof_gotrace to run the gotrace tracer (package
 // sample/gotrace/gotrace) beside it, GOTRACE_TARGETS naming the methods
@@ -164,17 +142,7 @@
 // dropped=D rejected=R lost=L retries=T". A malformed URL, header or
 // attribute is refused at start with a message naming the variable, and
 // contprof runs on without that exporter. What exporting costs:
-// BenchmarkSend in profiles/export measured 6 ms of CPU time to ship a
-// busy period's CPU profile (1000 stacks of 30 frames) to Pyroscope, 13
-// ms over OTLP/HTTP and 22 ms over OTLP/gRPC (whose gzip runs at the
-// default level), so a few tens of milliseconds a minute at the default
-// period. task bench's go-contprof-export against go-contprof, same run:
-// whole runs 0.90-1.10x (their run-to-run spread on this machine is
-// larger than what exporting adds); contprof's own timing of its output
-// (the exporters' set-up, the last period written and shipped, on the
-// Shutdown line as output_wall_us and output_cpu_us) puts what the
-// exporters add at 1.001-1.008x of the directory-only run's wall and CPU
-// time (2-23 ms on 2-3 s runs, quiet machine).
+// docs/contprof.md.
 //
 // Environment:
 //
@@ -202,9 +170,8 @@
 //	                      default): on .NET 5+, where it is sampled from the
 //	                      runtime's allocation ticks, and off before, where
 //	                      it needs ObjectAllocated (every allocation of the
-//	                      process on the runtime's slow path: 1.3-1.5x on
-//	                      allocation-heavy code, more with MonitorGC's
-//	                      moved-references reports). Without the live heap
+//	                      process on the runtime's slow path:
+//	                      docs/contprof.md). Without the live heap
 //	                      on .NET Core 2.x the GC profile counts suspensions
 //	                      for GC, generation not reported
 //	CONTPROF_PYROSCOPE_URL     Pyroscope's base URL (http://host:4040): push there
@@ -239,10 +206,10 @@ import (
 	"time"
 
 	"github.com/clrprof/clrprof/clrevents"
+	"github.com/clrprof/clrprof/pprofbuild"
+	"github.com/clrprof/clrprof/pprofbuild/export"
+	"github.com/clrprof/clrprof/pprofbuild/overhead"
 	"github.com/clrprof/clrprof/profiler"
-	"github.com/clrprof/clrprof/profiles"
-	"github.com/clrprof/clrprof/profiles/export"
-	"github.com/clrprof/clrprof/profiles/overhead"
 	"github.com/google/uuid"
 )
 
@@ -260,7 +227,7 @@ var afterSnapshot func()
 
 type contprof struct {
 	// cost accounts for what profiling costs the application (package
-	// profiles/overhead): the snapshots' suspensions, the callbacks on the
+	// pprofbuild/overhead): the snapshots' suspensions, the callbacks on the
 	// application's threads, the sampler's and the Go runtime's CPU time,
 	// and the output (the exporters' set-up at Initialize and the last
 	// period's writing and shipping at exit), reported on the Shutdown
@@ -280,20 +247,20 @@ type contprof struct {
 	weakHeap              bool // the live heap tracks objects by weak handles
 	maxStacks, maxObjects int
 	runtime               string
-	names                 *profiles.Names
+	names                 *pprofbuild.Names
 
-	cpu, wall, exc, cont, heapB, gcB *profiles.Builder
-	heap                             *profiles.LiveHeap
+	cpu, wall, exc, cont, heapB, gcB *pprofbuild.Builder
+	heap                             *pprofbuild.LiveHeap
 	rec                              *profiler.AllocRecorder
-	gc                               *profiles.GCStats
-	contention                       *profiles.Contention
+	gc                               *pprofbuild.GCStats
+	contention                       *pprofbuild.Contention
 	gcFromEvents                     bool
 	session                          profiler.EventPipeSession
 	runtimeProvider                  atomic.Uintptr // the runtime's EventPipeProvider, once seen
 
 	mu      sync.Mutex // the sampler's state
 	lastCPU map[uint32]int64
-	ticks   profiles.Ticks
+	ticks   pprofbuild.Ticks
 	// the suspension budget: the fraction of time snapshots may take, the
 	// ticks still to skip, and those skipped since the last snapshot
 	// (sampler goroutine only)
@@ -301,7 +268,7 @@ type contprof struct {
 	skip, skippedSince int
 	// spanAt holds, for one snapshot, the span labels of the threads
 	// inside a span (readSpan; sampler goroutine only).
-	spanAt map[profiler.ThreadID][]profiles.Label
+	spanAt map[profiler.ThreadID][]pprofbuild.Label
 	// in the period, the time the runtime was suspended and held for
 	// snapshots (Snapshot.Cost) and the time they waited for another
 	// suspension (a GC) to end first (sampler goroutine only)
@@ -323,7 +290,7 @@ type contprof struct {
 	// the allocation profile (with the live heap's samples), and the
 	// period's estimate of the bytes allocated, with its variance (.NET
 	// 10+; under allocMu)
-	allocB   *profiles.Builder
+	allocB   *pprofbuild.Builder
 	allocMu  sync.Mutex
 	allocEst clrevents.AllocationEstimate
 	// samples without a stack (counted in the allocation profile under
@@ -419,7 +386,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		logf("%v", err)
 		return err
 	}
-	p.runtime = profiles.RuntimeVersion(info)
+	p.runtime = pprofbuild.RuntimeVersion(info)
 	p.cost.Output(p.configExport)
 	if p.dir == "" && len(p.exporters) == 0 {
 		p.dir = "contprof"
@@ -430,17 +397,17 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 			return err
 		}
 	}
-	p.names = profiles.NewNames(info)
-	p.cpu = profiles.NewBuilder([]profiles.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, "cpu", p.maxStacks)
-	p.wall = profiles.NewBuilder([]profiles.SampleType{{Type: "samples", Unit: "count"}, {Type: "wall", Unit: "nanoseconds"}}, "wall", p.maxStacks)
-	p.exc = profiles.NewBuilder([]profiles.SampleType{{Type: "exceptions", Unit: "count"}}, "", p.maxStacks)
-	p.cont = profiles.NewBuilder(profiles.ContentionTypes, "delay", p.maxStacks)
-	p.heapB = profiles.NewBuilder(profiles.LiveHeapTypes, "inuse_space", p.maxStacks)
-	p.allocB = profiles.NewBuilder(allocTypes, "alloc_space", p.maxStacks)
-	p.gcB = profiles.NewBuilder(profiles.GCTypes, "gc_pause", p.maxStacks)
-	p.gc = profiles.NewGCStats()
+	p.names = pprofbuild.NewNames(info)
+	p.cpu = pprofbuild.NewBuilder([]pprofbuild.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, "cpu", p.maxStacks)
+	p.wall = pprofbuild.NewBuilder([]pprofbuild.SampleType{{Type: "samples", Unit: "count"}, {Type: "wall", Unit: "nanoseconds"}}, "wall", p.maxStacks)
+	p.exc = pprofbuild.NewBuilder([]pprofbuild.SampleType{{Type: "exceptions", Unit: "count"}}, "", p.maxStacks)
+	p.cont = pprofbuild.NewBuilder(pprofbuild.ContentionTypes, "delay", p.maxStacks)
+	p.heapB = pprofbuild.NewBuilder(pprofbuild.LiveHeapTypes, "inuse_space", p.maxStacks)
+	p.allocB = pprofbuild.NewBuilder(allocTypes, "alloc_space", p.maxStacks)
+	p.gcB = pprofbuild.NewBuilder(pprofbuild.GCTypes, "gc_pause", p.maxStacks)
+	p.gc = pprofbuild.NewGCStats()
 	p.lastCPU = map[uint32]int64{}
-	p.spanAt = map[profiler.ThreadID][]profiles.Label{}
+	p.spanAt = map[profiler.ThreadID][]pprofbuild.Label{}
 
 	low := profiler.EnableStackSnapshot
 	if p.excOn {
@@ -449,7 +416,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		logf("exceptions: off (CONTPROF_EXCEPTIONS=0)")
 	}
 	var high profiler.HighMonitor
-	p.heap = profiles.NewLiveHeap(info, p.rate, p.maxObjects)
+	p.heap = pprofbuild.NewLiveHeap(info, p.rate, p.maxObjects)
 	// .NET 5+: the runtime's events give contention (the waiting stack is
 	// taken in the callback), GC pauses, and the live heap's samples
 	// (GCAllocationTick, Verbose), without a callback per allocation.
@@ -480,7 +447,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		p.session, p.gcFromEvents = sess, true
 		high |= profiler.HighEventPipe
 		if p.contOn {
-			p.contention = profiles.NewContention(p.cont)
+			p.contention = pprofbuild.NewContention(p.cont)
 		}
 	case errors.Is(err, profiler.ErrNotAvailable):
 		logf("contention: not available on %s: %v", p.runtime, err)
@@ -524,7 +491,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		// .NET Core 2.x: GarbageCollectionStarted comes only with
 		// MonitorGC, which would cost what the heap being off saves.
 		p.gc.WithoutGenerations()
-		logf("gc: on %s collections are not reported without MonitorGC (HighBasicGC needs .NET Core 3.0), which the live heap would turn on: every suspension for GC counts as one collection under %q", p.runtime, profiles.UnknownGenerationFrame)
+		logf("gc: on %s collections are not reported without MonitorGC (HighBasicGC needs .NET Core 3.0), which the live heap would turn on: every suspension for GC counts as one collection under %q", p.runtime, pprofbuild.UnknownGenerationFrame)
 	case p.gcFromEvents && p.heap.UseWeakHandles() == nil:
 		// .NET 7+: sampled objects held by weak handles; no GC callbacks.
 		p.weakHeap = true
@@ -676,7 +643,7 @@ func (p *contprof) sample() {
 			p.ticks.Thread(ts.Err)
 			continue
 		}
-		st := profiles.Functions(ts.Frames)
+		st := pprofbuild.Functions(ts.Frames)
 		// inside a span of a tracer in this library: its IDs as labels
 		spanLabels := p.spanAt[ts.Thread]
 		if p.wallOn {
@@ -685,7 +652,7 @@ func (p *contprof) sample() {
 		if !p.cpuOn || ts.OSThreadID == 0 {
 			continue
 		}
-		cpu, ok := profiles.ThreadCPU(ts.OSThreadID)
+		cpu, ok := pprofbuild.ThreadCPU(ts.OSThreadID)
 		if !ok {
 			continue
 		}
@@ -698,9 +665,9 @@ func (p *contprof) sample() {
 }
 
 // readSpan is the snapshot's walk function: with the runtime suspended,
-// it notes the span thread is in (profiles.Spans) and walks every thread.
+// it notes the span thread is in (pprofbuild.Spans) and walks every thread.
 func (p *contprof) readSpan(thread profiler.ThreadID, _ uint32) bool {
-	if l := profiles.Spans.Labels(thread); l != nil {
+	if l := pprofbuild.Spans.Labels(thread); l != nil {
 		p.spanAt[thread] = l
 	}
 	return true
@@ -719,7 +686,7 @@ func (p *contprof) ExceptionThrown(obj profiler.ObjectID) error {
 		p.excErrors++
 		p.mu.Unlock()
 	}
-	p.exc.Add(profiles.Functions(st), []profiles.Label{{Key: "exception", Value: typ}}, 1)
+	p.exc.Add(pprofbuild.Functions(st), []pprofbuild.Label{{Key: "exception", Value: typ}}, 1)
 	if exceptionHook != nil {
 		exceptionHook(p, typ)
 	}
@@ -733,7 +700,7 @@ func (p *contprof) GarbageCollectionStarted(collected []bool, reason profiler.GC
 	defer p.cost.Callback(time.Now())
 	p.heap.GCStarted(collected)
 	if !p.gcFromEvents {
-		p.gc.Collection(profiles.OldestCollected(collected))
+		p.gc.Collection(pprofbuild.OldestCollected(collected))
 	}
 	return nil
 }
@@ -810,7 +777,7 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 		// Delivered on the waiting thread: its stack is the contended one.
 		st, err := p.info.StackTrace(0, p.depth)
 		if err == nil {
-			p.contention.Start(thread, profiles.Functions(st))
+			p.contention.Start(thread, pprofbuild.Functions(st))
 		}
 	case *clrevents.GCAllocationTick:
 		// A kept tick (above), on the allocating thread: the object is
@@ -818,7 +785,7 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 		st, err := p.info.StackTrace(0, p.depth)
 		var stack []profiler.FunctionID
 		if err == nil {
-			stack = profiles.Functions(st)
+			stack = pprofbuild.Functions(st)
 		}
 		var objects float64
 		if e.ObjectSize > 0 {
@@ -848,7 +815,7 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 		st, err := p.info.StackTrace(0, p.depth)
 		var stack []profiler.FunctionID
 		if err == nil {
-			stack = profiles.Functions(st)
+			stack = pprofbuild.Functions(st)
 		}
 		p.addAlloc(stack, typ, objects, bytes)
 		if e.Address == 0 || err != nil {
@@ -873,7 +840,7 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 
 // allocTypes are the sample types of the allocation profile, as in Go's
 // heap profile: alloc_objects/count, alloc_space/bytes.
-var allocTypes = []profiles.SampleType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}}
+var allocTypes = []pprofbuild.SampleType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}}
 
 // stackUnavailable is the frame of allocation samples whose stack could
 // not be taken: they still count in the totals.
@@ -882,7 +849,7 @@ const stackUnavailable = "[stack unavailable]"
 // addAlloc adds one sample to the allocation profile: objects and bytes
 // are what it stands for (estimates), typ the label "object".
 func (p *contprof) addAlloc(stack []profiler.FunctionID, typ string, objects, bytes float64) {
-	labels := []profiles.Label{{Key: "object", Value: typ}}
+	labels := []pprofbuild.Label{{Key: "object", Value: typ}}
 	o, b := int64(math.Round(objects)), int64(math.Round(bytes))
 	if len(stack) == 0 {
 		p.allocNoStack.Add(1)
@@ -917,14 +884,14 @@ func (p *contprof) comments(kind string) []string {
 // write writes the period's profiles and starts the next period.
 func (p *contprof) write() {
 	p.seq++
-	meta := func(kind string, extra ...string) profiles.Meta {
-		return profiles.Meta{Start: p.periodStart, Duration: time.Since(p.periodStart), Comments: append(p.comments(kind), extra...)}
+	meta := func(kind string, extra ...string) pprofbuild.Meta {
+		return pprofbuild.Meta{Start: p.periodStart, Duration: time.Since(p.periodStart), Comments: append(p.comments(kind), extra...)}
 	}
 	var written []string
-	put := func(kind string, b *profiles.Builder, m profiles.Meta) {
+	put := func(kind string, b *pprofbuild.Builder, m pprofbuild.Meta) {
 		prof := b.Build(p.names, m, true)
 		var buf bytes.Buffer
-		if err := profiles.Write(&buf, prof); err != nil {
+		if err := pprofbuild.Write(&buf, prof); err != nil {
 			logf("encoding %s: %v", kind, err)
 			return
 		}
@@ -946,12 +913,12 @@ func (p *contprof) write() {
 		written = append(written, fr)
 		if p.cpuOn {
 			m := meta("cpu", fr)
-			m.PeriodType, m.Period = profiles.SampleType{Type: "cpu", Unit: "nanoseconds"}, int64(time.Second)/int64(p.hz)
+			m.PeriodType, m.Period = pprofbuild.SampleType{Type: "cpu", Unit: "nanoseconds"}, int64(time.Second)/int64(p.hz)
 			put("cpu", p.cpu, m)
 		}
 		if p.wallOn {
 			m := meta("wall", fr)
-			m.PeriodType, m.Period = profiles.SampleType{Type: "wall", Unit: "nanoseconds"}, int64(time.Second)/int64(p.hz)
+			m.PeriodType, m.Period = pprofbuild.SampleType{Type: "wall", Unit: "nanoseconds"}, int64(time.Second)/int64(p.hz)
 			put("wall", p.wall, m)
 		}
 	}
@@ -983,13 +950,13 @@ func (p *contprof) write() {
 	}
 	hm := meta("heap", "from "+src, counts+" (cumulative)")
 	if !p.gcFromEvents {
-		hm.PeriodType, hm.Period = profiles.SampleType{Type: "space", Unit: "bytes"}, int64(p.rate)
+		hm.PeriodType, hm.Period = pprofbuild.SampleType{Type: "space", Unit: "bytes"}, int64(p.rate)
 	}
 	if p.heapOn {
 		put("heap", p.heapB, hm)
 		am := meta("alloc", allocNotes...)
 		if !p.gcFromEvents {
-			am.PeriodType, am.Period = profiles.SampleType{Type: "space", Unit: "bytes"}, int64(p.rate)
+			am.PeriodType, am.Period = pprofbuild.SampleType{Type: "space", Unit: "bytes"}, int64(p.rate)
 		}
 		put("alloc", p.allocB, am)
 	}
@@ -1015,9 +982,9 @@ func (p *contprof) write() {
 // profile, how its numbers are estimated and how exact they are; it
 // starts the next period's estimate.
 func (p *contprof) allocSource() (string, []string) {
-	var c profiler.AllocationTickCounts
+	var c profiler.AllocationTickStats
 	if p.heapTicks != nil {
-		c = p.heapTicks.Counts()
+		c = p.heapTicks.Stats()
 	}
 	lost := fmt.Sprintf("samples without a stack (under %q): %d (cumulative)", stackUnavailable, p.allocNoStack.Load())
 	switch {

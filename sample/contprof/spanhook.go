@@ -13,10 +13,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/clrprof/clrprof/profiles"
+	"github.com/clrprof/clrprof/pprofbuild"
 )
 
-var testSpan = profiles.Span{
+var testSpan = pprofbuild.Span{
 	TraceID: [16]byte{0x0a, 0xf7, 0x65, 0x19, 0x16, 0xcd, 0x43, 0xdd, 0x84, 0x48, 0xeb, 0x21, 0x1c, 0x80, 0x31, 0x9c},
 	SpanID:  [8]byte{0xb7, 0xad, 0x6b, 0x71, 0x69, 0x20, 0x33, 0x31},
 }
@@ -35,9 +35,9 @@ func init() {
 		}
 		switch typ {
 		case "SpanEnter":
-			profiles.Spans.Enter(tid, testSpan)
+			pprofbuild.Spans.Enter(tid, testSpan)
 		case "SpanExit":
-			profiles.Spans.Exit(tid, testSpan)
+			pprofbuild.Spans.Exit(tid, testSpan)
 		}
 	}
 }

@@ -3,7 +3,7 @@
 //
 // By default (CPUPROF_MODE=perf) the kernel samples each managed thread on
 // its own, without suspending the runtime or sending a signal (package
-// perfsample): a perf event per thread takes, every 1/CPUPROF_HZ of that
+// perfevent): a perf event per thread takes, every 1/CPUPROF_HZ of that
 // thread's CPU time, its registers and the top of its stack; a goroutine
 // reads the samples every 50 ms (the threads listed every 200 ms), unwinds
 // each (the runtime's and the system's native code by its call frame
@@ -35,7 +35,7 @@
 // "ticks=T failures=F ... held=H of D (P%) waited=W", the time the runtime
 // was suspended and held for snapshots (Snapshot.Cost) and, apart, the
 // time they waited first for another suspension (a GC) to end), then the
-// cost measured as it ran (package profiles/overhead: cost_wall_us=...
+// cost measured as it ran (package pprofbuild/overhead: cost_wall_us=...
 // cost_cpu_us=... held_us=... sampler_cpu_us=... output_wall_us=... and
 // the rest; start-up not included).
 //
@@ -66,9 +66,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/clrprof/clrprof/pprofbuild"
+	"github.com/clrprof/clrprof/pprofbuild/overhead"
 	"github.com/clrprof/clrprof/profiler"
-	"github.com/clrprof/clrprof/profiles"
-	"github.com/clrprof/clrprof/profiles/overhead"
 )
 
 const clsid = "{B1C7E2A4-5D36-4F89-A0B2-7C4D9E1F3A58}"
@@ -81,16 +81,16 @@ type cpuprof struct {
 	depth int
 
 	stop, done chan struct{}
-	stacks     *profiles.Builder
+	stacks     *pprofbuild.Builder
 	lastCPU    map[uint32]int64
-	ran        []int64        // in a tick, the CPU time of each thread walked since the last
-	ticks      profiles.Ticks // failed ticks by cause
-	perf       *perfMode      // CPUPROF_MODE=perf
-	spent      time.Duration  // perf mode: reading the samples
-	held       time.Duration  // suspend mode: the runtime suspended and held for snapshots (Snapshot.Cost)
-	waited     time.Duration  // suspend mode: waiting for another suspension to end first
+	ran        []int64          // in a tick, the CPU time of each thread walked since the last
+	ticks      pprofbuild.Ticks // failed ticks by cause
+	perf       *perfMode        // CPUPROF_MODE=perf
+	spent      time.Duration    // perf mode: reading the samples
+	held       time.Duration    // suspend mode: the runtime suspended and held for snapshots (Snapshot.Cost)
+	waited     time.Duration    // suspend mode: waiting for another suspension to end first
 	start      time.Time
-	// cost accounts for what sampling costs (package profiles/overhead)
+	// cost accounts for what sampling costs (package pprofbuild/overhead)
 	cost overhead.Account
 }
 
@@ -128,7 +128,7 @@ func (p *cpuprof) Initialize(info *profiler.Info) error {
 		return fmt.Errorf("CPUPROF_MODE=%q: want perf (the default) or suspend", mode)
 	}
 	if mode == "perf" {
-		p.stacks = profiles.NewBuilder([]profiles.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, "", 1<<20)
+		p.stacks = pprofbuild.NewBuilder([]pprofbuild.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, "", 1<<20)
 		if err := p.startPerf(); err == nil {
 			p.startLoop()
 			return nil
@@ -143,7 +143,7 @@ func (p *cpuprof) Initialize(info *profiler.Info) error {
 	if err := info.SetEventMask(profiler.EnableStackSnapshot); err != nil {
 		return err
 	}
-	p.stacks = profiles.NewBuilder([]profiles.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, "", 1<<20)
+	p.stacks = pprofbuild.NewBuilder([]pprofbuild.SampleType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}, "", 1<<20)
 	p.lastCPU = map[uint32]int64{}
 	p.startLoop()
 	return nil
@@ -198,7 +198,7 @@ func (p *cpuprof) tick() {
 	ran := p.ran[:0]
 	p.cost.Snapshot(func() time.Duration {
 		snap, err = p.info.SnapshotThreads(p.depth, func(_ profiler.ThreadID, os uint32) bool {
-			cpu, ok := profiles.ThreadCPU(os)
+			cpu, ok := pprofbuild.ThreadCPU(os)
 			if !ok {
 				return false
 			}
@@ -229,7 +229,7 @@ func (p *cpuprof) tick() {
 		if ts.Err != nil || len(ts.Frames) == 0 {
 			continue
 		}
-		p.stacks.Add(profiles.Functions(ts.Frames), nil, 1, d)
+		p.stacks.Add(pprofbuild.Functions(ts.Frames), nil, 1, d)
 	}
 }
 
@@ -253,7 +253,7 @@ func (p *cpuprof) Shutdown() error {
 	// suspended and held for snapshots, and apart the time they waited
 	// first for another suspension (a GC) to end, which held nothing of
 	// theirs; then what profiling cost, measured as it ran (package
-	// profiles/overhead).
+	// pprofbuild/overhead).
 	cost := fmt.Sprintf("sampling=%v of %v (%.2f%%)", p.spent.Round(time.Microsecond), elapsed.Round(time.Millisecond), 100*p.spent.Seconds()/elapsed.Seconds())
 	if p.perf == nil {
 		cost = fmt.Sprintf("held=%v of %v (%.2f%%) waited=%v", p.held.Round(time.Microsecond), elapsed.Round(time.Millisecond), 100*p.held.Seconds()/elapsed.Seconds(), p.waited.Round(time.Microsecond))
@@ -276,9 +276,9 @@ func (p *cpuprof) write() (report string, samples, stacks int, err error) {
 		report = p.ticks.Report(false)
 		comments = []string{"cpuprof: " + report}
 	}
-	prof := p.stacks.Build(profiles.NewNames(p.info), profiles.Meta{
+	prof := p.stacks.Build(pprofbuild.NewNames(p.info), pprofbuild.Meta{
 		Start: p.start, Duration: time.Since(p.start),
-		PeriodType: profiles.SampleType{Type: "cpu", Unit: "nanoseconds"}, Period: int64(time.Second) / int64(p.hz),
+		PeriodType: pprofbuild.SampleType{Type: "cpu", Unit: "nanoseconds"}, Period: int64(time.Second) / int64(p.hz),
 		Comments: comments,
 	}, false)
 	f, err := os.Create(p.out)
@@ -286,7 +286,7 @@ func (p *cpuprof) write() (report string, samples, stacks int, err error) {
 		return "", 0, 0, err
 	}
 	defer f.Close()
-	if err := profiles.Write(f, prof); err != nil {
+	if err := pprofbuild.Write(f, prof); err != nil {
 		return "", 0, 0, fmt.Errorf("writing %s: %w", p.out, err)
 	}
 	for _, s := range prof.Sample {

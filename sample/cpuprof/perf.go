@@ -5,12 +5,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/clrprof/clrprof/perfsample"
+	"github.com/clrprof/clrprof/perfevent"
 	"github.com/clrprof/clrprof/profiler"
 )
 
 // perfMode is CPUPROF_MODE=perf: the kernel samples each managed thread on
-// its own (package perfsample: a task-clock perf event per thread, its
+// its own (package perfevent: a task-clock perf event per thread, its
 // registers and the top CPUPROF_STACK_BYTES of its stack into a ring
 // buffer), and a goroutine reads the rings every drainInterval, unwinds
 // each sample (the runtime's native code by its call frame information,
@@ -19,7 +19,7 @@ import (
 // is sent. CPUPROF_STACK_BYTES=0 takes the kernel's frame-pointer call
 // chains instead, which end in the runtime's native code.
 type perfMode struct {
-	s *perfsample.Sampler
+	s *perfevent.Sampler
 	// fns caches GetFunctionFromIP by address (0: not managed code).
 	fns map[uint64]profiler.FunctionID
 	// what could not be sampled
@@ -52,7 +52,7 @@ func (p *cpuprof) startPerf() error {
 	if stackBytes == 0 {
 		depth = min(depth, 127)
 	}
-	s, err := perfsample.New(perfsample.Options{Period: time.Second / time.Duration(p.hz), MaxDepth: depth, StackBytes: stackBytes})
+	s, err := perfevent.New(perfevent.Options{Period: time.Second / time.Duration(p.hz), MaxDepth: depth, StackBytes: stackBytes})
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func (p *cpuprof) perfTick() {
 // function (a return address looked up one byte back, inside its call
 // instruction), runs of native frames folded into one frame 0 as
 // DoStackSnapshot reports them.
-func (p *cpuprof) perfSample(s perfsample.Sample) {
+func (p *cpuprof) perfSample(s perfevent.Sample) {
 	m := p.perf
 	if s.Truncated {
 		m.truncated++
@@ -158,7 +158,7 @@ func (p *cpuprof) perfSample(s perfsample.Sample) {
 // perfReport says what perf mode could not sample.
 func (p *cpuprof) perfReport() string {
 	m := p.perf
-	c := m.s.Counts()
+	c := m.s.Stats()
 	r := fmt.Sprintf("mode=perf threads=%d failed=%d lost=%d nomanaged=%d broken=%d short=%d stopped=%d", c.Threads, c.Failed, c.Lost, m.noManaged, c.Broken, c.Short, c.Stopped)
 	if c.Err != nil {
 		r += fmt.Sprintf(" (last failure: %v)", c.Err)
@@ -168,7 +168,7 @@ func (p *cpuprof) perfReport() string {
 
 func (p *cpuprof) perfComments() []string {
 	m := p.perf
-	c := m.s.Counts()
+	c := m.s.Stats()
 	how := fmt.Sprintf("call stacks unwound from each sample's registers and top %d bytes of stack: native code by its call frame information (.eh_frame), JIT-compiled code by its frame pointers", m.stackBytes)
 	if m.stackBytes == 0 {
 		how = "call chains follow frame pointers (the kernel's): native code without them hides its callers"

@@ -33,7 +33,7 @@ var (
 
 // The definitions, as upstream's writing profiler has them.
 var (
-	allTypes = profiler.EventPipeEventDefinition{Name: "AllTypesEvent", ID: 1, Version: 1, Level: profiler.EventPipeLogalways, NeedStack: true,
+	allTypes = profiler.EventPipeEventDefinition{Name: "AllTypesEvent", ID: 1, Version: 1, Level: profiler.EventPipeLogAlways, NeedStack: true,
 		Params: []profiler.EventPipeParam{
 			{Name: "Boolean", Type: profiler.EventPipeBoolean}, {Name: "Char", Type: profiler.EventPipeChar},
 			{Name: "SByte", Type: profiler.EventPipeSByte}, {Name: "Byte", Type: profiler.EventPipeByte},
@@ -44,7 +44,7 @@ var (
 			{Name: "Guid", Type: profiler.EventPipeGUID}, {Name: "String", Type: profiler.EventPipeString},
 			{Name: "DateTime", Type: profiler.EventPipeDatetime},
 		}}
-	arrayType = profiler.EventPipeEventDefinition{Name: "ArrayTypeEvent", ID: 3, Version: 1, Level: profiler.EventPipeLogalways, NeedStack: true,
+	arrayType = profiler.EventPipeEventDefinition{Name: "ArrayTypeEvent", ID: 3, Version: 1, Level: profiler.EventPipeLogAlways, NeedStack: true,
 		Params: []profiler.EventPipeParam{{Name: "IntArray", Type: profiler.EventPipeArray, ElementType: profiler.EventPipeInt32}}}
 	empty  = profiler.EventPipeEventDefinition{Name: "EmptyEvent", ID: 2032, Version: 1, Level: profiler.EventPipeInformational}
 	simple = profiler.EventPipeEventDefinition{Name: "SimpleEvent", ID: 2, Version: 1, Level: profiler.EventPipeVerbose, NeedStack: true,

@@ -61,8 +61,8 @@ func (p *multiple) ExceptionThrown(profiler.ObjectID) error {
 		return nil
 	}
 	go func() {
-		if err := p.info.RequestProfilerDetach(0); err != nil {
-			check.Failf("RequestProfilerDetach: %v", err)
+		if err := <-p.info.RequestDetach(0); err != nil {
+			check.Failf("RequestDetach: %v", err)
 			return
 		}
 		check.Logf("profiler object %d requested its detach", p.id)

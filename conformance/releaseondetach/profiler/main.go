@@ -36,8 +36,8 @@ func (p *releaseondetach) InitializeForAttach(info *profiler.Info, clientData []
 }
 
 func (p *releaseondetach) ProfilerAttachComplete() error {
-	if err := p.info.RequestProfilerDetach(0); err != nil {
-		check.Failf("RequestProfilerDetach: %v", err)
+	if err := <-p.info.RequestDetach(0); err != nil {
+		check.Failf("RequestDetach: %v", err)
 	}
 	return nil
 }

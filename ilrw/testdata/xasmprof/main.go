@@ -60,6 +60,35 @@ func rows(m *ilrw.Module) (asm, typ, mem int, err error) {
 	return len(a), len(t), len(mr), nil
 }
 
+// consoleAssembly returns the name of the assembly the module's TypeRef of
+// System.Console is scoped to.
+func consoleAssembly(m *ilrw.Module) (metadata.AssemblyName, error) {
+	ai, err := metadata.QueryAssemblyImport(m.Import)
+	if err != nil {
+		return metadata.AssemblyName{}, err
+	}
+	defer ai.Release()
+	trs, err := m.Import.TypeRefs()
+	if err != nil {
+		return metadata.AssemblyName{}, err
+	}
+	for _, tr := range trs {
+		info, err := m.Import.TypeRef(tr)
+		if err != nil {
+			return metadata.AssemblyName{}, err
+		}
+		if info.Namespace != "System" || info.Name != "Console" {
+			continue
+		}
+		ar, err := ai.AssemblyRef(info.Scope)
+		if err != nil {
+			return metadata.AssemblyName{}, fmt.Errorf("System.Console's scope %v: %v", info.Scope, err)
+		}
+		return metadata.AssemblyName{Name: ar.Name}, nil
+	}
+	return metadata.AssemblyName{}, fmt.Errorf("the app has no TypeRef of System.Console")
+}
+
 func voidOf(param metadata.ElementType) *metadata.MethodSig {
 	return &metadata.MethodSig{Return: metadata.Primitive(metadata.ElementTypeVoid),
 		Params: []*metadata.Type{metadata.Primitive(param)}}
@@ -74,10 +103,16 @@ func (p *prof) rewrite(m *ilrw.Method) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	// The app's own references: mscorlib (mcs compiles against it),
-	// System.Console, Console::WriteLine(string).
-	mscorlib := metadata.AssemblyName{Name: "mscorlib"}
-	writeLine, err := mod.ExternalMethod(mscorlib, "System", "Console", "WriteLine", voidOf(metadata.ElementTypeString))
+	// The app's own references: the assembly its System.Console TypeRef
+	// names (mscorlib when mcs compiled it against Mono's; System.Console
+	// when Roslyn compiled it against .NET 10's or 11's reference
+	// assemblies), System.Console, Console::WriteLine(string).
+	console, err := consoleAssembly(mod)
+	if err != nil {
+		return false, err
+	}
+	logf("System.Console is referenced in %s", console.Name)
+	writeLine, err := mod.ExternalMethod(console, "System", "Console", "WriteLine", voidOf(metadata.ElementTypeString))
 	if err != nil {
 		return false, err
 	}

@@ -351,7 +351,10 @@ func (p *metaprof) apiChecks(m profiler.ModuleID, imp *metadata.Import2) {
 	self, err := asm.Assembly()
 	p.logf("api: assembly %s %v%s", self.Name, self.Version, errSuffix(err))
 	refs, _ := asm.AssemblyRefs()
-	var mscorlib metadata.Token
+	// Where System.Console is: mscorlib for an app mcs compiled against
+	// Mono's framework, System.Console for one Roslyn compiled against
+	// .NET 10's or 11's reference assemblies.
+	var consoleAsm metadata.Token
 	for _, ar := range refs {
 		info, err := asm.AssemblyRef(ar)
 		if err != nil {
@@ -359,9 +362,13 @@ func (p *metaprof) apiChecks(m profiler.ModuleID, imp *metadata.Import2) {
 			continue
 		}
 		p.logf("api: assembly ref %s %v token=%x", info.Name, info.Version, info.PublicKeyToken())
-		if info.Name == "mscorlib" {
-			mscorlib = ar
+		if info.Name == "mscorlib" || info.Name == "System.Console" {
+			consoleAsm = ar
 		}
+	}
+	if consoleAsm == 0 {
+		fail("AssemblyRefs", errors.New("no reference to mscorlib or System.Console"))
+		return
 	}
 	strs, _ := imp.UserStrings()
 	found := false
@@ -380,7 +387,7 @@ func (p *metaprof) apiChecks(m profiler.ModuleID, imp *metadata.Import2) {
 		return
 	}
 	defer emit.Release()
-	console, err := emit.DefineTypeRef(mscorlib, "System", "Console")
+	console, err := emit.DefineTypeRef(consoleAsm, "System", "Console")
 	if err != nil {
 		fail("DefineTypeRef", err)
 		return

@@ -26,9 +26,27 @@ static class RuntimeEventsApp {
         throw new InvalidOperationException("boom " + i);
     }
 
-    static void HoldLock() {
+    static readonly ManualResetEvent held = new ManualResetEvent(false);
+    static volatile bool trying;
+
+    // Holder takes the lock and keeps it until Waiter is about to take it,
+    // then 50 ms more: every round contends once, whenever the threads get
+    // to run (two threads merely started together did not always meet: on
+    // a loaded machine one round in five once had no contention).
+    static void Holder() {
         lock (Gate) {
+            held.Set();
+            while (!trying) {
+                Thread.Sleep(1);
+            }
             Thread.Sleep(50);
+        }
+    }
+
+    static void Waiter() {
+        held.WaitOne();
+        trying = true;
+        lock (Gate) {
         }
     }
 
@@ -47,8 +65,10 @@ static class RuntimeEventsApp {
         GC.Collect(1);
         GC.Collect(2);
         for (int round = 0; round < 5; round++) {
-            var a = new Thread(HoldLock);
-            var b = new Thread(HoldLock);
+            held.Reset();
+            trying = false;
+            var a = new Thread(Holder);
+            var b = new Thread(Waiter);
             a.Start(); b.Start();
             a.Join(); b.Join();
         }

@@ -192,7 +192,7 @@ func (p *rtevents) Shutdown() error {
 		if kb := p.ticks.KeptBytes(); kb != 0 {
 			p.mismatch(fmt.Sprintf("KeptBytes outside a kept tick's delivery: %d", kb))
 		}
-		c := p.ticks.Counts()
+		c := p.ticks.Stats()
 		fmt.Fprintf(os.Stderr, "rtevents: tick sampler mean=%d delivered=%d keptbytes=%d seen=%d kept=%d short=%d bytes=%d\n",
 			p.tickMean, p.ticksDelivered, p.keptSum, c.Seen, c.Kept, c.Short, c.Bytes)
 		fmt.Fprintf(os.Stderr, "rtevents: sampled keep=%g delivered=%d seen=%d kept=%d short=%d\n",

@@ -10,7 +10,7 @@
 //	stormprof: signals=N threads=T allocations=A exceptions=E throttled=R
 //
 // With STORMPROF_PERF=HZ it also samples every thread it has seen with the
-// kernel's perf events (package perfsample, as sample/cpuprof's
+// kernel's perf events (package perfevent, as sample/cpuprof's
 // CPUPROF_MODE=perf) at HZ per second of each thread's CPU, reads the
 // samples every 10 ms (each with its registers and top 32 KiB of stack,
 // unwound as cpuprof does; STORMPROF_PERF_STACK sets the size, 0 for the
@@ -31,7 +31,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/clrprof/clrprof/perfsample"
+	"github.com/clrprof/clrprof/perfevent"
 	"github.com/clrprof/clrprof/profiler"
 )
 
@@ -67,7 +67,7 @@ type stormprof struct {
 	sink atomic.Pointer[[]byte]
 
 	// STORMPROF_PERF
-	perf                 *perfsample.Sampler
+	perf                 *perfevent.Sampler
 	perfDone             chan struct{}
 	perfSamples, perfMgd int64
 }
@@ -124,7 +124,7 @@ func (p *stormprof) Initialize(info *profiler.Info) error {
 				return fmt.Errorf("STORMPROF_PERF_STACK=%q: %v", v, err)
 			}
 		}
-		if p.perf, err = perfsample.New(perfsample.Options{Period: time.Second / time.Duration(hz), MaxDepth: 64, StackBytes: stack}); err != nil {
+		if p.perf, err = perfevent.New(perfevent.Options{Period: time.Second / time.Duration(hz), MaxDepth: 64, StackBytes: stack}); err != nil {
 			return err
 		}
 		p.perfDone = make(chan struct{})
@@ -235,7 +235,7 @@ func (p *stormprof) storm(interval time.Duration) {
 // sampled address to its managed function, as cpuprof's perf mode does.
 func (p *stormprof) sample(info *profiler.Info) {
 	defer close(p.perfDone)
-	add := func(s perfsample.Sample) {
+	add := func(s perfevent.Sample) {
 		p.perfSamples++
 		for i, a := range s.Stack {
 			if i > 0 {
@@ -276,7 +276,7 @@ func (p *stormprof) Shutdown() error {
 	if p.perf != nil {
 		select {
 		case <-p.perfDone:
-			c := p.perf.Counts()
+			c := p.perf.Stats()
 			fmt.Fprintf(os.Stderr, "stormprof: perf samples=%d managed=%d lost=%d threads=%d failed=%d broken=%d short=%d stopped=%d\n", p.perfSamples, p.perfMgd, c.Lost, c.Threads, c.Failed, c.Broken, c.Short, c.Stopped)
 		case <-time.After(2 * time.Second):
 			fmt.Fprintf(os.Stderr, "stormprof: perf sampler did not stop\n")

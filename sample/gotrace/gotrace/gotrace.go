@@ -41,8 +41,8 @@ import (
 	"github.com/clrprof/clrprof/instr"
 	"github.com/clrprof/clrprof/instr/target"
 	"github.com/clrprof/clrprof/metadata"
+	"github.com/clrprof/clrprof/pprofbuild"
 	"github.com/clrprof/clrprof/profiler"
-	"github.com/clrprof/clrprof/profiles"
 )
 
 // capacity is how many methods the summary counts in its array (ids
@@ -61,7 +61,7 @@ type frame struct {
 	depth  int    // instrumented calls on the thread's stack at Enter, this one included
 	start  time.Time
 	span   trace.Span
-	ids    profiles.Span     // the span's IDs (zero: no span)
+	ids    pprofbuild.Span   // the span's IDs (zero: no span)
 	tid    profiler.ThreadID // the managed thread it was entered on (0: not recorded in spans)
 }
 
@@ -88,10 +88,10 @@ const CLSID = "{8F2D4C61-7B3E-4A90-B5D2-1E6C9A3F7D08}"
 // Options configure a Tracer.
 type Options struct {
 	// Spans, when not nil, is told which span each managed thread is in
-	// (profiles.Spans is the one sample/contprof reads). Each call then
+	// (pprofbuild.Spans is the one sample/contprof reads). Each call then
 	// costs one more ICorProfilerInfo::GetCurrentThreadID and the
 	// ThreadSpans' lock twice.
-	Spans *profiles.ThreadSpans
+	Spans *pprofbuild.ThreadSpans
 }
 
 // New returns a tracer configured by o and the environment (read at
@@ -107,7 +107,7 @@ type Tracer struct {
 	deferred bool // GOTRACE_DEFERRED=1: deferred Go hooks
 	start    time.Time
 	otlp     *otlp // nil: no spans exported
-	spans    *profiles.ThreadSpans
+	spans    *pprofbuild.ThreadSpans
 
 	methods sync.Map // int32 -> *method
 	stacks  sync.Map // uint64 (tid) -> *stack
@@ -301,7 +301,7 @@ func (p *Tracer) enter(c *instr.Call) uint64 {
 		_, f.span = p.otlp.tracer.Start(ctx, m.name, trace.WithTimestamp(f.start),
 			trace.WithAttributes(append(m.attrs, attribute.Int64("thread.id", int64(c.Thread())))...))
 		sc := f.span.SpanContext()
-		f.ids = profiles.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID()}
+		f.ids = pprofbuild.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID()}
 	}
 	if p.spans != nil {
 		p.enterSpans(st, &f)

@@ -17,9 +17,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/clrprof/clrprof/pprofbuild"
+	"github.com/clrprof/clrprof/pprofbuild/export"
 	"github.com/clrprof/clrprof/profiler"
-	"github.com/clrprof/clrprof/profiles"
-	"github.com/clrprof/clrprof/profiles/export"
 )
 
 const (
@@ -75,7 +75,7 @@ func newOTLP(info *profiler.Info) (*otlp, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := newResource(profiles.RuntimeVersion(info))
+	res, err := newResource(pprofbuild.RuntimeVersion(info))
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func newOTLP(info *profiler.Info) (*otlp, error) {
 	return &otlp{provider: tp, tracer: tp.Tracer("github.com/clrprof/clrprof/sample/gotrace"), q: q, protocol: proto}, nil
 }
 
-// newResource: the attributes profiles/export gathers for the process
+// newResource: the attributes pprofbuild/export gathers for the process
 // (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, process.*, host.name, the
 // .NET runtime), plus the SDK's telemetry.sdk.*.
 func newResource(runtime string) (*resource.Resource, error) {

@@ -1,0 +1,232 @@
+// Command clayers checks that the C of clrprof's cgo packages is layered one
+// way: it reads the C and assembly files of each package directory given,
+// finds which file defines each clrprof_ symbol and which files use it,
+// groups the files into components (x.c, x_gen.c and x_linux_amd64.S are one
+// component; callbacks_gen.c is the generated half of object.c), and fails
+// if the components' dependencies have a circle. It also fails if a
+// package's C reaches another package's private headers: the only include
+// path outside the package's own directory may be internal/include.
+//
+//	go run ./internal/cmd/clayers profiler instr
+//
+// With -v it prints each component's dependencies, lowest layer first.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// aliases maps a file stem to the component it belongs to when the name
+// does not say so.
+var aliases = map[string]string{"callbacks": "object"}
+
+var (
+	blockComment = regexp.MustCompile(`(?s)/\*.*?\*/`)
+	lineComment  = regexp.MustCompile(`//[^\n]*`)
+	symbol       = regexp.MustCompile(`\bclrprof_\w+\b`)
+	// A definition in C: a line at column 0 that is not static, extern,
+	// typedef, a directive or a closing brace, naming a clrprof_ symbol
+	// followed by ( [ ; or =.
+	cDef = regexp.MustCompile(`(?m)^([A-Za-z_][^\n]*?)\b(clrprof_\w+)\s*(\(|\[|;|=)`)
+	// A definition in assembly: .globl, or a stub macro invoked with the
+	// name first.
+	sDef      = regexp.MustCompile(`(?m)^\s*(?:\.globl\s+(clrprof_\w+)|[A-Z][A-Z_0-9]*\s+(clrprof_\w+)\s*,)`)
+	cgoIFlag  = regexp.MustCompile(`#cgo[^\n]*CFLAGS:[^\n]*`)
+	includeIn = regexp.MustCompile(`-I(\S+)`)
+)
+
+func component(file string) string {
+	stem := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	stem = strings.TrimSuffix(stem, "_linux_amd64")
+	stem = strings.TrimSuffix(stem, "_gen")
+	if a, ok := aliases[stem]; ok {
+		return a
+	}
+	return stem
+}
+
+func strip(src string) string {
+	return lineComment.ReplaceAllString(blockComment.ReplaceAllString(src, ""), "")
+}
+
+// graph returns the component dependency edges of the C of dir.
+func graph(dir string) (map[string]map[string]bool, error) {
+	var files []string
+	for _, pat := range []string{"*.c", "*.S"} {
+		m, err := filepath.Glob(filepath.Join(dir, pat))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, m...)
+	}
+	defs := map[string]string{} // symbol -> component
+	srcs := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		src := strip(string(b))
+		srcs[f] = src
+		if strings.HasSuffix(f, ".S") {
+			for _, m := range sDef.FindAllStringSubmatch(src, -1) {
+				defs[m[1]+m[2]] = component(f)
+			}
+			continue
+		}
+		for _, ix := range cDef.FindAllStringSubmatchIndex(src, -1) {
+			m := []string{src[ix[0]:ix[1]], src[ix[2]:ix[3]], src[ix[4]:ix[5]], src[ix[6]:ix[7]]}
+			head := m[1]
+			if m[3] == "(" {
+				// A function: defined if its body's brace comes before a
+				// semicolon (else a prototype).
+				rest := src[ix[7]:]
+				if b, s := strings.Index(rest, "{"), strings.Index(rest, ";"); b < 0 || (s >= 0 && s < b) {
+					continue
+				}
+			}
+			if strings.HasPrefix(head, "static") || strings.HasPrefix(head, "extern") || strings.HasPrefix(head, "typedef") ||
+				strings.HasPrefix(head, "_Static_assert") || strings.HasPrefix(head, "return") || strings.Contains(head, "#") {
+				continue
+			}
+			defs[m[2]] = component(f)
+		}
+	}
+	edges := map[string]map[string]bool{}
+	for f, src := range srcs {
+		c := component(f)
+		if edges[c] == nil {
+			edges[c] = map[string]bool{}
+		}
+		for _, s := range symbol.FindAllString(src, -1) {
+			if d, ok := defs[s]; ok && d != c {
+				edges[c][d] = true
+			}
+		}
+	}
+	return edges, nil
+}
+
+// order returns the components lowest layer first, or the components of a
+// circle.
+func order(edges map[string]map[string]bool) ([]string, []string) {
+	var names []string
+	for c := range edges {
+		names = append(names, c)
+	}
+	sort.Strings(names)
+	state := map[string]int{} // 1 visiting, 2 done
+	var out, stack []string
+	var cycle []string
+	var visit func(c string) bool
+	visit = func(c string) bool {
+		switch state[c] {
+		case 1:
+			for i := range stack {
+				if stack[i] == c {
+					cycle = append(append([]string{}, stack[i:]...), c)
+				}
+			}
+			return false
+		case 2:
+			return true
+		}
+		state[c] = 1
+		stack = append(stack, c)
+		var deps []string
+		for d := range edges[c] {
+			deps = append(deps, d)
+		}
+		sort.Strings(deps)
+		for _, d := range deps {
+			if !visit(d) {
+				return false
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[c] = 2
+		out = append(out, c)
+		return true
+	}
+	for _, c := range names {
+		if !visit(c) {
+			return nil, cycle
+		}
+	}
+	return out, nil
+}
+
+// includePaths reports the -I directories of dir's #cgo CFLAGS lines that
+// are neither dir itself nor internal/include.
+func includePaths(dir string) ([]string, error) {
+	gos, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	var bad []string
+	for _, f := range gos {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range cgoIFlag.FindAllString(string(b), -1) {
+			for _, m := range includeIn.FindAllStringSubmatch(line, -1) {
+				p := filepath.ToSlash(filepath.Clean(strings.ReplaceAll(m[1], "${SRCDIR}", dir)))
+				if !strings.HasSuffix(p, "internal/include") && p != filepath.ToSlash(filepath.Clean(dir)) {
+					bad = append(bad, filepath.Base(f)+": -I"+m[1])
+				}
+			}
+		}
+	}
+	return bad, nil
+}
+
+func check(dir string, verbose bool) error {
+	bad, err := includePaths(dir)
+	if err != nil {
+		return err
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%s: C reaches outside its package and internal/include: %s", dir, strings.Join(bad, ", "))
+	}
+	edges, err := graph(dir)
+	if err != nil {
+		return err
+	}
+	layers, cycle := order(edges)
+	if cycle != nil {
+		return fmt.Errorf("%s: circle: %s", dir, strings.Join(cycle, " -> "))
+	}
+	if verbose {
+		for _, c := range layers {
+			var deps []string
+			for d := range edges[c] {
+				deps = append(deps, d)
+			}
+			sort.Strings(deps)
+			fmt.Printf("%s: %s -> %s\n", dir, c, strings.Join(deps, " "))
+		}
+	}
+	return nil
+}
+
+func main() {
+	verbose := flag.Bool("v", false, "print each component's dependencies, lowest layer first")
+	flag.Parse()
+	failed := false
+	for _, dir := range flag.Args() {
+		if err := check(dir, *verbose); err != nil {
+			fmt.Fprintln(os.Stderr, "clayers:", err)
+			failed = true
+		}
+	}
+	if failed {
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,2 @@
+void clrprof_a(void);
+void clrprof_b(void) { clrprof_a(); }

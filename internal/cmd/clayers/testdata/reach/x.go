@@ -1,0 +1,4 @@
+package reach
+
+// #cgo CFLAGS: -I${SRCDIR}/../circle
+import "C"
