@@ -25,7 +25,7 @@ func TestFaults(t *testing.T) {
 		t.Run("bound", func(t *testing.T) {
 			dir := t.TempDir()
 			res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
-				Env: []string{"HEAPSNAP_DIR=" + dir, "HEAPSNAP_MAX_OBJECTS=100"}, Timeout: 5 * time.Minute})
+				Env: []string{"HEAPSNAP_DIR=" + dir, "HEAPSNAP_MAX_OBJECTS=100", "LEAK_WAIT_MS=3000"}, Timeout: 5 * time.Minute})
 			// the app waits for its snapshots and goes on without them
 			res.MustSucceed(t)
 			res.MustStdoutContain(t, "snapshot 1 missing", "snapshot 2 missing", "done")
