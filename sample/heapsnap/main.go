@@ -205,12 +205,14 @@ func (p *heapsnapProfiler) watch(threshold uint64) {
 
 // Shutdown takes the exit snapshot, then stops the triggers.
 func (p *heapsnapProfiler) Shutdown() error {
-	if envBool("HEAPSNAP_EXIT", true) {
-		p.snapshot("exit")
-	}
+	// no new triggers; one already running finishes, and the exit
+	// snapshot waits for it
 	close(p.stop)
 	if p.sig != nil {
 		signal.Stop(p.sig)
+	}
+	if envBool("HEAPSNAP_EXIT", true) {
+		p.snapshot("exit")
 	}
 	return p.Capturer.Shutdown()
 }
@@ -228,6 +230,10 @@ func (p *heapsnapProfiler) snapshot(why string) {
 	s, err := p.Take()
 	if errors.Is(err, capture.ErrNotStarted) {
 		logf("snapshot (%s) skipped: the runtime has not finished starting", why)
+		return
+	}
+	if errors.Is(err, capture.ErrShutdown) {
+		logf("snapshot (%s) skipped: the runtime is shutting down", why)
 		return
 	}
 	if err != nil {
