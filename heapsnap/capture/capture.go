@@ -260,6 +260,11 @@ func (c *Capturer) Take() (*heapsnap.Snapshot, error) {
 	select {
 	case err := <-gcErr:
 		pause = time.Since(start)
+		if errors.Is(err, profiler.CORPROF_E_NOT_YET_AVAILABLE) || errors.Is(err, profiler.CORPROF_E_RUNTIME_UNINITIALIZED) {
+			// early in start-up the runtime takes the mask but not yet
+			// an induced collection (seen on 3.1.23 and 10.0.15)
+			return nil, fmt.Errorf("%w (ForceGC: %v)", ErrNotStarted, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("heapsnap/capture: ForceGC: %w", err)
 		}
