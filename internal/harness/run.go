@@ -191,9 +191,7 @@ func command(t testing.TB, who string, rt Runtime, app string, opts RunOptions) 
 		if _, err := os.Stat(lib); err != nil {
 			t.Fatalf("%s: profiler: %v", who, err)
 		}
-		for _, p := range []string{"CORECLR_", "DOTNET_"} {
-			env = append(env, p+"ENABLE_PROFILING=1", p+"PROFILER="+opts.ProfilerCLSID, p+"PROFILER_PATH="+lib)
-		}
+		env = append(env, ProfilerEnv(lib, opts.ProfilerCLSID)...)
 	}
 	if opts.DisableReadyToRun {
 		for _, p := range []string{"COMPlus_", "DOTNET_"} {
@@ -278,6 +276,19 @@ func runEnv(opts RunOptions) []string {
 		env = append(env, kv)
 	}
 	return append(env, "DOTNET_SYSTEM_GLOBALIZATION_INVARIANT=1")
+}
+
+// ProfilerEnv returns the variables that load the profiler library lib
+// (-buildmode=c-shared) with CLSID clsid: CORECLR_ENABLE_PROFILING,
+// CORECLR_PROFILER and CORECLR_PROFILER_PATH, and their DOTNET_ twins. Run
+// sets them from RunOptions; a .NET process started otherwise (StartShop's
+// ShopOptions.Env) takes them from here.
+func ProfilerEnv(lib, clsid string) []string {
+	var env []string
+	for _, p := range []string{"CORECLR_", "DOTNET_"} {
+		env = append(env, p+"ENABLE_PROFILING=1", p+"PROFILER="+clsid, p+"PROFILER_PATH="+lib)
+	}
+	return env
 }
 
 // Status says how the run ended, in a few words.

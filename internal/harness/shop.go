@@ -3,6 +3,7 @@ package harness
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -200,16 +201,11 @@ func (s *Shop) do(method, path string) (int, string) {
 		s.t.Fatalf("%s %s: %v\n%s", method, path, err, s.Logs())
 	}
 	defer resp.Body.Close()
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			break
-		}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatalf("%s %s: reading the answer: %v", method, path, err)
 	}
-	return resp.StatusCode, b.String()
+	return resp.StatusCode, string(body)
 }
 
 // Stop stops the shop and the payment instance with SIGTERM (what a
@@ -254,12 +250,4 @@ func waitGone(pid int, d time.Duration) bool {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return false
-}
-
-// ProfilerEnv returns the variables that load the profiler library lib
-// (-buildmode=c-shared) with CLSID clsid into a .NET process started by
-// other means than Run (StartShop's ShopOptions.Env, say).
-func ProfilerEnv(lib, clsid string) []string {
-	return []string{"CORECLR_ENABLE_PROFILING=1", "CORECLR_PROFILER=" + clsid,
-		"CORECLR_PROFILER_PATH=" + lib, "CORECLR_PROFILER_PATH_64=" + lib}
 }
