@@ -30,6 +30,9 @@ type Analysis struct {
 
 	paths     map[string]*PathStats
 	pathOrder []string
+	// held names the roots of the objects several kinds of root hold
+	// ("[roots: stack, static Shop.Work.Leak]"), by object
+	held map[int32]string
 	// pre and end: object o's subtree of the dominator tree is the objects
 	// x with pre[o] <= pre[x] < end[o]
 	pre, end []int32
@@ -84,7 +87,7 @@ func (a *Analysis) Dominator(o int) (d int, kind RootKind, several bool) {
 		return -1, RootOther, false
 	case id < n:
 		return id, 0, false
-	case id == n+int(numRootKinds)+len(a.S.Statics):
+	case id == int(a.superRoot()):
 		return -1, RootOther, true
 	case id >= n+int(numRootKinds):
 		return -1, RootStatic, false
@@ -188,7 +191,8 @@ func (a *Analysis) walkTree(idom []int32) {
 	}
 	active := make([]int32, len(s.Types)) // objects of the type on the current tree path
 	superRoot := int32(M - 1)
-	held := a.heldBySeveral(idom, superRoot)
+	a.held = a.heldBySeveral(idom, superRoot)
+	held := a.held
 	a.paths = map[string]*PathStats{}
 
 	type frame struct {

@@ -69,7 +69,7 @@ func (a *Analysis) PathString(o int) string {
 	chain := a.Chain(o)
 	var parts []string
 	if _, kind, several := a.Dominator(chain[0]); several {
-		parts = append(parts, a.heldBySeveral(a.idom, a.superRoot())[int32(chain[0])])
+		parts = append(parts, a.held[int32(chain[0])])
 	} else {
 		parts = append(parts, "["+kind.String()+"]")
 		if f := a.StaticField(chain[0]); f != "" {
