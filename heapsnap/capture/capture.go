@@ -101,6 +101,7 @@ type Capturer struct {
 	restorePending bool
 	startErr       error
 	frozen         string
+	scratch        []uint64 // ObjectReferences' references, reused
 	last           Stats
 }
 
@@ -433,11 +434,13 @@ func (c *Capturer) ObjectReferences(objectID profiler.ObjectID, classID profiler
 	if err != nil && c.walkErr == nil {
 		c.walkErr = fmt.Errorf("heapsnap/capture: GetObjectSize2(%#x): %w", uint64(objectID), err)
 	}
-	refs := make([]uint64, len(objectRefIDs))
-	for i, r := range objectRefIDs {
-		refs[i] = uint64(r)
+	// the Builder copies the references: one scratch slice serves every
+	// object of the walk
+	c.scratch = c.scratch[:0]
+	for _, r := range objectRefIDs {
+		c.scratch = append(c.scratch, uint64(r))
 	}
-	c.b.Object(uint64(objectID), uint64(classID), size, refs)
+	c.b.Object(uint64(objectID), uint64(classID), size, c.scratch)
 	c.classes[classID] = struct{}{}
 	c.objects++
 	return nil
