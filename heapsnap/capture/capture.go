@@ -28,8 +28,8 @@ type Options struct {
 	// (ErrTooLarge) and what was gathered is freed. Default 20,000,000
 	// (about 1.5 GB of the profiler's memory at most).
 	MaxObjects int
-	// Timeout bounds how long Take waits for the collection it induced
-	// to be walked (default 5 minutes).
+	// Timeout bounds how long Take waits for each collection it induces
+	// (ForceGC; default 5 minutes).
 	Timeout time.Duration
 }
 
@@ -60,10 +60,14 @@ type Stats struct {
 	Build   time.Duration
 	Objects int
 	Roots   int
-	// Collections is how many collections were walked to get one that
-	// collected the whole heap (normally 1).
+	// Collections is how many collections Take induced to get one walked
+	// that collected the whole heap (normally 1, at most 3).
 	Collections int
 }
+
+// beforeForceGC, when set (only by the tests' profiler, through
+// testhook.go's build tag), runs in Take just before the first ForceGC.
+var beforeForceGC func()
 
 type phase int
 
@@ -89,7 +93,6 @@ type Capturer struct {
 	roots    int
 	overflow bool
 	walkErr  error
-	walked   int
 	done     chan struct{}
 	shutdown bool
 
@@ -98,7 +101,8 @@ type Capturer struct {
 	slots    []staticSlot
 
 	restore        profiler.Monitor // the mask PrepareAtStartup found
-	restorePending bool
+	restorePending bool             // ModuleLoadFinished has not taken it yet
+	preparing      bool             // from PrepareAtStartup until the mask is restored
 	startErr       error
 	frozen         string
 	scratch        []uint64 // ObjectReferences' references, reused
@@ -147,7 +151,7 @@ func (c *Capturer) PrepareAtStartup() error {
 	// class loads stay on: a snapshot names the static fields of the
 	// classes loaded
 	c.mu.Lock()
-	c.restore, c.restorePending = mask|profiler.MonitorClassLoads, true
+	c.restore, c.restorePending, c.preparing = mask|profiler.MonitorClassLoads, true, true
 	c.mu.Unlock()
 	if err := c.info.SetEventMask(mask | profiler.MonitorGC | profiler.MonitorModuleLoads | profiler.MonitorClassLoads); err != nil {
 		return fmt.Errorf("heapsnap/capture: asking for the heap walk at start-up: %w", err)
@@ -163,11 +167,15 @@ func (c *Capturer) ModuleLoadFinished(moduleID profiler.ModuleID, status profile
 	c.restorePending = false
 	c.mu.Unlock()
 	if pending {
-		if err := c.info.SetEventMask(mask); err != nil {
-			c.mu.Lock()
+		err := c.info.SetEventMask(mask)
+		c.mu.Lock()
+		if err != nil {
 			c.startErr = fmt.Errorf("heapsnap/capture: restoring the event mask after start-up: %w", err)
-			c.mu.Unlock()
 		}
+		// only now may Take change the mask: before, it would find the
+		// walk on, leave it so, and have it turned off under its feet
+		c.preparing = false
+		c.mu.Unlock()
 	}
 	return nil
 }
@@ -210,8 +218,12 @@ func (c *Capturer) Take() (*heapsnap.Snapshot, error) {
 		c.mu.Unlock()
 		return nil, err
 	}
+	if c.preparing {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%w (the event mask PrepareAtStartup changed is not restored yet)", ErrNotStarted)
+	}
 	c.phase, c.b, c.classes = armed, heapsnap.NewBuilder(), map[profiler.ClassID]struct{}{}
-	c.objects, c.roots, c.overflow, c.walkErr, c.walked = 0, 0, false, nil, 0
+	c.objects, c.roots, c.overflow, c.walkErr = 0, 0, false, nil
 	done := make(chan struct{})
 	c.done = done
 	c.mu.Unlock()
@@ -249,42 +261,60 @@ func (c *Capturer) Take() (*heapsnap.Snapshot, error) {
 	}
 
 	// ForceGC must run on a thread that never ran managed code: a locked
-	// goroutine of our own is one (Go's threads are its own).
-	start := time.Now()
-	gcErr := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		gcErr <- c.info.ForceGC()
-	}()
-	var pause time.Duration
-	select {
-	case err := <-gcErr:
-		pause = time.Since(start)
-		if errors.Is(err, profiler.CORPROF_E_NOT_YET_AVAILABLE) || errors.Is(err, profiler.CORPROF_E_RUNTIME_UNINITIALIZED) {
-			// early in start-up the runtime takes the mask but not yet
-			// an induced collection (seen on 3.1.23 and 10.0.15)
-			return nil, fmt.Errorf("%w (ForceGC: %v)", ErrNotStarted, err)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("heapsnap/capture: ForceGC: %w", err)
-		}
-	case <-time.After(c.opts.Timeout):
-		return nil, fmt.Errorf("heapsnap/capture: the induced collection did not end within %v", c.opts.Timeout)
+	// goroutine of our own is one (Go's threads are its own). ForceGC
+	// returns after the collection, its walk and its
+	// GarbageCollectionFinished, so done is closed when it returns, or the
+	// collection was not walked as a whole-heap one: a collection of the
+	// app's own that was under way absorbed the induced one, or the walk
+	// was off (mask changed by someone else). Then ask again, a bounded
+	// number of times, and never wait for a walk that will not come (seen
+	// 2026-12-06: on 3.1.23 a Take that found the walk still on from
+	// start-up waited for its whole Timeout, and the exit snapshot with it).
+	if beforeForceGC != nil {
+		beforeForceGC()
 	}
-	// ForceGC returns after the collection, its walk and its
-	// GarbageCollectionFinished; a collection of the app's own that
-	// started between arming and ForceGC may have been walked instead,
-	// which is as good when it collected the whole heap.
-	select {
-	case <-done:
-	case <-time.After(c.opts.Timeout):
-		return nil, fmt.Errorf("heapsnap/capture: no full collection was walked within %v", c.opts.Timeout)
+	start := time.Now()
+	var pause time.Duration
+	const maxInduced = 3
+	walkedOne, induced := false, 0
+	for induced < maxInduced && !walkedOne {
+		induced++
+		t0 := time.Now()
+		gcErr := make(chan error, 1)
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			gcErr <- c.info.ForceGC()
+		}()
+		select {
+		case err := <-gcErr:
+			pause += time.Since(t0)
+			if errors.Is(err, profiler.CORPROF_E_NOT_YET_AVAILABLE) || errors.Is(err, profiler.CORPROF_E_RUNTIME_UNINITIALIZED) {
+				// early in start-up the runtime takes the mask but not yet
+				// an induced collection (seen on 3.1.23 and 10.0.15)
+				return nil, fmt.Errorf("%w (ForceGC: %v)", ErrNotStarted, err)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("heapsnap/capture: ForceGC: %w", err)
+			}
+		case <-time.After(c.opts.Timeout):
+			return nil, fmt.Errorf("heapsnap/capture: the induced collection did not end within %v", c.opts.Timeout)
+		}
+		select {
+		case <-done:
+			walkedOne = true
+		default:
+		}
+	}
+	if !walkedOne {
+		mask, _ := c.info.GetEventMask()
+		return nil, fmt.Errorf("heapsnap/capture: %d induced collections ended without a whole-heap collection walked (event mask %#x; MonitorGC on: %v)",
+			maxInduced, uint32(mask), mask&profiler.MonitorGC != 0)
 	}
 
 	c.mu.Lock()
 	b, classes, overflow, walkErr := c.b, c.classes, c.overflow, c.walkErr
-	objects, roots, walked := c.objects, c.roots, c.walked
+	objects, roots := c.objects, c.roots
 	c.b = nil
 	c.mu.Unlock()
 	if overflow {
@@ -325,7 +355,7 @@ func (c *Capturer) Take() (*heapsnap.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := Stats{Pause: pause, Build: time.Since(t0), Objects: objects, Roots: roots, Collections: walked}
+	st := Stats{Pause: pause, Build: time.Since(t0), Objects: objects, Roots: roots, Collections: induced}
 	c.mu.Lock()
 	c.last = st
 	c.mu.Unlock()
@@ -460,7 +490,6 @@ func (c *Capturer) GarbageCollectionFinished() error {
 			c.frozen = c.addFrozen(c.b, c.classes)
 		}
 		c.phase = idle
-		c.walked++
 		close(c.done)
 	}
 	return nil

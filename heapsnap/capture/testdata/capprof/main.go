@@ -1,0 +1,114 @@
+// Command capprof is the profiler of heapsnap/capture's integration tests
+// (capture_integration_test.go), with the app testdata/app.cs.
+// CAPPROF_MODE chooses what it does; it prints on stderr, in lines
+// starting "capprof: ":
+//
+// Mode "early": Initialize calls PrepareAtStartup and starts a goroutine
+// that calls Take at once; the first ModuleLoadFinished waits (at most
+// 10 s) until that Take has returned, or has come to just before its
+// first ForceGC (a hook, capture.SetBeforeForceGC, that then waits
+// 300 ms), before the Capturer restores the mask; the goroutine prints
+// "early: E" (Take's error, or "ok"). So a Take that looked at the mask
+// before the restore induces its collection after it.
+//
+// Built with the tag capture_testhook (the hook exists only with it).
+//
+// Mode "nowalk": GarbageCollectionStarted is not passed to the Capturer,
+// which so never sees a collection start: no collection is walked.
+//
+// In every mode, Shutdown calls Take and prints "take: ok objects=N
+// collections=C" or "take: error: E".
+package main
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/clrprof/clrprof/heapsnap/capture"
+	"github.com/clrprof/clrprof/profiler"
+)
+
+const clsid = "{6A1D2E3F-4B5C-4D6E-8F70-91A2B3C4D5E6}"
+
+type capprof struct {
+	*capture.Capturer
+	mode      string
+	earlyDone chan struct{}
+	reached   chan struct{}
+	once      sync.Once
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "capprof: "+format+"\n", args...)
+}
+
+func (p *capprof) Initialize(info *profiler.Info) error {
+	p.mode = os.Getenv("CAPPROF_MODE")
+	if err := p.Capturer.Initialize(info); err != nil {
+		return err
+	}
+	if err := p.PrepareAtStartup(); err != nil {
+		return err
+	}
+	if p.mode == "early" {
+		p.earlyDone, p.reached = make(chan struct{}), make(chan struct{})
+		var reached sync.Once
+		capture.SetBeforeForceGC(func() {
+			reached.Do(func() {
+				close(p.reached)
+				time.Sleep(300 * time.Millisecond)
+			})
+		})
+		go func() {
+			_, err := p.Take()
+			if err == nil {
+				logf("early: ok")
+			} else {
+				logf("early: %v", err)
+			}
+			close(p.earlyDone)
+		}()
+	}
+	return nil
+}
+
+func (p *capprof) ModuleLoadFinished(moduleID profiler.ModuleID, status profiler.HRESULT) error {
+	if p.earlyDone != nil {
+		p.once.Do(func() {
+			select {
+			case <-p.earlyDone:
+			case <-p.reached:
+			case <-time.After(10 * time.Second):
+				logf("early: Take neither returned nor came to ForceGC within 10s")
+			}
+		})
+	}
+	return p.Capturer.ModuleLoadFinished(moduleID, status)
+}
+
+func (p *capprof) GarbageCollectionStarted(generationCollected []bool, reason profiler.GCReason) error {
+	if p.mode == "nowalk" {
+		return nil
+	}
+	return p.Capturer.GarbageCollectionStarted(generationCollected, reason)
+}
+
+func (p *capprof) Shutdown() error {
+	s, err := p.Take()
+	if err != nil {
+		logf("take: error: %v", err)
+	} else {
+		logf("take: ok objects=%d collections=%d", s.NumObjects(), p.LastStats().Collections)
+	}
+	return p.Capturer.Shutdown()
+}
+
+func init() {
+	if err := profiler.Register(clsid, &capprof{Capturer: capture.New(capture.Options{})}); err != nil {
+		logf("%v", err)
+	}
+}
+
+func main() {}
