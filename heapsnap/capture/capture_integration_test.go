@@ -56,3 +56,29 @@ func TestTakeNotWalked(t *testing.T) {
 			"MonitorGC on: true")
 	})
 }
+
+var duringGCOK = regexp.MustCompile(`capprof: duringgc: ok objects=(\d+) collections=(\d+)`)
+
+// TestTakeDuringGC: a Take asked for while a collection of the app's own is
+// under way (from a goroutine started in its GarbageCollectionStarted, the
+// callback returning once the Take has come to ForceGC) waits for it and
+// returns a whole snapshot; the app runs on.
+func TestTakeDuringGC(t *testing.T) {
+	harness.Integration(t)
+	lib := harness.BuildProfiler(t, "./heapsnap/capture/testdata/capprof", harness.BuildTags("capture_testhook"))
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"testdata/app.cs"}, "", harness.For(rt))
+		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: capprofCLSID,
+			Env: []string{"CAPPROF_MODE=duringgc"}, Timeout: 2 * time.Minute})
+		res.MustSucceed(t)
+		res.MustStdoutContain(t, "done 1000")
+		m := duringGCOK.FindStringSubmatch(res.Stderr)
+		if m == nil {
+			t.Fatalf("no snapshot from the Take asked for during the app's collection:\n%s", res.Describe())
+		}
+		if n, _ := strconv.Atoi(m[1]); n < 1000 {
+			t.Errorf("snapshot has %d objects, want at least the 1000 strings held", n)
+		}
+		t.Logf("%s", m[0])
+	})
+}

@@ -13,6 +13,15 @@
 //
 // Built with the tag capture_testhook (the hook exists only with it).
 //
+// Mode "duringgc": Initialize asks for MonitorGC for good instead of
+// calling PrepareAtStartup (so the app's collections are seen); in the
+// GarbageCollectionStarted of the app's first
+// collection (app.cs calls GC.Collect), a goroutine calls Take; the
+// callback returns once that Take has come to its first ForceGC (at most
+// 10 s), so the Take asks for its collection while the app's is under
+// way. The goroutine prints "duringgc: ok objects=N collections=C" or
+// "duringgc: E".
+//
 // Mode "nowalk": GarbageCollectionStarted is not passed to the Capturer,
 // which so never sees a collection start: no collection is walked.
 //
@@ -34,10 +43,12 @@ const clsid = "{6A1D2E3F-4B5C-4D6E-8F70-91A2B3C4D5E6}"
 
 type capprof struct {
 	*capture.Capturer
+	info      *profiler.Info
 	mode      string
 	earlyDone chan struct{}
 	reached   chan struct{}
 	once      sync.Once
+	gcOnce    sync.Once
 }
 
 func logf(format string, args ...any) {
@@ -46,13 +57,23 @@ func logf(format string, args ...any) {
 
 func (p *capprof) Initialize(info *profiler.Info) error {
 	p.mode = os.Getenv("CAPPROF_MODE")
+	p.info = info
 	if err := p.Capturer.Initialize(info); err != nil {
 		return err
 	}
-	if err := p.PrepareAtStartup(); err != nil {
+	if p.mode == "duringgc" {
+		if err := info.SetEventMask(profiler.MonitorGC); err != nil {
+			return err
+		}
+	} else if err := p.PrepareAtStartup(); err != nil {
 		return err
 	}
-	if p.mode == "early" {
+	switch p.mode {
+	case "duringgc":
+		p.reached = make(chan struct{})
+		var reached sync.Once
+		capture.SetBeforeForceGC(func() { reached.Do(func() { close(p.reached) }) })
+	case "early":
 		p.earlyDone, p.reached = make(chan struct{}), make(chan struct{})
 		var reached sync.Once
 		capture.SetBeforeForceGC(func() {
@@ -85,12 +106,37 @@ func (p *capprof) ModuleLoadFinished(moduleID profiler.ModuleID, status profiler
 			}
 		})
 	}
-	return p.Capturer.ModuleLoadFinished(moduleID, status)
+	if err := p.Capturer.ModuleLoadFinished(moduleID, status); err != nil {
+		return err
+	}
+	return nil
 }
 
 func (p *capprof) GarbageCollectionStarted(generationCollected []bool, reason profiler.GCReason) error {
-	if p.mode == "nowalk" {
+	switch p.mode {
+	case "nowalk":
 		return nil
+	case "duringgc":
+		if reason == profiler.GCInduced {
+			p.gcOnce.Do(func() {
+				returned := make(chan struct{})
+				go func() {
+					defer close(returned)
+					s, err := p.Take()
+					if err != nil {
+						logf("duringgc: %v", err)
+					} else {
+						logf("duringgc: ok objects=%d collections=%d", s.NumObjects(), p.LastStats().Collections)
+					}
+				}()
+				select {
+				case <-p.reached:
+				case <-returned:
+				case <-time.After(10 * time.Second):
+					logf("duringgc: Take did not come to ForceGC within 10s")
+				}
+			})
+		}
 	}
 	return p.Capturer.GarbageCollectionStarted(generationCollected, reason)
 }
