@@ -18,7 +18,8 @@ var takeOK = regexp.MustCompile(`capprof: take: ok objects=(\d+) collections=(\d
 // ErrNotStarted; before, it found the walk still on, left the mask alone,
 // and the restore turned the walk off under it, so the collection it
 // induced was never walked and it waited for its whole Timeout (seen on
-// 3.1.23 under cgocheck2). A Take at Shutdown then works.
+// 3.1.23 under cgocheck2). A Take at Shutdown then works, and one after
+// the Capturer's Shutdown is refused with ErrShutdown.
 func TestTakeDuringStartup(t *testing.T) {
 	harness.Integration(t)
 	lib := harness.BuildProfiler(t, "./heapsnap/capture/testdata/capprof", harness.BuildTags("capture_testhook"))
@@ -28,7 +29,8 @@ func TestTakeDuringStartup(t *testing.T) {
 			Env: []string{"CAPPROF_MODE=early"}, Timeout: 2 * time.Minute})
 		res.MustSucceed(t)
 		res.MustStdoutContain(t, "done 1000")
-		res.MustStderrContain(t, "capprof: early: heapsnap/capture: the runtime has not finished starting")
+		res.MustStderrContain(t, "capprof: early: heapsnap/capture: the runtime has not finished starting",
+			"capprof: after shutdown: heapsnap/capture: the runtime is shutting down")
 		m := takeOK.FindStringSubmatch(res.Stderr)
 		if m == nil {
 			t.Fatalf("no snapshot at Shutdown:\n%s", res.Describe())

@@ -26,7 +26,8 @@
 // which so never sees a collection start: no collection is walked.
 //
 // In every mode, Shutdown calls Take and prints "take: ok objects=N
-// collections=C" or "take: error: E".
+// collections=C" or "take: error: E", then the Capturer's Shutdown, then
+// Take again: "after shutdown: E".
 package main
 
 import (
@@ -148,7 +149,10 @@ func (p *capprof) Shutdown() error {
 	} else {
 		logf("take: ok objects=%d collections=%d", s.NumObjects(), p.LastStats().Collections)
 	}
-	return p.Capturer.Shutdown()
+	err = p.Capturer.Shutdown()
+	_, after := p.Take()
+	logf("after shutdown: %v", after)
+	return err
 }
 
 func init() {
