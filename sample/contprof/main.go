@@ -185,6 +185,16 @@
 //	                      default, or grpc), OTEL_EXPORTER_OTLP_HEADERS,
 //	                      OTEL_EXPORTER_OTLP_COMPRESSION (gzip, the default, or
 //	                      none), OTEL_EXPORTER_OTLP_TIMEOUT (ms, default 10000)
+//	CONTPROF_HEAPSNAP     heap snapshots (package heapsnap: what retains each
+//	                      byte) beside the profiles; off by default (being
+//	                      able to take one turns background GC off for the
+//	                      process's life, and each pauses the app for a full
+//	                      blocking collection). A comma list of triggers:
+//	                      signal (SIGUSR2), exit, every=10m, above=1G (when
+//	                      the GC heap first passes it, then at each doubling)
+//	CONTPROF_HEAPSNAP_DIR where they go, heap-N.pb.gz and heap-N.txt as
+//	                      sample/heapsnap writes them (default
+//	                      CONTPROF_DIR/heapsnap, or contprof/heapsnap)
 //	CONTPROF_FLUSH_TIMEOUT  seconds Shutdown waits for the exporters to send
 //	                      the last profiles (default 3, 0..60): the runtime
 //	                      exits right after Shutdown, so this bounds how much
