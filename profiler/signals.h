@@ -62,10 +62,28 @@ const char *clrprof_env_other_go(void);
 // (CLRPROF_SIGNAL_AUDIT=0, test builds only).
 int clrprof_signal_audit_off(void);
 
+// clrprof_segv_stack is the calling thread's private stack for the SIGSEGV
+// router (the base of its mapping, guard page first): NULL until the
+// thread's first call into Go, (char *)-1 if it could not be mapped.
+// Initial-exec TLS, so that reading it is one load with no call (the
+// library is loaded with dlopen, which has room for it in the static TLS
+// block).
+extern __thread char *clrprof_segv_stack __attribute__((tls_model("initial-exec")));
+
+// clrprof_segv_stack_map is the slow path of clrprof_segv_stack_ensure:
+// the thread's first call into Go maps its stack, and checks that the
+// router is still on top.
+void clrprof_segv_stack_map(void);
+
 // clrprof_segv_stack_ensure maps the calling thread's private stack for the
 // SIGSEGV router if it has none yet (and checks that the router is still
-// on top). guard.c calls it on every entry into Go; cheap after the first.
-void clrprof_segv_stack_ensure(void);
+// on top). guard.c calls it on every entry into Go: after a thread's first,
+// one TLS load and a branch, inline.
+static inline void clrprof_segv_stack_ensure(void) {
+	if (__builtin_expect(clrprof_segv_stack == NULL, 0)) {
+		clrprof_segv_stack_map();
+	}
+}
 
 // Helpers for Go code and tests.
 int clrprof_sigrtmin(void);

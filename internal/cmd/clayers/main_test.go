@@ -27,3 +27,12 @@ func TestForeignIncludeFound(t *testing.T) {
 		t.Fatalf("check(testdata/reach) = %v, want the -I outside internal/include reported", err)
 	}
 }
+
+// A call of a header's static inline function is a dependency on the
+// header's component: here the only way a reaches b.
+func TestCircleThroughInlineFound(t *testing.T) {
+	err := check("testdata/inline", false)
+	if err == nil || !strings.Contains(err.Error(), "circle: a -> b -> a") {
+		t.Fatalf("check(testdata/inline) = %v, want the circle a -> b -> a", err)
+	}
+}
