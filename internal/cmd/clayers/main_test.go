@@ -7,7 +7,7 @@ import (
 
 // The C of the packages checked in task test-c is layered one way.
 func TestRepoLayers(t *testing.T) {
-	for _, dir := range []string{"../../../profiler", "../../../instr"} {
+	for _, dir := range []string{"../../../internal/sigguard", "../../../profiler", "../../../instr"} {
 		if err := check(dir, false); err != nil {
 			t.Error(err)
 		}
