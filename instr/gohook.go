@@ -17,6 +17,8 @@ import (
 	"time"
 	"unicode/utf16"
 	"unsafe"
+
+	_ "github.com/clrprof/clrprof/internal/sigguard" // gohook.c's guard (internal/include/guard.h)
 )
 
 // GoHooks are the entry and exit hooks of a Rule whose integration is

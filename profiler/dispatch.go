@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/clrprof/clrprof/internal/sigguard"
 )
 
 // A dispatcher is the Go side of one profiler object handed to the runtime.
@@ -164,8 +166,8 @@ func (d *dispatcher) start(method string, unk unsafe.Pointer, call func(*Info) e
 			logger().Warn(v + "=0: a signal-safety measure is off (a diagnostic setting; the host may crash under GC suspension)")
 		}
 	}
-	if bindmMissing() {
-		logger().Warn("this build's Go runtime has no _cgo_bindm hook (Go 1.21 to 1.26 have it): a thread's first callback runs Go with the runtime's activation signal (SIGRTMIN) unblocked, which can corrupt memory under GC suspension; see profiler/bindm.go")
+	if sigguard.BindmMissing() {
+		logger().Warn("this build's Go runtime has no _cgo_bindm hook (Go 1.21 to 1.26 have it): a thread's first callback runs Go with the runtime's activation signal (SIGRTMIN) unblocked, which can corrupt memory under GC suspension; see internal/sigguard/bindm.go")
 	}
 	d.live.Store(true)
 	liveObjects.Add(1)
@@ -280,11 +282,11 @@ func (d *dispatcher) stop() {
 	for slot := range callbackMethods {
 		setImpl(slot, false)
 	}
-	st := segvCounts()
-	attrs := []any{"sigsegvOnPrivateStack", st.private, "sigsegvReturned", st.returned,
-		"sigsegvOnAltStack", st.alt, "sigsegvReasserted", st.reasserts, "activationReblocked", bindmReblocks()}
+	st := sigguard.SegvCounts()
+	attrs := []any{"sigsegvOnPrivateStack", st.Private, "sigsegvReturned", st.Returned,
+		"sigsegvOnAltStack", st.Alt, "sigsegvReasserted", st.Reasserts, "activationReblocked", sigguard.BindmReblocks()}
 	if diagnostics {
-		n := guardLapses()
+		n := sigguard.GuardLapses()
 		attrs = append(attrs, "guardLapses", n)
 		if n > 0 {
 			// Whatever the log level: the test harness fails a run that

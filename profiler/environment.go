@@ -1,12 +1,5 @@
 package profiler
 
-/*
-#include "object.h"
-#include "signals.h"
-#include "guard.h"
-*/
-import "C"
-
 import (
 	"fmt"
 	"log/slog"
@@ -15,6 +8,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/clrprof/clrprof/internal/sigguard"
 )
 
 // WithGoEnvironment keeps the Go runtime settings that the process
@@ -67,10 +62,10 @@ func resetGoSettings(log *slog.Logger) {
 // unsupported). Both were checked when the library was loaded, before its
 // own Go runtime started.
 func environmentError() error {
-	if C.clrprof_env_glibc() == 0 {
+	if !sigguard.Glibc() {
 		return fmt.Errorf("clrprof: the process does not use glibc; a Go profiler runs only with glibc")
 	}
-	if other := C.GoString(C.clrprof_env_other_go()); other != "" {
+	if other := sigguard.OtherGoRuntime(); other != "" {
 		return otherGoError(other, otherIdentity(other))
 	}
 	return nil

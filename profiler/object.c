@@ -228,7 +228,7 @@ __attribute__((visibility("default"))) HRESULT STDMETHODCALLTYPE DllCanUnloadNow
 
 // ---- the signal audit, run once and reported to Go ----
 //
-// The audit itself is signals.c's; this runs it on the first call of the
+// The audit itself is internal/sigguard's (signals.h); this runs it on the first call of the
 // runtime (DllGetClassObject) and hands the records to Go under the guard.
 
 static clrprof_sigrec audit_recs[NSIG];

@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/clrprof/clrprof/internal/sigguard"
 	"github.com/google/uuid"
 )
 
@@ -120,20 +121,9 @@ func clrprofGoObjectReleased(h C.uintptr_t) {
 	notifyReleased(d)
 }
 
-// SignalRecord is what the signal audit saw for one signal that had a
+// signalRecord is what the signal audit saw for one signal that had a
 // handler other than SIG_DFL when the runtime first asked for the profiler.
-type signalRecord struct {
-	Sig      int
-	Ignored  bool    // SIG_IGN
-	Flags    int     // sa_flags as found
-	NewFlags int     // sa_flags after the audit (== Flags if unchanged)
-	Action   int     // C.CLRPROF_SIG_*
-	Errno    int     // of a failed sigaction
-	Own      bool    // the handler lies in this library (the Go runtime's)
-	Handler  uintptr // handler address
-	Owner    string  // file of the handler (dladdr)
-	Symbol   string  // nearest symbol (dladdr)
-}
+type signalRecord = sigguard.Record
 
 var lastAudit atomic.Pointer[[]signalRecord]
 
@@ -144,31 +134,9 @@ var lastAudit atomic.Pointer[[]signalRecord]
 //export clrprofGoSignalAudit
 func clrprofGoSignalAudit(recs *C.clrprof_sigrec, n C.int, activation C.int) {
 	defer recoverExport("signal audit", nil)
-	out := copySigrecs(recs, int(n))
+	out := sigguard.Records(unsafe.Pointer(recs), int(n))
 	lastAudit.Store(&out)
 	logSignalAudit(out, int(activation))
-}
-
-func copySigrecs(recs *C.clrprof_sigrec, n int) []signalRecord {
-	if recs == nil || n <= 0 {
-		return nil
-	}
-	out := make([]signalRecord, 0, n)
-	for _, r := range unsafe.Slice(recs, n) {
-		out = append(out, signalRecord{
-			Sig:      int(r.sig),
-			Ignored:  r.kind == 1,
-			Flags:    int(r.flags),
-			NewFlags: int(r.new_flags),
-			Action:   int(r.action),
-			Errno:    int(r.err),
-			Own:      r.own != 0,
-			Handler:  uintptr(r.handler),
-			Owner:    C.GoString(&r.owner[0]),
-			Symbol:   C.GoString(&r.symbol[0]),
-		})
-	}
-	return out
 }
 
 func logSignalAudit(recs []signalRecord, activation int) {
@@ -181,27 +149,27 @@ func logSignalAudit(recs []signalRecord, activation int) {
 			sawActivation = true
 		}
 		switch r.Action {
-		case C.CLRPROF_SIG_RESTORED:
+		case sigguard.Restored:
 			log.Info("signal audit: gave a handler its flags back (cleared the SA_ONSTACK the Go runtime added)",
 				append(attrs, "newFlags", saFlagsString(r.NewFlags))...)
 			continue
-		case C.CLRPROF_SIG_RECLAIMED:
+		case sigguard.Reclaimed:
 			log.Info("signal audit: gave the signal back to the runtime's handler (Go forwards it from its alternate signal stack with most signals blocked)",
 				append(attrs, "newFlags", saFlagsString(r.NewFlags))...)
 			continue
-		case C.CLRPROF_SIG_ROUTED:
+		case sigguard.Routed:
 			log.Info("signal audit: routed the signal: faults in this library to Go's handler, all others straight to the runtime's with its own mask",
 				append(attrs, "newFlags", saFlagsString(r.NewFlags))...)
 			continue
-		case C.CLRPROF_SIG_FAILED:
+		case sigguard.Failed:
 			log.Error("signal audit: could not give a handler its flags back; it may run on the small alternate signal stack",
 				append(attrs, "errno", r.Errno)...)
 			continue
-		case C.CLRPROF_SIG_SKIPPED:
+		case sigguard.Skipped:
 			log.Warn("signal audit: the activation signal is handled by this library itself; left alone", attrs...)
 			continue
 		}
-		if !r.Ignored && !r.Own && r.Flags&int(C.clrprof_sa_onstack()) != 0 {
+		if !r.Ignored && !r.Own && r.Flags&sigguard.SAOnStack() != 0 {
 			onstack = append(onstack, signalName(r.Sig, activation))
 		}
 		log.Debug("signal audit: seen", attrs...)
@@ -318,19 +286,3 @@ func uuidToGUID(u uuid.UUID) C.GUID {
 }
 
 func guidString(u uuid.UUID) string { return "{" + strings.ToUpper(u.String()) + "}" }
-
-// segvStats is what the signal router did with SIGSEGV (managed
-// NullReferenceExceptions, mostly): how many it handed to the runtime's
-// handler on the thread's private handler stack, how many of those the
-// handler returned from (the rest ended in the managed exception
-// dispatch), how many on the alternate signal stack (threads that never
-// called into Go, or a frame it could not copy), and how often it put itself
-// back on top of a handler installed over it. See "the host's SIGSEGV
-// handler on a stack of its own" in signals.c.
-type segvStats struct{ private, returned, alt, reasserts uint64 }
-
-func segvCounts() segvStats {
-	var p, r, a, re C.uint64_t
-	C.clrprof_segv_counts(&p, &r, &a, &re)
-	return segvStats{uint64(p), uint64(r), uint64(a), uint64(re)}
-}

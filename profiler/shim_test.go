@@ -461,33 +461,3 @@ func TestGUIDConversion(t *testing.T) {
 		t.Errorf("round trip %v != %v", back, u)
 	}
 }
-
-// TestSegvRouterPrivateStack checks the SIGSEGV router's private-stack path
-// by itself (the storm tests check it inside real runtimes): a fault handed
-// to a stand-in host handler must run it on the thread's private stack with
-// a copy of the kernel's frame (context, signal information, 64-byte aligned
-// extended state), and when the handler returns, the thread must resume
-// from that copy: with the general register the handler changed, past the
-// instruction it skipped, and with the vector register the handler
-// clobbered restored from the saved extended state, although the handler
-// also overwrote the top of the alternate stack (as a SIGURG would).
-func TestSegvRouterPrivateStack(t *testing.T) {
-	before := segvCounts()
-	const rounds = 100
-	for i := 0; i < rounds; i++ {
-		res, rcx, xmm := testSegvRoundTrip()
-		if res != 1 {
-			t.Fatalf("round %d: the stand-in handler reported %d (-1: not on the private stack, -2: frame not copied, -3: extended state not copied or misaligned, -4: wrong signal information, -5: no alternate stack, 0: never called, <= -10: setup failed)", i, res)
-		}
-		if rcx != 0x5eed {
-			t.Fatalf("round %d: rcx = %#x after the fault, want 0x5eed (the context the handler changed was not the one resumed)", i, rcx)
-		}
-		if xmm != 0x4142434445464748 {
-			t.Fatalf("round %d: xmm1 = %#x after the fault, want 0x4142434445464748 (extended state not restored from the frame)", i, xmm)
-		}
-	}
-	after := segvCounts()
-	if after.private-before.private != rounds || after.returned-before.returned != rounds {
-		t.Errorf("router counts: %d on the private stack, %d returned; want %d each", after.private-before.private, after.returned-before.returned, rounds)
-	}
-}

@@ -6,7 +6,6 @@ package profiler
 #cgo CFLAGS: -DCLRPROF_TESTHOOKS
 #include <stdlib.h>
 #include "object.h"
-#include "signals.h"
 #include "guard.h"
 #include "object_testhooks.h"
 #include "chain.h"
@@ -16,10 +15,11 @@ import "C"
 import (
 	"unsafe"
 
+	"github.com/clrprof/clrprof/internal/sigguard"
 	"github.com/google/uuid"
 )
 
-// Go wrappers of the C test hooks in object_testhooks.c and signals.c,
+// Go wrappers of the C test hooks in object_testhooks.c and sigguard,
 // for this package's tests (test files cannot use cgo). They drive the shim the way the runtime does:
 // through DllGetClassObject, the class factory and the vtable.
 
@@ -95,31 +95,15 @@ func testModuleLoaded(obj comObject, mid uintptr) HRESULT {
 	return HRESULT(C.clrprof_test_module_loaded(unsafe.Pointer(obj), C.uintptr_t(mid)))
 }
 
-// Signal helpers.
-func sigRTMin() int          { return int(C.clrprof_sigrtmin()) }
-func saOnStack() int         { return int(C.clrprof_sa_onstack()) }
-func sigFlags(sig int) int   { return int(C.clrprof_sig_flags(C.int(sig))) }
-func sigBlocked(sig int) int { return int(C.clrprof_sig_blocked(C.int(sig))) }
-func testSwapHandler(sig, flags int) int {
-	return int(C.clrprof_test_swap_handler(C.int(sig), C.int(flags)))
-}
-func testRestoreHandler(sig int) int { return int(C.clrprof_test_restore_handler(C.int(sig))) }
-
-// testSegvRoundTrip faults once under the SIGSEGV router with a stand-in
-// host handler; see clrprof_test_segv_roundtrip.
-func testSegvRoundTrip() (result int, rcx, xmm uint64) {
-	var r, x C.uint64_t
-	res := C.clrprof_test_segv_roundtrip(&r, &x)
-	return int(res), uint64(r), uint64(x)
-}
-
-// testAudit runs one audit of the current process (without the once-only
-// guard and without skipping this binary's own handlers) and returns what
-// it saw.
+// Signal helpers (package sigguard's test hooks).
+func sigRTMin() int                      { return sigguard.SigRTMin() }
+func saOnStack() int                     { return sigguard.SAOnStack() }
+func sigFlags(sig int) int               { return sigguard.SigFlags(sig) }
+func sigBlocked(sig int) int             { return sigguard.SigBlocked(sig) }
+func testSwapHandler(sig, flags int) int { return sigguard.SwapHandler(sig, flags) }
+func testRestoreHandler(sig int) int     { return sigguard.RestoreHandler(sig) }
 func testAudit(activation int) []signalRecord {
-	recs := make([]C.clrprof_sigrec, C.NSIG)
-	n := C.clrprof_audit_signals(C.int(activation), 0, &recs[0], C.int(len(recs)))
-	return copySigrecs(&recs[0], int(n))
+	return sigguard.Audit(activation)
 }
 
 // chainVia is how testChainCalls reaches the fake native profiler.

@@ -1,7 +1,7 @@
-// The signal guard (profiler/guard.c), the C API shared by every cgo
+// The signal guard (internal/sigguard/guard.c), the C API shared by every cgo
 // package of clrprof whose C calls into Go on a runtime thread (profiler,
 // instr): bracket each such call with clrprof_go_enter/clrprof_go_leave.
-// Defined once, in package profiler's C; hidden symbols, resolved inside
+// Defined once, in package internal/sigguard's C; hidden symbols, resolved inside
 // the one shared library.
 //
 // Declarations only (copied into _cgo_export.h).

@@ -1,6 +1,7 @@
 // Package include holds the C headers shared by the cgo packages of clrprof
-// (profiler, metadata), which add this directory to their include path:
-// comtypes.h, the PAL base types. cprofiler.h is the scaffolding of the
+// (internal/sigguard, profiler, instr, metadata, ...), which add this
+// directory to their include path: comtypes.h, the PAL base types;
+// guard.h and signals.h, the C API of internal/sigguard. cprofiler.h is the scaffolding of the
 // hand-written C profilers of the tests and benchmarks
 // (internal/harness/testdata/cprof, bench/cref).
 package include

@@ -36,7 +36,10 @@ var (
 	cDef = regexp.MustCompile(`(?m)^([A-Za-z_][^\n]*?)\b(clrprof_\w+)\s*(\(|\[|;|=)`)
 	// A definition in assembly: .globl, or a stub macro invoked with the
 	// name first.
-	sDef      = regexp.MustCompile(`(?m)^\s*(?:\.globl\s+(clrprof_\w+)|[A-Z][A-Z_0-9]*\s+(clrprof_\w+)\s*,)`)
+	sDef = regexp.MustCompile(`(?m)^\s*(?:\.globl\s+(clrprof_\w+)|[A-Z][A-Z_0-9]*\s+(clrprof_\w+)\s*,)`)
+	// A definition in a header: a static inline function, which belongs
+	// to the component the header is named after.
+	hDef      = regexp.MustCompile(`(?m)^static inline [^\n]*?\b(clrprof_\w+)\s*\(`)
 	cgoIFlag  = regexp.MustCompile(`#cgo[^\n]*CFLAGS:[^\n]*`)
 	includeIn = regexp.MustCompile(`-I(\S+)`)
 )
@@ -55,9 +58,12 @@ func strip(src string) string {
 	return lineComment.ReplaceAllString(blockComment.ReplaceAllString(src, ""), "")
 }
 
-// graph returns the component dependency edges of the C of dir.
-func graph(dir string) (map[string]map[string]bool, error) {
-	var files []string
+// graph returns the component dependency edges of the C of dir. The
+// static inline functions of the headers in dir and in incs (the shared
+// include directories dir's C may include) belong to the components their
+// headers are named after: a call of one is a dependency on that component.
+func graph(dir string, incs []string) (map[string]map[string]bool, error) {
+	var files, headers []string
 	for _, pat := range []string{"*.c", "*.S"} {
 		m, err := filepath.Glob(filepath.Join(dir, pat))
 		if err != nil {
@@ -65,8 +71,25 @@ func graph(dir string) (map[string]map[string]bool, error) {
 		}
 		files = append(files, m...)
 	}
+	for _, d := range append([]string{dir}, incs...) {
+		m, err := filepath.Glob(filepath.Join(d, "*.h"))
+		if err != nil {
+			return nil, err
+		}
+		headers = append(headers, m...)
+	}
 	defs := map[string]string{} // symbol -> component
 	srcs := map[string]string{}
+	for _, f := range headers {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		src := strip(string(b))
+		for _, m := range hDef.FindAllStringSubmatch(src, -1) {
+			defs[m[1]] = component(f)
+		}
+	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -163,39 +186,46 @@ func order(edges map[string]map[string]bool) ([]string, []string) {
 }
 
 // includePaths reports the -I directories of dir's #cgo CFLAGS lines that
-// are neither dir itself nor internal/include.
-func includePaths(dir string) ([]string, error) {
+// are internal/include (inc), and those that are neither dir itself nor
+// internal/include (bad).
+func includePaths(dir string) (inc, bad []string, err error) {
 	gos, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var bad []string
+	seen := map[string]bool{}
 	for _, f := range gos {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, line := range cgoIFlag.FindAllString(string(b), -1) {
 			for _, m := range includeIn.FindAllStringSubmatch(line, -1) {
 				p := filepath.ToSlash(filepath.Clean(strings.ReplaceAll(m[1], "${SRCDIR}", dir)))
-				if !strings.HasSuffix(p, "internal/include") && p != filepath.ToSlash(filepath.Clean(dir)) {
+				switch {
+				case strings.HasSuffix(p, "internal/include"):
+					if !seen[p] {
+						seen[p] = true
+						inc = append(inc, p)
+					}
+				case p != filepath.ToSlash(filepath.Clean(dir)):
 					bad = append(bad, filepath.Base(f)+": -I"+m[1])
 				}
 			}
 		}
 	}
-	return bad, nil
+	return inc, bad, nil
 }
 
 func check(dir string, verbose bool) error {
-	bad, err := includePaths(dir)
+	inc, bad, err := includePaths(dir)
 	if err != nil {
 		return err
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("%s: C reaches outside its package and internal/include: %s", dir, strings.Join(bad, ", "))
 	}
-	edges, err := graph(dir)
+	edges, err := graph(dir, inc)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 
 // The C of the packages checked in task test-c is layered one way.
 func TestRepoLayers(t *testing.T) {
-	for _, dir := range []string{"../../../profiler", "../../../instr"} {
+	for _, dir := range []string{"../../../internal/sigguard", "../../../profiler", "../../../instr"} {
 		if err := check(dir, false); err != nil {
 			t.Error(err)
 		}
@@ -25,5 +25,14 @@ func TestForeignIncludeFound(t *testing.T) {
 	err := check("testdata/reach", false)
 	if err == nil || !strings.Contains(err.Error(), "-I${SRCDIR}/../circle") {
 		t.Fatalf("check(testdata/reach) = %v, want the -I outside internal/include reported", err)
+	}
+}
+
+// A call of a header's static inline function is a dependency on the
+// header's component: here the only way a reaches b.
+func TestCircleThroughInlineFound(t *testing.T) {
+	err := check("testdata/inline", false)
+	if err == nil || !strings.Contains(err.Error(), "circle: a -> b -> a") {
+		t.Fatalf("check(testdata/inline) = %v, want the circle a -> b -> a", err)
 	}
 }

@@ -46,7 +46,7 @@ static int env_is_zero(const char *name) {
 // After needm, on the thread's own stack and before it switches to the
 // goroutine's, the runtime calls its C hook _cgo_bindm once per thread (to
 // store the M in a pthread key whose destructor releases it at thread
-// exit). The profiler package's init replaces that hook with
+// exit). Package sigguard's init (bindm.go) replaces that hook with
 // clrprof_bindm, which calls the original and, when the thread is inside a
 // guard, blocks SIGRTMIN again before any Go code runs on the goroutine's
 // stack. A guarded call that comes before that init (a library's first
@@ -55,7 +55,7 @@ static int env_is_zero(const char *name) {
 
 static __thread int guard_depth __attribute__((tls_model("initial-exec")));
 static void (*bindm_orig)(void *);
-// 0 before the profiler package's init, then one of these.
+// 0 before package sigguard's init, then one of these.
 enum { BINDM_HOOKED = 1, BINDM_OFF = 2, BINDM_MISSING = 3 };
 static int bindm_state;
 static pthread_mutex_t bindm_mu = PTHREAD_MUTEX_INITIALIZER;

@@ -1,6 +1,8 @@
-// Signals (signals.c): the snapshot of the host's handlers taken before the
-// Go runtime starts, the environment checks made then, the signal audit and
-// the SIGSEGV router. Calls nothing above it (no Go, no guard).
+// Signals (internal/sigguard/signals.c): the snapshot of the host's
+// handlers taken before the Go runtime starts, the environment checks made
+// then, the signal audit and the SIGSEGV router. Calls nothing above it (no
+// Go, no guard). Shared with the C of other packages (profiler's object.c
+// runs the audit); their Go uses package sigguard's functions instead.
 //
 // Declarations only (copied into _cgo_export.h).
 #ifndef CLRPROF_SIGNALS_H
@@ -62,10 +64,28 @@ const char *clrprof_env_other_go(void);
 // (CLRPROF_SIGNAL_AUDIT=0, test builds only).
 int clrprof_signal_audit_off(void);
 
+// clrprof_segv_stack is the calling thread's private stack for the SIGSEGV
+// router (the base of its mapping, guard page first): NULL until the
+// thread's first call into Go, (char *)-1 if it could not be mapped.
+// Initial-exec TLS, so that reading it is one load with no call (the
+// library is loaded with dlopen, which has room for it in the static TLS
+// block).
+extern __thread char *clrprof_segv_stack __attribute__((tls_model("initial-exec")));
+
+// clrprof_segv_stack_map is the slow path of clrprof_segv_stack_ensure:
+// the thread's first call into Go maps its stack, and checks that the
+// router is still on top.
+void clrprof_segv_stack_map(void);
+
 // clrprof_segv_stack_ensure maps the calling thread's private stack for the
 // SIGSEGV router if it has none yet (and checks that the router is still
-// on top). guard.c calls it on every entry into Go; cheap after the first.
-void clrprof_segv_stack_ensure(void);
+// on top). guard.c calls it on every entry into Go: after a thread's first,
+// one TLS load and a branch, inline.
+static inline void clrprof_segv_stack_ensure(void) {
+	if (__builtin_expect(clrprof_segv_stack == NULL, 0)) {
+		clrprof_segv_stack_map();
+	}
+}
 
 // Helpers for Go code and tests.
 int clrprof_sigrtmin(void);

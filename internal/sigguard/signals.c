@@ -214,7 +214,7 @@ static int pc_in_self(uintptr_t pc) {
 
 #define SEGV_STACK_SIZE (128 * 1024)
 
-static __thread char *segv_stack __attribute__((tls_model("initial-exec")));
+__thread char *clrprof_segv_stack __attribute__((tls_model("initial-exec")));
 static pthread_key_t segv_stack_key;
 static pthread_once_t segv_stack_once = PTHREAD_ONCE_INIT;
 static int segv_stack_key_ok;
@@ -235,7 +235,7 @@ static void segv_stack_free(void *base) {
 	if (base != NULL && base != (void *)-1) {
 		munmap(base, SEGV_STACK_SIZE + segv_page);
 	}
-	segv_stack = NULL;
+	clrprof_segv_stack = NULL;
 }
 
 static void segv_stack_key_init(void) {
@@ -246,8 +246,8 @@ static void segv_stack_key_init(void) {
 static int segv_reassert(void);
 static void segv_router(int sig, siginfo_t *info, void *ctx);
 
-void clrprof_segv_stack_ensure(void) {
-	if (__builtin_expect(segv_stack != NULL, 1)) {
+void clrprof_segv_stack_map(void) {
+	if (clrprof_segv_stack != NULL) {
 		return;
 	}
 	// A thread's first call into Go: also a cheap moment to make sure no
@@ -255,23 +255,23 @@ void clrprof_segv_stack_ensure(void) {
 	segv_reassert();
 	pthread_once(&segv_stack_once, segv_stack_key_init);
 	if (!segv_stack_key_ok) {
-		segv_stack = (char *)-1;
+		clrprof_segv_stack = (char *)-1;
 		return;
 	}
 	char *base = mmap(NULL, SEGV_STACK_SIZE + segv_page, PROT_READ | PROT_WRITE,
 	                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
 	if (base == MAP_FAILED) {
-		segv_stack = (char *)-1;
+		clrprof_segv_stack = (char *)-1;
 		return;
 	}
 	// A guard page below, so an overflow faults instead of writing on.
 	mprotect(base, segv_page, PROT_NONE);
 	if (pthread_setspecific(segv_stack_key, base) != 0) {
 		munmap(base, SEGV_STACK_SIZE + segv_page);
-		segv_stack = (char *)-1;
+		clrprof_segv_stack = (char *)-1;
 		return;
 	}
-	segv_stack = base;
+	clrprof_segv_stack = base;
 }
 
 // Assembly (signals_linux_amd64.S): call fn(sig, info, ctx) with the stack
@@ -325,7 +325,7 @@ static void run_host_here(void (*handler)(int, siginfo_t *, void *), int sig, si
 
 static void run_host_segv(void (*handler)(int, siginfo_t *, void *), int sig, siginfo_t *info, void *ctx) {
 	ucontext_t *uc = ctx;
-	char *stack = segv_stack;
+	char *stack = clrprof_segv_stack;
 	if (stack == NULL || stack == (char *)-1 || uc == NULL || info == NULL || private_stack_off) {
 		run_host_here(handler, sig, info, ctx);
 		return;
@@ -389,7 +389,7 @@ void clrprof_segv_counts(uint64_t *private_runs, uint64_t *private_returns, uint
 // in_segv_stack reports whether p lies on this thread's private handler
 // stack.
 static int in_segv_stack(const void *p) {
-	char *stack = segv_stack;
+	char *stack = clrprof_segv_stack;
 	return stack != NULL && stack != (char *)-1 && (const char *)p >= stack && (const char *)p < stack + segv_page + SEGV_STACK_SIZE;
 }
 
@@ -621,7 +621,7 @@ static void test_segv_host(int sig, siginfo_t *info, void *ctx) {
 
 int clrprof_test_segv_roundtrip(uint64_t *rcx_out, uint64_t *xmm_out) {
 	clrprof_segv_stack_ensure();
-	if (segv_stack == NULL || segv_stack == (char *)-1) {
+	if (clrprof_segv_stack == NULL || clrprof_segv_stack == (char *)-1) {
 		return -10;
 	}
 	struct sigaction act, saved_act;

@@ -1,0 +1,2 @@
+#include "b.h"
+void clrprof_a(void) { clrprof_b_fast(); }

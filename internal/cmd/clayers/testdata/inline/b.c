@@ -1,0 +1,2 @@
+void clrprof_a(void);
+void clrprof_b_slow(void) { clrprof_a(); }
