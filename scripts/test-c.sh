@@ -14,7 +14,7 @@ CGO_CFLAGS="-O2 -g -Werror" go build $pkgs
 CGO_CFLAGS="-O2 -g -Werror" go build -tags clrprof_testhooks $pkgs
 
 echo "== C layering: no circle between components, no private headers of another package"
-go run ./internal/cmd/clayers -v profiler instr
+go run ./internal/cmd/clayers -v profiler instr internal/chain
 
 # The unit tests of profiler that drive its C through the test hooks: the
 # test files built only with the tag clrprof_testhooks.
