@@ -26,7 +26,7 @@ func init() {
 		Profiler:      "../moduleload/profiler",
 		CLSID:         "{2E6F4A83-7D1B-4C59-A0E2-8B3C5D7F9A06}",
 		Run: func(t *testing.T, rt harness.Runtime, app, lib string, sc *scenario) harness.Result {
-			native := harness.BuildCShared(t, []string{"../profiler/testdata/chainc/chainc.c"}, "-Wall", "-Werror", "-I../profiler", "-I../internal/include")
+			native := harness.BuildCShared(t, []string{"../profiler/testdata/chainc/chainc.c"}, "-Wall", "-Werror", "-I../internal/include")
 			return harness.Run(t, rt, app, harness.RunOptions{
 				ProfilerPath:  lib,
 				ProfilerCLSID: sc.CLSID,

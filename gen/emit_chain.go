@@ -6,7 +6,7 @@ import (
 )
 
 // chainHandWritten are the callback slots whose chain forwarding is
-// hand-written in profiler/chain.c: they set up or tear down the chain, or
+// hand-written in internal/chain/chain.c: they set up or tear down the chain, or
 // the Go profiler alone answers them.
 var chainHandWritten = map[string]bool{
 	"Initialize":             true,
@@ -16,7 +16,7 @@ var chainHandWritten = map[string]bool{
 }
 
 // emitChainC writes the vtable of a profiler object that chains a native
-// profiler (profiler/chain.c): every slot calls the chained profiler first,
+// profiler (internal/chain/chain.c): every slot calls the chained profiler first,
 // when it implements the slot's interface version and its event mask asks
 // for the callback, then the slot of the object's ordinary vtable (the Go
 // profiler's) when the Go profiler's event mask asks for it. A BOOL the callback returns through a pointer is asked of

@@ -57,7 +57,9 @@ func profilerMapper(u *Universe, prof *File, ov *Overlay) *TypeMapper {
 }
 
 // GenerateProfiler emits package profiler from corprof.idl (and the HRESULTs
-// of corerror.h when given). Keys of the result are file names in profiler/.
+// of corerror.h when given), with the C it shares: the interface header
+// (internal/include) and the chain's forwarding vtable (internal/chain).
+// Keys of the result are paths relative to profiler/.
 // Structs named in shared are declared by package metadata and aliased here.
 func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[string]bool, st *Stats) (map[string][]byte, error) {
 	u := NewUniverse(prof)
@@ -131,14 +133,16 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 	if err != nil {
 		return nil, err
 	}
-	out["corprof_gen.h"] = hdr
+	// corprof_gen.h is shared by the C of profiler and internal/chain, so it
+	// lives in internal/include; the keys of out are relative to profiler/.
+	out["../internal/include/corprof_gen.h"] = hdr
 	out["thunks_gen.h"] = CThunks(cmdline, "CLRPROF_THUNKS_GEN_H", "corprof_gen.h", append(append([]*Interface(nil), infos...), others...))
 	out["callbacks_gen.c"] = emitCallbacksC(cmdline, top, slots, callbacks, infos)
 	chain, err := emitChainC(cmdline, top, slots)
 	if err != nil {
 		return nil, err
 	}
-	out["chain_gen.c"] = chain
+	out["../internal/chain/chain_gen.c"] = chain
 
 	// types_gen.go
 	used := map[string]string{}

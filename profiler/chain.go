@@ -1,21 +1,27 @@
 package profiler
 
-// #include <stdint.h>
-// #include <stdlib.h>
-// #include "chain.h"
-import "C"
+// Chaining is package internal/chain (its C and exports); this file holds
+// what users call and the configuration, and forwards to it.
 
 import (
-	"context"
 	"debug/elf"
 	"fmt"
-	"log/slog"
 	"os"
-	"unsafe"
 
-	"github.com/clrprof/clrprof/internal/cgoutil"
+	"github.com/clrprof/clrprof/internal/chain"
 	"github.com/google/uuid"
 )
+
+func init() {
+	chain.SetHooks(chain.Hooks{
+		Config: func() (chain.Config, bool) {
+			path, clsid, ok := chainConfig(registered.Load())
+			return chain.Config{Path: path, CLSID: clsid}, ok
+		},
+		Logger: logger,
+		Panic:  reportPanic,
+	})
+}
 
 // The environment variables that make every profiler built with this
 // package chain a native profiler (see "Sharing the process with another
@@ -62,35 +68,6 @@ func chainConfig(r *registration) (path string, clsid uuid.UUID, ok bool) {
 	return path, u, true
 }
 
-// clrprofGoChainConfig fills path (n bytes) and clsid with the chained
-// profiler to load and reports whether there is one.
-//
-//export clrprofGoChainConfig
-func clrprofGoChainConfig(path *C.char, n C.int, clsid *C.GUID) (ok C.int) {
-	defer recoverExport("chain", func() { ok = 0 })
-	p, u, on := chainConfig(registered.Load())
-	if !on {
-		return 0
-	}
-	if len(p)+1 > int(n) {
-		logger().Error("chain: the chained profiler's path is too long; running without it", "path", p)
-		return 0
-	}
-	buf := unsafe.Slice((*byte)(unsafe.Pointer(path)), int(n))
-	copy(buf, p)
-	buf[len(p)] = 0
-	*(*cgoutil.GUID)(unsafe.Pointer(clsid)) = cgoutil.ToGUID(u)
-	return 1
-}
-
-// clrprofGoChainLog logs a record of chain.c.
-//
-//export clrprofGoChainLog
-func clrprofGoChainLog(level C.int, msg *C.char) {
-	defer recoverExport("chain", nil)
-	logger().Log(context.Background(), slog.Level(level), C.GoString(msg))
-}
-
 // ChainedProfiler describes the native profiler chained beside this one.
 type ChainedProfiler struct {
 	// Active is true while callbacks are forwarded to it.
@@ -106,16 +83,15 @@ type ChainedProfiler struct {
 // Chained reports the native profiler chained beside this one (see
 // WithChain), and false when there is none.
 func Chained() (ChainedProfiler, bool) {
-	if C.clrprof_chain.cb == nil {
+	st, ok := chain.Chained()
+	if !ok {
 		return ChainedProfiler{}, false
 	}
-	var lo, hi C.uint32_t
-	C.clrprof_chain_masks(C.CLRPROF_PARTY_CHAIN, &lo, &hi)
 	return ChainedProfiler{
-		Active:   C.clrprof_chain.active != 0,
-		Version:  int(C.clrprof_chain.version),
-		Mask:     Monitor(lo),
-		MaskHigh: HighMonitor(hi),
+		Active:   st.Active,
+		Version:  st.Version,
+		Mask:     Monitor(st.MaskLo),
+		MaskHigh: HighMonitor(st.MaskHi),
 	}, true
 }
 
@@ -126,11 +102,7 @@ func (c ChainedProfiler) String() string {
 
 // otherIdentity is what another loaded library says it is (its
 // clrprof_identity): "" for a Go library that is not a clrprof profiler.
-func otherIdentity(path string) string {
-	cs := C.CString(path)
-	defer C.free(unsafe.Pointer(cs))
-	return C.GoString(C.clrprof_other_identity(cs))
-}
+func otherIdentity(path string) string { return chain.OtherIdentity(path) }
 
 // otherGoError is why a second Go library declines: which library holds
 // the process and how to run both profilers instead.
@@ -147,9 +119,7 @@ func otherGoError(path, identity string) error {
 
 // setIdentity publishes the registered profiler in clrprof_identity.
 func setIdentity(r *registration) {
-	cs := C.CString(fmt.Sprintf("%s %s", guidString(r.clsid), r.implType))
-	defer C.free(unsafe.Pointer(cs))
-	C.clrprof_set_identity(cs)
+	chain.SetIdentity(fmt.Sprintf("%s %s", guidString(r.clsid), r.implType))
 }
 
 // goLibrary reports whether the shared library at path carries a Go

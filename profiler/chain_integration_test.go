@@ -15,7 +15,7 @@ const chaincCLSID = "{8E2B1C3D-4F5A-4B6C-9D7E-0F1A2B3C4D5E}"
 // chaining tests.
 func chainc(t *testing.T) string {
 	t.Helper()
-	return harness.BuildCShared(t, []string{"testdata/chainc/chainc.c"}, "-Wall", "-Werror", "-I.", "-I../internal/include")
+	return harness.BuildCShared(t, []string{"testdata/chainc/chainc.c"}, "-Wall", "-Werror", "-I../internal/include")
 }
 
 var chaincRe = regexp.MustCompile(`(?m)^chainc: Shutdown jits=(\d+) allocs=(\d+) modules=(\d+) inlining=(\d+) failed=(\d+)$`)

@@ -1,9 +1,5 @@
 package profiler
 
-// #include <stdint.h>
-// #include "chain.h"
-import "C"
-
 import (
 	"errors"
 	"fmt"
@@ -11,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/clrprof/clrprof/internal/chain"
 )
 
 // A Composite runs several profilers in one library: Compose makes one,
@@ -80,7 +78,7 @@ type member struct {
 	cbs         callbacks
 	implemented []bool
 	name        string
-	party       int // its Info wrapper (chain.h), or -1: no wrapper, no filter
+	party       int // its Info wrapper (internal/chain), or -1: no wrapper, no filter
 	info        *Info
 	off         atomic.Bool // failed Initialize
 }
@@ -92,8 +90,8 @@ func Compose(members ...Callback) (*Composite, error) {
 	if len(members) == 0 {
 		return nil, errors.New("clrprof: Compose: no member")
 	}
-	if len(members) > C.CLRPROF_MAX_MEMBERS {
-		return nil, fmt.Errorf("clrprof: Compose: %d members, at most %d", len(members), C.CLRPROF_MAX_MEMBERS)
+	if len(members) > chain.MaxMembers {
+		return nil, fmt.Errorf("clrprof: Compose: %d members, at most %d", len(members), chain.MaxMembers)
 	}
 	c := &Composite{members: make([]member, len(members))}
 	for i, m := range members {
@@ -133,15 +131,6 @@ func (c *Composite) implementedSlots() []bool {
 	return u
 }
 
-// slotLo and slotHi mirror chain.c's table of the events each callback
-// needs.
-var (
-	slotLo = (*[C.CLRPROF_CALLBACK_SLOTS]uint32)(unsafe.Pointer(&C.clrprof_slot_lo[0]))
-	slotHi = (*[C.CLRPROF_CALLBACK_SLOTS]uint32)(unsafe.Pointer(&C.clrprof_slot_hi[0]))
-	maskLo = (*[C.CLRPROF_PARTIES]uint32)(unsafe.Pointer(&C.clrprof_chain.mask_lo[0]))
-	maskHi = (*[C.CLRPROF_PARTIES]uint32)(unsafe.Pointer(&C.clrprof_chain.mask_hi[0]))
-)
-
 // deliver reports whether member i gets the callback at slot.
 func (c *Composite) deliver(i, slot int) bool {
 	m := &c.members[i]
@@ -151,8 +140,7 @@ func (c *Composite) deliver(i, slot int) bool {
 	if m.party < 0 {
 		return true
 	}
-	lo, hi := slotLo[slot], slotHi[slot]
-	return lo == 0 && hi == 0 || atomic.LoadUint32(&maskLo[m.party])&lo != 0 || atomic.LoadUint32(&maskHi[m.party])&hi != 0
+	return chain.Wants(m.party, slot)
 }
 
 // recoverMember is deferred around each member's callback.
@@ -223,9 +211,9 @@ func (c *Composite) start(method string, info *Info, call func(m *member, info *
 		m.info = info
 		m.party = -1
 		if unk != nil {
-			if w := C.clrprof_party_info(unk, C.int(C.CLRPROF_PARTY_MEMBER0+i)); w != nil {
-				if mi, err := newInfo(unsafe.Pointer(w)); err == nil {
-					m.info, m.party = mi, int(C.CLRPROF_PARTY_MEMBER0)+i
+			if w := chain.PartyInfo(unk, chain.PartyMember0+i); w != nil {
+				if mi, err := newInfo(w); err == nil {
+					m.info, m.party = mi, chain.PartyMember0+i
 				}
 			}
 		}
@@ -240,7 +228,7 @@ func (c *Composite) start(method string, info *Info, call func(m *member, info *
 		if err != nil {
 			m.off.Store(true)
 			if m.party >= 0 {
-				C.clrprof_party_reset(C.int(m.party))
+				chain.PartyReset(m.party)
 			}
 			errs = append(errs, m.name+": "+err.Error())
 			if first == nil {
@@ -345,5 +333,5 @@ func (c *Composite) Released() {
 // Info wrappers are in use (chain or Compose) for x's profiler object;
 // false when they are not.
 func partiesQuiesce(x *Info) bool {
-	return x != nil && C.clrprof_parties_quiesce(x.p[1]) != 0
+	return x != nil && chain.PartiesQuiesce(x.p[1])
 }

@@ -1,9 +1,5 @@
 package profiler
 
-// #include <stdint.h>
-// #include "chain.h"
-import "C"
-
 import (
 	"errors"
 	"fmt"
@@ -13,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/clrprof/clrprof/internal/chain"
 	"github.com/google/uuid"
 )
 
@@ -147,7 +144,7 @@ var mainAnswered atomic.Int32
 // enabled and the list names this library with this CLSID, except for the
 // first object when the main profiler is this library too.
 func defaultNotificationOnly(clsid uuid.UUID) (bool, string) {
-	self := C.GoString(C.clrprof_self_path())
+	self := chain.SelfPath()
 	if coreclrEnv("ENABLE_NOTIFICATION_PROFILERS") != "1" {
 		return false, "notification profilers are not enabled (CORECLR_ENABLE_NOTIFICATION_PROFILERS)"
 	}

@@ -8,13 +8,13 @@ package profiler
 #include "object.h"
 #include "guard.h"
 #include "object_testhooks.h"
-#include "chain.h"
 */
 import "C"
 
 import (
 	"unsafe"
 
+	"github.com/clrprof/clrprof/internal/chain"
 	"github.com/clrprof/clrprof/internal/sigguard"
 	"github.com/google/uuid"
 )
@@ -107,22 +107,15 @@ func testAudit(activation int) []signalRecord {
 }
 
 // chainVia is how testChainCalls reaches the fake native profiler.
-type chainVia int
+type chainVia = chain.Via
 
 const (
-	viaStraight chainVia = iota // a direct call, no SDK in between
-	viaFanOut                   // the fan-out vtable (clrprof_chain_vtbl)
-	viaLive                     // the chaining object's vtable after refresh
+	viaStraight = chain.ViaStraight // a direct call, no SDK in between
+	viaFanOut   = chain.ViaFanOut   // the fan-out vtable (clrprof_chain_vtbl)
+	viaLive     = chain.ViaLive     // the chaining object's vtable after refresh
 )
 
-// testChainCalls makes n ObjectAllocated calls to a fake native profiler,
-// chained or not (via), its mask asking for allocations or not (want), the
-// Go party's too (goWants); it returns the loop's duration in
-// nanoseconds, how many calls reached the fake, and whether the live slot
-// pointed straight at it.
+// testChainCalls is chain.TestHookCalls (chain.c's clrprof_test_chain_calls).
 func testChainCalls(n int, via chainVia, want, goWants bool) (ns, calls uint64, direct bool) {
-	var c C.uint64_t
-	var d C.int
-	ns = uint64(C.clrprof_test_chain_calls(C.long(n), C.int(via), C.int(b2i(want)), C.int(b2i(goWants)), &c, &d))
-	return ns, uint64(c), d != 0
+	return chain.TestHookCalls(n, via, want, goWants)
 }

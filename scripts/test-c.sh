@@ -14,7 +14,7 @@ CGO_CFLAGS="-O2 -g -Werror" go build $pkgs
 CGO_CFLAGS="-O2 -g -Werror" go build -tags clrprof_testhooks $pkgs
 
 echo "== C layering: no circle between components, no private headers of another package"
-go run ./internal/cmd/clayers -v internal/sigguard profiler instr
+go run ./internal/cmd/clayers -v internal/sigguard profiler instr internal/chain
 
 export CGO_CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=undefined -fno-sanitize-recover=undefined"
 export CGO_LDFLAGS="-fsanitize=undefined"

@@ -4,4 +4,8 @@
 // guard.h and signals.h, the C API of internal/sigguard. cprofiler.h is the scaffolding of the
 // hand-written C profilers of the tests and benchmarks
 // (internal/harness/testdata/cprof, bench/cref).
+//
+// The profiler object's C API, object.h, and the generated interface
+// header it includes, corprof_gen.h (cmd/comgen), are here because the C
+// of both profiler and internal/chain uses them.
 package include

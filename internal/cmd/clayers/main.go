@@ -1,13 +1,17 @@
 // Command clayers checks that the C of clrprof's cgo packages is layered one
-// way: it reads the C and assembly files of each package directory given,
+// way: it reads the C and assembly files of the package directories given,
 // finds which file defines each clrprof_ symbol and which files use it,
 // groups the files into components (x.c, x_gen.c and x_linux_amd64.S are one
 // component; callbacks_gen.c is the generated half of object.c), and fails
-// if the components' dependencies have a circle. It also fails if a
-// package's C reaches another package's private headers: the only include
-// path outside the package's own directory may be internal/include.
+// if the components' dependencies have a circle. The packages are checked
+// together: their C is linked into one shared library, so a component may
+// call one of another package (printed as dir/component), and a circle
+// through two packages is a circle too. It also fails if a package's C
+// reaches another package's private headers: the only include path outside
+// the package's own directory may be internal/include, and an #include
+// "..." names a file, never a path.
 //
-//	go run ./internal/cmd/clayers profiler instr
+//	go run ./internal/cmd/clayers profiler instr internal/chain
 //
 // With -v it prints each component's dependencies, lowest layer first.
 package main
@@ -42,6 +46,8 @@ var (
 	hDef      = regexp.MustCompile(`(?m)^static inline [^\n]*?\b(clrprof_\w+)\s*\(`)
 	cgoIFlag  = regexp.MustCompile(`#cgo[^\n]*CFLAGS:[^\n]*`)
 	includeIn = regexp.MustCompile(`-I(\S+)`)
+	// An #include "..." (in C, a header or a cgo preamble) naming a path.
+	includePath = regexp.MustCompile(`(?m)^\s*(?://\s*)?#\s*include\s*"([^"]*/[^"]*)"`)
 )
 
 func component(file string) string {
@@ -58,26 +64,41 @@ func strip(src string) string {
 	return lineComment.ReplaceAllString(blockComment.ReplaceAllString(src, ""), "")
 }
 
-// graph returns the component dependency edges of the C of dir. The
-// static inline functions of the headers in dir and in incs (the shared
-// include directories dir's C may include) belong to the components their
-// headers are named after: a call of one is a dependency on that component.
-func graph(dir string, incs []string) (map[string]map[string]bool, error) {
+// graph returns the component dependency edges of the C of dirs, each
+// component named dir: component. The static inline functions of the
+// headers in dirs and in incs (the shared include directories their C may
+// include) belong to the components their headers are named after (the
+// component of that name in dirs, wherever its C is): a call of one is a
+// dependency on that component.
+func graph(dirs, incs []string) (map[string]map[string]bool, error) {
 	var files, headers []string
-	for _, pat := range []string{"*.c", "*.S"} {
-		m, err := filepath.Glob(filepath.Join(dir, pat))
-		if err != nil {
-			return nil, err
+	for _, dir := range dirs {
+		for _, pat := range []string{"*.c", "*.S"} {
+			m, err := filepath.Glob(filepath.Join(dir, pat))
+			if err != nil {
+				return nil, err
+			}
+			files = append(files, m...)
 		}
-		files = append(files, m...)
 	}
-	for _, d := range append([]string{dir}, incs...) {
+	for _, d := range append(append([]string{}, dirs...), incs...) {
 		m, err := filepath.Glob(filepath.Join(d, "*.h"))
 		if err != nil {
 			return nil, err
 		}
 		headers = append(headers, m...)
 	}
+	byName := map[string]string{} // component name -> dir: component, of the C files
+	for _, f := range files {
+		byName[component(f)] = filepath.Dir(f) + ": " + component(f)
+	}
+	headerComponent := func(f string) string {
+		if c, ok := byName[component(f)]; ok {
+			return c
+		}
+		return filepath.Dir(f) + ": " + component(f)
+	}
+	component := func(f string) string { return filepath.Dir(f) + ": " + component(f) }
 	defs := map[string]string{} // symbol -> component
 	srcs := map[string]string{}
 	for _, f := range headers {
@@ -85,9 +106,8 @@ func graph(dir string, incs []string) (map[string]map[string]bool, error) {
 		if err != nil {
 			return nil, err
 		}
-		src := strip(string(b))
-		for _, m := range hDef.FindAllStringSubmatch(src, -1) {
-			defs[m[1]] = component(f)
+		for _, m := range hDef.FindAllStringSubmatch(strip(string(b)), -1) {
+			defs[m[1]] = headerComponent(f)
 		}
 	}
 	for _, f := range files {
@@ -186,14 +206,30 @@ func order(edges map[string]map[string]bool) ([]string, []string) {
 }
 
 // includePaths reports the -I directories of dir's #cgo CFLAGS lines that
-// are internal/include (inc), and those that are neither dir itself nor
-// internal/include (bad).
+// are internal/include (inc), and as bad those that are neither dir itself
+// nor internal/include and the #include "..." of its C, headers and cgo
+// preambles that name a path.
 func includePaths(dir string) (inc, bad []string, err error) {
+	seen := map[string]bool{}
+	for _, pat := range []string{"*.c", "*.h", "*.S", "*.go"} {
+		fs, err := filepath.Glob(filepath.Join(dir, pat))
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, f := range fs {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, m := range includePath.FindAllStringSubmatch(string(b), -1) {
+				bad = append(bad, filepath.Base(f)+": #include \""+m[1]+"\"")
+			}
+		}
+	}
 	gos, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return nil, nil, err
 	}
-	seen := map[string]bool{}
 	for _, f := range gos {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -217,30 +253,49 @@ func includePaths(dir string) (inc, bad []string, err error) {
 	return inc, bad, nil
 }
 
-func check(dir string, verbose bool) error {
-	inc, bad, err := includePaths(dir)
-	if err != nil {
-		return err
+// check checks the C of dirs together.
+func check(dirs []string, verbose bool) error {
+	var incs []string
+	seen := map[string]bool{}
+	for _, dir := range dirs {
+		inc, bad, err := includePaths(dir)
+		if err != nil {
+			return err
+		}
+		for _, p := range inc {
+			if !seen[p] {
+				seen[p] = true
+				incs = append(incs, p)
+			}
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("%s: C reaches outside its package and internal/include: %s", dir, strings.Join(bad, ", "))
+		}
 	}
-	if len(bad) > 0 {
-		return fmt.Errorf("%s: C reaches outside its package and internal/include: %s", dir, strings.Join(bad, ", "))
-	}
-	edges, err := graph(dir, inc)
+	edges, err := graph(dirs, incs)
 	if err != nil {
 		return err
 	}
 	layers, cycle := order(edges)
 	if cycle != nil {
-		return fmt.Errorf("%s: circle: %s", dir, strings.Join(cycle, " -> "))
+		return fmt.Errorf("circle: %s", strings.Join(cycle, " -> "))
 	}
 	if verbose {
 		for _, c := range layers {
+			dir, _, _ := strings.Cut(c, ": ")
 			var deps []string
 			for d := range edges[c] {
+				// A component of the same package by its name, another's
+				// as dir/component.
+				if ddir, name, _ := strings.Cut(d, ": "); ddir == dir {
+					d = name
+				} else {
+					d = ddir + "/" + name
+				}
 				deps = append(deps, d)
 			}
 			sort.Strings(deps)
-			fmt.Printf("%s: %s -> %s\n", dir, c, strings.Join(deps, " "))
+			fmt.Printf("%s -> %s\n", c, strings.Join(deps, " "))
 		}
 	}
 	return nil
@@ -249,14 +304,8 @@ func check(dir string, verbose bool) error {
 func main() {
 	verbose := flag.Bool("v", false, "print each component's dependencies, lowest layer first")
 	flag.Parse()
-	failed := false
-	for _, dir := range flag.Args() {
-		if err := check(dir, *verbose); err != nil {
-			fmt.Fprintln(os.Stderr, "clayers:", err)
-			failed = true
-		}
-	}
-	if failed {
+	if err := check(flag.Args(), *verbose); err != nil {
+		fmt.Fprintln(os.Stderr, "clayers:", err)
 		os.Exit(1)
 	}
 }

@@ -1,5 +1,6 @@
-// Chaining a native profiler; see chain.h and the package documentation
-// ("Sharing the process with another profiler").
+// Chaining a native profiler; see chain.h, docs/internals.md ("Chaining")
+// and package profiler's documentation ("Sharing the process with another
+// profiler").
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>

@@ -1,13 +1,14 @@
-// The profiler object handed to the runtime (object.c): its layout,
-// IUnknown, the per-callback "implemented" table, the live vtable and its
-// C overrides, the class factory's hook, and the COM entry points. The
-// generated half (corprof_gen.h, callbacks_gen.c) holds the interface types
-// and the callback vtable.
+// The profiler object handed to the runtime (profiler/object.c): its
+// layout, IUnknown, the per-callback "implemented" table, the live vtable
+// and its C overrides, the class factory's hook, and the COM entry points.
+// The generated half (corprof_gen.h, profiler/callbacks_gen.c) holds the
+// interface types and the callback vtable. Shared (internal/include)
+// because internal/chain's C uses it too.
 //
-// This header is copied into _cgo_export.h (shim.go has //export functions
-// and includes it), so it must hold declarations only. Everything it
-// declares is internal to the shared library except DllGetClassObject and
-// DllCanUnloadNow, which say so explicitly.
+// This header is copied into _cgo_export.h (profiler/shim.go has //export
+// functions and includes it), so it must hold declarations only.
+// Everything it declares is internal to the shared library except
+// DllGetClassObject and DllCanUnloadNow, which say so explicitly.
 #ifndef CLRPROF_OBJECT_H
 #define CLRPROF_OBJECT_H
 
@@ -63,8 +64,8 @@ extern ICorProfilerCallback11Vtbl clrprof_live_vtbl;
 
 // clrprof_object_set_vtbl_hook registers the hook the class factory asks
 // for the vtable of each new profiler object (NULL from the hook: the
-// ordinary one). chain.c, a layer above, registers it so that the first
-// object forwards to a chained native profiler.
+// ordinary one). internal/chain/chain.c, a layer above, registers it so
+// that the first object forwards to a chained native profiler.
 void clrprof_object_set_vtbl_hook(const void *(*hook)(void));
 
 // clrprof_signal_audit runs the signal audit (signals.c) once per process

@@ -1,0 +1,2 @@
+void clrprof_q(void);
+void clrprof_p(void) { clrprof_q(); }
