@@ -114,6 +114,8 @@ type Builder struct {
 	roots   []bRoot
 	statics []bStatic
 	meta    map[string]string
+	opts    BuilderOptions
+	sp      *spill // the spill file, once spilling
 }
 
 type bStatic struct {
@@ -164,6 +166,10 @@ func (b *Builder) Object(addr, typeID, size uint64, refs []uint64) {
 		b.Type(typeID, fmt.Sprintf("<unknown type %#x>", typeID))
 		ti = b.typeIdx[typeID]
 	}
+	if b.sp != nil {
+		b.sp.write(addr, ti, size, refs)
+		return
+	}
 	start := len(b.refs)
 	for _, r := range refs {
 		if r != 0 {
@@ -171,6 +177,9 @@ func (b *Builder) Object(addr, typeID, size uint64, refs []uint64) {
 		}
 	}
 	b.objs = append(b.objs, bObj{addr: addr, typ: ti, size: size, refStart: uint32(start), nrefs: uint32(len(b.refs) - start)})
+	if b.opts.SpillDir != "" && len(b.objs) > b.opts.SpillAfter {
+		b.startSpill()
+	}
 }
 
 // Root adds a root reference to the object at addr.
@@ -207,6 +216,9 @@ var ErrDuplicate = errors.New("heapsnap: two objects at one address")
 // Build resolves the references and returns the snapshot. The Builder must
 // not be used afterwards.
 func (b *Builder) Build() (*Snapshot, error) {
+	if b.sp != nil {
+		return b.buildSpilled()
+	}
 	slices.SortStableFunc(b.objs, func(x, y bObj) int { return cmp.Compare(x.addr, y.addr) })
 	// An object reported twice (the heap walk and the non-GC heap's
 	// enumeration both list some frozen objects) is one object if type
@@ -250,6 +262,14 @@ func (b *Builder) Build() (*Snapshot, error) {
 		}
 	}
 	s.refStart[n] = uint32(len(s.refs))
+	b.resolveRootsAndStatics(s)
+	*b = Builder{}
+	return s, nil
+}
+
+// resolveRootsAndStatics adds the roots and the static fields to s, whose
+// objects and references are resolved.
+func (b *Builder) resolveRootsAndStatics(s *Snapshot) {
 	for _, r := range b.roots {
 		if j, ok := s.Find(r.addr); ok {
 			s.roots = append(s.roots, Root{Object: int32(j), Kind: r.kind})
@@ -281,6 +301,4 @@ func (b *Builder) Build() (*Snapshot, error) {
 		s.Statics = append(s.Statics, st.name)
 		s.roots = append(s.roots, Root{Object: int32(j), Kind: RootStatic, Static: int32(len(s.Statics))})
 	}
-	*b = Builder{}
-	return s, nil
 }

@@ -20,7 +20,7 @@ import (
 // then), and each one pauses the app for a full blocking collection.
 var _ = os.Getenv("CONTPROF_HEAPSNAP") != "" && addWith(func() profiler.Callback {
 	// the Capturer exists before Compose binds the member's methods
-	return &heapsnapMember{Capturer: capture.New(capture.Options{})}
+	return &heapsnapMember{Capturer: capture.New(capture.Options{SpillDir: heapsnapDir()})}
 })
 
 // heapsnapMember takes the snapshots CONTPROF_HEAPSNAP asks for: a comma
@@ -33,6 +33,19 @@ type heapsnapMember struct {
 	*capture.Capturer
 	series *capture.Series
 	atExit bool
+}
+
+// heapsnapDir is where the snapshots go (and large ones spill while they
+// are taken).
+func heapsnapDir() string {
+	if dir := os.Getenv("CONTPROF_HEAPSNAP_DIR"); dir != "" {
+		return dir
+	}
+	base := os.Getenv("CONTPROF_DIR")
+	if base == "" {
+		base = "contprof"
+	}
+	return filepath.Join(base, "heapsnap")
 }
 
 func heapsnapLogf(format string, args ...any) { logf("heapsnap "+format, args...) }
@@ -68,15 +81,7 @@ func (m *heapsnapMember) Initialize(info *profiler.Info) error {
 			return err
 		}
 	}
-	dir := os.Getenv("CONTPROF_HEAPSNAP_DIR")
-	if dir == "" {
-		base := os.Getenv("CONTPROF_DIR")
-		if base == "" {
-			base = "contprof"
-		}
-		dir = filepath.Join(base, "heapsnap")
-	}
-	series, err := capture.NewSeries(m.Capturer, capture.SeriesOptions{Dir: dir, Logf: heapsnapLogf})
+	series, err := capture.NewSeries(m.Capturer, capture.SeriesOptions{Dir: heapsnapDir(), Logf: heapsnapLogf})
 	if err != nil {
 		logf("CONTPROF_HEAPSNAP_DIR: %v: no heap snapshots", err)
 		return err

@@ -24,7 +24,7 @@ func TestContprofHeapsnap(t *testing.T) {
 		dir := t.TempDir()
 		snaps := filepath.Join(dir, "heapsnap")
 		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
-			Env: []string{"CONTPROF_DIR=" + dir, "CONTPROF_HEAPSNAP=signal,exit", "HEAPSNAP_DIR=" + snaps},
+			Env:     []string{"CONTPROF_DIR=" + dir, "CONTPROF_HEAPSNAP=signal,exit", "HEAPSNAP_DIR=" + snaps},
 			Timeout: 5 * time.Minute})
 		res.MustSucceed(t)
 		res.MustStdoutContain(t, "snapshot 1 written", "snapshot 2 written", "done")

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -113,4 +114,30 @@ func checkPath(t *testing.T, dir string, n, leaked int, want []string) {
 	if len(first) < 3 || !strings.Contains(first[1], want[2]) || !strings.Contains(first[2], strings.Join(want[:3], " → ")) {
 		t.Errorf("snapshot %d: largest retainer is not the list:\n%s", n, txt)
 	}
+}
+
+// TestSpill is TestLeak with snapshots of more than 100 objects spilled to
+// disk during the walk (HEAPSNAP_SPILL_AFTER=100): the same snapshots, the
+// reports say they spilled, and no spill file is left.
+func TestSpill(t *testing.T) {
+	harness.Integration(t)
+	lib := harness.BuildProfiler(t, "./sample/heapsnap")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"testdata/leak.cs"}, "", harness.For(rt))
+		dir := t.TempDir()
+		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+			Env: []string{"HEAPSNAP_DIR=" + dir, "HEAPSNAP_SPILL_AFTER=100"}, Timeout: 5 * time.Minute})
+		res.MustSucceed(t)
+		res.MustStdoutContain(t, "snapshot 1 written", "snapshot 2 written", "done")
+		for n, want := range map[int]int{1: 50, 2: 150, 3: 150} {
+			checkSnapshot(t, dir, n, want)
+			rep, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("heap-%d.txt", n)))
+			if err != nil || !regexp.MustCompile(`spill: \d+ object reports and \d+ references written to disk during the walk \(more than 100 objects\)`).Match(rep) {
+				t.Errorf("heap-%d.txt does not say it spilled (%v)", n, err)
+			}
+		}
+		if left, _ := filepath.Glob(filepath.Join(dir, "heapsnap-spill-*")); len(left) != 0 {
+			t.Errorf("spill files left: %v", left)
+		}
+	})
 }

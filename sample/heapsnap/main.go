@@ -23,7 +23,11 @@
 //
 // Other variables: HEAPSNAP_DIR (default the working directory),
 // HEAPSNAP_MAX_OBJECTS (refuse heaps with more objects, default 20000000:
-// the report says so), HEAPSNAP_TOP (lines per table, default 20).
+// the report says so), HEAPSNAP_SPILL_AFTER (a snapshot of more objects is
+// written to a temporary file in HEAPSNAP_DIR during the walk and read back
+// after it, so that its memory does not grow with the heap during the
+// pause; default 1000000, 0: never), HEAPSNAP_TOP (lines per table,
+// default 20).
 //
 // Each snapshot induces a full blocking collection with the runtime's
 // heap walk on: the application pauses for it (the report gives the
@@ -135,15 +139,30 @@ func (p *heapsnapProfiler) Shutdown() error {
 }
 
 func init() {
-	p := &heapsnapProfiler{Capturer: capture.New(capture.Options{})}
+	opts := capture.Options{SpillDir: os.Getenv("HEAPSNAP_DIR")}
+	if opts.SpillDir == "" {
+		opts.SpillDir = "."
+	}
 	if v := os.Getenv("HEAPSNAP_MAX_OBJECTS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
 			logf("HEAPSNAP_MAX_OBJECTS=%q: want a positive integer; not loading", v)
 			return
 		}
-		p.Capturer = capture.New(capture.Options{MaxObjects: n})
+		opts.MaxObjects = n
 	}
+	if v := os.Getenv("HEAPSNAP_SPILL_AFTER"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			logf("HEAPSNAP_SPILL_AFTER=%q: want a number of objects (0: never spill); not loading", v)
+			return
+		}
+		if n == 0 {
+			opts.SpillDir = ""
+		}
+		opts.SpillAfter = n
+	}
+	p := &heapsnapProfiler{Capturer: capture.New(opts)}
 	if err := profiler.Register(clsid, p); err != nil {
 		logf("%v", err)
 	}
