@@ -116,6 +116,9 @@ type Capturer struct {
 	frozen         string
 	scratch        []uint64 // ObjectReferences' references, reused
 	last           Stats
+
+	rec    *profiler.HeapWalkRecorder // the walk recorded in C; nil: Go's ObjectReferences
+	recErr error                      // why there is no recorder
 }
 
 // New returns a Capturer.
@@ -137,6 +140,10 @@ func (c *Capturer) newBuilder() *heapsnap.Builder {
 // own Initialize calls this one from it.
 func (c *Capturer) Initialize(info *profiler.Info) error {
 	c.info = info
+	// the walk recorded in C: an object costs the pause a few hundred
+	// nanoseconds less than a Go callback (the guard's two signal-mask
+	// system calls and cgo's transition)
+	c.rec, c.recErr = info.NewHeapWalkRecorder()
 	return nil
 }
 
@@ -333,6 +340,34 @@ func (c *Capturer) Take() (*heapsnap.Snapshot, error) {
 	objects, roots := c.objects, c.roots
 	c.b = nil
 	c.mu.Unlock()
+	walker := "Go callbacks (" + fmt.Sprint(c.recErr) + ")"
+	if c.rec != nil {
+		// the objects the C recorder kept during the pause go into the
+		// Builder now, while the application runs
+		walker = "recorded in C"
+		st := c.rec.Stats()
+		switch {
+		case st.Overflow:
+			overflow = true
+		case st.OutOfMemory:
+			walkErr = errors.New("heapsnap/capture: the heap walk's buffer could not grow (out of memory)")
+		case st.SizeErr != nil && walkErr == nil:
+			walkErr = fmt.Errorf("heapsnap/capture: %w", st.SizeErr)
+		}
+		if !overflow && walkErr == nil {
+			c.rec.Objects(func(obj profiler.ObjectID, cls profiler.ClassID, size uint64, refs []profiler.ObjectID) bool {
+				c.scratch = c.scratch[:0]
+				for _, r := range refs {
+					c.scratch = append(c.scratch, uint64(r))
+				}
+				b.Object(uint64(obj), uint64(cls), size, c.scratch)
+				classes[cls] = struct{}{}
+				objects++
+				return true
+			})
+		}
+		c.rec.Reset()
+	}
 	if overflow || walkErr != nil {
 		b.Discard()
 	}
@@ -370,6 +405,7 @@ func (c *Capturer) Take() (*heapsnap.Snapshot, error) {
 	}
 	b.SetMeta("static fields", statics)
 	b.SetMeta("frozen objects", frozen)
+	b.SetMeta("heap walk", walker)
 	s, err := b.Build()
 	if err != nil {
 		return nil, err
@@ -427,6 +463,9 @@ func (c *Capturer) GarbageCollectionStarted(generationCollected []bool, reason p
 	defer c.mu.Unlock()
 	if c.phase == armed && len(generationCollected) > 2 && generationCollected[2] {
 		c.phase = collecting
+		if c.rec != nil {
+			c.rec.Start(c.opts.MaxObjects)
+		}
 	}
 	return nil
 }
@@ -501,6 +540,9 @@ func (c *Capturer) GarbageCollectionFinished() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.phase == collecting {
+		if c.rec != nil {
+			c.rec.Stop()
+		}
 		if !c.overflow {
 			for _, sl := range c.slots {
 				c.b.Static(load(sl.addr), uint64(sl.addr), sl.name)

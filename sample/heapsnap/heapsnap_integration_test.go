@@ -43,6 +43,11 @@ func TestLeak(t *testing.T) {
 		for n, want := range map[int]int{1: 50, 2: 150, 3: 150} {
 			checkSnapshot(t, dir, n, want)
 		}
+		// the walk was recorded in C (profiler.HeapWalkRecorder), not by a
+		// Go callback per object
+		if rep1, _ := os.ReadFile(filepath.Join(dir, "heap-1.txt")); !strings.Contains(string(rep1), "heap walk: recorded in C") {
+			t.Errorf("heap-1.txt does not say the walk was recorded in C:\n%s", rep1)
+		}
 		rep2, _ := os.ReadFile(filepath.Join(dir, "heap-2.txt"))
 		since := string(rep2[strings.Index(string(rep2), "Since snapshot 1"):])
 		t.Logf("heap-2.txt diff:\n%s", since)

@@ -1,0 +1,111 @@
+package profiler
+
+/*
+#include "heapwalk.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+)
+
+// A HeapWalkRecorder records the runtime's heap walk (the
+// ObjectReferences callbacks of a collection made while COR_PRF_MONITOR_GC
+// is on) in C, without entering Go for each object: the runtime's
+// threads are suspended for the whole walk, so what each object costs is
+// the application's pause. While a recording is off, ObjectReferences goes
+// to the profiler's Go method as before.
+//
+// Get one with [Info.NewHeapWalkRecorder] in Initialize; call Start from
+// GarbageCollectionStarted of the collection to record, Stop from its
+// GarbageCollectionFinished, then Objects (outside the collection is fine:
+// the recording stays until the next Start or Reset). One per process.
+// While a recording is on, Go's ObjectReferences (every Compose member's
+// too) does not get that collection's objects.
+type HeapWalkRecorder struct{}
+
+var heapWalkInstalled atomic.Bool
+
+// NewHeapWalkRecorder takes over the ObjectReferences callback for
+// recordings. It needs ICorProfilerInfo4 (GetObjectSize2: .NET Core 2.0
+// and later). Call it from Initialize, before the runtime can deliver the
+// callback.
+func (x *Info) NewHeapWalkRecorder() (*HeapWalkRecorder, error) {
+	p := x.ptr(4)
+	if p == nil {
+		return nil, notAvailable("ICorProfilerInfo4", 4, x.Version())
+	}
+	if !heapWalkInstalled.CompareAndSwap(false, true) {
+		return nil, errors.New("clrprof: NewHeapWalkRecorder: already installed in this process")
+	}
+	if C.clrprof_heapwalk_install(p) != 0 {
+		return nil, errors.New("clrprof: NewHeapWalkRecorder: cannot take over ObjectReferences")
+	}
+	return &HeapWalkRecorder{}, nil
+}
+
+// Start starts recording, with room for at most maxObjects objects: a walk
+// with more is dropped as it comes (Stats.Overflow), so that memory stays
+// bounded.
+func (r *HeapWalkRecorder) Start(maxObjects int) {
+	C.clrprof_heapwalk_start(C.uint64_t(maxObjects))
+}
+
+// Stop stops recording: later ObjectReferences go to Go again.
+func (r *HeapWalkRecorder) Stop() { C.clrprof_heapwalk_stop() }
+
+// HeapWalkStats describe the last recording.
+type HeapWalkStats struct {
+	Objects  int  // objects recorded
+	Overflow bool // more than Start's maxObjects came: nothing kept
+	// OutOfMemory: the recording's buffer could not grow; nothing kept.
+	OutOfMemory bool
+	// SizeErr is the first GetObjectSize2 failure (its object's size is
+	// recorded as 0), nil if none.
+	SizeErr error
+}
+
+// Stats describe the last recording.
+func (r *HeapWalkRecorder) Stats() HeapWalkStats {
+	var res C.clrprof_heapwalk_result
+	C.clrprof_heapwalk_result_get(&res)
+	st := HeapWalkStats{Objects: int(res.objects), Overflow: res.overflow != 0, OutOfMemory: res.nomem != 0}
+	if res.size_obj != 0 {
+		st.SizeErr = fmt.Errorf("GetObjectSize2(%#x): %w", uint64(res.size_obj), HRESULT(res.size_hr))
+	}
+	return st
+}
+
+// Objects calls yield for each object of the last recording, in the
+// order the runtime reported them, with its references (refs is reused
+// between calls: copy what you keep). It stops when yield returns false.
+// Call it after Stop, not during a later recording.
+func (r *HeapWalkRecorder) Objects(yield func(obj ObjectID, cls ClassID, size uint64, refs []ObjectID) bool) {
+	var res C.clrprof_heapwalk_result
+	C.clrprof_heapwalk_result_get(&res)
+	if res.words == nil || res.nwords == 0 {
+		return
+	}
+	// the buffer is C memory that stays until the next Start or Reset
+	w := unsafe.Slice((*uint64)(unsafe.Pointer(res.words)), int(res.nwords))
+	for i := 0; i+4 <= len(w); {
+		n := int(w[i+3])
+		if i+4+n > len(w) {
+			return
+		}
+		var refs []ObjectID
+		if n > 0 {
+			refs = unsafe.Slice((*ObjectID)(unsafe.Pointer(&w[i+4])), n)
+		}
+		if !yield(ObjectID(w[i]), ClassID(w[i+1]), w[i+2], refs) {
+			return
+		}
+		i += 4 + n
+	}
+}
+
+// Reset frees the last recording.
+func (r *HeapWalkRecorder) Reset() { C.clrprof_heapwalk_reset() }
