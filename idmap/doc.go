@@ -10,6 +10,7 @@
 // JITCompilationStarted and the unload callbacks); its lookups return only
 // IDs that are still loaded, reverse lookups go from (module, token) to
 // IDs, and [Map.UseClass], [Map.UseFunction] and [Map.UseModule] keep an
-// ID from unloading while it is in use outside a callback about it.
-// Lookups of unknown or dropped IDs fail with [ErrUnknownID].
+// ID from unloading while it is in use outside a callback about it. A
+// lookup of an unknown or dropped ID finds nothing; a Use of it, or
+// [Map.ClassFromToken], fails with [ErrUnknownID].
 package idmap
