@@ -20,8 +20,11 @@ func TestInfoStateIsPerInfo(t *testing.T) {
 	if cacheOf(x) == cacheOf(y) || canonOf(x) == canonOf(y) {
 		t.Error("two Infos share a cache")
 	}
-	if cacheOf(nil) == cacheOf(nil) || canonOf(nil) == canonOf(nil) {
-		t.Error("nil Infos share a cache")
+	if c1, c2 := cacheOf(nil), cacheOf(nil); c1 == c2 {
+		t.Error("nil Infos share an import cache")
+	}
+	if r1, r2 := canonOf(nil), canonOf(nil); r1 == r2 {
+		t.Error("nil Infos share a canonical registry")
 	}
 	// The zero canonical registry takes unloads and being switched on and
 	// off (its maps are made when first needed).
