@@ -336,6 +336,10 @@ func emitInfoType(f *jen.File, infos []*Interface) {
 	f.Type().Id("Info").Struct(
 		jen.Id("p").Index(jen.Lit(n+1)).Qual("unsafe", "Pointer"),
 		jen.Id("version").Int(),
+		jen.Line().Comment("state is what the SDK keeps per Info (infostate.go, hand-written):"),
+		jen.Comment("the metadata reader cache, the canonical instantiations, whether"),
+		jen.Comment("the object was loaded as a notification profiler."),
+		jen.Id("state").Id("infoState"),
 	)
 	f.Line()
 	f.Comment("newInfo queries unk for every ICorProfilerInfoN.")

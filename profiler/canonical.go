@@ -38,16 +38,6 @@ type canonRegistry struct {
 	keyOf   map[ClassID]canonKey
 }
 
-var canonRegistries sync.Map // *Info → *canonRegistry
-
-func canonOf(x *Info) *canonRegistry {
-	if r, ok := canonRegistries.Load(x); ok {
-		return r.(*canonRegistry)
-	}
-	r, _ := canonRegistries.LoadOrStore(x, &canonRegistry{byType: map[canonKey][]ClassID{}, keyOf: map[ClassID]canonKey{}})
-	return r.(*canonRegistry)
-}
-
 func (r *canonRegistry) setWatched(on bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -90,6 +80,9 @@ func (x *Info) classLoaded(c ClassID) {
 	}
 	if !shared || !r.watched {
 		return
+	}
+	if r.byType == nil {
+		r.byType, r.keyOf = map[canonKey][]ClassID{}, map[ClassID]canonKey{}
 	}
 	k := canonKey{ci.ModuleID, ci.TypeDefToken}
 	if _, dup := r.keyOf[c]; !dup {
@@ -159,6 +152,9 @@ func dropCanon(x *Info) {
 	if x == nil {
 		return
 	}
-	canonOf(x).setWatched(false)
-	canonRegistries.Delete(x)
+	r := canonOf(x)
+	r.setWatched(false)
+	r.mu.Lock()
+	r.canon = 0
+	r.mu.Unlock()
 }

@@ -218,7 +218,7 @@ func (c *Composite) start(method string, info *Info, call func(m *member, info *
 			}
 		}
 		if info.NotificationOnly() && m.info != info {
-			notificationInfos.Store(m.info, struct{}{})
+			m.info.state.notif.Store(true)
 		}
 		if m.party < 0 && unk != nil {
 			logger().Warn(method+": no Info of its own for a composed profiler (the per-member masks belong to the process's first profiler object; this is another: a second entry of the notification list, or an attach); it shares this object's event mask with the other members and gets every callback it implements",

@@ -158,7 +158,7 @@ func (d *dispatcher) start(method string, unk unsafe.Pointer, call func(*Info) e
 	}
 	d.info = info
 	if d.notificationOnly.Load() {
-		notificationInfos.Store(info, struct{}{})
+		info.state.notif.Store(true)
 	}
 	logger().Info(method, "clsid", guidString(d.reg.clsid), "type", fmt.Sprintf("%T", d.impl), "infoVersion", info.Version())
 	for _, v := range []string{"CLRPROF_SIGNAL_GUARD", "CLRPROF_SIGNAL_AUDIT", "CLRPROF_SEGV_PRIVATE_STACK", "CLRPROF_BINDM_HOOK"} {

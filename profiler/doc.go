@@ -15,8 +15,9 @@
 // (var _ profiler.Callback11 = (*T)(nil)) catch a callback whose signature
 // keeps it from being called. Callbacks and Info methods use Go types and
 // return errors: an [HRESULT] in the chain, [ErrNotAvailable] for a method
-// the runtime lacks. [Info.FunctionName] names functions; [IDMap] keeps
-// IDs valid across unloads; [Info.EnableELT], [Info.EnableCallCounts] and
+// the runtime lacks. [Info.FunctionName] names functions; package idmap
+// keeps IDs valid across unloads, package typeref finds what a TypeRef
+// names; [Info.EnableELT], [Info.EnableCallCounts] and
 // [Info.EnableAllocationRecording] record hot events in C and hand Go
 // batches; [Compose] runs several profilers in one library.
 //

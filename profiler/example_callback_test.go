@@ -1,7 +1,6 @@
 package profiler_test
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -97,33 +96,6 @@ func (p *jitNames) JITCompilationStarted(f profiler.FunctionID, safeToBlock bool
 // canonical instantiation before .NET 10 too.
 func ExampleInfo_FunctionName() {
 	_ = profiler.Register("{3B7A9C21-5D4E-4F60-8A1B-2C3D4E5F6071}", &jitNames{}, profiler.WithSharedGenericNames())
-}
-
-// What an IDMap does without a runtime: a lookup of an ID it has not seen
-// finds nothing, a Use of it fails with ErrUnknownID without calling f,
-// and adding an ID fails, since only the runtime can say what the ID is
-// (ExampleIDMap shows the map fed from a profiler's callbacks).
-func ExampleIDMap_UseFunction() {
-	ids := profiler.NewIDMap(nil) // in a profiler: NewIDMap(info) in Initialize
-	const f = profiler.FunctionID(0x7f00_1234)
-
-	_, ok := ids.Function(f)
-	fmt.Println("known:", ok)
-
-	err := ids.UseFunction(f, func(e profiler.FunctionEntry) error {
-		fmt.Println("never called for an unknown ID")
-		return nil
-	})
-	fmt.Println(errors.Is(err, profiler.ErrUnknownID))
-
-	_, err = ids.AddFunction(f)
-	fmt.Println(errors.Is(err, profiler.ErrNotAvailable))
-	fmt.Println(ids.Counts())
-	// Output:
-	// known: false
-	// true
-	// true
-	// 0 0 0
 }
 
 // allocBytes sums the bytes allocated per class from the allocation

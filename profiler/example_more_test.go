@@ -8,55 +8,6 @@ import (
 	"github.com/clrprof/clrprof/profiler"
 )
 
-// jitByModule counts the functions compiled per module file, remembering
-// them in an IDMap that forgets each module when the runtime unloads it.
-type jitByModule struct {
-	profiler.Base
-	info *profiler.Info
-	ids  *profiler.IDMap
-}
-
-func (p *jitByModule) Initialize(info *profiler.Info) error {
-	p.info = info
-	p.ids = profiler.NewIDMap(info)
-	return info.SetEventMask(profiler.MonitorModuleLoads | profiler.MonitorClassLoads | profiler.MonitorJITCompilation)
-}
-
-// The IDMap is fed from the callbacks of the same name.
-func (p *jitByModule) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) error {
-	return p.ids.ModuleLoadFinished(m, hr)
-}
-
-func (p *jitByModule) ModuleUnloadStarted(m profiler.ModuleID) error {
-	// Before the map forgets the module: how many of its functions it saw.
-	_, functions := p.ids.ModuleCounts(m)
-	if mi, err := p.info.ModuleInfoOf(m, profiler.ModuleFieldName); err == nil {
-		fmt.Fprintf(os.Stderr, "%s unloads after %d compiled functions\n", mi.Name, functions)
-	}
-	return p.ids.ModuleUnloadStarted(m)
-}
-
-func (p *jitByModule) ClassLoadFinished(c profiler.ClassID, hr profiler.HRESULT) error {
-	return p.ids.ClassLoadFinished(c, hr)
-}
-
-func (p *jitByModule) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
-	return p.ids.JITCompilationStarted(f, safe)
-}
-
-func (p *jitByModule) Shutdown() error {
-	modules, classes, functions := p.ids.Counts()
-	fmt.Fprintf(os.Stderr, "%d modules, %d classes, %d functions still loaded\n", modules, classes, functions)
-	return nil
-}
-
-// An IDMap keeps (module, token) for the IDs a profiler sees, and drops
-// them when the runtime unloads what they name, so a lookup never returns
-// a stale ID.
-func ExampleIDMap() {
-	_ = profiler.Register("{5D3E1B29-8A47-4C6F-B0D2-7E91A3C5F864}", &jitByModule{})
-}
-
 // throwSites prints the managed stack of every thread that throws.
 type throwSites struct {
 	profiler.Base

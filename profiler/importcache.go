@@ -36,16 +36,6 @@ type sharedImport struct {
 	dead    bool
 }
 
-var importCaches sync.Map // *Info → *importCache
-
-func cacheOf(x *Info) *importCache {
-	if c, ok := importCaches.Load(x); ok {
-		return c.(*importCache)
-	}
-	c, _ := importCaches.LoadOrStore(x, &importCache{byID: map[ModuleID]*sharedImport{}})
-	return c.(*importCache)
-}
-
 // sharedModuleImport returns the metadata reader of module m and the
 // function to call when done with it (instead of Release).
 func (x *Info) sharedModuleImport(m ModuleID) (*metadata.Import2, func(), error) {
@@ -92,6 +82,9 @@ func (c *importCache) get(m ModuleID, open func() (*metadata.Import2, func(), er
 		return e.imp, func() { c.done(e) }, nil
 	}
 	e := &sharedImport{imp: imp, release: release, users: 1}
+	if c.byID == nil {
+		c.byID = map[ModuleID]*sharedImport{}
+	}
 	c.byID[m] = e
 	c.mu.Unlock()
 	return imp, func() { c.done(e) }, nil
@@ -152,7 +145,6 @@ func dropImports(x *Info) {
 		return
 	}
 	cacheOf(x).setWatched(false)
-	importCaches.Delete(x)
 }
 
 // SetEventMask sets the events the runtime reports (ICorProfilerInfo::

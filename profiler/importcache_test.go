@@ -39,7 +39,7 @@ func (f *fakeOpener) counts() (int, int) {
 // call opens and releases its own reader; with it, one reader per module
 // serves every call until the module unloads.
 func TestImportCacheOnlyWhileUnloadsAreSeen(t *testing.T) {
-	c := &importCache{byID: map[ModuleID]*sharedImport{}}
+	c := cacheOf(&Info{}) // the zero cache a new Info holds
 	var f fakeOpener
 	for i := 0; i < 3; i++ {
 		_, done, _ := c.get(1, f.open)
@@ -85,7 +85,7 @@ func TestImportCacheOnlyWhileUnloadsAreSeen(t *testing.T) {
 // TestImportCacheReleasesAfterLastUser: a reader dropped while in use is
 // released by its last user, not before.
 func TestImportCacheReleasesAfterLastUser(t *testing.T) {
-	c := &importCache{byID: map[ModuleID]*sharedImport{}}
+	c := cacheOf(&Info{}) // the zero cache a new Info holds
 	c.setWatched(true)
 	var f fakeOpener
 	_, done1, _ := c.get(7, f.open)
@@ -108,7 +108,7 @@ func TestImportCacheReleasesAfterLastUser(t *testing.T) {
 // goroutines (run with -race): every reader opened is released exactly
 // once when everything is dropped, and never while in use.
 func TestImportCacheConcurrent(t *testing.T) {
-	c := &importCache{byID: map[ModuleID]*sharedImport{}}
+	c := cacheOf(&Info{}) // the zero cache a new Info holds
 	c.setWatched(true)
 	var f fakeOpener
 	var wg sync.WaitGroup

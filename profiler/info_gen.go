@@ -21,6 +21,11 @@ import "C"
 type Info struct {
 	p       [16]unsafe.Pointer
 	version int
+
+	// state is what the SDK keeps per Info (infostate.go, hand-written):
+	// the metadata reader cache, the canonical instantiations, whether
+	// the object was loaded as a notification profiler.
+	state infoState
 }
 
 // newInfo queries unk for every ICorProfilerInfoN.

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"github.com/clrprof/clrprof/internal/chain"
@@ -72,18 +71,13 @@ func (e *NotificationError) Is(target error) bool { return target == ErrNotifica
 // E_INVALIDARG.
 func (e *NotificationError) Unwrap() error { return E_INVALIDARG }
 
-// notificationInfos holds the Infos of profiler objects that answered
-// LoadAsNotificationOnly with true.
-var notificationInfos sync.Map // *Info -> struct{}
-
 // NotificationOnly reports whether the profiler object this Info belongs to
 // was loaded as a notification profiler.
 func (x *Info) NotificationOnly() bool {
 	if x == nil {
 		return false
 	}
-	_, ok := notificationInfos.Load(x)
-	return ok
+	return x.state.notif.Load()
 }
 
 // checkNotificationMask refuses event flags a notification profiler may not

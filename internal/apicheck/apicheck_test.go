@@ -24,6 +24,8 @@ var checked = []string{
 	"github.com/clrprof/clrprof/pprofbuild",
 	"github.com/clrprof/clrprof/instr",
 	"github.com/clrprof/clrprof/instr/target",
+	"github.com/clrprof/clrprof/idmap",
+	"github.com/clrprof/clrprof/typeref",
 }
 
 // allowlist names the exported places (as reported by surface) where an

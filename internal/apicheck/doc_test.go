@@ -23,6 +23,8 @@ var documented = []string{
 	"github.com/clrprof/clrprof/pprofbuild",
 	"github.com/clrprof/clrprof/diag",
 	"github.com/clrprof/clrprof/clrevents",
+	"github.com/clrprof/clrprof/idmap",
+	"github.com/clrprof/clrprof/typeref",
 }
 
 func loadDocumented(t *testing.T) []*packages.Package {

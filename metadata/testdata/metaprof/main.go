@@ -24,8 +24,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/clrprof/clrprof/idmap"
 	"github.com/clrprof/clrprof/metadata"
 	"github.com/clrprof/clrprof/profiler"
+	"github.com/clrprof/clrprof/typeref"
 )
 
 // kinds of signatures counted, in print order.
@@ -36,7 +38,7 @@ type counts map[string]int
 type metaprof struct {
 	profiler.Base
 	info *profiler.Info
-	ids  *profiler.IDMap
+	ids  *idmap.Map
 
 	mu       sync.Mutex
 	total    counts
@@ -54,7 +56,7 @@ func (p *metaprof) logf(format string, args ...any) {
 
 func (p *metaprof) Initialize(info *profiler.Info) error {
 	p.info = info
-	p.ids = profiler.NewIDMap(info)
+	p.ids = idmap.New(info)
 	p.total = counts{}
 	p.appMods = map[profiler.ModuleID]string{}
 	p.alcMods = map[profiler.ModuleID]string{}
@@ -555,7 +557,7 @@ func (p *metaprof) frame(f profiler.FunctionID, frameInfo profiler.FrameInfo) {
 
 // resolveTypeRefs resolves every TypeRef of the app's modules.
 func (p *metaprof) resolveTypeRefs() {
-	r := profiler.NewTypeResolver(p.info)
+	r := typeref.New(p.info)
 	p.mu.Lock()
 	mods := make([]profiler.ModuleID, 0, len(p.appMods))
 	for m := range p.appMods {
@@ -581,7 +583,7 @@ func (p *metaprof) resolveTypeRefs() {
 				continue
 			}
 			loc, err := r.Resolve(m, tr)
-			if errors.Is(err, profiler.ErrTypeRefUnresolved) && strings.Contains(err.Error(), "not loaded") {
+			if errors.Is(err, typeref.ErrUnresolved) && strings.Contains(err.Error(), "not loaded") {
 				notLoaded++
 				p.logf("typeref: %s %s -> not loaded (%v)", base, want, err)
 				continue
@@ -605,7 +607,7 @@ func (p *metaprof) resolveTypeRefs() {
 	p.logf("typerefs: resolved=%d notloaded=%d failed=%d", resolved, notLoaded, failed)
 }
 
-func (p *metaprof) defName(loc profiler.TypeLocation) (string, string) {
+func (p *metaprof) defName(loc typeref.Location) (string, string) {
 	e, ok := p.ids.Module(loc.Module)
 	where := fmt.Sprintf("module %#x", uint64(loc.Module))
 	if ok {

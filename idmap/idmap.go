@@ -1,4 +1,4 @@
-package profiler
+package idmap
 
 import (
 	"errors"
@@ -10,44 +10,45 @@ import (
 	"time"
 
 	"github.com/clrprof/clrprof/metadata"
+	"github.com/clrprof/clrprof/profiler"
 )
 
-// ErrUnknownID matches errors for IDs that an [IDMap] has not seen or has
+// ErrUnknownID matches errors for IDs that a [Map] has not seen or has
 // dropped because their module, class or AppDomain went away: passing such
 // an ID back to the runtime could crash it, so the map never does.
 var ErrUnknownID = errors.New("clrprof: ID not known to be loaded")
 
-// ModuleEntry is what an [IDMap] knows about a module.
+// ModuleEntry is what a [Map] knows about a module.
 type ModuleEntry struct {
 	// ID is the module this entry describes (the map's key).
-	ID   ModuleID
+	ID   profiler.ModuleID
 	Name string // file path, or the name of a dynamic module
 	// Assembly is the assembly the module belongs to.
-	Assembly AssemblyID
+	Assembly profiler.AssemblyID
 	// AppDomain is the app domain the assembly was loaded in.
-	AppDomain AppDomainID
+	AppDomain profiler.AppDomainID
 }
 
-// ClassEntry is what an [IDMap] knows about a class.
+// ClassEntry is what a [Map] knows about a class.
 type ClassEntry struct {
 	// ID is the class this entry describes (the map's key).
-	ID ClassID
+	ID profiler.ClassID
 	// Module is the module that defines it.
-	Module ModuleID
+	Module profiler.ModuleID
 	Token  metadata.Token // the TypeDef (0 for arrays and other types without one)
 	// TypeArgs are the type arguments of a generic instantiation.
-	TypeArgs []ClassID
+	TypeArgs []profiler.ClassID
 }
 
-// FunctionEntry is what an [IDMap] knows about a function.
+// FunctionEntry is what a [Map] knows about a function.
 type FunctionEntry struct {
 	// ID is the function this entry describes (the map's key).
-	ID FunctionID
+	ID profiler.FunctionID
 	// Module is the module that defines it.
-	Module   ModuleID
-	Token    metadata.Token // the MethodDef
-	Class    ClassID        // may be 0 (shared generic code seen without frame info)
-	TypeArgs []ClassID      // the method's own type arguments
+	Module   profiler.ModuleID
+	Token    metadata.Token     // the MethodDef
+	Class    profiler.ClassID   // may be 0 (shared generic code seen without frame info)
+	TypeArgs []profiler.ClassID // the method's own type arguments
 }
 
 // deps is what a class or function stands on: the classes it is built
@@ -57,19 +58,19 @@ type FunctionEntry struct {
 // Array.IndexOf<T>) goes away with that assembly although its own module
 // stays.
 type deps struct {
-	modules []ModuleID
-	classes []ClassID
+	modules []profiler.ModuleID
+	classes []profiler.ClassID
 }
 
 // maxDepDepth bounds the walk through nested type arguments.
 const maxDepDepth = 16
 
 type modTok struct {
-	m  ModuleID
+	m  profiler.ModuleID
 	tk metadata.Token
 }
 
-// IDMap maps the runtime's IDs to (module, token) as they are seen, with
+// Map maps the runtime's IDs to (module, token) as they are seen, with
 // reverse lookups, and forgets them when the runtime says they are gone:
 // ModuleUnloadStarted drops a module with its classes and functions,
 // ClassUnloadStarted a class with its functions, AppDomainShutdownStarted
@@ -82,8 +83,8 @@ type modTok struct {
 // An ID a lookup returns can go stale right after it is returned when
 // another thread is unloading its module. To hand an ID to the runtime
 // outside a callback about that ID (from a goroutine, or from a callback
-// about something else), do it inside [IDMap.UseClass],
-// [IDMap.UseFunction] or [IDMap.UseModule]: the unload callback that would
+// about something else), do it inside [Map.UseClass],
+// [Map.UseFunction] or [Map.UseModule]: the unload callback that would
 // drop the ID waits until the use is over, so the runtime cannot free what
 // the ID points to while it is in use.
 //
@@ -96,17 +97,17 @@ type modTok struct {
 // and ask the runtime for the matching notifications: MonitorModuleLoads,
 // MonitorClassLoads, MonitorAppDomainLoads, MonitorJITCompilation (for
 // functions). All methods are safe for concurrent use.
-type IDMap struct {
-	info *Info
+type Map struct {
+	info *profiler.Info
 
 	mu        sync.RWMutex
-	modules   map[ModuleID]ModuleEntry
-	classes   map[ClassID]ClassEntry
-	functions map[FunctionID]FunctionEntry
-	classOf   map[modTok]map[ClassID]struct{}
-	funcOf    map[modTok]map[FunctionID]struct{}
-	classDeps map[ClassID]deps
-	funcDeps  map[FunctionID]deps
+	modules   map[profiler.ModuleID]ModuleEntry
+	classes   map[profiler.ClassID]ClassEntry
+	functions map[profiler.FunctionID]FunctionEntry
+	classOf   map[modTok]map[profiler.ClassID]struct{}
+	funcOf    map[modTok]map[profiler.FunctionID]struct{}
+	classDeps map[profiler.ClassID]deps
+	funcDeps  map[profiler.FunctionID]deps
 
 	// Uses in progress, counted per epoch; a drop moves the epoch on and
 	// waits for the previous one's uses to end (see enter and quiesce).
@@ -116,23 +117,23 @@ type IDMap struct {
 	dropMu sync.Mutex // one quiesce at a time
 }
 
-// NewIDMap returns an empty map that asks info about the IDs it is given.
-func NewIDMap(info *Info) *IDMap {
-	return &IDMap{
+// New returns an empty map that asks info about the IDs it is given.
+func New(info *profiler.Info) *Map {
+	return &Map{
 		info:      info,
-		modules:   map[ModuleID]ModuleEntry{},
-		classes:   map[ClassID]ClassEntry{},
-		functions: map[FunctionID]FunctionEntry{},
-		classOf:   map[modTok]map[ClassID]struct{}{},
-		funcOf:    map[modTok]map[FunctionID]struct{}{},
-		classDeps: map[ClassID]deps{},
-		funcDeps:  map[FunctionID]deps{},
+		modules:   map[profiler.ModuleID]ModuleEntry{},
+		classes:   map[profiler.ClassID]ClassEntry{},
+		functions: map[profiler.FunctionID]FunctionEntry{},
+		classOf:   map[modTok]map[profiler.ClassID]struct{}{},
+		funcOf:    map[modTok]map[profiler.FunctionID]struct{}{},
+		classDeps: map[profiler.ClassID]deps{},
+		funcDeps:  map[profiler.FunctionID]deps{},
 	}
 }
 
 // addDeps adds class c and what it stands on to d: its module and,
 // recursively, its type arguments; for an array, its element type.
-func (m *IDMap) addDeps(d *deps, c ClassID, depth int) {
+func (m *Map) addDeps(d *deps, c profiler.ClassID, depth int) {
 	if c == 0 || depth > maxDepDepth || slices.Contains(d.classes, c) {
 		return
 	}
@@ -151,11 +152,11 @@ func (m *IDMap) addDeps(d *deps, c ClassID, depth int) {
 	}
 }
 
-func (d deps) hasModule(id ModuleID) bool { return slices.Contains(d.modules, id) }
-func (d deps) hasClass(id ClassID) bool   { return slices.Contains(d.classes, id) }
+func (d deps) hasModule(id profiler.ModuleID) bool { return slices.Contains(d.modules, id) }
+func (d deps) hasClass(id profiler.ClassID) bool   { return slices.Contains(d.classes, id) }
 
 // AddModule records a loaded module.
-func (m *IDMap) AddModule(id ModuleID) (ModuleEntry, error) {
+func (m *Map) AddModule(id profiler.ModuleID) (ModuleEntry, error) {
 	mi, err := m.info.GetModuleInfo(id)
 	if err != nil {
 		return ModuleEntry{}, fmt.Errorf("clrprof: module %#x: %w", uint64(id), err)
@@ -173,12 +174,12 @@ func (m *IDMap) AddModule(id ModuleID) (ModuleEntry, error) {
 }
 
 // AddClass records a loaded class (and its module, if new).
-func (m *IDMap) AddClass(id ClassID) (ClassEntry, error) {
+func (m *Map) AddClass(id profiler.ClassID) (ClassEntry, error) {
 	ci, err := m.info.GetClassIDInfo2(id)
 	if err != nil {
 		return ClassEntry{}, fmt.Errorf("clrprof: class %#x: %w", uint64(id), err)
 	}
-	e := ClassEntry{ID: id, Module: ci.ModuleID, Token: ci.TypeDefToken, TypeArgs: append([]ClassID(nil), ci.TypeArgs...)}
+	e := ClassEntry{ID: id, Module: ci.ModuleID, Token: ci.TypeDefToken, TypeArgs: append([]profiler.ClassID(nil), ci.TypeArgs...)}
 	if err := m.ensureModule(ci.ModuleID); err != nil {
 		return e, err
 	}
@@ -197,12 +198,12 @@ func (m *IDMap) AddClass(id ClassID) (ClassEntry, error) {
 }
 
 // AddFunction records a function (and its module, if new).
-func (m *IDMap) AddFunction(id FunctionID) (FunctionEntry, error) {
+func (m *Map) AddFunction(id profiler.FunctionID) (FunctionEntry, error) {
 	fi, err := m.info.GetFunctionInfo2(id, 0)
 	if err != nil {
 		return FunctionEntry{}, fmt.Errorf("clrprof: function %#x: %w", uint64(id), err)
 	}
-	e := FunctionEntry{ID: id, Module: fi.ModuleID, Token: fi.Token, Class: fi.ClassID, TypeArgs: append([]ClassID(nil), fi.TypeArgs...)}
+	e := FunctionEntry{ID: id, Module: fi.ModuleID, Token: fi.Token, Class: fi.ClassID, TypeArgs: append([]profiler.ClassID(nil), fi.TypeArgs...)}
 	if err := m.ensureModule(fi.ModuleID); err != nil {
 		return e, err
 	}
@@ -219,7 +220,7 @@ func (m *IDMap) AddFunction(id FunctionID) (FunctionEntry, error) {
 	return e, nil
 }
 
-func (m *IDMap) ensureModule(id ModuleID) error {
+func (m *Map) ensureModule(id profiler.ModuleID) error {
 	if id == 0 {
 		return nil
 	}
@@ -252,7 +253,7 @@ func removeFrom[ID comparable](idx map[modTok]map[ID]struct{}, k modTok, id ID) 
 }
 
 // Module returns a module that is still loaded.
-func (m *IDMap) Module(id ModuleID) (ModuleEntry, bool) {
+func (m *Map) Module(id profiler.ModuleID) (ModuleEntry, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	e, ok := m.modules[id]
@@ -260,7 +261,7 @@ func (m *IDMap) Module(id ModuleID) (ModuleEntry, bool) {
 }
 
 // Class returns a class that is still loaded.
-func (m *IDMap) Class(id ClassID) (ClassEntry, bool) {
+func (m *Map) Class(id profiler.ClassID) (ClassEntry, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	e, ok := m.classes[id]
@@ -268,7 +269,7 @@ func (m *IDMap) Class(id ClassID) (ClassEntry, bool) {
 }
 
 // Function returns a function that is still loaded.
-func (m *IDMap) Function(id FunctionID) (FunctionEntry, bool) {
+func (m *Map) Function(id profiler.FunctionID) (FunctionEntry, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	e, ok := m.functions[id]
@@ -276,7 +277,7 @@ func (m *IDMap) Function(id FunctionID) (FunctionEntry, bool) {
 }
 
 // enter registers a use in the current epoch and returns its slot.
-func (m *IDMap) enter() int {
+func (m *Map) enter() int {
 	for {
 		e := m.epoch.Load()
 		slot := int(e & 1)
@@ -288,12 +289,12 @@ func (m *IDMap) enter() int {
 	}
 }
 
-func (m *IDMap) leave(slot int) { m.inUse[slot].Add(-1) }
+func (m *Map) leave(slot int) { m.inUse[slot].Add(-1) }
 
 // quiesce waits until every use that began before it was called has ended.
 // Called after entries were removed (under mu), it guarantees that nobody
 // still holds them: uses that begin later do not find them.
-func (m *IDMap) quiesce() {
+func (m *Map) quiesce() {
 	m.dropMu.Lock()
 	defer m.dropMu.Unlock()
 	slot := int(m.epoch.Add(1)-1) & 1
@@ -306,7 +307,7 @@ func (m *IDMap) quiesce() {
 		}
 		if !warned && time.Since(start) > 2*time.Second {
 			warned = true
-			logger().Warn("clrprof: an unload callback is waiting for an IDMap use to end (a Use function that blocks holds up the runtime)")
+			profiler.Logger().Warn("clrprof: an unload callback is waiting for an Map use to end (a Use function that blocks holds up the runtime)")
 		}
 		time.Sleep(20 * time.Microsecond)
 	}
@@ -319,22 +320,22 @@ func (m *IDMap) quiesce() {
 // it returns f's error. f should be short (the unload waits for it) and
 // must not call the map's unload methods (it would wait for itself); it may
 // look things up and call the other Use methods.
-func (m *IDMap) UseClass(id ClassID, f func(ClassEntry) error) error {
+func (m *Map) UseClass(id profiler.ClassID, f func(ClassEntry) error) error {
 	return use(m, "class", id, m.Class, f)
 }
 
-// UseFunction is [IDMap.UseClass] for a function.
-func (m *IDMap) UseFunction(id FunctionID, f func(FunctionEntry) error) error {
+// UseFunction is [Map.UseClass] for a function.
+func (m *Map) UseFunction(id profiler.FunctionID, f func(FunctionEntry) error) error {
 	return use(m, "function", id, m.Function, f)
 }
 
-// UseModule is [IDMap.UseClass] for a module.
-func (m *IDMap) UseModule(id ModuleID, f func(ModuleEntry) error) error {
+// UseModule is [Map.UseClass] for a module.
+func (m *Map) UseModule(id profiler.ModuleID, f func(ModuleEntry) error) error {
 	return use(m, "module", id, m.Module, f)
 }
 
 // use holds off unloads while it looks id up and calls f with its entry.
-func use[ID ~uintptr, E any](m *IDMap, kind string, id ID, lookup func(ID) (E, bool), f func(E) error) error {
+func use[ID ~uintptr, E any](m *Map, kind string, id ID, lookup func(ID) (E, bool), f func(E) error) error {
 	slot := m.enter()
 	defer m.leave(slot)
 	e, ok := lookup(id)
@@ -346,10 +347,10 @@ func use[ID ~uintptr, E any](m *IDMap, kind string, id ID, lookup func(ID) (E, b
 
 // ClassesOf returns the loaded classes of a TypeDef (one per
 // instantiation of a generic type).
-func (m *IDMap) ClassesOf(module ModuleID, td metadata.Token) []ClassID {
+func (m *Map) ClassesOf(module profiler.ModuleID, td metadata.Token) []profiler.ClassID {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	var out []ClassID
+	var out []profiler.ClassID
 	for id := range m.classOf[modTok{module, td}] {
 		out = append(out, id)
 	}
@@ -358,27 +359,27 @@ func (m *IDMap) ClassesOf(module ModuleID, td metadata.Token) []ClassID {
 
 // FunctionsOf returns the functions seen for a MethodDef (one per
 // instantiation that has its own code).
-func (m *IDMap) FunctionsOf(module ModuleID, md metadata.Token) []FunctionID {
+func (m *Map) FunctionsOf(module profiler.ModuleID, md metadata.Token) []profiler.FunctionID {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	var out []FunctionID
+	var out []profiler.FunctionID
 	for id := range m.funcOf[modTok{module, md}] {
 		out = append(out, id)
 	}
 	return out
 }
 
-// ClassFromToken converts a non-generic TypeDef to its ClassID, only when
+// ClassFromToken converts a non-generic TypeDef to its profiler.ClassID, only when
 // the map has seen that class loaded and its module is still loaded (the
 // runtime's GetClassFromToken would load it, or fail, or crash on an
 // unloaded module). It fails with an error matching ErrUnknownID
 // otherwise.
-func (m *IDMap) ClassFromToken(module ModuleID, td metadata.Token) (ClassID, error) {
+func (m *Map) ClassFromToken(module profiler.ModuleID, td metadata.Token) (profiler.ClassID, error) {
 	slot := m.enter() // the module must not unload between the check and the call
 	defer m.leave(slot)
 	m.mu.RLock()
 	_, modOK := m.modules[module]
-	var found ClassID
+	var found profiler.ClassID
 	for id := range m.classOf[modTok{module, td}] {
 		if len(m.classes[id].TypeArgs) == 0 {
 			found = id
@@ -396,14 +397,14 @@ func (m *IDMap) ClassFromToken(module ModuleID, td metadata.Token) (ClassID, err
 }
 
 // Counts returns how many modules, classes and functions the map holds.
-func (m *IDMap) Counts() (modules, classes, functions int) {
+func (m *Map) Counts() (modules, classes, functions int) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return len(m.modules), len(m.classes), len(m.functions)
 }
 
 // ModuleLoadFinished records the module (if it loaded).
-func (m *IDMap) ModuleLoadFinished(id ModuleID, hr HRESULT) error {
+func (m *Map) ModuleLoadFinished(id profiler.ModuleID, hr profiler.HRESULT) error {
 	if hr < 0 {
 		return nil
 	}
@@ -412,7 +413,7 @@ func (m *IDMap) ModuleLoadFinished(id ModuleID, hr HRESULT) error {
 }
 
 // ClassLoadFinished records the class (if it loaded).
-func (m *IDMap) ClassLoadFinished(id ClassID, hr HRESULT) error {
+func (m *Map) ClassLoadFinished(id profiler.ClassID, hr profiler.HRESULT) error {
 	if hr < 0 {
 		return nil
 	}
@@ -421,14 +422,14 @@ func (m *IDMap) ClassLoadFinished(id ClassID, hr HRESULT) error {
 }
 
 // JITCompilationStarted records the function.
-func (m *IDMap) JITCompilationStarted(id FunctionID, _ bool) error {
+func (m *Map) JITCompilationStarted(id profiler.FunctionID, _ bool) error {
 	_, err := m.AddFunction(id)
 	return err
 }
 
 // ModuleUnloadStarted drops the module, its classes and its functions,
-// then waits for uses in progress (see [IDMap.UseClass]) to end.
-func (m *IDMap) ModuleUnloadStarted(id ModuleID) error {
+// then waits for uses in progress (see [Map.UseClass]) to end.
+func (m *Map) ModuleUnloadStarted(id profiler.ModuleID) error {
 	m.mu.Lock()
 	m.dropModuleLocked(id)
 	m.mu.Unlock()
@@ -436,7 +437,7 @@ func (m *IDMap) ModuleUnloadStarted(id ModuleID) error {
 	return nil
 }
 
-func (m *IDMap) dropModuleLocked(id ModuleID) {
+func (m *Map) dropModuleLocked(id profiler.ModuleID) {
 	delete(m.modules, id)
 	for cid, c := range m.classes {
 		if c.Module == id || m.classDeps[cid].hasModule(id) {
@@ -450,7 +451,7 @@ func (m *IDMap) dropModuleLocked(id ModuleID) {
 	}
 }
 
-func (m *IDMap) dropFunctionLocked(id FunctionID) {
+func (m *Map) dropFunctionLocked(id profiler.FunctionID) {
 	f, ok := m.functions[id]
 	if !ok {
 		return
@@ -460,7 +461,7 @@ func (m *IDMap) dropFunctionLocked(id FunctionID) {
 	removeFrom(m.funcOf, modTok{f.Module, f.Token}, id)
 }
 
-func (m *IDMap) dropClassLocked(id ClassID) {
+func (m *Map) dropClassLocked(id profiler.ClassID) {
 	c, ok := m.classes[id]
 	if !ok {
 		return
@@ -484,7 +485,7 @@ func (m *IDMap) dropClassLocked(id ClassID) {
 
 // ClassUnloadStarted drops the class and its functions, then waits for
 // uses in progress to end.
-func (m *IDMap) ClassUnloadStarted(id ClassID) error {
+func (m *Map) ClassUnloadStarted(id profiler.ClassID) error {
 	m.mu.Lock()
 	m.dropClassLocked(id)
 	m.mu.Unlock()
@@ -494,7 +495,7 @@ func (m *IDMap) ClassUnloadStarted(id ClassID) error {
 
 // AppDomainShutdownStarted drops every module of the domain, then waits
 // for uses in progress to end.
-func (m *IDMap) AppDomainShutdownStarted(id AppDomainID) error {
+func (m *Map) AppDomainShutdownStarted(id profiler.AppDomainID) error {
 	m.mu.Lock()
 	for mid, e := range m.modules {
 		if e.AppDomain == id {
@@ -508,7 +509,7 @@ func (m *IDMap) AppDomainShutdownStarted(id AppDomainID) error {
 
 // ModuleCounts returns how many classes and functions of a module the map
 // holds.
-func (m *IDMap) ModuleCounts(module ModuleID) (classes, functions int) {
+func (m *Map) ModuleCounts(module profiler.ModuleID) (classes, functions int) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	for _, c := range m.classes {

@@ -1,15 +1,16 @@
-package profiler
+package idmap
 
 import (
 	"errors"
 	"testing"
 
 	"github.com/clrprof/clrprof/metadata"
+	"github.com/clrprof/clrprof/profiler"
 )
 
 // put records entries without asking a runtime (the Add methods do that
 // with real IDs in the integration tests of package metadata).
-func (m *IDMap) put(mods []ModuleEntry, classes []ClassEntry, funcs []FunctionEntry) {
+func (m *Map) put(mods []ModuleEntry, classes []ClassEntry, funcs []FunctionEntry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, e := range mods {
@@ -25,11 +26,11 @@ func (m *IDMap) put(mods []ModuleEntry, classes []ClassEntry, funcs []FunctionEn
 	}
 }
 
-func TestIDMapInvalidation(t *testing.T) {
-	m := NewIDMap(nil)
+func TestMapInvalidation(t *testing.T) {
+	m := New(nil)
 	const (
-		modA, modB = ModuleID(0xA0), ModuleID(0xB0)
-		dom1, dom2 = AppDomainID(1), AppDomainID(2)
+		modA, modB = profiler.ModuleID(0xA0), profiler.ModuleID(0xB0)
+		dom1, dom2 = profiler.AppDomainID(1), profiler.AppDomainID(2)
 	)
 	m.put(
 		[]ModuleEntry{{ID: modA, AppDomain: dom1}, {ID: modB, AppDomain: dom2}},
@@ -38,7 +39,7 @@ func TestIDMapInvalidation(t *testing.T) {
 			{ID: 0xA2, Module: modA, Token: 0x02000003},
 			{ID: 0xB1, Module: modB, Token: 0x02000002},
 			// List<A2> lives in module B but is instantiated over A's class.
-			{ID: 0xB2, Module: modB, Token: 0x02000004, TypeArgs: []ClassID{0xA2}},
+			{ID: 0xB2, Module: modB, Token: 0x02000004, TypeArgs: []profiler.ClassID{0xA2}},
 		},
 		[]FunctionEntry{
 			{ID: 0xF1, Module: modA, Token: 0x06000001, Class: 0xA1},
@@ -54,7 +55,7 @@ func TestIDMapInvalidation(t *testing.T) {
 	}
 	// Unloading class A2 takes B2 (instantiated over it) and B2's function.
 	m.ClassUnloadStarted(0xA2)
-	for _, c := range []ClassID{0xA2, 0xB2} {
+	for _, c := range []profiler.ClassID{0xA2, 0xB2} {
 		if _, ok := m.Class(c); ok {
 			t.Errorf("class %#x still mapped", c)
 		}
@@ -77,7 +78,7 @@ func TestIDMapInvalidation(t *testing.T) {
 		t.Errorf("module A: %d classes, %d functions left", c, f)
 	}
 	// Token to ID only for loaded classes: module A is gone, so no call to
-	// the runtime is made (the map has no Info to make it with).
+	// the runtime is made (the map has no profiler.Info to make it with).
 	if _, err := m.ClassFromToken(modA, 0x02000002); !errors.Is(err, ErrUnknownID) {
 		t.Errorf("ClassFromToken on an unloaded module: %v", err)
 	}

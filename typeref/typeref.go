@@ -1,4 +1,4 @@
-package profiler
+package typeref
 
 import (
 	"bytes"
@@ -8,25 +8,26 @@ import (
 	"sync"
 
 	"github.com/clrprof/clrprof/metadata"
+	"github.com/clrprof/clrprof/profiler"
 )
 
-// ErrTypeRefUnresolved matches the error of [TypeResolver.Resolve] when no
+// ErrUnresolved matches the error of [Resolver.Resolve] when no
 // loaded module defines the type (its assembly is not loaded, or nothing
 // there has the name).
-var ErrTypeRefUnresolved = errors.New("clrprof: type reference not resolved in the loaded modules")
+var ErrUnresolved = errors.New("clrprof: type reference not resolved in the loaded modules")
 
 // maxForwards bounds the chain of type forwarders followed for one type.
 const maxForwards = 8
 
-// TypeLocation is where a type is defined: a loaded module and its TypeDef.
-type TypeLocation struct {
+// Location is where a type is defined: a loaded module and its TypeDef.
+type Location struct {
 	// Module is the module that defines the type; TypeDef its token there.
-	Module ModuleID
+	Module profiler.ModuleID
 	// TypeDef: see Module.
 	TypeDef metadata.Token
 }
 
-// TypeResolver finds the module and TypeDef that a TypeRef names, among the
+// Resolver finds the module and TypeDef that a TypeRef names, among the
 // modules the runtime has loaded, without IMetaDataImport::ResolveTypeRef
 // (which the runtime's metadata does not implement for profilers). For a
 // TypeRef scoped to an AssemblyRef it looks at the loaded modules whose
@@ -40,14 +41,14 @@ type TypeLocation struct {
 // A resolver caches what it reads about modules; call Forget from
 // ModuleUnloadStarted (or use one resolver per question). Safe for
 // concurrent use.
-type TypeResolver struct {
-	info *Info
+type Resolver struct {
+	info *profiler.Info
 	// Modules lists the loaded modules to consider; nil means all the
 	// runtime reports (ICorProfilerInfo3::EnumModules).
-	Modules func() ([]ModuleID, error)
+	Modules func() ([]profiler.ModuleID, error)
 
 	mu    sync.Mutex
-	cache map[ModuleID]*moduleAssembly
+	cache map[profiler.ModuleID]*moduleAssembly
 }
 
 type moduleAssembly struct {
@@ -57,19 +58,19 @@ type moduleAssembly struct {
 	pkt     []byte
 }
 
-// NewTypeResolver returns a resolver over the runtime's loaded modules.
-func NewTypeResolver(info *Info) *TypeResolver {
-	return &TypeResolver{info: info, cache: map[ModuleID]*moduleAssembly{}}
+// New returns a resolver over the runtime's loaded modules.
+func New(info *profiler.Info) *Resolver {
+	return &Resolver{info: info, cache: map[profiler.ModuleID]*moduleAssembly{}}
 }
 
 // Forget drops what the resolver knows about a module.
-func (r *TypeResolver) Forget(m ModuleID) {
+func (r *Resolver) Forget(m profiler.ModuleID) {
 	r.mu.Lock()
 	delete(r.cache, m)
 	r.mu.Unlock()
 }
 
-func (r *TypeResolver) modules() ([]ModuleID, error) {
+func (r *Resolver) modules() ([]profiler.ModuleID, error) {
 	if r.Modules != nil {
 		return r.Modules()
 	}
@@ -78,7 +79,7 @@ func (r *TypeResolver) modules() ([]ModuleID, error) {
 		return nil, err
 	}
 	defer e.Release()
-	var all []ModuleID
+	var all []profiler.ModuleID
 	for {
 		batch, err := e.Next()
 		if err != nil {
@@ -94,7 +95,7 @@ func (r *TypeResolver) modules() ([]ModuleID, error) {
 	}
 }
 
-func (r *TypeResolver) assemblyOf(m ModuleID) *moduleAssembly {
+func (r *Resolver) assemblyOf(m profiler.ModuleID) *moduleAssembly {
 	r.mu.Lock()
 	a := r.cache[m]
 	r.mu.Unlock()
@@ -118,22 +119,22 @@ func (r *TypeResolver) assemblyOf(m ModuleID) *moduleAssembly {
 }
 
 // Resolve finds the definition of TypeRef tr of module m.
-func (r *TypeResolver) Resolve(m ModuleID, tr metadata.Token) (TypeLocation, error) {
+func (r *Resolver) Resolve(m profiler.ModuleID, tr metadata.Token) (Location, error) {
 	imp, err := r.info.ModuleImport(m)
 	if err != nil {
-		return TypeLocation{}, err
+		return Location{}, err
 	}
 	defer imp.Release()
 	return r.resolve(m, imp, tr, 0)
 }
 
-func (r *TypeResolver) resolve(m ModuleID, imp *metadata.Import2, tr metadata.Token, depth int) (TypeLocation, error) {
+func (r *Resolver) resolve(m profiler.ModuleID, imp *metadata.Import2, tr metadata.Token, depth int) (Location, error) {
 	if depth > maxForwards+metadata.MaxSigDepth {
-		return TypeLocation{}, fmt.Errorf("clrprof: type reference %v: resolution deeper than %d", tr, depth)
+		return Location{}, fmt.Errorf("clrprof: type reference %v: resolution deeper than %d", tr, depth)
 	}
 	ref, err := imp.TypeRef(tr)
 	if err != nil {
-		return TypeLocation{}, fmt.Errorf("clrprof: type reference %v: %w", tr, err)
+		return Location{}, fmt.Errorf("clrprof: type reference %v: %w", tr, err)
 	}
 	full := metadata.JoinTypeName(ref.Namespace, ref.Name)
 	scope := ref.Scope
@@ -144,7 +145,7 @@ func (r *TypeResolver) resolve(m ModuleID, imp *metadata.Import2, tr metadata.To
 		}
 		outer, err := r.resolve(m, imp, scope, depth+1)
 		if err != nil {
-			return TypeLocation{}, err
+			return Location{}, err
 		}
 		return r.findNested(outer, full)
 	case metadata.MdtModule:
@@ -156,12 +157,12 @@ func (r *TypeResolver) resolve(m ModuleID, imp *metadata.Import2, tr metadata.To
 	case metadata.MdtAssemblyRef:
 		asm, err := metadata.QueryAssemblyImport(imp)
 		if err != nil {
-			return TypeLocation{}, err
+			return Location{}, err
 		}
 		defer asm.Release()
 		ar, err := asm.AssemblyRef(scope)
 		if err != nil {
-			return TypeLocation{}, fmt.Errorf("clrprof: assembly reference %v: %w", scope, err)
+			return Location{}, fmt.Errorf("clrprof: assembly reference %v: %w", scope, err)
 		}
 		return r.findInAssembly(ar, full, depth)
 	}
@@ -170,22 +171,22 @@ func (r *TypeResolver) resolve(m ModuleID, imp *metadata.Import2, tr metadata.To
 	return r.findIn(m, full, depth)
 }
 
-func (r *TypeResolver) findNested(outer TypeLocation, name string) (TypeLocation, error) {
+func (r *Resolver) findNested(outer Location, name string) (Location, error) {
 	imp, err := r.info.ModuleImport(outer.Module)
 	if err != nil {
-		return TypeLocation{}, err
+		return Location{}, err
 	}
 	defer imp.Release()
 	td, err := imp.FindTypeDef(name, outer.TypeDef)
 	if err != nil {
-		return TypeLocation{}, fmt.Errorf("clrprof: nested type %s in %v: %w (%w)", name, outer.TypeDef, ErrTypeRefUnresolved, err)
+		return Location{}, fmt.Errorf("clrprof: nested type %s in %v: %w (%w)", name, outer.TypeDef, ErrUnresolved, err)
 	}
-	return TypeLocation{outer.Module, td}, nil
+	return Location{outer.Module, td}, nil
 }
 
 // candidates returns the loaded modules of the assembly named by ar, best
 // match first (see rankModules).
-func (r *TypeResolver) candidates(ar metadata.AssemblyRefInfo) ([]ModuleID, error) {
+func (r *Resolver) candidates(ar metadata.AssemblyRefInfo) ([]profiler.ModuleID, error) {
 	mods, err := r.modules()
 	if err != nil {
 		return nil, err
@@ -201,9 +202,9 @@ func (r *TypeResolver) candidates(ar metadata.AssemblyRefInfo) ([]ModuleID, erro
 // case) and orders them by how well they match: same public key token and
 // version first, then same public key token, then the name alone; the
 // runtime's order within each group.
-func rankModules(ar metadata.AssemblyRefInfo, mods []ModuleID, asms []*moduleAssembly) []ModuleID {
+func rankModules(ar metadata.AssemblyRefInfo, mods []profiler.ModuleID, asms []*moduleAssembly) []profiler.ModuleID {
 	pkt := ar.PublicKeyToken()
-	var best [3][]ModuleID
+	var best [3][]profiler.ModuleID
 	for i, m := range mods {
 		a := asms[i]
 		if a == nil || !a.ok || !strings.EqualFold(a.name, ar.Name) {
@@ -221,13 +222,13 @@ func rankModules(ar metadata.AssemblyRefInfo, mods []ModuleID, asms []*moduleAss
 	return append(append(best[0], best[1]...), best[2]...)
 }
 
-func (r *TypeResolver) findInAssembly(ar metadata.AssemblyRefInfo, full string, depth int) (TypeLocation, error) {
+func (r *Resolver) findInAssembly(ar metadata.AssemblyRefInfo, full string, depth int) (Location, error) {
 	cands, err := r.candidates(ar)
 	if err != nil {
-		return TypeLocation{}, err
+		return Location{}, err
 	}
 	if len(cands) == 0 {
-		return TypeLocation{}, fmt.Errorf("clrprof: %s: assembly %s %v not loaded: %w", full, ar.Name, ar.Version, ErrTypeRefUnresolved)
+		return Location{}, fmt.Errorf("clrprof: %s: assembly %s %v not loaded: %w", full, ar.Name, ar.Version, ErrUnresolved)
 	}
 	var firstErr error
 	for _, m := range cands {
@@ -239,17 +240,17 @@ func (r *TypeResolver) findInAssembly(ar metadata.AssemblyRefInfo, full string, 
 			firstErr = err
 		}
 	}
-	return TypeLocation{}, firstErr
+	return Location{}, firstErr
 }
 
-func (r *TypeResolver) findInAssemblyOf(m ModuleID, full string) (TypeLocation, error) {
+func (r *Resolver) findInAssemblyOf(m profiler.ModuleID, full string) (Location, error) {
 	mi, err := r.info.GetModuleInfo(m)
 	if err != nil {
-		return TypeLocation{}, err
+		return Location{}, err
 	}
 	mods, err := r.modules()
 	if err != nil {
-		return TypeLocation{}, err
+		return Location{}, err
 	}
 	for _, o := range mods {
 		oi, err := r.info.GetModuleInfo(o)
@@ -260,39 +261,39 @@ func (r *TypeResolver) findInAssemblyOf(m ModuleID, full string) (TypeLocation, 
 			return loc, nil
 		}
 	}
-	return TypeLocation{}, fmt.Errorf("clrprof: %s in the modules of assembly %#x: %w", full, uint64(mi.AssemblyID), ErrTypeRefUnresolved)
+	return Location{}, fmt.Errorf("clrprof: %s in the modules of assembly %#x: %w", full, uint64(mi.AssemblyID), ErrUnresolved)
 }
 
 // findIn looks for a top-level type in module m, following a forwarder in
 // its manifest.
-func (r *TypeResolver) findIn(m ModuleID, full string, depth int) (TypeLocation, error) {
+func (r *Resolver) findIn(m profiler.ModuleID, full string, depth int) (Location, error) {
 	imp, err := r.info.ModuleImport(m)
 	if err != nil {
-		return TypeLocation{}, err
+		return Location{}, err
 	}
 	defer imp.Release()
 	td, err := imp.FindTypeDef(full, 0)
 	if err == nil {
-		return TypeLocation{m, td}, nil
+		return Location{m, td}, nil
 	}
 	if !errors.Is(err, metadata.ErrNotFound) {
-		return TypeLocation{}, fmt.Errorf("clrprof: %s in module %#x: %w", full, uint64(m), err)
+		return Location{}, fmt.Errorf("clrprof: %s in module %#x: %w", full, uint64(m), err)
 	}
 	if depth >= maxForwards {
-		return TypeLocation{}, fmt.Errorf("clrprof: %s: more than %d type forwarders: %w", full, maxForwards, ErrTypeRefUnresolved)
+		return Location{}, fmt.Errorf("clrprof: %s: more than %d type forwarders: %w", full, maxForwards, ErrUnresolved)
 	}
 	asm, err := metadata.QueryAssemblyImport(imp)
 	if err != nil {
-		return TypeLocation{}, fmt.Errorf("clrprof: %s not in module %#x: %w", full, uint64(m), ErrTypeRefUnresolved)
+		return Location{}, fmt.Errorf("clrprof: %s not in module %#x: %w", full, uint64(m), ErrUnresolved)
 	}
 	defer asm.Release()
 	et, err := asm.FindExportedTypeByName(full, 0)
 	if err != nil {
-		return TypeLocation{}, fmt.Errorf("clrprof: %s not in module %#x: %w", full, uint64(m), ErrTypeRefUnresolved)
+		return Location{}, fmt.Errorf("clrprof: %s not in module %#x: %w", full, uint64(m), ErrUnresolved)
 	}
 	info, err := asm.ExportedType(et)
 	if err != nil {
-		return TypeLocation{}, err
+		return Location{}, err
 	}
 	if metadata.TokenType(info.Implementation.Table()) != metadata.MdtAssemblyRef {
 		// Implemented in another file of the same assembly.
@@ -300,7 +301,7 @@ func (r *TypeResolver) findIn(m ModuleID, full string, depth int) (TypeLocation,
 	}
 	ar, err := asm.AssemblyRef(info.Implementation)
 	if err != nil {
-		return TypeLocation{}, err
+		return Location{}, err
 	}
 	return r.findInAssembly(ar, full, depth+1)
 }

@@ -1,4 +1,4 @@
-package profiler_test
+package idmap_test
 
 import (
 	"os"
@@ -111,7 +111,7 @@ func alcCycles(t *testing.T) int {
 // framework generics instantiated over its types are JIT-compiled),
 // unloaded and collected, CLRPROF_ALC_CYCLES times (default 50). The
 // profiler (testdata/alcprof) records every module, class and function ID
-// in a profiler.IDMap and hands the IDs back to the runtime all the time,
+// in an idmap.Map and hands the IDs back to the runtime all the time,
 // from callbacks and from a goroutine, through the map. After each unload
 // the module's IDs must be gone from the map and refused when tried, and no
 // ID that depends on an unloaded module may ever reach the runtime (stale=0,
@@ -120,7 +120,7 @@ func alcCycles(t *testing.T) int {
 // so and skips.
 func TestALCUnloadCycles(t *testing.T) {
 	cycles := alcCycles(t)
-	lib := harness.BuildProfiler(t, "./profiler/testdata/alcprof")
+	lib := harness.BuildProfiler(t, "./idmap/testdata/alcprof")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
 		app := alcCyclesApp(t, rt)
 		res := harness.Run(t, rt, app, harness.RunOptions{

@@ -1,10 +1,11 @@
-package profiler
+package typeref
 
 import (
 	"slices"
 	"testing"
 
 	"github.com/clrprof/clrprof/metadata"
+	"github.com/clrprof/clrprof/profiler"
 )
 
 func TestRankModules(t *testing.T) {
@@ -13,7 +14,7 @@ func TestRankModules(t *testing.T) {
 	v4 := metadata.Version{Major: 4}
 	v5 := metadata.Version{Major: 5}
 	ar := metadata.AssemblyRefInfo{Name: "Lib", Version: v4, PublicKeyOrToken: key}
-	mods := []ModuleID{1, 2, 3, 4, 5, 6, 7}
+	mods := []profiler.ModuleID{1, 2, 3, 4, 5, 6, 7}
 	asms := []*moduleAssembly{
 		{ok: true, name: "lib", version: v5, pkt: key},   // name + key
 		{ok: true, name: "Lib", version: v4, pkt: other}, // name (+ version, wrong key)
@@ -24,18 +25,18 @@ func TestRankModules(t *testing.T) {
 		{ok: true, name: "Lib", version: v4, pkt: nil}, // name, no key
 	}
 	got := rankModules(ar, mods, asms)
-	if want := []ModuleID{4, 1, 2, 7}; !slices.Equal(got, want) {
+	if want := []profiler.ModuleID{4, 1, 2, 7}; !slices.Equal(got, want) {
 		t.Errorf("rankModules = %v, want %v", got, want)
 	}
 	// A reference without a key token prefers key-less assemblies.
 	ar = metadata.AssemblyRefInfo{Name: "Lib", Version: v4}
-	if got, want := rankModules(ar, mods, asms), []ModuleID{7, 1, 2, 4}; !slices.Equal(got, want) {
+	if got, want := rankModules(ar, mods, asms), []profiler.ModuleID{7, 1, 2, 4}; !slices.Equal(got, want) {
 		t.Errorf("rankModules without key = %v, want %v", got, want)
 	}
 	// A full public key in the reference is compared by its token.
 	full := []byte{0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0} // the ECMA key, token b77a5c561934e089
 	ar = metadata.AssemblyRefInfo{Name: "Lib", Version: v4, PublicKeyOrToken: full, Flags: 1}
-	if got, want := rankModules(ar, mods, asms), []ModuleID{4, 1, 2, 7}; !slices.Equal(got, want) {
+	if got, want := rankModules(ar, mods, asms), []profiler.ModuleID{4, 1, 2, 7}; !slices.Equal(got, want) {
 		t.Errorf("rankModules with a full key = %v, want %v", got, want)
 	}
 }

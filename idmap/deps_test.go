@@ -1,51 +1,53 @@
-package profiler
+package idmap
 
 import (
 	"testing"
 	"time"
+
+	"github.com/clrprof/clrprof/profiler"
 )
 
-// TestIDMapDropsWhatIsBuiltOnAModule: framework classes and functions
+// TestMapDropsWhatIsBuiltOnAModule: framework classes and functions
 // instantiated over an unloaded module's types leave with it, also when
 // the link is an array element type or a method type argument (the cases
 // TestALCUnloadCycles found on real runtimes).
-func TestIDMapDropsWhatIsBuiltOnAModule(t *testing.T) {
-	m := NewIDMap(nil)
+func TestMapDropsWhatIsBuiltOnAModule(t *testing.T) {
+	m := New(nil)
 	const (
-		corelib, coll = ModuleID(0xC0), ModuleID(0xA0)
-		cell          = ClassID(0xA1) // AlcColl.Cell
-		cellArr       = ClassID(0xA2) // Cell[]: an array, not in the map
-		listOfArr     = ClassID(0xC1) // List<Cell[]>
-		array         = ClassID(0xC2) // System.Array
-		listInt       = ClassID(0xC3) // List<int>
-		indexOf       = FunctionID(0xF1)
-		listAdd       = FunctionID(0xF2)
-		plain         = FunctionID(0xF3)
+		corelib, coll = profiler.ModuleID(0xC0), profiler.ModuleID(0xA0)
+		cell          = profiler.ClassID(0xA1) // AlcColl.Cell
+		cellArr       = profiler.ClassID(0xA2) // Cell[]: an array, not in the map
+		listOfArr     = profiler.ClassID(0xC1) // List<Cell[]>
+		array         = profiler.ClassID(0xC2) // System.Array
+		listInt       = profiler.ClassID(0xC3) // List<int>
+		indexOf       = profiler.FunctionID(0xF1)
+		listAdd       = profiler.FunctionID(0xF2)
+		plain         = profiler.FunctionID(0xF3)
 	)
 	m.put(
 		[]ModuleEntry{{ID: corelib}, {ID: coll}},
 		[]ClassEntry{
 			{ID: cell, Module: coll, Token: 0x02000002},
-			{ID: listOfArr, Module: corelib, Token: 0x02000010, TypeArgs: []ClassID{cellArr}},
+			{ID: listOfArr, Module: corelib, Token: 0x02000010, TypeArgs: []profiler.ClassID{cellArr}},
 			{ID: array, Module: corelib, Token: 0x02000011},
-			{ID: listInt, Module: corelib, Token: 0x02000010, TypeArgs: []ClassID{0xC9}},
+			{ID: listInt, Module: corelib, Token: 0x02000010, TypeArgs: []profiler.ClassID{0xC9}},
 		},
 		[]FunctionEntry{
-			{ID: indexOf, Module: corelib, Token: 0x06000001, Class: array, TypeArgs: []ClassID{cell}},
+			{ID: indexOf, Module: corelib, Token: 0x06000001, Class: array, TypeArgs: []profiler.ClassID{cell}},
 			{ID: listAdd, Module: corelib, Token: 0x06000002, Class: listOfArr},
 			{ID: plain, Module: corelib, Token: 0x06000003, Class: array},
 		},
 	)
 	// What AddClass and AddFunction work out with the runtime's help.
-	m.classDeps[listOfArr] = deps{modules: []ModuleID{coll}, classes: []ClassID{cellArr, cell}}
-	m.funcDeps[indexOf] = deps{modules: []ModuleID{corelib, coll}, classes: []ClassID{array, cell}}
-	m.funcDeps[listAdd] = deps{modules: []ModuleID{corelib, coll}, classes: []ClassID{listOfArr, cellArr, cell}}
+	m.classDeps[listOfArr] = deps{modules: []profiler.ModuleID{coll}, classes: []profiler.ClassID{cellArr, cell}}
+	m.funcDeps[indexOf] = deps{modules: []profiler.ModuleID{corelib, coll}, classes: []profiler.ClassID{array, cell}}
+	m.funcDeps[listAdd] = deps{modules: []profiler.ModuleID{corelib, coll}, classes: []profiler.ClassID{listOfArr, cellArr, cell}}
 
 	m.ModuleUnloadStarted(coll)
 	if _, ok := m.Class(listOfArr); ok {
 		t.Error("List<Cell[]> outlived Cell's module")
 	}
-	for _, f := range []FunctionID{indexOf, listAdd} {
+	for _, f := range []profiler.FunctionID{indexOf, listAdd} {
 		if _, ok := m.Function(f); ok {
 			t.Errorf("function %#x outlived Cell's module", f)
 		}
@@ -53,7 +55,7 @@ func TestIDMapDropsWhatIsBuiltOnAModule(t *testing.T) {
 	if len(m.classDeps)+len(m.funcDeps) != 0 {
 		t.Errorf("dependency records left: %d classes, %d functions", len(m.classDeps), len(m.funcDeps))
 	}
-	for _, c := range []ClassID{array, listInt} {
+	for _, c := range []profiler.ClassID{array, listInt} {
 		if _, ok := m.Class(c); !ok {
 			t.Errorf("class %#x went with a module it does not depend on", c)
 		}
@@ -64,18 +66,18 @@ func TestIDMapDropsWhatIsBuiltOnAModule(t *testing.T) {
 
 	// ClassUnloadStarted alone: a method instantiated over the class goes.
 	m.put(nil, []ClassEntry{{ID: cell, Module: coll, Token: 0x02000002}},
-		[]FunctionEntry{{ID: indexOf, Module: corelib, Token: 0x06000001, Class: array, TypeArgs: []ClassID{cell}}})
+		[]FunctionEntry{{ID: indexOf, Module: corelib, Token: 0x06000001, Class: array, TypeArgs: []profiler.ClassID{cell}}})
 	m.ClassUnloadStarted(cell)
 	if _, ok := m.Function(indexOf); ok {
 		t.Error("Array.IndexOf<Cell> outlived Cell")
 	}
 }
 
-// TestIDMapUseHoldsOffUnload: an unload waits for a use in progress, and a
+// TestMapUseHoldsOffUnload: an unload waits for a use in progress, and a
 // use that begins after the unload does not find the ID.
-func TestIDMapUseHoldsOffUnload(t *testing.T) {
-	m := NewIDMap(nil)
-	const mod, cls = ModuleID(0xA0), ClassID(0xA1)
+func TestMapUseHoldsOffUnload(t *testing.T) {
+	m := New(nil)
+	const mod, cls = profiler.ModuleID(0xA0), profiler.ClassID(0xA1)
 	m.put([]ModuleEntry{{ID: mod}}, []ClassEntry{{ID: cls, Module: mod, Token: 0x02000002}}, nil)
 	inUse, release, unloaded := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {

@@ -1,13 +1,13 @@
 // Command alcprof is the profiler of the collectible-unload stress test
 // (TestALCUnloadCycles). It keeps every module, class and function ID the
 // runtime reports (ModuleLoadFinished, ClassLoadFinished,
-// JITCompilationFinished) in a profiler.IDMap and keeps handing them back
+// JITCompilationFinished) in an idmap.Map and keeps handing them back
 // to the runtime — GetModuleInfo, GetClassIDInfo2, GetFunctionInfo2 — from
 // inside every such callback (the most recent IDs and those of the last
 // unload) and from a goroutine that sweeps, over and over, on threads the
 // runtime does not know, every ID seen that is alive or died in one of the
 // last three unloads. Each use goes through the
-// map (IDMap.UseClass and friends): the map decides whether the ID may
+// map (idmap.Map.UseClass and friends): the map decides whether the ID may
 // still be used.
 //
 // Beside the map, alcprof keeps its own record of which IDs are alive: for
@@ -39,6 +39,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/clrprof/clrprof/idmap"
 	"github.com/clrprof/clrprof/profiler"
 )
 
@@ -174,7 +175,7 @@ const keepDead = 3
 type alcprof struct {
 	profiler.Base
 	info   *profiler.Info
-	ids    *profiler.IDMap
+	ids    *idmap.Map
 	rec    *record
 	seen   seenIDs
 	bypass bool
@@ -211,7 +212,7 @@ func (p *alcprof) logf(format string, args ...any) {
 
 func (p *alcprof) Initialize(info *profiler.Info) error {
 	p.info = info
-	p.ids = profiler.NewIDMap(info)
+	p.ids = idmap.New(info)
 	p.rec = newRecord()
 	p.alcMods = map[profiler.ModuleID]bool{}
 	p.names = map[uint64]string{}
@@ -255,13 +256,13 @@ func (p *alcprof) use(k kind, id uint64) (refused bool) {
 	case p.bypass:
 		p.touch(k, id)
 	case k == kModule:
-		err = p.ids.UseModule(profiler.ModuleID(id), func(profiler.ModuleEntry) error { p.touch(k, id); return nil })
+		err = p.ids.UseModule(profiler.ModuleID(id), func(idmap.ModuleEntry) error { p.touch(k, id); return nil })
 	case k == kClass:
-		err = p.ids.UseClass(profiler.ClassID(id), func(profiler.ClassEntry) error { p.touch(k, id); return nil })
+		err = p.ids.UseClass(profiler.ClassID(id), func(idmap.ClassEntry) error { p.touch(k, id); return nil })
 	case k == kFunction:
-		err = p.ids.UseFunction(profiler.FunctionID(id), func(profiler.FunctionEntry) error { p.touch(k, id); return nil })
+		err = p.ids.UseFunction(profiler.FunctionID(id), func(idmap.FunctionEntry) error { p.touch(k, id); return nil })
 	}
-	if errors.Is(err, profiler.ErrUnknownID) {
+	if errors.Is(err, idmap.ErrUnknownID) {
 		p.refused.Add(1)
 		p.rec.mu.RLock()
 		_, alive := p.rec.live[k][id]
@@ -270,7 +271,7 @@ func (p *alcprof) use(k kind, id uint64) (refused bool) {
 			p.refusedDead.Add(1)
 		}
 	}
-	return errors.Is(err, profiler.ErrUnknownID)
+	return errors.Is(err, idmap.ErrUnknownID)
 }
 
 // touch calls the runtime with id, unless the record says it is dead:
