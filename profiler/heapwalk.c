@@ -11,6 +11,7 @@ typedef HRESULT(STDMETHODCALLTYPE *objrefs_fn)(void *, ObjectID, ClassID, ULONG,
 static const void *orig_objrefs;
 static ICorProfilerInfo4 *hw_info;
 static volatile int hw_on;
+static volatile int hw_pass = 1; // while off: pass the callback on to Go
 static int hw_lock; // the runtime walks from one thread; a spin lock in case it ever does not
 
 static uint64_t *hw_words;
@@ -40,6 +41,9 @@ static void drop(void) {
 
 static HRESULT STDMETHODCALLTYPE objrefs(void *self, ObjectID obj, ClassID cls, ULONG n, ObjectID *refs) {
 	if (!__atomic_load_n(&hw_on, __ATOMIC_ACQUIRE)) {
+		if (!__atomic_load_n(&hw_pass, __ATOMIC_RELAXED)) {
+			return S_OK;
+		}
 		return ((objrefs_fn)orig_objrefs)(self, obj, cls, n, refs);
 	}
 	while (__atomic_exchange_n(&hw_lock, 1, __ATOMIC_ACQUIRE)) {
@@ -113,3 +117,5 @@ void clrprof_heapwalk_result_get(clrprof_heapwalk_result *out) {
 }
 
 void clrprof_heapwalk_reset(void) { drop(); }
+
+void clrprof_heapwalk_pass_to_go(int on) { __atomic_store_n(&hw_pass, on, __ATOMIC_RELAXED); }

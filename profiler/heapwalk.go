@@ -109,3 +109,16 @@ func (r *HeapWalkRecorder) Objects(yield func(obj ObjectID, cls ClassID, size ui
 
 // Reset frees the last recording.
 func (r *HeapWalkRecorder) Reset() { C.clrprof_heapwalk_reset() }
+
+// PassToGo sets whether ObjectReferences goes on to the profiler's Go
+// method while no recording is on (the default, true). A profiler that
+// keeps COR_PRF_MONITOR_GC on for other reasons, and does not want every
+// collection's walk to call Go once per object, turns it off: the
+// callback is then answered in C and dropped outside recordings.
+func (r *HeapWalkRecorder) PassToGo(on bool) {
+	v := 0
+	if on {
+		v = 1
+	}
+	C.clrprof_heapwalk_pass_to_go(C.int(v))
+}

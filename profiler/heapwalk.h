@@ -37,6 +37,10 @@ void clrprof_heapwalk_result_get(clrprof_heapwalk_result *out);
 // clrprof_heapwalk_reset frees the buffer.
 void clrprof_heapwalk_reset(void);
 
+// clrprof_heapwalk_pass_to_go sets whether the callback goes on to Go
+// while no recording is on (default 1).
+void clrprof_heapwalk_pass_to_go(int on);
+
 #pragma GCC visibility pop
 
 #endif

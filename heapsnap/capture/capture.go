@@ -112,6 +112,7 @@ type Capturer struct {
 	restore        profiler.Monitor // the mask PrepareAtStartup found
 	restorePending bool             // ModuleLoadFinished has not taken it yet
 	preparing      bool             // from PrepareAtStartup until the mask is restored
+	attached       bool             // PrepareAtAttach: the walk stays on
 	startErr       error
 	frozen         string
 	scratch        []uint64 // ObjectReferences' references, reused
@@ -177,6 +178,45 @@ func (c *Capturer) PrepareAtStartup() error {
 		return fmt.Errorf("heapsnap/capture: asking for the heap walk at start-up: %w", err)
 	}
 	return nil
+}
+
+// PrepareAtAttach is PrepareAtStartup for a profiler attached to a
+// running process: call it at the end of InitializeForAttach (after the
+// profiler's own SetAttachEventMask), from which it must be called. There
+// the runtime accepts the heap walk (COR_PRF_MONITOR_GC) only by turning
+// background GC off while the walk stays asked for, and would turn it on
+// again, refusing the walk later, if the walk were turned off; so after an
+// attach the walk stays on: every collection walks the heap for as long as
+// the profiler is attached (answered and dropped in C outside a snapshot,
+// when the C recorder is in place), which costs each full collection a
+// walk of the heap. Classes loaded before the attach are not seen, so
+// their static fields are not named: their objects are reached through
+// the runtime's handles instead.
+func (c *Capturer) PrepareAtAttach() error {
+	if c.info == nil {
+		return ErrNotInitialized
+	}
+	mask, err := c.info.GetEventMask()
+	if err != nil {
+		return fmt.Errorf("heapsnap/capture: GetEventMask: %w", err)
+	}
+	if err := c.info.SetEventMask(mask | profiler.MonitorGC | profiler.MonitorClassLoads); err != nil {
+		return fmt.Errorf("heapsnap/capture: asking for the heap walk at attach: %w", err)
+	}
+	c.mu.Lock()
+	c.attached = true
+	c.mu.Unlock()
+	if c.rec != nil {
+		c.rec.PassToGo(false)
+	}
+	return nil
+}
+
+// InitializeForAttach keeps info, as Initialize does. A profiler that
+// embeds the Capturer and has its own InitializeForAttach calls this one
+// from it.
+func (c *Capturer) InitializeForAttach(info *profiler.Info, clientData []byte) error {
+	return c.Initialize(info)
 }
 
 // ModuleLoadFinished restores the profiler's event mask after

@@ -36,6 +36,14 @@
 // would): the application's full collections are blocking ones. A snapshot asked for while one is taken is skipped and said so.
 // Messages go to stderr, prefixed "heapsnap: ".
 //
+// Attached to a running process (.NET Core 3.0 and later:
+// diag.AttachProfiler, or dotnet-trace's and the diagnostics client's
+// attach), heapsnap reads the same variables from the client data
+// ("HEAPSNAP_DIR=/tmp/snaps HEAPSNAP_EXIT=0", space-separated), and the
+// heap walk stays on while it is attached (every full collection walks
+// the heap; package heapsnap/capture, PrepareAtAttach). Static fields of
+// classes loaded before the attach are not named.
+//
 // Build and run (the CLSID is heapsnap's):
 //
 //	go build -buildmode=c-shared -o libheapsnap.so ./sample/heapsnap
@@ -48,6 +56,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -60,14 +69,37 @@ const clsid = "{3B9E4C2A-7D15-4E68-9A0F-5C2B8D1E6F47}"
 type heapsnapProfiler struct {
 	*capture.Capturer
 	series *capture.Series
+	exit   bool
 }
 
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "heapsnap: "+format+"\n", args...)
 }
 
-func envBool(name string, def bool) bool {
-	switch os.Getenv(name) {
+// config reads the HEAPSNAP_* variables: from the environment, or after
+// an attach from the client data ("HEAPSNAP_DIR=/tmp/snaps
+// HEAPSNAP_INTERVAL=1m", space-separated), which win over it.
+type config func(name string) string
+
+func envConfig(name string) string { return os.Getenv(name) }
+
+func clientConfig(data []byte) config {
+	kv := map[string]string{}
+	for _, f := range strings.Fields(string(data)) {
+		if k, v, ok := strings.Cut(f, "="); ok {
+			kv[k] = v
+		}
+	}
+	return func(name string) string {
+		if v, ok := kv[name]; ok {
+			return v
+		}
+		return os.Getenv(name)
+	}
+}
+
+func (get config) bool(name string, def bool) bool {
+	switch get(name) {
 	case "0", "false":
 		return false
 	case "1", "true":
@@ -76,12 +108,69 @@ func envBool(name string, def bool) bool {
 	return def
 }
 
+// capturer makes the Capturer of HEAPSNAP_DIR, HEAPSNAP_MAX_OBJECTS and
+// HEAPSNAP_SPILL_AFTER.
+func (get config) capturer() (*capture.Capturer, error) {
+	opts := capture.Options{SpillDir: get("HEAPSNAP_DIR")}
+	if opts.SpillDir == "" {
+		opts.SpillDir = "."
+	}
+	if v := get("HEAPSNAP_MAX_OBJECTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("HEAPSNAP_MAX_OBJECTS=%q: want a positive integer", v)
+		}
+		opts.MaxObjects = n
+	}
+	if v := get("HEAPSNAP_SPILL_AFTER"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("HEAPSNAP_SPILL_AFTER=%q: want a number of objects (0: never spill)", v)
+		}
+		if n == 0 {
+			opts.SpillDir = ""
+		}
+		opts.SpillAfter = n
+	}
+	return capture.New(opts), nil
+}
+
 func (p *heapsnapProfiler) Initialize(info *profiler.Info) error {
 	if err := p.Capturer.Initialize(info); err != nil {
 		return err
 	}
-	opts := capture.SeriesOptions{Dir: os.Getenv("HEAPSNAP_DIR"), Logf: logf}
-	if v := os.Getenv("HEAPSNAP_TOP"); v != "" {
+	return p.start(envConfig, p.PrepareAtStartup)
+}
+
+// InitializeForAttach: heapsnap attached to a running process
+// (diag.AttachProfiler, .NET Core 3.0 and later) takes its settings from
+// the client data, and the heap walk stays on while it is attached
+// (capture.Capturer.PrepareAtAttach says what that costs).
+func (p *heapsnapProfiler) InitializeForAttach(info *profiler.Info, clientData []byte) error {
+	get := clientConfig(clientData)
+	c, err := get.capturer()
+	if err != nil {
+		logf("%v; not attaching", err)
+		return err
+	}
+	p.Capturer = c
+	if err := p.Capturer.InitializeForAttach(info, clientData); err != nil {
+		return err
+	}
+	if err := p.start(get, p.PrepareAtAttach); err != nil {
+		return err
+	}
+	dir := get("HEAPSNAP_DIR")
+	if dir == "" {
+		dir = "."
+	}
+	logf("attached to pid %d: snapshots into %s; the heap walk stays on while attached", os.Getpid(), dir)
+	return nil
+}
+
+func (p *heapsnapProfiler) start(get config, prepare func() error) error {
+	opts := capture.SeriesOptions{Dir: get("HEAPSNAP_DIR"), Logf: logf}
+	if v := get("HEAPSNAP_TOP"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
 			return fmt.Errorf("heapsnap: HEAPSNAP_TOP=%q: want a positive integer", v)
@@ -89,7 +178,7 @@ func (p *heapsnapProfiler) Initialize(info *profiler.Info) error {
 		opts.Top = n
 	}
 	var every time.Duration
-	if v := os.Getenv("HEAPSNAP_INTERVAL"); v != "" {
+	if v := get("HEAPSNAP_INTERVAL"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
 			return fmt.Errorf("heapsnap: HEAPSNAP_INTERVAL=%q: want a positive duration like 30s", v)
@@ -97,7 +186,7 @@ func (p *heapsnapProfiler) Initialize(info *profiler.Info) error {
 		every = d
 	}
 	var above uint64
-	if v := os.Getenv("HEAPSNAP_THRESHOLD"); v != "" {
+	if v := get("HEAPSNAP_THRESHOLD"); v != "" {
 		n, err := capture.ParseSize(v)
 		if err != nil {
 			return fmt.Errorf("heapsnap: HEAPSNAP_THRESHOLD: %w", err)
@@ -109,14 +198,15 @@ func (p *heapsnapProfiler) Initialize(info *profiler.Info) error {
 		return fmt.Errorf("heapsnap: HEAPSNAP_DIR: %w", err)
 	}
 	p.series = series
-	// The heap walk is turned on only while a snapshot is taken. The
-	// runtime allows that later only when background (concurrent) GC is
-	// off, which it turns off when a profiler asks for the walk while it
-	// initializes: so ask now, and stop at once.
-	if err := p.PrepareAtStartup(); err != nil {
+	// The runtime allows the heap walk later only when background
+	// (concurrent) GC is off, which it turns off when a profiler asks for
+	// the walk as it initializes or attaches.
+	if err := prepare(); err != nil {
+		logf("%v", err)
 		return err
 	}
-	if envBool("HEAPSNAP_SIGNAL", true) {
+	p.exit = get.bool("HEAPSNAP_EXIT", true)
+	if get.bool("HEAPSNAP_SIGNAL", true) {
 		series.OnSignal(syscall.SIGUSR2)
 	}
 	if every > 0 {
@@ -131,39 +221,22 @@ func (p *heapsnapProfiler) Initialize(info *profiler.Info) error {
 // Shutdown stops the triggers (one running finishes), then takes the exit
 // snapshot.
 func (p *heapsnapProfiler) Shutdown() error {
-	p.series.Stop()
-	if envBool("HEAPSNAP_EXIT", true) {
-		p.series.SnapshotWait("exit")
+	if p.series != nil {
+		p.series.Stop()
+		if p.exit {
+			p.series.SnapshotWait("exit")
+		}
 	}
 	return p.Capturer.Shutdown()
 }
 
 func init() {
-	opts := capture.Options{SpillDir: os.Getenv("HEAPSNAP_DIR")}
-	if opts.SpillDir == "" {
-		opts.SpillDir = "."
+	c, err := config(envConfig).capturer()
+	if err != nil {
+		logf("%v; not loading", err)
+		return
 	}
-	if v := os.Getenv("HEAPSNAP_MAX_OBJECTS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			logf("HEAPSNAP_MAX_OBJECTS=%q: want a positive integer; not loading", v)
-			return
-		}
-		opts.MaxObjects = n
-	}
-	if v := os.Getenv("HEAPSNAP_SPILL_AFTER"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			logf("HEAPSNAP_SPILL_AFTER=%q: want a number of objects (0: never spill); not loading", v)
-			return
-		}
-		if n == 0 {
-			opts.SpillDir = ""
-		}
-		opts.SpillAfter = n
-	}
-	p := &heapsnapProfiler{Capturer: capture.New(opts)}
-	if err := profiler.Register(clsid, p); err != nil {
+	if err := profiler.Register(clsid, &heapsnapProfiler{Capturer: c}); err != nil {
 		logf("%v", err)
 	}
 }
