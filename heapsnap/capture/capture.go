@@ -112,7 +112,6 @@ type Capturer struct {
 	restore        profiler.Monitor // the mask PrepareAtStartup found
 	restorePending bool             // ModuleLoadFinished has not taken it yet
 	preparing      bool             // from PrepareAtStartup until the mask is restored
-	attached       bool             // PrepareAtAttach: the walk stays on
 	startErr       error
 	frozen         string
 	scratch        []uint64 // ObjectReferences' references, reused
@@ -182,16 +181,16 @@ func (c *Capturer) PrepareAtStartup() error {
 
 // PrepareAtAttach is PrepareAtStartup for a profiler attached to a
 // running process: call it at the end of InitializeForAttach (after the
-// profiler's own SetAttachEventMask), from which it must be called. There
-// the runtime accepts the heap walk (COR_PRF_MONITOR_GC) only by turning
-// background GC off while the walk stays asked for, and would turn it on
-// again, refusing the walk later, if the walk were turned off; so after an
-// attach the walk stays on: every collection walks the heap for as long as
-// the profiler is attached (answered and dropped in C outside a snapshot,
-// when the C recorder is in place), which costs each full collection a
-// walk of the heap. Classes loaded before the attach are not seen, so
-// their static fields are not named: their objects are reached through
-// the runtime's handles instead.
+// profiler's own SetAttachEventMask). The runtime accepts the heap walk
+// (COR_PRF_MONITOR_GC) from an attaching profiler by turning background GC
+// off; PrepareAtAttach asks for the walk there and, from a goroutine a
+// second later (once InitializeForAttach has returned), gives the
+// profiler's mask back, after which Take turns the walk on for its
+// collection only, as after start-up (tried on 3.1, 8, 10 and 11: the
+// walk turned off and on again after an attach is accepted). Until then
+// the walk is on and answered in C between snapshots. Classes loaded
+// before the attach are not seen, so their static fields are not named:
+// their objects are reached through the runtime's handles instead.
 func (c *Capturer) PrepareAtAttach() error {
 	if c.info == nil {
 		return ErrNotInitialized
@@ -203,12 +202,27 @@ func (c *Capturer) PrepareAtAttach() error {
 	if err := c.info.SetEventMask(mask | profiler.MonitorGC | profiler.MonitorClassLoads); err != nil {
 		return fmt.Errorf("heapsnap/capture: asking for the heap walk at attach: %w", err)
 	}
-	c.mu.Lock()
-	c.attached = true
-	c.mu.Unlock()
 	if c.rec != nil {
 		c.rec.PassToGo(false)
 	}
+	go func() {
+		time.Sleep(time.Second)
+		// serialized with Take, which must not see the mask change under it
+		c.take.Lock()
+		defer c.take.Unlock()
+		cur, err := c.info.GetEventMask()
+		if err == nil && mask&profiler.MonitorGC == 0 {
+			err = c.info.SetEventMask(cur &^ profiler.MonitorGC)
+		}
+		if err != nil {
+			// the walk stays on; snapshots work as before
+			fmt.Fprintf(os.Stderr, "heapsnap/capture: after the attach, the heap walk stays on: %v\n", err)
+			return
+		}
+		if c.rec != nil {
+			c.rec.PassToGo(true)
+		}
+	}()
 	return nil
 }
 

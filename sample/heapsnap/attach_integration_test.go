@@ -16,8 +16,10 @@ import (
 
 // TestAttach attaches heapsnap to the leak app while it serves
 // (diag.AttachProfiler, settings in the client data), asks for a snapshot
-// with SIGUSR2, twice, and checks each holds the 200 leaked objects with
-// their 64 KB arrays, and that the app runs on and ends normally. Before
+// with SIGUSR2 at once (the walk still on from the attach) and again after
+// the mask was given back (the walk turned on for that collection only),
+// and checks each holds the 200 leaked objects with their 64 KB arrays, and
+// that the app runs on and ends normally. Before
 // .NET Core 3.0 there is no attach: diag.ErrNotSupported.
 func TestAttach(t *testing.T) {
 	harness.Integration(t)
@@ -49,6 +51,11 @@ func TestAttach(t *testing.T) {
 			t.Fatal(err)
 		}
 		for n := 1; n <= 2; n++ {
+			if n == 2 {
+				// the second after the walk was turned off again (a second
+				// after the attach): Take turns it on for its collection
+				time.Sleep(1500 * time.Millisecond)
+			}
 			if err := syscall.Kill(pid, syscall.SIGUSR2); err != nil {
 				t.Fatal(err)
 			}
@@ -69,5 +76,8 @@ func TestAttach(t *testing.T) {
 		res := p.Wait()
 		res.MustSucceed(t)
 		res.MustStdoutContain(t, "quit")
+		if strings.Contains(res.Stderr, "after the attach, the heap walk stays on") {
+			t.Errorf("the mask was not given back after the attach:\n%s", res.Stderr)
+		}
 	})
 }

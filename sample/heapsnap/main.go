@@ -39,10 +39,9 @@
 // Attached to a running process (.NET Core 3.0 and later:
 // diag.AttachProfiler, or dotnet-trace's and the diagnostics client's
 // attach), heapsnap reads the same variables from the client data
-// ("HEAPSNAP_DIR=/tmp/snaps HEAPSNAP_EXIT=0", space-separated), and the
-// heap walk stays on while it is attached (every full collection walks
-// the heap; package heapsnap/capture, PrepareAtAttach). Static fields of
-// classes loaded before the attach are not named.
+// ("HEAPSNAP_DIR=/tmp/snaps HEAPSNAP_EXIT=0", space-separated); static
+// fields of classes loaded before the attach are not named (package
+// heapsnap/capture, PrepareAtAttach).
 //
 // Build and run (the CLSID is heapsnap's):
 //
@@ -144,8 +143,7 @@ func (p *heapsnapProfiler) Initialize(info *profiler.Info) error {
 
 // InitializeForAttach: heapsnap attached to a running process
 // (diag.AttachProfiler, .NET Core 3.0 and later) takes its settings from
-// the client data, and the heap walk stays on while it is attached
-// (capture.Capturer.PrepareAtAttach says what that costs).
+// the client data (capture.Capturer.PrepareAtAttach).
 func (p *heapsnapProfiler) InitializeForAttach(info *profiler.Info, clientData []byte) error {
 	get := clientConfig(clientData)
 	c, err := get.capturer()
@@ -164,7 +162,7 @@ func (p *heapsnapProfiler) InitializeForAttach(info *profiler.Info, clientData [
 	if dir == "" {
 		dir = "."
 	}
-	logf("attached to pid %d: snapshots into %s; the heap walk stays on while attached", os.Getpid(), dir)
+	logf("attached to pid %d: snapshots into %s", os.Getpid(), dir)
 	return nil
 }
 
