@@ -92,7 +92,8 @@ type Capturer struct {
 	opts Options
 	info *profiler.Info
 
-	take sync.Mutex // one Take at a time
+	take   sync.Mutex // one Take at a time
+	maskMu sync.Mutex // held by Take while it may change the mask, and by the restore after an attach
 
 	mu       sync.Mutex // guards what the GC callbacks fill
 	phase    phase
@@ -115,6 +116,7 @@ type Capturer struct {
 	startErr       error
 	frozen         string
 	scratch        []uint64 // ObjectReferences' references, reused
+	attachNote     string   // after an attach: what a snapshot cannot name
 	last           Stats
 
 	rec    *profiler.HeapWalkRecorder // the walk recorded in C; nil: Go's ObjectReferences
@@ -189,8 +191,10 @@ func (c *Capturer) PrepareAtStartup() error {
 // collection only, as after start-up (tried on 3.1, 8, 10 and 11: the
 // walk turned off and on again after an attach is accepted). Until then
 // the walk is on and answered in C between snapshots. Classes loaded
-// before the attach are not seen, so their static fields are not named:
-// their objects are reached through the runtime's handles instead.
+// before the attach are not seen (no ClassLoadFinished reports them, and
+// GetClassFromToken from a thread of the profiler's own killed the process
+// on 10.0.15), so their static fields are not named: their objects are
+// reached through the runtime's handles instead.
 func (c *Capturer) PrepareAtAttach() error {
 	if c.info == nil {
 		return ErrNotInitialized
@@ -205,11 +209,15 @@ func (c *Capturer) PrepareAtAttach() error {
 	if c.rec != nil {
 		c.rec.PassToGo(false)
 	}
+	c.mu.Lock()
+	c.attachNote = "static fields of classes loaded before the attach are not named"
+	c.mu.Unlock()
+	attachedAt := time.Now()
 	go func() {
-		time.Sleep(time.Second)
+		time.Sleep(time.Until(attachedAt.Add(time.Second)))
 		// serialized with Take, which must not see the mask change under it
-		c.take.Lock()
-		defer c.take.Unlock()
+		c.maskMu.Lock()
+		defer c.maskMu.Unlock()
 		cur, err := c.info.GetEventMask()
 		if err == nil && mask&profiler.MonitorGC == 0 {
 			err = c.info.SetEventMask(cur &^ profiler.MonitorGC)
@@ -317,6 +325,8 @@ func (c *Capturer) Take() (*heapsnap.Snapshot, error) {
 	c.slots = slots
 	c.mu.Unlock()
 
+	c.maskMu.Lock()
+	defer c.maskMu.Unlock() // after the mask is given back (defers run last first)
 	mask, err := c.info.GetEventMask()
 	if err != nil {
 		return nil, fmt.Errorf("heapsnap/capture: GetEventMask: %w", err)
@@ -460,6 +470,11 @@ func (c *Capturer) Take() (*heapsnap.Snapshot, error) {
 	b.SetMeta("static fields", statics)
 	b.SetMeta("frozen objects", frozen)
 	b.SetMeta("heap walk", walker)
+	c.mu.Lock()
+	if c.attachNote != "" {
+		b.SetMeta("attached", c.attachNote)
+	}
+	c.mu.Unlock()
 	s, err := b.Build()
 	if err != nil {
 		return nil, err

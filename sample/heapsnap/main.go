@@ -39,8 +39,7 @@
 // Attached to a running process (.NET Core 3.0 and later:
 // diag.AttachProfiler, or dotnet-trace's and the diagnostics client's
 // attach), heapsnap reads the same variables from the client data
-// ("HEAPSNAP_DIR=/tmp/snaps HEAPSNAP_EXIT=0", space-separated); static
-// fields of classes loaded before the attach are not named (package
+// ("HEAPSNAP_DIR=/tmp/snaps HEAPSNAP_EXIT=0", space-separated; package
 // heapsnap/capture, PrepareAtAttach).
 //
 // Build and run (the CLSID is heapsnap's):
