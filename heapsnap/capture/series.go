@@ -43,6 +43,7 @@ type Series struct {
 	n    int
 	prev *heapsnap.Analysis
 
+	atExit   bool // Start's Triggers.AtExit
 	stopOnce sync.Once
 	stop     chan struct{}
 	sigMu    sync.Mutex
@@ -67,6 +68,38 @@ func NewSeries(c *Capturer, opts SeriesOptions) (*Series, error) {
 		return nil, fmt.Errorf("heapsnap/capture: %w", err)
 	}
 	return &Series{c: c, opts: opts, stop: make(chan struct{})}, nil
+}
+
+// Triggers say when a Series takes snapshots.
+type Triggers struct {
+	Signal syscall.Signal // one whenever the process gets it (0: none; SIGUSR2 is the one .NET leaves free)
+	Every  time.Duration  // one every interval (0: none)
+	Above  uint64         // one when the GC heap in use first passes this many bytes, then at each doubling (0: none)
+	AtExit bool           // one at Shutdown
+}
+
+// Start starts the triggers of t (Shutdown takes the one at exit).
+func (s *Series) Start(t Triggers) {
+	s.atExit = t.AtExit
+	if t.Signal != 0 {
+		s.OnSignal(t.Signal)
+	}
+	if t.Every > 0 {
+		s.Every(t.Every)
+	}
+	if t.Above > 0 {
+		s.Above(t.Above)
+	}
+}
+
+// Shutdown stops the triggers (a snapshot one of them is taking finishes)
+// and takes the snapshot at exit when Start's Triggers asked for it. Call
+// it from the profiler's Shutdown, before the Capturer's.
+func (s *Series) Shutdown() {
+	s.Stop()
+	if s.atExit {
+		s.SnapshotWait("exit")
+	}
 }
 
 // OnSignal takes a snapshot whenever the process gets sig (SIGUSR2 is

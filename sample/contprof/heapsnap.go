@@ -32,7 +32,6 @@ var _ = os.Getenv("CONTPROF_HEAPSNAP") != "" && addWith(func() profiler.Callback
 type heapsnapMember struct {
 	*capture.Capturer
 	series *capture.Series
-	atExit bool
 }
 
 // heapsnapDir is where the snapshots go (and large ones spill while they
@@ -54,24 +53,22 @@ func (m *heapsnapMember) Initialize(info *profiler.Info) error {
 	if err := m.Capturer.Initialize(info); err != nil {
 		return err
 	}
-	var signal bool
-	var every time.Duration
-	var above uint64
+	var trig capture.Triggers
 	for _, t := range strings.Split(os.Getenv("CONTPROF_HEAPSNAP"), ",") {
 		name, val, _ := strings.Cut(strings.TrimSpace(t), "=")
 		var err error
 		switch name {
 		case "signal":
-			signal = true
+			trig.Signal = syscall.SIGUSR2
 		case "exit":
-			m.atExit = true
+			trig.AtExit = true
 		case "every":
-			every, err = time.ParseDuration(val)
-			if err == nil && every <= 0 {
+			trig.Every, err = time.ParseDuration(val)
+			if err == nil && trig.Every <= 0 {
 				err = fmt.Errorf("not positive")
 			}
 		case "above":
-			above, err = capture.ParseSize(val)
+			trig.Above, err = capture.ParseSize(val)
 		default:
 			err = fmt.Errorf("unknown trigger")
 		}
@@ -91,22 +88,11 @@ func (m *heapsnapMember) Initialize(info *profiler.Info) error {
 		logf("heapsnap: %v: no heap snapshots", err)
 		return err
 	}
-	if signal {
-		series.OnSignal(syscall.SIGUSR2)
-	}
-	if every > 0 {
-		series.Every(every)
-	}
-	if above > 0 {
-		series.Above(above)
-	}
+	series.Start(trig)
 	return nil
 }
 
 func (m *heapsnapMember) Shutdown() error {
-	m.series.Stop()
-	if m.atExit {
-		m.series.SnapshotWait("exit")
-	}
+	m.series.Shutdown()
 	return m.Capturer.Shutdown()
 }

@@ -67,7 +67,6 @@ const clsid = "{3B9E4C2A-7D15-4E68-9A0F-5C2B8D1E6F47}"
 type heapsnapProfiler struct {
 	*capture.Capturer
 	series *capture.Series
-	exit   bool
 }
 
 func logf(format string, args ...any) {
@@ -174,21 +173,23 @@ func (p *heapsnapProfiler) start(get config, prepare func() error) error {
 		}
 		opts.Top = n
 	}
-	var every time.Duration
+	trig := capture.Triggers{AtExit: get.bool("HEAPSNAP_EXIT", true)}
+	if get.bool("HEAPSNAP_SIGNAL", true) {
+		trig.Signal = syscall.SIGUSR2
+	}
 	if v := get("HEAPSNAP_INTERVAL"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
 			return fmt.Errorf("heapsnap: HEAPSNAP_INTERVAL=%q: want a positive duration like 30s", v)
 		}
-		every = d
+		trig.Every = d
 	}
-	var above uint64
 	if v := get("HEAPSNAP_THRESHOLD"); v != "" {
 		n, err := capture.ParseSize(v)
 		if err != nil {
 			return fmt.Errorf("heapsnap: HEAPSNAP_THRESHOLD: %w", err)
 		}
-		above = n
+		trig.Above = n
 	}
 	series, err := capture.NewSeries(p.Capturer, opts)
 	if err != nil {
@@ -202,16 +203,7 @@ func (p *heapsnapProfiler) start(get config, prepare func() error) error {
 		logf("%v", err)
 		return err
 	}
-	p.exit = get.bool("HEAPSNAP_EXIT", true)
-	if get.bool("HEAPSNAP_SIGNAL", true) {
-		series.OnSignal(syscall.SIGUSR2)
-	}
-	if every > 0 {
-		series.Every(every)
-	}
-	if above > 0 {
-		series.Above(above)
-	}
+	series.Start(trig)
 	return nil
 }
 
@@ -219,10 +211,7 @@ func (p *heapsnapProfiler) start(get config, prepare func() error) error {
 // snapshot.
 func (p *heapsnapProfiler) Shutdown() error {
 	if p.series != nil {
-		p.series.Stop()
-		if p.exit {
-			p.series.SnapshotWait("exit")
-		}
+		p.series.Shutdown()
 	}
 	return p.Capturer.Shutdown()
 }
