@@ -212,9 +212,8 @@ func (c *Capturer) PrepareAtAttach() error {
 	c.mu.Lock()
 	c.attachNote = "static fields of classes loaded before the attach are not named"
 	c.mu.Unlock()
-	attachedAt := time.Now()
 	go func() {
-		time.Sleep(time.Until(attachedAt.Add(time.Second)))
+		time.Sleep(time.Second)
 		// serialized with Take, which must not see the mask change under it
 		c.maskMu.Lock()
 		defer c.maskMu.Unlock()
@@ -420,12 +419,7 @@ func (c *Capturer) Take() (*heapsnap.Snapshot, error) {
 		}
 		if !overflow && walkErr == nil {
 			c.rec.Objects(func(obj profiler.ObjectID, cls profiler.ClassID, size uint64, refs []profiler.ObjectID) bool {
-				c.scratch = c.scratch[:0]
-				for _, r := range refs {
-					c.scratch = append(c.scratch, uint64(r))
-				}
-				b.Object(uint64(obj), uint64(cls), size, c.scratch)
-				classes[cls] = struct{}{}
+				c.add(b, classes, obj, cls, size, refs)
 				objects++
 				return true
 			})
@@ -592,16 +586,22 @@ func (c *Capturer) ObjectReferences(objectID profiler.ObjectID, classID profiler
 	if err != nil && c.walkErr == nil {
 		c.walkErr = fmt.Errorf("heapsnap/capture: GetObjectSize2(%#x): %w", uint64(objectID), err)
 	}
-	// the Builder copies the references: one scratch slice serves every
-	// object of the walk
-	c.scratch = c.scratch[:0]
-	for _, r := range objectRefIDs {
-		c.scratch = append(c.scratch, uint64(r))
-	}
-	c.b.Object(uint64(objectID), uint64(classID), size, c.scratch)
-	c.classes[classID] = struct{}{}
+	c.add(c.b, c.classes, objectID, classID, size, objectRefIDs)
 	c.objects++
 	return nil
+}
+
+// add gives b one object of the walk and notes its class. The Builder
+// copies the references, so one scratch slice converts them for every
+// object (Take's feed and ObjectReferences never run at once: the latter
+// gathers only between GarbageCollectionStarted and Finished).
+func (c *Capturer) add(b *heapsnap.Builder, classes map[profiler.ClassID]struct{}, obj profiler.ObjectID, cls profiler.ClassID, size uint64, refs []profiler.ObjectID) {
+	c.scratch = c.scratch[:0]
+	for _, r := range refs {
+		c.scratch = append(c.scratch, uint64(r))
+	}
+	b.Object(uint64(obj), uint64(cls), size, c.scratch)
+	classes[cls] = struct{}{}
 }
 
 // GarbageCollectionFinished ends gathering.

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/clrprof/clrprof/internal/harness"
-	"github.com/google/pprof/profile"
 )
 
 // TestHeapsnapCost is issue 44's cost benchmark (task bench-heapsnap): the
@@ -101,7 +100,7 @@ func TestHeapsnapCost(t *testing.T) {
 						runErr = err
 						return
 					}
-					if err := waitProfile(filepath.Join(dir, fmt.Sprintf("heap-%d.pb.gz", r)), 15*time.Minute); err != nil {
+					if _, err := waitProfile(filepath.Join(dir, fmt.Sprintf("heap-%d.pb.gz", r)), 15*time.Minute); err != nil {
 						runErr = err
 						return
 					}
@@ -213,21 +212,6 @@ func status(pid int, field string) int64 {
 		}
 	}
 	return 0
-}
-
-func waitProfile(path string, bound time.Duration) error {
-	deadline := time.Now().Add(bound)
-	for time.Now().Before(deadline) {
-		if f, err := os.Open(path); err == nil {
-			_, err = profile.Parse(f)
-			f.Close()
-			if err == nil {
-				return nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("no snapshot at %s within %v", path, bound)
 }
 
 var ownPauseRe = regexp.MustCompile(`pause ([0-9.]+)(µs|ms|s)`)

@@ -131,25 +131,34 @@ func waitReady(dir string) (int, error) {
 // waitProfileCounts waits for a snapshot's pprof file and returns its
 // object count per type (the leaf frame).
 func waitProfileCounts(path string) (map[string]int64, error) {
-	var p *profile.Profile
-	for range 1200 {
-		if f, err := os.Open(path); err == nil {
-			p, err = profile.Parse(f)
-			f.Close()
-			if err == nil {
-				break
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if p == nil {
-		return nil, fmt.Errorf("no snapshot at %s", path)
+	p, err := waitProfile(path, 2*time.Minute)
+	if err != nil {
+		return nil, err
 	}
 	counts := map[string]int64{}
 	for _, s := range p.Sample {
 		counts[s.Location[0].Line[0].Function.Name] += s.Value[0]
 	}
 	return counts, nil
+}
+
+// waitProfile waits at most bound for a snapshot's pprof file to be
+// whole (it is written while this reads).
+func waitProfile(path string, bound time.Duration) (*profile.Profile, error) {
+	deadline := time.Now().Add(bound)
+	for {
+		if f, err := os.Open(path); err == nil {
+			p, err := profile.Parse(f)
+			f.Close()
+			if err == nil {
+				return p, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("no snapshot at %s within %v", path, bound)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // dotnet-gcdump report lines: "   24,576   128  System.Byte[]  (Bytes > 1K)"
