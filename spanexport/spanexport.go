@@ -58,6 +58,7 @@ type Options struct {
 // queue. Its methods are safe for concurrent use.
 type Pipeline struct {
 	provider *sdktrace.TracerProvider
+	res      *resource.Resource
 	disabled bool
 	q        *queue
 	desc     string
@@ -144,7 +145,7 @@ func New(ctx context.Context, opts Options) (*Pipeline, error) {
 	}
 	q := newQueue(exp, cfg, logf)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(q), sdktrace.WithResource(res))
-	return &Pipeline{provider: tp, q: q, logf: logf,
+	return &Pipeline{provider: tp, res: res, q: q, logf: logf,
 		desc: fmt.Sprintf("%s, queue of %d spans", desc, cfg.size)}, nil
 }
 

@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 )
 
 func TestQueueConfigFromEnv(t *testing.T) {
@@ -141,4 +144,44 @@ func (r *recorder) spans() tracetest.SpanStubs {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append(tracetest.SpanStubs(nil), r.got...)
+}
+
+// TestRecord: a span made elsewhere keeps its IDs, parent, times, kind,
+// status and scope, and gets the pipeline's resource; an unsampled one is
+// not recorded.
+func TestRecord(t *testing.T) {
+	t.Setenv("OTEL_SDK_DISABLED", "")
+	t.Setenv("OTEL_SERVICE_NAME", "shop")
+	exp := &recorder{}
+	p, err := New(context.Background(), Options{Exporter: exp, Logf: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tid, _ := trace.TraceIDFromHex("0af7651916cd43dd8448eb211c80319c")
+	parent := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: trace.SpanID{0xb7, 0xad, 1}, TraceFlags: trace.FlagsSampled, Remote: true})
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: trace.SpanID{1, 2, 3, 4, 5, 6, 7, 8}, TraceFlags: trace.FlagsSampled})
+	start := time.Unix(1700000000, 0)
+	p.Record(SpanData{Scope: "Microsoft.AspNetCore", Context: sc, Parent: parent, Name: "GET /products/{id}",
+		Kind: trace.SpanKindServer, Start: start, End: start.Add(42 * time.Millisecond),
+		Attrs: []attribute.KeyValue{attribute.Int("http.response.status_code", 500)}, Status: codes.Error, StatusDescription: "boom"})
+	unsampled := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: trace.SpanID{9}})
+	p.Record(SpanData{Context: unsampled, Name: "not sampled"})
+	st, err := p.Shutdown(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := exp.spans()
+	if len(got) != 1 || st.Exported != 1 || st.Ended != 1 {
+		t.Fatalf("exported %d spans (%+v), want 1", len(got), st)
+	}
+	s := got[0]
+	if s.SpanContext.SpanID() != sc.SpanID() || s.SpanContext.TraceID() != tid || s.Parent.SpanID() != parent.SpanID() ||
+		s.SpanKind != trace.SpanKindServer || s.EndTime.Sub(s.StartTime) != 42*time.Millisecond ||
+		s.Status.Code != codes.Error || s.Status.Description != "boom" || s.InstrumentationScope.Name != "Microsoft.AspNetCore" ||
+		len(s.Attributes) != 1 {
+		t.Errorf("recorded %+v", s)
+	}
+	if v, ok := s.Resource.Set().Value("service.name"); !ok || v.AsString() != "shop" {
+		t.Errorf("resource %v", s.Resource)
+	}
 }
