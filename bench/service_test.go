@@ -77,7 +77,7 @@ func svcConfigs(t *testing.T) []svcConfig {
 				return append(harness.ProfilerEnv(cpuprof(t), cpuprofCLSID), "CPUPROF_OUT="+filepath.Join(dir, "cpu.pprof"))
 			}},
 		{name: "dotnet-trace", what: "dotnet-trace collect attached, its default providers", trace: []string{}},
-		{name: "dotnet-trace-sample", what: "dotnet-trace collect attached, --providers Microsoft-DotNETCore-SampleProfiler",
+		{name: "dotnet-trace-sample", what: "dotnet-trace collect attached, --providers Microsoft-DotNETCore-SampleProfiler (dotnet-trace 10.0.750501 then enables that provider alone, plus the rundown at the end: its banner says so and the trace holds no Microsoft-Windows-DotNETRuntime events, which the default's does)",
 			trace: []string{"--providers", "Microsoft-DotNETCore-SampleProfiler"}},
 	}
 	if *flagSvcConfigs == "" {
