@@ -448,6 +448,10 @@ var Targets = []Target{
 	{"CPU sampling (sample/cpuprof) at 99 Hz: mcs.exe (a real application), its cost accounted as it ran plus its start-up, vs no profiler", "mcs", "cpuprof-99", "none", "wall-accounted", 1.02},
 	{"CPU sampling (sample/cpuprof) at 99 Hz: mcs.exe (a real application), its cost accounted as it ran plus its start-up, vs no profiler, CPU time", "mcs", "cpuprof-99", "none", "cpu-accounted", 1.02},
 	{"the C reference sampler (suspend, walk every thread, resume; ~99 Hz): mcs.exe (a real application) vs no profiler, CPU time: the floor of stopping the world at that rate", "mcs", "c-sample", "none", "cpu", 1.02},
+	{"continuous profiler (sample/contprof) at its defaults: Roslyn's csc (a large real application) vs no profiler", "csc", "go-contprof", "none", "wall", 1.03},
+	{"continuous profiler (sample/contprof) at its defaults: Roslyn's csc vs no profiler, CPU time", "csc", "go-contprof", "none", "cpu", 1.03},
+	{"CPU sampling (sample/cpuprof) at 99 Hz: Roslyn's csc (a large real application) vs no profiler", "csc", "cpuprof-99", "none", "wall", 1.02},
+	{"CPU sampling (sample/cpuprof) at 99 Hz: Roslyn's csc vs no profiler, CPU time", "csc", "cpuprof-99", "none", "cpu", 1.02},
 }
 
 // WorkloadRuntime names the only runtime of a workload that runs on one:
@@ -455,6 +459,18 @@ var Targets = []Target{
 var WorkloadRuntime = map[string]string{
 	"mcs":     "net8.0.4", // mcs.exe runs on .NET 8 (soak/)
 	"mcs-jit": "net8.0.4",
+}
+
+// WorkloadFrom names the first major version of the runtimes a workload
+// runs on: its targets are not checked before it.
+var WorkloadFrom = map[string]int{
+	"csc": 10, // compiles against the runtime's reference assemblies (.NET 10 and 11 here)
+}
+
+// major is the major version of a runtime version string ("10.0.15").
+func major(version string) int {
+	n, _ := strconv.Atoi(strings.SplitN(version, ".", 2)[0])
+	return n
 }
 
 // startupOf names, for a configuration with no row of its own on the
@@ -516,6 +532,9 @@ func Check(r *Report) []Outcome {
 		for _, rt := range r.Runtimes {
 			if only, ok := WorkloadRuntime[t.Workload]; ok && rt.Name != only {
 				continue // the workload runs on one runtime only
+			}
+			if from, ok := WorkloadFrom[t.Workload]; ok && major(rt.Version) < from {
+				continue
 			}
 			o := Outcome{Target: t, Runtime: rt.Name}
 			row := r.Row(rt.Name, t.Workload, t.Config)

@@ -87,6 +87,12 @@ type workload struct {
 	// program that Mono's mcs.exe compiles (soak.Generate): the workload
 	// is then mcs.exe, not src.
 	mcs, quickMCS int
+	// csc, if set, is the number of classes of the same generated program
+	// that Roslyn's csc (../shared/dotnet's, the compiler .NET is built
+	// with) compiles against the runtime's reference assemblies: the
+	// workload is then csc.dll, on the runtimes with reference assemblies
+	// (.NET 10 and later).
+	csc, quickCSC int
 }
 
 func needELT(rt harness.Runtime) string {
@@ -249,9 +255,22 @@ var workloads = []workload{
 	{name: "exceptions", src: "workloads/exceptions.cs", args: []string{"5000", "4"}, quickArgs: []string{"2500", "4"}, stdout: "exceptions: caught=",
 		configs: []string{"none", "c-unimpl", "go-unimpl", "c-exc", "go-exc-sync", "c-unimpl-chained", "go-exc-compose1", "go-exc-compose2"},
 		what:    "4 threads throwing and catching through 3 frames with finally blocks, a third of them NullReferenceException"},
+	{name: "csc", csc: 300, quickCSC: 100, stdout: "warning CS1030", repsFactor: 2,
+		configs: []string{"none", "go-contprof", "go-contprof-noheap", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "cpuprof-19", "cpuprof-99", "cpuprof-19-suspend", "cpuprof-99-suspend", "c-sample"},
+		what:    "a large real application: Roslyn's C# compiler (csc.dll from ../shared/dotnet, with its own server GC setting) compiling the soak's generated program (soak.Generate) against the runtime's reference assemblies, on .NET 10 and 11"},
 	{name: "mcs", mcs: 300, quickMCS: 100, stdout: "Compilation succeeded", repsFactor: 2,
 		configs: []string{"none", "go-contprof", "go-contprof-noheap", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "cpuprof-19", "cpuprof-99", "cpuprof-19-suspend", "cpuprof-99-suspend", "c-sample"},
 		what:    "a real application: Mono's C# compiler (mcs.exe, soak/) on .NET 8 compiling the soak's generated program (soak.Generate) against Mono's reference assemblies"},
+}
+
+// cscDLL is Roslyn's compiler as scripts/setup.sh lays it out.
+func cscDLL() string { return filepath.Join(harness.CacheDir(), "dotnet", "roslyn", "csc.dll") }
+
+// cscArgs compiles p.cs against rt's reference assemblies (the response
+// file install.sh writes for each: -nostdlib and one -r per assembly).
+func cscArgs(rt harness.Runtime) []string {
+	rsp := filepath.Join(harness.CacheDir(), "dotnet", "ref", fmt.Sprintf("net%d.0.rsp", rt.Major))
+	return []string{"-nologo", "-noconfig", "@" + rsp, "-t:library", "-out:p.dll", "p.cs"}
 }
 
 // mcsExe is Mono's C# compiler and monoLib the reference assemblies it
@@ -315,6 +334,10 @@ func runOnce(t *testing.T, rt harness.Runtime, app, dir string, w *workload, c *
 	}
 	if w.mcs > 0 {
 		opts.Args = mcsArgs
+	}
+	if w.csc > 0 {
+		opts.Args = cscArgs(rt)
+		opts.ConfigProperties = map[string]any{"System.GC.Server": true} // as csc.runtimeconfig.json says
 	}
 	if c.lib != "" {
 		l := libs[c.lib]
@@ -489,7 +512,22 @@ func TestBench(t *testing.T) {
 		if quick && w.quickArgs != nil {
 			args = w.quickArgs
 		}
-		if w.mcs > 0 {
+		if w.csc > 0 {
+			classes := w.csc
+			if quick && w.quickCSC > 0 {
+				classes = w.quickCSC
+			}
+			if _, err := os.Stat(cscDLL()); err != nil {
+				t.Fatalf("workload %s: %v (scripts/setup.sh lays out Roslyn from ../shared/dotnet)", w.name, err)
+			}
+			prog := soak.Generate(classes)
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "p.cs"), []byte(prog.Source), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			apps[w.name], dirs[w.name] = cscDLL(), dir
+			args = []string{fmt.Sprintf("(%d classes, %d lines)", prog.Classes, prog.Lines), "-nologo", "-noconfig", "@<reference assemblies of the runtime>", "-t:library", "-out:p.dll", "p.cs"}
+		} else if w.mcs > 0 {
 			// mcs.exe compiles p.cs in a directory of its own (the same
 			// for every run: each writes p.exe over the last one's).
 			classes := w.mcs
@@ -537,6 +575,9 @@ func TestBench(t *testing.T) {
 			if only, ok := bench.WorkloadRuntime[w.name]; ok && rt.Name != only {
 				continue // no rows: the workload runs on one runtime only
 			}
+			if w.csc > 0 && rt.Major < 10 {
+				continue // no reference assemblies to compile against
+			}
 			var cs []*config
 			rows := map[string]*bench.Row{}
 			for _, cn := range w.configs {
@@ -560,7 +601,7 @@ func TestBench(t *testing.T) {
 						continue
 					}
 					app := apps[w.name]
-					if w.mcs == 0 {
+					if w.mcs == 0 && w.csc == 0 {
 						app = apps[w.name+"\x00"+rt.Name]
 					}
 					o := runOnce(t, rt, app, dirs[w.name], w, c, libs, quick)
