@@ -32,6 +32,27 @@ namespace Clrprof.Instr
 			if (lookup != IntPtr.Zero)
 				symbol = (SymbolFunc)Marshal.GetDelegateForFunctionPointer(lookup, typeof(SymbolFunc));
 			AppDomain.CurrentDomain.AssemblyResolve += Resolve;
+			// Then each helper that defines a public static class
+			// Clrprof.Startup with a public static void Start() is started,
+			// in delivery order; a Start that throws is reported as
+			// Failed(-1, exception) and the others still run.
+			for (int i = 1; i < asms.Length; i++) {
+				try {
+					Assembly a = asms[i];
+					if (a == null)
+						continue;
+					Type st = a.GetType("Clrprof.Startup", false);
+					if (st == null)
+						continue;
+					MethodInfo m = st.GetMethod("Start", BindingFlags.Public | BindingFlags.Static, null, Type.EmptyTypes, null);
+					if (m != null)
+						m.Invoke(null, null);
+				} catch (TargetInvocationException e) {
+					Failed(-1, e.InnerException);
+				} catch (Exception e) {
+					Failed(-1, e);
+				}
+			}
 		}
 
 		// Resolve answers only for the assemblies delivered by the profiler,

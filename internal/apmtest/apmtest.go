@@ -210,3 +210,34 @@ func (t Trace) Render(keys ...string) string {
 	}
 	return b.String()
 }
+
+// Without returns the trace without the spans drop selects (their
+// children, if any, become roots).
+func (t Trace) Without(drop func(Span) bool) Trace {
+	var out Trace
+	for _, s := range t {
+		if !drop(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Compare renders each pair of traces with keys and returns one line per
+// request whose renders differ, with both renders.
+func Compare(ours, theirs []Trace, keys ...string) []string {
+	var diffs []string
+	for i := 0; i < max(len(ours), len(theirs)); i++ {
+		var a, b string
+		if i < len(ours) {
+			a = ours[i].Render(keys...)
+		}
+		if i < len(theirs) {
+			b = theirs[i].Render(keys...)
+		}
+		if a != b {
+			diffs = append(diffs, fmt.Sprintf("trace %d differs:\n--- ours\n%s--- theirs\n%s", i, a, b))
+		}
+	}
+	return diffs
+}

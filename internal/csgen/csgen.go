@@ -53,6 +53,38 @@ func Compile(out string, args []string, sources []string) error {
 	return os.WriteFile(out+StampSuffix, []byte(sum+"\n"), 0o644)
 }
 
+// RoslynArg marks a stamp made by CompileRoslyn: Check is given
+// append(args, RoslynArg+tfm) for such an assembly.
+const RoslynArg = "-roslyn="
+
+// CompileRoslyn compiles with Roslyn's csc (as scripts/setup.sh lays it out
+// from ../shared/dotnet) against the reference assemblies of tfm ("net10.0"),
+// deterministically, for a helper that needs APIs Mono's reference
+// assemblies lack; the assembly then loads on that .NET and later ones.
+func CompileRoslyn(out, tfm string, args []string, sources []string) error {
+	cache := os.Getenv("CLRPROF_CACHE")
+	if cache == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return err
+		}
+		cache = filepath.Join(home, ".cache", "clrprof")
+	}
+	csc := filepath.Join(cache, "dotnet", "bin", "csc")
+	rsp := filepath.Join(cache, "dotnet", "ref", tfm+".rsp")
+	full := append([]string{"-nologo", "-noconfig", "@" + rsp, "-target:library", "-optimize+", "-deterministic", "-out:" + out}, args...)
+	full = append(full, sources...)
+	cmd := exec.Command(csc, full...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("csc %s: %v\n%s", strings.Join(full, " "), err, b)
+	}
+	sum, err := Hash(append(append([]string{}, args...), RoslynArg+tfm), sources)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out+StampSuffix, []byte(sum+"\n"), 0o644)
+}
+
 // Check returns an error when out's stamp is missing or does not match the
 // sources and args (the assembly must be regenerated with go generate).
 func Check(out string, args []string, sources []string) error {

@@ -1,4 +1,5 @@
-// Command csgen compiles C# sources with mcs into a library and records
+// Command csgen compiles C# sources with mcs (or, with -roslyn TFM, Roslyn's
+// csc against that framework's reference assemblies) into a library and records
 // the sources' hash beside it (see package internal/csgen). Used from
 // generate directives such as:
 //
@@ -22,7 +23,8 @@ func main() {
 	out := flag.String("out", "", "the assembly to write")
 	var refs, args list
 	flag.Var(&refs, "r", "an assembly reference (repeatable)")
-	flag.Var(&args, "arg", "an extra mcs argument (repeatable)")
+	flag.Var(&args, "arg", "an extra compiler argument (repeatable)")
+	roslyn := flag.String("roslyn", "", "compile with Roslyn's csc against this target framework's reference assemblies (e.g. net10.0) instead of mcs")
 	flag.Parse()
 	if *out == "" || flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: csgen -out X.dll [-r ref]... [-arg mcsarg]... sources.cs...")
@@ -32,7 +34,13 @@ func main() {
 	for _, r := range refs {
 		all = append(all, "-r:"+r)
 	}
-	if err := csgen.Compile(*out, all, flag.Args()); err != nil {
+	compile := csgen.Compile
+	if *roslyn != "" {
+		compile = func(out string, args, sources []string) error {
+			return csgen.CompileRoslyn(out, *roslyn, args, sources)
+		}
+	}
+	if err := compile(*out, all, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "csgen:", err)
 		os.Exit(1)
 	}

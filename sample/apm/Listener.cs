@@ -1,0 +1,369 @@
+// The managed half of sample/apm: an ActivityListener that hands every
+// activity of the listened sources to the profiler when it stops. instr
+// delivers this assembly into the application (which never references it)
+// and the loader calls Clrprof.Startup.Start once it is loaded. Compiled by
+// `go generate ./sample/apm` (Roslyn, against the net10.0 reference
+// assemblies: ActivityListener is not in Mono's) into Clrprof.Apm.dll, which
+// is committed and embedded in the profiler library.
+//
+// The span is encoded for the profiler (apm_span in main.go decodes it),
+// little-endian:
+//
+//	u8 version (1)
+//	u8[16] trace id, u8[8] span id, u8[8] parent span id (zero: root)
+//	u8 trace flags, u8 parent is remote, u8 kind, u8 status
+//	i64 start (Unix ns), i64 duration (ns)
+//	str source name, str source version, str display name, str status description
+//	i32 tag count, then per tag: str key, u8 type, value
+//	    (0 string: str; 1 integer: i64; 2 boolean: u8; 3 float: f64)
+//	i32 event count, then per event: str name, i64 time (Unix ns), tags as above
+//
+// str is an i32 byte count and UTF-8 bytes.
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.IO;
+using System.Linq.Expressions;
+using System.Reflection;
+using System.Runtime.InteropServices;
+using System.Text;
+
+[assembly: AssemblyVersion("1.0.0.0")]
+
+namespace Clrprof
+{
+	public static class Startup
+	{
+		public static void Start()
+		{
+			Apm.Listener.Start();
+		}
+	}
+}
+
+namespace Clrprof.Apm
+{
+	public static unsafe class Listener
+	{
+		static delegate* unmanaged[Cdecl]<byte*, int, void> report;
+		static ActivityListener listener;
+		// Spans whose encoding or hand-off threw: counted, never thrown
+		// into the application.
+		static long failures;
+
+		const long UnixEpochTicks = 621355968000000000;
+
+		[ThreadStatic] static Buffer buf;
+
+		sealed class Buffer
+		{
+			public byte[] b = new byte[4096];
+			public int n;
+		}
+
+		public static void Start()
+		{
+			IntPtr p = Clrprof.Instr.Loader.Symbol("clrprof_apm_span");
+			if (p == IntPtr.Zero)
+				return;
+			report = (delegate* unmanaged[Cdecl]<byte*, int, void>)p;
+			string names = Environment.GetEnvironmentVariable("CLRPROF_APM_SOURCES");
+			if (string.IsNullOrEmpty(names))
+				names = "Microsoft.AspNetCore,System.Net.Http,Npgsql";
+			var sources = new HashSet<string>(names.Split(',', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries));
+			listener = new ActivityListener {
+				ShouldListenTo = s => sources.Contains(s.Name),
+				// Parent-based: a span whose parent was not recorded is
+				// not recorded either (its context still propagates).
+				Sample = (ref ActivityCreationOptions<ActivityContext> o) =>
+					o.Parent.TraceId != default && (o.Parent.TraceFlags & ActivityTraceFlags.Recorded) == 0
+						? ActivitySamplingResult.PropagationData
+						: ActivitySamplingResult.AllDataAndRecorded,
+				ActivityStopped = Stopped,
+			};
+			ActivitySource.AddActivityListener(listener);
+			if (sources.Contains("Microsoft.AspNetCore"))
+				DiagnosticListener.AllListeners.Subscribe(new AllListeners());
+		}
+
+		static void Stopped(Activity a)
+		{
+			try {
+				if (!a.Recorded)
+					return;
+				Buffer w = buf ??= new Buffer();
+				w.n = 0;
+				U8(w, 1);
+				Span<byte> id = stackalloc byte[16];
+				a.TraceId.CopyTo(id);
+				Bytes(w, id);
+				a.SpanId.CopyTo(id.Slice(0, 8));
+				Bytes(w, id.Slice(0, 8));
+				a.ParentSpanId.CopyTo(id.Slice(0, 8));
+				Bytes(w, id.Slice(0, 8));
+				U8(w, (byte)a.ActivityTraceFlags);
+				U8(w, (byte)(a.HasRemoteParent ? 1 : 0));
+				U8(w, (byte)a.Kind);
+				U8(w, (byte)a.Status);
+				I64(w, (a.StartTimeUtc.Ticks - UnixEpochTicks) * 100);
+				I64(w, a.Duration.Ticks * 100);
+				Str(w, a.Source.Name);
+				Str(w, a.Source.Version);
+				Str(w, a.DisplayName);
+				Str(w, a.StatusDescription);
+				int at = w.n;
+				I32(w, 0);
+				int count = 0;
+				foreach (KeyValuePair<string, object> t in a.TagObjects) {
+					Tag(w, t.Key, t.Value);
+					count++;
+				}
+				Patch(w, at, count);
+				at = w.n;
+				I32(w, 0);
+				count = 0;
+				foreach (ActivityEvent e in a.Events) {
+					Str(w, e.Name);
+					I64(w, (e.Timestamp.UtcTicks - UnixEpochTicks) * 100);
+					int tat = w.n;
+					I32(w, 0);
+					int tc = 0;
+					foreach (KeyValuePair<string, object> t in e.Tags) {
+						Tag(w, t.Key, t.Value);
+						tc++;
+					}
+					Patch(w, tat, tc);
+					count++;
+				}
+				Patch(w, at, count);
+				fixed (byte* p = w.b)
+					report(p, w.n);
+			} catch {
+				System.Threading.Interlocked.Increment(ref failures);
+			}
+		}
+
+		static void Tag(Buffer w, string key, object v)
+		{
+			Str(w, key);
+			switch (v) {
+			case null:
+				U8(w, 0);
+				Str(w, "");
+				break;
+			case string s:
+				U8(w, 0);
+				Str(w, s);
+				break;
+			case bool b:
+				U8(w, 2);
+				U8(w, (byte)(b ? 1 : 0));
+				break;
+			case int i:
+				U8(w, 1);
+				I64(w, i);
+				break;
+			case long l:
+				U8(w, 1);
+				I64(w, l);
+				break;
+			case short sh:
+				U8(w, 1);
+				I64(w, sh);
+				break;
+			case double d:
+				U8(w, 3);
+				F64(w, d);
+				break;
+			case float f:
+				U8(w, 3);
+				F64(w, f);
+				break;
+			default:
+				U8(w, 0);
+				Str(w, Convert.ToString(v, System.Globalization.CultureInfo.InvariantCulture) ?? "");
+				break;
+			}
+		}
+
+		static void Room(Buffer w, int n)
+		{
+			if (w.n + n > w.b.Length)
+				Array.Resize(ref w.b, Math.Max(w.b.Length * 2, w.n + n));
+		}
+
+		static void U8(Buffer w, byte v)
+		{
+			Room(w, 1);
+			w.b[w.n++] = v;
+		}
+
+		static void Bytes(Buffer w, ReadOnlySpan<byte> v)
+		{
+			Room(w, v.Length);
+			v.CopyTo(w.b.AsSpan(w.n));
+			w.n += v.Length;
+		}
+
+		static void I32(Buffer w, int v)
+		{
+			Room(w, 4);
+			BitConverter.TryWriteBytes(w.b.AsSpan(w.n), v);
+			w.n += 4;
+		}
+
+		static void Patch(Buffer w, int at, int v)
+		{
+			BitConverter.TryWriteBytes(w.b.AsSpan(at), v);
+		}
+
+		static void I64(Buffer w, long v)
+		{
+			Room(w, 8);
+			BitConverter.TryWriteBytes(w.b.AsSpan(w.n), v);
+			w.n += 8;
+		}
+
+		static void F64(Buffer w, double v)
+		{
+			Room(w, 8);
+			BitConverter.TryWriteBytes(w.b.AsSpan(w.n), v);
+			w.n += 8;
+		}
+
+		static void Str(Buffer w, string s)
+		{
+			s ??= "";
+			int n = Encoding.UTF8.GetByteCount(s);
+			I32(w, n);
+			Room(w, n);
+			Encoding.UTF8.GetBytes(s, 0, s.Length, w.b, w.n);
+			w.n += n;
+		}
+
+		// AllListeners finds ASP.NET Core's DiagnosticListener. Its
+		// activity carries no attributes of its own (.NET 10): they are
+		// read from the HttpContext its Stop event hands over, before the
+		// activity stops, as the semantic conventions name them.
+		sealed class AllListeners : IObserver<DiagnosticListener>
+		{
+			public void OnNext(DiagnosticListener l)
+			{
+				if (l.Name == "Microsoft.AspNetCore")
+					// Hosting writes the Stop event only when Start is
+					// enabled too (HostingApplicationDiagnostics).
+					l.Subscribe(new AspNetCore(), name => name == AspNetCore.Request || name == AspNetCore.Start || name == AspNetCore.Stop ||
+						name == AspNetCore.Unhandled || name == AspNetCore.DiagUnhandled);
+			}
+			public void OnError(Exception e) { }
+			public void OnCompleted() { }
+		}
+
+		sealed class AspNetCore : IObserver<KeyValuePair<string, object>>
+		{
+			public const string Request = "Microsoft.AspNetCore.Hosting.HttpRequestIn";
+			public const string Start = Request + ".Start";
+			public const string Stop = Request + ".Stop";
+			public const string Unhandled = "Microsoft.AspNetCore.Hosting.UnhandledException";
+			public const string DiagUnhandled = "Microsoft.AspNetCore.Diagnostics.UnhandledException";
+
+			// Accessors compiled once for the HttpContext type the
+			// application has (no reference to ASP.NET Core here).
+			static Type ctxType;
+			static Func<object, string> method, path, scheme, route, protocol;
+			static Func<object, int> status;
+
+			public void OnNext(KeyValuePair<string, object> e)
+			{
+				try {
+					Activity a = Activity.Current;
+					if (a == null || a.OperationName != Request || !a.Recorded)
+						return;
+					if (e.Key == Stop)
+						Enrich(a, e.Value);
+					else if (e.Key == Unhandled || e.Key == DiagUnhandled)
+						Failed(a, e.Value);
+				} catch {
+					System.Threading.Interlocked.Increment(ref failures);
+				}
+			}
+
+			static void Failed(Activity a, object payload)
+			{
+				if (payload == null)
+					return;
+				PropertyInfo p = payload.GetType().GetProperty("exception");
+				if (p?.GetValue(payload) is Exception ex) {
+					a.SetTag("error.type", ex.GetType().FullName);
+					a.AddException(ex);
+				}
+			}
+
+			static void Enrich(Activity a, object ctx)
+			{
+				if (ctx == null)
+					return;
+				if (ctx.GetType() != ctxType)
+					Compile(ctx.GetType());
+				string m = method(ctx);
+				string r = route(ctx);
+				int code = status(ctx);
+				a.DisplayName = string.IsNullOrEmpty(r) ? m : m + " " + r;
+				a.SetTag("http.request.method", m);
+				a.SetTag("url.path", path(ctx));
+				a.SetTag("url.scheme", scheme(ctx));
+				if (!string.IsNullOrEmpty(r))
+					a.SetTag("http.route", r);
+				a.SetTag("http.response.status_code", code);
+				string proto = protocol(ctx);
+				if (proto != null && proto.StartsWith("HTTP/"))
+					a.SetTag("network.protocol.version", proto.Substring(5));
+				if (code >= 500) {
+					a.SetStatus(ActivityStatusCode.Error);
+					if (a.GetTagItem("error.type") == null)
+						a.SetTag("error.type", code.ToString(System.Globalization.CultureInfo.InvariantCulture));
+				}
+			}
+
+			// Compile builds the accessors: ctx.Request.Method, .Path
+			// (PathString.Value), .Scheme, .Protocol, ctx.Response.StatusCode,
+			// and the route template of the endpoint that ran
+			// (EndpointHttpContextExtensions.GetEndpoint(ctx) as a
+			// RouteEndpoint: its RoutePattern.RawText).
+			static void Compile(Type t)
+			{
+				ParameterExpression o = Expression.Parameter(typeof(object), "o");
+				Expression ctx = Expression.Convert(o, t);
+				Expression req = Expression.Property(ctx, "Request");
+				Expression resp = Expression.Property(ctx, "Response");
+				method = Expression.Lambda<Func<object, string>>(Expression.Property(req, "Method"), o).Compile();
+				scheme = Expression.Lambda<Func<object, string>>(Expression.Property(req, "Scheme"), o).Compile();
+				protocol = Expression.Lambda<Func<object, string>>(Expression.Property(req, "Protocol"), o).Compile();
+				path = Expression.Lambda<Func<object, string>>(Expression.Property(Expression.Property(req, "Path"), "Value"), o).Compile();
+				status = Expression.Lambda<Func<object, int>>(Expression.Property(resp, "StatusCode"), o).Compile();
+				route = _ => null;
+				Type ext = Type.GetType("Microsoft.AspNetCore.Http.EndpointHttpContextExtensions, Microsoft.AspNetCore.Http.Abstractions");
+				Type re = Type.GetType("Microsoft.AspNetCore.Routing.RouteEndpoint, Microsoft.AspNetCore.Routing");
+				MethodInfo get = ext?.GetMethod("GetEndpoint", new[] { Type.GetType("Microsoft.AspNetCore.Http.HttpContext, Microsoft.AspNetCore.Http.Abstractions") });
+				if (get != null && re != null) {
+					// o => (GetEndpoint((HttpContext)o) as RouteEndpoint)?.RoutePattern.RawText
+					ParameterExpression ep = Expression.Variable(re, "ep");
+					Expression call = Expression.Call(get, Expression.Convert(o, get.GetParameters()[0].ParameterType));
+					Expression body = Expression.Block(typeof(string), new[] { ep },
+						Expression.Assign(ep, Expression.TypeAs(call, re)),
+						Expression.Condition(Expression.Equal(ep, Expression.Constant(null, re)),
+							Expression.Constant(null, typeof(string)),
+							Expression.Property(Expression.Property(ep, "RoutePattern"), "RawText")));
+					route = Expression.Lambda<Func<object, string>>(body, o).Compile();
+				}
+				ctxType = t;
+			}
+
+			public void OnError(Exception e) { }
+			public void OnCompleted() { }
+		}
+
+		// Failures is how many spans could not be handed over.
+		public static long Failures => System.Threading.Interlocked.Read(ref failures);
+	}
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/clrprof/clrprof/spanexport"
+)
+
+var errShort = errors.New("apm: truncated span record")
+
+// reader reads the listener's encoding (Listener.cs); every read checks
+// the bounds, and the first failure sticks.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) take(n int) []byte {
+	if r.err != nil || n < 0 || n > len(r.b) {
+		r.err = errShort
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) u8() byte {
+	if v := r.take(1); v != nil {
+		return v[0]
+	}
+	return 0
+}
+
+func (r *reader) i32() int32 {
+	if v := r.take(4); v != nil {
+		return int32(binary.LittleEndian.Uint32(v))
+	}
+	return 0
+}
+
+func (r *reader) i64() int64 {
+	if v := r.take(8); v != nil {
+		return int64(binary.LittleEndian.Uint64(v))
+	}
+	return 0
+}
+
+func (r *reader) str() string {
+	n := r.i32()
+	return string(r.take(int(n)))
+}
+
+// count reads a count of items, each at least min bytes long, and refuses
+// one the remaining bytes cannot hold.
+func (r *reader) count(min int) int {
+	n := int(r.i32())
+	if r.err == nil && (n < 0 || n*min > len(r.b)) {
+		r.err = errShort
+		return 0
+	}
+	return n
+}
+
+func (r *reader) tags() []attribute.KeyValue {
+	n := r.count(6)
+	var kvs []attribute.KeyValue
+	for i := 0; i < n && r.err == nil; i++ {
+		k := r.str()
+		switch r.u8() {
+		case 0:
+			kvs = append(kvs, attribute.String(k, r.str()))
+		case 1:
+			kvs = append(kvs, attribute.Int64(k, r.i64()))
+		case 2:
+			kvs = append(kvs, attribute.Bool(k, r.u8() != 0))
+		case 3:
+			kvs = append(kvs, attribute.Float64(k, math.Float64frombits(uint64(r.i64()))))
+		default:
+			r.err = errors.New("apm: unknown tag type")
+		}
+	}
+	return kvs
+}
+
+// decodeSpan decodes one stopped activity into the pipeline's SpanData.
+func decodeSpan(b []byte) (spanexport.SpanData, error) {
+	r := &reader{b: b}
+	if v := r.u8(); r.err == nil && v != 1 {
+		return spanexport.SpanData{}, errors.New("apm: unknown span record version")
+	}
+	var tid trace.TraceID
+	var sid, pid trace.SpanID
+	copy(tid[:], r.take(16))
+	copy(sid[:], r.take(8))
+	copy(pid[:], r.take(8))
+	flags := trace.TraceFlags(r.u8())
+	remote := r.u8() != 0
+	kind := r.u8()
+	status := r.u8()
+	start := r.i64()
+	dur := r.i64()
+	var s spanexport.SpanData
+	s.Scope = r.str()
+	s.Version = r.str()
+	s.Name = r.str()
+	s.StatusDescription = r.str()
+	s.Attrs = r.tags()
+	n := r.count(16)
+	for i := 0; i < n && r.err == nil; i++ {
+		name := r.str()
+		at := r.i64()
+		s.Events = append(s.Events, sdktrace.Event{Name: name, Time: time.Unix(0, at), Attributes: r.tags()})
+	}
+	if r.err != nil {
+		return spanexport.SpanData{}, r.err
+	}
+	if len(r.b) != 0 {
+		return spanexport.SpanData{}, errors.New("apm: trailing bytes after a span record")
+	}
+	s.Context = trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: flags})
+	if pid.IsValid() {
+		s.Parent = trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: pid, TraceFlags: flags, Remote: remote})
+	}
+	// System.Diagnostics.ActivityKind: Internal, Server, Client, Producer,
+	// Consumer.
+	s.Kind = [...]trace.SpanKind{trace.SpanKindInternal, trace.SpanKindServer, trace.SpanKindClient,
+		trace.SpanKindProducer, trace.SpanKindConsumer}[min(int(kind), 4)]
+	// ActivityStatusCode: Unset, Ok, Error.
+	switch status {
+	case 1:
+		s.Status = codes.Ok
+	case 2:
+		s.Status = codes.Error
+	}
+	s.Start = time.Unix(0, start)
+	s.End = s.Start.Add(time.Duration(dur))
+	return s, nil
+}
