@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// rec writes the listener's encoding (Listener.cs), for the tests.
+type rec []byte
+
+func (r rec) u8(v byte) rec   { return append(r, v) }
+func (r rec) i32(v int32) rec { return binary.LittleEndian.AppendUint32(r, uint32(v)) }
+func (r rec) i64(v int64) rec { return binary.LittleEndian.AppendUint64(r, uint64(v)) }
+func (r rec) str(s string) rec {
+	return append(r.i32(int32(len(s))), s...)
+}
+
+func sample() rec {
+	r := rec{}.u8(1)
+	for i := 0; i < 16; i++ {
+		r = r.u8(byte(0xa0 + i))
+	}
+	r = append(r, 1, 2, 3, 4, 5, 6, 7, 8) // span
+	r = append(r, 9, 9, 9, 9, 9, 9, 9, 9) // parent
+	r = r.u8(1).u8(1).u8(1).u8(2)         // sampled, remote parent, server, error
+	r = r.i64(1_700_000_000_000_000_000).i64(int64(42 * time.Millisecond))
+	r = r.str("Microsoft.AspNetCore").str("").str("GET /products/{id:int}").str("boom")
+	r = r.i32(4).str("http.route").u8(0).str("/products/{id:int}").
+		str("http.response.status_code").u8(1).i64(500).
+		str("ok").u8(2).u8(1).
+		str("ratio").u8(3).i64(int64(math.Float64bits(0.5)))
+	r = r.i32(1).str("exception").i64(1_700_000_000_010_000_000).i32(1).str("exception.type").u8(0).str("System.InvalidOperationException")
+	return r
+}
+
+func TestDecodeSpan(t *testing.T) {
+	s, err := decodeSpan(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Context.TraceID().String() != "a0a1a2a3a4a5a6a7a8a9aaabacadaeaf" || s.Context.SpanID().String() != "0102030405060708" ||
+		!s.Context.IsSampled() || s.Parent.SpanID().String() != "0909090909090909" || !s.Parent.IsRemote() ||
+		s.Kind != trace.SpanKindServer || s.Status != codes.Error || s.StatusDescription != "boom" ||
+		s.Scope != "Microsoft.AspNetCore" || s.Name != "GET /products/{id:int}" ||
+		s.End.Sub(s.Start) != 42*time.Millisecond || s.Start.UnixNano() != 1_700_000_000_000_000_000 {
+		t.Errorf("decoded %+v", s)
+	}
+	want := map[string]string{"http.route": "/products/{id:int}", "http.response.status_code": "500", "ok": "true", "ratio": "0.5"}
+	if len(s.Attrs) != len(want) {
+		t.Errorf("attributes %v", s.Attrs)
+	}
+	for _, kv := range s.Attrs {
+		if want[string(kv.Key)] != kv.Value.String() {
+			t.Errorf("%s = %s, want %s", kv.Key, kv.Value.String(), want[string(kv.Key)])
+		}
+	}
+	if len(s.Events) != 1 || s.Events[0].Name != "exception" || len(s.Events[0].Attributes) != 1 {
+		t.Errorf("events %+v", s.Events)
+	}
+	// Every truncation is an error, never a panic; so is a trailing byte.
+	full := sample()
+	for n := 0; n < len(full); n++ {
+		if _, err := decodeSpan(full[:n]); err == nil {
+			t.Errorf("a record cut at %d of %d bytes decoded", n, len(full))
+		}
+	}
+	if _, err := decodeSpan(append(sample(), 0)); err == nil {
+		t.Error("a trailing byte was accepted")
+	}
+	// A root: no parent.
+	root := sample()
+	copy(root[25:33], make([]byte, 8))
+	if s, err := decodeSpan(root); err != nil || s.Parent.IsValid() {
+		t.Errorf("root: parent %v, %v", s.Parent, err)
+	}
+}
+
+func FuzzDecodeSpan(f *testing.F) {
+	f.Add([]byte(sample()))
+	f.Add([]byte{1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		// Any input: an error or a span, never a panic, and a decoded
+		// record accounts for every byte (re-encoding is not checked:
+		// strings need not be UTF-8).
+		s, err := decodeSpan(b)
+		if err == nil && len(s.Attrs) > len(b) {
+			t.Errorf("%d attributes from %d bytes", len(s.Attrs), len(b))
+		}
+	})
+}
