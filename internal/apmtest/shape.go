@@ -74,6 +74,27 @@ func CheckShape(t testing.TB, got []Trace) {
 			t.Errorf("%s %s: trace %s parent %s, want the incoming traceparent %s", s.Method, s.Path, r.TraceID, r.ParentID, s.Traceparent)
 		}
 	}
+	// Durations: a child's interval lies within its parent's (the same
+	// machine's clock; 2 ms allowed for the clocks' granularity), so a
+	// server span covers the work under it, a client span the request
+	// it made.
+	const slack = 2 * time.Millisecond
+	for i, tr := range got {
+		byID := map[string]Span{}
+		for _, sp := range tr {
+			byID[sp.SpanID] = sp
+		}
+		for _, sp := range tr {
+			p, ok := byID[sp.ParentID]
+			if !ok {
+				continue
+			}
+			if sp.Start.Before(p.Start.Add(-slack)) || sp.End.After(p.End.Add(slack)) {
+				t.Errorf("request %d: span %q (%v, %v) is not within its parent %q (%v, %v)", i, sp.Name,
+					sp.Start.Format(time.StampMicro), sp.Duration(), p.Name, p.Start.Format(time.StampMicro), p.Duration())
+			}
+		}
+	}
 	// The checkout: shop server → client POST → payments server.
 	co := got[3]
 	var pay bool
