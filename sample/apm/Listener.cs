@@ -25,6 +25,7 @@ using System.Diagnostics;
 using System.IO;
 using System.Linq.Expressions;
 using System.Reflection;
+using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Text;
 
@@ -49,13 +50,13 @@ namespace Clrprof.Apm
 		static ActivityListener listener;
 		// Spans whose encoding or hand-off threw: counted, never thrown
 		// into the application.
-		static long failures;
+		internal static long failures;
 
-		const long UnixEpochTicks = 621355968000000000;
+		internal const long UnixEpochTicks = 621355968000000000;
 
-		[ThreadStatic] static Buffer buf;
+		[ThreadStatic] internal static Buffer buf;
 
-		sealed class Buffer
+		internal sealed class Buffer
 		{
 			public byte[] b = new byte[4096];
 			public int n;
@@ -93,24 +94,15 @@ namespace Clrprof.Apm
 					return;
 				Buffer w = buf ??= new Buffer();
 				w.n = 0;
-				U8(w, 1);
 				Span<byte> id = stackalloc byte[16];
 				a.TraceId.CopyTo(id);
-				Bytes(w, id);
-				a.SpanId.CopyTo(id.Slice(0, 8));
-				Bytes(w, id.Slice(0, 8));
-				a.ParentSpanId.CopyTo(id.Slice(0, 8));
-				Bytes(w, id.Slice(0, 8));
-				U8(w, (byte)a.ActivityTraceFlags);
-				U8(w, (byte)(a.HasRemoteParent ? 1 : 0));
-				U8(w, (byte)a.Kind);
-				U8(w, (byte)a.Status);
-				I64(w, (a.StartTimeUtc.Ticks - UnixEpochTicks) * 100);
-				I64(w, a.Duration.Ticks * 100);
-				Str(w, a.Source.Name);
-				Str(w, a.Source.Version);
-				Str(w, a.DisplayName);
-				Str(w, a.StatusDescription);
+				Span<byte> sid = stackalloc byte[8];
+				a.SpanId.CopyTo(sid);
+				Span<byte> pid = stackalloc byte[8];
+				a.ParentSpanId.CopyTo(pid);
+				Header(w, id, sid, pid, (byte)a.ActivityTraceFlags, a.HasRemoteParent, (byte)a.Kind, (byte)a.Status,
+					(a.StartTimeUtc.Ticks - UnixEpochTicks) * 100, a.Duration.Ticks * 100,
+					a.Source.Name, a.Source.Version, a.DisplayName, a.StatusDescription);
 				int at = w.n;
 				I32(w, 0);
 				int count = 0;
@@ -136,14 +128,41 @@ namespace Clrprof.Apm
 					count++;
 				}
 				Patch(w, at, count);
-				fixed (byte* p = w.b)
-					report(p, w.n);
+				Send(w);
+				if (Redis.Sessions != null)
+					Redis.Finish(a);
 			} catch {
 				System.Threading.Interlocked.Increment(ref failures);
 			}
 		}
 
-		static void Tag(Buffer w, string key, object v)
+		internal static void Header(Buffer w, ReadOnlySpan<byte> trace, ReadOnlySpan<byte> span, ReadOnlySpan<byte> parent,
+			byte flags, bool remote, byte kind, byte status, long startNs, long durNs,
+			string source, string version, string name, string statusDesc)
+		{
+			U8(w, 1);
+			Bytes(w, trace);
+			Bytes(w, span);
+			Bytes(w, parent);
+			U8(w, flags);
+			U8(w, (byte)(remote ? 1 : 0));
+			U8(w, kind);
+			U8(w, status);
+			I64(w, startNs);
+			I64(w, durNs);
+			Str(w, source);
+			Str(w, version);
+			Str(w, name);
+			Str(w, statusDesc);
+		}
+
+		internal static unsafe void Send(Buffer w)
+		{
+			fixed (byte* p = w.b)
+				report(p, w.n);
+		}
+
+		internal static void Tag(Buffer w, string key, object v)
 		{
 			Str(w, key);
 			switch (v) {
@@ -192,46 +211,46 @@ namespace Clrprof.Apm
 				Array.Resize(ref w.b, Math.Max(w.b.Length * 2, w.n + n));
 		}
 
-		static void U8(Buffer w, byte v)
+		internal static void U8(Buffer w, byte v)
 		{
 			Room(w, 1);
 			w.b[w.n++] = v;
 		}
 
-		static void Bytes(Buffer w, ReadOnlySpan<byte> v)
+		internal static void Bytes(Buffer w, ReadOnlySpan<byte> v)
 		{
 			Room(w, v.Length);
 			v.CopyTo(w.b.AsSpan(w.n));
 			w.n += v.Length;
 		}
 
-		static void I32(Buffer w, int v)
+		internal static void I32(Buffer w, int v)
 		{
 			Room(w, 4);
 			BitConverter.TryWriteBytes(w.b.AsSpan(w.n), v);
 			w.n += 4;
 		}
 
-		static void Patch(Buffer w, int at, int v)
+		internal static void Patch(Buffer w, int at, int v)
 		{
 			BitConverter.TryWriteBytes(w.b.AsSpan(at), v);
 		}
 
-		static void I64(Buffer w, long v)
+		internal static void I64(Buffer w, long v)
 		{
 			Room(w, 8);
 			BitConverter.TryWriteBytes(w.b.AsSpan(w.n), v);
 			w.n += 8;
 		}
 
-		static void F64(Buffer w, double v)
+		internal static void F64(Buffer w, double v)
 		{
 			Room(w, 8);
 			BitConverter.TryWriteBytes(w.b.AsSpan(w.n), v);
 			w.n += 8;
 		}
 
-		static void Str(Buffer w, string s)
+		internal static void Str(Buffer w, string s)
 		{
 			s ??= "";
 			int n = Encoding.UTF8.GetByteCount(s);
@@ -365,5 +384,143 @@ namespace Clrprof.Apm
 
 		// Failures is how many spans could not be handed over.
 		public static long Failures => System.Threading.Interlocked.Read(ref failures);
+	}
+}
+
+namespace Clrprof.Apm
+{
+	// Redis is the integration of StackExchange.Redis, which has no
+	// ActivitySource: instr wraps ConnectionMultiplexer.GetDatabase, whose
+	// Begin registers (once per multiplexer) the library's own profiling
+	// hook, a Func<ProfilingSession> asked before each command. It answers
+	// a session per current recorded activity (the request's, say); when
+	// that activity stops, its session is finished and each command it
+	// holds becomes a client span under it, with the command's own start
+	// and elapsed time. A multiplexer has one profiler: one the
+	// application registered itself is replaced (see docs/apm.md). Nothing
+	// here references StackExchange.Redis: its types are reached by
+	// reflection, and the accessors compiled once.
+	public static class Redis
+	{
+		internal static ConditionalWeakTable<Activity, object> Sessions;
+		static readonly ConditionalWeakTable<object, object> registered = new ConditionalWeakTable<object, object>();
+		static Type sessionType;
+		static Func<object, System.Collections.IEnumerable> finish;
+		static Func<object, string> command;
+		static Func<object, int> db;
+		static Func<object, System.Net.EndPoint> endpoint;
+		static Func<object, DateTime> created;
+		static Func<object, TimeSpan> elapsed;
+
+		public static object Begin(int id, object instance, object[] args)
+		{
+			try {
+				if (instance != null && !registered.TryGetValue(instance, out _)) {
+					registered.AddOrUpdate(instance, instance);
+					Register(instance);
+				}
+			} catch {
+				System.Threading.Interlocked.Increment(ref Listener.failures);
+			}
+			return null;
+		}
+
+		public static void End(int id, object state, object returnValue, object exception)
+		{
+		}
+
+		static void Register(object mux)
+		{
+			lock (registered) {
+				if (sessionType == null)
+					Compile(mux.GetType().Assembly);
+			}
+			if (sessionType == null)
+				return;
+			Type fn = typeof(Func<>).MakeGenericType(sessionType);
+			MethodInfo reg = mux.GetType().GetMethod("RegisterProfiler", new[] { fn });
+			if (reg == null)
+				return;
+			// () => (ProfilingSession)Redis.Session()
+			Delegate d = Expression.Lambda(fn, Expression.Convert(Expression.Call(typeof(Redis).GetMethod(nameof(Session), BindingFlags.NonPublic | BindingFlags.Static)), sessionType)).Compile();
+			reg.Invoke(mux, new object[] { d });
+		}
+
+		static void Compile(Assembly se)
+		{
+			Type st = se.GetType("StackExchange.Redis.Profiling.ProfilingSession");
+			Type pc = se.GetType("StackExchange.Redis.Profiling.IProfiledCommand");
+			if (st == null || pc == null)
+				return;
+			ParameterExpression o = Expression.Parameter(typeof(object), "o");
+			MethodInfo fin = st.GetMethod("FinishProfiling", Type.EmptyTypes);
+			finish = Expression.Lambda<Func<object, System.Collections.IEnumerable>>(
+				Expression.Convert(Expression.Call(Expression.Convert(o, st), fin), typeof(System.Collections.IEnumerable)), o).Compile();
+			Expression c = Expression.Convert(o, pc);
+			command = Expression.Lambda<Func<object, string>>(Expression.Property(c, "Command"), o).Compile();
+			db = Expression.Lambda<Func<object, int>>(Expression.Property(c, "Db"), o).Compile();
+			endpoint = Expression.Lambda<Func<object, System.Net.EndPoint>>(Expression.Property(c, "EndPoint"), o).Compile();
+			created = Expression.Lambda<Func<object, DateTime>>(Expression.Property(c, "CommandCreated"), o).Compile();
+			elapsed = Expression.Lambda<Func<object, TimeSpan>>(Expression.Property(c, "ElapsedTime"), o).Compile();
+			Sessions = new ConditionalWeakTable<Activity, object>();
+			sessionType = st;
+		}
+
+		// Session answers the library before each command.
+		static object Session()
+		{
+			Activity a = Activity.Current;
+			if (a == null || !a.Recorded || Sessions == null)
+				return null;
+			return Sessions.GetValue(a, _ => Activator.CreateInstance(sessionType, new object[] { null }));
+		}
+
+		// Finish turns the commands of a's session into spans under a.
+		internal static void Finish(Activity a)
+		{
+			if (!Sessions.TryGetValue(a, out object s))
+				return;
+			Sessions.Remove(a);
+			Span<byte> trace = stackalloc byte[16];
+			a.TraceId.CopyTo(trace);
+			Span<byte> parent = stackalloc byte[8];
+			a.SpanId.CopyTo(parent);
+			Span<byte> span = stackalloc byte[8];
+			foreach (object cmd in finish(s)) {
+				Listener.Buffer w = Listener.buf ??= new Listener.Buffer();
+				w.n = 0;
+				ActivitySpanId.CreateRandom().CopyTo(span);
+				DateTime start = created(cmd);
+				if (start.Kind == DateTimeKind.Local)
+					start = start.ToUniversalTime();
+				string name = command(cmd);
+				Listener.Header(w, trace, span, parent, (byte)a.ActivityTraceFlags, false, (byte)ActivityKind.Client, 0,
+					(start.Ticks - Listener.UnixEpochTicks) * 100, elapsed(cmd).Ticks * 100,
+					"StackExchange.Redis", "", name, "");
+				int at = w.n;
+				Listener.I32(w, 0);
+				int n = 0;
+				void tag(string k, object v) { Listener.Tag(w, k, v); n++; }
+				tag("db.system.name", "redis");
+				tag("db.system", "redis");
+				tag("db.operation.name", name);
+				tag("db.redis.database_index", db(cmd));
+				switch (endpoint(cmd)) {
+				case System.Net.IPEndPoint ip:
+					tag("server.address", ip.Address.ToString());
+					tag("server.port", ip.Port);
+					tag("network.peer.address", ip.Address.ToString());
+					tag("network.peer.port", ip.Port);
+					break;
+				case System.Net.DnsEndPoint dns:
+					tag("server.address", dns.Host);
+					tag("server.port", dns.Port);
+					break;
+				}
+				Listener.Patch(w, at, n);
+				Listener.I32(w, 0); // no events
+				Listener.Send(w);
+			}
+		}
 	}
 }

@@ -20,12 +20,18 @@
 //	OTEL_EXPORTER_OTLP_ENDPOINT  the collector (required; OTEL_* as in package spanexport)
 //	CLRPROF_APM_SOURCES          the ActivitySource names listened to
 //	                             (default Microsoft.AspNetCore,System.Net.Http,Npgsql)
+//	CLRPROF_APM_REDIS=0          no StackExchange.Redis spans
+//
+// StackExchange.Redis has no ActivitySource: apm wraps
+// ConnectionMultiplexer.GetDatabase (package instr, a managed integration
+// in the same helper) to register the library's own profiling hook, and
+// turns the commands made under a recorded activity into client spans
+// under it when it stops.
 //
 // At Shutdown apm prints one line: the spans received, exported, dropped
 // and lost, and the records it could not decode.
 //
-// Not yet: Redis (StackExchange.Redis has no ActivitySource), ADO.NET
-// providers without a source, runtimes before .NET 10 (the helper is built
+// Not yet: ADO.NET providers without a source, runtimes before .NET 10 (the helper is built
 // against the net10.0 reference assemblies). docs/apm.md says what is
 // planned.
 //
@@ -50,6 +56,7 @@ import (
 	"unsafe"
 
 	"github.com/clrprof/clrprof/instr"
+	"github.com/clrprof/clrprof/instr/target"
 	"github.com/clrprof/clrprof/metadata"
 	"github.com/clrprof/clrprof/pprofbuild"
 	"github.com/clrprof/clrprof/profiler"
@@ -60,6 +67,16 @@ import (
 var helperDLL []byte
 
 const clsid = "{7E4C2A91-5B3D-4F60-8A17-2C9E6D4B1F35}"
+
+// redis is the helper's StackExchange.Redis integration: its Begin, at
+// ConnectionMultiplexer.GetDatabase, registers the library's profiling hook
+// on the multiplexer (Listener.cs).
+var redis = instr.Integration{
+	Assembly: metadata.AssemblyName{Name: "Clrprof.Apm", Version: metadata.Version{Major: 1}},
+	Type:     "Clrprof.Apm.Redis",
+}
+
+const redisTargets = "StackExchange.Redis!StackExchange.Redis.ConnectionMultiplexer::GetDatabase"
 
 type tracer struct {
 	profiler.Base
@@ -93,12 +110,22 @@ func (t *tracer) Initialize(info *profiler.Info) error {
 		return err
 	}
 	var cfg instr.Config
+	if os.Getenv("CLRPROF_APM_REDIS") != "0" {
+		targets, err := target.ParseList(redisTargets)
+		if err != nil {
+			return err
+		}
+		cfg.Rules = append(cfg.Rules, instr.Rule{Targets: targets, Integration: redis})
+	}
 	t.d.Configure(&cfg)
 	if t.in, err = instr.New(info, cfg); err != nil {
 		logf("%v", err)
 		return err
 	}
-	t.d.OnLoaded(func() { logf("listening (helper loaded at %s); spans to %s", t.d.Host(), t.p) })
+	t.d.OnLoaded(func() {
+		t.in.HelperReady()
+		logf("listening (helper loaded at %s); spans to %s", t.d.Host(), t.p)
+	})
 	active.Store(t)
 	return info.SetEventMask(t.in.EventMask())
 }
@@ -133,6 +160,10 @@ func (t *tracer) Shutdown() error {
 	}
 	if err := t.d.Err(); err != nil {
 		logf("the helper was not delivered: %v", err)
+	}
+	rep := t.in.Report()
+	for _, f := range rep.Failed {
+		logf("could not instrument %s: %s", f.Method, f.Reason)
 	}
 	for _, f := range t.d.IntegrationErrors() {
 		logf("the helper threw %d times (%s)", f.Count, f.Type)
