@@ -126,6 +126,8 @@ type Return struct {
 	exc      bool
 	excType  string
 	excTrunc bool
+	async    bool
+	canceled bool
 	time     time.Time
 }
 
@@ -155,6 +157,19 @@ func (r *Return) ExceptionTypeTruncated() bool { return r.excTrunc }
 
 // Time is when the method returned, as Call.Time.
 func (r *Return) Time() time.Time { return r.time }
+
+// Async tells that Exit runs at the completion of the task the method
+// returned (a target declared to return Task, Task<T>, ValueTask or
+// ValueTask<T>, without Rule.EndAtReturn), not at its return: Value is
+// then the task's result (KindVoid for Task and ValueTask; KindObject
+// without a value when T is a generic parameter), Exception the
+// exception the task faulted with, and Thread the thread that completed
+// it. The task itself (the method's return) is a reference, not passed.
+func (r *Return) Async() bool { return r.async }
+
+// Canceled tells, with Async, that the task was cancelled: Exception is
+// then true with ExceptionType "System.Threading.Tasks.TaskCanceledException".
+func (r *Return) Canceled() bool { return r.canceled }
 
 // Kind is the kind of a Value.
 type Kind uint8
@@ -426,7 +441,8 @@ func clrprofGoExit(id C.int32_t, tid C.uint64_t, state, ret, exc, typ C.int64_t)
 	if e.stamp {
 		r.time = time.Now()
 	}
-	if exc != 0 {
+	r.async, r.canceled = exc&exitAsync != 0, exc&exitCanceled != 0
+	if exc&1 != 0 {
 		r.exc = true
 		if typ != 0 {
 			r.excType = readString(uintptr(typ))
