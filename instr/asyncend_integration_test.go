@@ -11,7 +11,7 @@ import (
 )
 
 // fetchWant is what End (or Exit) must see of each call of the fetch app
-// (testdata/apps/fetch.cs), per method, in the order of the calls: the
+// (internal/testapps/async/fetch.cs), per method, in the order of the calls: the
 // return value and the exception, as instrprof's helper prints them
 // (managed) or goprof (Go). As at a synchronous return, an exception
 // comes with the result type's default (System.Int32:0, KindInt 0).
@@ -114,11 +114,11 @@ func TestAsyncEnd(t *testing.T) {
 					var res harness.Result
 					if mode == "managed" {
 						harness.CompileCS(t, []string{"testdata/apps/helper.cs"}, dir, harness.Library(), harness.OutName("InstrHelper.dll"), harness.For(rt))
-						app := harness.CompileCS(t, []string{"testdata/apps/fetch.cs"}, dir, b.Options...)
+						app := harness.CompileCS(t, []string{"../internal/testapps/async/fetch.cs"}, dir, b.Options...)
 						env := append([]string{"INSTRPROF_TARGETS=" + strings.Join(targets, ",")}, b.Env...)
 						res = harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: instrLib, ProfilerCLSID: clsid, Env: env})
 					} else {
-						app := harness.CompileCS(t, []string{"testdata/apps/fetch.cs"}, dir, b.Options...)
+						app := harness.CompileCS(t, []string{"../internal/testapps/async/fetch.cs"}, dir, b.Options...)
 						env := append([]string{"GOPROF_TARGETS=" + strings.Join(targets, ",")}, b.Env...)
 						if mode == "go-deferred" {
 							env = append(env, "GOPROF_DEFERRED=1", "GOPROF_TIMESTAMPS=1")

@@ -297,7 +297,8 @@ func (p *prof) Initialize(info *profiler.Info) error {
 		p.stop = make(chan struct{})
 		go p.storm()
 	}
-	if p.in, err = instr.New(info, instr.Config{Rules: []instr.Rule{{Targets: ts, Go: hooks}}}); err != nil {
+	if p.in, err = instr.New(info, instr.Config{Rules: []instr.Rule{{Targets: ts, Go: hooks,
+		EndAtReturn: os.Getenv("GOPROF_ENDATRETURN") == "1"}}}); err != nil {
 		return err
 	}
 	return info.SetEventMask(p.in.EventMask())
