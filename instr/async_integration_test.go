@@ -128,8 +128,14 @@ func TestAsyncThunk(t *testing.T) {
 					}
 				}
 				h := parseHooks(res.StderrLines())
-				if b, e := len(h.begins["async!AsyncApp.Program::Run"]), len(h.ends["async!AsyncApp.Program::Run"]); b != 1 || e != 1 {
-					t.Errorf("Run: %d Begins, %d Ends, want 1 each", b, e)
+				// Classic: Run's End runs at the completion of its Task, in
+				// a continuation on the thread that completes it, while
+				// Main, blocked in GetResult, may see the task complete
+				// (it spins on IsCompleted) and exit before End prints
+				// (seen on 11.0.0: 1 Begin, 0 Ends): at most one End.
+				nb, ne := len(h.begins["async!AsyncApp.Program::Run"]), len(h.ends["async!AsyncApp.Program::Run"])
+				if nb != 1 || ne > 1 || (b.RuntimeAsync && ne != 1) {
+					t.Errorf("Run: %d Begins, %d Ends, want 1 each (classic: at most 1 End)", nb, ne)
 				}
 				if b, e := len(h.begins["async!AsyncApp.Ops::DelayThenValue"]), len(h.ends["async!AsyncApp.Ops::DelayThenValue"]); b != 51 || e != 51 {
 					t.Errorf("DelayThenValue: %d Begins, %d Ends, want 51 each", b, e)
