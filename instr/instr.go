@@ -401,7 +401,7 @@ func (in *Instrumenter) scanModule(m profiler.ModuleID, onlyRule int, rejit bool
 	var news []metadata.Token
 	for _, td := range tds {
 		tname, err := imp.TypeDefName(td)
-		if err != nil {
+		if err != nil || sdkType(tname) {
 			continue
 		}
 		var trefs []targetRef
@@ -962,4 +962,11 @@ func (in *Instrumenter) Report() Report {
 	}
 	sort.Slice(r.Failed, func(i, j int) bool { return r.Failed[i].Method < r.Failed[j].Method })
 	return r
+}
+
+// sdkType tells a type the SDK defined in a module (the loader, the Go
+// hooks' P/Invokes, the async continuations): never a target, even of a
+// wildcard, when a module is scanned again (AddRule, InstrumentLoaded).
+func sdkType(name string) bool {
+	return strings.HasPrefix(name, "<clrprof>") || name == goHooksType || name == goHooksQType
 }
