@@ -151,7 +151,7 @@ func asyncRefs(m *ilrw.Method) (*asyncToks, error) {
 		delete(asyncModules.m, m.ModuleID)
 	}
 	t := &asyncToks{}
-	var cts, canceledExc, aggregate, actionG, tokenT, continuation, scheduler, int64T metadata.Token
+	var canceledExc, aggregate, actionG, tokenT, continuation, scheduler, int64T metadata.Token
 	for _, r := range []struct {
 		dst      *metadata.Token
 		ns, name string
@@ -168,7 +168,6 @@ func asyncRefs(m *ilrw.Method) (*asyncToks, error) {
 			return nil, err
 		}
 	}
-	_ = cts
 	taskC := metadata.ClassType(t.task)
 	actionT := metadata.GenericInst(metadata.ClassType(actionG), taskC, objectT)
 	if t.action, err = mod.TypeSpec(mustEncode(actionT)); err != nil {

@@ -57,7 +57,10 @@ type GoHooks struct {
 	// what you need from it (c.Args() itself may be kept), not c.
 	Enter func(c *Call) uint64
 	// Exit, when set, runs when the method returns or an exception
-	// leaves it. r is valid only until Exit returns, as Enter's c.
+	// leaves it; for a method declared to return a task (Task, Task<T>,
+	// ValueTask, ValueTask<T>), when the task completes, on the thread
+	// that completes it (Return.Async), unless Rule.EndAtReturn. r is
+	// valid only until Exit returns, as Enter's c.
 	Exit func(r *Return)
 	// Args makes Enter receive the method's arguments (the first
 	// MaxGoArgs of them); without it Call.Args is nil and the call costs
@@ -75,7 +78,10 @@ type GoHooks struct {
 	// at 1024 UTF-16 units (Value.Truncated). When a thread's ring is full
 	// (DeferredRingSize, SetDeferredRingSize) the call is dropped, neither
 	// Enter nor Exit runs for it, and DeferredStats counts it. Call
-	// FlushDeferred at Shutdown.
+	// FlushDeferred at Shutdown. Runtime-async methods and methods
+	// declared to return a task (without Rule.EndAtReturn) get the
+	// synchronous entries instead: their exit runs on another thread than
+	// their entry, which a thread's ring cannot pair.
 	Deferred bool
 	// Timestamps, with Deferred, records the time of the entry and of the
 	// exit (Call.Time, Return.Time), so that the hooks can build spans
