@@ -70,7 +70,12 @@ func appCalls(t *testing.T, stdout string) map[string][]int64 {
 // the app's (1 ms more for the two clocks' reads), and it covers the await:
 // at least half of the app's window (what the window holds besides the
 // call is the app's own code and the hooks, µs; at the stub's return a
-// hook saw µs of calls the app measures at 10 to 100 ms).
+// hook saw µs of calls the app measures at 10 to 100 ms). Except for a
+// method's first call: its window also holds the JIT compilation of the
+// method, of the wrap's continuation and of the integration, before Begin
+// (seen: Text's first call, 13.8 ms in End against 30.7 ms in the app on
+// 2.0.0; Plain's, 62 ms against 127 ms on 10.0.15 runtime async; every
+// later call within 0.1 ms of the app's).
 func checkDurations(t *testing.T, m string, hook, app []int64, min int64) {
 	t.Helper()
 	if len(hook) != len(app) {
@@ -78,7 +83,7 @@ func checkDurations(t *testing.T, m string, hook, app []int64, min int64) {
 		return
 	}
 	for i := range hook {
-		if hook[i] > app[i]+1000 || hook[i] < app[i]/2 || app[i] < min {
+		if hook[i] > app[i]+1000 || (i > 0 && hook[i] < app[i]/2) || app[i] < min {
 			t.Errorf("%s call %d: the hook measured %d µs, the app %d µs around the await: want the hook's within (app/2, app+1 ms]", m, i+1, hook[i], app[i])
 		}
 	}
