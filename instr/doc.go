@@ -16,7 +16,11 @@
 // [Instrumenter.AddRule], [Instrumenter.InstrumentLoaded]); [Delivery]
 // puts the helper assembly into an application that never references it;
 // [Instrumenter.Report] names every matched method that could not be
-// wrapped, with the reason.
+// wrapped, with the reason. A target declared to return Task, Task<T>,
+// ValueTask or ValueTask<T> (classic async methods among them) ends when
+// its task completes, with the task's result or exception, unless its
+// rule says [Rule].EndAtReturn; a runtime-async method ends at its body's
+// completion.
 //
 // Read more in docs/instrumentation.md of the repository: the integration's
 // arguments, the wrapped IL, what cannot be instrumented, async methods,

@@ -57,7 +57,10 @@ type GoHooks struct {
 	// what you need from it (c.Args() itself may be kept), not c.
 	Enter func(c *Call) uint64
 	// Exit, when set, runs when the method returns or an exception
-	// leaves it. r is valid only until Exit returns, as Enter's c.
+	// leaves it; for a method declared to return a task (Task, Task<T>,
+	// ValueTask, ValueTask<T>), when the task completes, on the thread
+	// that completes it (Return.Async), unless Rule.EndAtReturn. r is
+	// valid only until Exit returns, as Enter's c.
 	Exit func(r *Return)
 	// Args makes Enter receive the method's arguments (the first
 	// MaxGoArgs of them); without it Call.Args is nil and the call costs
@@ -75,7 +78,10 @@ type GoHooks struct {
 	// at 1024 UTF-16 units (Value.Truncated). When a thread's ring is full
 	// (DeferredRingSize, SetDeferredRingSize) the call is dropped, neither
 	// Enter nor Exit runs for it, and DeferredStats counts it. Call
-	// FlushDeferred at Shutdown.
+	// FlushDeferred at Shutdown. Runtime-async methods and methods
+	// declared to return a task (without Rule.EndAtReturn) get the
+	// synchronous entries instead: their exit runs on another thread than
+	// their entry, which a thread's ring cannot pair.
 	Deferred bool
 	// Timestamps, with Deferred, records the time of the entry and of the
 	// exit (Call.Time, Return.Time), so that the hooks can build spans
@@ -126,6 +132,8 @@ type Return struct {
 	exc      bool
 	excType  string
 	excTrunc bool
+	async    bool
+	canceled bool
 	time     time.Time
 }
 
@@ -155,6 +163,19 @@ func (r *Return) ExceptionTypeTruncated() bool { return r.excTrunc }
 
 // Time is when the method returned, as Call.Time.
 func (r *Return) Time() time.Time { return r.time }
+
+// Async tells that Exit runs at the completion of the task the method
+// returned (a target declared to return Task, Task<T>, ValueTask or
+// ValueTask<T>, without Rule.EndAtReturn), not at its return: Value is
+// then the task's result (KindVoid for Task and ValueTask; KindObject
+// without a value when T is a generic parameter), Exception the
+// exception the task faulted with, and Thread the thread that completed
+// it. The task itself (the method's return) is a reference, not passed.
+func (r *Return) Async() bool { return r.async }
+
+// Canceled tells, with Async, that the task was cancelled: Exception is
+// then true with ExceptionType "System.Threading.Tasks.TaskCanceledException".
+func (r *Return) Canceled() bool { return r.canceled }
 
 // Kind is the kind of a Value.
 type Kind uint8
@@ -426,7 +447,8 @@ func clrprofGoExit(id C.int32_t, tid C.uint64_t, state, ret, exc, typ C.int64_t)
 	if e.stamp {
 		r.time = time.Now()
 	}
-	if exc != 0 {
+	r.async, r.canceled = exc&exitAsync != 0, exc&exitCanceled != 0
+	if exc&1 != 0 {
 		r.exc = true
 		if typ != 0 {
 			r.excType = readString(uintptr(typ))

@@ -107,11 +107,14 @@ type ReturnFields struct {
 	Exception              bool
 	ExceptionType          string
 	ExceptionTypeTruncated bool
+	Async                  bool
+	Canceled               bool
 	Time                   time.Time
 }
 
 // NewReturn returns a Return as the SDK hands it to an Exit hook.
 func NewReturn(f ReturnFields) *Return {
 	return &Return{method: f.Method, thread: f.Thread, state: f.State, value: f.Value,
-		exc: f.Exception, excType: f.ExceptionType, excTrunc: f.ExceptionTypeTruncated, time: f.Time}
+		exc: f.Exception, excType: f.ExceptionType, excTrunc: f.ExceptionTypeTruncated,
+		async: f.Async, canceled: f.Canceled, time: f.Time}
 }

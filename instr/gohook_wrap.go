@@ -151,9 +151,22 @@ type goWrap struct {
 	pass  int32 // what the wrap passes the entries: id, or with Deferred qidinfo's word
 	toks  *goTokens
 	ge    *goEntry
-	state int // long: what Enter returned
-	dbl   int // double: scratch for floating point bits
+	state int            // long: what Enter returned
+	dbl   int            // double: scratch for floating point bits
+	plan  *asyncPlan     // the target returns a task: End at its completion
+	done  metadata.Token // in the exit code of DoneN (async.go): Task::get_IsCanceled
 }
+
+// asyncBox pushes what DoneN gets as its state: Enter's result, boxed.
+func (gw *goWrap) asyncBox() []*ilrw.Instruction {
+	return []*ilrw.Instruction{ilrw.LdLoc(gw.state), ilrw.IToken(ilrw.OpBox, gw.plan.toks.int64Box)}
+}
+
+// Bits of Exit's exception argument beside 1 (an exception).
+const (
+	exitAsync    = 2 // Exit runs at the completion of the task the method returned
+	exitCanceled = 4 // the task was cancelled
+)
 
 func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 	async, err := m.Async()
@@ -166,7 +179,13 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 	// thread's records, so such a method is wrapped with the synchronous
 	// entries even under a Deferred rule (with Timestamps, the hooks get
 	// the times read in Go).
-	deferred := e.goh.Deferred && !async
+	// A target returning a task ends on the thread that completes it
+	// (async.go): likewise.
+	plan, err := planAsync(m, e)
+	if err != nil {
+		return err
+	}
+	deferred := e.goh.Deferred && !async && plan == nil
 	toks, err := goPinvokes(m, deferred)
 	if err != nil {
 		return err
@@ -189,9 +208,19 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 	if r, _, _ := sig.Return.Unwrap(); r != nil && r.Kind != metadata.ElementTypeVoid {
 		ge.ret = goKind(imp, sig.Return)
 	}
-	gw := &goWrap{toks: toks, ge: ge}
+	if plan != nil {
+		switch {
+		case plan.resultOf != 0:
+			ge.ret = goKind(imp, plan.res)
+		case plan.res != nil:
+			ge.ret = valueKind{kind: KindObject, typ: ParamName(imp, plan.res)}
+		default:
+			ge.ret = valueKind{kind: KindVoid}
+		}
+	}
+	gw := &goWrap{toks: toks, ge: ge, plan: plan}
 	w := &wrapper{body: m.Body, sig: sig, em: m.Module, id: e.ID, typeTok: e.typeTok, valueTy: e.valueTy,
-		generic: e.generic, static: e.static, code: gw}
+		generic: e.generic, static: e.static, code: gw, async: plan}
 	if s := in.cfg.Errors; s != nil {
 		ns, name := metadata.SplitTypeName(s.Type)
 		if w.sink, err = m.Module.ExternalMethod(s.Assembly, ns, name, s.Method, sinkSig); err != nil {
@@ -207,6 +236,28 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 			return err
 		}
 		startDeferred()
+	}
+	if plan != nil {
+		// DoneN: Exit(pass, state, result, exception | flags, type), the
+		// state boxed in ldarg.1.
+		err := plan.defineDone(m, w, func(w2 *wrapper, ex ilrw.Exit, exc int) ([]*ilrw.Instruction, error) {
+			done := *gw
+			done.plan, done.done = nil, plan.toks.isCanceled
+			st, err := w2.em.AddLocals(w2.body, metadata.Primitive(metadata.ElementTypeI8), metadata.Primitive(metadata.ElementTypeR8))
+			if err != nil {
+				return nil, err
+			}
+			done.state, done.dbl = st, st+1
+			code := []*ilrw.Instruction{ilrw.I(ilrw.OpLdarg1), ilrw.IToken(ilrw.OpUnboxAny, plan.toks.int64Box), ilrw.StLoc(st)}
+			exit, err := done.exitCode(w2, ex, exc)
+			if err != nil {
+				return nil, err
+			}
+			return append(code, exit...), nil
+		})
+		if err != nil {
+			return err
+		}
 	}
 	return w.wrap(0, 0)
 }
@@ -293,13 +344,6 @@ func enumUnderlying(imp *metadata.Import2, tok metadata.Token) (metadata.Element
 	return 0, false
 }
 
-func ldloca(i int) *ilrw.Instruction {
-	if i <= 255 {
-		return ilrw.IInt(ilrw.OpLdlocaS, int64(i))
-	}
-	return ilrw.IInt(ilrw.OpLdloca, int64(i))
-}
-
 var pinnedObject = &metadata.Type{Kind: metadata.ElementTypePinned, Elem: objectT}
 
 // widen returns code that turns the value load pushes into the 64 bits
@@ -384,7 +428,9 @@ func (gw *goWrap) exitCode(w *wrapper, ex ilrw.Exit, exc int) ([]*ilrw.Instructi
 		ilrw.LdLoc(exc), ilrw.IToken(ilrw.OpCallvirt, gw.toks.getType), ilrw.IToken(ilrw.OpCallvirt, gw.toks.fullName),
 		ilrw.StLoc(name), skip,
 		ilrw.LdcI4(gw.pass), ilrw.LdLoc(gw.state)}
-	if ex.ReturnLocal >= 0 && gw.ge.ret.kind != KindVoid {
+	// At the return of a method whose hooks see its task's result, the
+	// value is not passed (an exception is leaving, or the task is null).
+	if ex.ReturnLocal >= 0 && gw.ge.ret.kind != KindVoid && gw.plan == nil {
 		ld, err := gw.widen(w, gw.ge.ret, ex.ReturnType, []*ilrw.Instruction{ilrw.LdLoc(ex.ReturnLocal)}, &pinned)
 		if err != nil {
 			return nil, err
@@ -393,7 +439,13 @@ func (gw *goWrap) exitCode(w *wrapper, ex ilrw.Exit, exc int) ([]*ilrw.Instructi
 	} else {
 		code = append(code, ilrw.I(ilrw.OpLdcI40), ilrw.I(ilrw.OpConvI8))
 	}
-	code = append(code, ilrw.LdLoc(exc), ilrw.I(ilrw.OpLdnull), ilrw.I(ilrw.OpCgtUn), ilrw.I(ilrw.OpConvI8),
+	code = append(code, ilrw.LdLoc(exc), ilrw.I(ilrw.OpLdnull), ilrw.I(ilrw.OpCgtUn), ilrw.I(ilrw.OpConvI8))
+	if gw.done != 0 {
+		// | exitAsync | (task.IsCanceled << 2)
+		code = append(code, ilrw.LdcI4(exitAsync), ilrw.I(ilrw.OpLdarg0), ilrw.IToken(ilrw.OpCallvirt, gw.done),
+			ilrw.LdcI4(2), ilrw.I(ilrw.OpShl), ilrw.I(ilrw.OpOr), ilrw.I(ilrw.OpConvI8), ilrw.I(ilrw.OpOr))
+	}
+	code = append(code,
 		ilrw.LdLoc(name), ilrw.I(ilrw.OpConvU), ilrw.I(ilrw.OpConvU8),
 		ilrw.IToken(ilrw.OpCall, gw.toks.exit))
 	return append(code, unpin(pinned)...), nil

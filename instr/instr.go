@@ -23,6 +23,14 @@ type Rule struct {
 	// library instead of a managed integration (Integration is then
 	// ignored): see GoHooks.
 	Go *GoHooks
+	// EndAtReturn keeps End (or a Go Exit hook) at the return of a
+	// target declared to return Task, Task<T>, ValueTask or ValueTask<T>,
+	// with the task as the return value (for classic async: when the
+	// stub returns at the first await that does not complete at once).
+	// By default End runs when the task completes, with its result or
+	// the exception it faulted with (docs/instrumentation.md, "Async
+	// methods: what End sees").
+	EndAtReturn bool
 }
 
 // Config configures an Instrumenter.
@@ -125,6 +133,7 @@ type entry struct {
 	failed  string
 	early   bool     // compiled before the helper was ready: left alone
 	goh     *GoHooks // Go hooks instead of the managed integration
+	atRet   bool     // Rule.EndAtReturn
 }
 
 type module struct {
@@ -392,7 +401,7 @@ func (in *Instrumenter) scanModule(m profiler.ModuleID, onlyRule int, rejit bool
 	var news []metadata.Token
 	for _, td := range tds {
 		tname, err := imp.TypeDefName(td)
-		if err != nil {
+		if err != nil || sdkType(tname) {
 			continue
 		}
 		var trefs []targetRef
@@ -472,7 +481,8 @@ func (in *Instrumenter) scanModule(m profiler.ModuleID, onlyRule int, rejit bool
 			e := &entry{Method: Method{ID: int32(len(in.byID)), Name: name, Params: params, Module: m, Token: md,
 				Target: t, ReJIT: rejit || (mod.ngen && in.cfg.ReJIT)},
 				integ: &in.cfg.Rules[hit.rule].Integration, typeTok: td, valueTy: valueTy, generic: len(gps),
-				static: mi.Flags&metadata.MdStatic != 0, ngen: mod.ngen, goh: in.cfg.Rules[hit.rule].Go}
+				static: mi.Flags&metadata.MdStatic != 0, ngen: mod.ngen, goh: in.cfg.Rules[hit.rule].Go,
+				atRet: in.cfg.Rules[hit.rule].EndAtReturn}
 			in.entries[k] = e
 			in.byID = append(in.byID, e)
 			in.mu.Unlock()
@@ -673,6 +683,18 @@ func (in *Instrumenter) wrapMethod(m *ilrw.Method, e *entry) error {
 		}
 	}
 	w.byRefLike = func(tok metadata.Token) bool { return in.isByRefLike(m, tok) }
+	if w.async, err = planAsync(m, e); err != nil {
+		return err
+	}
+	if w.async != nil {
+		// DoneN: End(id, state, result, exception), the state in ldarg.1.
+		err := w.async.defineDone(m, w, func(w2 *wrapper, ex ilrw.Exit, exc int) ([]*ilrw.Instruction, error) {
+			return w2.endCall(ex, end, ilrw.I(ilrw.OpLdarg1), exc)
+		})
+		if err != nil {
+			return err
+		}
+	}
 	return w.wrap(begin, end)
 }
 
@@ -940,4 +962,11 @@ func (in *Instrumenter) Report() Report {
 	}
 	sort.Slice(r.Failed, func(i, j int) bool { return r.Failed[i].Method < r.Failed[j].Method })
 	return r
+}
+
+// sdkType tells a type the SDK defined in a module (the loader, the Go
+// hooks' P/Invokes, the async continuations): never a target, even of a
+// wildcard, when a module is scanned again (AddRule, InstrumentLoaded).
+func sdkType(name string) bool {
+	return strings.HasPrefix(name, "<clrprof>") || name == goHooksType || name == goHooksQType
 }

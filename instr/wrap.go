@@ -28,6 +28,7 @@ type wrapper struct {
 	sink      metadata.Token // Config.Errors' method, 0 if none
 	scratch   int            // local for the exception handed to sink
 	code      hookCode       // when set, replaces the calls to Begin and End
+	async     *asyncPlan     // End at the task's completion (async.go)
 }
 
 // hookCode generates the entry and exit calls of a wrap in place of the
@@ -216,7 +217,7 @@ func (w *wrapper) catchAll(start, after *ilrw.Instruction) ([]*ilrw.Instruction,
 
 // endCall is the managed integration's exit code: the call to End (the
 // wrap guards it and branches on).
-func (w *wrapper) endCall(ex ilrw.Exit, end metadata.Token, state, exc int) ([]*ilrw.Instruction, error) {
+func (w *wrapper) endCall(ex ilrw.Exit, end metadata.Token, state *ilrw.Instruction, exc int) ([]*ilrw.Instruction, error) {
 	ret := []*ilrw.Instruction{ilrw.I(ilrw.OpLdnull)}
 	if ex.ReturnLocal >= 0 {
 		var err error
@@ -224,7 +225,7 @@ func (w *wrapper) endCall(ex ilrw.Exit, end metadata.Token, state, exc int) ([]*
 			return nil, err
 		}
 	}
-	call := []*ilrw.Instruction{ilrw.LdcI4(w.id), ilrw.LdLoc(state)}
+	call := []*ilrw.Instruction{ilrw.LdcI4(w.id), state}
 	call = append(call, ret...)
 	return append(call, ilrw.LdLoc(exc), ilrw.IToken(ilrw.OpCall, end)), nil
 }
@@ -307,6 +308,11 @@ func (w *wrapper) wrap(begin, end metadata.Token) error {
 	}
 	exc := state + 1
 	w.scratch = state + 2
+	if w.async != nil {
+		if w.async.task, err = mod.AddLocals(b, metadata.ClassType(w.async.toks.task)); err != nil {
+			return err
+		}
+	}
 
 	// Entry code, built now (argument loads need type specs).
 	var entry []*ilrw.Instruction
@@ -317,6 +323,13 @@ func (w *wrapper) wrap(begin, end metadata.Token) error {
 	}
 	if err != nil {
 		return err
+	}
+	if w.async != nil {
+		if b, ok := w.code.(interface{ asyncBox() []*ilrw.Instruction }); ok {
+			w.async.box = b.asyncBox
+		} else {
+			w.async.box = func() []*ilrw.Instruction { return []*ilrw.Instruction{ilrw.LdLoc(state)} }
+		}
 	}
 
 	var innerFilter *ilrw.Clause
@@ -341,12 +354,15 @@ func (w *wrapper) wrap(begin, end metadata.Token) error {
 		if w.code != nil {
 			call, err = w.code.exitCode(w, ex, exc)
 		} else {
-			call, err = w.endCall(ex, end, state, exc)
+			call, err = w.endCall(ex, end, ilrw.LdLoc(state), exc)
 		}
 		if err != nil {
 			return nil, err
 		}
 		l3 := ilrw.I(ilrw.OpNop)
+		if w.async != nil && ex.ReturnLocal >= 0 {
+			call = append(w.async.finallyCode(ex, exc, call[0], l3), call...)
+		}
 		call = append(call, ilrw.IBranch(ilrw.OpLeave, l3))
 		guard, cls := w.catchAll(call[0], l3)
 		endClauses = cls

@@ -21,9 +21,12 @@
 // thread it completed on, and depth is counted when it started (a call
 // suspended at an await goes on counting for calls that start later on
 // its thread, deeper or at the same point of the stack, until it
-// completes). A classic async method (a state machine) is traced up to
-// the first await that suspends, where its stub returns the Task
-// (docs/instrumentation.md, "Async methods").
+// completes). A classic async method (a state machine), and any method
+// declared to return Task, Task<T>, ValueTask or ValueTask<T>, is traced
+// likewise, to the completion of the task it returns, with the exception
+// the task faulted with (a cancelled task: TaskCanceledException); thread
+// is the thread that completed it (docs/instrumentation.md, "Async
+// methods").
 //
 // Environment:
 //

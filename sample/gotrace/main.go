@@ -24,7 +24,10 @@
 // traced to its completion, awaits included; it may complete on another
 // thread (thread is then that one; depth and the parent span are those
 // of the thread it started on), and with GOTRACE_DEFERRED=1 its hooks run
-// synchronously (docs/instrumentation.md, "Async methods").
+// synchronously (docs/instrumentation.md, "Async methods"). A classic
+// async method, and any method declared to return Task, Task<T>,
+// ValueTask or ValueTask<T>, likewise: traced to the completion of the
+// task it returns, with the exception the task faulted with.
 //
 // Environment:
 //

@@ -3,6 +3,8 @@
 // starting "HOOK ". INSTR_THROW=begin, end or both makes them throw after
 // printing (the app must not notice).
 using System;
+using System.Collections.Concurrent;
+using System.Diagnostics;
 using System.Text;
 
 namespace InstrHelper {
@@ -10,6 +12,9 @@ namespace InstrHelper {
 		[ThreadStatic] static bool busy;
 		[ThreadStatic] static int depth;
 		static int counter;
+		// When each call began, by its state: End prints the duration
+		// ("HOOK took ID state=S us=N").
+		static readonly ConcurrentDictionary<string, long> started = new ConcurrentDictionary<string, long>();
 		static readonly bool throwBegin, throwEnd;
 
 		static Hooks() {
@@ -44,6 +49,7 @@ namespace InstrHelper {
 				sb.Append(" state=").Append(state);
 				Console.Error.WriteLine(sb.ToString());
 				depth++;
+				started[state] = Stopwatch.GetTimestamp();
 			} finally {
 				busy = false;
 			}
@@ -63,6 +69,11 @@ namespace InstrHelper {
 				Exception e = exception as Exception;
 				Console.Error.WriteLine("HOOK end " + id + " depth=" + depth + " state=" + (state ?? "null") + " ret=" + Repr(returnValue) +
 					" exc=" + (e == null ? "null" : e.GetType().FullName + ":" + e.Message));
+				long t0;
+				string s = state as string;
+				if (s != null && started.TryRemove(s, out t0))
+					Console.Error.WriteLine("HOOK took " + id + " state=" + s + " us=" + ((Stopwatch.GetTimestamp() - t0) * 1000000 / Stopwatch.Frequency) +
+						" thread=" + Environment.CurrentManagedThreadId);
 			} finally {
 				busy = false;
 			}

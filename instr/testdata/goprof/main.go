@@ -55,6 +55,7 @@ type prof struct {
 	timed    atomic.Int64 // hooks that got a Time
 	badTime  atomic.Int64 // exits earlier than their enter, or a Time missing
 	enterAt  sync.Map     // state -> time.Time
+	startAt  sync.Map     // state -> time.Time, read at Enter (or its delivery)
 	// hooks that got a Call, Return or Value other than instr's
 	// constructors make of what their methods return (remade)
 	remadeBad atomic.Int64
@@ -159,6 +160,7 @@ func (p *prof) enter(c *instr.Call) uint64 {
 	s := p.seq.Add(1)
 	p.checkTime(c.Time())
 	p.enterAt.Store(s, c.Time())
+	p.startAt.Store(s, time.Now())
 	fmt.Fprintf(os.Stderr, "GOHOOK enter %s state=%d args=[%s]\n", n, s, sb.String())
 	return s
 }
@@ -200,7 +202,8 @@ func (p *prof) exit(r *instr.Return) {
 		p.badTime.Add(1)
 	}
 	if m := instr.NewReturn(instr.ReturnFields{Method: r.Method(), Thread: r.Thread(), State: r.State(), Value: remade(r.Value()),
-		Exception: r.Exception(), ExceptionType: r.ExceptionType(), ExceptionTypeTruncated: r.ExceptionTypeTruncated(), Time: r.Time()}); *m != *r {
+		Exception: r.Exception(), ExceptionType: r.ExceptionType(), ExceptionTypeTruncated: r.ExceptionTypeTruncated(),
+		Async: r.Async(), Canceled: r.Canceled(), Time: r.Time()}); *m != *r {
 		p.remadeBad.Add(1)
 		logf("remade return %s: %+v, got %+v", n, m, r)
 	}
@@ -209,6 +212,15 @@ func (p *prof) exit(r *instr.Return) {
 		exc += "~trunc"
 	}
 	fmt.Fprintf(os.Stderr, "GOHOOK exit %s state=%d ret=%s:%s exc=%v:%s\n", n, r.State(), r.Value().Kind, show(r.Value()), r.Exception(), exc)
+	// The call's duration: with Timestamps the times the SDK read, else
+	// the times the hooks ran (synchronous: in the call).
+	var us int64 = -1
+	if at, ok := p.enterAt.Load(r.State()); ok && !at.(time.Time).IsZero() && !r.Time().IsZero() {
+		us = r.Time().Sub(at.(time.Time)).Microseconds()
+	} else if at, ok := p.startAt.Load(r.State()); ok {
+		us = time.Since(at.(time.Time)).Microseconds()
+	}
+	fmt.Fprintf(os.Stderr, "GOHOOK took %s state=%d async=%v canceled=%v us=%d\n", n, r.State(), r.Async(), r.Canceled(), us)
 }
 
 // remade is v made again with instr's constructors from what its methods
@@ -285,7 +297,8 @@ func (p *prof) Initialize(info *profiler.Info) error {
 		p.stop = make(chan struct{})
 		go p.storm()
 	}
-	if p.in, err = instr.New(info, instr.Config{Rules: []instr.Rule{{Targets: ts, Go: hooks}}}); err != nil {
+	if p.in, err = instr.New(info, instr.Config{Rules: []instr.Rule{{Targets: ts, Go: hooks,
+		EndAtReturn: os.Getenv("GOPROF_ENDATRETURN") == "1"}}}); err != nil {
 		return err
 	}
 	return info.SetEventMask(p.in.EventMask())

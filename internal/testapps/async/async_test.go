@@ -31,10 +31,7 @@ func TestFigureAndParseCalls(t *testing.T) {
 	if _, _, err := ParseCalls([]byte("{\n")); err == nil {
 		t.Error("ParseCalls of a broken line: no error")
 	}
-	if w := Want(true)["ThrowAfterAwait"]; w != [2]int{102, 102} {
-		t.Errorf("Want(true) ThrowAfterAwait %v", w)
-	}
-	if w := Want(false)["ThrowAfterAwait"]; w != [2]int{102, 0} {
-		t.Errorf("Want(false) ThrowAfterAwait %v", w)
+	if w := Want()["ThrowAfterAwait"]; w != [2]int{102, 102} {
+		t.Errorf("Want() ThrowAfterAwait %v", w)
 	}
 }
