@@ -37,7 +37,7 @@
 //	                    {"method":...,"calls":...,"total_ns":...,"exceptions":...}
 //	                    (completed calls; those still running at Shutdown, such as Main
 //	                    when the app ends with Environment.Exit, are listed on stderr)
-//	GOTRACE_QUEUE       the span queue's bound (default 8192 spans)
+//	GOTRACE_QUEUE       the span queue's bound (default OTEL_BSP_MAX_QUEUE_SIZE, else 8192 spans)
 //	GOTRACE_DEFERRED=1  deferred Go hooks (instr.GoHooks.Deferred): the calls are recorded
 //	                    with their times in C and the spans and lines built after the fact
 //	                    by a goroutine (from the recorded times); much cheaper per call, but
@@ -60,7 +60,8 @@
 // process.executable.name/.path, process.command_line, host.name and the
 // .NET runtime (process.runtime.name, .version, .description).
 //
-// Delivery: ended spans go to a bounded queue (GOTRACE_QUEUE) that a
+// Delivery (package spanexport, with its OTEL_BSP_* and OTEL_TRACES_SAMPLER
+// variables): ended spans go to a bounded queue (GOTRACE_QUEUE) that a
 // goroutine exports in batches of up to 512, at least once a second. A
 // batch the collector does not take is retried (back-off up to 2 s) until
 // it is, while the queue keeps filling: an unreachable collector never
