@@ -197,11 +197,11 @@ var eltState struct {
 // In test builds only (build tag clrprof_testhooks), CLRPROF_ELT_SLOW=1
 // in the environment makes every event take the stubs' full-save path (a
 // diagnostic for register-preservation tests).
-func NewRecorder(x *profiler.Info, opts Options) (*Recorder, error) {
+func NewRecorder(info *profiler.Info, opts Options) (*Recorder, error) {
 	if opts.Batch == nil {
 		return nil, errors.New("clrprof: elt.NewRecorder: Options.Batch is nil")
 	}
-	if err := profimpl.CheckNotification(x, "elt.NewRecorder"); err != nil {
+	if err := profimpl.CheckNotification(info, "elt.NewRecorder"); err != nil {
 		return nil, err
 	}
 	if opts.Interval < 0 {
@@ -222,10 +222,10 @@ func NewRecorder(x *profiler.Info, opts Options) (*Recorder, error) {
 	if opts.FullWait == 0 {
 		opts.FullWait = 500 * time.Millisecond
 	}
-	if profimpl.Ptr(x, 3) == nil {
-		return nil, profimpl.NotAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3", 3, x.Version())
+	if profimpl.Ptr(info, 3) == nil {
+		return nil, profimpl.NotAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3", 3, info.Version())
 	}
-	if err := eltCalled(x, "elt.NewRecorder"); err != nil {
+	if err := eltCalled(info, "elt.NewRecorder"); err != nil {
 		return nil, err
 	}
 	eltState.mu.Lock()
@@ -236,7 +236,7 @@ func NewRecorder(x *profiler.Info, opts Options) (*Recorder, error) {
 	if opts.BufferEvents < 0 || opts.BufferEvents > ring.MaxSlots {
 		return nil, fmt.Errorf("clrprof: elt.NewRecorder: BufferEvents %d: want 1..%d", opts.BufferEvents, ring.MaxSlots)
 	}
-	if rc := C.clrprof_elt_setup(C.uint64_t(opts.BufferEvents), profimpl.Ptr(x, 1)); rc != 0 {
+	if rc := C.clrprof_elt_setup(C.uint64_t(opts.BufferEvents), profimpl.Ptr(info, 1)); rc != 0 {
 		return nil, fmt.Errorf("clrprof: elt.NewRecorder: per-thread buffers: errno %d", int(rc))
 	}
 	ringBytes := 16 * int(C.clrprof_elt_set.slots)
@@ -253,10 +253,10 @@ func NewRecorder(x *profiler.Info, opts Options) (*Recorder, error) {
 		C.clrprof_elt_force_slow = 1
 		profimpl.Logger().Warn("CLRPROF_ELT_SLOW=1: every enter/leave event takes the slow path (a diagnostic setting)")
 	}
-	if err := installMapper(x, opts.Filter, newELTGuard(x, false)); err != nil {
+	if err := installMapper(info, opts.Filter, newELTGuard(info, false)); err != nil {
 		return nil, err
 	}
-	if err := profimpl.SetEnterLeaveFunctionHooks3(x, C.clrprof_elt_hook(0), C.clrprof_elt_hook(1), C.clrprof_elt_hook(2)); err != nil {
+	if err := profimpl.SetEnterLeaveFunctionHooks3(info, C.clrprof_elt_hook(0), C.clrprof_elt_hook(1), C.clrprof_elt_hook(2)); err != nil {
 		return nil, fmt.Errorf("clrprof: elt.NewRecorder: SetEnterLeaveFunctionHooks3: %w", err)
 	}
 	add := profiler.MonitorEnterLeave
@@ -266,7 +266,7 @@ func NewRecorder(x *profiler.Info, opts Options) (*Recorder, error) {
 		}
 		add |= profiler.MonitorExceptions
 	}
-	if err := addEventMask(x, add); err != nil {
+	if err := addEventMask(info, add); err != nil {
 		return nil, fmt.Errorf("clrprof: elt.NewRecorder: %w", err)
 	}
 	r := &Recorder{
@@ -288,8 +288,8 @@ func NewRecorder(x *profiler.Info, opts Options) (*Recorder, error) {
 // 2.0 (ICorProfilerInfo8 at most) accepts the hooks and the event mask, and
 // then calls no hook at all (seen here: zero events from every test app), so
 // recording there would silently record nothing.
-func eltCalled(x *profiler.Info, who string) error {
-	if v := x.Version(); v <= 8 {
+func eltCalled(info *profiler.Info, who string) error {
+	if v := info.Version(); v <= 8 {
 		err := fmt.Errorf("clrprof: %s: %w: this runtime (ICorProfilerInfo%d at most: .NET Core 2.0) accepts enter/leave hooks but its JIT-compiled code never calls them on Linux, so nothing would be recorded", who, profimpl.ErrNotAvailable, v)
 		profimpl.Logger().Warn(err.Error())
 		return err
@@ -298,12 +298,12 @@ func eltCalled(x *profiler.Info, who string) error {
 }
 
 // addEventMask ORs add into the runtime's event mask.
-func addEventMask(x *profiler.Info, add profiler.Monitor) error {
-	m, err := x.GetEventMask()
+func addEventMask(info *profiler.Info, add profiler.Monitor) error {
+	m, err := info.GetEventMask()
 	if err != nil {
 		return fmt.Errorf("GetEventMask: %w", err)
 	}
-	if err := x.SetEventMask(m | add); err != nil {
+	if err := info.SetEventMask(m | add); err != nil {
 		return fmt.Errorf("SetEventMask(%v): %w", m|add, err)
 	}
 	return nil
@@ -311,15 +311,15 @@ func addEventMask(x *profiler.Info, add profiler.Monitor) error {
 
 // installMapper sets the function ID mapper when there is a filter or a
 // guard.
-func installMapper(x *profiler.Info, filter func(profiler.FunctionID) bool, guard *eltGuard) error {
+func installMapper(info *profiler.Info, filter func(profiler.FunctionID) bool, guard *eltGuard) error {
 	if !setFilter(filter, guard, nil) {
 		return nil
 	}
 	var err error
-	if profimpl.Ptr(x, 3) != nil {
-		err = profimpl.SetFunctionIDMapper2(x, C.clrprof_elt_mapper2(), nil)
+	if profimpl.Ptr(info, 3) != nil {
+		err = profimpl.SetFunctionIDMapper2(info, C.clrprof_elt_mapper2(), nil)
 	} else {
-		err = profimpl.SetFunctionIDMapper(x, C.clrprof_elt_mapper1())
+		err = profimpl.SetFunctionIDMapper(info, C.clrprof_elt_mapper1())
 	}
 	if err != nil {
 		return fmt.Errorf("clrprof: SetFunctionIDMapper: %w", err)
@@ -366,8 +366,8 @@ func clrprofGoELTFilter(f C.uintptr_t) (on C.int) {
 	if fp := eltState.filter.Load(); fp == nil || callFilter(*fp, profiler.FunctionID(f)) {
 		on = 1
 	}
-	if x := eltState.asyncRoles.Load(); x != nil {
-		on |= C.int(asyncRole(x, profiler.FunctionID(f)))
+	if info := eltState.asyncRoles.Load(); info != nil {
+		on |= C.int(asyncRole(info, profiler.FunctionID(f)))
 	}
 	return on
 }

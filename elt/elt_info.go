@@ -62,17 +62,17 @@ type Call struct {
 // methods declared to return Task, Task<T>, ValueTask or ValueTask<T>
 // (docs/runtime-async.md). Runtime async's enter/leave pattern is
 // NewRecorder's.
-func EnableWithInfo(x *profiler.Info, opts CallOptions) error {
+func EnableWithInfo(info *profiler.Info, opts CallOptions) error {
 	if opts.Call == nil {
 		return errors.New("clrprof: elt.EnableWithInfo: CallOptions.Call is nil")
 	}
-	if err := profimpl.CheckNotification(x, "elt.EnableWithInfo"); err != nil {
+	if err := profimpl.CheckNotification(info, "elt.EnableWithInfo"); err != nil {
 		return err
 	}
-	if profimpl.Ptr(x, 3) == nil {
-		return profimpl.NotAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3WithInfo", 3, x.Version())
+	if profimpl.Ptr(info, 3) == nil {
+		return profimpl.NotAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3WithInfo", 3, info.Version())
 	}
-	if err := eltCalled(x, "elt.EnableWithInfo"); err != nil {
+	if err := eltCalled(info, "elt.EnableWithInfo"); err != nil {
 		return err
 	}
 	eltState.mu.Lock()
@@ -80,7 +80,7 @@ func EnableWithInfo(x *profiler.Info, opts CallOptions) error {
 	if eltState.enabled {
 		return errors.New("clrprof: elt.EnableWithInfo: enter/leave hooks are already installed (the runtime takes one set per process)")
 	}
-	if err := installMapper(x, opts.Filter, newELTGuard(x, true)); err != nil {
+	if err := installMapper(info, opts.Filter, newELTGuard(info, true)); err != nil {
 		return err
 	}
 	add := profiler.MonitorEnterLeave
@@ -93,15 +93,15 @@ func EnableWithInfo(x *profiler.Info, opts CallOptions) error {
 	if opts.Frame {
 		add |= profiler.EnableFrameInfo
 	}
-	if err := addEventMask(x, add); err != nil {
+	if err := addEventMask(info, add); err != nil {
 		return fmt.Errorf("clrprof: elt.EnableWithInfo: %w", err)
 	}
-	if err := profimpl.SetEnterLeaveFunctionHooks3WithInfo(x, C.clrprof_elt_info_hook(0), C.clrprof_elt_info_hook(1), C.clrprof_elt_info_hook(2)); err != nil {
+	if err := profimpl.SetEnterLeaveFunctionHooks3WithInfo(info, C.clrprof_elt_info_hook(0), C.clrprof_elt_info_hook(1), C.clrprof_elt_info_hook(2)); err != nil {
 		return fmt.Errorf("clrprof: elt.EnableWithInfo: SetEnterLeaveFunctionHooks3WithInfo: %w", err)
 	}
 	call := opts.Call
 	eltState.call.Store(&call)
-	eltState.callInfo.Store(x)
+	eltState.callInfo.Store(info)
 	eltState.enabled = true
 	C.clrprof_elt_on = 1
 	return nil

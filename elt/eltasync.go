@@ -75,12 +75,12 @@ func runtimeAsyncOn() bool {
 
 // newELTGuard returns the guard the runtime needs, nil when none (every
 // runtime but .NET 10).
-func newELTGuard(x *profiler.Info, withInfo bool) *eltGuard {
-	major, err := x.RuntimeMajor()
+func newELTGuard(info *profiler.Info, withInfo bool) *eltGuard {
+	major, err := info.RuntimeMajor()
 	if err != nil || major != 10 {
 		return nil
 	}
-	return &eltGuard{info: x, allAsync: withInfo && runtimeAsyncOn()}
+	return &eltGuard{info: info, allAsync: withInfo && runtimeAsyncOn()}
 }
 
 // excludes reports whether f must not get hooks. Called by the function ID
@@ -165,12 +165,12 @@ var asyncDispatchers = []struct{ class, method string }{
 // async variant cannot be told from its method's other compilation, so
 // both get the bit; the counter only uses it for an enter directly under
 // a dispatcher, which only a resumption is.
-func asyncRole(x *profiler.Info, f profiler.FunctionID) int {
-	fi, err := x.GetFunctionInfo(f)
+func asyncRole(info *profiler.Info, f profiler.FunctionID) int {
+	fi, err := info.GetFunctionInfo(f)
 	if err != nil || fi.ModuleID == 0 {
 		return 0
 	}
-	imp, done, err := profimpl.ModuleImport(x, uintptr(fi.ModuleID))
+	imp, done, err := profimpl.ModuleImport(info, uintptr(fi.ModuleID))
 	if err != nil {
 		return 0
 	}

@@ -133,17 +133,17 @@ type CallCounter struct {
 // or add DisableInlining to the event mask. It needs
 // ICorProfilerInfo3 and a runtime whose JIT'd code calls the hooks (not
 // .NET Core 2.0: ErrNotAvailable, also logged).
-func NewCallCounter(x *profiler.Info, opts CallCountOptions) (*CallCounter, error) {
+func NewCallCounter(info *profiler.Info, opts CallCountOptions) (*CallCounter, error) {
 	if opts.StackFrames < 0 || opts.StackFrames > 1<<24 {
 		return nil, fmt.Errorf("clrprof: elt.NewCallCounter: StackFrames %d: want 0 (default) .. %d", opts.StackFrames, 1<<24)
 	}
 	if opts.StackFrames == 0 {
 		opts.StackFrames = 1 << 14
 	}
-	if profimpl.Ptr(x, 3) == nil {
-		return nil, profimpl.NotAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3", 3, x.Version())
+	if profimpl.Ptr(info, 3) == nil {
+		return nil, profimpl.NotAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3", 3, info.Version())
 	}
-	if err := eltCalled(x, "elt.NewCallCounter"); err != nil {
+	if err := eltCalled(info, "elt.NewCallCounter"); err != nil {
 		return nil, err
 	}
 	eltState.mu.Lock()
@@ -151,24 +151,24 @@ func NewCallCounter(x *profiler.Info, opts CallCountOptions) (*CallCounter, erro
 	if eltState.enabled {
 		return nil, errors.New("clrprof: elt.NewCallCounter: enter/leave hooks are already installed (the runtime takes one set per process)")
 	}
-	if rc := C.clrprof_cnt_setup(C.uint64_t(opts.StackFrames), profimpl.Ptr(x, 1)); rc != 0 {
+	if rc := C.clrprof_cnt_setup(C.uint64_t(opts.StackFrames), profimpl.Ptr(info, 1)); rc != 0 {
 		return nil, fmt.Errorf("clrprof: elt.NewCallCounter: pthread_key_create: errno %d", int(rc))
 	}
 	var roles *profiler.Info
-	if major, err := x.RuntimeMajor(); err == nil && major >= 10 {
-		roles = x // runtime async: find the dispatchers (eltasync.go)
+	if major, err := info.RuntimeMajor(); err == nil && major >= 10 {
+		roles = info // runtime async: find the dispatchers (eltasync.go)
 	}
-	setFilter(opts.Filter, newELTGuard(x, false), roles)
-	if err := profimpl.SetFunctionIDMapper2(x, C.clrprof_cnt_mapper2(), nil); err != nil {
+	setFilter(opts.Filter, newELTGuard(info, false), roles)
+	if err := profimpl.SetFunctionIDMapper2(info, C.clrprof_cnt_mapper2(), nil); err != nil {
 		return nil, fmt.Errorf("clrprof: elt.NewCallCounter: SetFunctionIDMapper2: %w", err)
 	}
-	if err := profimpl.SetEnterLeaveFunctionHooks3(x, C.clrprof_cnt_hookaddr(0), C.clrprof_cnt_hookaddr(1), C.clrprof_cnt_hookaddr(2)); err != nil {
+	if err := profimpl.SetEnterLeaveFunctionHooks3(info, C.clrprof_cnt_hookaddr(0), C.clrprof_cnt_hookaddr(1), C.clrprof_cnt_hookaddr(2)); err != nil {
 		return nil, fmt.Errorf("clrprof: elt.NewCallCounter: SetEnterLeaveFunctionHooks3: %w", err)
 	}
 	if C.clrprof_elt_record_unwinds() != 0 {
 		return nil, errors.New("clrprof: elt.NewCallCounter: cannot take over the exception unwind callbacks")
 	}
-	if err := addEventMask(x, profiler.MonitorEnterLeave|profiler.MonitorExceptions); err != nil {
+	if err := addEventMask(info, profiler.MonitorEnterLeave|profiler.MonitorExceptions); err != nil {
 		return nil, fmt.Errorf("clrprof: elt.NewCallCounter: %w", err)
 	}
 	eltState.enabled = true
