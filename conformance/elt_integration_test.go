@@ -3,7 +3,7 @@ package conformance
 import "github.com/clrprof/clrprof/internal/harness"
 
 // eltNotOnLinux20 is why no ELT scenario runs on .NET Core 2.0.
-const eltNotOnLinux20 = ".NET Core 2.0 accepts enter/leave hooks on Linux x64 but its JIT-compiled code never calls them (observed; the SDK's EnableELTWithInfo refuses it for that reason)"
+const eltNotOnLinux20 = ".NET Core 2.0 accepts enter/leave hooks on Linux x64 but its JIT-compiled code never calls them (observed; the SDK's elt.EnableWithInfo refuses it for that reason)"
 
 func init() {
 	// Upstream splits the slow-path ELT test in two, one for the

@@ -5,7 +5,7 @@
 //     and writes a pprof profile (github.com/google/pprof/profile) whose
 //     functions are named by [Names] (Info.FunctionName, cached), the way
 //     the SDK's samples name them;
-//   - [LiveHeap] keeps the sampled allocations (profiler.AllocSample) that
+//   - [LiveHeap] keeps the sampled allocations (alloc.Sample) that
 //     are still alive across garbage collections, from the GC callbacks
 //     (MovedReferences2, SurvivingReferences2), as Go's heap profile
 //     reports in-use space;

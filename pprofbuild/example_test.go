@@ -65,7 +65,7 @@ func ExampleBuilder() {
 
 // A LiveHeap tracks sampled objects until a garbage collection frees them
 // and adds the live ones to a Builder as a heap profile (inuse_objects,
-// inuse_space). In a profiler the objects come from an AllocRecorder's
+// inuse_space). In a profiler the objects come from an alloc.Recorder's
 // batches (Add) or from the runtime's allocation ticks (AddObject), and the
 // GC callbacks are forwarded to GCStarted, Moved, Surviving and GCFinished.
 //

@@ -5,15 +5,16 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/clrprof/clrprof/alloc"
 	"github.com/clrprof/clrprof/profiler"
 )
 
 // LiveHeap tracks the sampled allocations that are still alive, the way
 // Go's heap profile reports in-use space: each sampled object stands for
-// profiler.AllocSampleWeight(size, rate) objects of its size, allocated at
+// alloc.SampleWeight(size, rate) objects of its size, allocated at
 // its stack, until a garbage collection frees it.
 //
-// Wire it up in the profiler: give Add the Samples of every AllocBatch (of
+// Wire it up in the profiler: give Add the Samples of every alloc.Batch (of
 // a recorder with SampleBytes = rate, named by SetRecorder), or AddObject the runtime's
 // allocation ticks, and forward the GC callbacks:
 // GarbageCollectionStarted to GCStarted, MovedReferences(2) to Moved,
@@ -28,7 +29,7 @@ import (
 // At most max objects are tracked; samples past that are counted in Full.
 type LiveHeap struct {
 	info *profiler.Info
-	rec  *profiler.AllocRecorder
+	rec  *alloc.Recorder
 	rate int
 	max  int
 
@@ -107,14 +108,14 @@ func NewLiveHeap(info *profiler.Info, rate, max int) *LiveHeap {
 // SetRecorder names the allocation recorder whose samples Add takes (with
 // SampleBytes = rate): GCStarted delivers its buffered samples first and
 // moves it to the next epoch. Call it once the recorder is enabled.
-func (h *LiveHeap) SetRecorder(rec *profiler.AllocRecorder) {
+func (h *LiveHeap) SetRecorder(rec *alloc.Recorder) {
 	h.mu.Lock()
 	h.rec = rec
 	h.mu.Unlock()
 }
 
-// Add takes in sampled allocations (AllocBatch.Samples).
-func (h *LiveHeap) Add(samples []profiler.AllocSample) {
+// Add takes in sampled allocations (alloc.Batch.Samples).
+func (h *LiveHeap) Add(samples []alloc.Sample) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, s := range samples {
@@ -124,7 +125,7 @@ func (h *LiveHeap) Add(samples []profiler.AllocSample) {
 		case len(h.objs) >= h.max:
 			h.stats.Full++
 		default:
-			h.objs[s.Object] = &liveObj{addr: s.Object, class: s.Class, size: s.Size, stack: s.Stack, weight: profiler.AllocSampleWeight(s.Size, h.rate)}
+			h.objs[s.Object] = &liveObj{addr: s.Object, class: s.Class, size: s.Size, stack: s.Stack, weight: alloc.SampleWeight(s.Size, h.rate)}
 			h.stats.Added++
 		}
 	}

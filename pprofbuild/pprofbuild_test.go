@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrprof/clrprof/alloc"
 	"github.com/clrprof/clrprof/clrevents"
 	"github.com/clrprof/clrprof/profiler"
 	"github.com/google/pprof/profile"
@@ -162,7 +163,7 @@ func TestTicks(t *testing.T) {
 // epoch is stale.
 func TestLiveHeapRanges(t *testing.T) {
 	h := NewLiveHeap(nil, 1000, 10)
-	h.Add([]profiler.AllocSample{
+	h.Add([]alloc.Sample{
 		{Object: 100, Size: 10, Class: 1}, {Object: 200, Size: 10, Class: 1},
 		{Object: 300, Size: 10, Class: 1}, {Object: 5000, Size: 10, Class: 1},
 	})
@@ -177,7 +178,7 @@ func TestLiveHeapRanges(t *testing.T) {
 	h.Moved([]profiler.ObjectID{90, 400}, []profiler.ObjectID{1090, 10}, []uint64{20, 10})
 	h.Surviving([]profiler.ObjectID{195}, []uint64{10})
 	h.GCFinished()
-	h.Add([]profiler.AllocSample{{Object: 777, Size: 10, Epoch: 0}}) // allocated before the collection
+	h.Add([]alloc.Sample{{Object: 777, Size: 10, Epoch: 0}}) // allocated before the collection
 	st := h.Stats()
 	if st.Tracked != 3 || st.Freed != 1 || st.Stale != 1 || st.Added != 4 {
 		t.Errorf("stats %+v, want 3 tracked, 1 freed, 1 stale, 4 added", st)

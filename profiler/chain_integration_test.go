@@ -127,7 +127,7 @@ func TestTwoGoProfilerLibraries(t *testing.T) {
 // on every runtime. JITInlining asks both and the native profiler's "no"
 // wins (the runtime then compiles callees it would have inlined); the
 // enter/leave hooks belong to whoever sets them first (chainc, in its
-// Initialize, which runs first): the Go profiler's EnableELT is refused
+// Initialize, which runs first): the Go profiler's elt.NewRecorder is refused
 // with CORPROF_E_PROFILER_ALREADY_ACTIVE; a failing Initialize of either
 // leaves the other running.
 func TestChainRules(t *testing.T) {
@@ -156,14 +156,14 @@ func TestChainRules(t *testing.T) {
 		}
 
 		// ELT hooks: first come. (.NET Core 2.0 never calls the hooks:
-		// the SDK's EnableELT refuses it before asking the runtime.)
+		// the SDK's elt.NewRecorder refuses it before asking the runtime.)
 		res := run(t, rt, "CHAINC_ELT=1", "COUNTPROF_TRY=elt")
 		res.MustStderrContain(t, "chainc: SetEnterLeaveFunctionHooks3 0x00000000")
 		if rt.AtLeast(2, 1) {
 			res.MustStderrContain(t, "(already active: true)",
 				"the Go profiler called SetEnterLeaveFunctionHooks3, but the chained profiler owns the enter/leave hooks")
 		} else {
-			res.MustStderrContain(t, "countprof: try EnableELT: clrprof: EnableELT: not available")
+			res.MustStderrContain(t, "countprof: try elt.NewRecorder: clrprof: elt.NewRecorder: not available")
 		}
 		chaincShutdown(t, res)
 

@@ -46,7 +46,7 @@ import (
 //     GetReJITParameters once per method, every member that implements it
 //     gets the same function control in order, and the last body set
 //     wins; let one member own the ReJIT of a method.
-//   - Enter/leave hooks (EnableELT, SetEnterLeaveFunctionHooks*) and the
+//   - Enter/leave hooks (elt.NewRecorder, SetEnterLeaveFunctionHooks*) and the
 //     function ID mapper: the runtime has one set per process; the first
 //     member to set them owns them, another member's call fails with
 //     CORPROF_E_PROFILER_ALREADY_ACTIVE and a log record naming both.

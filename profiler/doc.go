@@ -17,9 +17,10 @@
 // return errors: an [HRESULT] in the chain, [ErrNotAvailable] for a method
 // the runtime lacks. [Info.FunctionName] names functions; package idmap
 // keeps IDs valid across unloads, package typeref finds what a TypeRef
-// names; [Info.EnableELT], [Info.EnableCallCounts] and
-// [Info.EnableAllocationRecording] record hot events in C and hand Go
-// batches; [Compose] runs several profilers in one library.
+// names; the recorders record hot events in C, over an Info, and hand Go
+// batches: package elt (enter/leave events, call counts), package alloc
+// (allocations, allocation ticks), package heapwalk (a GC's heap walk);
+// [Compose] runs several profilers in one library.
 //
 // Read more in docs/guide.md of the repository (callbacks, Info methods,
 // names, logging with CLRPROF_LOG_LEVEL, the safety rules, hot paths,

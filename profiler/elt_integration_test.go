@@ -51,7 +51,7 @@ func parseELT(t *testing.T, res harness.Result) eltReport {
 // eltUnsupported reports runtimes that never call the ELT hooks on Linux:
 // .NET Core 2.0 accepts SetEnterLeaveFunctionHooks3(WithInfo) and the
 // event mask but JIT'd code calls no hook (observed here: zero events), so
-// EnableELT and EnableELTWithInfo refuse it with ErrNotAvailable.
+// elt.NewRecorder and elt.EnableWithInfo refuse it with ErrNotAvailable.
 func eltUnsupported(rt harness.Runtime) bool { return rt.Major == 2 && rt.Minor == 0 }
 
 // checkBalance: every function's enters are matched by leaves, tail calls
@@ -103,7 +103,7 @@ func TestELTFastPathCounts(t *testing.T) {
 				// The SDK says so instead of recording nothing; the
 				// application runs on without the profiler.
 				res.MustStderrContain(t, "eltprof: unsupported: ", "never calls them")
-				t.Skipf("%s: the runtime calls no ELT hook on Linux; EnableELT says so; app results unaffected", rt.Name)
+				t.Skipf("%s: the runtime calls no ELT hook on Linux; elt.NewRecorder says so; app results unaffected", rt.Name)
 			}
 			r := parseELT(t, res)
 			t.Logf("%s %s: events=%d threads=%d functions=%d", rt.Name, run.name, r.events, r.threads, r.functions)
@@ -136,7 +136,7 @@ func TestELTFastPathCounts(t *testing.T) {
 }
 
 // Exceptions unwinding hooked frames are recorded as unwinds (with
-// ELTOptions.Unwinds), explicit tail calls as tail calls, and every enter
+// elt.Options.Unwinds), explicit tail calls as tail calls, and every enter
 // is balanced by exactly one leave, tail call or unwind.
 func TestELTTailcallsAndUnwinds(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/sampling/eltprof")
@@ -210,7 +210,7 @@ var (
 	countStatsRe = regexp.MustCompile(`(?m)^eltprof: cstats threads=(\d+) functions=(\d+) refused=(\d+) lost=(\d+) overflow=(\d+) unmatched=(\d+) unwound=(\d+) unwinds=(\d+) unmapped=(\d+)$`)
 )
 
-// Info.EnableCallCounts counts exactly: the known methods' calls, frames
+// elt.NewCallCounter counts exactly: the known methods' calls, frames
 // an exception unwinds (closed by the unwind callback, none left to a
 // later leave), explicit tail calls; the shadow stack of a running thread
 // shows its open calls in order.
@@ -226,7 +226,7 @@ func TestCallCounts(t *testing.T) {
 			res.MustStdoutContain(t, "app done\n")
 			if eltUnsupported(rt) {
 				res.MustStderrContain(t, "eltprof: unsupported: ", "never calls them", "clrprof: ")
-				t.Skipf("%s: the runtime calls no ELT hook on Linux; EnableCallCounts says so (and logs it)", rt.Name)
+				t.Skipf("%s: the runtime calls no ELT hook on Linux; elt.NewCallCounter says so (and logs it)", rt.Name)
 			}
 			calls := map[string]int{}
 			for _, m := range countFnRe.FindAllStringSubmatch(res.Stderr, -1) {

@@ -85,10 +85,10 @@ func TestELTRuntimeAsync(t *testing.T) {
 	})
 }
 
-// The slow-path hooks (EnableELTWithInfo, every function hooked, tiered
+// The slow-path hooks (elt.EnableWithInfo, every function hooked, tiered
 // compilation on) leave the runtime-async build running to its end: on
 // .NET 10 the SDK gives no hooks to what the JIT mis-compiles with them
-// (profiler/eltasync.go); before, the app died of an access violation.
+// (elt/eltasync.go); before, the app died of an access violation.
 func TestELTWithInfoRuntimeAsync(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./profiler/testdata/sampling/eltprof")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {

@@ -87,7 +87,7 @@ var rtSampledRe = regexp.MustCompile(`(?m)^rtevents: sampled keep=(\S+) delivere
 
 var rtTickRe = regexp.MustCompile(`(?m)^rtevents: tick sampler mean=(\d+) delivered=(\d+) keptbytes=(\d+) seen=(\d+) kept=(\d+) short=(\d+) bytes=(\d+)$`)
 
-// Info.SampleAllocationTicks decides in C which allocation ticks reach Go:
+// alloc.NewTickSampler decides in C which allocation ticks reach Go:
 // with a mean of 1 byte every tick is kept and stands for exactly its own
 // bytes; with a mean of 256 KiB only the kept ones are delivered (as many as
 // the C sampler counted, fewer than it saw), each standing for at least its

@@ -33,7 +33,7 @@ func TestNotificationProfilers(t *testing.T) {
 			"COUNTPROF_TRY=rejit", "CLRPROF_LOG_LEVEL=info"}})
 		checkApp(t, res)
 		res.MustStderrContain(t, "countprof: notificationOnly=true", "CORECLR_NOTIFICATION_PROFILERS names this library")
-		for _, op := range []string{"EnableReJIT", "EnableELT"} {
+		for _, op := range []string{"EnableReJIT", "elt.NewRecorder"} {
 			re := regexp.MustCompile(`countprof: try ` + op + `: clrprof: .*notification profiler.* \(ErrNotificationOnly: true\)`)
 			if m := re.FindString(res.Stderr); m == "" {
 				t.Errorf("%s: %s was not refused as a notification profiler's:\n%s", rt.Name, op, res.Stderr)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/clrprof/clrprof/heapsnap"
+	"github.com/clrprof/clrprof/heapwalk"
 	"github.com/clrprof/clrprof/profiler"
 )
 
@@ -119,8 +120,8 @@ type Capturer struct {
 	attachNote     string   // after an attach: what a snapshot cannot name
 	last           Stats
 
-	rec    *profiler.HeapWalkRecorder // the walk recorded in C; nil: Go's ObjectReferences
-	recErr error                      // why there is no recorder
+	rec    *heapwalk.Recorder // the walk recorded in C; nil: Go's ObjectReferences
+	recErr error              // why there is no recorder
 }
 
 // New returns a Capturer.
@@ -145,7 +146,7 @@ func (c *Capturer) Initialize(info *profiler.Info) error {
 	// the walk recorded in C: an object costs the pause a few hundred
 	// nanoseconds less than a Go callback (the guard's two signal-mask
 	// system calls and cgo's transition)
-	c.rec, c.recErr = info.NewHeapWalkRecorder()
+	c.rec, c.recErr = heapwalk.New(info)
 	return nil
 }
 

@@ -26,6 +26,9 @@ var checked = []string{
 	"github.com/clrprof/clrprof/instr/target",
 	"github.com/clrprof/clrprof/idmap",
 	"github.com/clrprof/clrprof/typeref",
+	"github.com/clrprof/clrprof/elt",
+	"github.com/clrprof/clrprof/alloc",
+	"github.com/clrprof/clrprof/heapwalk",
 }
 
 // allowlist names the exported places (as reported by surface) where an

@@ -25,6 +25,9 @@ var documented = []string{
 	"github.com/clrprof/clrprof/clrevents",
 	"github.com/clrprof/clrprof/idmap",
 	"github.com/clrprof/clrprof/typeref",
+	"github.com/clrprof/clrprof/elt",
+	"github.com/clrprof/clrprof/alloc",
+	"github.com/clrprof/clrprof/heapwalk",
 }
 
 func loadDocumented(t *testing.T) []*packages.Package {

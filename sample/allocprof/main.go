@@ -2,7 +2,7 @@
 // clrprof, that writes a pprof profile (alloc_objects, alloc_space) with the
 // allocating stacks.
 //
-// The SDK answers ObjectAllocated in C (Info.EnableAllocationRecording):
+// The SDK answers ObjectAllocated in C (alloc.NewRecorder):
 // every allocation's class and size goes into a per-thread buffer, and about
 // every ALLOCPROF_RATE bytes per thread (a Poisson process, as in Go's heap
 // profiler) the allocating stack is taken too. Go drains the buffers; at
@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/clrprof/clrprof/alloc"
 	"github.com/clrprof/clrprof/pprofbuild"
 	"github.com/clrprof/clrprof/profiler"
 )
@@ -36,7 +37,7 @@ type classTotal struct{ objects, bytes uint64 }
 type allocprof struct {
 	profiler.Base
 	info    *profiler.Info
-	rec     *profiler.AllocRecorder
+	rec     *alloc.Recorder
 	out     string
 	rate    int
 	top     int
@@ -74,7 +75,7 @@ func (p *allocprof) Initialize(info *profiler.Info) error {
 	p.names = pprofbuild.NewNames(info)
 	p.stacks = pprofbuild.NewBuilder([]pprofbuild.SampleType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"}}, "alloc_space", 1<<20)
 	p.start = time.Now()
-	p.rec, err = info.EnableAllocationRecording(profiler.AllocOptions{
+	p.rec, err = alloc.NewRecorder(info, alloc.Options{
 		Batch:        p.batch,
 		SampleBytes:  p.rate,
 		BufferEvents: 1 << 20,
@@ -83,7 +84,7 @@ func (p *allocprof) Initialize(info *profiler.Info) error {
 	return err
 }
 
-func (p *allocprof) batch(b profiler.AllocBatch) {
+func (p *allocprof) batch(b alloc.Batch) {
 	for _, e := range b.Events {
 		c := p.classes[e.Class]
 		if c == nil {
@@ -94,7 +95,7 @@ func (p *allocprof) batch(b profiler.AllocBatch) {
 		c.bytes += e.Size
 	}
 	for _, s := range b.Samples {
-		w := profiler.AllocSampleWeight(s.Size, p.rate)
+		w := alloc.SampleWeight(s.Size, p.rate)
 		p.stacks.Add(s.Stack, []pprofbuild.Label{{Key: "object", Value: p.names.Class(s.Class)}}, int64(w+0.5), int64(w*float64(s.Size)+0.5))
 	}
 }

@@ -1,5 +1,5 @@
 // Command calltrace counts calls and measures their inclusive time with
-// the fast enter/leave hooks, counting in C (Info.EnableCallCounts): each
+// the fast enter/leave hooks, counting in C (elt.NewCallCounter): each
 // hook finds the function's counter by the number the SDK's function ID
 // mapper gave it, counts the call and keeps a shadow stack per thread; no
 // event is buffered, so none can be dropped however fast the application
@@ -58,6 +58,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clrprof/clrprof/elt"
 	"github.com/clrprof/clrprof/profiler"
 )
 
@@ -66,7 +67,7 @@ const clsid = "{E7A3C5B9-4D21-4F6E-9B8A-1C3D5E7F9A02}"
 type calltrace struct {
 	profiler.Base
 	info *profiler.Info
-	cc   *profiler.CallCounter
+	cc   *elt.CallCounter
 	top  int
 
 	mu      sync.Mutex
@@ -100,7 +101,7 @@ func (p *calltrace) Initialize(info *profiler.Info) error {
 			return err == nil && strings.HasPrefix(n, prefix)
 		}
 	}
-	cc, err := info.EnableCallCounts(profiler.CallCountOptions{Filter: filter})
+	cc, err := elt.NewCallCounter(info, elt.CallCountOptions{Filter: filter})
 	if errors.Is(err, profiler.ErrNotAvailable) {
 		// Say so, and let the application run without the profiler.
 		fmt.Fprintf(os.Stderr, "calltrace: unsupported: %v\n", err)

@@ -19,7 +19,7 @@ import (
 // AsyncHelpers.UnsafeAwaitAwaiter at Tier0 with a leave hook: the await of
 // the async iterator's ValueTask ran on as if completed and threw
 // InvalidOperationException); the SDK no longer hooks that method there
-// (profiler/eltasync.go). A runtime-async method's Enter runs on every
+// (elt/eltasync.go). A runtime-async method's Enter runs on every
 // resumption too, and it gets no Leave when it suspends; the counts are
 // of calls all the same: 51 for DelayThenValue (whose one await always
 // suspends), 102 for ThrowAfterAwait (51 direct calls, 51 through

@@ -70,7 +70,7 @@
 //   - .NET 5 to 9: the runtime's allocation ticks (GCAllocationTick, Verbose
 //     level: about every 100 KB, the object whose allocation crossed the
 //     mark); one kept every CONTPROF_HEAP_RATE bytes on average, chosen in
-//     C inside the runtime's callback (Info.SampleAllocationTicks), each
+//     C inside the runtime's callback (alloc.NewTickSampler), each
 //     standing for the bytes allocated since the previous kept one. Totals
 //     are right to within a tick; the split by type and stack is not a
 //     random sample and has no error bound.
@@ -215,6 +215,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/clrprof/clrprof/alloc"
 	"github.com/clrprof/clrprof/clrevents"
 	"github.com/clrprof/clrprof/pprofbuild"
 	"github.com/clrprof/clrprof/pprofbuild/export"
@@ -261,7 +262,7 @@ type contprof struct {
 
 	cpu, wall, exc, cont, heapB, gcB *pprofbuild.Builder
 	heap                             *pprofbuild.LiveHeap
-	rec                              *profiler.AllocRecorder
+	rec                              *alloc.Recorder
 	gc                               *pprofbuild.GCStats
 	contention                       *pprofbuild.Contention
 	gcFromEvents                     bool
@@ -293,7 +294,7 @@ type contprof struct {
 	// which allocation ticks (.NET 5 to 9) or AllocationSampled events
 	// (.NET 10+) become samples: decided in C, so that the others never
 	// enter Go
-	heapTicks *profiler.AllocationTickSampler
+	heapTicks *alloc.TickSampler
 	// allocSampling: the samples are the runtime's AllocationSampled
 	// events (.NET 10+), not its allocation ticks
 	allocSampling bool
@@ -479,7 +480,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		// The runtime sends an allocation tick about every 100 KB; one
 		// every CONTPROF_HEAP_RATE bytes on average is kept, in C, before
 		// the runtime's events are on: the others never enter Go.
-		if p.heapTicks, heapErr = info.SampleAllocationTicks(p.rate); heapErr != nil {
+		if p.heapTicks, heapErr = alloc.NewTickSampler(info, p.rate); heapErr != nil {
 			// Without the C sampler every tick would enter Go: the live
 			// heap is off rather than costly.
 			p.heapOn = false
@@ -518,12 +519,12 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	if !p.gcFromEvents && p.heapOn {
 		// Before .NET 5: ObjectAllocated answered in C, sampled every
 		// CONTPROF_HEAP_RATE bytes.
-		p.rec, err = info.EnableAllocationRecording(profiler.AllocOptions{
-			Batch: func(b profiler.AllocBatch) {
+		p.rec, err = alloc.NewRecorder(info, alloc.Options{
+			Batch: func(b alloc.Batch) {
 				defer p.cost.Callback(time.Now())
 				p.heap.Add(b.Samples)
 				for _, s := range b.Samples {
-					w := profiler.AllocSampleWeight(s.Size, p.rate)
+					w := alloc.SampleWeight(s.Size, p.rate)
 					p.addAlloc(s.Stack, p.names.Class(s.Class), w, w*float64(s.Size))
 				}
 			},
@@ -992,7 +993,7 @@ func (p *contprof) write() {
 // profile, how its numbers are estimated and how exact they are; it
 // starts the next period's estimate.
 func (p *contprof) allocSource() (string, []string) {
-	var c profiler.AllocationTickStats
+	var c alloc.TickStats
 	if p.heapTicks != nil {
 		c = p.heapTicks.Stats()
 	}

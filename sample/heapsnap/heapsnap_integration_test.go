@@ -43,7 +43,7 @@ func TestLeak(t *testing.T) {
 		for n, want := range map[int]int{1: 50, 2: 150, 3: 150} {
 			checkSnapshot(t, dir, n, want)
 		}
-		// the walk was recorded in C (profiler.HeapWalkRecorder), not by a
+		// the walk was recorded in C (heapwalk.Recorder), not by a
 		// Go callback per object
 		if rep1, _ := os.ReadFile(filepath.Join(dir, "heap-1.txt")); !strings.Contains(string(rep1), "heap walk: recorded in C") {
 			t.Errorf("heap-1.txt does not say the walk was recorded in C:\n%s", rep1)

@@ -1,5 +1,5 @@
 // Command alloc is the Go profiler of the benchmarks' allocation fast-path
-// row: the SDK answers ObjectAllocated in C (Info.EnableAllocationRecording:
+// row: the SDK answers ObjectAllocated in C (alloc.NewRecorder:
 // the class and GetObjectSize of every allocation go into the allocating
 // thread's buffer, without entering Go), and the Batch callback, on the
 // SDK's draining goroutine, sums the allocations per class in an
@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/clrprof/clrprof/alloc"
 	"github.com/clrprof/clrprof/profiler"
 )
 
@@ -37,14 +38,14 @@ type classSlot struct {
 
 type allocprof struct {
 	profiler.Base
-	rec *profiler.AllocRecorder
+	rec *alloc.Recorder
 	// Touched only by batch (one goroutine), then by Shutdown after Close.
 	table                       [tableSize]classSlot
 	allocations, bytes, dropped uint64
 	classes, full, batches      uint64
 }
 
-func (p *allocprof) batch(b profiler.AllocBatch) {
+func (p *allocprof) batch(b alloc.Batch) {
 	p.batches++
 	p.dropped += b.Dropped
 	for _, e := range b.Events {
@@ -90,14 +91,14 @@ func envSetting[T any](name string, parse func(string) (T, error), v *T) error {
 }
 
 func (p *allocprof) Initialize(info *profiler.Info) error {
-	opts := profiler.AllocOptions{Batch: p.batch}
+	opts := alloc.Options{Batch: p.batch}
 	if err := envSetting("BENCH_ALLOC_EVENTS", strconv.Atoi, &opts.BufferEvents); err != nil {
 		return err
 	}
 	if err := envSetting("BENCH_ALLOC_INTERVAL", time.ParseDuration, &opts.Interval); err != nil {
 		return err
 	}
-	rec, err := info.EnableAllocationRecording(opts)
+	rec, err := alloc.NewRecorder(info, opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "goalloc: %v\n", err)
 		return err

@@ -1,6 +1,6 @@
 // Command elt is the Go profiler of the benchmarks' ELT fast-path row: it
 // records every enter, leave and tailcall through the SDK's fast path
-// (Info.EnableELT: assembly stubs appending to per-thread buffers in C,
+// (elt.NewRecorder: assembly stubs appending to per-thread buffers in C,
 // drained by the SDK on a goroutine), and its Batch callback does the same
 // work as bench/cref's elt mode does in C: it counts the events by kind and
 // pairs every leave or tailcall with its thread's enters on a shadow stack
@@ -19,7 +19,7 @@
 // paired=P unpaired=X unwound=W open=O overflows=F dropped=D lost=L
 // waited=W batches=B threads=N" on stderr.
 //
-// BENCH_ELT_MODE=count uses Info.EnableCallCounts instead (the counting is
+// BENCH_ELT_MODE=count uses elt.NewCallCounter instead (the counting is
 // done in C by the hooks, per function, with a shadow stack per thread for
 // inclusive time; no events): it prints "goelt: Shutdown mode=count
 // enters=E functions=F unpaired=U unwound=W overflows=O dropped=L
@@ -32,6 +32,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/clrprof/clrprof/elt"
 	"github.com/clrprof/clrprof/profiler"
 )
 
@@ -45,8 +46,8 @@ const (
 
 type eltprof struct {
 	profiler.Base
-	rec *profiler.ELTRecorder
-	cc  *profiler.CallCounter
+	rec *elt.Recorder
+	cc  *elt.CallCounter
 	// Touched only by batch (one goroutine).
 	enters, leaves, tailcalls, unwinds  uint64
 	paired, unpaired, unwound, overflow uint64
@@ -54,21 +55,21 @@ type eltprof struct {
 	stacks                              map[uint32][]profiler.FunctionID
 }
 
-func (p *eltprof) batch(b profiler.ELTBatch) {
+func (p *eltprof) batch(b elt.Batch) {
 	p.batches++
 	p.dropped += b.Dropped
 	st := p.stacks[b.Thread.OSThreadID]
 	for _, e := range b.Events {
 		switch e.Kind {
-		case profiler.ELTEnter:
+		case elt.Enter:
 			p.enters++
 			if len(st) == stackMax {
 				p.overflow++
 				continue
 			}
 			st = append(st, e.Function)
-		case profiler.ELTLeave, profiler.ELTTailcall:
-			if e.Kind == profiler.ELTLeave {
+		case elt.Leave, elt.Tailcall:
+			if e.Kind == elt.Leave {
 				p.leaves++
 			} else {
 				p.tailcalls++
@@ -102,7 +103,7 @@ func (p *eltprof) pair(st []profiler.FunctionID, f profiler.FunctionID) []profil
 func (p *eltprof) Initialize(info *profiler.Info) error {
 	p.stacks = map[uint32][]profiler.FunctionID{}
 	if os.Getenv("BENCH_ELT_MODE") == "count" {
-		cc, err := info.EnableCallCounts(profiler.CallCountOptions{})
+		cc, err := elt.NewCallCounter(info, elt.CallCountOptions{})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "goelt: %v\n", err)
 			return err
@@ -111,7 +112,7 @@ func (p *eltprof) Initialize(info *profiler.Info) error {
 		fmt.Fprintln(os.Stderr, "goelt: Initialize mode=count")
 		return nil
 	}
-	opts := profiler.ELTOptions{Batch: p.batch}
+	opts := elt.Options{Batch: p.batch}
 	if v := os.Getenv("BENCH_ELT_EVENTS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -126,7 +127,7 @@ func (p *eltprof) Initialize(info *profiler.Info) error {
 		}
 		opts.Interval = d
 	}
-	rec, err := info.EnableELT(opts)
+	rec, err := elt.NewRecorder(info, opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "goelt: %v\n", err)
 		return err
@@ -149,7 +150,7 @@ func (p *eltprof) Shutdown() error {
 			enters, len(snap), s.Unmatched, s.Unwound, s.Overflow, s.Lost+s.Refused+s.Unmapped, s.Threads)
 		return nil
 	}
-	var st profiler.ELTStats
+	var st elt.Stats
 	if p.rec != nil {
 		if err := p.rec.Close(); err != nil {
 			fmt.Fprintf(os.Stderr, "goelt: Close: %v\n", err)

@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/clrprof/clrprof/conformance/internal/check"
+	"github.com/clrprof/clrprof/elt"
 	"github.com/clrprof/clrprof/profiler"
 )
 
@@ -63,7 +64,7 @@ var calls = map[string]call{
 	"DoubleRetFunc": {nil, 13.0},
 }
 
-type elt struct {
+type eltProf struct {
 	profiler.Base
 	info *profiler.Info
 
@@ -73,7 +74,7 @@ type elt struct {
 	enters, leaves map[string]int
 }
 
-func (p *elt) Initialize(info *profiler.Info) error {
+func (p *eltProf) Initialize(info *profiler.Info) error {
 	p.info = info
 	p.enters, p.leaves = map[string]int{}, map[string]int{}
 	switch c := os.Getenv("ELT_CHECK"); c {
@@ -84,24 +85,24 @@ func (p *elt) Initialize(info *profiler.Info) error {
 	default:
 		check.Failf("ELT_CHECK is %q, want enter or leave", c)
 	}
-	err := info.EnableELTWithInfo(profiler.ELTCallOptions{
+	err := elt.EnableWithInfo(info, elt.CallOptions{
 		Call:   p.hook,
 		Filter: p.wanted,
 		Args:   true, Return: true, Frame: true,
 	})
 	if err != nil {
-		check.Failf("EnableELTWithInfo: %v", err)
+		check.Failf("elt.EnableWithInfo: %v", err)
 	}
 	return err
 }
 
 // wanted hooks the methods of the app's SlowPathApp class.
-func (p *elt) wanted(f profiler.FunctionID) bool {
+func (p *eltProf) wanted(f profiler.FunctionID) bool {
 	parts, err := p.info.FunctionNameParts(f)
 	return err == nil && parts.Class == "SlowPathApp"
 }
 
-func (p *elt) hook(c *profiler.ELTCall) {
+func (p *eltProf) hook(c *elt.Call) {
 	parts, err := p.info.FunctionNameParts(c.Function)
 	if err != nil {
 		check.Failf("%v hook: FunctionNameParts(%#x): %v", c.Kind, c.Function, err)
@@ -113,7 +114,7 @@ func (p *elt) hook(c *profiler.ELTCall) {
 	}
 	want, known := calls[name]
 	switch c.Kind {
-	case profiler.ELTEnter:
+	case elt.Enter:
 		p.count(p.enters, name)
 		if !known || !p.enter {
 			return
@@ -132,7 +133,7 @@ func (p *elt) hook(c *profiler.ELTCall) {
 				check.Failf("%s: argument %d: %v", name, i, err)
 			}
 		}
-	case profiler.ELTLeave:
+	case elt.Leave:
 		p.count(p.leaves, name)
 		if !known || !p.leave {
 			return
@@ -145,19 +146,19 @@ func (p *elt) hook(c *profiler.ELTCall) {
 		if err := p.match(r, want.ret); err != nil {
 			check.Failf("%s: return value: %v", name, err)
 		}
-	case profiler.ELTTailcall:
+	case elt.Tailcall:
 		// The app makes no tail calls worth checking; the frame was read above.
 	}
 }
 
-func (p *elt) count(m map[string]int, name string) {
+func (p *eltProf) count(m map[string]int, name string) {
 	p.mu.Lock()
 	m[name]++
 	p.mu.Unlock()
 }
 
 // match compares one argument or return value range with its expected value.
-func (p *elt) match(a profiler.Arg, want any) error {
+func (p *eltProf) match(a elt.Arg, want any) error {
 	switch w := want.(type) {
 	case string:
 		obj, err := a.Object()
@@ -229,8 +230,8 @@ func layout(s st) (off []int, size int) {
 	return off, (size + align - 1) / align * align
 }
 
-func (p *elt) Shutdown() error {
-	profiler.DisableELTWithInfo()
+func (p *eltProf) Shutdown() error {
+	elt.DisableWithInfo()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var final []string
@@ -244,7 +245,7 @@ func (p *elt) Shutdown() error {
 }
 
 func init() {
-	profiler.Register("{3F1C2E7A-9B54-4D08-A6E3-7C21B0D9E403}", &elt{})
+	profiler.Register("{3F1C2E7A-9B54-4D08-A6E3-7C21B0D9E403}", &eltProf{})
 }
 
 func main() {}

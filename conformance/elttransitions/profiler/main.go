@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/clrprof/clrprof/conformance/internal/check"
+	"github.com/clrprof/clrprof/elt"
 	"github.com/clrprof/clrprof/profiler"
 )
 
@@ -35,14 +36,14 @@ func (p *elttransitions) Initialize(info *profiler.Info) error {
 		check.Failf("SetEventMask: %v", err)
 		return err
 	}
-	// EnableELTWithInfo adds the enter/leave and WithInfo flags to the mask.
-	err := info.EnableELTWithInfo(profiler.ELTCallOptions{
+	// elt.EnableWithInfo adds the enter/leave and WithInfo flags to the mask.
+	err := elt.EnableWithInfo(info, elt.CallOptions{
 		Call:   p.hook,
 		Filter: func(f profiler.FunctionID) bool { return p.method(f) != "" },
 		Args:   true, Return: true, Frame: true,
 	})
 	if err != nil {
-		check.Failf("EnableELTWithInfo: %v", err)
+		check.Failf("elt.EnableWithInfo: %v", err)
 	}
 	return err
 }
@@ -56,14 +57,14 @@ func (p *elttransitions) method(f profiler.FunctionID) string {
 	return parts.Method
 }
 
-func (p *elttransitions) hook(c *profiler.ELTCall) {
+func (p *elttransitions) hook(c *elt.Call) {
 	m := p.method(c.Function)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
 	case m == p.pinvoke:
 		p.pinvokeELT++
-	case m == p.target && c.Kind == profiler.ELTEnter:
+	case m == p.target && c.Kind == elt.Enter:
 		p.targetIn++
 	}
 }
@@ -87,7 +88,7 @@ func (p *elttransitions) UnmanagedToManagedTransition(f profiler.FunctionID, rea
 }
 
 func (p *elttransitions) Shutdown() error {
-	profiler.DisableELTWithInfo()
+	elt.DisableWithInfo()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var final []string

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/clrprof/clrprof/conformance/internal/check"
+	"github.com/clrprof/clrprof/elt"
 	"github.com/clrprof/clrprof/profiler"
 )
 
@@ -31,13 +32,13 @@ func (p *inlining) Initialize(info *profiler.Info) error {
 		check.Failf("SetEventMask: %v", err)
 		return err
 	}
-	err := info.EnableELTWithInfo(profiler.ELTCallOptions{
+	err := elt.EnableWithInfo(info, elt.CallOptions{
 		Call:   p.hook,
 		Filter: func(f profiler.FunctionID) bool { return p.method(f) != "" },
 		Args:   true, Return: true, Frame: true,
 	})
 	if err != nil {
-		check.Failf("EnableELTWithInfo: %v", err)
+		check.Failf("elt.EnableWithInfo: %v", err)
 	}
 	return err
 }
@@ -51,15 +52,15 @@ func (p *inlining) method(f profiler.FunctionID) string {
 	return parts.Method
 }
 
-func (p *inlining) hook(c *profiler.ELTCall) {
+func (p *inlining) hook(c *elt.Call) {
 	m := p.method(c.Function)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch m {
 	case "Inlining", "BlockInlining", "NoResponse":
-		p.inside[m] = c.Kind == profiler.ELTEnter
+		p.inside[m] = c.Kind == elt.Enter
 	case "Inlinee":
-		if c.Kind != profiler.ELTEnter {
+		if c.Kind != elt.Enter {
 			return
 		}
 		if p.inside["Inlining"] || p.inside["NoResponse"] {
@@ -83,7 +84,7 @@ func (p *inlining) JITInlining(caller, callee profiler.FunctionID) (bool, error)
 }
 
 func (p *inlining) Shutdown() error {
-	profiler.DisableELTWithInfo()
+	elt.DisableWithInfo()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var final []string

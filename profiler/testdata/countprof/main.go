@@ -7,11 +7,11 @@
 // limit.
 //
 // COUNTPROF_TRY=failinit makes Initialize fail; COUNTPROF_TRY=elt calls
-// EnableELT and prints what it answered.
+// elt.NewRecorder and prints what it answered.
 //
 // COUNTPROF_TRY=rejit prints whether the profiler was loaded as a
 // notification profiler and what SetEventMask with EnableReJIT (and, as a
-// notification profiler, EnableELT) answer, before it sets its usual mask.
+// notification profiler, elt.NewRecorder) answer, before it sets its usual mask.
 //
 // COUNTPROF_MISBEHAVE selects a fault in the first JITCompilationStarted:
 // "panic" panics, "nil" dereferences a nil pointer (a SIGSEGV in Go code,
@@ -27,6 +27,7 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 
+	"github.com/clrprof/clrprof/elt"
 	"github.com/clrprof/clrprof/profiler"
 )
 
@@ -46,8 +47,8 @@ func (p *countprof) Initialize(info *profiler.Info) error {
 	case "failinit":
 		return errors.New("countprof: Initialize fails (COUNTPROF_TRY=failinit)")
 	case "elt":
-		_, err := info.EnableELT(profiler.ELTOptions{Batch: func(profiler.ELTBatch) {}})
-		fmt.Fprintf(os.Stderr, "countprof: try EnableELT: %v (already active: %v)\n", err, errors.Is(err, profiler.CORPROF_E_PROFILER_ALREADY_ACTIVE))
+		_, err := elt.NewRecorder(info, elt.Options{Batch: func(elt.Batch) {}})
+		fmt.Fprintf(os.Stderr, "countprof: try elt.NewRecorder: %v (already active: %v)\n", err, errors.Is(err, profiler.CORPROF_E_PROFILER_ALREADY_ACTIVE))
 		m, _ := info.GetEventMask()
 		return info.SetEventMask(m | mask)
 	}
@@ -58,8 +59,8 @@ func (p *countprof) Initialize(info *profiler.Info) error {
 		if info.NotificationOnly() {
 			// (As the main profiler it would get hooks that its mask
 			// below no longer allows.)
-			_, err = info.EnableELT(profiler.ELTOptions{Batch: func(profiler.ELTBatch) {}})
-			fmt.Fprintf(os.Stderr, "countprof: try EnableELT: %v (ErrNotificationOnly: %v)\n", err, errors.Is(err, profiler.ErrNotificationOnly))
+			_, err = elt.NewRecorder(info, elt.Options{Batch: func(elt.Batch) {}})
+			fmt.Fprintf(os.Stderr, "countprof: try elt.NewRecorder: %v (ErrNotificationOnly: %v)\n", err, errors.Is(err, profiler.ErrNotificationOnly))
 		}
 	}
 	return info.SetEventMask(mask)

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/clrprof/clrprof/alloc"
 	"github.com/clrprof/clrprof/clrevents"
 	"github.com/clrprof/clrprof/profiler"
 	"github.com/google/uuid"
@@ -44,8 +45,8 @@ type rtevents struct {
 	errs         []string
 
 	// RTEVENTS_TICK_MEAN: the allocation ticks sampled in C
-	// (Info.SampleAllocationTicks) with this mean; what reached Go.
-	ticks                   *profiler.AllocationTickSampler
+	// (alloc.NewTickSampler) with this mean; what reached Go.
+	ticks                   *alloc.TickSampler
 	tickMean                int
 	ticksDelivered, keptSum uint64
 	sampledDelivered        uint64
@@ -72,8 +73,8 @@ func (p *rtevents) Initialize(info *profiler.Info) error {
 	}
 	if v := os.Getenv("RTEVENTS_TICK_MEAN"); v != "" {
 		fmt.Sscan(v, &p.tickMean)
-		if p.ticks, err = info.SampleAllocationTicks(p.tickMean); err != nil {
-			fmt.Fprintf(os.Stderr, "rtevents: SampleAllocationTicks: %v\n", err)
+		if p.ticks, err = alloc.NewTickSampler(info, p.tickMean); err != nil {
+			fmt.Fprintf(os.Stderr, "rtevents: alloc.NewTickSampler: %v\n", err)
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/clrprof/clrprof/elt"
 	"github.com/clrprof/clrprof/profiler"
 )
 
@@ -18,7 +19,7 @@ type strprof struct {
 
 func (p *strprof) Initialize(info *profiler.Info) error {
 	p.info = info
-	return info.EnableELTWithInfo(profiler.ELTCallOptions{
+	return elt.EnableWithInfo(info, elt.CallOptions{
 		Args: true,
 		Filter: func(f profiler.FunctionID) bool {
 			n, err := info.FunctionName(f)
@@ -28,8 +29,8 @@ func (p *strprof) Initialize(info *profiler.Info) error {
 	})
 }
 
-func (p *strprof) call(c *profiler.ELTCall) {
-	if c.Kind != profiler.ELTEnter {
+func (p *strprof) call(c *elt.Call) {
+	if c.Kind != elt.Enter {
 		return
 	}
 	args, err := c.Args()
@@ -47,7 +48,7 @@ func (p *strprof) call(c *profiler.ELTCall) {
 	}
 }
 
-func read(info *profiler.Info, a profiler.Arg) (string, error) {
+func read(info *profiler.Info, a elt.Arg) (string, error) {
 	if len(a.Data) != 8 {
 		return "", fmt.Errorf("not a reference (%d bytes)", len(a.Data))
 	}
@@ -59,7 +60,7 @@ func read(info *profiler.Info, a profiler.Arg) (string, error) {
 }
 
 func (p *strprof) Shutdown() error {
-	profiler.DisableELTWithInfo()
+	elt.DisableWithInfo()
 	return nil
 }
 

@@ -1,7 +1,7 @@
 // Command eltprof is the profiler of the ELT integration tests. Modes
 // (ELTPROF_MODE):
 //
-//	fast  (default) the fast-path hooks (Info.EnableELT); at Shutdown it
+//	fast  (default) the fast-path hooks (elt.NewRecorder); at Shutdown it
 //	      prints, for every hooked function whose name starts with "Elt.",
 //	      "eltprof: fn=NAME enter=N leave=N tail=N unwind=N", then
 //	      "eltprof: stats events=N dropped=N threads=N order=N backwards=N"
@@ -9,7 +9,7 @@
 //	      backwards: timestamps that decrease within a thread);
 //	info  the WithInfo hooks: prints the decoded arguments of
 //	      Elt.Info.Args and the return values of Elt.Info.Args/Ret;
-//	count the C call counter (Info.EnableCallCounts); at Shutdown it
+//	count the C call counter (elt.NewCallCounter); at Shutdown it
 //	      prints "eltprof: count fn=NAME calls=N incl=DUR" for every
 //	      counted function whose name starts with "Elt.", then
 //	      "eltprof: cstats threads=N functions=N refused=N lost=N
@@ -35,6 +35,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clrprof/clrprof/elt"
 	"github.com/clrprof/clrprof/profiler"
 )
 
@@ -47,8 +48,8 @@ type frame struct {
 type eltprof struct {
 	profiler.Base
 	info  *profiler.Info
-	rec   *profiler.ELTRecorder
-	cc    *profiler.CallCounter
+	rec   *elt.Recorder
+	cc    *elt.CallCounter
 	mu    sync.Mutex
 	names map[profiler.FunctionID]string
 	byFn  map[profiler.FunctionID]*counts
@@ -95,7 +96,7 @@ func (p *eltprof) Initialize(info *profiler.Info) error {
 	case "idle":
 		return nil
 	case "count":
-		cc, err := info.EnableCallCounts(profiler.CallCountOptions{Filter: p.filter()})
+		cc, err := elt.NewCallCounter(info, elt.CallCountOptions{Filter: p.filter()})
 		if err != nil {
 			return unsupported(err)
 		}
@@ -105,7 +106,7 @@ func (p *eltprof) Initialize(info *profiler.Info) error {
 		}
 		return nil
 	case "info":
-		return unsupported(info.EnableELTWithInfo(profiler.ELTCallOptions{
+		return unsupported(elt.EnableWithInfo(info, elt.CallOptions{
 			Call:   p.call,
 			Filter: p.filter(),
 			Args:   true,
@@ -114,7 +115,7 @@ func (p *eltprof) Initialize(info *profiler.Info) error {
 		}))
 	}
 	buf, _ := strconv.Atoi(os.Getenv("ELTPROF_BUFFER"))
-	rec, err := info.EnableELT(profiler.ELTOptions{
+	rec, err := elt.NewRecorder(info, elt.Options{
 		BufferEvents: buf,
 		Batch:        p.batch,
 		Filter:       p.filter(),
@@ -127,7 +128,7 @@ func (p *eltprof) Initialize(info *profiler.Info) error {
 	return nil
 }
 
-func (p *eltprof) batch(b profiler.ELTBatch) {
+func (p *eltprof) batch(b elt.Batch) {
 	tid := b.Thread.OSThreadID
 	st := p.stack[tid]
 	if os.Getenv("ELTPROF_TRACE") == "1" {
@@ -146,21 +147,21 @@ func (p *eltprof) batch(b profiler.ELTBatch) {
 		}
 		p.last[tid] = e.Time
 		switch e.Kind {
-		case profiler.ELTEnter:
+		case elt.Enter:
 			c.enter++
 			st = append(st, frame{e.Function})
-		case profiler.ELTLeave, profiler.ELTTailcall, profiler.ELTUnwind:
+		case elt.Leave, elt.Tailcall, elt.Unwind:
 			switch e.Kind {
-			case profiler.ELTLeave:
+			case elt.Leave:
 				c.leave++
-			case profiler.ELTTailcall:
+			case elt.Tailcall:
 				c.tail++
 			default:
 				c.unwind++
 			}
 			if len(st) > 0 && st[len(st)-1].f == e.Function {
 				st = st[:len(st)-1]
-			} else if e.Kind != profiler.ELTUnwind {
+			} else if e.Kind != elt.Unwind {
 				// An unwind of a frame without hooks is expected; any
 				// other mismatch is an ordering error.
 				p.order++
@@ -170,10 +171,10 @@ func (p *eltprof) batch(b profiler.ELTBatch) {
 	p.stack[tid] = st
 }
 
-func (p *eltprof) call(c *profiler.ELTCall) {
+func (p *eltprof) call(c *elt.Call) {
 	name := p.name(c.Function)
 	switch {
-	case c.Kind == profiler.ELTEnter && name == "Elt.Info.Args":
+	case c.Kind == elt.Enter && name == "Elt.Info.Args":
 		args, err := c.Args()
 		if err != nil || len(args) != 5 {
 			fmt.Fprintf(os.Stderr, "eltprof: args error %v (%d)\n", err, len(args))
@@ -188,11 +189,11 @@ func (p *eltprof) call(c *profiler.ELTCall) {
 		if fr, err := c.Frame(); err != nil || fr == 0 {
 			fmt.Fprintf(os.Stderr, "eltprof: frame error %v\n", err)
 		}
-	case c.Kind == profiler.ELTLeave && name == "Elt.Info.Args":
+	case c.Kind == elt.Leave && name == "Elt.Info.Args":
 		r, err := c.Return()
 		v, err2 := r.Int64()
 		fmt.Fprintf(os.Stderr, "eltprof: ret %s %d errs=%v\n", name, v, firstErr(err, err2))
-	case c.Kind == profiler.ELTLeave && name == "Elt.Info.Ret":
+	case c.Kind == elt.Leave && name == "Elt.Info.Ret":
 		r, err := c.Return()
 		v, err2 := r.Float64()
 		fmt.Fprintf(os.Stderr, "eltprof: ret %s %v errs=%v\n", name, v, firstErr(err, err2))
@@ -248,7 +249,7 @@ func (p *eltprof) Shutdown() error {
 		return nil
 	}
 	if p.rec == nil {
-		profiler.DisableELTWithInfo()
+		elt.DisableWithInfo()
 		return nil
 	}
 	p.rec.Close()

@@ -1,6 +1,6 @@
 //go:build clrprof_testhooks
 
-package profiler
+package ring
 
 import (
 	"sync"
@@ -12,7 +12,7 @@ import (
 // goroutine drains: every event arrives once, in order per thread, or is
 // counted as dropped.
 func TestRingDrainManyThreads(t *testing.T) {
-	rs, err := testRingSet(4096)
+	rs, err := New(4096, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,9 +23,9 @@ func TestRingDrainManyThreads(t *testing.T) {
 	drain := func() int {
 		mu.Lock()
 		defer mu.Unlock()
-		return rs.drain(1<<20, func(v *ringView) int {
-			dropped += v.dropped
-			for _, s := range v.slots {
+		return rs.Drain(1<<20, func(v *View) int {
+			dropped += v.Dropped
+			for _, s := range v.Slots {
 				id, seq := s[0], s[1]
 				if seq < next[id] {
 					t.Fatalf("thread %d: event %d after %d", id, seq, next[id])
@@ -33,7 +33,7 @@ func TestRingDrainManyThreads(t *testing.T) {
 				next[id] = seq + 1
 				got++
 			}
-			return len(v.slots)
+			return len(v.Slots)
 		})
 	}
 	stop := make(chan struct{})
@@ -50,13 +50,13 @@ func TestRingDrainManyThreads(t *testing.T) {
 			}
 		}
 	}()
-	testRingThreads(rs, threads, events)
+	testThreads(rs, threads, events)
 	close(stop)
 	<-done
 	for drain() > 0 {
 	}
 	drain() // report the last drops
-	t.Logf("events=%d delivered=%d dropped=%d rings=%d", threads*events, got, dropped, rs.rings())
+	t.Logf("events=%d delivered=%d dropped=%d rings=%d", threads*events, got, dropped, rs.Rings())
 	if got+dropped != threads*events {
 		t.Errorf("delivered %d + dropped %d != %d", got, dropped, threads*events)
 	}
@@ -65,15 +65,15 @@ func TestRingDrainManyThreads(t *testing.T) {
 	}
 	// The threads have exited: their rings are free, and a second round
 	// reuses them instead of allocating.
-	before := rs.rings()
+	before := rs.Rings()
 	mu.Lock()
 	clear(next)
 	mu.Unlock()
-	testRingThreads(rs, threads, 10)
+	testThreads(rs, threads, 10)
 	for drain() > 0 {
 	}
-	if rs.rings() > before+threads {
-		t.Errorf("rings %d after a second round, %d before", rs.rings(), before)
+	if rs.Rings() > before+threads {
+		t.Errorf("rings %d after a second round, %d before", rs.Rings(), before)
 	}
-	t.Logf("rings after a second round of %d threads: %d (before %d)", threads, rs.rings(), before)
+	t.Logf("rings after a second round of %d threads: %d (before %d)", threads, rs.Rings(), before)
 }

@@ -1,10 +1,13 @@
 //go:build clrprof_testhooks
 
-package profiler
+package elt
 
 import (
 	"runtime"
 	"testing"
+
+	"github.com/clrprof/clrprof/internal/ring"
+	"github.com/clrprof/clrprof/profiler"
 )
 
 // The fast-path stubs preserve every general-purpose register but %rsp
@@ -20,8 +23,8 @@ func TestELTStubsPreserveRegisters(t *testing.T) {
 	defer testELTGate(false, false)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	kinds := []ELTKind{ELTEnter, ELTLeave, ELTTailcall}
-	var want []ELTEvent
+	kinds := []Kind{Enter, Leave, Tailcall}
+	var want []Event
 	for _, slow := range []bool{false, true, false} {
 		testELTGate(true, slow)
 		for which, k := range kinds {
@@ -29,7 +32,7 @@ func TestELTStubsPreserveRegisters(t *testing.T) {
 			if bad := testELTCall(which, id); bad != 0 {
 				t.Errorf("%v (slow=%v) changed registers, mask %#x", k, slow, bad)
 			}
-			want = append(want, ELTEvent{Function: FunctionID(id), Kind: k})
+			want = append(want, Event{Function: profiler.FunctionID(id), Kind: k})
 		}
 	}
 	// A closed gate records nothing and still preserves registers.
@@ -37,12 +40,12 @@ func TestELTStubsPreserveRegisters(t *testing.T) {
 	if bad := testELTCall(0, 0xdead); bad != 0 {
 		t.Errorf("closed gate changed registers, mask %#x", bad)
 	}
-	var got []ELTEvent
-	rs.drain(1<<20, func(v *ringView) int {
-		for _, s := range v.slots {
-			got = append(got, ELTEvent{Function: FunctionID(s[0]), Kind: ELTKind(s[1] >> 61)})
+	var got []Event
+	rs.Drain(1<<20, func(v *ring.View) int {
+		for _, s := range v.Slots {
+			got = append(got, Event{Function: profiler.FunctionID(s[0]), Kind: Kind(s[1] >> 61)})
 		}
-		return len(v.slots)
+		return len(v.Slots)
 	})
 	if len(got) != len(want) {
 		t.Fatalf("recorded %d events, want %d: %v", len(got), len(want), got)
@@ -66,7 +69,7 @@ func TestCountStubsPreserveRegisters(t *testing.T) {
 	}
 	defer testCountOff()
 	defer testELTGate(false, false)
-	cc := &CallCounter{clock: newTSCClock()}
+	cc := &CallCounter{clock: ring.NewClock()}
 	for _, slow := range []bool{false, true, false} {
 		testELTGate(true, slow)
 		for _, which := range []int{3, 4, 3, 5} { // enter, leave, enter, tailcall
@@ -102,11 +105,11 @@ func TestELTDrainDoesNotAllocatePerEvent(t *testing.T) {
 	testELTGate(true, false)
 	defer testELTGate(false, false)
 	var got int
-	r := &ELTRecorder{
-		opts:   ELTOptions{Batch: func(b ELTBatch) { got += len(b.Events) }, ChunkEvents: 256},
+	r := &Recorder{
+		opts:   Options{Batch: func(b Batch) { got += len(b.Events) }, ChunkEvents: 256},
 		rings:  rs,
-		clock:  newTSCClock(),
-		events: make([]ELTEvent, 0, 256),
+		clock:  ring.NewClock(),
+		events: make([]Event, 0, 256),
 	}
 	// (The stubs' ring for this thread may be one an earlier test made
 	// smaller: stay under 1024 slots per round.)

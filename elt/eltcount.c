@@ -1,4 +1,4 @@
-// Call counting in C (Info.EnableCallCounts): the enter/leave hooks keep,
+// Call counting in C (Info.NewCallCounter): the enter/leave hooks keep,
 // per thread, a shadow stack and a counter per function (calls, inclusive
 // time-stamp-counter ticks); Go reads them as snapshots. See eltcount.go.
 //
@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "corprof_gen.h"
 #include "elt.h"
 #include "eltcommon.h"
 #include "eltcount.h"

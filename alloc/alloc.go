@@ -1,6 +1,7 @@
-package profiler
+package alloc
 
 /*
+#cgo CFLAGS: -I${SRCDIR}/../internal/include -Wall -Wextra -Wno-unused-parameter -Wno-unused-function
 #cgo LDFLAGS: -lm
 #include "alloc.h"
 */
@@ -14,57 +15,62 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
+
+	"github.com/clrprof/clrprof/internal/profimpl"
+	"github.com/clrprof/clrprof/internal/ring"
+	"github.com/clrprof/clrprof/profiler"
 )
 
-// AllocEvent is one recorded allocation.
-type AllocEvent struct {
+// Event is one recorded allocation.
+type Event struct {
 	// Class is the allocated object's class.
-	Class ClassID
+	Class profiler.ClassID
 	Size  uint64 // bytes (GetObjectSize; objects of 4 GiB and more read 0)
 }
 
-// AllocSample is an allocation whose stack was taken (see
-// AllocOptions.SampleBytes).
-type AllocSample struct {
+// Sample is an allocation whose stack was taken (see
+// Options.SampleBytes).
+type Sample struct {
 	// Class is the allocated object's class.
-	Class ClassID
-	// Size is its size in bytes (as AllocEvent.Size).
+	Class profiler.ClassID
+	// Size is its size in bytes (as Event.Size).
 	Size uint64
 	// Object is the object's ID when it was allocated, and Epoch the
-	// number of [AllocRecorder.GCStarted] calls before the allocation: the
+	// number of [Recorder.GCStarted] calls before the allocation: the
 	// ID stays the object's address until the next garbage collection
 	// (Epoch+1) moves or frees it. A tracker of live objects
 	// (pprofbuild.LiveHeap) takes the samples of the current epoch only.
-	Object ObjectID
+	Object profiler.ObjectID
 	Epoch  uint64
 	// Stack is the allocating thread's managed stack, innermost first; 0
 	// stands for native frames.
-	Stack []FunctionID
+	Stack []profiler.FunctionID
 }
 
-// AllocBatch is what the allocation recorder hands the user: one thread's
+// Batch is what the allocation recorder hands the user: one thread's
 // allocations since its last batch.
-type AllocBatch struct {
+type Batch struct {
 	// Thread is the thread that allocated.
-	Thread ThreadRef
+	Thread profiler.ThreadRef
 	// Events holds every allocation, in order; valid until the callback
 	// returns.
-	Events []AllocEvent
+	Events []Event
 	// Samples holds the sampled allocations with their stacks (each is
 	// also in Events); the slices are the callback's to keep.
-	Samples []AllocSample
+	Samples []Sample
 	// Dropped counts records lost to a full buffer since the last batch.
 	Dropped uint64
 }
 
-// AllocOptions configures [Info.EnableAllocationRecording].
-type AllocOptions struct {
+// Options configures [NewRecorder].
+type Options struct {
 	// Batch receives the records on a goroutine of the SDK. Required.
-	Batch func(AllocBatch)
+	Batch func(Batch)
 	// SampleBytes is the mean number of bytes a thread allocates between
 	// two stack samples (a Poisson process, as in Go's heap profiler: an
 	// allocation of s bytes is sampled with probability 1-exp(-s/mean); see
-	// AllocSampleWeight). 0 takes no stacks.
+	// SampleWeight). 0 takes no stacks.
 	SampleBytes int
 	// MaxDepth is the number of frames per sampled stack (default 64, at
 	// most 256).
@@ -91,8 +97,8 @@ type AllocOptions struct {
 	SamplesOnly bool
 }
 
-// AllocStats counts what an allocation recorder delivered.
-type AllocStats struct {
+// Stats counts what an allocation recorder delivered.
+type Stats struct {
 	// Events, Samples and Dropped count the allocations recorded, the
 	// samples taken and the records lost to full buffers, since the start.
 	Events, Samples, Dropped uint64
@@ -102,11 +108,11 @@ type AllocStats struct {
 	Threads int
 }
 
-// AllocRecorder is the running allocation recorder.
-type AllocRecorder struct {
-	opts    AllocOptions
-	rings   *ringSet
-	events  []AllocEvent
+// Recorder is the running allocation recorder.
+type Recorder struct {
+	opts    Options
+	rings   *ring.Set
+	events  []Event
 	stop    chan struct{}
 	done    chan struct{}
 	closed  sync.Once
@@ -118,7 +124,7 @@ type AllocRecorder struct {
 
 var allocEnabled atomic.Bool
 
-// EnableAllocationRecording records every object allocation in C: the
+// NewRecorder records every object allocation in C: the
 // SDK answers ObjectAllocated itself, without entering Go, appending the
 // class and size (GetObjectSize) to the allocating thread's buffer, and
 // for sampled allocations (SampleBytes) the thread's stack
@@ -129,17 +135,17 @@ var allocEnabled atomic.Bool
 // Call it from Initialize: it adds EnableObjectAllocated and
 // MonitorObjectAllocated (and EnableStackSnapshot with SampleBytes) to the
 // event mask, which the runtime accepts only there. Call
-// [AllocRecorder.Close] from Shutdown. Once per process.
-func (x *Info) EnableAllocationRecording(opts AllocOptions) (*AllocRecorder, error) {
+// [Recorder.Close] from Shutdown. Once per process.
+func NewRecorder(info *profiler.Info, opts Options) (*Recorder, error) {
 	if opts.Batch == nil {
-		return nil, errors.New("clrprof: EnableAllocationRecording: AllocOptions.Batch is nil")
+		return nil, errors.New("clrprof: alloc.NewRecorder: Options.Batch is nil")
 	}
-	if opts.SampleBytes < 0 || opts.Interval < 0 || opts.MaxDepth < 0 || opts.MaxDepth > 256 || opts.BufferEvents < 0 || opts.BufferEvents > maxRingSlots {
-		return nil, fmt.Errorf("clrprof: EnableAllocationRecording: bad options (SampleBytes %d, MaxDepth %d (at most 256), BufferEvents %d (at most %d), Interval %v)",
-			opts.SampleBytes, opts.MaxDepth, opts.BufferEvents, maxRingSlots, opts.Interval)
+	if opts.SampleBytes < 0 || opts.Interval < 0 || opts.MaxDepth < 0 || opts.MaxDepth > 256 || opts.BufferEvents < 0 || opts.BufferEvents > ring.MaxSlots {
+		return nil, fmt.Errorf("clrprof: alloc.NewRecorder: bad options (SampleBytes %d, MaxDepth %d (at most 256), BufferEvents %d (at most %d), Interval %v)",
+			opts.SampleBytes, opts.MaxDepth, opts.BufferEvents, ring.MaxSlots, opts.Interval)
 	}
 	if opts.SamplesOnly && opts.SampleBytes == 0 {
-		return nil, errors.New("clrprof: EnableAllocationRecording: SamplesOnly without SampleBytes records nothing")
+		return nil, errors.New("clrprof: alloc.NewRecorder: SamplesOnly without SampleBytes records nothing")
 	}
 	if opts.MaxDepth == 0 {
 		opts.MaxDepth = 64
@@ -153,49 +159,49 @@ func (x *Info) EnableAllocationRecording(opts AllocOptions) (*AllocRecorder, err
 	if opts.FullWait == 0 {
 		opts.FullWait = 500 * time.Millisecond
 	}
-	p := x.ptr(2)
+	p := profimpl.Ptr(info, 2)
 	if p == nil {
-		return nil, notAvailable("ICorProfilerInfo2", 2, x.Version())
+		return nil, profimpl.NotAvailable("ICorProfilerInfo2", 2, info.Version())
 	}
 	if !allocEnabled.CompareAndSwap(false, true) {
-		return nil, errors.New("clrprof: EnableAllocationRecording: already enabled in this process")
+		return nil, errors.New("clrprof: alloc.NewRecorder: already enabled in this process")
 	}
 	if C.clrprof_alloc_enable(p, C.uint64_t(opts.BufferEvents), C.uint64_t(opts.SampleBytes), C.int(opts.MaxDepth), C.int(boolInt(opts.SamplesOnly))) != 0 {
-		return nil, errors.New("clrprof: EnableAllocationRecording: cannot set up the allocation hook")
+		return nil, errors.New("clrprof: alloc.NewRecorder: cannot set up the allocation hook")
 	}
 	C.clrprof_alloc_set.thresh = C.clrprof_alloc_set.slots / 2
-	if err := allocWaker.init(C.clrprof_alloc_gate()); err != nil {
+	if err := allocWaker.Init(unsafe.Pointer(C.clrprof_alloc_gate())); err != nil {
 		C.clrprof_alloc_stop()
-		return nil, fmt.Errorf("clrprof: EnableAllocationRecording: %w", err)
+		return nil, fmt.Errorf("clrprof: alloc.NewRecorder: %w", err)
 	}
-	allocWaker.setWait(opts.FullWait)
-	add := EnableObjectAllocated | MonitorObjectAllocated
+	allocWaker.SetWait(opts.FullWait)
+	add := profiler.EnableObjectAllocated | profiler.MonitorObjectAllocated
 	if opts.SampleBytes > 0 {
-		add |= EnableStackSnapshot
+		add |= profiler.EnableStackSnapshot
 	}
-	if err := x.addEventMask(add); err != nil {
+	if err := addEventMask(info, add); err != nil {
 		C.clrprof_alloc_stop()
-		return nil, fmt.Errorf("clrprof: EnableAllocationRecording: %w", err)
+		return nil, fmt.Errorf("clrprof: alloc.NewRecorder: %w", err)
 	}
-	r := &AllocRecorder{
+	r := &Recorder{
 		opts:  opts,
-		rings: &ringSet{s: &C.clrprof_alloc_set, dropped: map[*C.clrprof_ring]uint64{}},
+		rings: ring.Wrap(unsafe.Pointer(&C.clrprof_alloc_set)),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
-	go allocWaker.loop(r.opts.Interval, r.stop, r.done, func() bool { return r.drain() > 0 && r.busy.Load() })
+	go allocWaker.Loop(r.opts.Interval, r.stop, r.done, func() bool { return r.drain() > 0 && r.busy.Load() })
 	return r, nil
 }
 
 // allocWaker wakes the allocation recorder's drain (see waker).
-var allocWaker = &waker{bp: &C.clrprof_alloc_bp}
+var allocWaker = ring.NewWaker(unsafe.Pointer(&C.clrprof_alloc_bp))
 
 // allocChunk is the most slots the drain copies from a ring at once.
 const allocChunk = 8192
 
-// AllocSampleWeight is the number of allocations a sampled allocation of
+// SampleWeight is the number of allocations a sampled allocation of
 // size bytes stands for, with SampleBytes mean: 1/(1-exp(-size/mean)).
-func AllocSampleWeight(size uint64, mean int) float64 {
+func SampleWeight(size uint64, mean int) float64 {
 	if mean <= 0 {
 		return 1
 	}
@@ -209,42 +215,42 @@ func AllocSampleWeight(size uint64, mean int) float64 {
 	return 1 / p
 }
 
-func (r *AllocRecorder) drain() (n int) {
+func (r *Recorder) drain() (n int) {
 	defer func() {
 		if p := recover(); p != nil {
-			reportPanic("allocation batch callback", p, debug.Stack())
+			profimpl.ReportPanic("allocation batch callback", p, debug.Stack())
 		}
 	}()
 	half := int(C.clrprof_alloc_set.slots / 2)
 	r.busy.Store(false)
-	return r.rings.drain(allocChunk, func(v *ringView) int {
-		if v.backlog > len(v.slots) || v.backlog > half {
+	return r.rings.Drain(allocChunk, func(v *ring.View) int {
+		if v.Backlog > len(v.Slots) || v.Backlog > half {
 			r.busy.Store(true)
 		}
 		ev := r.events[:0]
-		var samples []AllocSample
+		var samples []Sample
 		i := 0
-		for i < len(v.slots) {
-			s := v.slots[i]
+		for i < len(v.Slots) {
+			s := v.Slots[i]
 			if s[0]&C.CLRPROF_ALLOC_SAMPLE == 0 {
-				ev = append(ev, AllocEvent{Class: ClassID(s[0]), Size: s[1]})
+				ev = append(ev, Event{Class: profiler.ClassID(s[0]), Size: s[1]})
 				i++
 				continue
 			}
 			depth := int(s[1] >> C.CLRPROF_ALLOC_DEPTH_SHIFT)
 			need := 2 + (depth+1)/2
-			if i+need > len(v.slots) {
+			if i+need > len(v.Slots) {
 				break // cannot happen (records are published whole); keep for the next drain
 			}
-			stack := make([]FunctionID, 0, depth)
+			stack := make([]profiler.FunctionID, 0, depth)
 			for k := 0; k < depth; k++ {
-				stack = append(stack, FunctionID(v.slots[i+2+k/2][k%2]))
+				stack = append(stack, profiler.FunctionID(v.Slots[i+2+k/2][k%2]))
 			}
-			samples = append(samples, AllocSample{
-				Class:  ClassID(s[0] &^ C.CLRPROF_ALLOC_SAMPLE),
+			samples = append(samples, Sample{
+				Class:  profiler.ClassID(s[0] &^ C.CLRPROF_ALLOC_SAMPLE),
 				Size:   s[1] & (1<<C.CLRPROF_ALLOC_DEPTH_SHIFT - 1),
-				Object: ObjectID(v.slots[i+1][0]),
-				Epoch:  v.slots[i+1][1],
+				Object: profiler.ObjectID(v.Slots[i+1][0]),
+				Epoch:  v.Slots[i+1][1],
 				Stack:  stack,
 			})
 			i += need
@@ -252,9 +258,9 @@ func (r *AllocRecorder) drain() (n int) {
 		r.events = ev
 		r.nEvents.Add(uint64(len(ev)))
 		r.nSample.Add(uint64(len(samples)))
-		r.nDrop.Add(v.dropped)
-		if len(ev) > 0 || len(samples) > 0 || v.dropped > 0 {
-			r.opts.Batch(AllocBatch{Thread: v.thread, Events: ev, Samples: samples, Dropped: v.dropped})
+		r.nDrop.Add(v.Dropped)
+		if len(ev) > 0 || len(samples) > 0 || v.Dropped > 0 {
+			r.opts.Batch(Batch{Thread: profiler.ThreadRef{OSThreadID: v.OSThreadID, ManagedThreadID: profiler.ThreadID(v.ManagedThreadID)}, Events: ev, Samples: samples, Dropped: v.Dropped})
 		}
 		return i
 	})
@@ -263,30 +269,30 @@ func (r *AllocRecorder) drain() (n int) {
 // GCStarted tells the recorder a garbage collection started: samples
 // taken from now on carry the next Epoch. Call it first thing in
 // GarbageCollectionStarted, then Flush, when you track sampled objects.
-func (r *AllocRecorder) GCStarted() {
+func (r *Recorder) GCStarted() {
 	C.clrprof_alloc_gc_started()
 }
 
 // Epoch is the number of GCStarted calls so far.
-func (r *AllocRecorder) Epoch() uint64 {
+func (r *Recorder) Epoch() uint64 {
 	return uint64(C.clrprof_alloc_get_epoch())
 }
 
 // Flush drains the buffers now, on the calling goroutine.
-func (r *AllocRecorder) Flush() { r.drain() }
+func (r *Recorder) Flush() { r.drain() }
 
 // Stats returns the counts so far.
-func (r *AllocRecorder) Stats() AllocStats {
-	return AllocStats{Events: r.nEvents.Load(), Samples: r.nSample.Load(), Dropped: r.nDrop.Load(), Threads: r.rings.rings()}
+func (r *Recorder) Stats() Stats {
+	return Stats{Events: r.nEvents.Load(), Samples: r.nSample.Load(), Dropped: r.nDrop.Load(), Threads: r.rings.Rings()}
 }
 
 // Close stops recording (allocations are still answered in C, without
 // recording), stops the goroutine and delivers what the buffers hold.
-func (r *AllocRecorder) Close() error {
+func (r *Recorder) Close() error {
 	r.closed.Do(func() {
 		C.clrprof_alloc_stop()
 		close(r.stop)
-		allocWaker.interrupt()
+		allocWaker.Interrupt()
 		<-r.done
 		time.Sleep(time.Millisecond)
 		for i := 0; i < 1<<20 && r.drain() > 0; i++ {
@@ -300,4 +306,16 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// addEventMask ORs add into the runtime's event mask.
+func addEventMask(info *profiler.Info, add profiler.Monitor) error {
+	m, err := info.GetEventMask()
+	if err != nil {
+		return fmt.Errorf("GetEventMask: %w", err)
+	}
+	if err := info.SetEventMask(m | add); err != nil {
+		return fmt.Errorf("SetEventMask(%v): %w", m|add, err)
+	}
+	return nil
 }

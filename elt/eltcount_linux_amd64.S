@@ -4,7 +4,7 @@
 
 	.text
 
-// The counting hooks (Info.EnableCallCounts): the work is done in C by
+// The counting hooks (Info.NewCallCounter): the work is done in C by
 // clrprof_cnt_hook, which is compiled to use general-purpose registers
 // only and calls nothing, so saving the caller-saved general-purpose
 // registers is enough. When it returns non-zero (the thread's first event,

@@ -1,10 +1,12 @@
-package profiler
+package elt
 
 import (
 	"os"
 	"strings"
 
+	"github.com/clrprof/clrprof/internal/profimpl"
 	"github.com/clrprof/clrprof/metadata"
+	"github.com/clrprof/clrprof/profiler"
 )
 
 // Runtime async and the enter/leave hooks (docs/runtime-async.md).
@@ -37,14 +39,14 @@ import (
 //     (MethodImplAttributes.Async) and the thunks the runtime makes for
 //     every other Task- or ValueTask-returning method that a runtime-async
 //     caller awaits (an async iterator's MoveNextAsync and DisposeAsync,
-//     for instance). The SDK's fast-path stubs preserve rcx, so EnableELT
-//     and EnableCallCounts keep these functions' hooks.
+//     for instance). The SDK's fast-path stubs preserve rcx, so NewRecorder
+//     and NewCallCounter keep these functions' hooks.
 //
 // A method's two compilations (the Task-returning entry and the async
 // variant) share one metadata token, and the profiling API does not say
 // which one a FunctionID is, so on .NET 10 with runtime async on
 // (DOTNET_RuntimeAsync=1, or COMPlus_RuntimeAsync=1; without it no async
-// variant is ever made) EnableELTWithInfo hooks neither: no method with
+// variant is ever made) EnableWithInfo hooks neither: no method with
 // MethodImplAttributes.Async and no method whose declared return type is
 // Task, Task<T>, ValueTask or ValueTask<T>.
 
@@ -53,7 +55,7 @@ const miAsync metadata.MethodImpl = 0x2000
 
 // eltGuard says which functions the SDK never hooks on this runtime.
 type eltGuard struct {
-	info *Info
+	info *profiler.Info
 	// allAsync: no method that may have an async variant gets hooks (the
 	// slow path on .NET 10 with runtime async on); otherwise only the
 	// AsyncSuspend callers.
@@ -73,22 +75,22 @@ func runtimeAsyncOn() bool {
 
 // newELTGuard returns the guard the runtime needs, nil when none (every
 // runtime but .NET 10).
-func (x *Info) newELTGuard(withInfo bool) *eltGuard {
-	major, err := x.RuntimeMajor()
+func newELTGuard(info *profiler.Info, withInfo bool) *eltGuard {
+	major, err := info.RuntimeMajor()
 	if err != nil || major != 10 {
 		return nil
 	}
-	return &eltGuard{info: x, allAsync: withInfo && runtimeAsyncOn()}
+	return &eltGuard{info: info, allAsync: withInfo && runtimeAsyncOn()}
 }
 
 // excludes reports whether f must not get hooks. Called by the function ID
 // mapper, once per function, when the runtime compiles it.
-func (g *eltGuard) excludes(f FunctionID) bool {
+func (g *eltGuard) excludes(f profiler.FunctionID) bool {
 	fi, err := g.info.GetFunctionInfo(f)
 	if err != nil || fi.ModuleID == 0 {
 		return false
 	}
-	imp, done, err := g.info.sharedModuleImport(fi.ModuleID)
+	imp, done, err := profimpl.ModuleImport(g.info, uintptr(fi.ModuleID))
 	if err != nil {
 		return false
 	}
@@ -163,12 +165,12 @@ var asyncDispatchers = []struct{ class, method string }{
 // async variant cannot be told from its method's other compilation, so
 // both get the bit; the counter only uses it for an enter directly under
 // a dispatcher, which only a resumption is.
-func (x *Info) asyncRole(f FunctionID) int {
-	fi, err := x.GetFunctionInfo(f)
+func asyncRole(info *profiler.Info, f profiler.FunctionID) int {
+	fi, err := info.GetFunctionInfo(f)
 	if err != nil || fi.ModuleID == 0 {
 		return 0
 	}
-	imp, done, err := x.sharedModuleImport(fi.ModuleID)
+	imp, done, err := profimpl.ModuleImport(info, uintptr(fi.ModuleID))
 	if err != nil {
 		return 0
 	}

@@ -1,15 +1,13 @@
 //go:build clrprof_testhooks
 
-package profiler
+package elt
 
 /*
+#cgo CFLAGS: -DCLRPROF_TESTHOOKS
 #include "elt.h"
 #include "eltcommon.h"
 #include "eltcount.h"
-#include "object.h"
-#include "signals.h"
-#include "guard.h"
-#include "object_testhooks.h"
+#include "corprof_gen.h"
 
 static uint64_t clrprof_test_cnt_map(uint64_t f, BOOL *hook) {
 	typedef UINT_PTR (*mapper)(FunctionID, void *, BOOL *);
@@ -18,22 +16,20 @@ static uint64_t clrprof_test_cnt_map(uint64_t f, BOOL *hook) {
 */
 import "C"
 
-import "unsafe"
+import (
+	"errors"
+	"unsafe"
 
-// Hooks for the unit tests of the rings and the ELT stubs (test files
-// cannot use cgo).
+	"github.com/clrprof/clrprof/internal/ring"
+)
 
-func testRingSet(slots int) (*ringSet, error) { return newRingSet(slots, nil) }
+// Hooks for the unit tests of the ELT stubs (test files cannot use cgo).
 
-func testRingThreads(rs *ringSet, threads, events int) {
-	C.clrprof_ring_test_threads(rs.s, C.int(threads), C.int(events))
-}
-
-func testELTSetup(slots int) (*ringSet, error) {
+func testELTSetup(slots int) (*ring.Set, error) {
 	if rc := C.clrprof_elt_setup(C.uint64_t(slots), nil); rc != 0 {
-		return nil, E_FAIL
+		return nil, errors.New("clrprof_elt_setup failed")
 	}
-	return &ringSet{s: &C.clrprof_elt_set, dropped: map[*C.clrprof_ring]uint64{}}, nil
+	return ring.Wrap(unsafe.Pointer(&C.clrprof_elt_set)), nil
 }
 
 func testELTGate(on, slow bool) {

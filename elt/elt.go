@@ -1,12 +1,10 @@
-package profiler
+package elt
 
 /*
+#cgo CFLAGS: -I${SRCDIR}/../internal/include -Wall -Wextra -Wno-unused-parameter -Wno-unused-function
 #include "elt.h"
 #include "eltcommon.h"
 #include "eltcount.h"
-#include "object.h"
-#include "signals.h"
-#include "guard.h"
 */
 import "C"
 
@@ -18,74 +16,79 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
+
+	"github.com/clrprof/clrprof/internal/profimpl"
+	"github.com/clrprof/clrprof/internal/ring"
+	"github.com/clrprof/clrprof/profiler"
 )
 
-// ELTKind says which hook recorded an event.
-type ELTKind uint8
+// Kind says which hook recorded an event.
+type Kind uint8
 
 const (
-	// ELTEnter: the function was entered.
-	ELTEnter ELTKind = 1
-	// ELTLeave: the function returned.
-	ELTLeave ELTKind = 2
-	// ELTTailcall: the function left by a tail call (no ELTLeave follows
-	// for it; the callee's ELTEnter does).
-	ELTTailcall ELTKind = 3
-	// ELTUnwind: an exception unwound the function's frame (no ELTLeave
-	// follows for it). Recorded only with ELTOptions.Unwinds.
-	ELTUnwind ELTKind = 4
+	// Enter: the function was entered.
+	Enter Kind = 1
+	// Leave: the function returned.
+	Leave Kind = 2
+	// Tailcall: the function left by a tail call (no Leave follows
+	// for it; the callee's Enter does).
+	Tailcall Kind = 3
+	// Unwind: an exception unwound the function's frame (no Leave
+	// follows for it). Recorded only with Options.Unwinds.
+	Unwind Kind = 4
 )
 
 // String returns "enter", "leave", "tailcall" or "unwind".
-func (k ELTKind) String() string {
+func (k Kind) String() string {
 	switch k {
-	case ELTEnter:
+	case Enter:
 		return "enter"
-	case ELTLeave:
+	case Leave:
 		return "leave"
-	case ELTTailcall:
+	case Tailcall:
 		return "tailcall"
-	case ELTUnwind:
+	case Unwind:
 		return "unwind"
 	}
-	return fmt.Sprintf("ELTKind(%d)", uint8(k))
+	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
-// ELTEvent is one recorded hook call.
-type ELTEvent struct {
+// Event is one recorded hook call.
+type Event struct {
 	// Function is the function entered or left.
-	Function FunctionID
+	Function profiler.FunctionID
 	// Kind says what happened: enter, leave, tail call or unwind.
-	Kind ELTKind
+	Kind Kind
 	// Time is when the hook ran, on the monotonic clock, since the
 	// recorder started (converted from the CPU's time-stamp counter).
 	Time time.Duration
 }
 
-// ELTBatch is what the fast path hands the user: the events one thread
+// Batch is what the fast path hands the user: the events one thread
 // recorded since the last batch, in order.
-type ELTBatch struct {
+type Batch struct {
 	// Thread is the thread whose hooks recorded the events.
-	Thread ThreadRef
+	Thread profiler.ThreadRef
 	// Events is valid only until the callback returns; copy what you keep.
-	Events []ELTEvent
+	Events []Event
 	// Dropped counts events this thread lost since its last batch because
 	// its buffer was full (make BufferEvents larger or Interval shorter).
 	Dropped uint64
 }
 
-// ELTOptions configures [Info.EnableELT].
-type ELTOptions struct {
+// Options configures [NewRecorder].
+type Options struct {
 	// Batch receives the recorded events, one thread's batch at a time, on
 	// a single goroutine of the SDK (never on a runtime thread). Required.
 	// A batch holds at most ChunkEvents events; a thread's events arrive in
 	// order, split over as many batches as needed.
-	Batch func(ELTBatch)
+	Batch func(Batch)
 	// Filter, when set, is asked once per function, when the runtime
 	// compiles it, whether its hooks are wanted (FunctionIDMapper2). nil
 	// hooks every function.
-	Filter func(FunctionID) bool
-	// Unwinds records ELTUnwind events for frames that an exception
+	Filter func(profiler.FunctionID) bool
+	// Unwinds records Unwind events for frames that an exception
 	// unwinds (it adds MonitorExceptions to the event mask and answers
 	// ExceptionUnwindFunctionEnter/Leave in C; a profiler that implements
 	// those callbacks still receives them).
@@ -97,7 +100,7 @@ type ELTOptions struct {
 	// (default 64 MiB): at most MaxMemory / (16*BufferEvents) threads
 	// record at a time (a buffer whose thread has exited is reused); the
 	// events of a thread beyond that are lost and counted in
-	// ELTStats.Lost.
+	// Stats.Lost.
 	MaxMemory int
 	// Interval is how often the buffers are drained when the application
 	// is quiet; default 10ms. A thread whose buffer is half full wakes the
@@ -108,7 +111,7 @@ type ELTOptions struct {
 	ChunkEvents int
 	// FullWait is how long a thread whose buffer is full waits for the
 	// draining goroutine to make room before it drops the event (counted
-	// in ELTBatch.Dropped and ELTStats.Dropped, and logged). The wait
+	// in Batch.Dropped and Stats.Dropped, and logged). The wait
 	// ends as soon as there is room; it restarts whenever the drain makes
 	// progress, so it bounds only a stalled drain (a Batch callback that
 	// blocks). The thread waits in the hook, in cooperative mode: the
@@ -120,8 +123,8 @@ type ELTOptions struct {
 	FullWait time.Duration
 }
 
-// ELTStats counts what a recorder saw.
-type ELTStats struct {
+// Stats counts what a recorder saw.
+type Stats struct {
 	Events  uint64 // delivered in batches
 	Dropped uint64 // lost to full buffers (the drain did not make room within FullWait)
 	// Lost counts events of threads that got no buffer (MaxMemory in use
@@ -132,12 +135,12 @@ type ELTStats struct {
 	Threads int // per-thread buffers allocated
 }
 
-// ELTRecorder is the running fast-path recorder; see [Info.EnableELT].
-type ELTRecorder struct {
-	opts    ELTOptions
-	rings   *ringSet
-	clock   *tscClock
-	events  []ELTEvent
+// Recorder is the running fast-path recorder; see [NewRecorder].
+type Recorder struct {
+	opts    Options
+	rings   *ring.Set
+	clock   *ring.Clock
+	events  []Event
 	stop    chan struct{}
 	done    chan struct{}
 	closed  sync.Once
@@ -150,19 +153,19 @@ type ELTRecorder struct {
 var eltState struct {
 	mu      sync.Mutex
 	enabled bool
-	filter  atomic.Pointer[func(FunctionID) bool]
+	filter  atomic.Pointer[func(profiler.FunctionID) bool]
 	// guard: functions the runtime must not hook (eltasync.go); nil on
 	// most runtimes.
 	guard atomic.Pointer[eltGuard]
 	// asyncRoles: call counting asks which functions are the runtime's
 	// continuation dispatchers and which may be async variants
 	// (eltasync.go); nil when the runtime has no runtime async.
-	asyncRoles atomic.Pointer[Info]
-	call       atomic.Pointer[func(*ELTCall)]
-	callInfo   atomic.Pointer[Info]
+	asyncRoles atomic.Pointer[profiler.Info]
+	call       atomic.Pointer[func(*Call)]
+	callInfo   atomic.Pointer[profiler.Info]
 }
 
-// EnableELT installs the fast-path enter/leave/tailcall hooks
+// NewRecorder installs the fast-path enter/leave/tailcall hooks
 // (SetEnterLeaveFunctionHooks3) and starts recording. Call it from
 // Initialize: it adds MonitorEnterLeave (and MonitorExceptions with
 // Unwinds) to the event mask, which the runtime accepts only there.
@@ -172,37 +175,37 @@ var eltState struct {
 // thread's buffer in C memory, with no lock, no call into Go and no system
 // call, and every register the method's arguments or return value live in
 // is preserved. A goroutine drains the buffers every Interval and calls
-// Batch. Call [ELTRecorder.Close] from Shutdown for a final flush; hooks
+// Batch. Call [Recorder.Close] from Shutdown for a final flush; hooks
 // that fire after Close record nothing.
 //
-// Counting rules: every ELTEnter of a function is matched, on the same
-// thread, by exactly one of ELTLeave (it returned), ELTTailcall (it left
-// by a tail call), or ELTUnwind (an exception unwound it; recorded only
+// Counting rules: every Enter of a function is matched, on the same
+// thread, by exactly one of Leave (it returned), Tailcall (it left
+// by a tail call), or Unwind (an exception unwound it; recorded only
 // with Unwinds: without it such frames have no matching event). Methods
 // the runtime did not JIT (ReadyToRun/NGEN images) and methods inlined into
 // their callers have no hooks; add DisableInlining (and, for framework
 // code, DisableAllNGenImages) to the event mask to see them.
 //
 // Runtime async (docs/runtime-async.md): a runtime-async method's
-// ELTEnter comes on its call and again on every resumption, possibly on
-// another thread, and it gets no ELTLeave when it suspends: one ELTLeave
-// (or ELTUnwind) when it completes. The events are delivered as the
-// runtime calls the hooks; EnableCallCounts turns them into calls. On
+// Enter comes on its call and again on every resumption, possibly on
+// another thread, and it gets no Leave when it suspends: one Leave
+// (or Unwind) when it completes. The events are delivered as the
+// runtime calls the hooks; [NewCallCounter] turns them into calls. On
 // .NET 10 the SDK gives AsyncHelpers.AwaitAwaiter and UnsafeAwaitAwaiter
 // no hooks (the JIT mis-compiles them with a leave hook).
 //
 // In test builds only (build tag clrprof_testhooks), CLRPROF_ELT_SLOW=1
 // in the environment makes every event take the stubs' full-save path (a
 // diagnostic for register-preservation tests).
-func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
+func NewRecorder(info *profiler.Info, opts Options) (*Recorder, error) {
 	if opts.Batch == nil {
-		return nil, errors.New("clrprof: EnableELT: ELTOptions.Batch is nil")
+		return nil, errors.New("clrprof: elt.NewRecorder: Options.Batch is nil")
 	}
-	if err := x.checkNotification("EnableELT"); err != nil {
+	if err := profimpl.CheckNotification(info, "elt.NewRecorder"); err != nil {
 		return nil, err
 	}
 	if opts.Interval < 0 {
-		return nil, fmt.Errorf("clrprof: EnableELT: negative Interval %v", opts.Interval)
+		return nil, fmt.Errorf("clrprof: elt.NewRecorder: negative Interval %v", opts.Interval)
 	}
 	if opts.Interval == 0 {
 		opts.Interval = 10 * time.Millisecond
@@ -219,64 +222,64 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 	if opts.FullWait == 0 {
 		opts.FullWait = 500 * time.Millisecond
 	}
-	if x.ptr(3) == nil {
-		return nil, notAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3", 3, x.Version())
+	if profimpl.Ptr(info, 3) == nil {
+		return nil, profimpl.NotAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3", 3, info.Version())
 	}
-	if err := x.eltCalled("EnableELT"); err != nil {
+	if err := eltCalled(info, "elt.NewRecorder"); err != nil {
 		return nil, err
 	}
 	eltState.mu.Lock()
 	defer eltState.mu.Unlock()
 	if eltState.enabled {
-		return nil, errors.New("clrprof: EnableELT: enter/leave hooks are already installed (the runtime takes one set per process)")
+		return nil, errors.New("clrprof: elt.NewRecorder: enter/leave hooks are already installed (the runtime takes one set per process)")
 	}
-	if opts.BufferEvents < 0 || opts.BufferEvents > maxRingSlots {
-		return nil, fmt.Errorf("clrprof: EnableELT: BufferEvents %d: want 1..%d", opts.BufferEvents, maxRingSlots)
+	if opts.BufferEvents < 0 || opts.BufferEvents > ring.MaxSlots {
+		return nil, fmt.Errorf("clrprof: elt.NewRecorder: BufferEvents %d: want 1..%d", opts.BufferEvents, ring.MaxSlots)
 	}
-	if rc := C.clrprof_elt_setup(C.uint64_t(opts.BufferEvents), x.ptr(1)); rc != 0 {
-		return nil, fmt.Errorf("clrprof: EnableELT: per-thread buffers: errno %d", int(rc))
+	if rc := C.clrprof_elt_setup(C.uint64_t(opts.BufferEvents), profimpl.Ptr(info, 1)); rc != 0 {
+		return nil, fmt.Errorf("clrprof: elt.NewRecorder: per-thread buffers: errno %d", int(rc))
 	}
 	ringBytes := 16 * int(C.clrprof_elt_set.slots)
 	if opts.MaxMemory < ringBytes {
-		return nil, fmt.Errorf("clrprof: EnableELT: MaxMemory %d is less than one thread's buffer (%d bytes)", opts.MaxMemory, ringBytes)
+		return nil, fmt.Errorf("clrprof: elt.NewRecorder: MaxMemory %d is less than one thread's buffer (%d bytes)", opts.MaxMemory, ringBytes)
 	}
 	C.clrprof_elt_set.max_rings = C.uint64_t(opts.MaxMemory / ringBytes)
 	C.clrprof_elt_set.thresh = C.clrprof_elt_set.slots / 2
-	if err := eltWaker.init(&C.clrprof_elt_on); err != nil {
-		return nil, fmt.Errorf("clrprof: EnableELT: %w", err)
+	if err := eltWaker.Init(unsafe.Pointer(&C.clrprof_elt_on)); err != nil {
+		return nil, fmt.Errorf("clrprof: elt.NewRecorder: %w", err)
 	}
-	eltWaker.setWait(opts.FullWait)
-	if diagnostics && os.Getenv("CLRPROF_ELT_SLOW") == "1" {
+	eltWaker.SetWait(opts.FullWait)
+	if profimpl.Diagnostics && os.Getenv("CLRPROF_ELT_SLOW") == "1" {
 		C.clrprof_elt_force_slow = 1
-		logger().Warn("CLRPROF_ELT_SLOW=1: every enter/leave event takes the slow path (a diagnostic setting)")
+		profimpl.Logger().Warn("CLRPROF_ELT_SLOW=1: every enter/leave event takes the slow path (a diagnostic setting)")
 	}
-	if err := x.installMapper(opts.Filter, x.newELTGuard(false)); err != nil {
+	if err := installMapper(info, opts.Filter, newELTGuard(info, false)); err != nil {
 		return nil, err
 	}
-	if err := x.setEnterLeaveFunctionHooks3(C.clrprof_elt_hook(0), C.clrprof_elt_hook(1), C.clrprof_elt_hook(2)); err != nil {
-		return nil, fmt.Errorf("clrprof: EnableELT: SetEnterLeaveFunctionHooks3: %w", err)
+	if err := profimpl.SetEnterLeaveFunctionHooks3(info, C.clrprof_elt_hook(0), C.clrprof_elt_hook(1), C.clrprof_elt_hook(2)); err != nil {
+		return nil, fmt.Errorf("clrprof: elt.NewRecorder: SetEnterLeaveFunctionHooks3: %w", err)
 	}
-	add := MonitorEnterLeave
+	add := profiler.MonitorEnterLeave
 	if opts.Unwinds {
 		if C.clrprof_elt_record_unwinds() != 0 {
-			return nil, errors.New("clrprof: EnableELT: cannot take over the exception unwind callbacks")
+			return nil, errors.New("clrprof: elt.NewRecorder: cannot take over the exception unwind callbacks")
 		}
-		add |= MonitorExceptions
+		add |= profiler.MonitorExceptions
 	}
-	if err := x.addEventMask(add); err != nil {
-		return nil, fmt.Errorf("clrprof: EnableELT: %w", err)
+	if err := addEventMask(info, add); err != nil {
+		return nil, fmt.Errorf("clrprof: elt.NewRecorder: %w", err)
 	}
-	r := &ELTRecorder{
+	r := &Recorder{
 		opts:   opts,
-		rings:  &ringSet{s: &C.clrprof_elt_set, dropped: map[*C.clrprof_ring]uint64{}},
-		clock:  newTSCClock(),
-		events: make([]ELTEvent, 0, opts.ChunkEvents),
+		rings:  ring.Wrap(unsafe.Pointer(&C.clrprof_elt_set)),
+		clock:  ring.NewClock(),
+		events: make([]Event, 0, opts.ChunkEvents),
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
 	}
 	eltState.enabled = true
 	C.clrprof_elt_on = 1
-	go eltWaker.loop(r.opts.Interval, r.stop, r.done, r.drain)
+	go eltWaker.Loop(r.opts.Interval, r.stop, r.done, r.drain)
 	return r, nil
 }
 
@@ -285,22 +288,22 @@ func (x *Info) EnableELT(opts ELTOptions) (*ELTRecorder, error) {
 // 2.0 (ICorProfilerInfo8 at most) accepts the hooks and the event mask, and
 // then calls no hook at all (seen here: zero events from every test app), so
 // recording there would silently record nothing.
-func (x *Info) eltCalled(who string) error {
-	if v := x.Version(); v <= 8 {
-		err := fmt.Errorf("clrprof: %s: %w: this runtime (ICorProfilerInfo%d at most: .NET Core 2.0) accepts enter/leave hooks but its JIT-compiled code never calls them on Linux, so nothing would be recorded", who, ErrNotAvailable, v)
-		logger().Warn(err.Error())
+func eltCalled(info *profiler.Info, who string) error {
+	if v := info.Version(); v <= 8 {
+		err := fmt.Errorf("clrprof: %s: %w: this runtime (ICorProfilerInfo%d at most: .NET Core 2.0) accepts enter/leave hooks but its JIT-compiled code never calls them on Linux, so nothing would be recorded", who, profimpl.ErrNotAvailable, v)
+		profimpl.Logger().Warn(err.Error())
 		return err
 	}
 	return nil
 }
 
 // addEventMask ORs add into the runtime's event mask.
-func (x *Info) addEventMask(add Monitor) error {
-	m, err := x.GetEventMask()
+func addEventMask(info *profiler.Info, add profiler.Monitor) error {
+	m, err := info.GetEventMask()
 	if err != nil {
 		return fmt.Errorf("GetEventMask: %w", err)
 	}
-	if err := x.SetEventMask(m | add); err != nil {
+	if err := info.SetEventMask(m | add); err != nil {
 		return fmt.Errorf("SetEventMask(%v): %w", m|add, err)
 	}
 	return nil
@@ -308,15 +311,15 @@ func (x *Info) addEventMask(add Monitor) error {
 
 // installMapper sets the function ID mapper when there is a filter or a
 // guard.
-func (x *Info) installMapper(filter func(FunctionID) bool, guard *eltGuard) error {
+func installMapper(info *profiler.Info, filter func(profiler.FunctionID) bool, guard *eltGuard) error {
 	if !setFilter(filter, guard, nil) {
 		return nil
 	}
 	var err error
-	if x.ptr(3) != nil {
-		err = x.setFunctionIDMapper2(C.clrprof_elt_mapper2(), nil)
+	if profimpl.Ptr(info, 3) != nil {
+		err = profimpl.SetFunctionIDMapper2(info, C.clrprof_elt_mapper2(), nil)
 	} else {
-		err = x.setFunctionIDMapper(C.clrprof_elt_mapper1())
+		err = profimpl.SetFunctionIDMapper(info, C.clrprof_elt_mapper1())
 	}
 	if err != nil {
 		return fmt.Errorf("clrprof: SetFunctionIDMapper: %w", err)
@@ -326,7 +329,7 @@ func (x *Info) installMapper(filter func(FunctionID) bool, guard *eltGuard) erro
 
 // setFilter records the user's filter and the runtime's guard for the
 // function ID mapper; it reports whether the mapper must ask Go.
-func setFilter(filter func(FunctionID) bool, guard *eltGuard, roles *Info) bool {
+func setFilter(filter func(profiler.FunctionID) bool, guard *eltGuard, roles *profiler.Info) bool {
 	eltState.filter.Store(nil)
 	eltState.guard.Store(guard)
 	eltState.asyncRoles.Store(roles)
@@ -342,10 +345,10 @@ func setFilter(filter func(FunctionID) bool, guard *eltGuard, roles *Info) bool 
 }
 
 // callFilter runs the user's filter; a panic hooks the function.
-func callFilter(fn func(FunctionID) bool, id FunctionID) (on bool) {
+func callFilter(fn func(profiler.FunctionID) bool, id profiler.FunctionID) (on bool) {
 	defer func() {
 		if p := recover(); p != nil {
-			reportPanic("ELT filter", p, debug.Stack())
+			profimpl.ReportPanic("ELT filter", p, debug.Stack())
 			on = true
 		}
 	}()
@@ -356,61 +359,61 @@ func callFilter(fn func(FunctionID) bool, id FunctionID) (on bool) {
 //
 //export clrprofGoELTFilter
 func clrprofGoELTFilter(f C.uintptr_t) (on C.int) {
-	defer recoverExport("FunctionIDMapper", func() { on = 1 })
-	if g := eltState.guard.Load(); g != nil && g.excludes(FunctionID(f)) {
+	defer profimpl.RecoverExport("FunctionIDMapper", func() { on = 1 })
+	if g := eltState.guard.Load(); g != nil && g.excludes(profiler.FunctionID(f)) {
 		return 0
 	}
-	if fp := eltState.filter.Load(); fp == nil || callFilter(*fp, FunctionID(f)) {
+	if fp := eltState.filter.Load(); fp == nil || callFilter(*fp, profiler.FunctionID(f)) {
 		on = 1
 	}
-	if x := eltState.asyncRoles.Load(); x != nil {
-		on |= C.int(x.asyncRole(FunctionID(f)))
+	if info := eltState.asyncRoles.Load(); info != nil {
+		on |= C.int(asyncRole(info, profiler.FunctionID(f)))
 	}
 	return on
 }
 
 // eltWaker wakes the ELT recorder's drain (see waker).
-var eltWaker = &waker{bp: &C.clrprof_elt_bp}
+var eltWaker = ring.NewWaker(unsafe.Pointer(&C.clrprof_elt_bp))
 
 // drain delivers what every ring holds, at most ChunkEvents per batch over
 // one reused buffer; it reports whether any ring still held more than
 // half its capacity when it was read (another drain is due at once).
-func (r *ELTRecorder) drain() (busy bool) {
+func (r *Recorder) drain() (busy bool) {
 	defer func() {
 		if p := recover(); p != nil {
-			reportPanic("ELT batch callback", p, debug.Stack())
+			profimpl.ReportPanic("ELT batch callback", p, debug.Stack())
 		}
 	}()
-	tsc0, rate := r.clock.params()
+	tsc0, rate := r.clock.Params()
 	half := int(C.clrprof_elt_set.slots / 2)
 	for {
 		more := false
-		r.rings.drainDirect(r.opts.ChunkEvents, func(v *ringView, backlog int) {
+		r.rings.DrainDirect(r.opts.ChunkEvents, func(v *ring.View, backlog int) {
 			if backlog > half {
 				busy = true
 			}
-			if backlog > len(v.slots) {
+			if backlog > len(v.Slots) {
 				more = true
 			}
 			ev := r.events[:0]
-			for _, s := range v.slots {
-				ev = append(ev, ELTEvent{
-					Function: FunctionID(s[0]),
-					Kind:     ELTKind(s[1] >> C.CLRPROF_ELT_KIND_SHIFT),
+			for _, s := range v.Slots {
+				ev = append(ev, Event{
+					Function: profiler.FunctionID(s[0]),
+					Kind:     Kind(s[1] >> C.CLRPROF_ELT_KIND_SHIFT),
 					Time:     tscToNS(s[1]&(1<<C.CLRPROF_ELT_KIND_SHIFT-1), tsc0, rate),
 				})
 			}
 			r.events = ev
 			r.nEvents.Add(uint64(len(ev)))
-			if v.dropped > 0 {
-				r.nDrop.Add(v.dropped)
+			if v.Dropped > 0 {
+				r.nDrop.Add(v.Dropped)
 				if r.warned.CompareAndSwap(false, true) {
-					logger().Warn("clrprof: ELT recorder: events dropped: a thread's buffer stayed full longer than FullWait (a slow Batch callback?); raise ELTOptions.BufferEvents or FullWait, make Batch cheaper, or count in C with Info.EnableCallCounts",
-						"dropped", v.dropped, "thread", v.thread.OSThreadID)
+					profimpl.Logger().Warn("clrprof: ELT recorder: events dropped: a thread's buffer stayed full longer than FullWait (a slow Batch callback?); raise Options.BufferEvents or FullWait, make Batch cheaper, or count in C with elt.NewCallCounter",
+						"dropped", v.Dropped, "thread", v.OSThreadID)
 				}
 			}
-			if len(ev) > 0 || v.dropped > 0 {
-				r.opts.Batch(ELTBatch{Thread: v.thread, Events: ev, Dropped: v.dropped})
+			if len(ev) > 0 || v.Dropped > 0 {
+				r.opts.Batch(Batch{Thread: profiler.ThreadRef{OSThreadID: v.OSThreadID, ManagedThreadID: profiler.ThreadID(v.ManagedThreadID)}, Events: ev, Dropped: v.Dropped})
 			}
 		})
 		if !more {
@@ -421,32 +424,32 @@ func (r *ELTRecorder) drain() (busy bool) {
 
 // Flush drains the buffers now, on the calling goroutine (never call it
 // from a hook or a cooperative-mode callback).
-func (r *ELTRecorder) Flush() {
+func (r *Recorder) Flush() {
 	r.drain()
 }
 
 // Stats returns the counts so far.
-func (r *ELTRecorder) Stats() ELTStats {
-	return ELTStats{Events: r.nEvents.Load(), Dropped: r.nDrop.Load(), Lost: r.rings.lost(),
-		Waited: eltWaker.waits(), Threads: r.rings.rings()}
+func (r *Recorder) Stats() Stats {
+	return Stats{Events: r.nEvents.Load(), Dropped: r.nDrop.Load(), Lost: r.rings.Lost(),
+		Waited: eltWaker.Waits(), Threads: r.rings.Rings()}
 }
 
 // Close stops recording (hooks that still fire record nothing), stops the
 // draining goroutine and delivers what the buffers still hold. Call it from
 // Shutdown. It is safe to call more than once.
-func (r *ELTRecorder) Close() error {
+func (r *Recorder) Close() error {
 	r.closed.Do(func() {
 		C.clrprof_elt_on = 0
 		close(r.stop)
-		eltWaker.interrupt()
+		eltWaker.Interrupt()
 		<-r.done
 		// A hook that was past the gate when it closed finishes within
 		// nanoseconds; a short pause lets it publish.
 		time.Sleep(time.Millisecond)
 		r.drain()
 		if st := r.Stats(); st.Dropped > 0 || st.Lost > 0 {
-			logger().Warn("clrprof: ELT recorder: not every event was delivered", "events", st.Events, "dropped", st.Dropped, "lost", st.Lost,
-				"hint", "raise ELTOptions.BufferEvents, FullWait or MaxMemory, or count in C with Info.EnableCallCounts")
+			profimpl.Logger().Warn("clrprof: ELT recorder: not every event was delivered", "events", st.Events, "dropped", st.Dropped, "lost", st.Lost,
+				"hint", "raise Options.BufferEvents, FullWait or MaxMemory, or count in C with elt.NewCallCounter")
 		}
 	})
 	return nil

@@ -1,10 +1,8 @@
-package profiler
+package elt
 
 /*
 #include <string.h>
 #include "elt.h"
-#include "eltcommon.h"
-#include "eltcount.h"
 
 static void clrprof_copy_from(void *dst, uintptr_t src, size_t n) { memcpy(dst, (const void *)src, n); }
 */
@@ -18,42 +16,44 @@ import (
 	"unsafe"
 
 	com "github.com/clrprof/clrprof/internal/com"
+	"github.com/clrprof/clrprof/internal/profimpl"
+	"github.com/clrprof/clrprof/profiler"
 )
 
-// ELTCallOptions configures [Info.EnableELTWithInfo].
-type ELTCallOptions struct {
+// CallOptions configures [EnableWithInfo].
+type CallOptions struct {
 	// Call runs synchronously on the runtime thread, for every hooked
 	// enter, leave and tail call, while the method's frame is live. It runs
 	// in cooperative mode (the runtime cannot collect garbage until it
 	// returns): keep it short, and never block on a lock that a goroutine
 	// holds while it calls into the runtime. Required.
-	Call func(*ELTCall)
-	// Filter, when set, chooses the functions to hook (as in ELTOptions).
-	Filter func(FunctionID) bool
+	Call func(*Call)
+	// Filter, when set, chooses the functions to hook (as in Options).
+	Filter func(profiler.FunctionID) bool
 	// Args asks for the argument ranges (EnableFunctionArgs), Return for
 	// the return value range (EnableFunctionRetVal), Frame for the frame
 	// info of generic instantiations (EnableFrameInfo).
 	Args, Return, Frame bool
 }
 
-// ELTCall is one hook call of the WithInfo path. It is valid only during
+// Call is one hook call of the WithInfo path. It is valid only during
 // the Call callback.
-type ELTCall struct {
+type Call struct {
 	// Function is the function entered or left.
-	Function FunctionID
+	Function profiler.FunctionID
 	// Kind says which hook this is: enter, leave or tail call.
-	Kind ELTKind
-	info *Info
-	elt  ELTInfo
+	Kind Kind
+	info *profiler.Info
+	elt  profiler.ELTInfo
 }
 
-// EnableELTWithInfo installs the WithInfo enter/leave/tailcall hooks
+// EnableWithInfo installs the WithInfo enter/leave/tailcall hooks
 // (SetEnterLeaveFunctionHooks3WithInfo): the runtime saves the registers
 // itself and calls the SDK's C hooks, which call opts.Call synchronously
 // (under the same signal guard as every callback; this path costs a Go
-// transition and two system calls per event, so prefer [Info.EnableELT]
+// transition and two system calls per event, so prefer [NewRecorder]
 // when IDs and times are enough). Call it from Initialize. Only one of
-// EnableELT and EnableELTWithInfo can be used in a process.
+// NewRecorder and EnableWithInfo can be used in a process.
 //
 // On .NET 10 with runtime async on (DOTNET_RuntimeAsync=1) the runtime's
 // leave helper corrupts a runtime-async return (dotnet/runtime#122475,
@@ -61,56 +61,56 @@ type ELTCall struct {
 // have an async variant: methods with MethodImplAttributes.Async and
 // methods declared to return Task, Task<T>, ValueTask or ValueTask<T>
 // (docs/runtime-async.md). Runtime async's enter/leave pattern is
-// EnableELT's.
-func (x *Info) EnableELTWithInfo(opts ELTCallOptions) error {
+// NewRecorder's.
+func EnableWithInfo(info *profiler.Info, opts CallOptions) error {
 	if opts.Call == nil {
-		return errors.New("clrprof: EnableELTWithInfo: ELTCallOptions.Call is nil")
+		return errors.New("clrprof: elt.EnableWithInfo: CallOptions.Call is nil")
 	}
-	if err := x.checkNotification("EnableELTWithInfo"); err != nil {
+	if err := profimpl.CheckNotification(info, "elt.EnableWithInfo"); err != nil {
 		return err
 	}
-	if x.ptr(3) == nil {
-		return notAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3WithInfo", 3, x.Version())
+	if profimpl.Ptr(info, 3) == nil {
+		return profimpl.NotAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3WithInfo", 3, info.Version())
 	}
-	if err := x.eltCalled("EnableELTWithInfo"); err != nil {
+	if err := eltCalled(info, "elt.EnableWithInfo"); err != nil {
 		return err
 	}
 	eltState.mu.Lock()
 	defer eltState.mu.Unlock()
 	if eltState.enabled {
-		return errors.New("clrprof: EnableELTWithInfo: enter/leave hooks are already installed (the runtime takes one set per process)")
+		return errors.New("clrprof: elt.EnableWithInfo: enter/leave hooks are already installed (the runtime takes one set per process)")
 	}
-	if err := x.installMapper(opts.Filter, x.newELTGuard(true)); err != nil {
+	if err := installMapper(info, opts.Filter, newELTGuard(info, true)); err != nil {
 		return err
 	}
-	add := MonitorEnterLeave
+	add := profiler.MonitorEnterLeave
 	if opts.Args {
-		add |= EnableFunctionArgs
+		add |= profiler.EnableFunctionArgs
 	}
 	if opts.Return {
-		add |= EnableFunctionRetVal
+		add |= profiler.EnableFunctionRetVal
 	}
 	if opts.Frame {
-		add |= EnableFrameInfo
+		add |= profiler.EnableFrameInfo
 	}
-	if err := x.addEventMask(add); err != nil {
-		return fmt.Errorf("clrprof: EnableELTWithInfo: %w", err)
+	if err := addEventMask(info, add); err != nil {
+		return fmt.Errorf("clrprof: elt.EnableWithInfo: %w", err)
 	}
-	if err := x.setEnterLeaveFunctionHooks3WithInfo(C.clrprof_elt_info_hook(0), C.clrprof_elt_info_hook(1), C.clrprof_elt_info_hook(2)); err != nil {
-		return fmt.Errorf("clrprof: EnableELTWithInfo: SetEnterLeaveFunctionHooks3WithInfo: %w", err)
+	if err := profimpl.SetEnterLeaveFunctionHooks3WithInfo(info, C.clrprof_elt_info_hook(0), C.clrprof_elt_info_hook(1), C.clrprof_elt_info_hook(2)); err != nil {
+		return fmt.Errorf("clrprof: elt.EnableWithInfo: SetEnterLeaveFunctionHooks3WithInfo: %w", err)
 	}
 	call := opts.Call
 	eltState.call.Store(&call)
-	eltState.callInfo.Store(x)
+	eltState.callInfo.Store(info)
 	eltState.enabled = true
 	C.clrprof_elt_on = 1
 	return nil
 }
 
-// DisableELTWithInfo makes the WithInfo hooks return at once without
+// DisableWithInfo makes the WithInfo hooks return at once without
 // calling Go (they cannot be removed from the runtime). Call it from
 // Shutdown.
-func DisableELTWithInfo() {
+func DisableWithInfo() {
 	C.clrprof_elt_on = 0
 	eltState.call.Store(nil)
 }
@@ -119,30 +119,43 @@ func DisableELTWithInfo() {
 //
 //export clrprofGoELTCall
 func clrprofGoELTCall(f C.uintptr_t, elt C.uintptr_t, kind C.int) {
-	defer recoverExport("ELT WithInfo hook", nil)
+	defer profimpl.RecoverExport("ELT WithInfo hook", nil)
 	fn := eltState.call.Load()
 	info := eltState.callInfo.Load()
 	if fn == nil || info == nil {
 		return
 	}
-	c := ELTCall{Function: FunctionID(f), Kind: ELTKind(kind), info: info, elt: ELTInfo(elt)}
+	c := Call{Function: profiler.FunctionID(f), Kind: Kind(kind), info: info, elt: profiler.ELTInfo(elt)}
 	(*fn)(&c)
 }
 
-// Frame returns the frame info of this call (for [Info.FunctionFullName]
-// and generic instantiations); it needs ELTCallOptions.Frame.
-func (c *ELTCall) Frame() (FrameInfo, error) {
+// Frame returns the frame info of this call (for [profiler.Info.FunctionFullName]
+// and generic instantiations); it needs CallOptions.Frame.
+func (c *Call) Frame() (profiler.FrameInfo, error) {
 	switch c.Kind {
-	case ELTEnter:
+	case Enter:
 		fr, _, err := c.enterInfo()
 		return fr, err
-	case ELTLeave:
+	case Leave:
 		r, err := c.info.GetFunctionLeave3Info(c.Function, c.elt)
 		return r.FrameInfo, err
-	case ELTTailcall:
+	case Tailcall:
 		return c.info.GetFunctionTailcall3Info(c.Function, c.elt)
 	}
-	return 0, fmt.Errorf("clrprof: ELTCall.Frame: kind %v", c.Kind)
+	return 0, fmt.Errorf("clrprof: Call.Frame: kind %v", c.Kind)
+}
+
+// argumentInfo mirrors the C struct COR_PRF_FUNCTION_ARGUMENT_INFO
+// (variable-length: NumRanges ranges from Ranges on).
+type argumentInfo struct {
+	NumRanges         uint32
+	TotalArgumentSize uint32
+	Ranges            [1]profiler.FunctionArgumentRange
+}
+
+func getFunctionEnter3Info(c *Call, size, buf unsafe.Pointer) (profiler.FrameInfo, error) {
+	fr, err := profimpl.GetFunctionEnter3Info(c.info, uintptr(c.Function), uintptr(c.elt), size, buf)
+	return profiler.FrameInfo(fr), err
 }
 
 // maxArgInfo bounds the argument description the runtime may ask for.
@@ -150,10 +163,10 @@ const maxArgInfo = 1 << 16
 
 // Args returns the argument ranges of an enter call (the `this` pointer
 // first for an instance method), each copied out of the frame. It needs
-// ELTCallOptions.Args.
-func (c *ELTCall) Args() ([]Arg, error) {
-	if c.Kind != ELTEnter {
-		return nil, fmt.Errorf("clrprof: ELTCall.Args: only on enter, not %v", c.Kind)
+// CallOptions.Args.
+func (c *Call) Args() ([]Arg, error) {
+	if c.Kind != Enter {
+		return nil, fmt.Errorf("clrprof: Call.Args: only on enter, not %v", c.Kind)
 	}
 	_, args, err := c.enterInfo()
 	return args, err
@@ -161,9 +174,9 @@ func (c *ELTCall) Args() ([]Arg, error) {
 
 // enterInfo calls GetFunctionEnter3Info twice: for the size, then for the
 // frame and the ranges.
-func (c *ELTCall) enterInfo() (FrameInfo, []Arg, error) {
+func (c *Call) enterInfo() (profiler.FrameInfo, []Arg, error) {
 	var size uint32
-	fr, err := c.info.getFunctionEnter3Info(c.Function, c.elt, unsafe.Pointer(&size), nil)
+	fr, err := getFunctionEnter3Info(c, unsafe.Pointer(&size), nil)
 	if err != nil && !errors.Is(err, com.HRESULT(com.InsufficientBuffer)) {
 		return 0, nil, fmt.Errorf("clrprof: GetFunctionEnter3Info: %w", err)
 	}
@@ -174,13 +187,13 @@ func (c *ELTCall) enterInfo() (FrameInfo, []Arg, error) {
 		return 0, nil, fmt.Errorf("clrprof: GetFunctionEnter3Info: argument info of %d bytes", size)
 	}
 	buf := make([]uint64, (int(size)+7)/8)
-	fr, err = c.info.getFunctionEnter3Info(c.Function, c.elt, unsafe.Pointer(&size), unsafe.Pointer(&buf[0]))
+	fr, err = getFunctionEnter3Info(c, unsafe.Pointer(&size), unsafe.Pointer(&buf[0]))
 	if err != nil {
 		return 0, nil, fmt.Errorf("clrprof: GetFunctionEnter3Info: %w", err)
 	}
-	ai := (*functionArgumentInfo)(unsafe.Pointer(&buf[0]))
+	ai := (*argumentInfo)(unsafe.Pointer(&buf[0]))
 	n := int(ai.NumRanges)
-	rangeSize := int(unsafe.Sizeof(FunctionArgumentRange{}))
+	rangeSize := int(unsafe.Sizeof(profiler.FunctionArgumentRange{}))
 	off := int(unsafe.Offsetof(ai.Ranges))
 	if n < 0 || off+n*rangeSize > len(buf)*8 {
 		return 0, nil, fmt.Errorf("clrprof: GetFunctionEnter3Info: %d ranges do not fit %d bytes", n, size)
@@ -188,7 +201,7 @@ func (c *ELTCall) enterInfo() (FrameInfo, []Arg, error) {
 	if n == 0 {
 		return fr, nil, nil
 	}
-	ranges := unsafe.Slice((*FunctionArgumentRange)(unsafe.Pointer(&ai.Ranges[0])), n)
+	ranges := unsafe.Slice((*profiler.FunctionArgumentRange)(unsafe.Pointer(&ai.Ranges[0])), n)
 	args := make([]Arg, 0, n)
 	for _, r := range ranges {
 		args = append(args, readArg(r))
@@ -197,10 +210,10 @@ func (c *ELTCall) enterInfo() (FrameInfo, []Arg, error) {
 }
 
 // Return returns the return value range of a leave call (empty for a void
-// method). It needs ELTCallOptions.Return.
-func (c *ELTCall) Return() (Arg, error) {
-	if c.Kind != ELTLeave {
-		return Arg{}, fmt.Errorf("clrprof: ELTCall.Return: only on leave, not %v", c.Kind)
+// method). It needs CallOptions.Return.
+func (c *Call) Return() (Arg, error) {
+	if c.Kind != Leave {
+		return Arg{}, fmt.Errorf("clrprof: Call.Return: only on leave, not %v", c.Kind)
 	}
 	r, err := c.info.GetFunctionLeave3Info(c.Function, c.elt)
 	if err != nil {
@@ -212,7 +225,7 @@ func (c *ELTCall) Return() (Arg, error) {
 // maxArgBytes bounds one copied range.
 const maxArgBytes = 1 << 20
 
-func readArg(r FunctionArgumentRange) Arg {
+func readArg(r profiler.FunctionArgumentRange) Arg {
 	a := Arg{Addr: r.StartAddress}
 	if r.StartAddress != 0 && r.Length > 0 && r.Length <= maxArgBytes {
 		a.Data = make([]byte, r.Length)
@@ -227,7 +240,7 @@ func readArg(r FunctionArgumentRange) Arg {
 type Arg struct {
 	// Addr is where the argument lies in memory (on the stack or in a
 	// register's spill slot), valid only during the hook.
-	Addr Address
+	Addr profiler.Address
 	// Data is a copy of the argument's bytes.
 	Data []byte
 }
@@ -285,10 +298,10 @@ func (a Arg) Bool() (bool, error) {
 }
 
 // Object reads an object reference (valid only during the hook).
-func (a Arg) Object() (ObjectID, error) {
+func (a Arg) Object() (profiler.ObjectID, error) {
 	b, err := a.fixed(8, "object reference")
 	if err != nil {
 		return 0, err
 	}
-	return ObjectID(binary.LittleEndian.Uint64(b)), nil
+	return profiler.ObjectID(binary.LittleEndian.Uint64(b)), nil
 }

@@ -1,4 +1,4 @@
-package profiler
+package elt
 
 /*
 #include "elt.h"
@@ -14,14 +14,18 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/clrprof/clrprof/internal/profimpl"
+	"github.com/clrprof/clrprof/internal/ring"
+	"github.com/clrprof/clrprof/profiler"
 )
 
-// CallCountOptions configures [Info.EnableCallCounts].
+// CallCountOptions configures [NewCallCounter].
 type CallCountOptions struct {
 	// Filter, when set, is asked once per function, when the runtime
-	// compiles it, whether to count it (as in ELTOptions). nil counts every
+	// compiles it, whether to count it (as in Options). nil counts every
 	// function the runtime compiles with hooks.
-	Filter func(FunctionID) bool
+	Filter func(profiler.FunctionID) bool
 	// StackFrames is the depth of each thread's shadow stack (24 bytes a
 	// frame); default 1<<14. Calls nested deeper are still counted, but
 	// their inclusive time is not measured (CallCountStats.Overflow).
@@ -31,7 +35,7 @@ type CallCountOptions struct {
 // FunctionCalls is one function's counts in a [CallCounter] snapshot.
 type FunctionCalls struct {
 	// Function is the function counted.
-	Function FunctionID
+	Function profiler.FunctionID
 	// Calls counts the function's entries (every call, including those an
 	// exception ended and those still running).
 	Calls uint64
@@ -44,9 +48,9 @@ type FunctionCalls struct {
 // ShadowStack is a thread's shadow stack in a [CallCounter.Stacks] copy.
 type ShadowStack struct {
 	// Thread is the thread whose calls these are.
-	Thread ThreadRef
+	Thread profiler.ThreadRef
 	// Functions are the calls open on the thread, outermost first.
-	Functions []FunctionID
+	Functions []profiler.FunctionID
 }
 
 // CallCountStats says what a [CallCounter] could not count exactly. All
@@ -90,13 +94,13 @@ type CallCountStats struct {
 }
 
 // CallCounter counts calls and measures inclusive time per function in C;
-// see [Info.EnableCallCounts].
+// see [NewCallCounter].
 type CallCounter struct {
-	clock  *tscClock
+	clock  *ring.Clock
 	closed sync.Once
 }
 
-// EnableCallCounts counts every call of every hooked function in C,
+// NewCallCounter counts every call of every hooked function in C,
 // without an event per call: the enter/leave/tailcall hooks (assembly
 // stubs, SetEnterLeaveFunctionHooks3) find the function's counter through
 // the number the SDK's function ID mapper gave it when it was compiled,
@@ -120,8 +124,8 @@ type CallCounter struct {
 // were on a thread, without the time it was suspended.
 //
 // Call it from Initialize. It adds MonitorEnterLeave and MonitorExceptions
-// to the event mask; only one of EnableELT, EnableELTWithInfo and
-// EnableCallCounts can be used in a process. Methods the runtime did not
+// to the event mask; only one of NewRecorder, EnableWithInfo and
+// NewCallCounter can be used in a process. Methods the runtime did not
 // JIT (ReadyToRun images), calls inlined by the JIT, and recursive calls
 // in tail position that the JIT compiled as a jump (unless the runtime
 // runs with DOTNET_TailCallLoopOpt=0) have no hooks, so they are not
@@ -129,47 +133,47 @@ type CallCounter struct {
 // or add DisableInlining to the event mask. It needs
 // ICorProfilerInfo3 and a runtime whose JIT'd code calls the hooks (not
 // .NET Core 2.0: ErrNotAvailable, also logged).
-func (x *Info) EnableCallCounts(opts CallCountOptions) (*CallCounter, error) {
+func NewCallCounter(info *profiler.Info, opts CallCountOptions) (*CallCounter, error) {
 	if opts.StackFrames < 0 || opts.StackFrames > 1<<24 {
-		return nil, fmt.Errorf("clrprof: EnableCallCounts: StackFrames %d: want 0 (default) .. %d", opts.StackFrames, 1<<24)
+		return nil, fmt.Errorf("clrprof: elt.NewCallCounter: StackFrames %d: want 0 (default) .. %d", opts.StackFrames, 1<<24)
 	}
 	if opts.StackFrames == 0 {
 		opts.StackFrames = 1 << 14
 	}
-	if x.ptr(3) == nil {
-		return nil, notAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3", 3, x.Version())
+	if profimpl.Ptr(info, 3) == nil {
+		return nil, profimpl.NotAvailable("ICorProfilerInfo3::SetEnterLeaveFunctionHooks3", 3, info.Version())
 	}
-	if err := x.eltCalled("EnableCallCounts"); err != nil {
+	if err := eltCalled(info, "elt.NewCallCounter"); err != nil {
 		return nil, err
 	}
 	eltState.mu.Lock()
 	defer eltState.mu.Unlock()
 	if eltState.enabled {
-		return nil, errors.New("clrprof: EnableCallCounts: enter/leave hooks are already installed (the runtime takes one set per process)")
+		return nil, errors.New("clrprof: elt.NewCallCounter: enter/leave hooks are already installed (the runtime takes one set per process)")
 	}
-	if rc := C.clrprof_cnt_setup(C.uint64_t(opts.StackFrames), x.ptr(1)); rc != 0 {
-		return nil, fmt.Errorf("clrprof: EnableCallCounts: pthread_key_create: errno %d", int(rc))
+	if rc := C.clrprof_cnt_setup(C.uint64_t(opts.StackFrames), profimpl.Ptr(info, 1)); rc != 0 {
+		return nil, fmt.Errorf("clrprof: elt.NewCallCounter: pthread_key_create: errno %d", int(rc))
 	}
-	var roles *Info
-	if major, err := x.RuntimeMajor(); err == nil && major >= 10 {
-		roles = x // runtime async: find the dispatchers (eltasync.go)
+	var roles *profiler.Info
+	if major, err := info.RuntimeMajor(); err == nil && major >= 10 {
+		roles = info // runtime async: find the dispatchers (eltasync.go)
 	}
-	setFilter(opts.Filter, x.newELTGuard(false), roles)
-	if err := x.setFunctionIDMapper2(C.clrprof_cnt_mapper2(), nil); err != nil {
-		return nil, fmt.Errorf("clrprof: EnableCallCounts: SetFunctionIDMapper2: %w", err)
+	setFilter(opts.Filter, newELTGuard(info, false), roles)
+	if err := profimpl.SetFunctionIDMapper2(info, C.clrprof_cnt_mapper2(), nil); err != nil {
+		return nil, fmt.Errorf("clrprof: elt.NewCallCounter: SetFunctionIDMapper2: %w", err)
 	}
-	if err := x.setEnterLeaveFunctionHooks3(C.clrprof_cnt_hookaddr(0), C.clrprof_cnt_hookaddr(1), C.clrprof_cnt_hookaddr(2)); err != nil {
-		return nil, fmt.Errorf("clrprof: EnableCallCounts: SetEnterLeaveFunctionHooks3: %w", err)
+	if err := profimpl.SetEnterLeaveFunctionHooks3(info, C.clrprof_cnt_hookaddr(0), C.clrprof_cnt_hookaddr(1), C.clrprof_cnt_hookaddr(2)); err != nil {
+		return nil, fmt.Errorf("clrprof: elt.NewCallCounter: SetEnterLeaveFunctionHooks3: %w", err)
 	}
 	if C.clrprof_elt_record_unwinds() != 0 {
-		return nil, errors.New("clrprof: EnableCallCounts: cannot take over the exception unwind callbacks")
+		return nil, errors.New("clrprof: elt.NewCallCounter: cannot take over the exception unwind callbacks")
 	}
-	if err := x.addEventMask(MonitorEnterLeave | MonitorExceptions); err != nil {
-		return nil, fmt.Errorf("clrprof: EnableCallCounts: %w", err)
+	if err := addEventMask(info, profiler.MonitorEnterLeave|profiler.MonitorExceptions); err != nil {
+		return nil, fmt.Errorf("clrprof: elt.NewCallCounter: %w", err)
 	}
 	eltState.enabled = true
 	C.clrprof_elt_on = 1
-	return &CallCounter{clock: newTSCClock()}, nil
+	return &CallCounter{clock: ring.NewClock()}, nil
 }
 
 // Snapshot returns the counts so far of every function called at least
@@ -185,13 +189,13 @@ func (c *CallCounter) Snapshot() []FunctionCalls {
 	calls := make([]uint64, n)
 	ticks := make([]uint64, n)
 	C.clrprof_cnt_snapshot(C.uint64_t(n), (*C.uint64_t)(unsafe.Pointer(&fids[0])), (*C.uint64_t)(unsafe.Pointer(&calls[0])), (*C.uint64_t)(unsafe.Pointer(&ticks[0])))
-	_, rate := c.clock.params()
+	_, rate := c.clock.Params()
 	var out []FunctionCalls
 	for i := uint64(1); i < n; i++ {
 		if calls[i] == 0 || fids[i] == 0 {
 			continue
 		}
-		out = append(out, FunctionCalls{Function: FunctionID(fids[i]), Calls: calls[i], Inclusive: time.Duration(float64(ticks[i]) * rate)})
+		out = append(out, FunctionCalls{Function: profiler.FunctionID(fids[i]), Calls: calls[i], Inclusive: time.Duration(float64(ticks[i]) * rate)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Calls != out[j].Calls {
@@ -219,11 +223,11 @@ func (c *CallCounter) Stacks(maxFrames int) []ShadowStack {
 	out := make([]ShadowStack, 0, n)
 	for i := 0; i < n; i++ {
 		d := int(tids[3*i+2])
-		fs := make([]FunctionID, d)
+		fs := make([]profiler.FunctionID, d)
 		for j := range fs {
-			fs[j] = FunctionID(fids[i*maxFrames+j])
+			fs[j] = profiler.FunctionID(fids[i*maxFrames+j])
 		}
-		out = append(out, ShadowStack{Thread: ThreadRef{OSThreadID: uint32(tids[3*i]), ManagedThreadID: ThreadID(tids[3*i+1])}, Functions: fs})
+		out = append(out, ShadowStack{Thread: profiler.ThreadRef{OSThreadID: uint32(tids[3*i]), ManagedThreadID: profiler.ThreadID(tids[3*i+1])}, Functions: fs})
 	}
 	return out
 }
@@ -249,7 +253,7 @@ func (c *CallCounter) Close() error {
 		// A hook past the gate finishes within nanoseconds.
 		time.Sleep(time.Millisecond)
 		if s := c.Stats(); s.Refused > 0 || s.Lost > 0 || s.Unmapped > 0 {
-			logger().Warn("clrprof: call counts: not every call was counted", "refusedFunctions", s.Refused, "lostCalls", s.Lost, "unmappedCalls", s.Unmapped)
+			profimpl.Logger().Warn("clrprof: call counts: not every call was counted", "refusedFunctions", s.Refused, "lostCalls", s.Lost, "unmappedCalls", s.Unmapped)
 		}
 	})
 	return nil
