@@ -1,6 +1,8 @@
 package main_test
 
 import (
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -106,4 +108,47 @@ func noEvents(trs []apmtest.Trace) []apmtest.Trace {
 		out = append(out, c)
 	}
 	return out
+}
+
+// TestCollectorDown: the collector is down while the shop serves the
+// sequence and comes back before the shop stops: the requests are not
+// slowed into failure, and every span reaches the collector once it is
+// back (the queue holds them; none is dropped or lost).
+func TestCollectorDown(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./sample/apm")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		if ok, why := harness.ShopRuntime(rt); !ok {
+			t.Skip(why)
+		}
+		c := exporttest.StartCollector(t)
+		c.Stop()
+		env := append(harness.ProfilerEnv(lib, clsid), "OTEL_EXPORTER_OTLP_ENDPOINT="+c.TracesEndpoint(),
+			"OTEL_BSP_SCHEDULE_DELAY=200", "OTEL_SERVICE_NAME=shop")
+		shop := harness.StartShop(t, rt, harness.ShopOptions{Env: env, PayEnv: []string{}})
+		apmtest.Run(t, shop.URL, apmtest.ShopSequence)
+		c.Start()
+		shop.Stop()
+		logs := shop.Logs()
+		m := regexp.MustCompile(`apm: Shutdown: received=(\d+) exported=(\d+) dropped=(\d+) lost=(\d+)`).FindStringSubmatch(logs)
+		if m == nil || m[1] != m[2] || m[3] != "0" || m[4] != "0" {
+			t.Fatalf("apm's report %v:\n%s", m, logs)
+		}
+		if !strings.Contains(logs, "export failed (retrying") {
+			t.Errorf("no export failed while the collector was down: the test did not test that\n%s", logs)
+		}
+		reqs, err := c.TraceRequests()
+		if err != nil {
+			t.Fatal(err)
+		}
+		spans := apmtest.FromOTLP(reqs)
+		n, _ := strconv.Atoi(m[2])
+		ids := map[string]bool{}
+		for _, s := range spans {
+			ids[s.SpanID] = true
+		}
+		if len(ids) != n {
+			t.Errorf("the collector got %d distinct spans (%d in all), apm exported %d", len(ids), len(spans), n)
+		}
+		t.Logf("%d spans exported after the collector came back", n)
+	})
 }
