@@ -9,7 +9,6 @@ package profiler
 #include "object.h"
 #include "signals.h"
 #include "guard.h"
-#include "object_testhooks.h"
 
 static uint64_t clrprof_test_cnt_map(uint64_t f, BOOL *hook) {
 	typedef UINT_PTR (*mapper)(FunctionID, void *, BOOL *);

@@ -451,17 +451,6 @@ func TestSaFlagsString(t *testing.T) {
 	}
 }
 
-func TestGUIDConversion(t *testing.T) {
-	u := uuid.MustParse(testCLSID)
-	g := uuidToGUID(u)
-	if g.Data1 != 0x5C2E9F41 || g.Data2 != 0x7A3B || g.Data3 != 0x4D8E || g.Data4[0] != 0x9C || g.Data4[7] != 0x73 {
-		t.Fatalf("GUID fields %x %x %x %x", g.Data1, g.Data2, g.Data3, g.Data4)
-	}
-	if back := guidToUUID(&g); back != u {
-		t.Errorf("round trip %v != %v", back, u)
-	}
-}
-
 type jitCounter struct {
 	Base
 	n atomic.Int64
