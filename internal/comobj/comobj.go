@@ -66,9 +66,9 @@ func SetHost(h Host) { host = h }
 
 type noHost struct{ nopCallbacks }
 
-func (noHost) MatchCLSID(uuid.UUID, bool) bool          { return false }
-func (noHost) NewObject() uintptr                       { return 0 }
-func (noHost) ObjectReleased(uintptr)                   {}
+func (noHost) MatchCLSID(uuid.UUID, bool) bool      { return false }
+func (noHost) NewObject() uintptr                   { return 0 }
+func (noHost) ObjectReleased(uintptr)               {}
 func (noHost) SignalAudit(unsafe.Pointer, int, int) {}
 
 // SetImpl tells the C thunk of slot (vtable index - 3) whether to call
