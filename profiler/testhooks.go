@@ -11,7 +11,6 @@ import "C"
 import (
 	"unsafe"
 
-	"github.com/clrprof/clrprof/internal/chain"
 	"github.com/clrprof/clrprof/internal/comobj"
 	"github.com/clrprof/clrprof/internal/sigguard"
 	"github.com/google/uuid"
@@ -74,18 +73,4 @@ func testSwapHandler(sig, flags int) int { return sigguard.SwapHandler(sig, flag
 func testRestoreHandler(sig int) int     { return sigguard.RestoreHandler(sig) }
 func testAudit(activation int) []signalRecord {
 	return sigguard.Audit(activation)
-}
-
-// chainVia is how testChainCalls reaches the fake native profiler.
-type chainVia = chain.Via
-
-const (
-	viaStraight = chain.ViaStraight // a direct call, no SDK in between
-	viaFanOut   = chain.ViaFanOut   // the fan-out vtable (clrprof_chain_vtbl)
-	viaLive     = chain.ViaLive     // the chaining object's vtable after refresh
-)
-
-// testChainCalls is chain.TestHookCalls (chain.c's clrprof_test_chain_calls).
-func testChainCalls(n int, via chainVia, want, goWants bool) (ns, calls uint64, direct bool) {
-	return chain.TestHookCalls(n, via, want, goWants)
 }

@@ -100,3 +100,7 @@ func TestJITStarted(obj unsafe.Pointer, fid uintptr) int32 {
 func TestModuleLoaded(obj unsafe.Pointer, mid uintptr) int32 {
 	return int32(C.clrprof_test_module_loaded(obj, C.uintptr_t(mid)))
 }
+
+// slotJITCompilationStarted is the callback slot the tests of this package
+// drive (TestJITStarted).
+const slotJITCompilationStarted = int(C.CLRPROF_CB_JITCompilationStarted)
