@@ -12,7 +12,7 @@ import (
 
 // hookedTestFiles are the unit tests that drive the C side through the
 // test hooks, which only builds with the tag clrprof_testhooks have.
-var hookedTestFiles = []string{"elt_test.go", "ring_test.go", "shim_test.go", "chain_hook_test.go"}
+var hookedTestFiles = []string{"elt_test.go", "ring_test.go", "shim_test.go"}
 
 // TestWithTestHooks runs the unit tests of hookedTestFiles in a build with
 // the test hooks (go test -tags clrprof_testhooks), so that a plain `go
