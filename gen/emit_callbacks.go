@@ -197,10 +197,6 @@ func ifaceIIDForVersion(slots []*CallbackSlot, v int) string {
 
 func exportName(m *Method) string { return "clrprofGo" + m.Name }
 
-// comobjPkg is the package that owns the profiler object's C and the Go
-// exports its thunks call.
-const comobjPkg = "github.com/clrprof/clrprof/internal/comobj"
-
 // exportParamType is the cgo type of a raw C argument in an export: scalars
 // keep their C type, pointers become unsafe.Pointer.
 func exportParamType(pp *PlannedParam) *jen.Statement {
