@@ -14,6 +14,9 @@ type CallbackSlot struct {
 	Iface   *Interface
 	Plan    *Plan
 	Special string // "initialize", "initializeForAttach", "shutdown", "detachSucceeded" or ""
+	// Raw is the Go basic type in which package comobj hands each C
+	// parameter over ("" for a pointer: unsafe.Pointer).
+	Raw []string
 }
 
 var specialCallbacks = map[string]string{
@@ -143,8 +146,14 @@ func emitCallbacksGo(f *jen.File, docs *Docs, slots []*CallbackSlot, maxVersion 
 		jen.Id("Name").String(), jen.Id("Version").Int()).Values(rows...)
 	f.Line()
 
+	f.Comment("objectHost is the dispatcher's side of package comobj: the object's C")
+	f.Comment("calls its methods (comobj.Callbacks, generated below) and those of")
+	f.Comment("shim.go through comobj's exports. It is installed by an init")
+	f.Comment("function (shim.go).")
+	f.Type().Id("objectHost").Struct()
+	f.Line()
 	for _, s := range slots {
-		emitCallbackExport(f, s)
+		emitCallbackHostMethod(f, s)
 	}
 }
 
@@ -191,21 +200,119 @@ func exportName(m *Method) string { return "clrprofGo" + m.Name }
 // exportParamType is the cgo type of a raw C argument in an export: scalars
 // keep their C type, pointers become unsafe.Pointer.
 func exportParamType(pp *PlannedParam) *jen.Statement {
-	if pp.T.Indirections() > 0 || pp.P.Type.Indirections() > 0 {
+	if isPointerParam(pp) {
 		return jen.Qual("unsafe", "Pointer")
 	}
 	return cType(pp.T.Name)
 }
 
-func emitCallbackExport(f *jen.File, s *CallbackSlot) {
+func isPointerParam(pp *PlannedParam) bool {
+	return pp.T.Indirections() > 0 || pp.P.Type.Indirections() > 0
+}
+
+// rawParamType is the Go type in which package comobj hands a C argument of
+// a callback over to package profiler: a pointer as unsafe.Pointer, a scalar
+// as the Go basic type of its C type (the IDs as uintptr, BOOL and HRESULT
+// as int32), so that comobj needs none of profiler's types.
+func rawParamType(s *CallbackSlot, i int) *jen.Statement {
+	if s.Raw[i] == "" {
+		return jen.Qual("unsafe", "Pointer")
+	}
+	return jen.Id(s.Raw[i])
+}
+
+// rawBasics computes CallbackSlot.Raw.
+func rawBasics(tm *TypeMapper, s *CallbackSlot) error {
+	s.Raw = make([]string, len(s.Plan.Params))
+	for i, pp := range s.Plan.Params {
+		if isPointerParam(pp) {
+			continue
+		}
+		ti := tm.Info(pp.T.Name)
+		if ti.GoBasic == "" {
+			return fmt.Errorf("%s.%s: parameter %s (%s) has no Go basic type to hand over", s.Iface.Name, s.Plan.M.Name, pp.P.Name, pp.T.Name)
+		}
+		s.Raw[i] = ti.GoBasic
+	}
+	return nil
+}
+
+// emitComobjGo writes package comobj's Go half of the callback thunks: the
+// Callbacks interface (one method per callback slot, over raw types), a
+// no-op implementation (what the object answers before package profiler
+// installs its host), and the cgo exports the generated C thunks call,
+// each one interface call into the host.
+func emitComobjGo(f *jen.File, slots []*CallbackSlot) {
+	f.Comment("Callbacks is what the object's callback thunks call in Go, one method")
+	f.Comment("per ICorProfilerCallbackN method with the cgo.Handle of the object")
+	f.Comment("(h) and the runtime's arguments in raw form: pointers as")
+	f.Comment("unsafe.Pointer, IDs as uintptr, BOOL and HRESULT as int32. Each")
+	f.Comment("returns the HRESULT for the runtime. Package profiler's dispatcher")
+	f.Comment("implements it (see Host).")
+	var members []jen.Code
+	for _, s := range slots {
+		members = append(members, jen.Comment(fmt.Sprintf("%s is %s::%s.", s.Plan.M.Name, s.Iface.Name, s.Plan.M.Name)))
+		params := []jen.Code{jen.Id("h").Uintptr()}
+		for i, pp := range s.Plan.Params {
+			params = append(params, jen.Id("a_"+LocalName(pp.P.Name)).Add(rawParamType(s, i)))
+		}
+		members = append(members, jen.Id(s.Plan.M.Name).Params(params...).Int32())
+	}
+	f.Type().Id("Callbacks").Interface(members...)
+	f.Line()
+	f.Comment("nopCallbacks answers every callback S_OK without doing anything.")
+	f.Type().Id("nopCallbacks").Struct()
+	f.Line()
+	for _, s := range slots {
+		params := []jen.Code{jen.Uintptr()}
+		for i := range s.Plan.Params {
+			params = append(params, rawParamType(s, i))
+		}
+		f.Func().Params(jen.Id("nopCallbacks")).Id(s.Plan.M.Name).Params(params...).Int32().Block(jen.Return(jen.Lit(0)))
+	}
+	f.Line()
+	for _, s := range slots {
+		m := s.Plan.M
+		params := []jen.Code{jen.Id("h").Qual("C", "uintptr_t")}
+		args := []jen.Code{jen.Uintptr().Call(jen.Id("h"))}
+		for i, pp := range s.Plan.Params {
+			a := jen.Id("a_" + LocalName(pp.P.Name))
+			params = append(params, a.Clone().Add(exportParamType(pp)))
+			if s.Raw[i] == "" {
+				args = append(args, a)
+			} else {
+				args = append(args, jen.Id(s.Raw[i]).Call(a))
+			}
+		}
+		f.Comment("//export " + exportName(m))
+		f.Func().Id(exportName(m)).Params(params...).Qual("C", "HRESULT").Block(
+			jen.Return(jen.Qual("C", "HRESULT").Call(jen.Id("host").Dot(m.Name).Call(args...))))
+		f.Line()
+	}
+}
+
+// fromRaw converts a scalar argument handed over by package comobj (its Go
+// basic type) to its Go form in package profiler.
+func fromRaw(pp *PlannedParam, v *jen.Statement) *jen.Statement {
+	if pp.Elem.Kind == KindBool {
+		return v.Op("!=").Lit(0)
+	}
+	return pp.Elem.Code().Call(v)
+}
+
+// emitCallbackHostMethod writes package profiler's implementation of one
+// method of comobj.Callbacks: it finds the dispatcher behind the object's
+// handle, converts the raw arguments to the public types and calls the
+// user's callback, recovering a panic into E_FAIL.
+func emitCallbackHostMethod(f *jen.File, s *CallbackSlot) {
 	m := s.Plan.M
-	params := []jen.Code{jen.Id("h").Qual("C", "uintptr_t")}
-	for _, pp := range s.Plan.Params {
-		params = append(params, jen.Id("a_"+LocalName(pp.P.Name)).Add(exportParamType(pp)))
+	params := []jen.Code{jen.Id("h").Uintptr()}
+	for i, pp := range s.Plan.Params {
+		params = append(params, jen.Id("a_"+LocalName(pp.P.Name)).Add(rawParamType(s, i)))
 	}
 	var body []jen.Code
 	body = append(body,
-		jen.Id("d").Op(":=").Id("dispatcherOf").Call(jen.Uintptr().Call(jen.Id("h"))),
+		jen.Id("d").Op(":=").Id("dispatcherOf").Call(jen.Id("h")),
 		jen.If(jen.Id("d").Op("==").Nil()).Block(jen.Return(jen.Lit(0))),
 		jen.Defer().Id("d").Dot("recoverTo").Call(jen.Lit(m.Name), jen.Op("&").Id("hr")),
 	)
@@ -213,7 +320,7 @@ func emitCallbackExport(f *jen.File, s *CallbackSlot) {
 		a := jen.Id("a_" + LocalName(pp.P.Name))
 		switch pp.Role {
 		case RoleIn:
-			return fromC(pp, a, false)
+			return fromRaw(pp, a)
 		case RoleInGUID:
 			return jen.Qual(cgoutilPkg, "GUIDAt").Call(a)
 		case RoleInString:
@@ -231,20 +338,21 @@ func emitCallbackExport(f *jen.File, s *CallbackSlot) {
 		case RoleInIface:
 			return wrapIface(pp, false, a)
 		}
-		if pp.P.Type.Indirections() > 0 || pp.T.Indirections() > 0 {
+		if isPointerParam(pp) {
 			return jen.Id("Address").Call(a)
 		}
 		return jen.Uintptr().Call(a)
 	}
+	ret := func(v jen.Code) jen.Code { return jen.Return(jen.Id("toHRESULT").Call(v)) }
 	switch s.Special {
 	case "initialize":
-		body = append(body, jen.Return(jen.Qual("C", "HRESULT").Call(jen.Id("toHRESULT").Call(jen.Id("d").Dot("initialize").Call(jen.Id("a_"+LocalName(m.Params[0].Name)))))))
+		body = append(body, ret(jen.Id("d").Dot("initialize").Call(jen.Id("a_"+LocalName(m.Params[0].Name)))))
 	case "initializeForAttach":
-		body = append(body, jen.Return(jen.Qual("C", "HRESULT").Call(jen.Id("toHRESULT").Call(jen.Id("d").Dot("initializeForAttach").Call(
+		body = append(body, ret(jen.Id("d").Dot("initializeForAttach").Call(
 			jen.Id("a_"+LocalName(m.Params[0].Name)),
-			jen.Qual(cgoutilPkg, "Bytes").Call(jen.Id("a_"+LocalName(m.Params[1].Name)), jen.Int().Call(jen.Id("a_"+LocalName(m.Params[2].Name)))))))))
+			jen.Qual(cgoutilPkg, "Bytes").Call(jen.Id("a_"+LocalName(m.Params[1].Name)), jen.Int().Call(jen.Id("a_"+LocalName(m.Params[2].Name)))))))
 	case "shutdown", "detachSucceeded":
-		body = append(body, jen.Return(jen.Qual("C", "HRESULT").Call(jen.Id("toHRESULT").Call(jen.Id("d").Dot(s.Special).Call()))))
+		body = append(body, ret(jen.Id("d").Dot(s.Special).Call()))
 	default:
 		var callArgs []jen.Code
 		for _, in := range s.Plan.Inputs {
@@ -254,7 +362,7 @@ func emitCallbackExport(f *jen.File, s *CallbackSlot) {
 		body = append(body, jen.If(target.Clone().Op("==").Nil()).Block(jen.Return(jen.Lit(0))))
 		call := target.Clone().Dot(m.Name).Call(callArgs...)
 		if len(s.Plan.Outputs) == 0 {
-			body = append(body, jen.Return(jen.Qual("C", "HRESULT").Call(jen.Id("toHRESULT").Call(call))))
+			body = append(body, ret(call))
 		} else {
 			var lhs []jen.Code
 			for i := range s.Plan.Outputs {
@@ -262,28 +370,28 @@ func emitCallbackExport(f *jen.File, s *CallbackSlot) {
 			}
 			lhs = append(lhs, jen.Id("err"))
 			body = append(body, jen.List(lhs...).Op(":=").Add(call))
-			body = append(body, jen.If(jen.Id("err").Op("!=").Nil()).Block(
-				jen.Return(jen.Qual("C", "HRESULT").Call(jen.Id("toHRESULT").Call(jen.Id("err"))))))
+			body = append(body, jen.If(jen.Id("err").Op("!=").Nil()).Block(ret(jen.Id("err"))))
 			for i, out := range s.Plan.Outputs {
 				a := "a_" + LocalName(out.P.Name)
 				v := jen.Id(fmt.Sprintf("r%d", i))
-				var cv jen.Code = cType(out.T.Name).Call(v)
+				basic := out.Elem.GoBasic // what the C pointee holds (BOOL: int32)
+				var cv jen.Code = jen.Id(basic).Call(v)
 				if out.Elem.Kind == KindBool {
-					cv = cType(out.T.Name).Call(jen.Qual(cgoutilPkg, "Bool").Call(v))
+					cv = jen.Qual(cgoutilPkg, "Bool").Call(v)
 				}
 				body = append(body, jen.If(jen.Id(a).Op("!=").Nil()).Block(
-					jen.Op("*").Parens(jen.Op("*").Add(cType(out.T.Name))).Call(jen.Id(a)).Op("=").Add(cv)))
+					jen.Op("*").Parens(jen.Op("*").Id(basic)).Call(jen.Id(a)).Op("=").Add(cv)))
 			}
 			body = append(body, jen.Return(jen.Lit(0)))
 		}
 	}
-	f.Comment("//export " + exportName(m))
-	f.Func().Id(exportName(m)).Params(params...).Params(jen.Id("hr").Qual("C", "HRESULT")).Block(body...)
+	f.Commentf("%s is %s::%s from the object's C (comobj.Callbacks).", m.Name, s.Iface.Name, m.Name)
+	f.Func().Params(jen.Id("objectHost")).Id(m.Name).Params(params...).Params(jen.Id("hr").Int32()).Block(body...)
 	f.Line()
 }
 
-// emitCallbacksC writes the C vtable of the callback object: IUnknown slots
-// forward to the hand-written shim, every other slot answers S_OK in C unless
+// emitCallbacksC writes the C vtable of the callback object (package
+// internal/comobj): IUnknown slots forward to the hand-written object.c, every other slot answers S_OK in C unless
 // the user implements it, in which case it enters Go through the guard.
 func emitCallbacksC(cmdline string, top *Interface, slots []*CallbackSlot, allCallbackIfaces []*Interface, infoIfaces []*Interface) []byte {
 	var b strings.Builder

@@ -135,7 +135,7 @@ func (o *Output) Diff(root string) ([]string, error) {
 			diffs = append(diffs, p)
 		}
 	}
-	for _, dir := range []string{"profiler", "metadata", "internal/com", "internal/chain", "internal/include", "ilrw"} {
+	for _, dir := range []string{"profiler", "metadata", "internal/com", "internal/comobj", "internal/chain", "internal/include", "ilrw"} {
 		matches, _ := filepath.Glob(filepath.Join(root, dir, "*_gen.*"))
 		for _, m := range matches {
 			rel, _ := filepath.Rel(root, m)

@@ -296,8 +296,8 @@ func TestV31IsSubset(t *testing.T) {
 		t.Logf("%s: all %d exported declarations of 3.1 are present now", p, n)
 	}
 	vt := regexp.MustCompile(`(?m)^    clrprof_cb_\w+,$`)
-	oldSlots := vt.FindAll(oldOut.Files["profiler/callbacks_gen.c"], -1)
-	curSlots := vt.FindAll(curOut.Files["profiler/callbacks_gen.c"], -1)
+	oldSlots := vt.FindAll(oldOut.Files["internal/comobj/callbacks_gen.c"], -1)
+	curSlots := vt.FindAll(curOut.Files["internal/comobj/callbacks_gen.c"], -1)
 	if len(oldSlots) == 0 || len(curSlots) < len(oldSlots) {
 		t.Fatalf("callback vtables: 3.1 %d slots, current %d", len(oldSlots), len(curSlots))
 	}

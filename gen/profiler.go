@@ -58,7 +58,9 @@ func profilerMapper(u *Universe, prof *File, ov *Overlay) *TypeMapper {
 
 // GenerateProfiler emits package profiler from corprof.idl (and the HRESULTs
 // of corerror.h when given), with the C it shares: the interface header
-// (internal/include) and the chain's forwarding vtable (internal/chain).
+// (internal/include), the profiler object's callback thunks and their Go
+// exports (internal/comobj) and the chain's forwarding vtable
+// (internal/chain).
 // Keys of the result are paths relative to profiler/.
 // Structs named in shared are declared by package metadata and aliased here.
 func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[string]bool, st *Stats) (map[string][]byte, error) {
@@ -110,7 +112,11 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 				return nil, err
 			}
 			st.RawParams += pl.Raw
-			slots = append(slots, &CallbackSlot{Index: len(slots), Version: v, Iface: it, Plan: pl, Special: specialCallbacks[m.Name]})
+			s := &CallbackSlot{Index: len(slots), Version: v, Iface: it, Plan: pl, Special: specialCallbacks[m.Name]}
+			if err := rawBasics(tm, s); err != nil {
+				return nil, err
+			}
+			slots = append(slots, s)
 		}
 	}
 	st.CallbackSlots = len(slots)
@@ -137,7 +143,14 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 	// lives in internal/include; the keys of out are relative to profiler/.
 	out["../internal/include/corprof_gen.h"] = hdr
 	out["thunks_gen.h"] = CThunks(cmdline, "CLRPROF_THUNKS_GEN_H", "corprof_gen.h", append(append([]*Interface(nil), infos...), others...))
-	out["callbacks_gen.c"] = emitCallbacksC(cmdline, top, slots, callbacks, infos)
+	// The profiler object's C and the exports it calls are package
+	// internal/comobj's (a C file calls only its own package's exports).
+	out["../internal/comobj/callbacks_gen.c"] = emitCallbacksC(cmdline, top, slots, callbacks, infos)
+	of := newGoFile("comobj", cmdline, "#include \"object.h\"")
+	emitComobjGo(of, slots)
+	if out["../internal/comobj/callbacks_gen.go"], err = render(of); err != nil {
+		return nil, err
+	}
 	chain, err := emitChainC(cmdline, top, slots)
 	if err != nil {
 		return nil, err
@@ -177,7 +190,7 @@ func GenerateProfiler(cmdline string, prof, errs *File, ov *Overlay, shared map[
 	}
 
 	// callbacks_gen.go
-	cf := newGoFile("profiler", cmdline, `#include "corprof_gen.h"`)
+	cf := newGoFile("profiler", cmdline, "")
 	emitCallbacksGo(cf, ov.Docs, slots, len(callbacks))
 	if out["callbacks_gen.go"], err = render(cf); err != nil {
 		return nil, err

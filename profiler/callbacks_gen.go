@@ -11,9 +11,6 @@ import (
 	"github.com/google/uuid"
 )
 
-// #include "corprof_gen.h"
-import "C"
-
 // Callback is the Go form of ICorProfilerCallback (IID 176fbed1-a55c-4796-98ca-a9da0ef883e7): implement it, usually by embedding Base and overriding what you need.
 type Callback interface {
 	// Initialize is the first call: it hands over the Info of this runtime.
@@ -1453,29 +1450,35 @@ var callbackMethods = [95]struct {
 	Version int
 }{{"Initialize", 1}, {"Shutdown", 1}, {"AppDomainCreationStarted", 1}, {"AppDomainCreationFinished", 1}, {"AppDomainShutdownStarted", 1}, {"AppDomainShutdownFinished", 1}, {"AssemblyLoadStarted", 1}, {"AssemblyLoadFinished", 1}, {"AssemblyUnloadStarted", 1}, {"AssemblyUnloadFinished", 1}, {"ModuleLoadStarted", 1}, {"ModuleLoadFinished", 1}, {"ModuleUnloadStarted", 1}, {"ModuleUnloadFinished", 1}, {"ModuleAttachedToAssembly", 1}, {"ClassLoadStarted", 1}, {"ClassLoadFinished", 1}, {"ClassUnloadStarted", 1}, {"ClassUnloadFinished", 1}, {"FunctionUnloadStarted", 1}, {"JITCompilationStarted", 1}, {"JITCompilationFinished", 1}, {"JITCachedFunctionSearchStarted", 1}, {"JITCachedFunctionSearchFinished", 1}, {"JITFunctionPitched", 1}, {"JITInlining", 1}, {"ThreadCreated", 1}, {"ThreadDestroyed", 1}, {"ThreadAssignedToOSThread", 1}, {"RemotingClientInvocationStarted", 1}, {"RemotingClientSendingMessage", 1}, {"RemotingClientReceivingReply", 1}, {"RemotingClientInvocationFinished", 1}, {"RemotingServerReceivingMessage", 1}, {"RemotingServerInvocationStarted", 1}, {"RemotingServerInvocationReturned", 1}, {"RemotingServerSendingReply", 1}, {"UnmanagedToManagedTransition", 1}, {"ManagedToUnmanagedTransition", 1}, {"RuntimeSuspendStarted", 1}, {"RuntimeSuspendFinished", 1}, {"RuntimeSuspendAborted", 1}, {"RuntimeResumeStarted", 1}, {"RuntimeResumeFinished", 1}, {"RuntimeThreadSuspended", 1}, {"RuntimeThreadResumed", 1}, {"MovedReferences", 1}, {"ObjectAllocated", 1}, {"ObjectsAllocatedByClass", 1}, {"ObjectReferences", 1}, {"RootReferences", 1}, {"ExceptionThrown", 1}, {"ExceptionSearchFunctionEnter", 1}, {"ExceptionSearchFunctionLeave", 1}, {"ExceptionSearchFilterEnter", 1}, {"ExceptionSearchFilterLeave", 1}, {"ExceptionSearchCatcherFound", 1}, {"ExceptionOSHandlerEnter", 1}, {"ExceptionOSHandlerLeave", 1}, {"ExceptionUnwindFunctionEnter", 1}, {"ExceptionUnwindFunctionLeave", 1}, {"ExceptionUnwindFinallyEnter", 1}, {"ExceptionUnwindFinallyLeave", 1}, {"ExceptionCatcherEnter", 1}, {"ExceptionCatcherLeave", 1}, {"COMClassicVTableCreated", 1}, {"COMClassicVTableDestroyed", 1}, {"ExceptionCLRCatcherFound", 1}, {"ExceptionCLRCatcherExecute", 1}, {"ThreadNameChanged", 2}, {"GarbageCollectionStarted", 2}, {"SurvivingReferences", 2}, {"GarbageCollectionFinished", 2}, {"FinalizeableObjectQueued", 2}, {"RootReferences2", 2}, {"HandleCreated", 2}, {"HandleDestroyed", 2}, {"InitializeForAttach", 3}, {"ProfilerAttachComplete", 3}, {"ProfilerDetachSucceeded", 3}, {"ReJITCompilationStarted", 4}, {"GetReJITParameters", 4}, {"ReJITCompilationFinished", 4}, {"ReJITError", 4}, {"MovedReferences2", 4}, {"SurvivingReferences2", 4}, {"ConditionalWeakTableElementReferences", 5}, {"GetAssemblyReferences", 6}, {"ModuleInMemorySymbolsUpdated", 7}, {"DynamicMethodJITCompilationStarted", 8}, {"DynamicMethodJITCompilationFinished", 8}, {"DynamicMethodUnloaded", 9}, {"EventPipeEventDelivered", 10}, {"EventPipeProviderCreated", 10}, {"LoadAsNotificationOnly", 11}}
 
-//export clrprofGoInitialize
-func clrprofGoInitialize(h C.uintptr_t, a_pICorProfilerInfoUnk unsafe.Pointer) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// objectHost is the dispatcher's side of package comobj: the object's C
+// calls its methods (comobj.Callbacks, generated below) and those of
+// shim.go through comobj's exports. It is installed by an init
+// function (shim.go).
+type objectHost struct{}
+
+// Initialize is ICorProfilerCallback::Initialize from the object's C (comobj.Callbacks).
+func (objectHost) Initialize(h uintptr, a_pICorProfilerInfoUnk unsafe.Pointer) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
 	defer d.recoverTo("Initialize", &hr)
-	return C.HRESULT(toHRESULT(d.initialize(a_pICorProfilerInfoUnk)))
+	return toHRESULT(d.initialize(a_pICorProfilerInfoUnk))
 }
 
-//export clrprofGoShutdown
-func clrprofGoShutdown(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// Shutdown is ICorProfilerCallback::Shutdown from the object's C (comobj.Callbacks).
+func (objectHost) Shutdown(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
 	defer d.recoverTo("Shutdown", &hr)
-	return C.HRESULT(toHRESULT(d.shutdown()))
+	return toHRESULT(d.shutdown())
 }
 
-//export clrprofGoAppDomainCreationStarted
-func clrprofGoAppDomainCreationStarted(h C.uintptr_t, a_appDomainID C.AppDomainID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// AppDomainCreationStarted is ICorProfilerCallback::AppDomainCreationStarted from the object's C (comobj.Callbacks).
+func (objectHost) AppDomainCreationStarted(h uintptr, a_appDomainID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1483,12 +1486,12 @@ func clrprofGoAppDomainCreationStarted(h C.uintptr_t, a_appDomainID C.AppDomainI
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.AppDomainCreationStarted(AppDomainID(a_appDomainID))))
+	return toHRESULT(d.cb1.AppDomainCreationStarted(AppDomainID(a_appDomainID)))
 }
 
-//export clrprofGoAppDomainCreationFinished
-func clrprofGoAppDomainCreationFinished(h C.uintptr_t, a_appDomainID C.AppDomainID, a_hrStatus C.HRESULT) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// AppDomainCreationFinished is ICorProfilerCallback::AppDomainCreationFinished from the object's C (comobj.Callbacks).
+func (objectHost) AppDomainCreationFinished(h uintptr, a_appDomainID uintptr, a_hrStatus int32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1496,12 +1499,12 @@ func clrprofGoAppDomainCreationFinished(h C.uintptr_t, a_appDomainID C.AppDomain
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.AppDomainCreationFinished(AppDomainID(a_appDomainID), HRESULT(a_hrStatus))))
+	return toHRESULT(d.cb1.AppDomainCreationFinished(AppDomainID(a_appDomainID), HRESULT(a_hrStatus)))
 }
 
-//export clrprofGoAppDomainShutdownStarted
-func clrprofGoAppDomainShutdownStarted(h C.uintptr_t, a_appDomainID C.AppDomainID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// AppDomainShutdownStarted is ICorProfilerCallback::AppDomainShutdownStarted from the object's C (comobj.Callbacks).
+func (objectHost) AppDomainShutdownStarted(h uintptr, a_appDomainID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1509,12 +1512,12 @@ func clrprofGoAppDomainShutdownStarted(h C.uintptr_t, a_appDomainID C.AppDomainI
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.AppDomainShutdownStarted(AppDomainID(a_appDomainID))))
+	return toHRESULT(d.cb1.AppDomainShutdownStarted(AppDomainID(a_appDomainID)))
 }
 
-//export clrprofGoAppDomainShutdownFinished
-func clrprofGoAppDomainShutdownFinished(h C.uintptr_t, a_appDomainID C.AppDomainID, a_hrStatus C.HRESULT) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// AppDomainShutdownFinished is ICorProfilerCallback::AppDomainShutdownFinished from the object's C (comobj.Callbacks).
+func (objectHost) AppDomainShutdownFinished(h uintptr, a_appDomainID uintptr, a_hrStatus int32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1522,12 +1525,12 @@ func clrprofGoAppDomainShutdownFinished(h C.uintptr_t, a_appDomainID C.AppDomain
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.AppDomainShutdownFinished(AppDomainID(a_appDomainID), HRESULT(a_hrStatus))))
+	return toHRESULT(d.cb1.AppDomainShutdownFinished(AppDomainID(a_appDomainID), HRESULT(a_hrStatus)))
 }
 
-//export clrprofGoAssemblyLoadStarted
-func clrprofGoAssemblyLoadStarted(h C.uintptr_t, a_assemblyID C.AssemblyID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// AssemblyLoadStarted is ICorProfilerCallback::AssemblyLoadStarted from the object's C (comobj.Callbacks).
+func (objectHost) AssemblyLoadStarted(h uintptr, a_assemblyID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1535,12 +1538,12 @@ func clrprofGoAssemblyLoadStarted(h C.uintptr_t, a_assemblyID C.AssemblyID) (hr 
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.AssemblyLoadStarted(AssemblyID(a_assemblyID))))
+	return toHRESULT(d.cb1.AssemblyLoadStarted(AssemblyID(a_assemblyID)))
 }
 
-//export clrprofGoAssemblyLoadFinished
-func clrprofGoAssemblyLoadFinished(h C.uintptr_t, a_assemblyID C.AssemblyID, a_hrStatus C.HRESULT) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// AssemblyLoadFinished is ICorProfilerCallback::AssemblyLoadFinished from the object's C (comobj.Callbacks).
+func (objectHost) AssemblyLoadFinished(h uintptr, a_assemblyID uintptr, a_hrStatus int32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1548,12 +1551,12 @@ func clrprofGoAssemblyLoadFinished(h C.uintptr_t, a_assemblyID C.AssemblyID, a_h
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.AssemblyLoadFinished(AssemblyID(a_assemblyID), HRESULT(a_hrStatus))))
+	return toHRESULT(d.cb1.AssemblyLoadFinished(AssemblyID(a_assemblyID), HRESULT(a_hrStatus)))
 }
 
-//export clrprofGoAssemblyUnloadStarted
-func clrprofGoAssemblyUnloadStarted(h C.uintptr_t, a_assemblyID C.AssemblyID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// AssemblyUnloadStarted is ICorProfilerCallback::AssemblyUnloadStarted from the object's C (comobj.Callbacks).
+func (objectHost) AssemblyUnloadStarted(h uintptr, a_assemblyID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1561,12 +1564,12 @@ func clrprofGoAssemblyUnloadStarted(h C.uintptr_t, a_assemblyID C.AssemblyID) (h
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.AssemblyUnloadStarted(AssemblyID(a_assemblyID))))
+	return toHRESULT(d.cb1.AssemblyUnloadStarted(AssemblyID(a_assemblyID)))
 }
 
-//export clrprofGoAssemblyUnloadFinished
-func clrprofGoAssemblyUnloadFinished(h C.uintptr_t, a_assemblyID C.AssemblyID, a_hrStatus C.HRESULT) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// AssemblyUnloadFinished is ICorProfilerCallback::AssemblyUnloadFinished from the object's C (comobj.Callbacks).
+func (objectHost) AssemblyUnloadFinished(h uintptr, a_assemblyID uintptr, a_hrStatus int32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1574,12 +1577,12 @@ func clrprofGoAssemblyUnloadFinished(h C.uintptr_t, a_assemblyID C.AssemblyID, a
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.AssemblyUnloadFinished(AssemblyID(a_assemblyID), HRESULT(a_hrStatus))))
+	return toHRESULT(d.cb1.AssemblyUnloadFinished(AssemblyID(a_assemblyID), HRESULT(a_hrStatus)))
 }
 
-//export clrprofGoModuleLoadStarted
-func clrprofGoModuleLoadStarted(h C.uintptr_t, a_moduleID C.ModuleID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ModuleLoadStarted is ICorProfilerCallback::ModuleLoadStarted from the object's C (comobj.Callbacks).
+func (objectHost) ModuleLoadStarted(h uintptr, a_moduleID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1587,12 +1590,12 @@ func clrprofGoModuleLoadStarted(h C.uintptr_t, a_moduleID C.ModuleID) (hr C.HRES
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ModuleLoadStarted(ModuleID(a_moduleID))))
+	return toHRESULT(d.cb1.ModuleLoadStarted(ModuleID(a_moduleID)))
 }
 
-//export clrprofGoModuleLoadFinished
-func clrprofGoModuleLoadFinished(h C.uintptr_t, a_moduleID C.ModuleID, a_hrStatus C.HRESULT) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ModuleLoadFinished is ICorProfilerCallback::ModuleLoadFinished from the object's C (comobj.Callbacks).
+func (objectHost) ModuleLoadFinished(h uintptr, a_moduleID uintptr, a_hrStatus int32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1600,12 +1603,12 @@ func clrprofGoModuleLoadFinished(h C.uintptr_t, a_moduleID C.ModuleID, a_hrStatu
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ModuleLoadFinished(ModuleID(a_moduleID), HRESULT(a_hrStatus))))
+	return toHRESULT(d.cb1.ModuleLoadFinished(ModuleID(a_moduleID), HRESULT(a_hrStatus)))
 }
 
-//export clrprofGoModuleUnloadStarted
-func clrprofGoModuleUnloadStarted(h C.uintptr_t, a_moduleID C.ModuleID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ModuleUnloadStarted is ICorProfilerCallback::ModuleUnloadStarted from the object's C (comobj.Callbacks).
+func (objectHost) ModuleUnloadStarted(h uintptr, a_moduleID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1613,12 +1616,12 @@ func clrprofGoModuleUnloadStarted(h C.uintptr_t, a_moduleID C.ModuleID) (hr C.HR
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ModuleUnloadStarted(ModuleID(a_moduleID))))
+	return toHRESULT(d.cb1.ModuleUnloadStarted(ModuleID(a_moduleID)))
 }
 
-//export clrprofGoModuleUnloadFinished
-func clrprofGoModuleUnloadFinished(h C.uintptr_t, a_moduleID C.ModuleID, a_hrStatus C.HRESULT) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ModuleUnloadFinished is ICorProfilerCallback::ModuleUnloadFinished from the object's C (comobj.Callbacks).
+func (objectHost) ModuleUnloadFinished(h uintptr, a_moduleID uintptr, a_hrStatus int32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1626,12 +1629,12 @@ func clrprofGoModuleUnloadFinished(h C.uintptr_t, a_moduleID C.ModuleID, a_hrSta
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ModuleUnloadFinished(ModuleID(a_moduleID), HRESULT(a_hrStatus))))
+	return toHRESULT(d.cb1.ModuleUnloadFinished(ModuleID(a_moduleID), HRESULT(a_hrStatus)))
 }
 
-//export clrprofGoModuleAttachedToAssembly
-func clrprofGoModuleAttachedToAssembly(h C.uintptr_t, a_moduleID C.ModuleID, a_assemblyID C.AssemblyID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ModuleAttachedToAssembly is ICorProfilerCallback::ModuleAttachedToAssembly from the object's C (comobj.Callbacks).
+func (objectHost) ModuleAttachedToAssembly(h uintptr, a_moduleID uintptr, a_assemblyID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1639,12 +1642,12 @@ func clrprofGoModuleAttachedToAssembly(h C.uintptr_t, a_moduleID C.ModuleID, a_a
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ModuleAttachedToAssembly(ModuleID(a_moduleID), AssemblyID(a_assemblyID))))
+	return toHRESULT(d.cb1.ModuleAttachedToAssembly(ModuleID(a_moduleID), AssemblyID(a_assemblyID)))
 }
 
-//export clrprofGoClassLoadStarted
-func clrprofGoClassLoadStarted(h C.uintptr_t, a_classID C.ClassID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ClassLoadStarted is ICorProfilerCallback::ClassLoadStarted from the object's C (comobj.Callbacks).
+func (objectHost) ClassLoadStarted(h uintptr, a_classID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1652,12 +1655,12 @@ func clrprofGoClassLoadStarted(h C.uintptr_t, a_classID C.ClassID) (hr C.HRESULT
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ClassLoadStarted(ClassID(a_classID))))
+	return toHRESULT(d.cb1.ClassLoadStarted(ClassID(a_classID)))
 }
 
-//export clrprofGoClassLoadFinished
-func clrprofGoClassLoadFinished(h C.uintptr_t, a_classID C.ClassID, a_hrStatus C.HRESULT) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ClassLoadFinished is ICorProfilerCallback::ClassLoadFinished from the object's C (comobj.Callbacks).
+func (objectHost) ClassLoadFinished(h uintptr, a_classID uintptr, a_hrStatus int32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1665,12 +1668,12 @@ func clrprofGoClassLoadFinished(h C.uintptr_t, a_classID C.ClassID, a_hrStatus C
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ClassLoadFinished(ClassID(a_classID), HRESULT(a_hrStatus))))
+	return toHRESULT(d.cb1.ClassLoadFinished(ClassID(a_classID), HRESULT(a_hrStatus)))
 }
 
-//export clrprofGoClassUnloadStarted
-func clrprofGoClassUnloadStarted(h C.uintptr_t, a_classID C.ClassID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ClassUnloadStarted is ICorProfilerCallback::ClassUnloadStarted from the object's C (comobj.Callbacks).
+func (objectHost) ClassUnloadStarted(h uintptr, a_classID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1678,12 +1681,12 @@ func clrprofGoClassUnloadStarted(h C.uintptr_t, a_classID C.ClassID) (hr C.HRESU
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ClassUnloadStarted(ClassID(a_classID))))
+	return toHRESULT(d.cb1.ClassUnloadStarted(ClassID(a_classID)))
 }
 
-//export clrprofGoClassUnloadFinished
-func clrprofGoClassUnloadFinished(h C.uintptr_t, a_classID C.ClassID, a_hrStatus C.HRESULT) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ClassUnloadFinished is ICorProfilerCallback::ClassUnloadFinished from the object's C (comobj.Callbacks).
+func (objectHost) ClassUnloadFinished(h uintptr, a_classID uintptr, a_hrStatus int32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1691,12 +1694,12 @@ func clrprofGoClassUnloadFinished(h C.uintptr_t, a_classID C.ClassID, a_hrStatus
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ClassUnloadFinished(ClassID(a_classID), HRESULT(a_hrStatus))))
+	return toHRESULT(d.cb1.ClassUnloadFinished(ClassID(a_classID), HRESULT(a_hrStatus)))
 }
 
-//export clrprofGoFunctionUnloadStarted
-func clrprofGoFunctionUnloadStarted(h C.uintptr_t, a_functionID C.FunctionID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// FunctionUnloadStarted is ICorProfilerCallback::FunctionUnloadStarted from the object's C (comobj.Callbacks).
+func (objectHost) FunctionUnloadStarted(h uintptr, a_functionID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1704,12 +1707,12 @@ func clrprofGoFunctionUnloadStarted(h C.uintptr_t, a_functionID C.FunctionID) (h
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.FunctionUnloadStarted(FunctionID(a_functionID))))
+	return toHRESULT(d.cb1.FunctionUnloadStarted(FunctionID(a_functionID)))
 }
 
-//export clrprofGoJITCompilationStarted
-func clrprofGoJITCompilationStarted(h C.uintptr_t, a_functionID C.FunctionID, a_fIsSafeToBlock C.BOOL) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// JITCompilationStarted is ICorProfilerCallback::JITCompilationStarted from the object's C (comobj.Callbacks).
+func (objectHost) JITCompilationStarted(h uintptr, a_functionID uintptr, a_fIsSafeToBlock int32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1717,12 +1720,12 @@ func clrprofGoJITCompilationStarted(h C.uintptr_t, a_functionID C.FunctionID, a_
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.JITCompilationStarted(FunctionID(a_functionID), a_fIsSafeToBlock != 0)))
+	return toHRESULT(d.cb1.JITCompilationStarted(FunctionID(a_functionID), a_fIsSafeToBlock != 0))
 }
 
-//export clrprofGoJITCompilationFinished
-func clrprofGoJITCompilationFinished(h C.uintptr_t, a_functionID C.FunctionID, a_hrStatus C.HRESULT, a_fIsSafeToBlock C.BOOL) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// JITCompilationFinished is ICorProfilerCallback::JITCompilationFinished from the object's C (comobj.Callbacks).
+func (objectHost) JITCompilationFinished(h uintptr, a_functionID uintptr, a_hrStatus int32, a_fIsSafeToBlock int32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1730,12 +1733,12 @@ func clrprofGoJITCompilationFinished(h C.uintptr_t, a_functionID C.FunctionID, a
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.JITCompilationFinished(FunctionID(a_functionID), HRESULT(a_hrStatus), a_fIsSafeToBlock != 0)))
+	return toHRESULT(d.cb1.JITCompilationFinished(FunctionID(a_functionID), HRESULT(a_hrStatus), a_fIsSafeToBlock != 0))
 }
 
-//export clrprofGoJITCachedFunctionSearchStarted
-func clrprofGoJITCachedFunctionSearchStarted(h C.uintptr_t, a_functionID C.FunctionID, a_pbUseCachedFunction unsafe.Pointer) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// JITCachedFunctionSearchStarted is ICorProfilerCallback::JITCachedFunctionSearchStarted from the object's C (comobj.Callbacks).
+func (objectHost) JITCachedFunctionSearchStarted(h uintptr, a_functionID uintptr, a_pbUseCachedFunction unsafe.Pointer) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1745,17 +1748,17 @@ func clrprofGoJITCachedFunctionSearchStarted(h C.uintptr_t, a_functionID C.Funct
 	}
 	r0, err := d.cb1.JITCachedFunctionSearchStarted(FunctionID(a_functionID))
 	if err != nil {
-		return C.HRESULT(toHRESULT(err))
+		return toHRESULT(err)
 	}
 	if a_pbUseCachedFunction != nil {
-		*(*C.BOOL)(a_pbUseCachedFunction) = C.BOOL(cgoutil.Bool(r0))
+		*(*int32)(a_pbUseCachedFunction) = cgoutil.Bool(r0)
 	}
 	return 0
 }
 
-//export clrprofGoJITCachedFunctionSearchFinished
-func clrprofGoJITCachedFunctionSearchFinished(h C.uintptr_t, a_functionID C.FunctionID, a_result C.COR_PRF_JIT_CACHE) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// JITCachedFunctionSearchFinished is ICorProfilerCallback::JITCachedFunctionSearchFinished from the object's C (comobj.Callbacks).
+func (objectHost) JITCachedFunctionSearchFinished(h uintptr, a_functionID uintptr, a_result uint32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1763,12 +1766,12 @@ func clrprofGoJITCachedFunctionSearchFinished(h C.uintptr_t, a_functionID C.Func
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.JITCachedFunctionSearchFinished(FunctionID(a_functionID), JITCache(a_result))))
+	return toHRESULT(d.cb1.JITCachedFunctionSearchFinished(FunctionID(a_functionID), JITCache(a_result)))
 }
 
-//export clrprofGoJITFunctionPitched
-func clrprofGoJITFunctionPitched(h C.uintptr_t, a_functionID C.FunctionID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// JITFunctionPitched is ICorProfilerCallback::JITFunctionPitched from the object's C (comobj.Callbacks).
+func (objectHost) JITFunctionPitched(h uintptr, a_functionID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1776,12 +1779,12 @@ func clrprofGoJITFunctionPitched(h C.uintptr_t, a_functionID C.FunctionID) (hr C
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.JITFunctionPitched(FunctionID(a_functionID))))
+	return toHRESULT(d.cb1.JITFunctionPitched(FunctionID(a_functionID)))
 }
 
-//export clrprofGoJITInlining
-func clrprofGoJITInlining(h C.uintptr_t, a_callerID C.FunctionID, a_calleeID C.FunctionID, a_pfShouldInline unsafe.Pointer) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// JITInlining is ICorProfilerCallback::JITInlining from the object's C (comobj.Callbacks).
+func (objectHost) JITInlining(h uintptr, a_callerID uintptr, a_calleeID uintptr, a_pfShouldInline unsafe.Pointer) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1791,17 +1794,17 @@ func clrprofGoJITInlining(h C.uintptr_t, a_callerID C.FunctionID, a_calleeID C.F
 	}
 	r0, err := d.cb1.JITInlining(FunctionID(a_callerID), FunctionID(a_calleeID))
 	if err != nil {
-		return C.HRESULT(toHRESULT(err))
+		return toHRESULT(err)
 	}
 	if a_pfShouldInline != nil {
-		*(*C.BOOL)(a_pfShouldInline) = C.BOOL(cgoutil.Bool(r0))
+		*(*int32)(a_pfShouldInline) = cgoutil.Bool(r0)
 	}
 	return 0
 }
 
-//export clrprofGoThreadCreated
-func clrprofGoThreadCreated(h C.uintptr_t, a_threadID C.ThreadID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ThreadCreated is ICorProfilerCallback::ThreadCreated from the object's C (comobj.Callbacks).
+func (objectHost) ThreadCreated(h uintptr, a_threadID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1809,12 +1812,12 @@ func clrprofGoThreadCreated(h C.uintptr_t, a_threadID C.ThreadID) (hr C.HRESULT)
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ThreadCreated(ThreadID(a_threadID))))
+	return toHRESULT(d.cb1.ThreadCreated(ThreadID(a_threadID)))
 }
 
-//export clrprofGoThreadDestroyed
-func clrprofGoThreadDestroyed(h C.uintptr_t, a_threadID C.ThreadID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ThreadDestroyed is ICorProfilerCallback::ThreadDestroyed from the object's C (comobj.Callbacks).
+func (objectHost) ThreadDestroyed(h uintptr, a_threadID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1822,12 +1825,12 @@ func clrprofGoThreadDestroyed(h C.uintptr_t, a_threadID C.ThreadID) (hr C.HRESUL
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ThreadDestroyed(ThreadID(a_threadID))))
+	return toHRESULT(d.cb1.ThreadDestroyed(ThreadID(a_threadID)))
 }
 
-//export clrprofGoThreadAssignedToOSThread
-func clrprofGoThreadAssignedToOSThread(h C.uintptr_t, a_managedThreadID C.ThreadID, a_osThreadID C.DWORD) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ThreadAssignedToOSThread is ICorProfilerCallback::ThreadAssignedToOSThread from the object's C (comobj.Callbacks).
+func (objectHost) ThreadAssignedToOSThread(h uintptr, a_managedThreadID uintptr, a_osThreadID uint32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1835,12 +1838,12 @@ func clrprofGoThreadAssignedToOSThread(h C.uintptr_t, a_managedThreadID C.Thread
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ThreadAssignedToOSThread(ThreadID(a_managedThreadID), uint32(a_osThreadID))))
+	return toHRESULT(d.cb1.ThreadAssignedToOSThread(ThreadID(a_managedThreadID), uint32(a_osThreadID)))
 }
 
-//export clrprofGoRemotingClientInvocationStarted
-func clrprofGoRemotingClientInvocationStarted(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// RemotingClientInvocationStarted is ICorProfilerCallback::RemotingClientInvocationStarted from the object's C (comobj.Callbacks).
+func (objectHost) RemotingClientInvocationStarted(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1848,12 +1851,12 @@ func clrprofGoRemotingClientInvocationStarted(h C.uintptr_t) (hr C.HRESULT) {
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.RemotingClientInvocationStarted()))
+	return toHRESULT(d.cb1.RemotingClientInvocationStarted())
 }
 
-//export clrprofGoRemotingClientSendingMessage
-func clrprofGoRemotingClientSendingMessage(h C.uintptr_t, a_pCookie unsafe.Pointer, a_fIsAsync C.BOOL) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// RemotingClientSendingMessage is ICorProfilerCallback::RemotingClientSendingMessage from the object's C (comobj.Callbacks).
+func (objectHost) RemotingClientSendingMessage(h uintptr, a_pCookie unsafe.Pointer, a_fIsAsync int32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1861,12 +1864,12 @@ func clrprofGoRemotingClientSendingMessage(h C.uintptr_t, a_pCookie unsafe.Point
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.RemotingClientSendingMessage(cgoutil.GUIDAt(a_pCookie), a_fIsAsync != 0)))
+	return toHRESULT(d.cb1.RemotingClientSendingMessage(cgoutil.GUIDAt(a_pCookie), a_fIsAsync != 0))
 }
 
-//export clrprofGoRemotingClientReceivingReply
-func clrprofGoRemotingClientReceivingReply(h C.uintptr_t, a_pCookie unsafe.Pointer, a_fIsAsync C.BOOL) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// RemotingClientReceivingReply is ICorProfilerCallback::RemotingClientReceivingReply from the object's C (comobj.Callbacks).
+func (objectHost) RemotingClientReceivingReply(h uintptr, a_pCookie unsafe.Pointer, a_fIsAsync int32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1874,12 +1877,12 @@ func clrprofGoRemotingClientReceivingReply(h C.uintptr_t, a_pCookie unsafe.Point
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.RemotingClientReceivingReply(cgoutil.GUIDAt(a_pCookie), a_fIsAsync != 0)))
+	return toHRESULT(d.cb1.RemotingClientReceivingReply(cgoutil.GUIDAt(a_pCookie), a_fIsAsync != 0))
 }
 
-//export clrprofGoRemotingClientInvocationFinished
-func clrprofGoRemotingClientInvocationFinished(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// RemotingClientInvocationFinished is ICorProfilerCallback::RemotingClientInvocationFinished from the object's C (comobj.Callbacks).
+func (objectHost) RemotingClientInvocationFinished(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1887,12 +1890,12 @@ func clrprofGoRemotingClientInvocationFinished(h C.uintptr_t) (hr C.HRESULT) {
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.RemotingClientInvocationFinished()))
+	return toHRESULT(d.cb1.RemotingClientInvocationFinished())
 }
 
-//export clrprofGoRemotingServerReceivingMessage
-func clrprofGoRemotingServerReceivingMessage(h C.uintptr_t, a_pCookie unsafe.Pointer, a_fIsAsync C.BOOL) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// RemotingServerReceivingMessage is ICorProfilerCallback::RemotingServerReceivingMessage from the object's C (comobj.Callbacks).
+func (objectHost) RemotingServerReceivingMessage(h uintptr, a_pCookie unsafe.Pointer, a_fIsAsync int32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1900,12 +1903,12 @@ func clrprofGoRemotingServerReceivingMessage(h C.uintptr_t, a_pCookie unsafe.Poi
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.RemotingServerReceivingMessage(cgoutil.GUIDAt(a_pCookie), a_fIsAsync != 0)))
+	return toHRESULT(d.cb1.RemotingServerReceivingMessage(cgoutil.GUIDAt(a_pCookie), a_fIsAsync != 0))
 }
 
-//export clrprofGoRemotingServerInvocationStarted
-func clrprofGoRemotingServerInvocationStarted(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// RemotingServerInvocationStarted is ICorProfilerCallback::RemotingServerInvocationStarted from the object's C (comobj.Callbacks).
+func (objectHost) RemotingServerInvocationStarted(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1913,12 +1916,12 @@ func clrprofGoRemotingServerInvocationStarted(h C.uintptr_t) (hr C.HRESULT) {
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.RemotingServerInvocationStarted()))
+	return toHRESULT(d.cb1.RemotingServerInvocationStarted())
 }
 
-//export clrprofGoRemotingServerInvocationReturned
-func clrprofGoRemotingServerInvocationReturned(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// RemotingServerInvocationReturned is ICorProfilerCallback::RemotingServerInvocationReturned from the object's C (comobj.Callbacks).
+func (objectHost) RemotingServerInvocationReturned(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1926,12 +1929,12 @@ func clrprofGoRemotingServerInvocationReturned(h C.uintptr_t) (hr C.HRESULT) {
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.RemotingServerInvocationReturned()))
+	return toHRESULT(d.cb1.RemotingServerInvocationReturned())
 }
 
-//export clrprofGoRemotingServerSendingReply
-func clrprofGoRemotingServerSendingReply(h C.uintptr_t, a_pCookie unsafe.Pointer, a_fIsAsync C.BOOL) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// RemotingServerSendingReply is ICorProfilerCallback::RemotingServerSendingReply from the object's C (comobj.Callbacks).
+func (objectHost) RemotingServerSendingReply(h uintptr, a_pCookie unsafe.Pointer, a_fIsAsync int32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1939,12 +1942,12 @@ func clrprofGoRemotingServerSendingReply(h C.uintptr_t, a_pCookie unsafe.Pointer
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.RemotingServerSendingReply(cgoutil.GUIDAt(a_pCookie), a_fIsAsync != 0)))
+	return toHRESULT(d.cb1.RemotingServerSendingReply(cgoutil.GUIDAt(a_pCookie), a_fIsAsync != 0))
 }
 
-//export clrprofGoUnmanagedToManagedTransition
-func clrprofGoUnmanagedToManagedTransition(h C.uintptr_t, a_functionID C.FunctionID, a_reason C.COR_PRF_TRANSITION_REASON) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// UnmanagedToManagedTransition is ICorProfilerCallback::UnmanagedToManagedTransition from the object's C (comobj.Callbacks).
+func (objectHost) UnmanagedToManagedTransition(h uintptr, a_functionID uintptr, a_reason uint32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1952,12 +1955,12 @@ func clrprofGoUnmanagedToManagedTransition(h C.uintptr_t, a_functionID C.Functio
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.UnmanagedToManagedTransition(FunctionID(a_functionID), TransitionReason(a_reason))))
+	return toHRESULT(d.cb1.UnmanagedToManagedTransition(FunctionID(a_functionID), TransitionReason(a_reason)))
 }
 
-//export clrprofGoManagedToUnmanagedTransition
-func clrprofGoManagedToUnmanagedTransition(h C.uintptr_t, a_functionID C.FunctionID, a_reason C.COR_PRF_TRANSITION_REASON) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ManagedToUnmanagedTransition is ICorProfilerCallback::ManagedToUnmanagedTransition from the object's C (comobj.Callbacks).
+func (objectHost) ManagedToUnmanagedTransition(h uintptr, a_functionID uintptr, a_reason uint32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1965,12 +1968,12 @@ func clrprofGoManagedToUnmanagedTransition(h C.uintptr_t, a_functionID C.Functio
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ManagedToUnmanagedTransition(FunctionID(a_functionID), TransitionReason(a_reason))))
+	return toHRESULT(d.cb1.ManagedToUnmanagedTransition(FunctionID(a_functionID), TransitionReason(a_reason)))
 }
 
-//export clrprofGoRuntimeSuspendStarted
-func clrprofGoRuntimeSuspendStarted(h C.uintptr_t, a_suspendReason C.COR_PRF_SUSPEND_REASON) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// RuntimeSuspendStarted is ICorProfilerCallback::RuntimeSuspendStarted from the object's C (comobj.Callbacks).
+func (objectHost) RuntimeSuspendStarted(h uintptr, a_suspendReason uint32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1978,12 +1981,12 @@ func clrprofGoRuntimeSuspendStarted(h C.uintptr_t, a_suspendReason C.COR_PRF_SUS
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.RuntimeSuspendStarted(SuspendReason(a_suspendReason))))
+	return toHRESULT(d.cb1.RuntimeSuspendStarted(SuspendReason(a_suspendReason)))
 }
 
-//export clrprofGoRuntimeSuspendFinished
-func clrprofGoRuntimeSuspendFinished(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// RuntimeSuspendFinished is ICorProfilerCallback::RuntimeSuspendFinished from the object's C (comobj.Callbacks).
+func (objectHost) RuntimeSuspendFinished(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -1991,12 +1994,12 @@ func clrprofGoRuntimeSuspendFinished(h C.uintptr_t) (hr C.HRESULT) {
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.RuntimeSuspendFinished()))
+	return toHRESULT(d.cb1.RuntimeSuspendFinished())
 }
 
-//export clrprofGoRuntimeSuspendAborted
-func clrprofGoRuntimeSuspendAborted(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// RuntimeSuspendAborted is ICorProfilerCallback::RuntimeSuspendAborted from the object's C (comobj.Callbacks).
+func (objectHost) RuntimeSuspendAborted(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2004,12 +2007,12 @@ func clrprofGoRuntimeSuspendAborted(h C.uintptr_t) (hr C.HRESULT) {
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.RuntimeSuspendAborted()))
+	return toHRESULT(d.cb1.RuntimeSuspendAborted())
 }
 
-//export clrprofGoRuntimeResumeStarted
-func clrprofGoRuntimeResumeStarted(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// RuntimeResumeStarted is ICorProfilerCallback::RuntimeResumeStarted from the object's C (comobj.Callbacks).
+func (objectHost) RuntimeResumeStarted(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2017,12 +2020,12 @@ func clrprofGoRuntimeResumeStarted(h C.uintptr_t) (hr C.HRESULT) {
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.RuntimeResumeStarted()))
+	return toHRESULT(d.cb1.RuntimeResumeStarted())
 }
 
-//export clrprofGoRuntimeResumeFinished
-func clrprofGoRuntimeResumeFinished(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// RuntimeResumeFinished is ICorProfilerCallback::RuntimeResumeFinished from the object's C (comobj.Callbacks).
+func (objectHost) RuntimeResumeFinished(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2030,12 +2033,12 @@ func clrprofGoRuntimeResumeFinished(h C.uintptr_t) (hr C.HRESULT) {
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.RuntimeResumeFinished()))
+	return toHRESULT(d.cb1.RuntimeResumeFinished())
 }
 
-//export clrprofGoRuntimeThreadSuspended
-func clrprofGoRuntimeThreadSuspended(h C.uintptr_t, a_threadID C.ThreadID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// RuntimeThreadSuspended is ICorProfilerCallback::RuntimeThreadSuspended from the object's C (comobj.Callbacks).
+func (objectHost) RuntimeThreadSuspended(h uintptr, a_threadID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2043,12 +2046,12 @@ func clrprofGoRuntimeThreadSuspended(h C.uintptr_t, a_threadID C.ThreadID) (hr C
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.RuntimeThreadSuspended(ThreadID(a_threadID))))
+	return toHRESULT(d.cb1.RuntimeThreadSuspended(ThreadID(a_threadID)))
 }
 
-//export clrprofGoRuntimeThreadResumed
-func clrprofGoRuntimeThreadResumed(h C.uintptr_t, a_threadID C.ThreadID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// RuntimeThreadResumed is ICorProfilerCallback::RuntimeThreadResumed from the object's C (comobj.Callbacks).
+func (objectHost) RuntimeThreadResumed(h uintptr, a_threadID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2056,12 +2059,12 @@ func clrprofGoRuntimeThreadResumed(h C.uintptr_t, a_threadID C.ThreadID) (hr C.H
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.RuntimeThreadResumed(ThreadID(a_threadID))))
+	return toHRESULT(d.cb1.RuntimeThreadResumed(ThreadID(a_threadID)))
 }
 
-//export clrprofGoMovedReferences
-func clrprofGoMovedReferences(h C.uintptr_t, a_cMovedObjectIDRanges C.ULONG, a_oldObjectIDRangeStart unsafe.Pointer, a_newObjectIDRangeStart unsafe.Pointer, a_cObjectIDRangeLength unsafe.Pointer) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// MovedReferences is ICorProfilerCallback::MovedReferences from the object's C (comobj.Callbacks).
+func (objectHost) MovedReferences(h uintptr, a_cMovedObjectIDRanges uint32, a_oldObjectIDRangeStart unsafe.Pointer, a_newObjectIDRangeStart unsafe.Pointer, a_cObjectIDRangeLength unsafe.Pointer) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2069,12 +2072,12 @@ func clrprofGoMovedReferences(h C.uintptr_t, a_cMovedObjectIDRanges C.ULONG, a_o
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.MovedReferences(cgoutil.Slice[ObjectID](a_oldObjectIDRangeStart, int(a_cMovedObjectIDRanges)), cgoutil.Slice[ObjectID](a_newObjectIDRangeStart, int(a_cMovedObjectIDRanges)), cgoutil.Slice[uint32](a_cObjectIDRangeLength, int(a_cMovedObjectIDRanges)))))
+	return toHRESULT(d.cb1.MovedReferences(cgoutil.Slice[ObjectID](a_oldObjectIDRangeStart, int(a_cMovedObjectIDRanges)), cgoutil.Slice[ObjectID](a_newObjectIDRangeStart, int(a_cMovedObjectIDRanges)), cgoutil.Slice[uint32](a_cObjectIDRangeLength, int(a_cMovedObjectIDRanges))))
 }
 
-//export clrprofGoObjectAllocated
-func clrprofGoObjectAllocated(h C.uintptr_t, a_objectID C.ObjectID, a_classID C.ClassID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ObjectAllocated is ICorProfilerCallback::ObjectAllocated from the object's C (comobj.Callbacks).
+func (objectHost) ObjectAllocated(h uintptr, a_objectID uintptr, a_classID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2082,12 +2085,12 @@ func clrprofGoObjectAllocated(h C.uintptr_t, a_objectID C.ObjectID, a_classID C.
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ObjectAllocated(ObjectID(a_objectID), ClassID(a_classID))))
+	return toHRESULT(d.cb1.ObjectAllocated(ObjectID(a_objectID), ClassID(a_classID)))
 }
 
-//export clrprofGoObjectsAllocatedByClass
-func clrprofGoObjectsAllocatedByClass(h C.uintptr_t, a_cClassCount C.ULONG, a_classIDs unsafe.Pointer, a_cObjects unsafe.Pointer) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ObjectsAllocatedByClass is ICorProfilerCallback::ObjectsAllocatedByClass from the object's C (comobj.Callbacks).
+func (objectHost) ObjectsAllocatedByClass(h uintptr, a_cClassCount uint32, a_classIDs unsafe.Pointer, a_cObjects unsafe.Pointer) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2095,12 +2098,12 @@ func clrprofGoObjectsAllocatedByClass(h C.uintptr_t, a_cClassCount C.ULONG, a_cl
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ObjectsAllocatedByClass(cgoutil.Slice[ClassID](a_classIDs, int(a_cClassCount)), cgoutil.Slice[uint32](a_cObjects, int(a_cClassCount)))))
+	return toHRESULT(d.cb1.ObjectsAllocatedByClass(cgoutil.Slice[ClassID](a_classIDs, int(a_cClassCount)), cgoutil.Slice[uint32](a_cObjects, int(a_cClassCount))))
 }
 
-//export clrprofGoObjectReferences
-func clrprofGoObjectReferences(h C.uintptr_t, a_objectID C.ObjectID, a_classID C.ClassID, a_cObjectRefs C.ULONG, a_objectRefIDs unsafe.Pointer) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ObjectReferences is ICorProfilerCallback::ObjectReferences from the object's C (comobj.Callbacks).
+func (objectHost) ObjectReferences(h uintptr, a_objectID uintptr, a_classID uintptr, a_cObjectRefs uint32, a_objectRefIDs unsafe.Pointer) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2108,12 +2111,12 @@ func clrprofGoObjectReferences(h C.uintptr_t, a_objectID C.ObjectID, a_classID C
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ObjectReferences(ObjectID(a_objectID), ClassID(a_classID), cgoutil.Slice[ObjectID](a_objectRefIDs, int(a_cObjectRefs)))))
+	return toHRESULT(d.cb1.ObjectReferences(ObjectID(a_objectID), ClassID(a_classID), cgoutil.Slice[ObjectID](a_objectRefIDs, int(a_cObjectRefs))))
 }
 
-//export clrprofGoRootReferences
-func clrprofGoRootReferences(h C.uintptr_t, a_cRootRefs C.ULONG, a_rootRefIDs unsafe.Pointer) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// RootReferences is ICorProfilerCallback::RootReferences from the object's C (comobj.Callbacks).
+func (objectHost) RootReferences(h uintptr, a_cRootRefs uint32, a_rootRefIDs unsafe.Pointer) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2121,12 +2124,12 @@ func clrprofGoRootReferences(h C.uintptr_t, a_cRootRefs C.ULONG, a_rootRefIDs un
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.RootReferences(cgoutil.Slice[ObjectID](a_rootRefIDs, int(a_cRootRefs)))))
+	return toHRESULT(d.cb1.RootReferences(cgoutil.Slice[ObjectID](a_rootRefIDs, int(a_cRootRefs))))
 }
 
-//export clrprofGoExceptionThrown
-func clrprofGoExceptionThrown(h C.uintptr_t, a_thrownObjectID C.ObjectID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ExceptionThrown is ICorProfilerCallback::ExceptionThrown from the object's C (comobj.Callbacks).
+func (objectHost) ExceptionThrown(h uintptr, a_thrownObjectID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2134,12 +2137,12 @@ func clrprofGoExceptionThrown(h C.uintptr_t, a_thrownObjectID C.ObjectID) (hr C.
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionThrown(ObjectID(a_thrownObjectID))))
+	return toHRESULT(d.cb1.ExceptionThrown(ObjectID(a_thrownObjectID)))
 }
 
-//export clrprofGoExceptionSearchFunctionEnter
-func clrprofGoExceptionSearchFunctionEnter(h C.uintptr_t, a_functionID C.FunctionID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ExceptionSearchFunctionEnter is ICorProfilerCallback::ExceptionSearchFunctionEnter from the object's C (comobj.Callbacks).
+func (objectHost) ExceptionSearchFunctionEnter(h uintptr, a_functionID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2147,12 +2150,12 @@ func clrprofGoExceptionSearchFunctionEnter(h C.uintptr_t, a_functionID C.Functio
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionSearchFunctionEnter(FunctionID(a_functionID))))
+	return toHRESULT(d.cb1.ExceptionSearchFunctionEnter(FunctionID(a_functionID)))
 }
 
-//export clrprofGoExceptionSearchFunctionLeave
-func clrprofGoExceptionSearchFunctionLeave(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ExceptionSearchFunctionLeave is ICorProfilerCallback::ExceptionSearchFunctionLeave from the object's C (comobj.Callbacks).
+func (objectHost) ExceptionSearchFunctionLeave(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2160,12 +2163,12 @@ func clrprofGoExceptionSearchFunctionLeave(h C.uintptr_t) (hr C.HRESULT) {
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionSearchFunctionLeave()))
+	return toHRESULT(d.cb1.ExceptionSearchFunctionLeave())
 }
 
-//export clrprofGoExceptionSearchFilterEnter
-func clrprofGoExceptionSearchFilterEnter(h C.uintptr_t, a_functionID C.FunctionID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ExceptionSearchFilterEnter is ICorProfilerCallback::ExceptionSearchFilterEnter from the object's C (comobj.Callbacks).
+func (objectHost) ExceptionSearchFilterEnter(h uintptr, a_functionID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2173,12 +2176,12 @@ func clrprofGoExceptionSearchFilterEnter(h C.uintptr_t, a_functionID C.FunctionI
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionSearchFilterEnter(FunctionID(a_functionID))))
+	return toHRESULT(d.cb1.ExceptionSearchFilterEnter(FunctionID(a_functionID)))
 }
 
-//export clrprofGoExceptionSearchFilterLeave
-func clrprofGoExceptionSearchFilterLeave(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ExceptionSearchFilterLeave is ICorProfilerCallback::ExceptionSearchFilterLeave from the object's C (comobj.Callbacks).
+func (objectHost) ExceptionSearchFilterLeave(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2186,12 +2189,12 @@ func clrprofGoExceptionSearchFilterLeave(h C.uintptr_t) (hr C.HRESULT) {
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionSearchFilterLeave()))
+	return toHRESULT(d.cb1.ExceptionSearchFilterLeave())
 }
 
-//export clrprofGoExceptionSearchCatcherFound
-func clrprofGoExceptionSearchCatcherFound(h C.uintptr_t, a_functionID C.FunctionID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ExceptionSearchCatcherFound is ICorProfilerCallback::ExceptionSearchCatcherFound from the object's C (comobj.Callbacks).
+func (objectHost) ExceptionSearchCatcherFound(h uintptr, a_functionID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2199,12 +2202,12 @@ func clrprofGoExceptionSearchCatcherFound(h C.uintptr_t, a_functionID C.Function
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionSearchCatcherFound(FunctionID(a_functionID))))
+	return toHRESULT(d.cb1.ExceptionSearchCatcherFound(FunctionID(a_functionID)))
 }
 
-//export clrprofGoExceptionOSHandlerEnter
-func clrprofGoExceptionOSHandlerEnter(h C.uintptr_t, a_unused C.UINT_PTR) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ExceptionOSHandlerEnter is ICorProfilerCallback::ExceptionOSHandlerEnter from the object's C (comobj.Callbacks).
+func (objectHost) ExceptionOSHandlerEnter(h uintptr, a_unused uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2212,12 +2215,12 @@ func clrprofGoExceptionOSHandlerEnter(h C.uintptr_t, a_unused C.UINT_PTR) (hr C.
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionOSHandlerEnter()))
+	return toHRESULT(d.cb1.ExceptionOSHandlerEnter())
 }
 
-//export clrprofGoExceptionOSHandlerLeave
-func clrprofGoExceptionOSHandlerLeave(h C.uintptr_t, a_unused C.UINT_PTR) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ExceptionOSHandlerLeave is ICorProfilerCallback::ExceptionOSHandlerLeave from the object's C (comobj.Callbacks).
+func (objectHost) ExceptionOSHandlerLeave(h uintptr, a_unused uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2225,12 +2228,12 @@ func clrprofGoExceptionOSHandlerLeave(h C.uintptr_t, a_unused C.UINT_PTR) (hr C.
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionOSHandlerLeave()))
+	return toHRESULT(d.cb1.ExceptionOSHandlerLeave())
 }
 
-//export clrprofGoExceptionUnwindFunctionEnter
-func clrprofGoExceptionUnwindFunctionEnter(h C.uintptr_t, a_functionID C.FunctionID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ExceptionUnwindFunctionEnter is ICorProfilerCallback::ExceptionUnwindFunctionEnter from the object's C (comobj.Callbacks).
+func (objectHost) ExceptionUnwindFunctionEnter(h uintptr, a_functionID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2238,12 +2241,12 @@ func clrprofGoExceptionUnwindFunctionEnter(h C.uintptr_t, a_functionID C.Functio
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionUnwindFunctionEnter(FunctionID(a_functionID))))
+	return toHRESULT(d.cb1.ExceptionUnwindFunctionEnter(FunctionID(a_functionID)))
 }
 
-//export clrprofGoExceptionUnwindFunctionLeave
-func clrprofGoExceptionUnwindFunctionLeave(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ExceptionUnwindFunctionLeave is ICorProfilerCallback::ExceptionUnwindFunctionLeave from the object's C (comobj.Callbacks).
+func (objectHost) ExceptionUnwindFunctionLeave(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2251,12 +2254,12 @@ func clrprofGoExceptionUnwindFunctionLeave(h C.uintptr_t) (hr C.HRESULT) {
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionUnwindFunctionLeave()))
+	return toHRESULT(d.cb1.ExceptionUnwindFunctionLeave())
 }
 
-//export clrprofGoExceptionUnwindFinallyEnter
-func clrprofGoExceptionUnwindFinallyEnter(h C.uintptr_t, a_functionID C.FunctionID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ExceptionUnwindFinallyEnter is ICorProfilerCallback::ExceptionUnwindFinallyEnter from the object's C (comobj.Callbacks).
+func (objectHost) ExceptionUnwindFinallyEnter(h uintptr, a_functionID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2264,12 +2267,12 @@ func clrprofGoExceptionUnwindFinallyEnter(h C.uintptr_t, a_functionID C.Function
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionUnwindFinallyEnter(FunctionID(a_functionID))))
+	return toHRESULT(d.cb1.ExceptionUnwindFinallyEnter(FunctionID(a_functionID)))
 }
 
-//export clrprofGoExceptionUnwindFinallyLeave
-func clrprofGoExceptionUnwindFinallyLeave(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ExceptionUnwindFinallyLeave is ICorProfilerCallback::ExceptionUnwindFinallyLeave from the object's C (comobj.Callbacks).
+func (objectHost) ExceptionUnwindFinallyLeave(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2277,12 +2280,12 @@ func clrprofGoExceptionUnwindFinallyLeave(h C.uintptr_t) (hr C.HRESULT) {
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionUnwindFinallyLeave()))
+	return toHRESULT(d.cb1.ExceptionUnwindFinallyLeave())
 }
 
-//export clrprofGoExceptionCatcherEnter
-func clrprofGoExceptionCatcherEnter(h C.uintptr_t, a_functionID C.FunctionID, a_objectID C.ObjectID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ExceptionCatcherEnter is ICorProfilerCallback::ExceptionCatcherEnter from the object's C (comobj.Callbacks).
+func (objectHost) ExceptionCatcherEnter(h uintptr, a_functionID uintptr, a_objectID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2290,12 +2293,12 @@ func clrprofGoExceptionCatcherEnter(h C.uintptr_t, a_functionID C.FunctionID, a_
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionCatcherEnter(FunctionID(a_functionID), ObjectID(a_objectID))))
+	return toHRESULT(d.cb1.ExceptionCatcherEnter(FunctionID(a_functionID), ObjectID(a_objectID)))
 }
 
-//export clrprofGoExceptionCatcherLeave
-func clrprofGoExceptionCatcherLeave(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ExceptionCatcherLeave is ICorProfilerCallback::ExceptionCatcherLeave from the object's C (comobj.Callbacks).
+func (objectHost) ExceptionCatcherLeave(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2303,12 +2306,12 @@ func clrprofGoExceptionCatcherLeave(h C.uintptr_t) (hr C.HRESULT) {
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionCatcherLeave()))
+	return toHRESULT(d.cb1.ExceptionCatcherLeave())
 }
 
-//export clrprofGoCOMClassicVTableCreated
-func clrprofGoCOMClassicVTableCreated(h C.uintptr_t, a_wrappedClassID C.ClassID, a_implementedIID unsafe.Pointer, a_pVTable unsafe.Pointer, a_cSlots C.ULONG) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// COMClassicVTableCreated is ICorProfilerCallback::COMClassicVTableCreated from the object's C (comobj.Callbacks).
+func (objectHost) COMClassicVTableCreated(h uintptr, a_wrappedClassID uintptr, a_implementedIID unsafe.Pointer, a_pVTable unsafe.Pointer, a_cSlots uint32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2316,12 +2319,12 @@ func clrprofGoCOMClassicVTableCreated(h C.uintptr_t, a_wrappedClassID C.ClassID,
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.COMClassicVTableCreated(ClassID(a_wrappedClassID), cgoutil.GUIDAt(a_implementedIID), Address(a_pVTable), uint32(a_cSlots))))
+	return toHRESULT(d.cb1.COMClassicVTableCreated(ClassID(a_wrappedClassID), cgoutil.GUIDAt(a_implementedIID), Address(a_pVTable), uint32(a_cSlots)))
 }
 
-//export clrprofGoCOMClassicVTableDestroyed
-func clrprofGoCOMClassicVTableDestroyed(h C.uintptr_t, a_wrappedClassID C.ClassID, a_implementedIID unsafe.Pointer, a_pVTable unsafe.Pointer) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// COMClassicVTableDestroyed is ICorProfilerCallback::COMClassicVTableDestroyed from the object's C (comobj.Callbacks).
+func (objectHost) COMClassicVTableDestroyed(h uintptr, a_wrappedClassID uintptr, a_implementedIID unsafe.Pointer, a_pVTable unsafe.Pointer) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2329,12 +2332,12 @@ func clrprofGoCOMClassicVTableDestroyed(h C.uintptr_t, a_wrappedClassID C.ClassI
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.COMClassicVTableDestroyed(ClassID(a_wrappedClassID), cgoutil.GUIDAt(a_implementedIID), Address(a_pVTable))))
+	return toHRESULT(d.cb1.COMClassicVTableDestroyed(ClassID(a_wrappedClassID), cgoutil.GUIDAt(a_implementedIID), Address(a_pVTable)))
 }
 
-//export clrprofGoExceptionCLRCatcherFound
-func clrprofGoExceptionCLRCatcherFound(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ExceptionCLRCatcherFound is ICorProfilerCallback::ExceptionCLRCatcherFound from the object's C (comobj.Callbacks).
+func (objectHost) ExceptionCLRCatcherFound(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2342,12 +2345,12 @@ func clrprofGoExceptionCLRCatcherFound(h C.uintptr_t) (hr C.HRESULT) {
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionCLRCatcherFound()))
+	return toHRESULT(d.cb1.ExceptionCLRCatcherFound())
 }
 
-//export clrprofGoExceptionCLRCatcherExecute
-func clrprofGoExceptionCLRCatcherExecute(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ExceptionCLRCatcherExecute is ICorProfilerCallback::ExceptionCLRCatcherExecute from the object's C (comobj.Callbacks).
+func (objectHost) ExceptionCLRCatcherExecute(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2355,12 +2358,12 @@ func clrprofGoExceptionCLRCatcherExecute(h C.uintptr_t) (hr C.HRESULT) {
 	if d.cb1 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb1.ExceptionCLRCatcherExecute()))
+	return toHRESULT(d.cb1.ExceptionCLRCatcherExecute())
 }
 
-//export clrprofGoThreadNameChanged
-func clrprofGoThreadNameChanged(h C.uintptr_t, a_threadID C.ThreadID, a_cchName C.ULONG, a_name unsafe.Pointer) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ThreadNameChanged is ICorProfilerCallback2::ThreadNameChanged from the object's C (comobj.Callbacks).
+func (objectHost) ThreadNameChanged(h uintptr, a_threadID uintptr, a_cchName uint32, a_name unsafe.Pointer) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2368,12 +2371,12 @@ func clrprofGoThreadNameChanged(h C.uintptr_t, a_threadID C.ThreadID, a_cchName 
 	if d.cb2 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb2.ThreadNameChanged(ThreadID(a_threadID), cgoutil.UTF16(a_name, int(a_cchName)))))
+	return toHRESULT(d.cb2.ThreadNameChanged(ThreadID(a_threadID), cgoutil.UTF16(a_name, int(a_cchName))))
 }
 
-//export clrprofGoGarbageCollectionStarted
-func clrprofGoGarbageCollectionStarted(h C.uintptr_t, a_cGenerations C.int, a_generationCollected unsafe.Pointer, a_reason C.COR_PRF_GC_REASON) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// GarbageCollectionStarted is ICorProfilerCallback2::GarbageCollectionStarted from the object's C (comobj.Callbacks).
+func (objectHost) GarbageCollectionStarted(h uintptr, a_cGenerations int32, a_generationCollected unsafe.Pointer, a_reason uint32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2381,12 +2384,12 @@ func clrprofGoGarbageCollectionStarted(h C.uintptr_t, a_cGenerations C.int, a_ge
 	if d.cb2 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb2.GarbageCollectionStarted(cgoutil.Bools(a_generationCollected, int(a_cGenerations)), GCReason(a_reason))))
+	return toHRESULT(d.cb2.GarbageCollectionStarted(cgoutil.Bools(a_generationCollected, int(a_cGenerations)), GCReason(a_reason)))
 }
 
-//export clrprofGoSurvivingReferences
-func clrprofGoSurvivingReferences(h C.uintptr_t, a_cSurvivingObjectIDRanges C.ULONG, a_objectIDRangeStart unsafe.Pointer, a_cObjectIDRangeLength unsafe.Pointer) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// SurvivingReferences is ICorProfilerCallback2::SurvivingReferences from the object's C (comobj.Callbacks).
+func (objectHost) SurvivingReferences(h uintptr, a_cSurvivingObjectIDRanges uint32, a_objectIDRangeStart unsafe.Pointer, a_cObjectIDRangeLength unsafe.Pointer) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2394,12 +2397,12 @@ func clrprofGoSurvivingReferences(h C.uintptr_t, a_cSurvivingObjectIDRanges C.UL
 	if d.cb2 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb2.SurvivingReferences(cgoutil.Slice[ObjectID](a_objectIDRangeStart, int(a_cSurvivingObjectIDRanges)), cgoutil.Slice[uint32](a_cObjectIDRangeLength, int(a_cSurvivingObjectIDRanges)))))
+	return toHRESULT(d.cb2.SurvivingReferences(cgoutil.Slice[ObjectID](a_objectIDRangeStart, int(a_cSurvivingObjectIDRanges)), cgoutil.Slice[uint32](a_cObjectIDRangeLength, int(a_cSurvivingObjectIDRanges))))
 }
 
-//export clrprofGoGarbageCollectionFinished
-func clrprofGoGarbageCollectionFinished(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// GarbageCollectionFinished is ICorProfilerCallback2::GarbageCollectionFinished from the object's C (comobj.Callbacks).
+func (objectHost) GarbageCollectionFinished(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2407,12 +2410,12 @@ func clrprofGoGarbageCollectionFinished(h C.uintptr_t) (hr C.HRESULT) {
 	if d.cb2 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb2.GarbageCollectionFinished()))
+	return toHRESULT(d.cb2.GarbageCollectionFinished())
 }
 
-//export clrprofGoFinalizeableObjectQueued
-func clrprofGoFinalizeableObjectQueued(h C.uintptr_t, a_finalizerFlags C.DWORD, a_objectID C.ObjectID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// FinalizeableObjectQueued is ICorProfilerCallback2::FinalizeableObjectQueued from the object's C (comobj.Callbacks).
+func (objectHost) FinalizeableObjectQueued(h uintptr, a_finalizerFlags uint32, a_objectID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2420,12 +2423,12 @@ func clrprofGoFinalizeableObjectQueued(h C.uintptr_t, a_finalizerFlags C.DWORD, 
 	if d.cb2 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb2.FinalizeableObjectQueued(FinalizerFlags(a_finalizerFlags), ObjectID(a_objectID))))
+	return toHRESULT(d.cb2.FinalizeableObjectQueued(FinalizerFlags(a_finalizerFlags), ObjectID(a_objectID)))
 }
 
-//export clrprofGoRootReferences2
-func clrprofGoRootReferences2(h C.uintptr_t, a_cRootRefs C.ULONG, a_rootRefIDs unsafe.Pointer, a_rootKinds unsafe.Pointer, a_rootFlags unsafe.Pointer, a_rootIDs unsafe.Pointer) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// RootReferences2 is ICorProfilerCallback2::RootReferences2 from the object's C (comobj.Callbacks).
+func (objectHost) RootReferences2(h uintptr, a_cRootRefs uint32, a_rootRefIDs unsafe.Pointer, a_rootKinds unsafe.Pointer, a_rootFlags unsafe.Pointer, a_rootIDs unsafe.Pointer) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2433,12 +2436,12 @@ func clrprofGoRootReferences2(h C.uintptr_t, a_cRootRefs C.ULONG, a_rootRefIDs u
 	if d.cb2 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb2.RootReferences2(cgoutil.Slice[ObjectID](a_rootRefIDs, int(a_cRootRefs)), cgoutil.Slice[GCRootKind](a_rootKinds, int(a_cRootRefs)), cgoutil.Slice[GCRootFlags](a_rootFlags, int(a_cRootRefs)), cgoutil.Slice[Address](a_rootIDs, int(a_cRootRefs)))))
+	return toHRESULT(d.cb2.RootReferences2(cgoutil.Slice[ObjectID](a_rootRefIDs, int(a_cRootRefs)), cgoutil.Slice[GCRootKind](a_rootKinds, int(a_cRootRefs)), cgoutil.Slice[GCRootFlags](a_rootFlags, int(a_cRootRefs)), cgoutil.Slice[Address](a_rootIDs, int(a_cRootRefs))))
 }
 
-//export clrprofGoHandleCreated
-func clrprofGoHandleCreated(h C.uintptr_t, a_handleID C.GCHandleID, a_initialObjectID C.ObjectID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// HandleCreated is ICorProfilerCallback2::HandleCreated from the object's C (comobj.Callbacks).
+func (objectHost) HandleCreated(h uintptr, a_handleID uintptr, a_initialObjectID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2446,12 +2449,12 @@ func clrprofGoHandleCreated(h C.uintptr_t, a_handleID C.GCHandleID, a_initialObj
 	if d.cb2 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb2.HandleCreated(GCHandleID(a_handleID), ObjectID(a_initialObjectID))))
+	return toHRESULT(d.cb2.HandleCreated(GCHandleID(a_handleID), ObjectID(a_initialObjectID)))
 }
 
-//export clrprofGoHandleDestroyed
-func clrprofGoHandleDestroyed(h C.uintptr_t, a_handleID C.GCHandleID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// HandleDestroyed is ICorProfilerCallback2::HandleDestroyed from the object's C (comobj.Callbacks).
+func (objectHost) HandleDestroyed(h uintptr, a_handleID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2459,22 +2462,22 @@ func clrprofGoHandleDestroyed(h C.uintptr_t, a_handleID C.GCHandleID) (hr C.HRES
 	if d.cb2 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb2.HandleDestroyed(GCHandleID(a_handleID))))
+	return toHRESULT(d.cb2.HandleDestroyed(GCHandleID(a_handleID)))
 }
 
-//export clrprofGoInitializeForAttach
-func clrprofGoInitializeForAttach(h C.uintptr_t, a_pCorProfilerInfoUnk unsafe.Pointer, a_pvClientData unsafe.Pointer, a_cbClientData C.UINT) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// InitializeForAttach is ICorProfilerCallback3::InitializeForAttach from the object's C (comobj.Callbacks).
+func (objectHost) InitializeForAttach(h uintptr, a_pCorProfilerInfoUnk unsafe.Pointer, a_pvClientData unsafe.Pointer, a_cbClientData uint32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
 	defer d.recoverTo("InitializeForAttach", &hr)
-	return C.HRESULT(toHRESULT(d.initializeForAttach(a_pCorProfilerInfoUnk, cgoutil.Bytes(a_pvClientData, int(a_cbClientData)))))
+	return toHRESULT(d.initializeForAttach(a_pCorProfilerInfoUnk, cgoutil.Bytes(a_pvClientData, int(a_cbClientData))))
 }
 
-//export clrprofGoProfilerAttachComplete
-func clrprofGoProfilerAttachComplete(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ProfilerAttachComplete is ICorProfilerCallback3::ProfilerAttachComplete from the object's C (comobj.Callbacks).
+func (objectHost) ProfilerAttachComplete(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2482,22 +2485,22 @@ func clrprofGoProfilerAttachComplete(h C.uintptr_t) (hr C.HRESULT) {
 	if d.cb3 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb3.ProfilerAttachComplete()))
+	return toHRESULT(d.cb3.ProfilerAttachComplete())
 }
 
-//export clrprofGoProfilerDetachSucceeded
-func clrprofGoProfilerDetachSucceeded(h C.uintptr_t) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ProfilerDetachSucceeded is ICorProfilerCallback3::ProfilerDetachSucceeded from the object's C (comobj.Callbacks).
+func (objectHost) ProfilerDetachSucceeded(h uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
 	defer d.recoverTo("ProfilerDetachSucceeded", &hr)
-	return C.HRESULT(toHRESULT(d.detachSucceeded()))
+	return toHRESULT(d.detachSucceeded())
 }
 
-//export clrprofGoReJITCompilationStarted
-func clrprofGoReJITCompilationStarted(h C.uintptr_t, a_functionID C.FunctionID, a_rejitID C.ReJITID, a_fIsSafeToBlock C.BOOL) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ReJITCompilationStarted is ICorProfilerCallback4::ReJITCompilationStarted from the object's C (comobj.Callbacks).
+func (objectHost) ReJITCompilationStarted(h uintptr, a_functionID uintptr, a_rejitID uintptr, a_fIsSafeToBlock int32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2505,12 +2508,12 @@ func clrprofGoReJITCompilationStarted(h C.uintptr_t, a_functionID C.FunctionID, 
 	if d.cb4 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb4.ReJITCompilationStarted(FunctionID(a_functionID), ReJITID(a_rejitID), a_fIsSafeToBlock != 0)))
+	return toHRESULT(d.cb4.ReJITCompilationStarted(FunctionID(a_functionID), ReJITID(a_rejitID), a_fIsSafeToBlock != 0))
 }
 
-//export clrprofGoGetReJITParameters
-func clrprofGoGetReJITParameters(h C.uintptr_t, a_moduleID C.ModuleID, a_methodID C.mdMethodDef, a_pFunctionControl unsafe.Pointer) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// GetReJITParameters is ICorProfilerCallback4::GetReJITParameters from the object's C (comobj.Callbacks).
+func (objectHost) GetReJITParameters(h uintptr, a_moduleID uintptr, a_methodID uint32, a_pFunctionControl unsafe.Pointer) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2518,12 +2521,12 @@ func clrprofGoGetReJITParameters(h C.uintptr_t, a_moduleID C.ModuleID, a_methodI
 	if d.cb4 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb4.GetReJITParameters(ModuleID(a_moduleID), metadata.Token(a_methodID), borrowFunctionControl(a_pFunctionControl))))
+	return toHRESULT(d.cb4.GetReJITParameters(ModuleID(a_moduleID), metadata.Token(a_methodID), borrowFunctionControl(a_pFunctionControl)))
 }
 
-//export clrprofGoReJITCompilationFinished
-func clrprofGoReJITCompilationFinished(h C.uintptr_t, a_functionID C.FunctionID, a_rejitID C.ReJITID, a_hrStatus C.HRESULT, a_fIsSafeToBlock C.BOOL) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ReJITCompilationFinished is ICorProfilerCallback4::ReJITCompilationFinished from the object's C (comobj.Callbacks).
+func (objectHost) ReJITCompilationFinished(h uintptr, a_functionID uintptr, a_rejitID uintptr, a_hrStatus int32, a_fIsSafeToBlock int32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2531,12 +2534,12 @@ func clrprofGoReJITCompilationFinished(h C.uintptr_t, a_functionID C.FunctionID,
 	if d.cb4 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb4.ReJITCompilationFinished(FunctionID(a_functionID), ReJITID(a_rejitID), HRESULT(a_hrStatus), a_fIsSafeToBlock != 0)))
+	return toHRESULT(d.cb4.ReJITCompilationFinished(FunctionID(a_functionID), ReJITID(a_rejitID), HRESULT(a_hrStatus), a_fIsSafeToBlock != 0))
 }
 
-//export clrprofGoReJITError
-func clrprofGoReJITError(h C.uintptr_t, a_moduleID C.ModuleID, a_methodID C.mdMethodDef, a_functionID C.FunctionID, a_hrStatus C.HRESULT) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ReJITError is ICorProfilerCallback4::ReJITError from the object's C (comobj.Callbacks).
+func (objectHost) ReJITError(h uintptr, a_moduleID uintptr, a_methodID uint32, a_functionID uintptr, a_hrStatus int32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2544,12 +2547,12 @@ func clrprofGoReJITError(h C.uintptr_t, a_moduleID C.ModuleID, a_methodID C.mdMe
 	if d.cb4 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb4.ReJITError(ModuleID(a_moduleID), metadata.Token(a_methodID), FunctionID(a_functionID), HRESULT(a_hrStatus))))
+	return toHRESULT(d.cb4.ReJITError(ModuleID(a_moduleID), metadata.Token(a_methodID), FunctionID(a_functionID), HRESULT(a_hrStatus)))
 }
 
-//export clrprofGoMovedReferences2
-func clrprofGoMovedReferences2(h C.uintptr_t, a_cMovedObjectIDRanges C.ULONG, a_oldObjectIDRangeStart unsafe.Pointer, a_newObjectIDRangeStart unsafe.Pointer, a_cObjectIDRangeLength unsafe.Pointer) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// MovedReferences2 is ICorProfilerCallback4::MovedReferences2 from the object's C (comobj.Callbacks).
+func (objectHost) MovedReferences2(h uintptr, a_cMovedObjectIDRanges uint32, a_oldObjectIDRangeStart unsafe.Pointer, a_newObjectIDRangeStart unsafe.Pointer, a_cObjectIDRangeLength unsafe.Pointer) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2557,12 +2560,12 @@ func clrprofGoMovedReferences2(h C.uintptr_t, a_cMovedObjectIDRanges C.ULONG, a_
 	if d.cb4 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb4.MovedReferences2(cgoutil.Slice[ObjectID](a_oldObjectIDRangeStart, int(a_cMovedObjectIDRanges)), cgoutil.Slice[ObjectID](a_newObjectIDRangeStart, int(a_cMovedObjectIDRanges)), cgoutil.Slice[uint64](a_cObjectIDRangeLength, int(a_cMovedObjectIDRanges)))))
+	return toHRESULT(d.cb4.MovedReferences2(cgoutil.Slice[ObjectID](a_oldObjectIDRangeStart, int(a_cMovedObjectIDRanges)), cgoutil.Slice[ObjectID](a_newObjectIDRangeStart, int(a_cMovedObjectIDRanges)), cgoutil.Slice[uint64](a_cObjectIDRangeLength, int(a_cMovedObjectIDRanges))))
 }
 
-//export clrprofGoSurvivingReferences2
-func clrprofGoSurvivingReferences2(h C.uintptr_t, a_cSurvivingObjectIDRanges C.ULONG, a_objectIDRangeStart unsafe.Pointer, a_cObjectIDRangeLength unsafe.Pointer) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// SurvivingReferences2 is ICorProfilerCallback4::SurvivingReferences2 from the object's C (comobj.Callbacks).
+func (objectHost) SurvivingReferences2(h uintptr, a_cSurvivingObjectIDRanges uint32, a_objectIDRangeStart unsafe.Pointer, a_cObjectIDRangeLength unsafe.Pointer) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2570,12 +2573,12 @@ func clrprofGoSurvivingReferences2(h C.uintptr_t, a_cSurvivingObjectIDRanges C.U
 	if d.cb4 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb4.SurvivingReferences2(cgoutil.Slice[ObjectID](a_objectIDRangeStart, int(a_cSurvivingObjectIDRanges)), cgoutil.Slice[uint64](a_cObjectIDRangeLength, int(a_cSurvivingObjectIDRanges)))))
+	return toHRESULT(d.cb4.SurvivingReferences2(cgoutil.Slice[ObjectID](a_objectIDRangeStart, int(a_cSurvivingObjectIDRanges)), cgoutil.Slice[uint64](a_cObjectIDRangeLength, int(a_cSurvivingObjectIDRanges))))
 }
 
-//export clrprofGoConditionalWeakTableElementReferences
-func clrprofGoConditionalWeakTableElementReferences(h C.uintptr_t, a_cRootRefs C.ULONG, a_keyRefIDs unsafe.Pointer, a_valueRefIDs unsafe.Pointer, a_rootIDs unsafe.Pointer) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ConditionalWeakTableElementReferences is ICorProfilerCallback5::ConditionalWeakTableElementReferences from the object's C (comobj.Callbacks).
+func (objectHost) ConditionalWeakTableElementReferences(h uintptr, a_cRootRefs uint32, a_keyRefIDs unsafe.Pointer, a_valueRefIDs unsafe.Pointer, a_rootIDs unsafe.Pointer) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2583,12 +2586,12 @@ func clrprofGoConditionalWeakTableElementReferences(h C.uintptr_t, a_cRootRefs C
 	if d.cb5 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb5.ConditionalWeakTableElementReferences(cgoutil.Slice[ObjectID](a_keyRefIDs, int(a_cRootRefs)), cgoutil.Slice[ObjectID](a_valueRefIDs, int(a_cRootRefs)), cgoutil.Slice[GCHandleID](a_rootIDs, int(a_cRootRefs)))))
+	return toHRESULT(d.cb5.ConditionalWeakTableElementReferences(cgoutil.Slice[ObjectID](a_keyRefIDs, int(a_cRootRefs)), cgoutil.Slice[ObjectID](a_valueRefIDs, int(a_cRootRefs)), cgoutil.Slice[GCHandleID](a_rootIDs, int(a_cRootRefs))))
 }
 
-//export clrprofGoGetAssemblyReferences
-func clrprofGoGetAssemblyReferences(h C.uintptr_t, a_wszAssemblyPath unsafe.Pointer, a_pAsmRefProvider unsafe.Pointer) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// GetAssemblyReferences is ICorProfilerCallback6::GetAssemblyReferences from the object's C (comobj.Callbacks).
+func (objectHost) GetAssemblyReferences(h uintptr, a_wszAssemblyPath unsafe.Pointer, a_pAsmRefProvider unsafe.Pointer) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2596,12 +2599,12 @@ func clrprofGoGetAssemblyReferences(h C.uintptr_t, a_wszAssemblyPath unsafe.Poin
 	if d.cb6 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb6.GetAssemblyReferences(cgoutil.UTF16Z(a_wszAssemblyPath), borrowAssemblyReferenceProvider(a_pAsmRefProvider))))
+	return toHRESULT(d.cb6.GetAssemblyReferences(cgoutil.UTF16Z(a_wszAssemblyPath), borrowAssemblyReferenceProvider(a_pAsmRefProvider)))
 }
 
-//export clrprofGoModuleInMemorySymbolsUpdated
-func clrprofGoModuleInMemorySymbolsUpdated(h C.uintptr_t, a_moduleID C.ModuleID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// ModuleInMemorySymbolsUpdated is ICorProfilerCallback7::ModuleInMemorySymbolsUpdated from the object's C (comobj.Callbacks).
+func (objectHost) ModuleInMemorySymbolsUpdated(h uintptr, a_moduleID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2609,12 +2612,12 @@ func clrprofGoModuleInMemorySymbolsUpdated(h C.uintptr_t, a_moduleID C.ModuleID)
 	if d.cb7 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb7.ModuleInMemorySymbolsUpdated(ModuleID(a_moduleID))))
+	return toHRESULT(d.cb7.ModuleInMemorySymbolsUpdated(ModuleID(a_moduleID)))
 }
 
-//export clrprofGoDynamicMethodJITCompilationStarted
-func clrprofGoDynamicMethodJITCompilationStarted(h C.uintptr_t, a_functionID C.FunctionID, a_fIsSafeToBlock C.BOOL, a_pILHeader unsafe.Pointer, a_cbILHeader C.ULONG) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// DynamicMethodJITCompilationStarted is ICorProfilerCallback8::DynamicMethodJITCompilationStarted from the object's C (comobj.Callbacks).
+func (objectHost) DynamicMethodJITCompilationStarted(h uintptr, a_functionID uintptr, a_fIsSafeToBlock int32, a_pILHeader unsafe.Pointer, a_cbILHeader uint32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2622,12 +2625,12 @@ func clrprofGoDynamicMethodJITCompilationStarted(h C.uintptr_t, a_functionID C.F
 	if d.cb8 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb8.DynamicMethodJITCompilationStarted(FunctionID(a_functionID), a_fIsSafeToBlock != 0, cgoutil.Bytes(a_pILHeader, int(a_cbILHeader)))))
+	return toHRESULT(d.cb8.DynamicMethodJITCompilationStarted(FunctionID(a_functionID), a_fIsSafeToBlock != 0, cgoutil.Bytes(a_pILHeader, int(a_cbILHeader))))
 }
 
-//export clrprofGoDynamicMethodJITCompilationFinished
-func clrprofGoDynamicMethodJITCompilationFinished(h C.uintptr_t, a_functionID C.FunctionID, a_hrStatus C.HRESULT, a_fIsSafeToBlock C.BOOL) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// DynamicMethodJITCompilationFinished is ICorProfilerCallback8::DynamicMethodJITCompilationFinished from the object's C (comobj.Callbacks).
+func (objectHost) DynamicMethodJITCompilationFinished(h uintptr, a_functionID uintptr, a_hrStatus int32, a_fIsSafeToBlock int32) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2635,12 +2638,12 @@ func clrprofGoDynamicMethodJITCompilationFinished(h C.uintptr_t, a_functionID C.
 	if d.cb8 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb8.DynamicMethodJITCompilationFinished(FunctionID(a_functionID), HRESULT(a_hrStatus), a_fIsSafeToBlock != 0)))
+	return toHRESULT(d.cb8.DynamicMethodJITCompilationFinished(FunctionID(a_functionID), HRESULT(a_hrStatus), a_fIsSafeToBlock != 0))
 }
 
-//export clrprofGoDynamicMethodUnloaded
-func clrprofGoDynamicMethodUnloaded(h C.uintptr_t, a_functionID C.FunctionID) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// DynamicMethodUnloaded is ICorProfilerCallback9::DynamicMethodUnloaded from the object's C (comobj.Callbacks).
+func (objectHost) DynamicMethodUnloaded(h uintptr, a_functionID uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2648,12 +2651,12 @@ func clrprofGoDynamicMethodUnloaded(h C.uintptr_t, a_functionID C.FunctionID) (h
 	if d.cb9 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb9.DynamicMethodUnloaded(FunctionID(a_functionID))))
+	return toHRESULT(d.cb9.DynamicMethodUnloaded(FunctionID(a_functionID)))
 }
 
-//export clrprofGoEventPipeEventDelivered
-func clrprofGoEventPipeEventDelivered(h C.uintptr_t, a_provider C.EVENTPIPE_PROVIDER, a_eventID C.DWORD, a_eventVersion C.DWORD, a_cbMetadataBlob C.ULONG, a_metadataBlob unsafe.Pointer, a_cbEventData C.ULONG, a_eventData unsafe.Pointer, a_pActivityID unsafe.Pointer, a_pRelatedActivityID unsafe.Pointer, a_eventThread C.ThreadID, a_numStackFrames C.ULONG, a_stackFrames unsafe.Pointer) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// EventPipeEventDelivered is ICorProfilerCallback10::EventPipeEventDelivered from the object's C (comobj.Callbacks).
+func (objectHost) EventPipeEventDelivered(h uintptr, a_provider uintptr, a_eventID uint32, a_eventVersion uint32, a_cbMetadataBlob uint32, a_metadataBlob unsafe.Pointer, a_cbEventData uint32, a_eventData unsafe.Pointer, a_pActivityID unsafe.Pointer, a_pRelatedActivityID unsafe.Pointer, a_eventThread uintptr, a_numStackFrames uint32, a_stackFrames unsafe.Pointer) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2661,12 +2664,12 @@ func clrprofGoEventPipeEventDelivered(h C.uintptr_t, a_provider C.EVENTPIPE_PROV
 	if d.cb10 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb10.EventPipeEventDelivered(EventPipeProvider(a_provider), uint32(a_eventID), uint32(a_eventVersion), cgoutil.Bytes(a_metadataBlob, int(a_cbMetadataBlob)), cgoutil.Bytes(a_eventData, int(a_cbEventData)), cgoutil.GUIDAt(a_pActivityID), cgoutil.GUIDAt(a_pRelatedActivityID), ThreadID(a_eventThread), cgoutil.Slice[Address](a_stackFrames, int(a_numStackFrames)))))
+	return toHRESULT(d.cb10.EventPipeEventDelivered(EventPipeProvider(a_provider), uint32(a_eventID), uint32(a_eventVersion), cgoutil.Bytes(a_metadataBlob, int(a_cbMetadataBlob)), cgoutil.Bytes(a_eventData, int(a_cbEventData)), cgoutil.GUIDAt(a_pActivityID), cgoutil.GUIDAt(a_pRelatedActivityID), ThreadID(a_eventThread), cgoutil.Slice[Address](a_stackFrames, int(a_numStackFrames))))
 }
 
-//export clrprofGoEventPipeProviderCreated
-func clrprofGoEventPipeProviderCreated(h C.uintptr_t, a_provider C.EVENTPIPE_PROVIDER) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// EventPipeProviderCreated is ICorProfilerCallback10::EventPipeProviderCreated from the object's C (comobj.Callbacks).
+func (objectHost) EventPipeProviderCreated(h uintptr, a_provider uintptr) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2674,12 +2677,12 @@ func clrprofGoEventPipeProviderCreated(h C.uintptr_t, a_provider C.EVENTPIPE_PRO
 	if d.cb10 == nil {
 		return 0
 	}
-	return C.HRESULT(toHRESULT(d.cb10.EventPipeProviderCreated(EventPipeProvider(a_provider))))
+	return toHRESULT(d.cb10.EventPipeProviderCreated(EventPipeProvider(a_provider)))
 }
 
-//export clrprofGoLoadAsNotificationOnly
-func clrprofGoLoadAsNotificationOnly(h C.uintptr_t, a_pbNotificationOnly unsafe.Pointer) (hr C.HRESULT) {
-	d := dispatcherOf(uintptr(h))
+// LoadAsNotificationOnly is ICorProfilerCallback11::LoadAsNotificationOnly from the object's C (comobj.Callbacks).
+func (objectHost) LoadAsNotificationOnly(h uintptr, a_pbNotificationOnly unsafe.Pointer) (hr int32) {
+	d := dispatcherOf(h)
 	if d == nil {
 		return 0
 	}
@@ -2689,10 +2692,10 @@ func clrprofGoLoadAsNotificationOnly(h C.uintptr_t, a_pbNotificationOnly unsafe.
 	}
 	r0, err := d.cb11.LoadAsNotificationOnly()
 	if err != nil {
-		return C.HRESULT(toHRESULT(err))
+		return toHRESULT(err)
 	}
 	if a_pbNotificationOnly != nil {
-		*(*C.BOOL)(a_pbNotificationOnly) = C.BOOL(cgoutil.Bool(r0))
+		*(*int32)(a_pbNotificationOnly) = cgoutil.Bool(r0)
 	}
 	return 0
 }

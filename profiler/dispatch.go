@@ -1,12 +1,5 @@
 package profiler
 
-/*
-#include "object.h"
-#include "signals.h"
-#include "guard.h"
-*/
-import "C"
-
 import (
 	"fmt"
 	"os"
@@ -20,8 +13,8 @@ import (
 )
 
 // A dispatcher is the Go side of one profiler object handed to the runtime.
-// The C object holds a cgo.Handle to it; the generated exports find it with
-// dispatcherOf and call the user's callbacks through the embedded callbacks.
+// The C object holds a cgo.Handle to it; the generated methods of objectHost
+// (called by internal/comobj's exports) find it with dispatcherOf and call the user's callbacks through the embedded callbacks.
 type dispatcher struct {
 	callbacks
 	reg  *registration
@@ -89,7 +82,7 @@ func lookupDispatcher(h uintptr) (d *dispatcher) {
 	return d
 }
 
-// recoverTo is deferred by every generated callback export: a panic in the
+// recoverTo is deferred by every generated callback method of objectHost: a panic in the
 // user's callback is logged with its stack and turned into E_FAIL for the
 // runtime instead of reaching C.
 //
@@ -98,9 +91,9 @@ func lookupDispatcher(h uintptr) (d *dispatcher) {
 // process with "runtime.Goexit called in a thread that was not created by the
 // Go runtime", because the goroutine belongs to a runtime thread that called
 // into Go. See the package documentation.
-func (d *dispatcher) recoverTo(method string, hr *C.HRESULT) {
+func (d *dispatcher) recoverTo(method string, hr *int32) {
 	if r := recover(); r != nil {
-		*hr = C.HRESULT(E_FAIL)
+		*hr = int32(E_FAIL)
 		reportPanic(method, r, debug.Stack())
 	}
 }

@@ -37,7 +37,7 @@ func captureLog(t *testing.T) *syncBuffer {
 }
 
 // resetRegistration forgets any registration, before and after the test.
-func resetRegistration(t *testing.T) {
+func resetRegistration(t testing.TB) {
 	t.Helper()
 	reset := func() {
 		registered.Store(nil)

@@ -7,14 +7,10 @@ package profiler
 // linker's resolver in the handler: one storm run crashed in _dl_fixup
 // that way (/work/evidence/issue28-storm-perf-crashes.md, crash 1).
 #cgo LDFLAGS: -ldl -Wl,-z,now
-#include "object.h"
-#include "signals.h"
-#include "guard.h"
 */
 import "C"
 
 import (
-	"encoding/binary"
 	"fmt"
 	"runtime"
 	"runtime/cgo"
@@ -23,13 +19,17 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/clrprof/clrprof/internal/comobj"
 	"github.com/clrprof/clrprof/internal/sigguard"
 	"github.com/google/uuid"
 )
 
-// This file holds every Go function the hand-written C shim calls (the
-// generated callback exports live in callbacks_gen.go). Each one recovers
-// panics: nothing may unwind into C.
+// This file holds the methods of objectHost that the hand-written C of the
+// profiler object (internal/comobj's object.c) calls through comobj's
+// exports (the generated callback methods live in callbacks_gen.go). Each
+// one recovers panics: nothing may unwind into C.
+
+func init() { comobj.SetHost(objectHost{}) }
 
 // recoverExport is deferred by the exports below: it logs a panic and runs
 // onPanic (which sets the export's failure result).
@@ -42,32 +42,29 @@ func recoverExport(where string, onPanic func()) {
 	}
 }
 
-// clrprofGoMatchCLSID is called by DllGetClassObject (its first call into Go
-// also waits for the Go runtime to finish initialising). It reports whether
-// req, the class the runtime asks for (have is 0 if it passed none), is the
+// MatchCLSID is called by DllGetClassObject (its first call into Go also
+// waits for the Go runtime to finish initialising). It reports whether got,
+// the class the runtime asks for (given is false if it passed none), is the
 // CLSID given to Register, and logs why not.
-//
-//export clrprofGoMatchCLSID
-func clrprofGoMatchCLSID(req *C.GUID, have C.int) (ok C.int) {
-	defer recoverExport("DllGetClassObject", func() { ok = 0 })
+func (objectHost) MatchCLSID(got uuid.UUID, given bool) (ok bool) {
+	defer recoverExport("DllGetClassObject", func() { ok = false })
 	logLoadOnce()
 	r := registered.Load()
 	if r == nil {
 		logger().Error("DllGetClassObject: no profiler registered; call profiler.Register from an init function of the main package")
-		return 0
+		return false
 	}
-	if have == 0 {
+	if !given {
 		logger().Warn("DllGetClassObject: the runtime passed no CLSID")
-		return 0
+		return false
 	}
-	got := guidToUUID(req)
 	if got != r.clsid {
 		logger().Warn("DllGetClassObject: the runtime asked for a class this library does not provide; check CORECLR_PROFILER",
 			"requested", guidString(got), "registered", guidString(r.clsid))
-		return 0
+		return false
 	}
 	logger().Debug("DllGetClassObject", "clsid", guidString(got))
-	return 1
+	return true
 }
 
 var loadLogged atomic.Bool
@@ -83,12 +80,10 @@ func logLoadOnce() {
 	}
 }
 
-// clrprofGoNewObject is called by the class factory's CreateInstance: it
-// makes a dispatcher for the registered profiler and returns its handle, or
-// 0 if nothing is registered.
-//
-//export clrprofGoNewObject
-func clrprofGoNewObject() (h C.uintptr_t) {
+// NewObject is called by the class factory's CreateInstance: it makes a
+// dispatcher for the registered profiler and returns its handle, or 0 if
+// nothing is registered.
+func (objectHost) NewObject() (h uintptr) {
 	defer recoverExport("CreateInstance", func() { h = 0 })
 	r := registered.Load()
 	if r == nil {
@@ -100,24 +95,22 @@ func clrprofGoNewObject() (h C.uintptr_t) {
 		logger().Error("CreateInstance: no profiler object", "err", err)
 		return 0
 	}
-	h = C.uintptr_t(cgo.NewHandle(d))
-	logger().Debug("profiler object created", "handle", uintptr(h))
+	h = uintptr(cgo.NewHandle(d))
+	logger().Debug("profiler object created", "handle", h)
 	return h
 }
 
-// clrprofGoObjectReleased is called when the runtime releases the last
-// reference to a profiler object: the handle is deleted.
-//
-//export clrprofGoObjectReleased
-func clrprofGoObjectReleased(h C.uintptr_t) {
+// ObjectReleased is called when the runtime releases the last reference to
+// a profiler object: the handle is deleted.
+func (objectHost) ObjectReleased(h uintptr) {
 	defer recoverExport("Release", nil)
-	d := lookupDispatcher(uintptr(h))
+	d := lookupDispatcher(h)
 	if d == nil {
-		logger().Warn("Release: unknown profiler object handle", "handle", uintptr(h))
+		logger().Warn("Release: unknown profiler object handle", "handle", h)
 		return
 	}
 	cgo.Handle(h).Delete()
-	logger().Debug("profiler object released", "handle", uintptr(h))
+	logger().Debug("profiler object released", "handle", h)
 	notifyReleased(d)
 }
 
@@ -127,16 +120,14 @@ type signalRecord = sigguard.Record
 
 var lastAudit atomic.Pointer[[]signalRecord]
 
-// clrprofGoSignalAudit receives the records of the signal audit (run once,
-// from the first DllGetClassObject) and logs them: at INFO what was
-// changed, at DEBUG every handler seen, at WARN anything unexpected.
-//
-//export clrprofGoSignalAudit
-func clrprofGoSignalAudit(recs *C.clrprof_sigrec, n C.int, activation C.int) {
+// SignalAudit receives the records of the signal audit (run once, from the
+// first DllGetClassObject) and logs them: at INFO what was changed, at
+// DEBUG every handler seen, at WARN anything unexpected.
+func (objectHost) SignalAudit(recs unsafe.Pointer, n int, activation int) {
 	defer recoverExport("signal audit", nil)
-	out := sigguard.Records(unsafe.Pointer(recs), int(n))
+	out := sigguard.Records(recs, n)
 	lastAudit.Store(&out)
-	logSignalAudit(out, int(activation))
+	logSignalAudit(out, activation)
 }
 
 func logSignalAudit(recs []signalRecord, activation int) {
@@ -250,39 +241,8 @@ func signalName(sig, rtmin int) string {
 }
 
 // setImpl tells the C thunk of slot whether to call into Go.
-func setImpl(slot int, on bool) {
-	v := C.int(0)
-	if on {
-		v = 1
-	}
-	C.clrprof_set_impl(C.int(slot), v)
-}
+func setImpl(slot int, on bool) { comobj.SetImpl(slot, on) }
 
-func getImpl(slot int) bool { return C.clrprof_get_impl(C.int(slot)) != 0 }
-
-// guidToUUID and uuidToGUID convert between the COM GUID layout
-// ({uint32, uint16, uint16, uint8[8]}, little-endian fields on x64) and the
-// RFC 4122 byte order used by the textual form.
-func guidToUUID(g *C.GUID) uuid.UUID {
-	var u uuid.UUID
-	binary.BigEndian.PutUint32(u[0:4], uint32(g.Data1))
-	binary.BigEndian.PutUint16(u[4:6], uint16(g.Data2))
-	binary.BigEndian.PutUint16(u[6:8], uint16(g.Data3))
-	for i := range 8 {
-		u[8+i] = byte(g.Data4[i])
-	}
-	return u
-}
-
-func uuidToGUID(u uuid.UUID) C.GUID {
-	var g C.GUID
-	g.Data1 = C.uint32_t(binary.BigEndian.Uint32(u[0:4]))
-	g.Data2 = C.uint16_t(binary.BigEndian.Uint16(u[4:6]))
-	g.Data3 = C.uint16_t(binary.BigEndian.Uint16(u[6:8]))
-	for i := range 8 {
-		g.Data4[i] = C.uint8_t(u[8+i])
-	}
-	return g
-}
+func getImpl(slot int) bool { return comobj.Impl(slot) }
 
 func guidString(u uuid.UUID) string { return "{" + strings.ToUpper(u.String()) + "}" }

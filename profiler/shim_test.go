@@ -46,7 +46,7 @@ func (c *counting) ModuleLoadFinished(ModuleID, HRESULT) error { c.modules.Add(1
 // load registers impl and loads it the way the runtime does: class factory,
 // CreateInstance for ICorProfilerCallback11, Initialize with a fake info
 // object implementing ICorProfilerInfo..ICorProfilerInfo<versions>.
-func load(t *testing.T, impl Callback, versions int) (obj comObject, hr HRESULT) {
+func load(t testing.TB, impl Callback, versions int) (obj comObject, hr HRESULT) {
 	t.Helper()
 	resetRegistration(t)
 	if err := Register(testCLSID, impl); err != nil {
@@ -451,13 +451,28 @@ func TestSaFlagsString(t *testing.T) {
 	}
 }
 
-func TestGUIDConversion(t *testing.T) {
-	u := uuid.MustParse(testCLSID)
-	g := uuidToGUID(u)
-	if g.Data1 != 0x5C2E9F41 || g.Data2 != 0x7A3B || g.Data3 != 0x4D8E || g.Data4[0] != 0x9C || g.Data4[7] != 0x73 {
-		t.Fatalf("GUID fields %x %x %x %x", g.Data1, g.Data2, g.Data3, g.Data4)
+type jitCounter struct {
+	Base
+	n atomic.Int64
+}
+
+func (c *jitCounter) JITCompilationStarted(FunctionID, bool) error { c.n.Add(1); return nil }
+
+// BenchmarkCallbackIntoGo is the cost of one callback the Go profiler
+// implements (JITCompilationStarted, counted): a cgo call from the test into
+// the object's vtable, the generated C thunk, the signal guard, the Go
+// export and the dispatcher, and back.
+func BenchmarkCallbackIntoGo(b *testing.B) {
+	p := &jitCounter{}
+	obj, hr := load(b, p, 11)
+	if hr != S_OK {
+		b.Fatal(hr)
 	}
-	if back := guidToUUID(&g); back != u {
-		t.Errorf("round trip %v != %v", back, u)
+	defer testRelease(obj)
+	for b.Loop() {
+		testJITStarted(obj, 1)
+	}
+	if p.n.Load() == 0 {
+		b.Fatal("no callback reached Go")
 	}
 }

@@ -9,9 +9,9 @@
 // attaches to the profiler object through the class factory's vtable hook
 // (clrprof_object_set_vtbl_hook, internal/include/object.h), which chain.c
 // registers from a constructor. It calls the object's C (IUnknown, the live
-// vtable) and the guard (internal/include/guard.h); those symbols are
-// defined in other cgo packages of the same shared library and resolved
-// when it is linked. Its only calls into Go are this package's exports,
+// vtable; package internal/comobj, which it imports) and the guard
+// (internal/include/guard.h; package internal/sigguard, which comobj
+// imports). Its only calls into Go are this package's exports,
 // which reach package profiler through the hooks set with SetHooks.
 package chain
 
@@ -27,6 +27,9 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	// chain.c calls the profiler object's C (IUnknown, the live vtable,
+	// the vtable hook): importing its package links that C in.
+	_ "github.com/clrprof/clrprof/internal/comobj"
 	"github.com/google/uuid"
 )
 

@@ -1,12 +1,12 @@
-// The profiler object handed to the runtime (profiler/object.c): its
+// The profiler object handed to the runtime (internal/comobj/object.c): its
 // layout, IUnknown, the per-callback "implemented" table, the live vtable
 // and its C overrides, the class factory's hook, and the COM entry points.
-// The generated half (corprof_gen.h, profiler/callbacks_gen.c) holds the
+// The generated half (corprof_gen.h, internal/comobj/callbacks_gen.c) holds the
 // interface types and the callback vtable. Shared (internal/include)
-// because internal/chain's C uses it too.
+// because the C of internal/chain and of profiler's recorders uses it too.
 //
-// This header is copied into _cgo_export.h (profiler/shim.go has //export
-// functions and includes it), so it must hold declarations only.
+// This header is copied into _cgo_export.h (internal/comobj's comobj.go has
+// //export functions and includes it), so it must hold declarations only.
 // Everything it declares is internal to the shared library except
 // DllGetClassObject and DllCanUnloadNow, which say so explicitly.
 #ifndef CLRPROF_OBJECT_H

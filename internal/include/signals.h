@@ -1,8 +1,8 @@
 // Signals (internal/sigguard/signals.c): the snapshot of the host's
 // handlers taken before the Go runtime starts, the environment checks made
 // then, the signal audit and the SIGSEGV router. Calls nothing above it (no
-// Go, no guard). Shared with the C of other packages (profiler's object.c
-// runs the audit); their Go uses package sigguard's functions instead.
+// Go, no guard). Shared with the C of other packages (internal/comobj's
+// object.c runs the audit); their Go uses package sigguard's functions instead.
 //
 // Declarations only (copied into _cgo_export.h).
 #ifndef CLRPROF_SIGNALS_H

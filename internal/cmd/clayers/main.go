@@ -11,7 +11,7 @@
 // the package's own directory may be internal/include, and an #include
 // "..." names a file, never a path.
 //
-//	go run ./internal/cmd/clayers internal/sigguard internal/ring profiler elt alloc heapwalk instr internal/chain
+//	go run ./internal/cmd/clayers internal/sigguard internal/comobj internal/ring profiler elt alloc heapwalk instr internal/chain
 //
 // With -v it prints each component's dependencies, lowest layer first.
 package main

@@ -8,7 +8,7 @@ import (
 // The C of the packages checked in task test-c is layered one way, each
 // package on its own and all of them together.
 func TestRepoLayers(t *testing.T) {
-	dirs := []string{"../../../internal/sigguard", "../../../internal/ring", "../../../profiler", "../../../elt", "../../../alloc", "../../../heapwalk", "../../../instr", "../../../internal/chain"}
+	dirs := []string{"../../../internal/sigguard", "../../../internal/comobj", "../../../internal/ring", "../../../profiler", "../../../elt", "../../../alloc", "../../../heapwalk", "../../../instr", "../../../internal/chain"}
 	for _, dir := range dirs {
 		if err := check([]string{dir}, false); err != nil {
 			t.Error(err)

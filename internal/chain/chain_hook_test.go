@@ -1,6 +1,6 @@
 //go:build clrprof_testhooks
 
-package profiler
+package chain
 
 import "testing"
 
@@ -10,20 +10,20 @@ import "testing"
 // straight at the chained profiler exactly when it alone asks.
 func TestChainForwarding(t *testing.T) {
 	for _, tc := range []struct {
-		via           chainVia
+		via           Via
 		want, goWants bool
 		calls         uint64
 		direct        bool
 	}{
-		{viaFanOut, true, false, 1000, true}, // (the live slot is direct; this call goes by the fan-out)
-		{viaFanOut, false, false, 0, false},
-		{viaStraight, true, false, 1000, true},
-		{viaLive, true, false, 1000, true}, // only the chained profiler asks: direct
-		{viaLive, true, true, 1000, false}, // both ask: the fan-out
-		{viaLive, false, true, 0, false},   // only the Go profiler asks
-		{viaLive, false, false, 0, false},  // nobody asks
+		{ViaFanOut, true, false, 1000, true}, // (the live slot is direct; this call goes by the fan-out)
+		{ViaFanOut, false, false, 0, false},
+		{ViaStraight, true, false, 1000, true},
+		{ViaLive, true, false, 1000, true}, // only the chained profiler asks: direct
+		{ViaLive, true, true, 1000, false}, // both ask: the fan-out
+		{ViaLive, false, true, 0, false},   // only the Go profiler asks
+		{ViaLive, false, false, 0, false},  // nobody asks
 	} {
-		_, calls, direct := testChainCalls(1000, tc.via, tc.want, tc.goWants)
+		_, calls, direct := TestHookCalls(1000, tc.via, tc.want, tc.goWants)
 		if calls != tc.calls || direct != tc.direct {
 			t.Errorf("via %d, chained asks %v, Go asks %v: %d of 1000 calls reached the chained profiler, direct slot %v; want %d, %v",
 				tc.via, tc.want, tc.goWants, calls, direct, tc.calls, tc.direct)
@@ -41,9 +41,9 @@ func BenchmarkChainObjectAllocated(b *testing.B) {
 	const n = 1 << 22
 	var straight, fan, live uint64
 	for range b.N {
-		s, _, _ := testChainCalls(n, viaStraight, true, false)
-		f, _, _ := testChainCalls(n, viaFanOut, true, false)
-		l, _, _ := testChainCalls(n, viaLive, true, false)
+		s, _, _ := TestHookCalls(n, ViaStraight, true, false)
+		f, _, _ := TestHookCalls(n, ViaFanOut, true, false)
+		l, _, _ := TestHookCalls(n, ViaLive, true, false)
 		straight += s
 		fan += f
 		live += l
