@@ -14,14 +14,14 @@ CGO_CFLAGS="-O2 -g -Werror" go build $pkgs
 CGO_CFLAGS="-O2 -g -Werror" go build -tags clrprof_testhooks $pkgs
 
 echo "== C layering: no circle between components, no private headers of another package"
-go run ./internal/cmd/clayers -v internal/sigguard profiler instr internal/chain
+go run ./internal/cmd/clayers -v internal/sigguard profiler instr internal/chain internal/ring
 
 export CGO_CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=undefined -fno-sanitize-recover=undefined"
 export CGO_LDFLAGS="-fsanitize=undefined"
 mkdir -p bin
 # The unit tests of each package that drive its C through the test hooks:
 # the test files built only with the tag clrprof_testhooks.
-for pkg in internal/sigguard profiler; do
+for pkg in internal/sigguard profiler internal/ring; do
 	files=$(grep -l '^//go:build clrprof_testhooks$' $pkg/*_test.go)
 	names=$(grep -ho '^func Test[A-Za-z0-9_]*(t \*testing\.T)' $files | sed 's/^func \(Test[A-Za-z0-9_]*\).*/\1/' | paste -sd'|')
 	if [ -z "$names" ]; then
