@@ -16,15 +16,18 @@
 // (XSAVE with every component the OS enabled: x87, SSE, AVX, AVX-512 ...)
 // on a 64-byte aligned stack area, then calls clrprof_elt_slow in C.
 //
-// Ring layout offsets: ring.h (CLRPROF_RING_OFF_*).
+// Ring layout offsets: ring.h (CLRPROF_RING_OFF_*); the reserve is
+// ringcore.h's (head past limit: read tail again and move limit on).
 
-#define OFF_HEAD 0
-#define OFF_TAILCACHE 8
-#define OFF_MASK 16
-#define OFF_SLOTS 24
-#define OFF_DROPPED 32
-#define OFF_THRESH 40
-#define OFF_TAIL 64
+#include "ring.h"
+
+#define OFF_HEAD CLRPROF_RING_OFF_HEAD
+#define OFF_TAILCACHE CLRPROF_RING_OFF_TAILCACHE
+#define OFF_MASK CLRPROF_RING_OFF_MASK
+#define OFF_SLOTS CLRPROF_RING_OFF_SLOTS
+#define OFF_THRESH CLRPROF_RING_OFF_THRESH
+#define OFF_LIMIT CLRPROF_RING_OFF_LIMIT
+#define OFF_TAIL CLRPROF_RING_OFF_TAIL
 
 	.text
 
@@ -47,9 +50,7 @@
 	testq	%r11, %r11
 	jz	6f
 	movq	OFF_HEAD(%r11), %rcx
-	movq	%rcx, %rax
-	subq	OFF_TAILCACHE(%r11), %rax
-	cmpq	OFF_THRESH(%r11), %rax
+	cmpq	OFF_LIMIT(%r11), %rcx
 	ja	5f
 4:
 	rdtsc
@@ -73,12 +74,15 @@
 9:
 	ret
 5:
-	// Past the threshold by the cached tail: read the consumer's tail
-	// again.
+	// Past the threshold by the cached tail (head > limit, which is
+	// tail_cache + thresh): read the consumer's tail again, and move limit
+	// on.
 	movq	OFF_TAIL(%r11), %rax
 	movq	%rax, OFF_TAILCACHE(%r11)
 	movq	%rcx, %rdx
 	subq	%rax, %rdx
+	addq	OFF_THRESH(%r11), %rax
+	movq	%rax, OFF_LIMIT(%r11)
 	cmpq	OFF_THRESH(%r11), %rdx
 	jbe	4b
 	// Still past it. Full: the slow path waits for the consumer (or

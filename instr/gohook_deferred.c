@@ -86,7 +86,13 @@ static void qinit(void) { pthread_key_create(&qkey, qfinish); }
 static qring *qalloc(uint32_t size) {
 	size_t len = sizeof(qring) + size;
 	if (size < QHUGE) {
-		return calloc(1, len);
+		// Aligned to a cache line, so that the thread's line and the
+		// drainer's (ringcore.h) are two lines (calloc aligns to 16).
+		void *p = NULL;
+		if (posix_memalign(&p, CLRPROF_RING_LINE, len) != 0) {
+			return NULL;
+		}
+		return memset(p, 0, len);
 	}
 	size_t maplen = len + QHUGE;
 	void *m = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -229,9 +235,7 @@ static void qwakeup(void) {
 // qseen reads tail again and moves limit and wake_at on by what the drain
 // freed since the last reading.
 static inline void qseen(qring *r) {
-	uint64_t t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-	r->limit += t - r->tail_seen;
-	r->tail_seen = t;
+	uint64_t t = clrprof_ring_seen(&r->tail, &r->tail_seen, &r->limit);
 	r->wake_at = t + r->size / 2;
 }
 
@@ -266,7 +270,7 @@ static __attribute__((noinline)) void qhalf(qring *r) {
 // qpublish hands the drain r's records up to end, and wakes it if it
 // sleeps and r is half full or more.
 static inline void qpublish(qring *r, uint64_t end) {
-	__atomic_store_n(&r->head, end, __ATOMIC_RELEASE);
+	clrprof_ring_commit(&r->head, end);
 	if (end >= r->wake_at) {
 		qhalf(r);
 	}

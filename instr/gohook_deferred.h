@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ringcore.h"
+
 #define EXPORT __attribute__((visibility("default")))
 
 // The record info a deferred wrap passes its entries above the method's
@@ -22,8 +24,9 @@ typedef struct qring {
 	int finished;  // the thread has exited
 	void *map;     // the mapping that holds a large ring (qalloc), else NULL
 	size_t maplen;
-	// The thread's line (the drainer reads head and dropped once a pass).
-	uint64_t head;      // written by the thread
+	// The thread's line (the drainer reads head and dropped once a pass):
+	// ringcore.h's head, tail_seen and limit.
+	uint64_t head __attribute__((aligned(64))); // written by the thread
 	uint64_t limit;     // the thread's: head may grow to it (tail_seen + size less the bytes kept for the exits of recorded enters)
 	uint64_t wake_at;   // the thread's: once head reaches it, tail is read again (half a ring on from tail_seen)
 	uint64_t dropped;   // calls dropped (written by the thread)
@@ -35,6 +38,8 @@ typedef struct qring {
 	uint64_t dropped_seen;
 	uint8_t buf[] __attribute__((aligned(64)));
 } qring;
+
+CLRPROF_RING_CHECK_LAYOUT(qring, tail_seen);
 
 // Where buf starts (cgo does not show a flexible array member to Go).
 enum { QRING_BUF = offsetof(qring, buf) };

@@ -8,6 +8,20 @@
 #ifndef CLRPROF_RING_H
 #define CLRPROF_RING_H
 
+// The producer's core (head, tail_cache, limit; tail): ringcore.h.
+#include "ringcore.h"
+
+#define CLRPROF_RING_OFF_HEAD 0
+#define CLRPROF_RING_OFF_TAILCACHE 8
+#define CLRPROF_RING_OFF_MASK 16
+#define CLRPROF_RING_OFF_SLOTS 24
+#define CLRPROF_RING_OFF_DROPPED 32
+#define CLRPROF_RING_OFF_THRESH 40
+#define CLRPROF_RING_OFF_LIMIT 48
+#define CLRPROF_RING_OFF_TAIL 64
+
+#ifndef __ASSEMBLER__
+
 #include <stdint.h>
 
 #pragma GCC visibility push(hidden)
@@ -28,7 +42,8 @@ typedef struct clrprof_ring {
 	uint64_t *slots;              // 24: 2*slots words
 	volatile uint64_t dropped;    // 32: events lost to a full ring
 	uint64_t thresh;              // 40: the ELT stubs' fast path ends past this fill level
-	uint64_t pad0[2];
+	uint64_t limit;               // 48: tail_cache + thresh (ringcore.h)
+	uint64_t pad0[1];
 	volatile uint64_t tail;       // 64: next slot the consumer reads
 	uint64_t pad1[7];
 	volatile int32_t state;       // CLRPROF_RING_*
@@ -41,13 +56,16 @@ typedef struct clrprof_ring {
 	uint64_t aux[4];               // per-thread state of the recorder (e.g. sampling)
 } clrprof_ring;
 
-#define CLRPROF_RING_OFF_HEAD 0
-#define CLRPROF_RING_OFF_TAILCACHE 8
-#define CLRPROF_RING_OFF_MASK 16
-#define CLRPROF_RING_OFF_SLOTS 24
-#define CLRPROF_RING_OFF_DROPPED 32
-#define CLRPROF_RING_OFF_THRESH 40
-#define CLRPROF_RING_OFF_TAIL 64
+CLRPROF_RING_CHECK_LAYOUT(clrprof_ring, tail_cache);
+_Static_assert(offsetof(clrprof_ring, head) == CLRPROF_RING_OFF_HEAD &&
+                   offsetof(clrprof_ring, tail_cache) == CLRPROF_RING_OFF_TAILCACHE &&
+                   offsetof(clrprof_ring, mask) == CLRPROF_RING_OFF_MASK &&
+                   offsetof(clrprof_ring, slots) == CLRPROF_RING_OFF_SLOTS &&
+                   offsetof(clrprof_ring, dropped) == CLRPROF_RING_OFF_DROPPED &&
+                   offsetof(clrprof_ring, thresh) == CLRPROF_RING_OFF_THRESH &&
+                   offsetof(clrprof_ring, limit) == CLRPROF_RING_OFF_LIMIT &&
+                   offsetof(clrprof_ring, tail) == CLRPROF_RING_OFF_TAIL,
+               "CLRPROF_RING_OFF_* (elt_linux_amd64.S) match clrprof_ring");
 
 typedef struct clrprof_ringset {
 	clrprof_ring *volatile list;
@@ -79,7 +97,7 @@ static inline uint64_t *clrprof_ring_reserve(clrprof_ring *r, uint64_t n, uint64
 	uint64_t h = r->head;
 	uint64_t cap = r->mask + 1;
 	if (h + n - r->tail_cache > cap) {
-		r->tail_cache = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		clrprof_ring_seen(&r->tail, &r->tail_cache, &r->limit);
 		if (h + n - r->tail_cache > cap) {
 			__atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
 			return NULL;
@@ -90,7 +108,7 @@ static inline uint64_t *clrprof_ring_reserve(clrprof_ring *r, uint64_t n, uint64
 }
 
 static inline void clrprof_ring_publish(clrprof_ring *r, uint64_t n) {
-	__atomic_store_n(&r->head, r->head + n, __ATOMIC_RELEASE);
+	clrprof_ring_commit(&r->head, r->head + n);
 }
 
 static inline uint64_t *clrprof_ring_slot(clrprof_ring *r, uint64_t index) {
@@ -137,5 +155,7 @@ clrprof_ring *clrprof_ring_first(clrprof_ringset *s);
 int clrprof_ring_test_threads(clrprof_ringset *s, int n, int events);
 
 #pragma GCC visibility pop
+
+#endif // __ASSEMBLER__
 
 #endif

@@ -59,6 +59,7 @@ static void claim(clrprof_ring *r, clrprof_ringset *s, clrprof_ring **tls) {
 	r->os_tid = (uint32_t)syscall(SYS_gettid);
 	r->managed_tid = current_managed_tid(s);
 	r->tail_cache = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	r->limit = r->tail_cache + r->thresh;
 	r->tls_slot = tls;
 	memset(r->aux, 0, sizeof r->aux);
 	__atomic_add_fetch(&r->generation, 1, __ATOMIC_RELAXED);
@@ -150,13 +151,13 @@ static uint64_t mono_ns(void) {
 uint64_t *clrprof_ring_reserve_wait(clrprof_backpressure *bp, clrprof_ring *r, uint64_t n, uint64_t *index) {
 	uint64_t cap = r->mask + 1;
 	uint64_t h = r->head;
-	uint64_t tail = r->tail_cache;
-	if (h + n - tail > r->thresh) {
-		tail = r->tail_cache = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-		if (h + n - tail > r->thresh) {
-			clrprof_bp_wake(bp);
-		}
+	if (__builtin_expect(clrprof_ring_room(h, n, &r->tail, &r->tail_cache, &r->limit), 1)) {
+		// Within thresh (at most the ring), so not full.
+		*index = h;
+		return &r->slots[2 * (h & r->mask)];
 	}
+	clrprof_bp_wake(bp);
+	uint64_t tail = r->tail_cache;
 	uint64_t since = 0;
 	int waited = 0;
 	while (h + n - tail > cap) {
@@ -177,12 +178,11 @@ uint64_t *clrprof_ring_reserve_wait(clrprof_backpressure *bp, clrprof_ring *r, u
 		waited = 1;
 		struct timespec ts = {0, 20000};
 		nanosleep(&ts, NULL);
-		uint64_t t2 = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		uint64_t t2 = clrprof_ring_seen(&r->tail, &r->tail_cache, &r->limit);
 		if (t2 != tail) {
 			tail = t2;
 			since = 0;
 		}
-		r->tail_cache = tail;
 	}
 	if (waited) {
 		__atomic_add_fetch(&bp->waits, 1, __ATOMIC_RELAXED);
