@@ -28,6 +28,7 @@ import (
 	"github.com/clrprof/clrprof/internal/exporttest"
 	"github.com/clrprof/clrprof/internal/harness"
 	"github.com/clrprof/clrprof/internal/loadgen"
+	"github.com/clrprof/clrprof/internal/procstat"
 )
 
 var (
@@ -340,9 +341,12 @@ func procCPU(t *testing.T, pid int) time.Duration {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	ut, _ := strconv.ParseInt(f[11], 10, 64) // utime is field 14 of stat, 12th after the state
+	_, rest, ok := procstat.Split(b)
+	f := strings.Fields(string(rest))
+	if !ok || len(f) < 13 {
+		t.Fatalf("/proc/%d/stat: %q", pid, b)
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64) // utime is field 14; f[0] is field 3
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
 }
