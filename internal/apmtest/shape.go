@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/clrprof/clrprof/internal/exporttest"
+	"github.com/clrprof/clrprof/internal/harness"
 )
 
 // RenderKeys are the attributes a trace render shows: the semantic
@@ -107,4 +108,19 @@ func CheckShape(t testing.TB, got []Trace) {
 	if !pay {
 		t.Errorf("checkout: no server span of the payment instance in its trace:\n%s", co.Render(RenderKeys...))
 	}
+}
+
+// OTelShop runs ShopSequence on the shop built with OpenTelemetry .NET's
+// own instrumentation (apps/shop/otel: ASP.NET Core, HttpClient, Npgsql and
+// StackExchange.Redis instrumentation, OTLP/HTTP to a Collector's receiver
+// started here) and returns its traces: the reference the SDK's
+// integrations are compared with.
+func OTelShop(t testing.TB, rt harness.Runtime) []Trace {
+	t.Helper()
+	c := exporttest.StartCollector(t)
+	env := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + c.TracesEndpoint(), "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_BSP_SCHEDULE_DELAY=200"}
+	shop := harness.StartShop(t, rt, harness.ShopOptions{Variant: "otel", Env: append(env[:len(env):len(env)], "OTEL_SERVICE_NAME=shop"), PayEnv: env})
+	got := RunAndCollect(t, c, shop.URL, ShopSequence)
+	shop.Stop()
+	return got
 }

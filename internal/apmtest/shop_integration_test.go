@@ -3,7 +3,6 @@ package apmtest
 import (
 	"testing"
 
-	"github.com/clrprof/clrprof/internal/exporttest"
 	"github.com/clrprof/clrprof/internal/harness"
 )
 
@@ -19,12 +18,7 @@ func TestOTelShop(t *testing.T) {
 		if ok, why := harness.ShopRuntime(rt); !ok {
 			t.Skip(why)
 		}
-		c := exporttest.StartCollector(t)
-		env := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + c.TracesEndpoint(), "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
-			"OTEL_SERVICE_NAME=shop", "OTEL_BSP_SCHEDULE_DELAY=200"}
-		shop := harness.StartShop(t, rt, harness.ShopOptions{Variant: "otel", Env: env,
-			PayEnv: []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + c.TracesEndpoint(), "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_BSP_SCHEDULE_DELAY=200"}})
-		got := RunAndCollect(t, c, shop.URL, ShopSequence)
+		got := OTelShop(t, rt)
 		for i, tr := range got {
 			t.Logf("trace %d:\n%s", i, tr.Render(RenderKeys...))
 		}

@@ -73,11 +73,7 @@ func TestShop(t *testing.T) {
 		// parents, status and the conventions' attributes, except the
 		// exception event, which OpenTelemetry .NET records only when
 		// asked to (error.type is compared instead).
-		c2 := exporttest.StartCollector(t)
-		otel2 := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + c2.TracesEndpoint(), "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_BSP_SCHEDULE_DELAY=200"}
-		ref := harness.StartShop(t, rt, harness.ShopOptions{Variant: "otel", Env: append(otel2, "OTEL_SERVICE_NAME=shop"), PayEnv: otel2})
-		theirs := apmtest.RunAndCollect(t, c2, ref.URL, apmtest.ShopSequence)
-		ref.Stop()
+		theirs := apmtest.OTelShop(t, rt)
 		keys := []string{"http.request.method", "http.route", "http.response.status_code", "url.path",
 			"db.system.name", "db.system", "db.namespace", "db.redis.database_index", "error.type"}
 		// OpenTelemetry .NET's Redis spans say db.system (the older
