@@ -26,6 +26,7 @@ import (
 	"github.com/clrprof/clrprof/bench"
 	"github.com/clrprof/clrprof/internal/exporttest"
 	"github.com/clrprof/clrprof/internal/harness"
+	"github.com/clrprof/clrprof/internal/procstat"
 	"github.com/clrprof/clrprof/soak"
 )
 
@@ -38,6 +39,7 @@ var (
 	flagConfigs    = flag.String("configs", "", "comma-separated profiler configurations to run in those workloads (default all of each; a row's reference runs too)")
 	flagRender     = flag.String("render", "", "only re-render the markdown (-out) from this results file, e.g. after editing notes.md")
 	flagThroughput = flag.Bool("throughput", true, "measure IL and signature decoding throughput")
+	flagMemory     = flag.Bool("memory", false, "sample each run's /proc/PID/smaps every 50 ms and print its peak: the profiler library's own resident pages, the Go runtime's (go_mem_kb, where the profiler prints it) and the rest (costs the runner CPU: measure time without it)")
 )
 
 // A lib is a profiler library the runner builds.
@@ -115,6 +117,10 @@ var configs = []config{
 		what: "C reference: Initialize/Shutdown only"},
 	{name: "go-idle", lib: "goidle", env: []string{"BENCH_MODE=idle"}, ref: "c-idle", shutdown: "goidle: Shutdown mode=idle",
 		what: "clrprof (bench/prof/idle): Initialize/Shutdown only"},
+	{name: "go-idle-snapshot", lib: "goidle", env: []string{"BENCH_MODE=snapshot"}, ref: "go-idle", shutdown: "goidle: Shutdown mode=snapshot",
+		what: "clrprof (bench/prof/idle) asking EnableStackSnapshot alone, as every sampling profiler here does: what the flag changes in how the runtime runs, against go-idle"},
+	{name: "go-idle-eventpipe", lib: "goidle", env: []string{"BENCH_MODE=eventpipe"}, ref: "go-idle", shutdown: "goidle: Shutdown mode=eventpipe",
+		what: "clrprof (bench/prof/idle) with the in-process EventPipe session sample/contprof opens with its profiles off (the runtime's provider, GC keyword, Informational), its events answered in C: the runtime's own cost of the session, against go-idle"},
 	{name: "c-unimpl", lib: "cref", env: []string{"CREF_MODE=unimpl"}, shutdown: "cref: Shutdown mode=unimpl",
 		what: "C reference: a wide event mask (loads, JIT, threads, exceptions, GC, suspensions, allocations), every callback answering S_OK"},
 	{name: "go-unimpl", lib: "goidle", env: []string{"BENCH_MODE=unimpl"}, ref: "c-unimpl", shutdown: "goidle: Shutdown mode=unimpl",
@@ -186,6 +192,8 @@ var configs = []config{
 		what: "sample/contprof at its defaults without the CPU and wall profiles (CONTPROF_CPU=0 CONTPROF_WALL=0): no snapshots at all"},
 	{name: "go-contprof-noexc", lib: "contprof", env: []string{"CONTPROF_EXCEPTIONS=0"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
 		what: "sample/contprof at its defaults without the exceptions profile (CONTPROF_EXCEPTIONS=0: no ExceptionThrown callback)"},
+	{name: "go-contprof-off", lib: "contprof", env: []string{"CONTPROF_CPU=0", "CONTPROF_WALL=0", "CONTPROF_EXCEPTIONS=0", "CONTPROF_CONTENTION=0", "CONTPROF_HEAP=0"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
+		what: "sample/contprof with every profile off (CONTPROF_CPU=0 CONTPROF_WALL=0 CONTPROF_EXCEPTIONS=0 CONTPROF_CONTENTION=0 CONTPROF_HEAP=0): what is left is its in-process EventPipe session for the GC profile, its periods and its output"},
 	{name: "go-contprof-nocont", lib: "contprof", env: []string{"CONTPROF_CONTENTION=0"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
 		what: "sample/contprof at its defaults without the contention profile (CONTPROF_CONTENTION=0: the runtime's Contention keyword off)"},
 	{name: "cpuprof-19", lib: "cpuprof", env: []string{"CPUPROF_HZ=19", "CPUPROF_OUT=cpuprof.pprof"}, shutdown: "cpuprof: wrote", nonzero: []string{"samples"},
@@ -222,7 +230,7 @@ var configs = []config{
 
 var workloads = []workload{
 	{name: "empty", src: "workloads/empty.cs", stdout: "empty: ok", repsFactor: 3,
-		configs: []string{"none", "c-idle", "go-idle", "go-contprof", "go-contprof-noheap", "go-contprof-heap", "go-contprof-export", "hand", "go-wrap-start", "cpuprof-99-start"},
+		configs: []string{"none", "c-idle", "go-idle", "go-idle-snapshot", "go-idle-eventpipe", "go-contprof", "go-contprof-noheap", "go-contprof-heap", "go-contprof-export", "hand", "go-wrap-start", "cpuprof-99-start"},
 		what:    "the smallest app: process start-up and shutdown"},
 	{name: "startup", src: "workloads/startup.cs", noR2R: true, refs: []string{"System.Core.dll"}, stdout: "startup: n=", repsFactor: 3,
 		configs: []string{"none", "c-idle", "go-idle", "c-unimpl", "go-unimpl"},
@@ -256,10 +264,10 @@ var workloads = []workload{
 		configs: []string{"none", "c-unimpl", "go-unimpl", "c-exc", "go-exc-sync", "c-unimpl-chained", "go-exc-compose1", "go-exc-compose2"},
 		what:    "4 threads throwing and catching through 3 frames with finally blocks, a third of them NullReferenceException"},
 	{name: "csc", csc: 300, quickCSC: 100, stdout: "warning CS1030", repsFactor: 2,
-		configs: []string{"none", "go-contprof", "go-contprof-noheap", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "cpuprof-19", "cpuprof-99", "cpuprof-19-suspend", "cpuprof-99-suspend", "c-sample"},
+		configs: []string{"none", "c-idle", "go-idle", "go-idle-snapshot", "go-idle-eventpipe", "go-contprof", "go-contprof-noheap", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "go-contprof-off", "cpuprof-19", "cpuprof-99", "cpuprof-19-suspend", "cpuprof-99-suspend", "c-sample"},
 		what:    "a large real application: Roslyn's C# compiler (csc.dll from ../shared/dotnet, with its own server GC setting) compiling the soak's generated program (soak.Generate) against the runtime's reference assemblies, on .NET 10 and 11"},
 	{name: "mcs", mcs: 300, quickMCS: 100, stdout: "Compilation succeeded", repsFactor: 2,
-		configs: []string{"none", "go-contprof", "go-contprof-noheap", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "cpuprof-19", "cpuprof-99", "cpuprof-19-suspend", "cpuprof-99-suspend", "c-sample"},
+		configs: []string{"none", "c-idle", "go-idle", "go-idle-snapshot", "go-idle-eventpipe", "go-contprof", "go-contprof-noheap", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "go-contprof-off", "cpuprof-19", "cpuprof-99", "cpuprof-19-suspend", "cpuprof-99-suspend", "c-sample"},
 		what:    "a real application: Mono's C# compiler (mcs.exe, soak/) on .NET 8 compiling the soak's generated program (soak.Generate) against Mono's reference assemblies"},
 }
 
@@ -356,6 +364,17 @@ func runOnce(t *testing.T, rt harness.Runtime, app, dir string, w *workload, c *
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	var mem chan memPeak
+	if *flagMemory {
+		mem = make(chan memPeak, 1)
+		lib := ""
+		if c.lib != "" {
+			lib = libs[c.lib].path
+		}
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() { mem <- sampleMemory(cmd.Process.Pid, lib, stop) }()
+	}
 	var werr error
 	select {
 	case werr = <-done:
@@ -366,6 +385,12 @@ func runOnce(t *testing.T, rt harness.Runtime, app, dir string, w *workload, c *
 	}
 	wall := time.Since(start)
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	var peak memPeak
+	if mem != nil {
+		// The process is gone: its last readable smaps was the sampler's
+		// last.
+		peak = <-mem
+	}
 	var o outcome
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		o.run = bench.Run{
@@ -393,7 +418,72 @@ func runOnce(t *testing.T, rt harness.Runtime, app, dir string, w *workload, c *
 		o.counts = strings.TrimSpace(strings.TrimPrefix(m, c.shutdown))
 		o.run.Counts = o.counts
 	}
+	if mem != nil {
+		fmt.Printf("%-14s %-10s %-22s memory: peak %s\n", rt.Name, w.name, c.name, peak.String(o.counts))
+	}
 	return o
+}
+
+// A memPeak is the split of a process's resident memory at its peak
+// (of the samples taken).
+type memPeak struct {
+	total, lib, anon, files uint64
+	samples                 int
+}
+
+// String says the peak in MiB: the total, the profiler library's own
+// pages (its code and data as mapped from its file), the Go runtime's
+// (go_mem_kb from the profiler's counts, where it prints it), anonymous
+// memory and other files.
+func (m memPeak) String(profCounts string) string {
+	mib := func(b uint64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
+	gomem := "-"
+	if v, ok := counts(profCounts)["go_mem_kb"]; ok {
+		gomem = mib(uint64(v) << 10)
+	}
+	return fmt.Sprintf("%s MiB (library %s, Go runtime %s, anonymous %s, other files %s; %d samples)", mib(m.total), mib(m.lib), gomem, mib(m.anon), mib(m.files), m.samples)
+}
+
+// sampleMemory reads /proc/pid/smaps every 50 ms until stop is closed or
+// the process is gone, and returns the split of the sample with the most
+// resident memory; lib is the profiler library's path ("" for none).
+func sampleMemory(pid int, lib string, stop <-chan struct{}) memPeak {
+	var best memPeak
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		f, err := os.Open(fmt.Sprintf("/proc/%d/smaps", pid))
+		if err != nil {
+			return best
+		}
+		ms, err := procstat.ParseSmaps(f)
+		f.Close()
+		if err != nil || len(ms) == 0 {
+			return best
+		}
+		var m memPeak
+		for _, x := range ms {
+			m.total += x.RSS
+			switch {
+			case lib != "" && x.Path == lib:
+				m.lib += x.RSS
+			case x.Path == "":
+				m.anon += x.RSS
+			default:
+				m.files += x.RSS
+			}
+		}
+		best.samples++
+		if m.total > best.total {
+			m.samples = best.samples
+			best = m
+		}
+		select {
+		case <-stop:
+			return best
+		case <-tick.C:
+		}
+	}
 }
 
 func TestBench(t *testing.T) {

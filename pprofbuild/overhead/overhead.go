@@ -264,3 +264,19 @@ func GoRuntimeCPU() time.Duration {
 	}
 	return time.Duration(sec * float64(time.Second))
 }
+
+// GoMemory is the memory the Go runtime holds from the operating system
+// and has not given back (runtime/metrics: /memory/classes/total:bytes
+// less /memory/classes/heap/released:bytes): the heap, the goroutines'
+// stacks and the runtime's own structures. It is the Go runtime's share of
+// the process's resident memory at most (pages it holds and never touched
+// are not resident); the library's code and data, mapped from its file,
+// are not in it.
+func GoMemory() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64() - s[1].Value.Uint64()
+}

@@ -158,3 +158,22 @@ func TestFraction(t *testing.T) {
 		t.Errorf("Fraction of nothing = %q", got)
 	}
 }
+
+// GoMemory grows by what the heap holds: 64 MiB kept alive show in it.
+func TestGoMemoryCountsTheHeap(t *testing.T) {
+	runtime.GC()
+	before := GoMemory()
+	if before == 0 {
+		t.Fatal("GoMemory is 0")
+	}
+	keep := make([][]byte, 64)
+	for i := range keep {
+		keep[i] = make([]byte, 1<<20)
+		keep[i][0] = 1
+	}
+	after := GoMemory()
+	runtime.KeepAlive(keep)
+	if after < before+60<<20 {
+		t.Errorf("GoMemory %d MiB -> %d MiB with 64 MiB more held", before>>20, after>>20)
+	}
+}

@@ -1,3 +1,5 @@
+//go:build !contprof_noexport
+
 package main
 
 import (
@@ -10,6 +12,10 @@ import (
 
 	"github.com/clrprof/clrprof/pprofbuild/export"
 )
+
+// exporter is a profile exporter (pprofbuild/export); built with
+// -tags contprof_noexport, a type that never exists (export_off.go).
+type exporter = *export.Exporter
 
 // configExport starts the exporters the environment asks for. One whose
 // configuration is malformed is refused with a message naming the

@@ -312,3 +312,22 @@ func TestContprofSpanEdges(t *testing.T) {
 		checkSpanLabels(t, rt, load(t, dir))
 	})
 }
+
+// Built with -tags contprof_noexport, contprof links none of the
+// exporters' packages and writes its directory as before; a variable that
+// asks for an exporter is reported, not ignored silently.
+func TestContprofNoExport(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./sample/contprof", harness.BuildTags("contprof_noexport"))
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := hotspotsApp(t, rt)
+		dir, res := runHotspots(t, rt, lib, app, "CONTPROF_PYROSCOPE_URL=http://127.0.0.1:1", "CONTPROF_OTLP=1")
+		res.MustStderrContain(t,
+			"contprof: CONTPROF_PYROSCOPE_URL=http://127.0.0.1:1: not exporting: this library was built with -tags contprof_noexport",
+			"contprof: CONTPROF_OTLP=1: not exporting: this library was built with -tags contprof_noexport",
+			"contprof: Shutdown")
+		profs := load(t, dir)
+		if len(profs["exceptions"]) == 0 || len(profs["gc"]) == 0 {
+			t.Errorf("directory: %d exceptions and %d gc profiles, want some of each", len(profs["exceptions"]), len(profs["gc"]))
+		}
+	})
+}

@@ -9,14 +9,24 @@
 //	unimpl  module, class, assembly, app domain, JIT, thread, exception,
 //	        GC, suspension, cache search and allocation callbacks, none of
 //	        them implemented: the cost of callbacks answered in C.
+//	snapshot  EnableStackSnapshot alone (asked by every sampling profiler
+//	        here), no callback: what the flag changes in how the runtime runs.
+//	eventpipe  an in-process EventPipe session of the runtime's provider
+//	        with the GC keyword at Informational, as sample/contprof opens
+//	        it with its profiles off, events answered in C (the profiler
+//	        does not implement EventPipeEventDelivered): the runtime's own
+//	        cost of the session.
 //
-// At Shutdown it prints "goidle: Shutdown mode=M" on stderr.
+// At Shutdown it prints "goidle: Shutdown mode=M go_mem_kb=K" on stderr,
+// K the memory the Go runtime holds (pprofbuild/overhead.GoMemory).
 package main
 
 import (
 	"fmt"
 	"os"
 
+	"github.com/clrprof/clrprof/clrevents"
+	"github.com/clrprof/clrprof/pprofbuild/overhead"
 	"github.com/clrprof/clrprof/profiler"
 )
 
@@ -42,6 +52,16 @@ func (p *idle) Initialize(info *profiler.Info) error {
 	case "idle":
 	case "unimpl":
 		err = info.SetEventMask(unimplMask)
+	case "snapshot":
+		err = info.SetEventMask(profiler.EnableStackSnapshot)
+	case "eventpipe":
+		if _, err = info.EventPipeStartSession([]profiler.EventPipeProviderSettings{{
+			Name:     clrevents.RuntimeProvider,
+			Keywords: clrevents.KeywordGC,
+			Level:    profiler.EventPipeInformational,
+		}}, false); err == nil {
+			err = info.SetEventMask2(0, profiler.HighEventPipe)
+		}
 	default:
 		err = fmt.Errorf("goidle: unknown BENCH_MODE %q", p.mode)
 	}
@@ -54,7 +74,7 @@ func (p *idle) Initialize(info *profiler.Info) error {
 }
 
 func (p *idle) Shutdown() error {
-	fmt.Fprintf(os.Stderr, "goidle: Shutdown mode=%s\n", p.mode)
+	fmt.Fprintf(os.Stderr, "goidle: Shutdown mode=%s go_mem_kb=%d\n", p.mode, overhead.GoMemory()>>10)
 	return nil
 }
 
