@@ -131,8 +131,8 @@ namespace Clrprof.Apm
 				Send(w);
 				if (Redis.Sessions != null)
 					Redis.Finish(a);
-			} catch {
-				System.Threading.Interlocked.Increment(ref failures);
+			} catch (Exception e) {
+				Fault("span", e);
 			}
 		}
 
@@ -154,6 +154,24 @@ namespace Clrprof.Apm
 			Str(w, version);
 			Str(w, name);
 			Str(w, statusDesc);
+		}
+
+		// Fault counts a failure of the helper's own code (the
+		// application's call goes on) and tells the profiler what it was:
+		// the same entry as a span, with the length negated and the bytes
+		// "where: type: message" in UTF-8.
+		internal static unsafe void Fault(string where, Exception e)
+		{
+			System.Threading.Interlocked.Increment(ref failures);
+			try {
+				byte[] b = Encoding.UTF8.GetBytes(where + ": " + e.GetType().FullName + ": " + e.Message);
+				if (b.Length == 0)
+					return;
+				fixed (byte* p = b)
+					report(p, -b.Length);
+			} catch {
+				// Nothing more can be said: counted above.
+			}
 		}
 
 		internal static unsafe void Send(Buffer w)
@@ -302,8 +320,8 @@ namespace Clrprof.Apm
 						Enrich(a, e.Value);
 					else if (e.Key == Unhandled || e.Key == DiagUnhandled)
 						Failed(a, e.Value);
-				} catch {
-					System.Threading.Interlocked.Increment(ref failures);
+				} catch (Exception x) {
+					Listener.Fault("request enrichment", x);
 				}
 			}
 
@@ -419,8 +437,8 @@ namespace Clrprof.Apm
 					registered.AddOrUpdate(instance, instance);
 					Register(instance);
 				}
-			} catch {
-				System.Threading.Interlocked.Increment(ref Listener.failures);
+			} catch (Exception e) {
+				Listener.Fault("redis registration", e);
 			}
 			return null;
 		}

@@ -29,7 +29,10 @@
 // under it when it stops.
 //
 // At Shutdown apm prints one line: the spans received, exported, dropped
-// and lost, and the records it could not decode.
+// and lost, the records it could not decode, and the failures of the
+// helper's own code (helper_faults: an exception in encoding a span, e.g.
+// from a tag value's ToString, or in enriching a request; the application
+// never sees it; the first is logged with its type and message).
 //
 // Not yet: ADO.NET providers without a source, runtimes before .NET 10 (the helper is built
 // against the net10.0 reference assemblies). docs/apm.md says what is
@@ -86,6 +89,7 @@ type tracer struct {
 	p    *spanexport.Pipeline
 
 	received, bad atomic.Int64
+	faults        atomic.Int64 // the helper's own failures (Listener.Fault)
 	done          atomic.Bool
 }
 
@@ -168,7 +172,7 @@ func (t *tracer) Shutdown() error {
 	for _, f := range t.d.IntegrationErrors() {
 		logf("the helper threw %d times (%s)", f.Count, f.Type)
 	}
-	logf("Shutdown: received=%d exported=%d dropped=%d lost=%d undecodable=%d", t.received.Load(), st.Exported, st.Dropped, st.Lost, t.bad.Load())
+	logf("Shutdown: received=%d exported=%d dropped=%d lost=%d undecodable=%d helper_faults=%d", t.received.Load(), st.Exported, st.Dropped, st.Lost, t.bad.Load(), t.faults.Load())
 	return nil
 }
 
@@ -182,7 +186,16 @@ func clrprof_apm_span(p *C.uint8_t, n C.int32_t) {
 		}
 	}()
 	t := active.Load()
-	if t == nil || t.done.Load() || n <= 0 {
+	if t == nil || t.done.Load() || n == 0 {
+		return
+	}
+	if n < 0 {
+		// The helper's code failed (Listener.Fault); the application's
+		// call went on. Counted; the first is logged.
+		if t.faults.Add(1) == 1 {
+			logf("the helper failed, without reaching the application (logged once, counted in helper_faults): %s",
+				unsafe.String((*byte)(unsafe.Pointer(p)), int(-n)))
+		}
 		return
 	}
 	t.received.Add(1)
