@@ -8,7 +8,7 @@
 
 clrprof_ringset clrprof_alloc_set;
 clrprof_backpressure clrprof_alloc_bp;
-static __thread clrprof_ring *alloc_ring __attribute__((tls_model("initial-exec")));
+static __thread void *alloc_ring __attribute__((tls_model("initial-exec")));
 static volatile uint8_t alloc_on;
 static ICorProfilerInfo2 *alloc_info;
 static uint64_t alloc_mean;
@@ -87,7 +87,7 @@ static HRESULT STDMETHODCALLTYPE allocated(void *self, ObjectID obj, ClassID cls
 			}
 			if (alloc_mean != 0) {
 				if (r->aux[1] == 0) {
-					r->aux[1] = (clrprof_tsc() ^ ((uint64_t)r->os_tid << 32)) | 1;
+					r->aux[1] = (clrprof_tsc() ^ ((uint64_t)clrprof_ringnode_of(r)->os_tid << 32)) | 1;
 					r->aux[0] = (uint64_t)next_gap(r);
 				}
 				int64_t left = (int64_t)r->aux[0] - (int64_t)size;
@@ -106,7 +106,7 @@ int clrprof_alloc_enable(void *info, uint64_t slots, uint64_t mean_bytes, int de
 	if (info == NULL || depth < 1 || depth > MAX_DEPTH) {
 		return -1;
 	}
-	if (clrprof_ringset_init(&clrprof_alloc_set, slots, info) != 0) {
+	if (clrprof_ring_init(&clrprof_alloc_set, slots, info) != 0) {
 		return -1;
 	}
 	alloc_info = info;

@@ -169,7 +169,7 @@ func NewRecorder(info *profiler.Info, opts Options) (*Recorder, error) {
 	if C.clrprof_alloc_enable(p, C.uint64_t(opts.BufferEvents), C.uint64_t(opts.SampleBytes), C.int(opts.MaxDepth), C.int(boolInt(opts.SamplesOnly))) != 0 {
 		return nil, errors.New("clrprof: alloc.NewRecorder: cannot set up the allocation hook")
 	}
-	C.clrprof_alloc_set.thresh = C.clrprof_alloc_set.slots / 2
+	C.clrprof_alloc_set.thresh = C.clrprof_alloc_set.bytes / 16 / 2
 	if err := allocWaker.Init(unsafe.Pointer(C.clrprof_alloc_gate())); err != nil {
 		C.clrprof_alloc_stop()
 		return nil, fmt.Errorf("clrprof: alloc.NewRecorder: %w", err)
@@ -221,7 +221,7 @@ func (r *Recorder) drain() (n int) {
 			profimpl.ReportPanic("allocation batch callback", p, debug.Stack())
 		}
 	}()
-	half := int(C.clrprof_alloc_set.slots / 2)
+	half := int(C.clrprof_alloc_set.bytes / 16 / 2)
 	r.busy.Store(false)
 	return r.rings.Drain(allocChunk, func(v *ring.View) int {
 		if v.Backlog > len(v.Slots) || v.Backlog > half {

@@ -16,7 +16,7 @@
 #include "_cgo_export.h"
 
 clrprof_ringset clrprof_elt_set;
-__thread clrprof_ring *clrprof_elt_ring __attribute__((tls_model("initial-exec")));
+__thread void *clrprof_elt_ring __attribute__((tls_model("initial-exec")));
 volatile uint8_t clrprof_elt_on;
 volatile uint8_t clrprof_elt_force_slow;
 clrprof_backpressure clrprof_elt_bp;
@@ -25,7 +25,7 @@ void (*clrprof_elt_divert)(uint64_t id, uint64_t kind);
 
 int clrprof_elt_setup(uint64_t slots, void *info) {
 	clrprof_elt_xsave_size = clrprof_xsave_size();
-	return clrprof_ringset_init(&clrprof_elt_set, slots, info);
+	return clrprof_ring_init(&clrprof_elt_set, slots, info);
 }
 
 // record_waiting appends one event to r, waiting for room (ring.h).

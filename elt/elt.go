@@ -239,12 +239,12 @@ func NewRecorder(info *profiler.Info, opts Options) (*Recorder, error) {
 	if rc := C.clrprof_elt_setup(C.uint64_t(opts.BufferEvents), profimpl.Ptr(info, 1)); rc != 0 {
 		return nil, fmt.Errorf("clrprof: elt.NewRecorder: per-thread buffers: errno %d", int(rc))
 	}
-	ringBytes := 16 * int(C.clrprof_elt_set.slots)
+	ringBytes := int(C.clrprof_elt_set.bytes)
 	if opts.MaxMemory < ringBytes {
 		return nil, fmt.Errorf("clrprof: elt.NewRecorder: MaxMemory %d is less than one thread's buffer (%d bytes)", opts.MaxMemory, ringBytes)
 	}
 	C.clrprof_elt_set.max_rings = C.uint64_t(opts.MaxMemory / ringBytes)
-	C.clrprof_elt_set.thresh = C.clrprof_elt_set.slots / 2
+	C.clrprof_elt_set.thresh = C.clrprof_elt_set.bytes / 16 / 2
 	if err := eltWaker.Init(unsafe.Pointer(&C.clrprof_elt_on)); err != nil {
 		return nil, fmt.Errorf("clrprof: elt.NewRecorder: %w", err)
 	}
@@ -385,7 +385,7 @@ func (r *Recorder) drain() (busy bool) {
 		}
 	}()
 	tsc0, rate := r.clock.Params()
-	half := int(C.clrprof_elt_set.slots / 2)
+	half := int(C.clrprof_elt_set.bytes / 16 / 2)
 	for {
 		more := false
 		r.rings.DrainDirect(r.opts.ChunkEvents, func(v *ring.View, backlog int) {

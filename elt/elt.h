@@ -19,7 +19,7 @@
 // The rings of the fast path, and the calling thread's ring (initial-exec
 // TLS: the stubs read it with one %fs-relative load).
 extern clrprof_ringset clrprof_elt_set;
-extern __thread clrprof_ring *clrprof_elt_ring __attribute__((tls_model("initial-exec")));
+extern __thread void *clrprof_elt_ring __attribute__((tls_model("initial-exec")));
 
 // clrprof_elt_on gates the hooks (0 after Close or Shutdown: hooks that
 // still fire do nothing); clrprof_elt_force_slow makes every event take

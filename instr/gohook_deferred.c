@@ -35,14 +35,10 @@
 #define QEXIT_MAX 24 // an exit record without strings: kept for each recorded enter
 #define QSTR_MAX 1024 // UTF-16 units copied per string
 
-static pthread_mutex_t qmu = PTHREAD_MUTEX_INITIALIZER;
-static qring *qhead; // every ring; new ones in front (under qmu)
-static uint64_t qserial;
-static pthread_key_t qkey;
+clrprof_ringset clrprof_q_set;
 static pthread_once_t qonce = PTHREAD_ONCE_INIT;
-static __thread qring *qmine __attribute__((tls_model("initial-exec"))); // one %fs-relative load, as profiler/elt.c
+static __thread void *qmine __attribute__((tls_model("initial-exec"))); // the thread's qring: one %fs-relative load, as elt's stubs
 static uint32_t qsize = 256 << 10;
-static uint64_t qlost; // calls dropped for want of a ring (malloc failed), and by the rings freed since
 
 // The wrap passes each entry the method's id with the method's record
 // info above it (qidinfo in gohook_deferred.go): bits 0-21 the id, 22-29 the
@@ -52,13 +48,20 @@ static uint64_t qlost; // calls dropped for want of a ring (malloc failed), and 
 static inline int32_t qid(int32_t w) { return (int32_t)((uint32_t)w & ((1u << QID_BITS) - 1)); }
 static inline uint16_t qinfo(int32_t w) { return (uint16_t)((uint32_t)w >> QID_BITS); }
 
-void clrprof_q_setsize(uint32_t size) {
-	if (size >= 64 && (size & (size - 1)) == 0) {
-		qsize = size;
-	}
+// qinit prepares the set: rings of qsize bytes, freed once drained after
+// their thread's exit (ringset.h).
+static void qinit(void) {
+	CLRPROF_RINGSET_LAYOUT(&clrprof_q_set, qring, 1);
+	clrprof_ringset_init(&clrprof_q_set, qsize, NULL, CLRPROF_RING_RELEASE);
 }
 
-uint64_t clrprof_q_lost(void) { return __atomic_load_n(&qlost, __ATOMIC_RELAXED); }
+void clrprof_q_setsize(uint32_t size) {
+	if (size >= 64 && (size & (size - 1)) == 0) {
+		pthread_once(&qonce, qinit);
+		qsize = size;
+		__atomic_store_n(&clrprof_q_set.bytes, (uint64_t)size, __ATOMIC_RELAXED);
+	}
+}
 
 uint64_t clrprof_q_now(void) {
 	struct timespec ts;
@@ -66,74 +69,21 @@ uint64_t clrprof_q_now(void) {
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-// The thread is exiting: the ring gets no more records; the drainer frees
-// it once empty.
-static void qfinish(void *p) {
-	qring *r = p;
-	qmine = NULL;
-	__atomic_store_n(&r->finished, 1, __ATOMIC_RELEASE);
-}
-
-static void qinit(void) { pthread_key_create(&qkey, qfinish); }
-
-// qalloc allocates a zeroed ring of size bytes. A ring of 2 MiB or more
-// gets a mapping of its own, aligned to 2 MiB and advised into huge pages
-// where the kernel has them (transparent_hugepage madvise or always): the
-// thread that fills it then takes a page fault per 2 MiB rather than per
-// 4 KiB the first time round.
-#define QHUGE (2u << 20)
-
-static qring *qalloc(uint32_t size) {
-	size_t len = sizeof(qring) + size;
-	if (size < QHUGE) {
-		// Aligned to a cache line, so that the thread's line and the
-		// drainer's (ringcore.h) are two lines (calloc aligns to 16).
-		void *p = NULL;
-		if (posix_memalign(&p, CLRPROF_RING_LINE, len) != 0) {
-			return NULL;
-		}
-		return memset(p, 0, len);
-	}
-	size_t maplen = len + QHUGE;
-	void *m = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED) {
-		return NULL;
-	}
-	// buf (QRING_BUF bytes in) starts on a 2 MiB boundary.
-	uintptr_t b = ((uintptr_t)m + QRING_BUF + QHUGE - 1) & ~(uintptr_t)(QHUGE - 1);
-	qring *r = (qring *)(b - QRING_BUF);
-	madvise((void *)b, size, MADV_HUGEPAGE); // advice: its failure changes nothing
-	r->map = m;
-	r->maplen = maplen;
-	return r;
-}
-
-static void qfree(qring *r) {
-	if (r->map != NULL) {
-		munmap(r->map, r->maplen);
-	} else {
-		free(r);
-	}
-}
-
+// qnew gives the thread its ring (internal/ring's clrprof_ringset_take:
+// a block of the node, the qring and buf; 2 MiB or more in huge pages;
+// its pthread key clears qmine and marks the ring finished at the
+// thread's exit, and the drain frees it once empty).
 static qring *qnew(void) {
 	pthread_once(&qonce, qinit);
-	uint32_t size = qsize;
-	qring *r = qalloc(size);
-	if (r == NULL) {
+	clrprof_ringnode *n = clrprof_ringset_take(&clrprof_q_set, &qmine);
+	if (n == NULL) {
 		return NULL;
 	}
-	r->size = size;
-	r->limit = size;
-	r->wake_at = size / 2;
-	r->tid = (uint64_t)syscall(SYS_gettid);
-	pthread_mutex_lock(&qmu);
-	r->serial = ++qserial;
-	r->next = qhead;
-	qhead = r;
-	pthread_mutex_unlock(&qmu);
-	pthread_setspecific(qkey, r);
-	qmine = r;
+	qring *r = n->ring;
+	r->size = (uint32_t)n->bytes;
+	r->tail_seen = 0;
+	r->limit = r->size;
+	r->wake_at = r->size / 2;
 	return r;
 }
 
@@ -300,8 +250,7 @@ void clrprof_q_awake(void) { __atomic_store_n(&qsleeping, 0, __ATOMIC_SEQ_CST); 
 static int64_t qenter(int32_t idw, uint32_t n, const int64_t *a) {
 	qring *r = qring_self();
 	if (r == NULL) {
-		__atomic_fetch_add(&qlost, 1, __ATOMIC_RELAXED);
-		return 0;
+		return 0; // counted in clrprof_q_set.lost
 	}
 	int32_t id = qid(idw);
 	uint16_t info = qinfo(idw);
@@ -487,33 +436,4 @@ EXPORT int64_t clrprof_gohook_q_enter8(int32_t idw, int64_t a0, int64_t a1, int6
                                        int64_t a5, int64_t a6, int64_t a7) {
 	int64_t a[] = {a0, a1, a2, a3, a4, a5, a6, a7};
 	return qenter(idw, 8, a);
-}
-
-// The consumer side (the drain goroutine only, one at a time).
-
-// clrprof_q_rings frees the rings of exited threads that are empty and
-// stores up to max of the others in out; it returns how many there are.
-int clrprof_q_rings(qring **out, int max) {
-	int n = 0;
-	pthread_mutex_lock(&qmu);
-	qring **pp = &qhead;
-	while (*pp != NULL) {
-		qring *r = *pp;
-		if (__atomic_load_n(&r->finished, __ATOMIC_ACQUIRE) &&
-		    __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) == r->tail) {
-			*pp = r->next;
-			// Its drops the drainer has not counted yet join those of
-			// the threads without a ring.
-			__atomic_fetch_add(&qlost, __atomic_load_n(&r->dropped, __ATOMIC_RELAXED) - r->dropped_seen, __ATOMIC_RELAXED);
-			qfree(r);
-			continue;
-		}
-		if (n < max) {
-			out[n] = r;
-		}
-		n++;
-		pp = &r->next;
-	}
-	pthread_mutex_unlock(&qmu);
-	return n;
 }

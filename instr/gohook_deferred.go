@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/clrprof/clrprof/internal/ring"
 )
 
 // DeferredPoll is how often the drain goroutine of deferred Go hooks
@@ -83,10 +85,13 @@ var (
 	qStart     sync.Once
 
 	qMu       sync.Mutex // one drain pass at a time
-	qRings    []*C.qring
-	qStarted  bool // startDeferred ran
+	qStarted  bool       // startDeferred ran
 	qThreads  = map[uint64]*qthread{}
 	qLostSeen uint64
+	// qSet is the consumer of the threads' rings (internal/ring: the C
+	// set is gohook_deferred.c's, handed as an address because cgo types
+	// are per package).
+	qSet = ring.Wrap(unsafe.Pointer(&C.clrprof_q_set))
 
 	qEpochWall time.Time
 	qEpochMono uint64
@@ -202,55 +207,35 @@ func qPass() (total int) {
 	if !qStarted {
 		return 0
 	}
-	var n int
-	for {
-		var p **C.qring
-		if len(qRings) > 0 {
-			p = &qRings[0]
-		}
-		n = int(C.clrprof_q_rings(p, C.int(len(qRings))))
-		if n <= len(qRings) {
-			break
-		}
-		qRings = make([]*C.qring, n+16)
-	}
 	for _, th := range qThreads {
 		th.seen = false
 	}
-	for _, r := range qRings[:n] {
-		th := qThreads[uint64(r.serial)]
+	// Every ring once (internal/ring walks them; a ring whose thread has
+	// exited is freed once this pass has emptied it).
+	qSet.Consume(func(b *ring.Batch) {
+		th := qThreads[b.Serial]
 		if th == nil {
-			th = &qthread{tid: uint64(r.tid)}
-			qThreads[uint64(r.serial)] = th
+			th = &qthread{tid: uint64(b.OSThreadID)}
+			qThreads[b.Serial] = th
 		}
 		th.seen = true
-		total += th.drain(r)
-		d := uint64(atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.dropped))))
-		if seen := uint64(r.dropped_seen); d != seen {
-			qDropped.Add(d - seen)
-			r.dropped_seen = C.uint64_t(d)
+		if b.Head != b.Tail {
+			total += th.drainRing(b.Data, b.Tail, b.Head, b.Advance)
 		}
-	}
+		if b.Dropped != 0 {
+			qDropped.Add(b.Dropped)
+		}
+	})
 	for k, th := range qThreads {
 		if !th.seen {
 			delete(qThreads, k)
 		}
 	}
-	if lost := uint64(C.clrprof_q_lost()); lost != qLostSeen {
+	if lost := qSet.Lost(); lost != qLostSeen {
 		qDropped.Add(lost - qLostSeen)
 		qLostSeen = lost
 	}
 	return total
-}
-
-// drain delivers the records of ring r, reading them where the thread
-// wrote them, at most the ring's size (so that a busy thread cannot hold
-// the pass), and frees their room; it returns the records delivered.
-func (th *qthread) drain(r *C.qring) (records int) {
-	buf := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(r), C.QRING_BUF)), uint64(r.size))
-	tailp := (*uint64)(unsafe.Pointer(&r.tail))
-	head := atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.head)))
-	return th.drainRing(buf, *tailp, head, func(tail uint64) { atomic.StoreUint64(tailp, tail) })
 }
 
 // drainRing delivers the records of ring buf from position tail to head

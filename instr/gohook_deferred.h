@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "ringcore.h"
+#include "ringset.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -15,15 +16,14 @@
 #define QINFO_RETSTR 0x100
 #define QINFO_TIME 0x200
 
-// A thread's ring of deferred Go hook records (gohook_deferred.c).
+// A thread's ring of deferred Go hook records (gohook_deferred.c): the
+// producer's half (the cold half, the node before it in the same block,
+// is internal/ring's: ringset.h). The fields keep the offsets they had
+// when the node's fields were here (size at 24, head at 64), so that the
+// entries' fast paths are the same instructions.
 typedef struct qring {
-	struct qring *next;
-	uint64_t serial; // never reused: the drainer's key for the thread
-	uint64_t tid;
+	uint64_t pad0[3];
 	uint32_t size; // bytes of buf, a power of two
-	int finished;  // the thread has exited
-	void *map;     // the mapping that holds a large ring (qalloc), else NULL
-	size_t maplen;
 	// The thread's line (the drainer reads head and dropped once a pass):
 	// ringcore.h's head, tail_seen and limit.
 	uint64_t head __attribute__((aligned(64))); // written by the thread
@@ -35,19 +35,25 @@ typedef struct qring {
 	// reaches limit or wake_at: once per half a ring while the drain keeps
 	// up).
 	uint64_t tail __attribute__((aligned(64)));
-	uint64_t dropped_seen;
 	uint8_t buf[] __attribute__((aligned(64)));
 } qring;
 
 CLRPROF_RING_CHECK_LAYOUT(qring, tail_seen);
+// buf is the ring's records as ringset.h places them: right after the
+// structure (whose size is a multiple of a cache line).
+_Static_assert(sizeof(qring) == offsetof(qring, buf) && sizeof(qring) % CLRPROF_RING_LINE == 0,
+               "qring's buf is where clrprof_ringset_take puts the records");
+_Static_assert(offsetof(qring, size) == 24 && offsetof(qring, head) == 64, "qring's producer fields as before");
+
+// The set of every thread's deferred ring (freed once drained after the
+// thread's exit).
+extern clrprof_ringset clrprof_q_set;
 
 // Where buf starts (cgo does not show a flexible array member to Go).
 enum { QRING_BUF = offsetof(qring, buf) };
 
 void clrprof_q_setsize(uint32_t size);
-uint64_t clrprof_q_lost(void);
 uint64_t clrprof_q_now(void);
-int clrprof_q_rings(qring **out, int max);
 uint32_t clrprof_q_sleeping(void);
 void clrprof_q_wait(uint32_t seen, int64_t timeout_ns);
 void clrprof_q_awake(void);

@@ -10,6 +10,10 @@
 
 // The producer's core (head, tail_cache, limit; tail): ringcore.h.
 #include "ringcore.h"
+// The cold half (allocating, listing, thread exit): ringset.h.
+#ifndef __ASSEMBLER__
+#include "ringset.h"
+#endif
 
 #define CLRPROF_RING_OFF_HEAD 0
 #define CLRPROF_RING_OFF_TAILCACHE 8
@@ -26,14 +30,6 @@
 
 #pragma GCC visibility push(hidden)
 
-enum {
-	CLRPROF_RING_LIVE = 1, // owned by a running thread
-	CLRPROF_RING_DEAD = 2, // its thread exited; the consumer drains it
-	CLRPROF_RING_FREE = 3, // dead and drained: a new thread may claim it
-};
-
-struct clrprof_ringset;
-
 // The field offsets are used by elt_linux_amd64.S (CLRPROF_RING_OFF_*).
 typedef struct clrprof_ring {
 	volatile uint64_t head;       // 0: next slot the producer writes
@@ -46,14 +42,8 @@ typedef struct clrprof_ring {
 	uint64_t pad0[1];
 	volatile uint64_t tail;       // 64: next slot the consumer reads
 	uint64_t pad1[7];
-	volatile int32_t state;       // CLRPROF_RING_*
-	uint32_t os_tid;              // gettid() of the owner
-	volatile uint64_t managed_tid; // the runtime's ThreadID of the owner (0 unknown)
-	volatile uint64_t generation; // incremented at every claim
-	struct clrprof_ring **tls_slot; // the owner's thread-local pointer to this ring
-	struct clrprof_ringset *set;
-	struct clrprof_ring *next;     // in the set's list (never removed)
-	uint64_t aux[4];               // per-thread state of the recorder (e.g. sampling)
+	uint64_t pad2[6];              // where the cold fields were (now ringset.h's node): aux keeps its offset
+	uint64_t aux[4];               // 176: per-thread state of the recorder (e.g. sampling)
 } clrprof_ring;
 
 CLRPROF_RING_CHECK_LAYOUT(clrprof_ring, tail_cache);
@@ -66,28 +56,18 @@ _Static_assert(offsetof(clrprof_ring, head) == CLRPROF_RING_OFF_HEAD &&
                    offsetof(clrprof_ring, limit) == CLRPROF_RING_OFF_LIMIT &&
                    offsetof(clrprof_ring, tail) == CLRPROF_RING_OFF_TAIL,
                "CLRPROF_RING_OFF_* (elt_linux_amd64.S) match clrprof_ring");
+_Static_assert(offsetof(clrprof_ring, aux) == 176, "aux (alloc.c's fast path) where it was");
 
-typedef struct clrprof_ringset {
-	clrprof_ring *volatile list;
-	uint64_t slots;          // per ring, a power of two
-	volatile uint64_t rings; // rings allocated
-	volatile uint64_t lost;  // events lost because no ring could be allocated
-	volatile uint64_t refused; // events lost (also in lost) because max_rings were in use
-	uint64_t max_rings;      // 0: no limit
-	uint64_t thresh;         // fill level that ends the stubs' fast path (0: full)
-	void *info;              // ICorProfilerInfo* for GetCurrentThreadID, or NULL
-	unsigned key;            // pthread key whose destructor marks a ring dead
-	int key_ok;
-} clrprof_ringset;
-
-// clrprof_ringset_init prepares s for rings of `slots` slots (rounded up
-// to a power of two, at least 64). Returns 0 or an errno value.
-int clrprof_ringset_init(clrprof_ringset *s, uint64_t slots, void *info);
+// clrprof_ring_init prepares s (ringset.h) for rings of `slots` two-word
+// slots of this structure (rounded up to a power of two, at least 64),
+// reused by a new thread once drained after their thread's exit. Returns
+// 0 or an errno value.
+int clrprof_ring_init(clrprof_ringset *s, uint64_t slots, void *info);
 
 // clrprof_ring_acquire returns a ring for the calling thread (claiming a
 // free one or allocating a new one) and stores it in *tls, or NULL if
 // memory is short.
-clrprof_ring *clrprof_ring_acquire(clrprof_ringset *s, clrprof_ring **tls);
+clrprof_ring *clrprof_ring_acquire(clrprof_ringset *s, void **tls);
 
 // clrprof_ring_reserve returns the first of n consecutive free slots of r
 // (wrapping is the caller's business through the mask), or NULL (and
@@ -145,14 +125,15 @@ void clrprof_bp_wake(clrprof_backpressure *bp);
 // it wakes the consumer past r->thresh and waits while the ring is full.
 uint64_t *clrprof_ring_reserve_wait(clrprof_backpressure *bp, clrprof_ring *r, uint64_t n, uint64_t *index);
 
-// clrprof_ring_walk_next is the consumer's list walk (Go reads the fields
-// itself; this exists for the C tests).
-clrprof_ring *clrprof_ring_first(clrprof_ringset *s);
-
-// Test helpers: run fn(arg) on n new pthreads, each recording `events`
-// two-word events (a, i) into s through its own thread-local pointer, and
-// join them.
+// Test helpers: run n new pthreads, each recording `events` two-word
+// events (a, i) into s through its own thread-local pointer, and join
+// them; clrprof_ring_test_bytes does the same with byte records of 8 to
+// 48 bytes (a header word (i << 8 | words), then words (id << 56 | i))
+// into a set of byte rings (clrprof_ring_test_bytes_init), waiting
+// (sched_yield) while a ring is full.
 int clrprof_ring_test_threads(clrprof_ringset *s, int n, int events);
+int clrprof_ring_test_bytes_init(clrprof_ringset *s, uint64_t bytes, int after_exit);
+int clrprof_ring_test_bytes(clrprof_ringset *s, int n, int events);
 
 #pragma GCC visibility pop
 

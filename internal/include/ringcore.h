@@ -1,5 +1,5 @@
 // The core of clrprof's per-thread rings, one implementation for the
-// ELT and allocation rings (profiler/ring.h: fixed two-word slots) and the
+// ELT and allocation rings (ring.h: fixed two-word slots) and the
 // deferred Go hook rings (instr/gohook_deferred.h: variable-length byte
 // records). Header-only: everything the producer runs is static inline,
 // so its path gets no call.
@@ -27,9 +27,11 @@
 // what happens when a record does not fit (drop, wait) and how the
 // consumer is woken are the recorder's policy.
 //
-// The ELT stubs (profiler/elt_linux_amd64.S) do the same in assembly over
-// the offsets of profiler/ring.h (CLRPROF_RING_OFF_*), which its C checks
+// The ELT stubs (elt/elt_linux_amd64.S) do the same in assembly over
+// the offsets of ring.h (CLRPROF_RING_OFF_*), which its C checks
 // against the structure with CLRPROF_RING_CHECK_LAYOUT.
+// The rings' cold half (allocation, the set's list, thread exit) is
+// ringset.h's, one for both.
 // (Named ringcore.h, not ring.h: profiler's own ring.h, which its C
 // includes as "ring.h", would shadow it there.)
 #ifndef CLRPROF_RINGCORE_H
