@@ -32,8 +32,8 @@
 // against the structure with CLRPROF_RING_CHECK_LAYOUT.
 // The rings' cold half (allocation, the set's list, thread exit) is
 // ringset.h's, one for both.
-// (Named ringcore.h, not ring.h: profiler's own ring.h, which its C
-// includes as "ring.h", would shadow it there.)
+// (Named ringcore.h because it is the producer's core alone: ring.h
+// declares the slot rings built on it, ringset.h the sets that hold them.)
 #ifndef CLRPROF_RINGCORE_H
 #define CLRPROF_RINGCORE_H
 
