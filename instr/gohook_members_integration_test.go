@@ -1,0 +1,121 @@
+//go:build cgo
+
+package instr_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/clrprof/clrprof/internal/harness"
+)
+
+const memberCLSID = "{7C1D2E3F-4A5B-4C6D-8E9F-0A1B2C3D4E5F}"
+
+func memberApp(t *testing.T, rt harness.Runtime) string {
+	return harness.CompileCS(t, []string{"testdata/members/app.cs"}, t.TempDir(), harness.OutName("Members.exe"), harness.For(rt))
+}
+
+// The lines memberprof prints for the app's calls (the same in both
+// modes: MakeAsync's exit runs at its task's completion, synchronously,
+// and its lines are compared apart).
+var wantMemberLines = []string{
+	// Send(a, "t1"): the arguments, a string, an int, a nested object's
+	// string, a getter that throws, an inherited field.
+	`MEMBERS enter Send args=[<object> "t1"] [0=string:System.String:"http://a.example/b?c=d" 1=int:System.Int32:8080 2=string:System.String:"kid" 3=string:System.String:null!threw 4=int:System.Int32:7]`,
+	`MEMBERS exit Send exc=false []`,
+	// Send(b, "t22"): a null string, a null nested object.
+	`MEMBERS enter Send args=[<object> "t22"] [0=string:System.String:null 1=int:System.Int32:-1 2=string:System.String:null 3=string:System.String:null!threw 4=int:System.Int32:0]`,
+	`MEMBERS exit Send exc=false []`,
+	// Send(null, "t333"): every member null, none threw.
+	`MEMBERS enter Send args=[<object> "t333"] [0=string:System.String:null 1=int:System.Int32:null 2=string:System.String:null 3=string:System.String:null 4=int:System.Int32:null]`,
+	`MEMBERS exit Send exc=false []`,
+	// Send2: an enum of the module, another module's type and a class
+	// as their ToString(), a double.
+	`MEMBERS enter Send2 args=[] [0=enum:Members.Verb:2 1=string:System.Version:"1.2.3" 2=string:Members.Inner:"Members.Inner" 3=float:System.Double:2.5 4=string:System.String:"http://a.example/b?c=d"]`,
+	`MEMBERS exit Send2 exc=false []`,
+	`MEMBERS enter Send2 args=[] [0=enum:Members.Verb:1 1=string:System.Version:null 2=string:Members.Inner:null 3=float:System.Double:0 4=string:System.String:null]`,
+	`MEMBERS exit Send2 exc=false []`,
+	// Make: the result's members.
+	`MEMBERS enter Make args=[200] []`,
+	`MEMBERS exit Make exc=false [0=int:System.Int32:200 1=string:System.String:"body200" 2=string:System.String:"c200" 3=string:System.String:"fine"]`,
+	`MEMBERS enter Make args=[500] []`,
+	`MEMBERS exit Make exc=false [0=int:System.Int32:500 1=string:System.String:"body500" 2=string:System.String:"c500" 3=string:System.String:null!threw]`,
+	`MEMBERS enter Make args=[404] []`,
+	`MEMBERS exit Make exc=false [0=int:System.Int32:404 1=string:System.String:"body404" 2=string:System.String:null 3=string:System.String:"fine"]`,
+	`MEMBERS enter Make args=[0] []`,
+	`MEMBERS exit Make exc=false [0=int:System.Int32:null 1=string:System.String:null 2=string:System.String:null 3=string:System.String:null]`,
+}
+
+// MakeAsync's: Exit at the completion of its task, with the task's
+// result's members (its enter and exit lines interleave with Make's,
+// which it calls).
+var wantMemberAsync = []string{
+	`MEMBERS exit MakeAsync exc=false [0=int:System.Int32:201 1=string:System.String:"body201" 2=string:System.String:"c201" 3=string:System.String:"fine"]`,
+	`MEMBERS exit MakeAsync exc=false [0=int:System.Int32:500 1=string:System.String:"body500" 2=string:System.String:"c500" 3=string:System.String:null!threw]`,
+}
+
+// TestGoHookMembers: Go hooks read members of arguments and of results
+// (GoHooks.Members) through IL the SDK generates, synchronous and
+// deferred, on every runtime: strings, ints, doubles, enums, nested
+// objects' members, an inherited field, other objects as their
+// ToString(), nulls on the way, getters that throw (null, counted, the
+// app unaffected), a task's result at its completion; a member that does
+// not resolve leaves its method unwrapped and is reported.
+func TestGoHookMembers(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./instr/testdata/memberprof")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := memberApp(t, rt)
+		base := harness.Run(t, rt, app, harness.RunOptions{})
+		base.MustSucceed(t)
+		for _, deferred := range []bool{false, true} {
+			env := []string{}
+			if deferred {
+				env = append(env, "MEMBERPROF_DEFERRED=1")
+			}
+			res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: memberCLSID, Env: env})
+			res.MustSucceed(t)
+			if res.Stdout != base.Stdout {
+				t.Errorf("deferred=%v: app output changed by the hooks:\n--- without\n%s\n--- with\n%s", deferred, base.Stdout, res.Stdout)
+			}
+			var got, async []string
+			for _, l := range res.StderrLines() {
+				switch {
+				case strings.HasPrefix(l, "MEMBERS enter MakeAsync"):
+				case strings.HasPrefix(l, "MEMBERS exit MakeAsync"):
+					async = append(async, l)
+				case strings.HasPrefix(l, "MEMBERS "):
+					got = append(got, l)
+				}
+			}
+			// The async calls' Make lines come after the synchronous ones.
+			if len(got) > len(wantMemberLines) {
+				got = got[:len(wantMemberLines)]
+			}
+			if g, w := strings.Join(got, "\n"), strings.Join(wantMemberLines, "\n"); g != w {
+				t.Errorf("deferred=%v: hooks saw\n%s\nwant\n%s", deferred, g, w)
+			}
+			if g, w := strings.Join(async, "\n"), strings.Join(wantMemberAsync, "\n"); g != w {
+				t.Errorf("deferred=%v: MakeAsync's hooks saw\n%s\nwant\n%s", deferred, g, w)
+			}
+			stderr := res.Stderr
+			for _, want := range []string{
+				"memberprof: failed Members!Members.Svc::Unresolved: instr: member 0 (Child.Nope of argument 0): Members.Inner has no instance property or field Nope",
+				"memberprof: member errors Members!Members.Svc::Make 2\n",
+				"memberprof: member errors Members!Members.Svc::MakeAsync 1\n",
+				"memberprof: member errors Members!Members.Svc::Send 2\n",
+				"memberprof: summary instrumented=4 pending=0 failed=1",
+			} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("deferred=%v: no line %q in\n%s", deferred, want, stderr)
+				}
+			}
+			if deferred && !strings.Contains(stderr, "dropped=0 flush=<nil>") {
+				t.Errorf("deferred: calls dropped or not flushed:\n%s", stderr)
+			}
+			if t.Failed() {
+				t.Log(res.Describe())
+			}
+			t.Logf("%s deferred=%v: %d lines as wanted", rt.Name, deferred, len(got)+len(async))
+		}
+	})
+}
