@@ -386,7 +386,7 @@ type goEntry struct {
 
 	memberThrew atomic.Int64
 	panics      atomic.Int64
-	firstPanic atomic.Pointer[string]
+	firstPanic  atomic.Pointer[string]
 }
 
 var (

@@ -11,8 +11,8 @@ import (
 
 const memberCLSID = "{7C1D2E3F-4A5B-4C6D-8E9F-0A1B2C3D4E5F}"
 
-func memberApp(t *testing.T, rt harness.Runtime) string {
-	return harness.CompileCS(t, []string{"testdata/members/app.cs"}, t.TempDir(), harness.OutName("Members.exe"), harness.For(rt))
+func memberApp(t *testing.T, opts ...harness.CSOption) string {
+	return harness.CompileCS(t, []string{"testdata/members/app.cs"}, t.TempDir(), append(opts, harness.OutName("Members.exe"))...)
 }
 
 // The lines memberprof prints for the app's calls (the same in both
@@ -60,15 +60,25 @@ var wantMemberAsync = []string{
 // objects' members, an inherited field, other objects as their
 // ToString(), nulls on the way, getters that throw (null, counted, the
 // app unaffected), a task's result at its completion; a member that does
-// not resolve leaves its method unwrapped and is reported.
+// not resolve leaves its method unwrapped and is reported. From .NET 10
+// on, also with MakeAsync runtime async (its Exit at its body's
+// completion, with the value it returns).
 func TestGoHookMembers(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./instr/testdata/memberprof")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
-		app := memberApp(t, rt)
-		base := harness.Run(t, rt, app, harness.RunOptions{})
-		base.MustSucceed(t)
+		for _, b := range harness.AsyncBuilds(rt) {
+			t.Run(b.Name, func(t *testing.T) { testGoHookMembers(t, rt, lib, b) })
+		}
+	})
+}
+
+func testGoHookMembers(t *testing.T, rt harness.Runtime, lib string, b harness.AsyncBuild) {
+	app := memberApp(t, b.Options...)
+	base := harness.Run(t, rt, app, harness.RunOptions{Env: b.Env})
+	base.MustSucceed(t)
+	{
 		for _, deferred := range []bool{false, true} {
-			env := []string{}
+			env := append([]string{}, b.Env...)
 			if deferred {
 				env = append(env, "MEMBERPROF_DEFERRED=1")
 			}
@@ -115,7 +125,7 @@ func TestGoHookMembers(t *testing.T) {
 			if t.Failed() {
 				t.Log(res.Describe())
 			}
-			t.Logf("%s deferred=%v: %d lines as wanted", rt.Name, deferred, len(got)+len(async))
+			t.Logf("%s %s deferred=%v: %d lines as wanted", rt.Name, b.Name, deferred, len(got)+len(async))
 		}
-	})
+	}
 }
