@@ -3,6 +3,8 @@
 package instr_test
 
 import (
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -128,4 +130,127 @@ func testGoHookMembers(t *testing.T, rt harness.Runtime, lib string, b harness.A
 			t.Logf("%s %s deferred=%v: %d lines as wanted", rt.Name, b.Name, deferred, len(got)+len(async))
 		}
 	}
+}
+
+// BenchmarkGoHookMembers measures, in the app, the cost per call of a
+// hooked method (Members.Svc::Hot(Request), 2,000,000 calls after 200,000
+// of warm-up, timed by the app's Stopwatch) with empty Go hooks: none, with
+// its argument (an object: passed as nothing), and reading two members of
+// it (a string property and an int property), synchronous and deferred;
+// and the method unhooked; and the synchronous wraps with empty C entries
+// in place of Go (the wrap's own cost). Each iteration runs the app once; ns/call is
+// the mean of the iterations (run with -benchtime=3x, say).
+func BenchmarkGoHookMembers(b *testing.B) {
+	rts, err := harness.Runtimes()
+	if err != nil || len(rts) == 0 {
+		b.Skipf("no runtime: %v", err)
+	}
+	lib := harness.BuildProfiler(b, "./instr/testdata/memberprof")
+	for _, rt := range rts {
+		app := harness.CompileCS(b, []string{"testdata/members/app.cs"}, b.TempDir(), harness.OutName("Members.exe"), harness.For(rt))
+		for _, cf := range []struct{ name, hot, deferred string }{
+			{"unhooked", "", ""}, {"sync/none", "none", "0"}, {"sync/args", "args", "0"}, {"sync/members", "members", "0"},
+			{"deferred/none", "none", "1"}, {"deferred/args", "args", "1"}, {"deferred/members", "members", "1"},
+			// The synchronous wraps calling empty C entries instead of Go
+			// (CLRPROF_GOHOOK_ENTRY=c, test builds): the wrap's own cost,
+			// members read included, without the cgo callback.
+			{"c/none", "none", "c"}, {"c/args", "args", "c"}, {"c/members", "members", "c"},
+		} {
+			b.Run(rt.Name+"/"+cf.name, func(b *testing.B) {
+				opts := harness.RunOptions{Args: []string{"hot", "2000000"}}
+				if cf.hot != "" {
+					opts.ProfilerPath, opts.ProfilerCLSID = lib, memberCLSID
+					opts.Env = []string{"MEMBERPROF_HOT=" + cf.hot, "MEMBERPROF_DEFERRED=" + cf.deferred, "CLRPROF_GOHOOK_RING=4194304"}
+					if cf.deferred == "c" {
+						opts.Env = append(opts.Env, "CLRPROF_GOHOOK_ENTRY=c")
+					}
+				}
+				var sum float64
+				for range b.N {
+					res := harness.Run(b, rt, app, opts)
+					res.MustSucceed(b)
+					m := hotLine.FindStringSubmatch(res.Stdout)
+					if m == nil {
+						b.Fatalf("no hot line:\n%s", res.Describe())
+					}
+					ns, _ := strconv.ParseFloat(m[1], 64)
+					sum += ns
+					if cf.deferred == "1" && !strings.Contains(res.Stderr, "dropped=0 ") {
+						b.Logf("calls dropped: %s", res.Stderr)
+					}
+				}
+				b.ReportMetric(sum/float64(b.N), "ns/call")
+			})
+		}
+	}
+}
+
+var hotLine = regexp.MustCompile(`hot: calls=\d+ ns/call=([0-9.]+) `)
+
+// TestGoHookMembersHttpClient: hooks on HttpClient.SendAsync(
+// HttpRequestMessage, HttpCompletionOption, CancellationToken), the
+// overload GetAsync, PostAsync and SendAsync go through, read the
+// request's method (Method.Method), URI (RequestUri: System.Uri is
+// another module's type, passed as its ToString()) and version, and at
+// the completion of the task the response's status (an enum of another
+// module: its ToString()), reason phrase, request method and version;
+// synchronous and deferred (the task-returning method gets the
+// synchronous entries either way), on .NET 10 and 11 (the app is compiled
+// with Roslyn).
+func TestGoHookMembersHttpClient(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./instr/testdata/memberprof")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		if rt.Major < 10 {
+			// mcs, the compiler of the apps of older runtimes here, has no
+			// System.Net.Http to reference (Mono's is not installed).
+			t.Skipf("%s: the app needs Roslyn (.NET 10 and later here): mcs has no System.Net.Http", rt.Name)
+		}
+		app := harness.CompileCS(t, []string{"testdata/httpmembers/app.cs"}, t.TempDir(), harness.OutName("HttpMembers.exe"), harness.For(rt))
+		for _, deferred := range []string{"0", "1"} {
+			res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: memberCLSID,
+				Env: []string{"MEMBERPROF_HOT=http", "MEMBERPROF_DEFERRED=" + deferred}})
+			res.MustSucceed(t)
+			res.MustStdoutContain(t, "GET 200\nPOST 404\nDELETE 200\n")
+			m := regexp.MustCompile(`port (\d+)`).FindStringSubmatch(res.Stdout)
+			if m == nil {
+				t.Fatalf("no port:\n%s", res.Describe())
+			}
+			url := "http://127.0.0.1:" + m[1]
+			ver := "1.1"
+			want := []string{
+				`MEMBERS enter SendAsync args=[] [0=string:System.String:"GET" 1=string:System.Uri:"` + url + `/a?x=1&y=é" 2=string:System.Version:"` + ver + `"]`,
+				`MEMBERS exit SendAsync exc=false [3=string:System.Net.HttpStatusCode:"OK" 4=string:System.String:"OK" 5=string:System.String:"GET" 6=string:System.Version:"1.1"]`,
+				`MEMBERS enter SendAsync args=[] [0=string:System.String:"POST" 1=string:System.Uri:"` + url + `/missing" 2=string:System.Version:"` + ver + `"]`,
+				`MEMBERS exit SendAsync exc=false [3=string:System.Net.HttpStatusCode:"NotFound" 4=string:System.String:"Not Found" 5=string:System.String:"POST" 6=string:System.Version:"1.1"]`,
+				`MEMBERS enter SendAsync args=[] [0=string:System.String:"DELETE" 1=string:System.Uri:"` + url + `/c/d" 2=string:System.Version:"` + ver + `"]`,
+				`MEMBERS exit SendAsync exc=false [3=string:System.Net.HttpStatusCode:"OK" 4=string:System.String:"OK" 5=string:System.String:"DELETE" 6=string:System.Version:"1.1"]`,
+			}
+			// Enters in order, exits in order: a call's Exit runs at its
+			// task's completion, which the app's .Result may see before
+			// it (and so enter the next call first).
+			var got, gotExits, wantExits []string
+			for _, l := range res.StderrLines() {
+				switch {
+				case strings.HasPrefix(l, "MEMBERS enter"):
+					got = append(got, l)
+				case strings.HasPrefix(l, "MEMBERS exit"):
+					gotExits = append(gotExits, l)
+				}
+			}
+			var wantEnters []string
+			for _, l := range want {
+				if strings.HasPrefix(l, "MEMBERS enter") {
+					wantEnters = append(wantEnters, l)
+				} else {
+					wantExits = append(wantExits, l)
+				}
+			}
+			got, want = append(got, gotExits...), append(wantEnters, wantExits...)
+			if g, w := strings.Join(got, "\n"), strings.Join(want, "\n"); g != w {
+				t.Errorf("deferred=%s: hooks saw\n%s\nwant\n%s\n%s", deferred, g, w, res.Stderr)
+			}
+			res.MustStderrContain(t, "memberprof: summary instrumented=1 pending=0 failed=0")
+			t.Logf("%s deferred=%s: %d lines as wanted", rt.Name, deferred, len(got))
+		}
+	})
 }

@@ -8,7 +8,10 @@
 // (a member whose reading threw marked !threw). MEMBERPROF_DEFERRED=1
 // makes the hooks deferred. At Shutdown it prints the methods that could
 // not be wrapped, the members' errors and the counts ("memberprof: ").
-// MEMBERPROF_HOT=none|args|members hooks only Members.Svc::Hot, with
+// MEMBERPROF_HOT=http hooks HttpClient.SendAsync(HttpRequestMessage,
+// HttpCompletionOption, CancellationToken), reading the request's method,
+// URI and version and the response's status, reason, request method and
+// version. MEMBERPROF_HOT=none|args|members hooks only Members.Svc::Hot, with
 // empty hooks, without arguments, with its argument, or reading two
 // members of it (the cost per call).
 package main
@@ -58,7 +61,14 @@ func show(ms []instr.Member, result bool, get func(i int) instr.Value) string {
 }
 
 func (p *prof) rule(method string, args bool, ms ...instr.Member) instr.Rule {
-	ts, err := target.ParseList("Members!Members.Svc::" + method)
+	name := method
+	if !strings.Contains(method, "!") {
+		method = "Members!Members.Svc::" + method
+	} else {
+		name = method[strings.Index(method, "::")+2:]
+		name = name[:strings.Index(name, "(")]
+	}
+	ts, err := target.ParseList(method)
 	if err != nil {
 		panic(err)
 	}
@@ -68,11 +78,11 @@ func (p *prof) rule(method string, args bool, ms ...instr.Member) instr.Rule {
 		for _, a := range c.Args() {
 			as = append(as, a.String())
 		}
-		fmt.Fprintf(os.Stderr, "MEMBERS enter %s args=[%s] [%s]\n", method, strings.Join(as, " "), show(ms, false, c.Member))
+		fmt.Fprintf(os.Stderr, "MEMBERS enter %s args=[%s] [%s]\n", name, strings.Join(as, " "), show(ms, false, c.Member))
 		return 0
 	}
 	h.Exit = func(r *instr.Return) {
-		fmt.Fprintf(os.Stderr, "MEMBERS exit %s exc=%v [%s]\n", method, r.Exception(), show(ms, true, r.Member))
+		fmt.Fprintf(os.Stderr, "MEMBERS exit %s exc=%v [%s]\n", name, r.Exception(), show(ms, true, r.Member))
 	}
 	return instr.Rule{Targets: ts, Go: h}
 }
@@ -81,6 +91,10 @@ func (p *prof) Initialize(info *profiler.Info) error {
 	m := func(arg int, path string) instr.Member { return instr.Member{Arg: arg, Path: path} }
 	var rules []instr.Rule
 	switch hot := os.Getenv("MEMBERPROF_HOT"); hot {
+	case "http":
+		rules = []instr.Rule{p.rule("System.Net.Http!System.Net.Http.HttpClient::SendAsync(System.Net.Http.HttpRequestMessage,System.Net.Http.HttpCompletionOption,System.Threading.CancellationToken)",
+			false, m(0, "Method.Method"), m(0, "RequestUri"), m(0, "Version"),
+			m(instr.Result, "StatusCode"), m(instr.Result, "ReasonPhrase"), m(instr.Result, "RequestMessage.Method.Method"), m(instr.Result, "Version"))}
 	case "":
 		rules = []instr.Rule{
 			p.rule("Send", true, m(0, "Url"), m(0, "Port"), m(0, "Child.Name"), m(0, "Bad"), m(0, "Id")),
@@ -105,7 +119,8 @@ func (p *prof) Initialize(info *profiler.Info) error {
 		rules = []instr.Rule{{Targets: ts, Go: h}}
 	}
 	var err error
-	if p.in, err = instr.New(info, instr.Config{Rules: rules}); err != nil {
+	// The framework's methods are precompiled (ReadyToRun): ReJIT.
+	if p.in, err = instr.New(info, instr.Config{Rules: rules, ReJIT: os.Getenv("MEMBERPROF_HOT") == "http"}); err != nil {
 		return err
 	}
 	return info.SetEventMask(p.in.EventMask())

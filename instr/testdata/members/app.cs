@@ -44,6 +44,7 @@ namespace Members {
 			await Task.Yield();
 			return Make(status);
 		}
+		[System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
 		public static int Hot(Request r) { return r.Port; }
 	}
 
