@@ -439,12 +439,11 @@ func (e *goEntry) memberValues(slots []memberSlot, status uint64, get func(j int
 			out[s.index] = get(j, &s.kind)
 			continue
 		}
-		v := Value{Kind: s.kind.kind, Type: s.kind.typ, null: true, unsigned: s.kind.unsigned}
-		if status&(1<<(memberThrewShift+j)) != 0 {
-			v.threw = true
+		threw := status&(1<<(memberThrewShift+j)) != 0
+		if threw {
 			e.memberThrew.Add(1)
 		}
-		out[s.index] = v
+		out[s.index] = NullMemberValue(s.kind.kind, s.kind.typ, threw)
 	}
 	return out
 }

@@ -105,3 +105,20 @@ func TestMemberValues(t *testing.T) {
 		t.Errorf("%#v", vals)
 	}
 }
+
+// TestMakeMembers: NewCall and NewReturn carry members as the SDK's do.
+func TestMakeMembers(t *testing.T) {
+	c := NewCall(CallFields{Members: []Value{StringValue("GET"), {}, NullMemberValue(KindInt, "System.Int32", true)}})
+	if c.Member(0) != StringValue("GET") || c.Member(1).Kind != KindVoid || !c.Member(2).Threw() || !c.Member(2).IsNull() || c.Member(3).Kind != KindVoid {
+		t.Errorf("%+v", c)
+	}
+	r := NewReturn(ReturnFields{Members: []Value{{}, IntValue("System.Int32", 200)}})
+	if r.Member(1).Int() != 200 || r.Member(0).Kind != KindVoid || NewReturn(ReturnFields{}).Member(0).Kind != KindVoid {
+		t.Errorf("%+v", r)
+	}
+	e := &goEntry{nmem: 1, inMem: []memberSlot{{index: 0, kind: valueKind{kind: KindEnum, typ: "Shop.Color", unsigned: true}}}}
+	v := e.memberValues(e.inMem, 1|1<<memberThrewShift, nil)
+	if v[0] != NullMemberValue(KindEnum, "Shop.Color", true) {
+		t.Errorf("%#v", v[0])
+	}
+}
