@@ -37,6 +37,14 @@ public static class Program {
 		}
 	}
 
+	// Done waits for t and for the continuations registered on it before
+	// (the wrap's, which runs the Exit hook: synchronous continuations run
+	// in order), so that the app does not exit before the last Exit ran.
+	static T Done<T>(Task<T> t) {
+		t.ContinueWith(_ => { }, TaskContinuationOptions.ExecuteSynchronously).Wait();
+		return t.Result;
+	}
+
 	public static int Main() {
 		var l = new TcpListener(IPAddress.Loopback, 0);
 		l.Start();
@@ -45,11 +53,11 @@ public static class Program {
 		var server = Serve(l);
 		string url = "http://127.0.0.1:" + port;
 		using (var client = new HttpClient()) {
-			var r1 = client.GetAsync(url + "/a?x=1&y=%C3%A9").Result;
+			var r1 = Done(client.GetAsync(url + "/a?x=1&y=%C3%A9"));
 			Console.WriteLine("GET " + (int)r1.StatusCode);
-			var r2 = client.PostAsync(url + "/missing", new StringContent("hi")).Result;
+			var r2 = Done(client.PostAsync(url + "/missing", new StringContent("hi")));
 			Console.WriteLine("POST " + (int)r2.StatusCode);
-			var r3 = client.SendAsync(new HttpRequestMessage(HttpMethod.Delete, url + "/c/d"), HttpCompletionOption.ResponseHeadersRead, CancellationToken.None).Result;
+			var r3 = Done(client.SendAsync(new HttpRequestMessage(HttpMethod.Delete, url + "/c/d"), HttpCompletionOption.ResponseHeadersRead, CancellationToken.None));
 			Console.WriteLine("DELETE " + (int)r3.StatusCode);
 		}
 		l.Stop();

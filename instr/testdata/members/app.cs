@@ -76,7 +76,14 @@ namespace Members {
 				Console.WriteLine(r == null ? "null" : r.Status + " " + r.Body);
 			}
 			foreach (int s in new[] { 201, 500 }) {
-				var r = Svc.MakeAsync(s).Result;
+				// The hooks' Exit runs at the task's completion, in a
+				// continuation the wrap registered before the task was
+				// returned: a continuation registered after it, also
+				// synchronous, runs after it, so that the app goes on (and
+				// exits) only after the hook ran.
+				var t = Svc.MakeAsync(s);
+				t.ContinueWith(_ => { }, TaskContinuationOptions.ExecuteSynchronously).Wait();
+				var r = t.Result;
 				Console.WriteLine("async " + r.Status + " " + r.Body);
 			}
 			Console.WriteLine("done");
