@@ -98,11 +98,15 @@ type GoHooks struct {
 // Result is Member.Arg for a member of the value the method returns.
 const Result = -1
 
+// This is Member.Arg for a member of the instance (this) of an instance
+// method of a class (not a struct, not a generic type), read at entry.
+const This = -2
+
 // Member names a member that a Go hook receives: Path, a dotted list of
 // property or field names (instance members, public or internal, of the
 // declared type or its base types), read from argument Arg (0 for the
-// first parameter; this is not one) at entry, or with Arg Result from the
-// value returned at exit (a task's result when Exit runs at the task's
+// first parameter; This for the instance) at entry, or with Arg Result
+// from the value returned at exit (a task's result when Exit runs at the task's
 // completion). The wrap loads the argument, and for each name calls the
 // property's getter (callvirt) or loads the field, after checking that
 // the object is not null. The value is passed as an argument of its kind

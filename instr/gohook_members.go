@@ -46,11 +46,17 @@ type memberPlan struct {
 
 // resolveMembers resolves hooks' members: those of arguments against the
 // parameters of sig, those of the result against res (nil: the method
-// returns nothing a member can be read of).
-func resolveMembers(imp *metadata.Import2, sig *metadata.MethodSig, res *metadata.Type, members []Member, nargs int) (in, out []memberPlan, err error) {
+// returns nothing a member can be read of), those of this against this
+// (nil: none can be read).
+func resolveMembers(imp *metadata.Import2, sig *metadata.MethodSig, res, this *metadata.Type, members []Member, nargs int) (in, out []memberPlan, err error) {
 	for i, m := range members {
 		var t *metadata.Type
 		switch {
+		case m.Arg == This:
+			if this == nil {
+				return nil, nil, fmt.Errorf("instr: member %d (%s of this): the method is static, or of a struct or a generic type", i, m.Path)
+			}
+			t = this
 		case m.Arg == Result:
 			if res == nil {
 				return nil, nil, fmt.Errorf("instr: member %d (%s of the result): the method returns no object", i, m.Path)

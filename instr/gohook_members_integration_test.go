@@ -37,6 +37,12 @@ var wantMemberLines = []string{
 	`MEMBERS exit Send2 exc=false []`,
 	`MEMBERS enter Send2 args=[] [0=enum:Members.Verb:1 1=string:System.Version:null 2=string:Members.Inner:null 3=float:System.Double:0 4=string:System.String:null]`,
 	`MEMBERS exit Send2 exc=false []`,
+	// Client.Get: members of this (a field read before the call set it)
+	// and of an argument.
+	`MEMBERS enter Get args=[] [0=string:System.String:"http://base/" 1=string:System.String:null 2=int:System.Int32:8080]`,
+	`MEMBERS exit Get exc=false []`,
+	`MEMBERS enter Get args=[] [0=string:System.String:"http://base/" 1=string:System.String:"http://a.example/b?c=d" 2=int:System.Int32:-1]`,
+	`MEMBERS exit Get exc=false []`,
 	// Make: the result's members.
 	`MEMBERS enter Make args=[200] []`,
 	`MEMBERS exit Make exc=false [0=int:System.Int32:200 1=string:System.String:"body200" 2=string:System.String:"c200" 3=string:System.String:"fine"]`,
@@ -61,8 +67,9 @@ var wantMemberAsync = []string{
 // deferred, on every runtime: strings, ints, doubles, enums, nested
 // objects' members, an inherited field, other objects as their
 // ToString(), nulls on the way, getters that throw (null, counted, the
-// app unaffected), a task's result at its completion; a member that does
-// not resolve leaves its method unwrapped and is reported. From .NET 10
+// app unaffected), members of this, a task's result at its completion; a
+// member that does not resolve leaves its method unwrapped and is
+// reported. From .NET 10
 // on, also with MakeAsync runtime async (its Exit at its body's
 // completion, with the value it returns).
 func TestGoHookMembers(t *testing.T) {
@@ -115,7 +122,7 @@ func testGoHookMembers(t *testing.T, rt harness.Runtime, lib string, b harness.A
 				"memberprof: member errors Members!Members.Svc::Make 2\n",
 				"memberprof: member errors Members!Members.Svc::MakeAsync 1\n",
 				"memberprof: member errors Members!Members.Svc::Send 2\n",
-				"memberprof: summary instrumented=4 pending=0 failed=1",
+				"memberprof: summary instrumented=5 pending=0 failed=1",
 			} {
 				if !strings.Contains(stderr, want) {
 					t.Errorf("deferred=%v: no line %q in\n%s", deferred, want, stderr)

@@ -244,7 +244,11 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 				res = sig.Return
 			}
 		}
-		if gw.in, gw.out, err = resolveMembers(imp, sig, res, e.goh.Members, len(ge.args)); err != nil {
+		var this *metadata.Type
+		if !e.static && !e.valueTy && e.generic == 0 {
+			this = metadata.ClassType(e.typeTok)
+		}
+		if gw.in, gw.out, err = resolveMembers(imp, sig, res, this, e.goh.Members, len(ge.args)); err != nil {
 			return err
 		}
 		ge.nmem = len(e.goh.Members)
@@ -546,7 +550,12 @@ func (gw *goWrap) argMemberCode(w *wrapper, plans []memberPlan, first int, pinne
 	// chosen per plan by a load of its own.
 	loads := make([][]*ilrw.Instruction, len(plans))
 	for j, p := range plans {
-		loads[j] = []*ilrw.Instruction{ldarg(first + gw.ge.hooks.Members[p.slot.index].Arg)}
+		a := gw.ge.hooks.Members[p.slot.index].Arg
+		if a == This {
+			loads[j] = []*ilrw.Instruction{ilrw.I(ilrw.OpLdarg0)}
+		} else {
+			loads[j] = []*ilrw.Instruction{ldarg(first + a)}
+		}
 	}
 	return gw.memberCodeEach(w, plans, func(j int) []*ilrw.Instruction { return loads[j] }, pinned)
 }

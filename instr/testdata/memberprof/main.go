@@ -62,7 +62,9 @@ func show(ms []instr.Member, result bool, get func(i int) instr.Value) string {
 
 func (p *prof) rule(method string, args bool, ms ...instr.Member) instr.Rule {
 	name := method
-	if !strings.Contains(method, "!") {
+	if strings.HasPrefix(method, "Client::") {
+		method, name = "Members!Members."+method, method[len("Client::"):]
+	} else if !strings.Contains(method, "!") {
 		method = "Members!Members.Svc::" + method
 	} else {
 		name = method[strings.Index(method, "::")+2:]
@@ -100,6 +102,7 @@ func (p *prof) Initialize(info *profiler.Info) error {
 			p.rule("Send", true, m(0, "Url"), m(0, "Port"), m(0, "Child.Name"), m(0, "Bad"), m(0, "Id")),
 			p.rule("Send2", false, m(0, "Verb"), m(0, "Ver"), m(0, "Child"), m(0, "Weight"), m(0, "Url")),
 			p.rule("Unresolved", false, m(0, "Child.Nope")),
+			p.rule("Client::Get", false, m(instr.This, "Base"), m(instr.This, "Last.Url"), m(0, "Port")),
 			p.rule("Make", true, m(instr.Result, "Status"), m(instr.Result, "Body"), m(instr.Result, "Child.Name"), m(instr.Result, "Bad")),
 			p.rule("MakeAsync", false, m(instr.Result, "Status"), m(instr.Result, "Body"), m(instr.Result, "Child.Name"), m(instr.Result, "Bad")),
 		}

@@ -32,6 +32,12 @@ namespace Members {
 		public string Bad { get { if (Status == 500) throw new InvalidOperationException("status"); return "fine"; } }
 	}
 
+	public class Client {
+		public string Base { get; set; }
+		public Request Last;
+		public int Get(Request r) { Last = r; return r.Port; }
+	}
+
 	public static class Svc {
 		public static int Send(Request r, string tag) { return r == null ? -1 : r.Port + tag.Length; }
 		public static string Send2(Request r) { return r == null ? "none" : r.Verb + "/" + r.Ver; }
@@ -71,6 +77,9 @@ namespace Members {
 			Console.WriteLine(Svc.Send2(a));
 			Console.WriteLine(Svc.Send2(b));
 			Console.WriteLine(Svc.Unresolved(a));
+			var cl = new Client { Base = "http://base/" };
+			Console.WriteLine(cl.Get(a));
+			Console.WriteLine(cl.Get(b));
 			foreach (int s in new[] { 200, 500, 404, 0 }) {
 				var r = Svc.Make(s);
 				Console.WriteLine(r == null ? "null" : r.Status + " " + r.Body);
