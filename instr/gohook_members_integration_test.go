@@ -4,6 +4,7 @@ package instr_test
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -37,6 +38,10 @@ var wantMemberLines = []string{
 	`MEMBERS exit Send2 exc=false []`,
 	`MEMBERS enter Send2 args=[] [0=enum:Members.Verb:1 1=string:System.Version:null 2=string:Members.Inner:null 3=float:System.Double:0 4=string:System.String:null]`,
 	`MEMBERS exit Send2 exc=false []`,
+	// A long string: whole in the synchronous mode, its first 1024 units
+	// in the deferred mode (LONGURL is replaced).
+	`MEMBERS enter Send2 args=[] [0=enum:Members.Verb:0 1=string:System.Version:"4.0" 2=string:Members.Inner:null 3=float:System.Double:0 4=string:System.String:LONGURL]`,
+	`MEMBERS exit Send2 exc=false []`,
 	// Client.Get: members of this (a field read before the call set it)
 	// and of an argument.
 	`MEMBERS enter Get args=[] [0=string:System.String:"http://base/" 1=string:System.String:null 2=int:System.Int32:8080]`,
@@ -58,7 +63,7 @@ var wantMemberLines = []string{
 // result's members (its enter and exit lines interleave with Make's,
 // which it calls).
 var wantMemberAsync = []string{
-	`MEMBERS exit MakeAsync exc=false [0=int:System.Int32:201 1=string:System.String:"body201" 2=string:System.String:"c201" 3=string:System.String:"fine"]`,
+	`MEMBERS exit MakeAsync exc=false [0=int:System.Int32:201 1=string:System.String:"y×1100" 2=string:System.String:"c201" 3=string:System.String:"fine"]`,
 	`MEMBERS exit MakeAsync exc=false [0=int:System.Int32:500 1=string:System.String:"body500" 2=string:System.String:"c500" 3=string:System.String:null!threw]`,
 }
 
@@ -106,14 +111,37 @@ func testGoHookMembers(t *testing.T, rt harness.Runtime, lib string, b harness.A
 					got = append(got, l)
 				}
 			}
-			// The async calls' Make lines come after the synchronous ones.
-			if len(got) > len(wantMemberLines) {
-				got = got[:len(wantMemberLines)]
+			// The async calls' Make lines come after the synchronous ones:
+			// a result member string of 1,100 units, cut in the ring.
+			body := `"` + strings.Repeat("y", 1100) + `"`
+			if deferred {
+				body = `"` + strings.Repeat("y", 1024) + `"!trunc`
 			}
-			if g, w := strings.Join(got, "\n"), strings.Join(wantMemberLines, "\n"); g != w {
+			tail := []string{
+				`MEMBERS enter Make args=[201] []`,
+				`MEMBERS exit Make exc=false [0=int:System.Int32:201 1=string:System.String:` + body + ` 2=string:System.String:"c201" 3=string:System.String:"fine"]`,
+				`MEMBERS enter Make args=[500] []`,
+				`MEMBERS exit Make exc=false [0=int:System.Int32:500 1=string:System.String:"body500" 2=string:System.String:"c500" 3=string:System.String:null!threw]`,
+			}
+			long := `"` + strings.Repeat("x", 1500) + `"`
+			if deferred {
+				long = `"` + strings.Repeat("x", 1024) + `"!trunc`
+			}
+			want := append(wantMemberLines[:len(wantMemberLines):len(wantMemberLines)], tail...)
+			for i := range want {
+				want[i] = strings.ReplaceAll(want[i], "LONGURL", long)
+			}
+			if deferred {
+				// The tail's calls run on a pool thread: the drain
+				// delivers each thread's calls in order, but threads in
+				// any order.
+				slices.Sort(got)
+				slices.Sort(want)
+			}
+			if g, w := strings.Join(got, "\n"), strings.Join(want, "\n"); g != w {
 				t.Errorf("deferred=%v: hooks saw\n%s\nwant\n%s", deferred, g, w)
 			}
-			if g, w := strings.Join(async, "\n"), strings.Join(wantMemberAsync, "\n"); g != w {
+			if g, w := strings.Join(async, "\n"), strings.ReplaceAll(strings.Join(wantMemberAsync, "\n"), "y×1100", strings.Repeat("y", 1100)); g != w {
 				t.Errorf("deferred=%v: MakeAsync's hooks saw\n%s\nwant\n%s", deferred, g, w)
 			}
 			stderr := res.Stderr

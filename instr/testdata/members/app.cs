@@ -44,7 +44,7 @@ namespace Members {
 		public static int Unresolved(Request r) { return 3; }
 		public static Response Make(int status) {
 			if (status == 0) return null;
-			return new Response { Status = status, Body = "body" + status, Child = status == 404 ? null : new Inner { Name = "c" + status } };
+			return new Response { Status = status, Body = status == 201 ? new string('y', 1100) : "body" + status, Child = status == 404 ? null : new Inner { Name = "c" + status } };
 		}
 		public static async Task<Response> MakeAsync(int status) {
 			await Task.Yield();
@@ -76,6 +76,7 @@ namespace Members {
 			Console.WriteLine(Svc.Send(null, "t333"));
 			Console.WriteLine(Svc.Send2(a));
 			Console.WriteLine(Svc.Send2(b));
+			Console.WriteLine(Svc.Send2(new Request { Url = new string('x', 1500), Ver = new Version(4, 0) }));
 			Console.WriteLine(Svc.Unresolved(a));
 			var cl = new Client { Base = "http://base/" };
 			Console.WriteLine(cl.Get(a));
