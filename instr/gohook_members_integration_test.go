@@ -162,7 +162,7 @@ func testGoHookMembers(t *testing.T, rt harness.Runtime, lib string, b harness.A
 			if t.Failed() {
 				t.Log(res.Describe())
 			}
-			t.Logf("%s %s deferred=%v: %d lines as wanted", rt.Name, b.Name, deferred, len(got)+len(async))
+			t.Logf("%s %s deferred=%v: %d lines (failed: %v)", rt.Name, b.Name, deferred, len(got)+len(async), t.Failed())
 		}
 	}
 }
@@ -285,7 +285,7 @@ func TestGoHookMembersHttpClient(t *testing.T) {
 				t.Errorf("deferred=%s: hooks saw\n%s\nwant\n%s\n%s", deferred, g, w, res.Stderr)
 			}
 			res.MustStderrContain(t, "memberprof: summary instrumented=1 pending=0 failed=0")
-			t.Logf("%s deferred=%s: %d lines as wanted", rt.Name, deferred, len(got))
+			t.Logf("%s deferred=%s: %d lines (failed: %v)", rt.Name, deferred, len(got), t.Failed())
 		}
 	})
 }
