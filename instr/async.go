@@ -360,7 +360,7 @@ func (p *asyncPlan) defineDone(m *ilrw.Method, w *wrapper,
 	code = append(code, guard...)
 	code = append(code, ret)
 	b.Instructions = code
-	b.Clauses = cls
+	b.Clauses = append(w2.takeClauses(), cls...)
 	if n, err := b.ComputeMaxStack(mod); err == nil && n > 0 {
 		b.MaxStack = uint16(n)
 	}

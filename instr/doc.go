@@ -20,7 +20,11 @@
 // ValueTask or ValueTask<T> (classic async methods among them) ends when
 // its task completes, with the task's result or exception, unless its
 // rule says [Rule].EndAtReturn; a runtime-async method ends at its body's
-// completion.
+// completion. Go hooks can read members of arguments and of results
+// ([GoHooks].Members: a property path such as "RequestUri" or
+// "Method.Method", resolved in the target module's metadata and read by
+// IL the SDK generates, a getter that throws giving a null value, never
+// an exception in the app).
 //
 // Read more in docs/instrumentation.md of the repository: the integration's
 // arguments, the wrapped IL, what cannot be instrumented, async methods,

@@ -107,6 +107,23 @@ EXPORT void clrprof_gohook_exit(int32_t id, int64_t state, int64_t ret, int64_t 
 	clrprof_go_leave(&g);
 }
 
+// The exit entry of a method whose hooks read members of its return value
+// (GoHooks.Members): as clrprof_gohook_exit, then minfo (the number of
+// members and which are strings: the deferred entry's; unused here), the
+// members' status word and up to four members.
+EXPORT void clrprof_gohook_exitm(int32_t id, int64_t state, int64_t ret, int64_t exc, int64_t type, int32_t minfo,
+                                 int64_t status, int64_t m0, int64_t m1, int64_t m2, int64_t m3) {
+	int64_t a[] = {status, m0, m1, m2, m3};
+	if (guard_off()) {
+		clrprofGoExitM(id, tid(), state, ret, exc, type, a);
+		return;
+	}
+	clrprof_guard g;
+	clrprof_go_enter(&g);
+	clrprofGoExitM(id, tid(), state, ret, exc, type, a);
+	clrprof_go_leave(&g);
+}
+
 // Empty C hooks with the same signatures: the benchmark's baseline for
 // the cost of a Go hook (CLRPROF_GOHOOK_ENTRY=c in test builds binds the
 // P/Invokes here instead).
@@ -129,3 +146,5 @@ EXPORT int64_t clrprof_gohook_c_enter8(int32_t id, int64_t a0, int64_t a1, int64
 	return 0;
 }
 EXPORT void clrprof_gohook_c_exit(int32_t id, int64_t state, int64_t ret, int64_t exc, int64_t type) {}
+EXPORT void clrprof_gohook_c_exitm(int32_t id, int64_t state, int64_t ret, int64_t exc, int64_t type, int32_t minfo,
+                                   int64_t status, int64_t m0, int64_t m1, int64_t m2, int64_t m3) {}

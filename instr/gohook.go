@@ -87,7 +87,52 @@ type GoHooks struct {
 	// exit (Call.Time, Return.Time), so that the hooks can build spans
 	// after the fact. Without it the clock is not read (Time is zero).
 	Timestamps bool
+	// Members are members of arguments or of the value returned that the
+	// hooks receive (Call.Member, Return.Member, by their index here),
+	// read by IL the SDK generates in the wrap: see Member. A member that
+	// cannot be resolved when the method is wrapped leaves the method
+	// unwrapped, with the reason in Instrumenter.Report.
+	Members []Member
 }
+
+// Result is Member.Arg for a member of the value the method returns.
+const Result = -1
+
+// This is Member.Arg for a member of the instance (this) of an instance
+// method of a class (not a struct, not a generic type), read at entry.
+const This = -2
+
+// Member names a member that a Go hook receives: Path, a dotted list of
+// property or field names (instance members, public or internal, of the
+// declared type or its base types), read from argument Arg (0 for the
+// first parameter; This for the instance) at entry, or with Arg Result
+// from the value returned at exit (a task's result when Exit runs at the task's
+// completion). The wrap loads the argument, and for each name calls the
+// property's getter (callvirt) or loads the field, after checking that
+// the object is not null. The value is passed as an argument of its kind
+// would be (strings copied, cut at 1024 units in deferred mode; numbers,
+// bool, char and the module's enums as their bits); a value of another
+// type (an object, a struct, an enum of another module) is passed as its
+// ToString() (KindString, Type naming the member's type). A null on the
+// way, or a getter that throws, makes the value null (Value.IsNull; Threw
+// tells the second, which GoMemberErrors counts): the exception never
+// reaches the app.
+//
+// The types are resolved in the method's module's metadata when the method
+// is wrapped: every type on the path but the last member's own must be a
+// class defined in that module (not a generic instantiation, not a struct),
+// and the base types searched are those defined there too. A member that
+// does not resolve so is an error (Instrumenter.Report). An entry passes
+// the arguments (with GoHooks.Args) and the argument members, and one word
+// more, in at most MaxGoArgs values; an exit passes at most MaxGoResultMembers
+// members.
+type Member struct {
+	Arg  int
+	Path string
+}
+
+// MaxGoResultMembers is the number of Result members a GoHooks may have.
+const MaxGoResultMembers = 4
 
 // MaxGoArgs is the number of arguments a Go hook can receive: a method
 // with more parameters passes the first MaxGoArgs.
@@ -100,10 +145,20 @@ const MaxGoArgs = 8
 // make the drain reset every field before every call, which was most of
 // an empty deferred hook's cost).
 type Call struct {
-	method int32
-	thread uint64
-	args   []Value
-	time   time.Time
+	method  int32
+	thread  uint64
+	args    []Value
+	time    time.Time
+	members []Value // by GoHooks.Members' index: the argument members
+}
+
+// Member is the value of GoHooks.Members[i] when it names a member of an
+// argument (Arg >= 0); otherwise (or out of range) a Value of KindVoid.
+func (c *Call) Member(i int) Value {
+	if i < 0 || i >= len(c.members) {
+		return Value{}
+	}
+	return c.members[i]
 }
 
 // Method is the instrumented method's id (Instrumenter.Method).
@@ -135,6 +190,17 @@ type Return struct {
 	async    bool
 	canceled bool
 	time     time.Time
+	members  *[]Value // by GoHooks.Members' index: the result members
+}
+
+// Member is the value of GoHooks.Members[i] when it names a member of the
+// value returned (Arg Result), read at exit (null when an exception is
+// leaving); otherwise (or out of range) a Value of KindVoid.
+func (r *Return) Member(i int) Value {
+	if r.members == nil || i < 0 || i >= len(*r.members) {
+		return Value{}
+	}
+	return (*r.members)[i]
 }
 
 // Method is the instrumented method's id (Instrumenter.Method).
@@ -217,7 +283,12 @@ type Value struct {
 	null     bool
 	trunc    bool
 	unsigned bool // an enum with an unsigned underlying type
+	threw    bool // a member's getter threw
 }
+
+// Threw tells a member (GoHooks.Members) whose reading threw an exception
+// (a getter on its path): the value is then null.
+func (v Value) Threw() bool { return v.threw }
 
 // Truncated tells a KindString value of a deferred hook (GoHooks.Deferred)
 // cut short: the string had more than 1024 UTF-16 units (Str holds the
@@ -244,12 +315,16 @@ func (v Value) Char() rune { return rune(uint16(v.bits)) }
 // Str is the value of a KindString value ("" for null: see IsNull).
 func (v Value) Str() string { return v.str }
 
-// IsNull tells a null string.
+// IsNull tells a null string, or a member (GoHooks.Members) that could
+// not be read: an object on its path was null, or a getter threw.
 func (v Value) IsNull() bool { return v.null }
 
 // String formats the value: 42, 1.5, true, 'c' as "c", strings quoted,
 // null, enums as their number, <object> for what is not passed.
 func (v Value) String() string {
+	if v.null {
+		return "null"
+	}
 	switch v.Kind {
 	case KindVoid:
 		return "void"
@@ -269,9 +344,6 @@ func (v Value) String() string {
 	case KindChar:
 		return fmt.Sprintf("%q", v.Char())
 	case KindString:
-		if v.null {
-			return "null"
-		}
 		return fmt.Sprintf("%q", v.str)
 	}
 	return "<object>"
@@ -309,9 +381,16 @@ type goEntry struct {
 	// which is delivered synchronously: Call.Time and Return.Time are
 	// read here.
 	stamp bool
+	// The members (GoHooks.Members): those of arguments, passed to Enter
+	// after the arguments and followed by their status word, and those of
+	// the value returned, passed to the exit entry with theirs.
+	inMem  []memberSlot
+	outMem []memberSlot
+	nmem   int // len(GoHooks.Members)
 
-	panics     atomic.Int64
-	firstPanic atomic.Pointer[string]
+	memberThrew atomic.Int64
+	panics      atomic.Int64
+	firstPanic  atomic.Pointer[string]
 }
 
 var (
@@ -339,6 +418,63 @@ func goLookup(id int32) *goEntry {
 		return nil
 	}
 	return (*p)[id]
+}
+
+// memberSlot is one member passed: its index in GoHooks.Members and how
+// its value is passed.
+type memberSlot struct {
+	index int
+	kind  valueKind
+}
+
+// The status word passed after the members: bit j, the j-th member passed
+// is null (an object on its path was null, or a getter threw); bit 32+j,
+// a getter threw.
+const memberThrewShift = 32
+
+// memberValues returns the values of the members of slots by their index
+// in GoHooks.Members (the others KindVoid), get decoding the value of the
+// j-th slot when its status says it was read.
+func (e *goEntry) memberValues(slots []memberSlot, status uint64, get func(j int, k *valueKind) Value) []Value {
+	out := make([]Value, e.nmem)
+	for j := range slots {
+		s := &slots[j]
+		if status&(1<<j) == 0 {
+			out[s.index] = get(j, &s.kind)
+			continue
+		}
+		threw := status&(1<<(memberThrewShift+j)) != 0
+		if threw {
+			e.memberThrew.Add(1)
+		}
+		out[s.index] = NullMemberValue(s.kind.kind, s.kind.typ, threw)
+	}
+	return out
+}
+
+// MemberError counts the readings of a method's members
+// (GoHooks.Members) that threw.
+type MemberError struct {
+	Method string // in target syntax
+	Count  int64
+}
+
+// GoMemberErrors returns the methods whose members' readings threw (every
+// Instrumenter of the process), with how often: counted as the hooks'
+// calls are delivered (a deferred call that was dropped is not counted).
+func GoMemberErrors() []MemberError {
+	p := goTable.Load()
+	if p == nil {
+		return nil
+	}
+	var out []MemberError
+	for _, e := range *p {
+		if n := e.memberThrew.Load(); n > 0 {
+			out = append(out, MemberError{Method: e.name, Count: n})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Method < out[j].Method })
+	return out
 }
 
 // HookPanic is a method whose Go hook panicked.
@@ -422,11 +558,15 @@ func clrprofGoEnter(id C.int32_t, tid C.uint64_t, n C.int32_t, a *C.int64_t) (st
 	}
 	if n > 0 && a != nil {
 		raw := unsafe.Slice((*uint64)(unsafe.Pointer(a)), int(n))
-		c.args = make([]Value, len(raw))
-		for i, b := range raw {
-			if i < len(e.args) {
+		na := min(len(e.args), len(raw))
+		if na > 0 {
+			c.args = make([]Value, na)
+			for i, b := range raw[:na] {
 				c.args[i] = decode(e.args[i], b)
 			}
+		}
+		if m := raw[na:]; len(e.inMem) > 0 && len(m) == len(e.inMem)+1 {
+			c.members = e.memberValues(e.inMem, m[len(e.inMem)], func(j int, k *valueKind) Value { return decode(*k, m[j]) })
 		}
 	}
 	return C.int64_t(e.hooks.Enter(&c))
@@ -434,6 +574,18 @@ func clrprofGoEnter(id C.int32_t, tid C.uint64_t, n C.int32_t, a *C.int64_t) (st
 
 //export clrprofGoExit
 func clrprofGoExit(id C.int32_t, tid C.uint64_t, state, ret, exc, typ C.int64_t) {
+	goExit(id, tid, state, ret, exc, typ, nil)
+}
+
+// clrprofGoExitM is clrprofGoExit with the result members: a[0] their
+// status word, a[1:1+MaxGoResultMembers] their values.
+//
+//export clrprofGoExitM
+func clrprofGoExitM(id C.int32_t, tid C.uint64_t, state, ret, exc, typ C.int64_t, a *C.int64_t) {
+	goExit(id, tid, state, ret, exc, typ, unsafe.Slice((*uint64)(unsafe.Pointer(a)), 1+MaxGoResultMembers))
+}
+
+func goExit(id C.int32_t, tid C.uint64_t, state, ret, exc, typ C.int64_t, mem []uint64) {
 	e := goLookup(int32(id))
 	if e == nil || e.hooks.Exit == nil {
 		return
@@ -453,6 +605,10 @@ func clrprofGoExit(id C.int32_t, tid C.uint64_t, state, ret, exc, typ C.int64_t)
 		if typ != 0 {
 			r.excType = readString(uintptr(typ))
 		}
+	}
+	if len(e.outMem) > 0 && len(mem) > len(e.outMem) {
+		vals := e.memberValues(e.outMem, mem[0], func(j int, k *valueKind) Value { return decode(*k, mem[1+j]) })
+		r.members = &vals
 	}
 	e.hooks.Exit(&r)
 }

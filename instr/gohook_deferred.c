@@ -32,7 +32,7 @@
 // the layout): its length, kind, flags and method id (qhdr0), then the
 // clock if the method records timestamps. An enter without arguments or
 // clock is 8 bytes, an exit without strings or clock 16.
-#define QEXIT_MAX 24 // an exit record without strings: kept for each recorded enter
+#define QEXIT_MAX 64 // an exit record without strings (with 5 member words): kept for each recorded enter
 #define QSTR_MAX 1024 // UTF-16 units copied per string
 
 clrprof_ringset clrprof_q_set;
@@ -291,7 +291,8 @@ static int64_t qenter(int32_t idw, uint32_t n, const int64_t *a) {
 	return 1;
 }
 
-static __attribute__((noinline)) void qexit(qring *r, int32_t id, uint16_t info, int64_t ret, int64_t exc, int64_t type);
+static __attribute__((noinline)) void qexit(qring *r, int32_t id, uint16_t info, int64_t ret, int64_t exc, int64_t type,
+                                            uint32_t minfo, const int64_t *m);
 
 EXPORT void clrprof_gohook_q_exit(int32_t idw, int64_t state, int64_t ret, int64_t exc, int64_t type) {
 	if (state != 1) {
@@ -313,15 +314,63 @@ EXPORT void clrprof_gohook_q_exit(int32_t idw, int64_t state, int64_t ret, int64
 		qpublish(r, head + 16);
 		return;
 	}
-	qexit(r, id, info, ret, exc, type);
+	qexit(r, id, info, ret, exc, type, 0, NULL);
+}
+
+// The exit entry of a method whose hooks read members of its return value
+// (GoHooks.Members): minfo is the number of members n (bits 0-2, at most
+// 4) and which are strings (bits 4-7); the record holds n+1 words after
+// the return value (the status word, then the members) and their strings
+// after the others.
+EXPORT void clrprof_gohook_q_exitm(int32_t idw, int64_t state, int64_t ret, int64_t exc, int64_t type, int32_t minfo,
+                                   int64_t status, int64_t m0, int64_t m1, int64_t m2, int64_t m3) {
+	if (state != 1) {
+		return;
+	}
+	qring *r = qmine;
+	if (r == NULL || r->limit + QEXIT_MAX > r->tail_seen + r->size) {
+		return;
+	}
+	r->limit += QEXIT_MAX;
+	int64_t m[] = {status, m0, m1, m2, m3};
+	qexit(r, qid(idw), qinfo(idw), ret, exc, type, (uint32_t)minfo & 0xf7, m);
+}
+
+// qstrfit sizes a string of a record from the room left: it returns the
+// units to copy (0 and no string when not even its header fits: then
+// *ok is 0) and takes its bytes from *room and adds them to *need.
+static inline uint32_t qstrfit(int64_t s, uint32_t *room, uint32_t *need, int *ok) {
+	uint32_t sz = qstrsize(s);
+	*ok = 1;
+	if (*room >= sz) {
+		*room -= sz;
+		*need += sz;
+		return QSTR_MAX;
+	}
+	if (*room >= 8) {
+		uint32_t max = (*room - 8) / 2 & ~3u;
+		*need += 8 + pad8(max * 2);
+		*room -= 8 + pad8(max * 2);
+		return max;
+	}
+	*ok = 0;
+	return 0;
 }
 
 // qexit records any other exit (r's room for it already given back to
-// limit).
-static void qexit(qring *r, int32_t id, uint16_t info, int64_t ret, int64_t exc, int64_t type) {
+// limit); minfo and m are clrprof_gohook_q_exitm's (0 and NULL without
+// members).
+static void qexit(qring *r, int32_t id, uint16_t info, int64_t ret, int64_t exc, int64_t type, uint32_t minfo,
+                  const int64_t *m) {
 	int timed = (info & QINFO_TIME) != 0;
-	uint32_t need = 16 + (timed ? 8 : 0);
-	uint16_t flags = 0;
+	uint32_t nm = minfo & 7;
+	if (nm > 4) {
+		nm = 4;
+	}
+	uint32_t nw = m != NULL ? nm + 1 : 0; // words after the return value
+	uint32_t mstr = (minfo >> 4) & ((1u << nm) - 1);
+	uint32_t need = 16 + (timed ? 8 : 0) + 8 * nw;
+	uint16_t flags = (uint16_t)(mstr << 3);
 	int retstr = (info & QINFO_RETSTR) != 0;
 	if (exc != 0) {
 		flags |= 1;
@@ -337,7 +386,7 @@ static void qexit(qring *r, int32_t id, uint16_t info, int64_t ret, int64_t exc,
 	// pending exits keep (by a new reading of tail: the exit itself fits
 	// in the room its enter kept).
 	uint32_t room = 0;
-	if (flags & 6) {
+	if (flags & 0x7e) {
 		qseen(r);
 		room = (uint32_t)(r->limit - head) - need;
 	}
@@ -358,18 +407,34 @@ static void qexit(qring *r, int32_t id, uint16_t info, int64_t ret, int64_t exc,
 		}
 	}
 	if (flags & 4) {
-		uint32_t s = qstrsize(type);
-		if (room >= s) {
-			tmax = QSTR_MAX;
-			need += s;
-		} else if (room >= 8) {
-			tmax = (room - 8) / 2 & ~3u;
-			need += 8 + pad8(tmax * 2);
-		} else {
+		int ok;
+		tmax = qstrfit(type, &room, &need, &ok);
+		if (!ok) {
 			flags &= (uint16_t)~4;
 		}
 	}
-	qword(r, head, qhdr0(need, 2, timed, 0, flags, id));
+	uint32_t mmax[4] = {0, 0, 0, 0};
+	for (uint32_t j = 0; j < nm; j++) {
+		if (mstr & (1u << j)) {
+			int ok;
+			mmax[j] = qstrfit(m[1 + j], &room, &need, &ok);
+			if (!ok) {
+				// No room for the string: the member is marked null
+				// (its status bit) and not written.
+				flags &= (uint16_t)~(8u << j);
+				mstr &= ~(1u << j);
+			}
+		}
+	}
+	int64_t status = nw > 0 ? m[0] : 0;
+	if (nw > 0) {
+		for (uint32_t j = 0; j < nm; j++) {
+			if ((minfo >> 4) & (1u << j) && !(mstr & (1u << j))) {
+				status |= (int64_t)1 << j;
+			}
+		}
+	}
+	qword(r, head, qhdr0(need, 2, timed, nw, flags, id));
 	uint64_t pos = head + 8;
 	if (timed) {
 		qword(r, pos, clrprof_q_now());
@@ -377,11 +442,21 @@ static void qexit(qring *r, int32_t id, uint16_t info, int64_t ret, int64_t exc,
 	}
 	qword(r, pos, retstr ? 0 : (uint64_t)ret);
 	pos += 8;
+	for (uint32_t j = 0; j < nw; j++) {
+		uint64_t v = j == 0 ? (uint64_t)status : (((minfo >> 4) & (1u << (j - 1))) ? 0 : (uint64_t)m[j]);
+		qword(r, pos, v);
+		pos += 8;
+	}
 	if (flags & 2) {
 		pos += qputstr(r, pos, ret, rmax);
 	}
 	if (flags & 4) {
 		pos += qputstr(r, pos, type, tmax);
+	}
+	for (uint32_t j = 0; j < nm; j++) {
+		if (mstr & (1u << j)) {
+			pos += qputstr(r, pos, m[1 + j], mmax[j]);
+		}
 	}
 	qpublish(r, head + need);
 }

@@ -176,6 +176,11 @@ func qidinfo(id int32, e *goEntry) (int32, error) {
 			info |= 1 << i
 		}
 	}
+	for j, m := range e.inMem {
+		if m.kind.kind == KindString {
+			info |= 1 << (len(e.args) + j)
+		}
+	}
 	if e.ret.kind == KindString {
 		info |= C.QINFO_RETSTR
 	}
@@ -516,6 +521,9 @@ func (th *qthread) callFor(e *goEntry, tm time.Time) *Call {
 	if c.args != nil {
 		c.args = nil
 	}
+	if c.members != nil {
+		c.members = nil
+	}
 	if c.time != tm {
 		c.time = tm
 	}
@@ -532,6 +540,9 @@ func (th *qthread) returnFor(e *goEntry, state uint64, tm time.Time, exc bool) *
 		x.time = tm
 	}
 	x.exc, x.excTrunc = exc, false
+	if x.members != nil {
+		x.members = nil
+	}
 	if x.excType != "" {
 		x.excType = ""
 	}
@@ -569,15 +580,29 @@ func (v *Value) setq(k *valueKind, bits uint64, s *qstr) {
 	}
 }
 
-// deferredArgs sets c.Args from record r.
+// deferredArgs sets c.Args and the argument members from record r.
 func (e *goEntry) deferredArgs(c *Call, r *qrec) {
-	c.args = make([]Value, r.nargs) // the hook may keep them
-	for i := 0; i < r.nargs && i < len(e.args); i++ {
-		var s *qstr
-		if r.flags&(1<<i) != 0 {
-			s = &r.strs[i]
+	na := min(len(e.args), r.nargs)
+	if na > 0 {
+		c.args = make([]Value, na) // the hook may keep them
+		for i := 0; i < na; i++ {
+			var s *qstr
+			if r.flags&(1<<i) != 0 {
+				s = &r.strs[i]
+			}
+			c.args[i].setq(&e.args[i], r.args[i], s)
 		}
-		c.args[i].setq(&e.args[i], r.args[i], s)
+	}
+	if len(e.inMem) > 0 && r.nargs == na+len(e.inMem)+1 {
+		c.members = e.memberValues(e.inMem, r.args[r.nargs-1], func(j int, k *valueKind) Value {
+			var v Value
+			var s *qstr
+			if r.flags&(1<<(na+j)) != 0 {
+				s = &r.strs[na+j]
+			}
+			v.setq(k, r.args[na+j], s)
+			return v
+		})
 	}
 }
 
@@ -591,5 +616,17 @@ func (e *goEntry) deferredReturn(x *Return, r *qrec) {
 	if r.flags&qTypeStrFlag != 0 {
 		x.excType = r.strs[1].s
 		x.excTrunc = r.strs[1].trunc
+	}
+	if len(e.outMem) > 0 && r.nargs == len(e.outMem)+1 {
+		vals := e.memberValues(e.outMem, r.args[0], func(j int, k *valueKind) Value {
+			var v Value
+			var s *qstr
+			if r.flags&(8<<j) != 0 {
+				s = &r.strs[2+j]
+			}
+			v.setq(k, r.args[1+j], s)
+			return v
+		})
+		x.members = &vals
 	}
 }

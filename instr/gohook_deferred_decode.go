@@ -13,18 +13,23 @@ import (
 //	bits 0-15   length of the record in bytes (strings included)
 //	bits 16-17  kind: 1 enter, 2 exit
 //	bit  18     a clock reading follows (GoHooks.Timestamps)
-//	bits 19-22  enter: the number of arguments n (at most MaxGoArgs)
+//	bits 19-22  enter: the number of arguments n (at most MaxGoArgs);
+//	            exit: the words after the return value n (0, or with
+//	            result members 1 + their number: their status word, then
+//	            the members)
 //	bit  23     0
 //	bits 24-31  flags: enter: bit i, argument i is a string (it follows);
 //	            exit: bit 0 an exception is leaving, bit 1 the return
 //	            value is a string (it follows), bit 2 the exception's type
-//	            name follows
+//	            name follows, bits 3-6 result member j is a string (it
+//	            follows)
 //	bits 32-63  the method's id (goTable's index), int32
 //
 // then, if bit 18 is set, a uint64 of CLOCK_MONOTONIC ns at the call;
 // enter: n int64 arguments (0 for those that are strings); exit: int64
-// return value (0 if it is a string); then the strings in order
-// (arguments by index; return value, then the type name): int32 UTF-16
+// return value (0 if it is a string), then n words; then the strings in
+// order (arguments by index; return value, the type name, then the
+// result members): int32 UTF-16
 // units (-1 for null), uint32 flags (bit 0: cut short), the units, padded
 // to 8 bytes. An enter without arguments or clock is 8 bytes, an exit
 // without strings or clock 16: the drain's fast path.
@@ -77,7 +82,7 @@ type qrec struct {
 	args  [MaxGoArgs]uint64
 	nargs int
 	ret   uint64
-	strs  [MaxGoArgs]qstr // enter: by argument index; exit: [0] return value, [1] type name
+	strs  [MaxGoArgs]qstr // enter: by argument index; exit: [0] return value, [1] type name, [2+j] result member j
 	units []uint16        // scratch
 }
 
@@ -136,16 +141,25 @@ func (r *qrec) next(b []byte) ([]byte, error) {
 		}
 		p = p[8*r.nargs:]
 	case qExit:
-		if h.n != 0 || len(p) < 8 || r.flags&^7 != 0 {
+		r.nargs = h.n
+		if h.n > 1+MaxGoResultMembers || len(p) < 8+8*h.n || r.flags&^0x7f != 0 || r.flags>>3 >= 1<<max(h.n-1, 0) {
 			return nil, errQRecord
 		}
 		r.ret = binary.LittleEndian.Uint64(p)
-		p = p[8:]
+		for i := 0; i < h.n; i++ {
+			r.args[i] = binary.LittleEndian.Uint64(p[8+8*i:])
+		}
+		p = p[8+8*h.n:]
 		if r.flags&qRetStrFlag != 0 {
 			strs = append(strs, 0)
 		}
 		if r.flags&qTypeStrFlag != 0 {
 			strs = append(strs, 1)
+		}
+		for j := 0; j < MaxGoResultMembers; j++ {
+			if r.flags&(8<<j) != 0 {
+				strs = append(strs, 2+j)
+			}
 		}
 	default:
 		return nil, errQRecord

@@ -77,6 +77,13 @@ func ObjectValue(typ string) Value {
 	return Value{Kind: KindObject, Type: typ}
 }
 
+// NullMemberValue is a member (GoHooks.Members) of kind k and type typ
+// that could not be read: an object on its path was null, or, with threw,
+// a getter threw.
+func NullMemberValue(k Kind, typ string, threw bool) Value {
+	return Value{Kind: k, Type: typ, null: true, threw: threw}
+}
+
 // VoidValue is what a void method's Exit hook gets as Return.Value.
 func VoidValue() Value { return Value{Kind: KindVoid} }
 
@@ -86,6 +93,9 @@ type CallFields struct {
 	Thread uint64
 	Args   []Value // copied; nil as without GoHooks.Args
 	Time   time.Time
+	// Members are the values of GoHooks.Members by index (copied): the
+	// argument members' (Call.Member); the others KindVoid.
+	Members []Value
 }
 
 // NewCall returns a Call as the SDK hands it to an Enter hook.
@@ -93,6 +103,9 @@ func NewCall(f CallFields) *Call {
 	c := &Call{method: f.Method, thread: f.Thread, time: f.Time}
 	if f.Args != nil {
 		c.args = append([]Value{}, f.Args...)
+	}
+	if f.Members != nil {
+		c.members = append([]Value{}, f.Members...)
 	}
 	return c
 }
@@ -110,11 +123,19 @@ type ReturnFields struct {
 	Async                  bool
 	Canceled               bool
 	Time                   time.Time
+	// Members are the values of GoHooks.Members by index (copied): the
+	// result members' (Return.Member); the others KindVoid.
+	Members []Value
 }
 
 // NewReturn returns a Return as the SDK hands it to an Exit hook.
 func NewReturn(f ReturnFields) *Return {
-	return &Return{method: f.Method, thread: f.Thread, state: f.State, value: f.Value,
+	r := &Return{method: f.Method, thread: f.Thread, state: f.State, value: f.Value,
 		exc: f.Exception, excType: f.ExceptionType, excTrunc: f.ExceptionTypeTruncated,
 		async: f.Async, canceled: f.Canceled, time: f.Time}
+	if f.Members != nil {
+		m := append([]Value{}, f.Members...)
+		r.members = &m
+	}
+	return r
 }

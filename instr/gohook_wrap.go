@@ -62,7 +62,9 @@ func checkRule(r *Rule) error {
 type goTokens struct {
 	enter    [MaxGoArgs + 1]metadata.Token
 	exit     metadata.Token
+	exitm    metadata.Token // Exit with the result members (clrprof_gohook_exitm)
 	getType  metadata.Token // System.Object::GetType
+	toString metadata.Token // System.Object::ToString
 	fullName metadata.Token // System.Type::get_FullName
 }
 
@@ -126,6 +128,9 @@ func goPinvokes(m *ilrw.Method, deferred bool) (*goTokens, error) {
 	if t.fullName, err = mod.MemberRef(typeT, "get_FullName", []byte{sigHasThis, 0, etString}); err != nil {
 		return nil, err
 	}
+	if t.toString, err = mod.MemberRef(object, "ToString", []byte{sigHasThis, 0, etString}); err != nil {
+		return nil, err
+	}
 	for n := 0; n <= MaxGoArgs; n++ {
 		sig := []byte{0, byte(n + 1), etI8, etI4}
 		for i := 0; i < n; i++ {
@@ -136,6 +141,10 @@ func goPinvokes(m *ilrw.Method, deferred bool) (*goTokens, error) {
 		}
 	}
 	if t.exit, err = (pinvoke{Name: "Exit", Sig: []byte{0, 5, etVoid, etI4, etI8, etI8, etI8, etI8}, Entry: prefix + "exit"}).define(mod, td); err != nil {
+		return nil, err
+	}
+	exitm := []byte{0, 11, etVoid, etI4, etI8, etI8, etI8, etI8, etI4, etI8, etI8, etI8, etI8, etI8}
+	if t.exitm, err = (pinvoke{Name: "ExitM", Sig: exitm, Entry: prefix + "exitm"}).define(mod, td); err != nil {
 		return nil, err
 	}
 	if goModules.m == nil {
@@ -155,6 +164,8 @@ type goWrap struct {
 	dbl   int            // double: scratch for floating point bits
 	plan  *asyncPlan     // the target returns a task: End at its completion
 	done  metadata.Token // in the exit code of DoneN (async.go): Task::get_IsCanceled
+	in    []memberPlan   // the argument members
+	out   []memberPlan   // the result members
 }
 
 // asyncBox pushes what DoneN gets as its state: Enter's result, boxed.
@@ -219,6 +230,35 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 		}
 	}
 	gw := &goWrap{toks: toks, ge: ge, plan: plan}
+	if len(e.goh.Members) > 0 {
+		// Result members are read from what Exit gets as the value: the
+		// task's result for a target ending at its task's completion.
+		var res *metadata.Type
+		switch {
+		case plan != nil:
+			if plan.resultOf != 0 {
+				res = plan.res
+			}
+		default:
+			if r, _, _ := sig.Return.Unwrap(); r != nil && r.Kind != metadata.ElementTypeVoid {
+				res = sig.Return
+			}
+		}
+		var this *metadata.Type
+		if !e.static && !e.valueTy && e.generic == 0 {
+			this = metadata.ClassType(e.typeTok)
+		}
+		if gw.in, gw.out, err = resolveMembers(imp, sig, res, this, e.goh.Members, len(ge.args)); err != nil {
+			return err
+		}
+		ge.nmem = len(e.goh.Members)
+		for _, p := range gw.in {
+			ge.inMem = append(ge.inMem, p.slot)
+		}
+		for _, p := range gw.out {
+			ge.outMem = append(ge.outMem, p.slot)
+		}
+	}
 	w := &wrapper{body: m.Body, sig: sig, em: m.Module, id: e.ID, typeTok: e.typeTok, valueTy: e.valueTy,
 		generic: e.generic, static: e.static, code: gw, async: plan}
 	if s := in.cfg.Errors; s != nil {
@@ -408,8 +448,22 @@ func (gw *goWrap) enterCode(w *wrapper) ([]*ilrw.Instruction, error) {
 		}
 		code = append(code, ld...)
 	}
-	code = append(code, ilrw.IToken(ilrw.OpCall, gw.toks.enter[len(gw.ge.args)]), ilrw.StLoc(gw.state))
-	return append(code, unpin(pinned)...), nil
+	n := len(gw.ge.args)
+	// The argument members, grouped by argument: each is read into a
+	// local before the call (the stack is empty there), then passed.
+	var read []*ilrw.Instruction
+	if len(gw.in) > 0 {
+		var push []*ilrw.Instruction
+		var err error
+		read, push, err = gw.argMemberCode(w, gw.in, first, &pinned)
+		if err != nil {
+			return nil, err
+		}
+		code = append(code, push...)
+		n += len(gw.in) + 1
+	}
+	code = append(code, ilrw.IToken(ilrw.OpCall, gw.toks.enter[n]), ilrw.StLoc(gw.state))
+	return append(append(read, code...), unpin(pinned)...), nil
 }
 
 // exitCode: <the exception's type name, pinned>; ldc.i4 pass; ldloc state;
@@ -422,6 +476,26 @@ func (gw *goWrap) exitCode(w *wrapper, ex ilrw.Exit, exc int) ([]*ilrw.Instructi
 		return nil, err
 	}
 	pinned = append(pinned, name)
+	// The result members, read before the rest (from the return value's
+	// local: at the method's return, unless its hooks see its task's
+	// result, which DoneN passes).
+	var read, push []*ilrw.Instruction
+	withMembers := len(gw.out) > 0
+	if withMembers {
+		if ex.ReturnLocal >= 0 && gw.plan == nil {
+			if read, push, err = gw.memberCode(w, gw.out, func() *ilrw.Instruction { return ilrw.LdLoc(ex.ReturnLocal) }, &pinned); err != nil {
+				return nil, err
+			}
+		} else {
+			// No value (the task is passed at its completion): every
+			// member null.
+			push = []*ilrw.Instruction{}
+			for range gw.out {
+				push = append(push, ilrw.I(ilrw.OpLdcI40), ilrw.I(ilrw.OpConvI8))
+			}
+			push = append(push, ilrw.IInt(ilrw.OpLdcI8, int64(1)<<len(gw.out)-1))
+		}
+	}
 	skip := ilrw.I(ilrw.OpNop)
 	code := []*ilrw.Instruction{ilrw.I(ilrw.OpLdnull), ilrw.StLoc(name),
 		ilrw.LdLoc(exc), ilrw.IBranch(ilrw.OpBrfalse, skip),
@@ -445,8 +519,43 @@ func (gw *goWrap) exitCode(w *wrapper, ex ilrw.Exit, exc int) ([]*ilrw.Instructi
 		code = append(code, ilrw.LdcI4(exitAsync), ilrw.I(ilrw.OpLdarg0), ilrw.IToken(ilrw.OpCallvirt, gw.done),
 			ilrw.LdcI4(2), ilrw.I(ilrw.OpShl), ilrw.I(ilrw.OpOr), ilrw.I(ilrw.OpConvI8), ilrw.I(ilrw.OpOr))
 	}
-	code = append(code,
-		ilrw.LdLoc(name), ilrw.I(ilrw.OpConvU), ilrw.I(ilrw.OpConvU8),
-		ilrw.IToken(ilrw.OpCall, gw.toks.exit))
-	return append(code, unpin(pinned)...), nil
+	code = append(code, ilrw.LdLoc(name), ilrw.I(ilrw.OpConvU), ilrw.I(ilrw.OpConvU8))
+	if !withMembers {
+		code = append(code, ilrw.IToken(ilrw.OpCall, gw.toks.exit))
+		return append(code, unpin(pinned)...), nil
+	}
+	// ExitM: minfo (the count, and which are strings), the status word
+	// and the members, four slots in all.
+	minfo := int32(len(gw.out))
+	for j, p := range gw.out {
+		if p.slot.kind.kind == KindString {
+			minfo |= 1 << (4 + j)
+		}
+	}
+	// push ends with the status word; ExitM takes it before the members.
+	status := push[len(push)-1]
+	code = append(code, ilrw.LdcI4(minfo), status)
+	code = append(code, push[:len(push)-1]...)
+	for range MaxGoResultMembers - len(gw.out) {
+		code = append(code, ilrw.I(ilrw.OpLdcI40), ilrw.I(ilrw.OpConvI8))
+	}
+	code = append(code, ilrw.IToken(ilrw.OpCall, gw.toks.exitm))
+	return append(append(read, code...), unpin(pinned)...), nil
+}
+
+// argMemberCode is memberCode for the argument members: each plan reads
+// from its own argument (IL numbering from first).
+func (gw *goWrap) argMemberCode(w *wrapper, plans []memberPlan, first int, pinned *[]int) (read, push []*ilrw.Instruction, err error) {
+	// memberCode reads every plan from one load: the argument of each is
+	// chosen per plan by a load of its own.
+	loads := make([][]*ilrw.Instruction, len(plans))
+	for j, p := range plans {
+		a := gw.ge.hooks.Members[p.slot.index].Arg
+		if a == This {
+			loads[j] = []*ilrw.Instruction{ilrw.I(ilrw.OpLdarg0)}
+		} else {
+			loads[j] = []*ilrw.Instruction{ldarg(first + a)}
+		}
+	}
+	return gw.memberCodeEach(w, plans, func(j int) []*ilrw.Instruction { return loads[j] }, pinned)
 }

@@ -648,8 +648,15 @@ func alreadyWrapped(m *ilrw.Method, e *entry) bool {
 			name := m.Module.TokenName(in.Token)
 			if e.goh != nil {
 				// A Go rule's wrap calls either entry (a Deferred rule's
-				// runtime-async methods get the synchronous one).
-				return strings.HasSuffix(name, goHooksType+"::Enter") || strings.HasSuffix(name, goHooksQType+"::Enter")
+				// runtime-async methods get the synchronous one), after
+				// the getters of the members it reads.
+				if strings.HasSuffix(name, goHooksType+"::Enter") || strings.HasSuffix(name, goHooksQType+"::Enter") {
+					return true
+				}
+				if len(e.goh.Members) > 0 {
+					continue
+				}
+				return false
 			}
 			return strings.HasSuffix(name, e.integ.Type+"::"+e.integ.Begin)
 		}

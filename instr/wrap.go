@@ -29,6 +29,16 @@ type wrapper struct {
 	scratch   int            // local for the exception handed to sink
 	code      hookCode       // when set, replaces the calls to Begin and End
 	async     *asyncPlan     // End at the task's completion (async.go)
+	// clauses are those of the code hookCode generated last (nested in
+	// the guard the wrap puts around it): taken by takeClauses.
+	clauses []*ilrw.Clause
+}
+
+// takeClauses returns the clauses hookCode added since the last call.
+func (w *wrapper) takeClauses() []*ilrw.Clause {
+	c := w.clauses
+	w.clauses = nil
+	return c
 }
 
 // hookCode generates the entry and exit calls of a wrap in place of the
@@ -324,6 +334,7 @@ func (w *wrapper) wrap(begin, end metadata.Token) error {
 	if err != nil {
 		return err
 	}
+	entryClauses := w.takeClauses()
 	if w.async != nil {
 		if b, ok := w.code.(interface{ asyncBox() []*ilrw.Instruction }); ok {
 			w.async.box = b.asyncBox
@@ -365,7 +376,7 @@ func (w *wrapper) wrap(begin, end metadata.Token) error {
 		}
 		call = append(call, ilrw.IBranch(ilrw.OpLeave, l3))
 		guard, cls := w.catchAll(call[0], l3)
-		endClauses = cls
+		endClauses = append(w.takeClauses(), cls...)
 		out := append(call, guard...)
 		return append(out, l3), nil
 	})
@@ -409,6 +420,7 @@ func (w *wrapper) wrap(begin, end metadata.Token) error {
 	if err := b.InsertAtEntry(entry...); err != nil {
 		return err
 	}
+	b.Clauses = append(b.Clauses, entryClauses...)
 	b.Clauses = append(b.Clauses, cls...)
 	return nil
 }

@@ -1,0 +1,293 @@
+//go:build cgo
+
+package instr
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/clrprof/clrprof/ilrw"
+	"github.com/clrprof/clrprof/metadata"
+)
+
+// The members of arguments and results that Go hooks read (GoHooks.Members).
+// Each is resolved when the method is wrapped, in the metadata of the
+// method's module, into a chain of steps (a property's getter, called with
+// callvirt, or an instance field, loaded with ldfld); the wrap reads it
+// before the entry's (or exit's) call, each member under a filter of its
+// own that accepts every exception, into a local:
+//
+//	    .try {
+//	      ldarg a (ldloc ret)
+//	      dup; brfalse NULL; callvirt get_A     (each step)
+//	      [box T;] [dup; brfalse NULL;] callvirt Object::ToString   (a value of another kind)
+//	      stloc v; leave NEXT
+//	NULL: pop; status |= 1<<j; leave NEXT
+//	    } filter { pop; ldc.i4.1; endfilter } { pop; status |= 1<<j | 1<<(32+j); leave NEXT }
+//	NEXT:
+//
+// and passes v as an argument of its kind, then the status word.
+
+// memberStep is one name of a path: a getter or a field.
+type memberStep struct {
+	tok   metadata.Token
+	field bool
+	typ   *metadata.Type // the member's type
+}
+
+// memberPlan is a member resolved.
+type memberPlan struct {
+	slot     memberSlot
+	steps    []memberStep
+	final    *metadata.Type // the last step's type
+	toString bool           // passed as its ToString()
+	box      bool           // a value type: boxed for ToString
+}
+
+// resolveMembers resolves hooks' members: those of arguments against the
+// parameters of sig, those of the result against res (nil: the method
+// returns nothing a member can be read of), those of this against this
+// (nil: none can be read).
+func resolveMembers(imp *metadata.Import2, sig *metadata.MethodSig, res, this *metadata.Type, members []Member, nargs int) (in, out []memberPlan, err error) {
+	for i, m := range members {
+		var t *metadata.Type
+		switch {
+		case m.Arg == This:
+			if this == nil {
+				return nil, nil, fmt.Errorf("instr: member %d (%s of this): the method is static, or of a struct or a generic type", i, m.Path)
+			}
+			t = this
+		case m.Arg == Result:
+			if res == nil {
+				return nil, nil, fmt.Errorf("instr: member %d (%s of the result): the method returns no object", i, m.Path)
+			}
+			t = res
+		case m.Arg >= 0 && m.Arg < len(sig.Params):
+			t = sig.Params[m.Arg]
+		default:
+			return nil, nil, fmt.Errorf("instr: member %d: argument %d: the method has %d parameters", i, m.Arg, len(sig.Params))
+		}
+		p, err := resolveMember(imp, t, m.Path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("instr: member %d (%s of argument %d): %w", i, m.Path, m.Arg, err)
+		}
+		p.slot.index = i
+		if m.Arg == Result {
+			out = append(out, p)
+		} else {
+			in = append(in, p)
+		}
+	}
+	if len(out) > MaxGoResultMembers {
+		return nil, nil, fmt.Errorf("instr: %d result members, at most %d", len(out), MaxGoResultMembers)
+	}
+	if len(in) > 0 && nargs+len(in)+1 > MaxGoArgs {
+		return nil, nil, fmt.Errorf("instr: %d arguments and %d argument members: at most %d values in all, with one for the members' status", nargs, len(in), MaxGoArgs)
+	}
+	return in, out, nil
+}
+
+// classDef returns the TypeDef of t, a class defined in the module.
+func classDef(imp *metadata.Import2, t *metadata.Type) (metadata.Token, error) {
+	inner, _, _ := t.Unwrap()
+	if inner == nil {
+		return 0, fmt.Errorf("no type")
+	}
+	name := ParamName(imp, inner)
+	if inner.Kind != metadata.ElementTypeClass {
+		return 0, fmt.Errorf("type %s is not a class (a struct, a generic instantiation, a by-ref, an array or a primitive has no members the SDK reads)", name)
+	}
+	if metadata.TokenType(inner.Token.Table()) != metadata.MdtTypeDef {
+		return 0, fmt.Errorf("type %s is defined in another module (not resolved)", name)
+	}
+	return inner.Token, nil
+}
+
+func resolveMember(imp *metadata.Import2, t *metadata.Type, path string) (memberPlan, error) {
+	var p memberPlan
+	if path == "" {
+		return p, fmt.Errorf("empty path")
+	}
+	cur := t
+	for _, name := range strings.Split(path, ".") {
+		td, err := classDef(imp, cur)
+		if err != nil {
+			return p, err
+		}
+		st, err := findMember(imp, td, name)
+		if err != nil {
+			return p, err
+		}
+		p.steps = append(p.steps, st)
+		cur = st.typ
+	}
+	p.final = cur
+	p.slot.kind = goKind(imp, cur)
+	switch p.slot.kind.kind {
+	case KindObject:
+		inner, _, _ := cur.Unwrap()
+		if inner == nil {
+			return p, fmt.Errorf("no type")
+		}
+		switch inner.Kind {
+		case metadata.ElementTypeClass, metadata.ElementTypeObject, metadata.ElementTypeSzarray, metadata.ElementTypeArray:
+		case metadata.ElementTypeValuetype:
+			p.box = true
+		case metadata.ElementTypeGenericinst:
+			p.box = inner.Elem != nil && inner.Elem.Kind == metadata.ElementTypeValuetype
+		default:
+			return p, fmt.Errorf("its type %s cannot be passed (a pointer, a by-ref or a generic parameter)", ParamName(imp, cur))
+		}
+		p.toString = true
+		p.slot.kind = valueKind{kind: KindString, typ: ParamName(imp, cur)}
+	case KindVoid:
+		return p, fmt.Errorf("no value")
+	}
+	return p, nil
+}
+
+// findMember finds the instance property (with a getter) or field name of
+// class td or of its base types defined in the module.
+func findMember(imp *metadata.Import2, td metadata.Token, name string) (memberStep, error) {
+	start, _ := imp.TypeDefName(td)
+	for depth := 0; depth < 64; depth++ {
+		props, err := imp.Properties(td)
+		if err != nil {
+			return memberStep{}, err
+		}
+		for _, pt := range props {
+			pi, err := imp.Property(pt)
+			if err != nil || pi.Name != name {
+				continue
+			}
+			if pi.Getter.IsNil() {
+				return memberStep{}, fmt.Errorf("property %s has no getter", name)
+			}
+			mi, err := imp.Method(pi.Getter)
+			if err != nil {
+				return memberStep{}, err
+			}
+			if mi.Flags&metadata.MdStatic != 0 {
+				return memberStep{}, fmt.Errorf("property %s is static", name)
+			}
+			switch mi.Flags & metadata.MdMemberAccessMask {
+			case metadata.MdPublic, metadata.MdAssem, metadata.MdFamOrAssem:
+			default:
+				return memberStep{}, fmt.Errorf("the getter of %s is not public or internal", name)
+			}
+			sig, err := metadata.ParseMethodSig(mi.Sig)
+			if err != nil {
+				return memberStep{}, err
+			}
+			if len(sig.Params) != 0 || sig.Return == nil {
+				return memberStep{}, fmt.Errorf("property %s is an indexer", name)
+			}
+			return memberStep{tok: pi.Getter, typ: sig.Return}, nil
+		}
+		fields, err := imp.Fields(td)
+		if err != nil {
+			return memberStep{}, err
+		}
+		for _, ft := range fields {
+			fi, err := imp.Field(ft)
+			if err != nil || fi.Name != name {
+				continue
+			}
+			if fi.Flags&metadata.FdStatic != 0 {
+				return memberStep{}, fmt.Errorf("field %s is static", name)
+			}
+			switch fi.Flags & metadata.FdFieldAccessMask {
+			case metadata.FdPublic, metadata.FdAssembly, metadata.FdFamOrAssem:
+			default:
+				return memberStep{}, fmt.Errorf("field %s is not public or internal", name)
+			}
+			fs, err := metadata.ParseFieldSig(fi.Sig)
+			if err != nil {
+				return memberStep{}, err
+			}
+			return memberStep{tok: ft, field: true, typ: fs.Type}, nil
+		}
+		info, err := imp.TypeDef(td)
+		if err != nil {
+			return memberStep{}, err
+		}
+		if info.Extends.IsNil() || metadata.TokenType(info.Extends.Table()) != metadata.MdtTypeDef {
+			break
+		}
+		td = info.Extends
+	}
+	return memberStep{}, fmt.Errorf("%s has no instance property or field %s (base types of other modules are not searched)", start, name)
+}
+
+// memberCode returns the code that reads the members of plans from what
+// load's instruction (a new one per call) pushes, each into a local of its own, under its own filter, and
+// sets the bits of the status local; the values to pass are pushed by the
+// code of the second result (widened as arguments), the status word
+// last. Call it where the stack is empty.
+func (gw *goWrap) memberCode(w *wrapper, plans []memberPlan, load func() *ilrw.Instruction, pinned *[]int) (read, push []*ilrw.Instruction, err error) {
+	return gw.memberCodeEach(w, plans, func(int) []*ilrw.Instruction { return []*ilrw.Instruction{load()} }, pinned)
+}
+
+// memberCodeEach is memberCode with the load of each plan's object.
+func (gw *goWrap) memberCodeEach(w *wrapper, plans []memberPlan, load func(j int) []*ilrw.Instruction, pinned *[]int) (read, push []*ilrw.Instruction, err error) {
+	status, err := w.em.AddLocals(w.body, metadata.Primitive(metadata.ElementTypeI8))
+	if err != nil {
+		return nil, nil, err
+	}
+	read = []*ilrw.Instruction{ilrw.I(ilrw.OpLdcI40), ilrw.I(ilrw.OpConvI8), ilrw.StLoc(status)}
+	setBits := func(bits uint64) []*ilrw.Instruction {
+		return []*ilrw.Instruction{ilrw.LdLoc(status), ilrw.IInt(ilrw.OpLdcI8, int64(bits)), ilrw.I(ilrw.OpOr), ilrw.StLoc(status)}
+	}
+	for j, p := range plans {
+		lt := p.final
+		if p.toString {
+			lt = metadata.Primitive(metadata.ElementTypeString)
+		}
+		v, err := w.em.AddLocals(w.body, lt)
+		if err != nil {
+			return nil, nil, err
+		}
+		next := ilrw.I(ilrw.OpNop)
+		null := ilrw.I(ilrw.OpPop)
+		code := append([]*ilrw.Instruction{}, load(j)...)
+		for _, st := range p.steps {
+			code = append(code, ilrw.I(ilrw.OpDup), ilrw.IBranch(ilrw.OpBrfalse, null))
+			if st.field {
+				code = append(code, ilrw.IToken(ilrw.OpLdfld, st.tok))
+			} else {
+				code = append(code, ilrw.IToken(ilrw.OpCallvirt, st.tok))
+			}
+		}
+		if p.toString {
+			if p.box {
+				inner, _, _ := p.final.Unwrap()
+				spec, err := w.spec(inner)
+				if err != nil {
+					return nil, nil, err
+				}
+				code = append(code, ilrw.IToken(ilrw.OpBox, spec))
+			} else {
+				code = append(code, ilrw.I(ilrw.OpDup), ilrw.IBranch(ilrw.OpBrfalse, null))
+			}
+			code = append(code, ilrw.IToken(ilrw.OpCallvirt, gw.toks.toString))
+		}
+		code = append(code, ilrw.StLoc(v), ilrw.IBranch(ilrw.OpLeave, next), null)
+		code = append(code, setBits(1<<j)...)
+		code = append(code, ilrw.IBranch(ilrw.OpLeave, next))
+		filter := ilrw.I(ilrw.OpPop)
+		handler := ilrw.I(ilrw.OpPop)
+		code = append(code, filter, ilrw.I(ilrw.OpLdcI41), ilrw.I(ilrw.OpEndfilter), handler)
+		code = append(code, setBits(1<<j|1<<(memberThrewShift+j))...)
+		code = append(code, ilrw.IBranch(ilrw.OpLeave, next), next)
+		w.clauses = append(w.clauses, &ilrw.Clause{Kind: ilrw.ClauseFilter, TryStart: code[0], TryEnd: filter,
+			FilterStart: filter, HandlerStart: handler, HandlerEnd: next})
+		read = append(read, code...)
+		ld, err := gw.widen(w, p.slot.kind, lt, []*ilrw.Instruction{ilrw.LdLoc(v)}, pinned)
+		if err != nil {
+			return nil, nil, err
+		}
+		push = append(push, ld...)
+	}
+	push = append(push, ilrw.LdLoc(status))
+	return read, push, nil
+}
