@@ -141,7 +141,16 @@ func testGoHookMembers(t *testing.T, rt harness.Runtime, lib string, b harness.A
 			if g, w := strings.Join(got, "\n"), strings.Join(want, "\n"); g != w {
 				t.Errorf("deferred=%v: hooks saw\n%s\nwant\n%s", deferred, g, w)
 			}
-			if g, w := strings.Join(async, "\n"), strings.ReplaceAll(strings.Join(wantMemberAsync, "\n"), "y×1100", strings.Repeat("y", 1100)); g != w {
+			// The two async calls' exits in either order: the app goes on
+			// once the task is complete, which can be while the wrap's
+			// continuation (the Exit hook) still runs on the thread that
+			// completed it (docs/instrumentation.md, "A synchronous
+			// waiter"; seen once on 11.0.0, deferred=true, after the
+			// merge of 2026-12-06: 500's exit before 201's).
+			wantAsync := slices.Clone(wantMemberAsync)
+			slices.Sort(async)
+			slices.Sort(wantAsync)
+			if g, w := strings.Join(async, "\n"), strings.ReplaceAll(strings.Join(wantAsync, "\n"), "y×1100", strings.Repeat("y", 1100)); g != w {
 				t.Errorf("deferred=%v: MakeAsync's hooks saw\n%s\nwant\n%s", deferred, g, w)
 			}
 			stderr := res.Stderr
