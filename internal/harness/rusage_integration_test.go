@@ -12,10 +12,7 @@ import (
 // for Start: a .NET hello world has tens of MiB resident and used some CPU,
 // at most its wall time on every core.
 func TestResultRusage(t *testing.T) {
-	rts, err := harness.Runtimes()
-	if err != nil || len(rts) == 0 {
-		t.Fatalf("no runtime: %v", err)
-	}
+	rts := harness.NeedsRuntime(t)
 	rt := rts[len(rts)-1]
 	app := helloApp(t, rt)
 	check := func(how string, res harness.Result) {

@@ -56,10 +56,7 @@ func TestStart(t *testing.T) {
 }
 
 func TestStartEOFAndTimeout(t *testing.T) {
-	rts, err := harness.Runtimes()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rts := harness.NeedsRuntime(t)
 	rt := rts[len(rts)-1]
 	app := harness.CompileCS(t, []string{"testdata/echo/echo.cs"}, "", harness.For(rt))
 	// Wait closes stdin: the app sees end of file and exits 0.
