@@ -194,6 +194,8 @@ var configs = []config{
 		what: "sample/contprof at its defaults without the exceptions profile (CONTPROF_EXCEPTIONS=0: no ExceptionThrown callback)"},
 	{name: "go-contprof-noexport", lib: "contprofnoexp", shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
 		what: "sample/contprof at its defaults built with -tags contprof_noexport: the same profiler without the exporters' code in its library (11 MB against 28): what linking them costs in memory and start-up"},
+	{name: "go-contprof-hz10", lib: "contprof", env: []string{"CONTPROF_HZ=10"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
+		what: "sample/contprof at its defaults but 10 CPU and wall snapshots a second instead of 19 (CONTPROF_HZ=10): what the snapshots' rate costs"},
 	{name: "go-contprof-off", lib: "contprof", env: []string{"CONTPROF_CPU=0", "CONTPROF_WALL=0", "CONTPROF_EXCEPTIONS=0", "CONTPROF_CONTENTION=0", "CONTPROF_HEAP=0"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
 		what: "sample/contprof with every profile off (CONTPROF_CPU=0 CONTPROF_WALL=0 CONTPROF_EXCEPTIONS=0 CONTPROF_CONTENTION=0 CONTPROF_HEAP=0): what is left is its in-process EventPipe session for the GC profile, its periods and its output"},
 	{name: "go-contprof-nocont", lib: "contprof", env: []string{"CONTPROF_CONTENTION=0"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
@@ -232,7 +234,7 @@ var configs = []config{
 
 var workloads = []workload{
 	{name: "empty", src: "workloads/empty.cs", stdout: "empty: ok", repsFactor: 3,
-		configs: []string{"none", "c-idle", "go-idle", "go-idle-snapshot", "go-idle-eventpipe", "go-contprof", "go-contprof-noexport", "go-contprof-noheap", "go-contprof-heap", "go-contprof-export", "hand", "go-wrap-start", "cpuprof-99-start"},
+		configs: []string{"none", "c-idle", "go-idle", "go-idle-snapshot", "go-idle-eventpipe", "go-contprof", "go-contprof-hz10", "go-contprof-noexport", "go-contprof-noheap", "go-contprof-heap", "go-contprof-export", "hand", "go-wrap-start", "cpuprof-99-start"},
 		what:    "the smallest app: process start-up and shutdown"},
 	{name: "startup", src: "workloads/startup.cs", noR2R: true, refs: []string{"System.Core.dll"}, stdout: "startup: n=", repsFactor: 3,
 		configs: []string{"none", "c-idle", "go-idle", "c-unimpl", "go-unimpl"},
@@ -269,10 +271,10 @@ var workloads = []workload{
 		configs: []string{"none", "c-exc", "go-exc-sync"},
 		what:    "the exceptions workload ten times longer: the per-exception cost of a Go ExceptionThrown callback against the same in C, which the short workload's start-up leaves within its noise on .NET 11"},
 	{name: "csc", csc: 300, quickCSC: 100, stdout: "warning CS1030", repsFactor: 2,
-		configs: []string{"none", "c-idle", "go-idle", "go-idle-snapshot", "go-idle-eventpipe", "go-contprof", "go-contprof-noexport", "go-contprof-noheap", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "go-contprof-off", "cpuprof-19", "cpuprof-99", "cpuprof-19-suspend", "cpuprof-99-suspend", "c-sample"},
+		configs: []string{"none", "c-idle", "go-idle", "go-idle-snapshot", "go-idle-eventpipe", "go-contprof", "go-contprof-hz10", "go-contprof-noexport", "go-contprof-noheap", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "go-contprof-off", "cpuprof-19", "cpuprof-99", "cpuprof-19-suspend", "cpuprof-99-suspend", "c-sample"},
 		what:    "a large real application: Roslyn's C# compiler (csc.dll from ../shared/dotnet, with its own server GC setting) compiling the soak's generated program (soak.Generate) against the runtime's reference assemblies, on .NET 10 and 11"},
 	{name: "mcs", mcs: 300, quickMCS: 100, stdout: "Compilation succeeded", repsFactor: 2,
-		configs: []string{"none", "c-idle", "go-idle", "go-idle-snapshot", "go-idle-eventpipe", "go-contprof", "go-contprof-noexport", "go-contprof-noheap", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "go-contprof-off", "cpuprof-19", "cpuprof-99", "cpuprof-19-suspend", "cpuprof-99-suspend", "c-sample"},
+		configs: []string{"none", "c-idle", "go-idle", "go-idle-snapshot", "go-idle-eventpipe", "go-contprof", "go-contprof-hz10", "go-contprof-noexport", "go-contprof-noheap", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "go-contprof-off", "cpuprof-19", "cpuprof-99", "cpuprof-19-suspend", "cpuprof-99-suspend", "c-sample"},
 		what:    "a real application: Mono's C# compiler (mcs.exe, soak/) on .NET 8 compiling the soak's generated program (soak.Generate) against Mono's reference assemblies"},
 }
 
