@@ -8,8 +8,10 @@ import (
 	"os"
 	"slices"
 	"sort"
-	"strconv"
+	"strings"
 	"time"
+
+	"github.com/clrprof/clrprof/internal/procstat"
 )
 
 // execMap holds the process's executable mappings (/proc/self/maps), to
@@ -65,23 +67,13 @@ func parseMaps(b []byte) []mapping {
 	var rs []mapping
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
-		f := bytes.Fields(sc.Bytes())
-		if len(f) < 2 || len(f[1]) < 3 || f[1][2] != 'x' {
+		m, perms, off, ok := procstat.MapsLine(sc.Bytes())
+		if !ok || len(perms) < 3 || perms[2] != 'x' {
 			continue
 		}
-		lo, hi, ok := bytes.Cut(f[0], []byte("-"))
-		if !ok {
-			continue
-		}
-		a, err1 := strconv.ParseUint(string(lo), 16, 64)
-		z, err2 := strconv.ParseUint(string(hi), 16, 64)
-		if err1 != nil || err2 != nil || a >= z {
-			continue
-		}
-		mp := mapping{lo: a, hi: z}
-		if len(f) >= 6 && f[5][0] == '/' {
-			mp.off, _ = strconv.ParseUint(string(f[2]), 16, 64)
-			mp.file = string(bytes.Join(f[5:], []byte(" ")))
+		mp := mapping{lo: m.Start, hi: m.End}
+		if strings.HasPrefix(m.Path, "/") {
+			mp.off, mp.file = off, m.Path
 		}
 		rs = append(rs, mp)
 	}

@@ -1,5 +1,6 @@
-// Package procstat splits the lines of /proc/<pid>/stat and
-// /proc/<pid>/task/<tid>/stat (proc(5)).
+// Package procstat reads /proc files (proc(5)): it splits the lines of
+// /proc/<pid>/stat and /proc/<pid>/task/<tid>/stat, and reads the mapping
+// lines of /proc/<pid>/maps and smaps.
 package procstat
 
 import (

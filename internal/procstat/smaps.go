@@ -16,6 +16,32 @@ type Mapping struct {
 	RSS        uint64 // bytes
 }
 
+// MapsLine reads a mapping line of /proc/PID/maps or smaps: its address
+// range [Start, End), its permissions ("r-xp"), its file offset and its path
+// ("" for anonymous memory; the fields after the inode, joined by one
+// space). ok is false for any other line, or a range that is empty.
+func MapsLine(line []byte) (m Mapping, perms []byte, off uint64, ok bool) {
+	f := bytes.Fields(line)
+	if len(f) < 5 {
+		return Mapping{}, nil, 0, false
+	}
+	lo, hi, cut := bytes.Cut(f[0], []byte("-"))
+	if !cut {
+		return Mapping{}, nil, 0, false
+	}
+	s, err1 := strconv.ParseUint(string(lo), 16, 64)
+	e, err2 := strconv.ParseUint(string(hi), 16, 64)
+	if err1 != nil || err2 != nil || s >= e {
+		return Mapping{}, nil, 0, false
+	}
+	off, _ = strconv.ParseUint(string(f[2]), 16, 64)
+	m = Mapping{Start: s, End: e}
+	if len(f) >= 6 {
+		m.Path = string(bytes.Join(f[5:], []byte(" ")))
+	}
+	return m, f[1], off, true
+}
+
 // ParseSmaps reads the mappings of a /proc/PID/smaps file. A line it does
 // not know is skipped; a mapping without an Rss line has RSS 0.
 func ParseSmaps(r io.Reader) ([]Mapping, error) {
@@ -26,8 +52,7 @@ func ParseSmaps(r io.Reader) ([]Mapping, error) {
 		l := sc.Bytes()
 		if k, v, ok := bytes.Cut(l, []byte(":")); ok && len(k) > 0 && !bytes.ContainsAny(k, " -") {
 			if string(k) == "Rss" && len(out) > 0 {
-				f := bytes.Fields(v)
-				if len(f) >= 1 {
+				if f := bytes.Fields(v); len(f) >= 1 {
 					if n, err := strconv.ParseUint(string(f[0]), 10, 64); err == nil {
 						out[len(out)-1].RSS = n << 10
 					}
@@ -35,28 +60,9 @@ func ParseSmaps(r io.Reader) ([]Mapping, error) {
 			}
 			continue
 		}
-		f := bytes.Fields(l)
-		if len(f) < 5 {
-			continue
+		if m, _, _, ok := MapsLine(l); ok {
+			out = append(out, m)
 		}
-		lo, hi, ok := bytes.Cut(f[0], []byte("-"))
-		if !ok {
-			continue
-		}
-		s, err1 := strconv.ParseUint(string(lo), 16, 64)
-		e, err2 := strconv.ParseUint(string(hi), 16, 64)
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		m := Mapping{Start: s, End: e}
-		if len(f) >= 6 {
-			// The path is the rest of the line after the inode (it may
-			// hold spaces).
-			if i := bytes.Index(l, f[5]); i >= 0 {
-				m.Path = string(bytes.TrimSpace(l[i:]))
-			}
-		}
-		out = append(out, m)
 	}
 	return out, sc.Err()
 }
