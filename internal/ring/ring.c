@@ -338,7 +338,9 @@ static void *test_thread(void *p) {
 	return NULL;
 }
 
-int clrprof_ring_test_threads(clrprof_ringset *s, int n, int events) {
+// run_test_threads runs fn on n new pthreads (ids 1..n), each recording
+// `events` records into s, and joins them.
+static int run_test_threads(clrprof_ringset *s, int n, int events, void *(*fn)(void *)) {
 	if (n <= 0 || n > 256) {
 		return EINVAL;
 	}
@@ -348,7 +350,7 @@ int clrprof_ring_test_threads(clrprof_ringset *s, int n, int events) {
 		args[i].s = s;
 		args[i].events = events;
 		args[i].id = i + 1;
-		if (pthread_create(&th[i], NULL, test_thread, &args[i]) != 0) {
+		if (pthread_create(&th[i], NULL, fn, &args[i]) != 0) {
 			n = i;
 			break;
 		}
@@ -357,6 +359,10 @@ int clrprof_ring_test_threads(clrprof_ringset *s, int n, int events) {
 		pthread_join(th[i], NULL);
 	}
 	return 0;
+}
+
+int clrprof_ring_test_threads(clrprof_ringset *s, int n, int events) {
+	return run_test_threads(s, n, events, test_thread);
 }
 
 // A ring of byte records over ringcore.h, as the deferred rings are:
@@ -419,24 +425,7 @@ static void *test_bytes_thread(void *p) {
 }
 
 int clrprof_ring_test_bytes(clrprof_ringset *s, int n, int events) {
-	if (n <= 0 || n > 256) {
-		return EINVAL;
-	}
-	pthread_t th[256];
-	struct test_arg args[256];
-	for (int i = 0; i < n; i++) {
-		args[i].s = s;
-		args[i].events = events;
-		args[i].id = i + 1;
-		if (pthread_create(&th[i], NULL, test_bytes_thread, &args[i]) != 0) {
-			n = i;
-			break;
-		}
-	}
-	for (int i = 0; i < n; i++) {
-		pthread_join(th[i], NULL);
-	}
-	return 0;
+	return run_test_threads(s, n, events, test_bytes_thread);
 }
 
 #endif // CLRPROF_TESTHOOKS
