@@ -15,11 +15,23 @@ const maxBackoff = 2 * time.Second
 // queue is a span processor with a bounded queue: OnEnd never blocks (a
 // full queue drops the span and counts it); one goroutine exports batches
 // and retries a batch the collector did not take until it does.
+//
+// The queue is a ring under a mutex, not a channel: a span ended into a
+// channel the worker waits on wakes the worker for every span (a futex wake
+// and two context switches each, the largest part of what a span cost the
+// shop under sample/apm on 2026-12-06). Here OnEnd wakes the worker only
+// when a whole batch is waiting; a partial batch leaves at the schedule
+// delay.
 type queue struct {
 	exp  sdktrace.SpanExporter
 	cfg  queueConfig
 	logf func(string, ...any)
-	ch   chan sdktrace.ReadOnlySpan
+
+	mu   sync.Mutex
+	ring []sdktrace.ReadOnlySpan // cfg.size slots
+	head int                     // the oldest span's slot
+	n    int                     // spans waiting
+	wake chan struct{}           // one token: a whole batch is waiting
 
 	ended, exported, dropped, lost, failures atomic.Int64
 	lastDropLog                              atomic.Int64 // unix ns
@@ -31,8 +43,8 @@ type queue struct {
 }
 
 func newQueue(exp sdktrace.SpanExporter, cfg queueConfig, logf func(string, ...any)) *queue {
-	q := &queue{exp: exp, cfg: cfg, logf: logf, ch: make(chan sdktrace.ReadOnlySpan, cfg.size),
-		closing: make(chan struct{}), stopped: make(chan struct{})}
+	q := &queue{exp: exp, cfg: cfg, logf: logf, ring: make([]sdktrace.ReadOnlySpan, cfg.size),
+		wake: make(chan struct{}, 1), closing: make(chan struct{}), stopped: make(chan struct{})}
 	go q.run()
 	return q
 }
@@ -52,15 +64,51 @@ func (q *queue) OnEnd(s sdktrace.ReadOnlySpan) {
 		return
 	default:
 	}
-	select {
-	case q.ch <- s:
-	default:
+	q.mu.Lock()
+	if q.n == len(q.ring) {
+		q.mu.Unlock()
 		n := q.dropped.Add(1)
 		now := time.Now().UnixNano()
 		if last := q.lastDropLog.Load(); now-last > int64(10*time.Second) && q.lastDropLog.CompareAndSwap(last, now) {
-			q.logf("the span queue is full (%d spans; the collector is unreachable or slow): dropping spans, %d so far", cap(q.ch), n)
+			q.logf("the span queue is full (%d spans; the collector is unreachable or slow): dropping spans, %d so far", len(q.ring), n)
+		}
+		return
+	}
+	q.ring[(q.head+q.n)%len(q.ring)] = s
+	q.n++
+	full := q.n == q.cfg.batch
+	q.mu.Unlock()
+	if full {
+		select {
+		case q.wake <- struct{}{}:
+		default:
 		}
 	}
+}
+
+// take moves up to a batch of the oldest spans into batch; with whole, only
+// a whole batch (nothing when fewer wait).
+func (q *queue) take(batch []sdktrace.ReadOnlySpan, whole bool) []sdktrace.ReadOnlySpan {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	k := min(q.n, q.cfg.batch)
+	if whole && k < q.cfg.batch {
+		return batch
+	}
+	for range k {
+		batch = append(batch, q.ring[q.head])
+		q.ring[q.head] = nil
+		q.head = (q.head + 1) % len(q.ring)
+	}
+	q.n -= k
+	return batch
+}
+
+// waiting is the number of spans in the queue.
+func (q *queue) waiting() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return int64(q.n)
 }
 
 func (q *queue) ForceFlush(context.Context) error { return nil }
@@ -88,25 +136,31 @@ func (q *queue) run() {
 	timer := time.NewTimer(q.cfg.delay)
 	defer timer.Stop()
 	for {
-		flush := false
+		whole := true
 		select {
-		case s := <-q.ch:
-			batch = append(batch, s)
-			flush = len(batch) >= q.cfg.batch
+		case <-q.wake:
 		case <-timer.C:
-			flush = true
+			whole = false
 			timer.Reset(q.cfg.delay)
 		case <-q.closing:
-			q.drain(batch)
+			q.drain(batch[:0])
 			return
 		}
-		if flush && len(batch) > 0 {
+		// Whole batches while they wait; after the delay, the rest too.
+		for {
+			batch = q.take(batch[:0], whole)
+			if len(batch) == 0 {
+				break
+			}
 			if !q.export(batch) {
-				q.lost.Add(int64(len(q.ch)))
+				q.lost.Add(q.waiting())
 				return
 			}
-			batch = batch[:0]
+			if len(batch) < q.cfg.batch {
+				break
+			}
 		}
+		clear(batch)
 	}
 }
 
@@ -114,22 +168,13 @@ func (q *queue) run() {
 // deadline.
 func (q *queue) drain(batch []sdktrace.ReadOnlySpan) {
 	for {
-		select {
-		case s := <-q.ch:
-			batch = append(batch, s)
-			if len(batch) < q.cfg.batch {
-				continue
-			}
-		default:
-		}
-		if len(batch) == 0 {
+		if batch = q.take(batch[:0], false); len(batch) == 0 {
 			return
 		}
 		if !q.export(batch) {
-			q.lost.Add(int64(len(q.ch)))
+			q.lost.Add(q.waiting())
 			return
 		}
-		batch = batch[:0]
 	}
 }
 

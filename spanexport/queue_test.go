@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -173,3 +174,33 @@ func (f exporterFunc) ExportSpans(ctx context.Context, s []sdktrace.ReadOnlySpan
 	return f(ctx, s)
 }
 func (f exporterFunc) Shutdown(context.Context) error { return nil }
+
+// BenchmarkQueueOnEnd ends spans from parallel goroutines into a queue
+// whose exporter takes every batch, and reports the process's CPU time per
+// span (getrusage: OnEnd's callers and the worker together, wakeups
+// included), which wall time per span alone would hide.
+func BenchmarkQueueOnEnd(b *testing.B) {
+	exp := exporterFunc(func(context.Context, []sdktrace.ReadOnlySpan) error { return nil })
+	q := newQueue(exp, queueConfig{size: DefaultQueueSize, batch: DefaultBatchSize, delay: DefaultScheduleDelay, timeout: time.Second}, quiet)
+	s := spanSnapshots(1, "s")[0]
+	before := cpuTime()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			q.OnEnd(s)
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(cpuTime()-before)/float64(b.N), "cpu-ns/span")
+	if err := q.Shutdown(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
