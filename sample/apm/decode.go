@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -56,7 +57,48 @@ func (r *reader) i64() int64 {
 
 func (r *reader) str() string {
 	n := r.i32()
-	return string(r.take(int(n)))
+	return strs.get(r.take(int(n)))
+}
+
+// interner hands out one copy of each string the records repeat: the
+// scopes, span names and tag keys, and values such as methods, routes,
+// addresses and query texts come in every span, and a new Go string for
+// each was most of what decoding allocated. It holds at most maxInterned
+// strings of at most maxInternLen bytes; once full, other strings are
+// copied as before (an application whose values never repeat, such as
+// URLs with ids, fills it with those and gains nothing after).
+type interner struct {
+	mu sync.RWMutex
+	m  map[string]string
+}
+
+const (
+	maxInterned  = 4096
+	maxInternLen = 256
+)
+
+var strs = interner{m: map[string]string{}}
+
+func (in *interner) get(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > maxInternLen {
+		return string(b)
+	}
+	in.mu.RLock()
+	s, ok := in.m[string(b)] // no copy: a lookup with a converted slice
+	in.mu.RUnlock()
+	if ok {
+		return s
+	}
+	s = string(b)
+	in.mu.Lock()
+	if len(in.m) < maxInterned {
+		in.m[s] = s
+	}
+	in.mu.Unlock()
+	return s
 }
 
 // count reads a count of items, each at least min bytes long, and refuses
@@ -72,7 +114,7 @@ func (r *reader) count(min int) int {
 
 func (r *reader) tags() []attribute.KeyValue {
 	n := r.count(6)
-	var kvs []attribute.KeyValue
+	kvs := make([]attribute.KeyValue, 0, n)
 	for i := 0; i < n && r.err == nil; i++ {
 		k := r.str()
 		switch r.u8() {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
+	"strconv"
 	"testing"
 	"time"
+	"unsafe"
 
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -92,4 +95,42 @@ func FuzzDecodeSpan(f *testing.F) {
 			t.Errorf("%d attributes from %d bytes", len(s.Attrs), len(b))
 		}
 	})
+}
+
+// BenchmarkDecodeSpan decodes a server span's record as the listener
+// sends it, on the callback's path: its allocations are what the
+// profiler's Go heap gets per span before the pipeline's own.
+func BenchmarkDecodeSpan(b *testing.B) {
+	r := sample()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeSpan(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestInterner: a repeated string is one copy; a long one and those past
+// the bound are copied each time, and nothing the table returns differs
+// from its bytes.
+func TestInterner(t *testing.T) {
+	in := interner{m: map[string]string{}}
+	a, b := in.get([]byte("http.route")), in.get([]byte("http.route"))
+	if a != "http.route" || unsafe.StringData(a) != unsafe.StringData(b) {
+		t.Errorf("repeated string: %q and %q, one copy: %v", a, b, unsafe.StringData(a) == unsafe.StringData(b))
+	}
+	long := bytes.Repeat([]byte("x"), maxInternLen+1)
+	if l1, l2 := in.get(long), in.get(long); l1 != string(long) || unsafe.StringData(l1) == unsafe.StringData(l2) {
+		t.Error("a string longer than maxInternLen was interned or changed")
+	}
+	for i := 0; len(in.m) < maxInterned; i++ {
+		in.get([]byte(strconv.Itoa(i)))
+	}
+	past := []byte("past the bound")
+	if p1, p2 := in.get(past), in.get(past); p1 != string(past) || unsafe.StringData(p1) == unsafe.StringData(p2) || len(in.m) != maxInterned {
+		t.Errorf("past the bound: %q, table of %d", p1, len(in.m))
+	}
+	if in.get(nil) != "" {
+		t.Error("empty")
+	}
 }
