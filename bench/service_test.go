@@ -87,6 +87,17 @@ func svcConfigs(t *testing.T, collector func() string) []svcConfig {
 			env: func(t *testing.T, dir string) []string {
 				return append(harness.ProfilerEnv(apm(t), apmCLSID), "OTEL_EXPORTER_OTLP_ENDPOINT="+collector(), "OTEL_SERVICE_NAME=shop")
 			}},
+		// apm's cost, taken apart (the table of causes): without the
+		// export, and without listening at all.
+		{name: "apm-noexport", what: "sample/apm with OTEL_SDK_DISABLED=true: the helper's listener encodes every span and hands it to Go, which decodes it; no SDK span, no export",
+			env: func(t *testing.T, dir string) []string {
+				return append(harness.ProfilerEnv(apm(t), apmCLSID), "OTEL_SDK_DISABLED=true", "OTEL_SERVICE_NAME=shop")
+			}},
+		{name: "apm-nolisten", what: "sample/apm listening to no source (CLRPROF_APM_SOURCES=None, CLRPROF_APM_REDIS=0): the profiler and its delivered helper, no activity recorded",
+			env: func(t *testing.T, dir string) []string {
+				return append(harness.ProfilerEnv(apm(t), apmCLSID), "OTEL_EXPORTER_OTLP_ENDPOINT="+collector(),
+					"OTEL_SERVICE_NAME=shop", "CLRPROF_APM_SOURCES=None", "CLRPROF_APM_REDIS=0")
+			}},
 		{name: "otel-dotnet", what: "the shop built with OpenTelemetry .NET's own instrumentation (apps/shop/otel: ASP.NET Core, HttpClient, Npgsql, Redis; OTLP/HTTP to the same receiver), no profiler", variant: "otel", spans: true,
 			env: func(t *testing.T, dir string) []string {
 				return []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + collector(), "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_SERVICE_NAME=shop"}
@@ -303,6 +314,22 @@ func runService(t *testing.T, rt harness.Runtime, stackDir, traceTool string, c 
 		}
 	}
 	shop.Stop()
+	if c.name == "apm-noexport" || c.name == "apm-nolisten" {
+		m := regexp.MustCompile(`apm: Shutdown: received=(\d+) exported=(\d+)`).FindStringSubmatch(shop.Logs())
+		switch {
+		case !strings.Contains(shop.Logs(), "apm: listening (helper loaded"):
+			t.Errorf("%s: the helper was not loaded\n%s", c.name, shop.Logs())
+		case m == nil || m[2] != "0":
+			t.Errorf("%s: want nothing exported: %v\n%s", c.name, m, shop.Logs())
+		case c.name == "apm-noexport" && m[1] == "0":
+			t.Errorf("apm-noexport received no span\n%s", shop.Logs())
+		case c.name == "apm-nolisten" && m[1] != "0":
+			t.Errorf("apm-nolisten received %s spans\n%s", m[1], shop.Logs())
+		default:
+			r.profilerOK = fmt.Sprintf("%s spans received, none exported", m[1])
+		}
+		return r
+	}
 	if c.name == "apm" {
 		m := regexp.MustCompile(`apm: Shutdown: received=(\d+) exported=(\d+) dropped=(\d+) lost=(\d+)`).FindStringSubmatch(shop.Logs())
 		if m == nil || m[1] != m[2] || m[3] != "0" || m[4] != "0" {
