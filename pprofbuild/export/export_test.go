@@ -3,6 +3,7 @@ package export_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -240,4 +241,41 @@ func periodOf(g exporttest.Received) string {
 		}
 	}
 	return "?"
+}
+
+// TestPyroscopeErrors: the receiver's connect errors and a proxy's plain
+// answers are told apart as the connect protocol says: a profile the
+// receiver refuses (invalid_argument, from Pyroscope's own handler) is not
+// retried; a 503 without a connect body is (unavailable), as is a 429,
+// whose Retry-After is kept.
+func TestPyroscopeErrors(t *testing.T) {
+	srv := exporttest.StartPyroscope(t, "")
+	c, err := export.NewPyroscope(export.PyroscopeOptions{URL: srv.URL(), Resource: resource(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := &export.Profile{Name: "cpu", Pprof: []byte("not a profile")}
+	err = c.Send(context.Background(), []*export.Profile{bad})
+	var re *export.RetryError
+	if err == nil || errors.As(err, &re) || !strings.Contains(err.Error(), "invalid_argument") {
+		t.Errorf("a refused profile: %v (retry %v)", err, re)
+	}
+	for _, tc := range []struct {
+		status int
+		after  string
+		want   time.Duration
+	}{{http.StatusServiceUnavailable, "", 0}, {http.StatusTooManyRequests, "7", 7 * time.Second}} {
+		srv.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+			if tc.after != "" {
+				w.Header().Set("Retry-After", tc.after)
+			}
+			http.Error(w, "proxy says no", tc.status)
+			return true
+		})
+		ep, _ := testProfile(t, "cpu", 1)
+		err := c.Send(context.Background(), []*export.Profile{ep})
+		if !errors.As(err, &re) || re.After != tc.want || !strings.Contains(err.Error(), "unavailable") {
+			t.Errorf("HTTP %d: %v (retry %+v)", tc.status, err, re)
+		}
+	}
 }
