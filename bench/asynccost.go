@@ -22,9 +22,10 @@ type AsyncCost struct {
 	// StartupOut says whether a profiler's start-up was taken out.
 	StartupOut bool
 	// Spread is the configuration's noise and NoneSpread none's
-	// (Row.Spread).
-	Spread, NoneSpread float64
-	Invalid            string
+	// (Row.Spread, of the wall times); CPUSpread and NoneCPUSpread the
+	// same of the CPU times.
+	Spread, NoneSpread, CPUSpread, NoneCPUSpread float64
+	Invalid                                      string
 }
 
 // AsyncCosts computes the per-call table of the async-* workloads in r
@@ -64,7 +65,8 @@ func AsyncCosts(r *Report) []AsyncCost {
 				dw, dc := m.Wall-nm.Wall, m.CPU-nm.CPU
 				c := AsyncCost{Runtime: rt.Name, Workload: w.Name, Config: row.Config, Calls: calls,
 					NoneWall: float64(nm.Wall) / float64(calls), NoneCPU: float64(nm.CPU) / float64(calls),
-					Spread: row.Spread(), NoneSpread: none.Spread(), Invalid: row.Invalid}
+					Spread: row.Spread(), NoneSpread: none.Spread(), CPUSpread: cpuSpread(row), NoneCPUSpread: cpuSpread(none),
+					Invalid: row.Invalid}
 				if strings.HasPrefix(row.Config, "go-") && haveStart {
 					dw, dc = dw-startWall, dc-startCPU
 					c.StartupOut = true
@@ -86,8 +88,8 @@ func asyncCostMarkdown(r *Report) string {
 	}
 	var b strings.Builder
 	b.WriteString("## Async wrap per call\n\n")
-	b.WriteString("The async-* workloads: what each configuration takes per call beyond the same workload without instrumentation (medians of whole-process wall and CPU time, divided by the calls; a profiler's start-up, the empty workload's go-wrap-start minus none, taken out where this run has it). The noise is each row's (none's in parentheses).\n\n")
-	b.WriteString("| runtime | workload | calls | none per call (wall / CPU) | configuration | wall ns/call | CPU ns/call | noise |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("The async-* workloads: what each configuration takes per call beyond the same workload without instrumentation (medians of whole-process wall and CPU time, divided by the calls; a profiler's start-up, the empty workload's go-wrap-start minus none, taken out where this run has it). The noise is each row's spread (Row.Spread) of wall / CPU times, none's in parentheses.\n\n")
+	b.WriteString("| runtime | workload | calls | none per call (wall / CPU) | configuration | wall ns/call | CPU ns/call | noise, wall / CPU |\n|---|---|---|---|---|---|---|---|\n")
 	for _, c := range cs {
 		name := c.Config
 		if c.StartupOut {
@@ -96,9 +98,19 @@ func asyncCostMarkdown(r *Report) string {
 		if c.Invalid != "" {
 			name += " (**invalid**)"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %.0f / %.0f ns | %s | %+.0f | %+.0f | ±%.1f%% (±%.1f%%) |\n",
-			c.Runtime, c.Workload, c.Calls, c.NoneWall, c.NoneCPU, name, c.Wall, c.CPU, 100*c.Spread, 100*c.NoneSpread)
+		fmt.Fprintf(&b, "| %s | %s | %d | %.0f / %.0f ns | %s | %+.0f | %+.0f | ±%.1f%% / ±%.1f%% (±%.1f%% / ±%.1f%%) |\n",
+			c.Runtime, c.Workload, c.Calls, c.NoneWall, c.NoneCPU, name, c.Wall, c.CPU,
+			100*c.Spread, 100*c.CPUSpread, 100*c.NoneSpread, 100*c.NoneCPUSpread)
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// cpuSpread is Row.Spread of the CPU times.
+func cpuSpread(r *Row) float64 {
+	cp := Row{Runs: make([]Run, len(r.Runs))}
+	for i, x := range r.Runs {
+		cp.Runs[i] = Run{Wall: x.CPU}
+	}
+	return cp.Spread()
 }

@@ -443,12 +443,17 @@ func TestAsyncCosts(t *testing.T) {
 	md := Markdown(r, nil, nil, "", "")
 	for _, want := range []string{
 		"## Async wrap per call",
-		"| rt | async-sync | 1000000 | 100 / 50 ns | async-hand-await | +50 | +25 | ±0.0% (±0.0%) |",
+		"| rt | async-sync | 1000000 | 100 / 50 ns | async-hand-await | +50 | +25 | ±0.0% / ±0.0% (±0.0% / ±0.0%) |",
 		"| go-wrap-async (start-up out) (**invalid**) | +30 | +15 |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
+	}
+	// The CPU times' own noise: sorted 40 50 60, q1 45, q3 55 → 5/50.
+	r.Rows[3].Runs[0].CPU, r.Rows[3].Runs[1].CPU, r.Rows[3].Runs[2].CPU = 40*time.Millisecond, 50*time.Millisecond, 60*time.Millisecond
+	if c := AsyncCosts(r)[0]; c.CPUSpread != 0.1 || c.Spread != 0 {
+		t.Errorf("CPU spread %v, wall %v", c.CPUSpread, c.Spread)
 	}
 	r.Workloads = r.Workloads[:1]
 	if strings.Contains(Markdown(r, nil, nil, "", ""), "Async wrap") {
