@@ -99,6 +99,9 @@ type workload struct {
 	// the workload runs on .NET 11 and later only (on 10 runtime async
 	// needs DOTNET_RuntimeAsync=1, a preview switch).
 	runtimeAsync bool
+	// appCounts keeps the begins, ends and bad counts the app prints
+	// (and checks itself) in the row's counts.
+	appCounts bool
 }
 
 func needELT(rt harness.Runtime) string {
@@ -266,16 +269,16 @@ var workloads = []workload{
 	{name: "wrap", src: "workloads/wrap.cs", args: []string{"500000000"}, quickArgs: []string{"100000000"}, stdout: "wrap: sum=",
 		configs: []string{"none", "hand", "go-wrap"},
 		what:    "a hot small method (int Add(int, int), not inlined) called N times: plain, wrapped by instr (go-wrap), or with the same wrap written by hand (hand)"},
-	{name: "async-sync", src: "workloads/async.cs", args: []string{"20000000", "sync"}, quickArgs: []string{"4000000", "sync"}, stdout: "async: sum=",
+	{name: "async-sync", src: "workloads/async.cs", args: []string{"20000000", "sync"}, quickArgs: []string{"4000000", "sync"}, stdout: "async: sum=", appCounts: true,
 		configs: []string{"none", "async-hand-await", "async-hand-cw", "go-wrap-async"},
 		what:    "an async method (async Task<int> Work(int), not inlined) called and awaited N times, completing without suspending (classic state machine; the caller's await finds the task complete): plain, wrapped by instr with a counting integration (go-wrap-async), or with the same Begin/End called from C# (async-hand-await, async-hand-cw); every configuration prints and checks its Begin and End counts"},
-	{name: "async-yield", src: "workloads/async.cs", args: []string{"3000000", "yield"}, quickArgs: []string{"300000", "yield"}, stdout: "async: sum=",
+	{name: "async-yield", src: "workloads/async.cs", args: []string{"3000000", "yield"}, quickArgs: []string{"300000", "yield"}, stdout: "async: sum=", appCounts: true,
 		configs: []string{"none", "async-hand-await", "async-hand-cw", "go-wrap-async"},
 		what:    "async-sync's method suspending at await Task.Yield() in every call (it completes on a thread-pool thread; End there)"},
-	{name: "async-ra-sync", src: "workloads/async.cs", runtimeAsync: true, args: []string{"20000000", "sync"}, quickArgs: []string{"4000000", "sync"}, stdout: "async: sum=",
+	{name: "async-ra-sync", src: "workloads/async.cs", runtimeAsync: true, args: []string{"20000000", "sync"}, quickArgs: []string{"4000000", "sync"}, stdout: "async: sum=", appCounts: true,
 		configs: []string{"none", "async-hand-await", "async-hand-cw", "go-wrap-async"},
 		what:    "async-sync built as runtime async (Roslyn -features:runtime-async=on; .NET 11 only): instr wraps Work's body, End when it completes"},
-	{name: "async-ra-yield", src: "workloads/async.cs", runtimeAsync: true, args: []string{"3000000", "yield"}, quickArgs: []string{"300000", "yield"}, stdout: "async: sum=",
+	{name: "async-ra-yield", src: "workloads/async.cs", runtimeAsync: true, args: []string{"3000000", "yield"}, quickArgs: []string{"300000", "yield"}, stdout: "async: sum=", appCounts: true,
 		configs: []string{"none", "async-hand-await", "async-hand-cw", "go-wrap-async"},
 		what:    "async-yield built as runtime async (.NET 11 only)"},
 	{name: "gohook", src: "workloads/wrap.cs", args: []string{"5000000"}, quickArgs: []string{"2000000"}, stdout: "wrap: sum=",
@@ -328,6 +331,9 @@ func findConfig(name string) *config {
 	}
 	return nil
 }
+
+// appCountsRe finds the counts an async workload prints and checks.
+var appCountsRe = regexp.MustCompile(`(?m)^async: .*? (begins=\d+ ends=\d+ bad=\d+)`)
 
 var shutdownRe = regexp.MustCompile(`(?m)^(?:cref|go[a-z]+|contprof): Shutdown (.*)$|^cpuprof: wrote (.*)$`)
 
@@ -447,6 +453,14 @@ func runOnce(t *testing.T, rt harness.Runtime, app, dir string, w *workload, c *
 		}
 		o.counts = strings.TrimSpace(strings.TrimPrefix(m, c.shutdown))
 		o.run.Counts = o.counts
+	}
+	if w.appCounts {
+		// The app's own counts (the async workloads' Begin and End
+		// calls, which it has checked): kept with the row.
+		if m := appCountsRe.FindStringSubmatch(stdout.String()); m != nil {
+			o.counts = strings.TrimSpace(o.counts + " " + m[1])
+			o.run.Counts = o.counts
+		}
 	}
 	if mem != nil {
 		fmt.Printf("%-14s %-10s %-22s memory: peak %s\n", rt.Name, w.name, c.name, peak.String(o.counts))
