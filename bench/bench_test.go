@@ -412,3 +412,51 @@ func TestSlopeMetric(t *testing.T) {
 		t.Errorf("an invalid twin went unnoticed: %+v", o)
 	}
 }
+
+// The async per-call table: (median − none's median) / calls, a Go
+// configuration's start-up (empty: go-wrap-start − none) taken out.
+func TestAsyncCosts(t *testing.T) {
+	r := &Report{
+		Runtimes:  []RuntimeInfo{{Name: "rt"}},
+		Workloads: []Workload{{Name: "empty"}, {Name: "async-sync", Args: "1000000 sync"}, {Name: "wrap", Args: "5"}},
+		Rows: []Row{
+			{Runtime: "rt", Workload: "empty", Config: "none", Runs: runs(20, 20, 20)},
+			{Runtime: "rt", Workload: "empty", Config: "go-wrap-start", Runs: runs(30, 30, 30)},
+			{Runtime: "rt", Workload: "async-sync", Config: "none", Runs: runs(100, 100, 100)},
+			{Runtime: "rt", Workload: "async-sync", Config: "async-hand-await", Runs: runs(150, 150, 150)},
+			{Runtime: "rt", Workload: "async-sync", Config: "go-wrap-async", Runs: runs(140, 140, 140), Invalid: "x"},
+			{Runtime: "rt", Workload: "wrap", Config: "none", Runs: runs(1, 1, 1)},
+			{Runtime: "rt", Workload: "wrap", Config: "hand", Runs: runs(2, 2, 2)},
+		},
+	}
+	cs := AsyncCosts(r)
+	if len(cs) != 2 {
+		t.Fatalf("%d rows: %+v", len(cs), cs)
+	}
+	// runs gives CPU as half the wall.
+	if c := cs[0]; c.Config != "async-hand-await" || c.Calls != 1000000 || c.Wall != 50 || c.CPU != 25 || c.StartupOut || c.NoneWall != 100 {
+		t.Errorf("hand: %+v", c)
+	}
+	if c := cs[1]; c.Config != "go-wrap-async" || c.Wall != 30 || c.CPU != 15 || !c.StartupOut || c.Invalid != "x" {
+		t.Errorf("wrap: %+v", c)
+	}
+	md := Markdown(r, nil, nil, "", "")
+	for _, want := range []string{
+		"## Async wrap per call",
+		"| rt | async-sync | 1000000 | 100 / 50 ns | async-hand-await | +50 | +25 | ±0.0% / ±0.0% (±0.0% / ±0.0%) |",
+		"| go-wrap-async (start-up out) (**invalid**) | +30 | +15 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	// The CPU times' own noise: sorted 40 50 60, q1 45, q3 55 → 5/50.
+	r.Rows[3].Runs[0].CPU, r.Rows[3].Runs[1].CPU, r.Rows[3].Runs[2].CPU = 40*time.Millisecond, 50*time.Millisecond, 60*time.Millisecond
+	if c := AsyncCosts(r)[0]; c.CPUSpread != 0.1 || c.Spread != 0 {
+		t.Errorf("CPU spread %v, wall %v", c.CPUSpread, c.Spread)
+	}
+	r.Workloads = r.Workloads[:1]
+	if strings.Contains(Markdown(r, nil, nil, "", ""), "Async wrap") {
+		t.Error("a table without async workloads")
+	}
+}

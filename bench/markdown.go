@@ -103,6 +103,10 @@ func Markdown(r *Report, outcomes []Outcome, regs []Regression, prevNote, notes 
 		p("\n")
 	}
 
+	if a := asyncCostMarkdown(r); a != "" {
+		p("%s", a)
+	}
+
 	p("## Decoder throughput\n\n")
 	if len(r.Throughput) == 0 {
 		p("Not measured in this run.\n\n")

@@ -465,6 +465,9 @@ var WorkloadRuntime = map[string]string{
 // runs on: its targets are not checked before it.
 var WorkloadFrom = map[string]int{
 	"csc": 10, // compiles against the runtime's reference assemblies (.NET 10 and 11 here)
+	// built as runtime async, which is a preview switch on 10
+	"async-ra-sync":  11,
+	"async-ra-yield": 11,
 }
 
 // major is the major version of a runtime version string ("10.0.15").

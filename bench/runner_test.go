@@ -95,6 +95,13 @@ type workload struct {
 	// workload is then csc.dll, on the runtimes with reference assemblies
 	// (.NET 10 and later).
 	csc, quickCSC int
+	// runtimeAsync builds src as runtime async ([harness.RuntimeAsync]):
+	// the workload runs on .NET 11 and later only (on 10 runtime async
+	// needs DOTNET_RuntimeAsync=1, a preview switch).
+	runtimeAsync bool
+	// appCounts keeps the begins, ends and bad counts the app prints
+	// (and checks itself) in the row's counts.
+	appCounts bool
 }
 
 func needELT(rt harness.Runtime) string {
@@ -168,6 +175,13 @@ var configs = []config{
 		what: "bench/prof/wrap on a program without its target: its start-up and shutdown (the Go runtime, instr, the delivery of the integration), taken out of go-wrap's per-call figures"},
 	{name: "go-wrap-mcs", lib: "gowrap", env: []string{"BENCH_WRAP_TARGETS=mcs!*::*"}, shutdown: "gowrap: Shutdown", nonzero: []string{"instrumented"},
 		what: "clrprof (bench/prof/wrap): package instr wraps every method of mcs (mcs!*::*) with an empty integration"},
+	{name: "async-hand-await", env: []string{"ASYNC_MODE=await"},
+		what: "no profiler; each call goes through an async method written in C# that calls Begin, awaits the target and calls End with its result or exception (bench/workloads/async.cs, WorkAwait): what a C# author writes for what instr's async wrap does; the integration counts (BenchAsyncHand.CountingHooks) and the app checks them"},
+	{name: "async-hand-cw", env: []string{"ASYNC_MODE=cw"},
+		what: "no profiler; what instr makes of the target, written in C# (bench/workloads/async.cs, WorkCW): Begin, the call in try/filter/finally, the task handed to Done (End with the result or exception) at once when complete, else through ContinueWith(new Action<Task, object>(Done), state, ExecuteSynchronously, TaskScheduler.Default)"},
+	{name: "go-wrap-async", lib: "gowrap", ref: "async-hand-await", shutdown: "gowrap: Shutdown", nonzero: []string{"instrumented"},
+		env:  []string{"BENCH_WRAP_TARGETS=async!Program::Work", "BENCH_WRAP_TYPE=BenchWrap.CountingHooks", "ASYNC_MODE=wrap"},
+		what: "clrprof (bench/prof/wrap): package instr wraps the async target (Program::Work) with BenchWrap.CountingHooks, the same counting integration as the hand-written configurations', delivered from the profiler library; End at the task's completion; the app reads the integration's counts by reflection and checks them"},
 	{name: "c-gohook", lib: "gohookdiag", env: []string{"CLRPROF_GOHOOK_ENTRY=c"}, shutdown: "gohook: Shutdown", nonzero: []string{"instrumented"},
 		what: "the hot method hooked by instr's Go hooks machinery (bench/prof/gohook) with the P/Invokes bound to empty C functions of the same library (CLRPROF_GOHOOK_ENTRY=c, test builds): the C hook bound the same way"},
 	{name: "go-gohook", lib: "gohook", ref: "c-gohook", shutdown: "gohook: Shutdown", nonzero: []string{"instrumented"},
@@ -255,6 +269,18 @@ var workloads = []workload{
 	{name: "wrap", src: "workloads/wrap.cs", args: []string{"500000000"}, quickArgs: []string{"100000000"}, stdout: "wrap: sum=",
 		configs: []string{"none", "hand", "go-wrap"},
 		what:    "a hot small method (int Add(int, int), not inlined) called N times: plain, wrapped by instr (go-wrap), or with the same wrap written by hand (hand)"},
+	{name: "async-sync", src: "workloads/async.cs", args: []string{"20000000", "sync"}, quickArgs: []string{"4000000", "sync"}, stdout: "async: sum=", appCounts: true,
+		configs: []string{"none", "async-hand-await", "async-hand-cw", "go-wrap-async"},
+		what:    "an async method (async Task<int> Work(int), not inlined) called and awaited N times, completing without suspending (classic state machine; the caller's await finds the task complete): plain, wrapped by instr with a counting integration (go-wrap-async), or with the same Begin/End called from C# (async-hand-await, async-hand-cw); every configuration prints and checks its Begin and End counts"},
+	{name: "async-yield", src: "workloads/async.cs", args: []string{"3000000", "yield"}, quickArgs: []string{"300000", "yield"}, stdout: "async: sum=", appCounts: true,
+		configs: []string{"none", "async-hand-await", "async-hand-cw", "go-wrap-async"},
+		what:    "async-sync's method suspending at await Task.Yield() in every call (it completes on a thread-pool thread; End there)"},
+	{name: "async-ra-sync", src: "workloads/async.cs", runtimeAsync: true, args: []string{"20000000", "sync"}, quickArgs: []string{"4000000", "sync"}, stdout: "async: sum=", appCounts: true,
+		configs: []string{"none", "async-hand-await", "async-hand-cw", "go-wrap-async"},
+		what:    "async-sync built as runtime async (Roslyn -features:runtime-async=on; .NET 11 only): instr wraps Work's body, End when it completes"},
+	{name: "async-ra-yield", src: "workloads/async.cs", runtimeAsync: true, args: []string{"3000000", "yield"}, quickArgs: []string{"300000", "yield"}, stdout: "async: sum=", appCounts: true,
+		configs: []string{"none", "async-hand-await", "async-hand-cw", "go-wrap-async"},
+		what:    "async-yield built as runtime async (.NET 11 only)"},
 	{name: "gohook", src: "workloads/wrap.cs", args: []string{"5000000"}, quickArgs: []string{"2000000"}, stdout: "wrap: sum=",
 		configs: []string{"none", "go-wrap", "c-gohook", "go-gohook", "go-gohook-noguard", "go-gohook-deferred"},
 		what:    "the hot method of the wrap workload (fewer calls: a Go hook costs microseconds) hooked at entry and exit: by the managed integration (go-wrap), by empty C functions through instr's Go hook P/Invokes (c-gohook), by empty Go hooks (go-gohook), and by the same without the signal guard (go-gohook-noguard, not safe)"},
@@ -305,6 +331,9 @@ func findConfig(name string) *config {
 	}
 	return nil
 }
+
+// appCountsRe finds the counts an async workload prints and checks.
+var appCountsRe = regexp.MustCompile(`(?m)^async: .*? (begins=\d+ ends=\d+ bad=\d+)`)
 
 var shutdownRe = regexp.MustCompile(`(?m)^(?:cref|go[a-z]+|contprof): Shutdown (.*)$|^cpuprof: wrote (.*)$`)
 
@@ -424,6 +453,14 @@ func runOnce(t *testing.T, rt harness.Runtime, app, dir string, w *workload, c *
 		}
 		o.counts = strings.TrimSpace(strings.TrimPrefix(m, c.shutdown))
 		o.run.Counts = o.counts
+	}
+	if w.appCounts {
+		// The app's own counts (the async workloads' Begin and End
+		// calls, which it has checked): kept with the row.
+		if m := appCountsRe.FindStringSubmatch(stdout.String()); m != nil {
+			o.counts = strings.TrimSpace(o.counts + " " + m[1])
+			o.run.Counts = o.counts
+		}
 	}
 	if mem != nil {
 		fmt.Printf("%-14s %-10s %-22s memory: peak %s\n", rt.Name, w.name, c.name, peak.String(o.counts))
@@ -648,6 +685,12 @@ func TestBench(t *testing.T) {
 			// Compiled for each runtime family (mcs before .NET 10,
 			// Roslyn from 10 on), cached by the harness.
 			for _, rt := range rts {
+				if w.runtimeAsync {
+					if rt.Major >= 11 {
+						apps[w.name+"\x00"+rt.Name] = harness.CompileCS(t, []string{w.src}, "", harness.Optimize(), harness.For(rt), harness.RuntimeAsync())
+					}
+					continue
+				}
 				apps[w.name+"\x00"+rt.Name] = workloadApp(t, rt, w.src, w.refs...)
 			}
 		}
@@ -677,6 +720,9 @@ func TestBench(t *testing.T) {
 			}
 			if w.csc > 0 && rt.Major < 10 {
 				continue // no reference assemblies to compile against
+			}
+			if w.runtimeAsync && rt.Major < 11 {
+				continue // runtime async is a preview switch on 10
 			}
 			var cs []*config
 			rows := map[string]*bench.Row{}

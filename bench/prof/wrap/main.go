@@ -2,7 +2,9 @@
 // methods BENCH_WRAP_TARGETS names (default wrap!Program::Add, the hot
 // method of bench/workloads/wrap.cs) with an empty integration
 // (Hooks.cs, compiled by go generate into the committed BenchWrap.dll and
-// delivered by instr), and prints at Shutdown how many methods it wrapped.
+// delivered by instr), or with the integration type BENCH_WRAP_TYPE names
+// (BenchWrap.CountingHooks for bench/workloads/async.cs), and prints at
+// Shutdown how many methods it wrapped.
 package main
 
 //go:generate go run github.com/clrprof/clrprof/internal/cmd/csgen -out BenchWrap.dll Hooks.cs
@@ -36,12 +38,16 @@ func (p *prof) Initialize(info *profiler.Info) error {
 	if err != nil {
 		return err
 	}
+	typ := os.Getenv("BENCH_WRAP_TYPE")
+	if typ == "" {
+		typ = "BenchWrap.Hooks"
+	}
 	if p.d, err = instr.NewDelivery(info, helper); err != nil {
 		return err
 	}
 	cfg := instr.Config{Rules: []instr.Rule{{Targets: targets, Integration: instr.Integration{
 		Assembly: metadata.AssemblyName{Name: "BenchWrap", Version: metadata.Version{Major: 1}},
-		Type:     "BenchWrap.Hooks"}}}}
+		Type:     typ}}}}
 	p.d.Configure(&cfg)
 	if p.in, err = instr.New(info, cfg); err != nil {
 		return err
