@@ -5,6 +5,9 @@ package instr
 /*
 #cgo CFLAGS: -I${SRCDIR}/../internal/include -Wall -Wextra -Wno-unused-parameter -Wno-unused-function
 #include <stdint.h>
+#include <stddef.h>
+
+void *clrprof_gohook_act_alloc(size_t n);
 */
 import "C"
 
@@ -93,6 +96,11 @@ type GoHooks struct {
 	// cannot be resolved when the method is wrapped leaves the method
 	// unwrapped, with the reason in Instrumenter.Report.
 	Members []Member
+	// Actions are methods that Enter may ask the wrap to call, on
+	// arguments or their members, with strings it gives (Call.Act), right
+	// after it returns: to set a request's header, say. See Action. Only
+	// synchronous hooks can act: New refuses Actions with Deferred.
+	Actions []Action
 }
 
 // Result is Member.Arg for a member of the value the method returns.
@@ -150,6 +158,11 @@ type Call struct {
 	args    []Value
 	time    time.Time
 	members []Value // by GoHooks.Members' index: the argument members
+	// The actions the hooks have (GoHooks.Actions, synchronous entries
+	// only: nil in the deferred drain) and those Enter asked for (Act).
+	actions  []Action
+	acts     []ActionRequest
+	actChars int
 }
 
 // Member is the value of GoHooks.Members[i] when it names a member of an
@@ -389,6 +402,7 @@ type goEntry struct {
 	nmem   int // len(GoHooks.Members)
 
 	memberThrew atomic.Int64
+	actThrew    []atomic.Int64 // by GoHooks.Actions' index
 	panics      atomic.Int64
 	firstPanic  atomic.Pointer[string]
 }
@@ -552,7 +566,7 @@ func clrprofGoEnter(id C.int32_t, tid C.uint64_t, n C.int32_t, a *C.int64_t) (st
 			state = 0
 		}
 	}()
-	c := Call{method: e.method, thread: uint64(tid)}
+	c := Call{method: e.method, thread: uint64(tid), actions: e.hooks.Actions}
 	if e.stamp {
 		c.time = time.Now()
 	}
@@ -569,7 +583,55 @@ func clrprofGoEnter(id C.int32_t, tid C.uint64_t, n C.int32_t, a *C.int64_t) (st
 			c.members = e.memberValues(e.inMem, m[len(e.inMem)], func(j int, k *valueKind) Value { return decode(*k, m[j]) })
 		}
 	}
-	return C.int64_t(e.hooks.Enter(&c))
+	state = C.int64_t(e.hooks.Enter(&c))
+	if len(c.acts) > 0 {
+		postActs(id, c.acts)
+	}
+	return state
+}
+
+// postActs leaves the block of a call's actions for the wrap, which takes
+// it (clrprof_gohook_act_take) right after Enter returns, on this thread.
+func postActs(id C.int32_t, acts []ActionRequest) {
+	n := actBlockSize(acts)
+	p := C.clrprof_gohook_act_alloc(C.size_t(n))
+	if p == nil {
+		return
+	}
+	fillActBlock(unsafe.Slice((*byte)(p), n), uintptr(p), int32(id), acts)
+}
+
+//export clrprofGoActThrew
+func clrprofGoActThrew(id, action C.int32_t) {
+	e := goLookup(int32(id))
+	if e == nil || action < 0 || int(action) >= len(e.actThrew) {
+		return
+	}
+	e.actThrew[action].Add(1)
+}
+
+// GoActionErrors returns the actions (GoHooks.Actions) that threw, by
+// method (every Instrumenter of the process) and action, with how often.
+func GoActionErrors() []ActionError {
+	p := goTable.Load()
+	if p == nil {
+		return nil
+	}
+	var out []ActionError
+	for _, e := range *p {
+		for i := range e.actThrew {
+			if n := e.actThrew[i].Load(); n > 0 {
+				out = append(out, ActionError{Method: e.name, Action: i, Count: n})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Method != out[j].Method {
+			return out[i].Method < out[j].Method
+		}
+		return out[i].Action < out[j].Action
+	})
+	return out
 }
 
 //export clrprofGoExit
