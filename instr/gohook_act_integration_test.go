@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/clrprof/clrprof/internal/harness"
+	"github.com/clrprof/clrprof/tracecontext"
 )
 
 const actCLSID = "{8D2E3F40-5B6C-4D7E-9F0A-1B2C3D4E5F60}"
@@ -136,4 +137,67 @@ func BenchmarkGoHookActions(b *testing.B) {
 			})
 		}
 	}
+}
+
+// TestGoHookActionsHttpClient: a Go hook on
+// HttpMessageInvoker.SendAsync(HttpRequestMessage, CancellationToken), the
+// overload every asynchronous HttpClient call reaches (docs/integrations.md),
+// adds a traceparent (made with package tracecontext, new ids per call)
+// and an x-clrprof header to each request through the action
+// Headers.TryAddWithoutValidation(string, string); the app's loopback
+// HttpListener prints the headers each request arrived with. On .NET 10
+// and 11 (the app is compiled with Roslyn; mcs has no System.Net.Http
+// here), with ReJIT (the framework is precompiled).
+func TestGoHookActionsHttpClient(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./instr/testdata/actprof")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		if rt.Major < 10 {
+			t.Skipf("%s: the app needs Roslyn (.NET 10 and later here): mcs has no System.Net.Http", rt.Name)
+		}
+		app := harness.CompileCS(t, []string{"testdata/httpacts/app.cs"}, t.TempDir(), harness.OutName("HttpActs.exe"), harness.For(rt))
+		res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: actCLSID, Env: []string{"ACTPROF_HOT=http"}})
+		res.MustSucceed(t)
+		res.MustStdoutContain(t, "get 200\n")
+		res.MustStdoutContain(t, "post 200\n")
+		res.MustStdoutContain(t, "send 200\n")
+		res.MustStdoutContain(t, "string ok\n")
+		res.MustStderrContain(t, "actprof: summary instrumented=1 pending=0 failed=0\n")
+		// What each Enter asked for, by path: the traceparent and the call's number.
+		sent := map[string][2]string{}
+		hook := regexp.MustCompile(`(?m)^ACTPROF http http://127\.0\.0\.1:\d+/(\w+) (\S+) (\d+)$`)
+		for _, m := range hook.FindAllStringSubmatch(res.Stderr, -1) {
+			if _, dup := sent[m[1]]; dup {
+				t.Errorf("the hook saw /%s twice", m[1])
+			}
+			sent[m[1]] = [2]string{m[2], "call-" + m[3]}
+		}
+		got := regexp.MustCompile(`(?m)^GOT /(\w+) traceparent=(\S+) x-clrprof=(\S+)$`)
+		ms := got.FindAllStringSubmatch(res.Stdout, -1)
+		if len(ms) != 4 || len(sent) != 4 {
+			t.Fatalf("%d requests received, %d seen by the hook, want 4 and 4:\n%s", len(ms), len(sent), res.Describe())
+		}
+		tps := map[string]bool{}
+		for _, m := range ms {
+			path, tp, custom := m[1], m[2], m[3]
+			want, ok := sent[path]
+			if !ok {
+				t.Errorf("/%s: received, not seen by the hook", path)
+				continue
+			}
+			if tp != want[0] || custom != want[1] {
+				t.Errorf("/%s: received traceparent=%s x-clrprof=%s, the hook set %s and %s", path, tp, custom, want[0], want[1])
+			}
+			if _, err := tracecontext.ParseTraceparent(tp); err != nil {
+				t.Errorf("/%s: %v", path, err)
+			}
+			tps[tp] = true
+			t.Logf("%s: /%s arrived with traceparent=%s x-clrprof=%s", rt.Name, path, tp, custom)
+		}
+		if len(tps) != 4 {
+			t.Errorf("%d distinct traceparents for 4 requests", len(tps))
+		}
+		if t.Failed() {
+			t.Log(res.Describe())
+		}
+	})
 }
