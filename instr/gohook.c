@@ -173,8 +173,8 @@ EXPORT intptr_t clrprof_gohook_act_take(void) {
 	return (intptr_t)p;
 }
 
-#define ACT_HEADER 8
-#define ACT_REC 72
+#define ACT_HEADER CLRPROF_ACT_HEADER // gohook.go's preamble, through _cgo_export.h
+#define ACT_REC CLRPROF_ACT_REC
 
 EXPORT void clrprof_gohook_act_done(intptr_t blk) {
 	unsigned char *b = (unsigned char *)blk;

@@ -8,6 +8,9 @@ package instr
 #include <stddef.h>
 
 void *clrprof_gohook_act_alloc(size_t n);
+// gohook_act.go's block layout, which gohook.c reads.
+#define CLRPROF_ACT_HEADER 8
+#define CLRPROF_ACT_REC 72
 */
 import "C"
 
@@ -589,6 +592,13 @@ func clrprofGoEnter(id C.int32_t, tid C.uint64_t, n C.int32_t, a *C.int64_t) (st
 	}
 	return state
 }
+
+// The block's layout is the same in C and Go: a difference does not
+// compile (a negative constant converted to uint).
+const (
+	_ = uint(actRecSize-C.CLRPROF_ACT_REC) + uint(C.CLRPROF_ACT_REC-actRecSize)
+	_ = uint(actHeader-C.CLRPROF_ACT_HEADER) + uint(C.CLRPROF_ACT_HEADER-actHeader)
+)
 
 // postActs leaves the block of a call's actions for the wrap, which takes
 // it (clrprof_gohook_act_take) right after Enter returns, on this thread.
