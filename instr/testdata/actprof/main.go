@@ -7,7 +7,8 @@
 // refusals (printed "ACTPROF refused ..."); Client::Get renames its
 // instance; SendAsync (a task) gets a header; Unresolved's action does not
 // resolve. ACTPROF_HOT=1 hooks only Svc::Hot(Req, int), whose Enter asks
-// for Headers.Clear when the int is 1 (the cost per call).
+// for Headers.Set("traceparent", a traceparent) when the int is 1 (the
+// cost per call).
 // ACTPROF_HOT=http hooks HttpMessageInvoker.SendAsync(HttpRequestMessage,
 // CancellationToken) and adds a traceparent (package tracecontext) and an
 // x-clrprof header to every request through
@@ -125,11 +126,11 @@ func (p *prof) Initialize(info *profiler.Info) error {
 		rules = []instr.Rule{rule("Acts!Acts.Svc::Hot", &instr.GoHooks{Args: true,
 			Enter: func(c *instr.Call) uint64 {
 				if c.Args()[1].Int() == 1 {
-					c.Act(0)
+					c.Act(0, "traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
 				}
 				return 0
 			},
-			Actions: []instr.Action{{Arg: 0, Path: "Headers", Method: "Clear"}},
+			Actions: []instr.Action{{Arg: 0, Path: "Headers", Method: "Set", Params: 2}},
 		})}
 	case "http":
 		reJIT = true // the framework is precompiled (ReadyToRun)
