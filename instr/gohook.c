@@ -159,11 +159,18 @@ EXPORT void clrprof_gohook_c_exitm(int32_t id, int64_t state, int64_t ret, int64
 
 static __thread void *gohook_act;
 
+#define ACT_HEADER_SIZE CLRPROF_ACT_HEADER
+
 void *clrprof_gohook_act_alloc(size_t n) {
 	// A block left by a call whose wrap did not take it (none should be):
 	// freed, not leaked.
 	free(gohook_act);
 	gohook_act = malloc(n);
+	if (gohook_act != NULL) {
+		// No records until Go has written them all (gohook_act.go writes
+		// the count last).
+		memset(gohook_act, 0, ACT_HEADER_SIZE);
+	}
 	return gohook_act;
 }
 

@@ -149,12 +149,13 @@ const MaxGoResultMembers = 4
 // with more parameters passes the first MaxGoArgs.
 const MaxGoArgs = 8
 
-// Call is what an Enter hook receives: a read-only view of the call, read
-// through its methods. The hooks cannot change it, so the deferred drain
-// can hand the same Call to every call of a thread and write only what
-// differs from the call before (a hook that could write into it would
-// make the drain reset every field before every call, which was most of
-// an empty deferred hook's cost).
+// Call is what an Enter hook receives: a view of the call, read through
+// its methods. The hooks cannot change what it says of the call, so the
+// deferred drain can hand the same Call to every call of a thread and
+// write only what differs from the call before (a hook that could write
+// into it would make the drain reset every field before every call, which
+// was most of an empty deferred hook's cost). The one thing a hook adds
+// to it is the actions it asks for (Act), which a deferred Call refuses.
 type Call struct {
 	method  int32
 	thread  uint64

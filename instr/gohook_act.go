@@ -159,8 +159,11 @@ func utf16Len(s string) int {
 // actBlockSize bytes), whose first byte is at address base.
 func fillActBlock(buf []byte, base uintptr, id int32, acts []ActionRequest) {
 	le := binary.LittleEndian
-	le.PutUint32(buf[0:], uint32(len(acts)))
+	// The count is written last (clrprof_gohook_act_alloc wrote 0): a
+	// block left half written would run nothing.
+	le.PutUint32(buf[0:], 0)
 	le.PutUint32(buf[4:], uint32(id))
+	defer le.PutUint32(buf[0:], uint32(len(acts)))
 	str := actHeader + actRecSize*len(acts)
 	for r, a := range acts {
 		rec := buf[actHeader+actRecSize*r : actHeader+actRecSize*(r+1)]
