@@ -166,7 +166,7 @@ type Call struct {
 	// only: nil in the deferred drain) and those Enter asked for (Act).
 	actions  []Action
 	acts     []ActionRequest
-	actChars int
+	actBytes int
 }
 
 // Member is the value of GoHooks.Members[i] when it names a member of an

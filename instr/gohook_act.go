@@ -44,9 +44,9 @@ const MaxActionParams = 4
 // MaxActs is the number of actions one Enter may ask for (Call.Act).
 const MaxActs = 64
 
-// maxActChars bounds the UTF-16 units of the strings one call's actions
-// carry (1 MiB of them).
-const maxActChars = 1 << 19
+// maxActBytes bounds the bytes (UTF-8) of the strings one call's actions
+// carry: their UTF-16 copies in the block take at most 1 MiB.
+const maxActBytes = 1 << 19
 
 // ActionRequest is an action an Enter hook asked for: GoHooks.Actions'
 // index and the strings passed to its method.
@@ -60,7 +60,7 @@ type ActionRequest struct {
 // times, in the order asked. It returns an error, and asks for nothing,
 // when i is not an index of GoHooks.Actions (a deferred hook has none),
 // when len(args) is not the action's Params, or beyond MaxActs actions or
-// 1 MiB of strings a call. If Enter panics, nothing it asked for runs.
+// 512 KiB of strings a call. If Enter panics, nothing it asked for runs.
 func (c *Call) Act(i int, args ...string) error {
 	if i < 0 || i >= len(c.actions) {
 		return fmt.Errorf("instr: Act(%d): the hooks have %d actions", i, len(c.actions))
@@ -75,10 +75,10 @@ func (c *Call) Act(i int, args ...string) error {
 	for _, a := range args {
 		n += len(a)
 	}
-	if c.actChars+n > maxActChars {
-		return fmt.Errorf("instr: Act(%d): more than %d UTF-16 units of strings in one call", i, maxActChars)
+	if c.actBytes+n > maxActBytes {
+		return fmt.Errorf("instr: Act(%d): more than %d bytes of strings in one call", i, maxActBytes)
 	}
-	c.actChars += n
+	c.actBytes += n
 	c.acts = append(c.acts, ActionRequest{Action: i, Args: append([]string(nil), args...)})
 	return nil
 }

@@ -57,7 +57,7 @@ func TestCallAct(t *testing.T) {
 	}
 }
 
-// TestCallActLimits: MaxActs requests and 1 MiB of strings a call.
+// TestCallActLimits: MaxActs requests and 512 KiB of strings a call.
 func TestCallActLimits(t *testing.T) {
 	c := NewCall(CallFields{Actions: testActions})
 	for i := range MaxActs {
@@ -69,11 +69,11 @@ func TestCallActLimits(t *testing.T) {
 		t.Errorf("request %d: %v", MaxActs+1, err)
 	}
 	c = NewCall(CallFields{Actions: testActions})
-	big := strings.Repeat("x", maxActChars/2)
+	big := strings.Repeat("x", maxActBytes/2)
 	if err := c.Act(0, big, big); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Act(0, "", "y"); err == nil || !strings.Contains(err.Error(), "UTF-16 units") {
+	if err := c.Act(0, "", "y"); err == nil || !strings.Contains(err.Error(), "bytes of strings") {
 		t.Errorf("past the limit: %v", err)
 	}
 	if len(c.Actions()) != 1 {
