@@ -24,7 +24,11 @@
 // ([GoHooks].Members: a property path such as "RequestUri" or
 // "Method.Method", resolved in the target module's metadata and read by
 // IL the SDK generates, a getter that throws giving a null value, never
-// an exception in the app).
+// an exception in the app), and synchronous hooks can act on arguments
+// ([GoHooks].Actions, [Call.Act]: call a method taking strings, such as
+// Headers.TryAddWithoutValidation for a traceparent, before the body
+// runs; an action that throws is counted by [GoActionErrors], never seen
+// by the app; ExampleAction).
 //
 // Read more in docs/instrumentation.md of the repository: the integration's
 // arguments, the wrapped IL, what cannot be instrumented, async methods,

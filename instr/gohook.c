@@ -148,3 +148,64 @@ EXPORT int64_t clrprof_gohook_c_enter8(int32_t id, int64_t a0, int64_t a1, int64
 EXPORT void clrprof_gohook_c_exit(int32_t id, int64_t state, int64_t ret, int64_t exc, int64_t type) {}
 EXPORT void clrprof_gohook_c_exitm(int32_t id, int64_t state, int64_t ret, int64_t exc, int64_t type, int32_t minfo,
                                    int64_t status, int64_t m0, int64_t m1, int64_t m2, int64_t m3) {}
+
+// Actions (GoHooks.Actions, gohook_act.go). An Enter hook that asked for
+// actions leaves their block (malloc'd by clrprof_gohook_act_alloc, called
+// from Go on this thread while Enter's entry runs) in a thread-local; the
+// wrap takes it right after the entry returns, before any managed code
+// that could enter another hook runs, reads it in IL, and hands it back to
+// clrprof_gohook_act_done, which counts the actions that threw and frees
+// it. The layout is gohook_act.go's.
+
+static __thread void *gohook_act;
+
+#define ACT_HEADER_SIZE CLRPROF_ACT_HEADER
+
+void *clrprof_gohook_act_alloc(size_t n) {
+	// A block left by a call whose wrap did not take it (none should be):
+	// freed, not leaked.
+	free(gohook_act);
+	gohook_act = malloc(n);
+	if (gohook_act != NULL) {
+		// No records until Go has written them all (gohook_act.go writes
+		// the count last).
+		memset(gohook_act, 0, ACT_HEADER_SIZE);
+	}
+	return gohook_act;
+}
+
+EXPORT intptr_t clrprof_gohook_act_take(void) {
+	void *p = gohook_act;
+	gohook_act = NULL;
+	return (intptr_t)p;
+}
+
+#define ACT_HEADER CLRPROF_ACT_HEADER // gohook.go's preamble, through _cgo_export.h
+#define ACT_REC CLRPROF_ACT_REC
+
+EXPORT void clrprof_gohook_act_done(intptr_t blk) {
+	unsigned char *b = (unsigned char *)blk;
+	if (b == NULL) {
+		return;
+	}
+	int32_t n, id;
+	memcpy(&n, b, 4);
+	memcpy(&id, b + 4, 4);
+	for (int32_t r = 0; r < n; r++) {
+		int32_t action, threw;
+		memcpy(&action, b + ACT_HEADER + (size_t)r * ACT_REC, 4);
+		memcpy(&threw, b + ACT_HEADER + (size_t)r * ACT_REC + 4, 4);
+		if (threw == 0) {
+			continue;
+		}
+		if (guard_off()) {
+			clrprofGoActThrew(id, action);
+			continue;
+		}
+		clrprof_guard g;
+		clrprof_go_enter(&g);
+		clrprofGoActThrew(id, action);
+		clrprof_go_leave(&g);
+	}
+	free(b);
+}

@@ -5,6 +5,12 @@ package instr
 /*
 #cgo CFLAGS: -I${SRCDIR}/../internal/include -Wall -Wextra -Wno-unused-parameter -Wno-unused-function
 #include <stdint.h>
+#include <stddef.h>
+
+void *clrprof_gohook_act_alloc(size_t n);
+// gohook_act.go's block layout, which gohook.c reads.
+#define CLRPROF_ACT_HEADER 8
+#define CLRPROF_ACT_REC 72
 */
 import "C"
 
@@ -93,6 +99,11 @@ type GoHooks struct {
 	// cannot be resolved when the method is wrapped leaves the method
 	// unwrapped, with the reason in Instrumenter.Report.
 	Members []Member
+	// Actions are methods that Enter may ask the wrap to call, on
+	// arguments or their members, with strings it gives (Call.Act), right
+	// after it returns: to set a request's header, say. See Action. Only
+	// synchronous hooks can act: New refuses Actions with Deferred.
+	Actions []Action
 }
 
 // Result is Member.Arg for a member of the value the method returns.
@@ -138,18 +149,24 @@ const MaxGoResultMembers = 4
 // with more parameters passes the first MaxGoArgs.
 const MaxGoArgs = 8
 
-// Call is what an Enter hook receives: a read-only view of the call, read
-// through its methods. The hooks cannot change it, so the deferred drain
-// can hand the same Call to every call of a thread and write only what
-// differs from the call before (a hook that could write into it would
-// make the drain reset every field before every call, which was most of
-// an empty deferred hook's cost).
+// Call is what an Enter hook receives: a view of the call, read through
+// its methods. The hooks cannot change what it says of the call, so the
+// deferred drain can hand the same Call to every call of a thread and
+// write only what differs from the call before (a hook that could write
+// into it would make the drain reset every field before every call, which
+// was most of an empty deferred hook's cost). The one thing a hook adds
+// to it is the actions it asks for (Act), which a deferred Call refuses.
 type Call struct {
 	method  int32
 	thread  uint64
 	args    []Value
 	time    time.Time
 	members []Value // by GoHooks.Members' index: the argument members
+	// The actions the hooks have (GoHooks.Actions, synchronous entries
+	// only: nil in the deferred drain) and those Enter asked for (Act).
+	actions  []Action
+	acts     []ActionRequest
+	actBytes int
 }
 
 // Member is the value of GoHooks.Members[i] when it names a member of an
@@ -389,6 +406,7 @@ type goEntry struct {
 	nmem   int // len(GoHooks.Members)
 
 	memberThrew atomic.Int64
+	actThrew    []atomic.Int64 // by GoHooks.Actions' index
 	panics      atomic.Int64
 	firstPanic  atomic.Pointer[string]
 }
@@ -552,7 +570,7 @@ func clrprofGoEnter(id C.int32_t, tid C.uint64_t, n C.int32_t, a *C.int64_t) (st
 			state = 0
 		}
 	}()
-	c := Call{method: e.method, thread: uint64(tid)}
+	c := Call{method: e.method, thread: uint64(tid), actions: e.hooks.Actions}
 	if e.stamp {
 		c.time = time.Now()
 	}
@@ -569,7 +587,62 @@ func clrprofGoEnter(id C.int32_t, tid C.uint64_t, n C.int32_t, a *C.int64_t) (st
 			c.members = e.memberValues(e.inMem, m[len(e.inMem)], func(j int, k *valueKind) Value { return decode(*k, m[j]) })
 		}
 	}
-	return C.int64_t(e.hooks.Enter(&c))
+	state = C.int64_t(e.hooks.Enter(&c))
+	if len(c.acts) > 0 {
+		postActs(id, c.acts)
+	}
+	return state
+}
+
+// The block's layout is the same in C and Go: a difference does not
+// compile (a negative constant converted to uint).
+const (
+	_ = uint(actRecSize-C.CLRPROF_ACT_REC) + uint(C.CLRPROF_ACT_REC-actRecSize)
+	_ = uint(actHeader-C.CLRPROF_ACT_HEADER) + uint(C.CLRPROF_ACT_HEADER-actHeader)
+)
+
+// postActs leaves the block of a call's actions for the wrap, which takes
+// it (clrprof_gohook_act_take) right after Enter returns, on this thread.
+func postActs(id C.int32_t, acts []ActionRequest) {
+	n := actBlockSize(acts)
+	p := C.clrprof_gohook_act_alloc(C.size_t(n))
+	if p == nil {
+		return
+	}
+	fillActBlock(unsafe.Slice((*byte)(p), n), uintptr(p), int32(id), acts)
+}
+
+//export clrprofGoActThrew
+func clrprofGoActThrew(id, action C.int32_t) {
+	e := goLookup(int32(id))
+	if e == nil || action < 0 || int(action) >= len(e.actThrew) {
+		return
+	}
+	e.actThrew[action].Add(1)
+}
+
+// GoActionErrors returns the actions (GoHooks.Actions) that threw, by
+// method (every Instrumenter of the process) and action, with how often.
+func GoActionErrors() []ActionError {
+	p := goTable.Load()
+	if p == nil {
+		return nil
+	}
+	var out []ActionError
+	for _, e := range *p {
+		for i := range e.actThrew {
+			if n := e.actThrew[i].Load(); n > 0 {
+				out = append(out, ActionError{Method: e.name, Action: i, Count: n})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Method != out[j].Method {
+			return out[i].Method < out[j].Method
+		}
+		return out[i].Action < out[j].Action
+	})
+	return out
 }
 
 //export clrprofGoExit

@@ -96,11 +96,14 @@ type CallFields struct {
 	// Members are the values of GoHooks.Members by index (copied): the
 	// argument members' (Call.Member); the others KindVoid.
 	Members []Value
+	// Actions are the hooks' GoHooks.Actions, which Call.Act checks its
+	// requests against; Call.Actions returns what Enter asked for.
+	Actions []Action
 }
 
 // NewCall returns a Call as the SDK hands it to an Enter hook.
 func NewCall(f CallFields) *Call {
-	c := &Call{method: f.Method, thread: f.Thread, time: f.Time}
+	c := &Call{method: f.Method, thread: f.Thread, time: f.Time, actions: f.Actions}
 	if f.Args != nil {
 		c.args = append([]Value{}, f.Args...)
 	}

@@ -291,3 +291,126 @@ func (gw *goWrap) memberCodeEach(w *wrapper, plans []memberPlan, load func(j int
 	push = append(push, ilrw.LdLoc(status))
 	return read, push, nil
 }
+
+// actionPlan is an action (GoHooks.Actions) resolved: the steps to its
+// object and its method.
+type actionPlan struct {
+	steps  []memberStep
+	method metadata.Token
+	params int
+	ret    bool // the method returns a value: popped
+}
+
+// resolveActions resolves hooks' actions against the parameters of sig
+// and this (nil: the instance cannot be acted on).
+func resolveActions(imp *metadata.Import2, sig *metadata.MethodSig, this *metadata.Type, actions []Action) ([]actionPlan, error) {
+	var out []actionPlan
+	for i, a := range actions {
+		var t *metadata.Type
+		switch {
+		case a.Arg == This:
+			if this == nil {
+				return nil, fmt.Errorf("instr: action %d (%s of this): the method is static, or of a struct or a generic type", i, a.Method)
+			}
+			t = this
+		case a.Arg >= 0 && a.Arg < len(sig.Params):
+			t = sig.Params[a.Arg]
+		default:
+			return nil, fmt.Errorf("instr: action %d: argument %d: the method has %d parameters", i, a.Arg, len(sig.Params))
+		}
+		p, err := resolveAction(imp, t, a)
+		if err != nil {
+			return nil, fmt.Errorf("instr: action %d (%s.%s of argument %d): %w", i, a.Path, a.Method, a.Arg, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func resolveAction(imp *metadata.Import2, t *metadata.Type, a Action) (actionPlan, error) {
+	p := actionPlan{params: a.Params}
+	cur := t
+	if a.Path != "" {
+		for _, name := range strings.Split(a.Path, ".") {
+			td, err := classDef(imp, cur)
+			if err != nil {
+				return p, err
+			}
+			st, err := findMember(imp, td, name)
+			if err != nil {
+				return p, err
+			}
+			p.steps = append(p.steps, st)
+			cur = st.typ
+		}
+	}
+	td, err := classDef(imp, cur)
+	if err != nil {
+		return p, err
+	}
+	p.method, p.ret, err = findActionMethod(imp, td, a.Method, a.Params)
+	return p, err
+}
+
+// findActionMethod finds the instance method name of class td or of its
+// base types defined in the module taking params strings, public or
+// internal, not generic.
+func findActionMethod(imp *metadata.Import2, td metadata.Token, name string, params int) (metadata.Token, bool, error) {
+	start, _ := imp.TypeDefName(td)
+	var seen []string
+	for depth := 0; depth < 64; depth++ {
+		mds, err := imp.MethodsWithName(td, name)
+		if err != nil {
+			return 0, false, err
+		}
+		for _, md := range mds {
+			mi, err := imp.Method(md)
+			if err != nil || mi.Name != name {
+				continue
+			}
+			sig, err := metadata.ParseMethodSig(mi.Sig)
+			if err != nil {
+				return 0, false, err
+			}
+			why := ""
+			switch {
+			case mi.Flags&metadata.MdStatic != 0:
+				why = "static"
+			case sig.Generic():
+				why = "generic"
+			case len(sig.Params) != params:
+				why = fmt.Sprintf("%d parameters", len(sig.Params))
+			default:
+				switch mi.Flags & metadata.MdMemberAccessMask {
+				case metadata.MdPublic, metadata.MdAssem, metadata.MdFamOrAssem:
+				default:
+					why = "not public or internal"
+				}
+				for _, pt := range sig.Params {
+					if in, _, _ := pt.Unwrap(); in == nil || in.Kind != metadata.ElementTypeString {
+						why = "a parameter not a string"
+					}
+				}
+			}
+			if why != "" {
+				seen = append(seen, why)
+				continue
+			}
+			r, _, _ := sig.Return.Unwrap()
+			return md, r != nil && r.Kind != metadata.ElementTypeVoid, nil
+		}
+		info, err := imp.TypeDef(td)
+		if err != nil {
+			return 0, false, err
+		}
+		if info.Extends.IsNil() || metadata.TokenType(info.Extends.Table()) != metadata.MdtTypeDef {
+			break
+		}
+		td = info.Extends
+	}
+	msg := fmt.Sprintf("%s has no instance method %s taking %d strings (base types of other modules are not searched)", start, name, params)
+	if len(seen) > 0 {
+		msg += "; methods of that name seen: " + strings.Join(seen, ", ")
+	}
+	return 0, false, fmt.Errorf("%s", msg)
+}

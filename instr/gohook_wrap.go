@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/clrprof/clrprof/ilrw"
 	"github.com/clrprof/clrprof/metadata"
@@ -49,6 +50,9 @@ func checkRule(r *Rule) error {
 		if r.Go.Enter == nil && r.Go.Exit == nil {
 			return fmt.Errorf("instr: GoHooks needs Enter or Exit")
 		}
+		if err := checkActions(r.Go); err != nil {
+			return err
+		}
 		r.Integration = goIntegration
 		if r.Go.Deferred {
 			r.Integration = goQIntegration
@@ -66,6 +70,11 @@ type goTokens struct {
 	getType  metadata.Token // System.Object::GetType
 	toString metadata.Token // System.Object::ToString
 	fullName metadata.Token // System.Type::get_FullName
+	// Actions (synchronous entries only): the P/Invokes taking and
+	// freeing a call's block, and System.String::.ctor(char*, int, int).
+	actTake metadata.Token
+	actDone metadata.Token
+	strCtor metadata.Token
 }
 
 type goModKey struct {
@@ -79,7 +88,9 @@ var goModules struct {
 }
 
 const (
-	etI8 = 0x0a
+	etI8   = 0x0a
+	etPtr  = 0x0f
+	etChar = 0x03
 )
 
 // goPinvokes defines (once per module) the Clrprof.Instr.GoHooks type and
@@ -147,6 +158,21 @@ func goPinvokes(m *ilrw.Method, deferred bool) (*goTokens, error) {
 	if t.exitm, err = (pinvoke{Name: "ExitM", Sig: exitm, Entry: prefix + "exitm"}).define(mod, td); err != nil {
 		return nil, err
 	}
+	if !deferred {
+		if t.actTake, err = (pinvoke{Name: "ActTake", Sig: []byte{0, 0, etI}, Entry: "clrprof_gohook_act_take"}).define(mod, td); err != nil {
+			return nil, err
+		}
+		if t.actDone, err = (pinvoke{Name: "ActDone", Sig: []byte{0, 1, etVoid, etI}, Entry: "clrprof_gohook_act_done"}).define(mod, td); err != nil {
+			return nil, err
+		}
+		str, err := mod.TypeRef(scope, "System", "String")
+		if err != nil {
+			return nil, err
+		}
+		if t.strCtor, err = mod.MemberRef(str, ".ctor", []byte{sigHasThis, 3, etVoid, etPtr, etChar, etI4, etI4}); err != nil {
+			return nil, err
+		}
+	}
 	if goModules.m == nil {
 		goModules.m = map[goModKey]*goTokens{}
 	}
@@ -166,6 +192,7 @@ type goWrap struct {
 	done  metadata.Token // in the exit code of DoneN (async.go): Task::get_IsCanceled
 	in    []memberPlan   // the argument members
 	out   []memberPlan   // the result members
+	acts  []actionPlan   // the actions (GoHooks.Actions)
 }
 
 // asyncBox pushes what DoneN gets as its state: Enter's result, boxed.
@@ -258,6 +285,20 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 		for _, p := range gw.out {
 			ge.outMem = append(ge.outMem, p.slot)
 		}
+	}
+	if len(e.goh.Actions) > 0 {
+		if deferred {
+			// checkActions refuses this when the rule is added.
+			return fmt.Errorf("instr: GoHooks.Actions need synchronous hooks")
+		}
+		var this *metadata.Type
+		if !e.static && !e.valueTy && e.generic == 0 {
+			this = metadata.ClassType(e.typeTok)
+		}
+		if gw.acts, err = resolveActions(imp, sig, this, e.goh.Actions); err != nil {
+			return err
+		}
+		ge.actThrew = make([]atomic.Int64, len(e.goh.Actions))
 	}
 	w := &wrapper{body: m.Body, sig: sig, em: m.Module, id: e.ID, typeTok: e.typeTok, valueTy: e.valueTy,
 		generic: e.generic, static: e.static, code: gw, async: plan}
@@ -463,7 +504,101 @@ func (gw *goWrap) enterCode(w *wrapper) ([]*ilrw.Instruction, error) {
 		n += len(gw.in) + 1
 	}
 	code = append(code, ilrw.IToken(ilrw.OpCall, gw.toks.enter[n]), ilrw.StLoc(gw.state))
-	return append(append(read, code...), unpin(pinned)...), nil
+	code = append(append(read, code...), unpin(pinned)...)
+	if len(gw.acts) > 0 {
+		acts, err := gw.actionCode(w, first)
+		if err != nil {
+			return nil, err
+		}
+		code = append(code, acts...)
+	}
+	return code, nil
+}
+
+// actionCode runs the actions Enter asked for (gohook_act.go's block):
+//
+//	      call ActTake; stloc blk; ldloc blk; brfalse DONE
+//	      r = 0
+//	LOOP: if r >= *(int*)blk goto END
+//	      rec = blk + 8 + r*REC
+//	      *(int*)rec == 0 ? goto A0 : *(int*)rec == 1 ? goto A1 ... : goto NEXT
+//	A_i:  .try {
+//	        ldarg a; (dup; brfalse NULL; callvirt get_X | ldfld X)...; dup; brfalse NULL
+//	        (newobj string(*(char**)(rec+8+16j), 0, *(int*)(rec+16+16j)))...
+//	        callvirt Method; [pop]; leave NEXT
+//	NULL:   pop; leave NEXT
+//	      } filter { pop; ldc.i4.1; endfilter } { pop; *(int*)(rec+4) = 1; leave NEXT }
+//	NEXT: r++; goto LOOP
+//	END:  ldloc blk; call ActDone
+//	DONE:
+//
+// Its clauses go to w.clauses (inside the entry's guard).
+func (gw *goWrap) actionCode(w *wrapper, first int) ([]*ilrw.Instruction, error) {
+	ni := metadata.Primitive(metadata.ElementTypeI)
+	blk, err := w.em.AddLocals(w.body, ni, metadata.Primitive(metadata.ElementTypeI4), ni)
+	if err != nil {
+		return nil, err
+	}
+	r, rec := blk+1, blk+2
+	done, loop, end, next := ilrw.I(ilrw.OpNop), ilrw.LdLoc(r), ilrw.LdLoc(blk), ilrw.LdLoc(r)
+	code := []*ilrw.Instruction{ilrw.IToken(ilrw.OpCall, gw.toks.actTake), ilrw.StLoc(blk),
+		ilrw.LdLoc(blk), ilrw.IBranch(ilrw.OpBrfalse, done),
+		ilrw.I(ilrw.OpLdcI40), ilrw.StLoc(r),
+		loop, ilrw.LdLoc(blk), ilrw.I(ilrw.OpLdindI4), ilrw.IBranch(ilrw.OpBge, end),
+		ilrw.LdLoc(blk), ilrw.LdcI4(actHeader), ilrw.I(ilrw.OpAdd),
+		ilrw.LdLoc(r), ilrw.LdcI4(actRecSize), ilrw.I(ilrw.OpMul), ilrw.I(ilrw.OpAdd), ilrw.StLoc(rec)}
+	starts := make([]*ilrw.Instruction, len(gw.acts))
+	for i := range starts {
+		starts[i] = ilrw.I(ilrw.OpNop)
+	}
+	code = append(code, ilrw.LdLoc(rec), ilrw.I(ilrw.OpLdindI4), ilrw.ISwitch(starts...), ilrw.IBranch(ilrw.OpBr, next))
+	at := func(off int32) []*ilrw.Instruction {
+		return []*ilrw.Instruction{ilrw.LdLoc(rec), ilrw.LdcI4(off), ilrw.I(ilrw.OpAdd)}
+	}
+	for i, p := range gw.acts {
+		a := gw.ge.hooks.Actions[i]
+		try := []*ilrw.Instruction{ilrw.I(ilrw.OpLdarg0)}
+		if a.Arg != This {
+			try[0] = ldarg(first + a.Arg)
+		}
+		null := ilrw.I(ilrw.OpPop)
+		for _, st := range p.steps {
+			try = append(try, ilrw.I(ilrw.OpDup), ilrw.IBranch(ilrw.OpBrfalse, null))
+			if st.field {
+				try = append(try, ilrw.IToken(ilrw.OpLdfld, st.tok))
+			} else {
+				try = append(try, ilrw.IToken(ilrw.OpCallvirt, st.tok))
+			}
+		}
+		try = append(try, ilrw.I(ilrw.OpDup), ilrw.IBranch(ilrw.OpBrfalse, null))
+		for j := range p.params {
+			try = append(try, at(int32(8+16*j))...)
+			try = append(try, ilrw.I(ilrw.OpLdindI), ilrw.I(ilrw.OpLdcI40))
+			try = append(try, at(int32(16+16*j))...)
+			try = append(try, ilrw.I(ilrw.OpLdindI4), ilrw.IToken(ilrw.OpNewobj, gw.toks.strCtor))
+		}
+		try = append(try, ilrw.IToken(ilrw.OpCallvirt, p.method))
+		if p.ret {
+			try = append(try, ilrw.I(ilrw.OpPop))
+		}
+		try = append(try, ilrw.IBranch(ilrw.OpLeave, next), null, ilrw.IBranch(ilrw.OpLeave, next))
+		filter, handler := ilrw.I(ilrw.OpPop), ilrw.I(ilrw.OpPop)
+		code = append(code, starts[i])
+		code = append(code, try...)
+		code = append(code, filter, ilrw.I(ilrw.OpLdcI41), ilrw.I(ilrw.OpEndfilter), handler)
+		code = append(code, at(4)...)
+		code = append(code, ilrw.I(ilrw.OpLdcI41), ilrw.I(ilrw.OpStindI4), ilrw.IBranch(ilrw.OpLeave, next))
+		// The handler ends where the next action's code starts.
+		hend := next
+		if i+1 < len(starts) {
+			hend = starts[i+1]
+		}
+		w.clauses = append(w.clauses, &ilrw.Clause{Kind: ilrw.ClauseFilter, TryStart: try[0], TryEnd: filter,
+			FilterStart: filter, HandlerStart: handler, HandlerEnd: hend})
+	}
+	code = append(code, next, ilrw.LdcI4(1), ilrw.I(ilrw.OpAdd), ilrw.StLoc(r), ilrw.IBranch(ilrw.OpBr, loop),
+		end, ilrw.IToken(ilrw.OpCall, gw.toks.actDone), done)
+	return code, nil
 }
 
 // exitCode: <the exception's type name, pinned>; ldc.i4 pass; ldloc state;
