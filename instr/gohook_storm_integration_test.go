@@ -30,11 +30,18 @@ func goStormSeconds(t *testing.T) string {
 	return "2"
 }
 
+// goStormMinCollections is how many collections a storm goes on for past
+// its seconds (up to 8 times them): the tests below want at least 20 (10
+// deferred), and on a loaded machine the collecting thread made 2 in 2 s
+// (TestGoHookStormDeferred, 2026-12-06, another session's benchmarks
+// running).
+const goStormMinCollections = "25"
+
 func goStorm(t *testing.T, rt harness.Runtime, app, lib string, expectCrash bool, env ...string) harness.Result {
 	t.Helper()
 	s, _ := strconv.ParseFloat(goStormSeconds(t), 64)
 	return harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid, ExpectCrash: expectCrash,
-		Args: []string{"storm", goStormSeconds(t)}, Timeout: time.Duration(s*float64(time.Second)) + 90*time.Second,
+		Args: []string{"storm", goStormSeconds(t), goStormMinCollections}, Timeout: time.Duration(8*s*float64(time.Second)) + 90*time.Second,
 		Env: append([]string{"GOPROF_TARGETS=GoHookApp!Hooked.Kinds::Hot"}, env...)})
 }
 

@@ -41,9 +41,12 @@ namespace Hooked {
 	}
 
 	public static class Program {
-		// storm SECONDS: 8 threads call Hot and allocate while a ninth
-		// collects every millisecond, for SECONDS.
-		static int Storm(double seconds) {
+		// storm SECONDS [MINCOLLECTIONS]: 8 threads call Hot and allocate
+		// while a ninth collects every millisecond, for SECONDS, and on
+		// until MINCOLLECTIONS collections were made (for at most 8 times
+		// SECONDS): on a loaded machine the collecting thread can get so
+		// little of the CPUs that SECONDS alone gave 2 collections.
+		static int Storm(double seconds, int minCollections) {
 			var sw = System.Diagnostics.Stopwatch.StartNew();
 			bool stop = false;
 			long calls = 0, rounds = 0;
@@ -63,14 +66,15 @@ namespace Hooked {
 				});
 				ts[t].Start();
 			}
-			while (sw.Elapsed.TotalSeconds < seconds) {
+			while (sw.Elapsed.TotalSeconds < seconds ||
+				(GC.CollectionCount(0) < minCollections && sw.Elapsed.TotalSeconds < 8 * seconds)) {
 				GC.Collect();
 				rounds++;
 				Thread.Sleep(1);
 			}
 			Volatile.Write(ref stop, true);
 			foreach (var t in ts) t.Join();
-			Console.WriteLine("storm: calls=" + calls + " collections=" + GC.CollectionCount(0) + " rounds=" + rounds);
+			Console.WriteLine("storm: calls=" + calls + " collections=" + GC.CollectionCount(0) + " rounds=" + rounds + " seconds=" + sw.Elapsed.TotalSeconds.ToString("F1", System.Globalization.CultureInfo.InvariantCulture));
 			return 0;
 		}
 
@@ -91,7 +95,7 @@ namespace Hooked {
 		}
 
 		public static int Main(string[] args) {
-			if (args.Length > 1 && args[0] == "storm") return Storm(double.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture));
+			if (args.Length > 1 && args[0] == "storm") return Storm(double.Parse(args[1], System.Globalization.CultureInfo.InvariantCulture), args.Length > 2 ? int.Parse(args[2]) : 0);
 			if (args.Length > 1 && args[0] == "rec") return RecThreads(int.Parse(args[1]));
 			Console.WriteLine(Kinds.Ints(-8, -1600, -320000, -64000000000L, 200, 65000, 4000000000u, 18000000000000000000UL));
 			Console.WriteLine(Kinds.Floats(1.5f, -2.25, true, 'A'));
