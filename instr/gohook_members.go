@@ -103,24 +103,36 @@ func classDef(imp *metadata.Import2, t *metadata.Type) (metadata.Token, error) {
 	return inner.Token, nil
 }
 
+// walkPath resolves a dotted path of members from t: a step for each
+// name, and the last one's type.
+func walkPath(imp *metadata.Import2, t *metadata.Type, path string) ([]memberStep, *metadata.Type, error) {
+	var steps []memberStep
+	cur := t
+	for _, name := range strings.Split(path, ".") {
+		td, err := classDef(imp, cur)
+		if err != nil {
+			return nil, nil, err
+		}
+		st, err := findMember(imp, td, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		steps = append(steps, st)
+		cur = st.typ
+	}
+	return steps, cur, nil
+}
+
 func resolveMember(imp *metadata.Import2, t *metadata.Type, path string) (memberPlan, error) {
 	var p memberPlan
 	if path == "" {
 		return p, fmt.Errorf("empty path")
 	}
-	cur := t
-	for _, name := range strings.Split(path, ".") {
-		td, err := classDef(imp, cur)
-		if err != nil {
-			return p, err
-		}
-		st, err := findMember(imp, td, name)
-		if err != nil {
-			return p, err
-		}
-		p.steps = append(p.steps, st)
-		cur = st.typ
+	steps, cur, err := walkPath(imp, t, path)
+	if err != nil {
+		return p, err
 	}
+	p.steps = steps
 	p.final = cur
 	p.slot.kind = goKind(imp, cur)
 	switch p.slot.kind.kind {
@@ -331,18 +343,11 @@ func resolveAction(imp *metadata.Import2, t *metadata.Type, a Action) (actionPla
 	p := actionPlan{params: a.Params}
 	cur := t
 	if a.Path != "" {
-		for _, name := range strings.Split(a.Path, ".") {
-			td, err := classDef(imp, cur)
-			if err != nil {
-				return p, err
-			}
-			st, err := findMember(imp, td, name)
-			if err != nil {
-				return p, err
-			}
-			p.steps = append(p.steps, st)
-			cur = st.typ
+		steps, last, err := walkPath(imp, t, a.Path)
+		if err != nil {
+			return p, err
 		}
+		p.steps, cur = steps, last
 	}
 	td, err := classDef(imp, cur)
 	if err != nil {
