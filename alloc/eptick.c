@@ -2,7 +2,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 #include "object.h"
 #include "stack.h"
@@ -53,14 +52,7 @@ typedef struct {
 	uintptr_t *fids;
 	int n, more;
 	int32_t hr;
-	int64_t took; // the walk's wall time, ns
 } kept_walk;
-
-static int64_t mono_ns(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 static __thread kept_walk *kept_stack;
 
 static void lock(void) {
@@ -160,10 +152,8 @@ static HRESULT forward_kept(void *self, EVENTPIPE_PROVIDER provider, DWORD id, D
 		return ((delivered_fn)orig_delivered)(self, provider, id, version, cbMeta, meta, cbData, data, act, rel, thread, nframes, frames);
 	}
 	uintptr_t fids[KEPT_MAX_DEPTH], ips[KEPT_MAX_DEPTH];
-	kept_walk w = {fids, 0, 0, 0, 0};
-	int64_t t0 = mono_ns();
+	kept_walk w = {fids, 0, 0, 0};
 	w.hr = clrprof_stack_collect(tick_info, 0, fids, ips, depth, &w.n, &w.more);
-	w.took = mono_ns() - t0;
 	kept_stack = &w;
 	HRESULT hr = ((delivered_fn)orig_delivered)(self, provider, id, version, cbMeta, meta, cbData, data, act, rel, thread, nframes, frames);
 	kept_stack = NULL;
@@ -261,9 +251,8 @@ int clrprof_tick_walk_kept(int depth) {
 // clrprof_tick_kept_stack copies the function IDs of the kept event being
 // delivered on this thread (walked by forward_kept) into out (room for
 // max); returns the number copied, or -1 outside such a delivery. *hr and
-// *more are the walk's HRESULT and whether it was cut off, *took its wall
-// time in nanoseconds.
-int clrprof_tick_kept_stack(uintptr_t *out, int max, int32_t *hr, int *more, int64_t *took) {
+// *more are the walk's HRESULT and whether it was cut off.
+int clrprof_tick_kept_stack(uintptr_t *out, int max, int32_t *hr, int *more) {
 	kept_walk *w = kept_stack;
 	if (w == NULL) {
 		return -1;
@@ -272,7 +261,6 @@ int clrprof_tick_kept_stack(uintptr_t *out, int max, int32_t *hr, int *more, int
 	memcpy(out, w->fids, (size_t)n * sizeof(uintptr_t));
 	*hr = w->hr;
 	*more = w->more;
-	*took = w->took;
 	return n;
 }
 

@@ -6,7 +6,7 @@ package alloc
 int clrprof_tick_enable(void *info, uint64_t mean_bytes, uint64_t seed);
 uint64_t clrprof_tick_bytes(void);
 int clrprof_tick_walk_kept(int depth);
-int clrprof_tick_kept_stack(uintptr_t *out, int max, int32_t *hr, int *more, int64_t *took);
+int clrprof_tick_kept_stack(uintptr_t *out, int max, int32_t *hr, int *more);
 void clrprof_tick_counts(int64_t *seen, int64_t *kept, int64_t *shortp, uint64_t *bytes);
 void clrprof_sampled_counts(int64_t *seen, int64_t *kept, int64_t *shortp);
 */
@@ -143,26 +143,24 @@ var ErrNoKeptStack = errors.New("clrprof: alloc.TickSampler.KeptStack: no kept e
 // kept (a GCAllocationTick or AllocationSampled, on the thread the runtime
 // delivers it on) and walked ([TickSampler.WalkKept]), the stack's
 // function IDs, innermost first, 0 for a run of native frames, as
-// [profiler.Info.StackTrace] gives them, and the wall time the walk took
-// (before the event entered Go: a profiler that accounts for its
-// callbacks' time adds it). A stack deeper than the depth is cut off, and
-// the error is nil; the walk's failure is an error wrapping its HRESULT.
-func (s *TickSampler) KeptStack() ([]profiler.FunctionID, time.Duration, error) {
+// [profiler.Info.StackTrace] gives them. A stack deeper than the depth is
+// cut off, and the error is nil; the walk's failure is an error wrapping
+// its HRESULT.
+func (s *TickSampler) KeptStack() ([]profiler.FunctionID, error) {
 	if s.depth <= 0 {
-		return nil, 0, ErrNoKeptStack
+		return nil, ErrNoKeptStack
 	}
 	buf := make([]profiler.FunctionID, s.depth)
 	var hr C.int32_t
 	var more C.int
-	var took C.int64_t
-	n := C.clrprof_tick_kept_stack((*C.uintptr_t)(unsafe.Pointer(&buf[0])), C.int(len(buf)), &hr, &more, &took)
+	n := C.clrprof_tick_kept_stack((*C.uintptr_t)(unsafe.Pointer(&buf[0])), C.int(len(buf)), &hr, &more)
 	if n < 0 {
-		return nil, 0, ErrNoKeptStack
+		return nil, ErrNoKeptStack
 	}
 	if hr < 0 && !(more != 0 && profiler.HRESULT(hr) == profiler.CORPROF_E_STACKSNAPSHOT_ABORTED) {
-		return nil, time.Duration(took), fmt.Errorf("clrprof: DoStackSnapshot: %w", profiler.HRESULT(hr))
+		return nil, fmt.Errorf("clrprof: DoStackSnapshot: %w", profiler.HRESULT(hr))
 	}
-	return buf[:n], time.Duration(took), nil
+	return buf[:n], nil
 }
 
 // Stats are the ticks and AllocationSampled events seen, kept and

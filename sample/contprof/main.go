@@ -779,11 +779,7 @@ func (p *contprof) RuntimeResumeFinished() error {
 
 func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, id, version uint32, _, data []byte,
 	_, _ uuid.UUID, thread profiler.ThreadID, frames []profiler.Address) error {
-	// A stack the C sampler walked before the event entered Go
-	// (keptStack) is part of the callback's time: start is moved back by
-	// the walk's.
-	start := time.Now()
-	defer func() { p.cost.Callback(start) }()
+	defer p.cost.Callback(time.Now())
 	if rp := profiler.EventPipeProvider(p.runtimeProvider.Load()); rp == 0 {
 		if name, err := p.info.EventPipeGetProviderInfo(provider); err != nil || name != clrevents.RuntimeProvider {
 			return nil
@@ -831,7 +827,7 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 	case *clrevents.GCAllocationTick:
 		// A kept tick (above), on the allocating thread: the object is
 		// where the event says until the next collection.
-		stack, err := p.keptStack(&start)
+		stack, err := p.keptStack()
 		var objects float64
 		if e.ObjectSize > 0 {
 			objects = float64(tickBytes) / float64(e.ObjectSize)
@@ -857,7 +853,7 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 		if typ == "" {
 			typ = p.names.Class(profiler.ClassID(e.TypeID))
 		}
-		stack, err := p.keptStack(&start)
+		stack, err := p.keptStack()
 		p.addAlloc(stack, typ, objects, bytes)
 		if e.Address == 0 || err != nil {
 			p.ticksWithoutObject.Add(1)
@@ -885,13 +881,11 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 // runtime delivers no frames with the event (event_frames): either way it
 // is one DoStackSnapshot of the allocating thread, up to CONTPROF_DEPTH
 // frames; from C it spares the callback a cgo call out of Go and the wait
-// for a P after it (docs/cost.md). The C walk's time is taken off *start,
-// the callback's start as accounted (overhead.Account.Callback).
-func (p *contprof) keptStack(start *time.Time) ([]profiler.FunctionID, error) {
-	stack, took, err := p.heapTicks.KeptStack()
+// for a P after it (docs/cost.md).
+func (p *contprof) keptStack() ([]profiler.FunctionID, error) {
+	stack, err := p.heapTicks.KeptStack()
 	if !errors.Is(err, alloc.ErrNoKeptStack) {
 		p.stacksInC.Add(1)
-		*start = start.Add(-took)
 		return stack, err
 	}
 	st, err := p.info.StackTrace(0, p.depth)
