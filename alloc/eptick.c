@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "object.h"
-#include "stack.h"
 
 // The runtime's provider, its GCAllocationTick event and .NET 10's
 // AllocationSampled, and the runtime's mean distance between sampled bytes.
@@ -41,19 +40,6 @@ static int64_t sampled_seen, sampled_kept, sampled_short;
 
 // The bytes the kept tick being delivered on this thread stands for.
 static __thread uint64_t tick_bytes;
-
-// Frames walked in C for each kept event before it enters Go (0: none;
-// clrprof_tick_walk_kept), and the walk of the kept event being delivered
-// on this thread: its frames live on the C stack of delivered() for the
-// delivery's duration.
-#define KEPT_MAX_DEPTH 256
-static int walk_depth;
-typedef struct {
-	uintptr_t *fids;
-	int n, more;
-	int32_t hr;
-} kept_walk;
-static __thread kept_walk *kept_stack;
 
 static void lock(void) {
 	while (__atomic_exchange_n(&tick_lock, 1, __ATOMIC_ACQUIRE)) {
@@ -140,26 +126,6 @@ static int64_t tick_amount(DWORD version, ULONG size, LPCBYTE data) {
 	return v;
 }
 
-// forward_kept delivers a kept event to Go; with walk_depth set, the
-// thread's stack is walked here first (DoStackSnapshot of the calling
-// thread: the same walk Go's StackTrace makes, without a cgo call back out
-// of Go and the wait for a P when it returns) and Go reads it with
-// clrprof_tick_kept_stack.
-static HRESULT forward_kept(void *self, EVENTPIPE_PROVIDER provider, DWORD id, DWORD version, ULONG cbMeta, LPCBYTE meta,
-	ULONG cbData, LPCBYTE data, LPCGUID act, LPCGUID rel, ThreadID thread, ULONG nframes, UINT_PTR *frames) {
-	int depth = __atomic_load_n(&walk_depth, __ATOMIC_RELAXED);
-	if (depth <= 0) {
-		return ((delivered_fn)orig_delivered)(self, provider, id, version, cbMeta, meta, cbData, data, act, rel, thread, nframes, frames);
-	}
-	uintptr_t fids[KEPT_MAX_DEPTH], ips[KEPT_MAX_DEPTH];
-	kept_walk w = {fids, 0, 0, 0};
-	w.hr = clrprof_stack_collect(tick_info, 0, fids, ips, depth, &w.n, &w.more);
-	kept_stack = &w;
-	HRESULT hr = ((delivered_fn)orig_delivered)(self, provider, id, version, cbMeta, meta, cbData, data, act, rel, thread, nframes, frames);
-	kept_stack = NULL;
-	return hr;
-}
-
 static HRESULT STDMETHODCALLTYPE delivered(void *self, EVENTPIPE_PROVIDER provider, DWORD id, DWORD version, ULONG cbMeta, LPCBYTE meta,
 	ULONG cbData, LPCBYTE data, LPCGUID act, LPCGUID rel, ThreadID thread, ULONG nframes, UINT_PTR *frames) {
 	if (tick_on && id == SAMPLED_EVENT_ID && is_runtime(provider)) {
@@ -178,7 +144,7 @@ static HRESULT STDMETHODCALLTYPE delivered(void *self, EVENTPIPE_PROVIDER provid
 		if (!keep) {
 			return S_OK; // not kept: never enters Go
 		}
-		return forward_kept(self, provider, id, version, cbMeta, meta, cbData, data, act, rel, thread, nframes, frames);
+		return ((delivered_fn)orig_delivered)(self, provider, id, version, cbMeta, meta, cbData, data, act, rel, thread, nframes, frames);
 	}
 	if (tick_on && id == TICK_EVENT_ID && is_runtime(provider)) {
 		int64_t amount = tick_amount(version, cbData, data);
@@ -205,7 +171,7 @@ static HRESULT STDMETHODCALLTYPE delivered(void *self, EVENTPIPE_PROVIDER provid
 			return S_OK; // not kept: never enters Go
 		}
 		tick_bytes = keep;
-		HRESULT hr = forward_kept(self, provider, id, version, cbMeta, meta, cbData, data, act, rel, thread, nframes, frames);
+		HRESULT hr = ((delivered_fn)orig_delivered)(self, provider, id, version, cbMeta, meta, cbData, data, act, rel, thread, nframes, frames);
 		tick_bytes = 0;
 		return hr;
 	}
@@ -239,30 +205,6 @@ int clrprof_tick_enable(void *info, uint64_t mean_bytes, uint64_t seed) {
 }
 
 uint64_t clrprof_tick_bytes(void) { return tick_bytes; }
-
-int clrprof_tick_walk_kept(int depth) {
-	if (depth < 0 || depth > KEPT_MAX_DEPTH) {
-		return -1;
-	}
-	__atomic_store_n(&walk_depth, depth, __ATOMIC_RELAXED);
-	return 0;
-}
-
-// clrprof_tick_kept_stack copies the function IDs of the kept event being
-// delivered on this thread (walked by forward_kept) into out (room for
-// max); returns the number copied, or -1 outside such a delivery. *hr and
-// *more are the walk's HRESULT and whether it was cut off.
-int clrprof_tick_kept_stack(uintptr_t *out, int max, int32_t *hr, int *more) {
-	kept_walk *w = kept_stack;
-	if (w == NULL) {
-		return -1;
-	}
-	int n = w->n < max ? w->n : max;
-	memcpy(out, w->fids, (size_t)n * sizeof(uintptr_t));
-	*hr = w->hr;
-	*more = w->more;
-	return n;
-}
 
 void clrprof_tick_counts(int64_t *seen, int64_t *kept, int64_t *shortp, uint64_t *bytes) {
 	lock();

@@ -5,8 +5,6 @@ package alloc
 
 int clrprof_tick_enable(void *info, uint64_t mean_bytes, uint64_t seed);
 uint64_t clrprof_tick_bytes(void);
-int clrprof_tick_walk_kept(int depth);
-int clrprof_tick_kept_stack(uintptr_t *out, int max, int32_t *hr, int *more);
 void clrprof_tick_counts(int64_t *seen, int64_t *kept, int64_t *shortp, uint64_t *bytes);
 void clrprof_sampled_counts(int64_t *seen, int64_t *kept, int64_t *shortp);
 */
@@ -16,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unsafe"
 
 	"github.com/clrprof/clrprof/internal/profimpl"
 	"github.com/clrprof/clrprof/profiler"
@@ -44,8 +41,7 @@ import (
 // clrevents.AllocationEstimate). Every other event, and events of other
 // providers, reach EventPipeEventDelivered as before.
 type TickSampler struct {
-	mean  int
-	depth int // frames walked in C for each kept event (WalkKept)
+	mean int
 }
 
 // TickStats are the ticks the sampler saw, kept, and could not
@@ -110,57 +106,6 @@ func (s *TickSampler) SampledKeep() float64 {
 // this one included. It is 0 elsewhere (outside a kept tick's delivery).
 func (s *TickSampler) KeptBytes() uint64 {
 	return uint64(C.clrprof_tick_bytes())
-}
-
-// MaxKeptDepth is the most frames [TickSampler.WalkKept] walks.
-const MaxKeptDepth = 256
-
-// WalkKept has the sampler walk the allocating thread's stack, up to
-// depth frames (1..MaxKeptDepth; 0: no walk), for every event it keeps,
-// in C before the event enters Go; [TickSampler.KeptStack] returns the
-// frames inside EventPipeEventDelivered. It is the walk
-// [profiler.Info.StackTrace](0, depth) makes there (DoStackSnapshot of
-// the calling thread), minus the cgo call out of Go: a callback that
-// leaves Go for a walk of tens of microseconds can find its P taken when
-// it returns and wait for another (docs/cost.md). The runtime delivers no
-// frames of its own with these events (stackFrames is empty in a
-// profiler's in-process session). Call it in Initialize, before the
-// event mask has HighEventPipe.
-func (s *TickSampler) WalkKept(depth int) error {
-	if C.clrprof_tick_walk_kept(C.int(depth)) != 0 {
-		return fmt.Errorf("clrprof: alloc.TickSampler.WalkKept: depth %d: want 0..%d", depth, MaxKeptDepth)
-	}
-	s.depth = depth
-	return nil
-}
-
-// ErrNoKeptStack is KeptStack's error outside the delivery of a kept event
-// walked by the sampler (another event, another thread, or WalkKept not
-// called).
-var ErrNoKeptStack = errors.New("clrprof: alloc.TickSampler.KeptStack: no kept event with a walked stack is being delivered on this thread")
-
-// KeptStack is, inside EventPipeEventDelivered for an event the sampler
-// kept (a GCAllocationTick or AllocationSampled, on the thread the runtime
-// delivers it on) and walked ([TickSampler.WalkKept]), the stack's
-// function IDs, innermost first, 0 for a run of native frames, as
-// [profiler.Info.StackTrace] gives them. A stack deeper than the depth is
-// cut off, and the error is nil; the walk's failure is an error wrapping
-// its HRESULT.
-func (s *TickSampler) KeptStack() ([]profiler.FunctionID, error) {
-	if s.depth <= 0 {
-		return nil, ErrNoKeptStack
-	}
-	buf := make([]profiler.FunctionID, s.depth)
-	var hr C.int32_t
-	var more C.int
-	n := C.clrprof_tick_kept_stack((*C.uintptr_t)(unsafe.Pointer(&buf[0])), C.int(len(buf)), &hr, &more)
-	if n < 0 {
-		return nil, ErrNoKeptStack
-	}
-	if hr < 0 && !(more != 0 && profiler.HRESULT(hr) == profiler.CORPROF_E_STACKSNAPSHOT_ABORTED) {
-		return nil, fmt.Errorf("clrprof: DoStackSnapshot: %w", profiler.HRESULT(hr))
-	}
-	return buf[:n], nil
 }
 
 // Stats are the ticks and AllocationSampled events seen, kept and

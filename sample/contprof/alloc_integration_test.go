@@ -166,7 +166,7 @@ func runAllocs(t *testing.T, rt harness.Runtime, lib, app string, rate int) (str
 	return dir, res
 }
 
-var eventFramesRe = regexp.MustCompile(`contprof: Shutdown .* event_stacks=(\d+) event_frames=(\d+) stacks_in_c=(\d+) `)
+var eventFramesRe = regexp.MustCompile(`contprof: Shutdown .* event_stacks=(\d+) event_frames=(\d+) `)
 
 // checkEventFrames checks what docs/cost.md says of the runtime's events
 // in a profiler's in-process EventPipe session: they come with no stack
@@ -181,15 +181,9 @@ func checkEventFrames(t *testing.T, rt harness.Runtime, stderr string) {
 	if m == nil {
 		t.Fatalf("%s: no event_stacks/event_frames on the Shutdown line:\n%s", rt.Name, stderr)
 	}
-	t.Logf("%s: %s events whose stack contprof walked, %s of them delivered with frames, %s walked in C", rt.Name, m[1], m[2], m[3])
+	t.Logf("%s: %s events whose stack contprof walked, %s of them delivered with frames", rt.Name, m[1], m[2])
 	if m[1] == "0" {
 		t.Errorf("%s: no allocation sample reached contprof (event_stacks=0)", rt.Name)
-	}
-	// Every allocation sample's stack is walked by the C sampler before
-	// the event enters Go (alloc.TickSampler.WalkKept); the contentions
-	// (none in this app) are walked in Go.
-	if m[3] != m[1] {
-		t.Errorf("%s: %s of %s allocation samples' stacks walked in C: want all", rt.Name, m[3], m[1])
 	}
 	if m[2] != "0" {
 		t.Errorf("%s: the runtime delivered frames with %s of %s events: contprof walks the stack again instead of using them", rt.Name, m[2], m[1])

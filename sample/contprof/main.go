@@ -30,13 +30,11 @@
 //
 // At Shutdown it prints "contprof: Shutdown periods=N exceptions=E
 // live_objects=L sampled_allocations=S gcs=G event_stacks=T
-// event_frames=F stacks_in_c=W" (T: the runtime's events whose stack
-// contprof walks, allocation samples and contentions; F: those of them
-// the runtime delivered with frames of its own, none on every runtime so
-// far: docs/cost.md; W: the allocation samples among them walked by the C
-// sampler before entering Go, alloc.TickSampler.WalkKept) and what
-// profiling cost the application, measured as it ran (package
-// pprofbuild/overhead):
+// event_frames=F" (T: the runtime's events whose stack contprof walks,
+// allocation samples and contentions; F: those of them the runtime
+// delivered with frames of its own, none on every runtime so far:
+// docs/cost.md) and what profiling cost the application, measured as it
+// ran (package pprofbuild/overhead):
 // "cost_wall_us=W cost_cpu_us=C held_us=H snapshots=K callbacks_us=B
 // callbacks=M sampler_cpu_us=S goruntime_cpu_us=G output_wall_us=O
 // output_cpu_us=P": the runtime held for snapshots, the callbacks on the
@@ -328,9 +326,6 @@ type contprof struct {
 	// counts (event_stacks, event_frames) and the tests check the second
 	// is 0, so that a runtime that starts delivering them is noticed.
 	eventStacks, eventFrames atomic.Int64
-	// the allocation samples whose stack the C sampler walked before they
-	// entered Go (keptStack; the others were walked in Go)
-	stacksInC atomic.Int64
 
 	seq         int
 	periodStart time.Time
@@ -508,9 +503,6 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 			// Without the C sampler every tick would enter Go: the live
 			// heap is off rather than costly.
 			p.heapOn = false
-		} else if err := p.heapTicks.WalkKept(p.depth); err != nil {
-			// the stack walked in Go instead (keptStack)
-			logf("heap: stacks walked in Go: %v", err)
 		}
 	}
 	switch {
@@ -827,7 +819,11 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 	case *clrevents.GCAllocationTick:
 		// A kept tick (above), on the allocating thread: the object is
 		// where the event says until the next collection.
-		stack, err := p.keptStack()
+		st, err := p.info.StackTrace(0, p.depth)
+		var stack []profiler.FunctionID
+		if err == nil {
+			stack = pprofbuild.Functions(st)
+		}
 		var objects float64
 		if e.ObjectSize > 0 {
 			objects = float64(tickBytes) / float64(e.ObjectSize)
@@ -853,7 +849,11 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 		if typ == "" {
 			typ = p.names.Class(profiler.ClassID(e.TypeID))
 		}
-		stack, err := p.keptStack()
+		st, err := p.info.StackTrace(0, p.depth)
+		var stack []profiler.FunctionID
+		if err == nil {
+			stack = pprofbuild.Functions(st)
+		}
 		p.addAlloc(stack, typ, objects, bytes)
 		if e.Address == 0 || err != nil {
 			p.ticksWithoutObject.Add(1)
@@ -873,26 +873,6 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 		p.gc.Event(ev)
 	}
 	return nil
-}
-
-// keptStack is the stack of the allocation sample being delivered on
-// this thread: walked by the C sampler before the event entered Go
-// (alloc.TickSampler.WalkKept), or, where it was not, walked here. The
-// runtime delivers no frames with the event (event_frames): either way it
-// is one DoStackSnapshot of the allocating thread, up to CONTPROF_DEPTH
-// frames; from C it spares the callback a cgo call out of Go and the wait
-// for a P after it (docs/cost.md).
-func (p *contprof) keptStack() ([]profiler.FunctionID, error) {
-	stack, err := p.heapTicks.KeptStack()
-	if !errors.Is(err, alloc.ErrNoKeptStack) {
-		p.stacksInC.Add(1)
-		return stack, err
-	}
-	st, err := p.info.StackTrace(0, p.depth)
-	if err != nil {
-		return nil, err
-	}
-	return pprofbuild.Functions(st), nil
 }
 
 // allocTypes are the sample types of the allocation profile, as in Go's
@@ -1098,8 +1078,8 @@ func (p *contprof) Shutdown() error {
 			p.flushExports()
 		})
 		hs := p.heap.Stats()
-		logf("Shutdown periods=%d exceptions=%d live_objects=%d sampled_allocations=%d gcs=%d event_stacks=%d event_frames=%d stacks_in_c=%d %s go_mem_kb=%d",
-			p.seq, p.excTotal.Load(), hs.Tracked, hs.Added, p.gc.Total(), p.eventStacks.Load(), p.eventFrames.Load(), p.stacksInC.Load(), p.cost.Report(), overhead.GoMemory()>>10)
+		logf("Shutdown periods=%d exceptions=%d live_objects=%d sampled_allocations=%d gcs=%d event_stacks=%d event_frames=%d %s go_mem_kb=%d",
+			p.seq, p.excTotal.Load(), hs.Tracked, hs.Added, p.gc.Total(), p.eventStacks.Load(), p.eventFrames.Load(), p.cost.Report(), overhead.GoMemory()>>10)
 	})
 	return nil
 }
