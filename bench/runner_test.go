@@ -206,6 +206,8 @@ var configs = []config{
 		what: "sample/contprof at its defaults without the CPU and wall profiles (CONTPROF_CPU=0 CONTPROF_WALL=0): no snapshots at all"},
 	{name: "go-contprof-noexc", lib: "contprof", env: []string{"CONTPROF_EXCEPTIONS=0"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
 		what: "sample/contprof at its defaults without the exceptions profile (CONTPROF_EXCEPTIONS=0: no ExceptionThrown callback)"},
+	{name: "go-contprof-heapdrop", lib: "contprof", env: []string{"CONTPROF_HEAP_RATE=1073741824"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
+		what: "sample/contprof at its defaults but keeping one allocation sample every GiB (CONTPROF_HEAP_RATE=1073741824): the runtime still samples allocations and raises every AllocationSampled event (.NET 10+) or allocation tick (.NET 5 to 9) into the session, and the C sampler drops nearly all of them before Go; against go-contprof-noheap, the runtime's share of the heap profile's cost; against go-contprof, contprof's (its callbacks: decoding, the stack walk, the profiles)"},
 	{name: "go-contprof-noexport", lib: "contprofnoexp", shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
 		what: "sample/contprof at its defaults built with -tags contprof_noexport: the same profiler without the exporters' code in its library (11 MB against 28): what linking them costs in memory and start-up"},
 	{name: "go-contprof-hz10", lib: "contprof", env: []string{"CONTPROF_HZ=10"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
@@ -297,10 +299,10 @@ var workloads = []workload{
 		configs: []string{"none", "c-exc", "go-exc-sync"},
 		what:    "the exceptions workload ten times longer: the per-exception cost of a Go ExceptionThrown callback against the same in C, which the short workload's start-up leaves within its noise on .NET 11"},
 	{name: "csc", csc: 300, quickCSC: 100, stdout: "warning CS1030", repsFactor: 2,
-		configs: []string{"none", "c-idle", "go-idle", "go-idle-snapshot", "go-idle-eventpipe", "go-contprof", "go-contprof-hz10", "go-contprof-noexport", "go-contprof-noheap", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "go-contprof-off", "cpuprof-19", "cpuprof-99", "cpuprof-19-suspend", "cpuprof-99-suspend", "c-sample"},
+		configs: []string{"none", "c-idle", "go-idle", "go-idle-snapshot", "go-idle-eventpipe", "go-contprof", "go-contprof-hz10", "go-contprof-noexport", "go-contprof-noheap", "go-contprof-heapdrop", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "go-contprof-off", "cpuprof-19", "cpuprof-99", "cpuprof-19-suspend", "cpuprof-99-suspend", "c-sample"},
 		what:    "a large real application: Roslyn's C# compiler (csc.dll from ../shared/dotnet, with its own server GC setting) compiling the soak's generated program (soak.Generate) against the runtime's reference assemblies, on .NET 10 and 11"},
 	{name: "mcs", mcs: 300, quickMCS: 100, stdout: "Compilation succeeded", repsFactor: 2,
-		configs: []string{"none", "c-idle", "go-idle", "go-idle-snapshot", "go-idle-eventpipe", "go-contprof", "go-contprof-hz10", "go-contprof-noexport", "go-contprof-noheap", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "go-contprof-off", "cpuprof-19", "cpuprof-99", "cpuprof-19-suspend", "cpuprof-99-suspend", "c-sample"},
+		configs: []string{"none", "c-idle", "go-idle", "go-idle-snapshot", "go-idle-eventpipe", "go-contprof", "go-contprof-hz10", "go-contprof-noexport", "go-contprof-noheap", "go-contprof-heapdrop", "go-contprof-nowall", "go-contprof-nosnap", "go-contprof-noexc", "go-contprof-nocont", "go-contprof-off", "cpuprof-19", "cpuprof-99", "cpuprof-19-suspend", "cpuprof-99-suspend", "c-sample"},
 		what:    "a real application: Mono's C# compiler (mcs.exe, soak/) on .NET 8 compiling the soak's generated program (soak.Generate) against Mono's reference assemblies"},
 }
 

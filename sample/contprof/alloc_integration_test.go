@@ -162,5 +162,30 @@ func runAllocs(t *testing.T, rt harness.Runtime, lib, app string, rate int) (str
 	})
 	res.MustSucceed(t)
 	res.MustStdoutContain(t, "allocs: done retained=")
+	checkEventFrames(t, rt, res.Stderr)
 	return dir, res
+}
+
+var eventFramesRe = regexp.MustCompile(`contprof: Shutdown .* event_stacks=(\d+) event_frames=(\d+) `)
+
+// checkEventFrames checks what docs/cost.md says of the runtime's events
+// in a profiler's in-process EventPipe session: they come with no stack
+// (stackFrames empty: the session is synchronous, and the runtime walks
+// the stack only for a buffered session's events), so contprof walks
+// each kept sample's stack itself. A runtime that starts delivering
+// frames fails this: contprof should then take them instead of walking
+// again.
+func checkEventFrames(t *testing.T, rt harness.Runtime, stderr string) {
+	t.Helper()
+	m := eventFramesRe.FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("%s: no event_stacks/event_frames on the Shutdown line:\n%s", rt.Name, stderr)
+	}
+	t.Logf("%s: %s events whose stack contprof walked, %s of them delivered with frames", rt.Name, m[1], m[2])
+	if m[1] == "0" {
+		t.Errorf("%s: no allocation sample reached contprof (event_stacks=0)", rt.Name)
+	}
+	if m[2] != "0" {
+		t.Errorf("%s: the runtime delivered frames with %s of %s events: contprof walks the stack again instead of using them", rt.Name, m[2], m[1])
+	}
 }

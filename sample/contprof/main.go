@@ -29,8 +29,12 @@
 //	                    generation, under the frames "[GC gen N]"
 //
 // At Shutdown it prints "contprof: Shutdown periods=N exceptions=E
-// live_objects=L sampled_allocations=S gcs=G" and what profiling cost the
-// application, measured as it ran (package pprofbuild/overhead):
+// live_objects=L sampled_allocations=S gcs=G event_stacks=T
+// event_frames=F" (T: the runtime's events whose stack contprof walks,
+// allocation samples and contentions; F: those of them the runtime
+// delivered with frames of its own, none on every runtime so far:
+// docs/cost.md) and what profiling cost the application, measured as it
+// ran (package pprofbuild/overhead):
 // "cost_wall_us=W cost_cpu_us=C held_us=H snapshots=K callbacks_us=B
 // callbacks=M sampler_cpu_us=S goruntime_cpu_us=G output_wall_us=O
 // output_cpu_us=P": the runtime held for snapshots, the callbacks on the
@@ -312,6 +316,16 @@ type contprof struct {
 	// samples without a stack (counted in the allocation profile under
 	// stackUnavailable)
 	allocNoStack atomic.Int64
+	// The events whose stack contprof takes (AllocationSampled,
+	// GCAllocationTick, ContentionStart, in Go), and how many of them the
+	// runtime delivered with frames (stackFrames of
+	// EventPipeEventDelivered). It delivers none to a profiler's
+	// in-process session: the session is synchronous and only a buffered
+	// session's events are walked by the runtime (docs/cost.md), so
+	// contprof walks the stack itself; the Shutdown line reports both
+	// counts (event_stacks, event_frames) and the tests check the second
+	// is 0, so that a runtime that starts delivering them is noticed.
+	eventStacks, eventFrames atomic.Int64
 
 	seq         int
 	periodStart time.Time
@@ -756,7 +770,7 @@ func (p *contprof) RuntimeResumeFinished() error {
 }
 
 func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, id, version uint32, _, data []byte,
-	_, _ uuid.UUID, thread profiler.ThreadID, _ []profiler.Address) error {
+	_, _ uuid.UUID, thread profiler.ThreadID, frames []profiler.Address) error {
 	defer p.cost.Callback(time.Now())
 	if rp := profiler.EventPipeProvider(p.runtimeProvider.Load()); rp == 0 {
 		if name, err := p.info.EventPipeGetProviderInfo(provider); err != nil || name != clrevents.RuntimeProvider {
@@ -784,6 +798,13 @@ func (p *contprof) EventPipeEventDelivered(provider profiler.EventPipeProvider, 
 	ev, err := clrevents.DecodeRuntime(id, version, data)
 	if err != nil {
 		return nil
+	}
+	switch ev.(type) {
+	case *clrevents.ContentionStart, *clrevents.GCAllocationTick, *clrevents.AllocationSampled:
+		p.eventStacks.Add(1)
+		if len(frames) > 0 {
+			p.eventFrames.Add(1)
+		}
 	}
 	switch e := ev.(type) {
 	case *clrevents.ContentionStart:
@@ -1057,7 +1078,8 @@ func (p *contprof) Shutdown() error {
 			p.flushExports()
 		})
 		hs := p.heap.Stats()
-		logf("Shutdown periods=%d exceptions=%d live_objects=%d sampled_allocations=%d gcs=%d %s go_mem_kb=%d", p.seq, p.excTotal.Load(), hs.Tracked, hs.Added, p.gc.Total(), p.cost.Report(), overhead.GoMemory()>>10)
+		logf("Shutdown periods=%d exceptions=%d live_objects=%d sampled_allocations=%d gcs=%d event_stacks=%d event_frames=%d %s go_mem_kb=%d",
+			p.seq, p.excTotal.Load(), hs.Tracked, hs.Added, p.gc.Total(), p.eventStacks.Load(), p.eventFrames.Load(), p.cost.Report(), overhead.GoMemory()>>10)
 	})
 	return nil
 }
