@@ -270,6 +270,7 @@ func sinkBinary() (string, error) {
 type Collector struct {
 	GRPCAddr, HTTPAddr string
 	out                string
+	discard            bool // trace requests dropped (StartDiscardingCollector)
 	cmd                *exec.Cmd
 	t                  testing.TB
 }
@@ -295,6 +296,18 @@ func StartCollector(t testing.TB) *Collector {
 	return c
 }
 
+// StartDiscardingCollector starts a receiver whose trace requests are
+// decoded and dropped (TraceRequests has none): for benchmarks, which
+// count spans at the sender and must not have the receiver writing them
+// to disk.
+func StartDiscardingCollector(t testing.TB) *Collector {
+	harness.Integration(t)
+	c := &Collector{GRPCAddr: FreeAddr(t), HTTPAddr: FreeAddr(t), out: filepath.Join(t.TempDir(), "received.bin"), t: t, discard: true}
+	c.Start()
+	t.Cleanup(c.Stop)
+	return c
+}
+
 // Start starts the receiver (again), on the same addresses.
 func (c *Collector) Start() {
 	bin, err := sinkBinary()
@@ -302,7 +315,11 @@ func (c *Collector) Start() {
 		c.t.Fatal(err)
 	}
 	for try := 0; ; try++ {
-		cmd := exec.Command(bin, "-grpc", c.GRPCAddr, "-http", c.HTTPAddr, "-out", c.out, "-traces", c.out+".traces")
+		traces := c.out + ".traces"
+		if c.discard {
+			traces = "discard"
+		}
+		cmd := exec.Command(bin, "-grpc", c.GRPCAddr, "-http", c.HTTPAddr, "-out", c.out, "-traces", traces)
 		cmd.Stderr = os.Stderr
 		stdout, _ := cmd.StdoutPipe()
 		if err := cmd.Start(); err != nil {
