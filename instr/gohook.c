@@ -155,11 +155,10 @@ EXPORT void clrprof_gohook_c_exitm(int32_t id, int64_t state, int64_t ret, int64
 // wrap takes it right after the entry returns, before any managed code
 // that could enter another hook runs, reads it in IL, and hands it back to
 // clrprof_gohook_act_done, which counts the actions that threw and frees
-// it. The layout is gohook_act.go's.
+// it. The layout is gohook_act.go's (CLRPROF_ACT_HEADER and
+// CLRPROF_ACT_REC: gohook.go's preamble, through _cgo_export.h).
 
 static __thread void *gohook_act;
-
-#define ACT_HEADER_SIZE CLRPROF_ACT_HEADER
 
 void *clrprof_gohook_act_alloc(size_t n) {
 	// A block left by a call whose wrap did not take it (none should be):
@@ -169,7 +168,7 @@ void *clrprof_gohook_act_alloc(size_t n) {
 	if (gohook_act != NULL) {
 		// No records until Go has written them all (gohook_act.go writes
 		// the count last).
-		memset(gohook_act, 0, ACT_HEADER_SIZE);
+		memset(gohook_act, 0, CLRPROF_ACT_HEADER);
 	}
 	return gohook_act;
 }
@@ -179,9 +178,6 @@ EXPORT intptr_t clrprof_gohook_act_take(void) {
 	gohook_act = NULL;
 	return (intptr_t)p;
 }
-
-#define ACT_HEADER CLRPROF_ACT_HEADER // gohook.go's preamble, through _cgo_export.h
-#define ACT_REC CLRPROF_ACT_REC
 
 EXPORT void clrprof_gohook_act_done(intptr_t blk) {
 	unsigned char *b = (unsigned char *)blk;
@@ -193,8 +189,8 @@ EXPORT void clrprof_gohook_act_done(intptr_t blk) {
 	memcpy(&id, b + 4, 4);
 	for (int32_t r = 0; r < n; r++) {
 		int32_t action, threw;
-		memcpy(&action, b + ACT_HEADER + (size_t)r * ACT_REC, 4);
-		memcpy(&threw, b + ACT_HEADER + (size_t)r * ACT_REC + 4, 4);
+		memcpy(&action, b + CLRPROF_ACT_HEADER + (size_t)r * CLRPROF_ACT_REC, 4);
+		memcpy(&threw, b + CLRPROF_ACT_HEADER + (size_t)r * CLRPROF_ACT_REC + 4, 4);
 		if (threw == 0) {
 			continue;
 		}

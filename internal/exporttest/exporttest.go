@@ -288,21 +288,17 @@ func FreeAddr(t testing.TB) string {
 // StartCollector builds (once) and starts the OTLP receiver, stopped at
 // the test's end. It makes the test an integration test: under -short it
 // skips (see harness.Integration).
-func StartCollector(t testing.TB) *Collector {
-	harness.Integration(t)
-	c := &Collector{GRPCAddr: FreeAddr(t), HTTPAddr: FreeAddr(t), out: filepath.Join(t.TempDir(), "received.bin"), t: t}
-	c.Start()
-	t.Cleanup(c.Stop)
-	return c
-}
+func StartCollector(t testing.TB) *Collector { return startCollector(t, false) }
 
 // StartDiscardingCollector starts a receiver whose trace requests are
 // decoded and dropped (TraceRequests has none): for benchmarks, which
 // count spans at the sender and must not have the receiver writing them
 // to disk.
-func StartDiscardingCollector(t testing.TB) *Collector {
+func StartDiscardingCollector(t testing.TB) *Collector { return startCollector(t, true) }
+
+func startCollector(t testing.TB, discard bool) *Collector {
 	harness.Integration(t)
-	c := &Collector{GRPCAddr: FreeAddr(t), HTTPAddr: FreeAddr(t), out: filepath.Join(t.TempDir(), "received.bin"), t: t, discard: true}
+	c := &Collector{GRPCAddr: FreeAddr(t), HTTPAddr: FreeAddr(t), out: filepath.Join(t.TempDir(), "received.bin"), t: t, discard: discard}
 	c.Start()
 	t.Cleanup(c.Stop)
 	return c
