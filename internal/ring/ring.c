@@ -312,6 +312,10 @@ struct test_arg {
 	clrprof_ringset *s;
 	int events;
 	int id;
+	// Every thread of a round waits here once it holds its ring, so no
+	// thread exits (and frees its ring for another) before all have
+	// claimed one: a round of n threads holds n rings at once.
+	pthread_barrier_t *claimed;
 };
 
 static __thread void *test_ring;
@@ -346,18 +350,31 @@ static int run_test_threads(clrprof_ringset *s, int n, int events, void *(*fn)(v
 	}
 	pthread_t th[256];
 	struct test_arg args[256];
+	pthread_barrier_t claimed;
+	if (pthread_barrier_init(&claimed, NULL, (unsigned)n) != 0) {
+		return EAGAIN;
+	}
+	int started = 0, rc = 0;
 	for (int i = 0; i < n; i++) {
 		args[i].s = s;
 		args[i].events = events;
 		args[i].id = i + 1;
+		args[i].claimed = &claimed;
 		if (pthread_create(&th[i], NULL, fn, &args[i]) != 0) {
-			n = i;
+			rc = EAGAIN;
 			break;
 		}
+		started++;
 	}
-	for (int i = 0; i < n; i++) {
+	if (rc != 0) {
+		// The threads started wait at the barrier for the ones that never
+		// came; nothing releases them, so a failed start aborts the test.
+		abort();
+	}
+	for (int i = 0; i < started; i++) {
 		pthread_join(th[i], NULL);
 	}
+	pthread_barrier_destroy(&claimed);
 	return 0;
 }
 
@@ -388,6 +405,14 @@ int clrprof_ring_test_bytes_init(clrprof_ringset *s, uint64_t bytes, int after_e
 
 static void *test_bytes_thread(void *p) {
 	struct test_arg *a = p;
+	clrprof_ringnode *claimed = clrprof_ringset_take(a->s, &test_bring_tls);
+	if (claimed != NULL) {
+		test_bring *r = claimed->ring;
+		r->size = claimed->bytes;
+		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		r->limit = r->tail_seen + r->size;
+	}
+	pthread_barrier_wait(a->claimed);
 	for (int i = 0; i < a->events; i++) {
 		test_bring *r = test_bring_tls;
 		if (r == NULL) {
