@@ -1,9 +1,12 @@
 package instr
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
+	"unsafe"
 
 	"github.com/clrprof/clrprof/ilrw"
 	"github.com/clrprof/clrprof/metadata"
@@ -32,6 +35,43 @@ import (
 // ValueTask of that task in its place (a ValueTask may be consumed once).
 
 const asyncTypeName = "<clrprof>Async"
+
+// taskEndsPending counts the ends registered to run at a task's completion
+// (ContN registered with ContinueWith) that have not run yet: the wrap
+// increments it before registering, ContN decrements it after DoneN. The
+// IL reaches it by its address, so it is a global (it never moves).
+var taskEndsPending atomic.Int64
+
+// PendingTaskEnds is the number of task-returning calls whose End (or Go
+// Exit hook) waits for the task to complete: calls in flight, and tasks
+// complete whose continuation has not run yet.
+func PendingTaskEnds() int64 { return taskEndsPending.Load() }
+
+// WaitTaskEnds waits until every End (or Go Exit hook) registered to run
+// at a task's completion has run, or until ctx ends, and returns how many
+// are still pending (0 when it returns nil).
+//
+// Call it at Shutdown, with a deadline, before FlushDeferred and before
+// exporting. A caller that waits for a task synchronously (Wait, Result,
+// GetAwaiter().GetResult(), the Main an async Main compiles to) can go on
+// as soon as the task is complete, while its End still runs on the thread
+// that completed it; when that caller is Main, the runtime shuts down
+// with the End under way, and without the wait it would be cut off
+// (docs/instrumentation.md, "A synchronous waiter"). A task that never
+// completes keeps the count up: the wait then lasts until ctx ends, so
+// give it a bound (100 ms is plenty for ends that are running).
+func WaitTaskEnds(ctx context.Context) (pending int64, err error) {
+	for {
+		n := taskEndsPending.Load()
+		if n <= 0 {
+			return 0, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+}
 
 // taskShape is which of the task types a method declares it returns.
 type taskShape int
@@ -103,6 +143,7 @@ type asyncToks struct {
 	getException, inner, canceledCtor     metadata.Token
 	action, actionCtor, continueWith      metadata.Token // Action<Task, object>
 	tokenNone, schedulerDefault, int64Box metadata.Token
+	increment, decrement                  metadata.Token // Interlocked's, on int64&
 }
 
 var asyncModules struct {
@@ -131,6 +172,7 @@ func staticSig(ret *metadata.Type, params ...*metadata.Type) *metadata.MethodSig
 var (
 	voidT = metadata.Primitive(metadata.ElementTypeVoid)
 	boolT = metadata.Primitive(metadata.ElementTypeBoolean)
+	i8T   = metadata.Primitive(metadata.ElementTypeI8)
 )
 
 // asyncRefs defines (once per module) the <clrprof>Async type and the
@@ -151,7 +193,7 @@ func asyncRefs(m *ilrw.Method) (*asyncToks, error) {
 		delete(asyncModules.m, m.ModuleID)
 	}
 	t := &asyncToks{}
-	var canceledExc, aggregate, actionG, tokenT, continuation, scheduler, int64T metadata.Token
+	var canceledExc, aggregate, actionG, tokenT, continuation, scheduler, int64T, interlocked metadata.Token
 	for _, r := range []struct {
 		dst      *metadata.Token
 		ns, name string
@@ -163,6 +205,7 @@ func asyncRefs(m *ilrw.Method) (*asyncToks, error) {
 		{&tokenT, "System.Threading", "CancellationToken"},
 		{&continuation, "System.Threading.Tasks", "TaskContinuationOptions"},
 		{&scheduler, "System.Threading.Tasks", "TaskScheduler"}, {&int64T, "System", "Int64"},
+		{&interlocked, "System.Threading", "Interlocked"},
 	} {
 		if *r.dst, err = mod.TypeRef(scope, r.ns, r.name); err != nil {
 			return nil, err
@@ -190,6 +233,8 @@ func asyncRefs(m *ilrw.Method) (*asyncToks, error) {
 			metadata.ValueType(continuation), metadata.ClassType(scheduler))},
 		{&t.tokenNone, tokenT, "get_None", staticSig(metadata.ValueType(tokenT))},
 		{&t.schedulerDefault, scheduler, "get_Default", staticSig(metadata.ClassType(scheduler))},
+		{&t.increment, interlocked, "Increment", staticSig(i8T, metadata.ByRefTo(i8T))},
+		{&t.decrement, interlocked, "Decrement", staticSig(i8T, metadata.ByRefTo(i8T))},
 	} {
 		if *r.dst, err = methodRef(mod, r.parent, r.name, r.sig); err != nil {
 			return nil, fmt.Errorf("%s: %w", r.name, err)
@@ -222,6 +267,9 @@ type asyncPlan struct {
 	decl  *metadata.Type // the declared return type
 	res   *metadata.Type // T, nil for Task and ValueTask
 	done  metadata.Token // DoneN
+	// cont is ContN, the continuation: DoneN, then the count of pending
+	// ends (taskEndsPending) down by one.
+	cont metadata.Token
 	// asTask and ctor are ValueTask's AsTask and .ctor(Task).
 	asTask, ctor metadata.Token
 	// resultOf is Task<T>::get_Result (0: no result, or T generic).
@@ -372,7 +420,42 @@ func (p *asyncPlan) defineDone(m *ilrw.Method, w *wrapper,
 		return fmt.Errorf("installing %s: %w", name, err)
 	}
 	p.done = tok
+	return p.defineCont(m, td, tok, sigBlob)
+}
+
+// defineCont defines ContN, the method the continuation runs: DoneN and,
+// in a finally, Interlocked.Decrement of taskEndsPending (its address, a
+// Go global that does not move, as an unmanaged byref).
+func (p *asyncPlan) defineCont(m *ilrw.Method, td, done metadata.Token, sigBlob []byte) error {
+	mod := m.Module
+	tok, err := mod.Emit.DefineMethod(td, "Cont", metadata.MdAssem|metadata.MdStatic|metadata.MdHideBySig,
+		sigBlob, 0, metadata.MiIL|metadata.MiManaged)
+	if err != nil {
+		return fmt.Errorf("method Cont: %w", err)
+	}
+	start, fin, ret := ilrw.I(ilrw.OpLdarg0), pendingAddr(), ilrw.I(ilrw.OpRet)
+	b := &ilrw.Body{Fat: true, MaxStack: 2, FatClauses: true}
+	b.Instructions = []*ilrw.Instruction{
+		start, ilrw.I(ilrw.OpLdarg1), ilrw.IToken(ilrw.OpCall, done), ilrw.IBranch(ilrw.OpLeave, ret),
+		fin, ilrw.I(ilrw.OpConvU), ilrw.IToken(ilrw.OpCall, p.toks.decrement), ilrw.I(ilrw.OpPop), ilrw.I(ilrw.OpEndfinally),
+		ret,
+	}
+	b.Clauses = []*ilrw.Clause{{Kind: ilrw.ClauseFinally, TryStart: start, TryEnd: fin, HandlerStart: fin, HandlerEnd: ret}}
+	enc, err := b.Encode()
+	if err != nil {
+		return fmt.Errorf("encoding Cont: %w", err)
+	}
+	if err := m.Info.SetILFunctionBody(m.ModuleID, tok, enc); err != nil {
+		return fmt.Errorf("installing Cont: %w", err)
+	}
+	p.cont = tok
 	return nil
+}
+
+// pendingAddr pushes taskEndsPending's address (an int64, conv.u makes
+// it a native unsigned int the JIT takes for the int64& of Interlocked).
+func pendingAddr() *ilrw.Instruction {
+	return ilrw.IInt(ilrw.OpLdcI8, int64(uintptr(unsafe.Pointer(&taskEndsPending))))
 }
 
 // finallyCode is the code that, at the head of the wrap's finally, hands
@@ -389,13 +472,14 @@ func (p *asyncPlan) finallyCode(ex ilrw.Exit, exc int, sync, after *ilrw.Instruc
 		code = append(code, ldloca(ex.ReturnLocal), ilrw.IToken(ilrw.OpCall, p.asTask), ilrw.StLoc(p.task),
 			ldloca(ex.ReturnLocal), ilrw.LdLoc(p.task), ilrw.IToken(ilrw.OpCall, p.ctor))
 	}
-	cont := ilrw.LdLoc(p.task)
+	cont := ilrw.I(ilrw.OpNop)
 	code = append(code, ilrw.LdLoc(p.task), ilrw.IBranch(ilrw.OpBrfalse, sync),
 		ilrw.LdLoc(p.task), ilrw.IToken(ilrw.OpCallvirt, t.isCompleted), ilrw.IBranch(ilrw.OpBrfalse, cont),
 		ilrw.LdLoc(p.task))
 	code = append(code, p.box()...)
 	code = append(code, ilrw.IToken(ilrw.OpCall, p.done), ilrw.IBranch(ilrw.OpLeave, after),
-		cont, ilrw.I(ilrw.OpLdnull), ilrw.IToken(ilrw.OpLdftn, p.done), ilrw.IToken(ilrw.OpNewobj, t.actionCtor))
+		cont, pendingAddr(), ilrw.I(ilrw.OpConvU), ilrw.IToken(ilrw.OpCall, t.increment), ilrw.I(ilrw.OpPop),
+		ilrw.LdLoc(p.task), ilrw.I(ilrw.OpLdnull), ilrw.IToken(ilrw.OpLdftn, p.cont), ilrw.IToken(ilrw.OpNewobj, t.actionCtor))
 	code = append(code, p.box()...)
 	return append(code, ilrw.IToken(ilrw.OpCall, t.tokenNone), ilrw.LdcI4(0x80000), // ExecuteSynchronously
 		ilrw.IToken(ilrw.OpCall, t.schedulerDefault), ilrw.IToken(ilrw.OpCallvirt, t.continueWith), ilrw.I(ilrw.OpPop),

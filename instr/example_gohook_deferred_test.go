@@ -46,8 +46,15 @@ func (p *spanLogger) Initialize(info *profiler.Info) error {
 	return info.SetEventMask(p.in.EventMask())
 }
 
-// Shutdown delivers what is still queued and says what was lost.
+// Shutdown waits (briefly) for the exits of task-returning calls whose
+// tasks completed as Main returned, delivers what is still queued and says
+// what was lost.
 func (p *spanLogger) Shutdown() error {
+	wait, stop := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	if n, _ := instr.WaitTaskEnds(wait); n > 0 {
+		fmt.Fprintf(os.Stderr, "%d calls' tasks not complete: not traced\n", n)
+	}
+	stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := instr.FlushDeferred(ctx); err != nil {

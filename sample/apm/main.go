@@ -155,6 +155,14 @@ func (t *tracer) ReJITError(m profiler.ModuleID, tok metadata.Token, f profiler.
 }
 
 func (t *tracer) Shutdown() error {
+	// Ends of task-returning calls still running on the threads that
+	// completed their tasks (Main may return before them): give them
+	// 200 ms; a task not complete by then is not traced, and said so.
+	wctx, wcancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	if n, _ := instr.WaitTaskEnds(wctx); n > 0 {
+		logf("shutdown: %d calls' tasks not complete: not traced", n)
+	}
+	wcancel()
 	t.done.Store(true)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

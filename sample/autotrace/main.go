@@ -81,6 +81,7 @@ import "C"
 
 import (
 	"bufio"
+	"context"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -92,6 +93,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/clrprof/clrprof/instr"
@@ -319,6 +321,14 @@ func autotrace_record(id, thread, depth C.int32_t, start, dur C.int64_t, exc *C.
 }
 
 func (p *tracer) Shutdown() error {
+	// Ends of task-returning calls still running on the threads that
+	// completed their tasks: 200 ms for them (a task not complete by then
+	// is not counted, and said so).
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	if n, _ := instr.WaitTaskEnds(ctx); n > 0 {
+		fmt.Fprintf(os.Stderr, "autotrace: shutdown: %d calls' tasks not complete: not counted\n", n)
+	}
+	cancel()
 	rep := p.in.Report()
 	p.mu.Lock()
 	p.done = true

@@ -18,11 +18,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/clrprof/clrprof/ilrw"
 	"github.com/clrprof/clrprof/instr"
@@ -358,6 +360,12 @@ func (p *prof) ReJITError(m profiler.ModuleID, tok metadata.Token, f profiler.Fu
 }
 
 func (p *prof) Shutdown() error {
+	// The ends of task-returning calls Main did not wait for to the end
+	// (TestAsyncThunk: Main returns once Run's task is complete).
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	n, err := instr.WaitTaskEnds(ctx)
+	cancel()
+	logf("task ends pending=%d wait=%v", n, err)
 	r := p.in.Report()
 	for id := int32(0); ; id++ {
 		m, ok := p.in.Method(id)

@@ -13,7 +13,9 @@
 // URI and version and the response's status, reason, request method and
 // version. MEMBERPROF_HOT=none|args|members hooks only Members.Svc::Hot, with
 // empty hooks, without arguments, with its argument, or reading two
-// members of it (the cost per call).
+// members of it (the cost per call). MEMBERPROF_HOT=detach hooks
+// Members.Svc::Slow and Never, whose tasks the app's "detach" mode leaves
+// behind (the wait at Shutdown for task ends).
 package main
 
 import (
@@ -97,6 +99,11 @@ func (p *prof) Initialize(info *profiler.Info) error {
 		rules = []instr.Rule{p.rule("System.Net.Http!System.Net.Http.HttpClient::SendAsync(System.Net.Http.HttpRequestMessage,System.Net.Http.HttpCompletionOption,System.Threading.CancellationToken)",
 			false, m(0, "Method.Method"), m(0, "RequestUri"), m(0, "Version"),
 			m(instr.Result, "StatusCode"), m(instr.Result, "ReasonPhrase"), m(instr.Result, "RequestMessage.Method.Method"), m(instr.Result, "Version"))}
+	case "detach":
+		rules = []instr.Rule{
+			p.rule("Slow", false, m(instr.Result, "Status"), m(instr.Result, "Body")),
+			p.rule("Never", false, m(instr.Result, "Status")),
+		}
 	case "":
 		rules = []instr.Rule{
 			p.rule("Send", true, m(0, "Url"), m(0, "Port"), m(0, "Child.Name"), m(0, "Bad"), m(0, "Id")),
@@ -149,6 +156,20 @@ func (p *prof) GetReJITParameters(m profiler.ModuleID, tok metadata.Token, fc *p
 }
 
 func (p *prof) Shutdown() error {
+	// MakeAsync's Exit runs on the thread that completed its task, and Main
+	// may have gone on (and returned) before it ran: wait for it.
+	// (MEMBERPROF_HOT=detach leaves a task that never completes: the wait
+	// ends at its bound, with that task's end pending.)
+	bound := 10 * time.Second
+	if os.Getenv("MEMBERPROF_HOT") == "detach" {
+		bound = 2 * time.Second
+	}
+	before := instr.PendingTaskEnds()
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	n, err := instr.WaitTaskEnds(ctx)
+	cancel()
+	logf("task ends before=%d", before)
+	logf("task ends pending=%d wait=%v", n, err)
 	if os.Getenv("MEMBERPROF_DEFERRED") == "1" {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := instr.FlushDeferred(ctx)

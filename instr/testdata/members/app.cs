@@ -52,6 +52,12 @@ namespace Members {
 		}
 		[System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
 		public static int Hot(Request r) { return r.Port; }
+		// Slow completes ms after the call; Never's task never completes.
+		public static async Task<Response> Slow(int ms) {
+			await Task.Delay(ms);
+			return Make(202);
+		}
+		public static Task<Response> Never() { return new TaskCompletionSource<Response>().Task; }
 	}
 
 	public static class Program {
@@ -66,6 +72,14 @@ namespace Members {
 				for (int i = 0; i < n; i++) sum += Svc.Hot(q);
 				sw.Stop();
 				Console.WriteLine("hot: calls=" + n + " ns/call=" + (sw.Elapsed.TotalMilliseconds * 1e6 / n).ToString("F1") + " sum=" + sum);
+				return 0;
+			}
+			if (args.Length == 1 && args[0] == "detach") {
+				// Two calls whose tasks are left behind: Main returns while
+				// Slow's waits for its delay and Never's forever.
+				Svc.Slow(300);
+				Svc.Never();
+				Console.WriteLine("detached");
 				return 0;
 			}
 			var a = new Request { Url = "http://a.example/b?c=d", Port = 8080, Child = new Inner { Name = "kid" }, Id = 7,
@@ -88,11 +102,14 @@ namespace Members {
 			foreach (int s in new[] { 201, 500 }) {
 				// The hooks' Exit runs at the task's completion, in a
 				// continuation the wrap registered before the task was
-				// returned: a continuation registered after it, also
-				// synchronous, runs after it, so that the app goes on (and
-				// exits) only after the hook ran.
+				// returned, on the thread that completes it. Result can
+				// return as soon as the task is complete, with the Exit
+				// still running (or not yet started) on that thread; for
+				// the last call Main then returns, and the profiler's
+				// Shutdown waits for the Exit (instr.WaitTaskEnds).
+				// (A ContinueWith registered here does not order the two:
+				// when the task is already complete it runs at once.)
 				var t = Svc.MakeAsync(s);
-				t.ContinueWith(_ => { }, TaskContinuationOptions.ExecuteSynchronously).Wait();
 				var r = t.Result;
 				Console.WriteLine("async " + r.Status + " " + r.Body);
 			}

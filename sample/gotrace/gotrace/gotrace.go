@@ -460,6 +460,14 @@ func (p *Tracer) exit(r *instr.Return) {
 }
 
 func (p *Tracer) Shutdown() error {
+	// Exits of task-returning calls still running on the threads that
+	// completed their tasks: 200 ms for them (a task not complete by then
+	// is not traced, and said so).
+	wctx, wcancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	if n, _ := instr.WaitTaskEnds(wctx); n > 0 {
+		logf("shutdown: %d calls' tasks not complete: not traced", n)
+	}
+	wcancel()
 	if p.deferred {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := instr.FlushDeferred(ctx)
