@@ -36,16 +36,48 @@ import (
 
 const asyncTypeName = "<clrprof>Async"
 
-// taskEndsPending counts the ends registered to run at a task's completion
-// (ContN registered with ContinueWith) that have not run yet: the wrap
-// increments it before registering, ContN decrements it after DoneN. The
-// IL reaches it by its address, so it is a global (it never moves).
-var taskEndsPending atomic.Int64
+// The ends registered to run at a task's completion (ContN, registered
+// with ContinueWith) and the ends run: the wrap counts one registered
+// before registering, ContN one finished after DoneN. A suspending call
+// registers on the calling thread and finishes on the completing one, so
+// each count is kept in shards by thread (a cache line and more apart),
+// each thread's increments on lines of their own, rather than one counter
+// moving between the two threads' caches with every call. The shard is
+// the address of a local or argument of the running method shifted by
+// 20 bits: threads' stacks lie a MiB and more apart, and the IL needs no
+// call for it (Thread.CurrentThread, or Environment's
+// CurrentManagedThreadId, cannot be called from an application's module
+// on .NET Core 2.x, whose CoreLib keeps them internal: the wrap's
+// registration threw, caught, and no End ran). The IL reaches the shards by their address, so they are globals
+// (they never move).
+const taskEndShards = 64 // a power of two
+
+type taskEndShard struct {
+	n atomic.Int64
+	_ [120]byte
+}
+
+var taskEndsRegistered, taskEndsFinished [taskEndShards]taskEndShard
+
+// taskEndsPending is the number registered less the number finished,
+// read in that order the other way round: a finish read comes after its
+// registration, so the difference never falls below what is pending at
+// the first read (0 means that everything registered by then had run).
+func taskEndsPending() int64 {
+	var fin, reg int64
+	for i := range taskEndsFinished {
+		fin += taskEndsFinished[i].n.Load()
+	}
+	for i := range taskEndsRegistered {
+		reg += taskEndsRegistered[i].n.Load()
+	}
+	return reg - fin
+}
 
 // PendingTaskEnds is the number of task-returning calls whose End (or Go
 // Exit hook) waits for the task to complete: calls in flight, and tasks
 // complete whose continuation has not run yet.
-func PendingTaskEnds() int64 { return taskEndsPending.Load() }
+func PendingTaskEnds() int64 { return taskEndsPending() }
 
 // WaitTaskEnds waits until every End (or Go Exit hook) registered to run
 // at a task's completion has run, or until ctx ends, and returns how many
@@ -62,7 +94,7 @@ func PendingTaskEnds() int64 { return taskEndsPending.Load() }
 // give it a bound (100 ms is plenty for ends that are running).
 func WaitTaskEnds(ctx context.Context) (pending int64, err error) {
 	for {
-		n := taskEndsPending.Load()
+		n := taskEndsPending()
 		if n <= 0 {
 			return 0, nil
 		}
@@ -143,7 +175,7 @@ type asyncToks struct {
 	getException, inner, canceledCtor     metadata.Token
 	action, actionCtor, continueWith      metadata.Token // Action<Task, object>
 	tokenNone, schedulerDefault, int64Box metadata.Token
-	increment, decrement                  metadata.Token // Interlocked's, on int64&
+	increment                             metadata.Token // Interlocked.Increment(int64&)
 }
 
 var asyncModules struct {
@@ -205,7 +237,7 @@ func asyncRefs(m *ilrw.Method) (*asyncToks, error) {
 		{&tokenT, "System.Threading", "CancellationToken"},
 		{&continuation, "System.Threading.Tasks", "TaskContinuationOptions"},
 		{&scheduler, "System.Threading.Tasks", "TaskScheduler"}, {&int64T, "System", "Int64"},
-		{&interlocked, "System.Threading", "Interlocked"},
+		{&interlocked, "System.Threading", "Interlocked"}, 
 	} {
 		if *r.dst, err = mod.TypeRef(scope, r.ns, r.name); err != nil {
 			return nil, err
@@ -234,7 +266,6 @@ func asyncRefs(m *ilrw.Method) (*asyncToks, error) {
 		{&t.tokenNone, tokenT, "get_None", staticSig(metadata.ValueType(tokenT))},
 		{&t.schedulerDefault, scheduler, "get_Default", staticSig(metadata.ClassType(scheduler))},
 		{&t.increment, interlocked, "Increment", staticSig(i8T, metadata.ByRefTo(i8T))},
-		{&t.decrement, interlocked, "Decrement", staticSig(i8T, metadata.ByRefTo(i8T))},
 	} {
 		if *r.dst, err = methodRef(mod, r.parent, r.name, r.sig); err != nil {
 			return nil, fmt.Errorf("%s: %w", r.name, err)
@@ -268,7 +299,7 @@ type asyncPlan struct {
 	res   *metadata.Type // T, nil for Task and ValueTask
 	done  metadata.Token // DoneN
 	// cont is ContN, the continuation: DoneN, then the count of pending
-	// ends (taskEndsPending) down by one.
+	// ends finished up by one.
 	cont metadata.Token
 	// asTask and ctor are ValueTask's AsTask and .ctor(Task).
 	asTask, ctor metadata.Token
@@ -424,8 +455,7 @@ func (p *asyncPlan) defineDone(m *ilrw.Method, w *wrapper,
 }
 
 // defineCont defines ContN, the method the continuation runs: DoneN and,
-// in a finally, Interlocked.Decrement of taskEndsPending (its address, a
-// Go global that does not move, as an unmanaged byref).
+// in a finally, the count of ends finished up by one.
 func (p *asyncPlan) defineCont(m *ilrw.Method, td, done metadata.Token, sigBlob []byte) error {
 	mod := m.Module
 	tok, err := mod.Emit.DefineMethod(td, "Cont", metadata.MdAssem|metadata.MdStatic|metadata.MdHideBySig,
@@ -433,13 +463,13 @@ func (p *asyncPlan) defineCont(m *ilrw.Method, td, done metadata.Token, sigBlob 
 	if err != nil {
 		return fmt.Errorf("method Cont: %w", err)
 	}
-	start, fin, ret := ilrw.I(ilrw.OpLdarg0), pendingAddr(), ilrw.I(ilrw.OpRet)
-	b := &ilrw.Body{Fat: true, MaxStack: 2, FatClauses: true}
+	count := p.toks.countEnd(&taskEndsFinished, ilrw.IInt(ilrw.OpLdargaS, 0))
+	start, fin, ret := ilrw.I(ilrw.OpLdarg0), count[0], ilrw.I(ilrw.OpRet)
+	b := &ilrw.Body{Fat: true, MaxStack: 4, FatClauses: true}
 	b.Instructions = []*ilrw.Instruction{
-		start, ilrw.I(ilrw.OpLdarg1), ilrw.IToken(ilrw.OpCall, done), ilrw.IBranch(ilrw.OpLeave, ret),
-		fin, ilrw.I(ilrw.OpConvU), ilrw.IToken(ilrw.OpCall, p.toks.decrement), ilrw.I(ilrw.OpPop), ilrw.I(ilrw.OpEndfinally),
-		ret,
-	}
+		start, ilrw.I(ilrw.OpLdarg1), ilrw.IToken(ilrw.OpCall, done), ilrw.IBranch(ilrw.OpLeave, ret)}
+	b.Instructions = append(b.Instructions, count...)
+	b.Instructions = append(b.Instructions, ilrw.I(ilrw.OpEndfinally), ret)
 	b.Clauses = []*ilrw.Clause{{Kind: ilrw.ClauseFinally, TryStart: start, TryEnd: fin, HandlerStart: fin, HandlerEnd: ret}}
 	enc, err := b.Encode()
 	if err != nil {
@@ -452,10 +482,18 @@ func (p *asyncPlan) defineCont(m *ilrw.Method, td, done metadata.Token, sigBlob 
 	return nil
 }
 
-// pendingAddr pushes taskEndsPending's address (an int64, conv.u makes
-// it a native unsigned int the JIT takes for the int64& of Interlocked).
-func pendingAddr() *ilrw.Instruction {
-	return ilrw.IInt(ilrw.OpLdcI8, int64(uintptr(unsafe.Pointer(&taskEndsPending))))
+// countEnd is the code adding one to the current thread's shard of c:
+// Interlocked.Increment on the shard's address (a native unsigned int the
+// JIT takes for the int64& parameter), the shard chosen by the address
+// that local pushes (a ldloca or ldarga: on the thread's stack).
+func (t *asyncToks) countEnd(c *[taskEndShards]taskEndShard, local *ilrw.Instruction) []*ilrw.Instruction {
+	return []*ilrw.Instruction{
+		ilrw.IInt(ilrw.OpLdcI8, int64(uintptr(unsafe.Pointer(c)))), ilrw.I(ilrw.OpConvU),
+		local, ilrw.I(ilrw.OpConvU), ilrw.LdcI4(20), ilrw.I(ilrw.OpShrUn),
+		ilrw.LdcI4(taskEndShards - 1), ilrw.I(ilrw.OpAnd),
+		ilrw.LdcI4(int32(unsafe.Sizeof(taskEndShard{}))), ilrw.I(ilrw.OpMul), ilrw.I(ilrw.OpConvU), ilrw.I(ilrw.OpAdd),
+		ilrw.IToken(ilrw.OpCall, t.increment), ilrw.I(ilrw.OpPop),
+	}
 }
 
 // finallyCode is the code that, at the head of the wrap's finally, hands
@@ -478,8 +516,9 @@ func (p *asyncPlan) finallyCode(ex ilrw.Exit, exc int, sync, after *ilrw.Instruc
 		ilrw.LdLoc(p.task))
 	code = append(code, p.box()...)
 	code = append(code, ilrw.IToken(ilrw.OpCall, p.done), ilrw.IBranch(ilrw.OpLeave, after),
-		cont, pendingAddr(), ilrw.I(ilrw.OpConvU), ilrw.IToken(ilrw.OpCall, t.increment), ilrw.I(ilrw.OpPop),
-		ilrw.LdLoc(p.task), ilrw.I(ilrw.OpLdnull), ilrw.IToken(ilrw.OpLdftn, p.cont), ilrw.IToken(ilrw.OpNewobj, t.actionCtor))
+		cont)
+	code = append(code, t.countEnd(&taskEndsRegistered, ldloca(p.task))...)
+	code = append(code, ilrw.LdLoc(p.task), ilrw.I(ilrw.OpLdnull), ilrw.IToken(ilrw.OpLdftn, p.cont), ilrw.IToken(ilrw.OpNewobj, t.actionCtor))
 	code = append(code, p.box()...)
 	return append(code, ilrw.IToken(ilrw.OpCall, t.tokenNone), ilrw.LdcI4(0x80000), // ExecuteSynchronously
 		ilrw.IToken(ilrw.OpCall, t.schedulerDefault), ilrw.IToken(ilrw.OpCallvirt, t.continueWith), ilrw.I(ilrw.OpPop),
