@@ -237,7 +237,7 @@ func asyncRefs(m *ilrw.Method) (*asyncToks, error) {
 		{&tokenT, "System.Threading", "CancellationToken"},
 		{&continuation, "System.Threading.Tasks", "TaskContinuationOptions"},
 		{&scheduler, "System.Threading.Tasks", "TaskScheduler"}, {&int64T, "System", "Int64"},
-		{&interlocked, "System.Threading", "Interlocked"}, 
+		{&interlocked, "System.Threading", "Interlocked"},
 	} {
 		if *r.dst, err = mod.TypeRef(scope, r.ns, r.name); err != nil {
 			return nil, err
