@@ -165,7 +165,11 @@ func (r Report) Wall() time.Duration {
 }
 
 // CPU is the CPU time the profile cost: callbacks, sampler, Go runtime
-// and output.
+// and output. The callbacks count at their wall time (their threads' CPU
+// time is not read: a callback whose thread waited for a core counts in
+// full), so CPU is an upper bound: on csc, which keeps both cores busy,
+// the callbacks' wall time was 5 to 12 times their CPU time, quiet
+// (docs/cost.md).
 func (r Report) CPU() time.Duration {
 	return r.Callbacks + r.Sampler + r.GoRuntime + r.OutputCPU
 }
