@@ -48,8 +48,8 @@ const asyncTypeName = "<clrprof>Async"
 // call for it (Thread.CurrentThread, or Environment's
 // CurrentManagedThreadId, cannot be called from an application's module
 // on .NET Core 2.x, whose CoreLib keeps them internal: the wrap's
-// registration threw, caught, and no End ran). The IL reaches the shards by their address, so they are globals
-// (they never move).
+// registration threw, caught, and no End ran). The IL reaches the shards
+// by their address, so they are globals (they never move).
 const taskEndShards = 64 // a power of two
 
 type taskEndShard struct {
@@ -59,11 +59,14 @@ type taskEndShard struct {
 
 var taskEndsRegistered, taskEndsFinished [taskEndShards]taskEndShard
 
-// taskEndsPending is the number registered less the number finished,
-// read in that order the other way round: a finish read comes after its
-// registration, so the difference never falls below what is pending at
-// the first read (0 means that everything registered by then had run).
-func taskEndsPending() int64 {
+// PendingTaskEnds is the number of task-returning calls whose End (or Go
+// Exit hook) waits for the task to complete: calls in flight, and tasks
+// complete whose continuation has not run yet. It is the number
+// registered less the number finished, the finished read first: a finish
+// read comes after its registration, so the difference never falls below
+// what is pending at the first read (0 means that everything registered
+// by then had run).
+func PendingTaskEnds() int64 {
 	var fin, reg int64
 	for i := range taskEndsFinished {
 		fin += taskEndsFinished[i].n.Load()
@@ -73,11 +76,6 @@ func taskEndsPending() int64 {
 	}
 	return reg - fin
 }
-
-// PendingTaskEnds is the number of task-returning calls whose End (or Go
-// Exit hook) waits for the task to complete: calls in flight, and tasks
-// complete whose continuation has not run yet.
-func PendingTaskEnds() int64 { return taskEndsPending() }
 
 // WaitTaskEnds waits until every End (or Go Exit hook) registered to run
 // at a task's completion has run, or until ctx ends, and returns how many
@@ -91,10 +89,10 @@ func PendingTaskEnds() int64 { return taskEndsPending() }
 // with the End under way, and without the wait it would be cut off
 // (docs/instrumentation.md, "A synchronous waiter"). A task that never
 // completes keeps the count up: the wait then lasts until ctx ends, so
-// give it a bound (100 ms is plenty for ends that are running).
+// give it a bound (the samples give 200 ms).
 func WaitTaskEnds(ctx context.Context) (pending int64, err error) {
 	for {
-		n := taskEndsPending()
+		n := PendingTaskEnds()
 		if n <= 0 {
 			return 0, nil
 		}
@@ -510,14 +508,14 @@ func (p *asyncPlan) finallyCode(ex ilrw.Exit, exc int, sync, after *ilrw.Instruc
 		code = append(code, ldloca(ex.ReturnLocal), ilrw.IToken(ilrw.OpCall, p.asTask), ilrw.StLoc(p.task),
 			ldloca(ex.ReturnLocal), ilrw.LdLoc(p.task), ilrw.IToken(ilrw.OpCall, p.ctor))
 	}
-	cont := ilrw.I(ilrw.OpNop)
+	count := t.countEnd(&taskEndsRegistered, ldloca(p.task))
+	cont := count[0]
 	code = append(code, ilrw.LdLoc(p.task), ilrw.IBranch(ilrw.OpBrfalse, sync),
 		ilrw.LdLoc(p.task), ilrw.IToken(ilrw.OpCallvirt, t.isCompleted), ilrw.IBranch(ilrw.OpBrfalse, cont),
 		ilrw.LdLoc(p.task))
 	code = append(code, p.box()...)
-	code = append(code, ilrw.IToken(ilrw.OpCall, p.done), ilrw.IBranch(ilrw.OpLeave, after),
-		cont)
-	code = append(code, t.countEnd(&taskEndsRegistered, ldloca(p.task))...)
+	code = append(code, ilrw.IToken(ilrw.OpCall, p.done), ilrw.IBranch(ilrw.OpLeave, after))
+	code = append(code, count...)
 	code = append(code, ilrw.LdLoc(p.task), ilrw.I(ilrw.OpLdnull), ilrw.IToken(ilrw.OpLdftn, p.cont), ilrw.IToken(ilrw.OpNewobj, t.actionCtor))
 	code = append(code, p.box()...)
 	return append(code, ilrw.IToken(ilrw.OpCall, t.tokenNone), ilrw.LdcI4(0x80000), // ExecuteSynchronously

@@ -354,24 +354,18 @@ static int run_test_threads(clrprof_ringset *s, int n, int events, void *(*fn)(v
 	if (pthread_barrier_init(&claimed, NULL, (unsigned)n) != 0) {
 		return EAGAIN;
 	}
-	int started = 0, rc = 0;
 	for (int i = 0; i < n; i++) {
 		args[i].s = s;
 		args[i].events = events;
 		args[i].id = i + 1;
 		args[i].claimed = &claimed;
 		if (pthread_create(&th[i], NULL, fn, &args[i]) != 0) {
-			rc = EAGAIN;
-			break;
+			// The threads started wait at the barrier for the ones that
+			// never came; nothing releases them, so the test aborts.
+			abort();
 		}
-		started++;
 	}
-	if (rc != 0) {
-		// The threads started wait at the barrier for the ones that never
-		// came; nothing releases them, so a failed start aborts the test.
-		abort();
-	}
-	for (int i = 0; i < started; i++) {
+	for (int i = 0; i < n; i++) {
 		pthread_join(th[i], NULL);
 	}
 	pthread_barrier_destroy(&claimed);
@@ -403,27 +397,27 @@ int clrprof_ring_test_bytes_init(clrprof_ringset *s, uint64_t bytes, int after_e
 	return clrprof_ringset_init(s, bytes, NULL, after_exit);
 }
 
+// test_bytes_claim takes a ring of s for the calling thread (NULL: none).
+static test_bring *test_bytes_claim(clrprof_ringset *s) {
+	clrprof_ringnode *n = clrprof_ringset_take(s, &test_bring_tls);
+	if (n == NULL) {
+		return NULL;
+	}
+	test_bring *r = n->ring;
+	r->size = n->bytes;
+	r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	r->limit = r->tail_seen + r->size;
+	return r;
+}
+
 static void *test_bytes_thread(void *p) {
 	struct test_arg *a = p;
-	clrprof_ringnode *claimed = clrprof_ringset_take(a->s, &test_bring_tls);
-	if (claimed != NULL) {
-		test_bring *r = claimed->ring;
-		r->size = claimed->bytes;
-		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-		r->limit = r->tail_seen + r->size;
-	}
+	test_bytes_claim(a->s);
 	pthread_barrier_wait(a->claimed);
 	for (int i = 0; i < a->events; i++) {
 		test_bring *r = test_bring_tls;
-		if (r == NULL) {
-			clrprof_ringnode *n = clrprof_ringset_take(a->s, &test_bring_tls);
-			if (n == NULL) {
-				continue;
-			}
-			r = n->ring;
-			r->size = n->bytes;
-			r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-			r->limit = r->tail_seen + r->size;
+		if (r == NULL && (r = test_bytes_claim(a->s)) == NULL) {
+			continue;
 		}
 		uint64_t words = 1 + (uint64_t)(i % 6);
 		uint64_t h = r->head;

@@ -42,8 +42,9 @@
 // the sampler's and the Go runtime's CPU time, the output; W is what the
 // application's wall time can have grown by, C the CPU time profiling
 // used (an upper bound: it counts the callbacks at their wall time, B,
-// which on a loaded machine is several times their CPU time). Start-up (loading the library, the Go runtime, the runtime's own
-// work for an in-process EventPipe session) is not in it (measured once:
+// which on a loaded machine is several times their CPU time). Start-up
+// (loading the library, the Go runtime, the runtime's own work for an
+// in-process EventPipe session) is not in it (measured once:
 // docs/contprof.md). Last, "go_mem_kb=M": the memory the Go runtime holds
 // (overhead.GoMemory; the library's own mapped code and data are not in
 // it).
