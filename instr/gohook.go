@@ -113,33 +113,63 @@ const Result = -1
 // method of a class (not a struct, not a generic type), read at entry.
 const This = -2
 
+// Static is Member.Arg for a member read, at entry, from a static
+// property or field of the type Member.Type names: the first name of
+// Path is the static member, the others instance members of its value.
+// CurrentActivity is one.
+const Static = -3
+
+// ActivityType is the Member.Type of System.Diagnostics.Activity, whose
+// static Current is the caller's ambient activity (it lives in an
+// AsyncLocal, so it follows the logical call across awaits and threads).
+const ActivityType = "System.Diagnostics.Activity, System.Diagnostics.DiagnosticSource"
+
+// CurrentActivity returns the member that reads path of the caller's
+// current activity (Activity.Current) at entry: "Id" is its W3C
+// traceparent ("00-{trace id}-{span id}-{flags}", when the activity uses
+// the W3C format: the default from .NET 5 on; the hierarchical format of
+// earlier runtimes, "|{root}.{n}.", is not one, and
+// tracecontext.ParseTraceparent refuses it), "TraceStateString" its
+// tracestate. A call with no current activity reads null.
+func CurrentActivity(path string) Member {
+	return Member{Arg: Static, Type: ActivityType, Path: "Current." + path}
+}
+
 // Member names a member that a Go hook receives: Path, a dotted list of
-// property or field names (instance members, public or internal, of the
-// declared type or its base types), read from argument Arg (0 for the
-// first parameter; This for the instance) at entry, or with Arg Result
-// from the value returned at exit (a task's result when Exit runs at the task's
-// completion). The wrap loads the argument, and for each name calls the
-// property's getter (callvirt) or loads the field, after checking that
-// the object is not null. The value is passed as an argument of its kind
-// would be (strings copied, cut at 1024 units in deferred mode; numbers,
-// bool, char and the module's enums as their bits); a value of another
-// type (an object, a struct, an enum of another module) is passed as its
-// ToString() (KindString, Type naming the member's type). A null on the
-// way, or a getter that throws, makes the value null (Value.IsNull; Threw
-// tells the second, which GoMemberErrors counts): the exception never
-// reaches the app.
+// property or field names (instance members of the declared type or its
+// base types), read from argument Arg (0 for the first parameter; This for
+// the instance) at entry, or with Arg Result from the value returned at
+// exit (a task's result when Exit runs at the task's completion), or, with
+// Arg Static, from a static member of the type Type names. The wrap loads
+// the argument, and for each name calls the property's getter (callvirt)
+// or loads the field, after checking that the object is not null. The
+// value is passed as an argument of its kind would be (strings copied, cut
+// at 1024 units in deferred mode; numbers, bool, char and the module's
+// enums as their bits); a value of another type (an object, a struct, an
+// enum of another module) is passed as its ToString() (KindString, Type
+// naming the member's type). A null on the way, or a getter that throws,
+// makes the value null (Value.IsNull; Threw tells the second, which
+// GoMemberErrors counts): the exception never reaches the app.
 //
-// The types are resolved in the method's module's metadata when the method
-// is wrapped: every type on the path but the last member's own must be a
-// class defined in that module (not a generic instantiation, not a struct),
-// and the base types searched are those defined there too. A member that
-// does not resolve so is an error (Instrumenter.Report). An entry passes
-// the arguments (with GoHooks.Args) and the argument members, and one word
-// more, in at most MaxGoArgs values; an exit passes at most MaxGoResultMembers
-// members.
+// The types are resolved when the method is wrapped, each where it is
+// defined: the method's module, or another loaded module (type forwarders
+// followed). Members of the method's module may be public or internal;
+// those of other assemblies must be public members of public types (the
+// JIT checks access across assemblies). Every type on the path but the last
+// member's own must be a class (not a generic instantiation, not a
+// struct). A member that does not resolve so is an error
+// (Instrumenter.Report), and its method is left unwrapped. An entry passes
+// the arguments (with GoHooks.Args) and the argument and static members,
+// and one word more, in at most MaxGoArgs values; an exit passes at most
+// MaxGoResultMembers members.
 type Member struct {
 	Arg  int
 	Path string
+	// Type names the type of a Static member, "Namespace.Name, Assembly"
+	// (ActivityType, say), found in the loaded modules of the assembly, or
+	// when none is loaded yet in the framework's file of that name; with no
+	// assembly, in the method's module.
+	Type string
 }
 
 // MaxGoResultMembers is the number of Result members a GoHooks may have.

@@ -28,11 +28,13 @@ import (
 //
 // and passes v as an argument of its kind, then the status word.
 
-// memberStep is one name of a path: a getter or a field.
+// memberStep is one name of a path: a getter or a field (a MethodDef or
+// FieldDef of the target's module, or a MemberRef to another module's).
 type memberStep struct {
-	tok   metadata.Token
-	field bool
-	typ   *metadata.Type // the member's type
+	tok    metadata.Token
+	field  bool
+	static bool           // the first step of a static member: call or ldsfld, nothing loaded before
+	typ    *metadata.Type // the member's type, in the target's token space
 }
 
 // memberPlan is a member resolved.
@@ -47,11 +49,19 @@ type memberPlan struct {
 // resolveMembers resolves hooks' members: those of arguments against the
 // parameters of sig, those of the result against res (nil: the method
 // returns nothing a member can be read of), those of this against this
-// (nil: none can be read).
-func resolveMembers(imp *metadata.Import2, sig *metadata.MethodSig, res, this *metadata.Type, members []Member, nargs int) (in, out []memberPlan, err error) {
+// (nil: none can be read), static ones from their Type.
+func resolveMembers(r *memberResolver, sig *metadata.MethodSig, res, this *metadata.Type, members []Member, nargs int) (in, out []memberPlan, err error) {
 	for i, m := range members {
 		var t *metadata.Type
 		switch {
+		case m.Arg == Static:
+			p, err := resolveStatic(r, m.Type, m.Path)
+			if err != nil {
+				return nil, nil, fmt.Errorf("instr: member %d (%s of %s): %w", i, m.Path, m.Type, err)
+			}
+			p.slot.index = i
+			in = append(in, p)
+			continue
 		case m.Arg == This:
 			if this == nil {
 				return nil, nil, fmt.Errorf("instr: member %d (%s of this): the method is static, or of a struct or a generic type", i, m.Path)
@@ -67,7 +77,7 @@ func resolveMembers(imp *metadata.Import2, sig *metadata.MethodSig, res, this *m
 		default:
 			return nil, nil, fmt.Errorf("instr: member %d: argument %d: the method has %d parameters", i, m.Arg, len(sig.Params))
 		}
-		p, err := resolveMember(imp, t, m.Path)
+		p, err := resolveMember(r, t, m.Path)
 		if err != nil {
 			return nil, nil, fmt.Errorf("instr: member %d (%s of argument %d): %w", i, m.Path, m.Arg, err)
 		}
@@ -87,33 +97,23 @@ func resolveMembers(imp *metadata.Import2, sig *metadata.MethodSig, res, this *m
 	return in, out, nil
 }
 
-// classDef returns the TypeDef of t, a class defined in the module.
-func classDef(imp *metadata.Import2, t *metadata.Type) (metadata.Token, error) {
-	inner, _, _ := t.Unwrap()
-	if inner == nil {
-		return 0, fmt.Errorf("no type")
-	}
-	name := ParamName(imp, inner)
-	if inner.Kind != metadata.ElementTypeClass {
-		return 0, fmt.Errorf("type %s is not a class (a struct, a generic instantiation, a by-ref, an array or a primitive has no members the SDK reads)", name)
-	}
-	if metadata.TokenType(inner.Token.Table()) != metadata.MdtTypeDef {
-		return 0, fmt.Errorf("type %s is defined in another module (not resolved)", name)
-	}
-	return inner.Token, nil
-}
-
-// walkPath resolves a dotted path of members from t: a step for each
-// name, and the last one's type.
-func walkPath(imp *metadata.Import2, t *metadata.Type, path string) ([]memberStep, *metadata.Type, error) {
+// walkPath resolves a dotted path of members from t (or, with static,
+// from the static members of the type at loc): a step for each name, and
+// the last one's type.
+func walkPath(r *memberResolver, t *metadata.Type, static *typeLoc, path string) ([]memberStep, *metadata.Type, error) {
 	var steps []memberStep
 	cur := t
-	for _, name := range strings.Split(path, ".") {
-		td, err := classDef(imp, cur)
-		if err != nil {
-			return nil, nil, err
+	for i, name := range strings.Split(path, ".") {
+		var loc typeLoc
+		if i == 0 && static != nil {
+			loc = *static
+		} else {
+			var err error
+			if loc, err = r.classLoc(cur); err != nil {
+				return nil, nil, err
+			}
 		}
-		st, err := findMember(imp, td, name)
+		st, err := findMember(r, loc, name, i == 0 && static != nil)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -123,17 +123,37 @@ func walkPath(imp *metadata.Import2, t *metadata.Type, path string) ([]memberSte
 	return steps, cur, nil
 }
 
-func resolveMember(imp *metadata.Import2, t *metadata.Type, path string) (memberPlan, error) {
-	var p memberPlan
+func resolveMember(r *memberResolver, t *metadata.Type, path string) (memberPlan, error) {
 	if path == "" {
-		return p, fmt.Errorf("empty path")
+		return memberPlan{}, fmt.Errorf("empty path")
 	}
-	steps, cur, err := walkPath(imp, t, path)
+	steps, cur, err := walkPath(r, t, nil, path)
 	if err != nil {
-		return p, err
+		return memberPlan{}, err
 	}
-	p.steps = steps
-	p.final = cur
+	return finishMember(r, steps, cur)
+}
+
+// resolveStatic resolves a path from a static property or field of the
+// type spec names (Member.Type).
+func resolveStatic(r *memberResolver, spec, path string) (memberPlan, error) {
+	if path == "" {
+		return memberPlan{}, fmt.Errorf("empty path")
+	}
+	loc, err := r.staticLoc(spec)
+	if err != nil {
+		return memberPlan{}, err
+	}
+	steps, cur, err := walkPath(r, nil, &loc, path)
+	if err != nil {
+		return memberPlan{}, err
+	}
+	return finishMember(r, steps, cur)
+}
+
+func finishMember(r *memberResolver, steps []memberStep, cur *metadata.Type) (memberPlan, error) {
+	imp := r.self.im()
+	p := memberPlan{steps: steps, final: cur}
 	p.slot.kind = goKind(imp, cur)
 	switch p.slot.kind.kind {
 	case KindObject:
@@ -158,12 +178,18 @@ func resolveMember(imp *metadata.Import2, t *metadata.Type, path string) (member
 	return p, nil
 }
 
-// findMember finds the instance property (with a getter) or field name of
-// class td or of its base types defined in the module.
-func findMember(imp *metadata.Import2, td metadata.Token, name string) (memberStep, error) {
-	start, _ := imp.TypeDefName(td)
+// findMember finds the property (with a getter) or field name of the
+// class at loc or of its base types, instance members or, with static,
+// static ones.
+func findMember(r *memberResolver, loc typeLoc, name string, static bool) (memberStep, error) {
+	start := r.typeName(loc)
+	kind := "instance"
+	if static {
+		kind = "static"
+	}
 	for depth := 0; depth < 64; depth++ {
-		props, err := imp.Properties(td)
+		imp := loc.sc.im()
+		props, err := imp.Properties(loc.td)
 		if err != nil {
 			return memberStep{}, err
 		}
@@ -179,13 +205,12 @@ func findMember(imp *metadata.Import2, td metadata.Token, name string) (memberSt
 			if err != nil {
 				return memberStep{}, err
 			}
-			if mi.Flags&metadata.MdStatic != 0 {
-				return memberStep{}, fmt.Errorf("property %s is static", name)
+			if (mi.Flags&metadata.MdStatic != 0) != static {
+				return memberStep{}, fmt.Errorf("property %s is not %s", name, kind)
 			}
-			switch mi.Flags & metadata.MdMemberAccessMask {
-			case metadata.MdPublic, metadata.MdAssem, metadata.MdFamOrAssem:
-			default:
-				return memberStep{}, fmt.Errorf("the getter of %s is not public or internal", name)
+			acc := mi.Flags & metadata.MdMemberAccessMask
+			if err := r.accessible(loc, acc == metadata.MdPublic, acc == metadata.MdAssem || acc == metadata.MdFamOrAssem); err != nil {
+				return memberStep{}, fmt.Errorf("the getter of %s is %w", name, err)
 			}
 			sig, err := metadata.ParseMethodSig(mi.Sig)
 			if err != nil {
@@ -194,9 +219,17 @@ func findMember(imp *metadata.Import2, td metadata.Token, name string) (memberSt
 			if len(sig.Params) != 0 || sig.Return == nil {
 				return memberStep{}, fmt.Errorf("property %s is an indexer", name)
 			}
-			return memberStep{tok: pi.Getter, typ: sig.Return}, nil
+			tok, err := r.ref(loc, pi.Getter, mi.Name, sig, nil)
+			if err != nil {
+				return memberStep{}, fmt.Errorf("property %s of %s: %w", name, loc.sc.name, err)
+			}
+			typ, err := r.translate(loc.sc, sig.Return)
+			if err != nil {
+				return memberStep{}, fmt.Errorf("property %s of %s: %w", name, loc.sc.name, err)
+			}
+			return memberStep{tok: tok, static: static, typ: typ}, nil
 		}
-		fields, err := imp.Fields(td)
+		fields, err := imp.Fields(loc.td)
 		if err != nil {
 			return memberStep{}, err
 		}
@@ -205,30 +238,34 @@ func findMember(imp *metadata.Import2, td metadata.Token, name string) (memberSt
 			if err != nil || fi.Name != name {
 				continue
 			}
-			if fi.Flags&metadata.FdStatic != 0 {
-				return memberStep{}, fmt.Errorf("field %s is static", name)
+			if (fi.Flags&metadata.FdStatic != 0) != static {
+				return memberStep{}, fmt.Errorf("field %s is not %s", name, kind)
 			}
-			switch fi.Flags & metadata.FdFieldAccessMask {
-			case metadata.FdPublic, metadata.FdAssembly, metadata.FdFamOrAssem:
-			default:
-				return memberStep{}, fmt.Errorf("field %s is not public or internal", name)
+			acc := fi.Flags & metadata.FdFieldAccessMask
+			if err := r.accessible(loc, acc == metadata.FdPublic, acc == metadata.FdAssembly || acc == metadata.FdFamOrAssem); err != nil {
+				return memberStep{}, fmt.Errorf("field %s is %w", name, err)
 			}
 			fs, err := metadata.ParseFieldSig(fi.Sig)
 			if err != nil {
 				return memberStep{}, err
 			}
-			return memberStep{tok: ft, field: true, typ: fs.Type}, nil
+			tok, err := r.ref(loc, ft, name, nil, fs)
+			if err != nil {
+				return memberStep{}, fmt.Errorf("field %s of %s: %w", name, loc.sc.name, err)
+			}
+			typ, err := r.translate(loc.sc, fs.Type)
+			if err != nil {
+				return memberStep{}, fmt.Errorf("field %s of %s: %w", name, loc.sc.name, err)
+			}
+			return memberStep{tok: tok, field: true, static: static, typ: typ}, nil
 		}
-		info, err := imp.TypeDef(td)
-		if err != nil {
-			return memberStep{}, err
-		}
-		if info.Extends.IsNil() || metadata.TokenType(info.Extends.Table()) != metadata.MdtTypeDef {
+		next, ok := r.base(loc)
+		if !ok {
 			break
 		}
-		td = info.Extends
+		loc = next
 	}
-	return memberStep{}, fmt.Errorf("%s has no instance property or field %s (base types of other modules are not searched)", start, name)
+	return memberStep{}, fmt.Errorf("%s has no %s property or field %s (nor its base types)", start, kind, name)
 }
 
 // memberCode returns the code that reads the members of plans from what
@@ -261,9 +298,24 @@ func (gw *goWrap) memberCodeEach(w *wrapper, plans []memberPlan, load func(j int
 		}
 		next := ilrw.I(ilrw.OpNop)
 		null := ilrw.I(ilrw.OpPop)
-		code := append([]*ilrw.Instruction{}, load(j)...)
+		var code []*ilrw.Instruction
+		nullUsed := false
+		if !p.steps[0].static {
+			code = append(code, load(j)...)
+		}
 		for _, st := range p.steps {
+			if st.static {
+				// Nothing to check: the first step reads a static member
+				// (a type's initializer that throws is caught below).
+				if st.field {
+					code = append(code, ilrw.IToken(ilrw.OpLdsfld, st.tok))
+				} else {
+					code = append(code, ilrw.IToken(ilrw.OpCall, st.tok))
+				}
+				continue
+			}
 			code = append(code, ilrw.I(ilrw.OpDup), ilrw.IBranch(ilrw.OpBrfalse, null))
+			nullUsed = true
 			if st.field {
 				code = append(code, ilrw.IToken(ilrw.OpLdfld, st.tok))
 			} else {
@@ -280,12 +332,18 @@ func (gw *goWrap) memberCodeEach(w *wrapper, plans []memberPlan, load func(j int
 				code = append(code, ilrw.IToken(ilrw.OpBox, spec))
 			} else {
 				code = append(code, ilrw.I(ilrw.OpDup), ilrw.IBranch(ilrw.OpBrfalse, null))
+				nullUsed = true
 			}
 			code = append(code, ilrw.IToken(ilrw.OpCallvirt, gw.toks.toString))
 		}
-		code = append(code, ilrw.StLoc(v), ilrw.IBranch(ilrw.OpLeave, next), null)
-		code = append(code, setBits(1<<j)...)
-		code = append(code, ilrw.IBranch(ilrw.OpLeave, next))
+		code = append(code, ilrw.StLoc(v), ilrw.IBranch(ilrw.OpLeave, next))
+		if nullUsed {
+			// A static member read alone has no null on the way: no
+			// branch reaches this, and no unreachable code is left.
+			code = append(code, null)
+			code = append(code, setBits(1<<j)...)
+			code = append(code, ilrw.IBranch(ilrw.OpLeave, next))
+		}
 		filter := ilrw.I(ilrw.OpPop)
 		handler := ilrw.I(ilrw.OpPop)
 		code = append(code, filter, ilrw.I(ilrw.OpLdcI41), ilrw.I(ilrw.OpEndfilter), handler)
@@ -315,7 +373,7 @@ type actionPlan struct {
 
 // resolveActions resolves hooks' actions against the parameters of sig
 // and this (nil: the instance cannot be acted on).
-func resolveActions(imp *metadata.Import2, sig *metadata.MethodSig, this *metadata.Type, actions []Action) ([]actionPlan, error) {
+func resolveActions(r *memberResolver, sig *metadata.MethodSig, this *metadata.Type, actions []Action) ([]actionPlan, error) {
 	var out []actionPlan
 	for i, a := range actions {
 		var t *metadata.Type
@@ -330,7 +388,7 @@ func resolveActions(imp *metadata.Import2, sig *metadata.MethodSig, this *metada
 		default:
 			return nil, fmt.Errorf("instr: action %d: argument %d: the method has %d parameters", i, a.Arg, len(sig.Params))
 		}
-		p, err := resolveAction(imp, t, a)
+		p, err := resolveAction(r, t, a)
 		if err != nil {
 			return nil, fmt.Errorf("instr: action %d (%s.%s of argument %d): %w", i, a.Path, a.Method, a.Arg, err)
 		}
@@ -339,32 +397,33 @@ func resolveActions(imp *metadata.Import2, sig *metadata.MethodSig, this *metada
 	return out, nil
 }
 
-func resolveAction(imp *metadata.Import2, t *metadata.Type, a Action) (actionPlan, error) {
+func resolveAction(r *memberResolver, t *metadata.Type, a Action) (actionPlan, error) {
 	p := actionPlan{params: a.Params}
 	cur := t
 	if a.Path != "" {
-		steps, last, err := walkPath(imp, t, a.Path)
+		steps, last, err := walkPath(r, t, nil, a.Path)
 		if err != nil {
 			return p, err
 		}
 		p.steps, cur = steps, last
 	}
-	td, err := classDef(imp, cur)
+	loc, err := r.classLoc(cur)
 	if err != nil {
 		return p, err
 	}
-	p.method, p.ret, err = findActionMethod(imp, td, a.Method, a.Params)
+	p.method, p.ret, err = findActionMethod(r, loc, a.Method, a.Params)
 	return p, err
 }
 
-// findActionMethod finds the instance method name of class td or of its
-// base types defined in the module taking params strings, public or
-// internal, not generic.
-func findActionMethod(imp *metadata.Import2, td metadata.Token, name string, params int) (metadata.Token, bool, error) {
-	start, _ := imp.TypeDefName(td)
+// findActionMethod finds the instance method name of the class at loc or
+// of its base types taking params strings, public (or internal, in the
+// target's module), not generic.
+func findActionMethod(r *memberResolver, loc typeLoc, name string, params int) (metadata.Token, bool, error) {
+	start := r.typeName(loc)
 	var seen []string
 	for depth := 0; depth < 64; depth++ {
-		mds, err := imp.MethodsWithName(td, name)
+		imp := loc.sc.im()
+		mds, err := imp.MethodsWithName(loc.td, name)
 		if err != nil {
 			return 0, false, err
 		}
@@ -386,10 +445,9 @@ func findActionMethod(imp *metadata.Import2, td metadata.Token, name string, par
 			case len(sig.Params) != params:
 				why = fmt.Sprintf("%d parameters", len(sig.Params))
 			default:
-				switch mi.Flags & metadata.MdMemberAccessMask {
-				case metadata.MdPublic, metadata.MdAssem, metadata.MdFamOrAssem:
-				default:
-					why = "not public or internal"
+				acc := mi.Flags & metadata.MdMemberAccessMask
+				if err := r.accessible(loc, acc == metadata.MdPublic, acc == metadata.MdAssem || acc == metadata.MdFamOrAssem); err != nil {
+					why = err.Error()
 				}
 				for _, pt := range sig.Params {
 					if in, _, _ := pt.Unwrap(); in == nil || in.Kind != metadata.ElementTypeString {
@@ -401,19 +459,20 @@ func findActionMethod(imp *metadata.Import2, td metadata.Token, name string, par
 				seen = append(seen, why)
 				continue
 			}
-			r, _, _ := sig.Return.Unwrap()
-			return md, r != nil && r.Kind != metadata.ElementTypeVoid, nil
+			tok, err := r.ref(loc, md, name, sig, nil)
+			if err != nil {
+				return 0, false, fmt.Errorf("method %s of %s: %w", name, loc.sc.name, err)
+			}
+			ret, _, _ := sig.Return.Unwrap()
+			return tok, ret != nil && ret.Kind != metadata.ElementTypeVoid, nil
 		}
-		info, err := imp.TypeDef(td)
-		if err != nil {
-			return 0, false, err
-		}
-		if info.Extends.IsNil() || metadata.TokenType(info.Extends.Table()) != metadata.MdtTypeDef {
+		next, ok := r.base(loc)
+		if !ok {
 			break
 		}
-		td = info.Extends
+		loc = next
 	}
-	msg := fmt.Sprintf("%s has no instance method %s taking %d strings (base types of other modules are not searched)", start, name, params)
+	msg := fmt.Sprintf("%s has no instance method %s taking %d strings (nor its base types)", start, name, params)
 	if len(seen) > 0 {
 		msg += "; methods of that name seen: " + strings.Join(seen, ", ")
 	}

@@ -257,6 +257,11 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 		}
 	}
 	gw := &goWrap{toks: toks, ge: ge, plan: plan}
+	var mr *memberResolver
+	if len(e.goh.Members) > 0 || len(e.goh.Actions) > 0 {
+		mr = newMemberResolver(in.info, in.typeResolver(), m.Module)
+		defer mr.release()
+	}
 	if len(e.goh.Members) > 0 {
 		// Result members are read from what Exit gets as the value: the
 		// task's result for a target ending at its task's completion.
@@ -275,7 +280,7 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 		if !e.static && !e.valueTy && e.generic == 0 {
 			this = metadata.ClassType(e.typeTok)
 		}
-		if gw.in, gw.out, err = resolveMembers(imp, sig, res, this, e.goh.Members, len(ge.args)); err != nil {
+		if gw.in, gw.out, err = resolveMembers(mr, sig, res, this, e.goh.Members, len(ge.args)); err != nil {
 			return err
 		}
 		ge.nmem = len(e.goh.Members)
@@ -295,7 +300,7 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 		if !e.static && !e.valueTy && e.generic == 0 {
 			this = metadata.ClassType(e.typeTok)
 		}
-		if gw.acts, err = resolveActions(imp, sig, this, e.goh.Actions); err != nil {
+		if gw.acts, err = resolveActions(mr, sig, this, e.goh.Actions); err != nil {
 			return err
 		}
 		ge.actThrew = make([]atomic.Int64, len(e.goh.Actions))
@@ -686,6 +691,9 @@ func (gw *goWrap) argMemberCode(w *wrapper, plans []memberPlan, first int, pinne
 	loads := make([][]*ilrw.Instruction, len(plans))
 	for j, p := range plans {
 		a := gw.ge.hooks.Members[p.slot.index].Arg
+		if a == Static {
+			continue // read from a static member: nothing loaded
+		}
 		if a == This {
 			loads[j] = []*ilrw.Instruction{ilrw.I(ilrw.OpLdarg0)}
 		} else {

@@ -13,6 +13,7 @@ import (
 	"github.com/clrprof/clrprof/instr/target"
 	"github.com/clrprof/clrprof/metadata"
 	"github.com/clrprof/clrprof/profiler"
+	"github.com/clrprof/clrprof/typeref"
 )
 
 // Rule applies an Integration to the methods its targets name.
@@ -165,6 +166,15 @@ type Instrumenter struct {
 	inlined  map[key][]key                          // before ICorProfilerInfo10: callee -> callers that inlined it
 	ready    bool                                   // HelperReady was called
 	waiting  map[profiler.ModuleID][]metadata.Token // ReJITs waiting for HelperReady
+
+	typesOnce sync.Once
+	types     *typeref.Resolver // the types of members' and actions' paths in other modules
+}
+
+// typeResolver returns the resolver of other modules' types.
+func (in *Instrumenter) typeResolver() *typeref.Resolver {
+	in.typesOnce.Do(func() { in.types = typeref.New(in.info) })
+	return in.types
 }
 
 // New returns an Instrumenter for the profiler whose Info is info.
@@ -512,6 +522,7 @@ func isValueType(imp *metadata.Import2, t metadata.TypeDefInfo) bool {
 // ModuleUnloadStarted forgets the module's methods (a module loaded later
 // may get the same ModuleID); Report keeps what was done to them.
 func (in *Instrumenter) ModuleUnloadStarted(m profiler.ModuleID) error {
+	in.typeResolver().Forget(m)
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	delete(in.modules, m)

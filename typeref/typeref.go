@@ -16,6 +16,11 @@ import (
 // there has the name).
 var ErrUnresolved = errors.New("clrprof: type reference not resolved in the loaded modules")
 
+// ErrNotLoaded matches the error of [Resolver.Resolve] and
+// [Resolver.FindType] when no loaded module is of the assembly named (the
+// error matches [ErrUnresolved] too).
+var ErrNotLoaded = errors.New("clrprof: assembly not loaded")
+
 // maxForwards bounds the chain of type forwarders followed for one type.
 const maxForwards = 8
 
@@ -128,6 +133,13 @@ func (r *Resolver) Resolve(m profiler.ModuleID, tr metadata.Token) (Location, er
 	return r.resolve(m, imp, tr, 0)
 }
 
+// FindType finds the top-level type fullName ("Namespace.Name") in the
+// loaded modules of the assembly named assembly (any version or key),
+// following type forwarders.
+func (r *Resolver) FindType(assembly, fullName string) (Location, error) {
+	return r.findInAssembly(metadata.AssemblyRefInfo{Name: assembly}, fullName, 0)
+}
+
 func (r *Resolver) resolve(m profiler.ModuleID, imp *metadata.Import2, tr metadata.Token, depth int) (Location, error) {
 	if depth > maxForwards+metadata.MaxSigDepth {
 		return Location{}, fmt.Errorf("clrprof: type reference %v: resolution deeper than %d", tr, depth)
@@ -228,7 +240,7 @@ func (r *Resolver) findInAssembly(ar metadata.AssemblyRefInfo, full string, dept
 		return Location{}, err
 	}
 	if len(cands) == 0 {
-		return Location{}, fmt.Errorf("clrprof: %s: assembly %s %v not loaded: %w", full, ar.Name, ar.Version, ErrUnresolved)
+		return Location{}, fmt.Errorf("clrprof: %s: assembly %s %v: %w (%w)", full, ar.Name, ar.Version, ErrNotLoaded, ErrUnresolved)
 	}
 	var firstErr error
 	for _, m := range cands {

@@ -33,7 +33,8 @@ import (
 
 type prof struct {
 	profiler.Base
-	in *instr.Instrumenter
+	info *profiler.Info
+	in   *instr.Instrumenter
 }
 
 func logf(format string, args ...any) {
@@ -70,7 +71,9 @@ func (p *prof) rule(method string, args bool, ms ...instr.Member) instr.Rule {
 		method = "Members!Members.Svc::" + method
 	} else {
 		name = method[strings.Index(method, "::")+2:]
-		name = name[:strings.Index(name, "(")]
+		if i := strings.Index(name, "("); i >= 0 {
+			name = name[:i]
+		}
 	}
 	ts, err := target.ParseList(method)
 	if err != nil {
@@ -92,6 +95,7 @@ func (p *prof) rule(method string, args bool, ms ...instr.Member) instr.Rule {
 }
 
 func (p *prof) Initialize(info *profiler.Info) error {
+	p.info = info
 	m := func(arg int, path string) instr.Member { return instr.Member{Arg: arg, Path: path} }
 	var rules []instr.Rule
 	switch hot := os.Getenv("MEMBERPROF_HOT"); hot {
@@ -99,6 +103,31 @@ func (p *prof) Initialize(info *profiler.Info) error {
 		rules = []instr.Rule{p.rule("System.Net.Http!System.Net.Http.HttpClient::SendAsync(System.Net.Http.HttpRequestMessage,System.Net.Http.HttpCompletionOption,System.Threading.CancellationToken)",
 			false, m(0, "Method.Method"), m(0, "RequestUri"), m(0, "Version"),
 			m(instr.Result, "StatusCode"), m(instr.Result, "ReasonPhrase"), m(instr.Result, "RequestMessage.Method.Method"), m(instr.Result, "Version"))}
+	case "foreign":
+		// Members and an action through other assemblies' types: System.Uri
+		// (forwarded from the app's reference), an exception's inherited
+		// Message, the current Activity (static, in DiagnosticSource).
+		svc := "Foreign!Foreign.Svc::"
+		stamp := p.rule(svc+"Stamp", false, instr.CurrentActivity("Id"))
+		stamp.Go.Actions = []instr.Action{{Arg: 0, Method: "Add", Params: 2}}
+		enter := stamp.Go.Enter
+		stamp.Go.Enter = func(c *instr.Call) uint64 {
+			if id := c.Member(0); !id.IsNull() {
+				if err := c.Act(0, "traceparent", id.Str()); err != nil {
+					logf("act: %v", err)
+				}
+			}
+			return enter(c)
+		}
+		rules = []instr.Rule{
+			p.rule(svc+"Visit", false, m(0, "AbsoluteUri"), m(0, "Port"), instr.CurrentActivity("Id"),
+				m(1, "Message"), m(1, "InnerException.Message"), m(1, "InnerException")),
+			p.rule(svc+"State", false, instr.CurrentActivity("TraceStateString"), instr.CurrentActivity("TraceId"),
+				instr.CurrentActivity("ParentSpanId")),
+			p.rule(svc+"Unresolved", false, m(0, "Nope")),
+			p.rule(svc+"Internal", false, m(0, "UserDrivenParsing")),
+			stamp,
+		}
 	case "detach":
 		rules = []instr.Rule{
 			p.rule("Slow", false, m(instr.Result, "Status"), m(instr.Result, "Body")),
@@ -137,6 +166,11 @@ func (p *prof) Initialize(info *profiler.Info) error {
 }
 
 func (p *prof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) error {
+	if os.Getenv("MEMBERPROF_HOT") == "foreign" {
+		if mi, err := p.info.GetModuleInfo(m); err == nil && strings.HasSuffix(mi.Name, "/System.Diagnostics.DiagnosticSource.dll") {
+			logf("loaded System.Diagnostics.DiagnosticSource.dll")
+		}
+	}
 	if err := p.in.ModuleLoadFinished(m, hr); err != nil {
 		logf("ModuleLoadFinished: %v", err)
 	}
@@ -144,6 +178,13 @@ func (p *prof) ModuleLoadFinished(m profiler.ModuleID, hr profiler.HRESULT) erro
 }
 
 func (p *prof) JITCompilationStarted(f profiler.FunctionID, safe bool) error {
+	if os.Getenv("MEMBERPROF_HOT") == "foreign" {
+		if fi, err := p.info.GetFunctionInfo(f); err == nil {
+			if m, ok := p.in.Lookup(fi.ModuleID, fi.Token); ok && strings.HasSuffix(m.Name, "::Visit") {
+				logf("wrapping Visit")
+			}
+		}
+	}
 	return p.in.JITCompilationStarted(f, safe)
 }
 
