@@ -20,9 +20,9 @@ import (
 //
 // on HttpMessageInvoker.SendAsync(HttpRequestMessage, CancellationToken).
 //
-// The method is resolved when the target is wrapped, in the target's
-// module's metadata, on the class the path ends at or its base types
-// defined in that module (public or internal, not static, not generic);
+// The method is resolved when the target is wrapped, on the class the
+// path ends at or its base types, in whatever loaded module defines each
+// (public, or internal in the target's module; not static, not generic);
 // callvirt dispatches to an override. One that does not resolve leaves
 // the target unwrapped, with the reason in Instrumenter.Report. An action
 // runs only on the calls whose Enter asked for it, in the order asked,
