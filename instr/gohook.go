@@ -170,6 +170,11 @@ type Member struct {
 	// when none is loaded yet in the framework's file of that name; with no
 	// assembly, in the method's module.
 	Type string
+	// Optional makes a member that does not resolve read null (IsNull)
+	// instead of leaving the method unwrapped; Report.Absent names it,
+	// with the reason. For what a hook can do without (the current
+	// activity, in an app whose framework may lack DiagnosticSource).
+	Optional bool
 }
 
 // MaxGoResultMembers is the number of Result members a GoHooks may have.

@@ -25,8 +25,9 @@ import (
 // ID (structs of another assembly, as their ToString(); from .NET Core 3.0
 // on: before, Activity has no TraceStateString and the rule is reported);
 // an action through another assembly's type (NameValueCollection.Add) that
-// writes the current activity's Id as a traceparent header; and the errors:
-// a member no type on the way has, an internal member of another assembly.
+// writes the current activity's Id as a traceparent header; the errors: a
+// member no type on the way has, an internal member of another assembly;
+// and an Optional member that does not resolve (null, Report.Absent).
 func TestGoHookForeignMembers(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./instr/testdata/memberprof")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
@@ -85,9 +86,13 @@ func TestGoHookForeignMembers(t *testing.T) {
 			}
 			res.MustStdoutContain(t, c.tag+" stamped "+stamped+"\n")
 		}
+		// An Optional member that does not resolve reads null; its method
+		// is wrapped, and Report.Absent says why.
+		res.MustStderrContain(t, `MEMBERS enter Maybe args=[] [0=string:System.String:"maybe.example" 1=string::null]`+"\n")
+		res.MustStderrContain(t, "memberprof: absent Foreign!Foreign.Svc::Maybe: instr: member 1 (Nope of argument 0): System.Uri has no instance property or field Nope (nor its base types)\n")
 		var got []string
 		for _, l := range res.StderrLines() {
-			if strings.HasPrefix(l, "MEMBERS ") {
+			if strings.HasPrefix(l, "MEMBERS ") && !strings.Contains(l, " Maybe ") {
 				got = append(got, l)
 			}
 		}
@@ -101,9 +106,9 @@ func TestGoHookForeignMembers(t *testing.T) {
 		} {
 			res.MustStderrContain(t, w)
 		}
-		wantSummary := "memberprof: summary instrumented=3 pending=0 failed=2"
+		wantSummary := "memberprof: summary instrumented=4 pending=0 failed=2"
 		if !w3c {
-			wantSummary = "memberprof: summary instrumented=2 pending=0 failed=3"
+			wantSummary = "memberprof: summary instrumented=3 pending=0 failed=3"
 			res.MustStderrContain(t, "memberprof: failed Foreign!Foreign.Svc::State: instr: member 0 (Current.TraceStateString of "+
 				"System.Diagnostics.Activity, System.Diagnostics.DiagnosticSource): System.Diagnostics.Activity has no instance property or field TraceStateString")
 		}

@@ -44,42 +44,38 @@ type memberPlan struct {
 	final    *metadata.Type // the last step's type
 	toString bool           // passed as its ToString()
 	box      bool           // a value type: boxed for ToString
+	absent   bool           // an Optional member that did not resolve: null
 }
 
 // resolveMembers resolves hooks' members: those of arguments against the
 // parameters of sig, those of the result against res (nil: the method
 // returns nothing a member can be read of), those of this against this
-// (nil: none can be read), static ones from their Type.
-func resolveMembers(r *memberResolver, sig *metadata.MethodSig, res, this *metadata.Type, members []Member, nargs int) (in, out []memberPlan, err error) {
+// (nil: none can be read), static ones from their Type. An Optional
+// member that does not resolve is planned as a null, with the reason in
+// absent.
+func resolveMembers(r *memberResolver, sig *metadata.MethodSig, res, this *metadata.Type, members []Member, nargs int) (in, out []memberPlan, absent []string, err error) {
+	in, out, absent, err = resolveMembersAll(r, sig, res, this, members)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(out) > MaxGoResultMembers {
+		return nil, nil, nil, fmt.Errorf("instr: %d result members, at most %d", len(out), MaxGoResultMembers)
+	}
+	if len(in) > 0 && nargs+len(in)+1 > MaxGoArgs {
+		return nil, nil, nil, fmt.Errorf("instr: %d arguments and %d argument members: at most %d values in all, with one for the members' status", nargs, len(in), MaxGoArgs)
+	}
+	return in, out, absent, nil
+}
+
+func resolveMembersAll(r *memberResolver, sig *metadata.MethodSig, res, this *metadata.Type, members []Member) (in, out []memberPlan, absent []string, err error) {
 	for i, m := range members {
-		var t *metadata.Type
-		switch {
-		case m.Arg == Static:
-			p, err := resolveStatic(r, m.Type, m.Path)
-			if err != nil {
-				return nil, nil, fmt.Errorf("instr: member %d (%s of %s): %w", i, m.Path, m.Type, err)
-			}
-			p.slot.index = i
-			in = append(in, p)
-			continue
-		case m.Arg == This:
-			if this == nil {
-				return nil, nil, fmt.Errorf("instr: member %d (%s of this): the method is static, or of a struct or a generic type", i, m.Path)
-			}
-			t = this
-		case m.Arg == Result:
-			if res == nil {
-				return nil, nil, fmt.Errorf("instr: member %d (%s of the result): the method returns no object", i, m.Path)
-			}
-			t = res
-		case m.Arg >= 0 && m.Arg < len(sig.Params):
-			t = sig.Params[m.Arg]
-		default:
-			return nil, nil, fmt.Errorf("instr: member %d: argument %d: the method has %d parameters", i, m.Arg, len(sig.Params))
-		}
-		p, err := resolveMember(r, t, m.Path)
+		p, err := resolveOne(r, sig, res, this, i, m)
 		if err != nil {
-			return nil, nil, fmt.Errorf("instr: member %d (%s of argument %d): %w", i, m.Path, m.Arg, err)
+			if !m.Optional {
+				return nil, nil, nil, err
+			}
+			absent = append(absent, err.Error())
+			p = memberPlan{absent: true, slot: memberSlot{kind: valueKind{kind: KindString}}}
 		}
 		p.slot.index = i
 		if m.Arg == Result {
@@ -88,13 +84,38 @@ func resolveMembers(r *memberResolver, sig *metadata.MethodSig, res, this *metad
 			in = append(in, p)
 		}
 	}
-	if len(out) > MaxGoResultMembers {
-		return nil, nil, fmt.Errorf("instr: %d result members, at most %d", len(out), MaxGoResultMembers)
+	return in, out, absent, nil
+}
+
+func resolveOne(r *memberResolver, sig *metadata.MethodSig, res, this *metadata.Type, i int, m Member) (memberPlan, error) {
+	var t *metadata.Type
+	switch {
+	case m.Arg == Static:
+		p, err := resolveStatic(r, m.Type, m.Path)
+		if err != nil {
+			return p, fmt.Errorf("instr: member %d (%s of %s): %w", i, m.Path, m.Type, err)
+		}
+		return p, nil
+	case m.Arg == This:
+		if this == nil {
+			return memberPlan{}, fmt.Errorf("instr: member %d (%s of this): the method is static, or of a struct or a generic type", i, m.Path)
+		}
+		t = this
+	case m.Arg == Result:
+		if res == nil {
+			return memberPlan{}, fmt.Errorf("instr: member %d (%s of the result): the method returns no object", i, m.Path)
+		}
+		t = res
+	case m.Arg >= 0 && m.Arg < len(sig.Params):
+		t = sig.Params[m.Arg]
+	default:
+		return memberPlan{}, fmt.Errorf("instr: member %d: argument %d: the method has %d parameters", i, m.Arg, len(sig.Params))
 	}
-	if len(in) > 0 && nargs+len(in)+1 > MaxGoArgs {
-		return nil, nil, fmt.Errorf("instr: %d arguments and %d argument members: at most %d values in all, with one for the members' status", nargs, len(in), MaxGoArgs)
+	p, err := resolveMember(r, t, m.Path)
+	if err != nil {
+		return p, fmt.Errorf("instr: member %d (%s of argument %d): %w", i, m.Path, m.Arg, err)
 	}
-	return in, out, nil
+	return p, nil
 }
 
 // walkPath resolves a dotted path of members from t (or, with static,
@@ -289,12 +310,22 @@ func (gw *goWrap) memberCodeEach(w *wrapper, plans []memberPlan, load func(j int
 	}
 	for j, p := range plans {
 		lt := p.final
-		if p.toString {
+		if p.toString || p.absent {
 			lt = metadata.Primitive(metadata.ElementTypeString)
 		}
 		v, err := w.em.AddLocals(w.body, lt)
 		if err != nil {
 			return nil, nil, err
+		}
+		if p.absent {
+			// Null (the local's initial value), marked so.
+			read = append(read, setBits(1<<j)...)
+			ld, err := gw.widen(w, p.slot.kind, lt, []*ilrw.Instruction{ilrw.LdLoc(v)}, pinned)
+			if err != nil {
+				return nil, nil, err
+			}
+			push = append(push, ld...)
+			continue
 		}
 		next := ilrw.I(ilrw.OpNop)
 		null := ilrw.I(ilrw.OpPop)

@@ -280,9 +280,13 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 		if !e.static && !e.valueTy && e.generic == 0 {
 			this = metadata.ClassType(e.typeTok)
 		}
-		if gw.in, gw.out, err = resolveMembers(mr, sig, res, this, e.goh.Members, len(ge.args)); err != nil {
+		var absent []string
+		if gw.in, gw.out, absent, err = resolveMembers(mr, sig, res, this, e.goh.Members, len(ge.args)); err != nil {
 			return err
 		}
+		in.mu.Lock()
+		e.absent = absent
+		in.mu.Unlock()
 		ge.nmem = len(e.goh.Members)
 		for _, p := range gw.in {
 			ge.inMem = append(ge.inMem, p.slot)
@@ -691,7 +695,7 @@ func (gw *goWrap) argMemberCode(w *wrapper, plans []memberPlan, first int, pinne
 	loads := make([][]*ilrw.Instruction, len(plans))
 	for j, p := range plans {
 		a := gw.ge.hooks.Members[p.slot.index].Arg
-		if a == Static {
+		if a == Static || p.absent {
 			continue // read from a static member: nothing loaded
 		}
 		if a == This {

@@ -116,6 +116,10 @@ type Report struct {
 	// methods): nothing runs there. A method named explicitly without a
 	// body is a Failure.
 	WithoutBody int
+	// Absent are the Optional members (GoHooks.Members) that did not
+	// resolve in methods wrapped without them (they read null), with the
+	// reason.
+	Absent []Failure
 }
 
 type key struct {
@@ -132,6 +136,7 @@ type entry struct {
 	static  bool
 	ngen    bool // in a precompiled module
 	failed  string
+	absent  []string // Optional members that did not resolve (GoHooks.Members)
 	early   bool     // compiled before the helper was ready: left alone
 	goh     *GoHooks // Go hooks instead of the managed integration
 	atRet   bool     // Rule.EndAtReturn
@@ -958,6 +963,9 @@ func (in *Instrumenter) Report() Report {
 	defer in.mu.Unlock()
 	r := Report{Failed: append([]Failure(nil), in.failures...), WithoutBody: in.noBody}
 	for _, e := range in.byID {
+		for _, a := range e.absent {
+			r.Absent = append(r.Absent, Failure{e.Name, a})
+		}
 		switch {
 		case e.failed != "":
 			r.Failed = append(r.Failed, Failure{e.Name, e.failed})

@@ -20,6 +20,7 @@ namespace Foreign {
 		public static int Unresolved(Uri u) { return 0; }
 		public static int Internal(Uri u) { return 1; }
 		public static int State() { return 2; }
+		public static int Maybe(Uri u) { return 3; }
 		public static int Stamp(NameValueCollection h) { return h.Count; }
 	}
 
@@ -82,6 +83,7 @@ namespace Foreign {
 			Calls("none");
 			Svc.Unresolved(new Uri("http://x/"));
 			Svc.Internal(new Uri("http://x/"));
+			Svc.Maybe(new Uri("http://maybe.example/"));
 			bool moved = Flow().Result;
 			Console.WriteLine("moved " + moved);
 			Calls("after");

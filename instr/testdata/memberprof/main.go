@@ -126,6 +126,7 @@ func (p *prof) Initialize(info *profiler.Info) error {
 				instr.CurrentActivity("ParentSpanId")),
 			p.rule(svc+"Unresolved", false, m(0, "Nope")),
 			p.rule(svc+"Internal", false, m(0, "UserDrivenParsing")),
+			p.rule(svc+"Maybe", false, m(0, "Host"), instr.Member{Arg: 0, Path: "Nope", Optional: true}),
 			stamp,
 		}
 	case "detach":
@@ -221,6 +222,9 @@ func (p *prof) Shutdown() error {
 	r := p.in.Report()
 	for _, f := range r.Failed {
 		logf("failed %s", f)
+	}
+	for _, a := range r.Absent {
+		logf("absent %s", a)
 	}
 	for _, e := range instr.GoMemberErrors() {
 		logf("member errors %s %d", e.Method, e.Count)
