@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	coltracev1 "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonv1 "go.opentelemetry.io/proto/otlp/common/v1"
 	tracev1 "go.opentelemetry.io/proto/otlp/trace/v1"
 
@@ -375,5 +376,133 @@ func TestGotraceCollectorRestart(t *testing.T) {
 	t.Logf("no receiver: loop %d ms (reference %d ms), process %v", ms, refMs, wall)
 	if ms > refMs+1000 {
 		t.Errorf("the loop took %d ms without a receiver, %d ms with one", ms, refMs)
+	}
+}
+
+// TestGotraceActivity: a root span is the child of the caller's current
+// activity (instr.CurrentActivity), read at the call's entry after an
+// await moved the work to a pool thread, with the activity's tracestate;
+// the call inside it is the root span's child; a call with no activity is
+// a root. The app's activities are not sampled by any listener (flags 00):
+// such an activity is taken as undecided and the spans are recorded, but
+// not one whose remote parent (its ParentId set, no Parent in the process)
+// was not sampled: that decision is honoured (no spans). Before .NET
+// Core 3.0 an activity's Id is hierarchical (no W3C format to ask for):
+// the spans are roots and gotrace says so, and that Activity has no
+// TraceStateString. Synchronous on every runtime, deferred too from .NET
+// 8 on.
+func TestGotraceActivity(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./sample/gotrace")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		app := harness.CompileCS(t, []string{"testdata/activity.cs"}, "", harness.For(rt))
+		modes := []string{"sync"}
+		if rt.Major >= 8 {
+			modes = append(modes, "deferred")
+		}
+		for _, mode := range modes {
+			t.Run(mode, func(t *testing.T) {
+				c := exporttest.StartCollector(t)
+				res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: clsid,
+					Env: []string{"GOTRACE_TARGETS=activity!Act.Api::*", "OTEL_EXPORTER_OTLP_ENDPOINT=" + c.TracesEndpoint(),
+						"GOTRACE_DEFERRED=" + map[bool]string{true: "1"}[mode == "deferred"]}})
+				res.MustSucceed(t)
+				res.MustStdoutContain(t, "plain 3\n", "in activity 5\n")
+				ids := map[string]string{}
+				for _, m := range regexp.MustCompile(`(?m)^(local|remote) (\S+)$`).FindAllStringSubmatch(res.Stdout, -1) {
+					ids[m[1]] = m[2]
+				}
+				if ids["local"] == "" || ids["remote"] == "" {
+					t.Fatalf("no activity Ids:\n%s", res.Describe())
+				}
+				want := 6 // Get and Inner, three times
+				if rt.Major >= 3 {
+					want = 4 // not the remote parent's unsampled trace
+				}
+				reqs, err := waitTraceRequests(t, c, want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				type got struct{ name, trace, span, parent, state string }
+				var spans []got
+				for _, r := range reqs {
+					for _, rs := range r.ResourceSpans {
+						for _, ss := range rs.ScopeSpans {
+							for _, s := range ss.Spans {
+								spans = append(spans, got{s.Name, hex.EncodeToString(s.TraceId), hex.EncodeToString(s.SpanId),
+									hex.EncodeToString(s.ParentSpanId), s.TraceState})
+							}
+						}
+					}
+				}
+				res.MustStderrContain(t, fmt.Sprintf("gotrace: spans: %d ended, %d exported", want, want))
+				if len(spans) != want {
+					t.Fatalf("%d spans, want %d: %+v\n%s", len(spans), want, spans, res.Describe())
+				}
+				// Exported in the order they ended: Inner then Get, a call
+				// after the other.
+				for i := 0; i < len(spans); i += 2 {
+					inner, get := spans[i], spans[i+1]
+					if inner.name != "Act.Api::Inner" || get.name != "Act.Api::Get" || inner.parent != get.span || inner.trace != get.trace {
+						t.Errorf("call %d: %+v is not the child of %+v", i/2, inner, get)
+					}
+				}
+				if spans[1].parent != "" {
+					t.Errorf("the call without an activity: %+v, want a root", spans[1])
+				}
+				check := func(get got, id, state string) {
+					t.Helper()
+					parts := strings.Split(id, "-")
+					if len(parts) != 4 {
+						t.Fatalf("activity Id %q is not a traceparent", id)
+					}
+					if get.trace != parts[1] || get.parent != parts[2] || get.state != state {
+						t.Errorf("Get's span %+v, want a child of the activity %s with the tracestate %q", get, id, state)
+					}
+				}
+				switch {
+				case rt.Major >= 3:
+					check(spans[3], ids["local"], "k1=v1")
+					res.MustStderrNotContain(t, "not a W3C traceparent", "read no current activity")
+				default:
+					for i := 1; i < len(spans); i += 2 {
+						if spans[i].parent != "" {
+							t.Errorf("Get's span %+v has a parent: the activity's Id is hierarchical", spans[i])
+						}
+					}
+					res.MustStderrContain(t, "gotrace: 2 calls' current activity had an Id that is not a W3C traceparent (the hierarchical format): their spans are roots\n",
+						"gotrace: 2 methods read no current activity's instr: member 1 (Current.TraceStateString of "+ActivityTypeForTest+"): System.Diagnostics.Activity has no instance property or field TraceStateString")
+				}
+				if t.Failed() {
+					t.Log(res.Describe())
+				}
+			})
+		}
+	})
+}
+
+// ActivityTypeForTest is instr.ActivityType, as the reasons name it.
+const ActivityTypeForTest = "System.Diagnostics.Activity, System.Diagnostics.DiagnosticSource"
+
+// waitTraceRequests polls until the collector holds requests with n spans.
+func waitTraceRequests(t *testing.T, c *exporttest.Collector, n int) ([]*coltracev1.ExportTraceServiceRequest, error) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		reqs, err := c.TraceRequests()
+		if err != nil {
+			return nil, err
+		}
+		got := 0
+		for _, r := range reqs {
+			for _, rs := range r.ResourceSpans {
+				for _, ss := range rs.ScopeSpans {
+					got += len(ss.Spans)
+				}
+			}
+		}
+		if got >= n || time.Now().After(deadline) {
+			return reqs, nil
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

@@ -38,6 +38,7 @@
 //	                    (completed calls; those still running at Shutdown, such as Main
 //	                    when the app ends with Environment.Exit, are listed on stderr)
 //	GOTRACE_QUEUE       the span queue's bound (default OTEL_BSP_MAX_QUEUE_SIZE, else 8192 spans)
+//	GOTRACE_ACTIVITY=0  root spans are not parented by the caller's current activity (below)
 //	GOTRACE_DEFERRED=1  deferred Go hooks (instr.GoHooks.Deferred): the calls are recorded
 //	                    with their times in C and the spans and lines built after the fact
 //	                    by a goroutine (from the recorded times); much cheaper per call, but
@@ -51,7 +52,20 @@
 //	                    as the OpenTelemetry specification says
 //
 // Spans: one per call, named TYPE::METHOD, child of the instrumented call
-// that encloses it on the same thread (the outermost is a root span); with
+// that encloses it on the same thread. The outermost is the child of the
+// caller's current activity (Activity.Current, read at the call's entry:
+// an ASP.NET Core request's, say; it follows the call across awaits), with
+// the activity's tracestate, and a root span when there is none, or when
+// its Id is not a W3C traceparent (the hierarchical format of .NET Core
+// 2.x, and of 3.x unless the app asks for W3C: counted and reported). An
+// activity that is not sampled is taken as undecided (an app without an
+// ActivityListener makes all of them so) and its spans are recorded, unless
+// its parent is remote (its ParentId is set and it has no Parent in the
+// process): that parent's decision not to sample is honoured. With
+// OTEL_TRACES_SAMPLER's ratio samplers, an undecided activity's spans are
+// recorded all the same (the ratio applies to roots). Reading the activity
+// costs each call four members (GoHooks.Members); GOTRACE_ACTIVITY=0 turns
+// it off. With
 // the attributes code.namespace (the type), code.function (the method),
 // thread.id; an exception leaving the call sets the span's status to Error
 // with the exception's type as its description and adds an "exception"

@@ -43,6 +43,7 @@ import (
 	"github.com/clrprof/clrprof/metadata"
 	"github.com/clrprof/clrprof/pprofbuild"
 	"github.com/clrprof/clrprof/profiler"
+	"github.com/clrprof/clrprof/tracecontext"
 )
 
 // capacity is how many methods the summary counts in its array (ids
@@ -105,6 +106,7 @@ type Tracer struct {
 	in       *instr.Instrumenter
 	summary  bool
 	deferred bool // GOTRACE_DEFERRED=1: deferred Go hooks
+	activity bool // root spans are children of the caller's current activity (GOTRACE_ACTIVITY)
 	start    time.Time
 	otlp     *otlp // nil: no spans exported
 	spans    *pprofbuild.ThreadSpans
@@ -116,6 +118,9 @@ type Tracer struct {
 	stackID atomic.Uint32
 
 	counters []atomic.Int64 // 4 per method id: calls, total ns, exceptions, entries
+
+	badParent atomic.Int64 // current activities whose Id is no traceparent: root spans
+	badState  atomic.Int64 // tracestates dropped (invalid)
 
 	mu   sync.Mutex
 	w    *bufio.Writer
@@ -173,8 +178,23 @@ func (p *Tracer) Initialize(info *profiler.Info) error {
 		logf("GOTRACE_DEFERRED=1: the spans are not shared with the profiler beside gotrace (deferred hooks do not run on the app's threads)")
 		p.spans = nil
 	}
+	hooks := &instr.GoHooks{Enter: p.enter, Exit: p.exit, Deferred: p.deferred, Timestamps: p.deferred}
+	if p.otlp != nil && os.Getenv("GOTRACE_ACTIVITY") != "0" {
+		// The caller's current activity (an ASP.NET Core request's, say)
+		// is the parent of a root span: read at every call's entry.
+		// Optional: a framework without DiagnosticSource, or Activity
+		// without TraceStateString (before .NET Core 3.0), still traces.
+		p.activity = true
+		// Its parent's Id and its parent's own (null when the parent is not
+		// an activity of this process) tell a remote parent.
+		hooks.Members = []instr.Member{instr.CurrentActivity("Id"), instr.CurrentActivity("TraceStateString"),
+			instr.CurrentActivity("ParentId"), instr.CurrentActivity("Parent.Id")}
+		for i := range hooks.Members {
+			hooks.Members[i].Optional = true
+		}
+	}
 	p.in, err = instr.New(info, instr.Config{
-		Rules: []instr.Rule{{Targets: targets, Go: &instr.GoHooks{Enter: p.enter, Exit: p.exit, Deferred: p.deferred, Timestamps: p.deferred}}},
+		Rules: []instr.Rule{{Targets: targets, Go: hooks}},
 		ReJIT: true,
 	})
 	if err != nil {
@@ -296,6 +316,26 @@ func (p *Tracer) enter(c *instr.Call) uint64 {
 		ctx := context.Background()
 		if n := len(st.frames); n > 0 && st.frames[n-1].span != nil {
 			ctx = trace.ContextWithSpan(ctx, st.frames[n-1].span)
+		} else if p.activity {
+			if id := c.Member(0); !id.IsNull() {
+				// A hierarchical Id (.NET Core 2.x and 3.x by default) is
+				// no traceparent: the span is then a root.
+				if sc, err := tracecontext.Extract(id.Str(), c.Member(1).Str()); sc.IsValid() {
+					if remote := !c.Member(2).IsNull() && c.Member(3).IsNull(); !sc.IsSampled() && !remote {
+						// Not sampled, and not by a remote parent: no
+						// listener decided (an app without one makes its
+						// activities so, for logging, say). The span is
+						// recorded, as a root would be by default.
+						sc = sc.WithTraceFlags(sc.TraceFlags().WithSampled(true))
+					}
+					ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
+					if err != nil {
+						p.badState.Add(1)
+					}
+				} else {
+					p.badParent.Add(1)
+				}
+			}
 		}
 		m := p.method(c.Method())
 		_, f.span = p.otlp.tracer.Start(ctx, m.name, trace.WithTimestamp(f.start),
@@ -523,6 +563,16 @@ func (p *Tracer) Shutdown() error {
 		// Environment.Exit, threads still running. The summary counts
 		// completed calls only.
 		logf("calls that had not returned at shutdown (not in the summary): %s", strings.Join(running, ", "))
+	}
+	if len(rep.Absent) > 0 {
+		// The same reason for every method: say it once.
+		logf("%d methods read no current activity's %s", len(rep.Absent), rep.Absent[0].Reason)
+	}
+	if n := p.badParent.Load(); n > 0 {
+		logf("%d calls' current activity had an Id that is not a W3C traceparent (the hierarchical format): their spans are roots", n)
+	}
+	if n := p.badState.Load(); n > 0 {
+		logf("%d calls' current activity had an invalid tracestate: dropped", n)
 	}
 	if len(rep.Failed) > 0 {
 		logf("could not instrument %d methods:", len(rep.Failed))
