@@ -203,6 +203,10 @@ func BenchmarkGoHookMembers(b *testing.B) {
 		for _, cf := range []struct{ name, hot, deferred string }{
 			{"unhooked", "", ""}, {"sync/none", "none", "0"}, {"sync/args", "args", "0"}, {"sync/members", "members", "0"},
 			{"deferred/none", "none", "1"}, {"deferred/args", "args", "1"}, {"deferred/members", "members", "1"},
+			// The four members sample/gotrace reads of the current activity,
+			// in an app where one is current ("+act") and where none is.
+			{"sync/activity", "activity", "0"}, {"sync/activity+act", "activity", "0"},
+			{"deferred/activity", "activity", "1"}, {"deferred/activity+act", "activity", "1"},
 			// The synchronous wraps calling empty C entries instead of Go
 			// (CLRPROF_GOHOOK_ENTRY=c, test builds): the wrap's own cost,
 			// members read included, without the cgo callback.
@@ -210,6 +214,9 @@ func BenchmarkGoHookMembers(b *testing.B) {
 		} {
 			b.Run(rt.Name+"/"+cf.name, func(b *testing.B) {
 				opts := harness.RunOptions{Args: []string{"hot", "2000000"}}
+				if strings.HasSuffix(cf.name, "+act") {
+					opts.Args = append(opts.Args, "activity")
+				}
 				if cf.hot != "" {
 					opts.ProfilerPath, opts.ProfilerCLSID = lib, memberCLSID
 					opts.Env = []string{"MEMBERPROF_HOT=" + cf.hot, "MEMBERPROF_DEFERRED=" + cf.deferred, "CLRPROF_GOHOOK_RING=4194304"}

@@ -152,6 +152,10 @@ func (p *prof) Initialize(info *profiler.Info) error {
 			h.Args = true
 		case "members":
 			h.Members = []instr.Member{m(0, "Url"), m(0, "Port")}
+		case "activity":
+			// What sample/gotrace reads of the current activity per call.
+			h.Members = []instr.Member{instr.CurrentActivity("Id"), instr.CurrentActivity("TraceStateString"),
+				instr.CurrentActivity("ParentId"), instr.CurrentActivity("Parent.Id")}
 		case "none":
 		default:
 			return fmt.Errorf("MEMBERPROF_HOT=%s", hot)

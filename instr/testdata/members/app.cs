@@ -62,9 +62,18 @@ namespace Members {
 
 	public static class Program {
 		public static int Main(string[] args) {
-			if (args.Length == 2 && args[0] == "hot") {
-				// hot N: N calls of Hot, for the cost per call.
+			if ((args.Length == 2 || args.Length == 3) && args[0] == "hot") {
+				// hot N: N calls of Hot, for the cost per call; hot N activity:
+				// inside a current Activity (W3C where the runtime has it;
+				// made through reflection: mcs has no DiagnosticSource).
 				int n = int.Parse(args[1]);
+				if (args.Length == 3) {
+					Type at = Type.GetType("System.Diagnostics.Activity, System.Diagnostics.DiagnosticSource", true);
+					object act = Activator.CreateInstance(at, "hot");
+					var fmt = at.GetMethod("SetIdFormat");
+					if (fmt != null) fmt.Invoke(act, new object[] { Enum.Parse(fmt.GetParameters()[0].ParameterType, "W3C") });
+					at.GetMethod("Start").Invoke(act, null);
+				}
 				var q = new Request { Url = "http://example.com/x", Port = 1, Child = new Inner { Name = "n" } };
 				long sum = 0;
 				for (int i = 0; i < 200000; i++) sum += Svc.Hot(q); // warm up
