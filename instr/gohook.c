@@ -194,14 +194,52 @@ EXPORT void clrprof_gohook_act_done(intptr_t blk) {
 		if (threw == 0) {
 			continue;
 		}
+		void *name;
+		memcpy(&name, b + CLRPROF_ACT_HEADER + (size_t)r * CLRPROF_ACT_REC + CLRPROF_ACT_NAME, sizeof name);
 		if (guard_off()) {
-			clrprofGoActThrew(id, action);
-			continue;
+			clrprofGoActThrew(id, action, name);
+		} else {
+			clrprof_guard g;
+			clrprof_go_enter(&g);
+			clrprofGoActThrew(id, action, name);
+			clrprof_go_leave(&g);
 		}
-		clrprof_guard g;
-		clrprof_go_enter(&g);
-		clrprofGoActThrew(id, action);
-		clrprof_go_leave(&g);
+		free(name);
 	}
 	free(b);
+}
+
+// clrprof_gohook_act_threw is called by the handler of an action that
+// threw, with its record and the full name of the exception's type (a
+// pinned System.String: its length at offset 8, its units from 12; or 0).
+// It marks the record and copies the name (at most CLRPROF_ACT_NAME_MAX
+// units) into the record's name slot, for clrprof_gohook_act_done. No Go
+// runs here.
+EXPORT void clrprof_gohook_act_threw(intptr_t rec, intptr_t str) {
+	unsigned char *r = (unsigned char *)rec;
+	if (r == NULL) {
+		return;
+	}
+	int32_t one = 1;
+	memcpy(r + 4, &one, 4);
+	void *old;
+	memcpy(&old, r + CLRPROF_ACT_NAME, sizeof old);
+	if (str == 0 || old != NULL) {
+		return;
+	}
+	int32_t n;
+	memcpy(&n, (const void *)(str + 8), 4);
+	if (n < 0) {
+		return;
+	}
+	if (n > CLRPROF_ACT_NAME_MAX) {
+		n = CLRPROF_ACT_NAME_MAX;
+	}
+	unsigned char *c = malloc(4 + (size_t)n * 2);
+	if (c == NULL) {
+		return;
+	}
+	memcpy(c, &n, 4);
+	memcpy(c + 4, (const void *)(str + 12), (size_t)n * 2);
+	memcpy(r + CLRPROF_ACT_NAME, &c, sizeof c);
 }

@@ -10,7 +10,9 @@ package instr
 void *clrprof_gohook_act_alloc(size_t n);
 // gohook_act.go's block layout, which gohook.c reads.
 #define CLRPROF_ACT_HEADER 8
-#define CLRPROF_ACT_REC 72
+#define CLRPROF_ACT_REC 80
+#define CLRPROF_ACT_NAME 72
+#define CLRPROF_ACT_NAME_MAX 512
 */
 import "C"
 
@@ -441,7 +443,8 @@ type goEntry struct {
 	nmem   int // len(GoHooks.Members)
 
 	memberThrew atomic.Int64
-	actThrew    []atomic.Int64 // by GoHooks.Actions' index
+	actThrew    []atomic.Int64           // by GoHooks.Actions' index
+	actFirst    []atomic.Pointer[string] // the type of the first exception each threw
 	panics      atomic.Int64
 	firstPanic  atomic.Pointer[string]
 }
@@ -647,17 +650,35 @@ func postActs(id C.int32_t, acts []ActionRequest) {
 	fillActBlock(unsafe.Slice((*byte)(p), n), uintptr(p), int32(id), acts)
 }
 
+// gohook.c reads the block by the preamble's layout: the same as
+// gohook_act.go's, or this does not compile.
+var (
+	_ [C.CLRPROF_ACT_REC - actRecSize]struct{}
+	_ [actRecSize - C.CLRPROF_ACT_REC]struct{}
+	_ [C.CLRPROF_ACT_NAME - (8 + 16*MaxActionParams)]struct{}
+	_ [(8 + 16*MaxActionParams) - C.CLRPROF_ACT_NAME]struct{}
+	_ [C.CLRPROF_ACT_HEADER - actHeader]struct{}
+	_ [actHeader - C.CLRPROF_ACT_HEADER]struct{}
+)
+
 //export clrprofGoActThrew
-func clrprofGoActThrew(id, action C.int32_t) {
+func clrprofGoActThrew(id, action C.int32_t, name unsafe.Pointer) {
 	e := goLookup(int32(id))
 	if e == nil || action < 0 || int(action) >= len(e.actThrew) {
 		return
 	}
 	e.actThrew[action].Add(1)
+	if name != nil && e.actFirst[action].Load() == nil {
+		// gohook.c's copy: an int32 count, then the UTF-16 units.
+		n := *(*int32)(name)
+		s := string(utf16.Decode(unsafe.Slice((*uint16)(unsafe.Add(name, 4)), n)))
+		e.actFirst[action].CompareAndSwap(nil, &s)
+	}
 }
 
 // GoActionErrors returns the actions (GoHooks.Actions) that threw, by
-// method (every Instrumenter of the process) and action, with how often.
+// method (every Instrumenter of the process) and action, with how often
+// and the type of the first exception.
 func GoActionErrors() []ActionError {
 	p := goTable.Load()
 	if p == nil {
@@ -667,7 +688,11 @@ func GoActionErrors() []ActionError {
 	for _, e := range *p {
 		for i := range e.actThrew {
 			if n := e.actThrew[i].Load(); n > 0 {
-				out = append(out, ActionError{Method: e.name, Action: i, Count: n})
+				ae := ActionError{Method: e.name, Action: i, Count: n}
+				if f := e.actFirst[i].Load(); f != nil {
+					ae.First = *f
+				}
+				out = append(out, ae)
 			}
 		}
 	}

@@ -93,6 +93,7 @@ type ActionError struct {
 	Method string // the target, in target syntax
 	Action int    // the index in GoHooks.Actions
 	Count  int64
+	First  string // the full name of the first exception's type (at most 512 units)
 }
 
 // checkActions checks a rule's actions when the rule is added.
@@ -130,10 +131,12 @@ func checkActions(h *GoHooks) error {
 //	    4   int32 set to 1 by the wrap when the action threw
 //	    8+16j   the address of string j's UTF-16 units (never null)
 //	    16+16j  int32 its length in units
+//	    72  the first exception's type name (malloc'd by
+//	        clrprof_gohook_act_threw: an int32 count and the units), or 0
 //	then the strings' units.
 const (
 	actHeader  = 8
-	actRecSize = 8 + 16*MaxActionParams
+	actRecSize = 8 + 16*MaxActionParams + 8
 )
 
 // actBlockSize is the size of the block of acts.

@@ -140,6 +140,9 @@ func TestActBlock(t *testing.T) {
 		if threw := le.Uint32(rec[4:]); threw != 0 {
 			t.Errorf("record %d: threw %d", r, threw)
 		}
+		if name := le.Uint64(rec[8+16*MaxActionParams:]); name != 0 {
+			t.Errorf("record %d: an exception's name %#x before any action ran", r, name)
+		}
 		for j, s := range a.Args {
 			addr := uintptr(le.Uint64(rec[8+16*j:]))
 			units := int(le.Uint32(rec[16+16*j:]))

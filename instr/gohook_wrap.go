@@ -72,9 +72,10 @@ type goTokens struct {
 	fullName metadata.Token // System.Type::get_FullName
 	// Actions (synchronous entries only): the P/Invokes taking and
 	// freeing a call's block, and System.String::.ctor(char*, int, int).
-	actTake metadata.Token
-	actDone metadata.Token
-	strCtor metadata.Token
+	actTake  metadata.Token
+	actDone  metadata.Token
+	actThrew metadata.Token
+	strCtor  metadata.Token
 }
 
 type goModKey struct {
@@ -163,6 +164,9 @@ func goPinvokes(m *ilrw.Method, deferred bool) (*goTokens, error) {
 			return nil, err
 		}
 		if t.actDone, err = (pinvoke{Name: "ActDone", Sig: []byte{0, 1, etVoid, etI}, Entry: "clrprof_gohook_act_done"}).define(mod, td); err != nil {
+			return nil, err
+		}
+		if t.actThrew, err = (pinvoke{Name: "ActThrew", Sig: []byte{0, 2, etVoid, etI, etI}, Entry: "clrprof_gohook_act_threw"}).define(mod, td); err != nil {
 			return nil, err
 		}
 		str, err := mod.TypeRef(scope, "System", "String")
@@ -308,6 +312,7 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 			return err
 		}
 		ge.actThrew = make([]atomic.Int64, len(e.goh.Actions))
+		ge.actFirst = make([]atomic.Pointer[string], len(e.goh.Actions))
 	}
 	w := &wrapper{body: m.Body, sig: sig, em: m.Module, id: e.ID, typeTok: e.typeTok, valueTy: e.valueTy,
 		generic: e.generic, static: e.static, code: gw, async: plan}
@@ -536,7 +541,9 @@ func (gw *goWrap) enterCode(w *wrapper) ([]*ilrw.Instruction, error) {
 //	        (newobj string(*(char**)(rec+8+16j), 0, *(int*)(rec+16+16j)))...
 //	        callvirt Method; [pop]; leave NEXT
 //	NULL:   pop; leave NEXT
-//	      } filter { pop; ldc.i4.1; endfilter } { pop; *(int*)(rec+4) = 1; leave NEXT }
+//	      } filter { pop; ldc.i4.1; endfilter }
+//	        { callvirt GetType; callvirt get_FullName; stloc name (pinned)
+//	          call ActThrew(rec, name); name = null; leave NEXT }
 //	NEXT: r++; goto LOOP
 //	END:  ldloc blk; call ActDone
 //	DONE:
@@ -549,6 +556,10 @@ func (gw *goWrap) actionCode(w *wrapper, first int) ([]*ilrw.Instruction, error)
 		return nil, err
 	}
 	r, rec := blk+1, blk+2
+	name, err := w.em.AddLocals(w.body, pinnedObject) // an exception's type name, while C copies it
+	if err != nil {
+		return nil, err
+	}
 	done, loop, end, next := ilrw.I(ilrw.OpNop), ilrw.LdLoc(r), ilrw.LdLoc(blk), ilrw.LdLoc(r)
 	code := []*ilrw.Instruction{ilrw.IToken(ilrw.OpCall, gw.toks.actTake), ilrw.StLoc(blk),
 		ilrw.LdLoc(blk), ilrw.IBranch(ilrw.OpBrfalse, done),
@@ -591,12 +602,15 @@ func (gw *goWrap) actionCode(w *wrapper, first int) ([]*ilrw.Instruction, error)
 			try = append(try, ilrw.I(ilrw.OpPop))
 		}
 		try = append(try, ilrw.IBranch(ilrw.OpLeave, next), null, ilrw.IBranch(ilrw.OpLeave, next))
-		filter, handler := ilrw.I(ilrw.OpPop), ilrw.I(ilrw.OpPop)
+		filter, handler := ilrw.I(ilrw.OpPop), ilrw.IToken(ilrw.OpCallvirt, gw.toks.getType)
 		code = append(code, starts[i])
 		code = append(code, try...)
-		code = append(code, filter, ilrw.I(ilrw.OpLdcI41), ilrw.I(ilrw.OpEndfilter), handler)
-		code = append(code, at(4)...)
-		code = append(code, ilrw.I(ilrw.OpLdcI41), ilrw.I(ilrw.OpStindI4), ilrw.IBranch(ilrw.OpLeave, next))
+		// The handler hands the record and the exception's type name
+		// (pinned) to C, which marks the record and copies the name.
+		code = append(code, filter, ilrw.I(ilrw.OpLdcI41), ilrw.I(ilrw.OpEndfilter), handler,
+			ilrw.IToken(ilrw.OpCallvirt, gw.toks.fullName), ilrw.StLoc(name),
+			ilrw.LdLoc(rec), ilrw.LdLoc(name), ilrw.I(ilrw.OpConvU), ilrw.IToken(ilrw.OpCall, gw.toks.actThrew),
+			ilrw.I(ilrw.OpLdnull), ilrw.StLoc(name), ilrw.IBranch(ilrw.OpLeave, next))
 		// The handler ends where the next action's code starts.
 		hend := next
 		if i+1 < len(starts) {

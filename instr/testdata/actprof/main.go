@@ -189,7 +189,7 @@ func (p *prof) Shutdown() error {
 		logf("failed %s", f)
 	}
 	for _, e := range instr.GoActionErrors() {
-		logf("action errors %s %d %d", e.Method, e.Action, e.Count)
+		logf("action errors %s %d %d %s", e.Method, e.Action, e.Count, e.First)
 	}
 	for _, hp := range instr.GoHookPanics() {
 		logf("panics %s %d %q", hp.Method, hp.Count, hp.First)
