@@ -21,10 +21,12 @@
 // its task completes, with the task's result or exception, unless its
 // rule says [Rule].EndAtReturn; a runtime-async method ends at its body's
 // completion. Go hooks can read members of arguments and of results
-// ([GoHooks].Members: a property path such as "RequestUri" or
-// "Method.Method", resolved in the target module's metadata and read by
-// IL the SDK generates, a getter that throws giving a null value, never
-// an exception in the app), and synchronous hooks can act on arguments
+// ([GoHooks].Members: a property path such as "RequestUri.AbsoluteUri"
+// or "Method.Method", resolved where each type is defined and read by IL
+// the SDK generates, a getter that throws giving a null value, never an
+// exception in the app; [CurrentActivity] reads the caller's ambient
+// Activity, which follows it across awaits: ExampleCurrentActivity), and
+// synchronous hooks can act on arguments
 // ([GoHooks].Actions, [Call.Act]: call a method taking strings, such as
 // Headers.TryAddWithoutValidation for a traceparent, before the body
 // runs; an action that throws is counted by [GoActionErrors], never seen
