@@ -710,7 +710,7 @@ func (gw *goWrap) argMemberCode(w *wrapper, plans []memberPlan, first int, pinne
 	for j, p := range plans {
 		a := gw.ge.hooks.Members[p.slot.index].Arg
 		if a == Static || p.absent {
-			continue // read from a static member: nothing loaded
+			continue // a static member or an absent one: nothing loaded
 		}
 		if a == This {
 			loads[j] = []*ilrw.Instruction{ilrw.I(ilrw.OpLdarg0)}
