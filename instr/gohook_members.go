@@ -308,6 +308,10 @@ func (gw *goWrap) memberCodeEach(w *wrapper, plans []memberPlan, load func(j int
 	setBits := func(bits uint64) []*ilrw.Instruction {
 		return []*ilrw.Instruction{ilrw.LdLoc(status), ilrw.IInt(ilrw.OpLdcI8, int64(bits)), ilrw.I(ilrw.OpOr), ilrw.StLoc(status)}
 	}
+	// Static members that start with the same static property or field
+	// (the current activity's, say) read it once: the first into a local,
+	// the others from it (null if the first read threw).
+	shared := map[metadata.Token]int{}
 	for j, p := range plans {
 		lt := p.final
 		if p.toString || p.absent {
@@ -338,10 +342,22 @@ func (gw *goWrap) memberCodeEach(w *wrapper, plans []memberPlan, load func(j int
 			if st.static {
 				// Nothing to check: the first step reads a static member
 				// (a type's initializer that throws is caught below).
+				if loc, ok := shared[st.tok]; ok {
+					code = append(code, ilrw.LdLoc(loc))
+					continue
+				}
 				if st.field {
 					code = append(code, ilrw.IToken(ilrw.OpLdsfld, st.tok))
 				} else {
 					code = append(code, ilrw.IToken(ilrw.OpCall, st.tok))
+				}
+				if len(p.steps) > 1 && sharesStatic(plans[j+1:], st.tok) {
+					loc, err := w.em.AddLocals(w.body, st.typ)
+					if err != nil {
+						return nil, nil, err
+					}
+					shared[st.tok] = loc
+					code = append(code, ilrw.I(ilrw.OpDup), ilrw.StLoc(loc))
 				}
 				continue
 			}
@@ -391,6 +407,17 @@ func (gw *goWrap) memberCodeEach(w *wrapper, plans []memberPlan, load func(j int
 	}
 	push = append(push, ilrw.LdLoc(status))
 	return read, push, nil
+}
+
+// sharesStatic tells whether a plan of plans starts with the static
+// member tok and reads further.
+func sharesStatic(plans []memberPlan, tok metadata.Token) bool {
+	for _, p := range plans {
+		if !p.absent && len(p.steps) > 1 && p.steps[0].static && p.steps[0].tok == tok {
+			return true
+		}
+	}
+	return false
 }
 
 // actionPlan is an action (GoHooks.Actions) resolved: the steps to its
