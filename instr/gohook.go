@@ -132,8 +132,12 @@ const ActivityType = "System.Diagnostics.Activity, System.Diagnostics.Diagnostic
 // the W3C format: the default from .NET 5 on; the hierarchical format of
 // earlier runtimes, "|{root}.{n}.", is not one, and
 // tracecontext.ParseTraceparent refuses it), "TraceStateString" its
-// tracestate. A call with no current activity reads null.
+// tracestate ("" reads the activity itself, as its ToString()). A call
+// with no current activity reads null.
 func CurrentActivity(path string) Member {
+	if path == "" {
+		return Member{Arg: Static, Type: ActivityType, Path: "Current"}
+	}
 	return Member{Arg: Static, Type: ActivityType, Path: "Current." + path}
 }
 
