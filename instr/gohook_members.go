@@ -54,20 +54,6 @@ type memberPlan struct {
 // member that does not resolve is planned as a null, with the reason in
 // absent.
 func resolveMembers(r *memberResolver, sig *metadata.MethodSig, res, this *metadata.Type, members []Member, nargs int) (in, out []memberPlan, absent []string, err error) {
-	in, out, absent, err = resolveMembersAll(r, sig, res, this, members)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if len(out) > MaxGoResultMembers {
-		return nil, nil, nil, fmt.Errorf("instr: %d result members, at most %d", len(out), MaxGoResultMembers)
-	}
-	if len(in) > 0 && nargs+len(in)+1 > MaxGoArgs {
-		return nil, nil, nil, fmt.Errorf("instr: %d arguments and %d argument members: at most %d values in all, with one for the members' status", nargs, len(in), MaxGoArgs)
-	}
-	return in, out, absent, nil
-}
-
-func resolveMembersAll(r *memberResolver, sig *metadata.MethodSig, res, this *metadata.Type, members []Member) (in, out []memberPlan, absent []string, err error) {
 	for i, m := range members {
 		p, err := resolveOne(r, sig, res, this, i, m)
 		if err != nil {
@@ -83,6 +69,12 @@ func resolveMembersAll(r *memberResolver, sig *metadata.MethodSig, res, this *me
 		} else {
 			in = append(in, p)
 		}
+	}
+	if len(out) > MaxGoResultMembers {
+		return nil, nil, nil, fmt.Errorf("instr: %d result members, at most %d", len(out), MaxGoResultMembers)
+	}
+	if len(in) > 0 && nargs+len(in)+1 > MaxGoArgs {
+		return nil, nil, nil, fmt.Errorf("instr: %d arguments and %d argument members: at most %d values in all, with one for the members' status", nargs, len(in), MaxGoArgs)
 	}
 	return in, out, absent, nil
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	coltracev1 "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonv1 "go.opentelemetry.io/proto/otlp/common/v1"
 	tracev1 "go.opentelemetry.io/proto/otlp/trace/v1"
 
@@ -46,6 +45,7 @@ type callLine struct {
 
 type span struct {
 	name, id, parent, trace string
+	state                   string // the W3C tracestate
 	attrs                   map[string]string
 	status                  tracev1.Status_StatusCode
 	message                 string
@@ -83,7 +83,7 @@ func received(t *testing.T, c *exporttest.Collector) ([]span, []map[string]strin
 			for _, ss := range rs.ScopeSpans {
 				for _, s := range ss.Spans {
 					sp := span{name: s.Name, id: hex.EncodeToString(s.SpanId), parent: hex.EncodeToString(s.ParentSpanId),
-						trace: hex.EncodeToString(s.TraceId), attrs: attrMap(s.Attributes),
+						trace: hex.EncodeToString(s.TraceId), state: s.TraceState, attrs: attrMap(s.Attributes),
 						status: s.Status.GetCode(), message: s.Status.GetMessage()}
 					for _, e := range s.Events {
 						sp.events = append(sp.events, e.Name+":"+attrMap(e.Attributes)["exception.type"])
@@ -418,22 +418,7 @@ func TestGotraceActivity(t *testing.T) {
 				if rt.Major >= 3 {
 					want = 4 // not the remote parent's unsampled trace
 				}
-				reqs, err := waitTraceRequests(t, c, want)
-				if err != nil {
-					t.Fatal(err)
-				}
-				type got struct{ name, trace, span, parent, state string }
-				var spans []got
-				for _, r := range reqs {
-					for _, rs := range r.ResourceSpans {
-						for _, ss := range rs.ScopeSpans {
-							for _, s := range ss.Spans {
-								spans = append(spans, got{s.Name, hex.EncodeToString(s.TraceId), hex.EncodeToString(s.SpanId),
-									hex.EncodeToString(s.ParentSpanId), s.TraceState})
-							}
-						}
-					}
-				}
+				spans, _ := waitSpans(t, c, want)
 				res.MustStderrContain(t, fmt.Sprintf("gotrace: spans: %d ended, %d exported", want, want))
 				if len(spans) != want {
 					t.Fatalf("%d spans, want %d: %+v\n%s", len(spans), want, spans, res.Describe())
@@ -442,14 +427,14 @@ func TestGotraceActivity(t *testing.T) {
 				// after the other.
 				for i := 0; i < len(spans); i += 2 {
 					inner, get := spans[i], spans[i+1]
-					if inner.name != "Act.Api::Inner" || get.name != "Act.Api::Get" || inner.parent != get.span || inner.trace != get.trace {
+					if inner.name != "Act.Api::Inner" || get.name != "Act.Api::Get" || inner.parent != get.id || inner.trace != get.trace {
 						t.Errorf("call %d: %+v is not the child of %+v", i/2, inner, get)
 					}
 				}
 				if spans[1].parent != "" {
 					t.Errorf("the call without an activity: %+v, want a root", spans[1])
 				}
-				check := func(get got, id, state string) {
+				check := func(get span, id, state string) {
 					t.Helper()
 					parts := strings.Split(id, "-")
 					if len(parts) != 4 {
@@ -482,27 +467,3 @@ func TestGotraceActivity(t *testing.T) {
 
 // ActivityTypeForTest is instr.ActivityType, as the reasons name it.
 const ActivityTypeForTest = "System.Diagnostics.Activity, System.Diagnostics.DiagnosticSource"
-
-// waitTraceRequests polls until the collector holds requests with n spans.
-func waitTraceRequests(t *testing.T, c *exporttest.Collector, n int) ([]*coltracev1.ExportTraceServiceRequest, error) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		reqs, err := c.TraceRequests()
-		if err != nil {
-			return nil, err
-		}
-		got := 0
-		for _, r := range reqs {
-			for _, rs := range r.ResourceSpans {
-				for _, ss := range rs.ScopeSpans {
-					got += len(ss.Spans)
-				}
-			}
-		}
-		if got >= n || time.Now().After(deadline) {
-			return reqs, nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/hex"
 	"net/http"
 	"strings"
 	"testing"
@@ -66,24 +65,9 @@ func TestGotraceShop(t *testing.T) {
 		send("POST", "/checkout/g1", "00-"+traceB+"-b7ad6b7169203331-01")
 		shop.Stop() // gotrace flushes at Shutdown
 		logs := shop.Logs()
-		reqs, err := waitTraceRequests(t, c, 6)
-		if err != nil {
-			t.Fatal(err)
-		}
-		type got struct{ name, trace, parent string }
-		var spans []got
-		for _, r := range reqs {
-			for _, rs := range r.ResourceSpans {
-				for _, ss := range rs.ScopeSpans {
-					for _, s := range ss.Spans {
-						spans = append(spans, got{s.Name, hex.EncodeToString(s.TraceId), hex.EncodeToString(s.ParentSpanId)})
-					}
-				}
-			}
-		}
+		spans, _ := waitSpans(t, c, 5)
 		byTrace := map[string][]string{}
-		var init []got
-		var others []got
+		var init, others []span
 		for _, s := range spans {
 			switch {
 			case s.name == "Store::InitAsync":
