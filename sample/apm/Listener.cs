@@ -18,7 +18,8 @@
 //	    (0 string: str; 1 integer: i64; 2 boolean: u8; 3 float: f64)
 //	i32 event count, then per event: str name, i64 time (Unix ns), tags as above
 //
-// str is an i32 byte count and UTF-8 bytes.
+// str is an i32 byte count and UTF-8 bytes. Records reach the profiler in
+// batches (Send): each record is preceded by its i32 byte count.
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
@@ -82,6 +83,7 @@ namespace Clrprof.Apm
 						: ActivitySamplingResult.AllDataAndRecorded,
 				ActivityStopped = Stopped,
 			};
+			StartBatching();
 			ActivitySource.AddActivityListener(listener);
 			if (sources.Contains("Microsoft.AspNetCore"))
 				DiagnosticListener.AllListeners.Subscribe(new AllListeners());
@@ -174,10 +176,102 @@ namespace Clrprof.Apm
 			}
 		}
 
+		// Spans are handed to the profiler in batches, not one call each:
+		// a call into the profiler is a transition into Go's runtime (a
+		// cgo callback on this thread), and its cost per span was most of
+		// what the hand-over cost. Send appends the record, prefixed by its
+		// i32 length, to the batch; the thread that fills the batch hands
+		// it over, and a timer hands over what is waiting every
+		// FlushMillis, so a span reaches the profiler at most that late.
+		// At process exit the batch is handed over a last time and later
+		// spans go one by one (batchDirect).
+		internal const int BatchBytes = 64 << 10;
+		internal const int FlushMillis = 200;
+		static readonly object batchLock = new object();
+		static byte[] batch = new byte[BatchBytes];
+		static int batchN;
+		static byte[] spare;
+		static bool batchDirect;
+		static System.Threading.Timer flusher;
+
+		static void StartBatching()
+		{
+			flusher = new System.Threading.Timer(_ => {
+				try {
+					Flush(false);
+				} catch (Exception e) {
+					Fault("flush", e);
+				}
+			}, null, FlushMillis, FlushMillis);
+			AppDomain.CurrentDomain.ProcessExit += (_, _) => {
+				try {
+					flusher.Dispose();
+					Flush(true);
+				} catch (Exception e) {
+					Fault("flush", e);
+				}
+			};
+		}
+
 		internal static unsafe void Send(Buffer w)
 		{
-			fixed (byte* p = w.b)
-				report(p, w.n);
+			byte[] full = null;
+			int n = 0;
+			lock (batchLock) {
+				if (!batchDirect && 4 + w.n <= BatchBytes) {
+					if (batchN + 4 + w.n > BatchBytes) {
+						full = batch;
+						n = batchN;
+						batch = spare ?? new byte[BatchBytes];
+						spare = null;
+						batchN = 0;
+					}
+					System.Buffers.Binary.BinaryPrimitives.WriteInt32LittleEndian(batch.AsSpan(batchN), w.n);
+					w.b.AsSpan(0, w.n).CopyTo(batch.AsSpan(batchN + 4));
+					batchN += 4 + w.n;
+					if (full == null)
+						return;
+				}
+			}
+			if (full != null) {
+				Hand(full, n);
+				return;
+			}
+			// Larger than a batch, or after the last batch: alone.
+			byte[] one = new byte[4 + w.n];
+			System.Buffers.Binary.BinaryPrimitives.WriteInt32LittleEndian(one.AsSpan(), w.n);
+			w.b.AsSpan(0, w.n).CopyTo(one.AsSpan(4));
+			fixed (byte* p = one)
+				report(p, one.Length);
+		}
+
+		// Flush hands over what the batch holds; last makes later spans go
+		// one by one.
+		static void Flush(bool last)
+		{
+			byte[] full;
+			int n;
+			lock (batchLock) {
+				batchDirect |= last;
+				if (batchN == 0)
+					return;
+				full = batch;
+				n = batchN;
+				batch = last ? null : spare ?? new byte[BatchBytes];
+				spare = null;
+				batchN = 0;
+			}
+			Hand(full, n);
+		}
+
+		// Hand gives the profiler a batch (it copies what it keeps before
+		// returning) and keeps the array for the next one.
+		static unsafe void Hand(byte[] full, int n)
+		{
+			fixed (byte* p = full)
+				report(p, n);
+			lock (batchLock)
+				spare = full;
 		}
 
 		internal static void Tag(Buffer w, string key, object v)

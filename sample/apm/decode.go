@@ -15,7 +15,28 @@ import (
 	"github.com/clrprof/clrprof/spanexport"
 )
 
-var errShort = errors.New("apm: truncated span record")
+var (
+	errShort = errors.New("apm: truncated span record")
+	errBatch = errors.New("apm: a batch's record overruns it")
+)
+
+// splitBatch calls f with each record of a batch (Listener.Send: an i32
+// byte count before each). A count that overruns the batch ends it with
+// errBatch.
+func splitBatch(b []byte, f func(rec []byte)) error {
+	for len(b) > 0 {
+		if len(b) < 4 {
+			return errBatch
+		}
+		n := int64(int32(binary.LittleEndian.Uint32(b)))
+		if n <= 0 || n > int64(len(b)-4) {
+			return errBatch
+		}
+		f(b[4 : 4+n])
+		b = b[4+n:]
+	}
+	return nil
+}
 
 // reader reads the listener's encoding (Listener.cs); every read checks
 // the bounds, and the first failure sticks.

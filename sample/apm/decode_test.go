@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -133,4 +135,60 @@ func TestInterner(t *testing.T) {
 	if in.get(nil) != "" {
 		t.Error("empty")
 	}
+}
+
+// batchOf frames records as Listener.Send does.
+func batchOf(recs ...[]byte) []byte {
+	var b []byte
+	for _, r := range recs {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(r)))
+		b = append(b, r...)
+	}
+	return b
+}
+
+// TestSplitBatch: every record of a batch in order, and a broken framing
+// (a count past the end, a zero or negative count, a short tail) stops it
+// with errBatch after the records before it.
+func TestSplitBatch(t *testing.T) {
+	one, two := []byte(sample()), []byte{7, 8, 9}
+	var got [][]byte
+	collect := func(r []byte) { got = append(got, append([]byte(nil), r...)) }
+	if err := splitBatch(batchOf(one, two, one), collect); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || !bytes.Equal(got[0], one) || !bytes.Equal(got[1], two) || !bytes.Equal(got[2], one) {
+		t.Fatalf("records %q", got)
+	}
+	good := batchOf(two)
+	for name, b := range map[string][]byte{
+		"overrun":  slices.Concat(good, []byte{4, 0, 0, 0, 1, 2}),
+		"zero":     slices.Concat(good, []byte{0, 0, 0, 0}),
+		"negative": slices.Concat(good, []byte{0xff, 0xff, 0xff, 0xff, 1}),
+		"tail":     slices.Concat(good, []byte{1, 0}),
+	} {
+		got = nil
+		if err := splitBatch(b, collect); !errors.Is(err, errBatch) || len(got) != 1 || !bytes.Equal(got[0], two) {
+			t.Errorf("%s: %v after %q, want errBatch after the first record", name, err, got)
+		}
+	}
+}
+
+func FuzzSplitBatch(f *testing.F) {
+	f.Add(batchOf([]byte(sample()), []byte{1}))
+	f.Add([]byte{4, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		// Any input: records that lie within it and account for every
+		// byte before an error, never a panic.
+		used := 0
+		err := splitBatch(b, func(r []byte) {
+			if len(r) == 0 || len(r) > len(b) {
+				t.Fatalf("a record of %d bytes from %d", len(r), len(b))
+			}
+			used += 4 + len(r)
+		})
+		if err == nil && used != len(b) {
+			t.Errorf("%d of %d bytes in records, no error", used, len(b))
+		}
+	})
 }

@@ -91,6 +91,9 @@ type tracer struct {
 	received, bad atomic.Int64
 	faults        atomic.Int64 // the helper's own failures (Listener.Fault)
 	done          atomic.Bool
+	inflight      atomic.Int64  // calls of clrprof_apm_span in progress
+	batches       chan []byte   // to the decoder; nil stops it
+	decoded       chan struct{} // closed when the decoder has stopped
 }
 
 var active atomic.Pointer[tracer]
@@ -130,6 +133,9 @@ func (t *tracer) Initialize(info *profiler.Info) error {
 		t.in.HelperReady()
 		logf("listening (helper loaded at %s); spans to %s", t.d.Host(), t.p)
 	})
+	t.batches = make(chan []byte, maxPending)
+	t.decoded = make(chan struct{})
+	go t.decoder()
 	active.Store(t)
 	return info.SetEventMask(t.in.EventMask())
 }
@@ -163,9 +169,11 @@ func (t *tracer) Shutdown() error {
 		logf("shutdown: %d calls' tasks not complete: not traced", n)
 	}
 	wcancel()
-	t.done.Store(true)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	if err := t.stopDecoding(ctx); err != nil {
+		logf("shutdown: %v", err)
+	}
 	st, err := t.p.Shutdown(ctx)
 	if err != nil {
 		logf("shutdown: %v", err)
@@ -184,17 +192,27 @@ func (t *tracer) Shutdown() error {
 	return nil
 }
 
+// clrprof_apm_span is the helper's hand-over (Listener.Send): n > 0 is a
+// batch of span records, each preceded by its i32 length; n < 0 is a
+// failure of the helper's own code, -n bytes of text. A batch is copied
+// and decoded by the decoder goroutine, so the application's thread that
+// filled it returns at once; when that goroutine is behind by
+// maxPending batches, the caller decodes it (it waits, nothing is lost).
+//
 //export clrprof_apm_span
 func clrprof_apm_span(p *C.uint8_t, n C.int32_t) {
+	t := active.Load()
+	if t == nil || n == 0 {
+		return
+	}
+	t.inflight.Add(1)
+	defer t.inflight.Add(-1)
 	defer func() {
 		if recover() != nil {
-			if t := active.Load(); t != nil {
-				t.bad.Add(1)
-			}
+			t.bad.Add(1)
 		}
 	}()
-	t := active.Load()
-	if t == nil || t.done.Load() || n == 0 {
+	if t.done.Load() {
 		return
 	}
 	if n < 0 {
@@ -206,15 +224,77 @@ func clrprof_apm_span(p *C.uint8_t, n C.int32_t) {
 		}
 		return
 	}
-	t.received.Add(1)
-	s, err := decodeSpan(unsafe.Slice((*byte)(unsafe.Pointer(p)), int(n)))
-	if err != nil {
-		if t.bad.Add(1) == 1 {
-			logf("%v", err)
-		}
-		return
+	b := make([]byte, int(n))
+	copy(b, unsafe.Slice((*byte)(unsafe.Pointer(p)), int(n)))
+	select {
+	case t.batches <- b:
+	default:
+		t.decodeBatch(b)
 	}
-	t.p.Record(s)
+}
+
+// maxPending is how many batches (of at most 64 KiB each) wait for the
+// decoder before the helper's thread decodes its own.
+const maxPending = 16
+
+// decoder decodes the batches the helper hands over until it gets nil.
+func (t *tracer) decoder() {
+	defer close(t.decoded)
+	for b := range t.batches {
+		if b == nil {
+			return
+		}
+		t.decodeBatch(b)
+	}
+}
+
+// decodeBatch decodes each record of a batch and records its span. A
+// record that cannot be decoded is counted (the first is logged); a batch
+// whose framing is broken counts its rest as one.
+func (t *tracer) decodeBatch(b []byte) {
+	defer func() {
+		if recover() != nil {
+			t.bad.Add(1)
+		}
+	}()
+	err := splitBatch(b, func(rec []byte) {
+		t.received.Add(1)
+		s, err := decodeSpan(rec)
+		if err != nil {
+			if t.bad.Add(1) == 1 {
+				logf("%v", err)
+			}
+			return
+		}
+		t.p.Record(s)
+	})
+	if err != nil && t.bad.Add(1) == 1 {
+		logf("%v", err)
+	}
+}
+
+// stopDecoding waits (at most until ctx ends) for the helper's calls in
+// progress to return and for the decoder to finish the batches before
+// them; later calls are ignored (done).
+func (t *tracer) stopDecoding(ctx context.Context) error {
+	t.done.Store(true)
+	for t.inflight.Load() > 0 {
+		if ctx.Err() != nil {
+			return fmt.Errorf("the helper's hand-over did not return: %w", ctx.Err())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case t.batches <- nil:
+	case <-ctx.Done():
+		return fmt.Errorf("the span decoder is behind: %w", ctx.Err())
+	}
+	select {
+	case <-t.decoded:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("the span decoder is behind: %w", ctx.Err())
+	}
 }
 
 func init() { profiler.Register(clsid, &tracer{}) }
