@@ -3,28 +3,39 @@ package instr
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
+	"reflect"
 	"unicode/utf16"
 )
 
 // Action is a method that a synchronous Enter hook may ask the wrap to
 // call (Call.Act) right after it returns, before the method's body runs:
 // on the object reached from argument Arg (0 for the first parameter;
-// This for the instance) through Path (a dotted list of property or field
-// names, resolved as Member's; "" for the argument itself), the instance
-// method named Method that takes exactly Params parameters, all strings
-// (at most MaxActionParams), with the strings Enter gave. Its result, if
-// any, is dropped. It is how a Go integration sets a header for
-// propagation without C#:
+// This for the instance; Static for a static property or field of Type,
+// the first name of Path) through Path (a dotted list of property or
+// field names, resolved as Member's; "" for the argument itself), the
+// instance method named Method that takes exactly Params parameters, all
+// strings (at most MaxActionParams), or, when Kinds is set, parameters of
+// those kinds, with the values Enter gave. Its result, if any, is
+// dropped. It is how a Go integration sets a header for propagation
+// without C#:
 //
 //	Action{Arg: 0, Path: "Headers", Method: "TryAddWithoutValidation", Params: 2}
 //
-// on HttpMessageInvoker.SendAsync(HttpRequestMessage, CancellationToken).
+// on HttpMessageInvoker.SendAsync(HttpRequestMessage, CancellationToken),
+// or marks the caller's current activity recorded (a property's setter is
+// the method set_Name):
+//
+//	Action{Arg: Static, Type: "System.Diagnostics.Activity, System.Diagnostics.DiagnosticSource",
+//		Path: "Current", Method: "set_ActivityTraceFlags", Kinds: []ParamKind{ParamInt32}}
 //
 // The method is resolved when the target is wrapped, on the class the
 // path ends at or its base types, in whatever loaded module defines each
 // (public, or internal in the target's module; not static, not generic);
 // callvirt dispatches to an override. One that does not resolve leaves
-// the target unwrapped, with the reason in Instrumenter.Report. An action
+// the target unwrapped, with the reason in Instrumenter.Report, unless
+// the action is Optional: then the target is wrapped without it (the
+// reason in Report's Absent) and asking for it does nothing. An action
 // runs only on the calls whose Enter asked for it, in the order asked,
 // each under a filter that accepts every exception: an action that throws
 // stops there, is counted (GoActionErrors) and the call goes on; a null
@@ -32,13 +43,58 @@ import (
 // after the call): a rule with both is refused by New.
 type Action struct {
 	Arg    int
+	Type   string // with Arg Static: the type, as Member.Type
 	Path   string
 	Method string
 	Params int
+	// Kinds, when set, are the kinds of the method's parameters, in
+	// order (Params is then 0 or len(Kinds)); nil: Params strings.
+	Kinds []ParamKind
+	// Optional: a method that does not resolve leaves this action out,
+	// not the target unwrapped.
+	Optional bool
 }
 
-// MaxActionParams is the number of string parameters an Action's method
-// may take.
+// ParamKind is the kind of an Action's parameter and of the Go value
+// Call.Act takes for it.
+type ParamKind uint8
+
+const (
+	// ParamString is a string parameter: a Go string.
+	ParamString ParamKind = iota
+	// ParamBool is a bool parameter: a Go bool.
+	ParamBool
+	// ParamInt32 is an int32 parameter, or an enum's whose underlying
+	// type is int32: any Go integer in int32's range.
+	ParamInt32
+	// ParamInt64 is an int64 parameter, or an enum's whose underlying
+	// type is int64: any Go integer in int64's range.
+	ParamInt64
+)
+
+func (k ParamKind) String() string {
+	switch k {
+	case ParamString:
+		return "string"
+	case ParamBool:
+		return "bool"
+	case ParamInt32:
+		return "int32"
+	case ParamInt64:
+		return "int64"
+	}
+	return fmt.Sprintf("ParamKind(%d)", uint8(k))
+}
+
+// kinds returns the kinds of a's parameters.
+func (a *Action) kinds() []ParamKind {
+	if a.Kinds != nil {
+		return a.Kinds
+	}
+	return make([]ParamKind, a.Params)
+}
+
+// MaxActionParams is the number of parameters an Action's method may take.
 const MaxActionParams = 4
 
 // MaxActs is the number of actions one Enter may ask for (Call.Act).
@@ -49,38 +105,89 @@ const MaxActs = 64
 const maxActBytes = 1 << 19
 
 // ActionRequest is an action an Enter hook asked for: GoHooks.Actions'
-// index and the strings passed to its method.
+// index and the values passed to its method, each a string or an int64
+// (a bool is 0 or 1).
 type ActionRequest struct {
 	Action int
-	Args   []string
+	Args   []any
 }
 
 // Act asks the wrap to run GoHooks.Actions[i] with args (as many as its
-// Params) once Enter returns; actions asked for several times run as many
-// times, in the order asked. It returns an error, and asks for nothing,
-// when i is not an index of GoHooks.Actions (a deferred hook has none),
-// when len(args) is not the action's Params, or beyond MaxActs actions or
-// 512 KiB of strings a call. If Enter panics, nothing it asked for runs.
-func (c *Call) Act(i int, args ...string) error {
+// parameters, each of its kind: a string, a bool, or a Go integer in the
+// parameter's range) once Enter returns; actions asked for several times
+// run as many times, in the order asked. It returns an error, and asks for
+// nothing, when i is not an index of GoHooks.Actions (a deferred hook has
+// none), when args do not match the action's parameters, or beyond
+// MaxActs actions or 512 KiB of strings a call. If Enter panics, nothing
+// it asked for runs.
+func (c *Call) Act(i int, args ...any) error {
 	if i < 0 || i >= len(c.actions) {
 		return fmt.Errorf("instr: Act(%d): the hooks have %d actions", i, len(c.actions))
 	}
-	if p := c.actions[i].Params; len(args) != p {
-		return fmt.Errorf("instr: Act(%d): %d strings for %s, which takes %d", i, len(args), c.actions[i].Method, p)
+	a := &c.actions[i]
+	kinds := a.kinds()
+	if len(args) != len(kinds) {
+		return fmt.Errorf("instr: Act(%d): %d values for %s, which takes %d", i, len(args), a.Method, len(kinds))
 	}
 	if len(c.acts) >= MaxActs {
 		return fmt.Errorf("instr: Act(%d): more than %d actions in one call", i, MaxActs)
 	}
+	vals := make([]any, len(args))
 	n := 0
-	for _, a := range args {
-		n += len(a)
+	for j, v := range args {
+		w, err := actValue(kinds[j], v)
+		if err != nil {
+			return fmt.Errorf("instr: Act(%d): parameter %d of %s: %w", i, j, a.Method, err)
+		}
+		if s, ok := w.(string); ok {
+			n += len(s)
+		}
+		vals[j] = w
 	}
 	if c.actBytes+n > maxActBytes {
 		return fmt.Errorf("instr: Act(%d): more than %d bytes of strings in one call", i, maxActBytes)
 	}
 	c.actBytes += n
-	c.acts = append(c.acts, ActionRequest{Action: i, Args: append([]string(nil), args...)})
+	c.acts = append(c.acts, ActionRequest{Action: i, Args: vals})
 	return nil
+}
+
+// actValue checks v against kind k and returns what the block holds: a
+// string, or an int64.
+func actValue(k ParamKind, v any) (any, error) {
+	switch k {
+	case ParamString:
+		if s, ok := v.(string); ok {
+			return s, nil
+		}
+	case ParamBool:
+		if b, ok := v.(bool); ok {
+			if b {
+				return int64(1), nil
+			}
+			return int64(0), nil
+		}
+	case ParamInt32, ParamInt64:
+		rv := reflect.ValueOf(v)
+		var x int64
+		switch rv.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			x = rv.Int()
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+			u := rv.Uint()
+			if u > math.MaxInt64 {
+				return nil, fmt.Errorf("%d is out of %s's range", u, k)
+			}
+			x = int64(u)
+		default:
+			return nil, fmt.Errorf("%T for a %s", v, k)
+		}
+		if k == ParamInt32 && (x < math.MinInt32 || x > math.MaxInt32) {
+			return nil, fmt.Errorf("%d is out of %s's range", x, k)
+		}
+		return x, nil
+	}
+	return nil, fmt.Errorf("%T for a %s", v, k)
 }
 
 // Actions are the actions Enter asked for (Act), in order: for a hook's
@@ -109,12 +216,23 @@ func checkActions(h *GoHooks) error {
 	}
 	for i, a := range h.Actions {
 		switch {
-		case a.Arg < 0 && a.Arg != This:
-			return fmt.Errorf("instr: action %d: Arg %d: an argument's index or This", i, a.Arg)
+		case a.Arg < 0 && a.Arg != This && a.Arg != Static:
+			return fmt.Errorf("instr: action %d: Arg %d: an argument's index, This or Static", i, a.Arg)
+		case a.Arg == Static && (a.Type == "" || a.Path == ""):
+			return fmt.Errorf("instr: action %d: Arg Static needs a Type and a Path", i)
+		case a.Arg != Static && a.Type != "":
+			return fmt.Errorf("instr: action %d: Type %q is for Arg Static", i, a.Type)
 		case a.Method == "":
 			return fmt.Errorf("instr: action %d: no Method", i)
-		case a.Params < 0 || a.Params > MaxActionParams:
-			return fmt.Errorf("instr: action %d: %d parameters, at most %d", i, a.Params, MaxActionParams)
+		case a.Kinds != nil && a.Params != 0 && a.Params != len(a.Kinds):
+			return fmt.Errorf("instr: action %d: Params %d and %d Kinds", i, a.Params, len(a.Kinds))
+		case a.Params < 0 || a.Params > MaxActionParams || len(a.Kinds) > MaxActionParams:
+			return fmt.Errorf("instr: action %d: more than %d parameters", i, MaxActionParams)
+		}
+		for j, k := range a.Kinds {
+			if k > ParamInt64 {
+				return fmt.Errorf("instr: action %d: parameter %d: %v", i, j, k)
+			}
 		}
 	}
 	return nil
@@ -129,8 +247,9 @@ func checkActions(h *GoHooks) error {
 //	8   records, actRecSize bytes each:
 //	    0   int32 the action (GoHooks.Actions' index)
 //	    4   int32 set to 1 by the wrap when the action threw
-//	    8+16j   the address of string j's UTF-16 units (never null)
-//	    16+16j  int32 its length in units
+//	    8+16j   the address of string j's UTF-16 units (never null),
+//	            or value j as an int64 (a bool 0 or 1)
+//	    16+16j  int32 the string's length in units
 //	    72  the first exception's type name (malloc'd by
 //	        clrprof_gohook_act_threw: an int32 count and the units), or 0
 //	then the strings' units.
@@ -143,8 +262,10 @@ const (
 func actBlockSize(acts []ActionRequest) int {
 	n := actHeader + actRecSize*len(acts)
 	for _, a := range acts {
-		for _, s := range a.Args {
-			n += 2 * utf16Len(s)
+		for _, v := range a.Args {
+			if s, ok := v.(string); ok {
+				n += 2 * utf16Len(s)
+			}
 		}
 	}
 	return n
@@ -172,7 +293,14 @@ func fillActBlock(buf []byte, base uintptr, id int32, acts []ActionRequest) {
 		rec := buf[actHeader+actRecSize*r : actHeader+actRecSize*(r+1)]
 		clear(rec)
 		le.PutUint32(rec[0:], uint32(a.Action))
-		for j, s := range a.Args {
+		for j, v := range a.Args {
+			s, ok := v.(string)
+			if !ok {
+				// An integer (a bool is 0 or 1): in the address's place.
+				x, _ := v.(int64)
+				le.PutUint64(rec[8+16*j:], uint64(x))
+				continue
+			}
 			le.PutUint64(rec[8+16*j:], uint64(base)+uint64(str))
 			n := 0
 			for _, c := range s {

@@ -67,10 +67,10 @@ func TestGoHookActions(t *testing.T) {
 				}
 				for _, want := range []string{
 					"ACTPROF refused instr: Act(9): the hooks have 4 actions\n",
-					"ACTPROF refused instr: Act(0): 1 strings for Add, which takes 2\n",
+					"ACTPROF refused instr: Act(0): 1 values for Add, which takes 2\n",
 					"ACTPROF refused instr: Act(-1): the hooks have 4 actions\n",
 					"actprof: deferred refused: instr: GoHooks.Actions need synchronous hooks",
-					"actprof: failed Acts!Acts.Svc::Unresolved: instr: action 0 (Headers.Add of argument 0): Acts.Hdrs has no instance method Add taking 1 strings (nor its base types); methods of that name seen: 2 parameters\n",
+					"actprof: failed Acts!Acts.Svc::Unresolved: instr: action 0 (Headers.Add of argument 0): Acts.Hdrs has no instance method Add(string) (nor its base types); methods of that name seen: 2 parameters\n",
 					"actprof: action errors Acts!Acts.Svc::Send 1 1 System.InvalidOperationException\n",
 					"actprof: summary instrumented=3 pending=0 failed=1\n",
 				} {

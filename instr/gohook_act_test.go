@@ -14,7 +14,11 @@ import (
 var testActions = []Action{
 	{Arg: 0, Path: "Headers", Method: "Add", Params: 2},
 	{Arg: This, Method: "Clear"},
+	{Arg: 1, Method: "Set", Kinds: []ParamKind{ParamString, ParamBool, ParamInt32, ParamInt64}},
 }
+
+// flags is a named integer type, as an enum's Go counterpart would be.
+type flags uint8
 
 // TestCallAct: Act records what is asked in order and refuses what the
 // actions cannot run, asking for nothing then.
@@ -26,27 +30,42 @@ func TestCallAct(t *testing.T) {
 	if err := c.Act(1); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"k", "v"}
+	args := []any{"k", "v"}
 	if err := c.Act(0, args...); err != nil {
 		t.Fatal(err)
 	}
 	args[0] = "changed" // Act copied them
+	if err := c.Act(2, "s", true, flags(7), int64(-1)<<40); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Act(2, "", false, int32(-5), uint64(1)<<62); err != nil {
+		t.Fatal(err)
+	}
 	for _, bad := range []struct {
 		i    int
-		args []string
+		args []any
 		want string
 	}{
-		{2, nil, "Act(2): the hooks have 2 actions"},
-		{-1, nil, "Act(-1): the hooks have 2 actions"},
-		{0, []string{"one"}, "Act(0): 1 strings for Add, which takes 2"},
-		{1, []string{"x"}, "Act(1): 1 strings for Clear, which takes 0"},
+		{3, nil, "Act(3): the hooks have 3 actions"},
+		{-1, nil, "Act(-1): the hooks have 3 actions"},
+		{0, []any{"one"}, "Act(0): 1 values for Add, which takes 2"},
+		{1, []any{"x"}, "Act(1): 1 values for Clear, which takes 0"},
+		{0, []any{"k", 1}, "parameter 1 of Add: int for a string"},
+		{2, []any{1, true, 1, 1}, "parameter 0 of Set: int for a string"},
+		{2, []any{"s", 1, 1, 1}, "parameter 1 of Set: int for a bool"},
+		{2, []any{"s", true, "1", 1}, "parameter 2 of Set: string for a int32"},
+		{2, []any{"s", true, int64(1) << 31, 1}, "2147483648 is out of int32's range"},
+		{2, []any{"s", true, -1 - int64(1)<<31, 1}, "-2147483649 is out of int32's range"},
+		{2, []any{"s", true, 1, uint64(1) << 63}, "9223372036854775808 is out of int64's range"},
+		{2, []any{"s", true, 1, 1.5}, "float64 for a int64"},
 	} {
 		err := c.Act(bad.i, bad.args...)
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("Act(%d, %q) = %v, want %q", bad.i, bad.args, err, bad.want)
 		}
 	}
-	want := []ActionRequest{{0, []string{"traceparent", "00-x"}}, {1, nil}, {0, []string{"k", "v"}}}
+	want := []ActionRequest{{0, []any{"traceparent", "00-x"}}, {1, []any{}}, {0, []any{"k", "v"}},
+		{2, []any{"s", int64(1), int64(7), int64(-1) << 40}}, {2, []any{"", int64(0), int64(-5), int64(1) << 62}}}
 	if got := c.Actions(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Actions() = %v, want %v", got, want)
 	}
@@ -93,8 +112,14 @@ func TestCheckActions(t *testing.T) {
 		{GoHooks{Exit: func(*Return) {}, Actions: testActions}, "need Enter"},
 		{GoHooks{Enter: enter, Actions: []Action{{Arg: Result, Method: "M"}}}, "Arg -1"},
 		{GoHooks{Enter: enter, Actions: []Action{{Arg: 0}}}, "no Method"},
-		{GoHooks{Enter: enter, Actions: []Action{{Method: "M", Params: MaxActionParams + 1}}}, "5 parameters, at most 4"},
-		{GoHooks{Enter: enter, Actions: []Action{{Method: "M", Params: -1}}}, "-1 parameters"},
+		{GoHooks{Enter: enter, Actions: []Action{{Method: "M", Params: MaxActionParams + 1}}}, "more than 4 parameters"},
+		{GoHooks{Enter: enter, Actions: []Action{{Method: "M", Kinds: make([]ParamKind, MaxActionParams+1)}}}, "more than 4 parameters"},
+		{GoHooks{Enter: enter, Actions: []Action{{Method: "M", Params: -1}}}, "more than 4 parameters"},
+		{GoHooks{Enter: enter, Actions: []Action{{Method: "M", Params: 1, Kinds: []ParamKind{ParamBool, ParamBool}}}}, "Params 1 and 2 Kinds"},
+		{GoHooks{Enter: enter, Actions: []Action{{Method: "M", Kinds: []ParamKind{ParamInt64 + 1}}}}, "ParamKind(4)"},
+		{GoHooks{Enter: enter, Actions: []Action{{Arg: Static, Path: "Current", Method: "M"}}}, "Static needs a Type and a Path"},
+		{GoHooks{Enter: enter, Actions: []Action{{Arg: Static, Type: "T, A", Method: "M"}}}, "Static needs a Type and a Path"},
+		{GoHooks{Enter: enter, Actions: []Action{{Arg: 0, Type: "T, A", Method: "M"}}}, "is for Arg Static"},
 	} {
 		r := Rule{Go: &tc.h}
 		err := checkRule(&r)
@@ -114,12 +139,13 @@ func TestCheckActions(t *testing.T) {
 // U+FFFD.
 func TestActBlock(t *testing.T) {
 	acts := []ActionRequest{
-		{Action: 1, Args: []string{"traceparent", "00-ab-cd-01"}},
+		{Action: 1, Args: []any{"traceparent", "00-ab-cd-01"}},
 		{Action: 0},
-		{Action: 3, Args: []string{"", "é€😀", "bad\xff"}},
+		{Action: 3, Args: []any{"", "é€😀", "bad\xff"}},
+		{Action: 2, Args: []any{int64(-2), "x", int64(1) << 40}},
 	}
 	n := actBlockSize(acts)
-	if want := actHeader + 3*actRecSize + 2*(11+11+0+4+4); n != want {
+	if want := actHeader + 4*actRecSize + 2*(11+11+0+4+4+1); n != want {
 		t.Fatalf("size %d, want %d", n, want)
 	}
 	buf := make([]byte, n)
@@ -129,7 +155,7 @@ func TestActBlock(t *testing.T) {
 	base := uintptr(unsafe.Pointer(&buf[0]))
 	fillActBlock(buf, base, 42, acts)
 	le := binary.LittleEndian
-	if c, id := le.Uint32(buf), le.Uint32(buf[4:]); c != 3 || id != 42 {
+	if c, id := le.Uint32(buf), le.Uint32(buf[4:]); c != 4 || id != 42 {
 		t.Fatalf("header: %d records, id %d", c, id)
 	}
 	for r, a := range acts {
@@ -143,7 +169,15 @@ func TestActBlock(t *testing.T) {
 		if name := le.Uint64(rec[8+16*MaxActionParams:]); name != 0 {
 			t.Errorf("record %d: an exception's name %#x before any action ran", r, name)
 		}
-		for j, s := range a.Args {
+		for j, v := range a.Args {
+			s, ok := v.(string)
+			if !ok {
+				// An integer, in the address's place.
+				if got := int64(le.Uint64(rec[8+16*j:])); got != v.(int64) {
+					t.Errorf("record %d value %d: %d, want %d", r, j, got, v)
+				}
+				continue
+			}
 			addr := uintptr(le.Uint64(rec[8+16*j:]))
 			units := int(le.Uint32(rec[16+16*j:]))
 			if addr < base || addr+uintptr(2*units) > base+uintptr(n) {

@@ -25,7 +25,12 @@ import (
 // ID (structs of another assembly, as their ToString(); from .NET Core 3.0
 // on: before, Activity has no TraceStateString and the rule is reported);
 // an action through another assembly's type (NameValueCollection.Add) that
-// writes the current activity's Id as a traceparent header; the errors: a
+// writes the current activity's Id as a traceparent header; actions with
+// values other than strings (a string, a bool, an int, a long and a
+// CoreLib enum set on the app's object; the current activity's trace
+// flags set to recorded from .NET Core 3.0 on, an Optional action absent
+// before); an action whose enum parameter is not the kind asked for
+// (refused); the errors: a
 // member no type on the way has, an internal member of another assembly;
 // and an Optional member that does not resolve (null, Report.Absent).
 func TestGoHookForeignMembers(t *testing.T) {
@@ -85,6 +90,14 @@ func TestGoHookForeignMembers(t *testing.T) {
 				stamped = strings.Trim(c.id, `"`)
 			}
 			res.MustStdoutContain(t, c.tag+" stamped "+stamped+"\n")
+			// Mark's actions: the Note's values, and the current
+			// activity marked recorded (the inner one was started
+			// under the outer, already marked, and took its flags).
+			recorded := map[string]string{"none": "none->none", "outer": "False->True", "inner": "True->True", "after": "none->none"}[c.tag]
+			if !w3c && c.id != "null" {
+				recorded = "n/a->n/a"
+			}
+			res.MustStdoutContain(t, c.tag+" recorded "+recorded+" note go|True|-7|1099511627776|Wednesday\n")
 		}
 		// An Optional member that does not resolve reads null; its method
 		// is wrapped, and Report.Absent says why.
@@ -106,9 +119,13 @@ func TestGoHookForeignMembers(t *testing.T) {
 		} {
 			res.MustStderrContain(t, w)
 		}
-		wantSummary := "memberprof: summary instrumented=4 pending=0 failed=2"
+		res.MustStderrContain(t, "memberprof: failed Foreign!Foreign.Svc::MarkWrong: instr: action 0 (.Day of argument 0): "+
+			"Foreign.Note has no instance method Day(int64) (nor its base types); methods of that name seen: parameter 0 not a int64\n")
+		wantSummary := "memberprof: summary instrumented=5 pending=0 failed=3"
 		if !w3c {
-			wantSummary = "memberprof: summary instrumented=3 pending=0 failed=3"
+			wantSummary = "memberprof: summary instrumented=4 pending=0 failed=4"
+			res.MustStderrContain(t, "memberprof: absent Foreign!Foreign.Svc::Mark: instr: action 2 (Current.set_ActivityTraceFlags of "+
+				"System.Diagnostics.Activity, System.Diagnostics.DiagnosticSource): System.Diagnostics.Activity has no instance method set_ActivityTraceFlags(int32)")
 			res.MustStderrContain(t, "memberprof: failed Foreign!Foreign.Svc::State: instr: member 0 (Current.TraceStateString of "+
 				"System.Diagnostics.Activity, System.Diagnostics.DiagnosticSource): System.Diagnostics.Activity has no instance property or field TraceStateString")
 		}

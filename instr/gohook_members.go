@@ -415,43 +415,66 @@ func sharesStatic(plans []memberPlan, tok metadata.Token) bool {
 // actionPlan is an action (GoHooks.Actions) resolved: the steps to its
 // object and its method.
 type actionPlan struct {
-	steps  []memberStep
+	steps  []memberStep // from the argument, or (static) from a static member
 	method metadata.Token
-	params int
+	kinds  []ParamKind
 	ret    bool // the method returns a value: popped
+	absent bool // an Optional action that did not resolve: never run
 }
 
 // resolveActions resolves hooks' actions against the parameters of sig
-// and this (nil: the instance cannot be acted on).
-func resolveActions(r *memberResolver, sig *metadata.MethodSig, this *metadata.Type, actions []Action) ([]actionPlan, error) {
-	var out []actionPlan
+// and this (nil: the instance cannot be acted on); absent gives why each
+// Optional action that did not resolve is left out.
+func resolveActions(r *memberResolver, sig *metadata.MethodSig, this *metadata.Type, actions []Action) (out []actionPlan, absent []string, err error) {
 	for i, a := range actions {
-		var t *metadata.Type
-		switch {
-		case a.Arg == This:
-			if this == nil {
-				return nil, fmt.Errorf("instr: action %d (%s of this): the method is static, or of a struct or a generic type", i, a.Method)
-			}
-			t = this
-		case a.Arg >= 0 && a.Arg < len(sig.Params):
-			t = sig.Params[a.Arg]
-		default:
-			return nil, fmt.Errorf("instr: action %d: argument %d: the method has %d parameters", i, a.Arg, len(sig.Params))
-		}
-		p, err := resolveAction(r, t, a)
+		p, err := resolveActionAt(r, sig, this, a)
 		if err != nil {
-			return nil, fmt.Errorf("instr: action %d (%s.%s of argument %d): %w", i, a.Path, a.Method, a.Arg, err)
+			err = fmt.Errorf("instr: action %d (%s.%s of %s): %w", i, a.Path, a.Method, actionOf(a), err)
+			if !a.Optional {
+				return nil, nil, err
+			}
+			absent = append(absent, err.Error())
+			p = actionPlan{absent: true}
 		}
 		out = append(out, p)
 	}
-	return out, nil
+	return out, absent, nil
 }
 
-func resolveAction(r *memberResolver, t *metadata.Type, a Action) (actionPlan, error) {
-	p := actionPlan{params: a.Params}
-	cur := t
-	if a.Path != "" {
-		steps, last, err := walkPath(r, t, nil, a.Path)
+func actionOf(a Action) string {
+	switch a.Arg {
+	case This:
+		return "this"
+	case Static:
+		return a.Type
+	}
+	return fmt.Sprintf("argument %d", a.Arg)
+}
+
+func resolveActionAt(r *memberResolver, sig *metadata.MethodSig, this *metadata.Type, a Action) (actionPlan, error) {
+	p := actionPlan{kinds: a.kinds()}
+	var cur *metadata.Type
+	switch {
+	case a.Arg == Static:
+		loc, err := r.staticLoc(a.Type)
+		if err != nil {
+			return p, err
+		}
+		if p.steps, cur, err = walkPath(r, nil, &loc, a.Path); err != nil {
+			return p, err
+		}
+	case a.Arg == This:
+		if this == nil {
+			return p, fmt.Errorf("the method is static, or of a struct or a generic type")
+		}
+		cur = this
+	case a.Arg >= 0 && a.Arg < len(sig.Params):
+		cur = sig.Params[a.Arg]
+	default:
+		return p, fmt.Errorf("the method has %d parameters", len(sig.Params))
+	}
+	if a.Arg != Static && a.Path != "" {
+		steps, last, err := walkPath(r, cur, nil, a.Path)
 		if err != nil {
 			return p, err
 		}
@@ -461,14 +484,14 @@ func resolveAction(r *memberResolver, t *metadata.Type, a Action) (actionPlan, e
 	if err != nil {
 		return p, err
 	}
-	p.method, p.ret, err = findActionMethod(r, loc, a.Method, a.Params)
+	p.method, p.ret, err = findActionMethod(r, loc, a.Method, p.kinds)
 	return p, err
 }
 
 // findActionMethod finds the instance method name of the class at loc or
-// of its base types taking params strings, public (or internal, in the
-// target's module), not generic.
-func findActionMethod(r *memberResolver, loc typeLoc, name string, params int) (metadata.Token, bool, error) {
+// of its base types taking parameters of kinds, public (or internal, in
+// the target's module), not generic.
+func findActionMethod(r *memberResolver, loc typeLoc, name string, kinds []ParamKind) (metadata.Token, bool, error) {
 	start := r.typeName(loc)
 	var seen []string
 	for depth := 0; depth < 64; depth++ {
@@ -492,16 +515,17 @@ func findActionMethod(r *memberResolver, loc typeLoc, name string, params int) (
 				why = "static"
 			case sig.Generic():
 				why = "generic"
-			case len(sig.Params) != params:
+			case len(sig.Params) != len(kinds):
 				why = fmt.Sprintf("%d parameters", len(sig.Params))
 			default:
 				acc := mi.Flags & metadata.MdMemberAccessMask
 				if err := r.accessible(loc, acc == metadata.MdPublic, acc == metadata.MdAssem || acc == metadata.MdFamOrAssem); err != nil {
 					why = err.Error()
 				}
-				for _, pt := range sig.Params {
-					if in, _, _ := pt.Unwrap(); in == nil || in.Kind != metadata.ElementTypeString {
-						why = "a parameter not a string"
+				for j, pt := range sig.Params {
+					if !r.paramIs(loc.sc, pt, kinds[j]) {
+						why = fmt.Sprintf("parameter %d not a %s", j, kinds[j])
+						break
 					}
 				}
 			}
@@ -522,9 +546,83 @@ func findActionMethod(r *memberResolver, loc typeLoc, name string, params int) (
 		}
 		loc = next
 	}
-	msg := fmt.Sprintf("%s has no instance method %s taking %d strings (nor its base types)", start, name, params)
+	msg := fmt.Sprintf("%s has no instance method %s(%s) (nor its base types)", start, name, kindList(kinds))
 	if len(seen) > 0 {
 		msg += "; methods of that name seen: " + strings.Join(seen, ", ")
 	}
 	return 0, false, fmt.Errorf("%s", msg)
+}
+
+func kindList(kinds []ParamKind) string {
+	var b strings.Builder
+	for i, k := range kinds {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(k.String())
+	}
+	return b.String()
+}
+
+// paramIs tells whether parameter type t, in scope s's tokens, is of kind
+// k: the primitive, or for the integers an enum whose underlying type it
+// is.
+func (r *memberResolver) paramIs(s *memberScope, t *metadata.Type, k ParamKind) bool {
+	t, mods, _ := t.Unwrap()
+	for _, m := range mods {
+		if m.Kind == metadata.ElementTypeCmodReqd {
+			return false // e.g. an in parameter's
+		}
+	}
+	if t == nil {
+		return false
+	}
+	want := map[ParamKind]metadata.ElementType{ParamString: metadata.ElementTypeString, ParamBool: metadata.ElementTypeBoolean,
+		ParamInt32: metadata.ElementTypeI4, ParamInt64: metadata.ElementTypeI8}[k]
+	if t.Kind == want {
+		return true
+	}
+	if t.Kind != metadata.ElementTypeValuetype || (k != ParamInt32 && k != ParamInt64) {
+		return false
+	}
+	u, ok := r.enumUnderlying(s, t.Token)
+	return ok && u == want
+}
+
+// enumUnderlying returns the underlying type of the enum that tok (a
+// TypeDef or TypeRef of scope s) names; false when it is not an enum.
+func (r *memberResolver) enumUnderlying(s *memberScope, tok metadata.Token) (metadata.ElementType, bool) {
+	var loc typeLoc
+	switch metadata.TokenType(tok.Table()) {
+	case metadata.MdtTypeDef:
+		loc = typeLoc{s, tok}
+	case metadata.MdtTypeRef:
+		l, err := r.refLoc(s, tok, "")
+		if err != nil {
+			return 0, false
+		}
+		loc = l
+	default:
+		return 0, false
+	}
+	if b, ok := r.base(loc); !ok || r.typeName(b) != "System.Enum" {
+		return 0, false
+	}
+	imp := loc.sc.im()
+	fields, err := imp.Fields(loc.td)
+	if err != nil {
+		return 0, false
+	}
+	for _, f := range fields {
+		fi, err := imp.Field(f)
+		if err != nil || fi.Flags&metadata.FdStatic != 0 {
+			continue
+		}
+		fs, err := metadata.ParseFieldSig(fi.Sig)
+		if err != nil || fs.Type == nil {
+			return 0, false
+		}
+		return fs.Type.Kind, true
+	}
+	return 0, false
 }

@@ -308,8 +308,14 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 		if !e.static && !e.valueTy && e.generic == 0 {
 			this = metadata.ClassType(e.typeTok)
 		}
-		if gw.acts, err = resolveActions(mr, sig, this, e.goh.Actions); err != nil {
+		var absent []string
+		if gw.acts, absent, err = resolveActions(mr, sig, this, e.goh.Actions); err != nil {
 			return err
+		}
+		if len(absent) > 0 {
+			in.mu.Lock()
+			e.absent = append(e.absent, absent...)
+			in.mu.Unlock()
 		}
 		ge.actThrew = make([]atomic.Int64, len(e.goh.Actions))
 		ge.actFirst = make([]atomic.Pointer[string], len(e.goh.Actions))
@@ -537,13 +543,14 @@ func (gw *goWrap) enterCode(w *wrapper) ([]*ilrw.Instruction, error) {
 //	      rec = blk + 8 + r*REC
 //	      *(int*)rec == 0 ? goto A0 : *(int*)rec == 1 ? goto A1 ... : goto NEXT
 //	A_i:  .try {
-//	        ldarg a; (dup; brfalse NULL; callvirt get_X | ldfld X)...; dup; brfalse NULL
-//	        (newobj string(*(char**)(rec+8+16j), 0, *(int*)(rec+16+16j)))...
+//	        (ldarg a | ldsfld S | call get_S); (dup; brfalse NULL; callvirt get_X | ldfld X)...; dup; brfalse NULL
+//	        (newobj string(*(char**)(rec+8+16j), 0, *(int*)(rec+16+16j)) | *(long*)(rec+8+16j) | *(int*)(rec+8+16j))...
 //	        callvirt Method; [pop]; leave NEXT
 //	NULL:   pop; leave NEXT
 //	      } filter { pop; ldc.i4.1; endfilter }
 //	        { callvirt GetType; callvirt get_FullName; stloc name (pinned)
 //	          call ActThrew(rec, name); name = null; leave NEXT }
+//	A_k:  goto NEXT (an Optional action that did not resolve)
 //	NEXT: r++; goto LOOP
 //	END:  ldloc blk; call ActDone
 //	DONE:
@@ -577,12 +584,33 @@ func (gw *goWrap) actionCode(w *wrapper, first int) ([]*ilrw.Instruction, error)
 	}
 	for i, p := range gw.acts {
 		a := gw.ge.hooks.Actions[i]
-		try := []*ilrw.Instruction{ilrw.I(ilrw.OpLdarg0)}
-		if a.Arg != This {
-			try[0] = ldarg(first + a.Arg)
+		if p.absent {
+			// An Optional action that did not resolve: asked for, it
+			// does nothing.
+			code = append(code, starts[i], ilrw.IBranch(ilrw.OpBr, next))
+			continue
+		}
+		var try []*ilrw.Instruction
+		steps := p.steps
+		switch a.Arg {
+		case This:
+			try = append(try, ilrw.I(ilrw.OpLdarg0))
+		case Static:
+			// The first step reads a static member: nothing to check
+			// before it.
+			st := steps[0]
+			switch {
+			case st.field:
+				try = append(try, ilrw.IToken(ilrw.OpLdsfld, st.tok))
+			default:
+				try = append(try, ilrw.IToken(ilrw.OpCall, st.tok))
+			}
+			steps = steps[1:]
+		default:
+			try = append(try, ldarg(first+a.Arg))
 		}
 		null := ilrw.I(ilrw.OpPop)
-		for _, st := range p.steps {
+		for _, st := range steps {
 			try = append(try, ilrw.I(ilrw.OpDup), ilrw.IBranch(ilrw.OpBrfalse, null))
 			if st.field {
 				try = append(try, ilrw.IToken(ilrw.OpLdfld, st.tok))
@@ -591,11 +619,18 @@ func (gw *goWrap) actionCode(w *wrapper, first int) ([]*ilrw.Instruction, error)
 			}
 		}
 		try = append(try, ilrw.I(ilrw.OpDup), ilrw.IBranch(ilrw.OpBrfalse, null))
-		for j := range p.params {
+		for j, k := range p.kinds {
 			try = append(try, at(int32(8+16*j))...)
-			try = append(try, ilrw.I(ilrw.OpLdindI), ilrw.I(ilrw.OpLdcI40))
-			try = append(try, at(int32(16+16*j))...)
-			try = append(try, ilrw.I(ilrw.OpLdindI4), ilrw.IToken(ilrw.OpNewobj, gw.toks.strCtor))
+			switch k {
+			case ParamString:
+				try = append(try, ilrw.I(ilrw.OpLdindI), ilrw.I(ilrw.OpLdcI40))
+				try = append(try, at(int32(16+16*j))...)
+				try = append(try, ilrw.I(ilrw.OpLdindI4), ilrw.IToken(ilrw.OpNewobj, gw.toks.strCtor))
+			case ParamInt64:
+				try = append(try, ilrw.I(ilrw.OpLdindI8))
+			default: // a bool or an int32: the low half
+				try = append(try, ilrw.I(ilrw.OpLdindI4))
+			}
 		}
 		try = append(try, ilrw.IToken(ilrw.OpCallvirt, p.method))
 		if p.ret {

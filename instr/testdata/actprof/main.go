@@ -43,7 +43,7 @@ func logf(format string, args ...any) {
 }
 
 // act asks for an action and prints a refusal.
-func act(c *instr.Call, i int, args ...string) {
+func act(c *instr.Call, i int, args ...any) {
 	if err := c.Act(i, args...); err != nil {
 		fmt.Fprintf(os.Stderr, "ACTPROF refused %v\n", err)
 	}

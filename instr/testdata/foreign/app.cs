@@ -7,7 +7,8 @@ using System.Threading.Tasks;
 // The app of TestGoHookForeignMembers: methods whose Go hooks read members
 // of types defined in other assemblies (System.Uri, exceptions, the
 // caller's current System.Diagnostics.Activity) and act on one
-// (NameValueCollection.Add). The activities are made through reflection so
+// (NameValueCollection.Add), or act with values other than strings (a
+// Note's setters; the current activity's trace flags). The activities are made through reflection so
 // that mcs compiles the app too (it has no DiagnosticSource to reference).
 // It prints each activity's Id, and what the hooks' action added.
 namespace Foreign {
@@ -22,6 +23,21 @@ namespace Foreign {
 		public static int State() { return 2; }
 		public static int Maybe(Uri u) { return 3; }
 		public static int Stamp(NameValueCollection h) { return h.Count; }
+		public static void Mark(Note n) { }
+		public static void MarkWrong(Note n) { }
+	}
+
+	// What the hooks' actions with values other than strings set: a
+	// string, a bool, an int, a long, and an enum of CoreLib's.
+	public class Note {
+		string s = "-";
+		bool b;
+		int i;
+		long l;
+		DayOfWeek d;
+		public void Set(string s, bool b, int i, long l) { this.s = s; this.b = b; this.i = i; this.l = l; }
+		public void Day(DayOfWeek d) { this.d = d; }
+		public override string ToString() { return s + "|" + b + "|" + i + "|" + l + "|" + d; }
 	}
 
 	// A class of its own, so that DiagnosticSource is loaded when the first
@@ -50,6 +66,17 @@ namespace Foreign {
 
 		static void Stop(object a) { Act.activity.GetMethod("Stop").Invoke(a, null); }
 
+		// Recorded: whether the current activity is recorded ("none"
+		// without one, "n/a" before .NET Core 3.0, whose Activity has no
+		// trace flags).
+		static string Recorded() {
+			object a = Act.activity.GetProperty("Current").GetValue(null);
+			if (a == null)
+				return "none";
+			PropertyInfo p = Act.activity.GetProperty("Recorded");
+			return p == null ? "n/a" : p.GetValue(a).ToString();
+		}
+
 		static void Calls(string tag) {
 			var e = new MyError("bad " + tag, new ArgumentException("inner " + tag));
 			Svc.Visit(new Uri("http://h.example:8081/p?q=" + tag), e);
@@ -57,6 +84,11 @@ namespace Foreign {
 			var h = new NameValueCollection(StringComparer.Ordinal); // culture-free: .NET Core 2.0 and this ICU disagree
 			Svc.Stamp(h);
 			Console.WriteLine(tag + " stamped " + (h["traceparent"] ?? "(none)"));
+			var n = new Note();
+			string before = Recorded();
+			Svc.Mark(n);
+			Console.WriteLine(tag + " recorded " + before + "->" + Recorded() + " note " + n);
+			Svc.MarkWrong(n);
 		}
 
 		static async Task<bool> Flow() {

@@ -119,7 +119,35 @@ func (p *prof) Initialize(info *profiler.Info) error {
 			}
 			return enter(c)
 		}
+		// Actions with values other than strings: Mark's Note gets a
+		// string, a bool, an int, a long and a DayOfWeek (from a Go named
+		// integer), and the current activity is marked recorded
+		// (Optional: .NET Core 2.x's Activity has no trace flags).
+		// MarkWrong's action takes an int64 where Day's enum is an int32:
+		// refused.
+		mark, wrong := p.rule(svc+"Mark", false), p.rule(svc+"MarkWrong", false)
+		mark.Go = &instr.GoHooks{
+			Enter: func(c *instr.Call) uint64 {
+				for i, args := range [][]any{{"go", true, -7, int64(1) << 40}, {time.Wednesday}, {1}} {
+					if err := c.Act(i, args...); err != nil {
+						logf("act: %v", err)
+					}
+				}
+				return 0
+			},
+			Actions: []instr.Action{
+				{Arg: 0, Method: "Set", Kinds: []instr.ParamKind{instr.ParamString, instr.ParamBool, instr.ParamInt32, instr.ParamInt64}},
+				{Arg: 0, Method: "Day", Kinds: []instr.ParamKind{instr.ParamInt32}},
+				{Arg: instr.Static, Type: instr.ActivityType, Path: "Current", Method: "set_ActivityTraceFlags",
+					Kinds: []instr.ParamKind{instr.ParamInt32}, Optional: true},
+			},
+		}
+		wrong.Go = &instr.GoHooks{
+			Enter:   func(c *instr.Call) uint64 { return 0 },
+			Actions: []instr.Action{{Arg: 0, Method: "Day", Kinds: []instr.ParamKind{instr.ParamInt64}}},
+		}
 		rules = []instr.Rule{
+			mark, wrong,
 			p.rule(svc+"Visit", false, m(0, "AbsoluteUri"), m(0, "Port"), instr.CurrentActivity("Id"),
 				m(1, "Message"), m(1, "InnerException.Message"), m(1, "InnerException")),
 			p.rule(svc+"State", false, instr.CurrentActivity("TraceStateString"), instr.CurrentActivity("TraceId"),
