@@ -46,6 +46,7 @@ type callLine struct {
 type span struct {
 	name, id, parent, trace string
 	state                   string // the W3C tracestate
+	service, pid            string // the resource's service.name and process.pid: which process sent it
 	attrs                   map[string]string
 	status                  tracev1.Status_StatusCode
 	message                 string
@@ -79,12 +80,13 @@ func received(t *testing.T, c *exporttest.Collector) ([]span, []map[string]strin
 	var res []map[string]string
 	for _, r := range reqs {
 		for _, rs := range r.ResourceSpans {
-			res = append(res, attrMap(rs.Resource.GetAttributes()))
+			ra := attrMap(rs.Resource.GetAttributes())
+			res = append(res, ra)
 			for _, ss := range rs.ScopeSpans {
 				for _, s := range ss.Spans {
 					sp := span{name: s.Name, id: hex.EncodeToString(s.SpanId), parent: hex.EncodeToString(s.ParentSpanId),
-						trace: hex.EncodeToString(s.TraceId), state: s.TraceState, attrs: attrMap(s.Attributes),
-						status: s.Status.GetCode(), message: s.Status.GetMessage()}
+						trace: hex.EncodeToString(s.TraceId), state: s.TraceState, service: ra["service.name"], pid: ra["process.pid"],
+						attrs: attrMap(s.Attributes), status: s.Status.GetCode(), message: s.Status.GetMessage()}
 					for _, e := range s.Events {
 						sp.events = append(sp.events, e.Name+":"+attrMap(e.Attributes)["exception.type"])
 					}
