@@ -133,7 +133,11 @@ const ActivityType = "System.Diagnostics.Activity, System.Diagnostics.Diagnostic
 // earlier runtimes, "|{root}.{n}.", is not one, and
 // tracecontext.ParseTraceparent refuses it), "TraceStateString" its
 // tracestate ("" reads the activity itself, as its ToString()). A call
-// with no current activity reads null.
+// with no current activity reads null. Reading "Id" fixes it: the
+// activity makes the string once, with its trace flags of then, and
+// propagates that string; a hook that may change the flags (an Action
+// calling set_ActivityTraceFlags) reads "TraceId", "SpanId" and
+// "Recorded" instead, as sample/gotrace does.
 func CurrentActivity(path string) Member {
 	if path == "" {
 		return Member{Arg: Static, Type: ActivityType, Path: "Current"}

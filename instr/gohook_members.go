@@ -605,10 +605,24 @@ func (r *memberResolver) enumUnderlying(s *memberScope, tok metadata.Token) (met
 	default:
 		return 0, false
 	}
-	if b, ok := r.base(loc); !ok || r.typeName(b) != "System.Enum" {
+	// The base type by name: a TypeRef of a module read from its file
+	// (not loaded yet) cannot be resolved, and only System.Enum's name
+	// matters here.
+	imp := loc.sc.im()
+	info, err := imp.TypeDef(loc.td)
+	if err != nil {
 		return 0, false
 	}
-	imp := loc.sc.im()
+	var base string
+	switch metadata.TokenType(info.Extends.Table()) {
+	case metadata.MdtTypeDef:
+		base, err = imp.TypeDefName(info.Extends)
+	case metadata.MdtTypeRef:
+		base, err = imp.TypeRefName(info.Extends)
+	}
+	if err != nil || base != "System.Enum" {
+		return 0, false
+	}
 	fields, err := imp.Fields(loc.td)
 	if err != nil {
 		return 0, false

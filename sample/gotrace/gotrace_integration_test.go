@@ -388,11 +388,12 @@ func TestGotraceCollectorRestart(t *testing.T) {
 // a root. The app's activities are not sampled by any listener (flags 00):
 // such an activity is taken as undecided and the spans are recorded, but
 // not one whose remote parent (its ParentId set, no Parent in the process)
-// was not sampled: that decision is honoured (no spans). Before .NET
-// Core 3.0 an activity's Id is hierarchical (no W3C format to ask for):
-// the spans are roots and gotrace says so, and that Activity has no
-// TraceStateString. Synchronous on every runtime, deferred too from .NET
-// 8 on.
+// was not sampled: that decision is honoured (no spans). A synchronous
+// hook marks the undecided activity recorded (the app sees Recorded true
+// after the call), not the other; a deferred one cannot. Before .NET Core
+// 3.0 Activity has no trace IDs (its Id is hierarchical): the spans are
+// roots and gotrace says which members are absent. Synchronous on every
+// runtime, deferred too from .NET 8 on.
 func TestGotraceActivity(t *testing.T) {
 	lib := harness.BuildProfiler(t, "./sample/gotrace")
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
@@ -449,15 +450,29 @@ func TestGotraceActivity(t *testing.T) {
 				switch {
 				case rt.Major >= 3:
 					check(spans[3], ids["local"], "k1=v1")
-					res.MustStderrNotContain(t, "not a W3C traceparent", "read no current activity")
+					res.MustStderrNotContain(t, "not a W3C traceparent", "without the current activity's")
+					// The undecided local activity is marked recorded by
+					// a synchronous hook (a deferred one cannot act); the
+					// one whose remote parent said no is left alone.
+					local := map[string]string{"sync": "True", "deferred": "False"}[mode]
+					res.MustStdoutContain(t, "local recorded "+local+"\n", "remote recorded False\n")
+					marked := map[string]string{"sync": "gotrace: 1 undecided activities marked recorded", "deferred": ""}[mode]
+					if marked != "" {
+						res.MustStderrContain(t, marked)
+					} else {
+						res.MustStderrNotContain(t, "marked recorded")
+					}
 				default:
 					for i := 1; i < len(spans); i += 2 {
 						if spans[i].parent != "" {
 							t.Errorf("Get's span %+v has a parent: the activity's Id is hierarchical", spans[i])
 						}
 					}
-					res.MustStderrContain(t, "gotrace: 2 calls' current activity had an Id that is not a W3C traceparent (the hierarchical format): their spans are roots\n",
-						"gotrace: 2 methods read no current activity's instr: member 1 (Current.TraceStateString of "+ActivityTypeForTest+"): System.Diagnostics.Activity has no instance property or field TraceStateString")
+					// Activity has no trace IDs before .NET Core 3.0: every
+					// member is absent, said once a reason.
+					res.MustStderrContain(t, "gotrace: 2 methods without the current activity's member or action: instr: member 0 (Current.TraceId of "+
+						ActivityTypeForTest+"): System.Diagnostics.Activity has no instance property or field TraceId (nor its base types)\n")
+					res.MustStdoutContain(t, "local recorded n/a\n")
 				}
 				if t.Failed() {
 					t.Log(res.Describe())

@@ -39,6 +39,7 @@
 //	                    when the app ends with Environment.Exit, are listed on stderr)
 //	GOTRACE_QUEUE       the span queue's bound (default OTEL_BSP_MAX_QUEUE_SIZE, else 8192 spans)
 //	GOTRACE_ACTIVITY=0  root spans are not parented by the caller's current activity (below)
+//	GOTRACE_MARK=0      an undecided current activity is not marked recorded (below)
 //	GOTRACE_DEFERRED=1  deferred Go hooks (instr.GoHooks.Deferred): the calls are recorded
 //	                    with their times in C and the spans and lines built after the fact
 //	                    by a goroutine (from the recorded times); much cheaper per call, but
@@ -61,7 +62,13 @@
 // activity that is not sampled is taken as undecided (an app without an
 // ActivityListener makes all of them so) and its spans are recorded, unless
 // its parent is remote (its ParentId is set and it has no Parent in the
-// process): that parent's decision not to sample is honoured. With
+// process): that parent's decision not to sample is honoured. An undecided
+// activity whose call is traced is marked recorded (its ActivityTraceFlags
+// set, by an instr action, with synchronous hooks from .NET Core 3.0 on),
+// so that the traceparent the app sends on says the trace is sampled and a
+// service it calls, traced by gotrace or anything else that honours the
+// flag, records its part of the trace; GOTRACE_MARK=0 leaves activities
+// alone (the next service then sees "not sampled"). With
 // OTEL_TRACES_SAMPLER's ratio samplers, an undecided activity's spans are
 // recorded all the same (the ratio applies to roots). Reading the activity
 // costs each call four members (GoHooks.Members); GOTRACE_ACTIVITY=0 turns

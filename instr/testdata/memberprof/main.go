@@ -182,8 +182,9 @@ func (p *prof) Initialize(info *profiler.Info) error {
 			h.Members = []instr.Member{m(0, "Url"), m(0, "Port")}
 		case "activity":
 			// What sample/gotrace reads of the current activity per call.
-			h.Members = []instr.Member{instr.CurrentActivity("Id"), instr.CurrentActivity("TraceStateString"),
-				instr.CurrentActivity("ParentId"), instr.CurrentActivity("Parent.Id")}
+			h.Members = []instr.Member{instr.CurrentActivity("TraceId"), instr.CurrentActivity("TraceStateString"),
+				instr.CurrentActivity("SpanId"), instr.CurrentActivity("Recorded"),
+				instr.CurrentActivity("ParentSpanId"), instr.CurrentActivity("Parent.SpanId")}
 		case "none":
 		default:
 			return fmt.Errorf("MEMBERPROF_HOT=%s", hot)

@@ -107,6 +107,7 @@ type Tracer struct {
 	summary  bool
 	deferred bool // GOTRACE_DEFERRED=1: deferred Go hooks
 	activity bool // root spans are children of the caller's current activity (GOTRACE_ACTIVITY)
+	mark     bool // an undecided activity whose call is traced is marked recorded (GOTRACE_MARK)
 	start    time.Time
 	otlp     *otlp // nil: no spans exported
 	spans    *pprofbuild.ThreadSpans
@@ -121,6 +122,7 @@ type Tracer struct {
 
 	badParent atomic.Int64 // current activities whose Id is no traceparent: root spans
 	badState  atomic.Int64 // tracestates dropped (invalid)
+	marked    atomic.Int64 // undecided activities marked recorded
 
 	mu   sync.Mutex
 	w    *bufio.Writer
@@ -185,12 +187,23 @@ func (p *Tracer) Initialize(info *profiler.Info) error {
 		// Optional: a framework without DiagnosticSource, or Activity
 		// without TraceStateString (before .NET Core 3.0), still traces.
 		p.activity = true
-		// Its parent's Id and its parent's own (null when the parent is not
-		// an activity of this process) tell a remote parent.
-		hooks.Members = []instr.Member{instr.CurrentActivity("Id"), instr.CurrentActivity("TraceStateString"),
-			instr.CurrentActivity("ParentId"), instr.CurrentActivity("Parent.Id")}
-		for i := range hooks.Members {
-			hooks.Members[i].Optional = true
+		// Its trace and span IDs and flags, not its Id: the Id is made
+		// once, on its first read, with the flags of then, and what the
+		// app propagates is that string; read here before the activity is
+		// marked recorded (below), it would say "not sampled" for good.
+		// Its parent's span ID and its parent's own (null when the parent
+		// is not an activity of this process) tell a remote parent.
+		hooks.Members = activityMembers()
+		if !p.deferred && os.Getenv("GOTRACE_MARK") != "0" {
+			// An undecided activity (no listener sampled it) whose call
+			// is traced is marked recorded, so that the traceparent the
+			// app sends on (HttpClient's) says the trace is sampled and
+			// the next service records its part. Optional: .NET Core
+			// 2.x's Activity has no trace flags. A deferred Enter runs
+			// too late to act.
+			p.mark = true
+			hooks.Actions = []instr.Action{{Arg: instr.Static, Type: instr.ActivityType, Path: "Current",
+				Method: "set_ActivityTraceFlags", Kinds: []instr.ParamKind{instr.ParamInt32}, Optional: true}}
 		}
 	}
 	p.in, err = instr.New(info, instr.Config{
@@ -292,6 +305,56 @@ func (p *Tracer) stack(tid uint64) *stack {
 	return s
 }
 
+// The members of the current activity read at each call's entry, in
+// order (GOTRACE_ACTIVITY).
+const (
+	memTraceID = iota
+	memTraceState
+	memSpanID
+	memRecorded
+	memParentSpanID
+	memParentsOwn
+)
+
+func activityMembers() []instr.Member {
+	ms := []instr.Member{
+		memTraceID:      instr.CurrentActivity("TraceId"),
+		memTraceState:   instr.CurrentActivity("TraceStateString"),
+		memSpanID:       instr.CurrentActivity("SpanId"),
+		memRecorded:     instr.CurrentActivity("Recorded"),
+		memParentSpanID: instr.CurrentActivity("ParentSpanId"),
+		memParentsOwn:   instr.CurrentActivity("Parent.SpanId"),
+	}
+	// Optional: a framework without DiagnosticSource, or an Activity
+	// without trace IDs (.NET Core 2.x), still traces.
+	for i := range ms {
+		ms[i].Optional = true
+	}
+	return ms
+}
+
+// currentActivity returns the span context of the caller's current
+// activity (invalid: none, or one whose IDs are not W3C's), whether it is
+// undecided (not recorded, and its parent not remote), and whether its
+// tracestate was invalid (dropped).
+func currentActivity(c *instr.Call) (sc trace.SpanContext, undecided, badState bool, ok bool) {
+	tid := c.Member(memTraceID)
+	if tid.IsNull() {
+		return sc, false, false, false
+	}
+	flags := "00"
+	if c.Member(memRecorded).Bool() {
+		flags = "01"
+	}
+	sc, err := tracecontext.Extract("00-"+tid.Str()+"-"+c.Member(memSpanID).Str()+"-"+flags, c.Member(memTraceState).Str())
+	if !sc.IsValid() {
+		return sc, false, false, true
+	}
+	ps := c.Member(memParentSpanID)
+	remote := !ps.IsNull() && ps.Str() != "0000000000000000" && c.Member(memParentsOwn).IsNull()
+	return sc, !sc.IsSampled() && !remote, err != nil, true
+}
+
 // enter runs on the calling thread (or, deferred, on the drain for that
 // thread). It returns the call's state: its stack's id and its serial
 // there, never 0.
@@ -314,33 +377,40 @@ func (p *Tracer) enter(c *instr.Call) uint64 {
 	}
 	if p.otlp != nil {
 		ctx := context.Background()
+		undecided := false
 		if n := len(st.frames); n > 0 && st.frames[n-1].span != nil {
 			ctx = trace.ContextWithSpan(ctx, st.frames[n-1].span)
 		} else if p.activity {
-			if id := c.Member(0); !id.IsNull() {
-				// A hierarchical Id (.NET Core 2.x and 3.x by default) is
-				// no traceparent: the span is then a root.
-				if sc, err := tracecontext.Extract(id.Str(), c.Member(1).Str()); sc.IsValid() {
-					if remote := !c.Member(2).IsNull() && c.Member(3).IsNull(); !sc.IsSampled() && !remote {
-						// Not sampled, and not by a remote parent: no
-						// listener decided (an app without one makes its
-						// activities so, for logging, say). The span is
-						// recorded, as a root would be by default.
-						sc = sc.WithTraceFlags(sc.TraceFlags().WithSampled(true))
-					}
-					ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
-					if err != nil {
-						p.badState.Add(1)
-					}
-				} else {
-					p.badParent.Add(1)
+			// An activity with a hierarchical Id (.NET Core 3.x by
+			// default) has no W3C trace ID: the span is then a root.
+			if sc, undec, badState, ok := currentActivity(c); sc.IsValid() {
+				if undec {
+					// Not sampled, and not by a remote parent: no
+					// listener decided (an app without one makes its
+					// activities so, for logging, say). The span is
+					// recorded, as a root would be by default, and the
+					// activity marked recorded (ActivityTraceFlags) so
+					// that what the app propagates says so.
+					sc = sc.WithTraceFlags(sc.TraceFlags().WithSampled(true))
+					undecided = true
 				}
+				ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
+				if badState {
+					p.badState.Add(1)
+				}
+			} else if ok {
+				p.badParent.Add(1)
 			}
 		}
 		m := p.method(c.Method())
 		_, f.span = p.otlp.tracer.Start(ctx, m.name, trace.WithTimestamp(f.start),
 			trace.WithAttributes(append(m.attrs, attribute.Int64("thread.id", int64(c.Thread())))...))
 		sc := f.span.SpanContext()
+		if undecided && p.mark && sc.IsSampled() {
+			if err := c.Act(0, 1); err == nil {
+				p.marked.Add(1)
+			}
+		}
 		f.ids = pprofbuild.Span{TraceID: sc.TraceID(), SpanID: sc.SpanID()}
 	}
 	if p.spans != nil {
@@ -565,8 +635,20 @@ func (p *Tracer) Shutdown() error {
 		logf("calls that had not returned at shutdown (not in the summary): %s", strings.Join(running, ", "))
 	}
 	if len(rep.Absent) > 0 {
-		// The same reason for every method: say it once.
-		logf("%d methods read no current activity's %s", len(rep.Absent), rep.Absent[0].Reason)
+		// The same reasons for every method: say each once.
+		n := map[string]int{}
+		var reasons []string
+		for _, a := range rep.Absent {
+			if n[a.Reason]++; n[a.Reason] == 1 {
+				reasons = append(reasons, a.Reason)
+			}
+		}
+		for _, r := range reasons {
+			logf("%d methods without the current activity's member or action: %s", n[r], r)
+		}
+	}
+	if p.mark {
+		logf("%d undecided activities marked recorded (GOTRACE_MARK=0: not)", p.marked.Load())
 	}
 	if n := p.badParent.Load(); n > 0 {
 		logf("%d calls' current activity had an Id that is not a W3C traceparent (the hierarchical format): their spans are roots", n)

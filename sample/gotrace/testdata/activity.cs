@@ -8,7 +8,8 @@ using System.Threading.Tasks;
 // with a tracestate) after an await moved the work to a pool thread, then
 // inside one whose remote parent was not sampled. The
 // activity is made through reflection so that mcs compiles the app too.
-// It prints the activity's Id.
+// It prints the activity's Id, and whether it is recorded after the
+// traced call.
 namespace Act {
 	public static class Api {
 		public static int Get(int k) { return Inner(k) + 1; }
@@ -37,6 +38,10 @@ namespace Act {
 			Console.WriteLine(name + " " + (string)A.T.GetProperty("Id").GetValue(a));
 			await Task.Delay(10);
 			int r = Api.Get(2);
+			// Whether the traced call marked the activity recorded ("n/a":
+			// .NET Core 2.x's has no trace flags).
+			PropertyInfo rec = A.T.GetProperty("Recorded");
+			Console.WriteLine(name + " recorded " + (rec == null ? "n/a" : rec.GetValue(a).ToString()));
 			A.T.GetMethod("Stop").Invoke(a, null);
 			return r;
 		}
