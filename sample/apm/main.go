@@ -22,8 +22,8 @@
 //	CLRPROF_APM_SOURCES          the ActivitySource names listened to
 //	                             (default Microsoft.AspNetCore,System.Net.Http,Npgsql)
 //	CLRPROF_APM_REDIS=0          no StackExchange.Redis spans
-//	GOGC, GOMEMLIMIT             the Go collector's (default here 400 and 64 MiB:
-//	                             the spans' garbage is collected less often)
+//	GOGC                         the Go collector's (Go's default, 100; 400 trades a
+//	                             few MB for less CPU under load: docs/cost.md)
 //
 // StackExchange.Redis has no ActivitySource: apm wraps
 // ConnectionMultiplexer.GetDatabase (package instr, a managed integration
@@ -57,7 +57,6 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
-	"runtime/debug"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -106,30 +105,8 @@ func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "apm: "+format+"\n", args...)
 }
 
-// gcPercent and memLimit are the Go collector's settings apm makes when
-// GOGC and GOMEMLIMIT are not set. Each span leaves about 2.5 KB of
-// garbage (its record decoded, the SDK's snapshot, the OTLP exporter's
-// conversion), and the live heap is a few MiB: at Go's default (GOGC=100)
-// the collector ran about 20 times a second under the shop's load, each
-// run with its fixed costs. At 400 it runs a fifth as often; in the shop
-// benchmark on .NET 11 (2026-12-07) that took apm's CPU per request from
-// 1.63× to 1.41× that of the shop without it, for 2 MB more RSS. The
-// limit bounds the heap the higher setting would allow when the span
-// queue fills (a collector down): past it Go collects as often as needed.
-const (
-	gcPercent = 400
-	memLimit  = 64 << 20
-)
-
 func (t *tracer) Initialize(info *profiler.Info) error {
 	t.info = info
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-		logf("the Go collector at GOGC=%d (set GOGC to change)", gcPercent)
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(memLimit)
-	}
 	var err error
 	t.p, err = spanexport.New(context.Background(), spanexport.Options{
 		Runtime: pprofbuild.RuntimeVersion(info), Distro: "clrprof-apm",
