@@ -577,7 +577,7 @@ func (r *memberResolver) paramIs(s *memberScope, t *metadata.Type, k ParamKind) 
 	if t == nil {
 		return false
 	}
-	want := map[ParamKind]metadata.ElementType{ParamString: metadata.ElementTypeString, ParamBool: metadata.ElementTypeBoolean,
+	want := [...]metadata.ElementType{ParamString: metadata.ElementTypeString, ParamBool: metadata.ElementTypeBoolean,
 		ParamInt32: metadata.ElementTypeI4, ParamInt64: metadata.ElementTypeI8}[k]
 	if t.Kind == want {
 		return true
@@ -609,34 +609,8 @@ func (r *memberResolver) enumUnderlying(s *memberScope, tok metadata.Token) (met
 	// (not loaded yet) cannot be resolved, and only System.Enum's name
 	// matters here.
 	imp := loc.sc.im()
-	info, err := imp.TypeDef(loc.td)
-	if err != nil {
+	if info, err := imp.TypeDef(loc.td); err != nil || baseName(imp, info) != "System.Enum" {
 		return 0, false
 	}
-	var base string
-	switch metadata.TokenType(info.Extends.Table()) {
-	case metadata.MdtTypeDef:
-		base, err = imp.TypeDefName(info.Extends)
-	case metadata.MdtTypeRef:
-		base, err = imp.TypeRefName(info.Extends)
-	}
-	if err != nil || base != "System.Enum" {
-		return 0, false
-	}
-	fields, err := imp.Fields(loc.td)
-	if err != nil {
-		return 0, false
-	}
-	for _, f := range fields {
-		fi, err := imp.Field(f)
-		if err != nil || fi.Flags&metadata.FdStatic != 0 {
-			continue
-		}
-		fs, err := metadata.ParseFieldSig(fi.Sig)
-		if err != nil || fs.Type == nil {
-			return 0, false
-		}
-		return fs.Type.Kind, true
-	}
-	return 0, false
+	return valueField(imp, loc.td)
 }

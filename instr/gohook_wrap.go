@@ -423,6 +423,12 @@ func enumUnderlying(imp *metadata.Import2, tok metadata.Token) (metadata.Element
 	if base, err := imp.TypeRefName(td.Extends); err != nil || base != "System.Enum" {
 		return 0, false
 	}
+	return valueField(imp, tok)
+}
+
+// valueField returns the type of enum tok's instance field value__, its
+// underlying type.
+func valueField(imp *metadata.Import2, tok metadata.Token) (metadata.ElementType, bool) {
 	fields, err := imp.Fields(tok)
 	if err != nil {
 		return 0, false

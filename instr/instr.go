@@ -507,12 +507,9 @@ func (in *Instrumenter) scanModule(m profiler.ModuleID, onlyRule int, rejit bool
 	return news, mod.ngen, nil
 }
 
-// isValueType tells whether a TypeDef is a value type: it extends
-// System.ValueType or System.Enum (and is not System.Enum itself).
-func isValueType(imp *metadata.Import2, t metadata.TypeDefInfo) bool {
-	if t.Extends.IsNil() {
-		return false
-	}
+// baseName is the name of the type t extends ("" for none, or a generic
+// instantiation), read from its TypeRef or TypeDef without resolving it.
+func baseName(imp *metadata.Import2, t metadata.TypeDefInfo) string {
 	var base string
 	switch metadata.TokenType(t.Extends.Table()) {
 	case metadata.MdtTypeRef:
@@ -520,6 +517,16 @@ func isValueType(imp *metadata.Import2, t metadata.TypeDefInfo) bool {
 	case metadata.MdtTypeDef:
 		base, _ = imp.TypeDefName(t.Extends)
 	}
+	return base
+}
+
+// isValueType tells whether a TypeDef is a value type: it extends
+// System.ValueType or System.Enum (and is not System.Enum itself).
+func isValueType(imp *metadata.Import2, t metadata.TypeDefInfo) bool {
+	if t.Extends.IsNil() {
+		return false
+	}
+	base := baseName(imp, t)
 	self := metadata.JoinTypeName(t.Namespace, t.Name)
 	return (base == "System.ValueType" && self != "System.Enum") || base == "System.Enum"
 }
