@@ -209,7 +209,7 @@ var configs = []config{
 	{name: "go-contprof-heapdrop", lib: "contprof", env: []string{"CONTPROF_HEAP_RATE=1073741824"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
 		what: "sample/contprof at its defaults but keeping one allocation sample every GiB (CONTPROF_HEAP_RATE=1073741824): the runtime still samples allocations and raises every AllocationSampled event (.NET 10+) or allocation tick (.NET 5 to 9) into the session, and the C sampler drops nearly all of them before Go; against go-contprof-noheap, the runtime's share of the heap profile's cost; against go-contprof, contprof's (its callbacks: decoding, the stack walk, the profiles)"},
 	{name: "go-contprof-noexport", lib: "contprofnoexp", shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
-		what: "sample/contprof at its defaults built with -tags contprof_noexport: the same profiler without the exporters' code in its library (11 MB against 28): what linking them costs in memory and start-up"},
+		what: "sample/contprof at its defaults built with -tags contprof_noexport: the same profiler without the exporters' code in its library (11 MB against 17): what linking them costs in memory and start-up"},
 	{name: "go-contprof-gogc50", lib: "contprof", env: []string{"GOGC=50"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},
 		what: "sample/contprof at its defaults with the Go runtime's GOGC=50 (its heap grows to 1.5x the live data between collections instead of 2x): what the Go heap's headroom costs in memory, and its collections in CPU"},
 	{name: "go-contprof-hz10", lib: "contprof", env: []string{"CONTPROF_HZ=10"}, shutdown: "contprof: Shutdown", nonzero: []string{"periods"},

@@ -6,6 +6,8 @@ import (
 
 	"github.com/clrprof/clrprof/pprofbuild/export"
 	"github.com/google/pprof/profile"
+	collectorv1 "go.opentelemetry.io/proto/otlp/collector/profiles/v1development"
+	"google.golang.org/protobuf/proto"
 )
 
 // Any bytes: Request never panics; for a pprof profile with samples it
@@ -23,7 +25,11 @@ func FuzzOTLPRequest(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		req, err := c.Request([]*export.Profile{{Name: "x", Pprof: b}})
+		reqb, err := c.Request([]*export.Profile{{Name: "x", Pprof: b}})
+		var req collectorv1.ExportProfilesServiceRequest
+		if uerr := proto.Unmarshal(reqb, &req); uerr != nil {
+			t.Fatalf("the request does not decode: %v", uerr)
+		}
 		pp, perr := profile.ParseData(b)
 		if perr != nil {
 			if err == nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,18 +13,6 @@ import (
 	"time"
 
 	"github.com/google/pprof/profile"
-	collectorv1 "go.opentelemetry.io/proto/otlp/collector/profiles/v1development"
-	commonv1 "go.opentelemetry.io/proto/otlp/common/v1"
-	profilesv1 "go.opentelemetry.io/proto/otlp/profiles/v1development"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
-	_ "google.golang.org/grpc/encoding/gzip" // the "gzip" compressor
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 )
 
 // ProtoVersion names the OTLP profiles protocol buffers this package
@@ -81,10 +68,12 @@ type OTLPOptions struct {
 // anyway).
 type OTLP struct {
 	o    OTLPOptions
-	grpc collectorv1.ProfilesServiceClient
-	conn *grpc.ClientConn
+	grpc *grpcClient
 	hc   *http.Client
 }
+
+// exportMethod is the gRPC method of OTLP's profiles service.
+const exportMethod = "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 
 // NewOTLP returns an OTLP client; an unusable endpoint is an error.
 func NewOTLP(o OTLPOptions) (*OTLP, error) {
@@ -114,23 +103,7 @@ func NewOTLP(o OTLPOptions) (*OTLP, error) {
 		if target == "" {
 			return nil, fmt.Errorf("OTLP endpoint %q: empty", o.Endpoint)
 		}
-		creds := insecure.NewCredentials()
-		if secure {
-			creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
-		}
-		// gRPC's defaults suit long-lived services: a connection whose
-		// handshake hangs is given up after 20 s, and reconnecting backs
-		// off up to 2 minutes, which would keep the queue waiting long
-		// after a receiver is back. An exporter retries on its own.
-		conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(creds),
-			grpc.WithConnectParams(grpc.ConnectParams{
-				Backoff:           backoff.Config{BaseDelay: time.Second, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 5 * time.Second},
-				MinConnectTimeout: 5 * time.Second,
-			}))
-		if err != nil {
-			return nil, fmt.Errorf("OTLP endpoint %q: %v", o.Endpoint, err)
-		}
-		c.conn, c.grpc = conn, collectorv1.NewProfilesServiceClient(conn)
+		c.grpc = newGRPC(target, exportMethod, secure)
 	default:
 		return nil, fmt.Errorf("OTLP protocol %q: want %s or %s", o.Protocol, ProtocolGRPC, ProtocolHTTP)
 	}
@@ -139,19 +112,28 @@ func NewOTLP(o OTLPOptions) (*OTLP, error) {
 
 func (c *OTLP) String() string { return "otlp " + c.o.Protocol + " " + c.o.Endpoint }
 
-// Close closes the gRPC connection.
+// Close closes the gRPC connections.
 func (c *OTLP) Close() error {
-	if c.conn != nil {
-		return c.conn.Close()
+	if c.grpc != nil {
+		c.grpc.close()
 	}
 	return nil
 }
 
-// Request converts batch into one export request. A profile whose pprof
-// bytes do not parse is left out (and counted in the error).
-func (c *OTLP) Request(batch []*Profile) (*collectorv1.ExportProfilesServiceRequest, error) {
+// Request converts batch into one export request, encoded: an
+// opentelemetry.proto.collector.profiles.v1development
+// ExportProfilesServiceRequest of ProtoVersion, as Send sends it. A
+// profile whose pprof bytes do not parse is left out (and counted in the
+// error).
+func (c *OTLP) Request(batch []*Profile) ([]byte, error) {
+	b, _, err := c.request(batch)
+	return b, err
+}
+
+// request is Request, and the number of OTLP profiles in it.
+func (c *OTLP) request(batch []*Profile) ([]byte, int, error) {
 	d := newDict()
-	sp := &profilesv1.ScopeProfiles{Scope: &commonv1.InstrumentationScope{Name: ScopeName}}
+	var profiles []*wireProfile
 	var bad int
 	var firstErr error
 	for _, p := range batch {
@@ -175,22 +157,19 @@ func (c *OTLP) Request(batch []*Profile) (*collectorv1.ExportProfilesServiceRequ
 				s.Label[k] = []string{v}
 			}
 		}
-		sp.Profiles = append(sp.Profiles, toOTLP(d, p.Name, pp)...)
+		profiles = append(profiles, toOTLP(d, p.Name, pp)...)
 	}
-	req := &collectorv1.ExportProfilesServiceRequest{
-		ResourceProfiles: []*profilesv1.ResourceProfiles{{Resource: resourceProto(c.o.Resource), ScopeProfiles: []*profilesv1.ScopeProfiles{sp}}},
-		Dictionary:       d.d,
-	}
+	b := marshalRequest(resourceAttrs(c.o.Resource), ScopeName, profiles, d.d)
 	if bad > 0 {
-		return req, fmt.Errorf("%d of %d profiles are not pprof: %v", bad, len(batch), firstErr)
+		return b, len(profiles), fmt.Errorf("%d of %d profiles are not pprof: %v", bad, len(batch), firstErr)
 	}
-	return req, nil
+	return b, len(profiles), nil
 }
 
 // Send exports batch in one request.
 func (c *OTLP) Send(ctx context.Context, batch []*Profile) error {
-	req, err := c.Request(batch)
-	if len(req.ResourceProfiles[0].ScopeProfiles[0].Profiles) == 0 {
+	req, n, err := c.request(batch)
+	if n == 0 {
 		return err // nothing to send: permanent if not pprof, done if empty
 	}
 	if c.grpc != nil {
@@ -199,39 +178,19 @@ func (c *OTLP) Send(ctx context.Context, batch []*Profile) error {
 	return c.sendHTTP(ctx, req)
 }
 
-func (c *OTLP) sendGRPC(ctx context.Context, req *collectorv1.ExportProfilesServiceRequest) error {
-	md := metadata.Pairs("otlp-profiles-development-version", DevelopmentVersion)
+func (c *OTLP) sendGRPC(ctx context.Context, req []byte) error {
+	md := map[string]string{"otlp-profiles-development-version": DevelopmentVersion}
 	for k, v := range c.o.Headers {
-		md.Append(strings.ToLower(k), v)
+		md[strings.ToLower(k)] = v
 	}
-	ctx = metadata.NewOutgoingContext(ctx, md)
-	var opts []grpc.CallOption
-	if c.o.Gzip {
-		opts = append(opts, grpc.UseCompressor("gzip"))
-	}
-	var trailer metadata.MD
-	opts = append(opts, grpc.Trailer(&trailer))
-	resp, err := c.grpc.Export(ctx, req, opts...)
-	if err == nil {
-		return partial(resp)
-	}
-	switch status.Code(err) {
-	case codes.Unavailable, codes.ResourceExhausted, codes.DeadlineExceeded, codes.Aborted,
-		codes.Canceled, codes.OutOfRange, codes.DataLoss, codes.Internal, codes.Unknown:
-		var after time.Duration
-		if v := trailer.Get("retry-after"); len(v) > 0 {
-			after = retryAfter(v[0], time.Now())
-		}
-		return Retry(err, after)
-	}
-	return err
-}
-
-func (c *OTLP) sendHTTP(ctx context.Context, req *collectorv1.ExportProfilesServiceRequest) error {
-	body, err := proto.Marshal(req)
+	resp, err := c.grpc.call(ctx, req, c.o.Gzip, md)
 	if err != nil {
 		return err
 	}
+	return partial(resp)
+}
+
+func (c *OTLP) sendHTTP(ctx context.Context, body []byte) error {
 	if c.o.Gzip {
 		var b bytes.Buffer
 		zw := gzipWriters.Get().(*gzip.Writer)
@@ -261,21 +220,20 @@ func (c *OTLP) sendHTTP(ctx context.Context, req *collectorv1.ExportProfilesServ
 	rb, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	switch {
 	case resp.StatusCode/100 == 2:
-		var r collectorv1.ExportProfilesServiceResponse
-		if proto.Unmarshal(rb, &r) != nil {
-			return nil // accepted; an unreadable answer says nothing more
-		}
-		return partial(&r)
+		return partial(rb)
 	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusRequestTimeout, resp.StatusCode >= 500:
 		return Retry(fmt.Errorf("OTLP HTTP %s", resp.Status), retryAfter(resp.Header.Get("Retry-After"), time.Now()))
 	}
 	return fmt.Errorf("OTLP HTTP %s: %q", resp.Status, rb)
 }
 
-// partial is a PartialError if the response says profiles were rejected.
-func partial(r *collectorv1.ExportProfilesServiceResponse) error {
-	if ps := r.GetPartialSuccess(); ps != nil && (ps.RejectedProfiles > 0 || ps.ErrorMessage != "") {
-		return &PartialError{Rejected: ps.RejectedProfiles, Message: ps.ErrorMessage}
+// partial is a PartialError if the response (an
+// ExportProfilesServiceResponse) says profiles were rejected. The export
+// was accepted: an unreadable answer says nothing more.
+func partial(resp []byte) error {
+	rejected, msg, err := parseResponse(resp)
+	if err == nil && (rejected > 0 || msg != "") {
+		return &PartialError{Rejected: rejected, Message: msg}
 	}
 	return nil
 }

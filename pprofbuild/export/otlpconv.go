@@ -6,9 +6,6 @@ import (
 	"encoding/hex"
 
 	"github.com/google/pprof/profile"
-	commonv1 "go.opentelemetry.io/proto/otlp/common/v1"
-	profilesv1 "go.opentelemetry.io/proto/otlp/profiles/v1development"
-	resourcev1 "go.opentelemetry.io/proto/otlp/resource/v1"
 )
 
 // ScopeName is the instrumentation scope of the OTLP profiles an Exporter
@@ -26,7 +23,7 @@ const (
 // dict builds a ProfilesDictionary: every table's entry 0 is the zero
 // value, every entry is unique.
 type dict struct {
-	d     *profilesv1.ProfilesDictionary
+	d     *wireDict
 	strs  map[string]int32
 	fns   map[string]int32
 	maps  map[string]int32
@@ -38,14 +35,14 @@ type dict struct {
 
 func newDict() *dict {
 	return &dict{
-		d: &profilesv1.ProfilesDictionary{
-			MappingTable:   []*profilesv1.Mapping{{}},
-			LocationTable:  []*profilesv1.Location{{}},
-			FunctionTable:  []*profilesv1.Function{{}},
-			LinkTable:      []*profilesv1.Link{{TraceId: make([]byte, 16), SpanId: make([]byte, 8)}},
+		d: &wireDict{
+			MappingTable:   []*wireMapping{{}},
+			LocationTable:  []*wireLocation{{}},
+			FunctionTable:  []*wireFunction{{}},
+			LinkTable:      []*wireLink{{TraceID: make([]byte, 16), SpanID: make([]byte, 8)}},
 			StringTable:    []string{""},
-			AttributeTable: []*profilesv1.KeyValueAndUnit{{}},
-			StackTable:     []*profilesv1.Stack{{}},
+			AttributeTable: []*wireAttr{{}},
+			StackTable:     []*wireStack{{}},
 		},
 		strs: map[string]int32{"": 0}, fns: map[string]int32{}, maps: map[string]int32{},
 		locs: map[string]int32{}, stks: map[string]int32{}, attrs: map[string]int32{}, links: map[string]int32{},
@@ -75,7 +72,7 @@ func (d *dict) function(f *profile.Function) int32 {
 	if f == nil {
 		return 0
 	}
-	fn := &profilesv1.Function{NameStrindex: d.str(f.Name), SystemNameStrindex: d.str(f.SystemName), FilenameStrindex: d.str(f.Filename), StartLine: f.StartLine}
+	fn := &wireFunction{NameStrindex: d.str(f.Name), SystemNameStrindex: d.str(f.SystemName), FilenameStrindex: d.str(f.Filename), StartLine: f.StartLine}
 	k := ints(int64(fn.NameStrindex), int64(fn.SystemNameStrindex), int64(fn.FilenameStrindex), fn.StartLine)
 	if i, ok := d.fns[k]; ok {
 		return i
@@ -90,9 +87,9 @@ func (d *dict) mapping(m *profile.Mapping) int32 {
 	if m == nil {
 		return 0
 	}
-	mp := &profilesv1.Mapping{MemoryStart: m.Start, MemoryLimit: m.Limit, FileOffset: m.Offset, FilenameStrindex: d.str(m.File)}
+	mp := &wireMapping{MemoryStart: m.Start, MemoryLimit: m.Limit, FileOffset: m.Offset, FilenameStrindex: d.str(m.File)}
 	if m.BuildID != "" {
-		mp.AttributeIndices = []int32{d.attr("process.executable.build_id.gnu", &commonv1.AnyValue{Value: &commonv1.AnyValue_StringValue{StringValue: m.BuildID}}, "")}
+		mp.AttributeIndices = []int32{d.attr("process.executable.build_id.gnu", strValue(m.BuildID), "")}
 	}
 	k := ints(int64(m.Start), int64(m.Limit), int64(m.Offset), int64(mp.FilenameStrindex)) + m.BuildID
 	if i, ok := d.maps[k]; ok {
@@ -105,10 +102,10 @@ func (d *dict) mapping(m *profile.Mapping) int32 {
 }
 
 func (d *dict) location(l *profile.Location) int32 {
-	loc := &profilesv1.Location{MappingIndex: d.mapping(l.Mapping), Address: l.Address}
+	loc := &wireLocation{MappingIndex: d.mapping(l.Mapping), Address: l.Address}
 	key := []int64{int64(loc.MappingIndex), int64(l.Address)}
 	for _, ln := range l.Line {
-		line := &profilesv1.Line{FunctionIndex: d.function(ln.Function), Line: ln.Line, Column: ln.Column}
+		line := &wireLine{FunctionIndex: d.function(ln.Function), Line: ln.Line, Column: ln.Column}
 		loc.Lines = append(loc.Lines, line)
 		key = append(key, int64(line.FunctionIndex), line.Line, line.Column)
 	}
@@ -132,17 +129,17 @@ func (d *dict) stack(locs []int32) int32 {
 		return i
 	}
 	i := int32(len(d.d.StackTable))
-	d.d.StackTable = append(d.d.StackTable, &profilesv1.Stack{LocationIndices: locs})
+	d.d.StackTable = append(d.d.StackTable, &wireStack{LocationIndices: locs})
 	d.stks[k] = i
 	return i
 }
 
-func (d *dict) attr(key string, v *commonv1.AnyValue, unit string) int32 {
-	k := key + "\x00" + v.String() + "\x00" + unit
+func (d *dict) attr(key string, v wireValue, unit string) int32 {
+	k := key + "\x00" + string(v.appendKey(nil)) + "\x00" + unit
 	if i, ok := d.attrs[k]; ok {
 		return i
 	}
-	kv := &profilesv1.KeyValueAndUnit{KeyStrindex: d.str(key), Value: v}
+	kv := &wireAttr{KeyStrindex: d.str(key), Value: v}
 	if unit != "" {
 		kv.UnitStrindex = d.str(unit)
 	}
@@ -158,24 +155,22 @@ func (d *dict) link(trace, span []byte) int32 {
 		return i
 	}
 	i := int32(len(d.d.LinkTable))
-	d.d.LinkTable = append(d.d.LinkTable, &profilesv1.Link{TraceId: trace, SpanId: span})
+	d.d.LinkTable = append(d.d.LinkTable, &wireLink{TraceID: trace, SpanID: span})
 	d.links[k] = i
 	return i
 }
 
-func strValue(s string) *commonv1.AnyValue {
-	return &commonv1.AnyValue{Value: &commonv1.AnyValue_StringValue{StringValue: s}}
-}
+func strValue(s string) wireValue { return wireValue{Kind: valueString, Str: s} }
 
-func strValues(ss []string) *commonv1.AnyValue {
+func strValues(ss []string) wireValue {
 	if len(ss) == 1 {
 		return strValue(ss[0])
 	}
-	arr := &commonv1.ArrayValue{}
+	arr := wireValue{Kind: valueArray}
 	for _, s := range ss {
-		arr.Values = append(arr.Values, strValue(s))
+		arr.Array = append(arr.Array, strValue(s))
 	}
-	return &commonv1.AnyValue{Value: &commonv1.AnyValue_ArrayValue{ArrayValue: arr}}
+	return arr
 }
 
 // spanLink returns the trace and span IDs of a sample's labels trace_id
@@ -204,7 +199,7 @@ const (
 // toOTLP converts the pprof profile pp into OTLP profiles, one per sample
 // type (the OTLP profile has one), into d; none if pp has no samples. name becomes the profiles'
 // profile.name attribute.
-func toOTLP(d *dict, name string, pp *profile.Profile) []*profilesv1.Profile {
+func toOTLP(d *dict, name string, pp *profile.Profile) []*wireProfile {
 	if len(pp.Sample) == 0 {
 		return nil
 	}
@@ -250,36 +245,35 @@ func toOTLP(d *dict, name string, pp *profile.Profile) []*profilesv1.Profile {
 			if us := s.NumUnit[k]; len(us) > 0 {
 				unit = us[0]
 			}
-			var v *commonv1.AnyValue
+			var v wireValue
 			if len(vs) == 1 {
-				v = &commonv1.AnyValue{Value: &commonv1.AnyValue_IntValue{IntValue: vs[0]}}
+				v = wireValue{Kind: valueInt, Int: vs[0]}
 			} else {
-				arr := &commonv1.ArrayValue{}
+				v = wireValue{Kind: valueArray}
 				for _, n := range vs {
-					arr.Values = append(arr.Values, &commonv1.AnyValue{Value: &commonv1.AnyValue_IntValue{IntValue: n}})
+					v.Array = append(v.Array, wireValue{Kind: valueInt, Int: n})
 				}
-				v = &commonv1.AnyValue{Value: &commonv1.AnyValue_ArrayValue{ArrayValue: arr}}
 			}
 			c.attrs = append(c.attrs, d.attr(k, v, unit))
 		}
 		convs[i] = c
 	}
-	var out []*profilesv1.Profile
+	var out []*wireProfile
 	for ti, st := range pp.SampleType {
-		op := &profilesv1.Profile{
-			SampleType:       &profilesv1.ValueType{TypeStrindex: d.str(st.Type), UnitStrindex: d.str(st.Unit)},
+		op := &wireProfile{
+			SampleType:       &wireValueType{TypeStrindex: d.str(st.Type), UnitStrindex: d.str(st.Unit)},
 			TimeUnixNano:     uint64(max(pp.TimeNanos, 0)),
 			DurationNano:     uint64(max(pp.DurationNanos, 0)),
 			Period:           pp.Period,
-			ProfileId:        newID(),
+			ProfileID:        newID(),
 			AttributeIndices: common,
 		}
 		if pp.PeriodType != nil {
-			op.PeriodType = &profilesv1.ValueType{TypeStrindex: d.str(pp.PeriodType.Type), UnitStrindex: d.str(pp.PeriodType.Unit)}
+			op.PeriodType = &wireValueType{TypeStrindex: d.str(pp.PeriodType.Type), UnitStrindex: d.str(pp.PeriodType.Unit)}
 		}
 		for i, s := range pp.Sample {
 			c := convs[i]
-			op.Samples = append(op.Samples, &profilesv1.Sample{StackIndex: c.stack, AttributeIndices: c.attrs, LinkIndex: c.link, Values: []int64{s.Value[ti]}})
+			op.Samples = append(op.Samples, &wireSample{StackIndex: c.stack, AttributeIndices: c.attrs, LinkIndex: c.link, Values: []int64{s.Value[ti]}})
 		}
 		out = append(out, op)
 	}
@@ -305,17 +299,14 @@ func sortedKeys[V any](m map[string]V) []string {
 	return ks
 }
 
-func resourceProto(r Resource) *resourcev1.Resource {
-	res := &resourcev1.Resource{}
+func resourceAttrs(r Resource) []wireKeyValue {
+	var kvs []wireKeyValue
 	for _, a := range r {
-		var v *commonv1.AnyValue
-		switch x := a.Value.(type) {
-		case int64:
-			v = &commonv1.AnyValue{Value: &commonv1.AnyValue_IntValue{IntValue: x}}
-		default:
-			v = strValue(attrString(x))
+		v := strValue(attrString(a.Value))
+		if x, ok := a.Value.(int64); ok {
+			v = wireValue{Kind: valueInt, Int: x}
 		}
-		res.Attributes = append(res.Attributes, &commonv1.KeyValue{Key: a.Key, Value: v})
+		kvs = append(kvs, wireKeyValue{Key: a.Key, Value: v})
 	}
-	return res
+	return kvs
 }

@@ -1,0 +1,207 @@
+package export
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// grpcClient makes unary gRPC calls over net/http's HTTP/2 client: HTTP/2
+// with prior knowledge for an insecure target, over TLS otherwise. A
+// unary call is one POST whose body is the request message behind a
+// five-byte prefix (compressed flag, big-endian length), answered by the
+// response message the same way and the call's status in the trailers
+// (grpc-status, grpc-message), or in the headers when there is no
+// message. That is all the OTLP exporter needs of gRPC; grpc-go would add
+// about 2.5 MiB to every profiler library that links the exporter.
+type grpcClient struct {
+	url string
+	tr  *http.Transport
+	hc  *http.Client
+}
+
+// newGRPC returns a client of method (/package.Service/Method) at target
+// (host:port).
+func newGRPC(target, method string, secure bool) *grpcClient {
+	var p http.Protocols
+	scheme := "http"
+	if secure {
+		p.SetHTTP2(true)
+		scheme = "https"
+	} else {
+		p.SetUnencryptedHTTP2(true)
+	}
+	tr := &http.Transport{
+		// a connection whose handshake hangs is given up after 5 s
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:     &tls.Config{MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout: 5 * time.Second,
+		Protocols:           &p,
+		// a connection that stops answering is closed: pinged after 5 s
+		// without a frame, closed 5 s later without an answer
+		HTTP2: &http.HTTP2Config{SendPingTimeout: 5 * time.Second, PingTimeout: 5 * time.Second},
+	}
+	return &grpcClient{url: scheme + "://" + target + method, tr: tr, hc: &http.Client{Transport: tr}}
+}
+
+func (g *grpcClient) close() { g.tr.CloseIdleConnections() }
+
+// grpcStatus is a call's status other than OK.
+type grpcStatus struct {
+	Code    int
+	Message string
+}
+
+var grpcCodeNames = [...]string{"OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound",
+	"AlreadyExists", "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange",
+	"Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated"}
+
+func (s *grpcStatus) Error() string {
+	name := "Code(" + strconv.Itoa(s.Code) + ")"
+	if s.Code >= 0 && s.Code < len(grpcCodeNames) {
+		name = grpcCodeNames[s.Code]
+	}
+	return fmt.Sprintf("OTLP gRPC %s: %s", name, s.Message)
+}
+
+// The status codes worth retrying: the ones OTLP's specification names
+// (Canceled, DeadlineExceeded, Aborted, OutOfRange, Unavailable,
+// DataLoss; ResourceExhausted when the server says when), and Unknown and
+// Internal, which a broken connection or proxy gives.
+func (s *grpcStatus) retryable() bool {
+	switch s.Code {
+	case 1, 2, 4, 8, 10, 11, 13, 14, 15:
+		return true
+	}
+	return false
+}
+
+// httpToGRPC maps the HTTP status of a response that is not gRPC's (a
+// proxy's) to a gRPC code, as gRPC's HTTP/2 protocol says.
+func httpToGRPC(status int) int {
+	switch status {
+	case http.StatusBadRequest:
+		return 13 // Internal
+	case http.StatusUnauthorized:
+		return 16
+	case http.StatusForbidden:
+		return 7
+	case http.StatusNotFound:
+		return 12
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return 14 // Unavailable
+	}
+	return 2 // Unknown
+}
+
+// maxResponse bounds the response message read.
+const maxResponse = 4 << 20
+
+// call sends msg (gzip-compressed if gz) with the metadata md and returns
+// the response message. An error worth retrying is a *RetryError.
+func (g *grpcClient) call(ctx context.Context, msg []byte, gz bool, md map[string]string) ([]byte, error) {
+	flag := byte(0)
+	if gz {
+		var b bytes.Buffer
+		zw := gzipWriters.Get().(*gzip.Writer)
+		zw.Reset(&b)
+		zw.Write(msg)
+		zw.Close()
+		gzipWriters.Put(zw)
+		msg, flag = b.Bytes(), 1
+	}
+	frame := make([]byte, 5, 5+len(msg))
+	frame[0] = flag
+	binary.BigEndian.PutUint32(frame[1:], uint32(len(msg)))
+	frame = append(frame, msg...)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url, bytes.NewReader(frame))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range md {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Content-Type", "application/grpc")
+	req.Header.Set("Te", "trailers")
+	req.Header.Set("User-Agent", "clrprof-otlp")
+	if gz {
+		req.Header.Set("Grpc-Encoding", "gzip")
+	}
+	if d, ok := ctx.Deadline(); ok {
+		ms := max(time.Until(d).Milliseconds(), 1)
+		req.Header.Set("Grpc-Timeout", strconv.FormatInt(min(ms, 99999999), 10)+"m")
+	}
+	resp, err := g.hc.Do(req)
+	if err != nil {
+		// the connection may hang: make the next call dial anew
+		g.tr.CloseIdleConnections()
+		return nil, Retry(err, 0)
+	}
+	defer resp.Body.Close()
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxResponse+5))
+	if resp.StatusCode != http.StatusOK {
+		st := &grpcStatus{Code: httpToGRPC(resp.StatusCode), Message: "HTTP " + resp.Status}
+		return nil, st.asError(resp.Header.Get("Retry-After"))
+	}
+	if rerr != nil {
+		g.tr.CloseIdleConnections()
+		return nil, Retry(rerr, 0)
+	}
+	// the status is in the trailers, or in the headers of a response
+	// without a message (Trailers-Only)
+	md2 := resp.Trailer
+	if md2.Get("Grpc-Status") == "" {
+		md2 = resp.Header
+	}
+	code, err := strconv.Atoi(md2.Get("Grpc-Status"))
+	if err != nil {
+		st := &grpcStatus{Code: 13, Message: fmt.Sprintf("response without a grpc-status (%q)", md2.Get("Grpc-Status"))}
+		return nil, st.asError("")
+	}
+	if code != 0 {
+		m, err := url.PathUnescape(md2.Get("Grpc-Message"))
+		if err != nil {
+			m = md2.Get("Grpc-Message")
+		}
+		st := &grpcStatus{Code: code, Message: m}
+		return nil, st.asError(md2.Get("Retry-After"))
+	}
+	if len(body) == 0 {
+		return nil, nil
+	}
+	if len(body) < 5 || int(binary.BigEndian.Uint32(body[1:5])) != len(body)-5 {
+		return nil, errors.New("OTLP gRPC: a response message that is cut short or too long")
+	}
+	out := body[5:]
+	if body[0] == 1 {
+		if !strings.EqualFold(resp.Header.Get("Grpc-Encoding"), "gzip") {
+			return nil, fmt.Errorf("OTLP gRPC: a response compressed with %q", resp.Header.Get("Grpc-Encoding"))
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(out))
+		if err != nil {
+			return nil, err
+		}
+		if out, err = io.ReadAll(io.LimitReader(zr, maxResponse)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (s *grpcStatus) asError(retryAfterHeader string) error {
+	if !s.retryable() {
+		return s
+	}
+	return Retry(s, retryAfter(retryAfterHeader, time.Now()))
+}
