@@ -41,6 +41,9 @@ type OTLPOptions struct {
 	// Endpoint: for HTTP the URL posted to
 	// ("http://collector:4318/v1development/profiles"); for gRPC the
 	// server's URL ("http://collector:4317"; https for TLS) or host:port.
+	// gRPC goes to the server directly, HTTP/2 with prior knowledge
+	// without TLS; HTTP through the proxy HTTPS_PROXY or HTTP_PROXY names
+	// (NO_PROXY) unless HTTPClient says otherwise.
 	Endpoint string
 	// Insecure: no TLS for a gRPC endpoint given as host:port.
 	Insecure bool
