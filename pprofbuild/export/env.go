@@ -1,6 +1,8 @@
 package export
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net/url"
 	"os"
@@ -28,6 +30,12 @@ import (
 //	    milliseconds per request (default 10000)
 //	OTEL_EXPORTER_OTLP_PROFILES_INSECURE, OTEL_EXPORTER_OTLP_INSECURE
 //	    true: no TLS for a gRPC endpoint without a scheme
+//	OTEL_EXPORTER_OTLP_PROFILES_CERTIFICATE, OTEL_EXPORTER_OTLP_CERTIFICATE
+//	    a PEM file of the certificates to trust instead of the system's
+//	OTEL_EXPORTER_OTLP_PROFILES_CLIENT_CERTIFICATE, OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE
+//	OTEL_EXPORTER_OTLP_PROFILES_CLIENT_KEY, OTEL_EXPORTER_OTLP_CLIENT_KEY
+//	    PEM files of the client's certificate and its private key, for
+//	    mutual TLS (both or neither)
 //
 // A malformed value is an error naming its variable. The timeout is
 // returned apart, for Options.Timeout.
@@ -103,7 +111,46 @@ func OTLPOptionsFromEnv() (OTLPOptions, time.Duration, error) {
 		}
 		o.Insecure = b
 	}
+	var err error
+	if o.TLS, err = tlsFromEnv(get); err != nil {
+		return o, 0, err
+	}
 	return o, timeout, nil
+}
+
+// tlsFromEnv makes the TLS configuration the CERTIFICATE, CLIENT_CERTIFICATE
+// and CLIENT_KEY variables ask for; nil if they ask for none.
+func tlsFromEnv(get func(string) (string, string)) (*tls.Config, error) {
+	ca, caName := get("CERTIFICATE")
+	cert, certName := get("CLIENT_CERTIFICATE")
+	key, keyName := get("CLIENT_KEY")
+	if ca == "" && cert == "" && key == "" {
+		return nil, nil
+	}
+	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", caName, err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%s=%q: no PEM certificate in it", caName, ca)
+		}
+	}
+	switch {
+	case cert != "" && key != "":
+		kp, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%q, %s=%q: %v", certName, cert, keyName, key, err)
+		}
+		c.Certificates = []tls.Certificate{kp}
+	case cert != "":
+		return nil, fmt.Errorf("%s is set without %s", certName, keyName)
+	case key != "":
+		return nil, fmt.Errorf("%s is set without %s", keyName, certName)
+	}
+	return c, nil
 }
 
 // ParseHeaders parses OTEL_EXPORTER_OTLP_HEADERS' format: key=value pairs

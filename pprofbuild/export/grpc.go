@@ -32,8 +32,14 @@ type grpcClient struct {
 }
 
 // newGRPC returns a client of method (/package.Service/Method) at target
-// (host:port).
-func newGRPC(target, method string, secure bool) *grpcClient {
+// (host:port), over TLS configured by tc (nil: the system's certificates)
+// if secure.
+func newGRPC(target, method string, secure bool, tc *tls.Config) *grpcClient {
+	if tc == nil {
+		tc = &tls.Config{MinVersion: tls.VersionTLS12}
+	} else {
+		tc = tc.Clone()
+	}
 	var p http.Protocols
 	scheme := "http"
 	if secure {
@@ -45,7 +51,7 @@ func newGRPC(target, method string, secure bool) *grpcClient {
 	tr := &http.Transport{
 		// a connection whose handshake hangs is given up after 5 s
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		TLSClientConfig:     &tls.Config{MinVersion: tls.VersionTLS12},
+		TLSClientConfig:     tc,
 		TLSHandshakeTimeout: 5 * time.Second,
 		Protocols:           &p,
 		// a connection that stops answering is closed: pinged after 5 s

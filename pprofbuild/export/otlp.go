@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -53,6 +54,11 @@ type OTLPOptions struct {
 	Gzip bool
 	// Resource is the resource of every profile.
 	Resource Resource
+	// TLS, if not nil, configures TLS (the certificates trusted, a
+	// client certificate) for an https endpoint, gRPC or HTTP; nil means
+	// the system's certificates, TLS 1.2 at least. For HTTP, HTTPClient
+	// wins over it.
+	TLS *tls.Config
 	// HTTPClient, if not nil, is used instead of a default one (HTTP).
 	HTTPClient *http.Client
 }
@@ -92,7 +98,11 @@ func NewOTLP(o OTLPOptions) (*OTLP, error) {
 		}
 		c.hc = o.HTTPClient
 		if c.hc == nil {
-			c.hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			if o.TLS != nil {
+				tr.TLSClientConfig = o.TLS.Clone()
+			}
+			c.hc = &http.Client{Transport: tr}
 		}
 	case ProtocolGRPC:
 		target, secure := o.Endpoint, !o.Insecure
@@ -106,7 +116,7 @@ func NewOTLP(o OTLPOptions) (*OTLP, error) {
 		if target == "" {
 			return nil, fmt.Errorf("OTLP endpoint %q: empty", o.Endpoint)
 		}
-		c.grpc = newGRPC(target, exportMethod, secure)
+		c.grpc = newGRPC(target, exportMethod, secure, o.TLS)
 	default:
 		return nil, fmt.Errorf("OTLP protocol %q: want %s or %s", o.Protocol, ProtocolGRPC, ProtocolHTTP)
 	}

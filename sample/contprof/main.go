@@ -196,7 +196,10 @@
 //	                      OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf, the
 //	                      default, or grpc), OTEL_EXPORTER_OTLP_HEADERS,
 //	                      OTEL_EXPORTER_OTLP_COMPRESSION (gzip, the default, or
-//	                      none), OTEL_EXPORTER_OTLP_TIMEOUT (ms, default 10000)
+//	                      none), OTEL_EXPORTER_OTLP_TIMEOUT (ms, default 10000),
+//	                      OTEL_EXPORTER_OTLP_CERTIFICATE (the CAs to trust),
+//	                      OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and _CLIENT_KEY
+//	                      (mutual TLS); each also as _PROFILES_ (it wins)
 //	CONTPROF_HEAPSNAP     heap snapshots (package heapsnap: what retains each
 //	                      byte) beside the profiles; off by default (being
 //	                      able to take one turns background GC off for the
