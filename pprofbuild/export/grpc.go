@@ -54,9 +54,12 @@ func newGRPC(target, method string, secure bool, tc *tls.Config) *grpcClient {
 		TLSClientConfig:     tc,
 		TLSHandshakeTimeout: 5 * time.Second,
 		Protocols:           &p,
-		// a connection that stops answering is closed: pinged after 5 s
-		// without a frame, closed 5 s later without an answer
-		HTTP2: &http.HTTP2Config{SendPingTimeout: 5 * time.Second, PingTimeout: 5 * time.Second},
+		// No pings: grpc-go's servers count a ping on a connection without
+		// a call as abuse (and close it after three); an exporter's
+		// connection is idle most of the time. A connection that stops
+		// answering fails the call at its deadline, and call then closes
+		// the idle connections, so the next call dials anew.
+		IdleConnTimeout: 90 * time.Second,
 	}
 	return &grpcClient{url: scheme + "://" + target + method, tr: tr, hc: &http.Client{Transport: tr}}
 }
