@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -29,6 +30,51 @@ type grpcClient struct {
 	url string
 	tr  *http.Transport
 	hc  *http.Client
+
+	mu    sync.Mutex
+	conns map[*trackedConn]struct{}
+}
+
+// trackedConn is a connection the client dialed, so that a failed call
+// can close it: net/http keeps an HTTP/2 connection whose calls timed out
+// in its pool (it has streams it reset and has had no answer to), and
+// would send the next call on it. Closing it makes the next call dial.
+type trackedConn struct {
+	net.Conn
+	g *grpcClient
+}
+
+func (c *trackedConn) Close() error {
+	c.g.mu.Lock()
+	delete(c.g.conns, c)
+	c.g.mu.Unlock()
+	return c.Conn.Close()
+}
+
+func (g *grpcClient) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	tc := &trackedConn{Conn: c, g: g}
+	g.mu.Lock()
+	g.conns[tc] = struct{}{}
+	g.mu.Unlock()
+	return tc, nil
+}
+
+// closeConns closes every connection the client has dialed.
+func (g *grpcClient) closeConns() {
+	g.mu.Lock()
+	cs := make([]*trackedConn, 0, len(g.conns))
+	for c := range g.conns {
+		cs = append(cs, c)
+	}
+	g.mu.Unlock()
+	for _, c := range cs {
+		c.Close()
+	}
+	g.tr.CloseIdleConnections()
 }
 
 // newGRPC returns a client of method (/package.Service/Method) at target
@@ -48,9 +94,10 @@ func newGRPC(target, method string, secure bool, tc *tls.Config) *grpcClient {
 	} else {
 		p.SetUnencryptedHTTP2(true)
 	}
-	tr := &http.Transport{
+	g := &grpcClient{conns: map[*trackedConn]struct{}{}}
+	g.tr = &http.Transport{
 		// a connection whose handshake hangs is given up after 5 s
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         g.dial,
 		TLSClientConfig:     tc,
 		TLSHandshakeTimeout: 5 * time.Second,
 		Protocols:           &p,
@@ -58,13 +105,14 @@ func newGRPC(target, method string, secure bool, tc *tls.Config) *grpcClient {
 		// a call as abuse (and close it after three); an exporter's
 		// connection is idle most of the time. A connection that stops
 		// answering fails the call at its deadline, and call then closes
-		// the idle connections, so the next call dials anew.
+		// it, so the next call dials anew.
 		IdleConnTimeout: 90 * time.Second,
 	}
-	return &grpcClient{url: scheme + "://" + target + method, tr: tr, hc: &http.Client{Transport: tr}}
+	g.url, g.hc = scheme+"://"+target+method, &http.Client{Transport: g.tr}
+	return g
 }
 
-func (g *grpcClient) close() { g.tr.CloseIdleConnections() }
+func (g *grpcClient) close() { g.closeConns() }
 
 // grpcStatus is a call's status other than OK.
 type grpcStatus struct {
@@ -154,7 +202,7 @@ func (g *grpcClient) call(ctx context.Context, msg []byte, gz bool, md map[strin
 	resp, err := g.hc.Do(req)
 	if err != nil {
 		// the connection may hang: make the next call dial anew
-		g.tr.CloseIdleConnections()
+		g.closeConns()
 		return nil, Retry(err, 0)
 	}
 	defer resp.Body.Close()
@@ -164,7 +212,7 @@ func (g *grpcClient) call(ctx context.Context, msg []byte, gz bool, md map[strin
 		return nil, st.asError(resp.Header.Get("Retry-After"))
 	}
 	if rerr != nil {
-		g.tr.CloseIdleConnections()
+		g.closeConns()
 		return nil, Retry(rerr, 0)
 	}
 	// the status is in the trailers, or in the headers of a response

@@ -196,7 +196,7 @@ func TestOTLPGRPCHang(t *testing.T) {
 		t.Errorf("while the receiver hangs: %+v", st)
 	}
 	hang.Store(false)
-	// a call that failed closes the client's idle connections, so the
+	// a call that failed closes the client's connections, so the
 	// next one dials anew
 	start := time.Now()
 	if err := shutdown(t, e, 60*time.Second); err != nil {
