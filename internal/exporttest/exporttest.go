@@ -8,6 +8,7 @@
 package exporttest
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -310,6 +311,20 @@ func (c *Collector) Start() {
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	// A receiver killed while it wrote a request leaves it cut short at
+	// the end of its file, and the next one would append after it, so
+	// that the reader took the new records for the rest of the torn one
+	// (TestGotraceCollectorRestart, once in a CI run: "proto: cannot parse
+	// invalid wire-format data"). The sender got no answer for that
+	// request and sends it again.
+	for _, f := range []string{c.out, c.out + ".traces"} {
+		if err := TruncateTorn(f); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	if err := truncateTornLine(c.out + ".traces.headers"); err != nil {
+		c.t.Fatal(err)
+	}
 	for try := 0; ; try++ {
 		traces := c.out + ".traces"
 		if c.discard {
@@ -342,6 +357,47 @@ func (c *Collector) Start() {
 		}
 		time.Sleep(200 * time.Millisecond) // the port may still be held after a stop
 	}
+}
+
+// TruncateTorn cuts a file of records (each a 4-byte big-endian length
+// and that many bytes, as otlpsink writes them) after its last whole
+// record. A file that does not exist is left so.
+func TruncateTorn(path string) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	end := 0
+	for len(b)-end >= 4 {
+		n := int(binary.BigEndian.Uint32(b[end:]))
+		if len(b)-end-4 < n {
+			break
+		}
+		end += 4 + n
+	}
+	if end == len(b) {
+		return nil
+	}
+	return os.Truncate(path, int64(end))
+}
+
+// truncateTornLine cuts a file of lines after its last newline.
+func truncateTornLine(path string) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	end := bytes.LastIndexByte(b, '\n') + 1
+	if end == len(b) {
+		return nil
+	}
+	return os.Truncate(path, int64(end))
 }
 
 // Stop stops the receiver (SIGKILL: it vanishes as a crashed one would).
