@@ -132,13 +132,32 @@ func (s *grpcStatus) Error() string {
 	return fmt.Sprintf("OTLP gRPC %s: %s", name, s.Message)
 }
 
+// gRPC status codes this client names.
+const (
+	codeCanceled          = 1
+	codeUnknown           = 2
+	codeDeadlineExceeded  = 4
+	codePermissionDenied  = 7
+	codeResourceExhausted = 8
+	codeAborted           = 10
+	codeOutOfRange        = 11
+	codeUnimplemented     = 12
+	codeInternal          = 13
+	codeUnavailable       = 14
+	codeDataLoss          = 15
+	codeUnauthenticated   = 16
+)
+
 // The status codes worth retrying: the ones OTLP's specification names
 // (Canceled, DeadlineExceeded, Aborted, OutOfRange, Unavailable,
-// DataLoss; ResourceExhausted when the server says when), and Unknown and
-// Internal, which a broken connection or proxy gives.
+// DataLoss), ResourceExhausted (which the specification retries only when
+// the server says when; retried always, as the grpc-go client before this
+// one was), and Unknown and Internal, which a broken connection or a
+// proxy gives.
 func (s *grpcStatus) retryable() bool {
 	switch s.Code {
-	case 1, 2, 4, 8, 10, 11, 13, 14, 15:
+	case codeCanceled, codeUnknown, codeDeadlineExceeded, codeResourceExhausted, codeAborted,
+		codeOutOfRange, codeInternal, codeUnavailable, codeDataLoss:
 		return true
 	}
 	return false
@@ -149,17 +168,17 @@ func (s *grpcStatus) retryable() bool {
 func httpToGRPC(status int) int {
 	switch status {
 	case http.StatusBadRequest:
-		return 13 // Internal
+		return codeInternal
 	case http.StatusUnauthorized:
-		return 16
+		return codeUnauthenticated
 	case http.StatusForbidden:
-		return 7
+		return codePermissionDenied
 	case http.StatusNotFound:
-		return 12
+		return codeUnimplemented
 	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return 14 // Unavailable
+		return codeUnavailable
 	}
-	return 2 // Unknown
+	return codeUnknown
 }
 
 // maxResponse bounds the response message read.
@@ -217,22 +236,22 @@ func (g *grpcClient) call(ctx context.Context, msg []byte, gz bool, md map[strin
 	}
 	// the status is in the trailers, or in the headers of a response
 	// without a message (Trailers-Only)
-	md2 := resp.Trailer
-	if md2.Get("Grpc-Status") == "" {
-		md2 = resp.Header
+	statusHdr := resp.Trailer
+	if statusHdr.Get("Grpc-Status") == "" {
+		statusHdr = resp.Header
 	}
-	code, err := strconv.Atoi(md2.Get("Grpc-Status"))
+	code, err := strconv.Atoi(statusHdr.Get("Grpc-Status"))
 	if err != nil {
-		st := &grpcStatus{Code: 13, Message: fmt.Sprintf("response without a grpc-status (%q)", md2.Get("Grpc-Status"))}
+		st := &grpcStatus{Code: codeInternal, Message: fmt.Sprintf("response without a grpc-status (%q)", statusHdr.Get("Grpc-Status"))}
 		return nil, st.asError("")
 	}
 	if code != 0 {
-		m, err := url.PathUnescape(md2.Get("Grpc-Message"))
+		m, err := url.PathUnescape(statusHdr.Get("Grpc-Message"))
 		if err != nil {
-			m = md2.Get("Grpc-Message")
+			m = statusHdr.Get("Grpc-Message")
 		}
 		st := &grpcStatus{Code: code, Message: m}
-		return nil, st.asError(md2.Get("Retry-After"))
+		return nil, st.asError(statusHdr.Get("Retry-After"))
 	}
 	if len(body) == 0 {
 		return nil, nil
