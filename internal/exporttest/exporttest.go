@@ -363,29 +363,27 @@ func (c *Collector) Start() {
 // and that many bytes, as otlpsink writes them) after its last whole
 // record. A file that does not exist is left so.
 func TruncateTorn(path string) error {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	end := 0
-	for len(b)-end >= 4 {
-		n := int(binary.BigEndian.Uint32(b[end:]))
-		if len(b)-end-4 < n {
-			break
+	return truncateAt(path, func(b []byte) int {
+		end := 0
+		for len(b)-end >= 4 {
+			n := int(binary.BigEndian.Uint32(b[end:]))
+			if len(b)-end-4 < n {
+				break
+			}
+			end += 4 + n
 		}
-		end += 4 + n
-	}
-	if end == len(b) {
-		return nil
-	}
-	return os.Truncate(path, int64(end))
+		return end
+	})
 }
 
 // truncateTornLine cuts a file of lines after its last newline.
 func truncateTornLine(path string) error {
+	return truncateAt(path, func(b []byte) int { return bytes.LastIndexByte(b, '\n') + 1 })
+}
+
+// truncateAt cuts the file at path to the length end gives for its
+// contents, if that is shorter; a file that does not exist is left so.
+func truncateAt(path string, end func([]byte) int) error {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -393,11 +391,10 @@ func truncateTornLine(path string) error {
 	if err != nil {
 		return err
 	}
-	end := bytes.LastIndexByte(b, '\n') + 1
-	if end == len(b) {
-		return nil
+	if n := end(b); n < len(b) {
+		return os.Truncate(path, int64(n))
 	}
-	return os.Truncate(path, int64(end))
+	return nil
 }
 
 // Stop stops the receiver (SIGKILL: it vanishes as a crashed one would).

@@ -189,13 +189,7 @@ const maxResponse = 4 << 20
 func (g *grpcClient) call(ctx context.Context, msg []byte, gz bool, md map[string]string) ([]byte, error) {
 	flag := byte(0)
 	if gz {
-		var b bytes.Buffer
-		zw := gzipWriters.Get().(*gzip.Writer)
-		zw.Reset(&b)
-		zw.Write(msg)
-		zw.Close()
-		gzipWriters.Put(zw)
-		msg, flag = b.Bytes(), 1
+		msg, flag = gzipped(msg), 1
 	}
 	frame := make([]byte, 5, 5+len(msg))
 	frame[0] = flag

@@ -205,13 +205,7 @@ func (c *OTLP) sendGRPC(ctx context.Context, req []byte) error {
 
 func (c *OTLP) sendHTTP(ctx context.Context, body []byte) error {
 	if c.o.Gzip {
-		var b bytes.Buffer
-		zw := gzipWriters.Get().(*gzip.Writer)
-		zw.Reset(&b)
-		zw.Write(body)
-		zw.Close()
-		gzipWriters.Put(zw)
-		body = b.Bytes()
+		body = gzipped(body)
 	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.o.Endpoint, bytes.NewReader(body))
 	if err != nil {
@@ -258,3 +252,14 @@ var gzipWriters = sync.Pool{New: func() any {
 	w, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
 	return w
 }}
+
+// gzipped compresses b with a pooled writer.
+func gzipped(b []byte) []byte {
+	var out bytes.Buffer
+	zw := gzipWriters.Get().(*gzip.Writer)
+	zw.Reset(&out)
+	zw.Write(b)
+	zw.Close()
+	gzipWriters.Put(zw)
+	return out.Bytes()
+}
