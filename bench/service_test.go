@@ -44,6 +44,7 @@ const (
 	contprofCLSID = "{D3A9F1C5-7B42-4E8D-9C6A-1F5B3E7D2A94}"
 	cpuprofCLSID  = "{B1C7E2A4-5D36-4F89-A0B2-7C4D9E1F3A58}"
 	apmCLSID      = "{7E4C2A91-5B3D-4F60-8A17-2C9E6D4B1F35}"
+	goidleCLSID   = "{9C4E7A12-3B5D-4F68-8E91-2A7C6B5D4E30}"
 )
 
 // svcConfig is one way of running the shop: a profiler's environment, or a
@@ -58,11 +59,12 @@ type svcConfig struct {
 
 // svcRun is what one run of one configuration measured.
 type svcRun struct {
-	rps        float64 // closed loop
-	cpuPerReq  float64 // ms of the shop process's CPU per request, closed loop
-	rssMB      float64 // VmRSS at the end of the closed loop
-	hwmMB      float64 // VmHWM (peak RSS) then
-	p50, p99   float64 // ms, fixed rate
+	rps        float64  // closed loop
+	cpuPerReq  float64  // ms of the shop process's CPU per request, closed loop
+	rssMB      float64  // VmRSS at the end of the closed loop
+	hwmMB      float64  // VmHWM (peak RSS) then
+	mem        memSplit // what holds rssMB
+	p50, p99   float64  // ms, fixed rate
 	errs       int
 	rateErrs   int
 	rateAchvd  float64
@@ -73,11 +75,40 @@ func svcConfigs(t *testing.T, collector func() string) []svcConfig {
 	contprof := goLibOnce(t, "./sample/contprof")
 	cpuprof := goLibOnce(t, "./sample/cpuprof")
 	apm := goLibOnce(t, "./sample/apm")
+	goidle := goLibOnce(t, "./bench/prof/idle")
+	// contprofRelr builds contprof with its relocations packed, in top's
+	// directory as goLibOnce does.
+	var relrPath string
+	contprofRelr := func(*testing.T) string {
+		if relrPath == "" {
+			relrPath = harness.BuildProfiler(t, "./sample/contprof", harness.BuildFlags("-ldflags=-extldflags=-Wl,-z,pack-relative-relocs"))
+		}
+		return relrPath
+	}
 	all := []svcConfig{
 		{name: "none", what: "no profiler"},
 		{name: "contprof", what: "sample/contprof, its defaults (cpu, wall, heap, alloc, exceptions, contention; 60 s periods)",
 			env: func(t *testing.T, dir string) []string {
 				return append(harness.ProfilerEnv(contprof(t), contprofCLSID), "CONTPROF_DIR="+filepath.Join(dir, "contprof"))
+			}},
+		// The memory's causes: what loading contprof costs before it
+		// profiles anything, and the SDK's floor.
+		{name: "contprof-off", what: "sample/contprof with every profile off (CONTPROF_CPU=0 CONTPROF_WALL=0 CONTPROF_EXCEPTIONS=0 CONTPROF_CONTENTION=0 CONTPROF_HEAP=0): its library, its Go runtime and its EventPipe session, no profile's data",
+			env: func(t *testing.T, dir string) []string {
+				return append(harness.ProfilerEnv(contprof(t), contprofCLSID), "CONTPROF_DIR="+filepath.Join(dir, "contprof"),
+					"CONTPROF_CPU=0", "CONTPROF_WALL=0", "CONTPROF_EXCEPTIONS=0", "CONTPROF_CONTENTION=0", "CONTPROF_HEAP=0")
+			}},
+		{name: "contprof-gogc100", what: "sample/contprof with CONTPROF_GOGC=100 (Go's default collector setting; contprof's default is 25): what a 4 MB minimum Go heap holds",
+			env: func(t *testing.T, dir string) []string {
+				return append(harness.ProfilerEnv(contprof(t), contprofCLSID), "CONTPROF_DIR="+filepath.Join(dir, "contprof"), "CONTPROF_GOGC=100")
+			}},
+		{name: "contprof-relr", what: "sample/contprof linked with -ldflags=-extldflags=-Wl,-z,pack-relative-relocs (relative relocations packed, DT_RELR: needs glibc 2.36 or later to load, so not the default)",
+			env: func(t *testing.T, dir string) []string {
+				return append(harness.ProfilerEnv(contprofRelr(t), contprofCLSID), "CONTPROF_DIR="+filepath.Join(dir, "contprof"))
+			}},
+		{name: "go-idle", what: "bench/prof/idle: a Go profiler that asks for no event (Initialize and Shutdown only): the SDK's floor",
+			env: func(t *testing.T, dir string) []string {
+				return append(harness.ProfilerEnv(goidle(t), goidleCLSID), "BENCH_MODE=idle")
 			}},
 		{name: "cpuprof", what: "sample/cpuprof, its defaults",
 			env: func(t *testing.T, dir string) []string {
@@ -222,6 +253,28 @@ func TestServiceBench(t *testing.T) {
 				median(col(rps)), ratio(rps, false), median(col(cpu)), ratio(cpu, false),
 				median(col(rss)), ratio(rss, true), median(col(p99)), ratio(p99, true), errs)
 		}
+		fmt.Fprintf(&report, "\nWhat holds the RSS at the end of the closed loop (/proc/PID/smaps; MB, medians; the difference from none in brackets):\n\n")
+		fmt.Fprintf(&report, "| configuration | the library's file pages | the library's written pages | Go heap arenas | other anonymous | other files |\n|---|---|---|---|---|---|\n")
+		for _, c := range configs {
+			rs := runs[c.name]
+			cell := func(f func(memSplit) float64, diff bool) string {
+				var v, d []float64
+				for i, r := range rs {
+					v = append(v, f(r.mem))
+					if i < len(base) {
+						d = append(d, f(r.mem)-f(base[i].mem))
+					}
+				}
+				if !diff || c.name == "none" {
+					return fmt.Sprintf("%.1f", median(v))
+				}
+				return fmt.Sprintf("%.1f (%+.1f)", median(v), median(d))
+			}
+			fmt.Fprintf(&report, "| %s | %s | %s | %s | %s | %s |\n", c.name,
+				cell(func(m memSplit) float64 { return m.libFile }, false), cell(func(m memSplit) float64 { return m.libPriv }, false),
+				cell(func(m memSplit) float64 { return m.goHeap }, false),
+				cell(func(m memSplit) float64 { return m.anon }, true), cell(func(m memSplit) float64 { return m.files }, true))
+		}
 		fmt.Fprintf(&report, "\nNoise (spread of the %d runs without a profiler): requests/s ±%.1f%%, CPU/request ±%.1f%%, RSS ±%.1f%%, p99 ±%.1f%%.\n\n",
 			len(base), 50*spread(base, func(r svcRun) float64 { return r.rps }), 50*spread(base, func(r svcRun) float64 { return r.cpuPerReq }),
 			50*spread(base, func(r svcRun) float64 { return r.rssMB }), 50*spread(base, func(r svcRun) float64 { return r.p99 }))
@@ -286,6 +339,7 @@ func runService(t *testing.T, rt harness.Runtime, stackDir, traceTool string, c 
 		r.cpuPerReq = float64(cpu1-cpu0) / float64(time.Millisecond) / float64(closed.Requests)
 	}
 	r.rssMB, r.hwmMB = procRSS(t, shop.PID)
+	r.mem = procMemSplit(t, shop.PID, profilerPath(env))
 	r.errs = closed.Errors
 	open, err := loadgen.Run(ctx, loadgen.Options{URL: shop.URL, Requests: reqs, Rate: *flagSvcRate, Duration: d})
 	if err != nil {
@@ -343,10 +397,25 @@ func runService(t *testing.T, rt harness.Runtime, stackDir, traceTool string, c 
 		r.profilerOK = "spans to the receiver"
 		return r
 	}
+	if c.name == "go-idle" {
+		if m := regexp.MustCompile(`goidle: Shutdown mode=idle go_mem_kb=\d+`).FindString(shop.Logs()); m != "" {
+			r.profilerOK = m
+		} else {
+			t.Errorf("go-idle: no Shutdown line\n%s", shop.Logs())
+		}
+		return r
+	}
 	if c.env != nil {
 		r.profilerOK = describeOutput(outDir)
 		if r.profilerOK == "" {
 			t.Errorf("%s left no output in %s\n%s", c.name, outDir, shop.Logs())
+		}
+		// contprof's own account of the Go runtime's CPU (its collector
+		// and scavenger) over the run, which CONTPROF_GOGC trades for
+		// memory: an accounted figure, beside the measured ones.
+		if m := regexp.MustCompile(`contprof: Shutdown .*goruntime_cpu_us=(\d+).* go_mem_kb=(\d+)`).FindStringSubmatch(shop.Logs()); m != nil {
+			us, _ := strconv.Atoi(m[1])
+			r.profilerOK += fmt.Sprintf("; Go's collector and scavenger %.1f ms of CPU (accounted), Go holds %s KiB at exit", float64(us)/1000, m[2])
 		}
 	}
 	return r
@@ -383,6 +452,70 @@ func procCPU(t *testing.T, pid int) time.Duration {
 	ut, _ := strconv.ParseInt(f[11], 10, 64) // utime is field 14; f[0] is field 3
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
+}
+
+// A memSplit is what holds a process's resident memory, in MB, from its
+// /proc/PID/smaps.
+type memSplit struct {
+	libFile float64 // the profiler library's pages of its file (clean: shared with the page cache)
+	libPriv float64 // the profiler library's pages written since mapping (the loader's relocations, its data)
+	goHeap  float64 // the Go heap's arenas: anonymous memory below the executable (see procMemSplit)
+	anon    float64 // all other anonymous memory: the CLR's GC heap and its own, threads' stacks, the Go runtime's memory outside its heap
+	files   float64 // all other files' pages (libcoreclr, the assemblies, ...)
+}
+
+// procMemSplit reads the smaps of process pid; lib is the profiler
+// library's path ("" for none). With a profiler loaded, anonymous memory
+// mapped below every file is taken for the Go heap's arenas: Go 1.26 puts
+// its heap at a random address below 1<<46 (runtime/malloc.go,
+// randomizeHeapBase; seen at 0x11a84c000000 and 0x2dac58000000, 64 MiB
+// reservations, parts of them read-write), and the kernel maps the
+// executable (position-independent: 0x55...) and everything else above
+// that. Go's memory outside its heap (its own tables, the threads' stacks)
+// counts as other anonymous memory.
+func procMemSplit(t *testing.T, pid int, lib string) memSplit {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ms, err := procstat.ParseSmaps(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m memSplit
+	mb := func(b uint64) float64 { return float64(b) / 1e6 }
+	lowestFile := uint64(math.MaxUint64)
+	for _, x := range ms {
+		if strings.HasPrefix(x.Path, "/") {
+			lowestFile = min(lowestFile, x.Start)
+		}
+	}
+	for _, x := range ms {
+		anon := x.Path == "" || strings.HasPrefix(x.Path, "[")
+		switch {
+		case lib != "" && x.Path == lib:
+			m.libFile += mb(x.RSS - x.Anon)
+			m.libPriv += mb(x.Anon)
+		case anon && x.Path == "" && x.End <= lowestFile && lib != "":
+			m.goHeap += mb(x.RSS)
+		case anon:
+			m.anon += mb(x.RSS)
+		default:
+			m.files += mb(x.RSS)
+		}
+	}
+	return m
+}
+
+// profilerPath is the library CORECLR_PROFILER_PATH names in env, or "".
+func profilerPath(env []string) string {
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "CORECLR_PROFILER_PATH="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // procRSS is VmRSS and VmHWM of process pid in MB.

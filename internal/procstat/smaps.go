@@ -9,11 +9,14 @@ import (
 
 // A Mapping is one mapping of /proc/PID/smaps: its address range, the
 // file it maps ("" for anonymous memory; names such as "[heap]" as the
-// kernel writes them) and how much of it is resident.
+// kernel writes them), how much of it is resident and how much of that is
+// anonymous (for a file's mapping: pages written since, such as the data
+// the dynamic loader relocated).
 type Mapping struct {
 	Start, End uint64
 	Path       string
 	RSS        uint64 // bytes
+	Anon       uint64 // bytes of RSS that are anonymous
 }
 
 // MapsLine reads a mapping line of /proc/PID/maps or smaps: its address
@@ -43,7 +46,8 @@ func MapsLine(line []byte) (m Mapping, perms []byte, off uint64, ok bool) {
 }
 
 // ParseSmaps reads the mappings of a /proc/PID/smaps file. A line it does
-// not know is skipped; a mapping without an Rss line has RSS 0.
+// not know is skipped; a mapping without an Rss (Anonymous) line has RSS
+// (Anon) 0.
 func ParseSmaps(r io.Reader) ([]Mapping, error) {
 	var out []Mapping
 	sc := bufio.NewScanner(r)
@@ -51,10 +55,14 @@ func ParseSmaps(r io.Reader) ([]Mapping, error) {
 	for sc.Scan() {
 		l := sc.Bytes()
 		if k, v, ok := bytes.Cut(l, []byte(":")); ok && len(k) > 0 && !bytes.ContainsAny(k, " -") {
-			if string(k) == "Rss" && len(out) > 0 {
+			if (string(k) == "Rss" || string(k) == "Anonymous") && len(out) > 0 {
 				if f := bytes.Fields(v); len(f) >= 1 {
 					if n, err := strconv.ParseUint(string(f[0]), 10, 64); err == nil {
-						out[len(out)-1].RSS = n << 10
+						if string(k) == "Rss" {
+							out[len(out)-1].RSS = n << 10
+						} else {
+							out[len(out)-1].Anon = n << 10
+						}
 					}
 				}
 			}

@@ -10,10 +10,12 @@ const smapsSample = `55d0c4a00000-55d0c4a21000 r--p 00000000 fe:00 123 /usr/bin/
 Size:                132 kB
 Rss:                 128 kB
 Pss:                 128 kB
+Anonymous:             8 kB
 VmFlags: rd mr mw me dw sd
 7f00aa000000-7f00ab000000 rw-p 00000000 00:00 0
 Size:              16384 kB
 Rss:                2048 kB
+Anonymous:          2048 kB
 7ffd1c1f0000-7ffd1c211000 rw-p 00000000 00:00 0                          [stack]
 Size:                132 kB
 Rss:                  12 kB
@@ -25,9 +27,9 @@ func TestParseSmaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Mapping{
-		{0x55d0c4a00000, 0x55d0c4a21000, "/usr/bin/my prog", 128 << 10},
-		{0x7f00aa000000, 0x7f00ab000000, "", 2048 << 10},
-		{0x7ffd1c1f0000, 0x7ffd1c211000, "[stack]", 12 << 10},
+		{0x55d0c4a00000, 0x55d0c4a21000, "/usr/bin/my prog", 128 << 10, 8 << 10},
+		{0x7f00aa000000, 0x7f00ab000000, "", 2048 << 10, 2048 << 10},
+		{0x7ffd1c1f0000, 0x7ffd1c211000, "[stack]", 12 << 10, 0},
 	}
 	if len(ms) != len(want) {
 		t.Fatalf("%d mappings %+v, want %d", len(ms), ms, len(want))
@@ -39,8 +41,8 @@ func TestParseSmaps(t *testing.T) {
 	}
 }
 
-// The test binary's own smaps: its file is mapped and resident, and the
-// sum is close to what /proc/self/status says.
+// The test binary's own smaps: its file is mapped and resident, and some
+// of its memory (the Go heap at least) is anonymous.
 func TestParseSmapsSelf(t *testing.T) {
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
@@ -52,15 +54,22 @@ func TestParseSmapsSelf(t *testing.T) {
 		t.Fatal(err)
 	}
 	exe, _ := os.Executable()
-	var self, total uint64
+	var self, total, anon uint64
 	for _, m := range ms {
 		total += m.RSS
+		anon += m.Anon
 		if m.Path == exe {
 			self += m.RSS
+		}
+		if m.Anon > m.RSS {
+			t.Errorf("%+v: more anonymous than resident", m)
 		}
 	}
 	if self == 0 || total < self {
 		t.Errorf("%d mappings: the executable %s has %d bytes resident of %d", len(ms), exe, self, total)
+	}
+	if anon == 0 { // the Go heap, at least
+		t.Errorf("%d mappings: no anonymous memory", len(ms))
 	}
 }
 
