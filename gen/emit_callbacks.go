@@ -146,6 +146,31 @@ func emitCallbacksGo(f *jen.File, docs *Docs, slots []*CallbackSlot, maxVersion 
 		jen.Id("Name").String(), jen.Id("Version").Int()).Values(rows...)
 	f.Line()
 
+	// methodByName: reflect's MethodByName called with each name as a
+	// constant. The linker keeps every exported method of every type a
+	// program converts to an interface when it calls MethodByName with a
+	// name it cannot see (reflect could ask for any of them); with
+	// constants it keeps only methods of those names.
+	var cases []jen.Code
+	seen := map[string]bool{}
+	for _, s := range slots {
+		if seen[s.Plan.M.Name] {
+			continue
+		}
+		seen[s.Plan.M.Name] = true
+		cases = append(cases, jen.Case(jen.Lit(s.Plan.M.Name)).Block(
+			jen.Return(jen.Id("t").Dot("MethodByName").Call(jen.Lit(s.Plan.M.Name)))))
+	}
+	cases = append(cases, jen.Default().Block(jen.Return(jen.Qual("reflect", "Method").Values(), jen.False())))
+	f.Comment("methodByName is t.MethodByName(name) for the name of a callback (any")
+	f.Comment("other name: not found). Each call passes its name as a constant, so")
+	f.Comment("that the linker keeps only the methods of those names; a call with a")
+	f.Comment("name it cannot see makes it keep every exported method of every type")
+	f.Comment("converted to an interface (2.9 MB of a profiler's library).")
+	f.Func().Id("methodByName").Params(jen.Id("t").Qual("reflect", "Type"), jen.Id("name").String()).Params(jen.Qual("reflect", "Method"), jen.Bool()).Block(
+		jen.Switch(jen.Id("name")).Block(cases...))
+	f.Line()
+
 	f.Comment("objectHost is the dispatcher's side of package comobj: the object's C")
 	f.Comment("calls its methods (comobj.Callbacks, generated below) and those of")
 	f.Comment("shim.go through comobj's exports. It is installed by an init")

@@ -4,6 +4,7 @@
 package profiler
 
 import (
+	"reflect"
 	"unsafe"
 
 	"github.com/clrprof/clrprof/internal/cgoutil"
@@ -1449,6 +1450,208 @@ var callbackMethods = [95]struct {
 	Name    string
 	Version int
 }{{"Initialize", 1}, {"Shutdown", 1}, {"AppDomainCreationStarted", 1}, {"AppDomainCreationFinished", 1}, {"AppDomainShutdownStarted", 1}, {"AppDomainShutdownFinished", 1}, {"AssemblyLoadStarted", 1}, {"AssemblyLoadFinished", 1}, {"AssemblyUnloadStarted", 1}, {"AssemblyUnloadFinished", 1}, {"ModuleLoadStarted", 1}, {"ModuleLoadFinished", 1}, {"ModuleUnloadStarted", 1}, {"ModuleUnloadFinished", 1}, {"ModuleAttachedToAssembly", 1}, {"ClassLoadStarted", 1}, {"ClassLoadFinished", 1}, {"ClassUnloadStarted", 1}, {"ClassUnloadFinished", 1}, {"FunctionUnloadStarted", 1}, {"JITCompilationStarted", 1}, {"JITCompilationFinished", 1}, {"JITCachedFunctionSearchStarted", 1}, {"JITCachedFunctionSearchFinished", 1}, {"JITFunctionPitched", 1}, {"JITInlining", 1}, {"ThreadCreated", 1}, {"ThreadDestroyed", 1}, {"ThreadAssignedToOSThread", 1}, {"RemotingClientInvocationStarted", 1}, {"RemotingClientSendingMessage", 1}, {"RemotingClientReceivingReply", 1}, {"RemotingClientInvocationFinished", 1}, {"RemotingServerReceivingMessage", 1}, {"RemotingServerInvocationStarted", 1}, {"RemotingServerInvocationReturned", 1}, {"RemotingServerSendingReply", 1}, {"UnmanagedToManagedTransition", 1}, {"ManagedToUnmanagedTransition", 1}, {"RuntimeSuspendStarted", 1}, {"RuntimeSuspendFinished", 1}, {"RuntimeSuspendAborted", 1}, {"RuntimeResumeStarted", 1}, {"RuntimeResumeFinished", 1}, {"RuntimeThreadSuspended", 1}, {"RuntimeThreadResumed", 1}, {"MovedReferences", 1}, {"ObjectAllocated", 1}, {"ObjectsAllocatedByClass", 1}, {"ObjectReferences", 1}, {"RootReferences", 1}, {"ExceptionThrown", 1}, {"ExceptionSearchFunctionEnter", 1}, {"ExceptionSearchFunctionLeave", 1}, {"ExceptionSearchFilterEnter", 1}, {"ExceptionSearchFilterLeave", 1}, {"ExceptionSearchCatcherFound", 1}, {"ExceptionOSHandlerEnter", 1}, {"ExceptionOSHandlerLeave", 1}, {"ExceptionUnwindFunctionEnter", 1}, {"ExceptionUnwindFunctionLeave", 1}, {"ExceptionUnwindFinallyEnter", 1}, {"ExceptionUnwindFinallyLeave", 1}, {"ExceptionCatcherEnter", 1}, {"ExceptionCatcherLeave", 1}, {"COMClassicVTableCreated", 1}, {"COMClassicVTableDestroyed", 1}, {"ExceptionCLRCatcherFound", 1}, {"ExceptionCLRCatcherExecute", 1}, {"ThreadNameChanged", 2}, {"GarbageCollectionStarted", 2}, {"SurvivingReferences", 2}, {"GarbageCollectionFinished", 2}, {"FinalizeableObjectQueued", 2}, {"RootReferences2", 2}, {"HandleCreated", 2}, {"HandleDestroyed", 2}, {"InitializeForAttach", 3}, {"ProfilerAttachComplete", 3}, {"ProfilerDetachSucceeded", 3}, {"ReJITCompilationStarted", 4}, {"GetReJITParameters", 4}, {"ReJITCompilationFinished", 4}, {"ReJITError", 4}, {"MovedReferences2", 4}, {"SurvivingReferences2", 4}, {"ConditionalWeakTableElementReferences", 5}, {"GetAssemblyReferences", 6}, {"ModuleInMemorySymbolsUpdated", 7}, {"DynamicMethodJITCompilationStarted", 8}, {"DynamicMethodJITCompilationFinished", 8}, {"DynamicMethodUnloaded", 9}, {"EventPipeEventDelivered", 10}, {"EventPipeProviderCreated", 10}, {"LoadAsNotificationOnly", 11}}
+
+// methodByName is t.MethodByName(name) for the name of a callback (any
+// other name: not found). Each call passes its name as a constant, so
+// that the linker keeps only the methods of those names; a call with a
+// name it cannot see makes it keep every exported method of every type
+// converted to an interface (2.9 MB of a profiler's library).
+func methodByName(t reflect.Type, name string) (reflect.Method, bool) {
+	switch name {
+	case "Initialize":
+		return t.MethodByName("Initialize")
+	case "Shutdown":
+		return t.MethodByName("Shutdown")
+	case "AppDomainCreationStarted":
+		return t.MethodByName("AppDomainCreationStarted")
+	case "AppDomainCreationFinished":
+		return t.MethodByName("AppDomainCreationFinished")
+	case "AppDomainShutdownStarted":
+		return t.MethodByName("AppDomainShutdownStarted")
+	case "AppDomainShutdownFinished":
+		return t.MethodByName("AppDomainShutdownFinished")
+	case "AssemblyLoadStarted":
+		return t.MethodByName("AssemblyLoadStarted")
+	case "AssemblyLoadFinished":
+		return t.MethodByName("AssemblyLoadFinished")
+	case "AssemblyUnloadStarted":
+		return t.MethodByName("AssemblyUnloadStarted")
+	case "AssemblyUnloadFinished":
+		return t.MethodByName("AssemblyUnloadFinished")
+	case "ModuleLoadStarted":
+		return t.MethodByName("ModuleLoadStarted")
+	case "ModuleLoadFinished":
+		return t.MethodByName("ModuleLoadFinished")
+	case "ModuleUnloadStarted":
+		return t.MethodByName("ModuleUnloadStarted")
+	case "ModuleUnloadFinished":
+		return t.MethodByName("ModuleUnloadFinished")
+	case "ModuleAttachedToAssembly":
+		return t.MethodByName("ModuleAttachedToAssembly")
+	case "ClassLoadStarted":
+		return t.MethodByName("ClassLoadStarted")
+	case "ClassLoadFinished":
+		return t.MethodByName("ClassLoadFinished")
+	case "ClassUnloadStarted":
+		return t.MethodByName("ClassUnloadStarted")
+	case "ClassUnloadFinished":
+		return t.MethodByName("ClassUnloadFinished")
+	case "FunctionUnloadStarted":
+		return t.MethodByName("FunctionUnloadStarted")
+	case "JITCompilationStarted":
+		return t.MethodByName("JITCompilationStarted")
+	case "JITCompilationFinished":
+		return t.MethodByName("JITCompilationFinished")
+	case "JITCachedFunctionSearchStarted":
+		return t.MethodByName("JITCachedFunctionSearchStarted")
+	case "JITCachedFunctionSearchFinished":
+		return t.MethodByName("JITCachedFunctionSearchFinished")
+	case "JITFunctionPitched":
+		return t.MethodByName("JITFunctionPitched")
+	case "JITInlining":
+		return t.MethodByName("JITInlining")
+	case "ThreadCreated":
+		return t.MethodByName("ThreadCreated")
+	case "ThreadDestroyed":
+		return t.MethodByName("ThreadDestroyed")
+	case "ThreadAssignedToOSThread":
+		return t.MethodByName("ThreadAssignedToOSThread")
+	case "RemotingClientInvocationStarted":
+		return t.MethodByName("RemotingClientInvocationStarted")
+	case "RemotingClientSendingMessage":
+		return t.MethodByName("RemotingClientSendingMessage")
+	case "RemotingClientReceivingReply":
+		return t.MethodByName("RemotingClientReceivingReply")
+	case "RemotingClientInvocationFinished":
+		return t.MethodByName("RemotingClientInvocationFinished")
+	case "RemotingServerReceivingMessage":
+		return t.MethodByName("RemotingServerReceivingMessage")
+	case "RemotingServerInvocationStarted":
+		return t.MethodByName("RemotingServerInvocationStarted")
+	case "RemotingServerInvocationReturned":
+		return t.MethodByName("RemotingServerInvocationReturned")
+	case "RemotingServerSendingReply":
+		return t.MethodByName("RemotingServerSendingReply")
+	case "UnmanagedToManagedTransition":
+		return t.MethodByName("UnmanagedToManagedTransition")
+	case "ManagedToUnmanagedTransition":
+		return t.MethodByName("ManagedToUnmanagedTransition")
+	case "RuntimeSuspendStarted":
+		return t.MethodByName("RuntimeSuspendStarted")
+	case "RuntimeSuspendFinished":
+		return t.MethodByName("RuntimeSuspendFinished")
+	case "RuntimeSuspendAborted":
+		return t.MethodByName("RuntimeSuspendAborted")
+	case "RuntimeResumeStarted":
+		return t.MethodByName("RuntimeResumeStarted")
+	case "RuntimeResumeFinished":
+		return t.MethodByName("RuntimeResumeFinished")
+	case "RuntimeThreadSuspended":
+		return t.MethodByName("RuntimeThreadSuspended")
+	case "RuntimeThreadResumed":
+		return t.MethodByName("RuntimeThreadResumed")
+	case "MovedReferences":
+		return t.MethodByName("MovedReferences")
+	case "ObjectAllocated":
+		return t.MethodByName("ObjectAllocated")
+	case "ObjectsAllocatedByClass":
+		return t.MethodByName("ObjectsAllocatedByClass")
+	case "ObjectReferences":
+		return t.MethodByName("ObjectReferences")
+	case "RootReferences":
+		return t.MethodByName("RootReferences")
+	case "ExceptionThrown":
+		return t.MethodByName("ExceptionThrown")
+	case "ExceptionSearchFunctionEnter":
+		return t.MethodByName("ExceptionSearchFunctionEnter")
+	case "ExceptionSearchFunctionLeave":
+		return t.MethodByName("ExceptionSearchFunctionLeave")
+	case "ExceptionSearchFilterEnter":
+		return t.MethodByName("ExceptionSearchFilterEnter")
+	case "ExceptionSearchFilterLeave":
+		return t.MethodByName("ExceptionSearchFilterLeave")
+	case "ExceptionSearchCatcherFound":
+		return t.MethodByName("ExceptionSearchCatcherFound")
+	case "ExceptionOSHandlerEnter":
+		return t.MethodByName("ExceptionOSHandlerEnter")
+	case "ExceptionOSHandlerLeave":
+		return t.MethodByName("ExceptionOSHandlerLeave")
+	case "ExceptionUnwindFunctionEnter":
+		return t.MethodByName("ExceptionUnwindFunctionEnter")
+	case "ExceptionUnwindFunctionLeave":
+		return t.MethodByName("ExceptionUnwindFunctionLeave")
+	case "ExceptionUnwindFinallyEnter":
+		return t.MethodByName("ExceptionUnwindFinallyEnter")
+	case "ExceptionUnwindFinallyLeave":
+		return t.MethodByName("ExceptionUnwindFinallyLeave")
+	case "ExceptionCatcherEnter":
+		return t.MethodByName("ExceptionCatcherEnter")
+	case "ExceptionCatcherLeave":
+		return t.MethodByName("ExceptionCatcherLeave")
+	case "COMClassicVTableCreated":
+		return t.MethodByName("COMClassicVTableCreated")
+	case "COMClassicVTableDestroyed":
+		return t.MethodByName("COMClassicVTableDestroyed")
+	case "ExceptionCLRCatcherFound":
+		return t.MethodByName("ExceptionCLRCatcherFound")
+	case "ExceptionCLRCatcherExecute":
+		return t.MethodByName("ExceptionCLRCatcherExecute")
+	case "ThreadNameChanged":
+		return t.MethodByName("ThreadNameChanged")
+	case "GarbageCollectionStarted":
+		return t.MethodByName("GarbageCollectionStarted")
+	case "SurvivingReferences":
+		return t.MethodByName("SurvivingReferences")
+	case "GarbageCollectionFinished":
+		return t.MethodByName("GarbageCollectionFinished")
+	case "FinalizeableObjectQueued":
+		return t.MethodByName("FinalizeableObjectQueued")
+	case "RootReferences2":
+		return t.MethodByName("RootReferences2")
+	case "HandleCreated":
+		return t.MethodByName("HandleCreated")
+	case "HandleDestroyed":
+		return t.MethodByName("HandleDestroyed")
+	case "InitializeForAttach":
+		return t.MethodByName("InitializeForAttach")
+	case "ProfilerAttachComplete":
+		return t.MethodByName("ProfilerAttachComplete")
+	case "ProfilerDetachSucceeded":
+		return t.MethodByName("ProfilerDetachSucceeded")
+	case "ReJITCompilationStarted":
+		return t.MethodByName("ReJITCompilationStarted")
+	case "GetReJITParameters":
+		return t.MethodByName("GetReJITParameters")
+	case "ReJITCompilationFinished":
+		return t.MethodByName("ReJITCompilationFinished")
+	case "ReJITError":
+		return t.MethodByName("ReJITError")
+	case "MovedReferences2":
+		return t.MethodByName("MovedReferences2")
+	case "SurvivingReferences2":
+		return t.MethodByName("SurvivingReferences2")
+	case "ConditionalWeakTableElementReferences":
+		return t.MethodByName("ConditionalWeakTableElementReferences")
+	case "GetAssemblyReferences":
+		return t.MethodByName("GetAssemblyReferences")
+	case "ModuleInMemorySymbolsUpdated":
+		return t.MethodByName("ModuleInMemorySymbolsUpdated")
+	case "DynamicMethodJITCompilationStarted":
+		return t.MethodByName("DynamicMethodJITCompilationStarted")
+	case "DynamicMethodJITCompilationFinished":
+		return t.MethodByName("DynamicMethodJITCompilationFinished")
+	case "DynamicMethodUnloaded":
+		return t.MethodByName("DynamicMethodUnloaded")
+	case "EventPipeEventDelivered":
+		return t.MethodByName("EventPipeEventDelivered")
+	case "EventPipeProviderCreated":
+		return t.MethodByName("EventPipeProviderCreated")
+	case "LoadAsNotificationOnly":
+		return t.MethodByName("LoadAsNotificationOnly")
+	default:
+		return reflect.Method{}, false
+	}
+}
 
 // objectHost is the dispatcher's side of package comobj: the object's C
 // calls its methods (comobj.Callbacks, generated below) and those of
