@@ -318,8 +318,9 @@ func declaringType(t reflect.Type, name string, depth int) reflect.Type {
 	if st.Kind() == reflect.Pointer {
 		st = st.Elem()
 	}
-	if st.Kind() == reflect.Interface || st.Kind() != reflect.Struct || declaresDirectly(st, name) {
-		// Only struct types have promoted methods.
+	if st == baseType || st.Kind() == reflect.Interface || st.Kind() != reflect.Struct || declaresDirectly(st, name) {
+		// Only struct types have promoted methods; Base declares every
+		// callback itself.
 		return st
 	}
 	var best reflect.Type
@@ -348,6 +349,15 @@ func methodDepth(t reflect.Type, name string, depth int) int {
 	st := t
 	if st.Kind() == reflect.Pointer {
 		st = st.Elem()
+	}
+	if st == baseType {
+		// Base declares every callback itself (with a value receiver):
+		// known without asking reflect, whose Method builds a func type
+		// for each receiver it is asked about and keeps it for good.
+		if slotOf(name) >= 0 {
+			return 0
+		}
+		return -1
 	}
 	if st.Kind() == reflect.Interface {
 		if _, ok := methodByName(st, name); ok {

@@ -307,3 +307,20 @@ func TestCheckCallbacks(t *testing.T) {
 		t.Error("CheckCallbacks(nil) = nil")
 	}
 }
+
+// declaringType and methodDepth take Base to declare every callback itself
+// without asking reflect (whose answers cost a func type per receiver for
+// good); this holds them to it.
+func TestBaseDeclaresEveryCallback(t *testing.T) {
+	for _, m := range callbackMethods {
+		if !declaresDirectly(baseType, m.Name) {
+			t.Errorf("Base does not declare %s itself", m.Name)
+		}
+		if d := methodDepth(baseType, m.Name, 0); d != 0 {
+			t.Errorf("methodDepth(Base, %s) = %d, want 0", m.Name, d)
+		}
+	}
+	if d := methodDepth(baseType, "NotACallback", 0); d != -1 {
+		t.Errorf("methodDepth(Base, NotACallback) = %d, want -1", d)
+	}
+}
