@@ -168,6 +168,12 @@
 //	                      524288; on .NET 10+ at least 102400)
 //	CONTPROF_MAX_STACKS   distinct stacks per profile and period (default 10000)
 //	CONTPROF_MAX_OBJECTS  live objects tracked (default 100000)
+//	CONTPROF_GOGC         the Go collector's GOGC for contprof's own heap
+//	                      (default 25: its live heap is about 1.3 MB, and at
+//	                      Go's default of 100 the collector's 4 MB minimum
+//	                      heap stays resident; GOGC in the environment is
+//	                      the application's and is ignored, as with every
+//	                      clrprof profiler)
 //	CONTPROF_SUSPEND_BUDGET  percentage of the time the CPU and wall snapshots
 //	                      may keep the runtime suspended (default 2; 0: no
 //	                      limit): after a snapshot that took longer, ticks
@@ -224,6 +230,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -338,6 +345,7 @@ type contprof struct {
 	// of their final flush
 	exporters    []exporter
 	flushTimeout time.Duration
+	gogc         int // CONTPROF_GOGC
 	stop, done   chan struct{}
 	shutdown     sync.Once
 }
@@ -370,12 +378,20 @@ func (p *contprof) config() error {
 		{"CONTPROF_HEAP_RATE", &p.rate, 512 << 10, 1, 1 << 30},
 		{"CONTPROF_MAX_STACKS", &p.maxStacks, 10000, 1, 1 << 24},
 		{"CONTPROF_MAX_OBJECTS", &p.maxObjects, 100000, 1, 1 << 24},
+		{"CONTPROF_GOGC", &p.gogc, 25, 1, 10000},
 	} {
 		if *e.dst, err = envInt(e.name, e.def, e.lo, e.hi); err != nil {
 			return err
 		}
 	}
 	p.period = time.Duration(period) * time.Second
+	// contprof's own live heap is about 1.3 MB (its names, stacks and
+	// counts); at Go's default GOGC of 100 the collector lets a heap that
+	// small grow to 4 MB before it collects (its minimum), which the
+	// process keeps resident. At 25 the minimum is 1 MB and the heap stays
+	// near its live size, for about one more collection a second of a
+	// heap of 2 MB (docs/cost.md, "Memory").
+	debug.SetGCPercent(p.gogc)
 	p.budget = 0.02
 	if v := os.Getenv("CONTPROF_SUSPEND_BUDGET"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
@@ -587,7 +603,7 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 	for _, e := range p.exporters {
 		into = append(into, e.String())
 	}
-	logf("profiling %s into %s every %v", p.runtime, strings.Join(into, ", "), p.period)
+	logf("profiling %s into %s every %v; Go collects its own heap at GOGC=%d (CONTPROF_GOGC)", p.runtime, strings.Join(into, ", "), p.period, debug.SetGCPercent(p.gogc))
 	return nil
 }
 
