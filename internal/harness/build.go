@@ -457,8 +457,8 @@ func BuildEnv(kv ...string) BuildOption {
 // deployed library is read. This matters to memory figures only: straight
 // from the linker the kernel may hold the file in large folios and map them
 // whole into a process that touches one of their pages, which made
-// contprof's library 1.9 MiB more resident (9.8 against 7.9 MiB in a
-// program that only loads it; 12.0 against 8.7 before 2026-12-07), and by
+// contprof's library 1.9 MiB more resident (9.5 against 7.7 MiB in a
+// program that only loads it; 11.7 against 8.5 before 2026-12-07), and by
 // an amount that varied with the page cache's state.
 func BuildProfiler(t testing.TB, pkg string, opts ...BuildOption) string {
 	t.Helper()

@@ -27,10 +27,13 @@ func TestHelperFaults(t *testing.T) {
 		res := harness.Run(t, rt, app, harness.RunOptions{
 			ProfilerPath: lib, ProfilerCLSID: clsid, Args: []string{fmt.Sprint(ops)},
 			Env: []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + c.TracesEndpoint(), "OTEL_BSP_SCHEDULE_DELAY=200",
-				"CLRPROF_APM_SOURCES=Clrprof.Test.Faults", "CLRPROF_APM_REDIS=0"},
+				"CLRPROF_APM_SOURCES=Clrprof.Test.Faults", "CLRPROF_APM_REDIS=0",
+				// apm's own GOGC applies; the application's does not.
+				"CLRPROF_APM_GOGC=150", "GOGC=400"},
 		})
 		res.MustSucceed(t)
 		res.MustStdoutContain(t, fmt.Sprintf("faults: done ops=%d listened=%d", ops, ops))
+		res.MustStderrContain(t, "apm: Go collects its own heap at GOGC=150 (CLRPROF_APM_GOGC)")
 		if n := strings.Count(res.Stderr, "apm: the helper failed"); n != 1 {
 			t.Errorf("the helper's failure logged %d times, want once:\n%s", n, res.Stderr)
 		}

@@ -22,8 +22,10 @@
 //	CLRPROF_APM_SOURCES          the ActivitySource names listened to
 //	                             (default Microsoft.AspNetCore,System.Net.Http,Npgsql)
 //	CLRPROF_APM_REDIS=0          no StackExchange.Redis spans
-//	GOGC                         the Go collector's (Go's default, 100; 400 trades a
-//	                             few MB for less CPU under load: docs/cost.md)
+//	CLRPROF_APM_GOGC             the Go collector's GOGC for apm's own heap (default
+//	                             100, Go's). GOGC in the environment is the
+//	                             application's: like every clrprof profiler, apm
+//	                             ignores it (profiler.WithGoEnvironment)
 //
 // StackExchange.Redis has no ActivitySource: apm wraps
 // ConnectionMultiplexer.GetDatabase (package instr, a managed integration
@@ -57,6 +59,8 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
+	"runtime/debug"
+	"strconv"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -108,6 +112,18 @@ func logf(format string, args ...any) {
 func (t *tracer) Initialize(info *profiler.Info) error {
 	t.info = info
 	var err error
+	if v := os.Getenv("CLRPROF_APM_GOGC"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			err = fmt.Errorf("CLRPROF_APM_GOGC=%q: want an integer 1..10000", v)
+			logf("%v", err)
+			return err
+		}
+		debug.SetGCPercent(n)
+		// Read back from the runtime, which the SDK's reset of the
+		// application's GOGC has run before.
+		logf("Go collects its own heap at GOGC=%d (CLRPROF_APM_GOGC)", debug.SetGCPercent(n))
+	}
 	t.p, err = spanexport.New(context.Background(), spanexport.Options{
 		Runtime: pprofbuild.RuntimeVersion(info), Distro: "clrprof-apm",
 		Logf: func(f string, a ...any) { logf(f, a...) }})
