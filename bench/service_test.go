@@ -186,6 +186,7 @@ func TestServiceBench(t *testing.T) {
 		"then for %d s at %.0f requests/s (open loop, latency from when each request was due: p50, p99). "+
 		"The load generator (internal/loadgen) runs in the benchmark's process on the same machine. "+
 		"Ratios are per round against that round's run without a profiler; the table gives their median over %d rounds "+
+		"and, in brackets with four rounds or more, the middle half of the per-round ratios (their quartiles: how much one round's ratio says), "+
 		"and, as noise, the spread (max-min over median) of the runs without a profiler.\n\n",
 		*flagSvcSeconds, *flagSvcConns, *flagSvcSeconds, *flagSvcRate, *flagSvcRounds)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
@@ -231,6 +232,9 @@ func TestServiceBench(t *testing.T) {
 				}
 				if diff {
 					return fmt.Sprintf("%+.1f", median(v))
+				}
+				if len(v) >= 4 {
+					return fmt.Sprintf("%.3f× (%.2f–%.2f)", median(v), quantile(v, 0.25), quantile(v, 0.75))
 				}
 				return fmt.Sprintf("%.3f×", median(v))
 			}
@@ -537,6 +541,22 @@ func procRSS(t *testing.T, pid int) (rss, hwm float64) {
 		}
 	}
 	return rss, hwm
+}
+
+// quantile is the q-quantile of v, interpolated between the two nearest
+// of its sorted values.
+func quantile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	x := q * float64(len(s)-1)
+	i := int(x)
+	if i+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	return s[i] + (x-float64(i))*(s[i+1]-s[i])
 }
 
 func median(v []float64) float64 {
