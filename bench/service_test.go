@@ -76,35 +76,31 @@ func svcConfigs(t *testing.T, collector func() string) []svcConfig {
 	cpuprof := goLibOnce(t, "./sample/cpuprof")
 	apm := goLibOnce(t, "./sample/apm")
 	goidle := goLibOnce(t, "./bench/prof/idle")
-	// contprofRelr builds contprof with its relocations packed, in top's
-	// directory as goLibOnce does.
-	var relrPath string
-	contprofRelr := func(*testing.T) string {
-		if relrPath == "" {
-			relrPath = harness.BuildProfiler(t, "./sample/contprof", harness.BuildFlags("-ldflags=-extldflags=-Wl,-z,pack-relative-relocs"))
-		}
-		return relrPath
+	contprofRelr := goLibOnce(t, "./sample/contprof", harness.BuildFlags("-ldflags=-extldflags=-Wl,-z,pack-relative-relocs"))
+	// contprofEnv runs lib (contprof's library) with its output in dir and
+	// the variables extra.
+	contprofEnv := func(lib, dir string, extra ...string) []string {
+		return append(append(harness.ProfilerEnv(lib, contprofCLSID), "CONTPROF_DIR="+filepath.Join(dir, "contprof")), extra...)
 	}
 	all := []svcConfig{
 		{name: "none", what: "no profiler"},
 		{name: "contprof", what: "sample/contprof, its defaults (cpu, wall, heap, alloc, exceptions, contention; 60 s periods)",
 			env: func(t *testing.T, dir string) []string {
-				return append(harness.ProfilerEnv(contprof(t), contprofCLSID), "CONTPROF_DIR="+filepath.Join(dir, "contprof"))
+				return contprofEnv(contprof(t), dir)
 			}},
 		// The memory's causes: what loading contprof costs before it
 		// profiles anything, and the SDK's floor.
 		{name: "contprof-off", what: "sample/contprof with every profile off (CONTPROF_CPU=0 CONTPROF_WALL=0 CONTPROF_EXCEPTIONS=0 CONTPROF_CONTENTION=0 CONTPROF_HEAP=0): its library, its Go runtime and its EventPipe session, no profile's data",
 			env: func(t *testing.T, dir string) []string {
-				return append(harness.ProfilerEnv(contprof(t), contprofCLSID), "CONTPROF_DIR="+filepath.Join(dir, "contprof"),
-					"CONTPROF_CPU=0", "CONTPROF_WALL=0", "CONTPROF_EXCEPTIONS=0", "CONTPROF_CONTENTION=0", "CONTPROF_HEAP=0")
+				return contprofEnv(contprof(t), dir, "CONTPROF_CPU=0", "CONTPROF_WALL=0", "CONTPROF_EXCEPTIONS=0", "CONTPROF_CONTENTION=0", "CONTPROF_HEAP=0")
 			}},
 		{name: "contprof-gogc100", what: "sample/contprof with CONTPROF_GOGC=100 (Go's default collector setting; contprof's default is 25): what a 4 MB minimum Go heap holds",
 			env: func(t *testing.T, dir string) []string {
-				return append(harness.ProfilerEnv(contprof(t), contprofCLSID), "CONTPROF_DIR="+filepath.Join(dir, "contprof"), "CONTPROF_GOGC=100")
+				return contprofEnv(contprof(t), dir, "CONTPROF_GOGC=100")
 			}},
 		{name: "contprof-relr", what: "sample/contprof linked with -ldflags=-extldflags=-Wl,-z,pack-relative-relocs (relative relocations packed, DT_RELR: needs glibc 2.36 or later to load, so not the default)",
 			env: func(t *testing.T, dir string) []string {
-				return append(harness.ProfilerEnv(contprofRelr(t), contprofCLSID), "CONTPROF_DIR="+filepath.Join(dir, "contprof"))
+				return contprofEnv(contprofRelr(t), dir)
 			}},
 		{name: "go-idle", what: "bench/prof/idle: a Go profiler that asks for no event (Initialize and Shutdown only): the SDK's floor",
 			env: func(t *testing.T, dir string) []string {
@@ -149,19 +145,18 @@ func svcConfigs(t *testing.T, collector func() string) []svcConfig {
 	return out
 }
 
-// goLibOnce builds a profiler the first time a run needs it.
-// goLibOnce builds pkg's library the first time a configuration needs it,
+// goLibOnce builds pkg's library (with opts) the first time a configuration needs it,
 // in the directory of top (the whole benchmark's test), so that it outlives
 // the runtime's subtest that first asked: a library built with a subtest's
 // t is removed with its directory when that subtest ends, and on the next
 // runtime the shop then ran without the profiler, which the runtime does
 // not report (seen on 2026-12-06: every .NET 11 row without its profiler,
 // caught by the rows' output checks).
-func goLibOnce(top *testing.T, pkg string) func(t *testing.T) string {
+func goLibOnce(top *testing.T, pkg string, opts ...harness.BuildOption) func(t *testing.T) string {
 	var path string
 	return func(t *testing.T) string {
 		if path == "" {
-			path = harness.BuildProfiler(top, pkg)
+			path = harness.BuildProfiler(top, pkg, opts...)
 		}
 		return path
 	}
@@ -559,17 +554,7 @@ func quantile(v []float64, q float64) float64 {
 	return s[i] + (x-float64(i))*(s[i+1]-s[i])
 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
+func median(v []float64) float64 { return quantile(v, 0.5) }
 
 // spread is (max-min)/median of f over rs.
 func spread(rs []svcRun, f func(svcRun) float64) float64 {
