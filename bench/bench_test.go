@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +101,34 @@ func TestMedianAndSpread(t *testing.T) {
 	}
 	if (&Row{}).Median().Wall != 0 {
 		t.Error("empty median")
+	}
+}
+
+func TestMedianInterval(t *testing.T) {
+	v := []float64{9, 1, 8, 2, 7, 3, 6, 4, 5}
+	lo, hi := MedianInterval(v)
+	if !(lo <= 5 && 5 <= hi) || lo < 2 || hi > 8 || hi-lo < 1 {
+		t.Errorf("1..9: [%v, %v]", lo, hi)
+	}
+	if lo2, hi2 := MedianInterval(v); lo2 != lo || hi2 != hi {
+		t.Errorf("not reproducible: [%v, %v] then [%v, %v]", lo, hi, lo2, hi2)
+	}
+	// Four times the rounds, the same spread: a narrower interval.
+	var more []float64
+	for range 4 {
+		more = append(more, v...)
+	}
+	if lo4, hi4 := MedianInterval(more); !(lo4 <= 5 && 5 <= hi4) || hi4-lo4 >= hi-lo {
+		t.Errorf("36 values: [%v, %v], 9 values: [%v, %v]", lo4, hi4, lo, hi)
+	}
+	if lo, hi := MedianInterval([]float64{1, 1, 1, 1, 1}); lo != 1 || hi != 1 {
+		t.Errorf("constant: [%v, %v]", lo, hi)
+	}
+	if lo, hi := MedianInterval([]float64{3, 1, 2}); lo != 1 || hi != 3 {
+		t.Errorf("three values: [%v, %v]", lo, hi)
+	}
+	if lo, hi := MedianInterval(nil); !math.IsNaN(lo) || !math.IsNaN(hi) {
+		t.Errorf("empty: [%v, %v]", lo, hi)
 	}
 }
 
