@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clrprof/clrprof/bench"
 	"github.com/clrprof/clrprof/internal/exporttest"
 	"github.com/clrprof/clrprof/internal/harness"
 	"github.com/clrprof/clrprof/internal/loadgen"
@@ -93,6 +94,18 @@ func svcConfigs(t *testing.T, collector func() string) []svcConfig {
 		{name: "contprof-off", what: "sample/contprof with every profile off (CONTPROF_CPU=0 CONTPROF_WALL=0 CONTPROF_EXCEPTIONS=0 CONTPROF_CONTENTION=0 CONTPROF_HEAP=0): its library, its Go runtime and its EventPipe session, no profile's data",
 			env: func(t *testing.T, dir string) []string {
 				return contprofEnv(contprof(t), dir, "CONTPROF_CPU=0", "CONTPROF_WALL=0", "CONTPROF_EXCEPTIONS=0", "CONTPROF_CONTENTION=0", "CONTPROF_HEAP=0")
+			}},
+		// contprof's default period (60 s) ends after the run's RSS is
+		// read; this row writes a period every 4 s, so that its RSS (read
+		// after 8 s of load) includes what writing a period holds: the
+		// steady state, at a write rate fifteen times the default's.
+		{name: "contprof-period", what: "sample/contprof writing a period every 4 s (CONTPROF_PERIOD=4; the default is 60 s): its RSS is read after at least one period was written (checked)",
+			env: func(t *testing.T, dir string) []string {
+				return contprofEnv(contprof(t), dir, "CONTPROF_PERIOD=4")
+			}},
+		{name: "contprof-nosnap", what: "sample/contprof without its stack snapshots (CONTPROF_CPU=0 CONTPROF_WALL=0): no runtime suspension 19 times a second; heap, allocation, exception and contention profiles on",
+			env: func(t *testing.T, dir string) []string {
+				return contprofEnv(contprof(t), dir, "CONTPROF_CPU=0", "CONTPROF_WALL=0")
 			}},
 		{name: "contprof-gogc100", what: "sample/contprof with CONTPROF_GOGC=100 (Go's default collector setting; contprof's default is 25): what a 4 MB minimum Go heap holds",
 			env: func(t *testing.T, dir string) []string {
@@ -181,7 +194,8 @@ func TestServiceBench(t *testing.T) {
 		"then for %d s at %.0f requests/s (open loop, latency from when each request was due: p50, p99). "+
 		"The load generator (internal/loadgen) runs in the benchmark's process on the same machine. "+
 		"Ratios are per round against that round's run without a profiler; the table gives their median over %d rounds "+
-		"and, in brackets with four rounds or more, the middle half of the per-round ratios (their quartiles: how much one round's ratio says), "+
+		"and, in brackets with four rounds or more, a 95%% interval of that median (bootstrap of the rounds: bench.MedianInterval; "+
+		"a target inside it is neither met nor missed by the run), "+
 		"and, as noise, the spread (max-min over median) of the runs without a profiler.\n\n",
 		*flagSvcSeconds, *flagSvcConns, *flagSvcSeconds, *flagSvcRate, *flagSvcRounds)
 	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
@@ -229,7 +243,8 @@ func TestServiceBench(t *testing.T) {
 					return fmt.Sprintf("%+.1f", median(v))
 				}
 				if len(v) >= 4 {
-					return fmt.Sprintf("%.3f× (%.2f–%.2f)", median(v), quantile(v, 0.25), quantile(v, 0.75))
+					lo, hi := bench.MedianInterval(v)
+					return fmt.Sprintf("%.3f× [%.3f–%.3f]", median(v), lo, hi)
 				}
 				return fmt.Sprintf("%.3f×", median(v))
 			}
@@ -339,6 +354,9 @@ func runService(t *testing.T, rt harness.Runtime, stackDir, traceTool string, c 
 	}
 	r.rssMB, r.hwmMB = procRSS(t, shop.PID)
 	r.mem = procMemSplit(t, shop.PID, profilerPath(env))
+	if c.name == "contprof-period" && !strings.Contains(shop.Logs(), "contprof: wrote period 1 ") {
+		t.Errorf("contprof-period: no period written before its RSS was read\n%s", shop.Logs())
+	}
 	r.errs = closed.Errors
 	open, err := loadgen.Run(ctx, loadgen.Options{URL: shop.URL, Requests: reqs, Rate: *flagSvcRate, Duration: d})
 	if err != nil {
