@@ -30,7 +30,9 @@
 // ([GoHooks].Actions, [Call.Act]: call a method taking strings, such as
 // Headers.TryAddWithoutValidation for a traceparent, before the body
 // runs; an action that throws is counted by [GoActionErrors], never seen
-// by the app; ExampleAction).
+// by the app; ExampleAction), and at the method's return on its
+// arguments or the value it returned ([Action].AtExit, [Return.Act];
+// ExampleReturn_Act).
 //
 // Read more in docs/instrumentation.md of the repository: the integration's
 // arguments, the wrapped IL, what cannot be instrumented, async methods,

@@ -50,3 +50,41 @@ func ExampleAction() {
 	// Output:
 	// TryAddWithoutValidation [traceparent 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01]
 }
+
+// ExampleReturn_Act acts when the method returns: a Go hook on an app's
+// synchronous Orders.Place(Order) reads the receipt it returned (a result
+// member) and tags the caller's current activity with it, through the
+// action at exit Activity.Current.AddTag(string, string), so that the
+// request's span (ASP.NET Core's, exported by any OpenTelemetry listener)
+// carries the order's total. The unit test hands Exit a Return made by
+// NewReturn (TestGoHookExitActions runs actions at exit in a real app).
+func ExampleReturn_Act() {
+	ts, err := target.ParseList("Shop!Shop.Orders::Place")
+	if err != nil {
+		panic(err)
+	}
+	hooks := &instr.GoHooks{
+		Members: []instr.Member{{Arg: instr.Result, Path: "Total"}},
+		Actions: []instr.Action{{Arg: instr.Static, Type: instr.ActivityType, Path: "Current",
+			Method: "AddTag", Params: 2, AtExit: true}},
+		Exit: func(r *instr.Return) {
+			if r.Exception() || r.Member(0).IsNull() {
+				return
+			}
+			if err := r.Act(0, "order.total", r.Member(0).Str()); err != nil {
+				fmt.Println(err)
+			}
+		},
+	}
+	rule := instr.Rule{Targets: ts, Go: hooks}
+	_ = rule
+
+	r := instr.NewReturn(instr.ReturnFields{Actions: hooks.Actions,
+		Members: []instr.Value{instr.StringValue("42.50")}})
+	hooks.Exit(r)
+	for _, a := range r.Actions() {
+		fmt.Println(hooks.Actions[a.Action].Method, a.Args)
+	}
+	// Output:
+	// AddTag [order.total 42.50]
+}

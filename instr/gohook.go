@@ -253,6 +253,16 @@ type Return struct {
 	canceled bool
 	time     time.Time
 	members  *[]Value // by GoHooks.Members' index: the result members
+	// The hooks' actions and those at exit that Exit asked for
+	// (Return.Act); nil without actions, which keeps a Return comparable.
+	act *returnActs
+}
+
+// returnActs are a Return's actions (Return.Act).
+type returnActs struct {
+	actions  []Action
+	acts     []ActionRequest
+	actBytes int
 }
 
 // Member is the value of GoHooks.Members[i] when it names a member of the
@@ -737,6 +747,9 @@ func goExit(id C.int32_t, tid C.uint64_t, state, ret, exc, typ C.int64_t, mem []
 		}
 	}()
 	r := Return{method: e.method, thread: uint64(tid), state: uint64(state), value: decode(e.ret, uint64(ret))}
+	if len(e.hooks.Actions) > 0 {
+		r.act = &returnActs{actions: e.hooks.Actions}
+	}
 	if e.stamp {
 		r.time = time.Now()
 	}
@@ -752,4 +765,8 @@ func goExit(id C.int32_t, tid C.uint64_t, state, ret, exc, typ C.int64_t, mem []
 		r.members = &vals
 	}
 	e.hooks.Exit(&r)
+	if r.act != nil && len(r.act.acts) > 0 {
+		// Taken by the wrap's exit code right after this returns.
+		postActs(id, r.act.acts)
+	}
 }

@@ -41,12 +41,24 @@ import (
 // stops there, is counted (GoActionErrors) and the call goes on; a null
 // object on the path skips it. Deferred hooks cannot act (their Enter runs
 // after the call): a rule with both is refused by New.
+//
+// With AtExit the action belongs to Exit instead: Exit asks for it
+// (Return.Act), and the wrap runs it right after Exit returns, at the
+// method's return (or as an exception leaves it), on its arguments, this,
+// a static member, or, with Arg Result, the value it returned (null, so
+// skipped, when an exception is leaving): to set a header on a response
+// the method made, say. A method whose Exit runs when the task it returns
+// completes (see GoHooks.Exit) cannot have actions at exit, since its
+// arguments are gone by then: set Rule.EndAtReturn, and Result is the task
+// (a non-generic Task: not a Task<T>, a generic instantiation).
 type Action struct {
 	Arg    int
 	Type   string // with Arg Static: the type, as Member.Type
 	Path   string
 	Method string
 	Params int
+	// AtExit makes the action Exit's (Return.Act) rather than Enter's.
+	AtExit bool
 	// Kinds, when set, are the kinds of the method's parameters, in
 	// order (Params is then 0 or len(Kinds)); nil: Params strings.
 	Kinds []ParamKind
@@ -121,34 +133,71 @@ type ActionRequest struct {
 // MaxActs actions or 512 KiB of strings a call. If Enter panics, nothing
 // it asked for runs.
 func (c *Call) Act(i int, args ...any) error {
-	if i < 0 || i >= len(c.actions) {
-		return fmt.Errorf("instr: Act(%d): the hooks have %d actions", i, len(c.actions))
+	return ask(c.actions, &c.acts, &c.actBytes, false, i, args)
+}
+
+// Act asks the wrap to run GoHooks.Actions[i], an action at exit
+// (Action.AtExit), with args once Exit returns, as Call.Act does for
+// Enter's. It returns an error, and asks for nothing, when i is not an
+// action at exit, for args that do not match, or beyond MaxActs actions or
+// 512 KiB of strings. If Exit panics, nothing it asked for runs.
+func (r *Return) Act(i int, args ...any) error {
+	if r.act == nil {
+		return ask(nil, nil, nil, true, i, args)
 	}
-	a := &c.actions[i]
+	return ask(r.act.actions, &r.act.acts, &r.act.actBytes, true, i, args)
+}
+
+// Actions are the actions at exit Exit asked for (Return.Act), in order:
+// for a hook's unit tests (NewReturn, with ReturnFields.Actions).
+func (r *Return) Actions() []ActionRequest {
+	if r.act == nil {
+		return nil
+	}
+	return r.act.acts
+}
+
+// ask checks a request for actions[i] with args and appends it to acts:
+// Call.Act (atExit false) and Return.Act.
+func ask(actions []Action, acts *[]ActionRequest, actBytes *int, atExit bool, i int, args []any) error {
+	who := "Act"
+	if atExit {
+		who = "Return.Act"
+	}
+	if i < 0 || i >= len(actions) {
+		return fmt.Errorf("instr: %s(%d): the hooks have %d actions", who, i, len(actions))
+	}
+	a := &actions[i]
+	switch {
+	case a.AtExit && !atExit:
+		return fmt.Errorf("instr: Act(%d): %s runs at exit (Action.AtExit): Exit asks for it, with Return.Act", i, a.Method)
+	case !a.AtExit && atExit:
+		return fmt.Errorf("instr: Return.Act(%d): %s runs at entry: Enter asks for it, with Call.Act", i, a.Method)
+	}
 	kinds := a.kinds()
 	if len(args) != len(kinds) {
-		return fmt.Errorf("instr: Act(%d): %d values for %s, which takes %d", i, len(args), a.Method, len(kinds))
+		return fmt.Errorf("instr: %s(%d): %d values for %s, which takes %d", who, i, len(args), a.Method, len(kinds))
 	}
-	if len(c.acts) >= MaxActs {
-		return fmt.Errorf("instr: Act(%d): more than %d actions in one call", i, MaxActs)
+	if len(*acts) >= MaxActs {
+		return fmt.Errorf("instr: %s(%d): more than %d actions in one call", who, i, MaxActs)
 	}
 	vals := make([]any, len(args))
 	n := 0
 	for j, v := range args {
 		w, err := actValue(kinds[j], v)
 		if err != nil {
-			return fmt.Errorf("instr: Act(%d): parameter %d of %s: %w", i, j, a.Method, err)
+			return fmt.Errorf("instr: %s(%d): parameter %d of %s: %w", who, i, j, a.Method, err)
 		}
 		if s, ok := w.(string); ok {
 			n += len(s)
 		}
 		vals[j] = w
 	}
-	if c.actBytes+n > maxActBytes {
-		return fmt.Errorf("instr: Act(%d): more than %d bytes of strings in one call", i, maxActBytes)
+	if *actBytes+n > maxActBytes {
+		return fmt.Errorf("instr: %s(%d): more than %d bytes of strings in one call", who, i, maxActBytes)
 	}
-	c.actBytes += n
-	c.acts = append(c.acts, ActionRequest{Action: i, Args: vals})
+	*actBytes += n
+	*acts = append(*acts, ActionRequest{Action: i, Args: vals})
 	return nil
 }
 
@@ -211,13 +260,16 @@ func checkActions(h *GoHooks) error {
 	if h.Deferred {
 		return fmt.Errorf("instr: GoHooks.Actions need synchronous hooks: a Deferred Enter runs after the call, too late to act on it")
 	}
-	if h.Enter == nil {
-		return fmt.Errorf("instr: GoHooks.Actions need Enter, which asks for them")
-	}
 	for i, a := range h.Actions {
 		switch {
-		case a.Arg < 0 && a.Arg != This && a.Arg != Static:
-			return fmt.Errorf("instr: action %d: Arg %d: an argument's index, This or Static", i, a.Arg)
+		case !a.AtExit && h.Enter == nil:
+			return fmt.Errorf("instr: action %d: an action at entry needs Enter, which asks for it", i)
+		case a.AtExit && h.Exit == nil:
+			return fmt.Errorf("instr: action %d: an action at exit (AtExit) needs Exit, which asks for it", i)
+		case a.Arg == Result && !a.AtExit:
+			return fmt.Errorf("instr: action %d: Arg Result is for an action at exit (AtExit)", i)
+		case a.Arg < 0 && a.Arg != This && a.Arg != Static && a.Arg != Result:
+			return fmt.Errorf("instr: action %d: Arg %d: an argument's index, This, Static or (at exit) Result", i, a.Arg)
 		case a.Arg == Static && (a.Type == "" || a.Path == ""):
 			return fmt.Errorf("instr: action %d: Arg Static needs a Type and a Path", i)
 		case a.Arg != Static && a.Type != "":

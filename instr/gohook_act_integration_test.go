@@ -65,7 +65,7 @@ func TestGoHookActions(t *testing.T) {
 				if g, w := strings.TrimSpace(res.Stdout), strings.Join(wantActs, "\n"); g != w {
 					t.Errorf("the app printed\n%s\nwant\n%s", g, w)
 				}
-				for _, want := range []string{
+				checkActprof(t, res, []string{
 					"ACTPROF refused instr: Act(9): the hooks have 4 actions\n",
 					"ACTPROF refused instr: Act(0): 1 values for Add, which takes 2\n",
 					"ACTPROF refused instr: Act(-1): the hooks have 4 actions\n",
@@ -73,23 +73,30 @@ func TestGoHookActions(t *testing.T) {
 					"actprof: failed Acts!Acts.Svc::Unresolved: instr: action 0 (Headers.Add of argument 0): Acts.Hdrs has no instance method Add(string) (nor its base types); methods of that name seen: 2 parameters\n",
 					"actprof: action errors Acts!Acts.Svc::Send 1 1 System.InvalidOperationException\n",
 					"actprof: summary instrumented=3 pending=0 failed=1\n",
-				} {
-					if !strings.Contains(res.Stderr, want) {
-						t.Errorf("no %q in\n%s", want, res.Stderr)
-					}
-				}
-				if n := strings.Count(res.Stderr, "actprof: action errors"); n != 1 {
-					t.Errorf("%d action error lines, want 1:\n%s", n, res.Stderr)
-				}
-				if strings.Contains(res.Stderr, "actprof: panics") {
-					t.Errorf("a hook panicked:\n%s", res.Stderr)
-				}
-				if t.Failed() {
-					t.Log(res.Describe())
-				}
+				})
 			})
 		}
 	})
+}
+
+// checkActprof checks actprof's stderr: every line of wants, exactly one
+// method whose actions threw, no hook that panicked.
+func checkActprof(t *testing.T, res harness.Result, wants []string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(res.Stderr, w) {
+			t.Errorf("no %q in\n%s", w, res.Stderr)
+		}
+	}
+	if n := strings.Count(res.Stderr, "actprof: action errors"); n != 1 {
+		t.Errorf("%d action error lines, want 1:\n%s", n, res.Stderr)
+	}
+	if strings.Contains(res.Stderr, "actprof: panics") {
+		t.Errorf("a hook panicked:\n%s", res.Stderr)
+	}
+	if t.Failed() {
+		t.Log(res.Describe())
+	}
 }
 
 // BenchmarkGoHookActions measures, in the app, the cost per call of a
@@ -200,6 +207,54 @@ func TestGoHookActionsHttpClient(t *testing.T) {
 		}
 		if t.Failed() {
 			t.Log(res.Describe())
+		}
+	})
+}
+
+// TestGoHookExitActions: Go Exit hooks act when the methods they hook
+// return (Action.AtExit, Return.Act), on every runtime, in classic and
+// (from .NET 10) runtime-async builds: on the value returned, on an
+// argument after the body ran (with an action at entry before it), as an
+// exception leaves (the argument's action runs, the null result's is
+// skipped), an action that throws (counted, the next one runs), Return.Act's
+// refusals, a method returning a task with Rule.EndAtReturn (on its
+// argument and on the task, as it is returned), and an async method: refused in a classic build (its
+// Exit runs at the task's completion, without its arguments), acting on
+// the task's result in a runtime-async one (the exit is the method's own).
+func TestGoHookExitActions(t *testing.T) {
+	lib := harness.BuildProfiler(t, "./instr/testdata/actprof")
+	harness.ForEachRuntime(t, func(t *testing.T, rt harness.Runtime) {
+		for _, b := range harness.AsyncBuilds(rt) {
+			t.Run(b.Name, func(t *testing.T) {
+				app := harness.CompileCS(t, []string{"testdata/exitacts/app.cs"}, t.TempDir(), append(b.Options, harness.OutName("ExitActs.exe"))...)
+				base := harness.Run(t, rt, app, harness.RunOptions{Env: b.Env})
+				base.MustSucceed(t)
+				want := "make a\nfill 1 body1\nfail no body\ntight 0\nstart started\nasync t\ndone"
+				if g := strings.TrimSpace(base.Stdout); g != want {
+					t.Fatalf("without the profiler the app printed\n%s\nwant\n%s", g, want)
+				}
+				res := harness.Run(t, rt, app, harness.RunOptions{ProfilerPath: lib, ProfilerCLSID: actCLSID,
+					Env: append([]string{"ACTPROF_HOT=exit"}, b.Env...)})
+				res.MustSucceed(t)
+				async, summary := "async t", "actprof: summary instrumented=5 pending=0 failed=1\n"
+				if b.RuntimeAsync {
+					async, summary = "async t-exit", "actprof: summary instrumented=6 pending=0 failed=0\n"
+				}
+				want = "make a-exit\nfill 1 enter-body1-exit7\nfail no body-exit:System.InvalidOperationException\ntight 2\nstart started-ret\n" + async + "\ndone"
+				if g := strings.TrimSpace(res.Stdout); g != want {
+					t.Errorf("the app printed\n%s\nwant\n%s", g, want)
+				}
+				wants := []string{
+					"ACTPROF refused instr: Return.Act(0): Append runs at entry: Enter asks for it, with Call.Act\n",
+					"ACTPROF refused instr: Return.Act(5): the hooks have 2 actions\n",
+					"actprof: action errors ExitActs!ExitActs.Svc::Tight 0 1 System.ArgumentOutOfRangeException\n",
+					summary,
+				}
+				if !b.RuntimeAsync {
+					wants = append(wants, "actprof: failed ExitActs!ExitActs.Svc::MakeAsync: instr: action 0 runs at exit, and this method's Exit runs when the task it returns completes")
+				}
+				checkActprof(t, res, wants)
+			})
 		}
 	})
 }

@@ -109,8 +109,10 @@ func TestCheckActions(t *testing.T) {
 		want string
 	}{
 		{GoHooks{Enter: enter, Deferred: true, Actions: testActions}, "need synchronous hooks"},
-		{GoHooks{Exit: func(*Return) {}, Actions: testActions}, "need Enter"},
-		{GoHooks{Enter: enter, Actions: []Action{{Arg: Result, Method: "M"}}}, "Arg -1"},
+		{GoHooks{Exit: func(*Return) {}, Actions: testActions}, "action 0: an action at entry needs Enter"},
+		{GoHooks{Enter: enter, Actions: []Action{{Arg: Result, Method: "M"}}}, "Arg Result is for an action at exit"},
+		{GoHooks{Enter: enter, Actions: []Action{{Arg: -4, Method: "M"}}}, "Arg -4"},
+		{GoHooks{Enter: enter, Actions: []Action{{Arg: Result, Method: "M", AtExit: true}}}, "an action at exit (AtExit) needs Exit"},
 		{GoHooks{Enter: enter, Actions: []Action{{Arg: 0}}}, "no Method"},
 		{GoHooks{Enter: enter, Actions: []Action{{Method: "M", Params: MaxActionParams + 1}}}, "more than 4 parameters"},
 		{GoHooks{Enter: enter, Actions: []Action{{Method: "M", Kinds: make([]ParamKind, MaxActionParams+1)}}}, "more than 4 parameters"},
@@ -130,6 +132,57 @@ func TestCheckActions(t *testing.T) {
 	r := Rule{Go: &GoHooks{Enter: enter, Actions: testActions}}
 	if err := checkRule(&r); err != nil {
 		t.Errorf("valid actions: %v", err)
+	}
+	// Actions at exit alone need Exit, not Enter.
+	r = Rule{Go: &GoHooks{Exit: func(*Return) {}, Actions: exitActions[1:]}}
+	if err := checkRule(&r); err != nil {
+		t.Errorf("valid actions at exit: %v", err)
+	}
+}
+
+var exitActions = []Action{
+	{Arg: 0, Path: "Headers", Method: "Add", Params: 2},
+	{Arg: Result, Method: "Append", Params: 1, AtExit: true},
+	{Arg: Static, Type: ActivityType, Path: "Current", Method: "AddTag", Params: 2, AtExit: true},
+}
+
+// TestReturnAct: Exit asks for the actions at exit (AtExit) and only
+// those; Enter for the others.
+func TestReturnAct(t *testing.T) {
+	r := NewReturn(ReturnFields{Actions: exitActions})
+	if err := r.Act(1, "-done"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Act(2, "http.response.status_code", "200"); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []struct {
+		i    int
+		args []any
+		want string
+	}{
+		{0, []any{"k", "v"}, "Return.Act(0): Add runs at entry: Enter asks for it, with Call.Act"},
+		{3, nil, "Return.Act(3): the hooks have 3 actions"},
+		{1, []any{"a", "b"}, "Return.Act(1): 2 values for Append, which takes 1"},
+		{1, []any{true}, "Return.Act(1): parameter 0 of Append: bool for a string"},
+	} {
+		if err := r.Act(bad.i, bad.args...); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("Return.Act(%d, %v) = %v, want %q", bad.i, bad.args, err, bad.want)
+		}
+	}
+	want := []ActionRequest{{1, []any{"-done"}}, {2, []any{"http.response.status_code", "200"}}}
+	if got := r.Actions(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Actions() = %v, want %v", got, want)
+	}
+	c := NewCall(CallFields{Actions: exitActions})
+	if err := c.Act(1, "x"); err == nil || !strings.Contains(err.Error(), "Act(1): Append runs at exit (Action.AtExit): Exit asks for it, with Return.Act") {
+		t.Errorf("Call.Act of an action at exit: %v", err)
+	}
+	if err := c.Act(0, "k", "v"); err != nil {
+		t.Errorf("Call.Act of an action at entry: %v", err)
+	}
+	if err := NewReturn(ReturnFields{}).Act(0); err == nil {
+		t.Error("Return.Act without actions: no error")
 	}
 }
 

@@ -129,6 +129,9 @@ type ReturnFields struct {
 	// Members are the values of GoHooks.Members by index (copied): the
 	// result members' (Return.Member); the others KindVoid.
 	Members []Value
+	// Actions are the hooks' GoHooks.Actions, which Return.Act checks its
+	// requests against; Return.Actions returns what Exit asked for.
+	Actions []Action
 }
 
 // NewReturn returns a Return as the SDK hands it to an Exit hook.
@@ -136,6 +139,9 @@ func NewReturn(f ReturnFields) *Return {
 	r := &Return{method: f.Method, thread: f.Thread, state: f.State, value: f.Value,
 		exc: f.Exception, excType: f.ExceptionType, excTrunc: f.ExceptionTypeTruncated,
 		async: f.Async, canceled: f.Canceled, time: f.Time}
+	if len(f.Actions) > 0 {
+		r.act = &returnActs{actions: f.Actions}
+	}
 	if f.Members != nil {
 		m := append([]Value{}, f.Members...)
 		r.members = &m

@@ -425,9 +425,9 @@ type actionPlan struct {
 // resolveActions resolves hooks' actions against the parameters of sig
 // and this (nil: the instance cannot be acted on); absent gives why each
 // Optional action that did not resolve is left out.
-func resolveActions(r *memberResolver, sig *metadata.MethodSig, this *metadata.Type, actions []Action) (out []actionPlan, absent []string, err error) {
+func resolveActions(r *memberResolver, sig *metadata.MethodSig, this, res *metadata.Type, actions []Action) (out []actionPlan, absent []string, err error) {
 	for i, a := range actions {
-		p, err := resolveActionAt(r, sig, this, a)
+		p, err := resolveActionAt(r, sig, this, res, a)
 		if err != nil {
 			err = fmt.Errorf("instr: action %d (%s.%s of %s): %w", i, a.Path, a.Method, actionOf(a), err)
 			if !a.Optional {
@@ -447,11 +447,13 @@ func actionOf(a Action) string {
 		return "this"
 	case Static:
 		return a.Type
+	case Result:
+		return "the value returned"
 	}
 	return fmt.Sprintf("argument %d", a.Arg)
 }
 
-func resolveActionAt(r *memberResolver, sig *metadata.MethodSig, this *metadata.Type, a Action) (actionPlan, error) {
+func resolveActionAt(r *memberResolver, sig *metadata.MethodSig, this, res *metadata.Type, a Action) (actionPlan, error) {
 	p := actionPlan{kinds: a.kinds()}
 	var cur *metadata.Type
 	switch {
@@ -468,6 +470,11 @@ func resolveActionAt(r *memberResolver, sig *metadata.MethodSig, this *metadata.
 			return p, fmt.Errorf("the method is static, or of a struct or a generic type")
 		}
 		cur = this
+	case a.Arg == Result:
+		if res == nil {
+			return p, fmt.Errorf("the method returns nothing")
+		}
+		cur = res
 	case a.Arg >= 0 && a.Arg < len(sig.Params):
 		cur = sig.Params[a.Arg]
 	default:

@@ -204,6 +204,17 @@ func (gw *goWrap) asyncBox() []*ilrw.Instruction {
 	return []*ilrw.Instruction{ilrw.LdLoc(gw.state), ilrw.IToken(ilrw.OpBox, gw.plan.toks.int64Box)}
 }
 
+// hasActs tells whether the hooks have actions of that end
+// (Action.AtExit): the wrap then takes their block there.
+func (gw *goWrap) hasActs(atExit bool) bool {
+	for i := range gw.acts {
+		if gw.ge.hooks.Actions[i].AtExit == atExit {
+			return true
+		}
+	}
+	return false
+}
+
 // Bits of Exit's exception argument beside 1 (an exception).
 const (
 	exitAsync    = 2 // Exit runs at the completion of the task the method returned
@@ -308,8 +319,21 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 		if !e.static && !e.valueTy && e.generic == 0 {
 			this = metadata.ClassType(e.typeTok)
 		}
+		// Actions at exit run in the wrap's exit code, where the
+		// arguments and the value returned are at hand: not in DoneN,
+		// which runs at a task's completion with the task alone.
+		var res *metadata.Type
+		for i, a := range e.goh.Actions {
+			if a.AtExit && plan != nil {
+				return fmt.Errorf("instr: action %d runs at exit, and this method's Exit runs when the task it returns completes, where its arguments are gone: "+
+					"act at entry, or set Rule.EndAtReturn to run Exit (and the action) when the method returns its task", i)
+			}
+		}
+		if r, _, _ := sig.Return.Unwrap(); r != nil && r.Kind != metadata.ElementTypeVoid && plan == nil {
+			res = sig.Return
+		}
 		var absent []string
-		if gw.acts, absent, err = resolveActions(mr, sig, this, e.goh.Actions); err != nil {
+		if gw.acts, absent, err = resolveActions(mr, sig, this, res, e.goh.Actions); err != nil {
 			return err
 		}
 		if len(absent) > 0 {
@@ -531,8 +555,8 @@ func (gw *goWrap) enterCode(w *wrapper) ([]*ilrw.Instruction, error) {
 	}
 	code = append(code, ilrw.IToken(ilrw.OpCall, gw.toks.enter[n]), ilrw.StLoc(gw.state))
 	code = append(append(read, code...), unpin(pinned)...)
-	if len(gw.acts) > 0 {
-		acts, err := gw.actionCode(w, first)
+	if gw.hasActs(false) {
+		acts, err := gw.actionCode(w, first, false, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -549,7 +573,7 @@ func (gw *goWrap) enterCode(w *wrapper) ([]*ilrw.Instruction, error) {
 //	      rec = blk + 8 + r*REC
 //	      *(int*)rec == 0 ? goto A0 : *(int*)rec == 1 ? goto A1 ... : goto NEXT
 //	A_i:  .try {
-//	        (ldarg a | ldsfld S | call get_S); (dup; brfalse NULL; callvirt get_X | ldfld X)...; dup; brfalse NULL
+//	        (ldarg a | ldloc ret | ldsfld S | call get_S); (dup; brfalse NULL; callvirt get_X | ldfld X)...; dup; brfalse NULL
 //	        (newobj string(*(char**)(rec+8+16j), 0, *(int*)(rec+16+16j)) | *(long*)(rec+8+16j) | *(int*)(rec+8+16j))...
 //	        callvirt Method; [pop]; leave NEXT
 //	NULL:   pop; leave NEXT
@@ -561,8 +585,10 @@ func (gw *goWrap) enterCode(w *wrapper) ([]*ilrw.Instruction, error) {
 //	END:  ldloc blk; call ActDone
 //	DONE:
 //
-// Its clauses go to w.clauses (inside the entry's guard).
-func (gw *goWrap) actionCode(w *wrapper, first int) ([]*ilrw.Instruction, error) {
+// Its clauses go to w.clauses (inside the entry's or the exit's guard).
+// atExit picks the actions of that end (Action.AtExit); result loads the
+// value returned, for an action on it (Result).
+func (gw *goWrap) actionCode(w *wrapper, first int, atExit bool, result []*ilrw.Instruction) ([]*ilrw.Instruction, error) {
 	ni := metadata.Primitive(metadata.ElementTypeI)
 	blk, err := w.em.AddLocals(w.body, ni, metadata.Primitive(metadata.ElementTypeI4), ni)
 	if err != nil {
@@ -590,9 +616,10 @@ func (gw *goWrap) actionCode(w *wrapper, first int) ([]*ilrw.Instruction, error)
 	}
 	for i, p := range gw.acts {
 		a := gw.ge.hooks.Actions[i]
-		if p.absent {
-			// An Optional action that did not resolve: asked for, it
-			// does nothing.
+		if p.absent || a.AtExit != atExit {
+			// An Optional action that did not resolve, or one of the
+			// other end (Act and Return.Act ask for neither): asked
+			// for, it does nothing.
 			code = append(code, starts[i], ilrw.IBranch(ilrw.OpBr, next))
 			continue
 		}
@@ -601,6 +628,8 @@ func (gw *goWrap) actionCode(w *wrapper, first int) ([]*ilrw.Instruction, error)
 		switch a.Arg {
 		case This:
 			try = append(try, ilrw.I(ilrw.OpLdarg0))
+		case Result:
+			try = append(try, result...)
 		case Static:
 			// The first step reads a static member: nothing to check
 			// before it.
@@ -721,7 +750,7 @@ func (gw *goWrap) exitCode(w *wrapper, ex ilrw.Exit, exc int) ([]*ilrw.Instructi
 	code = append(code, ilrw.LdLoc(name), ilrw.I(ilrw.OpConvU), ilrw.I(ilrw.OpConvU8))
 	if !withMembers {
 		code = append(code, ilrw.IToken(ilrw.OpCall, gw.toks.exit))
-		return append(code, unpin(pinned)...), nil
+		return gw.exitActions(w, ex, append(code, unpin(pinned)...))
 	}
 	// ExitM: minfo (the count, and which are strings), the status word
 	// and the members, four slots in all.
@@ -739,7 +768,30 @@ func (gw *goWrap) exitCode(w *wrapper, ex ilrw.Exit, exc int) ([]*ilrw.Instructi
 		code = append(code, ilrw.I(ilrw.OpLdcI40), ilrw.I(ilrw.OpConvI8))
 	}
 	code = append(code, ilrw.IToken(ilrw.OpCall, gw.toks.exitm))
-	return append(append(read, code...), unpin(pinned)...), nil
+	return gw.exitActions(w, ex, append(append(read, code...), unpin(pinned)...))
+}
+
+// exitActions appends to code, the call to Exit, the actions Exit asked
+// for (Action.AtExit): at the method's return, where its arguments and
+// the value it returns (null when an exception is leaving) are at hand.
+// DoneN, a task's completion, has none (wrapGo refuses them there).
+func (gw *goWrap) exitActions(w *wrapper, ex ilrw.Exit, code []*ilrw.Instruction) ([]*ilrw.Instruction, error) {
+	if gw.done != 0 || gw.plan != nil || !gw.hasActs(true) {
+		return code, nil
+	}
+	first := 0
+	if !w.static {
+		first = 1
+	}
+	result := []*ilrw.Instruction{ilrw.I(ilrw.OpLdnull)}
+	if ex.ReturnLocal >= 0 {
+		result = []*ilrw.Instruction{ilrw.LdLoc(ex.ReturnLocal)}
+	}
+	acts, err := gw.actionCode(w, first, true, result)
+	if err != nil {
+		return nil, err
+	}
+	return append(code, acts...), nil
 }
 
 // argMemberCode is memberCode for the argument members: each plan reads

@@ -13,7 +13,8 @@
 // CancellationToken) and adds a traceparent (package tracecontext) and an
 // x-clrprof header to every request through
 // Headers.TryAddWithoutValidation, printing "ACTPROF http URI TRACEPARENT
-// N". At Shutdown it prints the methods that could not be wrapped, the
+// N". ACTPROF_HOT=exit hooks the ExitActs app's methods with actions at
+// exit (exitRules). At Shutdown it prints the methods that could not be wrapped, the
 // actions' errors and the counts ("actprof: ").
 package main
 
@@ -50,11 +51,15 @@ func act(c *instr.Call, i int, args ...any) {
 }
 
 func rule(method string, h *instr.GoHooks) instr.Rule {
+	return instr.Rule{Targets: mustTargets(method), Go: h}
+}
+
+func mustTargets(method string) []target.Target {
 	ts, err := target.ParseList(method)
 	if err != nil {
 		panic(err)
 	}
-	return instr.Rule{Targets: ts, Go: h}
+	return ts
 }
 
 // sendEnter is Svc::Send's Enter: what it asks for by the call's n.
@@ -147,6 +152,8 @@ func (p *prof) Initialize(info *profiler.Info) error {
 					return 0
 				},
 			})}
+	case "exit":
+		rules = exitRules()
 	default:
 		return fmt.Errorf("ACTPROF_HOT=%s", os.Getenv("ACTPROF_HOT"))
 	}
@@ -196,6 +203,59 @@ func (p *prof) Shutdown() error {
 	}
 	logf("summary instrumented=%d pending=%d failed=%d", len(r.Instrumented), len(r.Pending), len(r.Failed))
 	return nil
+}
+
+// exitRules are ACTPROF_HOT=exit's: actions at exit (Action.AtExit) on the
+// ExitActs app's Svc methods. Exit also asks for an action at entry and
+// for one that does not exist, which Return.Act refuses ("ACTPROF
+// refused").
+func exitRules() []instr.Rule {
+	appendAt := func(arg int) instr.Action {
+		return instr.Action{Arg: arg, Method: "Append", Kinds: []instr.ParamKind{instr.ParamString}, AtExit: true}
+	}
+	ract := func(r *instr.Return, i int, args ...any) {
+		if err := r.Act(i, args...); err != nil {
+			fmt.Fprintf(os.Stderr, "ACTPROF refused %v\n", err)
+		}
+	}
+	return []instr.Rule{
+		rule("ExitActs!ExitActs.Svc::Make", &instr.GoHooks{
+			Exit:    func(r *instr.Return) { ract(r, 0, "-exit") },
+			Actions: []instr.Action{appendAt(instr.Result)},
+		}),
+		rule("ExitActs!ExitActs.Svc::Fill", &instr.GoHooks{
+			Enter: func(c *instr.Call) uint64 { act(c, 0, "enter-"); return 7 },
+			Exit: func(r *instr.Return) {
+				ract(r, 1, fmt.Sprintf("-exit%d", r.State()))
+				ract(r, 0, "refused") // an action at entry
+				ract(r, 5, "refused") // no such action
+			},
+			Actions: []instr.Action{{Arg: 0, Method: "Append", Params: 1}, appendAt(0)},
+		}),
+		rule("ExitActs!ExitActs.Svc::Fail", &instr.GoHooks{
+			Exit: func(r *instr.Return) {
+				if r.Exception() {
+					ract(r, 0, "-exit:"+r.ExceptionType())
+					ract(r, 1, "-never") // the result is null
+				}
+			},
+			Actions: []instr.Action{appendAt(0), appendAt(instr.Result)},
+		}),
+		rule("ExitActs!ExitActs.Svc::Tight", &instr.GoHooks{
+			Exit:    func(r *instr.Return) { ract(r, 0, "xyz"); ract(r, 0, "ab") },
+			Actions: []instr.Action{appendAt(instr.Result)},
+		}),
+		{Targets: mustTargets("ExitActs!ExitActs.Svc::Start"), EndAtReturn: true, Go: &instr.GoHooks{
+			Exit: func(r *instr.Return) { ract(r, 0, "-ret"); ract(r, 1) },
+			// On the argument, and on the task returned (Wait: it has
+			// completed).
+			Actions: []instr.Action{appendAt(0), {Arg: instr.Result, Method: "Wait", AtExit: true}},
+		}},
+		rule("ExitActs!ExitActs.Svc::MakeAsync", &instr.GoHooks{
+			Exit:    func(r *instr.Return) { ract(r, 0, "-exit") },
+			Actions: []instr.Action{appendAt(instr.Result)},
+		}),
+	}
 }
 
 func init() {
