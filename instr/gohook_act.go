@@ -16,7 +16,8 @@ import (
 // field names, resolved as Member's; "" for the argument itself), the
 // instance method named Method that takes exactly Params parameters, all
 // strings (at most MaxActionParams), or, when Kinds is set, parameters of
-// those kinds, with the values Enter gave. Its result, if any, is
+// those kinds (strings, booleans, integers, enums, floats), with the
+// values Enter gave. Its result, if any, is
 // dropped. It is how a Go integration sets a header for propagation
 // without C#:
 //
@@ -82,6 +83,11 @@ const (
 	// ParamInt64 is an int64 parameter, or an enum's whose underlying
 	// type is int64: any Go integer in int64's range.
 	ParamInt64
+	// ParamFloat64 is a double parameter: a Go float64 or float32.
+	ParamFloat64
+	// ParamFloat32 is a float parameter: a Go float32, or a float64
+	// (rounded to the nearest float32, as a conversion does).
+	ParamFloat32
 )
 
 func (k ParamKind) String() string {
@@ -94,6 +100,10 @@ func (k ParamKind) String() string {
 		return "int32"
 	case ParamInt64:
 		return "int64"
+	case ParamFloat64:
+		return "float64"
+	case ParamFloat32:
+		return "float32"
 	}
 	return fmt.Sprintf("ParamKind(%d)", uint8(k))
 }
@@ -202,9 +212,23 @@ func ask(actions []Action, acts *[]ActionRequest, actBytes *int, atExit bool, i 
 }
 
 // actValue checks v against kind k and returns what the block holds: a
-// string, or an int64.
+// string, or an int64 (a float's IEEE bits: a float32's in the low half).
 func actValue(k ParamKind, v any) (any, error) {
 	switch k {
+	case ParamFloat64, ParamFloat32:
+		var f float64
+		switch x := v.(type) {
+		case float64:
+			f = x
+		case float32:
+			f = float64(x)
+		default:
+			return nil, fmt.Errorf("%T for a %s", v, k)
+		}
+		if k == ParamFloat32 {
+			return int64(math.Float32bits(float32(f))), nil
+		}
+		return int64(math.Float64bits(f)), nil
 	case ParamString:
 		if s, ok := v.(string); ok {
 			return s, nil
@@ -282,7 +306,7 @@ func checkActions(h *GoHooks) error {
 			return fmt.Errorf("instr: action %d: more than %d parameters", i, MaxActionParams)
 		}
 		for j, k := range a.Kinds {
-			if k > ParamInt64 {
+			if k > ParamFloat32 {
 				return fmt.Errorf("instr: action %d: parameter %d: %v", i, j, k)
 			}
 		}

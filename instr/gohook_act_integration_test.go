@@ -240,7 +240,7 @@ func TestGoHookExitActions(t *testing.T) {
 				if b.RuntimeAsync {
 					async, summary = "async t-exit", "actprof: summary instrumented=6 pending=0 failed=0\n"
 				}
-				want = "make a-exit\nfill 1 enter-body1-exit7\nfail no body-exit:System.InvalidOperationException\ntight 2\nstart started-ret\n" + async + "\ndone"
+				want = "make a-exit0.25-1.5\nfill 1 enter-body1-exit7\nfail no body-exit:System.InvalidOperationException\ntight 2\nstart started-ret\n" + async + "\ndone"
 				if g := strings.TrimSpace(res.Stdout); g != want {
 					t.Errorf("the app printed\n%s\nwant\n%s", g, want)
 				}

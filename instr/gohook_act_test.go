@@ -4,6 +4,7 @@ package instr
 
 import (
 	"encoding/binary"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -76,6 +77,31 @@ func TestCallAct(t *testing.T) {
 	}
 }
 
+// TestCallActFloats: a double parameter takes a float64 or a float32, a
+// float one either (rounded), each as its IEEE bits (a float's in the low
+// half); nothing else.
+func TestCallActFloats(t *testing.T) {
+	c := NewCall(CallFields{Actions: []Action{{Method: "M", Kinds: []ParamKind{ParamFloat64, ParamFloat32}}}})
+	if err := c.Act(0, 1.5, float32(-2.25)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Act(0, float32(0.1), 0.1); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range [][]any{{1, float32(1)}, {1.0, "x"}, {true, 1.0}} {
+		if err := c.Act(0, bad...); err == nil || !strings.Contains(err.Error(), "for a float") {
+			t.Errorf("Act(0, %v) = %v", bad, err)
+		}
+	}
+	want := []ActionRequest{
+		{0, []any{int64(math.Float64bits(1.5)), int64(math.Float32bits(-2.25))}},
+		{0, []any{int64(math.Float64bits(float64(float32(0.1)))), int64(math.Float32bits(0.1))}},
+	}
+	if got := c.Actions(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Actions() = %v, want %v", got, want)
+	}
+}
+
 // TestCallActLimits: MaxActs requests and 512 KiB of strings a call.
 func TestCallActLimits(t *testing.T) {
 	c := NewCall(CallFields{Actions: testActions})
@@ -118,7 +144,7 @@ func TestCheckActions(t *testing.T) {
 		{GoHooks{Enter: enter, Actions: []Action{{Method: "M", Kinds: make([]ParamKind, MaxActionParams+1)}}}, "more than 4 parameters"},
 		{GoHooks{Enter: enter, Actions: []Action{{Method: "M", Params: -1}}}, "more than 4 parameters"},
 		{GoHooks{Enter: enter, Actions: []Action{{Method: "M", Params: 1, Kinds: []ParamKind{ParamBool, ParamBool}}}}, "Params 1 and 2 Kinds"},
-		{GoHooks{Enter: enter, Actions: []Action{{Method: "M", Kinds: []ParamKind{ParamInt64 + 1}}}}, "ParamKind(4)"},
+		{GoHooks{Enter: enter, Actions: []Action{{Method: "M", Kinds: []ParamKind{ParamFloat32 + 1}}}}, "ParamKind(6)"},
 		{GoHooks{Enter: enter, Actions: []Action{{Arg: Static, Path: "Current", Method: "M"}}}, "Static needs a Type and a Path"},
 		{GoHooks{Enter: enter, Actions: []Action{{Arg: Static, Type: "T, A", Method: "M"}}}, "Static needs a Type and a Path"},
 		{GoHooks{Enter: enter, Actions: []Action{{Arg: 0, Type: "T, A", Method: "M"}}}, "is for Arg Static"},

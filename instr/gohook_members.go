@@ -585,7 +585,8 @@ func (r *memberResolver) paramIs(s *memberScope, t *metadata.Type, k ParamKind) 
 		return false
 	}
 	want := [...]metadata.ElementType{ParamString: metadata.ElementTypeString, ParamBool: metadata.ElementTypeBoolean,
-		ParamInt32: metadata.ElementTypeI4, ParamInt64: metadata.ElementTypeI8}[k]
+		ParamInt32: metadata.ElementTypeI4, ParamInt64: metadata.ElementTypeI8,
+		ParamFloat64: metadata.ElementTypeR8, ParamFloat32: metadata.ElementTypeR4}[k]
 	if t.Kind == want {
 		return true
 	}

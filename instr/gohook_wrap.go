@@ -586,9 +586,10 @@ func (gw *goWrap) enterCode(w *wrapper) ([]*ilrw.Instruction, error) {
 //	DONE:
 //
 // Its clauses go to w.clauses (inside the entry's or the exit's guard).
-// atExit picks the actions of that end (Action.AtExit); result loads the
-// value returned, for an action on it (Result).
-func (gw *goWrap) actionCode(w *wrapper, first int, atExit bool, result []*ilrw.Instruction) ([]*ilrw.Instruction, error) {
+// atExit picks the actions of that end (Action.AtExit); result makes an
+// instruction that loads the value returned, for each action on it
+// (Result).
+func (gw *goWrap) actionCode(w *wrapper, first int, atExit bool, result func() *ilrw.Instruction) ([]*ilrw.Instruction, error) {
 	ni := metadata.Primitive(metadata.ElementTypeI)
 	blk, err := w.em.AddLocals(w.body, ni, metadata.Primitive(metadata.ElementTypeI4), ni)
 	if err != nil {
@@ -629,7 +630,7 @@ func (gw *goWrap) actionCode(w *wrapper, first int, atExit bool, result []*ilrw.
 		case This:
 			try = append(try, ilrw.I(ilrw.OpLdarg0))
 		case Result:
-			try = append(try, result...)
+			try = append(try, result()) // an instruction of its own for each action
 		case Static:
 			// The first step reads a static member: nothing to check
 			// before it.
@@ -663,6 +664,10 @@ func (gw *goWrap) actionCode(w *wrapper, first int, atExit bool, result []*ilrw.
 				try = append(try, ilrw.I(ilrw.OpLdindI4), ilrw.IToken(ilrw.OpNewobj, gw.toks.strCtor))
 			case ParamInt64:
 				try = append(try, ilrw.I(ilrw.OpLdindI8))
+			case ParamFloat64:
+				try = append(try, ilrw.I(ilrw.OpLdindR8))
+			case ParamFloat32: // its bits in the low half
+				try = append(try, ilrw.I(ilrw.OpLdindR4))
 			default: // a bool or an int32: the low half
 				try = append(try, ilrw.I(ilrw.OpLdindI4))
 			}
@@ -783,9 +788,9 @@ func (gw *goWrap) exitActions(w *wrapper, ex ilrw.Exit, code []*ilrw.Instruction
 	if !w.static {
 		first = 1
 	}
-	result := []*ilrw.Instruction{ilrw.I(ilrw.OpLdnull)}
+	result := func() *ilrw.Instruction { return ilrw.I(ilrw.OpLdnull) }
 	if ex.ReturnLocal >= 0 {
-		result = []*ilrw.Instruction{ilrw.LdLoc(ex.ReturnLocal)}
+		result = func() *ilrw.Instruction { return ilrw.LdLoc(ex.ReturnLocal) }
 	}
 	acts, err := gw.actionCode(w, first, true, result)
 	if err != nil {

@@ -220,8 +220,11 @@ func exitRules() []instr.Rule {
 	}
 	return []instr.Rule{
 		rule("ExitActs!ExitActs.Svc::Make", &instr.GoHooks{
-			Exit:    func(r *instr.Return) { ract(r, 0, "-exit") },
-			Actions: []instr.Action{appendAt(instr.Result)},
+			Exit: func(r *instr.Return) { ract(r, 0, "-exit"); ract(r, 1, 0.25); ract(r, 2, float32(-1.5)) },
+			Actions: []instr.Action{appendAt(instr.Result),
+				// Append(double), Append(float): overloads picked by the kinds.
+				{Arg: instr.Result, Method: "Append", Kinds: []instr.ParamKind{instr.ParamFloat64}, AtExit: true},
+				{Arg: instr.Result, Method: "Append", Kinds: []instr.ParamKind{instr.ParamFloat32}, AtExit: true}},
 		}),
 		rule("ExitActs!ExitActs.Svc::Fill", &instr.GoHooks{
 			Enter: func(c *instr.Call) uint64 { act(c, 0, "enter-"); return 7 },
