@@ -102,9 +102,11 @@ type GoHooks struct {
 	// unwrapped, with the reason in Instrumenter.Report.
 	Members []Member
 	// Actions are methods that Enter may ask the wrap to call, on
-	// arguments or their members, with strings it gives (Call.Act), right
-	// after it returns: to set a request's header, say. See Action. Only
-	// synchronous hooks can act: New refuses Actions with Deferred.
+	// arguments or their members, with values it gives (Call.Act), right
+	// after it returns: to set a request's header, say; and, marked
+	// AtExit, methods that Exit may ask for (Return.Act), run right after
+	// it returns, on the arguments or the value returned. See Action.
+	// Only synchronous hooks can act: New refuses Actions with Deferred.
 	Actions []Action
 }
 
