@@ -255,14 +255,15 @@ type Return struct {
 	canceled bool
 	time     time.Time
 	members  *[]Value // by GoHooks.Members' index: the result members
-	// The hooks' actions and those at exit that Exit asked for
-	// (Return.Act); nil without actions, which keeps a Return comparable.
-	act *returnActs
+	// The hooks' actions (nil: none), and those at exit that Exit asked
+	// for, made by its first Return.Act: pointers keep a Return
+	// comparable, and an Exit that does not act allocates nothing.
+	actions *[]Action
+	act     *returnActs
 }
 
-// returnActs are a Return's actions (Return.Act).
+// returnActs are the actions an Exit asked for (Return.Act).
 type returnActs struct {
-	actions  []Action
 	acts     []ActionRequest
 	actBytes int
 }
@@ -750,7 +751,7 @@ func goExit(id C.int32_t, tid C.uint64_t, state, ret, exc, typ C.int64_t, mem []
 	}()
 	r := Return{method: e.method, thread: uint64(tid), state: uint64(state), value: decode(e.ret, uint64(ret))}
 	if len(e.hooks.Actions) > 0 {
-		r.act = &returnActs{actions: e.hooks.Actions}
+		r.actions = &e.hooks.Actions
 	}
 	if e.stamp {
 		r.time = time.Now()

@@ -152,10 +152,14 @@ func (c *Call) Act(i int, args ...any) error {
 // action at exit, for args that do not match, or beyond MaxActs actions or
 // 512 KiB of strings. If Exit panics, nothing it asked for runs.
 func (r *Return) Act(i int, args ...any) error {
-	if r.act == nil {
-		return ask(nil, nil, nil, true, i, args)
+	var actions []Action
+	if r.actions != nil {
+		actions = *r.actions
 	}
-	return ask(r.act.actions, &r.act.acts, &r.act.actBytes, true, i, args)
+	if r.act == nil {
+		r.act = &returnActs{}
+	}
+	return ask(actions, &r.act.acts, &r.act.actBytes, true, i, args)
 }
 
 // Actions are the actions at exit Exit asked for (Return.Act), in order:

@@ -140,7 +140,7 @@ func NewReturn(f ReturnFields) *Return {
 		exc: f.Exception, excType: f.ExceptionType, excTrunc: f.ExceptionTypeTruncated,
 		async: f.Async, canceled: f.Canceled, time: f.Time}
 	if len(f.Actions) > 0 {
-		r.act = &returnActs{actions: f.Actions}
+		r.actions = &f.Actions
 	}
 	if f.Members != nil {
 		m := append([]Value{}, f.Members...)

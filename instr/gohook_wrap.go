@@ -277,24 +277,24 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 		mr = newMemberResolver(in.info, in.typeResolver(), m.Module)
 		defer mr.release()
 	}
+	// What Exit gets as the value (the task's result for a target ending
+	// at its task's completion), for Result members and actions, and the
+	// instance (nil: not a class's instance method) for This.
+	var res, this *metadata.Type
+	switch {
+	case plan != nil:
+		if plan.resultOf != 0 {
+			res = plan.res
+		}
+	default:
+		if r, _, _ := sig.Return.Unwrap(); r != nil && r.Kind != metadata.ElementTypeVoid {
+			res = sig.Return
+		}
+	}
+	if !e.static && !e.valueTy && e.generic == 0 {
+		this = metadata.ClassType(e.typeTok)
+	}
 	if len(e.goh.Members) > 0 {
-		// Result members are read from what Exit gets as the value: the
-		// task's result for a target ending at its task's completion.
-		var res *metadata.Type
-		switch {
-		case plan != nil:
-			if plan.resultOf != 0 {
-				res = plan.res
-			}
-		default:
-			if r, _, _ := sig.Return.Unwrap(); r != nil && r.Kind != metadata.ElementTypeVoid {
-				res = sig.Return
-			}
-		}
-		var this *metadata.Type
-		if !e.static && !e.valueTy && e.generic == 0 {
-			this = metadata.ClassType(e.typeTok)
-		}
 		var absent []string
 		if gw.in, gw.out, absent, err = resolveMembers(mr, sig, res, this, e.goh.Members, len(ge.args)); err != nil {
 			return err
@@ -315,22 +315,15 @@ func (in *Instrumenter) wrapGo(m *ilrw.Method, e *entry) error {
 			// checkActions refuses this when the rule is added.
 			return fmt.Errorf("instr: GoHooks.Actions need synchronous hooks")
 		}
-		var this *metadata.Type
-		if !e.static && !e.valueTy && e.generic == 0 {
-			this = metadata.ClassType(e.typeTok)
-		}
 		// Actions at exit run in the wrap's exit code, where the
 		// arguments and the value returned are at hand: not in DoneN,
-		// which runs at a task's completion with the task alone.
-		var res *metadata.Type
+		// which runs at a task's completion with the task alone (so with
+		// a plan, res is never an action's).
 		for i, a := range e.goh.Actions {
 			if a.AtExit && plan != nil {
 				return fmt.Errorf("instr: action %d runs at exit, and this method's Exit runs when the task it returns completes, where its arguments are gone: "+
 					"act at entry, or set Rule.EndAtReturn to run Exit (and the action) when the method returns its task", i)
 			}
-		}
-		if r, _, _ := sig.Return.Unwrap(); r != nil && r.Kind != metadata.ElementTypeVoid && plan == nil {
-			res = sig.Return
 		}
 		var absent []string
 		if gw.acts, absent, err = resolveActions(mr, sig, this, res, e.goh.Actions); err != nil {
