@@ -10,9 +10,12 @@ import (
 	"github.com/clrprof/clrprof/internal/harness"
 )
 
-var churnRe = regexp.MustCompile(`(?m)^churn: after (\d+) threads: rsskb=(\d+) threads=(\d+)$`)
+var churnRe = regexp.MustCompile(`(?m)^churn: after (\d+) threads: rsskb=(\d+) threads=(\d+) names=(.*)$`)
 
-type churnPoint struct{ after, rssKB, threads int }
+type churnPoint struct {
+	after, rssKB, threads int
+	names                 string // "name*count|..." from /proc/self/task/*/comm
+}
 
 func churnPoints(t *testing.T, res harness.Result) []churnPoint {
 	t.Helper()
@@ -22,6 +25,7 @@ func churnPoints(t *testing.T, res harness.Result) []churnPoint {
 		p.after, _ = strconv.Atoi(m[1])
 		p.rssKB, _ = strconv.Atoi(m[2])
 		p.threads, _ = strconv.Atoi(m[3])
+		p.names = m[4]
 		pts = append(pts, p)
 	}
 	if len(pts) != 2 {
@@ -30,10 +34,16 @@ func churnPoints(t *testing.T, res harness.Result) []churnPoint {
 	return pts
 }
 
+// maxExtraThreads bounds how many more threads the process gains from
+// TestThreadChurn's first checkpoint to its last with the profiler than
+// without.
+const maxExtraThreads = 6
+
 // TestThreadChurn: many short-lived managed threads each make one callback
 // into Go (ExceptionThrown). Each such thread gets a Go M bound to it; the
 // M must go away with the thread. From the first tenth of the threads to
-// the end, the thread count must stay flat, and resident memory must grow no
+// the end, the thread count must grow no more than maxExtraThreads beyond
+// what it grows without the profiler, and resident memory must grow no
 // more than it does without the profiler (CoreCLR itself keeps some memory
 // per thread it has seen) plus 16 MiB. CLRPROF_CHURN_THREADS sets the count
 // (default 20000; the reliability suite runs 100000).
@@ -54,7 +64,8 @@ func TestThreadChurn(t *testing.T) {
 		prof := harness.Run(t, rt, app, harness.RunOptions{Args: args, ProfilerPath: lib, ProfilerCLSID: eventprofCLSID, Timeout: 20 * time.Minute})
 		prof.MustSucceed(t)
 		prof.MustStdoutContain(t, "churn: caught="+strconv.Itoa(n))
-		got, _ := eventCounts(t, prof)
+		got, totals := eventCounts(t, prof)
+		t.Logf("%s: %s", rt.Name, totals)
 		if got["throw Ev.Marker"] != n {
 			t.Errorf("%s: %d ExceptionThrown callbacks reached Go, want %d", rt.Name, got["throw Ev.Marker"], n)
 		}
@@ -63,8 +74,19 @@ func TestThreadChurn(t *testing.T) {
 		growProf := q[1].rssKB - q[0].rssKB
 		t.Logf("%s: %d threads; without profiler RSS %d→%d KiB (%+d), threads %d→%d; with: RSS %d→%d KiB (%+d), threads %d→%d",
 			rt.Name, n, p[0].rssKB, p[1].rssKB, growPlain, p[0].threads, p[1].threads, q[0].rssKB, q[1].rssKB, growProf, q[0].threads, q[1].threads)
-		if q[1].threads > q[0].threads+2 {
-			t.Errorf("%s: threads grew from %d to %d with the profiler", rt.Name, q[0].threads, q[1].threads)
+		t.Logf("%s: thread names without profiler: %s → %s", rt.Name, p[0].names, p[1].names)
+		t.Logf("%s: thread names with profiler: %s → %s", rt.Name, q[0].names, q[1].names)
+		// The runtime starts a thread or two of its own between the
+		// checkpoints (.NET SigHandler, profiler or not), and the Go
+		// runtime keeps every M it has started, idle, for reuse: its
+		// thread count follows the most Ms it has needed at once, which
+		// can rise by one or two during the run (CI saw 12→15 on .NET 11
+		// under cgocheck2: the SigHandler and two Go threads). Neither
+		// follows the churn; an M kept for each churned thread, or for
+		// one in a thousand, would be far beyond this bound.
+		if extra := (q[1].threads - q[0].threads) - (p[1].threads - p[0].threads); extra > maxExtraThreads {
+			t.Errorf("%s: with the profiler, threads grew from %d to %d; without, from %d to %d: %d more than without (at most %d allowed)",
+				rt.Name, q[0].threads, q[1].threads, p[0].threads, p[1].threads, extra, maxExtraThreads)
 		}
 		if growProf > growPlain+16*1024 {
 			t.Errorf("%s: RSS grew %d KiB with the profiler, %d KiB without", rt.Name, growProf, growPlain)

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -128,8 +129,12 @@ func (p *eventprof) Shutdown() error {
 		lines = append(lines, fmt.Sprintf("eventprof: error %s (%d times)", k, n))
 	}
 	sort.Strings(lines)
-	lines = append(lines, fmt.Sprintf("eventprof: totals modules=%d assemblies=%d classes=%d jits=%d throws=%d catches=%d late=%d",
-		p.modules.Load(), p.assemblies.Load(), p.classes.Load(), p.jits.Load(), p.throws.Load(), p.catches.Load(), p.late.Load()))
+	// gom is how many Ms the Go runtime has made (its threadcreate
+	// profile): its own threads and those it keeps for callbacks from
+	// threads it did not start.
+	lines = append(lines, fmt.Sprintf("eventprof: totals modules=%d assemblies=%d classes=%d jits=%d throws=%d catches=%d late=%d gom=%d",
+		p.modules.Load(), p.assemblies.Load(), p.classes.Load(), p.jits.Load(), p.throws.Load(), p.catches.Load(), p.late.Load(),
+		pprof.Lookup("threadcreate").Count()))
 	fmt.Fprintln(os.Stderr, strings.Join(lines, "\n"))
 	return nil
 }

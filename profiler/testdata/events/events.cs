@@ -145,7 +145,27 @@ namespace Ev
                 if (line.StartsWith("VmRSS:")) rss = line.Substring(6).Trim().Split(' ')[0];
                 if (line.StartsWith("Threads:")) threads = line.Substring(8).Trim();
             }
-            return "rsskb=" + rss + " threads=" + threads;
+            return "rsskb=" + rss + " threads=" + threads + " names=" + ThreadNames();
+        }
+
+        // ThreadNames counts the process's threads by name (/proc/self/task/*/comm),
+        // sorted: "name*count|name*count". A thread the Go runtime starts takes
+        // the name of the thread that started it.
+        static string ThreadNames()
+        {
+            var counts = new System.Collections.Generic.SortedDictionary<string, int>(StringComparer.Ordinal);
+            foreach (var dir in System.IO.Directory.GetDirectories("/proc/self/task"))
+            {
+                string name;
+                try { name = System.IO.File.ReadAllText(dir + "/comm").Trim(); }
+                catch (System.IO.IOException) { continue; } // the thread has gone
+                int c;
+                counts.TryGetValue(name, out c);
+                counts[name] = c + 1;
+            }
+            var parts = new System.Collections.Generic.List<string>();
+            foreach (var kv in counts) parts.Add(kv.Key + "*" + kv.Value);
+            return string.Join("|", parts);
         }
 
         static int Churn(int n)
