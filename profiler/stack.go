@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/cgo"
+	"sync"
 	"time"
 	"unsafe"
 )
@@ -65,7 +66,9 @@ func (x *Info) stackTrace(thread ThreadID, max int) ([]StackFrame, bool, error) 
 	if max <= 0 || max > maxStackDepth {
 		return nil, false, fmt.Errorf("clrprof: StackTrace: max %d: want 1..%d", max, maxStackDepth)
 	}
-	buf := make([]uintptr, 2*max)
+	bp := stackBuf(2 * max)
+	defer stackBufs.Put(bp)
+	buf := *bp
 	var n, more C.int
 	hr := C.clrprof_stack_collect(p, C.uintptr_t(thread), (*C.uintptr_t)(unsafe.Pointer(&buf[0])), (*C.uintptr_t)(unsafe.Pointer(&buf[max])), C.int(max), &n, &more)
 	if hr < 0 && !(more != 0 && HRESULT(hr) == CORPROF_E_STACKSNAPSHOT_ABORTED) {
@@ -76,6 +79,23 @@ func (x *Info) stackTrace(thread ThreadID, max int) ([]StackFrame, bool, error) 
 		frames[i] = StackFrame{Function: FunctionID(buf[i]), IP: Address(buf[max+i])}
 	}
 	return frames, more != 0, nil
+}
+
+// stackBufs holds the buffers C fills with a stack's function IDs and
+// instruction pointers: a sampler takes one trace after another, and a
+// fresh 2×max buffer for each was most of what a profiler sampling
+// allocations allocated in Go (most traces are far shorter than max;
+// only the frames found are copied out).
+var stackBufs sync.Pool // of *[]uintptr
+
+// stackBuf returns a pooled buffer of n uintptrs (contents undefined).
+func stackBuf(n int) *[]uintptr {
+	if bp, _ := stackBufs.Get().(*[]uintptr); bp != nil && cap(*bp) >= n {
+		*bp = (*bp)[:n]
+		return bp
+	}
+	b := make([]uintptr, n)
+	return &b
 }
 
 // WalkStack walks a thread's managed stack (see StackTrace for which
