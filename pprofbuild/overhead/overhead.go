@@ -284,3 +284,20 @@ func GoMemory() uint64 {
 	}
 	return s[0].Value.Uint64() - s[1].Value.Uint64()
 }
+
+// GoHeapChurn is what the Go runtime has allocated on its heap since it
+// started (runtime/metrics: /gc/heap/allocs:bytes, freed or not) and how
+// many garbage collections it has finished (/gc/cycles/total:gc-cycles).
+// A profiler that allocates less per sample collects less often: on a
+// low GOGC, the collector's CPU time follows the bytes allocated.
+func GoHeapChurn() (allocated, collections uint64) {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		allocated = s[0].Value.Uint64()
+	}
+	if s[1].Value.Kind() == metrics.KindUint64 {
+		collections = s[1].Value.Uint64()
+	}
+	return allocated, collections
+}

@@ -179,3 +179,23 @@ func TestGoMemoryCountsTheHeap(t *testing.T) {
 		t.Errorf("GoMemory %d MiB -> %d MiB with 64 MiB more held", before>>20, after>>20)
 	}
 }
+
+// GoHeapChurn counts bytes allocated and collections finished: 64 MiB
+// allocated and two collections forced show in it.
+func TestGoHeapChurnCounts(t *testing.T) {
+	a0, c0 := GoHeapChurn()
+	var keep [][]byte
+	for range 64 {
+		keep = append(keep, make([]byte, 1<<20))
+	}
+	runtime.KeepAlive(keep)
+	runtime.GC()
+	runtime.GC()
+	a1, c1 := GoHeapChurn()
+	if a1-a0 < 64<<20 {
+		t.Errorf("allocated grew %d bytes with 64 MiB allocated", a1-a0)
+	}
+	if c1-c0 < 2 {
+		t.Errorf("collections %d -> %d with two forced", c0, c1)
+	}
+}

@@ -45,9 +45,10 @@
 // which on a loaded machine is several times their CPU time). Start-up
 // (loading the library, the Go runtime, the runtime's own work for an
 // in-process EventPipe session) is not in it (measured once:
-// docs/contprof.md). Last, "go_mem_kb=M": the memory the Go runtime holds
-// (overhead.GoMemory; the library's own mapped code and data are not in
-// it).
+// docs/contprof.md). Last, "go_mem_kb=M go_alloc_kb=A go_gcs=G": the
+// memory the Go runtime holds (overhead.GoMemory; the library's own mapped
+// code and data are not in it), what contprof allocated on the Go heap in
+// all and how many times Go collected it (overhead.GoHeapChurn).
 //
 // N counts the periods from 1; the heap profile is a snapshot, the others
 // hold what happened in the period.
@@ -1099,8 +1100,9 @@ func (p *contprof) Shutdown() error {
 			p.flushExports()
 		})
 		hs := p.heap.Stats()
-		logf("Shutdown periods=%d exceptions=%d live_objects=%d sampled_allocations=%d gcs=%d event_stacks=%d event_frames=%d %s go_mem_kb=%d",
-			p.seq, p.excTotal.Load(), hs.Tracked, hs.Added, p.gc.Total(), p.eventStacks.Load(), p.eventFrames.Load(), p.cost.Report(), overhead.GoMemory()>>10)
+		goAlloc, goGCs := overhead.GoHeapChurn()
+		logf("Shutdown periods=%d exceptions=%d live_objects=%d sampled_allocations=%d gcs=%d event_stacks=%d event_frames=%d %s go_mem_kb=%d go_alloc_kb=%d go_gcs=%d",
+			p.seq, p.excTotal.Load(), hs.Tracked, hs.Added, p.gc.Total(), p.eventStacks.Load(), p.eventFrames.Load(), p.cost.Report(), overhead.GoMemory()>>10, goAlloc>>10, goGCs)
 	})
 	return nil
 }
