@@ -103,6 +103,14 @@ func svcConfigs(t *testing.T, collector func() string) []svcConfig {
 			env: func(t *testing.T, dir string) []string {
 				return contprofEnv(contprof(t), dir, "CONTPROF_PERIOD=4")
 			}},
+		{name: "contprof-period-gogc50", what: "contprof-period with CONTPROF_GOGC=50: the Go heap's minimum goal 2 MB (4 MB at Go's default 100, 1 MB at contprof's 25)",
+			env: func(t *testing.T, dir string) []string {
+				return contprofEnv(contprof(t), dir, "CONTPROF_PERIOD=4", "CONTPROF_GOGC=50")
+			}},
+		{name: "contprof-period-gogc100", what: "contprof-period with CONTPROF_GOGC=100 (Go's default collector setting): the steady state with a 4 MB minimum Go heap",
+			env: func(t *testing.T, dir string) []string {
+				return contprofEnv(contprof(t), dir, "CONTPROF_PERIOD=4", "CONTPROF_GOGC=100")
+			}},
 		{name: "contprof-nosnap", what: "sample/contprof without its stack snapshots (CONTPROF_CPU=0 CONTPROF_WALL=0): no runtime suspension 19 times a second; heap, allocation, exception and contention profiles on",
 			env: func(t *testing.T, dir string) []string {
 				return contprofEnv(contprof(t), dir, "CONTPROF_CPU=0", "CONTPROF_WALL=0")
@@ -354,8 +362,8 @@ func runService(t *testing.T, rt harness.Runtime, stackDir, traceTool string, c 
 	}
 	r.rssMB, r.hwmMB = procRSS(t, shop.PID)
 	r.mem = procMemSplit(t, shop.PID, profilerPath(env))
-	if c.name == "contprof-period" && !strings.Contains(shop.Logs(), "contprof: wrote period 1 ") {
-		t.Errorf("contprof-period: no period written before its RSS was read\n%s", shop.Logs())
+	if strings.HasPrefix(c.name, "contprof-period") && !strings.Contains(shop.Logs(), "contprof: wrote period 1 ") {
+		t.Errorf("%s: no period written before its RSS was read\n%s", c.name, shop.Logs())
 	}
 	r.errs = closed.Errors
 	open, err := loadgen.Run(ctx, loadgen.Options{URL: shop.URL, Requests: reqs, Rate: *flagSvcRate, Duration: d})
