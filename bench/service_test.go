@@ -103,6 +103,10 @@ func svcConfigs(t *testing.T, collector func() string) []svcConfig {
 			env: func(t *testing.T, dir string) []string {
 				return contprofEnv(contprof(t), dir, "CONTPROF_PERIOD=4")
 			}},
+		{name: "contprof-period-keep", what: "contprof-period with CONTPROF_RETURN_MEMORY=0: the Go heap's free pages left to Go's scavenger after each write instead of given back at once",
+			env: func(t *testing.T, dir string) []string {
+				return contprofEnv(contprof(t), dir, "CONTPROF_PERIOD=4", "CONTPROF_RETURN_MEMORY=0")
+			}},
 		{name: "contprof-period-gogc50", what: "contprof-period with CONTPROF_GOGC=50: the Go heap's minimum goal 2 MB (4 MB at Go's default 100, 1 MB at contprof's 25)",
 			env: func(t *testing.T, dir string) []string {
 				return contprofEnv(contprof(t), dir, "CONTPROF_PERIOD=4", "CONTPROF_GOGC=50")

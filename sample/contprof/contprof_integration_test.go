@@ -165,6 +165,9 @@ func runHotspots(t *testing.T, rt harness.Runtime, lib, app string, env ...strin
 	return dir, res
 }
 
+// returnedRe finds a periodic write's report of the memory it gave back.
+var returnedRe = regexp.MustCompile(`(?m)^contprof: wrote period \d+ .* returned_kb=-?\d+$`)
+
 // The app's hot spots are known (testdata/hotspots.cs): Hot.Thrower must
 // top the exceptions profile with exactly its 200 throws (and 20 for
 // Hot.RareThrower); Hot.HoldLock the contention profile (.NET 5+);
@@ -185,6 +188,11 @@ func TestContprof(t *testing.T) {
 		dir, res := runHotspots(t, rt, lib, app, "CONTPROF_HEAP=1", "CONTPROF_HEAP_RATE=65536")
 		res.MustStdoutContain(t, "phase: dropped", "app done")
 		res.MustStderrContain(t, "contprof: wrote period ", "Go collects its own heap at GOGC=25 (CONTPROF_GOGC)")
+		// CONTPROF_RETURN_MEMORY=1 (the default): each periodic write
+		// gives the Go heap's free pages back and says how much.
+		if !returnedRe.MatchString(res.Stderr) {
+			t.Errorf("no periodic write says what it returned (returned_kb=):\n%s", res.Stderr)
+		}
 		checkCost(t, res, rt.AtLeast(3, 0))
 		profs := load(t, dir)
 		for kind, ps := range profs {
@@ -555,9 +563,12 @@ func TestContprofPartsOff(t *testing.T) {
 		}
 		// CONTPROF_GOGC sets Go's collector; the application's GOGC
 		// does not (the SDK puts it back to Go's default first).
-		dir, res := runHotspots(t, rt, lib, app, "CONTPROF_CPU=0", "CONTPROF_EXCEPTIONS=0", "CONTPROF_GOGC=150", "GOGC=400")
+		dir, res := runHotspots(t, rt, lib, app, "CONTPROF_CPU=0", "CONTPROF_EXCEPTIONS=0", "CONTPROF_GOGC=150", "GOGC=400", "CONTPROF_RETURN_MEMORY=0")
 		res.MustStderrContain(t, "contprof: cpu: off (CONTPROF_CPU=0)", "contprof: exceptions: off (CONTPROF_EXCEPTIONS=0)", "contprof: Shutdown periods=",
-			"Go collects its own heap at GOGC=150 (CONTPROF_GOGC)")
+			"Go collects its own heap at GOGC=150 (CONTPROF_GOGC)", "contprof: wrote period 2 ")
+		if strings.Contains(res.Stderr, "returned_kb=") {
+			t.Errorf("CONTPROF_RETURN_MEMORY=0, yet a write returned memory:\n%s", res.Stderr)
+		}
 		profs := load(t, dir)
 		if len(profs["cpu"]) != 0 || len(profs["exceptions"]) != 0 {
 			t.Errorf("%d cpu and %d exceptions profiles with both off", len(profs["cpu"]), len(profs["exceptions"]))

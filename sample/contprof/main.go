@@ -175,6 +175,11 @@
 //	                      heap stays resident; GOGC in the environment is
 //	                      the application's and is ignored, as with every
 //	                      clrprof profiler)
+//	CONTPROF_RETURN_MEMORY  1 (default): after writing a period, give the
+//	                      Go heap's free pages back to the system (one
+//	                      collection a period; the "wrote period" line says
+//	                      how much, returned_kb); 0: leave it to Go's
+//	                      scavenger
 //	CONTPROF_SUSPEND_BUDGET  percentage of the time the CPU and wall snapshots
 //	                      may keep the runtime suspended (default 2; 0: no
 //	                      limit): after a snapshot that took longer, ticks
@@ -347,6 +352,7 @@ type contprof struct {
 	exporters    []exporter
 	flushTimeout time.Duration
 	gogc         int // CONTPROF_GOGC
+	returnMem    int // CONTPROF_RETURN_MEMORY
 	stop, done   chan struct{}
 	shutdown     sync.Once
 }
@@ -380,6 +386,7 @@ func (p *contprof) config() error {
 		{"CONTPROF_MAX_STACKS", &p.maxStacks, 10000, 1, 1 << 24},
 		{"CONTPROF_MAX_OBJECTS", &p.maxObjects, 100000, 1, 1 << 24},
 		{"CONTPROF_GOGC", &p.gogc, 25, 1, 10000},
+		{"CONTPROF_RETURN_MEMORY", &p.returnMem, 1, 0, 1},
 	} {
 		if *e.dst, err = envInt(e.name, e.def, e.lo, e.hi); err != nil {
 			return err
@@ -629,7 +636,7 @@ func (p *contprof) loop() {
 		case <-tick:
 			p.sample()
 		case <-flush.C:
-			p.write()
+			p.write(true)
 		}
 	}
 }
@@ -941,7 +948,7 @@ func (p *contprof) comments(kind string) []string {
 }
 
 // write writes the period's profiles and starts the next period.
-func (p *contprof) write() {
+func (p *contprof) write(periodic bool) {
 	p.seq++
 	meta := func(kind string, extra ...string) pprofbuild.Meta {
 		return pprofbuild.Meta{Start: p.periodStart, Duration: time.Since(p.periodStart), Comments: append(p.comments(kind), extra...)}
@@ -1032,8 +1039,27 @@ func (p *contprof) write() {
 			to = fmt.Sprintf("%d exporters", len(p.exporters))
 		}
 	}
+	if periodic && p.returnMem == 1 {
+		written = append(written, p.returnMemory())
+	}
 	logf("wrote period %d to %s: %s", p.seq, to, strings.Join(written, " "))
 	p.periodStart = time.Now()
+}
+
+// returnMemory gives the Go heap's free pages back to the system after a
+// period's write (CONTPROF_RETURN_MEMORY=1, the default). Writing a period
+// allocates several times contprof's live heap (building, encoding and
+// compressing each profile), and the pages that took stay with the
+// process until Go's background scavenger returns them, slowly: on the
+// shop they were most of the RSS a period's write added (docs/cost.md).
+// It costs one collection of a small heap per period, in the Go
+// runtime's CPU time that the Shutdown line accounts. It returns
+// "returned_kb=N": how much less memory Go held afterwards.
+func (p *contprof) returnMemory() string {
+	before := overhead.GoMemory()
+	debug.FreeOSMemory()
+	after := overhead.GoMemory()
+	return fmt.Sprintf("returned_kb=%d", (int64(before)-int64(after))>>10)
 }
 
 // allocSource says where the allocation and live heap samples come from
@@ -1096,7 +1122,7 @@ func (p *contprof) Shutdown() error {
 		// threads have finished; task bench compares the two between
 		// contprof with and without exporters).
 		p.cost.Output(func() {
-			p.write()
+			p.write(false)
 			p.flushExports()
 		})
 		hs := p.heap.Stats()
