@@ -54,6 +54,14 @@ static class RuntimeEventsApp {
         for (int i = 0; i < 5; i++) {
             try { Thrower(i); } catch (InvalidOperationException) {}
         }
+        // The induced collections come before the allocations below: those
+        // (25 MB) can outgrow the generation 0 budget, which the runtime
+        // sizes from the processor's cache, and a collection of their own
+        // then turned the GC.Collect(0) after them into a generation 1
+        // collection (on a machine whose sysfs reports a 32 MB L3).
+        GC.Collect(0);
+        GC.Collect(1);
+        GC.Collect(2);
         // sbyte[], which nothing else in the process allocates: an
         // allocation tick names the object whose allocation crossed the
         // tick's threshold, and a byte[] of the libraries' own (184
@@ -61,9 +69,6 @@ static class RuntimeEventsApp {
         for (int i = 0; i < 200000; i++) {
             keep[i % keep.Length] = new sbyte[100];
         }
-        GC.Collect(0);
-        GC.Collect(1);
-        GC.Collect(2);
         for (int round = 0; round < 5; round++) {
             held.Reset();
             trying = false;
