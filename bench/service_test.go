@@ -83,46 +83,34 @@ func svcConfigs(t *testing.T, collector func() string) []svcConfig {
 	contprofEnv := func(lib, dir string, extra ...string) []string {
 		return append(append(harness.ProfilerEnv(lib, contprofCLSID), "CONTPROF_DIR="+filepath.Join(dir, "contprof")), extra...)
 	}
+	// contprofRun is a row's env: contprof's own library with extra.
+	contprofRun := func(extra ...string) func(*testing.T, string) []string {
+		return func(t *testing.T, dir string) []string { return contprofEnv(contprof(t), dir, extra...) }
+	}
 	all := []svcConfig{
 		{name: "none", what: "no profiler"},
 		{name: "contprof", what: "sample/contprof, its defaults (cpu, wall, heap, alloc, exceptions, contention; 60 s periods)",
-			env: func(t *testing.T, dir string) []string {
-				return contprofEnv(contprof(t), dir)
-			}},
+			env: contprofRun()},
 		// The memory's causes: what loading contprof costs before it
 		// profiles anything, and the SDK's floor.
 		{name: "contprof-off", what: "sample/contprof with every profile off (CONTPROF_CPU=0 CONTPROF_WALL=0 CONTPROF_EXCEPTIONS=0 CONTPROF_CONTENTION=0 CONTPROF_HEAP=0): its library, its Go runtime and its EventPipe session, no profile's data",
-			env: func(t *testing.T, dir string) []string {
-				return contprofEnv(contprof(t), dir, "CONTPROF_CPU=0", "CONTPROF_WALL=0", "CONTPROF_EXCEPTIONS=0", "CONTPROF_CONTENTION=0", "CONTPROF_HEAP=0")
-			}},
+			env: contprofRun("CONTPROF_CPU=0", "CONTPROF_WALL=0", "CONTPROF_EXCEPTIONS=0", "CONTPROF_CONTENTION=0", "CONTPROF_HEAP=0")},
 		// contprof's default period (60 s) ends after the run's RSS is
 		// read; this row writes a period every 4 s, so that its RSS (read
 		// after 8 s of load) includes what writing a period holds: the
 		// steady state, at a write rate fifteen times the default's.
 		{name: "contprof-period", what: "sample/contprof writing a period every 4 s (CONTPROF_PERIOD=4; the default is 60 s): its RSS is read after at least one period was written (checked)",
-			env: func(t *testing.T, dir string) []string {
-				return contprofEnv(contprof(t), dir, "CONTPROF_PERIOD=4")
-			}},
+			env: contprofRun("CONTPROF_PERIOD=4")},
 		{name: "contprof-period-keep", what: "contprof-period with CONTPROF_RETURN_MEMORY=0: the Go heap's free pages left to Go's scavenger after each write instead of given back at once",
-			env: func(t *testing.T, dir string) []string {
-				return contprofEnv(contprof(t), dir, "CONTPROF_PERIOD=4", "CONTPROF_RETURN_MEMORY=0")
-			}},
+			env: contprofRun("CONTPROF_PERIOD=4", "CONTPROF_RETURN_MEMORY=0")},
 		{name: "contprof-period-gogc50", what: "contprof-period with CONTPROF_GOGC=50: the Go heap's minimum goal 2 MB (4 MB at Go's default 100, 1 MB at contprof's 25)",
-			env: func(t *testing.T, dir string) []string {
-				return contprofEnv(contprof(t), dir, "CONTPROF_PERIOD=4", "CONTPROF_GOGC=50")
-			}},
+			env: contprofRun("CONTPROF_PERIOD=4", "CONTPROF_GOGC=50")},
 		{name: "contprof-period-gogc100", what: "contprof-period with CONTPROF_GOGC=100 (Go's default collector setting): the steady state with a 4 MB minimum Go heap",
-			env: func(t *testing.T, dir string) []string {
-				return contprofEnv(contprof(t), dir, "CONTPROF_PERIOD=4", "CONTPROF_GOGC=100")
-			}},
+			env: contprofRun("CONTPROF_PERIOD=4", "CONTPROF_GOGC=100")},
 		{name: "contprof-nosnap", what: "sample/contprof without its stack snapshots (CONTPROF_CPU=0 CONTPROF_WALL=0): no runtime suspension 19 times a second; heap, allocation, exception and contention profiles on",
-			env: func(t *testing.T, dir string) []string {
-				return contprofEnv(contprof(t), dir, "CONTPROF_CPU=0", "CONTPROF_WALL=0")
-			}},
+			env: contprofRun("CONTPROF_CPU=0", "CONTPROF_WALL=0")},
 		{name: "contprof-gogc100", what: "sample/contprof with CONTPROF_GOGC=100 (Go's default collector setting; contprof's default is 25): what a 4 MB minimum Go heap holds",
-			env: func(t *testing.T, dir string) []string {
-				return contprofEnv(contprof(t), dir, "CONTPROF_GOGC=100")
-			}},
+			env: contprofRun("CONTPROF_GOGC=100")},
 		{name: "contprof-relr", what: "sample/contprof linked with -ldflags=-extldflags=-Wl,-z,pack-relative-relocs (relative relocations packed, DT_RELR: needs glibc 2.36 or later to load, so not the default)",
 			env: func(t *testing.T, dir string) []string {
 				return contprofEnv(contprofRelr(t), dir)
