@@ -83,9 +83,9 @@ func (x *Info) stackTrace(thread ThreadID, max int) ([]StackFrame, bool, error) 
 
 // stackBufs holds the buffers C fills with a stack's function IDs and
 // instruction pointers: a sampler takes one trace after another, and a
-// fresh 2×max buffer for each was most of what a profiler sampling
-// allocations allocated in Go (most traces are far shorter than max;
-// only the frames found are copied out).
+// fresh 2×max buffer for each was a large part of what a profiler
+// sampling allocations allocated in Go (most traces are far shorter
+// than max; only the frames found are copied out).
 var stackBufs sync.Pool // of *[]uintptr
 
 // stackBuf returns a pooled buffer of n uintptrs (contents undefined).
