@@ -67,6 +67,11 @@ func TestShop(t *testing.T) {
 		if !strings.Contains(logs, "undecodable=0") || strings.Contains(logs, "the helper threw") {
 			t.Errorf("apm's own report:\n%s", logs)
 		}
+		// Once the helper is loaded the library's start-up pages are
+		// given back (profiler.ReleaseCodePages), in both processes.
+		if n := len(regexp.MustCompile(`(?m)apm: released_code_kb=[1-9]\d* kept_kb=\d+$`).FindAllString(logs, -1)); n < 2 {
+			t.Errorf("%d reports of code pages given back (released_code_kb= above 0), want one per process:\n%s", n, logs)
+		}
 
 		// The same sequence under OpenTelemetry .NET's own
 		// instrumentation of the shop: the same spans, names, kinds,

@@ -151,6 +151,14 @@ func (t *tracer) Initialize(info *profiler.Info) error {
 	t.d.OnLoaded(func() {
 		t.in.HelperReady()
 		logf("listening (helper loaded at %s); spans to %s", t.d.Host(), t.p)
+		// The library's start-up pages (the OpenTelemetry SDK's init
+		// among them) would stay in the process's RSS with nothing using
+		// them again: give them back (profiler.ReleaseCodePages).
+		if r, err := profiler.ReleaseCodePages(); err != nil {
+			logf("code pages not given back: %v", err)
+		} else {
+			logf("released_code_kb=%d kept_kb=%d", r.Released>>10, r.Kept>>10)
+		}
 	})
 	t.batches = make(chan []byte, maxPending)
 	t.decoded = make(chan struct{})

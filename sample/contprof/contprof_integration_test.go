@@ -165,8 +165,14 @@ func runHotspots(t *testing.T, rt harness.Runtime, lib, app string, env ...strin
 	return dir, res
 }
 
+// releasedRe finds the reports of the library's code pages given back
+// (CONTPROF_RELEASE_CODE=1, the default): at start-up, and after each
+// periodic write; the amount must not be 0.
+var releasedRe = regexp.MustCompile(`(?m)^contprof: start-up: released_code_kb=[1-9]\d* kept_kb=\d+ took_us=\d+$`)
+var releasedPeriodRe = regexp.MustCompile(`(?m)^contprof: wrote period \d+ .* released_code_kb=[1-9]\d* kept_kb=\d+ took_us=\d+$`)
+
 // returnedRe finds a periodic write's report of the memory it gave back.
-var returnedRe = regexp.MustCompile(`(?m)^contprof: wrote period \d+ .* returned_kb=-?\d+$`)
+var returnedRe = regexp.MustCompile(`(?m)^contprof: wrote period \d+ .* returned_kb=-?\d+( |$)`)
 
 // The app's hot spots are known (testdata/hotspots.cs): Hot.Thrower must
 // top the exceptions profile with exactly its 200 throws (and 20 for
@@ -192,6 +198,12 @@ func TestContprof(t *testing.T) {
 		// gives the Go heap's free pages back and says how much.
 		if !returnedRe.MatchString(res.Stderr) {
 			t.Errorf("no periodic write says what it returned (returned_kb=):\n%s", res.Stderr)
+		}
+		// CONTPROF_RELEASE_CODE=1 (the default): the library's code
+		// pages are given back after Initialize and after each periodic
+		// write, and the application runs on (the checks above).
+		if !releasedRe.MatchString(res.Stderr) || !releasedPeriodRe.MatchString(res.Stderr) {
+			t.Errorf("no report of code pages given back at start-up and after a periodic write (released_code_kb= above 0):\n%s", res.Stderr)
 		}
 		checkCost(t, res, rt.AtLeast(3, 0))
 		profs := load(t, dir)
@@ -563,11 +575,14 @@ func TestContprofPartsOff(t *testing.T) {
 		}
 		// CONTPROF_GOGC sets Go's collector; the application's GOGC
 		// does not (the SDK puts it back to Go's default first).
-		dir, res := runHotspots(t, rt, lib, app, "CONTPROF_CPU=0", "CONTPROF_EXCEPTIONS=0", "CONTPROF_GOGC=150", "GOGC=400", "CONTPROF_RETURN_MEMORY=0")
+		dir, res := runHotspots(t, rt, lib, app, "CONTPROF_CPU=0", "CONTPROF_EXCEPTIONS=0", "CONTPROF_GOGC=150", "GOGC=400", "CONTPROF_RETURN_MEMORY=0", "CONTPROF_RELEASE_CODE=0")
 		res.MustStderrContain(t, "contprof: cpu: off (CONTPROF_CPU=0)", "contprof: exceptions: off (CONTPROF_EXCEPTIONS=0)", "contprof: Shutdown periods=",
 			"Go collects its own heap at GOGC=150 (CONTPROF_GOGC)", "contprof: wrote period 2 ")
 		if strings.Contains(res.Stderr, "returned_kb=") {
 			t.Errorf("CONTPROF_RETURN_MEMORY=0, yet a write returned memory:\n%s", res.Stderr)
+		}
+		if strings.Contains(res.Stderr, "released_code_kb=") {
+			t.Errorf("CONTPROF_RELEASE_CODE=0, yet code pages were given back:\n%s", res.Stderr)
 		}
 		profs := load(t, dir)
 		if len(profs["cpu"]) != 0 || len(profs["exceptions"]) != 0 {

@@ -180,6 +180,11 @@
 //	                      collection a period; the "wrote period" line says
 //	                      how much, returned_kb); 0: leave it to Go's
 //	                      scavenger
+//	CONTPROF_RELEASE_CODE 1 (default): after Initialize and after each
+//	                      periodic write, give back the library's resident
+//	                      code and constant pages (profiler.ReleaseCodePages:
+//	                      about 4 MB of the shop's RSS; the lines say
+//	                      released_code_kb); 0: keep them mapped
 //	CONTPROF_SUSPEND_BUDGET  percentage of the time the CPU and wall snapshots
 //	                      may keep the runtime suspended (default 2; 0: no
 //	                      limit): after a snapshot that took longer, ticks
@@ -353,6 +358,7 @@ type contprof struct {
 	flushTimeout time.Duration
 	gogc         int // CONTPROF_GOGC
 	returnMem    int // CONTPROF_RETURN_MEMORY
+	releaseCode  int // CONTPROF_RELEASE_CODE
 	stop, done   chan struct{}
 	shutdown     sync.Once
 }
@@ -387,6 +393,7 @@ func (p *contprof) config() error {
 		{"CONTPROF_MAX_OBJECTS", &p.maxObjects, 100000, 1, 1 << 24},
 		{"CONTPROF_GOGC", &p.gogc, 25, 1, 10000},
 		{"CONTPROF_RETURN_MEMORY", &p.returnMem, 1, 0, 1},
+		{"CONTPROF_RELEASE_CODE", &p.releaseCode, 1, 0, 1},
 	} {
 		if *e.dst, err = envInt(e.name, e.def, e.lo, e.hi); err != nil {
 			return err
@@ -612,6 +619,9 @@ func (p *contprof) Initialize(info *profiler.Info) error {
 		into = append(into, e.String())
 	}
 	logf("profiling %s into %s every %v; Go collects its own heap at GOGC=%d (CONTPROF_GOGC)", p.runtime, strings.Join(into, ", "), p.period, debug.SetGCPercent(p.gogc))
+	if p.releaseCode == 1 {
+		logf("start-up: %s", releaseCode())
+	}
 	return nil
 }
 
@@ -1041,6 +1051,9 @@ func (p *contprof) write(periodic bool) {
 	}
 	if periodic && p.returnMem == 1 {
 		written = append(written, p.returnMemory())
+	}
+	if periodic && p.releaseCode == 1 {
+		written = append(written, releaseCode())
 	}
 	logf("wrote period %d to %s: %s", p.seq, to, strings.Join(written, " "))
 	p.periodStart = time.Now()

@@ -69,6 +69,10 @@ func TestCPUProfile(t *testing.T) {
 			t.Skipf("%s: no ICorProfilerInfo10 (SuspendRuntime); only current-thread snapshots work (TestStackSnapshots)", rt.Name)
 		}
 		res.MustStderrContain(t, "cpuprof: wrote "+out)
+		// The library's start-up pages are given back (ReleaseCodePages).
+		if !regexp.MustCompile(`(?m)^cpuprof: released_code_kb=[1-9]\d* kept_kb=\d+$`).MatchString(res.Stderr) {
+			t.Errorf("no report of the code pages given back (released_code_kb= above 0):\n%s", res.Stderr)
+		}
 		checkCost(t, res)
 		f, err := os.Open(out)
 		if err != nil {
