@@ -123,6 +123,14 @@ func svcConfigs(t *testing.T, collector func() string) []svcConfig {
 			env: func(t *testing.T, dir string) []string {
 				return append(harness.ProfilerEnv(goidle(t), goidleCLSID), "BENCH_MODE=idle")
 			}},
+		{name: "go-idle-snapshot", what: "bench/prof/idle with BENCH_MODE=snapshot: EnableStackSnapshot alone, no callback, no snapshot taken: what the flag costs the runtime",
+			env: func(t *testing.T, dir string) []string {
+				return append(harness.ProfilerEnv(goidle(t), goidleCLSID), "BENCH_MODE=snapshot")
+			}},
+		{name: "go-idle-eventpipe", what: "bench/prof/idle with BENCH_MODE=eventpipe: an in-process EventPipe session of the runtime's provider, GC keyword at Informational, as contprof opens it with its profiles off, events answered in C: what the session costs the runtime",
+			env: func(t *testing.T, dir string) []string {
+				return append(harness.ProfilerEnv(goidle(t), goidleCLSID), "BENCH_MODE=eventpipe")
+			}},
 		{name: "cpuprof", what: "sample/cpuprof, its defaults",
 			env: func(t *testing.T, dir string) []string {
 				return append(harness.ProfilerEnv(cpuprof(t), cpuprofCLSID), "CPUPROF_OUT="+filepath.Join(dir, "cpu.pprof"))
@@ -418,11 +426,15 @@ func runService(t *testing.T, rt harness.Runtime, stackDir, traceTool string, c 
 		r.profilerOK = "spans to the receiver"
 		return r
 	}
-	if c.name == "go-idle" {
-		if m := regexp.MustCompile(`goidle: Shutdown mode=idle go_mem_kb=\d+`).FindString(shop.Logs()); m != "" {
+	if mode, ok := strings.CutPrefix(c.name, "go-idle"); ok {
+		mode = strings.TrimPrefix(mode, "-")
+		if mode == "" {
+			mode = "idle"
+		}
+		if m := regexp.MustCompile(`goidle: Shutdown mode=` + mode + ` go_mem_kb=\d+.*`).FindString(shop.Logs()); m != "" {
 			r.profilerOK = m
 		} else {
-			t.Errorf("go-idle: no Shutdown line\n%s", shop.Logs())
+			t.Errorf("%s: no Shutdown line of mode %s\n%s", c.name, mode, shop.Logs())
 		}
 		return r
 	}
@@ -434,9 +446,9 @@ func runService(t *testing.T, rt harness.Runtime, stackDir, traceTool string, c 
 		// contprof's own account of the Go runtime's CPU (its collector
 		// and scavenger) over the run, which CONTPROF_GOGC trades for
 		// memory: an accounted figure, beside the measured ones.
-		if m := regexp.MustCompile(`contprof: Shutdown .*goruntime_cpu_us=(\d+).* go_mem_kb=(\d+)`).FindStringSubmatch(shop.Logs()); m != nil {
+		if m := regexp.MustCompile(`contprof: Shutdown .*goruntime_cpu_us=(\d+).* go_mem_kb=(\d+).* go_heap_kb=(\d+) go_stacks_kb=(\d+) go_runtime_kb=(\d+)`).FindStringSubmatch(shop.Logs()); m != nil {
 			us, _ := strconv.Atoi(m[1])
-			r.profilerOK += fmt.Sprintf("; Go's collector and scavenger %.1f ms of CPU (accounted), Go holds %s KiB at exit", float64(us)/1000, m[2])
+			r.profilerOK += fmt.Sprintf("; Go's collector and scavenger %.1f ms of CPU (accounted), Go holds %s KiB at exit (heap %s, stacks %s, its own structures %s)", float64(us)/1000, m[2], m[3], m[4], m[5])
 		}
 	}
 	return r

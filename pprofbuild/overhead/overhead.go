@@ -285,6 +285,39 @@ func GoMemory() uint64 {
 	return s[0].Value.Uint64() - s[1].Value.Uint64()
 }
 
+// GoMemoryParts splits GoMemory by what holds it (runtime/metrics'
+// /memory/classes): the heap's pages (objects, fragments and free pages
+// not given back), the goroutines' stacks, and everything else the runtime
+// keeps for itself (its span and cache structures, the page allocator's
+// and the collector's metadata, profiling buckets, other). Their sum is
+// GoMemory. The heap's pages are in Go's arenas; the stacks too; the rest
+// is mapped elsewhere, among the process's other anonymous memory.
+func GoMemoryParts() (heap, stacks, runtime uint64) {
+	names := []string{
+		"/memory/classes/heap/objects:bytes", "/memory/classes/heap/unused:bytes", "/memory/classes/heap/free:bytes",
+		"/memory/classes/heap/stacks:bytes", "/memory/classes/os-stacks:bytes",
+		"/memory/classes/total:bytes", "/memory/classes/heap/released:bytes",
+	}
+	s := make([]metrics.Sample, len(names))
+	for i, n := range names {
+		s[i].Name = n
+	}
+	metrics.Read(s)
+	v := make([]uint64, len(s))
+	for i := range s {
+		if s[i].Value.Kind() != metrics.KindUint64 {
+			return 0, 0, 0
+		}
+		v[i] = s[i].Value.Uint64()
+	}
+	heap, stacks = v[0]+v[1]+v[2], v[3]+v[4]
+	held := v[5] - v[6]
+	if held < heap+stacks {
+		return heap, stacks, 0
+	}
+	return heap, stacks, held - heap - stacks
+}
+
 // GoHeapChurn is what the Go runtime has allocated on its heap since it
 // started (runtime/metrics: /gc/heap/allocs:bytes, freed or not) and how
 // many garbage collections it has finished (/gc/cycles/total:gc-cycles).

@@ -2,8 +2,10 @@ package overhead
 
 import (
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -198,4 +200,59 @@ func TestGoHeapChurnCounts(t *testing.T) {
 	if c1-c0 < 2 {
 		t.Errorf("collections %d -> %d with two forced", c0, c1)
 	}
+}
+
+// GoMemoryParts adds up to GoMemory, and each part follows what holds it:
+// 32 MiB kept alive makes the heap's part at least that, and 64
+// goroutines each deep in a recursion grow the stacks' part.
+func TestGoMemoryParts(t *testing.T) {
+	debug.FreeOSMemory()
+	h0, s0, r0 := GoMemoryParts()
+	total := GoMemory()
+	t.Logf("heap %d KiB, stacks %d KiB, runtime %d KiB; GoMemory %d KiB", h0>>10, s0>>10, r0>>10, total>>10)
+	if h0 == 0 || r0 == 0 {
+		t.Fatalf("heap %d, runtime %d: a part is 0", h0, r0)
+	}
+	if sum := h0 + s0 + r0; sum > total+1<<20 || sum+1<<20 < total {
+		t.Errorf("parts sum to %d, GoMemory is %d", sum, total)
+	}
+	keep := make([][]byte, 32)
+	for i := range keep {
+		keep[i] = make([]byte, 1<<20)
+	}
+	h1, _, _ := GoMemoryParts()
+	runtime.KeepAlive(keep)
+	if h1 < 32<<20 {
+		t.Errorf("heap part %d -> %d with 32 MiB kept alive", h0, h1)
+	}
+	var wg, ready sync.WaitGroup
+	stop := make(chan struct{})
+	for range 64 {
+		wg.Add(1)
+		ready.Add(1)
+		go func() {
+			defer wg.Done()
+			deep(2000, &ready, stop)
+		}()
+	}
+	ready.Wait()
+	_, s2, _ := GoMemoryParts()
+	close(stop)
+	wg.Wait()
+	if s2 < s0+64*64<<10 {
+		t.Errorf("stacks part %d -> %d with 64 goroutines 2000 frames deep", s0, s2)
+	}
+}
+
+// deep recurses n frames (each with a 64-byte array on its stack), then
+// signals ready and waits for stop.
+func deep(n int, ready *sync.WaitGroup, stop chan struct{}) byte {
+	var pad [64]byte
+	pad[n%64] = byte(n)
+	if n == 0 {
+		ready.Done()
+		<-stop
+		return pad[0]
+	}
+	return deep(n-1, ready, stop) + pad[n%64]
 }

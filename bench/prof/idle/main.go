@@ -17,8 +17,10 @@
 //	        does not implement EventPipeEventDelivered): the runtime's own
 //	        cost of the session.
 //
-// At Shutdown it prints "goidle: Shutdown mode=M go_mem_kb=K" on stderr,
-// K the memory the Go runtime holds (pprofbuild/overhead.GoMemory).
+// At Shutdown it prints "goidle: Shutdown mode=M go_mem_kb=K go_heap_kb=H
+// go_stacks_kb=S go_runtime_kb=R" on stderr, K the memory the Go runtime
+// holds (pprofbuild/overhead.GoMemory) and H, S, R its parts
+// (overhead.GoMemoryParts).
 package main
 
 import (
@@ -74,7 +76,8 @@ func (p *idle) Initialize(info *profiler.Info) error {
 }
 
 func (p *idle) Shutdown() error {
-	fmt.Fprintf(os.Stderr, "goidle: Shutdown mode=%s go_mem_kb=%d\n", p.mode, overhead.GoMemory()>>10)
+	heap, stacks, rt := overhead.GoMemoryParts()
+	fmt.Fprintf(os.Stderr, "goidle: Shutdown mode=%s go_mem_kb=%d go_heap_kb=%d go_stacks_kb=%d go_runtime_kb=%d\n", p.mode, overhead.GoMemory()>>10, heap>>10, stacks>>10, rt>>10)
 	return nil
 }
 
