@@ -105,7 +105,8 @@ func checkActprof(t *testing.T, res harness.Result, wants []string) {
 // is 1), 2,000,000 calls of each mode in 20 interleaved rounds after
 // 200,000 of warm-up, timed by the app's Stopwatch, the median round of
 // each: without the action asked (act=0) and with it (act=1), and the
-// method unhooked. Each iteration runs the app once (run with
+// method unhooked; hooked-atexit is the same with Enter passing the int
+// to Exit (Return.State) and Exit asking for the action (AtExit). Each iteration runs the app once (run with
 // -benchtime=5x, say).
 func BenchmarkGoHookActions(b *testing.B) {
 	rts, err := harness.Runtimes()
@@ -116,15 +117,14 @@ func BenchmarkGoHookActions(b *testing.B) {
 	line := regexp.MustCompile(`hot act=(\d): calls=\d+ ns/call=([0-9.]+) `)
 	for _, rt := range rts {
 		app := harness.CompileCS(b, []string{"testdata/acts/app.cs"}, b.TempDir(), harness.OutName("Acts.exe"), harness.For(rt))
-		for _, hooked := range []bool{false, true} {
-			name := rt.Name + "/unhooked"
-			if hooked {
-				name = rt.Name + "/hooked"
-			}
-			b.Run(name, func(b *testing.B) {
+		for _, mode := range []string{"unhooked", "hooked", "hooked-atexit"} {
+			b.Run(rt.Name+"/"+mode, func(b *testing.B) {
 				opts := harness.RunOptions{Args: []string{"hot", "2000000"}}
-				if hooked {
+				switch mode {
+				case "hooked":
 					opts.ProfilerPath, opts.ProfilerCLSID, opts.Env = lib, actCLSID, []string{"ACTPROF_HOT=1"}
+				case "hooked-atexit":
+					opts.ProfilerPath, opts.ProfilerCLSID, opts.Env = lib, actCLSID, []string{"ACTPROF_HOT=1exit"}
 				}
 				var sum [2]float64
 				for range b.N {

@@ -8,7 +8,8 @@
 // instance; SendAsync (a task) gets a header; Unresolved's action does not
 // resolve. ACTPROF_HOT=1 hooks only Svc::Hot(Req, int), whose Enter asks
 // for Headers.Set("traceparent", a traceparent) when the int is 1 (the
-// cost per call).
+// cost per call); ACTPROF_HOT=1exit asks for the same action from Exit
+// (an action at exit) instead.
 // ACTPROF_HOT=http hooks HttpMessageInvoker.SendAsync(HttpRequestMessage,
 // CancellationToken) and adds a traceparent (package tracecontext) and an
 // x-clrprof header to every request through
@@ -136,6 +137,17 @@ func (p *prof) Initialize(info *profiler.Info) error {
 				return 0
 			},
 			Actions: []instr.Action{{Arg: 0, Path: "Headers", Method: "Set", Params: 2}},
+		})}
+	case "1exit":
+		// The same action asked for by Exit (AtExit), when the int was 1.
+		rules = []instr.Rule{rule("Acts!Acts.Svc::Hot", &instr.GoHooks{Args: true,
+			Enter: func(c *instr.Call) uint64 { return uint64(c.Args()[1].Int()) },
+			Exit: func(r *instr.Return) {
+				if r.State() == 1 {
+					r.Act(0, "traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+				}
+			},
+			Actions: []instr.Action{{Arg: 0, Path: "Headers", Method: "Set", Params: 2, AtExit: true}},
 		})}
 	case "http":
 		reJIT = true // the framework is precompiled (ReadyToRun)
