@@ -57,12 +57,12 @@ func Release(pc uintptr) (Result, error) {
 	if err != nil {
 		return r, err
 	}
-	type span struct{ start, end uint64 }
-	var all []struct {
-		span
-		path     string
+	// The process's mappings, and which are writable.
+	type mapping struct {
+		procstat.Mapping
 		writable bool
 	}
+	var all []mapping
 	sc := bufio.NewScanner(maps)
 	sc.Buffer(make([]byte, 4096), 1<<20)
 	for sc.Scan() {
@@ -70,11 +70,7 @@ func Release(pc uintptr) (Result, error) {
 		if !ok || len(perms) < 2 {
 			continue
 		}
-		all = append(all, struct {
-			span
-			path     string
-			writable bool
-		}{span{m.Start, m.End}, m.Path, perms[1] == 'w'})
+		all = append(all, mapping{m, perms[1] == 'w'})
 		if uint64(pc) >= m.Start && uint64(pc) < m.End {
 			r.Path = m.Path
 		}
@@ -94,53 +90,53 @@ func Release(pc uintptr) (Result, error) {
 	page := uint64(os.Getpagesize())
 	var buf []byte
 	for _, m := range all {
-		if m.path != r.Path || m.writable {
+		if m.Path != r.Path || m.writable {
 			continue
 		}
 		r.Mappings++
-		n := (m.end - m.start) / page
+		n := (m.End - m.Start) / page
 		if cap(buf) < int(n*8) {
 			buf = make([]byte, n*8)
 		}
 		buf = buf[:n*8]
-		if _, err := pm.ReadAt(buf, int64(m.start/page*8)); err != nil {
+		if _, err := pm.ReadAt(buf, int64(m.Start/page*8)); err != nil {
 			return r, fmt.Errorf("codepages: reading pagemap: %w", err)
 		}
-		// Runs of present file pages, dropped one run at a time.
-		runStart := uint64(0)
-		inRun := false
-		flush := func(end uint64) error {
-			if !inRun {
+		// Runs of present file pages, dropped one run at a time; run is
+		// the current run's start (0: none).
+		run := uint64(0)
+		drop := func(end uint64) error {
+			if run == 0 {
 				return nil
 			}
-			inRun = false
-			_, _, e := syscall.Syscall(syscall.SYS_MADVISE, uintptr(runStart), uintptr(end-runStart), madvDontneed)
-			if e != 0 {
+			start := run
+			run = 0
+			if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, uintptr(start), uintptr(end-start), madvDontneed); e != 0 {
 				return fmt.Errorf("codepages: madvise: %w", e)
 			}
-			r.Released += int64(end - runStart)
+			r.Released += int64(end - start)
 			return nil
 		}
 		for i := uint64(0); i < n; i++ {
 			e := binary.LittleEndian.Uint64(buf[i*8:])
-			addr := m.start + i*page
-			if e&pmPresent != 0 {
+			addr := m.Start + i*page
+			switch {
+			case e&pmPresent == 0:
+			case e&pmFile != 0:
 				r.Resident += int64(page)
-			}
-			if e&pmPresent != 0 && e&pmFile != 0 {
-				if !inRun {
-					runStart, inRun = addr, true
+				if run == 0 {
+					run = addr
 				}
 				continue
-			}
-			if e&pmPresent != 0 {
+			default: // present and anonymous: written since it was mapped
+				r.Resident += int64(page)
 				r.Kept += int64(page)
 			}
-			if err := flush(addr); err != nil {
+			if err := drop(addr); err != nil {
 				return r, err
 			}
 		}
-		if err := flush(m.end); err != nil {
+		if err := drop(m.End); err != nil {
 			return r, err
 		}
 	}
