@@ -1142,7 +1142,7 @@ func (p *contprof) Shutdown() error {
 		goAlloc, goGCs := overhead.GoHeapChurn()
 		goHeap, goStacks, goRuntime := overhead.GoMemoryParts()
 		logf("Shutdown periods=%d exceptions=%d live_objects=%d sampled_allocations=%d gcs=%d event_stacks=%d event_frames=%d %s go_mem_kb=%d go_alloc_kb=%d go_gcs=%d go_heap_kb=%d go_stacks_kb=%d go_runtime_kb=%d",
-			p.seq, p.excTotal.Load(), hs.Tracked, hs.Added, p.gc.Total(), p.eventStacks.Load(), p.eventFrames.Load(), p.cost.Report(), overhead.GoMemory()>>10, goAlloc>>10, goGCs,
+			p.seq, p.excTotal.Load(), hs.Tracked, hs.Added, p.gc.Total(), p.eventStacks.Load(), p.eventFrames.Load(), p.cost.Report(), (goHeap+goStacks+goRuntime)>>10, goAlloc>>10, goGCs,
 			goHeap>>10, goStacks>>10, goRuntime>>10)
 	})
 	return nil

@@ -77,7 +77,7 @@ func (p *idle) Initialize(info *profiler.Info) error {
 
 func (p *idle) Shutdown() error {
 	heap, stacks, rt := overhead.GoMemoryParts()
-	fmt.Fprintf(os.Stderr, "goidle: Shutdown mode=%s go_mem_kb=%d go_heap_kb=%d go_stacks_kb=%d go_runtime_kb=%d\n", p.mode, overhead.GoMemory()>>10, heap>>10, stacks>>10, rt>>10)
+	fmt.Fprintf(os.Stderr, "goidle: Shutdown mode=%s go_mem_kb=%d go_heap_kb=%d go_stacks_kb=%d go_runtime_kb=%d\n", p.mode, (heap+stacks+rt)>>10, heap>>10, stacks>>10, rt>>10)
 	return nil
 }
 
