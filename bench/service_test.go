@@ -87,6 +87,12 @@ func svcConfigs(t *testing.T, collector func() string) []svcConfig {
 	contprofRun := func(extra ...string) func(*testing.T, string) []string {
 		return func(t *testing.T, dir string) []string { return contprofEnv(contprof(t), dir, extra...) }
 	}
+	// goidleRun is a row's env: bench/prof/idle in BENCH_MODE mode.
+	goidleRun := func(mode string) func(*testing.T, string) []string {
+		return func(t *testing.T, dir string) []string {
+			return append(harness.ProfilerEnv(goidle(t), goidleCLSID), "BENCH_MODE="+mode)
+		}
+	}
 	all := []svcConfig{
 		{name: "none", what: "no profiler"},
 		{name: "contprof", what: "sample/contprof, its defaults (cpu, wall, heap, alloc, exceptions, contention; 60 s periods)",
@@ -120,17 +126,11 @@ func svcConfigs(t *testing.T, collector func() string) []svcConfig {
 				return contprofEnv(contprofRelr(t), dir)
 			}},
 		{name: "go-idle", what: "bench/prof/idle: a Go profiler that asks for no event (Initialize and Shutdown only): the SDK's floor",
-			env: func(t *testing.T, dir string) []string {
-				return append(harness.ProfilerEnv(goidle(t), goidleCLSID), "BENCH_MODE=idle")
-			}},
+			env: goidleRun("idle")},
 		{name: "go-idle-snapshot", what: "bench/prof/idle with BENCH_MODE=snapshot: EnableStackSnapshot alone, no callback, no snapshot taken: what the flag costs the runtime",
-			env: func(t *testing.T, dir string) []string {
-				return append(harness.ProfilerEnv(goidle(t), goidleCLSID), "BENCH_MODE=snapshot")
-			}},
+			env: goidleRun("snapshot")},
 		{name: "go-idle-eventpipe", what: "bench/prof/idle with BENCH_MODE=eventpipe: an in-process EventPipe session of the runtime's provider, GC keyword at Informational, as contprof opens it with its profiles off, events answered in C: what the session costs the runtime",
-			env: func(t *testing.T, dir string) []string {
-				return append(harness.ProfilerEnv(goidle(t), goidleCLSID), "BENCH_MODE=eventpipe")
-			}},
+			env: goidleRun("eventpipe")},
 		{name: "cpuprof", what: "sample/cpuprof, its defaults",
 			env: func(t *testing.T, dir string) []string {
 				return append(harness.ProfilerEnv(cpuprof(t), cpuprofCLSID), "CPUPROF_OUT="+filepath.Join(dir, "cpu.pprof"))
